@@ -1,0 +1,15 @@
+import { runStorageBench } from './storage.ts';
+import { runStartupBench } from './startup.ts';
+
+/** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
+const benches: Record<string, () => Promise<void>> = {
+  storage: runStorageBench,
+  startup: runStartupBench,
+};
+
+const wanted = process.argv.slice(2);
+for (const [name, run] of Object.entries(benches)) {
+  if (wanted.length && !wanted.includes(name)) continue;
+  console.log(`\n== ${name} ==`);
+  await run();
+}

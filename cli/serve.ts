@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { ENVIRONMENT_HELP } from '../src/config.ts';
+import { startServer } from '../src/server.ts';
+import { action, addDataDirOption, configFrom } from './common.ts';
+
+export function registerServe(program: Command): void {
+  addDataDirOption(
+    program
+      .command('serve')
+      .description('start the server (creates the data dir, database and secrets on first start)')
+      .option('-p, --port <port>', 'port to listen on (env PORT, default 3000)')
+      .option('-H, --host <host>', 'address to bind (env HOST, default 0.0.0.0)')
+      .option('--default-storage-limit <size>', 'storage limit for accounts without their own, e.g. 50G (env COFFER_DEFAULT_STORAGE_LIMIT)')
+      .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)'),
+  )
+    .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
+    .action(
+      action(async (opts: { port?: string; host?: string; dataDir?: string; defaultStorageLimit?: string; logLevel?: string }) => {
+        const server = await startServer(configFrom(opts));
+        let signals = 0;
+        const shutdown = (signal: string) => {
+          if (++signals > 1) process.exit(1);
+          server.ctx.log.info('shutting down', { signal });
+          server.stop().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        };
+        process.on('SIGTERM', () => shutdown('SIGTERM'));
+        process.on('SIGINT', () => shutdown('SIGINT'));
+      }),
+    );
+}

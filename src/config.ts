@@ -1,0 +1,112 @@
+import path from 'node:path';
+import { parseSize } from './lib/size.ts';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Master key text from COFFER_MASTER_KEY, or the path of COFFER_MASTER_KEY_FILE; else the secrets file. */
+  masterKey: { source: 'env'; text: string } | { source: 'file'; path: string } | { source: 'secrets' };
+  jwtSecret: string | null;
+  defaultStorageLimit: number | null;
+  trashRetentionDays: number;
+  auditRetentionDays: number;
+  metricsAllowedIps: string[];
+  queueMetricsIntervalSeconds: number;
+  updateFeedUrl: string | null;
+  workerConcurrency: number;
+}
+
+/** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
+export interface ConfigFlags {
+  port?: string | number;
+  host?: string;
+  dataDir?: string;
+  defaultStorageLimit?: string;
+  logLevel?: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Every environment variable Coffer reads, for --help. */
+export const ENVIRONMENT_HELP = `Environment (flags win over environment, environment over defaults):
+  PORT                            port to listen on (default 3000)
+  HOST                            address to bind (default 0.0.0.0)
+  COFFER_DATA_DIR                 data directory (default ./data)
+  COFFER_MASTER_KEY               master encryption key (base64 or hex, 32 bytes); overrides the secrets file
+  COFFER_MASTER_KEY_FILE          file holding the master key
+  JWT_SECRET                      token signing secret; overrides the secrets file
+  COFFER_DEFAULT_STORAGE_LIMIT    per-account storage limit, e.g. 50G (default unlimited)
+  LOG_LEVEL                       debug, info, warn, error or silent (default info)
+  TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
+  AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
+  METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
+  QUEUE_METRICS_INTERVAL_SECONDS  refresh interval of the queue gauges (default 60)
+  UPDATE_FEED_URL                 update feed proxied by /api/version/latest
+  COFFER_WORKER_CONCURRENCY       background jobs run at once (default 2)`;
+
+type Env = Record<string, string | undefined>;
+
+function pick(flag: string | number | undefined, envValue: string | undefined): string | undefined {
+  if (flag !== undefined && flag !== '') return String(flag);
+  if (envValue !== undefined && envValue !== '') return envValue;
+  return undefined;
+}
+
+function integer(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text.trim())) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/** Pure: flags, then environment, then defaults. Throws ConfigError with a one-line message. */
+export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): Config {
+  const port = integer('port (--port/PORT)', pick(flags.port, env.PORT), 3000, 0, 65535);
+  const host = pick(flags.host, env.HOST) ?? '0.0.0.0';
+  const dataDir = path.resolve(cwd, pick(flags.dataDir, env.COFFER_DATA_DIR) ?? './data');
+
+  const levelText = (pick(flags.logLevel, env.LOG_LEVEL) ?? 'info').toLowerCase();
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(levelText)) {
+    throw new ConfigError(`LOG_LEVEL must be one of debug, info, warn, error, silent, got "${levelText}"`);
+  }
+
+  let masterKey: Config['masterKey'] = { source: 'secrets' };
+  if (env.COFFER_MASTER_KEY) masterKey = { source: 'env', text: env.COFFER_MASTER_KEY };
+  else if (env.COFFER_MASTER_KEY_FILE) masterKey = { source: 'file', path: path.resolve(cwd, env.COFFER_MASTER_KEY_FILE) };
+
+  const limitText = pick(flags.defaultStorageLimit, env.COFFER_DEFAULT_STORAGE_LIMIT);
+  let defaultStorageLimit: number | null = null;
+  if (limitText !== undefined && limitText.toLowerCase() !== 'none') {
+    defaultStorageLimit = parseSize(limitText);
+    if (defaultStorageLimit === null || defaultStorageLimit <= 0) {
+      throw new ConfigError(`default storage limit must be a size such as 50G or 500M, got "${limitText}"`);
+    }
+  }
+
+  const feed = env.UPDATE_FEED_URL?.trim() || null;
+  if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
+
+  return Object.freeze({
+    port,
+    host,
+    dataDir,
+    logLevel: levelText as LogLevel,
+    masterKey,
+    jwtSecret: env.JWT_SECRET || null,
+    defaultStorageLimit,
+    trashRetentionDays: integer('TRASH_RETENTION_DAYS', env.TRASH_RETENTION_DAYS, 30, 0, 36500),
+    auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
+    metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    queueMetricsIntervalSeconds: integer('QUEUE_METRICS_INTERVAL_SECONDS', env.QUEUE_METRICS_INTERVAL_SECONDS, 60, 1, 86400),
+    updateFeedUrl: feed,
+    workerConcurrency: integer('COFFER_WORKER_CONCURRENCY', env.COFFER_WORKER_CONCURRENCY, 2, 1, 64),
+  });
+}

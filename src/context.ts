@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createLogger, type Logger } from './log.ts';
+import { acquireLock, dataPaths, loadSecrets, prepareDataDir, StartupError, type DataPaths } from './data-dir.ts';
+import { openDatabase, type Db } from './db/client.ts';
+import { migrate, DatabaseTooNewError } from './db/migrate.ts';
+import type { Keyring } from './storage/keyring.ts';
+import type { StorageDriver } from './storage/driver.ts';
+import { createLocalDriver, cleanupTempFiles } from './storage/local.ts';
+import { SealedStore } from './storage/sealed.ts';
+import { JobQueue } from './jobs/queue.ts';
+import { JobRegistry } from './jobs/registry.ts';
+import { Schedules } from './jobs/schedules.ts';
+import { EventHub } from './events/hub.ts';
+import { createServices, type Services } from './services/index.ts';
+
+/** Everything a service, route, job handler or CLI command needs, built once per process. */
+export interface CoreContext {
+  config: Config;
+  paths: DataPaths;
+  clock: Clock;
+  log: Logger;
+  db: Db;
+  jwtSecret: Uint8Array;
+  keyring: Keyring;
+  driver: StorageDriver;
+  storage: SealedStore;
+  queue: JobQueue;
+  registry: JobRegistry;
+  schedules: Schedules;
+  hub: EventHub;
+}
+
+export interface AppContext extends CoreContext {
+  services: Services;
+  /** Releases the data-dir lock (server) and closes the database. */
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** `server` owns the data dir (lock, temp clean-up); `cli` opens it beside a running server. */
+  mode: 'server' | 'cli';
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export function openContext(config: Config, opts: OpenOptions): AppContext {
+  const paths = dataPaths(config.dataDir);
+  const isServer = opts.mode === 'server';
+  if (isServer) prepareDataDir(paths);
+  else if (!fs.existsSync(paths.database)) {
+    throw new StartupError(`no Coffer database in ${paths.root}: start the server once or pass --data-dir`);
+  }
+  const release = isServer ? acquireLock(paths) : () => {};
+  try {
+    const { jwtSecret, keyring } = loadSecrets(config, paths);
+    const db = openDatabase(paths.database);
+    try {
+      migrate(db);
+    } catch (err) {
+      db.$client.close();
+      if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
+      throw err;
+    }
+    const clock = opts.clock ?? systemClock;
+    const log = opts.logger ?? createLogger(config.logLevel);
+    const driver = createLocalDriver(paths.blobs);
+    if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err) => log.warn('temp clean-up failed', { err: String(err) }));
+    // The CLI has no worker, but the server's worker picks up what it enqueues.
+    const queue = new JobQueue(db, clock, { available: !isServer });
+    const core: CoreContext = {
+      config,
+      paths,
+      clock,
+      log,
+      db,
+      jwtSecret,
+      keyring,
+      driver,
+      storage: new SealedStore(driver, keyring),
+      queue,
+      registry: new JobRegistry(),
+      schedules: new Schedules(db, queue, clock),
+      hub: new EventHub(),
+    };
+    const services = createServices(core);
+    let closed = false;
+    return {
+      ...core,
+      services,
+      close() {
+        if (closed) return;
+        closed = true;
+        db.$client.close();
+        release();
+      },
+    };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}

@@ -1,0 +1,163 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Config } from './config.ts';
+import { generateMasterKey, makeKeyring, masterKeyFrom, parseMasterKey, type Keyring } from './storage/keyring.ts';
+
+/** A start-up problem the operator can fix; printed as one line, exit code 1. */
+export class StartupError extends Error {}
+
+export interface DataPaths {
+  root: string;
+  database: string;
+  secrets: string;
+  blobs: string;
+  lock: string;
+}
+
+export function dataPaths(dataDir: string): DataPaths {
+  return {
+    root: dataDir,
+    database: path.join(dataDir, 'coffer.db'),
+    secrets: path.join(dataDir, 'secrets.json'),
+    blobs: path.join(dataDir, 'blobs'),
+    lock: path.join(dataDir, 'coffer.lock'),
+  };
+}
+
+/** Creates the data dir (0700) and blobs dir, and proves they are writable. */
+export function prepareDataDir(paths: DataPaths): void {
+  try {
+    fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(paths.blobs, { recursive: true, mode: 0o700 });
+    const probe = path.join(paths.root, `.write-test-${process.pid}`);
+    fs.writeFileSync(probe, '');
+    fs.rmSync(probe);
+  } catch (err) {
+    throw new StartupError(`data directory ${paths.root} is not writable (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+}
+
+interface SecretsFile {
+  version: 1;
+  jwtSecret: string;
+  masterKey: string;
+  previousMasterKeys?: string[];
+}
+
+export interface Secrets {
+  jwtSecret: Uint8Array;
+  keyring: Keyring;
+}
+
+function readSecretsFile(file: string): SecretsFile | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new StartupError(`cannot read secrets file ${file} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+  try {
+    const parsed = JSON.parse(text) as SecretsFile;
+    if (typeof parsed.jwtSecret !== 'string' || typeof parsed.masterKey !== 'string') throw new Error('fields missing');
+    return parsed;
+  } catch {
+    throw new StartupError(`secrets file ${file} is damaged: restore it from your backup`);
+  }
+}
+
+export function writeSecretsFile(file: string, secrets: SecretsFile): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+/**
+ * Loads the signing secret and the master keys; generates the secrets file on first start.
+ * A database without its key is refused: its files could never be read.
+ */
+export function loadSecrets(config: Config, paths: DataPaths): Secrets {
+  let file = readSecretsFile(paths.secrets);
+  if (!file) {
+    if (config.masterKey.source === 'secrets' && fs.existsSync(paths.database)) {
+      throw new StartupError(
+        `master key missing: ${paths.secrets} does not exist but the database does; restore the secrets file or set COFFER_MASTER_KEY`,
+      );
+    }
+    file = {
+      version: 1,
+      jwtSecret: randomBytes(32).toString('base64'),
+      masterKey: Buffer.from(generateMasterKey()).toString('base64'),
+    };
+    writeSecretsFile(paths.secrets, file);
+  }
+
+  let currentText: string;
+  if (config.masterKey.source === 'env') currentText = config.masterKey.text;
+  else if (config.masterKey.source === 'file') {
+    try {
+      currentText = fs.readFileSync(config.masterKey.path, 'utf8').trim();
+    } catch (err) {
+      throw new StartupError(
+        `cannot read COFFER_MASTER_KEY_FILE ${config.masterKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+    }
+  } else currentText = file.masterKey;
+
+  let current;
+  try {
+    current = masterKeyFrom(parseMasterKey(currentText));
+  } catch (err) {
+    throw new StartupError(`invalid master key: ${(err as Error).message}`);
+  }
+  const others = [file.masterKey, ...(file.previousMasterKeys ?? [])]
+    .map((text) => {
+      try {
+        return masterKeyFrom(parseMasterKey(text));
+      } catch {
+        return null;
+      }
+    })
+    .filter((k): k is NonNullable<typeof k> => k !== null && k.id !== current.id);
+
+  const jwtSecret = new TextEncoder().encode(config.jwtSecret ?? file.jwtSecret);
+  return { jwtSecret, keyring: makeKeyring(current, others) };
+}
+
+/** Only one `serve` may own a data dir; a stale lock from a dead process is taken over. */
+export function acquireLock(paths: DataPaths): () => void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(paths.lock, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      return () => {
+        try {
+          if (fs.readFileSync(paths.lock, 'utf8') === String(process.pid)) fs.rmSync(paths.lock);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new StartupError(`cannot create lock file ${paths.lock} (${(err as NodeJS.ErrnoException).code ?? err})`);
+      }
+      const pid = Number(fs.readFileSync(paths.lock, 'utf8'));
+      if (pid && pid !== process.pid && isAlive(pid)) {
+        throw new StartupError(`another Coffer server (pid ${pid}) is already using ${paths.root}`);
+      }
+      fs.rmSync(paths.lock, { force: true });
+    }
+  }
+  throw new StartupError(`cannot lock ${paths.root}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,27 @@
+import { IpMatcher, normalizeIp } from '../lib/ip.ts';
+
+/**
+ * Resolves the client address: X-Forwarded-For is believed only when the peer is a known proxy,
+ * walking right to left past further known proxies.
+ */
+export class ClientIpResolver {
+  constructor(private readonly proxies: IpMatcher) {}
+
+  resolve(peer: string | null, forwardedFor: string | null): string {
+    const remote = normalizeIp(peer ?? 'unknown');
+    if (!forwardedFor || this.proxies.size === 0 || !this.proxies.matches(remote)) return remote;
+    const hops = forwardedFor
+      .split(',')
+      .map((s) => normalizeIp(s.trim()))
+      .filter(Boolean);
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = hops[i]!;
+      if (!this.proxies.matches(hop)) return hop;
+    }
+    return hops[0] ?? remote;
+  }
+
+  isTrustedPeer(peer: string | null): boolean {
+    return peer !== null && this.proxies.size > 0 && this.proxies.matches(normalizeIp(peer));
+  }
+}

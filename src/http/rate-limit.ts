@@ -1,0 +1,66 @@
+import type { Clock } from '../clock.ts';
+import { Messages } from '../errors.ts';
+
+export interface LimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch ms when the current window ends. */
+  resetAt: number;
+}
+
+/** In-memory fixed-window counter per key; windows are aligned to multiples of the window length. */
+export class FixedWindowLimiter {
+  private readonly counts = new Map<string, { windowStart: number; count: number }>();
+  private lastSweep = 0;
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  hit(key: string): LimitResult {
+    const now = this.clock.now();
+    const windowStart = now - (now % this.windowMs);
+    if (now - this.lastSweep > this.windowMs) this.sweep(windowStart);
+    let entry = this.counts.get(key);
+    if (!entry || entry.windowStart !== windowStart) {
+      entry = { windowStart, count: 0 };
+      this.counts.set(key, entry);
+    }
+    entry.count++;
+    return {
+      allowed: entry.count <= this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - entry.count),
+      resetAt: windowStart + this.windowMs,
+    };
+  }
+
+  reset(key?: string): void {
+    if (key === undefined) this.counts.clear();
+    else this.counts.delete(key);
+  }
+
+  private sweep(currentWindow: number): void {
+    this.lastSweep = currentWindow;
+    for (const [key, entry] of this.counts) if (entry.windowStart < currentWindow) this.counts.delete(key);
+  }
+}
+
+export function rateLimitHeaders(result: LimitResult, now: number): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(result.limit),
+    'RateLimit-Remaining': String(result.remaining),
+    'RateLimit-Reset': String(Math.ceil(result.resetAt / 1000)),
+    'Retry-After': String(Math.max(1, Math.ceil((result.resetAt - now) / 1000))),
+  };
+}
+
+export function tooManyRequests(result: LimitResult, now: number): Response {
+  return Response.json(
+    { error: Messages.tooManyRequests },
+    { status: 429, headers: rateLimitHeaders(result, now) },
+  );
+}

@@ -1,0 +1,79 @@
+import type { Config } from './config.ts';
+import type { Clock } from './clock.ts';
+import type { Logger } from './log.ts';
+import { openContext, type AppContext } from './context.ts';
+import { createApp } from './app.ts';
+import { Worker } from './jobs/worker.ts';
+import { StartupError } from './data-dir.ts';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  ctx: AppContext;
+  worker: Worker;
+  /** Stops accepting, lets in-flight requests finish (bounded), stops the worker, closes the database. */
+  stop(opts?: { graceMs?: number }): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Tests drive the worker with drain() instead of letting it poll. */
+  startWorker?: boolean;
+}
+
+// Uploads up to the 100 GiB setting plus multipart framing must not be cut off by Bun's default 128 MiB.
+const MAX_REQUEST_BODY = 101 * 1024 ** 3;
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const ctx = openContext(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
+  const worker = new Worker({
+    queue: ctx.queue,
+    registry: ctx.registry,
+    clock: ctx.clock,
+    concurrency: config.workerConcurrency,
+    schedules: ctx.schedules,
+    log: (level, msg, fields) => ctx.log[level](msg, fields),
+  });
+  ctx.queue.recoverInterrupted();
+  let app;
+  try {
+    app = createApp(ctx);
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY, idleTimeout: 120 });
+  } catch (err) {
+    ctx.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use`);
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (try a port above 1023)`);
+    throw err;
+  }
+  const server = app.server!;
+  if (opts.startWorker !== false) worker.start();
+  else ctx.queue.available = true;
+
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
+  ctx.log.info('listening', { url, dataDir: config.dataDir });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    port: server.port!,
+    ctx,
+    worker,
+    stop({ graceMs = 10_000 } = {}) {
+      stopping ??= (async () => {
+        const graceful = server.stop(false);
+        const timer = setTimeout(() => server.stop(true), graceMs);
+        await graceful;
+        clearTimeout(timer);
+        await worker.stop(graceMs);
+        ctx.queue.available = false;
+        ctx.hub.close();
+        ctx.close();
+        ctx.log.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { forbidden } from '../errors.ts';
+
+/** The permission catalog, in display order (COMPAT.md "Permissions"). */
+export const PERMISSION_CATALOG = [
+  { key: 'files.download', label: 'Download', description: 'Download files and folders.' },
+  { key: 'files.upload', label: 'Upload & create', description: 'Upload files, create folders and make copies.' },
+  { key: 'files.edit', label: 'Modify', description: 'Rename, move, star and replace items.' },
+  { key: 'files.share', label: 'Share', description: 'Create and remove public share links.' },
+  { key: 'files.delete', label: 'Move to trash', description: 'Move items to the trash.' },
+  { key: 'files.trash', label: 'Manage trash', description: 'Restore items from the trash, delete them permanently and empty it.' },
+] as const;
+
+export type Permission = (typeof PERMISSION_CATALOG)[number]['key'];
+export const ALL_PERMISSIONS: readonly Permission[] = PERMISSION_CATALOG.map((p) => p.key);
+
+export function isPermission(key: string): key is Permission {
+  return (ALL_PERMISSIONS as readonly string[]).includes(key);
+}
+
+/** Who is acting: a login (owner or sub-user) on behalf of its account. Built per request from the database. */
+export interface Principal {
+  loginId: string;
+  /** The owner's user id: items, quota and usage belong to it. */
+  accountId: string;
+  sessionId: string;
+  email: string;
+  name: string;
+  isOwner: boolean;
+  isAdmin: boolean;
+  permissions: ReadonlySet<Permission>;
+}
+
+export function can(principal: Principal, permission: Permission): boolean {
+  return principal.isOwner || principal.permissions.has(permission);
+}
+
+export function permissionDeniedMessage(permission: Permission): string {
+  const label = PERMISSION_CATALOG.find((p) => p.key === permission)!.label;
+  return `You do not have permission to do that. Ask the account owner to enable "${label}".`;
+}
+
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (!can(principal, permission)) throw forbidden(permissionDeniedMessage(permission));
+}
+
+export const OWNER_ONLY_MESSAGE = 'Only the account owner can perform this action.';
+export const ADMIN_ONLY_MESSAGE = 'Only the admin can perform this action.';

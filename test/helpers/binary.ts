@@ -1,0 +1,60 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import { tempDir } from './server.ts';
+
+export const BINARY = path.resolve(import.meta.dir, '../../dist/coffer');
+
+/** Builds dist/coffer with `npm run build`, as a user would. */
+export async function ensureBinary(): Promise<string> {
+  const proc = Bun.spawn([process.execPath, 'run', 'build'], {
+    cwd: path.resolve(import.meta.dir, '../..'),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  if ((await proc.exited) !== 0) throw new Error(`build failed: ${await new Response(proc.stderr).text()}`);
+  return BINARY;
+}
+
+export interface RunningBinary {
+  url: string;
+  dir: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  stop(): Promise<number>;
+}
+
+/** Runs `coffer serve` from the built executable, alone in an empty directory, and waits for /health. */
+export async function startBinary(env: Record<string, string> = {}): Promise<RunningBinary> {
+  const dir = tempDir('coffer-bin-');
+  const exe = path.join(dir, 'coffer');
+  fs.copyFileSync(BINARY, exe);
+  fs.chmodSync(exe, 0o755);
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc = Bun.spawn([exe, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'warn', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      if (proc.exitCode !== null) throw new Error(`binary exited: ${await new Response(proc.stderr).text()}`);
+      if (Date.now() > deadline) throw new Error('binary did not answer /health within 10 s');
+      await Bun.sleep(20);
+    }
+  }
+  return {
+    url,
+    dir,
+    proc,
+    async stop() {
+      proc.kill('SIGTERM');
+      const code = await proc.exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import type { Clock } from '../../src/clock.ts';
+import { TestClient } from './client.ts';
+
+export function tempDir(prefix = 'coffer-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  server: RunningServer;
+  client(): TestClient;
+  /** Stops and starts again on the same data dir (and port 0: a new port). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** When false the worker does not poll; tests call server.worker.drain(). Default true. */
+  startWorker?: boolean;
+  dataDir?: string;
+}
+
+/** Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir. */
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const boot = () =>
+    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', ...opts.env }), {
+      clock: opts.clock,
+      startWorker: opts.startWorker,
+    });
+  const t: TestServer = {
+    url: '',
+    dataDir,
+    server: await boot(),
+    client: () => new TestClient(t.url),
+    async restart() {
+      await t.server.stop();
+      t.server = await boot();
+      t.url = t.server.url;
+    },
+    async stop() {
+      await t.server.stop({ graceMs: 1000 });
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  t.url = t.server.url;
+  return t;
+}

@@ -1,0 +1,53 @@
+import { describe, expect, test } from 'bun:test';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('loadConfig', () => {
+  test('defaults: port 3000, host 0.0.0.0, ./data', () => {
+    const c = loadConfig({}, {}, '/srv');
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.dataDir).toBe(path.resolve('/srv/data'));
+    expect(c.masterKey).toEqual({ source: 'secrets' });
+    expect(c.defaultStorageLimit).toBeNull();
+    expect(c.trashRetentionDays).toBe(30);
+  });
+
+  test('environment overrides defaults, flags override environment', () => {
+    const env = { PORT: '4000', HOST: '127.0.0.1', COFFER_DATA_DIR: '/var/lib/coffer' };
+    expect(loadConfig({}, env).port).toBe(4000);
+    expect(loadConfig({}, env).dataDir).toBe('/var/lib/coffer');
+    const c = loadConfig({ port: '5000', host: '::1', dataDir: '/tmp/x' }, env);
+    expect([c.port, c.host, c.dataDir]).toEqual([5000, '::1', '/tmp/x']);
+  });
+
+  test('master key from env wins over the key file, which wins over the secrets file', () => {
+    expect(loadConfig({}, { COFFER_MASTER_KEY: 'abc', COFFER_MASTER_KEY_FILE: '/k' }).masterKey).toEqual({ source: 'env', text: 'abc' });
+    expect(loadConfig({}, { COFFER_MASTER_KEY_FILE: '/k' }, '/').masterKey).toEqual({ source: 'file', path: '/k' });
+  });
+
+  test('storage limit accepts sizes', () => {
+    expect(loadConfig({ defaultStorageLimit: '10G' }, {}).defaultStorageLimit).toBe(10 * 1024 ** 3);
+    expect(loadConfig({}, { COFFER_DEFAULT_STORAGE_LIMIT: '500M' }).defaultStorageLimit).toBe(500 * 1024 ** 2);
+    expect(loadConfig({}, { COFFER_DEFAULT_STORAGE_LIMIT: 'none' }).defaultStorageLimit).toBeNull();
+  });
+
+  test.each([
+    [{ port: 'abc' }, {}, /port/],
+    [{ port: '70000' }, {}, /between 0 and 65535/],
+    [{}, { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ defaultStorageLimit: 'lots' }, {}, /storage limit/],
+    [{}, { TRASH_RETENTION_DAYS: '-1' }, /TRASH_RETENTION_DAYS/],
+    [{}, { UPDATE_FEED_URL: 'not a url' }, /UPDATE_FEED_URL/],
+  ] as const)('bad input %p %p is a one-line ConfigError', (flags, env, pattern) => {
+    let err: unknown;
+    try {
+      loadConfig(flags, env);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(pattern);
+    expect((err as Error).message).not.toContain('\n');
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, test } from 'bun:test';
+import { IpMatcher, isCidr, isHostname, normalizeIp } from '../../src/lib/ip.ts';
+import { ClientIpResolver } from '../../src/http/client-ip.ts';
+
+describe('IpMatcher', () => {
+  test('IPv4, CIDR and IPv4-mapped IPv6 are the same address space', () => {
+    const m = new IpMatcher(['10.0.0.0/8', '192.168.1.5', '::1']);
+    expect(m.matches('10.200.3.4')).toBe(true);
+    expect(m.matches('::ffff:10.1.2.3')).toBe(true);
+    expect(m.matches('11.0.0.1')).toBe(false);
+    expect(m.matches('192.168.1.5')).toBe(true);
+    expect(m.matches('192.168.1.6')).toBe(false);
+    expect(m.matches('::1')).toBe(true);
+    expect(m.matches('::2')).toBe(false);
+    expect(m.matches('garbage')).toBe(false);
+  });
+
+  test('IPv6 ranges', () => {
+    const m = new IpMatcher(['2001:db8::/32', 'fe80::1%eth0']);
+    expect(m.matches('2001:db8:1::7')).toBe(true);
+    expect(m.matches('2001:db9::1')).toBe(false);
+    expect(m.matches('fe80::1')).toBe(true);
+  });
+
+  test('validators', () => {
+    expect(isCidr('10.0.0.0/8')).toBe(true);
+    expect(isCidr('10.0.0.0/33')).toBe(false);
+    expect(isCidr('::/0')).toBe(true);
+    expect(isHostname('proxy.lan')).toBe(true);
+    expect(isHostname('bad_host!')).toBe(false);
+    expect(isHostname('a'.repeat(254))).toBe(false);
+    expect(normalizeIp('::ffff:127.0.0.1')).toBe('127.0.0.1');
+  });
+});
+
+describe('ClientIpResolver', () => {
+  const resolver = new ClientIpResolver(new IpMatcher(['10.0.0.1', '10.0.0.2']));
+
+  test('X-Forwarded-For is ignored from an unknown peer', () => {
+    expect(resolver.resolve('203.0.113.9', '1.2.3.4')).toBe('203.0.113.9');
+  });
+
+  test('from a known proxy, the rightmost address that is not a proxy is the client', () => {
+    expect(resolver.resolve('10.0.0.1', '6.6.6.6, 1.2.3.4, 10.0.0.2')).toBe('1.2.3.4');
+  });
+
+  test('no proxies configured: the peer', () => {
+    expect(new ClientIpResolver(new IpMatcher([])).resolve('::ffff:127.0.0.1', '9.9.9.9')).toBe('127.0.0.1');
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, test } from 'bun:test';
+import { ManualClock } from '../../src/clock.ts';
+import { FixedWindowLimiter, rateLimitHeaders, tooManyRequests } from '../../src/http/rate-limit.ts';
+
+describe('FixedWindowLimiter', () => {
+  test('allows the limit per window and per key, then refuses until the window ends', () => {
+    const clock = new ManualClock(1_000_000);
+    const limiter = new FixedWindowLimiter(3, 60_000, clock);
+    expect([1, 2, 3].map(() => limiter.hit('a').allowed)).toEqual([true, true, true]);
+    const refused = limiter.hit('a');
+    expect(refused.allowed).toBe(false);
+    expect(refused.remaining).toBe(0);
+    expect(limiter.hit('b').allowed).toBe(true);
+    clock.set(refused.resetAt);
+    expect(limiter.hit('a').allowed).toBe(true);
+  });
+
+  test('429 response carries the body and the four headers', async () => {
+    const clock = new ManualClock(90_500);
+    const limiter = new FixedWindowLimiter(1, 60_000, clock);
+    limiter.hit('k');
+    const result = limiter.hit('k');
+    const res = tooManyRequests(result, clock.now());
+    expect(res.status).toBe(429);
+    expect(await res.json()).toEqual({ error: 'Too many requests, please try again later' });
+    expect(res.headers.get('RateLimit-Limit')).toBe('1');
+    expect(res.headers.get('RateLimit-Remaining')).toBe('0');
+    expect(res.headers.get('RateLimit-Reset')).toBe('120');
+    expect(res.headers.get('Retry-After')).toBe('30');
+    expect(rateLimitHeaders(result, clock.now())['Retry-After']).toBe('30');
+  });
+});
