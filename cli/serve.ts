@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ENVIRONMENT_HELP } from '../src/config.ts';
-import { startServer } from '../src/server.ts';
+import { startServer, type RunningServer } from '../src/server.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
 export function registerServe(program: Command): void {
@@ -16,18 +16,27 @@ export function registerServe(program: Command): void {
     .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
     .action(
       action(async (opts: { port?: string; host?: string; dataDir?: string; defaultStorageLimit?: string; logLevel?: string }) => {
-        const server = await startServer(configFrom(opts));
+        let server: RunningServer | null = null;
+        let requested: string | null = null;
         let signals = 0;
         const shutdown = (signal: string) => {
           if (++signals > 1) process.exit(1);
+          requested = signal;
+          if (!server) return;
           server.ctx.log.info('shutting down', { signal });
           server.stop().then(
             () => process.exit(0),
             () => process.exit(1),
           );
         };
+        // Registered before start-up, so a signal that arrives while starting still shuts down cleanly.
         process.on('SIGTERM', () => shutdown('SIGTERM'));
         process.on('SIGINT', () => shutdown('SIGINT'));
+        server = await startServer(configFrom(opts));
+        if (requested) {
+          signals = 0;
+          shutdown(requested);
+        }
       }),
     );
 }

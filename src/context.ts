@@ -13,6 +13,8 @@ import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';
 import { EventHub } from './events/hub.ts';
+import { Presence } from './events/presence.ts';
+import { registerJobHandlers } from './jobs/handlers/index.ts';
 import { createServices, type Services } from './services/index.ts';
 
 /** Everything a service, route, job handler or CLI command needs, built once per process. */
@@ -30,6 +32,8 @@ export interface CoreContext {
   registry: JobRegistry;
   schedules: Schedules;
   hub: EventHub;
+  /** Heartbeats of browser sessions and desktop clients (online = seen within 3 minutes; clients 5). */
+  presence: Presence;
 }
 
 export interface AppContext extends CoreContext {
@@ -37,6 +41,9 @@ export interface AppContext extends CoreContext {
   /** Releases the data-dir lock (server) and closes the database. */
   close(): void;
 }
+
+// Desktop clients count as active for 5 minutes, longer than a session's 3; keep entries for the longer.
+const PRESENCE_TTL_MS = 5 * 60_000;
 
 export interface OpenOptions {
   /** `server` owns the data dir (lock, temp clean-up); `cli` opens it beside a running server. */
@@ -66,7 +73,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     const clock = opts.clock ?? systemClock;
     const log = opts.logger ?? createLogger(config.logLevel);
     const driver = createLocalDriver(paths.blobs);
-    if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err) => log.warn('temp clean-up failed', { err: String(err) }));
+    if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
     // The CLI has no worker, but the server's worker picks up what it enqueues.
     const queue = new JobQueue(db, clock, { available: !isServer });
     const core: CoreContext = {
@@ -83,10 +90,11 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
       registry: new JobRegistry(),
       schedules: new Schedules(db, queue, clock),
       hub: new EventHub(),
+      presence: new Presence(clock, PRESENCE_TTL_MS),
     };
     const services = createServices(core);
     let closed = false;
-    return {
+    const ctx: AppContext = {
       ...core,
       services,
       close() {
@@ -96,6 +104,8 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
         release();
       },
     };
+    registerJobHandlers(ctx);
+    return ctx;
   } catch (err) {
     release();
     throw err;

@@ -5,6 +5,7 @@ import { openContext, type AppContext } from './context.ts';
 import { createApp } from './app.ts';
 import { Worker } from './jobs/worker.ts';
 import { StartupError } from './data-dir.ts';
+import { ensureSystemSchedules } from './jobs/handlers/index.ts';
 
 export interface RunningServer {
   url: string;
@@ -33,9 +34,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: ctx.clock,
     concurrency: config.workerConcurrency,
     schedules: ctx.schedules,
-    log: (level, msg, fields) => ctx.log[level](msg, fields),
+    log: ctx.log,
   });
   ctx.queue.recoverInterrupted();
+  ensureSystemSchedules(ctx);
   let app;
   try {
     app = createApp(ctx);

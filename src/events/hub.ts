@@ -1,0 +1,56 @@
+/** A change in an account's file tree (or a finished job), as SSE clients receive it. */
+export interface HubEvent {
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+export type HubListener = (event: HubEvent) => void;
+
+/** In-process publish/subscribe, one channel per account; delivery never crosses accounts. */
+export class EventHub {
+  private readonly channels = new Map<string, Set<HubListener>>();
+  private readonly closeListeners = new Set<() => void>();
+  private closed = false;
+
+  subscribe(accountId: string, listener: HubListener): () => void {
+    if (this.closed) return () => {};
+    let set = this.channels.get(accountId);
+    if (!set) this.channels.set(accountId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.channels.get(accountId) === set) this.channels.delete(accountId);
+    };
+  }
+
+  publish(accountId: string, type: string, data: Record<string, unknown>, timestamp = new Date()): void {
+    const set = this.channels.get(accountId);
+    if (!set) return;
+    const event: HubEvent = { type, timestamp: timestamp.toISOString(), data };
+    for (const listener of [...set]) {
+      try {
+        listener(event);
+      } catch {
+        // One broken subscriber must not stop delivery to the others.
+      }
+    }
+  }
+
+  subscriberCount(accountId: string): number {
+    return this.channels.get(accountId)?.size ?? 0;
+  }
+
+  /** Called on shutdown: streams end so in-flight requests can finish. */
+  onClose(listener: () => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const l of this.closeListeners) l();
+    this.channels.clear();
+  }
+}

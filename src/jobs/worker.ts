@@ -1,0 +1,134 @@
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import { PermanentJobError, RetryLaterError, type JobRegistry } from './registry.ts';
+import type { Job, JobQueue } from './queue.ts';
+import type { Schedules } from './schedules.ts';
+
+export interface WorkerOptions {
+  queue: JobQueue;
+  registry: JobRegistry;
+  schedules: Schedules;
+  clock: Clock;
+  log: Logger;
+  /** Jobs run at once (jobs of one account still run one at a time, in order). */
+  concurrency: number;
+  /** How often due schedules and delayed retries are looked for; enqueues wake the worker at once. */
+  pollMs?: number;
+}
+
+const MAX_BACKOFF_MS = 5 * 60_000;
+
+export function retryDelay(attempt: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attempt - 1), MAX_BACKOFF_MS);
+}
+
+/** The in-process worker loop: claims due jobs up to the concurrency limit and runs their handlers. */
+export class Worker {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private wakeScheduled = false;
+  private stopped = false;
+
+  constructor(private readonly opts: WorkerOptions) {}
+
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    this.opts.queue.available = true;
+    this.unsubscribe = this.opts.queue.onEnqueue(() => this.wake());
+    this.timer = setInterval(() => this.wake(), this.opts.pollMs ?? 1000);
+    this.wake();
+  }
+
+  /** Runs everything due now (including jobs that due ones enqueue) and resolves when nothing is left. For tests and the CLI. */
+  async drain(): Promise<void> {
+    for (;;) {
+      this.fill();
+      if (this.running.size === 0) return;
+      await Promise.race(this.running.values());
+    }
+  }
+
+  /** Stops claiming, lets running jobs finish within `graceMs`, then aborts them. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.opts.queue.available = false;
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+    const settled = Promise.allSettled(this.running.values());
+    let timeout: ReturnType<typeof setTimeout> | undefined;
+    const graceOver = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), graceMs)));
+    if ((await Promise.race([settled, graceOver])) === 'timeout') {
+      this.abort.abort(new Error('worker stopping'));
+      // A handler that ignores the signal is left behind; its job is re-run after the restart.
+      await Promise.race([settled, new Promise((r) => setTimeout(r, 1000))]);
+    }
+    clearTimeout(timeout);
+  }
+
+  private wake(): void {
+    if (this.wakeScheduled || this.stopped) return;
+    this.wakeScheduled = true;
+    // Deferred: enqueue may be called inside a database transaction.
+    setTimeout(() => {
+      this.wakeScheduled = false;
+      if (!this.stopped) this.fill();
+    }, 0);
+  }
+
+  private fill(): void {
+    try {
+      this.opts.schedules.runDue();
+      while (this.running.size < this.opts.concurrency) {
+        const job = this.opts.queue.claim();
+        if (!job) break;
+        const run = this.execute(job).finally(() => {
+          this.running.delete(job.id);
+          this.wake();
+        });
+        this.running.set(job.id, run);
+      }
+    } catch (err) {
+      this.opts.log.error('job queue error', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    }
+  }
+
+  private async execute(job: Job): Promise<void> {
+    const { queue, registry, clock, log } = this.opts;
+    const def = registry.get(job.kind);
+    const started = performance.now();
+    try {
+      if (!def) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
+      const parsed = def.payload.safeParse(job.payload);
+      if (!parsed.success) throw new PermanentJobError(`invalid payload for ${job.kind}: ${parsed.error.message}`);
+      const result = await def.handle(parsed.data, { job, signal: this.abort.signal });
+      queue.complete(job.id, result ?? null);
+      log.debug('job completed', { jobId: job.id, kind: job.kind, ms: Math.round(performance.now() - started) });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof RetryLaterError) {
+        queue.defer(job.id, clock.now() + err.delayMs);
+        return;
+      }
+      if (this.abort.signal.aborted) {
+        // Interrupted by shutdown: leave it to run again after the restart, without spending the attempt.
+        queue.defer(job.id, clock.now());
+        return;
+      }
+      const final = err instanceof PermanentJobError || job.attempts >= job.maxAttempts;
+      queue.fail(job.id, message, final ? null : clock.now() + retryDelay(job.attempts));
+      log[final ? 'error' : 'warn'](final ? 'job failed' : 'job failed, will retry', {
+        jobId: job.id,
+        kind: job.kind,
+        attempt: job.attempts,
+        err: err instanceof Error ? (err.stack ?? message) : message,
+      });
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The storage contract every driver (local, and later S3) keeps:
+ * - `put` makes an object visible only once all of it is durable; a failed or aborted put leaves nothing.
+ * - `get` of a missing key rejects with StorageNotFoundError before any byte is produced.
+ * - `delete` is idempotent; `list` streams, so a scan of a million objects holds one page in memory.
+ * - Keys are checked with `assertValidStorageKey` (keys.ts) so none can escape the driver's root.
+ */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
+/** Half-open byte range [start, end). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface PutOptions {
+  signal?: AbortSignal;
+}
+
+export interface StorageDriver {
+  /** Short name reported by orphan scans (`local`, `s3`). */
+  readonly name: string;
+  put(key: string, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<{ size: number }>;
+  get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Returns whether an object was removed. */
+  delete(key: string): Promise<boolean>;
+  list(): AsyncIterable<ObjectInfo>;
+  copy(fromKey: string, toKey: string): Promise<void>;
+}
+
+export class StorageNotFoundError extends Error {
+  constructor(readonly key: string) {
+    super(`stored object ${key} does not exist`);
+  }
+}
+
+export class InvalidStorageKeyError extends Error {
+  constructor(readonly key: string) {
+    super(`invalid storage key ${JSON.stringify(key.slice(0, 80))}`);
+  }
+}
+
+export class RangeNotSatisfiableError extends Error {
+  constructor(readonly size: number) {
+    super(`range not satisfiable for an object of ${size} bytes`);
+  }
+}
+
+/** The stored bytes are not what was written (tampered, truncated, extended) or the key is wrong. */
+export class ObjectIntegrityError extends Error {}

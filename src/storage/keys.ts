@@ -1,0 +1,18 @@
+import { randomBytes } from 'node:crypto';
+import { InvalidStorageKeyError } from './driver.ts';
+
+// Flat keys of URL-safe characters: no separators, dots or empty names, so nothing can leave the root.
+const KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+
+export function isValidStorageKey(key: string): boolean {
+  return KEY_PATTERN.test(key);
+}
+
+export function assertValidStorageKey(key: string): void {
+  if (typeof key !== 'string' || !KEY_PATTERN.test(key)) throw new InvalidStorageKeyError(String(key));
+}
+
+/** A fresh random object key (192 bits, base64url). */
+export function newStorageKey(): string {
+  return randomBytes(24).toString('base64url');
+}

@@ -1,0 +1,182 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { StorageNotFoundError, RangeNotSatisfiableError, type ByteRange, type ObjectInfo, type PutOptions, type StorageDriver } from './driver.ts';
+import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
+
+const TEMP_DIR = '.tmp';
+// Coalesce small chunks into few large writes: one syscall per MiB instead of per segment.
+const WRITE_BUFFER = 1024 * 1024;
+
+function isNotFound(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename. */
+export class LocalDriver implements StorageDriver {
+  readonly name = 'local';
+
+  constructor(readonly root: string) {
+    fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });
+  }
+
+  pathOf(key: string): string {
+    assertValidStorageKey(key);
+    return path.join(this.root, key.slice(0, 2), key.slice(2, 4), key);
+  }
+
+  private tempPath(key: string): string {
+    return path.join(this.root, TEMP_DIR, `${key}.${randomBytes(6).toString('hex')}`);
+  }
+
+  private async publish(temp: string, key: string): Promise<void> {
+    const final = this.pathOf(key);
+    const dir = path.dirname(final);
+    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    await fsp.rename(temp, final);
+    await fsyncDir(dir);
+  }
+
+  async put(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<{ size: number }> {
+    assertValidStorageKey(key);
+    const temp = this.tempPath(key);
+    const handle = await fsp.open(temp, 'wx', 0o600);
+    let size = 0;
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      if (pendingBytes === 0) return;
+      const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      let offset = 0;
+      while (offset < chunk.byteLength) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
+        offset += bytesWritten;
+      }
+    };
+    try {
+      for await (const chunk of body) {
+        opts.signal?.throwIfAborted();
+        size += chunk.byteLength;
+        pending.push(chunk);
+        pendingBytes += chunk.byteLength;
+        if (pendingBytes >= WRITE_BUFFER) await flush();
+      }
+      opts.signal?.throwIfAborted();
+      await flush();
+      await handle.sync();
+      await handle.close();
+      await this.publish(temp, key);
+      return { size };
+    } catch (err) {
+      await handle.close().catch(() => {});
+      await fsp.rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+    const file = this.pathOf(key);
+    let size: number;
+    try {
+      size = (await fsp.stat(file)).size;
+    } catch (err) {
+      if (isNotFound(err)) throw new StorageNotFoundError(key);
+      throw err;
+    }
+    if (!range) return Bun.file(file).stream();
+    if (range.start < 0 || range.end < range.start || range.end > size) throw new RangeNotSatisfiableError(size);
+    if (range.start === range.end) return new Blob([]).stream();
+    return Bun.file(file).slice(range.start, range.end).stream();
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    try {
+      const st = await fsp.stat(this.pathOf(key));
+      return { key, size: st.size, lastModified: st.mtime };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<boolean> {
+    try {
+      await fsp.unlink(this.pathOf(key));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  async *list(): AsyncIterable<ObjectInfo> {
+    for (const a of await this.sortedDirs(this.root)) {
+      if (a === TEMP_DIR) continue;
+      for (const b of await this.sortedDirs(path.join(this.root, a))) {
+        const dir = path.join(this.root, a, b);
+        const handle = await fsp.opendir(dir).catch((err) => (isNotFound(err) ? null : Promise.reject(err)));
+        if (!handle) continue;
+        for await (const entry of handle) {
+          if (!entry.isFile() || !isValidStorageKey(entry.name)) continue;
+          const st = await fsp.stat(path.join(dir, entry.name)).catch(() => null);
+          if (st) yield { key: entry.name, size: st.size, lastModified: st.mtime };
+        }
+      }
+    }
+  }
+
+  private async sortedDirs(dir: string): Promise<string[]> {
+    const entries = await fsp.readdir(dir, { withFileTypes: true }).catch((err) => (isNotFound(err) ? [] : Promise.reject(err)));
+    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  }
+
+  async copy(fromKey: string, toKey: string): Promise<void> {
+    const source = this.pathOf(fromKey);
+    assertValidStorageKey(toKey);
+    const temp = this.tempPath(toKey);
+    try {
+      await fsp.copyFile(source, temp, fs.constants.COPYFILE_EXCL);
+      const handle = await fsp.open(temp, 'r+');
+      await handle.sync();
+      await handle.close();
+      await this.publish(temp, toKey);
+    } catch (err) {
+      await fsp.rm(temp, { force: true });
+      if (isNotFound(err)) throw new StorageNotFoundError(fromKey);
+      throw err;
+    }
+  }
+}
+
+export function createLocalDriver(root: string): LocalDriver {
+  return new LocalDriver(root);
+}
+
+/** Removes temp files left by a crash; only the process that owns the data dir calls this. */
+export async function cleanupTempFiles(root: string, olderThanMs: number): Promise<number> {
+  const dir = path.join(root, TEMP_DIR);
+  let removed = 0;
+  const cutoff = Date.now() - olderThanMs;
+  for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
+    const file = path.join(dir, name);
+    const st = await fsp.stat(file).catch(() => null);
+    if (st && st.mtimeMs <= cutoff) {
+      await fsp.rm(file, { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}

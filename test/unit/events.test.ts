@@ -1,0 +1,69 @@
+import { describe, expect, test } from 'bun:test';
+import { EventHub, type HubEvent } from '../../src/events/hub.ts';
+import { Presence } from '../../src/events/presence.ts';
+import { ManualClock } from '../../src/clock.ts';
+
+describe('EventHub', () => {
+  test('delivers to the account\'s subscribers only, and stops after unsubscribe', () => {
+    const hub = new EventHub();
+    const a: HubEvent[] = [];
+    const b: HubEvent[] = [];
+    const offA = hub.subscribe('acc-a', (e) => a.push(e));
+    hub.subscribe('acc-b', (e) => b.push(e));
+    hub.publish('acc-a', 'file.uploaded', { id: '1' });
+    expect(a.map((e) => e.type)).toEqual(['file.uploaded']);
+    expect(a[0]!.data).toEqual({ id: '1' });
+    expect(Number.isNaN(Date.parse(a[0]!.timestamp))).toBe(false);
+    expect(b).toEqual([]);
+    offA();
+    hub.publish('acc-a', 'file.deleted', { id: '1' });
+    expect(a.length).toBe(1);
+    expect(hub.subscriberCount('acc-a')).toBe(0);
+  });
+
+  test('a throwing subscriber does not stop the others; close notifies streams', () => {
+    const hub = new EventHub();
+    let got = 0;
+    let closed = false;
+    hub.subscribe('x', () => {
+      throw new Error('boom');
+    });
+    hub.subscribe('x', () => got++);
+    hub.onClose(() => (closed = true));
+    hub.publish('x', 't', {});
+    expect(got).toBe(1);
+    hub.close();
+    expect(closed).toBe(true);
+    expect(hub.subscriberCount('x')).toBe(0);
+  });
+});
+
+describe('Presence', () => {
+  test('entries expire after the TTL; live() filters by a shorter window; sweep drops expired', () => {
+    const clock = new ManualClock(0);
+    const p = new Presence(clock, 5 * 60_000);
+    p.beat('s1', { loginId: 'u1', sessionId: 's1', ip: '10.0.0.1' });
+    clock.advance(60_000);
+    p.beat('s2', { loginId: 'u2', sessionId: 's2', ip: '10.0.0.2' });
+    clock.advance(150_000);
+    expect(p.live(3 * 60_000).map(([k]) => k)).toEqual(['s2']);
+    expect(p.get('s1')?.ip).toBe('10.0.0.1');
+    clock.advance(100_000);
+    expect(p.get('s1')).toBeUndefined();
+    clock.advance(200_000);
+    expect(p.sweep()).toBe(1);
+    expect(p.size).toBe(0);
+  });
+
+  test('a repeated beat keeps firstSeen; removeWhere drops a login\'s entries', () => {
+    const clock = new ManualClock(1000);
+    const p = new Presence(clock, 60_000);
+    p.beat('u1:c', { loginId: 'u1', sessionId: 's', ip: 'a' });
+    clock.advance(10);
+    const e = p.beat('u1:c', { loginId: 'u1', sessionId: 's', ip: 'b' });
+    expect([e.firstSeen, e.lastSeen, e.ip]).toEqual([1000, 1010, 'b']);
+    p.beat('u2:c', { loginId: 'u2', sessionId: 't', ip: 'c' });
+    expect(p.removeWhere((x) => x.loginId === 'u1')).toBe(1);
+    expect(p.size).toBe(1);
+  });
+});

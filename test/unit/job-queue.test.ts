@@ -1,0 +1,242 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { tempDir } from '../helpers/server.ts';
+import { openDatabase, type Db } from '../../src/db/client.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { JobQueue } from '../../src/jobs/queue.ts';
+import { JobRegistry, PermanentJobError, RetryLaterError } from '../../src/jobs/registry.ts';
+import { Schedules } from '../../src/jobs/schedules.ts';
+import { Worker, retryDelay } from '../../src/jobs/worker.ts';
+import { createLogger } from '../../src/log.ts';
+import { AppError } from '../../src/errors.ts';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => cleanups.splice(0).forEach((f) => f()));
+
+function setup(dir = tempDir('coffer-queue-')) {
+  const db: Db = openDatabase(path.join(dir, 'coffer.db'));
+  migrate(db);
+  const clock = new ManualClock(1_700_000_000_000);
+  const queue = new JobQueue(db, clock, { available: true });
+  const registry = new JobRegistry();
+  const schedules = new Schedules(db, queue, clock);
+  const worker = new Worker({ queue, registry, schedules, clock, log: createLogger('silent'), concurrency: 4, pollMs: 10 });
+  cleanups.push(() => {
+    db.$client.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, db, clock, queue, registry, schedules, worker };
+}
+
+describe('job queue', () => {
+  test('enqueue returns a UUID; the handler result is stored and the job completed', async () => {
+    const t = setup();
+    t.registry.register({ kind: 'test.add', payload: z.object({ a: z.number(), b: z.number() }), handle: (p) => ({ sum: p.a + p.b }) });
+    const id = t.queue.enqueue('test.add', { a: 2, b: 3 }, { accountId: 'acc' });
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(t.queue.get(id)!.status).toBe('created');
+    await t.worker.drain();
+    const job = t.queue.get(id)!;
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ sum: 5 });
+  });
+
+  test('jobs of one account run one at a time, in order; other accounts run alongside', async () => {
+    const t = setup();
+    const log: string[] = [];
+    let running = 0;
+    let maxRunningA = 0;
+    t.registry.register({
+      kind: 'test.step',
+      payload: z.object({ account: z.string(), n: z.number() }),
+      handle: async (p) => {
+        if (p.account === 'A') maxRunningA = Math.max(maxRunningA, ++running);
+        await Bun.sleep(p.n % 2 ? 15 : 1);
+        if (p.account === 'A') running--;
+        log.push(`${p.account}${p.n}`);
+      },
+    });
+    for (let n = 1; n <= 5; n++) {
+      t.queue.enqueue('test.step', { account: 'A', n }, { accountId: 'A' });
+      t.queue.enqueue('test.step', { account: 'B', n }, { accountId: 'B' });
+    }
+    await t.worker.drain();
+    expect(log.filter((s) => s.startsWith('A'))).toEqual(['A1', 'A2', 'A3', 'A4', 'A5']);
+    expect(log.filter((s) => s.startsWith('B'))).toEqual(['B1', 'B2', 'B3', 'B4', 'B5']);
+    expect(maxRunningA).toBe(1);
+  });
+
+  test('a job behind a retrying job of the same account waits for it', async () => {
+    const t = setup();
+    let failures = 1;
+    const order: string[] = [];
+    t.registry.register({
+      kind: 'test.flaky',
+      payload: z.string(),
+      handle: (name) => {
+        if (name === 'first' && failures-- > 0) throw new Error('transient');
+        order.push(name);
+      },
+    });
+    const first = t.queue.enqueue('test.flaky', 'first', { accountId: 'A' });
+    t.queue.enqueue('test.flaky', 'second', { accountId: 'A' });
+    await t.worker.drain();
+    expect(order).toEqual([]);
+    const job = t.queue.get(first)!;
+    expect(job.status).toBe('created');
+    expect(job.lastError).toBe('transient');
+    expect(job.runAt).toBe(t.clock.now() + retryDelay(1));
+    t.clock.advance(retryDelay(1));
+    await t.worker.drain();
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  test('retries with backoff until maxAttempts, then failed; permanent errors fail at once', async () => {
+    const t = setup();
+    let calls = 0;
+    t.registry.register({ kind: 'test.broken', payload: z.null(), maxAttempts: 3, handle: () => {
+      calls++;
+      throw new Error('still broken');
+    } });
+    t.registry.register({ kind: 'test.hopeless', payload: z.null(), handle: () => {
+      throw new PermanentJobError('no point');
+    } });
+    const broken = t.queue.enqueue('test.broken', null, { maxAttempts: 3 });
+    const hopeless = t.queue.enqueue('test.hopeless', null);
+    for (let i = 0; i < 5; i++) {
+      await t.worker.drain();
+      t.clock.advance(10 * 60_000);
+    }
+    expect(calls).toBe(3);
+    expect(t.queue.get(broken)!.status).toBe('failed');
+    expect(t.queue.get(broken)!.attempts).toBe(3);
+    expect(t.queue.get(hopeless)!.status).toBe('failed');
+    expect(t.queue.get(hopeless)!.attempts).toBe(1);
+    expect(retryDelay(1)).toBeLessThan(retryDelay(2));
+    expect(retryDelay(30)).toBe(5 * 60_000);
+  });
+
+  test('RetryLaterError defers without spending an attempt', async () => {
+    const t = setup();
+    let n = 0;
+    t.registry.register({ kind: 'test.later', payload: z.null(), maxAttempts: 1, handle: () => {
+      if (n++ < 2) throw new RetryLaterError(1000);
+      return 'done';
+    } });
+    const id = t.queue.enqueue('test.later', null, { maxAttempts: 1 });
+    for (let i = 0; i < 3; i++) {
+      await t.worker.drain();
+      t.clock.advance(1000);
+    }
+    expect(t.queue.get(id)!.status).toBe('completed');
+  });
+
+  test('unknown kinds and invalid payloads fail without retry', async () => {
+    const t = setup();
+    t.registry.register({ kind: 'test.typed', payload: z.object({ n: z.number() }), handle: () => null });
+    const unknown = t.queue.enqueue('test.nobody', {});
+    const invalid = t.queue.enqueue('test.typed', { n: 'x' });
+    await t.worker.drain();
+    expect(t.queue.get(unknown)!.status).toBe('failed');
+    expect(t.queue.get(unknown)!.lastError).toMatch(/no handler/);
+    expect(t.queue.get(invalid)!.status).toBe('failed');
+  });
+
+  test('idempotency keys: a second enqueue returns the first job', () => {
+    const t = setup();
+    const a = t.queue.enqueue('test.x', 1, { idempotencyKey: 'k' });
+    const b = t.queue.enqueue('test.x', 2, { idempotencyKey: 'k' });
+    expect(b).toBe(a);
+    expect(t.queue.get(a)!.payload).toBe(1);
+    expect(t.queue.enqueue('test.y', 1, { idempotencyKey: 'k' })).not.toBe(a);
+  });
+
+  test('a job found active after a restart runs again; one past its attempts is failed', async () => {
+    const dir = tempDir('coffer-queue-');
+    const first = setup(dir);
+    const id = first.queue.enqueue('test.resume', { v: 1 });
+    const spent = first.queue.enqueue('test.resume', { v: 2 }, { maxAttempts: 1 });
+    expect(first.queue.claim()!.id).toBe(id);
+    expect(first.queue.claim()!.id).toBe(spent);
+    // The process dies here: both rows stay active.
+    first.db.$client.close();
+    cleanups.length = 0;
+
+    const second = setup(dir);
+    const ran: number[] = [];
+    second.registry.register({ kind: 'test.resume', payload: z.object({ v: z.number() }), handle: (p) => void ran.push(p.v) });
+    expect(second.queue.recoverInterrupted()).toEqual({ requeued: 1, failed: 1 });
+    await second.worker.drain();
+    expect(ran).toEqual([1]);
+    expect(second.queue.get(id)!.status).toBe('completed');
+    expect(second.queue.get(spent)!.status).toBe('failed');
+  });
+
+  test('a stopped worker makes enqueue report unavailable (503)', async () => {
+    const t = setup();
+    t.worker.start();
+    await t.worker.stop(100);
+    let err: unknown;
+    try {
+      t.queue.enqueue('test.x', null);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).status).toBe(503);
+    expect((err as AppError).message).toBe('Background worker queue is unavailable');
+  });
+
+  test('a started worker picks up enqueued jobs by itself; stop waits for the running job', async () => {
+    const t = setup();
+    let finished = false;
+    t.registry.register({ kind: 'test.slow', payload: z.null(), handle: async () => {
+      await Bun.sleep(50);
+      finished = true;
+    } });
+    t.worker.start();
+    const id = t.queue.enqueue('test.slow', null);
+    for (let i = 0; i < 100 && t.queue.get(id)!.status === 'created'; i++) await Bun.sleep(5);
+    expect(t.queue.get(id)!.status).toBe('active');
+    await t.worker.stop(5000);
+    expect(finished).toBe(true);
+    expect(t.queue.get(id)!.status).toBe('completed');
+  });
+});
+
+describe('schedules', () => {
+  test('a due schedule enqueues one job per window, survives restarts, and skips missed windows', async () => {
+    const dir = tempDir('coffer-sched-');
+    const t = setup(dir);
+    const runs: number[] = [];
+    t.registry.register({ kind: 'test.tick', payload: z.null(), handle: () => void runs.push(t.clock.now()) });
+    t.schedules.ensure('tick', { kind: 'test.tick', intervalMs: 60_000 });
+    await t.worker.drain();
+    expect(runs.length).toBe(0);
+    t.clock.advance(60_000);
+    expect(t.schedules.runDue()).toBe(1);
+    expect(t.schedules.runDue()).toBe(0);
+    await t.worker.drain();
+    expect(runs.length).toBe(1);
+    t.clock.advance(10 * 60_000 + 5);
+    await t.worker.drain();
+    expect(runs.length).toBe(2);
+    expect(t.schedules.get('tick')!.nextRunAt).toBeGreaterThan(t.clock.now());
+    expect(t.schedules.remove('tick')).toBe(true);
+    t.clock.advance(3600_000);
+    await t.worker.drain();
+    expect(runs.length).toBe(2);
+  });
+
+  test('ensure keeps the next run time of an existing schedule', () => {
+    const t = setup();
+    t.schedules.ensure('s', { kind: 'k', intervalMs: 1000 });
+    const next = t.schedules.get('s')!.nextRunAt;
+    t.clock.advance(500);
+    t.schedules.ensure('s', { kind: 'k', intervalMs: 1000 });
+    expect(t.schedules.get('s')!.nextRunAt).toBe(next);
+  });
+});

@@ -1,0 +1,128 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../helpers/server.ts';
+import { cleanupTempFiles, LocalDriver } from '../../src/storage/local.ts';
+import { InvalidStorageKeyError, RangeNotSatisfiableError, StorageNotFoundError } from '../../src/storage/driver.ts';
+import { newStorageKey } from '../../src/storage/keys.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+function driver() {
+  const d = tempDir('coffer-local-');
+  dirs.push(d);
+  return new LocalDriver(d);
+}
+async function* from(...parts: string[]) {
+  for (const p of parts) yield Buffer.from(p);
+}
+const text = async (s: ReadableStream<Uint8Array>) => await new Response(s).text();
+const tempFiles = (d: LocalDriver) => fs.readdirSync(path.join(d.root, '.tmp'));
+
+describe('local driver', () => {
+  test('put, get, ranged get, head, copy, delete', async () => {
+    const d = driver();
+    const key = newStorageKey();
+    expect(await d.put(key, from('hello ', 'world'))).toEqual({ size: 11 });
+    expect(await text(await d.get(key))).toBe('hello world');
+    expect(await text(await d.get(key, { start: 6, end: 11 }))).toBe('world');
+    expect(await text(await d.get(key, { start: 3, end: 3 }))).toBe('');
+    await expect(d.get(key, { start: 6, end: 12 })).rejects.toBeInstanceOf(RangeNotSatisfiableError);
+    expect((await d.head(key))!.size).toBe(11);
+    const copy = newStorageKey();
+    await d.copy(key, copy);
+    expect(await text(await d.get(copy))).toBe('hello world');
+    expect(await d.delete(key)).toBe(true);
+    expect(await d.delete(key)).toBe(false);
+    expect(await d.head(key)).toBeNull();
+    await expect(d.get(key)).rejects.toBeInstanceOf(StorageNotFoundError);
+    await expect(d.copy(key, newStorageKey())).rejects.toBeInstanceOf(StorageNotFoundError);
+    expect(tempFiles(d)).toEqual([]);
+  });
+
+  test('objects are sharded by key prefix', async () => {
+    const d = driver();
+    const key = 'AbCdEfGhIjKlMnOpQrSt';
+    await d.put(key, from('x'));
+    expect(fs.existsSync(path.join(d.root, 'Ab', 'Cd', key))).toBe(true);
+  });
+
+  test('atomic write: a failing stream leaves no object and no temp file', async () => {
+    const d = driver();
+    const key = newStorageKey();
+    async function* failing() {
+      yield Buffer.alloc(2 * 1024 * 1024, 1);
+      throw new Error('client went away');
+    }
+    await expect(d.put(key, failing())).rejects.toThrow('client went away');
+    expect(await d.head(key)).toBeNull();
+    expect(tempFiles(d)).toEqual([]);
+  });
+
+  test('atomic write: nothing is visible under the key until the write completes', async () => {
+    const d = driver();
+    const key = newStorageKey();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    async function* slow() {
+      yield Buffer.alloc(2 * 1024 * 1024, 7);
+      await gate;
+      yield Buffer.from('end');
+    }
+    const writing = d.put(key, slow());
+    await Bun.sleep(20);
+    expect(await d.head(key)).toBeNull();
+    expect(tempFiles(d).length).toBe(1);
+    release();
+    await writing;
+    expect((await d.head(key))!.size).toBe(2 * 1024 * 1024 + 3);
+  });
+
+  test('an aborted signal stops the write and cleans up', async () => {
+    const d = driver();
+    const ac = new AbortController();
+    async function* endless() {
+      for (let i = 0; ; i++) {
+        if (i === 3) ac.abort();
+        yield Buffer.alloc(1024);
+      }
+    }
+    await expect(d.put(newStorageKey(), endless(), { signal: ac.signal })).rejects.toThrow();
+    expect(tempFiles(d)).toEqual([]);
+  });
+
+  test.each(['../../etc/passwd', '..%2f..%2fx', 'a/b/cdefghijklmnopq', '/absolute/path/aaaaaaa', 'short', '.hiddenaaaaaaaaaaaaaa', 'with space aaaaaaaaaa', 'x'.repeat(129)])(
+    'path traversal and malformed key %p are rejected',
+    async (key) => {
+      const d = driver();
+      await expect(d.put(key, from('x'))).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(d.get(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(d.head(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(d.delete(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(d.copy(newStorageKey(), key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+    },
+  );
+
+  test('list streams every object with size and mtime, skipping temp files and strays', async () => {
+    const d = driver();
+    const keys = Array.from({ length: 25 }, () => newStorageKey());
+    for (const [i, k] of keys.entries()) await d.put(k, from('x'.repeat(i)));
+    fs.writeFileSync(path.join(d.root, '.tmp', 'leftover.abc'), 'junk');
+    fs.mkdirSync(path.join(d.root, 'zz', 'yy'), { recursive: true });
+    fs.writeFileSync(path.join(d.root, 'zz', 'yy', 'not a key!'), 'junk');
+    const seen = new Map<string, number>();
+    for await (const o of d.list()) {
+      seen.set(o.key, o.size);
+      expect(o.lastModified).toBeInstanceOf(Date);
+    }
+    expect(seen.size).toBe(25);
+    for (const [i, k] of keys.entries()) expect(seen.get(k)).toBe(i);
+  });
+
+  test('cleanupTempFiles removes what a crash left in .tmp', async () => {
+    const d = driver();
+    fs.writeFileSync(path.join(d.root, '.tmp', 'crashed.1'), 'x');
+    expect(await cleanupTempFiles(d.root, 0)).toBe(1);
+    expect(tempFiles(d)).toEqual([]);
+  });
+});

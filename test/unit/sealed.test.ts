@@ -1,0 +1,184 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tempDir } from '../helpers/server.ts';
+import { LocalDriver } from '../../src/storage/local.ts';
+import { HEADER_SIZE, SEGMENT_SIZE, SealedStore, sealedSize } from '../../src/storage/sealed.ts';
+import { generateMasterKey, Keyring, masterKeyFrom } from '../../src/storage/keyring.ts';
+import { ObjectIntegrityError, RangeNotSatisfiableError } from '../../src/storage/driver.ts';
+import { newStorageKey } from '../../src/storage/keys.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+function setup() {
+  const dir = tempDir('coffer-sealed-');
+  dirs.push(dir);
+  const driver = new LocalDriver(dir);
+  const master = masterKeyFrom(generateMasterKey());
+  return { driver, master, store: new SealedStore(driver, new Keyring(master)) };
+}
+
+async function* chunked(data: Uint8Array, size = 7919): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
+}
+
+const bytes = async (s: ReadableStream<Uint8Array>) => Buffer.from(await new Response(s).arrayBuffer());
+
+const S = SEGMENT_SIZE;
+const SIZES = [0, 1, S - 1, S, S + 1, 2 * S, 3 * S + 5];
+
+describe('sealed storage: round trips', () => {
+  const { driver, store } = setup();
+
+  test.each(SIZES)('size %d: stored bytes are sealed, read back equal', async (size) => {
+    const data = randomBytes(size);
+    const key = newStorageKey();
+    const info = await store.put(key, chunked(data));
+    expect(info.size).toBe(size);
+    expect((await driver.head(key))!.size).toBe(sealedSize(size));
+    expect(await bytes(await store.get(key, info))).toEqual(data);
+  });
+
+  test('the stored bytes never contain the plaintext', async () => {
+    const marker = Buffer.from('PLAINTEXT-MARKER-'.repeat(8192));
+    const key = newStorageKey();
+    await store.put(key, chunked(marker));
+    const raw = fs.readFileSync(driver.pathOf(key));
+    expect(raw.includes(Buffer.from('PLAINTEXT-MARKER-'))).toBe(false);
+  });
+
+  test('every range at and around segment boundaries equals the slice', async () => {
+    const size = 3 * S + 123;
+    const data = randomBytes(size);
+    const key = newStorageKey();
+    const info = await store.put(key, chunked(data, 65000));
+    const points = [0, 1, S - 1, S, S + 1, 2 * S - 1, 2 * S, 2 * S + 1, 3 * S, 3 * S + 1, size - 1, size];
+    for (const start of points) {
+      for (const end of points) {
+        if (end < start) continue;
+        const got = await bytes(await store.get(key, info, { start, end }));
+        expect(got.equals(data.subarray(start, end))).toBe(true);
+      }
+    }
+  });
+
+  test('a range past the end is refused', async () => {
+    const key = newStorageKey();
+    const info = await store.put(key, chunked(randomBytes(10)));
+    await expect(store.get(key, info, { start: 5, end: 11 })).rejects.toBeInstanceOf(RangeNotSatisfiableError);
+  });
+});
+
+describe('sealed storage: tampering is detected, never served', () => {
+  async function stored(size = 3 * S + 10) {
+    const ctx = setup();
+    const data = randomBytes(size);
+    const key = newStorageKey();
+    const info = await ctx.store.put(key, chunked(data));
+    return { ...ctx, data, key, info, file: ctx.driver.pathOf(key) };
+  }
+
+  async function expectFailure(read: () => Promise<ReadableStream<Uint8Array>>) {
+    let err: unknown;
+    try {
+      await bytes(await read());
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ObjectIntegrityError);
+  }
+
+  test('a flipped bit in any segment, or in the header', async () => {
+    for (const offset of [3, 9, HEADER_SIZE + 5, HEADER_SIZE + S + 16 + 100, HEADER_SIZE + 3 * (S + 16) + 2]) {
+      const t = await stored();
+      const raw = fs.readFileSync(t.file);
+      raw[offset]! ^= 0x01;
+      fs.writeFileSync(t.file, raw);
+      await expectFailure(() => t.store.get(t.key, t.info));
+    }
+  });
+
+  test('a ranged read of a tampered segment fails', async () => {
+    const t = await stored();
+    const raw = fs.readFileSync(t.file);
+    raw[HEADER_SIZE + 2 * (S + 16) + 50]! ^= 0x80;
+    fs.writeFileSync(t.file, raw);
+    await expectFailure(() => t.store.get(t.key, t.info, { start: 2 * S + 10, end: 2 * S + 20 }));
+  });
+
+  test('truncation at a segment boundary and mid-segment', async () => {
+    for (const cut of [HEADER_SIZE + 2 * (S + 16), HEADER_SIZE + 3 * (S + 16), HEADER_SIZE + S, 8]) {
+      const t = await stored();
+      fs.truncateSync(t.file, cut);
+      await expectFailure(() => t.store.get(t.key, t.info));
+      await expectFailure(() => t.store.get(t.key, t.info, { start: t.info.size - 5, end: t.info.size }));
+    }
+  });
+
+  test('the object truncated and its recorded size lowered to match still fails (last-segment flag)', async () => {
+    const t = await stored(3 * S);
+    fs.truncateSync(t.file, HEADER_SIZE + 2 * (S + 16));
+    await expectFailure(() => t.store.get(t.key, { ...t.info, size: 2 * S }));
+  });
+
+  test('extension: extra bytes after the last segment', async () => {
+    const t = await stored();
+    fs.appendFileSync(t.file, randomBytes(S + 16));
+    await expectFailure(() => t.store.get(t.key, t.info));
+  });
+
+  test('reordered segments', async () => {
+    const t = await stored(3 * S + 10);
+    const raw = fs.readFileSync(t.file);
+    const a = raw.subarray(HEADER_SIZE, HEADER_SIZE + S + 16);
+    const b = raw.subarray(HEADER_SIZE + S + 16, HEADER_SIZE + 2 * (S + 16));
+    fs.writeFileSync(t.file, Buffer.concat([raw.subarray(0, HEADER_SIZE), b, a, raw.subarray(HEADER_SIZE + 2 * (S + 16))]));
+    await expectFailure(() => t.store.get(t.key, t.info));
+  });
+
+  test('another object\'s data key (wrong key) fails', async () => {
+    const t = await stored();
+    const other = await t.store.put(newStorageKey(), chunked(randomBytes(100)));
+    await expectFailure(() => t.store.get(t.key, { size: t.info.size, wrappedKey: other.wrappedKey }));
+  });
+
+  test('a different master key cannot unwrap the data key', async () => {
+    const t = await stored();
+    const stranger = masterKeyFrom(generateMasterKey());
+    const wrong = new SealedStore(t.driver, new Keyring(stranger));
+    const forged = t.info.wrappedKey.replace(t.master.id, stranger.id);
+    await expectFailure(() => wrong.get(t.key, { size: t.info.size, wrappedKey: forged }));
+    await expect(wrong.get(t.key, t.info)).rejects.toThrow(/not available/);
+  });
+});
+
+describe('master key rotation', () => {
+  test('re-wrapping under a new key reads the same bytes and never rewrites the object', async () => {
+    const t = setup();
+    const data = randomBytes(2 * S + 3);
+    const key = newStorageKey();
+    const info = await t.store.put(key, chunked(data));
+    const before = fs.readFileSync(t.driver.pathOf(key));
+    const mtime = fs.statSync(t.driver.pathOf(key)).mtimeMs;
+
+    const next = masterKeyFrom(generateMasterKey());
+    const rotated = new Keyring(next, [t.master]);
+    const rewrapped = rotated.rewrap(info.wrappedKey);
+    expect(rewrapped).toContain(`.${next.id}.`);
+    expect(rotated.rewrap(rewrapped)).toBe(rewrapped);
+
+    const onlyNew = new SealedStore(t.driver, new Keyring(next));
+    expect(await bytes(await onlyNew.get(key, { size: info.size, wrappedKey: rewrapped }))).toEqual(data);
+    expect(fs.readFileSync(t.driver.pathOf(key))).toEqual(before);
+    expect(fs.statSync(t.driver.pathOf(key)).mtimeMs).toBe(mtime);
+  });
+
+  test('secrets sealed with the master key open after rotation', () => {
+    const a = masterKeyFrom(generateMasterKey());
+    const sealed = new Keyring(a).sealSecret('JBSWY3DPEHPK3PXP');
+    const b = masterKeyFrom(generateMasterKey());
+    expect(new Keyring(b, [a]).openSecret(sealed)).toBe('JBSWY3DPEHPK3PXP');
+    expect(() => new Keyring(b).openSecret(sealed)).toThrow(/not available/);
+  });
+});
