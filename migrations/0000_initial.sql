@@ -30,3 +30,117 @@ CREATE TABLE `schedules` (
 	`next_run_at` integer NOT NULL,
 	`created_at` integer NOT NULL
 );
+--> statement-breakpoint
+CREATE TABLE `mfa_backup_codes` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`user_id` text NOT NULL,
+	`code_hash` text NOT NULL,
+	`used_at` integer,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `mfa_backup_codes_user_id_code_hash_idx` ON `mfa_backup_codes` (`user_id`,`code_hash`);--> statement-breakpoint
+CREATE TABLE `sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`user_id` text NOT NULL,
+	`token_version` integer NOT NULL,
+	`user_agent` text DEFAULT '' NOT NULL,
+	`ip_address` text DEFAULT '' NOT NULL,
+	`created_at` integer NOT NULL,
+	`last_activity_at` integer NOT NULL,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `sessions_user_id_idx` ON `sessions` (`user_id`);--> statement-breakpoint
+CREATE INDEX `sessions_last_activity_at_idx` ON `sessions` (`last_activity_at`);--> statement-breakpoint
+CREATE TABLE `settings` (
+	`key` text PRIMARY KEY NOT NULL,
+	`value` text NOT NULL,
+	`updated_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `users` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email` text NOT NULL,
+	`email_key` text NOT NULL,
+	`name` text DEFAULT '' NOT NULL,
+	`password_hash` text,
+	`is_admin` integer DEFAULT false NOT NULL,
+	`parent_user_id` text,
+	`permissions` text,
+	`token_version` integer DEFAULT 1 NOT NULL,
+	`mfa_enabled` integer DEFAULT false NOT NULL,
+	`mfa_secret` text,
+	`mfa_pending_secret` text,
+	`mfa_last_step` integer,
+	`backup_codes_regenerated_at` integer,
+	`storage_used` integer DEFAULT 0 NOT NULL,
+	`storage_limit` integer,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`parent_user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `users_email_key_idx` ON `users` (`email_key`);--> statement-breakpoint
+CREATE INDEX `users_parent_user_id_idx` ON `users` (`parent_user_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `users_owner_created_at_idx` ON `users` (`created_at`,`id`) WHERE parent_user_id IS NULL;--> statement-breakpoint
+CREATE TABLE `items` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`parent_id` text,
+	`parent_key` text GENERATED ALWAYS AS (coalesce(parent_id, '')) VIRTUAL,
+	`type` text NOT NULL,
+	`name` text NOT NULL,
+	`name_key` text NOT NULL,
+	`size` integer DEFAULT 0 NOT NULL,
+	`mime_type` text,
+	`storage_key` text,
+	`wrapped_key` text,
+	`key_id` text,
+	`starred` integer DEFAULT false NOT NULL,
+	`modified_at` integer NOT NULL,
+	`accessed_at` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	`deleted_at` integer,
+	`deleted_root_id` text,
+	FOREIGN KEY (`account_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `items_storage_key_idx` ON `items` (`storage_key`);--> statement-breakpoint
+CREATE UNIQUE INDEX `items_live_name_idx` ON `items` (`account_id`,`parent_key`,`name_key`) WHERE deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_live_parent_name_idx` ON `items` (`account_id`,`parent_id`,`type`,`name_key`,`id`) WHERE deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_live_parent_modified_idx` ON `items` (`account_id`,`parent_id`,`type`,`modified_at`,`id`) WHERE deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_live_parent_size_idx` ON `items` (`account_id`,`parent_id`,`type`,`size`,`id`) WHERE deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_live_parent_accessed_idx` ON `items` (`account_id`,`parent_id`,`type`,`accessed_at`,`id`) WHERE deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_parent_id_idx` ON `items` (`parent_id`);--> statement-breakpoint
+CREATE INDEX `items_account_type_idx` ON `items` (`account_id`,`type`) WHERE deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_starred_idx` ON `items` (`account_id`,`type`,`modified_at`,`id`) WHERE starred = 1 AND deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_recent_idx` ON `items` (`account_id`,`accessed_at`,`id`) WHERE type = 'file' AND deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_deleted_root_idx` ON `items` (`deleted_root_id`);--> statement-breakpoint
+CREATE INDEX `items_trash_idx` ON `items` (`account_id`,`deleted_at`,`id`) WHERE deleted_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `items_key_id_idx` ON `items` (`key_id`);--> statement-breakpoint
+CREATE TABLE `share_items` (
+	`link_id` text NOT NULL,
+	`item_id` text NOT NULL,
+	`shared_at` integer NOT NULL,
+	FOREIGN KEY (`link_id`) REFERENCES `share_links`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`item_id`) REFERENCES `items`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `share_items_link_item_idx` ON `share_items` (`link_id`,`item_id`);--> statement-breakpoint
+CREATE INDEX `share_items_item_id_idx` ON `share_items` (`item_id`);--> statement-breakpoint
+CREATE TABLE `share_links` (
+	`id` text PRIMARY KEY NOT NULL,
+	`token` text NOT NULL,
+	`account_id` text NOT NULL,
+	`item_id` text NOT NULL,
+	`created_by` text,
+	`created_at` integer NOT NULL,
+	`expires_at` integer,
+	FOREIGN KEY (`account_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`item_id`) REFERENCES `items`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `share_links_token_idx` ON `share_links` (`token`);--> statement-breakpoint
+CREATE UNIQUE INDEX `share_links_item_id_idx` ON `share_links` (`item_id`);--> statement-breakpoint
+CREATE INDEX `share_links_account_id_idx` ON `share_links` (`account_id`,`created_at`);

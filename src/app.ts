@@ -2,6 +2,8 @@ import { Elysia } from 'elysia';
 import type { AppContext } from './context.ts';
 import { ClientIpResolver } from './http/client-ip.ts';
 import { corePlugin } from './http/plugins/core.ts';
+import { createLimits } from './http/limits.ts';
+import { authRoutes } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
 import { IpMatcher } from './lib/ip.ts';
@@ -14,10 +16,12 @@ export interface AppOptions {
 /** Builds the HTTP app: the shared conventions, then one plugin per area. Never listens. */
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
+  const limits = createLimits(ctx.clock, ctx.config.generalRateLimit);
   return new Elysia()
     .use(corePlugin({ log: ctx.log, ipResolver }))
     .use(healthRoutes(ctx))
-    .use(versionRoutes(ctx));
+    .use(authRoutes(ctx, limits))
+    .use(versionRoutes(ctx, limits));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -18,6 +18,8 @@ export interface Config {
   queueMetricsIntervalSeconds: number;
   updateFeedUrl: string | null;
   workerConcurrency: number;
+  /** General rate limit per 15 minutes (SPEC: 10000); raised for load benchmarks. */
+  generalRateLimit: number;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -46,7 +48,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
   QUEUE_METRICS_INTERVAL_SECONDS  refresh interval of the queue gauges (default 60)
   UPDATE_FEED_URL                 update feed proxied by /api/version/latest
-  COFFER_WORKER_CONCURRENCY       background jobs run at once (default 2)`;
+  COFFER_WORKER_CONCURRENCY       background jobs run at once (default 2)
+  COFFER_GENERAL_RATE_LIMIT       general requests per 15 minutes per login or IP (default 10000)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -108,5 +111,6 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     queueMetricsIntervalSeconds: integer('QUEUE_METRICS_INTERVAL_SECONDS', env.QUEUE_METRICS_INTERVAL_SECONDS, 60, 1, 86400),
     updateFeedUrl: feed,
     workerConcurrency: integer('COFFER_WORKER_CONCURRENCY', env.COFFER_WORKER_CONCURRENCY, 2, 1, 64),
+    generalRateLimit: integer('COFFER_GENERAL_RATE_LIMIT', env.COFFER_GENERAL_RATE_LIMIT, 10_000, 1, 1_000_000_000),
   });
 }

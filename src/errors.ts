@@ -4,9 +4,26 @@ export class AppError extends Error {
     readonly status: number,
     message: string,
     readonly extra?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = 'AppError';
+  }
+
+  /** The JSON body of the error response. */
+  body(): Record<string, unknown> {
+    return { message: this.message, ...this.extra };
+  }
+}
+
+/** Rate-limiter refusals have their own body shape (SPEC "Errors"): `{error}`, not `{message}`. */
+export class RateLimitedError extends AppError {
+  constructor(headers: Record<string, string>) {
+    super(429, Messages.tooManyRequests, undefined, headers);
+  }
+
+  override body(): Record<string, unknown> {
+    return { error: this.message };
   }
 }
 
@@ -21,8 +38,7 @@ export interface ValidationDetail {
   field: string;
   message: string;
 }
-export const validationFailed = (details: ValidationDetail[]) =>
-  new AppError(422, Messages.validationFailed, { details });
+export const validationFailed = (details: ValidationDetail[]) => new AppError(422, Messages.validationFailed, { details });
 
 /** Strings clients match on (SPEC.md and COMPAT.md), kept in one place. */
 export const Messages = {
@@ -31,7 +47,56 @@ export const Messages = {
   internal: 'Internal server error',
   bodyTooLarge: 'Request body too large (the limit for JSON bodies is 1 MiB)',
   invalidJson: 'Request body is not valid JSON',
+  notJson: 'Send the request body as JSON (Content-Type: application/json)',
   tooManyRequests: 'Too many requests, please try again later',
   queueUnavailable: 'Background worker queue is unavailable',
   crossOrigin: 'Cross-origin request refused',
+  // Sign-in
+  signupDisabled: 'Signup is currently disabled',
+  emailInUse: 'Email already in use',
+  invalidCredentials: 'Invalid credentials',
+  mfaCodeRequired: 'MFA code required',
+  invalidMfaCode: 'Invalid MFA code',
+  noToken: 'No token provided',
+  invalidToken: 'Invalid token',
+  sessionExpired: 'Session expired. Please login again.',
+  sessionRevoked: 'Session has been revoked. Please login again.',
+  sessionNotFound: 'Session not found',
+  passwordChangeDisabled: 'Password change has been disabled by the administrator',
+  wrongCurrentPassword: 'Current password is incorrect',
+  noLocalPassword: 'This account signs in through an identity provider and has no password to change',
+  // Roles
+  ownerOnly: 'Only the account owner can perform this action.',
+  adminOnly: 'Only the admin can perform this action.',
+  orphansAdminOnly: 'Only the first user can review orphaned files',
+  desktopOnly: 'This instance is configured for desktop app access only.',
+  // MFA
+  mfaAlreadyEnabled: 'MFA is already enabled',
+  mfaNotEnabled: 'MFA is not enabled',
+  mfaSetupFirst: 'Start MFA setup first (POST /api/mfa/setup)',
+  // Users
+  subUserNotFound: 'Sub-user not found',
+  userNotFound: 'User not found',
+  subUserSharesLimit: "Sub-users share their owner's storage limit; set the owner's limit instead",
+  // Files
+  itemNotFound: 'File or folder not found',
+  folderNotFound: 'Folder not found',
+  nameTaken: 'An item with this name already exists',
+  moveIntoSelf: 'A folder cannot be moved into itself or one of its descendants',
+  invalidCursor: 'Invalid cursor',
+  invalidSearch: 'Invalid search query',
+  invalidJobId: 'Invalid background job ID',
+  jobNotFound: 'Background file job not found',
+  jobFailed: 'Background file operation failed',
+  uploadAborted: 'Upload cancelled by client',
+  noFile: 'No file uploaded',
+  // Integrity
+  storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
+  storedObjectMissing: 'The stored file is missing from storage',
+  updateFeedUnavailable: 'Update feed unavailable',
 } as const;
+
+/** `Storage limit exceeded. Required: X, available: Y.` (SPEC "Errors", 413). */
+export function storageLimitExceeded(required: number, available: number): AppError {
+  return tooLarge(`Storage limit exceeded. Required: ${required}, available: ${Math.max(0, available)}.`);
+}

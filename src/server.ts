@@ -1,4 +1,6 @@
+import dns from 'node:dns/promises';
 import type { Config } from './config.ts';
+import { isCidr, isIpAddress } from './lib/ip.ts';
 import type { Clock } from './clock.ts';
 import type { Logger } from './log.ts';
 import { openContext, type AppContext } from './context.ts';
@@ -26,6 +28,23 @@ export interface StartOptions {
 // Uploads up to the 100 GiB setting plus multipart framing must not be cut off by Bun's default 128 MiB.
 const MAX_REQUEST_BODY = 101 * 1024 ** 3;
 
+/** Known proxies are read once at start (SPEC: changing them needs a restart); hostnames are resolved now. */
+async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of ctx.services.settings.get('knownProxies')) {
+    if (isIpAddress(entry) || isCidr(entry)) {
+      out.push(entry);
+      continue;
+    }
+    try {
+      for (const { address } of await dns.lookup(entry, { all: true })) out.push(address);
+    } catch {
+      ctx.log.warn('known proxy hostname does not resolve; ignored', { host: entry });
+    }
+  }
+  return out;
+}
+
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const ctx = openContext(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
   const worker = new Worker({
@@ -40,7 +59,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   ensureSystemSchedules(ctx);
   let app;
   try {
-    app = createApp(ctx);
+    app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY, idleTimeout: 120 });
   } catch (err) {
     ctx.close();

@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.ts';
-import { Messages } from '../errors.ts';
 
 export interface LimitResult {
   allowed: boolean;
@@ -56,11 +55,4 @@ export function rateLimitHeaders(result: LimitResult, now: number): Record<strin
     'RateLimit-Reset': String(Math.ceil(result.resetAt / 1000)),
     'Retry-After': String(Math.max(1, Math.ceil((result.resetAt - now) / 1000))),
   };
-}
-
-export function tooManyRequests(result: LimitResult, now: number): Response {
-  return Response.json(
-    { error: Messages.tooManyRequests },
-    { status: 429, headers: rateLimitHeaders(result, now) },
-  );
 }

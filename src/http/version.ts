@@ -1,6 +1,10 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
+import type { Limits } from './limits.ts';
+import { authPlugin } from './plugins/auth.ts';
 
-export function versionRoutes(ctx: AppContext) {
-  return new Elysia({ name: 'http/version' }).get('/api/version', () => ctx.services.version.current());
+export function versionRoutes(ctx: AppContext, limits: Limits) {
+  return new Elysia({ name: 'http/version' })
+    .use(authPlugin(ctx, limits))
+    .get('/api/version', () => ctx.services.version.current(), { auth: true });
 }

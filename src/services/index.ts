@@ -1,13 +1,28 @@
 import type { CoreContext } from '../context.ts';
+import { AccountService } from './accounts.ts';
+import { MfaService } from './mfa.ts';
+import { SessionService } from './sessions.ts';
+import { SettingsService } from './settings.ts';
 import { VersionService } from './version.ts';
 
 /** The domain services; each area adds itself here and registers its jobs and schedules. */
 export interface Services {
   version: VersionService;
+  settings: SettingsService;
+  sessions: SessionService;
+  mfa: MfaService;
+  accounts: AccountService;
 }
 
 export function createServices(core: CoreContext): Services {
+  const settings = new SettingsService(core);
+  const sessions = new SessionService(core);
+  const mfa = new MfaService(core);
   return {
     version: new VersionService(core),
+    settings,
+    sessions,
+    mfa,
+    accounts: new AccountService(core, settings, sessions, mfa),
   };
 }

@@ -1,4 +1,4 @@
-import { forbidden } from '../errors.ts';
+import { forbidden, Messages } from '../errors.ts';
 
 /** The permission catalog, in display order (COMPAT.md "Permissions"). */
 export const PERMISSION_CATALOG = [
@@ -43,5 +43,10 @@ export function requirePermission(principal: Principal, permission: Permission):
   if (!can(principal, permission)) throw forbidden(permissionDeniedMessage(permission));
 }
 
-export const OWNER_ONLY_MESSAGE = 'Only the account owner can perform this action.';
-export const ADMIN_ONLY_MESSAGE = 'Only the admin can perform this action.';
+export function requireOwner(principal: Principal): void {
+  if (!principal.isOwner) throw forbidden(Messages.ownerOnly);
+}
+
+export function requireAdmin(principal: Principal, message: string = Messages.adminOnly): void {
+  if (!principal.isAdmin) throw forbidden(message);
+}

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../src/clock.ts';
-import { FixedWindowLimiter, rateLimitHeaders, tooManyRequests } from '../../src/http/rate-limit.ts';
+import { FixedWindowLimiter, rateLimitHeaders } from '../../src/http/rate-limit.ts';
+import { RateLimitedError } from '../../src/errors.ts';
 
 describe('FixedWindowLimiter', () => {
   test('allows the limit per window and per key, then refuses until the window ends', () => {
@@ -15,18 +16,18 @@ describe('FixedWindowLimiter', () => {
     expect(limiter.hit('a').allowed).toBe(true);
   });
 
-  test('429 response carries the body and the four headers', async () => {
+  test('429 error carries the body and the four headers', () => {
     const clock = new ManualClock(90_500);
     const limiter = new FixedWindowLimiter(1, 60_000, clock);
     limiter.hit('k');
     const result = limiter.hit('k');
-    const res = tooManyRequests(result, clock.now());
-    expect(res.status).toBe(429);
-    expect(await res.json()).toEqual({ error: 'Too many requests, please try again later' });
-    expect(res.headers.get('RateLimit-Limit')).toBe('1');
-    expect(res.headers.get('RateLimit-Remaining')).toBe('0');
-    expect(res.headers.get('RateLimit-Reset')).toBe('120');
-    expect(res.headers.get('Retry-After')).toBe('30');
+    const err = new RateLimitedError(rateLimitHeaders(result, clock.now()));
+    expect(err.status).toBe(429);
+    expect(err.body()).toEqual({ error: 'Too many requests, please try again later' });
+    expect(err.headers!['RateLimit-Limit']).toBe('1');
+    expect(err.headers!['RateLimit-Remaining']).toBe('0');
+    expect(err.headers!['RateLimit-Reset']).toBe('120');
+    expect(err.headers!['Retry-After']).toBe('30');
     expect(rateLimitHeaders(result, clock.now())['Retry-After']).toBe('30');
   });
 });

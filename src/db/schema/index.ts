@@ -1,1 +1,4 @@
 export * from './jobs.ts';
+export * from './users.ts';
+export * from './items.ts';
+export * from './shares.ts';

@@ -1,12 +1,13 @@
 import { Elysia } from 'elysia';
 import { AppError, Messages } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
+import { KeyUnavailableError } from '../../storage/keyring.ts';
+import { DEFERRED_BODY } from '../body.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
 import { requestMeta, setRequestMeta } from '../request-meta.ts';
 
-export const JSON_BODY_LIMIT = 1024 * 1024;
-
-const SECURITY_HEADERS: Record<string, string> = {
+export const SECURITY_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
@@ -16,29 +17,30 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-async function readLimited(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limit) throw new AppError(413, Messages.bodyTooLarge);
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw new AppError(413, Messages.bodyTooLarge);
-    }
-    chunks.push(value);
+function firstForwarded(value: string | null): string | null {
+  const first = value?.split(',')[0]?.trim();
+  return first ? first : null;
+}
+
+/** Maps an error to status and body; anything unexpected is a logged 500 with a generic message. */
+function describeError(error: unknown, code: unknown): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } | null {
+  if (error instanceof AppError) return { status: error.status, body: error.body(), headers: error.headers };
+  if (error instanceof StorageNotFoundError) return { status: 500, body: { message: Messages.storedObjectMissing } };
+  if (error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError) return null;
+  switch (code) {
+    case 'NOT_FOUND':
+      return { status: 404, body: { message: Messages.notFoundRoute } };
+    case 'PARSE':
+      return { status: 400, body: { message: Messages.invalidJson } };
+    case 'VALIDATION':
+      return { status: 422, body: { message: Messages.validationFailed, details: [{ field: 'request', message: String((error as Error).message) }] } };
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return null;
 }
 
 /**
- * Conventions every route shares: request id, client IP, security headers, JSON body limit,
- * error mapping and the access log. Registered first, globally.
+ * Conventions every route shares: request id, client IP and origin, security headers, deferred body
+ * reading, error mapping and the access log. Registered first, globally.
  */
 export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver }) {
   const { log, ipResolver } = deps;
@@ -48,39 +50,28 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver }) 
       const incoming = request.headers.get('x-request-id');
       const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
       const peer = server?.requestIP(request)?.address ?? null;
+      const url = new URL(request.url);
+      const trusted = ipResolver.isTrustedPeer(peer);
+      const proto = (trusted && firstForwarded(request.headers.get('x-forwarded-proto'))) || url.protocol.replace(':', '');
+      const host = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host') || url.host;
       setRequestMeta(request, {
         id,
         start: performance.now(),
         ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
+        origin: `${proto}://${host}`,
+        secure: proto === 'https',
       });
       Object.assign(set.headers, SECURITY_HEADERS);
       set.headers['X-Request-Id'] = id;
     })
-    .onParse({ as: 'global' }, async ({ request, contentType }) => {
-      if (!contentType.startsWith('application/json')) return;
-      const text = await readLimited(request, JSON_BODY_LIMIT);
-      if (text.trim() === '') return {};
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new AppError(400, Messages.invalidJson);
-      }
-    })
+    // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
+    .onParse({ as: 'global' }, () => DEFERRED_BODY)
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
-      if (error instanceof AppError) {
-        set.status = error.status;
-        return { message: error.message, ...error.extra };
-      }
-      switch (code) {
-        case 'NOT_FOUND':
-          set.status = 404;
-          return { message: Messages.notFoundRoute };
-        case 'PARSE':
-          set.status = 400;
-          return { message: Messages.invalidJson };
-        case 'VALIDATION':
-          set.status = 422;
-          return { message: Messages.validationFailed, details: [{ field: 'request', message: error.message }] };
+      const known = describeError(error, code);
+      if (known) {
+        set.status = known.status;
+        if (known.headers) Object.assign(set.headers, known.headers);
+        return known.body;
       }
       const meta = requestMeta(request);
       log.error('unhandled error', {
@@ -90,7 +81,8 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver }) 
         err: error instanceof Error ? (error.stack ?? error.message) : String(error),
       });
       set.status = 500;
-      return { message: Messages.internal };
+      const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;
+      return { message: damaged ? Messages.storedObjectDamaged : Messages.internal };
     })
     .onAfterResponse({ as: 'global' }, ({ request, set }) => {
       const meta = requestMeta(request);

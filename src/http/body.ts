@@ -1,0 +1,42 @@
+import { AppError, badRequest, Messages } from '../errors.ts';
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** Elysia's parse step returns this instead of reading: bodies are read by handlers, after their guards. */
+export const DEFERRED_BODY = Object.freeze({ deferred: true });
+
+async function readLimited(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > limit) throw new AppError(413, Messages.bodyTooLarge);
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw new AppError(413, Messages.bodyTooLarge);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The JSON body of a request (at most 1 MiB), or `{}` when there is none. Called by a handler after
+ * its auth guard, so a refused request never has its body read.
+ */
+export async function readJson(request: Request): Promise<unknown> {
+  const type = request.headers.get('content-type') ?? '';
+  const text = await readLimited(request, JSON_BODY_LIMIT);
+  if (text.trim() === '') return {};
+  if (!/^application\/(.+\+)?json\b/i.test(type)) throw badRequest(Messages.notJson);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest(Messages.invalidJson);
+  }
+}
