@@ -1,6 +1,7 @@
 import type { CoreContext } from '../context.ts';
 import { AccountService } from './accounts.ts';
 import { MfaService } from './mfa.ts';
+import { QuotaService } from './quota.ts';
 import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
 import { VersionService } from './version.ts';
@@ -12,6 +13,7 @@ export interface Services {
   sessions: SessionService;
   mfa: MfaService;
   accounts: AccountService;
+  quota: QuotaService;
 }
 
 export function createServices(core: CoreContext): Services {
@@ -24,5 +26,6 @@ export function createServices(core: CoreContext): Services {
     sessions,
     mfa,
     accounts: new AccountService(core, settings, sessions, mfa),
+    quota: new QuotaService(core),
   };
 }
