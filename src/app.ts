@@ -6,6 +6,11 @@ import { createLimits } from './http/limits.ts';
 import { authRoutes } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
+import { sessionRoutes } from './http/sessions.ts';
+import { mfaRoutes } from './http/mfa.ts';
+import { settingsRoutes } from './http/settings.ts';
+import { userRoutes } from './http/users.ts';
+import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
 import { IpMatcher } from './lib/ip.ts';
 
 export interface AppOptions {
@@ -18,9 +23,14 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.generalRateLimit);
   return new Elysia()
-    .use(corePlugin({ log: ctx.log, ipResolver }))
+    .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId }))
+    .use(desktopOnlyPlugin(ctx))
     .use(healthRoutes(ctx))
     .use(authRoutes(ctx, limits))
+    .use(sessionRoutes(ctx, limits))
+    .use(mfaRoutes(ctx, limits))
+    .use(settingsRoutes(ctx, limits))
+    .use(userRoutes(ctx, limits))
     .use(versionRoutes(ctx, limits));
 }
 

@@ -19,6 +19,8 @@ import { createServices, type Services } from './services/index.ts';
 
 /** Everything a service, route, job handler or CLI command needs, built once per process. */
 export interface CoreContext {
+  /** Unique per context: seeds the Elysia plugins so two servers in one process never share hooks. */
+  instanceId: string;
   config: Config;
   paths: DataPaths;
   clock: Clock;
@@ -77,6 +79,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     // The CLI has no worker, but the server's worker picks up what it enqueues.
     const queue = new JobQueue(db, clock, { available: !isServer });
     const core: CoreContext = {
+      instanceId: crypto.randomUUID(),
       config,
       paths,
       clock,

@@ -43,7 +43,7 @@ function limitSignIn(ctx: AppContext, limits: Limits, request: Request, body: un
 /** Sign-up, sign-in, sign-out, password change and profile. */
 export function authRoutes(ctx: AppContext, limits: Limits) {
   const { accounts } = ctx.services;
-  return new Elysia({ name: 'http/auth-routes' })
+  return new Elysia({ name: 'http/auth-routes', seed: ctx.instanceId })
     .use(authPlugin(ctx, limits))
     .post('/api/signup', async ({ request, set }) => {
       const raw = await readJson(request);

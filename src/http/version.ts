@@ -4,7 +4,7 @@ import type { Limits } from './limits.ts';
 import { authPlugin } from './plugins/auth.ts';
 
 export function versionRoutes(ctx: AppContext, limits: Limits) {
-  return new Elysia({ name: 'http/version' })
+  return new Elysia({ name: 'http/version', seed: ctx.instanceId })
     .use(authPlugin(ctx, limits))
     .get('/api/version', () => ctx.services.version.current(), { auth: true });
 }

@@ -103,9 +103,13 @@ export class AccountService {
       .immediate();
   }
 
+  /** Public signup is open while no account exists, then as the admin sets it. */
+  signupOpen(): boolean {
+    return !this.sqlite.query('SELECT 1 FROM users LIMIT 1').get() || this.settings.get('signupEnabled');
+  }
+
   async signup(input: { email: string; password: string; name?: string }, info: RequestInfo) {
-    const anyUser = this.sqlite.query('SELECT 1 FROM users LIMIT 1').get();
-    if (anyUser && !this.settings.get('signupEnabled')) throw forbidden(Messages.signupDisabled);
+    if (!this.signupOpen()) throw forbidden(Messages.signupDisabled);
     const row = await this.createLogin({ email: input.email, password: input.password, name: input.name ?? '' });
     const { token } = await this.sessions.start(row.id, info);
     return { user: toPublicUser(row), token };

@@ -137,6 +137,12 @@ export class SessionService {
     return changes;
   }
 
+  /** A deleted login: its cached list and presence go (its rows went with the user row). */
+  forgetLogin(loginId: string): void {
+    this.listCache.delete(loginId);
+    this.ctx.presence.removeWhere((e) => e.loginId === loginId);
+  }
+
   list(principal: Principal, opts: { refresh: boolean }): { sessions: SessionView[] } {
     const now = this.ctx.clock.now();
     let cached = this.listCache.get(principal.loginId);

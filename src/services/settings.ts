@@ -1,5 +1,8 @@
 import type { Database } from 'bun:sqlite';
+import { z } from 'zod';
 import type { CoreContext } from '../context.ts';
+import { validationFailed } from '../errors.ts';
+import { isCidr, isHostname, isIpAddress } from '../lib/ip.ts';
 
 /** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
 export interface InstanceSettings {
@@ -25,6 +28,39 @@ export const SETTING_DEFAULTS: InstanceSettings = {
 };
 
 export type SettingKey = keyof InstanceSettings;
+
+export const MIN_UPLOAD_BYTES = 1048576;
+export const MAX_UPLOAD_BYTES = 107374182400;
+
+const httpUrl = z
+  .string()
+  .trim()
+  .max(2048, 'URL must be at most 2048 characters')
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'Enter a valid http:// or https:// URL')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const proxyEntry = z
+  .string()
+  .trim()
+  .min(1, 'A proxy entry cannot be empty')
+  .max(253, 'Each proxy entry must be at most 253 characters')
+  .refine((e) => isIpAddress(e) || isCidr(e) || isHostname(e), 'Each entry must be an IP address, a CIDR range or a hostname');
+
+/** What each setting accepts; the API and `coffer settings set` validate through these. */
+export const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
+  signupEnabled: z.boolean(),
+  hideFileExtensions: z.boolean(),
+  desktopOnlyAccess: z.boolean(),
+  allowPasswordChange: z.boolean(),
+  maxUploadBytes: z
+    .number()
+    .int('maxBytes must be a whole number of bytes')
+    .min(MIN_UPLOAD_BYTES, `maxBytes must be at least ${MIN_UPLOAD_BYTES} (1 MiB)`)
+    .max(MAX_UPLOAD_BYTES, `maxBytes must be at most ${MAX_UPLOAD_BYTES} (100 GiB)`),
+  shareBaseUrl: httpUrl.nullable(),
+  docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
+  knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
+};
 
 /**
  * Reads and writes the settings table. Reads are cached and the cache is dropped whenever SQLite's
@@ -53,6 +89,35 @@ export class SettingsService {
 
   get<K extends SettingKey>(key: K): InstanceSettings[K] {
     return this.all()[key];
+  }
+
+  /** Validates and stores a setting; bad values are 422 with details naming `field` (the API's field name). */
+  update<K extends SettingKey>(key: K, value: unknown, field: string = key): InstanceSettings[K] {
+    const parsed = SETTING_SCHEMAS[key].safeParse(value);
+    if (!parsed.success) {
+      throw validationFailed(
+        parsed.error.issues.map((i) => ({ field: [field, ...i.path.map(String)].join('.'), message: i.message })),
+      );
+    }
+    this.set(key, parsed.data);
+    return parsed.data;
+  }
+
+  /** The document server needs its URL and JWT secret together; both empty (or null) turns it off. */
+  setDocserver(input: { url?: string | null; jwtSecret?: string | null }): InstanceSettings['docserver'] {
+    const url = input.url?.trim() || null;
+    const jwtSecret = input.jwtSecret || null;
+    if (!url && !jwtSecret) return this.update('docserver', null);
+    if (!url || !jwtSecret) {
+      const missing = url ? 'jwtSecret' : 'url';
+      throw validationFailed([{ field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' }]);
+    }
+    const parsed = SETTING_SCHEMAS.docserver.safeParse({ url, jwtSecret });
+    if (!parsed.success) {
+      throw validationFailed(parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || 'url', message: i.message })));
+    }
+    this.set('docserver', parsed.data);
+    return parsed.data;
   }
 
   set<K extends SettingKey>(key: K, value: InstanceSettings[K]): void {

@@ -25,7 +25,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * role or permission, and re-issues the cookie when the token is past half its life.
  */
 export function authPlugin(ctx: AppContext, limits: Limits) {
-  return new Elysia({ name: 'http/auth' }).macro({
+  return new Elysia({ name: 'http/auth', seed: ctx.instanceId }).macro({
     auth: (rule: true | AuthRule) => ({
       async resolve({ request, set }): Promise<{ principal: Principal }> {
         const r: AuthRule = rule === true ? {} : rule;

@@ -42,9 +42,9 @@ function describeError(error: unknown, code: unknown): { status: number; body: R
  * Conventions every route shares: request id, client IP and origin, security headers, deferred body
  * reading, error mapping and the access log. Registered first, globally.
  */
-export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver }) {
+export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string }) {
   const { log, ipResolver } = deps;
-  return new Elysia({ name: 'http/core' })
+  return new Elysia({ name: 'http/core', seed: deps.seed })
     .error({ APP: AppError })
     .onRequest(({ request, set, server }) => {
       const incoming = request.headers.get('x-request-id');
