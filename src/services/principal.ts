@@ -23,6 +23,8 @@ export interface Principal {
   /** The owner's user id: items, quota and usage belong to it. */
   accountId: string;
   sessionId: string;
+  /** The client address of the request (through known proxies), for audit records. */
+  ip: string;
   email: string;
   name: string;
   isOwner: boolean;

@@ -108,6 +108,7 @@ export class SessionService {
       loginId: row.id,
       accountId: row.parent_user_id ?? row.id,
       sessionId: claims.sid,
+      ip: info.ip,
       email: row.email,
       name: row.name,
       isOwner,
