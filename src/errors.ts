@@ -90,6 +90,10 @@ export const Messages = {
   jobFailed: 'Background file operation failed',
   uploadAborted: 'Upload cancelled by client',
   noFile: 'No file uploaded',
+  // Sharing
+  shareNotFound: 'Share link not found',
+  shareExpired: 'This share link has expired',
+  itemNotInShare: 'File or folder not found in this share',
   // Integrity
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { escapeHtml } from '../lib/html.ts';
+import { formatSize } from '../lib/size.ts';
+import type { PublicItem } from '../services/shares.ts';
+
+const STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e3e6eb;--accent:#2f6fde}
+@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#a0a8b8;--bg:#14171c;--card:#1c2027;--line:#2c313a;--accent:#6ea0ff}}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:960px;margin:0 auto;padding:16px}header{display:flex;flex-wrap:wrap;gap:12px;align-items:center;justify-content:space-between;margin:8px 0 16px}
+h1{font-size:1.35rem;margin:0;overflow-wrap:anywhere}nav{color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}nav a{color:inherit}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px}
+.button{display:inline-block;padding:10px 18px;border-radius:8px;background:var(--accent);color:#fff;text-decoration:none;font-weight:600}
+table{width:100%;border-collapse:collapse}th,td{padding:10px 8px;border-bottom:1px solid var(--line);text-align:left}
+th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}td a:hover{text-decoration:underline}
+.kind{width:2rem;color:var(--muted)}.num{white-space:nowrap;color:var(--muted)}.empty{color:var(--muted);text-align:center;padding:32px}
+.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:70vh;margin:16px auto 0;border-radius:8px}
+.pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
+@media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}}`;
+
+/** CSP of every share page: no scripts, no external anything; the one stylesheet is allowed by its hash. */
+export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+const FOLDER_ICON = '&#128193;';
+const FILE_ICON = '&#128196;';
+
+function layout(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+const enc = encodeURIComponent;
+const date = (iso: string) => iso.slice(0, 10);
+
+export interface FolderPageView {
+  token: string;
+  folder: PublicItem;
+  /** Root first; the last entry is the folder shown. */
+  trail: PublicItem[];
+  isRoot: boolean;
+  items: PublicItem[];
+  nextCursor: string | null;
+  limit: number;
+}
+
+export function renderFolderPage(v: FolderPageView): string {
+  const base = `/s/${enc(v.token)}`;
+  const folderHref = (id: string, isRoot: boolean) => (isRoot ? base : `${base}/folder/${enc(id)}`);
+  const crumbs = v.trail
+    .map((f, i) => (i === v.trail.length - 1 ? escapeHtml(f.name) : `<a href="${folderHref(f.id, i === 0)}">${escapeHtml(f.name)}</a>`))
+    .join(' / ');
+  const zipHref = v.isRoot ? `${base}/zip` : `${base}/file/${enc(v.folder.id)}`;
+  const rows = v.items
+    .map((item) => {
+      const href = item.type === 'folder' ? `${base}/folder/${enc(item.id)}` : `${base}/file/${enc(item.id)}`;
+      return `<tr><td class="kind">${item.type === 'folder' ? FOLDER_ICON : FILE_ICON}</td><td><a href="${href}">${escapeHtml(item.name)}</a></td><td class="num">${
+        item.size === null ? '' : escapeHtml(formatSize(item.size))
+      }</td><td class="num hide-small">${escapeHtml(date(item.modified))}</td></tr>`;
+    })
+    .join('\n');
+  const pager = v.nextCursor
+    ? `<p class="pager"><a href="${folderHref(v.folder.id, v.isRoot)}?cursor=${enc(v.nextCursor)}&amp;limit=${v.limit}">Next page &rarr;</a></p>`
+    : '';
+  return layout(
+    v.folder.name,
+    `<header><div><nav>${crumbs}</nav><h1>${escapeHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
+<section class="card">
+<table>
+<thead><tr><th class="kind"><span hidden>Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>
+<tbody>
+${rows || '<tr><td class="empty" colspan="4">This folder is empty.</td></tr>'}
+</tbody>
+</table>
+${pager}
+</section>`,
+  );
+}
+
+export function renderFilePage(v: { token: string; file: PublicItem; previewable: boolean }): string {
+  const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
+  const preview = v.previewable ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(v.file.name)}">` : '';
+  return layout(
+    v.file.name,
+    `<header><h1>${FILE_ICON} ${escapeHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
+<section class="card">
+<p class="meta">${escapeHtml(formatSize(v.file.size ?? 0))} &middot; ${escapeHtml(v.file.mimeType ?? 'unknown type')} &middot; modified ${escapeHtml(date(v.file.modified))}</p>
+${preview}
+</section>`,
+  );
+}
+
+export function renderErrorPage(status: number, message: string): string {
+  const title = status === 410 ? 'Link expired' : status === 404 ? 'Not found' : 'Unavailable';
+  return layout(title, `<section class="card"><h1>${escapeHtml(title)}</h1><p class="meta">${escapeHtml(message)}</p></section>`);
+}
