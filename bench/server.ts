@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dir, '..');
+
+export interface BenchServer {
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Runs `coffer serve` from source in its own process, on a temp data dir, as an admin would. */
+export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-'));
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  const proc = Bun.spawn([process.execPath, path.join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      if (i > 500) throw new Error('bench server did not start');
+      await Bun.sleep(20);
+    }
+  }
+  return {
+    url,
+    dataDir,
+    async stop() {
+      proc.kill('SIGTERM');
+      await proc.exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs up the first account and returns its token. */
+export async function adminToken(url: string, email = 'bench@example.test', password = 'bench password'): Promise<string> {
+  const res = await fetch(`${url}/api/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password, name: 'Bench' }),
+  });
+  if (!res.ok) throw new Error(`signup failed: ${res.status} ${await res.text()}`);
+  return /token=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+}
+
+export interface WrkResult {
+  requestsPerSec: number;
+  p50: string;
+  p99: string;
+  non2xx: number;
+  raw: string;
+}
+
+/** Runs wrk (Debian package `wrk`) with latency output and parses the figures. */
+export function wrk(url: string, opts: { threads?: number; connections?: number; seconds?: number; headers?: Record<string, string> } = {}): WrkResult {
+  const args = ['wrk', `-t${opts.threads ?? 2}`, `-c${opts.connections ?? 4}`, `-d${opts.seconds ?? 10}s`, '--latency'];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  args.push(url);
+  const r = Bun.spawnSync(args, { stdout: 'pipe', stderr: 'pipe' });
+  if (r.exitCode !== 0) throw new Error(`wrk failed (is the Debian package 'wrk' installed?): ${r.stderr.toString()}`);
+  const raw = r.stdout.toString();
+  const num = (re: RegExp) => re.exec(raw)?.[1] ?? '?';
+  return {
+    requestsPerSec: Number(num(/Requests\/sec:\s+([\d.]+)/)),
+    p50: num(/50%\s+(\S+)/),
+    p99: num(/99%\s+(\S+)/),
+    non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(raw)?.[1] ?? 0),
+    raw,
+  };
+}
