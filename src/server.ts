@@ -71,6 +71,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const server = app.server!;
   if (opts.startWorker !== false) worker.start();
   else ctx.queue.available = true;
+  ctx.services.audit.start();
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
@@ -90,6 +91,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         clearTimeout(timer);
         await worker.stop(graceMs);
         ctx.queue.available = false;
+        ctx.services.audit.stop();
         ctx.hub.close();
         ctx.close();
         ctx.log.info('stopped');
