@@ -25,7 +25,6 @@ CREATE TABLE `audit_queue` (
 	`queued_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `audit_queue_status_seq_idx` ON `audit_queue` (`status`,`seq`);--> statement-breakpoint
 CREATE TABLE `key_rotations` (
 	`id` text PRIMARY KEY NOT NULL,
 	`to_key_id` text NOT NULL,

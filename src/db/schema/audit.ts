@@ -5,20 +5,18 @@ export const AUDIT_QUEUE_STATUSES = ['pending', 'failed'] as const;
 /**
  * Audit events as recorded: one insert per event, so recording never waits for processing. The worker
  * moves pending rows into `audit_log` in batches; a row that cannot be processed is parked as `failed`.
+ * No index on status: the queue stays short and is read in seq order, and an index would cost every
+ * insert another page write.
  */
-export const auditQueue = sqliteTable(
-  'audit_queue',
-  {
-    seq: integer('seq').primaryKey({ autoIncrement: true }),
-    // The event as JSON (AuditEvent in services/audit.ts).
-    event: text('event').notNull(),
-    status: text('status', { enum: AUDIT_QUEUE_STATUSES }).notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    lastError: text('last_error'),
-    queuedAt: integer('queued_at').notNull(),
-  },
-  (t) => [index('audit_queue_status_seq_idx').on(t.status, t.seq)],
-);
+export const auditQueue = sqliteTable('audit_queue', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  // The event as JSON (QueuedEvent in services/audit.ts).
+  event: text('event').notNull(),
+  status: text('status', { enum: AUDIT_QUEUE_STATUSES }).notNull().default('pending'),
+  attempts: integer('attempts').notNull().default(0),
+  lastError: text('last_error'),
+  queuedAt: integer('queued_at').notNull(),
+});
 
 /** The audit log: who did what to which target, when, from where. Rows outlive the logins they name. */
 export const auditLog = sqliteTable(
