@@ -21,7 +21,8 @@ export function buildProgram(): Command {
       'after',
       `
 Admin commands open the data directory directly and are safe while the server runs.
-Each takes --data-dir (or COFFER_DATA_DIR) and --json. ${EXIT_CODES_HELP}`,
+Each takes --data-dir (or COFFER_DATA_DIR) and --json.
+${EXIT_CODES_HELP}`,
     );
   registerServe(program);
   registerMigrate(program);
