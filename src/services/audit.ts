@@ -255,12 +255,18 @@ export class AuditService {
     }
   }
 
-  /** Reads the queue depths into the two gauges. */
-  refreshQueueGauges(): void {
+  /** Events waiting to be written, and events parked after failing. */
+  queueDepths(): { pending: number; failed: number } {
     const counts = { pending: 0, failed: 0 };
     for (const r of this.sqlite.query<{ status: 'pending' | 'failed'; n: number }, []>('SELECT status, COUNT(*) AS n FROM audit_queue GROUP BY status').all()) {
       counts[r.status] = r.n;
     }
+    return counts;
+  }
+
+  /** Reads the queue depths into the two gauges. */
+  refreshQueueGauges(): void {
+    const counts = this.queueDepths();
     this.metrics.auditQueueDepth.set(counts.pending);
     this.metrics.auditQueueFailedDepth.set(counts.failed);
   }

@@ -80,10 +80,7 @@ export class DoctorService {
       if (!this.ctx.keyring.has(r.key_id)) unavailable += r.n;
     }
 
-    const queue = { pending: 0, failed: 0 };
-    for (const r of this.sqlite.query<{ status: 'pending' | 'failed'; n: number }, []>('SELECT status, COUNT(*) AS n FROM audit_queue GROUP BY status').all()) {
-      queue[r.status] = r.n;
-    }
+    const queue = this.audit.queueDepths();
 
     const report: DoctorReport = {
       ok: false,

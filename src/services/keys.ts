@@ -142,16 +142,21 @@ export class KeyService {
 
   /** Wrapped values not yet under `keyId`. */
   remaining(keyId: string): number {
-    const pattern = `k1.${keyId}.%`;
-    const items = this.sqlite
+    return this.itemsNotUnder(keyId) + this.secretsNotUnder(keyId);
+  }
+
+  private itemsNotUnder(keyId: string): number {
+    return this.sqlite
       .query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM items WHERE wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?)`)
       .get(keyId)!.n;
-    const secrets = this.sqlite
+  }
+
+  private secretsNotUnder(keyId: string): number {
+    return this.sqlite
       .query<{ n: number }, [string]>(
         `SELECT COUNT(*) AS n FROM users WHERE (mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?1) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?1)`,
       )
-      .get(pattern)!.n;
-    return items + secrets;
+      .get(`k1.${keyId}.%`)!.n;
   }
 
   private pendingRotation(): RotationRow | null {
@@ -164,9 +169,7 @@ export class KeyService {
 
   /** Returns false when the batch budget ran out. */
   private rewrapItems(keyId: string, batchSize: number, budget: { batches: number }, result: RotateResult, opts: RotateOptions): boolean {
-    const total = this.sqlite
-      .query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM items WHERE wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?)`)
-      .get(keyId)!.n;
+    const total = this.itemsNotUnder(keyId);
     const page = this.sqlite.query<{ id: string; wrapped_key: string }, [string, string, number]>(
       `SELECT id, wrapped_key FROM items WHERE id > ? AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?) ORDER BY id LIMIT ?`,
     );
@@ -208,11 +211,7 @@ export class KeyService {
 
   private rewrapSecrets(keyId: string, batchSize: number, budget: { batches: number }, result: RotateResult, opts: RotateOptions): boolean {
     const pattern = `k1.${keyId}.%`;
-    const total = this.sqlite
-      .query<{ n: number }, [string]>(
-        `SELECT COUNT(*) AS n FROM users WHERE (mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?1) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?1)`,
-      )
-      .get(pattern)!.n;
+    const total = this.secretsNotUnder(keyId);
     const page = this.sqlite.query<{ id: string; mfa_secret: string | null; mfa_pending_secret: string | null }, [string, string, number]>(
       `SELECT id, mfa_secret, mfa_pending_secret FROM users
        WHERE id > ?1 AND ((mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?2) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?2))
