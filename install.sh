@@ -10,9 +10,12 @@ CONFIG_DIR="${COFFER_CONFIG_DIR:-/etc/coffer}"
 SERVICE_USER="${COFFER_USER:-coffer}"
 PORT="${PORT:-3000}"
 HOST="${HOST:-0.0.0.0}"
-ROOT="${COFFER_ROOT:-}"
+ROOT="${COFFER_ROOT:-${DESTDIR:-}}"
+UNIT_DIR="${COFFER_UNIT_DIR:-/etc/systemd/system}"
 START=1
 UNINSTALL=0
+PURGE=0
+SYSTEMD=1
 
 usage() {
   cat <<USAGE
@@ -31,10 +34,14 @@ Options (each also settable by the environment variable in brackets):
   --user NAME        system user the service runs as [COFFER_USER] (default coffer)
   --port N           port to listen on, written to coffer.env on first install [PORT] (default 3000)
   --host ADDR        address to bind, written to coffer.env on first install [HOST] (default 0.0.0.0)
-  --root DIR         install into DIR as if it were / (packaging, tests) [COFFER_ROOT];
-                     implies --no-start and skips creating the user
+  --unit-dir DIR     where the systemd unit goes [COFFER_UNIT_DIR] (default /etc/systemd/system)
+  --root DIR         install into DIR as if it were / (packaging, tests) [COFFER_ROOT or DESTDIR];
+                     paths inside the unit stay as if installed at /; implies --no-systemd
+  --no-systemd       write the files only: no system user, no systemctl, no root needed
   --no-start         install and enable, but do not start or restart the service
   --uninstall        stop and remove the service, unit and executable; keeps data and coffer.env
+  --purge            with --uninstall: also delete the data directory (every file!), coffer.env
+                     and the system user
   -h, --help         this text
 
 After installing:
@@ -64,9 +71,12 @@ while [ $# -gt 0 ]; do
     --user) [ $# -ge 2 ] || fail "--user needs a name"; SERVICE_USER="$2"; shift 2 ;;
     --port) [ $# -ge 2 ] || fail "--port needs a number"; PORT="$2"; shift 2 ;;
     --host) [ $# -ge 2 ] || fail "--host needs an address"; HOST="$2"; shift 2 ;;
+    --unit-dir) [ $# -ge 2 ] || fail "--unit-dir needs a directory"; UNIT_DIR="$2"; shift 2 ;;
     --root) [ $# -ge 2 ] || fail "--root needs a directory"; ROOT="$2"; shift 2 ;;
+    --no-systemd) SYSTEMD=0; shift ;;
     --no-start) START=0; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
+    --purge) PURGE=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; fail "unknown option: $1" ;;
   esac
@@ -78,17 +88,20 @@ esac
 [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || fail "--port must be between 1 and 65535, got $PORT"
 case "$DATA_DIR" in /*) ;; *) fail "--data-dir must be an absolute path, got '$DATA_DIR'" ;; esac
 
-UNIT_DIR="$ROOT/etc/systemd/system"
-UNIT="$UNIT_DIR/coffer.service"
+[ "$PURGE" -eq 0 ] || [ "$UNINSTALL" -eq 1 ] || fail "--purge only goes with --uninstall"
+case "$PREFIX" in /*) ;; *) fail "--prefix must be an absolute path, got '$PREFIX'" ;; esac
+case "$CONFIG_DIR" in /*) ;; *) fail "--config-dir must be an absolute path, got '$CONFIG_DIR'" ;; esac
+case "$UNIT_DIR" in /*) ;; *) fail "--unit-dir must be an absolute path, got '$UNIT_DIR'" ;; esac
+
+UNIT="$ROOT$UNIT_DIR/coffer.service"
 BIN_PATH="$PREFIX/bin/coffer"
-SYSTEMD=1
 if [ -n "$ROOT" ]; then
-  START=0
   SYSTEMD=0
 fi
+[ "$SYSTEMD" -eq 1 ] || START=0
 
-if [ -z "$ROOT" ] && [ "$(id -u)" -ne 0 ]; then
-  fail "run as root (sudo sh install.sh), or pass --root DIR to install into a directory"
+if [ "$SYSTEMD" -eq 1 ] && [ "$(id -u)" -ne 0 ]; then
+  fail "run as root (sudo sh install.sh), or pass --root DIR or --no-systemd to only write the files"
 fi
 
 if [ "$UNINSTALL" -eq 1 ]; then
@@ -98,7 +111,16 @@ if [ "$UNINSTALL" -eq 1 ]; then
   fi
   rm -f "$UNIT" "$ROOT$BIN_PATH"
   [ "$SYSTEMD" -eq 1 ] && systemctl daemon-reload
-  echo "Coffer uninstalled. Kept: $ROOT$DATA_DIR (your files and secrets) and $ROOT$CONFIG_DIR/coffer.env."
+  if [ "$PURGE" -eq 1 ]; then
+    rm -rf "$ROOT$DATA_DIR" "$ROOT$CONFIG_DIR/coffer.env"
+    rmdir "$ROOT$CONFIG_DIR" 2>/dev/null || true
+    if [ "$SYSTEMD" -eq 1 ] && id "$SERVICE_USER" >/dev/null 2>&1; then
+      userdel "$SERVICE_USER" 2>/dev/null || true
+    fi
+    echo "Coffer uninstalled and purged: $ROOT$DATA_DIR and $ROOT$CONFIG_DIR/coffer.env are gone."
+  else
+    echo "Coffer uninstalled. Kept: $ROOT$DATA_DIR (your files and secrets) and $ROOT$CONFIG_DIR/coffer.env (remove them with --uninstall --purge)."
+  fi
   exit 0
 fi
 
@@ -122,7 +144,7 @@ if [ "$SYSTEMD" -eq 1 ]; then
   fi
 fi
 
-mkdir -p "$ROOT$PREFIX/bin" "$UNIT_DIR" "$ROOT$CONFIG_DIR" "$ROOT$DATA_DIR"
+mkdir -p "$ROOT$PREFIX/bin" "$ROOT$UNIT_DIR" "$ROOT$CONFIG_DIR" "$ROOT$DATA_DIR"
 # Copy then rename, so a running service never sees a half-written executable.
 cp "$BINARY" "$ROOT$BIN_PATH.new"
 chmod 0755 "$ROOT$BIN_PATH.new"
@@ -142,7 +164,10 @@ COFFER_DATA_DIR=$DATA_DIR
 LOG_LEVEL=info
 # COFFER_DEFAULT_STORAGE_LIMIT=50G
 # TRASH_RETENTION_DAYS=30
-# METRICS_ALLOWED_IPS=127.0.0.1,::1
+# METRICS_ALLOWED_IPS=127.0.0.1,::1,::ffff:127.0.0.1
+# AUDIT_RETENTION_DAYS=90
+# QUEUE_METRICS_INTERVAL_SECONDS=60
+# UPDATE_FEED_URL=
 ENV
   [ "$SYSTEMD" -eq 1 ] && chown "root:$SERVICE_USER" "$ENV_FILE" && chmod 0640 "$ENV_FILE"
   echo "wrote $CONFIG_DIR/coffer.env"
@@ -186,13 +211,20 @@ WantedBy=multi-user.target
 UNITFILE
 
 echo "installed coffer $VERSION to $BIN_PATH"
+if command -v systemd-analyze >/dev/null 2>&1 && [ -z "$ROOT" ]; then
+  systemd-analyze verify "$UNIT" >/dev/null 2>&1 || echo "warning: systemd-analyze verify reports problems with $UNIT" >&2
+fi
+URL_PORT=$(sed -n 's/^PORT=//p' "$ENV_FILE" | tail -n 1)
+URL="http://$(hostname 2>/dev/null || echo localhost):${URL_PORT:-$PORT}"
 if [ "$SYSTEMD" -eq 1 ]; then
   systemctl daemon-reload
   systemctl enable coffer.service >/dev/null
   if [ "$START" -eq 1 ]; then
     systemctl restart coffer.service
-    echo "coffer.service is running: http://$(hostname 2>/dev/null || echo localhost):$PORT"
+    echo "coffer.service is running: $URL"
   else
-    echo "coffer.service is enabled; start it with: systemctl start coffer"
+    echo "coffer.service is enabled; start it with: systemctl start coffer (it will listen on $URL)"
   fi
+else
+  echo "wrote $UNIT; once enabled and started it listens on $URL"
 fi

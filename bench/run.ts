@@ -1,12 +1,18 @@
 import { runStorageBench } from './storage.ts';
 import { runStartupBench } from './startup.ts';
 import { runAccountsBench } from './accounts.ts';
+import { runOrphansBench } from './orphans.ts';
+import { runKeysBench } from './keys.ts';
+import { runAuditBench } from './audit.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
   storage: runStorageBench,
   startup: runStartupBench,
   accounts: runAccountsBench,
+  orphans: runOrphansBench,
+  keys: runKeysBench,
+  audit: runAuditBench,
 };
 
 const wanted = process.argv.slice(2);

@@ -1,25 +1,48 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../src/config.ts';
-import { StartupError } from '../src/data-dir.ts';
+import { dataPaths, loadSecrets, prepareDataDir, StartupError } from '../src/data-dir.ts';
 import { openContext, type AppContext } from '../src/context.ts';
+import { openDatabase } from '../src/db/client.ts';
 import { AppError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 
-/** Exit codes: 0 success, 1 a problem the user can fix (message on stderr), 2 a bug (stack on stderr). */
+/**
+ * Exit codes: 0 success, 1 a problem the user can fix (message on stderr), 2 a bug (stack on stderr),
+ * 3 the command ran but found something that needs a person (doctor problems, skipped deletions, an
+ * unfinished key rotation).
+ */
 export const EXIT_USER_ERROR = 1;
 export const EXIT_BUG = 2;
+export const EXIT_ATTENTION = 3;
+
+export const EXIT_CODES_HELP = `Exit codes: 0 success; 1 a problem you can fix (the message says what); 2 an unexpected error (a bug);
+3 the command finished but found something that needs attention.`;
 
 export function addDataDirOption(cmd: Command): Command {
   return cmd.option('-d, --data-dir <dir>', 'data directory (env COFFER_DATA_DIR, default ./data)');
+}
+
+/** `--data-dir` and `--json`, which every admin command takes. */
+export function adminCommand(cmd: Command): Command {
+  return addDataDirOption(cmd).option('--json', 'print machine-readable JSON on stdout').addHelpText('after', `\n${EXIT_CODES_HELP}`);
 }
 
 export function configFrom(flags: ConfigFlags): Config {
   return loadConfig(flags, process.env);
 }
 
-/** Opens the data dir beside a possibly running server (no worker, no lock), runs fn, closes. */
-export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) => Promise<T> | T): Promise<T> {
+/**
+ * Opens the data dir beside a possibly running server (no worker, no lock), runs fn, closes.
+ * With `initialize`, a data dir that was never served is created first (database and secrets).
+ */
+export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) => Promise<T> | T, opts: { initialize?: boolean } = {}): Promise<T> {
   const config = configFrom(flags);
+  if (opts.initialize) {
+    const paths = dataPaths(config.dataDir);
+    prepareDataDir(paths);
+    loadSecrets(config, paths);
+    openDatabase(paths.database).$client.close();
+  }
   const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent') });
   try {
     return await fn(ctx);
@@ -35,18 +58,156 @@ export function isUserError(err: unknown): err is Error {
 /** A command-line mistake: printed as one line, exit 1. */
 export class UsageError extends Error {}
 
+/** The command ran and printed its result, but the result needs attention: exit 3. */
+export class AttentionNeeded extends Error {}
+
+function describe(err: Error): string {
+  const details = err instanceof AppError ? (err.extra?.details as Array<{ field: string; message: string }> | undefined) : undefined;
+  if (!details?.length) return err.message;
+  return `${err.message}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`;
+}
+
+/** Exits once what was written to stdout and stderr has been handed to the OS (a large --json report included). */
+async function exitAfterFlush(code: number): Promise<never> {
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write('', () => resolve()))));
+  process.exit(code);
+}
+
 /** Runs a command action, turning expected failures into one stderr line and a meaningful exit code. */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {
   return async (...args: A) => {
     try {
       await fn(...args);
     } catch (err) {
+      if (err instanceof AttentionNeeded) {
+        if (err.message) process.stderr.write(`coffer: ${err.message}\n`);
+        await exitAfterFlush(EXIT_ATTENTION);
+      }
       if (isUserError(err)) {
-        process.stderr.write(`coffer: ${err.message}\n`);
-        process.exit(EXIT_USER_ERROR);
+        process.stderr.write(`coffer: ${describe(err)}\n`);
+        await exitAfterFlush(EXIT_USER_ERROR);
       }
       process.stderr.write(`coffer: unexpected error\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(EXIT_BUG);
+      await exitAfterFlush(EXIT_BUG);
     }
   };
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+export function print(line = ''): void {
+  process.stdout.write(line + '\n');
+}
+
+/** Left-aligned columns with a header row. */
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+/** A whole number option within bounds, else a UsageError naming the option. */
+export function intOption(name: string, text: string | undefined, min: number, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text.trim())) throw new UsageError(`${name} must be a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/** A progress line on stderr, redrawn in place; silent when stderr is not a terminal. */
+export function progressBar(enabled = Boolean(process.stderr.isTTY)) {
+  let last = 0;
+  let drawn = false;
+  return {
+    update(label: string, done: number, total: number | null): void {
+      if (!enabled) return;
+      const now = performance.now();
+      if (now - last < 100 && (total === null || done < total)) return;
+      last = now;
+      drawn = true;
+      let line = `${label} ${done.toLocaleString('en-US')}`;
+      if (total !== null && total > 0) {
+        const ratio = Math.min(1, done / total);
+        const width = 30;
+        const filled = Math.round(ratio * width);
+        line = `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(ratio * 100)}% ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`;
+      }
+      process.stderr.write(`\r\x1b[2K${line}`);
+    },
+    done(): void {
+      if (drawn) process.stderr.write('\r\x1b[2K');
+      drawn = false;
+    },
+  };
+}
+
+async function readHidden(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  process.stderr.write(prompt);
+  stdin.setRawMode(true);
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const onData = (chunk: Buffer) => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          cleanup();
+          process.stderr.write('\n');
+          resolve(value);
+          return;
+        }
+        if (ch === '\u0003') {
+          cleanup();
+          process.stderr.write('\n');
+          reject(new UsageError('cancelled'));
+          return;
+        }
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    const cleanup = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+    };
+    stdin.on('data', onData);
+  });
+}
+
+async function readStdinLine(): Promise<string> {
+  const text = await new Response(Bun.stdin.stream()).text();
+  return text.split(/\r?\n/)[0] ?? '';
+}
+
+/**
+ * A secret (a password): typed twice without echo on a terminal, else the first line of stdin, so
+ * it never appears in the process list or shell history.
+ */
+export async function readSecret(prompt: string, opts: { confirm?: boolean } = {}): Promise<string> {
+  if (!process.stdin.isTTY) return readStdinLine();
+  const first = await readHidden(`${prompt}: `);
+  if (opts.confirm) {
+    const second = await readHidden(`${prompt} (again): `);
+    if (first !== second) throw new UsageError('the two entries differ');
+  }
+  return first;
+}
+
+/** Yes/no on a terminal; without one, the caller must have passed --yes. */
+export async function confirm(question: string, yes: boolean | undefined): Promise<void> {
+  if (yes) return;
+  if (!process.stdin.isTTY) throw new UsageError('refusing to delete without confirmation: pass --yes');
+  process.stderr.write(`${question} [y/N] `);
+  const answer = await new Promise<string>((resolve) => {
+    process.stdin.resume();
+    process.stdin.once('data', (d) => {
+      process.stdin.pause();
+      resolve(d.toString('utf8').trim());
+    });
+  });
+  if (!/^y(es)?$/i.test(answer)) throw new UsageError('cancelled');
 }

@@ -1,3 +1,39 @@
+CREATE TABLE `audit_log` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`at` integer NOT NULL,
+	`action` text NOT NULL,
+	`status` text NOT NULL,
+	`actor` text NOT NULL,
+	`login_id` text,
+	`email` text,
+	`account_id` text,
+	`ip` text,
+	`target_type` text,
+	`target_id` text,
+	`details` text
+);
+--> statement-breakpoint
+CREATE INDEX `audit_log_at_idx` ON `audit_log` (`at`);--> statement-breakpoint
+CREATE INDEX `audit_log_action_at_idx` ON `audit_log` (`action`,`at`);--> statement-breakpoint
+CREATE INDEX `audit_log_login_id_at_idx` ON `audit_log` (`login_id`,`at`);--> statement-breakpoint
+CREATE TABLE `audit_queue` (
+	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`event` text NOT NULL,
+	`status` text DEFAULT 'pending' NOT NULL,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`last_error` text,
+	`queued_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `key_rotations` (
+	`id` text PRIMARY KEY NOT NULL,
+	`to_key_id` text NOT NULL,
+	`started_at` integer NOT NULL,
+	`finished_at` integer,
+	`items_rewrapped` integer DEFAULT 0 NOT NULL,
+	`secrets_rewrapped` integer DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE `jobs` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`id` text NOT NULL,

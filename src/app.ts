@@ -12,6 +12,8 @@ import { settingsRoutes } from './http/settings.ts';
 import { userRoutes } from './http/users.ts';
 import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
 import { IpMatcher } from './lib/ip.ts';
+import { orphanRoutes } from './http/orphans.ts';
+import { metricsRoutes } from './http/metrics.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -26,11 +28,13 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId }))
     .use(desktopOnlyPlugin(ctx))
     .use(healthRoutes(ctx))
+    .use(metricsRoutes(ctx))
     .use(authRoutes(ctx, limits))
     .use(sessionRoutes(ctx, limits))
     .use(mfaRoutes(ctx, limits))
     .use(settingsRoutes(ctx, limits))
     .use(userRoutes(ctx, limits))
+    .use(orphanRoutes(ctx, limits))
     .use(versionRoutes(ctx, limits));
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLogger, type Logger } from './log.ts';
-import { acquireLock, dataPaths, loadSecrets, prepareDataDir, StartupError, type DataPaths } from './data-dir.ts';
+import { acquireLock, dataPaths, followSecretsFile, loadSecrets, prepareDataDir, StartupError, type DataPaths } from './data-dir.ts';
 import { openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import type { Keyring } from './storage/keyring.ts';
@@ -64,6 +64,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
   const release = isServer ? acquireLock(paths) : () => {};
   try {
     const { jwtSecret, keyring } = loadSecrets(config, paths);
+    followSecretsFile(config, paths, keyring);
     const db = openDatabase(paths.database);
     try {
       migrate(db);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from './config.ts';
-import { generateMasterKey, makeKeyring, masterKeyFrom, parseMasterKey, type Keyring } from './storage/keyring.ts';
+import { generateMasterKey, makeKeyring, masterKeyFrom, parseMasterKey, type Keyring, type MasterKey } from './storage/keyring.ts';
 
 /** A start-up problem the operator can fix; printed as one line, exit code 1. */
 export class StartupError extends Error {}
@@ -69,8 +69,21 @@ function readSecretsFile(file: string): SecretsFile | null {
 
 export function writeSecretsFile(file: string, secrets: SecretsFile): void {
   const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  const fd = fs.openSync(tmp, 'w', 0o600);
+  try {
+    fs.writeFileSync(fd, JSON.stringify(secrets, null, 2) + '\n');
+    // Durable before the rename: losing a new master key after data was wrapped with it loses the data.
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
+  const dir = fs.openSync(path.dirname(file), 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
+  }
 }
 
 /**
@@ -160,4 +173,46 @@ function isAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function secretsStamp(file: string): string | null {
+  try {
+    const st = fs.statSync(file);
+    return `${st.ino}:${st.mtimeMs}:${st.size}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Keeps a process's keyring in step with secrets.json, so a server running beside `coffer keys rotate`
+ * wraps new files under the new key and can read what the rotation re-wrapped. Costs one stat per use.
+ */
+export function followSecretsFile(config: Config, paths: DataPaths, keyring: Keyring): void {
+  let seen = secretsStamp(paths.secrets);
+  keyring.setRefresher(() => {
+    const stamp = secretsStamp(paths.secrets);
+    if (stamp === null || stamp === seen) return;
+    seen = stamp;
+    try {
+      const fresh = loadSecrets(config, paths).keyring.keys();
+      keyring.install(fresh[0]!, fresh.slice(1));
+    } catch {
+      // A damaged or half-edited file: keep the keys already loaded.
+    }
+  });
+}
+
+/**
+ * Puts a freshly generated master key into secrets.json as the current one, keeping every earlier key
+ * in previousMasterKeys (older data and backups still need them). Returns the new key.
+ */
+export function addMasterKeyToSecrets(paths: DataPaths): MasterKey {
+  const file = readSecretsFile(paths.secrets);
+  if (!file) throw new StartupError(`secrets file ${paths.secrets} is missing`);
+  const bytes = generateMasterKey();
+  const text = Buffer.from(bytes).toString('base64');
+  const previous = [file.masterKey, ...(file.previousMasterKeys ?? [])].filter((k, i, all) => all.indexOf(k) === i);
+  writeSecretsFile(paths.secrets, { ...file, masterKey: text, previousMasterKeys: previous });
+  return masterKeyFrom(bytes);
 }

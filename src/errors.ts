@@ -69,6 +69,7 @@ export const Messages = {
   ownerOnly: 'Only the account owner can perform this action.',
   adminOnly: 'Only the admin can perform this action.',
   orphansAdminOnly: 'Only the first user can review orphaned files',
+  orphansNothingSelected: 'Select at least one orphan to delete',
   desktopOnly: 'This instance is configured for desktop app access only.',
   // MFA
   mfaAlreadyEnabled: 'MFA is already enabled',

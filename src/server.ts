@@ -21,7 +21,7 @@ export interface RunningServer {
 export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
-  /** Tests drive the worker with drain() instead of letting it poll. */
+  /** Tests drive the worker with drain() and audit processing with audit.flush() instead of letting them poll. */
   startWorker?: boolean;
 }
 
@@ -69,8 +69,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     throw err;
   }
   const server = app.server!;
-  if (opts.startWorker !== false) worker.start();
-  else ctx.queue.available = true;
+  if (opts.startWorker !== false) {
+    worker.start();
+    ctx.services.audit.start();
+  } else ctx.queue.available = true;
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
@@ -90,6 +92,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         clearTimeout(timer);
         await worker.stop(graceMs);
         ctx.queue.available = false;
+        ctx.services.audit.stop();
         ctx.hub.close();
         ctx.close();
         ctx.log.info('stopped');

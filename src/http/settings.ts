@@ -39,63 +39,63 @@ export function settingsRoutes(ctx: AppContext, limits: Limits) {
     .use(authPlugin(ctx, limits))
     .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen() }), { publicLimit: 'general' })
     .get('/api/user/signup-status', ({ principal }) => signupStatus(principal), { auth: true })
-    .post('/api/user/signup-toggle', async ({ request }) => ({ signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled') }), admin())
+    .post('/api/user/signup-toggle', async ({ principal, request }) => ({ signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal) }), admin())
     .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { auth: true })
     .get('/api/user/docserver-config', () => docserverView(settings.get('docserver')), admin())
     .put(
       '/api/user/docserver-config',
-      async ({ request }) => {
+      async ({ principal, request }) => {
         const body = validate(
           z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() }),
           await readJson(request),
         );
-        return docserverView(settings.setDocserver(body));
+        return docserverView(settings.setDocserver(body, principal));
       },
       admin(),
     )
     .get('/api/user/share-base-url-config', () => ({ url: settings.get('shareBaseUrl') }), admin())
     .put(
       '/api/user/share-base-url-config',
-      async ({ request }) => {
+      async ({ principal, request }) => {
         const body = validate(z.object({ url: z.string().nullish() }), await readJson(request));
-        return { url: settings.update('shareBaseUrl', body.url?.trim() ? body.url : null, 'url') };
+        return { url: settings.update('shareBaseUrl', body.url?.trim() ? body.url : null, 'url', principal) };
       },
       admin(),
     )
     .get('/api/user/max-upload-size-config', () => ({ maxBytes: settings.get('maxUploadBytes') }), { auth: true })
     .put(
       '/api/user/max-upload-size-config',
-      async ({ request }) => {
+      async ({ principal, request }) => {
         const body = (await readJson(request)) as { maxBytes?: unknown };
-        return { maxBytes: settings.update('maxUploadBytes', body?.maxBytes, 'maxBytes') };
+        return { maxBytes: settings.update('maxUploadBytes', body?.maxBytes, 'maxBytes', principal) };
       },
       admin(),
     )
     .get('/api/user/known-proxies-config', () => ({ knownProxies: settings.get('knownProxies') }), admin())
     .put(
       '/api/user/known-proxies-config',
-      async ({ request }) => {
+      async ({ principal, request }) => {
         const body = (await readJson(request)) as { knownProxies?: unknown };
-        return { knownProxies: settings.update('knownProxies', body?.knownProxies, 'knownProxies'), restartRequired: true };
+        return { knownProxies: settings.update('knownProxies', body?.knownProxies, 'knownProxies', principal), restartRequired: true };
       },
       admin(),
     )
     .get('/api/user/hide-file-extensions-config', () => ({ hideFileExtensions: settings.get('hideFileExtensions') }), { auth: true })
     .put(
       '/api/user/hide-file-extensions-config',
-      async ({ request }) => ({ hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden') }),
+      async ({ principal, request }) => ({ hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal) }),
       admin(),
     )
     .get('/api/user/desktop-only-access-config', () => ({ desktopOnlyAccess: settings.get('desktopOnlyAccess') }), { auth: true })
     .put(
       '/api/user/desktop-only-access-config',
-      async ({ request }) => ({ desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled') }),
+      async ({ principal, request }) => ({ desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal) }),
       admin(),
     )
     .get('/api/user/password-change-config', () => ({ allowPasswordChange: settings.get('allowPasswordChange') }), { auth: true })
     .put(
       '/api/user/password-change-config',
-      async ({ request }) => ({ allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled') }),
+      async ({ principal, request }) => ({ allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal) }),
       admin(),
     );
 }

@@ -67,9 +67,9 @@ export function userRoutes(ctx: AppContext, limits: Limits) {
     .get('/api/user/storage', ({ principal }) => quota.usage(principal.accountId), { auth: true })
     .put(
       '/api/user/storage-limit',
-      async ({ request }) => {
+      async ({ principal, request }) => {
         const body = validate(storageLimitBody, await readJson(request));
-        return users.setStorageLimit(body.targetUserId, body.storageLimit ?? null);
+        return users.setStorageLimit(body.targetUserId, body.storageLimit ?? null, principal);
       },
       admin(),
     )

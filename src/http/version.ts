@@ -6,5 +6,6 @@ import { authPlugin } from './plugins/auth.ts';
 export function versionRoutes(ctx: AppContext, limits: Limits) {
   return new Elysia({ name: 'http/version', seed: ctx.instanceId })
     .use(authPlugin(ctx, limits))
-    .get('/api/version', () => ctx.services.version.current(), { auth: true });
+    .get('/api/version', () => ctx.services.version.current(), { auth: true })
+    .get('/api/version/latest', () => ctx.services.version.latest(), { auth: true });
 }

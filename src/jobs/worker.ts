@@ -73,7 +73,8 @@ export class Worker {
   }
 
   private wake(): void {
-    if (this.wakeScheduled || this.stopped) return;
+    // Not started (tests driving drain()): nothing runs behind the caller's back.
+    if (this.wakeScheduled || this.stopped || !this.timer) return;
     this.wakeScheduled = true;
     // Deferred: enqueue may be called inside a database transaction.
     setTimeout(() => {

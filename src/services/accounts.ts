@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
 import { AppError, badRequest, conflict, forbidden, Messages, unauthorized } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
+import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
 import type { MfaService } from './mfa.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import type { Principal } from './principal.ts';
@@ -52,6 +53,7 @@ export class AccountService {
     private readonly settings: SettingsService,
     private readonly sessions: SessionService,
     private readonly mfa: MfaService,
+    private readonly audit: AuditService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -66,13 +68,13 @@ export class AccountService {
 
   /**
    * Inserts a login. The very first login becomes the admin and closes public signup, decided inside
-   * one immediate transaction so two racing sign-ups cannot both become admin.
+   * one immediate transaction so two racing sign-ups cannot both become admin. `by` (the CLI) is audited.
    */
-  async createLogin(input: NewLogin): Promise<LoginRow> {
+  async createLogin(input: NewLogin, by?: Actor): Promise<LoginRow> {
     const passwordHash = input.password === null ? null : await hashPassword(input.password);
     const now = this.ctx.clock.now();
     const id = newId();
-    return this.sqlite
+    const row = this.sqlite
       .transaction(() => {
         if (this.findByEmail(input.email)) throw conflict(Messages.emailInUse);
         const first = this.sqlite.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM users').get()!.n === 0;
@@ -101,6 +103,10 @@ export class AccountService {
         return this.findById(id)!;
       })
       .immediate();
+    if (by) {
+      this.audit.record({ action: AuditActions.userCreate, ...actorFields(by), targetType: 'user', targetId: row.id, details: { email: row.email, admin: Boolean(row.is_admin) } });
+    }
+    return row;
   }
 
   /** Public signup is open while no account exists, then as the admin sets it. */
@@ -111,47 +117,97 @@ export class AccountService {
   async signup(input: { email: string; password: string; name?: string }, info: RequestInfo) {
     if (!this.signupOpen()) throw forbidden(Messages.signupDisabled);
     const row = await this.createLogin({ email: input.email, password: input.password, name: input.name ?? '' });
-    const { token } = await this.sessions.start(row.id, info);
+    const { token, sessionId } = await this.sessions.start(row.id, info);
+    this.audit.record({
+      action: AuditActions.signup,
+      loginId: row.id,
+      accountId: row.id,
+      email: row.email,
+      ip: info.ip,
+      actor: 'login',
+      targetType: 'session',
+      targetId: sessionId,
+      details: { admin: Boolean(row.is_admin) },
+    });
     return { user: toPublicUser(row), token };
   }
 
   async login(input: { email: string; password: string; mfaCode?: string }, info: RequestInfo) {
     const row = this.findByEmail(input.email);
     const ok = row?.password_hash ? await verifyPassword(input.password, row.password_hash) : await verifyAgainstDummy(input.password);
-    if (!row || !ok) throw unauthorized(Messages.invalidCredentials);
+    const failed = (reason: string) =>
+      this.audit.record({
+        action: AuditActions.signIn,
+        status: 'failure',
+        loginId: row?.id ?? null,
+        accountId: row ? (row.parent_user_id ?? row.id) : null,
+        email: row?.email ?? input.email,
+        ip: info.ip,
+        details: { reason },
+      });
+    if (!row || !ok) {
+      failed('invalid_credentials');
+      throw unauthorized(Messages.invalidCredentials);
+    }
     if (row.mfa_enabled) {
       if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired);
-      if (!(await this.mfa.checkCode(row.id, input.mfaCode))) throw unauthorized(Messages.invalidMfaCode);
+      if (!(await this.mfa.checkCode(row.id, input.mfaCode))) {
+        failed('invalid_mfa_code');
+        throw unauthorized(Messages.invalidMfaCode);
+      }
     }
-    const { token } = await this.sessions.start(row.id, info);
+    const { token, sessionId } = await this.sessions.start(row.id, info);
+    this.audit.record({
+      action: AuditActions.signIn,
+      loginId: row.id,
+      accountId: row.parent_user_id ?? row.id,
+      email: row.email,
+      ip: info.ip,
+      actor: 'login',
+      targetType: 'session',
+      targetId: sessionId,
+      details: { mfa: Boolean(row.mfa_enabled) },
+    });
     return { user: toPublicUser(row), token };
   }
 
   logout(principal: Principal): { message: string } {
     this.sessions.end(principal.loginId, principal.sessionId);
+    this.audit.record({ action: AuditActions.signOut, principal, targetType: 'session', targetId: principal.sessionId });
     return { message: 'Logged out' };
   }
 
   logoutAll(principal: Principal): { message: string; sessionsInvalidated: boolean } {
-    this.sessions.invalidateAll(principal.loginId);
+    const sessions = this.sessions.invalidateAll(principal.loginId);
+    this.audit.record({ action: AuditActions.signOutAll, principal, targetType: 'user', targetId: principal.loginId, details: { sessions } });
     return { message: 'Logged out of all sessions', sessionsInvalidated: true };
   }
 
   async changePassword(principal: Principal, input: { oldPassword: string; newPassword: string }): Promise<{ message: string }> {
-    if (!this.settings.get('allowPasswordChange')) throw forbidden(Messages.passwordChangeDisabled);
+    const record = (status: 'success' | 'failure' | 'denied', reason?: string) =>
+      this.audit.record({ action: AuditActions.passwordChange, status, principal, targetType: 'user', targetId: principal.loginId, ...(reason ? { details: { reason } } : {}) });
+    if (!this.settings.get('allowPasswordChange')) {
+      record('denied', 'disabled_by_admin');
+      throw forbidden(Messages.passwordChangeDisabled);
+    }
     const row = this.findById(principal.loginId);
     if (!row) throw unauthorized(Messages.sessionRevoked);
     if (!row.password_hash) throw badRequest(Messages.noLocalPassword);
-    if (!(await verifyPassword(input.oldPassword, row.password_hash))) throw badRequest(Messages.wrongCurrentPassword);
+    if (!(await verifyPassword(input.oldPassword, row.password_hash))) {
+      record('failure', 'wrong_current_password');
+      throw badRequest(Messages.wrongCurrentPassword);
+    }
     await this.setPassword(row.id, input.newPassword);
+    record('success');
     return { message: 'Password changed. Please log in again.' };
   }
 
-  /** Sets a new password and signs the login out everywhere (change-password, CLI reset). */
-  async setPassword(loginId: string, password: string): Promise<void> {
+  /** Sets a new password and signs the login out everywhere (change-password; the CLI's reset, which `by` audits). */
+  async setPassword(loginId: string, password: string, by?: Actor): Promise<void> {
     const hash = await hashPassword(password);
     this.sqlite.query('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?').run(hash, this.ctx.clock.now(), loginId);
     this.sessions.invalidateAll(loginId);
+    if (by) this.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
   }
 
   profile(principal: Principal): PublicUser {

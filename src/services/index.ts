@@ -8,10 +8,19 @@ import { VersionService } from './version.ts';
 import { UsersService } from './users.ts';
 import { SubUserService } from './sub-users.ts';
 import { ClientService } from './clients.ts';
+import { MetricsService } from './metrics.ts';
+import { AuditService } from './audit.ts';
+import { OrphanService } from './orphans.ts';
+import { KeyService } from './keys.ts';
+import { BackupService } from './backup.ts';
+import { DoctorService } from './doctor.ts';
+import { MaintenanceService } from './maintenance.ts';
 
 /** The domain services; each area adds itself here and registers its jobs and schedules. */
 export interface Services {
   version: VersionService;
+  metrics: MetricsService;
+  audit: AuditService;
   settings: SettingsService;
   sessions: SessionService;
   mfa: MfaService;
@@ -20,23 +29,37 @@ export interface Services {
   users: UsersService;
   subUsers: SubUserService;
   clients: ClientService;
+  orphans: OrphanService;
+  keys: KeyService;
+  backup: BackupService;
+  doctor: DoctorService;
+  maintenance: MaintenanceService;
 }
 
 export function createServices(core: CoreContext): Services {
-  const settings = new SettingsService(core);
-  const sessions = new SessionService(core);
-  const mfa = new MfaService(core);
-  const accounts = new AccountService(core, settings, sessions, mfa);
+  const metrics = new MetricsService();
+  const audit = new AuditService(core, metrics);
+  const settings = new SettingsService(core, audit);
+  const sessions = new SessionService(core, audit);
+  const mfa = new MfaService(core, audit);
+  const accounts = new AccountService(core, settings, sessions, mfa, audit);
   const quota = new QuotaService(core);
   return {
     version: new VersionService(core),
+    metrics,
+    audit,
     settings,
     sessions,
     mfa,
     accounts,
     quota,
-    users: new UsersService(core, quota),
-    subUsers: new SubUserService(core, accounts, sessions),
+    users: new UsersService(core, quota, audit),
+    subUsers: new SubUserService(core, accounts, sessions, audit),
     clients: new ClientService(core, sessions),
+    orphans: new OrphanService(core, quota, audit),
+    keys: new KeyService(core, audit),
+    backup: new BackupService(core, audit),
+    doctor: new DoctorService(core, audit),
+    maintenance: new MaintenanceService(core),
   };
 }

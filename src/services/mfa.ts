@@ -4,6 +4,7 @@ import { generate, generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import type { CoreContext } from '../context.ts';
 import { AppError, badRequest, Messages, unauthorized } from '../errors.ts';
+import { AuditActions, type Actor, type AuditService, actorFields } from './audit.ts';
 import type { Principal } from './principal.ts';
 
 const BACKUP_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -46,7 +47,10 @@ export function isBackupCodeShape(code: string): boolean {
 export class MfaService {
   private readonly sqlite: Database;
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly audit: AuditService,
+  ) {
     this.sqlite = ctx.db.$client;
   }
 
@@ -81,21 +85,29 @@ export class MfaService {
     if (row.mfa_enabled) throw badRequest(Messages.mfaAlreadyEnabled);
     if (!row.mfa_pending_secret) throw badRequest(Messages.mfaSetupFirst);
     const secret = this.ctx.keyring.openSecret(row.mfa_pending_secret);
-    if (!(await this.acceptTotp(principal.loginId, secret, code, row.mfa_last_step))) throw badRequest(Messages.invalidMfaCode);
+    if (!(await this.acceptTotp(principal.loginId, secret, code, row.mfa_last_step))) {
+      this.audit.record({ action: AuditActions.mfaEnable, status: 'failure', principal, targetType: 'user', targetId: principal.loginId, details: { reason: 'invalid_code' } });
+      throw badRequest(Messages.invalidMfaCode);
+    }
     const backupCodes = this.sqlite.transaction(() => {
       this.sqlite
         .query('UPDATE users SET mfa_enabled = 1, mfa_secret = mfa_pending_secret, mfa_pending_secret = NULL, updated_at = ? WHERE id = ?')
         .run(this.ctx.clock.now(), principal.loginId);
       return this.replaceBackupCodes(principal.loginId);
     })();
+    this.audit.record({ action: AuditActions.mfaEnable, principal, targetType: 'user', targetId: principal.loginId });
     return { message: 'Two-factor authentication enabled', backupCodes, shouldPromptSessions: this.hasOtherSessions(principal) };
   }
 
   async disable(principal: Principal, code: string): Promise<{ message: string; shouldPromptSessions: boolean }> {
     const row = this.row(principal.loginId);
     if (!row.mfa_enabled) throw badRequest(Messages.mfaNotEnabled);
-    if (!(await this.checkCode(principal.loginId, code))) throw badRequest(Messages.invalidMfaCode);
+    if (!(await this.checkCode(principal.loginId, code))) {
+      this.audit.record({ action: AuditActions.mfaDisable, status: 'failure', principal, targetType: 'user', targetId: principal.loginId, details: { reason: 'invalid_code' } });
+      throw badRequest(Messages.invalidMfaCode);
+    }
     this.reset(principal.loginId);
+    this.audit.record({ action: AuditActions.mfaDisable, principal, targetType: 'user', targetId: principal.loginId });
     return { message: 'Two-factor authentication disabled', shouldPromptSessions: this.hasOtherSessions(principal) };
   }
 
@@ -116,6 +128,7 @@ export class MfaService {
       this.sqlite.query('UPDATE users SET backup_codes_regenerated_at = ? WHERE id = ?').run(now, principal.loginId);
       return this.replaceBackupCodes(principal.loginId);
     })();
+    this.audit.record({ action: AuditActions.mfaBackupCodesRegenerate, principal, targetType: 'user', targetId: principal.loginId });
     return { backupCodes };
   }
 
@@ -143,8 +156,8 @@ export class MfaService {
     return false;
   }
 
-  /** Turns MFA off for a login (disable, or an admin's reset from the CLI). */
-  reset(userId: string): void {
+  /** Turns MFA off for a login (disable, or an admin's reset from the CLI, which `by` audits). */
+  reset(userId: string, by?: Actor): void {
     this.sqlite.transaction(() => {
       this.sqlite
         .query(
@@ -153,6 +166,7 @@ export class MfaService {
         .run(this.ctx.clock.now(), userId);
       this.sqlite.query('DELETE FROM mfa_backup_codes WHERE user_id = ?').run(userId);
     })();
+    if (by) this.audit.record({ action: AuditActions.mfaReset, ...actorFields(by), targetType: 'user', targetId: userId });
   }
 
   /** The code an authenticator shows now; for tests and the CLI's self-check. */

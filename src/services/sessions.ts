@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
 import { Messages, notFound, unauthorized } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
+import { AuditActions, type AuditService } from './audit.ts';
 import { isPermission, type Permission, type Principal } from './principal.ts';
 import { TokenSigner, TOKEN_LIFETIME_MS } from './tokens.ts';
 
@@ -61,7 +62,10 @@ export class SessionService {
   private readonly signer: TokenSigner;
   private readonly listCache = new Map<string, { at: number; rows: SessionRow[] }>();
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly audit: AuditService,
+  ) {
     this.sqlite = ctx.db.$client;
     this.signer = new TokenSigner(ctx.jwtSecret);
   }
@@ -188,12 +192,14 @@ export class SessionService {
   revoke(principal: Principal, sessionId: string): void {
     if (!this.end(principal.loginId, sessionId)) throw notFound(Messages.sessionNotFound);
     this.ctx.presence.removeWhere((e) => e.sessionId === sessionId);
+    this.audit.record({ action: AuditActions.sessionRevoke, principal, targetType: 'session', targetId: sessionId });
   }
 
   revokeOthers(principal: Principal): number {
     const n = this.sqlite.query('DELETE FROM sessions WHERE user_id = ? AND id != ?').run(principal.loginId, principal.sessionId).changes;
     this.ctx.presence.removeWhere((e) => e.loginId === principal.loginId && e.sessionId !== principal.sessionId);
     this.listCache.delete(principal.loginId);
+    this.audit.record({ action: AuditActions.sessionRevokeOthers, principal, targetType: 'session', details: { count: n } });
     return n;
   }
 

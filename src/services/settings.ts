@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CoreContext } from '../context.ts';
 import { validationFailed } from '../errors.ts';
 import { isCidr, isHostname, isIpAddress } from '../lib/ip.ts';
+import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
 
 /** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
 export interface InstanceSettings {
@@ -71,7 +72,10 @@ export class SettingsService {
   private cache: InstanceSettings | null = null;
   private cachedVersion = -1;
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly audit: AuditService,
+  ) {
     this.sqlite = ctx.db.$client;
   }
 
@@ -91,8 +95,8 @@ export class SettingsService {
     return this.all()[key];
   }
 
-  /** Validates and stores a setting; bad values are 422 with details naming `field` (the API's field name). */
-  update<K extends SettingKey>(key: K, value: unknown, field: string = key): InstanceSettings[K] {
+  /** Validates and stores a setting; bad values are 422 with details naming `field` (the API's field name). `by` is audited. */
+  update<K extends SettingKey>(key: K, value: unknown, field: string = key, by?: Actor): InstanceSettings[K] {
     const parsed = SETTING_SCHEMAS[key].safeParse(value);
     if (!parsed.success) {
       throw validationFailed(
@@ -100,14 +104,15 @@ export class SettingsService {
       );
     }
     this.set(key, parsed.data);
+    if (by) this.recordChange(key, parsed.data, by);
     return parsed.data;
   }
 
   /** The document server needs its URL and JWT secret together; both empty (or null) turns it off. */
-  setDocserver(input: { url?: string | null; jwtSecret?: string | null }): InstanceSettings['docserver'] {
+  setDocserver(input: { url?: string | null; jwtSecret?: string | null }, by?: Actor): InstanceSettings['docserver'] {
     const url = input.url?.trim() || null;
     const jwtSecret = input.jwtSecret || null;
-    if (!url && !jwtSecret) return this.update('docserver', null);
+    if (!url && !jwtSecret) return this.update('docserver', null, 'docserver', by);
     if (!url || !jwtSecret) {
       const missing = url ? 'jwtSecret' : 'url';
       throw validationFailed([{ field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' }]);
@@ -117,7 +122,14 @@ export class SettingsService {
       throw validationFailed(parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || 'url', message: i.message })));
     }
     this.set('docserver', parsed.data);
+    if (by) this.recordChange('docserver', parsed.data, by);
     return parsed.data;
+  }
+
+  private recordChange<K extends SettingKey>(key: K, value: InstanceSettings[K], by: Actor): void {
+    // The document server's JWT secret never reaches the audit log.
+    const shown = key === 'docserver' ? (value ? { url: (value as { url: string }).url, jwtSecretSet: true } : null) : value;
+    this.audit.record({ action: AuditActions.settingsUpdate, ...actorFields(by), targetType: 'setting', targetId: key, details: { value: shown } });
   }
 
   set<K extends SettingKey>(key: K, value: InstanceSettings[K]): void {

@@ -4,6 +4,7 @@ import { Messages, notFound } from '../errors.ts';
 import type { AccountService } from './accounts.ts';
 import { PERMISSION_CATALOG, type Permission, type Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
+import { AuditActions, type AuditService } from './audit.ts';
 
 export interface SubUserView {
   id: string;
@@ -40,6 +41,7 @@ export class SubUserService {
     private readonly ctx: CoreContext,
     private readonly accounts: AccountService,
     private readonly sessions: SessionService,
+    private readonly audit: AuditService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -58,7 +60,9 @@ export class SubUserService {
       name: input.name,
       owner: { id: owner.accountId, permissions: orderPermissions(input.permissions) },
     });
-    return { subUser: this.view(owner, row.id) };
+    const subUser = this.view(owner, row.id);
+    this.audit.record({ action: AuditActions.subUserCreate, principal: owner, targetType: 'user', targetId: row.id, details: { email: subUser.email, permissions: subUser.permissions } });
+    return { subUser };
   }
 
   /** Replaces the whole set; the sub-user's next request sees it (permissions are read per request). */
@@ -67,14 +71,19 @@ export class SubUserService {
       .query('UPDATE users SET permissions = ?, updated_at = ? WHERE id = ? AND parent_user_id = ?')
       .run(JSON.stringify(orderPermissions(permissions)), this.ctx.clock.now(), id, owner.accountId).changes;
     if (changes === 0) throw notFound(Messages.subUserNotFound);
-    return { subUser: this.view(owner, id) };
+    const subUser = this.view(owner, id);
+    this.audit.record({ action: AuditActions.subUserPermissions, principal: owner, targetType: 'user', targetId: id, details: { permissions: subUser.permissions } });
+    return { subUser };
   }
 
   /** Removes the login with its sessions and presence at once; its files belong to the owner and stay. */
   remove(owner: Principal, id: string): { message: string } {
-    const changes = this.sqlite.query('DELETE FROM users WHERE id = ? AND parent_user_id = ?').run(id, owner.accountId).changes;
-    if (changes === 0) throw notFound(Messages.subUserNotFound);
+    const gone = this.sqlite
+      .query<{ email: string }, [string, string]>('DELETE FROM users WHERE id = ? AND parent_user_id = ? RETURNING email')
+      .get(id, owner.accountId);
+    if (!gone) throw notFound(Messages.subUserNotFound);
     this.sessions.forgetLogin(id);
+    this.audit.record({ action: AuditActions.subUserDelete, principal: owner, targetType: 'user', targetId: id, details: { email: gone.email } });
     return { message: 'Sub-user deleted' };
   }
 

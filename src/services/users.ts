@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
 import { badRequest, Messages, notFound } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../lib/cursor.ts';
+import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
 import type { QuotaService } from './quota.ts';
 
 export interface UserListEntry {
@@ -38,6 +39,7 @@ export class UsersService {
   constructor(
     private readonly ctx: CoreContext,
     private readonly quota: QuotaService,
+    private readonly audit: AuditService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -79,11 +81,12 @@ export class UsersService {
   }
 
   /** Sets an owner's limit in bytes; null returns it to the instance default. Sub-users share their owner's. */
-  setStorageLimit(targetUserId: string, storageLimit: number | null): { storageLimit: number | null } {
+  setStorageLimit(targetUserId: string, storageLimit: number | null, by?: Actor): { storageLimit: number | null } {
     const row = this.sqlite.query<{ parent_user_id: string | null }, [string]>('SELECT parent_user_id FROM users WHERE id = ?').get(targetUserId);
     if (!row) throw notFound(Messages.userNotFound);
     if (row.parent_user_id) throw badRequest(Messages.subUserSharesLimit);
     this.sqlite.query('UPDATE users SET storage_limit = ?, updated_at = ? WHERE id = ?').run(storageLimit, this.ctx.clock.now(), targetUserId);
+    if (by) this.audit.record({ action: AuditActions.userStorageLimit, ...actorFields(by), targetType: 'user', targetId: targetUserId, details: { storageLimit } });
     return { storageLimit };
   }
 }

@@ -1,12 +1,37 @@
 import pkg from '../../package.json' with { type: 'json' };
 import type { CoreContext } from '../context.ts';
+import { AppError, Messages } from '../errors.ts';
 
 export const BACKEND_VERSION: string = pkg.version;
 
+const FEED_TIMEOUT_MS = 10_000;
+
 export class VersionService {
-  constructor(private readonly ctx: CoreContext) {}
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly feedTimeoutMs = FEED_TIMEOUT_MS,
+  ) {}
 
   current(): { backend: string } {
     return { backend: BACKEND_VERSION };
+  }
+
+  /**
+   * The update feed's answer, passed through unchanged ({frontend, backend, desktop}). No feed
+   * configured, a timeout, an error status or a body that is not a JSON object: 502.
+   */
+  async latest(): Promise<Record<string, unknown>> {
+    const url = this.ctx.config.updateFeedUrl;
+    if (!url) throw new AppError(502, Messages.updateFeedUnavailable);
+    try {
+      const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.feedTimeoutMs) });
+      if (!res.ok) throw new Error(`status ${res.status}`);
+      const body = (await res.json()) as unknown;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('not a JSON object');
+      return body as Record<string, unknown>;
+    } catch (err) {
+      this.ctx.log.warn('update feed request failed', { url, err: err instanceof Error ? err.message : String(err) });
+      throw new AppError(502, Messages.updateFeedUnavailable);
+    }
   }
 }

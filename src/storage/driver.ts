@@ -53,3 +53,18 @@ export class RangeNotSatisfiableError extends Error {
 
 /** The stored bytes are not what was written (tampered, truncated, extended) or the key is wrong. */
 export class ObjectIntegrityError extends Error {}
+
+/** Whether each key's object exists, `concurrency` `head` calls at a time; a malformed key exists nowhere. */
+export async function existsMany(driver: StorageDriver, keys: ReadonlyArray<string | null>, isValidKey: (key: string) => boolean, concurrency = 32): Promise<boolean[]> {
+  const out = new Array<boolean>(keys.length).fill(false);
+  let next = 0;
+  const lane = async () => {
+    while (next < keys.length) {
+      const i = next++;
+      const key = keys[i];
+      out[i] = key !== null && key !== undefined && isValidKey(key) && (await driver.head(key)) !== null;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, keys.length) }, lane));
+  return out;
+}

@@ -61,21 +61,46 @@ function gcmOpen(key: Uint8Array, sealed: Buffer, aad: Buffer): Buffer {
  */
 export class Keyring {
   private readonly byId = new Map<string, MasterKey>();
+  private currentKey: MasterKey;
+  private refresher: (() => void) | null = null;
 
-  constructor(
-    readonly current: MasterKey,
-    others: readonly MasterKey[] = [],
-  ) {
+  constructor(current: MasterKey, others: readonly MasterKey[] = []) {
+    this.currentKey = current;
     for (const k of [current, ...others]) this.byId.set(k.id, k);
+  }
+
+  /** The key that wraps everything new. */
+  get current(): MasterKey {
+    return this.currentKey;
   }
 
   has(id: string): boolean {
     return this.byId.has(id);
   }
 
+  /** Every key this keyring can unwrap with, the current one first. */
+  keys(): MasterKey[] {
+    return [this.currentKey, ...[...this.byId.values()].filter((k) => k.id !== this.currentKey.id)];
+  }
+
+  /** Makes `current` the wrapping key; every key known before stays usable for unwrapping. */
+  install(current: MasterKey, others: readonly MasterKey[] = []): void {
+    for (const k of [current, ...others]) this.byId.set(k.id, k);
+    this.currentKey = current;
+  }
+
+  /**
+   * Called before wrapping and when a value names an unknown key: lets a long-running process pick up
+   * a rotation that `coffer keys rotate` wrote to secrets.json beside it.
+   */
+  setRefresher(refresh: (() => void) | null): void {
+    this.refresher = refresh;
+  }
+
   /** Wraps a data key under the current master key. */
   wrap(dataKey: Uint8Array): string {
-    return this.sealWith(this.current, dataKey, WRAP_AAD);
+    this.refresher?.();
+    return this.sealWith(this.currentKey, dataKey, WRAP_AAD);
   }
 
   unwrap(wrapped: string): Uint8Array {
@@ -84,13 +109,14 @@ export class Keyring {
 
   /** Re-wraps under the current key; returns the input unchanged when it already is. */
   rewrap(wrapped: string): string {
-    if (wrappedKeyId(wrapped) === this.current.id) return wrapped;
+    if (wrappedKeyId(wrapped) === this.currentKey.id) return wrapped;
     return this.wrap(this.unwrap(wrapped));
   }
 
   /** Encrypts a small secret (an MFA seed) under the current master key. */
   sealSecret(plain: string): string {
-    return this.sealWith(this.current, Buffer.from(plain, 'utf8'), SECRET_AAD);
+    this.refresher?.();
+    return this.sealWith(this.currentKey, Buffer.from(plain, 'utf8'), SECRET_AAD);
   }
 
   openSecret(sealed: string): string {
@@ -106,6 +132,7 @@ export class Keyring {
     if (version !== WRAP_VERSION || !id || !body || extra !== undefined) {
       throw new KeyIntegrityError('wrapped value has an unknown format');
     }
+    if (!this.byId.has(id)) this.refresher?.();
     const key = this.byId.get(id);
     if (!key) throw new KeyUnavailableError(`master key ${id} is not available; restore it into secrets.json`);
     return gcmOpen(key.key, Buffer.from(body, 'base64url'), aad);

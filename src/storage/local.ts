@@ -8,6 +8,7 @@ import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 const TEMP_DIR = '.tmp';
 // Coalesce small chunks into few large writes: one syscall per MiB instead of per segment.
 const WRITE_BUFFER = 1024 * 1024;
+const LIST_YIELD_EVERY = 256;
 
 function isNotFound(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
@@ -123,24 +124,56 @@ export class LocalDriver implements StorageDriver {
   }
 
   async *list(): AsyncIterable<ObjectInfo> {
-    for (const a of await this.sortedDirs(this.root)) {
+    // Synchronous directory reads and stats are several times faster than their async forms for a
+    // tree of tiny directories; the loop yields to the event loop every LIST_YIELD_EVERY entries.
+    let sinceYield = 0;
+    for (const a of this.sortedDirs(this.root)) {
       if (a === TEMP_DIR) continue;
-      for (const b of await this.sortedDirs(path.join(this.root, a))) {
+      for (const b of this.sortedDirs(path.join(this.root, a))) {
         const dir = path.join(this.root, a, b);
-        const handle = await fsp.opendir(dir).catch((err) => (isNotFound(err) ? null : Promise.reject(err)));
-        if (!handle) continue;
-        for await (const entry of handle) {
-          if (!entry.isFile() || !isValidStorageKey(entry.name)) continue;
-          const st = await fsp.stat(path.join(dir, entry.name)).catch(() => null);
-          if (st) yield { key: entry.name, size: st.size, lastModified: st.mtime };
+        for (const name of this.readNames(dir)) {
+          if (!isValidStorageKey(name)) continue;
+          const st = this.statOrNull(path.join(dir, name));
+          if (st?.isFile()) yield { key: name, size: st.size, lastModified: st.mtime };
+          if (++sinceYield >= LIST_YIELD_EVERY) {
+            sinceYield = 0;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
         }
       }
     }
   }
 
-  private async sortedDirs(dir: string): Promise<string[]> {
-    const entries = await fsp.readdir(dir, { withFileTypes: true }).catch((err) => (isNotFound(err) ? [] : Promise.reject(err)));
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  private sortedDirs(dir: string): string[] {
+    try {
+      return fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort();
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw err;
+    }
+  }
+
+  private readNames(dir: string): string[] {
+    try {
+      return fs.readdirSync(dir);
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw err;
+    }
+  }
+
+  // An entry removed between the listing and the stat is simply gone.
+  private statOrNull(file: string): fs.Stats | null {
+    try {
+      return fs.statSync(file);
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
   }
 
   async copy(fromKey: string, toKey: string): Promise<void> {

@@ -13,8 +13,8 @@ function fakeBinary(dir: string, version: string): string {
   return file;
 }
 
-function install(args: string[]) {
-  const r = Bun.spawnSync(['sh', SCRIPT, ...args], { stdout: 'pipe', stderr: 'pipe' });
+function install(args: string[], env: Record<string, string> = {}) {
+  const r = Bun.spawnSync(['sh', SCRIPT, ...args], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH!, ...env } });
   return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
@@ -51,6 +51,59 @@ describe('install.sh', () => {
     expect(fs.existsSync(envFile)).toBe(true);
   });
 
+  test('--prefix and --no-systemd install without root; the unit is hardened and systemd-analyze verify accepts it', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    const args = [
+      '--no-systemd',
+      '--binary',
+      fakeBinary(root, '0.3.0'),
+      '--prefix',
+      path.join(root, 'usr'),
+      '--data-dir',
+      path.join(root, 'var/lib/coffer'),
+      '--config-dir',
+      path.join(root, 'etc/coffer'),
+      '--unit-dir',
+      path.join(root, 'units'),
+    ];
+    const r = install(args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/listens on http:\/\/.+:3000/);
+    const unitFile = path.join(root, 'units/coffer.service');
+    const unit = fs.readFileSync(unitFile, 'utf8');
+    expect(unit).toContain(`ExecStart=${path.join(root, 'usr/bin/coffer')} serve`);
+    for (const line of ['NoNewPrivileges=true', 'ProtectSystem=strict', 'ProtectHome=true', 'PrivateTmp=true', 'Restart=on-failure', 'LimitNOFILE=65536']) {
+      expect(unit).toContain(line);
+    }
+    expect(unit).toContain(`ReadWritePaths=${path.join(root, 'var/lib/coffer')}`);
+    expect(fs.statSync(path.join(root, 'var/lib/coffer')).mode & 0o777).toBe(0o700);
+    if (Bun.which('systemd-analyze')) {
+      const verify = Bun.spawnSync(['systemd-analyze', 'verify', unitFile], { stdout: 'pipe', stderr: 'pipe' });
+      expect(verify.stderr.toString()).toBe('');
+      expect(verify.exitCode).toBe(0);
+    }
+
+    // --purge removes the data and settings too; without --uninstall it is refused.
+    expect(install(['--purge']).stderr).toContain('--purge only goes with --uninstall');
+    fs.writeFileSync(path.join(root, 'var/lib/coffer/coffer.db'), 'data');
+    const purged = install([...args, '--uninstall', '--purge']);
+    expect(purged.code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'usr/bin/coffer'))).toBe(false);
+    expect(fs.existsSync(unitFile)).toBe(false);
+    expect(fs.existsSync(path.join(root, 'var/lib/coffer'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'etc/coffer/coffer.env'))).toBe(false);
+  });
+
+  test('DESTDIR stages the install like --root', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    const r = install(['--binary', fakeBinary(root, '0.4.0')], { DESTDIR: root });
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'usr/local/bin/coffer'))).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'etc/systemd/system/coffer.service'), 'utf8')).toContain('ExecStart=/usr/local/bin/coffer serve');
+  });
+
   test('bad options fail with one clear line', () => {
     const root = tempDir('coffer-install-');
     dirs.push(root);
@@ -65,7 +118,7 @@ describe('install.sh', () => {
   test('--help lists every option and environment variable', () => {
     const r = install(['--help']);
     expect(r.code).toBe(0);
-    for (const word of ['--binary', '--prefix', '--data-dir', '--port', '--root', '--uninstall', 'COFFER_BINARY', 'secrets.json']) {
+    for (const word of ['--binary', '--prefix', '--data-dir', '--port', '--root', '--uninstall', '--purge', '--no-systemd', 'DESTDIR', 'COFFER_BINARY', 'secrets.json']) {
       expect(r.stdout).toContain(word);
     }
   });

@@ -22,3 +22,8 @@ export const errors = {
   permission: (label: string) => ({ message: `You do not have permission to do that. Ask the account owner to enable "${label}".` }),
   desktopOnly: { message: 'This instance is configured for desktop app access only.', error: 'DESKTOP_ONLY_ACCESS' },
 } as const;
+
+export const orphanErrors = {
+  nothingSelected: { message: 'Select at least one orphan to delete' },
+  validationFailed: 'Validation failed',
+} as const;

@@ -2,3 +2,4 @@ export * from './jobs.ts';
 export * from './users.ts';
 export * from './items.ts';
 export * from './shares.ts';
+export * from './audit.ts';

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context.ts';
-import { forbidden, Messages, unauthorized } from '../../errors.ts';
+import { AppError, forbidden, Messages, unauthorized } from '../../errors.ts';
+import { AuditActions } from '../../services/audit.ts';
 import { requireAdmin, requireOwner, requirePermission, type Permission, type Principal } from '../../services/principal.ts';
 import { credentialsOf, tokenCookie } from '../cookies.ts';
 import { enforceLimit, type LimiterName, type Limits } from '../limits.ts';
@@ -18,6 +19,8 @@ export interface AuthRule {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+const routeOf = (request: Request) => `${request.method} ${new URL(request.url).pathname}`;
+
 /**
  * The guard of every authenticated route: `{ auth: true }` or `{ auth: { permission: 'files.upload' } }`.
  * It resolves the principal from the database (token, session, token version, permissions), refuses
@@ -34,14 +37,24 @@ export function authPlugin(ctx: AppContext, limits: Limits) {
         if (!credentials) throw unauthorized(Messages.noToken);
         if (credentials.fromCookie && !SAFE_METHODS.has(request.method)) {
           const origin = request.headers.get('origin');
-          if (origin && origin !== meta.origin) throw forbidden(Messages.crossOrigin);
+          if (origin && origin !== meta.origin) {
+            ctx.services.audit.record({ action: AuditActions.accessDenied, status: 'denied', ip: meta.ip, targetType: 'route', targetId: routeOf(request), details: { reason: Messages.crossOrigin, origin } });
+            throw forbidden(Messages.crossOrigin);
+          }
         }
         const { principal, refreshedToken } = await ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip });
         meta.loginId = principal.loginId;
         if (r.limit !== false) enforceLimit(limits[r.limit ?? 'general'], `login:${principal.loginId}`, ctx.clock);
-        if (r.role === 'owner') requireOwner(principal);
-        if (r.role === 'admin') requireAdmin(principal, r.adminMessage);
-        if (r.permission) requirePermission(principal, r.permission);
+        try {
+          if (r.role === 'owner') requireOwner(principal);
+          if (r.role === 'admin') requireAdmin(principal, r.adminMessage);
+          if (r.permission) requirePermission(principal, r.permission);
+        } catch (err) {
+          if (err instanceof AppError) {
+            ctx.services.audit.record({ action: AuditActions.accessDenied, status: 'denied', principal, targetType: 'route', targetId: routeOf(request), details: { reason: err.message } });
+          }
+          throw err;
+        }
         if (refreshedToken && credentials.fromCookie) set.headers['set-cookie'] = tokenCookie(refreshedToken, meta.secure);
         return { principal };
       },

@@ -2,13 +2,27 @@ import type { AppContext } from '../../context.ts';
 import { jobsCleanupJob } from './jobs-cleanup.ts';
 import { presenceSweepJob } from './presence-sweep.ts';
 import { sessionsPurgeJob } from './sessions-purge.ts';
+import { orphansScanJob } from './orphans-scan.ts';
+import { orphansDeleteJob } from './orphans-delete.ts';
+import { auditRetentionJob } from './audit-retention.ts';
+import { sharesCleanupJob } from './shares-cleanup.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
 /** Registers every job kind's handler; each area adds its own here. */
 export function registerJobHandlers(ctx: AppContext): void {
-  for (const def of [jobsCleanupJob(ctx), presenceSweepJob(ctx), sessionsPurgeJob(ctx)]) ctx.registry.register(def);
+  for (const def of [
+    jobsCleanupJob(ctx),
+    presenceSweepJob(ctx),
+    sessionsPurgeJob(ctx),
+    orphansScanJob(ctx),
+    orphansDeleteJob(ctx),
+    auditRetentionJob(ctx),
+    sharesCleanupJob(ctx),
+  ]) {
+    ctx.registry.register(def);
+  }
 }
 
 /** System schedules, created (or updated) by the server at start; reserved names start with `__`. */
@@ -16,4 +30,6 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__jobs.cleanup__', { kind: 'jobs.cleanup', intervalMs: DAY });
   ctx.schedules.ensure('__presence.sweep__', { kind: 'presence.sweep', intervalMs: 10 * 60_000 });
   ctx.schedules.ensure('__sessions.purge__', { kind: 'sessions.purge', intervalMs: DAY });
+  ctx.schedules.ensure('__audit.retention__', { kind: 'audit.retention', intervalMs: DAY });
+  ctx.schedules.ensure('__shares.cleanup__', { kind: 'shares.cleanup', intervalMs: DAY });
 }

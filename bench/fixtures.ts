@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../src/config.ts';
+import { openContext, type AppContext } from '../src/context.ts';
+import { createLogger } from '../src/log.ts';
+import { newId } from '../src/lib/ids.ts';
+import { newStorageKey } from '../src/storage/keys.ts';
+import type { LocalDriver } from '../src/storage/local.ts';
+
+/** A fresh data dir with its database, secrets and one owner account. */
+export async function freshInstance(prefix: string): Promise<{ dir: string; ownerId: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const ctx = openContext(loadConfig({ dataDir: dir }, {}), { mode: 'server', logger: createLogger('silent') });
+  try {
+    const row = await ctx.services.accounts.createLogin({ email: 'bench@example.test', password: 'bench password', name: 'Bench' });
+    return { dir, ownerId: row.id };
+  } finally {
+    ctx.close();
+  }
+}
+
+export function openCli(dir: string): AppContext {
+  return openContext(loadConfig({ dataDir: dir }, {}), { mode: 'cli', logger: createLogger('silent') });
+}
+
+/**
+ * `rows` file rows of which the first `matched` have an object, plus `objects - matched` objects with
+ * no row; all older than a day. Objects are raw bytes written straight into the driver's layout (the
+ * scan never reads contents), rows carry a real wrapped data key.
+ */
+export function seedFiles(ctx: AppContext, ownerId: string, opts: { rows: number; objects: number; matched: number }): void {
+  const driver = ctx.driver as LocalDriver;
+  const old = Date.now() - 2 * 24 * 3600_000;
+  const when = new Date(old);
+  const dirs = new Set<string>();
+  const writeObject = (key: string) => {
+    const file = driver.pathOf(key);
+    const dir = path.dirname(file);
+    if (!dirs.has(dir)) {
+      fs.mkdirSync(dir, { recursive: true });
+      dirs.add(dir);
+    }
+    fs.writeFileSync(file, 'x'.repeat(64));
+    fs.utimesSync(file, when, when);
+  };
+  const insert = ctx.db.$client.query(
+    `INSERT INTO items (id, account_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, modified_at, accessed_at, created_at)
+     VALUES (?, ?, 'file', ?, ?, 64, 'application/octet-stream', ?, ?, ?, ?, ?, ?)`,
+  );
+  const keyId = ctx.keyring.current.id;
+  const BATCH = 10_000;
+  for (let start = 0; start < opts.rows; start += BATCH) {
+    ctx.db.$client.transaction(() => {
+      for (let i = start; i < Math.min(opts.rows, start + BATCH); i++) {
+        const key = newStorageKey();
+        if (i < opts.matched) writeObject(key);
+        const name = `f${i}.bin`;
+        insert.run(newId(), ownerId, name, name, key, ctx.keyring.wrap(randomBytes(32)), keyId, old, old, old);
+      }
+    })();
+  }
+  for (let i = opts.matched; i < opts.objects; i++) writeObject(newStorageKey());
+  ctx.db.$client.query('UPDATE users SET storage_used = ? WHERE id = ?').run(opts.rows * 64, ownerId);
+}
+
+/** Peak and current resident memory of this process, in MiB (Linux). */
+export function memoryMiB(): { peak: number; now: number } {
+  const status = fs.readFileSync('/proc/self/status', 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
+  return { peak: kb('VmHWM'), now: kb('VmRSS') };
+}

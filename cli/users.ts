@@ -1,0 +1,133 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import type { AppContext } from '../src/context.ts';
+import type { LoginRow } from '../src/services/accounts.ts';
+import { formatSize, parseSize } from '../src/lib/size.ts';
+import { action, adminCommand, print, printJson, readSecret, table, UsageError, withContext } from './common.ts';
+
+interface Flags {
+  dataDir?: string;
+  json?: boolean;
+}
+
+const email = z.email().max(254);
+
+function loginByEmail(ctx: AppContext, address: string): LoginRow {
+  const row = ctx.services.accounts.findByEmail(address);
+  if (!row) throw new UsageError(`no user with email ${address}`);
+  return row;
+}
+
+/** Signup's rule for owners, the sub-user rule for sub-users (SPEC "Limits"). */
+function checkPassword(password: string, isSubUser: boolean): string {
+  const min = isSubUser ? 8 : 6;
+  if (password.length < min || password.length > 128) throw new UsageError(`the password must be ${min} to 128 characters`);
+  return password;
+}
+
+export function registerUsers(program: Command): void {
+  const users = program.command('users').description('list accounts, create one, reset a password or MFA, set a storage limit');
+
+  adminCommand(users.command('list').description('every account: owners, each followed by its sub-users')).action(
+    action((opts: Flags) =>
+      withContext(opts, (ctx) => {
+        const all = [];
+        let cursor: string | undefined;
+        do {
+          const page = ctx.services.users.list({ limit: 100, cursor });
+          all.push(...page.users);
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        if (opts.json) return printJson({ users: all });
+        if (all.length === 0) return print('no accounts yet: create the admin with `coffer users create <email> --admin`');
+        const admins = new Set(all.filter((u) => ctx.services.accounts.findById(u.id)?.is_admin).map((u) => u.id));
+        print(
+          table(
+            ['EMAIL', 'NAME', 'ROLE', 'MFA', 'USED', 'LIMIT', 'CREATED'],
+            all.map((u) => [
+              u.parentUserId ? `  ${u.email}` : u.email,
+              u.name,
+              admins.has(u.id) ? 'admin' : u.parentUserId ? 'sub-user' : 'owner',
+              u.mfaEnabled ? 'on' : 'off',
+              u.parentUserId ? '' : formatSize(u.storageUsed),
+              u.parentUserId ? '' : u.storageTotal === null ? 'none' : formatSize(u.storageTotal),
+              u.createdAt.slice(0, 10),
+            ]),
+          ),
+        );
+      }),
+    ),
+  );
+
+  adminCommand(
+    users
+      .command('create <email>')
+      .description('create an account; the password is prompted for, or read from the first line of stdin')
+      .option('--name <name>', 'display name', '')
+      .option('--admin', 'make it the admin (only while no admin exists, e.g. on a fresh instance)'),
+  ).action(
+    action(async (address: string, opts: Flags & { name: string; admin?: boolean }) => {
+      if (!email.safeParse(address).success) throw new UsageError(`not a valid email address: ${address}`);
+      if (opts.name.length > 100) throw new UsageError('the name must be at most 100 characters');
+      const password = checkPassword(await readSecret(`Password for ${address}`, { confirm: true }), false);
+      await withContext(
+        opts,
+        async (ctx) => {
+          const row = await ctx.services.accounts.createLogin({ email: address, password, name: opts.name, admin: opts.admin }, 'cli');
+          if (opts.json) return printJson({ user: { id: row.id, email: row.email, name: row.name, admin: Boolean(row.is_admin) } });
+          print(`created ${row.is_admin ? 'admin' : 'account'} ${row.email} (id ${row.id})`);
+        },
+        { initialize: true },
+      );
+    }),
+  );
+
+  adminCommand(
+    users
+      .command('reset-password <email>')
+      .description('set a new password (prompted, or the first line of stdin) and sign the user out everywhere'),
+  ).action(
+    action(async (address: string, opts: Flags) => {
+      await withContext(opts, async (ctx) => {
+        const row = loginByEmail(ctx, address);
+        const password = checkPassword(await readSecret(`New password for ${row.email}`, { confirm: true }), row.parent_user_id !== null);
+        await ctx.services.accounts.setPassword(row.id, password, 'cli');
+        if (opts.json) return printJson({ id: row.id, email: row.email, passwordReset: true, sessionsRevoked: true });
+        print(`password of ${row.email} reset; all of its sessions were signed out`);
+      });
+    }),
+  );
+
+  adminCommand(
+    users.command('reset-mfa <email>').description('turn two-factor authentication off for a user who lost their authenticator'),
+  ).action(
+    action((address: string, opts: Flags) =>
+      withContext(opts, (ctx) => {
+        const row = loginByEmail(ctx, address);
+        ctx.services.mfa.reset(row.id, 'cli');
+        if (opts.json) return printJson({ id: row.id, email: row.email, mfaEnabled: false, wasEnabled: Boolean(row.mfa_enabled) });
+        print(row.mfa_enabled ? `two-factor authentication turned off for ${row.email}` : `${row.email} had no two-factor authentication; nothing changed`);
+      }),
+    ),
+  );
+
+  adminCommand(
+    users
+      .command('set-limit <email> <size>')
+      .description('set an account\'s storage limit: a size such as 10G or 500M, or "none" for the instance default'),
+  ).action(
+    action((address: string, size: string, opts: Flags) =>
+      withContext(opts, (ctx) => {
+        const row = loginByEmail(ctx, address);
+        let limit: number | null = null;
+        if (size.toLowerCase() !== 'none') {
+          limit = parseSize(size);
+          if (limit === null || limit <= 0) throw new UsageError(`not a size: "${size}" (use e.g. 10G, 500M, or none)`);
+        }
+        const result = ctx.services.users.setStorageLimit(row.id, limit, 'cli');
+        if (opts.json) return printJson({ id: row.id, email: row.email, ...result });
+        print(`storage limit of ${row.email}: ${limit === null ? 'the instance default' : formatSize(limit)}`);
+      }),
+    ),
+  );
+}

@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Database } from 'bun:sqlite';
+import type { CoreContext } from '../context.ts';
+import { AppError, badRequest } from '../errors.ts';
+import { embeddedMigrations } from '../db/migrations.ts';
+import { AuditActions, type AuditService } from './audit.ts';
+import { BACKEND_VERSION } from './version.ts';
+
+export interface BackupManifest {
+  format: 'coffer-backup';
+  formatVersion: 1;
+  createdAt: string;
+  cofferVersion: string;
+  /** The schema the snapshot carries (its last migration). */
+  schema: string;
+  database: { file: string; bytes: number; sha256: string; integrity: 'ok' };
+  counts: { users: number; files: number; folders: number; storedBytes: number; auditEvents: number };
+  /** Master key ids the snapshot's wrapped data keys need; secrets.json must hold each of them. */
+  masterKeyIds: string[];
+  /** What this snapshot does not contain and must be copied alongside it. */
+  alongside: { blobs: string; secrets: string };
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hasher = new Bun.CryptoHasher('sha256');
+  for await (const chunk of Bun.file(file).stream()) hasher.update(chunk);
+  return hasher.digest('hex');
+}
+
+/**
+ * `coffer backup`: an online, consistent snapshot of the database (SQLite's VACUUM INTO reads one
+ * transaction's view while the server keeps writing), checked, hashed and described by a manifest.
+ * Blobs and secrets.json are not in it: the README explains how to copy them alongside.
+ */
+export class BackupService {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly audit: AuditService,
+  ) {}
+
+  async create(target: string, opts: { force?: boolean } = {}): Promise<{ file: string; manifestFile: string; manifest: BackupManifest }> {
+    const file = path.resolve(target);
+    const manifestFile = `${file}.manifest.json`;
+    if (path.resolve(file) === path.resolve(this.ctx.paths.database)) throw badRequest('The backup file cannot be the live database');
+    if (fs.existsSync(file) && !opts.force) throw badRequest(`${file} already exists; choose another name or pass --force to replace it`);
+    const dir = path.dirname(file);
+    if (!fs.existsSync(dir)) throw badRequest(`directory ${dir} does not exist`);
+
+    const partial = `${file}.partial-${process.pid}`;
+    fs.rmSync(partial, { force: true });
+    try {
+      this.ctx.db.$client.query('VACUUM INTO ?').run(partial);
+      const manifest = await this.describe(partial, path.basename(file));
+      fs.renameSync(partial, file);
+      fs.writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
+      fs.chmodSync(file, 0o600);
+      this.audit.record({
+        action: AuditActions.backupCreate,
+        actor: 'cli',
+        targetType: 'backup',
+        targetId: file,
+        details: { bytes: manifest.database.bytes, sha256: manifest.database.sha256 },
+      });
+      return { file, manifestFile, manifest };
+    } finally {
+      fs.rmSync(partial, { force: true });
+    }
+  }
+
+  /** Checks the snapshot and reads its facts from the snapshot itself, not from the live database. */
+  private async describe(snapshot: string, name: string): Promise<BackupManifest> {
+    const db = new Database(snapshot, { readonly: true });
+    try {
+      const check = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all();
+      if (check.length !== 1 || check[0]!.integrity_check !== 'ok') {
+        throw new AppError(500, `the snapshot failed its integrity check: ${check.map((r) => r.integrity_check).join('; ')}`);
+      }
+      const count = (sql: string) => db.query<{ n: number }, []>(sql).get()!.n;
+      const schema = db.query<{ tag: string }, []>('SELECT tag FROM coffer_migrations ORDER BY id DESC LIMIT 1').get()?.tag ?? '';
+      return {
+        format: 'coffer-backup',
+        formatVersion: 1,
+        createdAt: new Date(this.ctx.clock.now()).toISOString(),
+        cofferVersion: BACKEND_VERSION,
+        schema: schema || embeddedMigrations.at(-1)!.tag,
+        database: { file: name, bytes: fs.statSync(snapshot).size, sha256: await sha256Of(snapshot), integrity: 'ok' },
+        counts: {
+          users: count('SELECT COUNT(*) AS n FROM users'),
+          files: count(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'`),
+          folders: count(`SELECT COUNT(*) AS n FROM items WHERE type = 'folder'`),
+          storedBytes: count(`SELECT COALESCE(SUM(size), 0) AS n FROM items WHERE type = 'file'`),
+          auditEvents: count('SELECT COUNT(*) AS n FROM audit_log'),
+        },
+        masterKeyIds: db
+          .query<{ key_id: string }, []>('SELECT DISTINCT key_id FROM items WHERE key_id IS NOT NULL ORDER BY key_id')
+          .all()
+          .map((r) => r.key_id),
+        alongside: { blobs: this.ctx.paths.blobs, secrets: this.ctx.paths.secrets },
+      };
+    } finally {
+      db.close();
+    }
+  }
+}

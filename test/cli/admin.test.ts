@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { generate } from 'otplib';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { json } from '../helpers/client.ts';
+import * as seed from '../helpers/seed.ts';
+import { parseJson, runCli } from '../helpers/cli.ts';
+import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/files.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await t.stop();
+  dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+});
+
+/** `coffer <args> --data-dir <the running server's dir>` */
+const cli = (args: string[], stdin?: string) => runCli([...args, '--data-dir', t.dataDir], { stdin });
+
+describe('--help everywhere', () => {
+  test.each([
+    'users list',
+    'users create',
+    'users reset-password',
+    'users reset-mfa',
+    'users set-limit',
+    'settings get',
+    'settings set',
+    'orphans scan',
+    'orphans delete',
+    'backup',
+    'keys rotate',
+    'keys status',
+    'doctor',
+    'audit list',
+  ])('coffer %s --help', async (command) => {
+    const r = await runCli([...command.split(' '), '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Usage: coffer ${command}`);
+    expect(r.stdout).toContain('--data-dir');
+    expect(r.stdout).toContain('--json');
+    expect(r.stdout).toContain('Exit codes');
+  });
+});
+
+describe('coffer users, beside the running server', () => {
+  test('list shows every account, owners followed by their sub-users', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, ['files.download']);
+    const r = await cli(['users', 'list', '--json']);
+    expect(r.code).toBe(0);
+    const emails = parseJson(r).users.map((u: { email: string }) => u.email);
+    expect(emails).toContain(admin.email);
+    expect(emails.indexOf(sub.email)).toBe(emails.indexOf(o.email) + 1);
+    const human = await cli(['users', 'list']);
+    expect(human.stdout).toMatch(new RegExp(`${admin.email.replace(/[.]/g, '\\.')}\\s+Admin\\s+admin`));
+    expect(human.stdout).toContain('sub-user');
+  });
+
+  test('create makes an owner who can sign in to the server; bad input exits 1 with one line', async () => {
+    const email = seed.uniqueEmail('cli');
+    const r = await cli(['users', 'create', email, '--name', 'From CLI', '--json'], 'a good password\n');
+    expect(r.code).toBe(0);
+    expect(parseJson(r).user).toMatchObject({ email, name: 'From CLI', admin: false });
+    await seed.login(t, email, 'a good password');
+
+    for (const [args, stdin, message] of [
+      [['users', 'create', 'not-an-email'], 'password\n', /not a valid email/],
+      [['users', 'create', seed.uniqueEmail()], 'abc\n', /6 to 128 characters/],
+      [['users', 'create', email], 'a good password\n', /Email already in use/],
+      [['users', 'create', seed.uniqueEmail(), '--admin'], 'a good password\n', /admin already exists/],
+    ] as const) {
+      const bad = await cli([...args], stdin);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(message);
+      expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  test('reset-password signs the user out everywhere and the new password works', async () => {
+    const o = await seed.owner(t);
+    expect((await o.client.get('/api/profile')).status).toBe(200);
+    const r = await cli(['users', 'reset-password', o.email], 'brand new secret\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('signed out');
+    expect((await o.client.get('/api/profile')).status).toBe(401);
+    await seed.login(t, o.email, 'brand new secret');
+    expect((await cli(['users', 'reset-password', 'nobody@example.test'], 'whatever1\n')).code).toBe(1);
+    expect((await cli(['users', 'reset-password', o.email], 'short\n')).stderr).toMatch(/6 to 128/);
+  });
+
+  test('reset-mfa lets a user who lost their authenticator sign in with the password alone', async () => {
+    const o = await seed.owner(t);
+    const { secret } = await json(await o.client.post('/api/mfa/setup'));
+    await o.client.post('/api/mfa/verify', { code: await generate({ secret }) });
+    expect((await t.client().post('/api/login', { email: o.email, password: o.password })).status).toBe(400);
+    const r = await cli(['users', 'reset-mfa', o.email, '--json']);
+    expect(r.code).toBe(0);
+    expect(parseJson(r)).toMatchObject({ email: o.email, mfaEnabled: false, wasEnabled: true });
+    await seed.login(t, o.email);
+  });
+
+  test('set-limit takes 10G, 500M or none; the server applies it at once', async () => {
+    const o = await seed.owner(t);
+    expect((await cli(['users', 'set-limit', o.email, '10G'])).code).toBe(0);
+    expect((await json(await o.client.get('/api/user/storage'))).total).toBe(10 * 1024 ** 3);
+    expect((await cli(['users', 'set-limit', o.email, '500M'])).code).toBe(0);
+    expect((await json(await o.client.get('/api/user/storage'))).total).toBe(500 * 1024 ** 2);
+    expect((await cli(['users', 'set-limit', o.email, 'none'])).code).toBe(0);
+    expect((await json(await o.client.get('/api/user/storage'))).total).toBeNull();
+    const bad = await cli(['users', 'set-limit', o.email, 'lots']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('not a size');
+  });
+});
+
+describe('coffer users create --admin on a fresh instance', () => {
+  test('creates the data dir and the admin; the server then starts with signup closed and the admin signs in', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const dataDir = path.join(dir, 'data');
+    const r = await runCli(['users', 'create', 'root@example.test', '--admin', '--data-dir', dataDir], { stdin: 'admin password\n' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('created admin root@example.test');
+    const s = await startTestServer({ dataDir });
+    try {
+      expect(await json(await s.client().get('/api/signup-status'))).toEqual({ signupEnabled: false });
+      const c = await seed.login(s, 'root@example.test', 'admin password');
+      expect((await c.get('/api/user/all')).status).toBe(200);
+    } finally {
+      await s.server.stop();
+    }
+  });
+});
+
+describe('coffer settings', () => {
+  test('get prints all eight; set changes what the running server answers', async () => {
+    const all = parseJson(await cli(['settings', 'get', '--json']));
+    expect(Object.keys(all).sort()).toEqual(
+      ['allowPasswordChange', 'desktopOnlyAccess', 'docserver', 'hideFileExtensions', 'knownProxies', 'maxUploadBytes', 'shareBaseUrl', 'signupEnabled'].sort(),
+    );
+    const cases: Array<[string, string, unknown]> = [
+      ['signupEnabled', 'true', true],
+      ['hideFileExtensions', 'on', true],
+      ['desktopOnlyAccess', 'false', false],
+      ['allowPasswordChange', 'no', false],
+      ['maxUploadBytes', '2G', 2 * 1024 ** 3],
+      ['shareBaseUrl', 'https://share.example.test', 'https://share.example.test'],
+      ['knownProxies', '10.0.0.1, 10.1.0.0/16,proxy.lan', ['10.0.0.1', '10.1.0.0/16', 'proxy.lan']],
+    ];
+    for (const [key, value, expected] of cases) {
+      const r = await cli(['settings', 'set', key, value, '--json']);
+      expect(r.code).toBe(0);
+      expect(parseJson(r)[key]).toEqual(expected);
+      expect(parseJson(await cli(['settings', 'get', key, '--json']))).toEqual(expected);
+    }
+    expect(await json(await t.client().get('/api/signup-status'))).toEqual({ signupEnabled: true });
+    expect(await json(await admin.client.get('/api/user/max-upload-size-config'))).toEqual({ maxBytes: 2 * 1024 ** 3 });
+    expect(await json(await admin.client.get('/api/user/password-change-config'))).toEqual({ allowPasswordChange: false });
+
+    const doc = await cli(['settings', 'set', 'docserver', 'https://docs.example.test', '--json'], 'jwt-secret-from-stdin\n');
+    expect(doc.code).toBe(0);
+    expect(parseJson(doc).docserver).toEqual({ url: 'https://docs.example.test', jwtSecretSet: true });
+    expect(await json(await admin.client.get('/api/user/docserver-config'))).toEqual({ jwtSecretSet: true, url: 'https://docs.example.test' });
+    expect((await cli(['settings', 'get', 'docserver'])).stdout).not.toContain('jwt-secret-from-stdin');
+
+    for (const key of ['docserver', 'shareBaseUrl', 'knownProxies']) expect((await cli(['settings', 'set', key, 'none'])).code).toBe(0);
+    expect((await cli(['settings', 'set', 'allowPasswordChange', 'true'])).code).toBe(0);
+    expect(parseJson(await cli(['settings', 'get', '--json']))).toMatchObject({ docserver: null, shareBaseUrl: null, knownProxies: [] });
+  });
+
+  test('invalid values exit 1 naming the problem', async () => {
+    for (const [args, message] of [
+      [['settings', 'set', 'maxUploadBytes', '1K'], /at least 1048576/],
+      [['settings', 'set', 'signupEnabled', 'maybe'], /true or false/],
+      [['settings', 'set', 'shareBaseUrl', 'ftp://x'], /valid http/],
+      [['settings', 'set', 'knownProxies', 'not a host!'], /IP address, a CIDR range or a hostname/],
+      [['settings', 'set', 'colour', 'blue'], /unknown setting/],
+      [['settings', 'get', 'colour'], /unknown setting/],
+    ] as const) {
+      const r = await cli([...args]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+});
+
+describe('coffer orphans, beside the running server', () => {
+  test('scan reports what the API reports; delete removes a reviewed entry and skips, with exit 3, what no longer qualifies', async () => {
+    const ctx = t.server.ctx;
+    const o = await seed.owner(t);
+    await storeFile(ctx, o.id, { createdAt: ctx.clock.now() - 2 * DAY });
+    const stray = await strayObject(ctx, { ageMs: 2 * DAY });
+    const lost = rowWithoutObject(ctx, o.id, { createdAt: ctx.clock.now() - 2 * DAY });
+
+    const scan = await cli(['orphans', 'scan', '--json']);
+    expect(scan.code).toBe(0);
+    const report = parseJson(scan);
+    expect(report.storageOrphans.items.map((i: { key: string }) => i.key)).toContain(stray);
+    expect(report.databaseOrphans.items.map((i: { id: string }) => i.id)).toContain(lost.id);
+    const human = await cli(['orphans', 'scan', '--grace-minutes', '60']);
+    expect(human.stdout).toContain('grace window 60 minutes');
+    expect(human.stdout).toContain(stray);
+    expect(human.stdout).toContain('Nothing was deleted');
+    expect((await cli(['orphans', 'scan', '--grace-minutes', '5'])).code).toBe(1);
+
+    const reportFile = path.join(t.dataDir, '..', `report-${Date.now()}.json`);
+    dirs.push(reportFile);
+    fs.writeFileSync(reportFile, scan.stdout);
+    expect((await cli(['orphans', 'delete', '--from-report', reportFile])).stderr).toContain('--yes');
+    expect((await cli(['orphans', 'delete', '--yes'])).stderr).toContain('Select at least one orphan to delete');
+
+    const single = await cli(['orphans', 'delete', '--storage-key', stray, '--yes', '--json']);
+    expect(single.code).toBe(0);
+    expect(parseJson(single).storage).toEqual({ results: [{ key: stray, deleted: true }], deleted: 1, skipped: 0 });
+    expect(await ctx.driver.head(stray)).toBeNull();
+
+    const fromReport = await cli(['orphans', 'delete', '--from-report', reportFile, '--yes']);
+    expect(fromReport.code).toBe(3);
+    expect(fromReport.stdout).toContain(`object ${stray}: skipped (Object no longer exists)`);
+    expect(fromReport.stdout).toContain(`row ${lost.id}: deleted`);
+    expect(ctx.db.$client.query('SELECT 1 FROM items WHERE id = ?').get(lost.id)).toBeNull();
+  });
+});
+
+describe('coffer audit list', () => {
+  test('filters by action group, user and time; the CLI\'s own actions are there too', async () => {
+    const o = await seed.owner(t);
+    await t.client().post('/api/login', { email: o.email, password: 'wrong' });
+    const r = await cli(['audit', 'list', '--action', 'auth', '--user', o.email, '--since', '1h', '--json']);
+    expect(r.code).toBe(0);
+    const evs = parseJson(r).events as Array<{ action: string; status: string; email: string }>;
+    expect(evs.map((e) => `${e.action}:${e.status}`).sort()).toEqual(['auth.sign_in:failure', 'auth.sign_in:success']);
+    expect(evs.every((e) => e.email === o.email)).toBe(true);
+    const cliActions = parseJson(await cli(['audit', 'list', '--action', 'user', '--json'])).events;
+    expect(cliActions.some((e: { action: string; actor: string }) => e.action === 'user.create' && e.actor === 'cli')).toBe(true);
+    const human = await cli(['audit', 'list', '--limit', '5']);
+    expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+ACTION\s+STATUS\s+WHO/);
+    expect((await cli(['audit', 'list', '--since', 'yesterdayish'])).code).toBe(1);
+    expect((await cli(['audit', 'list', '--since', '2999-01-01', '--json'])).stdout).toContain('"events": []');
+  });
+});
+
+describe('commands on a data dir that has no database', () => {
+  test('exit 1 with one line saying so', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    for (const args of [['users', 'list'], ['doctor'], ['orphans', 'scan'], ['keys', 'rotate'], ['backup', path.join(dir, 'b.db')], ['audit', 'list'], ['settings', 'get']]) {
+      const r = await runCli([...args, '--data-dir', dir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/no Coffer database/);
+    }
+  });
+});

@@ -1,0 +1,109 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { Database } from 'bun:sqlite';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import * as seed from '../helpers/seed.ts';
+import { parseJson, runCli } from '../helpers/cli.ts';
+import { readBack, storeFile, type StoredFile } from '../helpers/files.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe('coffer backup', () => {
+  test('a consistent snapshot taken while the server keeps writing, which restores to a working instance', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-backup-');
+    dirs.push(out);
+    try {
+      const admin = await seed.admin(t);
+      const owner = await seed.owner(t);
+      const before: StoredFile[] = [];
+      for (let i = 0; i < 20; i++) before.push(await storeFile(t.server.ctx, owner.id, { size: 5000 + i }));
+
+      // Writers keep going for the whole backup: files, sessions and settings.
+      let writing = true;
+      let written = 0;
+      const writer = (async () => {
+        while (writing) {
+          await storeFile(t.server.ctx, owner.id, { size: 100 });
+          await admin.client.put('/api/user/hide-file-extensions-config', { hidden: written % 2 === 0 });
+          written++;
+        }
+      })();
+      const file = path.join(out, 'coffer-backup.db');
+      const r = await runCli(['backup', file, '--json', '--data-dir', t.dataDir]);
+      writing = false;
+      await writer;
+      expect(r.code).toBe(0);
+      expect(written).toBeGreaterThan(0);
+      const { manifest, manifestFile } = parseJson(r);
+      expect(manifestFile).toBe(`${file}.manifest.json`);
+      expect(JSON.parse(fs.readFileSync(manifestFile, 'utf8'))).toEqual(manifest);
+      expect(manifest).toMatchObject({ format: 'coffer-backup', formatVersion: 1, schema: '0000_initial', database: { file: 'coffer-backup.db', integrity: 'ok' } });
+      expect(manifest.database.sha256).toBe(createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
+      expect(manifest.database.bytes).toBe(fs.statSync(file).size);
+      expect(manifest.masterKeyIds).toEqual([t.server.ctx.keyring.current.id]);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+
+      // The snapshot is a self-consistent database: usage counters match the rows it holds.
+      const snap = new Database(file, { readonly: true });
+      expect(snap.query<{ integrity_check: string }, []>('PRAGMA integrity_check').get()!.integrity_check).toBe('ok');
+      const counts = snap
+        .query<{ used: number; actual: number; n: number }, [string]>(
+          `SELECT storage_used AS used, (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = users.id AND type = 'file') AS actual,
+                  (SELECT COUNT(*) FROM items WHERE account_id = users.id) AS n FROM users WHERE id = ?`,
+        )
+        .get(owner.id)!;
+      snap.close();
+      expect(counts.used).toBe(counts.actual);
+      expect(counts.n).toBeGreaterThanOrEqual(20);
+      expect(manifest.counts.files).toBe(counts.n);
+
+      // Restore: the snapshot as coffer.db, with secrets.json and the blobs copied alongside.
+      const restored = path.join(out, 'restored');
+      fs.mkdirSync(restored, { mode: 0o700 });
+      fs.copyFileSync(file, path.join(restored, 'coffer.db'));
+      fs.copyFileSync(path.join(t.dataDir, 'secrets.json'), path.join(restored, 'secrets.json'));
+      fs.cpSync(path.join(t.dataDir, 'blobs'), path.join(restored, 'blobs'), { recursive: true });
+      const r2 = await startTestServer({ dataDir: restored });
+      try {
+        await seed.login(r2, admin.email, admin.password);
+        const c = await seed.login(r2, owner.email, owner.password);
+        expect((await c.get('/api/user/storage')).status).toBe(200);
+        for (const f of before) expect((await readBack(r2.server.ctx, f.id)).equals(f.content)).toBe(true);
+        const doctor = await runCli(['doctor', '--json', '--data-dir', restored]);
+        expect(parseJson(doctor).missingObjects.count).toBe(0);
+        expect(parseJson(doctor).usage.mismatches).toEqual([]);
+      } finally {
+        await r2.server.stop();
+      }
+    } finally {
+      await t.stop();
+    }
+  });
+
+  test('an existing file is kept unless --force; a missing directory is refused', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-backup-');
+    dirs.push(out);
+    try {
+      await seed.admin(t);
+      const file = path.join(out, 'b.db');
+      fs.writeFileSync(file, 'precious');
+      let r = await runCli(['backup', file, '--data-dir', t.dataDir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('--force');
+      expect(fs.readFileSync(file, 'utf8')).toBe('precious');
+      r = await runCli(['backup', file, '--force', '--data-dir', t.dataDir]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('now copy alongside');
+      r = await runCli(['backup', path.join(out, 'nope', 'b.db'), '--data-dir', t.dataDir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('does not exist');
+    } finally {
+      await t.stop();
+    }
+  });
+});
