@@ -116,8 +116,9 @@ CREATE INDEX `items_parent_id_idx` ON `items` (`parent_id`);--> statement-breakp
 CREATE INDEX `items_account_type_idx` ON `items` (`account_id`,`type`) WHERE deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_starred_idx` ON `items` (`account_id`,`type`,`modified_at`,`id`) WHERE starred = 1 AND deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_recent_idx` ON `items` (`account_id`,`accessed_at`,`id`) WHERE type = 'file' AND deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_live_name_key_idx` ON `items` (`account_id`,`name_key`) WHERE deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_deleted_root_idx` ON `items` (`deleted_root_id`);--> statement-breakpoint
-CREATE INDEX `items_trash_idx` ON `items` (`account_id`,`deleted_at`,`id`) WHERE deleted_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `items_trash_idx` ON `items` (`account_id`,`type`,`deleted_at`,`id`) WHERE deleted_at IS NOT NULL AND deleted_root_id = id;--> statement-breakpoint
 CREATE INDEX `items_key_id_idx` ON `items` (`key_id`);--> statement-breakpoint
 CREATE TABLE `share_items` (
 	`link_id` text NOT NULL,
