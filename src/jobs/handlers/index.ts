@@ -1,6 +1,13 @@
 import type { AppContext } from '../../context.ts';
+import { filesCopyJob } from './files-copy.ts';
+import { filesRestoreJob } from './files-restore.ts';
+import { filesTrashJob } from './files-trash.ts';
 import { jobsCleanupJob } from './jobs-cleanup.ts';
 import { presenceSweepJob } from './presence-sweep.ts';
+import { storageDeleteJob } from './storage-delete.ts';
+import { trashDeleteJob } from './trash-delete.ts';
+import { trashEmptyJob } from './trash-empty.ts';
+import { trashPurgeJob } from './trash-purge.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -8,10 +15,18 @@ const DAY = 24 * HOUR;
 /** Registers every job kind's handler; each area adds its own here. */
 export function registerJobHandlers(ctx: AppContext): void {
   for (const def of [jobsCleanupJob(ctx), presenceSweepJob(ctx)]) ctx.registry.register(def);
+  ctx.registry.register(filesCopyJob(ctx));
+  ctx.registry.register(filesTrashJob(ctx));
+  ctx.registry.register(filesRestoreJob(ctx));
+  ctx.registry.register(trashDeleteJob(ctx));
+  ctx.registry.register(trashEmptyJob(ctx));
+  ctx.registry.register(trashPurgeJob(ctx));
+  ctx.registry.register(storageDeleteJob(ctx));
 }
 
 /** System schedules, created (or updated) by the server at start; reserved names start with `__`. */
 export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__jobs.cleanup__', { kind: 'jobs.cleanup', intervalMs: DAY });
   ctx.schedules.ensure('__presence.sweep__', { kind: 'presence.sweep', intervalMs: 10 * 60_000 });
+  ctx.schedules.ensure('__trash.purge__', { kind: 'trash.purge', intervalMs: DAY });
 }
