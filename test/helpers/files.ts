@@ -1,0 +1,196 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import { json, type TestClient } from './client.ts';
+import type { TestServer } from './server.ts';
+import { newId } from '../../src/lib/ids.ts';
+
+export interface UploadOptions {
+  parentId?: string;
+  type?: string;
+  lastModified?: string;
+}
+
+/** POST /api/files/upload with one file; returns the response (not yet read). */
+export function uploadRaw(client: TestClient, name: string, content: string | Uint8Array, opts: UploadOptions = {}): Promise<Response> {
+  const form = new FormData();
+  if (opts.parentId) form.append('parentId', opts.parentId);
+  if (opts.lastModified !== undefined) form.append('lastModifiedTimes', opts.lastModified);
+  form.append('file', new File([content], name, { type: opts.type ?? 'application/octet-stream' }));
+  return client.request('/api/files/upload', { method: 'POST', body: form });
+}
+
+/** Uploads one file and returns the created item; fails the test on any other status. */
+export async function upload(client: TestClient, name: string, content: string | Uint8Array, opts: UploadOptions = {}): Promise<any> {
+  const res = await uploadRaw(client, name, content, opts);
+  if (res.status !== 200) throw new Error(`upload of ${name} failed: ${res.status} ${await res.text()}`);
+  return json(res);
+}
+
+export async function folder(client: TestClient, name: string, parentId?: string): Promise<any> {
+  const res = await client.post('/api/files/folder', { name, parentId });
+  if (res.status !== 200) throw new Error(`folder ${name} failed: ${res.status} ${await res.text()}`);
+  return json(res);
+}
+
+/** Every item of a list endpoint, following X-Next-Cursor. */
+export async function listAll(client: TestClient, pathAndQuery: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const sep = pathAndQuery.includes('?') ? '&' : '?';
+    const res = await client.get(cursor ? `${pathAndQuery}${sep}cursor=${encodeURIComponent(cursor)}` : pathAndQuery);
+    if (res.status !== 200) throw new Error(`${pathAndQuery}: ${res.status} ${await res.text()}`);
+    out.push(...(await json<any[]>(res)));
+    cursor = res.headers.get('x-next-cursor');
+    if (!cursor) return out;
+  }
+}
+
+/** Stored objects under `<dataDir>/blobs` (published ones, and temp files separately). */
+export function blobFiles(dataDir: string): { objects: string[]; temp: string[] } {
+  const root = path.join(dataDir, 'blobs');
+  const objects: string[] = [];
+  const temp = fs.existsSync(path.join(root, '.tmp')) ? fs.readdirSync(path.join(root, '.tmp')) : [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === '.tmp') continue;
+      if (e.isDirectory()) walk(path.join(dir, e.name));
+      else objects.push(e.name);
+    }
+  };
+  if (fs.existsSync(root)) walk(root);
+  return { objects, temp };
+}
+
+export function rowCount(t: TestServer, where = '1 = 1', ...params: string[]): number {
+  return t.server.ctx.db.$client.query<{ n: number }, string[]>(`SELECT COUNT(*) AS n FROM items WHERE ${where}`).get(...params)!.n;
+}
+
+/** Inserts many rows straight through the repository (big folders without HTTP uploads). */
+export function seedRows(
+  t: TestServer,
+  accountId: string,
+  parentId: string | null,
+  count: number,
+  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({ name: `item-${i}` }),
+): string[] {
+  const ctx = t.server.ctx;
+  const repo = ctx.services.items.repo;
+  const now = ctx.clock.now();
+  const ids: string[] = [];
+  ctx.db.$client.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const m = make(i);
+      const row = repo.insert({
+        id: newId(),
+        accountId,
+        parentId,
+        type: m.type ?? 'file',
+        name: m.name,
+        size: m.type === 'folder' ? 0 : (m.size ?? 0),
+        mimeType: m.type === 'folder' ? null : 'text/plain',
+        storageKey: null,
+        wrappedKey: null,
+        keyId: null,
+        starred: false,
+        modifiedAt: m.modifiedAt ?? now,
+        accessedAt: m.accessedAt ?? now,
+        createdAt: now,
+      });
+      ids.push(row.id);
+    }
+  })();
+  return ids;
+}
+
+export interface ZipEntryInfo {
+  name: string;
+  data: Buffer;
+}
+
+/** Reads a ZIP through its central directory (stored and deflated entries, no ZIP64 needed in tests). */
+export function readZip(buf: Buffer): ZipEntryInfo[] {
+  let eocd = -1;
+  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65_557); i--) {
+    if (buf.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new Error('no end of central directory record');
+  const count = buf.readUInt16LE(eocd + 10);
+  let p = buf.readUInt32LE(eocd + 16);
+  const entries: ZipEntryInfo[] = [];
+  for (let n = 0; n < count; n++) {
+    if (buf.readUInt32LE(p) !== 0x02014b50) throw new Error('bad central directory entry');
+    const method = buf.readUInt16LE(p + 10);
+    const compressed = buf.readUInt32LE(p + 20);
+    const nameLen = buf.readUInt16LE(p + 28);
+    const extraLen = buf.readUInt16LE(p + 30);
+    const commentLen = buf.readUInt16LE(p + 32);
+    const local = buf.readUInt32LE(p + 42);
+    const name = buf.subarray(p + 46, p + 46 + nameLen).toString('utf8');
+    const dataStart = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const raw = buf.subarray(dataStart, dataStart + compressed);
+    entries.push({ name, data: method === 8 ? inflateRawSync(raw) : Buffer.from(raw) });
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return entries;
+}
+
+/** Reads Server-Sent Event messages from a response body. */
+export class SseReader {
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private buffer = '';
+  private readonly decoder = new TextDecoder();
+  // A read left pending by a timeout is reused, so no chunk is ever dropped.
+  private pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+
+  constructor(res: Response) {
+    this.reader = res.body!.getReader();
+  }
+
+  /** The next message block (data lines or a comment), waiting at most `ms`. */
+  async next(ms = 3000): Promise<string> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const end = this.buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const block = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 2);
+        return block;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('no SSE message in time');
+      this.pending ??= this.reader.read();
+      const chunk = await Promise.race([this.pending, Bun.sleep(left).then(() => null)]);
+      if (chunk === null) throw new Error('no SSE message in time');
+      this.pending = null;
+      if (chunk.done) throw new Error('SSE stream ended');
+      this.buffer += this.decoder.decode(chunk.value, { stream: true });
+    }
+  }
+
+  /** The next `data:` message as JSON (comments skipped). */
+  async nextData(ms = 3000): Promise<any> {
+    for (;;) {
+      const block = await this.next(ms);
+      if (block.startsWith('data: ')) return JSON.parse(block.slice(6));
+    }
+  }
+
+  /** Resolves with true if nothing but comments arrives within `ms`. */
+  async quietFor(ms: number): Promise<boolean> {
+    try {
+      await this.nextData(ms);
+      return false;
+    } catch {
+      return true;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.reader.cancel().catch(() => {});
+  }
+}
