@@ -141,11 +141,11 @@ export function readZip(buf: Buffer): ZipEntryInfo[] {
 
 /** Reads Server-Sent Event messages from a response body. */
 export class SseReader {
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
   private buffer = '';
   private readonly decoder = new TextDecoder();
   // A read left pending by a timeout is reused, so no chunk is ever dropped.
-  private pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  private pending: Promise<{ done: boolean; value?: Uint8Array }> | null = null;
 
   constructor(res: Response) {
     this.reader = res.body!.getReader();
@@ -168,7 +168,7 @@ export class SseReader {
       if (chunk === null) throw new Error('no SSE message in time');
       this.pending = null;
       if (chunk.done) throw new Error('SSE stream ended');
-      this.buffer += this.decoder.decode(chunk.value, { stream: true });
+      this.buffer += this.decoder.decode(chunk.value!, { stream: true });
     }
   }
 
