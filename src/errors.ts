@@ -103,6 +103,11 @@ export const Messages = {
   updateFeedUnavailable: 'Update feed unavailable',
 } as const;
 
+/** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
+export function uploadAborted(): AppError {
+  return new AppError(499, Messages.uploadAborted, { error: 'REQUEST_ABORTED' });
+}
+
 /** 413 for a file over the instance's max upload size setting. */
 export function fileTooLarge(maxBytes: number): AppError {
   return tooLarge(`File too large. The maximum upload size is ${maxBytes} bytes.`);

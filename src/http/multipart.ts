@@ -1,12 +1,9 @@
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
-import { AppError, badRequest, Messages } from '../errors.ts';
+import { AppError, badRequest, Messages, uploadAborted } from '../errors.ts';
 import type { UploadFilePart, UploadPart } from '../services/uploads.ts';
 
 const PART_BUFFER = 1024 * 1024;
-
-/** The 499 of SPEC "Upload rules" 4: the client hung up mid-upload. */
-export const uploadAborted = () => new AppError(499, Messages.uploadAborted, { error: 'REQUEST_ABORTED' });
 
 /**
  * A file part's bytes as an async iterable. Leaving the loop early does not destroy the part: the rest
@@ -88,6 +85,8 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
     signal();
   });
   bb.on('file', (field, stream, info) => {
+    // Failures reach the reader through partBytes; a part nobody reads any more must not crash the process.
+    stream.on('error', () => {});
     const part: UploadFilePart & { source: Readable } = { kind: 'file', field, filename: info.filename ?? '', mimeType: info.mimeType ?? '', body: partBytes(stream), source: stream };
     queue.push(part);
     signal();

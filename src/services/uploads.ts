@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import { fileTypeFromBuffer } from 'file-type';
 import type { CoreContext } from '../context.ts';
-import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded } from '../errors.ts';
+import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded, uploadAborted } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
 import { newStorageKey } from '../storage/keys.ts';
@@ -339,7 +339,14 @@ export class UploadService {
         yield chunk;
       }
     }
-    const info = await this.ctx.storage.put(storageKey, counted(), { signal });
+    let info;
+    try {
+      info = await this.ctx.storage.put(storageKey, counted(), { signal });
+    } catch (err) {
+      // The driver removed its temp file; whatever failed, a client that hung up gets the 499.
+      if (signal?.aborted) throw uploadAborted();
+      throw err;
+    }
     const detected = await sniff(head.subarray(0, headBytes));
     return { storageKey, size: info.size, wrappedKey: info.wrappedKey, keyId: info.keyId, mimeType: detected ?? (part.mimeType || DEFAULT_TYPE), detected: detected !== null };
   }
