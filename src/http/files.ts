@@ -225,6 +225,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
           const headers: Record<string, string> = {
             'Content-Type': inlineType ?? row.mime_type ?? 'application/octet-stream',
             'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
+            // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
             'Content-Length': String(range ? range.end - range.start : row.size),
             'Accept-Ranges': 'bytes',
             'Cache-Control': 'private, no-cache',
