@@ -1,10 +1,12 @@
 import { runStorageBench } from './storage.ts';
 import { runStartupBench } from './startup.ts';
+import { runFilesBench } from './files.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
   storage: runStorageBench,
   startup: runStartupBench,
+  files: runFilesBench,
 };
 
 const wanted = process.argv.slice(2);

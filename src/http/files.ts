@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
 import type { SortField } from '../db/repos/items.ts';
+import type { Page } from '../services/items.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
 import { nameProblem, normalizeName } from '../services/names.ts';
 import { readJson } from './body.ts';
@@ -90,6 +91,16 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
     return { parts: readMultipart(request), signal: request.signal, sizeHint: Number.isFinite(declared) ? declared : undefined };
   };
 
+  // Cached pages come back as the same object: serialize and encode each once.
+  const pageJson = new WeakMap<Page, Uint8Array>();
+  const pageResponse = (page: Page) => {
+    let body = pageJson.get(page);
+    if (body === undefined) pageJson.set(page, (body = new TextEncoder().encode(JSON.stringify(page.items))));
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (page.nextCursor) headers['X-Next-Cursor'] = page.nextCursor;
+    return new Response(body, { headers });
+  };
+
   const zipResponse = (zip: { filename: string; stream: ReadableStream<Uint8Array> }) =>
     new Response(zip.stream, { headers: { 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition('attachment', zip.filename), 'Cache-Control': 'no-store' } });
 
@@ -99,12 +110,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       // Listing, searching and details need no permission (SPEC "Authentication" 6).
       .get(
         '/api/files',
-        ({ principal, query, set }) => {
-          const q = validate(folderListQuery, query);
-          const page = items.list(principal, q);
-          if (page.nextCursor) set.headers['X-Next-Cursor'] = page.nextCursor;
-          return page.items;
-        },
+        ({ principal, query }) => pageResponse(items.list(principal, validate(folderListQuery, query))),
         { auth: true },
       )
       .get('/api/files/stats', ({ principal }) => items.stats(principal), { auth: true })
@@ -119,20 +125,12 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { auth: true })
       .get(
         '/api/files/starred',
-        ({ principal, query, set }) => {
-          const page = items.listStarred(principal, validate(listQuery('modified'), query));
-          if (page.nextCursor) set.headers['X-Next-Cursor'] = page.nextCursor;
-          return page.items;
-        },
+        ({ principal, query }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query))),
         { auth: true },
       )
       .get(
         '/api/files/trash',
-        ({ principal, query, set }) => {
-          const page = items.listTrash(principal, validate(listQuery('deletedAt'), query));
-          if (page.nextCursor) set.headers['X-Next-Cursor'] = page.nextCursor;
-          return page.items;
-        },
+        ({ principal, query }) => pageResponse(items.listTrash(principal, validate(listQuery('deletedAt'), query))),
         { auth: true },
       )
       .get(

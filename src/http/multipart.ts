@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { AppError, badRequest, Messages, uploadAborted } from '../errors.ts';
 import type { UploadFilePart, UploadPart } from '../services/uploads.ts';
 
-const PART_BUFFER = 1024 * 1024;
+const PART_BUFFER = 256 * 1024;
 
 /**
  * A file part's bytes as an async iterable. Leaving the loop early does not destroy the part: the rest

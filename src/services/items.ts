@@ -2,7 +2,8 @@ import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
 import { badRequest, conflict, Messages, notFound } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { ItemRepo, ITEM_COLUMNS, type ItemRow, type ListScope, type PagePosition, type SortField, type SortOrder } from '../db/repos/items.ts';
+import { ItemRepo, ITEM_COLUMNS, type ItemRow, type ListedRow, type ListScope, type PagePosition, type SortField, type SortOrder } from '../db/repos/items.ts';
+import { PageCache } from './page-cache.ts';
 import { AccessTracker } from './access.ts';
 import { FileEvents, FileEventType } from './file-events.ts';
 import { nameKeyOf } from './names.ts';
@@ -41,7 +42,7 @@ export interface Page {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function toItemView(row: ItemRow, share: ShareStatus | undefined): ItemView {
+export function toItemView(row: ListedRow, share: ShareStatus | undefined): ItemView {
   const view: ItemView = {
     id: row.id,
     name: row.name,
@@ -90,17 +91,19 @@ export class ItemService {
   readonly access: AccessTracker;
   readonly events: FileEvents;
   private readonly sqlite: Database;
+  private readonly pages: PageCache<Page>;
 
   constructor(private readonly ctx: CoreContext) {
     this.sqlite = ctx.db.$client;
     this.repo = new ItemRepo(this.sqlite);
     this.access = new AccessTracker(this.sqlite, ctx.clock);
     this.events = new FileEvents(ctx.hub);
+    this.pages = new PageCache(this.sqlite, (page) => page.items.length);
     ctx.hub.onClose(() => this.access.stop());
   }
 
   /** API views of rows, with their share status. */
-  views(accountId: string, rows: ItemRow[]): ItemView[] {
+  views(accountId: string, rows: ListedRow[]): ItemView[] {
     const shares = shareStatusOf(this.sqlite, accountId, rows.map((r) => r.id));
     return rows.map((r) => toItemView(r, shares.get(r.id)));
   }
@@ -135,11 +138,14 @@ export class ItemService {
 
   /** Any list: one keyset page of `scope`, folders first (also used by the shared list). */
   listScope(accountId: string, scope: ListScope, q: ListQuery): Page {
-    const after = q.cursor ? decodeCursor(q.cursor, q.sortBy, q.order) : null;
-    const { rows, hasMore } = this.repo.page(scope, { sort: q.sortBy, order: q.order, limit: q.limit, after });
-    const last = rows[rows.length - 1];
-    const nextCursor = hasMore && last ? encodeCursor(q.sortBy, q.order, { type: last.type, value: this.repo.sortValue(last, q.sortBy), id: last.id }) : null;
-    return { items: this.views(accountId, rows), nextCursor };
+    const key = JSON.stringify([accountId, scope.where, scope.params, q.sortBy, q.order, q.limit, q.cursor ?? null]);
+    return this.pages.get(key, () => {
+      const after = q.cursor ? decodeCursor(q.cursor, q.sortBy, q.order) : null;
+      const { rows, hasMore } = this.repo.page(scope, { sort: q.sortBy, order: q.order, limit: q.limit, after });
+      const last = rows[rows.length - 1];
+      const nextCursor = hasMore && last ? encodeCursor(q.sortBy, q.order, { type: last.type, value: this.repo.sortValue(last, q.sortBy), id: last.id }) : null;
+      return { items: this.views(accountId, rows), nextCursor };
+    });
   }
 
   /** GET /api/files: a folder's live children (root when parentId is absent); opening a folder marks it read. */

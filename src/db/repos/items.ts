@@ -27,6 +27,11 @@ export interface ItemRow {
 export const ITEM_COLUMNS =
   'id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, starred, modified_at, accessed_at, created_at, deleted_at, deleted_root_id';
 
+/** A row as list pages read it: everything an API item shows, without the object's key material. */
+export type ListedRow = Omit<ItemRow, 'storage_key' | 'wrapped_key' | 'key_id' | 'created_at'>;
+
+const LISTED_COLUMNS = 'id, account_id, parent_id, type, name, name_key, size, mime_type, starred, modified_at, accessed_at, deleted_at, deleted_root_id';
+
 export type SortField = 'name' | 'size' | 'modified' | 'accessedAt' | 'deletedAt';
 export type SortOrder = 'asc' | 'desc';
 
@@ -169,31 +174,31 @@ export class ItemRepo {
   }
 
   /** One page of a list, folders first, ordered by the sort column then id (a total order). */
-  page(scope: ListScope, req: PageRequest): { rows: ItemRow[]; hasMore: boolean } {
+  page(scope: ListScope, req: PageRequest): { rows: ListedRow[]; hasMore: boolean } {
     const col = SORT_COLUMN[req.sort];
     const dir = req.order === 'asc' ? 'ASC' : 'DESC';
     const op = req.order === 'asc' ? '>' : '<';
     const want = req.limit + 1;
-    const rows: ItemRow[] = [];
+    const rows: ListedRow[] = [];
     const phases: ItemType[] = req.after?.type === 'file' ? ['file'] : ['folder', 'file'];
     for (const type of phases) {
       const after = req.after && req.after.type === type ? req.after : null;
       const sql =
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE ${scope.where} AND type = ?` +
+        `SELECT ${LISTED_COLUMNS} FROM items WHERE ${scope.where} AND type = ?` +
         (after ? ` AND (${col}, id) ${op} (?, ?)` : '') +
         ` ORDER BY ${col} ${dir}, id ${dir} LIMIT ?`;
       const params: SQLQueryBindings[] = [...scope.params, type];
       if (after) params.push(after.value, after.id);
       params.push(want - rows.length);
-      rows.push(...this.sqlite.query<ItemRow, SQLQueryBindings[]>(sql).all(...params));
+      rows.push(...this.sqlite.query<ListedRow, SQLQueryBindings[]>(sql).all(...params));
       if (rows.length >= want) break;
     }
     const hasMore = rows.length > req.limit;
     return { rows: hasMore ? rows.slice(0, req.limit) : rows, hasMore };
   }
 
-  sortValue(row: ItemRow, sort: SortField): string | number {
-    const v = row[SORT_COLUMN[sort] as keyof ItemRow];
+  sortValue(row: ListedRow, sort: SortField): string | number {
+    const v = row[SORT_COLUMN[sort] as keyof ListedRow];
     return (v ?? 0) as string | number;
   }
 
