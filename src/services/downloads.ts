@@ -101,6 +101,9 @@ export class DownloadService {
   private zip(principal: Principal, roots: ItemRow[]): ReadableStream<Uint8Array> {
     const archive = new ZipArchive({ store: true, highWaterMark: 256 * 1024 });
     let cancelled = false;
+    // An aborted archive never reports the entry in flight: cancelling settles it and closes its source.
+    const stop = new AbortController();
+    let current: Readable | null = null;
     const used = new Set<string>();
     const rootNames = roots.map((r) => {
       let name = r.name;
@@ -121,6 +124,7 @@ export class DownloadService {
         };
         archive.once('entry', done);
         archive.once('error', failed);
+        stop.signal.addEventListener('abort', () => resolve(), { once: true });
         archive.append(source, data);
       });
 
@@ -135,7 +139,9 @@ export class DownloadService {
               await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
             } else {
               const body = await this.ctx.storage.get(entry.row.storage_key!, { size: entry.row.size, wrappedKey: entry.row.wrapped_key! });
-              await append(Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>), { name: entry.path, date });
+              current = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
+              await append(current, { name: entry.path, date });
+              current = null;
             }
           }
         }
@@ -162,6 +168,8 @@ export class DownloadService {
         },
         async cancel() {
           cancelled = true;
+          stop.abort();
+          current?.destroy();
           archive.abort();
           await chunks.return?.();
         },

@@ -161,6 +161,19 @@ describe('ZIP downloads', () => {
     expect((await owner.client.post('/api/files/download/bulk', { ids: [] })).status).toBe(422);
   });
 
+  test('a client that stops reading a ZIP part-way leaves the server serving the next one', async () => {
+    const dir = await folder(owner.client, 'cancelled');
+    await upload(owner.client, 'large.bin', randomBytes(4 * 1024 * 1024), { parentId: dir.id });
+    await upload(owner.client, 'small.txt', 'small', { parentId: dir.id });
+    const res = await owner.client.get(`/api/files/${dir.id}/download`);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    await Bun.sleep(50);
+    const again = readZip(await bytes(await owner.client.get(`/api/files/${dir.id}/download`)));
+    expect(again.map((e) => e.name).sort()).toEqual(['cancelled/', 'cancelled/large.bin', 'cancelled/small.txt']);
+  });
+
   test('a folder of 300 files streams as a valid ZIP', async () => {
     const dir = await folder(owner.client, 'many');
     const form = new FormData();
