@@ -83,8 +83,6 @@ export interface NewItem {
   createdAt: number;
 }
 
-export const SUBTREE_BATCH = 500;
-
 /** The SQL of the file tree shared by the file services (hot paths as prepared statements). */
 export class ItemRepo {
   constructor(readonly sqlite: Database) {}
@@ -214,19 +212,6 @@ export class ItemRepo {
       )
       .all(rootId, cap)
       .map((r) => r.id);
-  }
-
-  /** Live rows of the subtree (root included), parents before children. */
-  liveSubtree(rootId: string): ItemRow[] {
-    return this.sqlite
-      .query<ItemRow, [string]>(
-        `WITH RECURSIVE t(id) AS (
-           SELECT id FROM items WHERE id = ?1 AND deleted_at IS NULL
-           UNION ALL
-           SELECT i.id FROM items i JOIN t ON i.parent_id = t.id WHERE i.deleted_at IS NULL
-         ) SELECT ${ITEM_COLUMNS.split(', ').map((c) => `items.${c}`).join(', ')} FROM t JOIN items ON items.id = t.id`,
-      )
-      .all(rootId);
   }
 
   /** Live children of a folder in id order, one keyset page at a time (ZIP walks, copies). */
