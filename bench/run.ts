@@ -4,6 +4,7 @@ import { runAccountsBench } from './accounts.ts';
 import { runOrphansBench } from './orphans.ts';
 import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
+import { runFilesBench } from './files.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   orphans: runOrphansBench,
   keys: runKeysBench,
   audit: runAuditBench,
+  files: runFilesBench,
 };
 
 const wanted = process.argv.slice(2);

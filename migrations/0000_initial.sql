@@ -121,7 +121,8 @@ CREATE UNIQUE INDEX `users_email_key_idx` ON `users` (`email_key`);--> statement
 CREATE INDEX `users_parent_user_id_idx` ON `users` (`parent_user_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `users_owner_created_at_idx` ON `users` (`created_at`,`id`) WHERE parent_user_id IS NULL;--> statement-breakpoint
 CREATE TABLE `items` (
-	`id` text PRIMARY KEY NOT NULL,
+	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` text NOT NULL,
 	`account_id` text NOT NULL,
 	`parent_id` text,
 	`parent_key` text GENERATED ALWAYS AS (coalesce(parent_id, '')) VIRTUAL,
@@ -142,6 +143,7 @@ CREATE TABLE `items` (
 	FOREIGN KEY (`account_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
+CREATE UNIQUE INDEX `items_id_idx` ON `items` (`id`);--> statement-breakpoint
 CREATE UNIQUE INDEX `items_storage_key_idx` ON `items` (`storage_key`);--> statement-breakpoint
 CREATE UNIQUE INDEX `items_live_name_idx` ON `items` (`account_id`,`parent_key`,`name_key`) WHERE deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_live_parent_name_idx` ON `items` (`account_id`,`parent_id`,`type`,`name_key`,`id`) WHERE deleted_at IS NULL;--> statement-breakpoint
@@ -152,8 +154,9 @@ CREATE INDEX `items_parent_id_idx` ON `items` (`parent_id`);--> statement-breakp
 CREATE INDEX `items_account_type_idx` ON `items` (`account_id`,`type`) WHERE deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_starred_idx` ON `items` (`account_id`,`type`,`modified_at`,`id`) WHERE starred = 1 AND deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_recent_idx` ON `items` (`account_id`,`accessed_at`,`id`) WHERE type = 'file' AND deleted_at IS NULL;--> statement-breakpoint
+CREATE INDEX `items_live_name_key_idx` ON `items` (`account_id`,`name_key`) WHERE deleted_at IS NULL;--> statement-breakpoint
 CREATE INDEX `items_deleted_root_idx` ON `items` (`deleted_root_id`);--> statement-breakpoint
-CREATE INDEX `items_trash_idx` ON `items` (`account_id`,`deleted_at`,`id`) WHERE deleted_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `items_trash_idx` ON `items` (`account_id`,`type`,`deleted_at`,`id`) WHERE deleted_at IS NOT NULL AND deleted_root_id = id;--> statement-breakpoint
 CREATE INDEX `items_key_id_idx` ON `items` (`key_id`);--> statement-breakpoint
 CREATE TABLE `share_items` (
 	`link_id` text NOT NULL,

@@ -4,6 +4,9 @@ import { ClientIpResolver } from './http/client-ip.ts';
 import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
 import { authRoutes } from './http/auth.ts';
+import { eventRoutes } from './http/events.ts';
+import { fileRoutes } from './http/files.ts';
+import { SseStreams, type SseOptions } from './events/sse.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
 import { sessionRoutes } from './http/sessions.ts';
@@ -18,6 +21,8 @@ import { metricsRoutes } from './http/metrics.ts';
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
   knownProxies?: string[];
+  /** Event stream tuning (tests shorten the keepalive). */
+  sse?: SseOptions;
 }
 
 /** Builds the HTTP app: the shared conventions, then one plugin per area. Never listens. */
@@ -35,6 +40,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(settingsRoutes(ctx, limits))
     .use(userRoutes(ctx, limits))
     .use(orphanRoutes(ctx, limits))
+    .use(fileRoutes(ctx, limits))
+    .use(eventRoutes(ctx, limits, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx, limits));
 }
 

@@ -95,11 +95,28 @@ export const Messages = {
   shareNotFound: 'Share link not found',
   shareExpired: 'This share link has expired',
   itemNotInShare: 'File or folder not found in this share',
+  notMultipart: 'Send the upload as multipart/form-data',
+  malformedMultipart: 'The upload is not a valid multipart/form-data body',
+  invalidFileName: 'Invalid file name: use at most 100 characters, no control characters and none of / \\ : * ? " < > |',
+  onlyFiles: 'Only files can be replaced or derived from; this item is a folder',
+  copyIntoSelf: 'A folder cannot be copied into itself or one of its descendants',
+  trashAlreadyEmpty: 'Trash is already empty',
+  rangeNotSatisfiable: 'Range not satisfiable',
   // Integrity
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',
   updateFeedUnavailable: 'Update feed unavailable',
 } as const;
+
+/** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
+export function uploadAborted(): AppError {
+  return new AppError(499, Messages.uploadAborted, { error: 'REQUEST_ABORTED' });
+}
+
+/** 413 for a file over the instance's max upload size setting. */
+export function fileTooLarge(maxBytes: number): AppError {
+  return tooLarge(`File too large. The maximum upload size is ${maxBytes} bytes.`);
+}
 
 /** `Storage limit exceeded. Required: X, available: Y.` (SPEC "Errors", 413). */
 export function storageLimitExceeded(required: number, available: number): AppError {

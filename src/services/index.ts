@@ -1,9 +1,15 @@
 import type { CoreContext } from '../context.ts';
 import { AccountService } from './accounts.ts';
+import { CopyService } from './copy.ts';
+import { DownloadService } from './downloads.ts';
+import { FileJobService } from './file-jobs.ts';
+import { ItemService } from './items.ts';
 import { MfaService } from './mfa.ts';
 import { QuotaService } from './quota.ts';
 import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
+import { TrashService } from './trash.ts';
+import { UploadService } from './uploads.ts';
 import { VersionService } from './version.ts';
 import { UsersService } from './users.ts';
 import { SubUserService } from './sub-users.ts';
@@ -34,6 +40,12 @@ export interface Services {
   backup: BackupService;
   doctor: DoctorService;
   maintenance: MaintenanceService;
+  items: ItemService;
+  uploads: UploadService;
+  downloads: DownloadService;
+  trash: TrashService;
+  copy: CopyService;
+  fileJobs: FileJobService;
 }
 
 export function createServices(core: CoreContext): Services {
@@ -44,6 +56,7 @@ export function createServices(core: CoreContext): Services {
   const mfa = new MfaService(core, audit);
   const accounts = new AccountService(core, settings, sessions, mfa, audit);
   const quota = new QuotaService(core);
+  const items = new ItemService(core);
   return {
     version: new VersionService(core),
     metrics,
@@ -61,5 +74,11 @@ export function createServices(core: CoreContext): Services {
     backup: new BackupService(core, audit),
     doctor: new DoctorService(core, audit),
     maintenance: new MaintenanceService(core),
+    items,
+    uploads: new UploadService(core, items, quota, settings),
+    downloads: new DownloadService(core, items),
+    trash: new TrashService(core, items, quota),
+    copy: new CopyService(core, items, quota),
+    fileJobs: new FileJobService(core),
   };
 }

@@ -58,13 +58,18 @@ export class LocalDriver implements StorageDriver {
     let pendingBytes = 0;
     const flush = async () => {
       if (pendingBytes === 0) return;
-      const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+      let chunks = pending;
+      let left = pendingBytes;
       pending = [];
       pendingBytes = 0;
-      let offset = 0;
-      while (offset < chunk.byteLength) {
-        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
-        offset += bytesWritten;
+      // One vectored write per batch: no copy into a single buffer; a short write resumes where it stopped.
+      while (left > 0) {
+        const { bytesWritten } = await handle.writev(chunks);
+        left -= bytesWritten;
+        if (left === 0) break;
+        let skip = bytesWritten;
+        while (skip >= chunks[0]!.byteLength) skip -= chunks.shift()!.byteLength;
+        if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
       }
     };
     try {

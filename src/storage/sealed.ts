@@ -61,12 +61,13 @@ function nonceFor(header: Buffer, index: number, last: boolean): Buffer {
   return n;
 }
 
-function sealSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, plain: Uint8Array): Buffer {
+/** A sealed segment as its ciphertext and its tag: written back to back, never copied into one buffer. */
+function sealSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
   const c = createCipheriv('aes-256-gcm', key, nonceFor(header, index, last));
   c.setAAD(header);
   const body = c.update(plain);
   c.final();
-  return Buffer.concat([body, c.getAuthTag()], body.length + TAG_SIZE);
+  return [body, c.getAuthTag()];
 }
 
 function openSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, sealed: Buffer): Buffer {
@@ -94,7 +95,7 @@ async function* sealStream(key: Uint8Array, header: Buffer, body: AsyncIterable<
     while (offset < chunk.byteLength) {
       // A full buffer is sealed only once more data arrives, so the final segment always carries the flag.
       if (filled === SEGMENT_SIZE) {
-        yield sealSegment(key, header, index++, false, buf);
+        yield* sealSegment(key, header, index++, false, buf);
         filled = 0;
       }
       const n = Math.min(SEGMENT_SIZE - filled, chunk.byteLength - offset);
@@ -103,7 +104,7 @@ async function* sealStream(key: Uint8Array, header: Buffer, body: AsyncIterable<
       offset += n;
     }
   }
-  yield sealSegment(key, header, index, true, buf.subarray(0, filled));
+  yield* sealSegment(key, header, index, true, buf.subarray(0, filled));
 }
 
 /** Reads a byte stream in exact-size pieces. */

@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json, type TestClient } from '../helpers/client.ts';
 import { errors, orphanErrors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
-import { ageObject, DAY, folder, HOUR, rowWithoutObject, storeFile, strayObject, strayObjectsFast } from '../helpers/files.ts';
+import { ageObject, DAY, folder, HOUR, rowWithoutObject, storeFile, strayObject, strayObjectsFast } from '../helpers/stored-files.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;

@@ -6,7 +6,7 @@ import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts'
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
-import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/files.ts';
+import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/stored-files.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;

@@ -1,3 +1,4 @@
+import { embeddedMigrations } from '../../src/db/migrations.ts';
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,7 +7,7 @@ import { Database } from 'bun:sqlite';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
-import { readBack, storeFile, type StoredFile } from '../helpers/files.ts';
+import { readBack, storeFile, type StoredFile } from '../helpers/stored-files.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -41,7 +42,7 @@ describe('coffer backup', () => {
       const { manifest, manifestFile } = parseJson(r);
       expect(manifestFile).toBe(`${file}.manifest.json`);
       expect(JSON.parse(fs.readFileSync(manifestFile, 'utf8'))).toEqual(manifest);
-      expect(manifest).toMatchObject({ format: 'coffer-backup', formatVersion: 1, schema: '0000_initial', database: { file: 'coffer-backup.db', integrity: 'ok' } });
+      expect(manifest).toMatchObject({ format: 'coffer-backup', formatVersion: 1, schema: embeddedMigrations.at(-1)!.tag, database: { file: 'coffer-backup.db', integrity: 'ok' } });
       expect(manifest.database.sha256).toBe(createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
       expect(manifest.database.bytes).toBe(fs.statSync(file).size);
       expect(manifest.masterKeyIds).toEqual([t.server.ctx.keyring.current.id]);

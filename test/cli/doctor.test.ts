@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
-import { rowWithoutObject, storeFile } from '../helpers/files.ts';
+import { rowWithoutObject, storeFile } from '../helpers/stored-files.ts';
 
 let t: TestServer;
 beforeAll(async () => {

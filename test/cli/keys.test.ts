@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
-import { readBack, storeFile, type StoredFile } from '../helpers/files.ts';
+import { readBack, storeFile, type StoredFile } from '../helpers/stored-files.ts';
 import type { LocalDriver } from '../../src/storage/local.ts';
 
 let t: TestServer;

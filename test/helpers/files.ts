@@ -1,134 +1,196 @@
 import fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import type { AppContext } from '../../src/context.ts';
+import path from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import { json, type TestClient } from './client.ts';
+import type { TestServer } from './server.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { newStorageKey } from '../../src/storage/keys.ts';
-import type { LocalDriver } from '../../src/storage/local.ts';
 
-/**
- * File rows and stored objects written behind the server's back, the way the files area will write
- * them (object first, then the row and the usage counter in one transaction), for operations tests.
- */
-export interface StoredFile {
-  id: string;
-  name: string;
-  storageKey: string;
-  size: number;
-  content: Buffer;
+export interface UploadOptions {
+  parentId?: string;
+  type?: string;
+  lastModified?: string;
 }
 
-interface RowOptions {
-  name?: string;
-  parentId?: string | null;
-  createdAt?: number;
-  deletedAt?: number | null;
+/** POST /api/files/upload with one file; returns the response (not yet read). */
+export function uploadRaw(client: TestClient, name: string, content: string | Uint8Array, opts: UploadOptions = {}): Promise<Response> {
+  const form = new FormData();
+  if (opts.parentId) form.append('parentId', opts.parentId);
+  if (opts.lastModified !== undefined) form.append('lastModifiedTimes', opts.lastModified);
+  form.append('file', new File([content], name, { type: opts.type ?? 'application/octet-stream' }));
+  return client.request('/api/files/upload', { method: 'POST', body: form });
 }
 
-async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
-  yield bytes;
+/** Uploads one file and returns the created item; fails the test on any other status. */
+export async function upload(client: TestClient, name: string, content: string | Uint8Array, opts: UploadOptions = {}): Promise<any> {
+  const res = await uploadRaw(client, name, content, opts);
+  if (res.status !== 200) throw new Error(`upload of ${name} failed: ${res.status} ${await res.text()}`);
+  return json(res);
 }
 
-function insertItem(
-  ctx: AppContext,
-  accountId: string,
-  row: { id: string; type: 'file' | 'folder'; name: string; size: number; storageKey: string | null; wrappedKey: string | null; keyId: string | null } & RowOptions,
-): void {
-  const now = row.createdAt ?? ctx.clock.now();
-  ctx.db.$client
-    .query(
-      `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, modified_at, accessed_at, created_at, deleted_at, deleted_root_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      row.id,
-      accountId,
-      row.parentId ?? null,
-      row.type,
-      row.name,
-      row.name.toLowerCase(),
-      row.size,
-      row.type === 'file' ? 'application/octet-stream' : null,
-      row.storageKey,
-      row.wrappedKey,
-      row.keyId,
-      now,
-      now,
-      now,
-      row.deletedAt ?? null,
-      row.deletedAt ? row.id : null,
-    );
+export async function folder(client: TestClient, name: string, parentId?: string): Promise<any> {
+  const res = await client.post('/api/files/folder', { name, parentId });
+  if (res.status !== 200) throw new Error(`folder ${name} failed: ${res.status} ${await res.text()}`);
+  return json(res);
 }
 
-/** A real encrypted file: sealed object, item row, usage counter. */
-export async function storeFile(ctx: AppContext, accountId: string, opts: RowOptions & { size?: number; content?: Buffer } = {}): Promise<StoredFile> {
-  const content = opts.content ?? randomBytes(opts.size ?? 1024);
-  const storageKey = newStorageKey();
-  const sealed = await ctx.storage.put(storageKey, once(content));
-  const id = newId();
-  const name = opts.name ?? `file-${id}.bin`;
-  ctx.db.$client.transaction(() => {
-    insertItem(ctx, accountId, { ...opts, id, type: 'file', name, size: sealed.size, storageKey, wrappedKey: sealed.wrappedKey, keyId: sealed.keyId });
-    ctx.services.quota.adjust(accountId, sealed.size);
-  })();
-  return { id, name, storageKey, size: sealed.size, content };
-}
-
-export function folder(ctx: AppContext, accountId: string, name: string, parentId: string | null = null): string {
-  const id = newId();
-  insertItem(ctx, accountId, { id, type: 'folder', name, size: 0, storageKey: null, wrappedKey: null, keyId: null, parentId });
-  return id;
-}
-
-/** A file row whose object was never written (or was lost). */
-export function rowWithoutObject(ctx: AppContext, accountId: string, opts: RowOptions & { size?: number } = {}): { id: string; storageKey: string; size: number } {
-  const id = newId();
-  const storageKey = newStorageKey();
-  const size = opts.size ?? 777;
-  const wrappedKey = ctx.keyring.wrap(randomBytes(32));
-  ctx.db.$client.transaction(() => {
-    insertItem(ctx, accountId, { ...opts, id, type: 'file', name: opts.name ?? `ghost-${id}.txt`, size, storageKey, wrappedKey, keyId: ctx.keyring.current.id });
-    ctx.services.quota.adjust(accountId, size);
-  })();
-  return { id, storageKey, size };
-}
-
-/** A stored object no row points at, written directly with the driver. */
-export async function strayObject(ctx: AppContext, opts: { ageMs?: number; size?: number } = {}): Promise<string> {
-  const key = newStorageKey();
-  await ctx.driver.put(key, once(randomBytes(opts.size ?? 100)));
-  if (opts.ageMs) ageObject(ctx, key, opts.ageMs);
-  return key;
-}
-
-/** Moves an object's modification time into the past. */
-export function ageObject(ctx: AppContext, key: string, ageMs: number): void {
-  const when = new Date(ctx.clock.now() - ageMs);
-  fs.utimesSync((ctx.driver as LocalDriver).pathOf(key), when, when);
-}
-
-export async function readBack(ctx: AppContext, id: string): Promise<Buffer> {
-  const row = ctx.db.$client
-    .query<{ storage_key: string; size: number; wrapped_key: string }, [string]>('SELECT storage_key, size, wrapped_key FROM items WHERE id = ?')
-    .get(id)!;
-  const stream = await ctx.storage.get(row.storage_key, { size: row.size, wrappedKey: row.wrapped_key });
-  return Buffer.from(await new Response(stream).arrayBuffer());
-}
-
-export const HOUR = 3600_000;
-export const DAY = 24 * HOUR;
-
-/** Many stray objects quickly: raw files in the driver's layout (no fsync), aged by `ageMs`. */
-export function strayObjectsFast(ctx: AppContext, count: number, ageMs: number): string[] {
-  const driver = ctx.driver as LocalDriver;
-  const when = new Date(ctx.clock.now() - ageMs);
-  const keys: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const key = newStorageKey();
-    const file = driver.pathOf(key);
-    fs.mkdirSync(file.slice(0, file.lastIndexOf('/')), { recursive: true });
-    fs.writeFileSync(file, 'x');
-    fs.utimesSync(file, when, when);
-    keys.push(key);
+/** Every item of a list endpoint, following X-Next-Cursor. */
+export async function listAll(client: TestClient, pathAndQuery: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const sep = pathAndQuery.includes('?') ? '&' : '?';
+    const res = await client.get(cursor ? `${pathAndQuery}${sep}cursor=${encodeURIComponent(cursor)}` : pathAndQuery);
+    if (res.status !== 200) throw new Error(`${pathAndQuery}: ${res.status} ${await res.text()}`);
+    out.push(...(await json<any[]>(res)));
+    cursor = res.headers.get('x-next-cursor');
+    if (!cursor) return out;
   }
-  return keys;
+}
+
+/** Stored objects under `<dataDir>/blobs` (published ones, and temp files separately). */
+export function blobFiles(dataDir: string): { objects: string[]; temp: string[] } {
+  const root = path.join(dataDir, 'blobs');
+  const objects: string[] = [];
+  const temp = fs.existsSync(path.join(root, '.tmp')) ? fs.readdirSync(path.join(root, '.tmp')) : [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === '.tmp') continue;
+      if (e.isDirectory()) walk(path.join(dir, e.name));
+      else objects.push(e.name);
+    }
+  };
+  if (fs.existsSync(root)) walk(root);
+  return { objects, temp };
+}
+
+export function rowCount(t: TestServer, where = '1 = 1', ...params: string[]): number {
+  return t.server.ctx.db.$client.query<{ n: number }, string[]>(`SELECT COUNT(*) AS n FROM items WHERE ${where}`).get(...params)!.n;
+}
+
+/** Inserts many rows straight through the repository (big folders without HTTP uploads). */
+export function seedRows(
+  t: TestServer,
+  accountId: string,
+  parentId: string | null,
+  count: number,
+  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({ name: `item-${i}` }),
+): string[] {
+  const ctx = t.server.ctx;
+  const repo = ctx.services.items.repo;
+  const now = ctx.clock.now();
+  const ids: string[] = [];
+  ctx.db.$client.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const m = make(i);
+      const row = repo.insert({
+        id: newId(),
+        accountId,
+        parentId,
+        type: m.type ?? 'file',
+        name: m.name,
+        size: m.type === 'folder' ? 0 : (m.size ?? 0),
+        mimeType: m.type === 'folder' ? null : 'text/plain',
+        storageKey: null,
+        wrappedKey: null,
+        keyId: null,
+        starred: false,
+        modifiedAt: m.modifiedAt ?? now,
+        accessedAt: m.accessedAt ?? now,
+        createdAt: now,
+      });
+      ids.push(row.id);
+    }
+  })();
+  return ids;
+}
+
+export interface ZipEntryInfo {
+  name: string;
+  data: Buffer;
+}
+
+/** Reads a ZIP through its central directory (stored and deflated entries, no ZIP64 needed in tests). */
+export function readZip(buf: Buffer): ZipEntryInfo[] {
+  let eocd = -1;
+  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65_557); i--) {
+    if (buf.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new Error('no end of central directory record');
+  const count = buf.readUInt16LE(eocd + 10);
+  let p = buf.readUInt32LE(eocd + 16);
+  const entries: ZipEntryInfo[] = [];
+  for (let n = 0; n < count; n++) {
+    if (buf.readUInt32LE(p) !== 0x02014b50) throw new Error('bad central directory entry');
+    const method = buf.readUInt16LE(p + 10);
+    const compressed = buf.readUInt32LE(p + 20);
+    const nameLen = buf.readUInt16LE(p + 28);
+    const extraLen = buf.readUInt16LE(p + 30);
+    const commentLen = buf.readUInt16LE(p + 32);
+    const local = buf.readUInt32LE(p + 42);
+    const name = buf.subarray(p + 46, p + 46 + nameLen).toString('utf8');
+    const dataStart = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const raw = buf.subarray(dataStart, dataStart + compressed);
+    entries.push({ name, data: method === 8 ? inflateRawSync(raw) : Buffer.from(raw) });
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return entries;
+}
+
+/** Reads Server-Sent Event messages from a response body. */
+export class SseReader {
+  private readonly reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
+  private buffer = '';
+  private readonly decoder = new TextDecoder();
+  // A read left pending by a timeout is reused, so no chunk is ever dropped.
+  private pending: Promise<{ done: boolean; value?: Uint8Array }> | null = null;
+
+  constructor(res: Response) {
+    this.reader = res.body!.getReader();
+  }
+
+  /** The next message block (data lines or a comment), waiting at most `ms`. */
+  async next(ms = 3000): Promise<string> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const end = this.buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const block = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 2);
+        return block;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('no SSE message in time');
+      this.pending ??= this.reader.read();
+      const chunk = await Promise.race([this.pending, Bun.sleep(left).then(() => null)]);
+      if (chunk === null) throw new Error('no SSE message in time');
+      this.pending = null;
+      if (chunk.done) throw new Error('SSE stream ended');
+      this.buffer += this.decoder.decode(chunk.value!, { stream: true });
+    }
+  }
+
+  /** The next `data:` message as JSON (comments skipped). */
+  async nextData(ms = 3000): Promise<any> {
+    for (;;) {
+      const block = await this.next(ms);
+      if (block.startsWith('data: ')) return JSON.parse(block.slice(6));
+    }
+  }
+
+  /** Resolves with true if nothing but comments arrives within `ms`. */
+  async quietFor(ms: number): Promise<boolean> {
+    try {
+      await this.nextData(ms);
+      return false;
+    } catch {
+      return true;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.reader.cancel().catch(() => {});
+  }
 }

@@ -10,7 +10,9 @@ import { users } from './users.ts';
 export const items = sqliteTable(
   'items',
   {
-    id: text('id').primaryKey(),
+    // An explicit integer key keeps rowids stable through VACUUM (INTO), which the search index relies on.
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    id: text('id').notNull(),
     accountId: text('account_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
@@ -36,6 +38,7 @@ export const items = sqliteTable(
     deletedRootId: text('deleted_root_id'),
   },
   (t) => [
+    uniqueIndex('items_id_idx').on(t.id),
     uniqueIndex('items_storage_key_idx').on(t.storageKey),
     // Display names are unique among the live items of a folder (root: parent '').
     uniqueIndex('items_live_name_idx')
@@ -51,8 +54,11 @@ export const items = sqliteTable(
     index('items_account_type_idx').on(t.accountId, t.type).where(sql`deleted_at IS NULL`),
     index('items_starred_idx').on(t.accountId, t.type, t.modifiedAt, t.id).where(sql`starred = 1 AND deleted_at IS NULL`),
     index('items_recent_idx').on(t.accountId, t.accessedAt, t.id).where(sql`type = 'file' AND deleted_at IS NULL`),
+    // Account-wide exact and prefix name lookups (search ranks those first).
+    index('items_live_name_key_idx').on(t.accountId, t.nameKey).where(sql`deleted_at IS NULL`),
     index('items_deleted_root_idx').on(t.deletedRootId),
-    index('items_trash_idx').on(t.accountId, t.deletedAt, t.id).where(sql`deleted_at IS NOT NULL`),
+    // Trash pages list the roots of what was trashed, folders first.
+    index('items_trash_idx').on(t.accountId, t.type, t.deletedAt, t.id).where(sql`deleted_at IS NOT NULL AND deleted_root_id = id`),
     index('items_key_id_idx').on(t.keyId),
   ],
 );

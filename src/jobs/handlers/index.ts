@@ -1,4 +1,7 @@
 import type { AppContext } from '../../context.ts';
+import { filesCopyJob } from './files-copy.ts';
+import { filesRestoreJob } from './files-restore.ts';
+import { filesTrashJob } from './files-trash.ts';
 import { jobsCleanupJob } from './jobs-cleanup.ts';
 import { presenceSweepJob } from './presence-sweep.ts';
 import { sessionsPurgeJob } from './sessions-purge.ts';
@@ -6,6 +9,10 @@ import { orphansScanJob } from './orphans-scan.ts';
 import { orphansDeleteJob } from './orphans-delete.ts';
 import { auditRetentionJob } from './audit-retention.ts';
 import { sharesCleanupJob } from './shares-cleanup.ts';
+import { storageDeleteJob } from './storage-delete.ts';
+import { trashDeleteJob } from './trash-delete.ts';
+import { trashEmptyJob } from './trash-empty.ts';
+import { trashPurgeJob } from './trash-purge.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -20,6 +27,13 @@ export function registerJobHandlers(ctx: AppContext): void {
     orphansDeleteJob(ctx),
     auditRetentionJob(ctx),
     sharesCleanupJob(ctx),
+    filesCopyJob(ctx),
+    filesTrashJob(ctx),
+    filesRestoreJob(ctx),
+    trashDeleteJob(ctx),
+    trashEmptyJob(ctx),
+    trashPurgeJob(ctx),
+    storageDeleteJob(ctx),
   ]) {
     ctx.registry.register(def);
   }
@@ -32,4 +46,5 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__sessions.purge__', { kind: 'sessions.purge', intervalMs: DAY });
   ctx.schedules.ensure('__audit.retention__', { kind: 'audit.retention', intervalMs: DAY });
   ctx.schedules.ensure('__shares.cleanup__', { kind: 'shares.cleanup', intervalMs: DAY });
+  ctx.schedules.ensure('__trash.purge__', { kind: 'trash.purge', intervalMs: DAY });
 }

@@ -1,0 +1,300 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { openDatabase } from '../src/db/client.ts';
+import { ItemRepo } from '../src/db/repos/items.ts';
+import { newId } from '../src/lib/ids.ts';
+import { LocalDriver } from '../src/storage/local.ts';
+import { SealedStore } from '../src/storage/sealed.ts';
+import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyring.ts';
+import { newStorageKey } from '../src/storage/keys.ts';
+
+const ROOT = path.resolve(import.meta.dir, '..');
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/** 1 GiB made of one reused random MiB, in 256 KiB chunks (the storage benchmark's source). */
+async function* source(total = GiB): AsyncGenerator<Uint8Array> {
+  const block = randomBytes(MiB);
+  for (let sent = 0; sent < total; sent += MiB) {
+    for (let o = 0; o < MiB; o += 256 * 1024) yield block.subarray(o, o + 256 * 1024);
+  }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
+  let n = 0;
+  for await (const chunk of stream) n += chunk.byteLength;
+  return n;
+}
+
+/** The raw encrypted store on the same disk: put and full read of 1 GiB, MiB/s (median of `runs`). */
+async function rawStore(dir: string, runs = 3): Promise<{ write: number; read: number }> {
+  const store = new SealedStore(new LocalDriver(path.join(dir, 'raw')), new Keyring(masterKeyFrom(generateMasterKey())));
+  const writes: number[] = [];
+  const reads: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const key = newStorageKey();
+    let t = performance.now();
+    const info = await store.put(key, source());
+    writes.push(GiB / MiB / ((performance.now() - t) / 1000));
+    t = performance.now();
+    await drain(await store.get(key, info));
+    reads.push(GiB / MiB / ((performance.now() - t) / 1000));
+    await store.delete(key);
+  }
+  return { write: median(writes), read: median(reads) };
+}
+
+interface Server {
+  url: string;
+  pid: number;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(dataDir: string): Promise<Server> {
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  const proc = Bun.spawn([process.execPath, path.join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
+    env: { ...process.env, LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      if (proc.exitCode !== null) throw new Error('server exited during start-up');
+      await Bun.sleep(20);
+    }
+  }
+  return {
+    url,
+    pid: proc.pid,
+    dataDir,
+    async stop() {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    },
+  };
+}
+
+function peakRssMiB(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+function curl(args: string[]): { seconds: number; bytes: number; status: number; body: string } {
+  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], { stdout: 'pipe', stderr: 'pipe' });
+  const text = out.stdout.toString();
+  const last = text.lastIndexOf('\n');
+  const [seconds, bytes, status] = text.slice(last + 1).trim().split(' ').map(Number);
+  return { seconds: seconds!, bytes: bytes!, status: status!, body: text.slice(0, last) };
+}
+
+/** Inserts rows straight into the database beside the running server (WAL), in large transactions. */
+function seed(dbPath: string, accountId: string, make: (i: number) => { parentId: string | null; name: string; type?: 'file' | 'folder'; id?: string }, count: number): void {
+  const db = openDatabase(dbPath);
+  const repo = new ItemRepo(db.$client);
+  const base = Date.parse('2024-01-01T00:00:00Z');
+  try {
+    for (let start = 0; start < count; start += 20_000) {
+      db.$client.transaction(() => {
+        for (let i = start; i < Math.min(count, start + 20_000); i++) {
+          const m = make(i);
+          const folder = m.type === 'folder';
+          repo.insert({
+            id: m.id ?? newId(),
+            accountId,
+            parentId: m.parentId,
+            type: m.type ?? 'file',
+            name: m.name,
+            size: folder ? 0 : (i * 7919) % 1_000_000,
+            mimeType: folder ? null : 'application/octet-stream',
+            storageKey: null,
+            wrappedKey: null,
+            keyId: null,
+            starred: false,
+            modifiedAt: base + i * 1000,
+            accessedAt: base + i * 1000,
+            createdAt: base + i * 1000,
+          });
+        }
+      })();
+    }
+  } finally {
+    db.$client.close();
+  }
+}
+
+async function timeRequest(url: string | ((i: number) => string), headers: Record<string, string>, runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs + 3; i++) {
+    const t = performance.now();
+    const res = await fetch(typeof url === 'string' ? url : url(i), { headers });
+    await res.arrayBuffer();
+    if (!res.ok && res.status !== 206) throw new Error(`${url}: ${res.status}`);
+    if (i >= 3) times.push(performance.now() - t);
+  }
+  return median(times);
+}
+
+async function waitForJob(url: string, headers: Record<string, string>, jobId: string): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${url}/api/files/jobs/${jobId}`, { headers });
+    const body = (await res.json()) as { status?: string; message?: string };
+    if (res.status === 200) return;
+    if (res.status !== 202) throw new Error(`job ${jobId}: ${res.status} ${body.message}`);
+    await Bun.sleep(25);
+  }
+}
+
+const WORDS = ['budget', 'report', 'invoice', 'holiday', 'photo', 'draft', 'meeting', 'notes', 'contract', 'plan', 'summary', 'scan', 'letter', 'recipe', 'backup', 'archive'];
+const EXTS = ['pdf', 'jpg', 'docx', 'xlsx', 'txt', 'png', 'mp4', 'zip'];
+
+export async function runFilesBench(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-files-bench-'));
+  const dataDir = path.join(dir, 'data');
+  const server = await startServer(dataDir);
+  try {
+    const signup = await fetch(`${server.url}/api/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bench@example.test', password: 'bench-password', name: 'Bench' }),
+    });
+    const token = /token=([^;]+)/.exec(signup.headers.get('set-cookie') ?? '')![1]!;
+    const accountId = ((await signup.json()) as { user: { id: string } }).user.id;
+    const auth = { cookie: `token=${token}` };
+    const dbPath = path.join(dataDir, 'coffer.db');
+
+    // 1. 1 GiB over HTTP against the raw encrypted store on the same disk.
+    const raw = await rawStore(dir);
+    const bigFile = path.join(dir, 'one-gib.bin');
+    const handle = fs.openSync(bigFile, 'w');
+    const block = randomBytes(MiB);
+    for (let i = 0; i < 1024; i++) fs.writeSync(handle, block);
+    fs.closeSync(handle);
+    // Warm-up: the first request to each route compiles it.
+    const warm = path.join(dir, 'warm.txt');
+    fs.writeFileSync(warm, 'warm-up');
+    const warmed = JSON.parse(curl(['-H', `Cookie: token=${token}`, '-F', `file=@${warm}`, `${server.url}/api/files/upload`]).body) as { id: string };
+    curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${warmed.id}/download`]);
+    const ups: number[] = [];
+    let uploaded = { id: '' };
+    for (let i = 0; i < 3; i++) {
+      const up = curl(['-H', `Cookie: token=${token}`, '-F', `file=@${bigFile};type=application/octet-stream`, `${server.url}/api/files/upload`]);
+      if (up.status !== 200) throw new Error(`upload failed: ${up.status} ${up.body}`);
+      uploaded = JSON.parse(up.body) as { id: string };
+      ups.push(GiB / MiB / up.seconds);
+    }
+    const downs: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const down = curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${uploaded.id}/download`]);
+      if (down.bytes !== GiB) throw new Error(`download returned ${down.bytes} bytes`);
+      downs.push(GiB / MiB / down.seconds);
+    }
+    const runs = (xs: number[]) => xs.map((x) => fmt(x, 0)).join(', ');
+    console.log(`files.raw_store_write_MiB_s ${fmt(raw.write, 0)}  files.raw_store_read_MiB_s ${fmt(raw.read, 0)} (same disk, same run)`);
+    console.log(`files.upload_1GiB_http_MiB_s median ${fmt(median(ups), 0)} (runs ${runs(ups)}) = ${fmt((median(ups) / raw.write) * 100)}% of raw store write (goal >= 75%)`);
+    console.log(`files.download_1GiB_http_MiB_s median ${fmt(median(downs), 0)} (runs ${runs(downs)}) = ${fmt((median(downs) / raw.read) * 100)}% of raw decrypt-and-read (goal >= 70%)`);
+    const rangeMs = await timeRequest(`${server.url}/api/files/${uploaded.id}/download`, { ...auth, range: `bytes=${900 * MiB}-${900 * MiB}` }, 30);
+    console.log(`files.range_1_byte_at_900MiB_ms median ${fmt(rangeMs, 2)} (round trip, goal < 10)`);
+    console.log(`files.server_peak_rss_after_1GiB_up_and_down_MiB ${fmt(peakRssMiB(server.pid))} (goal < 150)`);
+    fs.rmSync(bigFile);
+
+    // 2. Listing: a 100,000-item folder, first page and the page after 50,000 items.
+    const bigFolder = newId();
+    seed(dbPath, accountId, (i) => (i === 0 ? { id: bigFolder, parentId: null, name: 'hundred-thousand', type: 'folder' } : { parentId: bigFolder, name: `file-${i}.txt` }), 100_001);
+    const pageUrl = `${server.url}/api/files?parentId=${bigFolder}`;
+    // Every measured request asks for a different page size, so none is answered from the page cache.
+    const firstMs = await timeRequest((i) => `${pageUrl}&limit=${200 - i}`, auth, 20);
+    let cursor = '';
+    for (let seen = 0; seen < 50_000; seen += 500) {
+      const res = await fetch(`${pageUrl}&limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth });
+      await res.arrayBuffer();
+      cursor = res.headers.get('x-next-cursor')!;
+    }
+    const deepMs = await timeRequest((i) => `${pageUrl}&cursor=${cursor}&limit=${200 - i}`, auth, 20);
+    const cachedMs = await timeRequest(`${pageUrl}&cursor=${cursor}`, auth, 20);
+    console.log(
+      `files.list_100k_folder_first_page_ms median ${fmt(firstMs, 2)}; after_50000_items_ms median ${fmt(deepMs, 2)} (~200 items, uncached, round trip, goal < 15 each); same page cached ${fmt(cachedMs, 2)}`,
+    );
+
+    const smallFolder = newId();
+    seed(dbPath, accountId, (i) => (i === 0 ? { id: smallFolder, parentId: null, name: 'two-hundred', type: 'folder' } : { parentId: smallFolder, name: `doc-${i}.pdf` }), 201);
+    const wrk = Bun.spawnSync(['wrk', '-t1', '-c32', '-d10s', '-H', `Cookie: token=${token}`, `${server.url}/api/files?parentId=${smallFolder}`], { stdout: 'pipe', stderr: 'pipe' });
+    const wrkOut = wrk.stdout.toString();
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(wrkOut)?.[1] ?? NaN);
+    const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(wrkOut)?.[1] ?? '0';
+    console.log(`files.list_200_item_page_wrk_req_s ${fmt(rps, 0)} (wrk -t1 -c32 -d10s, non-2xx ${non2xx}, goal >= 4400)`);
+
+    // 3. Search across 1,000,000 items.
+    const searchRoot = newId();
+    seed(
+      dbPath,
+      accountId,
+      (i) =>
+        i === 0
+          ? { id: searchRoot, parentId: null, name: 'million', type: 'folder' }
+          : { parentId: searchRoot, name: `${WORDS[i % 16]}-${WORDS[(i * 7) % 16]}-${i}.${EXTS[i % 8]}` },
+      1_000_000,
+    );
+    const total = Number(((await (await fetch(`${server.url}/api/files/stats`, { headers: auth })).json()) as { totalFiles: number }).totalFiles);
+    const searches: Array<[string, number]> = [];
+    for (const q of ['budget-plan', 'invoice', '123456', 'holiday-scan-4', 'zzz-no-match', 'report.pdf']) {
+      searches.push([q, await timeRequest(`${server.url}/api/files/search?q=${encodeURIComponent(q)}`, auth, 10)]);
+    }
+    console.log(`files.search_over_${total}_files_ms ${searches.map(([q, ms]) => `"${q}" ${fmt(ms, 1)}`).join(', ')} (median round trip each, goal < 50)`);
+
+    // 4. Trash, then permanently delete, a tree of 100,000 items (rows; no stored objects behind them).
+    const treeRoot = newId();
+    const subfolders = Array.from({ length: 100 }, () => newId());
+    seed(
+      dbPath,
+      accountId,
+      (i) => {
+        if (i === 0) return { id: treeRoot, parentId: null, name: 'tree', type: 'folder' };
+        if (i <= 100) return { id: subfolders[i - 1], parentId: treeRoot, name: `sub-${i}`, type: 'folder' };
+        return { parentId: subfolders[i % 100]!, name: `leaf-${i}.bin` };
+      },
+      100_000,
+    );
+    let t = performance.now();
+    const trashRes = await fetch(`${server.url}/api/files/delete`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ ids: [treeRoot] }) });
+    await waitForJob(server.url, auth, ((await trashRes.json()) as { jobId: string }).jobId);
+    const trashSeconds = (performance.now() - t) / 1000;
+    t = performance.now();
+    const purgeRes = await fetch(`${server.url}/api/files/trash/delete`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ ids: [treeRoot] }) });
+    await waitForJob(server.url, auth, ((await purgeRes.json()) as { jobId: string }).jobId);
+    const purgeSeconds = (performance.now() - t) / 1000;
+    console.log(`files.trash_tree_100000_items_s ${fmt(trashSeconds, 2)}; permanent_delete_s ${fmt(purgeSeconds, 2)} (queued jobs, polled)`);
+
+    // 5. Small files: 4 KiB uploads from 8 concurrent clients.
+    const content = randomBytes(4096);
+    const uploadOne = async (n: number) => {
+      const form = new FormData();
+      form.append('file', new File([content], `small-${n}.bin`));
+      const res = await fetch(`${server.url}/api/files/upload`, { method: 'POST', headers: auth, body: form });
+      if (res.status !== 200) throw new Error(`small upload: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    for (let i = 0; i < 50; i++) await uploadOne(-i - 1);
+    const count = 2000;
+    let next = 0;
+    t = performance.now();
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < count) await uploadOne(next++);
+      }),
+    );
+    console.log(`files.small_uploads_4KiB_per_s ${fmt(count / ((performance.now() - t) / 1000), 0)} (8 concurrent clients, ${count} uploads, goal >= 500)`);
+  } finally {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) await runFilesBench();

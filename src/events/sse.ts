@@ -1,0 +1,89 @@
+import type { EventHub, HubEvent } from './hub.ts';
+
+export interface SseOptions {
+  /** A `: keepalive` comment this often (COMPAT: 30 s). */
+  keepaliveMs?: number;
+  /** Messages a subscriber may fall behind by before its stream is ended (it reconnects and resyncs). */
+  maxBuffered?: number;
+  /** Concurrent streams per login (SPEC: 20). */
+  maxPerLogin?: number;
+}
+
+const encoder = new TextEncoder();
+const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
+const KEEPALIVE = encoder.encode(': keepalive\n\n');
+
+/**
+ * Server-Sent Event streams of an account's file events (COMPAT framing: `data: <json>` only, a
+ * `{"type":"connected"}` first, keepalive comments). Each stream has a bounded buffer, is counted per
+ * login, and is cleaned up at once when the client goes away or the hub closes.
+ */
+export class SseStreams {
+  private readonly perLogin = new Map<string, number>();
+  readonly keepaliveMs: number;
+  readonly maxBuffered: number;
+  readonly maxPerLogin: number;
+
+  constructor(
+    private readonly hub: EventHub,
+    opts: SseOptions = {},
+  ) {
+    this.keepaliveMs = opts.keepaliveMs ?? 30_000;
+    this.maxBuffered = opts.maxBuffered ?? 256;
+    this.maxPerLogin = opts.maxPerLogin ?? 20;
+  }
+
+  openCount(loginId: string): number {
+    return this.perLogin.get(loginId) ?? 0;
+  }
+
+  /** A new stream for the login, or null when it already has the maximum open. */
+  open(accountId: string, loginId: string, signal?: AbortSignal): ReadableStream<Uint8Array> | null {
+    if (this.openCount(loginId) >= this.maxPerLogin) return null;
+    this.perLogin.set(loginId, this.openCount(loginId) + 1);
+    let finished = false;
+    const cleanups: Array<() => void> = [];
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      for (const c of cleanups) c();
+      const n = this.openCount(loginId) - 1;
+      if (n > 0) this.perLogin.set(loginId, n);
+      else this.perLogin.delete(loginId);
+    };
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          const end = () => {
+            if (finished) return;
+            finish();
+            try {
+              controller.close();
+            } catch {
+              // Already closed or errored by the consumer.
+            }
+          };
+          const send = (chunk: Uint8Array) => {
+            if (finished) return;
+            // A subscriber this far behind is dropped rather than buffered without bound.
+            if ((controller.desiredSize ?? 0) <= 0) return end();
+            controller.enqueue(chunk);
+          };
+          controller.enqueue(frame({ type: 'connected' }));
+          cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(frame(event))));
+          cleanups.push(this.hub.onClose(end));
+          const timer = setInterval(() => send(KEEPALIVE), this.keepaliveMs);
+          cleanups.push(() => clearInterval(timer));
+          if (signal) {
+            if (signal.aborted) return end();
+            const onAbort = () => end();
+            signal.addEventListener('abort', onAbort, { once: true });
+            cleanups.push(() => signal.removeEventListener('abort', onAbort));
+          }
+        },
+        cancel: finish,
+      },
+      { highWaterMark: this.maxBuffered, size: () => 1 },
+    );
+  }
+}

@@ -1,0 +1,28 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../context.ts';
+import { RateLimitedError } from '../errors.ts';
+import type { SseStreams } from '../events/sse.ts';
+import type { Limits } from './limits.ts';
+import { authPlugin } from './plugins/auth.ts';
+
+/** GET /api/files/events: the account's file events as Server-Sent Events (COMPAT "Events (SSE)"). */
+export function eventRoutes(ctx: AppContext, limits: Limits, streams: SseStreams) {
+  return new Elysia({ name: 'http/events', seed: ctx.instanceId }).use(authPlugin(ctx, limits)).get(
+    '/api/files/events',
+    ({ principal, request }) => {
+      const stream = streams.open(principal.accountId, principal.loginId, request.signal);
+      if (!stream) {
+        throw new RateLimitedError({
+          'RateLimit-Limit': String(streams.maxPerLogin),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(Math.ceil(ctx.clock.now() / 1000) + 5),
+          'Retry-After': '5',
+        });
+      }
+      return new Response(stream, {
+        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' },
+      });
+    },
+    { auth: true },
+  );
+}

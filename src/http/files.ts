@@ -1,0 +1,243 @@
+import { Elysia } from 'elysia';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { AppError, Messages } from '../errors.ts';
+import type { SortField } from '../db/repos/items.ts';
+import type { Page } from '../services/items.ts';
+import type { InlineRun, TrashPlan } from '../services/trash.ts';
+import { nameProblem, normalizeName } from '../services/names.ts';
+import { readJson } from './body.ts';
+import { contentDisposition, parseRange } from './download-headers.ts';
+import type { Limits } from './limits.ts';
+import { readMultipart } from './multipart.ts';
+import { authPlugin } from './plugins/auth.ts';
+import { validate } from './validate.ts';
+
+const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
+
+const listQuery = (defaultSort: SortField) =>
+  z.object({
+    sortBy: z.enum(SORT_FIELDS).catch(defaultSort),
+    order: z.enum(['asc', 'desc']).catch('desc'),
+    limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(200),
+    cursor: z.string().min(1).optional(),
+  });
+
+const folderListQuery = listQuery('modified').extend({ parentId: z.string().optional() });
+
+const nameField = z
+  .string({ error: 'name is required' })
+  .transform(normalizeName)
+  .superRefine((name, c) => {
+    const problem = nameProblem(name);
+    if (problem) c.addIssue({ code: 'custom', message: problem });
+  });
+const idField = z.string({ error: 'id is required' }).min(1);
+const idsField = z.array(z.string().min(1), { error: 'ids must be an array of item ids' }).min(1, 'Select at least one item').max(500, 'At most 500 ids per request');
+const parentIdField = z.string().min(1).nullable().optional();
+
+const idsBody = z.object({ ids: idsField });
+const folderBody = z.object({ name: nameField, parentId: parentIdField });
+const renameBody = z.object({ id: idField, name: nameField });
+const moveBody = z.object({ ids: idsField, parentId: parentIdField });
+const starBody = z.object({ ids: idsField, starred: z.boolean({ error: 'starred must be true or false' }) });
+const checkBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
+const searchQuery = z.object({ q: z.string().optional(), query: z.string().optional(), limit: z.coerce.number().int().optional().catch(undefined) });
+const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
+
+const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
+
+/** Files, folders, transfers, trash and jobs (SPEC "Files"): validate, call a service, map the result. */
+export function fileRoutes(ctx: AppContext, limits: Limits) {
+  const { items, uploads, downloads, trash, copy, fileJobs } = ctx.services;
+
+  /** SPEC "Progress streaming": NDJSON lines when asked for, else the single JSON body. */
+  const answerPlan = async (plan: TrashPlan, request: Request, set: { status?: number | string }) => {
+    if (plan.queued) {
+      set.status = 202;
+      return { message: 'Queued as a background job', queued: true, jobId: plan.jobId };
+    }
+    if (!(request.headers.get('accept') ?? '').includes('application/x-ndjson')) {
+      for (;;) {
+        const step = await plan.run.next();
+        if (step.done) return step.value;
+      }
+    }
+    return ndjson(plan.run);
+  };
+
+  const ndjson = (run: InlineRun) =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          try {
+            const step = await run.next();
+            if (step.done) {
+              controller.enqueue(ndjsonLine({ type: 'done', ...step.value }));
+              controller.close();
+            } else controller.enqueue(ndjsonLine({ type: 'progress', ...step.value }));
+          } catch (err) {
+            ctx.log.error('operation failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+            controller.enqueue(ndjsonLine({ type: 'error', message: err instanceof AppError ? err.message : Messages.internal }));
+            controller.close();
+          }
+        },
+      }),
+      { headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache' } },
+    );
+
+  const uploadRequest = (request: Request) => {
+    const declared = Number(request.headers.get('content-length'));
+    return { parts: readMultipart(request), signal: request.signal, sizeHint: Number.isFinite(declared) ? declared : undefined };
+  };
+
+  // Cached pages come back as the same object: serialize and encode each once.
+  const pageJson = new WeakMap<Page, Uint8Array>();
+  const pageResponse = (page: Page) => {
+    let body = pageJson.get(page);
+    if (body === undefined) pageJson.set(page, (body = new TextEncoder().encode(JSON.stringify(page.items))));
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (page.nextCursor) headers['X-Next-Cursor'] = page.nextCursor;
+    return new Response(body, { headers });
+  };
+
+  const zipResponse = (zip: { filename: string; stream: ReadableStream<Uint8Array> }) =>
+    new Response(zip.stream, { headers: { 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition('attachment', zip.filename), 'Cache-Control': 'no-store' } });
+
+  return (
+    new Elysia({ name: 'http/files', seed: ctx.instanceId })
+      .use(authPlugin(ctx, limits))
+      // Listing, searching and details need no permission (SPEC "Authentication" 6).
+      .get(
+        '/api/files',
+        ({ principal, query }) => pageResponse(items.list(principal, validate(folderListQuery, query))),
+        { auth: true },
+      )
+      .get('/api/files/stats', ({ principal }) => items.stats(principal), { auth: true })
+      .get(
+        '/api/files/search',
+        ({ principal, query }) => {
+          const q = validate(searchQuery, query);
+          return items.search(principal, { q: q.q ?? q.query ?? '', limit: q.limit });
+        },
+        { auth: true },
+      )
+      .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { auth: true })
+      .get(
+        '/api/files/starred',
+        ({ principal, query }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query))),
+        { auth: true },
+      )
+      .get(
+        '/api/files/trash',
+        ({ principal, query }) => pageResponse(items.listTrash(principal, validate(listQuery('deletedAt'), query))),
+        { auth: true },
+      )
+      .get(
+        '/api/files/jobs/:jobId',
+        ({ principal, params, set }) => {
+          const status = fileJobs.status(principal, params.jobId);
+          if (status.pending) set.status = 202;
+          return status.body;
+        },
+        { auth: true },
+      )
+      .get('/api/files/:id/info', ({ principal, params }) => items.info(principal, params.id), { auth: true })
+      .post(
+        '/api/files/folder',
+        async ({ principal, request }) => items.createFolder(principal, validate(folderBody, await readJson(request))),
+        { auth: { permission: 'files.upload' } },
+      )
+      .post(
+        '/api/files/upload/check',
+        async ({ principal, request }) => uploads.check(principal, validate(checkBody, await readJson(request)).fileSize),
+        { auth: { permission: 'files.upload', limit: 'upload' } },
+      )
+      .post('/api/files/upload', ({ principal, request }) => uploads.upload(principal, uploadRequest(request)), {
+        auth: { permission: 'files.upload', limit: 'upload' },
+      })
+      .post('/api/files/upload/bulk', ({ principal, request }) => uploads.uploadBulk(principal, uploadRequest(request)), {
+        auth: { permission: 'files.upload', limit: 'upload' },
+      })
+      .post('/api/files/:id/replace', ({ principal, params, request }) => uploads.replace(principal, params.id, uploadRequest(request)), {
+        auth: { permission: 'files.edit', limit: 'upload' },
+      })
+      .post('/api/files/:id/derived', ({ principal, params, request }) => uploads.derive(principal, params.id, uploadRequest(request)), {
+        auth: { permission: 'files.upload', limit: 'upload' },
+      })
+      .post(
+        '/api/files/copy',
+        async ({ principal, request, set }) => {
+          const result = copy.start(principal, validate(moveBody, await readJson(request)));
+          set.status = 202;
+          return result;
+        },
+        { auth: { permission: 'files.upload' } },
+      )
+      .post('/api/files/move', async ({ principal, request }) => items.move(principal, validate(moveBody, await readJson(request))), {
+        auth: { permission: 'files.edit' },
+      })
+      .post('/api/files/rename', async ({ principal, request }) => items.rename(principal, validate(renameBody, await readJson(request))), {
+        auth: { permission: 'files.edit' },
+      })
+      .post('/api/files/star', async ({ principal, request }) => items.star(principal, validate(starBody, await readJson(request))), {
+        auth: { permission: 'files.edit' },
+      })
+      .post(
+        '/api/files/delete',
+        async ({ principal, request, set }) => answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
+        { auth: { permission: 'files.delete' } },
+      )
+      .post(
+        '/api/files/trash/restore',
+        async ({ principal, request, set }) => answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
+        { auth: { permission: 'files.trash' } },
+      )
+      .post(
+        '/api/files/trash/delete',
+        async ({ principal, request, set }) => {
+          const result = trash.startPermanentDelete(principal, validate(idsBody, await readJson(request)).ids);
+          set.status = 202;
+          return result;
+        },
+        { auth: { permission: 'files.trash' } },
+      )
+      .post(
+        '/api/files/trash/empty',
+        ({ principal, set }) => {
+          const result = trash.startEmpty(principal);
+          if (result.queued) set.status = 202;
+          return result;
+        },
+        { auth: { permission: 'files.trash' } },
+      )
+      .get(
+        '/api/files/:id/download',
+        async ({ principal, params, query, request }) => {
+          const row = downloads.resolve(principal, params.id);
+          if (row.type === 'folder') return zipResponse(downloads.zipFolder(principal, row));
+          const range = parseRange(request.headers.get('range'), row.size);
+          if (range === 'unsatisfiable') throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
+          const inlineType = query.inline === '1' ? await downloads.inlineImageType(row) : null;
+          const body = await downloads.openFile(row, range ?? undefined);
+          const headers: Record<string, string> = {
+            'Content-Type': inlineType ?? row.mime_type ?? 'application/octet-stream',
+            'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
+            // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
+            'Content-Length': String(range ? range.end - range.start : row.size),
+            'Accept-Ranges': 'bytes',
+            'Cache-Control': 'private, no-cache',
+          };
+          if (!range) return new Response(body, { headers });
+          headers['Content-Range'] = `bytes ${range.start}-${range.end - 1}/${row.size}`;
+          return new Response(body, { status: 206, headers });
+        },
+        { auth: { permission: 'files.download' } },
+      )
+      .post(
+        '/api/files/download/bulk',
+        async ({ principal, request }) => zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJson(request)).ids)),
+        { auth: { permission: 'files.download' } },
+      )
+  );
+}

@@ -1,0 +1,53 @@
+import type { Database } from 'bun:sqlite';
+import type { Clock } from '../clock.ts';
+
+export const ACCESS_WRITE_INTERVAL_MS = 3600_000;
+const FLUSH_EVERY_MS = 5_000;
+const FLUSH_AT = 500;
+
+/**
+ * accessedAt, written behind (COMPAT): a read marks an item only when its stored value is an hour old
+ * or more, and marks are written in one transaction per batch, not one write per request.
+ */
+export class AccessTracker {
+  private readonly pending = new Map<string, number>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    private readonly sqlite: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  touch(rows: Iterable<{ id: string; accessed_at: number }>): void {
+    const now = this.clock.now();
+    for (const row of rows) {
+      if (now - row.accessed_at >= ACCESS_WRITE_INTERVAL_MS) this.pending.set(row.id, now);
+    }
+    if (this.pending.size >= FLUSH_AT) this.flush();
+    else if (this.pending.size > 0 && !this.timer) {
+      this.timer = setInterval(() => this.flush(), FLUSH_EVERY_MS);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Writes pending marks; called by the timer, before reads that order by access, and on shutdown. */
+  flush(): void {
+    if (this.timer && this.pending.size === 0) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending];
+    this.pending.clear();
+    const update = this.sqlite.query('UPDATE items SET accessed_at = ?1 WHERE id = ?2 AND accessed_at < ?1');
+    this.sqlite.transaction(() => {
+      for (const [id, at] of batch) update.run(at, id);
+    })();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flush();
+  }
+}

@@ -1,0 +1,38 @@
+/** Item name rules (SPEC "Files", issue 4): shared by folder create, rename, uploads and copies. */
+export const MAX_NAME_LENGTH = 100;
+
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
+
+/** The name as stored: trimmed and in Unicode NFC, so look-alike spellings collide as they should. */
+export function normalizeName(name: string): string {
+  return name.normalize('NFC').trim();
+}
+
+/** Why a (normalized) name is refused, or null when it is valid. */
+export function nameProblem(name: string): string | null {
+  if (name.length === 0) return 'Name must not be empty';
+  if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
+  if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';
+  if (name === '.' || name === '..') return 'Name must not be . or ..';
+  return null;
+}
+
+/** Case-insensitive key: collisions and name ordering ignore case. */
+export function nameKeyOf(name: string): string {
+  return name.toLowerCase();
+}
+
+/** Splits at the last dot, except a leading one (`.bashrc` has no extension). */
+export function splitExtension(name: string): { base: string; ext: string } {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? { base: name.slice(0, dot), ext: name.slice(dot) } : { base: name, ext: '' };
+}
+
+/** `base (n)ext`, shortening the base so the result stays within the length limit. */
+export function numberedName(name: string, n: number): string {
+  const { base, ext } = splitExtension(name);
+  const suffix = ` (${n})`;
+  const room = MAX_NAME_LENGTH - suffix.length - ext.length;
+  const trimmedBase = room > 0 ? base.slice(0, room) : base.slice(0, 1);
+  return `${trimmedBase}${suffix}${ext}`.slice(0, MAX_NAME_LENGTH);
+}

@@ -1,0 +1,429 @@
+import type { Database } from 'bun:sqlite';
+import { fileTypeFromBuffer } from 'file-type';
+import type { CoreContext } from '../context.ts';
+import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded, uploadAborted } from '../errors.ts';
+import { newId } from '../lib/ids.ts';
+import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
+import { newStorageKey } from '../storage/keys.ts';
+import { FileEventType } from './file-events.ts';
+import type { ItemService, ItemView } from './items.ts';
+import { nameKeyOf, nameProblem, normalizeName } from './names.ts';
+import type { Principal } from './principal.ts';
+import type { QuotaService } from './quota.ts';
+import type { SettingsService } from './settings.ts';
+
+export interface UploadFieldPart {
+  kind: 'field';
+  name: string;
+  value: string;
+}
+
+export interface UploadFilePart {
+  kind: 'file';
+  field: string;
+  filename: string;
+  /** The type the client sent. */
+  mimeType: string;
+  /** Must be read (or abandoned) before the next part can arrive. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+/** A multipart body as ordered parts, produced by the HTTP layer's streaming parser. */
+export type UploadPart = UploadFieldPart | UploadFilePart;
+
+export interface UploadRequest {
+  parts: AsyncIterable<UploadPart>;
+  /** Aborted when the client hangs up: the object being written is dropped. */
+  signal?: AbortSignal;
+  /** Declared body length, used in the 413 message when the quota runs out mid-stream. */
+  sizeHint?: number;
+}
+
+export interface BulkUploadResult {
+  files: Array<ItemView & { clientId: string | null }>;
+  failed: Array<{ fileName: string; error: string; clientId: string | null }>;
+  total: number;
+  successful: number;
+  failedCount: number;
+}
+
+interface StoredObject {
+  storageKey: string;
+  size: number;
+  wrappedKey: string;
+  keyId: string;
+  mimeType: string;
+  /** Whether mimeType was detected from the content (else it is the client's, or the default). */
+  detected: boolean;
+}
+
+interface Budget {
+  maxBytes: number;
+  /** Bytes the account may still add in this request; null when it has no limit. */
+  free: number | null;
+  sizeHint?: number;
+}
+
+// file-type needs a few KiB for most formats; office documents (ZIP containers) need a little more.
+const SNIFF_BYTES = 64 * 1024;
+const DEFAULT_TYPE = 'application/octet-stream';
+const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
+
+/** SPEC: milliseconds since the epoch as text; anything else is ignored. */
+function parseModifiedTime(text: string | undefined): number | null {
+  if (text === undefined || !/^\d{1,16}$/.test(text.trim())) return null;
+  const ms = Number(text.trim());
+  return ms > 0 && ms <= 8.64e15 ? ms : null;
+}
+
+/** The last path segment of a client file name (old browsers send full paths). */
+function baseName(filename: string): string {
+  const parts = filename.split(/[/\\]/);
+  return normalizeName(parts[parts.length - 1] ?? '');
+}
+
+async function sniff(head: Uint8Array): Promise<string | null> {
+  if (head.byteLength === 0) return null;
+  try {
+    return (await fileTypeFromBuffer(head))?.mime ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Uploads, replace and derive: each file streams straight through a byte counter (max upload size,
+ * quota) and encryption into storage; its row is inserted only once the object is durable, in one
+ * transaction with the account's usage counter. Any failure removes the objects this request stored.
+ */
+export class UploadService {
+  private readonly sqlite: Database;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly items: ItemService,
+    private readonly quota: QuotaService,
+    private readonly settings: SettingsService,
+  ) {
+    this.sqlite = ctx.db.$client;
+  }
+
+  /** POST /upload/check: would a file of this size be accepted? */
+  check(principal: Principal, fileSize: number): { allowed: true } {
+    const max = this.settings.get('maxUploadBytes');
+    if (fileSize > max) throw fileTooLarge(max);
+    this.quota.assertRoom(principal.accountId, fileSize);
+    return { allowed: true };
+  }
+
+  /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
+  async upload(principal: Principal, req: UploadRequest): Promise<ItemView> {
+    const fields = new Map<string, string>();
+    const stored: StoredObject[] = [];
+    try {
+      let file: { name: string; object: StoredObject } | null = null;
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          fields.set(part.name, part.value);
+          continue;
+        }
+        if (file) continue;
+        const name = baseName(part.filename);
+        if (nameProblem(name)) throw badRequest(Messages.invalidFileName);
+        if (fields.has('parentId')) this.items.requireFolder(principal, fields.get('parentId'));
+        const object = await this.store(part, this.budget(principal, 0, req.sizeHint), req.signal);
+        stored.push(object);
+        file = { name, object };
+      }
+      if (!file) throw badRequest(Messages.noFile);
+      const { name, object } = file;
+      const row = this.sqlite
+        .transaction(() => {
+          const parent = this.items.requireFolder(principal, fields.get('parentId'));
+          return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')));
+        })
+        .immediate();
+      stored.length = 0;
+      this.published(principal, row);
+      return this.items.view(principal.accountId, row);
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  /** POST /upload/bulk: every file part, with relativePaths, clientIds and lastModifiedTimes joined by position. */
+  async uploadBulk(principal: Principal, req: UploadRequest): Promise<BulkUploadResult> {
+    const lists = { relativePaths: [] as string[], clientIds: [] as string[], lastModifiedTimes: [] as string[] };
+    let parentId: string | undefined;
+    const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
+    const toDiscard: StoredObject[] = [];
+    let free = this.quota.usage(principal.accountId).free;
+    try {
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          const key = part.name.replace(/\[\]$/, '');
+          if (key === 'parentId') parentId = part.value;
+          else if (key in lists) lists[key as keyof typeof lists].push(part.value);
+          continue;
+        }
+        if (!BULK_FILE_FIELDS.has(part.field)) continue;
+        const index = incoming.length;
+        const fileName = baseName(part.filename);
+        if (nameProblem(fileName)) {
+          incoming.push({ index, fileName: part.filename, object: null, error: Messages.invalidFileName });
+          continue;
+        }
+        try {
+          const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free }, req.signal);
+          toDiscard.push(object);
+          if (free !== null) free -= object.size;
+          incoming.push({ index, fileName, object, error: null });
+        } catch (err) {
+          // Refusals of one file fail that file only; anything else (an abort) fails the request.
+          if (err instanceof AppError && err.status === 413) incoming.push({ index, fileName, object: null, error: err.message });
+          else throw err;
+        }
+      }
+      if (incoming.length === 0) throw badRequest(Messages.noFile);
+
+      const result = this.sqlite
+        .transaction(() => {
+          const parent = this.items.requireFolder(principal, parentId);
+          const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
+          const created: ItemRow[] = [];
+          const files: Array<{ row: ItemRow; index: number }> = [];
+          const failed: Array<{ index: number; fileName: string; error: string }> = [];
+          for (const entry of incoming) {
+            if (!entry.object) {
+              failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
+              continue;
+            }
+            try {
+              const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
+              const row = this.insertFile(principal, folderId, entry.fileName, entry.object, parseModifiedTime(lists.lastModifiedTimes[entry.index]));
+              files.push({ row, index: entry.index });
+            } catch (err) {
+              if (!(err instanceof AppError)) throw err;
+              failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
+            }
+          }
+          return { created, files, failed };
+        })
+        .immediate();
+
+      const committed = new Set(result.files.map((f) => f.row.storage_key));
+      toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
+      for (const folder of result.created) this.items.events.item(principal.accountId, FileEventType.folderCreated, folder, principal.loginId);
+      for (const { row } of result.files) this.published(principal, row);
+      const views = this.items.views(principal.accountId, result.files.map((f) => f.row));
+      const clientId = (i: number) => lists.clientIds[i] ?? null;
+      return {
+        files: views.map((v, i) => ({ ...v, clientId: clientId(result.files[i]!.index) })),
+        failed: result.failed.sort((a, b) => a.index - b.index).map((f) => ({ fileName: f.fileName, error: f.error, clientId: clientId(f.index) })),
+        total: incoming.length,
+        successful: result.files.length,
+        failedCount: result.failed.length,
+      };
+    } finally {
+      await this.discard(toDiscard);
+    }
+  }
+
+  /** POST /:id/replace: new content for an existing file; id and name stay, the old object is deleted after. */
+  async replace(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+    const current = this.requireFile(principal, id);
+    const stored: StoredObject[] = [];
+    try {
+      let object: StoredObject | null = null;
+      let modified: number | null = null;
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          if (part.name === 'lastModifiedTimes') modified = parseModifiedTime(part.value);
+          continue;
+        }
+        if (object) continue;
+        object = await this.store(part, this.budget(principal, current.size, req.sizeHint), req.signal);
+        stored.push(object);
+        // Content not recognised and no useful client type: keep the type the file had.
+        if (!object.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mime_type) object.mimeType = current.mime_type;
+      }
+      if (!object) throw badRequest(Messages.noFile);
+      const newObject = object;
+      const now = this.ctx.clock.now();
+      const row = this.sqlite
+        .transaction(() => {
+          const row = this.requireFile(principal, id);
+          const delta = newObject.size - row.size;
+          if (delta > 0) this.quota.assertRoom(principal.accountId, delta);
+          const updated = this.sqlite
+            .query<ItemRow, [number, string, string, string, string, number, number, string]>(
+              `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?
+               WHERE id = ? RETURNING ${ITEM_COLUMNS}`,
+            )
+            .get(newObject.size, newObject.mimeType, newObject.storageKey, newObject.wrappedKey, newObject.keyId, modified ?? now, now, row.id)!;
+          this.quota.adjust(principal.accountId, delta);
+          if (row.storage_key) this.ctx.queue.insert('storage.delete', { keys: [row.storage_key] });
+          return updated;
+        })
+        .immediate();
+      stored.length = 0;
+      this.items.events.item(principal.accountId, FileEventType.updated, row, principal.loginId, { size: row.size, mimeType: row.mime_type });
+      return this.items.view(principal.accountId, row);
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  /** POST /:id/derived: a new sibling file next to an existing one (the original is unchanged). */
+  async derive(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+    this.requireFile(principal, id);
+    const stored: StoredObject[] = [];
+    try {
+      let file: { name: string; object: StoredObject } | null = null;
+      let modified: number | null = null;
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          if (part.name === 'lastModifiedTimes') modified = parseModifiedTime(part.value);
+          continue;
+        }
+        if (file) continue;
+        const name = baseName(part.filename);
+        if (nameProblem(name)) throw badRequest(Messages.invalidFileName);
+        const object = await this.store(part, this.budget(principal, 0, req.sizeHint), req.signal);
+        stored.push(object);
+        file = { name, object };
+      }
+      if (!file) throw badRequest(Messages.noFile);
+      const { name, object } = file;
+      const row = this.sqlite
+        .transaction(() => {
+          const source = this.requireFile(principal, id);
+          return this.insertFile(principal, source.parent_id, name, object, modified);
+        })
+        .immediate();
+      stored.length = 0;
+      this.published(principal, row);
+      return this.items.view(principal.accountId, row);
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  private requireFile(principal: Principal, id: string): ItemRow {
+    const row = this.items.requireLive(principal, id);
+    if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
+    return row;
+  }
+
+  private budget(principal: Principal, freedBytes: number, sizeHint?: number): Budget {
+    const { free } = this.quota.usage(principal.accountId);
+    return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
+  }
+
+  /** Streams one file part into storage under a new key, enforcing the budget while the bytes flow. */
+  private async store(part: UploadFilePart, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
+    const storageKey = newStorageKey();
+    const head = new Uint8Array(SNIFF_BYTES);
+    let headBytes = 0;
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      let size = 0;
+      for await (const chunk of part.body) {
+        size += chunk.byteLength;
+        if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
+        if (budget.free !== null && size > budget.free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), budget.free);
+        if (headBytes < SNIFF_BYTES) {
+          const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
+          head.set(take, headBytes);
+          headBytes += take.byteLength;
+        }
+        yield chunk;
+      }
+    }
+    let info;
+    try {
+      info = await this.ctx.storage.put(storageKey, counted(), { signal });
+    } catch (err) {
+      // The driver removed its temp file; whatever failed, a client that hung up gets the 499.
+      if (signal?.aborted) throw uploadAborted();
+      throw err;
+    }
+    const detected = await sniff(head.subarray(0, headBytes));
+    return { storageKey, size: info.size, wrappedKey: info.wrappedKey, keyId: info.keyId, mimeType: detected ?? (part.mimeType || DEFAULT_TYPE), detected: detected !== null };
+  }
+
+  /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
+  private insertFile(principal: Principal, parentId: string | null, name: string, object: StoredObject, modified: number | null): ItemRow {
+    this.quota.assertRoom(principal.accountId, object.size);
+    const now = this.ctx.clock.now();
+    const row = this.items.repo.insert({
+      id: newId(),
+      accountId: principal.accountId,
+      parentId,
+      type: 'file',
+      name: this.items.repo.uniqueName(principal.accountId, parentId, name),
+      size: object.size,
+      mimeType: object.mimeType,
+      storageKey: object.storageKey,
+      wrappedKey: object.wrappedKey,
+      keyId: object.keyId,
+      starred: false,
+      modifiedAt: modified ?? now,
+      accessedAt: now,
+      createdAt: now,
+    });
+    this.quota.adjust(principal.accountId, object.size);
+    return row;
+  }
+
+  /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
+  private ensureFolders(principal: Principal, folders: Map<string, string | null>, created: ItemRow[], relativePath: string | undefined): string | null {
+    const segments = (relativePath ?? '').split(/[/\\]/).map(normalizeName).filter(Boolean).slice(0, -1);
+    let path = '';
+    let parentId: string | null = folders.get('') ?? null;
+    for (const segment of segments) {
+      if (nameProblem(segment)) throw badRequest(Messages.invalidFileName);
+      path += `/${nameKeyOf(segment)}`;
+      const known = folders.get(path);
+      if (known !== undefined) {
+        parentId = known;
+        continue;
+      }
+      const existing = this.items.repo.liveByName(principal.accountId, parentId, segment);
+      if (existing?.type === 'folder') {
+        parentId = existing.id;
+      } else {
+        const now = this.ctx.clock.now();
+        const folder = this.items.repo.insert({
+          id: newId(),
+          accountId: principal.accountId,
+          parentId,
+          type: 'folder',
+          name: this.items.repo.uniqueName(principal.accountId, parentId, segment),
+          size: 0,
+          mimeType: null,
+          storageKey: null,
+          wrappedKey: null,
+          keyId: null,
+          starred: false,
+          modifiedAt: now,
+          accessedAt: now,
+          createdAt: now,
+        });
+        created.push(folder);
+        parentId = folder.id;
+      }
+      folders.set(path, parentId);
+    }
+    return parentId;
+  }
+
+  private published(principal: Principal, row: ItemRow): void {
+    this.items.events.item(principal.accountId, FileEventType.uploaded, row, principal.loginId, { size: row.size, mimeType: row.mime_type });
+  }
+
+  private async discard(objects: StoredObject[]): Promise<void> {
+    for (const o of objects) {
+      await this.ctx.storage.delete(o.storageKey).catch((err: unknown) => this.ctx.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) }));
+    }
+  }
+}
