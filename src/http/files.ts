@@ -215,11 +215,11 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
         '/api/files/:id/download',
         async ({ principal, params, query, request }) => {
           const row = downloads.resolve(principal, params.id);
-          if (row.type === 'folder') return zipResponse(downloads.zipFolder(principal, row));
+          if (row.type === 'folder') return zipResponse(downloads.downloadFolder(principal, row));
           const range = parseRange(request.headers.get('range'), row.size);
           if (range === 'unsatisfiable') throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
           const inlineType = query.inline === '1' ? await downloads.inlineImageType(row) : null;
-          const body = await downloads.openFile(row, range ?? undefined);
+          const body = await downloads.openFile(row, range ?? undefined, principal);
           const headers: Record<string, string> = {
             'Content-Type': inlineType ?? row.mime_type ?? 'application/octet-stream',
             'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),

@@ -88,7 +88,7 @@ export class CopyService {
       ids.push(root.id);
       if (source?.type === 'folder') await this.copyChildren(jobId, p.accountId, source.id, root.id, signal);
     }
-    for (const row of created) this.items.events.item(p.accountId, FileEventType.copied, row, p.loginId);
+    for (const row of created) this.items.events.item(p, FileEventType.copied, row);
     return { count: ids.length, ids };
   }
 

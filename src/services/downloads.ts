@@ -7,6 +7,7 @@ import type { ByteRange } from '../storage/driver.ts';
 import type { ItemService } from './items.ts';
 import { numberedName } from './names.ts';
 import type { Principal } from './principal.ts';
+import { AuditActions, type AuditPrincipal, type AuditService } from './audit.ts';
 
 /** Raster image types a browser may display inline; SVG and anything scriptable never qualify. */
 const INLINE_IMAGE_TYPES = new Set([
@@ -43,6 +44,7 @@ export class DownloadService {
   constructor(
     private readonly ctx: CoreContext,
     private readonly items: ItemService,
+    private readonly audit: AuditService,
   ) {}
 
   /** The live item to download, else 404. */
@@ -50,10 +52,16 @@ export class DownloadService {
     return this.items.requireLive(principal, id);
   }
 
-  /** The file's plaintext, or the `range` of it; decrypts only the segments the range touches. Marks it read. */
-  async openFile(row: ItemRow, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+  /**
+   * The file's plaintext, or the `range` of it; decrypts only the segments the range touches. Marks it
+   * read, and audits a download by `reader` once per transfer (not for every later range of a stream).
+   */
+  async openFile(row: ItemRow, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
     const stream = await this.ctx.storage.get(row.storage_key!, { size: row.size, wrappedKey: row.wrapped_key! }, range);
     this.items.access.touch([row]);
+    if (reader && (!range || range.start === 0)) {
+      this.audit.record({ action: AuditActions.fileDownload, principal: reader, targetType: 'file', targetId: row.id, details: { name: row.name } });
+    }
     return stream;
   }
 
@@ -66,16 +74,23 @@ export class DownloadService {
     return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
   }
 
-  /** A folder as `<folder>.zip`, entries under `<folder>/`, empty folders included. */
-  zipFolder(principal: Principal, folder: ItemRow): ZipDownload {
-    return { filename: `${folder.name}.zip`, stream: this.zip(principal, [folder]) };
+  /** A folder of the account as `<folder>.zip`, entries under `<folder>/`, empty folders included. */
+  zipFolder(accountId: string, folder: ItemRow): ZipDownload {
+    return { filename: `${folder.name}.zip`, stream: this.zip(accountId, [folder]) };
+  }
+
+  /** GET /:id/download of a folder: the ZIP, audited. */
+  downloadFolder(principal: Principal, folder: ItemRow): ZipDownload {
+    this.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'folder', targetId: folder.id, details: { name: folder.name } });
+    return this.zipFolder(principal.accountId, folder);
   }
 
   /** POST /download/bulk: live items of the account (else 404), as one ZIP. */
   zipSelection(principal: Principal, ids: string[]): ZipDownload {
     const rows = this.items.requireLiveMany(principal, ids);
     const filename = rows.length === 1 ? `${rows[0]!.name}.zip` : timestampName(this.ctx.clock.now());
-    return { filename, stream: this.zip(principal, rows) };
+    this.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'selection', details: { ids: rows.map((r) => r.id) } });
+    return { filename, stream: this.zip(principal.accountId, rows) };
   }
 
   private async *walk(accountId: string, row: ItemRow, path: string): AsyncGenerator<ZipEntry> {
@@ -98,7 +113,7 @@ export class DownloadService {
    * neither the archive nor the list of entries is ever held whole. Stored, not deflated: most
    * large files are already compressed and the box has two cores.
    */
-  private zip(principal: Principal, roots: ItemRow[]): ReadableStream<Uint8Array> {
+  private zip(accountId: string, roots: ItemRow[]): ReadableStream<Uint8Array> {
     const archive = new ZipArchive({ store: true, highWaterMark: 256 * 1024 });
     let cancelled = false;
     // An aborted archive never reports the entry in flight: cancelling settles it and closes its source.
@@ -131,7 +146,7 @@ export class DownloadService {
     const produce = async () => {
       try {
         for (const [i, root] of roots.entries()) {
-          for await (const entry of this.walk(principal.accountId, root, rootNames[i]!)) {
+          for await (const entry of this.walk(accountId, root, rootNames[i]!)) {
             if (cancelled) return;
             this.items.access.touch([entry.row]);
             const date = new Date(entry.row.modified_at);

@@ -1,5 +1,6 @@
 import type { EventHub } from '../events/hub.ts';
 import type { ItemRow } from '../db/repos/items.ts';
+import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from './audit.ts';
 
 /** The event types of COMPAT "Events (SSE)". */
 export const FileEventType = {
@@ -18,13 +19,32 @@ export const FileEventType = {
 
 export type FileEventName = (typeof FileEventType)[keyof typeof FileEventType];
 
-/** Publishes file-system changes to the account's event streams. */
-export class FileEvents {
-  constructor(private readonly hub: EventHub) {}
+// The changes the audit log keeps (issue: uploads, moves, renames, trash, restore, permanent delete, copy).
+const AUDITED: Partial<Record<FileEventName, AuditAction>> = {
+  'file.uploaded': AuditActions.fileUpload,
+  'file.updated': AuditActions.fileUpload,
+  'file.renamed': AuditActions.fileRename,
+  'file.moved': AuditActions.fileMove,
+  'file.copied': AuditActions.fileCopy,
+  'file.deleted': AuditActions.fileTrash,
+  'file.restored': AuditActions.fileRestore,
+  'file.permanently_deleted': AuditActions.fileDeletePermanent,
+};
 
-  /** `{id, name, type, parentId, userId}` plus the type's own fields. */
-  item(accountId: string, type: FileEventName, row: Pick<ItemRow, 'id' | 'name' | 'type' | 'parent_id'>, userId: string, extra: Record<string, unknown> = {}): void {
-    this.hub.publish(accountId, type, { id: row.id, name: row.name, type: row.type, parentId: row.parent_id, userId, ...extra });
+/** Reports file-system changes: to the account's event streams, and to the audit log. */
+export class FileEvents {
+  constructor(
+    private readonly hub: EventHub,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a job's login. */
+  item(actor: AuditPrincipal, type: FileEventName, row: Pick<ItemRow, 'id' | 'name' | 'type' | 'parent_id'>, extra: Record<string, unknown> = {}): void {
+    this.hub.publish(actor.accountId, type, { id: row.id, name: row.name, type: row.type, parentId: row.parent_id, userId: actor.loginId, ...extra });
+    const action = AUDITED[type];
+    if (action) {
+      this.audit.record({ action, principal: actor, targetType: row.type, targetId: row.id, details: { name: row.name, parentId: row.parent_id, ...extra } });
+    }
   }
 
   /** One event per finished background job: `{userId, action, count}`. */

@@ -56,7 +56,7 @@ export function createServices(core: CoreContext): Services {
   const mfa = new MfaService(core, audit);
   const accounts = new AccountService(core, settings, sessions, mfa, audit);
   const quota = new QuotaService(core);
-  const items = new ItemService(core);
+  const items = new ItemService(core, audit);
   return {
     version: new VersionService(core),
     metrics,
@@ -76,7 +76,7 @@ export function createServices(core: CoreContext): Services {
     maintenance: new MaintenanceService(core),
     items,
     uploads: new UploadService(core, items, quota, settings),
-    downloads: new DownloadService(core, items),
+    downloads: new DownloadService(core, items, audit),
     trash: new TrashService(core, items, quota),
     copy: new CopyService(core, items, quota),
     fileJobs: new FileJobService(core),

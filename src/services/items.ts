@@ -6,6 +6,7 @@ import { ItemRepo, ITEM_COLUMNS, type ItemRow, type ListedRow, type ListScope, t
 import { PageCache } from './page-cache.ts';
 import { AccessTracker } from './access.ts';
 import { FileEvents, FileEventType } from './file-events.ts';
+import type { AuditService } from './audit.ts';
 import { nameKeyOf } from './names.ts';
 import type { Principal } from './principal.ts';
 import { shareLinkCount, shareStatusOf, type ShareStatus } from './share-status.ts';
@@ -93,11 +94,14 @@ export class ItemService {
   private readonly sqlite: Database;
   private readonly pages: PageCache<Page>;
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    audit: AuditService,
+  ) {
     this.sqlite = ctx.db.$client;
     this.repo = new ItemRepo(this.sqlite);
     this.access = new AccessTracker(this.sqlite, ctx.clock);
-    this.events = new FileEvents(ctx.hub);
+    this.events = new FileEvents(ctx.hub, audit);
     this.pages = new PageCache(this.sqlite, (page) => page.items.length);
     ctx.hub.onClose(() => this.access.stop());
   }
@@ -294,7 +298,7 @@ export class ItemService {
         });
       })
       .immediate();
-    this.events.item(principal.accountId, FileEventType.folderCreated, row, principal.loginId);
+    this.events.item(principal, FileEventType.folderCreated, row);
     return { id: row.id, name: row.name, type: 'folder', size: null, modified: iso(row.modified_at) };
   }
 
@@ -311,7 +315,7 @@ export class ItemService {
         return { row: updated, oldName: item.name };
       })
       .immediate();
-    if (oldName !== row.name) this.events.item(principal.accountId, FileEventType.renamed, row, principal.loginId, { oldName });
+    if (oldName !== row.name) this.events.item(principal, FileEventType.renamed, row, { oldName });
     return { id: row.id, name: row.name, type: row.type, modified: iso(row.modified_at) };
   }
 
@@ -337,7 +341,7 @@ export class ItemService {
         return out;
       })
       .immediate();
-    for (const row of moved) this.events.item(principal.accountId, FileEventType.moved, row, principal.loginId);
+    for (const row of moved) this.events.item(principal, FileEventType.moved, row);
     return { message: `Moved ${moved.length} item${moved.length === 1 ? '' : 's'}` };
   }
 
@@ -350,7 +354,7 @@ export class ItemService {
         return items;
       })
       .immediate();
-    for (const row of rows) this.events.item(principal.accountId, FileEventType.starred, row, principal.loginId, { starred: input.starred });
+    for (const row of rows) this.events.item(principal, FileEventType.starred, row, { starred: input.starred });
     return { message: input.starred ? `Starred ${rows.length} item${rows.length === 1 ? '' : 's'}` : `Unstarred ${rows.length} item${rows.length === 1 ? '' : 's'}` };
   }
 }

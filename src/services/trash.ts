@@ -77,7 +77,7 @@ export class TrashService {
       })();
       yield { done: Math.min(total, i + batch.length), total };
     }
-    for (const t of trees) this.items.events.item(principal.accountId, FileEventType.deleted, t.root, principal.loginId);
+    for (const t of trees) this.items.events.item(principal, FileEventType.deleted, t.root);
     return { message: `Moved ${plural(trees.length, 'item')} to trash` };
   }
 
@@ -97,7 +97,7 @@ export class TrashService {
           for (const itemId of batch) count += mark.run(now, root.id, itemId).changes;
         })();
       }
-      this.items.events.item(accountId, FileEventType.deleted, root, loginId);
+      this.items.events.item({ accountId, loginId }, FileEventType.deleted, root);
     }
     return count;
   }
@@ -158,7 +158,7 @@ export class TrashService {
         .immediate();
       yield { done: Math.min(total, i + batch.length), total };
     }
-    for (const row of restored) this.items.events.item(principal.accountId, FileEventType.restored, row, principal.loginId);
+    for (const row of restored) this.items.events.item(principal, FileEventType.restored, row);
     return { message: `Restored ${plural(restored.length, 'item')}` };
   }
 
@@ -197,7 +197,7 @@ export class TrashService {
       const restored = this.sqlite.transaction(() => this.restoreRoot(accountId, root.id)).immediate();
       if (restored) {
         count++;
-        this.items.events.item(accountId, FileEventType.restored, restored, loginId);
+        this.items.events.item({ accountId, loginId }, FileEventType.restored, restored);
       }
     }
     return count;
@@ -271,7 +271,7 @@ export class TrashService {
       const root = this.items.repo.get(accountId, id);
       if (!root || root.deleted_root_id !== root.id) continue;
       count += this.purgeRoot(accountId, id, signal);
-      this.items.events.item(accountId, FileEventType.permanentlyDeleted, root, loginId);
+      this.items.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
     }
     return count;
   }

@@ -213,7 +213,7 @@ export class UploadService {
 
       const committed = new Set(result.files.map((f) => f.row.storage_key));
       toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
-      for (const folder of result.created) this.items.events.item(principal.accountId, FileEventType.folderCreated, folder, principal.loginId);
+      for (const folder of result.created) this.items.events.item(principal, FileEventType.folderCreated, folder);
       for (const { row } of result.files) this.published(principal, row);
       const views = this.items.views(principal.accountId, result.files.map((f) => f.row));
       const clientId = (i: number) => lists.clientIds[i] ?? null;
@@ -267,7 +267,7 @@ export class UploadService {
         })
         .immediate();
       stored.length = 0;
-      this.items.events.item(principal.accountId, FileEventType.updated, row, principal.loginId, { size: row.size, mimeType: row.mime_type });
+      this.items.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mime_type });
       return this.items.view(principal.accountId, row);
     } finally {
       await this.discard(stored);
@@ -418,7 +418,7 @@ export class UploadService {
   }
 
   private published(principal: Principal, row: ItemRow): void {
-    this.items.events.item(principal.accountId, FileEventType.uploaded, row, principal.loginId, { size: row.size, mimeType: row.mime_type });
+    this.items.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mime_type });
   }
 
   private async discard(objects: StoredObject[]): Promise<void> {

@@ -198,3 +198,36 @@ describe('audit log processing and retention', () => {
     }
   });
 });
+
+describe('audit events for file operations', () => {
+  test('upload, replace, download, rename, move, copy, trash, restore and permanent delete are each recorded with the actor and target', async () => {
+    const { upload, folder } = await import('../helpers/files.ts');
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, ['files.upload', 'files.download', 'files.edit', 'files.delete', 'files.trash']);
+    const dir = await folder(o.client, 'Reports');
+    const file = await upload(sub.client, 'q3.txt', 'numbers');
+    const of = (action: string) => events(action).filter((e) => e.accountId === o.id);
+
+    expect(of('file.upload')).toMatchObject([{ loginId: sub.id, accountId: o.id, ip: '127.0.0.1', targetType: 'file', targetId: file.id, details: { name: 'q3.txt' } }]);
+    await (await sub.client.get(`/api/files/${file.id}/download`)).arrayBuffer();
+    await (await sub.client.get(`/api/files/${file.id}/download`, { range: 'bytes=3-4' })).arrayBuffer();
+    expect(of('file.download')).toMatchObject([{ loginId: sub.id, targetId: file.id }]);
+    await sub.client.post('/api/files/rename', { id: file.id, name: 'q3-final.txt' });
+    expect(of('file.rename')).toMatchObject([{ targetId: file.id, details: { name: 'q3-final.txt', oldName: 'q3.txt' } }]);
+    await sub.client.post('/api/files/move', { ids: [file.id], parentId: dir.id });
+    expect(of('file.move')).toMatchObject([{ targetId: file.id, details: { parentId: dir.id } }]);
+    const copy = await json(await sub.client.post('/api/files/copy', { ids: [file.id] }));
+    await t.server.worker.drain();
+    expect(copy.queued).toBe(true);
+    expect(of('file.copy')).toHaveLength(1);
+    expect(of('file.copy')[0]!.loginId).toBe(sub.id);
+    await sub.client.post('/api/files/delete', { ids: [file.id] });
+    expect(of('file.trash')).toMatchObject([{ targetId: file.id }]);
+    await sub.client.post('/api/files/trash/restore', { ids: [file.id] });
+    expect(of('file.restore')).toMatchObject([{ targetId: file.id }]);
+    await sub.client.post('/api/files/delete', { ids: [file.id] });
+    await sub.client.post('/api/files/trash/delete', { ids: [file.id] });
+    await t.server.worker.drain();
+    expect(of('file.delete_permanent')).toMatchObject([{ loginId: sub.id, targetId: file.id }]);
+  });
+});
