@@ -17,6 +17,9 @@ import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
 import { IpMatcher } from './lib/ip.ts';
 import { orphanRoutes } from './http/orphans.ts';
 import { metricsRoutes } from './http/metrics.ts';
+import { shareRoutes } from './http/shares.ts';
+import { publicShareRoutes } from './http/public-shares.ts';
+import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -31,6 +34,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const limits = createLimits(ctx.clock, ctx.config.generalRateLimit);
   return new Elysia()
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId }))
+    .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
     .use(healthRoutes(ctx))
     .use(metricsRoutes(ctx))
@@ -41,6 +45,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(userRoutes(ctx, limits))
     .use(orphanRoutes(ctx, limits))
     .use(fileRoutes(ctx, limits))
+    .use(shareRoutes(ctx, limits))
+    .use(publicShareRoutes(ctx, limits))
     .use(eventRoutes(ctx, limits, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx, limits));
 }

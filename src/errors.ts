@@ -95,6 +95,7 @@ export const Messages = {
   shareNotFound: 'Share link not found',
   shareExpired: 'This share link has expired',
   itemNotInShare: 'File or folder not found in this share',
+  shareNotAFolder: 'This share link is not a folder',
   notMultipart: 'Send the upload as multipart/form-data',
   malformedMultipart: 'The upload is not a valid multipart/form-data body',
   invalidFileName: 'Invalid file name: use at most 100 characters, no control characters and none of / \\ : * ? " < > |',

@@ -7,7 +7,7 @@ import type { Page } from '../services/items.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
 import { nameProblem, normalizeName } from '../services/names.ts';
 import { readJson } from './body.ts';
-import { contentDisposition, parseRange } from './download-headers.ts';
+import { fileResponse, zipResponse } from './download-responses.ts';
 import type { Limits } from './limits.ts';
 import { readMultipart } from './multipart.ts';
 import { authPlugin } from './plugins/auth.ts';
@@ -101,9 +101,6 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
     return new Response(body, { headers });
   };
 
-  const zipResponse = (zip: { filename: string; stream: ReadableStream<Uint8Array> }) =>
-    new Response(zip.stream, { headers: { 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition('attachment', zip.filename), 'Cache-Control': 'no-store' } });
-
   return (
     new Elysia({ name: 'http/files', seed: ctx.instanceId })
       .use(authPlugin(ctx, limits))
@@ -126,6 +123,11 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       .get(
         '/api/files/starred',
         ({ principal, query }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query))),
+        { auth: true },
+      )
+      .get(
+        '/api/files/shared',
+        ({ principal, query }) => pageResponse(items.listShared(principal, validate(listQuery('modified'), query))),
         { auth: true },
       )
       .get(
@@ -216,21 +218,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
         async ({ principal, params, query, request }) => {
           const row = downloads.resolve(principal, params.id);
           if (row.type === 'folder') return zipResponse(downloads.downloadFolder(principal, row));
-          const range = parseRange(request.headers.get('range'), row.size);
-          if (range === 'unsatisfiable') throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
-          const inlineType = query.inline === '1' ? await downloads.inlineImageType(row) : null;
-          const body = await downloads.openFile(row, range ?? undefined, principal);
-          const headers: Record<string, string> = {
-            'Content-Type': inlineType ?? row.mime_type ?? 'application/octet-stream',
-            'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
-            // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
-            'Content-Length': String(range ? range.end - range.start : row.size),
-            'Accept-Ranges': 'bytes',
-            'Cache-Control': 'private, no-cache',
-          };
-          if (!range) return new Response(body, { headers });
-          headers['Content-Range'] = `bytes ${range.start}-${range.end - 1}/${row.size}`;
-          return new Response(body, { status: 206, headers });
+          return fileResponse(downloads, row, request, { inline: query.inline === '1', reader: principal });
         },
         { auth: { permission: 'files.download' } },
       )

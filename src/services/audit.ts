@@ -40,6 +40,7 @@ export const AuditActions = {
   shareCreate: 'share.create',
   shareRemove: 'share.remove',
   shareAccess: 'share.access',
+  shareDownload: 'share.download',
   // Operations
   orphansScan: 'orphans.scan',
   orphansDelete: 'orphans.delete',

@@ -10,6 +10,7 @@ import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
 import { TrashService } from './trash.ts';
 import { UploadService } from './uploads.ts';
+import { ShareService } from './shares.ts';
 import { VersionService } from './version.ts';
 import { UsersService } from './users.ts';
 import { SubUserService } from './sub-users.ts';
@@ -46,6 +47,7 @@ export interface Services {
   trash: TrashService;
   copy: CopyService;
   fileJobs: FileJobService;
+  shares: ShareService;
 }
 
 export function createServices(core: CoreContext): Services {
@@ -80,5 +82,6 @@ export function createServices(core: CoreContext): Services {
     trash: new TrashService(core, items, quota),
     copy: new CopyService(core, items, quota),
     fileJobs: new FileJobService(core),
+    shares: new ShareService(core, items, audit),
   };
 }

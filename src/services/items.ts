@@ -9,7 +9,7 @@ import { FileEvents, FileEventType } from './file-events.ts';
 import type { AuditService } from './audit.ts';
 import { nameKeyOf } from './names.ts';
 import type { Principal } from './principal.ts';
-import { shareLinkCount, shareStatusOf, type ShareStatus } from './share-status.ts';
+import { shareLinkCount, shareStatusOf, type ShareStatus, leaveSharesOutside } from './share-status.ts';
 
 /** An item as the API returns it (SPEC "Item"). */
 export interface ItemView {
@@ -163,6 +163,16 @@ export class ItemService {
   listStarred(principal: Principal, q: ListQuery): Page {
     const sortBy = q.sortBy === 'deletedAt' ? 'modified' : q.sortBy;
     return this.listScope(principal.accountId, { where: 'account_id = ? AND starred = 1 AND deleted_at IS NULL', params: [principal.accountId] }, { ...q, sortBy });
+  }
+
+  /** GET /api/files/shared: live items in a share (a link's root, or added with link-parent-share). */
+  listShared(principal: Principal, q: ListQuery): Page {
+    const sortBy = q.sortBy === 'deletedAt' ? 'modified' : q.sortBy;
+    return this.listScope(
+      principal.accountId,
+      { where: 'account_id = ? AND deleted_at IS NULL AND id IN (SELECT item_id FROM share_items)', params: [principal.accountId] },
+      { ...q, sortBy },
+    );
   }
 
   /** The trash: the roots of what was trashed (a trashed folder's contents are restored with it). */
@@ -338,6 +348,7 @@ export class ItemService {
           const name = this.repo.uniqueName(principal.accountId, targetId, row.name);
           out.push(update.get(targetId, name, nameKeyOf(name), row.id)!);
         }
+        leaveSharesOutside(this.sqlite, out.map((r) => r.id));
         return out;
       })
       .immediate();

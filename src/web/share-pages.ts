@@ -31,7 +31,7 @@ function layout(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
+<title>${escapeHtml(title.length > 70 ? `${title.slice(0, 69)}…` : title)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
@@ -104,6 +104,6 @@ ${preview}
 }
 
 export function renderErrorPage(status: number, message: string): string {
-  const title = status === 410 ? 'Link expired' : status === 404 ? 'Not found' : 'Unavailable';
+  const title = status === 410 ? 'Link expired' : status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status < 500 ? 'Bad request' : 'Unavailable';
   return layout(title, `<section class="card"><h1>${escapeHtml(title)}</h1><p class="meta">${escapeHtml(message)}</p></section>`);
 }

@@ -1,0 +1,20 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context.ts';
+import { Messages } from '../../errors.ts';
+import { requestMeta } from '../request-meta.ts';
+import { SECURITY_HEADERS } from './core.ts';
+
+/**
+ * With a share base URL set, its host serves share links only (COMPAT "Sharing"): the app's session
+ * cookie and API never live on the domain strangers are sent to.
+ */
+export function shareDomainPlugin(ctx: AppContext) {
+  return new Elysia({ name: 'http/share-domain', seed: ctx.instanceId }).onRequest(({ request }) => {
+    const base = ctx.services.settings.get('shareBaseUrl');
+    if (!base) return;
+    const host = new URL(requestMeta(request).origin).host;
+    if (host !== new URL(base).host) return;
+    if (new URL(request.url).pathname.startsWith('/s/')) return;
+    return Response.json({ message: Messages.notFoundRoute }, { status: 404, headers: SECURITY_HEADERS });
+  });
+}

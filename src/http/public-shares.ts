@@ -1,0 +1,111 @@
+import { Elysia } from 'elysia';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import type { ItemRow } from '../db/repos/items.ts';
+import { AppError, Messages, notFound } from '../errors.ts';
+import { toPublicItem } from '../services/shares.ts';
+import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
+import { fileResponse, zipResponse } from './download-responses.ts';
+import type { Limits } from './limits.ts';
+import { authPlugin } from './plugins/auth.ts';
+import { requestMeta } from './request-meta.ts';
+import { validate } from './validate.ts';
+
+const pageQuery = z.object({
+  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(200, 'limit must be at most 200').default(100),
+  cursor: z.string().min(1).optional(),
+});
+
+const wantsJson = (request: Request) => (request.headers.get('accept') ?? '').includes('application/json');
+const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html');
+
+function htmlPage(html: string, status = 200): Response {
+  return new Response(html, {
+    status,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': SHARE_PAGE_CSP, 'Cache-Control': 'no-store' },
+  });
+}
+
+/**
+ * The public share pages under /s/ (no session: no cookie is read or set here). Browsers get HTML,
+ * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
+ */
+export function publicShareRoutes(ctx: AppContext, limits: Limits) {
+  const { shares, downloads } = ctx.services;
+
+  const answer = async (request: Request, run: () => Promise<Response | object> | Response | object) => {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) return htmlPage(renderErrorPage(err.status, err.message), err.status);
+      throw err;
+    }
+  };
+
+  const folderView = (request: Request, token: string, root: ItemRow, folder: ItemRow, query: unknown) => {
+    const q = validate(pageQuery, query);
+    const page = shares.folderPage(root.account_id, folder.id, q);
+    if (wantsJson(request)) return page;
+    return htmlPage(
+      renderFolderPage({
+        token,
+        folder: toPublicItem(folder),
+        trail: shares.trail(root, folder).map(toPublicItem),
+        isRoot: folder.id === root.id,
+        items: page.items,
+        nextCursor: page.nextCursor,
+        limit: q.limit,
+      }),
+    );
+  };
+
+  return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
+    .use(authPlugin(ctx, limits))
+    .get(
+      '/s/:token',
+      ({ params, query, request }) =>
+        answer(request, async () => {
+          const { link, root } = shares.resolve(params.token);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+          if (root.type === 'folder') return folderView(request, params.token, root, root, query);
+          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+          const previewable = (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+        }),
+      { publicLimit: 'general' },
+    )
+    .get(
+      '/s/:token/folder/:id',
+      ({ params, query, request }) =>
+        answer(request, () => {
+          const { link, root, item } = shares.itemInShare(params.token, params.id);
+          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+          return folderView(request, params.token, root, item, query);
+        }),
+      { publicLimit: 'general' },
+    )
+    .get(
+      '/s/:token/file/:id',
+      ({ params, query, request }) =>
+        answer(request, async () => {
+          const { link, item } = shares.itemInShare(params.token, params.id);
+          const range = request.headers.get('range');
+          if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item));
+          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+        }),
+      { publicLimit: 'general' },
+    )
+    .get(
+      '/s/:token/zip',
+      ({ params, request }) =>
+        answer(request, () => {
+          const { link, root } = shares.resolve(params.token);
+          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+          return zipResponse(downloads.zipFolder(link.accountId, root));
+        }),
+      { publicLimit: 'general' },
+    );
+}
