@@ -5,6 +5,7 @@ import { runOrphansBench } from './orphans.ts';
 import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
 import { runFilesBench } from './files.ts';
+import { runSharesBench } from './shares.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -15,6 +16,7 @@ const benches: Record<string, () => Promise<void>> = {
   keys: runKeysBench,
   audit: runAuditBench,
   files: runFilesBench,
+  shares: runSharesBench,
 };
 
 const wanted = process.argv.slice(2);

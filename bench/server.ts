@@ -69,8 +69,8 @@ export function wrk(url: string, opts: { threads?: number; connections?: number;
   const num = (re: RegExp) => re.exec(raw)?.[1] ?? '?';
   return {
     requestsPerSec: Number(num(/Requests\/sec:\s+([\d.]+)/)),
-    p50: num(/50%\s+(\S+)/),
-    p99: num(/99%\s+(\S+)/),
+    p50: num(/^\s+50%\s+(\S+)/m),
+    p99: num(/^\s+99%\s+(\S+)/m),
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(raw)?.[1] ?? 0),
     raw,
   };

@@ -12,7 +12,7 @@ h1{font-size:1.35rem;margin:0;overflow-wrap:anywhere}nav{color:var(--muted);font
 .button{display:inline-block;padding:10px 18px;border-radius:8px;background:var(--accent);color:#fff;text-decoration:none;font-weight:600}
 table{width:100%;border-collapse:collapse}th,td{padding:10px 8px;border-bottom:1px solid var(--line);text-align:left}
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}td a:hover{text-decoration:underline}
-.kind{width:2rem;color:var(--muted)}.num{white-space:nowrap;color:var(--muted)}.empty{color:var(--muted);text-align:center;padding:32px}
+.kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}.empty{color:var(--muted);text-align:center;padding:32px}
 .meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:70vh;margin:16px auto 0;border-radius:8px}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}}`;
@@ -20,8 +20,11 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--mut
 /** CSP of every share page: no scripts, no external anything; the one stylesheet is allowed by its hash. */
 export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
-const FOLDER_ICON = '&#128193;';
-const FILE_ICON = '&#128196;';
+// Inline SVG, so icons show without emoji fonts or any request beyond the page itself.
+const FOLDER_ICON =
+  '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true"><path fill="#f2b84b" d="M3 6a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z"/></svg>';
+const FILE_ICON =
+  '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true"><path fill="#8fa3bf" d="M6 2h8l6 6v12a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z"/><path fill="#d5deea" d="M14 2v6h6z"/></svg>';
 
 function layout(title: string, body: string): string {
   return `<!DOCTYPE html>
@@ -77,7 +80,7 @@ export function renderFolderPage(v: FolderPageView): string {
     : '';
   return layout(
     v.folder.name,
-    `<header><div><nav>${crumbs}</nav><h1>${escapeHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
+    `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${escapeHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
 <section class="card">
 <table>
 <thead><tr><th class="kind"><span hidden>Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>
