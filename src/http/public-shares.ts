@@ -42,12 +42,18 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     }
   };
 
+  // Pages come back as the same object until the database changes; render each once per link and folder.
+  const rendered = new WeakMap<object, Map<string, string>>();
   const folderView = (request: Request, token: string, root: ItemRow, folder: ItemRow, query: unknown) => {
     const q = validate(pageQuery, query);
     const page = shares.folderPage(root.account_id, folder.id, q);
     if (wantsJson(request)) return page;
-    return htmlPage(
-      renderFolderPage({
+    let forPage = rendered.get(page);
+    if (!forPage) rendered.set(page, (forPage = new Map()));
+    const key = `${token}/${folder.id}`;
+    let html = forPage.get(key);
+    if (html === undefined) {
+      html = renderFolderPage({
         token,
         folder: toPublicItem(folder),
         trail: shares.trail(root, folder).map(toPublicItem),
@@ -55,8 +61,10 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
         items: page.items,
         nextCursor: page.nextCursor,
         limit: q.limit,
-      }),
-    );
+      });
+      forPage.set(key, html);
+    }
+    return htmlPage(html);
   };
 
   return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })

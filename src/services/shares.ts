@@ -9,6 +9,7 @@ import { FileEventType } from './file-events.ts';
 import type { ItemService } from './items.ts';
 import type { Principal } from './principal.ts';
 import { isWithinItem } from './share-status.ts';
+import { PageCache } from './page-cache.ts';
 
 export const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
@@ -31,7 +32,11 @@ export interface PublicItem {
   modified: string;
 }
 
-export const toPublicItem = (r: ItemRow): PublicItem => ({
+// What a share page shows of a row (never key material).
+const PAGE_COLUMNS = 'id, type, name, name_key, size, mime_type, modified_at';
+type PageRow = Pick<ItemRow, 'id' | 'type' | 'name' | 'name_key' | 'size' | 'mime_type' | 'modified_at'>;
+
+export const toPublicItem = (r: PageRow): PublicItem => ({
   id: r.id,
   name: r.name,
   type: r.type,
@@ -51,6 +56,7 @@ const LINK_COLUMNS = 'id, token, account_id AS accountId, item_id AS itemId, exp
 export class ShareService {
   private readonly sqlite: Database;
   private readonly recentVisits = new Map<string, number>();
+  private readonly pages: PageCache<{ items: PublicItem[]; nextCursor: string | null }>;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -58,6 +64,7 @@ export class ShareService {
     private readonly audit: AuditService,
   ) {
     this.sqlite = ctx.db.$client;
+    this.pages = new PageCache(this.sqlite, (page) => page.items.length);
   }
 
   private linkOf(itemId: string): ShareLink | null {
@@ -188,20 +195,23 @@ export class ShareService {
 
   /** One page of a shared folder: folders first, then by name; `cursor` continues the previous page. */
   folderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): { items: PublicItem[]; nextCursor: string | null } {
+    return this.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () => this.readFolderPage(accountId, folderId, opts));
+  }
+
+  private readFolderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): { items: PublicItem[]; nextCursor: string | null } {
     const after = opts.cursor ? decodeCursor(opts.cursor, ['string', 'string', 'string']) : null;
     if (after && after[0] !== 'folder' && after[0] !== 'file') throw new AppError(400, Messages.invalidCursor);
-    const page = this.sqlite.query<ItemRow, [string, string, string, number, string, string, number]>(
-      `SELECT ${ITEM_COLUMNS} FROM items
-       WHERE account_id = ?1 AND parent_id = ?2 AND deleted_at IS NULL AND type = ?3
-         AND (?4 = 0 OR (name_key, id) > (?5, ?6))
-       ORDER BY name_key, id LIMIT ?7`,
-    );
-    const rows: ItemRow[] = [];
+    const rows: PageRow[] = [];
     const want = opts.limit + 1;
     for (const type of ['folder', 'file'] as const) {
       if (after?.[0] === 'file' && type === 'folder') continue;
       const resume = after !== null && after[0] === type;
-      rows.push(...page.all(accountId, folderId, type, resume ? 1 : 0, resume ? String(after![1]) : '', resume ? String(after![2]) : '', want - rows.length));
+      // Separate statements, so a later page seeks in the index instead of walking past the earlier ones.
+      rows.push(
+        ...(resume
+          ? this.pageAfter.all(accountId, folderId, type, String(after![1]), String(after![2]), want - rows.length)
+          : this.pageFirst.all(accountId, folderId, type, want - rows.length)),
+      );
       if (rows.length >= want) break;
     }
     const items = rows.slice(0, opts.limit);
@@ -210,6 +220,21 @@ export class ShareService {
       items: items.map(toPublicItem),
       nextCursor: rows.length > opts.limit && last ? encodeCursor([last.type, last.name_key, last.id]) : null,
     };
+  }
+
+  private get pageFirst() {
+    return this.sqlite.query<PageRow, [string, string, string, number]>(
+      `SELECT ${PAGE_COLUMNS} FROM items WHERE account_id = ?1 AND parent_id = ?2 AND deleted_at IS NULL AND type = ?3
+       ORDER BY name_key, id LIMIT ?4`,
+    );
+  }
+
+  private get pageAfter() {
+    return this.sqlite.query<PageRow, [string, string, string, string, string, number]>(
+      `SELECT ${PAGE_COLUMNS} FROM items WHERE account_id = ?1 AND parent_id = ?2 AND deleted_at IS NULL AND type = ?3
+         AND (name_key, id) > (?4, ?5)
+       ORDER BY name_key, id LIMIT ?6`,
+    );
   }
 
   /**
