@@ -19,11 +19,15 @@ const pageQuery = z.object({
 const wantsJson = (request: Request) => (request.headers.get('accept') ?? '').includes('application/json');
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html');
 
-function htmlPage(html: string, status = 200): Response {
-  return new Response(html, {
-    status,
-    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': SHARE_PAGE_CSP, 'Cache-Control': 'no-store' },
-  });
+const PAGE_HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': SHARE_PAGE_CSP, 'Cache-Control': 'no-store' };
+
+type Set = { headers: Record<string, string | number>; status?: number | string };
+
+/** A page as a plain body with headers on `set`: a returned Response would be re-wrapped by Elysia around a stream. */
+function htmlPage(set: Set, html: string, status = 200): string {
+  Object.assign(set.headers, PAGE_HEADERS);
+  set.status = status;
+  return html;
 }
 
 /**
@@ -33,18 +37,18 @@ function htmlPage(html: string, status = 200): Response {
 export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   const { shares, downloads } = ctx.services;
 
-  const answer = async (request: Request, run: () => Promise<Response | object> | Response | object) => {
+  const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
       return await run();
     } catch (err) {
-      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) return htmlPage(renderErrorPage(err.status, err.message), err.status);
+      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
       throw err;
     }
   };
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
-  const folderView = (request: Request, token: string, root: ItemRow, folder: ItemRow, query: unknown) => {
+  const folderView = (request: Request, set: Set, token: string, root: ItemRow, folder: ItemRow, query: unknown) => {
     const q = validate(pageQuery, query);
     const page = shares.folderPage(root.account_id, folder.id, q);
     if (wantsJson(request)) return page;
@@ -64,39 +68,39 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       });
       forPage.set(key, html);
     }
-    return htmlPage(html);
+    return htmlPage(set, html);
   };
 
   return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
     .use(authPlugin(ctx, limits))
     .get(
       '/s/:token',
-      ({ params, query, request }) =>
-        answer(request, async () => {
+      ({ params, query, request, set }) =>
+        answer(request, set, async () => {
           const { link, root } = shares.resolve(params.token);
           shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (root.type === 'folder') return folderView(request, params.token, root, root, query);
+          if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
           if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
           const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
         }),
       { publicLimit: 'general' },
     )
     .get(
       '/s/:token/folder/:id',
-      ({ params, query, request }) =>
-        answer(request, () => {
+      ({ params, query, request, set }) =>
+        answer(request, set, () => {
           const { link, root, item } = shares.itemInShare(params.token, params.id);
           if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
           shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, params.token, root, item, query);
+          return folderView(request, set, params.token, root, item, query);
         }),
       { publicLimit: 'general' },
     )
     .get(
       '/s/:token/file/:id',
-      ({ params, query, request }) =>
-        answer(request, async () => {
+      ({ params, query, request, set }) =>
+        answer(request, set, async () => {
           const { link, item } = shares.itemInShare(params.token, params.id);
           const range = request.headers.get('range');
           if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
@@ -107,8 +111,8 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     )
     .get(
       '/s/:token/zip',
-      ({ params, request }) =>
-        answer(request, () => {
+      ({ params, request, set }) =>
+        answer(request, set, () => {
           const { link, root } = shares.resolve(params.token);
           if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
           shares.recordVisit(link, root, requestMeta(request).ip, 'download');
