@@ -153,8 +153,11 @@ describe('multipart parser', () => {
   });
 
   test('a part larger than any chunk streams through as views of the request’s chunks, never read ahead', async () => {
+    const head = enc(fileHead('file', 'big.bin'));
     const data = randomBytes(3 * 1024 * 1024 + 17);
-    const whole = Buffer.concat([enc(fileHead('file', 'big.bin')), data, enc(`\r\n--${B}--\r\n`)]);
+    // The fifth chunk ends with a CR, which may begin a delimiter.
+    data[5 * 64 * 1024 - 1 - head.length] = 13;
+    const whole = Buffer.concat([head, data, enc(`\r\n--${B}--\r\n`)]);
     const chunks = split(whole, 64 * 1024);
     const { req, stats } = request(chunks);
     const parts = readMultipart(req);
@@ -166,7 +169,8 @@ describe('multipart parser', () => {
     for await (const chunk of part.body) {
       // Backpressure: at most the chunk being delivered has been pulled beyond what was handed on.
       expect(stats.pulls).toBeLessThanOrEqual(received.length + 2);
-      expect(chunks.some((c) => c.buffer === chunk.buffer)).toBe(true);
+      // File data is never copied, but for the few bytes at a chunk's end that might begin a delimiter.
+      expect(chunks.some((c) => c.buffer === chunk.buffer) || chunk.byteLength < `\r\n--${B}`.length).toBe(true);
       received.push(chunk);
       pending += chunk.byteLength;
     }
