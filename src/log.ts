@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { LogLevel } from './config.ts';
 
 export type Fields = Record<string, unknown>;
@@ -9,14 +10,45 @@ export interface Logger {
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+// Lines wait at most until the event loop's next turn, or until this many characters are waiting.
+const FLUSH_AT = 64 * 1024;
 
-/** Structured logs: one JSON object per line on stdout (errors on stderr). */
+/**
+ * Structured logs: one JSON object per line on stdout (errors on stderr). Stdout lines are written
+ * together once per turn of the event loop instead of one write each (one per request at info level);
+ * errors are written at once, and whatever waits is written before the process exits.
+ */
 export function createLogger(level: LogLevel): Logger {
   const min = RANK[level];
+  let pending = '';
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending === '') return;
+    const out = pending;
+    pending = '';
+    process.stdout.write(out);
+  };
+  if (min < RANK.error) {
+    process.once('exit', () => {
+      if (pending !== '') fs.writeSync(1, pending);
+      pending = '';
+    });
+  }
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Fields) => {
     if (RANK[lvl] < min) return;
     const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields });
-    (lvl === 'error' ? process.stderr : process.stdout).write(line + '\n');
+    if (lvl === 'error') {
+      flush();
+      process.stderr.write(line + '\n');
+      return;
+    }
+    pending += line + '\n';
+    if (pending.length >= FLUSH_AT) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
   };
   return {
     debug: (m, f) => write('debug', m, f),

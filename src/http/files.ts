@@ -93,12 +93,12 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
 
   // Cached pages come back as the same object: serialize and encode each once.
   const pageJson = new WeakMap<Page, Uint8Array>();
-  const pageResponse = (page: Page) => {
+  const pageResponse = (page: Page, set: { headers: Record<string, string | number> }) => {
     let body = pageJson.get(page);
     if (body === undefined) pageJson.set(page, (body = new TextEncoder().encode(JSON.stringify(page.items))));
-    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-    if (page.nextCursor) headers['X-Next-Cursor'] = page.nextCursor;
-    return new Response(body, { headers });
+    set.headers['Content-Type'] = 'application/json';
+    if (page.nextCursor) set.headers['X-Next-Cursor'] = page.nextCursor;
+    return body;
   };
 
   return (
@@ -107,7 +107,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       // Listing, searching and details need no permission (SPEC "Authentication" 6).
       .get(
         '/api/files',
-        ({ principal, query }) => pageResponse(items.list(principal, validate(folderListQuery, query))),
+        ({ principal, query, set }) => pageResponse(items.list(principal, validate(folderListQuery, query)), set),
         { auth: true },
       )
       .get('/api/files/stats', ({ principal }) => items.stats(principal), { auth: true })
@@ -122,17 +122,17 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { auth: true })
       .get(
         '/api/files/starred',
-        ({ principal, query }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query))),
+        ({ principal, query, set }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query)), set),
         { auth: true },
       )
       .get(
         '/api/files/shared',
-        ({ principal, query }) => pageResponse(items.listShared(principal, validate(listQuery('modified'), query))),
+        ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(listQuery('modified'), query)), set),
         { auth: true },
       )
       .get(
         '/api/files/trash',
-        ({ principal, query }) => pageResponse(items.listTrash(principal, validate(listQuery('deletedAt'), query))),
+        ({ principal, query, set }) => pageResponse(items.listTrash(principal, validate(listQuery('deletedAt'), query)), set),
         { auth: true },
       )
       .get(

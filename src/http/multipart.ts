@@ -1,150 +1,424 @@
-import busboy from 'busboy';
-import type { Readable } from 'node:stream';
+import { basename, convertToUTF8, getDecoder, parseContentType, parseDisposition } from 'busboy/lib/utils.js';
 import { AppError, badRequest, Messages, uploadAborted } from '../errors.ts';
-import type { UploadFilePart, UploadPart } from '../services/uploads.ts';
+import type { UploadPart } from '../services/uploads.ts';
 
-const PART_BUFFER = 256 * 1024;
-
-/**
- * A file part's bytes as an async iterable. Leaving the loop early does not destroy the part: the rest
- * is discarded, so the parser can go on to the next part (a destroyed part would stall it).
+/*
+ * Why not busboy's stream: it scans every file byte for the boundary in JavaScript and hands file data
+ * through a Readable, which together cost more CPU per GiB than encrypting it. This parser keeps busboy's
+ * rules (its header, Content-Disposition and charset parsers are used as they are, and the framing below
+ * follows its state machine) but finds boundaries with Buffer.indexOf and passes file data on as views of
+ * the request's own chunks, one chunk at a time, so memory stays bounded whatever the upload's size.
  */
-async function* partBytes(stream: Readable): AsyncGenerator<Uint8Array> {
-  let ended = false;
-  let failure: Error | null = null;
-  let wake: (() => void) | null = null;
-  const signal = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  const onEnd = () => {
-    ended = true;
-    signal();
-  };
-  const onError = (err: Error) => {
-    failure = err;
-    signal();
-  };
-  stream.on('readable', signal);
-  stream.on('end', onEnd);
-  stream.on('error', onError);
-  try {
-    for (;;) {
-      let chunk: Buffer | null;
-      while ((chunk = stream.read() as Buffer | null) !== null) yield chunk;
-      if (failure) throw failure;
-      if (ended) return;
-      await new Promise<void>((resolve) => (wake = resolve));
+
+const FIELD_SIZE_LIMIT = 64 * 1024;
+const FIELDS_LIMIT = 20_000;
+// busboy's limits for one part's header block.
+const MAX_HEADER_PAIRS = 2000;
+const MAX_HEADER_SIZE = 16 * 1024;
+
+const CR = 13;
+const LF = 10;
+const DASH = 45;
+const BUF_CR = Buffer.from('\r');
+const BUF_DASH = Buffer.from('-');
+const BUF_CRLF = Buffer.from('\r\n');
+
+/** Characters allowed in a header name (RFC 7230 tchar). */
+const TOKEN = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
+for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
+for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
+for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
+
+/** Characters allowed in a header value: HTAB, visible ASCII, space and any byte >= 0x80. */
+const FIELD_VCHAR = new Uint8Array(256);
+FIELD_VCHAR[9] = 1;
+for (let c = 32; c < 256; c++) FIELD_VCHAR[c] = c === 127 ? 0 : 1;
+
+const paramDecoder = getDecoder('utf8');
+
+type MultipartEvent =
+  | { kind: 'field'; name: string; value: string }
+  | { kind: 'file'; field: string; filename: string; mimeType: string }
+  | { kind: 'data'; chunk: Uint8Array }
+  | { kind: 'end-file' }
+  | { kind: 'malformed' };
+
+class MalformedBody extends Error {}
+
+/** A part's header block, byte by byte as busboy reads it (names lower-cased, values as latin1). */
+class HeaderParser {
+  header: Record<string, string[]> = Object.create(null);
+  complete = false;
+  private pairs = 0;
+  private bytes = 0;
+  private state: 'name' | 'ows' | 'value' = 'name';
+  private name = '';
+  private value = '';
+  private crlf = 0;
+
+  /** The position after the header block, `end` when it goes on, or -1 when it is malformed. */
+  push(chunk: Buffer, pos: number, end: number): number {
+    let start = pos;
+    while (pos < end) {
+      if (this.state === 'name') {
+        let done = false;
+        for (; pos < end; ++pos) {
+          if (this.bytes++ === MAX_HEADER_SIZE) return -1;
+          const code = chunk[pos]!;
+          if (TOKEN[code] !== 1) {
+            if (code !== 58) return -1;
+            this.name += chunk.toString('latin1', start, pos);
+            if (this.name.length === 0) return -1;
+            ++pos;
+            done = true;
+            this.state = 'ows';
+            break;
+          }
+        }
+        if (!done) {
+          this.name += chunk.toString('latin1', start, pos);
+          break;
+        }
+      }
+      if (this.state === 'ows') {
+        let done = false;
+        for (; pos < end; ++pos) {
+          if (this.bytes++ === MAX_HEADER_SIZE) return -1;
+          const code = chunk[pos]!;
+          if (code !== 32 && code !== 9) {
+            start = pos;
+            done = true;
+            this.state = 'value';
+            break;
+          }
+        }
+        if (!done) break;
+      }
+      switch (this.crlf) {
+        case 0:
+          for (; pos < end; ++pos) {
+            if (this.bytes++ === MAX_HEADER_SIZE) return -1;
+            const code = chunk[pos]!;
+            if (FIELD_VCHAR[code] !== 1) {
+              if (code !== CR) return -1;
+              ++this.crlf;
+              break;
+            }
+          }
+          this.value += chunk.toString('latin1', start, pos++);
+          break;
+        case 1:
+          if (this.bytes++ === MAX_HEADER_SIZE) return -1;
+          if (chunk[pos++] !== LF) return -1;
+          ++this.crlf;
+          break;
+        case 2: {
+          if (this.bytes++ === MAX_HEADER_SIZE) return -1;
+          const code = chunk[pos]!;
+          if (code === 32 || code === 9) {
+            // A folded line continues the value.
+            start = pos;
+            this.crlf = 0;
+          } else {
+            if (++this.pairs < MAX_HEADER_PAIRS) {
+              const name = this.name.toLowerCase();
+              (this.header[name] ??= []).push(this.value);
+            }
+            if (code === CR) {
+              ++this.crlf;
+              ++pos;
+            } else {
+              start = pos;
+              this.crlf = 0;
+              this.state = 'name';
+              this.name = '';
+              this.value = '';
+            }
+          }
+          break;
+        }
+        case 3:
+          if (this.bytes++ === MAX_HEADER_SIZE) return -1;
+          if (chunk[pos++] !== LF) return -1;
+          this.complete = true;
+          return pos;
+      }
     }
-  } finally {
-    stream.off('readable', signal);
-    stream.off('end', onEnd);
-    stream.off('error', onError);
-    if (!ended && !failure) stream.resume();
+    return pos;
   }
 }
 
 /**
- * Streams a multipart/form-data request body as parts, in order, never buffering a file: a file part
- * must be read (or left) before the next part arrives. Call only after the route's guard has passed.
- * A client that hangs up surfaces as the 499 error, from the part being read or from the iteration.
+ * The synchronous core: push body chunks, collect events. Framing follows busboy: the body is read as
+ * CRLF + body, parts start after `CRLF--boundary CRLF`, `CRLF--boundary--` ends the form, anything
+ * else after a boundary is skipped up to the next one, and the preamble and epilogue are ignored.
+ * A malformed header block, or a form that never closed, ends the events with `malformed`.
+ */
+class MultipartParser {
+  private readonly needle: Buffer;
+  /** Trailing bytes of the last chunk that may begin a delimiter (shorter than it). */
+  private tail: Buffer | null = null;
+  private headers: HeaderParser | null = null;
+  /** 1 right after a delimiter, 2 after its `-`, 3 after its CR; 0 anywhere else. */
+  private afterBoundary = 0;
+  private skipPart = false;
+  private file = false;
+  private field: { name: string; charset: string; chunks: Buffer[]; size: number } | null = null;
+  private fields = 0;
+  private out: MultipartEvent[] = [];
+  private malformed = false;
+  private complete = false;
+
+  constructor(boundary: string) {
+    this.needle = Buffer.from(`\r\n--${boundary}`);
+    this.push(BUF_CRLF);
+  }
+
+  /** Reads the boundary from a Content-Type header; null when it is not multipart/form-data with one. */
+  static boundaryOf(contentType: string): string | null {
+    const parsed = parseContentType(contentType);
+    if (!parsed || parsed.type !== 'multipart' || parsed.subtype !== 'form-data') return null;
+    const boundary = parsed.params.boundary;
+    return typeof boundary === 'string' ? boundary : null;
+  }
+
+  /** Events from one more chunk of the body; data events are views of `chunk`. */
+  push(chunk: Buffer): MultipartEvent[] {
+    this.out = [];
+    if (!this.complete && !this.malformed) this.guard(() => this.scan(chunk));
+    return this.out;
+  }
+
+  /** Events at the end of the body; a form not closed by its final boundary ends with `malformed`. */
+  end(): MultipartEvent[] {
+    this.out = [];
+    if (this.malformed) return this.out;
+    this.guard(() => {
+      if (this.tail && !this.complete) this.data(this.tail, 0, this.tail.length, false);
+      this.tail = null;
+      // A file still open means the form closed inside its headers: busboy's `Unexpected end of file`.
+      if (this.headers || this.file || !this.complete) throw new MalformedBody();
+    });
+    return this.out;
+  }
+
+  // The events before the fault are kept: parts complete before it are delivered, then the 400.
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      if (!(err instanceof MalformedBody)) throw err;
+      this.malformed = true;
+      this.out.push({ kind: 'malformed' });
+    }
+  }
+
+  private scan(chunk: Buffer): void {
+    const needle = this.needle;
+    let pos = 0;
+    if (this.tail) {
+      const tail = this.tail;
+      this.tail = null;
+      // A delimiter that starts in the tail ends within the first needle.length - 1 bytes of the chunk.
+      const window = Buffer.concat([tail, chunk.subarray(0, needle.length - 1)]);
+      const at = window.indexOf(needle);
+      if (at >= 0) {
+        if (this.data(window, 0, at, false)) return;
+        this.match();
+        pos = at + needle.length - tail.length;
+      } else if (chunk.length < needle.length - 1) {
+        const keep = this.prefixAtEnd(window, 0);
+        if (this.data(window, 0, window.length - keep, false)) return;
+        if (keep) this.tail = window.subarray(window.length - keep);
+        return;
+      } else if (this.data(tail, 0, tail.length, false)) return;
+    }
+    for (;;) {
+      const at = chunk.indexOf(needle, pos);
+      if (at < 0) break;
+      if (this.data(chunk, pos, at, true)) return;
+      this.match();
+      pos = at + needle.length;
+    }
+    const keep = this.prefixAtEnd(chunk, pos);
+    if (this.data(chunk, pos, chunk.length - keep, true)) return;
+    if (keep) this.tail = Buffer.from(chunk.subarray(chunk.length - keep));
+  }
+
+  /** Length of the longest end of buf[from..] that is a proper prefix of the delimiter. */
+  private prefixAtEnd(buf: Buffer, from: number): number {
+    for (let k = Math.min(this.needle.length - 1, buf.length - from); k > 0; k--) {
+      if (buf[buf.length - k] === CR && buf.compare(this.needle, 0, k, buf.length - k) === 0) return k;
+    }
+    return 0;
+  }
+
+  /** Bytes between delimiters; true once the final boundary is seen (the rest is ignored). */
+  private data(buf: Buffer, start: number, end: number, shared: boolean): boolean {
+    for (;;) {
+      if (this.complete) return true;
+      if (this.headers) {
+        const at = this.headers.push(buf, start, end);
+        if (at === -1) throw new MalformedBody();
+        start = at;
+        if (this.headers.complete) {
+          const header = this.headers.header;
+          this.headers = null;
+          this.startPart(header);
+        }
+      }
+      if (start === end) return false;
+      if (this.afterBoundary === 1) {
+        const code = buf[start];
+        this.afterBoundary = code === DASH ? 2 : code === CR ? 3 : 0;
+        if (this.afterBoundary !== 0) ++start;
+        if (start === end) return false;
+      }
+      if (this.afterBoundary === 2) {
+        this.afterBoundary = 0;
+        if (buf[start] === DASH) {
+          this.complete = true;
+          return true;
+        }
+        // Not `--`: the dash was data after all.
+        if (this.data(BUF_DASH, 0, 1, false)) return true;
+      } else if (this.afterBoundary === 3) {
+        this.afterBoundary = 0;
+        if (buf[start] === LF) {
+          ++start;
+          this.headers = new HeaderParser();
+          if (start === end) return false;
+          continue;
+        }
+        if (this.data(BUF_CR, 0, 1, false)) return true;
+      }
+      if (!this.skipPart) {
+        if (this.file) {
+          this.out.push({ kind: 'data', chunk: shared ? buf.subarray(start, end) : Buffer.from(buf.subarray(start, end)) });
+        } else if (this.field) {
+          const take = Math.min(end - start, FIELD_SIZE_LIMIT - this.field.size);
+          // Copied: a small field must not keep a large request chunk alive.
+          this.field.chunks.push(Buffer.from(buf.subarray(start, start + take)));
+          this.field.size += take;
+          if (this.field.size === FIELD_SIZE_LIMIT) this.skipPart = true;
+        }
+      }
+      return false;
+    }
+  }
+
+  private match(): void {
+    this.afterBoundary = 1;
+    if (this.file) {
+      this.file = false;
+      this.out.push({ kind: 'end-file' });
+    } else if (this.field) {
+      const { name, charset, chunks, size } = this.field;
+      this.field = null;
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      this.out.push({ kind: 'field', name, value: size === 0 ? '' : (convertToUTF8(bytes, charset, 0) ?? '') });
+    }
+  }
+
+  /** A part's headers decide what it is, as busboy decides: a file, a field, or skipped. */
+  private startPart(header: Record<string, string[]>): void {
+    this.skipPart = false;
+    const disposition = header['content-disposition'];
+    const disp = disposition ? parseDisposition(disposition[0]!, paramDecoder) : undefined;
+    if (!disp || disp.type !== 'form-data') {
+      this.skipPart = true;
+      return;
+    }
+    const name = disp.params.name || '';
+    const rawFilename = disp.params['filename*'] || disp.params.filename || undefined;
+    const filename = rawFilename === undefined ? undefined : basename(rawFilename);
+    let mimeType = 'text/plain';
+    let charset = 'utf8';
+    const contentType = header['content-type'] ? parseContentType(header['content-type'][0]!) : undefined;
+    if (contentType) {
+      mimeType = `${contentType.type}/${contentType.subtype}`;
+      if (typeof contentType.params.charset === 'string') charset = contentType.params.charset.toLowerCase();
+    }
+    if (mimeType === 'application/octet-stream' || filename !== undefined) {
+      this.file = true;
+      this.out.push({ kind: 'file', field: name, filename: filename ?? '', mimeType });
+      return;
+    }
+    if (this.fields === FIELDS_LIMIT) {
+      this.skipPart = true;
+      return;
+    }
+    ++this.fields;
+    this.field = { name, charset, chunks: [], size: 0 };
+  }
+}
+
+/**
+ * Streams a multipart/form-data request body as parts, in order, never buffering a file: a file part's
+ * body must be read (or left) before the next part is asked for; what is left of it is skipped.
+ * Call only after the route's guard has passed. A client that hangs up surfaces as the 499 error,
+ * from the part being read or from the iteration; a malformed body as the 400.
  */
 export async function* readMultipart(request: Request): AsyncGenerator<UploadPart> {
   const type = request.headers.get('content-type') ?? '';
-  if (!/^multipart\/form-data\b/i.test(type) || !request.body) throw badRequest(Messages.notMultipart);
-  let parser: busboy.Busboy;
-  try {
-    parser = busboy({
-      headers: { 'content-type': type },
-      highWaterMark: PART_BUFFER,
-      fileHwm: PART_BUFFER,
-      defParamCharset: 'utf8',
-      limits: { fieldSize: 64 * 1024, fieldNameSize: 200, fields: 20_000 },
-    });
-  } catch {
-    throw badRequest(Messages.notMultipart);
-  }
-  const bb = parser;
-  const queue: Array<UploadPart & { source?: Readable }> = [];
-  let closed = false;
-  let failure: Error | null = null;
-  let wake: (() => void) | null = null;
-  const signal = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  const fail = (err: Error) => {
-    failure ??= err;
-    signal();
-  };
-
-  bb.on('field', (name, value) => {
-    queue.push({ kind: 'field', name, value });
-    signal();
-  });
-  bb.on('file', (field, stream, info) => {
-    // Failures reach the reader through partBytes; a part nobody reads any more must not crash the process.
-    stream.on('error', () => {});
-    const part: UploadFilePart & { source: Readable } = { kind: 'file', field, filename: info.filename ?? '', mimeType: info.mimeType ?? '', body: partBytes(stream), source: stream };
-    queue.push(part);
-    signal();
-  });
-  bb.on('close', () => {
-    closed = true;
-    signal();
-  });
-  bb.on('error', () => fail(request.signal.aborted ? uploadAborted() : badRequest(Messages.malformedMultipart)));
-
+  const boundary = /^multipart\/form-data\b/i.test(type) ? MultipartParser.boundaryOf(type) : null;
+  if (boundary === null || !request.body) throw badRequest(Messages.notMultipart);
+  const parser = new MultipartParser(boundary);
   const reader = request.body.getReader();
-  let pumping = true;
-  const pump = (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (!bb.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength))) {
-          await new Promise<void>((resolve) => {
-            const go = () => {
-              bb.off('drain', go);
-              bb.off('close', go);
-              resolve();
-            };
-            bb.on('drain', go);
-            bb.on('close', go);
-          });
-          if (failure || bb.destroyed) return;
-        }
+  let events: MultipartEvent[] = [];
+  let index = 0;
+  let finished = false;
+  const failure = (err: unknown) => (request.signal.aborted ? uploadAborted() : err instanceof AppError ? err : badRequest(Messages.malformedMultipart));
+
+  /** The next event, reading one more chunk of the body when the last one is used up; null at the end. */
+  const next = async (): Promise<MultipartEvent | null> => {
+    while (index === events.length) {
+      if (finished) return null;
+      index = 0;
+      events = [];
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        read = await reader.read();
+      } catch (err) {
+        finished = true;
+        throw failure(err);
       }
-      if (!bb.destroyed) bb.end();
-    } catch (err) {
-      const reason = request.signal.aborted ? uploadAborted() : err instanceof AppError ? err : badRequest(Messages.malformedMultipart);
-      fail(reason);
-      bb.destroy(reason);
-    } finally {
-      pumping = false;
+      if (read.done) {
+        finished = true;
+        events = parser.end();
+      } else events = parser.push(Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength));
     }
-  })();
+    const event = events[index++]!;
+    if (event.kind === 'malformed') {
+      index--;
+      throw failure(null);
+    }
+    return event;
+  };
+
+  let fileOpen = false;
+  async function* fileBody(): AsyncGenerator<Uint8Array> {
+    while (fileOpen) {
+      const event = await next();
+      if (event?.kind === 'data') yield event.chunk;
+      else fileOpen = false;
+    }
+  }
 
   try {
     for (;;) {
-      const part = queue.shift();
-      if (part) {
-        yield part;
-        // A part the caller did not read is skipped, so the parser can reach the next one.
-        if (part.source && !part.source.readableEnded) part.source.resume();
-        continue;
+      const event = await next();
+      if (!event) return;
+      if (event.kind === 'field') yield { kind: 'field', name: event.name, value: event.value };
+      else if (event.kind === 'file') {
+        fileOpen = true;
+        yield { kind: 'file', field: event.field, filename: event.filename, mimeType: event.mimeType, body: fileBody() };
+        // A part the caller did not read to its end is skipped, so the next one can be reached.
+        while (fileOpen) if ((await next())?.kind !== 'data') fileOpen = false;
       }
-      if (failure) throw failure;
-      if (closed) return;
-      await new Promise<void>((resolve) => (wake = resolve));
     }
   } finally {
-    if (pumping) {
-      await reader.cancel().catch(() => {});
-      if (!bb.destroyed) bb.destroy();
-    }
-    await pump;
+    if (!finished) await reader.cancel().catch(() => {});
   }
 }

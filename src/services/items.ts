@@ -92,7 +92,7 @@ export class ItemService {
   readonly access: AccessTracker;
   readonly events: FileEvents;
   private readonly sqlite: Database;
-  private readonly pages: PageCache<Page>;
+  private readonly pages: PageCache<{ page: Page; folder: ItemRow | null }>;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -102,7 +102,7 @@ export class ItemService {
     this.repo = new ItemRepo(this.sqlite);
     this.access = new AccessTracker(this.sqlite, ctx.clock);
     this.events = new FileEvents(ctx.hub, audit);
-    this.pages = new PageCache(this.sqlite, (page) => page.items.length);
+    this.pages = new PageCache(this.sqlite, (cached) => cached.page.items.length);
     ctx.hub.onClose(() => this.access.stop());
   }
 
@@ -143,21 +143,30 @@ export class ItemService {
   /** Any list: one keyset page of `scope`, folders first (also used by the shared list). */
   listScope(accountId: string, scope: ListScope, q: ListQuery): Page {
     const key = JSON.stringify([accountId, scope.where, scope.params, q.sortBy, q.order, q.limit, q.cursor ?? null]);
-    return this.pages.get(key, () => {
-      const after = q.cursor ? decodeCursor(q.cursor, q.sortBy, q.order) : null;
-      const { rows, hasMore } = this.repo.page(scope, { sort: q.sortBy, order: q.order, limit: q.limit, after });
-      const last = rows[rows.length - 1];
-      const nextCursor = hasMore && last ? encodeCursor(q.sortBy, q.order, { type: last.type, value: this.repo.sortValue(last, q.sortBy), id: last.id }) : null;
-      return { items: this.views(accountId, rows), nextCursor };
-    });
+    return this.pages.get(key, () => ({ page: this.buildPage(accountId, scope, q), folder: null })).page;
   }
 
   /** GET /api/files: a folder's live children (root when parentId is absent); opening a folder marks it read. */
   list(principal: Principal, q: ListQuery & { parentId?: string | null }): Page {
-    const folder = this.requireFolder(principal, q.parentId);
-    if (folder) this.access.touch([folder]);
     const sortBy = q.sortBy === 'deletedAt' ? 'modified' : q.sortBy;
-    return this.listScope(principal.accountId, { where: 'account_id = ? AND parent_id IS ? AND deleted_at IS NULL', params: [principal.accountId, folder?.id ?? null] }, { ...q, sortBy });
+    const { accountId } = principal;
+    const key = JSON.stringify([accountId, 'folder', q.parentId || null, sortBy, q.order, q.limit, q.cursor ?? null]);
+    // The folder check is cached with the page: both hold until the database changes.
+    const { page, folder } = this.pages.get(key, () => {
+      const folder = this.requireFolder(principal, q.parentId);
+      const scope = { where: 'account_id = ? AND parent_id IS ? AND deleted_at IS NULL', params: [accountId, folder?.id ?? null] };
+      return { page: this.buildPage(accountId, scope, { ...q, sortBy }), folder };
+    });
+    if (folder) this.access.touch([folder]);
+    return page;
+  }
+
+  private buildPage(accountId: string, scope: ListScope, q: ListQuery): Page {
+    const after = q.cursor ? decodeCursor(q.cursor, q.sortBy, q.order) : null;
+    const { rows, hasMore } = this.repo.page(scope, { sort: q.sortBy, order: q.order, limit: q.limit, after });
+    const last = rows[rows.length - 1];
+    const nextCursor = hasMore && last ? encodeCursor(q.sortBy, q.order, { type: last.type, value: this.repo.sortValue(last, q.sortBy), id: last.id }) : null;
+    return { items: this.views(accountId, rows), nextCursor };
   }
 
   listStarred(principal: Principal, q: ListQuery): Page {

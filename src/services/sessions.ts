@@ -24,9 +24,11 @@ interface AuthRow {
   parent_user_id: string | null;
   permissions: string | null;
   token_version: number;
-  session_id: string | null;
-  last_activity_at: number | null;
-  session_ip: string | null;
+}
+
+interface AuthSession {
+  last_activity_at: number;
+  ip_address: string;
 }
 
 export interface SessionView {
@@ -93,18 +95,17 @@ export class SessionService {
     const now = this.ctx.clock.now();
     const claims = await this.signer.verify(token, now);
     if (!claims) throw unauthorized(Messages.invalidToken);
+    // Two primary-key lookups: the same lookups written as one LEFT JOIN cost several times more per request.
     const row = this.sqlite
-      .query<AuthRow, [string, string]>(
-        `SELECT u.id, u.email, u.name, u.is_admin, u.parent_user_id, u.permissions, u.token_version,
-                s.id AS session_id, s.last_activity_at, s.ip_address AS session_ip
-         FROM users u LEFT JOIN sessions s ON s.id = ?2 AND s.user_id = u.id
-         WHERE u.id = ?1`,
-      )
-      .get(claims.sub, claims.sid);
-    if (!row || !row.session_id) throw unauthorized(row && row.token_version !== claims.tv ? Messages.sessionExpired : Messages.sessionRevoked);
+      .query<AuthRow, [string]>('SELECT id, email, name, is_admin, parent_user_id, permissions, token_version FROM users WHERE id = ?')
+      .get(claims.sub);
+    const session = row
+      ? this.sqlite.query<AuthSession, [string, string]>('SELECT last_activity_at, ip_address FROM sessions WHERE id = ? AND user_id = ?').get(claims.sid, claims.sub)
+      : null;
+    if (!row || !session) throw unauthorized(row && row.token_version !== claims.tv ? Messages.sessionExpired : Messages.sessionRevoked);
     if (row.token_version !== claims.tv) throw unauthorized(Messages.sessionExpired);
 
-    if (now - (row.last_activity_at ?? 0) > ACTIVITY_WRITE_INTERVAL_MS || row.session_ip !== info.ip) {
+    if (now - session.last_activity_at > ACTIVITY_WRITE_INTERVAL_MS || session.ip_address !== info.ip) {
       this.sqlite.query('UPDATE sessions SET last_activity_at = ?, ip_address = ? WHERE id = ?').run(now, info.ip, claims.sid);
     }
     const isOwner = row.parent_user_id === null;

@@ -8,6 +8,7 @@ import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 const TEMP_DIR = '.tmp';
 // Coalesce small chunks into few large writes: one syscall per MiB instead of per segment.
 const WRITE_BUFFER = 1024 * 1024;
+const SYNC_EVERY = 64 * 1024 * 1024;
 const LIST_YIELD_EVERY = 256;
 
 function isNotFound(err: unknown): boolean {
@@ -72,21 +73,43 @@ export class LocalDriver implements StorageDriver {
         if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
       }
     };
+    // Write-behind: what is written is flushed to disk in the background while more arrives, so the final fsync waits for little.
+    let syncing: Promise<void> | null = null;
+    let syncedTo = 0;
+    // A failed background flush fails the put: the kernel reports a writeback error to one fsync only.
+    let syncError: unknown = null;
     try {
       for await (const chunk of body) {
         opts.signal?.throwIfAborted();
         size += chunk.byteLength;
         pending.push(chunk);
         pendingBytes += chunk.byteLength;
-        if (pendingBytes >= WRITE_BUFFER) await flush();
+        if (pendingBytes >= WRITE_BUFFER) {
+          await flush();
+          if (!syncing && size - syncedTo >= SYNC_EVERY) {
+            syncedTo = size;
+            syncing = handle.datasync().then(
+              () => {
+                syncing = null;
+              },
+              (err: unknown) => {
+                syncing = null;
+                syncError ??= err;
+              },
+            );
+          }
+        }
       }
       opts.signal?.throwIfAborted();
       await flush();
+      await syncing;
+      if (syncError) throw syncError;
       await handle.sync();
       await handle.close();
       await this.publish(temp, key);
       return { size };
     } catch (err) {
+      await syncing;
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
       throw err;

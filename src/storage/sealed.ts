@@ -107,11 +107,10 @@ async function* sealStream(key: Uint8Array, header: Buffer, body: AsyncIterable<
   yield* sealSegment(key, header, index, true, buf.subarray(0, filled));
 }
 
-/** Reads a byte stream in exact-size pieces. */
+/** Reads a byte stream in exact-size pieces: views of its chunks, copied only where a piece spans two. */
 class ExactReader {
   private readonly it: AsyncIterator<Uint8Array>;
-  private parts: Buffer[] = [];
-  private bytes = 0;
+  private rest: Buffer | null = null;
   private ended = false;
 
   constructor(source: AsyncIterable<Uint8Array>) {
@@ -120,20 +119,38 @@ class ExactReader {
 
   /** Exactly `n` bytes, or fewer only when the stream ended first. */
   async read(n: number): Promise<Buffer> {
-    while (this.bytes < n && !this.ended) {
-      const r = await this.it.next();
-      if (r.done) this.ended = true;
-      else if (r.value.byteLength) {
-        this.parts.push(Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength));
-        this.bytes += r.value.byteLength;
-      }
+    const rest = this.rest;
+    if (rest && rest.length >= n) {
+      this.rest = rest.length > n ? rest.subarray(n) : null;
+      return rest.subarray(0, n);
     }
-    const all = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bytes);
-    const out = all.subarray(0, Math.min(n, all.length));
-    const rest = all.subarray(out.length);
-    this.parts = rest.length ? [rest] : [];
-    this.bytes = rest.length;
-    return out;
+    let out: Buffer | null = null;
+    let filled = 0;
+    let first = rest;
+    this.rest = null;
+    for (;;) {
+      if (first === null) {
+        if (this.ended) break;
+        const r = await this.it.next();
+        if (r.done) {
+          this.ended = true;
+          break;
+        }
+        first = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+        if (filled === 0 && first.length >= n) {
+          if (first.length > n) this.rest = first.subarray(n);
+          return first.subarray(0, n);
+        }
+      }
+      out ??= Buffer.allocUnsafe(n);
+      const take = Math.min(n - filled, first.length);
+      first.copy(out, filled, 0, take);
+      filled += take;
+      if (take < first.length) this.rest = first.subarray(take);
+      first = null;
+      if (filled === n) return out;
+    }
+    return out ? out.subarray(0, filled) : Buffer.alloc(0);
   }
 
   async atEnd(): Promise<boolean> {

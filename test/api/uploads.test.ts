@@ -83,6 +83,22 @@ describe('POST /api/files/upload', () => {
     expect(bad.status).toBe(400);
   });
 
+  test('a body that ends without its final boundary → 400; no object, no temp file, no row, and the server goes on', async () => {
+    const o = await seed.owner(t);
+    const before = blobFiles(t.dataDir).objects.length;
+    const boundary = 'cut-short';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n`;
+    for (const body of [`${head}${'x'.repeat(300_000)}`, `${head}whole\r\n`]) {
+      const res = await o.client.request('/api/files/upload', { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+      expect(res.status).toBe(400);
+      expect(await json(res)).toEqual({ message: 'The upload is not a valid multipart/form-data body' });
+    }
+    await settle(() => blobFiles(t.dataDir).temp.length === 0);
+    expect(blobFiles(t.dataDir).objects.length).toBe(before);
+    expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
+    expect((await uploadRaw(o.client, 'after.txt', 'fine')).status).toBe(200);
+  });
+
   test('quota exceeded mid-stream → 413 with the SPEC message; no object, no temp file, no row, usage unchanged', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'small.bin', randomBytes(1000));

@@ -91,6 +91,26 @@ describe('local driver', () => {
     expect(tempFiles(d)).toEqual([]);
   });
 
+  test('a write past the write-behind size: complete and byte-exact; aborted with a background flush in flight: nothing left', async () => {
+    const d = driver();
+    const block = Buffer.alloc(1024 * 1024);
+    for (let i = 0; i < block.length; i += 4096) block.writeUInt32BE(i, i);
+    async function* mib(count: number, onEach?: (i: number) => void) {
+      for (let i = 0; i < count; i++) {
+        onEach?.(i);
+        yield block;
+      }
+    }
+    const key = newStorageKey();
+    expect(await d.put(key, mib(150))).toEqual({ size: 150 * block.length });
+    const stored = fs.readFileSync(d.pathOf(key));
+    expect(stored.length).toBe(150 * block.length);
+    expect(stored.subarray(149 * block.length).equals(block)).toBe(true);
+    const ac = new AbortController();
+    await expect(d.put(newStorageKey(), mib(150, (i) => i === 70 && ac.abort()), { signal: ac.signal })).rejects.toThrow();
+    expect(tempFiles(d)).toEqual([]);
+  });
+
   test.each(['../../etc/passwd', '..%2f..%2fx', 'a/b/cdefghijklmnopq', '/absolute/path/aaaaaaa', 'short', '.hiddenaaaaaaaaaaaaaa', 'with space aaaaaaaaaa', 'x'.repeat(129)])(
     'path traversal and malformed key %p are rejected',
     async (key) => {
