@@ -44,6 +44,7 @@ async function rawStoreRun(store: SealedStore): Promise<{ write: number; read: n
   return { write, read };
 }
 
+// The bare server runs in this process, so its client must not block the event loop as `curl()` does.
 async function curlAsync(args: string[]): Promise<{ seconds: number; bytes: number }> {
   const proc = Bun.spawn(['curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download}', ...args], { stdout: 'pipe' });
   const [seconds, bytes] = (await new Response(proc.stdout).text()).trim().split(' ').map(Number);

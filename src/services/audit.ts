@@ -98,19 +98,8 @@ export interface AuditEntry {
   details: Record<string, unknown> | null;
 }
 
-interface QueuedEvent {
-  at: number;
-  action: string;
-  status: AuditStatus;
-  actor: AuditActorKind;
-  loginId: string | null;
-  email: string | null;
-  accountId: string | null;
-  ip: string | null;
-  targetType: string | null;
-  targetId: string | null;
-  details: Record<string, unknown> | null;
-}
+/** An event waiting in memory for the batch that writes it; `at` in epoch milliseconds. */
+type QueuedEvent = Omit<AuditEntry, 'id' | 'at'> & { at: number };
 
 interface LogRow {
   id: number;

@@ -294,31 +294,35 @@ export class ItemService {
   }
 
   createFolder(principal: Principal, input: { name: string; parentId?: string | null }): { id: string; name: string; type: 'folder'; size: null; modified: string } {
-    const now = this.ctx.clock.now();
     const row = this.sqlite
       .transaction(() => {
         const parent = this.requireFolder(principal, input.parentId);
-        const name = this.repo.uniqueName(principal.accountId, parent?.id ?? null, input.name);
-        return this.repo.insert({
-          id: newId(),
-          accountId: principal.accountId,
-          parentId: parent?.id ?? null,
-          type: 'folder',
-          name,
-          size: 0,
-          mimeType: null,
-          storageKey: null,
-          wrappedKey: null,
-          keyId: null,
-          starred: false,
-          modifiedAt: now,
-          accessedAt: now,
-          createdAt: now,
-        });
+        return this.insertFolder(principal.accountId, parent?.id ?? null, input.name);
       })
       .immediate();
     this.events.item(principal, FileEventType.folderCreated, row);
     return { id: row.id, name: row.name, type: 'folder', size: null, modified: iso(row.modified_at) };
+  }
+
+  /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */
+  insertFolder(accountId: string, parentId: string | null, name: string): ItemRow {
+    const now = this.ctx.clock.now();
+    return this.repo.insert({
+      id: newId(),
+      accountId,
+      parentId,
+      type: 'folder',
+      name: this.repo.uniqueName(accountId, parentId, name),
+      size: 0,
+      mimeType: null,
+      storageKey: null,
+      wrappedKey: null,
+      keyId: null,
+      starred: false,
+      modifiedAt: now,
+      accessedAt: now,
+      createdAt: now,
+    });
   }
 
   /** Rename in place; another live sibling with the name (any case) is 409. */

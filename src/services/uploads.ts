@@ -392,23 +392,7 @@ export class UploadService {
       if (existing?.type === 'folder') {
         parentId = existing.id;
       } else {
-        const now = this.ctx.clock.now();
-        const folder = this.items.repo.insert({
-          id: newId(),
-          accountId: principal.accountId,
-          parentId,
-          type: 'folder',
-          name: this.items.repo.uniqueName(principal.accountId, parentId, segment),
-          size: 0,
-          mimeType: null,
-          storageKey: null,
-          wrappedKey: null,
-          keyId: null,
-          starred: false,
-          modifiedAt: now,
-          accessedAt: now,
-          createdAt: now,
-        });
+        const folder = this.items.insertFolder(principal.accountId, parentId, segment);
         created.push(folder);
         parentId = folder.id;
       }
