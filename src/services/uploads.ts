@@ -82,6 +82,13 @@ function baseName(filename: string): string {
   return normalizeName(parts[parts.length - 1] ?? '');
 }
 
+/** The client file name to store, or the 400 when it breaks the name rules. */
+function validName(filename: string): string {
+  const name = baseName(filename);
+  if (nameProblem(name)) throw badRequest(Messages.invalidFileName);
+  return name;
+}
+
 async function sniff(head: Uint8Array): Promise<string | null> {
   if (head.byteLength === 0) return null;
   try {
@@ -118,25 +125,14 @@ export class UploadService {
 
   /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
   async upload(principal: Principal, req: UploadRequest): Promise<ItemView> {
-    const fields = new Map<string, string>();
     const stored: StoredObject[] = [];
     try {
-      let file: { name: string; object: StoredObject } | null = null;
-      for await (const part of req.parts) {
-        if (part.kind === 'field') {
-          fields.set(part.name, part.value);
-          continue;
-        }
-        if (file) continue;
-        const name = baseName(part.filename);
-        if (nameProblem(name)) throw badRequest(Messages.invalidFileName);
+      let name = '';
+      const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
+        name = validName(part.filename);
         if (fields.has('parentId')) this.items.requireFolder(principal, fields.get('parentId'));
-        const object = await this.store(part, this.budget(principal, 0, req.sizeHint), req.signal);
-        stored.push(object);
-        file = { name, object };
-      }
-      if (!file) throw badRequest(Messages.noFile);
-      const { name, object } = file;
+        return this.budget(principal, 0, req.sizeHint);
+      });
       const row = this.sqlite
         .transaction(() => {
           const parent = this.items.requireFolder(principal, fields.get('parentId'));
@@ -234,21 +230,10 @@ export class UploadService {
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
-      let object: StoredObject | null = null;
-      let modified: number | null = null;
-      for await (const part of req.parts) {
-        if (part.kind === 'field') {
-          if (part.name === 'lastModifiedTimes') modified = parseModifiedTime(part.value);
-          continue;
-        }
-        if (object) continue;
-        object = await this.store(part, this.budget(principal, current.size, req.sizeHint), req.signal);
-        stored.push(object);
-        // Content not recognised and no useful client type: keep the type the file had.
-        if (!object.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mime_type) object.mimeType = current.mime_type;
-      }
-      if (!object) throw badRequest(Messages.noFile);
-      const newObject = object;
+      const { fields, part, object: newObject } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
+      // Content not recognised and no useful client type: keep the type the file had.
+      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mime_type) newObject.mimeType = current.mime_type;
+      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const now = this.ctx.clock.now();
       const row = this.sqlite
         .transaction(() => {
@@ -279,22 +264,12 @@ export class UploadService {
     this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
-      let file: { name: string; object: StoredObject } | null = null;
-      let modified: number | null = null;
-      for await (const part of req.parts) {
-        if (part.kind === 'field') {
-          if (part.name === 'lastModifiedTimes') modified = parseModifiedTime(part.value);
-          continue;
-        }
-        if (file) continue;
-        const name = baseName(part.filename);
-        if (nameProblem(name)) throw badRequest(Messages.invalidFileName);
-        const object = await this.store(part, this.budget(principal, 0, req.sizeHint), req.signal);
-        stored.push(object);
-        file = { name, object };
-      }
-      if (!file) throw badRequest(Messages.noFile);
-      const { name, object } = file;
+      let name = '';
+      const { fields, object } = await this.readOneFile(req, stored, (part) => {
+        name = validName(part.filename);
+        return this.budget(principal, 0, req.sizeHint);
+      });
+      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const row = this.sqlite
         .transaction(() => {
           const source = this.requireFile(principal, id);
@@ -307,6 +282,32 @@ export class UploadService {
     } finally {
       await this.discard(stored);
     }
+  }
+
+  /**
+   * A single-file form: every field, and the first file part stored under a new key (recorded in `stored`
+   * so the caller can discard it); later file parts are skipped. `prepare` checks the part before a byte
+   * of it is stored and returns the budget to store it under.
+   */
+  private async readOneFile(
+    req: UploadRequest,
+    stored: StoredObject[],
+    prepare: (part: UploadFilePart, fields: Map<string, string>) => Budget,
+  ): Promise<{ fields: Map<string, string>; part: UploadFilePart; object: StoredObject }> {
+    const fields = new Map<string, string>();
+    let file: { part: UploadFilePart; object: StoredObject } | null = null;
+    for await (const part of req.parts) {
+      if (part.kind === 'field') {
+        fields.set(part.name, part.value);
+        continue;
+      }
+      if (file) continue;
+      const object = await this.store(part, prepare(part, fields), req.signal);
+      stored.push(object);
+      file = { part, object };
+    }
+    if (!file) throw badRequest(Messages.noFile);
+    return { fields, ...file };
   }
 
   private requireFile(principal: Principal, id: string): ItemRow {
