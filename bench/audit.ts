@@ -7,6 +7,7 @@ import { loadConfig } from '../src/config.ts';
 import { openContext } from '../src/context.ts';
 import { createLogger } from '../src/log.ts';
 import { freshInstance } from './fixtures.ts';
+import { median } from './streams.ts';
 
 async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
@@ -49,7 +50,6 @@ export async function runAuditBench(perRound = 300, rounds = 10): Promise<void> 
     }
     ctx.services.audit.flush();
     const logged = ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM audit_log').get()!.n;
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const on = median(rates.on);
     const off = median(rates.off);
     console.log(

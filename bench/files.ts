@@ -9,27 +9,13 @@ import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyring.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
+import { drain, median, source } from './streams.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
-
-/** 1 GiB made of one reused random MiB, in 256 KiB chunks (the storage benchmark's source). */
-async function* source(total = GiB): AsyncGenerator<Uint8Array> {
-  const block = randomBytes(MiB);
-  for (let sent = 0; sent < total; sent += MiB) {
-    for (let o = 0; o < MiB; o += 256 * 1024) yield block.subarray(o, o + 256 * 1024);
-  }
-}
-
-async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
-  let n = 0;
-  for await (const chunk of stream) n += chunk.byteLength;
-  return n;
-}
 
 /** One put and full read of 1 GiB through the raw encrypted store on the same disk, MiB/s each. */
 async function rawStoreRun(store: SealedStore): Promise<{ write: number; read: number }> {

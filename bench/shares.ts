@@ -5,10 +5,10 @@ import { openDatabase } from '../src/db/client.ts';
 import { ItemRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
 import { adminToken, startBenchServer, wrk } from './server.ts';
+import { median } from './streams.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Seeds `count` items under a folder straight into the database beside the running server (WAL). */
 function seedFolder(dataDir: string, accountId: string, parentId: string, count: number): void {

@@ -1,28 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyring.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
+import { drain, median, source } from './streams.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
-
-/** A 1 GiB stream made of one reused random MiB, in 256 KiB chunks as a socket would deliver them. */
-async function* source(total = GiB): AsyncGenerator<Uint8Array> {
-  const block = randomBytes(MiB);
-  for (let sent = 0; sent < total; sent += MiB) {
-    for (let o = 0; o < MiB; o += 256 * 1024) yield block.subarray(o, o + 256 * 1024);
-  }
-}
-
-async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
-  let n = 0;
-  for await (const chunk of stream) n += chunk.byteLength;
-  return n;
-}
 
 function setup() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-'));
@@ -30,7 +16,6 @@ function setup() {
   return { dir, driver, store: new SealedStore(driver, new Keyring(masterKeyFrom(generateMasterKey()))) };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** The child process of the RSS figure: store then read back 1 GiB, print the peak RSS (VmHWM). */
 async function rssChild(): Promise<void> {
