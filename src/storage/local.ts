@@ -78,6 +78,8 @@ export class LocalDriver implements StorageDriver {
     let syncedTo = 0;
     // A failed background flush fails the put: the kernel reports a writeback error to one fsync only.
     let syncError: unknown = null;
+    let writing: Promise<void> = Promise.resolve();
+    let writeError: unknown = null;
     try {
       for await (const chunk of body) {
         opts.signal?.throwIfAborted();
@@ -85,7 +87,12 @@ export class LocalDriver implements StorageDriver {
         pending.push(chunk);
         pendingBytes += chunk.byteLength;
         if (pendingBytes >= WRITE_BUFFER) {
-          await flush();
+          // The next batch gathers while this one is written: at most one write in flight.
+          await writing;
+          if (writeError) throw writeError;
+          writing = flush().catch((err: unknown) => {
+            writeError ??= err;
+          });
           if (!syncing && size - syncedTo >= SYNC_EVERY) {
             syncedTo = size;
             syncing = handle.datasync().then(
@@ -101,6 +108,8 @@ export class LocalDriver implements StorageDriver {
         }
       }
       opts.signal?.throwIfAborted();
+      await writing;
+      if (writeError) throw writeError;
       await flush();
       await syncing;
       if (syncError) throw syncError;
@@ -109,6 +118,7 @@ export class LocalDriver implements StorageDriver {
       await this.publish(temp, key);
       return { size };
     } catch (err) {
+      await writing;
       await syncing;
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
