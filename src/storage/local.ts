@@ -25,6 +25,39 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** One operation at a time in the background; its failure is kept and thrown to whoever settles next. */
+class BackgroundSlot {
+  private running: Promise<void> | null = null;
+  private error: unknown = null;
+
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
+  start(work: () => Promise<unknown>): void {
+    this.running = work().then(
+      () => {
+        this.running = null;
+      },
+      (err: unknown) => {
+        this.running = null;
+        this.error ??= err;
+      },
+    );
+  }
+
+  /** Waits for the operation in flight; throws the first failure any operation had. */
+  async settle(): Promise<void> {
+    await this.running;
+    if (this.error) throw this.error;
+  }
+
+  /** Waits for the operation in flight, ignoring failures (for clean-up after one). */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+}
+
 /** Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename. */
 export class LocalDriver implements StorageDriver {
   readonly name = 'local';
@@ -73,13 +106,12 @@ export class LocalDriver implements StorageDriver {
         if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
       }
     };
+    // The next batch gathers while this one is written: at most one write in flight.
+    const writing = new BackgroundSlot();
     // Write-behind: what is written is flushed to disk in the background while more arrives, so the final fsync waits for little.
-    let syncing: Promise<void> | null = null;
-    let syncedTo = 0;
     // A failed background flush fails the put: the kernel reports a writeback error to one fsync only.
-    let syncError: unknown = null;
-    let writing: Promise<void> = Promise.resolve();
-    let writeError: unknown = null;
+    const syncing = new BackgroundSlot();
+    let syncedTo = 0;
     try {
       for await (const chunk of body) {
         opts.signal?.throwIfAborted();
@@ -87,39 +119,25 @@ export class LocalDriver implements StorageDriver {
         pending.push(chunk);
         pendingBytes += chunk.byteLength;
         if (pendingBytes >= WRITE_BUFFER) {
-          // The next batch gathers while this one is written: at most one write in flight.
-          await writing;
-          if (writeError) throw writeError;
-          writing = flush().catch((err: unknown) => {
-            writeError ??= err;
-          });
-          if (!syncing && size - syncedTo >= SYNC_EVERY) {
+          await writing.settle();
+          writing.start(flush);
+          if (!syncing.busy && size - syncedTo >= SYNC_EVERY) {
             syncedTo = size;
-            syncing = handle.datasync().then(
-              () => {
-                syncing = null;
-              },
-              (err: unknown) => {
-                syncing = null;
-                syncError ??= err;
-              },
-            );
+            syncing.start(() => handle.datasync());
           }
         }
       }
       opts.signal?.throwIfAborted();
-      await writing;
-      if (writeError) throw writeError;
+      await writing.settle();
       await flush();
-      await syncing;
-      if (syncError) throw syncError;
+      await syncing.settle();
       await handle.sync();
       await handle.close();
       await this.publish(temp, key);
       return { size };
     } catch (err) {
-      await writing;
-      await syncing;
+      await writing.idle();
+      await syncing.idle();
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
       throw err;
