@@ -1,3 +1,5 @@
-import { buildProgram } from '../cli/program.ts';
+import { restartWithHeapSizing } from './heap-sizing.ts';
 
+restartWithHeapSizing();
+const { buildProgram } = await import('../cli/program.ts');
 await buildProgram().parseAsync(process.argv);
