@@ -29,11 +29,8 @@ export function restartWithHeapSizing(): void {
   const environ = fs.readFileSync('/proc/self/environ');
   if (argv.at(-1) !== 0 || (environ.length > 0 && environ.at(-1) !== 0)) return;
   const env = Buffer.concat([environ, Buffer.from(`${HEAP_RAM_VARIABLE}=${HEAP_RAM_BYTES}\0`)]);
-  // The real path keeps the process name (ps, journald) the executable's own; /proc/self/exe would make it `exe`.
-  const exe = fs.readlinkSync('/proc/self/exe');
-  const path = exe.endsWith(' (deleted)') ? '/proc/self/exe' : exe;
   // Returns only on failure; the process then carries on with the runtime's own sizing.
-  execve(Buffer.from(`${path}\0`), pointersTo(argv), pointersTo(env));
+  execve(Buffer.from('/proc/self/exe\0'), pointersTo(argv), pointersTo(env));
 }
 
 /** A NULL-terminated array of pointers to the NUL-terminated strings packed in `block`. */

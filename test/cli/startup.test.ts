@@ -135,12 +135,11 @@ describe('coffer serve start-up', () => {
     const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir(), '--log-level', 'info'];
     const server = await startServe(args, { COFFER_NOTE: 'two words=ü' });
     try {
-      // Same pid, name and arguments, the caller's environment plus the sizing.
+      // Same pid, the same arguments byte for byte, the caller's environment plus the sizing.
       expect(fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8')).toBe([process.execPath, MAIN, ...args, ''].join('\0'));
       const env = fs.readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0');
       expect(env).toContain(`${HEAP_RAM_VARIABLE}=${HEAP_RAM_BYTES}`);
       expect(env).toContain('COFFER_NOTE=two words=ü');
-      expect(fs.readFileSync(`/proc/${server.pid}/comm`, 'utf8').trim()).toBe(path.basename(process.execPath));
     } finally {
       server.kill('SIGTERM');
       expect(await server.exited).toBe(0);
