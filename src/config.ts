@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { parseSize } from './lib/size.ts';
-import { HEAP_RAM_BYTES, HEAP_RAM_VARIABLE } from './heap-sizing.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -50,8 +49,7 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   QUEUE_METRICS_INTERVAL_SECONDS  refresh interval of the queue gauges (default 60)
   UPDATE_FEED_URL                 update feed proxied by /api/version/latest
   COFFER_WORKER_CONCURRENCY       background jobs run at once (default 2)
-  COFFER_GENERAL_RATE_LIMIT       general requests per 15 minutes per login or IP (default 10000)
-  ${HEAP_RAM_VARIABLE}            RAM in bytes the runtime sizes its heap for (default ${HEAP_RAM_BYTES})`;
+  COFFER_GENERAL_RATE_LIMIT       general requests per 15 minutes per login or IP (default 10000)`;
 
 type Env = Record<string, string | undefined>;
 

@@ -1,5 +1,3 @@
-import { restartWithHeapSizing } from './heap-sizing.ts';
+import { buildProgram } from '../cli/program.ts';
 
-restartWithHeapSizing();
-const { buildProgram } = await import('../cli/program.ts');
 await buildProgram().parseAsync(process.argv);

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { tempDir } from '../helpers/server.ts';
-import { HEAP_RAM_BYTES, HEAP_RAM_VARIABLE } from '../../src/heap-sizing.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const dirs: string[] = [];
@@ -34,21 +33,6 @@ async function coffer(args: string[], env: Record<string, string> = {}) {
   const code = await proc.exited;
   clearTimeout(timer);
   return { code, stdout, stderr: await new Response(proc.stderr).text() };
-}
-
-/** Starts `coffer serve` from source and returns once it reports listening. */
-async function startServe(dataDirOrArgs: string | string[], env: Record<string, string> = {}) {
-  const args = typeof dataDirOrArgs === 'string' ? ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDirOrArgs] : dataDirOrArgs;
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: { PATH: process.env.PATH!, LOG_LEVEL: 'info', ...env }, stdout: 'pipe', stderr: 'pipe' });
-  const reader = proc.stdout.getReader();
-  let out = '';
-  while (!out.includes('listening')) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`serve exited before listening: ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return proc;
 }
 
 const oneLine = (text: string) => text.trim().split('\n').length === 1;
@@ -120,7 +104,14 @@ describe('coffer serve start-up', () => {
 
   test('a second server on the same data dir is refused', async () => {
     const d = dir();
-    const first = await startServe(d);
+    const first = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
+      env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const reader = first.stdout.getReader();
+    let out = '';
+    while (!out.includes('listening')) out += new TextDecoder().decode((await reader.read()).value);
     try {
       const r = await coffer(['serve', '--port', '0', '--data-dir', d]);
       expect(r.code).toBe(1);
@@ -128,32 +119,6 @@ describe('coffer serve start-up', () => {
     } finally {
       first.kill('SIGTERM');
       await first.exited;
-    }
-  });
-
-  test('the server restarts itself in place with the heap sized for a small machine', async () => {
-    const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir(), '--log-level', 'info'];
-    const server = await startServe(args, { COFFER_NOTE: 'two words=ü' });
-    try {
-      // Same pid, the same arguments byte for byte, the caller's environment plus the sizing.
-      expect(fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8')).toBe([process.execPath, MAIN, ...args, ''].join('\0'));
-      const env = fs.readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0');
-      expect(env).toContain(`${HEAP_RAM_VARIABLE}=${HEAP_RAM_BYTES}`);
-      expect(env).toContain('COFFER_NOTE=two words=ü');
-    } finally {
-      server.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-    }
-  });
-
-  test("an admin's own heap sizing is kept", async () => {
-    const server = await startServe(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], { [HEAP_RAM_VARIABLE]: '8589934592' });
-    try {
-      const env = fs.readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0');
-      expect(env.filter((e) => e.startsWith(`${HEAP_RAM_VARIABLE}=`))).toEqual([`${HEAP_RAM_VARIABLE}=8589934592`]);
-    } finally {
-      server.kill('SIGTERM');
-      await server.exited;
     }
   });
 
