@@ -126,6 +126,85 @@ describe('local driver', () => {
     expect(fs.readFileSync(d.pathOf(key)).equals(Buffer.concat(chunks))).toBe(true);
   });
 
+  describe('reads', () => {
+    const MiB = 1024 * 1024;
+    // 3.5 MiB of distinct bytes: several read-ahead chunks and a short last one.
+    const content = Buffer.from(Array.from({ length: 3.5 * MiB }, (_, i) => (i * 7 + (i >> 16)) & 255));
+    async function stored() {
+      const d = driver();
+      const key = newStorageKey();
+      await d.put(key, (async function* () {
+        yield content;
+      })());
+      return { d, key, file: d.pathOf(key) };
+    }
+    const bytes = async (s: ReadableStream<Uint8Array>) => Buffer.from(await new Response(s).arrayBuffer());
+    // Whether this process holds `file` open.
+    const isOpen = (file: string) => fs.readdirSync('/proc/self/fd').some((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`) === file;
+      } catch {
+        return false;
+      }
+    });
+
+    test('whole objects and ranges across chunk boundaries are byte-exact, and the file is closed after', async () => {
+      const { d, key, file } = await stored();
+      expect((await bytes(await d.get(key))).equals(content)).toBe(true);
+      for (const [start, end] of [[0, 1], [MiB - 1, MiB + 1], [MiB, 2 * MiB], [5, 3 * MiB + 17], [content.length - 1, content.length], [2 * MiB + 3, content.length]] as const) {
+        expect((await bytes(await d.get(key, { start, end }))).equals(content.subarray(start, end))).toBe(true);
+      }
+      expect(isOpen(file)).toBe(false);
+    });
+
+    test('a read lets other work run between chunks instead of holding the thread to the end', async () => {
+      const { d, key } = await stored();
+      const stream = await d.get(key);
+      let read = 0;
+      let readWhenTimerRan = -1;
+      setTimeout(() => (readWhenTimerRan = read), 0);
+      for await (const chunk of stream) read += chunk.byteLength;
+      expect(readWhenTimerRan).toBeGreaterThanOrEqual(0);
+      expect(readWhenTimerRan).toBeLessThan(content.length);
+    });
+
+    test('cancelling part-way, or while the first read is in flight, closes the file', async () => {
+      const { d, key, file } = await stored();
+      const partWay = (await d.get(key)).getReader();
+      await partWay.read();
+      expect(isOpen(file)).toBe(true);
+      await partWay.cancel();
+      expect(isOpen(file)).toBe(false);
+      const atOnce = (await d.get(key)).getReader();
+      const first = atOnce.read();
+      await atOnce.cancel();
+      await first;
+      await Bun.sleep(20);
+      expect(isOpen(file)).toBe(false);
+    });
+
+    test('a stream dropped part-way without a cancel still closes its file', async () => {
+      const { d, key, file } = await stored();
+      const readOneChunk = async () => {
+        const reader = (await d.get(key)).getReader();
+        await reader.read();
+      };
+      await readOneChunk();
+      for (let i = 0; i < 50 && isOpen(file); i++) {
+        Bun.gc(true);
+        await Bun.sleep(10);
+      }
+      expect(isOpen(file)).toBe(false);
+    });
+
+    test('a file cut short after it was opened ends the stream at what is there', async () => {
+      const { d, key, file } = await stored();
+      const stream = await d.get(key);
+      fs.truncateSync(file, MiB + 5);
+      expect((await bytes(stream)).equals(content.subarray(0, MiB + 5))).toBe(true);
+    });
+  });
+
   test.each(['../../etc/passwd', '..%2f..%2fx', 'a/b/cdefghijklmnopq', '/absolute/path/aaaaaaa', 'short', '.hiddenaaaaaaaaaaaaaa', 'with space aaaaaaaaaa', 'x'.repeat(129)])(
     'path traversal and malformed key %p are rejected',
     async (key) => {
