@@ -38,6 +38,27 @@ async function curlAsync(args: string[]): Promise<{ seconds: number; bytes: numb
   return { seconds: seconds!, bytes: bytes! };
 }
 
+/** Requests `url` every 10 ms until stopped; resolves with the slowest round trip in milliseconds. */
+function watchLatency(url: string): { stop(): Promise<number> } {
+  let stopped = false;
+  let slowest = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const t = performance.now();
+      await (await fetch(url)).arrayBuffer();
+      slowest = Math.max(slowest, performance.now() - t);
+      await Bun.sleep(10);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return slowest;
+    },
+  };
+}
+
 /**
  * What Bun does on this machine with no Coffer code at all, for context beside the ratios: a bare
  * Bun.serve that receives 1 GiB from curl into a file (1 MiB writes, one fsync, no parsing, no
@@ -237,6 +258,7 @@ export async function runFilesBench(): Promise<void> {
     const bares: Array<{ receive: number; send: number }> = [];
     const ups: number[] = [];
     const downs: number[] = [];
+    const healthDuringDownload: number[] = [];
     let uploaded = { id: '' };
     // The disk's speed drifts from minute to minute here, so each run measures all three back to back;
     // each writes, reads back and deletes before the next (Coffer through the API: trash, purge job).
@@ -245,7 +267,9 @@ export async function runFilesBench(): Promise<void> {
       if (up.status !== 200) throw new Error(`upload failed: ${up.status} ${up.body}`);
       uploaded = JSON.parse(up.body) as { id: string };
       ups.push(GiB / MiB / up.seconds);
-      const down = curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${uploaded.id}/download`]);
+      const health = watchLatency(`${server.url}/health`);
+      const down = await curlAsync(['-H', `Cookie: token=${token}`, `${server.url}/api/files/${uploaded.id}/download`]);
+      healthDuringDownload.push(await health.stop());
       if (down.bytes !== GiB) throw new Error(`download returned ${down.bytes} bytes`);
       downs.push(GiB / MiB / down.seconds);
       if (i < 2) await purge(server.url, auth, uploaded.id);
@@ -268,6 +292,7 @@ export async function runFilesBench(): Promise<void> {
     console.log(
       `files.download_1GiB_http_MiB_s median ${fmt(median(downs), 0)} (runs ${runs(downs)}) = ${fmt((median(downs) / rawRead) * 100)}% of raw decrypt-and-read (goal >= 70%), ${fmt((median(downs) / bareSend) * 100)}% of bare Bun`,
     );
+    console.log(`files.health_latency_during_1GiB_download_ms max ${fmt(Math.max(...healthDuringDownload), 1)} (runs ${healthDuringDownload.map((x) => fmt(x, 1)).join(', ')}; GET /health every 10 ms: how long other requests wait)`);
     const rangeMs = await timeRequest(`${server.url}/api/files/${uploaded.id}/download`, { ...auth, range: `bytes=${900 * MiB}-${900 * MiB}` }, 30);
     console.log(`files.range_1_byte_at_900MiB_ms median ${fmt(rangeMs, 2)} (round trip, goal < 10)`);
     console.log(`files.server_peak_rss_after_1GiB_up_and_down_MiB ${fmt(peakRssMiB(server.pid))} (dist/coffer, the built executable; goal < 150)`);

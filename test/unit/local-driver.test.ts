@@ -128,8 +128,8 @@ describe('local driver', () => {
 
   describe('reads', () => {
     const MiB = 1024 * 1024;
-    // 3.5 MiB of distinct bytes: several read-ahead chunks and a short last one.
-    const content = Buffer.from(Array.from({ length: 3.5 * MiB }, (_, i) => (i * 7 + (i >> 16)) & 255));
+    // Distinct bytes over several read-ahead chunks and a short last one.
+    const content = Buffer.from(Array.from({ length: 3.5 * MiB + 1000 }, (_, i) => (i * 7 + (i >> 16)) & 255));
     async function stored() {
       const d = driver();
       const key = newStorageKey();
