@@ -61,12 +61,13 @@ class BackgroundSlot {
 
 // A stream dropped without being read to the end or cancelled still closes its file: the runtime treats a
 // collected, unclosed FileHandle as an uncaught error.
-const abandonedReads = new FinalizationRegistry<() => Promise<void>>((close) => void close());
+const abandonedReads = new FinalizationRegistry<() => Promise<void>>((close) => void close().catch(() => {}));
 
 /**
- * The bytes of `range` of a file, read on the I/O pool one 256 KiB chunk ahead of the consumer. Bun.file().stream()
- * reads on the main thread without yielding: a 1 GiB download held other requests back for 0.2-3 s.
- * The file is opened at the first read and closed at the end, on an error or when the consumer cancels.
+ * The bytes of `range` of a file, read on the I/O pool one 256 KiB chunk ahead of the consumer.
+ * Bun.file().stream() reads on the main thread without yielding: a 1 GiB download held other requests
+ * back for 0.2-3 s. The file is opened at the first read and closed at the end, on an error or when the
+ * consumer cancels.
  */
 function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
   let opened: Promise<fsp.FileHandle> | null = null;
