@@ -16,7 +16,6 @@ function setup() {
   return { dir, driver, store: new SealedStore(driver, new Keyring(masterKeyFrom(generateMasterKey()))) };
 }
 
-
 /** The child process of the RSS figure: store then read back 1 GiB, print the peak RSS (VmHWM). */
 async function rssChild(): Promise<void> {
   const { dir, store } = setup();

@@ -137,7 +137,6 @@ export class DownloadService {
           archive.off('entry', done);
           reject(err);
         };
-        if (stop.signal.aborted) return resolve();
         archive.once('entry', done);
         archive.once('error', failed);
         stop.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -155,8 +154,11 @@ export class DownloadService {
               await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
             } else {
               const body = await this.ctx.storage.get(entry.row.storage_key!, { size: entry.row.size, wrappedKey: entry.row.wrapped_key! });
-              // Cancelled while the file was being opened: nothing else will close it.
-              if (cancelled) return void (await body.cancel());
+              if (cancelled) {
+                // Cancelled while the file was being opened: nothing else will close it.
+                await body.cancel();
+                return;
+              }
               current = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
               await append(current, { name: entry.path, date });
               current = null;

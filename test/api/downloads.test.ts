@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import { folder, readZip, upload } from '../helpers/files.ts';
+import { openPaths } from '../helpers/fds.ts';
 import * as seed from '../helpers/seed.ts';
 import { ManualClock } from '../../src/clock.ts';
 
@@ -172,6 +173,39 @@ describe('ZIP downloads', () => {
     await Bun.sleep(50);
     const again = readZip(await bytes(await owner.client.get(`/api/files/${dir.id}/download`)));
     expect(again.map((e) => e.name).sort()).toEqual(['cancelled/', 'cancelled/large.bin', 'cancelled/small.txt']);
+  });
+
+  test('a ZIP cancelled while an entry is being opened leaves no stored file open', async () => {
+    const dir = await folder(owner.client, 'opening');
+    await upload(owner.client, 'only.bin', randomBytes(300 * 1024), { parentId: dir.id });
+    const blobs = `${t.dataDir}/blobs/`;
+    const openBlobs = () => openPaths().filter((p) => p.startsWith(blobs)).length;
+    // Hold the entry's open until the client has gone.
+    const storage = t.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    storage.get = async (...args: Parameters<typeof realGet>) => {
+      entered();
+      await gate;
+      return realGet(...args);
+    };
+    try {
+      const client = new AbortController();
+      const res = owner.client.request(`/api/files/${dir.id}/download`, { signal: client.signal }).catch(() => null);
+      await reached;
+      client.abort();
+      await res;
+      await Bun.sleep(50);
+      release();
+      await Bun.sleep(100);
+      expect(openBlobs()).toBe(0);
+    } finally {
+      storage.get = realGet;
+      release();
+    }
   });
 
   test('a folder of 300 files streams as a valid ZIP', async () => {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/server.ts';
+import { openPaths } from '../helpers/fds.ts';
 import { cleanupTempFiles, LocalDriver } from '../../src/storage/local.ts';
 import { InvalidStorageKeyError, RangeNotSatisfiableError, StorageNotFoundError } from '../../src/storage/driver.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
@@ -139,14 +140,7 @@ describe('local driver', () => {
       return { d, key, file: d.pathOf(key) };
     }
     const bytes = async (s: ReadableStream<Uint8Array>) => Buffer.from(await new Response(s).arrayBuffer());
-    // Whether this process holds `file` open.
-    const isOpen = (file: string) => fs.readdirSync('/proc/self/fd').some((fd) => {
-      try {
-        return fs.readlinkSync(`/proc/self/fd/${fd}`) === file;
-      } catch {
-        return false;
-      }
-    });
+    const isOpen = (file: string) => openPaths().includes(file);
 
     test('whole objects and ranges across chunk boundaries are byte-exact, and the file is closed after', async () => {
       const { d, key, file } = await stored();
