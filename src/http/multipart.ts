@@ -1,5 +1,6 @@
 import { basename, convertToUTF8, getDecoder, parseContentType, parseDisposition } from 'busboy/lib/utils.js';
 import { AppError, badRequest, Messages, uploadAborted } from '../errors.ts';
+import { releaseChunk } from '../lib/buffers.ts';
 import type { UploadPart } from '../services/uploads.ts';
 
 /*
@@ -356,7 +357,8 @@ class MultipartParser {
 
 /**
  * Streams a multipart/form-data request body as parts, in order, never buffering a file: a file part's
- * body must be read (or left) before the next part is asked for; what is left of it is skipped.
+ * body must be read (or left) before the next part is asked for; what is left of it is skipped. A body
+ * chunk is a view of a request chunk, valid only until the next one is asked for: it is freed then.
  * Call only after the route's guard has passed. A client that hangs up surfaces as the 499 error,
  * from the part being read or from the iteration; a malformed body as the 400.
  */
@@ -369,6 +371,8 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
   let events: MultipartEvent[] = [];
   let index = 0;
   let finished = false;
+  // The request chunk the last events were cut from; freed once they are all handed out.
+  let chunk: Uint8Array | null = null;
   const failure = (err: unknown) => (request.signal.aborted ? uploadAborted() : err instanceof AppError ? err : badRequest(Messages.malformedMultipart));
 
   /** The next event, reading one more chunk of the body when the last one is used up; null at the end. */
@@ -377,6 +381,8 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
       if (finished) return null;
       index = 0;
       events = [];
+      if (chunk) releaseChunk(chunk);
+      chunk = null;
       let read: Awaited<ReturnType<typeof reader.read>>;
       try {
         read = await reader.read();
@@ -387,7 +393,11 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
       if (read.done) {
         finished = true;
         events = parser.end();
-      } else events = parser.push(Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength));
+      } else {
+        const { value } = read;
+        chunk = value;
+        events = parser.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      }
     }
     const event = events[index++]!;
     if (event.kind === 'malformed') {

@@ -24,7 +24,7 @@ export interface UploadFilePart {
   filename: string;
   /** The type the client sent. */
   mimeType: string;
-  /** Must be read (or abandoned) before the next part can arrive. */
+  /** Must be read (or abandoned) before the next part can arrive; a chunk is valid until the next is asked for. */
   body: AsyncIterable<Uint8Array>;
 }
 

@@ -25,6 +25,7 @@ export interface StorageDriver {
   /** Short name reported by orphan scans (`local`, `s3`). */
   readonly name: string;
   put(key: string, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<{ size: number }>;
+  /** Each chunk of the stream is the caller's alone (the driver keeps no view of it), so it may be released. */
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
   head(key: string): Promise<ObjectInfo | null>;
   /** Returns whether an object was removed. */

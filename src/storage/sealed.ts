@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ObjectIntegrityError, RangeNotSatisfiableError, type ByteRange, type PutOptions, type StorageDriver } from './driver.ts';
+import { releaseChunk } from '../lib/buffers.ts';
 import { KeyIntegrityError, wrappedKeyId, type Keyring } from './keyring.ts';
 
 /**
@@ -107,9 +108,14 @@ async function* sealStream(key: Uint8Array, header: Buffer, body: AsyncIterable<
   yield* sealSegment(key, header, index, true, buf.subarray(0, filled));
 }
 
-/** Reads a byte stream in exact-size pieces: views of its chunks, copied only where a piece spans two. */
+/**
+ * Reads a driver's stream in exact-size pieces: views of its chunks, copied only where a piece spans two.
+ * A piece is valid until the next read; a chunk is released as soon as no piece can point into it.
+ */
 class ExactReader {
   private readonly it: AsyncIterator<Uint8Array>;
+  /** The chunk being read, and the part of it not yet returned. */
+  private chunk: Uint8Array | null = null;
   private rest: Buffer | null = null;
   private ended = false;
 
@@ -119,6 +125,8 @@ class ExactReader {
 
   /** Exactly `n` bytes, or fewer only when the stream ended first. */
   async read(n: number): Promise<Buffer> {
+    // The last piece may have ended the chunk; its caller is done with it now.
+    if (!this.rest) this.drop();
     const rest = this.rest;
     if (rest && rest.length >= n) {
       this.rest = rest.length > n ? rest.subarray(n) : null;
@@ -136,6 +144,7 @@ class ExactReader {
           this.ended = true;
           break;
         }
+        this.chunk = r.value;
         first = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
         if (filled === 0 && first.length >= n) {
           if (first.length > n) this.rest = first.subarray(n);
@@ -147,6 +156,7 @@ class ExactReader {
       first.copy(out, filled, 0, take);
       filled += take;
       if (take < first.length) this.rest = first.subarray(take);
+      else this.drop();
       first = null;
       if (filled === n) return out;
     }
@@ -159,6 +169,11 @@ class ExactReader {
 
   async close(): Promise<void> {
     await this.it.return?.();
+  }
+
+  private drop(): void {
+    if (this.chunk) releaseChunk(this.chunk);
+    this.chunk = null;
   }
 }
 
@@ -215,6 +230,7 @@ export class SealedStore {
     readonly keyring: Keyring,
   ) {}
 
+  /** Each chunk of `body` is copied before the next is asked for, so a body may reuse or free it then. */
   async put(key: string, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<SealedInfo> {
     const dataKey = randomBytes(32);
     const header = makeHeader(randomBytes(7));

@@ -6,16 +6,22 @@ import { AppError, Messages } from '../../src/errors.ts';
 const B = 'XyZ-boundary';
 const CT = `multipart/form-data; boundary=${B}`;
 
-/** A request whose body arrives as exactly these chunks; `pulls` counts what the parser asked for. */
+/**
+ * A request whose body arrives as exactly these chunks, each in a buffer of its own as the runtime
+ * delivers them (the parser frees them); `pulls` counts what the parser asked for, `sent` is what it got.
+ */
 function request(chunks: Uint8Array[], contentType = CT) {
   let next = 0;
-  const stats = { pulls: 0 };
+  const stats = { pulls: 0, sent: [] as Uint8Array[] };
   const body = new ReadableStream<Uint8Array>(
     {
       pull(c) {
         stats.pulls++;
-        if (next < chunks.length) c.enqueue(chunks[next++]!);
-        else c.close();
+        if (next < chunks.length) {
+          const chunk = new Uint8Array(chunks[next++]!);
+          stats.sent.push(chunk);
+          c.enqueue(chunk);
+        } else c.close();
       },
     },
     { highWaterMark: 0 },
@@ -170,13 +176,34 @@ describe('multipart parser', () => {
       // Backpressure: at most the chunk being delivered has been pulled beyond what was handed on.
       expect(stats.pulls).toBeLessThanOrEqual(received.length + 2);
       // File data is never copied, but for the few bytes at a chunk's end that might begin a delimiter.
-      expect(chunks.some((c) => c.buffer === chunk.buffer) || chunk.byteLength < `\r\n--${B}`.length).toBe(true);
-      received.push(chunk);
+      expect(stats.sent.some((c) => c.buffer === chunk.buffer) || chunk.byteLength < `\r\n--${B}`.length).toBe(true);
+      // Copied: a chunk is valid only until the next one is asked for.
+      received.push(Buffer.from(chunk));
       pending += chunk.byteLength;
     }
     expect(pending).toBe(data.length);
     expect(Buffer.concat(received).equals(data)).toBe(true);
     expect((await parts.next()).done).toBe(true);
+  });
+
+  test('a request chunk is freed once its data is handed on and the next is asked for, not at the next GC', async () => {
+    const head = enc(fileHead('file', 'big.bin'));
+    const data = randomBytes(1024 * 1024);
+    const chunks = split(Buffer.concat([head, data, enc(`\r\n--${B}--\r\n`)]), 64 * 1024);
+    const { req, stats } = request(chunks);
+    const received: Buffer[] = [];
+    for await (const part of readMultipart(req)) {
+      if (part.kind !== 'file') continue;
+      let previous: Uint8Array | null = null;
+      for await (const chunk of part.body) {
+        if (previous && previous.buffer !== chunk.buffer) expect(previous.byteLength).toBe(0);
+        received.push(Buffer.from(chunk));
+        previous = chunk;
+      }
+    }
+    expect(Buffer.concat(received).equals(data)).toBe(true);
+    expect(stats.sent.length).toBe(chunks.length);
+    expect(stats.sent.every((c) => c.byteLength === 0)).toBe(true);
   });
 
   test('a file part left unread is skipped, and the next part still arrives', async () => {

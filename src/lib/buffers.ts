@@ -1,0 +1,11 @@
+/**
+ * Frees the memory behind `chunk` now instead of at the next garbage collection. On a host with 16 GiB
+ * or more the runtime collects rarely, and a 1 GiB transfer's dead 64-256 KiB chunks pile up: 20-30 MiB
+ * more peak RSS per upload or download. Only for a chunk its caller owns outright: every view of the
+ * same memory becomes empty.
+ */
+export function releaseChunk(chunk: Uint8Array): void {
+  const { buffer } = chunk;
+  // A view of part of a buffer may share it with other views: left to the GC.
+  if (buffer instanceof ArrayBuffer && !buffer.detached && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength) buffer.transfer(0);
+}
