@@ -168,7 +168,7 @@ LOG_LEVEL=info
 # AUDIT_RETENTION_DAYS=90
 # QUEUE_METRICS_INTERVAL_SECONDS=60
 # UPDATE_FEED_URL=
-# Less memory for more CPU on hosts with 16 GiB or more (README, Configuration):
+# Less memory for a little speed on hosts with 16 GiB or more (README, Configuration):
 # BUN_JSC_forceRAMSize=4294967296
 ENV
   [ "$SYSTEMD" -eq 1 ] && chown "root:$SERVICE_USER" "$ENV_FILE" && chmod 0640 "$ENV_FILE"
