@@ -68,6 +68,17 @@ describe('GET /api/files/:id/download (single file)', () => {
     expect((await bytes(res)).length).toBe(N);
   });
 
+  test('a file of many request and read chunks (freed as they are used) comes back byte-exact, whole and in ranges', async () => {
+    // 1.5 MiB: about 25 request chunks up, six 256 KiB read chunks down, segments spanning them.
+    const data = randomBytes(1536 * 1024 + 333);
+    const file = await upload(owner.client, 'chunks.bin', data);
+    expect((await bytes(await owner.client.get(`/api/files/${file.id}/download`))).equals(data)).toBe(true);
+    for (const [start, end] of [[262_000, 787_000], [3 * SEGMENT + 7, data.length]]) {
+      const res = await owner.client.get(`/api/files/${file.id}/download`, { range: `bytes=${start}-${end - 1}` });
+      expect((await bytes(res)).equals(data.subarray(start, end))).toBe(true);
+    }
+  });
+
   test('inline=1 only for detected raster images; SVG, HTML and images in name only stay attachments', async () => {
     const png = await upload(owner.client, 'pixel.png', PNG, { type: 'image/png' });
     const svg = await upload(owner.client, 'draw.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', { type: 'image/svg+xml' });
