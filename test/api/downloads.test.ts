@@ -73,7 +73,7 @@ describe('GET /api/files/:id/download (single file)', () => {
     const data = randomBytes(1536 * 1024 + 333);
     const file = await upload(owner.client, 'chunks.bin', data);
     expect((await bytes(await owner.client.get(`/api/files/${file.id}/download`))).equals(data)).toBe(true);
-    for (const [start, end] of [[262_000, 787_000], [3 * SEGMENT + 7, data.length]]) {
+    for (const [start, end] of [[262_000, 787_000], [3 * SEGMENT + 7, data.length]] as const) {
       const res = await owner.client.get(`/api/files/${file.id}/download`, { range: `bytes=${start}-${end - 1}` });
       expect((await bytes(res)).equals(data.subarray(start, end))).toBe(true);
     }

@@ -63,27 +63,36 @@ describe('sealed storage: round trips', () => {
     }
   });
 
+  /** The store over a driver that returns objects in chunks of these sizes in turn; `handed` keeps them. */
+  function rechunked(pieces: number[], own: boolean) {
+    const handed: Uint8Array[] = [];
+    const rechunking: typeof driver = Object.create(driver);
+    rechunking.get = async (k, range) => {
+      const whole = await bytes(await driver.get(k, range));
+      let at = 0;
+      let i = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (at >= whole.length) return c.close();
+          const view = whole.subarray(at, at + pieces[i++ % pieces.length]!);
+          // A buffer of its own, as a real driver returns, or a view of one shared buffer.
+          const chunk = own ? new Uint8Array(view) : view;
+          at += chunk.byteLength;
+          handed.push(chunk);
+          c.enqueue(chunk);
+        },
+      });
+    };
+    return { reader: new SealedStore(rechunking, store.keyring), handed };
+  }
+
   test('reads are the same whatever chunk sizes the driver returns (segments spanning chunks, chunks holding many)', async () => {
     const size = 4 * S + 777;
     const data = randomBytes(size);
     const key = newStorageKey();
     const info = await store.put(key, chunked(data));
     for (const pieces of [[1], [16, 1], [1000, 7], [S + 16], [S + 17, S - 3], [3 * S + 1]]) {
-      const rechunking: typeof driver = Object.create(driver);
-      rechunking.get = async (k, range) => {
-        const whole = await bytes(await driver.get(k, range));
-        let at = 0;
-        let i = 0;
-        return new ReadableStream<Uint8Array>({
-          pull(c) {
-            if (at >= whole.length) return c.close();
-            const n = pieces[i++ % pieces.length]!;
-            c.enqueue(whole.subarray(at, at + n));
-            at += n;
-          },
-        });
-      };
-      const reader = new SealedStore(rechunking, store.keyring);
+      const { reader } = rechunked(pieces, false);
       expect((await bytes(await reader.get(key, info))).equals(data)).toBe(true);
       expect((await bytes(await reader.get(key, info, { start: S - 5, end: 3 * S + 9 }))).equals(data.subarray(S - 5, 3 * S + 9))).toBe(true);
     }
@@ -96,23 +105,7 @@ describe('sealed storage: round trips', () => {
     const info = await store.put(key, chunked(data));
     // Chunk sizes that end mid-segment, hold several segments, and split the header.
     for (const pieces of [[5, S + 3], [3 * S], [S + 16]]) {
-      const handed: Uint8Array[] = [];
-      const fresh: typeof driver = Object.create(driver);
-      fresh.get = async (k, range) => {
-        const whole = await bytes(await driver.get(k, range));
-        let at = 0;
-        let i = 0;
-        return new ReadableStream<Uint8Array>({
-          pull(c) {
-            if (at >= whole.length) return c.close();
-            const chunk = new Uint8Array(whole.subarray(at, at + pieces[i++ % pieces.length]!));
-            at += chunk.byteLength;
-            handed.push(chunk);
-            c.enqueue(chunk);
-          },
-        });
-      };
-      const reader = new SealedStore(fresh, store.keyring);
+      const { reader, handed } = rechunked(pieces, true);
       expect((await bytes(await reader.get(key, info))).equals(data)).toBe(true);
       expect((await bytes(await reader.get(key, info, { start: S + 1, end: 5 * S }))).equals(data.subarray(S + 1, 5 * S))).toBe(true);
       expect(handed.length).toBeGreaterThan(2);
