@@ -1,6 +1,6 @@
 /**
  * Frees the memory behind `chunk` now instead of at the next garbage collection. On a host with 16 GiB
- * or more the runtime collects rarely, and a 1 GiB transfer's dead 64-256 KiB chunks pile up: 20-30 MiB
+ * or more the runtime collects rarely, and a 1 GiB transfer's dead 64-256 KiB chunks pile up: 15-30 MiB
  * more peak RSS per upload or download. Only for a chunk its caller owns outright: every view of the
  * same memory becomes empty.
  */

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { ObjectIntegrityError, RangeNotSatisfiableError, type ByteRange, type PutOptions, type StorageDriver } from './driver.ts';
 import { releaseChunk } from '../lib/buffers.ts';
+import { ObjectIntegrityError, RangeNotSatisfiableError, type ByteRange, type PutOptions, type StorageDriver } from './driver.ts';
 import { KeyIntegrityError, wrappedKeyId, type Keyring } from './keyring.ts';
 
 /**
