@@ -20,6 +20,7 @@ import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
+import { webAppRoutes } from './http/web-app.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -48,7 +49,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(shareRoutes(ctx, limits))
     .use(publicShareRoutes(ctx, limits))
     .use(eventRoutes(ctx, limits, new SseStreams(ctx.hub, opts.sse)))
-    .use(versionRoutes(ctx, limits));
+    .use(versionRoutes(ctx, limits))
+    .use(webAppRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -6,7 +6,7 @@ import type { SortField } from '../db/repos/items.ts';
 import type { Page } from '../services/items.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
 import { nameProblem, normalizeName } from '../services/names.ts';
-import { readJson } from './body.ts';
+import { readJson, readJsonOrForm } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import type { Limits } from './limits.ts';
 import { readMultipart } from './multipart.ts';
@@ -224,7 +224,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       )
       .post(
         '/api/files/download/bulk',
-        async ({ principal, request }) => zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJson(request)).ids)),
+        async ({ principal, request }) => zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJsonOrForm(request, ['ids'])).ids)),
         { auth: { permission: 'files.download' } },
       )
   );

@@ -37,7 +37,7 @@ export function settingsRoutes(ctx: AppContext, limits: Limits) {
 
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
     .use(authPlugin(ctx, limits))
-    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen() }), { publicLimit: 'general' })
+    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen(), firstUser: accounts.noLoginYet() }), { publicLimit: 'general' })
     .get('/api/user/signup-status', ({ principal }) => signupStatus(principal), { auth: true })
     .post('/api/user/signup-toggle', async ({ principal, request }) => ({ signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal) }), admin())
     .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { auth: true })
