@@ -21,7 +21,7 @@ import { formatSize } from './format.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
 import { navigate, route } from './router.ts';
-import { profile, SIGN_IN_PATHS, sessionState, signOut, toSignIn } from './session.ts';
+import { profile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { activeUploads } from './uploads.ts';
 
 export const storage = signal<StorageUsage | null>(null);
@@ -243,7 +243,7 @@ export function App() {
   const path = route.value.path;
   useEffect(() => {
     if (state === 'signed-out' && !SIGN_IN_PATHS.includes(path)) toSignIn();
-    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate('/', { replace: true });
+    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate(wantedPage(), { replace: true });
   }, [state, path]);
   let body;
   if (state === 'loading') body = <div class="splash" aria-busy="true" aria-label="Loading Coffer" />;

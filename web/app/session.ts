@@ -64,12 +64,16 @@ export async function loadSession(): Promise<void> {
   }
 }
 
-/** After sign-in: back to the page the user wanted, else home. */
+/** After sign-in the shell takes over and returns to the page that was wanted (see `wantedPage`). */
 export async function signedIn(): Promise<void> {
   signInNotice.value = null;
   await loadSession();
+}
+
+/** The page a sign-in page was asked to return to: a local path only, else home. */
+export function wantedPage(): string {
   const next = route.value.query.get('next');
-  navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
+  return next?.startsWith('/') && !next.startsWith('//') ? next : '/';
 }
 
 export async function signOut(): Promise<void> {

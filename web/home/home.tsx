@@ -72,8 +72,9 @@ export function Home() {
           <a href="/recent">See all</a>
         </div>
         {recent?.length === 0 && <p class="muted">Files you open or download will appear here.</p>}
+        {!!recent?.length && (
         <ul>
-          {recent?.map((item) => (
+          {recent.map((item) => (
             <li key={item.id}>
               <button type="button" class="recent-item" onClick={() => openPreview(recent, item)}>
                 <FileIcon family={familyOf(item)} size={32} />
@@ -90,6 +91,7 @@ export function Home() {
             </li>
           ))}
         </ul>
+        )}
       </section>
     </div>
   );
