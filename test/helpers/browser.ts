@@ -91,3 +91,11 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
     }
   }
 }
+
+/** A browser profile already signed in as `login` (its session cookie), for tests that are not about signing in. */
+export async function signedInContext(browser: Browser, baseURL: string, login: { client: { cookies: Map<string, string> } }, opts: PageOptions = {}) {
+  const opened = await openContext(browser, baseURL, opts);
+  const { hostname } = new URL(baseURL);
+  await opened.context.addCookies([{ name: 'token', value: login.client.cookies.get('token')!, domain: hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  return opened;
+}

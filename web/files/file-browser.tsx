@@ -545,7 +545,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         ref={folderInput}
         type="file"
         hidden
-        {...{ webkitdirectory: '' }}
+        {...{ webkitdirectory: true }}
         onChange={(e) => {
           const files = filesFromInput(e.currentTarget.files!);
           e.currentTarget.value = '';

@@ -74,7 +74,7 @@ export function UploadPanel() {
         )}
       </header>
       {open.value && (
-        <ul class="upload-list">
+        <ul class="upload-list" tabIndex={0} aria-label="Files being uploaded">
           {list.map((u) => (
             <Row key={u.id} u={u} />
           ))}
