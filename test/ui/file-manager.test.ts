@@ -134,4 +134,164 @@ describe('file manager', () => {
     expect(await names(o)).toEqual(['big.bin']);
     await context.close();
   });
+
+  test('organise: new folder, rename (F2) with Undo, move by dialog and by drag, copy as a job, star, cut and paste', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'report.txt', 'r');
+    await upload(o.client, 'photo.png', PNG);
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'report.txt').waitFor();
+
+    await button(page, 'New folder').click();
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByLabel('Name').fill('Archive');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await row(page, 'Archive').waitFor();
+    await page.keyboard.press('Escape');
+    // A refused name stays in the dialog with the server's message.
+    await button(page, 'New folder').click();
+    await page.getByRole('dialog', { name: 'New folder' }).getByLabel('Name').fill('bad/name');
+    await page.getByRole('dialog', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('dialog', { name: 'New folder' }).getByRole('alert').waitFor();
+    await page.keyboard.press('Escape');
+
+    await row(page, 'report.txt').click();
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename file' });
+    await rename.getByLabel('Name').fill('summary.txt');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await row(page, 'summary.txt').waitFor();
+    await page.getByRole('status').filter({ hasText: 'Renamed to “summary.txt”' }).getByRole('button', { name: 'Undo' }).click();
+    await row(page, 'report.txt').waitFor();
+
+    await row(page, 'report.txt').click();
+    await button(page, 'Move').click();
+    const picker = page.getByRole('dialog', { name: /^Move/ });
+    await picker.getByRole('button', { name: 'Archive' }).click();
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await row(page, 'report.txt').waitFor({ state: 'detached' });
+    const archive = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Archive');
+    expect(await names(o, archive.id)).toEqual(['report.txt']);
+
+    await row(page, 'photo.png').dragTo(row(page, 'Archive'));
+    await eventually(async () => expect(await names(o, archive.id)).toEqual(['photo.png', 'report.txt']));
+
+    await row(page, 'Archive').click();
+    await button(page, 'Copy').click();
+    const copyPicker = page.getByRole('dialog', { name: /^Copy/ });
+    await copyPicker.getByRole('button', { name: 'Copy here' }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied “Archive” to My files' }).waitFor();
+    await row(page, 'Archive (1)').waitFor();
+
+    await row(page, 'Archive (1)').click();
+    await button(page, 'Star').click();
+    await eventually(async () => expect(await row(page, 'Archive (1)').getAttribute('aria-label')).toContain('starred'));
+    await page.getByRole('link', { name: 'Starred' }).click();
+    await row(page, 'Archive (1)').waitFor();
+    await row(page, 'Archive (1)').click();
+    await button(page, 'Unstar').click();
+    await page.getByText('Nothing starred yet').waitFor();
+
+    // Cut here, paste in another folder: a move.
+    await page.getByRole('link', { name: 'My files' }).click();
+    await row(page, 'Archive (1)').click();
+    await page.keyboard.press('Control+x');
+    await row(page, 'Archive').dblclick();
+    await page.getByRole('heading', { name: 'Archive', exact: true }).waitFor();
+    await page.keyboard.press('Control+v');
+    await row(page, 'Archive (1)').waitFor();
+    expect((await names(o, archive.id)).sort()).toEqual(['Archive (1)', 'photo.png', 'report.txt']);
+
+    // The breadcrumb is a drop target too: drag back up to My files.
+    await row(page, 'photo.png').dragTo(page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'My files' }));
+    await eventually(async () => expect(await names(o)).toContain('photo.png'));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('share: create a 7-day link, copy it, change expiry, see it in Shared, a banner inside the folder, remove it with Undo', async () => {
+    const o = await seed.owner(t);
+    const box = await folder(o.client, 'Holiday');
+    await upload(o.client, 'beach.txt', 'sand', { parentId: box.id });
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'Holiday').click();
+    await button(page, 'Share').click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Holiday”' });
+    await dialog.getByLabel('7 days').check();
+    await expectAccessible(page, 'share dialog');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    const link = dialog.getByRole('textbox', { name: 'Share link' });
+    await link.waitFor();
+    const url = await link.inputValue();
+    expect(url).toContain('/s/');
+    expect((await fetch(url)).status).toBe(200);
+    await dialog.getByText('Expires in 7 days').waitFor();
+    await screenshot(page, 'share-light-desktop');
+    await dialog.getByRole('button', { name: 'Copy link' }).click();
+    await page.getByRole('status').filter({ hasText: 'Link copied' }).waitFor();
+    await dialog.getByLabel('Never').check();
+    await dialog.getByText('Never expires').waitFor();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    expect((await json(await o.client.get(`/api/files/${box.id}/info`))).name).toBe('Holiday');
+
+    await page.getByRole('link', { name: 'Shared' }).click();
+    await row(page, 'Holiday').waitFor();
+    expect(await row(page, 'Holiday').textContent()).toContain('Never expires');
+
+    await row(page, 'Holiday').dblclick();
+    await page.getByRole('note').filter({ hasText: 'This folder is shared by link' }).waitFor();
+
+    await page.getByRole('link', { name: 'Shared' }).click();
+    await row(page, 'Holiday').click();
+    await button(page, 'Share').click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove link' }).click();
+    await page.getByText('Nothing shared yet').waitFor();
+    expect((await fetch(url)).status).toBe(404);
+    await page.getByRole('status').filter({ hasText: 'removed' }).getByRole('button', { name: 'Undo' }).click();
+    await row(page, 'Holiday').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('delete to trash with Undo; trash: restore, delete permanently and empty, each confirmed', async () => {
+    const o = await seed.owner(t);
+    for (const n of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) await upload(o.client, n, n);
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'a.txt').click();
+    await page.keyboard.press('Delete');
+    await row(page, 'a.txt').waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'Moved “a.txt” to the trash' }).getByRole('button', { name: 'Undo' }).click();
+    await row(page, 'a.txt').waitFor();
+
+    await row(page, 'a.txt').click();
+    await row(page, 'c.txt').click({ modifiers: ['Shift'] });
+    await button(page, 'Delete').click();
+    await page.getByText('This folder is empty.').or(row(page, 'd.txt')).first().waitFor();
+    await eventually(async () => expect(await names(o)).toEqual(['d.txt']));
+
+    await page.getByRole('link', { name: 'Trash' }).click();
+    await row(page, 'b.txt').waitFor();
+    await expectAccessible(page, 'trash');
+    await screenshot(page, 'trash-light-desktop');
+    await row(page, 'b.txt').click();
+    await button(page, 'Restore').click();
+    await row(page, 'b.txt').waitFor({ state: 'detached' });
+    expect((await names(o)).sort()).toEqual(['b.txt', 'd.txt']);
+
+    await row(page, 'a.txt').click();
+    await button(page, 'Delete permanently').click();
+    const confirm = page.getByRole('dialog', { name: /permanently\?$/ });
+    await confirm.getByText('This cannot be undone.').waitFor();
+    await confirm.getByRole('button', { name: 'Delete permanently' }).click();
+    await row(page, 'a.txt').waitFor({ state: 'detached' });
+
+    await button(page, 'Empty trash').click();
+    const empty = page.getByRole('dialog', { name: 'Empty the trash?' });
+    await empty.getByText(/1 item .* cannot be undone/).waitFor();
+    await empty.getByRole('button', { name: 'Empty trash' }).click();
+    await page.getByText('The trash is empty').waitFor();
+    await eventually(async () => expect(await listAll(o.client, '/api/files/trash')).toEqual([]));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

@@ -36,6 +36,8 @@ export interface Action {
   danger?: boolean;
   /** Needs no selection (New folder, Upload...). */
   global?: boolean;
+  /** Less used: in the toolbar's More menu rather than a button of its own (always in the context menu). */
+  secondary?: boolean;
   applies(ctx: ActionContext): boolean;
   run(ctx: ActionContext): unknown;
 }
@@ -126,8 +128,8 @@ async function copyItems(items: Item[], target: { id: string | null; name: strin
       const queued = await post<QueuedJob>('/api/files/copy', { ids: ids(items), parentId: target.id });
       return waitForJob(queued.jobId);
     },
-    (job) => ({
-      message: `Copied ${plural(job.result?.count ?? items.length, 'item')} to ${target.name}`,
+    () => ({
+      message: `Copied ${names(items)} to ${target.name}`,
       action: { label: 'Show', run: () => navigate(folderPath(target.id)) },
     }),
   );
@@ -346,6 +348,7 @@ export const ACTIONS: Action[] = [
   {
     id: 'cut',
     label: 'Cut',
+    secondary: true,
     icon: 'scissors',
     keys: 'Ctrl+X',
     permission: 'files.edit',
@@ -368,6 +371,7 @@ export const ACTIONS: Action[] = [
   {
     id: 'info',
     label: 'Get info',
+    secondary: true,
     icon: 'info',
     keys: 'I',
     applies: (ctx) => one(ctx),

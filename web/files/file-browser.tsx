@@ -283,7 +283,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const title = kind === 'folder' ? (crumbs[crumbs.length - 1]?.name ?? 'My files') : kind === 'search' ? `Results for “${query}”` : TITLES[kind];
   const sharedRoot = kind === 'folder' ? [...crumbs].reverse().find((c) => sharedFolders.value.has(c.id)) : undefined;
   const globals = actions.filter((a) => a.global);
-  const onSelection = actions.filter((a) => !a.global && a.id !== 'open');
+  const onSelection = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
+  const more = actions.filter((a) => !a.global && a.secondary);
   const info = infoOpen && selection.length === 1 ? selection[0]! : null;
   const canDrop = kind === 'folder' && can('files.upload');
 
@@ -373,6 +374,25 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
                 <span class="tool-label">{labelOf(a, ctx)}</span>
               </button>
             ))}
+            {more.length > 0 && (
+              <button
+                type="button"
+                class="tool"
+                aria-label="More actions"
+                aria-haspopup="menu"
+                onClick={(e) => {
+                  const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+                  openMenu(
+                    r.left,
+                    r.bottom + 4,
+                    more.map((a) => ({ label: labelOf(a, ctx), icon: a.icon, keys: a.keys, run: () => void run(a) })),
+                    'More actions',
+                  );
+                }}
+              >
+                <Icon name="more" size={18} />
+              </button>
+            )}
           </>
         ) : (
           <>
