@@ -99,3 +99,18 @@ export async function signedInContext(browser: Browser, baseURL: string, login: 
   await opened.context.addCookies([{ name: 'token', value: login.client.cookies.get('token')!, domain: hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
   return opened;
 }
+
+/**
+ * Drops files on the first element matching `selector` the way a desktop drag does (a DataTransfer of
+ * File objects with dragover then drop). Written as page source: the test runner has no DOM types.
+ */
+export async function dropFiles(page: Page, selector: string, files: { name: string; text: string }[], ariaLabelPrefix?: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const dt = new DataTransfer();
+    for (const f of ${JSON.stringify(files)}) dt.items.add(new File([f.text], f.name, { type: 'text/plain' }));
+    const prefix = ${JSON.stringify(ariaLabelPrefix ?? null)};
+    const target = [...document.querySelectorAll(${JSON.stringify(selector)})].find((el) => !prefix || (el.getAttribute('aria-label') || '').startsWith(prefix));
+    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  })()`);
+}

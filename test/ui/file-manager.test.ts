@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, dropFiles, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -67,22 +67,10 @@ describe('file manager', () => {
     fs.rmSync(dir, { recursive: true, force: true });
 
     // Files dragged in from the desktop onto the window.
-    await page.evaluate(() => {
-      const dt = new DataTransfer();
-      dt.items.add(new File(['dropped'], 'dropped.txt', { type: 'text/plain' }));
-      const target = document.querySelector('.browser')!;
-      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
-      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    });
+    await dropFiles(page, '.browser', [{ name: 'dropped.txt', text: 'dropped' }]);
     await row(page, 'dropped.txt').waitFor();
     // Dropped onto a folder row: into that folder.
-    await page.evaluate(() => {
-      const dt = new DataTransfer();
-      dt.items.add(new File(['into trip'], 'into-trip.txt', { type: 'text/plain' }));
-      const target = [...document.querySelectorAll('[role=row]')].find((r) => r.getAttribute('aria-label')?.startsWith('trip,'))!;
-      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
-      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    });
+    await dropFiles(page, '[role=row]', [{ name: 'into-trip.txt', text: 'into trip' }], 'trip,');
     await eventually(async () => expect(await names(o, trip.id)).toContain('into-trip.txt'));
     await expectAccessible(page, 'folder with uploads');
     expect(errors).toEqual([]);
