@@ -39,6 +39,8 @@ function serve(asset: WebAsset, request: Request): Response {
     Vary: 'Accept-Encoding',
   };
   if (encoding) headers['Content-Encoding'] = encoding;
+  // The app's own form posts (ZIP downloads) must carry its Origin for the CSRF check; other sites see no referrer.
+  if (!asset.immutable) headers['Referrer-Policy'] = 'same-origin';
   return new Response(body, { headers });
 }
 

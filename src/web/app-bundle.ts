@@ -58,7 +58,7 @@ function indexHtml(scripts: string[], styles: string[], icon: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="color-scheme" content="light dark">
 <title>Coffer</title>
 <link rel="icon" href="${icon}" type="image/svg+xml">

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, dropFiles, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
-import { folder, listAll, upload } from '../helpers/files.ts';
+import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 
@@ -280,6 +280,156 @@ describe('file manager', () => {
     await page.getByText('The trash is empty').waitFor();
     await eventually(async () => expect(await listAll(o.client, '/api/files/trash')).toEqual([]));
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('preview: images with next and previous, text files, arrows and Esc; download of one file and of a selection as a ZIP', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'a-first.png', PNG);
+    await upload(o.client, 'b-readme.md', '# Hello\nThis is the readme.');
+    await upload(o.client, 'c-data.bin', Buffer.alloc(10, 1));
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'a-first.png').dblclick();
+    const viewer = page.getByRole('dialog', { name: 'a-first.png' });
+    await viewer.getByRole('img', { name: 'a-first.png' }).waitFor();
+    await eventually(async () => expect(await viewer.getByRole('img').evaluate((img: any) => img.naturalWidth)).toBe(2));
+    await page.keyboard.press('ArrowRight');
+    const text = page.getByRole('dialog', { name: 'b-readme.md' });
+    await text.getByText('This is the readme.').waitFor();
+    await screenshot(page, 'preview-text-light-desktop');
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('dialog', { name: 'c-data.bin' }).getByText('There is no preview for this kind of file.').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    await row(page, 'b-readme.md').click();
+    await row(page, 'a-first.png').click({ modifiers: ['Control'] });
+    const zip = page.waitForEvent('download');
+    await button(page, 'Download').click();
+    const zipped = await zip;
+    expect(zipped.suggestedFilename()).toMatch(/^download-\d{8}-\d{6}\.zip$/);
+    expect(fs.statSync((await zipped.path())!).size).toBeGreaterThan(100);
+    await row(page, 'b-readme.md').click();
+    const one = page.waitForEvent('download');
+    await button(page, 'Download').click();
+    expect((await one).suggestedFilename()).toBe('b-readme.md');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('search: / focuses the box, results come as you type, each with its folder', async () => {
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Documents');
+    await upload(o.client, 'invoice-march.pdf', '%PDF-1.4', { parentId: docs.id });
+    await upload(o.client, 'unrelated.txt', 'x');
+    const { context, page } = await openFolder(o);
+    await row(page, 'Documents').waitFor();
+    await page.locator('body').click({ position: { x: 5, y: 400 } });
+    await page.keyboard.press('/');
+    const box = page.getByRole('searchbox', { name: 'Search' });
+    await eventually(async () => expect(await box.evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true));
+    await page.keyboard.type('invoice');
+    await page.waitForURL('**/search?q=invoice');
+    const hit = row(page, 'invoice-march.pdf');
+    await hit.waitFor();
+    await eventually(async () => expect(await hit.textContent()).toContain('Documents'));
+    expect(await row(page, 'unrelated.txt').count()).toBe(0);
+    await expectAccessible(page, 'search results');
+    await box.fill('nothing-like-this');
+    await page.getByText('No files or folders match').waitFor();
+    await context.close();
+  });
+
+  test('live updates: a second page of the same account sees changes without reloading', async () => {
+    const o = await seed.owner(t);
+    const first = await openFolder(o);
+    const second = await openFolder(o);
+    await first.page.getByText('This folder is empty.').waitFor();
+    await second.page.getByText('This folder is empty.').waitFor();
+    await button(first.page, 'New folder').click();
+    await first.page.getByRole('dialog', { name: 'New folder' }).getByLabel('Name').fill('From tab one');
+    await first.page.getByRole('dialog', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+    await row(second.page, 'From tab one').waitFor();
+    // A change made elsewhere (another device, a script) arrives too.
+    await upload(o.client, 'from-a-script.txt', 'x');
+    await row(first.page, 'from-a-script.txt').waitFor();
+    await row(second.page, 'from-a-script.txt').waitFor();
+    await first.context.close();
+    await second.context.close();
+  });
+
+  test('a sub-user sees only what its permissions allow', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'shared-doc.txt', 'x');
+    const viewer = await seed.subUser(t, { id: o.id }, []);
+    const { context, page } = await openFolder(viewer);
+    await row(page, 'shared-doc.txt').waitFor();
+    expect(await button(page, 'Upload files').count()).toBe(0);
+    expect(await button(page, 'New folder').count()).toBe(0);
+    await row(page, 'shared-doc.txt').click();
+    await page.getByText('1 selected').waitFor();
+    for (const name of ['Rename', 'Move', 'Copy', 'Share', 'Download', 'Delete', 'Star']) expect(await button(page, name).count()).toBe(0);
+    await context.close();
+
+    const editor = await seed.subUser(t, { id: o.id }, ['files.upload', 'files.download']);
+    const second = await openFolder(editor);
+    await button(second.page, 'Upload files').waitFor();
+    await row(second.page, 'shared-doc.txt').click();
+    await button(second.page, 'Download').waitFor();
+    expect(await button(second.page, 'Delete').count()).toBe(0);
+    await second.context.close();
+  });
+
+  test('keyboard only: arrows, Enter into a folder, Backspace back, Shift+arrows, Delete, ? sheet and Ctrl+K palette', async () => {
+    const o = await seed.owner(t);
+    const inner = await folder(o.client, 'Alpha');
+    await upload(o.client, 'inside.txt', 'i', { parentId: inner.id });
+    for (const n of ['one.txt', 'two.txt', 'three.txt']) await upload(o.client, n, n);
+    const { context, page } = await openFolder(o);
+    await row(page, 'Alpha').waitFor();
+    await row(page, 'Alpha').focus();
+    await page.keyboard.press('Enter');
+    await row(page, 'inside.txt').waitFor();
+    await page.waitForURL(`**/files/${inner.id}`);
+    await row(page, 'inside.txt').focus();
+    await page.keyboard.press('Backspace');
+    await page.waitForURL('**/files');
+    await row(page, 'Alpha').focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.getByText('2 selected').waitFor();
+    await page.keyboard.press('Delete');
+    await page.getByRole('status').filter({ hasText: 'Moved 2 items to the trash' }).waitFor();
+    expect(await names(o)).toEqual(['Alpha', 'two.txt']);
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('?');
+    const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.getByText('Command palette').waitFor();
+    await expectAccessible(page, 'shortcut sheet');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+k');
+    const palette = page.getByRole('dialog', { name: 'Command palette' });
+    await palette.getByRole('combobox').fill('trash');
+    await page.keyboard.press('Enter');
+    await page.waitForURL('**/trash');
+    await context.close();
+  });
+
+  test('a folder bigger than a page loads further pages as it scrolls, with few rows in the page', async () => {
+    const o = await seed.owner(t);
+    const big = await folder(o.client, 'Big');
+    seedRows(t, o.id, big.id, 650, (i) => ({ name: `entry-${String(i).padStart(4, '0')}.txt`, size: i }));
+    const { context, page } = await openFolder(o, `/files/${big.id}`);
+    await row(page, 'entry-0000.txt').waitFor();
+    for (let i = 0; i < 20 && (await row(page, 'entry-0649.txt').count()) === 0; i++) {
+      await page.locator('.scroller').evaluate((el: any) => {
+        el.scrollTop = el.scrollHeight;
+      });
+      await page.waitForTimeout(150);
+    }
+    await row(page, 'entry-0649.txt').waitFor();
+    expect(await page.getByRole('row').count()).toBeLessThan(80);
+    await page.getByText('650 items').waitFor();
     await context.close();
   });
 });

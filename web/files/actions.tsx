@@ -201,10 +201,21 @@ export function download(items: Item[]): void {
     a.remove();
     return;
   }
-  // A form post hands the ZIP to the browser's download manager: never buffered in page memory.
+  // A form post hands the ZIP to the browser's download manager: never buffered in page memory. It
+  // targets a hidden frame, so a refusal (an error page, not a download) cannot replace the app.
+  let frame = document.querySelector<HTMLIFrameElement>('iframe[name=coffer-download]');
+  if (!frame) {
+    frame = document.createElement('iframe');
+    frame.name = 'coffer-download';
+    frame.hidden = true;
+    frame.title = 'Downloads';
+    document.body.append(frame);
+  }
+  frame.onload = () => toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
   const form = document.createElement('form');
   form.method = 'POST';
   form.action = '/api/files/download/bulk';
+  form.target = 'coffer-download';
   form.hidden = true;
   for (const id of ids(items)) {
     const input = document.createElement('input');
