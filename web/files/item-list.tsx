@@ -276,7 +276,6 @@ export function ItemList(p: ListProps) {
         aria-label={p.label}
         aria-multiselectable="true"
         aria-orientation="vertical"
-        aria-setsize={p.items.length}
         onKeyDown={keyDown}
       >
         <div class="spacer" style={{ height: `${v.getTotalSize()}px` }} role="none">
@@ -289,21 +288,40 @@ export function ItemList(p: ListProps) {
                   <div
                     key={item.id}
                     role="option"
-                    aria-label={label(item, name)}
                     aria-posinset={index + 1}
+                    aria-setsize={p.items.length}
                     class={`tile ${p.selected.has(item.id) ? 'selected' : ''} ${dropOn === item.id ? 'drop' : ''}`}
                     {...itemProps(item, index)}
                   >
-                    {check(index, item, name)}
+                    <span
+                      class={`check tile-check ${p.selected.has(item.id) ? 'on' : ''}`}
+                      aria-hidden="true"
+                      onClick={(e) => {
+                        e.stopPropagation();
+                        p.onToggle(index);
+                      }}
+                    >
+                      <Icon name="check" size={14} />
+                    </span>
                     <FileIcon family={familyOf(item)} size={64} />
                     <span class="tile-name" title={name}>
-                      {middleTruncate(name, 34)}
+                      {name}
                     </span>
                     <span class="tile-meta">
                       <Badges item={item} />
                       {item.type === 'folder' ? formatDate(item.modified) : formatSize(item.size ?? 0)}
                     </span>
-                    {menuButton(index, name)}
+                    <span
+                      class="icon-button row-more"
+                      aria-hidden="true"
+                      onClick={(e) => {
+                        e.stopPropagation();
+                        const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+                        p.onMenu(index, r.left, r.bottom);
+                      }}
+                    >
+                      <Icon name="more" size={18} />
+                    </span>
                   </div>
                 );
               })}
