@@ -35,7 +35,8 @@ export function SearchBox() {
         type="search"
         role="searchbox"
         aria-label="Search"
-        placeholder="Search files and folders  ( / )"
+        placeholder="Search files and folders"
+        aria-keyshortcuts="/"
         value={value}
         maxLength={200}
         onInput={(e) => {
