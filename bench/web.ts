@@ -113,9 +113,15 @@ export async function runWebBench(): Promise<void> {
     const up = await folder('uploads');
     const token = client.cookies.get('token')!;
     const c0 = performance.now();
-    const curl = Bun.spawnSync(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-b', `token=${token}`, '-F', `parentId=${up.id}`, '-F', `file=@${bigFile};filename=curl.bin`, `${server.url}/api/files/upload`]);
+    // Asynchronous: the server runs in this process and must keep answering while curl sends.
+    const curl = Bun.spawn(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-b', `token=${token}`, '-F', `parentId=${up.id}`, '-F', `file=@${bigFile};filename=curl.bin`, `${server.url}/api/files/upload`], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const code = await new Response(curl.stdout).text();
+    await curl.exited;
     const curlS = (performance.now() - c0) / 1000;
-    if (curl.stdout.toString() !== '200') throw new Error(`curl upload failed: ${curl.stdout} ${curl.stderr}`);
+    if (code !== '200') throw new Error(`curl upload failed: ${code} ${await new Response(curl.stderr).text()}`);
     await page.goto(`/files/${up.id}`);
     await rowShown(page, 'curl.bin');
     const chooser = page.waitForEvent('filechooser');
