@@ -18,7 +18,7 @@ beforeAll(async () => {
   photos = await folder(o.client, 'Photos 2024');
   empty = await folder(o.client, 'Empty folder');
   await folder(o.client, 'Документы и договоры');
-  await folder(o.client, '家族の写真');
+  await folder(o.client, 'Φωτογραφίες οικογένειας');
   const names = [
     'holiday-2024-lisbon-portugal-with-the-whole-family-final-version-edited.jpg',
     'Quarterly report Q3.pdf',
