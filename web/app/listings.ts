@@ -137,8 +137,6 @@ export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): 
   for (const l of cache.values()) l.patch((items) => fn(items, l));
 }
 
-export type SortField = 'name' | 'size' | 'modified';
-
 export const folderSource = (parentId: string | null, sortBy: string, order: string): ListingSource => ({
   key: `folder:${parentId ?? ''}:${sortBy}:${order}`,
   load: (cursor, limit, signal) => listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
