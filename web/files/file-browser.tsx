@@ -474,7 +474,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               ))}
             </div>
           )
-        ) : items.length === 0 && !listing.error.value ? (
+        ) : items.length === 0 && listing.error.value ? (
+          <div class="empty">
+            <p>Nothing to show until this loads. The reason is above.</p>
+          </div>
+        ) : items.length === 0 ? (
           <div class="empty">
             <p>{kind === 'search' ? `No files or folders match “${query}”.` : EMPTY[kind]}</p>
             {kind === 'folder' && can('files.upload') && <p class="muted">Drop files here, paste them, or use Upload files.</p>}
