@@ -277,7 +277,7 @@ describe('file manager', () => {
     const empty = page.getByRole('dialog', { name: 'Empty the trash?' });
     await empty.getByText(/1 item .* cannot be undone/).waitFor();
     await empty.getByRole('button', { name: 'Empty trash' }).click();
-    await page.getByText('The trash is empty').waitFor();
+    await page.getByText('The trash is empty. Deleted items wait here').waitFor();
     await eventually(async () => expect(await listAll(o.client, '/api/files/trash')).toEqual([]));
     expect(errors).toEqual([]);
     await context.close();
