@@ -51,6 +51,8 @@ export const Messages = {
   tooManyRequests: 'Too many requests, please try again later',
   queueUnavailable: 'Background worker queue is unavailable',
   crossOrigin: 'Cross-origin request refused',
+  invalidHost: 'Bad request: the Host header is missing or is not a valid host name',
+  invalidTarget: 'Bad request: the request target must be a path such as /api/files',
   // Sign-in
   signupDisabled: 'Signup is currently disabled',
   emailInUse: 'Email already in use',

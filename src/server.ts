@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Logger } from './log.ts';
 import { openContext, type AppContext } from './context.ts';
 import { createApp } from './app.ts';
+import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { Worker } from './jobs/worker.ts';
 import { StartupError } from './data-dir.ts';
 import { ensureSystemSchedules } from './jobs/handlers/index.ts';
@@ -60,7 +61,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   let app;
   try {
     app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY, idleTimeout: 120 });
+    app.listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: MAX_REQUEST_BODY,
+      idleTimeout: 120,
+      // Never the runtime's development error page (working directory, paths, source lines).
+      development: false,
+      error: lastResortErrorHandler(ctx.log),
+    });
   } catch (err) {
     ctx.close();
     const code = (err as NodeJS.ErrnoException).code;

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
-import { AppError, Messages } from '../../errors.ts';
+import { AppError, badRequest, Messages } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
 import { DEFERRED_BODY } from '../body.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
-import { requestMeta, setRequestMeta } from '../request-meta.ts';
+import { isValidHost, pathOf, requestMeta, setRequestMeta } from '../request-meta.ts';
 
 export const SECURITY_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
@@ -39,6 +39,17 @@ function describeError(error: unknown, code: unknown): { status: number; body: R
 }
 
 /**
+ * The runtime's own error handler, for an error that escapes every hook above (or is thrown by one):
+ * a logged 500 in our shape, never the runtime's page with paths and source lines.
+ */
+export function lastResortErrorHandler(log: Logger) {
+  return (error: Error): Response => {
+    log.error('unhandled error', { err: error?.stack ?? String(error), where: 'runtime' });
+    return Response.json({ message: Messages.internal }, { status: 500, headers: SECURITY_HEADERS });
+  };
+}
+
+/**
  * Conventions every route shares: request id, client IP and origin, security headers, deferred body
  * reading, error mapping and the access log. Registered first, globally.
  */
@@ -50,19 +61,26 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       const incoming = request.headers.get('x-request-id');
       const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
       const peer = server?.requestIP(request)?.address ?? null;
-      const url = new URL(request.url);
       const trusted = ipResolver.isTrustedPeer(peer);
-      const proto = (trusted && firstForwarded(request.headers.get('x-forwarded-proto'))) || url.protocol.replace(':', '');
-      const host = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host') || url.host;
+      const forwardedProto = trusted ? firstForwarded(request.headers.get('x-forwarded-proto'))?.toLowerCase() : null;
+      const proto = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : request.url.startsWith('https:') ? 'https' : 'http';
+      const claimed = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host');
+      const host = isValidHost(claimed) ? claimed : null;
       setRequestMeta(request, {
         id,
         start: performance.now(),
         ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
+        path: pathOf(request.url),
+        host,
         origin: `${proto}://${host}`,
         secure: proto === 'https',
       });
       Object.assign(set.headers, SECURITY_HEADERS);
       set.headers['X-Request-Id'] = id;
+      // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
+      if (host === null) throw badRequest(Messages.invalidHost);
+      // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
+      if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
     })
     // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
     .onParse({ as: 'global' }, () => DEFERRED_BODY)
@@ -77,7 +95,7 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       log.error('unhandled error', {
         requestId: meta.id,
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: meta.path,
         err: error instanceof Error ? (error.stack ?? error.message) : String(error),
       });
       set.status = 500;
@@ -89,7 +107,7 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       log.info('request', {
         requestId: meta.id,
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: meta.path,
         status: typeof set.status === 'number' ? set.status : 200,
         ms: Math.round((performance.now() - meta.start) * 100) / 100,
         ip: meta.ip,
