@@ -92,6 +92,7 @@ export const Messages = {
   jobNotFound: 'Background file job not found',
   jobFailed: 'Background file operation failed',
   uploadAborted: 'Upload cancelled by client',
+  requestAborted: 'Request cancelled by client',
   noFile: 'No file uploaded',
   // Sharing
   shareNotFound: 'Share link not found',
@@ -114,6 +115,11 @@ export const Messages = {
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
 export function uploadAborted(): AppError {
   return new AppError(499, Messages.uploadAborted, { error: 'REQUEST_ABORTED' });
+}
+
+/** 499 for any other request whose client hung up before its body arrived: nothing was done. */
+export function requestAborted(): AppError {
+  return new AppError(499, Messages.requestAborted, { error: 'REQUEST_ABORTED' });
 }
 
 /** 413 for a file over the instance's max upload size setting. */

@@ -1,4 +1,4 @@
-import { AppError, badRequest, Messages } from '../errors.ts';
+import { AppError, badRequest, Messages, requestAborted } from '../errors.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -13,8 +13,18 @@ async function readLimited(request: Request, limit: number): Promise<string> {
   let total = 0;
   const reader = request.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+    let read: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      read = await reader.read();
+    } catch {
+      // The body can only fail to arrive because the client hung up: like an aborted upload, a 499.
+      throw requestAborted();
+    }
+    const { done, value } = read;
+    if (done) {
+      if (total < declared) throw requestAborted();
+      break;
+    }
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel();

@@ -127,3 +127,22 @@ export function rawRequest(
     });
   });
 }
+
+/** Sends a request head and part of its body, then hangs up: a client that went away mid-body. */
+export function hangUpMidBody(url: string, head: string, partialBody: string | Uint8Array, afterMs = 50): Promise<void> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname.replace(/^\[|\]$/g, ''), () => {
+      socket.write(head);
+      socket.write(partialBody);
+      setTimeout(() => socket.destroy(), afterMs);
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', () => {});
+  });
+}
+
+/** The Cookie header a test client would send. */
+export function cookieHeader(cookies: Map<string, string>): string {
+  return [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+}
