@@ -1,6 +1,7 @@
 import { basename, convertToUTF8, getDecoder, parseContentType, parseDisposition } from 'busboy/lib/utils.js';
 import { AppError, badRequest, Messages, uploadAborted } from '../errors.ts';
 import { releaseChunk } from '../lib/buffers.ts';
+import { markBodyConsumed } from './body.ts';
 import type { UploadPart } from '../services/uploads.ts';
 
 /*
@@ -392,6 +393,7 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
       }
       if (read.done) {
         finished = true;
+        markBodyConsumed(request);
         events = parser.end();
       } else {
         const { value } = read;

@@ -3,7 +3,7 @@ import { AppError, badRequest, Messages } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
-import { DEFERRED_BODY } from '../body.ts';
+import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
 import { isValidHost, pathOf, requestMeta, setRequestMeta } from '../request-meta.ts';
 
@@ -85,6 +85,7 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
     // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
     .onParse({ as: 'global' }, () => DEFERRED_BODY)
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
+      if (bodyLeftUnread(request)) set.headers.Connection = 'close';
       const known = describeError(error, code);
       if (known) {
         set.status = known.status;
