@@ -127,6 +127,11 @@ export function fileTooLarge(maxBytes: number): AppError {
   return tooLarge(`File too large. The maximum upload size is ${maxBytes} bytes.`);
 }
 
+/** 413 for a form whose text fields (everything but its files) are over the parser's budget. */
+export function formTextTooLarge(limit: number): AppError {
+  return tooLarge(`Too much text in the form: the fields besides the files may add up to at most ${limit} bytes in one request`);
+}
+
 /** `Storage limit exceeded. Required: X, available: Y.` (SPEC "Errors", 413). */
 export function storageLimitExceeded(required: number, available: number): AppError {
   return tooLarge(`Storage limit exceeded. Required: ${required}, available: ${Math.max(0, available)}.`);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import net from 'node:net';
-import { cookieHeader, rawRequest } from '../helpers/raw-http.ts';
+import { cookieHeader, rawRequest, streamRequest } from '../helpers/raw-http.ts';
 import { admin, type SeededLogin } from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -16,36 +15,21 @@ afterAll(() => t.stop());
 const BOUNDARY = 'reliability-boundary';
 const PART = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
 
-/**
- * Streams a multipart upload of `total` bytes as fast as the server takes it and reports how much was
- * sent when the answer came and when the server closed the connection.
- */
-async function streamUpload(path: string, total: number, cookie: string | null) {
+/** A multipart upload of `total` bytes, streamed as fast as the server takes it. */
+function streamUpload(path: string, total: number, cookie: string | null) {
   const head = `POST ${path} HTTP/1.1\r\nHost: localhost\r\n${cookie ? `Cookie: ${cookie}\r\n` : ''}Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${PART.length + total}\r\n\r\n`;
-  const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
-  let sent = 0;
-  let answer = '';
-  let answeredAt = -1;
-  let closedAt = -1;
-  socket.on('data', (d) => {
-    answer += d.toString('latin1');
-    if (answeredAt < 0) answeredAt = sent;
-  });
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  closed.then(() => (closedAt = sent));
-  socket.on('error', () => {});
-  await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
-  socket.write(head + PART);
   const chunk = Buffer.alloc(256 * 1024, 7);
-  const deadline = Date.now() + 20_000;
-  while (sent < total && closedAt < 0 && Date.now() < deadline) {
-    const more = socket.write(chunk);
-    sent += chunk.length;
-    if (!more) await Promise.race([new Promise((r) => socket.once('drain', r)), closed, Bun.sleep(1000)]);
-  }
-  await Promise.race([closed, Bun.sleep(1000)]);
-  socket.destroy();
-  return { status: Number(answer.slice(9, 12)), answer, answeredAt, closedAt, sent };
+  let left = total;
+  let first = true;
+  return streamRequest(t.url, head, () => {
+    if (first) {
+      first = false;
+      return Buffer.from(PART);
+    }
+    if (left <= 0) return null;
+    left -= chunk.length;
+    return chunk;
+  });
 }
 
 const MiB = 1024 * 1024;

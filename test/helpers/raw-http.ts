@@ -146,3 +146,46 @@ export function hangUpMidBody(url: string, head: string, partialBody: string | U
 export function cookieHeader(cookies: Map<string, string>): string {
   return [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
 }
+
+export interface StreamedRequest {
+  status: number;
+  /** The response head and whatever body arrived, as text. */
+  answer: string;
+  /** Bytes of body written when the answer arrived, and when the server closed the connection (-1: never). */
+  answeredAt: number;
+  closedAt: number;
+  /** Bytes of body written in all. */
+  sent: number;
+}
+
+/**
+ * Writes a request head, then body chunks from `next` as fast as the server takes them, until `next`
+ * returns null or the server closes the connection: how much a server reads after it has answered.
+ */
+export async function streamRequest(url: string, head: string, next: () => Uint8Array | null, timeoutMs = 20_000): Promise<StreamedRequest> {
+  const socket = net.connect(Number(new URL(url).port), new URL(url).hostname.replace(/^\[|\]$/g, ''));
+  let sent = 0;
+  let answer = '';
+  let answeredAt = -1;
+  let closedAt = -1;
+  socket.on('data', (d: Buffer) => {
+    answer += d.toString('latin1');
+    if (answeredAt < 0) answeredAt = sent;
+  });
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  void closed.then(() => (closedAt = sent));
+  socket.on('error', () => {});
+  await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+  socket.write(head);
+  const deadline = Date.now() + timeoutMs;
+  while (closedAt < 0 && Date.now() < deadline) {
+    const chunk = next();
+    if (!chunk) break;
+    const more = socket.write(chunk);
+    sent += chunk.byteLength;
+    if (!more) await Promise.race([new Promise((r) => socket.once('drain', r)), closed, Bun.sleep(1000)]);
+  }
+  await Promise.race([closed, Bun.sleep(1000)]);
+  socket.destroy();
+  return { status: Number(answer.slice(9, 12)), answer, answeredAt, closedAt, sent };
+}
