@@ -7,7 +7,7 @@ import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
 import { newStorageKey } from '../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
 import type { ItemService, ItemView } from './items.ts';
-import { nameKeyOf, nameProblem, normalizeName } from './names.ts';
+import { nameKeyOf, nameProblem, normalizeName, stripBidiControls } from './names.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
@@ -76,10 +76,15 @@ function parseModifiedTime(text: string | undefined): number | null {
   return ms > 0 && ms <= 8.64e15 ? ms : null;
 }
 
+/** A client's name as stored: bidirectional controls dropped (they disguise file types), then normalized. */
+function clientName(name: string): string {
+  return normalizeName(stripBidiControls(name));
+}
+
 /** The last path segment of a client file name (old browsers send full paths). */
 function baseName(filename: string): string {
   const parts = filename.split(/[/\\]/);
-  return normalizeName(parts[parts.length - 1] ?? '');
+  return clientName(parts[parts.length - 1] ?? '');
 }
 
 /** The client file name to store, or the 400 when it breaks the name rules. */
@@ -378,7 +383,7 @@ export class UploadService {
 
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
   private ensureFolders(principal: Principal, folders: Map<string, string | null>, created: ItemRow[], relativePath: string | undefined): string | null {
-    const segments = (relativePath ?? '').split(/[/\\]/).map(normalizeName).filter(Boolean).slice(0, -1);
+    const segments = (relativePath ?? '').split(/[/\\]/).map(clientName).filter(Boolean).slice(0, -1);
     let path = '';
     let parentId: string | null = folders.get('') ?? null;
     for (const segment of segments) {
