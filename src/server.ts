@@ -65,7 +65,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       port: config.port,
       hostname: config.host,
       maxRequestBodySize: MAX_REQUEST_BODY,
-      idleTimeout: 120,
+      idleTimeout: config.idleTimeoutSeconds,
       // Never the runtime's development error page (working directory, paths, source lines).
       development: false,
       error: lastResortErrorHandler(ctx.log),

@@ -13,6 +13,8 @@ export interface RequestMeta {
   secure: boolean;
   /** Set by the auth guard: the login that made the request, for logs and rate-limit keys. */
   loginId?: string;
+  /** Whether the request counts against its address's cap on requests in progress (until its response). */
+  counted?: boolean;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();

@@ -32,7 +32,18 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { COFFER_DEFAULT_STORAGE_LIMIT: 'none' }).defaultStorageLimit).toBeNull();
   });
 
+  test('idle timeout and the per-address cap: defaults that keep LAN use smooth, both configurable', () => {
+    const d = loadConfig({}, {});
+    expect(d.idleTimeoutSeconds).toBe(30);
+    expect(d.maxConnectionsPerIp).toBe(64);
+    const c = loadConfig({}, { COFFER_IDLE_TIMEOUT_SECONDS: '90', COFFER_MAX_CONNECTIONS_PER_IP: '0' });
+    expect(c.idleTimeoutSeconds).toBe(90);
+    expect(c.maxConnectionsPerIp).toBe(0);
+  });
+
   test.each([
+    [{}, { COFFER_IDLE_TIMEOUT_SECONDS: '300' }, /COFFER_IDLE_TIMEOUT_SECONDS must be between 1 and 255/],
+    [{}, { COFFER_MAX_CONNECTIONS_PER_IP: 'many' }, /COFFER_MAX_CONNECTIONS_PER_IP/],
     [{ port: 'abc' }, {}, /port/],
     [{ port: '70000' }, {}, /between 0 and 65535/],
     [{}, { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],

@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia';
-import { AppError, badRequest, Messages } from '../../errors.ts';
+import { AppError, badRequest, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
+import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
 import { isValidHost, pathOf, requestMeta, setRequestMeta } from '../request-meta.ts';
 
@@ -53,8 +54,8 @@ export function lastResortErrorHandler(log: Logger) {
  * Conventions every route shares: request id, client IP and origin, security headers, deferred body
  * reading, error mapping and the access log. Registered first, globally.
  */
-export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string }) {
-  const { log, ipResolver } = deps;
+export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string; addressCap: AddressCap }) {
+  const { log, ipResolver, addressCap } = deps;
   return new Elysia({ name: 'http/core', seed: deps.seed })
     .error({ APP: AppError })
     .onRequest(({ request, set, server }) => {
@@ -81,6 +82,17 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       if (host === null) throw badRequest(Messages.invalidHost);
       // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
       if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
+      const meta = requestMeta(request);
+      if (!addressCap.acquire(meta.ip)) {
+        throw new RateLimitedError({
+          'RateLimit-Limit': String(addressCap.max),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 1),
+          'Retry-After': '1',
+          Connection: 'close',
+        });
+      }
+      meta.counted = true;
     })
     // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
     .onParse({ as: 'global' }, () => DEFERRED_BODY)
@@ -105,6 +117,10 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
     })
     .onAfterResponse({ as: 'global' }, ({ request, set }) => {
       const meta = requestMeta(request);
+      if (meta.counted) {
+        meta.counted = false;
+        addressCap.release(meta.ip);
+      }
       log.info('request', {
         requestId: meta.id,
         method: request.method,
