@@ -60,6 +60,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   ensureSystemSchedules(ctx);
   let app;
   try {
+    // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
+    await ctx.services.uploadIntents.sweep();
     app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
     app.listen({
       port: config.port,

@@ -8,6 +8,7 @@ import { FileEventType } from './file-events.ts';
 import type { ItemService } from './items.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
+import type { UploadIntentService } from './upload-intents.ts';
 
 export interface CopyPayload {
   accountId: string;
@@ -35,6 +36,7 @@ export class CopyService {
     private readonly ctx: CoreContext,
     private readonly items: ItemService,
     private readonly quota: QuotaService,
+    private readonly intents: UploadIntentService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -111,12 +113,21 @@ export class CopyService {
   /** One item: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
   private async copyItem(jobId: string, source: ItemRow, parentId: string | null, isRoot: boolean): Promise<ItemRow> {
     const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
-    if (storageKey) await this.ctx.storage.copy(source.storage_key!, storageKey);
-    const now = this.ctx.clock.now();
     try {
-      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, now);
+      if (storageKey) {
+        this.intents.record(storageKey);
+        await this.ctx.storage.copy(source.storage_key!, storageKey);
+      }
+      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.ctx.clock.now());
     } catch (err) {
-      if (storageKey) await this.ctx.storage.delete(storageKey).catch(() => false);
+      if (storageKey) {
+        const removed = await this.ctx.storage.delete(storageKey).then(
+          () => true,
+          () => false,
+        );
+        if (removed) this.intents.forget(storageKey);
+        else this.intents.abandon(storageKey);
+      }
       throw err;
     }
   }
@@ -144,6 +155,7 @@ export class CopyService {
           createdAt: now,
         });
         if (source.type === 'file') this.quota.adjust(source.account_id, source.size);
+        if (storageKey) this.intents.committed(storageKey);
         return row;
       })
       .immediate();

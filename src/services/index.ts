@@ -10,6 +10,7 @@ import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
 import { TrashService } from './trash.ts';
 import { UploadService } from './uploads.ts';
+import { UploadIntentService } from './upload-intents.ts';
 import { ShareService } from './shares.ts';
 import { VersionService } from './version.ts';
 import { UsersService } from './users.ts';
@@ -43,6 +44,7 @@ export interface Services {
   maintenance: MaintenanceService;
   items: ItemService;
   uploads: UploadService;
+  uploadIntents: UploadIntentService;
   downloads: DownloadService;
   trash: TrashService;
   copy: CopyService;
@@ -59,6 +61,7 @@ export function createServices(core: CoreContext): Services {
   const accounts = new AccountService(core, settings, sessions, mfa, audit);
   const quota = new QuotaService(core);
   const items = new ItemService(core, audit);
+  const uploadIntents = new UploadIntentService(core);
   return {
     version: new VersionService(core),
     metrics,
@@ -77,10 +80,11 @@ export function createServices(core: CoreContext): Services {
     doctor: new DoctorService(core, audit),
     maintenance: new MaintenanceService(core),
     items,
-    uploads: new UploadService(core, items, quota, settings),
+    uploads: new UploadService(core, items, quota, settings, uploadIntents),
+    uploadIntents,
     downloads: new DownloadService(core, items, audit),
     trash: new TrashService(core, items, quota),
-    copy: new CopyService(core, items, quota),
+    copy: new CopyService(core, items, quota, uploadIntents),
     fileJobs: new FileJobService(core),
     shares: new ShareService(core, items, audit),
   };

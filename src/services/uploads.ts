@@ -11,6 +11,7 @@ import { nameKeyOf, nameProblem, normalizeName, stripBidiControls } from './name
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
+import type { UploadIntentService } from './upload-intents.ts';
 
 export interface UploadFieldPart {
   kind: 'field';
@@ -116,6 +117,7 @@ export class UploadService {
     private readonly items: ItemService,
     private readonly quota: QuotaService,
     private readonly settings: SettingsService,
+    private readonly intents: UploadIntentService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -253,6 +255,7 @@ export class UploadService {
             .get(newObject.size, newObject.mimeType, newObject.storageKey, newObject.wrappedKey, newObject.keyId, modified ?? now, now, row.id)!;
           this.quota.adjust(principal.accountId, delta);
           if (row.storage_key) this.ctx.queue.insert('storage.delete', { keys: [row.storage_key] });
+          this.intents.committed(newObject.storageKey);
           return updated;
         })
         .immediate();
@@ -345,11 +348,13 @@ export class UploadService {
         yield chunk;
       }
     }
+    this.intents.record(storageKey);
     let info;
     try {
       info = await this.ctx.storage.put(storageKey, counted(), { signal });
     } catch (err) {
-      // The driver removed its temp file; whatever failed, a client that hung up gets the 499.
+      // The driver removed its temp file and published nothing; a client that hung up gets the 499.
+      this.intents.forget(storageKey);
       if (signal?.aborted) throw uploadAborted();
       throw err;
     }
@@ -378,6 +383,7 @@ export class UploadService {
       createdAt: now,
     });
     this.quota.adjust(principal.accountId, object.size);
+    this.intents.committed(object.storageKey);
     return row;
   }
 
@@ -411,9 +417,16 @@ export class UploadService {
     this.items.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mime_type });
   }
 
+  /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
   private async discard(objects: StoredObject[]): Promise<void> {
     for (const o of objects) {
-      await this.ctx.storage.delete(o.storageKey).catch((err: unknown) => this.ctx.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) }));
+      try {
+        await this.ctx.storage.delete(o.storageKey);
+        this.intents.forget(o.storageKey);
+      } catch (err) {
+        this.intents.abandon(o.storageKey);
+        this.ctx.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) });
+      }
     }
   }
 }
