@@ -170,6 +170,7 @@ LOG_LEVEL=info
 # UPDATE_FEED_URL=
 # COFFER_IDLE_TIMEOUT_SECONDS=30
 # COFFER_MAX_CONNECTIONS_PER_IP=64
+# COFFER_MIN_FREE_BYTES=512M
 # Less memory for a little speed on hosts with 16 GiB or more (README, Configuration):
 # BUN_JSC_forceRAMSize=4294967296
 ENV

@@ -24,6 +24,8 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** Requests one client address may have in progress at once; 0 = no cap. */
   maxConnectionsPerIp: number;
+  /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
+  minFreeBytes: number;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -57,7 +59,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
                                   download (default 30, at most 255; event streams are exempt)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
-                                  429 (default 64; 0 = no cap)`;
+                                  429 (default 64; 0 = no cap)
+  COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
+                                  (default 512M)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -99,6 +103,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     }
   }
 
+  const reserveText = env.COFFER_MIN_FREE_BYTES?.trim();
+  const minFreeBytes = reserveText ? parseSize(reserveText) : 512 * 1024 ** 2;
+  if (minFreeBytes === null) throw new ConfigError(`COFFER_MIN_FREE_BYTES must be a size such as 512M or 2G, got "${reserveText}"`);
+
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
 
@@ -123,5 +131,6 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     // The runtime's own limit is 255 seconds.
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
+    minFreeBytes,
   });
 }

@@ -88,6 +88,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir });
+  const disk = ctx.services.diskSpace.status();
+  if (disk.low) ctx.services.diskSpace.warnLow(disk);
 
   let stopping: Promise<void> | null = null;
   return {

@@ -9,6 +9,7 @@ import type { ItemService } from './items.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { UploadIntentService } from './upload-intents.ts';
+import type { DiskSpaceService } from './disk-space.ts';
 
 export interface CopyPayload {
   accountId: string;
@@ -37,6 +38,7 @@ export class CopyService {
     private readonly items: ItemService,
     private readonly quota: QuotaService,
     private readonly intents: UploadIntentService,
+    private readonly disk: DiskSpaceService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -49,7 +51,9 @@ export class CopyService {
     if (targetId !== null && this.items.repo.isWithin(new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id)), targetId)) {
       throw badRequest(Messages.copyIntoSelf);
     }
-    this.quota.assertRoom(principal.accountId, this.treeBytes(rows));
+    const bytes = this.treeBytes(rows);
+    this.quota.assertRoom(principal.accountId, bytes);
+    this.disk.assertRoom(bytes);
     const jobId = this.ctx.queue.enqueue(
       'files.copy',
       { accountId: principal.accountId, loginId: principal.loginId, ids: rows.map((r) => r.id), parentId: targetId } satisfies CopyPayload,
@@ -115,6 +119,7 @@ export class CopyService {
     const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
     try {
       if (storageKey) {
+        this.disk.assertRoom(source.size);
         this.intents.record(storageKey);
         await this.ctx.storage.copy(source.storage_key!, storageKey);
       }

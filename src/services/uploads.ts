@@ -12,6 +12,7 @@ import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
+import type { DiskSpaceService } from './disk-space.ts';
 
 export interface UploadFieldPart {
   kind: 'field';
@@ -67,6 +68,7 @@ interface Budget {
 
 // file-type needs a few KiB for most formats; office documents (ZIP containers) need a little more.
 const SNIFF_BYTES = 64 * 1024;
+const MiB = 1024 * 1024;
 const DEFAULT_TYPE = 'application/octet-stream';
 const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
 
@@ -118,6 +120,7 @@ export class UploadService {
     private readonly quota: QuotaService,
     private readonly settings: SettingsService,
     private readonly intents: UploadIntentService,
+    private readonly disk: DiskSpaceService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -127,6 +130,7 @@ export class UploadService {
     const max = this.settings.get('maxUploadBytes');
     if (fileSize > max) throw fileTooLarge(max);
     this.quota.assertRoom(principal.accountId, fileSize);
+    this.disk.assertRoom(fileSize);
     return { allowed: true };
   }
 
@@ -329,17 +333,28 @@ export class UploadService {
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
   }
 
-  /** Streams one file part into storage under a new key, enforcing the budget while the bytes flow. */
+  /**
+   * Streams one file part into storage under a new key, enforcing the budget while the bytes flow, and
+   * the disk's reserve: before the first byte (for the declared size) and every few MiB after.
+   */
   private async store(part: UploadFilePart, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
+    const disk = this.disk;
+    disk.assertRoom(budget.sizeHint ?? 0);
+    const checkEvery = Math.max(MiB, Math.min(8 * MiB, Math.floor(this.ctx.config.minFreeBytes / 4)));
     const storageKey = newStorageKey();
     const head = new Uint8Array(SNIFF_BYTES);
     let headBytes = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
+      let checkedAt = 0;
       for await (const chunk of part.body) {
         size += chunk.byteLength;
         if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
         if (budget.free !== null && size > budget.free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), budget.free);
+        if (size - checkedAt >= checkEvery) {
+          checkedAt = size;
+          disk.assertRoom();
+        }
         if (headBytes < SNIFF_BYTES) {
           const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
           head.set(take, headBytes);

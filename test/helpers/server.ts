@@ -31,11 +31,14 @@ export interface TestServerOptions {
   logger?: Logger;
 }
 
-/** Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir. */
+/**
+ * Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir.
+ * Its disk reserve is 16 MiB rather than 512, so the suite runs on a machine with little free space.
+ */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const boot = () =>
-    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', ...opts.env }), {
+    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...opts.env }), {
       clock: opts.clock,
       logger: opts.logger,
       startWorker: opts.startWorker,

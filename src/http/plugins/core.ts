@@ -3,6 +3,7 @@ import { AppError, badRequest, Messages, RateLimitedError } from '../../errors.t
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
+import { diskFull, isDiskFullError } from '../../services/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
@@ -27,6 +28,7 @@ function firstForwarded(value: string | null): string | null {
 function describeError(error: unknown, code: unknown): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } | null {
   if (error instanceof AppError) return { status: error.status, body: error.body(), headers: error.headers };
   if (error instanceof StorageNotFoundError) return { status: 500, body: { message: Messages.storedObjectMissing } };
+  if (isDiskFullError(error)) return { status: 507, body: diskFull().body() };
   if (error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError) return null;
   switch (code) {
     case 'NOT_FOUND':
