@@ -6,6 +6,7 @@ import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
 import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
+import { runReliabilityBench } from './reliability.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<void>> = {
   audit: runAuditBench,
   files: runFilesBench,
   shares: runSharesBench,
+  reliability: runReliabilityBench,
 };
 
 const wanted = process.argv.slice(2);
