@@ -110,6 +110,9 @@ export const Messages = {
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',
   updateFeedUnavailable: 'Update feed unavailable',
+  // Disk
+  diskFull:
+    'The server is running out of disk space, so it takes no new files for now. Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
 } as const;
 
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
@@ -125,6 +128,11 @@ export function requestAborted(): AppError {
 /** 413 for a file over the instance's max upload size setting. */
 export function fileTooLarge(maxBytes: number): AppError {
   return tooLarge(`File too large. The maximum upload size is ${maxBytes} bytes.`);
+}
+
+/** 507: the data disk is (nearly) full; the message says what frees space. */
+export function diskFull(): AppError {
+  return new AppError(507, Messages.diskFull);
 }
 
 /** 413 for a form whose text fields (everything but its files) are over the parser's budget. */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { CoreContext } from '../context.ts';
-import { AppError } from '../errors.ts';
+import { diskFull } from '../errors.ts';
 import { formatSize } from '../lib/size.ts';
 
 export interface DiskSpace {
@@ -19,14 +19,6 @@ const WARN_EVERY_MS = 60_000;
 export function isDiskFullError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   return e?.code === 'ENOSPC' || e?.code === 'SQLITE_FULL' || /database or disk is full|no space left on device/i.test(String(e?.message ?? ''));
-}
-
-/** 507 with a sentence the user can act on. */
-export function diskFull(): AppError {
-  return new AppError(
-    507,
-    'The server is running out of disk space, so it takes no new files for now. Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
-  );
 }
 
 /**

@@ -95,6 +95,19 @@ describe('a malformed Host or request target (issue 13, defect 1)', () => {
 });
 
 describe('request-meta parsing never throws', () => {
+  test('dot segments cannot carry a path past the open-path checks (desktop-only access)', async () => {
+    t.server.ctx.services.settings.set('desktopOnlyAccess', true);
+    try {
+      // Taken for an open share path, each would reach its route and answer 401 (no session), not 403.
+      for (const p of ['/s/../api/files/stats', '/s/%2e%2e/api/files/stats', '/health/../api/files/stats']) {
+        const res = await rawRequest(t.url, request(`GET ${p} HTTP/1.1`, 'localhost'));
+        expect(res.status).toBe(403);
+      }
+    } finally {
+      t.server.ctx.services.settings.set('desktopOnlyAccess', false);
+    }
+  });
+
   test.each([
     ['/health', '/health'],
     ['/a/b?x=1#y', '/a/b'],

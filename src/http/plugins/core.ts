@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia';
-import { AppError, badRequest, Messages, RateLimitedError } from '../../errors.ts';
+import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
-import { diskFull, isDiskFullError } from '../../services/disk-space.ts';
+import { isDiskFullError } from '../../services/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
-import { isValidHost, pathOf, requestMeta, setRequestMeta } from '../request-meta.ts';
+import { isValidHost, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
 
 export const SECURITY_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
@@ -69,7 +69,7 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       const proto = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : request.url.startsWith('https:') ? 'https' : 'http';
       const claimed = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host');
       const host = isValidHost(claimed) ? claimed : null;
-      setRequestMeta(request, {
+      const meta: RequestMeta = {
         id,
         start: performance.now(),
         ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
@@ -77,14 +77,14 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
         host,
         origin: `${proto}://${host}`,
         secure: proto === 'https',
-      });
+      };
+      setRequestMeta(request, meta);
       Object.assign(set.headers, SECURITY_HEADERS);
       set.headers['X-Request-Id'] = id;
       // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
       if (host === null) throw badRequest(Messages.invalidHost);
       // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
       if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
-      const meta = requestMeta(request);
       if (!addressCap.acquire(meta.ip)) {
         throw new RateLimitedError({
           'RateLimit-Limit': String(addressCap.max),
