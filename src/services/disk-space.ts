@@ -14,6 +14,7 @@ export interface DiskSpace {
 }
 
 const WARN_EVERY_MS = 60_000;
+const MiB = 1024 * 1024;
 
 /** SQLite's and the filesystem's "no space left": the write cannot succeed until space is freed. */
 export function isDiskFullError(err: unknown): boolean {
@@ -36,6 +37,11 @@ export class DiskSpaceService {
     const free = s.bavail * s.bsize;
     const reserve = this.ctx.config.minFreeBytes;
     return { free, total: s.blocks * s.bsize, reserve, low: free < 2 * reserve };
+  }
+
+  /** How often (in bytes written) a long write checks the reserve again: a quarter of it, 1 to 8 MiB. */
+  get checkEvery(): number {
+    return Math.max(MiB, Math.min(8 * MiB, Math.floor(this.ctx.config.minFreeBytes / 4)));
   }
 
   /** Throws the 507 when writing `bytes` more would leave less than the reserve free. */

@@ -68,7 +68,6 @@ interface Budget {
 
 // file-type needs a few KiB for most formats; office documents (ZIP containers) need a little more.
 const SNIFF_BYTES = 64 * 1024;
-const MiB = 1024 * 1024;
 const DEFAULT_TYPE = 'application/octet-stream';
 const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
 
@@ -340,7 +339,7 @@ export class UploadService {
   private async store(part: UploadFilePart, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
     const disk = this.disk;
     disk.assertRoom(budget.sizeHint ?? 0);
-    const checkEvery = Math.max(MiB, Math.min(8 * MiB, Math.floor(this.ctx.config.minFreeBytes / 4)));
+    const checkEvery = disk.checkEvery;
     const storageKey = newStorageKey();
     const head = new Uint8Array(SNIFF_BYTES);
     let headBytes = 0;
