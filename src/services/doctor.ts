@@ -23,7 +23,7 @@ export interface DoctorReport {
   missingObjects: { checked: number; count: number; items: Array<{ id: string; name: string; accountId: string; storageKey: string }> };
   keys: { currentKeyId: string; notCurrent: number; unavailable: number };
   auditQueue: { pending: number; failed: number };
-  /** Free space on the data directory's disk; `low` when below the reserve uploads stop at. */
+  /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
   disk: DiskSpace;
 }
 

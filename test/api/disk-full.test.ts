@@ -78,15 +78,18 @@ describe.skipIf(reason !== null)('a full disk (issue 13, defect 3): 64 MiB tmpfs
     expect(res.status).toBe(507);
   });
 
-  test('trash and empty trash free the space through the API alone; uploads work again', async () => {
+  test('trash, permanent delete and empty trash free the space through the API alone; uploads work again', async () => {
     const before = free(dataDir);
     const trashed = await a.client.post('/api/files/delete', { ids: uploaded });
     expect(trashed.status).toBe(200);
+    const purge = await a.client.post('/api/files/trash/delete', { ids: [uploaded[0]] });
+    expect(purge.status).toBe(202);
+    expect(await pollJob(a.client, (await json(purge)).jobId)).toMatchObject({ status: 'completed', result: { count: 1 } });
     const empty = await a.client.post('/api/files/trash/empty');
     expect(empty.status).toBe(202);
     const job = await pollJob(a.client, (await json(empty)).jobId);
     expect(job.status).toBe('completed');
-    expect(job.result.count).toBe(uploaded.length);
+    expect(job.result.count).toBe(uploaded.length - 1);
     // The objects are deleted by the queued storage job just after; the database keeps a little of what it grew.
     const freed = () => free(dataDir) - before;
     const deadline = Date.now() + 10_000;
