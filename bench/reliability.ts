@@ -64,7 +64,7 @@ async function formFields(): Promise<void> {
     const after = memoryMiB(server.pid);
     console.log(
       `reliability.form_fields offered_MB ${((20_000 * field.length) / 1e6).toFixed(0)} status ${r.status} answered_after_MiB ${(r.answeredAt / MiB).toFixed(1)} ` +
-        `sent_before_close_MiB ${(r.sent / MiB).toFixed(1)} rss_before_MiB ${before.now.toFixed(0)} peak_rss_MiB ${after.peak.toFixed(0)} (goal < 200) rss_after_MiB ${after.now.toFixed(0)} (5 s after)`,
+        `sent_before_close_MiB ${(r.sent / MiB).toFixed(1)}${r.status ? '' : ' (status 0: the reset of the closed connection reached the client before the answer did)'} rss_before_MiB ${before.now.toFixed(0)} peak_rss_MiB ${after.peak.toFixed(0)} (goal < 200) rss_after_MiB ${after.now.toFixed(0)} (5 s after)`,
     );
   } finally {
     await server.stop();
