@@ -66,8 +66,8 @@ export function seedFiles(ctx: AppContext, ownerId: string, opts: { rows: number
 }
 
 /** Peak and current resident memory of this process, in MiB (Linux). */
-export function memoryMiB(): { peak: number; now: number } {
-  const status = fs.readFileSync('/proc/self/status', 'utf8');
+export function memoryMiB(pid: number | 'self' = 'self'): { peak: number; now: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
   return { peak: kb('VmHWM'), now: kb('VmRSS') };
 }

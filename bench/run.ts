@@ -6,6 +6,7 @@ import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
 import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
+import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void>> = {
   audit: runAuditBench,
   files: runFilesBench,
   shares: runSharesBench,
+  reliability: runReliabilityBench,
   web: runWebBench,
 };
 

@@ -7,12 +7,13 @@ const ROOT = path.resolve(import.meta.dir, '..');
 export interface BenchServer {
   url: string;
   dataDir: string;
+  /** The server process, for its memory figures. */
+  pid: number;
   stop(): Promise<void>;
 }
 
 /** Runs `coffer serve` from source in its own process, on a temp data dir, as an admin would. */
-export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-'));
+export async function startBenchServer(env: Record<string, string> = {}, dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-'))): Promise<BenchServer> {
   const port = 30000 + Math.floor(Math.random() * 20000);
   const proc = Bun.spawn([process.execPath, path.join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
@@ -31,6 +32,7 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
   return {
     url,
     dataDir,
+    pid: proc.pid,
     async stop() {
       proc.kill('SIGTERM');
       await proc.exited;

@@ -29,6 +29,8 @@ export function registerDoctor(program: Command): void {
           print(`master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`);
           if (r.keys.notCurrent > r.keys.unavailable) print('  finish with: coffer keys rotate');
           print(`audit queue: ${r.auditQueue.pending} pending, ${r.auditQueue.failed} failed`);
+          print(`disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`);
+          if (r.disk.low) print('  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage');
           print(r.ok ? 'no problems found' : 'problems found');
         }
         if (!r.ok) throw new AttentionNeeded('');

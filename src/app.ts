@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from './context.ts';
+import { AddressCap } from './http/address-cap.ts';
 import { ClientIpResolver } from './http/client-ip.ts';
 import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
@@ -34,7 +35,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.generalRateLimit);
   return new Elysia()
-    .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId }))
+    .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
     .use(healthRoutes(ctx))

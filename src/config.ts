@@ -20,6 +20,12 @@ export interface Config {
   workerConcurrency: number;
   /** General rate limit per 15 minutes (SPEC: 10000); raised for load benchmarks. */
   generalRateLimit: number;
+  /** Seconds a connection may send and receive nothing before it is closed (idle keep-alive, stalled upload). */
+  idleTimeoutSeconds: number;
+  /** Requests one client address may have in progress at once; 0 = no cap. */
+  maxConnectionsPerIp: number;
+  /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
+  minFreeBytes: number;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -49,7 +55,13 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   QUEUE_METRICS_INTERVAL_SECONDS  refresh interval of the queue gauges (default 60)
   UPDATE_FEED_URL                 update feed proxied by /api/version/latest
   COFFER_WORKER_CONCURRENCY       background jobs run at once (default 2)
-  COFFER_GENERAL_RATE_LIMIT       general requests per 15 minutes per login or IP (default 10000)`;
+  COFFER_GENERAL_RATE_LIMIT       general requests per 15 minutes per login or IP (default 10000)
+  COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
+                                  download (default 30, at most 255; event streams are exempt)
+  COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
+                                  429 (default 64; 0 = no cap)
+  COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
+                                  (default 512M)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -91,6 +103,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     }
   }
 
+  const reserveText = env.COFFER_MIN_FREE_BYTES?.trim();
+  const minFreeBytes = reserveText ? parseSize(reserveText) : 512 * 1024 ** 2;
+  if (minFreeBytes === null) throw new ConfigError(`COFFER_MIN_FREE_BYTES must be a size such as 512M or 2G, got "${reserveText}"`);
+
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
 
@@ -112,5 +128,9 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     updateFeedUrl: feed,
     workerConcurrency: integer('COFFER_WORKER_CONCURRENCY', env.COFFER_WORKER_CONCURRENCY, 2, 1, 64),
     generalRateLimit: integer('COFFER_GENERAL_RATE_LIMIT', env.COFFER_GENERAL_RATE_LIMIT, 10_000, 1, 1_000_000_000),
+    // The runtime's own limit is 255 seconds.
+    idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
+    maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
+    minFreeBytes,
   });
 }

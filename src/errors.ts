@@ -51,6 +51,8 @@ export const Messages = {
   tooManyRequests: 'Too many requests, please try again later',
   queueUnavailable: 'Background worker queue is unavailable',
   crossOrigin: 'Cross-origin request refused',
+  invalidHost: 'Bad request: the Host header is missing or is not a valid host name',
+  invalidTarget: 'Bad request: the request target must be a path such as /api/files',
   // Sign-in
   signupDisabled: 'Signup is currently disabled',
   emailInUse: 'Email already in use',
@@ -90,6 +92,7 @@ export const Messages = {
   jobNotFound: 'Background file job not found',
   jobFailed: 'Background file operation failed',
   uploadAborted: 'Upload cancelled by client',
+  requestAborted: 'Request cancelled by client',
   noFile: 'No file uploaded',
   // Sharing
   shareNotFound: 'Share link not found',
@@ -107,6 +110,9 @@ export const Messages = {
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',
   updateFeedUnavailable: 'Update feed unavailable',
+  // Disk
+  diskFull:
+    'The server is running out of disk space, so it takes no new files for now. Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
 } as const;
 
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
@@ -114,9 +120,24 @@ export function uploadAborted(): AppError {
   return new AppError(499, Messages.uploadAborted, { error: 'REQUEST_ABORTED' });
 }
 
+/** 499 for any other request whose client hung up before its body arrived: nothing was done. */
+export function requestAborted(): AppError {
+  return new AppError(499, Messages.requestAborted, { error: 'REQUEST_ABORTED' });
+}
+
 /** 413 for a file over the instance's max upload size setting. */
 export function fileTooLarge(maxBytes: number): AppError {
   return tooLarge(`File too large. The maximum upload size is ${maxBytes} bytes.`);
+}
+
+/** 507: the data disk is (nearly) full; the message says what frees space. */
+export function diskFull(): AppError {
+  return new AppError(507, Messages.diskFull);
+}
+
+/** 413 for a form whose text fields (everything but its files) are over the parser's budget. */
+export function formTextTooLarge(limit: number): AppError {
+  return tooLarge(`Too much text in the form: the fields besides the files may add up to at most ${limit} bytes in one request`);
 }
 
 /** `Storage limit exceeded. Required: X, available: Y.` (SPEC "Errors", 413). */

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Logger } from './log.ts';
 import { openContext, type AppContext } from './context.ts';
 import { createApp } from './app.ts';
+import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { Worker } from './jobs/worker.ts';
 import { StartupError } from './data-dir.ts';
 import { ensureSystemSchedules } from './jobs/handlers/index.ts';
@@ -59,8 +60,18 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   ensureSystemSchedules(ctx);
   let app;
   try {
+    // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
+    await ctx.services.uploadIntents.sweep();
     app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY, idleTimeout: 120 });
+    app.listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: MAX_REQUEST_BODY,
+      idleTimeout: config.idleTimeoutSeconds,
+      // Never the runtime's development error page (working directory, paths, source lines).
+      development: false,
+      error: lastResortErrorHandler(ctx.log),
+    });
   } catch (err) {
     ctx.close();
     const code = (err as NodeJS.ErrnoException).code;
@@ -77,6 +88,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir });
+  const disk = ctx.services.diskSpace.status();
+  if (disk.low) ctx.services.diskSpace.warnLow(disk);
 
   let stopping: Promise<void> | null = null;
   return {

@@ -1,11 +1,30 @@
+import fs from 'node:fs';
 import { Database } from 'bun:sqlite';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import * as schema from './schema/index.ts';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
+/**
+ * The database and its -wal and -shm files are readable by the owner only, like secrets.json: they hold
+ * every wrapped data key and password hash. SQLite gives the -wal and -shm files the database's mode, so
+ * the database is created 0600 before SQLite opens it; files left wider by an older version are narrowed.
+ */
+function restrictDatabaseFiles(path: string): void {
+  fs.closeSync(fs.openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
+    } catch (err) {
+      // Gone, or another user's file (an admin command run as someone else): leave it as it is.
+      if (!['ENOENT', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    }
+  }
+}
+
 /** Opens the database with the pragmas every Coffer process uses. */
 export function openDatabase(path: string): Db {
+  restrictDatabaseFiles(path);
   const sqlite = new Database(path, { create: true, strict: true });
   // busy_timeout first, so switching to WAL waits for a concurrent opener instead of failing.
   sqlite.run('PRAGMA busy_timeout = 5000');

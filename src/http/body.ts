@@ -1,6 +1,23 @@
-import { AppError, badRequest, Messages } from '../errors.ts';
+import { AppError, badRequest, Messages, requestAborted } from '../errors.ts';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+
+const consumed = new WeakSet<Request>();
+
+/** Records that the request's body was read to its end. */
+export function markBodyConsumed(request: Request): void {
+  consumed.add(request);
+}
+
+/**
+ * Whether the request came with a body that was not read to its end. An error answered then closes the
+ * connection: otherwise the runtime keeps receiving (and discarding) the rest, a GiB after a 413.
+ */
+export function bodyLeftUnread(request: Request): boolean {
+  if (consumed.has(request) || !request.body) return false;
+  const length = request.headers.get('content-length');
+  return length === null ? request.headers.has('transfer-encoding') : Number(length) > 0;
+}
 
 /** Elysia's parse step returns this instead of reading: bodies are read by handlers, after their guards. */
 export const DEFERRED_BODY = Object.freeze({ deferred: true });
@@ -13,8 +30,19 @@ async function readLimited(request: Request, limit: number): Promise<string> {
   let total = 0;
   const reader = request.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+    let read: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      read = await reader.read();
+    } catch {
+      // The body can only fail to arrive because the client hung up: like an aborted upload, a 499.
+      throw requestAborted();
+    }
+    const { done, value } = read;
+    if (done) {
+      if (total < declared) throw requestAborted();
+      markBodyConsumed(request);
+      break;
+    }
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel();

@@ -3,6 +3,7 @@ import { AppError, Messages } from '../errors.ts';
 import type { AuditPrincipal } from '../services/audit.ts';
 import type { DownloadService, ZipDownload } from '../services/downloads.ts';
 import type { ByteRange } from '../storage/driver.ts';
+import { stripBidiControls } from '../services/names.ts';
 
 /**
  * A single `Range: bytes=…` request against an object of `size` bytes: the half-open range, null to
@@ -26,8 +27,9 @@ export function parseRange(header: string | null, size: number): ByteRange | nul
   return { start, end: last === '' ? size : Math.min(Number(last) + 1, size) };
 }
 
-/** `Content-Disposition` with an ASCII fallback and the exact name in RFC 5987 form (COMPAT). */
-export function contentDisposition(kind: 'inline' | 'attachment', filename: string): string {
+/** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (COMPAT), bidi controls dropped. */
+export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+  const filename = stripBidiControls(name);
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;

@@ -9,7 +9,7 @@ import { authPlugin } from './plugins/auth.ts';
 export function eventRoutes(ctx: AppContext, limits: Limits, streams: SseStreams) {
   return new Elysia({ name: 'http/events', seed: ctx.instanceId }).use(authPlugin(ctx, limits)).get(
     '/api/files/events',
-    ({ principal, request }) => {
+    ({ principal, request, server }) => {
       const stream = streams.open(principal.accountId, principal.loginId, request.signal);
       if (!stream) {
         throw new RateLimitedError({
@@ -19,6 +19,8 @@ export function eventRoutes(ctx: AppContext, limits: Limits, streams: SseStreams
           'Retry-After': '5',
         });
       }
+      // A stream is quiet between events: the idle timeout that closes stalled connections must not close it.
+      server?.timeout(request, 0);
       return new Response(stream, {
         headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' },
       });

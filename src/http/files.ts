@@ -6,6 +6,7 @@ import type { SortField } from '../db/repos/items.ts';
 import type { Page } from '../services/items.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
 import { nameProblem, normalizeName } from '../services/names.ts';
+import { isDiskFullError } from '../services/disk-space.ts';
 import { readJson, readJsonOrForm } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import type { Limits } from './limits.ts';
@@ -78,7 +79,8 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
             } else controller.enqueue(ndjsonLine({ type: 'progress', ...step.value }));
           } catch (err) {
             ctx.log.error('operation failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-            controller.enqueue(ndjsonLine({ type: 'error', message: err instanceof AppError ? err.message : Messages.internal }));
+            const message = err instanceof AppError ? err.message : isDiskFullError(err) ? Messages.diskFull : Messages.internal;
+            controller.enqueue(ndjsonLine({ type: 'error', message }));
             controller.close();
           }
         },

@@ -1,6 +1,7 @@
 import { basename, convertToUTF8, getDecoder, parseContentType, parseDisposition } from 'busboy/lib/utils.js';
-import { AppError, badRequest, Messages, uploadAborted } from '../errors.ts';
+import { AppError, badRequest, formTextTooLarge, Messages, uploadAborted } from '../errors.ts';
 import { releaseChunk } from '../lib/buffers.ts';
+import { markBodyConsumed } from './body.ts';
 import type { UploadPart } from '../services/uploads.ts';
 
 /*
@@ -13,6 +14,14 @@ import type { UploadPart } from '../services/uploads.ts';
 
 const FIELD_SIZE_LIMIT = 64 * 1024;
 const FIELDS_LIMIT = 20_000;
+/*
+ * What all the text fields of one form (names and values) may add up to: they are held in memory until
+ * the request ends. A budget for any form, plus some for each file part so far (a bulk upload sends a
+ * path, a client id and a time per file), never more than the cap.
+ */
+export const TEXT_BUDGET_BASE = 1024 * 1024;
+export const TEXT_BUDGET_PER_FILE = 16 * 1024;
+export const TEXT_BUDGET_MAX = 4 * 1024 * 1024;
 // busboy's limits for one part's header block.
 const MAX_HEADER_PAIRS = 2000;
 const MAX_HEADER_SIZE = 16 * 1024;
@@ -43,9 +52,16 @@ type MultipartEvent =
   | { kind: 'file'; field: string; filename: string; mimeType: string }
   | { kind: 'data'; chunk: Uint8Array }
   | { kind: 'end-file' }
-  | { kind: 'malformed' };
+  | { kind: 'malformed' }
+  | { kind: 'over-budget'; limit: number };
 
 class MalformedBody extends Error {}
+
+class TextBudgetExceeded extends Error {
+  constructor(readonly limit: number) {
+    super(`text fields over ${limit} bytes`);
+  }
+}
 
 /** A part's header block, byte by byte as busboy reads it (names lower-cased, values as latin1). */
 class HeaderParser {
@@ -167,6 +183,8 @@ class MultipartParser {
   private file = false;
   private field: { name: string; charset: string; chunks: Buffer[]; size: number } | null = null;
   private fields = 0;
+  private files = 0;
+  private textBytes = 0;
   private out: MultipartEvent[] = [];
   private malformed = false;
   private complete = false;
@@ -204,15 +222,22 @@ class MultipartParser {
     return this.out;
   }
 
-  // The events before the fault are kept: parts complete before it are delivered, then the 400.
+  // The events before the fault are kept: parts complete before it are delivered, then the 400 (or 413).
   private guard(run: () => void): void {
     try {
       run();
     } catch (err) {
-      if (!(err instanceof MalformedBody)) throw err;
+      if (!(err instanceof MalformedBody) && !(err instanceof TextBudgetExceeded)) throw err;
       this.malformed = true;
-      this.out.push({ kind: 'malformed' });
+      this.out.push(err instanceof TextBudgetExceeded ? { kind: 'over-budget', limit: err.limit } : { kind: 'malformed' });
     }
+  }
+
+  /** Counts text held for fields; over the form's budget the parse stops, before more is buffered. */
+  private spendText(bytes: number): void {
+    this.textBytes += bytes;
+    const limit = Math.min(TEXT_BUDGET_MAX, TEXT_BUDGET_BASE + this.files * TEXT_BUDGET_PER_FILE);
+    if (this.textBytes > limit) throw new TextBudgetExceeded(limit);
   }
 
   private scan(chunk: Buffer): void {
@@ -299,6 +324,7 @@ class MultipartParser {
           this.out.push({ kind: 'data', chunk: shared ? buf.subarray(start, end) : Buffer.from(buf.subarray(start, end)) });
         } else if (this.field) {
           const take = Math.min(end - start, FIELD_SIZE_LIMIT - this.field.size);
+          this.spendText(take);
           // Copied: a small field must not keep a large request chunk alive.
           this.field.chunks.push(Buffer.from(buf.subarray(start, start + take)));
           this.field.size += take;
@@ -343,6 +369,7 @@ class MultipartParser {
     }
     if (mimeType === 'application/octet-stream' || filename !== undefined) {
       this.file = true;
+      this.files++;
       this.out.push({ kind: 'file', field: name, filename: filename ?? '', mimeType });
       return;
     }
@@ -351,6 +378,7 @@ class MultipartParser {
       return;
     }
     ++this.fields;
+    this.spendText(name.length);
     this.field = { name, charset, chunks: [], size: 0 };
   }
 }
@@ -392,6 +420,7 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
       }
       if (read.done) {
         finished = true;
+        markBodyConsumed(request);
         events = parser.end();
       } else {
         const { value } = read;
@@ -403,6 +432,10 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
     if (event.kind === 'malformed') {
       index--;
       throw failure(null);
+    }
+    if (event.kind === 'over-budget') {
+      index--;
+      throw failure(formTextTooLarge(event.limit));
     }
     return event;
   };

@@ -3,12 +3,18 @@ export interface RequestMeta {
   id: string;
   start: number;
   ip: string;
-  /** The origin clients use (scheme and host; forwarded ones only from known proxies). */
+  /** The path of the request URL, without the query; never throws, whatever the client sent. */
+  path: string;
+  /** The host clients use (forwarded only from known proxies); null when it is missing or malformed. */
+  host: string | null;
+  /** The origin clients use (scheme and host); meaningful only when `host` is not null. */
   origin: string;
   /** HTTPS directly or behind a known proxy that says so: cookies get `Secure`. */
   secure: boolean;
   /** Set by the auth guard: the login that made the request, for logs and rate-limit keys. */
   loginId?: string;
+  /** Whether the request counts against its address's cap on requests in progress (until its response). */
+  counted?: boolean;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -17,11 +23,42 @@ export function setRequestMeta(request: Request, meta: RequestMeta): void {
   metas.set(request, meta);
 }
 
+/**
+ * The path of a request URL. The runtime hands over a relative URL (`/health`) or a URL with whatever
+ * Host the client sent (`http://a b/health`), or an empty one after a hang-up, so this never parses it.
+ */
+export function pathOf(url: string): string {
+  let start = 0;
+  if (!url.startsWith('/')) {
+    const scheme = url.indexOf('://');
+    start = scheme < 0 ? -1 : url.indexOf('/', scheme + 3);
+    if (start < 0) return '/';
+  }
+  let end = url.length;
+  for (const c of ['?', '#']) {
+    const at = url.indexOf(c, start);
+    if (at >= 0 && at < end) end = at;
+  }
+  return url.slice(start, end) || '/';
+}
+
+// A DNS name, IPv4 address or bracketed IPv6 address, then an optional port (RFC 9110 7.2, RFC 3986 3.2.2).
+const HOST = /^(?:[A-Za-z0-9_~-]+(?:\.[A-Za-z0-9_~-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** Whether a Host (or X-Forwarded-Host) value names a host a URL can be built on. */
+export function isValidHost(host: string | null): host is string {
+  if (!host) return false;
+  const m = HOST.exec(host);
+  if (!m) return false;
+  if (m[1] !== undefined && Number(m[1]) > 65535) return false;
+  return URL.canParse(`http://${host}/`);
+}
+
+/** The request's meta; one that onRequest never saw (it threw first) gets a safe stand-in. */
 export function requestMeta(request: Request): RequestMeta {
   const meta = metas.get(request);
   if (meta) return meta;
-  const url = new URL(request.url);
-  const fallback = { id: crypto.randomUUID(), start: performance.now(), ip: 'unknown', origin: url.origin, secure: url.protocol === 'https:' };
+  const fallback: RequestMeta = { id: crypto.randomUUID(), start: performance.now(), ip: 'unknown', path: pathOf(request.url), host: null, origin: 'null', secure: false };
   metas.set(request, fallback);
   return fallback;
 }

@@ -1,6 +1,7 @@
 import { Elysia, NotFoundError } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { BUNDLE_FILE_PREFIX, buildWebBundle, decodeWebBundle, newestSourceChange, type WebAsset, type WebBundle } from '../web/app-bundle.ts';
+import { requestMeta } from './request-meta.ts';
 
 // Paths with a behaviour of their own: never answered with the app, whatever they ask for.
 const RESERVED = /^\/(api|s)(\/|$)|^\/(health|metrics)$/;
@@ -58,7 +59,7 @@ export function webAppRoutes(ctx: AppContext) {
       return serve(asset, request);
     })
     .get('/*', async ({ request }) => {
-      const { pathname } = new URL(request.url);
+      const pathname = requestMeta(request).path;
       if (RESERVED.test(pathname) || !(request.headers.get('accept') ?? '').includes('text/html')) throw new NotFoundError();
       return serve((await source.get()).index, request);
     });

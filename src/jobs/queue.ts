@@ -133,6 +133,15 @@ export class JobQueue {
       .immediate();
   }
 
+  /** Adds to a job's progress; inside the caller's transaction when there is one. */
+  addProgress(id: string, n: number): void {
+    this.sqlite.query('UPDATE jobs SET progress = progress + ? WHERE id = ?').run(n, id);
+  }
+
+  progress(id: string): number {
+    return this.sqlite.query<{ progress: number }, [string]>('SELECT progress FROM jobs WHERE id = ?').get(id)?.progress ?? 0;
+  }
+
   complete(id: string, result: unknown): void {
     const now = this.clock.now();
     this.sqlite

@@ -5,6 +5,13 @@ export interface JobRunContext {
   job: Pick<Job, 'id' | 'kind' | 'accountId' | 'attempts' | 'maxAttempts'>;
   /** Aborted when the worker stops; long handlers check it between batches. */
   signal: AbortSignal;
+  /**
+   * Adds `n` units of work done. Called inside the transaction that did the work, so what a run
+   * interrupted by a crash had committed is counted, and the run after it adds to it.
+   */
+  addProgress(n: number): void;
+  /** The units of work every run of this job has done so far. */
+  totalProgress(): number;
 }
 
 export interface JobDefinition<S extends z.ZodType = z.ZodType> {

@@ -108,7 +108,12 @@ export class Worker {
       if (!def) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
       const parsed = def.payload.safeParse(job.payload);
       if (!parsed.success) throw new PermanentJobError(`invalid payload for ${job.kind}: ${parsed.error.message}`);
-      const result = await def.handle(parsed.data, { job, signal: this.abort.signal });
+      const result = await def.handle(parsed.data, {
+        job,
+        signal: this.abort.signal,
+        addProgress: (n) => queue.addProgress(job.id, n),
+        totalProgress: () => queue.progress(job.id),
+      });
       queue.complete(job.id, result ?? null);
       log.debug('job completed', { jobId: job.id, kind: job.kind, ms: Math.round(performance.now() - started) });
     } catch (err) {

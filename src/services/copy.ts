@@ -8,6 +8,8 @@ import { FileEventType } from './file-events.ts';
 import type { ItemService } from './items.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
+import type { UploadIntentService } from './upload-intents.ts';
+import type { DiskSpaceService } from './disk-space.ts';
 
 export interface CopyPayload {
   accountId: string;
@@ -35,6 +37,8 @@ export class CopyService {
     private readonly ctx: CoreContext,
     private readonly items: ItemService,
     private readonly quota: QuotaService,
+    private readonly intents: UploadIntentService,
+    private readonly disk: DiskSpaceService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -47,7 +51,9 @@ export class CopyService {
     if (targetId !== null && this.items.repo.isWithin(new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id)), targetId)) {
       throw badRequest(Messages.copyIntoSelf);
     }
-    this.quota.assertRoom(principal.accountId, this.treeBytes(rows));
+    const bytes = this.treeBytes(rows);
+    this.quota.assertRoom(principal.accountId, bytes);
+    this.disk.assertRoom(bytes);
     const jobId = this.ctx.queue.enqueue(
       'files.copy',
       { accountId: principal.accountId, loginId: principal.loginId, ids: rows.map((r) => r.id), parentId: targetId } satisfies CopyPayload,
@@ -111,12 +117,22 @@ export class CopyService {
   /** One item: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
   private async copyItem(jobId: string, source: ItemRow, parentId: string | null, isRoot: boolean): Promise<ItemRow> {
     const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
-    if (storageKey) await this.ctx.storage.copy(source.storage_key!, storageKey);
-    const now = this.ctx.clock.now();
     try {
-      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, now);
+      if (storageKey) {
+        this.disk.assertRoom(source.size);
+        this.intents.record(storageKey);
+        await this.ctx.storage.copy(source.storage_key!, storageKey);
+      }
+      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.ctx.clock.now());
     } catch (err) {
-      if (storageKey) await this.ctx.storage.delete(storageKey).catch(() => false);
+      if (storageKey) {
+        const removed = await this.ctx.storage.delete(storageKey).then(
+          () => true,
+          () => false,
+        );
+        if (removed) this.intents.forget(storageKey);
+        else this.intents.abandon(storageKey);
+      }
       throw err;
     }
   }
@@ -144,6 +160,7 @@ export class CopyService {
           createdAt: now,
         });
         if (source.type === 'file') this.quota.adjust(source.account_id, source.size);
+        if (storageKey) this.intents.committed(storageKey);
         return row;
       })
       .immediate();

@@ -3,6 +3,7 @@ import type { CoreContext } from '../context.ts';
 import { existsMany } from '../storage/driver.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { AuditActions, type AuditService } from './audit.ts';
+import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
 
 const PAGE = 1000;
 const LISTED = 100;
@@ -22,11 +23,14 @@ export interface DoctorReport {
   missingObjects: { checked: number; count: number; items: Array<{ id: string; name: string; accountId: string; storageKey: string }> };
   keys: { currentKeyId: string; notCurrent: number; unavailable: number };
   auditQueue: { pending: number; failed: number };
+  /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
+  disk: DiskSpace;
 }
 
 /**
  * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
- * whose stored object is missing, data keys under a master key that is not current or not available.
+ * whose stored object is missing, data keys under a master key that is not current or not available,
+ * and free disk space against the reserve.
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
 export class DoctorService {
@@ -35,6 +39,7 @@ export class DoctorService {
   constructor(
     private readonly ctx: CoreContext,
     private readonly audit: AuditService,
+    private readonly disk: DiskSpaceService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -81,6 +86,7 @@ export class DoctorService {
     }
 
     const queue = this.audit.queueDepths();
+    const disk = this.disk.status();
 
     const report: DoctorReport = {
       ok: false,
@@ -89,8 +95,9 @@ export class DoctorService {
       missingObjects: missing,
       keys: { currentKeyId, notCurrent, unavailable },
       auditQueue: queue,
+      disk,
     };
-    report.ok = databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0;
+    report.ok = databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
     return report;
   }
 

@@ -5,7 +5,7 @@ import type { CoreContext } from '../context.ts';
 import type { ItemRow } from '../db/repos/items.ts';
 import type { ByteRange } from '../storage/driver.ts';
 import type { ItemService } from './items.ts';
-import { numberedName } from './names.ts';
+import { numberedName, stripBidiControls } from './names.ts';
 import type { Principal } from './principal.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from './audit.ts';
 
@@ -102,7 +102,7 @@ export class DownloadService {
     let after = '';
     for (;;) {
       const children = this.items.repo.liveChildren(accountId, row.id, after, CHILD_PAGE);
-      for (const child of children) yield* this.walk(accountId, child, `${path}/${child.name}`);
+      for (const child of children) yield* this.walk(accountId, child, `${path}/${stripBidiControls(child.name)}`);
       if (children.length < CHILD_PAGE) return;
       after = children[children.length - 1]!.id;
     }
@@ -120,9 +120,11 @@ export class DownloadService {
     const stop = new AbortController();
     let current: Readable | null = null;
     const used = new Set<string>();
+    // Entry names never carry bidirectional controls, which would disguise a file's type in an unzip tool.
     const rootNames = roots.map((r) => {
-      let name = r.name;
-      for (let n = 1; used.has(name.toLowerCase()); n++) name = numberedName(r.name, n);
+      const plain = stripBidiControls(r.name);
+      let name = plain;
+      for (let n = 1; used.has(name.toLowerCase()); n++) name = numberedName(plain, n);
       used.add(name.toLowerCase());
       return name;
     });

@@ -10,6 +10,8 @@ import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
 import { TrashService } from './trash.ts';
 import { UploadService } from './uploads.ts';
+import { UploadIntentService } from './upload-intents.ts';
+import { DiskSpaceService } from './disk-space.ts';
 import { ShareService } from './shares.ts';
 import { VersionService } from './version.ts';
 import { UsersService } from './users.ts';
@@ -43,6 +45,8 @@ export interface Services {
   maintenance: MaintenanceService;
   items: ItemService;
   uploads: UploadService;
+  uploadIntents: UploadIntentService;
+  diskSpace: DiskSpaceService;
   downloads: DownloadService;
   trash: TrashService;
   copy: CopyService;
@@ -59,6 +63,8 @@ export function createServices(core: CoreContext): Services {
   const accounts = new AccountService(core, settings, sessions, mfa, audit);
   const quota = new QuotaService(core);
   const items = new ItemService(core, audit);
+  const uploadIntents = new UploadIntentService(core);
+  const diskSpace = new DiskSpaceService(core);
   return {
     version: new VersionService(core),
     metrics,
@@ -74,13 +80,15 @@ export function createServices(core: CoreContext): Services {
     orphans: new OrphanService(core, quota, audit),
     keys: new KeyService(core, audit),
     backup: new BackupService(core, audit),
-    doctor: new DoctorService(core, audit),
+    doctor: new DoctorService(core, audit, diskSpace),
     maintenance: new MaintenanceService(core),
     items,
-    uploads: new UploadService(core, items, quota, settings),
+    uploads: new UploadService(core, items, quota, settings, uploadIntents, diskSpace),
+    uploadIntents,
+    diskSpace,
     downloads: new DownloadService(core, items, audit),
     trash: new TrashService(core, items, quota),
-    copy: new CopyService(core, items, quota),
+    copy: new CopyService(core, items, quota, uploadIntents, diskSpace),
     fileJobs: new FileJobService(core),
     shares: new ShareService(core, items, audit),
   };

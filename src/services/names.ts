@@ -2,6 +2,9 @@
 export const MAX_NAME_LENGTH = 100;
 
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
+// Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
 
 /** The name as stored: trimmed and in Unicode NFC, so look-alike spellings collide as they should. */
 export function normalizeName(name: string): string {
@@ -13,8 +16,14 @@ export function nameProblem(name: string): string | null {
   if (name.length === 0) return 'Name must not be empty';
   if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
   if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';
+  if (BIDI_CONTROL.test(name)) return 'Name must not contain bidirectional control characters (such as U+202E), which can disguise a file type';
   if (name === '.' || name === '..') return 'Name must not be . or ..';
   return null;
+}
+
+/** The name without bidirectional control characters: for names clients send in uploads, and names shown outside HTML. */
+export function stripBidiControls(name: string): string {
+  return name.replace(BIDI_CONTROLS, '');
 }
 
 /** Case-insensitive key: collisions and name ordering ignore case. */

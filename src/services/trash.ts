@@ -16,6 +16,13 @@ export type InlineRun = AsyncGenerator<{ done: number; total: number }, { messag
 
 export type TrashPlan = { queued: true; jobId: string } | { queued: false; total: number; run: InlineRun };
 
+/** How a job drives a long operation: stop between batches when asked, count each batch inside its transaction. */
+export interface BatchRun {
+  signal?: AbortSignal;
+  /** Called with the items a batch changed, inside the batch's transaction. */
+  onBatch?: (count: number) => void;
+}
+
 /** COMPAT: one progress line per batch of max(25, ceil(N/20)) ids. */
 export function progressBatch(total: number): number {
   return Math.max(25, Math.ceil(total / 20));
@@ -82,7 +89,7 @@ export class TrashService {
   }
 
   /** Job body of `files.trash`: trashes each live root's tree in batches; safe to run again. */
-  trashTrees(accountId: string, loginId: string, ids: string[], signal?: AbortSignal): number {
+  trashTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     const now = this.ctx.clock.now();
     const mark = this.sqlite.query('UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL');
     let count = 0;
@@ -91,10 +98,13 @@ export class TrashService {
       if (!root) continue;
       const subtree = this.items.repo.liveSubtreeIds(root.id).reverse();
       for (let i = 0; i < subtree.length; i += JOB_BATCH) {
-        signal?.throwIfAborted();
+        run.signal?.throwIfAborted();
         const batch = subtree.slice(i, i + JOB_BATCH);
-        this.sqlite.transaction(() => {
-          for (const itemId of batch) count += mark.run(now, root.id, itemId).changes;
+        count += this.sqlite.transaction(() => {
+          let changed = 0;
+          for (const itemId of batch) changed += mark.run(now, root.id, itemId).changes;
+          run.onBatch?.(changed);
+          return changed;
         })();
       }
       this.items.events.item({ accountId, loginId }, FileEventType.deleted, root);
@@ -181,20 +191,29 @@ export class TrashService {
   }
 
   /** Job body of `files.restore`: members first in batches, the root last; safe to run again. */
-  restoreTrees(accountId: string, loginId: string, ids: string[], signal?: AbortSignal): number {
+  restoreTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     let count = 0;
     for (const id of ids) {
       const root = this.items.repo.get(accountId, id);
       if (!root || root.deleted_root_id !== root.id) continue;
       for (;;) {
-        signal?.throwIfAborted();
+        run.signal?.throwIfAborted();
         const batch = this.trashSetIds(root.id, JOB_BATCH);
         if (batch.length === 0) break;
-        this.sqlite.transaction(() => {
-          for (const itemId of batch) count += this.restoreMember(itemId, root.id);
+        count += this.sqlite.transaction(() => {
+          let changed = 0;
+          for (const itemId of batch) changed += this.restoreMember(itemId, root.id);
+          run.onBatch?.(changed);
+          return changed;
         })();
       }
-      const restored = this.sqlite.transaction(() => this.restoreRoot(accountId, root.id)).immediate();
+      const restored = this.sqlite
+        .transaction(() => {
+          const row = this.restoreRoot(accountId, root.id);
+          if (row) run.onBatch?.(1);
+          return row;
+        })
+        .immediate();
       if (restored) {
         count++;
         this.items.events.item({ accountId, loginId }, FileEventType.restored, restored);
@@ -228,7 +247,7 @@ export class TrashService {
    * Removes one trash root and everything trashed with it: rows in batches (the root last), each batch
    * in one transaction with the usage counter and a queued deletion of its objects.
    */
-  purgeRoot(accountId: string, rootId: string, signal?: AbortSignal): number {
+  purgeRoot(accountId: string, rootId: string, run: BatchRun = {}): number {
     let count = 0;
     const select = this.sqlite.query<{ id: string; type: string; size: number; storage_key: string | null }, [string, string, number]>(
       'SELECT id, type, size, storage_key FROM items WHERE deleted_root_id = ? AND id != ? LIMIT ?',
@@ -252,11 +271,12 @@ export class TrashService {
           }
           this.quota.adjust(accountId, -bytes);
           if (keys.length) this.ctx.queue.insert('storage.delete', { keys });
+          run.onBatch?.(rows.length);
           return rows.length;
         })
         .immediate();
     for (;;) {
-      signal?.throwIfAborted();
+      run.signal?.throwIfAborted();
       const rows = select.all(rootId, rootId, JOB_BATCH);
       if (rows.length === 0) break;
       count += removeBatch(rows);
@@ -265,19 +285,19 @@ export class TrashService {
   }
 
   /** Job body of `trash.delete`. */
-  deleteRoots(accountId: string, loginId: string, ids: string[], signal?: AbortSignal): number {
+  deleteRoots(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     let count = 0;
     for (const id of ids) {
       const root = this.items.repo.get(accountId, id);
       if (!root || root.deleted_root_id !== root.id) continue;
-      count += this.purgeRoot(accountId, id, signal);
+      count += this.purgeRoot(accountId, id, run);
       this.items.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
     }
     return count;
   }
 
   /** Job body of `trash.empty`: every trash root of the account. */
-  emptyTrash(accountId: string, signal?: AbortSignal): number {
+  emptyTrash(accountId: string, run: BatchRun = {}): number {
     let count = 0;
     const next = this.sqlite.query<{ id: string }, [string]>(
       `SELECT id FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id LIMIT 100`,
@@ -285,12 +305,12 @@ export class TrashService {
     for (;;) {
       const roots = next.all(accountId);
       if (roots.length === 0) return count;
-      for (const r of roots) count += this.purgeRoot(accountId, r.id, signal);
+      for (const r of roots) count += this.purgeRoot(accountId, r.id, run);
     }
   }
 
   /** Job body of `trash.purge`: trash roots older than the retention (COMPAT), every account. */
-  purgeExpired(retentionDays: number, signal?: AbortSignal): number {
+  purgeExpired(retentionDays: number, run: BatchRun = {}): number {
     if (retentionDays <= 0) return 0;
     const cutoff = this.ctx.clock.now() - retentionDays * 24 * 3600_000;
     const next = this.sqlite.query<{ id: string; account_id: string }, [number]>(
@@ -300,7 +320,7 @@ export class TrashService {
     for (;;) {
       const roots = next.all(cutoff);
       if (roots.length === 0) return count;
-      for (const r of roots) count += this.purgeRoot(r.account_id, r.id, signal);
+      for (const r of roots) count += this.purgeRoot(r.account_id, r.id, run);
     }
   }
 }

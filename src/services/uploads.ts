@@ -7,10 +7,12 @@ import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
 import { newStorageKey } from '../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
 import type { ItemService, ItemView } from './items.ts';
-import { nameKeyOf, nameProblem, normalizeName } from './names.ts';
+import { nameKeyOf, nameProblem, normalizeName, stripBidiControls } from './names.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
+import type { UploadIntentService } from './upload-intents.ts';
+import type { DiskSpaceService } from './disk-space.ts';
 
 export interface UploadFieldPart {
   kind: 'field';
@@ -76,10 +78,15 @@ function parseModifiedTime(text: string | undefined): number | null {
   return ms > 0 && ms <= 8.64e15 ? ms : null;
 }
 
+/** A client's name as stored: bidirectional controls dropped (they disguise file types), then normalized. */
+function clientName(name: string): string {
+  return normalizeName(stripBidiControls(name));
+}
+
 /** The last path segment of a client file name (old browsers send full paths). */
 function baseName(filename: string): string {
   const parts = filename.split(/[/\\]/);
-  return normalizeName(parts[parts.length - 1] ?? '');
+  return clientName(parts[parts.length - 1] ?? '');
 }
 
 /** The client file name to store, or the 400 when it breaks the name rules. */
@@ -111,6 +118,8 @@ export class UploadService {
     private readonly items: ItemService,
     private readonly quota: QuotaService,
     private readonly settings: SettingsService,
+    private readonly intents: UploadIntentService,
+    private readonly disk: DiskSpaceService,
   ) {
     this.sqlite = ctx.db.$client;
   }
@@ -120,6 +129,7 @@ export class UploadService {
     const max = this.settings.get('maxUploadBytes');
     if (fileSize > max) throw fileTooLarge(max);
     this.quota.assertRoom(principal.accountId, fileSize);
+    this.disk.assertRoom(fileSize);
     return { allowed: true };
   }
 
@@ -248,6 +258,7 @@ export class UploadService {
             .get(newObject.size, newObject.mimeType, newObject.storageKey, newObject.wrappedKey, newObject.keyId, modified ?? now, now, row.id)!;
           this.quota.adjust(principal.accountId, delta);
           if (row.storage_key) this.ctx.queue.insert('storage.delete', { keys: [row.storage_key] });
+          this.intents.committed(newObject.storageKey);
           return updated;
         })
         .immediate();
@@ -321,17 +332,28 @@ export class UploadService {
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
   }
 
-  /** Streams one file part into storage under a new key, enforcing the budget while the bytes flow. */
+  /**
+   * Streams one file part into storage under a new key, enforcing the budget while the bytes flow, and
+   * the disk's reserve: before the first byte (for the declared size) and every few MiB after.
+   */
   private async store(part: UploadFilePart, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
+    const disk = this.disk;
+    disk.assertRoom(budget.sizeHint ?? 0);
+    const checkEvery = disk.checkEvery;
     const storageKey = newStorageKey();
     const head = new Uint8Array(SNIFF_BYTES);
     let headBytes = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
+      let checkedAt = 0;
       for await (const chunk of part.body) {
         size += chunk.byteLength;
         if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
         if (budget.free !== null && size > budget.free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), budget.free);
+        if (size - checkedAt >= checkEvery) {
+          checkedAt = size;
+          disk.assertRoom();
+        }
         if (headBytes < SNIFF_BYTES) {
           const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
           head.set(take, headBytes);
@@ -340,11 +362,13 @@ export class UploadService {
         yield chunk;
       }
     }
+    this.intents.record(storageKey);
     let info;
     try {
       info = await this.ctx.storage.put(storageKey, counted(), { signal });
     } catch (err) {
-      // The driver removed its temp file; whatever failed, a client that hung up gets the 499.
+      // The driver removed its temp file and published nothing; a client that hung up gets the 499.
+      this.intents.forget(storageKey);
       if (signal?.aborted) throw uploadAborted();
       throw err;
     }
@@ -373,12 +397,13 @@ export class UploadService {
       createdAt: now,
     });
     this.quota.adjust(principal.accountId, object.size);
+    this.intents.committed(object.storageKey);
     return row;
   }
 
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
   private ensureFolders(principal: Principal, folders: Map<string, string | null>, created: ItemRow[], relativePath: string | undefined): string | null {
-    const segments = (relativePath ?? '').split(/[/\\]/).map(normalizeName).filter(Boolean).slice(0, -1);
+    const segments = (relativePath ?? '').split(/[/\\]/).map(clientName).filter(Boolean).slice(0, -1);
     let path = '';
     let parentId: string | null = folders.get('') ?? null;
     for (const segment of segments) {
@@ -406,9 +431,16 @@ export class UploadService {
     this.items.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mime_type });
   }
 
+  /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
   private async discard(objects: StoredObject[]): Promise<void> {
     for (const o of objects) {
-      await this.ctx.storage.delete(o.storageKey).catch((err: unknown) => this.ctx.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) }));
+      try {
+        await this.ctx.storage.delete(o.storageKey);
+        this.intents.forget(o.storageKey);
+      } catch (err) {
+        this.intents.abandon(o.storageKey);
+        this.ctx.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) });
+      }
     }
   }
 }

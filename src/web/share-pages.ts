@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
 import { formatSize } from '../lib/size.ts';
+import { stripBidiControls } from '../services/names.ts';
 import type { PublicItem } from '../services/shares.ts';
 
 const STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e3e6eb;--accent:#2f6fde}
@@ -27,6 +28,8 @@ const FILE_ICON =
   '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true"><path fill="#8fa3bf" d="M6 2h8l6 6v12a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z"/><path fill="#d5deea" d="M14 2v6h6z"/></svg>';
 
 function layout(title: string, body: string): string {
+  // A title cannot isolate text, so a name in it loses its bidirectional controls instead.
+  const plainTitle = stripBidiControls(title);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -34,7 +37,7 @@ function layout(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title.length > 70 ? `${title.slice(0, 69)}…` : title)}</title>
+<title>${escapeHtml(plainTitle.length > 70 ? `${plainTitle.slice(0, 69)}…` : plainTitle)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
@@ -47,6 +50,8 @@ ${body}
 }
 
 const enc = encodeURIComponent;
+/** An item name in page text: isolated, so bidirectional controls in it cannot reorder what is around it. */
+const nameHtml = (name: string) => `<bdi>${escapeHtml(name)}</bdi>`;
 const date = (iso: string) => iso.slice(0, 10);
 
 export interface FolderPageView {
@@ -64,13 +69,13 @@ export function renderFolderPage(v: FolderPageView): string {
   const base = `/s/${enc(v.token)}`;
   const folderHref = (id: string, isRoot: boolean) => (isRoot ? base : `${base}/folder/${enc(id)}`);
   const crumbs = v.trail
-    .map((f, i) => (i === v.trail.length - 1 ? escapeHtml(f.name) : `<a href="${folderHref(f.id, i === 0)}">${escapeHtml(f.name)}</a>`))
+    .map((f, i) => (i === v.trail.length - 1 ? nameHtml(f.name) : `<a href="${folderHref(f.id, i === 0)}">${nameHtml(f.name)}</a>`))
     .join(' / ');
   const zipHref = v.isRoot ? `${base}/zip` : `${base}/file/${enc(v.folder.id)}`;
   const rows = v.items
     .map((item) => {
       const href = item.type === 'folder' ? `${base}/folder/${enc(item.id)}` : `${base}/file/${enc(item.id)}`;
-      return `<tr><td class="kind">${item.type === 'folder' ? FOLDER_ICON : FILE_ICON}</td><td><a href="${href}">${escapeHtml(item.name)}</a></td><td class="num">${
+      return `<tr><td class="kind">${item.type === 'folder' ? FOLDER_ICON : FILE_ICON}</td><td><a href="${href}">${nameHtml(item.name)}</a></td><td class="num">${
         item.size === null ? '' : escapeHtml(formatSize(item.size))
       }</td><td class="num hide-small">${escapeHtml(date(item.modified))}</td></tr>`;
     })
@@ -80,7 +85,7 @@ export function renderFolderPage(v: FolderPageView): string {
     : '';
   return layout(
     v.folder.name,
-    `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${escapeHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
+    `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${nameHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
 <section class="card">
 <table>
 <thead><tr><th class="kind"><span hidden>Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>
@@ -95,10 +100,10 @@ ${pager}
 
 export function renderFilePage(v: { token: string; file: PublicItem; previewable: boolean }): string {
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
-  const preview = v.previewable ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(v.file.name)}">` : '';
+  const preview = v.previewable ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(stripBidiControls(v.file.name))}">` : '';
   return layout(
     v.file.name,
-    `<header><h1>${FILE_ICON} ${escapeHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
+    `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
 <section class="card">
 <p class="meta">${escapeHtml(formatSize(v.file.size ?? 0))} &middot; ${escapeHtml(v.file.mimeType ?? 'unknown type')} &middot; modified ${escapeHtml(date(v.file.modified))}</p>
 ${preview}

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import type { Clock } from '../../src/clock.ts';
+import type { Logger } from '../../src/log.ts';
 import { TestClient } from './client.ts';
 
 export function tempDir(prefix = 'coffer-test-'): string {
@@ -26,14 +27,20 @@ export interface TestServerOptions {
   /** When false the worker does not poll; tests call server.worker.drain(). Default true. */
   startWorker?: boolean;
   dataDir?: string;
+  /** Receives the server's log lines (default: LOG_LEVEL, silent in tests). */
+  logger?: Logger;
 }
 
-/** Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir. */
+/**
+ * Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir.
+ * Its disk reserve is 16 MiB rather than 512, so the suite runs on a machine with little free space.
+ */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const boot = () =>
-    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', ...opts.env }), {
+    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...opts.env }), {
       clock: opts.clock,
+      logger: opts.logger,
       startWorker: opts.startWorker,
     });
   const t: TestServer = {

@@ -32,7 +32,25 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { COFFER_DEFAULT_STORAGE_LIMIT: 'none' }).defaultStorageLimit).toBeNull();
   });
 
+  test('idle timeout and the per-address cap: defaults that keep LAN use smooth, both configurable', () => {
+    const d = loadConfig({}, {});
+    expect(d.idleTimeoutSeconds).toBe(30);
+    expect(d.maxConnectionsPerIp).toBe(64);
+    const c = loadConfig({}, { COFFER_IDLE_TIMEOUT_SECONDS: '90', COFFER_MAX_CONNECTIONS_PER_IP: '0' });
+    expect(c.idleTimeoutSeconds).toBe(90);
+    expect(c.maxConnectionsPerIp).toBe(0);
+  });
+
+  test('the disk reserve: 512 MiB by default, any size', () => {
+    expect(loadConfig({}, {}).minFreeBytes).toBe(512 * 1024 ** 2);
+    expect(loadConfig({}, { COFFER_MIN_FREE_BYTES: '2G' }).minFreeBytes).toBe(2 * 1024 ** 3);
+    expect(loadConfig({}, { COFFER_MIN_FREE_BYTES: '0' }).minFreeBytes).toBe(0);
+  });
+
   test.each([
+    [{}, { COFFER_IDLE_TIMEOUT_SECONDS: '300' }, /COFFER_IDLE_TIMEOUT_SECONDS must be between 1 and 255/],
+    [{}, { COFFER_MAX_CONNECTIONS_PER_IP: 'many' }, /COFFER_MAX_CONNECTIONS_PER_IP/],
+    [{}, { COFFER_MIN_FREE_BYTES: 'plenty' }, /COFFER_MIN_FREE_BYTES must be a size/],
     [{ port: 'abc' }, {}, /port/],
     [{ port: '70000' }, {}, /between 0 and 65535/],
     [{}, { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],

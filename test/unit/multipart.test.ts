@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { readMultipart } from '../../src/http/multipart.ts';
+import { readMultipart, TEXT_BUDGET_BASE, TEXT_BUDGET_MAX, TEXT_BUDGET_PER_FILE } from '../../src/http/multipart.ts';
 import { AppError, Messages } from '../../src/errors.ts';
 
 const B = 'XyZ-boundary';
@@ -156,6 +156,50 @@ describe('multipart parser', () => {
     const parts = await transcript([enc(many + `--${B}--`)]);
     expect(parts).toHaveLength(20_001);
     expect(parts[19_999]).toBe('field f="19999"');
+  });
+
+  test('text fields past the form’s budget are a 413 at once, before the rest of the body is read (issue 13, defect 2)', async () => {
+    const value = 'v'.repeat(64 * 1024);
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < 200; i++) chunks.push(enc(fieldPart('relativePaths', value)));
+    chunks.push(enc(`--${B}--`));
+    const { req, stats } = request(chunks);
+    let err: unknown = null;
+    let fields = 0;
+    try {
+      for await (const part of readMultipart(req)) if (part.kind === 'field') fields++;
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).status).toBe(413);
+    expect((err as AppError).message).toBe(`Too much text in the form: the fields besides the files may add up to at most ${TEXT_BUDGET_BASE} bytes in one request`);
+    // 1 MiB of 64 KiB fields: the 16th is refused while it arrives; nothing past it is read.
+    expect(fields).toBe(15);
+    expect(stats.pulls).toBe(16);
+  });
+
+  test('the budget grows with the file parts, up to its cap: a bulk upload’s paths fit before or after its files', async () => {
+    const path = 'p'.repeat(900);
+    let fieldsFirst = '';
+    for (let i = 0; i < 1000; i++) fieldsFirst += fieldPart('relativePaths', `${i}/${path}`);
+    for (let i = 0; i < 1000; i++) fieldsFirst += `${fileHead('files', `f${i}.txt`)}x\r\n`;
+    const ok = await transcript([enc(fieldsFirst + `--${B}--`)]);
+    expect(ok.at(-1)).toBe('OK');
+    expect(ok).toHaveLength(2001);
+
+    // 100 files earn 100 × 16 KiB more; past the cap nothing more is allowed, however many files came.
+    let grown = '';
+    for (let i = 0; i < 100; i++) grown += `${fileHead('files', `f${i}.txt`)}x\r\n`;
+    const room = TEXT_BUDGET_BASE + 100 * TEXT_BUDGET_PER_FILE;
+    expect(room).toBeGreaterThan(2 * TEXT_BUDGET_BASE);
+    for (let i = 0; i < Math.floor(room / 65_000) - 1; i++) grown += fieldPart('clientIds', 'c'.repeat(65_000 - 9));
+    expect((await transcript([enc(grown + `--${B}--`)])).at(-1)).toBe('OK');
+
+    let capped = '';
+    for (let i = 0; i < 2000; i++) capped += `${fileHead('files', `f${i}.txt`)}x\r\n`;
+    for (let i = 0; i <= TEXT_BUDGET_MAX / 65_000; i++) capped += fieldPart('clientIds', 'c'.repeat(65_000 - 9));
+    expect((await transcript([enc(capped + `--${B}--`)])).at(-1)).toBe(`413 Too much text in the form: the fields besides the files may add up to at most ${TEXT_BUDGET_MAX} bytes in one request`);
   });
 
   test('a part larger than any chunk streams through as views of the request’s chunks, never read ahead', async () => {

@@ -3,3 +3,4 @@ export * from './users.ts';
 export * from './items.ts';
 export * from './shares.ts';
 export * from './audit.ts';
+export * from './upload-intents.ts';

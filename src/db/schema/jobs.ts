@@ -18,6 +18,8 @@ export const jobs = sqliteTable(
     maxAttempts: integer('max_attempts').notNull().default(5),
     runAt: integer('run_at').notNull(),
     result: text('result'),
+    // Units of work done so far, across every run: committed with the work, so a re-run after a crash adds to it.
+    progress: integer('progress').notNull().default(0),
     lastError: text('last_error'),
     idempotencyKey: text('idempotency_key'),
     createdAt: integer('created_at').notNull(),

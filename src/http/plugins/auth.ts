@@ -19,7 +19,7 @@ export interface AuthRule {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-const routeOf = (request: Request) => `${request.method} ${new URL(request.url).pathname}`;
+const routeOf = (request: Request) => `${request.method} ${requestMeta(request).path}`;
 
 /**
  * The guard of every authenticated route: `{ auth: true }` or `{ auth: { permission: 'files.upload' } }`.

@@ -1,11 +1,13 @@
 import { Elysia } from 'elysia';
-import { AppError, Messages } from '../../errors.ts';
+import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
-import { DEFERRED_BODY } from '../body.ts';
+import { isDiskFullError } from '../../services/disk-space.ts';
+import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
+import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
-import { requestMeta, setRequestMeta } from '../request-meta.ts';
+import { isValidHost, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
 
 export const SECURITY_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
@@ -26,6 +28,7 @@ function firstForwarded(value: string | null): string | null {
 function describeError(error: unknown, code: unknown): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } | null {
   if (error instanceof AppError) return { status: error.status, body: error.body(), headers: error.headers };
   if (error instanceof StorageNotFoundError) return { status: 500, body: { message: Messages.storedObjectMissing } };
+  if (isDiskFullError(error)) return { status: 507, body: diskFull().body() };
   if (error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError) return null;
   switch (code) {
     case 'NOT_FOUND':
@@ -39,34 +42,64 @@ function describeError(error: unknown, code: unknown): { status: number; body: R
 }
 
 /**
+ * The runtime's own error handler, for an error that escapes every hook above (or is thrown by one):
+ * a logged 500 in our shape, never the runtime's page with paths and source lines.
+ */
+export function lastResortErrorHandler(log: Logger) {
+  return (error: Error): Response => {
+    log.error('unhandled error', { err: error?.stack ?? String(error), where: 'runtime' });
+    return Response.json({ message: Messages.internal }, { status: 500, headers: SECURITY_HEADERS });
+  };
+}
+
+/**
  * Conventions every route shares: request id, client IP and origin, security headers, deferred body
  * reading, error mapping and the access log. Registered first, globally.
  */
-export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string }) {
-  const { log, ipResolver } = deps;
+export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string; addressCap: AddressCap }) {
+  const { log, ipResolver, addressCap } = deps;
   return new Elysia({ name: 'http/core', seed: deps.seed })
     .error({ APP: AppError })
     .onRequest(({ request, set, server }) => {
       const incoming = request.headers.get('x-request-id');
       const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
       const peer = server?.requestIP(request)?.address ?? null;
-      const url = new URL(request.url);
       const trusted = ipResolver.isTrustedPeer(peer);
-      const proto = (trusted && firstForwarded(request.headers.get('x-forwarded-proto'))) || url.protocol.replace(':', '');
-      const host = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host') || url.host;
-      setRequestMeta(request, {
+      const forwardedProto = trusted ? firstForwarded(request.headers.get('x-forwarded-proto'))?.toLowerCase() : null;
+      const proto = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : request.url.startsWith('https:') ? 'https' : 'http';
+      const claimed = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host');
+      const host = isValidHost(claimed) ? claimed : null;
+      const meta: RequestMeta = {
         id,
         start: performance.now(),
         ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
+        path: pathOf(request.url),
+        host,
         origin: `${proto}://${host}`,
         secure: proto === 'https',
-      });
+      };
+      setRequestMeta(request, meta);
       Object.assign(set.headers, SECURITY_HEADERS);
       set.headers['X-Request-Id'] = id;
+      // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
+      if (host === null) throw badRequest(Messages.invalidHost);
+      // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
+      if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
+      if (!addressCap.acquire(meta.ip)) {
+        throw new RateLimitedError({
+          'RateLimit-Limit': String(addressCap.max),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 1),
+          'Retry-After': '1',
+          Connection: 'close',
+        });
+      }
+      meta.counted = true;
     })
     // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
     .onParse({ as: 'global' }, () => DEFERRED_BODY)
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
+      if (bodyLeftUnread(request)) set.headers.Connection = 'close';
       const known = describeError(error, code);
       if (known) {
         set.status = known.status;
@@ -77,7 +110,7 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       log.error('unhandled error', {
         requestId: meta.id,
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: meta.path,
         err: error instanceof Error ? (error.stack ?? error.message) : String(error),
       });
       set.status = 500;
@@ -86,10 +119,14 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
     })
     .onAfterResponse({ as: 'global' }, ({ request, set }) => {
       const meta = requestMeta(request);
+      if (meta.counted) {
+        meta.counted = false;
+        addressCap.release(meta.ip);
+      }
       log.info('request', {
         requestId: meta.id,
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: meta.path,
         status: typeof set.status === 'number' ? set.status : 200,
         ms: Math.round((performance.now() - meta.start) * 100) / 100,
         ip: meta.ip,

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context.ts';
 import { Messages } from '../../errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
+import { requestMeta } from '../request-meta.ts';
 import { SECURITY_HEADERS } from './core.ts';
 
 // Share links, liveness, metrics and the document server's own endpoints stay reachable (COMPAT "Operations").
@@ -12,7 +13,7 @@ export function desktopOnlyPlugin(ctx: AppContext) {
   return new Elysia({ name: 'http/desktop-only', seed: ctx.instanceId }).onRequest(({ request }) => {
     if (!ctx.services.settings.get('desktopOnlyAccess')) return;
     if (request.headers.get('x-desktop-client') === '1') return;
-    const path = new URL(request.url).pathname;
+    const { path } = requestMeta(request);
     if (OPEN_PATHS.some((p) => p.test(path))) return;
     const headers = { ...SECURITY_HEADERS };
     if ((request.headers.get('accept') ?? '').includes('text/html')) {

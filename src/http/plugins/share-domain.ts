@@ -12,9 +12,9 @@ export function shareDomainPlugin(ctx: AppContext) {
   return new Elysia({ name: 'http/share-domain', seed: ctx.instanceId }).onRequest(({ request }) => {
     const base = ctx.services.settings.get('shareBaseUrl');
     if (!base) return;
-    const host = new URL(requestMeta(request).origin).host;
-    if (host !== new URL(base).host) return;
-    if (new URL(request.url).pathname.startsWith('/s/')) return;
+    const meta = requestMeta(request);
+    if (meta.host === null || new URL(meta.origin).host !== new URL(base).host) return;
+    if (meta.path.startsWith('/s/')) return;
     return Response.json({ message: Messages.notFoundRoute }, { status: 404, headers: SECURITY_HEADERS });
   });
 }

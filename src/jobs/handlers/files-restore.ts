@@ -11,7 +11,8 @@ export function filesRestoreJob(ctx: AppContext): JobDefinition<typeof payload> 
     kind: 'files.restore',
     payload,
     handle(p, run) {
-      const count = ctx.services.trash.restoreTrees(p.accountId, p.loginId, p.ids, run.signal);
+      ctx.services.trash.restoreTrees(p.accountId, p.loginId, p.ids, { signal: run.signal, onBatch: run.addProgress });
+      const count = run.totalProgress();
       ctx.services.items.events.jobDone(p.accountId, FileEventType.restored, { userId: p.loginId, action: 'restore', count, jobId: run.job.id });
       return { count };
     },

@@ -11,7 +11,8 @@ export function filesTrashJob(ctx: AppContext): JobDefinition<typeof payload> {
     kind: 'files.trash',
     payload,
     handle(p, run) {
-      const count = ctx.services.trash.trashTrees(p.accountId, p.loginId, p.ids, run.signal);
+      ctx.services.trash.trashTrees(p.accountId, p.loginId, p.ids, { signal: run.signal, onBatch: run.addProgress });
+      const count = run.totalProgress();
       ctx.services.items.events.jobDone(p.accountId, FileEventType.deleted, { userId: p.loginId, action: 'trash', count, jobId: run.job.id });
       return { count };
     },

@@ -13,6 +13,7 @@ import { storageDeleteJob } from './storage-delete.ts';
 import { trashDeleteJob } from './trash-delete.ts';
 import { trashEmptyJob } from './trash-empty.ts';
 import { trashPurgeJob } from './trash-purge.ts';
+import { uploadsSweepJob } from './uploads-sweep.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -34,6 +35,7 @@ export function registerJobHandlers(ctx: AppContext): void {
     trashEmptyJob(ctx),
     trashPurgeJob(ctx),
     storageDeleteJob(ctx),
+    uploadsSweepJob(ctx),
   ]) {
     ctx.registry.register(def);
   }
@@ -47,4 +49,5 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__audit.retention__', { kind: 'audit.retention', intervalMs: DAY });
   ctx.schedules.ensure('__shares.cleanup__', { kind: 'shares.cleanup', intervalMs: DAY });
   ctx.schedules.ensure('__trash.purge__', { kind: 'trash.purge', intervalMs: DAY });
+  ctx.schedules.ensure('__uploads.sweep__', { kind: 'uploads.sweep', intervalMs: HOUR });
 }

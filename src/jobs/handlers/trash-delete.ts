@@ -11,7 +11,8 @@ export function trashDeleteJob(ctx: AppContext): JobDefinition<typeof payload> {
     kind: 'trash.delete',
     payload,
     handle(p, run) {
-      const count = ctx.services.trash.deleteRoots(p.accountId, p.loginId, p.ids, run.signal);
+      ctx.services.trash.deleteRoots(p.accountId, p.loginId, p.ids, { signal: run.signal, onBatch: run.addProgress });
+      const count = run.totalProgress();
       ctx.services.items.events.jobDone(p.accountId, FileEventType.permanentlyDeleted, { userId: p.loginId, action: 'delete', count, jobId: run.job.id });
       return { count };
     },

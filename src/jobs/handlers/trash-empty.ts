@@ -11,7 +11,8 @@ export function trashEmptyJob(ctx: AppContext): JobDefinition<typeof payload> {
     kind: 'trash.empty',
     payload,
     handle(p, run) {
-      const count = ctx.services.trash.emptyTrash(p.accountId, run.signal);
+      ctx.services.trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress });
+      const count = run.totalProgress();
       ctx.services.items.events.jobDone(p.accountId, FileEventType.permanentlyDeleted, { userId: p.loginId, action: 'empty', count, jobId: run.job.id });
       return { count };
     },

@@ -7,6 +7,9 @@ export function trashPurgeJob(ctx: AppContext): JobDefinition {
   return {
     kind: 'trash.purge',
     payload: z.null(),
-    handle: (_p, run) => ({ count: ctx.services.trash.purgeExpired(ctx.config.trashRetentionDays, run.signal) }),
+    handle(_p, run) {
+      ctx.services.trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
+      return { count: run.totalProgress() };
+    },
   };
 }
