@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, dropFiles, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, type DropEntry, dropFiles, dropTree, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -72,6 +72,36 @@ describe('file manager', () => {
     // Dropped onto a folder row: into that folder.
     await dropFiles(page, '[role=row]', [{ name: 'into-trip.txt', text: 'into trip' }], 'trip,');
     await eventually(async () => expect(await names(o, trip.id)).toContain('into-trip.txt'));
+
+    // Whole folder trees from the desktop, onto the window and onto a folder row, arrive with their paths.
+    const tree = (top: string): DropEntry[] => [
+      { name: top, children: [{ name: 'a.txt', text: 'a' }, { name: 'b.txt', text: 'b' }, { name: 'c.txt', text: 'c' }, { name: 'inner', children: [{ name: 'deep.txt', text: 'deep' }] }] },
+      { name: `${top}-loose.txt`, text: 'loose' },
+    ];
+    const ids = new Map<string, string>();
+    const paths = async (parentId?: string): Promise<string[]> => {
+      const out: string[] = [];
+      const walk = async (id: string | undefined, prefix: string) => {
+        for (const i of await listAll(o.client, `/api/files?sortBy=name&order=asc${id ? `&parentId=${id}` : ''}`)) {
+          out.push(`${prefix}${i.name}${i.type === 'folder' ? '/' : ''}`);
+          ids.set(`${prefix}${i.name}`, i.id);
+          if (i.type === 'folder') await walk(i.id, `${prefix}${i.name}/`);
+        }
+      };
+      await walk(parentId, '');
+      return out;
+    };
+    await dropTree(page, '.browser', tree('Desk'));
+    await row(page, 'Desk').waitFor();
+    await eventually(async () => {
+      const all = await paths();
+      expect(all.filter((p) => p.startsWith('Desk'))).toEqual(['Desk/', 'Desk/inner/', 'Desk/inner/deep.txt', 'Desk/a.txt', 'Desk/b.txt', 'Desk/c.txt', 'Desk-loose.txt']);
+    });
+    await dropTree(page, '[role=row]', tree('Into'), 'trip,');
+    await eventually(async () =>
+      expect((await paths(trip.id)).filter((p) => p.startsWith('Into'))).toEqual(['Into/', 'Into/inner/', 'Into/inner/deep.txt', 'Into/a.txt', 'Into/b.txt', 'Into/c.txt', 'Into-loose.txt']),
+    );
+    expect(await (await o.client.get(`/api/files/${ids.get('Into/inner/deep.txt')}/download`)).text()).toBe('deep');
     await expectAccessible(page, 'folder with uploads');
     expect(errors).toEqual([]);
     await context.close();
