@@ -13,6 +13,28 @@ let browser: Browser;
 let admin: seed.SeededLogin;
 
 // A 2x2 PNG, enough for the browser to decode and show.
+const PDF = '%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n';
+
+/** One second of 8 kHz 8-bit mono PCM: a WAV every browser plays without extra codecs. */
+function wav(): Buffer {
+  const rate = 8000;
+  const b = Buffer.alloc(44 + rate);
+  b.write('RIFF', 0);
+  b.writeUInt32LE(36 + rate, 4);
+  b.write('WAVEfmt ', 8);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(rate, 24);
+  b.writeUInt32LE(rate, 28);
+  b.writeUInt16LE(1, 32);
+  b.writeUInt16LE(8, 34);
+  b.write('data', 36);
+  b.writeUInt32LE(rate, 40);
+  for (let i = 0; i < rate; i++) b[44 + i] = 128 + Math.round(60 * Math.sin(i / 5));
+  return b;
+}
+
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==', 'base64');
 
 beforeAll(async () => {
@@ -343,6 +365,81 @@ describe('file manager', () => {
     const one = page.waitForEvent('download');
     await button(page, 'Download').click();
     expect((await one).suggestedFilename()).toBe('b-readme.md');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('preview: video and audio stream from the download URL with Range requests, PDF in a frame, the 1 MiB text limit, anything else offers download', async () => {
+    const o = await seed.owner(t);
+    const song = await upload(o.client, 'a-song.wav', wav());
+    const clip = await upload(o.client, 'b-clip.mp4', Buffer.alloc(4096, 3));
+    const pdf = await upload(o.client, 'c-doc.pdf', PDF);
+    const limit = 1024 * 1024;
+    await upload(o.client, 'd-fits.txt', `${'x'.repeat(limit - 4)}END\n`);
+    const big = await upload(o.client, 'e-big.txt', 'y'.repeat(limit + 1));
+    const other = await upload(o.client, 'f-data.bin', Buffer.alloc(10, 1));
+    const { context, page, errors } = await openFolder(o);
+    // What the browser asked the server for, per download URL: the Range header and the status it got.
+    const asked = new Map<string, { range?: string; status: number }[]>();
+    page.on('response', async (r) => {
+      const m = /\/api\/files\/([^/]+)\/download/.exec(r.url());
+      if (m) asked.set(m[1]!, [...(asked.get(m[1]!) ?? []), { range: (await r.request().allHeaders()).range, status: r.status() }]);
+    });
+    const url = (item: { id: string }) => `/api/files/${item.id}/download`;
+
+    await row(page, 'a-song.wav').dblclick();
+    const audio = page.getByRole('dialog', { name: 'a-song.wav' }).locator('audio');
+    expect(await audio.getAttribute('src')).toBe(url(song));
+    await eventually(async () => expect(await audio.evaluate((a: any) => a.duration)).toBeCloseTo(1, 1), 10_000);
+    expect(asked.get(song.id)!.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true);
+
+    await page.keyboard.press('ArrowRight');
+    const video = page.getByRole('dialog', { name: 'b-clip.mp4' });
+    await eventually(() => expect(asked.get(clip.id)?.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true), 10_000);
+    // This one is not a playable video: the viewer says so and offers the file instead.
+    await video.getByText('This browser cannot play this video').waitFor();
+    expect(await video.getByRole('link', { name: /^Download \(/ }).getAttribute('href')).toBe(url(clip));
+
+    // Blob URLs made by the page, so the test can read what the PDF frame was given.
+    await page.evaluate(() => {
+      const w = globalThis as any;
+      const make = URL.createObjectURL;
+      w.blobs = new Map();
+      URL.createObjectURL = (b: Blob) => {
+        const u = make(b);
+        w.blobs.set(u, b);
+        return u;
+      };
+    });
+    await page.keyboard.press('ArrowRight');
+    const frame = page.getByRole('dialog', { name: 'c-doc.pdf' }).locator('iframe[title="c-doc.pdf"]');
+    await frame.waitFor();
+    expect(asked.get(pdf.id)!.some((r) => r.status === 200)).toBe(true);
+    // The browser's own viewer gets the file's bytes as a PDF.
+    const shown = await frame.evaluate(async (f: any) => {
+      const b = (globalThis as any).blobs.get(f.src);
+      return { type: b.type, text: await b.text() };
+    });
+    expect(shown).toEqual({ type: 'application/pdf', text: PDF });
+
+    await page.keyboard.press('ArrowRight');
+    const fits = page.getByRole('dialog', { name: 'd-fits.txt' });
+    await eventually(async () => expect(await fits.getByLabel('Contents of d-fits.txt').textContent()).toEndWith('END\n'));
+    expect(asked.get((await listAll(o.client, '/api/files')).find((i) => i.name === 'd-fits.txt').id)).toEqual([{ range: `bytes=0-${limit - 1}`, status: 206 }]);
+
+    await page.keyboard.press('ArrowRight');
+    const tooBig = page.getByRole('dialog', { name: 'e-big.txt' });
+    await tooBig.getByText('Text files over 1.00 MiB are not previewed; this one is 1.00 MiB.').waitFor();
+    expect(await tooBig.getByRole('link', { name: /^Download \(/ }).getAttribute('href')).toBe(url(big));
+    expect(asked.has(big.id)).toBe(false);
+
+    await page.keyboard.press('ArrowRight');
+    const none = page.getByRole('dialog', { name: 'f-data.bin' });
+    await none.getByText('There is no preview for this kind of file.').waitFor();
+    const download = page.waitForEvent('download');
+    await none.getByRole('link', { name: 'Download (10 B)' }).click();
+    expect((await download).suggestedFilename()).toBe('f-data.bin');
+    expect(new URL((await download).url()).pathname).toBe(url(other));
     expect(errors).toEqual([]);
     await context.close();
   });
