@@ -485,6 +485,54 @@ describe('file manager', () => {
     await second.context.close();
   });
 
+  test('offline and reconnecting are said; the event stream reconnects with backoff and shows what changed meanwhile', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'before.txt', 'b');
+    const { context, page, errors } = await openFolder(o);
+    const streams: number[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/files/events')) streams.push(Date.now());
+    });
+    await row(page, 'before.txt').waitFor();
+    const offline = page.getByRole('status').filter({ hasText: 'You are offline or Coffer cannot be reached' });
+    const reconnecting = page.getByRole('status').filter({ hasText: 'Reconnecting to live updates' });
+
+    // The browser goes offline: the app says so, and a change fails with a message instead of silently.
+    await context.setOffline(true);
+    await offline.waitFor();
+    await button(page, 'New folder').click();
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Coffer cannot be reached' }).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await upload(o.client, 'while-offline.txt', 'x');
+    await context.setOffline(false);
+    await offline.waitFor({ state: 'detached' });
+    await row(page, 'while-offline.txt').waitFor();
+
+    // The server goes away (its connections with it) and comes back on the same address.
+    const before = streams.length;
+    await t.restart({
+      samePort: true,
+      whileDown: async () => {
+        await reconnecting.waitFor();
+        // Two failed attempts; the next, which finds the server back, comes later still (backoff).
+        await eventually(() => expect(streams.length - before).toBeGreaterThanOrEqual(2), 10_000);
+      },
+    });
+    await upload(o.client, 'while-away.txt', 'x');
+    const uploadedAt = Date.now();
+    await reconnecting.waitFor({ state: 'detached', timeout: 15_000 });
+    await row(page, 'while-away.txt').waitFor();
+    const gaps = streams.slice(before).map((at, n, all) => (n ? at - all[n - 1]! : 0)).slice(1);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(900);
+    expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
+    // The change was made while the page had no stream: it came from the resync after reconnecting.
+    expect(streams.at(-1)!).toBeGreaterThan(uploadedAt);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('a sub-user sees only what its permissions allow', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'shared-doc.txt', 'x');
