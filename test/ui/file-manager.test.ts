@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { acquireBrowser, type DropEntry, dropFiles, dropTree, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
@@ -45,6 +45,22 @@ afterAll(async () => {
   await releaseBrowser();
   await t.stop();
 });
+
+/** Holds the page's requests to `pattern` until the returned function lets them through (then stops holding). */
+async function hold(page: Page, pattern: string): Promise<() => Promise<void>> {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  const passed: Promise<void>[] = [];
+  const handler = (route: Route) => {
+    passed.push(gate.then(() => route.continue()));
+  };
+  await page.route(pattern, handler);
+  return async () => {
+    open();
+    await Promise.all(passed);
+    await page.unroute(pattern, handler);
+  };
+}
 
 const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},`) });
 const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
@@ -247,6 +263,96 @@ describe('file manager', () => {
     await eventually(async () => expect(await names(o)).toContain('photo.png'));
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  test('rename, move and delete show at once, before the server answers, and roll back with its reason when it refuses', async () => {
+    const o = await seed.owner(t);
+    for (const n of ['draft.txt', 'old.txt', 'keep.txt']) await upload(o.client, n, n);
+    const box = await folder(o.client, 'Box');
+    const gone = await folder(o.client, 'Gone');
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'draft.txt').waitFor();
+
+    // A name the folder already holds is refused in the dialog, with the server's own words.
+    await row(page, 'draft.txt').click();
+    await page.keyboard.press('F2');
+    const dialog = page.getByRole('dialog', { name: 'Rename file' });
+    await dialog.getByLabel('Name').fill('box');
+    await dialog.getByRole('button', { name: 'Rename' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'An item with this name already exists' }).waitFor();
+
+    // While the server has not answered, the list already shows the result.
+    let release = await hold(page, '**/api/files/rename');
+    await dialog.getByLabel('Name').fill('final.txt');
+    await dialog.getByRole('button', { name: 'Rename' }).click();
+    await row(page, 'final.txt').waitFor();
+    expect(await names(o)).toContain('draft.txt');
+    await release();
+    await eventually(async () => expect(await names(o)).toContain('final.txt'));
+
+    release = await hold(page, '**/api/files/move');
+    await row(page, 'old.txt').click();
+    await button(page, 'Move').click();
+    const picker = page.getByRole('dialog', { name: /^Move/ });
+    await picker.getByRole('button', { name: 'Box' }).click();
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await row(page, 'old.txt').waitFor({ state: 'detached' });
+    expect(await names(o)).toContain('old.txt');
+    await release();
+    await eventually(async () => expect(await names(o, box.id)).toEqual(['old.txt']));
+
+    release = await hold(page, '**/api/files/delete');
+    await row(page, 'final.txt').click();
+    await button(page, 'Delete').click();
+    await row(page, 'final.txt').waitFor({ state: 'detached' });
+    expect(await names(o)).toContain('final.txt');
+    await release();
+    await eventually(async () => expect((await listAll(o.client, '/api/files/trash')).map((i) => i.name)).toEqual(['final.txt']));
+
+    // Refused: the folder it was moved into went to the trash meanwhile (another device).
+    await row(page, 'keep.txt').click();
+    await button(page, 'Move').click();
+    await picker.getByRole('button', { name: 'Gone' }).click();
+    release = await hold(page, '**/api/files/move');
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await row(page, 'keep.txt').waitFor({ state: 'detached' });
+    await o.client.post('/api/files/delete', { ids: [gone.id] });
+    await release();
+    await row(page, 'keep.txt').waitFor();
+    await page.getByRole('alert').filter({ hasText: '“keep.txt” was not moved: Folder not found' }).waitFor();
+    expect(await names(o)).toEqual(['Box', 'keep.txt']);
+    await context.close();
+
+    // Refused: the owner took this sub-user's permissions away while its page was open.
+    const sub = await seed.subUser(t, { id: o.id }, ['files.edit', 'files.delete']);
+    const other = await openFolder(sub);
+    const p = other.page;
+    await row(p, 'keep.txt').waitFor();
+    await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['files.delete'] });
+    await row(p, 'keep.txt').click();
+    await p.keyboard.press('F2');
+    await p.getByRole('dialog', { name: 'Rename file' }).getByLabel('Name').fill('kept.txt');
+    release = await hold(p, '**/api/files/rename');
+    await p.getByRole('dialog', { name: 'Rename file' }).getByRole('button', { name: 'Rename' }).click();
+    await row(p, 'kept.txt').waitFor();
+    await release();
+    await row(p, 'keep.txt').waitFor();
+    await p.getByRole('alert').filter({ hasText: '“keep.txt” was not renamed: You do not have permission to do that. Ask the account owner to enable "Modify".' }).waitFor();
+    // The refusal taught the page what this login may do now: no Rename, still Delete.
+    await row(p, 'keep.txt').click();
+    await button(p, 'Delete').waitFor();
+    await eventually(async () => expect(await button(p, 'Rename').count()).toBe(0));
+
+    await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: [] });
+    release = await hold(p, '**/api/files/delete');
+    await button(p, 'Delete').click();
+    await row(p, 'keep.txt').waitFor({ state: 'detached' });
+    await release();
+    await row(p, 'keep.txt').waitFor();
+    await p.getByRole('alert').filter({ hasText: '“keep.txt” was not moved to the trash: You do not have permission to do that. Ask the account owner to enable "Move to trash".' }).waitFor();
+    expect(await names(o)).toEqual(['Box', 'keep.txt']);
+    expect([...errors, ...other.errors]).toEqual([]);
+    await other.context.close();
   });
 
   test('share: create a 7-day link, copy it, change expiry, see it in Shared, a banner inside the folder, remove it with Undo', async () => {

@@ -1,5 +1,5 @@
 import { signal, useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
@@ -21,7 +21,7 @@ import { formatSize } from './format.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
 import { navigate, route } from './router.ts';
-import { profile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { profile, refreshProfile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { activeUploads } from './uploads.ts';
 
 export const storage = signal<StorageUsage | null>(null);
@@ -167,6 +167,12 @@ function Screen() {
 
 function Shell() {
   const menuOpen = useSignal(false);
+  const path = route.value.path;
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else void refreshProfile();
+  }, [path]);
   useEffect(() => {
     startEvents();
     void loadStorage();
@@ -175,6 +181,7 @@ function Shell() {
     const off = onFileEvent((e) => {
       if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
       if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
+      if (e.type === 'resync') void refreshProfile();
       // Bursts (a folder upload, a big move) revalidate once.
       timer ??= setTimeout(() => {
         timer = null;
@@ -197,6 +204,8 @@ function Shell() {
       }
     };
     addEventListener('keydown', keys);
+    const focus = () => void refreshProfile();
+    addEventListener('focus', focus);
     // Leaving with uploads running would lose them: the browser asks first.
     const leave = (e: BeforeUnloadEvent) => {
       if (activeUploads.value.length) e.preventDefault();
@@ -206,6 +215,7 @@ function Shell() {
       off();
       stopEvents();
       removeEventListener('keydown', keys);
+      removeEventListener('focus', focus);
       removeEventListener('beforeunload', leave);
     };
   }, []);

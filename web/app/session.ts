@@ -39,7 +39,37 @@ onApiError({
   desktopOnly: () => {
     sessionState.value = 'desktop-only';
   },
+  // A refusal may mean the owner changed this login's permissions: show what it may do now.
+  forbidden: () => void refreshProfile(),
 });
+
+let refreshing: Promise<void> | null = null;
+let refreshAgain = false;
+/**
+ * Reads the profile again (permissions change without a new sign-in, SPEC): on every navigation, when
+ * the window regains focus and after a refusal. One request at a time; a call during one runs once after.
+ */
+export function refreshProfile(): Promise<void> {
+  if (sessionState.value !== 'signed-in') return Promise.resolve();
+  if (refreshing) {
+    refreshAgain = true;
+    return refreshing;
+  }
+  refreshing = api<Profile>('/api/profile')
+    .then((p) => {
+      const old = profile.value;
+      if (!old || JSON.stringify(old) !== JSON.stringify(p)) profile.value = p;
+    })
+    .catch(() => {})
+    .finally(() => {
+      refreshing = null;
+      if (refreshAgain) {
+        refreshAgain = false;
+        void refreshProfile();
+      }
+    });
+  return refreshing;
+}
 
 async function loadInstanceSettings(): Promise<void> {
   const [hide, max] = await Promise.all([
