@@ -71,6 +71,18 @@ describe('every screen, light and dark, desktop and phone', () => {
         await expectAccessible(page, `${name} (${v.tag})`);
         await screenshot(page, `${name}-${v.tag}`);
       }
+      if (v.touch) {
+        // A long name loses its middle, not its end: the extension stays in view, the full name is the row's.
+        await page.goto('/files');
+        const long = page.getByRole('row', { name: /^holiday-2024-lisbon-portugal-with-the-whole-family-final-version-edited\.jpg, / });
+        const tail = long.locator('.tname-tail');
+        expect(await tail.textContent()).toBe('edited.jpg');
+        const box = (await tail.boundingBox())!;
+        expect(box.x + box.width).toBeLessThan(v.viewport.width - 100);
+        expect(await long.locator('.tname-head').evaluate((el: any) => el.scrollWidth > el.clientWidth)).toBe(true);
+        expect(await long.locator('.tname').getAttribute('title')).toBe('holiday-2024-lisbon-portugal-with-the-whole-family-final-version-edited.jpg');
+      }
+
       // Grid view, remembered across reloads.
       await page.goto('/files');
       await page.getByRole('button', { name: 'Grid view' }).click();
