@@ -1,5 +1,6 @@
-import { signal, useSignal } from '@preact/signals';
+import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
+import { Admin } from '../admin/admin.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
@@ -13,23 +14,17 @@ import { Icon, type IconName } from '../ui/icons.tsx';
 import { MenuHost, openMenu } from '../ui/menu.tsx';
 import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
-import { api, online } from './api.ts';
-import type { StorageUsage } from './api-types.ts';
+import { online } from './api.ts';
 import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
-import { formatSize } from './format.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
 import { navigate, route } from './router.ts';
-import { profile, refreshProfile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { isAdmin, profile, refreshProfile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { loadStorage } from './storage.ts';
 import { activeUploads } from './uploads.ts';
+import { StorageMeter } from '../ui/storage-meter.tsx';
 
-export const storage = signal<StorageUsage | null>(null);
-const loadStorage = () =>
-  api<StorageUsage>('/api/user/storage').then(
-    (s) => (storage.value = s),
-    () => {},
-  );
 
 const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
   { href: '/', label: 'Home', icon: 'home', match: (p) => p === '/' },
@@ -39,21 +34,6 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
   { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
 ];
-
-function StorageMeter() {
-  const s = storage.value;
-  if (!s) return null;
-  const fraction = s.total ? Math.min(1, s.used / s.total) : null;
-  return (
-    <div class="storage">
-      <div class="storage-text">
-        <span>Storage</span>
-        <span class="muted">{s.total ? `${formatSize(s.used)} of ${formatSize(s.total)}` : `${formatSize(s.used)} used`}</span>
-      </div>
-      {fraction !== null && <progress class={`meter ${fraction > 0.9 ? 'full' : ''}`} value={fraction} max={1} aria-label="Storage used" />}
-    </div>
-  );
-}
 
 function Sidebar({ open, close }: { open: boolean; close: () => void }) {
   const path = route.value.path;
@@ -78,7 +58,13 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
         </ul>
       </nav>
       <div class="sidebar-foot">
-        <StorageMeter />
+        <StorageMeter compact />
+        {isAdmin.value && (
+          <a href="/admin" class={`nav-link ${path.startsWith('/admin') ? 'active' : ''}`} aria-current={path.startsWith('/admin') ? 'page' : undefined} onClick={close}>
+            <Icon name="shield" />
+            Admin
+          </a>
+        )}
         <a href="/settings" class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`} aria-current={path.startsWith('/settings') ? 'page' : undefined} onClick={close}>
           <Icon name="settings" />
           Settings
@@ -162,6 +148,7 @@ function Screen() {
     return q ? <FileBrowser kind="search" query={q} /> : <div class="empty page">Type in the search box to find files and folders by name.</div>;
   }
   if (path === '/settings' || path.startsWith('/settings/')) return <Settings />;
+  if (path === '/admin' || path.startsWith('/admin/')) return <Admin />;
   return <NotFound />;
 }
 
