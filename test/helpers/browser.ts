@@ -46,6 +46,8 @@ export async function openContext(browser: Browser, baseURL: string, opts: PageO
     hasTouch: opts.touch ?? false,
     isMobile: opts.touch ?? false,
     acceptDownloads: true,
+    // No transitions (the app honours the setting): screenshots need not wait for them.
+    reducedMotion: 'reduce',
   });
   const page = await context.newPage();
   const errors: string[] = [];
@@ -64,8 +66,8 @@ export async function signIn(page: Page, email: string, password: string, to = '
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  // Let transitions and debounced work settle so the picture is what a person sees.
-  await page.waitForTimeout(200);
+  // Let layout and late paints settle so the picture is what a person sees (motion is reduced, see openContext).
+  await page.waitForTimeout(50);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../../src/clock.ts';
-import { acquireBrowser, eventually, expectAccessible, openContext, releaseBrowser, signedInContext, signIn } from '../helpers/browser.ts';
+import { acquireBrowser, eventually, expectAccessible, openContext, releaseBrowser, screenshot, signedInContext, signIn } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -62,6 +62,7 @@ describe('account settings', () => {
     const codes = (await list.getByRole('listitem').allTextContents()).map((c) => c.trim());
     expect(codes).toHaveLength(10);
     for (const c of codes) expect(c).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+    await screenshot(page, 'settings-backup-codes-light-desktop');
     await button(page, 'Copy').click();
     await page.getByRole('status').filter({ hasText: 'Backup codes copied' }).waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(codes.join('\n'));
@@ -196,6 +197,7 @@ describe('account settings', () => {
     await dialog.getByRole('checkbox', { name: 'Download' }).check();
     await dialog.getByRole('checkbox', { name: 'Upload & create' }).check();
     await expectAccessible(page, 'add sub-user dialog');
+    await screenshot(page, 'settings-add-sub-user-light-desktop');
     await dialog.getByRole('button', { name: 'Create' }).click();
     await dialog.getByRole('alert').filter({ hasText: 'Email already in use' }).waitFor();
     await dialog.getByLabel('Email').fill(email);

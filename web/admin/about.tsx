@@ -41,13 +41,17 @@ export function About() {
   else if (latest.state === 'unconfigured') {
     status = (
       <p class="update-state" role="status">
-        <Icon name="info" /> Update checks are not configured: no update feed is set. Set <code>UPDATE_FEED_URL</code> in <code>/etc/coffer/coffer.env</code> and restart Coffer to see new versions here.
+        <Icon name="info" />
+        <span>
+          Update checks are not configured: no update feed is set. Set <code>UPDATE_FEED_URL</code> in <code>/etc/coffer/coffer.env</code> and restart Coffer to see new versions here.
+        </span>
       </p>
     );
   } else if (latest.state === 'unreachable') {
     status = (
       <p class="update-state warn" role="status">
-        <Icon name="alert" /> The update feed could not be reached ({latest.message}). Coffer keeps working; check again later.{' '}
+        <Icon name="alert" />
+        <span>The update feed could not be reached ({latest.message}). Coffer keeps working; check again later.</span>
         <button type="button" class="button small" onClick={check}>
           Check again
         </button>
@@ -59,11 +63,17 @@ export function About() {
     status =
       newest && newer(newest, backend) ? (
         <p class="update-state available" role="status">
-          <Icon name="arrowUp" /> Update available: Coffer {newest} (this server runs {backend}). See Upgrade below.
+          <Icon name="arrowUp" />
+          <span>
+            Update available: Coffer {newest} (this server runs {backend}). See Upgrade below.
+          </span>
         </p>
       ) : (
         <p class="update-state ok" role="status">
-          <Icon name="check" /> Coffer {backend} is up to date{newest ? ` (the latest is ${newest})` : ''}.
+          <Icon name="check" />
+          <span>
+            Coffer {backend} is up to date{newest ? ` (the latest is ${newest})` : ''}.
+          </span>
         </p>
       );
   }

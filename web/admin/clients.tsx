@@ -2,7 +2,7 @@ import { useEffect } from 'preact/hooks';
 import type { ActiveClient } from '../app/api-types.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
-import { LoadError, Section } from '../ui/page.tsx';
+import { LoadError, Section, TableWrap } from '../ui/page.tsx';
 
 /** Desktop clients seen in the last five minutes, refreshed while the page is open. */
 export function Clients() {
@@ -17,7 +17,7 @@ export function Clients() {
       {list.error && <LoadError message={list.error} retry={list.reload} />}
       {list.data && clients.length === 0 && <p class="muted">No desktop client has checked in during the last five minutes.</p>}
       {clients.length > 0 && (
-        <div class="table-wrap">
+        <TableWrap label="Desktop clients seen in the last five minutes">
           <table class="table">
             <thead>
               <tr>
@@ -45,7 +45,7 @@ export function Clients() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Section>
   );

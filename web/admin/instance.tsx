@@ -61,9 +61,10 @@ function Toggle(props: { label: string; value: boolean; description: ComponentCh
           disabled={s.busy}
           aria-describedby={`${id}-about`}
           onChange={async (e) => {
-            const want = e.currentTarget.checked;
+            const box = e.currentTarget;
+            const want = box.checked;
             if (props.confirm && !(await props.confirm(want))) {
-              e.currentTarget.checked = on;
+              box.checked = on;
               return;
             }
             setOn(want);
@@ -131,6 +132,7 @@ function ShareBaseUrl() {
   const put = (url: string | null) =>
     s.save(async () => {
       const r = await api<{ url: string | null }>('/api/user/share-base-url-config', { method: 'PUT', body: { url } });
+      current.set(r);
       setText(r.url ?? '');
       return r.url ? `Saved: links now start with ${r.url}.` : 'Cleared: links use the address this page is opened at.';
     });

@@ -4,10 +4,13 @@ import type { OrphanDeletion, OrphanReport } from '../app/api-types.ts';
 import { exactDate, formatDate, formatDuration, formatSize, plural } from '../app/format.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
-import { Section } from '../ui/page.tsx';
+import { Section, TableWrap } from '../ui/page.tsx';
 
 // SPEC "Orphaned files": the grace window in minutes, and the default.
 const GRACE = { min: 60, max: 525_600, default: 1440 };
+
+/** 1440 → "1 day", 120 → "2 hours", 90 → "90 minutes". */
+const graceText = (m: number) => (m % 1440 === 0 ? plural(m / 1440, 'day') : m % 60 === 0 ? plural(m / 60, 'hour') : plural(m, 'minute'));
 
 /** Starts a job and polls it (202 while it runs) until it answers its result. */
 async function runJob<T>(start: () => Promise<Response>, poll: (jobId: string) => Promise<Response>, alive: () => boolean): Promise<T | null> {
@@ -44,7 +47,7 @@ function OrphanTable<T extends { size: number }>(props: {
         {part.truncated && ` The first ${part.items.length.toLocaleString()} are listed: delete these, then scan again for the rest.`}
       </p>
       {part.items.length > 0 && (
-        <div class="table-wrap">
+        <TableWrap label={`Entries: ${props.title}`}>
           <table class="table">
             <thead>
               <tr>
@@ -102,7 +105,7 @@ function OrphanTable<T extends { size: number }>(props: {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Section>
   );
@@ -226,7 +229,7 @@ export function Orphans() {
         {report && (
           <p role="status">
             Scanned <span title={exactDate(report.scannedAt)}>{formatDate(report.scannedAt).toLowerCase()}</span> ({report.driver} storage): {plural(report.totals.storedObjects, 'stored object')},{' '}
-            {plural(report.totals.databaseRows, 'file row')}; {plural(report.totals.skippedTooRecent, 'entry', 'entries')} younger than {plural(report.graceMinutes, 'minute')} left out.
+            {plural(report.totals.databaseRows, 'file row')}; {plural(report.totals.skippedTooRecent, 'entry', 'entries')} younger than {graceText(report.graceMinutes)} left out.
           </p>
         )}
         {summary && <p class="saved" role="status">{summary}</p>}

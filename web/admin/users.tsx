@@ -95,12 +95,21 @@ export function Users() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const load = async (from: string | null) => {
+  const page = (from: string | null) => api<{ users: UserEntry[]; nextCursor: string | null }>(`/api/user/all?limit=${PAGE}${from ? `&cursor=${encodeURIComponent(from)}` : ''}`);
+  /** The next page; or, with `again`, every page shown so far afresh (after a change). */
+  const load = async (from: string | null, again = false) => {
     setBusy(true);
     try {
-      const page = await api<{ users: UserEntry[]; nextCursor: string | null }>(`/api/user/all?limit=${PAGE}${from ? `&cursor=${encodeURIComponent(from)}` : ''}`);
-      setUsers((old) => (from && old ? [...old, ...page.users] : page.users));
-      setCursor(page.nextCursor);
+      const shown = again ? (users ?? []).filter((u) => u.parentUserId === null).length : 0;
+      const fresh: UserEntry[] = again ? [] : [...(from ? (users ?? []) : [])];
+      let next = again ? null : from;
+      do {
+        const p = await page(next);
+        fresh.push(...p.users);
+        next = p.nextCursor;
+      } while (again && next && fresh.filter((u) => u.parentUserId === null).length < shown);
+      setUsers(fresh);
+      setCursor(next);
       setError(null);
     } catch (err) {
       setError((err as Error).message);
@@ -119,7 +128,7 @@ export function Users() {
     if (!changed) return;
     toast(`Storage limit of ${u.email} saved`);
     void loadStorage();
-    await load(null);
+    await load(null, true);
   };
 
   const owners = (users ?? []).filter((u) => u.parentUserId === null);

@@ -191,8 +191,9 @@ function Shell() {
       }
     };
     addEventListener('keydown', keys);
-    const focus = () => void refreshProfile();
-    addEventListener('focus', focus);
+    // Back to the tab after a while: what this login may do may have changed meanwhile.
+    const back = () => document.visibilityState === 'visible' && void refreshProfile();
+    document.addEventListener('visibilitychange', back);
     // Leaving with uploads running would lose them: the browser asks first.
     const leave = (e: BeforeUnloadEvent) => {
       if (activeUploads.value.length) e.preventDefault();
@@ -202,7 +203,7 @@ function Shell() {
       off();
       stopEvents();
       removeEventListener('keydown', keys);
-      removeEventListener('focus', focus);
+      document.removeEventListener('visibilitychange', back);
       removeEventListener('beforeunload', leave);
     };
   }, []);

@@ -51,7 +51,7 @@ let refreshing: Promise<void> | null = null;
 let refreshAgain = false;
 /**
  * Reads the profile and the instance settings again (permissions and settings change without a new
- * sign-in): on every navigation, when the window regains focus and after a refusal. One refresh at a
+ * sign-in): on every navigation, when the tab is shown again and after a refusal. One refresh at a
  * time; a call during one runs once after it.
  */
 export function refreshProfile(): Promise<void> {

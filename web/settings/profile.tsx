@@ -28,8 +28,12 @@ export function Profile() {
           <dd>{p.email}</dd>
           <dt>Signs in with</dt>
           <dd>
-            Email and password{p.mfaEnabled ? ', then a code from an authenticator app' : ''}{' '}
-            <a href="/settings/security">{p.mfaEnabled ? 'Security' : 'Turn on two-factor authentication'}</a>
+            {p.mfaEnabled ? 'Email and password, then a code from an authenticator app (two-factor authentication)' : 'Email and password'}
+            {!p.mfaEnabled && (
+              <div class="muted small">
+                Two-factor authentication is off. <a href="/settings/security">Turn it on</a>
+              </div>
+            )}
           </dd>
           <dt>Account</dt>
           <dd>{kind}</dd>

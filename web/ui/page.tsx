@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { Icon, type IconName } from './icons.tsx';
 
 export interface Tab {
@@ -9,10 +10,13 @@ export interface Tab {
 
 /** A screen with sections: a row of tab links (the URL names the section), then the section. */
 export function TabbedPage({ title, label, tabs, current, children }: { title: string; label: string; tabs: Tab[]; current: string; children: ComponentChildren }) {
+  const nav = useRef<HTMLElement>(null);
+  // On a phone the row of tabs scrolls: keep the current one in view.
+  useLayoutEffect(() => nav.current?.querySelector('[aria-current]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' }), [current]);
   return (
     <div class="tabbed">
       <h1>{title}</h1>
-      <nav class="tabs" aria-label={label}>
+      <nav class="tabs" aria-label={label} ref={nav}>
         <ul>
           {tabs.map((t) => (
             <li key={t.href}>
@@ -64,6 +68,15 @@ export function LoadError({ message, retry }: { message: string; retry: () => vo
       <button type="button" class="button small" onClick={retry}>
         Try again
       </button>
+    </div>
+  );
+}
+
+/** A wide table that scrolls sideways on a phone; the keyboard can scroll it too. */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
     </div>
   );
 }

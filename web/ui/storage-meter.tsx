@@ -9,8 +9,10 @@ export function StorageMeter({ compact = false }: { compact?: boolean }) {
   return (
     <div class={`storage ${compact ? '' : 'wide'}`}>
       <div class="storage-text">
-        <span>Storage</span>
-        <span class="muted">{s.total ? `${formatSize(s.used)} of ${formatSize(s.total)}` : `${formatSize(s.used)} used${compact ? '' : ', no limit'}`}</span>
+        {compact && <span>Storage</span>}
+        <span class={compact ? 'muted' : ''}>
+          {s.total ? `${formatSize(s.used)} of ${formatSize(s.total)}${compact ? '' : ` used (${formatSize(Math.max(0, s.total - s.used))} free)`}` : `${formatSize(s.used)} used${compact ? '' : ', no limit'}`}
+        </span>
       </div>
       {fraction !== null && <progress class={`meter ${fraction > 0.9 ? 'full' : ''}`} value={fraction} max={1} aria-label="Storage used" />}
     </div>
