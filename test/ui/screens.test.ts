@@ -4,6 +4,7 @@ import { acquireBrowser, DESKTOP, eventually, expectAccessible, PHONE, releaseBr
 import { folder, upload } from '../helpers/files.ts';
 import { DAY, rowWithoutObject, strayObject } from '../helpers/stored-files.ts';
 import * as seed from '../helpers/seed.ts';
+import type { Permission } from '../../src/services/principal.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let t: TestServer;
@@ -11,12 +12,19 @@ let browser: Browser;
 let admin: seed.SeededLogin;
 let o: seed.SeededLogin;
 let photos: { id: string };
+
+async function person(name: string, email: string, owner?: { id: string; permissions: Permission[] }): Promise<seed.SeededLogin> {
+  const row = await t.server.ctx.services.accounts.createLogin({ email, password: 'correct horse battery', name, owner });
+  return { id: row.id, email, password: 'correct horse battery', client: await seed.login(t, email) };
+}
 let empty: { id: string };
 
 beforeAll(async () => {
   [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  admin = await seed.admin(t);
-  o = await seed.owner(t);
+  // People with names, as the README's pictures show them.
+  admin = await seed.admin(t, 'alex@home.lan');
+  t.server.ctx.db.$client.query("UPDATE users SET name = 'Alex Morgan' WHERE id = ?").run(admin.id);
+  o = await person('Maria Lopez', 'maria@home.lan');
   photos = await folder(o.client, 'Photos 2024');
   empty = await folder(o.client, 'Empty folder');
   await folder(o.client, 'Документы и договоры');
@@ -125,8 +133,9 @@ describe('every screen, light and dark, desktop and phone', () => {
 
 describe('settings and the admin console, light and dark, desktop and phone', () => {
   test('every settings tab and admin screen: screenshots of each, axe-core in light at desktop width and dark at phone width', async () => {
-    await seed.subUser(t, { id: o.id }, ['files.download', 'files.upload'], seed.uniqueEmail('family'));
-    await seed.subUser(t, { id: admin.id }, ['files.download'], seed.uniqueEmail('scanner'));
+    await person('Sam Lopez', 'sam@home.lan', { id: o.id, permissions: ['files.download', 'files.upload'] });
+    await person('Document scanner', 'scanner@home.lan', { id: admin.id, permissions: ['files.upload'] });
+    await person('Jordan Lee', 'jordan@home.lan');
     await o.client.post('/api/user/client-heartbeat', { appVersion: '1.4.2', platform: 'windows-x64' }, { 'X-Desktop-Client': '1' });
     await strayObject(t.server.ctx, { ageMs: 2 * DAY, size: 5000 });
     rowWithoutObject(t.server.ctx, o.id, { name: 'Tax return 2023 – scanned copy.pdf', size: 812_000, createdAt: Date.now() - 3 * DAY });
