@@ -32,6 +32,20 @@ const sessionOf = async (context: { cookies(): Promise<{ name: string; value: st
   return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sid as string;
 };
 
+/** Presses Tab until the focused element's accessible name (or text) is `name`; fails after 60 presses. */
+async function tabTo(page: Page, name: string) {
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(`(() => {
+      const el = document.activeElement;
+      const label = el.labels?.[0]?.textContent;
+      return (el.getAttribute('aria-label') || label || el.textContent || '').trim();
+    })()`);
+    if (focused === name) return;
+  }
+  throw new Error(`Tab never reached ${name}`);
+}
+
 async function signOutVia(page: Page) {
   await page.getByRole('button', { name: /^Account/ }).click();
   await page.getByRole('menuitem', { name: 'Sign out' }).click();
@@ -252,6 +266,34 @@ describe('account settings', () => {
     expect(owner.errors).toEqual([]);
     await sub.context.close();
     await owner.context.close();
+  });
+
+  test('keyboard only: Tab and Enter reach a settings tab, open the sub-user dialog, fill it, tick a permission with Space and create', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/profile');
+    await page.getByText('Member since').waitFor();
+    await tabTo(page, 'Sub-users');
+    await page.keyboard.press('Enter');
+    await page.waitForURL('**/settings/sub-users');
+    await tabTo(page, 'Add sub-user');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Add sub-user' });
+    await dialog.waitFor();
+    await page.keyboard.type('Kim');
+    await page.keyboard.press('Tab');
+    const email = seed.uniqueEmail('kim');
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('kim-secret-22');
+    await tabTo(page, 'Share');
+    await page.keyboard.press('Space');
+    await tabTo(page, 'Create');
+    await page.keyboard.press('Enter');
+    await page.getByRole('list', { name: 'Sub-users' }).getByText('May: Share').waitFor();
+    expect((await json(await o.client.get('/api/user/sub-users'))).subUsers.map((u: { email: string; permissions: string[] }) => [u.email, u.permissions])).toEqual([[email, ['files.share']]]);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   test("password: the server's rules and messages; after a change every session is signed out and the page says why; the new one signs in", async () => {

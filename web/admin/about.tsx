@@ -6,7 +6,7 @@ import { Section } from '../ui/page.tsx';
 type Latest = { state: 'loading' } | { state: 'ok'; feed: Record<string, unknown> } | { state: 'unconfigured' } | { state: 'unreachable'; message: string };
 
 /** Compares dotted version strings numerically: 0.10.0 is newer than 0.9.9. */
-export function newer(a: string, b: string): boolean {
+function newer(a: string, b: string): boolean {
   const pa = a.split('.').map((n) => Number.parseInt(n, 10) || 0);
   const pb = b.split('.').map((n) => Number.parseInt(n, 10) || 0);
   for (let i = 0; i < Math.max(pa.length, pb.length); i++) {

@@ -111,9 +111,6 @@ export class Listing {
     return this.loaded.value && this.cursor === null;
   }
 
-  patch(fn: (items: Item[]) => Item[]): void {
-    this.items.value = fn(this.items.value);
-  }
 }
 
 const cache = new Map<string, Listing>();
@@ -145,7 +142,7 @@ export function invalidateListings(): void {
 
 /** Applies an optimistic change to every cached listing (rename, star, remove...). */
 export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): void {
-  for (const l of cache.values()) l.patch((items) => fn(items, l));
+  for (const l of cache.values()) l.items.value = fn(l.items.value, l);
 }
 
 /**
