@@ -1,4 +1,3 @@
-import { useEffect } from 'preact/hooks';
 import type { ActiveClient } from '../app/api-types.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
@@ -6,11 +5,7 @@ import { LoadError, Section, TableWrap } from '../ui/page.tsx';
 
 /** Desktop clients seen in the last five minutes, refreshed while the page is open. */
 export function Clients() {
-  const list = useLoad<{ clients: ActiveClient[] }>('/api/user/active-clients');
-  useEffect(() => {
-    const t = setInterval(() => void list.reload(), 30_000);
-    return () => clearInterval(t);
-  }, []);
+  const list = useLoad<{ clients: ActiveClient[] }>('/api/user/active-clients', { everyMs: 30_000 });
   const clients = list.data?.clients ?? [];
   return (
     <Section title="Desktop clients" intro="Coffer desktop apps that checked in during the last five minutes, with their version, so you can see who still runs an old one.">

@@ -38,8 +38,17 @@ function OrphanTable<T extends { size: number }>(props: {
   outcome: Outcome;
 }) {
   const { part, selected, idOf } = props;
-  const ids = part.items.map(idOf);
+  // Entries already deleted cannot be chosen again.
+  const ids = part.items.map(idOf).filter((id) => !props.outcome.get(id)?.deleted);
   const all = ids.length > 0 && ids.every((id) => selected.has(id));
+  const mark = (which: string[], on: boolean) => {
+    const next = new Set(selected);
+    for (const id of which) {
+      if (on) next.add(id);
+      else next.delete(id);
+    }
+    props.setSelected(next);
+  };
   return (
     <Section title={props.title} intro={props.intro}>
       <p>
@@ -56,14 +65,8 @@ function OrphanTable<T extends { size: number }>(props: {
                     type="checkbox"
                     aria-label={`Select all: ${props.title}`}
                     checked={all}
-                    onChange={(e) => {
-                      const next = new Set(selected);
-                      for (const id of ids) {
-                        if (e.currentTarget.checked) next.add(id);
-                        else next.delete(id);
-                      }
-                      props.setSelected(next);
-                    }}
+                    disabled={!ids.length}
+                    onChange={(e) => mark(ids, e.currentTarget.checked)}
                   />
                 </th>
                 {props.columns.map((c) => (
@@ -87,12 +90,7 @@ function OrphanTable<T extends { size: number }>(props: {
                         aria-label={`Select ${id}`}
                         disabled={done?.deleted}
                         checked={selected.has(id)}
-                        onChange={(e) => {
-                          const next = new Set(selected);
-                          if (e.currentTarget.checked) next.add(id);
-                          else next.delete(id);
-                          props.setSelected(next);
-                        }}
+                        onChange={(e) => mark([id], e.currentTarget.checked)}
                       />
                     </td>
                     {props.columns.map((c) => (

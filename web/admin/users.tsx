@@ -6,7 +6,7 @@ import type { UserEntry } from '../app/api-types.ts';
 import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast } from '../app/toasts.ts';
-import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -56,19 +56,13 @@ function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean
           From a terminal: <code>coffer users set-limit {user.email} {text.trim() || '50G'}</code>
         </p>
       </div>
-      <div class="dialog-actions">
+      <FormButtons submit="Save" busy={busy} cancel={() => close()}>
         {user.storageLimit !== null && (
           <button type="button" class="button push-left" disabled={busy} onClick={() => void save(null)}>
             Reset to default
           </button>
         )}
-        <button type="button" class="button" onClick={() => close()}>
-          Cancel
-        </button>
-        <button type="submit" class="button primary" disabled={busy}>
-          Save
-        </button>
-      </div>
+      </FormButtons>
     </form>
   );
 }

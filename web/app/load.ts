@@ -8,8 +8,11 @@ export interface Loaded<T> {
   set(data: T): void;
 }
 
-/** GETs a path when a screen opens (and again on `reload`); the error is the server's message. */
-export function useLoad<T>(path: string, deps: unknown[] = []): Loaded<T> {
+/**
+ * GETs a path when a screen opens (and again on `reload`, and every `everyMs` while it is shown, for
+ * lists that change by themselves); the error is the server's message.
+ */
+export function useLoad<T>(path: string, opts: { everyMs?: number } = {}): Loaded<T> {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const latest = useRef(0);
@@ -29,6 +32,9 @@ export function useLoad<T>(path: string, deps: unknown[] = []): Loaded<T> {
     setData(null);
     setError(null);
     void reload();
-  }, [path, ...deps]);
+    if (!opts.everyMs) return;
+    const t = setInterval(() => void reload(), opts.everyMs);
+    return () => clearInterval(t);
+  }, [path]);
   return { data, error, reload, set: setData };
 }

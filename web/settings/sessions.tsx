@@ -1,4 +1,3 @@
-import { useEffect } from 'preact/hooks';
 import { api, post } from '../app/api.ts';
 import type { Session } from '../app/api-types.ts';
 import { exactDate, formatDate, plural } from '../app/format.ts';
@@ -11,13 +10,9 @@ import { describeAgent } from './user-agent.ts';
 
 /** Where this login is signed in: each browser or app, whether it is there now, and revoking it. */
 export function Sessions() {
-  // refreshIp: the server otherwise answers from a list cached for two minutes.
-  const list = useLoad<{ sessions: Session[] }>('/api/sessions?refreshIp=true');
-  // Presence changes as other devices come and go: keep the list fresh while it is open.
-  useEffect(() => {
-    const t = setInterval(() => void list.reload(), 30_000);
-    return () => clearInterval(t);
-  }, []);
+  // refreshIp: the server otherwise answers from a list cached for two minutes. Presence changes as
+  // other devices come and go, so the list is read again while it is open.
+  const list = useLoad<{ sessions: Session[] }>('/api/sessions?refreshIp=true', { everyMs: 30_000 });
   const sessions = list.data?.sessions ?? [];
   const others = sessions.filter((s) => !s.isCurrent);
 

@@ -4,7 +4,7 @@ import type { PermissionInfo, SubUser } from '../app/api-types.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
-import { confirmDialog, Dialog, openDialog } from '../ui/dialog.tsx';
+import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -97,14 +97,7 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
         <PermissionBoxes catalog={catalog} chosen={chosen} set={setChosen} />
         <FormError message={error} />
       </div>
-      <div class="dialog-actions">
-        <button type="button" class="button" onClick={() => close()}>
-          Cancel
-        </button>
-        <button type="submit" class="button primary" disabled={busy}>
-          Create
-        </button>
-      </div>
+      <FormButtons submit="Create" busy={busy} cancel={() => close()} />
     </form>
   );
 }
@@ -133,14 +126,7 @@ function EditForm({ sub, catalog, close }: { sub: SubUser; catalog: PermissionIn
         <PermissionBoxes catalog={catalog} chosen={chosen} set={setChosen} />
         <FormError message={error} />
       </div>
-      <div class="dialog-actions">
-        <button type="button" class="button" onClick={() => close()}>
-          Cancel
-        </button>
-        <button type="submit" class="button primary" disabled={busy}>
-          Save
-        </button>
-      </div>
+      <FormButtons submit="Save" busy={busy} cancel={() => close()} />
     </form>
   );
 }
