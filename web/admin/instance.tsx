@@ -4,7 +4,7 @@ import { parseSize } from '../../src/lib/size.ts';
 import { api } from '../app/api.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
-import { instance, refreshProfile } from '../app/session.ts';
+import { instance, refreshSession } from '../app/session.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
@@ -33,7 +33,7 @@ function useSave() {
     try {
       setSaved(await work());
       // This page's own view of the instance (hidden extensions, upload limit...) follows at once.
-      void refreshProfile();
+      void refreshSession();
       return true;
     } catch (err) {
       setError((err as Error).message);

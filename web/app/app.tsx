@@ -12,6 +12,7 @@ import { TrashScreen } from '../trash/trash.tsx';
 import { DialogHost } from '../ui/dialog.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
 import { MenuHost, openMenu } from '../ui/menu.tsx';
+import { StorageMeter } from '../ui/storage-meter.tsx';
 import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
 import { online } from './api.ts';
@@ -20,11 +21,9 @@ import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
 import { navigate, route } from './router.ts';
-import { isAdmin, profile, refreshProfile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { loadStorage } from './storage.ts';
 import { activeUploads } from './uploads.ts';
-import { StorageMeter } from '../ui/storage-meter.tsx';
-
 
 const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
   { href: '/', label: 'Home', icon: 'home', match: (p) => p === '/' },
@@ -158,7 +157,7 @@ function Shell() {
   const first = useRef(true);
   useEffect(() => {
     if (first.current) first.current = false;
-    else void refreshProfile();
+    else void refreshSession();
   }, [path]);
   useEffect(() => {
     startEvents();
@@ -168,7 +167,7 @@ function Shell() {
     const off = onFileEvent((e) => {
       if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
       if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
-      if (e.type === 'resync') void refreshProfile();
+      if (e.type === 'resync') void refreshSession();
       // Bursts (a folder upload, a big move) revalidate once.
       timer ??= setTimeout(() => {
         timer = null;
@@ -192,7 +191,7 @@ function Shell() {
     };
     addEventListener('keydown', keys);
     // Back to the tab after a while: what this login may do may have changed meanwhile.
-    const back = () => document.visibilityState === 'visible' && void refreshProfile();
+    const back = () => document.visibilityState === 'visible' && void refreshSession();
     document.addEventListener('visibilitychange', back);
     // Leaving with uploads running would lose them: the browser asks first.
     const leave = (e: BeforeUnloadEvent) => {

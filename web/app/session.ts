@@ -44,7 +44,7 @@ onApiError({
     sessionState.value = 'desktop-only';
   },
   // A refusal may mean the owner changed this login's permissions: show what it may do now.
-  forbidden: () => void refreshProfile(),
+  forbidden: () => void refreshSession(),
 });
 
 let refreshing: Promise<void> | null = null;
@@ -54,7 +54,7 @@ let refreshAgain = false;
  * sign-in): on every navigation, when the tab is shown again and after a refusal. One refresh at a
  * time; a call during one runs once after it.
  */
-export function refreshProfile(): Promise<void> {
+export function refreshSession(): Promise<void> {
   if (sessionState.value !== 'signed-in') return Promise.resolve();
   if (refreshing) {
     refreshAgain = true;
@@ -69,7 +69,7 @@ export function refreshProfile(): Promise<void> {
       refreshing = null;
       if (refreshAgain) {
         refreshAgain = false;
-        void refreshProfile();
+        void refreshSession();
       }
     });
   return refreshing;

@@ -52,9 +52,11 @@ const ids = (items: Item[]) => items.map((i) => i.id);
 
 export const labelOf = (a: Action, ctx: ActionContext) => (typeof a.label === 'function' ? a.label(ctx) : a.label);
 
-/** Items leave the views that would no longer list them; the trash view is revalidated instead. */
-const leaving = (gone: Set<string>, keepIn?: (l: Listing) => boolean) => (list: Item[], l: Listing) =>
-  keepIn?.(l) || l.source.view === 'trash' ? list : list.filter((i) => !gone.has(i.id));
+/** Items leave every view but the trash, which is revalidated instead. */
+const leaving = (gone: Set<string>) => (list: Item[], l: Listing) => (l.source.view === 'trash' ? list : list.filter((i) => !gone.has(i.id)));
+
+/** A refusal, said with what was refused: “a.txt” was not moved: Folder not found. */
+const refused = (items: Item[], what: string, err: Error) => `${names(items)} ${items.length === 1 ? 'was' : 'were'} not ${what}: ${err.message}`;
 
 export function openItem(ctx: ActionContext, item: Item): void {
   if (item.type === 'folder') {
@@ -86,7 +88,7 @@ export async function moveItems(items: Item[], target: { id: string | null; name
   try {
     await moveOptimistically(items, target.id);
   } catch (err) {
-    toast(`${names(items)} ${items.length === 1 ? 'was' : 'were'} not moved: ${(err as Error).message}`, { kind: 'error' });
+    toast(refused(items, 'moved', err as Error), { kind: 'error' });
     return;
   }
   toast(`Moved ${names(items)} to ${target.name}`, {
@@ -113,7 +115,7 @@ export async function trashItems(items: Item[]): Promise<void> {
       message: `Moved ${names(items)} to the trash`,
       action: { label: 'Undo', run: () => void restoreItems(items, true) },
     }),
-    (err) => `${names(items)} ${items.length === 1 ? 'was' : 'were'} not moved to the trash: ${err.message}`,
+    (err) => refused(items, 'moved to the trash', err),
   );
 }
 
@@ -158,13 +160,13 @@ async function star(items: Item[], starred: boolean): Promise<void> {
 }
 
 /** Renames at once on screen; the old name comes back, with the server's reason, if it refuses. */
-async function renameTo(item: Item, from: string, to: string): Promise<Item> {
+async function renameTo(item: Item, to: string): Promise<Item> {
   forgetInfo(item.id);
   return optimistic(
     (list) => list.map((i) => (i.id === item.id ? { ...i, name: to } : i)),
     () => post<Item>('/api/files/rename', { id: item.id, name: to }),
   ).catch((err: Error) => {
-    throw new Error(`“${from}” was not renamed: ${err.message}`);
+    throw new Error(refused([item], 'renamed', err));
   });
 }
 
@@ -190,7 +192,7 @@ async function rename(ctx: ActionContext, item: Item): Promise<void> {
   if (name === undefined || full(name) === item.name) return;
   let renamed: Item;
   try {
-    renamed = await renameTo(item, item.name, full(name));
+    renamed = await renameTo(item, full(name));
   } catch (err) {
     toast((err as Error).message, { kind: 'error' });
     return;
@@ -199,7 +201,7 @@ async function rename(ctx: ActionContext, item: Item): Promise<void> {
   toast(`Renamed to “${renamed.name}”`, {
     action: {
       label: 'Undo',
-      run: () => void renameTo(renamed, renamed.name, item.name).catch(toastError),
+      run: () => void renameTo(renamed, item.name).catch(toastError),
     },
   });
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, post } from '../app/api.ts';
 import { formatDuration } from '../app/format.ts';
-import { profile, refreshProfile } from '../app/session.ts';
+import { profile, refreshSession } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText, downloadText } from '../ui/copy.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
@@ -171,7 +171,7 @@ export function TwoFactor() {
               'Enter the 6-digit code from your authenticator app',
               async (c) => {
                 const r = await post<{ backupCodes: string[]; shouldPromptSessions: boolean }>('/api/mfa/verify', { code: c });
-                await refreshProfile();
+                await refreshSession();
                 setStage({ step: 'codes', codes: r.backupCodes, fresh: true });
                 setAskSessions(r.shouldPromptSessions);
                 setCode('');
@@ -189,7 +189,7 @@ export function TwoFactor() {
       'Enter a 6-digit code or an 8-character backup code',
       async (c) => {
         const r = await post<{ shouldPromptSessions: boolean }>('/api/mfa/disable', { code: c });
-        await refreshProfile();
+        await refreshSession();
         reset();
         setAskSessions(r.shouldPromptSessions);
         toast('Two-factor authentication is off');
