@@ -34,15 +34,17 @@ export function Sessions() {
           <ul class="entries" aria-label="Sessions">
             {sessions.map((s) => {
               const device = describeAgent(s.user_agent);
+              // This browser is here now, whether or not its first heartbeat has been counted yet.
+              const online = s.is_online || s.isCurrent;
               return (
                 <li key={s.id} class="entry">
                   <div class="entry-main">
                     <span class="entry-title">
                       {device}
                       {s.isCurrent && <span class="pill accent">Current</span>}
-                      <span class={`pill ${s.is_online ? 'ok' : ''}`}>
-                        <span class={`dot ${s.is_online ? 'on' : ''}`} aria-hidden="true" />
-                        {s.is_online ? 'Online' : 'Offline'}
+                      <span class={`pill ${online ? 'ok' : ''}`}>
+                        <span class={`dot ${online ? 'on' : ''}`} aria-hidden="true" />
+                        {online ? 'Online' : 'Offline'}
                       </span>
                     </span>
                     <span class="muted small">
