@@ -137,14 +137,15 @@ function NotFound() {
 function Screen() {
   const { path, query } = route.value;
   if (path === '/') return <Home />;
-  if (path === '/files') return <FileBrowser kind="folder" folderId={null} />;
+  // Keyed by view, so a new folder starts with its own selection and focus before the first key press.
+  if (path === '/files') return <FileBrowser key="folder:" kind="folder" folderId={null} />;
   const folder = /^\/files\/([^/]+)$/.exec(path);
-  if (folder) return <FileBrowser kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
-  if (path === '/recent' || path === '/starred' || path === '/shared') return <FileBrowser kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
+  if (folder) return <FileBrowser key={`folder:${folder[1]}`} kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
+  if (path === '/recent' || path === '/starred' || path === '/shared') return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
-    return q ? <FileBrowser kind="search" query={q} /> : <div class="empty page">Type in the search box to find files and folders by name.</div>;
+    return q ? <FileBrowser key={`search:${q}`} kind="search" query={q} /> : <div class="empty page">Type in the search box to find files and folders by name.</div>;
   }
   if (path === '/settings' || path.startsWith('/settings/')) return <Settings />;
   if (path === '/admin' || path.startsWith('/admin/')) return <Admin />;

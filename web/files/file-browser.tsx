@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Item } from '../app/api-types.ts';
 import { cutItems } from '../app/clipboard.ts';
-import { ancestors, type Crumb, sharedFolders } from '../app/folders.ts';
+import { ancestors, type Crumb, knownAncestors, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
 import { collectionSource, folderSource, type ListingSource, listingFor, recentSource, searchSource } from '../app/listings.ts';
 import { sortBy, sortOrder, viewMode } from '../app/prefs.ts';
@@ -84,7 +84,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const anchor = useRef(0);
   const cols = useRef(1);
   const [infoOpen, setInfoOpen] = useState(false);
-  const [crumbs, setCrumbs] = useState<Crumb[]>([]);
+  // A folder opened before shows its path at once; a new one when its details arrive.
+  const [crumbs, setCrumbs] = useState<Crumb[]>(() => (kind === 'folder' && folderId ? (knownAncestors(folderId) ?? []) : []));
   const [slow, setSlow] = useState(false);
   const [dropping, setDropping] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -101,12 +102,6 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       setSlow(false);
     };
   }, [listing]);
-
-  useEffect(() => {
-    setSelected(new Set());
-    setFocus(0);
-    anchor.current = 0;
-  }, [kind, folderId, query]);
 
   useEffect(() => {
     if (kind !== 'folder' || !folderId) return setCrumbs([]);
