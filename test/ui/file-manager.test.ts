@@ -112,9 +112,19 @@ describe('file manager', () => {
     await eventually(async () => expect(await names(o, trip.id)).toContain('into-trip.txt'));
 
     // Whole folder trees from the desktop, onto the window and onto a folder row, arrive with their paths.
+    // Empty folders come along too: one inside the tree, one dropped on its own.
     const tree = (top: string): DropEntry[] => [
-      { name: top, children: [{ name: 'a.txt', text: 'a' }, { name: 'b.txt', text: 'b' }, { name: 'c.txt', text: 'c' }, { name: 'inner', children: [{ name: 'deep.txt', text: 'deep' }] }] },
+      {
+        name: top,
+        children: [
+          { name: 'a.txt', text: 'a' },
+          { name: 'b.txt', text: 'b' },
+          { name: 'c.txt', text: 'c' },
+          { name: 'inner', children: [{ name: 'deep.txt', text: 'deep' }, { name: 'nothing', children: [] }] },
+        ],
+      },
       { name: `${top}-loose.txt`, text: 'loose' },
+      { name: `${top}-empty`, children: [] },
     ];
     const ids = new Map<string, string>();
     const paths = async (parentId?: string): Promise<string[]> => {
@@ -133,11 +143,21 @@ describe('file manager', () => {
     await row(page, 'Desk').waitFor();
     await eventually(async () => {
       const all = await paths();
-      expect(all.filter((p) => p.startsWith('Desk'))).toEqual(['Desk/', 'Desk/inner/', 'Desk/inner/deep.txt', 'Desk/a.txt', 'Desk/b.txt', 'Desk/c.txt', 'Desk-loose.txt']);
+      expect(all.filter((p) => p.startsWith('Desk'))).toEqual(['Desk/', 'Desk/inner/', 'Desk/inner/nothing/', 'Desk/inner/deep.txt', 'Desk/a.txt', 'Desk/b.txt', 'Desk/c.txt', 'Desk-empty/', 'Desk-loose.txt']);
     });
     await dropTree(page, '[role=row]', tree('Into'), 'trip,');
     await eventually(async () =>
-      expect((await paths(trip.id)).filter((p) => p.startsWith('Into'))).toEqual(['Into/', 'Into/inner/', 'Into/inner/deep.txt', 'Into/a.txt', 'Into/b.txt', 'Into/c.txt', 'Into-loose.txt']),
+      expect((await paths(trip.id)).filter((p) => p.startsWith('Into'))).toEqual([
+        'Into/',
+        'Into/inner/',
+        'Into/inner/nothing/',
+        'Into/inner/deep.txt',
+        'Into/a.txt',
+        'Into/b.txt',
+        'Into/c.txt',
+        'Into-empty/',
+        'Into-loose.txt',
+      ]),
     );
     expect(await (await o.client.get(`/api/files/${ids.get('Into/inner/deep.txt')}/download`)).text()).toBe('deep');
     await expectAccessible(page, 'folder with uploads');

@@ -260,7 +260,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       const moving = items.filter((i) => ids.has(i.id) && i.id !== target.id);
       if (moving.length) await moveItems(moving, target);
     } else if (data.types.includes('Files') && can('files.upload')) {
-      await startUploads(await filesFromDrop(data), target.id, target.id === folderId ? listing : null);
+      const dropped = await filesFromDrop(data);
+      await startUploads(dropped.files, target.id, target.id === folderId ? listing : null, dropped.emptyFolders);
     }
   };
 
