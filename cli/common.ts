@@ -35,7 +35,11 @@ export function configFrom(flags: ConfigFlags): Config {
  * Opens the data dir beside a possibly running server (no worker, no lock), runs fn, closes.
  * With `initialize`, a data dir that was never served is created first (database and secrets).
  */
-export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) => Promise<T> | T, opts: { initialize?: boolean } = {}): Promise<T> {
+export async function withContext<T>(
+  flags: ConfigFlags,
+  fn: (ctx: AppContext) => Promise<T> | T,
+  opts: { initialize?: boolean } = {},
+): Promise<T> {
   const config = configFrom(flags);
   if (opts.initialize) {
     const paths = dataPaths(config.dataDir);

@@ -106,7 +106,11 @@ export function registerUsers(program: Command): void {
         const row = loginByEmail(ctx, address);
         ctx.services.mfa.reset(row.id, 'cli');
         if (opts.json) return printJson({ id: row.id, email: row.email, mfaEnabled: false, wasEnabled: Boolean(row.mfa_enabled) });
-        print(row.mfa_enabled ? `two-factor authentication turned off for ${row.email}` : `${row.email} had no two-factor authentication; nothing changed`);
+        print(
+          row.mfa_enabled
+            ? `two-factor authentication turned off for ${row.email}`
+            : `${row.email} had no two-factor authentication; nothing changed`,
+        );
       }),
     ),
   );

@@ -112,9 +112,7 @@ export function loadSecrets(config: Config, paths: DataPaths): Secrets {
     try {
       currentText = fs.readFileSync(config.masterKey.path, 'utf8').trim();
     } catch (err) {
-      throw new StartupError(
-        `cannot read COFFER_MASTER_KEY_FILE ${config.masterKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`,
-      );
+      throw new StartupError(`cannot read COFFER_MASTER_KEY_FILE ${config.masterKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
     }
   } else currentText = file.masterKey;
 

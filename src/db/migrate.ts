@@ -41,12 +41,12 @@ export function migrate(db: Db, migrations = embeddedMigrations): { applied: str
       .split('--> statement-breakpoint')
       .map((s) => s.trim())
       .filter(Boolean);
-    sqlite.transaction(() => {
-      for (const statement of statements) sqlite.run(statement);
-      sqlite
-        .query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)')
-        .run(m.tag, hashOf(m.sql), Date.now());
-    }).immediate();
+    sqlite
+      .transaction(() => {
+        for (const statement of statements) sqlite.run(statement);
+        sqlite.query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)').run(m.tag, hashOf(m.sql), Date.now());
+      })
+      .immediate();
     applied.push(m.tag);
   }
   return { applied };

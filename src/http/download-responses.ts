@@ -42,9 +42,15 @@ const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style
  * A single file as a response: Range (206, or 416 with `bytes *\/size`), `inline=1` only for a sniffed
  * raster image, Content-Disposition per COMPAT. `reader` is the login to audit, when there is one.
  */
-export async function fileResponse(downloads: DownloadService, row: ItemRow, request: Request, opts: { inline: boolean; reader?: AuditPrincipal }): Promise<Response> {
+export async function fileResponse(
+  downloads: DownloadService,
+  row: ItemRow,
+  request: Request,
+  opts: { inline: boolean; reader?: AuditPrincipal },
+): Promise<Response> {
   const range = parseRange(request.headers.get('range'), row.size);
-  if (range === 'unsatisfiable') throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
+  if (range === 'unsatisfiable')
+    throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
   const body = await downloads.openFile(row, range ?? undefined, opts.reader);
   const headers: Record<string, string> = {
@@ -64,6 +70,10 @@ export async function fileResponse(downloads: DownloadService, row: ItemRow, req
 /** A streamed ZIP; no ranges. */
 export function zipResponse(zip: ZipDownload): Response {
   return new Response(zip.stream, {
-    headers: { 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition('attachment', zip.filename), 'Cache-Control': 'no-store' },
+    headers: {
+      'Content-Type': 'application/zip',
+      'Content-Disposition': contentDisposition('attachment', zip.filename),
+      'Cache-Control': 'no-store',
+    },
   });
 }

@@ -22,7 +22,12 @@ export function eventRoutes(ctx: AppContext, limits: Limits, streams: SseStreams
       // A stream is quiet between events: the idle timeout that closes stalled connections must not close it.
       server?.timeout(request, 0);
       return new Response(stream, {
-        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' },
+        headers: {
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          'X-Accel-Buffering': 'no',
+          Connection: 'keep-alive',
+        },
       });
     },
     { auth: true },

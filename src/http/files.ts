@@ -20,7 +20,12 @@ const listQuery = (defaultSort: SortField) =>
   z.object({
     sortBy: z.enum(SORT_FIELDS).catch(defaultSort),
     order: z.enum(['asc', 'desc']).catch('desc'),
-    limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(200),
+    limit: z.coerce
+      .number()
+      .int('limit must be a whole number')
+      .min(1, 'limit must be at least 1')
+      .max(500, 'limit must be at most 500')
+      .default(200),
     cursor: z.string().min(1).optional(),
   });
 
@@ -34,7 +39,10 @@ const nameField = z
     if (problem) c.addIssue({ code: 'custom', message: problem });
   });
 const idField = z.string({ error: 'id is required' }).min(1);
-const idsField = z.array(z.string().min(1), { error: 'ids must be an array of item ids' }).min(1, 'Select at least one item').max(500, 'At most 500 ids per request');
+const idsField = z
+  .array(z.string().min(1), { error: 'ids must be an array of item ids' })
+  .min(1, 'Select at least one item')
+  .max(500, 'At most 500 ids per request');
 const parentIdField = z.string().min(1).nullable().optional();
 
 const idsBody = z.object({ ids: idsField });
@@ -43,7 +51,11 @@ const renameBody = z.object({ id: idField, name: nameField });
 const moveBody = z.object({ ids: idsField, parentId: parentIdField });
 const starBody = z.object({ ids: idsField, starred: z.boolean({ error: 'starred must be true or false' }) });
 const checkBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
-const searchQuery = z.object({ q: z.string().optional(), query: z.string().optional(), limit: z.coerce.number().int().optional().catch(undefined) });
+const searchQuery = z.object({
+  q: z.string().optional(),
+  query: z.string().optional(),
+  limit: z.coerce.number().int().optional().catch(undefined),
+});
 const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
 
 const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
@@ -107,11 +119,9 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
     new Elysia({ name: 'http/files', seed: ctx.instanceId })
       .use(authPlugin(ctx, limits))
       // Listing, searching and details need no permission (SPEC "Authentication" 6).
-      .get(
-        '/api/files',
-        ({ principal, query, set }) => pageResponse(items.list(principal, validate(folderListQuery, query)), set),
-        { auth: true },
-      )
+      .get('/api/files', ({ principal, query, set }) => pageResponse(items.list(principal, validate(folderListQuery, query)), set), {
+        auth: true,
+      })
       .get('/api/files/stats', ({ principal }) => items.stats(principal), { auth: true })
       .get(
         '/api/files/search',
@@ -189,12 +199,14 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       })
       .post(
         '/api/files/delete',
-        async ({ principal, request, set }) => answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
+        async ({ principal, request, set }) =>
+          answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
         { auth: { permission: 'files.delete' } },
       )
       .post(
         '/api/files/trash/restore',
-        async ({ principal, request, set }) => answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
+        async ({ principal, request, set }) =>
+          answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
         { auth: { permission: 'files.trash' } },
       )
       .post(

@@ -19,7 +19,10 @@ const scanQuery = z
     graceMinutes: z.preprocess((v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v), graceField).optional(),
     jobId: z.string().optional(),
   })
-  .refine((q) => !(q.jobId !== undefined && q.graceMinutes !== undefined), { path: ['jobId'], message: 'Send either jobId (to poll) or graceMinutes (to start a scan), not both' });
+  .refine((q) => !(q.jobId !== undefined && q.graceMinutes !== undefined), {
+    path: ['jobId'],
+    message: 'Send either jobId (to poll) or graceMinutes (to start a scan), not both',
+  });
 
 const selection = (field: string) =>
   z

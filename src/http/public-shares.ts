@@ -12,7 +12,12 @@ import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
 const pageQuery = z.object({
-  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(200, 'limit must be at most 200').default(100),
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .default(100),
   cursor: z.string().min(1).optional(),
 });
 
@@ -41,7 +46,8 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     try {
       return await run();
     } catch (err) {
-      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
+      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request))
+        return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
       throw err;
     }
   };

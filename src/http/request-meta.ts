@@ -58,7 +58,15 @@ export function isValidHost(host: string | null): host is string {
 export function requestMeta(request: Request): RequestMeta {
   const meta = metas.get(request);
   if (meta) return meta;
-  const fallback: RequestMeta = { id: crypto.randomUUID(), start: performance.now(), ip: 'unknown', path: pathOf(request.url), host: null, origin: 'null', secure: false };
+  const fallback: RequestMeta = {
+    id: crypto.randomUUID(),
+    start: performance.now(),
+    ip: 'unknown',
+    path: pathOf(request.url),
+    host: null,
+    origin: 'null',
+    secure: false,
+  };
   metas.set(request, fallback);
   return fallback;
 }

@@ -39,7 +39,13 @@ export function settingsRoutes(ctx: AppContext, limits: Limits) {
     .use(authPlugin(ctx, limits))
     .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen() }), { publicLimit: 'general' })
     .get('/api/user/signup-status', ({ principal }) => signupStatus(principal), { auth: true })
-    .post('/api/user/signup-toggle', async ({ principal, request }) => ({ signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal) }), admin())
+    .post(
+      '/api/user/signup-toggle',
+      async ({ principal, request }) => ({
+        signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
+      admin(),
+    )
     .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { auth: true })
     .get('/api/user/docserver-config', () => docserverView(settings.get('docserver')), admin())
     .put(
@@ -83,19 +89,25 @@ export function settingsRoutes(ctx: AppContext, limits: Limits) {
     .get('/api/user/hide-file-extensions-config', () => ({ hideFileExtensions: settings.get('hideFileExtensions') }), { auth: true })
     .put(
       '/api/user/hide-file-extensions-config',
-      async ({ principal, request }) => ({ hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal) }),
+      async ({ principal, request }) => ({
+        hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal),
+      }),
       admin(),
     )
     .get('/api/user/desktop-only-access-config', () => ({ desktopOnlyAccess: settings.get('desktopOnlyAccess') }), { auth: true })
     .put(
       '/api/user/desktop-only-access-config',
-      async ({ principal, request }) => ({ desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal) }),
+      async ({ principal, request }) => ({
+        desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
       admin(),
     )
     .get('/api/user/password-change-config', () => ({ allowPasswordChange: settings.get('allowPasswordChange') }), { auth: true })
     .put(
       '/api/user/password-change-config',
-      async ({ principal, request }) => ({ allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal) }),
+      async ({ principal, request }) => ({
+        allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
       admin(),
     );
 }

@@ -7,7 +7,10 @@ import { authPlugin } from './plugins/auth.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
-const idsField = z.array(z.string().min(1), { error: 'ids must be an array of item ids' }).min(1, 'Select at least one item').max(500, 'At most 500 ids per request');
+const idsField = z
+  .array(z.string().min(1), { error: 'ids must be an array of item ids' })
+  .min(1, 'Select at least one item')
+  .max(500, 'At most 500 ids per request');
 const shareBody = z.object({
   ids: idsField,
   shared: z.boolean({ error: 'shared must be true or false' }),

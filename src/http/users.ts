@@ -10,10 +10,9 @@ import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
 const permissionKeys = PERMISSION_CATALOG.map((p) => p.key) as [Permission, ...Permission[]];
-const permissionsField = z.array(
-  z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }),
-  { message: 'permissions must be an array of permission keys' },
-);
+const permissionsField = z.array(z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }), {
+  message: 'permissions must be an array of permission keys',
+});
 
 const createSubUserBody = z.object({
   email: emailField,
@@ -23,13 +22,23 @@ const createSubUserBody = z.object({
 });
 
 const listQuery = z.object({
-  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(100, 'limit must be at most 100').default(50),
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(100, 'limit must be at most 100')
+    .default(50),
   cursor: z.string().optional(),
 });
 
 const storageLimitBody = z.object({
   targetUserId: z.string().min(1, 'targetUserId is required'),
-  storageLimit: z.number().int('storageLimit must be a whole number of bytes').positive('storageLimit must be positive').max(Number.MAX_SAFE_INTEGER).nullish(),
+  storageLimit: z
+    .number()
+    .int('storageLimit must be a whole number of bytes')
+    .positive('storageLimit must be positive')
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullish(),
 });
 
 const heartbeatBody = z.object({
@@ -59,7 +68,11 @@ export function userRoutes(ctx: AppContext, limits: Limits) {
     .put(
       '/api/user/sub-users/:id',
       async ({ principal, params, request }) =>
-        subUsers.setPermissions(principal, params.id, validate(z.object({ permissions: permissionsField }), await readJson(request)).permissions),
+        subUsers.setPermissions(
+          principal,
+          params.id,
+          validate(z.object({ permissions: permissionsField }), await readJson(request)).permissions,
+        ),
       owner(),
     )
     .delete('/api/user/sub-users/:id', ({ principal, params }) => subUsers.remove(principal, params.id), owner())

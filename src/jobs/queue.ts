@@ -95,7 +95,17 @@ export class JobQueue {
          ON CONFLICT (kind, idempotency_key) DO UPDATE SET updated_at = updated_at
          RETURNING id`,
       )
-      .get(id, kind, opts.accountId ?? null, JSON.stringify(payload ?? null), opts.maxAttempts ?? 5, opts.runAt ?? now, opts.idempotencyKey ?? null, now, now);
+      .get(
+        id,
+        kind,
+        opts.accountId ?? null,
+        JSON.stringify(payload ?? null),
+        opts.maxAttempts ?? 5,
+        opts.runAt ?? now,
+        opts.idempotencyKey ?? null,
+        now,
+        now,
+      );
     for (const listener of this.listeners) listener();
     return row!.id;
   }
@@ -125,9 +135,7 @@ export class JobQueue {
           )
           .get(now);
         if (!row) return null;
-        this.sqlite
-          .query(`UPDATE jobs SET status = 'active', attempts = attempts + 1, updated_at = ? WHERE id = ?`)
-          .run(now, row.id);
+        this.sqlite.query(`UPDATE jobs SET status = 'active', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now, row.id);
         return toJob({ ...row, status: 'active', attempts: row.attempts + 1 });
       })
       .immediate();
@@ -145,7 +153,9 @@ export class JobQueue {
   complete(id: string, result: unknown): void {
     const now = this.clock.now();
     this.sqlite
-      .query(`UPDATE jobs SET status = 'completed', result = ?, last_error = NULL, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'active'`)
+      .query(
+        `UPDATE jobs SET status = 'completed', result = ?, last_error = NULL, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'active'`,
+      )
       .run(JSON.stringify(result ?? null), now, now, id);
   }
 
@@ -205,7 +215,9 @@ export class JobQueue {
 
   countByStatus(): Record<JobStatus, number> {
     const counts: Record<JobStatus, number> = { created: 0, active: 0, completed: 0, failed: 0, cancelled: 0 };
-    for (const r of this.sqlite.query<{ status: JobStatus; n: number }, []>('SELECT status, COUNT(*) AS n FROM jobs GROUP BY status').all()) {
+    for (const r of this.sqlite
+      .query<{ status: JobStatus; n: number }, []>('SELECT status, COUNT(*) AS n FROM jobs GROUP BY status')
+      .all()) {
       counts[r.status] = r.n;
     }
     return counts;

@@ -29,7 +29,10 @@ export class PermanentJobError extends Error {}
 
 /** Ask to run again later without spending an attempt. */
 export class RetryLaterError extends Error {
-  constructor(readonly delayMs: number, message = 'retry later') {
+  constructor(
+    readonly delayMs: number,
+    message = 'retry later',
+  ) {
     super(message);
   }
 }

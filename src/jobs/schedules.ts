@@ -36,7 +36,15 @@ export class Schedules {
          ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, payload = excluded.payload, account_id = excluded.account_id,
            interval_ms = excluded.interval_ms, next_run_at = MIN(next_run_at, excluded.next_run_at)`,
       )
-      .run(name, spec.kind, JSON.stringify(spec.payload ?? null), spec.accountId ?? null, spec.intervalMs, spec.firstRunAt ?? now + spec.intervalMs, now);
+      .run(
+        name,
+        spec.kind,
+        JSON.stringify(spec.payload ?? null),
+        spec.accountId ?? null,
+        spec.intervalMs,
+        spec.firstRunAt ?? now + spec.intervalMs,
+        now,
+      );
   }
 
   remove(name: string): boolean {
@@ -59,9 +67,10 @@ export class Schedules {
     return this.sqlite
       .transaction(() => {
         const due = this.sqlite
-          .query<{ name: string; kind: string; payload: string; account_id: string | null; interval_ms: number; next_run_at: number }, [number]>(
-            'SELECT * FROM schedules WHERE next_run_at <= ?',
-          )
+          .query<
+            { name: string; kind: string; payload: string; account_id: string | null; interval_ms: number; next_run_at: number },
+            [number]
+          >('SELECT * FROM schedules WHERE next_run_at <= ?')
           .all(now);
         for (const s of due) {
           this.queue.insert(s.kind, JSON.parse(s.payload), { accountId: s.account_id, idempotencyKey: `${s.name}:${s.next_run_at}` });

@@ -29,7 +29,13 @@ export interface LoginRow {
 }
 
 export function toPublicUser(row: Pick<LoginRow, 'id' | 'email' | 'name' | 'mfa_enabled' | 'created_at'>): PublicUser {
-  return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.created_at).toISOString(), mfaEnabled: Boolean(row.mfa_enabled) };
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    createdAt: new Date(row.created_at).toISOString(),
+    mfaEnabled: Boolean(row.mfa_enabled),
+  };
 }
 
 export const emailKey = (email: string) => email.trim().toLowerCase();
@@ -104,7 +110,13 @@ export class AccountService {
       })
       .immediate();
     if (by) {
-      this.audit.record({ action: AuditActions.userCreate, ...actorFields(by), targetType: 'user', targetId: row.id, details: { email: row.email, admin: Boolean(row.is_admin) } });
+      this.audit.record({
+        action: AuditActions.userCreate,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: row.id,
+        details: { email: row.email, admin: Boolean(row.is_admin) },
+      });
     }
     return row;
   }
@@ -179,13 +191,26 @@ export class AccountService {
 
   logoutAll(principal: Principal): { message: string; sessionsInvalidated: boolean } {
     const sessions = this.sessions.invalidateAll(principal.loginId);
-    this.audit.record({ action: AuditActions.signOutAll, principal, targetType: 'user', targetId: principal.loginId, details: { sessions } });
+    this.audit.record({
+      action: AuditActions.signOutAll,
+      principal,
+      targetType: 'user',
+      targetId: principal.loginId,
+      details: { sessions },
+    });
     return { message: 'Logged out of all sessions', sessionsInvalidated: true };
   }
 
   async changePassword(principal: Principal, input: { oldPassword: string; newPassword: string }): Promise<{ message: string }> {
     const record = (status: 'success' | 'failure' | 'denied', reason?: string) =>
-      this.audit.record({ action: AuditActions.passwordChange, status, principal, targetType: 'user', targetId: principal.loginId, ...(reason ? { details: { reason } } : {}) });
+      this.audit.record({
+        action: AuditActions.passwordChange,
+        status,
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        ...(reason ? { details: { reason } } : {}),
+      });
     if (!this.settings.get('allowPasswordChange')) {
       record('denied', 'disabled_by_admin');
       throw forbidden(Messages.passwordChangeDisabled);

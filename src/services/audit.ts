@@ -170,7 +170,10 @@ export class AuditService {
       this.wake();
     } catch (err) {
       this.metrics.auditFailed.inc({ reason: 'enqueue' });
-      this.ctx.log.error('audit event could not be queued', { action: input.action, err: err instanceof Error ? err.message : String(err) });
+      this.ctx.log.error('audit event could not be queued', {
+        action: input.action,
+        err: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
@@ -203,7 +206,19 @@ export class AuditService {
               parked++;
               continue;
             }
-            insert.run(e.at, e.action, e.status, e.actor, e.loginId, e.email, e.accountId, e.ip, e.targetType, e.targetId, e.details ? JSON.stringify(e.details) : null);
+            insert.run(
+              e.at,
+              e.action,
+              e.status,
+              e.actor,
+              e.loginId,
+              e.email,
+              e.accountId,
+              e.ip,
+              e.targetType,
+              e.targetId,
+              e.details ? JSON.stringify(e.details) : null,
+            );
             remove.run(row.seq);
             written++;
           }
@@ -248,7 +263,9 @@ export class AuditService {
   /** Events waiting to be written, and events parked after failing. */
   queueDepths(): { pending: number; failed: number } {
     const counts = { pending: 0, failed: 0 };
-    for (const r of this.sqlite.query<{ status: 'pending' | 'failed'; n: number }, []>('SELECT status, COUNT(*) AS n FROM audit_queue GROUP BY status').all()) {
+    for (const r of this.sqlite
+      .query<{ status: 'pending' | 'failed'; n: number }, []>('SELECT status, COUNT(*) AS n FROM audit_queue GROUP BY status')
+      .all()) {
       counts[r.status] = r.n;
     }
     return counts;
@@ -281,7 +298,9 @@ export class AuditService {
   purgeBefore(cutoff: number, batch = 1000): number {
     let total = 0;
     for (;;) {
-      const n = this.sqlite.query('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)').run(cutoff, batch).changes;
+      const n = this.sqlite
+        .query('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)')
+        .run(cutoff, batch).changes;
       total += n;
       if (n < batch) return total;
     }

@@ -99,7 +99,13 @@ export class CopyService {
   }
 
   /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */
-  private async copyChildren(jobId: string, accountId: string, sourceFolder: string, copyFolder: string, signal?: AbortSignal): Promise<void> {
+  private async copyChildren(
+    jobId: string,
+    accountId: string,
+    sourceFolder: string,
+    copyFolder: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
     let after = '';
     for (;;) {
       signal?.throwIfAborted();
@@ -137,7 +143,14 @@ export class CopyService {
     }
   }
 
-  private insertCopy(id: string, source: ItemRow, storageKey: string | null, parentId: string | null, isRoot: boolean, now: number): ItemRow {
+  private insertCopy(
+    id: string,
+    source: ItemRow,
+    storageKey: string | null,
+    parentId: string | null,
+    isRoot: boolean,
+    now: number,
+  ): ItemRow {
     return this.sqlite
       .transaction(() => {
         const repo = this.items.repo;

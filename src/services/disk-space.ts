@@ -19,7 +19,9 @@ const MiB = 1024 * 1024;
 /** SQLite's and the filesystem's "no space left": the write cannot succeed until space is freed. */
 export function isDiskFullError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
-  return e?.code === 'ENOSPC' || e?.code === 'SQLITE_FULL' || /database or disk is full|no space left on device/i.test(String(e?.message ?? ''));
+  return (
+    e?.code === 'ENOSPC' || e?.code === 'SQLITE_FULL' || /database or disk is full|no space left on device/i.test(String(e?.message ?? ''))
+  );
 }
 
 /**

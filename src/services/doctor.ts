@@ -44,8 +44,13 @@ export class DoctorService {
     this.sqlite = ctx.db.$client;
   }
 
-  async check(opts: { fix?: boolean; onProgress?: (p: { phase: string; done: number; total: number }) => void } = {}): Promise<DoctorReport> {
-    const integrity = this.sqlite.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((r) => r.integrity_check);
+  async check(
+    opts: { fix?: boolean; onProgress?: (p: { phase: string; done: number; total: number }) => void } = {},
+  ): Promise<DoctorReport> {
+    const integrity = this.sqlite
+      .query<{ integrity_check: string }, []>('PRAGMA integrity_check')
+      .all()
+      .map((r) => r.integrity_check);
     const databaseOk = integrity.length === 1 && integrity[0] === 'ok';
 
     const accounts = this.sqlite
@@ -97,12 +102,15 @@ export class DoctorService {
       auditQueue: queue,
       disk,
     };
-    report.ok = databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
+    report.ok =
+      databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
     return report;
   }
 
   /** Every file row's object, checked with `head`, one page of rows at a time. */
-  private async findMissingObjects(onProgress?: (p: { phase: string; done: number; total: number }) => void): Promise<DoctorReport['missingObjects']> {
+  private async findMissingObjects(
+    onProgress?: (p: { phase: string; done: number; total: number }) => void,
+  ): Promise<DoctorReport['missingObjects']> {
     const total = this.sqlite.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'`).get()!.n;
     const page = this.sqlite.query<{ id: string; name: string; account_id: string; storage_key: string | null }, [string, number]>(
       `SELECT id, name, account_id, storage_key FROM items WHERE id > ? AND type = 'file' ORDER BY id LIMIT ?`,
@@ -113,7 +121,11 @@ export class DoctorService {
       const rows = page.all(after, PAGE);
       if (rows.length === 0) return out;
       after = rows.at(-1)!.id;
-      const present = await existsMany(this.ctx.driver, rows.map((r) => r.storage_key), isValidStorageKey);
+      const present = await existsMany(
+        this.ctx.driver,
+        rows.map((r) => r.storage_key),
+        isValidStorageKey,
+      );
       rows.forEach((r, i) => {
         out.checked++;
         if (present[i]) return;

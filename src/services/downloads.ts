@@ -60,7 +60,13 @@ export class DownloadService {
     const stream = await this.ctx.storage.get(row.storage_key!, { size: row.size, wrappedKey: row.wrapped_key! }, range);
     this.items.access.touch([row]);
     if (reader && (!range || range.start === 0)) {
-      this.audit.record({ action: AuditActions.fileDownload, principal: reader, targetType: 'file', targetId: row.id, details: { name: row.name } });
+      this.audit.record({
+        action: AuditActions.fileDownload,
+        principal: reader,
+        targetType: 'file',
+        targetId: row.id,
+        details: { name: row.name },
+      });
     }
     return stream;
   }
@@ -68,7 +74,11 @@ export class DownloadService {
   /** The detected image type when the content is a raster image safe to show inline, else null. */
   async inlineImageType(row: ItemRow): Promise<string | null> {
     if (row.type !== 'file' || row.size === 0 || !row.mime_type?.startsWith('image/')) return null;
-    const head = await this.ctx.storage.get(row.storage_key!, { size: row.size, wrappedKey: row.wrapped_key! }, { start: 0, end: Math.min(row.size, SNIFF_BYTES) });
+    const head = await this.ctx.storage.get(
+      row.storage_key!,
+      { size: row.size, wrappedKey: row.wrapped_key! },
+      { start: 0, end: Math.min(row.size, SNIFF_BYTES) },
+    );
     const bytes = new Uint8Array(await new Response(head).arrayBuffer());
     const mime = (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime;
     return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
@@ -81,7 +91,13 @@ export class DownloadService {
 
   /** GET /:id/download of a folder: the ZIP, audited. */
   downloadFolder(principal: Principal, folder: ItemRow): ZipDownload {
-    this.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'folder', targetId: folder.id, details: { name: folder.name } });
+    this.audit.record({
+      action: AuditActions.fileDownload,
+      principal,
+      targetType: 'folder',
+      targetId: folder.id,
+      details: { name: folder.name },
+    });
     return this.zipFolder(principal.accountId, folder);
   }
 

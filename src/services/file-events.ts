@@ -39,11 +39,29 @@ export class FileEvents {
   ) {}
 
   /** `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a job's login. */
-  item(actor: AuditPrincipal, type: FileEventName, row: Pick<ItemRow, 'id' | 'name' | 'type' | 'parent_id'>, extra: Record<string, unknown> = {}): void {
-    this.hub.publish(actor.accountId, type, { id: row.id, name: row.name, type: row.type, parentId: row.parent_id, userId: actor.loginId, ...extra });
+  item(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<ItemRow, 'id' | 'name' | 'type' | 'parent_id'>,
+    extra: Record<string, unknown> = {},
+  ): void {
+    this.hub.publish(actor.accountId, type, {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      parentId: row.parent_id,
+      userId: actor.loginId,
+      ...extra,
+    });
     const action = AUDITED[type];
     if (action) {
-      this.audit.record({ action, principal: actor, targetType: row.type, targetId: row.id, details: { name: row.name, parentId: row.parent_id, ...extra } });
+      this.audit.record({
+        action,
+        principal: actor,
+        targetType: row.type,
+        targetId: row.id,
+        details: { name: row.name, parentId: row.parent_id, ...extra },
+      });
     }
   }
 

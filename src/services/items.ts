@@ -2,7 +2,16 @@ import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
 import { badRequest, conflict, Messages, notFound } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { ItemRepo, ITEM_COLUMNS, type ItemRow, type ListedRow, type ListScope, type PagePosition, type SortField, type SortOrder } from '../db/repos/items.ts';
+import {
+  ItemRepo,
+  ITEM_COLUMNS,
+  type ItemRow,
+  type ListedRow,
+  type ListScope,
+  type PagePosition,
+  type SortField,
+  type SortOrder,
+} from '../db/repos/items.ts';
 import { PageCache } from './page-cache.ts';
 import { AccessTracker } from './access.ts';
 import { FileEvents, FileEventType } from './file-events.ts';
@@ -108,7 +117,11 @@ export class ItemService {
 
   /** API views of rows, with their share status. */
   views(accountId: string, rows: ListedRow[]): ItemView[] {
-    const shares = shareStatusOf(this.sqlite, accountId, rows.map((r) => r.id));
+    const shares = shareStatusOf(
+      this.sqlite,
+      accountId,
+      rows.map((r) => r.id),
+    );
     return rows.map((r) => toItemView(r, shares.get(r.id)));
   }
 
@@ -165,13 +178,20 @@ export class ItemService {
     const after = q.cursor ? decodeCursor(q.cursor, q.sortBy, q.order) : null;
     const { rows, hasMore } = this.repo.page(scope, { sort: q.sortBy, order: q.order, limit: q.limit, after });
     const last = rows[rows.length - 1];
-    const nextCursor = hasMore && last ? encodeCursor(q.sortBy, q.order, { type: last.type, value: this.repo.sortValue(last, q.sortBy), id: last.id }) : null;
+    const nextCursor =
+      hasMore && last
+        ? encodeCursor(q.sortBy, q.order, { type: last.type, value: this.repo.sortValue(last, q.sortBy), id: last.id })
+        : null;
     return { items: this.views(accountId, rows), nextCursor };
   }
 
   listStarred(principal: Principal, q: ListQuery): Page {
     const sortBy = q.sortBy === 'deletedAt' ? 'modified' : q.sortBy;
-    return this.listScope(principal.accountId, { where: 'account_id = ? AND starred = 1 AND deleted_at IS NULL', params: [principal.accountId] }, { ...q, sortBy });
+    return this.listScope(
+      principal.accountId,
+      { where: 'account_id = ? AND starred = 1 AND deleted_at IS NULL', params: [principal.accountId] },
+      { ...q, sortBy },
+    );
   }
 
   /** GET /api/files/shared: live items in a share (a link's root, or added with link-parent-share). */
@@ -186,7 +206,11 @@ export class ItemService {
 
   /** The trash: the roots of what was trashed (a trashed folder's contents are restored with it). */
   listTrash(principal: Principal, q: ListQuery): Page {
-    return this.listScope(principal.accountId, { where: 'account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id', params: [principal.accountId] }, q);
+    return this.listScope(
+      principal.accountId,
+      { where: 'account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id', params: [principal.accountId] },
+      q,
+    );
   }
 
   stats(principal: Principal): { totalFiles: number; totalFolders: number; sharedCount: number; starredCount: number } {
@@ -222,7 +246,9 @@ export class ItemService {
 
     add(
       this.sqlite
-        .query<ItemRow, [string, string, number]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE account_id = ? AND name_key = ? AND deleted_at IS NULL LIMIT ?`)
+        .query<ItemRow, [string, string, number]>(
+          `SELECT ${ITEM_COLUMNS} FROM items WHERE account_id = ? AND name_key = ? AND deleted_at IS NULL LIMIT ?`,
+        )
         .all(accountId, key, SEARCH_CANDIDATES),
     );
     add(
@@ -236,7 +262,9 @@ export class ItemService {
       add(
         this.sqlite
           .query<ItemRow, [string, string, number]>(
-            `SELECT ${ITEM_COLUMNS.split(', ').map((c) => `items.${c}`).join(', ')}
+            `SELECT ${ITEM_COLUMNS.split(', ')
+              .map((c) => `items.${c}`)
+              .join(', ')}
              FROM items_search JOIN items ON items.rowid = items_search.rowid
              WHERE items_search MATCH ? AND items.account_id = ? AND items.deleted_at IS NULL
              ORDER BY items_search.rowid DESC LIMIT ?`,
@@ -276,9 +304,20 @@ export class ItemService {
   info(principal: Principal, id: string): Record<string, unknown> {
     const row = this.repo.get(principal.accountId, id);
     if (!row) throw notFound(Messages.itemNotFound);
-    const base = { id: row.id, name: row.name, type: row.type, size: row.type === 'folder' ? null : row.size, modified: iso(row.modified_at), accessedAt: iso(row.accessed_at) };
+    const base = {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      size: row.type === 'folder' ? null : row.size,
+      modified: iso(row.modified_at),
+      accessedAt: iso(row.accessed_at),
+    };
     if (row.type === 'folder') {
-      return { ...base, parentId: row.parent_id, folderInfo: row.deleted_at === null ? this.repo.folderTotals(row.id) : this.trashedFolderTotals(row.id) };
+      return {
+        ...base,
+        parentId: row.parent_id,
+        folderInfo: row.deleted_at === null ? this.repo.folderTotals(row.id) : this.trashedFolderTotals(row.id),
+      };
     }
     const v = this.view(principal.accountId, row);
     return { ...base, mimeType: row.mime_type, shared: v.shared, sharedAt: v.sharedAt, expiresAt: v.expiresAt, parentId: row.parent_id };
@@ -293,7 +332,10 @@ export class ItemService {
     return { totalSize: r.total ?? 0, fileCount: r.files ?? 0, folderCount: r.folders ?? 0 };
   }
 
-  createFolder(principal: Principal, input: { name: string; parentId?: string | null }): { id: string; name: string; type: 'folder'; size: null; modified: string } {
+  createFolder(
+    principal: Principal,
+    input: { name: string; parentId?: string | null },
+  ): { id: string; name: string; type: 'folder'; size: null; modified: string } {
     const row = this.sqlite
       .transaction(() => {
         const parent = this.requireFolder(principal, input.parentId);
@@ -326,7 +368,10 @@ export class ItemService {
   }
 
   /** Rename in place; another live sibling with the name (any case) is 409. */
-  rename(principal: Principal, input: { id: string; name: string }): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
+  rename(
+    principal: Principal,
+    input: { id: string; name: string },
+  ): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
     const { row, oldName } = this.sqlite
       .transaction(() => {
         const item = this.requireLive(principal, input.id);
@@ -361,7 +406,10 @@ export class ItemService {
           const name = this.repo.uniqueName(principal.accountId, targetId, row.name);
           out.push(update.get(targetId, name, nameKeyOf(name), row.id)!);
         }
-        leaveSharesOutside(this.sqlite, out.map((r) => r.id));
+        leaveSharesOutside(
+          this.sqlite,
+          out.map((r) => r.id),
+        );
         return out;
       })
       .immediate();
@@ -379,6 +427,10 @@ export class ItemService {
       })
       .immediate();
     for (const row of rows) this.events.item(principal, FileEventType.starred, row, { starred: input.starred });
-    return { message: input.starred ? `Starred ${rows.length} item${rows.length === 1 ? '' : 's'}` : `Unstarred ${rows.length} item${rows.length === 1 ? '' : 's'}` };
+    return {
+      message: input.starred
+        ? `Starred ${rows.length} item${rows.length === 1 ? '' : 's'}`
+        : `Unstarred ${rows.length} item${rows.length === 1 ? '' : 's'}`,
+    };
   }
 }

@@ -75,7 +75,9 @@ export class KeyService {
       currentKeyId: this.ctx.keyring.current.id,
       keyIds: this.ctx.keyring.keys().map((k) => k.id),
       items,
-      pendingRotation: pending ? { id: pending.id, toKeyId: pending.to_key_id, startedAt: new Date(pending.started_at).toISOString() } : null,
+      pendingRotation: pending
+        ? { id: pending.id, toKeyId: pending.to_key_id, startedAt: new Date(pending.started_at).toISOString() }
+        : null,
     };
   }
 
@@ -95,7 +97,9 @@ export class KeyService {
       const fresh = addMasterKeyToSecrets(this.ctx.paths);
       this.ctx.keyring.install(fresh, previous);
       rotation = { id: newId(), to_key_id: fresh.id, started_at: this.ctx.clock.now() };
-      this.sqlite.query('INSERT INTO key_rotations (id, to_key_id, started_at) VALUES (?, ?, ?)').run(rotation.id, rotation.to_key_id, rotation.started_at);
+      this.sqlite
+        .query('INSERT INTO key_rotations (id, to_key_id, started_at) VALUES (?, ?, ?)')
+        .run(rotation.id, rotation.to_key_id, rotation.started_at);
     }
     const keyId = rotation!.to_key_id;
     const result: RotateResult = {
@@ -162,7 +166,9 @@ export class KeyService {
   private pendingRotation(): RotationRow | null {
     return (
       this.sqlite
-        .query<RotationRow, []>('SELECT id, to_key_id, started_at FROM key_rotations WHERE finished_at IS NULL ORDER BY started_at DESC LIMIT 1')
+        .query<RotationRow, []>(
+          'SELECT id, to_key_id, started_at FROM key_rotations WHERE finished_at IS NULL ORDER BY started_at DESC LIMIT 1',
+        )
         .get() ?? null
     );
   }

@@ -26,7 +26,9 @@ function normalizeBackupCode(code: string): string {
 }
 
 function hashBackupCode(userId: string, code: string): string {
-  return createHash('sha256').update(`${userId}:${normalizeBackupCode(code)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${userId}:${normalizeBackupCode(code)}`)
+    .digest('hex');
 }
 
 function newBackupCode(): string {
@@ -86,7 +88,14 @@ export class MfaService {
     if (!row.mfa_pending_secret) throw badRequest(Messages.mfaSetupFirst);
     const secret = this.ctx.keyring.openSecret(row.mfa_pending_secret);
     if (!(await this.acceptTotp(principal.loginId, secret, code, row.mfa_last_step))) {
-      this.audit.record({ action: AuditActions.mfaEnable, status: 'failure', principal, targetType: 'user', targetId: principal.loginId, details: { reason: 'invalid_code' } });
+      this.audit.record({
+        action: AuditActions.mfaEnable,
+        status: 'failure',
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        details: { reason: 'invalid_code' },
+      });
       throw badRequest(Messages.invalidMfaCode);
     }
     const backupCodes = this.sqlite.transaction(() => {
@@ -103,7 +112,14 @@ export class MfaService {
     const row = this.row(principal.loginId);
     if (!row.mfa_enabled) throw badRequest(Messages.mfaNotEnabled);
     if (!(await this.checkCode(principal.loginId, code))) {
-      this.audit.record({ action: AuditActions.mfaDisable, status: 'failure', principal, targetType: 'user', targetId: principal.loginId, details: { reason: 'invalid_code' } });
+      this.audit.record({
+        action: AuditActions.mfaDisable,
+        status: 'failure',
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        details: { reason: 'invalid_code' },
+      });
       throw badRequest(Messages.invalidMfaCode);
     }
     this.reset(principal.loginId);

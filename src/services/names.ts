@@ -16,7 +16,8 @@ export function nameProblem(name: string): string | null {
   if (name.length === 0) return 'Name must not be empty';
   if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
   if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';
-  if (BIDI_CONTROL.test(name)) return 'Name must not contain bidirectional control characters (such as U+202E), which can disguise a file type';
+  if (BIDI_CONTROL.test(name))
+    return 'Name must not contain bidirectional control characters (such as U+202E), which can disguise a file type';
   if (name === '.' || name === '..') return 'Name must not be . or ..';
   return null;
 }

@@ -109,7 +109,10 @@ export class OrphanService {
   }
 
   /** Queues a deletion of reviewed entries (API); at least one entry is required. */
-  startDelete(principal: AuditPrincipal, input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number }): { jobId: string; status: 'created' } {
+  startDelete(
+    principal: AuditPrincipal,
+    input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number },
+  ): { jobId: string; status: 'created' } {
     if (input.storageKeys.length === 0 && input.fileIds.length === 0) throw badRequest(Messages.orphansNothingSelected);
     const jobId = this.ctx.queue.enqueue(ORPHANS_DELETE_JOB, {
       ...input,
@@ -140,7 +143,12 @@ export class OrphanService {
    * million objects cost the same memory as a thousand. Entries younger than the grace window are held
    * back on both sides: an upload writes its object before its row, and both may be in flight.
    */
-  async scan(opts: { graceMinutes: number; onProgress?: (p: ScanProgress) => void; signal?: AbortSignal; by?: Actor }): Promise<OrphanScanReport> {
+  async scan(opts: {
+    graceMinutes: number;
+    onProgress?: (p: ScanProgress) => void;
+    signal?: AbortSignal;
+    by?: Actor;
+  }): Promise<OrphanScanReport> {
     const now = this.ctx.clock.now();
     const cutoff = now - opts.graceMinutes * 60_000;
     const report: OrphanScanReport = {
@@ -182,7 +190,9 @@ export class OrphanService {
     }
     checkObjects();
 
-    const total = this.sqlite.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file' AND storage_key IS NOT NULL`).get()!.n;
+    const total = this.sqlite
+      .query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file' AND storage_key IS NOT NULL`)
+      .get()!.n;
     const page = this.sqlite.query<FileRow, [string, number]>(
       `SELECT id, account_id, parent_id, name, size, mime_type, storage_key, modified_at, created_at, deleted_at FROM items
        WHERE id > ? AND type = 'file' AND storage_key IS NOT NULL ORDER BY id LIMIT ?`,
@@ -194,7 +204,11 @@ export class OrphanService {
       const rows = page.all(after, SCAN_BATCH);
       if (rows.length === 0) break;
       after = rows.at(-1)!.id;
-      const present = await existsMany(this.ctx.driver, rows.map((r) => r.storage_key), isValidStorageKey);
+      const present = await existsMany(
+        this.ctx.driver,
+        rows.map((r) => r.storage_key),
+        isValidStorageKey,
+      );
       rows.forEach((row, i) => {
         report.totals.databaseRows++;
         if (present[i]) return;
@@ -230,7 +244,11 @@ export class OrphanService {
         action: AuditActions.orphansScan,
         ...actorFields(opts.by),
         targetType: 'orphans',
-        details: { graceMinutes: opts.graceMinutes, storageOrphans: report.storageOrphans.count, databaseOrphans: report.databaseOrphans.count },
+        details: {
+          graceMinutes: opts.graceMinutes,
+          storageOrphans: report.storageOrphans.count,
+          databaseOrphans: report.databaseOrphans.count,
+        },
       });
     }
     return report;
@@ -274,7 +292,13 @@ export class OrphanService {
           })
           .immediate();
         if (removed) {
-          this.ctx.hub.publish(row.account_id, 'file.permanently_deleted', { id: row.id, name: row.name, type: 'file', parentId: row.parent_id, userId: row.account_id });
+          this.ctx.hub.publish(row.account_id, 'file.permanently_deleted', {
+            id: row.id,
+            name: row.name,
+            type: 'file',
+            parentId: row.parent_id,
+            userId: row.account_id,
+          });
           result.database.results.push({ id, deleted: true });
           result.database.deleted++;
           continue;
@@ -299,7 +323,11 @@ export class OrphanService {
     return result;
   }
 
-  private async storageSkipReason(key: string, cutoff: number, referenced: { get(key: string): { id: string } | null }): Promise<string | null> {
+  private async storageSkipReason(
+    key: string,
+    cutoff: number,
+    referenced: { get(key: string): { id: string } | null },
+  ): Promise<string | null> {
     if (!isValidStorageKey(key)) return SkipReasons.invalidKey;
     if (referenced.get(key)) return SkipReasons.keyReferenced;
     const info = await this.ctx.driver.head(key);

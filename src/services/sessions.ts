@@ -79,7 +79,9 @@ export class SessionService {
     if (!user) throw unauthorized(Messages.invalidCredentials);
     const sessionId = newId();
     this.sqlite
-      .query('INSERT INTO sessions (id, user_id, token_version, user_agent, ip_address, created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .query(
+        'INSERT INTO sessions (id, user_id, token_version, user_agent, ip_address, created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
       .run(sessionId, loginId, user.token_version, info.userAgent.slice(0, 512), info.ip, now, now);
     this.listCache.delete(loginId);
     const token = await this.signer.sign({ sub: loginId, sid: sessionId, tv: user.token_version }, now);
@@ -100,7 +102,9 @@ export class SessionService {
       .query<AuthRow, [string]>('SELECT id, email, name, is_admin, parent_user_id, permissions, token_version FROM users WHERE id = ?')
       .get(claims.sub);
     const session = row
-      ? this.sqlite.query<AuthSession, [string, string]>('SELECT last_activity_at, ip_address FROM sessions WHERE id = ? AND user_id = ?').get(claims.sid, claims.sub)
+      ? this.sqlite
+          .query<AuthSession, [string, string]>('SELECT last_activity_at, ip_address FROM sessions WHERE id = ? AND user_id = ?')
+          .get(claims.sid, claims.sub)
       : null;
     if (!row || !session) throw unauthorized(row && row.token_version !== claims.tv ? Messages.sessionExpired : Messages.sessionRevoked);
     if (row.token_version !== claims.tv) throw unauthorized(Messages.sessionExpired);
@@ -121,7 +125,9 @@ export class SessionService {
       permissions: isOwner ? new Set() : parsePermissions(row.permissions),
     };
     const refreshedToken =
-      now - claims.iat * 1000 > TOKEN_LIFETIME_MS / 2 ? await this.signer.sign({ sub: row.id, sid: claims.sid, tv: row.token_version }, now) : null;
+      now - claims.iat * 1000 > TOKEN_LIFETIME_MS / 2
+        ? await this.signer.sign({ sub: row.id, sid: claims.sid, tv: row.token_version }, now)
+        : null;
     return { principal, refreshedToken };
   }
 
@@ -135,7 +141,9 @@ export class SessionService {
   /** Password change, logout-all, a removed sub-user: every token of the login is refused from now on. */
   invalidateAll(loginId: string): number {
     const changes = this.sqlite.transaction(() => {
-      this.sqlite.query('UPDATE users SET token_version = token_version + 1, updated_at = ? WHERE id = ?').run(this.ctx.clock.now(), loginId);
+      this.sqlite
+        .query('UPDATE users SET token_version = token_version + 1, updated_at = ? WHERE id = ?')
+        .run(this.ctx.clock.now(), loginId);
       return this.sqlite.query('DELETE FROM sessions WHERE user_id = ?').run(loginId).changes;
     })();
     this.listCache.delete(loginId);
@@ -209,4 +217,3 @@ export class SessionService {
     return this.sqlite.query('DELETE FROM sessions WHERE last_activity_at < ?').run(this.ctx.clock.now() - SESSION_MAX_AGE_MS).changes;
   }
 }
-

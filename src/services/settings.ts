@@ -99,9 +99,7 @@ export class SettingsService {
   update<K extends SettingKey>(key: K, value: unknown, field: string = key, by?: Actor): InstanceSettings[K] {
     const parsed = SETTING_SCHEMAS[key].safeParse(value);
     if (!parsed.success) {
-      throw validationFailed(
-        parsed.error.issues.map((i) => ({ field: [field, ...i.path.map(String)].join('.'), message: i.message })),
-      );
+      throw validationFailed(parsed.error.issues.map((i) => ({ field: [field, ...i.path.map(String)].join('.'), message: i.message })));
     }
     this.set(key, parsed.data);
     if (by) this.recordChange(key, parsed.data, by);
@@ -115,7 +113,9 @@ export class SettingsService {
     if (!url && !jwtSecret) return this.update('docserver', null, 'docserver', by);
     if (!url || !jwtSecret) {
       const missing = url ? 'jwtSecret' : 'url';
-      throw validationFailed([{ field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' }]);
+      throw validationFailed([
+        { field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' },
+      ]);
     }
     const parsed = SETTING_SCHEMAS.docserver.safeParse({ url, jwtSecret });
     if (!parsed.success) {
@@ -129,12 +129,20 @@ export class SettingsService {
   private recordChange<K extends SettingKey>(key: K, value: InstanceSettings[K], by: Actor): void {
     // The document server's JWT secret never reaches the audit log.
     const shown = key === 'docserver' ? (value ? { url: (value as { url: string }).url, jwtSecretSet: true } : null) : value;
-    this.audit.record({ action: AuditActions.settingsUpdate, ...actorFields(by), targetType: 'setting', targetId: key, details: { value: shown } });
+    this.audit.record({
+      action: AuditActions.settingsUpdate,
+      ...actorFields(by),
+      targetType: 'setting',
+      targetId: key,
+      details: { value: shown },
+    });
   }
 
   set<K extends SettingKey>(key: K, value: InstanceSettings[K]): void {
     this.sqlite
-      .query('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at')
+      .query(
+        'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+      )
       .run(key, JSON.stringify(value), this.ctx.clock.now());
     // Our own writes do not change data_version for this connection.
     this.cache = null;

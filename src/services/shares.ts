@@ -88,9 +88,13 @@ export class ShareService {
           } else {
             link = { id: newId(), token: newToken(), accountId: principal.accountId, itemId: item.id, expiresAt };
             this.sqlite
-              .query('INSERT INTO share_links (id, token, account_id, item_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+              .query(
+                'INSERT INTO share_links (id, token, account_id, item_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+              )
               .run(link.id, link.token, link.accountId, link.itemId, principal.loginId, now, expiresAt);
-            this.sqlite.query('INSERT OR IGNORE INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)').run(link.id, item.id, now);
+            this.sqlite
+              .query('INSERT OR IGNORE INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)')
+              .run(link.id, item.id, now);
             created.push(link);
           }
           links[item.id] = shareUrl(origin, link.token);
@@ -99,7 +103,13 @@ export class ShareService {
       })
       .immediate();
     for (const link of created) {
-      this.audit.record({ action: AuditActions.shareCreate, principal, targetType: 'share', targetId: link.id, details: { itemId: link.itemId, expiry } });
+      this.audit.record({
+        action: AuditActions.shareCreate,
+        principal,
+        targetType: 'share',
+        targetId: link.id,
+        details: { itemId: link.itemId, expiry },
+      });
     }
     for (const row of rows) this.items.events.item(principal, FileEventType.shared, row, { shared: true });
     return { links };
@@ -121,7 +131,13 @@ export class ShareService {
       })
       .immediate();
     for (const l of removed) {
-      this.audit.record({ action: AuditActions.shareRemove, principal, targetType: 'share', targetId: l.id, details: { itemId: l.item_id } });
+      this.audit.record({
+        action: AuditActions.shareRemove,
+        principal,
+        targetType: 'share',
+        targetId: l.id,
+        details: { itemId: l.item_id },
+      });
     }
     for (const row of rows) this.items.events.item(principal, FileEventType.shared, row, { shared: false });
     return { message: rows.length === 1 ? 'Item is no longer shared' : `${rows.length} items are no longer shared` };
@@ -147,7 +163,9 @@ export class ShareService {
         for (const item of this.items.requireLiveMany(principal, [...new Set(ids)])) {
           const parentLink = item.parent_id ? this.linkOf(item.parent_id) : null;
           if (!parentLink) continue;
-          this.sqlite.query('INSERT OR IGNORE INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)').run(parentLink.id, item.id, now);
+          this.sqlite
+            .query('INSERT OR IGNORE INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)')
+            .run(parentLink.id, item.id, now);
           links[item.id] = `${shareUrl(origin, parentLink.token)}/${item.type === 'folder' ? 'folder' : 'file'}/${item.id}`;
           joined.push(item);
         }
@@ -165,7 +183,9 @@ export class ShareService {
     const link = this.sqlite.query<ShareLink, [string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE token = ?`).get(token) ?? null;
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.ctx.clock.now()) throw new AppError(410, Messages.shareExpired);
-    const root = this.sqlite.query<ItemRow, [string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND deleted_at IS NULL`).get(link.itemId);
+    const root = this.sqlite
+      .query<ItemRow, [string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND deleted_at IS NULL`)
+      .get(link.itemId);
     if (!root) throw notFound(Messages.shareNotFound);
     return { link, root };
   }
@@ -194,11 +214,21 @@ export class ShareService {
   }
 
   /** One page of a shared folder: folders first, then by name; `cursor` continues the previous page. */
-  folderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): { items: PublicItem[]; nextCursor: string | null } {
-    return this.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () => this.readFolderPage(accountId, folderId, opts));
+  folderPage(
+    accountId: string,
+    folderId: string,
+    opts: { limit: number; cursor?: string },
+  ): { items: PublicItem[]; nextCursor: string | null } {
+    return this.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () =>
+      this.readFolderPage(accountId, folderId, opts),
+    );
   }
 
-  private readFolderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): { items: PublicItem[]; nextCursor: string | null } {
+  private readFolderPage(
+    accountId: string,
+    folderId: string,
+    opts: { limit: number; cursor?: string },
+  ): { items: PublicItem[]; nextCursor: string | null } {
     const after = opts.cursor ? decodeCursor(opts.cursor, ['string', 'string', 'string']) : null;
     if (after && after[0] !== 'folder' && after[0] !== 'file') throw new AppError(400, Messages.invalidCursor);
     const rows: PageRow[] = [];

@@ -53,7 +53,10 @@ export class SubUserService {
     return { subUsers: rows.map(toView), availablePermissions: PERMISSION_CATALOG.map((p) => ({ ...p })) };
   }
 
-  async create(owner: Principal, input: { email: string; password: string; name: string; permissions: Permission[] }): Promise<{ subUser: SubUserView }> {
+  async create(
+    owner: Principal,
+    input: { email: string; password: string; name: string; permissions: Permission[] },
+  ): Promise<{ subUser: SubUserView }> {
     const row = await this.accounts.createLogin({
       email: input.email,
       password: input.password,
@@ -61,7 +64,13 @@ export class SubUserService {
       owner: { id: owner.accountId, permissions: orderPermissions(input.permissions) },
     });
     const subUser = this.view(owner, row.id);
-    this.audit.record({ action: AuditActions.subUserCreate, principal: owner, targetType: 'user', targetId: row.id, details: { email: subUser.email, permissions: subUser.permissions } });
+    this.audit.record({
+      action: AuditActions.subUserCreate,
+      principal: owner,
+      targetType: 'user',
+      targetId: row.id,
+      details: { email: subUser.email, permissions: subUser.permissions },
+    });
     return { subUser };
   }
 
@@ -72,7 +81,13 @@ export class SubUserService {
       .run(JSON.stringify(orderPermissions(permissions)), this.ctx.clock.now(), id, owner.accountId).changes;
     if (changes === 0) throw notFound(Messages.subUserNotFound);
     const subUser = this.view(owner, id);
-    this.audit.record({ action: AuditActions.subUserPermissions, principal: owner, targetType: 'user', targetId: id, details: { permissions: subUser.permissions } });
+    this.audit.record({
+      action: AuditActions.subUserPermissions,
+      principal: owner,
+      targetType: 'user',
+      targetId: id,
+      details: { permissions: subUser.permissions },
+    });
     return { subUser };
   }
 
@@ -83,12 +98,20 @@ export class SubUserService {
       .get(id, owner.accountId);
     if (!gone) throw notFound(Messages.subUserNotFound);
     this.sessions.forgetLogin(id);
-    this.audit.record({ action: AuditActions.subUserDelete, principal: owner, targetType: 'user', targetId: id, details: { email: gone.email } });
+    this.audit.record({
+      action: AuditActions.subUserDelete,
+      principal: owner,
+      targetType: 'user',
+      targetId: id,
+      details: { email: gone.email },
+    });
     return { message: 'Sub-user deleted' };
   }
 
   private view(owner: Principal, id: string): SubUserView {
-    const row = this.sqlite.query<SubUserRow, [string, string]>('SELECT * FROM users WHERE id = ? AND parent_user_id = ?').get(id, owner.accountId);
+    const row = this.sqlite
+      .query<SubUserRow, [string, string]>('SELECT * FROM users WHERE id = ? AND parent_user_id = ?')
+      .get(id, owner.accountId);
     if (!row) throw notFound(Messages.subUserNotFound);
     return toView(row);
   }

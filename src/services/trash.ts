@@ -173,7 +173,9 @@ export class TrashService {
   }
 
   private restoreMember(id: string, rootId: string): number {
-    return this.sqlite.query('UPDATE items SET deleted_at = NULL, deleted_root_id = NULL WHERE id = ? AND deleted_root_id = ?').run(id, rootId).changes;
+    return this.sqlite
+      .query('UPDATE items SET deleted_at = NULL, deleted_root_id = NULL WHERE id = ? AND deleted_root_id = ?')
+      .run(id, rootId).changes;
   }
 
   /** Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`. */
@@ -239,7 +241,11 @@ export class TrashService {
       .query<{ x: number }, [string]>(`SELECT 1 AS x FROM items WHERE account_id = ? AND deleted_at IS NOT NULL LIMIT 1`)
       .get(principal.accountId);
     if (!any) return { message: Messages.trashAlreadyEmpty };
-    const jobId = this.ctx.queue.enqueue('trash.empty', { accountId: principal.accountId, loginId: principal.loginId }, { accountId: principal.accountId });
+    const jobId = this.ctx.queue.enqueue(
+      'trash.empty',
+      { accountId: principal.accountId, loginId: principal.loginId },
+      { accountId: principal.accountId },
+    );
     return { message: 'Emptying trash', queued: true, jobId };
   }
 

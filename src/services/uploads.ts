@@ -206,7 +206,13 @@ export class UploadService {
             }
             try {
               const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
-              const row = this.insertFile(principal, folderId, entry.fileName, entry.object, parseModifiedTime(lists.lastModifiedTimes[entry.index]));
+              const row = this.insertFile(
+                principal,
+                folderId,
+                entry.fileName,
+                entry.object,
+                parseModifiedTime(lists.lastModifiedTimes[entry.index]),
+              );
               files.push({ row, index: entry.index });
             } catch (err) {
               if (!(err instanceof AppError)) throw err;
@@ -221,11 +227,16 @@ export class UploadService {
       toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
       for (const folder of result.created) this.items.events.item(principal, FileEventType.folderCreated, folder);
       for (const { row } of result.files) this.published(principal, row);
-      const views = this.items.views(principal.accountId, result.files.map((f) => f.row));
+      const views = this.items.views(
+        principal.accountId,
+        result.files.map((f) => f.row),
+      );
       const clientId = (i: number) => lists.clientIds[i] ?? null;
       return {
         files: views.map((v, i) => ({ ...v, clientId: clientId(result.files[i]!.index) })),
-        failed: result.failed.sort((a, b) => a.index - b.index).map((f) => ({ fileName: f.fileName, error: f.error, clientId: clientId(f.index) })),
+        failed: result.failed
+          .sort((a, b) => a.index - b.index)
+          .map((f) => ({ fileName: f.fileName, error: f.error, clientId: clientId(f.index) })),
         total: incoming.length,
         successful: result.files.length,
         failedCount: result.failed.length,
@@ -240,9 +251,14 @@ export class UploadService {
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
-      const { fields, part, object: newObject } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
+      const {
+        fields,
+        part,
+        object: newObject,
+      } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
-      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mime_type) newObject.mimeType = current.mime_type;
+      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mime_type)
+        newObject.mimeType = current.mime_type;
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const now = this.ctx.clock.now();
       const row = this.sqlite
@@ -255,7 +271,16 @@ export class UploadService {
               `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?
                WHERE id = ? RETURNING ${ITEM_COLUMNS}`,
             )
-            .get(newObject.size, newObject.mimeType, newObject.storageKey, newObject.wrappedKey, newObject.keyId, modified ?? now, now, row.id)!;
+            .get(
+              newObject.size,
+              newObject.mimeType,
+              newObject.storageKey,
+              newObject.wrappedKey,
+              newObject.keyId,
+              modified ?? now,
+              now,
+              row.id,
+            )!;
           this.quota.adjust(principal.accountId, delta);
           if (row.storage_key) this.ctx.queue.insert('storage.delete', { keys: [row.storage_key] });
           this.intents.committed(newObject.storageKey);
@@ -373,7 +398,14 @@ export class UploadService {
       throw err;
     }
     const detected = await sniff(head.subarray(0, headBytes));
-    return { storageKey, size: info.size, wrappedKey: info.wrappedKey, keyId: info.keyId, mimeType: detected ?? (part.mimeType || DEFAULT_TYPE), detected: detected !== null };
+    return {
+      storageKey,
+      size: info.size,
+      wrappedKey: info.wrappedKey,
+      keyId: info.keyId,
+      mimeType: detected ?? (part.mimeType || DEFAULT_TYPE),
+      detected: detected !== null,
+    };
   }
 
   /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
@@ -402,7 +434,12 @@ export class UploadService {
   }
 
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
-  private ensureFolders(principal: Principal, folders: Map<string, string | null>, created: ItemRow[], relativePath: string | undefined): string | null {
+  private ensureFolders(
+    principal: Principal,
+    folders: Map<string, string | null>,
+    created: ItemRow[],
+    relativePath: string | undefined,
+  ): string | null {
     const segments = (relativePath ?? '').split(/[/\\]/).map(clientName).filter(Boolean).slice(0, -1);
     let path = '';
     let parentId: string | null = folders.get('') ?? null;

@@ -82,11 +82,22 @@ export class UsersService {
 
   /** Sets an owner's limit in bytes; null returns it to the instance default. Sub-users share their owner's. */
   setStorageLimit(targetUserId: string, storageLimit: number | null, by?: Actor): { storageLimit: number | null } {
-    const row = this.sqlite.query<{ parent_user_id: string | null }, [string]>('SELECT parent_user_id FROM users WHERE id = ?').get(targetUserId);
+    const row = this.sqlite
+      .query<{ parent_user_id: string | null }, [string]>('SELECT parent_user_id FROM users WHERE id = ?')
+      .get(targetUserId);
     if (!row) throw notFound(Messages.userNotFound);
     if (row.parent_user_id) throw badRequest(Messages.subUserSharesLimit);
-    this.sqlite.query('UPDATE users SET storage_limit = ?, updated_at = ? WHERE id = ?').run(storageLimit, this.ctx.clock.now(), targetUserId);
-    if (by) this.audit.record({ action: AuditActions.userStorageLimit, ...actorFields(by), targetType: 'user', targetId: targetUserId, details: { storageLimit } });
+    this.sqlite
+      .query('UPDATE users SET storage_limit = ?, updated_at = ? WHERE id = ?')
+      .run(storageLimit, this.ctx.clock.now(), targetUserId);
+    if (by)
+      this.audit.record({
+        action: AuditActions.userStorageLimit,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: targetUserId,
+        details: { storageLimit },
+      });
     return { storageLimit };
   }
 }

@@ -100,7 +100,9 @@ ${pager}
 
 export function renderFilePage(v: { token: string; file: PublicItem; previewable: boolean }): string {
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
-  const preview = v.previewable ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(stripBidiControls(v.file.name))}">` : '';
+  const preview = v.previewable
+    ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(stripBidiControls(v.file.name))}">`
+    : '';
   return layout(
     v.file.name,
     `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
@@ -112,6 +114,15 @@ ${preview}
 }
 
 export function renderErrorPage(status: number, message: string): string {
-  const title = status === 410 ? 'Link expired' : status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status < 500 ? 'Bad request' : 'Unavailable';
+  const title =
+    status === 410
+      ? 'Link expired'
+      : status === 404
+        ? 'Not found'
+        : status === 429
+          ? 'Too many requests'
+          : status < 500
+            ? 'Bad request'
+            : 'Unavailable';
   return layout(title, `<section class="card"><h1>${escapeHtml(title)}</h1><p class="meta">${escapeHtml(message)}</p></section>`);
 }

@@ -72,7 +72,10 @@ describe('POST /api/signup', () => {
 describe('POST /api/login', () => {
   test('wrong password and unknown email are the same 401; a valid login works with cookie and Bearer', async () => {
     const o = await seed.owner(t);
-    for (const body of [{ email: o.email, password: 'wrong-password' }, { email: seed.uniqueEmail(), password: 'whatever' }]) {
+    for (const body of [
+      { email: o.email, password: 'wrong-password' },
+      { email: seed.uniqueEmail(), password: 'whatever' },
+    ]) {
       const res = await t.client().post('/api/login', body);
       expect(res.status).toBe(401);
       expect(await json(res)).toEqual(errors.invalidCredentials);
@@ -207,7 +210,9 @@ describe('request bodies', () => {
       body: JSON.stringify({ email: 'a@b.io', password: 'x'.repeat(1024 * 1024) }),
     });
     expect(big.status).toBe(413);
-    const bad = await t.client().request('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":' });
+    const bad = await t
+      .client()
+      .request('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":' });
     expect(bad.status).toBe(400);
     expect((await json(bad)).message).toBe('Request body is not valid JSON');
     const form = await t.client().request('/api/login', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'email=a' });

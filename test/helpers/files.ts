@@ -73,7 +73,9 @@ export function seedRows(
   accountId: string,
   parentId: string | null,
   count: number,
-  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({ name: `item-${i}` }),
+  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({
+    name: `item-${i}`,
+  }),
 ): string[] {
   const ctx = t.server.ctx;
   const repo = ctx.services.items.repo;

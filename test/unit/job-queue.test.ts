@@ -97,13 +97,22 @@ describe('job queue', () => {
   test('retries with backoff until maxAttempts, then failed; permanent errors fail at once', async () => {
     const t = setup();
     let calls = 0;
-    t.registry.register({ kind: 'test.broken', payload: z.null(), maxAttempts: 3, handle: () => {
-      calls++;
-      throw new Error('still broken');
-    } });
-    t.registry.register({ kind: 'test.hopeless', payload: z.null(), handle: () => {
-      throw new PermanentJobError('no point');
-    } });
+    t.registry.register({
+      kind: 'test.broken',
+      payload: z.null(),
+      maxAttempts: 3,
+      handle: () => {
+        calls++;
+        throw new Error('still broken');
+      },
+    });
+    t.registry.register({
+      kind: 'test.hopeless',
+      payload: z.null(),
+      handle: () => {
+        throw new PermanentJobError('no point');
+      },
+    });
     const broken = t.queue.enqueue('test.broken', null, { maxAttempts: 3 });
     const hopeless = t.queue.enqueue('test.hopeless', null);
     for (let i = 0; i < 5; i++) {
@@ -122,10 +131,15 @@ describe('job queue', () => {
   test('RetryLaterError defers without spending an attempt', async () => {
     const t = setup();
     let n = 0;
-    t.registry.register({ kind: 'test.later', payload: z.null(), maxAttempts: 1, handle: () => {
-      if (n++ < 2) throw new RetryLaterError(1000);
-      return 'done';
-    } });
+    t.registry.register({
+      kind: 'test.later',
+      payload: z.null(),
+      maxAttempts: 1,
+      handle: () => {
+        if (n++ < 2) throw new RetryLaterError(1000);
+        return 'done';
+      },
+    });
     const id = t.queue.enqueue('test.later', null, { maxAttempts: 1 });
     for (let i = 0; i < 3; i++) {
       await t.worker.drain();
@@ -193,10 +207,14 @@ describe('job queue', () => {
   test('a started worker picks up enqueued jobs by itself; stop waits for the running job', async () => {
     const t = setup();
     let finished = false;
-    t.registry.register({ kind: 'test.slow', payload: z.null(), handle: async () => {
-      await Bun.sleep(50);
-      finished = true;
-    } });
+    t.registry.register({
+      kind: 'test.slow',
+      payload: z.null(),
+      handle: async () => {
+        await Bun.sleep(50);
+        finished = true;
+      },
+    });
     t.worker.start();
     const id = t.queue.enqueue('test.slow', null);
     for (let i = 0; i < 100 && t.queue.get(id)!.status === 'created'; i++) await Bun.sleep(5);

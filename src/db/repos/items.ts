@@ -30,7 +30,8 @@ export const ITEM_COLUMNS =
 /** A row as list pages read it: everything an API item shows, without the object's key material. */
 export type ListedRow = Omit<ItemRow, 'storage_key' | 'wrapped_key' | 'key_id' | 'created_at'>;
 
-const LISTED_COLUMNS = 'id, account_id, parent_id, type, name, name_key, size, mime_type, starred, modified_at, accessed_at, deleted_at, deleted_root_id';
+const LISTED_COLUMNS =
+  'id, account_id, parent_id, type, name, name_key, size, mime_type, starred, modified_at, accessed_at, deleted_at, deleted_root_id';
 
 export type SortField = 'name' | 'size' | 'modified' | 'accessedAt' | 'deletedAt';
 export type SortOrder = 'asc' | 'desc';
@@ -88,7 +89,11 @@ export class ItemRepo {
   constructor(readonly sqlite: Database) {}
 
   get(accountId: string, id: string): ItemRow | null {
-    return this.sqlite.query<ItemRow, [string, string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND account_id = ?`).get(id, accountId) ?? null;
+    return (
+      this.sqlite
+        .query<ItemRow, [string, string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND account_id = ?`)
+        .get(id, accountId) ?? null
+    );
   }
 
   getLive(accountId: string, id: string): ItemRow | null {
@@ -102,9 +107,7 @@ export class ItemRepo {
   /** Rows for the given ids that belong to the account (any state), in no particular order. */
   getMany(accountId: string, ids: readonly string[]): ItemRow[] {
     return this.sqlite
-      .query<ItemRow, [string, string]>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE id IN (SELECT value FROM json_each(?)) AND account_id = ?`,
-      )
+      .query<ItemRow, [string, string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id IN (SELECT value FROM json_each(?)) AND account_id = ?`)
       .all(JSON.stringify(ids), accountId);
   }
 

@@ -38,7 +38,14 @@ export function authPlugin(ctx: AppContext, limits: Limits) {
         if (credentials.fromCookie && !SAFE_METHODS.has(request.method)) {
           const origin = request.headers.get('origin');
           if (origin && origin !== meta.origin) {
-            ctx.services.audit.record({ action: AuditActions.accessDenied, status: 'denied', ip: meta.ip, targetType: 'route', targetId: routeOf(request), details: { reason: Messages.crossOrigin, origin } });
+            ctx.services.audit.record({
+              action: AuditActions.accessDenied,
+              status: 'denied',
+              ip: meta.ip,
+              targetType: 'route',
+              targetId: routeOf(request),
+              details: { reason: Messages.crossOrigin, origin },
+            });
             throw forbidden(Messages.crossOrigin);
           }
         }
@@ -51,7 +58,14 @@ export function authPlugin(ctx: AppContext, limits: Limits) {
           if (r.permission) requirePermission(principal, r.permission);
         } catch (err) {
           if (err instanceof AppError) {
-            ctx.services.audit.record({ action: AuditActions.accessDenied, status: 'denied', principal, targetType: 'route', targetId: routeOf(request), details: { reason: err.message } });
+            ctx.services.audit.record({
+              action: AuditActions.accessDenied,
+              status: 'denied',
+              principal,
+              targetType: 'route',
+              targetId: routeOf(request),
+              details: { reason: err.message },
+            });
           }
           throw err;
         }

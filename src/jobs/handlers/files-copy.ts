@@ -12,7 +12,12 @@ export function filesCopyJob(ctx: AppContext): JobDefinition<typeof payload> {
     payload,
     async handle(p, run) {
       const result = await ctx.services.copy.run(run.job.id, p, run.signal);
-      ctx.services.items.events.jobDone(p.accountId, FileEventType.copied, { userId: p.loginId, action: 'copy', count: result.count, jobId: run.job.id });
+      ctx.services.items.events.jobDone(p.accountId, FileEventType.copied, {
+        userId: p.loginId,
+        action: 'copy',
+        count: result.count,
+        jobId: run.job.id,
+      });
       return result;
     },
   };

@@ -13,7 +13,12 @@ export function filesRestoreJob(ctx: AppContext): JobDefinition<typeof payload> 
     handle(p, run) {
       ctx.services.trash.restoreTrees(p.accountId, p.loginId, p.ids, { signal: run.signal, onBatch: run.addProgress });
       const count = run.totalProgress();
-      ctx.services.items.events.jobDone(p.accountId, FileEventType.restored, { userId: p.loginId, action: 'restore', count, jobId: run.job.id });
+      ctx.services.items.events.jobDone(p.accountId, FileEventType.restored, {
+        userId: p.loginId,
+        action: 'restore',
+        count,
+        jobId: run.job.id,
+      });
       return { count };
     },
   };

@@ -13,7 +13,12 @@ export function filesTrashJob(ctx: AppContext): JobDefinition<typeof payload> {
     handle(p, run) {
       ctx.services.trash.trashTrees(p.accountId, p.loginId, p.ids, { signal: run.signal, onBatch: run.addProgress });
       const count = run.totalProgress();
-      ctx.services.items.events.jobDone(p.accountId, FileEventType.deleted, { userId: p.loginId, action: 'trash', count, jobId: run.job.id });
+      ctx.services.items.events.jobDone(p.accountId, FileEventType.deleted, {
+        userId: p.loginId,
+        action: 'trash',
+        count,
+        jobId: run.job.id,
+      });
       return { count };
     },
   };

@@ -13,7 +13,12 @@ export function trashDeleteJob(ctx: AppContext): JobDefinition<typeof payload> {
     handle(p, run) {
       ctx.services.trash.deleteRoots(p.accountId, p.loginId, p.ids, { signal: run.signal, onBatch: run.addProgress });
       const count = run.totalProgress();
-      ctx.services.items.events.jobDone(p.accountId, FileEventType.permanentlyDeleted, { userId: p.loginId, action: 'delete', count, jobId: run.job.id });
+      ctx.services.items.events.jobDone(p.accountId, FileEventType.permanentlyDeleted, {
+        userId: p.loginId,
+        action: 'delete',
+        count,
+        jobId: run.job.id,
+      });
       return { count };
     },
   };

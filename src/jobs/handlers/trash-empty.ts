@@ -13,7 +13,12 @@ export function trashEmptyJob(ctx: AppContext): JobDefinition<typeof payload> {
     handle(p, run) {
       ctx.services.trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress });
       const count = run.totalProgress();
-      ctx.services.items.events.jobDone(p.accountId, FileEventType.permanentlyDeleted, { userId: p.loginId, action: 'empty', count, jobId: run.job.id });
+      ctx.services.items.events.jobDone(p.accountId, FileEventType.permanentlyDeleted, {
+        userId: p.loginId,
+        action: 'empty',
+        count,
+        jobId: run.job.id,
+      });
       return { count };
     },
   };
