@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../src/db/client.ts';
-import { ItemRepo } from '../src/db/repos/items.ts';
+import { ItemsRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
 import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
@@ -170,7 +170,7 @@ function seed(
   count: number,
 ): void {
   const db = openDatabase(dbPath);
-  const repo = new ItemRepo(db.$client);
+  const repo = new ItemsRepo(db.$client);
   const base = Date.parse('2024-01-01T00:00:00Z');
   try {
     for (let start = 0; start < count; start += 20_000) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../src/db/client.ts';
-import { ItemRepo } from '../src/db/repos/items.ts';
+import { ItemsRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
 import { adminToken, startBenchServer, wrk } from './server.ts';
 import { median } from './streams.ts';
@@ -13,7 +13,7 @@ const MiB = 1024 ** 2;
 /** Seeds `count` items under a folder straight into the database beside the running server (WAL). */
 function seedFolder(dataDir: string, accountId: string, parentId: string, count: number): void {
   const db = openDatabase(path.join(dataDir, 'coffer.db'));
-  const repo = new ItemRepo(db.$client);
+  const repo = new ItemsRepo(db.$client);
   const now = Date.now();
   db.$client.transaction(() => {
     for (let i = 0; i < count; i++) {

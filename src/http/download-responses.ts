@@ -1,4 +1,4 @@
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Item } from '../services/tree.ts';
 import { AppError, Messages } from '../errors.ts';
 import type { AuditPrincipal } from '../services/audit.ts';
 import type { DownloadService, ZipDownload } from '../services/downloads.ts';
@@ -44,7 +44,7 @@ const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style
  */
 export async function fileResponse(
   downloads: DownloadService,
-  row: ItemRow,
+  row: Item,
   request: Request,
   opts: { inline: boolean; reader?: AuditPrincipal },
 ): Promise<Response> {
@@ -54,7 +54,7 @@ export async function fileResponse(
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
   const body = await downloads.openFile(row, range ?? undefined, opts.reader);
   const headers: Record<string, string> = {
-    'Content-Type': inlineType ?? row.mime_type ?? 'application/octet-stream',
+    'Content-Type': inlineType ?? row.mimeType ?? 'application/octet-stream',
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
     // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
     'Content-Length': String(range ? range.end - range.start : row.size),

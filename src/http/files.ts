@@ -2,10 +2,9 @@ import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
-import type { SortField } from '../db/repos/items.ts';
+import type { SortField } from '../services/tree.ts';
 import type { Page } from '../services/items.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
-import { nameProblem, normalizeName } from '../services/names.ts';
 import { isDiskFullError } from '../services/disk-space.ts';
 import { readJson } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
@@ -31,13 +30,7 @@ const listQuery = (defaultSort: SortField) =>
 
 const folderListQuery = listQuery('modified').extend({ parentId: z.string().optional() });
 
-const nameField = z
-  .string({ error: 'name is required' })
-  .transform(normalizeName)
-  .superRefine((name, c) => {
-    const problem = nameProblem(name);
-    if (problem) c.addIssue({ code: 'custom', message: problem });
-  });
+const nameField = z.string({ error: 'name is required' });
 const idField = z.string({ error: 'id is required' }).min(1);
 const idsField = z
   .array(z.string().min(1), { error: 'ids must be an array of item ids' })
@@ -144,7 +137,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
       )
       .get(
         '/api/files/trash',
-        ({ principal, query, set }) => pageResponse(items.listTrash(principal, validate(listQuery('deletedAt'), query)), set),
+        ({ principal, query, set }) => pageResponse(trash.list(principal, validate(listQuery('deletedAt'), query)), set),
         { auth: true },
       )
       .get(

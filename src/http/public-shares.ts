@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Item } from '../services/tree.ts';
 import { AppError, Messages, notFound } from '../errors.ts';
-import { toPublicItem } from '../services/shares.ts';
+import { toPublicItem } from '../services/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import type { Limits } from './limits.ts';
@@ -54,9 +54,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
-  const folderView = (request: Request, set: Set, token: string, root: ItemRow, folder: ItemRow, query: unknown) => {
+  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, query: unknown) => {
     const q = validate(pageQuery, query);
-    const page = shares.folderPage(root.account_id, folder.id, q);
+    const page = shares.folderPage(root.accountId, folder.id, q);
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
     if (!forPage) rendered.set(page, (forPage = new Map()));
@@ -66,7 +66,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       html = renderFolderPage({
         token,
         folder: toPublicItem(folder),
-        trail: shares.trail(root, folder).map(toPublicItem),
+        trail: shares.trail(root, folder),
         isRoot: folder.id === root.id,
         items: page.items,
         nextCursor: page.nextCursor,

@@ -32,7 +32,7 @@ export function isDiskFullError(err: unknown): boolean {
 export class DiskSpaceService {
   private lastWarning = 0;
 
-  constructor(private readonly ctx: CoreContext) {}
+  constructor(private readonly ctx: Pick<CoreContext, 'config' | 'paths' | 'log'>) {}
 
   status(): DiskSpace {
     const s = fs.statfsSync(this.ctx.paths.root);

@@ -1,5 +1,5 @@
 import type { EventHub } from '../events/hub.ts';
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Item } from '../db/repos/items.ts';
 import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from './audit.ts';
 
 /** The event types of COMPAT "Events (SSE)". */
@@ -42,14 +42,14 @@ export class FileEvents {
   item(
     actor: AuditPrincipal,
     type: FileEventName,
-    row: Pick<ItemRow, 'id' | 'name' | 'type' | 'parent_id'>,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
     extra: Record<string, unknown> = {},
   ): void {
     this.hub.publish(actor.accountId, type, {
       id: row.id,
       name: row.name,
       type: row.type,
-      parentId: row.parent_id,
+      parentId: row.parentId,
       userId: actor.loginId,
       ...extra,
     });
@@ -60,7 +60,7 @@ export class FileEvents {
         principal: actor,
         targetType: row.type,
         targetId: row.id,
-        details: { name: row.name, parentId: row.parent_id, ...extra },
+        details: { name: row.name, parentId: row.parentId, ...extra },
       });
     }
   }

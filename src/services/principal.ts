@@ -17,6 +17,12 @@ export function isPermission(key: string): key is Permission {
   return (ALL_PERMISSIONS as readonly string[]).includes(key);
 }
 
+/** A login's stored permission keys (JSON) as a set; unknown keys are dropped. */
+export function parsePermissions(text: string | null): Set<Permission> {
+  if (!text) return new Set();
+  return new Set((JSON.parse(text) as string[]).filter(isPermission));
+}
+
 /** Who is acting: a login (owner or sub-user) on behalf of its account. Built per request from the database. */
 export interface Principal {
   loginId: string;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
 import { formatSize } from '../lib/size.ts';
 import { stripBidiControls } from '../services/names.ts';
-import type { PublicItem } from '../services/shares.ts';
+import type { PublicItem } from '../services/item-views.ts';
 
 const STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e3e6eb;--accent:#2f6fde}
 @media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#a0a8b8;--bg:#14171c;--card:#1c2027;--line:#2c313a;--accent:#6ea0ff}}

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openContext } from '../../src/context.ts';
 import { createLogger } from '../../src/log.ts';
 import type { AuditEntry } from '../../src/services/audit.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -216,7 +217,7 @@ describe('audit log processing and retention', () => {
         "INSERT INTO audit_log (at, action, status, actor) VALUES (?, 'auth.sign_in', 'success', 'system'), (?, 'auth.sign_in', 'success', 'system')",
       )
       .run(old, recent);
-    t.server.ctx.queue.enqueue('audit.retention', null);
+    t.server.ctx.queue.enqueue(Jobs.auditRetention, null);
     await t.server.worker.drain();
     const ats = sqlite
       .query<{ at: number }, []>('SELECT at FROM audit_log')

@@ -19,7 +19,7 @@ describe('POST /api/signup', () => {
   test('the first account is the admin, and creating it closes signup → 403', async () => {
     const profile = await json(await adminLogin.client.get('/api/profile'));
     expect(profile.email).toBe(adminLogin.email);
-    expect(t.server.ctx.services.accounts.findById(profile.id)!.is_admin).toBe(1);
+    expect(t.server.ctx.services.accounts.findById(profile.id)!.isAdmin).toBe(true);
     const res = await t.client().post('/api/signup', { email: seed.uniqueEmail(), password: 'secret1' });
     expect(res.status).toBe(403);
     expect(await json(res)).toEqual(errors.signupDisabled);
@@ -38,7 +38,7 @@ describe('POST /api/signup', () => {
       expect(body.user.id.length).toBeGreaterThanOrEqual(16);
       const cookie = res.headers.get('set-cookie')!;
       expect(cookie).toMatch(/^token=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800$/);
-      expect(t.server.ctx.services.accounts.findById(body.user.id)!.is_admin).toBe(0);
+      expect(t.server.ctx.services.accounts.findById(body.user.id)!.isAdmin).toBe(false);
 
       const dup = await t.client().post('/api/signup', { email: email.toUpperCase(), password: 'secret1' });
       expect(dup.status).toBe(409);

@@ -130,12 +130,12 @@ describe('GET /api/files/:id/download (single file)', () => {
     const item = await upload(owner.client, 'read-me.txt', 'x');
     clock.advance(2 * 3600_000);
     await bytes(await owner.client.get(`/api/files/${item.id}/download`));
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     const first = (await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt;
     expect(first).toBe(new Date(clock.now()).toISOString());
     clock.advance(10 * 60_000);
     await bytes(await owner.client.get(`/api/files/${item.id}/download`));
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     expect((await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt).toBe(first);
   });
 });
@@ -167,7 +167,7 @@ describe('ZIP downloads', () => {
     expect(entries.find((e) => e.name === 'Album/a.bin')!.data.equals(a)).toBe(true);
     expect(entries.find((e) => e.name === 'Album/nested/b.txt')!.data.toString()).toBe('bee');
     // The folder and every entry are marked read.
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     const now = new Date(clock.now()).toISOString();
     expect((await json(await owner.client.get(`/api/files/${top.id}/info`))).accessedAt).toBe(now);
     expect((await json(await owner.client.get(`/api/files/${sub.id}/info`))).accessedAt).toBe(now);

@@ -192,12 +192,12 @@ describe('GET /api/files', () => {
     const before = (await json(await o.client.get(`/api/files/${dir.id}/info`))).accessedAt;
     clock.advance(2 * 3600_000);
     await o.client.get(`/api/files?parentId=${dir.id}`);
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     const after = (await json(await o.client.get(`/api/files/${dir.id}/info`))).accessedAt;
     expect(Date.parse(after)).toBeGreaterThan(Date.parse(before));
     clock.advance(60_000);
     await o.client.get(`/api/files?parentId=${dir.id}`);
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     expect((await json(await o.client.get(`/api/files/${dir.id}/info`))).accessedAt).toBe(after);
   });
 });
@@ -331,7 +331,7 @@ describe('GET /api/files/search', () => {
     const before = (await json<any[]>(await o.client.get('/api/files/search?q=unrelated')))[0].accessedAt;
     clock.advance(2 * 3600_000);
     await o.client.get('/api/files/search?q=unrelated');
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     expect((await json<any[]>(await o.client.get('/api/files/search?q=unrelated')))[0].accessedAt).toBe(before);
   });
 });
@@ -627,7 +627,7 @@ describe('hot queries stay indexed (EXPLAIN QUERY PLAN)', () => {
       }
     }
     for (const action of [
-      () => items.listTrash(principal, { sortBy: 'deletedAt', order: 'desc', limit: 50 }),
+      () => t.server.ctx.services.trash.list(principal, { sortBy: 'deletedAt', order: 'desc', limit: 50 }),
       () => items.listStarred(principal, { sortBy: 'modified', order: 'desc', limit: 50 }),
       () => items.recent(principal, {}),
       () => items.search(principal, { q: 'item-12' }),

@@ -4,6 +4,7 @@ import { json, type TestClient } from '../helpers/client.ts';
 import { errors, orphanErrors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
 import { ageObject, DAY, folder, HOUR, rowWithoutObject, storeFile, strayObject, strayObjectsFast } from '../helpers/stored-files.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -169,7 +170,7 @@ describe('GET /api/user/orphans', () => {
   });
 
   test('a failed scan job is reported as 500', async () => {
-    const jobId = ctx().queue.enqueue('orphans.scan', { graceMinutes: 1 });
+    const jobId = ctx().queue.enqueue(Jobs.orphansScan, { graceMinutes: 1 });
     await t.server.worker.drain();
     const res = await admin.client.get(`/api/user/orphans?jobId=${jobId}`);
     expect(res.status).toBe(500);

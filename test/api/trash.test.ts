@@ -5,6 +5,7 @@ import { errors } from '../helpers/errors.ts';
 import { blobFiles, folder, listAll, rowCount, seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
@@ -200,7 +201,7 @@ describe('GET /api/files/jobs/:jobId', () => {
     expect(missing.status).toBe(404);
     expect(await json(missing)).toEqual(errors.jobNotFound);
     const failedId = t.server.ctx.queue.enqueue(
-      'files.copy',
+      Jobs.filesCopy,
       { accountId: o.id, loginId: o.id, ids: ['x'], parentId: 'gone-folder' },
       { accountId: o.id },
     );
@@ -208,7 +209,7 @@ describe('GET /api/files/jobs/:jobId', () => {
     const failed = await o.client.get(`/api/files/jobs/${failedId}`);
     expect(failed.status).toBe(500);
     expect(await json(failed)).toEqual(errors.jobFailed);
-    const system = t.server.ctx.queue.enqueue('jobs.cleanup', null, { accountId: o.id });
+    const system = t.server.ctx.queue.enqueue(Jobs.jobsCleanup, null, { accountId: o.id });
     expect((await o.client.get(`/api/files/jobs/${system}`)).status).toBe(404);
     t.server.ctx.queue.available = false;
     try {

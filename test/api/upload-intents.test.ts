@@ -6,6 +6,7 @@ import { admin, login, type SeededLogin } from '../helpers/seed.ts';
 import { cookieHeader, hangUpMidBody } from '../helpers/raw-http.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 const running: TestServer[] = [];
 afterAll(() => Promise.all(running.map((s) => s.stop())));
@@ -106,7 +107,7 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
     ctx.db.$client.query('INSERT INTO upload_intents (storage_key, created_at) VALUES (?, 0)').run(rowKey);
 
     ctx.queue.available = true;
-    ctx.queue.enqueue('uploads.sweep', null);
+    ctx.queue.enqueue(Jobs.uploadsSweep, null);
     await t.server.worker.drain();
 
     const objects = new Set(blobFiles(t.dataDir).objects);

@@ -78,7 +78,7 @@ export function seedRows(
   }),
 ): string[] {
   const ctx = t.server.ctx;
-  const repo = ctx.services.items.repo;
+  const repo = ctx.repos.items;
   const now = ctx.clock.now();
   const ids: string[] = [];
   ctx.db.$client.transaction(() => {
