@@ -8,9 +8,8 @@ import type { InlineRun, TrashPlan } from '../services/trash.ts';
 import { isDiskFullError } from '../services/disk-space.ts';
 import { readJson } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
-import type { Limits } from './limits.ts';
 import { readMultipart } from './multipart.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
 
 const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
@@ -54,7 +53,7 @@ const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(u
 const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
 
 /** Files, folders, transfers, trash and jobs (SPEC "Files"): validate, call a service, map the result. */
-export function fileRoutes(ctx: AppContext, limits: Limits) {
+export function fileRoutes(ctx: AppContext) {
   const { items, uploads, downloads, trash, copy, fileJobs } = ctx.services;
 
   /** SPEC "Progress streaming": NDJSON lines when asked for, else the single JSON body. */
@@ -110,35 +109,35 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
 
   return (
     new Elysia({ name: 'http/files', seed: ctx.instanceId })
-      .use(authPlugin(ctx, limits))
+      .use(sessionPlugin(ctx))
       // Listing, searching and details need no permission (SPEC "Authentication" 6).
       .get('/api/files', ({ principal, query, set }) => pageResponse(items.list(principal, validate(folderListQuery, query)), set), {
-        auth: true,
+        session: true,
       })
-      .get('/api/files/stats', ({ principal }) => items.stats(principal), { auth: true })
+      .get('/api/files/stats', ({ principal }) => items.stats(principal), { session: true })
       .get(
         '/api/files/search',
         ({ principal, query }) => {
           const q = validate(searchQuery, query);
           return items.search(principal, { q: q.q ?? q.query ?? '', limit: q.limit });
         },
-        { auth: true },
+        { session: true },
       )
-      .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { auth: true })
+      .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { session: true })
       .get(
         '/api/files/starred',
         ({ principal, query, set }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query)), set),
-        { auth: true },
+        { session: true },
       )
       .get(
         '/api/files/shared',
         ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(listQuery('modified'), query)), set),
-        { auth: true },
+        { session: true },
       )
       .get(
         '/api/files/trash',
         ({ principal, query, set }) => pageResponse(trash.list(principal, validate(listQuery('deletedAt'), query)), set),
-        { auth: true },
+        { session: true },
       )
       .get(
         '/api/files/jobs/:jobId',
@@ -147,30 +146,26 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
           if (status.pending) set.status = 202;
           return status.body;
         },
-        { auth: true },
+        { session: true },
       )
-      .get('/api/files/:id/info', ({ principal, params }) => items.info(principal, params.id), { auth: true })
+      .get('/api/files/:id/info', ({ principal, params }) => items.info(principal, params.id), { session: true })
       .post(
         '/api/files/folder',
         async ({ principal, request }) => items.createFolder(principal, validate(folderBody, await readJson(request))),
-        { auth: { permission: 'files.upload' } },
+        { session: true },
       )
       .post(
         '/api/files/upload/check',
         async ({ principal, request }) => uploads.check(principal, validate(checkBody, await readJson(request)).fileSize),
-        { auth: { permission: 'files.upload', limit: 'upload' } },
+        { session: true },
       )
-      .post('/api/files/upload', ({ principal, request }) => uploads.upload(principal, uploadRequest(request)), {
-        auth: { permission: 'files.upload', limit: 'upload' },
-      })
-      .post('/api/files/upload/bulk', ({ principal, request }) => uploads.uploadBulk(principal, uploadRequest(request)), {
-        auth: { permission: 'files.upload', limit: 'upload' },
-      })
+      .post('/api/files/upload', ({ principal, request }) => uploads.upload(principal, uploadRequest(request)), { session: true })
+      .post('/api/files/upload/bulk', ({ principal, request }) => uploads.uploadBulk(principal, uploadRequest(request)), { session: true })
       .post('/api/files/:id/replace', ({ principal, params, request }) => uploads.replace(principal, params.id, uploadRequest(request)), {
-        auth: { permission: 'files.edit', limit: 'upload' },
+        session: true,
       })
       .post('/api/files/:id/derived', ({ principal, params, request }) => uploads.derive(principal, params.id, uploadRequest(request)), {
-        auth: { permission: 'files.upload', limit: 'upload' },
+        session: true,
       })
       .post(
         '/api/files/copy',
@@ -179,28 +174,28 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
           set.status = 202;
           return result;
         },
-        { auth: { permission: 'files.upload' } },
+        { session: true },
       )
       .post('/api/files/move', async ({ principal, request }) => items.move(principal, validate(moveBody, await readJson(request))), {
-        auth: { permission: 'files.edit' },
+        session: true,
       })
       .post('/api/files/rename', async ({ principal, request }) => items.rename(principal, validate(renameBody, await readJson(request))), {
-        auth: { permission: 'files.edit' },
+        session: true,
       })
       .post('/api/files/star', async ({ principal, request }) => items.star(principal, validate(starBody, await readJson(request))), {
-        auth: { permission: 'files.edit' },
+        session: true,
       })
       .post(
         '/api/files/delete',
         async ({ principal, request, set }) =>
           answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
-        { auth: { permission: 'files.delete' } },
+        { session: true },
       )
       .post(
         '/api/files/trash/restore',
         async ({ principal, request, set }) =>
           answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
-        { auth: { permission: 'files.trash' } },
+        { session: true },
       )
       .post(
         '/api/files/trash/delete',
@@ -209,7 +204,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
           set.status = 202;
           return result;
         },
-        { auth: { permission: 'files.trash' } },
+        { session: true },
       )
       .post(
         '/api/files/trash/empty',
@@ -218,7 +213,7 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
           if (result.queued) set.status = 202;
           return result;
         },
-        { auth: { permission: 'files.trash' } },
+        { session: true },
       )
       .get(
         '/api/files/:id/download',
@@ -227,12 +222,12 @@ export function fileRoutes(ctx: AppContext, limits: Limits) {
           if (row.type === 'folder') return zipResponse(downloads.downloadFolder(principal, row));
           return fileResponse(downloads, row, request, { inline: query.inline === '1', reader: principal });
         },
-        { auth: { permission: 'files.download' } },
+        { session: true },
       )
       .post(
         '/api/files/download/bulk',
         async ({ principal, request }) => zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJson(request)).ids)),
-        { auth: { permission: 'files.download' } },
+        { session: true },
       )
   );
 }

@@ -6,8 +6,6 @@ import { AppError, Messages, notFound } from '../errors.ts';
 import { toPublicItem } from '../services/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
@@ -39,7 +37,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * The public share pages under /s/ (no session: no cookie is read or set here). Browsers get HTML,
  * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
  */
-export function publicShareRoutes(ctx: AppContext, limits: Limits) {
+export function publicShareRoutes(ctx: AppContext) {
   const { shares, downloads } = ctx.services;
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
@@ -78,52 +76,39 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   };
 
   return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
-    .get(
-      '/s/:token',
-      ({ params, query, request, set }) =>
-        answer(request, set, async () => {
-          const { link, root } = shares.resolve(params.token);
-          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
-          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-          const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token', ({ params, query, request, set }) =>
+      answer(request, set, async () => {
+        const { link, root } = shares.resolve(params.token);
+        shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+        if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
+        if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+        const previewable = (await downloads.inlineImageType(root)) !== null;
+        return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+      }),
     )
-    .get(
-      '/s/:token/folder/:id',
-      ({ params, query, request, set }) =>
-        answer(request, set, () => {
-          const { link, root, item } = shares.itemInShare(params.token, params.id);
-          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, params.token, root, item, query);
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token/folder/:id', ({ params, query, request, set }) =>
+      answer(request, set, () => {
+        const { link, root, item } = shares.itemInShare(params.token, params.id);
+        if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+        shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+        return folderView(request, set, params.token, root, item, query);
+      }),
     )
-    .get(
-      '/s/:token/file/:id',
-      ({ params, query, request, set }) =>
-        answer(request, set, async () => {
-          const { link, item } = shares.itemInShare(params.token, params.id);
-          const range = request.headers.get('range');
-          if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
-          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item));
-          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token/file/:id', ({ params, query, request, set }) =>
+      answer(request, set, async () => {
+        const { link, item } = shares.itemInShare(params.token, params.id);
+        const range = request.headers.get('range');
+        if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item));
+        return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+      }),
     )
-    .get(
-      '/s/:token/zip',
-      ({ params, request, set }) =>
-        answer(request, set, () => {
-          const { link, root } = shares.resolve(params.token);
-          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
-          return zipResponse(downloads.zipFolder(link.accountId, root));
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token/zip', ({ params, request, set }) =>
+      answer(request, set, () => {
+        const { link, root } = shares.resolve(params.token);
+        if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+        shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+        return zipResponse(downloads.zipFolder(link.accountId, root));
+      }),
     );
 }

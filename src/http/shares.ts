@@ -2,8 +2,7 @@ import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { readJson } from './body.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
@@ -19,31 +18,28 @@ const shareBody = z.object({
 const idsBody = z.object({ ids: idsField });
 
 /** Creating and removing share links (SPEC "Files": share, share/links, link-parent-share). */
-export function shareRoutes(ctx: AppContext, limits: Limits) {
-  const { shares, settings } = ctx.services;
-  // Links use the share base URL when one is set, else the origin the client used (via known proxies).
-  const origin = (request: Request) => {
-    const base = settings.get('shareBaseUrl');
-    return base ? new URL(base).origin : requestMeta(request).origin;
-  };
+export function shareRoutes(ctx: AppContext) {
+  const { shares } = ctx.services;
+  // The shares service decides a link's origin: the share base URL, else the one the client used.
+  const origin = (request: Request) => requestMeta(request).origin;
   return new Elysia({ name: 'http/shares', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
+    .use(sessionPlugin(ctx))
     .post(
       '/api/files/share',
       async ({ principal, request }) => {
         const body = validate(shareBody, await readJson(request));
         return body.shared ? shares.share(principal, body.ids, body.expiry, origin(request)) : shares.unshare(principal, body.ids);
       },
-      { auth: { permission: 'files.share' } },
+      { session: true },
     )
     .post(
       '/api/files/share/links',
       async ({ principal, request }) => shares.links(principal, validate(idsBody, await readJson(request)).ids, origin(request)),
-      { auth: { permission: 'files.share' } },
+      { session: true },
     )
     .post(
       '/api/files/link-parent-share',
       async ({ principal, request }) => shares.linkParentShare(principal, validate(idsBody, await readJson(request)).ids, origin(request)),
-      { auth: { permission: 'files.share' } },
+      { session: true },
     );
 }

@@ -109,19 +109,22 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
       .onError({ as: 'global' }, ({ code, error, request, set }) => {
         if (bodyLeftUnread(request)) set.headers.Connection = 'close';
         const known = describeError(error, code);
+        const status = known?.status ?? 500;
+        // Every 500 is a bug or a damaged store: one line with the request id, whatever mapped it.
+        if (status === 500) {
+          const meta = requestMeta(request);
+          log.error(known ? 'server error' : 'unhandled error', {
+            requestId: meta.id,
+            method: request.method,
+            path: meta.path,
+            err: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          });
+        }
+        set.status = status;
         if (known) {
-          set.status = known.status;
           if (known.headers) Object.assign(set.headers, known.headers);
           return known.body;
         }
-        const meta = requestMeta(request);
-        log.error('unhandled error', {
-          requestId: meta.id,
-          method: request.method,
-          path: meta.path,
-          err: error instanceof Error ? (error.stack ?? error.message) : String(error),
-        });
-        set.status = 500;
         const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;
         return { message: damaged ? Messages.storedObjectDamaged : Messages.internal };
       })
