@@ -54,4 +54,4 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(versionRoutes(ctx));
 }
 
-export type App = ReturnType<typeof createApp>;
+type App = ReturnType<typeof createApp>;

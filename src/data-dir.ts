@@ -67,7 +67,7 @@ function readSecretsFile(file: string): SecretsFile | null {
   }
 }
 
-export function writeSecretsFile(file: string, secrets: SecretsFile): void {
+function writeSecretsFile(file: string, secrets: SecretsFile): void {
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = fs.openSync(tmp, 'w', 0o600);
   try {

@@ -32,7 +32,7 @@ export const unauthorized = (message: string) => new AppError(401, message);
 export const forbidden = (message: string, extra?: Record<string, unknown>) => new AppError(403, message, extra);
 export const notFound = (message: string) => new AppError(404, message);
 export const conflict = (message: string) => new AppError(409, message);
-export const tooLarge = (message: string) => new AppError(413, message);
+const tooLarge = (message: string) => new AppError(413, message);
 
 export interface ValidationDetail {
   field: string;

@@ -12,7 +12,7 @@ interface AppliedRow {
 const hashOf = (sql: string) => createHash('sha256').update(sql).digest('hex');
 
 /** Migrations this database has not applied yet; refuses a database written by a newer Coffer. */
-export function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag: string; sql: string }> {
+function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag: string; sql: string }> {
   const sqlite = db.$client;
   sqlite.run(`CREATE TABLE IF NOT EXISTS coffer_migrations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

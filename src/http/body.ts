@@ -1,6 +1,6 @@
 import { AppError, badRequest, Messages, requestAborted } from '../errors.ts';
 
-export const JSON_BODY_LIMIT = 1024 * 1024;
+const JSON_BODY_LIMIT = 1024 * 1024;
 
 const consumed = new WeakSet<Request>();
 // A body read by the guard (a sign-in limiter keyed by email) is read once; the handler gets the same value.

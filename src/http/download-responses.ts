@@ -10,7 +10,7 @@ import { stripBidiControls } from '../services/names.ts';
  * serve the whole object (no header, or one we ignore as RFC 9110 allows: malformed or multi-range),
  * or 'unsatisfiable' for a 416.
  */
-export function parseRange(header: string | null, size: number): ByteRange | null | 'unsatisfiable' {
+function parseRange(header: string | null, size: number): ByteRange | null | 'unsatisfiable' {
   if (!header) return null;
   const m = /^bytes=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header.trim());
   if (!m) return null;
@@ -28,7 +28,7 @@ export function parseRange(header: string | null, size: number): ByteRange | nul
 }
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (COMPAT), bidi controls dropped. */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   const filename = stripBidiControls(name);
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { ItemsRepo } from '../db/repos/items.ts';
 
-export const ACCESS_WRITE_INTERVAL_MS = 3600_000;
+const ACCESS_WRITE_INTERVAL_MS = 3600_000;
 const FLUSH_EVERY_MS = 5_000;
 const FLUSH_AT = 500;
 

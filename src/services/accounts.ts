@@ -19,7 +19,7 @@ export interface PublicUser {
   mfaEnabled: boolean;
 }
 
-export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
+function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
 }
 
@@ -34,7 +34,7 @@ const MAX_PASSWORD = 128;
 const minPassword = (subUser: boolean) => (subUser ? 8 : 6);
 
 /** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */
-export function checkPassword(password: string, opts: { subUser: boolean; field?: string }): void {
+function checkPassword(password: string, opts: { subUser: boolean; field?: string }): void {
   const min = minPassword(opts.subUser);
   if (password.length < min || password.length > MAX_PASSWORD) {
     throw validationFailed([{ field: opts.field ?? 'password', message: `Password must be ${min} to ${MAX_PASSWORD} characters` }]);
@@ -44,7 +44,7 @@ export function checkPassword(password: string, opts: { subUser: boolean; field?
 const MAX_NAME = 100;
 
 /** A login's display name: trimmed, at most 100 characters (sub-users must have one). 422 naming `name`. */
-export function displayName(name: string, opts: { required?: boolean } = {}): string {
+function displayName(name: string, opts: { required?: boolean } = {}): string {
   const trimmed = name.trim();
   if (opts.required && trimmed === '') throw validationFailed([{ field: 'name', message: 'Name is required' }]);
   if (trimmed.length > MAX_NAME) throw validationFailed([{ field: 'name', message: `Name must be at most ${MAX_NAME} characters` }]);

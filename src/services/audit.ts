@@ -51,8 +51,8 @@ export const AuditActions = {
 } as const;
 
 export type AuditAction = (typeof AuditActions)[keyof typeof AuditActions];
-export type AuditStatus = 'success' | 'failure' | 'denied';
-export type AuditActorKind = 'login' | 'anonymous' | 'cli' | 'system';
+type AuditStatus = 'success' | 'failure' | 'denied';
+type AuditActorKind = 'login' | 'anonymous' | 'cli' | 'system';
 const STATUSES: readonly AuditStatus[] = ['success', 'failure', 'denied'];
 
 /** Who acted; a request's Principal fits as it is. */

@@ -30,7 +30,7 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 /**
- * `coffer backup`: an online, consistent snapshot of the database (SQLite's VACUUM INTO reads one
+ * `coffer backup`: an online, consistent snapshot of the database (SQLite copies one
  * transaction's view while the server keeps writing), checked, hashed and described by a manifest.
  * Blobs and secrets.json are not in it: the README explains how to copy them alongside.
  */

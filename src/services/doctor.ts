@@ -11,7 +11,7 @@ import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
 const PAGE = 1000;
 const LISTED = 100;
 
-export interface UsageMismatch {
+interface UsageMismatch {
   accountId: string;
   email: string;
   recorded: number;

@@ -30,11 +30,11 @@ function newBackupCode(): string {
   return `${s.slice(0, 4)}-${s.slice(4)}`;
 }
 
-export function isTotpShape(code: string): boolean {
+function isTotpShape(code: string): boolean {
   return /^\d{6}$/.test(code);
 }
 
-export function isBackupCodeShape(code: string): boolean {
+function isBackupCodeShape(code: string): boolean {
   return /^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/.test(code.trim());
 }
 

@@ -1,7 +1,7 @@
 import { badRequest, Messages, validationFailed } from '../errors.ts';
 
 /** Item name rules (SPEC "Files", issue 4): folder create, rename, uploads and copies all come here. */
-export const MAX_NAME_LENGTH = 100;
+const MAX_NAME_LENGTH = 100;
 
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
 // Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.

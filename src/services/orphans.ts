@@ -16,12 +16,12 @@ import { type JobOutcome, pollJob } from './job-status.ts';
 import type { QuotaService } from './quota.ts';
 
 /** Items per category in a report (SPEC "Orphan scan report"). */
-export const REPORT_LIMIT = 2000;
+const REPORT_LIMIT = 2000;
 
 // Keys looked up per query and rows checked per page: what the scan holds in memory at once.
 const SCAN_BATCH = 1000;
 
-export const SkipReasons = {
+const SkipReasons = {
   invalidKey: 'Not a valid storage key',
   keyReferenced: 'A file now references this object',
   objectGone: 'Object no longer exists',
@@ -32,13 +32,13 @@ export const SkipReasons = {
   objectBack: 'Stored object exists again',
 } as const;
 
-export interface StorageOrphan {
+interface StorageOrphan {
   key: string;
   size: number;
   lastModified: string;
 }
 
-export interface DatabaseOrphan {
+interface DatabaseOrphan {
   id: string;
   name: string;
   path: string;

@@ -11,9 +11,9 @@ export const PERMISSION_CATALOG = [
 ] as const;
 
 export type Permission = (typeof PERMISSION_CATALOG)[number]['key'];
-export const ALL_PERMISSIONS: readonly Permission[] = PERMISSION_CATALOG.map((p) => p.key);
+const ALL_PERMISSIONS: readonly Permission[] = PERMISSION_CATALOG.map((p) => p.key);
 
-export function isPermission(key: string): key is Permission {
+function isPermission(key: string): key is Permission {
   return (ALL_PERMISSIONS as readonly string[]).includes(key);
 }
 
@@ -38,11 +38,11 @@ export interface Principal {
   permissions: ReadonlySet<Permission>;
 }
 
-export function can(principal: Principal, permission: Permission): boolean {
+function can(principal: Principal, permission: Permission): boolean {
   return principal.isOwner || principal.permissions.has(permission);
 }
 
-export function permissionDeniedMessage(permission: Permission): string {
+function permissionDeniedMessage(permission: Permission): string {
   const label = PERMISSION_CATALOG.find((p) => p.key === permission)!.label;
   return `You do not have permission to do that. Ask the account owner to enable "${label}".`;
 }

@@ -33,8 +33,8 @@ export const SETTING_DEFAULTS: InstanceSettings = {
 
 export type SettingKey = keyof InstanceSettings;
 
-export const MIN_UPLOAD_BYTES = 1048576;
-export const MAX_UPLOAD_BYTES = 107374182400;
+const MIN_UPLOAD_BYTES = 1048576;
+const MAX_UPLOAD_BYTES = 107374182400;
 
 const httpUrl = z
   .string()
@@ -51,7 +51,7 @@ const proxyEntry = z
   .refine((e) => isIpAddress(e) || isCidr(e) || isHostname(e), 'Each entry must be an IP address, a CIDR range or a hostname');
 
 /** What each setting accepts; the API and `coffer settings set` validate through these. */
-export const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
+const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   signupEnabled: z.boolean(),
   hideFileExtensions: z.boolean(),
   desktopOnlyAccess: z.boolean(),

@@ -12,7 +12,7 @@ import type { Principal } from './principal.ts';
 import type { SettingsService } from './settings.ts';
 import type { Tree } from './tree.ts';
 
-export const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
+const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
 
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */

@@ -11,7 +11,7 @@ import type { QuotaService } from './quota.ts';
 import type { PageQuery, Tree } from './tree.ts';
 
 /** SPEC: trees up to this many items are handled in the request; larger ones are queued. */
-export const WEB_PROCESS_LIMIT = 1000;
+const WEB_PROCESS_LIMIT = 1000;
 const JOB_BATCH = 500;
 
 /** Progress of an operation handled in the request: `done` of `total` ids, then the final body. */

@@ -21,7 +21,7 @@ import type { SettingsService } from './settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 
-export interface UploadFieldPart {
+interface UploadFieldPart {
   kind: 'field';
   name: string;
   value: string;

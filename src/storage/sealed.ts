@@ -28,7 +28,7 @@ export interface SealedInfo {
   keyId: string;
 }
 
-export function segmentCount(size: number): number {
+function segmentCount(size: number): number {
   return size === 0 ? 1 : Math.ceil(size / SEGMENT_SIZE);
 }
 

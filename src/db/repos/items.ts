@@ -4,7 +4,7 @@ import { selectList, toBoolean } from '../select.ts';
 
 /** A row of the file tree (SPEC "Item" before it is shown), as the schema describes it. */
 export type Item = Omit<typeof items.$inferSelect, 'seq' | 'parentKey'>;
-export type ItemType = Item['type'];
+type ItemType = Item['type'];
 /** What list pages read: everything an API item shows, without the object's key material. */
 export type ListedItem = Omit<Item, 'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt'>;
 export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId'>;
