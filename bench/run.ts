@@ -7,6 +7,7 @@ import { runAuditBench } from './audit.ts';
 import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
 import { runReliabilityBench } from './reliability.ts';
+import { runWebBench } from './web.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<void>> = {
   files: runFilesBench,
   shares: runSharesBench,
   reliability: runReliabilityBench,
+  web: runWebBench,
 };
 
 const wanted = process.argv.slice(2);

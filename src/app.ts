@@ -22,6 +22,7 @@ import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
+import { webAppRoutes } from './http/web-app.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -51,7 +52,6 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(shareRoutes(ctx))
     .use(publicShareRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
-    .use(versionRoutes(ctx));
+    .use(versionRoutes(ctx))
+    .use(webAppRoutes(ctx));
 }
-
-type App = ReturnType<typeof createApp>;

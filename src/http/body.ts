@@ -76,3 +76,16 @@ async function parseJson(request: Request): Promise<unknown> {
     throw badRequest(Messages.invalidJson);
   }
 }
+
+/**
+ * A JSON body, or an HTML form post (`application/x-www-form-urlencoded`) read into the same shape:
+ * each of `arrayFields` as the list of its values, other fields as their last value. A browser posts a
+ * form so that a streamed answer (a ZIP) goes to its download manager instead of into page memory.
+ */
+export async function readJsonOrForm(request: Request, arrayFields: readonly string[]): Promise<unknown> {
+  if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) return readJson(request);
+  const form = new URLSearchParams(await readLimited(request, JSON_BODY_LIMIT));
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(form.keys())) out[key] = arrayFields.includes(key) ? form.getAll(key) : form.get(key);
+  return out;
+}

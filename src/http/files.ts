@@ -6,7 +6,7 @@ import type { SortField } from '../services/tree.ts';
 import type { Page } from '../services/items.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
 import { isDiskFullError } from '../services/disk-space.ts';
-import { readJson } from './body.ts';
+import { readJson, readJsonOrForm } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { readMultipart } from './multipart.ts';
 import { sessionPlugin } from './guard.ts';
@@ -226,7 +226,8 @@ export function fileRoutes(ctx: AppContext) {
       )
       .post(
         '/api/files/download/bulk',
-        async ({ principal, request }) => zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJson(request)).ids)),
+        async ({ principal, request }) =>
+          zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJsonOrForm(request, ['ids'])).ids)),
         { session: true },
       )
   );

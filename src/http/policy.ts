@@ -133,6 +133,10 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
+
+  // The web app: hashed assets, and its page for every other path a browser navigates to.
+  'GET /assets/:name': { access: 'public', limit: false },
+  'GET /*': { access: 'public', limit: false },
 };
 
 /** The policy of a matched route (`route` is the pattern the router matched); HEAD is served by GET. */
@@ -143,10 +147,10 @@ export function policyOf(method: string, route: string): RoutePolicy | undefined
 // The table's patterns as matchers, for checks that run before routing (desktop-only, share domain).
 const MATCHERS = Object.entries(ROUTES).map(([key, policy]) => {
   const [method, pattern] = key.split(' ') as [string, string];
-  const regex = new RegExp(`^${pattern.replace(/:[^/]+/g, '[^/]+')}$`);
-  return { method, regex, policy, params: (pattern.match(/:/g) ?? []).length };
+  const regex = new RegExp(`^${pattern.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);
+  return { method, regex, policy, params: pattern.endsWith('*') ? Number.POSITIVE_INFINITY : (pattern.match(/:/g) ?? []).length };
 });
-// Literal segments win over parameters, as in the router (`/api/files/trash` before `/:id`-style routes).
+// Literal segments win over parameters and a wildcard comes last, as in the router.
 MATCHERS.sort((a, b) => a.params - b.params);
 
 /** The policy of the route a request path would reach, before routing; undefined for no route. */

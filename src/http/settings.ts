@@ -15,7 +15,7 @@ export function settingsRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen() }))
+    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen(), firstUser: accounts.noLoginYet() }))
     .get('/api/user/signup-status', ({ principal }) => settings.signupStatus(principal), { session: true })
     .post(
       '/api/user/signup-toggle',

@@ -7,7 +7,7 @@ import { newId } from '../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from './audit.ts';
 import type { MfaService } from './mfa.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
-import type { Principal } from './principal.ts';
+import { ALL_PERMISSIONS, type Permission, type Principal } from './principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from './settings.ts';
 
@@ -125,7 +125,12 @@ export class AccountService {
 
   /** Public signup is open while no account exists, then as the admin sets it. */
   signupOpen(): boolean {
-    return !this.d.users.hasAny() || this.d.settings.get('signupEnabled');
+    return this.noLoginYet() || this.d.settings.get('signupEnabled');
+  }
+
+  /** A fresh instance: the next sign-up creates the admin. */
+  noLoginYet(): boolean {
+    return !this.d.users.hasAny();
   }
 
   async signup(input: { email: string; password: string; name?: string }, info: RequestInfo) {
@@ -250,9 +255,10 @@ export class AccountService {
     if (by) this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
   }
 
-  profile(principal: Principal): PublicUser {
+  /** The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what it may do. */
+  profile(principal: Principal): PublicUser & { permissions: Permission[] | null } {
     const row = this.findById(principal.loginId);
     if (!row) throw new AppError(401, Messages.sessionRevoked);
-    return toPublicUser(row);
+    return { ...toPublicUser(row), permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)) };
   }
 }

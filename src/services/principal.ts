@@ -11,7 +11,7 @@ export const PERMISSION_CATALOG = [
 ] as const;
 
 export type Permission = (typeof PERMISSION_CATALOG)[number]['key'];
-const ALL_PERMISSIONS: readonly Permission[] = PERMISSION_CATALOG.map((p) => p.key);
+export const ALL_PERMISSIONS: readonly Permission[] = PERMISSION_CATALOG.map((p) => p.key);
 
 function isPermission(key: string): key is Permission {
   return (ALL_PERMISSIONS as readonly string[]).includes(key);

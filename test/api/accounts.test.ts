@@ -15,6 +15,17 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
+describe('GET /api/profile', () => {
+  test("carries the login's permissions: null for an owner, the granted keys in catalog order for a sub-user", async () => {
+    const own = await json(await adminLogin.client.get('/api/profile'));
+    expect(own.permissions).toBeNull();
+    const sub = await seed.subUser(t, adminLogin, ['files.share', 'files.download']);
+    const profile = await json(await sub.client.get('/api/profile'));
+    expect(profile.permissions).toEqual(['files.download', 'files.share']);
+    expect(Object.keys(profile).sort()).toEqual(['createdAt', 'email', 'id', 'mfaEnabled', 'name', 'permissions']);
+  });
+});
+
 describe('POST /api/signup', () => {
   test('the first account is the admin, and creating it closes signup → 403', async () => {
     const profile = await json(await adminLogin.client.get('/api/profile'));

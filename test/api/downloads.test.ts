@@ -199,6 +199,35 @@ describe('ZIP downloads', () => {
     expect((await owner.client.post('/api/files/download/bulk', { ids: [] })).status).toBe(422);
   });
 
+  test('bulk as a browser form post (ids repeated, urlencoded): the same ZIP; another origin 403; empty 422', async () => {
+    const a = await upload(owner.client, 'form-a.txt', 'aa');
+    const b = await upload(owner.client, 'form-b.txt', 'bbb');
+    const form = (ids: string[], headers: Record<string, string> = {}) =>
+      owner.client.request('/api/files/download/bulk', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: t.url, ...headers },
+        body: new URLSearchParams(ids.map((id): [string, string] => ['ids', id])).toString(),
+      });
+    const res = await form([a.id, b.id]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/zip');
+    expect(readZip(await bytes(res)).map((e) => [e.name, e.data.toString()])).toEqual([
+      ['form-a.txt', 'aa'],
+      ['form-b.txt', 'bbb'],
+    ]);
+    const one = await form([a.id]);
+    expect(readZip(await bytes(one)).map((e) => e.name)).toEqual(['form-a.txt']);
+    expect((await form([a.id], { origin: 'http://evil.example' })).status).toBe(403);
+    expect((await form([])).status).toBe(422);
+    const stranger = await seed.owner(t);
+    const foreign = await stranger.client.request('/api/files/download/bulk', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `ids=${a.id}`,
+    });
+    expect(foreign.status).toBe(404);
+  });
+
   test('a client that stops reading a ZIP part-way leaves the server serving the next one', async () => {
     const dir = await folder(owner.client, 'cancelled');
     await upload(owner.client, 'large.bin', randomBytes(4 * 1024 * 1024), { parentId: dir.id });

@@ -19,6 +19,18 @@ describe('the built executable', () => {
     expect(typeof body.uptime).toBe('number');
   });
 
+  test('it serves the embedded web app: the page for app paths, its hashed assets precompressed', async () => {
+    const page = await fetch(`${running.url}/files/anything`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    const body = await page.text();
+    const script = /src="(\/assets\/main-[a-z0-9]+\.js)"/.exec(body)![1]!;
+    const js = await fetch(`${running.url}${script}`, { headers: { 'accept-encoding': 'br' }, decompress: false });
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-encoding')).toBe('br');
+    expect(js.headers.get('cache-control')).toContain('immutable');
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+  });
+
   test('--help lists the commands', () => {
     const r = Bun.spawnSync([BINARY, '--help']);
     expect(r.exitCode).toBe(0);

@@ -1,0 +1,75 @@
+import { Elysia, NotFoundError } from 'elysia';
+import type { AppContext } from '../context.ts';
+import {
+  BUNDLE_FILE_PREFIX,
+  buildWebBundle,
+  decodeWebBundle,
+  newestSourceChange,
+  type WebAsset,
+  type WebBundle,
+} from '../web/app-bundle.ts';
+import { requestMeta } from './request-meta.ts';
+
+// Paths with a behaviour of their own: never answered with the app, whatever they ask for.
+const RESERVED = /^\/(api|s)(\/|$)|^\/(health|metrics)$/;
+
+/**
+ * Where the app comes from: the bundle `npm run build` embedded in the executable, else (`npm start`,
+ * tests) a build of `web/` made on first use and remade when a source file changes.
+ */
+class WebBundleSource {
+  private built: { at: number; bundle: Promise<WebBundle> } | null = null;
+  private readonly embedded: Promise<WebBundle> | null;
+
+  constructor(private readonly log: AppContext['log']) {
+    const file = Bun.isStandaloneExecutable
+      ? Bun.embeddedFiles.find((f) => (f as Blob & { name: string }).name.startsWith(BUNDLE_FILE_PREFIX))
+      : undefined;
+    this.embedded = file ? file.bytes().then(decodeWebBundle) : null;
+  }
+
+  get(): Promise<WebBundle> {
+    if (this.embedded) return this.embedded;
+    const changed = newestSourceChange();
+    if (!this.built || changed > this.built.at) {
+      const bundle = buildWebBundle({ minify: true });
+      bundle.catch((err: Error) => this.log.error('web app build failed', { err: err.message }));
+      this.built = { at: changed, bundle };
+    }
+    return this.built.bundle;
+  }
+}
+
+function serve(asset: WebAsset, request: Request): Response {
+  const accepts = request.headers.get('accept-encoding') ?? '';
+  const [body, encoding] = /\bbr\b/.test(accepts) ? [asset.br, 'br'] : /\bgzip\b/.test(accepts) ? [asset.gzip, 'gzip'] : [asset.body, null];
+  const headers: Record<string, string> = {
+    'Content-Type': asset.type,
+    'Cache-Control': asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    Vary: 'Accept-Encoding',
+  };
+  if (encoding) headers['Content-Encoding'] = encoding;
+  // The app's own form posts (ZIP downloads) must carry its Origin for the CSRF check; other sites see no referrer.
+  if (!asset.immutable) headers['Referrer-Policy'] = 'same-origin';
+  return new Response(body, { headers });
+}
+
+/**
+ * The web app: hashed assets under `/assets/`, and the app's page for every other path a browser
+ * navigates to (`/files/<id>`, `/trash`, `/login`...). API, share links, health and metrics keep their
+ * own answers; anything not asking for HTML gets the usual JSON 404.
+ */
+export function webAppRoutes(ctx: AppContext) {
+  const source = new WebBundleSource(ctx.log);
+  return new Elysia({ name: 'http/web-app', seed: ctx.instanceId })
+    .get('/assets/:name', async ({ params, request }) => {
+      const asset = (await source.get()).assets.get(`/assets/${params.name}`);
+      if (!asset) throw new NotFoundError();
+      return serve(asset, request);
+    })
+    .get('/*', async ({ request }) => {
+      const pathname = requestMeta(request).path;
+      if (RESERVED.test(pathname) || !(request.headers.get('accept') ?? '').includes('text/html')) throw new NotFoundError();
+      return serve((await source.get()).index, request);
+    });
+}

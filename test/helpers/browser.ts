@@ -1,0 +1,138 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import sparticuz from '@sparticuz/chromium';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+
+/** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
+const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS ?? path.join(os.tmpdir(), 'coffer-screens');
+
+let shared: Promise<Browser> | null = null;
+let users = 0;
+
+/** One headless Chromium (from the npm package @sparticuz/chromium) shared by the browser tests of a run. */
+export async function acquireBrowser(): Promise<Browser> {
+  users++;
+  // The package's serverless flags include --single-process, under which closing a context can take the
+  // whole browser down; tests open and close many contexts.
+  const args = sparticuz.args.filter((a) => a !== '--single-process');
+  shared ??= (async () => chromium.launch({ executablePath: await sparticuz.executablePath(), args, headless: true }))();
+  return shared;
+}
+
+export async function releaseBrowser(): Promise<void> {
+  if (--users > 0 || !shared) return;
+  const b = await shared;
+  shared = null;
+  await b.close();
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+export interface PageOptions {
+  viewport?: { width: number; height: number };
+  dark?: boolean;
+  touch?: boolean;
+}
+
+/** A fresh browser profile (its own cookies) with page errors collected, so a script error fails the test. */
+export async function openContext(
+  browser: Browser,
+  baseURL: string,
+  opts: PageOptions = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    baseURL,
+    viewport: opts.viewport ?? DESKTOP,
+    colorScheme: opts.dark ? 'dark' : 'light',
+    hasTouch: opts.touch ?? false,
+    isMobile: opts.touch ?? false,
+    acceptDownloads: true,
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return { context, page, errors };
+}
+
+/** Signs in through the page itself, as a person would. */
+export async function signIn(page: Page, email: string, password: string, to = '/'): Promise<void> {
+  await page.goto(to === '/' ? '/login' : `/login?next=${encodeURIComponent(to)}`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => u.pathname !== '/login');
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  // Let transitions and debounced work settle so the picture is what a person sees.
+  await page.waitForTimeout(200);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
+}
+
+/** axe-core on the page as it is: no serious or critical violation allowed. */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    const lines = bad.map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help}\n  ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 5)
+          .join('\n  ')}`,
+    );
+    throw new Error(`axe-core on ${what}:\n${lines.join('\n')}`);
+  }
+}
+
+/** Retries an assertion until it holds (the UI updates asynchronously), then rethrows its last failure. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await Bun.sleep(50);
+    }
+  }
+}
+
+/** A browser profile already signed in as `login` (its session cookie), for tests that are not about signing in. */
+export async function signedInContext(
+  browser: Browser,
+  baseURL: string,
+  login: { client: { cookies: Map<string, string> } },
+  opts: PageOptions = {},
+) {
+  const opened = await openContext(browser, baseURL, opts);
+  const { hostname } = new URL(baseURL);
+  await opened.context.addCookies([
+    { name: 'token', value: login.client.cookies.get('token')!, domain: hostname, path: '/', httpOnly: true, sameSite: 'Lax' },
+  ]);
+  return opened;
+}
+
+/**
+ * Drops files on the first element matching `selector` the way a desktop drag does (a DataTransfer of
+ * File objects with dragover then drop). Written as page source: the test runner has no DOM types.
+ */
+export async function dropFiles(
+  page: Page,
+  selector: string,
+  files: { name: string; text: string }[],
+  ariaLabelPrefix?: string,
+): Promise<void> {
+  await page.evaluate(`(() => {
+    const dt = new DataTransfer();
+    for (const f of ${JSON.stringify(files)}) dt.items.add(new File([f.text], f.name, { type: 'text/plain' }));
+    const prefix = ${JSON.stringify(ariaLabelPrefix ?? null)};
+    const target = [...document.querySelectorAll(${JSON.stringify(selector)})].find((el) => !prefix || (el.getAttribute('aria-label') || '').startsWith(prefix));
+    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  })()`);
+}

@@ -1,0 +1,450 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import {
+  acquireBrowser,
+  dropFiles,
+  eventually,
+  expectAccessible,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+
+// A 2x2 PNG, enough for the browser to decode and show.
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},`) });
+const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+const names = async (login: seed.SeededLogin, parentId?: string) =>
+  (await listAll(login.client, `/api/files?sortBy=name&order=asc${parentId ? `&parentId=${parentId}` : ''}`)).map((i) => i.name as string);
+
+async function openFolder(login: seed.SeededLogin, to = '/files', opts = {}) {
+  const opened = await signedInContext(browser, t.url, login, opts);
+  await opened.page.goto(to);
+  await opened.page.getByRole('navigation', { name: 'Breadcrumb' }).or(opened.page.locator('h1')).first().waitFor();
+  return opened;
+}
+
+describe('file manager', () => {
+  test('uploads: picker with progress rows, a folder tree with its paths, files dropped from the desktop', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openFolder(o);
+    await page.getByText('This folder is empty.').waitFor();
+    const chooser = page.waitForEvent('filechooser');
+    await button(page, 'Upload files').click();
+    await (await chooser).setFiles([
+      { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the browser') },
+      { name: 'Überweisung 2024 – 東京.txt', mimeType: 'text/plain', buffer: Buffer.from('unicode') },
+    ]);
+    await page.getByRole('progressbar', { name: 'notes.txt' }).waitFor();
+    await row(page, 'notes.txt').waitFor();
+    await row(page, 'Überweisung 2024 – 東京.txt').waitFor();
+    expect(await names(o)).toEqual(['notes.txt', 'Überweisung 2024 – 東京.txt']);
+
+    const dir = tempDir('coffer-tree-');
+    fs.mkdirSync(path.join(dir, 'trip/day 1'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'trip/plan.md'), '# plan');
+    fs.writeFileSync(path.join(dir, 'trip/day 1/photo.txt'), 'photo');
+    const folderChooser = page.waitForEvent('filechooser');
+    await button(page, 'Upload folder').click();
+    await (await folderChooser).setFiles(path.join(dir, 'trip'));
+    await row(page, 'trip').waitFor();
+    const trip = (await listAll(o.client, '/api/files')).find((i) => i.name === 'trip');
+    await eventually(async () => expect(await names(o, trip.id)).toEqual(['day 1', 'plan.md']));
+    const day = (await listAll(o.client, `/api/files?parentId=${trip.id}`)).find((i) => i.name === 'day 1');
+    expect(await names(o, day.id)).toEqual(['photo.txt']);
+    fs.rmSync(dir, { recursive: true, force: true });
+
+    // Files dragged in from the desktop onto the window.
+    await dropFiles(page, '.browser', [{ name: 'dropped.txt', text: 'dropped' }]);
+    await row(page, 'dropped.txt').waitFor();
+    // Dropped onto a folder row: into that folder.
+    await dropFiles(page, '[role=row]', [{ name: 'into-trip.txt', text: 'into trip' }], 'trip,');
+    await eventually(async () => expect(await names(o, trip.id)).toContain('into-trip.txt'));
+    await expectAccessible(page, 'folder with uploads');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a name that exists: Replace overwrites it, Keep both adds a numbered copy', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'same.txt', 'old');
+    const { context, page } = await openFolder(o);
+    await row(page, 'same.txt').waitFor();
+    const pick = async (choice: string) => {
+      const chooser = page.waitForEvent('filechooser');
+      await button(page, 'Upload files').click();
+      await (await chooser).setFiles([{ name: 'same.txt', mimeType: 'text/plain', buffer: Buffer.from(`new ${choice}`) }]);
+      await page.getByRole('dialog', { name: 'Replace or keep both?' }).waitFor();
+      await button(page, choice).click();
+    };
+    await pick('Replace');
+    await eventually(async () => {
+      const items = await listAll(o.client, '/api/files');
+      expect(items.map((i) => i.name)).toEqual(['same.txt']);
+      expect(items[0].size).toBe('new Replace'.length);
+    });
+    await pick('Keep both');
+    await eventually(async () => expect((await names(o)).sort()).toEqual(['same (1).txt', 'same.txt']));
+    await context.close();
+  });
+
+  test('progress and cancel: a slow upload shows its bar, Cancel stops it and leaves nothing, Retry finishes it', async () => {
+    const o = await seed.owner(t);
+    const { context, page } = await openFolder(o);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 20,
+      downloadThroughput: -1,
+      uploadThroughput: 512 * 1024,
+    });
+    const chooser = page.waitForEvent('filechooser');
+    await button(page, 'Upload files').click();
+    await (await chooser).setFiles([{ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * 1024 * 1024, 7) }]);
+    const bar = page.getByRole('progressbar', { name: 'big.bin' });
+    await eventually(async () => expect(Number(await bar.getAttribute('value'))).toBeGreaterThan(0), 10_000);
+    await screenshot(page, 'upload-progress-light-desktop');
+    await button(page, 'Cancel upload of big.bin').click();
+    await page.getByText('Cancelled').waitFor();
+    await Bun.sleep(300);
+    expect(await names(o)).toEqual([]);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await button(page, 'Retry upload of big.bin').click();
+    await row(page, 'big.bin').waitFor();
+    expect(await names(o)).toEqual(['big.bin']);
+    await context.close();
+  });
+
+  test('organise: new folder, rename (F2) with Undo, move by dialog and by drag, copy as a job, star, cut and paste', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'report.txt', 'r');
+    await upload(o.client, 'photo.png', PNG);
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'report.txt').waitFor();
+
+    await button(page, 'New folder').click();
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByLabel('Name').fill('Archive');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await row(page, 'Archive').waitFor();
+    await page.keyboard.press('Escape');
+    // A refused name stays in the dialog with the server's message.
+    await button(page, 'New folder').click();
+    await page.getByRole('dialog', { name: 'New folder' }).getByLabel('Name').fill('bad/name');
+    await page.getByRole('dialog', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('dialog', { name: 'New folder' }).getByRole('alert').waitFor();
+    await page.keyboard.press('Escape');
+
+    await row(page, 'report.txt').click();
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename file' });
+    await rename.getByLabel('Name').fill('summary.txt');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await row(page, 'summary.txt').waitFor();
+    await page.getByRole('status').filter({ hasText: 'Renamed to “summary.txt”' }).getByRole('button', { name: 'Undo' }).click();
+    await row(page, 'report.txt').waitFor();
+
+    await row(page, 'report.txt').click();
+    await button(page, 'Move').click();
+    const picker = page.getByRole('dialog', { name: /^Move/ });
+    await picker.getByRole('button', { name: 'Archive' }).click();
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await row(page, 'report.txt').waitFor({ state: 'detached' });
+    const archive = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Archive');
+    expect(await names(o, archive.id)).toEqual(['report.txt']);
+
+    await row(page, 'photo.png').dragTo(row(page, 'Archive'));
+    await eventually(async () => expect(await names(o, archive.id)).toEqual(['photo.png', 'report.txt']));
+
+    await row(page, 'Archive').click();
+    await button(page, 'Copy').click();
+    const copyPicker = page.getByRole('dialog', { name: /^Copy/ });
+    await copyPicker.getByRole('button', { name: 'Copy here' }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied “Archive” to My files' }).waitFor();
+    await row(page, 'Archive (1)').waitFor();
+
+    await row(page, 'Archive (1)').click();
+    await button(page, 'Star').click();
+    await eventually(async () => expect(await row(page, 'Archive (1)').getAttribute('aria-label')).toContain('starred'));
+    await page.getByRole('link', { name: 'Starred' }).click();
+    await row(page, 'Archive (1)').waitFor();
+    await row(page, 'Archive (1)').click();
+    await button(page, 'Unstar').click();
+    await page.getByText('Nothing starred yet').waitFor();
+
+    // Cut here, paste in another folder: a move.
+    await page.getByRole('link', { name: 'My files' }).click();
+    await row(page, 'Archive (1)').click();
+    await page.keyboard.press('Control+x');
+    await row(page, 'Archive').dblclick();
+    await page.getByRole('heading', { name: 'Archive', exact: true }).waitFor();
+    await page.keyboard.press('Control+v');
+    await row(page, 'Archive (1)').waitFor();
+    expect((await names(o, archive.id)).sort()).toEqual(['Archive (1)', 'photo.png', 'report.txt']);
+
+    // The breadcrumb is a drop target too: drag back up to My files.
+    await row(page, 'photo.png').dragTo(page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'My files' }));
+    await eventually(async () => expect(await names(o)).toContain('photo.png'));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('share: create a 7-day link, copy it, change expiry, see it in Shared, a banner inside the folder, remove it with Undo', async () => {
+    const o = await seed.owner(t);
+    const box = await folder(o.client, 'Holiday');
+    await upload(o.client, 'beach.txt', 'sand', { parentId: box.id });
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'Holiday').click();
+    await button(page, 'Share').click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Holiday”' });
+    await dialog.getByLabel('7 days').check();
+    await expectAccessible(page, 'share dialog');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    const link = dialog.getByRole('textbox', { name: 'Share link' });
+    await link.waitFor();
+    const url = await link.inputValue();
+    expect(url).toContain('/s/');
+    expect((await fetch(url)).status).toBe(200);
+    await dialog.getByText('Expires in 7 days').waitFor();
+    await screenshot(page, 'share-light-desktop');
+    await dialog.getByRole('button', { name: 'Copy link' }).click();
+    await page.getByRole('status').filter({ hasText: 'Link copied' }).waitFor();
+    await dialog.getByLabel('Never').check();
+    await dialog.getByText('Never expires').waitFor();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    expect((await json(await o.client.get(`/api/files/${box.id}/info`))).name).toBe('Holiday');
+
+    await page.getByRole('link', { name: 'Shared' }).click();
+    await row(page, 'Holiday').waitFor();
+    expect(await row(page, 'Holiday').textContent()).toContain('Never expires');
+
+    await row(page, 'Holiday').dblclick();
+    await page.getByRole('note').filter({ hasText: 'This folder is shared by link' }).waitFor();
+
+    await page.getByRole('link', { name: 'Shared' }).click();
+    await row(page, 'Holiday').click();
+    await button(page, 'Share').click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove link' }).click();
+    await page.getByText('Nothing shared yet').waitFor();
+    expect((await fetch(url)).status).toBe(404);
+    await page.getByRole('status').filter({ hasText: 'removed' }).getByRole('button', { name: 'Undo' }).click();
+    await row(page, 'Holiday').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('delete to trash with Undo; trash: restore, delete permanently and empty, each confirmed', async () => {
+    const o = await seed.owner(t);
+    for (const n of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) await upload(o.client, n, n);
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'a.txt').click();
+    await page.keyboard.press('Delete');
+    await row(page, 'a.txt').waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'Moved “a.txt” to the trash' }).getByRole('button', { name: 'Undo' }).click();
+    await row(page, 'a.txt').waitFor();
+
+    await row(page, 'a.txt').click();
+    await row(page, 'c.txt').click({ modifiers: ['Shift'] });
+    await button(page, 'Delete').click();
+    await page.getByText('This folder is empty.').or(row(page, 'd.txt')).first().waitFor();
+    await eventually(async () => expect(await names(o)).toEqual(['d.txt']));
+
+    await page.getByRole('link', { name: 'Trash' }).click();
+    await row(page, 'b.txt').waitFor();
+    await expectAccessible(page, 'trash');
+    await screenshot(page, 'trash-light-desktop');
+    await row(page, 'b.txt').click();
+    await button(page, 'Restore').click();
+    await row(page, 'b.txt').waitFor({ state: 'detached' });
+    expect((await names(o)).sort()).toEqual(['b.txt', 'd.txt']);
+
+    await row(page, 'a.txt').click();
+    await button(page, 'Delete permanently').click();
+    const confirm = page.getByRole('dialog', { name: /permanently\?$/ });
+    await confirm.getByText('This cannot be undone.').waitFor();
+    await confirm.getByRole('button', { name: 'Delete permanently' }).click();
+    await row(page, 'a.txt').waitFor({ state: 'detached' });
+
+    await button(page, 'Empty trash').click();
+    const empty = page.getByRole('dialog', { name: 'Empty the trash?' });
+    await empty.getByText(/1 item .* cannot be undone/).waitFor();
+    await empty.getByRole('button', { name: 'Empty trash' }).click();
+    await page.getByText('The trash is empty. Deleted items wait here').waitFor();
+    await eventually(async () => expect(await listAll(o.client, '/api/files/trash')).toEqual([]));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('preview: images with next and previous, text files, arrows and Esc; download of one file and of a selection as a ZIP', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'a-first.png', PNG);
+    await upload(o.client, 'b-readme.md', '# Hello\nThis is the readme.');
+    await upload(o.client, 'c-data.bin', Buffer.alloc(10, 1));
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'a-first.png').dblclick();
+    const viewer = page.getByRole('dialog', { name: 'a-first.png' });
+    await viewer.getByRole('img', { name: 'a-first.png' }).waitFor();
+    await eventually(async () => expect(await viewer.getByRole('img').evaluate((img: any) => img.naturalWidth)).toBe(2));
+    await page.keyboard.press('ArrowRight');
+    const text = page.getByRole('dialog', { name: 'b-readme.md' });
+    await text.getByText('This is the readme.').waitFor();
+    await screenshot(page, 'preview-text-light-desktop');
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('dialog', { name: 'c-data.bin' }).getByText('There is no preview for this kind of file.').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    await row(page, 'b-readme.md').click();
+    await row(page, 'a-first.png').click({ modifiers: ['Control'] });
+    const zip = page.waitForEvent('download');
+    await button(page, 'Download').click();
+    const zipped = await zip;
+    expect(zipped.suggestedFilename()).toMatch(/^download-\d{8}-\d{6}\.zip$/);
+    expect(fs.statSync((await zipped.path())!).size).toBeGreaterThan(100);
+    await row(page, 'b-readme.md').click();
+    const one = page.waitForEvent('download');
+    await button(page, 'Download').click();
+    expect((await one).suggestedFilename()).toBe('b-readme.md');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('search: / focuses the box, results come as you type, each with its folder', async () => {
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Documents');
+    await upload(o.client, 'invoice-march.pdf', '%PDF-1.4', { parentId: docs.id });
+    await upload(o.client, 'unrelated.txt', 'x');
+    const { context, page } = await openFolder(o);
+    await row(page, 'Documents').waitFor();
+    await page.locator('body').click({ position: { x: 5, y: 400 } });
+    await page.keyboard.press('/');
+    const box = page.getByRole('searchbox', { name: 'Search' });
+    await eventually(async () => expect(await box.evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true));
+    await page.keyboard.type('invoice');
+    await page.waitForURL('**/search?q=invoice');
+    const hit = row(page, 'invoice-march.pdf');
+    await hit.waitFor();
+    await eventually(async () => expect(await hit.textContent()).toContain('Documents'));
+    expect(await row(page, 'unrelated.txt').count()).toBe(0);
+    await expectAccessible(page, 'search results');
+    await box.fill('nothing-like-this');
+    await page.getByText('No files or folders match').waitFor();
+    await context.close();
+  });
+
+  test('live updates: a second page of the same account sees changes without reloading', async () => {
+    const o = await seed.owner(t);
+    const first = await openFolder(o);
+    const second = await openFolder(o);
+    await first.page.getByText('This folder is empty.').waitFor();
+    await second.page.getByText('This folder is empty.').waitFor();
+    await button(first.page, 'New folder').click();
+    await first.page.getByRole('dialog', { name: 'New folder' }).getByLabel('Name').fill('From tab one');
+    await first.page.getByRole('dialog', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+    await row(second.page, 'From tab one').waitFor();
+    // A change made elsewhere (another device, a script) arrives too.
+    await upload(o.client, 'from-a-script.txt', 'x');
+    await row(first.page, 'from-a-script.txt').waitFor();
+    await row(second.page, 'from-a-script.txt').waitFor();
+    await first.context.close();
+    await second.context.close();
+  });
+
+  test('a sub-user sees only what its permissions allow', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'shared-doc.txt', 'x');
+    const viewer = await seed.subUser(t, { id: o.id }, []);
+    const { context, page } = await openFolder(viewer);
+    await row(page, 'shared-doc.txt').waitFor();
+    expect(await button(page, 'Upload files').count()).toBe(0);
+    expect(await button(page, 'New folder').count()).toBe(0);
+    await row(page, 'shared-doc.txt').click();
+    await page.getByText('1 selected').waitFor();
+    for (const name of ['Rename', 'Move', 'Copy', 'Share', 'Download', 'Delete', 'Star']) expect(await button(page, name).count()).toBe(0);
+    await context.close();
+
+    const editor = await seed.subUser(t, { id: o.id }, ['files.upload', 'files.download']);
+    const second = await openFolder(editor);
+    await button(second.page, 'Upload files').waitFor();
+    await row(second.page, 'shared-doc.txt').click();
+    await button(second.page, 'Download').waitFor();
+    expect(await button(second.page, 'Delete').count()).toBe(0);
+    await second.context.close();
+  });
+
+  test('keyboard only: arrows, Enter into a folder, Backspace back, Shift+arrows, Delete, ? sheet and Ctrl+K palette', async () => {
+    const o = await seed.owner(t);
+    const inner = await folder(o.client, 'Alpha');
+    await upload(o.client, 'inside.txt', 'i', { parentId: inner.id });
+    for (const n of ['one.txt', 'two.txt', 'three.txt']) await upload(o.client, n, n);
+    const { context, page } = await openFolder(o);
+    await row(page, 'Alpha').waitFor();
+    await row(page, 'Alpha').focus();
+    await page.keyboard.press('Enter');
+    await row(page, 'inside.txt').waitFor();
+    await page.waitForURL(`**/files/${inner.id}`);
+    await row(page, 'inside.txt').focus();
+    await page.keyboard.press('Backspace');
+    await page.waitForURL('**/files');
+    await row(page, 'Alpha').focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.getByText('2 selected').waitFor();
+    await page.keyboard.press('Delete');
+    await page.getByRole('status').filter({ hasText: 'Moved 2 items to the trash' }).waitFor();
+    expect(await names(o)).toEqual(['Alpha', 'two.txt']);
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('?');
+    const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.getByText('Command palette').waitFor();
+    await expectAccessible(page, 'shortcut sheet');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+k');
+    const palette = page.getByRole('dialog', { name: 'Command palette' });
+    await palette.getByRole('combobox').fill('trash');
+    await page.keyboard.press('Enter');
+    await page.waitForURL('**/trash');
+    await context.close();
+  });
+
+  test('a folder bigger than a page loads further pages as it scrolls, with few rows in the page', async () => {
+    const o = await seed.owner(t);
+    const big = await folder(o.client, 'Big');
+    seedRows(t, o.id, big.id, 650, (i) => ({ name: `entry-${String(i).padStart(4, '0')}.txt`, size: i }));
+    const { context, page } = await openFolder(o, `/files/${big.id}`);
+    await row(page, 'entry-0000.txt').waitFor();
+    for (let i = 0; i < 20 && (await row(page, 'entry-0649.txt').count()) === 0; i++) {
+      await page.locator('.scroller').evaluate((el: any) => {
+        el.scrollTop = el.scrollHeight;
+      });
+      await page.waitForTimeout(150);
+    }
+    await row(page, 'entry-0649.txt').waitFor();
+    expect(await page.getByRole('row').count()).toBeLessThan(80);
+    await page.getByText('650 items').waitFor();
+    await context.close();
+  });
+});

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
+import type { Browser } from 'playwright-core';
+import {
+  acquireBrowser,
+  DESKTOP,
+  eventually,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signIn,
+} from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+const PASSWORD = 'correct horse battery';
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+describe('sign-in pages', () => {
+  test('a fresh instance sends the first visitor to set-up, which says the account becomes the administrator, then back where they asked', async () => {
+    const { context, page, errors } = await openContext(browser, t.url);
+    await page.goto('/starred');
+    await page.waitForURL('**/signup?next=%2Fstarred');
+    await page.getByText('it becomes the administrator').waitFor();
+    await expectAccessible(page, 'first account set-up');
+    await screenshot(page, 'signup-first-light-desktop');
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('Email').fill('ada@example.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL('**/starred');
+    await page.getByRole('heading', { name: 'Starred' }).waitFor();
+    expect(t.server.ctx.services.accounts.findByEmail('ada@example.test')!.isAdmin).toBe(true);
+
+    // Signing out returns to the sign-in page; sign-up is now closed and says so.
+    await page.getByRole('button', { name: /^Account/ }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login');
+    expect(await page.getByRole('link', { name: 'Create an account' }).count()).toBe(0);
+    await page.goto('/signup');
+    await page.getByRole('heading', { name: 'Sign-up is closed' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test("sign-in shows the server's refusal, then returns to the page that was wanted", async () => {
+    const o = await seed.owner(t);
+    for (const [name, opts] of [
+      ['signin-light-desktop', { viewport: DESKTOP }],
+      ['signin-dark-desktop', { viewport: DESKTOP, dark: true }],
+      ['signin-light-phone', { viewport: PHONE, touch: true }],
+      ['signin-dark-phone', { viewport: PHONE, dark: true, touch: true }],
+    ] as const) {
+      const { context, page } = await openContext(browser, t.url, opts);
+      await page.goto('/login');
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await screenshot(page, name);
+      await context.close();
+    }
+    const { context, page, errors } = await openContext(browser, t.url);
+    await page.goto('/trash');
+    await page.waitForURL('**/login?next=%2Ftrash');
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Invalid credentials' }).waitFor();
+    await expectAccessible(page, 'sign-in with an error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/trash');
+    await page.getByRole('heading', { name: 'Trash' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('with two-step verification on, a second step asks for the authentication code; a backup code is accepted', async () => {
+    const o = await seed.owner(t);
+    const setup = await json(await o.client.post('/api/mfa/setup'));
+    const verified = await json(await o.client.post('/api/mfa/verify', { code: await generate({ secret: setup.secret }) }));
+    const { context, page } = await openContext(browser, t.url);
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const code = page.getByLabel('Authentication code');
+    await code.waitFor();
+    await screenshot(page, 'signin-code-light-desktop');
+    await code.fill('000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Invalid MFA code' }).waitFor();
+    await code.fill(verified.backupCodes[0]);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.pathname === '/');
+    await page.getByRole('link', { name: 'My files' }).waitFor();
+    await context.close();
+  });
+
+  test('a session that ends under the user sends them to sign in, with a notice, and back where they were', async () => {
+    const o = await seed.owner(t);
+    const { context, page } = await openContext(browser, t.url);
+    await signIn(page, o.email, PASSWORD, '/recent');
+    await page.getByRole('heading', { name: 'Recent' }).waitFor();
+    await o.client.post('/api/logout-all');
+    await page.getByRole('link', { name: 'Starred' }).click();
+    await page.waitForURL('**/login?next=%2Fstarred');
+    await page.getByText('Sign in to continue where you were').waitFor();
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/starred');
+    await context.close();
+  });
+
+  test('desktop-only access: a browser gets a clear page saying so', async () => {
+    const { context, page } = await openContext(browser, t.url);
+    t.server.ctx.services.settings.set('desktopOnlyAccess', true);
+    try {
+      const res = await page.goto('/files');
+      expect(res!.status()).toBe(403);
+      await page.getByRole('heading', { name: 'Desktop app only' }).waitFor();
+      await eventually(async () => expect(await page.textContent('body')).toContain('desktop app'));
+    } finally {
+      t.server.ctx.services.settings.set('desktopOnlyAccess', false);
+    }
+    await context.close();
+  });
+});

@@ -1,0 +1,98 @@
+// The public API's response shapes the app reads. test/types/web-api.ts checks each against the
+// server's own type, so a change on either side fails `tsc` instead of drifting.
+
+export interface Item {
+  id: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number | null;
+  mimeType: string | null;
+  parentId: string | null;
+  starred: boolean;
+  shared: boolean;
+  modified: string;
+  accessedAt: string;
+  sharedAt: string | null;
+  expiresAt: string | null;
+  deletedAt?: string;
+}
+
+export interface ItemInfo {
+  id: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number | null;
+  modified: string;
+  accessedAt: string;
+  parentId: string | null;
+  mimeType?: string | null;
+  shared?: boolean;
+  sharedAt?: string | null;
+  expiresAt?: string | null;
+  folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+}
+
+export interface StorageUsage {
+  used: number;
+  total: number | null;
+  free: number | null;
+}
+
+export interface Profile {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+  mfaEnabled: boolean;
+  /** null for an account owner, who holds every permission. */
+  permissions: string[] | null;
+}
+
+export interface Stats {
+  totalFiles: number;
+  totalFolders: number;
+  sharedCount: number;
+  starredCount: number;
+}
+
+export interface SignupStatus {
+  signupEnabled: boolean;
+  /** No account exists yet: the one created now becomes the administrator. */
+  firstUser: boolean;
+}
+
+export type Expiry = '7d' | '30d' | 'never';
+
+export interface QueuedJob {
+  message: string;
+  queued: true;
+  jobId: string;
+}
+
+export interface JobStatus {
+  jobId: string;
+  status: string;
+  result?: { count: number; ids?: string[] };
+}
+
+/** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
+export type ProgressLine =
+  | { type: 'progress'; done: number; total: number }
+  | { type: 'done'; message: string }
+  | { type: 'error'; message: string };
+
+/** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
+export interface FileEvent {
+  type: string;
+  timestamp?: string;
+  data?: {
+    id?: string;
+    name?: string;
+    type?: string;
+    parentId?: string | null;
+    starred?: boolean;
+    shared?: boolean;
+    action?: string;
+    count?: number;
+  };
+}

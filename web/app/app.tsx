@@ -1,0 +1,291 @@
+import { signal, useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { FileBrowser } from '../files/file-browser.tsx';
+import { Home } from '../home/home.tsx';
+import { CommandPalette, openPalette } from '../palette/palette.tsx';
+import { openShortcuts } from '../palette/shortcuts.tsx';
+import { SearchBox } from '../search/search-box.tsx';
+import { Settings } from '../settings/settings.tsx';
+import { DesktopOnly, SignIn, SignUp } from '../signin/signin.tsx';
+import { TrashScreen } from '../trash/trash.tsx';
+import { DialogHost } from '../ui/dialog.tsx';
+import { Icon, type IconName } from '../ui/icons.tsx';
+import { MenuHost, openMenu } from '../ui/menu.tsx';
+import { Toasts } from '../ui/toasts.tsx';
+import { UploadPanel } from '../uploads/upload-panel.tsx';
+import { api, online } from './api.ts';
+import type { StorageUsage } from './api-types.ts';
+import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
+import { forgetInfo, loadSharedFolders } from './folders.ts';
+import { formatSize } from './format.ts';
+import { invalidateListings } from './listings.ts';
+import { theme } from './prefs.ts';
+import { navigate, route } from './router.ts';
+import { profile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { activeUploads } from './uploads.ts';
+
+const storage = signal<StorageUsage | null>(null);
+const loadStorage = () =>
+  api<StorageUsage>('/api/user/storage').then(
+    (s) => (storage.value = s),
+    () => {},
+  );
+
+const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
+  { href: '/', label: 'Home', icon: 'home', match: (p) => p === '/' },
+  { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') },
+  { href: '/recent', label: 'Recent', icon: 'clock', match: (p) => p === '/recent' },
+  { href: '/starred', label: 'Starred', icon: 'star', match: (p) => p === '/starred' },
+  { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
+  { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
+];
+
+function StorageMeter() {
+  const s = storage.value;
+  if (!s) return null;
+  const fraction = s.total ? Math.min(1, s.used / s.total) : null;
+  return (
+    <div class="storage">
+      <div class="storage-text">
+        <span>Storage</span>
+        <span class="muted">{s.total ? `${formatSize(s.used)} of ${formatSize(s.total)}` : `${formatSize(s.used)} used`}</span>
+      </div>
+      {fraction !== null && <progress class={`meter ${fraction > 0.9 ? 'full' : ''}`} value={fraction} max={1} aria-label="Storage used" />}
+    </div>
+  );
+}
+
+function Sidebar({ open, close }: { open: boolean; close: () => void }) {
+  const path = route.value.path;
+  return (
+    <aside class={`sidebar ${open ? 'open' : ''}`} aria-label="Sidebar">
+      <a href="/" class="brand" onClick={close}>
+        <span class="brand-mark" aria-hidden="true">
+          <Icon name="folder" size={18} />
+        </span>
+        Coffer
+      </a>
+      <nav aria-label="Main">
+        <ul>
+          {NAV.map((n) => (
+            <li key={n.href}>
+              <a
+                href={n.href}
+                class={`nav-link ${n.match(path) ? 'active' : ''}`}
+                aria-current={n.match(path) ? 'page' : undefined}
+                onClick={close}
+              >
+                <Icon name={n.icon} />
+                {n.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div class="sidebar-foot">
+        <StorageMeter />
+        <a
+          href="/settings"
+          class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`}
+          aria-current={path.startsWith('/settings') ? 'page' : undefined}
+          onClick={close}
+        >
+          <Icon name="settings" />
+          Settings
+        </a>
+      </div>
+    </aside>
+  );
+}
+
+function StatusBanner() {
+  if (!online.value) {
+    return (
+      <div class="banner offline-banner" role="status">
+        <Icon name="offline" size={18} />
+        <span>
+          You are offline or Coffer cannot be reached. What you see may be out of date; changes will fail until the connection is back.
+        </span>
+      </div>
+    );
+  }
+  if (streamState.value === 'reconnecting') {
+    return (
+      <div class="banner reconnect-banner" role="status">
+        <Icon name="restore" size={18} />
+        <span>Reconnecting to live updates…</span>
+      </div>
+    );
+  }
+  return null;
+}
+
+function AccountButton() {
+  const p = profile.value;
+  if (!p) return null;
+  const initials = (p.name || p.email).trim().slice(0, 1).toUpperCase();
+  return (
+    <button
+      type="button"
+      class="avatar"
+      aria-label={`Account: ${p.name || p.email}`}
+      onClick={(e) => {
+        const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+        openMenu(
+          r.right - 220,
+          r.bottom + 4,
+          [
+            { label: 'Settings', icon: 'settings', run: () => navigate('/settings') },
+            { label: 'Keyboard shortcuts', icon: 'keyboard', keys: '?', run: openShortcuts },
+            {
+              label: theme.value === 'dark' ? 'Light theme' : 'Dark theme',
+              icon: theme.value === 'dark' ? 'sun' : 'moon',
+              run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark'),
+            },
+            { label: 'Sign out', icon: 'logout', run: () => void signOut() },
+          ],
+          'Account',
+        );
+      }}
+    >
+      {initials}
+    </button>
+  );
+}
+
+function NotFound() {
+  return (
+    <div class="empty page">
+      <h1>Page not found</h1>
+      <p>There is nothing at this address.</p>
+      <a class="button primary" href="/files">
+        Go to My files
+      </a>
+    </div>
+  );
+}
+
+function Screen() {
+  const { path, query } = route.value;
+  if (path === '/') return <Home />;
+  if (path === '/files') return <FileBrowser kind="folder" folderId={null} />;
+  const folder = /^\/files\/([^/]+)$/.exec(path);
+  if (folder) return <FileBrowser kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
+  if (path === '/recent' || path === '/starred' || path === '/shared')
+    return <FileBrowser kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
+  if (path === '/trash') return <TrashScreen />;
+  if (path === '/search') {
+    const q = query.get('q')?.trim() ?? '';
+    return q ? (
+      <FileBrowser kind="search" query={q} />
+    ) : (
+      <div class="empty page">Type in the search box to find files and folders by name.</div>
+    );
+  }
+  if (path === '/settings' || path.startsWith('/settings/')) return <Settings />;
+  return <NotFound />;
+}
+
+function Shell() {
+  const menuOpen = useSignal(false);
+  useEffect(() => {
+    startEvents();
+    void loadStorage();
+    void loadSharedFolders().catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const off = onFileEvent((e) => {
+      if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
+      if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
+      // Bursts (a folder upload, a big move) revalidate once.
+      if (timer === null)
+        timer = setTimeout(() => {
+          timer = null;
+          invalidateListings();
+          void loadStorage();
+        }, 150);
+    });
+    const keys = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      const typing = t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName);
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
+        e.preventDefault();
+        openPalette();
+      } else if (!typing && !document.querySelector('dialog[open]') && e.key === '/' && !e.ctrlKey && !e.metaKey) {
+        e.preventDefault();
+        document.querySelector<HTMLInputElement>('.search input')?.focus();
+      } else if (!typing && !document.querySelector('dialog[open]') && e.key === '?') {
+        e.preventDefault();
+        openShortcuts();
+      }
+    };
+    addEventListener('keydown', keys);
+    // Leaving with uploads running would lose them: the browser asks first.
+    const leave = (e: BeforeUnloadEvent) => {
+      if (activeUploads.value.length) e.preventDefault();
+    };
+    addEventListener('beforeunload', leave);
+    return () => {
+      off();
+      stopEvents();
+      removeEventListener('keydown', keys);
+      removeEventListener('beforeunload', leave);
+    };
+  }, []);
+  return (
+    <div class="shell">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <Sidebar open={menuOpen.value} close={() => (menuOpen.value = false)} />
+      {menuOpen.value && <div class="scrim" aria-hidden="true" onClick={() => (menuOpen.value = false)} />}
+      <div class="main-column">
+        <header class="topbar">
+          <button
+            type="button"
+            class="icon-button menu-button"
+            aria-label="Open navigation"
+            aria-expanded={menuOpen.value}
+            onClick={() => (menuOpen.value = !menuOpen.value)}
+          >
+            <Icon name="menu" />
+          </button>
+          <SearchBox />
+          <button type="button" class="icon-button hide-narrow" aria-label="Command palette (Ctrl+K)" onClick={openPalette}>
+            <Icon name="keyboard" />
+          </button>
+          <AccountButton />
+        </header>
+        <StatusBanner />
+        <main id="main" class="content" tabIndex={-1}>
+          <Screen />
+        </main>
+      </div>
+      <UploadPanel />
+    </div>
+  );
+}
+
+/** The whole app: sign-in pages, or the shell around the current screen. */
+export function App() {
+  const state = sessionState.value;
+  const path = route.value.path;
+  useEffect(() => {
+    if (state === 'signed-out' && !SIGN_IN_PATHS.includes(path)) toSignIn();
+    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate(wantedPage(), { replace: true });
+  }, [state, path]);
+  let body;
+  if (state === 'loading') body = <div class="splash" aria-busy="true" aria-label="Loading Coffer" />;
+  else if (state === 'desktop-only') body = <DesktopOnly />;
+  else if (state === 'signed-in' && !SIGN_IN_PATHS.includes(path)) body = <Shell />;
+  else if (path === '/signup') body = <SignUp />;
+  else body = <SignIn />;
+  return (
+    <>
+      {body}
+      <CommandPalette />
+      <DialogHost />
+      <MenuHost />
+      <Toasts />
+    </>
+  );
+}

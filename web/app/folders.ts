@@ -1,0 +1,48 @@
+import { signal } from '@preact/signals';
+import { api, listPage } from './api.ts';
+import type { ItemInfo } from './api-types.ts';
+
+const infos = new Map<string, Promise<ItemInfo>>();
+
+/** Details of one item, cached for breadcrumbs and pickers (renames and moves clear it). */
+export function itemInfo(id: string): Promise<ItemInfo> {
+  let p = infos.get(id);
+  if (!p) {
+    p = api<ItemInfo>(`/api/files/${encodeURIComponent(id)}/info`);
+    p.catch(() => infos.delete(id));
+    infos.set(id, p);
+  }
+  return p;
+}
+
+export const forgetInfo = (id?: string) => (id ? infos.delete(id) : infos.clear());
+
+export interface Crumb {
+  id: string;
+  name: string;
+}
+
+/** The folders from the root down to `id` (inclusive). */
+export async function ancestors(id: string): Promise<Crumb[]> {
+  const trail: Crumb[] = [];
+  for (let at: string | null = id; at && trail.length < 64; ) {
+    const info: ItemInfo = await itemInfo(at);
+    trail.unshift({ id: info.id, name: info.name });
+    at = info.parentId;
+  }
+  return trail;
+}
+
+/** Ids of the account's shared folders: inside one, everything is reachable through its link (COMPAT). */
+export const sharedFolders = signal<Map<string, string | null>>(new Map());
+
+export async function loadSharedFolders(): Promise<void> {
+  const map = new Map<string, string | null>();
+  let cursor: string | undefined;
+  do {
+    const page = await listPage('/api/files/shared', { limit: '500', cursor });
+    for (const i of page.items) if (i.type === 'folder') map.set(i.id, i.expiresAt);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && map.size < 5000);
+  sharedFolders.value = map;
+}

@@ -1,0 +1,162 @@
+import { signal } from '@preact/signals';
+import { api, type ItemPage, listPage } from './api.ts';
+import type { Item } from './api-types.ts';
+
+/** Where a listing's pages come from. */
+export interface ListingSource {
+  key: string;
+  load(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage>;
+}
+
+const PAGE = 200;
+// A revalidation refetches what is on screen up to this many items; beyond it the tail is kept.
+const REFRESH_MAX = 2000;
+
+/**
+ * One view's items (a folder, Starred, the trash...): shown from cache at once, revalidated in the
+ * background, paged on demand through X-Next-Cursor, patched optimistically by actions.
+ */
+export class Listing {
+  readonly items = signal<Item[]>([]);
+  readonly loaded = signal(false);
+  readonly error = signal<string | null>(null);
+  readonly more = signal(false);
+  private cursor: string | null = null;
+  private paging: Promise<void> | null = null;
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+  stale = true;
+  watchers = 0;
+
+  constructor(readonly source: ListingSource) {}
+
+  /** The first load, or a revalidation of what is loaded. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.stale = false;
+    this.refreshing = this.fetchFresh().finally(() => {
+      this.refreshing = null;
+      if (this.again) {
+        this.again = false;
+        void this.refresh();
+      }
+    });
+    return this.refreshing;
+  }
+
+  private async fetchFresh(): Promise<void> {
+    const want = Math.min(Math.max(this.items.value.length, PAGE), REFRESH_MAX);
+    const fresh: Item[] = [];
+    let cursor: string | undefined;
+    try {
+      do {
+        const page = await this.source.load(cursor, Math.min(500, Math.max(PAGE, want - fresh.length)));
+        fresh.push(...page.items);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor && fresh.length < want);
+    } catch (err) {
+      this.error.value = (err as Error).message;
+      this.loaded.value = true;
+      return;
+    }
+    const old = this.items.value;
+    if (old.length > REFRESH_MAX && cursor) {
+      const seen = new Set(fresh.map((i) => i.id));
+      this.items.value = [...fresh, ...old.slice(REFRESH_MAX).filter((i) => !seen.has(i.id))];
+      this.cursor ??= cursor;
+    } else {
+      this.items.value = fresh;
+      this.cursor = cursor ?? null;
+    }
+    this.more.value = this.cursor !== null;
+    this.error.value = null;
+    this.loaded.value = true;
+  }
+
+  /** The next page, when scrolling nears the end. */
+  loadMore(): Promise<void> {
+    if (!this.cursor || this.refreshing) return Promise.resolve();
+    this.paging ??= (async () => {
+      try {
+        const page = await this.source.load(this.cursor ?? undefined, 500);
+        const seen = new Set(this.items.value.map((i) => i.id));
+        this.items.value = [...this.items.value, ...page.items.filter((i) => !seen.has(i.id))];
+        this.cursor = page.nextCursor;
+        this.more.value = this.cursor !== null;
+      } catch (err) {
+        this.error.value = (err as Error).message;
+      } finally {
+        this.paging = null;
+      }
+    })();
+    return this.paging;
+  }
+
+  /** Everything is loaded: names in it can be checked without asking the server. */
+  get complete(): boolean {
+    return this.loaded.value && this.cursor === null;
+  }
+
+  patch(fn: (items: Item[]) => Item[]): void {
+    this.items.value = fn(this.items.value);
+  }
+}
+
+const cache = new Map<string, Listing>();
+const LIMIT = 40;
+
+export function listingFor(source: ListingSource): Listing {
+  let l = cache.get(source.key);
+  if (l) {
+    cache.delete(source.key);
+    cache.set(source.key, l);
+    return l;
+  }
+  l = new Listing(source);
+  cache.set(source.key, l);
+  for (const [key, old] of cache) {
+    if (cache.size <= LIMIT) break;
+    if (old.watchers === 0) cache.delete(key);
+  }
+  return l;
+}
+
+/** Something changed on the server: listings on screen revalidate now, the rest when next shown. */
+export function invalidateListings(): void {
+  for (const l of cache.values()) {
+    l.stale = true;
+    if (l.watchers > 0) void l.refresh();
+  }
+}
+
+/** Applies an optimistic change to every cached listing (rename, star, remove...). */
+export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): void {
+  for (const l of cache.values()) l.patch((items) => fn(items, l));
+}
+
+export const folderSource = (parentId: string | null, sortBy: string, order: string): ListingSource => ({
+  key: `folder:${parentId ?? ''}:${sortBy}:${order}`,
+  load: (cursor, limit, signal) =>
+    listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
+});
+
+export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: string, order: string): ListingSource => ({
+  key: `${name}:${sortBy}:${order}`,
+  load: (cursor, limit, signal) => listPage(`/api/files/${name}`, { sortBy, order, limit: String(limit), cursor }, signal),
+});
+
+export const recentSource: ListingSource = {
+  key: 'recent',
+  load: async (_c, _l, signal) => ({ items: await api<Item[]>('/api/files/recent?limit=50', { signal }), nextCursor: null }),
+};
+
+export const searchSource = (q: string): ListingSource => ({
+  key: `search:${q}`,
+  load: async (_c, _l, signal) => ({
+    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
+    nextCursor: null,
+  }),
+});

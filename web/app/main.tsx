@@ -1,0 +1,13 @@
+import { render } from 'preact';
+import '../styles.css';
+import { App } from './app.tsx';
+import { applyTheme } from './prefs.ts';
+import { startRouter } from './router.ts';
+import { loadSession } from './session.ts';
+
+applyTheme();
+startRouter();
+render(<App />, document.getElementById('app')!);
+void loadSession().catch(() => {
+  // The shell shows the offline state; the next navigation tries again.
+});

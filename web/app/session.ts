@@ -1,0 +1,114 @@
+import { computed, signal } from '@preact/signals';
+import { api, ApiError, onApiError, request } from './api.ts';
+import type { Profile } from './api-types.ts';
+import { currentUrl, navigate, route } from './router.ts';
+
+export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
+
+export const profile = signal<Profile | null>(null);
+export const sessionState = signal<SessionState>('loading');
+/** Instance settings the file manager obeys. */
+export const hideExtensions = signal(false);
+export const maxUploadBytes = signal<number | null>(null);
+/** Said on the sign-in page after a session ended under the user. */
+export const signInNotice = signal<string | null>(null);
+
+/** Owners hold every permission; a sub-user only those granted (read from the profile). */
+export const can = (permission: string) => {
+  const p = profile.value;
+  return p !== null && (p.permissions === null || p.permissions.includes(permission));
+};
+export const isSubUser = computed(() => profile.value?.permissions != null);
+
+export const SIGN_IN_PATHS = ['/login', '/signup'];
+
+/** Sends the user to sign in, remembering where they were so they come back there. */
+export function toSignIn(notice?: string): void {
+  const here = currentUrl.value;
+  profile.value = null;
+  sessionState.value = 'signed-out';
+  if (notice) signInNotice.value = notice;
+  if (SIGN_IN_PATHS.includes(route.value.path)) return;
+  navigate(here === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`, { replace: true });
+}
+
+onApiError({
+  unauthorized: (err) => {
+    if (sessionState.value === 'signed-in') toSignIn(`${err.message} Sign in to continue where you were.`);
+  },
+  desktopOnly: () => {
+    sessionState.value = 'desktop-only';
+  },
+});
+
+async function loadInstanceSettings(): Promise<void> {
+  const [hide, max] = await Promise.all([
+    api<{ hideFileExtensions: boolean }>('/api/user/hide-file-extensions-config'),
+    api<{ maxBytes: number }>('/api/user/max-upload-size-config'),
+  ]);
+  hideExtensions.value = hide.hideFileExtensions;
+  maxUploadBytes.value = max.maxBytes;
+}
+
+/** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
+export async function loadSession(): Promise<void> {
+  try {
+    const p = await api<Profile>('/api/profile', { anonymous: true });
+    await loadInstanceSettings();
+    profile.value = p;
+    sessionState.value = 'signed-in';
+    startPresence();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) sessionState.value = 'signed-out';
+    else if (sessionState.value !== 'desktop-only') throw err;
+  }
+}
+
+/** After sign-in the shell takes over and returns to the page that was wanted (see `wantedPage`). */
+export async function signedIn(): Promise<void> {
+  signInNotice.value = null;
+  await loadSession();
+}
+
+/** The page a sign-in page was asked to return to: a local path only, else home. */
+export function wantedPage(): string {
+  const next = route.value.query.get('next');
+  return next?.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+export async function signOut(): Promise<void> {
+  stopPresence();
+  try {
+    await request('/api/logout', { method: 'POST' });
+  } finally {
+    profile.value = null;
+    sessionState.value = 'signed-out';
+    navigate('/login', { replace: true });
+  }
+}
+
+// Presence (SPEC "Events" 3): a heartbeat every two minutes while visible; hidden or gone = offline.
+let heartbeat: ReturnType<typeof setInterval> | null = null;
+const beat = () => {
+  if (document.visibilityState === 'visible') request('/api/sessions/heartbeat', { method: 'POST' }).catch(() => {});
+};
+const onVisibility = () => {
+  if (document.visibilityState === 'visible') beat();
+  else navigator.sendBeacon('/api/sessions/offline');
+};
+const onExit = () => navigator.sendBeacon('/api/sessions/offline');
+
+function startPresence(): void {
+  if (heartbeat) return;
+  beat();
+  heartbeat = setInterval(beat, 120_000);
+  document.addEventListener('visibilitychange', onVisibility);
+  addEventListener('pagehide', onExit);
+}
+
+function stopPresence(): void {
+  if (heartbeat) clearInterval(heartbeat);
+  heartbeat = null;
+  document.removeEventListener('visibilitychange', onVisibility);
+  removeEventListener('pagehide', onExit);
+}

@@ -1,0 +1,475 @@
+import { post, runWithProgress, waitForJob } from '../app/api.ts';
+import type { Item, QueuedJob } from '../app/api-types.ts';
+import { cutItems } from '../app/clipboard.ts';
+import { forgetInfo } from '../app/folders.ts';
+import { extensionOf, formatSize, plural } from '../app/format.ts';
+import { invalidateListings, type Listing, patchListings } from '../app/listings.ts';
+import { navigate, folderPath } from '../app/router.ts';
+import { can, hideExtensions } from '../app/session.ts';
+import { toast, toastError, track } from '../app/toasts.ts';
+import { openPreview } from '../preview/preview.tsx';
+import { openShareDialog } from '../share/share-dialog.tsx';
+import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
+import type { IconName } from '../ui/icons.tsx';
+import { pickFolder } from './folder-picker.tsx';
+
+export type ViewKind = 'folder' | 'recent' | 'starred' | 'shared' | 'trash' | 'search';
+
+/** What an action sees: the view it runs in and the selected items. */
+export interface ActionContext {
+  kind: ViewKind;
+  folderId: string | null;
+  selection: Item[];
+  listing: Listing;
+  select(ids: string[]): void;
+  toggleInfo(): void;
+  pickUpload(folder: boolean): void;
+}
+
+export interface Action {
+  id: string;
+  label: string | ((ctx: ActionContext) => string);
+  icon: IconName;
+  /** Shown in menus and the shortcut sheet; handled by the view's key handler. */
+  keys?: string;
+  permission?: string;
+  danger?: boolean;
+  /** Needs no selection (New folder, Upload...). */
+  global?: boolean;
+  /** Less used: in the toolbar's More menu rather than a button of its own (always in the context menu). */
+  secondary?: boolean;
+  applies(ctx: ActionContext): boolean;
+  run(ctx: ActionContext): unknown;
+}
+
+const one = (ctx: ActionContext) => ctx.selection.length === 1;
+const some = (ctx: ActionContext) => ctx.selection.length > 0;
+const notTrash = (ctx: ActionContext) => ctx.kind !== 'trash';
+const names = (items: Item[]) => (items.length === 1 ? `“${items[0]!.name}”` : plural(items.length, 'item'));
+const ids = (items: Item[]) => items.map((i) => i.id);
+
+export const labelOf = (a: Action, ctx: ActionContext) => (typeof a.label === 'function' ? a.label(ctx) : a.label);
+
+/** Removes items from every cached view at once; the server's answer (or the event stream) reconciles. */
+const dropFromViews = (gone: string[]) => {
+  const set = new Set(gone);
+  patchListings((items) => items.filter((i) => !set.has(i.id)));
+};
+
+export function openItem(ctx: ActionContext, item: Item): void {
+  if (item.type === 'folder') {
+    if (ctx.kind !== 'trash') navigate(folderPath(item.id));
+    return;
+  }
+  const files = ctx.listing.items.value.filter((i) => i.type === 'file');
+  openPreview(files, item);
+}
+
+export async function moveItems(items: Item[], target: { id: string | null; name: string }): Promise<void> {
+  const from = new Map<string | null, string[]>();
+  for (const i of items) from.set(i.parentId, [...(from.get(i.parentId) ?? []), i.id]);
+  if (items.every((i) => i.parentId === target.id)) return;
+  try {
+    await post('/api/files/move', { ids: ids(items), parentId: target.id });
+  } catch (err) {
+    return toastError(err);
+  }
+  dropFromViews(ids(items));
+  for (const i of items) forgetInfo(i.id);
+  invalidateListings();
+  toast(`Moved ${names(items)} to ${target.name}`, {
+    action: {
+      label: 'Undo',
+      run: async () => {
+        try {
+          for (const [parentId, back] of from) await post('/api/files/move', { ids: back, parentId });
+          invalidateListings();
+          toast('Move undone');
+        } catch (err) {
+          toastError(err);
+        }
+      },
+    },
+  });
+}
+
+async function trashItems(items: Item[]): Promise<void> {
+  const gone = ids(items);
+  await track(
+    `Moving ${names(items)} to the trash…`,
+    (progress) => runWithProgress('/api/files/delete', gone, (done, total) => progress(total ? done / total : 0)),
+    () => ({
+      message: `Moved ${names(items)} to the trash`,
+      action: { label: 'Undo', run: () => void restoreItems(items, true) },
+    }),
+  ).then((r) => {
+    if (r === undefined) return;
+    dropFromViews(gone);
+    invalidateListings();
+  });
+}
+
+async function restoreItems(items: Item[], undo = false): Promise<void> {
+  const back = ids(items);
+  const r = await track(
+    `Restoring ${names(items)}…`,
+    (progress) => runWithProgress('/api/files/trash/restore', back, (done, total) => progress(total ? done / total : 0)),
+    () => ({ message: undo ? 'Moved back from the trash' : `Restored ${names(items)}` }),
+  );
+  if (r === undefined) return;
+  dropFromViews(back);
+  invalidateListings();
+}
+
+async function copyItems(items: Item[], target: { id: string | null; name: string }): Promise<void> {
+  await track(
+    `Copying ${names(items)} to ${target.name}…`,
+    async () => {
+      const queued = await post<QueuedJob>('/api/files/copy', { ids: ids(items), parentId: target.id });
+      return waitForJob(queued.jobId);
+    },
+    () => ({
+      message: `Copied ${names(items)} to ${target.name}`,
+      action: { label: 'Show', run: () => navigate(folderPath(target.id)) },
+    }),
+  );
+  invalidateListings();
+}
+
+async function star(items: Item[], starred: boolean): Promise<void> {
+  const set = new Set(ids(items));
+  patchListings((list, l) =>
+    l.source.key.startsWith('starred') && !starred
+      ? list.filter((i) => !set.has(i.id))
+      : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
+  );
+  try {
+    await post('/api/files/star', { ids: [...set], starred });
+  } catch (err) {
+    patchListings((list) => list.map((i) => (set.has(i.id) ? { ...i, starred: !starred } : i)));
+    toastError(err);
+  }
+  invalidateListings();
+}
+
+async function rename(ctx: ActionContext, item: Item): Promise<void> {
+  const ext = item.type === 'file' ? extensionOf(item.name) : '';
+  const hidden = hideExtensions.value && ext !== '';
+  const shown = hidden ? item.name.slice(0, -ext.length) : item.name;
+  let renamed: Item | null = null;
+  const name = await promptDialog({
+    title: `Rename ${item.type}`,
+    label: 'Name',
+    value: shown,
+    confirm: 'Rename',
+    selectEnd: hidden ? shown.length : shown.length - ext.length,
+    submit: async (value) => {
+      const full = hidden ? value.trim() + ext : value.trim();
+      if (full === item.name) return null;
+      try {
+        renamed = await post<Item>('/api/files/rename', { id: item.id, name: full });
+        return null;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    },
+  });
+  if (!name || !renamed) return;
+  const newName = (renamed as Item).name;
+  patchListings((list) => list.map((i) => (i.id === item.id ? { ...i, name: newName } : i)));
+  forgetInfo(item.id);
+  invalidateListings();
+  ctx.select([item.id]);
+  toast(`Renamed to “${newName}”`, {
+    action: {
+      label: 'Undo',
+      run: () =>
+        post('/api/files/rename', { id: item.id, name: item.name }).then(() => {
+          forgetInfo(item.id);
+          invalidateListings();
+        }, toastError),
+    },
+  });
+}
+
+/** A single file downloads natively (its size known to the browser); anything else as a streamed ZIP. */
+function download(items: Item[]): void {
+  if (items.length === 1 && items[0]!.type === 'file') {
+    const a = document.createElement('a');
+    a.href = `/api/files/${encodeURIComponent(items[0]!.id)}/download`;
+    a.download = items[0]!.name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    return;
+  }
+  // A form post hands the ZIP to the browser's download manager: never buffered in page memory. It
+  // targets a hidden frame, so a refusal (an error page, not a download) cannot replace the app.
+  let frame = document.querySelector<HTMLIFrameElement>('iframe[name=coffer-download]');
+  if (!frame) {
+    frame = document.createElement('iframe');
+    frame.name = 'coffer-download';
+    frame.hidden = true;
+    frame.title = 'Downloads';
+    document.body.append(frame);
+  }
+  frame.onload = () =>
+    toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
+  const form = document.createElement('form');
+  form.method = 'POST';
+  form.action = '/api/files/download/bulk';
+  form.target = 'coffer-download';
+  form.hidden = true;
+  for (const id of ids(items)) {
+    const input = document.createElement('input');
+    input.name = 'ids';
+    input.value = id;
+    form.append(input);
+  }
+  document.body.append(form);
+  form.submit();
+  form.remove();
+  toast(`Preparing a ZIP of ${names(items)}; your browser shows its progress`);
+}
+
+export async function createFolder(parentId: string | null, select?: (ids: string[]) => void): Promise<void> {
+  let created: Item | null = null;
+  await promptDialog({
+    title: 'New folder',
+    label: 'Name',
+    value: 'New folder',
+    confirm: 'Create',
+    submit: async (name) => {
+      try {
+        created = await post<Item>('/api/files/folder', { name, parentId });
+        return null;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    },
+  });
+  if (!created) return;
+  invalidateListings();
+  select?.([(created as Item).id]);
+}
+
+async function pasteCut(ctx: ActionContext): Promise<void> {
+  const cut = cutItems.value;
+  if (!cut) return;
+  cutItems.value = null;
+  await moveItems(cut, { id: ctx.folderId, name: 'this folder' });
+}
+
+export const ACTIONS: Action[] = [
+  {
+    id: 'new-folder',
+    label: 'New folder',
+    icon: 'folderPlus',
+    keys: 'Shift+N',
+    permission: 'files.upload',
+    global: true,
+    applies: (ctx) => ctx.kind === 'folder',
+    run: (ctx) => createFolder(ctx.folderId, ctx.select),
+  },
+  {
+    id: 'upload-files',
+    label: 'Upload files',
+    icon: 'upload',
+    keys: 'U',
+    permission: 'files.upload',
+    global: true,
+    applies: (ctx) => ctx.kind === 'folder',
+    run: (ctx) => ctx.pickUpload(false),
+  },
+  {
+    id: 'upload-folder',
+    label: 'Upload folder',
+    icon: 'uploadFolder',
+    keys: 'Shift+U',
+    permission: 'files.upload',
+    global: true,
+    applies: (ctx) => ctx.kind === 'folder',
+    run: (ctx) => ctx.pickUpload(true),
+  },
+  {
+    id: 'open',
+    label: (ctx) => (ctx.selection[0]?.type === 'folder' ? 'Open' : 'Preview'),
+    icon: 'chevronRight',
+    keys: 'Enter',
+    applies: (ctx) => one(ctx) && notTrash(ctx),
+    run: (ctx) => openItem(ctx, ctx.selection[0]!),
+  },
+  {
+    id: 'share',
+    label: 'Share',
+    icon: 'link',
+    keys: 'Shift+S',
+    permission: 'files.share',
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: (ctx) => openShareDialog(ctx.selection),
+  },
+  {
+    id: 'download',
+    label: 'Download',
+    icon: 'download',
+    keys: 'D',
+    permission: 'files.download',
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: (ctx) => download(ctx.selection),
+  },
+  {
+    id: 'rename',
+    label: 'Rename',
+    icon: 'pencil',
+    keys: 'F2',
+    permission: 'files.edit',
+    applies: (ctx) => one(ctx) && notTrash(ctx),
+    run: (ctx) => rename(ctx, ctx.selection[0]!),
+  },
+  {
+    id: 'move',
+    label: 'Move',
+    icon: 'move',
+    keys: 'M',
+    permission: 'files.edit',
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: async (ctx) => {
+      const target = await pickFolder({
+        title: `Move ${names(ctx.selection)}`,
+        confirm: 'Move here',
+        start: ctx.folderId,
+        moving: ids(ctx.selection),
+      });
+      if (target) await moveItems(ctx.selection, target);
+    },
+  },
+  {
+    id: 'copy',
+    label: 'Copy',
+    icon: 'copy',
+    keys: 'C',
+    permission: 'files.upload',
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: async (ctx) => {
+      const target = await pickFolder({ title: `Copy ${names(ctx.selection)}`, confirm: 'Copy here', start: ctx.folderId });
+      if (target) await copyItems(ctx.selection, target);
+    },
+  },
+  {
+    id: 'star',
+    label: (ctx) => (ctx.selection.every((i) => i.starred) ? 'Unstar' : 'Star'),
+    icon: 'star',
+    keys: 'S',
+    permission: 'files.edit',
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: (ctx) => star(ctx.selection, !ctx.selection.every((i) => i.starred)),
+  },
+  {
+    id: 'cut',
+    label: 'Cut',
+    secondary: true,
+    icon: 'scissors',
+    keys: 'Ctrl+X',
+    permission: 'files.edit',
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: (ctx) => {
+      cutItems.value = ctx.selection;
+      toast(`Cut ${names(ctx.selection)}. Open a folder and paste (Ctrl+V) to move ${ctx.selection.length === 1 ? 'it' : 'them'} there.`);
+    },
+  },
+  {
+    id: 'paste',
+    label: 'Paste',
+    icon: 'clipboard',
+    keys: 'Ctrl+V',
+    permission: 'files.edit',
+    global: true,
+    applies: (ctx) => ctx.kind === 'folder' && cutItems.value !== null,
+    run: pasteCut,
+  },
+  {
+    id: 'info',
+    label: 'Get info',
+    secondary: true,
+    icon: 'info',
+    keys: 'I',
+    applies: (ctx) => one(ctx),
+    run: (ctx) => ctx.toggleInfo(),
+  },
+  {
+    id: 'delete',
+    label: 'Delete',
+    icon: 'trash',
+    keys: 'Delete',
+    permission: 'files.delete',
+    danger: true,
+    applies: (ctx) => some(ctx) && notTrash(ctx),
+    run: (ctx) => trashItems(ctx.selection),
+  },
+  {
+    id: 'restore',
+    label: 'Restore',
+    icon: 'restore',
+    keys: 'R',
+    permission: 'files.trash',
+    applies: (ctx) => some(ctx) && ctx.kind === 'trash',
+    run: (ctx) => restoreItems(ctx.selection),
+  },
+  {
+    id: 'delete-forever',
+    label: 'Delete permanently',
+    icon: 'trash',
+    keys: 'Shift+Delete',
+    permission: 'files.trash',
+    danger: true,
+    applies: (ctx) => some(ctx) && ctx.kind === 'trash',
+    run: async (ctx) => {
+      const items = ctx.selection;
+      const size = items.reduce((n, i) => n + (i.size ?? 0), 0);
+      const folders = items.some((i) => i.type === 'folder');
+      const ok = await confirmDialog({
+        title: `Delete ${names(items)} permanently?`,
+        message: `${names(items)}${folders ? ' and everything inside' : ''} (${folders ? 'at least ' : ''}${formatSize(size)}) will be erased from the server. This cannot be undone.`,
+        confirm: 'Delete permanently',
+        danger: true,
+      });
+      if (!ok) return;
+      dropFromViews(ids(items));
+      await track(
+        `Deleting ${names(items)} permanently…`,
+        async () => waitForJob((await post<QueuedJob>('/api/files/trash/delete', { ids: ids(items) })).jobId),
+        () => ({ message: `Deleted ${names(items)} permanently` }),
+      );
+      invalidateListings();
+    },
+  },
+];
+
+export async function emptyTrash(listing: Listing): Promise<void> {
+  const items = listing.items.value;
+  const known = listing.complete
+    ? `${plural(items.length, 'item')} (${formatSize(items.reduce((n, i) => n + (i.size ?? 0), 0))} and their contents)`
+    : 'every item in the trash';
+  const ok = await confirmDialog({
+    title: 'Empty the trash?',
+    message: `${known[0]!.toUpperCase()}${known.slice(1)} will be erased from the server. This cannot be undone.`,
+    confirm: 'Empty trash',
+    danger: true,
+  });
+  if (!ok) return;
+  listing.patch(() => []);
+  await track(
+    'Emptying the trash…',
+    async () => {
+      const r = await post<QueuedJob | { message: string }>('/api/files/trash/empty');
+      if ('jobId' in r) await waitForJob(r.jobId);
+    },
+    () => ({ message: 'The trash is empty' }),
+  );
+  invalidateListings();
+}
+
+/** The actions that apply here and that this login may perform (sub-users see only what they can do). */
+export function available(ctx: ActionContext): Action[] {
+  return ACTIONS.filter((a) => (!a.permission || can(a.permission)) && a.applies(ctx));
+}

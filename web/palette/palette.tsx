@@ -1,0 +1,129 @@
+import { signal } from '@preact/signals';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api } from '../app/api.ts';
+import type { Item } from '../app/api-types.ts';
+import { displayName, familyOf } from '../app/format.ts';
+import { theme } from '../app/prefs.ts';
+import { folderPath, navigate } from '../app/router.ts';
+import { hideExtensions, sessionState, signOut } from '../app/session.ts';
+import { openPreview } from '../preview/preview.tsx';
+import { Dialog } from '../ui/dialog.tsx';
+import { FileIcon, Icon } from '../ui/icons.tsx';
+import { type Command, screenCommands } from './commands.ts';
+import { openShortcuts } from './shortcuts.tsx';
+
+const isOpen = signal(false);
+export const openPalette = () => {
+  if (sessionState.value === 'signed-in') isOpen.value = true;
+};
+
+const PLACES: Command[] = [
+  { label: 'Go to Home', run: () => navigate('/') },
+  { label: 'Go to My files', run: () => navigate('/files') },
+  { label: 'Go to Recent', run: () => navigate('/recent') },
+  { label: 'Go to Starred', run: () => navigate('/starred') },
+  { label: 'Go to Shared', run: () => navigate('/shared') },
+  { label: 'Go to Trash', run: () => navigate('/trash') },
+  { label: 'Go to Settings', run: () => navigate('/settings') },
+];
+
+function Palette({ close }: { close: () => void }) {
+  const [q, setQ] = useState('');
+  const [active, setActive] = useState(0);
+  const [found, setFound] = useState<Item[]>([]);
+  const listRef = useRef<HTMLUListElement>(null);
+  useEffect(() => {
+    if (q.trim().length < 2) return setFound([]);
+    const ctl = new AbortController();
+    const t = setTimeout(() => {
+      api<Item[]>(`/api/files/search?${new URLSearchParams({ q: q.trim(), limit: '8' })}`, { signal: ctl.signal }).then(setFound, () => {});
+    }, 150);
+    return () => {
+      clearTimeout(t);
+      ctl.abort();
+    };
+  }, [q]);
+  const commands = useMemo(() => {
+    const general: Command[] = [
+      ...screenCommands.value,
+      ...PLACES,
+      {
+        label: theme.value === 'dark' ? 'Switch to light theme' : 'Switch to dark theme',
+        run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark'),
+      },
+      { label: 'Keyboard shortcuts', keys: '?', run: openShortcuts },
+      { label: 'Sign out', run: () => void signOut() },
+    ];
+    const needle = q.trim().toLowerCase();
+    return needle ? general.filter((c) => c.label.toLowerCase().includes(needle)) : general;
+  }, [q, screenCommands.value]);
+  const entries: { id: string; label: string; keys?: string; item?: Item; run: () => void }[] = [
+    ...commands.map((c, n) => ({ id: `c${n}`, ...c })),
+    ...found.map((item) => ({
+      id: `i${item.id}`,
+      label: displayName(item.name, item.type, hideExtensions.value),
+      item,
+      run: () => (item.type === 'folder' ? navigate(folderPath(item.id)) : openPreview([item], item)),
+    })),
+  ];
+  const pick = (n: number) => {
+    const e = entries[n];
+    if (!e) return;
+    close();
+    e.run();
+  };
+  useEffect(() => {
+    listRef.current?.querySelector(`[data-n="${active}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [active]);
+  return (
+    <Dialog title="Command palette" onClose={close} class="palette">
+      <input
+        class="palette-input"
+        role="combobox"
+        aria-label="Command or file name"
+        aria-expanded="true"
+        aria-controls="palette-list"
+        aria-activedescendant={entries[active] ? `pal-${entries[active]!.id}` : undefined}
+        placeholder="Type a command, a place or a file name"
+        value={q}
+        autofocus
+        onInput={(e) => {
+          setQ(e.currentTarget.value);
+          setActive(0);
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowDown') setActive((a) => Math.min(entries.length - 1, a + 1));
+          else if (e.key === 'ArrowUp') setActive((a) => Math.max(0, a - 1));
+          else if (e.key === 'Enter') pick(active);
+          else return;
+          e.preventDefault();
+        }}
+      />
+      <ul id="palette-list" ref={listRef} role="listbox" aria-label="Commands and files" class="palette-list">
+        {entries.map((e, n) => (
+          <li
+            key={e.id}
+            id={`pal-${e.id}`}
+            data-n={n}
+            role="option"
+            aria-selected={n === active}
+            class={n === active ? 'active' : ''}
+            onMouseMove={() => setActive(n)}
+            onClick={() => pick(n)}
+          >
+            {e.item ? <FileIcon family={familyOf(e.item)} size={20} /> : <Icon name="chevronRight" size={16} />}
+            <span>{e.label}</span>
+            {e.keys && <kbd>{e.keys}</kbd>}
+          </li>
+        ))}
+        {entries.length === 0 && <li class="muted palette-empty">Nothing matches.</li>}
+      </ul>
+    </Dialog>
+  );
+}
+
+/** Ctrl/Cmd+K: every action of the screen, every place, and files and folders by name. */
+export function CommandPalette() {
+  if (!isOpen.value) return null;
+  return <Palette close={() => (isOpen.value = false)} />;
+}

@@ -1,0 +1,261 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { request } from '../app/api.ts';
+import type { Item } from '../app/api-types.ts';
+import { displayName, familyOf, formatSize } from '../app/format.ts';
+import { can, hideExtensions } from '../app/session.ts';
+import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { FileIcon, Icon } from '../ui/icons.tsx';
+
+const TEXT_LIMIT = 1024 * 1024;
+const PDF_LIMIT = 200 * 1024 * 1024;
+const downloadUrl = (item: Item) => `/api/files/${encodeURIComponent(item.id)}/download`;
+
+type Kind = 'image' | 'video' | 'audio' | 'pdf' | 'text' | 'none';
+
+function kindOf(item: Item): Kind {
+  const f = familyOf(item);
+  if (f === 'image') return 'image';
+  if (f === 'video') return 'video';
+  if (f === 'audio') return 'audio';
+  if (f === 'pdf') return (item.size ?? 0) <= PDF_LIMIT ? 'pdf' : 'none';
+  if ((f === 'text' || f === 'code' || (item.mimeType ?? '').startsWith('text/')) && (item.size ?? 0) <= TEXT_LIMIT) return 'text';
+  return 'none';
+}
+
+/** Zoom (wheel, buttons, pinch, double-click) and pan (drag) of one image, by CSS transform. */
+function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void }) {
+  const img = useRef<HTMLImageElement>(null);
+  const view = useRef({ scale: 1, x: 0, y: 0 });
+  const pointers = useRef(new Map<number, { x: number; y: number }>());
+  const gesture = useRef<{ dist: number; scale: number; startX: number; moved: boolean } | null>(null);
+  const [failed, setFailed] = useState(false);
+  const apply = () => {
+    const v = view.current;
+    if (img.current) img.current.style.transform = `translate(${v.x}px, ${v.y}px) scale(${v.scale})`;
+  };
+  const zoom = (factor: number) => {
+    const v = view.current;
+    v.scale = Math.min(8, Math.max(1, v.scale * factor));
+    if (v.scale === 1) v.x = v.y = 0;
+    apply();
+  };
+  useEffect(() => {
+    view.current = { scale: 1, x: 0, y: 0 };
+    setFailed(false);
+    apply();
+    const keys = (e: KeyboardEvent) => {
+      if (e.key === '+' || e.key === '=') zoom(1.25);
+      else if (e.key === '-') zoom(0.8);
+      else if (e.key === '0') zoom(0);
+    };
+    addEventListener('keydown', keys);
+    return () => removeEventListener('keydown', keys);
+  }, [item.id]);
+  if (failed) return <NoPreview item={item} reason="This image could not be shown by the browser." />;
+  return (
+    <div class="preview-stage">
+      <div
+        class="zoom-area"
+        onWheel={(e) => {
+          e.preventDefault();
+          zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15);
+        }}
+        onDblClick={() => zoom(view.current.scale > 1 ? 0 : 2.5)}
+        onPointerDown={(e) => {
+          (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
+          pointers.current.set(e.pointerId, { x: e.clientX, y: e.clientY });
+          const ps = [...pointers.current.values()];
+          gesture.current = {
+            dist: ps.length === 2 ? Math.hypot(ps[0]!.x - ps[1]!.x, ps[0]!.y - ps[1]!.y) : 0,
+            scale: view.current.scale,
+            startX: e.clientX,
+            moved: false,
+          };
+        }}
+        onPointerMove={(e) => {
+          const prev = pointers.current.get(e.pointerId);
+          if (!prev || !gesture.current) return;
+          pointers.current.set(e.pointerId, { x: e.clientX, y: e.clientY });
+          const ps = [...pointers.current.values()];
+          const v = view.current;
+          if (ps.length === 2 && gesture.current.dist) {
+            v.scale = Math.min(
+              8,
+              Math.max(1, (gesture.current.scale * Math.hypot(ps[0]!.x - ps[1]!.x, ps[0]!.y - ps[1]!.y)) / gesture.current.dist),
+            );
+          } else if (v.scale > 1) {
+            v.x += e.clientX - prev.x;
+            v.y += e.clientY - prev.y;
+          }
+          gesture.current.moved = true;
+          apply();
+        }}
+        onPointerUp={(e) => {
+          const g = gesture.current;
+          pointers.current.delete(e.pointerId);
+          if (g && pointers.current.size === 0) {
+            // A horizontal swipe at normal size goes to the next or previous image.
+            const dx = e.clientX - g.startX;
+            if (view.current.scale === 1 && Math.abs(dx) > 60) onSwipe(dx < 0 ? 1 : -1);
+            gesture.current = null;
+          }
+        }}
+      >
+        <img ref={img} src={`${downloadUrl(item)}?inline=1`} alt={item.name} draggable={false} onError={() => setFailed(true)} />
+      </div>
+      <div class="zoom-buttons">
+        <button type="button" class="icon-button" aria-label="Zoom out" onClick={() => zoom(0.8)}>
+          <Icon name="zoomOut" />
+        </button>
+        <button type="button" class="icon-button" aria-label="Zoom in" onClick={() => zoom(1.25)}>
+          <Icon name="zoomIn" />
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function NoPreview({ item, reason }: { item: Item; reason: string }) {
+  return (
+    <div class="preview-none">
+      <FileIcon family={familyOf(item)} size={72} />
+      <p>{reason}</p>
+      {can('files.download') && (
+        <a class="button primary" href={downloadUrl(item)} download>
+          <Icon name="download" size={18} /> Download ({formatSize(item.size ?? 0)})
+        </a>
+      )}
+    </div>
+  );
+}
+
+function TextPreview({ item }: { item: Item }) {
+  const [text, setText] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    setText(null);
+    request(downloadUrl(item), { signal: ctl.signal, headers: { Range: `bytes=0-${TEXT_LIMIT - 1}` } })
+      .then((r) => r.text())
+      .then(setText, (err: Error) => err.name !== 'AbortError' && setError(err.message));
+    return () => ctl.abort();
+  }, [item.id]);
+  if (error) return <NoPreview item={item} reason={error} />;
+  if (text === null) return <p class="preview-loading">Loading…</p>;
+  return (
+    <pre class="preview-text" tabIndex={0} aria-label={`Contents of ${item.name}`}>
+      {text}
+    </pre>
+  );
+}
+
+function PdfPreview({ item }: { item: Item }) {
+  const [url, setUrl] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    let made: string | null = null;
+    // The download answers as an attachment; a blob URL lets the browser's own PDF viewer show it.
+    request(downloadUrl(item), { signal: ctl.signal })
+      .then((r) => r.blob())
+      .then(
+        (b) => setUrl((made = URL.createObjectURL(new Blob([b], { type: 'application/pdf' })))),
+        (err: Error) => err.name !== 'AbortError' && setError(err.message),
+      );
+    return () => {
+      ctl.abort();
+      if (made) URL.revokeObjectURL(made);
+    };
+  }, [item.id]);
+  if (error) return <NoPreview item={item} reason={error} />;
+  if (!url) return <p class="preview-loading">Loading…</p>;
+  return <iframe class="preview-pdf" src={url} title={item.name} />;
+}
+
+function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void }) {
+  if (!can('files.download'))
+    return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
+  switch (kindOf(item)) {
+    case 'image':
+      return <ZoomImage item={item} onSwipe={onSwipe} />;
+    case 'video':
+      // User files come without caption tracks.
+      return <video class="preview-media" src={downloadUrl(item)} controls autoplay preload="metadata" />;
+    case 'audio':
+      return (
+        <div class="preview-none">
+          <FileIcon family="audio" size={72} />
+          <audio src={downloadUrl(item)} controls autoplay preload="metadata" aria-label={item.name} />
+        </div>
+      );
+    case 'pdf':
+      return <PdfPreview item={item} />;
+    case 'text':
+      return <TextPreview item={item} />;
+    default:
+      return (
+        <NoPreview
+          item={item}
+          reason={
+            (item.size ?? 0) > TEXT_LIMIT && familyOf(item) !== 'other'
+              ? 'This file is too large to preview.'
+              : 'There is no preview for this kind of file.'
+          }
+        />
+      );
+  }
+}
+
+function Viewer({ files, start, close }: { files: Item[]; start: number; close: () => void }) {
+  const [at, setAt] = useState(start);
+  const item = files[at]!;
+  const go = (d: 1 | -1) => setAt((i) => Math.min(files.length - 1, Math.max(0, i + d)));
+  useEffect(() => {
+    const keys = (e: KeyboardEvent) => {
+      if ((e.target as HTMLElement).closest('video, audio, pre')) return;
+      if (e.key === 'ArrowRight') go(1);
+      else if (e.key === 'ArrowLeft') go(-1);
+      else return;
+      e.preventDefault();
+    };
+    addEventListener('keydown', keys);
+    return () => removeEventListener('keydown', keys);
+  }, [files.length]);
+  return (
+    <Dialog title={displayName(item.name, item.type, hideExtensions.value)} onClose={close} class="preview">
+      <div class="preview-bar">
+        <span class="muted">
+          {formatSize(item.size ?? 0)} · {at + 1} of {files.length}
+        </span>
+        {can('files.download') && (
+          <a class="button ghost" href={downloadUrl(item)} download>
+            <Icon name="download" size={18} /> Download
+          </a>
+        )}
+      </div>
+      <div class="preview-body">
+        <Body item={item} onSwipe={go} />
+        {at > 0 && (
+          <button type="button" class="preview-nav prev" aria-label="Previous" onClick={() => go(-1)}>
+            <Icon name="chevronLeft" size={28} />
+          </button>
+        )}
+        {at < files.length - 1 && (
+          <button type="button" class="preview-nav next" aria-label="Next" onClick={() => go(1)}>
+            <Icon name="chevronRight" size={28} />
+          </button>
+        )}
+      </div>
+    </Dialog>
+  );
+}
+
+/** Opens the preview on one file, with next/previous through the other files around it. */
+export function openPreview(files: Item[], item: Item): void {
+  const start = Math.max(
+    0,
+    files.findIndex((f) => f.id === item.id),
+  );
+  const list = files.length ? files : [item];
+  void openDialog<void>((close) => <Viewer files={list} start={start} close={() => close()} />);
+}
