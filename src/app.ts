@@ -7,7 +7,10 @@ import { createLimits } from './http/limits.ts';
 import { guardPlugin } from './http/guard.ts';
 import { accountRoutes } from './http/accounts.ts';
 import { eventRoutes } from './http/events.ts';
-import { fileRoutes } from './http/files.ts';
+import { downloadRoutes } from './http/downloads.ts';
+import { itemRoutes } from './http/items.ts';
+import { trashRoutes } from './http/trash.ts';
+import { uploadRoutes } from './http/uploads.ts';
 import { SseStreams, type SseOptions } from './events/sse.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
@@ -48,7 +51,10 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(settingsRoutes(ctx))
     .use(userRoutes(ctx))
     .use(orphanRoutes(ctx))
-    .use(fileRoutes(ctx))
+    .use(itemRoutes(ctx))
+    .use(uploadRoutes(ctx))
+    .use(downloadRoutes(ctx))
+    .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
     .use(publicShareRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))

@@ -2,20 +2,15 @@ import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { readJson } from './body.ts';
+import { idsBody } from './fields.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
-const idsField = z
-  .array(z.string().min(1), { error: 'ids must be an array of item ids' })
-  .min(1, 'Select at least one item')
-  .max(500, 'At most 500 ids per request');
-const shareBody = z.object({
-  ids: idsField,
+const shareBody = idsBody.extend({
   shared: z.boolean({ error: 'shared must be true or false' }),
   expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).default('7d'),
 });
-const idsBody = z.object({ ids: idsField });
 
 /** Creating and removing share links (SPEC "Files": share, share/links, link-parent-share). */
 export function shareRoutes(ctx: AppContext) {

@@ -30,7 +30,7 @@ export const emailKey = (email: string) => email.trim().toLowerCase();
 export const EMAIL = z.email({ message: 'Enter a valid email address' }).max(254, 'Email must be at most 254 characters');
 
 const MAX_PASSWORD = 128;
-/** SPEC "Limits": owners' passwords are 6 to 128 characters, sub-users' 8 to 128. */
+/** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
 const minPassword = (subUser: boolean) => (subUser ? 8 : 6);
 
 /** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */
@@ -216,7 +216,7 @@ export class AccountService {
   }
 
   async changePassword(principal: Principal, input: { oldPassword: string; newPassword: string }): Promise<{ message: string }> {
-    checkPassword(input.newPassword, { subUser: !principal.isOwner, field: 'newPassword' });
+    checkPassword(input.newPassword, { subUser: false, field: 'newPassword' });
     if (input.oldPassword === input.newPassword) {
       throw validationFailed([{ field: 'newPassword', message: 'The new password must differ from the current one' }]);
     }
@@ -240,19 +240,24 @@ export class AccountService {
       record('failure', 'wrong_current_password');
       throw badRequest(Messages.wrongCurrentPassword);
     }
-    await this.setPassword(row.id, input.newPassword);
+    await this.storePassword(row.id, input.newPassword);
     record('success');
     return { message: 'Password changed. Please log in again.' };
   }
 
-  /** Sets a new password and signs the login out everywhere (change-password; the CLI's reset, which `by` audits). */
-  async setPassword(loginId: string, password: string, by?: Actor): Promise<void> {
+  /** The CLI's reset: the rule a login of its kind was created with, then the new password; `by` is audited. */
+  async setPassword(loginId: string, password: string, by: Actor): Promise<void> {
     const row = this.findById(loginId);
     if (!row) throw new AppError(404, Messages.userNotFound);
     checkPassword(password, { subUser: row.parentUserId !== null });
+    await this.storePassword(loginId, password);
+    this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
+  }
+
+  /** A new password hash, and every session of the login signed out. */
+  private async storePassword(loginId: string, password: string): Promise<void> {
     this.d.users.setPasswordHash(loginId, await hashPassword(password), this.d.clock.now());
     this.d.sessions.invalidateAll(loginId);
-    if (by) this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
   }
 
   /** The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what it may do. */

@@ -201,6 +201,18 @@ describe('POST /api/change-password', () => {
     await seed.login(t, o.email, 'brand new pw');
   });
 
+  test('the new password follows SPEC for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, []);
+    const short = await sub.client.post('/api/change-password', { oldPassword: sub.password, newPassword: '12345' });
+    expect(short.status).toBe(422);
+    expect((await json(short)).details[0].field).toBe('newPassword');
+    const long = await o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'x'.repeat(129) });
+    expect((await json(long)).details[0].field).toBe('newPassword');
+    expect((await sub.client.post('/api/change-password', { oldPassword: sub.password, newPassword: 'six666' })).status).toBe(200);
+    await seed.login(t, sub.email, 'six666');
+  });
+
   test('disabled by the admin → 403', async () => {
     const o = await seed.owner(t);
     t.server.ctx.services.settings.set('allowPasswordChange', false);
