@@ -112,7 +112,8 @@ export const Messages = {
   updateFeedUnavailable: 'Update feed unavailable',
   // Disk
   diskFull:
-    'The server is running out of disk space, so it takes no new files for now. Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
+    'The server is running out of disk space, so it takes no new files for now. ' +
+    'Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
 } as const;
 
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */

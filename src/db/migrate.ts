@@ -25,7 +25,8 @@ function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag
   const unknown = applied.find((row) => !known.has(row.tag));
   if (unknown) {
     throw new DatabaseTooNewError(
-      `This database was written by a newer version of Coffer (it has migration ${unknown.tag}); upgrade Coffer or restore a backup made by this version`,
+      `This database was written by a newer version of Coffer (it has migration ${unknown.tag}); ` +
+        'upgrade Coffer or restore a backup made by this version',
     );
   }
   const done = new Set(applied.map((row) => row.tag));

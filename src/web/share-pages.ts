@@ -12,8 +12,12 @@ h1{font-size:1.35rem;margin:0;overflow-wrap:anywhere}nav{color:var(--muted);font
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px}
 .button{display:inline-block;padding:10px 18px;border-radius:8px;background:var(--accent);color:#fff;text-decoration:none;font-weight:600}
 table{width:100%;border-collapse:collapse}th,td{padding:10px 8px;border-bottom:1px solid var(--line);text-align:left}
-th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}td a:hover{text-decoration:underline}
-.kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}.empty{color:var(--muted);text-align:center;padding:32px}
+th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
+td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}
+td a:hover{text-decoration:underline}
+.kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}
+h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
+.empty{color:var(--muted);text-align:center;padding:32px}
 .meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:70vh;margin:16px auto 0;border-radius:8px}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}}`;

@@ -175,7 +175,8 @@ export class ItemsRepo {
   liveNameKeysBetween(accountId: string, parentId: string | null, from: string, to: string): string[] {
     return this.sqlite
       .query<{ nameKey: string }, [string, string, string, string]>(
-        `SELECT name_key AS nameKey FROM items WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key >= ? AND name_key < ?`,
+        `SELECT name_key AS nameKey FROM items
+          WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key >= ? AND name_key < ?`,
       )
       .all(accountId, parentId ?? '', from, to)
       .map((r) => r.nameKey);
@@ -254,7 +255,8 @@ export class ItemsRepo {
   trashSetTotals(rootId: string): TreeTotals {
     const row = this.sqlite
       .query<{ total: number | null; files: number | null; folders: number | null }, [string]>(
-        `SELECT SUM(size) AS total, SUM(type = 'file') AS files, SUM(type = 'folder') AS folders FROM items WHERE deleted_root_id = ?1 AND id != ?1`,
+        `SELECT SUM(size) AS total, SUM(type = 'file') AS files, SUM(type = 'folder') AS folders FROM items
+          WHERE deleted_root_id = ?1 AND id != ?1`,
       )
       .get(rootId)!;
     return { totalSize: row.total ?? 0, fileCount: row.files ?? 0, folderCount: row.folders ?? 0 };
@@ -297,7 +299,8 @@ export class ItemsRepo {
             .all(`"${key.replaceAll('"', '""')}"`, accountId, limit)
         : this.sqlite
             .query<Item, [string, string, number]>(
-              `SELECT ${ITEM} FROM items WHERE account_id = ? AND deleted_at IS NULL AND instr(name_key, ?) > 0 ORDER BY modified_at DESC LIMIT ?`,
+              `SELECT ${ITEM} FROM items
+                WHERE account_id = ? AND deleted_at IS NULL AND instr(name_key, ?) > 0 ORDER BY modified_at DESC LIMIT ?`,
             )
             .all(accountId, key, limit);
     return itemList([...exact, ...prefix, ...substring]);
@@ -308,7 +311,8 @@ export class ItemsRepo {
     return itemList(
       this.sqlite
         .query<Item, [string, number]>(
-          `SELECT ${ITEM} FROM items WHERE account_id = ? AND type = 'file' AND deleted_at IS NULL ORDER BY accessed_at DESC, id DESC LIMIT ?`,
+          `SELECT ${ITEM} FROM items
+            WHERE account_id = ? AND type = 'file' AND deleted_at IS NULL ORDER BY accessed_at DESC, id DESC LIMIT ?`,
         )
         .all(accountId, limit),
     );
@@ -407,7 +411,8 @@ export class ItemsRepo {
     return item(
       this.sqlite
         .query<Item, [string | null, string, string, string]>(
-          `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL, parent_id = ?, name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`,
+          `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL, parent_id = ?, name = ?, name_key = ?
+            WHERE id = ? RETURNING ${ITEM}`,
         )
         .get(parentId, name, nameKeyOf(name), id),
     )!;
@@ -424,7 +429,8 @@ export class ItemsRepo {
   trashRoot(accountId: string, rootId: string): PurgedItem | null {
     return this.sqlite
       .query<PurgedItem, [string, string]>(
-        `SELECT ${selectList(items, ['id', 'type', 'size', 'storageKey'])} FROM items WHERE id = ? AND account_id = ? AND deleted_root_id = id`,
+        `SELECT ${selectList(items, ['id', 'type', 'size', 'storageKey'])} FROM items
+          WHERE id = ? AND account_id = ? AND deleted_root_id = id`,
       )
       .get(rootId, accountId);
   }
@@ -489,7 +495,8 @@ export class ItemsRepo {
     return itemList(
       this.sqlite
         .query<Item, [string, number]>(
-          `SELECT ${ITEM} FROM items WHERE id > ? AND type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
+          `SELECT ${ITEM} FROM items
+            WHERE id > ? AND type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
         )
         .all(afterId, limit),
     );
@@ -526,7 +533,8 @@ export class ItemsRepo {
   notUnderKeyPage(keyId: string, afterId: string, limit: number): Array<{ id: string; wrappedKey: string }> {
     return this.sqlite
       .query<{ id: string; wrappedKey: string }, [string, string, number]>(
-        `SELECT id, wrapped_key AS wrappedKey FROM items WHERE id > ? AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?) ORDER BY id LIMIT ?`,
+        `SELECT id, wrapped_key AS wrappedKey FROM items
+          WHERE id > ? AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?) ORDER BY id LIMIT ?`,
       )
       .all(afterId, keyId, limit);
   }

@@ -89,7 +89,8 @@ export class JobsRepo {
   complete(id: string, result: string, at: number): void {
     this.sqlite
       .query(
-        `UPDATE jobs SET status = 'completed', result = ?, last_error = NULL, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'active'`,
+        `UPDATE jobs SET status = 'completed', result = ?, last_error = NULL, updated_at = ?, finished_at = ?
+          WHERE id = ? AND status = 'active'`,
       )
       .run(result, at, at, id);
   }

@@ -46,7 +46,8 @@ export class KeysRepo {
   countSecretsNotUnder(keyId: string): number {
     return this.db.$client
       .query<{ n: number }, [string]>(
-        `SELECT COUNT(*) AS n FROM users WHERE (mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?1) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?1)`,
+        `SELECT COUNT(*) AS n FROM users
+          WHERE (mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?1) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?1)`,
       )
       .get(`k1.${keyId}.%`)!.n;
   }
@@ -55,7 +56,8 @@ export class KeysRepo {
     return this.db.$client
       .query<SealedSecrets, [string, string, number]>(
         `SELECT id, mfa_secret AS mfaSecret, mfa_pending_secret AS mfaPendingSecret FROM users
-         WHERE id > ?1 AND ((mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?2) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?2))
+         WHERE id > ?1 AND ((mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?2) OR (mfa_pending_secret IS NOT NULL
+           AND mfa_pending_secret NOT LIKE ?2))
          ORDER BY id LIMIT ?3`,
       )
       .all(afterId, `k1.${keyId}.%`, limit);

@@ -110,7 +110,8 @@ export class UsersRepo {
     return (
       this.db.$client
         .query(
-          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file') WHERE id = ?1`,
+          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file')
+            WHERE id = ?1`,
         )
         .run(accountId).changes > 0
     );

@@ -15,7 +15,9 @@ export function desktopOnlyPlugin(ctx: AppContext) {
     if (policyOfPath(request.method, path)?.desktopOpen) return;
     const headers = { ...SECURITY_HEADERS };
     if ((request.headers.get('accept') ?? '').includes('text/html')) {
-      const html = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Desktop app only</title></head><body><main><h1>Desktop app only</h1><p>${escapeHtml(Messages.desktopOnly)} Open it in the Coffer desktop app.</p></main></body></html>`;
+      const html =
+        `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Desktop app only</title></head>` +
+        `<body><main><h1>Desktop app only</h1><p>${escapeHtml(Messages.desktopOnly)} Open it in the Coffer desktop app.</p></main></body></html>`;
       return new Response(html, { status: 403, headers: { ...headers, 'content-type': 'text/html; charset=utf-8' } });
     }
     return Response.json({ message: Messages.desktopOnly, error: 'DESKTOP_ONLY_ACCESS' }, { status: 403, headers });
