@@ -19,3 +19,13 @@ export function toBoolean(value: unknown): boolean {
 export function changesOf(result: unknown): number {
   return (result as { changes: number }).changes;
 }
+
+/** Runs a bounded DELETE until a round removes fewer than `batch` rows, so no one transaction holds the lock long. */
+export function deleteInBatches(batch: number, round: (limit: number) => number): number {
+  let total = 0;
+  for (;;) {
+    const n = round(batch);
+    total += n;
+    if (n < batch) return total;
+  }
+}

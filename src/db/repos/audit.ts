@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { auditLog } from '../schema/audit.ts';
-import { selectList } from '../select.ts';
+import { deleteInBatches, selectList } from '../select.ts';
 
 export type AuditLogRow = typeof auditLog.$inferSelect;
 export type NewAuditLogRow = Omit<AuditLogRow, 'id'>;
@@ -103,14 +103,13 @@ export class AuditRepo {
   }
 
   purgeBefore(cutoff: number, batch = 1000): number {
-    let total = 0;
-    for (;;) {
-      const n = this.sqlite
-        .query('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)')
-        .run(cutoff, batch).changes;
-      total += n;
-      if (n < batch) return total;
-    }
+    return deleteInBatches(
+      batch,
+      (limit) =>
+        this.sqlite
+          .query('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)')
+          .run(cutoff, limit).changes,
+    );
   }
 
   /** Newest first. `action` matches exactly, or as a prefix when it names a group (`auth`, `file`). */

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { type JobStatus, jobs, schedules } from '../schema/jobs.ts';
-import { selectList } from '../select.ts';
+import { deleteInBatches, selectList } from '../select.ts';
 
 export type JobRow = Omit<typeof jobs.$inferSelect, 'seq' | 'idempotencyKey' | 'updatedAt' | 'progress'>;
 export type ScheduleRow = typeof schedules.$inferSelect;
@@ -154,14 +154,13 @@ export class JobsRepo {
 
   /** Deletes finished jobs older than the cutoff, in batches. */
   purgeFinishedBefore(cutoff: number, batch = 500): number {
-    let total = 0;
-    for (;;) {
-      const n = this.sqlite
-        .query(`DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? LIMIT ?)`)
-        .run(cutoff, batch).changes;
-      total += n;
-      if (n < batch) return total;
-    }
+    return deleteInBatches(
+      batch,
+      (limit) =>
+        this.sqlite
+          .query(`DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? LIMIT ?)`)
+          .run(cutoff, limit).changes,
+    );
   }
 
   // ---- schedules ----

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { shareLinks } from '../schema/shares.ts';
-import { selectList } from '../select.ts';
+import { deleteInBatches, selectList } from '../select.ts';
 
 export type ShareLink = Pick<typeof shareLinks.$inferSelect, 'id' | 'token' | 'accountId' | 'itemId' | 'expiresAt'>;
 
@@ -96,13 +96,12 @@ export class SharesRepo {
 
   /** Removes links that expired before `cutoff` (their memberships go with them), in batches. */
   purgeExpiredBefore(cutoff: number, batch = 500): number {
-    let total = 0;
-    for (;;) {
-      const n = this.sqlite
-        .query('DELETE FROM share_links WHERE id IN (SELECT id FROM share_links WHERE expires_at IS NOT NULL AND expires_at < ? LIMIT ?)')
-        .run(cutoff, batch).changes;
-      total += n;
-      if (n < batch) return total;
-    }
+    return deleteInBatches(
+      batch,
+      (limit) =>
+        this.sqlite
+          .query('DELETE FROM share_links WHERE id IN (SELECT id FROM share_links WHERE expires_at IS NOT NULL AND expires_at < ? LIMIT ?)')
+          .run(cutoff, limit).changes,
+    );
   }
 }
