@@ -16,18 +16,18 @@ const searchQuery = z.object({
   limit: z.coerce.number().int().optional().catch(undefined),
 });
 const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
+// Built once: a zod schema costs more to build than a cached page costs to answer.
+const folderQuery = listQuery('modified').extend({ parentId: z.string().optional() });
+const liveListQuery = listQuery('modified');
 
 /** The file tree (SPEC "Files"): lists, search, details, folders, rename, move, star, copy and job polling. */
 export function itemRoutes(ctx: AppContext) {
   const { items, copy, fileJobs } = ctx.services;
   return new Elysia({ name: 'http/items', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .get(
-      '/api/files',
-      ({ principal, query, set }) =>
-        pageResponse(items.list(principal, validate(listQuery('modified').extend({ parentId: z.string().optional() }), query)), set),
-      { session: true },
-    )
+    .get('/api/files', ({ principal, query, set }) => pageResponse(items.list(principal, validate(folderQuery, query)), set), {
+      session: true,
+    })
     .get('/api/files/stats', ({ principal }) => items.stats(principal), { session: true })
     .get(
       '/api/files/search',
@@ -40,12 +40,12 @@ export function itemRoutes(ctx: AppContext) {
     .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { session: true })
     .get(
       '/api/files/starred',
-      ({ principal, query, set }) => pageResponse(items.listStarred(principal, validate(listQuery('modified'), query)), set),
+      ({ principal, query, set }) => pageResponse(items.listStarred(principal, validate(liveListQuery, query)), set),
       { session: true },
     )
     .get(
       '/api/files/shared',
-      ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(listQuery('modified'), query)), set),
+      ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(liveListQuery, query)), set),
       { session: true },
     )
     .get('/api/files/:id/info', ({ principal, params }) => items.info(principal, params.id), { session: true })

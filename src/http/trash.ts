@@ -8,6 +8,7 @@ import { idsBody, listQuery, pageResponse } from './fields.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
 
+const trashQuery = listQuery('deletedAt');
 const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
 
 /** The trash: list, move to trash, restore, delete permanently, empty. */
@@ -52,11 +53,9 @@ export function trashRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'http/trash', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .get(
-      '/api/files/trash',
-      ({ principal, query, set }) => pageResponse(trash.list(principal, validate(listQuery('deletedAt'), query)), set),
-      { session: true },
-    )
+    .get('/api/files/trash', ({ principal, query, set }) => pageResponse(trash.list(principal, validate(trashQuery, query)), set), {
+      session: true,
+    })
     .post(
       '/api/files/delete',
       async ({ principal, request, set }) =>

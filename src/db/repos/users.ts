@@ -16,14 +16,29 @@ const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId'
 
 /** The SQL of logins (`users`): accounts, sub-users, token versions, storage counters. */
 export class UsersRepo {
-  constructor(private readonly db: Db) {}
+  // Prepared once: drizzle builds and SQLite compiles an unprepared query on every call (~100 µs).
+  private readonly byIdQuery;
+  private readonly byEmailKeyQuery;
+
+  constructor(private readonly db: Db) {
+    this.byIdQuery = db
+      .select()
+      .from(users)
+      .where(eq(users.id, sql.placeholder('id')))
+      .prepare();
+    this.byEmailKeyQuery = db
+      .select()
+      .from(users)
+      .where(eq(users.emailKey, sql.placeholder('key')))
+      .prepare();
+  }
 
   byId(id: string): User | null {
-    return this.db.select().from(users).where(eq(users.id, id)).get() ?? null;
+    return this.byIdQuery.get({ id }) ?? null;
   }
 
   byEmailKey(emailKey: string): User | null {
-    return this.db.select().from(users).where(eq(users.emailKey, emailKey)).get() ?? null;
+    return this.byEmailKeyQuery.get({ key: emailKey }) ?? null;
   }
 
   /** Hot: every authenticated request. */
@@ -38,7 +53,7 @@ export class UsersRepo {
   }
 
   hasAny(): boolean {
-    return this.db.select({ id: users.id }).from(users).limit(1).get() !== undefined;
+    return this.db.$client.query('SELECT 1 FROM users LIMIT 1').get() !== null;
   }
 
   hasAdmin(): boolean {
@@ -58,7 +73,7 @@ export class UsersRepo {
   }
 
   tokenVersion(id: string): number | null {
-    return this.db.select({ v: users.tokenVersion }).from(users).where(eq(users.id, id)).get()?.v ?? null;
+    return this.byIdQuery.get({ id })?.tokenVersion ?? null;
   }
 
   bumpTokenVersion(id: string, at: number): void {
@@ -70,7 +85,8 @@ export class UsersRepo {
   }
 
   nameAndEmail(id: string): Pick<User, 'name' | 'email'> | null {
-    return this.db.select({ name: users.name, email: users.email }).from(users).where(eq(users.id, id)).get() ?? null;
+    const row = this.byIdQuery.get({ id });
+    return row ? { name: row.name, email: row.email } : null;
   }
 
   // ---- storage counters (owners) ----
