@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { users } from '../schema/users.ts';
 import { selectList, toBoolean, changesOf } from '../select.ts';
@@ -13,32 +13,26 @@ export type NewUser = Pick<
 >;
 
 const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion']);
+const USER = selectList(users, Object.keys(getTableColumns(users)) as Array<keyof User>);
+
+function user(row: User | null): User | null {
+  if (!row) return null;
+  row.isAdmin = toBoolean(row.isAdmin);
+  row.mfaEnabled = toBoolean(row.mfaEnabled);
+  return row;
+}
 
 /** The SQL of logins (`users`): accounts, sub-users, token versions, storage counters. */
 export class UsersRepo {
-  // Prepared once: drizzle builds and SQLite compiles an unprepared query on every call (~100 µs).
-  private readonly byIdQuery;
-  private readonly byEmailKeyQuery;
+  constructor(private readonly db: Db) {}
 
-  constructor(private readonly db: Db) {
-    this.byIdQuery = db
-      .select()
-      .from(users)
-      .where(eq(users.id, sql.placeholder('id')))
-      .prepare();
-    this.byEmailKeyQuery = db
-      .select()
-      .from(users)
-      .where(eq(users.emailKey, sql.placeholder('key')))
-      .prepare();
-  }
-
+  /** Hot: every profile read and sign-in (a raw statement: drizzle's row mapping costs more than the lookup). */
   byId(id: string): User | null {
-    return this.byIdQuery.get({ id }) ?? null;
+    return user(this.db.$client.query<User, [string]>(`SELECT ${USER} FROM users WHERE id = ?`).get(id));
   }
 
   byEmailKey(emailKey: string): User | null {
-    return this.byEmailKeyQuery.get({ key: emailKey }) ?? null;
+    return user(this.db.$client.query<User, [string]>(`SELECT ${USER} FROM users WHERE email_key = ?`).get(emailKey));
   }
 
   /** Hot: every authenticated request. */
@@ -73,7 +67,7 @@ export class UsersRepo {
   }
 
   tokenVersion(id: string): number | null {
-    return this.byIdQuery.get({ id })?.tokenVersion ?? null;
+    return this.byId(id)?.tokenVersion ?? null;
   }
 
   bumpTokenVersion(id: string, at: number): void {
@@ -85,7 +79,7 @@ export class UsersRepo {
   }
 
   nameAndEmail(id: string): Pick<User, 'name' | 'email'> | null {
-    const row = this.byIdQuery.get({ id });
+    const row = this.byId(id);
     return row ? { name: row.name, email: row.email } : null;
   }
 
