@@ -22,7 +22,9 @@ snapshot (see "Back up and restore" in the README). Without secrets.json no file
         if (opts.json) return printJson({ file: written, manifestFile, manifest });
         print(`database snapshot: ${written} (${formatSize(manifest.database.bytes)}, sha256 ${manifest.database.sha256.slice(0, 16)}…)`);
         print(`manifest:          ${manifestFile}`);
-        print(`contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`);
+        print(
+          `contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`,
+        );
         print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
       }),
     ),

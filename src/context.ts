@@ -5,6 +5,7 @@ import { createLogger, type Logger } from './log.ts';
 import { acquireLock, dataPaths, followSecretsFile, loadSecrets, prepareDataDir, StartupError, type DataPaths } from './data-dir.ts';
 import { openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
+import { createRepos, type Repos } from './db/repos/index.ts';
 import type { Keyring } from './storage/keyring.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createLocalDriver, cleanupTempFiles } from './storage/local.ts';
@@ -26,6 +27,8 @@ export interface CoreContext {
   clock: Clock;
   log: Logger;
   db: Db;
+  /** One repository per table group: the only code that holds SQL. */
+  repos: Repos;
   jwtSecret: Uint8Array;
   keyring: Keyring;
   driver: StorageDriver;
@@ -77,8 +80,9 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     const log = opts.logger ?? createLogger(config.logLevel);
     const driver = createLocalDriver(paths.blobs);
     if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    const repos = createRepos(db);
     // The CLI has no worker, but the server's worker picks up what it enqueues.
-    const queue = new JobQueue(db, clock, { available: !isServer });
+    const queue = new JobQueue(repos.jobs, clock, { available: !isServer });
     const core: CoreContext = {
       instanceId: crypto.randomUUID(),
       config,
@@ -86,17 +90,18 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
       clock,
       log,
       db,
+      repos,
       jwtSecret,
       keyring,
       driver,
       storage: new SealedStore(driver, keyring),
       queue,
       registry: new JobRegistry(),
-      schedules: new Schedules(db, queue, clock),
+      schedules: new Schedules(repos.jobs, queue, clock, (fn) => repos.transactions.immediate(fn)),
       hub: new EventHub(),
       presence: new Presence(clock, PRESENCE_TTL_MS),
     };
-    const services = createServices(core);
+    const services = createServices(core, repos);
     let closed = false;
     const ctx: AppContext = {
       ...core,

@@ -32,7 +32,7 @@ export const unauthorized = (message: string) => new AppError(401, message);
 export const forbidden = (message: string, extra?: Record<string, unknown>) => new AppError(403, message, extra);
 export const notFound = (message: string) => new AppError(404, message);
 export const conflict = (message: string) => new AppError(409, message);
-export const tooLarge = (message: string) => new AppError(413, message);
+const tooLarge = (message: string) => new AppError(413, message);
 
 export interface ValidationDetail {
   field: string;
@@ -112,7 +112,8 @@ export const Messages = {
   updateFeedUnavailable: 'Update feed unavailable',
   // Disk
   diskFull:
-    'The server is running out of disk space, so it takes no new files for now. Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
+    'The server is running out of disk space, so it takes no new files for now. ' +
+    'Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
 } as const;
 
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */

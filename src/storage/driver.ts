@@ -56,7 +56,12 @@ export class RangeNotSatisfiableError extends Error {
 export class ObjectIntegrityError extends Error {}
 
 /** Whether each key's object exists, `concurrency` `head` calls at a time; a malformed key exists nowhere. */
-export async function existsMany(driver: StorageDriver, keys: ReadonlyArray<string | null>, isValidKey: (key: string) => boolean, concurrency = 32): Promise<boolean[]> {
+export async function existsMany(
+  driver: StorageDriver,
+  keys: ReadonlyArray<string | null>,
+  isValidKey: (key: string) => boolean,
+  concurrency = 32,
+): Promise<boolean[]> {
   const out = new Array<boolean>(keys.length).fill(false);
   let next = 0;
   const lane = async () => {

@@ -83,7 +83,8 @@ export function rawRequest(
       if (!parsed) {
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) {
-          if (ended) reject(new Error(`connection closed before a response head (got ${JSON.stringify(buf.toString('latin1').slice(0, 200))})`));
+          if (ended)
+            reject(new Error(`connection closed before a response head (got ${JSON.stringify(buf.toString('latin1').slice(0, 200))})`));
           return;
         }
         parsed = { ...parseHead(buf.subarray(0, end).toString('latin1')), bodyStart: end + 4 };
@@ -91,7 +92,17 @@ export function rawRequest(
       const rest = buf.subarray(parsed.bodyStart);
       const length = parsed.headers['content-length'];
       if (parsed.headers['transfer-encoding']?.toLowerCase() === 'chunked') {
-        const body = dechunk(rest);
+        let body: Buffer | null;
+        try {
+          body = dechunk(rest);
+        } catch (err) {
+          // Thrown here it would escape the socket's event handler: the caller gets it instead.
+          done = true;
+          clearTimeout(timer);
+          socket.destroy();
+          reject(err);
+          return;
+        }
         if (body) finish('chunked', body, ended);
         else if (ended) reject(new Error('connection closed inside a chunked body'));
       } else if (length !== undefined) {
@@ -162,7 +173,12 @@ export interface StreamedRequest {
  * Writes a request head, then body chunks from `next` as fast as the server takes them, until `next`
  * returns null or the server closes the connection: how much a server reads after it has answered.
  */
-export async function streamRequest(url: string, head: string, next: () => Uint8Array | null, timeoutMs = 20_000): Promise<StreamedRequest> {
+export async function streamRequest(
+  url: string,
+  head: string,
+  next: () => Uint8Array | null,
+  timeoutMs = 20_000,
+): Promise<StreamedRequest> {
   const socket = net.connect(Number(new URL(url).port), new URL(url).hostname.replace(/^\[|\]$/g, ''));
   let sent = 0;
   let answer = '';

@@ -9,7 +9,8 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { DAY, rowWithoutObject, strayObject } from '../helpers/stored-files.ts';
 
 // The update feed, mocked on loopback: what it answers is up to each test.
-let feedAnswer: Response | (() => Response) = () => Response.json({ frontend: BACKEND_VERSION, backend: BACKEND_VERSION, desktop: '1.0.0' });
+let feedAnswer: Response | (() => Response) = () =>
+  Response.json({ frontend: BACKEND_VERSION, backend: BACKEND_VERSION, desktop: '1.0.0' });
 const feed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => (typeof feedAnswer === 'function' ? feedAnswer() : feedAnswer) });
 
 let t: TestServer;
@@ -17,7 +18,10 @@ let browser: Browser;
 let admin: seed.SeededLogin;
 
 beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer({ env: { UPDATE_FEED_URL: `http://127.0.0.1:${feed.port}/latest.json` } }), acquireBrowser()]);
+  [t, browser] = await Promise.all([
+    startTestServer({ env: { UPDATE_FEED_URL: `http://127.0.0.1:${feed.port}/latest.json` } }),
+    acquireBrowser(),
+  ]);
   admin = await seed.admin(t);
 });
 afterAll(async () => {
@@ -38,7 +42,12 @@ async function uploadThroughPage(page: Page, name: string, bytes: number) {
 describe('admin console', () => {
   test('users: every account with its sub-users nested, paged with the cursor; a storage limit set here refuses an upload, and resets', async () => {
     // Owners created straight through the service (no password: fast), enough for a second page.
-    for (let i = 0; i < 52; i++) await ctx().services.accounts.createLogin({ email: `bulk-${String(i).padStart(2, '0')}@example.test`, password: null, name: `Bulk ${i}` });
+    for (let i = 0; i < 52; i++)
+      await ctx().services.accounts.createLogin({
+        email: `bulk-${String(i).padStart(2, '0')}@example.test`,
+        password: null,
+        name: `Bulk ${i}`,
+      });
     const o = await seed.owner(t);
     await seed.subUser(t, { id: o.id }, ['files.download'], seed.uniqueEmail('helper'));
     await upload(o.client, 'some.bin', Buffer.alloc(300_000, 2));
@@ -85,7 +94,7 @@ describe('admin console', () => {
     await context.close();
   });
 
-  test('instance settings: each saves on its own with the server\'s validation, and takes effect for others', async () => {
+  test("instance settings: each saves on its own with the server's validation, and takes effect for others", async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.pdf', '%PDF-1.4');
     const { context, page, errors } = await signedInContext(browser, t.url, admin);
@@ -114,11 +123,19 @@ describe('admin console', () => {
     await op.goto('/files');
     await op.getByRole('row', { name: /^report, / }).waitFor();
     await page.getByRole('switch', { name: 'Hide file extensions' }).uncheck();
-    await page.getByRole('switch', { name: 'Hide file extensions' }).locator('xpath=ancestor::div[@class="setting"]').getByText('Saved: off.').waitFor();
+    await page
+      .getByRole('switch', { name: 'Hide file extensions' })
+      .locator('xpath=ancestor::div[@class="setting"]')
+      .getByText('Saved: off.')
+      .waitFor();
 
     // Password change off: the owner's Security tab says why there is no form.
     await page.getByRole('switch', { name: 'Allow password change' }).uncheck();
-    await page.getByRole('switch', { name: 'Allow password change' }).locator('xpath=ancestor::div[@class="setting"]').getByText('Saved: off.').waitFor();
+    await page
+      .getByRole('switch', { name: 'Allow password change' })
+      .locator('xpath=ancestor::div[@class="setting"]')
+      .getByText('Saved: off.')
+      .waitFor();
     await op.getByRole('link', { name: 'Settings' }).click();
     await op.getByRole('link', { name: 'Security' }).click();
     await op.getByText('The administrator of this Coffer has turned off password changes').waitFor();
@@ -230,9 +247,18 @@ describe('admin console', () => {
     await confirm.getByText('(4.49 KiB) will be deleted for good').waitFor();
     await confirm.getByRole('button', { name: 'Delete selected' }).click();
     await page.getByRole('status').filter({ hasText: 'Deleted 2 entries; skipped 1' }).waitFor();
-    await objects.getByRole('row', { name: new RegExp(stray) }).getByText('Deleted').waitFor();
-    await objects.getByRole('row', { name: new RegExp(vanishing) }).getByText('Skipped: Object no longer exists').waitFor();
-    await rows.getByRole('row', { name: /lost\.pdf/ }).getByText('Deleted').waitFor();
+    await objects
+      .getByRole('row', { name: new RegExp(stray) })
+      .getByText('Deleted')
+      .waitFor();
+    await objects
+      .getByRole('row', { name: new RegExp(vanishing) })
+      .getByText('Skipped: Object no longer exists')
+      .waitFor();
+    await rows
+      .getByRole('row', { name: /lost\.pdf/ })
+      .getByText('Deleted')
+      .waitFor();
     expect(await ctx().driver.head(stray)).toBeNull();
     expect(ctx().db.$client.query('SELECT 1 FROM items WHERE id = ?').get(lost.id)).toBeNull();
     expect(errors).toEqual([]);
@@ -241,7 +267,11 @@ describe('admin console', () => {
 
   test('desktop clients are listed from their heartbeats; About shows the version and the update feed: up to date, update available, unreachable', async () => {
     const o = await seed.owner(t);
-    const res = await o.client.post('/api/user/client-heartbeat', { appVersion: '1.4.2', platform: 'linux-x64', clientId: 'laptop' }, { 'X-Desktop-Client': '1' });
+    const res = await o.client.post(
+      '/api/user/client-heartbeat',
+      { appVersion: '1.4.2', platform: 'linux-x64', clientId: 'laptop' },
+      { 'X-Desktop-Client': '1' },
+    );
     expect(res.status).toBe(200);
     const { context, page, errors } = await signedInContext(browser, t.url, admin);
     await page.goto('/admin/clients');

@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page, Route } from 'playwright-core';
-import { acquireBrowser, type DropEntry, dropFiles, dropTree, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  type DropEntry,
+  dropFiles,
+  dropTree,
+  eventually,
+  expectAccessible,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -10,9 +20,7 @@ import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts'
 
 let t: TestServer;
 let browser: Browser;
-let admin: seed.SeededLogin;
 
-// A 2x2 PNG, enough for the browser to decode and show.
 const PDF = '%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n';
 
 /** One second of 8 kHz 8-bit mono PCM: a WAV every browser plays without extra codecs. */
@@ -35,11 +43,15 @@ function wav(): Buffer {
   return b;
 }
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==', 'base64');
+// A 2x2 PNG, enough for the browser to decode and show.
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 beforeAll(async () => {
   [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  admin = await seed.admin(t);
+  await seed.admin(t);
 });
 afterAll(async () => {
   await releaseBrowser();
@@ -120,7 +132,13 @@ describe('file manager', () => {
           { name: 'a.txt', text: 'a' },
           { name: 'b.txt', text: 'b' },
           { name: 'c.txt', text: 'c' },
-          { name: 'inner', children: [{ name: 'deep.txt', text: 'deep' }, { name: 'nothing', children: [] }] },
+          {
+            name: 'inner',
+            children: [
+              { name: 'deep.txt', text: 'deep' },
+              { name: 'nothing', children: [] },
+            ],
+          },
         ],
       },
       { name: `${top}-loose.txt`, text: 'loose' },
@@ -143,7 +161,17 @@ describe('file manager', () => {
     await row(page, 'Desk').waitFor();
     await eventually(async () => {
       const all = await paths();
-      expect(all.filter((p) => p.startsWith('Desk'))).toEqual(['Desk/', 'Desk/inner/', 'Desk/inner/nothing/', 'Desk/inner/deep.txt', 'Desk/a.txt', 'Desk/b.txt', 'Desk/c.txt', 'Desk-empty/', 'Desk-loose.txt']);
+      expect(all.filter((p) => p.startsWith('Desk'))).toEqual([
+        'Desk/',
+        'Desk/inner/',
+        'Desk/inner/nothing/',
+        'Desk/inner/deep.txt',
+        'Desk/a.txt',
+        'Desk/b.txt',
+        'Desk/c.txt',
+        'Desk-empty/',
+        'Desk-loose.txt',
+      ]);
     });
     await dropTree(page, '[role=row]', tree('Into'), 'trip,');
     await eventually(async () =>
@@ -193,7 +221,12 @@ describe('file manager', () => {
     const { context, page } = await openFolder(o);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 512 * 1024 });
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 20,
+      downloadThroughput: -1,
+      uploadThroughput: 512 * 1024,
+    });
     const chooser = page.waitForEvent('filechooser');
     await button(page, 'Upload files').click();
     await (await chooser).setFiles([{ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * 1024 * 1024, 7) }]);
@@ -357,7 +390,10 @@ describe('file manager', () => {
     await row(p, 'kept.txt').waitFor();
     await release();
     await row(p, 'keep.txt').waitFor();
-    await p.getByRole('alert').filter({ hasText: '“keep.txt” was not renamed: You do not have permission to do that. Ask the account owner to enable "Modify".' }).waitFor();
+    await p
+      .getByRole('alert')
+      .filter({ hasText: '“keep.txt” was not renamed: You do not have permission to do that. Ask the account owner to enable "Modify".' })
+      .waitFor();
     // The refusal taught the page what this login may do now: no Rename, still Delete.
     await row(p, 'keep.txt').click();
     await button(p, 'Delete').waitFor();
@@ -369,7 +405,13 @@ describe('file manager', () => {
     await row(p, 'keep.txt').waitFor({ state: 'detached' });
     await release();
     await row(p, 'keep.txt').waitFor();
-    await p.getByRole('alert').filter({ hasText: '“keep.txt” was not moved to the trash: You do not have permission to do that. Ask the account owner to enable "Move to trash".' }).waitFor();
+    await p
+      .getByRole('alert')
+      .filter({
+        hasText:
+          '“keep.txt” was not moved to the trash: You do not have permission to do that. Ask the account owner to enable "Move to trash".',
+      })
+      .waitFor();
     expect(await names(o)).toEqual(['Box', 'keep.txt']);
     expect([...errors, ...other.errors]).toEqual([]);
     await other.context.close();
@@ -551,7 +593,9 @@ describe('file manager', () => {
     await page.keyboard.press('ArrowRight');
     const fits = page.getByRole('dialog', { name: 'd-fits.txt' });
     await eventually(async () => expect(await fits.getByLabel('Contents of d-fits.txt').textContent()).toEndWith('END\n'));
-    expect(asked.get((await listAll(o.client, '/api/files')).find((i) => i.name === 'd-fits.txt').id)).toEqual([{ range: `bytes=0-${limit - 1}`, status: 206 }]);
+    expect(asked.get((await listAll(o.client, '/api/files')).find((i) => i.name === 'd-fits.txt').id)).toEqual([
+      { range: `bytes=0-${limit - 1}`, status: 206 },
+    ]);
 
     await page.keyboard.press('ArrowRight');
     const tooBig = page.getByRole('dialog', { name: 'e-big.txt' });
@@ -650,7 +694,10 @@ describe('file manager', () => {
     const uploadedAt = Date.now();
     await reconnecting.waitFor({ state: 'detached', timeout: 15_000 });
     await row(page, 'while-away.txt').waitFor();
-    const gaps = streams.slice(before).map((at, n, all) => (n ? at - all[n - 1]! : 0)).slice(1);
+    const gaps = streams
+      .slice(before)
+      .map((at, n, all) => (n ? at - all[n - 1]! : 0))
+      .slice(1);
     expect(gaps[0]!).toBeGreaterThanOrEqual(900);
     expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
     // The change was made while the page had no stream: it came from the resync after reconnecting.

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, DESKTOP, eventually, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  DESKTOP,
+  eventually,
+  expectAccessible,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { DAY, rowWithoutObject, strayObject } from '../helpers/stored-files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -90,7 +99,9 @@ describe('every screen, light and dark, desktop and phone', () => {
         const box = (await tail.boundingBox())!;
         expect(box.x + box.width).toBeLessThan(v.viewport.width - 100);
         expect(await long.locator('.tname-head').evaluate((el: any) => el.scrollWidth > el.clientWidth)).toBe(true);
-        expect(await long.locator('.tname').getAttribute('title')).toBe('holiday-2024-lisbon-portugal-with-the-whole-family-final-version-edited.jpg');
+        expect(await long.locator('.tname').getAttribute('title')).toBe(
+          'holiday-2024-lisbon-portugal-with-the-whole-family-final-version-edited.jpg',
+        );
       }
 
       // Grid view, remembered across reloads.
@@ -104,7 +115,10 @@ describe('every screen, light and dark, desktop and phone', () => {
       await page.getByRole('button', { name: 'List view' }).click();
 
       // Selecting: on a phone the actions sit in a bar at the bottom.
-      await page.getByRole('row', { name: /^budget\.xlsx/ }).getByRole('checkbox').click();
+      await page
+        .getByRole('row', { name: /^budget\.xlsx/ })
+        .getByRole('checkbox')
+        .click();
       await page.getByText('1 selected').waitFor();
       const bar = await page.getByRole('toolbar', { name: 'Selection actions' }).boundingBox();
       if (v.touch) expect(bar!.y + bar!.height).toBeGreaterThan(v.viewport.height - 5);
@@ -120,7 +134,13 @@ describe('every screen, light and dark, desktop and phone', () => {
       }
 
       // An error state: the listing fails; the page says so and offers to try again.
-      await page.route('**/api/files?*', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: 'Background worker queue is unavailable' }) }));
+      await page.route('**/api/files?*', (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({ message: 'Background worker queue is unavailable' }),
+        }),
+      );
       await page.goto(`/files/${photos.id}`);
       await page.getByRole('alert').filter({ hasText: 'Background worker queue is unavailable' }).waitFor();
       await page.getByRole('button', { name: 'Try again' }).waitFor();
@@ -153,10 +173,24 @@ describe('settings and the admin console, light and dark, desktop and phone', ()
         },
       ],
       ['settings-sessions', '/settings/sessions', o, (p) => p.getByText('Current').waitFor()],
-      ['settings-sub-users', '/settings/sub-users', o, (p) => p.getByText(/^May: /).first().waitFor()],
+      [
+        'settings-sub-users',
+        '/settings/sub-users',
+        o,
+        (p) =>
+          p
+            .getByText(/^May: /)
+            .first()
+            .waitFor(),
+      ],
       ['settings-appearance', '/settings/appearance', o, (p) => p.getByRole('radio', { name: 'Dark' }).waitFor()],
       ['admin-users', '/admin/users', admin, (p) => p.getByText('Administrator').waitFor()],
-      ['admin-instance', '/admin/instance', admin, (p) => eventually(async () => expect(await p.getByRole('textbox', { name: 'Maximum upload size' }).inputValue()).toBe('10G'))],
+      [
+        'admin-instance',
+        '/admin/instance',
+        admin,
+        (p) => eventually(async () => expect(await p.getByRole('textbox', { name: 'Maximum upload size' }).inputValue()).toBe('10G')),
+      ],
       [
         'admin-orphans',
         '/admin/orphans',

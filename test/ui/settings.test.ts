@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../../src/clock.ts';
-import { acquireBrowser, eventually, expectAccessible, openContext, releaseBrowser, screenshot, signedInContext, signIn } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  eventually,
+  expectAccessible,
+  openContext,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+  signIn,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -125,7 +134,10 @@ describe('account settings', () => {
     // Again at once: the server's cooldown, said as a time.
     await button(page, 'Regenerate backup codes').click();
     await page.getByRole('dialog').getByRole('button', { name: 'Regenerate backup codes' }).click();
-    await page.getByRole('alert').filter({ hasText: /New backup codes can be made again in 5 min, at \d\d:\d\d/ }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /New backup codes can be made again in 5 min, at \d\d:\d\d/ })
+      .waitFor();
 
     await button(page, 'Disable two-factor authentication').click();
     await page.getByLabel('Authentication code').fill('000000');
@@ -174,7 +186,8 @@ describe('account settings', () => {
     const c = await openContext(browser, t.url);
     await signIn(c.page, o.email, PASSWORD, '/files');
     const sid = await sessionOf(c.context);
-    const online = async () => (await json(await o.client.get('/api/sessions?refreshIp=true'))).sessions.find((s: { id: string }) => s.id === sid).is_online;
+    const online = async () =>
+      (await json(await o.client.get('/api/sessions?refreshIp=true'))).sessions.find((s: { id: string }) => s.id === sid).is_online;
     await eventually(async () => expect(await online()).toBe(true));
     await c.page.close();
     await eventually(async () => expect(await online()).toBe(false));
@@ -228,7 +241,8 @@ describe('account settings', () => {
     await button(s, 'New folder').waitFor();
     await row.click();
     await button(s, 'Download').waitFor();
-    for (const name of ['Rename', 'Move', 'Copy', 'Share', 'Delete', 'Star']) expect(await button(s, name).count()).toBe(name === 'Copy' ? 1 : 0);
+    for (const name of ['Rename', 'Move', 'Copy', 'Share', 'Delete', 'Star'])
+      expect(await button(s, name).count()).toBe(name === 'Copy' ? 1 : 0);
     // No sub-user management and no admin console for a sub-user.
     await s.getByRole('link', { name: 'Settings' }).click();
     await s.getByRole('link', { name: 'Profile' }).waitFor();
@@ -291,7 +305,12 @@ describe('account settings', () => {
     await tabTo(page, 'Create');
     await page.keyboard.press('Enter');
     await page.getByRole('list', { name: 'Sub-users' }).getByText('May: Share').waitFor();
-    expect((await json(await o.client.get('/api/user/sub-users'))).subUsers.map((u: { email: string; permissions: string[] }) => [u.email, u.permissions])).toEqual([[email, ['files.share']]]);
+    expect(
+      (await json(await o.client.get('/api/user/sub-users'))).subUsers.map((u: { email: string; permissions: string[] }) => [
+        u.email,
+        u.permissions,
+      ]),
+    ).toEqual([[email, ['files.share']]]);
     expect(errors).toEqual([]);
     await context.close();
   });

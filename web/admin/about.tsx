@@ -3,7 +3,11 @@ import { ApiError, api } from '../app/api.ts';
 import { Icon } from '../ui/icons.tsx';
 import { Section } from '../ui/page.tsx';
 
-type Latest = { state: 'loading' } | { state: 'ok'; feed: Record<string, unknown> } | { state: 'unconfigured' } | { state: 'unreachable'; message: string };
+type Latest =
+  | { state: 'loading' }
+  | { state: 'ok'; feed: Record<string, unknown> }
+  | { state: 'unconfigured' }
+  | { state: 'unreachable'; message: string };
 
 /** Compares dotted version strings numerically: 0.10.0 is newer than 0.9.9. */
 function newer(a: string, b: string): boolean {
@@ -32,7 +36,10 @@ export function About() {
     }
   };
   useEffect(() => {
-    api<{ backend: string }>('/api/version').then((v) => setBackend(v.backend), () => setBackend(null));
+    api<{ backend: string }>('/api/version').then(
+      (v) => setBackend(v.backend),
+      () => setBackend(null),
+    );
     void check();
   }, []);
 
@@ -43,7 +50,8 @@ export function About() {
       <p class="update-state" role="status">
         <Icon name="info" />
         <span>
-          Update checks are not configured: no update feed is set. Set <code>UPDATE_FEED_URL</code> in <code>/etc/coffer/coffer.env</code> and restart Coffer to see new versions here.
+          Update checks are not configured: no update feed is set. Set <code>UPDATE_FEED_URL</code> in <code>/etc/coffer/coffer.env</code>{' '}
+          and restart Coffer to see new versions here.
         </span>
       </p>
     );
@@ -111,14 +119,15 @@ export function About() {
             <a href={`${README}back-up-and-restore`} rel="noreferrer" target="_blank">
               Back up and restore
             </a>
-            : three things from the data directory: a snapshot made with <code>coffer backup &lt;file&gt;</code> while Coffer runs, then a copy of <code>blobs/</code>, and{' '}
-            <code>secrets.json</code> (without it no file can be read).
+            : three things from the data directory: a snapshot made with <code>coffer backup &lt;file&gt;</code> while Coffer runs, then a
+            copy of <code>blobs/</code>, and <code>secrets.json</code> (without it no file can be read).
           </li>
           <li>
             <a href={`${README}install-on-a-server`} rel="noreferrer" target="_blank">
               Upgrade
             </a>
-            : put the new executable next to <code>install.sh</code> and run <code>sudo sh install.sh</code> again; data and settings are kept.
+            : put the new executable next to <code>install.sh</code> and run <code>sudo sh install.sh</code> again; data and settings are
+            kept.
           </li>
         </ul>
       </Section>

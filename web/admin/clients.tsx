@@ -8,7 +8,10 @@ export function Clients() {
   const list = useLoad<{ clients: ActiveClient[] }>('/api/user/active-clients', { everyMs: 30_000 });
   const clients = list.data?.clients ?? [];
   return (
-    <Section title="Desktop clients" intro="Coffer desktop apps that checked in during the last five minutes, with their version, so you can see who still runs an old one.">
+    <Section
+      title="Desktop clients"
+      intro="Coffer desktop apps that checked in during the last five minutes, with their version, so you can see who still runs an old one."
+    >
       {list.error && <LoadError message={list.error} retry={list.reload} />}
       {list.data && clients.length === 0 && <p class="muted">No desktop client has checked in during the last five minutes.</p>}
       {clients.length > 0 && (

@@ -46,7 +46,13 @@ function useSave() {
 }
 
 /** An on/off setting that saves as it is switched; `confirm` may ask first. */
-function Toggle(props: { label: string; value: boolean; description: ComponentChildren; put: (on: boolean) => Promise<boolean>; confirm?: (on: boolean) => Promise<boolean> }) {
+function Toggle(props: {
+  label: string;
+  value: boolean;
+  description: ComponentChildren;
+  put: (on: boolean) => Promise<boolean>;
+  confirm?: (on: boolean) => Promise<boolean>;
+}) {
   const [on, setOn] = useState(props.value);
   const s = useSave();
   useEffect(() => setOn(props.value), [props.value]);
@@ -94,7 +100,10 @@ function MaxUpload() {
     if (current.data) setText(sizeInput(current.data.maxBytes));
   }, [current.data]);
   return (
-    <Section title="Maximum upload size" intro="The largest single file anyone may upload. Larger files are refused before any byte is sent.">
+    <Section
+      title="Maximum upload size"
+      intro="The largest single file anyone may upload. Larger files are refused before any byte is sent."
+    >
       <form
         noValidate
         class="form inline-form"
@@ -103,7 +112,8 @@ function MaxUpload() {
           void s.save(async () => {
             const bytes = parseSize(text);
             if (bytes === null) throw new Error(`“${text}” is not a size. Type one such as 10G or 500M.`);
-            if (bytes < MAX_UPLOAD.min || bytes > MAX_UPLOAD.max) throw new Error(`The maximum upload size must be between ${formatSize(MAX_UPLOAD.min)} and ${formatSize(MAX_UPLOAD.max)}.`);
+            if (bytes < MAX_UPLOAD.min || bytes > MAX_UPLOAD.max)
+              throw new Error(`The maximum upload size must be between ${formatSize(MAX_UPLOAD.min)} and ${formatSize(MAX_UPLOAD.max)}.`);
             const r = await api<{ maxBytes: number }>('/api/user/max-upload-size-config', { method: 'PUT', body: { maxBytes: bytes } });
             setText(sizeInput(r.maxBytes));
             return `Saved: files up to ${formatSize(r.maxBytes)}.`;
@@ -188,7 +198,10 @@ function KnownProxies() {
               .split(/[\n,]/)
               .map((l) => l.trim())
               .filter(Boolean);
-            const r = await api<{ knownProxies: string[]; restartRequired: boolean }>('/api/user/known-proxies-config', { method: 'PUT', body: { knownProxies: list } });
+            const r = await api<{ knownProxies: string[]; restartRequired: boolean }>('/api/user/known-proxies-config', {
+              method: 'PUT',
+              body: { knownProxies: list },
+            });
             setText(r.knownProxies.join('\n'));
             return (
               <>
@@ -204,7 +217,13 @@ function KnownProxies() {
         }}
       >
         <Field label="Known proxies">
-          <textarea rows={4} spellcheck={false} placeholder={'10.0.0.2\n192.168.1.0/24'} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+          <textarea
+            rows={4}
+            spellcheck={false}
+            placeholder={'10.0.0.2\n192.168.1.0/24'}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
         </Field>
         <div class="form-actions">
           <button type="submit" class="button primary" disabled={s.busy || !current.data}>
@@ -249,7 +268,12 @@ function DocumentServer() {
         <Field label="Document server URL">
           <input type="url" placeholder="https://docs.example.com" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
         </Field>
-        <Field label="Document server secret" hint={on ? 'A secret is set. Type it again (or a new one) to save a change.' : 'The JWT secret configured in the document server.'}>
+        <Field
+          label="Document server secret"
+          hint={
+            on ? 'A secret is set. Type it again (or a new one) to save a change.' : 'The JWT secret configured in the document server.'
+          }
+        >
           <input type="password" autoComplete="off" value={secret} onInput={(e) => setSecret(e.currentTarget.value)} />
         </Field>
         <div class="form-actions">
@@ -268,7 +292,8 @@ function DocumentServer() {
   );
 }
 
-const flag = async <T,>(method: string, path: string, body: object, field: keyof T): Promise<boolean> => Boolean((await api<T>(path, { method, body }))[field]);
+const flag = async <T,>(method: string, path: string, body: object, field: keyof T): Promise<boolean> =>
+  Boolean((await api<T>(path, { method, body }))[field]);
 
 /** The eight instance settings of SPEC, each saved on its own with the server's validation. */
 export function Instance() {
@@ -283,8 +308,8 @@ export function Instance() {
           value={i.signupEnabled}
           description={
             <>
-              Anyone who can reach this Coffer may create an account at <code>/signup</code>. There {others === 1 ? 'is' : 'are'} {plural(i.totalUsers ?? 1, 'login')} now (you and {plural(others, 'other')}, sub-users
-              included).
+              Anyone who can reach this Coffer may create an account at <code>/signup</code>. There {others === 1 ? 'is' : 'are'}{' '}
+              {plural(i.totalUsers ?? 1, 'login')} now (you and {plural(others, 'other')}, sub-users included).
             </>
           }
           put={(on) => flag<{ signupEnabled: boolean }>('POST', '/api/user/signup-toggle', { enabled: on }, 'signupEnabled')}
@@ -293,21 +318,26 @@ export function Instance() {
           label="Hide file extensions"
           value={i.hideFileExtensions}
           description="Names show without their extension (report instead of report.pdf) in the file manager and when renaming; the icon still shows the kind."
-          put={(on) => flag<{ hideFileExtensions: boolean }>('PUT', '/api/user/hide-file-extensions-config', { hidden: on }, 'hideFileExtensions')}
+          put={(on) =>
+            flag<{ hideFileExtensions: boolean }>('PUT', '/api/user/hide-file-extensions-config', { hidden: on }, 'hideFileExtensions')
+          }
         />
         <Toggle
           label="Allow password change"
           value={i.allowPasswordChange}
           description="Users may change their own password in Settings. Off: only you can set passwords, from a terminal (coffer users reset-password)."
-          put={(on) => flag<{ allowPasswordChange: boolean }>('PUT', '/api/user/password-change-config', { enabled: on }, 'allowPasswordChange')}
+          put={(on) =>
+            flag<{ allowPasswordChange: boolean }>('PUT', '/api/user/password-change-config', { enabled: on }, 'allowPasswordChange')
+          }
         />
         <Toggle
           label="Desktop-only access"
           value={i.desktopOnlyAccess}
           description={
             <>
-              Only the Coffer desktop app may use this instance; share links stay open. <strong>This blocks this web app too, this page included</strong>: to turn it off again
-              you need the desktop app or a terminal (<code>coffer settings set desktopOnlyAccess false</code>).
+              Only the Coffer desktop app may use this instance; share links stay open.{' '}
+              <strong>This blocks this web app too, this page included</strong>: to turn it off again you need the desktop app or a terminal
+              (<code>coffer settings set desktopOnlyAccess false</code>).
             </>
           }
           confirm={(on) =>
@@ -321,7 +351,9 @@ export function Instance() {
                 })
               : Promise.resolve(true)
           }
-          put={(on) => flag<{ desktopOnlyAccess: boolean }>('PUT', '/api/user/desktop-only-access-config', { enabled: on }, 'desktopOnlyAccess')}
+          put={(on) =>
+            flag<{ desktopOnlyAccess: boolean }>('PUT', '/api/user/desktop-only-access-config', { enabled: on }, 'desktopOnlyAccess')
+          }
         />
       </Section>
       <MaxUpload />

@@ -13,7 +13,11 @@ const GRACE = { min: 60, max: 525_600, default: 1440 };
 const graceText = (m: number) => (m % 1440 === 0 ? plural(m / 1440, 'day') : m % 60 === 0 ? plural(m / 60, 'hour') : plural(m, 'minute'));
 
 /** Starts a job and polls it (202 while it runs) until it answers its result. */
-async function runJob<T>(start: () => Promise<Response>, poll: (jobId: string) => Promise<Response>, alive: () => boolean): Promise<T | null> {
+async function runJob<T>(
+  start: () => Promise<Response>,
+  poll: (jobId: string) => Promise<Response>,
+  alive: () => boolean,
+): Promise<T | null> {
   let res = await start();
   const { jobId } = (await res.json()) as { jobId: string };
   for (let delay = 250; ; delay = Math.min(delay * 1.5, 2000)) {
@@ -97,7 +101,17 @@ function OrphanTable<T extends { size: number }>(props: {
                       <td key={c.title}>{c.cell(entry)}</td>
                     ))}
                     <td class="num">{formatSize(entry.size)}</td>
-                    <td>{done ? done.deleted ? <span class="pill ok">Deleted</span> : <span class="pill warn">Skipped: {done.reason}</span> : <span class="muted">—</span>}</td>
+                    <td>
+                      {done ? (
+                        done.deleted ? (
+                          <span class="pill ok">Deleted</span>
+                        ) : (
+                          <span class="pill warn">Skipped: {done.reason}</span>
+                        )
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
+                    </td>
                   </tr>
                 );
               })}
@@ -130,7 +144,10 @@ export function Orphans() {
   }, [running]);
 
   const minutes = Number(grace);
-  const graceProblem = !Number.isInteger(minutes) || minutes < GRACE.min || minutes > GRACE.max ? `The grace window must be a whole number of minutes from ${GRACE.min} to ${GRACE.max.toLocaleString()}.` : null;
+  const graceProblem =
+    !Number.isInteger(minutes) || minutes < GRACE.min || minutes > GRACE.max
+      ? `The grace window must be a whole number of minutes from ${GRACE.min} to ${GRACE.max.toLocaleString()}.`
+      : null;
 
   const scan = async () => {
     if (graceProblem) return setError(graceProblem);
@@ -161,7 +178,9 @@ export function Orphans() {
     const objects = report.storageOrphans.items.filter((o) => keys.has(o.key));
     const files = report.databaseOrphans.items.filter((o) => rows.has(o.id));
     const bytes = [...objects, ...files].reduce((n, o) => n + o.size, 0);
-    const what = [objects.length ? plural(objects.length, 'stored object') : '', files.length ? plural(files.length, 'file row') : ''].filter(Boolean).join(' and ');
+    const what = [objects.length ? plural(objects.length, 'stored object') : '', files.length ? plural(files.length, 'file row') : '']
+      .filter(Boolean)
+      .join(' and ');
     const ok = await confirmDialog({
       title: `Delete ${what}?`,
       message: `${what} (${formatSize(bytes)}) will be deleted for good. Each is checked again first; anything that no longer qualifies (a file now uses the object, the row is gone, it is too recent) is skipped and said so. This cannot be undone.`,
@@ -211,8 +230,19 @@ export function Orphans() {
             void scan();
           }}
         >
-          <Field label="Grace window (minutes)" hint="Entries younger than this are left out: they may belong to an upload still in progress. 1440 = one day.">
-            <input type="number" min={GRACE.min} max={GRACE.max} step={1} required value={grace} onInput={(e) => setGrace(e.currentTarget.value)} />
+          <Field
+            label="Grace window (minutes)"
+            hint="Entries younger than this are left out: they may belong to an upload still in progress. 1440 = one day."
+          >
+            <input
+              type="number"
+              min={GRACE.min}
+              max={GRACE.max}
+              step={1}
+              required
+              value={grace}
+              onInput={(e) => setGrace(e.currentTarget.value)}
+            />
           </Field>
           <button type="submit" class="button primary" disabled={running !== null}>
             Start scan
@@ -220,17 +250,23 @@ export function Orphans() {
         </form>
         {running && (
           <p class="saved" role="status" aria-busy="true">
-            {running === 'scan' ? 'Scanning storage and the database' : 'Checking and deleting the selected entries'}… {formatDuration(Math.max(1, (now - since) / 1000))}
+            {running === 'scan' ? 'Scanning storage and the database' : 'Checking and deleting the selected entries'}…{' '}
+            {formatDuration(Math.max(1, (now - since) / 1000))}
           </p>
         )}
         <FormError message={error} />
         {report && (
           <p role="status">
-            Scanned <span title={exactDate(report.scannedAt)}>{formatDate(report.scannedAt).toLowerCase()}</span> ({report.driver} storage): {plural(report.totals.storedObjects, 'stored object')},{' '}
-            {plural(report.totals.databaseRows, 'file row')}; {plural(report.totals.skippedTooRecent, 'entry', 'entries')} younger than {graceText(report.graceMinutes)} left out.
+            Scanned <span title={exactDate(report.scannedAt)}>{formatDate(report.scannedAt).toLowerCase()}</span> ({report.driver} storage):{' '}
+            {plural(report.totals.storedObjects, 'stored object')}, {plural(report.totals.databaseRows, 'file row')};{' '}
+            {plural(report.totals.skippedTooRecent, 'entry', 'entries')} younger than {graceText(report.graceMinutes)} left out.
           </p>
         )}
-        {summary && <p class="saved" role="status">{summary}</p>}
+        {summary && (
+          <p class="saved" role="status">
+            {summary}
+          </p>
+        )}
       </Section>
       {report && (
         <>

@@ -46,14 +46,18 @@ function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean
     >
       <div class="dialog-body form">
         <p>
-          {user.email} uses {formatSize(user.storageUsed)}. Uploads and copies that would go over the limit are refused; nothing already stored is removed.
+          {user.email} uses {formatSize(user.storageUsed)}. Uploads and copies that would go over the limit are refused; nothing already
+          stored is removed.
         </p>
         <Field label="Storage limit" hint="A size such as 50G, 500M or 1.5T (binary units: 1G = 1024 MiB).">
           <input required value={text} placeholder="50G" onInput={(e) => setText(e.currentTarget.value)} autofocus />
         </Field>
         <FormError message={error} />
         <p class="muted small">
-          From a terminal: <code>coffer users set-limit {user.email} {text.trim() || '50G'}</code>
+          From a terminal:{' '}
+          <code>
+            coffer users set-limit {user.email} {text.trim() || '50G'}
+          </code>
         </p>
       </div>
       <FormButtons submit="Save" busy={busy} cancel={() => close()}>
@@ -89,7 +93,10 @@ export function Users() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const page = (from: string | null) => api<{ users: UserEntry[]; nextCursor: string | null }>(`/api/user/all?limit=${PAGE}${from ? `&cursor=${encodeURIComponent(from)}` : ''}`);
+  const page = (from: string | null) =>
+    api<{ users: UserEntry[]; nextCursor: string | null }>(
+      `/api/user/all?limit=${PAGE}${from ? `&cursor=${encodeURIComponent(from)}` : ''}`,
+    );
   /** The next page; or, with `again`, every page shown so far afresh (after a change). */
   const load = async (from: string | null, again = false) => {
     setBusy(true);
@@ -139,7 +146,14 @@ export function Users() {
                   <Person u={o} admin={n === 0} />
                   <div class="entry-side">
                     <span class="small">{usage(o)}</span>
-                    {o.storageTotal !== null && <progress class="meter" value={Math.min(1, o.storageUsed / o.storageTotal)} max={1} aria-label={`Storage used by ${o.email}`} />}
+                    {o.storageTotal !== null && (
+                      <progress
+                        class="meter"
+                        value={Math.min(1, o.storageUsed / o.storageTotal)}
+                        max={1}
+                        aria-label={`Storage used by ${o.email}`}
+                      />
+                    )}
                     <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => setLimit(o)}>
                       Storage limit
                     </button>
@@ -150,7 +164,9 @@ export function Users() {
                     {subs.map((s) => (
                       <li key={s.id} class="entry sub">
                         <Person u={s} />
-                        <span class="small muted">Sub-user · may {s.permissions?.length ? s.permissions.map(labelOf).join(', ') : 'only browse'}</span>
+                        <span class="small muted">
+                          Sub-user · may {s.permissions?.length ? s.permissions.map(labelOf).join(', ') : 'only browse'}
+                        </span>
                       </li>
                     ))}
                   </ul>
@@ -169,8 +185,8 @@ export function Users() {
       )}
       {users && (
         <p class="muted small">
-          {owners.length} account{owners.length === 1 ? '' : 's'} shown{cursor ? '; more to load' : ''}. From a terminal: <code>coffer users list</code>,{' '}
-          <code>coffer users set-limit &lt;email&gt; 50G</code>.
+          {owners.length} account{owners.length === 1 ? '' : 's'} shown{cursor ? '; more to load' : ''}. From a terminal:{' '}
+          <code>coffer users list</code>, <code>coffer users set-limit &lt;email&gt; 50G</code>.
         </p>
       )}
     </Section>

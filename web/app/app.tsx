@@ -48,7 +48,12 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
         <ul>
           {NAV.map((n) => (
             <li key={n.href}>
-              <a href={n.href} class={`nav-link ${n.match(path) ? 'active' : ''}`} aria-current={n.match(path) ? 'page' : undefined} onClick={close}>
+              <a
+                href={n.href}
+                class={`nav-link ${n.match(path) ? 'active' : ''}`}
+                aria-current={n.match(path) ? 'page' : undefined}
+                onClick={close}
+              >
                 <Icon name={n.icon} />
                 {n.label}
               </a>
@@ -59,12 +64,22 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
       <div class="sidebar-foot">
         <StorageMeter compact />
         {isAdmin.value && (
-          <a href="/admin" class={`nav-link ${path.startsWith('/admin') ? 'active' : ''}`} aria-current={path.startsWith('/admin') ? 'page' : undefined} onClick={close}>
+          <a
+            href="/admin"
+            class={`nav-link ${path.startsWith('/admin') ? 'active' : ''}`}
+            aria-current={path.startsWith('/admin') ? 'page' : undefined}
+            onClick={close}
+          >
             <Icon name="shield" />
             Admin
           </a>
         )}
-        <a href="/settings" class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`} aria-current={path.startsWith('/settings') ? 'page' : undefined} onClick={close}>
+        <a
+          href="/settings"
+          class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`}
+          aria-current={path.startsWith('/settings') ? 'page' : undefined}
+          onClick={close}
+        >
           <Icon name="settings" />
           Settings
         </a>
@@ -78,7 +93,9 @@ function StatusBanner() {
     return (
       <div class="banner offline-banner" role="status">
         <Icon name="offline" size={18} />
-        <span>You are offline or Coffer cannot be reached. What you see may be out of date; changes will fail until the connection is back.</span>
+        <span>
+          You are offline or Coffer cannot be reached. What you see may be out of date; changes will fail until the connection is back.
+        </span>
       </div>
     );
   }
@@ -110,7 +127,11 @@ function AccountButton() {
           [
             { label: 'Settings', icon: 'settings', run: () => navigate('/settings') },
             { label: 'Keyboard shortcuts', icon: 'keyboard', keys: '?', run: openShortcuts },
-            { label: theme.value === 'dark' ? 'Light theme' : 'Dark theme', icon: theme.value === 'dark' ? 'sun' : 'moon', run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark') },
+            {
+              label: theme.value === 'dark' ? 'Light theme' : 'Dark theme',
+              icon: theme.value === 'dark' ? 'sun' : 'moon',
+              run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark'),
+            },
             { label: 'Sign out', icon: 'logout', run: () => void signOut() },
           ],
           'Account',
@@ -141,11 +162,16 @@ function Screen() {
   if (path === '/files') return <FileBrowser key="folder:" kind="folder" folderId={null} />;
   const folder = /^\/files\/([^/]+)$/.exec(path);
   if (folder) return <FileBrowser key={`folder:${folder[1]}`} kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
-  if (path === '/recent' || path === '/starred' || path === '/shared') return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
+  if (path === '/recent' || path === '/starred' || path === '/shared')
+    return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
-    return q ? <FileBrowser key={`search:${q}`} kind="search" query={q} /> : <div class="empty page">Type in the search box to find files and folders by name.</div>;
+    return q ? (
+      <FileBrowser key={`search:${q}`} kind="search" query={q} />
+    ) : (
+      <div class="empty page">Type in the search box to find files and folders by name.</div>
+    );
   }
   if (path === '/settings' || path.startsWith('/settings/')) return <Settings />;
   if (path === '/admin' || path.startsWith('/admin/')) return <Admin />;
@@ -170,11 +196,12 @@ function Shell() {
       if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
       if (e.type === 'resync') void refreshSession();
       // Bursts (a folder upload, a big move) revalidate once.
-      timer ??= setTimeout(() => {
-        timer = null;
-        invalidateListings();
-        void loadStorage();
-      }, 150);
+      if (timer === null)
+        timer = setTimeout(() => {
+          timer = null;
+          invalidateListings();
+          void loadStorage();
+        }, 150);
     });
     const keys = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
@@ -216,7 +243,13 @@ function Shell() {
       {menuOpen.value && <div class="scrim" aria-hidden="true" onClick={() => (menuOpen.value = false)} />}
       <div class="main-column">
         <header class="topbar">
-          <button type="button" class="icon-button menu-button" aria-label="Open navigation" aria-expanded={menuOpen.value} onClick={() => (menuOpen.value = !menuOpen.value)}>
+          <button
+            type="button"
+            class="icon-button menu-button"
+            aria-label="Open navigation"
+            aria-expanded={menuOpen.value}
+            onClick={() => (menuOpen.value = !menuOpen.value)}
+          >
             <Icon name="menu" />
           </button>
           <SearchBox />

@@ -5,7 +5,12 @@ export { formatSize };
 
 /** A size as typed in a field, exactly (`50G`, `1536M`, `1000`): what parseSize reads back to the same bytes. */
 export function sizeInput(bytes: number): string {
-  for (const [unit, factor] of [['T', 1024 ** 4], ['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) {
+  for (const [unit, factor] of [
+    ['T', 1024 ** 4],
+    ['G', 1024 ** 3],
+    ['M', 1024 ** 2],
+    ['K', 1024],
+  ] as const) {
     if (bytes >= factor && bytes % factor === 0) return `${bytes / factor}${unit}`;
   }
   return String(bytes);
@@ -80,7 +85,19 @@ export function middleTruncate(name: string, max = 48): string {
   return `${name.slice(0, head)}…${name.slice(name.length - tail)}`;
 }
 
-export type Family = 'folder' | 'image' | 'video' | 'audio' | 'pdf' | 'document' | 'sheet' | 'slides' | 'archive' | 'code' | 'text' | 'other';
+export type Family =
+  | 'folder'
+  | 'image'
+  | 'video'
+  | 'audio'
+  | 'pdf'
+  | 'document'
+  | 'sheet'
+  | 'slides'
+  | 'archive'
+  | 'code'
+  | 'text'
+  | 'other';
 
 const BY_EXT: Record<string, Family> = {};
 const add = (family: Family, exts: string) => {
@@ -94,7 +111,10 @@ add('document', 'doc docx odt rtf pages');
 add('sheet', 'xls xlsx ods csv tsv numbers');
 add('slides', 'ppt pptx odp key');
 add('archive', 'zip tar gz tgz bz2 xz 7z rar zst iso dmg');
-add('code', 'js mjs cjs ts tsx jsx json py rb go rs java c h cpp hpp cs php sh bash zsh ps1 sql html htm css scss xml yml yaml toml ini swift kt lua pl r dart vue svelte');
+add(
+  'code',
+  'js mjs cjs ts tsx jsx json py rb go rs java c h cpp hpp cs php sh bash zsh ps1 sql html htm css scss xml yml yaml toml ini swift kt lua pl r dart vue svelte',
+);
 add('text', 'txt md markdown log rst conf cfg env srt vtt');
 
 /** The icon family of an item, from its MIME type, else its extension. */

@@ -110,7 +110,6 @@ export class Listing {
   get complete(): boolean {
     return this.loaded.value && this.cursor === null;
   }
-
 }
 
 const cache = new Map<string, Listing>();
@@ -171,12 +170,14 @@ export async function optimistic<T>(change: Change, work: () => Promise<T>): Pro
 }
 
 /** Whether a listing shows the contents of this folder. */
-export const showsFolder = (listing: Listing, folderId: string | null) => typeof listing.source.view === 'object' && listing.source.view.folder === folderId;
+export const showsFolder = (listing: Listing, folderId: string | null) =>
+  typeof listing.source.view === 'object' && listing.source.view.folder === folderId;
 
 export const folderSource = (parentId: string | null, sortBy: string, order: string): ListingSource => ({
   key: `folder:${parentId ?? ''}:${sortBy}:${order}`,
   view: { folder: parentId },
-  load: (cursor, limit, signal) => listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
+  load: (cursor, limit, signal) =>
+    listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
 });
 
 export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: string, order: string): ListingSource => ({
@@ -194,5 +195,8 @@ export const recentSource: ListingSource = {
 export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
   view: 'search',
-  load: async (_c, _l, signal) => ({ items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }), nextCursor: null }),
+  load: async (_c, _l, signal) => ({
+    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
+    nextCursor: null,
+  }),
 });

@@ -53,10 +53,12 @@ const ids = (items: Item[]) => items.map((i) => i.id);
 export const labelOf = (a: Action, ctx: ActionContext) => (typeof a.label === 'function' ? a.label(ctx) : a.label);
 
 /** Items leave every view but the trash, which is revalidated instead. */
-const leaving = (gone: Set<string>) => (list: Item[], l: Listing) => (l.source.view === 'trash' ? list : list.filter((i) => !gone.has(i.id)));
+const leaving = (gone: Set<string>) => (list: Item[], l: Listing) =>
+  l.source.view === 'trash' ? list : list.filter((i) => !gone.has(i.id));
 
 /** A refusal, said with what was refused: “a.txt” was not moved: Folder not found. */
-const refused = (items: Item[], what: string, err: Error) => `${names(items)} ${items.length === 1 ? 'was' : 'were'} not ${what}: ${err.message}`;
+const refused = (items: Item[], what: string, err: Error) =>
+  `${names(items)} ${items.length === 1 ? 'was' : 'were'} not ${what}: ${err.message}`;
 
 export function openItem(ctx: ActionContext, item: Item): void {
   if (item.type === 'folder') {
@@ -106,11 +108,12 @@ export async function moveItems(items: Item[], target: { id: string | null; name
   });
 }
 
-export async function trashItems(items: Item[]): Promise<void> {
+async function trashItems(items: Item[]): Promise<void> {
   const gone = new Set(ids(items));
   await track(
     `Moving ${names(items)} to the trash…`,
-    (progress) => optimistic(leaving(gone), () => runWithProgress('/api/files/delete', [...gone], (done, total) => progress(total ? done / total : 0))),
+    (progress) =>
+      optimistic(leaving(gone), () => runWithProgress('/api/files/delete', [...gone], (done, total) => progress(total ? done / total : 0))),
     () => ({
       message: `Moved ${names(items)} to the trash`,
       action: { label: 'Undo', run: () => void restoreItems(items, true) },
@@ -119,7 +122,7 @@ export async function trashItems(items: Item[]): Promise<void> {
   );
 }
 
-export async function restoreItems(items: Item[], undo = false): Promise<void> {
+async function restoreItems(items: Item[], undo = false): Promise<void> {
   const back = new Set(ids(items));
   await track(
     `Restoring ${names(items)}…`,
@@ -151,7 +154,10 @@ async function star(items: Item[], starred: boolean): Promise<void> {
   const set = new Set(ids(items));
   try {
     await optimistic(
-      (list, l) => (l.source.view === 'starred' && !starred ? list.filter((i) => !set.has(i.id)) : list.map((i) => (set.has(i.id) ? { ...i, starred } : i))),
+      (list, l) =>
+        l.source.view === 'starred' && !starred
+          ? list.filter((i) => !set.has(i.id))
+          : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
       () => post('/api/files/star', { ids: [...set], starred }),
     );
   } catch (err) {
@@ -207,7 +213,7 @@ async function rename(ctx: ActionContext, item: Item): Promise<void> {
 }
 
 /** A single file downloads natively (its size known to the browser); anything else as a streamed ZIP. */
-export function download(items: Item[]): void {
+function download(items: Item[]): void {
   if (items.length === 1 && items[0]!.type === 'file') {
     const a = document.createElement('a');
     a.href = `/api/files/${encodeURIComponent(items[0]!.id)}/download`;
@@ -227,7 +233,8 @@ export function download(items: Item[]): void {
     frame.title = 'Downloads';
     document.body.append(frame);
   }
-  frame.onload = () => toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
+  frame.onload = () =>
+    toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
   const form = document.createElement('form');
   form.method = 'POST';
   form.action = '/api/files/download/bulk';
@@ -347,7 +354,12 @@ export const ACTIONS: Action[] = [
     permission: 'files.edit',
     applies: (ctx) => some(ctx) && notTrash(ctx),
     run: async (ctx) => {
-      const target = await pickFolder({ title: `Move ${names(ctx.selection)}`, confirm: 'Move here', start: ctx.folderId, moving: ids(ctx.selection) });
+      const target = await pickFolder({
+        title: `Move ${names(ctx.selection)}`,
+        confirm: 'Move here',
+        start: ctx.folderId,
+        moving: ids(ctx.selection),
+      });
       if (target) await moveItems(ctx.selection, target);
     },
   },
@@ -458,7 +470,9 @@ export const ACTIONS: Action[] = [
 
 export async function emptyTrash(listing: Listing): Promise<void> {
   const items = listing.items.value;
-  const known = listing.complete ? `${plural(items.length, 'item')} (${formatSize(items.reduce((n, i) => n + (i.size ?? 0), 0))} and their contents)` : 'every item in the trash';
+  const known = listing.complete
+    ? `${plural(items.length, 'item')} (${formatSize(items.reduce((n, i) => n + (i.size ?? 0), 0))} and their contents)`
+    : 'every item in the trash';
   const ok = await confirmDialog({
     title: 'Empty the trash?',
     message: `${known[0]!.toUpperCase()}${known.slice(1)} will be erased from the server. This cannot be undone.`,

@@ -265,7 +265,8 @@ export function ItemList(p: ListProps) {
     );
   };
 
-  const label = (item: Item, name: string) => `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
+  const label = (item: Item, name: string) =>
+    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
 
   const keyDown = (e: KeyboardEvent) => p.onKey(e, cols);
   const anySelected = p.selected.size > 0;
@@ -283,7 +284,12 @@ export function ItemList(p: ListProps) {
       >
         <div class="spacer" style={{ height: `${v.getTotalSize()}px` }} role="none">
           {rows.map((r) => (
-            <div key={r.key} role="none" class="tile-row" style={{ transform: `translateY(${r.start}px)`, gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }}>
+            <div
+              key={r.key}
+              role="none"
+              class="tile-row"
+              style={{ transform: `translateY(${r.start}px)`, gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }}
+            >
               {p.items.slice(r.index * cols, r.index * cols + cols).map((item, n) => {
                 const index = r.index * cols + n;
                 const name = displayName(item.name, item.type, hide);
@@ -337,7 +343,14 @@ export function ItemList(p: ListProps) {
   }
 
   return (
-    <div class={`list-view ${anySelected ? 'selecting' : ''}`} role="grid" aria-label={p.label} aria-rowcount={p.items.length + 1} aria-multiselectable="true" onKeyDown={keyDown}>
+    <div
+      class={`list-view ${anySelected ? 'selecting' : ''}`}
+      role="grid"
+      aria-label={p.label}
+      aria-rowcount={p.items.length + 1}
+      aria-multiselectable="true"
+      onKeyDown={keyDown}
+    >
       <div role="rowgroup" class="list-head">
         <div role="row" aria-rowindex={1} class="row head">
           <div role="columnheader" class="col col-check">

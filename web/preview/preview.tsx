@@ -17,8 +17,10 @@ const textLike = (item: Item) => ['text', 'code'].includes(familyOf(item)) || (i
 /** Why a file of a previewable kind is not previewed: its size, said with the limit. */
 function tooLarge(item: Item): string | null {
   const size = item.size ?? 0;
-  if (familyOf(item) === 'pdf' && size > PDF_LIMIT) return `PDFs over ${formatSize(PDF_LIMIT)} are not previewed; this one is ${formatSize(size)}.`;
-  if (textLike(item) && size > TEXT_LIMIT) return `Text files over ${formatSize(TEXT_LIMIT)} are not previewed; this one is ${formatSize(size)}.`;
+  if (familyOf(item) === 'pdf' && size > PDF_LIMIT)
+    return `PDFs over ${formatSize(PDF_LIMIT)} are not previewed; this one is ${formatSize(size)}.`;
+  if (textLike(item) && size > TEXT_LIMIT)
+    return `Text files over ${formatSize(TEXT_LIMIT)} are not previewed; this one is ${formatSize(size)}.`;
   return null;
 }
 
@@ -89,7 +91,10 @@ function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => vo
           const ps = [...pointers.current.values()];
           const v = view.current;
           if (ps.length === 2 && gesture.current.dist) {
-            v.scale = Math.min(8, Math.max(1, (gesture.current.scale * Math.hypot(ps[0]!.x - ps[1]!.x, ps[0]!.y - ps[1]!.y)) / gesture.current.dist));
+            v.scale = Math.min(
+              8,
+              Math.max(1, (gesture.current.scale * Math.hypot(ps[0]!.x - ps[1]!.x, ps[0]!.y - ps[1]!.y)) / gesture.current.dist),
+            );
           } else if (v.scale > 1) {
             v.x += e.clientX - prev.x;
             v.y += e.clientY - prev.y;
@@ -183,21 +188,47 @@ function PdfPreview({ item }: { item: Item }) {
 function MediaPreview({ item, video }: { item: Item; video: boolean }) {
   const [failed, setFailed] = useState(false);
   useEffect(() => setFailed(false), [item.id]);
-  if (failed) return <NoPreview item={item} reason={`This browser cannot play this ${video ? 'video' : 'audio file'}. Download it to play it in another app.`} />;
+  if (failed)
+    return (
+      <NoPreview
+        item={item}
+        reason={`This browser cannot play this ${video ? 'video' : 'audio file'}. Download it to play it in another app.`}
+      />
+    );
   if (video) {
-    // biome-ignore lint/a11y/useMediaCaption: user files come without caption tracks
-    return <video key={item.id} class="preview-media" src={downloadUrl(item)} controls autoplay preload="metadata" aria-label={item.name} onError={() => setFailed(true)} />;
+    // User files come without caption tracks.
+    return (
+      <video
+        key={item.id}
+        class="preview-media"
+        src={downloadUrl(item)}
+        controls
+        autoplay
+        preload="metadata"
+        aria-label={item.name}
+        onError={() => setFailed(true)}
+      />
+    );
   }
   return (
     <div class="preview-none">
       <FileIcon family="audio" size={72} />
-      <audio key={item.id} src={downloadUrl(item)} controls autoplay preload="metadata" aria-label={item.name} onError={() => setFailed(true)} />
+      <audio
+        key={item.id}
+        src={downloadUrl(item)}
+        controls
+        autoplay
+        preload="metadata"
+        aria-label={item.name}
+        onError={() => setFailed(true)}
+      />
     </div>
   );
 }
 
 function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void }) {
-  if (!can('files.download')) return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
+  if (!can('files.download'))
+    return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
   switch (kindOf(item)) {
     case 'image':
       return <ZoomImage item={item} onSwipe={onSwipe} />;
@@ -259,7 +290,10 @@ function Viewer({ files, start, close }: { files: Item[]; start: number; close: 
 
 /** Opens the preview on one file, with next/previous through the other files around it. */
 export function openPreview(files: Item[], item: Item): void {
-  const start = Math.max(0, files.findIndex((f) => f.id === item.id));
+  const start = Math.max(
+    0,
+    files.findIndex((f) => f.id === item.id),
+  );
   const list = files.length ? files : [item];
   void openDialog<void>((close) => <Viewer files={list} start={start} close={() => close()} />);
 }

@@ -18,7 +18,10 @@ export function ChangePassword() {
   if (instance.value && !instance.value.allowPasswordChange) {
     return (
       <Section title="Password">
-        <p>The administrator of this Coffer has turned off password changes, so there is no form here. If you need a new password, ask them to set one for you.</p>
+        <p>
+          The administrator of this Coffer has turned off password changes, so there is no form here. If you need a new password, ask them
+          to set one for you.
+        </p>
       </Section>
     );
   }
@@ -30,7 +33,10 @@ export function ChangePassword() {
     return null;
   };
   return (
-    <Section title="Password" intro="Changing your password signs you out everywhere, this browser included; you then sign in with the new one.">
+    <Section
+      title="Password"
+      intro="Changing your password signs you out everywhere, this browser included; you then sign in with the new one."
+    >
       <form
         noValidate
         class="form"
@@ -50,13 +56,35 @@ export function ChangePassword() {
         }}
       >
         <Field label="Current password">
-          <input type="password" autoComplete="current-password" required maxLength={MAX} value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />
+          <input
+            type="password"
+            autoComplete="current-password"
+            required
+            maxLength={MAX}
+            value={current}
+            onInput={(e) => setCurrent(e.currentTarget.value)}
+          />
         </Field>
         <Field label="New password" hint={`At least ${MIN} characters.`}>
-          <input type="password" autoComplete="new-password" required minLength={MIN} maxLength={MAX} value={next} onInput={(e) => setNext(e.currentTarget.value)} />
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={MIN}
+            maxLength={MAX}
+            value={next}
+            onInput={(e) => setNext(e.currentTarget.value)}
+          />
         </Field>
         <Field label="Repeat new password">
-          <input type="password" autoComplete="new-password" required maxLength={MAX} value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            maxLength={MAX}
+            value={repeat}
+            onInput={(e) => setRepeat(e.currentTarget.value)}
+          />
         </Field>
         <FormError message={error} />
         <div class="form-actions">

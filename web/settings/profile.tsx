@@ -41,7 +41,14 @@ export function Profile() {
           <dd>{exactDate(p.createdAt)}</dd>
         </dl>
       </Section>
-      <Section title="Storage" intro={isSubUser.value ? "You share the account owner's storage and limit." : 'Everything the account stores counts, the trash included, until it is emptied.'}>
+      <Section
+        title="Storage"
+        intro={
+          isSubUser.value
+            ? "You share the account owner's storage and limit."
+            : 'Everything the account stores counts, the trash included, until it is emptied.'
+        }
+      >
         <StorageMeter />
       </Section>
       <Section title="Sign out" intro="Signs this browser out. Other devices stay signed in; see Sessions to sign them out.">

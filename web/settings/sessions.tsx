@@ -48,7 +48,8 @@ export function Sessions() {
                       </span>
                     </span>
                     <span class="muted small">
-                      {s.ip_address || 'address unknown'} · <span title={exactDate(s.last_activity)}>active {formatDate(s.last_activity).toLowerCase()}</span> ·{' '}
+                      {s.ip_address || 'address unknown'} ·{' '}
+                      <span title={exactDate(s.last_activity)}>active {formatDate(s.last_activity).toLowerCase()}</span> ·{' '}
                       <span title={exactDate(s.created_at)}>signed in {formatDate(s.created_at).toLowerCase()}</span>
                     </span>
                   </div>

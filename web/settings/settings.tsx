@@ -27,7 +27,9 @@ export function Settings() {
   else if (path === '/settings/sessions') body = <Sessions />;
   else if (path === '/settings/sub-users') {
     body = isSubUser.value ? (
-      <NotAvailable title="Sub-users are managed by the account owner">Only the owner of this account can add or change sub-users.</NotAvailable>
+      <NotAvailable title="Sub-users are managed by the account owner">
+        Only the owner of this account can add or change sub-users.
+      </NotAvailable>
     ) : (
       <SubUsers />
     );

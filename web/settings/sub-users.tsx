@@ -20,7 +20,12 @@ const PASSWORD_MAX = 128;
 /** A refusal in the server's words; a validation failure names each field's problem. */
 function messageOf(err: unknown): string {
   if (err instanceof ApiError && Array.isArray(err.body.details)) {
-    return (err.body.details as { message?: string }[]).map((d) => d.message).filter(Boolean).join(' ') || err.message;
+    return (
+      (err.body.details as { message?: string }[])
+        .map((d) => d.message)
+        .filter(Boolean)
+        .join(' ') || err.message
+    );
   }
   return (err as Error).message;
 }
@@ -76,7 +81,10 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
         setBusy(true);
         setError(null);
         try {
-          const r = await api<{ subUser: SubUser }>('/api/user/sub-users', { method: 'POST', body: { name: name.trim(), email: email.trim(), password, permissions: ordered(catalog, chosen) } });
+          const r = await api<{ subUser: SubUser }>('/api/user/sub-users', {
+            method: 'POST',
+            body: { name: name.trim(), email: email.trim(), password, permissions: ordered(catalog, chosen) },
+          });
           close(r.subUser);
         } catch (err) {
           setError(messageOf(err));
@@ -92,7 +100,15 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
           <input type="email" required maxLength={254} autoComplete="off" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </Field>
         <Field label="Password" hint={`At least ${PASSWORD_MIN} characters. Tell it to them; they can change it once signed in.`}>
-          <input type="password" required minLength={PASSWORD_MIN} maxLength={PASSWORD_MAX} autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            required
+            minLength={PASSWORD_MIN}
+            maxLength={PASSWORD_MAX}
+            autoComplete="new-password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </Field>
         <PermissionBoxes catalog={catalog} chosen={chosen} set={setChosen} />
         <FormError message={error} />
@@ -113,7 +129,10 @@ function EditForm({ sub, catalog, close }: { sub: SubUser; catalog: PermissionIn
         e.preventDefault();
         setBusy(true);
         try {
-          const r = await api<{ subUser: SubUser }>(`/api/user/sub-users/${encodeURIComponent(sub.id)}`, { method: 'PUT', body: { permissions: ordered(catalog, chosen) } });
+          const r = await api<{ subUser: SubUser }>(`/api/user/sub-users/${encodeURIComponent(sub.id)}`, {
+            method: 'PUT',
+            body: { permissions: ordered(catalog, chosen) },
+          });
           close(r.subUser);
         } catch (err) {
           setError(messageOf(err));
@@ -135,7 +154,13 @@ function EditForm({ sub, catalog, close }: { sub: SubUser; catalog: PermissionIn
 export function SubUsers() {
   const list = useLoad<Catalog>('/api/user/sub-users');
   const catalog = list.data?.availablePermissions ?? [];
-  const labels = (keys: string[]) => (keys.length ? catalog.filter((p) => keys.includes(p.key)).map((p) => p.label).join(', ') : 'Browse only');
+  const labels = (keys: string[]) =>
+    keys.length
+      ? catalog
+          .filter((p) => keys.includes(p.key))
+          .map((p) => p.label)
+          .join(', ')
+      : 'Browse only';
 
   const add = async () => {
     const created = await openDialog<SubUser>((close) => (
@@ -207,10 +232,20 @@ export function SubUsers() {
                     <span class="small">May: {labels(s.permissions)}</span>
                   </div>
                   <div class="entry-actions">
-                    <button type="button" class="button small" aria-label={`Edit permissions of ${s.name || s.email}`} onClick={() => edit(s)}>
+                    <button
+                      type="button"
+                      class="button small"
+                      aria-label={`Edit permissions of ${s.name || s.email}`}
+                      onClick={() => edit(s)}
+                    >
                       Edit permissions
                     </button>
-                    <button type="button" class="button small danger-ghost" aria-label={`Delete sub-user ${s.name || s.email}`} onClick={() => remove(s)}>
+                    <button
+                      type="button"
+                      class="button small danger-ghost"
+                      aria-label={`Delete sub-user ${s.name || s.email}`}
+                      onClick={() => remove(s)}
+                    >
                       Delete
                     </button>
                   </div>

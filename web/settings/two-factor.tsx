@@ -55,8 +55,9 @@ function BackupCodes({ codes, fresh, done }: { codes: string[]; fresh: boolean; 
   return (
     <div class="backup-codes">
       <p>
-        <strong>{fresh ? 'Two-factor authentication is on.' : 'Your new backup codes.'}</strong> Save these backup codes somewhere safe: each one signs you in once if you lose your
-        authenticator. They are shown only now{fresh ? '' : ', and the earlier codes no longer work'}.
+        <strong>{fresh ? 'Two-factor authentication is on.' : 'Your new backup codes.'}</strong> Save these backup codes somewhere safe:
+        each one signs you in once if you lose your authenticator. They are shown only now
+        {fresh ? '' : ', and the earlier codes no longer work'}.
       </p>
       <ol class="codes" aria-label="Backup codes">
         {codes.map((c) => (
@@ -93,7 +94,10 @@ export function TwoFactor() {
 
   useEffect(() => {
     if (!enabled || stage.step === 'codes') return;
-    api<{ count: number }>('/api/mfa/backup-codes/count').then((r) => setLeft(r.count), () => setLeft(null));
+    api<{ count: number }>('/api/mfa/backup-codes/count').then(
+      (r) => setLeft(r.count),
+      () => setLeft(null),
+    );
   }, [enabled, stage.step]);
 
   const reset = () => {
@@ -126,7 +130,15 @@ export function TwoFactor() {
       }}
     >
       <Field label="Authentication code" hint={hint}>
-        <input autoComplete="one-time-code" inputMode={pattern === TOTP ? 'numeric' : 'text'} required maxLength={9} value={code} onInput={(e) => setCode(e.currentTarget.value)} autofocus />
+        <input
+          autoComplete="one-time-code"
+          inputMode={pattern === TOTP ? 'numeric' : 'text'}
+          required
+          maxLength={9}
+          value={code}
+          onInput={(e) => setCode(e.currentTarget.value)}
+          autofocus
+        />
       </Field>
       <FormError message={error} />
       <div class="form-actions">
@@ -160,7 +172,10 @@ export function TwoFactor() {
             <p>Scan this code with an authenticator app (such as Aegis, Google Authenticator or 1Password).</p>
             <img class="qr" src={stage.qrCode} alt="QR code for your authenticator app" width={180} height={180} />
             <p>
-              Or type this key into the app: <code class="secret" aria-label="Secret key">{grouped(stage.secret)}</code>
+              Or type this key into the app:{' '}
+              <code class="secret" aria-label="Secret key">
+                {grouped(stage.secret)}
+              </code>
             </p>
           </li>
           <li>
@@ -222,14 +237,13 @@ export function TwoFactor() {
         <p>
           On. Signing in asks for a code from your authenticator app.{' '}
           {left !== null && (
-            <span>
-              {left === 0 ? 'No backup codes left: make new ones.' : `${left} unused backup code${left === 1 ? '' : 's'} left.`}
-            </span>
+            <span>{left === 0 ? 'No backup codes left: make new ones.' : `${left} unused backup code${left === 1 ? '' : 's'} left.`}</span>
           )}
         </p>
         {wait !== null && (
           <p class="field-error" role="alert">
-            New backup codes can be made again in {formatDuration(wait / 1000)}, at {new Date(Date.now() + wait).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}.
+            New backup codes can be made again in {formatDuration(wait / 1000)}, at{' '}
+            {new Date(Date.now() + wait).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}.
           </p>
         )}
         <FormError message={error} />

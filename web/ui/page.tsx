@@ -9,7 +9,19 @@ export interface Tab {
 }
 
 /** A screen with sections: a row of tab links (the URL names the section), then the section. */
-export function TabbedPage({ title, label, tabs, current, children }: { title: string; label: string; tabs: Tab[]; current: string; children: ComponentChildren }) {
+export function TabbedPage({
+  title,
+  label,
+  tabs,
+  current,
+  children,
+}: {
+  title: string;
+  label: string;
+  tabs: Tab[];
+  current: string;
+  children: ComponentChildren;
+}) {
   const nav = useRef<HTMLElement>(null);
   // On a phone the row of tabs scrolls: keep the current one in view.
   useLayoutEffect(() => nav.current?.querySelector('[aria-current]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' }), [current]);
@@ -48,7 +60,17 @@ export function NotAvailable({ title, children }: { title: string; children: Com
 }
 
 /** A section of a settings screen: a heading, a sentence on what it is, its controls. */
-export function Section({ title, intro, children, id }: { title: string; intro?: ComponentChildren; children: ComponentChildren; id?: string }) {
+export function Section({
+  title,
+  intro,
+  children,
+  id,
+}: {
+  title: string;
+  intro?: ComponentChildren;
+  children: ComponentChildren;
+  id?: string;
+}) {
   const hid = `${id ?? title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-title`;
   return (
     <section class="card" aria-labelledby={hid}>

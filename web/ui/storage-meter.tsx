@@ -11,7 +11,9 @@ export function StorageMeter({ compact = false }: { compact?: boolean }) {
       <div class="storage-text">
         {compact && <span>Storage</span>}
         <span class={compact ? 'muted' : ''}>
-          {s.total ? `${formatSize(s.used)} of ${formatSize(s.total)}${compact ? '' : ` used (${formatSize(Math.max(0, s.total - s.used))} free)`}` : `${formatSize(s.used)} used${compact ? '' : ', no limit'}`}
+          {s.total
+            ? `${formatSize(s.used)} of ${formatSize(s.total)}${compact ? '' : ` used (${formatSize(Math.max(0, s.total - s.used))} free)`}`
+            : `${formatSize(s.used)} used${compact ? '' : ', no limit'}`}
         </span>
       </div>
       {fraction !== null && <progress class={`meter ${fraction > 0.9 ? 'full' : ''}`} value={fraction} max={1} aria-label="Storage used" />}

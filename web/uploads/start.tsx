@@ -9,8 +9,8 @@ function ConflictForm(props: { name: string; remaining: number; close: (v?: Conf
     <>
       <div class="dialog-body">
         <p>
-          A file named <strong>{props.name}</strong> already exists in this folder. Replace it with the one you are uploading, or keep both (the new one gets a
-          number)?
+          A file named <strong>{props.name}</strong> already exists in this folder. Replace it with the one you are uploading, or keep both
+          (the new one gets a number)?
         </p>
         {props.remaining > 1 && (
           <label class="checkbox">
@@ -42,6 +42,11 @@ const askConflict = (name: string, remaining: number) =>
   )).then((v) => v ?? null);
 
 /** Starts uploading into a folder, asking about names that exist there; `folders` are empty ones to make. */
-export function startUploads(files: NewUpload[], parentId: string | null, listing: Listing | null = null, folders: string[] = []): Promise<void> {
+export function startUploads(
+  files: NewUpload[],
+  parentId: string | null,
+  listing: Listing | null = null,
+  folders: string[] = [],
+): Promise<void> {
   return enqueueUploads(files, parentId, { listing, askConflict, folders });
 }
