@@ -195,33 +195,21 @@ function MediaPreview({ item, video }: { item: Item; video: boolean }) {
         reason={`This browser cannot play this ${video ? 'video' : 'audio file'}. Download it to play it in another app.`}
       />
     );
-  if (video) {
-    // User files come without caption tracks.
-    return (
-      <video
-        key={item.id}
-        class="preview-media"
-        src={downloadUrl(item)}
-        controls
-        autoplay
-        preload="metadata"
-        aria-label={item.name}
-        onError={() => setFailed(true)}
-      />
-    );
-  }
+  const media = {
+    key: item.id,
+    src: downloadUrl(item),
+    controls: true,
+    autoplay: true,
+    preload: 'metadata' as const,
+    'aria-label': item.name,
+    onError: () => setFailed(true),
+  };
+  // User files come without caption tracks.
+  if (video) return <video class="preview-media" {...media} />;
   return (
     <div class="preview-none">
       <FileIcon family="audio" size={72} />
-      <audio
-        key={item.id}
-        src={downloadUrl(item)}
-        controls
-        autoplay
-        preload="metadata"
-        aria-label={item.name}
-        onError={() => setFailed(true)}
-      />
+      <audio {...media} />
     </div>
   );
 }
