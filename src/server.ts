@@ -66,6 +66,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     app.listen({
       port: config.port,
       hostname: config.host,
+      // Elysia's default lets a second server share a busy port and take part of its traffic.
+      reusePort: false,
       maxRequestBodySize: MAX_REQUEST_BODY,
       idleTimeout: config.idleTimeoutSeconds,
       // Never the runtime's development error page (working directory, paths, source lines).

@@ -68,6 +68,30 @@ describe('coffer serve start-up', () => {
     }
   });
 
+  test('a second Coffer server on the port of a running one is refused, and the first keeps all traffic', async () => {
+    const first = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
+      env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const reader = first.stdout.getReader();
+    let out = '';
+    while (!out.includes('"msg":"listening"')) out += new TextDecoder().decode((await reader.read()).value);
+    try {
+      const url = /"url":"([^"]+)"/.exec(out)![1]!;
+      const port = new URL(url).port;
+      const r = await coffer(['serve', '--port', port, '--host', '127.0.0.1', '--data-dir', dir()]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`port ${port} .*already in use`));
+      expect(oneLine(r.stderr)).toBe(true);
+      const answers = await Promise.all(Array.from({ length: 10 }, () => fetch(`${url}/health`).then((res) => res.status)));
+      expect(answers).toEqual(Array(10).fill(200));
+    } finally {
+      first.kill('SIGTERM');
+      await first.exited;
+    }
+  });
+
   test('a missing master key beside an existing database: one line, exit 1', async () => {
     const d = dir();
     expect((await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d])).code).toBe(0);
