@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../src/config.ts';
-import { dataPaths, loadSecrets, prepareDataDir, StartupError } from '../src/data-dir.ts';
+import { StartupError } from '../src/data-dir.ts';
 import { openContext, type AppContext } from '../src/context.ts';
-import { openDatabase } from '../src/db/client.ts';
 import { AppError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 
@@ -31,22 +30,9 @@ export function configFrom(flags: ConfigFlags): Config {
   return loadConfig(flags, process.env);
 }
 
-/**
- * Opens the data dir beside a possibly running server (no worker, no lock), runs fn, closes.
- * With `initialize`, a data dir that was never served is created first (database and secrets).
- */
-export async function withContext<T>(
-  flags: ConfigFlags,
-  fn: (ctx: AppContext) => Promise<T> | T,
-  opts: { initialize?: boolean } = {},
-): Promise<T> {
+/** Opens an existing data dir beside a possibly running server (no worker, no lock), runs fn, closes. */
+export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) => Promise<T> | T): Promise<T> {
   const config = configFrom(flags);
-  if (opts.initialize) {
-    const paths = dataPaths(config.dataDir);
-    prepareDataDir(paths);
-    loadSecrets(config, paths);
-    openDatabase(paths.database).$client.close();
-  }
   const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent') });
   try {
     return await fn(ctx);

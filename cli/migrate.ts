@@ -1,19 +1,15 @@
 import type { Command } from 'commander';
-import { dataPaths, loadSecrets, prepareDataDir } from '../src/data-dir.ts';
+import { dataPaths, requireDataDirOwner, requireExistingDataDir, StartupError } from '../src/data-dir.ts';
 import { openDatabase } from '../src/db/client.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { DatabaseTooNewError } from '../src/db/migrate.ts';
-import { StartupError } from '../src/data-dir.ts';
+import { DatabaseTooNewError, migrate } from '../src/db/migrate.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
 export function registerMigrate(program: Command): void {
-  addDataDirOption(program.command('migrate').description('apply pending database migrations and exit')).action(
+  addDataDirOption(program.command('migrate').description('apply pending database migrations to an existing instance and exit')).action(
     action((opts: { dataDir?: string }) => {
-      const config = configFrom(opts);
-      const paths = dataPaths(config.dataDir);
-      prepareDataDir(paths);
-      // A fresh data dir gets its secrets now, or a later `serve` would find a database without its key.
-      loadSecrets(config, paths);
+      const paths = dataPaths(configFrom(opts).dataDir);
+      requireDataDirOwner(paths.root);
+      requireExistingDataDir(paths);
       const db = openDatabase(paths.database);
       try {
         const { applied } = migrate(db);

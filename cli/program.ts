@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { BACKEND_VERSION } from '../src/services/version.ts';
 import { registerServe } from './serve.ts';
+import { registerInit } from './init.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerUsers } from './users.ts';
 import { registerSettings } from './settings.ts';
@@ -25,6 +26,7 @@ Each takes --data-dir (or COFFER_DATA_DIR) and --json.
 ${EXIT_CODES_HELP}`,
     );
   registerServe(program);
+  registerInit(program);
   registerMigrate(program);
   registerUsers(program);
   registerSettings(program);

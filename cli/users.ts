@@ -59,16 +59,12 @@ export function registerUsers(program: Command): void {
   ).action(
     action(async (address: string, opts: Flags & { name: string; admin?: boolean }) => {
       if (!EMAIL.safeParse(address).success) throw new UsageError(`not a valid email address: ${address}`);
-      const password = await readSecret(`Password for ${address}`, { confirm: true });
-      await withContext(
-        opts,
-        async (ctx) => {
-          const row = await ctx.services.accounts.createLogin({ email: address, password, name: opts.name, admin: opts.admin }, 'cli');
-          if (opts.json) return printJson({ user: { id: row.id, email: row.email, name: row.name, admin: Boolean(row.isAdmin) } });
-          print(`created ${row.isAdmin ? 'admin' : 'account'} ${row.email} (id ${row.id})`);
-        },
-        { initialize: true },
-      );
+      await withContext(opts, async (ctx) => {
+        const password = await readSecret(`Password for ${address}`, { confirm: true });
+        const row = await ctx.services.accounts.createLogin({ email: address, password, name: opts.name, admin: opts.admin }, 'cli');
+        if (opts.json) return printJson({ user: { id: row.id, email: row.email, name: row.name, admin: Boolean(row.isAdmin) } });
+        print(`created ${row.isAdmin ? 'admin' : 'account'} ${row.email} (id ${row.id})`);
+      });
     }),
   );
 

@@ -1,8 +1,17 @@
-import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLogger, type Logger } from './log.ts';
-import { acquireLock, dataPaths, followSecretsFile, loadSecrets, prepareDataDir, StartupError, type DataPaths } from './data-dir.ts';
+import {
+  acquireLock,
+  dataPaths,
+  followSecretsFile,
+  loadSecrets,
+  prepareDataDir,
+  requireDataDirOwner,
+  requireExistingDataDir,
+  StartupError,
+  type DataPaths,
+} from './data-dir.ts';
 import { openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import { createRepos, type Repos } from './db/repos/index.ts';
@@ -60,14 +69,14 @@ export interface OpenOptions {
 export function openContext(config: Config, opts: OpenOptions): AppContext {
   const paths = dataPaths(config.dataDir);
   const isServer = opts.mode === 'server';
+  requireDataDirOwner(paths.root);
   if (isServer) prepareDataDir(paths);
-  else if (!fs.existsSync(paths.database)) {
-    throw new StartupError(`no Coffer database in ${paths.root}: start the server once or pass --data-dir`);
-  }
+  else requireExistingDataDir(paths);
   const release = isServer ? acquireLock(paths) : () => {};
   try {
+    const log = opts.logger ?? createLogger(config.logLevel);
     const { jwtSecret, keyring } = loadSecrets(config, paths);
-    followSecretsFile(config, paths, keyring);
+    followSecretsFile(config, paths, keyring, log);
     const db = openDatabase(paths.database);
     try {
       migrate(db);
@@ -77,7 +86,6 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
       throw err;
     }
     const clock = opts.clock ?? systemClock;
-    const log = opts.logger ?? createLogger(config.logLevel);
     const driver = createLocalDriver(paths.blobs);
     if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
     const repos = createRepos(db);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from './config.ts';
+import type { Logger } from './log.ts';
 import { generateMasterKey, makeKeyring, masterKeyFrom, parseMasterKey, type Keyring, type MasterKey } from './storage/keyring.ts';
 
 /** A start-up problem the operator can fix; printed as one line, exit code 1. */
@@ -36,6 +37,54 @@ export function prepareDataDir(paths: DataPaths): void {
   } catch (err) {
     throw new StartupError(`data directory ${paths.root} is not writable (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
+}
+
+/** A user's name from /etc/passwd, or `#uid` (which sudo -u also takes) when it has none. */
+function userName(uid: number): string {
+  try {
+    for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , id] = line.split(':');
+      if (name && Number(id) === uid && id !== '') return name;
+    }
+  } catch {
+    /* no passwd file: fall through */
+  }
+  return `#${uid}`;
+}
+
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Files written into a data dir by another user (a root-owned secrets.json or database journal) cannot be
+ * read by the service that owns it, so every command that opens one refuses to run as anyone but its owner.
+ */
+export function requireDataDirOwner(root: string): void {
+  if (typeof process.getuid !== 'function') return;
+  let owner: number;
+  try {
+    owner = fs.statSync(root).uid;
+  } catch {
+    return;
+  }
+  const uid = process.getuid();
+  if (owner === uid) return;
+  const name = userName(owner);
+  const command = ['coffer', ...process.argv.slice(2)].map(shellQuote).join(' ');
+  throw new StartupError(
+    `${root} belongs to user ${name} but this command runs as ${userName(uid)}, and files it wrote would be unreadable to the service: run it as the owner instead: sudo -u ${shellQuote(name)} ${command}`,
+  );
+}
+
+/**
+ * Every command but `serve` and `init` works on an existing instance only: one pointed at a wrong or
+ * missing directory must not quietly start a new instance with a new master key.
+ */
+export function requireExistingDataDir(paths: DataPaths): void {
+  const fix = 'pass --data-dir (or set COFFER_DATA_DIR, or COFFER_CONFIG for a coffer.env), or create a new instance with `coffer init`';
+  if (!fs.existsSync(paths.root)) throw new StartupError(`data directory ${paths.root} does not exist: ${fix}`);
+  if (!fs.existsSync(paths.database)) throw new StartupError(`${paths.root} holds no Coffer database: ${fix}`);
 }
 
 interface SecretsFile {
@@ -176,7 +225,8 @@ function isAlive(pid: number): boolean {
 function secretsStamp(file: string): string | null {
   try {
     const st = fs.statSync(file);
-    return `${st.ino}:${st.mtimeMs}:${st.size}`;
+    // ctime too: fixing a file's owner or mode changes only that, and must make a failed reload retry.
+    return `${st.ino}:${st.mtimeMs}:${st.ctimeMs}:${st.size}`;
   } catch {
     return null;
   }
@@ -186,17 +236,22 @@ function secretsStamp(file: string): string | null {
  * Keeps a process's keyring in step with secrets.json, so a server running beside `coffer keys rotate`
  * wraps new files under the new key and can read what the rotation re-wrapped. Costs one stat per use.
  */
-export function followSecretsFile(config: Config, paths: DataPaths, keyring: Keyring): void {
+export function followSecretsFile(config: Config, paths: DataPaths, keyring: Keyring, log: Logger): void {
   let seen = secretsStamp(paths.secrets);
+  let failed: string | null = null;
   keyring.setRefresher(() => {
     const stamp = secretsStamp(paths.secrets);
-    if (stamp === null || stamp === seen) return;
-    seen = stamp;
+    // A version that failed is not retried until the file changes again (its owner or mode included).
+    if (stamp === null || stamp === seen || stamp === failed) return;
     try {
       const fresh = loadSecrets(config, paths).keyring.keys();
       keyring.install(fresh[0]!, fresh.slice(1));
-    } catch {
-      // A damaged or half-edited file: keep the keys already loaded.
+      seen = stamp;
+      failed = null;
+    } catch (err) {
+      // Keep the keys already loaded; files wrapped under a key only the new file holds cannot be read until it is fixed.
+      failed = stamp;
+      log.error('cannot reload the secrets file; keeping the keys loaded before', { file: paths.secrets, err: (err as Error).message });
     }
   });
 }

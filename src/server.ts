@@ -48,6 +48,15 @@ async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const ctx = openContext(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
+  const missing = ctx.services.keys.missingKeys();
+  if (missing.length > 0) {
+    ctx.close();
+    // Serving would answer every such download with a 500 and wrap new files under a key the old ones lack.
+    const list = missing.map((m) => `${m.keyId} (${m.files} file(s))`).join(', ');
+    throw new StartupError(
+      `files are wrapped by master key(s) missing from ${ctx.paths.secrets}: ${list}; restore secrets.json from your backup, or set COFFER_MASTER_KEY to the key they were written with`,
+    );
+  }
   const worker = new Worker({
     queue: ctx.queue,
     registry: ctx.registry,

@@ -143,6 +143,13 @@ export class KeyService {
     return result;
   }
 
+  /** Master keys that wrap some file's data key but are in neither secrets.json nor the configured key, with their file counts. */
+  missingKeys(): Array<{ keyId: string; files: number }> {
+    return Object.entries(this.d.items.countByKeyId())
+      .filter(([id]) => !this.d.keyring.has(id))
+      .map(([keyId, files]) => ({ keyId, files }));
+  }
+
   /** Wrapped values not yet under `keyId`. */
   remaining(keyId: string): number {
     return this.d.items.countNotUnderKey(keyId) + this.d.keys.countSecretsNotUnder(keyId);

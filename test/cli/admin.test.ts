@@ -121,11 +121,12 @@ describe('coffer users, beside the running server', () => {
   });
 });
 
-describe('coffer users create --admin on a fresh instance', () => {
+describe('coffer init, then users create --admin', () => {
   test('creates the data dir and the admin; the server then starts with signup closed and the admin signs in', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const dataDir = path.join(dir, 'data');
+    expect((await runCli(['init', '--data-dir', dataDir])).code).toBe(0);
     const r = await runCli(['users', 'create', 'root@example.test', '--admin', '--data-dir', dataDir], { stdin: 'admin password\n' });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('created admin root@example.test');

@@ -114,7 +114,7 @@ describe('coffer serve start-up', () => {
 
   test('a database written by a newer version is refused', async () => {
     const d = dir();
-    expect((await coffer(['migrate', '--data-dir', d])).code).toBe(0);
+    expect((await coffer(['init', '--data-dir', d])).code).toBe(0);
     const db = new Database(path.join(d, 'coffer.db'));
     db.run("INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES ('9999_from_the_future', 'x', 0)");
     db.close();
@@ -149,13 +149,49 @@ describe('coffer serve start-up', () => {
     }
   });
 
-  test('migrate applies the embedded migrations once', async () => {
-    const d = dir();
-    const first = await coffer(['migrate', '--data-dir', d]);
+  test('init creates an instance with its migrations applied; migrate then has nothing to do', async () => {
+    const d = path.join(dir(), 'new');
+    const first = await coffer(['init', '--data-dir', d]);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/applied 0000_initial/);
-    const second = await coffer(['migrate', '--data-dir', d]);
-    expect(second.stdout).toMatch(/up to date/);
+    expect(first.stdout).toContain(`created a new Coffer instance in ${d}`);
+    expect(fs.statSync(path.join(d, 'secrets.json')).mode & 0o777).toBe(0o600);
+    const applied = new Database(path.join(d, 'coffer.db')).query<{ tag: string }, []>('SELECT tag FROM coffer_migrations').all();
+    expect(applied.map((r) => r.tag)).toContain('0000_initial');
+    expect((await coffer(['migrate', '--data-dir', d])).stdout).toMatch(/up to date/);
+    const secrets = fs.readFileSync(path.join(d, 'secrets.json'), 'utf8');
+    const again = await coffer(['init', '--data-dir', d]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('already holds a Coffer instance; nothing changed');
+    expect(fs.readFileSync(path.join(d, 'secrets.json'), 'utf8')).toBe(secrets);
+  });
+
+  test('every command but serve and init, pointed at a missing or empty directory, says so and creates nothing', async () => {
+    const parent = dir();
+    const missing = path.join(parent, 'typo');
+    const empty = path.join(parent, 'empty');
+    fs.mkdirSync(empty);
+    for (const args of [
+      ['migrate'],
+      ['users', 'list'],
+      ['keys', 'rotate'],
+      ['doctor'],
+      ['settings', 'get'],
+      ['audit', 'list'],
+      ['backup', path.join(parent, 'b.db')],
+    ]) {
+      let r = await coffer([...args, '--data-dir', missing]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`data directory ${missing} does not exist`);
+      expect(r.stderr).toContain('coffer init');
+      expect(oneLine(r.stderr)).toBe(true);
+      r = await coffer([...args, '--data-dir', empty]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${empty} holds no Coffer database`);
+    }
+    const r = await coffer(['users', 'create', 'a@example.test', '--admin', '--data-dir', missing]);
+    expect(r.code).toBe(1);
+    expect(fs.readdirSync(parent).sort()).toEqual(['empty']);
+    expect(fs.readdirSync(empty)).toEqual([]);
   });
 
   test('--help lists the commands; --version prints the version', async () => {

@@ -1,0 +1,184 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../helpers/server.ts';
+import { runCli } from '../helpers/cli.ts';
+import { TestClient, json } from '../helpers/client.ts';
+import { upload } from '../helpers/files.ts';
+
+const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
+const NOBODY = 65534;
+const isRoot = process.getuid?.() === 0;
+if (!isRoot) console.log('data-dir-owner tests skipped: they need root, to hand a data directory to another user');
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+function chownTree(dir: string, uid: number): void {
+  fs.chownSync(dir, uid, uid);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(p, uid);
+    else fs.chownSync(p, uid, uid);
+  }
+}
+
+/** A served data directory, then handed to `nobody` as install.sh hands one to the coffer user. */
+async function dataDirOwnedByNobody(): Promise<string> {
+  const d = tempDir('coffer-owner-');
+  dirs.push(d);
+  fs.chmodSync(d, 0o755);
+  const dataDir = path.join(d, 'data');
+  const r = await runCli(['init', '--data-dir', dataDir]);
+  expect(r.code).toBe(0);
+  chownTree(dataDir, NOBODY);
+  return dataDir;
+}
+
+/** `coffer serve` as nobody, as the service runs; resolves once it listens. */
+async function serveAsNobody(dataDir: string) {
+  const proc = Bun.spawn(
+    [
+      'setpriv',
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      '--',
+      process.execPath,
+      MAIN,
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+    ],
+    { env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' }, stdout: 'pipe', stderr: 'pipe' },
+  );
+  const reader = proc.stdout.getReader();
+  let out = '';
+  while (!out.includes('"msg":"listening"')) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`serve as nobody exited: ${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { proc, url: /"url":"([^"]+)"/.exec(out)![1]! };
+}
+
+describe.if(isRoot)('commands run as a user other than the data directory owner', () => {
+  test('every command that opens the directory refuses, names the owner and the command to run instead, and writes nothing', async () => {
+    const dataDir = await dataDirOwnedByNobody();
+    const secrets = path.join(dataDir, 'secrets.json');
+    const before = fs.readFileSync(secrets, 'utf8');
+    const entries = fs.readdirSync(dataDir).sort();
+    for (const args of [
+      ['keys', 'rotate'],
+      ['users', 'list'],
+      ['migrate'],
+      ['serve', '--port', '0'],
+      ['settings', 'set', 'signupEnabled', 'true'],
+      ['init'],
+    ]) {
+      const r = await runCli([...args, '--data-dir', dataDir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toContain(`belongs to user nobody but this command runs as root`);
+      expect(r.stderr).toContain(`sudo -u nobody coffer ${[...args, '--data-dir', dataDir].join(' ')}`);
+    }
+    expect(fs.readFileSync(secrets, 'utf8')).toBe(before);
+    expect(fs.statSync(secrets).uid).toBe(NOBODY);
+    expect(fs.readdirSync(dataDir).sort()).toEqual(entries);
+  });
+
+  test('a secrets file the server cannot read is logged at error, and fixing its owner is picked up without a restart', async () => {
+    const dataDir = await dataDirOwnedByNobody();
+    const server = await serveAsNobody(dataDir);
+    const stderr = new Response(server.proc.stderr).text();
+    try {
+      const client = new TestClient(server.url);
+      expect((await client.post('/api/signup', { email: 'a@example.test', password: 'correct horse battery', name: 'A' })).status).toBe(
+        200,
+      );
+      await upload(client, 'before.txt', 'before');
+      // What `coffer keys rotate` as root used to do: a new current key, in a file only root can read.
+      const secrets = path.join(dataDir, 'secrets.json');
+      const file = JSON.parse(fs.readFileSync(secrets, 'utf8'));
+      const fresh = Buffer.alloc(32, 7).toString('base64');
+      fs.writeFileSync(secrets, JSON.stringify({ ...file, masterKey: fresh, previousMasterKeys: [file.masterKey] }));
+      fs.chownSync(secrets, 0, 0);
+      fs.chmodSync(secrets, 0o600);
+      await upload(client, 'during.txt', 'during');
+      fs.chownSync(secrets, NOBODY, NOBODY);
+      await upload(client, 'after.txt', 'after');
+      const listing = await json(await client.get('/api/files'));
+      expect(listing).toHaveLength(3);
+      for (const f of listing) {
+        const res = await client.get(`/api/files/${f.id}/download`);
+        expect(res.status).toBe(200);
+      }
+      server.proc.kill('SIGTERM');
+      await server.proc.exited;
+      const errors = (await stderr).split('\n').filter((l) => l.includes('cannot reload the secrets file'));
+      expect(errors).toHaveLength(1);
+      expect(JSON.parse(errors[0]!)).toMatchObject({ level: 'error', file: secrets });
+      const status = await runCli(['keys', 'status', '--json', '--data-dir', dataDir], {});
+      // Run as root against nobody's directory: refused, so read the key ids as nobody instead.
+      expect(status.code).toBe(1);
+      const asOwner = Bun.spawnSync(
+        [
+          'setpriv',
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          '--clear-groups',
+          '--',
+          process.execPath,
+          MAIN,
+          'keys',
+          'status',
+          '--json',
+          '--data-dir',
+          dataDir,
+        ],
+        { env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent' } },
+      );
+      expect(asOwner.exitCode).toBe(0);
+      const keys = JSON.parse(asOwner.stdout.toString());
+      // The file uploaded after the fix is wrapped under the new key; the two before it under the old one.
+      expect(Object.values(keys.items).sort()).toEqual([1, 2]);
+      expect(keys.items[keys.currentKeyId]).toBe(1);
+    } finally {
+      server.proc.kill('SIGTERM');
+      await server.proc.exited;
+    }
+  });
+
+  test('serve refuses to start when files are wrapped by a master key that secrets.json no longer holds', async () => {
+    const d = tempDir('coffer-owner-');
+    dirs.push(d);
+    const dataDir = path.join(d, 'data');
+    expect((await runCli(['init', '--data-dir', dataDir])).code).toBe(0);
+    const server = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+      env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const reader = server.stdout.getReader();
+    let out = '';
+    while (!out.includes('"msg":"listening"')) out += new TextDecoder().decode((await reader.read()).value);
+    const client = new TestClient(/"url":"([^"]+)"/.exec(out)![1]!);
+    await client.post('/api/signup', { email: 'a@example.test', password: 'correct horse battery', name: 'A' });
+    await upload(client, 'a.txt', 'a');
+    server.kill('SIGTERM');
+    await server.exited;
+    const secrets = path.join(dataDir, 'secrets.json');
+    const file = JSON.parse(fs.readFileSync(secrets, 'utf8'));
+    fs.writeFileSync(secrets, JSON.stringify({ ...file, masterKey: Buffer.alloc(32, 9).toString('base64') }));
+    const r = await runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /files are wrapped by master key\(s\) missing from .*secrets\.json: [0-9a-f]{16} \(1 file\(s\)\); restore secrets\.json/,
+    );
+  });
+});
