@@ -10,6 +10,7 @@ import { registerBackup } from './backup.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
+import { registerSetupCode } from './setup-code.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 
 /** The `coffer` command line: server and admin tools in one executable. */
@@ -28,6 +29,7 @@ ${EXIT_CODES_HELP}`,
   registerServe(program);
   registerInit(program);
   registerMigrate(program);
+  registerSetupCode(program);
   registerUsers(program);
   registerSettings(program);
   registerOrphans(program);

@@ -1,6 +1,7 @@
 import dns from 'node:dns/promises';
+import os from 'node:os';
 import type { Config } from './config.ts';
-import { isCidr, isIpAddress } from './lib/ip.ts';
+import { isCidr, isIpAddress, isLoopback } from './lib/ip.ts';
 import type { Clock } from './clock.ts';
 import type { Logger } from './log.ts';
 import { openContext, type AppContext } from './context.ts';
@@ -44,6 +45,30 @@ async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
     }
   }
   return out;
+}
+
+/** The addresses people on the network can open, for the first-run line: the bound one, or each interface's. */
+function reachableUrls(host: string, port: number): string[] {
+  const hosts =
+    host === '0.0.0.0' || host === '::'
+      ? Object.values(os.networkInterfaces())
+          .flat()
+          .filter((a) => a && !a.internal && (a.family === 'IPv4' || host === '::'))
+          .map((a) => a!.address)
+      : [host];
+  return (hosts.length ? hosts : [host]).map((h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`);
+}
+
+/** With no account yet and a server reachable beyond loopback, the first sign-up needs the setup code: say it, in the log and on the console. */
+function announceSetupCode(ctx: AppContext, port: number): void {
+  const code = ctx.services.setupCode.current();
+  if (code === null || isLoopback(ctx.config.host)) return;
+  const urls = reachableUrls(ctx.config.host, port);
+  ctx.log.warn('no account yet: the first sign-up creates the admin and needs the setup code', { setupCode: code, urls });
+  process.stderr.write(
+    `\nCoffer has no account yet. Open ${urls.join(' or ')} and create the admin account with this setup code:\n\n    ${code}\n\n` +
+      '(`coffer setup-code` prints it again.)\n\n',
+  );
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -99,6 +124,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir });
+  announceSetupCode(ctx, server.port!);
   const disk = ctx.services.diskSpace.status();
   if (disk.low) ctx.services.diskSpace.warnLow(disk);
 

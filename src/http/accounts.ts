@@ -10,7 +10,12 @@ import { validate } from './validate.ts';
 
 // Shapes only: the password, name and email rules are the accounts service's.
 const password = (field: string) => z.string({ error: `${field} is required` });
-const signupBody = z.object({ email: EMAIL, password: password('password'), name: z.string().optional() });
+const signupBody = z.object({
+  email: EMAIL,
+  password: password('password'),
+  name: z.string().optional(),
+  setupCode: z.string().max(64, 'setupCode must be at most 64 characters').optional(),
+});
 const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCode: z.string().max(16).optional() });
 const changePasswordBody = z.object({
   oldPassword: z.string().min(1, 'Enter your current password').max(128),

@@ -3,19 +3,24 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
+import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
 const flag = (field: string) => z.object({ [field]: z.boolean({ message: `${field} must be true or false` }) });
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
-  const { settings, accounts } = ctx.services;
+  const { settings, accounts, setupCode } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
     (validate(flag(field), await readJson(request)) as Record<string, boolean>)[field]!;
 
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen(), firstUser: accounts.noLoginYet() }))
+    .get('/api/signup-status', ({ request }) => ({
+      signupEnabled: accounts.signupOpen(),
+      firstUser: accounts.noLoginYet(),
+      setupCodeRequired: setupCode.required(requestMeta(request).ip),
+    }))
     .get('/api/user/signup-status', ({ principal }) => settings.signupStatus(principal), { session: true })
     .post(
       '/api/user/signup-toggle',

@@ -90,3 +90,10 @@ export class IpMatcher {
     return this.ranges.some((r) => (value & r.mask) === r.base);
   }
 }
+
+const LOOPBACK = new IpMatcher(['127.0.0.0/8', '::1']);
+
+/** 127.0.0.0/8, ::1 (IPv4-mapped included) or the name localhost. */
+export function isLoopback(address: string): boolean {
+  return address.toLowerCase() === 'localhost' || LOOPBACK.matches(address);
+}

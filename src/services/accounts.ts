@@ -10,6 +10,7 @@ import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts
 import { ALL_PERMISSIONS, type Permission, type Principal } from './principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from './settings.ts';
+import type { SetupCodeService } from './setup-code.ts';
 
 export interface PublicUser {
   id: string;
@@ -69,6 +70,7 @@ export interface AccountDeps {
   sessions: SessionService;
   mfa: MfaService;
   audit: AuditService;
+  setupCode: SetupCodeService;
 }
 
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
@@ -133,10 +135,11 @@ export class AccountService {
     return !this.d.users.hasAny();
   }
 
-  async signup(input: { email: string; password: string; name?: string }, info: RequestInfo) {
+  async signup(input: { email: string; password: string; name?: string; setupCode?: string }, info: RequestInfo) {
     displayName(input.name ?? '');
     checkPassword(input.password, { subUser: false });
     if (!this.signupOpen()) throw forbidden(Messages.signupDisabled);
+    this.d.setupCode.check(input.setupCode, info.ip);
     const row = await this.createLogin({ email: input.email, password: input.password, name: input.name ?? '' });
     const { token, sessionId } = await this.d.sessions.start(row.id, info);
     this.d.audit.record({

@@ -2,6 +2,7 @@ import type { CoreContext } from '../context.ts';
 import type { Repos } from '../db/repos/index.ts';
 import { AccessTracker } from './access.ts';
 import { AccountService } from './accounts.ts';
+import { SetupCodeService } from './setup-code.ts';
 import { AuditService } from './audit.ts';
 import { BackupService } from './backup.ts';
 import { ClientService } from './clients.ts';
@@ -39,6 +40,7 @@ export interface Services {
   sessions: SessionService;
   mfa: MfaService;
   accounts: AccountService;
+  setupCode: SetupCodeService;
   quota: QuotaService;
   users: UsersService;
   subUsers: SubUserService;
@@ -84,7 +86,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     audit,
   });
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
-  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit });
+  const setupCode = new SetupCodeService(core.jwtSecret, config.host, () => !repos.users.hasAny());
+  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit, setupCode });
   const quota = new QuotaService(repos.users, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
@@ -137,6 +140,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     sessions,
     mfa,
     accounts,
+    setupCode,
     quota,
     users: new UsersService(repos.users, quota, audit, clock),
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit),

@@ -132,7 +132,11 @@ describe('coffer init, then users create --admin', () => {
     expect(r.stdout).toContain('created admin root@example.test');
     const s = await startTestServer({ dataDir });
     try {
-      expect(await json(await s.client().get('/api/signup-status'))).toEqual({ signupEnabled: false, firstUser: false });
+      expect(await json(await s.client().get('/api/signup-status'))).toEqual({
+        signupEnabled: false,
+        firstUser: false,
+        setupCodeRequired: false,
+      });
       const c = await seed.login(s, 'root@example.test', 'admin password');
       expect((await c.get('/api/user/all')).status).toBe(200);
     } finally {
@@ -171,7 +175,11 @@ describe('coffer settings', () => {
       expect(parseJson(r)[key]).toEqual(expected);
       expect(parseJson(await cli(['settings', 'get', key, '--json']))).toEqual(expected);
     }
-    expect(await json(await t.client().get('/api/signup-status'))).toEqual({ signupEnabled: true, firstUser: false });
+    expect(await json(await t.client().get('/api/signup-status'))).toEqual({
+      signupEnabled: true,
+      firstUser: false,
+      setupCodeRequired: false,
+    });
     expect(await json(await admin.client.get('/api/user/max-upload-size-config'))).toEqual({ maxBytes: 2 * 1024 ** 3 });
     expect(await json(await admin.client.get('/api/user/password-change-config'))).toEqual({ allowPasswordChange: false });
 

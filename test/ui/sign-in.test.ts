@@ -14,7 +14,10 @@ import {
 } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import fs from 'node:fs';
+import { loadConfig } from '../../src/config.ts';
+import { startServer } from '../../src/server.ts';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 
 let t: TestServer;
 let browser: Browser;
@@ -142,5 +145,47 @@ describe('sign-in pages', () => {
       t.server.ctx.services.settings.set('desktopOnlyAccess', false);
     }
     await context.close();
+  });
+});
+
+describe('first visit to a server reachable beyond loopback', () => {
+  test('the set-up page asks for the setup code, refuses a wrong one, and creates the admin with the right one', async () => {
+    const dataDir = tempDir();
+    const lan = await startServer(loadConfig({ port: 0, host: '0.0.0.0', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M' }));
+    try {
+      const code = lan.ctx.services.setupCode.current()!;
+      for (const [name, opts] of [
+        ['light-desktop', { viewport: DESKTOP }],
+        ['dark-desktop', { viewport: DESKTOP, dark: true }],
+        ['light-phone', { viewport: PHONE, touch: true }],
+      ] as const) {
+        const { context, page } = await openContext(browser, `http://127.0.0.1:${lan.port}`, opts);
+        await page.goto('/');
+        await page.waitForURL('**/signup');
+        await page.getByLabel('Setup code').waitFor();
+        await page.getByText('coffer setup-code').waitFor();
+        await screenshot(page, `signup-setup-code-${name}`);
+        await context.close();
+      }
+      const { context, page, errors } = await openContext(browser, `http://127.0.0.1:${lan.port}`);
+      await page.goto('/signup');
+      await expectAccessible(page, 'set-up with a setup code');
+      await page.getByLabel('Setup code').fill('WRNG-WRNG-WRNG');
+      await page.getByLabel('Name').fill('Grace Hopper');
+      await page.getByLabel('Email').fill('grace@example.test');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByRole('alert').filter({ hasText: 'setup code is not right' }).waitFor();
+      expect(lan.ctx.services.accounts.noLoginYet()).toBe(true);
+      await page.getByLabel('Setup code').fill(code);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.waitForURL((u) => u.pathname === '/');
+      expect(lan.ctx.services.accounts.findByEmail('grace@example.test')!.isAdmin).toBe(true);
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      await lan.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -59,6 +59,8 @@ export interface SignupStatus {
   signupEnabled: boolean;
   /** No account exists yet: the one created now becomes the administrator. */
   firstUser: boolean;
+  /** The first sign-up needs the setup code the server printed (no account yet, server reachable beyond loopback). */
+  setupCodeRequired: boolean;
 }
 
 export type Expiry = '7d' | '30d' | 'never';

@@ -27,7 +27,7 @@ function useSignupStatus() {
   const [status, setStatus] = useState<SignupStatus | null>(null);
   useEffect(() => {
     api<SignupStatus>('/api/signup-status', { anonymous: true }).then(setStatus, () =>
-      setStatus({ signupEnabled: false, firstUser: false }),
+      setStatus({ signupEnabled: false, firstUser: false, setupCodeRequired: false }),
     );
   }, []);
   return status;
@@ -163,8 +163,10 @@ export function SignUp() {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [setupCode, setSetupCode] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const needsCode = Boolean(status?.firstUser && status.setupCodeRequired);
 
   if (status && !status.signupEnabled) {
     return (
@@ -184,6 +186,12 @@ export function SignUp() {
           (you can reopen it later).
         </p>
       )}
+      {needsCode && (
+        <p id="setup-code-hint" class="muted">
+          To prove you run this server, enter the setup code it printed when it started. Run <code>coffer setup-code</code> on the server to
+          see it again.
+        </p>
+      )}
       <form
         class="auth-form"
         onSubmit={async (e) => {
@@ -194,7 +202,7 @@ export function SignUp() {
             await api('/api/signup', {
               method: 'POST',
               anonymous: true,
-              body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) },
+              body: { email, password, ...(name.trim() ? { name: name.trim() } : {}), ...(needsCode ? { setupCode } : {}) },
             });
             await signedIn();
           } catch (err) {
@@ -204,9 +212,32 @@ export function SignUp() {
           }
         }}
       >
+        {needsCode && (
+          <label class="field">
+            <span>Setup code</span>
+            <input
+              name="setupCode"
+              autoComplete="off"
+              spellcheck={false}
+              required
+              maxLength={64}
+              aria-describedby="setup-code-hint"
+              value={setupCode}
+              onInput={(e) => setSetupCode(e.currentTarget.value)}
+              autofocus
+            />
+          </label>
+        )}
         <label class="field">
           <span>Name</span>
-          <input name="name" autoComplete="name" maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
+          <input
+            name="name"
+            autoComplete="name"
+            maxLength={100}
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            autofocus={!needsCode}
+          />
         </label>
         <label class="field">
           <span>Email</span>
