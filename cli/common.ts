@@ -187,17 +187,23 @@ export async function readSecret(prompt: string, opts: { confirm?: boolean } = {
   return first;
 }
 
-/** Yes/no on a terminal; without one, the caller must have passed --yes. */
-export async function confirm(question: string, yes: boolean | undefined): Promise<void> {
-  if (yes) return;
-  if (!process.stdin.isTTY) throw new UsageError('refusing to delete without confirmation: pass --yes');
-  process.stderr.write(`${question} [y/N] `);
-  const answer = await new Promise<string>((resolve) => {
+/** One line typed on a terminal; without one, a UsageError saying which option to pass instead. */
+export async function readLine(prompt: string, option = '--confirm'): Promise<string> {
+  if (!process.stdin.isTTY) throw new UsageError(`no terminal to ask on: pass ${option}`);
+  process.stderr.write(prompt);
+  return new Promise<string>((resolve) => {
     process.stdin.resume();
     process.stdin.once('data', (d) => {
       process.stdin.pause();
       resolve(d.toString('utf8').trim());
     });
   });
+}
+
+/** Yes/no on a terminal; without one, the caller must have passed --yes. */
+export async function confirm(question: string, yes: boolean | undefined): Promise<void> {
+  if (yes) return;
+  if (!process.stdin.isTTY) throw new UsageError('refusing to delete without confirmation: pass --yes');
+  const answer = await readLine(`${question} [y/N] `, '--yes');
   if (!/^y(es)?$/i.test(answer)) throw new UsageError('cancelled');
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
-import { EMAIL } from '../src/services/accounts.ts';
+import { EMAIL, emailKey } from '../src/services/accounts.ts';
 import type { User } from '../src/db/repos/users.ts';
 import { formatSize, parseSize } from '../src/lib/size.ts';
-import { action, adminCommand, print, printJson, readSecret, table, UsageError, withContext } from './common.ts';
+import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';
 
 interface Flags {
   dataDir?: string;
@@ -17,7 +17,9 @@ function loginByEmail(ctx: AppContext, address: string): User {
 }
 
 export function registerUsers(program: Command): void {
-  const users = program.command('users').description('list accounts, create one, reset a password or MFA, set a storage limit');
+  const users = program
+    .command('users')
+    .description('list accounts, create one, reset a password or MFA, set a storage limit, disable or delete one');
 
   adminCommand(users.command('list').description('every account: owners, each followed by its sub-users')).action(
     action((opts: Flags) =>
@@ -34,11 +36,12 @@ export function registerUsers(program: Command): void {
         const admins = new Set(all.filter((u) => ctx.services.accounts.findById(u.id)?.isAdmin).map((u) => u.id));
         print(
           table(
-            ['EMAIL', 'NAME', 'ROLE', 'MFA', 'USED', 'LIMIT', 'CREATED'],
+            ['EMAIL', 'NAME', 'ROLE', 'STATE', 'MFA', 'USED', 'LIMIT', 'CREATED'],
             all.map((u) => [
               u.parentUserId ? `  ${u.email}` : u.email,
               u.name,
               admins.has(u.id) ? 'admin' : u.parentUserId ? 'sub-user' : 'owner',
+              u.deletionPending ? 'deleting' : u.disabled ? 'disabled' : 'active',
               u.mfaEnabled ? 'on' : 'off',
               u.parentUserId ? '' : formatSize(u.storageUsed),
               u.parentUserId ? '' : u.storageTotal === null ? 'none' : formatSize(u.storageTotal),
@@ -119,5 +122,51 @@ export function registerUsers(program: Command): void {
         print(`storage limit of ${row.email}: ${limit === null ? 'the instance default' : formatSize(limit)}`);
       }),
     ),
+  );
+
+  for (const disabled of [true, false]) {
+    const verb = disabled ? 'disable' : 'enable';
+    adminCommand(
+      users
+        .command(`${verb} <email>`)
+        .description(
+          disabled
+            ? 'stop an account and its sub-users from signing in; their sessions end at once (files are kept)'
+            : 'let a disabled account and its sub-users sign in again',
+        ),
+    ).action(
+      action((address: string, opts: Flags) =>
+        withContext(opts, (ctx) => {
+          const result = ctx.services.users.setDisabled(loginByEmail(ctx, address).id, disabled, 'cli');
+          if (opts.json) return printJson(result);
+          print(disabled ? `${result.email} disabled; its sessions were signed out` : `${result.email} enabled`);
+        }),
+      ),
+    );
+  }
+
+  adminCommand(
+    users
+      .command('delete <email>')
+      .description("delete an account: its files go to the trash and are purged by the server's job queue, then its logins")
+      .option('--confirm <email>', 'the same email again, to confirm without a prompt (scripts)')
+      .addHelpText(
+        'after',
+        `
+The account is disabled and signed out at once; the running server (or its next start) then removes its
+files, frees its usage and deletes the account and its sub-users. The audit log keeps its history. The
+first admin cannot be deleted. On a terminal the email is asked for again as confirmation.`,
+      ),
+  ).action(
+    action(async (address: string, opts: Flags & { confirm?: string }) => {
+      await withContext(opts, async (ctx) => {
+        const row = loginByEmail(ctx, address);
+        const typed = opts.confirm ?? (await readLine(`Type the email of the account to delete it and all of its files (${row.email}): `));
+        if (emailKey(typed) !== row.emailKey) throw new UsageError('the email typed does not match; nothing was deleted');
+        const result = ctx.services.users.requestDeletion(row.id, 'cli');
+        if (opts.json) return printJson({ id: row.id, email: row.email, ...result });
+        print(`${row.email} is disabled and queued for deletion (job ${result.jobId}): the server removes its files in the background`);
+      });
+    }),
   );
 }

@@ -80,6 +80,10 @@ export const Messages = {
   // Users
   subUserNotFound: 'Sub-user not found',
   userNotFound: 'User not found',
+  accountDisabled: 'This account is disabled: ask the administrator',
+  firstAdminProtected: 'The first admin cannot be disabled or deleted',
+  subUserOfAccount: "Sub-users are managed by their account's owner; disable or delete the owner's account instead",
+  accountBeingDeleted: 'This account is being deleted',
   subUserSharesLimit: "Sub-users share their owner's storage limit; set the owner's limit instead",
   // Files
   itemNotFound: 'File or folder not found',

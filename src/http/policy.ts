@@ -89,6 +89,8 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'PUT /api/user/sub-users/:id': owner,
   'DELETE /api/user/sub-users/:id': owner,
   'GET /api/user/all': admin,
+  'PATCH /api/user/:id': admin,
+  'DELETE /api/user/:id': admin,
   'GET /api/user/storage': session,
   'PUT /api/user/storage-limit': admin,
   'GET /api/user/active-clients': admin,

@@ -40,6 +40,8 @@ const storageLimitBody = z.object({
     .nullish(),
 });
 
+const accountStateBody = z.object({ disabled: z.boolean({ message: 'disabled must be true or false' }) });
+
 const heartbeatBody = z.object({
   appVersion: z.string().trim().min(1, 'appVersion is required').max(64),
   platform: z.string().trim().max(64).optional(),
@@ -73,6 +75,20 @@ export function userRoutes(ctx: AppContext) {
     )
     .delete('/api/user/sub-users/:id', ({ principal, params }) => subUsers.remove(principal, params.id), { session: true })
     .get('/api/user/all', ({ query }) => users.list(validate(listQuery, query)), { session: true })
+    .patch(
+      '/api/user/:id',
+      async ({ principal, params, request }) =>
+        users.setDisabled(params.id, validate(accountStateBody, await readJson(request)).disabled, principal),
+      { session: true },
+    )
+    .delete(
+      '/api/user/:id',
+      ({ principal, params, set }) => {
+        set.status = 202;
+        return users.requestDeletion(params.id, principal);
+      },
+      { session: true },
+    )
     .get('/api/user/storage', ({ principal }) => quota.usage(principal.accountId), { session: true })
     .put(
       '/api/user/storage-limit',

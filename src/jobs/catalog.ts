@@ -35,6 +35,7 @@ export const Jobs = {
   trashDelete: defineJob('trash.delete', fileTrees),
   trashEmpty: defineJob('trash.empty', z.object({ accountId: z.string(), loginId: z.string() })),
   trashPurge: defineJob('trash.purge', none),
+  accountDelete: defineJob('account.delete', z.object({ accountId: z.string() })),
   storageDelete: defineJob('storage.delete', z.object({ keys: z.array(z.string()).min(1) })),
   uploadsSweep: defineJob('uploads.sweep', none),
   orphansScan: defineJob('orphans.scan', z.object({ graceMinutes }), { maxAttempts: 3 }),

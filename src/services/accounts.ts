@@ -178,6 +178,10 @@ export class AccountService {
       failed('invalid_credentials');
       throw unauthorized(Messages.invalidCredentials);
     }
+    if (row.disabledAt !== null) {
+      failed('account_disabled');
+      throw forbidden(Messages.accountDisabled);
+    }
     if (row.mfaEnabled) {
       if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired);
       if (!(await this.d.mfa.checkCode(row.id, input.mfaCode))) {

@@ -132,6 +132,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     intents: uploadIntents,
     disk: diskSpace,
   };
+  const trash = new TrashService({ ...fileDeps, listing: items });
   return {
     version: new VersionService(core),
     metrics,
@@ -142,7 +143,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     accounts,
     setupCode,
     quota,
-    users: new UsersService(repos.users, quota, audit, clock),
+    users: new UsersService({ clock, transactions, users: repos.users, items: repos.items, quota, audit, sessions, queue, trash }),
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit),
     clients: new ClientService(repos.users, core.presence, sessions),
     orphans: new OrphanService({
@@ -183,7 +184,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     uploadIntents,
     diskSpace,
     downloads: new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit }),
-    trash: new TrashService({ ...fileDeps, listing: items }),
+    trash,
     copy: new CopyService(fileDeps),
     fileJobs: new FileJobService(queue),
     shares,

@@ -84,6 +84,8 @@ export class SessionService {
     const row = this.d.users.authUser(claims.sub);
     const session = row ? this.d.sessions.authSession(claims.sid, claims.sub) : null;
     if (!row || !session) throw unauthorized(row && row.tokenVersion !== claims.tv ? Messages.sessionExpired : Messages.sessionRevoked);
+    // Disabling revokes every session at once; this also refuses one a sign-in started while it happened.
+    if (row.disabledAt !== null) throw unauthorized(Messages.sessionRevoked);
     if (row.tokenVersion !== claims.tv) throw unauthorized(Messages.sessionExpired);
 
     if (now - session.lastActivityAt > ACTIVITY_WRITE_INTERVAL_MS || session.ipAddress !== info.ip)

@@ -1,10 +1,16 @@
 import type { Clock } from '../clock.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { ItemsRepo } from '../db/repos/items.ts';
 import type { User, UsersRepo } from '../db/repos/users.ts';
-import { badRequest, Messages, notFound } from '../errors.ts';
+import { badRequest, conflict, forbidden, Messages, notFound } from '../errors.ts';
+import { Jobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../lib/cursor.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
 import { parsePermissions } from './principal.ts';
 import type { QuotaService } from './quota.ts';
+import type { SessionService } from './sessions.ts';
+import type { BatchRun, TrashService } from './trash.ts';
 
 export interface UserListEntry {
   id: string;
@@ -19,16 +25,36 @@ export interface UserListEntry {
   storageTotal: number | null;
   parentUserId: string | null;
   permissions: string[] | null;
+  /** The account is disabled: none of its logins may sign in (a sub-user shows its owner's state). */
+  disabled: boolean;
+  /** The admin deleted the account; its files are being removed, then it goes from the list. */
+  deletionPending: boolean;
 }
 
-/** The admin's view of every account, and per-account storage limits. */
+export interface UsersDeps {
+  clock: Clock;
+  transactions: Transactions;
+  users: UsersRepo;
+  items: ItemsRepo;
+  quota: QuotaService;
+  audit: AuditService;
+  sessions: SessionService;
+  queue: JobQueue;
+  trash: TrashService;
+}
+
+const ROOT_PAGE = 100;
+
+/** The admin's view of every account: storage limits, disabling, deleting. */
 export class UsersService {
-  constructor(
-    private readonly users: UsersRepo,
-    private readonly quota: QuotaService,
-    private readonly audit: AuditService,
-    private readonly clock: Clock,
-  ) {}
+  private readonly users: UsersRepo;
+  private readonly quota: QuotaService;
+  private readonly audit: AuditService;
+  private readonly clock: Clock;
+
+  constructor(private readonly d: UsersDeps) {
+    ({ users: this.users, quota: this.quota, audit: this.audit, clock: this.clock } = d);
+  }
 
   countLogins(): number {
     return this.users.count();
@@ -54,6 +80,8 @@ export class UsersService {
         storageTotal: usage.total,
         parentUserId: r.parentUserId,
         permissions: r.parentUserId ? [...parsePermissions(r.permissions)] : null,
+        disabled: owner.disabledAt !== null,
+        deletionPending: owner.deletionRequestedAt !== null,
       });
       users.push(entry(owner), ...this.users.subUsersOf(owner.id).map(entry));
     }
@@ -76,5 +104,86 @@ export class UsersService {
         details: { storageLimit },
       });
     return { storageLimit };
+  }
+
+  /** An account the admin may disable or delete: an owner that is not the first admin. */
+  private manageable(targetUserId: string): User {
+    const row = this.users.byId(targetUserId);
+    if (!row) throw notFound(Messages.userNotFound);
+    if (row.parentUserId) throw badRequest(Messages.subUserOfAccount);
+    if (row.isAdmin) throw forbidden(Messages.firstAdminProtected);
+    return row;
+  }
+
+  /** Signs every login of the account out at once (their token versions move on). */
+  private revokeAll(ownerId: string): void {
+    for (const loginId of this.users.loginIdsOfAccount(ownerId)) this.d.sessions.invalidateAll(loginId);
+  }
+
+  /** Disables (every session of the account ends at once) or enables an account; the same state again changes nothing. */
+  setDisabled(targetUserId: string, disabled: boolean, by: Actor): { id: string; email: string; disabled: boolean } {
+    const row = this.manageable(targetUserId);
+    if (row.deletionRequestedAt !== null) throw conflict(Messages.accountBeingDeleted);
+    const was = row.disabledAt !== null;
+    if (was !== disabled) {
+      const now = this.clock.now();
+      this.d.transactions.immediate(() => this.users.setAccountDisabled(row.id, disabled ? now : null, now));
+      if (disabled) this.revokeAll(row.id);
+      this.audit.record({
+        action: disabled ? AuditActions.userDisable : AuditActions.userEnable,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: row.id,
+        details: { email: row.email },
+      });
+    }
+    return { id: row.id, email: row.email, disabled };
+  }
+
+  /**
+   * Deletes an account: disabled and signed out at once, then a job moves its files to the trash and
+   * purges them (freeing the usage and the objects) and removes its logins. The audit trail stays.
+   */
+  requestDeletion(targetUserId: string, by: Actor): { message: string; queued: true; jobId: string } {
+    const row = this.manageable(targetUserId);
+    const now = this.clock.now();
+    const jobId = this.d.transactions.immediate(() => {
+      this.users.setAccountDisabled(row.id, row.disabledAt ?? now, now);
+      this.users.markForDeletion(row.id, row.deletionRequestedAt ?? now);
+      // Asking again queues another run (after a failed one, say): the job is safe to run twice.
+      return this.d.queue.insert(Jobs.accountDelete, { accountId: row.id });
+    });
+    this.revokeAll(row.id);
+    this.audit.record({
+      action: AuditActions.userDelete,
+      ...actorFields(by),
+      targetType: 'user',
+      targetId: row.id,
+      details: { email: row.email },
+    });
+    return { message: `Deleting account ${row.email}`, queued: true, jobId };
+  }
+
+  /** Job body of `account.delete`: trash every root item, purge the trash, delete the rows; safe to run again. */
+  purgeAccount(accountId: string, run: BatchRun = {}): { removed: boolean } {
+    const row = this.users.byId(accountId);
+    if (!row || row.deletionRequestedAt === null) return { removed: false };
+    for (;;) {
+      const roots = this.d.items.liveRootIds(accountId, ROOT_PAGE);
+      if (roots.length === 0) break;
+      this.d.trash.trashTrees(accountId, accountId, roots, run);
+    }
+    this.d.trash.emptyTrash(accountId, run);
+    const logins = this.users.loginIdsOfAccount(accountId);
+    const removed = this.users.deleteAccount(accountId);
+    for (const loginId of logins) this.d.sessions.forgetLogin(loginId);
+    this.audit.record({
+      action: AuditActions.userDeleted,
+      actor: 'system',
+      targetType: 'user',
+      targetId: accountId,
+      details: { email: row.email },
+    });
+    return { removed };
   }
 }

@@ -27,6 +27,7 @@ const MATRIX: Row[] = [
   ['GET', () => '/api/user/all', undefined, adminOnly],
   ['PUT', () => '/api/user/storage-limit', () => ({ targetUserId: target, storageLimit: 10 ** 12 }), adminOnly],
   ['GET', () => '/api/user/active-clients', undefined, adminOnly],
+  ['PATCH', () => `/api/user/${target}`, () => ({ disabled: false }), adminOnly],
   ['POST', () => '/api/user/signup-toggle', () => ({ enabled: false }), adminOnly],
   ['GET', () => '/api/user/docserver-config', undefined, adminOnly],
   ['PUT', () => '/api/user/docserver-config', () => ({ url: null, jwtSecret: null }), adminOnly],

@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
+import { blobFiles, folder, rowCount, upload } from '../helpers/files.ts';
 
 let t: TestServer;
 let adminLogin: seed.SeededLogin;
@@ -210,5 +211,135 @@ describe('desktop clients', () => {
     const sessionId = (await json(await o.client.get('/api/sessions?refreshIp=true'))).sessions[0];
     expect(sessionId.is_online).toBe(true);
     expect((await o.client.post('/api/user/client-heartbeat', {})).status).toBe(422);
+  });
+});
+
+describe('admin: disabling and deleting accounts', () => {
+  let s: TestServer;
+  let admin: seed.SeededLogin;
+  beforeAll(async () => {
+    s = await startTestServer({ startWorker: false });
+    admin = await seed.admin(s);
+  });
+  afterAll(() => s.stop());
+
+  const entry = async (id: string) => (await json(await admin.client.get('/api/user/all?limit=100'))).users.find((u: any) => u.id === id);
+
+  test('disable ends every session of the account at once and refuses sign-in; enable lets it back in', async () => {
+    const o = await seed.owner(s);
+    const sub = await seed.subUser(s, o, ['files.download']);
+    let res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ id: o.id, email: o.email, disabled: true });
+    for (const c of [o.client, sub.client]) expect((await c.get('/api/profile')).status).toBe(401);
+    for (const who of [o, sub]) {
+      res = await s.client().post('/api/login', { email: who.email, password: who.password });
+      expect(res.status).toBe(403);
+      expect(await json(res)).toEqual({ message: 'This account is disabled: ask the administrator' });
+      // A wrong password still says only that: a disabled account is not revealed to a guesser.
+      expect(await json(await s.client().post('/api/login', { email: who.email, password: 'not the password' }))).toEqual(
+        errors.invalidCredentials,
+      );
+    }
+    expect(await entry(o.id)).toMatchObject({ disabled: true, deletionPending: false });
+    expect(await entry(sub.id)).toMatchObject({ disabled: true });
+
+    // The same state again changes nothing and records nothing.
+    expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+    res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: false });
+    expect(await json(res)).toEqual({ id: o.id, email: o.email, disabled: false });
+    expect((await seed.login(s, o.email)).cookies.size).toBe(1);
+    expect((await seed.login(s, sub.email)).cookies.size).toBe(1);
+    await s.server.ctx.services.audit.flush();
+    const actions = s.server.ctx.services.audit
+      .list({ action: 'user' })
+      .filter((e) => e.targetId === o.id)
+      .map((e) => e.action);
+    expect(actions.filter((a) => a === 'user.disable')).toHaveLength(1);
+    expect(actions.filter((a) => a === 'user.enable')).toHaveLength(1);
+  });
+
+  test('delete: sessions end at once; a job trashes and purges every file, frees the objects, removes the logins and keeps the audit trail', async () => {
+    const o = await seed.owner(s);
+    const sub = await seed.subUser(s, o, ['files.download']);
+    const dir = await folder(o.client, 'Photos');
+    const inDir = await upload(o.client, 'a.jpg', 'a'.repeat(5000), { parentId: dir.id });
+    await upload(o.client, 'b.txt', 'bbbb');
+    const trashed = await upload(o.client, 'c.txt', 'c'.repeat(300));
+    await o.client.post('/api/files/delete', { ids: [trashed.id] });
+    const links = (await json(await o.client.post('/api/files/share', { ids: [inDir.id], shared: true }))).links;
+    const shareUrl = new URL(links[inDir.id]).pathname;
+    expect((await s.client().get(shareUrl)).status).toBe(200);
+    const objectsBefore = blobFiles(s.dataDir).objects.length;
+    expect(rowCount(s, 'account_id = ?', o.id)).toBe(4);
+
+    const res = await admin.client.delete(`/api/user/${o.id}`);
+    expect(res.status).toBe(202);
+    const body = await json(res);
+    expect(body).toMatchObject({ message: `Deleting account ${o.email}`, queued: true });
+    expect(typeof body.jobId).toBe('string');
+    for (const c of [o.client, sub.client]) expect((await c.get('/api/profile')).status).toBe(401);
+    expect((await s.client().post('/api/login', { email: o.email, password: o.password })).status).toBe(403);
+    expect(await entry(o.id)).toMatchObject({ disabled: true, deletionPending: true });
+    // Being deleted: it cannot be enabled meanwhile.
+    expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: false })).status).toBe(409);
+
+    await s.server.worker.drain();
+    expect(s.server.ctx.services.accounts.findById(o.id)).toBeNull();
+    expect(s.server.ctx.services.accounts.findById(sub.id)).toBeNull();
+    expect(rowCount(s, 'account_id = ?', o.id)).toBe(0);
+    expect(blobFiles(s.dataDir).objects.length).toBe(objectsBefore - 3);
+    expect((await s.client().get(shareUrl)).status).toBe(404);
+    expect(await entry(o.id)).toBeUndefined();
+    await s.server.ctx.services.audit.flush();
+    expect(s.server.ctx.services.audit.list({ user: o.id, limit: 1000 }).map((e) => e.action)).toContain('file.upload');
+    const about = s.server.ctx.services.audit.list({ action: 'user' }).filter((e) => e.targetId === o.id);
+    expect(about.map((e) => [e.action, e.actor])).toEqual([
+      ['user.deleted', 'system'],
+      ['user.delete', 'login'],
+    ]);
+    // The address is free again.
+    expect((await s.server.ctx.services.accounts.createLogin({ email: o.email, password: 'another password', name: 'New' })).id).not.toBe(
+      o.id,
+    );
+  });
+
+  test("the first admin is untouchable; sub-user targets are the owner's business; unknown ids are 404; bad bodies 422", async () => {
+    for (const res of [
+      await admin.client.send('PATCH', `/api/user/${admin.id}`, { disabled: true }),
+      await admin.client.delete(`/api/user/${admin.id}`),
+    ]) {
+      expect(res.status).toBe(403);
+      expect(await json(res)).toEqual({ message: 'The first admin cannot be disabled or deleted' });
+    }
+    expect(s.server.ctx.services.accounts.findById(admin.id)!.disabledAt).toBeNull();
+    const o = await seed.owner(s);
+    const sub = await seed.subUser(s, o, []);
+    expect((await admin.client.send('PATCH', `/api/user/${sub.id}`, { disabled: true })).status).toBe(400);
+    expect((await admin.client.delete(`/api/user/${sub.id}`)).status).toBe(400);
+    expect((await admin.client.send('PATCH', '/api/user/no-such-user', { disabled: true })).status).toBe(404);
+    expect((await admin.client.delete('/api/user/no-such-user')).status).toBe(404);
+    const bad = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: 'yes' });
+    expect(bad.status).toBe(422);
+    expect((await json(bad)).details[0].field).toBe('disabled');
+  });
+
+  test('owners and sub-users get 403 for any id, existing or not; nothing changes', async () => {
+    const o = await seed.owner(s);
+    const other = await seed.owner(s);
+    const sub = await seed.subUser(s, o, ['files.download', 'files.upload', 'files.edit', 'files.share', 'files.delete', 'files.trash']);
+    for (const who of [o, sub]) {
+      for (const target of [other.id, o.id, admin.id, 'no-such-user']) {
+        for (const res of [
+          await who.client.send('PATCH', `/api/user/${target}`, { disabled: true }),
+          await who.client.delete(`/api/user/${target}`),
+        ]) {
+          expect(res.status).toBe(403);
+          expect(await json(res)).toEqual(errors.adminOnly);
+        }
+      }
+    }
+    expect(s.server.ctx.services.accounts.findById(other.id)!.disabledAt).toBeNull();
+    expect((await other.client.get('/api/profile')).status).toBe(200);
   });
 });

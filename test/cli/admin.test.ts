@@ -31,6 +31,11 @@ describe('--help everywhere', () => {
     'users reset-password',
     'users reset-mfa',
     'users set-limit',
+    'users disable',
+    'users enable',
+    'users delete',
+    'setup-code',
+    'init',
     'settings get',
     'settings set',
     'orphans scan',
@@ -118,6 +123,47 @@ describe('coffer users, beside the running server', () => {
     const bad = await cli(['users', 'set-limit', o.email, 'lots']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('not a size');
+  });
+});
+
+describe('coffer users disable, enable and delete, beside the running server', () => {
+  test('disable signs the account out at once and refuses sign-in; enable lets it back in', async () => {
+    const o = await seed.owner(t);
+    let r = await cli(['users', 'disable', o.email, '--json']);
+    expect(r.code).toBe(0);
+    expect(parseJson(r)).toEqual({ id: o.id, email: o.email, disabled: true });
+    expect((await o.client.get('/api/profile')).status).toBe(401);
+    expect((await t.client().post('/api/login', { email: o.email, password: o.password })).status).toBe(403);
+    expect((await cli(['users', 'list'])).stdout).toMatch(new RegExp(`${o.email.replace(/[.]/g, '\\.')}\\s+Owner\\s+owner\\s+disabled`));
+    r = await cli(['users', 'enable', o.email]);
+    expect(r.stdout).toContain(`${o.email} enabled`);
+    expect((await seed.login(t, o.email)).cookies.size).toBe(1);
+  });
+
+  test('delete asks for the email again; a mismatch or no terminal deletes nothing; the server then removes the account', async () => {
+    const o = await seed.owner(t);
+    await storeFile(t.server.ctx, o.id, { size: 2000 });
+    let r = await cli(['users', 'delete', o.email]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('pass --confirm');
+    r = await cli(['users', 'delete', o.email, '--confirm', 'someone-else@example.test']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('does not match; nothing was deleted');
+    expect(t.server.ctx.services.accounts.findById(o.id)!.disabledAt).toBeNull();
+
+    r = await cli(['users', 'delete', o.email, '--confirm', o.email.toUpperCase(), '--json']);
+    expect(r.code).toBe(0);
+    expect(parseJson(r)).toMatchObject({ id: o.id, email: o.email, queued: true });
+    expect((await o.client.get('/api/profile')).status).toBe(401);
+    const deadline = Date.now() + 10_000;
+    while (t.server.ctx.services.accounts.findById(o.id) && Date.now() < deadline) await Bun.sleep(50);
+    expect(t.server.ctx.services.accounts.findById(o.id)).toBeNull();
+
+    r = await cli(['users', 'delete', admin.email, '--confirm', admin.email]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('The first admin cannot be disabled or deleted');
+    r = await cli(['users', 'disable', admin.email]);
+    expect(r.code).toBe(1);
   });
 });
 

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { BACKEND_VERSION } from '../../src/services/version.ts';
-import { acquireBrowser, eventually, expectAccessible, openContext, releaseBrowser, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  eventually,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -91,6 +100,67 @@ describe('admin console', () => {
     await owner.page.getByRole('row', { name: /^fits-now\.bin,/ }).waitFor();
     expect([...errors, ...owner.errors]).toEqual([]);
     await owner.context.close();
+    await context.close();
+  });
+
+  test('users: disable signs an account out and shows it; enable; delete asks for the email and removes the account and its files', async () => {
+    const o = await seed.owner(t, seed.uniqueEmail('leaving'));
+    await upload(o.client, 'keep-me.bin', Buffer.alloc(20_000, 3));
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    const openAccount = async () => {
+      await page.goto('/admin/users');
+      const accounts = page.getByRole('list', { name: 'Accounts' });
+      await accounts.getByText(admin.email).waitFor();
+      while ((await accounts.getByText(o.email).count()) === 0) await button(page, 'Load more accounts').click();
+      return accounts.getByRole('listitem').filter({ hasText: o.email }).first();
+    };
+    let entry = await openAccount();
+    // The first admin has neither button.
+    expect(await page.getByRole('button', { name: `Disable ${admin.email}` }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: `Delete ${admin.email}` }).count()).toBe(0);
+
+    await entry.getByRole('button', { name: `Disable ${o.email}` }).click();
+    const confirm = page.getByRole('dialog', { name: `Disable ${o.email}?` });
+    await confirm.getByText('signed out at once').waitFor();
+    await confirm.getByRole('button', { name: 'Disable' }).click();
+    await entry.getByText('Disabled', { exact: true }).waitFor();
+    expect((await o.client.get('/api/profile')).status).toBe(401);
+    await expectAccessible(page, 'admin users with a disabled account');
+    for (const [name, opts] of [
+      ['light-desktop', {}],
+      ['dark-desktop', { dark: true }],
+      ['light-phone', { viewport: PHONE, touch: true }],
+    ] as const) {
+      const shot = await signedInContext(browser, t.url, admin, opts);
+      await shot.page.goto('/admin/users');
+      const list = shot.page.getByRole('list', { name: 'Accounts' });
+      await list.getByText(admin.email).waitFor();
+      while ((await list.getByText(o.email).count()) === 0) await shot.page.getByRole('button', { name: 'Load more accounts' }).click();
+      await list.getByText(o.email).scrollIntoViewIfNeeded();
+      await screenshot(shot.page, `admin-users-disabled-${name}`);
+      await shot.context.close();
+    }
+
+    await entry.getByRole('button', { name: `Enable ${o.email}` }).click();
+    await entry.getByRole('button', { name: `Disable ${o.email}` }).waitFor();
+    expect(await entry.getByText('Disabled', { exact: true }).count()).toBe(0);
+    const again = await seed.login(t, o.email);
+
+    await entry.getByRole('button', { name: `Delete ${o.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Delete ${o.email}?` });
+    await dialog.getByLabel(/to delete the account/).fill('someone@example.test');
+    await dialog.getByRole('button', { name: 'Delete account' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'does not match' }).waitFor();
+    expect(ctx().services.accounts.findById(o.id)!.deletionRequestedAt).toBeNull();
+    await dialog.getByLabel(/to delete the account/).fill(o.email);
+    await dialog.getByRole('button', { name: 'Delete account' }).click();
+    await page.getByText(`Deleting ${o.email}`).waitFor();
+    expect((await again.get('/api/profile')).status).toBe(401);
+    await eventually(() => expect(ctx().services.accounts.findById(o.id)).toBeNull(), 10_000);
+    entry = await page.goto('/admin/users').then(() => page.getByRole('list', { name: 'Accounts' }));
+    await entry.getByText(admin.email).waitFor();
+    expect(await page.getByText(o.email).count()).toBe(0);
+    expect(errors).toEqual([]);
     await context.close();
   });
 

@@ -5,8 +5,8 @@ import { api } from '../app/api.ts';
 import type { UserEntry } from '../app/api-types.ts';
 import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
-import { toast } from '../app/toasts.ts';
-import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { toast, toastError } from '../app/toasts.ts';
+import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -77,6 +77,7 @@ function Person({ u, admin }: { u: UserEntry; admin?: boolean }) {
       <span class="entry-title">
         {u.name || u.email}
         {admin && <span class="pill accent">Administrator</span>}
+        {u.deletionPending ? <span class="pill warn">Being deleted</span> : u.disabled && <span class="pill warn">Disabled</span>}
         <span class={`pill ${u.mfaEnabled ? 'ok' : ''}`}>Two-factor {u.mfaEnabled ? 'on' : 'off'}</span>
       </span>
       <span class="muted small">
@@ -132,6 +133,47 @@ export function Users() {
     await load(null, true);
   };
 
+  const setDisabled = async (u: UserEntry, disabled: boolean) => {
+    if (
+      disabled &&
+      !(await confirmDialog({
+        title: `Disable ${u.email}?`,
+        message: 'The account and its sub-users are signed out at once and cannot sign in until you enable it again. Their files are kept.',
+        confirm: 'Disable',
+        danger: true,
+      }))
+    )
+      return;
+    try {
+      await api(`/api/user/${encodeURIComponent(u.id)}`, { method: 'PATCH', body: { disabled } });
+      toast(`${u.email} ${disabled ? 'disabled' : 'enabled'}`);
+      await load(null, true);
+    } catch (err) {
+      toastError(err);
+    }
+  };
+
+  const remove = async (u: UserEntry) => {
+    const typed = await promptDialog({
+      title: `Delete ${u.email}?`,
+      label: `Type ${u.email} to delete the account, its sub-users and all of its files (${formatSize(u.storageUsed)}). This cannot be undone.`,
+      confirm: 'Delete account',
+      maxLength: 254,
+      validate: (v) => (v.trim().toLowerCase() === u.email.toLowerCase() ? null : 'The email typed does not match the account.'),
+      submit: async () => {
+        try {
+          await api(`/api/user/${encodeURIComponent(u.id)}`, { method: 'DELETE' });
+          return null;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      },
+    });
+    if (typed === undefined) return;
+    toast(`Deleting ${u.email}: its files are being removed`);
+    await load(null, true);
+  };
+
   const owners = (users ?? []).filter((u) => u.parentUserId === null);
   return (
     <Section title="Users" intro="Every account on this Coffer, each followed by its sub-users, who share its storage and limit.">
@@ -157,6 +199,21 @@ export function Users() {
                     <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => setLimit(o)}>
                       Storage limit
                     </button>
+                    {n > 0 && !o.deletionPending && (
+                      <>
+                        <button
+                          type="button"
+                          class="button small"
+                          aria-label={`${o.disabled ? 'Enable' : 'Disable'} ${o.email}`}
+                          onClick={() => setDisabled(o, !o.disabled)}
+                        >
+                          {o.disabled ? 'Enable' : 'Disable'}
+                        </button>
+                        <button type="button" class="button small danger" aria-label={`Delete ${o.email}`} onClick={() => remove(o)}>
+                          Delete…
+                        </button>
+                      </>
+                    )}
                   </div>
                 </div>
                 {subs.length > 0 && (
@@ -186,7 +243,8 @@ export function Users() {
       {users && (
         <p class="muted small">
           {owners.length} account{owners.length === 1 ? '' : 's'} shown{cursor ? '; more to load' : ''}. From a terminal:{' '}
-          <code>coffer users list</code>, <code>coffer users set-limit &lt;email&gt; 50G</code>.
+          <code>coffer users list</code>, <code>coffer users set-limit &lt;email&gt; 50G</code>,{' '}
+          <code>coffer users disable &lt;email&gt;</code>, <code>coffer users delete &lt;email&gt;</code>.
         </p>
       )}
     </Section>

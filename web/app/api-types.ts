@@ -154,6 +154,10 @@ export interface UserEntry {
   storageTotal: number | null;
   parentUserId: string | null;
   permissions: string[] | null;
+  /** The account is disabled: none of its logins may sign in. */
+  disabled: boolean;
+  /** The account is being deleted (its files first). */
+  deletionPending: boolean;
 }
 
 export interface OrphanReport {

@@ -132,6 +132,7 @@ function PromptForm(props: {
   value: string;
   confirm: string;
   selectEnd?: number;
+  maxLength?: number;
   close: (v?: string) => void;
   validate?: (v: string) => string | null;
   submit?: (v: string) => Promise<string | null>;
@@ -170,7 +171,7 @@ function PromptForm(props: {
             onInput={(e) => setValue(e.currentTarget.value)}
             aria-invalid={error ? 'true' : undefined}
             aria-describedby={error ? errId : undefined}
-            maxLength={100}
+            maxLength={props.maxLength ?? 100}
             required
           />
         </label>
@@ -192,6 +193,7 @@ export function promptDialog(opts: {
   value?: string;
   confirm: string;
   selectEnd?: number;
+  maxLength?: number;
   validate?: (v: string) => string | null;
   submit?: (v: string) => Promise<string | null>;
 }): Promise<string | undefined> {
@@ -202,6 +204,7 @@ export function promptDialog(opts: {
         value={opts.value ?? ''}
         confirm={opts.confirm}
         selectEnd={opts.selectEnd}
+        maxLength={opts.maxLength}
         close={close}
         validate={opts.validate}
         submit={opts.submit}

@@ -443,6 +443,16 @@ export class ItemsRepo {
       .all(rootId, limit);
   }
 
+  /** Live items at an account's root, a page at a time (deleting the account). */
+  liveRootIds(accountId: string, limit: number): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string, number]>(
+        'SELECT id FROM items WHERE account_id = ? AND parent_id IS NULL AND deleted_at IS NULL LIMIT ?',
+      )
+      .all(accountId, limit)
+      .map((r) => r.id);
+  }
+
   /** Trash roots of an account, a page at a time (emptying the trash). */
   trashRootIds(accountId: string, limit: number): string[] {
     return this.sqlite

@@ -6,13 +6,13 @@ import { selectList, toBoolean, changesOf } from '../select.ts';
 /** A login (owner or sub-user) as the schema describes it. */
 export type User = typeof users.$inferSelect;
 /** What every request reads of its login: one primary-key lookup. */
-export type AuthUser = Pick<User, 'id' | 'email' | 'name' | 'isAdmin' | 'parentUserId' | 'permissions' | 'tokenVersion'>;
+export type AuthUser = Pick<User, 'id' | 'email' | 'name' | 'isAdmin' | 'parentUserId' | 'permissions' | 'tokenVersion' | 'disabledAt'>;
 export type NewUser = Pick<
   User,
   'id' | 'email' | 'emailKey' | 'name' | 'passwordHash' | 'isAdmin' | 'parentUserId' | 'permissions' | 'createdAt'
 >;
 
-const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion']);
+const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion', 'disabledAt']);
 const USER = selectList(users, Object.keys(getTableColumns(users)) as Array<keyof User>);
 
 function user(row: User | null): User | null {
@@ -167,6 +167,28 @@ export class UsersRepo {
           .run(),
       ) > 0
     );
+  }
+
+  /** Disables (a time) or enables (null) an owner and every sub-user of it together. */
+  setAccountDisabled(ownerId: string, at: number | null, now: number): void {
+    this.db.$client.query('UPDATE users SET disabled_at = ?1, updated_at = ?2 WHERE id = ?3 OR parent_user_id = ?3').run(at, now, ownerId);
+  }
+
+  markForDeletion(ownerId: string, at: number): void {
+    this.db.update(users).set({ deletionRequestedAt: at, updatedAt: at }).where(eq(users.id, ownerId)).run();
+  }
+
+  /** The owner's id and its sub-users' ids. */
+  loginIdsOfAccount(ownerId: string): string[] {
+    return this.db.$client
+      .query<{ id: string }, [string]>('SELECT id FROM users WHERE id = ?1 OR parent_user_id = ?1')
+      .all(ownerId)
+      .map((r) => r.id);
+  }
+
+  /** Deletes an owner's row; its sub-users, sessions and share links go with it (foreign keys). */
+  deleteAccount(ownerId: string): boolean {
+    return this.db.$client.query('DELETE FROM users WHERE id = ? AND parent_user_id IS NULL').run(ownerId).changes > 0;
   }
 
   /** Deletes a sub-user (its sessions go with it); its email, or null when there was none. */

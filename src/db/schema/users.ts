@@ -31,6 +31,10 @@ export const users = sqliteTable(
     storageUsed: integer('storage_used').notNull().default(0),
     // Owners only: NULL means the instance default.
     storageLimit: integer('storage_limit'),
+    // Set on an owner and its sub-users together: none of them may sign in, and their sessions were revoked.
+    disabledAt: integer('disabled_at'),
+    // Owners only: the admin deleted the account; a job is removing its files, then the rows.
+    deletionRequestedAt: integer('deletion_requested_at'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

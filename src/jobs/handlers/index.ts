@@ -60,6 +60,10 @@ function jobHandlers(ctx: AppContext): Handlers {
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
         trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
       ),
+    accountDelete: (p, run) => ({
+      ...ctx.services.users.purgeAccount(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
+      count: run.totalProgress(),
+    }),
     trashPurge: (_p, run) => {
       trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
       return { count: run.totalProgress() };
