@@ -37,7 +37,7 @@ export interface AppOptions {
 /** Builds the HTTP app: the shared conventions, then one plugin per area. Never listens. */
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
-  const limits = createLimits(ctx.clock, ctx.config.generalRateLimit);
+  const limits = createLimits(ctx.clock, ctx.config.rateLimits);
   return new Elysia()
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
     .use(shareDomainPlugin(ctx))

@@ -18,8 +18,8 @@ export interface Config {
   queueMetricsIntervalSeconds: number;
   updateFeedUrl: string | null;
   workerConcurrency: number;
-  /** General rate limit per 15 minutes (SPEC: 10000); raised for load benchmarks. */
-  generalRateLimit: number;
+  /** Requests each rate limiter allows per window (SPEC "Limits" by default); the windows are SPEC's. */
+  rateLimits: RateLimits;
   /** Seconds a connection may send and receive nothing before it is closed (idle keep-alive, stalled upload). */
   idleTimeoutSeconds: number;
   /** Requests one client address may have in progress at once; 0 = no cap. */
@@ -27,6 +27,23 @@ export interface Config {
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
 }
+
+export interface RateLimits {
+  general: number;
+  auth: number;
+  upload: number;
+  mfa: number;
+  backupCodes: number;
+}
+
+/** Each limiter's variable and SPEC's default; the README's table names the same. */
+const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: number]> = {
+  general: ['COFFER_GENERAL_RATE_LIMIT', 10_000],
+  auth: ['COFFER_AUTH_RATE_LIMIT', 25],
+  upload: ['COFFER_UPLOAD_RATE_LIMIT', 20_000],
+  mfa: ['COFFER_MFA_RATE_LIMIT', 5],
+  backupCodes: ['COFFER_BACKUP_CODES_RATE_LIMIT', 3],
+};
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
 export interface ConfigFlags {
@@ -56,6 +73,11 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   UPDATE_FEED_URL                 update feed proxied by /api/version/latest
   COFFER_WORKER_CONCURRENCY       background jobs run at once (default 2)
   COFFER_GENERAL_RATE_LIMIT       general requests per 15 minutes per login or IP (default 10000)
+  COFFER_AUTH_RATE_LIMIT          sign-up, sign-in and password-change attempts per 15 minutes per IP and
+                                  email (default 25)
+  COFFER_UPLOAD_RATE_LIMIT        uploads (and upload checks) per 30 minutes per login (default 20000)
+  COFFER_MFA_RATE_LIMIT           two-factor verify or disable attempts per minute per IP and login (default 5)
+  COFFER_BACKUP_CODES_RATE_LIMIT  backup-code regenerations per 10 minutes per IP and login (default 3)
   COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
                                   download (default 30, at most 255; event streams are exempt)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
@@ -127,7 +149,12 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     queueMetricsIntervalSeconds: integer('QUEUE_METRICS_INTERVAL_SECONDS', env.QUEUE_METRICS_INTERVAL_SECONDS, 60, 1, 86400),
     updateFeedUrl: feed,
     workerConcurrency: integer('COFFER_WORKER_CONCURRENCY', env.COFFER_WORKER_CONCURRENCY, 2, 1, 64),
-    generalRateLimit: integer('COFFER_GENERAL_RATE_LIMIT', env.COFFER_GENERAL_RATE_LIMIT, 10_000, 1, 1_000_000_000),
+    rateLimits: Object.fromEntries(
+      Object.entries(RATE_LIMIT_VARS).map(([name, [variable, fallback]]) => [
+        name,
+        integer(variable, env[variable], fallback, 1, 1_000_000_000),
+      ]),
+    ) as unknown as RateLimits,
     // The runtime's own limit is 255 seconds.
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),

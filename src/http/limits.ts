@@ -1,10 +1,11 @@
 import type { Clock } from '../clock.ts';
+import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from './rate-limit.ts';
 
 const MINUTE = 60_000;
 
-/** The limiters of SPEC "Limits", one instance per app. */
+/** The limiters of SPEC "Limits", one instance per app; how many each allows is configured (SPEC's by default). */
 export interface Limits {
   general: FixedWindowLimiter;
   auth: FixedWindowLimiter;
@@ -15,13 +16,13 @@ export interface Limits {
 
 export type LimiterName = keyof Limits;
 
-export function createLimits(clock: Clock, generalLimit = 10_000): Limits {
+export function createLimits(clock: Clock, counts: RateLimits): Limits {
   return {
-    general: new FixedWindowLimiter(generalLimit, 15 * MINUTE, clock),
-    auth: new FixedWindowLimiter(25, 15 * MINUTE, clock),
-    upload: new FixedWindowLimiter(20_000, 30 * MINUTE, clock),
-    mfa: new FixedWindowLimiter(5, MINUTE, clock),
-    backupCodes: new FixedWindowLimiter(3, 10 * MINUTE, clock),
+    general: new FixedWindowLimiter(counts.general, 15 * MINUTE, clock),
+    auth: new FixedWindowLimiter(counts.auth, 15 * MINUTE, clock),
+    upload: new FixedWindowLimiter(counts.upload, 30 * MINUTE, clock),
+    mfa: new FixedWindowLimiter(counts.mfa, MINUTE, clock),
+    backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
   };
 }
 
