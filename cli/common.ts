@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../src/config.ts';
+import { ConfigError, loadConfig, withConfigFile, type Config, type ConfigFlags } from '../src/config.ts';
 import { StartupError } from '../src/data-dir.ts';
 import { openContext, type AppContext } from '../src/context.ts';
 import { AppError } from '../src/errors.ts';
@@ -18,7 +18,7 @@ export const EXIT_CODES_HELP = `Exit codes: 0 success; 1 a problem you can fix (
 3 the command finished but found something that needs attention.`;
 
 export function addDataDirOption(cmd: Command): Command {
-  return cmd.option('-d, --data-dir <dir>', 'data directory (env COFFER_DATA_DIR, default ./data)');
+  return cmd.option('-d, --data-dir <dir>', 'data directory (env COFFER_DATA_DIR, or from the configuration file; default ./data)');
 }
 
 /** `--data-dir` and `--json`, which every admin command takes. */
@@ -26,8 +26,9 @@ export function adminCommand(cmd: Command): Command {
   return addDataDirOption(cmd).option('--json', 'print machine-readable JSON on stdout').addHelpText('after', `\n${EXIT_CODES_HELP}`);
 }
 
+/** Flags, then the environment, then the configuration file (COFFER_CONFIG or /etc/coffer/coffer.env), then defaults. */
 export function configFrom(flags: ConfigFlags): Config {
-  return loadConfig(flags, process.env);
+  return loadConfig(flags, withConfigFile(process.env));
 }
 
 /** Opens an existing data dir beside a possibly running server (no worker, no lock), runs fn, closes. */

@@ -23,7 +23,8 @@ export function buildProgram(): Command {
       'after',
       `
 Admin commands open the data directory directly and are safe while the server runs.
-Each takes --data-dir (or COFFER_DATA_DIR) and --json.
+Each takes --data-dir (or COFFER_DATA_DIR) and --json. Every command also reads the service's configuration
+file, /etc/coffer/coffer.env (or the file COFFER_CONFIG names), under its flags and environment.
 ${EXIT_CODES_HELP}`,
     );
   registerServe(program);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseSize } from './lib/size.ts';
 
@@ -57,7 +58,9 @@ export interface ConfigFlags {
 export class ConfigError extends Error {}
 
 /** Every environment variable Coffer reads, for --help. */
-export const ENVIRONMENT_HELP = `Environment (flags win over environment, environment over defaults):
+export const ENVIRONMENT_HELP = `Environment (flags win over environment, environment over the configuration file, that over defaults):
+  COFFER_CONFIG                   configuration file of VAR=value lines, read by every command (default
+                                  /etc/coffer/coffer.env when it exists, as install.sh writes it)
   PORT                            port to listen on (default 3000)
   HOST                            address to bind (default 0.0.0.0)
   COFFER_DATA_DIR                 data directory (default ./data)
@@ -86,6 +89,46 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   (default 512M)`;
 
 type Env = Record<string, string | undefined>;
+
+/** Where install.sh writes the service's configuration; every command reads it too. */
+const DEFAULT_CONFIG_FILE = '/etc/coffer/coffer.env';
+
+/** A systemd EnvironmentFile: VAR=value lines, `#` comments, values optionally in single or double quotes. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!m) continue;
+    let value = m[2]!;
+    const quoted = /^(["'])(.*)\1$/.exec(value);
+    if (quoted) value = quoted[1] === '"' ? quoted[2]!.replace(/\\(["\\])/g, '$1') : quoted[2]!;
+    out[m[1]!] = value;
+  }
+  return out;
+}
+
+/**
+ * The environment with the configuration file's values under it: `COFFER_CONFIG` names the file (it must
+ * exist), else /etc/coffer/coffer.env is read when it exists. The process's own variables win, so
+ * `sudo -u coffer coffer users list` finds the service's data directory and keys without flags.
+ */
+export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env {
+  const named = env.COFFER_CONFIG?.trim();
+  const file = named || defaultFile;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!named && code === 'ENOENT') return env;
+    throw new ConfigError(
+      `cannot read the configuration file ${file} (${code ?? err})${named ? ' named by COFFER_CONFIG' : ''}: run as the service's user (sudo -u coffer coffer …) or set COFFER_CONFIG`,
+    );
+  }
+  return { ...parseEnvFile(text), ...env };
+}
 
 function pick(flag: string | number | undefined, envValue: string | undefined): string | undefined {
   if (flag !== undefined && flag !== '') return String(flag);

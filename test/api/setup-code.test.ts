@@ -63,7 +63,7 @@ describe('the first sign-up on a server reachable beyond loopback', () => {
     const dataDir = tempDir();
     dirs.push(dataDir);
     const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '0.0.0.0', '--data-dir', dataDir], {
-      env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent' },
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
       stdout: 'pipe',
       stderr: 'pipe',
     });

@@ -167,6 +167,26 @@ describe('coffer users disable, enable and delete, beside the running server', (
   });
 });
 
+describe("the service's configuration file", () => {
+  test('every command reads it: users list needs no --data-dir; the environment and flags still win', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const file = path.join(dir, 'coffer.env');
+    fs.writeFileSync(file, `# as install.sh writes it\nPORT=3000\nHOST=0.0.0.0\nCOFFER_DATA_DIR=${t.dataDir}\nLOG_LEVEL=info\n`);
+    const r = await runCli(['users', 'list', '--json'], { env: { COFFER_CONFIG: file } });
+    expect(r.code).toBe(0);
+    expect(parseJson(r).users.map((u: { email: string }) => u.email)).toContain(admin.email);
+    const elsewhere = path.join(dir, 'elsewhere');
+    let other = await runCli(['users', 'list'], { env: { COFFER_CONFIG: file, COFFER_DATA_DIR: elsewhere } });
+    expect(other.stderr).toContain(`data directory ${elsewhere} does not exist`);
+    other = await runCli(['users', 'list', '--data-dir', elsewhere], { env: { COFFER_CONFIG: file } });
+    expect(other.stderr).toContain(`data directory ${elsewhere} does not exist`);
+    const missing = await runCli(['users', 'list'], { env: { COFFER_CONFIG: path.join(dir, 'nope.env') } });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot read the configuration file');
+  });
+});
+
 describe('coffer init, then users create --admin', () => {
   test('creates the data dir and the admin; the server then starts with signup closed and the admin signs in', async () => {
     const dir = tempDir();

@@ -54,7 +54,7 @@ async function serveAsNobody(dataDir: string) {
       '--data-dir',
       dataDir,
     ],
-    { env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' }, stdout: 'pipe', stderr: 'pipe' },
+    { env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' }, stdout: 'pipe', stderr: 'pipe' },
   );
   const reader = proc.stdout.getReader();
   let out = '';
@@ -141,7 +141,7 @@ describe.if(isRoot)('commands run as a user other than the data directory owner'
           '--data-dir',
           dataDir,
         ],
-        { env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent' } },
+        { env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' } },
       );
       expect(asOwner.exitCode).toBe(0);
       const keys = JSON.parse(asOwner.stdout.toString());
@@ -160,7 +160,7 @@ describe.if(isRoot)('commands run as a user other than the data directory owner'
     const dataDir = path.join(d, 'data');
     expect((await runCli(['init', '--data-dir', dataDir])).code).toBe(0);
     const server = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-      env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' },
       stdout: 'pipe',
       stderr: 'pipe',
     });

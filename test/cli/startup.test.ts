@@ -17,7 +17,7 @@ function dir(): string {
 /** Runs `coffer <args>` from source; serve is stopped as soon as it reports listening. */
 async function coffer(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], {
-    env: { PATH: process.env.PATH!, LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   });
@@ -70,7 +70,7 @@ describe('coffer serve start-up', () => {
 
   test('a second Coffer server on the port of a running one is refused, and the first keeps all traffic', async () => {
     const first = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
-      env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' },
       stdout: 'pipe',
       stderr: 'pipe',
     });
@@ -132,7 +132,7 @@ describe('coffer serve start-up', () => {
   test('a second server on the same data dir is refused', async () => {
     const d = dir();
     const first = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
-      env: { PATH: process.env.PATH!, LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' },
       stdout: 'pipe',
       stderr: 'pipe',
     });

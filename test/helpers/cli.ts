@@ -14,7 +14,8 @@ export async function runCli(
   opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], {
-    env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', ...opts.env },
+    // An empty configuration file: a coffer.env installed on this machine must not reach the tests.
+    env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', COFFER_CONFIG: '/dev/null', ...opts.env },
     stdin: opts.stdin === undefined ? 'ignore' : new TextEncoder().encode(opts.stdin),
     stdout: 'pipe',
     stderr: 'pipe',

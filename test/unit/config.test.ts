@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import { ConfigError, loadConfig, parseEnvFile, withConfigFile } from '../../src/config.ts';
 
 describe('loadConfig', () => {
   test('defaults: port 3000, host 0.0.0.0, ./data', () => {
@@ -81,5 +83,30 @@ describe('loadConfig', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(pattern);
     expect((err as Error).message).not.toContain('\n');
+  });
+});
+
+describe('the configuration file', () => {
+  test('is read as systemd reads an EnvironmentFile: comments, blank lines, quotes', () => {
+    const text =
+      '# comment\n\nPORT=4000\nHOST = 127.0.0.1\nexport LOG_LEVEL=warn\nA="quoted \\"x\\" value"\nB=\'single\'\n; other comment\nnot a line\n';
+    expect(parseEnvFile(text)).toEqual({ PORT: '4000', HOST: '127.0.0.1', LOG_LEVEL: 'warn', A: 'quoted "x" value', B: 'single' });
+  });
+
+  test('sits under the environment; COFFER_CONFIG names it; a missing default is no error, a missing named file is', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-config-'));
+    try {
+      const file = path.join(dir, 'coffer.env');
+      fs.writeFileSync(file, 'COFFER_DATA_DIR=/var/lib/coffer\nPORT=4000\n');
+      expect(loadConfig({}, withConfigFile({ PORT: '5000' }, file))).toMatchObject({ dataDir: '/var/lib/coffer', port: 5000 });
+      expect(withConfigFile({ COFFER_CONFIG: file }, '/nonexistent').COFFER_DATA_DIR).toBe('/var/lib/coffer');
+      expect(withConfigFile({ PORT: '1' }, path.join(dir, 'missing.env'))).toEqual({ PORT: '1' });
+      expect(() => withConfigFile({ COFFER_CONFIG: path.join(dir, 'missing.env') })).toThrow(ConfigError);
+      expect(() => withConfigFile({ COFFER_CONFIG: path.join(dir, 'missing.env') })).toThrow(
+        /cannot read the configuration file .* named by COFFER_CONFIG/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
