@@ -225,8 +225,16 @@ if [ "$SYSTEMD" -eq 1 ]; then
   systemctl daemon-reload
   systemctl enable coffer.service >/dev/null
   if [ "$START" -eq 1 ]; then
+    # Made now rather than by the first start, so the setup code of the first sign-up can be printed below.
+    runuser -u "$SERVICE_USER" -- env COFFER_CONFIG="$ENV_FILE" "$BIN_PATH" init >/dev/null
     systemctl restart coffer.service
     echo "coffer.service is running: $URL"
+    SETUP_CODE=$(runuser -u "$SERVICE_USER" -- env COFFER_CONFIG="$ENV_FILE" "$BIN_PATH" setup-code --json 2>/dev/null |
+      sed -n 's/.*"setupCode": "\([^"]*\)".*/\1/p')
+    if [ -n "$SETUP_CODE" ]; then
+      echo "First run: open $URL and create the admin account with the setup code $SETUP_CODE"
+      echo "  (sudo -u $SERVICE_USER coffer setup-code prints it again)"
+    fi
   else
     echo "coffer.service is enabled; start it with: systemctl start coffer (it will listen on $URL)"
   fi
