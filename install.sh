@@ -162,6 +162,8 @@ PORT=$PORT
 HOST=$HOST
 COFFER_DATA_DIR=$DATA_DIR
 LOG_LEVEL=info
+# Syslog priorities in front of each line: journalctl -u coffer -p err lists the errors.
+LOG_FORMAT=journald
 # COFFER_DEFAULT_STORAGE_LIMIT=50G
 # TRASH_RETENTION_DAYS=30
 # METRICS_ALLOWED_IPS=127.0.0.1,::1,::ffff:127.0.0.1

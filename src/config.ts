@@ -3,12 +3,15 @@ import path from 'node:path';
 import { parseSize } from './lib/size.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+/** `json`: one JSON object per line; `journald`: the same behind a syslog priority prefix (`<3>` for errors). */
+export type LogFormat = 'json' | 'journald';
 
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** Master key text from COFFER_MASTER_KEY, or the path of COFFER_MASTER_KEY_FILE; else the secrets file. */
   masterKey: { source: 'env'; text: string } | { source: 'file'; path: string } | { source: 'secrets' };
   jwtSecret: string | null;
@@ -69,6 +72,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   JWT_SECRET                      token signing secret; overrides the secrets file
   COFFER_DEFAULT_STORAGE_LIMIT    per-account storage limit, e.g. 50G (default unlimited)
   LOG_LEVEL                       debug, info, warn, error or silent (default info)
+  LOG_FORMAT                      json, or journald: each line behind its syslog priority, so that
+                                  journalctl -p err finds the errors (default json)
   TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
   AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
@@ -155,6 +160,9 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     throw new ConfigError(`LOG_LEVEL must be one of debug, info, warn, error, silent, got "${levelText}"`);
   }
 
+  const logFormat = (env.LOG_FORMAT?.trim() || 'json').toLowerCase();
+  if (logFormat !== 'json' && logFormat !== 'journald') throw new ConfigError(`LOG_FORMAT must be json or journald, got "${logFormat}"`);
+
   let masterKey: Config['masterKey'] = { source: 'secrets' };
   if (env.COFFER_MASTER_KEY) masterKey = { source: 'env', text: env.COFFER_MASTER_KEY };
   else if (env.COFFER_MASTER_KEY_FILE) masterKey = { source: 'file', path: path.resolve(cwd, env.COFFER_MASTER_KEY_FILE) };
@@ -180,6 +188,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     host,
     dataDir,
     logLevel: levelText as LogLevel,
+    logFormat,
     masterKey,
     jwtSecret: env.JWT_SECRET || null,
     defaultStorageLimit,

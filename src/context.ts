@@ -74,7 +74,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
   else requireExistingDataDir(paths);
   const release = isServer ? acquireLock(paths) : () => {};
   try {
-    const log = opts.logger ?? createLogger(config.logLevel);
+    const log = opts.logger ?? createLogger(config.logLevel, config.logFormat);
     const { jwtSecret, keyring } = loadSecrets(config, paths);
     followSecretsFile(config, paths, keyring, log);
     const db = openDatabase(paths.database);

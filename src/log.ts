@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { LogLevel } from './config.ts';
+import type { LogFormat, LogLevel } from './config.ts';
 
 export type Fields = Record<string, unknown>;
 export interface Logger {
@@ -10,15 +10,19 @@ export interface Logger {
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+// syslog priorities, as the `<N>` prefix journald reads from a service's output (`journalctl -p err`).
+const PRIORITY: Record<Exclude<LogLevel, 'silent'>, string> = { debug: '<7>', info: '<6>', warn: '<4>', error: '<3>' };
 // Lines wait at most until the event loop's next turn, or until this many characters are waiting.
 const FLUSH_AT = 64 * 1024;
 
 /**
  * Structured logs: one JSON object per line on stdout (errors on stderr). Stdout lines are written
  * together once per turn of the event loop instead of one write each (one per request at info level);
- * errors are written at once, and whatever waits is written before the process exits.
+ * errors are written at once, and whatever waits is written before the process exits. The `journald`
+ * format puts each line's syslog priority in front of it, so the journal files it under its level.
  */
-export function createLogger(level: LogLevel): Logger {
+export function createLogger(level: LogLevel, format: LogFormat = 'json'): Logger {
+  const prefix = (lvl: Exclude<LogLevel, 'silent'>) => (format === 'journald' ? PRIORITY[lvl] : '');
   const min = RANK[level];
   let pending = '';
   let scheduled = false;
@@ -37,7 +41,7 @@ export function createLogger(level: LogLevel): Logger {
   }
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Fields) => {
     if (RANK[lvl] < min) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields });
+    const line = prefix(lvl) + JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields });
     if (lvl === 'error') {
       flush();
       process.stderr.write(line + '\n');

@@ -23,7 +23,8 @@ const changePasswordBody = z.object({
 });
 
 function clientInfo(request: Request) {
-  return { ip: requestMeta(request).ip, userAgent: request.headers.get('user-agent') ?? '' };
+  const meta = requestMeta(request);
+  return { ip: meta.ip, userAgent: request.headers.get('user-agent') ?? '', requestId: meta.id };
 }
 
 /** Sign-up, sign-in, sign-out, password change and profile. */

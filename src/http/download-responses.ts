@@ -4,6 +4,7 @@ import type { AuditPrincipal } from '../services/audit.ts';
 import type { DownloadService, ZipDownload } from '../services/downloads.ts';
 import type { ByteRange } from '../storage/driver.ts';
 import { stripBidiControls } from '../services/names.ts';
+import { countedBody } from './request-meta.ts';
 
 /**
  * A single `Range: bytes=…` request against an object of `size` bytes: the half-open range, null to
@@ -52,7 +53,7 @@ export async function fileResponse(
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
-  const body = await downloads.openFile(row, range ?? undefined, opts.reader);
+  const body = countedBody(request, await downloads.openFile(row, range ?? undefined, opts.reader));
   const headers: Record<string, string> = {
     'Content-Type': inlineType ?? row.mimeType ?? 'application/octet-stream',
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
@@ -68,8 +69,8 @@ export async function fileResponse(
 }
 
 /** A streamed ZIP; no ranges. */
-export function zipResponse(zip: ZipDownload): Response {
-  return new Response(zip.stream, {
+export function zipResponse(zip: ZipDownload, request: Request): Response {
+  return new Response(countedBody(request, zip.stream), {
     headers: {
       'Content-Type': 'application/zip',
       'Content-Disposition': contentDisposition('attachment', zip.filename),

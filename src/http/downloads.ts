@@ -15,7 +15,7 @@ export function downloadRoutes(ctx: AppContext) {
       '/api/files/:id/download',
       async ({ principal, params, query, request }) => {
         const row = downloads.resolve(principal, params.id);
-        if (row.type === 'folder') return zipResponse(downloads.downloadFolder(principal, row));
+        if (row.type === 'folder') return zipResponse(downloads.downloadFolder(principal, row), request);
         return fileResponse(downloads, row, request, { inline: query.inline === '1', reader: principal });
       },
       { session: true },
@@ -23,7 +23,7 @@ export function downloadRoutes(ctx: AppContext) {
     .post(
       '/api/files/download/bulk',
       async ({ principal, request }) =>
-        zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJsonOrForm(request, ['ids'])).ids)),
+        zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJsonOrForm(request, ['ids'])).ids), request),
       { session: true },
     );
 }

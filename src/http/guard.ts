@@ -66,6 +66,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
           action: AuditActions.accessDenied,
           status: 'denied',
           ip: meta.ip,
+          requestId: meta.id,
           targetType: 'route',
           targetId: routeOf(request),
           details: { reason: Messages.crossOrigin, origin },
@@ -73,7 +74,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
         throw forbidden(Messages.crossOrigin);
       }
     }
-    const { principal, refreshedToken } = await ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip });
+    const { principal, refreshedToken } = await ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip, requestId: meta.id });
     meta.loginId = principal.loginId;
     meta.principal = principal;
     await limit(principal);

@@ -2,6 +2,7 @@ import { basename, convertToUTF8, getDecoder, parseContentType, parseDisposition
 import { AppError, badRequest, formTextTooLarge, Messages, uploadAborted } from '../errors.ts';
 import { releaseChunk } from '../lib/buffers.ts';
 import { markBodyConsumed } from './body.ts';
+import { requestMeta } from './request-meta.ts';
 import type { UploadPart } from '../services/uploads.ts';
 
 /*
@@ -395,6 +396,7 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
   const boundary = /^multipart\/form-data\b/i.test(type) ? MultipartParser.boundaryOf(type) : null;
   if (boundary === null || !request.body) throw badRequest(Messages.notMultipart);
   const parser = new MultipartParser(boundary);
+  const meta = requestMeta(request);
   const reader = request.body.getReader();
   let events: MultipartEvent[] = [];
   let index = 0;
@@ -425,6 +427,7 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
         events = parser.end();
       } else {
         const { value } = read;
+        meta.bytesIn = (meta.bytesIn ?? 0) + value.byteLength;
         chunk = value;
         events = parser.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
       }

@@ -99,7 +99,7 @@ export function publicShareRoutes(ctx: AppContext) {
         const { link, item } = shares.itemInShare(params.token, params.id);
         const range = request.headers.get('range');
         if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
-        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item));
+        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
         return fileResponse(downloads, item, request, { inline: query.inline === '1' });
       }),
     )
@@ -108,7 +108,7 @@ export function publicShareRoutes(ctx: AppContext) {
         const { link, root } = shares.resolve(params.token);
         if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
         shares.recordVisit(link, root, requestMeta(request).ip, 'download');
-        return zipResponse(downloads.zipFolder(link.accountId, root));
+        return zipResponse(downloads.zipFolder(link.accountId, root), request);
       }),
     );
 }

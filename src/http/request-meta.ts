@@ -19,6 +19,52 @@ export interface RequestMeta {
   principal?: Principal;
   /** Whether the request counts against its address's cap on requests in progress (until its response). */
   counted?: boolean;
+  /** Bytes of a streamed request body read so far (uploads), for the access log. */
+  bytesIn?: number;
+  /** Bytes of a streamed response body sent so far (downloads), for the access log. */
+  bytesOut?: number;
+  /** Settles when a streamed response body has gone out whole or been abandoned: the access log line waits for it. */
+  transfer?: Promise<'complete' | 'aborted'>;
+}
+
+/**
+ * A response body that counts what it sends into the request's meta and settles `transfer` at its end,
+ * so the access log line reports the whole transfer (duration and bytes) rather than its first byte.
+ */
+export function countedBody(request: Request, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const meta = requestMeta(request);
+  const reader = body.getReader();
+  let settle!: (how: 'complete' | 'aborted') => void;
+  meta.transfer = new Promise((resolve) => {
+    settle = resolve;
+  });
+  meta.bytesOut = 0;
+  request.signal.addEventListener('abort', () => settle('aborted'), { once: true });
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let read: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          read = await reader.read();
+        } catch (err) {
+          settle('aborted');
+          throw err;
+        }
+        if (read.done) {
+          controller.close();
+          settle('complete');
+          return;
+        }
+        meta.bytesOut! += read.value.byteLength;
+        controller.enqueue(read.value);
+      },
+      cancel(reason) {
+        settle('aborted');
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 const metas = new WeakMap<Request, RequestMeta>();

@@ -148,6 +148,7 @@ export class AccountService {
       accountId: row.id,
       email: row.email,
       ip: info.ip,
+      requestId: info.requestId,
       actor: 'login',
       targetType: 'session',
       targetId: sessionId,
@@ -172,6 +173,7 @@ export class AccountService {
         accountId: row ? (row.parentUserId ?? row.id) : null,
         email: row?.email ?? input.email,
         ip: info.ip,
+        requestId: info.requestId,
         details: { reason },
       });
     if (!row || !ok) {
@@ -196,6 +198,7 @@ export class AccountService {
       accountId: row.parentUserId ?? row.id,
       email: row.email,
       ip: info.ip,
+      requestId: info.requestId,
       actor: 'login',
       targetType: 'session',
       targetId: sessionId,

@@ -65,6 +65,8 @@ export interface AuditPrincipal {
   accountId: string;
   email?: string | null;
   ip?: string | null;
+  /** The request that acted, when there is one (its X-Request-Id). */
+  requestId?: string | null;
 }
 
 export interface AuditRecord {
@@ -80,6 +82,7 @@ export interface AuditRecord {
   email?: string | null;
   accountId?: string | null;
   ip?: string | null;
+  requestId?: string | null;
   /** What was acted on: `file`, `folder`, `share`, `user`, `session`, `setting`, `orphans`, `route`, … */
   targetType?: string;
   targetId?: string | null;
@@ -101,6 +104,8 @@ export interface AuditEntry {
   targetType: string | null;
   targetId: string | null;
   details: Record<string, unknown> | null;
+  /** The X-Request-Id of the request that acted, as in its access log line; null for the CLI and jobs. */
+  requestId: string | null;
 }
 
 /** An event waiting in memory for the batch that writes it; `at` in epoch milliseconds. */
@@ -159,6 +164,7 @@ export class AuditService {
         targetType: input.targetType ?? null,
         targetId: input.targetId ?? null,
         details: input.details ?? null,
+        requestId: p?.requestId ?? input.requestId ?? null,
       };
       this.d.repo.enqueue(JSON.stringify(event), event.at);
       this.d.metrics.auditQueued.inc({ action: input.action, status });
@@ -243,7 +249,7 @@ export class AuditService {
   }
 
   /** Newest first. `action` matches exactly, or as a prefix when it names a group (`auth`, `file`). */
-  list(filter: { since?: number; action?: string; user?: string; limit?: number } = {}): AuditEntry[] {
+  list(filter: { since?: number; action?: string; user?: string; requestId?: string; limit?: number } = {}): AuditEntry[] {
     return this.d.repo.list({ ...filter, limit: filter.limit ?? 100 }).map((r) => ({
       ...r,
       actor: r.actor as AuditActorKind,

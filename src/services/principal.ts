@@ -31,6 +31,8 @@ export interface Principal {
   sessionId: string;
   /** The client address of the request (through known proxies), for audit records. */
   ip: string;
+  /** The request's id (X-Request-Id), for audit records. */
+  requestId?: string;
   email: string;
   name: string;
   isOwner: boolean;

@@ -17,6 +17,7 @@ const SESSION_MAX_AGE_MS = 30 * 24 * 3600_000;
 export interface RequestInfo {
   ip: string;
   userAgent: string;
+  requestId?: string;
 }
 
 /** A session as GET /api/sessions shows it (SPEC keeps these snake_case names). */
@@ -76,7 +77,10 @@ export class SessionService {
    * the database, so a revoked session or a changed permission applies to the very next request.
    * Returns a fresh token when more than half of the old one's lifetime has passed (sliding expiry).
    */
-  async authenticate(token: string, info: { ip: string }): Promise<{ principal: Principal; refreshedToken: string | null }> {
+  async authenticate(
+    token: string,
+    info: { ip: string; requestId?: string },
+  ): Promise<{ principal: Principal; refreshedToken: string | null }> {
     const now = this.d.clock.now();
     const claims = await this.signer.verify(token, now);
     if (!claims) throw unauthorized(Messages.invalidToken);
@@ -96,6 +100,7 @@ export class SessionService {
       accountId: row.parentUserId ?? row.id,
       sessionId: claims.sid,
       ip: info.ip,
+      requestId: info.requestId,
       email: row.email,
       name: row.name,
       isOwner,

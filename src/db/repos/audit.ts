@@ -8,6 +8,7 @@ export interface AuditFilter {
   since?: number;
   action?: string;
   user?: string;
+  requestId?: string;
   limit: number;
 }
 
@@ -24,6 +25,7 @@ const LOG = selectList(auditLog, [
   'targetType',
   'targetId',
   'details',
+  'requestId',
 ]);
 
 /** The SQL of the audit trail: events as recorded (`audit_queue`) and the log they are moved into (`audit_log`). */
@@ -50,8 +52,8 @@ export class AuditRepo {
           .all(limit);
         out.taken = rows.map((r) => r.seq);
         const insert = this.sqlite.query(
-          `INSERT INTO audit_log (at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO audit_log (at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details, request_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
         const remove = this.sqlite.query('DELETE FROM audit_queue WHERE seq = ?');
         const park = this.sqlite.query(`UPDATE audit_queue SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE seq = ?`);
@@ -64,7 +66,21 @@ export class AuditRepo {
             out.parked++;
             continue;
           }
-          insert.run(e.at, e.action, e.status, e.actor, e.loginId, e.email, e.accountId, e.ip, e.targetType, e.targetId, e.details);
+          // Events queued by an older version have no request id.
+          insert.run(
+            e.at,
+            e.action,
+            e.status,
+            e.actor,
+            e.loginId,
+            e.email,
+            e.accountId,
+            e.ip,
+            e.targetType,
+            e.targetId,
+            e.details,
+            e.requestId ?? null,
+          );
           remove.run(row.seq);
           out.written++;
         }
@@ -127,6 +143,10 @@ export class AuditRepo {
     if (filter.user) {
       where.push('(login_id = ? OR lower(email) = lower(?))');
       params.push(filter.user, filter.user);
+    }
+    if (filter.requestId) {
+      where.push('request_id = ?');
+      params.push(filter.requestId);
     }
     params.push(filter.limit);
     return this.sqlite

@@ -36,6 +36,8 @@ export const auditLog = sqliteTable(
     targetType: text('target_type'),
     targetId: text('target_id'),
     details: text('details'),
+    // The X-Request-Id of the request that acted (also in its access log line); null for the CLI and jobs.
+    requestId: text('request_id'),
   },
   (t) => [
     index('audit_log_at_idx').on(t.at),

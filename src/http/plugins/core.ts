@@ -145,15 +145,26 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
           meta.counted = false;
           addressCap.release(meta.ip);
         }
-        log.info('request', {
-          requestId: meta.id,
-          method: request.method,
-          path: meta.path,
-          status: typeof set.status === 'number' ? set.status : 200,
-          ms: Math.round((performance.now() - meta.start) * 100) / 100,
-          ip: meta.ip,
-          login: meta.loginId,
-        });
+        const status = typeof set.status === 'number' ? set.status : 200;
+        // Liveness probes every few seconds would drown the log: they are debug lines.
+        const write = meta.path === '/health' ? log.debug : log.info;
+        const line = (transfer?: 'complete' | 'aborted') =>
+          write('request', {
+            requestId: meta.id,
+            method: request.method,
+            path: meta.path,
+            status,
+            // A streamed body's line waits for its end: the figures are the whole transfer's.
+            ms: Math.round((performance.now() - meta.start) * 100) / 100,
+            ip: meta.ip,
+            login: meta.loginId,
+            userAgent: request.headers.get('user-agent') ?? undefined,
+            bytesIn: meta.bytesIn,
+            bytesOut: meta.bytesOut,
+            transfer,
+          });
+        if (meta.transfer) void meta.transfer.then(line);
+        else line();
       })
   );
 }
