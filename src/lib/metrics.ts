@@ -48,11 +48,18 @@ abstract class Base implements Metric {
   abstract render(): string[];
 }
 
-/** Monotonic count per label set. */
+/**
+ * Monotonic count per label set. A counter with label names shows no sample until a label set is
+ * counted (an unlabelled 0 beside labelled series would be another shape); without, it shows 0.
+ */
 export class Counter extends Base {
   private readonly values = new Map<string, { labels: Labels; value: number }>();
 
-  constructor(name: string, help: string) {
+  constructor(
+    name: string,
+    help: string,
+    private readonly labelNames: readonly string[] = [],
+  ) {
     super(name, help, 'counter');
   }
 
@@ -69,9 +76,25 @@ export class Counter extends Base {
 
   render(): string[] {
     const lines = this.header();
-    if (this.values.size === 0) lines.push(`${this.name} 0`);
+    if (this.values.size === 0 && this.labelNames.length === 0) lines.push(`${this.name} 0`);
     for (const { labels, value } of this.values.values()) lines.push(`${this.name}${labelText(labels)} ${formatValue(value)}`);
     return lines;
+  }
+}
+
+/** A counter kept elsewhere (the process's CPU time): `read` gives its total at each render, null to leave it out. */
+export class ObservedCounter extends Base {
+  constructor(
+    name: string,
+    help: string,
+    private readonly read: () => number | null,
+  ) {
+    super(name, help, 'counter');
+  }
+
+  render(): string[] {
+    const value = this.read();
+    return value === null ? this.header() : [...this.header(), `${this.name} ${formatValue(value)}`];
   }
 }
 

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { Counter, Gauge, Histogram, MetricsRegistry } from '../lib/metrics.ts';
+import { Counter, Gauge, Histogram, MetricsRegistry, ObservedCounter } from '../lib/metrics.ts';
 
 /** Reads /proc where it exists (Linux); elsewhere the metric is left out. */
 function procFdCount(): number | null {
@@ -19,6 +19,9 @@ function procMaxFds(): number | null {
   }
 }
 
+/** The `reason` label values of audit_events_failed_total. */
+const AUDIT_FAILURE_REASONS = ['enqueue', 'processing', 'invalid_event'] as const;
+
 /**
  * What /metrics exposes (SPEC "Monitoring and version"): process metrics (`process_*`, and the runtime's
  * own as `bun_*`) and the seven `audit_*` metrics. Nothing else: no request counters or latencies.
@@ -36,20 +39,25 @@ export class MetricsService {
   constructor() {
     const r = this.registry;
     const startTime = Date.now() / 1000 - process.uptime();
+    // CPU time only grows: counters, as Prometheus' own process collector exposes them.
     r.register(
-      new Gauge('process_cpu_user_seconds_total', 'User CPU time spent by the process, in seconds.', (g) =>
-        g.set(process.cpuUsage().user / 1e6),
+      new ObservedCounter(
+        'process_cpu_user_seconds_total',
+        'User CPU time spent by the process, in seconds.',
+        () => process.cpuUsage().user / 1e6,
       ),
     );
     r.register(
-      new Gauge('process_cpu_system_seconds_total', 'System CPU time spent by the process, in seconds.', (g) =>
-        g.set(process.cpuUsage().system / 1e6),
+      new ObservedCounter(
+        'process_cpu_system_seconds_total',
+        'System CPU time spent by the process, in seconds.',
+        () => process.cpuUsage().system / 1e6,
       ),
     );
     r.register(
-      new Gauge('process_cpu_seconds_total', 'Total user and system CPU time spent by the process, in seconds.', (g) => {
+      new ObservedCounter('process_cpu_seconds_total', 'Total user and system CPU time spent by the process, in seconds.', () => {
         const u = process.cpuUsage();
-        g.set((u.user + u.system) / 1e6);
+        return (u.user + u.system) / 1e6;
       }),
     );
     r.register(new Gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', (g) => g.set(process.memoryUsage().rss)));
@@ -77,11 +85,15 @@ export class MetricsService {
     );
     r.register(new Gauge('bun_version_info', 'Bun runtime version, as a label.', (g) => g.set(1, { version: Bun.version })));
 
-    this.auditQueued = r.register(new Counter('audit_events_queued_total', 'Audit events queued, by action and status.'));
+    this.auditQueued = r.register(
+      new Counter('audit_events_queued_total', 'Audit events queued, by action and status.', ['action', 'status']),
+    );
     this.auditProcessed = r.register(new Counter('audit_events_processed_total', 'Audit events written to the audit log.'));
     this.auditFailed = r.register(
-      new Counter('audit_events_failed_total', 'Audit events that could not be queued or processed, by reason.'),
+      new Counter('audit_events_failed_total', 'Audit events that could not be queued or processed, by reason.', ['reason']),
     );
+    // Every reason from the start, so the series exist (at 0) before the first failure and alerts can rate() them.
+    for (const reason of AUDIT_FAILURE_REASONS) this.auditFailed.inc({ reason }, 0);
     this.auditQueueDepth = r.register(new Gauge('audit_queue_depth', 'Audit events waiting to be processed (refreshed periodically).'));
     this.auditQueueFailedDepth = r.register(
       new Gauge('audit_queue_failed_depth', 'Audit events parked after failing processing (refreshed periodically).'),

@@ -6,7 +6,7 @@ import { startServer } from '../../src/server.ts';
 import { IpMatcher } from '../../src/lib/ip.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
-import { parseExposition, sample } from '../helpers/prometheus.ts';
+import { namingProblems, parseExposition, promtool, sample } from '../helpers/prometheus.ts';
 
 const AUDIT_METRICS = {
   audit_events_queued_total: 'COUNTER',
@@ -43,6 +43,35 @@ describe('GET /metrics', () => {
     expect(sample(families, 'process_resident_memory_bytes')).toBeGreaterThan(1024 * 1024);
     for (const name of families.keys()) expect(name).toMatch(/^(process_|bun_|audit_)/);
     expect([...families.keys()].some((n) => /http|request|cache|storage/.test(n))).toBe(false);
+  });
+
+  test('passes promtool check metrics (lint included) and the naming rules, before and after audit events; series have one label shape from the start', async () => {
+    const fresh = await startTestServer();
+    try {
+      const first = await (await fresh.client().get('/metrics')).text();
+      const families = parseExposition(first);
+      // Every failure reason is there at 0 before the first failure; the queued counter has no unlabelled sample.
+      for (const reason of ['enqueue', 'processing', 'invalid_event'])
+        expect(sample(families, 'audit_events_failed_total', { reason })).toBe(0);
+      expect(families.get('audit_events_failed_total')!.metrics).toHaveLength(3);
+      expect(first).not.toMatch(/^audit_events_queued_total /m);
+      for (const name of ['process_cpu_seconds_total', 'process_cpu_user_seconds_total', 'process_cpu_system_seconds_total'])
+        expect(families.get(name)?.type).toBe('COUNTER');
+      await fresh.client().post('/api/login', { email: 'nobody@example.test', password: 'wrong' });
+      fresh.server.ctx.services.audit.flush();
+      const later = await (await fresh.client().get('/metrics')).text();
+      for (const text of [first, later]) {
+        expect(namingProblems(parseExposition(text))).toEqual([]);
+        const checked = promtool(text);
+        if (checked === null) {
+          console.log('promtool check skipped: promtool is not installed (apt-get install prometheus); the parser and naming rules ran');
+          continue;
+        }
+        expect(checked).toEqual({ code: 0, output: '' });
+      }
+    } finally {
+      await fresh.stop();
+    }
   });
 
   test('the audit metrics move: queued by action and status, processed, last-processed time, batch durations', async () => {

@@ -75,3 +75,32 @@ export function sample(families: Map<string, MetricFamily>, name: string, labels
   if (!m) return undefined;
   return Number(m.value ?? m.count);
 }
+
+/**
+ * The naming rules promtool's linter applies that a parser does not: counters end in `_total`, nothing
+ * else does, and a family's samples all have one label shape. Returns the problems found.
+ */
+export function namingProblems(families: Map<string, MetricFamily>): string[] {
+  const problems: string[] = [];
+  for (const f of families.values()) {
+    if (f.type === 'COUNTER' && !f.name.endsWith('_total')) problems.push(`${f.name}: counter without _total`);
+    if (f.type !== 'COUNTER' && f.name.endsWith('_total')) problems.push(`${f.name}: non-counter with _total`);
+    const shapes = new Set(
+      f.metrics.map((m) =>
+        Object.keys(m.labels ?? {})
+          .sort()
+          .join(','),
+      ),
+    );
+    if (f.type !== 'HISTOGRAM' && shapes.size > 1) problems.push(`${f.name}: samples with different label names`);
+  }
+  return problems;
+}
+
+/** `promtool check metrics` on the text (Debian's prometheus package), or null when promtool is not installed. */
+export function promtool(text: string): { code: number; output: string } | null {
+  const exe = Bun.which('promtool');
+  if (!exe) return null;
+  const r = Bun.spawnSync([exe, 'check', 'metrics'], { stdin: new TextEncoder().encode(text), stdout: 'pipe', stderr: 'pipe' });
+  return { code: r.exitCode, output: r.stdout.toString() + r.stderr.toString() };
+}

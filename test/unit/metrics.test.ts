@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { Counter, Gauge, Histogram, MetricsRegistry } from '../../src/lib/metrics.ts';
+import { Counter, Gauge, Histogram, MetricsRegistry, ObservedCounter } from '../../src/lib/metrics.ts';
 import { parseExposition, sample } from '../helpers/prometheus.ts';
 import { parseSince } from '../../cli/audit.ts';
 
@@ -27,9 +27,23 @@ describe('metrics registry', () => {
     const r = new MetricsRegistry();
     r.register(new Counter('empty_total', 'Nothing yet.'));
     expect(r.render()).toContain('\nempty_total 0\n');
+    // With label names, no sample until a label set is counted: never an unlabelled 0 beside labelled series.
+    const labelled = r.register(new Counter('labelled_total', 'By kind.', ['kind']));
+    expect(r.render()).not.toMatch(/^labelled_total/m);
+    labelled.inc({ kind: 'a' }, 0);
+    expect(r.render()).toContain('\nlabelled_total{kind="a"} 0\n');
     expect(() => new Counter('bad-name', 'x')).toThrow();
     expect(() => r.register(new Counter('empty_total', 'again'))).toThrow();
   });
+});
+
+test('an observed counter reads its total at each render, and is left out when there is none', () => {
+  const r = new MetricsRegistry();
+  let total: number | null = 1.5;
+  r.register(new ObservedCounter('cpu_seconds_total', 'CPU.', () => total));
+  expect(r.render()).toContain('# TYPE cpu_seconds_total counter\ncpu_seconds_total 1.5\n');
+  total = null;
+  expect(r.render()).not.toMatch(/^cpu_seconds_total /m);
 });
 
 describe('coffer audit list --since', () => {
