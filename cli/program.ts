@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { BACKEND_VERSION } from '../src/services/version.ts';
+import { versionLine } from '../src/services/version.ts';
 import { registerServe } from './serve.ts';
 import { registerInit } from './init.ts';
 import { registerMigrate } from './migrate.ts';
@@ -17,7 +17,7 @@ import { EXIT_CODES_HELP } from './common.ts';
 export function buildProgram(): Command {
   const program = new Command('coffer')
     .description('Coffer: self-hosted file storage and sharing in one executable')
-    .version(BACKEND_VERSION, '-v, --version', 'print the version')
+    .option('-v, --version', 'print the version, commit, build date and runtime')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
@@ -27,6 +27,11 @@ Each takes --data-dir (or COFFER_DATA_DIR) and --json. Every command also reads 
 file, /etc/coffer/coffer.env (or the file COFFER_CONFIG names), under its flags and environment.
 ${EXIT_CODES_HELP}`,
     );
+  // Worked out only when asked for: from source it asks git for the commit.
+  program.on('option:version', () => {
+    process.stdout.write(`${versionLine()}\n`);
+    process.exit(0);
+  });
   registerServe(program);
   registerInit(program);
   registerMigrate(program);

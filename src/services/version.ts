@@ -4,6 +4,33 @@ import { AppError, Messages } from '../errors.ts';
 
 export const BACKEND_VERSION: string = pkg.version;
 
+// Set by `npm run build` (bun build --define); absent when running from source.
+declare const COFFER_BUILD_COMMIT: string | undefined;
+declare const COFFER_BUILD_DATE: string | undefined;
+
+/** The checkout's commit when running from source (`-dirty` with uncommitted changes), else null. */
+export function sourceCommit(): string | null {
+  const git = (args: string[]) => {
+    const r = Bun.spawnSync(['git', ...args], { cwd: import.meta.dir, stdout: 'pipe', stderr: 'ignore' });
+    return r.exitCode === 0 ? r.stdout.toString().trim() : null;
+  };
+  try {
+    const commit = git(['rev-parse', '--short=12', 'HEAD']);
+    if (!commit) return null;
+    return git(['status', '--porcelain', '--untracked-files=no']) ? `${commit}-dirty` : commit;
+  } catch {
+    return null;
+  }
+}
+
+/** `coffer --version`: version, commit, build date and runtime on one line (install.sh prints it as it is). */
+export function versionLine(): string {
+  const built = typeof COFFER_BUILD_DATE === 'string';
+  const commit = typeof COFFER_BUILD_COMMIT === 'string' ? COFFER_BUILD_COMMIT : (sourceCommit() ?? 'unknown');
+  const date = built ? `built ${COFFER_BUILD_DATE}` : 'run from source';
+  return `${BACKEND_VERSION} (commit ${commit}, ${date}, Bun ${Bun.version} ${process.platform}-${process.arch})`;
+}
+
 const FEED_TIMEOUT_MS = 10_000;
 
 export class VersionService {

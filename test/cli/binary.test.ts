@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { BINARY, ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
+import { BACKEND_VERSION } from '../../src/services/version.ts';
 
 describe('the built executable', () => {
   let running: RunningBinary;
@@ -29,6 +30,19 @@ describe('the built executable', () => {
     expect(js.headers.get('content-encoding')).toBe('br');
     expect(js.headers.get('cache-control')).toContain('immutable');
     expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+  });
+
+  test('--version: version, the commit it was built from, the build date and the runtime, on one line', () => {
+    const r = Bun.spawnSync([BINARY, '--version']);
+    expect(r.exitCode).toBe(0);
+    const commit = Bun.spawnSync(['git', 'rev-parse', '--short=12', 'HEAD']).stdout.toString().trim();
+    const m = /^(\d+\.\d+\.\d+) \(commit ([0-9a-f]{12})(-dirty)?, built (\S+), Bun (\d+\.\d+\.\d+) linux-(x64|arm64)\)\n$/.exec(
+      r.stdout.toString(),
+    );
+    expect(m).not.toBeNull();
+    expect(m![1]).toBe(BACKEND_VERSION);
+    expect(m![2]).toBe(commit);
+    expect(Math.abs(Date.parse(m![4]!) - Date.now())).toBeLessThan(3600_000);
   });
 
   test('--help lists the commands', () => {

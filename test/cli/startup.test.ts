@@ -201,7 +201,16 @@ describe('coffer serve start-up', () => {
     expect(help.stdout).toContain('migrate');
     const serveHelp = await coffer(['serve', '--help']);
     expect(serveHelp.stdout).toContain('COFFER_MASTER_KEY');
-    const version = await coffer(['--version']);
-    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const commit = Bun.spawnSync(['git', 'rev-parse', '--short=12', 'HEAD']).stdout.toString().trim();
+    for (const flag of ['--version', '-v']) {
+      const version = await coffer([flag]);
+      expect(version.code).toBe(0);
+      // From source: the checkout's commit (dirty or not) and no build date.
+      expect(version.stdout).toMatch(
+        new RegExp(
+          `^\\d+\\.\\d+\\.\\d+ \\(commit ${commit}(-dirty)?, run from source, Bun ${Bun.version} ${process.platform}-${process.arch}\\)\\n$`,
+        ),
+      );
+    }
   });
 });
