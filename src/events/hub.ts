@@ -11,6 +11,7 @@ export type HubListener = (event: HubEvent) => void;
 export class EventHub {
   private readonly channels = new Map<string, Set<HubListener>>();
   private readonly closeListeners = new Set<() => void>();
+  private readonly loginEndListeners = new Map<string, Set<() => void>>();
   private closed = false;
 
   subscribe(accountId: string, listener: HubListener): () => void {
@@ -39,6 +40,21 @@ export class EventHub {
 
   subscriberCount(accountId: string): number {
     return this.channels.get(accountId)?.size ?? 0;
+  }
+
+  /** Called when a login is signed out everywhere by someone else (its account disabled or deleted): its streams end. */
+  onLoginEnd(loginId: string, listener: () => void): () => void {
+    let set = this.loginEndListeners.get(loginId);
+    if (!set) this.loginEndListeners.set(loginId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.loginEndListeners.get(loginId) === set) this.loginEndListeners.delete(loginId);
+    };
+  }
+
+  endLogin(loginId: string): void {
+    for (const l of [...(this.loginEndListeners.get(loginId) ?? [])]) l();
   }
 
   /** Called on shutdown: streams end so in-flight requests can finish. */

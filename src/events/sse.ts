@@ -37,8 +37,11 @@ export class SseStreams {
     return this.perLogin.get(loginId) ?? 0;
   }
 
-  /** A new stream for the login, or null when it already has the maximum open. */
-  open(accountId: string, loginId: string, signal?: AbortSignal): ReadableStream<Uint8Array> | null {
+  /**
+   * A new stream for the login, or null when it already has the maximum open. `signedIn` is asked at each
+   * keepalive: a session revoked by another process (the CLI disabling the account) ends the stream then.
+   */
+  open(accountId: string, loginId: string, signal?: AbortSignal, signedIn?: () => boolean): ReadableStream<Uint8Array> | null {
     if (this.openCount(loginId) >= this.maxPerLogin) return null;
     this.perLogin.set(loginId, this.openCount(loginId) + 1);
     let finished = false;
@@ -72,7 +75,8 @@ export class SseStreams {
           controller.enqueue(frame({ type: 'connected' }));
           cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(frame(event))));
           cleanups.push(this.hub.onClose(end));
-          const timer = setInterval(() => send(KEEPALIVE), this.keepaliveMs);
+          cleanups.push(this.hub.onLoginEnd(loginId, end));
+          const timer = setInterval(() => (signedIn && !signedIn() ? end() : send(KEEPALIVE)), this.keepaliveMs);
           cleanups.push(() => clearInterval(timer));
           if (signal) {
             if (signal.aborted) return end();

@@ -9,7 +9,9 @@ export function eventRoutes(ctx: AppContext, streams: SseStreams) {
   return new Elysia({ name: 'http/events', seed: ctx.instanceId }).use(sessionPlugin(ctx)).get(
     '/api/files/events',
     ({ principal, request, server }) => {
-      const stream = streams.open(principal.accountId, principal.loginId, request.signal);
+      const stream = streams.open(principal.accountId, principal.loginId, request.signal, () =>
+        ctx.services.sessions.isSignedIn(principal.loginId, principal.sessionId),
+      );
       if (!stream) {
         throw new RateLimitedError({
           'RateLimit-Limit': String(streams.maxPerLogin),

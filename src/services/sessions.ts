@@ -114,6 +114,12 @@ export class SessionService {
     return { principal, refreshedToken };
   }
 
+  /** Whether the session still stands (not revoked, its login neither removed nor disabled): long-lived streams ask. */
+  isSignedIn(loginId: string, sessionId: string): boolean {
+    const row = this.d.users.authUser(loginId);
+    return row !== null && row.disabledAt === null && this.d.sessions.authSession(sessionId, loginId) !== null;
+  }
+
   /** Removes one session row of a login (logout); the token stops working at once. */
   end(loginId: string, sessionId: string): boolean {
     this.listCache.delete(loginId);

@@ -4,6 +4,7 @@ import type { ItemsRepo } from '../db/repos/items.ts';
 import type { User, UsersRepo } from '../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../errors.ts';
 import { Jobs } from '../jobs/catalog.ts';
+import type { EventHub } from '../events/hub.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../lib/cursor.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
@@ -41,6 +42,7 @@ export interface UsersDeps {
   sessions: SessionService;
   queue: JobQueue;
   trash: TrashService;
+  hub: EventHub;
 }
 
 const ROOT_PAGE = 100;
@@ -115,9 +117,12 @@ export class UsersService {
     return row;
   }
 
-  /** Signs every login of the account out at once (their token versions move on). */
+  /** Signs every login of the account out at once (their token versions move on) and ends their event streams. */
   private revokeAll(ownerId: string): void {
-    for (const loginId of this.users.loginIdsOfAccount(ownerId)) this.d.sessions.invalidateAll(loginId);
+    for (const loginId of this.users.loginIdsOfAccount(ownerId)) {
+      this.d.sessions.invalidateAll(loginId);
+      this.d.hub.endLogin(loginId);
+    }
   }
 
   /** Disables (every session of the account ends at once) or enables an account; the same state again changes nothing. */

@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
-import { blobFiles, folder, rowCount, upload } from '../helpers/files.ts';
+import { blobFiles, folder, rowCount, SseReader, upload } from '../helpers/files.ts';
 
 let t: TestServer;
 let adminLogin: seed.SeededLogin;
@@ -228,10 +228,14 @@ describe('admin: disabling and deleting accounts', () => {
   test('disable ends every session of the account at once and refuses sign-in; enable lets it back in', async () => {
     const o = await seed.owner(s);
     const sub = await seed.subUser(s, o, ['files.download']);
+    const events = new SseReader(await sub.client.get('/api/files/events'));
+    expect(await events.next()).toBe('data: {"type":"connected"}');
     let res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true });
     expect(res.status).toBe(200);
     expect(await json(res)).toEqual({ id: o.id, email: o.email, disabled: true });
     for (const c of [o.client, sub.client]) expect((await c.get('/api/profile')).status).toBe(401);
+    // Its open event stream ends at once too.
+    await expect(events.next()).rejects.toThrow('SSE stream ended');
     for (const who of [o, sub]) {
       res = await s.client().post('/api/login', { email: who.email, password: who.password });
       expect(res.status).toBe(403);

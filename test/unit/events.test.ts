@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { EventHub, type HubEvent } from '../../src/events/hub.ts';
 import { Presence } from '../../src/events/presence.ts';
+import { SseStreams } from '../../src/events/sse.ts';
 import { ManualClock } from '../../src/clock.ts';
 
 describe('EventHub', () => {
@@ -19,6 +20,26 @@ describe('EventHub', () => {
     hub.publish('acc-a', 'file.deleted', { id: '1' });
     expect(a.length).toBe(1);
     expect(hub.subscriberCount('acc-a')).toBe(0);
+  });
+
+  test('a stream ends when its login is signed out elsewhere: at once through the hub, or at the next keepalive when the check says so', async () => {
+    const hub = new EventHub();
+    const streams = new SseStreams(hub, { keepaliveMs: 20 });
+    const readAll = async (s: ReadableStream<Uint8Array>) => new TextDecoder().decode(await new Response(s).arrayBuffer());
+    const first = streams.open('acc', 'login-1')!;
+    const other = streams.open('acc', 'login-2')!;
+    hub.endLogin('login-1');
+    expect(await readAll(first)).toBe('data: {"type":"connected"}\n\n');
+    expect(streams.openCount('login-1')).toBe(0);
+    expect(streams.openCount('login-2')).toBe(1);
+    let signedIn = true;
+    const checked = streams.open('acc', 'login-3', undefined, () => signedIn)!;
+    setTimeout(() => {
+      signedIn = false;
+    }, 50);
+    expect(await readAll(checked)).toContain(': keepalive');
+    expect(streams.openCount('login-3')).toBe(0);
+    await other.cancel();
   });
 
   test('a throwing subscriber does not stop the others; close notifies streams', () => {
