@@ -100,6 +100,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     transactions,
     shares: repos.shares,
     items: repos.items,
+    users: repos.users,
     tree,
     events,
     audit,

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../db/repos/items.ts';
 import type { ShareLink, SharesRepo } from '../db/repos/shares.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
 import { AppError, Messages, notFound } from '../errors.ts';
 import { newId, newToken } from '../lib/ids.ts';
 import { AuditActions, type AuditService } from './audit.ts';
@@ -26,6 +27,7 @@ export interface ShareDeps {
   transactions: Transactions;
   shares: SharesRepo;
   items: ItemsRepo;
+  users: UsersRepo;
   tree: Tree;
   events: FileEvents;
   audit: AuditService;
@@ -158,6 +160,8 @@ export class ShareService {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
+    // A disabled account's links stop with it (and work again when it is enabled).
+    if (this.d.users.authUser(link.accountId)?.disabledAt != null) throw notFound(Messages.shareNotFound);
     const root = this.d.items.getLiveAnyAccount(link.itemId);
     if (!root) throw notFound(Messages.shareNotFound);
     return { link, root };

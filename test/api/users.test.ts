@@ -228,6 +228,10 @@ describe('admin: disabling and deleting accounts', () => {
   test('disable ends every session of the account at once and refuses sign-in; enable lets it back in', async () => {
     const o = await seed.owner(s);
     const sub = await seed.subUser(s, o, ['files.download']);
+    const shared = await upload(o.client, 'public.txt', 'hello');
+    const link = new URL((await json(await o.client.post('/api/files/share', { ids: [shared.id], shared: true }))).links[shared.id])
+      .pathname;
+    expect((await s.client().get(link)).status).toBe(200);
     const events = new SseReader(await sub.client.get('/api/files/events'));
     expect(await events.next()).toBe('data: {"type":"connected"}');
     let res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true });
@@ -246,6 +250,8 @@ describe('admin: disabling and deleting accounts', () => {
       );
     }
     expect(await entry(o.id)).toMatchObject({ disabled: true, deletionPending: false });
+    // Its share links stop with it.
+    expect((await s.client().get(link)).status).toBe(404);
     expect(await entry(sub.id)).toMatchObject({ disabled: true });
 
     // The same state again changes nothing and records nothing.
@@ -253,6 +259,7 @@ describe('admin: disabling and deleting accounts', () => {
     res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: false });
     expect(await json(res)).toEqual({ id: o.id, email: o.email, disabled: false });
     expect((await seed.login(s, o.email)).cookies.size).toBe(1);
+    expect((await s.client().get(link)).status).toBe(200);
     expect((await seed.login(s, sub.email)).cookies.size).toBe(1);
     await s.server.ctx.services.audit.flush();
     const actions = s.server.ctx.services.audit
