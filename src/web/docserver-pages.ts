@@ -3,7 +3,7 @@ import { escapeHtml } from '../lib/html.ts';
 import { NOTICE_STYLE, noticePage } from './error-page.ts';
 
 const STYLE = `${NOTICE_STYLE}
-html,body{height:100%}#editor{height:100%}`;
+html,body{height:100%}#editor{height:100%}iframe{display:block;border:0}`;
 
 // Reads the signed config from the data block and starts the editor; says so when the server's script did not load.
 const BOOT = `(function () {

@@ -242,6 +242,7 @@ const API_JS = `window.DocsAPI = { DocEditor: function (id, config) {
   frame.src = ORIGIN + '/web-apps/apps/editor?config=' + encodeURIComponent(JSON.stringify(config));
   frame.title = 'Document editor';
   frame.name = 'frameEditor';
+  frame.frameBorder = 0;
   frame.width = config.width || '100%';
   frame.height = config.height || '100%';
   var target = document.getElementById(id);

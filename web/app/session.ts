@@ -1,6 +1,6 @@
 import { computed, signal } from '@preact/signals';
 import { api, ApiError, onApiError, request } from './api.ts';
-import type { Profile } from './api-types.ts';
+import type { DocserverConfigured, Profile } from './api-types.ts';
 import { currentUrl, navigate, route } from './router.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
@@ -10,6 +10,8 @@ export const sessionState = signal<SessionState>('loading');
 /** Instance settings the file manager obeys. */
 export const hideExtensions = signal(false);
 export const maxUploadBytes = signal<number | null>(null);
+/** Extensions the document server opens (lower case, no dot); empty when no document server is connected. */
+export const editorExtensions = signal<ReadonlySet<string>>(new Set());
 /** Said on the sign-in page after a session ended under the user. */
 export const signInNotice = signal<string | null>(null);
 
@@ -42,12 +44,14 @@ onApiError({
 });
 
 async function loadInstanceSettings(): Promise<void> {
-  const [hide, max] = await Promise.all([
+  const [hide, max, editor] = await Promise.all([
     api<{ hideFileExtensions: boolean }>('/api/user/hide-file-extensions-config'),
     api<{ maxBytes: number }>('/api/user/max-upload-size-config'),
+    api<DocserverConfigured>('/api/user/docserver-configured'),
   ]);
   hideExtensions.value = hide.hideFileExtensions;
   maxUploadBytes.value = max.maxBytes;
+  editorExtensions.value = new Set(editor.configured ? editor.extensions : []);
 }
 
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
