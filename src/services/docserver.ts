@@ -550,9 +550,8 @@ export class DocserverService {
 
   /**
    * Fetches an edited version, only ever from the configured document server: the URL and every redirect
-   * must have its scheme, host and port, carry no credentials, and the host must not resolve to an address
-   * no document server lives at (link-local metadata services, "this host", multicast) unless the
-   * configured URL names that address itself.
+   * must have its scheme, host and port and carry no credentials, and a host name must not resolve to an
+   * address no document server lives at (link-local metadata services, "this host", multicast).
    */
   private async downloadFromDocserver(url: string, docserverUrl: string): Promise<Response> {
     const allowed = new URL(docserverUrl);
@@ -566,7 +565,8 @@ export class DocserverService {
       if (target.origin !== allowed.origin)
         throw new SaveRefused(`the download URL ${target.origin} is not the document server (${allowed.origin})`);
       if (target.username || target.password) throw new SaveRefused('the download URL carries credentials');
-      await this.assertFetchableHost(target, allowed);
+      const hostProblem = await unfetchableHost(target.hostname);
+      if (hostProblem) throw new SaveRefused(hostProblem);
       let res: Response;
       try {
         res = await fetch(target, { redirect: 'manual', signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
@@ -591,24 +591,6 @@ export class DocserverService {
     }
   }
 
-  private async assertFetchableHost(target: URL, allowed: URL): Promise<void> {
-    const host = target.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host)) {
-      if (isNeverFetchedAddress(host) && host !== allowed.hostname.replace(/^\[|\]$/g, '')) {
-        throw new SaveRefused(`the download URL points at ${host}`);
-      }
-      return;
-    }
-    let addresses: Array<{ address: string }>;
-    try {
-      addresses = await dns.lookup(host, { all: true });
-    } catch {
-      throw new SaveRefused(`the document server's host name ${host} does not resolve`);
-    }
-    const bad = addresses.find((a) => isNeverFetchedAddress(a.address));
-    if (bad) throw new SaveRefused(`the document server's host name ${host} resolves to ${bad.address}`);
-  }
-
   /** Who saved: the last editor the document server names when that login belongs to the account, else the owner. */
   private actorOf(session: DocumentKey, users: readonly string[] | undefined, ip: string): AuditPrincipal {
     for (const id of users ?? []) {
@@ -623,6 +605,27 @@ export class DocserverService {
 
 function secretOf(docserver: Docserver): Uint8Array {
   return new TextEncoder().encode(docserver.jwtSecret);
+}
+
+type Lookup = (host: string) => Promise<Array<{ address: string }>>;
+const systemLookup: Lookup = (host) => dns.lookup(host, { all: true });
+
+/**
+ * Why a document server host must not be fetched from, or null: a host name that does not resolve, or
+ * resolves to an address no document server lives at (a name rebound to a metadata service). An address
+ * written in the URL is the admin's own choice.
+ */
+export async function unfetchableHost(hostname: string, lookup: Lookup = systemLookup): Promise<string | null> {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return null;
+  let addresses: Array<{ address: string }>;
+  try {
+    addresses = await lookup(host);
+  } catch {
+    return `the document server's host name ${host} does not resolve`;
+  }
+  const bad = addresses.find((a) => isNeverFetchedAddress(a.address));
+  return bad ? `the document server's host name ${host} resolves to ${bad.address}` : null;
 }
 
 function errorText(err: unknown): string {

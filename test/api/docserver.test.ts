@@ -506,6 +506,7 @@ describe('POST /api/docserver/callback', () => {
     const deletes = () =>
       t.server.ctx.db.$client.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM jobs WHERE kind = 'storage.delete'`).get()!.n;
     const deletesBefore = deletes();
+    const served = double.servedEdits;
     const answers = await Promise.all([
       double.callback(key, 6, { url, forcesavetype: 1 }),
       double.callback(key, 6, { url, forcesavetype: 1 }),
@@ -513,6 +514,7 @@ describe('POST /api/docserver/callback', () => {
     for (const r of answers) expect(await json(r)).toEqual({ error: 0 });
     expect(await json(await double.callback(key, 2, { url }))).toEqual({ error: 0 });
     expect(auditEntries('document.save', file.id)).toHaveLength(1);
+    expect(double.servedEdits - served).toBe(1);
     expect(await download(o.client, file.id)).toEqual(edited);
     // One replaced object, so one deletion queued.
     expect(deletes() - deletesBefore).toBe(1);
