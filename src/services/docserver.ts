@@ -283,8 +283,9 @@ export class DocserverService {
     if (file !== id || typeof account !== 'string' || typeof key !== 'string' || typeof login !== 'string') {
       throw unauthorized(Messages.docserverFileToken);
     }
+    // The link's claims must be the session's own: its key names the file and account it was handed out for.
     const session = this.d.repo.get(key);
-    if (!session || session.itemId !== id || session.accountId !== account) throw unauthorized(Messages.docserverFileToken);
+    if (!session || session.itemId !== file || session.accountId !== account) throw unauthorized(Messages.docserverFileToken);
     const row = this.d.tree.requireLive({ accountId: account }, id);
     if (row.storageKey !== session.storageKey) throw new AppError(409, Messages.docserverFileChanged);
     return { row, reader: { loginId: login, accountId: account, ip } };

@@ -23,6 +23,8 @@ beforeAll(async () => {
   await configure();
 });
 afterAll(async () => {
+  // A forcesave a test started may still be calling back.
+  await double.settled();
   await t.stop();
   double.stop();
 });
@@ -346,6 +348,14 @@ describe('GET /api/docserver/file/:id', () => {
     const res = await get(`/api/docserver/file/${theirs.id}?t=${forged}`);
     expect(res.status).toBe(401);
     expect(await res.text()).not.toContain('secret');
+    // This file and key, but another account named: the key was not handed out to it.
+    const otherAccount = await t.server.ctx.services.docserver.fileLinkToken({
+      file: file.id,
+      account: other.id,
+      key: opened.config.document.key,
+      login: other.id,
+    });
+    expect((await get(`/api/docserver/file/${file.id}?t=${otherAccount}`)).status).toBe(401);
     // A session's document server secret cannot mint links: they are signed with Coffer's own key.
     const asDocserver = await new (await import('jose')).SignJWT({
       file: file.id,
@@ -581,16 +591,23 @@ describe('auto-save', () => {
     expect(s.nextRunAt).toBeGreaterThanOrEqual(clock.now() + MINUTE);
   });
 
-  test('error 1 (the document is no longer open) removes the schedule', async () => {
-    const { key } = await editing();
+  test('error 1 (the document is no longer open) removes the schedule; a later status 1 with editors brings it back', async () => {
+    const { o, file, key, opened } = await editing();
     double.sessions.delete(key);
     clock.advance(2 * MINUTE);
     await drain();
     expect(commandsFor(key)).toHaveLength(1);
     expect(schedule(key)).toBeNull();
+    // The command raced an editor still loading: once the server says someone edits, auto-save resumes.
+    await double.open(opened.config, opened.token);
+    expect(await json(await double.callback(key, 1, { users: [o.id] }))).toEqual({ error: 0 });
+    expect(schedule(key)).not.toBeNull();
+    expect((await openConfig(o.client, file.id)).config.document.key).toBe(key);
   });
 
   test('other errors are retried by the queue with backoff', async () => {
+    // On a minute's boundary, so the 1 s backoff below cannot also reach the schedule's next window.
+    clock.advance(MINUTE - (clock.now() % MINUTE));
     const { key } = await editing();
     double.commandError = 3;
     try {

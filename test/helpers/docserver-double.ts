@@ -189,10 +189,12 @@ export class DocserverDouble {
     if (this.commandError !== null) return { error: this.commandError, key };
     if (!this.sessions.has(key)) return { error: 1, key };
     if (!this.pendingEdit.has(key)) return { error: 4, key };
-    // As the real server: answer first, then save through the callback.
-    const call = Bun.sleep(5).then(() => this.callback(key, 6, { forcesavetype: 0 }).then((r) => r.text()));
+    // As the real server: answer first, then save through the callback (dropped if Coffer has stopped meanwhile).
+    const call: Promise<unknown> = Bun.sleep(5)
+      .then(() => this.callback(key, 6, { forcesavetype: 0 }).then((r) => r.text()))
+      .catch((err: unknown) => err)
+      .finally(() => this.inFlight.delete(call));
     this.inFlight.add(call);
-    call.finally(() => this.inFlight.delete(call));
     return { error: 0, key };
   }
 
