@@ -483,6 +483,26 @@ describe('POST /api/docserver/callback', () => {
     expect(blobFiles(t.dataDir).temp).toEqual([]);
   });
 
+  test('storage used up by another upload while the edited version downloads: {error: 1} at commit, the old bytes stay', async () => {
+    const { o, file, bytes, key } = await editing();
+    const edited = await documents.docx('y'.repeat(5000));
+    const growth = edited.length - bytes.length;
+    const used = t.server.ctx.services.quota.usage(o.id).used;
+    t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(used + growth + 100, o.id);
+    const objects = blobFiles(t.dataDir).objects.length;
+    let other: { id: string } | null = null;
+    double.edit(key, edited, async () => {
+      other = await upload(o.client, 'meanwhile.bin', new Uint8Array(200));
+    });
+    const answer = await json(await double.callback(key, 2));
+    expect(answer.error).toBe(1);
+    expect(answer.message).toStartWith('Storage limit exceeded.');
+    expect(other).not.toBeNull();
+    expect(await download(o.client, file.id)).toEqual(bytes);
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(used + 200);
+    expect(blobFiles(t.dataDir).objects.length).toBe(objects + 1);
+  });
+
   test('SSRF: a url on another host, or redirected off the document server (169.254.169.254), is never fetched', async () => {
     const { o, file, bytes, key } = await editing();
     const edited = await documents.docx('from elsewhere');

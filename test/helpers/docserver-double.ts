@@ -54,7 +54,7 @@ export class DocserverDouble {
   missingCommandPath = false;
   /** Answer every forcesave with this error code instead of the natural one. */
   commandError: number | null = null;
-  private readonly edits = new Map<string, Uint8Array>();
+  private readonly edits = new Map<string, { bytes: Uint8Array; midway?: () => Promise<void> }>();
   private readonly pendingEdit = new Map<string, string>();
   private readonly redirects = new Map<string, string>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -100,10 +100,13 @@ export class DocserverDouble {
     return opened;
   }
 
-  /** Serves `bytes` as an edited version of `key` and answers its URL (a new URL for every edit, as the server does). */
-  edit(key: string, bytes: Uint8Array): string {
+  /**
+   * Serves `bytes` as an edited version of `key` and answers its URL (a new URL for every edit, as the server
+   * does). `midway` runs after the first half of the body is sent, before the rest.
+   */
+  edit(key: string, bytes: Uint8Array, midway?: () => Promise<void>): string {
     const path = `/cache/files/${key}_${++this.editCount}/output.${this.sessions.get(key)?.fileType ?? 'bin'}/output`;
-    this.edits.set(path, bytes);
+    this.edits.set(path, { bytes, midway });
     this.pendingEdit.set(key, path);
     return this.url + path;
   }
@@ -171,7 +174,19 @@ export class DocserverDouble {
     const edited = this.edits.get(url.pathname);
     if (req.method === 'GET' && edited) {
       this.servedEdits++;
-      return new Response(edited, { headers: { 'content-type': 'application/octet-stream' } });
+      const { bytes, midway } = edited;
+      const half = bytes.length >> 1;
+      const body = midway
+        ? new ReadableStream<Uint8Array>({
+            async start(c) {
+              c.enqueue(bytes.slice(0, half));
+              await midway();
+              c.enqueue(bytes.slice(half));
+              c.close();
+            },
+          })
+        : bytes;
+      return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
     }
     const redirect = this.redirects.get(url.pathname);
     if (redirect) return new Response(null, { status: 302, headers: { location: redirect } });
