@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
-import { NOTICE_STYLE, noticePage } from './error-page.ts';
+import { NOTICE_STYLE } from './error-page.ts';
+import { pageShell } from './page.ts';
 
 const STYLE = `${NOTICE_STYLE}
 html,body{height:100%}#editor{height:100%}iframe{display:block;border:0}`;
@@ -70,5 +71,5 @@ export function renderEditorPage(input: {
 <script type="application/json" id="docserver-config">${scriptJson({ config: input.config, token: input.token })}</script>
 <script src="${escapeHtml(input.docserverJsUrl)}"></script>
 <script>${BOOT}</script>`;
-  return { html: noticePage(`${input.title} – Coffer`, body, STYLE), csp: editorCsp(input.docserverOrigin) };
+  return { html: pageShell(`${input.title} – Coffer`, body, { style: STYLE }), csp: editorCsp(input.docserverOrigin) };
 }
