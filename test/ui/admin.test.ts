@@ -40,6 +40,18 @@ afterAll(async () => {
 });
 
 const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+
+/** The Users screen's list, with more accounts loaded until `email` is among them. */
+async function showAccount(page: Page, email: string) {
+  const list = page.getByRole('list', { name: 'Accounts' });
+  await list.getByText(admin.email).waitFor();
+  while ((await list.getByText(email).count()) === 0) {
+    await button(page, 'Load more accounts').click();
+    // The next page is in when the button is usable again, or gone with the last page.
+    await list.getByText(email).or(page.getByRole('button', { name: 'Load more accounts', disabled: false })).first().waitFor();
+  }
+  return list;
+}
 const ctx = () => t.server.ctx;
 
 async function uploadThroughPage(page: Page, name: string, bytes: number) {
@@ -107,14 +119,8 @@ describe('admin console', () => {
     const o = await seed.owner(t, seed.uniqueEmail('leaving'));
     await upload(o.client, 'keep-me.bin', Buffer.alloc(20_000, 3));
     const { context, page, errors } = await signedInContext(browser, t.url, admin);
-    const openAccount = async () => {
-      await page.goto('/admin/users');
-      const accounts = page.getByRole('list', { name: 'Accounts' });
-      await accounts.getByText(admin.email).waitFor();
-      while ((await accounts.getByText(o.email).count()) === 0) await button(page, 'Load more accounts').click();
-      return accounts.getByRole('listitem').filter({ hasText: o.email }).first();
-    };
-    let entry = await openAccount();
+    await page.goto('/admin/users');
+    let entry = (await showAccount(page, o.email)).getByRole('listitem').filter({ hasText: o.email }).first();
     // The first admin has neither button.
     expect(await page.getByRole('button', { name: `Disable ${admin.email}` }).count()).toBe(0);
     expect(await page.getByRole('button', { name: `Delete ${admin.email}` }).count()).toBe(0);
@@ -133,10 +139,7 @@ describe('admin console', () => {
     ] as const) {
       const shot = await signedInContext(browser, t.url, admin, opts);
       await shot.page.goto('/admin/users');
-      const list = shot.page.getByRole('list', { name: 'Accounts' });
-      await list.getByText(admin.email).waitFor();
-      while ((await list.getByText(o.email).count()) === 0) await shot.page.getByRole('button', { name: 'Load more accounts' }).click();
-      await list.getByText(o.email).scrollIntoViewIfNeeded();
+      await (await showAccount(shot.page, o.email)).getByText(o.email).scrollIntoViewIfNeeded();
       await screenshot(shot.page, `admin-users-disabled-${name}`);
       await shot.context.close();
     }
