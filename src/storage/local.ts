@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { StorageNotFoundError, RangeNotSatisfiableError, type ByteRange, type ObjectInfo, type PutOptions, type StorageDriver } from './driver.ts';
+import { StorageNotFoundError, RangeNotSatisfiableError, type ByteRange, type ObjectInfo, type PutOptions, type StorageDriver, type StorageLocation } from './driver.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 
 const TEMP_DIR = '.tmp';
@@ -124,6 +124,7 @@ function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
 /** Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename. */
 export class LocalDriver implements StorageDriver {
   readonly name = 'local';
+  readonly location: StorageLocation = { driver: 'local', bucket: null, prefix: '' };
 
   constructor(readonly root: string) {
     fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });

@@ -1,0 +1,195 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { createRequire } from 'node:module';
+
+/**
+ * A real S3 server on a random loopback port: npm `s3rver` (filesystem-backed, speaks the S3 REST
+ * protocol over HTTP), plus what it lacks and Coffer uses, added in front of its routes in the same
+ * protocol: ListMultipartUploads, AbortMultipartUpload and UploadPartCopy. Its ListObjectsV2 pages in
+ * directory order; sorted here, as S3 lists keys in order (paging depends on it).
+ * It counts the body bytes it serves to GETs and can be told to fail or stall requests.
+ */
+export interface TestS3 {
+  endpoint: string;
+  bucket: string;
+  dir: string;
+  /** Body bytes sent in answer to object GETs since the last reset. */
+  bytesServed: number;
+  /** Requests seen (method and path with query), in order. */
+  requests: string[];
+  /** The next `count` requests matching `when` answer `status` with S3 error `code`. */
+  failNext(count: number, status: number, code: string, when?: (method: string, url: string) => boolean): void;
+  /** Requests matching `when` wait `ms` before being served. */
+  stall(ms: number, when: (method: string, url: string) => boolean): void;
+  /** The environment that points Coffer at this bucket under `prefix`. */
+  env(prefix?: string): Record<string, string>;
+  /** Incomplete multipart uploads (as ListMultipartUploads would list them). */
+  incompleteUploads(prefix?: string): Array<{ key: string; uploadId: string }>;
+  /** The file holding the bytes of object `key` (for tests that age or damage an object). */
+  objectFile(key: string): string;
+  /** Every object key under `prefix`. */
+  objectKeys(prefix?: string): string[];
+  stop(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+const utils = require('s3rver/lib/utils.js') as { walk: (dir: string, filter?: (p: string) => boolean) => Generator<string> };
+utils.walk = function* sortedWalk(dir, filter) {
+  for (const name of fs.readdirSync(dir).sort()) {
+    const p = path.posix.join(dir, name);
+    if (!fs.statSync(p).isDirectory()) yield p;
+    else if (!filter || filter(p)) yield* sortedWalk(p, filter);
+  }
+};
+const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => {
+  middleware: Array<(ctx: any, next: () => Promise<void>) => Promise<void>>;
+  run(): Promise<{ port: number }>;
+  close(): Promise<void>;
+};
+
+const UPLOADS = '._S3rver_uploads';
+const xmlEscape = (s: string) => s.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!);
+
+export const S3_ACCESS_KEY = 'S3RVER';
+
+export async function startTestS3(): Promise<TestS3> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-s3-'));
+  const bucket = 'coffer-test';
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
+  const failures: Array<{ count: number; status: number; code: string; when: (m: string, u: string) => boolean }> = [];
+  const stalls: Array<{ ms: number; when: (m: string, u: string) => boolean }> = [];
+  const uploadsDir = path.join(dir, bucket, UPLOADS);
+  const objectFile = (key: string) => path.join(dir, bucket, `${key}._S3rver_object`);
+
+  const s3: TestS3 = {
+    endpoint: '',
+    bucket,
+    dir,
+    bytesServed: 0,
+    requests: [],
+    failNext(count, status, code, when = () => true) {
+      failures.push({ count, status, code, when });
+    },
+    stall(ms, when) {
+      stalls.push({ ms, when });
+    },
+    env(prefix = `i-${randomBytes(4).toString('hex')}/`) {
+      return {
+        COFFER_STORAGE: 's3',
+        S3_ENDPOINT: s3.endpoint,
+        S3_BUCKET: bucket,
+        S3_PREFIX: prefix,
+        S3_ACCESS_KEY_ID: S3_ACCESS_KEY,
+        S3_SECRET_ACCESS_KEY: 'S3RVER',
+      };
+    },
+    incompleteUploads(prefix = '') {
+      if (!fs.existsSync(uploadsDir)) return [];
+      return fs
+        .readdirSync(uploadsDir)
+        // A part that was still arriving when its upload was aborted can leave a directory without `key` behind.
+        .filter((uploadId) => fs.existsSync(path.join(uploadsDir, uploadId, 'key')))
+        .map((uploadId) => ({ uploadId, key: fs.readFileSync(path.join(uploadsDir, uploadId, 'key'), 'utf8') }))
+        .filter((u) => u.key.startsWith(prefix));
+    },
+    objectFile,
+    objectKeys(prefix = '') {
+      const out: string[] = [];
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+          if (e.name === UPLOADS) continue;
+          const p = path.join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else if (e.name.endsWith('._S3rver_object')) out.push(path.relative(path.join(dir, bucket), p).slice(0, -'._S3rver_object'.length));
+        }
+      };
+      walk(path.join(dir, bucket));
+      return out.filter((k) => k.startsWith(prefix)).sort();
+    },
+    async stop() {
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+
+  server.middleware.unshift(async (ctx, next) => {
+    const method: string = ctx.method;
+    const url: string = ctx.url;
+    s3.requests.push(`${method} ${url}`);
+    const stall = stalls.find((s) => s.when(method, url));
+    if (stall) await Bun.sleep(stall.ms);
+    const failure = failures.find((f) => f.count > 0 && f.when(method, url));
+    if (failure) {
+      failure.count--;
+      ctx.status = failure.status;
+      ctx.type = 'application/xml';
+      ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${failure.code}</Code><Message>injected by the test</Message></Error>`;
+      return;
+    }
+    const [, bucketName, ...rest] = (ctx.path as string).split('/');
+    const key = decodeURIComponent(rest.join('/'));
+    const q = ctx.query as Record<string, string>;
+    if (bucketName === bucket && method === 'GET' && !key && 'uploads' in q) {
+      const prefix = q.prefix ?? '';
+      const uploads = s3.incompleteUploads(prefix).map((u) => ({ ...u, initiated: fs.statSync(path.join(uploadsDir, u.uploadId)).mtime }));
+      ctx.type = 'application/xml';
+      ctx.body =
+        `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult><Bucket>${bucket}</Bucket><Prefix>${xmlEscape(prefix)}</Prefix><IsTruncated>false</IsTruncated>` +
+        uploads.map((u) => `<Upload><Key>${xmlEscape(u.key)}</Key><UploadId>${u.uploadId}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated></Upload>`).join('') +
+        '</ListMultipartUploadsResult>';
+      return;
+    }
+    const uploadGone = () => !fs.existsSync(path.join(uploadsDir, path.basename(q.uploadId!), 'key'));
+    if (bucketName === bucket && key && 'uploadId' in q && (method === 'DELETE' || uploadGone())) {
+      const d = path.join(uploadsDir, path.basename(q.uploadId!));
+      if (uploadGone()) {
+        ctx.status = 404;
+        ctx.type = 'application/xml';
+        ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
+        return;
+      }
+      fs.rmSync(d, { recursive: true, force: true });
+      ctx.status = 204;
+      return;
+    }
+    if (bucketName === bucket && key && 'uploadId' in q && method === 'PUT' && ctx.get('x-amz-copy-source')) {
+      const source = decodeURIComponent(ctx.get('x-amz-copy-source')).replace(/^\/?[^/]+\//, '');
+      const [, start, end] = /^bytes=(\d+)-(\d+)$/.exec(ctx.get('x-amz-copy-source-range'))!;
+      const bytes = fs.readFileSync(objectFile(source)).subarray(Number(start), Number(end) + 1);
+      const part = path.join(uploadsDir, path.basename(q.uploadId!), String(Number(q.partNumber)));
+      const md5 = new Bun.CryptoHasher('md5').update(bytes).digest('hex');
+      fs.writeFileSync(part, bytes);
+      fs.writeFileSync(`${part}.md5`, md5);
+      ctx.type = 'application/xml';
+      ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<CopyPartResult><ETag>"${md5}"</ETag><LastModified>${new Date().toISOString()}</LastModified></CopyPartResult>`;
+      return;
+    }
+    await next();
+    if (method === 'GET' && key && ctx.body && typeof ctx.body.pipe === 'function') {
+      const length = ctx.length;
+      const { Transform } = await import('node:stream');
+      ctx.body = ctx.body.pipe(
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            s3.bytesServed += chunk.length;
+            done(null, chunk);
+          },
+        }),
+      );
+      if (length !== undefined) ctx.length = length;
+    }
+  });
+  const { port } = await server.run();
+  s3.endpoint = `http://127.0.0.1:${port}`;
+  return s3;
+}
+
+let shared: Promise<TestS3> | null = null;
+
+/** One server for every test server of this process that runs on S3 (each gets its own prefix). */
+export function sharedTestS3(): Promise<TestS3> {
+  shared ??= startTestS3();
+  return shared;
+}
