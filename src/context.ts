@@ -7,7 +7,9 @@ import { openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import type { Keyring } from './storage/keyring.ts';
 import type { StorageDriver } from './storage/driver.ts';
-import { createLocalDriver, cleanupTempFiles } from './storage/local.ts';
+import { cleanupTempFiles } from './storage/local.ts';
+import { createDriver } from './storage/drivers.ts';
+import { checkStorageLocation } from './services/storage-location.ts';
 import { SealedStore } from './storage/sealed.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
@@ -75,8 +77,15 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     }
     const clock = opts.clock ?? systemClock;
     const log = opts.logger ?? createLogger(config.logLevel);
-    const driver = createLocalDriver(paths.blobs);
-    if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    let driver: StorageDriver;
+    try {
+      driver = createDriver(config.storage, paths.blobs);
+      checkStorageLocation(db, driver.location, { record: isServer, now: clock.now() });
+    } catch (err) {
+      db.$client.close();
+      throw err;
+    }
+    if (isServer && driver.name === 'local') cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
     // The CLI has no worker, but the server's worker picks up what it enqueues.
     const queue = new JobQueue(db, clock, { available: !isServer });
     const core: CoreContext = {

@@ -1,5 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
+import { StorageLocationRepo } from '../db/repos/storage-location.ts';
+import { storageMoving } from './storage-location.ts';
 
 export interface IntentSweep {
   /** Objects removed because no row will ever point at them. */
@@ -22,18 +24,26 @@ export class UploadIntentService {
   /** Keys this process is writing now; only the server writes objects, so these are all there are. */
   private readonly writing = new Set<string>();
 
+  private readonly locations: StorageLocationRepo;
+
   constructor(private readonly ctx: CoreContext) {
     this.sqlite = ctx.db.$client;
+    this.locations = new StorageLocationRepo(this.sqlite);
   }
 
-  /** Before an object is written under `key`. */
+  /** Before an object is written under `key`; refused while `coffer storage migrate --switch` has paused writes. */
   record(key: string): void {
+    if (this.locations.writesPaused()) throw storageMoving();
     this.writing.add(key);
     this.sqlite.query('INSERT OR IGNORE INTO upload_intents (storage_key, created_at) VALUES (?, ?)').run(key, this.ctx.clock.now());
   }
 
-  /** Inside the transaction that commits the row pointing at `key`: the object is known from now on. */
+  /**
+   * Inside the transaction that commits the row pointing at `key`: the object is known from now on.
+   * Checked again here, so no row can point at an object the migration's last pass did not see.
+   */
   committed(key: string): void {
+    if (this.locations.writesPaused()) throw storageMoving();
     this.sqlite.query('DELETE FROM upload_intents WHERE storage_key = ?').run(key);
     this.writing.delete(key);
   }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
+import { ObjectIntegrityError, StorageNotFoundError, StorageUnavailableError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
 import { isDiskFullError } from '../../services/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
@@ -100,6 +100,13 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
     .onParse({ as: 'global' }, () => DEFERRED_BODY)
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
       if (bodyLeftUnread(request)) set.headers.Connection = 'close';
+      if (error instanceof StorageUnavailableError) {
+        // The bucket failed, not the request: one line for the admin, a 503 the client may retry.
+        log.warn('storage unavailable', { requestId: requestMeta(request).id, method: request.method, path: requestMeta(request).path, err: error.message });
+        set.status = 503;
+        set.headers['Retry-After'] = '30';
+        return { message: Messages.storageUnavailable };
+      }
       const known = describeError(error, code);
       if (known) {
         set.status = known.status;
