@@ -35,7 +35,11 @@ export function configFrom(flags: ConfigFlags): Config {
  * Opens the data dir beside a possibly running server (no worker, no lock), runs fn, closes.
  * With `initialize`, a data dir that was never served is created first (database and secrets).
  */
-export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) => Promise<T> | T, opts: { initialize?: boolean } = {}): Promise<T> {
+export async function withContext<T>(
+  flags: ConfigFlags,
+  fn: (ctx: AppContext) => Promise<T> | T,
+  opts: { initialize?: boolean; skipLocationCheck?: boolean } = {},
+): Promise<T> {
   const config = configFrom(flags);
   if (opts.initialize) {
     const paths = dataPaths(config.dataDir);
@@ -43,7 +47,7 @@ export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) =
     loadSecrets(config, paths);
     openDatabase(paths.database).$client.close();
   }
-  const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent') });
+  const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent'), skipLocationCheck: opts.skipLocationCheck });
   try {
     return await fn(ctx);
   } finally {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/lib/size.ts';
+import { describeLocation } from '../src/storage/drivers.ts';
 import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
 
 export function registerDoctor(program: Command): void {
@@ -31,6 +32,8 @@ export function registerDoctor(program: Command): void {
           print(`audit queue: ${r.auditQueue.pending} pending, ${r.auditQueue.failed} failed`);
           print(`disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`);
           if (r.disk.low) print('  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage');
+          print(`storage: ${describeLocation(r.storage.location)}`);
+          for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
           print(r.ok ? 'no problems found' : 'problems found');
         }
         if (!r.ok) throw new AttentionNeeded('');

@@ -54,6 +54,8 @@ export interface OpenOptions {
   mode: 'server' | 'cli';
   clock?: Clock;
   logger?: Logger;
+  /** `coffer storage migrate` opens the data dir with either location and checks it itself. */
+  skipLocationCheck?: boolean;
 }
 
 export function openContext(config: Config, opts: OpenOptions): AppContext {
@@ -80,7 +82,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     let driver: StorageDriver;
     try {
       driver = createDriver(config.storage, paths.blobs);
-      checkStorageLocation(db, driver.location, { record: isServer, now: clock.now() });
+      if (!opts.skipLocationCheck) checkStorageLocation(db, driver.location, { record: isServer, now: clock.now() });
     } catch (err) {
       db.$client.close();
       throw err;

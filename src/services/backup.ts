@@ -4,6 +4,7 @@ import { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
 import { AppError, badRequest } from '../errors.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
+import type { StorageLocation } from '../storage/driver.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import { BACKEND_VERSION } from './version.ts';
 
@@ -18,8 +19,10 @@ export interface BackupManifest {
   counts: { users: number; files: number; folders: number; storedBytes: number; auditEvents: number };
   /** Master key ids the snapshot's wrapped data keys need; secrets.json must hold each of them. */
   masterKeyIds: string[];
-  /** What this snapshot does not contain and must be copied alongside it. */
+  /** What this snapshot does not contain and must be copied alongside it: the blobs directory, or the bucket (`s3://bucket/prefix`), and secrets.json. */
   alongside: { blobs: string; secrets: string };
+  /** Where the objects are: a bucket's objects are never copied by `coffer backup`. */
+  storage: StorageLocation;
 }
 
 async function sha256Of(file: string): Promise<string> {
@@ -68,6 +71,11 @@ export class BackupService {
     }
   }
 
+  private blobsLocation(): string {
+    const l = this.ctx.driver.location;
+    return l.driver === 'local' ? this.ctx.paths.blobs : `s3://${l.bucket}/${l.prefix}`;
+  }
+
   /** Checks the snapshot and reads its facts from the snapshot itself, not from the live database. */
   private async describe(snapshot: string, name: string): Promise<BackupManifest> {
     const db = new Database(snapshot, { readonly: true });
@@ -96,7 +104,8 @@ export class BackupService {
           .query<{ key_id: string }, []>('SELECT DISTINCT key_id FROM items WHERE key_id IS NOT NULL ORDER BY key_id')
           .all()
           .map((r) => r.key_id),
-        alongside: { blobs: this.ctx.paths.blobs, secrets: this.ctx.paths.secrets },
+        alongside: { blobs: this.blobsLocation(), secrets: this.ctx.paths.secrets },
+        storage: this.ctx.driver.location,
       };
     } finally {
       db.close();

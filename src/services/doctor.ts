@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { CoreContext } from '../context.ts';
-import { existsMany } from '../storage/driver.ts';
+import { existsMany, type StorageLocation } from '../storage/driver.ts';
+import { S3Driver } from '../storage/s3.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
@@ -25,12 +26,14 @@ export interface DoctorReport {
   auditQueue: { pending: number; failed: number };
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
   disk: DiskSpace;
+  /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
+  storage: { location: StorageLocation; checks: Array<{ step: string; ok: boolean; error?: string }> };
 }
 
 /**
  * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
  * whose stored object is missing, data keys under a master key that is not current or not available,
- * and free disk space against the reserve.
+ * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete.
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
 export class DoctorService {
@@ -87,6 +90,7 @@ export class DoctorService {
 
     const queue = this.audit.queueDepths();
     const disk = this.disk.status();
+    const storage = { location: this.ctx.driver.location, checks: this.ctx.driver instanceof S3Driver ? await this.ctx.driver.probe() : [] };
 
     const report: DoctorReport = {
       ok: false,
@@ -96,8 +100,9 @@ export class DoctorService {
       keys: { currentKeyId, notCurrent, unavailable },
       auditQueue: queue,
       disk,
+      storage,
     };
-    report.ok = databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
+    report.ok = storage.checks.every((c) => c.ok) && databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
     return report;
   }
 

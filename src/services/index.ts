@@ -24,6 +24,7 @@ import { KeyService } from './keys.ts';
 import { BackupService } from './backup.ts';
 import { DoctorService } from './doctor.ts';
 import { MaintenanceService } from './maintenance.ts';
+import { StorageMigrationService } from './storage-migration.ts';
 
 /** The domain services; each area adds itself here and registers its jobs and schedules. */
 export interface Services {
@@ -43,6 +44,7 @@ export interface Services {
   backup: BackupService;
   doctor: DoctorService;
   maintenance: MaintenanceService;
+  storageMigration: StorageMigrationService;
   items: ItemService;
   uploads: UploadService;
   uploadIntents: UploadIntentService;
@@ -82,6 +84,7 @@ export function createServices(core: CoreContext): Services {
     backup: new BackupService(core, audit),
     doctor: new DoctorService(core, audit, diskSpace),
     maintenance: new MaintenanceService(core),
+    storageMigration: new StorageMigrationService(core),
     items,
     uploads: new UploadService(core, items, quota, settings, uploadIntents, diskSpace),
     uploadIntents,

@@ -31,9 +31,9 @@ export class UploadIntentService {
     this.locations = new StorageLocationRepo(this.sqlite);
   }
 
-  /** Before an object is written under `key`; refused while `coffer storage migrate --switch` has paused writes. */
+  /** Before an object is written under `key`; refused while `coffer storage migrate --switch` runs, and after it moved the files elsewhere. */
   record(key: string): void {
-    if (this.locations.writesPaused()) throw storageMoving();
+    if (!this.locations.acceptsWrites(this.ctx.driver.location)) throw storageMoving();
     this.writing.add(key);
     this.sqlite.query('INSERT OR IGNORE INTO upload_intents (storage_key, created_at) VALUES (?, ?)').run(key, this.ctx.clock.now());
   }
@@ -43,7 +43,7 @@ export class UploadIntentService {
    * Checked again here, so no row can point at an object the migration's last pass did not see.
    */
   committed(key: string): void {
-    if (this.locations.writesPaused()) throw storageMoving();
+    if (!this.locations.acceptsWrites(this.ctx.driver.location)) throw storageMoving();
     this.sqlite.query('DELETE FROM upload_intents WHERE storage_key = ?').run(key);
     this.writing.delete(key);
   }

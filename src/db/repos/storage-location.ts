@@ -37,8 +37,11 @@ export class StorageLocationRepo {
     this.sqlite.query('UPDATE storage_location SET writes_paused_at = ? WHERE id = 1').run(at);
   }
 
-  writesPaused(): boolean {
-    return this.sqlite.query<{ p: number | null }, []>('SELECT writes_paused_at AS p FROM storage_location WHERE id = 1').get()?.p != null;
+  /** Whether objects may be written to `location` now: it is the recorded one and no switch is under way. */
+  acceptsWrites(location: StorageLocation): boolean {
+    const r = this.get();
+    if (!r) return true;
+    return r.writesPausedAt === null && r.driver === location.driver && r.bucket === location.bucket && r.prefix === location.prefix;
   }
 
   /** Rows that point at a stored object. */
