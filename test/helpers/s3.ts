@@ -25,6 +25,8 @@ export interface TestS3 {
   requests: string[];
   /** The next `count` requests matching `when` answer `status` with S3 error `code`. */
   failNext(count: number, status: number, code: string, when?: (method: string, url: string) => boolean): void;
+  /** Forgets failures and stalls not yet used up. */
+  clearFailures(): void;
   /** Requests matching `when` wait `ms` before being served. */
   stall(ms: number, when: (method: string, url: string) => boolean): void;
   /** The environment that points Coffer at this bucket under `prefix`. */
@@ -67,6 +69,10 @@ export async function startTestS3(): Promise<TestS3> {
     requests: [],
     failNext(count, status, code, when = () => true) {
       failures.push({ count, status, code, when });
+    },
+    clearFailures() {
+      failures.length = 0;
+      stalls.length = 0;
     },
     stall(ms, when) {
       stalls.push({ ms, when });
@@ -122,6 +128,14 @@ export async function startTestS3(): Promise<TestS3> {
       ctx.status = failure.status;
       ctx.type = 'application/xml';
       ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${failure.code}</Code><Message>injected by the test</Message></Error>`;
+      return;
+    }
+    // Its own check comes after the routes answered here: every request is checked here first.
+    const accessKey = /Credential=([^/]+)\//.exec(ctx.get('authorization'))?.[1];
+    if (accessKey !== S3_ACCESS_KEY) {
+      ctx.status = 403;
+      ctx.type = 'application/xml';
+      ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does not exist in our records.</Message></Error>`;
       return;
     }
     const [, bucketName, ...rest] = (ctx.path as string).split('/');
