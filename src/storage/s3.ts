@@ -164,7 +164,13 @@ export class S3Driver implements StorageDriver {
     let uploadId: string | null = null;
     let partNumber = 0;
     let size = 0;
-    let buf = Buffer.allocUnsafe(this.partSizeFor(1));
+    // Part buffers are reused once sent: freed ones would pile up until a collection (300+ MiB per GiB here).
+    const spare: Buffer[] = [];
+    const take = (size: number) => {
+      const b = spare.pop();
+      return b && b.length === size ? b : Buffer.allocUnsafe(size);
+    };
+    let buf = take(this.partSizeFor(1));
     let filled = 0;
 
     const launch = (bytes: Buffer, n: number) => {
@@ -181,7 +187,10 @@ export class S3Driver implements StorageDriver {
         },
       ).catch((err: unknown) => {
         failure ??= err;
-      }).finally(() => inFlight.delete(sending));
+      }).finally(() => {
+        inFlight.delete(sending);
+        if (bytes.byteOffset === 0) spare.push(bytes);
+      });
       inFlight.add(sending);
     };
 
@@ -201,7 +210,7 @@ export class S3Driver implements StorageDriver {
           while (inFlight.size >= this.queueSize) await Promise.race(inFlight);
           if (failure) throw failure;
           launch(buf, ++partNumber);
-          buf = Buffer.allocUnsafe(this.partSizeFor(partNumber + 1));
+          buf = take(this.partSizeFor(partNumber + 1));
           filled = 0;
         }
       }
@@ -426,7 +435,7 @@ export class S3Driver implements StorageDriver {
         const ok = res.ok || o.accept?.includes(res.status);
         if (ok && o.stream && res.body) {
           clearTimeout(clock);
-          return { status: res.status, headers: res.headers, text: '', body: guardSilence(res.body, timeoutMs, what) };
+          return { status: res.status, headers: res.headers, text: '', body: guardSilence(res.body, timer, timeoutMs, what) };
         }
         const text = method === 'HEAD' ? '' : await res.text();
         clearTimeout(clock);
@@ -455,28 +464,33 @@ export class S3Driver implements StorageDriver {
   }
 }
 
-/** A response body that fails with StorageUnavailableError when the service goes silent for `ms`. */
-function guardSilence(body: ReadableStream<Uint8Array>, ms: number, what: string): ReadableStream<Uint8Array> {
+/**
+ * A response body that fails with StorageUnavailableError when the service goes silent for `ms`: one
+ * timer, pushed back on every chunk, aborts the request.
+ */
+function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController, ms: number, what: string): ReadableStream<Uint8Array> {
   const reader = body.getReader();
+  const stalled = () => request.abort(new StorageUnavailableError(`${what}: the download stalled for ${Math.round(ms / 1000)} s`, 'Timeout'));
+  let watchdog: ReturnType<typeof setTimeout> | null = null;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const silence = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new StorageUnavailableError(`${what}: the download stalled for ${Math.round(ms / 1000)} s`, 'Timeout')), ms);
-        });
+        if (watchdog) watchdog.refresh();
+        else watchdog = setTimeout(stalled, ms);
         try {
-          const r = await Promise.race([reader.read(), silence]);
-          if (r.done) controller.close();
-          else controller.enqueue(r.value);
+          const r = await reader.read();
+          if (r.done) {
+            clearTimeout(watchdog);
+            controller.close();
+          } else controller.enqueue(r.value);
         } catch (err) {
-          reader.cancel().catch(() => {});
-          throw err instanceof StorageUnavailableError ? err : new StorageUnavailableError(`${what}: the download broke off (${networkReason(err)})`, 'NetworkError');
-        } finally {
-          clearTimeout(timer);
+          clearTimeout(watchdog);
+          const reason: unknown = request.signal.aborted ? request.signal.reason : err;
+          throw reason instanceof StorageUnavailableError ? reason : new StorageUnavailableError(`${what}: the download broke off (${networkReason(err)})`, 'NetworkError');
         }
       },
       cancel(reason) {
+        if (watchdog) clearTimeout(watchdog);
         return reader.cancel(reason);
       },
     },
