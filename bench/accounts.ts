@@ -22,7 +22,9 @@ export async function runAccountsBench(): Promise<void> {
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);
-    console.log(`accounts.login_p50_ms ${times[10]!.toFixed(1)} p90 ${times[18]!.toFixed(1)} (20 logins, argon2id m=19 MiB t=4, goal 50-300 ms)`);
+    console.log(
+      `accounts.login_p50_ms ${times[10]!.toFixed(1)} p90 ${times[18]!.toFixed(1)} (20 logins, argon2id m=19 MiB t=4, goal 50-300 ms)`,
+    );
   } finally {
     await server.stop();
   }

@@ -37,7 +37,14 @@ export async function runAuditBench(perRound = 300, rounds = 10): Promise<void> 
       insert.run(id, ownerId, `${id}.bin`, `${id}.bin`, sealed.size, key, sealed.wrappedKey, sealed.keyId, now, now, now);
       ctx.services.quota.adjust(ownerId, sealed.size);
     })();
-    if (audit) ctx.services.audit.record({ action: AuditActions.fileUpload, principal, targetType: 'file', targetId: id, details: { name: `${id}.bin`, size: sealed.size } });
+    if (audit)
+      ctx.services.audit.record({
+        action: AuditActions.fileUpload,
+        principal,
+        targetType: 'file',
+        targetId: id,
+        details: { name: `${id}.bin`, size: sealed.size },
+      });
   };
   const rates = { on: [] as number[], off: [] as number[] };
   try {

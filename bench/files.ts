@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../src/db/client.ts';
-import { ItemRepo } from '../src/db/repos/items.ts';
+import { ItemsRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
 import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
@@ -148,17 +148,29 @@ function peakRssMiB(pid: number): number {
 }
 
 function curl(args: string[]): { seconds: number; bytes: number; status: number; body: string } {
-  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], { stdout: 'pipe', stderr: 'pipe' });
+  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   const text = out.stdout.toString();
   const last = text.lastIndexOf('\n');
-  const [seconds, bytes, status] = text.slice(last + 1).trim().split(' ').map(Number);
+  const [seconds, bytes, status] = text
+    .slice(last + 1)
+    .trim()
+    .split(' ')
+    .map(Number);
   return { seconds: seconds!, bytes: bytes!, status: status!, body: text.slice(0, last) };
 }
 
 /** Inserts rows straight into the database beside the running server (WAL), in large transactions. */
-function seed(dbPath: string, accountId: string, make: (i: number) => { parentId: string | null; name: string; type?: 'file' | 'folder'; id?: string }, count: number): void {
+function seed(
+  dbPath: string,
+  accountId: string,
+  make: (i: number) => { parentId: string | null; name: string; type?: 'file' | 'folder'; id?: string },
+  count: number,
+): void {
   const db = openDatabase(dbPath);
-  const repo = new ItemRepo(db.$client);
+  const repo = new ItemsRepo(db.$client);
   const base = Date.parse('2024-01-01T00:00:00Z');
   try {
     for (let start = 0; start < count; start += 20_000) {
@@ -192,7 +204,8 @@ function seed(dbPath: string, accountId: string, make: (i: number) => { parentId
 
 /** Trash, then permanently delete one item, and wait for the job. */
 async function purge(url: string, auth: Record<string, string>, id: string): Promise<void> {
-  const post = (p: string, body: unknown) => fetch(`${url}${p}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (p: string, body: unknown) =>
+    fetch(`${url}${p}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   await post('/api/files/delete', { ids: [id] });
   const { jobId } = (await (await post('/api/files/trash/delete', { ids: [id] })).json()) as { jobId: string };
   while ((await fetch(`${url}/api/files/jobs/${jobId}`, { headers: auth })).status === 202) await Bun.sleep(50);
@@ -220,7 +233,24 @@ async function waitForJob(url: string, headers: Record<string, string>, jobId: s
   }
 }
 
-const WORDS = ['budget', 'report', 'invoice', 'holiday', 'photo', 'draft', 'meeting', 'notes', 'contract', 'plan', 'summary', 'scan', 'letter', 'recipe', 'backup', 'archive'];
+const WORDS = [
+  'budget',
+  'report',
+  'invoice',
+  'holiday',
+  'photo',
+  'draft',
+  'meeting',
+  'notes',
+  'contract',
+  'plan',
+  'summary',
+  'scan',
+  'letter',
+  'recipe',
+  'backup',
+  'archive',
+];
 const EXTS = ['pdf', 'jpg', 'docx', 'xlsx', 'txt', 'png', 'mp4', 'zip'];
 
 export async function runFilesBench(): Promise<void> {
@@ -251,7 +281,9 @@ export async function runFilesBench(): Promise<void> {
     // Warm-up: the first request to each route compiles it.
     const warm = path.join(dir, 'warm.txt');
     fs.writeFileSync(warm, 'warm-up');
-    const warmed = JSON.parse(curl(['-H', `Cookie: token=${token}`, '-F', `file=@${warm}`, `${server.url}/api/files/upload`]).body) as { id: string };
+    const warmed = JSON.parse(curl(['-H', `Cookie: token=${token}`, '-F', `file=@${warm}`, `${server.url}/api/files/upload`]).body) as {
+      id: string;
+    };
     curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${warmed.id}/download`]);
     const store = new SealedStore(new LocalDriver(path.join(dir, 'raw')), new Keyring(masterKeyFrom(generateMasterKey())));
     const raws: Array<{ write: number; read: number }> = [];
@@ -263,7 +295,13 @@ export async function runFilesBench(): Promise<void> {
     // The disk's speed drifts from minute to minute here, so each run measures all three back to back;
     // each writes, reads back and deletes before the next (Coffer through the API: trash, purge job).
     const coffer = async (i: number) => {
-      const up = curl(['-H', `Cookie: token=${token}`, '-F', `file=@${bigFile};type=application/octet-stream`, `${server.url}/api/files/upload`]);
+      const up = curl([
+        '-H',
+        `Cookie: token=${token}`,
+        '-F',
+        `file=@${bigFile};type=application/octet-stream`,
+        `${server.url}/api/files/upload`,
+      ]);
       if (up.status !== 200) throw new Error(`upload failed: ${up.status} ${up.body}`);
       uploaded = JSON.parse(up.body) as { id: string };
       ups.push(GiB / MiB / up.seconds);
@@ -282,7 +320,9 @@ export async function runFilesBench(): Promise<void> {
     const rawRead = median(raws.map((r) => r.read));
     const bareReceive = median(bares.map((b) => b.receive));
     const bareSend = median(bares.map((b) => b.send));
-    console.log(`files.raw_store_write_MiB_s median ${fmt(rawWrite, 0)} (runs ${runs(raws.map((r) => r.write))})  files.raw_store_read_MiB_s median ${fmt(rawRead, 0)} (runs ${runs(raws.map((r) => r.read))}) (same disk, same run)`);
+    console.log(
+      `files.raw_store_write_MiB_s median ${fmt(rawWrite, 0)} (runs ${runs(raws.map((r) => r.write))})  files.raw_store_read_MiB_s median ${fmt(rawRead, 0)} (runs ${runs(raws.map((r) => r.read))}) (same disk, same run)`,
+    );
     console.log(
       `files.bare_bun_receive_1GiB_MiB_s median ${fmt(bareReceive, 0)} (runs ${runs(bares.map((b) => b.receive))})  files.bare_bun_send_1GiB_MiB_s median ${fmt(bareSend, 0)} (runs ${runs(bares.map((b) => b.send))}) (no Coffer code: the platform's ceiling)`,
     );
@@ -292,15 +332,31 @@ export async function runFilesBench(): Promise<void> {
     console.log(
       `files.download_1GiB_http_MiB_s median ${fmt(median(downs), 0)} (runs ${runs(downs)}) = ${fmt((median(downs) / rawRead) * 100)}% of raw decrypt-and-read (goal >= 70%), ${fmt((median(downs) / bareSend) * 100)}% of bare Bun`,
     );
-    console.log(`files.health_latency_during_1GiB_download_ms max ${fmt(Math.max(...healthDuringDownload), 1)} (runs ${healthDuringDownload.map((x) => fmt(x, 1)).join(', ')}; GET /health every 10 ms: how long other requests wait)`);
-    const rangeMs = await timeRequest(`${server.url}/api/files/${uploaded.id}/download`, { ...auth, range: `bytes=${900 * MiB}-${900 * MiB}` }, 30);
+    console.log(
+      `files.health_latency_during_1GiB_download_ms max ${fmt(Math.max(...healthDuringDownload), 1)} (runs ${healthDuringDownload.map((x) => fmt(x, 1)).join(', ')}; GET /health every 10 ms: how long other requests wait)`,
+    );
+    const rangeMs = await timeRequest(
+      `${server.url}/api/files/${uploaded.id}/download`,
+      { ...auth, range: `bytes=${900 * MiB}-${900 * MiB}` },
+      30,
+    );
     console.log(`files.range_1_byte_at_900MiB_ms median ${fmt(rangeMs, 2)} (round trip, goal < 10)`);
-    console.log(`files.server_peak_rss_after_1GiB_up_and_down_MiB ${fmt(peakRssMiB(server.pid))} (dist/coffer, the built executable; goal < 150)`);
+    console.log(
+      `files.server_peak_rss_after_1GiB_up_and_down_MiB ${fmt(peakRssMiB(server.pid))} (dist/coffer, the built executable; goal < 150)`,
+    );
     fs.rmSync(bigFile);
 
     // 2. Listing: a 100,000-item folder, first page and the page after 50,000 items.
     const bigFolder = newId();
-    seed(dbPath, accountId, (i) => (i === 0 ? { id: bigFolder, parentId: null, name: 'hundred-thousand', type: 'folder' } : { parentId: bigFolder, name: `file-${i}.txt` }), 100_001);
+    seed(
+      dbPath,
+      accountId,
+      (i) =>
+        i === 0
+          ? { id: bigFolder, parentId: null, name: 'hundred-thousand', type: 'folder' }
+          : { parentId: bigFolder, name: `file-${i}.txt` },
+      100_001,
+    );
     const pageUrl = `${server.url}/api/files?parentId=${bigFolder}`;
     // Every measured request asks for a different page size, so none is answered from the page cache.
     const firstMs = await timeRequest((i) => `${pageUrl}&limit=${200 - i}`, auth, 20);
@@ -317,8 +373,19 @@ export async function runFilesBench(): Promise<void> {
     );
 
     const smallFolder = newId();
-    seed(dbPath, accountId, (i) => (i === 0 ? { id: smallFolder, parentId: null, name: 'two-hundred', type: 'folder' } : { parentId: smallFolder, name: `doc-${i}.pdf` }), 201);
-    const wrk = Bun.spawnSync(['wrk', '-t2', '-c4', '-d10s', '-H', `Cookie: token=${token}`, `${server.url}/api/files?parentId=${smallFolder}`], { stdout: 'pipe', stderr: 'pipe' });
+    seed(
+      dbPath,
+      accountId,
+      (i) =>
+        i === 0
+          ? { id: smallFolder, parentId: null, name: 'two-hundred', type: 'folder' }
+          : { parentId: smallFolder, name: `doc-${i}.pdf` },
+      201,
+    );
+    const wrk = Bun.spawnSync(
+      ['wrk', '-t2', '-c4', '-d10s', '-H', `Cookie: token=${token}`, `${server.url}/api/files?parentId=${smallFolder}`],
+      { stdout: 'pipe', stderr: 'pipe' },
+    );
     const wrkOut = wrk.stdout.toString();
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(wrkOut)?.[1] ?? NaN);
     const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(wrkOut)?.[1] ?? '0';
@@ -335,12 +402,16 @@ export async function runFilesBench(): Promise<void> {
           : { parentId: searchRoot, name: `${WORDS[i % 16]}-${WORDS[(i * 7) % 16]}-${i}.${EXTS[i % 8]}` },
       1_000_000,
     );
-    const total = Number(((await (await fetch(`${server.url}/api/files/stats`, { headers: auth })).json()) as { totalFiles: number }).totalFiles);
+    const total = Number(
+      ((await (await fetch(`${server.url}/api/files/stats`, { headers: auth })).json()) as { totalFiles: number }).totalFiles,
+    );
     const searches: Array<[string, number]> = [];
     for (const q of ['budget-plan', 'invoice', '123456', 'holiday-scan-4', 'zzz-no-match', 'report.pdf']) {
       searches.push([q, await timeRequest(`${server.url}/api/files/search?q=${encodeURIComponent(q)}`, auth, 10)]);
     }
-    console.log(`files.search_over_${total}_files_ms ${searches.map(([q, ms]) => `"${q}" ${fmt(ms, 1)}`).join(', ')} (median round trip each, goal < 50)`);
+    console.log(
+      `files.search_over_${total}_files_ms ${searches.map(([q, ms]) => `"${q}" ${fmt(ms, 1)}`).join(', ')} (median round trip each, goal < 50)`,
+    );
 
     // 4. Trash, then permanently delete, a tree of 100,000 items (rows; no stored objects behind them).
     const treeRoot = newId();
@@ -356,14 +427,24 @@ export async function runFilesBench(): Promise<void> {
       100_000,
     );
     let t = performance.now();
-    const trashRes = await fetch(`${server.url}/api/files/delete`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ ids: [treeRoot] }) });
+    const trashRes = await fetch(`${server.url}/api/files/delete`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [treeRoot] }),
+    });
     await waitForJob(server.url, auth, ((await trashRes.json()) as { jobId: string }).jobId);
     const trashSeconds = (performance.now() - t) / 1000;
     t = performance.now();
-    const purgeRes = await fetch(`${server.url}/api/files/trash/delete`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ ids: [treeRoot] }) });
+    const purgeRes = await fetch(`${server.url}/api/files/trash/delete`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [treeRoot] }),
+    });
     await waitForJob(server.url, auth, ((await purgeRes.json()) as { jobId: string }).jobId);
     const purgeSeconds = (performance.now() - t) / 1000;
-    console.log(`files.trash_tree_100000_items_s ${fmt(trashSeconds, 2)}; permanent_delete_s ${fmt(purgeSeconds, 2)} (queued jobs, polled)`);
+    console.log(
+      `files.trash_tree_100000_items_s ${fmt(trashSeconds, 2)}; permanent_delete_s ${fmt(purgeSeconds, 2)} (queued jobs, polled)`,
+    );
 
     // 5. Small files: 4 KiB uploads from 8 concurrent clients.
     const content = randomBytes(4096);
@@ -383,7 +464,9 @@ export async function runFilesBench(): Promise<void> {
         while (next < count) await uploadOne(next++);
       }),
     );
-    console.log(`files.small_uploads_4KiB_per_s ${fmt(count / ((performance.now() - t) / 1000), 0)} (8 concurrent clients, ${count} uploads, goal >= 500)`);
+    console.log(
+      `files.small_uploads_4KiB_per_s ${fmt(count / ((performance.now() - t) / 1000), 0)} (8 concurrent clients, ${count} uploads, goal >= 500)`,
+    );
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -30,7 +30,11 @@ async function fuzz(): Promise<void> {
     const before = memoryMiB(server.pid);
     const seed = chaosSeed();
     const t0 = performance.now();
-    const r = await runFuzz(target, { requests: 20_000, seed, every: { n: 250, run: () => resetSettings(server.url, target.admin.cookie) } });
+    const r = await runFuzz(target, {
+      requests: 20_000,
+      seed,
+      every: { n: 250, run: () => resetSettings(server.url, target.admin.cookie) },
+    });
     const seconds = (performance.now() - t0) / 1000;
     const alive = (await fetch(`${server.url}/health`)).status === 200;
     await Bun.sleep(5000);
@@ -40,7 +44,9 @@ async function fuzz(): Promise<void> {
       `reliability.fuzz requests ${r.requests} unexpected_5xx ${r.unexpected.length} alive ${alive} rss_before_MiB ${before.now.toFixed(0)} ` +
         `peak_rss_MiB ${after.peak.toFixed(0)} rss_after_MiB ${after.now.toFixed(0)} (5 s after; goal < 150) seconds ${seconds.toFixed(1)} (seed ${seed})`,
     );
-    console.log(`  statuses ${JSON.stringify(r.byStatus)}; 5xx seen: ${JSON.stringify(Object.fromEntries(fiveHundreds))} (502: update feed unset; 505: HTTP/0.9, HTTP/2.0 or broken request lines, answered by the runtime)`);
+    console.log(
+      `  statuses ${JSON.stringify(r.byStatus)}; 5xx seen: ${JSON.stringify(Object.fromEntries(fiveHundreds))} (502: update feed unset; 505: HTTP/0.9, HTTP/2.0 or broken request lines, answered by the runtime)`,
+    );
     for (const u of r.unexpected.slice(0, 10)) console.log(`  unexpected ${u.status}: ${u.request}`);
   } finally {
     await server.stop();
@@ -95,7 +101,11 @@ async function fullDisk(): Promise<void> {
     }
     const refusalBody = (await refusal!.json()) as { message: string };
     const call = (p: string, body?: unknown) =>
-      fetch(server.url + p, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(server.url + p, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     const trash = (await call('/api/files/delete', { ids })).status;
     const { jobId } = (await (await call('/api/files/trash/empty')).json()) as { jobId: string };
     let job: { status: string; result?: { count: number } } = { status: 'created' };

@@ -25,7 +25,9 @@ function rssSampler(pid: number) {
 /** A multipart/form-data body streaming `total` bytes of `source()` as one file. */
 function multipartBody(total: number): { body: ReadableStream<Uint8Array>; type: string } {
   const boundary = `bench-${randomBytes(8).toString('hex')}`;
-  const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const head = new TextEncoder().encode(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`);
   const parts = (async function* () {
     yield head;
@@ -52,10 +54,17 @@ function multipartBody(total: number): { body: ReadableStream<Uint8Array>; type:
  */
 export async function runS3Bench(): Promise<void> {
   // s3rver in a child process, so the figures of this process and of Coffer's stay apart.
-  const child = Bun.spawn([process.execPath, '-e', `const { startTestS3 } = await import(${JSON.stringify(path.join(ROOT, 'test/helpers/s3.ts'))}); const s = await startTestS3(); console.log(JSON.stringify({ endpoint: s.endpoint, dir: s.dir }));`], {
-    stdout: 'pipe',
-    stderr: 'inherit',
-  });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      '-e',
+      `const { startTestS3 } = await import(${JSON.stringify(path.join(ROOT, 'test/helpers/s3.ts'))}); const s = await startTestS3(); console.log(JSON.stringify({ endpoint: s.endpoint, dir: s.dir }));`,
+    ],
+    {
+      stdout: 'pipe',
+      stderr: 'inherit',
+    },
+  );
   const reader = child.stdout.getReader();
   const line = new TextDecoder().decode((await reader.read()).value);
   const s3 = JSON.parse(line) as { endpoint: string; dir: string };
@@ -68,7 +77,15 @@ export async function runS3Bench(): Promise<void> {
     S3_SECRET_ACCESS_KEY: 'S3RVER',
   });
   try {
-    const plain = new S3Driver({ bucket: 'coffer-test', endpoint: s3.endpoint, region: 'us-east-1', prefix: 'plain/', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
+    const plain = new S3Driver({
+      bucket: 'coffer-test',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      prefix: 'plain/',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+    });
     const key = newStorageKey();
     let t = performance.now();
     await plain.put(key, source());
@@ -85,7 +102,12 @@ export async function runS3Bench(): Promise<void> {
       const { body, type } = multipartBody(GiB);
       let stop = rssSampler(server.pid);
       t = performance.now();
-      const res = await fetch(`${server.url}/api/files/upload`, { method: 'POST', headers: { ...auth, 'content-type': type }, body, duplex: 'half' } as RequestInit);
+      const res = await fetch(`${server.url}/api/files/upload`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': type },
+        body,
+        duplex: 'half',
+      } as RequestInit);
       if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
       const upload = GiB / MiB / ((performance.now() - t) / 1000);
       const uploadRss = stop();
@@ -107,10 +129,16 @@ export async function runS3Bench(): Promise<void> {
         ranged.push(performance.now() - t);
       }
 
-      console.log(`1 GiB upload through the API:   ${upload.toFixed(0)} MiB/s  (plain multipart PUT, same client and server: ${plainPut.toFixed(0)} MiB/s, ${((upload / plainPut) * 100).toFixed(0)}%)`);
-      console.log(`1 GiB download through the API: ${download.toFixed(0)} MiB/s  (plain GET: ${plainGet.toFixed(0)} MiB/s, ${((download / plainGet) * 100).toFixed(0)}%)`);
+      console.log(
+        `1 GiB upload through the API:   ${upload.toFixed(0)} MiB/s  (plain multipart PUT, same client and server: ${plainPut.toFixed(0)} MiB/s, ${((upload / plainPut) * 100).toFixed(0)}%)`,
+      );
+      console.log(
+        `1 GiB download through the API: ${download.toFixed(0)} MiB/s  (plain GET: ${plainGet.toFixed(0)} MiB/s, ${((download / plainGet) * 100).toFixed(0)}%)`,
+      );
       console.log(`server peak RSS: upload ${uploadRss.toFixed(0)} MiB, download ${downloadRss.toFixed(0)} MiB`);
-      console.log(`1-byte Range at 900 MiB: median ${median(ranged).toFixed(1)} ms, worst ${Math.max(...ranged).toFixed(1)} ms (21 requests)`);
+      console.log(
+        `1-byte Range at 900 MiB: median ${median(ranged).toFixed(1)} ms, worst ${Math.max(...ranged).toFixed(1)} ms (21 requests)`,
+      );
     } finally {
       await server.stop();
     }
@@ -125,12 +153,17 @@ export async function runS3Bench(): Promise<void> {
         ctx.close();
       }
       const { COFFER_STORAGE: _, ...target } = env('migrated/');
-      const m = Bun.spawnSync([process.execPath, path.join(ROOT, 'src/main.ts'), 'storage', 'migrate', '--to', 's3', '--json', '--data-dir', dataDir], {
-        env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', ...target },
-        stderr: 'inherit',
-      });
+      const m = Bun.spawnSync(
+        [process.execPath, path.join(ROOT, 'src/main.ts'), 'storage', 'migrate', '--to', 's3', '--json', '--data-dir', dataDir],
+        {
+          env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', ...target },
+          stderr: 'inherit',
+        },
+      );
       const r = JSON.parse(m.stdout.toString()) as { copied: number; seconds: number };
-      console.log(`storage migrate of 10,000 small files (2 KiB): ${r.copied} copied and verified in ${r.seconds.toFixed(1)} s = ${(r.copied / r.seconds).toFixed(0)} files/s`);
+      console.log(
+        `storage migrate of 10,000 small files (2 KiB): ${r.copied} copied and verified in ${r.seconds.toFixed(1)} s = ${(r.copied / r.seconds).toFixed(0)} files/s`,
+      );
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

@@ -13,13 +13,19 @@ export interface BenchServer {
 }
 
 /** Runs `coffer serve` from source in its own process, on a temp data dir, as an admin would. */
-export async function startBenchServer(env: Record<string, string> = {}, dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-'))): Promise<BenchServer> {
+export async function startBenchServer(
+  env: Record<string, string> = {},
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-')),
+): Promise<BenchServer> {
   const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn([process.execPath, path.join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  });
+  const proc = Bun.spawn(
+    [process.execPath, path.join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
+    {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
+      stdout: 'ignore',
+      stderr: 'inherit',
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
@@ -61,7 +67,10 @@ export interface WrkResult {
 }
 
 /** Runs wrk (Debian package `wrk`) with latency output and parses the figures. */
-export function wrk(url: string, opts: { threads?: number; connections?: number; seconds?: number; headers?: Record<string, string> } = {}): WrkResult {
+export function wrk(
+  url: string,
+  opts: { threads?: number; connections?: number; seconds?: number; headers?: Record<string, string> } = {},
+): WrkResult {
   const args = ['wrk', `-t${opts.threads ?? 2}`, `-c${opts.connections ?? 4}`, `-d${opts.seconds ?? 10}s`, '--latency'];
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(url);

@@ -62,9 +62,11 @@ export async function runStorageBench(runs = 3): Promise<void> {
       times.push(performance.now() - t);
       if (got !== 1) throw new Error(`expected 1 byte, got ${got}`);
     }
-    console.log(`storage.read_1_byte_at_900MiB_ms median ${median(times).toFixed(3)} max ${Math.max(...times).toFixed(3)} (50 reads, goal < 5)`);
+    console.log(
+      `storage.read_1_byte_at_900MiB_ms median ${median(times).toFixed(3)} max ${Math.max(...times).toFixed(3)} (50 reads, goal < 5)`,
+    );
 
-    let t = performance.now();
+    const t = performance.now();
     const n = await drain(await store.get(keep.key, keep.info));
     console.log(`storage.read_sealed_MiB_s ${(n / MiB / ((performance.now() - t) / 1000)).toFixed(0)}`);
   } finally {

@@ -76,7 +76,9 @@ export async function runWebBench(): Promise<void> {
       await page.getByText('200 items').waitFor();
       if (i > 0) times.push(performance.now() - t0);
     }
-    console.log(`navigation to a rendered 200-item folder: median ${median(times).toFixed(0)} ms of 10 (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; target <= 400 ms)`);
+    console.log(
+      `navigation to a rendered 200-item folder: median ${median(times).toFixed(0)} ms of 10 (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; target <= 400 ms)`,
+    );
 
     // 3. A 100,000-item folder scrolled to the end.
     const f100k = await folder('hundred-thousand');
@@ -101,7 +103,9 @@ export async function runWebBench(): Promise<void> {
     await cdp.send('Performance.enable');
     const { metrics } = await cdp.send('Performance.getMetrics');
     const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')!.value;
-    console.log(`100,000-item folder scrolled to the end in ${(scrollMs / 1000).toFixed(1)} s: ${rows} rows in the DOM (target < 300), JS heap ${mib(heap)} (target < 100 MiB)`);
+    console.log(
+      `100,000-item folder scrolled to the end in ${(scrollMs / 1000).toFixed(1)} s: ${rows} rows in the DOM (target < 300), JS heap ${mib(heap)} (target < 100 MiB)`,
+    );
 
     // 4. A 1 GiB upload: the browser's multipart upload against curl's, same server, same run.
     const block = Buffer.alloc(MiB);
@@ -114,10 +118,27 @@ export async function runWebBench(): Promise<void> {
     const token = client.cookies.get('token')!;
     const c0 = performance.now();
     // Asynchronous: the server runs in this process and must keep answering while curl sends.
-    const curl = Bun.spawn(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-b', `token=${token}`, '-F', `parentId=${up.id}`, '-F', `file=@${bigFile};filename=curl.bin`, `${server.url}/api/files/upload`], {
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
+    const curl = Bun.spawn(
+      [
+        'curl',
+        '-sS',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '-b',
+        `token=${token}`,
+        '-F',
+        `parentId=${up.id}`,
+        '-F',
+        `file=@${bigFile};filename=curl.bin`,
+        `${server.url}/api/files/upload`,
+      ],
+      {
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    );
     const code = await new Response(curl.stdout).text();
     await curl.exited;
     const curlS = (performance.now() - c0) / 1000;
@@ -144,5 +165,7 @@ export async function runWebBench(): Promise<void> {
 
   // 5. Executable growth from embedding the app.
   const size = executableGrowth();
-  console.log(`executable: ${mib(size.without)} without the web app, ${mib(size.with)} with it: +${((size.with - size.without) / KiB).toFixed(0)} KiB (target < 2 MiB)`);
+  console.log(
+    `executable: ${mib(size.without)} without the web app, ${mib(size.with)} with it: +${((size.with - size.without) / KiB).toFixed(0)} KiB (target < 2 MiB)`,
+  );
 }

@@ -23,10 +23,14 @@ own tools). Without secrets.json no file can be read.`,
         if (opts.json) return printJson({ file: written, manifestFile, manifest });
         print(`database snapshot: ${written} (${formatSize(manifest.database.bytes)}, sha256 ${manifest.database.sha256.slice(0, 16)}…)`);
         print(`manifest:          ${manifestFile}`);
-        print(`contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`);
+        print(
+          `contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`,
+        );
         if (manifest.storage.driver === 's3') {
           print(`NOT in this backup: the file contents in ${manifest.alongside.blobs} (the S3 bucket is not copied).`);
-          print(`Back the bucket up with its own tools (versioning, replication, rclone sync), and copy ${manifest.alongside.secrets} alongside.`);
+          print(
+            `Back the bucket up with its own tools (versioning, replication, rclone sync), and copy ${manifest.alongside.secrets} alongside.`,
+          );
         } else print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
       }),
     ),

@@ -11,9 +11,9 @@ import { createLogger } from '../src/log.ts';
  * 3 the command ran but found something that needs a person (doctor problems, skipped deletions, an
  * unfinished key rotation).
  */
-export const EXIT_USER_ERROR = 1;
-export const EXIT_BUG = 2;
-export const EXIT_ATTENTION = 3;
+const EXIT_USER_ERROR = 1;
+const EXIT_BUG = 2;
+const EXIT_ATTENTION = 3;
 
 export const EXIT_CODES_HELP = `Exit codes: 0 success; 1 a problem you can fix (the message says what); 2 an unexpected error (a bug);
 3 the command finished but found something that needs attention.`;
@@ -55,7 +55,7 @@ export async function withContext<T>(
   }
 }
 
-export function isUserError(err: unknown): err is Error {
+function isUserError(err: unknown): err is Error {
   return err instanceof StartupError || err instanceof ConfigError || err instanceof AppError || err instanceof UsageError;
 }
 

@@ -8,7 +8,7 @@ export function registerDoctor(program: Command): void {
     program
       .command('doctor')
       .description('check the database, usage counters, stored objects and keys; --fix repairs the usage counters only')
-      .option('--fix', 'set each account\'s usage counter to the real sum of its files'),
+      .option('--fix', "set each account's usage counter to the real sum of its files"),
   ).action(
     action((opts: { dataDir?: string; json?: boolean; fix?: boolean }) =>
       withContext(opts, async (ctx) => {
@@ -21,17 +21,26 @@ export function registerDoctor(program: Command): void {
           for (const m of r.database.messages) print(`  ${m}`);
           print(`usage counters: ${r.usage.mismatches.length} of ${r.usage.accounts} account(s) wrong`);
           for (const m of r.usage.mismatches) {
-            print(`  ${m.email}: recorded ${formatSize(m.recorded)} (${m.recorded}), actual ${formatSize(m.actual)} (${m.actual})${m.fixed ? ' — fixed' : ''}`);
+            print(
+              `  ${m.email}: recorded ${formatSize(m.recorded)} (${m.recorded}), actual ${formatSize(m.actual)} (${m.actual})${m.fixed ? ' — fixed' : ''}`,
+            );
           }
           if (r.usage.mismatches.length && !opts.fix) print('  repair with: coffer doctor --fix');
           print(`stored objects: ${r.missingObjects.count} of ${r.missingObjects.checked} file row(s) have no stored object`);
           for (const m of r.missingObjects.items) print(`  ${m.id} ${m.name} (key ${m.storageKey})`);
           if (r.missingObjects.count) print('  review with: coffer orphans scan');
-          print(`master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`);
+          print(
+            `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,
+          );
           if (r.keys.notCurrent > r.keys.unavailable) print('  finish with: coffer keys rotate');
           print(`audit queue: ${r.auditQueue.pending} pending, ${r.auditQueue.failed} failed`);
-          print(`disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`);
-          if (r.disk.low) print('  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage');
+          print(
+            `disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`,
+          );
+          if (r.disk.low)
+            print(
+              '  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage',
+            );
           print(`storage: ${describeLocation(r.storage.location)}`);
           for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
           print(r.ok ? 'no problems found' : 'problems found');

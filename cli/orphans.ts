@@ -2,7 +2,19 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { formatSize } from '../src/lib/size.ts';
 import { DELETE_LIMIT, GRACE_MINUTES, type OrphanDeleteResult, type OrphanScanReport } from '../src/services/orphans.ts';
-import { action, adminCommand, AttentionNeeded, confirm, intOption, print, printJson, progressBar, table, UsageError, withContext } from './common.ts';
+import {
+  action,
+  adminCommand,
+  AttentionNeeded,
+  confirm,
+  intOption,
+  print,
+  printJson,
+  progressBar,
+  table,
+  UsageError,
+  withContext,
+} from './common.ts';
 
 interface Flags {
   dataDir?: string;
@@ -10,15 +22,24 @@ interface Flags {
   graceMinutes?: string;
 }
 
-const graceOf = (opts: Flags) => intOption('--grace-minutes', opts.graceMinutes, GRACE_MINUTES.min, GRACE_MINUTES.max) ?? GRACE_MINUTES.default;
+const graceOf = (opts: Flags) =>
+  intOption('--grace-minutes', opts.graceMinutes, GRACE_MINUTES.min, GRACE_MINUTES.max) ?? GRACE_MINUTES.default;
 
 function printReport(r: OrphanScanReport): void {
   print(`Orphan scan of ${r.driver} storage at ${r.scannedAt}, grace window ${r.graceMinutes} minutes`);
-  print(`  stored objects: ${r.totals.storedObjects}, file rows: ${r.totals.databaseRows}, held back as too recent: ${r.totals.skippedTooRecent}`);
+  print(
+    `  stored objects: ${r.totals.storedObjects}, file rows: ${r.totals.databaseRows}, held back as too recent: ${r.totals.skippedTooRecent}`,
+  );
   const s = r.storageOrphans;
   print();
   print(`Stored objects no file row points at: ${s.count} (${formatSize(s.totalBytes)})`);
-  if (s.items.length) print(table(['KEY', 'SIZE', 'LAST MODIFIED'], s.items.map((o) => [o.key, formatSize(o.size), o.lastModified])));
+  if (s.items.length)
+    print(
+      table(
+        ['KEY', 'SIZE', 'LAST MODIFIED'],
+        s.items.map((o) => [o.key, formatSize(o.size), o.lastModified]),
+      ),
+    );
   if (s.truncated) print(`  … and ${s.count - s.items.length} more (the report lists ${s.items.length})`);
   const d = r.databaseOrphans;
   print();
@@ -63,7 +84,10 @@ export function registerOrphans(program: Command): void {
     orphans
       .command('scan')
       .description('read-only scan; prints the same report as GET /api/user/orphans (nothing is deleted)')
-      .option('--grace-minutes <n>', `hold back entries younger than this (${GRACE_MINUTES.min}-${GRACE_MINUTES.max}, default ${GRACE_MINUTES.default})`),
+      .option(
+        '--grace-minutes <n>',
+        `hold back entries younger than this (${GRACE_MINUTES.min}-${GRACE_MINUTES.max}, default ${GRACE_MINUTES.default})`,
+      ),
   ).action(
     action((opts: Flags) =>
       withContext(opts, async (ctx) => {
@@ -88,7 +112,10 @@ export function registerOrphans(program: Command): void {
       .option('--storage-key <key...>', 'stored objects to delete')
       .option('--file-id <id...>', 'file rows to delete')
       .option('--from-report <file>', 'every entry listed in a report saved with `coffer orphans scan --json`')
-      .option('--grace-minutes <n>', `skip entries younger than this (${GRACE_MINUTES.min}-${GRACE_MINUTES.max}, default ${GRACE_MINUTES.default})`)
+      .option(
+        '--grace-minutes <n>',
+        `skip entries younger than this (${GRACE_MINUTES.min}-${GRACE_MINUTES.max}, default ${GRACE_MINUTES.default})`,
+      )
       .option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)'),
   ).action(
     action((opts: Flags & { storageKey?: string[]; fileId?: string[]; fromReport?: string; yes?: boolean }) =>
@@ -97,9 +124,14 @@ export function registerOrphans(program: Command): void {
         const fromReport = opts.fromReport ? selectionFromReport(opts.fromReport) : { storageKeys: [], fileIds: [] };
         const storageKeys = [...new Set([...(opts.storageKey ?? []), ...fromReport.storageKeys])];
         const fileIds = [...new Set([...(opts.fileId ?? []), ...fromReport.fileIds])];
-        if (storageKeys.length === 0 && fileIds.length === 0) throw new UsageError('Select at least one orphan to delete: --storage-key, --file-id or --from-report');
+        if (storageKeys.length === 0 && fileIds.length === 0)
+          throw new UsageError('Select at least one orphan to delete: --storage-key, --file-id or --from-report');
         await confirm(`Delete ${storageKeys.length} stored object(s) and ${fileIds.length} file row(s)?`, opts.yes);
-        const total: OrphanDeleteResult = { graceMinutes, storage: { results: [], deleted: 0, skipped: 0 }, database: { results: [], deleted: 0, skipped: 0 } };
+        const total: OrphanDeleteResult = {
+          graceMinutes,
+          storage: { results: [], deleted: 0, skipped: 0 },
+          database: { results: [], deleted: 0, skipped: 0 },
+        };
         // The API takes 500 of each per request; the CLI sends a long selection in such chunks.
         for (let i = 0; i < Math.max(storageKeys.length, fileIds.length); i += DELETE_LIMIT) {
           const r = await ctx.services.orphans.deleteOrphans(
@@ -116,7 +148,9 @@ export function registerOrphans(program: Command): void {
         else {
           for (const r of total.storage.results) print(`object ${r.key}: ${r.deleted ? 'deleted' : `skipped (${r.reason})`}`);
           for (const r of total.database.results) print(`row ${r.id}: ${r.deleted ? 'deleted' : `skipped (${r.reason})`}`);
-          print(`deleted ${total.storage.deleted} object(s) and ${total.database.deleted} row(s); skipped ${total.storage.skipped + total.database.skipped}`);
+          print(
+            `deleted ${total.storage.deleted} object(s) and ${total.database.deleted} row(s); skipped ${total.storage.skipped + total.database.skipped}`,
+          );
         }
         if (total.storage.skipped + total.database.skipped > 0) throw new AttentionNeeded('');
       }),

@@ -16,28 +16,37 @@ export function registerServe(program: Command): void {
   )
     .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
     .action(
-      action(async (opts: { port?: string; host?: string; dataDir?: string; defaultStorageLimit?: string; logLevel?: string; storage?: string }) => {
-        let server: RunningServer | null = null;
-        let requested: string | null = null;
-        let signals = 0;
-        const shutdown = (signal: string) => {
-          if (++signals > 1) process.exit(1);
-          requested = signal;
-          if (!server) return;
-          server.ctx.log.info('shutting down', { signal });
-          server.stop().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
-        };
-        // Registered before start-up, so a signal that arrives while starting still shuts down cleanly.
-        process.on('SIGTERM', () => shutdown('SIGTERM'));
-        process.on('SIGINT', () => shutdown('SIGINT'));
-        server = await startServer(configFrom(opts));
-        if (requested) {
-          signals = 0;
-          shutdown(requested);
-        }
-      }),
+      action(
+        async (opts: {
+          port?: string;
+          host?: string;
+          dataDir?: string;
+          defaultStorageLimit?: string;
+          logLevel?: string;
+          storage?: string;
+        }) => {
+          let server: RunningServer | null = null;
+          let requested: string | null = null;
+          let signals = 0;
+          const shutdown = (signal: string) => {
+            if (++signals > 1) process.exit(1);
+            requested = signal;
+            if (!server) return;
+            server.ctx.log.info('shutting down', { signal });
+            server.stop().then(
+              () => process.exit(0),
+              () => process.exit(1),
+            );
+          };
+          // Registered before start-up, so a signal that arrives while starting still shuts down cleanly.
+          process.on('SIGTERM', () => shutdown('SIGTERM'));
+          process.on('SIGINT', () => shutdown('SIGINT'));
+          server = await startServer(configFrom(opts));
+          if (requested) {
+            signals = 0;
+            shutdown(requested);
+          }
+        },
+      ),
     );
 }

@@ -57,7 +57,17 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'shareBaseUrl':
       return settings.update(key, none ? null : text, key, 'cli');
     case 'knownProxies':
-      return settings.update(key, none ? [] : text.split(',').map((s) => s.trim()).filter(Boolean), key, 'cli');
+      return settings.update(
+        key,
+        none
+          ? []
+          : text
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+        key,
+        'cli',
+      );
     case 'docserver': {
       if (none) return shown('docserver', settings.setDocserver({ url: null, jwtSecret: null }, 'cli'));
       const jwtSecret = await readSecret('Document server JWT secret');
@@ -81,7 +91,12 @@ export function registerSettings(program: Command): void {
     ),
   );
 
-  adminCommand(settings.command('set <key> <value>').description('change a setting; the server sees it on its next request').addHelpText('after', `\n${VALUE_HELP}`)).action(
+  adminCommand(
+    settings
+      .command('set <key> <value>')
+      .description('change a setting; the server sees it on its next request')
+      .addHelpText('after', `\n${VALUE_HELP}`),
+  ).action(
     action((name: string, text: string, opts: Flags) =>
       withContext(opts, async (ctx) => {
         const key = settingKey(name);

@@ -46,7 +46,7 @@ export function registerStorage(program: Command): void {
     storage
       .command('migrate')
       .description('copy every stored object to the other storage, verifying each copy; resumable; --switch makes the copy the one in use')
-      .requiredOption('--to <driver>', 's3 (the S3_* settings name the bucket) or local (the data directory\'s blobs/)')
+      .requiredOption('--to <driver>', "s3 (the S3_* settings name the bucket) or local (the data directory's blobs/)")
       .option('--switch', 'pause uploads and copies, copy what arrived meanwhile and record the new storage (the server may keep running)')
       .option('--delete-source', 'after a switch: delete the old objects that were copied (never before a switch)'),
   )
@@ -68,7 +68,8 @@ read back and compared before it counts as done.`,
       action((opts: Flags) => {
         const to = opts.to?.toLowerCase();
         if (to !== 's3' && to !== 'local') throw new UsageError(`--to must be s3 or local, got "${opts.to}"`);
-        if (opts.switch && opts.deleteSource) throw new UsageError('run --switch first and --delete-source separately, once the server uses the new storage');
+        if (opts.switch && opts.deleteSource)
+          throw new UsageError('run --switch first and --delete-source separately, once the server uses the new storage');
         return withContext(
           opts,
           async (ctx) => {
@@ -88,20 +89,32 @@ read back and compared before it counts as done.`,
               const r = await ctx.services.storageMigration.deleteSource(source, target, targetId, (p) => bar.update(p, 'deleting'));
               bar.done();
               if (opts.json) return printJson(r);
-              print(`deleted ${r.deleted} old object(s) from ${describeLocation(source.location)}${r.missing ? `; ${r.missing} were already gone` : ''}`);
+              print(
+                `deleted ${r.deleted} old object(s) from ${describeLocation(source.location)}${r.missing ? `; ${r.missing} were already gone` : ''}`,
+              );
               return;
             }
-            const r = await ctx.services.storageMigration.migrate(source, target, targetId, { switch: opts.switch, onProgress: (p) => bar.update(p) });
+            const r = await ctx.services.storageMigration.migrate(source, target, targetId, {
+              switch: opts.switch,
+              onProgress: (p) => bar.update(p),
+            });
             bar.done();
             if (opts.json) return printJson(r);
             print(
               `copied and verified ${r.copied} object(s) (${formatSize(r.bytes)}) from ${describeLocation(r.from)} to ${describeLocation(r.to)} in ${r.seconds.toFixed(1)} s` +
                 (r.alreadyCopied ? `; ${r.alreadyCopied} were copied by an earlier run` : ''),
             );
-            if (r.missing.length) print(`${r.missing.length} file row(s) have no object to copy (already missing): review with coffer orphans scan`);
+            if (r.missing.length)
+              print(`${r.missing.length} file row(s) have no object to copy (already missing): review with coffer orphans scan`);
             if (r.switched) {
-              print(`${describeLocation(r.to)} is now the storage in use. Set COFFER_STORAGE=${to} (and the S3_* settings) in coffer.env and restart the server;`);
-              print('uploads and copies are refused until then. The old objects stay until: coffer storage migrate --to ' + to + ' --delete-source');
+              print(
+                `${describeLocation(r.to)} is now the storage in use. Set COFFER_STORAGE=${to} (and the S3_* settings) in coffer.env and restart the server;`,
+              );
+              print(
+                'uploads and copies are refused until then. The old objects stay until: coffer storage migrate --to ' +
+                  to +
+                  ' --delete-source',
+              );
             } else print(`Make it the storage in use with: coffer storage migrate --to ${to} --switch (the server may keep running)`);
           },
           { skipLocationCheck: true },

@@ -12,7 +12,19 @@ const bundleFile = path.join(DIST, `${BUNDLE_FILE_PREFIX}.bundle`);
 fs.writeFileSync(bundleFile, encodeWebBundle(bundle));
 
 const compile = Bun.spawnSync(
-  [process.execPath, 'build', '--compile', '--minify', '--sourcemap', '--bytecode', '--format=esm', 'src/main.ts', path.relative(ROOT, bundleFile), '--outfile', 'dist/coffer'],
+  [
+    process.execPath,
+    'build',
+    '--compile',
+    '--minify',
+    '--sourcemap',
+    '--bytecode',
+    '--format=esm',
+    'src/main.ts',
+    path.relative(ROOT, bundleFile),
+    '--outfile',
+    'dist/coffer',
+  ],
   { cwd: ROOT, stdout: 'inherit', stderr: 'inherit' },
 );
 if (compile.exitCode !== 0) process.exit(compile.exitCode ?? 1);

@@ -4,9 +4,13 @@ import { AddressCap } from './http/address-cap.ts';
 import { ClientIpResolver } from './http/client-ip.ts';
 import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
-import { authRoutes } from './http/auth.ts';
+import { guardPlugin } from './http/guard.ts';
+import { accountRoutes } from './http/accounts.ts';
 import { eventRoutes } from './http/events.ts';
-import { fileRoutes } from './http/files.ts';
+import { downloadRoutes } from './http/downloads.ts';
+import { itemRoutes } from './http/items.ts';
+import { trashRoutes } from './http/trash.ts';
+import { uploadRoutes } from './http/uploads.ts';
 import { SseStreams, type SseOptions } from './events/sse.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
@@ -38,20 +42,22 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
+    .use(guardPlugin(ctx, limits))
     .use(healthRoutes(ctx))
     .use(metricsRoutes(ctx))
-    .use(authRoutes(ctx, limits))
-    .use(sessionRoutes(ctx, limits))
-    .use(mfaRoutes(ctx, limits))
-    .use(settingsRoutes(ctx, limits))
-    .use(userRoutes(ctx, limits))
-    .use(orphanRoutes(ctx, limits))
-    .use(fileRoutes(ctx, limits))
-    .use(shareRoutes(ctx, limits))
-    .use(publicShareRoutes(ctx, limits))
-    .use(eventRoutes(ctx, limits, new SseStreams(ctx.hub, opts.sse)))
-    .use(versionRoutes(ctx, limits))
+    .use(accountRoutes(ctx))
+    .use(sessionRoutes(ctx))
+    .use(mfaRoutes(ctx))
+    .use(settingsRoutes(ctx))
+    .use(userRoutes(ctx))
+    .use(orphanRoutes(ctx))
+    .use(itemRoutes(ctx))
+    .use(uploadRoutes(ctx))
+    .use(downloadRoutes(ctx))
+    .use(trashRoutes(ctx))
+    .use(shareRoutes(ctx))
+    .use(publicShareRoutes(ctx))
+    .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
+    .use(versionRoutes(ctx))
     .use(webAppRoutes(ctx));
 }
-
-export type App = ReturnType<typeof createApp>;

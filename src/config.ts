@@ -196,13 +196,16 @@ function storageConfig(driverText: string | undefined, env: Env, cwd: string): S
   if (!/^[a-z0-9-]+$/i.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1, got "${region}"`);
   const rawPrefix = (env.S3_PREFIX ?? '').trim().replace(/^\/+/, '');
   if (/[\x00-\x1f\x7f\\]/.test(rawPrefix) || rawPrefix.split('/').some((part) => part === '.' || part === '..')) {
-    throw new ConfigError(`S3_PREFIX must be a plain key prefix such as coffer/ (no control characters, backslashes, . or ..), got "${env.S3_PREFIX}"`);
+    throw new ConfigError(
+      `S3_PREFIX must be a plain key prefix such as coffer/ (no control characters, backslashes, . or ..), got "${env.S3_PREFIX}"`,
+    );
   }
   const prefix = rawPrefix === '' || rawPrefix.endsWith('/') ? rawPrefix : `${rawPrefix}/`;
   const accessKeyId = required('S3_ACCESS_KEY_ID');
   let secretAccessKey: S3Config['secretAccessKey'];
   if (env.S3_SECRET_ACCESS_KEY?.trim()) secretAccessKey = { source: 'env', text: env.S3_SECRET_ACCESS_KEY.trim() };
-  else if (env.S3_SECRET_ACCESS_KEY_FILE?.trim()) secretAccessKey = { source: 'file', path: path.resolve(cwd, env.S3_SECRET_ACCESS_KEY_FILE.trim()) };
+  else if (env.S3_SECRET_ACCESS_KEY_FILE?.trim())
+    secretAccessKey = { source: 'file', path: path.resolve(cwd, env.S3_SECRET_ACCESS_KEY_FILE.trim()) };
   else throw new ConfigError('S3_SECRET_ACCESS_KEY (or S3_SECRET_ACCESS_KEY_FILE) is required when COFFER_STORAGE=s3');
   const partText = env.S3_PART_SIZE?.trim();
   const partSize = partText ? parseSize(partText) : 8 * 1024 * 1024;

@@ -5,11 +5,11 @@ import { createLogger, type Logger } from './log.ts';
 import { acquireLock, dataPaths, followSecretsFile, loadSecrets, prepareDataDir, StartupError, type DataPaths } from './data-dir.ts';
 import { openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
+import { createRepos, type Repos } from './db/repos/index.ts';
 import type { Keyring } from './storage/keyring.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { cleanupTempFiles } from './storage/local.ts';
 import { createDriver } from './storage/drivers.ts';
-import { checkStorageLocation } from './services/storage-location.ts';
 import { SealedStore } from './storage/sealed.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
@@ -28,6 +28,8 @@ export interface CoreContext {
   clock: Clock;
   log: Logger;
   db: Db;
+  /** One repository per table group: the only code that holds SQL. */
+  repos: Repos;
   jwtSecret: Uint8Array;
   keyring: Keyring;
   driver: StorageDriver;
@@ -82,14 +84,13 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     let driver: StorageDriver;
     try {
       driver = createDriver(config.storage, paths.blobs);
-      if (!opts.skipLocationCheck) checkStorageLocation(db, driver.location, { record: isServer, now: clock.now() });
     } catch (err) {
       db.$client.close();
       throw err;
     }
-    if (isServer && driver.name === 'local') cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    const repos = createRepos(db);
     // The CLI has no worker, but the server's worker picks up what it enqueues.
-    const queue = new JobQueue(db, clock, { available: !isServer });
+    const queue = new JobQueue(repos.jobs, clock, { available: !isServer });
     const core: CoreContext = {
       instanceId: crypto.randomUUID(),
       config,
@@ -97,17 +98,27 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
       clock,
       log,
       db,
+      repos,
       jwtSecret,
       keyring,
       driver,
       storage: new SealedStore(driver, keyring),
       queue,
       registry: new JobRegistry(),
-      schedules: new Schedules(db, queue, clock),
+      schedules: new Schedules(repos.jobs, queue, clock, (fn) => repos.transactions.immediate(fn)),
       hub: new EventHub(),
       presence: new Presence(clock, PRESENCE_TTL_MS),
     };
-    const services = createServices(core);
+    const services = createServices(core, repos);
+    try {
+      if (!opts.skipLocationCheck) services.storageLocation.check({ record: isServer });
+    } catch (err) {
+      db.$client.close();
+      throw err;
+    }
+    if (isServer && driver.name === 'local') {
+      cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    }
     let closed = false;
     const ctx: AppContext = {
       ...core,

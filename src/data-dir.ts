@@ -67,7 +67,7 @@ function readSecretsFile(file: string): SecretsFile | null {
   }
 }
 
-export function writeSecretsFile(file: string, secrets: SecretsFile): void {
+function writeSecretsFile(file: string, secrets: SecretsFile): void {
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = fs.openSync(tmp, 'w', 0o600);
   try {
@@ -112,9 +112,7 @@ export function loadSecrets(config: Config, paths: DataPaths): Secrets {
     try {
       currentText = fs.readFileSync(config.masterKey.path, 'utf8').trim();
     } catch (err) {
-      throw new StartupError(
-        `cannot read COFFER_MASTER_KEY_FILE ${config.masterKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`,
-      );
+      throw new StartupError(`cannot read COFFER_MASTER_KEY_FILE ${config.masterKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
     }
   } else currentText = file.masterKey;
 

@@ -32,7 +32,7 @@ export const unauthorized = (message: string) => new AppError(401, message);
 export const forbidden = (message: string, extra?: Record<string, unknown>) => new AppError(403, message, extra);
 export const notFound = (message: string) => new AppError(404, message);
 export const conflict = (message: string) => new AppError(409, message);
-export const tooLarge = (message: string) => new AppError(413, message);
+const tooLarge = (message: string) => new AppError(413, message);
 
 export interface ValidationDetail {
   field: string;
@@ -109,11 +109,14 @@ export const Messages = {
   // Integrity
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',
-  storageUnavailable: 'File storage is not answering right now; try again in a minute. The administrator finds the cause in the server log.',
+  storageMoving: 'Files are being moved to new storage; uploads and copies are paused. Try again in a few minutes.',
+  storageUnavailable:
+    'File storage is not answering right now; try again in a minute. The administrator finds the cause in the server log.',
   updateFeedUnavailable: 'Update feed unavailable',
   // Disk
   diskFull:
-    'The server is running out of disk space, so it takes no new files for now. Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
+    'The server is running out of disk space, so it takes no new files for now. ' +
+    'Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
 } as const;
 
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */

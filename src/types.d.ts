@@ -5,7 +5,9 @@ declare module '*.sql' {
 
 // busboy's own header and parameter parsers, used by the multipart parser (http/multipart.ts).
 declare module 'busboy/lib/utils.js' {
-  export function parseContentType(value: string): { type: string; subtype: string; params: Record<string, string | undefined> } | undefined;
+  export function parseContentType(
+    value: string,
+  ): { type: string; subtype: string; params: Record<string, string | undefined> } | undefined;
   export function parseDisposition(
     value: string,
     decoder: (text: string, hint: number) => string | undefined,

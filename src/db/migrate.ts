@@ -12,7 +12,7 @@ interface AppliedRow {
 const hashOf = (sql: string) => createHash('sha256').update(sql).digest('hex');
 
 /** Migrations this database has not applied yet; refuses a database written by a newer Coffer. */
-export function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag: string; sql: string }> {
+function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag: string; sql: string }> {
   const sqlite = db.$client;
   sqlite.run(`CREATE TABLE IF NOT EXISTS coffer_migrations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -25,7 +25,8 @@ export function pendingMigrations(db: Db, migrations = embeddedMigrations): Arra
   const unknown = applied.find((row) => !known.has(row.tag));
   if (unknown) {
     throw new DatabaseTooNewError(
-      `This database was written by a newer version of Coffer (it has migration ${unknown.tag}); upgrade Coffer or restore a backup made by this version`,
+      `This database was written by a newer version of Coffer (it has migration ${unknown.tag}); ` +
+        'upgrade Coffer or restore a backup made by this version',
     );
   }
   const done = new Set(applied.map((row) => row.tag));
@@ -41,12 +42,12 @@ export function migrate(db: Db, migrations = embeddedMigrations): { applied: str
       .split('--> statement-breakpoint')
       .map((s) => s.trim())
       .filter(Boolean);
-    sqlite.transaction(() => {
-      for (const statement of statements) sqlite.run(statement);
-      sqlite
-        .query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)')
-        .run(m.tag, hashOf(m.sql), Date.now());
-    }).immediate();
+    sqlite
+      .transaction(() => {
+        for (const statement of statements) sqlite.run(statement);
+        sqlite.query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)').run(m.tag, hashOf(m.sql), Date.now());
+      })
+      .immediate();
     applied.push(m.tag);
   }
   return { applied };

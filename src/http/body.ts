@@ -1,8 +1,10 @@
 import { AppError, badRequest, Messages, requestAborted } from '../errors.ts';
 
-export const JSON_BODY_LIMIT = 1024 * 1024;
+const JSON_BODY_LIMIT = 1024 * 1024;
 
 const consumed = new WeakSet<Request>();
+// A body read by the guard (a sign-in limiter keyed by email) is read once; the handler gets the same value.
+const parsed = new WeakMap<Request, Promise<unknown>>();
 
 /** Records that the request's body was read to its end. */
 export function markBodyConsumed(request: Request): void {
@@ -57,7 +59,13 @@ async function readLimited(request: Request, limit: number): Promise<string> {
  * The JSON body of a request (at most 1 MiB), or `{}` when there is none. Called by a handler after
  * its auth guard, so a refused request never has its body read.
  */
-export async function readJson(request: Request): Promise<unknown> {
+export function readJson(request: Request): Promise<unknown> {
+  let body = parsed.get(request);
+  if (!body) parsed.set(request, (body = parseJson(request)));
+  return body;
+}
+
+async function parseJson(request: Request): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   const text = await readLimited(request, JSON_BODY_LIMIT);
   if (text.trim() === '') return {};

@@ -1,6 +1,6 @@
 import { TOKEN_LIFETIME_MS } from '../services/tokens.ts';
 
-export const TOKEN_COOKIE = 'token';
+const TOKEN_COOKIE = 'token';
 
 /** `token` cookie: HttpOnly, SameSite=Lax, Path=/, 7 days, Secure over HTTPS (COMPAT "Accounts and sign-in"). */
 export function tokenCookie(token: string, secure: boolean): string {
@@ -11,7 +11,7 @@ export function clearedTokenCookie(secure: boolean): string {
   return `${TOKEN_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT${secure ? '; Secure' : ''}`;
 }
 
-export function readCookie(request: Request, name: string): string | null {
+function readCookie(request: Request, name: string): string | null {
   const header = request.headers.get('cookie');
   if (!header) return null;
   for (const part of header.split(';')) {

@@ -1,4 +1,4 @@
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Item } from '../services/tree.ts';
 import { AppError, Messages } from '../errors.ts';
 import type { AuditPrincipal } from '../services/audit.ts';
 import type { DownloadService, ZipDownload } from '../services/downloads.ts';
@@ -10,7 +10,7 @@ import { stripBidiControls } from '../services/names.ts';
  * serve the whole object (no header, or one we ignore as RFC 9110 allows: malformed or multi-range),
  * or 'unsatisfiable' for a 416.
  */
-export function parseRange(header: string | null, size: number): ByteRange | null | 'unsatisfiable' {
+function parseRange(header: string | null, size: number): ByteRange | null | 'unsatisfiable' {
   if (!header) return null;
   const m = /^bytes=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header.trim());
   if (!m) return null;
@@ -28,7 +28,7 @@ export function parseRange(header: string | null, size: number): ByteRange | nul
 }
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (COMPAT), bidi controls dropped. */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   const filename = stripBidiControls(name);
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -42,13 +42,19 @@ const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style
  * A single file as a response: Range (206, or 416 with `bytes *\/size`), `inline=1` only for a sniffed
  * raster image, Content-Disposition per COMPAT. `reader` is the login to audit, when there is one.
  */
-export async function fileResponse(downloads: DownloadService, row: ItemRow, request: Request, opts: { inline: boolean; reader?: AuditPrincipal }): Promise<Response> {
+export async function fileResponse(
+  downloads: DownloadService,
+  row: Item,
+  request: Request,
+  opts: { inline: boolean; reader?: AuditPrincipal },
+): Promise<Response> {
   const range = parseRange(request.headers.get('range'), row.size);
-  if (range === 'unsatisfiable') throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
+  if (range === 'unsatisfiable')
+    throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
   const body = await downloads.openFile(row, range ?? undefined, opts.reader);
   const headers: Record<string, string> = {
-    'Content-Type': inlineType ?? row.mime_type ?? 'application/octet-stream',
+    'Content-Type': inlineType ?? row.mimeType ?? 'application/octet-stream',
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
     // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
     'Content-Length': String(range ? range.end - range.start : row.size),
@@ -64,6 +70,10 @@ export async function fileResponse(downloads: DownloadService, row: ItemRow, req
 /** A streamed ZIP; no ranges. */
 export function zipResponse(zip: ZipDownload): Response {
   return new Response(zip.stream, {
-    headers: { 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition('attachment', zip.filename), 'Cache-Control': 'no-store' },
+    headers: {
+      'Content-Type': 'application/zip',
+      'Content-Disposition': contentDisposition('attachment', zip.filename),
+      'Cache-Control': 'no-store',
+    },
   });
 }

@@ -2,12 +2,11 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { RateLimitedError } from '../errors.ts';
 import type { SseStreams } from '../events/sse.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 
 /** GET /api/files/events: the account's file events as Server-Sent Events (COMPAT "Events (SSE)"). */
-export function eventRoutes(ctx: AppContext, limits: Limits, streams: SseStreams) {
-  return new Elysia({ name: 'http/events', seed: ctx.instanceId }).use(authPlugin(ctx, limits)).get(
+export function eventRoutes(ctx: AppContext, streams: SseStreams) {
+  return new Elysia({ name: 'http/events', seed: ctx.instanceId }).use(sessionPlugin(ctx)).get(
     '/api/files/events',
     ({ principal, request, server }) => {
       const stream = streams.open(principal.accountId, principal.loginId, request.signal);
@@ -22,9 +21,14 @@ export function eventRoutes(ctx: AppContext, limits: Limits, streams: SseStreams
       // A stream is quiet between events: the idle timeout that closes stalled connections must not close it.
       server?.timeout(request, 0);
       return new Response(stream, {
-        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' },
+        headers: {
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          'X-Accel-Buffering': 'no',
+          Connection: 'keep-alive',
+        },
       });
     },
-    { auth: true },
+    { session: true },
   );
 }

@@ -401,7 +401,8 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
   let finished = false;
   // The request chunk the last events were cut from; freed once they are all handed out.
   let chunk: Uint8Array | null = null;
-  const failure = (err: unknown) => (request.signal.aborted ? uploadAborted() : err instanceof AppError ? err : badRequest(Messages.malformedMultipart));
+  const failure = (err: unknown) =>
+    request.signal.aborted ? uploadAborted() : err instanceof AppError ? err : badRequest(Messages.malformedMultipart);
 
   /** The next event, reading one more chunk of the body when the last one is used up; null at the end. */
   const next = async (): Promise<MultipartEvent | null> => {

@@ -1,11 +1,9 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { Messages } from '../errors.ts';
 import { DELETE_LIMIT, GRACE_MINUTES } from '../services/orphans.ts';
 import { readJson } from './body.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
 
 const graceField = z
@@ -19,7 +17,10 @@ const scanQuery = z
     graceMinutes: z.preprocess((v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v), graceField).optional(),
     jobId: z.string().optional(),
   })
-  .refine((q) => !(q.jobId !== undefined && q.graceMinutes !== undefined), { path: ['jobId'], message: 'Send either jobId (to poll) or graceMinutes (to start a scan), not both' });
+  .refine((q) => !(q.jobId !== undefined && q.graceMinutes !== undefined), {
+    path: ['jobId'],
+    message: 'Send either jobId (to poll) or graceMinutes (to start a scan), not both',
+  });
 
 const selection = (field: string) =>
   z
@@ -35,12 +36,10 @@ const deleteBody = z.object({
 });
 
 /** Orphan review (SPEC "Orphaned files"): the admin only; everyone else is refused with SPEC's message and audited. */
-export function orphanRoutes(ctx: AppContext, limits: Limits) {
+export function orphanRoutes(ctx: AppContext) {
   const { orphans } = ctx.services;
-  // A fresh object per route: Elysia rewrites a route's hook object when it applies macros.
-  const admin = () => ({ auth: { role: 'admin', adminMessage: Messages.orphansAdminOnly } }) as const;
   return new Elysia({ name: 'http/orphans', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
+    .use(sessionPlugin(ctx))
     .get(
       '/api/user/orphans',
       ({ principal, query, set }) => {
@@ -55,7 +54,7 @@ export function orphanRoutes(ctx: AppContext, limits: Limits) {
         set.status = 202;
         return started;
       },
-      admin(),
+      { session: true },
     )
     .post(
       '/api/user/orphans/delete',
@@ -71,6 +70,6 @@ export function orphanRoutes(ctx: AppContext, limits: Limits) {
         set.status = 202;
         return started;
       },
-      admin(),
+      { session: true },
     );
 }

@@ -1,18 +1,21 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Item } from '../services/tree.ts';
 import { AppError, Messages, notFound } from '../errors.ts';
-import { toPublicItem } from '../services/shares.ts';
+import { toPublicItem } from '../services/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
 const pageQuery = z.object({
-  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(200, 'limit must be at most 200').default(100),
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .default(100),
   cursor: z.string().min(1).optional(),
 });
 
@@ -34,23 +37,24 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * The public share pages under /s/ (no session: no cookie is read or set here). Browsers get HTML,
  * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
  */
-export function publicShareRoutes(ctx: AppContext, limits: Limits) {
+export function publicShareRoutes(ctx: AppContext) {
   const { shares, downloads } = ctx.services;
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
       return await run();
     } catch (err) {
-      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
+      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request))
+        return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
       throw err;
     }
   };
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
-  const folderView = (request: Request, set: Set, token: string, root: ItemRow, folder: ItemRow, query: unknown) => {
+  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, query: unknown) => {
     const q = validate(pageQuery, query);
-    const page = shares.folderPage(root.account_id, folder.id, q);
+    const page = shares.folderPage(root.accountId, folder.id, q);
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
     if (!forPage) rendered.set(page, (forPage = new Map()));
@@ -60,7 +64,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       html = renderFolderPage({
         token,
         folder: toPublicItem(folder),
-        trail: shares.trail(root, folder).map(toPublicItem),
+        trail: shares.trail(root, folder),
         isRoot: folder.id === root.id,
         items: page.items,
         nextCursor: page.nextCursor,
@@ -72,52 +76,39 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   };
 
   return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
-    .get(
-      '/s/:token',
-      ({ params, query, request, set }) =>
-        answer(request, set, async () => {
-          const { link, root } = shares.resolve(params.token);
-          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
-          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-          const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token', ({ params, query, request, set }) =>
+      answer(request, set, async () => {
+        const { link, root } = shares.resolve(params.token);
+        shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+        if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
+        if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+        const previewable = (await downloads.inlineImageType(root)) !== null;
+        return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+      }),
     )
-    .get(
-      '/s/:token/folder/:id',
-      ({ params, query, request, set }) =>
-        answer(request, set, () => {
-          const { link, root, item } = shares.itemInShare(params.token, params.id);
-          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, params.token, root, item, query);
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token/folder/:id', ({ params, query, request, set }) =>
+      answer(request, set, () => {
+        const { link, root, item } = shares.itemInShare(params.token, params.id);
+        if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+        shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+        return folderView(request, set, params.token, root, item, query);
+      }),
     )
-    .get(
-      '/s/:token/file/:id',
-      ({ params, query, request, set }) =>
-        answer(request, set, async () => {
-          const { link, item } = shares.itemInShare(params.token, params.id);
-          const range = request.headers.get('range');
-          if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
-          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item));
-          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token/file/:id', ({ params, query, request, set }) =>
+      answer(request, set, async () => {
+        const { link, item } = shares.itemInShare(params.token, params.id);
+        const range = request.headers.get('range');
+        if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item));
+        return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+      }),
     )
-    .get(
-      '/s/:token/zip',
-      ({ params, request, set }) =>
-        answer(request, set, () => {
-          const { link, root } = shares.resolve(params.token);
-          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
-          return zipResponse(downloads.zipFolder(link.accountId, root));
-        }),
-      { publicLimit: 'general' },
+    .get('/s/:token/zip', ({ params, request, set }) =>
+      answer(request, set, () => {
+        const { link, root } = shares.resolve(params.token);
+        if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+        shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+        return zipResponse(downloads.zipFolder(link.accountId, root));
+      }),
     );
 }

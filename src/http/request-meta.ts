@@ -1,3 +1,5 @@
+import type { Principal } from '../services/principal.ts';
+
 /** Per-request facts computed once in onRequest and read by guards, limiters and the access log. */
 export interface RequestMeta {
   id: string;
@@ -11,8 +13,10 @@ export interface RequestMeta {
   origin: string;
   /** HTTPS directly or behind a known proxy that says so: cookies get `Secure`. */
   secure: boolean;
-  /** Set by the auth guard: the login that made the request, for logs and rate-limit keys. */
+  /** Set by the guard: the login that made the request, for logs and rate-limit keys. */
   loginId?: string;
+  /** Set by the guard on every non-public route. */
+  principal?: Principal;
   /** Whether the request counts against its address's cap on requests in progress (until its response). */
   counted?: boolean;
 }
@@ -58,7 +62,15 @@ export function isValidHost(host: string | null): host is string {
 export function requestMeta(request: Request): RequestMeta {
   const meta = metas.get(request);
   if (meta) return meta;
-  const fallback: RequestMeta = { id: crypto.randomUUID(), start: performance.now(), ip: 'unknown', path: pathOf(request.url), host: null, origin: 'null', secure: false };
+  const fallback: RequestMeta = {
+    id: crypto.randomUUID(),
+    start: performance.now(),
+    ip: 'unknown',
+    path: pathOf(request.url),
+    host: null,
+    origin: 'null',
+    secure: false,
+  };
   metas.set(request, fallback);
   return fallback;
 }

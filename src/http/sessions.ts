@@ -1,22 +1,21 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 
 /** Session list, presence heartbeats and revocation. */
-export function sessionRoutes(ctx: AppContext, limits: Limits) {
+export function sessionRoutes(ctx: AppContext) {
   const { sessions } = ctx.services;
   return new Elysia({ name: 'http/sessions', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
-    .get('/api/sessions', ({ principal, query }) => sessions.list(principal, { refresh: query.refreshIp === 'true' }), { auth: true })
+    .use(sessionPlugin(ctx))
+    .get('/api/sessions', ({ principal, query }) => sessions.list(principal, { refresh: query.refreshIp === 'true' }), { session: true })
     .post(
       '/api/sessions/heartbeat',
       ({ principal, request }) => {
         sessions.heartbeat(principal, { ip: requestMeta(request).ip });
         return { ok: true };
       },
-      { auth: true },
+      { session: true },
     )
     .post(
       '/api/sessions/offline',
@@ -24,12 +23,12 @@ export function sessionRoutes(ctx: AppContext, limits: Limits) {
         sessions.offline(principal);
         return { ok: true };
       },
-      { auth: true },
+      { session: true },
     )
     .post(
       '/api/sessions/revoke-others',
       ({ principal }) => ({ message: 'Other sessions revoked', deletedCount: sessions.revokeOthers(principal) }),
-      { auth: true },
+      { session: true },
     )
     .delete(
       '/api/sessions/:sessionId',
@@ -37,6 +36,6 @@ export function sessionRoutes(ctx: AppContext, limits: Limits) {
         sessions.revoke(principal, params.sessionId);
         return { message: 'Session revoked' };
       },
-      { auth: true },
+      { session: true },
     );
 }

@@ -1,47 +1,31 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { Principal } from '../services/principal.ts';
 import { readJson } from './body.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
 
-// A fresh object per route: Elysia rewrites a route's hook object when it applies macros.
-const admin = () => ({ auth: { role: 'admin' } }) as const;
 const flag = (field: string) => z.object({ [field]: z.boolean({ message: `${field} must be true or false` }) });
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
-export function settingsRoutes(ctx: AppContext, limits: Limits) {
-  const { settings, accounts, users } = ctx.services;
+export function settingsRoutes(ctx: AppContext) {
+  const { settings, accounts } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
     (validate(flag(field), await readJson(request)) as Record<string, boolean>)[field]!;
 
-  const signupStatus = (principal: Principal) => {
-    const s = settings.all();
-    const can = principal.isAdmin;
-    const base = {
-      signupEnabled: s.signupEnabled,
-      canToggle: can,
-      hideFileExtensions: s.hideFileExtensions,
-      canToggleHideFileExtensions: can,
-      desktopOnlyAccess: s.desktopOnlyAccess,
-      canToggleDesktopOnlyAccess: can,
-      allowPasswordChange: s.allowPasswordChange,
-      canToggleAllowPasswordChange: can,
-    };
-    if (!can) return base;
-    const totalUsers = users.countLogins();
-    return { ...base, totalUsers, additionalUsers: Math.max(0, totalUsers - 1) };
-  };
-
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
-    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen(), firstUser: accounts.noLoginYet() }), { publicLimit: 'general' })
-    .get('/api/user/signup-status', ({ principal }) => signupStatus(principal), { auth: true })
-    .post('/api/user/signup-toggle', async ({ principal, request }) => ({ signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal) }), admin())
-    .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { auth: true })
-    .get('/api/user/docserver-config', () => docserverView(settings.get('docserver')), admin())
+    .use(sessionPlugin(ctx))
+    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen(), firstUser: accounts.noLoginYet() }))
+    .get('/api/user/signup-status', ({ principal }) => settings.signupStatus(principal), { session: true })
+    .post(
+      '/api/user/signup-toggle',
+      async ({ principal, request }) => ({
+        signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
+      { session: true },
+    )
+    .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { session: true })
+    .get('/api/user/docserver-config', () => settings.docserverView(), { session: true })
     .put(
       '/api/user/docserver-config',
       async ({ principal, request }) => {
@@ -49,57 +33,60 @@ export function settingsRoutes(ctx: AppContext, limits: Limits) {
           z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() }),
           await readJson(request),
         );
-        return docserverView(settings.setDocserver(body, principal));
+        settings.setDocserver(body, principal);
+        return settings.docserverView();
       },
-      admin(),
+      { session: true },
     )
-    .get('/api/user/share-base-url-config', () => ({ url: settings.get('shareBaseUrl') }), admin())
+    .get('/api/user/share-base-url-config', () => ({ url: settings.get('shareBaseUrl') }), { session: true })
     .put(
       '/api/user/share-base-url-config',
       async ({ principal, request }) => {
         const body = validate(z.object({ url: z.string().nullish() }), await readJson(request));
         return { url: settings.update('shareBaseUrl', body.url?.trim() ? body.url : null, 'url', principal) };
       },
-      admin(),
+      { session: true },
     )
-    .get('/api/user/max-upload-size-config', () => ({ maxBytes: settings.get('maxUploadBytes') }), { auth: true })
+    .get('/api/user/max-upload-size-config', () => ({ maxBytes: settings.get('maxUploadBytes') }), { session: true })
     .put(
       '/api/user/max-upload-size-config',
       async ({ principal, request }) => {
         const body = (await readJson(request)) as { maxBytes?: unknown };
         return { maxBytes: settings.update('maxUploadBytes', body?.maxBytes, 'maxBytes', principal) };
       },
-      admin(),
+      { session: true },
     )
-    .get('/api/user/known-proxies-config', () => ({ knownProxies: settings.get('knownProxies') }), admin())
+    .get('/api/user/known-proxies-config', () => ({ knownProxies: settings.get('knownProxies') }), { session: true })
     .put(
       '/api/user/known-proxies-config',
       async ({ principal, request }) => {
         const body = (await readJson(request)) as { knownProxies?: unknown };
         return { knownProxies: settings.update('knownProxies', body?.knownProxies, 'knownProxies', principal), restartRequired: true };
       },
-      admin(),
+      { session: true },
     )
-    .get('/api/user/hide-file-extensions-config', () => ({ hideFileExtensions: settings.get('hideFileExtensions') }), { auth: true })
+    .get('/api/user/hide-file-extensions-config', () => ({ hideFileExtensions: settings.get('hideFileExtensions') }), { session: true })
     .put(
       '/api/user/hide-file-extensions-config',
-      async ({ principal, request }) => ({ hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal) }),
-      admin(),
+      async ({ principal, request }) => ({
+        hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal),
+      }),
+      { session: true },
     )
-    .get('/api/user/desktop-only-access-config', () => ({ desktopOnlyAccess: settings.get('desktopOnlyAccess') }), { auth: true })
+    .get('/api/user/desktop-only-access-config', () => ({ desktopOnlyAccess: settings.get('desktopOnlyAccess') }), { session: true })
     .put(
       '/api/user/desktop-only-access-config',
-      async ({ principal, request }) => ({ desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal) }),
-      admin(),
+      async ({ principal, request }) => ({
+        desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
+      { session: true },
     )
-    .get('/api/user/password-change-config', () => ({ allowPasswordChange: settings.get('allowPasswordChange') }), { auth: true })
+    .get('/api/user/password-change-config', () => ({ allowPasswordChange: settings.get('allowPasswordChange') }), { session: true })
     .put(
       '/api/user/password-change-config',
-      async ({ principal, request }) => ({ allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal) }),
-      admin(),
+      async ({ principal, request }) => ({
+        allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
+      { session: true },
     );
-}
-
-function docserverView(value: { url: string; jwtSecret: string } | null) {
-  return { jwtSecretSet: value !== null, url: value?.url ?? '' };
 }

@@ -2,34 +2,42 @@ import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { PERMISSION_CATALOG, type Permission } from '../services/principal.ts';
-import { emailField } from './auth.ts';
+import { EMAIL } from '../services/accounts.ts';
 import { readJson } from './body.ts';
-import type { Limits } from './limits.ts';
-import { authPlugin } from './plugins/auth.ts';
+import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
 const permissionKeys = PERMISSION_CATALOG.map((p) => p.key) as [Permission, ...Permission[]];
-const permissionsField = z.array(
-  z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }),
-  { message: 'permissions must be an array of permission keys' },
-);
+const permissionsField = z.array(z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }), {
+  message: 'permissions must be an array of permission keys',
+});
 
 const createSubUserBody = z.object({
-  email: emailField,
-  password: z.string().min(8, 'Password must be at least 8 characters').max(128, 'Password must be at most 128 characters'),
-  name: z.string().trim().min(1, 'Name is required').max(100, 'Name must be at most 100 characters'),
+  email: EMAIL,
+  password: z.string({ error: 'password is required' }),
+  name: z.string({ error: 'Name is required' }),
   permissions: permissionsField,
 });
 
 const listQuery = z.object({
-  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(100, 'limit must be at most 100').default(50),
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(100, 'limit must be at most 100')
+    .default(50),
   cursor: z.string().optional(),
 });
 
 const storageLimitBody = z.object({
   targetUserId: z.string().min(1, 'targetUserId is required'),
-  storageLimit: z.number().int('storageLimit must be a whole number of bytes').positive('storageLimit must be positive').max(Number.MAX_SAFE_INTEGER).nullish(),
+  storageLimit: z
+    .number()
+    .int('storageLimit must be a whole number of bytes')
+    .positive('storageLimit must be positive')
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullish(),
 });
 
 const heartbeatBody = z.object({
@@ -39,14 +47,11 @@ const heartbeatBody = z.object({
 });
 
 /** Sub-users, the admin's user list and storage limits, storage usage, desktop clients. */
-export function userRoutes(ctx: AppContext, limits: Limits) {
+export function userRoutes(ctx: AppContext) {
   const { subUsers, users, quota, clients } = ctx.services;
-  // Fresh objects per route: Elysia rewrites a route's hook object when it applies macros.
-  const owner = () => ({ auth: { role: 'owner' } }) as const;
-  const admin = () => ({ auth: { role: 'admin' } }) as const;
   return new Elysia({ name: 'http/users', seed: ctx.instanceId })
-    .use(authPlugin(ctx, limits))
-    .get('/api/user/sub-users', ({ principal }) => subUsers.list(principal), owner())
+    .use(sessionPlugin(ctx))
+    .get('/api/user/sub-users', ({ principal }) => subUsers.list(principal), { session: true })
     .post(
       '/api/user/sub-users',
       async ({ principal, request, set }) => {
@@ -54,32 +59,36 @@ export function userRoutes(ctx: AppContext, limits: Limits) {
         set.status = 201;
         return result;
       },
-      owner(),
+      { session: true },
     )
     .put(
       '/api/user/sub-users/:id',
       async ({ principal, params, request }) =>
-        subUsers.setPermissions(principal, params.id, validate(z.object({ permissions: permissionsField }), await readJson(request)).permissions),
-      owner(),
+        subUsers.setPermissions(
+          principal,
+          params.id,
+          validate(z.object({ permissions: permissionsField }), await readJson(request)).permissions,
+        ),
+      { session: true },
     )
-    .delete('/api/user/sub-users/:id', ({ principal, params }) => subUsers.remove(principal, params.id), owner())
-    .get('/api/user/all', ({ query }) => users.list(validate(listQuery, query)), admin())
-    .get('/api/user/storage', ({ principal }) => quota.usage(principal.accountId), { auth: true })
+    .delete('/api/user/sub-users/:id', ({ principal, params }) => subUsers.remove(principal, params.id), { session: true })
+    .get('/api/user/all', ({ query }) => users.list(validate(listQuery, query)), { session: true })
+    .get('/api/user/storage', ({ principal }) => quota.usage(principal.accountId), { session: true })
     .put(
       '/api/user/storage-limit',
       async ({ principal, request }) => {
         const body = validate(storageLimitBody, await readJson(request));
         return users.setStorageLimit(body.targetUserId, body.storageLimit ?? null, principal);
       },
-      admin(),
+      { session: true },
     )
-    .get('/api/user/active-clients', () => clients.active(), admin())
+    .get('/api/user/active-clients', () => clients.active(), { session: true })
     .post(
       '/api/user/client-heartbeat',
       async ({ principal, request }) => {
         clients.heartbeat(principal, validate(heartbeatBody, await readJson(request)), requestMeta(request).ip);
         return { ok: true };
       },
-      { auth: true },
+      { session: true },
     );
 }

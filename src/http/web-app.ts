@@ -1,6 +1,13 @@
 import { Elysia, NotFoundError } from 'elysia';
 import type { AppContext } from '../context.ts';
-import { BUNDLE_FILE_PREFIX, buildWebBundle, decodeWebBundle, newestSourceChange, type WebAsset, type WebBundle } from '../web/app-bundle.ts';
+import {
+  BUNDLE_FILE_PREFIX,
+  buildWebBundle,
+  decodeWebBundle,
+  newestSourceChange,
+  type WebAsset,
+  type WebBundle,
+} from '../web/app-bundle.ts';
 import { requestMeta } from './request-meta.ts';
 
 // Paths with a behaviour of their own: never answered with the app, whatever they ask for.
@@ -15,7 +22,9 @@ class WebBundleSource {
   private readonly embedded: Promise<WebBundle> | null;
 
   constructor(private readonly log: AppContext['log']) {
-    const file = Bun.isStandaloneExecutable ? Bun.embeddedFiles.find((f) => (f as Blob & { name: string }).name.startsWith(BUNDLE_FILE_PREFIX)) : undefined;
+    const file = Bun.isStandaloneExecutable
+      ? Bun.embeddedFiles.find((f) => (f as Blob & { name: string }).name.startsWith(BUNDLE_FILE_PREFIX))
+      : undefined;
     this.embedded = file ? file.bytes().then(decodeWebBundle) : null;
   }
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { JobSpec, PayloadOf } from './catalog.ts';
 import type { Job } from './queue.ts';
 
 export interface JobRunContext {
@@ -14,36 +14,32 @@ export interface JobRunContext {
   totalProgress(): number;
 }
 
-export interface JobDefinition<S extends z.ZodType = z.ZodType> {
-  /** Dotted name, e.g. `files.copy`; the handler's file has the same name. */
-  kind: string;
-  payload: S;
-  /** Attempts before the job is failed for good (default 5). */
-  maxAttempts?: number;
-  /** Must be idempotent: a job interrupted by a crash runs again from the start. Returns the stored result. */
-  handle(payload: z.infer<S>, run: JobRunContext): Promise<unknown> | unknown;
-}
+/** Must be idempotent: a job interrupted by a crash runs again from the start. Returns the stored result. */
+export type JobHandler<J extends JobSpec = JobSpec> = (payload: PayloadOf<J>, run: JobRunContext) => Promise<unknown> | unknown;
 
 /** A failure that retrying cannot fix: the job is failed at once. */
 export class PermanentJobError extends Error {}
 
 /** Ask to run again later without spending an attempt. */
 export class RetryLaterError extends Error {
-  constructor(readonly delayMs: number, message = 'retry later') {
+  constructor(
+    readonly delayMs: number,
+    message = 'retry later',
+  ) {
     super(message);
   }
 }
 
-/** Job kinds and their handlers; each area registers its own at start-up. */
+/** Job kinds and their handlers, registered at start-up. */
 export class JobRegistry {
-  private readonly defs = new Map<string, JobDefinition>();
+  private readonly defs = new Map<string, { spec: JobSpec; handle: JobHandler }>();
 
-  register<S extends z.ZodType>(def: JobDefinition<S>): void {
-    if (this.defs.has(def.kind)) throw new Error(`job kind ${def.kind} registered twice`);
-    this.defs.set(def.kind, def as unknown as JobDefinition);
+  register<J extends JobSpec>(spec: J, handle: JobHandler<J>): void {
+    if (this.defs.has(spec.name)) throw new Error(`job kind ${spec.name} registered twice`);
+    this.defs.set(spec.name, { spec, handle: handle as JobHandler });
   }
 
-  get(kind: string): JobDefinition | undefined {
+  get(kind: string): { spec: JobSpec; handle: JobHandler } | undefined {
     return this.defs.get(kind);
   }
 

@@ -106,7 +106,7 @@ export class Worker {
     const started = performance.now();
     try {
       if (!def) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
-      const parsed = def.payload.safeParse(job.payload);
+      const parsed = def.spec.payload.safeParse(job.payload);
       if (!parsed.success) throw new PermanentJobError(`invalid payload for ${job.kind}: ${parsed.error.message}`);
       const result = await def.handle(parsed.data, {
         job,

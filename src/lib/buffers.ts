@@ -7,5 +7,6 @@
 export function releaseChunk(chunk: Uint8Array): void {
   const { buffer } = chunk;
   // A view of part of a buffer may share it with other views: left to the GC.
-  if (buffer instanceof ArrayBuffer && !buffer.detached && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength) buffer.transfer(0);
+  if (buffer instanceof ArrayBuffer && !buffer.detached && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength)
+    buffer.transfer(0);
 }

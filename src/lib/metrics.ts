@@ -131,7 +131,11 @@ export class Histogram extends Base {
   render(): string[] {
     const lines = this.header();
     this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket{le="${formatValue(le)}"} ${this.counts[i]}`));
-    lines.push(`${this.name}_bucket{le="+Inf"} ${this.count}`, `${this.name}_sum ${formatValue(this.sum)}`, `${this.name}_count ${this.count}`);
+    lines.push(
+      `${this.name}_bucket{le="+Inf"} ${this.count}`,
+      `${this.name}_sum ${formatValue(this.sum)}`,
+      `${this.name}_count ${this.count}`,
+    );
     return lines;
   }
 }

@@ -1,7 +1,7 @@
-import type { Database } from 'bun:sqlite';
 import type { Clock } from '../clock.ts';
+import type { ItemsRepo } from '../db/repos/items.ts';
 
-export const ACCESS_WRITE_INTERVAL_MS = 3600_000;
+const ACCESS_WRITE_INTERVAL_MS = 3600_000;
 const FLUSH_EVERY_MS = 5_000;
 const FLUSH_AT = 500;
 
@@ -14,14 +14,14 @@ export class AccessTracker {
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
-    private readonly sqlite: Database,
+    private readonly items: ItemsRepo,
     private readonly clock: Clock,
   ) {}
 
-  touch(rows: Iterable<{ id: string; accessed_at: number }>): void {
+  touch(rows: Iterable<{ id: string; accessedAt: number }>): void {
     const now = this.clock.now();
     for (const row of rows) {
-      if (now - row.accessed_at >= ACCESS_WRITE_INTERVAL_MS) this.pending.set(row.id, now);
+      if (now - row.accessedAt >= ACCESS_WRITE_INTERVAL_MS) this.pending.set(row.id, now);
     }
     if (this.pending.size >= FLUSH_AT) this.flush();
     else if (this.pending.size > 0 && !this.timer) {
@@ -39,10 +39,7 @@ export class AccessTracker {
     if (this.pending.size === 0) return;
     const batch = [...this.pending];
     this.pending.clear();
-    const update = this.sqlite.query('UPDATE items SET accessed_at = ?1 WHERE id = ?2 AND accessed_at < ?1');
-    this.sqlite.transaction(() => {
-      for (const [id, at] of batch) update.run(at, id);
-    })();
+    this.items.markAccessed(batch);
   }
 
   stop(): void {

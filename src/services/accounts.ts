@@ -1,8 +1,10 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { AppError, badRequest, conflict, forbidden, Messages, unauthorized } from '../errors.ts';
+import { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { User, UsersRepo } from '../db/repos/users.ts';
+import { AppError, badRequest, conflict, forbidden, Messages, unauthorized, validationFailed } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields } from './audit.ts';
 import type { MfaService } from './mfa.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { ALL_PERMISSIONS, type Permission, type Principal } from './principal.ts';
@@ -17,22 +19,37 @@ export interface PublicUser {
   mfaEnabled: boolean;
 }
 
-export interface LoginRow {
-  id: string;
-  email: string;
-  name: string;
-  password_hash: string | null;
-  is_admin: number;
-  parent_user_id: string | null;
-  mfa_enabled: number;
-  created_at: number;
+function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
+  return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
 }
 
-export function toPublicUser(row: Pick<LoginRow, 'id' | 'email' | 'name' | 'mfa_enabled' | 'created_at'>): PublicUser {
-  return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.created_at).toISOString(), mfaEnabled: Boolean(row.mfa_enabled) };
-}
-
+/** Sign-in and uniqueness ignore case; the address is shown as it was given. */
 export const emailKey = (email: string) => email.trim().toLowerCase();
+
+/** What an email address must look like (SPEC "Limits"): the API's fields and the CLI check with this. */
+export const EMAIL = z.email({ message: 'Enter a valid email address' }).max(254, 'Email must be at most 254 characters');
+
+const MAX_PASSWORD = 128;
+/** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
+const minPassword = (subUser: boolean) => (subUser ? 8 : 6);
+
+/** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */
+function checkPassword(password: string, opts: { subUser: boolean; field?: string }): void {
+  const min = minPassword(opts.subUser);
+  if (password.length < min || password.length > MAX_PASSWORD) {
+    throw validationFailed([{ field: opts.field ?? 'password', message: `Password must be ${min} to ${MAX_PASSWORD} characters` }]);
+  }
+}
+
+const MAX_NAME = 100;
+
+/** A login's display name: trimmed, at most 100 characters (sub-users must have one). 422 naming `name`. */
+function displayName(name: string, opts: { required?: boolean } = {}): string {
+  const trimmed = name.trim();
+  if (opts.required && trimmed === '') throw validationFailed([{ field: 'name', message: 'Name is required' }]);
+  if (trimmed.length > MAX_NAME) throw validationFailed([{ field: 'name', message: `Name must be at most ${MAX_NAME} characters` }]);
+  return trimmed;
+}
 
 export interface NewLogin {
   email: string;
@@ -44,86 +61,85 @@ export interface NewLogin {
   admin?: boolean;
 }
 
+export interface AccountDeps {
+  clock: Clock;
+  transactions: Transactions;
+  users: UsersRepo;
+  settings: SettingsService;
+  sessions: SessionService;
+  mfa: MfaService;
+  audit: AuditService;
+}
+
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
 export class AccountService {
-  private readonly sqlite: Database;
+  constructor(private readonly d: AccountDeps) {}
 
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly settings: SettingsService,
-    private readonly sessions: SessionService,
-    private readonly mfa: MfaService,
-    private readonly audit: AuditService,
-  ) {
-    this.sqlite = ctx.db.$client;
+  findByEmail(email: string): User | null {
+    return this.d.users.byEmailKey(emailKey(email));
   }
 
-  findByEmail(email: string): LoginRow | null {
-    return this.sqlite.query<LoginRow, [string]>('SELECT * FROM users WHERE email_key = ?').get(emailKey(email)) ?? null;
-  }
-
-  findById(id: string): LoginRow | null {
-    return this.sqlite.query<LoginRow, [string]>('SELECT * FROM users WHERE id = ?').get(id) ?? null;
+  findById(id: string): User | null {
+    return this.d.users.byId(id);
   }
 
   /**
    * Inserts a login. The very first login becomes the admin and closes public signup, decided inside
    * one immediate transaction so two racing sign-ups cannot both become admin. `by` (the CLI) is audited.
    */
-  async createLogin(input: NewLogin, by?: Actor): Promise<LoginRow> {
+  async createLogin(input: NewLogin, by?: Actor): Promise<User> {
+    const name = displayName(input.name, { required: Boolean(input.owner) });
+    if (input.password !== null) checkPassword(input.password, { subUser: Boolean(input.owner) });
     const passwordHash = input.password === null ? null : await hashPassword(input.password);
-    const now = this.ctx.clock.now();
-    const id = newId();
-    const row = this.sqlite
-      .transaction(() => {
-        if (this.findByEmail(input.email)) throw conflict(Messages.emailInUse);
-        const first = this.sqlite.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM users').get()!.n === 0;
-        if (input.admin && !first && this.sqlite.query('SELECT 1 FROM users WHERE is_admin = 1').get()) {
-          throw conflict('An admin already exists; the admin is the first account created');
-        }
-        const isAdmin = !input.owner && (first || Boolean(input.admin));
-        this.sqlite
-          .query(
-            `INSERT INTO users (id, email, email_key, name, password_hash, is_admin, parent_user_id, permissions, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            id,
-            input.email.trim(),
-            emailKey(input.email),
-            input.name.trim(),
-            passwordHash,
-            isAdmin ? 1 : 0,
-            input.owner?.id ?? null,
-            input.owner ? JSON.stringify(input.owner.permissions) : null,
-            now,
-            now,
-          );
-        if (first) this.settings.set('signupEnabled', false);
-        return this.findById(id)!;
-      })
-      .immediate();
+    const now = this.d.clock.now();
+    const row = this.d.transactions.immediate(() => {
+      if (this.findByEmail(input.email)) throw conflict(Messages.emailInUse);
+      const first = !this.d.users.hasAny();
+      if (input.admin && !first && this.d.users.hasAdmin())
+        throw conflict('An admin already exists; the admin is the first account created');
+      const row = this.d.users.insert({
+        id: newId(),
+        email: input.email.trim(),
+        emailKey: emailKey(input.email),
+        name,
+        passwordHash,
+        isAdmin: !input.owner && (first || Boolean(input.admin)),
+        parentUserId: input.owner?.id ?? null,
+        permissions: input.owner ? JSON.stringify(input.owner.permissions) : null,
+        createdAt: now,
+      });
+      if (first) this.d.settings.set('signupEnabled', false);
+      return row;
+    });
     if (by) {
-      this.audit.record({ action: AuditActions.userCreate, ...actorFields(by), targetType: 'user', targetId: row.id, details: { email: row.email, admin: Boolean(row.is_admin) } });
+      this.d.audit.record({
+        action: AuditActions.userCreate,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: row.id,
+        details: { email: row.email, admin: row.isAdmin },
+      });
     }
     return row;
   }
 
   /** Public signup is open while no account exists, then as the admin sets it. */
   signupOpen(): boolean {
-    return this.noLoginYet() || this.settings.get('signupEnabled');
+    return this.noLoginYet() || this.d.settings.get('signupEnabled');
   }
 
   /** A fresh instance: the next sign-up creates the admin. */
   noLoginYet(): boolean {
-    return !this.sqlite.query('SELECT 1 FROM users LIMIT 1').get();
+    return !this.d.users.hasAny();
   }
 
   async signup(input: { email: string; password: string; name?: string }, info: RequestInfo) {
+    displayName(input.name ?? '');
+    checkPassword(input.password, { subUser: false });
     if (!this.signupOpen()) throw forbidden(Messages.signupDisabled);
     const row = await this.createLogin({ email: input.email, password: input.password, name: input.name ?? '' });
-    const { token, sessionId } = await this.sessions.start(row.id, info);
-    this.audit.record({
+    const { token, sessionId } = await this.d.sessions.start(row.id, info);
+    this.d.audit.record({
       action: AuditActions.signup,
       loginId: row.id,
       accountId: row.id,
@@ -132,20 +148,25 @@ export class AccountService {
       actor: 'login',
       targetType: 'session',
       targetId: sessionId,
-      details: { admin: Boolean(row.is_admin) },
+      details: { admin: row.isAdmin },
     });
     return { user: toPublicUser(row), token };
   }
 
   async login(input: { email: string; password: string; mfaCode?: string }, info: RequestInfo) {
+    if (input.password.length === 0 || input.password.length > MAX_PASSWORD) {
+      throw validationFailed([
+        { field: 'password', message: input.password ? `Password must be at most ${MAX_PASSWORD} characters` : 'Enter your password' },
+      ]);
+    }
     const row = this.findByEmail(input.email);
-    const ok = row?.password_hash ? await verifyPassword(input.password, row.password_hash) : await verifyAgainstDummy(input.password);
+    const ok = row?.passwordHash ? await verifyPassword(input.password, row.passwordHash) : await verifyAgainstDummy(input.password);
     const failed = (reason: string) =>
-      this.audit.record({
+      this.d.audit.record({
         action: AuditActions.signIn,
         status: 'failure',
         loginId: row?.id ?? null,
-        accountId: row ? (row.parent_user_id ?? row.id) : null,
+        accountId: row ? (row.parentUserId ?? row.id) : null,
         email: row?.email ?? input.email,
         ip: info.ip,
         details: { reason },
@@ -154,65 +175,89 @@ export class AccountService {
       failed('invalid_credentials');
       throw unauthorized(Messages.invalidCredentials);
     }
-    if (row.mfa_enabled) {
+    if (row.mfaEnabled) {
       if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired);
-      if (!(await this.mfa.checkCode(row.id, input.mfaCode))) {
+      if (!(await this.d.mfa.checkCode(row.id, input.mfaCode))) {
         failed('invalid_mfa_code');
         throw unauthorized(Messages.invalidMfaCode);
       }
     }
-    const { token, sessionId } = await this.sessions.start(row.id, info);
-    this.audit.record({
+    const { token, sessionId } = await this.d.sessions.start(row.id, info);
+    this.d.audit.record({
       action: AuditActions.signIn,
       loginId: row.id,
-      accountId: row.parent_user_id ?? row.id,
+      accountId: row.parentUserId ?? row.id,
       email: row.email,
       ip: info.ip,
       actor: 'login',
       targetType: 'session',
       targetId: sessionId,
-      details: { mfa: Boolean(row.mfa_enabled) },
+      details: { mfa: row.mfaEnabled },
     });
     return { user: toPublicUser(row), token };
   }
 
   logout(principal: Principal): { message: string } {
-    this.sessions.end(principal.loginId, principal.sessionId);
-    this.audit.record({ action: AuditActions.signOut, principal, targetType: 'session', targetId: principal.sessionId });
+    this.d.sessions.end(principal.loginId, principal.sessionId);
+    this.d.audit.record({ action: AuditActions.signOut, principal, targetType: 'session', targetId: principal.sessionId });
     return { message: 'Logged out' };
   }
 
   logoutAll(principal: Principal): { message: string; sessionsInvalidated: boolean } {
-    const sessions = this.sessions.invalidateAll(principal.loginId);
-    this.audit.record({ action: AuditActions.signOutAll, principal, targetType: 'user', targetId: principal.loginId, details: { sessions } });
+    const sessions = this.d.sessions.invalidateAll(principal.loginId);
+    this.d.audit.record({
+      action: AuditActions.signOutAll,
+      principal,
+      targetType: 'user',
+      targetId: principal.loginId,
+      details: { sessions },
+    });
     return { message: 'Logged out of all sessions', sessionsInvalidated: true };
   }
 
   async changePassword(principal: Principal, input: { oldPassword: string; newPassword: string }): Promise<{ message: string }> {
+    checkPassword(input.newPassword, { subUser: false, field: 'newPassword' });
+    if (input.oldPassword === input.newPassword) {
+      throw validationFailed([{ field: 'newPassword', message: 'The new password must differ from the current one' }]);
+    }
     const record = (status: 'success' | 'failure' | 'denied', reason?: string) =>
-      this.audit.record({ action: AuditActions.passwordChange, status, principal, targetType: 'user', targetId: principal.loginId, ...(reason ? { details: { reason } } : {}) });
-    if (!this.settings.get('allowPasswordChange')) {
+      this.d.audit.record({
+        action: AuditActions.passwordChange,
+        status,
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        ...(reason ? { details: { reason } } : {}),
+      });
+    if (!this.d.settings.get('allowPasswordChange')) {
       record('denied', 'disabled_by_admin');
       throw forbidden(Messages.passwordChangeDisabled);
     }
     const row = this.findById(principal.loginId);
     if (!row) throw unauthorized(Messages.sessionRevoked);
-    if (!row.password_hash) throw badRequest(Messages.noLocalPassword);
-    if (!(await verifyPassword(input.oldPassword, row.password_hash))) {
+    if (!row.passwordHash) throw badRequest(Messages.noLocalPassword);
+    if (!(await verifyPassword(input.oldPassword, row.passwordHash))) {
       record('failure', 'wrong_current_password');
       throw badRequest(Messages.wrongCurrentPassword);
     }
-    await this.setPassword(row.id, input.newPassword);
+    await this.storePassword(row.id, input.newPassword);
     record('success');
     return { message: 'Password changed. Please log in again.' };
   }
 
-  /** Sets a new password and signs the login out everywhere (change-password; the CLI's reset, which `by` audits). */
-  async setPassword(loginId: string, password: string, by?: Actor): Promise<void> {
-    const hash = await hashPassword(password);
-    this.sqlite.query('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?').run(hash, this.ctx.clock.now(), loginId);
-    this.sessions.invalidateAll(loginId);
-    if (by) this.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
+  /** The CLI's reset: the rule a login of its kind was created with, then the new password; `by` is audited. */
+  async setPassword(loginId: string, password: string, by: Actor): Promise<void> {
+    const row = this.findById(loginId);
+    if (!row) throw new AppError(404, Messages.userNotFound);
+    checkPassword(password, { subUser: row.parentUserId !== null });
+    await this.storePassword(loginId, password);
+    this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
+  }
+
+  /** A new password hash, and every session of the login signed out. */
+  private async storePassword(loginId: string, password: string): Promise<void> {
+    this.d.users.setPasswordHash(loginId, await hashPassword(password), this.d.clock.now());
+    this.d.sessions.invalidateAll(loginId);
   }
 
   /** The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what it may do. */

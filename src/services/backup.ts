@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
+import type { Clock } from '../clock.ts';
+import type { DataPaths } from '../data-dir.ts';
+import { DatabaseRepo } from '../db/repos/database.ts';
 import { AppError, badRequest } from '../errors.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
 import type { StorageLocation } from '../storage/driver.ts';
@@ -32,20 +33,23 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 /**
- * `coffer backup`: an online, consistent snapshot of the database (SQLite's VACUUM INTO reads one
+ * `coffer backup`: an online, consistent snapshot of the database (SQLite copies one
  * transaction's view while the server keeps writing), checked, hashed and described by a manifest.
  * Blobs and secrets.json are not in it: the README explains how to copy them alongside.
  */
 export class BackupService {
   constructor(
-    private readonly ctx: CoreContext,
+    private readonly database: DatabaseRepo,
+    private readonly paths: DataPaths,
+    private readonly storage: StorageLocation,
+    private readonly clock: Clock,
     private readonly audit: AuditService,
   ) {}
 
   async create(target: string, opts: { force?: boolean } = {}): Promise<{ file: string; manifestFile: string; manifest: BackupManifest }> {
     const file = path.resolve(target);
     const manifestFile = `${file}.manifest.json`;
-    if (path.resolve(file) === path.resolve(this.ctx.paths.database)) throw badRequest('The backup file cannot be the live database');
+    if (path.resolve(file) === path.resolve(this.paths.database)) throw badRequest('The backup file cannot be the live database');
     if (fs.existsSync(file) && !opts.force) throw badRequest(`${file} already exists; choose another name or pass --force to replace it`);
     const dir = path.dirname(file);
     if (!fs.existsSync(dir)) throw badRequest(`directory ${dir} does not exist`);
@@ -53,7 +57,7 @@ export class BackupService {
     const partial = `${file}.partial-${process.pid}`;
     fs.rmSync(partial, { force: true });
     try {
-      this.ctx.db.$client.query('VACUUM INTO ?').run(partial);
+      this.database.snapshotTo(partial);
       const manifest = await this.describe(partial, path.basename(file));
       fs.renameSync(partial, file);
       fs.writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
@@ -71,44 +75,26 @@ export class BackupService {
     }
   }
 
-  private blobsLocation(): string {
-    const l = this.ctx.driver.location;
-    return l.driver === 'local' ? this.ctx.paths.blobs : `s3://${l.bucket}/${l.prefix}`;
-  }
-
   /** Checks the snapshot and reads its facts from the snapshot itself, not from the live database. */
   private async describe(snapshot: string, name: string): Promise<BackupManifest> {
-    const db = new Database(snapshot, { readonly: true });
-    try {
-      const check = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all();
-      if (check.length !== 1 || check[0]!.integrity_check !== 'ok') {
-        throw new AppError(500, `the snapshot failed its integrity check: ${check.map((r) => r.integrity_check).join('; ')}`);
-      }
-      const count = (sql: string) => db.query<{ n: number }, []>(sql).get()!.n;
-      const schema = db.query<{ tag: string }, []>('SELECT tag FROM coffer_migrations ORDER BY id DESC LIMIT 1').get()?.tag ?? '';
-      return {
-        format: 'coffer-backup',
-        formatVersion: 1,
-        createdAt: new Date(this.ctx.clock.now()).toISOString(),
-        cofferVersion: BACKEND_VERSION,
-        schema: schema || embeddedMigrations.at(-1)!.tag,
-        database: { file: name, bytes: fs.statSync(snapshot).size, sha256: await sha256Of(snapshot), integrity: 'ok' },
-        counts: {
-          users: count('SELECT COUNT(*) AS n FROM users'),
-          files: count(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'`),
-          folders: count(`SELECT COUNT(*) AS n FROM items WHERE type = 'folder'`),
-          storedBytes: count(`SELECT COALESCE(SUM(size), 0) AS n FROM items WHERE type = 'file'`),
-          auditEvents: count('SELECT COUNT(*) AS n FROM audit_log'),
-        },
-        masterKeyIds: db
-          .query<{ key_id: string }, []>('SELECT DISTINCT key_id FROM items WHERE key_id IS NOT NULL ORDER BY key_id')
-          .all()
-          .map((r) => r.key_id),
-        alongside: { blobs: this.blobsLocation(), secrets: this.ctx.paths.secrets },
-        storage: this.ctx.driver.location,
-      };
-    } finally {
-      db.close();
-    }
+    const { integrity, facts } = DatabaseRepo.inspectSnapshot(snapshot);
+    if (!facts) throw new AppError(500, `the snapshot failed its integrity check: ${integrity.join('; ')}`);
+    return {
+      format: 'coffer-backup',
+      formatVersion: 1,
+      createdAt: new Date(this.clock.now()).toISOString(),
+      cofferVersion: BACKEND_VERSION,
+      schema: facts.schema || embeddedMigrations.at(-1)!.tag,
+      database: { file: name, bytes: fs.statSync(snapshot).size, sha256: await sha256Of(snapshot), integrity: 'ok' },
+      counts: facts.counts,
+      masterKeyIds: facts.masterKeyIds,
+      alongside: { blobs: this.blobsLocation(), secrets: this.paths.secrets },
+      storage: this.storage,
+    };
+  }
+
+  private blobsLocation(): string {
+    const l = this.storage;
+    return l.driver === 'local' ? this.paths.blobs : `s3://${l.bucket}/${l.prefix}`;
   }
 }

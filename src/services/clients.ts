@@ -1,5 +1,5 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
+import type { Presence } from '../events/presence.ts';
 import type { Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
 
@@ -19,18 +19,15 @@ export interface ActiveClient {
 
 /** Desktop clients: their heartbeats and the admin's list of those seen in the last 5 minutes. */
 export class ClientService {
-  private readonly sqlite: Database;
-
   constructor(
-    private readonly ctx: CoreContext,
+    private readonly users: UsersRepo,
+    private readonly presence: Presence,
     private readonly sessions: SessionService,
-  ) {
-    this.sqlite = ctx.db.$client;
-  }
+  ) {}
 
   heartbeat(principal: Principal, input: { appVersion: string; platform?: string; clientId?: string }, ip: string): void {
     const key = `${principal.loginId}:${input.clientId || principal.sessionId}`;
-    this.ctx.presence.beat(key, {
+    this.presence.beat(key, {
       loginId: principal.loginId,
       sessionId: principal.sessionId,
       ip,
@@ -40,11 +37,10 @@ export class ClientService {
   }
 
   active(): { clients: ActiveClient[] } {
-    const entries = this.ctx.presence.live(ACTIVE_WINDOW_MS).filter(([, e]) => e.meta?.kind === 'desktop');
-    const user = this.sqlite.query<{ name: string; email: string }, [string]>('SELECT name, email FROM users WHERE id = ?');
+    const entries = this.presence.live(ACTIVE_WINDOW_MS).filter(([, e]) => e.meta?.kind === 'desktop');
     const clients: ActiveClient[] = [];
     for (const [id, e] of entries) {
-      const u = user.get(e.loginId);
+      const u = this.users.nameAndEmail(e.loginId);
       if (!u) continue;
       clients.push({
         id,

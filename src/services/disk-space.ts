@@ -19,7 +19,9 @@ const MiB = 1024 * 1024;
 /** SQLite's and the filesystem's "no space left": the write cannot succeed until space is freed. */
 export function isDiskFullError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
-  return e?.code === 'ENOSPC' || e?.code === 'SQLITE_FULL' || /database or disk is full|no space left on device/i.test(String(e?.message ?? ''));
+  return (
+    e?.code === 'ENOSPC' || e?.code === 'SQLITE_FULL' || /database or disk is full|no space left on device/i.test(String(e?.message ?? ''))
+  );
 }
 
 /**
@@ -30,7 +32,7 @@ export function isDiskFullError(err: unknown): boolean {
 export class DiskSpaceService {
   private lastWarning = 0;
 
-  constructor(private readonly ctx: CoreContext) {}
+  constructor(private readonly ctx: Pick<CoreContext, 'config' | 'paths' | 'log' | 'driver'>) {}
 
   status(): DiskSpace {
     const s = fs.statfsSync(this.ctx.paths.root);

@@ -1,7 +1,9 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { existsMany, type StorageLocation } from '../storage/driver.ts';
-import { S3Driver } from '../storage/s3.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { DatabaseRepo } from '../db/repos/database.ts';
+import type { ItemsRepo } from '../db/repos/items.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
+import { existsMany, type ProbeStep, type StorageDriver, type StorageLocation } from '../storage/driver.ts';
+import type { Keyring } from '../storage/keyring.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
@@ -9,7 +11,7 @@ import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
 const PAGE = 1000;
 const LISTED = 100;
 
-export interface UsageMismatch {
+interface UsageMismatch {
   accountId: string;
   email: string;
   recorded: number;
@@ -27,8 +29,10 @@ export interface DoctorReport {
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
   disk: DiskSpace;
   /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
-  storage: { location: StorageLocation; checks: Array<{ step: string; ok: boolean; error?: string }> };
+  storage: { location: StorageLocation; checks: ProbeStep[] };
 }
+
+type Progress = (p: { phase: string; done: number; total: number }) => void;
 
 /**
  * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
@@ -37,37 +41,32 @@ export interface DoctorReport {
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
 export class DoctorService {
-  private readonly sqlite: Database;
-
   constructor(
-    private readonly ctx: CoreContext,
-    private readonly audit: AuditService,
-    private readonly disk: DiskSpaceService,
-  ) {
-    this.sqlite = ctx.db.$client;
-  }
+    private readonly d: {
+      driver: StorageDriver;
+      keyring: Keyring;
+      transactions: Transactions;
+      database: DatabaseRepo;
+      users: UsersRepo;
+      items: ItemsRepo;
+      audit: AuditService;
+      disk: DiskSpaceService;
+    },
+  ) {}
 
-  async check(opts: { fix?: boolean; onProgress?: (p: { phase: string; done: number; total: number }) => void } = {}): Promise<DoctorReport> {
-    const integrity = this.sqlite.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((r) => r.integrity_check);
+  async check(opts: { fix?: boolean; onProgress?: Progress } = {}): Promise<DoctorReport> {
+    const integrity = this.d.database.integrityCheck();
     const databaseOk = integrity.length === 1 && integrity[0] === 'ok';
 
-    const accounts = this.sqlite
-      .query<{ id: string; email: string; storage_used: number; actual: number }, []>(
-        `SELECT u.id, u.email, u.storage_used,
-                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file') AS actual
-         FROM users u WHERE u.parent_user_id IS NULL ORDER BY u.created_at, u.id`,
-      )
-      .all();
+    const accounts = this.d.users.usageCheck();
     const mismatches: UsageMismatch[] = accounts
-      .filter((a) => a.storage_used !== a.actual)
-      .map((a) => ({ accountId: a.id, email: a.email, recorded: a.storage_used, actual: a.actual, fixed: false }));
+      .filter((a) => a.storageUsed !== a.actual)
+      .map((a) => ({ accountId: a.id, email: a.email, recorded: a.storageUsed, actual: a.actual, fixed: false }));
     if (opts.fix && mismatches.length) {
-      // Recomputed inside the UPDATE, so an upload committing meanwhile is counted, not overwritten.
-      const repair = this.sqlite.query(
-        `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file') WHERE id = ?1`,
-      );
-      this.sqlite.transaction(() => mismatches.forEach((m) => (m.fixed = repair.run(m.accountId).changes > 0)))();
-      this.audit.record({
+      this.d.transactions.batch(() => {
+        for (const m of mismatches) m.fixed = this.d.users.repairUsage(m.accountId);
+      });
+      this.d.audit.record({
         action: AuditActions.doctorFix,
         actor: 'cli',
         targetType: 'usage_counter',
@@ -77,20 +76,18 @@ export class DoctorService {
 
     const missing = await this.findMissingObjects(opts.onProgress);
 
-    const currentKeyId = this.ctx.keyring.current.id;
+    const currentKeyId = this.d.keyring.current.id;
     let notCurrent = 0;
     let unavailable = 0;
-    for (const r of this.sqlite
-      .query<{ key_id: string; n: number }, []>('SELECT key_id, COUNT(*) AS n FROM items WHERE key_id IS NOT NULL GROUP BY key_id')
-      .all()) {
-      if (r.key_id === currentKeyId) continue;
-      notCurrent += r.n;
-      if (!this.ctx.keyring.has(r.key_id)) unavailable += r.n;
+    for (const [keyId, n] of Object.entries(this.d.items.countByKeyId())) {
+      if (keyId === currentKeyId) continue;
+      notCurrent += n;
+      if (!this.d.keyring.has(keyId)) unavailable += n;
     }
 
-    const queue = this.audit.queueDepths();
-    const disk = this.disk.status();
-    const storage = { location: this.ctx.driver.location, checks: this.ctx.driver instanceof S3Driver ? await this.ctx.driver.probe() : [] };
+    const queue = this.d.audit.queueDepths();
+    const disk = this.d.disk.status();
+    const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
 
     const report: DoctorReport = {
       ok: false,
@@ -102,28 +99,36 @@ export class DoctorService {
       disk,
       storage,
     };
-    report.ok = storage.checks.every((c) => c.ok) && databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
+    report.ok =
+      storage.checks.every((c) => c.ok) &&
+      databaseOk &&
+      mismatches.every((m) => m.fixed) &&
+      missing.count === 0 &&
+      unavailable === 0 &&
+      queue.failed === 0 &&
+      !disk.low;
     return report;
   }
 
   /** Every file row's object, checked with `head`, one page of rows at a time. */
-  private async findMissingObjects(onProgress?: (p: { phase: string; done: number; total: number }) => void): Promise<DoctorReport['missingObjects']> {
-    const total = this.sqlite.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'`).get()!.n;
-    const page = this.sqlite.query<{ id: string; name: string; account_id: string; storage_key: string | null }, [string, number]>(
-      `SELECT id, name, account_id, storage_key FROM items WHERE id > ? AND type = 'file' ORDER BY id LIMIT ?`,
-    );
+  private async findMissingObjects(onProgress?: Progress): Promise<DoctorReport['missingObjects']> {
+    const total = this.d.items.countFiles();
     const out: DoctorReport['missingObjects'] = { checked: 0, count: 0, items: [] };
     let after = '';
     for (;;) {
-      const rows = page.all(after, PAGE);
+      const rows = this.d.items.filePage(after, PAGE);
       if (rows.length === 0) return out;
       after = rows.at(-1)!.id;
-      const present = await existsMany(this.ctx.driver, rows.map((r) => r.storage_key), isValidStorageKey);
+      const present = await existsMany(
+        this.d.driver,
+        rows.map((r) => r.storageKey),
+        isValidStorageKey,
+      );
       rows.forEach((r, i) => {
         out.checked++;
         if (present[i]) return;
         out.count++;
-        if (out.items.length < LISTED) out.items.push({ id: r.id, name: r.name, accountId: r.account_id, storageKey: r.storage_key ?? '' });
+        if (out.items.length < LISTED) out.items.push({ id: r.id, name: r.name, accountId: r.accountId, storageKey: r.storageKey ?? '' });
       });
       onProgress?.({ phase: 'objects', done: out.checked, total });
     }

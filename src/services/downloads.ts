@@ -1,10 +1,13 @@
 import { Readable } from 'node:stream';
 import { ZipArchive, type Archiver, type ZipEntryData } from 'archiver';
 import { fileTypeFromBuffer } from 'file-type';
-import type { CoreContext } from '../context.ts';
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Clock } from '../clock.ts';
+import type { Item, ItemsRepo } from '../db/repos/items.ts';
+import type { Logger } from '../log.ts';
 import type { ByteRange } from '../storage/driver.ts';
-import type { ItemService } from './items.ts';
+import type { AccessTracker } from './access.ts';
+import type { Tree } from './tree.ts';
+import type { SealedStore } from '../storage/sealed.ts';
 import { numberedName, stripBidiControls } from './names.ts';
 import type { Principal } from './principal.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from './audit.ts';
@@ -31,7 +34,7 @@ export interface ZipDownload {
 
 interface ZipEntry {
   path: string;
-  row: ItemRow;
+  row: Item;
 }
 
 function timestampName(ms: number): string {
@@ -39,61 +42,83 @@ function timestampName(ms: number): string {
   return `download-${d.slice(0, 10).replaceAll('-', '')}-${d.slice(11, 19).replaceAll(':', '')}.zip`;
 }
 
+export interface DownloadDeps {
+  clock: Clock;
+  log: Logger;
+  storage: Pick<SealedStore, 'get'>;
+  items: ItemsRepo;
+  tree: Tree;
+  access: AccessTracker;
+  audit: AuditService;
+}
+
 /** Reading content: single files (with ranges) and folders or selections as streamed ZIPs. */
 export class DownloadService {
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly items: ItemService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly d: DownloadDeps) {}
 
   /** The live item to download, else 404. */
-  resolve(principal: Principal, id: string): ItemRow {
-    return this.items.requireLive(principal, id);
+  resolve(principal: Principal, id: string): Item {
+    return this.d.tree.requireLive(principal, id);
   }
 
   /**
    * The file's plaintext, or the `range` of it; decrypts only the segments the range touches. Marks it
    * read, and audits a download by `reader` once per transfer (not for every later range of a stream).
    */
-  async openFile(row: ItemRow, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
-    const stream = await this.ctx.storage.get(row.storage_key!, { size: row.size, wrappedKey: row.wrapped_key! }, range);
-    this.items.access.touch([row]);
+  async openFile(row: Item, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
+    const stream = await this.d.storage.get(row.storageKey!, { size: row.size, wrappedKey: row.wrappedKey! }, range);
+    this.d.access.touch([row]);
     if (reader && (!range || range.start === 0)) {
-      this.audit.record({ action: AuditActions.fileDownload, principal: reader, targetType: 'file', targetId: row.id, details: { name: row.name } });
+      this.d.audit.record({
+        action: AuditActions.fileDownload,
+        principal: reader,
+        targetType: 'file',
+        targetId: row.id,
+        details: { name: row.name },
+      });
     }
     return stream;
   }
 
   /** The detected image type when the content is a raster image safe to show inline, else null. */
-  async inlineImageType(row: ItemRow): Promise<string | null> {
-    if (row.type !== 'file' || row.size === 0 || !row.mime_type?.startsWith('image/')) return null;
-    const head = await this.ctx.storage.get(row.storage_key!, { size: row.size, wrappedKey: row.wrapped_key! }, { start: 0, end: Math.min(row.size, SNIFF_BYTES) });
+  async inlineImageType(row: Item): Promise<string | null> {
+    if (row.type !== 'file' || row.size === 0 || !row.mimeType?.startsWith('image/')) return null;
+    const head = await this.d.storage.get(
+      row.storageKey!,
+      { size: row.size, wrappedKey: row.wrappedKey! },
+      { start: 0, end: Math.min(row.size, SNIFF_BYTES) },
+    );
     const bytes = new Uint8Array(await new Response(head).arrayBuffer());
     const mime = (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime;
     return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
   }
 
   /** A folder of the account as `<folder>.zip`, entries under `<folder>/`, empty folders included. */
-  zipFolder(accountId: string, folder: ItemRow): ZipDownload {
+  zipFolder(accountId: string, folder: Item): ZipDownload {
     return { filename: `${folder.name}.zip`, stream: this.zip(accountId, [folder]) };
   }
 
   /** GET /:id/download of a folder: the ZIP, audited. */
-  downloadFolder(principal: Principal, folder: ItemRow): ZipDownload {
-    this.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'folder', targetId: folder.id, details: { name: folder.name } });
+  downloadFolder(principal: Principal, folder: Item): ZipDownload {
+    this.d.audit.record({
+      action: AuditActions.fileDownload,
+      principal,
+      targetType: 'folder',
+      targetId: folder.id,
+      details: { name: folder.name },
+    });
     return this.zipFolder(principal.accountId, folder);
   }
 
   /** POST /download/bulk: live items of the account (else 404), as one ZIP. */
   zipSelection(principal: Principal, ids: string[]): ZipDownload {
-    const rows = this.items.requireLiveMany(principal, ids);
-    const filename = rows.length === 1 ? `${rows[0]!.name}.zip` : timestampName(this.ctx.clock.now());
-    this.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'selection', details: { ids: rows.map((r) => r.id) } });
+    const rows = this.d.tree.requireLiveMany(principal, ids);
+    const filename = rows.length === 1 ? `${rows[0]!.name}.zip` : timestampName(this.d.clock.now());
+    this.d.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'selection', details: { ids: rows.map((r) => r.id) } });
     return { filename, stream: this.zip(principal.accountId, rows) };
   }
 
-  private async *walk(accountId: string, row: ItemRow, path: string): AsyncGenerator<ZipEntry> {
+  private async *walk(accountId: string, row: Item, path: string): AsyncGenerator<ZipEntry> {
     if (row.type === 'file') {
       yield { path, row };
       return;
@@ -101,7 +126,7 @@ export class DownloadService {
     yield { path: `${path}/`, row };
     let after = '';
     for (;;) {
-      const children = this.items.repo.liveChildren(accountId, row.id, after, CHILD_PAGE);
+      const children = this.d.items.liveChildren(accountId, row.id, after, CHILD_PAGE);
       for (const child of children) yield* this.walk(accountId, child, `${path}/${stripBidiControls(child.name)}`);
       if (children.length < CHILD_PAGE) return;
       after = children[children.length - 1]!.id;
@@ -113,7 +138,7 @@ export class DownloadService {
    * neither the archive nor the list of entries is ever held whole. Stored, not deflated: most
    * large files are already compressed and the box has two cores.
    */
-  private zip(accountId: string, roots: ItemRow[]): ReadableStream<Uint8Array> {
+  private zip(accountId: string, roots: Item[]): ReadableStream<Uint8Array> {
     const archive = new ZipArchive({ store: true, highWaterMark: 256 * 1024 });
     let cancelled = false;
     // An aborted archive never reports the entry in flight: cancelling settles it and closes its source.
@@ -150,12 +175,12 @@ export class DownloadService {
         for (const [i, root] of roots.entries()) {
           for await (const entry of this.walk(accountId, root, rootNames[i]!)) {
             if (cancelled) return;
-            this.items.access.touch([entry.row]);
-            const date = new Date(entry.row.modified_at);
+            this.d.access.touch([entry.row]);
+            const date = new Date(entry.row.modifiedAt);
             if (entry.row.type === 'folder') {
               await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
             } else {
-              const body = await this.ctx.storage.get(entry.row.storage_key!, { size: entry.row.size, wrappedKey: entry.row.wrapped_key! });
+              const body = await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
               if (cancelled) {
                 // Cancelled while the file was being opened: nothing else will close it.
                 await body.cancel();
@@ -170,7 +195,7 @@ export class DownloadService {
         if (!cancelled) await archive.finalize();
       } catch (err) {
         if (cancelled) return;
-        this.ctx.log.error('ZIP download failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        this.d.log.error('ZIP download failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
         archive.destroy(err instanceof Error ? err : new Error(String(err)));
       }
     };

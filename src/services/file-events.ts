@@ -1,5 +1,5 @@
 import type { EventHub } from '../events/hub.ts';
-import type { ItemRow } from '../db/repos/items.ts';
+import type { Item } from '../db/repos/items.ts';
 import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from './audit.ts';
 
 /** The event types of COMPAT "Events (SSE)". */
@@ -39,11 +39,29 @@ export class FileEvents {
   ) {}
 
   /** `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a job's login. */
-  item(actor: AuditPrincipal, type: FileEventName, row: Pick<ItemRow, 'id' | 'name' | 'type' | 'parent_id'>, extra: Record<string, unknown> = {}): void {
-    this.hub.publish(actor.accountId, type, { id: row.id, name: row.name, type: row.type, parentId: row.parent_id, userId: actor.loginId, ...extra });
+  item(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    extra: Record<string, unknown> = {},
+  ): void {
+    this.hub.publish(actor.accountId, type, {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      parentId: row.parentId,
+      userId: actor.loginId,
+      ...extra,
+    });
     const action = AUDITED[type];
     if (action) {
-      this.audit.record({ action, principal: actor, targetType: row.type, targetId: row.id, details: { name: row.name, parentId: row.parent_id, ...extra } });
+      this.audit.record({
+        action,
+        principal: actor,
+        targetType: row.type,
+        targetId: row.id,
+        details: { name: row.name, parentId: row.parentId, ...extra },
+      });
     }
   }
 

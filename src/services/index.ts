@@ -1,32 +1,38 @@
 import type { CoreContext } from '../context.ts';
+import type { Repos } from '../db/repos/index.ts';
+import { AccessTracker } from './access.ts';
 import { AccountService } from './accounts.ts';
+import { AuditService } from './audit.ts';
+import { BackupService } from './backup.ts';
+import { ClientService } from './clients.ts';
 import { CopyService } from './copy.ts';
+import { DiskSpaceService } from './disk-space.ts';
+import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
+import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
+import { ItemViews } from './item-views.ts';
 import { ItemService } from './items.ts';
+import { KeyService } from './keys.ts';
+import { MetricsService } from './metrics.ts';
 import { MfaService } from './mfa.ts';
+import { OrphanService } from './orphans.ts';
+import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
 import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
-import { TrashService } from './trash.ts';
-import { UploadService } from './uploads.ts';
-import { UploadIntentService } from './upload-intents.ts';
-import { DiskSpaceService } from './disk-space.ts';
-import { ShareService } from './shares.ts';
-import { VersionService } from './version.ts';
-import { UsersService } from './users.ts';
-import { SubUserService } from './sub-users.ts';
-import { ClientService } from './clients.ts';
-import { MetricsService } from './metrics.ts';
-import { AuditService } from './audit.ts';
-import { OrphanService } from './orphans.ts';
-import { KeyService } from './keys.ts';
-import { BackupService } from './backup.ts';
-import { DoctorService } from './doctor.ts';
-import { MaintenanceService } from './maintenance.ts';
+import { StorageLocationService } from './storage-location.ts';
 import { StorageMigrationService } from './storage-migration.ts';
+import { ShareService } from './shares.ts';
+import { SubUserService } from './sub-users.ts';
+import { TrashService } from './trash.ts';
+import { Tree } from './tree.ts';
+import { UploadIntentService } from './upload-intents.ts';
+import { UploadService } from './uploads.ts';
+import { UsersService } from './users.ts';
+import { VersionService } from './version.ts';
 
-/** The domain services; each area adds itself here and registers its jobs and schedules. */
+/** The domain services. Each gets the repositories and services it uses, nothing else (never the database). */
 export interface Services {
   version: VersionService;
   metrics: MetricsService;
@@ -43,8 +49,9 @@ export interface Services {
   keys: KeyService;
   backup: BackupService;
   doctor: DoctorService;
-  maintenance: MaintenanceService;
+  storageLocation: StorageLocationService;
   storageMigration: StorageMigrationService;
+  access: AccessTracker;
   items: ItemService;
   uploads: UploadService;
   uploadIntents: UploadIntentService;
@@ -56,17 +63,82 @@ export interface Services {
   shares: ShareService;
 }
 
-export function createServices(core: CoreContext): Services {
+type ServiceContext = Omit<CoreContext, 'db'>;
+
+export function createServices(core: ServiceContext, repos: Repos): Services {
+  const { clock, log, config, queue, storage } = core;
+  const { transactions } = repos;
   const metrics = new MetricsService();
-  const audit = new AuditService(core, metrics);
-  const settings = new SettingsService(core, audit);
-  const sessions = new SessionService(core, audit);
-  const mfa = new MfaService(core, audit);
-  const accounts = new AccountService(core, settings, sessions, mfa, audit);
-  const quota = new QuotaService(core);
-  const items = new ItemService(core, audit);
-  const uploadIntents = new UploadIntentService(core);
+  const audit = new AuditService({
+    repo: repos.audit,
+    metrics,
+    clock,
+    log,
+    retentionDays: config.auditRetentionDays,
+    gaugeIntervalSeconds: config.queueMetricsIntervalSeconds,
+  });
+  const settings = new SettingsService(repos.settings, repos.database, repos.users, clock, audit);
+  const sessions = new SessionService({
+    clock,
+    presence: core.presence,
+    jwtSecret: core.jwtSecret,
+    transactions,
+    users: repos.users,
+    sessions: repos.sessions,
+    audit,
+  });
+  const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
+  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit });
+  const quota = new QuotaService(repos.users, config.defaultStorageLimit);
+  const tree = new Tree(repos.items);
+  const views = new ItemViews(repos.shares);
+  const access = new AccessTracker(repos.items, clock);
+  core.hub.onClose(() => access.stop());
+  const events = new FileEvents(core.hub, audit);
+  const changeVersion = () => repos.database.changeVersion();
+  const shares = new ShareService({
+    clock,
+    transactions,
+    shares: repos.shares,
+    items: repos.items,
+    tree,
+    events,
+    audit,
+    settings,
+    pages: new PageCache(changeVersion, (page) => page.items.length),
+  });
+  const items = new ItemService({
+    clock,
+    transactions,
+    items: repos.items,
+    shareLinks: repos.shares,
+    tree,
+    views,
+    access,
+    events,
+    shares,
+    pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
+  });
+  const storageLocation = new StorageLocationService({
+    configured: core.driver.location,
+    locations: repos.storageLocation,
+    items: repos.items,
+    clock,
+  });
+  const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(core);
+  const fileDeps = {
+    clock,
+    queue,
+    storage,
+    transactions,
+    items: repos.items,
+    tree,
+    events,
+    quota,
+    intents: uploadIntents,
+    disk: diskSpace,
+  };
   return {
     version: new VersionService(core),
     metrics,
@@ -76,23 +148,52 @@ export function createServices(core: CoreContext): Services {
     mfa,
     accounts,
     quota,
-    users: new UsersService(core, quota, audit),
-    subUsers: new SubUserService(core, accounts, sessions, audit),
-    clients: new ClientService(core, sessions),
-    orphans: new OrphanService(core, quota, audit),
-    keys: new KeyService(core, audit),
-    backup: new BackupService(core, audit),
-    doctor: new DoctorService(core, audit, diskSpace),
-    maintenance: new MaintenanceService(core),
-    storageMigration: new StorageMigrationService(core),
+    users: new UsersService(repos.users, quota, audit, clock),
+    subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit),
+    clients: new ClientService(repos.users, core.presence, sessions),
+    orphans: new OrphanService({
+      clock,
+      queue,
+      driver: core.driver,
+      hub: core.hub,
+      transactions,
+      items: repos.items,
+      users: repos.users,
+      quota,
+      audit,
+    }),
+    keys: new KeyService({
+      config,
+      paths: core.paths,
+      clock,
+      keyring: core.keyring,
+      transactions,
+      keys: repos.keys,
+      items: repos.items,
+      audit,
+    }),
+    backup: new BackupService(repos.database, core.paths, core.driver.location, clock, audit),
+    doctor: new DoctorService({
+      driver: core.driver,
+      keyring: core.keyring,
+      transactions,
+      database: repos.database,
+      users: repos.users,
+      items: repos.items,
+      audit,
+      disk: diskSpace,
+    }),
+    storageLocation,
+    storageMigration: new StorageMigrationService({ clock, locations: repos.storageLocation, items: repos.items }),
+    access,
     items,
-    uploads: new UploadService(core, items, quota, settings, uploadIntents, diskSpace),
+    uploads: new UploadService({ ...fileDeps, log, folders: items, views, settings }),
     uploadIntents,
     diskSpace,
-    downloads: new DownloadService(core, items, audit),
-    trash: new TrashService(core, items, quota),
-    copy: new CopyService(core, items, quota, uploadIntents, diskSpace),
-    fileJobs: new FileJobService(core),
-    shares: new ShareService(core, items, audit),
+    downloads: new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit }),
+    trash: new TrashService({ ...fileDeps, listing: items }),
+    copy: new CopyService(fileDeps),
+    fileJobs: new FileJobService(queue),
+    shares,
   };
 }

@@ -1,9 +1,12 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { addMasterKeyToSecrets } from '../data-dir.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { addMasterKeyToSecrets, type DataPaths } from '../data-dir.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { ItemsRepo } from '../db/repos/items.ts';
+import type { KeysRepo } from '../db/repos/keys.ts';
 import { badRequest } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { KeyIntegrityError, KeyUnavailableError } from '../storage/keyring.ts';
+import { KeyIntegrityError, type Keyring, KeyUnavailableError } from '../storage/keyring.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 
 export interface RotateOptions {
@@ -35,16 +38,30 @@ export interface KeyStatus {
   pendingRotation: { id: string; toKeyId: string; startedAt: string } | null;
 }
 
-interface RotationRow {
-  id: string;
-  to_key_id: string;
-  started_at: number;
-}
-
 const MAX_PASSES = 3;
 
 function isUnreadable(err: unknown): boolean {
   return err instanceof KeyUnavailableError || err instanceof KeyIntegrityError;
+}
+
+export interface KeyDeps {
+  config: Config;
+  paths: DataPaths;
+  clock: Clock;
+  keyring: Keyring;
+  transactions: Transactions;
+  keys: KeysRepo;
+  items: ItemsRepo;
+  audit: AuditService;
+}
+
+/** One page of values to re-wrap, and how to re-wrap one (false: unreadable, left as it is). */
+interface RewrapPhase<R extends { id: string }> {
+  name: 'items' | 'secrets';
+  total: number;
+  page(afterId: string, limit: number): R[];
+  rewrap(row: R): number | false;
+  counted(result: RotateResult, changed: number): void;
 }
 
 /**
@@ -54,50 +71,38 @@ function isUnreadable(err: unknown): boolean {
  * change. Progress is the rows themselves (`key_id`), so an interrupted run resumes where it stopped.
  */
 export class KeyService {
-  private readonly sqlite: Database;
-
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly audit: AuditService,
-  ) {
-    this.sqlite = ctx.db.$client;
-  }
+  constructor(private readonly d: KeyDeps) {}
 
   status(): KeyStatus {
-    const items: Record<string, number> = {};
-    for (const r of this.sqlite
-      .query<{ key_id: string; n: number }, []>(`SELECT key_id, COUNT(*) AS n FROM items WHERE key_id IS NOT NULL GROUP BY key_id`)
-      .all()) {
-      items[r.key_id] = r.n;
-    }
-    const pending = this.pendingRotation();
+    const pending = this.d.keys.pendingRotation();
     return {
-      currentKeyId: this.ctx.keyring.current.id,
-      keyIds: this.ctx.keyring.keys().map((k) => k.id),
-      items,
-      pendingRotation: pending ? { id: pending.id, toKeyId: pending.to_key_id, startedAt: new Date(pending.started_at).toISOString() } : null,
+      currentKeyId: this.d.keyring.current.id,
+      keyIds: this.d.keyring.keys().map((k) => k.id),
+      items: this.d.items.countByKeyId(),
+      pendingRotation: pending ? { id: pending.id, toKeyId: pending.toKeyId, startedAt: new Date(pending.startedAt).toISOString() } : null,
     };
   }
 
   async rotate(opts: RotateOptions = {}): Promise<RotateResult> {
-    if (this.ctx.config.masterKey.source !== 'secrets') {
+    if (this.d.config.masterKey.source !== 'secrets') {
       throw badRequest(
-        'The master key comes from COFFER_MASTER_KEY or COFFER_MASTER_KEY_FILE, which Coffer cannot rewrite: rotate it there, keeping the old key in secrets.json under previousMasterKeys',
+        'The master key comes from COFFER_MASTER_KEY or COFFER_MASTER_KEY_FILE, which Coffer cannot rewrite: ' +
+          'rotate it there, keeping the old key in secrets.json under previousMasterKeys',
       );
     }
     const batchSize = opts.batchSize ?? 1000;
-    let rotation = this.pendingRotation();
-    const resumed = rotation !== null && rotation.to_key_id === this.ctx.keyring.current.id;
+    let rotation = this.d.keys.pendingRotation();
+    const resumed = rotation !== null && rotation.toKeyId === this.d.keyring.current.id;
     if (!resumed) {
       // A pending row for another key was superseded (secrets.json changed by hand): close it.
-      if (rotation) this.sqlite.query('UPDATE key_rotations SET finished_at = ? WHERE id = ?').run(this.ctx.clock.now(), rotation.id);
-      const previous = this.ctx.keyring.keys();
-      const fresh = addMasterKeyToSecrets(this.ctx.paths);
-      this.ctx.keyring.install(fresh, previous);
-      rotation = { id: newId(), to_key_id: fresh.id, started_at: this.ctx.clock.now() };
-      this.sqlite.query('INSERT INTO key_rotations (id, to_key_id, started_at) VALUES (?, ?, ?)').run(rotation.id, rotation.to_key_id, rotation.started_at);
+      if (rotation) this.d.keys.finishRotation(rotation.id, this.d.clock.now());
+      const previous = this.d.keyring.keys();
+      const fresh = addMasterKeyToSecrets(this.d.paths);
+      this.d.keyring.install(fresh, previous);
+      rotation = { id: newId(), toKeyId: fresh.id, startedAt: this.d.clock.now() };
+      this.d.keys.startRotation(rotation);
     }
-    const keyId = rotation!.to_key_id;
+    const keyId = rotation!.toKeyId;
     const result: RotateResult = {
       rotationId: rotation!.id,
       keyId,
@@ -114,16 +119,14 @@ export class KeyService {
     for (let pass = 0; pass < MAX_PASSES && budget.batches > 0; pass++) {
       // Each pass meets the unreadable values again; count them once, in the last pass.
       result.unreadable = { count: 0, itemIds: [] };
-      if (!this.rewrapItems(keyId, batchSize, budget, result, opts)) break;
-      if (!this.rewrapSecrets(keyId, batchSize, budget, result, opts)) break;
+      if (!this.runPhase(this.itemsPhase(keyId, result), batchSize, budget, result, opts)) break;
+      if (!this.runPhase(this.secretsPhase(keyId), batchSize, budget, result, opts)) break;
       if (this.remaining(keyId) - result.unreadable.count <= 0) break;
     }
     result.remaining = this.remaining(keyId);
     result.completed = result.remaining === 0;
-    if (result.completed) {
-      this.sqlite.query('UPDATE key_rotations SET finished_at = ? WHERE id = ?').run(this.ctx.clock.now(), result.rotationId);
-    }
-    this.audit.record({
+    if (result.completed) this.d.keys.finishRotation(result.rotationId, this.d.clock.now());
+    this.d.audit.record({
       action: AuditActions.keysRotate,
       actor: 'cli',
       status: result.completed ? 'success' : 'failure',
@@ -142,121 +145,86 @@ export class KeyService {
 
   /** Wrapped values not yet under `keyId`. */
   remaining(keyId: string): number {
-    return this.itemsNotUnder(keyId) + this.secretsNotUnder(keyId);
+    return this.d.items.countNotUnderKey(keyId) + this.d.keys.countSecretsNotUnder(keyId);
   }
 
-  private itemsNotUnder(keyId: string): number {
-    return this.sqlite
-      .query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM items WHERE wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?)`)
-      .get(keyId)!.n;
-  }
-
-  private secretsNotUnder(keyId: string): number {
-    return this.sqlite
-      .query<{ n: number }, [string]>(
-        `SELECT COUNT(*) AS n FROM users WHERE (mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?1) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?1)`,
-      )
-      .get(`k1.${keyId}.%`)!.n;
-  }
-
-  private pendingRotation(): RotationRow | null {
-    return (
-      this.sqlite
-        .query<RotationRow, []>('SELECT id, to_key_id, started_at FROM key_rotations WHERE finished_at IS NULL ORDER BY started_at DESC LIMIT 1')
-        .get() ?? null
-    );
-  }
-
-  /** Returns false when the batch budget ran out. */
-  private rewrapItems(keyId: string, batchSize: number, budget: { batches: number }, result: RotateResult, opts: RotateOptions): boolean {
-    const total = this.itemsNotUnder(keyId);
-    const page = this.sqlite.query<{ id: string; wrapped_key: string }, [string, string, number]>(
-      `SELECT id, wrapped_key FROM items WHERE id > ? AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?) ORDER BY id LIMIT ?`,
-    );
-    const update = this.sqlite.query('UPDATE items SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?');
-    const progress = this.sqlite.query('UPDATE key_rotations SET items_rewrapped = items_rewrapped + ? WHERE id = ?');
-    const keyring = this.ctx.keyring;
-    let after = '';
-    let done = 0;
-    for (;;) {
-      if (budget.batches <= 0) return false;
-      const rows = page.all(after, keyId, batchSize);
-      if (rows.length === 0) return true;
-      after = rows.at(-1)!.id;
-      const n = this.sqlite
-        .transaction(() => {
-          let changed = 0;
-          for (const row of rows) {
-            let wrapped: string;
-            try {
-              wrapped = keyring.rewrap(row.wrapped_key);
-            } catch (err) {
-              if (!isUnreadable(err)) throw err;
-              result.unreadable.count++;
-              if (result.unreadable.itemIds.length < 100) result.unreadable.itemIds.push(row.id);
-              continue;
-            }
-            changed += update.run(wrapped, keyId, row.id, row.wrapped_key).changes;
-          }
-          progress.run(changed, result.rotationId);
-          return changed;
-        })
-        .immediate();
-      result.itemsRewrapped += n;
-      done += rows.length;
-      budget.batches--;
-      opts.onProgress?.({ phase: 'items', done, total });
-    }
-  }
-
-  private rewrapSecrets(keyId: string, batchSize: number, budget: { batches: number }, result: RotateResult, opts: RotateOptions): boolean {
-    const pattern = `k1.${keyId}.%`;
-    const total = this.secretsNotUnder(keyId);
-    const page = this.sqlite.query<{ id: string; mfa_secret: string | null; mfa_pending_secret: string | null }, [string, string, number]>(
-      `SELECT id, mfa_secret, mfa_pending_secret FROM users
-       WHERE id > ?1 AND ((mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?2) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?2))
-       ORDER BY id LIMIT ?3`,
-    );
-    const update = this.sqlite.query(
-      'UPDATE users SET mfa_secret = ?, mfa_pending_secret = ? WHERE id = ? AND mfa_secret IS ? AND mfa_pending_secret IS ?',
-    );
-    const progress = this.sqlite.query('UPDATE key_rotations SET secrets_rewrapped = secrets_rewrapped + ? WHERE id = ?');
-    const keyring = this.ctx.keyring;
-    const reseal = (sealed: string | null): string | null => {
-      if (sealed === null || sealed.startsWith(`k1.${keyId}.`)) return sealed;
-      return keyring.sealSecret(keyring.openSecret(sealed));
+  private itemsPhase(keyId: string, result: RotateResult): RewrapPhase<{ id: string; wrappedKey: string }> {
+    return {
+      name: 'items',
+      total: this.d.items.countNotUnderKey(keyId),
+      page: (after, limit) => this.d.items.notUnderKeyPage(keyId, after, limit),
+      rewrap: (row) => {
+        let wrapped: string;
+        try {
+          wrapped = this.d.keyring.rewrap(row.wrappedKey);
+        } catch (err) {
+          if (!isUnreadable(err)) throw err;
+          if (result.unreadable.itemIds.length < 100) result.unreadable.itemIds.push(row.id);
+          return false;
+        }
+        return this.d.items.rewrap(row.id, row.wrappedKey, wrapped, keyId);
+      },
+      counted: (r, changed) => {
+        r.itemsRewrapped += changed;
+        this.d.keys.addProgress(r.rotationId, changed, 0);
+      },
     };
+  }
+
+  private secretsPhase(keyId: string): RewrapPhase<{ id: string; mfaSecret: string | null; mfaPendingSecret: string | null }> {
+    const keyring = this.d.keyring;
+    const reseal = (sealed: string | null): string | null =>
+      sealed === null || sealed.startsWith(`k1.${keyId}.`) ? sealed : keyring.sealSecret(keyring.openSecret(sealed));
+    return {
+      name: 'secrets',
+      total: this.d.keys.countSecretsNotUnder(keyId),
+      page: (after, limit) => this.d.keys.secretsNotUnderPage(keyId, after, limit),
+      rewrap: (row) => {
+        let secret: string | null;
+        let pending: string | null;
+        try {
+          secret = reseal(row.mfaSecret);
+          pending = reseal(row.mfaPendingSecret);
+        } catch (err) {
+          if (!isUnreadable(err)) throw err;
+          return false;
+        }
+        return this.d.keys.resealSecrets(row, secret, pending);
+      },
+      counted: (r, changed) => {
+        r.secretsRewrapped += changed;
+        this.d.keys.addProgress(r.rotationId, 0, changed);
+      },
+    };
+  }
+
+  /** Re-wraps one phase's values in batches, each one transaction; false when the batch budget ran out. */
+  private runPhase<R extends { id: string }>(
+    phase: RewrapPhase<R>,
+    batchSize: number,
+    budget: { batches: number },
+    result: RotateResult,
+    opts: RotateOptions,
+  ): boolean {
     let after = '';
     let done = 0;
     for (;;) {
       if (budget.batches <= 0) return false;
-      const rows = page.all(after, pattern, batchSize);
+      const rows = phase.page(after, batchSize);
       if (rows.length === 0) return true;
       after = rows.at(-1)!.id;
-      const n = this.sqlite
-        .transaction(() => {
-          let changed = 0;
-          for (const row of rows) {
-            let secret: string | null;
-            let pending: string | null;
-            try {
-              secret = reseal(row.mfa_secret);
-              pending = reseal(row.mfa_pending_secret);
-            } catch (err) {
-              if (!isUnreadable(err)) throw err;
-              result.unreadable.count++;
-              continue;
-            }
-            changed += update.run(secret, pending, row.id, row.mfa_secret, row.mfa_pending_secret).changes;
-          }
-          progress.run(changed, result.rotationId);
-          return changed;
-        })
-        .immediate();
-      result.secretsRewrapped += n;
+      this.d.transactions.immediate(() => {
+        let changed = 0;
+        for (const row of rows) {
+          const n = phase.rewrap(row);
+          if (n === false) result.unreadable.count++;
+          else changed += n;
+        }
+        phase.counted(result, changed);
+      });
       done += rows.length;
       budget.batches--;
-      opts.onProgress?.({ phase: 'secrets', done, total });
+      opts.onProgress?.({ phase: phase.name, done, total: phase.total });
     }
   }
 }

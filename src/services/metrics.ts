@@ -37,10 +37,14 @@ export class MetricsService {
     const r = this.registry;
     const startTime = Date.now() / 1000 - process.uptime();
     r.register(
-      new Gauge('process_cpu_user_seconds_total', 'User CPU time spent by the process, in seconds.', (g) => g.set(process.cpuUsage().user / 1e6)),
+      new Gauge('process_cpu_user_seconds_total', 'User CPU time spent by the process, in seconds.', (g) =>
+        g.set(process.cpuUsage().user / 1e6),
+      ),
     );
     r.register(
-      new Gauge('process_cpu_system_seconds_total', 'System CPU time spent by the process, in seconds.', (g) => g.set(process.cpuUsage().system / 1e6)),
+      new Gauge('process_cpu_system_seconds_total', 'System CPU time spent by the process, in seconds.', (g) =>
+        g.set(process.cpuUsage().system / 1e6),
+      ),
     );
     r.register(
       new Gauge('process_cpu_seconds_total', 'Total user and system CPU time spent by the process, in seconds.', (g) => {
@@ -49,7 +53,9 @@ export class MetricsService {
       }),
     );
     r.register(new Gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', (g) => g.set(process.memoryUsage().rss)));
-    r.register(new Gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds.', (g) => g.set(startTime)));
+    r.register(
+      new Gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds.', (g) => g.set(startTime)),
+    );
     r.register(
       new Gauge('process_open_fds', 'Number of open file descriptors.', (g) => {
         const n = procFdCount();
@@ -64,18 +70,28 @@ export class MetricsService {
     );
     r.register(new Gauge('bun_heap_used_bytes', 'JavaScript heap in use, in bytes.', (g) => g.set(process.memoryUsage().heapUsed)));
     r.register(new Gauge('bun_heap_size_bytes', 'JavaScript heap size, in bytes.', (g) => g.set(process.memoryUsage().heapTotal)));
-    r.register(new Gauge('bun_external_memory_bytes', 'Memory held outside the JavaScript heap (buffers), in bytes.', (g) => g.set(process.memoryUsage().external)));
+    r.register(
+      new Gauge('bun_external_memory_bytes', 'Memory held outside the JavaScript heap (buffers), in bytes.', (g) =>
+        g.set(process.memoryUsage().external),
+      ),
+    );
     r.register(new Gauge('bun_version_info', 'Bun runtime version, as a label.', (g) => g.set(1, { version: Bun.version })));
 
     this.auditQueued = r.register(new Counter('audit_events_queued_total', 'Audit events queued, by action and status.'));
     this.auditProcessed = r.register(new Counter('audit_events_processed_total', 'Audit events written to the audit log.'));
-    this.auditFailed = r.register(new Counter('audit_events_failed_total', 'Audit events that could not be queued or processed, by reason.'));
+    this.auditFailed = r.register(
+      new Counter('audit_events_failed_total', 'Audit events that could not be queued or processed, by reason.'),
+    );
     this.auditQueueDepth = r.register(new Gauge('audit_queue_depth', 'Audit events waiting to be processed (refreshed periodically).'));
-    this.auditQueueFailedDepth = r.register(new Gauge('audit_queue_failed_depth', 'Audit events parked after failing processing (refreshed periodically).'));
+    this.auditQueueFailedDepth = r.register(
+      new Gauge('audit_queue_failed_depth', 'Audit events parked after failing processing (refreshed periodically).'),
+    );
     this.auditProcessingDuration = r.register(
-      new Histogram('audit_processing_duration_seconds', 'Time to process one batch of queued audit events, in seconds.', [
-        0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
-      ]),
+      new Histogram(
+        'audit_processing_duration_seconds',
+        'Time to process one batch of queued audit events, in seconds.',
+        [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      ),
     );
     this.auditLastProcessed = r.register(
       new Gauge('audit_last_processed_timestamp', 'When audit events were last processed, in seconds since the Unix epoch (0: never).'),

@@ -1,24 +1,27 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { badRequest, Messages, notFound, AppError } from '../errors.ts';
-import { isUuid } from '../lib/ids.ts';
-import { existsMany } from '../storage/driver.ts';
+import type { Clock } from '../clock.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { ItemsRepo } from '../db/repos/items.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
+import { badRequest, Messages } from '../errors.ts';
+import type { EventHub } from '../events/hub.ts';
+import { DELETE_LIMIT, GRACE_MINUTES, Jobs } from '../jobs/catalog.ts';
+
+export { DELETE_LIMIT, GRACE_MINUTES };
+import type { JobQueue } from '../jobs/queue.ts';
+import { existsMany, type StorageDriver } from '../storage/driver.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { actorFields, AuditActions, type Actor, type AuditPrincipal, type AuditService } from './audit.ts';
+import { FileEventType } from './file-events.ts';
+import { type JobOutcome, pollJob } from './job-status.ts';
 import type { QuotaService } from './quota.ts';
 
-export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
 /** Items per category in a report (SPEC "Orphan scan report"). */
-export const REPORT_LIMIT = 2000;
-/** Entries per array in one delete request. */
-export const DELETE_LIMIT = 500;
-export const ORPHANS_SCAN_JOB = 'orphans.scan';
-export const ORPHANS_DELETE_JOB = 'orphans.delete';
+const REPORT_LIMIT = 2000;
 
 // Keys looked up per query and rows checked per page: what the scan holds in memory at once.
 const SCAN_BATCH = 1000;
 
-export const SkipReasons = {
+const SkipReasons = {
   invalidKey: 'Not a valid storage key',
   keyReferenced: 'A file now references this object',
   objectGone: 'Object no longer exists',
@@ -29,13 +32,13 @@ export const SkipReasons = {
   objectBack: 'Stored object exists again',
 } as const;
 
-export interface StorageOrphan {
+interface StorageOrphan {
   key: string;
   size: number;
   lastModified: string;
 }
 
-export interface DatabaseOrphan {
+interface DatabaseOrphan {
   id: string;
   name: string;
   path: string;
@@ -70,23 +73,10 @@ export interface ScanProgress {
   total: number | null;
 }
 
-interface FileRow {
-  id: string;
-  account_id: string;
-  parent_id: string | null;
-  name: string;
-  size: number;
-  mime_type: string | null;
-  storage_key: string;
-  modified_at: number;
-  created_at: number;
-  deleted_at: number | null;
-}
-
 /** Storage orphans that are incomplete multipart uploads are named `<key>?uploadId=<id>` in reports and selections. */
 const UPLOAD_MARK = '?uploadId=';
 
-export function incompleteUploadName(key: string, uploadId: string): string {
+function incompleteUploadName(key: string, uploadId: string): string {
   return `${key}${UPLOAD_MARK}${uploadId}`;
 }
 
@@ -95,56 +85,52 @@ function parseUploadName(name: string): { key: string; uploadId: string } | null
   return at < 0 ? null : { key: name.slice(0, at), uploadId: name.slice(at + UPLOAD_MARK.length) };
 }
 
-export type JobPoll<T> = { done: false; body: { jobId: string; status: 'created' | 'active' } } | { done: true; result: T };
-
 /**
  * Orphaned files (SPEC "Orphaned files"): stored objects no file row points at, and file rows whose
  * object is missing. The scan only reads; deletion re-verifies every entry at the moment it acts.
  * Nothing here runs automatically: only an admin's request (API or CLI) starts either.
  */
 export class OrphanService {
-  private readonly sqlite: Database;
-
   constructor(
-    private readonly ctx: CoreContext,
-    private readonly quota: QuotaService,
-    private readonly audit: AuditService,
-  ) {
-    this.sqlite = ctx.db.$client;
-  }
+    private readonly d: {
+      clock: Clock;
+      queue: JobQueue;
+      driver: StorageDriver;
+      hub: EventHub;
+      transactions: Transactions;
+      items: ItemsRepo;
+      users: UsersRepo;
+      quota: QuotaService;
+      audit: AuditService;
+    },
+  ) {}
 
   /** Queues a read-only scan (API). */
   startScan(principal: AuditPrincipal, graceMinutes: number): { jobId: string; status: 'created' } {
-    const jobId = this.ctx.queue.enqueue(ORPHANS_SCAN_JOB, { graceMinutes });
-    this.audit.record({ action: AuditActions.orphansScan, principal, targetType: 'orphans', targetId: jobId, details: { graceMinutes } });
+    const jobId = this.d.queue.enqueue(Jobs.orphansScan, { graceMinutes });
+    this.d.audit.record({ action: AuditActions.orphansScan, principal, targetType: 'orphans', targetId: jobId, details: { graceMinutes } });
     return { jobId, status: 'created' };
   }
 
   /** Queues a deletion of reviewed entries (API); at least one entry is required. */
-  startDelete(principal: AuditPrincipal, input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number }): { jobId: string; status: 'created' } {
+  startDelete(
+    principal: AuditPrincipal,
+    input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number },
+  ): { jobId: string; status: 'created' } {
     if (input.storageKeys.length === 0 && input.fileIds.length === 0) throw badRequest(Messages.orphansNothingSelected);
-    const jobId = this.ctx.queue.enqueue(ORPHANS_DELETE_JOB, {
+    const jobId = this.d.queue.enqueue(Jobs.orphansDelete, {
       ...input,
       requestedBy: { loginId: principal.loginId, accountId: principal.accountId, email: principal.email ?? null, ip: principal.ip ?? null },
     });
     return { jobId, status: 'created' };
   }
 
-  pollScan(jobId: string): JobPoll<OrphanScanReport> {
-    return this.poll<OrphanScanReport>(jobId, ORPHANS_SCAN_JOB);
+  pollScan(jobId: string): JobOutcome<OrphanScanReport> {
+    return pollJob(this.d.queue, jobId, (job) => job.kind === Jobs.orphansScan.name);
   }
 
-  pollDelete(jobId: string): JobPoll<OrphanDeleteResult> {
-    return this.poll<OrphanDeleteResult>(jobId, ORPHANS_DELETE_JOB);
-  }
-
-  private poll<T>(jobId: string, kind: string): JobPoll<T> {
-    if (!isUuid(jobId)) throw badRequest(Messages.invalidJobId);
-    const job = this.ctx.queue.get(jobId);
-    if (!job || job.kind !== kind) throw notFound(Messages.jobNotFound);
-    if (job.status === 'created' || job.status === 'active') return { done: false, body: { jobId, status: job.status } };
-    if (job.status === 'completed') return { done: true, result: job.result as T };
-    throw new AppError(500, Messages.jobFailed);
+  pollDelete(jobId: string): JobOutcome<OrphanDeleteResult> {
+    return pollJob(this.d.queue, jobId, (job) => job.kind === Jobs.orphansDelete.name);
   }
 
   /**
@@ -152,24 +138,26 @@ export class OrphanService {
    * million objects cost the same memory as a thousand. Entries younger than the grace window are held
    * back on both sides: an upload writes its object before its row, and both may be in flight.
    */
-  async scan(opts: { graceMinutes: number; onProgress?: (p: ScanProgress) => void; signal?: AbortSignal; by?: Actor }): Promise<OrphanScanReport> {
-    const now = this.ctx.clock.now();
+  async scan(opts: {
+    graceMinutes: number;
+    onProgress?: (p: ScanProgress) => void;
+    signal?: AbortSignal;
+    by?: Actor;
+  }): Promise<OrphanScanReport> {
+    const now = this.d.clock.now();
     const cutoff = now - opts.graceMinutes * 60_000;
     const report: OrphanScanReport = {
       scannedAt: new Date(now).toISOString(),
       graceMinutes: opts.graceMinutes,
-      driver: this.ctx.driver.name,
+      driver: this.d.driver.name,
       totals: { storedObjects: 0, databaseRows: 0, skippedTooRecent: 0 },
       storageOrphans: { items: [], count: 0, totalBytes: 0, truncated: false },
       databaseOrphans: { items: [], count: 0, totalBytes: 0, truncated: false },
     };
 
-    const referenced = this.sqlite.query<{ storage_key: string }, [string]>(
-      'SELECT storage_key FROM items WHERE storage_key IN (SELECT value FROM json_each(?))',
-    );
     let batch: Array<{ key: string; size: number; lastModified: Date }> = [];
     const checkObjects = () => {
-      const known = new Set(referenced.all(JSON.stringify(batch.map((o) => o.key))).map((r) => r.storage_key));
+      const known = this.d.items.referencedKeys(batch.map((o) => o.key));
       for (const o of batch) {
         if (known.has(o.key)) continue;
         if (o.lastModified.getTime() > cutoff) {
@@ -184,7 +172,7 @@ export class OrphanService {
       batch = [];
       opts.onProgress?.({ phase: 'storage', done: report.totals.storedObjects, total: null });
     };
-    for await (const object of this.ctx.driver.list()) {
+    for await (const object of this.d.driver.list()) {
       report.totals.storedObjects++;
       batch.push(object);
       if (batch.length >= SCAN_BATCH) {
@@ -194,8 +182,8 @@ export class OrphanService {
     }
     checkObjects();
     // Uploads begun and never finished hold billed parts that no row will ever point at.
-    if (this.ctx.driver.listIncompleteUploads) {
-      for await (const u of this.ctx.driver.listIncompleteUploads()) {
+    if (this.d.driver.listIncompleteUploads) {
+      for await (const u of this.d.driver.listIncompleteUploads()) {
         opts.signal?.throwIfAborted();
         if (u.initiated.getTime() > cutoff) {
           report.totals.skippedTooRecent++;
@@ -203,27 +191,28 @@ export class OrphanService {
         }
         const s = report.storageOrphans;
         s.count++;
-        if (s.items.length < REPORT_LIMIT) s.items.push({ key: incompleteUploadName(u.key, u.uploadId), size: 0, lastModified: u.initiated.toISOString() });
+        if (s.items.length < REPORT_LIMIT)
+          s.items.push({ key: incompleteUploadName(u.key, u.uploadId), size: 0, lastModified: u.initiated.toISOString() });
       }
     }
 
-    const total = this.sqlite.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file' AND storage_key IS NOT NULL`).get()!.n;
-    const page = this.sqlite.query<FileRow, [string, number]>(
-      `SELECT id, account_id, parent_id, name, size, mime_type, storage_key, modified_at, created_at, deleted_at FROM items
-       WHERE id > ? AND type = 'file' AND storage_key IS NOT NULL ORDER BY id LIMIT ?`,
-    );
-    const paths = new PathResolver(this.sqlite);
+    const total = this.d.items.countFiles({ withKey: true });
+    const paths = new PathResolver(this.d.items, this.d.users);
     let after = '';
     for (;;) {
       opts.signal?.throwIfAborted();
-      const rows = page.all(after, SCAN_BATCH);
+      const rows = this.d.items.filePage(after, SCAN_BATCH, { withKey: true });
       if (rows.length === 0) break;
       after = rows.at(-1)!.id;
-      const present = await existsMany(this.ctx.driver, rows.map((r) => r.storage_key), isValidStorageKey);
+      const present = await existsMany(
+        this.d.driver,
+        rows.map((r) => r.storageKey),
+        isValidStorageKey,
+      );
       rows.forEach((row, i) => {
         report.totals.databaseRows++;
         if (present[i]) return;
-        if (row.created_at > cutoff) {
+        if (row.createdAt > cutoff) {
           report.totals.skippedTooRecent++;
           return;
         }
@@ -231,16 +220,16 @@ export class OrphanService {
         d.count++;
         d.totalBytes += row.size;
         if (d.items.length < REPORT_LIMIT) {
-          const owner = paths.owner(row.account_id);
+          const owner = paths.owner(row.accountId);
           d.items.push({
             id: row.id,
             name: row.name,
-            path: paths.pathOf(row.parent_id, row.name),
+            path: paths.pathOf(row.parentId, row.name),
             size: row.size,
-            mimeType: row.mime_type,
-            modified: new Date(row.modified_at).toISOString(),
-            createdAt: new Date(row.created_at).toISOString(),
-            trashed: row.deleted_at !== null,
+            mimeType: row.mimeType,
+            modified: new Date(row.modifiedAt).toISOString(),
+            createdAt: new Date(row.createdAt).toISOString(),
+            trashed: row.deletedAt !== null,
             ownerEmail: owner?.email ?? null,
             ownerName: owner?.name ?? null,
           });
@@ -251,11 +240,15 @@ export class OrphanService {
     report.storageOrphans.truncated = report.storageOrphans.count > report.storageOrphans.items.length;
     report.databaseOrphans.truncated = report.databaseOrphans.count > report.databaseOrphans.items.length;
     if (opts.by) {
-      this.audit.record({
+      this.d.audit.record({
         action: AuditActions.orphansScan,
         ...actorFields(opts.by),
         targetType: 'orphans',
-        details: { graceMinutes: opts.graceMinutes, storageOrphans: report.storageOrphans.count, databaseOrphans: report.databaseOrphans.count },
+        details: {
+          graceMinutes: opts.graceMinutes,
+          storageOrphans: report.storageOrphans.count,
+          databaseOrphans: report.databaseOrphans.count,
+        },
       });
     }
     return report;
@@ -263,13 +256,12 @@ export class OrphanService {
 
   /** Deletes the given entries, each re-verified first; anything that no longer qualifies is skipped with its reason. */
   async deleteOrphans(input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number }, by: Actor): Promise<OrphanDeleteResult> {
-    const cutoff = this.ctx.clock.now() - input.graceMinutes * 60_000;
+    const cutoff = this.d.clock.now() - input.graceMinutes * 60_000;
     const result: OrphanDeleteResult = {
       graceMinutes: input.graceMinutes,
       storage: { results: [], deleted: 0, skipped: 0 },
       database: { results: [], deleted: 0, skipped: 0 },
     };
-    const referenced = this.sqlite.query<{ id: string }, [string]>('SELECT id FROM items WHERE storage_key = ?');
     let uploads: Map<string, Date> | null = null;
     for (const key of new Set(input.storageKeys)) {
       const upload = parseUploadName(key);
@@ -280,7 +272,7 @@ export class OrphanService {
         if (!isValidStorageKey(upload.key)) reason = SkipReasons.invalidKey;
         else if (!initiated) reason = SkipReasons.objectGone;
         else if (initiated.getTime() > cutoff) reason = SkipReasons.objectTooRecent;
-        if (reason === null && (await this.ctx.driver.abortIncompleteUpload!(upload.key, upload.uploadId))) {
+        if (reason === null && (await this.d.driver.abortIncompleteUpload!(upload.key, upload.uploadId))) {
           result.storage.results.push({ key, deleted: true });
           result.storage.deleted++;
         } else {
@@ -289,8 +281,8 @@ export class OrphanService {
         }
         continue;
       }
-      const reason = await this.storageSkipReason(key, cutoff, referenced);
-      if (reason === null && (await this.ctx.driver.delete(key))) {
+      const reason = await this.storageSkipReason(key, cutoff);
+      if (reason === null && (await this.d.driver.delete(key))) {
         result.storage.results.push({ key, deleted: true });
         result.storage.deleted++;
       } else {
@@ -299,25 +291,29 @@ export class OrphanService {
       }
     }
 
-    const rowOf = this.sqlite.query<FileRow & { type: string; storage_key: string | null }, [string]>('SELECT * FROM items WHERE id = ?');
     for (const id of new Set(input.fileIds)) {
-      const row = rowOf.get(id);
+      const row = this.d.items.find(id);
       let reason: string | null = null;
       if (!row) reason = SkipReasons.rowGone;
-      else if (row.type !== 'file' || !row.storage_key) reason = SkipReasons.rowWithoutKey;
-      else if (row.created_at > cutoff) reason = SkipReasons.rowTooRecent;
-      else if (await this.exists(row.storage_key)) reason = SkipReasons.objectBack;
+      else if (row.type !== 'file' || !row.storageKey) reason = SkipReasons.rowWithoutKey;
+      else if (row.createdAt > cutoff) reason = SkipReasons.rowTooRecent;
+      else if (await this.exists(row.storageKey)) reason = SkipReasons.objectBack;
       if (reason === null && row) {
         // Deleted only if the row still points at the object found missing.
-        const removed = this.sqlite
-          .transaction(() => {
-            const n = this.sqlite.query('DELETE FROM items WHERE id = ? AND storage_key = ?').run(row.id, row.storage_key).changes;
-            if (n) this.quota.adjust(row.account_id, -row.size);
-            return n > 0;
-          })
-          .immediate();
+        const key = row.storageKey!;
+        const removed = this.d.transactions.immediate(() => {
+          const gone = this.d.items.deleteIfKey(row.id, key);
+          if (gone) this.d.quota.adjust(row.accountId, -row.size);
+          return gone;
+        });
         if (removed) {
-          this.ctx.hub.publish(row.account_id, 'file.permanently_deleted', { id: row.id, name: row.name, type: 'file', parentId: row.parent_id, userId: row.account_id });
+          this.d.hub.publish(row.accountId, FileEventType.permanentlyDeleted, {
+            id: row.id,
+            name: row.name,
+            type: 'file',
+            parentId: row.parentId,
+            userId: row.accountId,
+          });
           result.database.results.push({ id, deleted: true });
           result.database.deleted++;
           continue;
@@ -328,7 +324,7 @@ export class OrphanService {
       result.database.skipped++;
     }
 
-    this.audit.record({
+    this.d.audit.record({
       action: AuditActions.orphansDelete,
       ...actorFields(by),
       targetType: 'orphans',
@@ -342,28 +338,28 @@ export class OrphanService {
     return result;
   }
 
-  private async storageSkipReason(key: string, cutoff: number, referenced: { get(key: string): { id: string } | null }): Promise<string | null> {
+  private async storageSkipReason(key: string, cutoff: number): Promise<string | null> {
     if (!isValidStorageKey(key)) return SkipReasons.invalidKey;
-    if (referenced.get(key)) return SkipReasons.keyReferenced;
-    const info = await this.ctx.driver.head(key);
+    if (this.d.items.isKeyReferenced(key)) return SkipReasons.keyReferenced;
+    const info = await this.d.driver.head(key);
     if (!info) return SkipReasons.objectGone;
     if (info.lastModified.getTime() > cutoff) return SkipReasons.objectTooRecent;
     // Checked again last: a row written while we looked at the object wins.
-    if (referenced.get(key)) return SkipReasons.keyReferenced;
+    if (this.d.items.isKeyReferenced(key)) return SkipReasons.keyReferenced;
     return null;
   }
 
   /** The driver's incomplete uploads by report name, with when each began. */
   private async incompleteUploads(): Promise<Map<string, Date>> {
     const out = new Map<string, Date>();
-    if (!this.ctx.driver.listIncompleteUploads) return out;
-    for await (const u of this.ctx.driver.listIncompleteUploads()) out.set(incompleteUploadName(u.key, u.uploadId), u.initiated);
+    if (!this.d.driver.listIncompleteUploads) return out;
+    for await (const u of this.d.driver.listIncompleteUploads()) out.set(incompleteUploadName(u.key, u.uploadId), u.initiated);
     return out;
   }
 
   /** A row holding a malformed key points at nothing the driver could store. */
   private async exists(key: string): Promise<boolean> {
-    return isValidStorageKey(key) && (await this.ctx.driver.head(key)) !== null;
+    return isValidStorageKey(key) && (await this.d.driver.head(key)) !== null;
   }
 }
 
@@ -371,29 +367,27 @@ export class OrphanService {
 class PathResolver {
   private readonly folders = new Map<string, string>();
   private readonly owners = new Map<string, { email: string; name: string } | null>();
-  private readonly folder;
-  private readonly user;
 
-  constructor(sqlite: Database) {
-    this.folder = sqlite.query<{ name: string; parent_id: string | null }, [string]>('SELECT name, parent_id FROM items WHERE id = ?');
-    this.user = sqlite.query<{ email: string; name: string }, [string]>('SELECT email, name FROM users WHERE id = ?');
-  }
+  constructor(
+    private readonly items: ItemsRepo,
+    private readonly users: UsersRepo,
+  ) {}
 
   pathOf(parentId: string | null, name: string): string {
     return `${parentId ? this.folderPath(parentId, 0) : ''}/${name}`;
   }
 
   owner(accountId: string): { email: string; name: string } | null {
-    if (!this.owners.has(accountId)) this.owners.set(accountId, this.user.get(accountId) ?? null);
+    if (!this.owners.has(accountId)) this.owners.set(accountId, this.users.nameAndEmail(accountId));
     return this.owners.get(accountId)!;
   }
 
   private folderPath(id: string, depth: number): string {
     const cached = this.folders.get(id);
     if (cached !== undefined) return cached;
-    const row = this.folder.get(id);
+    const row = this.items.nameAndParent(id);
     // A missing parent (or a cycle) ends the path rather than failing the scan.
-    const path = !row ? '' : `${row.parent_id && depth < 256 ? this.folderPath(row.parent_id, depth + 1) : ''}/${row.name}`;
+    const path = !row ? '' : `${row.parentId && depth < 256 ? this.folderPath(row.parentId, depth + 1) : ''}/${row.name}`;
     this.folders.set(id, path);
     return path;
   }

@@ -1,5 +1,3 @@
-import type { Database } from 'bun:sqlite';
-
 const MAX_WEIGHT = 20_000;
 
 /**
@@ -13,7 +11,8 @@ export class PageCache<T> {
   private weight = 0;
 
   constructor(
-    private readonly sqlite: Database,
+    /** Moves whenever the database changes, on this connection or another (DatabaseRepo.changeVersion). */
+    private readonly currentVersion: () => string,
     private readonly weigh: (value: T) => number,
   ) {}
 
@@ -43,11 +42,5 @@ export class PageCache<T> {
       this.weight -= e.weight;
     }
     return value;
-  }
-
-  private currentVersion(): string {
-    const row = this.sqlite.query<{ c: number }, []>('SELECT total_changes() AS c').get()!;
-    const dv = this.sqlite.query<{ data_version: number }, []>('PRAGMA data_version').get()!;
-    return `${dv.data_version}:${row.c}`;
   }
 }

@@ -1,6 +1,6 @@
 // argon2id at OWASP's memory floor (19 MiB) with 4 passes: ~60-90 ms a check on a 2-core box, and
 // concurrent sign-ins cost 19 MiB each rather than the 64 MiB of Bun's default.
-export const HASH_OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 4 } as const;
+const HASH_OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 4 } as const;
 
 export function hashPassword(password: string): Promise<string> {
   return Bun.password.hash(password, HASH_OPTIONS);

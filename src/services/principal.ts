@@ -13,8 +13,14 @@ export const PERMISSION_CATALOG = [
 export type Permission = (typeof PERMISSION_CATALOG)[number]['key'];
 export const ALL_PERMISSIONS: readonly Permission[] = PERMISSION_CATALOG.map((p) => p.key);
 
-export function isPermission(key: string): key is Permission {
+function isPermission(key: string): key is Permission {
   return (ALL_PERMISSIONS as readonly string[]).includes(key);
+}
+
+/** A login's stored permission keys (JSON) as a set; unknown keys are dropped. */
+export function parsePermissions(text: string | null): Set<Permission> {
+  if (!text) return new Set();
+  return new Set((JSON.parse(text) as string[]).filter(isPermission));
 }
 
 /** Who is acting: a login (owner or sub-user) on behalf of its account. Built per request from the database. */
@@ -32,11 +38,11 @@ export interface Principal {
   permissions: ReadonlySet<Permission>;
 }
 
-export function can(principal: Principal, permission: Permission): boolean {
+function can(principal: Principal, permission: Permission): boolean {
   return principal.isOwner || principal.permissions.has(permission);
 }
 
-export function permissionDeniedMessage(permission: Permission): string {
+function permissionDeniedMessage(permission: Permission): string {
   const label = PERMISSION_CATALOG.find((p) => p.key === permission)!.label;
   return `You do not have permission to do that. Ask the account owner to enable "${label}".`;
 }

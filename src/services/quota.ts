@@ -1,5 +1,4 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
 import { storageLimitExceeded } from '../errors.ts';
 
 export interface StorageUsage {
@@ -14,18 +13,16 @@ export interface StorageUsage {
  * its limit (its own, else the instance default, else none). Reading never scans items.
  */
 export class QuotaService {
-  private readonly sqlite: Database;
-
-  constructor(private readonly ctx: CoreContext) {
-    this.sqlite = ctx.db.$client;
-  }
+  constructor(
+    private readonly users: UsersRepo,
+    /** The instance default for accounts without a limit of their own (null: unlimited). */
+    private readonly defaultLimit: number | null,
+  ) {}
 
   usage(accountId: string): StorageUsage {
-    const row = this.sqlite
-      .query<{ storage_used: number; storage_limit: number | null }, [string]>('SELECT storage_used, storage_limit FROM users WHERE id = ?')
-      .get(accountId);
-    const used = row?.storage_used ?? 0;
-    const total = row?.storage_limit ?? this.ctx.config.defaultStorageLimit;
+    const row = this.users.storage(accountId);
+    const used = row?.storageUsed ?? 0;
+    const total = row?.storageLimit ?? this.defaultLimit;
     return { used, total, free: total === null ? null : Math.max(0, total - used) };
   }
 
@@ -38,6 +35,6 @@ export class QuotaService {
   /** Adds (or with a negative delta, removes) bytes; call inside the transaction that changes the items. */
   adjust(accountId: string, delta: number): void {
     if (delta === 0) return;
-    this.sqlite.query('UPDATE users SET storage_used = MAX(0, storage_used + ?) WHERE id = ?').run(delta, accountId);
+    this.users.adjustStorageUsed(accountId, delta);
   }
 }

@@ -1,9 +1,12 @@
-import type { Database } from 'bun:sqlite';
 import { z } from 'zod';
-import type { CoreContext } from '../context.ts';
+import type { Clock } from '../clock.ts';
+import type { DatabaseRepo } from '../db/repos/database.ts';
+import type { SettingsRepo } from '../db/repos/settings.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
 import { validationFailed } from '../errors.ts';
 import { isCidr, isHostname, isIpAddress } from '../lib/ip.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
+import type { Principal } from './principal.ts';
 
 /** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
 export interface InstanceSettings {
@@ -30,8 +33,8 @@ export const SETTING_DEFAULTS: InstanceSettings = {
 
 export type SettingKey = keyof InstanceSettings;
 
-export const MIN_UPLOAD_BYTES = 1048576;
-export const MAX_UPLOAD_BYTES = 107374182400;
+const MIN_UPLOAD_BYTES = 1048576;
+const MAX_UPLOAD_BYTES = 107374182400;
 
 const httpUrl = z
   .string()
@@ -48,7 +51,7 @@ const proxyEntry = z
   .refine((e) => isIpAddress(e) || isCidr(e) || isHostname(e), 'Each entry must be an IP address, a CIDR range or a hostname');
 
 /** What each setting accepts; the API and `coffer settings set` validate through these. */
-export const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
+const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   signupEnabled: z.boolean(),
   hideFileExtensions: z.boolean(),
   desktopOnlyAccess: z.boolean(),
@@ -68,22 +71,50 @@ export const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]
  * data_version says another connection (the CLI beside the server) committed, so no read goes stale.
  */
 export class SettingsService {
-  private readonly sqlite: Database;
   private cache: InstanceSettings | null = null;
   private cachedVersion = -1;
 
   constructor(
-    private readonly ctx: CoreContext,
+    private readonly repo: SettingsRepo,
+    private readonly database: DatabaseRepo,
+    private readonly users: UsersRepo,
+    private readonly clock: Clock,
     private readonly audit: AuditService,
-  ) {
-    this.sqlite = ctx.db.$client;
+  ) {}
+
+  /**
+   * GET /api/user/signup-status: the flags every signed-in user sees; the admin also sees that it may
+   * change them and how many logins exist.
+   */
+  signupStatus(principal: Principal) {
+    const s = this.all();
+    const can = principal.isAdmin;
+    const base = {
+      signupEnabled: s.signupEnabled,
+      canToggle: can,
+      hideFileExtensions: s.hideFileExtensions,
+      canToggleHideFileExtensions: can,
+      desktopOnlyAccess: s.desktopOnlyAccess,
+      canToggleDesktopOnlyAccess: can,
+      allowPasswordChange: s.allowPasswordChange,
+      canToggleAllowPasswordChange: can,
+    };
+    if (!can) return base;
+    const totalUsers = this.users.count();
+    return { ...base, totalUsers, additionalUsers: Math.max(0, totalUsers - 1) };
+  }
+
+  /** The document server as the admin's settings page shows it: whether a secret is set, never the secret. */
+  docserverView(): { jwtSecretSet: boolean; url: string } {
+    const value = this.get('docserver');
+    return { jwtSecretSet: value !== null, url: value?.url ?? '' };
   }
 
   all(): InstanceSettings {
-    const version = this.sqlite.query<{ data_version: number }, []>('PRAGMA data_version').get()!.data_version;
+    const version = this.database.dataVersion();
     if (this.cache && version === this.cachedVersion) return this.cache;
     const values: Record<string, unknown> = { ...SETTING_DEFAULTS };
-    for (const row of this.sqlite.query<{ key: string; value: string }, []>('SELECT key, value FROM settings').all()) {
+    for (const row of this.repo.all()) {
       if (row.key in SETTING_DEFAULTS) values[row.key] = JSON.parse(row.value);
     }
     this.cache = Object.freeze(values) as unknown as InstanceSettings;
@@ -99,9 +130,7 @@ export class SettingsService {
   update<K extends SettingKey>(key: K, value: unknown, field: string = key, by?: Actor): InstanceSettings[K] {
     const parsed = SETTING_SCHEMAS[key].safeParse(value);
     if (!parsed.success) {
-      throw validationFailed(
-        parsed.error.issues.map((i) => ({ field: [field, ...i.path.map(String)].join('.'), message: i.message })),
-      );
+      throw validationFailed(parsed.error.issues.map((i) => ({ field: [field, ...i.path.map(String)].join('.'), message: i.message })));
     }
     this.set(key, parsed.data);
     if (by) this.recordChange(key, parsed.data, by);
@@ -115,7 +144,9 @@ export class SettingsService {
     if (!url && !jwtSecret) return this.update('docserver', null, 'docserver', by);
     if (!url || !jwtSecret) {
       const missing = url ? 'jwtSecret' : 'url';
-      throw validationFailed([{ field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' }]);
+      throw validationFailed([
+        { field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' },
+      ]);
     }
     const parsed = SETTING_SCHEMAS.docserver.safeParse({ url, jwtSecret });
     if (!parsed.success) {
@@ -129,13 +160,17 @@ export class SettingsService {
   private recordChange<K extends SettingKey>(key: K, value: InstanceSettings[K], by: Actor): void {
     // The document server's JWT secret never reaches the audit log.
     const shown = key === 'docserver' ? (value ? { url: (value as { url: string }).url, jwtSecretSet: true } : null) : value;
-    this.audit.record({ action: AuditActions.settingsUpdate, ...actorFields(by), targetType: 'setting', targetId: key, details: { value: shown } });
+    this.audit.record({
+      action: AuditActions.settingsUpdate,
+      ...actorFields(by),
+      targetType: 'setting',
+      targetId: key,
+      details: { value: shown },
+    });
   }
 
   set<K extends SettingKey>(key: K, value: InstanceSettings[K]): void {
-    this.sqlite
-      .query('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at')
-      .run(key, JSON.stringify(value), this.ctx.clock.now());
+    this.repo.set(key, JSON.stringify(value), this.clock.now());
     // Our own writes do not change data_version for this connection.
     this.cache = null;
   }

@@ -1,52 +1,37 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
+import type { Clock } from '../clock.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { Item, ItemsRepo } from '../db/repos/items.ts';
+import type { ShareLink, SharesRepo } from '../db/repos/shares.ts';
 import { AppError, Messages, notFound } from '../errors.ts';
-import { decodeCursor, encodeCursor } from '../lib/cursor.ts';
 import { newId, newToken } from '../lib/ids.ts';
 import { AuditActions, type AuditService } from './audit.ts';
-import { FileEventType } from './file-events.ts';
-import type { ItemService } from './items.ts';
+import { FileEventType, type FileEvents } from './file-events.ts';
+import { type PublicItem, toPublicItem } from './item-views.ts';
+import type { PageCache } from './page-cache.ts';
 import type { Principal } from './principal.ts';
-import { isWithinItem } from './share-status.ts';
-import { PageCache } from './page-cache.ts';
+import type { SettingsService } from './settings.ts';
+import type { Tree } from './tree.ts';
 
-export const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
+const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
 
-export interface ShareLink {
-  id: string;
-  token: string;
-  accountId: string;
-  itemId: string;
-  expiresAt: number | null;
-}
-
-/** An item as a share page shows it. */
-export interface PublicItem {
-  id: string;
-  name: string;
-  type: 'file' | 'folder';
-  size: number | null;
-  mimeType: string | null;
-  modified: string;
-}
-
-// What a share page shows of a row (never key material).
-const PAGE_COLUMNS = 'id, type, name, name_key, size, mime_type, modified_at';
-type PageRow = Pick<ItemRow, 'id' | 'type' | 'name' | 'name_key' | 'size' | 'mime_type' | 'modified_at'>;
-
-export const toPublicItem = (r: PageRow): PublicItem => ({
-  id: r.id,
-  name: r.name,
-  type: r.type,
-  size: r.type === 'folder' ? null : r.size,
-  mimeType: r.type === 'folder' ? null : r.mime_type,
-  modified: new Date(r.modified_at).toISOString(),
-});
-
+/** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
+const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
 const VISIT_DEDUP_MS = 10 * 60_000;
-const LINK_COLUMNS = 'id, token, account_id AS accountId, item_id AS itemId, expires_at AS expiresAt';
+
+type PublicPage = { items: PublicItem[]; nextCursor: string | null };
+
+export interface ShareDeps {
+  clock: Clock;
+  transactions: Transactions;
+  shares: SharesRepo;
+  items: ItemsRepo;
+  tree: Tree;
+  events: FileEvents;
+  audit: AuditService;
+  settings: SettingsService;
+  pages: PageCache<PublicPage>;
+}
 
 /**
  * Public share links: one link per shared root item (token of 192 random bits), an optional expiry,
@@ -54,203 +39,168 @@ const LINK_COLUMNS = 'id, token, account_id AS accountId, item_id AS itemId, exp
  * subtree of its root, so uploads into the folder show at once and items moved out are gone.
  */
 export class ShareService {
-  private readonly sqlite: Database;
   private readonly recentVisits = new Map<string, number>();
-  private readonly pages: PageCache<{ items: PublicItem[]; nextCursor: string | null }>;
 
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly items: ItemService,
-    private readonly audit: AuditService,
-  ) {
-    this.sqlite = ctx.db.$client;
-    this.pages = new PageCache(this.sqlite, (page) => page.items.length);
-  }
+  constructor(private readonly d: ShareDeps) {}
 
-  private linkOf(itemId: string): ShareLink | null {
-    return this.sqlite.query<ShareLink, [string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE item_id = ?`).get(itemId) ?? null;
+  /** Links use the share base URL when one is set, else the origin the client used (via known proxies). */
+  private linkBase(requestOrigin: string, token: string): string {
+    const base = this.d.settings.get('shareBaseUrl');
+    return `${base ? new URL(base).origin : requestOrigin}/s/${token}`;
   }
 
   /** Shares each item under its own link: created, or its expiry updated when it already has one. */
-  share(principal: Principal, ids: readonly string[], expiry: Expiry, origin: string): { links: Record<string, string> } {
-    const now = this.ctx.clock.now();
+  share(principal: Principal, ids: readonly string[], expiry: Expiry, requestOrigin: string): { links: Record<string, string> } {
+    const now = this.d.clock.now();
     const ttl = EXPIRIES[expiry];
     const expiresAt = ttl === null ? null : now + ttl;
-    const { links, created, rows } = this.sqlite
-      .transaction(() => {
-        const rows = this.items.requireLiveMany(principal, [...new Set(ids)]);
-        const links: Record<string, string> = {};
-        const created: ShareLink[] = [];
-        for (const item of rows) {
-          let link = this.linkOf(item.id);
-          if (link) {
-            this.sqlite.query('UPDATE share_links SET expires_at = ? WHERE id = ?').run(expiresAt, link.id);
-          } else {
-            link = { id: newId(), token: newToken(), accountId: principal.accountId, itemId: item.id, expiresAt };
-            this.sqlite
-              .query('INSERT INTO share_links (id, token, account_id, item_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-              .run(link.id, link.token, link.accountId, link.itemId, principal.loginId, now, expiresAt);
-            this.sqlite.query('INSERT OR IGNORE INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)').run(link.id, item.id, now);
-            created.push(link);
-          }
-          links[item.id] = shareUrl(origin, link.token);
+    const { links, created, rows } = this.d.transactions.immediate(() => {
+      const rows = this.d.tree.requireLiveMany(principal, ids);
+      const links: Record<string, string> = {};
+      const created: ShareLink[] = [];
+      for (const item of rows) {
+        let link = this.d.shares.linkOfItem(item.id);
+        if (link) {
+          this.d.shares.setExpiry(link.id, expiresAt);
+        } else {
+          link = { id: newId(), token: newToken(), accountId: principal.accountId, itemId: item.id, expiresAt };
+          this.d.shares.insertLink(link, principal.loginId, now);
+          created.push(link);
         }
-        return { links, created, rows };
-      })
-      .immediate();
+        links[item.id] = this.linkBase(requestOrigin, link.token);
+      }
+      return { links, created, rows };
+    });
     for (const link of created) {
-      this.audit.record({ action: AuditActions.shareCreate, principal, targetType: 'share', targetId: link.id, details: { itemId: link.itemId, expiry } });
+      this.d.audit.record({
+        action: AuditActions.shareCreate,
+        principal,
+        targetType: 'share',
+        targetId: link.id,
+        details: { itemId: link.itemId, expiry },
+      });
     }
-    for (const row of rows) this.items.events.item(principal, FileEventType.shared, row, { shared: true });
+    for (const row of rows) this.d.events.item(principal, FileEventType.shared, row, { shared: true });
     return { links };
   }
 
   /** Removes the items' own links and their memberships in other links. */
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
-    const { rows, removed } = this.sqlite
-      .transaction(() => {
-        const rows = this.items.requireLiveMany(principal, [...new Set(ids)]);
-        const marks = rows.map(() => '?').join(',');
-        const itemIds = rows.map((r) => r.id);
-        const removed = this.sqlite
-          .query<{ id: string; item_id: string }, string[]>(`SELECT id, item_id FROM share_links WHERE item_id IN (${marks})`)
-          .all(...itemIds);
-        this.sqlite.query(`DELETE FROM share_items WHERE item_id IN (${marks})`).run(...itemIds);
-        this.sqlite.query(`DELETE FROM share_links WHERE item_id IN (${marks})`).run(...itemIds);
-        return { rows, removed };
-      })
-      .immediate();
+    const { rows, removed } = this.d.transactions.immediate(() => {
+      const rows = this.d.tree.requireLiveMany(principal, ids);
+      return { rows, removed: this.d.shares.removeForItems(rows.map((r) => r.id)) };
+    });
     for (const l of removed) {
-      this.audit.record({ action: AuditActions.shareRemove, principal, targetType: 'share', targetId: l.id, details: { itemId: l.item_id } });
+      this.d.audit.record({
+        action: AuditActions.shareRemove,
+        principal,
+        targetType: 'share',
+        targetId: l.id,
+        details: { itemId: l.itemId },
+      });
     }
-    for (const row of rows) this.items.events.item(principal, FileEventType.shared, row, { shared: false });
+    for (const row of rows) this.d.events.item(principal, FileEventType.shared, row, { shared: false });
     return { message: rows.length === 1 ? 'Item is no longer shared' : `${rows.length} items are no longer shared` };
   }
 
   /** Existing links of the items; creates none. */
-  links(principal: Principal, ids: readonly string[], origin: string): { links: Record<string, string> } {
+  links(principal: Principal, ids: readonly string[], requestOrigin: string): { links: Record<string, string> } {
     const out: Record<string, string> = {};
-    for (const item of this.items.requireLiveMany(principal, [...new Set(ids)])) {
-      const link = this.linkOf(item.id);
-      if (link) out[item.id] = shareUrl(origin, link.token);
+    for (const item of this.d.tree.requireLiveMany(principal, ids)) {
+      const link = this.d.shares.linkOfItem(item.id);
+      if (link) out[item.id] = this.linkBase(requestOrigin, link.token);
     }
     return { links: out };
   }
 
   /** Adds items to their parent folder's share when the parent is shared; answers their URLs inside it. */
-  linkParentShare(principal: Principal, ids: readonly string[], origin: string): { links: Record<string, string> } {
-    const now = this.ctx.clock.now();
-    const { links, joined } = this.sqlite
-      .transaction(() => {
-        const links: Record<string, string> = {};
-        const joined: ItemRow[] = [];
-        for (const item of this.items.requireLiveMany(principal, [...new Set(ids)])) {
-          const parentLink = item.parent_id ? this.linkOf(item.parent_id) : null;
-          if (!parentLink) continue;
-          this.sqlite.query('INSERT OR IGNORE INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)').run(parentLink.id, item.id, now);
-          links[item.id] = `${shareUrl(origin, parentLink.token)}/${item.type === 'folder' ? 'folder' : 'file'}/${item.id}`;
-          joined.push(item);
-        }
-        return { links, joined };
-      })
-      .immediate();
-    for (const row of joined) this.items.events.item(principal, FileEventType.shared, row, { shared: true });
+  linkParentShare(principal: Principal, ids: readonly string[], requestOrigin: string): { links: Record<string, string> } {
+    const now = this.d.clock.now();
+    const { links, joined } = this.d.transactions.immediate(() => {
+      const links: Record<string, string> = {};
+      const joined: Item[] = [];
+      for (const item of this.d.tree.requireLiveMany(principal, ids)) {
+        const parentLink = item.parentId ? this.d.shares.linkOfItem(item.parentId) : null;
+        if (!parentLink) continue;
+        this.d.shares.addMember(parentLink.id, item.id, now);
+        links[item.id] = `${this.linkBase(requestOrigin, parentLink.token)}/${item.type === 'folder' ? 'folder' : 'file'}/${item.id}`;
+        joined.push(item);
+      }
+      return { links, joined };
+    });
+    for (const row of joined) this.d.events.item(principal, FileEventType.shared, row, { shared: true });
     return { links };
+  }
+
+  /**
+   * After a move: items (the moved ones and everything under them) that joined a folder's share with
+   * link-parent-share leave it when they are no longer inside that folder. Run in the move's transaction.
+   */
+  leaveSharesOutside(movedIds: readonly string[]): number {
+    let removed = 0;
+    for (const id of movedIds) {
+      for (const m of this.d.shares.joinedMembershipsBelow(id)) {
+        if (!this.d.tree.isInside(new Set([m.linkRootId]), m.itemId)) removed += this.d.shares.removeMember(m.linkId, m.itemId);
+      }
+    }
+    return removed;
+  }
+
+  /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */
+  purgeExpiredLinks(): number {
+    return this.d.shares.purgeExpiredBefore(this.d.clock.now() - EXPIRED_LINK_KEEP_MS);
   }
 
   // ---- the public side (no session) ----
 
   /** The link of a token and its live root: 404 when missing or the root is gone, 410 when expired. */
-  resolve(token: string): { link: ShareLink; root: ItemRow } {
-    const link = this.sqlite.query<ShareLink, [string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE token = ?`).get(token) ?? null;
+  resolve(token: string): { link: ShareLink; root: Item } {
+    const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
-    if (link.expiresAt !== null && link.expiresAt <= this.ctx.clock.now()) throw new AppError(410, Messages.shareExpired);
-    const root = this.sqlite.query<ItemRow, [string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND deleted_at IS NULL`).get(link.itemId);
+    if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
+    const root = this.d.items.getLiveAnyAccount(link.itemId);
     if (!root) throw notFound(Messages.shareNotFound);
     return { link, root };
   }
 
   /** An item reachable through the link: its root, or a live item under a shared folder; else 404. */
-  itemInShare(token: string, itemId: string): { link: ShareLink; root: ItemRow; item: ItemRow } {
+  itemInShare(token: string, itemId: string): { link: ShareLink; root: Item; item: Item } {
     const { link, root } = this.resolve(token);
     if (itemId === root.id) return { link, root, item: root };
-    const item = this.items.repo.getLive(link.accountId, itemId);
+    const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
-    if (!item || root.type !== 'folder' || !isWithinItem(this.sqlite, root.id, item.id)) throw notFound(Messages.itemNotInShare);
+    if (!item || root.type !== 'folder' || !this.d.tree.isInside(new Set([root.id]), item.id)) throw notFound(Messages.itemNotInShare);
     return { link, root, item };
   }
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */
-  trail(root: ItemRow, folder: ItemRow): ItemRow[] {
-    const out = [folder];
-    let current = folder;
-    while (current.id !== root.id && current.parent_id) {
-      const parent = this.items.repo.getLive(root.account_id, current.parent_id);
-      if (!parent) break;
-      out.unshift(parent);
-      current = parent;
-    }
-    return out;
+  trail(root: Item, folder: Item): PublicItem[] {
+    return this.d.tree.trail(root, folder).map(toPublicItem);
   }
 
   /** One page of a shared folder: folders first, then by name; `cursor` continues the previous page. */
-  folderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): { items: PublicItem[]; nextCursor: string | null } {
-    return this.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () => this.readFolderPage(accountId, folderId, opts));
-  }
-
-  private readFolderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): { items: PublicItem[]; nextCursor: string | null } {
-    const after = opts.cursor ? decodeCursor(opts.cursor, ['string', 'string', 'string']) : null;
-    if (after && after[0] !== 'folder' && after[0] !== 'file') throw new AppError(400, Messages.invalidCursor);
-    const rows: PageRow[] = [];
-    const want = opts.limit + 1;
-    for (const type of ['folder', 'file'] as const) {
-      if (after?.[0] === 'file' && type === 'folder') continue;
-      const resume = after !== null && after[0] === type;
-      // Separate statements, so a later page seeks in the index instead of walking past the earlier ones.
-      rows.push(
-        ...(resume
-          ? this.pageAfter.all(accountId, folderId, type, String(after![1]), String(after![2]), want - rows.length)
-          : this.pageFirst.all(accountId, folderId, type, want - rows.length)),
-      );
-      if (rows.length >= want) break;
-    }
-    const items = rows.slice(0, opts.limit);
-    const last = items.at(-1);
-    return {
-      items: items.map(toPublicItem),
-      nextCursor: rows.length > opts.limit && last ? encodeCursor([last.type, last.name_key, last.id]) : null,
-    };
-  }
-
-  private get pageFirst() {
-    return this.sqlite.query<PageRow, [string, string, string, number]>(
-      `SELECT ${PAGE_COLUMNS} FROM items WHERE account_id = ?1 AND parent_id = ?2 AND deleted_at IS NULL AND type = ?3
-       ORDER BY name_key, id LIMIT ?4`,
-    );
-  }
-
-  private get pageAfter() {
-    return this.sqlite.query<PageRow, [string, string, string, string, string, number]>(
-      `SELECT ${PAGE_COLUMNS} FROM items WHERE account_id = ?1 AND parent_id = ?2 AND deleted_at IS NULL AND type = ?3
-         AND (name_key, id) > (?4, ?5)
-       ORDER BY name_key, id LIMIT ?6`,
-    );
+  folderPage(accountId: string, folderId: string, opts: { limit: number; cursor?: string }): PublicPage {
+    return this.d.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () => {
+      const scope = { kind: 'folder', accountId, parentId: folderId } as const;
+      const { rows, nextCursor } = this.d.tree.page(scope, { sortBy: 'name', order: 'asc', limit: opts.limit, cursor: opts.cursor });
+      return { items: rows.map(toPublicItem), nextCursor };
+    });
   }
 
   /**
    * Public visits and downloads, for the audit log (the visitor is anonymous: only the address is known).
    * Page views are recorded once per link, address and 10 minutes, so browsing a folder is one event.
    */
-  recordVisit(link: ShareLink, item: ItemRow, ip: string, kind: 'access' | 'download'): void {
+  recordVisit(link: ShareLink, item: Item, ip: string, kind: 'access' | 'download'): void {
     if (kind === 'access') {
       const key = `${link.id}|${ip}`;
-      const now = this.ctx.clock.now();
+      const now = this.d.clock.now();
       const last = this.recentVisits.get(key);
       if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
       if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
       this.recentVisits.set(key, now);
     }
-    this.audit.record({
+    this.d.audit.record({
       action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
       ip,
       accountId: link.accountId,
@@ -259,8 +209,4 @@ export class ShareService {
       details: { itemId: item.id, name: item.name },
     });
   }
-}
-
-export function shareUrl(origin: string, token: string): string {
-  return `${origin}/s/${token}`;
 }

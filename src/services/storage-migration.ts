@@ -1,10 +1,10 @@
-import type { CoreContext } from '../context.ts';
-import { StorageLocationRepo } from '../db/repos/storage-location.ts';
+import type { Clock } from '../clock.ts';
+import type { ItemsRepo } from '../db/repos/items.ts';
+import type { StorageLocationRepo } from '../db/repos/storage-location.ts';
 import { badRequest } from '../errors.ts';
 import { ObjectIntegrityError, StorageNotFoundError, type StorageDriver, type StorageLocation } from '../storage/driver.ts';
-import { describeLocation } from '../storage/drivers.ts';
+import { describeLocation, sameLocation } from '../storage/drivers.ts';
 import { HEADER_SIZE, sealedSize, SEGMENT_SIZE } from '../storage/sealed.ts';
-import { sameLocation } from './storage-location.ts';
 
 const PAGE = 500;
 const LANES = 8;
@@ -52,11 +52,7 @@ async function readRange(driver: StorageDriver, key: string, range: { start: num
  * objects stay until `deleteSource`, run after a switch.
  */
 export class StorageMigrationService {
-  private readonly repo: StorageLocationRepo;
-
-  constructor(private readonly ctx: CoreContext) {
-    this.repo = new StorageLocationRepo(ctx.db.$client);
-  }
+  constructor(private readonly d: { clock: Clock; locations: StorageLocationRepo; items: ItemsRepo }) {}
 
   /** The name copies to `target` are remembered under. */
   static targetId(l: StorageLocation, localRoot: string): string {
@@ -70,22 +66,34 @@ export class StorageMigrationService {
     opts: { switch?: boolean; onProgress?: (p: MigrationProgress) => void } = {},
   ): Promise<MigrationResult> {
     const started = performance.now();
-    const recorded = this.repo.get() ?? source.location;
+    const recorded = this.d.locations.get() ?? source.location;
     if (!sameLocation(recorded, source.location)) {
-      throw badRequest(`files are recorded as stored on ${describeLocation(recorded)}, not on ${describeLocation(source.location)}: run migrate with the settings of the storage in use`);
+      throw badRequest(
+        `files are recorded as stored on ${describeLocation(recorded)}, not on ${describeLocation(source.location)}: run migrate with the settings of the storage in use`,
+      );
     }
-    if (sameLocation(source.location, target.location)) throw badRequest(`the files are already stored on ${describeLocation(target.location)}`);
-    const result: MigrationResult = { from: source.location, to: target.location, copied: 0, alreadyCopied: 0, missing: [], bytes: 0, switched: false, seconds: 0 };
+    if (sameLocation(source.location, target.location))
+      throw badRequest(`the files are already stored on ${describeLocation(target.location)}`);
+    const result: MigrationResult = {
+      from: source.location,
+      to: target.location,
+      copied: 0,
+      alreadyCopied: 0,
+      missing: [],
+      bytes: 0,
+      switched: false,
+      seconds: 0,
+    };
     await this.copyAll(source, target, targetId, result, true, opts.onProgress);
     if (opts.switch) {
       // From here no upload or copy can commit a row; the last pass sees every row there will be.
-      this.repo.setWritesPaused(this.ctx.clock.now());
+      this.d.locations.setWritesPaused(this.d.clock.now());
       try {
         await this.copyAll(source, target, targetId, result, false, opts.onProgress);
-        this.repo.record(target.location, this.ctx.clock.now());
+        this.d.locations.record(target.location, this.d.clock.now());
         result.switched = true;
       } catch (err) {
-        this.repo.setWritesPaused(null);
+        this.d.locations.setWritesPaused(null);
         throw err;
       }
     }
@@ -94,32 +102,41 @@ export class StorageMigrationService {
   }
 
   /** After a switch: removes from `source` every object that was copied to the storage now recorded. */
-  async deleteSource(source: StorageDriver, target: StorageDriver, targetId: string, onProgress?: (p: MigrationProgress) => void): Promise<{ deleted: number; missing: number }> {
-    const recorded = this.repo.get();
+  async deleteSource(
+    source: StorageDriver,
+    target: StorageDriver,
+    targetId: string,
+    onProgress?: (p: MigrationProgress) => void,
+  ): Promise<{ deleted: number; missing: number }> {
+    const recorded = this.d.locations.get();
     if (!recorded || !sameLocation(recorded, target.location)) {
-      throw badRequest(`--delete-source removes the old objects only after a successful switch to ${describeLocation(target.location)}: run migrate with --switch first`);
+      throw badRequest(
+        `--delete-source removes the old objects only after a successful switch to ${describeLocation(target.location)}: run migrate with --switch first`,
+      );
     }
     if (sameLocation(source.location, target.location)) throw badRequest('the source and the target are the same storage');
-    const total = this.repo.copiedCount(targetId);
+    const total = this.d.locations.copiedCount(targetId);
     let done = 0;
     let deleted = 0;
     let missing = 0;
     for (let after = ''; ; ) {
-      const page = this.repo.storedFilesPage(after, PAGE);
+      const page = this.d.items.storedObjectPage(after, PAGE);
       if (page.length === 0) break;
-      after = page.at(-1)!.storage_key;
+      after = page.at(-1)!.storageKey;
       for (const row of page) {
-        if (!this.repo.isCopied(targetId, row.storage_key)) continue;
+        if (!this.d.locations.isCopied(targetId, row.storageKey)) continue;
         // Never remove the only copy: the target must still hold it.
-        if ((await target.head(row.storage_key))?.size !== sealedSize(row.size)) {
-          throw new ObjectIntegrityError(`object ${row.storage_key} is not in ${describeLocation(target.location)} as copied; nothing more was deleted`);
+        if ((await target.head(row.storageKey))?.size !== sealedSize(row.size)) {
+          throw new ObjectIntegrityError(
+            `object ${row.storageKey} is not in ${describeLocation(target.location)} as copied; nothing more was deleted`,
+          );
         }
-        if (await source.delete(row.storage_key)) deleted++;
+        if (await source.delete(row.storageKey)) deleted++;
         else missing++;
         onProgress?.({ objects: ++done, totalObjects: total, bytes: 0, totalBytes: 0 });
       }
     }
-    this.repo.forgetCopies(targetId);
+    this.d.locations.forgetCopies(targetId);
     return { deleted, missing };
   }
 
@@ -131,25 +148,23 @@ export class StorageMigrationService {
     firstPass: boolean,
     onProgress?: (p: MigrationProgress) => void,
   ): Promise<void> {
-    const sums = this.ctx.db.$client
-      .query<{ n: number; bytes: number }, []>(`SELECT COUNT(DISTINCT storage_key) AS n, COALESCE(SUM(size), 0) AS bytes FROM items WHERE type = 'file' AND storage_key IS NOT NULL`)
-      .get()!;
-    const progress: MigrationProgress = { objects: 0, totalObjects: sums.n, bytes: 0, totalBytes: sums.bytes };
+    const totals = this.d.items.storedObjectTotals();
+    const progress: MigrationProgress = { objects: 0, totalObjects: totals.objects, bytes: 0, totalBytes: totals.bytes };
     for (let after = ''; ; ) {
-      const page = this.repo.storedFilesPage(after, PAGE);
+      const page = this.d.items.storedObjectPage(after, PAGE);
       if (page.length === 0) break;
-      after = page.at(-1)!.storage_key;
+      after = page.at(-1)!.storageKey;
       let next = 0;
       const lane = async () => {
         while (next < page.length) {
           const row = page[next++]!;
-          if (this.repo.isCopied(targetId, row.storage_key)) {
+          if (this.d.locations.isCopied(targetId, row.storageKey)) {
             if (firstPass) result.alreadyCopied++;
-          } else if (await this.copyOne(source, target, row.storage_key, row.size)) {
-            this.repo.markCopied(targetId, row.storage_key, this.ctx.clock.now());
+          } else if (await this.copyOne(source, target, row.storageKey, row.size)) {
+            this.d.locations.markCopied(targetId, row.storageKey, this.d.clock.now());
             result.copied++;
             result.bytes += row.size;
-          } else if (firstPass || !result.missing.includes(row.storage_key)) result.missing.push(row.storage_key);
+          } else if (firstPass || !result.missing.includes(row.storageKey)) result.missing.push(row.storageKey);
           progress.objects++;
           progress.bytes += row.size;
           onProgress?.(progress);
@@ -172,7 +187,9 @@ export class StorageMigrationService {
     await target.put(key, body as unknown as AsyncIterable<Uint8Array>);
     const stored = await target.head(key);
     if (stored?.size !== expected) {
-      throw new ObjectIntegrityError(`copy of ${key} has ${stored?.size ?? 'no'} bytes in ${describeLocation(target.location)}, expected ${expected}`);
+      throw new ObjectIntegrityError(
+        `copy of ${key} has ${stored?.size ?? 'no'} bytes in ${describeLocation(target.location)}, expected ${expected}`,
+      );
     }
     const last = lastSegment(plainSize);
     for (const range of [{ start: 0, end: HEADER_SIZE }, last]) {

@@ -39,7 +39,13 @@ export class TokenSigner {
     try {
       const { payload } = await jwtVerify(token, this.secret, { algorithms: ['HS256'], currentDate: new Date(nowMs) });
       const { sub, sid, tv, iat, exp } = payload;
-      if (typeof sub !== 'string' || typeof sid !== 'string' || typeof tv !== 'number' || typeof iat !== 'number' || typeof exp !== 'number') {
+      if (
+        typeof sub !== 'string' ||
+        typeof sid !== 'string' ||
+        typeof tv !== 'number' ||
+        typeof iat !== 'number' ||
+        typeof exp !== 'number'
+      ) {
         return null;
       }
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);

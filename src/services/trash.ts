@@ -1,14 +1,17 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { Messages, notFound } from '../errors.ts';
-import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
-import { FileEventType } from './file-events.ts';
-import type { ItemService } from './items.ts';
+import type { Clock } from '../clock.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import type { Item, ItemsRepo, PurgedItem } from '../db/repos/items.ts';
+import { Messages } from '../errors.ts';
+import { Jobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { FileEventType, type FileEvents } from './file-events.ts';
+import type { ItemService, Page } from './items.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
+import type { PageQuery, Tree } from './tree.ts';
 
 /** SPEC: trees up to this many items are handled in the request; larger ones are queued. */
-export const WEB_PROCESS_LIMIT = 1000;
+const WEB_PROCESS_LIMIT = 1000;
 const JOB_BATCH = 500;
 
 /** Progress of an operation handled in the request: `done` of `total` ids, then the final body. */
@@ -24,199 +27,167 @@ export interface BatchRun {
 }
 
 /** COMPAT: one progress line per batch of max(25, ceil(N/20)) ids. */
-export function progressBatch(total: number): number {
+function progressBatch(total: number): number {
   return Math.max(25, Math.ceil(total / 20));
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+export interface TrashDeps {
+  clock: Clock;
+  queue: JobQueue;
+  transactions: Transactions;
+  items: ItemsRepo;
+  tree: Tree;
+  listing: ItemService;
+  quota: QuotaService;
+  events: FileEvents;
+}
+
 /**
- * Trash, restore, permanent delete and empty. Trashing marks the whole subtree with `deleted_at` and
- * `deleted_root_id` (the item the user trashed); each step works bottom-up with the root last, so an
+ * Trash, restore, permanent delete and empty. Trashing marks the whole subtree with `deletedAt` and
+ * `deletedRootId` (the item the user trashed); each step works bottom-up with the root last, so an
  * interrupted step can simply run again. Permanent deletes remove rows first and queue the deletion of
  * their objects in the same transaction, so no row ever points at a missing object.
  */
 export class TrashService {
-  private readonly sqlite: Database;
+  constructor(private readonly d: TrashDeps) {}
 
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly items: ItemService,
-    private readonly quota: QuotaService,
-  ) {
-    this.sqlite = ctx.db.$client;
+  /** The trash: the roots of what was trashed (a trashed folder's contents are restored with it). */
+  list(principal: Principal, q: PageQuery): Page {
+    return this.d.listing.listScope({ kind: 'trash', accountId: principal.accountId }, q);
   }
 
   /** POST /api/files/delete: the selection's trees, in the request when small enough, else queued. */
   planTrash(principal: Principal, ids: string[]): TrashPlan {
-    const rows = this.items.requireLiveMany(principal, ids);
+    const rows = this.d.tree.requireLiveMany(principal, ids);
     const folderIds = new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id));
     // An item inside another selected folder goes with that folder.
-    const roots = rows.filter((r) => !this.items.repo.isWithin(folderIds, r.parent_id));
-    const trees: Array<{ root: ItemRow; ids: string[] }> = [];
+    const roots = rows.filter((r) => !this.d.tree.isInside(folderIds, r.parentId));
+    const trees: Array<{ root: Item; ids: string[] }> = [];
     let total = 0;
     for (const root of roots) {
-      const subtree = this.items.repo.liveSubtreeIds(root.id, WEB_PROCESS_LIMIT + 1 - total);
+      const subtree = this.d.items.liveSubtreeIds(root.id, WEB_PROCESS_LIMIT + 1 - total);
       total += subtree.length;
       trees.push({ root, ids: subtree });
-      if (total > WEB_PROCESS_LIMIT) {
-        const jobId = this.ctx.queue.enqueue(
-          'files.trash',
-          { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) },
-          { accountId: principal.accountId },
-        );
-        return { queued: true, jobId };
-      }
+      if (total > WEB_PROCESS_LIMIT) return this.queue(Jobs.filesTrash, principal, roots);
     }
     return { queued: false, total, run: this.runTrash(principal, trees, total) };
   }
 
-  private async *runTrash(principal: Principal, trees: Array<{ root: ItemRow; ids: string[] }>, total: number): InlineRun {
-    const now = this.ctx.clock.now();
+  private queue(job: typeof Jobs.filesTrash | typeof Jobs.filesRestore, principal: Principal, roots: Item[]): TrashPlan {
+    const payload = { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) };
+    return { queued: true, jobId: this.d.queue.enqueue(job, payload, { accountId: principal.accountId }) };
+  }
+
+  private async *runTrash(principal: Principal, trees: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {
+    const now = this.d.clock.now();
     const steps = trees.flatMap((t) => [...t.ids].reverse().map((id) => ({ id, root: t.root.id })));
-    const mark = this.sqlite.query('UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL');
     const size = progressBatch(total);
     yield { done: 0, total };
     for (let i = 0; i < steps.length; i += size) {
       const batch = steps.slice(i, i + size);
-      this.sqlite.transaction(() => {
-        for (const s of batch) mark.run(now, s.root, s.id);
-      })();
+      this.d.transactions.batch(() => {
+        for (const s of batch) this.d.items.markTrashed(s.id, s.root, now);
+      });
       yield { done: Math.min(total, i + batch.length), total };
     }
-    for (const t of trees) this.items.events.item(principal, FileEventType.deleted, t.root);
+    for (const t of trees) this.d.events.item(principal, FileEventType.deleted, t.root);
     return { message: `Moved ${plural(trees.length, 'item')} to trash` };
   }
 
   /** Job body of `files.trash`: trashes each live root's tree in batches; safe to run again. */
   trashTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
-    const now = this.ctx.clock.now();
-    const mark = this.sqlite.query('UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL');
+    const now = this.d.clock.now();
     let count = 0;
     for (const id of ids) {
-      const root = this.items.repo.getLive(accountId, id);
+      const root = this.d.items.getLive(accountId, id);
       if (!root) continue;
-      const subtree = this.items.repo.liveSubtreeIds(root.id).reverse();
+      const subtree = this.d.items.liveSubtreeIds(root.id).reverse();
       for (let i = 0; i < subtree.length; i += JOB_BATCH) {
         run.signal?.throwIfAborted();
         const batch = subtree.slice(i, i + JOB_BATCH);
-        count += this.sqlite.transaction(() => {
+        count += this.d.transactions.batch(() => {
           let changed = 0;
-          for (const itemId of batch) changed += mark.run(now, root.id, itemId).changes;
+          for (const itemId of batch) changed += this.d.items.markTrashed(itemId, root.id, now);
           run.onBatch?.(changed);
           return changed;
-        })();
+        });
       }
-      this.items.events.item({ accountId, loginId }, FileEventType.deleted, root);
+      this.d.events.item({ accountId, loginId }, FileEventType.deleted, root);
     }
     return count;
   }
 
-  /** Trash roots of the account for every id, else 404. */
-  private requireTrashRoots(principal: Principal, ids: string[]): ItemRow[] {
-    const unique = [...new Set(ids)];
-    const rows = this.items.repo.getMany(principal.accountId, unique).filter((r) => r.deleted_at !== null && r.deleted_root_id === r.id);
-    if (rows.length !== unique.length) throw notFound(Messages.itemNotFound);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return unique.map((id) => byId.get(id)!);
-  }
-
-  private trashSetIds(rootId: string, cap: number): string[] {
-    return this.sqlite
-      .query<{ id: string }, [string, string, number]>('SELECT id FROM items WHERE deleted_root_id = ? AND id != ? LIMIT ?')
-      .all(rootId, rootId, cap)
-      .map((r) => r.id);
-  }
-
   /** POST /api/files/trash/restore: in the request up to 1000 items, else queued. */
   planRestore(principal: Principal, ids: string[]): TrashPlan {
-    const roots = this.requireTrashRoots(principal, ids);
-    const sets: Array<{ root: ItemRow; ids: string[] }> = [];
+    const roots = this.d.tree.requireTrashRoots(principal, ids);
+    const sets: Array<{ root: Item; ids: string[] }> = [];
     let total = 0;
     for (const root of roots) {
-      const members = this.trashSetIds(root.id, WEB_PROCESS_LIMIT + 1 - total);
+      const members = this.d.items.trashSetIds(root.id, WEB_PROCESS_LIMIT + 1 - total);
       total += members.length + 1;
       sets.push({ root, ids: members });
-      if (total > WEB_PROCESS_LIMIT) {
-        const jobId = this.ctx.queue.enqueue(
-          'files.restore',
-          { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) },
-          { accountId: principal.accountId },
-        );
-        return { queued: true, jobId };
-      }
+      if (total > WEB_PROCESS_LIMIT) return this.queue(Jobs.filesRestore, principal, roots);
     }
     return { queued: false, total, run: this.runRestore(principal, sets, total) };
   }
 
-  private async *runRestore(principal: Principal, sets: Array<{ root: ItemRow; ids: string[] }>, total: number): InlineRun {
+  private async *runRestore(principal: Principal, sets: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {
     const steps = sets.flatMap((s) => [...s.ids.map((id) => ({ id, root: s.root.id })), { id: s.root.id, root: s.root.id }]);
     const size = progressBatch(total);
-    const restored: ItemRow[] = [];
+    const restored: Item[] = [];
     yield { done: 0, total };
     for (let i = 0; i < steps.length; i += size) {
       const batch = steps.slice(i, i + size);
-      this.sqlite
-        .transaction(() => {
-          for (const s of batch) {
-            if (s.id === s.root) {
-              const row = this.restoreRoot(principal.accountId, s.root);
-              if (row) restored.push(row);
-            } else this.restoreMember(s.id, s.root);
-          }
-        })
-        .immediate();
+      this.d.transactions.immediate(() => {
+        for (const s of batch) {
+          if (s.id === s.root) {
+            const row = this.restoreRoot(principal.accountId, s.root);
+            if (row) restored.push(row);
+          } else this.d.items.restoreMember(s.id, s.root);
+        }
+      });
       yield { done: Math.min(total, i + batch.length), total };
     }
-    for (const row of restored) this.items.events.item(principal, FileEventType.restored, row);
+    for (const row of restored) this.d.events.item(principal, FileEventType.restored, row);
     return { message: `Restored ${plural(restored.length, 'item')}` };
   }
 
-  private restoreMember(id: string, rootId: string): number {
-    return this.sqlite.query('UPDATE items SET deleted_at = NULL, deleted_root_id = NULL WHERE id = ? AND deleted_root_id = ?').run(id, rootId).changes;
-  }
-
   /** Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`. */
-  private restoreRoot(accountId: string, rootId: string): ItemRow | null {
-    const root = this.items.repo.get(accountId, rootId);
-    if (!root || root.deleted_root_id !== root.id) return null;
-    const parent = root.parent_id ? this.items.repo.getLive(accountId, root.parent_id) : null;
+  private restoreRoot(accountId: string, rootId: string): Item | null {
+    const root = this.d.items.get(accountId, rootId);
+    if (!root || root.deletedRootId !== root.id) return null;
+    const parent = root.parentId ? this.d.items.getLive(accountId, root.parentId) : null;
     const parentId = parent?.type === 'folder' ? parent.id : null;
-    const name = this.items.repo.uniqueName(accountId, parentId, root.name);
-    return this.sqlite
-      .query<ItemRow, [string | null, string, string, string]>(
-        `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL, parent_id = ?, name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM_COLUMNS}`,
-      )
-      .get(parentId, name, name.toLowerCase(), root.id)!;
+    return this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
   }
 
   /** Job body of `files.restore`: members first in batches, the root last; safe to run again. */
   restoreTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     let count = 0;
     for (const id of ids) {
-      const root = this.items.repo.get(accountId, id);
-      if (!root || root.deleted_root_id !== root.id) continue;
+      const root = this.d.items.get(accountId, id);
+      if (!root || root.deletedRootId !== root.id) continue;
       for (;;) {
         run.signal?.throwIfAborted();
-        const batch = this.trashSetIds(root.id, JOB_BATCH);
+        const batch = this.d.items.trashSetIds(root.id, JOB_BATCH);
         if (batch.length === 0) break;
-        count += this.sqlite.transaction(() => {
+        count += this.d.transactions.batch(() => {
           let changed = 0;
-          for (const itemId of batch) changed += this.restoreMember(itemId, root.id);
+          for (const itemId of batch) changed += this.d.items.restoreMember(itemId, root.id);
           run.onBatch?.(changed);
           return changed;
-        })();
+        });
       }
-      const restored = this.sqlite
-        .transaction(() => {
-          const row = this.restoreRoot(accountId, root.id);
-          if (row) run.onBatch?.(1);
-          return row;
-        })
-        .immediate();
+      const restored = this.d.transactions.immediate(() => {
+        const row = this.restoreRoot(accountId, root.id);
+        if (row) run.onBatch?.(1);
+        return row;
+      });
       if (restored) {
         count++;
-        this.items.events.item({ accountId, loginId }, FileEventType.restored, restored);
+        this.d.events.item({ accountId, loginId }, FileEventType.restored, restored);
       }
     }
     return count;
@@ -224,9 +195,9 @@ export class TrashService {
 
   /** POST /api/files/trash/delete: always queued. */
   startPermanentDelete(principal: Principal, ids: string[]): { message: string; queued: true; jobId: string } {
-    const roots = this.requireTrashRoots(principal, ids);
-    const jobId = this.ctx.queue.enqueue(
-      'trash.delete',
+    const roots = this.d.tree.requireTrashRoots(principal, ids);
+    const jobId = this.d.queue.enqueue(
+      Jobs.trashDelete,
       { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) },
       { accountId: principal.accountId },
     );
@@ -235,11 +206,9 @@ export class TrashService {
 
   /** POST /api/files/trash/empty: queued, or a message when there is nothing to remove. */
   startEmpty(principal: Principal): { message: string; queued?: true; jobId?: string } {
-    const any = this.sqlite
-      .query<{ x: number }, [string]>(`SELECT 1 AS x FROM items WHERE account_id = ? AND deleted_at IS NOT NULL LIMIT 1`)
-      .get(principal.accountId);
-    if (!any) return { message: Messages.trashAlreadyEmpty };
-    const jobId = this.ctx.queue.enqueue('trash.empty', { accountId: principal.accountId, loginId: principal.loginId }, { accountId: principal.accountId });
+    if (!this.d.items.hasTrash(principal.accountId)) return { message: Messages.trashAlreadyEmpty };
+    const payload = { accountId: principal.accountId, loginId: principal.loginId };
+    const jobId = this.d.queue.enqueue(Jobs.trashEmpty, payload, { accountId: principal.accountId });
     return { message: 'Emptying trash', queued: true, jobId };
   }
 
@@ -247,37 +216,27 @@ export class TrashService {
    * Removes one trash root and everything trashed with it: rows in batches (the root last), each batch
    * in one transaction with the usage counter and a queued deletion of its objects.
    */
-  purgeRoot(accountId: string, rootId: string, run: BatchRun = {}): number {
-    let count = 0;
-    const select = this.sqlite.query<{ id: string; type: string; size: number; storage_key: string | null }, [string, string, number]>(
-      'SELECT id, type, size, storage_key FROM items WHERE deleted_root_id = ? AND id != ? LIMIT ?',
-    );
-    const root = this.sqlite
-      .query<{ id: string; type: string; size: number; storage_key: string | null }, [string, string]>(
-        'SELECT id, type, size, storage_key FROM items WHERE id = ? AND account_id = ? AND deleted_root_id = id',
-      )
-      .get(rootId, accountId);
+  private purgeRoot(accountId: string, rootId: string, run: BatchRun = {}): number {
+    const root = this.d.items.trashRoot(accountId, rootId);
     if (!root) return 0;
-    const remove = this.sqlite.query('DELETE FROM items WHERE id = ?');
-    const removeBatch = (rows: Array<{ id: string; type: string; size: number; storage_key: string | null }>) =>
-      this.sqlite
-        .transaction(() => {
-          let bytes = 0;
-          const keys: string[] = [];
-          for (const r of rows) {
-            remove.run(r.id);
-            if (r.type === 'file') bytes += r.size;
-            if (r.storage_key) keys.push(r.storage_key);
-          }
-          this.quota.adjust(accountId, -bytes);
-          if (keys.length) this.ctx.queue.insert('storage.delete', { keys });
-          run.onBatch?.(rows.length);
-          return rows.length;
-        })
-        .immediate();
+    const removeBatch = (rows: PurgedItem[]) =>
+      this.d.transactions.immediate(() => {
+        let bytes = 0;
+        const keys: string[] = [];
+        for (const r of rows) {
+          this.d.items.delete(r.id);
+          if (r.type === 'file') bytes += r.size;
+          if (r.storageKey) keys.push(r.storageKey);
+        }
+        this.d.quota.adjust(accountId, -bytes);
+        if (keys.length) this.d.queue.insert(Jobs.storageDelete, { keys });
+        run.onBatch?.(rows.length);
+        return rows.length;
+      });
+    let count = 0;
     for (;;) {
       run.signal?.throwIfAborted();
-      const rows = select.all(rootId, rootId, JOB_BATCH);
+      const rows = this.d.items.trashSetPage(rootId, JOB_BATCH);
       if (rows.length === 0) break;
       count += removeBatch(rows);
     }
@@ -288,10 +247,10 @@ export class TrashService {
   deleteRoots(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     let count = 0;
     for (const id of ids) {
-      const root = this.items.repo.get(accountId, id);
-      if (!root || root.deleted_root_id !== root.id) continue;
+      const root = this.d.items.get(accountId, id);
+      if (!root || root.deletedRootId !== root.id) continue;
       count += this.purgeRoot(accountId, id, run);
-      this.items.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
+      this.d.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
     }
     return count;
   }
@@ -299,28 +258,22 @@ export class TrashService {
   /** Job body of `trash.empty`: every trash root of the account. */
   emptyTrash(accountId: string, run: BatchRun = {}): number {
     let count = 0;
-    const next = this.sqlite.query<{ id: string }, [string]>(
-      `SELECT id FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id LIMIT 100`,
-    );
     for (;;) {
-      const roots = next.all(accountId);
+      const roots = this.d.items.trashRootIds(accountId, 100);
       if (roots.length === 0) return count;
-      for (const r of roots) count += this.purgeRoot(accountId, r.id, run);
+      for (const id of roots) count += this.purgeRoot(accountId, id, run);
     }
   }
 
   /** Job body of `trash.purge`: trash roots older than the retention (COMPAT), every account. */
   purgeExpired(retentionDays: number, run: BatchRun = {}): number {
     if (retentionDays <= 0) return 0;
-    const cutoff = this.ctx.clock.now() - retentionDays * 24 * 3600_000;
-    const next = this.sqlite.query<{ id: string; account_id: string }, [number]>(
-      `SELECT id, account_id FROM items WHERE deleted_at IS NOT NULL AND deleted_root_id = id AND deleted_at < ? LIMIT 100`,
-    );
+    const cutoff = this.d.clock.now() - retentionDays * 24 * 3600_000;
     let count = 0;
     for (;;) {
-      const roots = next.all(cutoff);
+      const roots = this.d.items.expiredTrashRoots(cutoff, 100);
       if (roots.length === 0) return count;
-      for (const r of roots) count += this.purgeRoot(r.account_id, r.id, run);
+      for (const r of roots) count += this.purgeRoot(r.accountId, r.id, run);
     }
   }
 }

@@ -1,7 +1,8 @@
-import type { Database } from 'bun:sqlite';
-import type { CoreContext } from '../context.ts';
-import { StorageLocationRepo } from '../db/repos/storage-location.ts';
-import { storageMoving } from './storage-location.ts';
+import type { Clock } from '../clock.ts';
+import type { UploadIntentsRepo } from '../db/repos/upload-intents.ts';
+import type { Logger } from '../log.ts';
+import type { SealedStore } from '../storage/sealed.ts';
+import type { StorageLocationService } from './storage-location.ts';
 
 export interface IntentSweep {
   /** Objects removed because no row will ever point at them. */
@@ -20,22 +21,22 @@ const SWEEP_PAGE = 500;
  * anything is written, and hourly).
  */
 export class UploadIntentService {
-  private readonly sqlite: Database;
   /** Keys this process is writing now; only the server writes objects, so these are all there are. */
   private readonly writing = new Set<string>();
 
-  private readonly locations: StorageLocationRepo;
-
-  constructor(private readonly ctx: CoreContext) {
-    this.sqlite = ctx.db.$client;
-    this.locations = new StorageLocationRepo(this.sqlite);
-  }
+  constructor(
+    private readonly repo: UploadIntentsRepo,
+    private readonly storage: Pick<SealedStore, 'delete'>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly location: Pick<StorageLocationService, 'assertAcceptsWrites'>,
+  ) {}
 
   /** Before an object is written under `key`; refused while `coffer storage migrate --switch` runs, and after it moved the files elsewhere. */
   record(key: string): void {
-    if (!this.locations.acceptsWrites(this.ctx.driver.location)) throw storageMoving();
+    this.location.assertAcceptsWrites();
     this.writing.add(key);
-    this.sqlite.query('INSERT OR IGNORE INTO upload_intents (storage_key, created_at) VALUES (?, ?)').run(key, this.ctx.clock.now());
+    this.repo.record(key, this.clock.now());
   }
 
   /**
@@ -43,14 +44,14 @@ export class UploadIntentService {
    * Checked again here, so no row can point at an object the migration's last pass did not see.
    */
   committed(key: string): void {
-    if (!this.locations.acceptsWrites(this.ctx.driver.location)) throw storageMoving();
-    this.sqlite.query('DELETE FROM upload_intents WHERE storage_key = ?').run(key);
+    this.location.assertAcceptsWrites();
+    this.repo.clear(key);
     this.writing.delete(key);
   }
 
   /** After the object under `key` was removed again (or never published). */
   forget(key: string): void {
-    this.sqlite.query('DELETE FROM upload_intents WHERE storage_key = ?').run(key);
+    this.repo.clear(key);
     this.writing.delete(key);
   }
 
@@ -61,27 +62,22 @@ export class UploadIntentService {
 
   /** Removes the object of every intent that has no row and no writer at work in this process. */
   async sweep(): Promise<IntentSweep> {
-    const page = this.sqlite.query<{ storage_key: string; referenced: number }, [string, number]>(
-      `SELECT u.storage_key, EXISTS (SELECT 1 FROM items i WHERE i.storage_key = u.storage_key) AS referenced
-       FROM upload_intents u WHERE u.storage_key > ? ORDER BY u.storage_key LIMIT ?`,
-    );
-    const drop = this.sqlite.query('DELETE FROM upload_intents WHERE storage_key = ?');
     const out: IntentSweep = { removedObjects: 0, clearedIntents: 0 };
     let after = '';
     for (;;) {
-      const rows = page.all(after, SWEEP_PAGE);
+      const rows = this.repo.page(after, SWEEP_PAGE);
       if (rows.length === 0) break;
-      after = rows.at(-1)!.storage_key;
+      after = rows.at(-1)!.storageKey;
       for (const r of rows) {
-        if (this.writing.has(r.storage_key)) continue;
-        if (!r.referenced && (await this.ctx.storage.delete(r.storage_key))) out.removedObjects++;
+        if (this.writing.has(r.storageKey)) continue;
+        if (!r.referenced && (await this.storage.delete(r.storageKey))) out.removedObjects++;
         // Re-checked after the await: a writer may have started on this key meanwhile.
-        if (this.writing.has(r.storage_key)) continue;
-        drop.run(r.storage_key);
+        if (this.writing.has(r.storageKey)) continue;
+        this.repo.clear(r.storageKey);
         out.clearedIntents++;
       }
     }
-    if (out.clearedIntents) this.ctx.log.info('removed objects of interrupted uploads', { ...out });
+    if (out.clearedIntents) this.log.info('removed objects of interrupted uploads', { ...out });
     return out;
   }
 }

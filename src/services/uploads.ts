@@ -1,20 +1,27 @@
-import type { Database } from 'bun:sqlite';
 import { fileTypeFromBuffer } from 'file-type';
-import type { CoreContext } from '../context.ts';
+import type { Clock } from '../clock.ts';
+import type { Transactions } from '../db/repos/index.ts';
+import { type Item, type ItemsRepo, nameKeyOf } from '../db/repos/items.ts';
 import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded, uploadAborted } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { ITEM_COLUMNS, type ItemRow } from '../db/repos/items.ts';
 import { newStorageKey } from '../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
-import type { ItemService, ItemView } from './items.ts';
-import { nameKeyOf, nameProblem, normalizeName, stripBidiControls } from './names.ts';
+import type { ItemService } from './items.ts';
+import type { ItemView, ItemViews } from './item-views.ts';
+import type { FileEvents } from './file-events.ts';
+import type { Tree } from './tree.ts';
+import { Jobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import type { Logger } from '../log.ts';
+import type { SealedStore } from '../storage/sealed.ts';
+import { isValidUploadedName, uploadedBaseName, uploadedFileName, uploadedName } from './names.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 
-export interface UploadFieldPart {
+interface UploadFieldPart {
   kind: 'field';
   name: string;
   value: string;
@@ -78,24 +85,6 @@ function parseModifiedTime(text: string | undefined): number | null {
   return ms > 0 && ms <= 8.64e15 ? ms : null;
 }
 
-/** A client's name as stored: bidirectional controls dropped (they disguise file types), then normalized. */
-function clientName(name: string): string {
-  return normalizeName(stripBidiControls(name));
-}
-
-/** The last path segment of a client file name (old browsers send full paths). */
-function baseName(filename: string): string {
-  const parts = filename.split(/[/\\]/);
-  return clientName(parts[parts.length - 1] ?? '');
-}
-
-/** The client file name to store, or the 400 when it breaks the name rules. */
-function validName(filename: string): string {
-  const name = baseName(filename);
-  if (nameProblem(name)) throw badRequest(Messages.invalidFileName);
-  return name;
-}
-
 async function sniff(head: Uint8Array): Promise<string | null> {
   if (head.byteLength === 0) return null;
   try {
@@ -110,18 +99,40 @@ async function sniff(head: Uint8Array): Promise<string | null> {
  * quota) and encryption into storage; its row is inserted only once the object is durable, in one
  * transaction with the account's usage counter. Any failure removes the objects this request stored.
  */
-export class UploadService {
-  private readonly sqlite: Database;
+export interface UploadDeps {
+  clock: Clock;
+  log: Logger;
+  queue: JobQueue;
+  storage: Pick<SealedStore, 'put' | 'delete'>;
+  transactions: Transactions;
+  items: ItemsRepo;
+  tree: Tree;
+  folders: ItemService;
+  views: ItemViews;
+  events: FileEvents;
+  quota: QuotaService;
+  settings: SettingsService;
+  intents: UploadIntentService;
+  disk: DiskSpaceService;
+}
 
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly items: ItemService,
-    private readonly quota: QuotaService,
-    private readonly settings: SettingsService,
-    private readonly intents: UploadIntentService,
-    private readonly disk: DiskSpaceService,
-  ) {
-    this.sqlite = ctx.db.$client;
+export class UploadService {
+  private readonly clock: Clock;
+  private readonly transactions: Transactions;
+  private readonly quota: QuotaService;
+  private readonly settings: SettingsService;
+  private readonly intents: UploadIntentService;
+  private readonly disk: DiskSpaceService;
+
+  constructor(private readonly d: UploadDeps) {
+    ({
+      clock: this.clock,
+      transactions: this.transactions,
+      quota: this.quota,
+      settings: this.settings,
+      intents: this.intents,
+      disk: this.disk,
+    } = d);
   }
 
   /** POST /upload/check: would a file of this size be accepted? */
@@ -139,19 +150,17 @@ export class UploadService {
     try {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
-        name = validName(part.filename);
-        if (fields.has('parentId')) this.items.requireFolder(principal, fields.get('parentId'));
+        name = uploadedFileName(part.filename);
+        if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.budget(principal, 0, req.sizeHint);
       });
-      const row = this.sqlite
-        .transaction(() => {
-          const parent = this.items.requireFolder(principal, fields.get('parentId'));
-          return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')));
-        })
-        .immediate();
+      const row = this.transactions.immediate(() => {
+        const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
+        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')));
+      });
       stored.length = 0;
       this.published(principal, row);
-      return this.items.view(principal.accountId, row);
+      return this.d.views.one(principal.accountId, row);
     } finally {
       await this.discard(stored);
     }
@@ -174,8 +183,8 @@ export class UploadService {
         }
         if (!BULK_FILE_FIELDS.has(part.field)) continue;
         const index = incoming.length;
-        const fileName = baseName(part.filename);
-        if (nameProblem(fileName)) {
+        const fileName = uploadedBaseName(part.filename);
+        if (!isValidUploadedName(fileName)) {
           incoming.push({ index, fileName: part.filename, object: null, error: Messages.invalidFileName });
           continue;
         }
@@ -192,40 +201,49 @@ export class UploadService {
       }
       if (incoming.length === 0) throw badRequest(Messages.noFile);
 
-      const result = this.sqlite
-        .transaction(() => {
-          const parent = this.items.requireFolder(principal, parentId);
-          const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
-          const created: ItemRow[] = [];
-          const files: Array<{ row: ItemRow; index: number }> = [];
-          const failed: Array<{ index: number; fileName: string; error: string }> = [];
-          for (const entry of incoming) {
-            if (!entry.object) {
-              failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
-              continue;
-            }
-            try {
-              const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
-              const row = this.insertFile(principal, folderId, entry.fileName, entry.object, parseModifiedTime(lists.lastModifiedTimes[entry.index]));
-              files.push({ row, index: entry.index });
-            } catch (err) {
-              if (!(err instanceof AppError)) throw err;
-              failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
-            }
+      const result = this.transactions.immediate(() => {
+        const parent = this.d.tree.requireFolder(principal, parentId);
+        const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
+        const created: Item[] = [];
+        const files: Array<{ row: Item; index: number }> = [];
+        const failed: Array<{ index: number; fileName: string; error: string }> = [];
+        for (const entry of incoming) {
+          if (!entry.object) {
+            failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
+            continue;
           }
-          return { created, files, failed };
-        })
-        .immediate();
+          try {
+            const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
+            const row = this.insertFile(
+              principal,
+              folderId,
+              entry.fileName,
+              entry.object,
+              parseModifiedTime(lists.lastModifiedTimes[entry.index]),
+            );
+            files.push({ row, index: entry.index });
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
+          }
+        }
+        return { created, files, failed };
+      });
 
-      const committed = new Set(result.files.map((f) => f.row.storage_key));
+      const committed = new Set(result.files.map((f) => f.row.storageKey));
       toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
-      for (const folder of result.created) this.items.events.item(principal, FileEventType.folderCreated, folder);
+      for (const folder of result.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
       for (const { row } of result.files) this.published(principal, row);
-      const views = this.items.views(principal.accountId, result.files.map((f) => f.row));
+      const views = this.d.views.many(
+        principal.accountId,
+        result.files.map((f) => f.row),
+      );
       const clientId = (i: number) => lists.clientIds[i] ?? null;
       return {
         files: views.map((v, i) => ({ ...v, clientId: clientId(result.files[i]!.index) })),
-        failed: result.failed.sort((a, b) => a.index - b.index).map((f) => ({ fileName: f.fileName, error: f.error, clientId: clientId(f.index) })),
+        failed: result.failed
+          .sort((a, b) => a.index - b.index)
+          .map((f) => ({ fileName: f.fileName, error: f.error, clientId: clientId(f.index) })),
         total: incoming.length,
         successful: result.files.length,
         failedCount: result.failed.length,
@@ -240,31 +258,37 @@ export class UploadService {
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
-      const { fields, part, object: newObject } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
+      const {
+        fields,
+        part,
+        object: newObject,
+      } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
-      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mime_type) newObject.mimeType = current.mime_type;
+      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
+        newObject.mimeType = current.mimeType;
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
-      const now = this.ctx.clock.now();
-      const row = this.sqlite
-        .transaction(() => {
-          const row = this.requireFile(principal, id);
-          const delta = newObject.size - row.size;
-          if (delta > 0) this.quota.assertRoom(principal.accountId, delta);
-          const updated = this.sqlite
-            .query<ItemRow, [number, string, string, string, string, number, number, string]>(
-              `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?
-               WHERE id = ? RETURNING ${ITEM_COLUMNS}`,
-            )
-            .get(newObject.size, newObject.mimeType, newObject.storageKey, newObject.wrappedKey, newObject.keyId, modified ?? now, now, row.id)!;
-          this.quota.adjust(principal.accountId, delta);
-          if (row.storage_key) this.ctx.queue.insert('storage.delete', { keys: [row.storage_key] });
-          this.intents.committed(newObject.storageKey);
-          return updated;
-        })
-        .immediate();
+      const now = this.clock.now();
+      const row = this.transactions.immediate(() => {
+        const row = this.requireFile(principal, id);
+        const delta = newObject.size - row.size;
+        if (delta > 0) this.quota.assertRoom(principal.accountId, delta);
+        const updated = this.d.items.replaceContent(row.id, {
+          size: newObject.size,
+          mimeType: newObject.mimeType,
+          storageKey: newObject.storageKey,
+          wrappedKey: newObject.wrappedKey,
+          keyId: newObject.keyId,
+          modifiedAt: modified ?? now,
+          accessedAt: now,
+        });
+        this.quota.adjust(principal.accountId, delta);
+        if (row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
+        this.intents.committed(newObject.storageKey);
+        return updated;
+      });
       stored.length = 0;
-      this.items.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mime_type });
-      return this.items.view(principal.accountId, row);
+      this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+      return this.d.views.one(principal.accountId, row);
     } finally {
       await this.discard(stored);
     }
@@ -277,19 +301,17 @@ export class UploadService {
     try {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part) => {
-        name = validName(part.filename);
+        name = uploadedFileName(part.filename);
         return this.budget(principal, 0, req.sizeHint);
       });
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
-      const row = this.sqlite
-        .transaction(() => {
-          const source = this.requireFile(principal, id);
-          return this.insertFile(principal, source.parent_id, name, object, modified);
-        })
-        .immediate();
+      const row = this.transactions.immediate(() => {
+        const source = this.requireFile(principal, id);
+        return this.insertFile(principal, source.parentId, name, object, modified);
+      });
       stored.length = 0;
       this.published(principal, row);
-      return this.items.view(principal.accountId, row);
+      return this.d.views.one(principal.accountId, row);
     } finally {
       await this.discard(stored);
     }
@@ -321,8 +343,8 @@ export class UploadService {
     return { fields, ...file };
   }
 
-  private requireFile(principal: Principal, id: string): ItemRow {
-    const row = this.items.requireLive(principal, id);
+  private requireFile(principal: Principal, id: string): Item {
+    const row = this.d.tree.requireLive(principal, id);
     if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
     return row;
   }
@@ -365,7 +387,7 @@ export class UploadService {
     this.intents.record(storageKey);
     let info;
     try {
-      info = await this.ctx.storage.put(storageKey, counted(), { signal });
+      info = await this.d.storage.put(storageKey, counted(), { signal });
     } catch (err) {
       // The driver removed its temp file and published nothing; a client that hung up gets the 499.
       this.intents.forget(storageKey);
@@ -373,19 +395,26 @@ export class UploadService {
       throw err;
     }
     const detected = await sniff(head.subarray(0, headBytes));
-    return { storageKey, size: info.size, wrappedKey: info.wrappedKey, keyId: info.keyId, mimeType: detected ?? (part.mimeType || DEFAULT_TYPE), detected: detected !== null };
+    return {
+      storageKey,
+      size: info.size,
+      wrappedKey: info.wrappedKey,
+      keyId: info.keyId,
+      mimeType: detected ?? (part.mimeType || DEFAULT_TYPE),
+      detected: detected !== null,
+    };
   }
 
   /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
-  private insertFile(principal: Principal, parentId: string | null, name: string, object: StoredObject, modified: number | null): ItemRow {
+  private insertFile(principal: Principal, parentId: string | null, name: string, object: StoredObject, modified: number | null): Item {
     this.quota.assertRoom(principal.accountId, object.size);
-    const now = this.ctx.clock.now();
-    const row = this.items.repo.insert({
+    const now = this.clock.now();
+    const row = this.d.items.insert({
       id: newId(),
       accountId: principal.accountId,
       parentId,
       type: 'file',
-      name: this.items.repo.uniqueName(principal.accountId, parentId, name),
+      name: this.d.tree.uniqueName(principal.accountId, parentId, name),
       size: object.size,
       mimeType: object.mimeType,
       storageKey: object.storageKey,
@@ -402,23 +431,28 @@ export class UploadService {
   }
 
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
-  private ensureFolders(principal: Principal, folders: Map<string, string | null>, created: ItemRow[], relativePath: string | undefined): string | null {
-    const segments = (relativePath ?? '').split(/[/\\]/).map(clientName).filter(Boolean).slice(0, -1);
+  private ensureFolders(
+    principal: Principal,
+    folders: Map<string, string | null>,
+    created: Item[],
+    relativePath: string | undefined,
+  ): string | null {
+    const segments = (relativePath ?? '').split(/[/\\]/).map(uploadedName).filter(Boolean).slice(0, -1);
     let path = '';
     let parentId: string | null = folders.get('') ?? null;
     for (const segment of segments) {
-      if (nameProblem(segment)) throw badRequest(Messages.invalidFileName);
+      if (!isValidUploadedName(segment)) throw badRequest(Messages.invalidFileName);
       path += `/${nameKeyOf(segment)}`;
       const known = folders.get(path);
       if (known !== undefined) {
         parentId = known;
         continue;
       }
-      const existing = this.items.repo.liveByName(principal.accountId, parentId, segment);
+      const existing = this.d.items.liveByName(principal.accountId, parentId, segment);
       if (existing?.type === 'folder') {
         parentId = existing.id;
       } else {
-        const folder = this.items.insertFolder(principal.accountId, parentId, segment);
+        const folder = this.d.folders.insertFolder(principal.accountId, parentId, segment);
         created.push(folder);
         parentId = folder.id;
       }
@@ -427,19 +461,19 @@ export class UploadService {
     return parentId;
   }
 
-  private published(principal: Principal, row: ItemRow): void {
-    this.items.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mime_type });
+  private published(principal: Principal, row: Item): void {
+    this.d.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
   }
 
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
   private async discard(objects: StoredObject[]): Promise<void> {
     for (const o of objects) {
       try {
-        await this.ctx.storage.delete(o.storageKey);
+        await this.d.storage.delete(o.storageKey);
         this.intents.forget(o.storageKey);
       } catch (err) {
         this.intents.abandon(o.storageKey);
-        this.ctx.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) });
+        this.d.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) });
       }
     }
   }

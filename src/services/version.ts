@@ -8,7 +8,7 @@ const FEED_TIMEOUT_MS = 10_000;
 
 export class VersionService {
   constructor(
-    private readonly ctx: CoreContext,
+    private readonly ctx: Pick<CoreContext, 'config' | 'log'>,
     private readonly feedTimeoutMs = FEED_TIMEOUT_MS,
   ) {}
 

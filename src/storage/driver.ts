@@ -38,6 +38,14 @@ export interface StorageDriver {
   listIncompleteUploads?(): AsyncIterable<IncompleteUpload>;
   /** Aborts one; false when it no longer exists. */
   abortIncompleteUpload?(key: string, uploadId: string): Promise<boolean>;
+  /** A probe object's round trip for `coffer doctor` (a bucket's put, get, list, delete); none for local disk. */
+  probe?(): Promise<ProbeStep[]>;
+}
+
+export interface ProbeStep {
+  step: 'put' | 'get' | 'list' | 'delete';
+  ok: boolean;
+  error?: string;
 }
 
 export interface StorageLocation {
@@ -90,7 +98,12 @@ export class RangeNotSatisfiableError extends Error {
 export class ObjectIntegrityError extends Error {}
 
 /** Whether each key's object exists, `concurrency` `head` calls at a time; a malformed key exists nowhere. */
-export async function existsMany(driver: StorageDriver, keys: ReadonlyArray<string | null>, isValidKey: (key: string) => boolean, concurrency = 32): Promise<boolean[]> {
+export async function existsMany(
+  driver: StorageDriver,
+  keys: ReadonlyArray<string | null>,
+  isValidKey: (key: string) => boolean,
+  concurrency = 32,
+): Promise<boolean[]> {
   const out = new Array<boolean>(keys.length).fill(false);
   let next = 0;
   const lane = async () => {

@@ -10,14 +10,16 @@ export function createDriver(storage: StorageConfig, blobs: string): StorageDriv
   return storage.driver === 's3' ? createS3Driver(storage) : createLocalDriver(blobs);
 }
 
-export function createS3Driver(c: S3Config): S3Driver {
+function createS3Driver(c: S3Config): S3Driver {
   let secretAccessKey: string;
   if (c.secretAccessKey.source === 'env') secretAccessKey = c.secretAccessKey.text;
   else {
     try {
       secretAccessKey = fs.readFileSync(c.secretAccessKey.path, 'utf8').trim();
     } catch (err) {
-      throw new StartupError(`S3_SECRET_ACCESS_KEY_FILE: cannot read ${c.secretAccessKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
+      throw new StartupError(
+        `S3_SECRET_ACCESS_KEY_FILE: cannot read ${c.secretAccessKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
     }
     if (!secretAccessKey) throw new StartupError(`S3_SECRET_ACCESS_KEY_FILE: ${c.secretAccessKey.path} is empty`);
   }
@@ -32,6 +34,10 @@ export async function verifyDriver(driver: StorageDriver): Promise<void> {
   } catch (err) {
     throw new StartupError(describeAccessFailure(err, driver.opts));
   }
+}
+
+export function sameLocation(a: StorageLocation, b: StorageLocation): boolean {
+  return a.driver === b.driver && (a.bucket ?? null) === (b.bucket ?? null) && a.prefix === b.prefix;
 }
 
 /** `local disk` or `bucket "b" under prefix "p/"`, for messages. */

@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { StorageNotFoundError, RangeNotSatisfiableError, type ByteRange, type ObjectInfo, type PutOptions, type StorageDriver, type StorageLocation } from './driver.ts';
+import {
+  StorageNotFoundError,
+  RangeNotSatisfiableError,
+  type ByteRange,
+  type ObjectInfo,
+  type PutOptions,
+  type StorageDriver,
+  type StorageLocation,
+} from './driver.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 
 const TEMP_DIR = '.tmp';

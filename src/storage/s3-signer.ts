@@ -28,8 +28,11 @@ function hmac(key: Uint8Array | string, data: string): Buffer {
 }
 
 /** `20130524T000000Z` for a date. */
-export function amzDate(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+function amzDate(date: Date): string {
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 const signingKeys = new Map<string, Buffer>();
@@ -52,7 +55,15 @@ function signingKey(secret: string, day: string, region: string): Buffer {
  */
 export function signRequest(
   creds: SigningCredentials,
-  req: { method: string; host: string; path: string; query: Record<string, string>; headers: Record<string, string>; payloadHash: string; date?: Date },
+  req: {
+    method: string;
+    host: string;
+    path: string;
+    query: Record<string, string>;
+    headers: Record<string, string>;
+    payloadHash: string;
+    date?: Date;
+  },
 ): Record<string, string> {
   const stamp = amzDate(req.date ?? new Date());
   const day = stamp.slice(0, 8);

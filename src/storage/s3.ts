@@ -6,6 +6,7 @@ import {
   type ByteRange,
   type IncompleteUpload,
   type ObjectInfo,
+  type ProbeStep,
   type PutOptions,
   type StorageDriver,
   type StorageLocation,
@@ -84,7 +85,14 @@ function xmlOne(xml: string, tag: string): string | null {
   return v === undefined ? null : decodeXml(v);
 }
 
-const RETRY_CODES = new Set(['SlowDown', 'RequestTimeout', 'InternalError', 'ServiceUnavailable', 'RequestTimeTooSkewed', 'OperationAborted']);
+const RETRY_CODES = new Set([
+  'SlowDown',
+  'RequestTimeout',
+  'InternalError',
+  'ServiceUnavailable',
+  'RequestTimeTooSkewed',
+  'OperationAborted',
+]);
 
 function retryable(status: number, code: string | null): boolean {
   return status >= 500 || status === 429 || (code !== null && RETRY_CODES.has(code));
@@ -179,18 +187,19 @@ export class S3Driver implements StorageDriver {
         body: bytes,
         signal: partSignal,
         timeoutMs: this.partTimeoutMs,
-      }).then(
-        (a) => {
+      })
+        .then((a) => {
           const etag = a.headers.get('etag');
           if (!etag) throw new StorageUnavailableError(`S3 UploadPart ${n} of ${key} returned no ETag`);
           etags[n - 1] = etag;
-        },
-      ).catch((err: unknown) => {
-        failure ??= err;
-      }).finally(() => {
-        inFlight.delete(sending);
-        if (bytes.byteOffset === 0) spare.push(bytes);
-      });
+        })
+        .catch((err: unknown) => {
+          failure ??= err;
+        })
+        .finally(() => {
+          inFlight.delete(sending);
+          if (bytes.byteOffset === 0) spare.push(bytes);
+        });
       inFlight.add(sending);
     };
 
@@ -289,7 +298,11 @@ export class S3Driver implements StorageDriver {
     const copySource = uriEncode(`${this.opts.bucket}/${this.opts.prefix}${fromKey}`, true);
     const target = this.opts.prefix + toKey;
     if (source.size <= this.copyPartThreshold) {
-      const a = await this.send('PUT', target, { headers: { 'x-amz-copy-source': copySource }, timeoutMs: this.partTimeoutMs, accept: [404] });
+      const a = await this.send('PUT', target, {
+        headers: { 'x-amz-copy-source': copySource },
+        timeoutMs: this.partTimeoutMs,
+        accept: [404],
+      });
       if (a.status === 404) throw new StorageNotFoundError(fromKey);
       return;
     }
@@ -345,12 +358,12 @@ export class S3Driver implements StorageDriver {
   }
 
   /** Put, read back, list and delete a probe object (`coffer doctor`); each step's failure is reported. */
-  async probe(): Promise<Array<{ step: 'put' | 'get' | 'list' | 'delete'; ok: boolean; error?: string }>> {
+  async probe(): Promise<ProbeStep[]> {
     // A dot makes it no valid storage key: list() and orphan scans never see it.
     const key = `${this.opts.prefix}.coffer-doctor-probe-${randomBytes(6).toString('hex')}`;
     const content = `coffer doctor probe ${new Date().toISOString()}`;
-    const out: Array<{ step: 'put' | 'get' | 'list' | 'delete'; ok: boolean; error?: string }> = [];
-    const step = async (name: 'put' | 'get' | 'list' | 'delete', fn: () => Promise<void>) => {
+    const out: ProbeStep[] = [];
+    const step = async (name: ProbeStep['step'], fn: () => Promise<void>) => {
       try {
         await fn();
         out.push({ step: name, ok: true });
@@ -447,7 +460,11 @@ export class S3Driver implements StorageDriver {
         if (res.status === 404 && (code === 'NoSuchKey' || code === 'NotFound') && method !== 'HEAD' && !o.accept?.includes(404)) {
           throw new StorageNotFoundError(objectKey.slice(this.opts.prefix.length));
         }
-        failure = new StorageUnavailableError(`${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`, code, res.status);
+        failure = new StorageUnavailableError(
+          `${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`,
+          code,
+          res.status,
+        );
         retryAfter = res.headers.get('retry-after');
         if (!retryable(embedded ? 500 : res.status, code)) throw failure;
       } catch (err) {
@@ -470,7 +487,8 @@ export class S3Driver implements StorageDriver {
  */
 function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController, ms: number, what: string): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  const stalled = () => request.abort(new StorageUnavailableError(`${what}: the download stalled for ${Math.round(ms / 1000)} s`, 'Timeout'));
+  const stalled = () =>
+    request.abort(new StorageUnavailableError(`${what}: the download stalled for ${Math.round(ms / 1000)} s`, 'Timeout'));
   let watchdog: ReturnType<typeof setTimeout> | null = null;
   return new ReadableStream<Uint8Array>(
     {
@@ -486,7 +504,9 @@ function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController
         } catch (err) {
           clearTimeout(watchdog);
           const reason: unknown = request.signal.aborted ? request.signal.reason : err;
-          throw reason instanceof StorageUnavailableError ? reason : new StorageUnavailableError(`${what}: the download broke off (${networkReason(err)})`, 'NetworkError');
+          throw reason instanceof StorageUnavailableError
+            ? reason
+            : new StorageUnavailableError(`${what}: the download broke off (${networkReason(err)})`, 'NetworkError');
         }
       },
       cancel(reason) {

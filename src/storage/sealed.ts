@@ -28,7 +28,7 @@ export interface SealedInfo {
   keyId: string;
 }
 
-export function segmentCount(size: number): number {
+function segmentCount(size: number): number {
   return size === 0 ? 1 : Math.ceil(size / SEGMENT_SIZE);
 }
 
@@ -85,7 +85,12 @@ function openSegment(key: Uint8Array, header: Buffer, index: number, last: boole
 }
 
 /** Yields the sealed form of `body`: header, then one sealed segment per 64 KiB of plaintext. */
-async function* sealStream(key: Uint8Array, header: Buffer, body: AsyncIterable<Uint8Array>, counter: { size: number }): AsyncGenerator<Uint8Array> {
+async function* sealStream(
+  key: Uint8Array,
+  header: Buffer,
+  body: AsyncIterable<Uint8Array>,
+  counter: { size: number },
+): AsyncGenerator<Uint8Array> {
   yield header;
   const buf = Buffer.allocUnsafe(SEGMENT_SIZE);
   let filled = 0;
@@ -210,17 +215,20 @@ async function toStream(gen: AsyncGenerator<Uint8Array>): Promise<ReadableStream
   // Pull the first chunk now so a damaged start is an error before any response header is sent.
   const first = await gen.next();
   let primed: IteratorResult<Uint8Array> | null = first;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = primed ?? (await gen.next());
-      primed = null;
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = primed ?? (await gen.next());
+        primed = null;
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await gen.return(undefined);
+      },
     },
-    async cancel() {
-      await gen.return(undefined);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 /** Encrypting store over a driver; the caller keeps the SealedInfo with the object's key. */

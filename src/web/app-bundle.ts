@@ -19,7 +19,7 @@ export interface WebBundle {
   assets: Map<string, WebAsset>;
 }
 
-export const WEB_SOURCE_DIR = path.resolve(import.meta.dir, '../../web');
+const WEB_SOURCE_DIR = path.resolve(import.meta.dir, '../../web');
 const ENTRY = path.join(WEB_SOURCE_DIR, 'app/main.tsx');
 /** The file `npm run build` writes and embeds into the executable (found again by its name's prefix). */
 export const BUNDLE_FILE_PREFIX = 'web-app';
@@ -122,7 +122,12 @@ interface Entry {
 /** One file: a 4-byte header length, a JSON table of contents, then every body, br and gzip form in order. */
 export function encodeWebBundle(bundle: WebBundle): Uint8Array {
   const all = [bundle.index, ...bundle.assets.values()];
-  const toc: Entry[] = all.map((a) => ({ path: a.path, type: a.type, immutable: a.immutable, sizes: [a.body.byteLength, a.br.byteLength, a.gzip.byteLength] }));
+  const toc: Entry[] = all.map((a) => ({
+    path: a.path,
+    type: a.type,
+    immutable: a.immutable,
+    sizes: [a.body.byteLength, a.br.byteLength, a.gzip.byteLength],
+  }));
   const header = new TextEncoder().encode(JSON.stringify(toc));
   const prefix = new Uint8Array(4);
   new DataView(prefix.buffer).setUint32(0, header.byteLength);
@@ -137,7 +142,14 @@ export function decodeWebBundle(bytes: Uint8Array): WebBundle {
   const assets = new Map<string, WebAsset>();
   let index: WebAsset | undefined;
   for (const e of toc) {
-    const a: WebAsset = { path: e.path, type: e.type, immutable: e.immutable, body: take(e.sizes[0]), br: take(e.sizes[1]), gzip: take(e.sizes[2]) };
+    const a: WebAsset = {
+      path: e.path,
+      type: e.type,
+      immutable: e.immutable,
+      body: take(e.sizes[0]),
+      br: take(e.sizes[1]),
+      gzip: take(e.sizes[2]),
+    };
     if (a.path === '/index.html') index = a;
     else assets.set(a.path, a);
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
 import { formatSize } from '../lib/size.ts';
 import { stripBidiControls } from '../services/names.ts';
-import type { PublicItem } from '../services/shares.ts';
+import type { PublicItem } from '../services/item-views.ts';
 
 const STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e3e6eb;--accent:#2f6fde}
 @media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#a0a8b8;--bg:#14171c;--card:#1c2027;--line:#2c313a;--accent:#6ea0ff}}
@@ -12,8 +12,12 @@ h1{font-size:1.35rem;margin:0;overflow-wrap:anywhere}nav{color:var(--muted);font
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px}
 .button{display:inline-block;padding:10px 18px;border-radius:8px;background:var(--accent);color:#fff;text-decoration:none;font-weight:600}
 table{width:100%;border-collapse:collapse}th,td{padding:10px 8px;border-bottom:1px solid var(--line);text-align:left}
-th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}td a:hover{text-decoration:underline}
-.kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}.empty{color:var(--muted);text-align:center;padding:32px}
+th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
+td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}
+td a:hover{text-decoration:underline}
+.kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}
+h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
+.empty{color:var(--muted);text-align:center;padding:32px}
 .meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:70vh;margin:16px auto 0;border-radius:8px}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}}`;
@@ -100,7 +104,9 @@ ${pager}
 
 export function renderFilePage(v: { token: string; file: PublicItem; previewable: boolean }): string {
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
-  const preview = v.previewable ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(stripBidiControls(v.file.name))}">` : '';
+  const preview = v.previewable
+    ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(stripBidiControls(v.file.name))}">`
+    : '';
   return layout(
     v.file.name,
     `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
@@ -112,6 +118,15 @@ ${preview}
 }
 
 export function renderErrorPage(status: number, message: string): string {
-  const title = status === 410 ? 'Link expired' : status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status < 500 ? 'Bad request' : 'Unavailable';
+  const title =
+    status === 410
+      ? 'Link expired'
+      : status === 404
+        ? 'Not found'
+        : status === 429
+          ? 'Too many requests'
+          : status < 500
+            ? 'Bad request'
+            : 'Unavailable';
   return layout(title, `<section class="card"><h1>${escapeHtml(title)}</h1><p class="meta">${escapeHtml(message)}</p></section>`);
 }

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openContext } from '../../src/context.ts';
 import { createLogger } from '../../src/log.ts';
 import type { AuditEntry } from '../../src/services/audit.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -29,17 +30,29 @@ function events(action: string, filter: { user?: string } = {}): AuditEntry[] {
 
 describe('audit events for accounts and sessions', () => {
   test('sign-up, sign-in (success, wrong password, wrong MFA code), sign-out and sign-out everywhere', async () => {
-    expect(events('auth.signup', { user: admin.id })).toMatchObject([{ status: 'success', actor: 'login', email: admin.email, ip: '127.0.0.1', details: { admin: true } }]);
+    expect(events('auth.signup', { user: admin.id })).toMatchObject([
+      { status: 'success', actor: 'login', email: admin.email, ip: '127.0.0.1', details: { admin: true } },
+    ]);
     const o = await seed.owner(t);
-    expect(events('auth.sign_in', { user: o.id })).toMatchObject([{ status: 'success', email: o.email, accountId: o.id, targetType: 'session' }]);
+    expect(events('auth.sign_in', { user: o.id })).toMatchObject([
+      { status: 'success', email: o.email, accountId: o.id, targetType: 'session' },
+    ]);
 
     const bad = await t.client().post('/api/login', { email: o.email, password: 'not it' });
     expect(bad.status).toBe(401);
     const unknown = await t.client().post('/api/login', { email: 'ghost@example.test', password: 'whatever' });
     expect(unknown.status).toBe(401);
     const failures = events('auth.sign_in').filter((e) => e.status === 'failure');
-    expect(failures.find((e) => e.email === o.email)).toMatchObject({ loginId: o.id, actor: 'anonymous', ip: '127.0.0.1', details: { reason: 'invalid_credentials' } });
-    expect(failures.find((e) => e.email === 'ghost@example.test')).toMatchObject({ loginId: null, details: { reason: 'invalid_credentials' } });
+    expect(failures.find((e) => e.email === o.email)).toMatchObject({
+      loginId: o.id,
+      actor: 'anonymous',
+      ip: '127.0.0.1',
+      details: { reason: 'invalid_credentials' },
+    });
+    expect(failures.find((e) => e.email === 'ghost@example.test')).toMatchObject({
+      loginId: null,
+      details: { reason: 'invalid_credentials' },
+    });
 
     await o.client.post('/api/logout');
     expect(events('auth.sign_out', { user: o.id })).toHaveLength(1);
@@ -90,7 +103,9 @@ describe('audit events for accounts and sessions', () => {
     expect(events('mfa.enable', { user: o.id }).map((e) => e.status)).toEqual(['failure', 'success']);
     expect(events('mfa.backup_codes_regenerate', { user: o.id })).toHaveLength(1);
     expect(events('mfa.disable', { user: o.id }).map((e) => e.status)).toEqual(['failure', 'success']);
-    expect(events('auth.sign_in', { user: o.id }).filter((e) => e.status === 'failure')).toMatchObject([{ details: { reason: 'invalid_mfa_code' } }]);
+    expect(events('auth.sign_in', { user: o.id }).filter((e) => e.status === 'failure')).toMatchObject([
+      { details: { reason: 'invalid_mfa_code' } },
+    ]);
   });
 });
 
@@ -98,7 +113,9 @@ describe('audit events for sub-users, settings and limits', () => {
   test('sub-user created, permissions changed, deleted', async () => {
     const o = await seed.owner(t);
     const email = seed.uniqueEmail('helper');
-    const { subUser } = await json(await o.client.post('/api/user/sub-users', { email, password: 'longenough', name: 'Helper', permissions: ['files.upload'] }));
+    const { subUser } = await json(
+      await o.client.post('/api/user/sub-users', { email, password: 'longenough', name: 'Helper', permissions: ['files.upload'] }),
+    );
     await o.client.put(`/api/user/sub-users/${subUser.id}`, { permissions: ['files.download', 'files.share'] });
     await o.client.delete(`/api/user/sub-users/${subUser.id}`);
     const log = events('subuser', { user: o.id });
@@ -125,11 +142,22 @@ describe('audit events for sub-users, settings and limits', () => {
     await c.put('/api/user/known-proxies-config', { knownProxies: [] });
     const log = events('settings.update', { user: admin.id });
     const keys = new Set(log.map((e) => e.targetId));
-    for (const k of ['signupEnabled', 'hideFileExtensions', 'desktopOnlyAccess', 'allowPasswordChange', 'maxUploadBytes', 'shareBaseUrl', 'docserver', 'knownProxies']) {
+    for (const k of [
+      'signupEnabled',
+      'hideFileExtensions',
+      'desktopOnlyAccess',
+      'allowPasswordChange',
+      'maxUploadBytes',
+      'shareBaseUrl',
+      'docserver',
+      'knownProxies',
+    ]) {
       expect(keys.has(k)).toBe(true);
     }
     expect(log.find((e) => e.targetId === 'maxUploadBytes')!.details).toEqual({ value: 2097152 });
-    expect(log.find((e) => e.targetId === 'docserver')!.details).toEqual({ value: { url: 'https://docs.example.test', jwtSecretSet: true } });
+    expect(log.find((e) => e.targetId === 'docserver')!.details).toEqual({
+      value: { url: 'https://docs.example.test', jwtSecretSet: true },
+    });
     expect(JSON.stringify(t.server.ctx.services.audit.list({ limit: 10000 }))).not.toContain('very-secret-value');
     // A refused value changes nothing and is not recorded as a change.
     const before = log.length;
@@ -149,9 +177,20 @@ describe('audit events for sub-users, settings and limits', () => {
     expect((await sub.client.get('/api/user/sub-users')).status).toBe(403);
     expect((await o.client.get('/api/user/all')).status).toBe(403);
     expect((await o.client.post('/api/logout-all', undefined, { origin: 'https://evil.example' })).status).toBe(403);
-    expect(events('access.denied', { user: sub.id })).toMatchObject([{ status: 'denied', targetType: 'route', targetId: 'GET /api/user/sub-users', details: { reason: 'Only the account owner can perform this action.' } }]);
-    expect(events('access.denied', { user: o.id })).toMatchObject([{ targetId: 'GET /api/user/all', details: { reason: 'Only the admin can perform this action.' } }]);
-    expect(events('access.denied').some((e) => e.targetId === 'POST /api/logout-all' && e.details?.origin === 'https://evil.example')).toBe(true);
+    expect(events('access.denied', { user: sub.id })).toMatchObject([
+      {
+        status: 'denied',
+        targetType: 'route',
+        targetId: 'GET /api/user/sub-users',
+        details: { reason: 'Only the account owner can perform this action.' },
+      },
+    ]);
+    expect(events('access.denied', { user: o.id })).toMatchObject([
+      { targetId: 'GET /api/user/all', details: { reason: 'Only the admin can perform this action.' } },
+    ]);
+    expect(events('access.denied').some((e) => e.targetId === 'POST /api/logout-all' && e.details?.origin === 'https://evil.example')).toBe(
+      true,
+    );
   });
 });
 
@@ -160,7 +199,9 @@ describe('audit log processing and retention', () => {
     const sqlite = t.server.ctx.db.$client;
     t.server.ctx.services.audit.flush();
     await t.client().post('/api/login', { email: 'queued@example.test', password: 'x' });
-    expect(sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM audit_queue WHERE status = 'pending'").get()!.n).toBeGreaterThanOrEqual(1);
+    expect(
+      sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM audit_queue WHERE status = 'pending'").get()!.n,
+    ).toBeGreaterThanOrEqual(1);
     expect(t.server.ctx.services.audit.flush()).toBeGreaterThanOrEqual(1);
     expect(sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM audit_queue WHERE status = 'pending'").get()!.n).toBe(0);
     expect(events('auth.sign_in').at(-1)!.email).toBe('queued@example.test');
@@ -171,10 +212,17 @@ describe('audit log processing and retention', () => {
     expect(t.server.ctx.schedules.get('__audit.retention__')).toMatchObject({ kind: 'audit.retention', intervalMs: 24 * 3600_000 });
     const old = clock.now() - 91 * 24 * 3600_000;
     const recent = clock.now() - 89 * 24 * 3600_000;
-    sqlite.query("INSERT INTO audit_log (at, action, status, actor) VALUES (?, 'auth.sign_in', 'success', 'system'), (?, 'auth.sign_in', 'success', 'system')").run(old, recent);
-    t.server.ctx.queue.enqueue('audit.retention', null);
+    sqlite
+      .query(
+        "INSERT INTO audit_log (at, action, status, actor) VALUES (?, 'auth.sign_in', 'success', 'system'), (?, 'auth.sign_in', 'success', 'system')",
+      )
+      .run(old, recent);
+    t.server.ctx.queue.enqueue(Jobs.auditRetention, null);
     await t.server.worker.drain();
-    const ats = sqlite.query<{ at: number }, []>('SELECT at FROM audit_log').all().map((r) => r.at);
+    const ats = sqlite
+      .query<{ at: number }, []>('SELECT at FROM audit_log')
+      .all()
+      .map((r) => r.at);
     expect(ats).not.toContain(old);
     expect(ats).toContain(recent);
   });
@@ -208,7 +256,9 @@ describe('audit events for file operations', () => {
     const file = await upload(sub.client, 'q3.txt', 'numbers');
     const of = (action: string) => events(action).filter((e) => e.accountId === o.id);
 
-    expect(of('file.upload')).toMatchObject([{ loginId: sub.id, accountId: o.id, ip: '127.0.0.1', targetType: 'file', targetId: file.id, details: { name: 'q3.txt' } }]);
+    expect(of('file.upload')).toMatchObject([
+      { loginId: sub.id, accountId: o.id, ip: '127.0.0.1', targetType: 'file', targetId: file.id, details: { name: 'q3.txt' } },
+    ]);
     await (await sub.client.get(`/api/files/${file.id}/download`)).arrayBuffer();
     await (await sub.client.get(`/api/files/${file.id}/download`, { range: 'bytes=3-4' })).arrayBuffer();
     expect(of('file.download')).toMatchObject([{ loginId: sub.id, targetId: file.id }]);

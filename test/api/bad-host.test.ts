@@ -76,7 +76,9 @@ describe('a malformed Host or request target (issue 13, defect 1)', () => {
       expect(res.headers.get('content-type')).toContain('application/json');
       expect(res.headers.get('x-frame-options')).toBe('DENY');
       expect(await json(res)).toEqual({ message: 'Internal server error' });
-      expect(log.lines.some((l) => l.level === 'error' && l.fields.where === 'runtime' && String(l.fields.err).includes('logger failed'))).toBe(true);
+      expect(
+        log.lines.some((l) => l.level === 'error' && l.fields.where === 'runtime' && String(l.fields.err).includes('logger failed')),
+      ).toBe(true);
     } finally {
       items.stats = stats;
       log.error = error;

@@ -7,7 +7,7 @@ import { parseJson, runCli } from '../helpers/cli.ts';
 import { uploadRaw } from '../helpers/files.ts';
 import { memoryLogger } from '../helpers/logs.ts';
 import { admin, type SeededLogin } from '../helpers/seed.ts';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.ts';
 
 const MiB = 1024 * 1024;

@@ -15,7 +15,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const get = (path: string, extra = '') => rawRequest(t.url, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\n${extra}Connection: close\r\n\r\n`);
+const get = (path: string, extra = '') =>
+  rawRequest(
+    t.url,
+    `GET ${path} HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\n${extra}Connection: close\r\n\r\n`,
+  );
 
 describe('download framing on the wire (issue 13, defect 11: what the runtime allows)', () => {
   test('a download and a range arrive chunked with a final chunk, byte-exact', async () => {
@@ -36,7 +40,9 @@ describe('download framing on the wire (issue 13, defect 11: what the runtime al
 
   test('a download the server must cut short (a damaged object) ends without the final chunk: the client sees it incomplete', async () => {
     const item = await upload(a.client, 'damaged.bin', randomBytes(3 * 1024 * 1024));
-    const { storage_key } = t.server.ctx.db.$client.query<{ storage_key: string }, [string]>('SELECT storage_key FROM items WHERE id = ?').get(item.id)!;
+    const { storage_key } = t.server.ctx.db.$client
+      .query<{ storage_key: string }, [string]>('SELECT storage_key FROM items WHERE id = ?')
+      .get(item.id)!;
     const file = (t.server.ctx.driver as LocalDriver).pathOf(storage_key);
     const bytes = fs.readFileSync(file);
     bytes[2 * 1024 * 1024]! ^= 1;

@@ -15,7 +15,8 @@ const original = randomBytes(3 * SEGMENT + 100);
 let big: any;
 
 const PNG = new Uint8Array([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89,
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15,
+  0xc4, 0x89,
 ]);
 
 beforeAll(async () => {
@@ -56,24 +57,33 @@ describe('GET /api/files/:id/download (single file)', () => {
     expect((await bytes(res)).equals(original.subarray(start, end))).toBe(true);
   });
 
-  test.each([[`bytes=${N}-`], [`bytes=${N + 5}-${N + 10}`], ['bytes=-0']])('Range %s → 416 with Content-Range bytes */size', async (range) => {
-    const res = await owner.client.get(`/api/files/${big.id}/download`, { range });
-    expect(res.status).toBe(416);
-    expect(res.headers.get('content-range')).toBe(`bytes */${N}`);
-  });
+  test.each([[`bytes=${N}-`], [`bytes=${N + 5}-${N + 10}`], ['bytes=-0']])(
+    'Range %s → 416 with Content-Range bytes */size',
+    async (range) => {
+      const res = await owner.client.get(`/api/files/${big.id}/download`, { range });
+      expect(res.status).toBe(416);
+      expect(res.headers.get('content-range')).toBe(`bytes */${N}`);
+    },
+  );
 
-  test.each([['bytes=abc'], ['bytes=0-1,5-6'], ['items=0-5'], ['bytes=9-3']])('an ignorable Range %s → 200 with the whole file', async (range) => {
-    const res = await owner.client.get(`/api/files/${big.id}/download`, { range });
-    expect(res.status).toBe(200);
-    expect((await bytes(res)).length).toBe(N);
-  });
+  test.each([['bytes=abc'], ['bytes=0-1,5-6'], ['items=0-5'], ['bytes=9-3']])(
+    'an ignorable Range %s → 200 with the whole file',
+    async (range) => {
+      const res = await owner.client.get(`/api/files/${big.id}/download`, { range });
+      expect(res.status).toBe(200);
+      expect((await bytes(res)).length).toBe(N);
+    },
+  );
 
   test('a file of many request and read chunks (freed as they are used) comes back byte-exact, whole and in ranges', async () => {
     // 1.5 MiB: about 25 request chunks up, six 256 KiB read chunks down, segments spanning them.
     const data = randomBytes(1536 * 1024 + 333);
     const file = await upload(owner.client, 'chunks.bin', data);
     expect((await bytes(await owner.client.get(`/api/files/${file.id}/download`))).equals(data)).toBe(true);
-    for (const [start, end] of [[262_000, 787_000], [3 * SEGMENT + 7, data.length]] as const) {
+    for (const [start, end] of [
+      [262_000, 787_000],
+      [3 * SEGMENT + 7, data.length],
+    ] as const) {
       const res = await owner.client.get(`/api/files/${file.id}/download`, { range: `bytes=${start}-${end - 1}` });
       expect((await bytes(res)).equals(data.subarray(start, end))).toBe(true);
     }
@@ -81,7 +91,9 @@ describe('GET /api/files/:id/download (single file)', () => {
 
   test('inline=1 only for detected raster images; SVG, HTML and images in name only stay attachments', async () => {
     const png = await upload(owner.client, 'pixel.png', PNG, { type: 'image/png' });
-    const svg = await upload(owner.client, 'draw.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', { type: 'image/svg+xml' });
+    const svg = await upload(owner.client, 'draw.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', {
+      type: 'image/svg+xml',
+    });
     const html = await upload(owner.client, 'page.html', '<html><script>alert(1)</script></html>', { type: 'text/html' });
     const fake = await upload(owner.client, 'fake.png', 'not really an image', { type: 'image/png' });
     const inline = await owner.client.get(`/api/files/${png.id}/download?inline=1`);
@@ -89,7 +101,9 @@ describe('GET /api/files/:id/download (single file)', () => {
     expect(inline.headers.get('content-type')).toBe('image/png');
     expect((await bytes(inline)).equals(Buffer.from(PNG))).toBe(true);
     expect((await owner.client.get(`/api/files/${png.id}/download`)).headers.get('content-disposition')).toStartWith('attachment;');
-    expect((await owner.client.get(`/api/files/${png.id}/download?inline=true`)).headers.get('content-disposition')).toStartWith('attachment;');
+    expect((await owner.client.get(`/api/files/${png.id}/download?inline=true`)).headers.get('content-disposition')).toStartWith(
+      'attachment;',
+    );
     for (const item of [svg, html, fake]) {
       const res = await owner.client.get(`/api/files/${item.id}/download?inline=1`);
       expect(res.headers.get('content-disposition')).toStartWith('attachment;');
@@ -100,7 +114,9 @@ describe('GET /api/files/:id/download (single file)', () => {
   test('Content-Disposition carries an ASCII fallback and the UTF-8 name', async () => {
     const item = await upload(owner.client, 'résumé (final) 日本.txt', 'cv');
     const res = await owner.client.get(`/api/files/${item.id}/download`);
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="r_sum_ (final) __.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%28final%29%20%E6%97%A5%E6%9C%AC.txt`);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="r_sum_ (final) __.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%28final%29%20%E6%97%A5%E6%9C%AC.txt`,
+    );
   });
 
   test('a trashed or missing file → 404', async () => {
@@ -114,12 +130,12 @@ describe('GET /api/files/:id/download (single file)', () => {
     const item = await upload(owner.client, 'read-me.txt', 'x');
     clock.advance(2 * 3600_000);
     await bytes(await owner.client.get(`/api/files/${item.id}/download`));
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     const first = (await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt;
     expect(first).toBe(new Date(clock.now()).toISOString());
     clock.advance(10 * 60_000);
     await bytes(await owner.client.get(`/api/files/${item.id}/download`));
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     expect((await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt).toBe(first);
   });
 });
@@ -141,11 +157,17 @@ describe('ZIP downloads', () => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="Album.zip"; filename*=UTF-8''Album.zip`);
     expect(res.headers.get('accept-ranges')).toBeNull();
     const entries = readZip(await bytes(res));
-    expect(entries.map((e) => e.name).sort()).toEqual(['Album/', 'Album/a.bin', 'Album/nested/', 'Album/nested/b.txt', 'Album/nested/empty/']);
+    expect(entries.map((e) => e.name).sort()).toEqual([
+      'Album/',
+      'Album/a.bin',
+      'Album/nested/',
+      'Album/nested/b.txt',
+      'Album/nested/empty/',
+    ]);
     expect(entries.find((e) => e.name === 'Album/a.bin')!.data.equals(a)).toBe(true);
     expect(entries.find((e) => e.name === 'Album/nested/b.txt')!.data.toString()).toBe('bee');
     // The folder and every entry are marked read.
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     const now = new Date(clock.now()).toISOString();
     expect((await json(await owner.client.get(`/api/files/${top.id}/info`))).accessedAt).toBe(now);
     expect((await json(await owner.client.get(`/api/files/${sub.id}/info`))).accessedAt).toBe(now);
@@ -158,7 +180,11 @@ describe('ZIP downloads', () => {
     const y = await upload(owner.client, 'x.txt', 'yy');
     const single = await owner.client.post('/api/files/download/bulk', { ids: [d1.id] });
     expect(single.headers.get('content-disposition')).toContain('filename="bulk-one.zip"');
-    expect(readZip(await bytes(single)).map((e) => e.name).sort()).toEqual(['bulk-one/', 'bulk-one/dup/', 'bulk-one/dup/x.txt']);
+    expect(
+      readZip(await bytes(single))
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['bulk-one/', 'bulk-one/dup/', 'bulk-one/dup/x.txt']);
     const many = await owner.client.post('/api/files/download/bulk', { ids: [x.id, y.id] });
     expect(many.status).toBe(200);
     const stamp = new Date(clock.now()).toISOString();

@@ -40,7 +40,12 @@ describe('GET /api/files/events', () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, ['files.upload']);
     const other = await seed.owner(t);
-    const [first, second, subStream, stranger] = await Promise.all([connect(o.client), connect(o.client), connect(sub.client), connect(other.client)]);
+    const [first, second, subStream, stranger] = await Promise.all([
+      connect(o.client),
+      connect(o.client),
+      connect(sub.client),
+      connect(other.client),
+    ]);
     const item = await upload(sub.client, 'live.txt', 'hello', { type: 'text/plain' });
     for (const reader of [first, second, subStream]) {
       const event = await reader.nextData();
@@ -58,7 +63,10 @@ describe('GET /api/files/events', () => {
     const o = await seed.owner(t);
     const stream = await connect(o.client);
     const dir = await folder(o.client, 'box');
-    expect(await stream.nextData()).toMatchObject({ type: 'folder.created', data: { id: dir.id, name: 'box', type: 'folder', parentId: null, userId: o.id } });
+    expect(await stream.nextData()).toMatchObject({
+      type: 'folder.created',
+      data: { id: dir.id, name: 'box', type: 'folder', parentId: null, userId: o.id },
+    });
     const file = await upload(o.client, 'a.txt', 'a');
     expect((await stream.nextData()).type).toBe('file.uploaded');
     await o.client.post('/api/files/rename', { id: file.id, name: 'b.txt' });
@@ -80,7 +88,11 @@ describe('GET /api/files/events', () => {
     await t.server.worker.drain();
     const copied = await stream.nextData();
     expect(copied).toMatchObject({ type: 'file.copied', data: { name: 'box (1)', type: 'folder', userId: o.id } });
-    expect(await stream.nextData()).toEqual({ type: 'file.copied', timestamp: expect.any(String), data: { userId: o.id, action: 'copy', count: 1, jobId } });
+    expect(await stream.nextData()).toEqual({
+      type: 'file.copied',
+      timestamp: expect.any(String),
+      data: { userId: o.id, action: 'copy', count: 1, jobId },
+    });
 
     await o.client.post('/api/files/delete', { ids: [dir.id] });
     await stream.nextData();

@@ -15,7 +15,13 @@ afterAll(() => t.stop());
  * Sends the headers of a 50 MB multipart upload and then only a first slice of the body, and waits for
  * the answer: a guard that waited for the body would never answer before the rest arrives.
  */
-function uploadHead(url: string, cookie: string, totalBytes: number, sendBytes: number, waitMs = 5000): Promise<{ status: number; sent: number; body: string }> {
+function uploadHead(
+  url: string,
+  cookie: string,
+  totalBytes: number,
+  sendBytes: number,
+  waitMs = 5000,
+): Promise<{ status: number; sent: number; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => {
@@ -31,7 +37,9 @@ function uploadHead(url: string, cookie: string, totalBytes: number, sendBytes: 
           '',
         ].join('\r\n'),
       );
-      socket.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+      socket.write(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      );
       socket.write(Buffer.alloc(sendBytes, 7));
     });
     let response = '';

@@ -23,7 +23,7 @@ async function runFirstBatchThenCrash(jobId: string): Promise<void> {
   const def = registry.get(job.kind)!;
   let threw = false;
   try {
-    await def.handle(def.payload.parse(job.payload), {
+    await def.handle(def.spec.payload.parse(job.payload), {
       job,
       signal: crash.signal,
       addProgress: (n) => {

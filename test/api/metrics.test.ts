@@ -31,7 +31,13 @@ describe('GET /metrics', () => {
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const families = parseExposition(await res.text());
     for (const [name, type] of Object.entries(AUDIT_METRICS)) expect(families.get(name)?.type).toBe(type as never);
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_start_time_seconds', 'process_open_fds', 'bun_heap_used_bytes']) {
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'process_start_time_seconds',
+      'process_open_fds',
+      'bun_heap_used_bytes',
+    ]) {
       expect(families.has(name)).toBe(true);
     }
     expect(sample(families, 'process_resident_memory_bytes')).toBeGreaterThan(1024 * 1024);

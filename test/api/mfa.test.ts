@@ -88,9 +88,13 @@ describe('login with MFA', () => {
     const previous = await code(secret, -30);
     expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: previous })).status).toBe(401);
     nextStep();
-    expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: await code(secret, -30) })).status).toBe(200);
+    expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: await code(secret, -30) })).status).toBe(
+      200,
+    );
     nextStep();
-    expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: await code(secret, -60) })).status).toBe(401);
+    expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: await code(secret, -60) })).status).toBe(
+      401,
+    );
   });
 
   test('a backup code works once, with or without hyphen, in any case', async () => {
@@ -99,7 +103,9 @@ describe('login with MFA', () => {
     const [first, second] = backupCodes as [string, string];
     expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: first.toLowerCase() })).status).toBe(200);
     expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: first })).status).toBe(401);
-    expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: second.replace('-', '') })).status).toBe(200);
+    expect((await t.client().post('/api/login', { email: o.email, password: o.password, mfaCode: second.replace('-', '') })).status).toBe(
+      200,
+    );
     expect(await json(await o.client.get('/api/mfa/backup-codes/count'))).toEqual({ count: 8 });
   });
 });

@@ -5,6 +5,7 @@ import { errors, orphanErrors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
 import { ageObject, DAY, folder, HOUR, rowWithoutObject, storeFile, strayObject, strayObjectsFast } from '../helpers/stored-files.ts';
 import { suiteStorage } from '../helpers/s3.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -47,7 +48,7 @@ async function remove(client: TestClient, body: unknown): Promise<any> {
 }
 
 describe('orphan review is for the admin only', () => {
-  test('an owner and a sub-user get 403 with SPEC\'s message on both endpoints, and each attempt is audited', async () => {
+  test("an owner and a sub-user get 403 with SPEC's message on both endpoints, and each attempt is audited", async () => {
     const sub = await seed.subUser(t, owner, ['files.upload', 'files.trash', 'files.delete']);
     for (const login of [owner, sub]) {
       let res = await login.client.get('/api/user/orphans');
@@ -77,8 +78,17 @@ describe('GET /api/user/orphans', () => {
     const intact = await storeFile(ctx(), owner.id, { createdAt: ctx().clock.now() - 3 * DAY });
     const oldStray = await strayObject(ctx(), { ageMs: 2 * DAY, size: 300 });
     const newStray = await strayObject(ctx(), { ageMs: 10 * 60_000 });
-    const lostRow = rowWithoutObject(ctx(), owner.id, { name: 'lost.pdf', parentId: sub, size: 4096, createdAt: ctx().clock.now() - 2 * DAY });
-    const trashedLost = rowWithoutObject(ctx(), owner.id, { name: 'gone.txt', createdAt: ctx().clock.now() - 2 * DAY, deletedAt: ctx().clock.now() - DAY });
+    const lostRow = rowWithoutObject(ctx(), owner.id, {
+      name: 'lost.pdf',
+      parentId: sub,
+      size: 4096,
+      createdAt: ctx().clock.now() - 2 * DAY,
+    });
+    const trashedLost = rowWithoutObject(ctx(), owner.id, {
+      name: 'gone.txt',
+      createdAt: ctx().clock.now() - 2 * DAY,
+      deletedAt: ctx().clock.now() - DAY,
+    });
     const newRow = rowWithoutObject(ctx(), owner.id, { createdAt: ctx().clock.now() - 10 * 60_000 });
 
     const report = await scan(admin.client);
@@ -133,16 +143,19 @@ describe('GET /api/user/orphans', () => {
     expect(ctx().services.audit.list({ action: 'orphans.scan', user: admin.id }).length).toBeGreaterThanOrEqual(2);
   });
 
-  test.each([['graceMinutes=59'], ['graceMinutes=525601'], ['graceMinutes=abc'], ['graceMinutes=90.5'], ['graceMinutes=60&jobId=3b241101-e2bb-4255-8caf-4136c566a962']])(
-    '?%s → 422 naming the field',
-    async (query) => {
-      const res = await admin.client.get(`/api/user/orphans?${query}`);
-      expect(res.status).toBe(422);
-      const body = await json(res);
-      expect(body.message).toBe(orphanErrors.validationFailed);
-      expect(body.details.map((d: { field: string }) => d.field).join()).toMatch(/graceMinutes|jobId/);
-    },
-  );
+  test.each([
+    ['graceMinutes=59'],
+    ['graceMinutes=525601'],
+    ['graceMinutes=abc'],
+    ['graceMinutes=90.5'],
+    ['graceMinutes=60&jobId=3b241101-e2bb-4255-8caf-4136c566a962'],
+  ])('?%s → 422 naming the field', async (query) => {
+    const res = await admin.client.get(`/api/user/orphans?${query}`);
+    expect(res.status).toBe(422);
+    const body = await json(res);
+    expect(body.message).toBe(orphanErrors.validationFailed);
+    expect(body.details.map((d: { field: string }) => d.field).join()).toMatch(/graceMinutes|jobId/);
+  });
 
   test('polling: a malformed job id → 400, an unknown one → 404, a job of another kind → 404', async () => {
     let res = await admin.client.get('/api/user/orphans?jobId=nope');
@@ -158,7 +171,7 @@ describe('GET /api/user/orphans', () => {
   });
 
   test('a failed scan job is reported as 500', async () => {
-    const jobId = ctx().queue.enqueue('orphans.scan', { graceMinutes: 1 });
+    const jobId = ctx().queue.enqueue(Jobs.orphansScan, { graceMinutes: 1 });
     await t.server.worker.drain();
     const res = await admin.client.get(`/api/user/orphans?jobId=${jobId}`);
     expect(res.status).toBe(500);
@@ -167,11 +180,14 @@ describe('GET /api/user/orphans', () => {
 });
 
 describe('POST /api/user/orphans/delete', () => {
-  test.each([[{}], [{ storageKeys: [], fileIds: [] }], [{ storageKeys: [], graceMinutes: 120 }]])('%p → 400 Select at least one orphan to delete', async (body) => {
-    const res = await admin.client.post('/api/user/orphans/delete', body);
-    expect(res.status).toBe(400);
-    expect(await json(res)).toEqual(orphanErrors.nothingSelected);
-  });
+  test.each([[{}], [{ storageKeys: [], fileIds: [] }], [{ storageKeys: [], graceMinutes: 120 }]])(
+    '%p → 400 Select at least one orphan to delete',
+    async (body) => {
+      const res = await admin.client.post('/api/user/orphans/delete', body);
+      expect(res.status).toBe(400);
+      expect(await json(res)).toEqual(orphanErrors.nothingSelected);
+    },
+  );
 
   test.each([
     ['501 storage keys', { storageKeys: Array.from({ length: 501 }, (_, i) => `k${i}`) }, 'storageKeys'],
@@ -188,7 +204,7 @@ describe('POST /api/user/orphans/delete', () => {
     if (field) expect(details.map((d) => d.field)).toContain(field);
   });
 
-  test('re-verifies every entry: deletes what still qualifies and skips the rest with each of SPEC\'s reasons', async () => {
+  test("re-verifies every entry: deletes what still qualifies and skips the rest with each of SPEC's reasons", async () => {
     const before = ctx().services.quota.usage(owner.id).used;
     const oldStray = await strayObject(ctx(), { ageMs: 2 * DAY });
     const referencedAgain = await strayObject(ctx(), { ageMs: 2 * DAY });
@@ -202,9 +218,12 @@ describe('POST /api/user/orphans/delete', () => {
     // Between review and deletion: a row now points at one object, and one missing object reappears.
     const row = rowWithoutObject(ctx(), owner.id, { createdAt: ctx().clock.now() - 2 * DAY });
     ctx().db.$client.query('UPDATE items SET storage_key = ? WHERE id = ?').run(referencedAgain, row.id);
-    await ctx().driver.put(back.storageKey, (async function* () {
-      yield new Uint8Array([1, 2, 3]);
-    })());
+    await ctx().driver.put(
+      back.storageKey,
+      (async function* () {
+        yield new Uint8Array([1, 2, 3]);
+      })(),
+    );
 
     const result = await remove(admin.client, {
       storageKeys: [oldStray, referencedAgain, freshStray, neverStored, '../../etc/passwd'],
@@ -242,7 +261,11 @@ describe('POST /api/user/orphans/delete', () => {
 
     ctx().services.audit.flush();
     const [entry] = ctx().services.audit.list({ action: 'orphans.delete', limit: 1 });
-    expect(entry).toMatchObject({ actor: 'login', loginId: admin.id, details: { deletedStorageKeys: [oldStray], deletedFileIds: [lost.id], skipped: 8 } });
+    expect(entry).toMatchObject({
+      actor: 'login',
+      loginId: admin.id,
+      details: { deletedStorageKeys: [oldStray], deletedFileIds: [lost.id], skipped: 8 },
+    });
   });
 
   test('a narrower grace window lets younger entries go', async () => {

@@ -139,15 +139,32 @@ describe('the S3 driver through the API', () => {
 });
 
 describe('start-up checks', () => {
-  const serve = (dataDir: string, env: Record<string, string>) => runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], { env, timeoutMs: 20_000 });
+  const serve = (dataDir: string, env: Record<string, string>) =>
+    runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], { env, timeoutMs: 20_000 });
 
   test.each([
-    ['a missing bucket', { S3_BUCKET: 'no-such-bucket' }, /^coffer: S3_BUCKET: bucket "no-such-bucket" does not exist at http:\/\/127\.0\.0\.1:\d+; create it first or fix S3_BUCKET\n$/],
-    ['an unknown access key', { S3_ACCESS_KEY_ID: 'WRONGKEY' }, /^coffer: S3_ACCESS_KEY_ID: http:\/\/127\.0\.0\.1:\d+ does not know the access key "WRONGKEY"\n$/],
+    [
+      'a missing bucket',
+      { S3_BUCKET: 'no-such-bucket' },
+      /^coffer: S3_BUCKET: bucket "no-such-bucket" does not exist at http:\/\/127\.0\.0\.1:\d+; create it first or fix S3_BUCKET\n$/,
+    ],
+    [
+      'an unknown access key',
+      { S3_ACCESS_KEY_ID: 'WRONGKEY' },
+      /^coffer: S3_ACCESS_KEY_ID: http:\/\/127\.0\.0\.1:\d+ does not know the access key "WRONGKEY"\n$/,
+    ],
     ['an unreachable endpoint', { S3_ENDPOINT: 'http://127.0.0.1:1' }, /^coffer: S3_ENDPOINT: cannot reach http:\/\/127\.0\.0\.1:1: /],
     ['no bucket set', { S3_BUCKET: '' }, /^coffer: S3_BUCKET is required when COFFER_STORAGE=s3\n$/],
-    ['no secret set', { S3_SECRET_ACCESS_KEY: '' }, /^coffer: S3_SECRET_ACCESS_KEY \(or S3_SECRET_ACCESS_KEY_FILE\) is required when COFFER_STORAGE=s3\n$/],
-    ['an unreadable secret file', { S3_SECRET_ACCESS_KEY: '', S3_SECRET_ACCESS_KEY_FILE: '/nonexistent/secret' }, /^coffer: S3_SECRET_ACCESS_KEY_FILE: cannot read \/nonexistent\/secret \(ENOENT\)\n$/],
+    [
+      'no secret set',
+      { S3_SECRET_ACCESS_KEY: '' },
+      /^coffer: S3_SECRET_ACCESS_KEY \(or S3_SECRET_ACCESS_KEY_FILE\) is required when COFFER_STORAGE=s3\n$/,
+    ],
+    [
+      'an unreadable secret file',
+      { S3_SECRET_ACCESS_KEY: '', S3_SECRET_ACCESS_KEY_FILE: '/nonexistent/secret' },
+      /^coffer: S3_SECRET_ACCESS_KEY_FILE: cannot read \/nonexistent\/secret \(ENOENT\)\n$/,
+    ],
   ] as const)('%s stops `coffer serve` with one line naming the variable', async (_, change, line) => {
     const dataDir = tempDir();
     try {
@@ -183,10 +200,14 @@ describe('start-up checks', () => {
       await t.server.stop();
       const local = await serve(dataDir, { COFFER_STORAGE: 'local' });
       expect(local.code).toBe(1);
-      expect(local.stderr).toMatch(/^coffer: this installation's 1 file\(s\) are stored on S3 bucket "coffer-test" under prefix "recorded-\w+\/", but Coffer was started with local disk: set COFFER_STORAGE=s3 \(--storage s3\) to keep using it, or move the files with "coffer storage migrate --to local"\n$/);
+      expect(local.stderr).toMatch(
+        /^coffer: this installation's 1 file\(s\) are stored on S3 bucket "coffer-test" under prefix "recorded-\w+\/", but Coffer was started with local disk: set COFFER_STORAGE=s3 \(--storage s3\) to keep using it, or move the files with "coffer storage migrate --to local"\n$/,
+      );
       const other = await serve(dataDir, s3.env('elsewhere/'));
       expect(other.code).toBe(1);
-      expect(other.stderr).toContain('but Coffer was started with S3 bucket "coffer-test" under prefix "elsewhere/": fix S3_BUCKET/S3_PREFIX');
+      expect(other.stderr).toContain(
+        'but Coffer was started with S3 bucket "coffer-test" under prefix "elsewhere/": fix S3_BUCKET/S3_PREFIX',
+      );
       // The admin tools refuse too: an orphan scan against the wrong bucket would offer every file for deletion.
       const scan = await runCli(['orphans', 'scan', '--data-dir', dataDir], { env: s3.env('elsewhere/') });
       expect(scan.code).toBe(1);
@@ -206,7 +227,12 @@ describe('doctor and backup on S3', () => {
       const env = s3.env(prefix);
       let r = await runCli(['doctor', '--json', '--data-dir', t.dataDir], { env: { ...env, COFFER_MIN_FREE_BYTES: '1M' } });
       const ok = parseJson(r);
-      expect(ok.storage.checks.map((c: any) => [c.step, c.ok])).toEqual([['put', true], ['get', true], ['list', true], ['delete', true]]);
+      expect(ok.storage.checks.map((c: any) => [c.step, c.ok])).toEqual([
+        ['put', true],
+        ['get', true],
+        ['list', true],
+        ['delete', true],
+      ]);
       expect(s3.objectKeys(prefix).filter((k) => k.includes('probe'))).toEqual([]);
       s3.failNext(10, 403, 'AccessDenied', (m, u) => m === 'PUT' && u.includes('probe'));
       r = await runCli(['doctor', '--data-dir', t.dataDir], { env: { ...env, COFFER_MIN_FREE_BYTES: '1M' } });
@@ -227,7 +253,7 @@ describe('doctor and backup on S3', () => {
       const r = await runCli(['backup', target, '--data-dir', t.dataDir], { env: s3.env(t.server.ctx.driver.location.prefix) });
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('NOT in this backup: the file contents in s3://coffer-test/');
-      expect(r.stdout).toContain("Back the bucket up with its own tools");
+      expect(r.stdout).toContain('Back the bucket up with its own tools');
       const manifest = JSON.parse(fs.readFileSync(`${target}.manifest.json`, 'utf8'));
       expect(manifest.storage.driver).toBe('s3');
     } finally {

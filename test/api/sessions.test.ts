@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('GET /api/sessions', () => {
-  test('lists the login\'s sessions with isCurrent; is_online only after a heartbeat within 3 minutes', async () => {
+  test("lists the login's sessions with isCurrent; is_online only after a heartbeat within 3 minutes", async () => {
     const o = await seed.owner(t);
     const other = await seed.login(t, o.email);
     let { sessions } = await json(await o.client.get('/api/sessions'));
@@ -56,7 +56,7 @@ describe('GET /api/sessions', () => {
 });
 
 describe('revoking sessions', () => {
-  test('DELETE /api/sessions/:id revokes that session at once; another login\'s session id → 404', async () => {
+  test("DELETE /api/sessions/:id revokes that session at once; another login's session id → 404", async () => {
     const o = await seed.owner(t);
     const other = await seed.login(t, o.email);
     const otherId = (await json(await other.get('/api/sessions'))).sessions.find((s: { isCurrent: boolean }) => s.isCurrent).id;

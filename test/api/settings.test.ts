@@ -41,7 +41,12 @@ describe('instance settings', () => {
       canToggleAllowPasswordChange: false,
     });
     const adminStatus = await json(await adminLogin.client.get('/api/user/signup-status'));
-    expect(adminStatus).toMatchObject({ canToggle: true, canToggleHideFileExtensions: true, canToggleDesktopOnlyAccess: true, canToggleAllowPasswordChange: true });
+    expect(adminStatus).toMatchObject({
+      canToggle: true,
+      canToggleHideFileExtensions: true,
+      canToggleDesktopOnlyAccess: true,
+      canToggleAllowPasswordChange: true,
+    });
     expect(adminStatus.totalUsers).toBeGreaterThanOrEqual(2);
     expect(adminStatus.additionalUsers).toBe(adminStatus.totalUsers - 1);
     expect(await json(await user.client.get('/api/user/max-upload-size-config'))).toEqual({ maxBytes: 10737418240 });
@@ -65,21 +70,29 @@ describe('instance settings', () => {
     expect(await json(await t.client().get('/api/signup-status'))).toEqual({ signupEnabled: true, firstUser: false });
     await a.post('/api/user/signup-toggle', { enabled: false });
 
-    expect(await json(await a.put('/api/user/docserver-config', { url: 'https://docs.lan/', jwtSecret: 's3cret' }))).toEqual({ jwtSecretSet: true, url: 'https://docs.lan' });
+    expect(await json(await a.put('/api/user/docserver-config', { url: 'https://docs.lan/', jwtSecret: 's3cret' }))).toEqual({
+      jwtSecretSet: true,
+      url: 'https://docs.lan',
+    });
     const docs = await json(await a.get('/api/user/docserver-config'));
     expect(docs).toEqual({ jwtSecretSet: true, url: 'https://docs.lan' });
     expect(JSON.stringify(docs)).not.toContain('s3cret');
     expect(await json(await user.client.get('/api/user/docserver-configured'))).toEqual({ configured: true });
     expect(await json(await a.put('/api/user/docserver-config', { url: null, jwtSecret: null }))).toEqual({ jwtSecretSet: false, url: '' });
 
-    expect(await json(await a.put('/api/user/share-base-url-config', { url: 'https://share.example.com' }))).toEqual({ url: 'https://share.example.com' });
+    expect(await json(await a.put('/api/user/share-base-url-config', { url: 'https://share.example.com' }))).toEqual({
+      url: 'https://share.example.com',
+    });
     expect(await json(await a.put('/api/user/share-base-url-config', { url: null }))).toEqual({ url: null });
 
     expect(await json(await a.put('/api/user/max-upload-size-config', { maxBytes: 1048576 }))).toEqual({ maxBytes: 1048576 });
     expect(await json(await user.client.get('/api/user/max-upload-size-config'))).toEqual({ maxBytes: 1048576 });
 
     const proxies = ['10.0.0.1', '192.168.0.0/16', '::1', 'proxy.lan'];
-    expect(await json(await a.put('/api/user/known-proxies-config', { knownProxies: proxies }))).toEqual({ knownProxies: proxies, restartRequired: true });
+    expect(await json(await a.put('/api/user/known-proxies-config', { knownProxies: proxies }))).toEqual({
+      knownProxies: proxies,
+      restartRequired: true,
+    });
     expect(await json(await a.get('/api/user/known-proxies-config'))).toEqual({ knownProxies: proxies });
     await a.put('/api/user/known-proxies-config', { knownProxies: [] });
 

@@ -66,7 +66,9 @@ describe('POST /api/files/share and friends', () => {
     info = await json(await owner.client.get(`/api/files/${a.id}/info`));
     expect(Date.parse(info.expiresAt) - clock.now()).toBe(30 * 24 * 3600_000);
 
-    expect(await json(await owner.client.post('/api/files/share/links', { ids: [a.id, b.id] }))).toEqual({ links: { [a.id]: links[a.id], [b.id]: links[b.id] } });
+    expect(await json(await owner.client.post('/api/files/share/links', { ids: [a.id, b.id] }))).toEqual({
+      links: { [a.id]: links[a.id], [b.id]: links[b.id] },
+    });
     const unshare = await owner.client.post('/api/files/share', { ids: [a.id], shared: false });
     expect(await json(unshare)).toEqual({ message: expect.any(String) });
     expect((await json(await owner.client.get(`/api/files/${a.id}/info`))).shared).toBe(false);
@@ -98,7 +100,7 @@ describe('POST /api/files/share and friends', () => {
     expect((await owner.client.post('/api/files/share', { ids: ['x'] })).status).toBe(422);
   });
 
-  test('another account\'s item → 404 on share, unshare, links and link-parent-share; nothing changes', async () => {
+  test("another account's item → 404 on share, unshare, links and link-parent-share; nothing changes", async () => {
     const victim = await seed.owner(t);
     const file = await upload(victim.client, 'secret.txt', 'mine');
     for (const [path, body] of [
@@ -164,7 +166,9 @@ describe('public share pages', () => {
     const top = await json(await anon().get(`/s/${token}`, JSON_ACCEPT));
     expect(top.items.map((i: { name: string }) => i.name)).toEqual(['Sub']);
     expect(top.nextCursor).toBeNull();
-    expect((await json(await anon().get(`/s/${token}/folder/${sub.id}`, JSON_ACCEPT))).items.map((i: { id: string }) => i.id)).toEqual([inside.id]);
+    expect((await json(await anon().get(`/s/${token}/folder/${sub.id}`, JSON_ACCEPT))).items.map((i: { id: string }) => i.id)).toEqual([
+      inside.id,
+    ]);
     expect(await (await anon().get(`/s/${token}/file/${inside.id}`)).text()).toBe('inside');
 
     for (const id of [outside.id, sibling.id, trashed.id, trashedDir.id, underTrashedDir.id, theirs.id, 'no-such-id']) {
@@ -205,7 +209,10 @@ describe('public share pages', () => {
   });
 
   test('a single-file landing page with a download button and, for an image, a preview', async () => {
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da6364f8ffbf1e000501020055b1e8dc0000000049454e44ae426082', 'hex');
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da6364f8ffbf1e000501020055b1e8dc0000000049454e44ae426082',
+      'hex',
+    );
     const image = await upload(owner.client, 'pixel.png', png, { type: 'image/png' });
     const token = tokenOf((await share(owner.client, [image.id]))[image.id]!);
     const html = await expectValidHtml(await anon().get(`/s/${token}`, HTML));
@@ -217,7 +224,9 @@ describe('public share pages', () => {
     expect(Buffer.from(await preview.arrayBuffer())).toEqual(png);
     expect((await anon().get(`/s/${token}/zip`, JSON_ACCEPT)).status).toBe(404);
 
-    const svg = await upload(owner.client, 'x.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', { type: 'image/svg+xml' });
+    const svg = await upload(owner.client, 'x.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', {
+      type: 'image/svg+xml',
+    });
     const svgToken = tokenOf((await share(owner.client, [svg.id]))[svg.id]!);
     expect(await expectValidHtml(await anon().get(`/s/${svgToken}`, HTML))).not.toContain('?inline=1');
     const svgInline = await anon().get(`/s/${svgToken}/file/${svg.id}?inline=1`);
@@ -311,7 +320,10 @@ describe('public share pages', () => {
     const withCookie = await owner.client.get(`/s/${token}/file/${f.id}`);
     expect(withCookie.status).toBe(200);
     expect(withCookie.headers.get('set-cookie')).toBeNull();
-    const a = await seed.login(t, (await t.server.ctx.db.$client.query<{ email: string }, []>('SELECT email FROM users WHERE is_admin = 1').get())!.email);
+    const a = await seed.login(
+      t,
+      (await t.server.ctx.db.$client.query<{ email: string }, []>('SELECT email FROM users WHERE is_admin = 1').get())!.email,
+    );
     t.server.ctx.services.settings.set('desktopOnlyAccess', true);
     try {
       expect((await anon().get(`/s/${token}`, JSON_ACCEPT)).status).toBe(200);
@@ -347,7 +359,8 @@ describe('public share pages', () => {
     await (await anon().get(`/s/${token}/file/${f.id}`)).arrayBuffer();
     const audit = t.server.ctx.services.audit;
     audit.flush();
-    const forItem = (action: string) => audit.list({ action, limit: 1000 }).filter((e) => (e.details as { itemId?: string } | null)?.itemId === f.id);
+    const forItem = (action: string) =>
+      audit.list({ action, limit: 1000 }).filter((e) => (e.details as { itemId?: string } | null)?.itemId === f.id);
     expect(forItem('share.create')).toHaveLength(1);
     expect(forItem('share.access')).toHaveLength(1);
     expect(forItem('share.download')).toMatchObject([{ actor: 'anonymous', ip: '127.0.0.1', accountId: owner.id }]);

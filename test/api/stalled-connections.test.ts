@@ -91,7 +91,11 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
   test('past the cap an address gets 429 with Retry-After and a closed connection; the count drops as requests end', async () => {
     const stalled = await Promise.all([stalledUpload(t, a), stalledUpload(t, a), stalledUpload(t, a)]);
     expect(await until(() => blobFiles(t.dataDir).temp.length === 3, 3000)).toBe(true);
-    const refused = await rawRequest(t.url, `GET /api/files/stats HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\n\r\n`, { waitForCloseMs: 1000 });
+    const refused = await rawRequest(
+      t.url,
+      `GET /api/files/stats HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\n\r\n`,
+      { waitForCloseMs: 1000 },
+    );
     expect(refused.status).toBe(429);
     expect(JSON.parse(refused.body.toString())).toEqual({ error: 'Too many requests, please try again later' });
     expect(refused.headers['retry-after']).toBe('1');

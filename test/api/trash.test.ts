@@ -5,6 +5,7 @@ import { errors } from '../helpers/errors.ts';
 import { folder, listAll, rowCount, seedRows, storedKeys, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
@@ -56,7 +57,10 @@ describe('POST /api/files/delete (to trash)', () => {
     const o = await seed.owner(t);
     const dir = await tree(o, 'nine-hundred', 900);
     const lines = await ndjson(await o.client.post('/api/files/delete', { ids: [dir.id] }, { accept: 'application/x-ndjson' }));
-    expect(lines.filter((l) => l.type === 'progress').map((l) => l.done)).toEqual([0, ...Array.from({ length: 20 }, (_, i) => (i + 1) * 45)]);
+    expect(lines.filter((l) => l.type === 'progress').map((l) => l.done)).toEqual([
+      0,
+      ...Array.from({ length: 20 }, (_, i) => (i + 1) * 45),
+    ]);
     const f = await upload(o.client, 'plain.txt', 'x');
     const res = await o.client.post('/api/files/delete', { ids: [f.id] });
     expect(res.headers.get('content-type')).toContain('application/json');
@@ -196,12 +200,16 @@ describe('GET /api/files/jobs/:jobId', () => {
     const missing = await o.client.get(`/api/files/jobs/${crypto.randomUUID()}`);
     expect(missing.status).toBe(404);
     expect(await json(missing)).toEqual(errors.jobNotFound);
-    const failedId = t.server.ctx.queue.enqueue('files.copy', { accountId: o.id, loginId: o.id, ids: ['x'], parentId: 'gone-folder' }, { accountId: o.id });
+    const failedId = t.server.ctx.queue.enqueue(
+      Jobs.filesCopy,
+      { accountId: o.id, loginId: o.id, ids: ['x'], parentId: 'gone-folder' },
+      { accountId: o.id },
+    );
     await t.server.worker.drain();
     const failed = await o.client.get(`/api/files/jobs/${failedId}`);
     expect(failed.status).toBe(500);
     expect(await json(failed)).toEqual(errors.jobFailed);
-    const system = t.server.ctx.queue.enqueue('jobs.cleanup', null, { accountId: o.id });
+    const system = t.server.ctx.queue.enqueue(Jobs.jobsCleanup, null, { accountId: o.id });
     expect((await o.client.get(`/api/files/jobs/${system}`)).status).toBe(404);
     t.server.ctx.queue.available = false;
     try {
@@ -260,7 +268,12 @@ describe('POST /api/files/copy', () => {
     const rows = rowCount(t, 'account_id = ?', o.id);
     const objects = (await storedKeys(t)).length;
     const usage = t.server.ctx.services.quota.usage(o.id).used;
-    const payload = t.server.ctx.queue.get(jobId)!.payload as { accountId: string; loginId: string; ids: string[]; parentId: string | null };
+    const payload = t.server.ctx.queue.get(jobId)!.payload as {
+      accountId: string;
+      loginId: string;
+      ids: string[];
+      parentId: string | null;
+    };
     const again = await t.server.ctx.services.copy.run(jobId, payload);
     expect(again).toEqual(first);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(rows);
@@ -303,7 +316,9 @@ describe('a job interrupted by a restart', () => {
       await t2.server.worker.drain();
       const done = await json(await client.get(`/api/files/jobs/${jobId}`));
       expect(done).toEqual({ jobId, status: 'completed', result: { count: 601 } });
-      expect(t2.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM items WHERE deleted_at IS NULL').get()!.n).toBe(0);
+      expect(t2.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM items WHERE deleted_at IS NULL').get()!.n).toBe(
+        0,
+      );
     } finally {
       await t2.stop();
     }

@@ -6,6 +6,7 @@ import { admin, login, type SeededLogin } from '../helpers/seed.ts';
 import { cookieHeader, hangUpMidBody } from '../helpers/raw-http.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
+import { Jobs } from '../../src/jobs/catalog.ts';
 
 const running: TestServer[] = [];
 afterAll(() => Promise.all(running.map((s) => s.stop())));
@@ -18,7 +19,12 @@ async function server(dataDir = tempDir()): Promise<TestServer> {
 
 const intents = (t: TestServer) => t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM upload_intents').get()!.n;
 const referenced = (t: TestServer) =>
-  new Set(t.server.ctx.db.$client.query<{ k: string }, []>('SELECT storage_key AS k FROM items WHERE storage_key IS NOT NULL').all().map((r) => r.k));
+  new Set(
+    t.server.ctx.db.$client
+      .query<{ k: string }, []>('SELECT storage_key AS k FROM items WHERE storage_key IS NOT NULL')
+      .all()
+      .map((r) => r.k),
+  );
 
 /** Stops a server whose requests may hang for ever, as a crash would leave them, and starts one on its data. */
 async function crashAndRestart(t: TestServer): Promise<TestServer> {
@@ -80,22 +86,28 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
     const intentsSvc = ctx.services.uploadIntents;
     const orphanKey = newStorageKey();
     intentsSvc.record(orphanKey);
-    await ctx.storage.put(orphanKey, (async function* () {
-      yield Buffer.from('left behind');
-    })());
+    await ctx.storage.put(
+      orphanKey,
+      (async function* () {
+        yield Buffer.from('left behind');
+      })(),
+    );
     intentsSvc.abandon(orphanKey);
     const inFlight = newStorageKey();
     intentsSvc.record(inFlight);
-    await ctx.storage.put(inFlight, (async function* () {
-      yield Buffer.from('still uploading');
-    })());
+    await ctx.storage.put(
+      inFlight,
+      (async function* () {
+        yield Buffer.from('still uploading');
+      })(),
+    );
     // An intent whose row did commit (never left by Coffer itself, but harmless): the object stays.
-    const item = await upload((await login(t, a.email)), 'row.txt', 'row');
+    const item = await upload(await login(t, a.email), 'row.txt', 'row');
     const rowKey = ctx.db.$client.query<{ k: string }, [string]>('SELECT storage_key AS k FROM items WHERE id = ?').get(item.id)!.k;
     ctx.db.$client.query('INSERT INTO upload_intents (storage_key, created_at) VALUES (?, 0)').run(rowKey);
 
     ctx.queue.available = true;
-    ctx.queue.enqueue('uploads.sweep', null);
+    ctx.queue.enqueue(Jobs.uploadsSweep, null);
     await t.server.worker.drain();
 
     const objects = new Set(blobFiles(t.dataDir).objects);

@@ -18,7 +18,8 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const PNG = new Uint8Array([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89,
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15,
+  0xc4, 0x89,
 ]);
 const MiB = 1024 * 1024;
 
@@ -39,7 +40,15 @@ describe('POST /api/files/upload', () => {
   test('answers the created item; the MIME type is detected from content, else the client type is kept', async () => {
     const o = await seed.owner(t);
     const png = await upload(o.client, 'picture.txt', PNG, { type: 'text/plain' });
-    expect(png).toMatchObject({ name: 'picture.txt', type: 'file', size: PNG.length, mimeType: 'image/png', parentId: null, starred: false, shared: false });
+    expect(png).toMatchObject({
+      name: 'picture.txt',
+      type: 'file',
+      size: PNG.length,
+      mimeType: 'image/png',
+      parentId: null,
+      starred: false,
+      shared: false,
+    });
     const text = await upload(o.client, 'notes.md', '# hello', { type: 'text/markdown' });
     expect(text.mimeType).toBe('text/markdown');
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(PNG.length + 7);
@@ -89,7 +98,11 @@ describe('POST /api/files/upload', () => {
     const boundary = 'cut-short';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n`;
     for (const body of [`${head}${'x'.repeat(300_000)}`, `${head}whole\r\n`]) {
-      const res = await o.client.request('/api/files/upload', { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+      const res = await o.client.request('/api/files/upload', {
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
       expect(res.status).toBe(400);
       expect(await json(res)).toEqual({ message: 'The upload is not a valid multipart/form-data body' });
     }
@@ -138,7 +151,8 @@ describe('POST /api/files/upload', () => {
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
       async pull(c) {
-        if (sent === 0) c.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="abort.bin"\r\n\r\n`));
+        if (sent === 0)
+          c.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="abort.bin"\r\n\r\n`));
         c.enqueue(randomBytes(256 * 1024));
         sent += 256 * 1024;
         if (sent >= 4 * MiB) controller.abort();
@@ -192,7 +206,8 @@ describe('POST /api/files/upload', () => {
       duplex: 'half',
       body: new ReadableStream<Uint8Array>({
         pull(c) {
-          if (step++ === 0) c.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n`));
+          if (step++ === 0)
+            c.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n`));
           else if (step < 5) c.enqueue(randomBytes(100_000));
           else {
             controller.abort();
@@ -204,7 +219,9 @@ describe('POST /api/files/upload', () => {
     } as RequestInit);
     const principal = (await t.server.ctx.services.sessions.authenticate(o.client.cookies.get('token')!, { ip: '127.0.0.1' })).principal;
     const before = storedObjectFiles(t).objects.length;
-    const error = await t.server.ctx.services.uploads.upload(principal, { parts: readMultipart(request), signal: request.signal }).catch((e: unknown) => e);
+    const error = await t.server.ctx.services.uploads
+      .upload(principal, { parts: readMultipart(request), signal: request.signal })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).status).toBe(499);
     expect((error as AppError).body()).toEqual(errors.uploadAborted);

@@ -30,10 +30,15 @@ describe('sub-users', () => {
     for (const p of body.availablePermissions) expect(p.description.length).toBeGreaterThan(10);
   });
 
-  test('create → 201; the sub-user signs in with its own password and acts on the owner\'s storage', async () => {
+  test("create → 201; the sub-user signs in with its own password and acts on the owner's storage", async () => {
     const o = await seed.owner(t);
     const email = seed.uniqueEmail('helper');
-    const res = await o.client.post('/api/user/sub-users', { email, password: 'longenough', name: ' Helper ', permissions: ['files.upload', 'files.download'] });
+    const res = await o.client.post('/api/user/sub-users', {
+      email,
+      password: 'longenough',
+      name: ' Helper ',
+      permissions: ['files.upload', 'files.download'],
+    });
     expect(res.status).toBe(201);
     const { subUser } = await json(res);
     expect(subUser).toMatchObject({ email, name: 'Helper', permissions: ['files.download', 'files.upload'], mfaEnabled: false });
@@ -59,12 +64,17 @@ describe('sub-users', () => {
 
   test('an email in use anywhere on the instance → 409', async () => {
     const o = await seed.owner(t);
-    const res = await o.client.post('/api/user/sub-users', { email: adminLogin.email.toUpperCase(), password: 'longenough', name: 'N', permissions: [] });
+    const res = await o.client.post('/api/user/sub-users', {
+      email: adminLogin.email.toUpperCase(),
+      password: 'longenough',
+      name: 'N',
+      permissions: [],
+    });
     expect(res.status).toBe(409);
     expect(await json(res)).toEqual(errors.emailInUse);
   });
 
-  test('permission changes apply to the sub-user\'s next request without a new login', async () => {
+  test("permission changes apply to the sub-user's next request without a new login", async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);
     const principalPerms = async () => {
@@ -79,7 +89,7 @@ describe('sub-users', () => {
     expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['nope'] })).status).toBe(422);
   });
 
-  test('delete drops the sub-user\'s sessions and presence at once', async () => {
+  test("delete drops the sub-user's sessions and presence at once", async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, ['files.download']);
     await sub.client.post('/api/sessions/heartbeat');
@@ -92,7 +102,7 @@ describe('sub-users', () => {
     expect(await json(again)).toEqual({ message: 'Sub-user not found' });
   });
 
-  test('another owner\'s sub-user is 404 for update and delete', async () => {
+  test("another owner's sub-user is 404 for update and delete", async () => {
     const a = await seed.owner(t);
     const b = await seed.owner(t);
     const sub = await seed.subUser(t, a, []);
@@ -166,22 +176,30 @@ describe('admin: users and storage limits', () => {
   test('storage limit: set, reflected in usage, reset to the instance default with null; sub-user targets → 400', async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);
-    expect(await json(await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1000 }))).toEqual({ storageLimit: 1000 });
+    expect(await json(await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1000 }))).toEqual({
+      storageLimit: 1000,
+    });
     t.server.ctx.services.quota.adjust(o.id, 300);
     expect(await json(await o.client.get('/api/user/storage'))).toEqual({ used: 300, total: 1000, free: 700 });
-    expect(await json(await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: null }))).toEqual({ storageLimit: null });
+    expect(await json(await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: null }))).toEqual({
+      storageLimit: null,
+    });
     expect((await json(await o.client.get('/api/user/storage'))).total).toBe(5 * 1024 ** 3);
     expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: sub.id, storageLimit: 5 })).status).toBe(400);
-    expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: 'missing-user-id-xxxx', storageLimit: 5 })).status).toBe(404);
+    expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: 'missing-user-id-xxxx', storageLimit: 5 })).status).toBe(
+      404,
+    );
     expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: -5 })).status).toBe(422);
     expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1.5 })).status).toBe(422);
   });
 });
 
 describe('desktop clients', () => {
-  test('heartbeat feeds the admin\'s active-clients list; clientId defaults to the session id', async () => {
+  test("heartbeat feeds the admin's active-clients list; clientId defaults to the session id", async () => {
     const o = await seed.owner(t);
-    expect(await json(await o.client.post('/api/user/client-heartbeat', { appVersion: '2.1.0', platform: 'linux', clientId: 'laptop' }))).toEqual({ ok: true });
+    expect(
+      await json(await o.client.post('/api/user/client-heartbeat', { appVersion: '2.1.0', platform: 'linux', clientId: 'laptop' })),
+    ).toEqual({ ok: true });
     await o.client.post('/api/user/client-heartbeat', { appVersion: '2.1.0' });
     const { clients } = await json(await adminLogin.client.get('/api/user/active-clients'));
     const mine = clients.filter((c: { userId: string }) => c.userId === o.id);

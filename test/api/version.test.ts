@@ -31,7 +31,7 @@ describe('GET /api/version/latest', () => {
   });
   afterAll(() => t.stop());
 
-  test('passes the feed\'s answer through unchanged', async () => {
+  test("passes the feed's answer through unchanged", async () => {
     mode = 'ok';
     const res = await admin.client.get('/api/version/latest');
     expect(res.status).toBe(200);

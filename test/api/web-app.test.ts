@@ -12,7 +12,20 @@ const html = (path: string) => fetch(`${t.url}${path}`, { headers: { accept: 'te
 
 describe('the web app served by the server', () => {
   test('every app path a browser opens gets the app page: no-cache, strict CSP, same-origin referrer, no inline script or style', async () => {
-    for (const path of ['/', '/files', '/files/abc123', '/recent', '/starred', '/shared', '/trash', '/search?q=x', '/login', '/signup', '/settings/profile', '/admin/users']) {
+    for (const path of [
+      '/',
+      '/files',
+      '/files/abc123',
+      '/recent',
+      '/starred',
+      '/shared',
+      '/trash',
+      '/search?q=x',
+      '/login',
+      '/signup',
+      '/settings/profile',
+      '/admin/users',
+    ]) {
       const res = await html(path);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');

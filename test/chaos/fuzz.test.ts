@@ -32,7 +32,9 @@ describe('seeded fuzz over every route (issue 13)', () => {
         every: { n: 250, run: () => resetSettings(t.url, target.admin.cookie) },
       });
       // The seed replays the same requests: CHAOS_SEED=<seed> npm test -- test/chaos/fuzz.test.ts
-      console.log(`fuzz seed ${seed}: ${result.requests} requests, statuses ${JSON.stringify(result.byStatus)}, ${result.noAnswer} closed without an answer`);
+      console.log(
+        `fuzz seed ${seed}: ${result.requests} requests, statuses ${JSON.stringify(result.byStatus)}, ${result.noAnswer} closed without an answer`,
+      );
       expect(result.unexpected).toEqual([]);
       expect(result.requests).toBe(REQUESTS);
       const errors = log.lines.filter((l) => l.msg === 'unhandled error');

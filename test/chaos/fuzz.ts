@@ -72,7 +72,19 @@ const JUNK = [
   '\r\nX-Injected: 1',
 ];
 const ODD_METHODS = ['PATCH', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND', 'MKCOL', 'FOO', 'get'];
-const RANGES = ['bytes=0-0', 'bytes=5-1', 'bytes=-0', 'bytes=-5', 'bytes=0-', 'bytes=abc', 'bytes=0-1,2-3', 'bytes=99999999999999999999-', 'items=0-1', 'bytes=-', 'bytes=1-1'];
+const RANGES = [
+  'bytes=0-0',
+  'bytes=5-1',
+  'bytes=-0',
+  'bytes=-5',
+  'bytes=0-',
+  'bytes=abc',
+  'bytes=0-1,2-3',
+  'bytes=99999999999999999999-',
+  'items=0-1',
+  'bytes=-',
+  'bytes=1-1',
+];
 const CONTENT_TYPES = [
   'application/json',
   'application/json; charset=utf-16',
@@ -132,12 +144,27 @@ function multipartBody(rng: Rng, ids: FuzzTarget['ids']): { type: string; body: 
   const n = rng.int(0, 6);
   for (let i = 0; i < n; i++) {
     const kind = rng.int(0, 5);
-    if (kind === 0) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="parentId"\r\n\r\n${rng.pick([ids.folder, ids.file, rng.pick(JUNK)])}\r\n`);
-    else if (kind === 1) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${rng.pick(JUNK).slice(0, 300)}"\r\nContent-Type: ${rng.pick(['image/png', 'text/html', '', 'x/y/z'])}\r\n\r\n${rng.pick(['', 'hello', '\u0089PNG\r\n', 'x'.repeat(rng.int(0, 70_000))])}\r\n`);
-    else if (kind === 2) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename*=UTF-8''%E2%80%AE${encodeURIComponent(rng.pick(JUNK).slice(0, 50))}\r\n\r\ndata\r\n`);
-    else if (kind === 3) parts.push(`--${boundary}\r\nContent-Disposition: ${rng.pick(['attachment', 'form-data', 'form-data; name=', ';;'])}\r\n${'X-H: v\r\n'.repeat(rng.int(0, 3000))}\r\nbody\r\n`);
+    if (kind === 0)
+      parts.push(
+        `--${boundary}\r\nContent-Disposition: form-data; name="parentId"\r\n\r\n${rng.pick([ids.folder, ids.file, rng.pick(JUNK)])}\r\n`,
+      );
+    else if (kind === 1)
+      parts.push(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${rng.pick(JUNK).slice(0, 300)}"\r\nContent-Type: ${rng.pick(['image/png', 'text/html', '', 'x/y/z'])}\r\n\r\n${rng.pick(['', 'hello', '\u0089PNG\r\n', 'x'.repeat(rng.int(0, 70_000))])}\r\n`,
+      );
+    else if (kind === 2)
+      parts.push(
+        `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename*=UTF-8''%E2%80%AE${encodeURIComponent(rng.pick(JUNK).slice(0, 50))}\r\n\r\ndata\r\n`,
+      );
+    else if (kind === 3)
+      parts.push(
+        `--${boundary}\r\nContent-Disposition: ${rng.pick(['attachment', 'form-data', 'form-data; name=', ';;'])}\r\n${'X-H: v\r\n'.repeat(rng.int(0, 3000))}\r\nbody\r\n`,
+      );
     else if (kind === 4) parts.push(`--${boundary}\r\nNo-Colon-Header\r\n\r\n`);
-    else parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="relativePaths"\r\n\r\n${rng.pick(['../../x', 'a/b/c.txt', '/', '\u202edir/x', 'd'.repeat(5000)])}\r\n`);
+    else
+      parts.push(
+        `--${boundary}\r\nContent-Disposition: form-data; name="relativePaths"\r\n\r\n${rng.pick(['../../x', 'a/b/c.txt', '/', '\u202edir/x', 'd'.repeat(5000)])}\r\n`,
+      );
   }
   if (rng.chance(0.7)) parts.push(`--${boundary}--${rng.chance(0.5) ? '\r\n' : ''}`);
   const body = Buffer.from(parts.join(''));
@@ -148,7 +175,12 @@ function multipartBody(rng: Rng, ids: FuzzTarget['ids']): { type: string; body: 
 function pathFor(rng: Rng, route: Route, ids: FuzzTarget['ids']): string {
   return route.path.replace(/:(\w+)/g, (_m, name: string) => {
     if (rng.chance(0.4)) return encodeURIComponent(rng.pick(JUNK)).slice(0, 12_000);
-    const real: Record<string, string> = { id: rng.pick([ids.file, ids.folder, ids.subUserId]), jobId: ids.jobId, token: ids.shareToken, sessionId: ids.sessionId };
+    const real: Record<string, string> = {
+      id: rng.pick([ids.file, ids.folder, ids.subUserId]),
+      jobId: ids.jobId,
+      token: ids.shareToken,
+      sessionId: ids.sessionId,
+    };
     return real[name] ?? rng.pick(JUNK);
   });
 }
@@ -158,25 +190,54 @@ function queryFor(rng: Rng, ids: FuzzTarget['ids']): string {
   const pairs: string[] = [];
   for (let i = rng.int(1, 4); i > 0; i--) {
     const key = rng.pick(QUERY_KEYS);
-    const value = key === 'cursor' ? rng.pick(BAD_CURSORS) : rng.pick([...JUNK, ids.folder, '500', '501', '-3', 'asc', 'size', 'true', '1']);
+    const value =
+      key === 'cursor' ? rng.pick(BAD_CURSORS) : rng.pick([...JUNK, ids.folder, '500', '501', '-3', 'asc', 'size', 'true', '1']);
     pairs.push(`${rng.chance(0.1) ? encodeURIComponent(rng.pick(JUNK)) : key}=${encodeURIComponent(value).slice(0, 12_000)}`);
   }
   return `?${pairs.join('&')}`;
 }
 
 /** Requests that end the session they carry: the fuzz's admin never sends them, or it would lock itself out. */
-const endsSession = (method: string, path: string) => /^\/api\/(logout|logout-all|change-password)(\?|$)/.test(path) || (method === 'DELETE' && path.startsWith('/api/sessions/'));
+const endsSession = (method: string, path: string) =>
+  /^\/api\/(logout|logout-all|change-password)(\?|$)/.test(path) || (method === 'DELETE' && path.startsWith('/api/sessions/'));
 
 /** A malformed request as raw bytes: request lines, Host headers and framing fetch() would never send. */
 function rawCase(rng: Rng, target: FuzzTarget): { head: string; body?: Uint8Array; label: string; badRequestLine: boolean } {
   const route = rng.pick(target.routes);
-  const pathPart = rng.chance(0.5) ? pathFor(rng, route, target.ids) : rng.pick(['*', '/%00', '//', '/../../etc/passwd', 'http://evil/health', '/api/files?limit=' + 'x'.repeat(9000), '/s/%ff%fe', 'health', '/\u00e9']);
+  const pathPart = rng.chance(0.5)
+    ? pathFor(rng, route, target.ids)
+    : rng.pick([
+        '*',
+        '/%00',
+        '//',
+        '/../../etc/passwd',
+        'http://evil/health',
+        '/api/files?limit=' + 'x'.repeat(9000),
+        '/s/%ff%fe',
+        'health',
+        '/\u00e9',
+      ]);
   const method = rng.chance(0.7) ? route.method : rng.pick([...ODD_METHODS, 'CONNECT', 'GET /x']);
   const version = rng.pick(['1.1', '1.1', '1.1', '1.0', '0.9', '2.0', 'x']);
-  const host = rng.pick([new URL(target.url).host, new URL(target.url).host, 'a b', '%', '', '[::1', 'x:99999', 'x/y', 'ü.example', 'h'.repeat(5000), null]);
+  const host = rng.pick([
+    new URL(target.url).host,
+    new URL(target.url).host,
+    'a b',
+    '%',
+    '',
+    '[::1',
+    'x:99999',
+    'x/y',
+    'ü.example',
+    'h'.repeat(5000),
+    null,
+  ]);
   const lines = [`${method} ${pathPart} HTTP/${version}`];
   if (host !== null) lines.push(`Host: ${host}`);
-  if (rng.chance(0.6)) lines.push(`Cookie: ${endsSession(method, pathPart) ? 'token=garbage' : rng.pick([target.admin.cookie, target.subCookie, 'token=garbage'])}`);
+  if (rng.chance(0.6))
+    lines.push(
+      `Cookie: ${endsSession(method, pathPart) ? 'token=garbage' : rng.pick([target.admin.cookie, target.subCookie, 'token=garbage'])}`,
+    );
   const extra = rng.int(0, 4);
   for (let i = 0; i < extra; i++) {
     lines.push(
@@ -199,7 +260,9 @@ function rawCase(rng: Rng, target: FuzzTarget): { head: string; body?: Uint8Arra
     );
   }
   lines.push('Connection: close');
-  const body = rng.chance(0.5) ? Buffer.from(rng.pick(['hello', '5\r\nhello\r\n0\r\n\r\n', 'zz\r\nnope\r\n', '{"ids":', '\u0000'.repeat(10)])) : undefined;
+  const body = rng.chance(0.5)
+    ? Buffer.from(rng.pick(['hello', '5\r\nhello\r\n0\r\n\r\n', 'zz\r\nnope\r\n', '{"ids":', '\u0000'.repeat(10)]))
+    : undefined;
   return {
     head: `${lines.join('\r\n')}\r\n\r\n`,
     body,
@@ -214,7 +277,6 @@ function documented(path: string, status: number, body: string): boolean {
   if (status === 500 && path.startsWith('/api/files/jobs/') && body.includes('Background file operation failed')) return true;
   return false;
 }
-
 
 /**
  * A seeded fuzzer over every route: malformed JSON, wrong types, huge strings, control characters,
@@ -240,7 +302,8 @@ export async function runFuzz(
         const body = res.body.toString('utf8', 0, 300);
         // 505 is the runtime's answer to a request line that does not end in HTTP/1.0 or HTTP/1.1.
         const versionRefused = res.status === 505 && c.badRequestLine;
-        if (res.status >= 500 && !versionRefused && !documented(c.head.split(' ')[1] ?? '', res.status, body)) result.unexpected.push({ request: c.label, status: res.status, body });
+        if (res.status >= 500 && !versionRefused && !documented(c.head.split(' ')[1] ?? '', res.status, body))
+          result.unexpected.push({ request: c.label, status: res.status, body });
       } catch {
         result.noAnswer++;
       }
@@ -253,7 +316,14 @@ export async function runFuzz(
     const who = endsSession(method, path) ? 0.9 + rng.next() / 10 : rng.next();
     if (who < 0.7) headers.cookie = target.admin.cookie;
     else if (who < 0.8) headers.cookie = target.subCookie;
-    else if (who < 0.9) headers.authorization = rng.pick(['Bearer x.y.z', 'Bearer ', 'Basic YTpi', `Bearer ${'a'.repeat(5000)}`, 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.']);
+    else if (who < 0.9)
+      headers.authorization = rng.pick([
+        'Bearer x.y.z',
+        'Bearer ',
+        'Basic YTpi',
+        `Bearer ${'a'.repeat(5000)}`,
+        'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+      ]);
     if (rng.chance(0.2)) headers.range = rng.pick(RANGES);
     if (rng.chance(0.1)) headers.origin = rng.pick(['http://evil.example', 'null', target.url]);
     if (rng.chance(0.1)) headers.accept = rng.pick(['application/x-ndjson', 'text/html', 'application/json', '*/*;q=x']);
@@ -282,7 +352,8 @@ export async function runFuzz(
       let text = '';
       if (res.headers.get('content-type')?.includes('event-stream')) await res.body?.cancel();
       else text = (await res.text()).slice(0, 300);
-      if (res.status >= 500 && !documented(path, res.status, text)) result.unexpected.push({ request: label, status: res.status, body: text });
+      if (res.status >= 500 && !documented(path, res.status, text))
+        result.unexpected.push({ request: label, status: res.status, body: text });
     } catch {
       // A refusal that closes the connection before the body was sent (413, 401): counted, not a failure.
       result.noAnswer++;
@@ -305,7 +376,11 @@ export async function runFuzz(
 export async function prepareTarget(url: string, routes: Route[]): Promise<FuzzTarget> {
   const email = 'fuzz-admin@example.test';
   const password = 'fuzz admin password';
-  const signup = await fetch(`${url}/api/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, name: 'Fuzz' }) });
+  const signup = await fetch(`${url}/api/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password, name: 'Fuzz' }),
+  });
   if (signup.status !== 200) throw new Error(`signup failed: ${signup.status}`);
   const cookie = /token=[^;]+/.exec(signup.headers.get('set-cookie') ?? '')![0];
   const call = async (method: string, path: string, body?: unknown) => {
@@ -326,8 +401,17 @@ export async function prepareTarget(url: string, routes: Route[]): Promise<FuzzT
   const file = await call('POST', '/api/files/upload', form);
   const links = (await call('POST', '/api/files/share', { ids: [folder.id], shared: true })).links;
   const job = await call('POST', '/api/files/copy', { ids: [file.id] });
-  const sub = await call('POST', '/api/user/sub-users', { email: 'fuzz-sub@example.test', password: 'fuzz sub password', name: 'Sub', permissions: [] });
-  const subLogin = await fetch(`${url}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'fuzz-sub@example.test', password: 'fuzz sub password' }) });
+  const sub = await call('POST', '/api/user/sub-users', {
+    email: 'fuzz-sub@example.test',
+    password: 'fuzz sub password',
+    name: 'Sub',
+    permissions: [],
+  });
+  const subLogin = await fetch(`${url}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'fuzz-sub@example.test', password: 'fuzz sub password' }),
+  });
   const sessions = await call('GET', '/api/sessions');
   return {
     url,
@@ -348,7 +432,11 @@ export async function prepareTarget(url: string, routes: Route[]): Promise<FuzzT
 /** Puts back the settings the fuzzer may have changed that would lock it out (desktop-only, share domain). */
 export async function resetSettings(url: string, cookie: string): Promise<void> {
   const put = (path: string, body: unknown) =>
-    fetch(url + path, { method: 'PUT', headers: { cookie, 'content-type': 'application/json', 'x-desktop-client': '1' }, body: JSON.stringify(body) }).then((r) => r.arrayBuffer());
+    fetch(url + path, {
+      method: 'PUT',
+      headers: { cookie, 'content-type': 'application/json', 'x-desktop-client': '1' },
+      body: JSON.stringify(body),
+    }).then((r) => r.arrayBuffer());
   await put('/api/user/desktop-only-access-config', { enabled: false });
   await put('/api/user/share-base-url-config', { url: null });
 }

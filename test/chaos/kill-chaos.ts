@@ -66,7 +66,12 @@ class ServerProcess {
     const port = 20000 + Math.floor(Math.random() * 30000);
     const cmd = this.binary ? [this.binary, 'serve'] : [process.execPath, MAIN, 'serve'];
     this.proc = Bun.spawn([...cmd, '--port', String(port), '--host', '127.0.0.1', '--data-dir', this.dataDir], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'error', COFFER_MIN_FREE_BYTES: '16M', COFFER_GENERAL_RATE_LIMIT: '1000000' },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        LOG_LEVEL: 'error',
+        COFFER_MIN_FREE_BYTES: '16M',
+        COFFER_GENERAL_RATE_LIMIT: '1000000',
+      },
       stdout: 'ignore',
       stderr: 'pipe',
     });
@@ -135,14 +140,24 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
   };
   const answer = async (res: Response) => (res.headers.get('content-type')?.includes('json') ? res.json() : res.text());
 
-  const scratchIds = () => [...known.values()].filter((k) => !k.keeper).map((k) => k.id).concat(scratchFolders);
+  const scratchIds = () =>
+    [...known.values()]
+      .filter((k) => !k.keeper)
+      .map((k) => k.id)
+      .concat(scratchFolders);
 
   const ops = {
     async upload() {
       const keeper = rng.chance(0.5);
       const size = rng.chance(0.15) ? rng.int(1, 6) * 1024 * 1024 : rng.int(0, 200_000);
       const content = randomBytes(size);
-      const parent = keeper ? (keeperFolders.length && rng.chance(0.6) ? rng.pick(keeperFolders) : null) : scratchFolders.length ? rng.pick(scratchFolders) : null;
+      const parent = keeper
+        ? keeperFolders.length && rng.chance(0.6)
+          ? rng.pick(keeperFolders)
+          : null
+        : scratchFolders.length
+          ? rng.pick(scratchFolders)
+          : null;
       const form = new FormData();
       if (parent) form.append('parentId', parent);
       form.append('file', new File([content], `f-${rng.int(0, 1e9)}.bin`));
@@ -208,7 +223,10 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
       const keepers = [...known.values()].filter((k) => k.keeper);
       if (!keepers.length) return null;
       const source = rng.pick(keepers);
-      const res = await call('POST', '/api/files/copy', { ids: [source.id], parentId: keeperFolders.length ? rng.pick(keeperFolders) : null });
+      const res = await call('POST', '/api/files/copy', {
+        ids: [source.id],
+        parentId: keeperFolders.length ? rng.pick(keeperFolders) : null,
+      });
       if (res.status === 202) {
         const { jobId } = (await answer(res)) as { jobId: string };
         jobs.add(jobId);
@@ -387,7 +405,9 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
     verifiedFiles++;
     if (res.status !== 200 || bytes.length !== k.size || sha(bytes) !== k.sha) {
       mismatches++;
-      problems.push(`file ${k.id}: status ${res.status}, ${bytes.length} of ${k.size} bytes, ${sha(bytes) === k.sha ? 'same' : 'different'} content`);
+      problems.push(
+        `file ${k.id}: status ${res.status}, ${bytes.length} of ${k.size} bytes, ${sha(bytes) === k.sha ? 'same' : 'different'} content`,
+      );
     }
   }
 
@@ -399,7 +419,12 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
   await server.stop();
   stuckJobs += pendingDueJobs(dataDir);
   const db = new Database(path.join(dataDir, 'coffer.db'), { readonly: true });
-  const referenced = new Set(db.query<{ k: string }, []>('SELECT storage_key AS k FROM items WHERE storage_key IS NOT NULL').all().map((r) => r.k));
+  const referenced = new Set(
+    db
+      .query<{ k: string }, []>('SELECT storage_key AS k FROM items WHERE storage_key IS NOT NULL')
+      .all()
+      .map((r) => r.k),
+  );
   db.close();
   const { objects, temp } = blobFiles(dataDir);
   const leftover = objects.filter((o) => !referenced.has(o));
@@ -432,7 +457,9 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
 function pendingDueJobs(dataDir: string): number {
   const db = new Database(path.join(dataDir, 'coffer.db'), { readonly: true });
   try {
-    return db.query<{ n: number }, [number]>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('created', 'active') AND run_at <= ?`).get(Date.now())!.n;
+    return db
+      .query<{ n: number }, [number]>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ('created', 'active') AND run_at <= ?`)
+      .get(Date.now())!.n;
   } finally {
     db.close();
   }

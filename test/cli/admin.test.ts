@@ -144,7 +144,16 @@ describe('coffer settings', () => {
   test('get prints all eight; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
-      ['allowPasswordChange', 'desktopOnlyAccess', 'docserver', 'hideFileExtensions', 'knownProxies', 'maxUploadBytes', 'shareBaseUrl', 'signupEnabled'].sort(),
+      [
+        'allowPasswordChange',
+        'desktopOnlyAccess',
+        'docserver',
+        'hideFileExtensions',
+        'knownProxies',
+        'maxUploadBytes',
+        'shareBaseUrl',
+        'signupEnabled',
+      ].sort(),
     );
     const cases: Array<[string, string, unknown]> = [
       ['signupEnabled', 'true', true],
@@ -168,7 +177,10 @@ describe('coffer settings', () => {
     const doc = await cli(['settings', 'set', 'docserver', 'https://docs.example.test', '--json'], 'jwt-secret-from-stdin\n');
     expect(doc.code).toBe(0);
     expect(parseJson(doc).docserver).toEqual({ url: 'https://docs.example.test', jwtSecretSet: true });
-    expect(await json(await admin.client.get('/api/user/docserver-config'))).toEqual({ jwtSecretSet: true, url: 'https://docs.example.test' });
+    expect(await json(await admin.client.get('/api/user/docserver-config'))).toEqual({
+      jwtSecretSet: true,
+      url: 'https://docs.example.test',
+    });
     expect((await cli(['settings', 'get', 'docserver'])).stdout).not.toContain('jwt-secret-from-stdin');
 
     for (const key of ['docserver', 'shareBaseUrl', 'knownProxies']) expect((await cli(['settings', 'set', key, 'none'])).code).toBe(0);
@@ -231,7 +243,7 @@ describe('coffer orphans, beside the running server', () => {
 });
 
 describe('coffer audit list', () => {
-  test('filters by action group, user and time; the CLI\'s own actions are there too', async () => {
+  test("filters by action group, user and time; the CLI's own actions are there too", async () => {
     const o = await seed.owner(t);
     await t.client().post('/api/login', { email: o.email, password: 'wrong' });
     const r = await cli(['audit', 'list', '--action', 'auth', '--user', o.email, '--since', '1h', '--json']);
@@ -252,7 +264,15 @@ describe('commands on a data dir that has no database', () => {
   test('exit 1 with one line saying so', async () => {
     const dir = tempDir();
     dirs.push(dir);
-    for (const args of [['users', 'list'], ['doctor'], ['orphans', 'scan'], ['keys', 'rotate'], ['backup', path.join(dir, 'b.db')], ['audit', 'list'], ['settings', 'get']]) {
+    for (const args of [
+      ['users', 'list'],
+      ['doctor'],
+      ['orphans', 'scan'],
+      ['keys', 'rotate'],
+      ['backup', path.join(dir, 'b.db')],
+      ['audit', 'list'],
+      ['settings', 'get'],
+    ]) {
       const r = await runCli([...args, '--data-dir', dir]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/no Coffer database/);

@@ -42,7 +42,12 @@ describe('coffer backup', () => {
       const { manifest, manifestFile } = parseJson(r);
       expect(manifestFile).toBe(`${file}.manifest.json`);
       expect(JSON.parse(fs.readFileSync(manifestFile, 'utf8'))).toEqual(manifest);
-      expect(manifest).toMatchObject({ format: 'coffer-backup', formatVersion: 1, schema: embeddedMigrations.at(-1)!.tag, database: { file: 'coffer-backup.db', integrity: 'ok' } });
+      expect(manifest).toMatchObject({
+        format: 'coffer-backup',
+        formatVersion: 1,
+        schema: embeddedMigrations.at(-1)!.tag,
+        database: { file: 'coffer-backup.db', integrity: 'ok' },
+      });
       expect(manifest.database.sha256).toBe(createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
       expect(manifest.database.bytes).toBe(fs.statSync(file).size);
       expect(manifest.masterKeyIds).toEqual([t.server.ctx.keyring.current.id]);

@@ -53,6 +53,8 @@ describe('coffer doctor, beside the running server', () => {
     expect(after.usage.mismatches).toEqual([]);
     expect(after.missingObjects.count).toBe(1);
     ctx.services.audit.flush();
-    expect(ctx.services.audit.list({ action: 'doctor.fix' })[0]!.details).toEqual({ accounts: [{ accountId: o.id, from: actual + 12345, to: actual }] });
+    expect(ctx.services.audit.list({ action: 'doctor.fix' })[0]!.details).toEqual({
+      accounts: [{ accountId: o.id, from: actual + 12345, to: actual }],
+    });
   });
 });

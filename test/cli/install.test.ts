@@ -73,7 +73,14 @@ describe('install.sh', () => {
     const unitFile = path.join(root, 'units/coffer.service');
     const unit = fs.readFileSync(unitFile, 'utf8');
     expect(unit).toContain(`ExecStart=${path.join(root, 'usr/bin/coffer')} serve`);
-    for (const line of ['NoNewPrivileges=true', 'ProtectSystem=strict', 'ProtectHome=true', 'PrivateTmp=true', 'Restart=on-failure', 'LimitNOFILE=65536']) {
+    for (const line of [
+      'NoNewPrivileges=true',
+      'ProtectSystem=strict',
+      'ProtectHome=true',
+      'PrivateTmp=true',
+      'Restart=on-failure',
+      'LimitNOFILE=65536',
+    ]) {
       expect(unit).toContain(line);
     }
     expect(unit).toContain(`ReadWritePaths=${path.join(root, 'var/lib/coffer')}`);
@@ -101,7 +108,9 @@ describe('install.sh', () => {
     const r = install(['--binary', fakeBinary(root, '0.4.0')], { DESTDIR: root });
     expect(r.code).toBe(0);
     expect(fs.existsSync(path.join(root, 'usr/local/bin/coffer'))).toBe(true);
-    expect(fs.readFileSync(path.join(root, 'etc/systemd/system/coffer.service'), 'utf8')).toContain('ExecStart=/usr/local/bin/coffer serve');
+    expect(fs.readFileSync(path.join(root, 'etc/systemd/system/coffer.service'), 'utf8')).toContain(
+      'ExecStart=/usr/local/bin/coffer serve',
+    );
   });
 
   test('bad options fail with one clear line', () => {
@@ -118,7 +127,19 @@ describe('install.sh', () => {
   test('--help lists every option and environment variable', () => {
     const r = install(['--help']);
     expect(r.code).toBe(0);
-    for (const word of ['--binary', '--prefix', '--data-dir', '--port', '--root', '--uninstall', '--purge', '--no-systemd', 'DESTDIR', 'COFFER_BINARY', 'secrets.json']) {
+    for (const word of [
+      '--binary',
+      '--prefix',
+      '--data-dir',
+      '--port',
+      '--root',
+      '--uninstall',
+      '--purge',
+      '--no-systemd',
+      'DESTDIR',
+      'COFFER_BINARY',
+      'secrets.json',
+    ]) {
       expect(r.stdout).toContain(word);
     }
   });

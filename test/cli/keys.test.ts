@@ -20,7 +20,8 @@ const keyIds = () =>
   ctx()
     .db.$client.query<{ key_id: string; n: number }, []>('SELECT key_id, COUNT(*) AS n FROM items WHERE key_id IS NOT NULL GROUP BY key_id')
     .all();
-const secrets = () => JSON.parse(fs.readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')) as { masterKey: string; previousMasterKeys?: string[] };
+const secrets = () =>
+  JSON.parse(fs.readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')) as { masterKey: string; previousMasterKeys?: string[] };
 
 /** What must not change: each blob's bytes and modification time. */
 function blobState(): Map<string, string> {
@@ -62,7 +63,9 @@ describe('coffer keys rotate, beside the running server', () => {
     for (const f of files) expect((await readBack(ctx(), f.id)).equals(f.content)).toBe(true);
     const during = await storeFile(ctx(), owner.id);
     files.push(during);
-    expect(ctx().db.$client.query<{ key_id: string }, [string]>('SELECT key_id FROM items WHERE id = ?').get(during.id)!.key_id).toBe(newKey);
+    expect(ctx().db.$client.query<{ key_id: string }, [string]>('SELECT key_id FROM items WHERE id = ?').get(during.id)!.key_id).toBe(
+      newKey,
+    );
 
     const status = parseJson(await runCli(['keys', 'status', '--json', '--data-dir', t.dataDir]));
     expect(status.pendingRotation.toKeyId).toBe(newKey);
@@ -73,7 +76,9 @@ describe('coffer keys rotate, beside the running server', () => {
     expect(done).toMatchObject({ keyId: newKey, resumed: true, completed: true, remaining: 0, itemsRewrapped: 15, secretsRewrapped: 1 });
 
     expect(keyIds()).toEqual([{ key_id: newKey, n: 26 }]);
-    const sealed = ctx().db.$client.query<{ mfa_secret: string }, [string]>('SELECT mfa_secret FROM users WHERE id = ?').get(owner.id)!.mfa_secret;
+    const sealed = ctx()
+      .db.$client.query<{ mfa_secret: string }, [string]>('SELECT mfa_secret FROM users WHERE id = ?')
+      .get(owner.id)!.mfa_secret;
     expect(sealed.startsWith(`k1.${newKey}.`)).toBe(true);
     for (const f of files) expect((await readBack(ctx(), f.id)).equals(f.content)).toBe(true);
     const blobsAfter = blobState();
@@ -87,7 +92,11 @@ describe('coffer keys rotate, beside the running server', () => {
     expect(finalStatus.keyIds).toEqual([newKey, oldKey]);
 
     ctx().services.audit.flush();
-    expect(ctx().services.audit.list({ action: 'keys.rotate' }).map((e) => e.status)).toEqual(['success', 'failure']);
+    expect(
+      ctx()
+        .services.audit.list({ action: 'keys.rotate' })
+        .map((e) => e.status),
+    ).toEqual(['success', 'failure']);
   });
 
   test('after a restart the files still read back; a second rotation keeps every earlier key', async () => {

@@ -94,7 +94,10 @@ describe('coffer serve start-up', () => {
     const db = new Database(path.join(d, 'coffer.db'));
     db.run("INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES ('9999_from_the_future', 'x', 0)");
     db.close();
-    for (const args of [['migrate', '--data-dir', d], ['serve', '--port', '0', '--data-dir', d]]) {
+    for (const args of [
+      ['migrate', '--data-dir', d],
+      ['serve', '--port', '0', '--data-dir', d],
+    ]) {
       const r = await coffer(args);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/newer version of Coffer/);

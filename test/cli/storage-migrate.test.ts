@@ -38,7 +38,8 @@ describe('coffer storage migrate', () => {
       let t = await startTestServer({ dataDir });
       const owner = await seed.owner(t);
       const files: StoredFile[] = [];
-      for (let i = 0; i < COUNT; i++) files.push(await storeFile(t.server.ctx, owner.id, { size: i % 10 === 0 ? 0 : (i * 7919) % (300 * 1024) }));
+      for (let i = 0; i < COUNT; i++)
+        files.push(await storeFile(t.server.ctx, owner.id, { size: i % 10 === 0 ? 0 : (i * 7919) % (300 * 1024) }));
       await t.server.stop();
 
       // Killed half-way: the copies verified so far are remembered.
@@ -120,7 +121,7 @@ describe('coffer storage migrate', () => {
       form.append('file', new Blob(['late']), 'late.txt');
       const late = await owner.client.request('/api/files/upload', { method: 'POST', body: form });
       expect(late.status).toBe(503);
-      expect((await late.json() as { message: string }).message).toContain('being moved');
+      expect(((await late.json()) as { message: string }).message).toContain('being moved');
       // Reads still work from the old storage until the restart.
       expect((await owner.client.get(`/api/files/${stored.id}/download`)).status).toBe(200);
       expect(s3.objectKeys(prefix)).toEqual([`${prefix}${stored.storageKey}`]);

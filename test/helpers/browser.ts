@@ -6,7 +6,7 @@ import sparticuz from '@sparticuz/chromium';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
-export const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS ?? path.join(os.tmpdir(), 'coffer-screens');
+const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS ?? path.join(os.tmpdir(), 'coffer-screens');
 
 let shared: Promise<Browser> | null = null;
 let users = 0;
@@ -38,7 +38,11 @@ export interface PageOptions {
 }
 
 /** A fresh browser profile (its own cookies) with page errors collected, so a script error fails the test. */
-export async function openContext(browser: Browser, baseURL: string, opts: PageOptions = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+export async function openContext(
+  browser: Browser,
+  baseURL: string,
+  opts: PageOptions = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({
     baseURL,
     viewport: opts.viewport ?? DESKTOP,
@@ -74,7 +78,13 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
   const result = await new AxeBuilder({ page }).analyze();
   const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   if (bad.length) {
-    const lines = bad.map((v) => `${v.impact} ${v.id}: ${v.help}\n  ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join('\n  ')}`);
+    const lines = bad.map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help}\n  ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 5)
+          .join('\n  ')}`,
+    );
     throw new Error(`axe-core on ${what}:\n${lines.join('\n')}`);
   }
 }
@@ -93,10 +103,17 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
 }
 
 /** A browser profile already signed in as `login` (its session cookie), for tests that are not about signing in. */
-export async function signedInContext(browser: Browser, baseURL: string, login: { client: { cookies: Map<string, string> } }, opts: PageOptions = {}) {
+export async function signedInContext(
+  browser: Browser,
+  baseURL: string,
+  login: { client: { cookies: Map<string, string> } },
+  opts: PageOptions = {},
+) {
   const opened = await openContext(browser, baseURL, opts);
   const { hostname } = new URL(baseURL);
-  await opened.context.addCookies([{ name: 'token', value: login.client.cookies.get('token')!, domain: hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  await opened.context.addCookies([
+    { name: 'token', value: login.client.cookies.get('token')!, domain: hostname, path: '/', httpOnly: true, sameSite: 'Lax' },
+  ]);
   return opened;
 }
 
@@ -104,7 +121,12 @@ export async function signedInContext(browser: Browser, baseURL: string, login: 
  * Drops files on the first element matching `selector` the way a desktop drag does (a DataTransfer of
  * File objects with dragover then drop). Written as page source: the test runner has no DOM types.
  */
-export async function dropFiles(page: Page, selector: string, files: { name: string; text: string }[], ariaLabelPrefix?: string): Promise<void> {
+export async function dropFiles(
+  page: Page,
+  selector: string,
+  files: { name: string; text: string }[],
+  ariaLabelPrefix?: string,
+): Promise<void> {
   await page.evaluate(`(() => {
     const dt = new DataTransfer();
     for (const f of ${JSON.stringify(files)}) dt.items.add(new File([f.text], f.name, { type: 'text/plain' }));

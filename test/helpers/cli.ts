@@ -9,7 +9,10 @@ export interface CliResult {
 }
 
 /** Runs `coffer <args>` from source as its own process, as an admin would at a shell. */
-export async function runCli(args: string[], opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], {
     env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', ...opts.env },
     stdin: opts.stdin === undefined ? 'ignore' : new TextEncoder().encode(opts.stdin),

@@ -93,10 +93,12 @@ export function seedRows(
   accountId: string,
   parentId: string | null,
   count: number,
-  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({ name: `item-${i}` }),
+  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({
+    name: `item-${i}`,
+  }),
 ): string[] {
   const ctx = t.server.ctx;
-  const repo = ctx.services.items.repo;
+  const repo = ctx.repos.items;
   const now = ctx.clock.now();
   const ids: string[] = [];
   ctx.db.$client.transaction(() => {

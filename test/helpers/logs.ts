@@ -9,7 +9,10 @@ export interface LogLine {
 /** A logger that keeps every line in memory, for tests that check what the server logged. */
 export function memoryLogger(): Logger & { lines: LogLine[] } {
   const lines: LogLine[] = [];
-  const at = (level: LogLine['level']) => (msg: string, fields: Fields = {}) => void lines.push({ level, msg, fields });
+  const at =
+    (level: LogLine['level']) =>
+    (msg: string, fields: Fields = {}) =>
+      void lines.push({ level, msg, fields });
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 

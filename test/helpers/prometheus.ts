@@ -68,7 +68,10 @@ export function parseExposition(text: string): Map<string, MetricFamily> {
 /** The value of a sample, by family and labels. */
 export function sample(families: Map<string, MetricFamily>, name: string, labels: Record<string, string> = {}): number | undefined {
   const f = families.get(name);
-  const m = f?.metrics.find((x) => Object.entries(labels).every(([k, v]) => x.labels?.[k] === v) && Object.keys(x.labels ?? {}).length === Object.keys(labels).length);
+  const m = f?.metrics.find(
+    (x) =>
+      Object.entries(labels).every(([k, v]) => x.labels?.[k] === v) && Object.keys(x.labels ?? {}).length === Object.keys(labels).length,
+  );
   if (!m) return undefined;
   return Number(m.value ?? m.count);
 }

@@ -83,7 +83,8 @@ export function rawRequest(
       if (!parsed) {
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) {
-          if (ended) reject(new Error(`connection closed before a response head (got ${JSON.stringify(buf.toString('latin1').slice(0, 200))})`));
+          if (ended)
+            reject(new Error(`connection closed before a response head (got ${JSON.stringify(buf.toString('latin1').slice(0, 200))})`));
           return;
         }
         parsed = { ...parseHead(buf.subarray(0, end).toString('latin1')), bodyStart: end + 4 };
@@ -162,7 +163,12 @@ export interface StreamedRequest {
  * Writes a request head, then body chunks from `next` as fast as the server takes them, until `next`
  * returns null or the server closes the connection: how much a server reads after it has answered.
  */
-export async function streamRequest(url: string, head: string, next: () => Uint8Array | null, timeoutMs = 20_000): Promise<StreamedRequest> {
+export async function streamRequest(
+  url: string,
+  head: string,
+  next: () => Uint8Array | null,
+  timeoutMs = 20_000,
+): Promise<StreamedRequest> {
   const socket = net.connect(Number(new URL(url).port), new URL(url).hostname.replace(/^\[|\]$/g, ''));
   let sent = 0;
   let answer = '';

@@ -41,7 +41,9 @@ export interface TestS3 {
 }
 
 const require = createRequire(import.meta.url);
-const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => {
+const S3rver = require('s3rver') as new (
+  opts: Record<string, unknown>,
+) => {
   middleware: Array<(ctx: any, next: () => Promise<void>) => Promise<void>>;
   run(): Promise<{ port: number }>;
   close(): Promise<void>;
@@ -50,12 +52,18 @@ const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => {
 const UPLOADS = '._S3rver_uploads';
 const xmlEscape = (s: string) => s.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!);
 
-export const S3_ACCESS_KEY = 'S3RVER';
+const S3_ACCESS_KEY = 'S3RVER';
 
 export async function startTestS3(): Promise<TestS3> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-s3-'));
   const bucket = 'coffer-test';
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: !process.env.S3RVER_LOG, directory: dir, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: !process.env.S3RVER_LOG,
+    directory: dir,
+    configureBuckets: [{ name: bucket }],
+  });
   const failures: Array<{ count: number; status: number; code: string; when: (m: string, u: string) => boolean }> = [];
   const stalls: Array<{ ms: number; when: (m: string, u: string) => boolean }> = [];
   const uploadsDir = path.join(dir, bucket, UPLOADS);
@@ -89,12 +97,14 @@ export async function startTestS3(): Promise<TestS3> {
     },
     incompleteUploads(prefix = '') {
       if (!fs.existsSync(uploadsDir)) return [];
-      return fs
-        .readdirSync(uploadsDir)
-        // A part that was still arriving when its upload was aborted can leave a directory without `key` behind.
-        .filter((uploadId) => fs.existsSync(path.join(uploadsDir, uploadId, 'key')))
-        .map((uploadId) => ({ uploadId, key: fs.readFileSync(path.join(uploadsDir, uploadId, 'key'), 'utf8') }))
-        .filter((u) => u.key.startsWith(prefix));
+      return (
+        fs
+          .readdirSync(uploadsDir)
+          // A part that was still arriving when its upload was aborted can leave a directory without `key` behind.
+          .filter((uploadId) => fs.existsSync(path.join(uploadsDir, uploadId, 'key')))
+          .map((uploadId) => ({ uploadId, key: fs.readFileSync(path.join(uploadsDir, uploadId, 'key'), 'utf8') }))
+          .filter((u) => u.key.startsWith(prefix))
+      );
     },
     objectFile,
     objectKeys(prefix = '') {
@@ -104,7 +114,8 @@ export async function startTestS3(): Promise<TestS3> {
           if (e.name === UPLOADS) continue;
           const p = path.join(d, e.name);
           if (e.isDirectory()) walk(p);
-          else if (e.name.endsWith('._S3rver_object')) out.push(path.relative(path.join(dir, bucket), p).slice(0, -'._S3rver_object'.length));
+          else if (e.name.endsWith('._S3rver_object'))
+            out.push(path.relative(path.join(dir, bucket), p).slice(0, -'._S3rver_object'.length));
         }
       };
       walk(path.join(dir, bucket));
@@ -147,7 +158,12 @@ export async function startTestS3(): Promise<TestS3> {
       ctx.type = 'application/xml';
       ctx.body =
         `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult><Bucket>${bucket}</Bucket><Prefix>${xmlEscape(prefix)}</Prefix><IsTruncated>false</IsTruncated>` +
-        uploads.map((u) => `<Upload><Key>${xmlEscape(u.key)}</Key><UploadId>${u.uploadId}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated></Upload>`).join('') +
+        uploads
+          .map(
+            (u) =>
+              `<Upload><Key>${xmlEscape(u.key)}</Key><UploadId>${u.uploadId}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated></Upload>`,
+          )
+          .join('') +
         '</ListMultipartUploadsResult>';
       return;
     }
@@ -178,7 +194,8 @@ export async function startTestS3(): Promise<TestS3> {
       if (uploadGone()) {
         ctx.status = 404;
         ctx.type = 'application/xml';
-        ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
+        ctx.body =
+          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
         return;
       }
       fs.rmSync(d, { recursive: true, force: true });

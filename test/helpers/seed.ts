@@ -38,7 +38,12 @@ export async function owner(t: TestServer, email = uniqueEmail('owner')): Promis
 }
 
 /** A sub-user of `parent` holding exactly `permissions`. */
-export async function subUser(t: TestServer, parent: { id: string }, permissions: Permission[], email = uniqueEmail('sub')): Promise<SeededLogin> {
+export async function subUser(
+  t: TestServer,
+  parent: { id: string },
+  permissions: Permission[],
+  email = uniqueEmail('sub'),
+): Promise<SeededLogin> {
   const row = await t.server.ctx.services.accounts.createLogin({
     email,
     password: PASSWORD,

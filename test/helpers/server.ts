@@ -42,11 +42,17 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   // With COFFER_STORAGE=s3 every server a suite starts keeps its objects in the test S3 server, under its own prefix.
   const storageEnv = suiteStorage === 's3' && !opts.env?.COFFER_STORAGE ? (await sharedTestS3()).env() : {};
   const boot = () =>
-    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env }), {
-      clock: opts.clock,
-      logger: opts.logger,
-      startWorker: opts.startWorker,
-    });
+    startServer(
+      loadConfig(
+        { port: 0, host: '127.0.0.1', dataDir },
+        { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env },
+      ),
+      {
+        clock: opts.clock,
+        logger: opts.logger,
+        startWorker: opts.startWorker,
+      },
+    );
   const t: TestServer = {
     url: '',
     dataDir,

@@ -31,7 +31,15 @@ async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 function insertItem(
   ctx: AppContext,
   accountId: string,
-  row: { id: string; type: 'file' | 'folder'; name: string; size: number; storageKey: string | null; wrappedKey: string | null; keyId: string | null } & RowOptions,
+  row: {
+    id: string;
+    type: 'file' | 'folder';
+    name: string;
+    size: number;
+    storageKey: string | null;
+    wrappedKey: string | null;
+    keyId: string | null;
+  } & RowOptions,
 ): void {
   const now = row.createdAt ?? ctx.clock.now();
   ctx.db.$client
@@ -60,14 +68,27 @@ function insertItem(
 }
 
 /** A real encrypted file: sealed object, item row, usage counter. */
-export async function storeFile(ctx: AppContext, accountId: string, opts: RowOptions & { size?: number; content?: Buffer } = {}): Promise<StoredFile> {
+export async function storeFile(
+  ctx: AppContext,
+  accountId: string,
+  opts: RowOptions & { size?: number; content?: Buffer } = {},
+): Promise<StoredFile> {
   const content = opts.content ?? randomBytes(opts.size ?? 1024);
   const storageKey = newStorageKey();
   const sealed = await ctx.storage.put(storageKey, once(content));
   const id = newId();
   const name = opts.name ?? `file-${id}.bin`;
   ctx.db.$client.transaction(() => {
-    insertItem(ctx, accountId, { ...opts, id, type: 'file', name, size: sealed.size, storageKey, wrappedKey: sealed.wrappedKey, keyId: sealed.keyId });
+    insertItem(ctx, accountId, {
+      ...opts,
+      id,
+      type: 'file',
+      name,
+      size: sealed.size,
+      storageKey,
+      wrappedKey: sealed.wrappedKey,
+      keyId: sealed.keyId,
+    });
     ctx.services.quota.adjust(accountId, sealed.size);
   })();
   return { id, name, storageKey, size: sealed.size, content };
@@ -80,13 +101,26 @@ export function folder(ctx: AppContext, accountId: string, name: string, parentI
 }
 
 /** A file row whose object was never written (or was lost). */
-export function rowWithoutObject(ctx: AppContext, accountId: string, opts: RowOptions & { size?: number } = {}): { id: string; storageKey: string; size: number } {
+export function rowWithoutObject(
+  ctx: AppContext,
+  accountId: string,
+  opts: RowOptions & { size?: number } = {},
+): { id: string; storageKey: string; size: number } {
   const id = newId();
   const storageKey = newStorageKey();
   const size = opts.size ?? 777;
   const wrappedKey = ctx.keyring.wrap(randomBytes(32));
   ctx.db.$client.transaction(() => {
-    insertItem(ctx, accountId, { ...opts, id, type: 'file', name: opts.name ?? `ghost-${id}.txt`, size, storageKey, wrappedKey, keyId: ctx.keyring.current.id });
+    insertItem(ctx, accountId, {
+      ...opts,
+      id,
+      type: 'file',
+      name: opts.name ?? `ghost-${id}.txt`,
+      size,
+      storageKey,
+      wrappedKey,
+      keyId: ctx.keyring.current.id,
+    });
     ctx.services.quota.adjust(accountId, size);
   })();
   return { id, storageKey, size };
@@ -108,7 +142,9 @@ export function ageObject(ctx: AppContext, key: string, ageMs: number): void {
 
 export async function readBack(ctx: AppContext, id: string): Promise<Buffer> {
   const row = ctx.db.$client
-    .query<{ storage_key: string; size: number; wrapped_key: string }, [string]>('SELECT storage_key, size, wrapped_key FROM items WHERE id = ?')
+    .query<{ storage_key: string; size: number; wrapped_key: string }, [string]>(
+      'SELECT storage_key, size, wrapped_key FROM items WHERE id = ?',
+    )
     .get(id)!;
   const stream = await ctx.storage.get(row.storage_key, { size: row.size, wrappedKey: row.wrapped_key });
   return Buffer.from(await new Response(stream).arrayBuffer());

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import type { ItemView } from '../../src/services/items.ts';
+import type { ItemView } from '../../src/services/item-views.ts';
 import type { PublicUser } from '../../src/services/accounts.ts';
 import type { StorageUsage } from '../../src/services/quota.ts';
 import type { Item, Profile, StorageUsage as WebStorageUsage } from '../../web/app/api-types.ts';

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, dropFiles, eventually, expectAccessible, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  dropFiles,
+  eventually,
+  expectAccessible,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -10,14 +18,16 @@ import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts'
 
 let t: TestServer;
 let browser: Browser;
-let admin: seed.SeededLogin;
 
 // A 2x2 PNG, enough for the browser to decode and show.
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 beforeAll(async () => {
   [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  admin = await seed.admin(t);
+  await seed.admin(t);
 });
 afterAll(async () => {
   await releaseBrowser();
@@ -105,7 +115,12 @@ describe('file manager', () => {
     const { context, page } = await openFolder(o);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 512 * 1024 });
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 20,
+      downloadThroughput: -1,
+      uploadThroughput: 512 * 1024,
+    });
     const chooser = page.waitForEvent('filechooser');
     await button(page, 'Upload files').click();
     await (await chooser).setFiles([{ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * 1024 * 1024, 7) }]);

@@ -82,7 +82,10 @@ describe('every screen, light and dark, desktop and phone', () => {
       await page.getByRole('button', { name: 'List view' }).click();
 
       // Selecting: on a phone the actions sit in a bar at the bottom.
-      await page.getByRole('row', { name: /^budget\.xlsx/ }).getByRole('checkbox').click();
+      await page
+        .getByRole('row', { name: /^budget\.xlsx/ })
+        .getByRole('checkbox')
+        .click();
       await page.getByText('1 selected').waitFor();
       const bar = await page.getByRole('toolbar', { name: 'Selection actions' }).boundingBox();
       if (v.touch) expect(bar!.y + bar!.height).toBeGreaterThan(v.viewport.height - 5);
@@ -98,7 +101,13 @@ describe('every screen, light and dark, desktop and phone', () => {
       }
 
       // An error state: the listing fails; the page says so and offers to try again.
-      await page.route('**/api/files?*', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: 'Background worker queue is unavailable' }) }));
+      await page.route('**/api/files?*', (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({ message: 'Background worker queue is unavailable' }),
+        }),
+      );
       await page.goto(`/files/${photos.id}`);
       await page.getByRole('alert').filter({ hasText: 'Background worker queue is unavailable' }).waitFor();
       await page.getByRole('button', { name: 'Try again' }).waitFor();

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import type { Browser } from 'playwright-core';
-import { acquireBrowser, DESKTOP, eventually, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signIn } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  DESKTOP,
+  eventually,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signIn,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -32,7 +42,7 @@ describe('sign-in pages', () => {
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.waitForURL('**/starred');
     await page.getByRole('heading', { name: 'Starred' }).waitFor();
-    expect(t.server.ctx.services.accounts.findByEmail('ada@example.test')!.is_admin).toBe(1);
+    expect(t.server.ctx.services.accounts.findByEmail('ada@example.test')!.isAdmin).toBe(true);
 
     // Signing out returns to the sign-in page; sign-up is now closed and says so.
     await page.getByRole('button', { name: /^Account/ }).click();
@@ -45,7 +55,7 @@ describe('sign-in pages', () => {
     await context.close();
   });
 
-  test('sign-in shows the server\'s refusal, then returns to the page that was wanted', async () => {
+  test("sign-in shows the server's refusal, then returns to the page that was wanted", async () => {
     const o = await seed.owner(t);
     for (const [name, opts] of [
       ['signin-light-desktop', { viewport: DESKTOP }],

@@ -4,7 +4,7 @@ import { Presence } from '../../src/events/presence.ts';
 import { ManualClock } from '../../src/clock.ts';
 
 describe('EventHub', () => {
-  test('delivers to the account\'s subscribers only, and stops after unsubscribe', () => {
+  test("delivers to the account's subscribers only, and stops after unsubscribe", () => {
     const hub = new EventHub();
     const a: HubEvent[] = [];
     const b: HubEvent[] = [];
@@ -55,7 +55,7 @@ describe('Presence', () => {
     expect(p.size).toBe(0);
   });
 
-  test('a repeated beat keeps firstSeen; removeWhere drops a login\'s entries', () => {
+  test("a repeated beat keeps firstSeen; removeWhere drops a login's entries", () => {
     const clock = new ManualClock(1000);
     const p = new Presence(clock, 60_000);
     p.beat('u1:c', { loginId: 'u1', sessionId: 's', ip: 'a' });

@@ -6,7 +6,9 @@ import { tempDir } from '../helpers/server.ts';
 import { openDatabase, type Db } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { defineJob } from '../../src/jobs/catalog.ts';
 import { JobQueue } from '../../src/jobs/queue.ts';
+import { JobsRepo } from '../../src/db/repos/jobs.ts';
 import { JobRegistry, PermanentJobError, RetryLaterError } from '../../src/jobs/registry.ts';
 import { Schedules } from '../../src/jobs/schedules.ts';
 import { Worker, retryDelay } from '../../src/jobs/worker.ts';
@@ -14,15 +16,18 @@ import { createLogger } from '../../src/log.ts';
 import { AppError } from '../../src/errors.ts';
 
 const cleanups: Array<() => void> = [];
+/** A job kind with any payload, for tests of the queue mechanics. */
+const kind = (name: string, maxAttempts?: number) => defineJob(name, z.any(), { maxAttempts });
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
 
 function setup(dir = tempDir('coffer-queue-')) {
   const db: Db = openDatabase(path.join(dir, 'coffer.db'));
   migrate(db);
   const clock = new ManualClock(1_700_000_000_000);
-  const queue = new JobQueue(db, clock, { available: true });
+  const jobs = new JobsRepo(db.$client);
+  const queue = new JobQueue(jobs, clock, { available: true });
   const registry = new JobRegistry();
-  const schedules = new Schedules(db, queue, clock);
+  const schedules = new Schedules(jobs, queue, clock, (fn) => db.$client.transaction(fn).immediate());
   const worker = new Worker({ queue, registry, schedules, clock, log: createLogger('silent'), concurrency: 4, pollMs: 10 });
   cleanups.push(() => {
     db.$client.close();
@@ -34,8 +39,8 @@ function setup(dir = tempDir('coffer-queue-')) {
 describe('job queue', () => {
   test('enqueue returns a UUID; the handler result is stored and the job completed', async () => {
     const t = setup();
-    t.registry.register({ kind: 'test.add', payload: z.object({ a: z.number(), b: z.number() }), handle: (p) => ({ sum: p.a + p.b }) });
-    const id = t.queue.enqueue('test.add', { a: 2, b: 3 }, { accountId: 'acc' });
+    t.registry.register(defineJob('test.add', z.object({ a: z.number(), b: z.number() })), (p) => ({ sum: p.a + p.b }));
+    const id = t.queue.enqueue(kind('test.add'), { a: 2, b: 3 }, { accountId: 'acc' });
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(t.queue.get(id)!.status).toBe('created');
     await t.worker.drain();
@@ -49,19 +54,15 @@ describe('job queue', () => {
     const log: string[] = [];
     let running = 0;
     let maxRunningA = 0;
-    t.registry.register({
-      kind: 'test.step',
-      payload: z.object({ account: z.string(), n: z.number() }),
-      handle: async (p) => {
-        if (p.account === 'A') maxRunningA = Math.max(maxRunningA, ++running);
-        await Bun.sleep(p.n % 2 ? 15 : 1);
-        if (p.account === 'A') running--;
-        log.push(`${p.account}${p.n}`);
-      },
+    t.registry.register(defineJob('test.step', z.object({ account: z.string(), n: z.number() })), async (p) => {
+      if (p.account === 'A') maxRunningA = Math.max(maxRunningA, ++running);
+      await Bun.sleep(p.n % 2 ? 15 : 1);
+      if (p.account === 'A') running--;
+      log.push(`${p.account}${p.n}`);
     });
     for (let n = 1; n <= 5; n++) {
-      t.queue.enqueue('test.step', { account: 'A', n }, { accountId: 'A' });
-      t.queue.enqueue('test.step', { account: 'B', n }, { accountId: 'B' });
+      t.queue.enqueue(kind('test.step'), { account: 'A', n }, { accountId: 'A' });
+      t.queue.enqueue(kind('test.step'), { account: 'B', n }, { accountId: 'B' });
     }
     await t.worker.drain();
     expect(log.filter((s) => s.startsWith('A'))).toEqual(['A1', 'A2', 'A3', 'A4', 'A5']);
@@ -73,16 +74,12 @@ describe('job queue', () => {
     const t = setup();
     let failures = 1;
     const order: string[] = [];
-    t.registry.register({
-      kind: 'test.flaky',
-      payload: z.string(),
-      handle: (name) => {
-        if (name === 'first' && failures-- > 0) throw new Error('transient');
-        order.push(name);
-      },
+    t.registry.register(defineJob('test.flaky', z.string()), (name) => {
+      if (name === 'first' && failures-- > 0) throw new Error('transient');
+      order.push(name);
     });
-    const first = t.queue.enqueue('test.flaky', 'first', { accountId: 'A' });
-    t.queue.enqueue('test.flaky', 'second', { accountId: 'A' });
+    const first = t.queue.enqueue(kind('test.flaky'), 'first', { accountId: 'A' });
+    t.queue.enqueue(kind('test.flaky'), 'second', { accountId: 'A' });
     await t.worker.drain();
     expect(order).toEqual([]);
     const job = t.queue.get(first)!;
@@ -97,15 +94,15 @@ describe('job queue', () => {
   test('retries with backoff until maxAttempts, then failed; permanent errors fail at once', async () => {
     const t = setup();
     let calls = 0;
-    t.registry.register({ kind: 'test.broken', payload: z.null(), maxAttempts: 3, handle: () => {
+    t.registry.register(defineJob('test.broken', z.null(), { maxAttempts: 3 }), () => {
       calls++;
       throw new Error('still broken');
-    } });
-    t.registry.register({ kind: 'test.hopeless', payload: z.null(), handle: () => {
+    });
+    t.registry.register(defineJob('test.hopeless', z.null()), () => {
       throw new PermanentJobError('no point');
-    } });
-    const broken = t.queue.enqueue('test.broken', null, { maxAttempts: 3 });
-    const hopeless = t.queue.enqueue('test.hopeless', null);
+    });
+    const broken = t.queue.enqueue(kind('test.broken', 3), null);
+    const hopeless = t.queue.enqueue(kind('test.hopeless'), null);
     for (let i = 0; i < 5; i++) {
       await t.worker.drain();
       t.clock.advance(10 * 60_000);
@@ -122,11 +119,11 @@ describe('job queue', () => {
   test('RetryLaterError defers without spending an attempt', async () => {
     const t = setup();
     let n = 0;
-    t.registry.register({ kind: 'test.later', payload: z.null(), maxAttempts: 1, handle: () => {
+    t.registry.register(defineJob('test.later', z.null(), { maxAttempts: 1 }), () => {
       if (n++ < 2) throw new RetryLaterError(1000);
       return 'done';
-    } });
-    const id = t.queue.enqueue('test.later', null, { maxAttempts: 1 });
+    });
+    const id = t.queue.enqueue(kind('test.later', 1), null);
     for (let i = 0; i < 3; i++) {
       await t.worker.drain();
       t.clock.advance(1000);
@@ -136,9 +133,9 @@ describe('job queue', () => {
 
   test('unknown kinds and invalid payloads fail without retry', async () => {
     const t = setup();
-    t.registry.register({ kind: 'test.typed', payload: z.object({ n: z.number() }), handle: () => null });
-    const unknown = t.queue.enqueue('test.nobody', {});
-    const invalid = t.queue.enqueue('test.typed', { n: 'x' });
+    t.registry.register(defineJob('test.typed', z.object({ n: z.number() })), () => null);
+    const unknown = t.queue.enqueue(kind('test.nobody'), {});
+    const invalid = t.queue.enqueue(kind('test.typed'), { n: 'x' });
     await t.worker.drain();
     expect(t.queue.get(unknown)!.status).toBe('failed');
     expect(t.queue.get(unknown)!.lastError).toMatch(/no handler/);
@@ -147,18 +144,18 @@ describe('job queue', () => {
 
   test('idempotency keys: a second enqueue returns the first job', () => {
     const t = setup();
-    const a = t.queue.enqueue('test.x', 1, { idempotencyKey: 'k' });
-    const b = t.queue.enqueue('test.x', 2, { idempotencyKey: 'k' });
+    const a = t.queue.enqueue(kind('test.x'), 1, { idempotencyKey: 'k' });
+    const b = t.queue.enqueue(kind('test.x'), 2, { idempotencyKey: 'k' });
     expect(b).toBe(a);
     expect(t.queue.get(a)!.payload).toBe(1);
-    expect(t.queue.enqueue('test.y', 1, { idempotencyKey: 'k' })).not.toBe(a);
+    expect(t.queue.enqueue(kind('test.y'), 1, { idempotencyKey: 'k' })).not.toBe(a);
   });
 
   test('a job found active after a restart runs again; one past its attempts is failed', async () => {
     const dir = tempDir('coffer-queue-');
     const first = setup(dir);
-    const id = first.queue.enqueue('test.resume', { v: 1 });
-    const spent = first.queue.enqueue('test.resume', { v: 2 }, { maxAttempts: 1 });
+    const id = first.queue.enqueue(kind('test.resume'), { v: 1 });
+    const spent = first.queue.enqueue(kind('test.resume', 1), { v: 2 });
     expect(first.queue.claim()!.id).toBe(id);
     expect(first.queue.claim()!.id).toBe(spent);
     // The process dies here: both rows stay active.
@@ -167,7 +164,7 @@ describe('job queue', () => {
 
     const second = setup(dir);
     const ran: number[] = [];
-    second.registry.register({ kind: 'test.resume', payload: z.object({ v: z.number() }), handle: (p) => void ran.push(p.v) });
+    second.registry.register(defineJob('test.resume', z.object({ v: z.number() })), (p) => void ran.push(p.v));
     expect(second.queue.recoverInterrupted()).toEqual({ requeued: 1, failed: 1 });
     await second.worker.drain();
     expect(ran).toEqual([1]);
@@ -181,7 +178,7 @@ describe('job queue', () => {
     await t.worker.stop(100);
     let err: unknown;
     try {
-      t.queue.enqueue('test.x', null);
+      t.queue.enqueue(kind('test.x'), null);
     } catch (e) {
       err = e;
     }
@@ -193,12 +190,12 @@ describe('job queue', () => {
   test('a started worker picks up enqueued jobs by itself; stop waits for the running job', async () => {
     const t = setup();
     let finished = false;
-    t.registry.register({ kind: 'test.slow', payload: z.null(), handle: async () => {
+    t.registry.register(defineJob('test.slow', z.null()), async () => {
       await Bun.sleep(50);
       finished = true;
-    } });
+    });
     t.worker.start();
-    const id = t.queue.enqueue('test.slow', null);
+    const id = t.queue.enqueue(kind('test.slow'), null);
     for (let i = 0; i < 100 && t.queue.get(id)!.status === 'created'; i++) await Bun.sleep(5);
     expect(t.queue.get(id)!.status).toBe('active');
     await t.worker.stop(5000);
@@ -212,8 +209,8 @@ describe('schedules', () => {
     const dir = tempDir('coffer-sched-');
     const t = setup(dir);
     const runs: number[] = [];
-    t.registry.register({ kind: 'test.tick', payload: z.null(), handle: () => void runs.push(t.clock.now()) });
-    t.schedules.ensure('tick', { kind: 'test.tick', intervalMs: 60_000 });
+    t.registry.register(defineJob('test.tick', z.null()), () => void runs.push(t.clock.now()));
+    t.schedules.ensure('tick', { job: kind('test.tick'), intervalMs: 60_000 });
     await t.worker.drain();
     expect(runs.length).toBe(0);
     t.clock.advance(60_000);
@@ -233,10 +230,10 @@ describe('schedules', () => {
 
   test('ensure keeps the next run time of an existing schedule', () => {
     const t = setup();
-    t.schedules.ensure('s', { kind: 'k', intervalMs: 1000 });
+    t.schedules.ensure('s', { job: kind('k'), intervalMs: 1000 });
     const next = t.schedules.get('s')!.nextRunAt;
     t.clock.advance(500);
-    t.schedules.ensure('s', { kind: 'k', intervalMs: 1000 });
+    t.schedules.ensure('s', { job: kind('k'), intervalMs: 1000 });
     expect(t.schedules.get('s')!.nextRunAt).toBe(next);
   });
 });

@@ -108,7 +108,13 @@ describe('local driver', () => {
     expect(stored.length).toBe(150 * block.length);
     expect(stored.subarray(149 * block.length).equals(block)).toBe(true);
     const ac = new AbortController();
-    await expect(d.put(newStorageKey(), mib(150, (i) => i === 70 && ac.abort()), { signal: ac.signal })).rejects.toThrow();
+    await expect(
+      d.put(
+        newStorageKey(),
+        mib(150, (i) => i === 70 && ac.abort()),
+        { signal: ac.signal },
+      ),
+    ).rejects.toThrow();
     expect(tempFiles(d)).toEqual([]);
   });
 
@@ -134,9 +140,12 @@ describe('local driver', () => {
     async function stored() {
       const d = driver();
       const key = newStorageKey();
-      await d.put(key, (async function* () {
-        yield content;
-      })());
+      await d.put(
+        key,
+        (async function* () {
+          yield content;
+        })(),
+      );
       return { d, key, file: d.pathOf(key) };
     }
     const bytes = async (s: ReadableStream<Uint8Array>) => Buffer.from(await new Response(s).arrayBuffer());
@@ -145,7 +154,14 @@ describe('local driver', () => {
     test('whole objects and ranges across chunk boundaries are byte-exact, and the file is closed after', async () => {
       const { d, key, file } = await stored();
       expect((await bytes(await d.get(key))).equals(content)).toBe(true);
-      for (const [start, end] of [[0, 1], [MiB - 1, MiB + 1], [MiB, 2 * MiB], [5, 3 * MiB + 17], [content.length - 1, content.length], [2 * MiB + 3, content.length]] as const) {
+      for (const [start, end] of [
+        [0, 1],
+        [MiB - 1, MiB + 1],
+        [MiB, 2 * MiB],
+        [5, 3 * MiB + 17],
+        [content.length - 1, content.length],
+        [2 * MiB + 3, content.length],
+      ] as const) {
         expect((await bytes(await d.get(key, { start, end }))).equals(content.subarray(start, end))).toBe(true);
       }
       expect(isOpen(file)).toBe(false);
@@ -200,17 +216,23 @@ describe('local driver', () => {
     });
   });
 
-  test.each(['../../etc/passwd', '..%2f..%2fx', 'a/b/cdefghijklmnopq', '/absolute/path/aaaaaaa', 'short', '.hiddenaaaaaaaaaaaaaa', 'with space aaaaaaaaaa', 'x'.repeat(129)])(
-    'path traversal and malformed key %p are rejected',
-    async (key) => {
-      const d = driver();
-      await expect(d.put(key, from('x'))).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(d.get(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(d.head(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(d.delete(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(d.copy(newStorageKey(), key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-    },
-  );
+  test.each([
+    '../../etc/passwd',
+    '..%2f..%2fx',
+    'a/b/cdefghijklmnopq',
+    '/absolute/path/aaaaaaa',
+    'short',
+    '.hiddenaaaaaaaaaaaaaa',
+    'with space aaaaaaaaaa',
+    'x'.repeat(129),
+  ])('path traversal and malformed key %p are rejected', async (key) => {
+    const d = driver();
+    await expect(d.put(key, from('x'))).rejects.toBeInstanceOf(InvalidStorageKeyError);
+    await expect(d.get(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+    await expect(d.head(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+    await expect(d.delete(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+    await expect(d.copy(newStorageKey(), key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+  });
 
   test('list streams every object with size and mtime, skipping temp files and strays', async () => {
     const d = driver();

@@ -6,7 +6,10 @@ const LOG_MODULE = path.resolve(import.meta.dir, '../../src/log.ts');
 
 /** Runs a script with `createLogger` in scope in a child process; its stdout. */
 async function child(script: string): Promise<string> {
-  const proc = Bun.spawn([process.execPath, '-e', `const { createLogger } = await import(${JSON.stringify(LOG_MODULE)});\n${script}`], { stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn([process.execPath, '-e', `const { createLogger } = await import(${JSON.stringify(LOG_MODULE)});\n${script}`], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   const out = await new Response(proc.stdout).text();
   expect(await proc.exited).toBe(0);
   return out;
@@ -28,15 +31,30 @@ describe('logger', () => {
       process.stdout.write = original;
     }
     expect(writes).toHaveLength(1);
-    const lines = writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = writes[0]!
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(lines[0]).toMatchObject({ level: 'info', msg: 'request' });
   });
 
   test('nothing is lost: many lines, and lines logged right before process.exit', async () => {
     const many = await child(`const log = createLogger('info'); for (let i = 0; i < 5000; i++) log.info('line', { i });`);
-    expect(many.trimEnd().split('\n').map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
-    const exiting = await child(`const log = createLogger('info'); log.info('first'); await Bun.sleep(5); log.warn('stopped'); process.exit(0);`);
-    expect(exiting.trimEnd().split('\n').map((l) => JSON.parse(l).msg)).toEqual(['first', 'stopped']);
+    expect(
+      many
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).i),
+    ).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    const exiting = await child(
+      `const log = createLogger('info'); log.info('first'); await Bun.sleep(5); log.warn('stopped'); process.exit(0);`,
+    );
+    expect(
+      exiting
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).msg),
+    ).toEqual(['first', 'stopped']);
   });
 });

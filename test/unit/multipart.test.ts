@@ -26,7 +26,15 @@ function request(chunks: Uint8Array[], contentType = CT) {
     },
     { highWaterMark: 0 },
   );
-  return { req: new Request('http://localhost/upload', { method: 'POST', headers: { 'content-type': contentType }, body, duplex: 'half' } as RequestInit), stats };
+  return {
+    req: new Request('http://localhost/upload', {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body,
+      duplex: 'half',
+    } as RequestInit),
+    stats,
+  };
 }
 
 function split(body: Uint8Array, size: number): Uint8Array[] {
@@ -109,7 +117,12 @@ describe('multipart parser', () => {
     const noPreamble = enc(fileHead('file', 'a.txt') + 'x\r\n' + `--${B}--`);
     expect(await transcript([noPreamble])).toEqual([`file file "a.txt" text/plain 1 ${sha(enc('x'))}`, 'OK']);
     // A part whose delimiter is followed by anything but CRLF or `--` is skipped, as busboy does.
-    const junk = enc(`--${B}xx\r\nContent-Disposition: form-data; name="file"; filename="skipped.txt"\r\n\r\nzz\r\n` + fileHead('file', 'kept.txt') + 'k\r\n' + `--${B}--`);
+    const junk = enc(
+      `--${B}xx\r\nContent-Disposition: form-data; name="file"; filename="skipped.txt"\r\n\r\nzz\r\n` +
+        fileHead('file', 'kept.txt') +
+        'k\r\n' +
+        `--${B}--`,
+    );
     expect(await transcript(split(junk, 3))).toEqual([`file file "kept.txt" text/plain 1 ${sha(enc('k'))}`, 'OK']);
     // An empty file and an empty field.
     const empty = enc(fileHead('file', 'e.txt') + '\r\n' + fieldPart('clientIds', '') + `--${B}--`);
@@ -173,7 +186,9 @@ describe('multipart parser', () => {
     }
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).status).toBe(413);
-    expect((err as AppError).message).toBe(`Too much text in the form: the fields besides the files may add up to at most ${TEXT_BUDGET_BASE} bytes in one request`);
+    expect((err as AppError).message).toBe(
+      `Too much text in the form: the fields besides the files may add up to at most ${TEXT_BUDGET_BASE} bytes in one request`,
+    );
     // 1 MiB of 64 KiB fields: the 16th is refused while it arrives; nothing past it is read.
     expect(fields).toBe(15);
     expect(stats.pulls).toBe(16);
@@ -199,7 +214,9 @@ describe('multipart parser', () => {
     let capped = '';
     for (let i = 0; i < 2000; i++) capped += `${fileHead('files', `f${i}.txt`)}x\r\n`;
     for (let i = 0; i <= TEXT_BUDGET_MAX / 65_000; i++) capped += fieldPart('clientIds', 'c'.repeat(65_000 - 9));
-    expect((await transcript([enc(capped + `--${B}--`)])).at(-1)).toBe(`413 Too much text in the form: the fields besides the files may add up to at most ${TEXT_BUDGET_MAX} bytes in one request`);
+    expect((await transcript([enc(capped + `--${B}--`)])).at(-1)).toBe(
+      `413 Too much text in the form: the fields besides the files may add up to at most ${TEXT_BUDGET_MAX} bytes in one request`,
+    );
   });
 
   test('a part larger than any chunk streams through as views of the request’s chunks, never read ahead', async () => {
@@ -266,14 +283,21 @@ describe('multipart parser', () => {
     expect(await transcript([enc(`--${B}\r\nContent-Disposition: form-data; name="file"; filen`)])).toEqual([MALFORMED]);
     expect(await transcript([enc('no boundary in here')])).toEqual([MALFORMED]);
     expect(await transcript([])).toEqual([MALFORMED]);
-    expect(await transcript([enc(fileHead('file', 'f.txt') + 'x\r\n' + `--${B}-`)])).toEqual([`file file "f.txt" text/plain 1 ${sha(enc('x'))}`, MALFORMED]);
+    expect(await transcript([enc(fileHead('file', 'f.txt') + 'x\r\n' + `--${B}-`)])).toEqual([
+      `file file "f.txt" text/plain 1 ${sha(enc('x'))}`,
+      MALFORMED,
+    ]);
     // Header syntax: no colon, LF-only lines, no header at all, a header block over 16 KiB.
     expect(await transcript([enc(`--${B}\r\nContent-Disposition form-data\r\n\r\nx\r\n--${B}--`)])).toEqual([MALFORMED]);
     expect(await transcript([enc(`--${B}\nContent-Disposition: form-data; name="f"\n\nx\n--${B}--`)])).toEqual([MALFORMED]);
     expect(await transcript([enc(`--${B}\r\n\r\nx\r\n--${B}--`)])).toEqual([MALFORMED]);
-    expect(await transcript([enc(`--${B}\r\nContent-Disposition: form-data; name="f"\r\nX-Pad: ${'p'.repeat(17_000)}\r\n\r\nx\r\n--${B}--`)])).toEqual([MALFORMED]);
+    expect(
+      await transcript([enc(`--${B}\r\nContent-Disposition: form-data; name="f"\r\nX-Pad: ${'p'.repeat(17_000)}\r\n\r\nx\r\n--${B}--`)]),
+    ).toEqual([MALFORMED]);
     // The form closes while a file part's headers are still being read.
-    expect(await transcript([enc(`--${B}\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\n--${B}--`)])).toEqual([MALFORMED]);
+    expect(await transcript([enc(`--${B}\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\n--${B}--`)])).toEqual([
+      MALFORMED,
+    ]);
   });
 
   test('not multipart/form-data, or no boundary: 400 asking for multipart', async () => {

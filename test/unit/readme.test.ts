@@ -10,6 +10,7 @@ describe('README', () => {
 
   test('has the operations sections', () => {
     const readme = fs.readFileSync(README, 'utf8');
-    for (const heading of ['## Install on a server', '## Command line', '## Back up and restore', '## Monitoring']) expect(readme).toContain(heading);
+    for (const heading of ['## Install on a server', '## Command line', '## Back up and restore', '## Monitoring'])
+      expect(readme).toContain(heading);
   });
 });

@@ -13,7 +13,15 @@ function signatureOf(headers: Record<string, string>): string {
 
 describe('SigV4 against AWS published examples', () => {
   test('GET object with a Range header', () => {
-    const h = signRequest(creds, { method: 'GET', host, path: '/test.txt', query: {}, headers: { range: 'bytes=0-9' }, payloadHash: EMPTY, date });
+    const h = signRequest(creds, {
+      method: 'GET',
+      host,
+      path: '/test.txt',
+      query: {},
+      headers: { range: 'bytes=0-9' },
+      payloadHash: EMPTY,
+      date,
+    });
     expect(h.authorization).toContain('SignedHeaders=host;range;x-amz-content-sha256;x-amz-date');
     expect(signatureOf(h)).toBe('f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41');
   });
@@ -24,7 +32,15 @@ describe('SigV4 against AWS published examples', () => {
   });
 
   test('GET bucket listing with query parameters', () => {
-    const h = signRequest(creds, { method: 'GET', host, path: '/', query: { 'max-keys': '2', prefix: 'J' }, headers: {}, payloadHash: EMPTY, date });
+    const h = signRequest(creds, {
+      method: 'GET',
+      host,
+      path: '/',
+      query: { 'max-keys': '2', prefix: 'J' },
+      headers: {},
+      payloadHash: EMPTY,
+      date,
+    });
     expect(signatureOf(h)).toBe('34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7');
   });
 

@@ -94,7 +94,9 @@ describe('sealed storage: round trips', () => {
     for (const pieces of [[1], [16, 1], [1000, 7], [S + 16], [S + 17, S - 3], [3 * S + 1]]) {
       const { reader } = rechunked(pieces, false);
       expect((await bytes(await reader.get(key, info))).equals(data)).toBe(true);
-      expect((await bytes(await reader.get(key, info, { start: S - 5, end: 3 * S + 9 }))).equals(data.subarray(S - 5, 3 * S + 9))).toBe(true);
+      expect((await bytes(await reader.get(key, info, { start: S - 5, end: 3 * S + 9 }))).equals(data.subarray(S - 5, 3 * S + 9))).toBe(
+        true,
+      );
     }
   });
 
@@ -188,7 +190,7 @@ describe('sealed storage: tampering is detected, never served', () => {
     await expectFailure(() => t.store.get(t.key, t.info));
   });
 
-  test('another object\'s data key (wrong key) fails', async () => {
+  test("another object's data key (wrong key) fails", async () => {
     const t = await stored();
     const other = await t.store.put(newStorageKey(), chunked(randomBytes(100)));
     await expectFailure(() => t.store.get(t.key, { size: t.info.size, wrappedKey: other.wrappedKey }));

@@ -76,11 +76,23 @@ export interface JobStatus {
 }
 
 /** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
-export type ProgressLine = { type: 'progress'; done: number; total: number } | { type: 'done'; message: string } | { type: 'error'; message: string };
+export type ProgressLine =
+  | { type: 'progress'; done: number; total: number }
+  | { type: 'done'; message: string }
+  | { type: 'error'; message: string };
 
 /** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
 export interface FileEvent {
   type: string;
   timestamp?: string;
-  data?: { id?: string; name?: string; type?: string; parentId?: string | null; starred?: boolean; shared?: boolean; action?: string; count?: number };
+  data?: {
+    id?: string;
+    name?: string;
+    type?: string;
+    parentId?: string | null;
+    starred?: boolean;
+    shared?: boolean;
+    action?: string;
+    count?: number;
+  };
 }

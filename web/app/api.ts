@@ -53,7 +53,13 @@ export async function request(path: string, opts: CallOptions = {}): Promise<Res
   }
   let res: Response;
   try {
-    res = await fetch(path, { method: opts.method ?? (body ? 'POST' : 'GET'), headers, body, signal: opts.signal, credentials: 'same-origin' });
+    res = await fetch(path, {
+      method: opts.method ?? (body ? 'POST' : 'GET'),
+      headers,
+      body,
+      signal: opts.signal,
+      credentials: 'same-origin',
+    });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     online.value = false;
@@ -107,7 +113,8 @@ export async function runWithProgress(path: string, ids: string[], onProgress: (
     const done = await waitForJob(queued.jobId);
     return `${done.result?.count ?? ids.length} items`;
   }
-  if (!(res.headers.get('content-type') ?? '').includes('ndjson')) return String(((await res.json()) as { message?: string }).message ?? '');
+  if (!(res.headers.get('content-type') ?? '').includes('ndjson'))
+    return String(((await res.json()) as { message?: string }).message ?? '');
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {

@@ -24,7 +24,7 @@ import { navigate, route } from './router.ts';
 import { profile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { activeUploads } from './uploads.ts';
 
-export const storage = signal<StorageUsage | null>(null);
+const storage = signal<StorageUsage | null>(null);
 const loadStorage = () =>
   api<StorageUsage>('/api/user/storage').then(
     (s) => (storage.value = s),
@@ -69,7 +69,12 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
         <ul>
           {NAV.map((n) => (
             <li key={n.href}>
-              <a href={n.href} class={`nav-link ${n.match(path) ? 'active' : ''}`} aria-current={n.match(path) ? 'page' : undefined} onClick={close}>
+              <a
+                href={n.href}
+                class={`nav-link ${n.match(path) ? 'active' : ''}`}
+                aria-current={n.match(path) ? 'page' : undefined}
+                onClick={close}
+              >
                 <Icon name={n.icon} />
                 {n.label}
               </a>
@@ -79,7 +84,12 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
       </nav>
       <div class="sidebar-foot">
         <StorageMeter />
-        <a href="/settings" class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`} aria-current={path.startsWith('/settings') ? 'page' : undefined} onClick={close}>
+        <a
+          href="/settings"
+          class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`}
+          aria-current={path.startsWith('/settings') ? 'page' : undefined}
+          onClick={close}
+        >
           <Icon name="settings" />
           Settings
         </a>
@@ -93,7 +103,9 @@ function StatusBanner() {
     return (
       <div class="banner offline-banner" role="status">
         <Icon name="offline" size={18} />
-        <span>You are offline or Coffer cannot be reached. What you see may be out of date; changes will fail until the connection is back.</span>
+        <span>
+          You are offline or Coffer cannot be reached. What you see may be out of date; changes will fail until the connection is back.
+        </span>
       </div>
     );
   }
@@ -125,7 +137,11 @@ function AccountButton() {
           [
             { label: 'Settings', icon: 'settings', run: () => navigate('/settings') },
             { label: 'Keyboard shortcuts', icon: 'keyboard', keys: '?', run: openShortcuts },
-            { label: theme.value === 'dark' ? 'Light theme' : 'Dark theme', icon: theme.value === 'dark' ? 'sun' : 'moon', run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark') },
+            {
+              label: theme.value === 'dark' ? 'Light theme' : 'Dark theme',
+              icon: theme.value === 'dark' ? 'sun' : 'moon',
+              run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark'),
+            },
             { label: 'Sign out', icon: 'logout', run: () => void signOut() },
           ],
           'Account',
@@ -155,11 +171,16 @@ function Screen() {
   if (path === '/files') return <FileBrowser kind="folder" folderId={null} />;
   const folder = /^\/files\/([^/]+)$/.exec(path);
   if (folder) return <FileBrowser kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
-  if (path === '/recent' || path === '/starred' || path === '/shared') return <FileBrowser kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
+  if (path === '/recent' || path === '/starred' || path === '/shared')
+    return <FileBrowser kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
-    return q ? <FileBrowser kind="search" query={q} /> : <div class="empty page">Type in the search box to find files and folders by name.</div>;
+    return q ? (
+      <FileBrowser kind="search" query={q} />
+    ) : (
+      <div class="empty page">Type in the search box to find files and folders by name.</div>
+    );
   }
   if (path === '/settings' || path.startsWith('/settings/')) return <Settings />;
   return <NotFound />;
@@ -176,11 +197,12 @@ function Shell() {
       if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
       if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
       // Bursts (a folder upload, a big move) revalidate once.
-      timer ??= setTimeout(() => {
-        timer = null;
-        invalidateListings();
-        void loadStorage();
-      }, 150);
+      if (timer === null)
+        timer = setTimeout(() => {
+          timer = null;
+          invalidateListings();
+          void loadStorage();
+        }, 150);
     });
     const keys = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
@@ -218,7 +240,13 @@ function Shell() {
       {menuOpen.value && <div class="scrim" aria-hidden="true" onClick={() => (menuOpen.value = false)} />}
       <div class="main-column">
         <header class="topbar">
-          <button type="button" class="icon-button menu-button" aria-label="Open navigation" aria-expanded={menuOpen.value} onClick={() => (menuOpen.value = !menuOpen.value)}>
+          <button
+            type="button"
+            class="icon-button menu-button"
+            aria-label="Open navigation"
+            aria-expanded={menuOpen.value}
+            onClick={() => (menuOpen.value = !menuOpen.value)}
+          >
             <Icon name="menu" />
           </button>
           <SearchBox />

@@ -72,7 +72,19 @@ export function middleTruncate(name: string, max = 48): string {
   return `${name.slice(0, head)}…${name.slice(name.length - tail)}`;
 }
 
-export type Family = 'folder' | 'image' | 'video' | 'audio' | 'pdf' | 'document' | 'sheet' | 'slides' | 'archive' | 'code' | 'text' | 'other';
+export type Family =
+  | 'folder'
+  | 'image'
+  | 'video'
+  | 'audio'
+  | 'pdf'
+  | 'document'
+  | 'sheet'
+  | 'slides'
+  | 'archive'
+  | 'code'
+  | 'text'
+  | 'other';
 
 const BY_EXT: Record<string, Family> = {};
 const add = (family: Family, exts: string) => {
@@ -86,7 +98,10 @@ add('document', 'doc docx odt rtf pages');
 add('sheet', 'xls xlsx ods csv tsv numbers');
 add('slides', 'ppt pptx odp key');
 add('archive', 'zip tar gz tgz bz2 xz 7z rar zst iso dmg');
-add('code', 'js mjs cjs ts tsx jsx json py rb go rs java c h cpp hpp cs php sh bash zsh ps1 sql html htm css scss xml yml yaml toml ini swift kt lua pl r dart vue svelte');
+add(
+  'code',
+  'js mjs cjs ts tsx jsx json py rb go rs java c h cpp hpp cs php sh bash zsh ps1 sql html htm css scss xml yml yaml toml ini swift kt lua pl r dart vue svelte',
+);
 add('text', 'txt md markdown log rst conf cfg env srt vtt');
 
 /** The icon family of an item, from its MIME type, else its extension. */

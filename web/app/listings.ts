@@ -139,7 +139,8 @@ export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): 
 
 export const folderSource = (parentId: string | null, sortBy: string, order: string): ListingSource => ({
   key: `folder:${parentId ?? ''}:${sortBy}:${order}`,
-  load: (cursor, limit, signal) => listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
+  load: (cursor, limit, signal) =>
+    listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
 });
 
 export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: string, order: string): ListingSource => ({
@@ -154,5 +155,8 @@ export const recentSource: ListingSource = {
 
 export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
-  load: async (_c, _l, signal) => ({ items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }), nextCursor: null }),
+  load: async (_c, _l, signal) => ({
+    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
+    nextCursor: null,
+  }),
 });

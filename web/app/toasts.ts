@@ -38,7 +38,7 @@ export function toast(message: string, opts: Partial<Omit<Toast, 'id' | 'message
   return t.id;
 }
 
-export function updateToast(id: number, patch: Partial<Omit<Toast, 'id'>>): void {
+function updateToast(id: number, patch: Partial<Omit<Toast, 'id'>>): void {
   let found: Toast | undefined;
   toasts.value = toasts.value.map((t) => (t.id === id ? (found = { ...t, ...patch }) : t));
   if (found) schedule(found);

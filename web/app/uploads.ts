@@ -6,7 +6,7 @@ import { invalidateListings, type Listing } from './listings.ts';
 import { maxUploadBytes } from './session.ts';
 import { toast } from './toasts.ts';
 
-export type UploadStatus = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
+type UploadStatus = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
 
 export interface UploadItem {
   id: number;
@@ -31,14 +31,14 @@ export interface UploadItem {
  * How bytes reach the server. Multipart today; files above 32 MiB move to a resumable transport
  * (tus-js-client on /api/files/tus) once the server has that endpoint, with no change to the queue.
  */
-export interface UploadTransport {
+interface UploadTransport {
   send(item: UploadItem, onProgress: (loaded: number) => void): { done: Promise<Item | null>; abort(): void };
 }
 
 const CONCURRENCY = 2;
 
 /** Multipart over XMLHttpRequest: the one browser API that reports upload progress. */
-export const multipartTransport: UploadTransport = {
+const multipartTransport: UploadTransport = {
   send(item, onProgress) {
     const xhr = new XMLHttpRequest();
     const form = new FormData();
@@ -86,10 +86,11 @@ export const activeUploads = computed(() => uploads.value.filter((u) => u.status
 let nextId = 1;
 let refreshTimer: ReturnType<typeof setTimeout> | null = null;
 const refreshSoon = () => {
-  refreshTimer ??= setTimeout(() => {
-    refreshTimer = null;
-    invalidateListings();
-  }, 300);
+  if (refreshTimer === null)
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      invalidateListings();
+    }, 300);
 };
 
 const topDir = (u: UploadItem) => (u.relativePath?.includes('/') ? `${u.parentId}:${u.relativePath.split('/')[0]}` : null);
@@ -104,7 +105,12 @@ function pump(): void {
     if (running.length >= CONCURRENCY) break;
     if (u.status.value !== 'queued') continue;
     const dir = topDir(u);
-    if (dir && !createdDirs.has(u.parentId + ':' + (u.relativePath ?? '').split('/').slice(0, -1).join('/')) && running.some((r) => topDir(r) === dir)) continue;
+    if (
+      dir &&
+      !createdDirs.has(u.parentId + ':' + (u.relativePath ?? '').split('/').slice(0, -1).join('/')) &&
+      running.some((r) => topDir(r) === dir)
+    )
+      continue;
     start(u);
     running = [...running, u];
   }
@@ -215,7 +221,11 @@ function makeItem(n: NewUpload, parentId: string | null): UploadItem {
  * Queues files for a folder: refuses what exceeds the server's maximum or the quota with a sentence
  * that says why, asks about names that exist, then uploads in the background while the user moves on.
  */
-export async function enqueueUploads(files: NewUpload[], parentId: string | null, opts: { listing?: Listing | null; askConflict: ConflictAsker }): Promise<void> {
+export async function enqueueUploads(
+  files: NewUpload[],
+  parentId: string | null,
+  opts: { listing?: Listing | null; askConflict: ConflictAsker },
+): Promise<void> {
   if (!files.length) return;
   const max = maxUploadBytes.value;
   const fits: NewUpload[] = [];
@@ -229,7 +239,10 @@ export async function enqueueUploads(files: NewUpload[], parentId: string | null
       refused.push(item);
     } else fits.push(f);
   }
-  if (refused.length) toast(`${refused.length === 1 ? `“${refused[0]!.file.name}” is` : `${refused.length} files are`} too large to upload here.`, { kind: 'error' });
+  if (refused.length)
+    toast(`${refused.length === 1 ? `“${refused[0]!.file.name}” is` : `${refused.length} files are`} too large to upload here.`, {
+      kind: 'error',
+    });
   const total = fits.reduce((n, f) => n + f.file.size, 0);
   try {
     if (fits.length) await request('/api/files/upload/check', { method: 'POST', body: { fileSize: total } });
@@ -239,7 +252,13 @@ export async function enqueueUploads(files: NewUpload[], parentId: string | null
     return;
   }
   const loose = fits.filter((f) => !f.relativePath);
-  const existing = loose.length ? await existingByName(parentId, loose.map((f) => f.file.name), opts.listing ?? null) : new Map<string, Item>();
+  const existing = loose.length
+    ? await existingByName(
+        parentId,
+        loose.map((f) => f.file.name),
+        opts.listing ?? null,
+      )
+    : new Map<string, Item>();
   const items: UploadItem[] = [];
   let always: boolean | null = null;
   let conflictsLeft = loose.filter((f) => existing.has(f.file.name.toLowerCase())).length;

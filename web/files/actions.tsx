@@ -93,7 +93,7 @@ export async function moveItems(items: Item[], target: { id: string | null; name
   });
 }
 
-export async function trashItems(items: Item[]): Promise<void> {
+async function trashItems(items: Item[]): Promise<void> {
   const gone = ids(items);
   await track(
     `Moving ${names(items)} to the trash…`,
@@ -109,7 +109,7 @@ export async function trashItems(items: Item[]): Promise<void> {
   });
 }
 
-export async function restoreItems(items: Item[], undo = false): Promise<void> {
+async function restoreItems(items: Item[], undo = false): Promise<void> {
   const back = ids(items);
   const r = await track(
     `Restoring ${names(items)}…`,
@@ -139,7 +139,9 @@ async function copyItems(items: Item[], target: { id: string | null; name: strin
 async function star(items: Item[], starred: boolean): Promise<void> {
   const set = new Set(ids(items));
   patchListings((list, l) =>
-    l.source.key.startsWith('starred') && !starred ? list.filter((i) => !set.has(i.id)) : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
+    l.source.key.startsWith('starred') && !starred
+      ? list.filter((i) => !set.has(i.id))
+      : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
   );
   try {
     await post('/api/files/star', { ids: [...set], starred });
@@ -191,7 +193,7 @@ async function rename(ctx: ActionContext, item: Item): Promise<void> {
 }
 
 /** A single file downloads natively (its size known to the browser); anything else as a streamed ZIP. */
-export function download(items: Item[]): void {
+function download(items: Item[]): void {
   if (items.length === 1 && items[0]!.type === 'file') {
     const a = document.createElement('a');
     a.href = `/api/files/${encodeURIComponent(items[0]!.id)}/download`;
@@ -211,7 +213,8 @@ export function download(items: Item[]): void {
     frame.title = 'Downloads';
     document.body.append(frame);
   }
-  frame.onload = () => toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
+  frame.onload = () =>
+    toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
   const form = document.createElement('form');
   form.method = 'POST';
   form.action = '/api/files/download/bulk';
@@ -331,7 +334,12 @@ export const ACTIONS: Action[] = [
     permission: 'files.edit',
     applies: (ctx) => some(ctx) && notTrash(ctx),
     run: async (ctx) => {
-      const target = await pickFolder({ title: `Move ${names(ctx.selection)}`, confirm: 'Move here', start: ctx.folderId, moving: ids(ctx.selection) });
+      const target = await pickFolder({
+        title: `Move ${names(ctx.selection)}`,
+        confirm: 'Move here',
+        start: ctx.folderId,
+        moving: ids(ctx.selection),
+      });
       if (target) await moveItems(ctx.selection, target);
     },
   },
@@ -439,7 +447,9 @@ export const ACTIONS: Action[] = [
 
 export async function emptyTrash(listing: Listing): Promise<void> {
   const items = listing.items.value;
-  const known = listing.complete ? `${plural(items.length, 'item')} (${formatSize(items.reduce((n, i) => n + (i.size ?? 0), 0))} and their contents)` : 'every item in the trash';
+  const known = listing.complete
+    ? `${plural(items.length, 'item')} (${formatSize(items.reduce((n, i) => n + (i.size ?? 0), 0))} and their contents)`
+    : 'every item in the trash';
   const ok = await confirmDialog({
     title: 'Empty the trash?',
     message: `${known[0]!.toUpperCase()}${known.slice(1)} will be erased from the server. This cannot be undone.`,

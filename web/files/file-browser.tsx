@@ -24,7 +24,12 @@ export interface BrowserProps {
   query?: string;
 }
 
-const TITLES: Record<Exclude<ViewKind, 'folder' | 'search'>, string> = { recent: 'Recent', starred: 'Starred', shared: 'Shared', trash: 'Trash' };
+const TITLES: Record<Exclude<ViewKind, 'folder' | 'search'>, string> = {
+  recent: 'Recent',
+  starred: 'Starred',
+  shared: 'Shared',
+  trash: 'Trash',
+};
 
 const COLUMNS: Record<ViewKind, Column[]> = {
   folder: ['size', 'modified'],
@@ -69,7 +74,8 @@ const EMPTY: Record<ViewKind, string> = {
   search: 'No files or folders match.',
 };
 
-const isTyping = (t: EventTarget | null) => t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+const isTyping = (t: EventTarget | null) =>
+  t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
 
 /** The file manager: one folder or view, its toolbar, list or grid, selection, keys, drops and details. */
 export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps) {
@@ -252,7 +258,13 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       y,
       available(menuCtx)
         .filter((a) => !a.global)
-        .map((a) => ({ label: labelOf(a, menuCtx), icon: a.icon, keys: a.keys, danger: a.danger, run: () => void Promise.resolve(a.run(menuCtx)).catch(toastError) })),
+        .map((a) => ({
+          label: labelOf(a, menuCtx),
+          icon: a.icon,
+          keys: a.keys,
+          danger: a.danger,
+          run: () => void Promise.resolve(a.run(menuCtx)).catch(toastError),
+        })),
       sel.length === 1 ? `Actions for ${sel[0]!.name}` : `Actions for ${sel.length} items`,
     );
   };
@@ -280,7 +292,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   };
 
   const sortable = kind === 'folder' || kind === 'starred' || kind === 'shared';
-  const title = kind === 'folder' ? (crumbs[crumbs.length - 1]?.name ?? 'My files') : kind === 'search' ? `Results for “${query}”` : TITLES[kind];
+  const title =
+    kind === 'folder' ? (crumbs[crumbs.length - 1]?.name ?? 'My files') : kind === 'search' ? `Results for “${query}”` : TITLES[kind];
   const sharedRoot = kind === 'folder' ? [...crumbs].reverse().find((c) => sharedFolders.value.has(c.id)) : undefined;
   const globals = actions.filter((a) => a.global);
   const onSelection = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
@@ -347,10 +360,22 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           <h1 class="view-title">{title}</h1>
         )}
         <div class="view-switch" role="group" aria-label="View">
-          <button type="button" class="icon-button" aria-label="List view" aria-pressed={viewMode.value === 'list'} onClick={() => (viewMode.value = 'list')}>
+          <button
+            type="button"
+            class="icon-button"
+            aria-label="List view"
+            aria-pressed={viewMode.value === 'list'}
+            onClick={() => (viewMode.value = 'list')}
+          >
             <Icon name="list" />
           </button>
-          <button type="button" class="icon-button" aria-label="Grid view" aria-pressed={viewMode.value === 'grid'} onClick={() => (viewMode.value = 'grid')}>
+          <button
+            type="button"
+            class="icon-button"
+            aria-label="Grid view"
+            aria-pressed={viewMode.value === 'grid'}
+            onClick={() => (viewMode.value = 'grid')}
+          >
             <Icon name="grid" />
           </button>
           <button type="button" class="icon-button" aria-label="Details" aria-pressed={infoOpen} onClick={() => setInfoOpen(!infoOpen)}>
@@ -359,7 +384,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         </div>
       </header>
 
-      <div class={`toolbar ${selection.length ? 'has-selection' : ''}`} role="toolbar" aria-label={selection.length ? 'Selection actions' : 'Folder actions'}>
+      <div
+        class={`toolbar ${selection.length ? 'has-selection' : ''}`}
+        role="toolbar"
+        aria-label={selection.length ? 'Selection actions' : 'Folder actions'}
+      >
         {selection.length > 0 ? (
           <>
             <button type="button" class="icon-button" aria-label="Clear selection" onClick={() => setSelected(new Set())}>
@@ -369,7 +398,14 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               {selection.length} selected
             </span>
             {onSelection.map((a) => (
-              <button key={a.id} type="button" class={`tool ${a.danger ? 'danger' : ''}`} title={a.keys ? `${labelOf(a, ctx)} (${a.keys})` : undefined} aria-keyshortcuts={a.keys} onClick={() => run(a)}>
+              <button
+                key={a.id}
+                type="button"
+                class={`tool ${a.danger ? 'danger' : ''}`}
+                title={a.keys ? `${labelOf(a, ctx)} (${a.keys})` : undefined}
+                aria-keyshortcuts={a.keys}
+                onClick={() => run(a)}
+              >
                 <Icon name={a.icon} size={18} />
                 <span class="tool-label">{labelOf(a, ctx)}</span>
               </button>
@@ -397,7 +433,14 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         ) : (
           <>
             {globals.map((a) => (
-              <button key={a.id} type="button" class={`tool ${a.id === 'upload-files' ? 'primary' : ''}`} title={a.keys ? `${labelOf(a, ctx)} (${a.keys})` : undefined} aria-keyshortcuts={a.keys} onClick={() => run(a)}>
+              <button
+                key={a.id}
+                type="button"
+                class={`tool ${a.id === 'upload-files' ? 'primary' : ''}`}
+                title={a.keys ? `${labelOf(a, ctx)} (${a.keys})` : undefined}
+                aria-keyshortcuts={a.keys}
+                onClick={() => run(a)}
+              >
                 <Icon name={a.icon} size={18} />
                 <span class="tool-label">{labelOf(a, ctx)}</span>
               </button>
@@ -436,8 +479,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         <div class="banner shared-banner" role="note">
           <Icon name="link" size={18} />
           <span>
-            {sharedRoot.id === folderId ? 'This folder is shared by link' : `Inside “${sharedRoot.name}”, which is shared by link`}: anyone with the link can see and download everything
-            here, including what is added later.
+            {sharedRoot.id === folderId ? 'This folder is shared by link' : `Inside “${sharedRoot.name}”, which is shared by link`}: anyone
+            with the link can see and download everything here, including what is added later.
           </span>
           {can('files.share') && (
             <button
@@ -445,7 +488,13 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               class="button small"
               onClick={() =>
                 openShareDialog([
-                  { id: sharedRoot.id, name: sharedRoot.name, type: 'folder', shared: true, expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null } as Item,
+                  {
+                    id: sharedRoot.id,
+                    name: sharedRoot.name,
+                    type: 'folder',
+                    shared: true,
+                    expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
+                  } as Item,
                 ])
               }
             >

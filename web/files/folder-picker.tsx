@@ -19,7 +19,13 @@ async function subfolders(parentId: string | null): Promise<Item[]> {
   return out;
 }
 
-function Picker(props: { title: string; confirm: string; start: string | null; moving: Set<string>; close: (v?: { id: string | null; name: string }) => void }) {
+function Picker(props: {
+  title: string;
+  confirm: string;
+  start: string | null;
+  moving: Set<string>;
+  close: (v?: { id: string | null; name: string }) => void;
+}) {
   const [at, setAt] = useState<string | null>(props.start);
   const [trail, setTrail] = useState<Crumb[]>([]);
   const [folders, setFolders] = useState<Item[] | null>(null);
@@ -59,7 +65,11 @@ function Picker(props: { title: string; confirm: string; start: string | null; m
           ))}
         </nav>
         <ul class="picker-list" aria-label="Folders" aria-busy={folders === null}>
-          {error && <li class="picker-note" role="alert">{error}</li>}
+          {error && (
+            <li class="picker-note" role="alert">
+              {error}
+            </li>
+          )}
           {folders?.length === 0 && <li class="picker-note">No folders here.</li>}
           {folders?.map((f) => (
             <li key={f.id}>
@@ -98,7 +108,12 @@ function Picker(props: { title: string; confirm: string; start: string | null; m
         <button type="button" class="button" onClick={() => props.close()}>
           Cancel
         </button>
-        <button type="button" class="button primary" disabled={intoItself} onClick={() => props.close({ id: at, name: here?.name ?? 'My files' })}>
+        <button
+          type="button"
+          class="button primary"
+          disabled={intoItself}
+          onClick={() => props.close({ id: at, name: here?.name ?? 'My files' })}
+        >
           {props.confirm}
         </button>
       </div>

@@ -20,7 +20,10 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
       (i) => live && setInfo(i),
       (err: Error) => live && setError(err.message),
     );
-    (item.parentId ? ancestors(item.parentId).then((t) => ['My files', ...t.map((c) => c.name)].join(' / ')) : Promise.resolve('My files')).then(
+    (item.parentId
+      ? ancestors(item.parentId).then((t) => ['My files', ...t.map((c) => c.name)].join(' / '))
+      : Promise.resolve('My files')
+    ).then(
       (p) => live && setPath(p),
       () => live && setPath(null),
     );

@@ -262,7 +262,8 @@ export function ItemList(p: ListProps) {
     );
   };
 
-  const label = (item: Item, name: string) => `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
+  const label = (item: Item, name: string) =>
+    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
 
   const keyDown = (e: KeyboardEvent) => p.onKey(e, cols);
   const anySelected = p.selected.size > 0;
@@ -334,7 +335,14 @@ export function ItemList(p: ListProps) {
   }
 
   return (
-    <div class={`list-view ${anySelected ? 'selecting' : ''}`} role="grid" aria-label={p.label} aria-rowcount={p.items.length + 1} aria-multiselectable="true" onKeyDown={keyDown}>
+    <div
+      class={`list-view ${anySelected ? 'selecting' : ''}`}
+      role="grid"
+      aria-label={p.label}
+      aria-rowcount={p.items.length + 1}
+      aria-multiselectable="true"
+      onKeyDown={keyDown}
+    >
       <div role="rowgroup" class="list-head">
         <div role="row" aria-rowindex={1} class="row head">
           <div role="columnheader" class="col col-check">

@@ -73,24 +73,24 @@ export function Home() {
         </div>
         {recent?.length === 0 && <p class="muted">Files you open or download will appear here.</p>}
         {!!recent?.length && (
-        <ul>
-          {recent.map((item) => (
-            <li key={item.id}>
-              <button type="button" class="recent-item" onClick={() => openPreview(recent, item)}>
-                <FileIcon family={familyOf(item)} size={32} />
-                <span class="recent-name" title={item.name}>
-                  {middleTruncate(displayName(item.name, item.type, hideExtensions.value), 40)}
-                </span>
-                <span class="muted small" title={exactDate(item.accessedAt)}>
-                  {formatSize(item.size ?? 0)} · opened {formatDate(item.accessedAt).toLowerCase()}
-                </span>
-              </button>
-              <a class="icon-button" href={folderPath(item.parentId)} aria-label={`Show ${item.name} in its folder`}>
-                <Icon name="folder" size={18} />
-              </a>
-            </li>
-          ))}
-        </ul>
+          <ul>
+            {recent.map((item) => (
+              <li key={item.id}>
+                <button type="button" class="recent-item" onClick={() => openPreview(recent, item)}>
+                  <FileIcon family={familyOf(item)} size={32} />
+                  <span class="recent-name" title={item.name}>
+                    {middleTruncate(displayName(item.name, item.type, hideExtensions.value), 40)}
+                  </span>
+                  <span class="muted small" title={exactDate(item.accessedAt)}>
+                    {formatSize(item.size ?? 0)} · opened {formatDate(item.accessedAt).toLowerCase()}
+                  </span>
+                </button>
+                <a class="icon-button" href={folderPath(item.parentId)} aria-label={`Show ${item.name} in its folder`}>
+                  <Icon name="folder" size={18} />
+                </a>
+              </li>
+            ))}
+          </ul>
         )}
       </section>
     </div>

@@ -47,7 +47,10 @@ function Palette({ close }: { close: () => void }) {
     const general: Command[] = [
       ...screenCommands.value,
       ...PLACES,
-      { label: theme.value === 'dark' ? 'Switch to light theme' : 'Switch to dark theme', run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark') },
+      {
+        label: theme.value === 'dark' ? 'Switch to light theme' : 'Switch to dark theme',
+        run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark'),
+      },
       { label: 'Keyboard shortcuts', keys: '?', run: openShortcuts },
       { label: 'Sign out', run: () => void signOut() },
     ];

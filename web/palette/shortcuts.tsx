@@ -18,7 +18,10 @@ const NAVIGATION: [string, string][] = [
 
 /** The `?` sheet: every key, taken from the same action list as the menus. */
 export function openShortcuts(): void {
-  const actions = ACTIONS.filter((a) => a.keys && a.id !== 'open').map((a) => [a.keys!.replace(/\+/g, ' + '), typeof a.label === 'string' ? a.label : a.id === 'star' ? 'Star / Unstar' : a.id] as [string, string]);
+  const actions = ACTIONS.filter((a) => a.keys && a.id !== 'open').map(
+    (a) =>
+      [a.keys!.replace(/\+/g, ' + '), typeof a.label === 'string' ? a.label : a.id === 'star' ? 'Star / Unstar' : a.id] as [string, string],
+  );
   void openDialog<void>((close) => (
     <Dialog title="Keyboard shortcuts" onClose={() => close()} wide>
       <div class="dialog-body shortcuts">

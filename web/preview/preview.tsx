@@ -79,7 +79,10 @@ function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => vo
           const ps = [...pointers.current.values()];
           const v = view.current;
           if (ps.length === 2 && gesture.current.dist) {
-            v.scale = Math.min(8, Math.max(1, (gesture.current.scale * Math.hypot(ps[0]!.x - ps[1]!.x, ps[0]!.y - ps[1]!.y)) / gesture.current.dist));
+            v.scale = Math.min(
+              8,
+              Math.max(1, (gesture.current.scale * Math.hypot(ps[0]!.x - ps[1]!.x, ps[0]!.y - ps[1]!.y)) / gesture.current.dist),
+            );
           } else if (v.scale > 1) {
             v.x += e.clientX - prev.x;
             v.y += e.clientY - prev.y;
@@ -170,12 +173,13 @@ function PdfPreview({ item }: { item: Item }) {
 }
 
 function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void }) {
-  if (!can('files.download')) return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
+  if (!can('files.download'))
+    return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
   switch (kindOf(item)) {
     case 'image':
       return <ZoomImage item={item} onSwipe={onSwipe} />;
     case 'video':
-      // biome-ignore lint/a11y/useMediaCaption: user files come without caption tracks
+      // User files come without caption tracks.
       return <video class="preview-media" src={downloadUrl(item)} controls autoplay preload="metadata" />;
     case 'audio':
       return (
@@ -189,7 +193,16 @@ function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void })
     case 'text':
       return <TextPreview item={item} />;
     default:
-      return <NoPreview item={item} reason={(item.size ?? 0) > TEXT_LIMIT && familyOf(item) !== 'other' ? 'This file is too large to preview.' : 'There is no preview for this kind of file.'} />;
+      return (
+        <NoPreview
+          item={item}
+          reason={
+            (item.size ?? 0) > TEXT_LIMIT && familyOf(item) !== 'other'
+              ? 'This file is too large to preview.'
+              : 'There is no preview for this kind of file.'
+          }
+        />
+      );
   }
 }
 
@@ -239,7 +252,10 @@ function Viewer({ files, start, close }: { files: Item[]; start: number; close: 
 
 /** Opens the preview on one file, with next/previous through the other files around it. */
 export function openPreview(files: Item[], item: Item): void {
-  const start = Math.max(0, files.findIndex((f) => f.id === item.id));
+  const start = Math.max(
+    0,
+    files.findIndex((f) => f.id === item.id),
+  );
   const list = files.length ? files : [item];
   void openDialog<void>((close) => <Viewer files={list} start={start} close={() => close()} />);
 }

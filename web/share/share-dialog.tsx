@@ -38,13 +38,13 @@ function afterShareChange(ids: string[], shared: boolean, expiresAt?: string | n
   void loadSharedFolders().catch(() => {});
 }
 
-export async function shareAgain(items: Item[], expiry: Expiry): Promise<void> {
+async function shareAgain(items: Item[], expiry: Expiry): Promise<void> {
   const ids = items.map((i) => i.id);
   await post('/api/files/share', { ids, shared: true, expiry });
   afterShareChange(ids, true);
 }
 
-export async function removeLinks(items: Item[]): Promise<void> {
+async function removeLinks(items: Item[]): Promise<void> {
   const ids = items.map((i) => i.id);
   const expiry = items[0] ? expiryOf(items[0]) : '7d';
   try {
@@ -81,7 +81,11 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const r = await post<{ links: Record<string, string> }>('/api/files/share', { ids: items.map((i) => i.id), shared: true, expiry: choice });
+      const r = await post<{ links: Record<string, string> }>('/api/files/share', {
+        ids: items.map((i) => i.id),
+        shared: true,
+        expiry: choice,
+      });
       setLinks(r.links);
       const at = choice === 'never' ? null : new Date(Date.now() + (choice === '7d' ? 7 : 30) * 86_400_000).toISOString();
       setExpiresAt(at);
@@ -102,7 +106,13 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     <>
       <div class="dialog-body share">
         <p class="muted">
-          Anyone with the link can view and download {single ? (single.type === 'folder' ? 'this folder and everything in it, including what is added later' : 'this file') : 'these items'}. No sign-in needed.
+          Anyone with the link can view and download{' '}
+          {single
+            ? single.type === 'folder'
+              ? 'this folder and everything in it, including what is added later'
+              : 'this file'
+            : 'these items'}
+          . No sign-in needed.
         </p>
         {links && entries.length > 0 && (
           <div class="share-links">
@@ -112,7 +122,13 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                   <span>{single ? 'Share link' : `Share link for ${i.name}`}</span>
                   <input ref={single ? linkRef : undefined} readOnly value={links[i.id]} onFocus={(e) => e.currentTarget.select()} />
                 </label>
-                <button type="button" class="button" onClick={(e) => copyText(links[i.id]!, (e.currentTarget.previousElementSibling?.querySelector('input') as HTMLInputElement) ?? null)}>
+                <button
+                  type="button"
+                  class="button"
+                  onClick={(e) =>
+                    copyText(links[i.id]!, (e.currentTarget.previousElementSibling?.querySelector('input') as HTMLInputElement) ?? null)
+                  }
+                >
                   <Icon name="copy" size={18} /> Copy link
                 </button>
               </div>

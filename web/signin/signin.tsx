@@ -26,7 +26,9 @@ function Card({ title, children }: { title: string; children: ComponentChildren 
 function useSignupStatus() {
   const [status, setStatus] = useState<SignupStatus | null>(null);
   useEffect(() => {
-    api<SignupStatus>('/api/signup-status', { anonymous: true }).then(setStatus, () => setStatus({ signupEnabled: false, firstUser: false }));
+    api<SignupStatus>('/api/signup-status', { anonymous: true }).then(setStatus, () =>
+      setStatus({ signupEnabled: false, firstUser: false }),
+    );
   }, []);
   return status;
 }
@@ -58,7 +60,11 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      await api('/api/login', { method: 'POST', anonymous: true, body: { email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) } });
+      await api('/api/login', {
+        method: 'POST',
+        anonymous: true,
+        body: { email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) },
+      });
       await signedIn();
     } catch (err) {
       if (err instanceof ApiError && err.status === 400 && err.message === 'MFA code required') {
@@ -81,11 +87,26 @@ export function SignIn() {
           <>
             <label class="field">
               <span>Email</span>
-              <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} autofocus />
+              <input
+                type="email"
+                name="email"
+                autoComplete="username"
+                required
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+                autofocus
+              />
             </label>
             <label class="field">
               <span>Password</span>
-              <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+              <input
+                type="password"
+                name="password"
+                autoComplete="current-password"
+                required
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
             </label>
           </>
         ) : (
@@ -159,7 +180,8 @@ export function SignUp() {
     <Card title={status?.firstUser ? 'Set up Coffer' : 'Create your account'}>
       {status?.firstUser && (
         <p class="notice" role="note">
-          This is the first account on this Coffer: it becomes the <strong>administrator</strong>, and public sign-up closes once it exists (you can reopen it later).
+          This is the first account on this Coffer: it becomes the <strong>administrator</strong>, and public sign-up closes once it exists
+          (you can reopen it later).
         </p>
       )}
       <form
@@ -169,7 +191,11 @@ export function SignUp() {
           setBusy(true);
           setError(null);
           try {
-            await api('/api/signup', { method: 'POST', anonymous: true, body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) } });
+            await api('/api/signup', {
+              method: 'POST',
+              anonymous: true,
+              body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) },
+            });
             await signedIn();
           } catch (err) {
             setError((err as Error).message);
@@ -184,7 +210,15 @@ export function SignUp() {
         </label>
         <label class="field">
           <span>Email</span>
-          <input type="email" name="email" autoComplete="username" required maxLength={254} value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            maxLength={254}
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </label>
         <label class="field">
           <span>Password</span>
@@ -224,7 +258,10 @@ export function SignUp() {
 export function DesktopOnly() {
   return (
     <Card title="Desktop app only">
-      <p>This Coffer is configured for access from the Coffer desktop app only. Open your files there, or ask the administrator to allow browser access.</p>
+      <p>
+        This Coffer is configured for access from the Coffer desktop app only. Open your files there, or ask the administrator to allow
+        browser access.
+      </p>
     </Card>
   );
 }

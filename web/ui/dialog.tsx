@@ -33,7 +33,14 @@ export function DialogHost() {
 }
 
 /** A modal on the browser's own <dialog>: focus stays inside, Esc and a click outside close it. */
-export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean; class?: string; describedBy?: string }) {
+export function Dialog(props: {
+  title: string;
+  onClose: () => void;
+  children: ComponentChildren;
+  wide?: boolean;
+  class?: string;
+  describedBy?: string;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useLayoutEffect(() => {
@@ -59,7 +66,16 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
       <div class="dialog-head">
         <h2 id={titleId}>{props.title}</h2>
         <button type="button" class="icon-button" aria-label="Close" onClick={props.onClose}>
-          <svg width="20" height="20" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" aria-hidden="true">
+          <svg
+            width="20"
+            height="20"
+            viewBox="0 0 24 24"
+            fill="none"
+            stroke="currentColor"
+            stroke-width="1.8"
+            stroke-linecap="round"
+            aria-hidden="true"
+          >
             <path d="M6 6l12 12M18 6 6 18" />
           </svg>
         </button>
@@ -123,7 +139,15 @@ function PromptForm(props: {
       <div class="dialog-body">
         <label class="field">
           <span>{props.label}</span>
-          <input ref={inputRef} value={value} onInput={(e) => setValue(e.currentTarget.value)} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? errId : undefined} maxLength={100} required />
+          <input
+            ref={inputRef}
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+            aria-invalid={error ? 'true' : undefined}
+            aria-describedby={error ? errId : undefined}
+            maxLength={100}
+            required
+          />
         </label>
         {error && (
           <p id={errId} class="field-error" role="alert">
@@ -155,7 +179,15 @@ export function promptDialog(opts: {
 }): Promise<string | undefined> {
   return openDialog<string>((close) => (
     <Dialog title={opts.title} onClose={() => close()}>
-      <PromptForm label={opts.label} value={opts.value ?? ''} confirm={opts.confirm} selectEnd={opts.selectEnd} close={close} validate={opts.validate} submit={opts.submit} />
+      <PromptForm
+        label={opts.label}
+        value={opts.value ?? ''}
+        confirm={opts.confirm}
+        selectEnd={opts.selectEnd}
+        close={close}
+        validate={opts.validate}
+        submit={opts.submit}
+      />
     </Dialog>
   ));
 }

@@ -24,7 +24,7 @@ export function openMenu(x: number, y: number, entries: MenuEntry[], label = 'Ac
   if (entries.length) current.value = { x, y, entries, label };
 }
 
-export const closeMenu = () => (current.value = null);
+const closeMenu = () => (current.value = null);
 
 export function MenuHost() {
   const m = current.value;

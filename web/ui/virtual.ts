@@ -2,7 +2,12 @@ import { elementScroll, observeElementOffset, observeElementRect, Virtualizer } 
 import { useLayoutEffect, useReducer, useState } from 'preact/hooks';
 
 /** @tanstack/virtual-core bound to Preact: only the rows in view (plus overscan) are rendered. */
-export function useVirtualizer(opts: { count: number; getScrollElement: () => HTMLElement | null; estimateSize: () => number; overscan?: number }) {
+export function useVirtualizer(opts: {
+  count: number;
+  getScrollElement: () => HTMLElement | null;
+  estimateSize: () => number;
+  overscan?: number;
+}) {
   const [, rerender] = useReducer((n: number) => n + 1, 0);
   const [v] = useState(
     () =>

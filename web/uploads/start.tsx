@@ -9,8 +9,8 @@ function ConflictForm(props: { name: string; remaining: number; close: (v?: Conf
     <>
       <div class="dialog-body">
         <p>
-          A file named <strong>{props.name}</strong> already exists in this folder. Replace it with the one you are uploading, or keep both (the new one gets a
-          number)?
+          A file named <strong>{props.name}</strong> already exists in this folder. Replace it with the one you are uploading, or keep both
+          (the new one gets a number)?
         </p>
         {props.remaining > 1 && (
           <label class="checkbox">

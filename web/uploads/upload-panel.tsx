@@ -11,7 +11,11 @@ function Row({ u }: { u: UploadItem }) {
   const speed = u.speed.value;
   const name = u.relativePath ?? u.file.name;
   let detail: string;
-  if (status === 'uploading') detail = speed > 0 ? `${formatSize(loaded)} of ${formatSize(size)} · ${formatSize(speed)}/s · ${formatDuration((size - loaded) / speed)} left` : `${formatSize(loaded)} of ${formatSize(size)}`;
+  if (status === 'uploading')
+    detail =
+      speed > 0
+        ? `${formatSize(loaded)} of ${formatSize(size)} · ${formatSize(speed)}/s · ${formatDuration((size - loaded) / speed)} left`
+        : `${formatSize(loaded)} of ${formatSize(size)}`;
   else if (status === 'queued') detail = `Waiting · ${formatSize(size)}`;
   else if (status === 'done') detail = `${u.replaceId ? 'Replaced' : 'Uploaded'} · ${formatSize(size)}`;
   else if (status === 'cancelled') detail = 'Cancelled';

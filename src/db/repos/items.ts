@@ -1,47 +1,18 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite';
-import { nameKeyOf, numberedName, splitExtension } from '../../services/names.ts';
+import { items } from '../schema/items.ts';
+import { selectList, toBoolean } from '../select.ts';
 
-export type ItemType = 'file' | 'folder';
-
-/** One row of `items` as SQLite returns it. */
-export interface ItemRow {
-  id: string;
-  account_id: string;
-  parent_id: string | null;
-  type: ItemType;
-  name: string;
-  name_key: string;
-  size: number;
-  mime_type: string | null;
-  storage_key: string | null;
-  wrapped_key: string | null;
-  key_id: string | null;
-  starred: number;
-  modified_at: number;
-  accessed_at: number;
-  created_at: number;
-  deleted_at: number | null;
-  deleted_root_id: string | null;
-}
-
-export const ITEM_COLUMNS =
-  'id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, starred, modified_at, accessed_at, created_at, deleted_at, deleted_root_id';
-
-/** A row as list pages read it: everything an API item shows, without the object's key material. */
-export type ListedRow = Omit<ItemRow, 'storage_key' | 'wrapped_key' | 'key_id' | 'created_at'>;
-
-const LISTED_COLUMNS = 'id, account_id, parent_id, type, name, name_key, size, mime_type, starred, modified_at, accessed_at, deleted_at, deleted_root_id';
+/** A row of the file tree (SPEC "Item" before it is shown), as the schema describes it. */
+export type Item = Omit<typeof items.$inferSelect, 'seq' | 'parentKey'>;
+type ItemType = Item['type'];
+/** What list pages read: everything an API item shows, without the object's key material. */
+export type ListedItem = Omit<Item, 'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt'>;
+export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId'>;
+/** What purging a trash entry needs of each row. */
+export type PurgedItem = Pick<Item, 'id' | 'type' | 'size' | 'storageKey'>;
 
 export type SortField = 'name' | 'size' | 'modified' | 'accessedAt' | 'deletedAt';
 export type SortOrder = 'asc' | 'desc';
-
-const SORT_COLUMN: Record<SortField, string> = {
-  name: 'name_key',
-  size: 'size',
-  modified: 'modified_at',
-  accessedAt: 'accessed_at',
-  deletedAt: 'deleted_at',
-};
 
 /** Position after the last row of a page: its type (folders come first), sort value and id. */
 export interface PagePosition {
@@ -50,14 +21,12 @@ export interface PagePosition {
   id: string;
 }
 
-/**
- * Which rows a list shows. `where` must name the account and match one of the partial indexes
- * (folder pages, starred, trash roots), so a page is an index range scan whatever the list's size.
- */
-export interface ListScope {
-  where: string;
-  params: SQLQueryBindings[];
-}
+/** Which rows a list shows; each matches one of the partial indexes, so a page is an index range scan. */
+export type ListScope =
+  | { kind: 'folder'; accountId: string; parentId: string | null }
+  | { kind: 'starred'; accountId: string }
+  | { kind: 'shared'; accountId: string }
+  | { kind: 'trash'; accountId: string };
 
 export interface PageRequest {
   sort: SortField;
@@ -66,138 +35,181 @@ export interface PageRequest {
   after: PagePosition | null;
 }
 
-export interface NewItem {
-  id: string;
-  accountId: string;
-  parentId: string | null;
-  type: ItemType;
-  name: string;
-  size: number;
-  mimeType: string | null;
-  storageKey: string | null;
-  wrappedKey: string | null;
-  keyId: string | null;
-  starred: boolean;
-  modifiedAt: number;
-  accessedAt: number;
-  createdAt: number;
+export interface TreeTotals {
+  totalSize: number;
+  fileCount: number;
+  folderCount: number;
 }
 
-/** The SQL of the file tree shared by the file services (hot paths as prepared statements). */
-export class ItemRepo {
-  constructor(readonly sqlite: Database) {}
+const ITEM_KEYS = [
+  'id',
+  'accountId',
+  'parentId',
+  'type',
+  'name',
+  'nameKey',
+  'size',
+  'mimeType',
+  'storageKey',
+  'wrappedKey',
+  'keyId',
+  'starred',
+  'modifiedAt',
+  'accessedAt',
+  'createdAt',
+  'deletedAt',
+  'deletedRootId',
+] as const satisfies ReadonlyArray<keyof Item>;
+const LISTED_KEYS = ITEM_KEYS.filter((k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt'].includes(k));
+const ITEM = selectList(items, ITEM_KEYS);
+const LISTED = selectList(items, LISTED_KEYS);
 
-  get(accountId: string, id: string): ItemRow | null {
-    return this.sqlite.query<ItemRow, [string, string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND account_id = ?`).get(id, accountId) ?? null;
+const SORT_COLUMN: Record<SortField, string> = {
+  name: 'name_key',
+  size: 'size',
+  modified: 'modified_at',
+  accessedAt: 'accessed_at',
+  deletedAt: 'deleted_at',
+};
+const SORT_KEY: Record<SortField, keyof ListedItem> = {
+  name: 'nameKey',
+  size: 'size',
+  modified: 'modifiedAt',
+  accessedAt: 'accessedAt',
+  deletedAt: 'deletedAt',
+};
+
+const SCOPE_WHERE: Record<ListScope['kind'], string> = {
+  folder: 'account_id = ?1 AND parent_id IS ?2 AND deleted_at IS NULL',
+  starred: 'account_id = ?1 AND starred = 1 AND deleted_at IS NULL',
+  shared: 'account_id = ?1 AND deleted_at IS NULL AND id IN (SELECT item_id FROM share_items)',
+  trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
+};
+
+/** Case-insensitive key of a name (the `name_key` column): collisions and name ordering ignore case. */
+export function nameKeyOf(name: string): string {
+  return name.toLowerCase();
+}
+
+function item<T extends { starred: boolean }>(row: T | null | undefined): T | null {
+  if (!row) return null;
+  row.starred = toBoolean(row.starred);
+  return row;
+}
+
+function itemList<T extends { starred: boolean }>(rows: T[]): T[] {
+  for (const row of rows) row.starred = toBoolean(row.starred);
+  return rows;
+}
+
+/** The SQL of the file tree (`items`). Hot paths are prepared raw statements; rows are keyed as in the schema. */
+export class ItemsRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  get(accountId: string, id: string): Item | null {
+    return item(this.sqlite.query<Item, [string, string]>(`SELECT ${ITEM} FROM items WHERE id = ? AND account_id = ?`).get(id, accountId));
   }
 
-  getLive(accountId: string, id: string): ItemRow | null {
-    return (
+  getLive(accountId: string, id: string): Item | null {
+    return item(
       this.sqlite
-        .query<ItemRow, [string, string]>(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND account_id = ? AND deleted_at IS NULL`)
-        .get(id, accountId) ?? null
+        .query<Item, [string, string]>(`SELECT ${ITEM} FROM items WHERE id = ? AND account_id = ? AND deleted_at IS NULL`)
+        .get(id, accountId),
     );
+  }
+
+  /** Any account's live item: the public share pages know the account only through the link. */
+  getLiveAnyAccount(id: string): Item | null {
+    return item(this.sqlite.query<Item, [string]>(`SELECT ${ITEM} FROM items WHERE id = ? AND deleted_at IS NULL`).get(id));
   }
 
   /** Rows for the given ids that belong to the account (any state), in no particular order. */
-  getMany(accountId: string, ids: readonly string[]): ItemRow[] {
-    return this.sqlite
-      .query<ItemRow, [string, string]>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE id IN (SELECT value FROM json_each(?)) AND account_id = ?`,
-      )
-      .all(JSON.stringify(ids), accountId);
-  }
-
-  insert(item: NewItem): ItemRow {
-    return this.sqlite
-      .query<ItemRow, SQLQueryBindings[]>(
-        `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, starred, modified_at, accessed_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${ITEM_COLUMNS}`,
-      )
-      .get(
-        item.id,
-        item.accountId,
-        item.parentId,
-        item.type,
-        item.name,
-        nameKeyOf(item.name),
-        item.size,
-        item.mimeType,
-        item.storageKey,
-        item.wrappedKey,
-        item.keyId,
-        item.starred ? 1 : 0,
-        item.modifiedAt,
-        item.accessedAt,
-        item.createdAt,
-      )!;
-  }
-
-  /** The live sibling holding this name (case-insensitive), if any. */
-  liveByName(accountId: string, parentId: string | null, name: string): ItemRow | null {
-    return (
+  getMany(accountId: string, ids: readonly string[]): Item[] {
+    return itemList(
       this.sqlite
-        .query<ItemRow, [string, string, string]>(
-          `SELECT ${ITEM_COLUMNS} FROM items WHERE account_id = ? AND parent_key = ? AND name_key = ? AND deleted_at IS NULL`,
-        )
-        .get(accountId, parentId ?? '', nameKeyOf(name)) ?? null
+        .query<Item, [string, string]>(`SELECT ${ITEM} FROM items WHERE id IN (SELECT value FROM json_each(?)) AND account_id = ?`)
+        .all(JSON.stringify(ids), accountId),
     );
   }
 
-  /**
-   * `name` if it is free in the folder, else `base (n)ext` with the smallest free n (COMPAT). The
-   * numbered siblings are read with one index range scan.
-   */
-  uniqueName(accountId: string, parentId: string | null, name: string): string {
-    if (!this.liveByName(accountId, parentId, name)) return name;
-    const { base, ext } = splitExtension(name);
-    const prefix = nameKeyOf(`${base} (`);
-    const used = new Set<number>();
-    const extKey = nameKeyOf(ext);
-    for (const row of this.sqlite
-      .query<{ name_key: string }, [string, string, string, string]>(
-        `SELECT name_key FROM items WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key >= ? AND name_key < ?`,
+  insert(row: NewItem): Item {
+    return item(
+      this.sqlite
+        .query<Item, SQLQueryBindings[]>(
+          `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, starred,
+             modified_at, accessed_at, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${ITEM}`,
+        )
+        .get(
+          row.id,
+          row.accountId,
+          row.parentId,
+          row.type,
+          row.name,
+          nameKeyOf(row.name),
+          row.size,
+          row.mimeType,
+          row.storageKey,
+          row.wrappedKey,
+          row.keyId,
+          row.starred ? 1 : 0,
+          row.modifiedAt,
+          row.accessedAt,
+          row.createdAt,
+        ),
+    )!;
+  }
+
+  /** The live sibling holding this name (case-insensitive), if any. */
+  liveByName(accountId: string, parentId: string | null, name: string): Item | null {
+    return item(
+      this.sqlite
+        .query<Item, [string, string, string]>(
+          `SELECT ${ITEM} FROM items WHERE account_id = ? AND parent_key = ? AND name_key = ? AND deleted_at IS NULL`,
+        )
+        .get(accountId, parentId ?? '', nameKeyOf(name)),
+    );
+  }
+
+  /** Name keys of live siblings in [from, to): one index range scan (numbered names of a taken name). */
+  liveNameKeysBetween(accountId: string, parentId: string | null, from: string, to: string): string[] {
+    return this.sqlite
+      .query<{ nameKey: string }, [string, string, string, string]>(
+        `SELECT name_key AS nameKey FROM items
+          WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key >= ? AND name_key < ?`,
       )
-      .all(accountId, parentId ?? '', prefix, `${prefix.slice(0, -1)})`)) {
-      const rest = row.name_key.slice(prefix.length);
-      const m = /^(\d+)\)(.*)$/s.exec(rest);
-      if (m && m[2] === extKey) used.add(Number(m[1]));
-    }
-    for (let n = 1; ; n++) {
-      if (used.has(n)) continue;
-      const candidate = numberedName(name, n);
-      // A shortened base can collide with something else: check the exact candidate too.
-      if (!this.liveByName(accountId, parentId, candidate)) return candidate;
-    }
+      .all(accountId, parentId ?? '', from, to)
+      .map((r) => r.nameKey);
   }
 
   /** One page of a list, folders first, ordered by the sort column then id (a total order). */
-  page(scope: ListScope, req: PageRequest): { rows: ListedRow[]; hasMore: boolean } {
+  page(scope: ListScope, req: PageRequest): { rows: ListedItem[]; hasMore: boolean } {
     const col = SORT_COLUMN[req.sort];
     const dir = req.order === 'asc' ? 'ASC' : 'DESC';
     const op = req.order === 'asc' ? '>' : '<';
     const want = req.limit + 1;
-    const rows: ListedRow[] = [];
+    const rows: ListedItem[] = [];
+    const scopeParams: SQLQueryBindings[] = scope.kind === 'folder' ? [scope.accountId, scope.parentId] : [scope.accountId];
+    const next = scopeParams.length + 1;
     const phases: ItemType[] = req.after?.type === 'file' ? ['file'] : ['folder', 'file'];
     for (const type of phases) {
       const after = req.after && req.after.type === type ? req.after : null;
       const sql =
-        `SELECT ${LISTED_COLUMNS} FROM items WHERE ${scope.where} AND type = ?` +
-        (after ? ` AND (${col}, id) ${op} (?, ?)` : '') +
-        ` ORDER BY ${col} ${dir}, id ${dir} LIMIT ?`;
-      const params: SQLQueryBindings[] = [...scope.params, type];
+        `SELECT ${LISTED} FROM items WHERE ${SCOPE_WHERE[scope.kind]} AND type = ?${next}` +
+        (after ? ` AND (${col}, id) ${op} (?${next + 1}, ?${next + 2})` : '') +
+        ` ORDER BY ${col} ${dir}, id ${dir} LIMIT ?${after ? next + 3 : next + 1}`;
+      const params: SQLQueryBindings[] = [...scopeParams, type];
       if (after) params.push(after.value, after.id);
       params.push(want - rows.length);
-      rows.push(...this.sqlite.query<ListedRow, SQLQueryBindings[]>(sql).all(...params));
+      rows.push(...itemList(this.sqlite.query<ListedItem, SQLQueryBindings[]>(sql).all(...params)));
       if (rows.length >= want) break;
     }
     const hasMore = rows.length > req.limit;
     return { rows: hasMore ? rows.slice(0, req.limit) : rows, hasMore };
   }
 
-  sortValue(row: ListedRow, sort: SortField): string | number {
-    const v = row[SORT_COLUMN[sort] as keyof ListedRow];
-    return (v ?? 0) as string | number;
+  sortValue(row: ListedItem, sort: SortField): string | number {
+    return (row[SORT_KEY[sort]] ?? 0) as string | number;
   }
 
   /** Ids of the live subtree under (and including) `rootId`, parents before children; stops after `cap`. */
@@ -215,36 +227,339 @@ export class ItemRepo {
   }
 
   /** Live children of a folder in id order, one keyset page at a time (ZIP walks, copies). */
-  liveChildren(accountId: string, parentId: string, afterId: string, limit: number): ItemRow[] {
-    return this.sqlite
-      .query<ItemRow, [string, string, string, number]>(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE account_id = ? AND parent_id = ? AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
-      )
-      .all(accountId, parentId, afterId, limit);
+  liveChildren(accountId: string, parentId: string, afterId: string, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, string, string, number]>(
+          `SELECT ${ITEM} FROM items WHERE account_id = ? AND parent_id = ? AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
+        )
+        .all(accountId, parentId, afterId, limit),
+    );
   }
 
-  /** Recursive totals of a live folder: bytes, files and folders below it. */
-  folderTotals(rootId: string): { totalSize: number; fileCount: number; folderCount: number } {
+  /** Totals of the live tree below a folder: bytes, files and folders (the folder itself not counted). */
+  liveTreeTotals(folderId: string): TreeTotals {
     const row = this.sqlite
-      .query<{ total: number | null; files: number; folders: number }, [string]>(
+      .query<{ total: number | null; files: number | null; folders: number | null }, [string]>(
         `WITH RECURSIVE t(id, type, size) AS (
            SELECT id, type, size FROM items WHERE parent_id = ?1 AND deleted_at IS NULL
            UNION ALL
            SELECT i.id, i.type, i.size FROM items i JOIN t ON i.parent_id = t.id WHERE t.type = 'folder' AND i.deleted_at IS NULL
          ) SELECT SUM(size) AS total, SUM(type = 'file') AS files, SUM(type = 'folder') AS folders FROM t`,
       )
+      .get(folderId)!;
+    return { totalSize: row.total ?? 0, fileCount: row.files ?? 0, folderCount: row.folders ?? 0 };
+  }
+
+  /** Totals of what was trashed with a trash root (the root itself not counted). */
+  trashSetTotals(rootId: string): TreeTotals {
+    const row = this.sqlite
+      .query<{ total: number | null; files: number | null; folders: number | null }, [string]>(
+        `SELECT SUM(size) AS total, SUM(type = 'file') AS files, SUM(type = 'folder') AS folders FROM items
+          WHERE deleted_root_id = ?1 AND id != ?1`,
+      )
       .get(rootId)!;
     return { totalSize: row.total ?? 0, fileCount: row.files ?? 0, folderCount: row.folders ?? 0 };
   }
 
-  /** Whether `targetId` is one of `ids` or lies below one of them (walks up from the target). */
-  isWithin(ids: ReadonlySet<string>, targetId: string | null): boolean {
-    const parentOf = this.sqlite.query<{ parent_id: string | null }, [string]>('SELECT parent_id FROM items WHERE id = ?');
-    let current = targetId;
-    for (let depth = 0; current !== null && depth < 10_000; depth++) {
-      if (ids.has(current)) return true;
-      current = parentOf.get(current)?.parent_id ?? null;
+  /** The parent of any item (live or not); undefined when the item does not exist. */
+  parentOf(id: string): string | null | undefined {
+    const row = this.sqlite.query<{ parentId: string | null }, [string]>('SELECT parent_id AS parentId FROM items WHERE id = ?').get(id);
+    return row ? row.parentId : undefined;
+  }
+
+  /** Name and parent of any item, for paths in reports. */
+  nameAndParent(id: string): Pick<Item, 'name' | 'parentId'> | null {
+    return this.sqlite
+      .query<Pick<Item, 'name' | 'parentId'>, [string]>('SELECT name, parent_id AS parentId FROM items WHERE id = ?')
+      .get(id);
+  }
+
+  /** Account-wide name matches of live items: exact, then prefix, then substring (trigram index from 3 characters). */
+  searchCandidates(accountId: string, key: string, limit: number): Item[] {
+    const exact = this.sqlite
+      .query<Item, [string, string, number]>(
+        `SELECT ${ITEM} FROM items WHERE account_id = ? AND name_key = ? AND deleted_at IS NULL LIMIT ?`,
+      )
+      .all(accountId, key, limit);
+    const prefix = this.sqlite
+      .query<Item, [string, string, string, number]>(
+        `SELECT ${ITEM} FROM items WHERE account_id = ? AND name_key > ? AND name_key < ? AND deleted_at IS NULL LIMIT ?`,
+      )
+      .all(accountId, key, `${key}\u{10FFFF}`, limit);
+    const substring =
+      [...key].length >= 3
+        ? this.sqlite
+            .query<Item, [string, string, number]>(
+              `SELECT ${selectList(items, ITEM_KEYS, 'items.')}
+               FROM items_search JOIN items ON items.rowid = items_search.rowid
+               WHERE items_search MATCH ? AND items.account_id = ? AND items.deleted_at IS NULL
+               ORDER BY items_search.rowid DESC LIMIT ?`,
+            )
+            .all(`"${key.replaceAll('"', '""')}"`, accountId, limit)
+        : this.sqlite
+            .query<Item, [string, string, number]>(
+              `SELECT ${ITEM} FROM items
+                WHERE account_id = ? AND deleted_at IS NULL AND instr(name_key, ?) > 0 ORDER BY modified_at DESC LIMIT ?`,
+            )
+            .all(accountId, key, limit);
+    return itemList([...exact, ...prefix, ...substring]);
+  }
+
+  /** Live files by last read, newest first. */
+  recentFiles(accountId: string, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, number]>(
+          `SELECT ${ITEM} FROM items
+            WHERE account_id = ? AND type = 'file' AND deleted_at IS NULL ORDER BY accessed_at DESC, id DESC LIMIT ?`,
+        )
+        .all(accountId, limit),
+    );
+  }
+
+  liveCounts(accountId: string): { files: number; folders: number; starred: number } {
+    const counts = this.sqlite
+      .query<{ files: number | null; folders: number | null }, [string]>(
+        `SELECT SUM(type = 'file') AS files, SUM(type = 'folder') AS folders FROM items WHERE account_id = ? AND deleted_at IS NULL`,
+      )
+      .get(accountId)!;
+    const starred = this.sqlite
+      .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE account_id = ? AND starred = 1 AND deleted_at IS NULL')
+      .get(accountId)!.n;
+    return { files: counts.files ?? 0, folders: counts.folders ?? 0, starred };
+  }
+
+  rename(id: string, name: string): Item {
+    return item(
+      this.sqlite
+        .query<Item, [string, string, string]>(`UPDATE items SET name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`)
+        .get(name, nameKeyOf(name), id),
+    )!;
+  }
+
+  move(id: string, parentId: string | null, name: string): Item {
+    return item(
+      this.sqlite
+        .query<Item, [string | null, string, string, string]>(
+          `UPDATE items SET parent_id = ?, name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`,
+        )
+        .get(parentId, name, nameKeyOf(name), id),
+    )!;
+  }
+
+  setStarred(id: string, starred: boolean): void {
+    this.sqlite.query('UPDATE items SET starred = ? WHERE id = ?').run(starred ? 1 : 0, id);
+  }
+
+  /** New content of a file: object, size, type and times. */
+  replaceContent(
+    id: string,
+    content: Pick<Item, 'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt'>,
+  ): Item {
+    return item(
+      this.sqlite
+        .query<Item, SQLQueryBindings[]>(
+          `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?
+           WHERE id = ? RETURNING ${ITEM}`,
+        )
+        .get(
+          content.size,
+          content.mimeType,
+          content.storageKey,
+          content.wrappedKey,
+          content.keyId,
+          content.modifiedAt,
+          content.accessedAt,
+          id,
+        ),
+    )!;
+  }
+
+  /** Writes read marks; a mark never moves accessedAt backwards. */
+  markAccessed(marks: ReadonlyArray<readonly [id: string, at: number]>): void {
+    const update = this.sqlite.query('UPDATE items SET accessed_at = ?1 WHERE id = ?2 AND accessed_at < ?1');
+    this.sqlite.transaction(() => {
+      for (const [id, at] of marks) update.run(at, id);
+    })();
+  }
+
+  // ---- trash ----
+
+  /** Marks a live item trashed as part of `rootId`'s trash entry; 0 when it was not live. */
+  markTrashed(id: string, rootId: string, at: number): number {
+    return this.sqlite.query('UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL').run(at, rootId, id)
+      .changes;
+  }
+
+  /** Items trashed with a trash root (the root excluded), at most `cap`. */
+  trashSetIds(rootId: string, cap: number): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string, number]>('SELECT id FROM items WHERE deleted_root_id = ?1 AND id != ?1 LIMIT ?2')
+      .all(rootId, cap)
+      .map((r) => r.id);
+  }
+
+  restoreMember(id: string, rootId: string): number {
+    return this.sqlite
+      .query('UPDATE items SET deleted_at = NULL, deleted_root_id = NULL WHERE id = ? AND deleted_root_id = ?')
+      .run(id, rootId).changes;
+  }
+
+  /** Puts a trash root back under `parentId` with `name`. */
+  restoreRoot(id: string, parentId: string | null, name: string): Item {
+    return item(
+      this.sqlite
+        .query<Item, [string | null, string, string, string]>(
+          `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL, parent_id = ?, name = ?, name_key = ?
+            WHERE id = ? RETURNING ${ITEM}`,
+        )
+        .get(parentId, name, nameKeyOf(name), id),
+    )!;
+  }
+
+  hasTrash(accountId: string): boolean {
+    return (
+      this.sqlite
+        .query<{ x: number }, [string]>('SELECT 1 AS x FROM items WHERE account_id = ? AND deleted_at IS NOT NULL LIMIT 1')
+        .get(accountId) !== null
+    );
+  }
+
+  trashRoot(accountId: string, rootId: string): PurgedItem | null {
+    return this.sqlite
+      .query<PurgedItem, [string, string]>(
+        `SELECT ${selectList(items, ['id', 'type', 'size', 'storageKey'])} FROM items
+          WHERE id = ? AND account_id = ? AND deleted_root_id = id`,
+      )
+      .get(rootId, accountId);
+  }
+
+  trashSetPage(rootId: string, limit: number): PurgedItem[] {
+    return this.sqlite
+      .query<PurgedItem, [string, number]>(
+        `SELECT ${selectList(items, ['id', 'type', 'size', 'storageKey'])} FROM items WHERE deleted_root_id = ?1 AND id != ?1 LIMIT ?2`,
+      )
+      .all(rootId, limit);
+  }
+
+  /** Trash roots of an account, a page at a time (emptying the trash). */
+  trashRootIds(accountId: string, limit: number): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string, number]>(
+        'SELECT id FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id LIMIT ?',
+      )
+      .all(accountId, limit)
+      .map((r) => r.id);
+  }
+
+  /** Trash roots of every account trashed before `cutoff`. */
+  expiredTrashRoots(cutoff: number, limit: number): Array<Pick<Item, 'id' | 'accountId'>> {
+    return this.sqlite
+      .query<Pick<Item, 'id' | 'accountId'>, [number, number]>(
+        'SELECT id, account_id AS accountId FROM items WHERE deleted_at IS NOT NULL AND deleted_root_id = id AND deleted_at < ? LIMIT ?',
+      )
+      .all(cutoff, limit);
+  }
+
+  delete(id: string): void {
+    this.sqlite.query('DELETE FROM items WHERE id = ?').run(id);
+  }
+
+  // ---- whole-instance walks (orphans, doctor, keys) ----
+
+  /** Which of the keys a row points at. */
+  referencedKeys(keys: readonly string[]): Set<string> {
+    return new Set(
+      this.sqlite
+        .query<{ storageKey: string }, [string]>(
+          'SELECT storage_key AS storageKey FROM items WHERE storage_key IN (SELECT value FROM json_each(?))',
+        )
+        .all(JSON.stringify(keys))
+        .map((r) => r.storageKey),
+    );
+  }
+
+  isKeyReferenced(key: string): boolean {
+    return this.sqlite.query<{ id: string }, [string]>('SELECT id FROM items WHERE storage_key = ?').get(key) !== null;
+  }
+
+  countFiles(opts: { withKey?: boolean } = {}): number {
+    return this.sqlite
+      .query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''}`)
+      .get()!.n;
+  }
+
+  /** File rows in id order, a page at a time. */
+  filePage(afterId: string, limit: number, opts: { withKey?: boolean } = {}): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, number]>(
+          `SELECT ${ITEM} FROM items
+            WHERE id > ? AND type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
+        )
+        .all(afterId, limit),
+    );
+  }
+
+  /** Stored objects in key order after `afterKey`, each with its plaintext size: what a storage migration copies. */
+  storedObjectPage(afterKey: string, limit: number): Array<{ storageKey: string; size: number }> {
+    return this.sqlite
+      .query<{ storageKey: string; size: number }, [string, number]>(
+        `SELECT ${selectList(items, ['storageKey', 'size'])} FROM items WHERE storage_key > ? ORDER BY storage_key LIMIT ?`,
+      )
+      .all(afterKey, limit);
+  }
+
+  /** How many objects rows point at (each key is unique), and their plaintext bytes. */
+  storedObjectTotals(): { objects: number; bytes: number } {
+    return this.sqlite
+      .query<{ objects: number; bytes: number }, []>(
+        'SELECT COUNT(*) AS objects, COALESCE(SUM(size), 0) AS bytes FROM items WHERE storage_key IS NOT NULL',
+      )
+      .get()!;
+  }
+
+  /** Any row by id, whatever its account or state. */
+  find(id: string): Item | null {
+    return item(this.sqlite.query<Item, [string]>(`SELECT ${ITEM} FROM items WHERE id = ?`).get(id));
+  }
+
+  /** Deletes a row only while it still points at `storageKey`. */
+  deleteIfKey(id: string, storageKey: string): boolean {
+    return this.sqlite.query('DELETE FROM items WHERE id = ? AND storage_key = ?').run(id, storageKey).changes > 0;
+  }
+
+  /** How many rows each master key wraps. */
+  countByKeyId(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.sqlite
+      .query<{ keyId: string; n: number }, []>('SELECT key_id AS keyId, COUNT(*) AS n FROM items WHERE key_id IS NOT NULL GROUP BY key_id')
+      .all()) {
+      out[r.keyId] = r.n;
     }
-    return false;
+    return out;
+  }
+
+  countNotUnderKey(keyId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?)')
+      .get(keyId)!.n;
+  }
+
+  /** Rows whose data key is not wrapped by `keyId`, in id order. */
+  notUnderKeyPage(keyId: string, afterId: string, limit: number): Array<{ id: string; wrappedKey: string }> {
+    return this.sqlite
+      .query<{ id: string; wrappedKey: string }, [string, string, number]>(
+        `SELECT id, wrapped_key AS wrappedKey FROM items
+          WHERE id > ? AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?) ORDER BY id LIMIT ?`,
+      )
+      .all(afterId, keyId, limit);
+  }
+
+  /** Compare-and-set of a re-wrapped data key: a row rewritten meanwhile is left alone. */
+  rewrap(id: string, from: string, to: string, keyId: string): number {
+    return this.sqlite.query('UPDATE items SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?').run(to, keyId, id, from)
+      .changes;
   }
 }

@@ -41,9 +41,7 @@ export const items = sqliteTable(
     uniqueIndex('items_id_idx').on(t.id),
     uniqueIndex('items_storage_key_idx').on(t.storageKey),
     // Display names are unique among the live items of a folder (root: parent '').
-    uniqueIndex('items_live_name_idx')
-      .on(t.accountId, t.parentKey, t.nameKey)
-      .where(sql`deleted_at IS NULL`),
+    uniqueIndex('items_live_name_idx').on(t.accountId, t.parentKey, t.nameKey).where(sql`deleted_at IS NULL`),
     // Folder pages, one index per sort field, so any page costs the same as the first.
     index('items_live_parent_name_idx').on(t.accountId, t.parentId, t.type, t.nameKey, t.id).where(sql`deleted_at IS NULL`),
     index('items_live_parent_modified_idx').on(t.accountId, t.parentId, t.type, t.modifiedAt, t.id).where(sql`deleted_at IS NULL`),

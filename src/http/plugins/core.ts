@@ -13,8 +13,19 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; frame-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+  'Content-Security-Policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
+    "frame-src 'self' blob:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+  ].join('; '),
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -25,10 +36,16 @@ function firstForwarded(value: string | null): string | null {
 }
 
 /** Maps an error to status and body; anything unexpected is a logged 500 with a generic message. */
-function describeError(error: unknown, code: unknown): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } | null {
+function describeError(
+  error: unknown,
+  code: unknown,
+): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } | null {
   if (error instanceof AppError) return { status: error.status, body: error.body(), headers: error.headers };
   if (error instanceof StorageNotFoundError) return { status: 500, body: { message: Messages.storedObjectMissing } };
   if (isDiskFullError(error)) return { status: 507, body: diskFull().body() };
+  if (error instanceof StorageUnavailableError) {
+    return { status: 503, body: { message: Messages.storageUnavailable }, headers: { 'Retry-After': '30' } };
+  }
   if (error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError) return null;
   switch (code) {
     case 'NOT_FOUND':
@@ -36,7 +53,10 @@ function describeError(error: unknown, code: unknown): { status: number; body: R
     case 'PARSE':
       return { status: 400, body: { message: Messages.invalidJson } };
     case 'VALIDATION':
-      return { status: 422, body: { message: Messages.validationFailed, details: [{ field: 'request', message: String((error as Error).message) }] } };
+      return {
+        status: 422,
+        body: { message: Messages.validationFailed, details: [{ field: 'request', message: String((error as Error).message) }] },
+      };
   }
   return null;
 }
@@ -58,86 +78,90 @@ export function lastResortErrorHandler(log: Logger) {
  */
 export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string; addressCap: AddressCap }) {
   const { log, ipResolver, addressCap } = deps;
-  return new Elysia({ name: 'http/core', seed: deps.seed })
-    .error({ APP: AppError })
-    .onRequest(({ request, set, server }) => {
-      const incoming = request.headers.get('x-request-id');
-      const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
-      const peer = server?.requestIP(request)?.address ?? null;
-      const trusted = ipResolver.isTrustedPeer(peer);
-      const forwardedProto = trusted ? firstForwarded(request.headers.get('x-forwarded-proto'))?.toLowerCase() : null;
-      const proto = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : request.url.startsWith('https:') ? 'https' : 'http';
-      const claimed = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host');
-      const host = isValidHost(claimed) ? claimed : null;
-      const meta: RequestMeta = {
-        id,
-        start: performance.now(),
-        ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
-        path: pathOf(request.url),
-        host,
-        origin: `${proto}://${host}`,
-        secure: proto === 'https',
-      };
-      setRequestMeta(request, meta);
-      Object.assign(set.headers, SECURITY_HEADERS);
-      set.headers['X-Request-Id'] = id;
-      // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
-      if (host === null) throw badRequest(Messages.invalidHost);
-      // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
-      if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
-      if (!addressCap.acquire(meta.ip)) {
-        throw new RateLimitedError({
-          'RateLimit-Limit': String(addressCap.max),
-          'RateLimit-Remaining': '0',
-          'RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 1),
-          'Retry-After': '1',
-          Connection: 'close',
-        });
-      }
-      meta.counted = true;
-    })
-    // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
-    .onParse({ as: 'global' }, () => DEFERRED_BODY)
-    .onError({ as: 'global' }, ({ code, error, request, set }) => {
-      if (bodyLeftUnread(request)) set.headers.Connection = 'close';
-      if (error instanceof StorageUnavailableError) {
+  return (
+    new Elysia({ name: 'http/core', seed: deps.seed })
+      .error({ APP: AppError })
+      .onRequest(({ request, set, server }) => {
+        const incoming = request.headers.get('x-request-id');
+        const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+        const peer = server?.requestIP(request)?.address ?? null;
+        const trusted = ipResolver.isTrustedPeer(peer);
+        const forwardedProto = trusted ? firstForwarded(request.headers.get('x-forwarded-proto'))?.toLowerCase() : null;
+        const proto =
+          forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : request.url.startsWith('https:') ? 'https' : 'http';
+        const claimed = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host');
+        const host = isValidHost(claimed) ? claimed : null;
+        const meta: RequestMeta = {
+          id,
+          start: performance.now(),
+          ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
+          path: pathOf(request.url),
+          host,
+          origin: `${proto}://${host}`,
+          secure: proto === 'https',
+        };
+        setRequestMeta(request, meta);
+        Object.assign(set.headers, SECURITY_HEADERS);
+        set.headers['X-Request-Id'] = id;
+        // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
+        if (host === null) throw badRequest(Messages.invalidHost);
+        // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
+        if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
+        if (!addressCap.acquire(meta.ip)) {
+          throw new RateLimitedError({
+            'RateLimit-Limit': String(addressCap.max),
+            'RateLimit-Remaining': '0',
+            'RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 1),
+            'Retry-After': '1',
+            Connection: 'close',
+          });
+        }
+        meta.counted = true;
+      })
+      // Nothing is read here: handlers read bodies after their guards (body.ts, uploads).
+      .onParse({ as: 'global' }, () => DEFERRED_BODY)
+      .onError({ as: 'global' }, ({ code, error, request, set }) => {
+        if (bodyLeftUnread(request)) set.headers.Connection = 'close';
+        const known = describeError(error, code);
+        const status = known?.status ?? 500;
         // The bucket failed, not the request: one line for the admin, a 503 the client may retry.
-        log.warn('storage unavailable', { requestId: requestMeta(request).id, method: request.method, path: requestMeta(request).path, err: error.message });
-        set.status = 503;
-        set.headers['Retry-After'] = '30';
-        return { message: Messages.storageUnavailable };
-      }
-      const known = describeError(error, code);
-      if (known) {
-        set.status = known.status;
-        if (known.headers) Object.assign(set.headers, known.headers);
-        return known.body;
-      }
-      const meta = requestMeta(request);
-      log.error('unhandled error', {
-        requestId: meta.id,
-        method: request.method,
-        path: meta.path,
-        err: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      });
-      set.status = 500;
-      const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;
-      return { message: damaged ? Messages.storedObjectDamaged : Messages.internal };
-    })
-    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
-      const meta = requestMeta(request);
-      if (meta.counted) {
-        meta.counted = false;
-        addressCap.release(meta.ip);
-      }
-      log.info('request', {
-        requestId: meta.id,
-        method: request.method,
-        path: meta.path,
-        status: typeof set.status === 'number' ? set.status : 200,
-        ms: Math.round((performance.now() - meta.start) * 100) / 100,
-        ip: meta.ip,
-        login: meta.loginId,
-      });
-    });
+        if (error instanceof StorageUnavailableError) {
+          const meta = requestMeta(request);
+          log.warn('storage unavailable', { requestId: meta.id, method: request.method, path: meta.path, err: error.message });
+        }
+        // Every 500 is a bug or a damaged store: one line with the request id, whatever mapped it.
+        if (status === 500) {
+          const meta = requestMeta(request);
+          log.error(known ? 'server error' : 'unhandled error', {
+            requestId: meta.id,
+            method: request.method,
+            path: meta.path,
+            err: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          });
+        }
+        set.status = status;
+        if (known) {
+          if (known.headers) Object.assign(set.headers, known.headers);
+          return known.body;
+        }
+        const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;
+        return { message: damaged ? Messages.storedObjectDamaged : Messages.internal };
+      })
+      .onAfterResponse({ as: 'global' }, ({ request, set }) => {
+        const meta = requestMeta(request);
+        if (meta.counted) {
+          meta.counted = false;
+          addressCap.release(meta.ip);
+        }
+        log.info('request', {
+          requestId: meta.id,
+          method: request.method,
+          path: meta.path,
+          status: typeof set.status === 'number' ? set.status : 200,
+          ms: Math.round((performance.now() - meta.start) * 100) / 100,
+          ip: meta.ip,
+          login: meta.loginId,
+        });
+      })
+  );
 }

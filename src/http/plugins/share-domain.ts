@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context.ts';
 import { Messages } from '../../errors.ts';
+import { policyOfPath } from '../policy.ts';
 import { requestMeta } from '../request-meta.ts';
 import { SECURITY_HEADERS } from './core.ts';
 
@@ -14,7 +15,7 @@ export function shareDomainPlugin(ctx: AppContext) {
     if (!base) return;
     const meta = requestMeta(request);
     if (meta.host === null || new URL(meta.origin).host !== new URL(base).host) return;
-    if (meta.path.startsWith('/s/')) return;
+    if (policyOfPath(request.method, meta.path)?.shareDomain) return;
     return Response.json({ message: Messages.notFoundRoute }, { status: 404, headers: SECURITY_HEADERS });
   });
 }

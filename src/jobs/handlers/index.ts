@@ -1,53 +1,98 @@
 import type { AppContext } from '../../context.ts';
-import { filesCopyJob } from './files-copy.ts';
-import { filesRestoreJob } from './files-restore.ts';
-import { filesTrashJob } from './files-trash.ts';
-import { jobsCleanupJob } from './jobs-cleanup.ts';
-import { presenceSweepJob } from './presence-sweep.ts';
-import { sessionsPurgeJob } from './sessions-purge.ts';
-import { orphansScanJob } from './orphans-scan.ts';
-import { orphansDeleteJob } from './orphans-delete.ts';
-import { auditRetentionJob } from './audit-retention.ts';
-import { sharesCleanupJob } from './shares-cleanup.ts';
-import { storageDeleteJob } from './storage-delete.ts';
-import { trashDeleteJob } from './trash-delete.ts';
-import { trashEmptyJob } from './trash-empty.ts';
-import { trashPurgeJob } from './trash-purge.ts';
-import { uploadsSweepJob } from './uploads-sweep.ts';
+import { FileEventType, type FileEventName } from '../../services/file-events.ts';
+import type { BatchRun } from '../../services/trash.ts';
+import { type JobKey, Jobs, type Payload } from '../catalog.ts';
+import type { JobHandler, JobRunContext } from '../registry.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
+const KEEP_FINISHED_MS = 7 * DAY;
 
-/** Registers every job kind's handler; each area adds its own here. */
+type Handlers = { [K in JobKey]: JobHandler<(typeof Jobs)[K]> };
+
+/**
+ * A file-tree job of more than 1000 items: the service does the work in batches (counted in the job's
+ * progress, so a re-run after a crash reports all of it), then the account's streams hear one event.
+ */
+function fileTreeJob(
+  ctx: AppContext,
+  event: FileEventName,
+  action: string,
+  work: (p: Payload<'filesTrash'>, run: BatchRun) => unknown,
+): JobHandler<typeof Jobs.filesTrash> {
+  return (p, run) => finishTreeJob(ctx, p, run, event, action, () => work(p, { signal: run.signal, onBatch: run.addProgress }));
+}
+
+function finishTreeJob(
+  ctx: AppContext,
+  p: { accountId: string; loginId: string },
+  run: JobRunContext,
+  event: FileEventName,
+  action: string,
+  work: () => unknown,
+) {
+  work();
+  const count = run.totalProgress();
+  ctx.services.items.jobDone(p.accountId, event, { userId: p.loginId, action, count, jobId: run.job.id });
+  return { count };
+}
+
+/** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
+function jobHandlers(ctx: AppContext): Handlers {
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents } = ctx.services;
+  return {
+    filesCopy: async (p, run) => {
+      const result = await copy.run(run.job.id, p, run.signal);
+      ctx.services.items.jobDone(p.accountId, FileEventType.copied, {
+        userId: p.loginId,
+        action: 'copy',
+        count: result.count,
+        jobId: run.job.id,
+      });
+      return result;
+    },
+    filesTrash: fileTreeJob(ctx, FileEventType.deleted, 'trash', (p, b) => trash.trashTrees(p.accountId, p.loginId, p.ids, b)),
+    filesRestore: fileTreeJob(ctx, FileEventType.restored, 'restore', (p, b) => trash.restoreTrees(p.accountId, p.loginId, p.ids, b)),
+    trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) =>
+      trash.deleteRoots(p.accountId, p.loginId, p.ids, b),
+    ),
+    trashEmpty: (p, run) =>
+      finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
+        trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
+      ),
+    trashPurge: (_p, run) => {
+      trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
+      return { count: run.totalProgress() };
+    },
+    storageDelete: async (p) => {
+      let count = 0;
+      for (const key of p.keys) if (await ctx.storage.delete(key)) count++;
+      return { count };
+    },
+    uploadsSweep: async () => ({ count: (await uploadIntents.sweep()).removedObjects }),
+    orphansScan: ({ graceMinutes }, { signal }) => orphans.scan({ graceMinutes, signal }),
+    orphansDelete: ({ requestedBy, ...input }) => orphans.deleteOrphans(input, requestedBy),
+    sessionsPurge: () => ({ count: sessions.purgeOld() }),
+    sharesCleanup: () => ({ count: shares.purgeExpiredLinks() }),
+    presenceSweep: () => ({ count: ctx.presence.sweep() }),
+    auditRetention: () => ({ count: audit.applyRetention() }),
+    jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
+  };
+}
+
+/** Registers the handler of every job in the catalog. */
 export function registerJobHandlers(ctx: AppContext): void {
-  for (const def of [
-    jobsCleanupJob(ctx),
-    presenceSweepJob(ctx),
-    sessionsPurgeJob(ctx),
-    orphansScanJob(ctx),
-    orphansDeleteJob(ctx),
-    auditRetentionJob(ctx),
-    sharesCleanupJob(ctx),
-    filesCopyJob(ctx),
-    filesTrashJob(ctx),
-    filesRestoreJob(ctx),
-    trashDeleteJob(ctx),
-    trashEmptyJob(ctx),
-    trashPurgeJob(ctx),
-    storageDeleteJob(ctx),
-    uploadsSweepJob(ctx),
-  ]) {
-    ctx.registry.register(def);
-  }
+  const handlers = jobHandlers(ctx);
+  for (const key of Object.keys(Jobs) as JobKey[]) ctx.registry.register(Jobs[key], handlers[key] as JobHandler);
 }
 
 /** System schedules, created (or updated) by the server at start; reserved names start with `__`. */
 export function ensureSystemSchedules(ctx: AppContext): void {
-  ctx.schedules.ensure('__jobs.cleanup__', { kind: 'jobs.cleanup', intervalMs: DAY });
-  ctx.schedules.ensure('__presence.sweep__', { kind: 'presence.sweep', intervalMs: 10 * 60_000 });
-  ctx.schedules.ensure('__sessions.purge__', { kind: 'sessions.purge', intervalMs: DAY });
-  ctx.schedules.ensure('__audit.retention__', { kind: 'audit.retention', intervalMs: DAY });
-  ctx.schedules.ensure('__shares.cleanup__', { kind: 'shares.cleanup', intervalMs: DAY });
-  ctx.schedules.ensure('__trash.purge__', { kind: 'trash.purge', intervalMs: DAY });
-  ctx.schedules.ensure('__uploads.sweep__', { kind: 'uploads.sweep', intervalMs: HOUR });
+  ctx.schedules.ensure('__jobs.cleanup__', { job: Jobs.jobsCleanup, intervalMs: DAY });
+  ctx.schedules.ensure('__presence.sweep__', { job: Jobs.presenceSweep, intervalMs: 10 * 60_000 });
+  ctx.schedules.ensure('__sessions.purge__', { job: Jobs.sessionsPurge, intervalMs: DAY });
+  ctx.schedules.ensure('__audit.retention__', { job: Jobs.auditRetention, intervalMs: DAY });
+  ctx.schedules.ensure('__shares.cleanup__', { job: Jobs.sharesCleanup, intervalMs: DAY });
+  ctx.schedules.ensure('__trash.purge__', { job: Jobs.trashPurge, intervalMs: DAY });
+  ctx.schedules.ensure('__uploads.sweep__', { job: Jobs.uploadsSweep, intervalMs: HOUR });
 }

@@ -39,12 +39,24 @@ describe('POST /api/files/folder', () => {
     expect(inner.name).toBe('Projects');
   });
 
-  test.each([[''], ['   '], ['a/b'], ['a\\b'], ['x'.repeat(101)], ['.'], ['..'], ['tab\there'], ['a|b'], ['what?'], ['<x>'], ['a"b'], ['c:d'], ['star*']])(
-    'name %p → 422 naming name',
-    async (name) => {
-      expect(await validationFields(await owner.client.post('/api/files/folder', { name }))).toContain('name');
-    },
-  );
+  test.each([
+    [''],
+    ['   '],
+    ['a/b'],
+    ['a\\b'],
+    ['x'.repeat(101)],
+    ['.'],
+    ['..'],
+    ['tab\there'],
+    ['a|b'],
+    ['what?'],
+    ['<x>'],
+    ['a"b'],
+    ['c:d'],
+    ['star*'],
+  ])('name %p → 422 naming name', async (name) => {
+    expect(await validationFields(await owner.client.post('/api/files/folder', { name }))).toContain('name');
+  });
 
   test('a missing, trashed or non-folder parent → 404', async () => {
     const o = await seed.owner(t);
@@ -75,14 +87,24 @@ describe('GET /api/files', () => {
     expect(Object.keys(item).sort()).toEqual(
       ['accessedAt', 'expiresAt', 'id', 'mimeType', 'modified', 'name', 'parentId', 'shared', 'sharedAt', 'size', 'starred', 'type'].sort(),
     );
-    expect(item).toMatchObject({ name: 'a.txt', type: 'file', size: 1, parentId: null, starred: false, shared: false, sharedAt: null, expiresAt: null });
+    expect(item).toMatchObject({
+      name: 'a.txt',
+      type: 'file',
+      size: 1,
+      parentId: null,
+      starred: false,
+      shared: false,
+      sharedAt: null,
+      expiresAt: null,
+    });
   });
 
   test('an unknown sortBy falls back to modified; bad limits → 422; malformed or mismatched cursors → 400 Invalid cursor', async () => {
     const o = await seed.owner(t);
     seedRows(t, o.id, null, 5);
     expect((await o.client.get('/api/files?sortBy=bogus&order=sideways')).status).toBe(200);
-    for (const limit of ['0', '501', 'abc', '2.5']) expect(await validationFields(await o.client.get(`/api/files?limit=${limit}`))).toContain('limit');
+    for (const limit of ['0', '501', 'abc', '2.5'])
+      expect(await validationFields(await o.client.get(`/api/files?limit=${limit}`))).toContain('limit');
     for (const cursor of ['%%%', 'bm90LWpzb24', Buffer.from('[1,2]').toString('base64url')]) {
       const res = await o.client.get(`/api/files?cursor=${cursor}`);
       expect(res.status).toBe(400);
@@ -122,7 +144,12 @@ describe('GET /api/files', () => {
           const firstFile = all.findIndex((i) => i.type === 'file');
           expect(all.slice(0, firstFile).every((i) => i.type === 'folder')).toBe(true);
           expect(all.slice(firstFile).every((i) => i.type === 'file')).toBe(true);
-          const key = (i: any) => (sortBy === 'name' ? i.name.toLowerCase() : sortBy === 'size' ? (i.size ?? 0) : Date.parse(sortBy === 'modified' ? i.modified : i.accessedAt));
+          const key = (i: any) =>
+            sortBy === 'name'
+              ? i.name.toLowerCase()
+              : sortBy === 'size'
+                ? (i.size ?? 0)
+                : Date.parse(sortBy === 'modified' ? i.modified : i.accessedAt);
           for (let n = 1; n < all.length; n++) {
             const [a, b] = [all[n - 1], all[n]];
             if (a.type !== b.type) continue;
@@ -165,12 +192,12 @@ describe('GET /api/files', () => {
     const before = (await json(await o.client.get(`/api/files/${dir.id}/info`))).accessedAt;
     clock.advance(2 * 3600_000);
     await o.client.get(`/api/files?parentId=${dir.id}`);
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     const after = (await json(await o.client.get(`/api/files/${dir.id}/info`))).accessedAt;
     expect(Date.parse(after)).toBeGreaterThan(Date.parse(before));
     clock.advance(60_000);
     await o.client.get(`/api/files?parentId=${dir.id}`);
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     expect((await json(await o.client.get(`/api/files/${dir.id}/info`))).accessedAt).toBe(after);
   });
 });
@@ -223,7 +250,9 @@ describe('POST /api/files/move', () => {
     expect((await o.client.post('/api/files/move', { ids: [top.id], parentId: file.id })).status).toBe(404);
     expect((await o.client.post('/api/files/move', { ids: [top.id], parentId: 'missing-folder-id-000' })).status).toBe(404);
     expect(await validationFields(await o.client.post('/api/files/move', { ids: [] }))).toContain('ids');
-    expect(await validationFields(await o.client.post('/api/files/move', { ids: Array.from({ length: 501 }, (_, i) => `id${i}`) }))).toContain('ids');
+    expect(
+      await validationFields(await o.client.post('/api/files/move', { ids: Array.from({ length: 501 }, (_, i) => `id${i}`) })),
+    ).toContain('ids');
   });
 });
 
@@ -250,16 +279,23 @@ describe('GET /api/files/search', () => {
   beforeAll(async () => {
     o = await seed.owner(t);
     const base = Date.parse('2025-01-01T00:00:00Z');
-    seedRows(t, o.id, null, 8, (i) => [
-      { name: 'report', modifiedAt: base },
-      { name: 'Report.pdf', modifiedAt: base + 5 },
-      { name: 'report-2024.xlsx', modifiedAt: base + 1 },
-      { name: 'annual report', modifiedAt: base + 9 },
-      { name: 'old-report.txt', modifiedAt: base + 3 },
-      { name: '100%_done.txt', modifiedAt: base },
-      { name: '100 percent done', modifiedAt: base },
-      { name: 'unrelated.bin', modifiedAt: base },
-    ][i]!);
+    seedRows(
+      t,
+      o.id,
+      null,
+      8,
+      (i) =>
+        [
+          { name: 'report', modifiedAt: base },
+          { name: 'Report.pdf', modifiedAt: base + 5 },
+          { name: 'report-2024.xlsx', modifiedAt: base + 1 },
+          { name: 'annual report', modifiedAt: base + 9 },
+          { name: 'old-report.txt', modifiedAt: base + 3 },
+          { name: '100%_done.txt', modifiedAt: base },
+          { name: '100 percent done', modifiedAt: base },
+          { name: 'unrelated.bin', modifiedAt: base },
+        ][i]!,
+    );
   });
 
   test('ranks exact, then prefix, then substring, each newest first; case-insensitive; `q` or `query`', async () => {
@@ -270,9 +306,13 @@ describe('GET /api/files/search', () => {
   });
 
   test('% and _ are literal characters; short queries work', async () => {
-    expect((await json<any[]>(await o.client.get(`/api/files/search?q=${encodeURIComponent('%_')}`))).map((i) => i.name)).toEqual(['100%_done.txt']);
+    expect((await json<any[]>(await o.client.get(`/api/files/search?q=${encodeURIComponent('%_')}`))).map((i) => i.name)).toEqual([
+      '100%_done.txt',
+    ]);
     expect((await json<any[]>(await o.client.get('/api/files/search?q=_'))).map((i) => i.name)).toEqual(['100%_done.txt']);
-    expect((await json<any[]>(await o.client.get(`/api/files/search?q=${encodeURIComponent('0%')}`))).map((i) => i.name)).toEqual(['100%_done.txt']);
+    expect((await json<any[]>(await o.client.get(`/api/files/search?q=${encodeURIComponent('0%')}`))).map((i) => i.name)).toEqual([
+      '100%_done.txt',
+    ]);
   });
 
   test('trash is excluded; empty or over-long queries → 400 Invalid search query', async () => {
@@ -291,7 +331,7 @@ describe('GET /api/files/search', () => {
     const before = (await json<any[]>(await o.client.get('/api/files/search?q=unrelated')))[0].accessedAt;
     clock.advance(2 * 3600_000);
     await o.client.get('/api/files/search?q=unrelated');
-    t.server.ctx.services.items.access.flush();
+    t.server.ctx.services.access.flush();
     expect((await json<any[]>(await o.client.get('/api/files/search?q=unrelated')))[0].accessedAt).toBe(before);
   });
 });
@@ -326,10 +366,26 @@ describe('GET /api/files/:id/info', () => {
     await upload(o.client, 'two.txt', '1234567890', { parentId: sub.id });
     await folder(o.client, 'empty', sub.id);
     const fileInfo = await json(await o.client.get(`/api/files/${f1.id}/info`));
-    expect(fileInfo).toMatchObject({ id: f1.id, name: 'one.txt', type: 'file', size: 5, parentId: top.id, shared: false, sharedAt: null, expiresAt: null });
+    expect(fileInfo).toMatchObject({
+      id: f1.id,
+      name: 'one.txt',
+      type: 'file',
+      size: 5,
+      parentId: top.id,
+      shared: false,
+      sharedAt: null,
+      expiresAt: null,
+    });
     for (const k of ['modified', 'accessedAt']) expect(Number.isNaN(Date.parse(fileInfo[k]))).toBe(false);
     const folderInfo = await json(await o.client.get(`/api/files/${top.id}/info`));
-    expect(folderInfo).toMatchObject({ id: top.id, name: 'top', type: 'folder', size: null, parentId: null, folderInfo: { totalSize: 15, fileCount: 2, folderCount: 2 } });
+    expect(folderInfo).toMatchObject({
+      id: top.id,
+      name: 'top',
+      type: 'folder',
+      size: null,
+      parentId: null,
+      folderInfo: { totalSize: 15, fileCount: 2, folderCount: 2 },
+    });
     expect((await o.client.get('/api/files/missing-id-xxxxxxxxxx/info')).status).toBe(404);
   });
 });
@@ -340,12 +396,16 @@ describe('shared status comes from share_links and share_items', () => {
     const a = await upload(o.client, 'shared.txt', 'x');
     const sqlite = t.server.ctx.db.$client;
     const now = clock.now();
-    sqlite.query('INSERT INTO share_links (id, token, account_id, item_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run('l1', 'tok1', o.id, a.id, now, now + 1000);
+    sqlite
+      .query('INSERT INTO share_links (id, token, account_id, item_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run('l1', 'tok1', o.id, a.id, now, now + 1000);
     sqlite.query('INSERT INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)').run('l1', a.id, now);
     let info = await json(await o.client.get(`/api/files/${a.id}/info`));
     expect(info).toMatchObject({ shared: true, sharedAt: new Date(now).toISOString(), expiresAt: new Date(now + 1000).toISOString() });
     const dir = await folder(o.client, 'holder');
-    sqlite.query('INSERT INTO share_links (id, token, account_id, item_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, NULL)').run('l2', 'tok2', o.id, dir.id, now);
+    sqlite
+      .query('INSERT INTO share_links (id, token, account_id, item_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, NULL)')
+      .run('l2', 'tok2', o.id, dir.id, now);
     sqlite.query('INSERT INTO share_items (link_id, item_id, shared_at) VALUES (?, ?, ?)').run('l2', a.id, now + 5);
     info = await json(await o.client.get(`/api/files/${a.id}/info`));
     expect(info).toMatchObject({ shared: true, sharedAt: new Date(now).toISOString(), expiresAt: null });
@@ -400,14 +460,20 @@ describe('permissions (SPEC Authentication 6)', () => {
     const trashed = await upload(o.client, 'trashed.txt', 't');
     await o.client.post('/api/files/delete', { ids: [trashed.id] });
     const sub = await seed.subUser(t, o, []);
-    const rowsBefore = t.server.ctx.db.$client.query('SELECT id, name, parent_id, starred, deleted_at FROM items WHERE account_id = ? ORDER BY id').all(o.id);
+    const rowsBefore = t.server.ctx.db.$client
+      .query('SELECT id, name, parent_id, starred, deleted_at FROM items WHERE account_id = ? ORDER BY id')
+      .all(o.id);
     const jobsBefore = t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM jobs').get()!.n;
     for (const [, label, method, path, body] of permissionRoutes({ file: file.id, folder: dir.id, trashed: trashed.id })) {
       const res = await send(sub.client, method, path, body);
       expect({ path, status: res.status }).toEqual({ path, status: 403 });
       expect(await json(res)).toEqual(errors.permission(label));
     }
-    expect(t.server.ctx.db.$client.query('SELECT id, name, parent_id, starred, deleted_at FROM items WHERE account_id = ? ORDER BY id').all(o.id)).toEqual(rowsBefore);
+    expect(
+      t.server.ctx.db.$client
+        .query('SELECT id, name, parent_id, starred, deleted_at FROM items WHERE account_id = ? ORDER BY id')
+        .all(o.id),
+    ).toEqual(rowsBefore);
     expect(t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM jobs').get()!.n).toBe(jobsBefore);
   });
 
@@ -531,24 +597,37 @@ describe('hot queries stay indexed (EXPLAIN QUERY PLAN)', () => {
     const o = await seed.owner(t);
     const dir = await folder(o.client, 'plans');
     seedRows(t, o.id, dir.id, 300);
-    const principal = { loginId: o.id, accountId: o.id, sessionId: '', ip: '127.0.0.1', email: '', name: '', isOwner: true, isAdmin: false, permissions: new Set<never>() };
+    const principal = {
+      loginId: o.id,
+      accountId: o.id,
+      sessionId: '',
+      ip: '127.0.0.1',
+      email: '',
+      name: '',
+      isOwner: true,
+      isAdmin: false,
+      permissions: new Set<never>(),
+    };
     const items = t.server.ctx.services.items;
     const checked: string[] = [];
     for (const sortBy of ['name', 'size', 'modified', 'accessedAt'] as const) {
       for (const order of ['asc', 'desc'] as const) {
         const first = items.list(principal, { parentId: dir.id, sortBy, order, limit: 50 });
         for (const parentId of [dir.id, undefined]) {
-          const plans = plansOf(() => items.list(principal, { parentId, sortBy, order, limit: 50, cursor: parentId ? first.nextCursor! : undefined }));
+          const plans = plansOf(() =>
+            items.list(principal, { parentId, sortBy, order, limit: 50, cursor: parentId ? first.nextCursor! : undefined }),
+          );
           for (const p of plans) {
             expect({ sql: p.sql, plan: p.plan, full: fullScan(p.plan) }).toMatchObject({ full: false });
-            if (/ORDER BY/.test(p.sql)) expect({ sql: p.sql, plan: p.plan.filter((d) => d.includes('TEMP B-TREE')) }).toMatchObject({ plan: [] });
+            if (/ORDER BY/.test(p.sql))
+              expect({ sql: p.sql, plan: p.plan.filter((d) => d.includes('TEMP B-TREE')) }).toMatchObject({ plan: [] });
             checked.push(p.sql);
           }
         }
       }
     }
     for (const action of [
-      () => items.listTrash(principal, { sortBy: 'deletedAt', order: 'desc', limit: 50 }),
+      () => t.server.ctx.services.trash.list(principal, { sortBy: 'deletedAt', order: 'desc', limit: 50 }),
       () => items.listStarred(principal, { sortBy: 'modified', order: 'desc', limit: 50 }),
       () => items.recent(principal, {}),
       () => items.search(principal, { q: 'item-12' }),

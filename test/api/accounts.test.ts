@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('GET /api/profile', () => {
-  test('carries the login\'s permissions: null for an owner, the granted keys in catalog order for a sub-user', async () => {
+  test("carries the login's permissions: null for an owner, the granted keys in catalog order for a sub-user", async () => {
     const own = await json(await adminLogin.client.get('/api/profile'));
     expect(own.permissions).toBeNull();
     const sub = await seed.subUser(t, adminLogin, ['files.share', 'files.download']);
@@ -30,7 +30,7 @@ describe('POST /api/signup', () => {
   test('the first account is the admin, and creating it closes signup → 403', async () => {
     const profile = await json(await adminLogin.client.get('/api/profile'));
     expect(profile.email).toBe(adminLogin.email);
-    expect(t.server.ctx.services.accounts.findById(profile.id)!.is_admin).toBe(1);
+    expect(t.server.ctx.services.accounts.findById(profile.id)!.isAdmin).toBe(true);
     const res = await t.client().post('/api/signup', { email: seed.uniqueEmail(), password: 'secret1' });
     expect(res.status).toBe(403);
     expect(await json(res)).toEqual(errors.signupDisabled);
@@ -49,7 +49,7 @@ describe('POST /api/signup', () => {
       expect(body.user.id.length).toBeGreaterThanOrEqual(16);
       const cookie = res.headers.get('set-cookie')!;
       expect(cookie).toMatch(/^token=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800$/);
-      expect(t.server.ctx.services.accounts.findById(body.user.id)!.is_admin).toBe(0);
+      expect(t.server.ctx.services.accounts.findById(body.user.id)!.isAdmin).toBe(false);
 
       const dup = await t.client().post('/api/signup', { email: email.toUpperCase(), password: 'secret1' });
       expect(dup.status).toBe(409);
@@ -83,7 +83,10 @@ describe('POST /api/signup', () => {
 describe('POST /api/login', () => {
   test('wrong password and unknown email are the same 401; a valid login works with cookie and Bearer', async () => {
     const o = await seed.owner(t);
-    for (const body of [{ email: o.email, password: 'wrong-password' }, { email: seed.uniqueEmail(), password: 'whatever' }]) {
+    for (const body of [
+      { email: o.email, password: 'wrong-password' },
+      { email: seed.uniqueEmail(), password: 'whatever' },
+    ]) {
       const res = await t.client().post('/api/login', body);
       expect(res.status).toBe(401);
       expect(await json(res)).toEqual(errors.invalidCredentials);
@@ -198,6 +201,18 @@ describe('POST /api/change-password', () => {
     await seed.login(t, o.email, 'brand new pw');
   });
 
+  test('the new password follows SPEC for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, []);
+    const short = await sub.client.post('/api/change-password', { oldPassword: sub.password, newPassword: '12345' });
+    expect(short.status).toBe(422);
+    expect((await json(short)).details[0].field).toBe('newPassword');
+    const long = await o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'x'.repeat(129) });
+    expect((await json(long)).details[0].field).toBe('newPassword');
+    expect((await sub.client.post('/api/change-password', { oldPassword: sub.password, newPassword: 'six666' })).status).toBe(200);
+    await seed.login(t, sub.email, 'six666');
+  });
+
   test('disabled by the admin → 403', async () => {
     const o = await seed.owner(t);
     t.server.ctx.services.settings.set('allowPasswordChange', false);
@@ -218,7 +233,9 @@ describe('request bodies', () => {
       body: JSON.stringify({ email: 'a@b.io', password: 'x'.repeat(1024 * 1024) }),
     });
     expect(big.status).toBe(413);
-    const bad = await t.client().request('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":' });
+    const bad = await t
+      .client()
+      .request('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":' });
     expect(bad.status).toBe(400);
     expect((await json(bad)).message).toBe('Request body is not valid JSON');
     const form = await t.client().request('/api/login', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'email=a' });

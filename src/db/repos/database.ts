@@ -1,0 +1,63 @@
+import { Database } from 'bun:sqlite';
+
+export interface SnapshotFacts {
+  /** The last migration the snapshot carries. */
+  schema: string;
+  counts: { users: number; files: number; folders: number; storedBytes: number; auditEvents: number };
+  masterKeyIds: string[];
+}
+
+/** Whole-database operations: change detection, integrity, online snapshots. */
+export class DatabaseRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
+  dataVersion(): number {
+    return this.sqlite.query<{ data_version: number }, []>('PRAGMA data_version').get()!.data_version;
+  }
+
+  /** Moves on any change, by this connection or another. */
+  changeVersion(): string {
+    const own = this.sqlite.query<{ c: number }, []>('SELECT total_changes() AS c').get()!.c;
+    return `${this.dataVersion()}:${own}`;
+  }
+
+  integrityCheck(): string[] {
+    return this.sqlite
+      .query<{ integrity_check: string }, []>('PRAGMA integrity_check')
+      .all()
+      .map((r) => r.integrity_check);
+  }
+
+  /** A consistent copy of the database (one transaction's view) while others keep writing. */
+  snapshotTo(file: string): void {
+    this.sqlite.query('VACUUM INTO ?').run(file);
+  }
+
+  /** A snapshot file's integrity check, then (when it passes) its facts, read from the snapshot itself. */
+  static inspectSnapshot(file: string): { integrity: string[]; facts: SnapshotFacts | null } {
+    const db = new Database(file, { readonly: true });
+    try {
+      const integrity = new DatabaseRepo(db).integrityCheck();
+      if (integrity.length !== 1 || integrity[0] !== 'ok') return { integrity, facts: null };
+      const count = (sql: string) => db.query<{ n: number }, []>(sql).get()!.n;
+      const facts: SnapshotFacts = {
+        schema: db.query<{ tag: string }, []>('SELECT tag FROM coffer_migrations ORDER BY id DESC LIMIT 1').get()?.tag ?? '',
+        counts: {
+          users: count('SELECT COUNT(*) AS n FROM users'),
+          files: count(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'`),
+          folders: count(`SELECT COUNT(*) AS n FROM items WHERE type = 'folder'`),
+          storedBytes: count(`SELECT COALESCE(SUM(size), 0) AS n FROM items WHERE type = 'file'`),
+          auditEvents: count('SELECT COUNT(*) AS n FROM audit_log'),
+        },
+        masterKeyIds: db
+          .query<{ keyId: string }, []>('SELECT DISTINCT key_id AS keyId FROM items WHERE key_id IS NOT NULL ORDER BY key_id')
+          .all()
+          .map((r) => r.keyId),
+      };
+      return { integrity, facts };
+    } finally {
+      db.close();
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { Database } from 'bun:sqlite';
+import type { Db } from '../client.ts';
+import { AuditRepo } from './audit.ts';
+import { DatabaseRepo } from './database.ts';
+import { ItemsRepo } from './items.ts';
+import { JobsRepo } from './jobs.ts';
+import { KeysRepo } from './keys.ts';
+import { MfaRepo } from './mfa.ts';
+import { SessionsRepo } from './sessions.ts';
+import { SettingsRepo } from './settings.ts';
+import { SharesRepo } from './shares.ts';
+import { StorageLocationRepo } from './storage-location.ts';
+import { UploadIntentsRepo } from './upload-intents.ts';
+import { UsersRepo } from './users.ts';
+
+/** Transactions that span repositories, for services that change several tables at once. */
+export class Transactions {
+  constructor(private readonly sqlite: Database) {}
+
+  /** BEGIN IMMEDIATE: takes the write lock up front, so checks inside hold until the commit. */
+  immediate<T>(fn: () => T): T {
+    return this.sqlite.transaction(fn).immediate();
+  }
+
+  /** A plain (deferred) transaction: many small writes committed together. */
+  batch<T>(fn: () => T): T {
+    return this.sqlite.transaction(fn)();
+  }
+}
+
+/** One repository per table group, built once per context. */
+export interface Repos {
+  transactions: Transactions;
+  database: DatabaseRepo;
+  users: UsersRepo;
+  mfa: MfaRepo;
+  sessions: SessionsRepo;
+  settings: SettingsRepo;
+  items: ItemsRepo;
+  shares: SharesRepo;
+  jobs: JobsRepo;
+  audit: AuditRepo;
+  keys: KeysRepo;
+  uploadIntents: UploadIntentsRepo;
+  storageLocation: StorageLocationRepo;
+}
+
+export function createRepos(db: Db): Repos {
+  const sqlite = db.$client;
+  return {
+    transactions: new Transactions(sqlite),
+    database: new DatabaseRepo(sqlite),
+    users: new UsersRepo(db),
+    mfa: new MfaRepo(db),
+    sessions: new SessionsRepo(db),
+    settings: new SettingsRepo(db),
+    items: new ItemsRepo(sqlite),
+    shares: new SharesRepo(sqlite),
+    jobs: new JobsRepo(sqlite),
+    audit: new AuditRepo(sqlite),
+    keys: new KeysRepo(db),
+    uploadIntents: new UploadIntentsRepo(sqlite),
+    storageLocation: new StorageLocationRepo(db),
+  };
+}

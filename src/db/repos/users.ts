@@ -1,0 +1,182 @@
+import { and, asc, count, eq, getTableColumns, gt, isNull, or, sql } from 'drizzle-orm';
+import type { Db } from '../client.ts';
+import { users } from '../schema/users.ts';
+import { selectList, toBoolean, changesOf } from '../select.ts';
+
+/** A login (owner or sub-user) as the schema describes it. */
+export type User = typeof users.$inferSelect;
+/** What every request reads of its login: one primary-key lookup. */
+export type AuthUser = Pick<User, 'id' | 'email' | 'name' | 'isAdmin' | 'parentUserId' | 'permissions' | 'tokenVersion'>;
+export type NewUser = Pick<
+  User,
+  'id' | 'email' | 'emailKey' | 'name' | 'passwordHash' | 'isAdmin' | 'parentUserId' | 'permissions' | 'createdAt'
+>;
+
+const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion']);
+const USER = selectList(users, Object.keys(getTableColumns(users)) as Array<keyof User>);
+
+function user(row: User | null): User | null {
+  if (!row) return null;
+  row.isAdmin = toBoolean(row.isAdmin);
+  row.mfaEnabled = toBoolean(row.mfaEnabled);
+  return row;
+}
+
+/** The SQL of logins (`users`): accounts, sub-users, token versions, storage counters. */
+export class UsersRepo {
+  constructor(private readonly db: Db) {}
+
+  /** Hot: every profile read and sign-in (a raw statement: drizzle's row mapping costs more than the lookup). */
+  byId(id: string): User | null {
+    return user(this.db.$client.query<User, [string]>(`SELECT ${USER} FROM users WHERE id = ?`).get(id));
+  }
+
+  byEmailKey(emailKey: string): User | null {
+    return user(this.db.$client.query<User, [string]>(`SELECT ${USER} FROM users WHERE email_key = ?`).get(emailKey));
+  }
+
+  /** Hot: every authenticated request. */
+  authUser(id: string): AuthUser | null {
+    const row = this.db.$client.query<AuthUser, [string]>(`SELECT ${AUTH} FROM users WHERE id = ?`).get(id);
+    if (row) row.isAdmin = toBoolean(row.isAdmin);
+    return row;
+  }
+
+  count(): number {
+    return this.db.select({ n: count() }).from(users).get()!.n;
+  }
+
+  hasAny(): boolean {
+    return this.db.$client.query('SELECT 1 FROM users LIMIT 1').get() !== null;
+  }
+
+  hasAdmin(): boolean {
+    return this.db.select({ id: users.id }).from(users).where(eq(users.isAdmin, true)).limit(1).get() !== undefined;
+  }
+
+  insert(row: NewUser): User {
+    return this.db
+      .insert(users)
+      .values({ ...row, updatedAt: row.createdAt })
+      .returning()
+      .get();
+  }
+
+  setPasswordHash(id: string, hash: string, at: number): void {
+    this.db.update(users).set({ passwordHash: hash, updatedAt: at }).where(eq(users.id, id)).run();
+  }
+
+  tokenVersion(id: string): number | null {
+    return this.byId(id)?.tokenVersion ?? null;
+  }
+
+  bumpTokenVersion(id: string, at: number): void {
+    this.db
+      .update(users)
+      .set({ tokenVersion: sql`${users.tokenVersion} + 1`, updatedAt: at })
+      .where(eq(users.id, id))
+      .run();
+  }
+
+  nameAndEmail(id: string): Pick<User, 'name' | 'email'> | null {
+    const row = this.byId(id);
+    return row ? { name: row.name, email: row.email } : null;
+  }
+
+  // ---- storage counters (owners) ----
+
+  storage(accountId: string): Pick<User, 'storageUsed' | 'storageLimit'> | null {
+    return (
+      this.db.$client
+        .query<Pick<User, 'storageUsed' | 'storageLimit'>, [string]>(
+          `SELECT ${selectList(users, ['storageUsed', 'storageLimit'])} FROM users WHERE id = ?`,
+        )
+        .get(accountId) ?? null
+    );
+  }
+
+  /** Adds (or with a negative delta, removes) bytes; inside the transaction that changes the items. */
+  adjustStorageUsed(accountId: string, delta: number): void {
+    this.db.$client.query('UPDATE users SET storage_used = MAX(0, storage_used + ?) WHERE id = ?').run(delta, accountId);
+  }
+
+  setStorageLimit(accountId: string, limit: number | null, at: number): void {
+    this.db.update(users).set({ storageLimit: limit, updatedAt: at }).where(eq(users.id, accountId)).run();
+  }
+
+  /** Owners whose usage counter differs from the sum of their files, with both figures. */
+  usageCheck(): Array<{ id: string; email: string; storageUsed: number; actual: number }> {
+    return this.db.$client
+      .query<{ id: string; email: string; storageUsed: number; actual: number }, []>(
+        `SELECT u.id, u.email, u.storage_used AS storageUsed,
+                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file') AS actual
+         FROM users u WHERE u.parent_user_id IS NULL ORDER BY u.created_at, u.id`,
+      )
+      .all();
+  }
+
+  /** Recomputed inside the UPDATE, so an upload committing meanwhile is counted, not overwritten. */
+  repairUsage(accountId: string): boolean {
+    return (
+      this.db.$client
+        .query(
+          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file')
+            WHERE id = ?1`,
+        )
+        .run(accountId).changes > 0
+    );
+  }
+
+  // ---- owners and sub-users ----
+
+  /** Owners in creation order after the position, `limit` of them. */
+  ownersPage(after: { createdAt: number; id: string } | null, limit: number): User[] {
+    const position = after
+      ? or(gt(users.createdAt, after.createdAt), and(eq(users.createdAt, after.createdAt), gt(users.id, after.id)))
+      : undefined;
+    return this.db
+      .select()
+      .from(users)
+      .where(and(isNull(users.parentUserId), position))
+      .orderBy(asc(users.createdAt), asc(users.id))
+      .limit(limit)
+      .all();
+  }
+
+  subUsersOf(ownerId: string): User[] {
+    return this.db.select().from(users).where(eq(users.parentUserId, ownerId)).orderBy(asc(users.createdAt), asc(users.id)).all();
+  }
+
+  subUser(ownerId: string, id: string): User | null {
+    return (
+      this.db
+        .select()
+        .from(users)
+        .where(and(eq(users.id, id), eq(users.parentUserId, ownerId)))
+        .get() ?? null
+    );
+  }
+
+  setPermissions(ownerId: string, id: string, permissions: string, at: number): boolean {
+    return (
+      changesOf(
+        this.db
+          .update(users)
+          .set({ permissions, updatedAt: at })
+          .where(and(eq(users.id, id), eq(users.parentUserId, ownerId)))
+          .run(),
+      ) > 0
+    );
+  }
+
+  /** Deletes a sub-user (its sessions go with it); its email, or null when there was none. */
+  deleteSubUser(ownerId: string, id: string): string | null {
+    return (
+      this.db
+        .delete(users)
+        .where(and(eq(users.id, id), eq(users.parentUserId, ownerId)))
+        .returning({ email: users.email })
+        .get()?.email ?? null
+    );
+  }
+}

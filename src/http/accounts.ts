@@ -1,0 +1,68 @@
+import { Elysia } from 'elysia';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { EMAIL } from '../services/accounts.ts';
+import { readJson } from './body.ts';
+import { clearedTokenCookie, tokenCookie } from './cookies.ts';
+import { sessionPlugin } from './guard.ts';
+import { requestMeta } from './request-meta.ts';
+import { validate } from './validate.ts';
+
+// Shapes only: the password, name and email rules are the accounts service's.
+const password = (field: string) => z.string({ error: `${field} is required` });
+const signupBody = z.object({ email: EMAIL, password: password('password'), name: z.string().optional() });
+const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCode: z.string().max(16).optional() });
+const changePasswordBody = z.object({
+  oldPassword: z.string().min(1, 'Enter your current password').max(128),
+  newPassword: password('newPassword'),
+});
+
+function clientInfo(request: Request) {
+  return { ip: requestMeta(request).ip, userAgent: request.headers.get('user-agent') ?? '' };
+}
+
+/** Sign-up, sign-in, sign-out, password change and profile. */
+export function accountRoutes(ctx: AppContext) {
+  const { accounts } = ctx.services;
+  return new Elysia({ name: 'http/accounts', seed: ctx.instanceId })
+    .use(sessionPlugin(ctx))
+    .post('/api/signup', async ({ request, set }) => {
+      const raw = await readJson(request);
+      const { user, token } = await accounts.signup(validate(signupBody, raw), clientInfo(request));
+      set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
+      return { user };
+    })
+    .post('/api/login', async ({ request, set }) => {
+      const raw = await readJson(request);
+      const { user, token } = await accounts.login(validate(loginBody, raw), clientInfo(request));
+      set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
+      return { user };
+    })
+    .post(
+      '/api/logout',
+      ({ principal, request, set }) => {
+        set.headers['set-cookie'] = clearedTokenCookie(requestMeta(request).secure);
+        return accounts.logout(principal);
+      },
+      { session: true },
+    )
+    .post(
+      '/api/logout-all',
+      ({ principal, request, set }) => {
+        set.headers['set-cookie'] = clearedTokenCookie(requestMeta(request).secure);
+        return accounts.logoutAll(principal);
+      },
+      { session: true },
+    )
+    .post(
+      '/api/change-password',
+      async ({ principal, request, set }) => {
+        const result = await accounts.changePassword(principal, validate(changePasswordBody, await readJson(request)));
+        set.headers['set-cookie'] = clearedTokenCookie(requestMeta(request).secure);
+        return result;
+      },
+      { session: true },
+    )
+    .get('/api/profile', ({ principal }) => accounts.profile(principal), { session: true })
+    .get('/api/idp/enabled', () => ({ enabled: false }), { session: true });
+}

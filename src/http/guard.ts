@@ -1,0 +1,103 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../context.ts';
+import { AppError, forbidden, Messages, unauthorized } from '../errors.ts';
+import { AuditActions } from '../services/audit.ts';
+import { permissionFor } from '../services/permissions.ts';
+import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
+import { emailKey } from '../services/accounts.ts';
+import { readJson } from './body.ts';
+import { credentialsOf, tokenCookie } from './cookies.ts';
+import { enforceLimit, type Limits } from './limits.ts';
+import { policyOf, type RoutePolicy } from './policy.ts';
+import { type RequestMeta, requestMeta } from './request-meta.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The rate-limit counter a request counts against, from its route's policy. */
+async function limitKey(policy: RoutePolicy, request: Request, meta: RequestMeta, principal: Principal | null): Promise<string> {
+  const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
+  if (key === 'login') return `login:${principal!.loginId}`;
+  if (key === 'ip') return `ip:${meta.ip}`;
+  if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
+  // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
+  if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
+  const body = (await readJson(request)) as { email?: unknown } | null;
+  return `${meta.ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
+}
+
+/**
+ * The one guard of every route, run before its handler reads the body: it looks the route up in
+ * http/policy.ts, resolves the principal from the database for non-public routes (token, session,
+ * token version, permissions), refuses cookie-authenticated state changes from another origin, applies
+ * the route's rate limit, then its role or permission, and re-issues the cookie past half its life.
+ * Registered once, before every area; areas read the principal with the `session` macro.
+ */
+export function guardPlugin(ctx: AppContext, limits: Limits) {
+  const routeOf = (request: Request) => `${request.method} ${requestMeta(request).path}`;
+  const deny = (err: unknown, request: Request, principal: Principal) => {
+    if (err instanceof AppError) {
+      ctx.services.audit.record({
+        action: AuditActions.accessDenied,
+        status: 'denied',
+        principal,
+        targetType: 'route',
+        targetId: routeOf(request),
+        details: { reason: err.message },
+      });
+    }
+    return err;
+  };
+  return new Elysia({ name: 'http/guard', seed: ctx.instanceId }).onBeforeHandle({ as: 'global' }, async ({ request, route, set }) => {
+    const policy = policyOf(request.method, route);
+    if (!policy) throw new Error(`${request.method} ${route} has no entry in http/policy.ts`);
+    const meta = requestMeta(request);
+    const limit = async (principal: Principal | null) => {
+      if (policy.limit === false) return;
+      enforceLimit(limits[policy.limit?.limiter ?? 'general'], await limitKey(policy, request, meta, principal), ctx.clock);
+    };
+    if (policy.access === 'public') return void (await limit(null));
+
+    const credentials = credentialsOf(request);
+    if (!credentials) throw unauthorized(Messages.noToken);
+    if (credentials.fromCookie && !SAFE_METHODS.has(request.method)) {
+      const origin = request.headers.get('origin');
+      if (origin && origin !== meta.origin) {
+        ctx.services.audit.record({
+          action: AuditActions.accessDenied,
+          status: 'denied',
+          ip: meta.ip,
+          targetType: 'route',
+          targetId: routeOf(request),
+          details: { reason: Messages.crossOrigin, origin },
+        });
+        throw forbidden(Messages.crossOrigin);
+      }
+    }
+    const { principal, refreshedToken } = await ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip });
+    meta.loginId = principal.loginId;
+    meta.principal = principal;
+    await limit(principal);
+    try {
+      if (policy.access === 'owner') requireOwner(principal);
+      else if (policy.access === 'admin') requireAdmin(principal, policy.adminMessage);
+      else if (typeof policy.access === 'object') requirePermission(principal, permissionFor(policy.access.operation));
+    } catch (err) {
+      throw deny(err, request, principal);
+    }
+    if (refreshedToken && credentials.fromCookie) set.headers['set-cookie'] = tokenCookie(refreshedToken, meta.secure);
+  });
+}
+
+/** `{ session: true }` on a route: its handler gets the principal the guard resolved. */
+export function sessionPlugin(ctx: AppContext) {
+  return new Elysia({ name: 'http/session', seed: ctx.instanceId }).macro({
+    session: (_enabled: true) => ({
+      resolve({ request }): { principal: Principal } {
+        const principal = requestMeta(request).principal;
+        // The guard resolved it unless the route's policy says public: a policy mismatch, a bug.
+        if (!principal) throw new Error('a public route asked for a principal');
+        return { principal };
+      },
+    }),
+  });
+}

@@ -1,0 +1,160 @@
+import { Messages } from '../errors.ts';
+import type { Operation } from '../services/permissions.ts';
+import type { LimiterName } from './limits.ts';
+
+/** Who may call a route: anyone, any signed-in login, the account owner, the admin, or a login holding an operation's permission. */
+type Access = 'public' | 'session' | 'owner' | 'admin' | { operation: Operation };
+
+/** Which requests share a rate-limit counter: per client address, per login, or per address and login/email. */
+type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email';
+
+export interface RoutePolicy {
+  access: Access;
+  /** The limiter and its key; default `general`, per login (per address for public routes); false for none. */
+  limit?: { limiter: LimiterName; key: LimitKey } | false;
+  /** Reachable while desktop-only access is on (share links, liveness, metrics). */
+  desktopOpen?: boolean;
+  /** Served on the share base URL's host, which serves nothing else (COMPAT "Sharing"). */
+  shareDomain?: boolean;
+  /** Message of the admin refusal, where SPEC gives one of its own (orphans). */
+  adminMessage?: string;
+}
+
+const open: RoutePolicy = { access: 'public', desktopOpen: true, limit: false };
+const session: RoutePolicy = { access: 'session' };
+const owner: RoutePolicy = { access: 'owner' };
+const admin: RoutePolicy = { access: 'admin' };
+const publicGeneral: RoutePolicy = { access: 'public' };
+const signIn: RoutePolicy = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' } };
+const share: RoutePolicy = { access: 'public', desktopOpen: true, shareDomain: true };
+const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
+  access: { operation },
+  ...(limiter ? { limit: { limiter, key: 'login' } } : {}),
+});
+const orphansAdmin: RoutePolicy = { access: 'admin', adminMessage: Messages.orphansAdminOnly };
+
+/**
+ * Every route's policy, in one table: who may call it, its rate limit, and how desktop-only access
+ * and the share domain treat it. The guard enforces it before a handler reads the body; a test walks
+ * every registered route and fails when one is missing here (or listed here and not served).
+ */
+export const ROUTES: Record<string, RoutePolicy> = {
+  'GET /health': open,
+  'GET /metrics': open,
+
+  'POST /api/signup': signIn,
+  'POST /api/login': signIn,
+  'GET /api/signup-status': publicGeneral,
+  'POST /api/logout': session,
+  'POST /api/logout-all': session,
+  'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' } },
+  'GET /api/profile': session,
+  'GET /api/idp/enabled': session,
+  'GET /api/version': session,
+  'GET /api/version/latest': session,
+
+  'GET /api/sessions': session,
+  'POST /api/sessions/heartbeat': session,
+  'POST /api/sessions/offline': session,
+  'POST /api/sessions/revoke-others': session,
+  'DELETE /api/sessions/:sessionId': session,
+
+  'GET /api/mfa/status': session,
+  'POST /api/mfa/setup': session,
+  'POST /api/mfa/verify': { access: 'session', limit: { limiter: 'mfa', key: 'ip+login' } },
+  'POST /api/mfa/disable': { access: 'session', limit: { limiter: 'mfa', key: 'ip+login' } },
+  'POST /api/mfa/backup-codes/regenerate': { access: 'session', limit: { limiter: 'backupCodes', key: 'ip+login' } },
+  'GET /api/mfa/backup-codes/count': session,
+
+  'GET /api/user/signup-status': session,
+  'POST /api/user/signup-toggle': admin,
+  'GET /api/user/docserver-configured': session,
+  'GET /api/user/docserver-config': admin,
+  'PUT /api/user/docserver-config': admin,
+  'GET /api/user/share-base-url-config': admin,
+  'PUT /api/user/share-base-url-config': admin,
+  'GET /api/user/max-upload-size-config': session,
+  'PUT /api/user/max-upload-size-config': admin,
+  'GET /api/user/known-proxies-config': admin,
+  'PUT /api/user/known-proxies-config': admin,
+  'GET /api/user/hide-file-extensions-config': session,
+  'PUT /api/user/hide-file-extensions-config': admin,
+  'GET /api/user/desktop-only-access-config': session,
+  'PUT /api/user/desktop-only-access-config': admin,
+  'GET /api/user/password-change-config': session,
+  'PUT /api/user/password-change-config': admin,
+
+  'GET /api/user/sub-users': owner,
+  'POST /api/user/sub-users': owner,
+  'PUT /api/user/sub-users/:id': owner,
+  'DELETE /api/user/sub-users/:id': owner,
+  'GET /api/user/all': admin,
+  'GET /api/user/storage': session,
+  'PUT /api/user/storage-limit': admin,
+  'GET /api/user/active-clients': admin,
+  'POST /api/user/client-heartbeat': session,
+  'GET /api/user/orphans': orphansAdmin,
+  'POST /api/user/orphans/delete': orphansAdmin,
+
+  'GET /api/files': session,
+  'GET /api/files/stats': session,
+  'GET /api/files/search': session,
+  'GET /api/files/recent': session,
+  'GET /api/files/starred': session,
+  'GET /api/files/shared': session,
+  'GET /api/files/:id/info': session,
+  'GET /api/files/events': session,
+  'POST /api/files/folder': can('items.createFolder'),
+  'POST /api/files/move': can('items.move'),
+  'POST /api/files/rename': can('items.rename'),
+  'POST /api/files/star': can('items.star'),
+  'POST /api/files/copy': can('copy.start'),
+  'GET /api/files/jobs/:jobId': session,
+
+  'POST /api/files/upload/check': can('uploads.check', 'upload'),
+  'POST /api/files/upload': can('uploads.upload', 'upload'),
+  'POST /api/files/upload/bulk': can('uploads.bulk', 'upload'),
+  'POST /api/files/:id/replace': can('uploads.replace', 'upload'),
+  'POST /api/files/:id/derived': can('uploads.derive', 'upload'),
+
+  'GET /api/files/:id/download': can('downloads.file'),
+  'POST /api/files/download/bulk': can('downloads.zip'),
+
+  'GET /api/files/trash': session,
+  'POST /api/files/delete': can('trash.trash'),
+  'POST /api/files/trash/restore': can('trash.restore'),
+  'POST /api/files/trash/delete': can('trash.delete'),
+  'POST /api/files/trash/empty': can('trash.empty'),
+
+  'POST /api/files/share': can('shares.share'),
+  'POST /api/files/share/links': can('shares.links'),
+  'POST /api/files/link-parent-share': can('shares.linkParent'),
+  'GET /s/:token': share,
+  'GET /s/:token/folder/:id': share,
+  'GET /s/:token/file/:id': share,
+  'GET /s/:token/zip': share,
+
+  // The web app: hashed assets, and its page for every other path a browser navigates to.
+  'GET /assets/:name': { access: 'public', limit: false },
+  'GET /*': { access: 'public', limit: false },
+};
+
+/** The policy of a matched route (`route` is the pattern the router matched); HEAD is served by GET. */
+export function policyOf(method: string, route: string): RoutePolicy | undefined {
+  return ROUTES[`${method === 'HEAD' ? 'GET' : method} ${route}`];
+}
+
+// The table's patterns as matchers, for checks that run before routing (desktop-only, share domain).
+const MATCHERS = Object.entries(ROUTES).map(([key, policy]) => {
+  const [method, pattern] = key.split(' ') as [string, string];
+  const regex = new RegExp(`^${pattern.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);
+  return { method, regex, policy, params: pattern.endsWith('*') ? Number.POSITIVE_INFINITY : (pattern.match(/:/g) ?? []).length };
+});
+// Literal segments win over parameters and a wildcard comes last, as in the router.
+MATCHERS.sort((a, b) => a.params - b.params);
+
+/** The policy of the route a request path would reach, before routing; undefined for no route. */
+export function policyOfPath(method: string, path: string): RoutePolicy | undefined {
+  const m = method === 'HEAD' ? 'GET' : method;
+  return MATCHERS.find((r) => r.method === m && r.regex.test(path))?.policy;
+}

@@ -1,0 +1,89 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../context.ts';
+import { AppError, Messages } from '../errors.ts';
+import { isDiskFullError } from '../services/disk-space.ts';
+import type { InlineRun, TrashPlan } from '../services/trash.ts';
+import { readJson } from './body.ts';
+import { idsBody, listQuery, pageResponse } from './fields.ts';
+import { sessionPlugin } from './guard.ts';
+import { validate } from './validate.ts';
+
+const trashQuery = listQuery('deletedAt');
+const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
+
+/** The trash: list, move to trash, restore, delete permanently, empty. */
+export function trashRoutes(ctx: AppContext) {
+  const { trash } = ctx.services;
+
+  /** SPEC "Progress streaming": NDJSON lines when asked for, else the single JSON body. */
+  const answerPlan = async (plan: TrashPlan, request: Request, set: { status?: number | string }) => {
+    if (plan.queued) {
+      set.status = 202;
+      return { message: 'Queued as a background job', queued: true, jobId: plan.jobId };
+    }
+    if (!(request.headers.get('accept') ?? '').includes('application/x-ndjson')) {
+      for (;;) {
+        const step = await plan.run.next();
+        if (step.done) return step.value;
+      }
+    }
+    return ndjson(plan.run);
+  };
+
+  const ndjson = (run: InlineRun) =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          try {
+            const step = await run.next();
+            if (step.done) {
+              controller.enqueue(ndjsonLine({ type: 'done', ...step.value }));
+              controller.close();
+            } else controller.enqueue(ndjsonLine({ type: 'progress', ...step.value }));
+          } catch (err) {
+            ctx.log.error('operation failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+            const message = err instanceof AppError ? err.message : isDiskFullError(err) ? Messages.diskFull : Messages.internal;
+            controller.enqueue(ndjsonLine({ type: 'error', message }));
+            controller.close();
+          }
+        },
+      }),
+      { headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache' } },
+    );
+
+  return new Elysia({ name: 'http/trash', seed: ctx.instanceId })
+    .use(sessionPlugin(ctx))
+    .get('/api/files/trash', ({ principal, query, set }) => pageResponse(trash.list(principal, validate(trashQuery, query)), set), {
+      session: true,
+    })
+    .post(
+      '/api/files/delete',
+      async ({ principal, request, set }) =>
+        answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
+      { session: true },
+    )
+    .post(
+      '/api/files/trash/restore',
+      async ({ principal, request, set }) =>
+        answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
+      { session: true },
+    )
+    .post(
+      '/api/files/trash/delete',
+      async ({ principal, request, set }) => {
+        const result = trash.startPermanentDelete(principal, validate(idsBody, await readJson(request)).ids);
+        set.status = 202;
+        return result;
+      },
+      { session: true },
+    )
+    .post(
+      '/api/files/trash/empty',
+      ({ principal, set }) => {
+        const result = trash.startEmpty(principal);
+        if (result.queued) set.status = 202;
+        return result;
+      },
+      { session: true },
+    );
+}

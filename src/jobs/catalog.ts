@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/** A kind of job: its dotted name, the shape of its payload and how often it may be tried. */
+export interface JobSpec<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly payload: S;
+  /** Attempts before the job is failed for good (default 5). */
+  readonly maxAttempts?: number;
+}
+
+export type PayloadOf<J extends JobSpec> = z.infer<J['payload']>;
+
+export function defineJob<S extends z.ZodType>(name: string, payload: S, opts: { maxAttempts?: number } = {}): JobSpec<S> {
+  return { name, payload, ...opts };
+}
+
+/** How old an orphan must be before it may be deleted, in minutes (SPEC "Orphaned files"). */
+export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
+/** Entries per array in one orphan delete request. */
+export const DELETE_LIMIT = 500;
+const graceMinutes = z.number().int().min(GRACE_MINUTES.min).max(GRACE_MINUTES.max);
+
+const fileTrees = z.object({ accountId: z.string(), loginId: z.string(), ids: z.array(z.string()).min(1) });
+const none = z.null();
+
+/**
+ * Every job kind Coffer runs, by name, with its payload. Enqueue sites name a job from here, so the
+ * payload they pass is checked against the same schema the worker validates it with; `handlers/`
+ * has one handler per entry (the compiler refuses a missing one).
+ */
+export const Jobs = {
+  filesCopy: defineJob('files.copy', fileTrees.extend({ parentId: z.string().nullable() })),
+  filesTrash: defineJob('files.trash', fileTrees),
+  filesRestore: defineJob('files.restore', fileTrees),
+  trashDelete: defineJob('trash.delete', fileTrees),
+  trashEmpty: defineJob('trash.empty', z.object({ accountId: z.string(), loginId: z.string() })),
+  trashPurge: defineJob('trash.purge', none),
+  storageDelete: defineJob('storage.delete', z.object({ keys: z.array(z.string()).min(1) })),
+  uploadsSweep: defineJob('uploads.sweep', none),
+  orphansScan: defineJob('orphans.scan', z.object({ graceMinutes }), { maxAttempts: 3 }),
+  orphansDelete: defineJob(
+    'orphans.delete',
+    z.object({
+      storageKeys: z.array(z.string()).max(DELETE_LIMIT),
+      fileIds: z.array(z.string()).max(DELETE_LIMIT),
+      graceMinutes,
+      requestedBy: z.object({ loginId: z.string(), accountId: z.string(), email: z.string().nullish(), ip: z.string().nullish() }),
+    }),
+    { maxAttempts: 3 },
+  ),
+  sessionsPurge: defineJob('sessions.purge', none),
+  sharesCleanup: defineJob('shares.cleanup', none),
+  presenceSweep: defineJob('presence.sweep', none),
+  auditRetention: defineJob('audit.retention', none),
+  jobsCleanup: defineJob('jobs.cleanup', none),
+} as const;
+
+export type JobKey = keyof typeof Jobs;
+export type Payload<K extends JobKey> = PayloadOf<(typeof Jobs)[K]>;
