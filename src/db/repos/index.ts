@@ -60,6 +60,6 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
-    storageLocation: new StorageLocationRepo(db),
+    storageLocation: new StorageLocationRepo(sqlite),
   };
 }
