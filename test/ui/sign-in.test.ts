@@ -112,6 +112,10 @@ describe('sign-in pages', () => {
     const { context, page } = await openContext(browser, t.url);
     await signIn(page, o.email, PASSWORD, '/recent');
     await page.getByRole('heading', { name: 'Recent' }).waitFor();
+    // Nothing of the page's own still in flight: a request answered 401 after the logout would send it to
+    // sign in before the click (under load, the click can come that late).
+    await page.getByText('Files you open or download will appear here.').waitFor();
+    await page.getByText('Storage', { exact: true }).waitFor();
     await o.client.post('/api/logout-all');
     await page.getByRole('link', { name: 'Starred' }).click();
     await page.waitForURL('**/login?next=%2Fstarred');

@@ -108,11 +108,16 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     };
   }, [listing]);
 
-  useEffect(() => {
+  // Another folder or view starts with nothing selected, decided in the render that first shows it: an
+  // effect runs only after the next frame, and would undo keys pressed in between.
+  const view = `${kind}/${folderId}/${query}`;
+  const [shownView, setShownView] = useState(view);
+  if (shownView !== view) {
+    setShownView(view);
     setSelected(new Set());
     setFocus(0);
     anchor.current = 0;
-  }, [kind, folderId, query]);
+  }
 
   useEffect(() => {
     if (kind !== 'folder' || !folderId) return setCrumbs([]);
