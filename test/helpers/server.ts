@@ -17,8 +17,11 @@ export interface TestServer {
   dataDir: string;
   server: RunningServer;
   client(): TestClient;
-  /** Stops and starts again on the same data dir (and port 0: a new port). */
-  restart(): Promise<void>;
+  /**
+   * Stops and starts again on the same data dir: on a new port, or with `samePort` on the same one (so
+   * clients that were connected see the server go away and come back); `whileDown` runs in between.
+   */
+  restart(opts?: { samePort?: boolean; whileDown?: () => Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -41,12 +44,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const dataDir = opts.dataDir ?? tempDir();
   // With COFFER_STORAGE=s3 every server a suite starts keeps its objects in the test S3 server, under its own prefix.
   const storageEnv = suiteStorage === 's3' && !opts.env?.COFFER_STORAGE ? (await sharedTestS3()).env() : {};
-  const boot = () =>
+  const boot = (port = 0) =>
     startServer(
-      loadConfig(
-        { port: 0, host: '127.0.0.1', dataDir },
-        { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env },
-      ),
+      loadConfig({ port, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env }),
       {
         clock: opts.clock,
         logger: opts.logger,
@@ -58,9 +58,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     dataDir,
     server: await boot(),
     client: () => new TestClient(t.url),
-    async restart() {
-      await t.server.stop();
-      t.server = await boot();
+    async restart(opts = {}) {
+      const port = t.server.port;
+      await t.server.stop({ graceMs: opts.samePort ? 100 : undefined });
+      await opts.whileDown?.();
+      t.server = await boot(opts.samePort ? port : 0);
       t.url = t.server.url;
     },
     async stop() {
