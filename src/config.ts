@@ -45,6 +45,8 @@ export interface S3Config {
   secretAccessKey: { source: 'env'; text: string } | { source: 'file'; path: string };
   forcePathStyle: boolean;
   partSize: number;
+  /** Longest wait for one call to the bucket, retries included, and for silence while a body streams. */
+  timeoutMs: number;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -90,7 +92,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   S3_ACCESS_KEY_ID                access key (required for s3)
   S3_SECRET_ACCESS_KEY            secret key (required for s3), or S3_SECRET_ACCESS_KEY_FILE naming a file
   S3_FORCE_PATH_STYLE             path-style addressing (default true when S3_ENDPOINT is set)
-  S3_PART_SIZE                    multipart part size, 5M to 512M (default 8M)`;
+  S3_PART_SIZE                    multipart part size, 5M to 512M (default 8M)
+  S3_TIMEOUT_SECONDS              seconds a call to the bucket may take before the request fails with 503 (default 30)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -222,5 +225,6 @@ function storageConfig(driverText: string | undefined, env: Env, cwd: string): S
     secretAccessKey,
     forcePathStyle: booleanVar('S3_FORCE_PATH_STYLE', env.S3_FORCE_PATH_STYLE, endpoint !== null),
     partSize,
+    timeoutMs: integer('S3_TIMEOUT_SECONDS', env.S3_TIMEOUT_SECONDS, 30, 1, 3600) * 1000,
   };
 }

@@ -15,6 +15,8 @@ import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 import { sha256Hex, signRequest, UNSIGNED_PAYLOAD, uriEncode, type SigningCredentials } from './s3-signer.ts';
 
 const MiB = 1024 * 1024;
+/** Bytes per second an upload is given time for beyond the timeout: a slow uplink must not fail a part. */
+const UPLOAD_FLOOR_RATE = 256 * 1024;
 const EMPTY_SHA256 = sha256Hex('');
 
 export interface S3DriverOptions {
@@ -31,11 +33,11 @@ export interface S3DriverOptions {
   partSize?: number;
   /** Parts uploaded at once: memory is (queueSize + 1) parts. */
   queueSize?: number;
-  /** Per request (and per silence while a body streams). */
+  /** Per call, retries included (and per silence while a body streams); an upload also gets its time at UPLOAD_FLOOR_RATE. */
   timeoutMs?: number;
-  /** Per part upload. */
+  /** Per call that makes the service work on stored bytes (server-side copy, completing a multipart upload). */
   partTimeoutMs?: number;
-  /** Tries of a call that failed in a way worth retrying (5xx, 429/SlowDown, connection reset, timeout). */
+  /** Tries of a call that failed in a way worth retrying (5xx, 429/SlowDown, connection reset), within its timeout. */
   attempts?: number;
   /** Objects larger than this are copied part by part (UploadPartCopy); S3's CopyObject stops at 5 GiB. */
   copyPartThreshold?: number;
@@ -148,7 +150,7 @@ export class S3Driver implements StorageDriver {
     this.partSize = opts.partSize ?? 8 * MiB;
     this.queueSize = opts.queueSize ?? 3;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.partTimeoutMs = opts.partTimeoutMs ?? 300_000;
+    this.partTimeoutMs = opts.partTimeoutMs ?? Math.max(300_000, this.timeoutMs);
     this.attempts = opts.attempts ?? 4;
     this.copyPartThreshold = opts.copyPartThreshold ?? 5 * 1024 * MiB;
     this.copyPartSize = opts.copyPartSize ?? 1024 * MiB;
@@ -186,7 +188,7 @@ export class S3Driver implements StorageDriver {
         query: { partNumber: String(n), uploadId: uploadId! },
         body: bytes,
         signal: partSignal,
-        timeoutMs: this.partTimeoutMs,
+        timeoutMs: this.uploadTimeout(bytes.byteLength),
       })
         .then((a) => {
           const etag = a.headers.get('etag');
@@ -225,7 +227,7 @@ export class S3Driver implements StorageDriver {
       }
       signal?.throwIfAborted();
       if (uploadId === null) {
-        await this.send('PUT', objectKey, { body: buf.subarray(0, filled), signal, timeoutMs: this.partTimeoutMs });
+        await this.send('PUT', objectKey, { body: buf.subarray(0, filled), signal, timeoutMs: this.uploadTimeout(filled) });
         return { size };
       }
       if (filled > 0) launch(buf.subarray(0, filled), ++partNumber);
@@ -240,6 +242,10 @@ export class S3Driver implements StorageDriver {
       if (uploadId !== null) await this.abortMultipartUpload(objectKey, uploadId).catch(() => {});
       throw err;
     }
+  }
+
+  private uploadTimeout(bytes: number): number {
+    return this.timeoutMs + (bytes / UPLOAD_FLOOR_RATE) * 1000;
   }
 
   /** Parts double in size every 2,500 so the 10,000-part limit fits 140 GiB with 8 MiB parts; memory grows only past 20 GiB. */
@@ -408,9 +414,9 @@ export class S3Driver implements StorageDriver {
   }
 
   /**
-   * One signed request, retried (idempotent calls only reach here) on 5xx, 429/SlowDown, a dropped
-   * connection or a timeout. An error answer, after the retries, is a StorageUnavailableError with the
-   * service's code and message; the statuses in `accept` are returned instead.
+   * One signed request, retried (idempotent calls only reach here) on 5xx, 429/SlowDown or a dropped
+   * connection while its timeout, which covers every try, lasts. An error answer, after the retries, is a
+   * StorageUnavailableError with the service's code and message; the statuses in `accept` are returned instead.
    */
   private async send(method: string, objectKey: string, o: SendOptions): Promise<Answer> {
     const path = this.keyPath + uriEncode(objectKey, true);
@@ -423,18 +429,20 @@ export class S3Driver implements StorageDriver {
     const payloadHash = body === undefined ? EMPTY_SHA256 : body.byteLength < 64 * 1024 ? sha256Hex(body) : UNSIGNED_PAYLOAD;
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
     const attempts = o.attempts ?? this.attempts;
+    const deadline = performance.now() + timeoutMs;
     const what = `S3 ${method} ${objectKey || `bucket ${this.opts.bucket}`}${query.uploads !== undefined ? ' (multipart uploads)' : ''}`;
     for (let attempt = 0; ; attempt++) {
       o.signal?.throwIfAborted();
       const headers = signRequest(this.creds, { method, host: this.host, path, query, headers: o.headers ?? {}, payloadHash });
       const timer = new AbortController();
       let timedOut = false;
-      const arm = () =>
-        setTimeout(() => {
+      const clock = setTimeout(
+        () => {
           timedOut = true;
-          timer.abort(new StorageUnavailableError(`${what}: no answer within ${Math.round(timeoutMs / 1000)} s`, 'Timeout'));
-        }, timeoutMs);
-      const clock = arm();
+          timer.abort(new StorageUnavailableError(`${what}: no answer within ${seconds(timeoutMs)} s`, 'Timeout'));
+        },
+        Math.max(0, deadline - performance.now()),
+      );
       let failure: StorageUnavailableError;
       let retryAfter: string | null = null;
       try {
@@ -475,11 +483,14 @@ export class S3Driver implements StorageDriver {
           ? (timer.signal.reason as StorageUnavailableError)
           : new StorageUnavailableError(`${what}: cannot reach ${this.origin} (${networkReason(err)})`, 'NetworkError');
       }
-      if (attempt + 1 >= attempts) throw failure;
-      await Bun.sleep(backoff(attempt, retryAfter));
+      const wait = backoff(attempt, retryAfter);
+      if (attempt + 1 >= attempts || performance.now() + wait >= deadline) throw failure;
+      await Bun.sleep(wait);
     }
   }
 }
+
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 /**
  * A response body that fails with StorageUnavailableError when the service goes silent for `ms`: one
@@ -487,8 +498,7 @@ export class S3Driver implements StorageDriver {
  */
 function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController, ms: number, what: string): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  const stalled = () =>
-    request.abort(new StorageUnavailableError(`${what}: the download stalled for ${Math.round(ms / 1000)} s`, 'Timeout'));
+  const stalled = () => request.abort(new StorageUnavailableError(`${what}: the download stalled for ${seconds(ms)} s`, 'Timeout'));
   let watchdog: ReturnType<typeof setTimeout> | null = null;
   return new ReadableStream<Uint8Array>(
     {

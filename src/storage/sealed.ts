@@ -210,16 +210,25 @@ async function* openSegments(
   }
 }
 
-/** Turns an async generator into a pull-driven ReadableStream, after producing its first chunk eagerly. */
-async function toStream(gen: AsyncGenerator<Uint8Array>): Promise<ReadableStream<Uint8Array>> {
+/**
+ * Turns an async generator into a pull-driven ReadableStream, after producing its first chunk eagerly;
+ * `onBreak` hears of a failure after that, when a response carrying the stream is already under way.
+ */
+async function toStream(gen: AsyncGenerator<Uint8Array>, onBreak?: (err: unknown) => void): Promise<ReadableStream<Uint8Array>> {
   // Pull the first chunk now so a damaged start is an error before any response header is sent.
   const first = await gen.next();
   let primed: IteratorResult<Uint8Array> | null = first;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const next = primed ?? (await gen.next());
+        let next = primed;
         primed = null;
+        try {
+          next ??= await gen.next();
+        } catch (err) {
+          onBreak?.(err);
+          throw err;
+        }
         if (next.done) controller.close();
         else controller.enqueue(next.value);
       },
@@ -250,9 +259,15 @@ export class SealedStore {
 
   /**
    * Plaintext of the object, or of `range` of it ([start, end), validated against `info.size`).
-   * Only the segments the range touches are read and decrypted.
+   * Only the segments the range touches are read and decrypted. A failure before the first chunk
+   * rejects; one after it errors the stream and is told to `onBreak`.
    */
-  async get(key: string, info: Pick<SealedInfo, 'size' | 'wrappedKey'>, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+  async get(
+    key: string,
+    info: Pick<SealedInfo, 'size' | 'wrappedKey'>,
+    range?: ByteRange,
+    onBreak?: (err: unknown) => void,
+  ): Promise<ReadableStream<Uint8Array>> {
     const { size } = info;
     if (range && (range.start < 0 || range.end > size || range.start > range.end)) throw new RangeNotSatisfiableError(size);
     const dataKey = this.unwrap(info.wrappedKey);
@@ -280,7 +295,7 @@ export class SealedStore {
       header = parseHeader(h);
       reader = new ExactReader(body);
     }
-    return toStream(openSegments(dataKey, header, reader, size, first, want, !range));
+    return toStream(openSegments(dataKey, header, reader, size, first, want, !range), onBreak);
   }
 
   async delete(key: string): Promise<boolean> {

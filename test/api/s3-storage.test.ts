@@ -5,11 +5,14 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
-import { upload } from '../helpers/files.ts';
+import { listAll, upload, uploadRaw } from '../helpers/files.ts';
+import { memoryLogger, waitForLine } from '../helpers/logs.ts';
 import * as seed from '../helpers/seed.ts';
 import { runCli, parseJson } from '../helpers/cli.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { HEADER_SIZE, SEGMENT_SIZE } from '../../src/storage/sealed.ts';
+import { S3Driver } from '../../src/storage/s3.ts';
+import { Messages } from '../../src/errors.ts';
 
 const MiB = 1024 * 1024;
 let s3: TestS3;
@@ -138,6 +141,139 @@ describe('the S3 driver through the API', () => {
   });
 });
 
+describe('a bucket that stalls (S3_TIMEOUT_SECONDS=1)', () => {
+  let t: TestServer;
+  let prefix: string;
+  const logger = memoryLogger();
+  const TIMEOUT_MS = 1000;
+  beforeAll(async () => {
+    prefix = `stall-${randomBytes(3).toString('hex')}/`;
+    t = await startTestServer({ env: { ...s3.env(prefix), S3_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000) }, logger });
+  });
+  afterAll(async () => {
+    s3.clearFailures();
+    await t.stop();
+  });
+  const timed = async <T>(f: () => Promise<T>) => {
+    const start = performance.now();
+    const value = await f();
+    return { value, ms: performance.now() - start };
+  };
+  const ours = (u: string) => u.includes(`/${prefix}`);
+
+  test('a download the bucket accepts and never answers fails with a 503 within the timeout, and one log line', async () => {
+    const o = await seed.owner(t);
+    const item = await upload(o.client, 'waiting.txt', 'the bucket will not answer');
+    s3.stall(60_000, (m, u) => m === 'GET' && ours(u));
+    const { value: res, ms } = await timed(() => o.client.get(`/api/files/${item.id}/download`));
+    s3.clearFailures();
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('30');
+    expect((await json(res)).message).toBe(Messages.storageUnavailable);
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(ms).toBeLessThan(TIMEOUT_MS + 1500);
+    const line = await waitForLine(logger, (l) => l.msg === 'storage unavailable' && String(l.fields.err).includes('no answer within 1 s'));
+    expect(line.fields.err).toContain(`S3 GET ${prefix}`);
+    // Nothing hangs: the next request is answered from the bucket at once.
+    const again = await o.client.get(`/api/files/${item.id}/download`);
+    expect(await again.text()).toBe('the bucket will not answer');
+  });
+
+  test('an upload the bucket never answers fails with a 503 within the timeout and leaves no file', async () => {
+    const o = await seed.owner(t);
+    s3.stall(60_000, (m, u) => m === 'PUT' && ours(u));
+    const { value: res, ms } = await timed(() => uploadRaw(o.client, 'never-stored.txt', 'x'.repeat(10_000)));
+    s3.clearFailures();
+    expect(res.status).toBe(503);
+    expect((await json(res)).message).toBe(Messages.storageUnavailable);
+    // The timeout, plus the time to send 10 kB at the floor rate.
+    expect(ms).toBeLessThan(TIMEOUT_MS + 1500);
+    expect(await listAll(o.client, '/api/files')).toEqual([]);
+  });
+
+  test('a download whose body stops mid-way is cut off within the timeout of silence, and the server goes on', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(3 * MiB);
+    const item = await upload(o.client, 'cut.bin', content);
+    s3.stopMidBody(MiB, (m, u) => m === 'GET' && ours(u));
+    const res = await o.client.get(`/api/files/${item.id}/download`);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let received = 0;
+    const { value: outcome, ms } = await timed(async () => {
+      try {
+        for (;;) {
+          const r = await reader.read();
+          if (r.done) return 'ended';
+          received += r.value.byteLength;
+        }
+      } catch {
+        return 'broke off';
+      }
+    });
+    s3.clearFailures();
+    // Cut off as a broken transfer, never presented as a complete file.
+    expect(outcome).toBe('broke off');
+    expect(received).toBeLessThan(content.length);
+    expect(ms).toBeLessThan(TIMEOUT_MS + 1500);
+    const line = await waitForLine(logger, (l) => l.msg === 'download failed part-way');
+    expect(line.fields).toMatchObject({ fileId: item.id });
+    expect(line.fields.err).toContain('the download stalled for 1 s');
+    const again = await o.client.get(`/api/files/${item.id}/download`);
+    expect(Buffer.from(await again.arrayBuffer()).equals(content)).toBe(true);
+  });
+});
+
+describe('server-side copy of a large object', () => {
+  // The 5 GiB threshold made small, so the UploadPartCopy path runs on 12 MiB (parts of 5 MiB, S3's minimum).
+  const driver = (prefix: string) =>
+    new S3Driver({
+      bucket: s3.bucket,
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      prefix,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+      copyPartThreshold: MiB,
+      copyPartSize: 5 * MiB,
+    });
+  const key = (c: string) => c.repeat(32);
+  const once = async function* (bytes: Uint8Array) {
+    yield bytes;
+  };
+  const copyParts = (from: number) => s3.requests.slice(from).filter((r) => r.startsWith('PUT') && r.includes('uploadId='));
+
+  test('an object over the threshold is copied part by part (UploadPartCopy) into a byte-identical object', async () => {
+    const prefix = `copy-${randomBytes(3).toString('hex')}/`;
+    const d = driver(prefix);
+    const content = randomBytes(12 * MiB + 17);
+    await d.put(key('A'), once(content));
+    const before = s3.requests.length;
+    await d.copy(key('A'), key('B'));
+    expect(copyParts(before)).toHaveLength(3);
+    expect(s3.requests.slice(before).some((r) => r.startsWith('POST') && r.includes('uploads'))).toBe(true);
+    expect(Buffer.from(await new Response(await d.get(key('B'))).arrayBuffer()).equals(content)).toBe(true);
+    expect(s3.incompleteUploads(prefix)).toEqual([]);
+    // At or under the threshold it stays one CopyObject.
+    await d.put(key('C'), once(randomBytes(MiB)));
+    const single = s3.requests.length;
+    await d.copy(key('C'), key('D'));
+    expect(copyParts(single)).toEqual([]);
+  });
+
+  test('a part copy that fails aborts the multipart upload: no object, nothing left billed', async () => {
+    const prefix = `copyfail-${randomBytes(3).toString('hex')}/`;
+    const d = driver(prefix);
+    await d.put(key('A'), once(randomBytes(12 * MiB)));
+    s3.failNext(10, 403, 'AccessDenied', (m, u) => m === 'PUT' && u.includes('partNumber=2'));
+    await expect(d.copy(key('A'), key('B'))).rejects.toThrow('AccessDenied');
+    s3.clearFailures();
+    expect(s3.incompleteUploads(prefix)).toEqual([]);
+    expect(s3.objectKeys(prefix)).toEqual([`${prefix}${key('A')}`]);
+  });
+});
+
 describe('start-up checks', () => {
   const serve = (dataDir: string, env: Record<string, string>) =>
     runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], { env, timeoutMs: 20_000 });
@@ -155,6 +291,7 @@ describe('start-up checks', () => {
     ],
     ['an unreachable endpoint', { S3_ENDPOINT: 'http://127.0.0.1:1' }, /^coffer: S3_ENDPOINT: cannot reach http:\/\/127\.0\.0\.1:1: /],
     ['no bucket set', { S3_BUCKET: '' }, /^coffer: S3_BUCKET is required when COFFER_STORAGE=s3\n$/],
+    ['a timeout that is no number', { S3_TIMEOUT_SECONDS: '10s' }, /^coffer: S3_TIMEOUT_SECONDS must be a whole number, got "10s"\n$/],
     [
       'no secret set',
       { S3_SECRET_ACCESS_KEY: '' },

@@ -29,6 +29,8 @@ export interface TestS3 {
   clearFailures(): void;
   /** Requests matching `when` wait `ms` before being served. */
   stall(ms: number, when: (method: string, url: string) => boolean): void;
+  /** Object GETs matching `when` send `bytes` of their body, then nothing more (the connection stays open). */
+  stopMidBody(bytes: number, when: (method: string, url: string) => boolean): void;
   /** The environment that points Coffer at this bucket under `prefix`. */
   env(prefix?: string): Record<string, string>;
   /** Incomplete multipart uploads (as ListMultipartUploads would list them). */
@@ -66,6 +68,7 @@ export async function startTestS3(): Promise<TestS3> {
   });
   const failures: Array<{ count: number; status: number; code: string; when: (m: string, u: string) => boolean }> = [];
   const stalls: Array<{ ms: number; when: (m: string, u: string) => boolean }> = [];
+  const stops: Array<{ bytes: number; when: (m: string, u: string) => boolean }> = [];
   const uploadsDir = path.join(dir, bucket, UPLOADS);
   const objectFile = (key: string) => path.join(dir, bucket, `${key}._S3rver_object`);
 
@@ -81,9 +84,13 @@ export async function startTestS3(): Promise<TestS3> {
     clearFailures() {
       failures.length = 0;
       stalls.length = 0;
+      stops.length = 0;
     },
     stall(ms, when) {
       stalls.push({ ms, when });
+    },
+    stopMidBody(bytes, when) {
+      stops.push({ bytes, when });
     },
     env(prefix = `i-${randomBytes(4).toString('hex')}/`) {
       return {
@@ -218,11 +225,16 @@ export async function startTestS3(): Promise<TestS3> {
     if (method === 'GET' && key && ctx.body && typeof ctx.body.pipe === 'function') {
       const length = ctx.length;
       const { Transform } = await import('node:stream');
+      let budget = stops.find((s) => s.when(method, url))?.bytes ?? Infinity;
       ctx.body = ctx.body.pipe(
         new Transform({
           transform(chunk: Buffer, _enc, done) {
-            s3.bytesServed += chunk.length;
-            done(null, chunk);
+            const sent = chunk.subarray(0, Math.max(0, budget));
+            budget -= sent.length;
+            s3.bytesServed += sent.length;
+            if (sent.length < chunk.length) this.push(sent);
+            // Past the budget the callback never comes: the body stops mid-way and the connection stays open.
+            else done(null, chunk);
           },
         }),
       );
