@@ -1,10 +1,12 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { Subprocess } from 'bun';
 import { S3Driver } from '../src/storage/s3.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
 import { adminToken, startBenchServer } from './server.ts';
-import { freshInstance, memoryMiB, openCli } from './fixtures.ts';
+import { cpuSeconds, freshInstance, memoryMiB, openCli } from './fixtures.ts';
 import { storeFile } from '../test/helpers/stored-files.ts';
 import { drain, median, source } from './streams.ts';
 
@@ -21,6 +23,33 @@ function rssSampler(pid: number) {
     return peak;
   };
 }
+
+interface Transfer {
+  mibPerSecond: number;
+  /** CPU seconds each process used during the transfer. */
+  cpu: Record<string, number>;
+}
+
+/** Downloads a GiB with `get`, timing it and counting the CPU seconds of each process in `pids`. */
+async function timedDownload(get: () => Promise<ReadableStream<Uint8Array>>, pids: Record<string, number | 'self'>): Promise<Transfer> {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const t = performance.now();
+  const got = await drain(await get());
+  if (got !== GiB) throw new Error(`downloaded ${got} bytes`);
+  const seconds = (performance.now() - t) / 1000;
+  const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!]));
+  return { mibPerSecond: GiB / MiB / seconds, cpu };
+}
+
+/** The index of the middle value. */
+const medianIndex = (xs: number[]): number => xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0])[Math.floor(xs.length / 2)]![1];
+
+const cpuLine = (r: Transfer) =>
+  `${Object.entries(r.cpu)
+    .map(([name, s]) => `${name} ${s.toFixed(2)}`)
+    .join(' + ')} = ${Object.values(r.cpu)
+    .reduce((a, b) => a + b, 0)
+    .toFixed(2)} CPU s`;
 
 /** A multipart/form-data body streaming `total` bytes of `source()` as one file. */
 function multipartBody(total: number): { body: ReadableStream<Uint8Array>; type: string } {
@@ -76,6 +105,7 @@ export async function runS3Bench(): Promise<void> {
     S3_ACCESS_KEY_ID: 'S3RVER',
     S3_SECRET_ACCESS_KEY: 'S3RVER',
   });
+  let relay: Subprocess<'ignore', 'pipe', 'inherit'> | null = null;
   try {
     const plain = new S3Driver({
       bucket: 'coffer-test',
@@ -90,10 +120,12 @@ export async function runS3Bench(): Promise<void> {
     let t = performance.now();
     await plain.put(key, source());
     const plainPut = GiB / MiB / ((performance.now() - t) / 1000);
-    t = performance.now();
-    await drain(await plain.get(key));
-    const plainGet = GiB / MiB / ((performance.now() - t) / 1000);
-    await plain.delete(key);
+    // The same bytes served by a relay that only passes the driver's GET through: what any server adds.
+    relay = Bun.spawn([process.execPath, path.join(ROOT, 'bench/s3-relay.ts'), s3.endpoint, 'plain/'], {
+      stdout: 'pipe',
+      stderr: 'inherit',
+    });
+    const relayUrl = `http://127.0.0.1:${new TextDecoder().decode((await relay.stdout.getReader().read()).value).trim()}`;
 
     const server = await startBenchServer({ ...env('coffer/'), COFFER_GENERAL_RATE_LIMIT: '1000000' });
     try {
@@ -113,12 +145,39 @@ export async function runS3Bench(): Promise<void> {
       const uploadRss = stop();
       const id = ((await res.json()) as { id: string }).id;
 
+      // Three rounds, the three ways in turn, so a busy moment on the shared machine hits all of them alike.
+      const plainRuns: Transfer[] = [];
+      const relayRuns: Transfer[] = [];
+      const apiRuns: Transfer[] = [];
       stop = rssSampler(server.pid);
-      t = performance.now();
-      const got = await drain((await fetch(`${server.url}/api/files/${id}/download`, { headers: auth })).body!);
-      if (got !== GiB) throw new Error(`downloaded ${got} bytes`);
-      const download = GiB / MiB / ((performance.now() - t) / 1000);
+      for (let round = 0; round < 3; round++) {
+        plainRuns.push(await timedDownload(() => plain.get(key), { s3rver: child.pid, client: 'self' }));
+        relayRuns.push(
+          await timedDownload(async () => (await fetch(`${relayUrl}/${key}`)).body!, {
+            s3rver: child.pid,
+            relay: relay.pid,
+            client: 'self',
+          }),
+        );
+        apiRuns.push(
+          await timedDownload(async () => (await fetch(`${server.url}/api/files/${id}/download`, { headers: auth })).body!, {
+            s3rver: child.pid,
+            coffer: server.pid,
+            client: 'self',
+          }),
+        );
+      }
       const downloadRss = stop();
+      // The round whose API-to-plain ratio is the median: its three figures were measured side by side.
+      const round = medianIndex(apiRuns.map((r, i) => r.mibPerSecond / plainRuns[i]!.mibPerSecond));
+      const plainGet = plainRuns[round]!;
+      const relayed = relayRuns[round]!;
+      const download = apiRuns[round]!;
+      const totalCpu = (r: Transfer) => Object.values(r.cpu).reduce((a, b) => a + b, 0);
+      // At best every process runs at once on its own core: a GiB then takes the larger of the busiest
+      // process's CPU time and the total CPU time spread over the cores.
+      const cores = navigator.hardwareConcurrency;
+      const floor = (r: Transfer) => Math.max(totalCpu(r) / cores, ...Object.values(r.cpu));
 
       const ranged: number[] = [];
       for (let i = 0; i < 21; i++) {
@@ -132,8 +191,16 @@ export async function runS3Bench(): Promise<void> {
       console.log(
         `1 GiB upload through the API:   ${upload.toFixed(0)} MiB/s  (plain multipart PUT, same client and server: ${plainPut.toFixed(0)} MiB/s, ${((upload / plainPut) * 100).toFixed(0)}%)`,
       );
+      const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
       console.log(
-        `1 GiB download through the API: ${download.toFixed(0)} MiB/s  (plain GET: ${plainGet.toFixed(0)} MiB/s, ${((download / plainGet) * 100).toFixed(0)}%)`,
+        `1 GiB download through the API: ${download.mibPerSecond.toFixed(0)} MiB/s  (plain GET: ${plainGet.mibPerSecond.toFixed(0)} MiB/s, ${pct(download.mibPerSecond, plainGet.mibPerSecond)}; the rounds: ${apiRuns.map((r, i) => pct(r.mibPerSecond, plainRuns[i]!.mibPerSecond)).join(', ')})`,
+      );
+      console.log(
+        `  a relay passing the same GET through untouched: ${relayed.mibPerSecond.toFixed(0)} MiB/s (${pct(relayed.mibPerSecond, plainGet.mibPerSecond)} of plain GET)`,
+      );
+      console.log(`  CPU per GiB: plain GET ${cpuLine(plainGet)}; relay ${cpuLine(relayed)}; API ${cpuLine(download)}`);
+      console.log(
+        `  on ${cores} cores with nothing else running, the API download could reach at most ${pct(floor(plainGet), floor(download))} of plain GET and the relay ${pct(floor(plainGet), floor(relayed))} (load average at the start: ${os.loadavg()[0]!.toFixed(1)})`,
       );
       console.log(`server peak RSS: upload ${uploadRss.toFixed(0)} MiB, download ${downloadRss.toFixed(0)} MiB`);
       console.log(
@@ -167,7 +234,9 @@ export async function runS3Bench(): Promise<void> {
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+    await plain.delete(key);
   } finally {
+    relay?.kill();
     child.kill();
     await child.exited;
     fs.rmSync(s3.dir, { recursive: true, force: true });
