@@ -32,9 +32,13 @@ export function configFrom(flags: ConfigFlags): Config {
 }
 
 /** Opens an existing data dir beside a possibly running server (no worker, no lock), runs fn, closes. */
-export async function withContext<T>(flags: ConfigFlags, fn: (ctx: AppContext) => Promise<T> | T): Promise<T> {
+export async function withContext<T>(
+  flags: ConfigFlags,
+  fn: (ctx: AppContext) => Promise<T> | T,
+  opts: { skipLocationCheck?: boolean } = {},
+): Promise<T> {
   const config = configFrom(flags);
-  const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent') });
+  const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent'), skipLocationCheck: opts.skipLocationCheck });
   try {
     return await fn(ctx);
   } finally {

@@ -11,6 +11,7 @@ import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
 import { registerSetupCode } from './setup-code.ts';
+import { registerStorage } from './storage.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 
 /** The `coffer` command line: server and admin tools in one executable. */
@@ -43,5 +44,6 @@ ${EXIT_CODES_HELP}`,
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);
+  registerStorage(program);
   return program;
 }

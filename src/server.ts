@@ -10,6 +10,7 @@ import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { Worker } from './jobs/worker.ts';
 import { StartupError } from './data-dir.ts';
 import { ensureSystemSchedules } from './jobs/handlers/index.ts';
+import { verifyDriver } from './storage/drivers.ts';
 
 export interface RunningServer {
   url: string;
@@ -82,6 +83,12 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       `files are wrapped by master key(s) missing from ${ctx.paths.secrets}: ${list}; restore secrets.json from your backup, or set COFFER_MASTER_KEY to the key they were written with`,
     );
   }
+  try {
+    await verifyDriver(ctx.driver);
+  } catch (err) {
+    ctx.close();
+    throw err;
+  }
   const worker = new Worker({
     queue: ctx.queue,
     registry: ctx.registry,
@@ -124,7 +131,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-  ctx.log.info('listening', { url, dataDir: config.dataDir });
+  ctx.log.info('listening', { url, dataDir: config.dataDir, storage: ctx.driver.location });
   announceSetupCode(ctx, server.port!);
   const disk = ctx.services.diskSpace.status();
   if (disk.low) ctx.services.diskSpace.warnLow(disk);

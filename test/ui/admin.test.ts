@@ -48,7 +48,11 @@ async function showAccount(page: Page, email: string) {
   while ((await list.getByText(email).count()) === 0) {
     await button(page, 'Load more accounts').click();
     // The next page is in when the button is usable again, or gone with the last page.
-    await list.getByText(email).or(page.getByRole('button', { name: 'Load more accounts', disabled: false })).first().waitFor();
+    await list
+      .getByText(email)
+      .or(page.getByRole('button', { name: 'Load more accounts', disabled: false }))
+      .first()
+      .waitFor();
   }
   return list;
 }
