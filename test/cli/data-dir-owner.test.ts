@@ -2,11 +2,10 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/server.ts';
-import { runCli } from '../helpers/cli.ts';
+import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { TestClient, json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
 
-const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 if (!isRoot) console.log('data-dir-owner tests skipped: they need root, to hand a data directory to another user');
@@ -33,38 +32,6 @@ async function dataDirOwnedByNobody(): Promise<string> {
   expect(r.code).toBe(0);
   chownTree(dataDir, NOBODY);
   return dataDir;
-}
-
-/** `coffer serve` as nobody, as the service runs; resolves once it listens. */
-async function serveAsNobody(dataDir: string) {
-  const proc = Bun.spawn(
-    [
-      'setpriv',
-      `--reuid=${NOBODY}`,
-      `--regid=${NOBODY}`,
-      '--clear-groups',
-      '--',
-      process.execPath,
-      MAIN,
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data-dir',
-      dataDir,
-    ],
-    { env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' }, stdout: 'pipe', stderr: 'pipe' },
-  );
-  const reader = proc.stdout.getReader();
-  let out = '';
-  while (!out.includes('"msg":"listening"')) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`serve as nobody exited: ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { proc, url: /"url":"([^"]+)"/.exec(out)![1]! };
 }
 
 describe.if(isRoot)('commands run as a user other than the data directory owner', () => {
@@ -94,7 +61,7 @@ describe.if(isRoot)('commands run as a user other than the data directory owner'
 
   test('a secrets file the server cannot read is logged at error, and fixing its owner is picked up without a restart', async () => {
     const dataDir = await dataDirOwnedByNobody();
-    const server = await serveAsNobody(dataDir);
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], { asUser: NOBODY });
     const stderr = new Response(server.proc.stderr).text();
     try {
       const client = new TestClient(server.url);
@@ -118,39 +85,19 @@ describe.if(isRoot)('commands run as a user other than the data directory owner'
         const res = await client.get(`/api/files/${f.id}/download`);
         expect(res.status).toBe(200);
       }
-      server.proc.kill('SIGTERM');
-      await server.proc.exited;
+      await server.stop();
       const errors = (await stderr).split('\n').filter((l) => l.includes('cannot reload the secrets file'));
       expect(errors).toHaveLength(1);
       expect(JSON.parse(errors[0]!)).toMatchObject({ level: 'error', file: secrets });
       const status = await runCli(['keys', 'status', '--json', '--data-dir', dataDir], {});
       // Run as root against nobody's directory: refused, so read the key ids as nobody instead.
       expect(status.code).toBe(1);
-      const asOwner = Bun.spawnSync(
-        [
-          'setpriv',
-          `--reuid=${NOBODY}`,
-          `--regid=${NOBODY}`,
-          '--clear-groups',
-          '--',
-          process.execPath,
-          MAIN,
-          'keys',
-          'status',
-          '--json',
-          '--data-dir',
-          dataDir,
-        ],
-        { env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' } },
-      );
-      expect(asOwner.exitCode).toBe(0);
-      const keys = JSON.parse(asOwner.stdout.toString());
+      const keys = parseJson(await runCli(['keys', 'status', '--json', '--data-dir', dataDir], { asUser: NOBODY }));
       // The file uploaded after the fix is wrapped under the new key; the two before it under the old one.
       expect(Object.values(keys.items).sort()).toEqual([1, 2]);
       expect(keys.items[keys.currentKeyId]).toBe(1);
     } finally {
-      server.proc.kill('SIGTERM');
-      await server.proc.exited;
+      await server.stop();
     }
   });
 
@@ -159,19 +106,11 @@ describe.if(isRoot)('commands run as a user other than the data directory owner'
     dirs.push(d);
     const dataDir = path.join(d, 'data');
     expect((await runCli(['init', '--data-dir', dataDir])).code).toBe(0);
-    const server = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const reader = server.stdout.getReader();
-    let out = '';
-    while (!out.includes('"msg":"listening"')) out += new TextDecoder().decode((await reader.read()).value);
-    const client = new TestClient(/"url":"([^"]+)"/.exec(out)![1]!);
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir]);
+    const client = new TestClient(server.url);
     await client.post('/api/signup', { email: 'a@example.test', password: 'correct horse battery', name: 'A' });
     await upload(client, 'a.txt', 'a');
-    server.kill('SIGTERM');
-    await server.exited;
+    await server.stop();
     const secrets = path.join(dataDir, 'secrets.json');
     const file = JSON.parse(fs.readFileSync(secrets, 'utf8'));
     fs.writeFileSync(secrets, JSON.stringify({ ...file, masterKey: Buffer.alloc(32, 9).toString('base64') }));

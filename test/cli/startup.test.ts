@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { tempDir } from '../helpers/server.ts';
+import { serveCli } from '../helpers/cli.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const dirs: string[] = [];
@@ -69,16 +70,9 @@ describe('coffer serve start-up', () => {
   });
 
   test('a second Coffer server on the port of a running one is refused, and the first keeps all traffic', async () => {
-    const first = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
-      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const reader = first.stdout.getReader();
-    let out = '';
-    while (!out.includes('"msg":"listening"')) out += new TextDecoder().decode((await reader.read()).value);
+    const first = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir()]);
     try {
-      const url = /"url":"([^"]+)"/.exec(out)![1]!;
+      const { url } = first;
       const port = new URL(url).port;
       const r = await coffer(['serve', '--port', port, '--host', '127.0.0.1', '--data-dir', dir()]);
       expect(r.code).toBe(1);
@@ -87,8 +81,7 @@ describe('coffer serve start-up', () => {
       const answers = await Promise.all(Array.from({ length: 10 }, () => fetch(`${url}/health`).then((res) => res.status)));
       expect(answers).toEqual(Array(10).fill(200));
     } finally {
-      first.kill('SIGTERM');
-      await first.exited;
+      await first.stop();
     }
   });
 
@@ -131,21 +124,13 @@ describe('coffer serve start-up', () => {
 
   test('a second server on the same data dir is refused', async () => {
     const d = dir();
-    const first = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
-      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info' },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const reader = first.stdout.getReader();
-    let out = '';
-    while (!out.includes('listening')) out += new TextDecoder().decode((await reader.read()).value);
+    const first = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', d]);
     try {
       const r = await coffer(['serve', '--port', '0', '--data-dir', d]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/already using/);
     } finally {
-      first.kill('SIGTERM');
-      await first.exited;
+      await first.stop();
     }
   });
 

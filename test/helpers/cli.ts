@@ -8,12 +8,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `coffer <args>` from source as its own process, as an admin would at a shell. */
+/** Runs a command under a uid and gid (setpriv), as that user would at a shell. */
+const asUserPrefix = (uid?: number) => (uid === undefined ? [] : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--']);
+
+/** Runs `coffer <args>` from source as its own process, as an admin would at a shell (`asUser`: as that uid). */
 export async function runCli(
   args: string[],
-  opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number; asUser?: number } = {},
 ): Promise<CliResult> {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+  const proc = Bun.spawn([...asUserPrefix(opts.asUser), process.execPath, MAIN, ...args], {
     // An empty configuration file: a coffer.env installed on this machine must not reach the tests.
     env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', COFFER_CONFIG: '/dev/null', ...opts.env },
     stdin: opts.stdin === undefined ? 'ignore' : new TextEncoder().encode(opts.stdin),
@@ -32,4 +35,40 @@ export function parseJson<T = any>(r: CliResult): T {
   } catch {
     throw new Error(`expected JSON on stdout (exit ${r.code}); stdout: ${r.stdout.slice(0, 300)} stderr: ${r.stderr.slice(0, 300)}`);
   }
+}
+
+export interface ServingCli {
+  proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>;
+  url: string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * `coffer serve <args>` from source as its own process, resolved once it logs that it listens.
+ * `asUser` runs it under that uid and gid (setpriv), as a service user would.
+ */
+export async function serveCli(args: string[], opts: { env?: Record<string, string>; asUser?: number } = {}): Promise<ServingCli> {
+  const proc = Bun.spawn([...asUserPrefix(opts.asUser), process.execPath, MAIN, 'serve', ...args], {
+    env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info', ...opts.env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const reader = proc.stdout.getReader();
+  let out = '';
+  while (!out.includes('"msg":"listening"')) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`coffer serve exited: ${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    proc,
+    url: /"url":"([^"]+)"/.exec(out)![1]!,
+    stop() {
+      proc.kill('SIGTERM');
+      return proc.exited;
+    },
+  };
 }
