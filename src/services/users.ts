@@ -49,28 +49,21 @@ const ROOT_PAGE = 100;
 
 /** The admin's view of every account: storage limits, disabling, deleting. */
 export class UsersService {
-  private readonly users: UsersRepo;
-  private readonly quota: QuotaService;
-  private readonly audit: AuditService;
-  private readonly clock: Clock;
-
-  constructor(private readonly d: UsersDeps) {
-    ({ users: this.users, quota: this.quota, audit: this.audit, clock: this.clock } = d);
-  }
+  constructor(private readonly d: UsersDeps) {}
 
   countLogins(): number {
-    return this.users.count();
+    return this.d.users.count();
   }
 
   /** Owners in creation order, `limit` per page, each followed by all of its sub-users. */
   list(input: { limit: number; cursor?: string }): { users: UserListEntry[]; nextCursor: string | null } {
     const after = input.cursor ? decodeCursor(input.cursor, ['number', 'string']) : null;
     if (input.cursor && !after) throw badRequest(Messages.invalidCursor);
-    const owners = this.users.ownersPage(after ? { createdAt: after[0] as number, id: after[1] as string } : null, input.limit + 1);
+    const owners = this.d.users.ownersPage(after ? { createdAt: after[0] as number, id: after[1] as string } : null, input.limit + 1);
     const page = owners.slice(0, input.limit);
     const users: UserListEntry[] = [];
     for (const owner of page) {
-      const usage = this.quota.usage(owner.id);
+      const usage = this.d.quota.usage(owner.id);
       const entry = (r: User): UserListEntry => ({
         id: r.id,
         email: r.email,
@@ -85,7 +78,7 @@ export class UsersService {
         disabled: owner.disabledAt !== null,
         deletionPending: owner.deletionRequestedAt !== null,
       });
-      users.push(entry(owner), ...this.users.subUsersOf(owner.id).map(entry));
+      users.push(entry(owner), ...this.d.users.subUsersOf(owner.id).map(entry));
     }
     const last = page.at(-1);
     return { users, nextCursor: owners.length > input.limit && last ? encodeCursor([last.createdAt, last.id]) : null };
@@ -93,12 +86,12 @@ export class UsersService {
 
   /** Sets an owner's limit in bytes; null returns it to the instance default. Sub-users share their owner's. */
   setStorageLimit(targetUserId: string, storageLimit: number | null, by?: Actor): { storageLimit: number | null } {
-    const row = this.users.byId(targetUserId);
+    const row = this.d.users.byId(targetUserId);
     if (!row) throw notFound(Messages.userNotFound);
     if (row.parentUserId) throw badRequest(Messages.subUserSharesLimit);
-    this.users.setStorageLimit(targetUserId, storageLimit, this.clock.now());
+    this.d.users.setStorageLimit(targetUserId, storageLimit, this.d.clock.now());
     if (by)
-      this.audit.record({
+      this.d.audit.record({
         action: AuditActions.userStorageLimit,
         ...actorFields(by),
         targetType: 'user',
@@ -110,7 +103,7 @@ export class UsersService {
 
   /** An account the admin may disable or delete: an owner that is not the first admin. */
   private manageable(targetUserId: string): User {
-    const row = this.users.byId(targetUserId);
+    const row = this.d.users.byId(targetUserId);
     if (!row) throw notFound(Messages.userNotFound);
     if (row.parentUserId) throw badRequest(Messages.subUserOfAccount);
     if (row.isAdmin) throw forbidden(Messages.firstAdminProtected);
@@ -119,7 +112,7 @@ export class UsersService {
 
   /** Signs every login of the account out at once (their token versions move on) and ends their event streams. */
   private revokeAll(ownerId: string): void {
-    for (const loginId of this.users.loginIdsOfAccount(ownerId)) {
+    for (const loginId of this.d.users.loginIdsOfAccount(ownerId)) {
       this.d.sessions.invalidateAll(loginId);
       this.d.hub.endLogin(loginId);
     }
@@ -131,10 +124,10 @@ export class UsersService {
     if (row.deletionRequestedAt !== null) throw conflict(Messages.accountBeingDeleted);
     const was = row.disabledAt !== null;
     if (was !== disabled) {
-      const now = this.clock.now();
-      this.d.transactions.immediate(() => this.users.setAccountDisabled(row.id, disabled ? now : null, now));
+      const now = this.d.clock.now();
+      this.d.transactions.immediate(() => this.d.users.setAccountDisabled(row.id, disabled ? now : null, now));
       if (disabled) this.revokeAll(row.id);
-      this.audit.record({
+      this.d.audit.record({
         action: disabled ? AuditActions.userDisable : AuditActions.userEnable,
         ...actorFields(by),
         targetType: 'user',
@@ -151,15 +144,15 @@ export class UsersService {
    */
   requestDeletion(targetUserId: string, by: Actor): { message: string; queued: true; jobId: string } {
     const row = this.manageable(targetUserId);
-    const now = this.clock.now();
+    const now = this.d.clock.now();
     const jobId = this.d.transactions.immediate(() => {
-      this.users.setAccountDisabled(row.id, row.disabledAt ?? now, now);
-      this.users.markForDeletion(row.id, row.deletionRequestedAt ?? now);
+      this.d.users.setAccountDisabled(row.id, row.disabledAt ?? now, now);
+      this.d.users.markForDeletion(row.id, row.deletionRequestedAt ?? now);
       // Asking again queues another run (after a failed one, say): the job is safe to run twice.
       return this.d.queue.insert(Jobs.accountDelete, { accountId: row.id });
     });
     this.revokeAll(row.id);
-    this.audit.record({
+    this.d.audit.record({
       action: AuditActions.userDelete,
       ...actorFields(by),
       targetType: 'user',
@@ -171,7 +164,7 @@ export class UsersService {
 
   /** Job body of `account.delete`: trash every root item, purge the trash, delete the rows; safe to run again. */
   purgeAccount(accountId: string, run: BatchRun = {}): { removed: boolean } {
-    const row = this.users.byId(accountId);
+    const row = this.d.users.byId(accountId);
     if (!row || row.deletionRequestedAt === null) return { removed: false };
     for (;;) {
       const roots = this.d.items.liveRootIds(accountId, ROOT_PAGE);
@@ -179,10 +172,10 @@ export class UsersService {
       this.d.trash.trashTrees(accountId, accountId, roots, run);
     }
     this.d.trash.emptyTrash(accountId, run);
-    const logins = this.users.loginIdsOfAccount(accountId);
-    const removed = this.users.deleteAccount(accountId);
+    const logins = this.d.users.loginIdsOfAccount(accountId);
+    const removed = this.d.users.deleteAccount(accountId);
     for (const loginId of logins) this.d.sessions.forgetLogin(loginId);
-    this.audit.record({
+    this.d.audit.record({
       action: AuditActions.userDeleted,
       actor: 'system',
       targetType: 'user',
