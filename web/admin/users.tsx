@@ -209,7 +209,7 @@ export function Users() {
                         >
                           {o.disabled ? 'Enable' : 'Disable'}
                         </button>
-                        <button type="button" class="button small danger" aria-label={`Delete ${o.email}`} onClick={() => remove(o)}>
+                        <button type="button" class="button small danger-ghost" aria-label={`Delete ${o.email}`} onClick={() => remove(o)}>
                           Delete…
                         </button>
                       </>
