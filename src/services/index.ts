@@ -2,10 +2,13 @@ import type { CoreContext } from '../context.ts';
 import type { Repos } from '../db/repos/index.ts';
 import { AccessTracker } from './access.ts';
 import { AccountService } from './accounts.ts';
+import { AppPasswordService } from './app-passwords.ts';
 import { AuditService } from './audit.ts';
 import { BackupService } from './backup.ts';
 import { ClientService } from './clients.ts';
 import { CopyService } from './copy.ts';
+import { DavService } from './dav.ts';
+import { DavLockService } from './dav-locks.ts';
 import { DiskSpaceService } from './disk-space.ts';
 import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
@@ -57,6 +60,8 @@ export interface Services {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  appPasswords: AppPasswordService;
+  dav: DavService;
 }
 
 type ServiceContext = Omit<CoreContext, 'db'>;
@@ -84,7 +89,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     audit,
   });
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
-  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit });
+  const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit });
+  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit, appPasswords });
   const quota = new QuotaService(repos.users, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
@@ -129,6 +135,10 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     intents: uploadIntents,
     disk: diskSpace,
   };
+  const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
+  const trash = new TrashService({ ...fileDeps, listing: items });
+  const copy = new CopyService(fileDeps);
   return {
     version: new VersionService(core),
     metrics,
@@ -175,13 +185,26 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     }),
     access,
     items,
-    uploads: new UploadService({ ...fileDeps, log, folders: items, views, settings }),
+    uploads,
     uploadIntents,
     diskSpace,
-    downloads: new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit }),
-    trash: new TrashService({ ...fileDeps, listing: items }),
-    copy: new CopyService(fileDeps),
+    downloads,
+    trash,
+    copy,
     fileJobs: new FileJobService(queue),
     shares,
+    appPasswords,
+    dav: new DavService({
+      transactions,
+      items: repos.items,
+      properties: repos.davProperties,
+      listing: items,
+      uploads,
+      downloads,
+      trash,
+      copy,
+      quota,
+      locks: new DavLockService(clock),
+    }),
   };
 }

@@ -1,6 +1,8 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
+import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
@@ -41,6 +43,8 @@ export interface Repos {
   audit: AuditRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
+  appPasswords: AppPasswordsRepo;
+  davProperties: DavPropertiesRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -58,5 +62,7 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
+    appPasswords: new AppPasswordsRepo(sqlite),
+    davProperties: new DavPropertiesRepo(sqlite),
   };
 }
