@@ -62,6 +62,6 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
-    .use(davRoutes(ctx))
+    .use(davRoutes(ctx, limits))
     .use(webAppRoutes(ctx));
 }

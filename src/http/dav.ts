@@ -8,6 +8,8 @@ import { type DavPath, davPath, type DavService, type DavTarget, type PropPatch 
 import type { Principal } from '../services/principal.ts';
 import { markBodyConsumed, readText } from './body.ts';
 import { fileResponse } from './download-responses.ts';
+import { davAuthenticate } from './guard.ts';
+import type { Limits } from './limits.ts';
 import { requestMeta } from './request-meta.ts';
 
 const DAV = 'DAV:';
@@ -186,7 +188,7 @@ function propRequestOf(body: XmlElement | null): PropRequest {
  * Windows PROPPATCHes its Win32 times (kept as dead properties) and writes a 0-byte file before its
  * content; rclone's owncloud vendor sets modification times with `X-OC-Mtime` (honoured).
  */
-export function davRoutes(ctx: AppContext) {
+export function davRoutes(ctx: AppContext, limits: Limits) {
   const dav = ctx.services.dav;
   const handle = async ({ request }: { request: Request }) => {
     try {
@@ -200,8 +202,15 @@ export function davRoutes(ctx: AppContext) {
       throw err;
     }
   };
-  // GET is registered on its own so that it wins over the web app's `GET /*`; every other method comes through `all`.
+  // GET wins over the web app's `GET /*` only registered on its own; every other method comes through `all`.
   return new Elysia({ name: 'http/dav', seed: ctx.instanceId })
+    .onRequest(async ({ request }) => {
+      // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
+      // has no body here): WebDAV's HEAD is served before routing, behind the same guard.
+      if (request.method !== 'HEAD' || !/^\/dav(\/|$)/.test(requestMeta(request).path)) return;
+      await davAuthenticate(ctx, limits, request);
+      return handle({ request });
+    })
     .get(PREFIX, handle)
     .get(`${PREFIX}/*`, handle)
     .all(PREFIX, handle)

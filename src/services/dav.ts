@@ -2,6 +2,7 @@ import type { DavProperty, DavPropertiesRepo } from '../db/repos/dav-properties.
 import { type Item, type ItemsRepo, nameKeyOf } from '../db/repos/items.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import { AppError, badRequest, conflict, forbidden } from '../errors.ts';
+import { AuditActions, type AuditService } from './audit.ts';
 import type { CopyService } from './copy.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from './downloads.ts';
@@ -50,6 +51,7 @@ export interface DavDeps {
   copy: CopyService;
   quota: QuotaService;
   locks: DavLockService;
+  audit: AuditService;
 }
 
 /** What a write needs to pass the locks on what it touches: the lock tokens the request carried. */
@@ -76,9 +78,21 @@ export class DavService {
     return this.d.downloads;
   }
 
-  /** Refuses an operation the principal's permissions do not allow (403, as the API). */
+  /** Refuses an operation the principal's permissions do not allow (403, as the API), audited as the route guard does. */
   allow(principal: Principal, operation: Operation): void {
-    requirePermission(principal, permissionFor(operation));
+    try {
+      requirePermission(principal, permissionFor(operation));
+    } catch (err) {
+      this.d.audit.record({
+        action: AuditActions.accessDenied,
+        status: 'denied',
+        principal,
+        targetType: 'webdav',
+        targetId: operation,
+        details: { reason: (err as Error).message },
+      });
+      throw err;
+    }
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {

@@ -205,6 +205,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       copy,
       quota,
       locks: new DavLockService(clock),
+      audit,
     }),
   };
 }
