@@ -174,11 +174,6 @@ export function childElements(el: XmlElement, ns?: string, name?: string): XmlEl
   );
 }
 
-/** The text of an element and its descendants. */
-export function textOf(el: XmlElement): string {
-  return el.children.map((c) => (c.kind === 'text' ? c.text : textOf(c))).join('');
-}
-
 export function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => `&${{ '<': 'lt', '>': 'gt', '&': 'amp', '"': 'quot', "'": 'apos' }[c]};`);
 }

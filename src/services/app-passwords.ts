@@ -43,7 +43,7 @@ function newSecret(): string {
   return groups.join('-');
 }
 
-export const DAV_REALM = 'Coffer WebDAV';
+const DAV_REALM = 'Coffer WebDAV';
 
 /** 401 for WebDAV, with the challenge that makes a client ask for a password. */
 export function davUnauthorized(message: string): AppError {

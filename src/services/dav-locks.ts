@@ -18,7 +18,7 @@ export interface DavLock {
   expiresAt: number;
 }
 
-export const DEFAULT_LOCK_SECONDS = 3600;
+const DEFAULT_LOCK_SECONDS = 3600;
 const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 
 /** 423 Locked (RFC 4918 §11.3), with the precondition element a client can act on. */

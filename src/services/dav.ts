@@ -29,7 +29,7 @@ export function davPath(segments: string[]): DavPath {
   return { segments: clean, key: clean.map((s) => `/${nameKeyOf(s)}`).join('') };
 }
 
-export function isAncestorPath(ancestor: DavPath, path: DavPath): boolean {
+function isAncestorPath(ancestor: DavPath, path: DavPath): boolean {
   return path.key.startsWith(`${ancestor.key}/`);
 }
 

@@ -3,7 +3,7 @@ import { generate } from 'otplib';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
-import { folder, listAll, SseReader, upload } from '../helpers/files.ts';
+import { listAll, SseReader } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 
 let t: TestServer;
