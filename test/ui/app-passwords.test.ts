@@ -8,10 +8,11 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let t: TestServer;
 let browser: Browser;
+let adminLogin: seed.SeededLogin;
 
 beforeAll(async () => {
   [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  await seed.admin(t);
+  adminLogin = await seed.admin(t);
 });
 afterAll(async () => {
   await releaseBrowser();
@@ -74,7 +75,7 @@ describe('Settings → App passwords', () => {
     await context.close();
   });
 
-  test('changing the password with "Also revoke app passwords" revokes them; without it they keep working', async () => {
+  test('changing the password with "Also revoke app passwords" ticked revokes them (the API test covers keeping them)', async () => {
     const o = await seed.owner(t);
     const created = await json(await o.client.post('/api/user/app-passwords', { name: 'phone' }));
     const dav = new DavClient(t.url, o.email, created.password);
@@ -87,6 +88,24 @@ describe('Settings → App passwords', () => {
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.waitForURL('**/login**');
     await eventually(async () => expect((await dav.propfind('', '0')).status).toBe(401));
+    await context.close();
+  });
+
+  test('the admin switches account passwords for WebDAV on in Admin → Instance; the account password then mounts', async () => {
+    const o = await seed.owner(t);
+    const withPassword = new DavClient(t.url, o.email, o.password);
+    expect((await withPassword.propfind('', '0')).status).toBe(401);
+    const { context, page, errors } = await signedInContext(browser, t.url, adminLogin);
+    await page.goto('/admin/instance');
+    const toggle = page.getByRole('switch', { name: 'Account passwords for WebDAV' });
+    expect(await toggle.isChecked()).toBe(false);
+    await toggle.check();
+    await page.getByRole('status').filter({ hasText: 'Saved: on.' }).waitFor();
+    expect((await withPassword.propfind('', '0')).status).toBe(207);
+    await toggle.uncheck();
+    await page.getByRole('status').filter({ hasText: 'Saved: off.' }).waitFor();
+    expect((await withPassword.propfind('', '0')).status).toBe(401);
+    expect(errors).toEqual([]);
     await context.close();
   });
 });
