@@ -410,64 +410,85 @@ async function propfind(
   const want = propRequestOf(await xmlBody(request));
   if (!target) throw notFound(Messages.itemNotFound);
   const usage = dav.usage(principal);
-  const lockdiscovery = (path: DavPath) => dav.locks.covering(principal.accountId, path.key).map(lockXml).join('');
+  type Dead = Array<{ ns: string; name: string; value: string }>;
 
-  /** Live property values of a resource; undefined where it has none. */
-  const live = (item: Item | null, path: DavPath): Record<string, string | undefined> => {
+  /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
+  const liveValue = (item: Item | null, key: string, name: string): string | undefined => {
     const folder = !item || item.type === 'folder';
-    return {
-      resourcetype: folder ? '<D:collection/>' : '',
-      displayname: item ? escapeXml(item.name) : '',
-      creationdate: item ? new Date(item.createdAt).toISOString() : undefined,
-      getlastmodified: item ? new Date(item.modifiedAt).toUTCString() : undefined,
-      getcontentlength: folder ? undefined : String(item!.size),
-      getcontenttype: folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream'),
-      getetag: item ? escapeXml(etagOf(item)) : undefined,
-      supportedlock: SUPPORTED_LOCK,
-      lockdiscovery: lockdiscovery(path),
-      'quota-used-bytes': String(usage.used),
-      'quota-available-bytes': usage.free === null ? undefined : String(usage.free),
-    };
+    switch (name) {
+      case 'resourcetype':
+        return folder ? '<D:collection/>' : '';
+      case 'displayname':
+        return item ? escapeXml(item.name) : '';
+      case 'creationdate':
+        return item ? new Date(item.createdAt).toISOString() : undefined;
+      case 'getlastmodified':
+        return item ? new Date(item.modifiedAt).toUTCString() : undefined;
+      case 'getcontentlength':
+        return folder ? undefined : String(item!.size);
+      case 'getcontenttype':
+        return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
+      case 'getetag':
+        return item ? escapeXml(etagOf(item)) : undefined;
+      case 'supportedlock':
+        return SUPPORTED_LOCK;
+      case 'lockdiscovery':
+        return dav.locks.covering(principal.accountId, key).map(lockXml).join('');
+      case 'quota-used-bytes':
+        return String(usage.used);
+      case 'quota-available-bytes':
+        return usage.free === null ? undefined : String(usage.free);
+    }
+    return undefined;
   };
+  const allNames = ALLPROP.map((name) => ({ ns: DAV, name }));
 
-  const responseXml = (item: Item | null, path: DavPath, href: string, dead: Array<{ ns: string; name: string; value: string }>) => {
-    const values = live(item, path);
-    const found: string[] = [];
-    const missing: string[] = [];
+  const responseXml = (item: Item | null, key: string, href: string, dead: Dead) => {
+    let found = '';
+    let missing = '';
     if (want.kind === 'propname') {
-      for (const name of ALLPROP) if (values[name] !== undefined) found.push(propXml(DAV, name));
-      for (const p of dead) found.push(propXml(p.ns, p.name));
+      for (const name of ALLPROP) if (liveValue(item, key, name) !== undefined) found += propXml(DAV, name);
+      for (const p of dead) found += propXml(p.ns, p.name);
     } else {
-      const names =
-        want.kind === 'prop'
-          ? want.names
-          : [...ALLPROP.map((name) => ({ ns: DAV, name })), ...dead.map((p) => ({ ns: p.ns, name: p.name })), ...want.include];
-      const seen = new Set<string>();
+      const extra = want.kind === 'allprop' && (dead.length > 0 || want.include.length > 0);
+      const names = want.kind === 'prop' ? want.names : extra ? [...allNames, ...dead, ...want.include] : allNames;
+      const seen = want.kind === 'prop' || extra ? new Set<string>() : null;
       for (const { ns, name } of names) {
-        const key = `${ns}\n${name}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const value = ns === DAV && LIVE.has(name) ? values[name] : dead.find((p) => p.ns === ns && p.name === name)?.value;
+        if (seen) {
+          const id = `${ns}\n${name}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+        }
+        const value = ns === DAV && LIVE.has(name) ? liveValue(item, key, name) : dead.find((p) => p.ns === ns && p.name === name)?.value;
         if (value === undefined) {
-          if (want.kind === 'prop') missing.push(propXml(ns, name));
-        } else found.push(propXml(ns, name, value));
+          if (want.kind === 'prop') missing += propXml(ns, name);
+        } else found += propXml(ns, name, value);
       }
     }
     let out = `<D:response><D:href>${escapeXml(href)}</D:href>`;
-    if (found.length || !missing.length)
-      out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>${statusLine(200)}</D:status></D:propstat>`;
-    if (missing.length) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>${statusLine(404)}</D:status></D:propstat>`;
+    if (found || !missing) out += `<D:propstat><D:prop>${found}</D:prop><D:status>${statusLine(200)}</D:status></D:propstat>`;
+    if (missing) out += `<D:propstat><D:prop>${missing}</D:prop><D:status>${statusLine(404)}</D:status></D:propstat>`;
     return `${out}</D:response>`;
   };
   const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
+  const NONE: Dead = [];
+  /** Dead properties of a page of rows, by item id (one query per page). */
   const deadOf = (rows: Item[]) => {
-    const all = needsDead ? dav.properties(rows.map((r) => r.id)) : [];
-    return (id: string) => all.filter((p) => p.itemId === id);
+    const byId = new Map<string, Dead>();
+    if (needsDead) {
+      for (const p of dav.properties(rows.map((r) => r.id))) {
+        const list = byId.get(p.itemId);
+        if (list) list.push(p);
+        else byId.set(p.itemId, [p]);
+      }
+    }
+    return (id: string) => byId.get(id) ?? NONE;
   };
 
   const encoder = new TextEncoder();
   const self = res.item;
-  const first = XML_HEAD + '<D:multistatus xmlns:D="DAV:">' + responseXml(self, res.path, res.href, self ? deadOf([self])(self.id) : []);
+  const first =
+    XML_HEAD + '<D:multistatus xmlns:D="DAV:">' + responseXml(self, res.path.key, res.href, self ? deadOf([self])(self.id) : NONE);
   const isFolder = !self || self.type === 'folder';
   const pages = depthHeader === '1' && isFolder ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
@@ -487,12 +508,16 @@ async function propfind(
         return;
       }
       const dead = deadOf(next.value);
-      const chunk = next.value
-        .map((c) => {
-          const childPath = davPath([...res.path.segments, c.name]);
-          return responseXml(c, childPath, base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''), dead(c.id));
-        })
-        .join('');
+      let chunk = '';
+      // A child's path key is its folder's key and its name key (stored names are already normalized).
+      for (const c of next.value) {
+        chunk += responseXml(
+          c,
+          `${res.path.key}/${c.nameKey}`,
+          base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''),
+          dead(c.id),
+        );
+      }
       controller.enqueue(encoder.encode(chunk));
     },
   });
