@@ -10,6 +10,7 @@ import { CopyService } from './copy.ts';
 import { DavService } from './dav.ts';
 import { DavLockService } from './dav-locks.ts';
 import { DiskSpaceService } from './disk-space.ts';
+import { DocserverService } from './docserver.ts';
 import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
@@ -60,6 +61,7 @@ export interface Services {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  docserver: DocserverService;
   appPasswords: AppPasswordService;
   dav: DavService;
 }
@@ -193,6 +195,22 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     copy,
     fileJobs: new FileJobService(queue),
     shares,
+    docserver: new DocserverService({
+      clock,
+      log,
+      config,
+      jwtSecret: core.jwtSecret,
+      repo: repos.docserver,
+      items: repos.items,
+      users: repos.users,
+      tree,
+      settings,
+      uploads,
+      downloads,
+      schedules: core.schedules,
+      events,
+      audit,
+    }),
     appPasswords,
     dav: new DavService({
       transactions,

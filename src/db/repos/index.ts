@@ -4,6 +4,7 @@ import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
+import { DocserverRepo } from './docserver.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -43,6 +44,7 @@ export interface Repos {
   audit: AuditRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
+  docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
 }
@@ -62,6 +64,7 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
+    docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
   };
