@@ -49,6 +49,7 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'hideFileExtensions':
     case 'desktopOnlyAccess':
     case 'allowPasswordChange':
+    case 'davAccountPasswords':
       return settings.update(key, booleanOf(text), key, 'cli');
     case 'maxUploadBytes': {
       const bytes = parseSize(text);
