@@ -2,62 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '../src/db/client.ts';
-import { ItemsRepo } from '../src/db/repos/items.ts';
-import { newId } from '../src/lib/ids.ts';
-import { memoryMiB } from './fixtures.ts';
-import { adminToken, startBenchServer } from './server.ts';
+import { memoryMiB, seedItems } from './fixtures.ts';
+import { adminToken, curl, startBenchServer, writeRandomGiB } from './server.ts';
 import { median } from './streams.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
-
-function curl(args: string[]): { seconds: number; bytes: number; status: number; body: string } {
-  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const text = out.stdout.toString();
-  const last = text.lastIndexOf('\n');
-  const [seconds, bytes, status] = text
-    .slice(last + 1)
-    .trim()
-    .split(' ')
-    .map(Number);
-  return { seconds: seconds!, bytes: bytes!, status: status!, body: text.slice(0, last) };
-}
-
-/** `count` file rows in one folder, inserted beside the running server (WAL): listing cost without storing objects. */
-function seedFolder(dbPath: string, accountId: string, parentId: string, count: number): void {
-  const db = openDatabase(dbPath);
-  const repo = new ItemsRepo(db.$client);
-  const base = Date.parse('2024-01-01T00:00:00Z');
-  try {
-    db.$client.transaction(() => {
-      for (let i = 0; i < count; i++) {
-        repo.insert({
-          id: newId(),
-          accountId,
-          parentId,
-          type: 'file',
-          name: `photo ${String(i).padStart(5, '0')}.jpg`,
-          size: (i * 7919) % 5_000_000,
-          mimeType: 'image/jpeg',
-          storageKey: `bench-${i}-${newId()}`,
-          wrappedKey: 'x',
-          keyId: 'x',
-          starred: false,
-          modifiedAt: base + i * 1000,
-          accessedAt: base + i * 1000,
-          createdAt: base + i * 1000,
-        });
-      }
-    })();
-  } finally {
-    db.$client.close();
-  }
-}
 
 /** CPU time (user + system) a process has used, in milliseconds (Linux clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
@@ -96,9 +47,19 @@ export async function runDavBench(): Promise<void> {
 
     // 1. PROPFIND Depth 1 of a 10,000-item folder (allprop: every live property of every child).
     const big = await api('/api/files/folder', { name: 'Ten thousand' });
-    seedFolder(path.join(server.dataDir, 'coffer.db'), profile.id, big.id, 10_000);
+    seedItems(
+      path.join(server.dataDir, 'coffer.db'),
+      profile.id,
+      (i) => ({ parentId: big.id, name: `photo ${String(i).padStart(5, '0')}.jpg` }),
+      10_000,
+    );
     const small = await api('/api/files/folder', { name: 'One thousand' });
-    seedFolder(path.join(server.dataDir, 'coffer.db'), profile.id, small.id, 1_000);
+    seedItems(
+      path.join(server.dataDir, 'coffer.db'),
+      profile.id,
+      (i) => ({ parentId: small.id, name: `photo ${String(i).padStart(5, '0')}.jpg` }),
+      1_000,
+    );
     const propfind = async (folder: string) => {
       const t = performance.now();
       const res = await fetch(`${dav}/${encodeURIComponent(folder)}/`, {
@@ -133,11 +94,7 @@ export async function runDavBench(): Promise<void> {
 
     // 2. 1 GiB: PUT against the multipart upload, GET against the API download, alternating, 3 runs.
     const bigFile = path.join(clientDir, 'one-gib.bin');
-    const handle = fs.openSync(bigFile, 'w');
-    const block = randomBytes(MiB);
-    for (let i = 0; i < 1024; i++) fs.writeSync(handle, block);
-    fs.fsyncSync(handle);
-    fs.closeSync(handle);
+    writeRandomGiB(bigFile);
     const puts: number[] = [];
     const posts: number[] = [];
     const gets: number[] = [];
