@@ -92,14 +92,14 @@ export async function runDavBench(): Promise<void> {
       `dav.propfind_server_rss_MiB before ${fmt(rssBefore)} after 10×1,000 ${fmt(rssAfterSmall)} after 10×10,000 ${fmt(rssAfterBig)} (flat: streamed a page of 500 rows at a time)`,
     );
 
-    // 2. 1 GiB: PUT against the multipart upload, GET against the API download, alternating, 3 runs.
+    // 2. 1 GiB: PUT against the multipart upload, GET against the API download, alternating, 5 runs (the disk's speed drifts here).
     const bigFile = path.join(clientDir, 'one-gib.bin');
     writeRandomGiB(bigFile);
     const puts: number[] = [];
     const posts: number[] = [];
     const gets: number[] = [];
     const downloads: number[] = [];
-    for (let run = 0; run < 3; run++) {
+    for (let run = 0; run < 5; run++) {
       const upload = () => {
         const r = curl([
           '-H',
