@@ -2,19 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { memoryMiB, seedItems } from './fixtures.ts';
+import { cpuSeconds, memoryMiB, seedItems } from './fixtures.ts';
 import { adminToken, curl, startBenchServer, writeRandomGiB } from './server.ts';
 import { median } from './streams.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
-
-/** CPU time (user + system) a process has used, in milliseconds (Linux clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 function rcloneVersion(): string {
   return /rclone (v\S+)/.exec(Bun.spawnSync(['rclone', 'version'], { stdout: 'pipe' }).stdout.toString())?.[1] ?? '?';
@@ -76,9 +70,9 @@ export async function runDavBench(): Promise<void> {
     for (let i = 0; i < 10; i++) smallRuns.push((await propfind('One thousand')).ms);
     const rssAfterSmall = memoryMiB(server.pid).now;
     const bigRuns: Array<{ ms: number; bytes: number; responses: number }> = [];
-    const cpuBefore = cpuMs(server.pid);
+    const cpuBefore = cpuSeconds(server.pid) * 1000;
     for (let i = 0; i < 10; i++) bigRuns.push(await propfind('Ten thousand'));
-    const cpuPerPropfind = (cpuMs(server.pid) - cpuBefore) / 10;
+    const cpuPerPropfind = (cpuSeconds(server.pid) * 1000 - cpuBefore) / 10;
     const rssAfterBig = memoryMiB(server.pid).now;
     if (bigRuns[0]!.responses !== 10_001) throw new Error(`PROPFIND listed ${bigRuns[0]!.responses} responses`);
     console.log(

@@ -74,6 +74,13 @@ export function memoryMiB(pid: number | 'self' = 'self'): { peak: number; now: n
   return { peak: kb('VmHWM'), now: kb('VmRSS') };
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number | 'self' = 'self'): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Inserts rows straight into the database beside the running server (WAL), in large transactions. */
 export function seedItems(
   dbPath: string,
