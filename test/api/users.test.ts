@@ -4,6 +4,7 @@ import { json } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
 import { blobFiles, folder, rowCount, SseReader, upload } from '../helpers/files.ts';
+import { DavClient } from '../helpers/dav.ts';
 
 let t: TestServer;
 let adminLogin: seed.SeededLogin;
@@ -232,6 +233,9 @@ describe('admin: disabling and deleting accounts', () => {
     const link = new URL((await json(await o.client.post('/api/files/share', { ids: [shared.id], shared: true }))).links[shared.id])
       .pathname;
     expect((await s.client().get(link)).status).toBe(200);
+    const appPassword = (await json(await o.client.post('/api/user/app-passwords', { name: 'Laptop' }))).password;
+    const dav = new DavClient(s.url, o.email, appPassword);
+    expect((await dav.propfind('', '0')).status).toBe(207);
     const events = new SseReader(await sub.client.get('/api/files/events'));
     expect(await events.next()).toBe('data: {"type":"connected"}');
     let res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true });
@@ -252,6 +256,10 @@ describe('admin: disabling and deleting accounts', () => {
     expect(await entry(o.id)).toMatchObject({ disabled: true, deletionPending: false });
     // Its share links stop with it.
     expect((await s.client().get(link)).status).toBe(404);
+    // So does WebDAV with its app passwords.
+    const refused = await dav.propfind('', '0');
+    expect(refused.status).toBe(401);
+    expect(await refused.text()).toContain('This account is disabled');
     expect(await entry(sub.id)).toMatchObject({ disabled: true });
 
     // The same state again changes nothing and records nothing.
@@ -260,6 +268,7 @@ describe('admin: disabling and deleting accounts', () => {
     expect(await json(res)).toEqual({ id: o.id, email: o.email, disabled: false });
     expect((await seed.login(s, o.email)).cookies.size).toBe(1);
     expect((await s.client().get(link)).status).toBe(200);
+    expect((await dav.propfind('', '0')).status).toBe(207);
     expect((await seed.login(s, sub.email)).cookies.size).toBe(1);
     await s.server.ctx.services.audit.flush();
     const actions = s.server.ctx.services.audit
