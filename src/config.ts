@@ -26,6 +26,24 @@ export interface Config {
   maxConnectionsPerIp: number;
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
+  /** Single sign-on through an OpenID Connect provider; null when OIDC_ISSUER_URL is not set. */
+  idp: IdpConfig | null;
+}
+
+/** The OIDC_* variables: all three of issuer, client id and secret, or none. */
+export interface IdpConfig {
+  issuerUrl: string;
+  clientId: string;
+  /** OIDC_CLIENT_SECRET, or the path of OIDC_CLIENT_SECRET_FILE (read when the server starts). */
+  clientSecret: { source: 'env'; text: string } | { source: 'file'; path: string };
+  /** OIDC_REDIRECT_URL; null: the origin of the request that starts the sign-in, plus /api/idp/callback. */
+  redirectUrl: string | null;
+  scopes: string;
+  providerName: string;
+  autoCreate: boolean;
+  disablePasswordLogin: boolean;
+  /** OIDC_ALLOW_HTTP: plain http to a provider that is not on loopback (a LAN test set-up). */
+  allowHttp: boolean;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -61,7 +79,21 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
                                   429 (default 64; 0 = no cap)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
-                                  (default 512M)`;
+                                  (default 512M)
+
+Single sign-on (OpenID Connect; issuer, client id and secret turn it on together):
+  OIDC_ISSUER_URL                 the provider's issuer URL (https://, or http:// on loopback)
+  OIDC_CLIENT_ID                  the client id registered for Coffer at the provider
+  OIDC_CLIENT_SECRET              its client secret
+  OIDC_CLIENT_SECRET_FILE         a file holding the client secret (instead of OIDC_CLIENT_SECRET)
+  OIDC_REDIRECT_URL               callback URL to register at the provider (default
+                                  <origin of the request>/api/idp/callback; set it behind a reverse proxy)
+  OIDC_SCOPES                     scopes to ask for (default "openid email profile")
+  OIDC_PROVIDER_NAME              the sign-in button says "Sign in with <name>" (default "Single sign-on")
+  OIDC_AUTO_CREATE                true: create accounts on first sign-in even when sign-up is closed
+                                  (default false)
+  OIDC_DISABLE_PASSWORD_LOGIN     true: only the provider signs people in; the CLI still works (default false)
+  OIDC_ALLOW_HTTP                 true: accept an http:// issuer that is not on loopback (LAN tests only)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -77,6 +109,75 @@ function integer(name: string, text: string | undefined, fallback: number, min: 
   const n = Number(text);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+function flag(name: string, text: string | undefined): boolean {
+  const t = text?.trim().toLowerCase();
+  if (t === undefined || t === '' || t === 'false' || t === '0' || t === 'no') return false;
+  if (t === 'true' || t === '1' || t === 'yes') return true;
+  throw new ConfigError(`${name} must be true or false, got "${text}"`);
+}
+
+/** Loopback hosts, where plain http never leaves the machine. */
+function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::1';
+}
+
+function idpConfig(env: Env, cwd: string): IdpConfig | null {
+  const text = (name: string) => env[name]?.trim() || undefined;
+  const issuer = text('OIDC_ISSUER_URL');
+  const clientId = text('OIDC_CLIENT_ID');
+  const secret = env.OIDC_CLIENT_SECRET || undefined;
+  const secretFile = text('OIDC_CLIENT_SECRET_FILE');
+  if (secret && secretFile) throw new ConfigError('set OIDC_CLIENT_SECRET or OIDC_CLIENT_SECRET_FILE, not both');
+  const present = { OIDC_ISSUER_URL: issuer, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: secret ?? secretFile };
+  const missing = Object.entries(present).filter(([, v]) => v === undefined);
+  if (missing.length === 3) {
+    if (flag('OIDC_DISABLE_PASSWORD_LOGIN', env.OIDC_DISABLE_PASSWORD_LOGIN)) {
+      throw new ConfigError('OIDC_DISABLE_PASSWORD_LOGIN needs single sign-on: set OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET');
+    }
+    return null;
+  }
+  if (missing.length > 0) {
+    const names = missing.map(([k]) => (k === 'OIDC_CLIENT_SECRET' ? 'OIDC_CLIENT_SECRET (or OIDC_CLIENT_SECRET_FILE)' : k));
+    const set = Object.keys(present).filter((k) => !missing.some(([m]) => m === k));
+    throw new ConfigError(
+      `single sign-on is half configured: ${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set but ${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} missing`,
+    );
+  }
+  const allowHttp = flag('OIDC_ALLOW_HTTP', env.OIDC_ALLOW_HTTP);
+  if (!URL.canParse(issuer!)) throw new ConfigError(`OIDC_ISSUER_URL is not a valid URL: "${issuer}"`);
+  const url = new URL(issuer!);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowHttp) {
+    throw new ConfigError(
+      `OIDC_ISSUER_URL must use https:// (http:// is accepted on loopback addresses, or with OIDC_ALLOW_HTTP=true for a LAN test set-up), got "${issuer}"`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError(`OIDC_ISSUER_URL must be an https:// URL, got "${issuer}"`);
+  const redirect = text('OIDC_REDIRECT_URL') ?? null;
+  if (redirect !== null && !/^https?:\/\//.test(redirect)) {
+    throw new ConfigError(
+      `OIDC_REDIRECT_URL must be a full http(s) URL such as https://files.example.com/api/idp/callback, got "${redirect}"`,
+    );
+  }
+  if (redirect !== null && !URL.canParse(redirect)) throw new ConfigError(`OIDC_REDIRECT_URL is not a valid URL: "${redirect}"`);
+  const scopes = (text('OIDC_SCOPES') ?? 'openid email profile').split(/[\s,]+/).filter(Boolean);
+  if (!scopes.includes('openid')) throw new ConfigError(`OIDC_SCOPES must include "openid", got "${env.OIDC_SCOPES}"`);
+  const providerName = text('OIDC_PROVIDER_NAME') ?? 'Single sign-on';
+  if (providerName.length > 60) throw new ConfigError('OIDC_PROVIDER_NAME must be at most 60 characters');
+  return {
+    issuerUrl: issuer!,
+    clientId: clientId!,
+    clientSecret: secret ? { source: 'env', text: secret } : { source: 'file', path: path.resolve(cwd, secretFile!) },
+    redirectUrl: redirect,
+    scopes: scopes.join(' '),
+    providerName,
+    autoCreate: flag('OIDC_AUTO_CREATE', env.OIDC_AUTO_CREATE),
+    disablePasswordLogin: flag('OIDC_DISABLE_PASSWORD_LOGIN', env.OIDC_DISABLE_PASSWORD_LOGIN),
+    allowHttp,
+  };
 }
 
 /** Pure: flags, then environment, then defaults. Throws ConfigError with a one-line message. */
@@ -132,5 +233,6 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
+    idp: idpConfig(env, cwd),
   });
 }

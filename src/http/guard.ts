@@ -6,7 +6,7 @@ import { permissionFor } from '../services/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
 import { emailKey } from '../services/accounts.ts';
 import { readJson } from './body.ts';
-import { credentialsOf, tokenCookie } from './cookies.ts';
+import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
 import { enforceLimit, type Limits } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { type RequestMeta, requestMeta } from './request-meta.ts';
@@ -14,11 +14,19 @@ import { type RequestMeta, requestMeta } from './request-meta.ts';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The rate-limit counter a request counts against, from its route's policy. */
-async function limitKey(policy: RoutePolicy, request: Request, meta: RequestMeta, principal: Principal | null): Promise<string> {
+async function limitKey(
+  policy: RoutePolicy,
+  request: Request,
+  meta: RequestMeta,
+  principal: Principal | null,
+  pendingLogin: (pendingId: string | null) => string | null,
+): Promise<string> {
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
   if (key === 'ip') return `ip:${meta.ip}`;
   if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
+  // The second step after single sign-on has no session yet: its pending sign-in names the login.
+  if (key === 'ip+idp-pending') return `${meta.ip}|${pendingLogin(readCookie(request, IDP_PENDING_COOKIE)) ?? ''}`;
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
   if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
   const body = (await readJson(request)) as { email?: unknown } | null;
@@ -53,7 +61,8 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     const meta = requestMeta(request);
     const limit = async (principal: Principal | null) => {
       if (policy.limit === false) return;
-      enforceLimit(limits[policy.limit?.limiter ?? 'general'], await limitKey(policy, request, meta, principal), ctx.clock);
+      const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingLoginId(id));
+      enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
     };
     if (policy.access === 'public') return void (await limit(null));
 

@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AuditRepo } from './audit.ts';
 import { DatabaseRepo } from './database.ts';
+import { IdpRepo } from './idp.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -32,6 +33,7 @@ export interface Repos {
   transactions: Transactions;
   database: DatabaseRepo;
   users: UsersRepo;
+  idp: IdpRepo;
   mfa: MfaRepo;
   sessions: SessionsRepo;
   settings: SettingsRepo;
@@ -49,6 +51,7 @@ export function createRepos(db: Db): Repos {
     transactions: new Transactions(sqlite),
     database: new DatabaseRepo(sqlite),
     users: new UsersRepo(db),
+    idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
     sessions: new SessionsRepo(db),
     settings: new SettingsRepo(db),
