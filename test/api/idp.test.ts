@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { generate } from 'otplib';
 import { ManualClock } from '../../src/clock.ts';
 import type { AuditEntry } from '../../src/services/audit.ts';
@@ -8,7 +10,7 @@ import { json, type TestClient } from '../helpers/client.ts';
 import { type LogLine, memoryLogger } from '../helpers/logs.ts';
 import { authorize, finishSignIn, signInWithProvider, startSignIn, startTestProvider, type TestProvider } from '../helpers/oidc.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 
 const PROVIDER_NAME = 'Test IdP';
 let provider: TestProvider;
@@ -20,17 +22,27 @@ interface Coffer {
 }
 
 /** A Coffer with single sign-on through the test provider (a client registered for it, secret from a file or env). */
-async function coffer(env: Record<string, string> = {}, clock?: ManualClock): Promise<Coffer> {
+async function coffer(env: Record<string, string> = {}, opts: { clock?: ManualClock; secretInFile?: boolean } = {}): Promise<Coffer> {
   const clientId = `coffer-${randomBytes(4).toString('hex')}`;
   const secret = randomBytes(16).toString('hex');
+  const secretEnv: Record<string, string> = { OIDC_CLIENT_SECRET: secret };
+  // The data directory is removed with the server, and the secret file in it.
+  const dataDir = tempDir();
+  if (opts.secretInFile) {
+    const file = path.join(dataDir, 'oidc-client-secret');
+    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    secretEnv.OIDC_CLIENT_SECRET_FILE = file;
+    delete secretEnv.OIDC_CLIENT_SECRET;
+  }
   const logger = memoryLogger();
   const t = await startTestServer({
-    clock,
+    clock: opts.clock,
     logger,
+    dataDir,
     env: {
       OIDC_ISSUER_URL: provider.issuer,
       OIDC_CLIENT_ID: clientId,
-      OIDC_CLIENT_SECRET: secret,
+      ...secretEnv,
       OIDC_PROVIDER_NAME: PROVIDER_NAME,
       ...env,
     },
@@ -77,7 +89,7 @@ describe('an empty instance: the first sign-in through the provider creates the 
   let aliceClient: TestClient;
   const clock = new ManualClock(Date.now());
   beforeAll(async () => {
-    c = await coffer({}, clock);
+    c = await coffer({}, { clock });
     alice = person({ name: 'Alice Admin' });
   });
 
@@ -430,9 +442,9 @@ describe('an empty instance: the first sign-in through the provider creates the 
   });
 });
 
-describe('sign-up disabled, with OIDC_AUTO_CREATE', () => {
+describe('sign-up disabled, with OIDC_AUTO_CREATE (and the client secret in OIDC_CLIENT_SECRET_FILE)', () => {
   test('a new account is created on first sign-in even though sign-up is closed; it is not the admin', async () => {
-    const c = await coffer({ OIDC_AUTO_CREATE: 'true' });
+    const c = await coffer({ OIDC_AUTO_CREATE: 'true' }, { secretInFile: true });
     await seed.admin(c.t);
     expect((await json(await c.t.client().get('/api/signup-status'))).signupEnabled).toBe(false);
     const dave = person({ name: 'Dave' });
