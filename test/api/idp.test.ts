@@ -1,63 +1,37 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { generate } from 'otplib';
 import { ManualClock } from '../../src/clock.ts';
 import type { AuditEntry } from '../../src/services/audit.ts';
 import { runCli } from '../helpers/cli.ts';
 import { json, type TestClient } from '../helpers/client.ts';
-import { type LogLine, memoryLogger } from '../helpers/logs.ts';
-import { authorize, finishSignIn, signInWithProvider, startSignIn, startTestProvider, type TestProvider } from '../helpers/oidc.ts';
+import {
+  authorize,
+  finishSignIn,
+  newPerson,
+  type ProviderAccount,
+  type SsoServer,
+  signInWithProvider,
+  startSignIn,
+  startSsoServer,
+  startTestProvider,
+  type TestProvider,
+} from '../helpers/oidc.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const PROVIDER_NAME = 'Test IdP';
 let provider: TestProvider;
 const servers: TestServer[] = [];
 
-interface Coffer {
-  t: TestServer;
-  logs: LogLine[];
+/** A Coffer whose single sign-on goes through the test provider; stopped after the file. */
+async function coffer(env: Record<string, string> = {}, opts: { clock?: ManualClock; secretInFile?: boolean } = {}): Promise<SsoServer> {
+  const c = await startSsoServer(provider, { ...opts, env: { OIDC_PROVIDER_NAME: PROVIDER_NAME, ...env } });
+  servers.push(c.t);
+  return c;
 }
 
-/** A Coffer with single sign-on through the test provider (a client registered for it, secret from a file or env). */
-async function coffer(env: Record<string, string> = {}, opts: { clock?: ManualClock; secretInFile?: boolean } = {}): Promise<Coffer> {
-  const clientId = `coffer-${randomBytes(4).toString('hex')}`;
-  const secret = randomBytes(16).toString('hex');
-  const secretEnv: Record<string, string> = { OIDC_CLIENT_SECRET: secret };
-  // The data directory is removed with the server, and the secret file in it.
-  const dataDir = tempDir();
-  if (opts.secretInFile) {
-    const file = path.join(dataDir, 'oidc-client-secret');
-    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-    secretEnv.OIDC_CLIENT_SECRET_FILE = file;
-    delete secretEnv.OIDC_CLIENT_SECRET;
-  }
-  const logger = memoryLogger();
-  const t = await startTestServer({
-    clock: opts.clock,
-    logger,
-    dataDir,
-    env: {
-      OIDC_ISSUER_URL: provider.issuer,
-      OIDC_CLIENT_ID: clientId,
-      ...secretEnv,
-      OIDC_PROVIDER_NAME: PROVIDER_NAME,
-      ...env,
-    },
-  });
-  servers.push(t);
-  await provider.registerClient(clientId, secret, [`${t.url}/api/idp/callback`]);
-  return { t, logs: logger.lines };
-}
-
-/** A provider account with a fresh subject. */
-function person(claims: { email?: string; email_verified?: boolean; name?: string } = {}): string {
-  const sub = `sub-${randomBytes(4).toString('hex')}`;
-  provider.accounts.set(sub, { email: seed.uniqueEmail('idp'), email_verified: true, name: 'Ida Provider', ...claims });
-  return sub;
-}
+const person = (claims: Partial<ProviderAccount> = {}) => newPerson(provider, claims);
 
 function audit(t: TestServer, action: string, user?: string): AuditEntry[] {
   t.server.ctx.services.audit.flush();
@@ -65,10 +39,10 @@ function audit(t: TestServer, action: string, user?: string): AuditEntry[] {
 }
 
 const cookieLine = (res: Response, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-const warnings = (c: Coffer, code: string) => c.logs.filter((l) => l.msg === 'single sign-on failed' && l.fields.code === code);
+const warnings = (c: SsoServer, code: string) => c.logs.filter((l) => l.msg === 'single sign-on failed' && l.fields.code === code);
 
 /** Signs `subject` in through the provider and expects to land on `/login?error=<code>`, with no session. */
-async function expectRefused(c: Coffer, subject: string, code: string): Promise<TestClient> {
+async function expectRefused(c: SsoServer, subject: string, code: string): Promise<TestClient> {
   const client = c.t.client();
   expect(await signInWithProvider(provider, client, subject)).toBe(`/login?error=${code}`);
   expect(client.cookies.has('token')).toBe(false);
@@ -84,7 +58,7 @@ afterAll(async () => {
 });
 
 describe('an empty instance: the first sign-in through the provider creates the admin', () => {
-  let c: Coffer;
+  let c: SsoServer;
   let alice: string;
   let aliceClient: TestClient;
   const clock = new ManualClock(Date.now());
@@ -495,7 +469,7 @@ describe('rate limit of the callback', () => {
 describe('discovery', () => {
   test('a provider that is down at start-up is a warning, not a crash; sign-in retries and works once it is up', async () => {
     provider.down = true;
-    let c: Coffer;
+    let c: SsoServer;
     try {
       c = await coffer();
       const warning = await waitFor(() => c.logs.find((l) => l.msg.startsWith('single sign-on provider discovery failed')));

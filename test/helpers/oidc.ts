@@ -1,10 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import Provider, { type Adapter } from 'oidc-provider';
+import type { Clock } from '../../src/clock.ts';
 import type { TestClient } from './client.ts';
+import { type LogLine, memoryLogger } from './logs.ts';
+import { uniqueEmail } from './seed.ts';
+import { startTestServer, tempDir, type TestServer } from './server.ts';
 
 /** What the provider says about one of its accounts (the subject is the map key). */
-interface ProviderAccount {
+export interface ProviderAccount {
   email?: string;
   email_verified?: boolean;
   name?: string;
@@ -103,6 +110,45 @@ export async function startTestProvider(): Promise<TestProvider> {
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   return result;
+}
+
+export interface SsoServer {
+  t: TestServer;
+  /** What the server logged (single sign-on failures name their reason here). */
+  logs: LogLine[];
+}
+
+/** A Coffer with single sign-on through `provider`: a client registered for it, its secret in env or in a file. */
+export async function startSsoServer(
+  provider: TestProvider,
+  opts: { env?: Record<string, string>; clock?: Clock; secretInFile?: boolean } = {},
+): Promise<SsoServer> {
+  const clientId = `coffer-${randomBytes(4).toString('hex')}`;
+  const secret = randomBytes(16).toString('hex');
+  // The data directory goes with the server, and the secret file in it.
+  const dataDir = tempDir();
+  const secretEnv: Record<string, string> = {};
+  if (opts.secretInFile) {
+    const file = path.join(dataDir, 'oidc-client-secret');
+    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    secretEnv.OIDC_CLIENT_SECRET_FILE = file;
+  } else secretEnv.OIDC_CLIENT_SECRET = secret;
+  const logger = memoryLogger();
+  const t = await startTestServer({
+    clock: opts.clock,
+    logger,
+    dataDir,
+    env: { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: clientId, ...secretEnv, ...opts.env },
+  });
+  await provider.registerClient(clientId, secret, [`${t.url}/api/idp/callback`]);
+  return { t, logs: logger.lines };
+}
+
+/** A new account at the provider (a fresh subject, a verified unique email unless `claims` says otherwise). */
+export function newPerson(provider: TestProvider, claims: Partial<ProviderAccount> = {}): string {
+  const sub = `sub-${randomBytes(4).toString('hex')}`;
+  provider.accounts.set(sub, { email: uniqueEmail('idp'), email_verified: true, name: 'Ida Provider', ...claims });
+  return sub;
 }
 
 /** One browser's cookies at the provider (a fresh one has no provider session: login and consent again). */

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import type { ItemView } from '../../src/services/item-views.ts';
-import type { PublicUser } from '../../src/services/accounts.ts';
+import type { PublicUser, SignInMethod } from '../../src/services/accounts.ts';
 import type { StorageUsage } from '../../src/services/quota.ts';
 import type { Item, Profile, StorageUsage as WebStorageUsage } from '../../web/app/api-types.ts';
 
@@ -9,8 +9,9 @@ import type { Item, Profile, StorageUsage as WebStorageUsage } from '../../web/a
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const itemSame: Same<Item, ItemView> = true;
 const storageSame: Same<WebStorageUsage, StorageUsage> = true;
-const profileSame: Same<Omit<Profile, 'permissions'>, PublicUser> = true;
+const profileSame: Same<Omit<Profile, 'permissions' | 'signInMethods'>, PublicUser> = true;
+const methodsSame: Same<Profile['signInMethods'][number], SignInMethod> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
-  expect([itemSame, storageSame, profileSame]).toEqual([true, true, true]);
+  expect([itemSame, storageSame, profileSame, methodsSame]).toEqual([true, true, true, true]);
 });

@@ -43,6 +43,7 @@ const PATHS = {
   arrowDown: 'M12 5v14M6 13l6 6 6-6',
   alert: 'M12 3 2 20h20zM12 10v4M12 17v.01',
   file: 'M6 2h8l6 6v13a1 1 0 0 1-1 1H6a1 1 0 0 1-1-1V3a1 1 0 0 1 1-1zM14 2v6h6',
+  key: 'M8 11a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM10.8 12.2 20 3M16 7l3 3M13.5 9.5l2 2',
 } as const;
 
 export type IconName = keyof typeof PATHS;
