@@ -1,13 +1,12 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { IdpFailure, PENDING_MFA_TTL_S } from '../services/idp.ts';
+import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/idp.ts';
 import { readJson } from './body.ts';
 import { clearedIdpCookie, IDP_PENDING_COOKIE, IDP_STATE_COOKIE, idpCookie, readCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
-const STATE_COOKIE_MAX_AGE = 10 * 60;
 const mfaBody = z.object({ code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(16) });
 
 type Set = { status?: number | string; headers: Record<string, unknown> };
@@ -35,7 +34,7 @@ export function idpRoutes(ctx: AppContext) {
       try {
         const next = new URL(request.url, origin).searchParams.get('next');
         const { url, state } = await idp.begin({ origin, next });
-        return redirect(set, url, [idpCookie(IDP_STATE_COOKIE, state, STATE_COOKIE_MAX_AGE, secure)]);
+        return redirect(set, url, [idpCookie(IDP_STATE_COOKIE, state, STATE_TTL_S, secure)]);
       } catch (err) {
         if (err instanceof IdpFailure) return redirect(set, loginError(err), []);
         throw err;

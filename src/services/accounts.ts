@@ -204,6 +204,11 @@ export class AccountService {
         throw unauthorized(Messages.invalidMfaCode);
       }
     }
+    return { user: toPublicUser(row), token: await this.startSession(row, info, 'password') };
+  }
+
+  /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
+  async startSession(row: User, info: RequestInfo, method: SignInMethod): Promise<string> {
     const { token, sessionId } = await this.d.sessions.start(row.id, info);
     this.d.audit.record({
       action: AuditActions.signIn,
@@ -214,9 +219,9 @@ export class AccountService {
       actor: 'login',
       targetType: 'session',
       targetId: sessionId,
-      details: { method: 'password', mfa: row.mfaEnabled },
+      details: { method, mfa: row.mfaEnabled },
     });
-    return { user: toPublicUser(row), token };
+    return token;
   }
 
   logout(principal: Principal): { message: string } {

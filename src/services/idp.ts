@@ -12,9 +12,9 @@ import type { Logger } from '../log.ts';
 import { type AccountService, EMAIL, type PublicUser, toPublicUser } from './accounts.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { MfaService } from './mfa.ts';
-import type { RequestInfo, SessionService } from './sessions.ts';
+import type { RequestInfo } from './sessions.ts';
 
-const STATE_TTL_S = 10 * 60;
+export const STATE_TTL_S = 10 * 60;
 export const PENDING_MFA_TTL_S = 5 * 60;
 const STATE_AUDIENCE = 'coffer/idp-state';
 const DISCOVERY_TIMEOUT_S = 10;
@@ -76,7 +76,7 @@ function safeNext(next: string | null | undefined): string {
 }
 
 /** The error and its causes in one line, for the log (openid-client wraps the precise check in `cause`). */
-function describe(err: unknown): string {
+function explain(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err; e instanceof Error && parts.length < 4; e = e.cause) {
     const extra =
@@ -90,7 +90,7 @@ function describe(err: unknown): string {
 
 /** Maps what openid-client threw during the code exchange and the ID token checks to a failure code. */
 function classify(err: unknown): IdpFailure {
-  const reason = describe(err);
+  const reason = explain(err);
   if (err instanceof oidc.AuthorizationResponseError)
     return new IdpFailure(err.error === 'access_denied' ? 'access_denied' : 'provider_error', reason);
   // An expired, used or foreign code: the provider refuses it at the token endpoint.
@@ -113,7 +113,6 @@ export interface IdpDeps {
   jwtSecret: Uint8Array;
   identities: IdpRepo;
   accounts: AccountService;
-  sessions: SessionService;
   mfa: MfaService;
   audit: AuditService;
 }
@@ -175,7 +174,7 @@ export class IdpService {
         this.discovering = null;
         this.d.log.warn('single sign-on provider discovery failed; retrying later', {
           issuer: this.d.config!.issuerUrl,
-          reason: describe(err),
+          reason: explain(err),
           retryInSeconds: this.retryDelay / 1000,
         });
         if (!this.retryTimer) {
@@ -218,7 +217,7 @@ export class IdpService {
     try {
       return await this.discover();
     } catch (err) {
-      throw new IdpFailure('provider_unavailable', `discovery of ${this.d.config.issuerUrl} failed: ${describe(err)}`);
+      throw new IdpFailure('provider_unavailable', `discovery of ${this.d.config.issuerUrl} failed: ${explain(err)}`);
     }
   }
 
@@ -254,7 +253,7 @@ export class IdpService {
         .sign(this.stateKey);
       return { url: url.href, state };
     } catch (err) {
-      throw this.failed(err instanceof IdpFailure ? err : new IdpFailure('provider_error', describe(err)), null);
+      throw this.failed(err instanceof IdpFailure ? err : new IdpFailure('provider_error', explain(err)), null);
     }
   }
 
@@ -267,7 +266,7 @@ export class IdpService {
     try {
       return await this.completeChecked(input);
     } catch (err) {
-      throw this.failed(err instanceof IdpFailure ? err : new IdpFailure('provider_error', describe(err)), input.info);
+      throw this.failed(err instanceof IdpFailure ? err : new IdpFailure('provider_error', explain(err)), input.info);
     }
   }
 
@@ -312,8 +311,7 @@ export class IdpService {
       const pendingId = this.addPending({ loginId: row.id, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
       return { kind: 'mfa', pendingId, next: s.next };
     }
-    const { token } = await this.signIn(row, input.info, false);
-    return { kind: 'session', token, next: s.next };
+    return { kind: 'session', token: await this.d.accounts.startSession(row, input.info, 'idp'), next: s.next };
   }
 
   private async readState(token: string | null): Promise<SignInState> {
@@ -329,7 +327,7 @@ export class IdpService {
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED')
         throw new IdpFailure('expired', 'the sign-in state cookie expired (10 minutes)');
-      throw new IdpFailure('state_mismatch', `the sign-in state cookie is not valid: ${describe(err)}`);
+      throw new IdpFailure('state_mismatch', `the sign-in state cookie is not valid: ${explain(err)}`);
     }
   }
 
@@ -393,23 +391,6 @@ export class IdpService {
     return row;
   }
 
-  /** The same session, cookie token and audit event as a password sign-in. */
-  private async signIn(row: User, info: RequestInfo, mfa: boolean): Promise<{ token: string }> {
-    const { token, sessionId } = await this.d.sessions.start(row.id, info);
-    this.d.audit.record({
-      action: AuditActions.signIn,
-      loginId: row.id,
-      accountId: row.parentUserId ?? row.id,
-      email: row.email,
-      ip: info.ip,
-      actor: 'login',
-      targetType: 'session',
-      targetId: sessionId,
-      details: { method: 'idp', mfa },
-    });
-    return { token };
-  }
-
   private addPending(entry: PendingMfa): string {
     const now = this.d.clock.now();
     for (const [id, p] of this.pending) if (p.expiresAt <= now) this.pending.delete(id);
@@ -460,8 +441,7 @@ export class IdpService {
     }
     // Two right codes racing: only the one that removes the pending step signs in.
     if (!this.pending.delete(pendingId!)) throw unauthorized(Messages.idpPendingExpired);
-    const { token } = await this.signIn(row, info, true);
-    return { user: toPublicUser(row), token };
+    return { user: toPublicUser(row), token: await this.d.accounts.startSession(row, info, 'idp') };
   }
 
   /** Logs and audits a failed sign-in with its reason; the caller sends the browser to /login?error=<code>. */

@@ -156,7 +156,6 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       jwtSecret: core.jwtSecret,
       identities: repos.idp,
       accounts,
-      sessions,
       mfa,
       audit,
     }),
