@@ -1,8 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, DESKTOP, expectAccessible, openContext, PHONE, releaseBrowser, screenshot } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  DESKTOP,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
+import * as seed from '../helpers/seed.ts';
 import { newPerson, type SsoServer, signInWithProvider, startSsoServer, startTestProvider, type TestProvider } from '../helpers/oidc.ts';
 
 let provider: TestProvider;
@@ -46,6 +56,38 @@ describe('sign-in page with single sign-on', () => {
     await page.waitForURL((u) => u.origin === c.t.url && u.pathname === '/starred');
     await page.getByRole('heading', { name: 'Starred' }).waitFor();
     expect(c.t.server.ctx.services.accounts.findByEmail(provider.accounts.get(admin)!.email!)!.isAdmin).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('an account made through Authentik has no password: Settings says where it lives instead of a form that cannot work; Profile says how it signs in', async () => {
+    const api = c.t.client();
+    await signInWithProvider(provider, api, admin);
+    const { context, page, errors } = await signedInContext(browser, c.t.url, { client: api });
+    await page.goto('/settings/security');
+    await page.getByText('This account has no Coffer password: you sign in through Authentik').waitFor();
+    expect(await page.getByLabel('Current password').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Change password' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Enable two-factor authentication' }).waitFor();
+    await expectAccessible(page, 'security settings without a password');
+    await screenshot(page, 'settings-security-idp-light-desktop');
+    await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('link', { name: 'Profile' }).click();
+    await page.getByText('Authentik (single sign-on)').waitFor();
+    expect(await page.getByText('Email and password').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a password account linked to Authentik by its verified email keeps its password form; Profile names both ways in', async () => {
+    const o = await seed.owner(c.t);
+    const api = c.t.client();
+    expect(await signInWithProvider(provider, api, newPerson(provider, { email: o.email }))).toBe('/');
+    const { context, page, errors } = await signedInContext(browser, c.t.url, { client: api });
+    await page.goto('/settings/profile');
+    await page.getByText('Email and password, or Authentik (single sign-on)').waitFor();
+    await page.goto('/settings/security');
+    await page.getByLabel('Current password').waitFor();
+    expect(await page.getByText('This account has no Coffer password').count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

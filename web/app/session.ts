@@ -1,6 +1,6 @@
 import { computed, signal } from '@preact/signals';
 import { api, ApiError, onApiError, request } from './api.ts';
-import type { InstanceStatus, Profile } from './api-types.ts';
+import type { InstanceStatus, Profile, SignupStatus } from './api-types.ts';
 import { currentUrl, navigate, route } from './router.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
@@ -14,6 +14,8 @@ export const hideExtensions = computed(() => instance.value?.hideFileExtensions 
 export const maxUploadBytes = signal<number | null>(null);
 /** The admin (the first account): SPEC gives the admin, and only the admin, every `canToggle`. */
 export const isAdmin = computed(() => instance.value?.canToggle === true);
+/** The single sign-on provider's name while the instance offers it (it changes only with a restart). */
+export const providerName = signal<string | null>(null);
 /** Said on the sign-in page after a session ended under the user. */
 export const signInNotice = signal<string | null>(null);
 
@@ -86,11 +88,16 @@ async function loadInstanceSettings(): Promise<void> {
   maxUploadBytes.value = max.maxBytes;
 }
 
+async function loadProvider(): Promise<void> {
+  const { idp } = await api<SignupStatus>('/api/signup-status', { anonymous: true });
+  providerName.value = idp.enabled ? idp.name : null;
+}
+
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
 export async function loadSession(): Promise<void> {
   try {
     const p = await api<Profile>('/api/profile', { anonymous: true });
-    await loadInstanceSettings();
+    await Promise.all([loadInstanceSettings(), loadProvider()]);
     profile.value = p;
     sessionState.value = 'signed-in';
     startPresence();

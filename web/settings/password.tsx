@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../app/api.ts';
-import { instance, toSignIn } from '../app/session.ts';
+import { instance, profile, providerName, toSignIn } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
@@ -8,13 +8,27 @@ import { Section } from '../ui/page.tsx';
 const MIN = 6;
 const MAX = 128;
 
-/** Change password: the server signs every session out, this one included, and the page says so. */
+/**
+ * Change password: the server signs every session out, this one included, and the page says so. An
+ * account made through single sign-on has no password to change (the server answers 400), so it is told why.
+ */
 export function ChangePassword() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [repeat, setRepeat] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  if (profile.value && !profile.value.signInMethods.includes('password')) {
+    const via = providerName.value ?? 'single sign-on';
+    return (
+      <Section title="Password">
+        <p>
+          This account has no Coffer password: you sign in through {via}, which keeps your password, so change it there. If you also want to
+          sign in to Coffer with a password, ask the administrator of this Coffer to set one for you.
+        </p>
+      </Section>
+    );
+  }
   if (instance.value && !instance.value.allowPasswordChange) {
     return (
       <Section title="Password">
