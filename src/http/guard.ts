@@ -19,14 +19,18 @@ async function limitKey(
   request: Request,
   meta: RequestMeta,
   principal: Principal | null,
-  pendingLogin: (pendingId: string | null) => string | null,
+  pendingEmail: (pendingId: string | null) => string | null,
 ): Promise<string> {
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
   if (key === 'ip') return `ip:${meta.ip}`;
   if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
-  // The second step after single sign-on has no session yet: its pending sign-in names the login.
-  if (key === 'ip+idp-pending') return `${meta.ip}|${pendingLogin(readCookie(request, IDP_PENDING_COOKIE)) ?? ''}`;
+  // The code step after single sign-on has no session yet: its pending sign-in names the account, whose
+  // password sign-in attempts it shares (the same key as below), so two ways in do not double the tries.
+  if (key === 'ip+idp-pending') {
+    const email = pendingEmail(readCookie(request, IDP_PENDING_COOKIE));
+    return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+  }
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
   if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
   const body = (await readJson(request)) as { email?: unknown } | null;
@@ -61,7 +65,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     const meta = requestMeta(request);
     const limit = async (principal: Principal | null) => {
       if (policy.limit === false) return;
-      const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingLoginId(id));
+      const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingEmail(id));
       enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
     };
     if (policy.access === 'public') return void (await limit(null));

@@ -53,7 +53,7 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /api/idp/enabled': publicGeneral,
   'GET /api/idp/login': publicGeneral,
   'GET /api/idp/callback': { access: 'public', limit: { limiter: 'auth', key: 'ip' } },
-  'POST /api/idp/mfa-verify': { access: 'public', limit: { limiter: 'mfa', key: 'ip+idp-pending' } },
+  'POST /api/idp/mfa-verify': { access: 'public', limit: { limiter: 'auth', key: 'ip+idp-pending' } },
   'GET /api/version': session,
   'GET /api/version/latest': session,
 

@@ -411,9 +411,10 @@ export class IdpService {
     return p;
   }
 
-  /** The login a pending second step belongs to, for its rate-limit key. */
-  pendingLoginId(pendingId: string | null): string | null {
-    return this.livePending(pendingId)?.loginId ?? null;
+  /** The email of the login a pending second step belongs to: its attempts count with that account's password sign-in. */
+  pendingEmail(pendingId: string | null): string | null {
+    const p = this.livePending(pendingId);
+    return p ? (this.d.accounts.findById(p.loginId)?.email ?? null) : null;
   }
 
   /**

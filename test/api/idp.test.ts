@@ -404,16 +404,22 @@ describe('an empty instance: the first sign-in through the provider creates the 
       expect((await json(res)).message).toBe('This sign-in has expired or was already completed. Sign in again.');
     });
 
-    test('rate limit: 5 attempts a minute per address and login, like POST /api/mfa/verify', async () => {
+    test("rate limit: password sign-in's, 25 per 15 minutes per address and account, shared with that account's password sign-ins", async () => {
+      const email = provider.accounts.get(eve)!.email!;
+      for (let i = 0; i < 5; i++) expect((await c.t.client().post('/api/login', { email, password: 'not it at all' })).status).toBe(401);
       const client = await pending();
-      for (let i = 0; i < 5; i++) expect((await client.post('/api/idp/mfa-verify', { code: '111111' })).status).toBe(401);
+      for (let i = 0; i < 20; i++) expect((await client.post('/api/idp/mfa-verify', { code: '111111' })).status).toBe(401);
       const limited = await client.post('/api/idp/mfa-verify', { code: await totp() });
       expect(limited.status).toBe(429);
       expect(await json(limited)).toEqual({ error: 'Too many requests, please try again later' });
-      // Another login's second step is counted apart.
+      expect((await c.t.client().post('/api/login', { email, password: 'not it at all' })).status).toBe(429);
+      // Another account's attempts are counted apart.
       const another = c.t.client();
       another.cookies.set('coffer_idp_mfa', 'unknown');
       expect((await another.post('/api/idp/mfa-verify', { code: '111111' })).status).toBe(401);
+      // Once the window has passed, a new sign-in's code step is accepted.
+      clock.advance(15 * 60_000);
+      expect((await (await pending()).post('/api/idp/mfa-verify', { code: await totp() })).status).toBe(200);
     });
   });
 });
