@@ -167,7 +167,7 @@ describe('sign-in page with single sign-on', () => {
 });
 
 describe('OIDC_DISABLE_PASSWORD_LOGIN', () => {
-  test('the sign-in page offers only the provider', async () => {
+  test('the sign-in page offers only the provider; Settings says a password is not used here, even for an account that has one', async () => {
     const only = await startSsoServer(provider, { env: { OIDC_PROVIDER_NAME: 'Keycloak', OIDC_DISABLE_PASSWORD_LOGIN: 'true' } });
     try {
       await signInWithProvider(provider, only.t.client(), newPerson(provider));
@@ -180,6 +180,21 @@ describe('OIDC_DISABLE_PASSWORD_LOGIN', () => {
       await screenshot(page, 'signin-idp-only-light-desktop');
       expect(errors).toEqual([]);
       await context.close();
+
+      // An account made with a password, linked by its verified email, signs in only through Keycloak.
+      const email = 'pat@example.test';
+      await only.t.server.ctx.services.accounts.createLogin({ email, password: 'a local password', name: 'Pat' });
+      const api = only.t.client();
+      expect(await signInWithProvider(provider, api, newPerson(provider, { email }))).toBe('/');
+      const signedIn = await signedInContext(browser, only.t.url, { client: api });
+      await signedIn.page.goto('/settings/security');
+      await signedIn.page.getByText('This Coffer signs people in through Keycloak only').waitFor();
+      expect(await signedIn.page.getByLabel('Current password').count()).toBe(0);
+      await signedIn.page.goto('/settings/profile');
+      await signedIn.page.getByText('Keycloak (single sign-on)').waitFor();
+      expect(await signedIn.page.getByText('Email and password').count()).toBe(0);
+      expect(signedIn.errors).toEqual([]);
+      await signedIn.context.close();
     } finally {
       await only.t.stop();
     }

@@ -16,6 +16,8 @@ export const maxUploadBytes = signal<number | null>(null);
 export const isAdmin = computed(() => instance.value?.canToggle === true);
 /** The single sign-on provider's name while the instance offers it (it changes only with a restart). */
 export const providerName = signal<string | null>(null);
+/** False when only the provider signs people in (OIDC_DISABLE_PASSWORD_LOGIN). */
+export const passwordSignIn = signal(true);
 /** Said on the sign-in page after a session ended under the user. */
 export const signInNotice = signal<string | null>(null);
 
@@ -88,16 +90,17 @@ async function loadInstanceSettings(): Promise<void> {
   maxUploadBytes.value = max.maxBytes;
 }
 
-async function loadProvider(): Promise<void> {
-  const { idp } = await api<SignupStatus>('/api/signup-status', { anonymous: true });
+async function loadSignInOptions(): Promise<void> {
+  const { idp, passwordLogin } = await api<SignupStatus>('/api/signup-status', { anonymous: true });
   providerName.value = idp.enabled ? idp.name : null;
+  passwordSignIn.value = passwordLogin;
 }
 
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
 export async function loadSession(): Promise<void> {
   try {
     const p = await api<Profile>('/api/profile', { anonymous: true });
-    await Promise.all([loadInstanceSettings(), loadProvider()]);
+    await Promise.all([loadInstanceSettings(), loadSignInOptions()]);
     profile.value = p;
     sessionState.value = 'signed-in';
     startPresence();

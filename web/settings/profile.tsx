@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { PERMISSION_CATALOG } from '../../src/services/principal.ts';
 import { exactDate } from '../app/format.ts';
-import { isAdmin, isSubUser, profile, providerName, signOut } from '../app/session.ts';
+import { isAdmin, isSubUser, passwordSignIn, profile, providerName, signOut } from '../app/session.ts';
 import { loadStorage } from '../app/storage.ts';
 import { Section } from '../ui/page.tsx';
 import { StorageMeter } from '../ui/storage-meter.tsx';
@@ -14,7 +14,7 @@ export function Profile() {
   const p = profile.value;
   if (!p) return null;
   const ways = [
-    p.signInMethods.includes('password') && 'Email and password',
+    p.signInMethods.includes('password') && passwordSignIn.value && 'Email and password',
     p.signInMethods.includes('idp') && `${providerName.value ?? 'An identity provider'} (single sign-on)`,
   ].filter(Boolean);
   const kind = isSubUser.value
@@ -32,7 +32,7 @@ export function Profile() {
           <dd>{p.email}</dd>
           <dt>Signs in with</dt>
           <dd>
-            {ways.join(', or ')}
+            {ways.join(', or ') || '—'}
             {p.mfaEnabled && ', then a code from an authenticator app (two-factor authentication)'}
             {!p.mfaEnabled && (
               <div class="muted small">
