@@ -4,6 +4,7 @@ import { api, ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../app/api-types.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice } from '../app/session.ts';
+import { FormError } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 function Card({ title, children }: { title: string; children: ComponentChildren }) {
@@ -198,11 +199,7 @@ export function SignIn() {
               </label>
             </>
           )}
-          {error && (
-            <p class="field-error" role="alert">
-              {error}
-            </p>
-          )}
+          <FormError message={error} />
           <button type="submit" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy}>
             Sign in
           </button>
@@ -304,11 +301,7 @@ export function SignUp() {
               At least 6 characters.
             </small>
           </label>
-          {error && (
-            <p class="field-error" role="alert">
-              {error}
-            </p>
-          )}
+          <FormError message={error} />
           <button type="submit" class={`button block ${status?.idp.enabled ? '' : 'primary'}`} disabled={busy}>
             Create account
           </button>
