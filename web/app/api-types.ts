@@ -50,6 +50,12 @@ export interface Profile {
   signInMethods: Array<'password' | 'idp'>;
 }
 
+/** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, README). */
+export interface DocserverConfigured {
+  configured: boolean;
+  extensions: string[];
+}
+
 export interface Stats {
   totalFiles: number;
   totalFolders: number;
