@@ -4,5 +4,6 @@ export * from './items.ts';
 export * from './shares.ts';
 export * from './audit.ts';
 export * from './upload-intents.ts';
+export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './idp.ts';
