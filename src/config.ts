@@ -3,13 +3,16 @@ import { parseSize } from './lib/size.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
+/** A secret given in a variable, or in a file its *_FILE variable names (read when the server starts). */
+export type SecretSetting = { source: 'env'; text: string } | { source: 'file'; path: string };
+
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
   logLevel: LogLevel;
   /** Master key text from COFFER_MASTER_KEY, or the path of COFFER_MASTER_KEY_FILE; else the secrets file. */
-  masterKey: { source: 'env'; text: string } | { source: 'file'; path: string } | { source: 'secrets' };
+  masterKey: SecretSetting | { source: 'secrets' };
   jwtSecret: string | null;
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
@@ -42,8 +45,8 @@ export interface Config {
 export interface IdpConfig {
   issuerUrl: string;
   clientId: string;
-  /** OIDC_CLIENT_SECRET, or the path of OIDC_CLIENT_SECRET_FILE (read when the server starts). */
-  clientSecret: { source: 'env'; text: string } | { source: 'file'; path: string };
+  /** OIDC_CLIENT_SECRET or OIDC_CLIENT_SECRET_FILE. */
+  clientSecret: SecretSetting;
   /** OIDC_REDIRECT_URL; null: the origin of the request that starts the sign-in, plus /api/idp/callback. */
   redirectUrl: string | null;
   scopes: string;
@@ -66,7 +69,7 @@ export interface S3Config {
   prefix: string;
   accessKeyId: string;
   /** The secret itself, or the file holding it (read when the driver is built). */
-  secretAccessKey: { source: 'env'; text: string } | { source: 'file'; path: string };
+  secretAccessKey: SecretSetting;
   forcePathStyle: boolean;
   partSize: number;
   /** Longest wait for one call to the bucket, retries included, and for silence while a body streams. */

@@ -1,10 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import { jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { Clock } from '../clock.ts';
 import type { IdpConfig } from '../config.ts';
-import { StartupError } from '../data-dir.ts';
+import { secretText } from '../data-dir.ts';
 import type { IdpRepo } from '../db/repos/idp.ts';
 import type { User } from '../db/repos/users.ts';
 import { AppError, Messages, notFound, unauthorized } from '../errors.ts';
@@ -150,7 +149,7 @@ export class IdpService {
   start(): void {
     const config = this.d.config;
     if (!config) return;
-    this.secret = readSecret(config);
+    this.secret = secretText(config.clientSecret, 'OIDC_CLIENT_SECRET_FILE');
     this.discover().catch(() => {});
   }
 
@@ -193,7 +192,7 @@ export class IdpService {
 
   private async fetchConfiguration(): Promise<oidc.Configuration> {
     const config = this.d.config!;
-    const secret = this.secret ?? readSecret(config);
+    const secret = this.secret ?? secretText(config.clientSecret, 'OIDC_CLIENT_SECRET_FILE');
     const insecure = new URL(config.issuerUrl).protocol === 'http:';
     const found = await oidc.discovery(new URL(config.issuerUrl), config.clientId, secret, undefined, {
       timeout: DISCOVERY_TIMEOUT_S,
@@ -456,18 +455,4 @@ export class IdpService {
     });
     return failure;
   }
-}
-
-/** OIDC_CLIENT_SECRET, or the first line of OIDC_CLIENT_SECRET_FILE. */
-function readSecret(config: IdpConfig): string {
-  if (config.clientSecret.source === 'env') return config.clientSecret.text;
-  const file = config.clientSecret.path;
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8').split(/\r?\n/)[0]!.trim();
-  } catch (err) {
-    throw new StartupError(`cannot read OIDC_CLIENT_SECRET_FILE ${file} (${(err as NodeJS.ErrnoException).code ?? err})`);
-  }
-  if (!text) throw new StartupError(`OIDC_CLIENT_SECRET_FILE ${file} is empty`);
-  return text;
 }
