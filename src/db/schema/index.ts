@@ -6,4 +6,5 @@ export * from './audit.ts';
 export * from './upload-intents.ts';
 export * from './storage-location.ts';
 export * from './docserver.ts';
+export * from './dav.ts';
 export * from './idp.ts';
