@@ -11,7 +11,7 @@ const flag = (field: string) => z.object({ [field]: z.boolean({ message: `${fiel
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
-  const { settings, accounts, setupCode } = ctx.services;
+  const { settings, accounts, setupCode, idp } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
     (validate(flag(field), await readJson(request)) as Record<string, boolean>)[field]!;
 
@@ -21,6 +21,8 @@ export function settingsRoutes(ctx: AppContext) {
       signupEnabled: accounts.signupOpen(),
       firstUser: accounts.noLoginYet(),
       setupCodeRequired: setupCode.required(requestMeta(request).ip),
+      passwordLogin: accounts.passwordLoginEnabled(),
+      idp: idp.info(),
     }))
     .get('/api/user/signup-status', ({ principal }) => settings.signupStatus(principal), { session: true })
     .post(

@@ -16,6 +16,7 @@ import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
+import { IdpService } from './idp.ts';
 import { ItemViews } from './item-views.ts';
 import { ItemService } from './items.ts';
 import { KeyService } from './keys.ts';
@@ -47,6 +48,7 @@ export interface Services {
   mfa: MfaService;
   accounts: AccountService;
   setupCode: SetupCodeService;
+  idp: IdpService;
   quota: QuotaService;
   users: UsersService;
   subUsers: SubUserService;
@@ -99,7 +101,19 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
   const setupCode = new SetupCodeService(core.jwtSecret, config.host, () => !repos.users.hasAny());
   const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit });
-  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit, setupCode, appPasswords });
+  const accounts = new AccountService({
+    clock,
+    transactions,
+    users: repos.users,
+    identities: repos.idp,
+    settings,
+    sessions,
+    mfa,
+    audit,
+    idp: config.idp,
+    appPasswords,
+    setupCode,
+  });
   const quota = new QuotaService(repos.users, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
@@ -164,6 +178,16 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     mfa,
     accounts,
     setupCode,
+    idp: new IdpService({
+      config: config.idp,
+      clock,
+      log,
+      jwtSecret: core.jwtSecret,
+      identities: repos.idp,
+      accounts,
+      mfa,
+      audit,
+    }),
     quota,
     users: new UsersService({
       clock,

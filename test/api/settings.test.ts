@@ -13,6 +13,8 @@ beforeAll(async () => {
     signupEnabled: true,
     firstUser: true,
     setupCodeRequired: false,
+    passwordLogin: true,
+    idp: { enabled: false, name: null },
   });
   adminLogin = await seed.admin(t);
   user = await seed.owner(t);
@@ -32,7 +34,7 @@ const ADMIN_PUTS: Array<[string, string, unknown]> = [
 
 describe('instance settings', () => {
   test('defaults, and the public signup status closes once the admin exists', async () => {
-    expect(await json(await t.client().get('/api/signup-status'))).toEqual({
+    expect(await json(await t.client().get('/api/signup-status'))).toMatchObject({
       signupEnabled: false,
       firstUser: false,
       setupCodeRequired: false,
@@ -78,7 +80,7 @@ describe('instance settings', () => {
   test('the admin sets each setting and reads it back', async () => {
     const a = adminLogin.client;
     expect(await json(await a.post('/api/user/signup-toggle', { enabled: true }))).toEqual({ signupEnabled: true });
-    expect(await json(await t.client().get('/api/signup-status'))).toEqual({
+    expect(await json(await t.client().get('/api/signup-status'))).toMatchObject({
       signupEnabled: true,
       firstUser: false,
       setupCodeRequired: false,
