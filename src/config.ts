@@ -26,6 +26,8 @@ export interface Config {
   maxConnectionsPerIp: number;
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
+  /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
+  tusExpiryHours: number;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -61,7 +63,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
                                   429 (default 64; 0 = no cap)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
-                                  (default 512M)`;
+                                  (default 512M)
+  TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
+                                  fractions allowed)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -107,6 +111,12 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   const minFreeBytes = reserveText ? parseSize(reserveText) : 512 * 1024 ** 2;
   if (minFreeBytes === null) throw new ConfigError(`COFFER_MIN_FREE_BYTES must be a size such as 512M or 2G, got "${reserveText}"`);
 
+  const expiryText = env.TUS_EXPIRY_HOURS?.trim();
+  const tusExpiryHours = expiryText ? Number(expiryText) : 24;
+  if (!/^\d*\.?\d+$/.test(expiryText ?? '24') || !(tusExpiryHours > 0 && tusExpiryHours <= 8760)) {
+    throw new ConfigError(`TUS_EXPIRY_HOURS must be a number of hours above 0 and at most 8760 (a year), got "${expiryText}"`);
+  }
+
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
 
@@ -132,5 +142,6 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
+    tusExpiryHours,
   });
 }

@@ -7,6 +7,7 @@ import type { Keyring } from '../storage/keyring.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
+import type { StaleUploads, TusUploadService } from './tus-uploads.ts';
 
 const PAGE = 1000;
 const LISTED = 100;
@@ -28,6 +29,8 @@ export interface DoctorReport {
   auditQueue: { pending: number; failed: number };
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
   disk: DiskSpace;
+  /** Resumable uploads: unfinished ones, those past their expiry and staged bytes no upload owns (the server removes both). */
+  uploads: StaleUploads;
 }
 
 type Progress = (p: { phase: string; done: number; total: number }) => void;
@@ -35,7 +38,8 @@ type Progress = (p: { phase: string; done: number; total: number }) => void;
 /**
  * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
  * whose stored object is missing, data keys under a master key that is not current or not available,
- * and free disk space against the reserve.
+ * free disk space against the reserve, and stale resumable uploads (listed only: the server's maintenance
+ * job removes them, so they need no one).
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
 export class DoctorService {
@@ -49,6 +53,7 @@ export class DoctorService {
       items: ItemsRepo;
       audit: AuditService;
       disk: DiskSpaceService;
+      tusUploads: Pick<TusUploadService, 'stale'>;
     },
   ) {}
 
@@ -85,6 +90,7 @@ export class DoctorService {
 
     const queue = this.d.audit.queueDepths();
     const disk = this.d.disk.status();
+    const uploads = await this.d.tusUploads.stale();
 
     const report: DoctorReport = {
       ok: false,
@@ -94,6 +100,7 @@ export class DoctorService {
       keys: { currentKeyId, notCurrent, unavailable },
       auditQueue: queue,
       disk,
+      uploads,
     };
     report.ok =
       databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;

@@ -24,6 +24,8 @@ import { SettingsService } from './settings.ts';
 import { ShareService } from './shares.ts';
 import { SubUserService } from './sub-users.ts';
 import { TrashService } from './trash.ts';
+import { TusUploadService } from './tus-uploads.ts';
+import { ResumableStore } from '../storage/resumable.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
 import { UploadService } from './uploads.ts';
@@ -50,6 +52,7 @@ export interface Services {
   access: AccessTracker;
   items: ItemService;
   uploads: UploadService;
+  tusUploads: TusUploadService;
   uploadIntents: UploadIntentService;
   diskSpace: DiskSpaceService;
   downloads: DownloadService;
@@ -85,7 +88,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
   });
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
   const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit });
-  const quota = new QuotaService(repos.users, config.defaultStorageLimit);
+  const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
@@ -129,6 +132,22 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     intents: uploadIntents,
     disk: diskSpace,
   };
+  const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const tusUploads = new TusUploadService({
+    clock,
+    log,
+    transactions,
+    repo: repos.tusUploads,
+    tree,
+    quota,
+    settings,
+    disk: diskSpace,
+    sealed: storage,
+    resumable: new ResumableStore(storage),
+    uploads,
+    views,
+    expiryMs: config.tusExpiryHours * 3600_000,
+  });
   return {
     version: new VersionService(core),
     metrics,
@@ -151,6 +170,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       users: repos.users,
       quota,
       audit,
+      tusUploads,
     }),
     keys: new KeyService({
       config,
@@ -172,10 +192,12 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       items: repos.items,
       audit,
       disk: diskSpace,
+      tusUploads,
     }),
     access,
     items,
-    uploads: new UploadService({ ...fileDeps, log, folders: items, views, settings }),
+    uploads,
+    tusUploads,
     uploadIntents,
     diskSpace,
     downloads: new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit }),

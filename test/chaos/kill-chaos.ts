@@ -5,9 +5,9 @@ import path from 'node:path';
 import { blobFiles } from '../helpers/files.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/server.ts';
+import { ServerProcess } from '../helpers/server-process.ts';
 import { Rng } from './random.ts';
 
-const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 export interface KillChaosOptions {
@@ -50,53 +50,6 @@ interface Known {
   size: number;
   /** Keepers are never trashed: they must exist at the end. Scratch files may be trashed and deleted. */
   keeper: boolean;
-}
-
-/** The source server (or the executable) as its own process, so it can be killed for real. */
-class ServerProcess {
-  proc: ReturnType<typeof Bun.spawn> | null = null;
-  url = '';
-
-  constructor(
-    private readonly dataDir: string,
-    private readonly binary?: string,
-  ) {}
-
-  async start(): Promise<void> {
-    const port = 20000 + Math.floor(Math.random() * 30000);
-    const cmd = this.binary ? [this.binary, 'serve'] : [process.execPath, MAIN, 'serve'];
-    this.proc = Bun.spawn([...cmd, '--port', String(port), '--host', '127.0.0.1', '--data-dir', this.dataDir], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        LOG_LEVEL: 'error',
-        COFFER_MIN_FREE_BYTES: '16M',
-        COFFER_GENERAL_RATE_LIMIT: '1000000',
-      },
-      stdout: 'ignore',
-      stderr: 'pipe',
-    });
-    this.url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${this.url}/health`)).ok) return;
-      } catch {
-        if (this.proc.exitCode !== null) throw new Error(`server exited: ${await new Response(this.proc.stderr as ReadableStream).text()}`);
-        if (Date.now() > deadline) throw new Error('server did not answer /health within 20 s');
-        await Bun.sleep(25);
-      }
-    }
-  }
-
-  async kill(): Promise<void> {
-    this.proc?.kill('SIGKILL');
-    await this.proc?.exited;
-  }
-
-  async stop(): Promise<void> {
-    this.proc?.kill('SIGTERM');
-    await this.proc?.exited;
-  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { MfaRepo } from './mfa.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
+import { TusUploadsRepo } from './tus-uploads.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 
@@ -41,6 +42,7 @@ export interface Repos {
   audit: AuditRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
+  tusUploads: TusUploadsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -58,5 +60,6 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
+    tusUploads: new TusUploadsRepo(db),
   };
 }

@@ -39,7 +39,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -70,6 +70,10 @@ function jobHandlers(ctx: AppContext): Handlers {
       return { count };
     },
     uploadsSweep: async () => ({ count: (await uploadIntents.sweep()).removedObjects }),
+    tusSweep: async () => {
+      const swept = await tusUploads.sweep();
+      return { count: swept.finished + swept.expired + swept.strays };
+    },
     orphansScan: ({ graceMinutes }, { signal }) => orphans.scan({ graceMinutes, signal }),
     orphansDelete: ({ requestedBy, ...input }) => orphans.deleteOrphans(input, requestedBy),
     sessionsPurge: () => ({ count: sessions.purgeOld() }),
@@ -95,4 +99,7 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__shares.cleanup__', { job: Jobs.sharesCleanup, intervalMs: DAY });
   ctx.schedules.ensure('__trash.purge__', { job: Jobs.trashPurge, intervalMs: DAY });
   ctx.schedules.ensure('__uploads.sweep__', { job: Jobs.uploadsSweep, intervalMs: HOUR });
+  // Resumable uploads expire TUS_EXPIRY_HOURS after their last bytes: looked for four times per expiry, at least hourly.
+  const tusEvery = Math.max(1000, Math.min(HOUR, Math.floor((ctx.config.tusExpiryHours * HOUR) / 4)));
+  ctx.schedules.ensure('__tus.sweep__', { job: Jobs.tusSweep, intervalMs: tusEvery });
 }
