@@ -50,6 +50,7 @@ export interface StagingArea {
   /**
    * Writes `body` from byte `at` on, over what is staged there, and cuts off anything after its end;
    * durable when it resolves. `at` beyond the staged size is a StorageNotFoundError (the bytes are gone).
+   * Each chunk of `body` is the driver's once yielded, the only view of its memory: it may free it after writing.
    */
   write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<number>;
   /** Makes the `size` staged bytes the object `key`, durably; resolves at once if that object exists already. */

@@ -12,6 +12,7 @@ import {
   type StagingArea,
   type StorageDriver,
 } from './driver.ts';
+import { releaseSoleView } from '../lib/buffers.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 
 const TEMP_DIR = '.tmp';
@@ -74,13 +75,20 @@ class BackgroundSlot {
  * written to disk in the background while more arrives, so the caller's final sync waits for little.
  * Returns the bytes written; on failure nothing is in flight when it throws.
  */
-async function writeBody(handle: fsp.FileHandle, position: number, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<number> {
+async function writeBody(
+  handle: fsp.FileHandle,
+  position: number,
+  body: AsyncIterable<Uint8Array>,
+  opts: { signal?: AbortSignal; release?: boolean } = {},
+): Promise<number> {
+  const { signal } = opts;
   let size = 0;
   let at = position;
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   const flush = async () => {
     if (pendingBytes === 0) return;
+    const written = pending;
     let chunks = pending;
     let left = pendingBytes;
     pending = [];
@@ -95,6 +103,7 @@ async function writeBody(handle: fsp.FileHandle, position: number, body: AsyncIt
       while (skip >= chunks[0]!.byteLength) skip -= chunks.shift()!.byteLength;
       if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
     }
+    if (opts.release) for (const chunk of written) releaseSoleView(chunk);
   };
   // The next batch gathers while this one is written: at most one write in flight.
   const writing = new BackgroundSlot();
@@ -227,7 +236,7 @@ export class LocalDriver implements StorageDriver {
     const temp = this.tempPath(key);
     const handle = await fsp.open(temp, 'wx', 0o600);
     try {
-      const size = await writeBody(handle, 0, body, opts.signal);
+      const size = await writeBody(handle, 0, body, opts);
       await handle.sync();
       await handle.close();
       await this.publish(temp, key);
@@ -390,7 +399,7 @@ class LocalStaging implements StagingArea {
     try {
       const staged = (await handle.stat()).size;
       if (at > staged) throw new StorageNotFoundError(key);
-      const end = at + (await writeBody(handle, at, body, opts.signal));
+      const end = at + (await writeBody(handle, at, body, { ...opts, release: true }));
       if (staged > end) await handle.truncate(end);
       // fdatasync also makes the new size durable.
       await handle.datasync();

@@ -109,7 +109,8 @@ export class ResumableStore {
       const round = async function* (): AsyncGenerator<Uint8Array> {
         if (at === 0) {
           await guard?.check(header);
-          yield header;
+          // A copy: the staging area releases what it wrote, and the header seals every segment.
+          yield Buffer.from(header);
         }
         for (;;) {
           if (filled === segmentLength(index)) {
