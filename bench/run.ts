@@ -8,6 +8,7 @@ import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
+import { runTusBench } from './tus.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -21,6 +22,7 @@ const benches: Record<string, () => Promise<void>> = {
   shares: runSharesBench,
   reliability: runReliabilityBench,
   web: runWebBench,
+  tus: runTusBench,
 };
 
 const wanted = process.argv.slice(2);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
-import net from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, eventually, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { listAll } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { tcpProxy } from '../helpers/tcp-proxy.ts';
 
 let t: TestServer;
 let browser: Browser;
@@ -34,39 +34,6 @@ function tusRows(accountId: string): Array<{ name: string; state: string }> {
   return t.server.ctx.db.$client
     .query<{ name: string; state: string }, [string]>('SELECT name, state FROM tus_uploads WHERE account_id = ? ORDER BY created_at')
     .all(accountId);
-}
-
-/**
- * A TCP proxy on loopback to the server that cuts the connection of the first PATCH once `after` bytes
- * of it have passed, as a dropped Wi-Fi link does: the server keeps what arrived, the browser sees an error.
- */
-async function cuttingProxy(port: string, after: number) {
-  const state = { cuts: 0, port: 0, server: net.createServer() };
-  state.server.on('connection', (client) => {
-    const upstream = net.connect(Number(port), '127.0.0.1');
-    let counting = -1;
-    client.on('data', (chunk: Buffer) => {
-      if (state.cuts === 0 && counting < 0 && chunk.includes('PATCH /api/files/tus/')) counting = 0;
-      if (counting >= 0 && state.cuts === 0) {
-        counting += chunk.length;
-        if (counting > after) {
-          // The bytes up to the cut reach the server (a half-closed request), the browser's connection drops.
-          state.cuts++;
-          upstream.end(chunk.subarray(0, chunk.length - (counting - after)));
-          client.destroy();
-          return;
-        }
-      }
-      upstream.write(chunk);
-    });
-    upstream.pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.end());
-  });
-  await new Promise<void>((resolve) => state.server.listen(0, '127.0.0.1', resolve));
-  state.port = (state.server.address() as net.AddressInfo).port;
-  return state;
 }
 
 async function pick(page: Page, files: Array<{ name: string; buffer: Buffer }>) {
@@ -101,7 +68,17 @@ describe('web app: files above 32 MiB go through tus', () => {
 
   test('a connection cut mid-upload resumes from what the server received: no error shown, the bytes before the cut not sent again', async () => {
     const o = await seed.owner(t);
-    const cut = await cuttingProxy(new URL(t.url).port, 12 * MiB);
+    // Cuts the first PATCH after 12 MiB of it, as a dropped Wi-Fi link does; the server keeps what arrived.
+    const cut = await tcpProxy(Number(new URL(t.url).port), () => {
+      let patchBytes = -1;
+      return (chunk) => {
+        if (cut.cuts > 0) return null;
+        if (patchBytes < 0 && chunk.includes('PATCH /api/files/tus/')) patchBytes = 0;
+        if (patchBytes < 0) return null;
+        patchBytes += chunk.length;
+        return patchBytes > 12 * MiB ? chunk.length - (patchBytes - 12 * MiB) : null;
+      };
+    });
     try {
       const { context, page } = await signedInContext(browser, `http://127.0.0.1:${cut.port}`, o);
       const offsets: number[] = [];
@@ -121,7 +98,7 @@ describe('web app: files above 32 MiB go through tus', () => {
       expect(await downloadSha(o, 'flaky.bin')).toBe(sha(big));
       await context.close();
     } finally {
-      cut.server.close();
+      cut.close();
     }
   }, 60_000);
 
