@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { TestClient } from '../helpers/client.ts';
-import { uploadRaw } from '../helpers/files.ts';
+import { downloaded, uploadRaw } from '../helpers/files.ts';
 import { ServerProcess } from '../helpers/server-process.ts';
 import * as seed from '../helpers/seed.ts';
 import { filesContaining, headUpload, stagedFiles, tusUpload } from '../helpers/tus.ts';
@@ -17,12 +17,6 @@ beforeAll(async () => {
   admin = await seed.admin(t);
 });
 afterAll(() => t.stop());
-
-async function download(client: TestClient, id: string): Promise<Buffer> {
-  const res = await client.get(`/api/files/${id}/download`);
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
-}
 
 /** The offset HEAD reports once it stops moving (a PATCH cut off is still recording what it received). */
 async function settledOffset(client: TestClient, location: string): Promise<number> {
@@ -68,7 +62,7 @@ describe('resumable uploads through trouble', () => {
       const whole = tusUpload(via, client, data, { metadata: { filename: 'whole.bin' } });
       await expect(whole.done).rejects.toThrow(/413/);
       const { itemId } = await tusUpload(via, client, data, { chunkSize: MiB, metadata: { filename: 'chunked.bin' } }).done;
-      expect(await download(admin.client, itemId!)).toEqual(data);
+      expect(await downloaded(admin.client, itemId!)).toEqual(data);
     } finally {
       await proxy.stop(true);
     }
@@ -105,7 +99,7 @@ describe('resumable uploads through trouble', () => {
     });
     const { itemId } = await resumed.done;
     expect(resentFrom).toBeGreaterThanOrEqual(offset);
-    expect(await download(o.client, itemId!)).toEqual(data);
+    expect(await downloaded(o.client, itemId!)).toEqual(data);
   });
 });
 
@@ -154,7 +148,7 @@ describe('kill -9 of the server mid-upload (a separate process)', () => {
       }).done;
       // Only what the server had not acknowledged is sent again.
       expect(sentAgain).toBe(data.length - offset);
-      expect(await download(client, itemId!)).toEqual(data);
+      expect(await downloaded(client, itemId!)).toEqual(data);
       expect(filesContaining(dataDir, marker)).toEqual([]);
       expect(stagedFiles(dataDir)).toEqual([]);
     } finally {

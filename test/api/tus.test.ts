@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json, type TestClient } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
-import { folder, listAll, upload, uploadRaw } from '../helpers/files.ts';
+import { downloaded, folder, listAll, upload, uploadRaw } from '../helpers/files.ts';
 import { ageObject } from '../helpers/stored-files.ts';
 import * as seed from '../helpers/seed.ts';
 import { createUpload, filesContaining, headUpload, patchUpload, stagedFiles, TUS, tusUpload } from '../helpers/tus.ts';
@@ -24,12 +24,6 @@ const PDF = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1');
 
 function setLimit(accountId: string, bytes: number | null) {
   t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, accountId);
-}
-
-async function download(client: TestClient, id: string): Promise<Buffer> {
-  const res = await client.get(`/api/files/${id}/download`);
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
 }
 
 /** Creates an upload by hand and returns its location. */
@@ -75,7 +69,7 @@ describe('tus-js-client against the server', () => {
       mimeType: 'application/pdf',
       modified: new Date(at).toISOString(),
     });
-    expect(await download(o.client, itemId!)).toEqual(data);
+    expect(await downloaded(o.client, itemId!)).toEqual(data);
     expect(t.server.ctx.services.quota.usage(o.id)).toMatchObject({ used: data.length });
     // A client that missed the last answer asks for the file.
     const result = await o.client.get(new URL(url).pathname);
@@ -100,7 +94,7 @@ describe('tus-js-client against the server', () => {
     expect(accepted).toEqual([1, 2, 3, 4, 5].map((n) => n * MiB).concat([data.length]));
     const [item] = await listAll(o.client, '/api/files');
     expect(item).toMatchObject({ name: 'notes.txt', mimeType: 'text/plain' });
-    expect(await download(o.client, itemId!)).toEqual(data);
+    expect(await downloaded(o.client, itemId!)).toEqual(data);
     expect(stagedFiles(t.dataDir)).toEqual([]);
   });
 
@@ -108,10 +102,10 @@ describe('tus-js-client against the server', () => {
     const o = await seed.owner(t);
     const data = randomBytes(200_000);
     const first = await tusUpload(t.url, o.client, data, { uploadDataDuringCreation: true, metadata: { filename: 'with-post.bin' } }).done;
-    expect(await download(o.client, first.itemId!)).toEqual(data);
+    expect(await downloaded(o.client, first.itemId!)).toEqual(data);
     const empty = await tusUpload(t.url, o.client, Buffer.alloc(0), { metadata: { filename: 'empty.txt' } }).done;
     expect(empty.itemId).toBeTruthy();
-    expect((await download(o.client, empty.itemId!)).length).toBe(0);
+    expect((await downloaded(o.client, empty.itemId!)).length).toBe(0);
   });
 
   test('parallel uploads of one account all arrive byte-exact', async () => {
@@ -119,7 +113,7 @@ describe('tus-js-client against the server', () => {
     const files = Array.from({ length: 4 }, (_, i) => ({ name: `p${i}.bin`, data: randomBytes(MiB + i * 70_001) }));
     const runs = files.map((f) => tusUpload(t.url, o.client, f.data, { chunkSize: 512 * 1024, metadata: { filename: f.name } }).done);
     const results = await Promise.all(runs);
-    for (const [i, r] of results.entries()) expect(await download(o.client, r.itemId!)).toEqual(files[i]!.data);
+    for (const [i, r] of results.entries()) expect(await downloaded(o.client, r.itemId!)).toEqual(files[i]!.data);
   });
 
   test('relativePath recreates folders below parentId, reusing existing ones; a taken name gets `name (1).ext`', async () => {
@@ -290,7 +284,7 @@ describe('PATCH', () => {
     expect(rest.status).toBe(204);
     const itemId = rest.headers.get('upload-item-id')!;
     expect(rest.headers.get('upload-expires')).toBeNull();
-    expect(await download(o.client, itemId)).toEqual(data);
+    expect(await downloaded(o.client, itemId)).toEqual(data);
     // Once complete: HEAD reports the whole length and the file; a PATCH at the end changes nothing.
     const after = await headUpload(o.client, location);
     expect(after.headers.get('upload-offset')).toBe('300000');
@@ -357,7 +351,7 @@ describe('PATCH', () => {
       expect(filesContaining(t.dataDir, marker)).toEqual([]);
     }
     const item = (await listAll(o.client, '/api/files')).find((i) => i.name === 'secret.txt');
-    expect(await download(o.client, item.id)).toEqual(data);
+    expect(await downloaded(o.client, item.id)).toEqual(data);
     expect(filesContaining(t.dataDir, marker)).toEqual([]);
   });
 });
@@ -489,6 +483,6 @@ describe('the same rules as other uploads', () => {
     const head = await headUpload(o.client, location);
     expect(head.headers.get('upload-offset')).toBe(String(data.length));
     const itemId = head.headers.get('upload-item-id')!;
-    expect(await download(o.client, itemId)).toEqual(data);
+    expect(await downloaded(o.client, itemId)).toEqual(data);
   });
 });
