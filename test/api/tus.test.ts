@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json, type TestClient } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
-import { downloaded, folder, listAll, upload, uploadRaw } from '../helpers/files.ts';
+import { downloaded, folder, listAll, readZip, upload, uploadRaw } from '../helpers/files.ts';
 import { ageObject } from '../helpers/stored-files.ts';
 import * as seed from '../helpers/seed.ts';
 import { createUpload, filesContaining, headUpload, patchUpload, stagedFiles, TUS, tusUpload } from '../helpers/tus.ts';
@@ -484,5 +484,34 @@ describe('the same rules as other uploads', () => {
     expect(head.headers.get('upload-offset')).toBe(String(data.length));
     const itemId = head.headers.get('upload-item-id')!;
     expect(await downloaded(o.client, itemId)).toEqual(data);
+  });
+});
+
+describe('the finished object is an ordinary sealed object', () => {
+  test('Range, a folder ZIP and master key rotation treat it like any other file; an upload in progress finishes under the new key', async () => {
+    const o = await seed.owner(t);
+    const clip = await folder(o.client, 'Clip');
+    const data = randomBytes(300_000);
+    const { itemId } = await tusUpload(t.url, o.client, data, { chunkSize: 100_000, metadata: { filename: 'a.bin', parentId: clip.id } })
+      .done;
+    const range = await o.client.get(`/api/files/${itemId}/download`, { Range: 'bytes=65530-131080' });
+    expect(range.status).toBe(206);
+    expect(Buffer.from(await range.arrayBuffer())).toEqual(data.subarray(65530, 131081));
+    const zip = await o.client.get(`/api/files/${clip.id}/download`);
+    expect(readZip(Buffer.from(await zip.arrayBuffer())).find((e) => e.name === 'Clip/a.bin')!.data).toEqual(data);
+
+    const later = randomBytes(200_000);
+    const location = await created(o.client, later.length, { filename: 'b.bin' });
+    expect((await patchUpload(o.client, location, 0, later.subarray(0, 100_000))).status).toBe(204);
+    const rotation = await t.server.ctx.services.keys.rotate();
+    expect(rotation.completed).toBe(true);
+    const done = await patchUpload(o.client, location, 100_000, later.subarray(100_000));
+    expect(done.status).toBe(204);
+    const keyOf = (id: string) =>
+      t.server.ctx.db.$client.query<{ key_id: string }, [string]>('SELECT key_id FROM items WHERE id = ?').get(id)!.key_id;
+    expect(keyOf(done.headers.get('upload-item-id')!)).toBe(rotation.keyId);
+    expect(keyOf(itemId!)).toBe(rotation.keyId);
+    expect(await downloaded(o.client, done.headers.get('upload-item-id')!)).toEqual(later);
+    expect(await downloaded(o.client, itemId!)).toEqual(data);
   });
 });
