@@ -8,13 +8,13 @@ const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
 const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
 
-/** The name as stored: trimmed and in Unicode NFC, so look-alike spellings collide as they should. */
-function normalizeName(name: string): string {
+/** The name as stored: trimmed and in Unicode NFC, so look-alike spellings collide as they should (the web app uses it too). */
+export function normalizeName(name: string): string {
   return name.normalize('NFC').trim();
 }
 
-/** Why a (normalized) name is refused, or null when it is valid. */
-function nameProblem(name: string): string | null {
+/** Why a (normalized) name is refused, or null when it is valid (the web app's rename dialog says it first). */
+export function nameProblem(name: string): string | null {
   if (name.length === 0) return 'Name must not be empty';
   if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
   if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';

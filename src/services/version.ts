@@ -18,11 +18,12 @@ export class VersionService {
 
   /**
    * The update feed's answer, passed through unchanged ({frontend, backend, desktop}). No feed
-   * configured, a timeout, an error status or a body that is not a JSON object: 502.
+   * configured, a timeout, an error status or a body that is not a JSON object: 502, whose
+   * `configured` (a widening of SPEC) tells "not set up" from "set up but not answering".
    */
   async latest(): Promise<Record<string, unknown>> {
     const url = this.ctx.config.updateFeedUrl;
-    if (!url) throw new AppError(502, Messages.updateFeedUnavailable);
+    if (!url) throw new AppError(502, Messages.updateFeedUnavailable, { configured: false });
     try {
       const res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.feedTimeoutMs) });
       if (!res.ok) throw new Error(`status ${res.status}`);
@@ -31,7 +32,7 @@ export class VersionService {
       return body as Record<string, unknown>;
     } catch (err) {
       this.ctx.log.warn('update feed request failed', { url, err: err instanceof Error ? err.message : String(err) });
-      throw new AppError(502, Messages.updateFeedUnavailable);
+      throw new AppError(502, Messages.updateFeedUnavailable, { configured: true });
     }
   }
 }

@@ -43,7 +43,7 @@ describe('GET /api/version/latest', () => {
       mode = m;
       const res = await admin.client.get('/api/version/latest');
       expect(res.status).toBe(502);
-      expect(await json(res)).toEqual({ message: 'Update feed unavailable' });
+      expect(await json(res)).toEqual({ message: 'Update feed unavailable', configured: true });
     }
     mode = 'ok';
   });
@@ -55,7 +55,7 @@ describe('GET /api/version/latest', () => {
 });
 
 describe('without a reachable feed', () => {
-  test('no UPDATE_FEED_URL, or a feed that refuses connections → 502', async () => {
+  test('no UPDATE_FEED_URL, or a feed that refuses connections → 502, saying whether a feed is configured', async () => {
     const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') });
     const deadPort = closed.port;
     closed.stop(true);
@@ -66,7 +66,7 @@ describe('without a reachable feed', () => {
         const a = await seed.admin(t);
         const res = await a.client.get('/api/version/latest');
         expect(res.status).toBe(502);
-        expect(await json(res)).toEqual({ message: 'Update feed unavailable' });
+        expect(await json(res)).toEqual({ message: 'Update feed unavailable', configured: 'UPDATE_FEED_URL' in env });
       } finally {
         await t.stop();
       }

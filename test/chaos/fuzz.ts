@@ -267,7 +267,8 @@ function rawCase(rng: Rng, target: FuzzTarget): { head: string; body?: Uint8Arra
     head: `${lines.join('\r\n')}\r\n\r\n`,
     body,
     label: `${method} ${pathPart.slice(0, 120)} HTTP/${version} (raw, Host ${String(host).slice(0, 30)})`,
-    badRequestLine: (version !== '1.1' && version !== '1.0') || method.includes(' '),
+    // A space or line break in the method or the target ends the request line before its version.
+    badRequestLine: (version !== '1.1' && version !== '1.0') || /\s/.test(method) || /\s/.test(pathPart),
   };
 }
 

@@ -50,6 +50,8 @@ export async function openContext(
     hasTouch: opts.touch ?? false,
     isMobile: opts.touch ?? false,
     acceptDownloads: true,
+    // No transitions (the app honours the setting): screenshots need not wait for them.
+    reducedMotion: 'reduce',
   });
   const page = await context.newPage();
   const errors: string[] = [];
@@ -68,8 +70,8 @@ export async function signIn(page: Page, email: string, password: string, to = '
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  // Let transitions and debounced work settle so the picture is what a person sees.
-  await page.waitForTimeout(200);
+  // Let layout and late paints settle so the picture is what a person sees (motion is reduced, see openContext).
+  await page.waitForTimeout(50);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
 }
 
@@ -134,5 +136,58 @@ export async function dropFiles(
     const target = [...document.querySelectorAll(${JSON.stringify(selector)})].find((el) => !prefix || (el.getAttribute('aria-label') || '').startsWith(prefix));
     target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
     target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  })()`);
+}
+
+export type DropEntry = { name: string; text: string } | { name: string; children: DropEntry[] };
+
+/**
+ * Drops files and whole folders from the desktop on the first element matching `selector`. A page
+ * cannot make directory entries (Chromium hands real ones only to an OS drag; over CDP they cannot be
+ * read), so `DataTransferItem.prototype.webkitGetAsEntry` is patched to answer, for these items,
+ * FileSystemEntry look-alikes backed by real File objects. Directory readers answer in batches of two,
+ * as a real reader answers in batches, so the app must keep reading until an empty batch.
+ */
+export async function dropTree(page: Page, selector: string, entries: DropEntry[], ariaLabelPrefix?: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const entries = ${JSON.stringify(entries)};
+    const toEntry = (e, dir) => {
+      const fullPath = dir + '/' + e.name;
+      if (!e.children) {
+        const file = new File([e.text], e.name, { type: 'text/plain' });
+        return { isFile: true, isDirectory: false, name: e.name, fullPath, file: (ok) => setTimeout(() => ok(file)) };
+      }
+      const children = e.children.map((c) => toEntry(c, fullPath));
+      return {
+        isFile: false,
+        isDirectory: true,
+        name: e.name,
+        fullPath,
+        createReader: () => {
+          let at = 0;
+          return { readEntries: (ok) => setTimeout(() => { ok(children.slice(at, at + 2)); at += 2; }) };
+        },
+      };
+    };
+    const dt = new DataTransfer();
+    const byName = new Map();
+    for (const e of entries) {
+      // A dropped folder reaches the page as a file item named after it; its entry is what says it is a folder.
+      dt.items.add(new File([e.children ? '' : e.text], e.name));
+      byName.set(e.name, toEntry(e, ''));
+    }
+    const proto = DataTransferItem.prototype;
+    const original = proto.webkitGetAsEntry;
+    proto.webkitGetAsEntry = function () {
+      return byName.get(this.getAsFile()?.name) ?? original.call(this);
+    };
+    const prefix = ${JSON.stringify(ariaLabelPrefix ?? null)};
+    const target = [...document.querySelectorAll(${JSON.stringify(selector)})].find((el) => !prefix || (el.getAttribute('aria-label') || '').startsWith(prefix));
+    try {
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    } finally {
+      proto.webkitGetAsEntry = original;
+    }
   })()`);
 }

@@ -92,7 +92,17 @@ export function rawRequest(
       const rest = buf.subarray(parsed.bodyStart);
       const length = parsed.headers['content-length'];
       if (parsed.headers['transfer-encoding']?.toLowerCase() === 'chunked') {
-        const body = dechunk(rest);
+        let body: Buffer | null;
+        try {
+          body = dechunk(rest);
+        } catch (err) {
+          // Thrown here it would escape the socket's event handler: the caller gets it instead.
+          done = true;
+          clearTimeout(timer);
+          socket.destroy();
+          reject(err);
+          return;
+        }
         if (body) finish('chunked', body, ended);
         else if (ended) reject(new Error('connection closed inside a chunked body'));
       } else if (length !== undefined) {

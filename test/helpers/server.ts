@@ -16,8 +16,11 @@ export interface TestServer {
   dataDir: string;
   server: RunningServer;
   client(): TestClient;
-  /** Stops and starts again on the same data dir (and port 0: a new port). */
-  restart(): Promise<void>;
+  /**
+   * Stops and starts again on the same data dir: on a new port, or with `samePort` on the same one (so
+   * clients that were connected see the server go away and come back); `whileDown` runs in between.
+   */
+  restart(opts?: { samePort?: boolean; whileDown?: () => Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,8 +40,8 @@ export interface TestServerOptions {
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
-  const boot = () =>
-    startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...opts.env }), {
+  const boot = (port = 0) =>
+    startServer(loadConfig({ port, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...opts.env }), {
       clock: opts.clock,
       logger: opts.logger,
       startWorker: opts.startWorker,
@@ -48,9 +51,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     dataDir,
     server: await boot(),
     client: () => new TestClient(t.url),
-    async restart() {
-      await t.server.stop();
-      t.server = await boot();
+    async restart(opts = {}) {
+      const port = t.server.port;
+      await t.server.stop({ graceMs: opts.samePort ? 100 : undefined });
+      await opts.whileDown?.();
+      t.server = await boot(opts.samePort ? port : 0);
       t.url = t.server.url;
     },
     async stop() {

@@ -2,7 +2,22 @@ import { expect, test } from 'bun:test';
 import type { ItemView } from '../../src/services/item-views.ts';
 import type { PublicUser } from '../../src/services/accounts.ts';
 import type { StorageUsage } from '../../src/services/quota.ts';
-import type { Item, Profile, StorageUsage as WebStorageUsage } from '../../web/app/api-types.ts';
+import type { ActiveClient as ServerClient } from '../../src/services/clients.ts';
+import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/orphans.ts';
+import type { SessionService } from '../../src/services/sessions.ts';
+import type { SubUserView } from '../../src/services/sub-users.ts';
+import type { UserListEntry } from '../../src/services/users.ts';
+import type {
+  ActiveClient,
+  Item,
+  OrphanDeletion,
+  OrphanReport,
+  Profile,
+  Session,
+  SubUser,
+  UserEntry,
+  StorageUsage as WebStorageUsage,
+} from '../../web/app/api-types.ts';
 
 // The web app declares the API shapes it reads (its own compiler has the DOM, not the server's modules);
 // these compile-time checks fail `tsc` when either side changes without the other.
@@ -10,7 +25,15 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const itemSame: Same<Item, ItemView> = true;
 const storageSame: Same<WebStorageUsage, StorageUsage> = true;
 const profileSame: Same<Omit<Profile, 'permissions'>, PublicUser> = true;
+const sessionSame: Same<Session, ReturnType<SessionService['list']>['sessions'][number]> = true;
+const subUserSame: Same<SubUser, Omit<SubUserView, 'permissions'> & { permissions: string[] }> = true;
+const userSame: Same<UserEntry, UserListEntry> = true;
+const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
+const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
+const clientSame: Same<ActiveClient, ServerClient> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
-  expect([itemSame, storageSame, profileSame]).toEqual([true, true, true]);
+  expect([itemSame, storageSame, profileSame, sessionSame, subUserSame, userSame, orphanSame, deletionSame, clientSame]).toEqual(
+    Array(9).fill(true),
+  );
 });

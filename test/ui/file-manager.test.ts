@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import {
   acquireBrowser,
+  type DropEntry,
   dropFiles,
+  dropTree,
   eventually,
   expectAccessible,
   releaseBrowser,
@@ -18,6 +20,28 @@ import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts'
 
 let t: TestServer;
 let browser: Browser;
+
+const PDF = '%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n';
+
+/** One second of 8 kHz 8-bit mono PCM: a WAV every browser plays without extra codecs. */
+function wav(): Buffer {
+  const rate = 8000;
+  const b = Buffer.alloc(44 + rate);
+  b.write('RIFF', 0);
+  b.writeUInt32LE(36 + rate, 4);
+  b.write('WAVEfmt ', 8);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(rate, 24);
+  b.writeUInt32LE(rate, 28);
+  b.writeUInt16LE(1, 32);
+  b.writeUInt16LE(8, 34);
+  b.write('data', 36);
+  b.writeUInt32LE(rate, 40);
+  for (let i = 0; i < rate; i++) b[44 + i] = 128 + Math.round(60 * Math.sin(i / 5));
+  return b;
+}
 
 // A 2x2 PNG, enough for the browser to decode and show.
 const PNG = Buffer.from(
@@ -33,6 +57,22 @@ afterAll(async () => {
   await releaseBrowser();
   await t.stop();
 });
+
+/** Holds the page's requests to `pattern` until the returned function lets them through (then stops holding). */
+async function hold(page: Page, pattern: string): Promise<() => Promise<void>> {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  const passed: Promise<void>[] = [];
+  const handler = (route: Route) => {
+    passed.push(gate.then(() => route.continue()));
+  };
+  await page.route(pattern, handler);
+  return async () => {
+    open();
+    await Promise.all(passed);
+    await page.unroute(pattern, handler);
+  };
+}
 
 const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},`) });
 const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
@@ -82,6 +122,72 @@ describe('file manager', () => {
     // Dropped onto a folder row: into that folder.
     await dropFiles(page, '[role=row]', [{ name: 'into-trip.txt', text: 'into trip' }], 'trip,');
     await eventually(async () => expect(await names(o, trip.id)).toContain('into-trip.txt'));
+
+    // Whole folder trees from the desktop, onto the window and onto a folder row, arrive with their paths.
+    // Empty folders come along too: one inside the tree, one dropped on its own.
+    const tree = (top: string): DropEntry[] => [
+      {
+        name: top,
+        children: [
+          { name: 'a.txt', text: 'a' },
+          { name: 'b.txt', text: 'b' },
+          { name: 'c.txt', text: 'c' },
+          {
+            name: 'inner',
+            children: [
+              { name: 'deep.txt', text: 'deep' },
+              { name: 'nothing', children: [] },
+            ],
+          },
+        ],
+      },
+      { name: `${top}-loose.txt`, text: 'loose' },
+      { name: `${top}-empty`, children: [] },
+    ];
+    const ids = new Map<string, string>();
+    const paths = async (parentId?: string): Promise<string[]> => {
+      const out: string[] = [];
+      const walk = async (id: string | undefined, prefix: string) => {
+        for (const i of await listAll(o.client, `/api/files?sortBy=name&order=asc${id ? `&parentId=${id}` : ''}`)) {
+          out.push(`${prefix}${i.name}${i.type === 'folder' ? '/' : ''}`);
+          ids.set(`${prefix}${i.name}`, i.id);
+          if (i.type === 'folder') await walk(i.id, `${prefix}${i.name}/`);
+        }
+      };
+      await walk(parentId, '');
+      return out;
+    };
+    await dropTree(page, '.browser', tree('Desk'));
+    await row(page, 'Desk').waitFor();
+    await eventually(async () => {
+      const all = await paths();
+      expect(all.filter((p) => p.startsWith('Desk'))).toEqual([
+        'Desk/',
+        'Desk/inner/',
+        'Desk/inner/nothing/',
+        'Desk/inner/deep.txt',
+        'Desk/a.txt',
+        'Desk/b.txt',
+        'Desk/c.txt',
+        'Desk-empty/',
+        'Desk-loose.txt',
+      ]);
+    });
+    await dropTree(page, '[role=row]', tree('Into'), 'trip,');
+    await eventually(async () =>
+      expect((await paths(trip.id)).filter((p) => p.startsWith('Into'))).toEqual([
+        'Into/',
+        'Into/inner/',
+        'Into/inner/nothing/',
+        'Into/inner/deep.txt',
+        'Into/a.txt',
+        'Into/b.txt',
+        'Into/c.txt',
+        'Into-empty/',
+        'Into-loose.txt',
+      ]),
+    );
+    expect(await (await o.client.get(`/api/files/${ids.get('Into/inner/deep.txt')}/download`)).text()).toBe('deep');
     await expectAccessible(page, 'folder with uploads');
     expect(errors).toEqual([]);
     await context.close();
@@ -212,6 +318,105 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('rename, move and delete show at once, before the server answers, and roll back with its reason when it refuses', async () => {
+    const o = await seed.owner(t);
+    for (const n of ['draft.txt', 'old.txt', 'keep.txt']) await upload(o.client, n, n);
+    const box = await folder(o.client, 'Box');
+    const gone = await folder(o.client, 'Gone');
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'draft.txt').waitFor();
+
+    // A name the folder already holds is refused in the dialog, with the server's own words.
+    await row(page, 'draft.txt').click();
+    await page.keyboard.press('F2');
+    const dialog = page.getByRole('dialog', { name: 'Rename file' });
+    await dialog.getByLabel('Name').fill('box');
+    await dialog.getByRole('button', { name: 'Rename' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'An item with this name already exists' }).waitFor();
+
+    // While the server has not answered, the list already shows the result.
+    let release = await hold(page, '**/api/files/rename');
+    await dialog.getByLabel('Name').fill('final.txt');
+    await dialog.getByRole('button', { name: 'Rename' }).click();
+    await row(page, 'final.txt').waitFor();
+    expect(await names(o)).toContain('draft.txt');
+    await release();
+    await eventually(async () => expect(await names(o)).toContain('final.txt'));
+
+    release = await hold(page, '**/api/files/move');
+    await row(page, 'old.txt').click();
+    await button(page, 'Move').click();
+    const picker = page.getByRole('dialog', { name: /^Move/ });
+    await picker.getByRole('button', { name: 'Box' }).click();
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await row(page, 'old.txt').waitFor({ state: 'detached' });
+    expect(await names(o)).toContain('old.txt');
+    await release();
+    await eventually(async () => expect(await names(o, box.id)).toEqual(['old.txt']));
+
+    release = await hold(page, '**/api/files/delete');
+    await row(page, 'final.txt').click();
+    await button(page, 'Delete').click();
+    await row(page, 'final.txt').waitFor({ state: 'detached' });
+    expect(await names(o)).toContain('final.txt');
+    await release();
+    await eventually(async () => expect((await listAll(o.client, '/api/files/trash')).map((i) => i.name)).toEqual(['final.txt']));
+
+    // Refused: the folder it was moved into went to the trash meanwhile (another device).
+    await row(page, 'keep.txt').click();
+    await button(page, 'Move').click();
+    await picker.getByRole('button', { name: 'Gone' }).click();
+    release = await hold(page, '**/api/files/move');
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await row(page, 'keep.txt').waitFor({ state: 'detached' });
+    await o.client.post('/api/files/delete', { ids: [gone.id] });
+    await release();
+    await row(page, 'keep.txt').waitFor();
+    await page.getByRole('alert').filter({ hasText: '“keep.txt” was not moved: Folder not found' }).waitFor();
+    expect(await names(o)).toEqual(['Box', 'keep.txt']);
+    await context.close();
+
+    // Refused: the owner took this sub-user's permissions away while its page was open.
+    const sub = await seed.subUser(t, { id: o.id }, ['files.edit', 'files.delete']);
+    const other = await openFolder(sub);
+    const p = other.page;
+    await row(p, 'keep.txt').waitFor();
+    await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['files.delete'] });
+    await row(p, 'keep.txt').click();
+    await p.keyboard.press('F2');
+    await p.getByRole('dialog', { name: 'Rename file' }).getByLabel('Name').fill('kept.txt');
+    release = await hold(p, '**/api/files/rename');
+    await p.getByRole('dialog', { name: 'Rename file' }).getByRole('button', { name: 'Rename' }).click();
+    await row(p, 'kept.txt').waitFor();
+    await release();
+    await row(p, 'keep.txt').waitFor();
+    await p
+      .getByRole('alert')
+      .filter({ hasText: '“keep.txt” was not renamed: You do not have permission to do that. Ask the account owner to enable "Modify".' })
+      .waitFor();
+    // The refusal taught the page what this login may do now: no Rename, still Delete.
+    await row(p, 'keep.txt').click();
+    await button(p, 'Delete').waitFor();
+    await eventually(async () => expect(await button(p, 'Rename').count()).toBe(0));
+
+    await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: [] });
+    release = await hold(p, '**/api/files/delete');
+    await button(p, 'Delete').click();
+    await row(p, 'keep.txt').waitFor({ state: 'detached' });
+    await release();
+    await row(p, 'keep.txt').waitFor();
+    await p
+      .getByRole('alert')
+      .filter({
+        hasText:
+          '“keep.txt” was not moved to the trash: You do not have permission to do that. Ask the account owner to enable "Move to trash".',
+      })
+      .waitFor();
+    expect(await names(o)).toEqual(['Box', 'keep.txt']);
+    expect([...errors, ...other.errors]).toEqual([]);
+    await other.context.close();
+  });
+
   test('share: create a 7-day link, copy it, change expiry, see it in Shared, a banner inside the folder, remove it with Undo', async () => {
     const o = await seed.owner(t);
     const box = await folder(o.client, 'Holiday');
@@ -332,6 +537,83 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('preview: video and audio stream from the download URL with Range requests, PDF in a frame, the 1 MiB text limit, anything else offers download', async () => {
+    const o = await seed.owner(t);
+    const song = await upload(o.client, 'a-song.wav', wav());
+    const clip = await upload(o.client, 'b-clip.mp4', Buffer.alloc(4096, 3));
+    const pdf = await upload(o.client, 'c-doc.pdf', PDF);
+    const limit = 1024 * 1024;
+    await upload(o.client, 'd-fits.txt', `${'x'.repeat(limit - 4)}END\n`);
+    const big = await upload(o.client, 'e-big.txt', 'y'.repeat(limit + 1));
+    const other = await upload(o.client, 'f-data.bin', Buffer.alloc(10, 1));
+    const { context, page, errors } = await openFolder(o);
+    // What the browser asked the server for, per download URL: the Range header and the status it got.
+    const asked = new Map<string, { range?: string; status: number }[]>();
+    page.on('response', async (r) => {
+      const m = /\/api\/files\/([^/]+)\/download/.exec(r.url());
+      if (m) asked.set(m[1]!, [...(asked.get(m[1]!) ?? []), { range: (await r.request().allHeaders()).range, status: r.status() }]);
+    });
+    const url = (item: { id: string }) => `/api/files/${item.id}/download`;
+
+    await row(page, 'a-song.wav').dblclick();
+    const audio = page.getByRole('dialog', { name: 'a-song.wav' }).locator('audio');
+    expect(await audio.getAttribute('src')).toBe(url(song));
+    await eventually(async () => expect(await audio.evaluate((a: any) => a.duration)).toBeCloseTo(1, 1), 10_000);
+    expect(asked.get(song.id)!.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true);
+
+    await page.keyboard.press('ArrowRight');
+    const video = page.getByRole('dialog', { name: 'b-clip.mp4' });
+    await eventually(() => expect(asked.get(clip.id)?.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true), 10_000);
+    // This one is not a playable video: the viewer says so and offers the file instead.
+    await video.getByText('This browser cannot play this video').waitFor();
+    expect(await video.getByRole('link', { name: /^Download \(/ }).getAttribute('href')).toBe(url(clip));
+
+    // Blob URLs made by the page, so the test can read what the PDF frame was given.
+    await page.evaluate(() => {
+      const w = globalThis as any;
+      const make = URL.createObjectURL;
+      w.blobs = new Map();
+      URL.createObjectURL = (b: Blob) => {
+        const u = make(b);
+        w.blobs.set(u, b);
+        return u;
+      };
+    });
+    await page.keyboard.press('ArrowRight');
+    const frame = page.getByRole('dialog', { name: 'c-doc.pdf' }).locator('iframe[title="c-doc.pdf"]');
+    await frame.waitFor();
+    expect(asked.get(pdf.id)!.some((r) => r.status === 200)).toBe(true);
+    // The browser's own viewer gets the file's bytes as a PDF.
+    const shown = await frame.evaluate(async (f: any) => {
+      const b = (globalThis as any).blobs.get(f.src);
+      return { type: b.type, text: await b.text() };
+    });
+    expect(shown).toEqual({ type: 'application/pdf', text: PDF });
+
+    await page.keyboard.press('ArrowRight');
+    const fits = page.getByRole('dialog', { name: 'd-fits.txt' });
+    await eventually(async () => expect(await fits.getByLabel('Contents of d-fits.txt').textContent()).toEndWith('END\n'));
+    expect(asked.get((await listAll(o.client, '/api/files')).find((i) => i.name === 'd-fits.txt').id)).toEqual([
+      { range: `bytes=0-${limit - 1}`, status: 206 },
+    ]);
+
+    await page.keyboard.press('ArrowRight');
+    const tooBig = page.getByRole('dialog', { name: 'e-big.txt' });
+    await tooBig.getByText('Text files over 1.00 MiB are not previewed; this one is 1.00 MiB.').waitFor();
+    expect(await tooBig.getByRole('link', { name: /^Download \(/ }).getAttribute('href')).toBe(url(big));
+    expect(asked.has(big.id)).toBe(false);
+
+    await page.keyboard.press('ArrowRight');
+    const none = page.getByRole('dialog', { name: 'f-data.bin' });
+    await none.getByText('There is no preview for this kind of file.').waitFor();
+    const download = page.waitForEvent('download');
+    await none.getByRole('link', { name: 'Download (10 B)' }).click();
+    expect((await download).suggestedFilename()).toBe('f-data.bin');
+    expect(new URL((await download).url()).pathname).toBe(url(other));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('search: / focuses the box, results come as you type, each with its folder', async () => {
     const o = await seed.owner(t);
     const docs = await folder(o.client, 'Documents');
@@ -371,6 +653,57 @@ describe('file manager', () => {
     await row(second.page, 'from-a-script.txt').waitFor();
     await first.context.close();
     await second.context.close();
+  });
+
+  test('offline and reconnecting are said; the event stream reconnects with backoff and shows what changed meanwhile', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'before.txt', 'b');
+    const { context, page, errors } = await openFolder(o);
+    const streams: number[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/files/events')) streams.push(Date.now());
+    });
+    await row(page, 'before.txt').waitFor();
+    const offline = page.getByRole('status').filter({ hasText: 'You are offline or Coffer cannot be reached' });
+    const reconnecting = page.getByRole('status').filter({ hasText: 'Reconnecting to live updates' });
+
+    // The browser goes offline: the app says so, and a change fails with a message instead of silently.
+    await context.setOffline(true);
+    await offline.waitFor();
+    await button(page, 'New folder').click();
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Coffer cannot be reached' }).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await upload(o.client, 'while-offline.txt', 'x');
+    await context.setOffline(false);
+    await offline.waitFor({ state: 'detached' });
+    await row(page, 'while-offline.txt').waitFor();
+
+    // The server goes away (its connections with it) and comes back on the same address.
+    const before = streams.length;
+    await t.restart({
+      samePort: true,
+      whileDown: async () => {
+        await reconnecting.waitFor();
+        // Two failed attempts; the next, which finds the server back, comes later still (backoff).
+        await eventually(() => expect(streams.length - before).toBeGreaterThanOrEqual(2), 10_000);
+      },
+    });
+    await upload(o.client, 'while-away.txt', 'x');
+    const uploadedAt = Date.now();
+    await reconnecting.waitFor({ state: 'detached', timeout: 15_000 });
+    await row(page, 'while-away.txt').waitFor();
+    const gaps = streams
+      .slice(before)
+      .map((at, n, all) => (n ? at - all[n - 1]! : 0))
+      .slice(1);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(900);
+    expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
+    // The change was made while the page had no stream: it came from the resync after reconnecting.
+    expect(streams.at(-1)!).toBeGreaterThan(uploadedAt);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   test('a sub-user sees only what its permissions allow', async () => {

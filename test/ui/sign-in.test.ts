@@ -110,8 +110,15 @@ describe('sign-in pages', () => {
   test('a session that ends under the user sends them to sign in, with a notice, and back where they were', async () => {
     const o = await seed.owner(t);
     const { context, page } = await openContext(browser, t.url);
+    // The session must end after the page's first requests, so that the next action is what meets it.
+    const settled = Promise.all(
+      ['/api/sessions/heartbeat', '/api/files/recent', '/api/user/storage', '/api/files/shared', '/api/files/events'].map((p) =>
+        page.waitForResponse((r) => r.url().includes(p)),
+      ),
+    );
     await signIn(page, o.email, PASSWORD, '/recent');
     await page.getByRole('heading', { name: 'Recent' }).waitFor();
+    await settled;
     await o.client.post('/api/logout-all');
     await page.getByRole('link', { name: 'Starred' }).click();
     await page.waitForURL('**/login?next=%2Fstarred');

@@ -96,3 +96,103 @@ export interface FileEvent {
     count?: number;
   };
 }
+
+/** GET /api/user/signup-status: the instance switches; every `canToggle` is true for the admin only. */
+export interface InstanceStatus {
+  signupEnabled: boolean;
+  canToggle: boolean;
+  hideFileExtensions: boolean;
+  canToggleHideFileExtensions: boolean;
+  desktopOnlyAccess: boolean;
+  canToggleDesktopOnlyAccess: boolean;
+  allowPasswordChange: boolean;
+  canToggleAllowPasswordChange: boolean;
+  totalUsers?: number;
+  additionalUsers?: number;
+}
+
+export interface Session {
+  id: string;
+  user_id: string;
+  token_version: number;
+  user_agent: string;
+  ip_address: string;
+  created_at: string;
+  last_activity: string;
+  is_online: boolean;
+  isCurrent: boolean;
+}
+
+export interface PermissionInfo {
+  key: string;
+  label: string;
+  description: string;
+}
+
+export interface SubUser {
+  id: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  createdAt: string;
+  mfaEnabled: boolean;
+}
+
+/** An entry of the admin's account list: owners, each followed by its sub-users. */
+export interface UserEntry {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+  mfaEnabled: boolean;
+  storageUsed: number;
+  /** The account's own limit; null when it follows the instance default. */
+  storageLimit: number | null;
+  /** The limit in effect; null when unlimited. */
+  storageTotal: number | null;
+  parentUserId: string | null;
+  permissions: string[] | null;
+}
+
+export interface OrphanReport {
+  scannedAt: string;
+  graceMinutes: number;
+  driver: string;
+  totals: { storedObjects: number; databaseRows: number; skippedTooRecent: number };
+  storageOrphans: { items: { key: string; size: number; lastModified: string }[]; count: number; totalBytes: number; truncated: boolean };
+  databaseOrphans: {
+    items: {
+      id: string;
+      name: string;
+      path: string;
+      size: number;
+      mimeType: string | null;
+      modified: string;
+      createdAt: string;
+      trashed: boolean;
+      ownerEmail: string | null;
+      ownerName: string | null;
+    }[];
+    count: number;
+    totalBytes: number;
+    truncated: boolean;
+  };
+}
+
+export interface OrphanDeletion {
+  graceMinutes: number;
+  storage: { results: Array<{ key: string; deleted: boolean; reason?: string }>; deleted: number; skipped: number };
+  database: { results: Array<{ id: string; deleted: boolean; reason?: string }>; deleted: number; skipped: number };
+}
+
+export interface ActiveClient {
+  id: string;
+  userId: string;
+  userName: string;
+  userEmail: string;
+  appVersion: string;
+  platform: string;
+  ipAddress: string;
+  lastSeenAt: string;
+  connectedSince: string;
+}

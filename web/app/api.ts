@@ -20,7 +20,7 @@ addEventListener('online', () => (online.value = true));
 addEventListener('offline', () => (online.value = false));
 
 type Hook = (err: ApiError) => void;
-const hooks: { unauthorized?: Hook; desktopOnly?: Hook } = {};
+const hooks: { unauthorized?: Hook; desktopOnly?: Hook; forbidden?: Hook } = {};
 /** The session module reacts to an expired session or desktop-only mode seen by any call. */
 export const onApiError = (h: typeof hooks) => Object.assign(hooks, h);
 
@@ -70,6 +70,7 @@ export async function request(path: string, opts: CallOptions = {}): Promise<Res
   const err = await errorFrom(res);
   if (res.status === 401 && !opts.anonymous) hooks.unauthorized?.(err);
   if (res.status === 403 && err.body.error === 'DESKTOP_ONLY_ACCESS') hooks.desktopOnly?.(err);
+  else if (res.status === 403) hooks.forbidden?.(err);
   throw err;
 }
 

@@ -1,5 +1,6 @@
-import { signal, useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
+import { Admin } from '../admin/admin.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
@@ -11,25 +12,18 @@ import { TrashScreen } from '../trash/trash.tsx';
 import { DialogHost } from '../ui/dialog.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
 import { MenuHost, openMenu } from '../ui/menu.tsx';
+import { StorageMeter } from '../ui/storage-meter.tsx';
 import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
-import { api, online } from './api.ts';
-import type { StorageUsage } from './api-types.ts';
+import { online } from './api.ts';
 import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
-import { formatSize } from './format.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
 import { navigate, route } from './router.ts';
-import { profile, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
+import { loadStorage } from './storage.ts';
 import { activeUploads } from './uploads.ts';
-
-const storage = signal<StorageUsage | null>(null);
-const loadStorage = () =>
-  api<StorageUsage>('/api/user/storage').then(
-    (s) => (storage.value = s),
-    () => {},
-  );
 
 const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
   { href: '/', label: 'Home', icon: 'home', match: (p) => p === '/' },
@@ -39,21 +33,6 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
   { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
 ];
-
-function StorageMeter() {
-  const s = storage.value;
-  if (!s) return null;
-  const fraction = s.total ? Math.min(1, s.used / s.total) : null;
-  return (
-    <div class="storage">
-      <div class="storage-text">
-        <span>Storage</span>
-        <span class="muted">{s.total ? `${formatSize(s.used)} of ${formatSize(s.total)}` : `${formatSize(s.used)} used`}</span>
-      </div>
-      {fraction !== null && <progress class={`meter ${fraction > 0.9 ? 'full' : ''}`} value={fraction} max={1} aria-label="Storage used" />}
-    </div>
-  );
-}
 
 function Sidebar({ open, close }: { open: boolean; close: () => void }) {
   const path = route.value.path;
@@ -83,7 +62,18 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
         </ul>
       </nav>
       <div class="sidebar-foot">
-        <StorageMeter />
+        <StorageMeter compact />
+        {isAdmin.value && (
+          <a
+            href="/admin"
+            class={`nav-link ${path.startsWith('/admin') ? 'active' : ''}`}
+            aria-current={path.startsWith('/admin') ? 'page' : undefined}
+            onClick={close}
+          >
+            <Icon name="shield" />
+            Admin
+          </a>
+        )}
         <a
           href="/settings"
           class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`}
@@ -168,26 +158,34 @@ function NotFound() {
 function Screen() {
   const { path, query } = route.value;
   if (path === '/') return <Home />;
-  if (path === '/files') return <FileBrowser kind="folder" folderId={null} />;
+  // Keyed by view, so a new folder starts with its own selection and focus before the first key press.
+  if (path === '/files') return <FileBrowser key="folder:" kind="folder" folderId={null} />;
   const folder = /^\/files\/([^/]+)$/.exec(path);
-  if (folder) return <FileBrowser kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
+  if (folder) return <FileBrowser key={`folder:${folder[1]}`} kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
   if (path === '/recent' || path === '/starred' || path === '/shared')
-    return <FileBrowser kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
+    return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
     return q ? (
-      <FileBrowser kind="search" query={q} />
+      <FileBrowser key={`search:${q}`} kind="search" query={q} />
     ) : (
       <div class="empty page">Type in the search box to find files and folders by name.</div>
     );
   }
   if (path === '/settings' || path.startsWith('/settings/')) return <Settings />;
+  if (path === '/admin' || path.startsWith('/admin/')) return <Admin />;
   return <NotFound />;
 }
 
 function Shell() {
   const menuOpen = useSignal(false);
+  const path = route.value.path;
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else void refreshSession();
+  }, [path]);
   useEffect(() => {
     startEvents();
     void loadStorage();
@@ -196,6 +194,7 @@ function Shell() {
     const off = onFileEvent((e) => {
       if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
       if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
+      if (e.type === 'resync') void refreshSession();
       // Bursts (a folder upload, a big move) revalidate once.
       if (timer === null)
         timer = setTimeout(() => {
@@ -219,6 +218,9 @@ function Shell() {
       }
     };
     addEventListener('keydown', keys);
+    // Back to the tab after a while: what this login may do may have changed meanwhile.
+    const back = () => document.visibilityState === 'visible' && void refreshSession();
+    document.addEventListener('visibilitychange', back);
     // Leaving with uploads running would lose them: the browser asks first.
     const leave = (e: BeforeUnloadEvent) => {
       if (activeUploads.value.length) e.preventDefault();
@@ -228,6 +230,7 @@ function Shell() {
       off();
       stopEvents();
       removeEventListener('keydown', keys);
+      document.removeEventListener('visibilitychange', back);
       removeEventListener('beforeunload', leave);
     };
   }, []);

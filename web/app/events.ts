@@ -50,14 +50,25 @@ function connect(): void {
   };
 }
 
+// Back online: try at once instead of waiting out the backoff.
+const onOnline = () => {
+  if (!source || streamState.value === 'live') return;
+  if (retry) clearTimeout(retry);
+  source.close();
+  backoff = 1000;
+  connect();
+};
+
 export function startEvents(): void {
   if (source) return;
   everConnected = false;
+  addEventListener('online', onOnline);
   connect();
 }
 
 export function stopEvents(): void {
   if (retry) clearTimeout(retry);
+  removeEventListener('online', onOnline);
   source?.close();
   source = null;
   streamState.value = 'closed';

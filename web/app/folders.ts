@@ -3,23 +3,48 @@ import { api, listPage } from './api.ts';
 import type { ItemInfo } from './api-types.ts';
 
 const infos = new Map<string, Promise<ItemInfo>>();
+// The same details once they have arrived, for screens that can use them without waiting.
+const known = new Map<string, ItemInfo>();
 
 /** Details of one item, cached for breadcrumbs and pickers (renames and moves clear it). */
 export function itemInfo(id: string): Promise<ItemInfo> {
   let p = infos.get(id);
   if (!p) {
     p = api<ItemInfo>(`/api/files/${encodeURIComponent(id)}/info`);
-    p.catch(() => infos.delete(id));
+    p.then(
+      (info) => infos.get(id) === p && known.set(id, info),
+      () => infos.delete(id),
+    );
     infos.set(id, p);
   }
   return p;
 }
 
-export const forgetInfo = (id?: string) => (id ? infos.delete(id) : infos.clear());
+export const forgetInfo = (id?: string) => {
+  if (id) {
+    infos.delete(id);
+    known.delete(id);
+  } else {
+    infos.clear();
+    known.clear();
+  }
+};
 
 export interface Crumb {
   id: string;
   name: string;
+}
+
+/** The folders from the root down to `id` when all are known already, else null (then ask `ancestors`). */
+export function knownAncestors(id: string): Crumb[] | null {
+  const trail: Crumb[] = [];
+  for (let at: string | null = id; at && trail.length < 64; ) {
+    const info = known.get(at);
+    if (!info) return null;
+    trail.unshift({ id: info.id, name: info.name });
+    at = info.parentId;
+  }
+  return trail;
 }
 
 /** The folders from the root down to `id` (inclusive). */

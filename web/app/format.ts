@@ -3,6 +3,19 @@ import { formatSize } from '../../src/lib/size.ts';
 /** Sizes in the same binary units as the CLI and the API docs (KiB, MiB, GiB). */
 export { formatSize };
 
+/** A size as typed in a field, exactly (`50G`, `1536M`, `1000`): what parseSize reads back to the same bytes. */
+export function sizeInput(bytes: number): string {
+  for (const [unit, factor] of [
+    ['T', 1024 ** 4],
+    ['G', 1024 ** 3],
+    ['M', 1024 ** 2],
+    ['K', 1024],
+  ] as const) {
+    if (bytes >= factor && bytes % factor === 0) return `${bytes / factor}${unit}`;
+  }
+  return String(bytes);
+}
+
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;

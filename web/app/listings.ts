@@ -5,8 +5,14 @@ import type { Item } from './api-types.ts';
 /** Where a listing's pages come from. */
 export interface ListingSource {
   key: string;
+  /** What the listing shows: a folder's contents (its id, null for My files) or a collection. */
+  view: { folder: string | null } | 'starred' | 'shared' | 'trash' | 'recent' | 'search';
   load(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage>;
 }
+
+type Change = (items: Item[], listing: Listing) => Item[];
+// Changes made on screen that the server has not confirmed yet: a revalidation in the meantime must not undo them.
+const pending = new Set<Change>();
 
 const PAGE = 200;
 // A revalidation refetches what is on screen up to this many items; beyond it the tail is kept.
@@ -65,10 +71,10 @@ export class Listing {
     const old = this.items.value;
     if (old.length > REFRESH_MAX && cursor) {
       const seen = new Set(fresh.map((i) => i.id));
-      this.items.value = [...fresh, ...old.slice(REFRESH_MAX).filter((i) => !seen.has(i.id))];
+      this.items.value = this.withPending([...fresh, ...old.slice(REFRESH_MAX).filter((i) => !seen.has(i.id))]);
       this.cursor ??= cursor;
     } else {
-      this.items.value = fresh;
+      this.items.value = this.withPending(fresh);
       this.cursor = cursor ?? null;
     }
     this.more.value = this.cursor !== null;
@@ -83,7 +89,7 @@ export class Listing {
       try {
         const page = await this.source.load(this.cursor ?? undefined, 500);
         const seen = new Set(this.items.value.map((i) => i.id));
-        this.items.value = [...this.items.value, ...page.items.filter((i) => !seen.has(i.id))];
+        this.items.value = [...this.items.value, ...this.withPending(page.items).filter((i) => !seen.has(i.id))];
         this.cursor = page.nextCursor;
         this.more.value = this.cursor !== null;
       } catch (err) {
@@ -95,13 +101,14 @@ export class Listing {
     return this.paging;
   }
 
+  private withPending(items: Item[]): Item[] {
+    for (const change of pending) items = change(items, this);
+    return items;
+  }
+
   /** Everything is loaded: names in it can be checked without asking the server. */
   get complete(): boolean {
     return this.loaded.value && this.cursor === null;
-  }
-
-  patch(fn: (items: Item[]) => Item[]): void {
-    this.items.value = fn(this.items.value);
   }
 }
 
@@ -134,27 +141,60 @@ export function invalidateListings(): void {
 
 /** Applies an optimistic change to every cached listing (rename, star, remove...). */
 export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): void {
-  for (const l of cache.values()) l.patch((items) => fn(items, l));
+  for (const l of cache.values()) l.items.value = fn(l.items.value, l);
 }
+
+/**
+ * Updates every cached listing first, then asks the server. If the server refuses, each listing gets
+ * its items back (or, if something else changed it meanwhile, is revalidated) and the refusal is
+ * rethrown for the caller to show. Either way the listings reconcile with the server afterwards.
+ */
+export async function optimistic<T>(change: Change, work: () => Promise<T>): Promise<T> {
+  const undo: { listing: Listing; before: Item[]; after: Item[] }[] = [];
+  for (const listing of cache.values()) {
+    const before = listing.items.value;
+    const after = change(before, listing);
+    listing.items.value = after;
+    undo.push({ listing, before, after });
+  }
+  pending.add(change);
+  try {
+    return await work();
+  } catch (err) {
+    for (const u of undo) if (u.listing.items.value === u.after) u.listing.items.value = u.before;
+    throw err;
+  } finally {
+    pending.delete(change);
+    invalidateListings();
+  }
+}
+
+/** Whether a listing shows the contents of this folder. */
+export const showsFolder = (listing: Listing, folderId: string | null) =>
+  typeof listing.source.view === 'object' && listing.source.view.folder === folderId;
 
 export const folderSource = (parentId: string | null, sortBy: string, order: string): ListingSource => ({
   key: `folder:${parentId ?? ''}:${sortBy}:${order}`,
+  view: { folder: parentId },
   load: (cursor, limit, signal) =>
     listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
 });
 
 export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: string, order: string): ListingSource => ({
   key: `${name}:${sortBy}:${order}`,
+  view: name,
   load: (cursor, limit, signal) => listPage(`/api/files/${name}`, { sortBy, order, limit: String(limit), cursor }, signal),
 });
 
 export const recentSource: ListingSource = {
   key: 'recent',
+  view: 'recent',
   load: async (_c, _l, signal) => ({ items: await api<Item[]>('/api/files/recent?limit=50', { signal }), nextCursor: null }),
 };
 
 export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
+  view: 'search',
   load: async (_c, _l, signal) => ({
     items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
     nextCursor: null,

@@ -1,15 +1,19 @@
 import { computed, signal } from '@preact/signals';
 import { api, ApiError, onApiError, request } from './api.ts';
-import type { Profile } from './api-types.ts';
+import type { InstanceStatus, Profile } from './api-types.ts';
 import { currentUrl, navigate, route } from './router.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
 
 export const profile = signal<Profile | null>(null);
 export const sessionState = signal<SessionState>('loading');
+/** The instance's switches as this login sees them (the admin also gets the account counts). */
+export const instance = signal<InstanceStatus | null>(null);
 /** Instance settings the file manager obeys. */
-export const hideExtensions = signal(false);
+export const hideExtensions = computed(() => instance.value?.hideFileExtensions ?? false);
 export const maxUploadBytes = signal<number | null>(null);
+/** The admin (the first account): SPEC gives the admin, and only the admin, every `canToggle`. */
+export const isAdmin = computed(() => instance.value?.canToggle === true);
 /** Said on the sign-in page after a session ended under the user. */
 export const signInNotice = signal<string | null>(null);
 
@@ -39,14 +43,46 @@ onApiError({
   desktopOnly: () => {
     sessionState.value = 'desktop-only';
   },
+  // A refusal may mean the owner changed this login's permissions: show what it may do now.
+  forbidden: () => void refreshSession(),
 });
 
+let refreshing: Promise<void> | null = null;
+let refreshAgain = false;
+/**
+ * Reads the profile and the instance settings again (permissions and settings change without a new
+ * sign-in): on every navigation, when the tab is shown again and after a refusal. One refresh at a
+ * time; a call during one runs once after it.
+ */
+export function refreshSession(): Promise<void> {
+  if (sessionState.value !== 'signed-in') return Promise.resolve();
+  if (refreshing) {
+    refreshAgain = true;
+    return refreshing;
+  }
+  refreshing = Promise.all([api<Profile>('/api/profile'), loadInstanceSettings()])
+    .then(([p]) => {
+      if (!same(p, profile.value)) profile.value = p;
+    })
+    .catch(() => {})
+    .finally(() => {
+      refreshing = null;
+      if (refreshAgain) {
+        refreshAgain = false;
+        void refreshSession();
+      }
+    });
+  return refreshing;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
 async function loadInstanceSettings(): Promise<void> {
-  const [hide, max] = await Promise.all([
-    api<{ hideFileExtensions: boolean }>('/api/user/hide-file-extensions-config'),
+  const [status, max] = await Promise.all([
+    api<InstanceStatus>('/api/user/signup-status'),
     api<{ maxBytes: number }>('/api/user/max-upload-size-config'),
   ]);
-  hideExtensions.value = hide.hideFileExtensions;
+  if (!same(status, instance.value)) instance.value = status;
   maxUploadBytes.value = max.maxBytes;
 }
 

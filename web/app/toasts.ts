@@ -54,6 +54,7 @@ export async function track<T>(
   label: string,
   work: (progress: (fraction: number) => void) => Promise<T>,
   done: (result: T) => { message: string; action?: Toast['action'] },
+  failed: (err: Error) => string = (err) => err.message,
 ): Promise<T | undefined> {
   let id: number | null = null;
   // Quick work shows only its result; anything slower shows it is running.
@@ -70,7 +71,7 @@ export async function track<T>(
     return result;
   } catch (err) {
     clearTimeout(show);
-    const message = err instanceof Error ? err.message : String(err);
+    const message = failed(err instanceof Error ? err : new Error(String(err)));
     if (id !== null) updateToast(id, { kind: 'error', message, progress: undefined });
     else toast(message, { kind: 'error' });
     return undefined;

@@ -1,5 +1,5 @@
 import { computed, type Signal, signal } from '@preact/signals';
-import { api, ApiError, OFFLINE_MESSAGE, request } from './api.ts';
+import { api, ApiError, OFFLINE_MESSAGE, post, request } from './api.ts';
 import type { Item } from './api-types.ts';
 import { formatSize } from './format.ts';
 import { invalidateListings, type Listing } from './listings.ts';
@@ -302,15 +302,36 @@ function makeItem(n: NewUpload, parentId: string | null): UploadItem {
 }
 
 /**
+ * Creates folders by path under `parentId` (`a/b/c`, as `mkdir -p` does), reusing a folder that has the
+ * name already, as the bulk upload does with relative paths: a dropped tree keeps its empty folders.
+ */
+async function makeFolders(paths: string[], parentId: string | null): Promise<void> {
+  const made = new Map<string, string | null>([['', parentId]]);
+  for (const path of [...paths].sort()) {
+    const parts = path.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const here = parts.slice(0, i).join('/');
+      if (made.has(here)) continue;
+      const parent = made.get(parts.slice(0, i - 1).join('/')) ?? null;
+      const name = parts[i - 1]!;
+      const hits = await api<Item[]>(`/api/files/search?${new URLSearchParams({ q: name, limit: '100' })}`);
+      const existing = hits.find((h) => h.type === 'folder' && h.parentId === parent && h.name.toLowerCase() === name.toLowerCase());
+      made.set(here, existing?.id ?? (await post<Item>('/api/files/folder', { name, parentId: parent })).id);
+    }
+  }
+}
+
+/**
  * Queues files for a folder: refuses what exceeds the server's maximum or the quota with a sentence
  * that says why, asks about names that exist, then uploads in the background while the user moves on.
+ * `folders` are the empty folders of a dropped tree, made before its files arrive.
  */
 export async function enqueueUploads(
   files: NewUpload[],
   parentId: string | null,
-  opts: { listing?: Listing | null; askConflict: ConflictAsker },
+  opts: { listing?: Listing | null; askConflict: ConflictAsker; folders?: string[] },
 ): Promise<void> {
-  if (!files.length) return;
+  if (!files.length && !opts.folders?.length) return;
   const max = maxUploadBytes.value;
   const fits: NewUpload[] = [];
   const refused: UploadItem[] = [];
@@ -364,6 +385,14 @@ export async function enqueueUploads(
       if (replace) item.replaceId = clash.id;
     }
     items.push(item);
+  }
+  if (opts.folders?.length) {
+    try {
+      await makeFolders(opts.folders, parentId);
+      refreshSoon();
+    } catch (err) {
+      toast(`Empty folders of the drop were not made: ${(err as Error).message}`, { kind: 'error' });
+    }
   }
   uploads.value = [...uploads.value, ...refused, ...items];
   pump();

@@ -3,10 +3,12 @@ import type { Item, QueuedJob } from '../app/api-types.ts';
 import { cutItems } from '../app/clipboard.ts';
 import { forgetInfo } from '../app/folders.ts';
 import { extensionOf, formatSize, plural } from '../app/format.ts';
-import { invalidateListings, type Listing, patchListings } from '../app/listings.ts';
+import { invalidateListings, type Listing, optimistic, showsFolder } from '../app/listings.ts';
 import { navigate, folderPath } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
+import { Messages } from '../../src/errors.ts';
+import { nameProblem, normalizeName } from '../../src/services/names.ts';
 import { openPreview } from '../preview/preview.tsx';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
@@ -50,11 +52,13 @@ const ids = (items: Item[]) => items.map((i) => i.id);
 
 export const labelOf = (a: Action, ctx: ActionContext) => (typeof a.label === 'function' ? a.label(ctx) : a.label);
 
-/** Removes items from every cached view at once; the server's answer (or the event stream) reconciles. */
-const dropFromViews = (gone: string[]) => {
-  const set = new Set(gone);
-  patchListings((items) => items.filter((i) => !set.has(i.id)));
-};
+/** Items leave every view but the trash, which is revalidated instead. */
+const leaving = (gone: Set<string>) => (list: Item[], l: Listing) =>
+  l.source.view === 'trash' ? list : list.filter((i) => !gone.has(i.id));
+
+/** A refusal, said with what was refused: “a.txt” was not moved: Folder not found. */
+const refused = (items: Item[], what: string, err: Error) =>
+  `${names(items)} ${items.length === 1 ? 'was' : 'were'} not ${what}: ${err.message}`;
 
 export function openItem(ctx: ActionContext, item: Item): void {
   if (item.type === 'folder') {
@@ -65,25 +69,36 @@ export function openItem(ctx: ActionContext, item: Item): void {
   openPreview(files, item);
 }
 
+/** Moves at once on screen (out of their folders, new parent elsewhere); back where they were if refused. */
+function moveOptimistically(items: Item[], parentId: string | null): Promise<unknown> {
+  const moving = new Set(ids(items));
+  return optimistic(
+    (list, l) =>
+      typeof l.source.view === 'object'
+        ? list.filter((i) => !moving.has(i.id) || showsFolder(l, parentId))
+        : list.map((i) => (moving.has(i.id) ? { ...i, parentId } : i)),
+    () => post('/api/files/move', { ids: [...moving], parentId }),
+  ).finally(() => {
+    for (const id of moving) forgetInfo(id);
+  });
+}
+
 export async function moveItems(items: Item[], target: { id: string | null; name: string }): Promise<void> {
-  const from = new Map<string | null, string[]>();
-  for (const i of items) from.set(i.parentId, [...(from.get(i.parentId) ?? []), i.id]);
   if (items.every((i) => i.parentId === target.id)) return;
+  const from = new Map<string | null, Item[]>();
+  for (const i of items) from.set(i.parentId, [...(from.get(i.parentId) ?? []), i]);
   try {
-    await post('/api/files/move', { ids: ids(items), parentId: target.id });
+    await moveOptimistically(items, target.id);
   } catch (err) {
-    return toastError(err);
+    toast(refused(items, 'moved', err as Error), { kind: 'error' });
+    return;
   }
-  dropFromViews(ids(items));
-  for (const i of items) forgetInfo(i.id);
-  invalidateListings();
   toast(`Moved ${names(items)} to ${target.name}`, {
     action: {
       label: 'Undo',
       run: async () => {
         try {
-          for (const [parentId, back] of from) await post('/api/files/move', { ids: back, parentId });
-          invalidateListings();
+          for (const [parentId, back] of from) await moveOptimistically(back, parentId);
           toast('Move undone');
         } catch (err) {
           toastError(err);
@@ -94,31 +109,30 @@ export async function moveItems(items: Item[], target: { id: string | null; name
 }
 
 async function trashItems(items: Item[]): Promise<void> {
-  const gone = ids(items);
+  const gone = new Set(ids(items));
   await track(
     `Moving ${names(items)} to the trash…`,
-    (progress) => runWithProgress('/api/files/delete', gone, (done, total) => progress(total ? done / total : 0)),
+    (progress) =>
+      optimistic(leaving(gone), () => runWithProgress('/api/files/delete', [...gone], (done, total) => progress(total ? done / total : 0))),
     () => ({
       message: `Moved ${names(items)} to the trash`,
       action: { label: 'Undo', run: () => void restoreItems(items, true) },
     }),
-  ).then((r) => {
-    if (r === undefined) return;
-    dropFromViews(gone);
-    invalidateListings();
-  });
+    (err) => refused(items, 'moved to the trash', err),
+  );
 }
 
 async function restoreItems(items: Item[], undo = false): Promise<void> {
-  const back = ids(items);
-  const r = await track(
+  const back = new Set(ids(items));
+  await track(
     `Restoring ${names(items)}…`,
-    (progress) => runWithProgress('/api/files/trash/restore', back, (done, total) => progress(total ? done / total : 0)),
+    (progress) =>
+      optimistic(
+        (list, l) => (l.source.view === 'trash' ? list.filter((i) => !back.has(i.id)) : list),
+        () => runWithProgress('/api/files/trash/restore', [...back], (done, total) => progress(total ? done / total : 0)),
+      ),
     () => ({ message: undo ? 'Moved back from the trash' : `Restored ${names(items)}` }),
   );
-  if (r === undefined) return;
-  dropFromViews(back);
-  invalidateListings();
 }
 
 async function copyItems(items: Item[], target: { id: string | null; name: string }): Promise<void> {
@@ -138,56 +152,62 @@ async function copyItems(items: Item[], target: { id: string | null; name: strin
 
 async function star(items: Item[], starred: boolean): Promise<void> {
   const set = new Set(ids(items));
-  patchListings((list, l) =>
-    l.source.key.startsWith('starred') && !starred
-      ? list.filter((i) => !set.has(i.id))
-      : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
-  );
   try {
-    await post('/api/files/star', { ids: [...set], starred });
+    await optimistic(
+      (list, l) =>
+        l.source.view === 'starred' && !starred
+          ? list.filter((i) => !set.has(i.id))
+          : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
+      () => post('/api/files/star', { ids: [...set], starred }),
+    );
   } catch (err) {
-    patchListings((list) => list.map((i) => (set.has(i.id) ? { ...i, starred: !starred } : i)));
     toastError(err);
   }
-  invalidateListings();
+}
+
+/** Renames at once on screen; the old name comes back, with the server's reason, if it refuses. */
+async function renameTo(item: Item, to: string): Promise<Item> {
+  forgetInfo(item.id);
+  return optimistic(
+    (list) => list.map((i) => (i.id === item.id ? { ...i, name: to } : i)),
+    () => post<Item>('/api/files/rename', { id: item.id, name: to }),
+  ).catch((err: Error) => {
+    throw new Error(refused([item], 'renamed', err));
+  });
 }
 
 async function rename(ctx: ActionContext, item: Item): Promise<void> {
   const ext = item.type === 'file' ? extensionOf(item.name) : '';
   const hidden = hideExtensions.value && ext !== '';
   const shown = hidden ? item.name.slice(0, -ext.length) : item.name;
-  let renamed: Item | null = null;
+  const full = (value: string) => normalizeName(hidden ? value.trim() + ext : value);
+  const siblings = ctx.kind === 'folder' && ctx.listing.complete ? ctx.listing.items.value : [];
   const name = await promptDialog({
     title: `Rename ${item.type}`,
     label: 'Name',
     value: shown,
     confirm: 'Rename',
     selectEnd: hidden ? shown.length : shown.length - ext.length,
-    submit: async (value) => {
-      const full = hidden ? value.trim() + ext : value.trim();
-      if (full === item.name) return null;
-      try {
-        renamed = await post<Item>('/api/files/rename', { id: item.id, name: full });
-        return null;
-      } catch (err) {
-        return (err as Error).message;
-      }
+    // The server's own rules, so most refusals are said before the dialog closes.
+    validate: (value) => {
+      const n = full(value);
+      const clash = siblings.some((i) => i.id !== item.id && i.name.toLowerCase() === n.toLowerCase());
+      return nameProblem(n) ?? (clash ? Messages.nameTaken : null);
     },
   });
-  if (!name || !renamed) return;
-  const newName = (renamed as Item).name;
-  patchListings((list) => list.map((i) => (i.id === item.id ? { ...i, name: newName } : i)));
-  forgetInfo(item.id);
-  invalidateListings();
+  if (name === undefined || full(name) === item.name) return;
+  let renamed: Item;
+  try {
+    renamed = await renameTo(item, full(name));
+  } catch (err) {
+    toast((err as Error).message, { kind: 'error' });
+    return;
+  }
   ctx.select([item.id]);
-  toast(`Renamed to “${newName}”`, {
+  toast(`Renamed to “${renamed.name}”`, {
     action: {
       label: 'Undo',
-      run: () =>
-        post('/api/files/rename', { id: item.id, name: item.name }).then(() => {
-          forgetInfo(item.id);
-          invalidateListings();
-        }, toastError),
+      run: () => void renameTo(renamed, item.name).catch(toastError),
     },
   });
 }
@@ -434,13 +454,16 @@ export const ACTIONS: Action[] = [
         danger: true,
       });
       if (!ok) return;
-      dropFromViews(ids(items));
+      const gone = new Set(ids(items));
       await track(
         `Deleting ${names(items)} permanently…`,
-        async () => waitForJob((await post<QueuedJob>('/api/files/trash/delete', { ids: ids(items) })).jobId),
+        () =>
+          optimistic(
+            (list) => list.filter((i) => !gone.has(i.id)),
+            async () => waitForJob((await post<QueuedJob>('/api/files/trash/delete', { ids: [...gone] })).jobId),
+          ),
         () => ({ message: `Deleted ${names(items)} permanently` }),
       );
-      invalidateListings();
     },
   },
 ];
@@ -457,16 +480,18 @@ export async function emptyTrash(listing: Listing): Promise<void> {
     danger: true,
   });
   if (!ok) return;
-  listing.patch(() => []);
   await track(
     'Emptying the trash…',
-    async () => {
-      const r = await post<QueuedJob | { message: string }>('/api/files/trash/empty');
-      if ('jobId' in r) await waitForJob(r.jobId);
-    },
+    () =>
+      optimistic(
+        (list, l) => (l.source.view === 'trash' ? [] : list),
+        async () => {
+          const r = await post<QueuedJob | { message: string }>('/api/files/trash/empty');
+          if ('jobId' in r) await waitForJob(r.jobId);
+        },
+      ),
     () => ({ message: 'The trash is empty' }),
   );
-  invalidateListings();
 }
 
 /** The actions that apply here and that this login may perform (sub-users see only what they can do). */

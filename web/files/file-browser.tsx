@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Item } from '../app/api-types.ts';
 import { cutItems } from '../app/clipboard.ts';
-import { ancestors, type Crumb, sharedFolders } from '../app/folders.ts';
+import { ancestors, type Crumb, knownAncestors, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
 import { collectionSource, folderSource, type ListingSource, listingFor, recentSource, searchSource } from '../app/listings.ts';
 import { sortBy, sortOrder, viewMode } from '../app/prefs.ts';
@@ -90,7 +90,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const anchor = useRef(0);
   const cols = useRef(1);
   const [infoOpen, setInfoOpen] = useState(false);
-  const [crumbs, setCrumbs] = useState<Crumb[]>([]);
+  // A folder opened before shows its path at once; a new one when its details arrive.
+  const [crumbs, setCrumbs] = useState<Crumb[]>(() => (kind === 'folder' && folderId ? (knownAncestors(folderId) ?? []) : []));
   const [slow, setSlow] = useState(false);
   const [dropping, setDropping] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -107,12 +108,6 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       setSlow(false);
     };
   }, [listing]);
-
-  useEffect(() => {
-    setSelected(new Set());
-    setFocus(0);
-    anchor.current = 0;
-  }, [kind, folderId, query]);
 
   useEffect(() => {
     if (kind !== 'folder' || !folderId) return setCrumbs([]);
@@ -277,7 +272,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       const moving = items.filter((i) => ids.has(i.id) && i.id !== target.id);
       if (moving.length) await moveItems(moving, target);
     } else if (data.types.includes('Files') && can('files.upload')) {
-      await startUploads(await filesFromDrop(data), target.id, target.id === folderId ? listing : null);
+      const dropped = await filesFromDrop(data);
+      await startUploads(dropped.files, target.id, target.id === folderId ? listing : null, dropped.emptyFolders);
     }
   };
 

@@ -5,6 +5,7 @@ import { itemInfo } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, middleTruncate } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { Name } from '../ui/name.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
 export type Column = 'size' | 'modified' | 'deleted' | 'sharedAt' | 'expires' | 'location' | 'accessed';
@@ -119,6 +120,8 @@ export function ItemList(p: ListProps) {
   const cols = p.mode === 'grid' ? Math.max(2, Math.floor((width - 16) / TILE_W)) : 1;
   const rowCount = Math.ceil(p.items.length / cols);
   const rowSize = p.mode === 'grid' ? TILE_H : ROW;
+  // Tiles share the row's width; a name gets the two lines its tile has room for, losing its middle.
+  const tileChars = Math.max(16, 2 * Math.floor(((width - 16) / cols - 24) / 7.5) - 2);
 
   useLayoutEffect(() => {
     const el = scroller.current!;
@@ -281,7 +284,12 @@ export function ItemList(p: ListProps) {
       >
         <div class="spacer" style={{ height: `${v.getTotalSize()}px` }} role="none">
           {rows.map((r) => (
-            <div key={r.key} role="none" class="tile-row" style={{ transform: `translateY(${r.start}px)` }}>
+            <div
+              key={r.key}
+              role="none"
+              class="tile-row"
+              style={{ transform: `translateY(${r.start}px)`, gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }}
+            >
               {p.items.slice(r.index * cols, r.index * cols + cols).map((item, n) => {
                 const index = r.index * cols + n;
                 const name = displayName(item.name, item.type, hide);
@@ -306,7 +314,7 @@ export function ItemList(p: ListProps) {
                     </span>
                     <FileIcon family={familyOf(item)} size={64} />
                     <span class="tile-name" title={name}>
-                      {name}
+                      {middleTruncate(name, tileChars)}
                     </span>
                     <span class="tile-meta">
                       <Badges item={item} />
@@ -383,9 +391,7 @@ export function ItemList(p: ListProps) {
                 </div>
                 <div role="gridcell" class="col col-name">
                   <FileIcon family={familyOf(item)} size={24} />
-                  <span class="name" title={name}>
-                    {middleTruncate(name, 60)}
-                  </span>
+                  <Name text={name} />
                   <Badges item={item} />
                 </div>
                 {p.columns.map((c) => (

@@ -2,13 +2,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../app/api.ts';
 import type { Item, Stats } from '../app/api-types.ts';
 import { onFileEvent } from '../app/events.ts';
-import { displayName, exactDate, familyOf, formatDate, formatSize, middleTruncate } from '../app/format.ts';
+import { displayName, exactDate, familyOf, formatDate, formatSize } from '../app/format.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { can, hideExtensions, profile } from '../app/session.ts';
 import { toastError } from '../app/toasts.ts';
 import { createFolder } from '../files/actions.tsx';
 import { openPreview } from '../preview/preview.tsx';
 import { FileIcon, Icon, type IconName } from '../ui/icons.tsx';
+import { Name } from '../ui/name.tsx';
 import { filesFromInput } from '../uploads/drop.ts';
 import { startUploads } from '../uploads/start.tsx';
 
@@ -78,9 +79,7 @@ export function Home() {
               <li key={item.id}>
                 <button type="button" class="recent-item" onClick={() => openPreview(recent, item)}>
                   <FileIcon family={familyOf(item)} size={32} />
-                  <span class="recent-name" title={item.name}>
-                    {middleTruncate(displayName(item.name, item.type, hideExtensions.value), 40)}
-                  </span>
+                  <Name class="recent-name" text={displayName(item.name, item.type, hideExtensions.value)} />
                   <span class="muted small" title={exactDate(item.accessedAt)}>
                     {formatSize(item.size ?? 0)} · opened {formatDate(item.accessedAt).toLowerCase()}
                   </span>

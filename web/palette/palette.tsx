@@ -5,7 +5,7 @@ import type { Item } from '../app/api-types.ts';
 import { displayName, familyOf } from '../app/format.ts';
 import { theme } from '../app/prefs.ts';
 import { folderPath, navigate } from '../app/router.ts';
-import { hideExtensions, sessionState, signOut } from '../app/session.ts';
+import { hideExtensions, isAdmin, isSubUser, sessionState, signOut } from '../app/session.ts';
 import { openPreview } from '../preview/preview.tsx';
 import { Dialog } from '../ui/dialog.tsx';
 import { FileIcon, Icon } from '../ui/icons.tsx';
@@ -24,7 +24,20 @@ const PLACES: Command[] = [
   { label: 'Go to Starred', run: () => navigate('/starred') },
   { label: 'Go to Shared', run: () => navigate('/shared') },
   { label: 'Go to Trash', run: () => navigate('/trash') },
-  { label: 'Go to Settings', run: () => navigate('/settings') },
+  { label: 'Go to Settings', run: () => navigate('/settings/profile') },
+  { label: 'Go to Security: password and two-factor authentication', run: () => navigate('/settings/security') },
+  { label: 'Go to Sessions', run: () => navigate('/settings/sessions') },
+  { label: 'Go to Appearance', run: () => navigate('/settings/appearance') },
+];
+
+const OWNER_PLACES: Command[] = [{ label: 'Go to Sub-users', run: () => navigate('/settings/sub-users') }];
+
+const ADMIN_PLACES: Command[] = [
+  { label: 'Go to Admin: Users', run: () => navigate('/admin/users') },
+  { label: 'Go to Admin: Instance settings', run: () => navigate('/admin/instance') },
+  { label: 'Go to Admin: Orphan review', run: () => navigate('/admin/orphans') },
+  { label: 'Go to Admin: Desktop clients', run: () => navigate('/admin/clients') },
+  { label: 'Go to Admin: About and updates', run: () => navigate('/admin/about') },
 ];
 
 function Palette({ close }: { close: () => void }) {
@@ -47,6 +60,8 @@ function Palette({ close }: { close: () => void }) {
     const general: Command[] = [
       ...screenCommands.value,
       ...PLACES,
+      ...(isSubUser.value ? [] : OWNER_PLACES),
+      ...(isAdmin.value ? ADMIN_PLACES : []),
       {
         label: theme.value === 'dark' ? 'Switch to light theme' : 'Switch to dark theme',
         run: () => (theme.value = theme.value === 'dark' ? 'light' : 'dark'),

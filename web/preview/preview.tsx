@@ -12,13 +12,25 @@ const downloadUrl = (item: Item) => `/api/files/${encodeURIComponent(item.id)}/d
 
 type Kind = 'image' | 'video' | 'audio' | 'pdf' | 'text' | 'none';
 
+const textLike = (item: Item) => ['text', 'code'].includes(familyOf(item)) || (item.mimeType ?? '').startsWith('text/');
+
+/** Why a file of a previewable kind is not previewed: its size, said with the limit. */
+function tooLarge(item: Item): string | null {
+  const size = item.size ?? 0;
+  if (familyOf(item) === 'pdf' && size > PDF_LIMIT)
+    return `PDFs over ${formatSize(PDF_LIMIT)} are not previewed; this one is ${formatSize(size)}.`;
+  if (textLike(item) && size > TEXT_LIMIT)
+    return `Text files over ${formatSize(TEXT_LIMIT)} are not previewed; this one is ${formatSize(size)}.`;
+  return null;
+}
+
 function kindOf(item: Item): Kind {
   const f = familyOf(item);
   if (f === 'image') return 'image';
   if (f === 'video') return 'video';
   if (f === 'audio') return 'audio';
   if (f === 'pdf') return (item.size ?? 0) <= PDF_LIMIT ? 'pdf' : 'none';
-  if ((f === 'text' || f === 'code' || (item.mimeType ?? '').startsWith('text/')) && (item.size ?? 0) <= TEXT_LIMIT) return 'text';
+  if (textLike(item) && (item.size ?? 0) <= TEXT_LIMIT) return 'text';
   return 'none';
 }
 
@@ -172,6 +184,36 @@ function PdfPreview({ item }: { item: Item }) {
   return <iframe class="preview-pdf" src={url} title={item.name} />;
 }
 
+/** Video and audio stream from the download URL: the browser asks for byte ranges as it plays and seeks. */
+function MediaPreview({ item, video }: { item: Item; video: boolean }) {
+  const [failed, setFailed] = useState(false);
+  useEffect(() => setFailed(false), [item.id]);
+  if (failed)
+    return (
+      <NoPreview
+        item={item}
+        reason={`This browser cannot play this ${video ? 'video' : 'audio file'}. Download it to play it in another app.`}
+      />
+    );
+  const media = {
+    key: item.id,
+    src: downloadUrl(item),
+    controls: true,
+    autoplay: true,
+    preload: 'metadata' as const,
+    'aria-label': item.name,
+    onError: () => setFailed(true),
+  };
+  // User files come without caption tracks.
+  if (video) return <video class="preview-media" {...media} />;
+  return (
+    <div class="preview-none">
+      <FileIcon family="audio" size={72} />
+      <audio {...media} />
+    </div>
+  );
+}
+
 function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void }) {
   if (!can('files.download'))
     return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
@@ -179,30 +221,14 @@ function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void })
     case 'image':
       return <ZoomImage item={item} onSwipe={onSwipe} />;
     case 'video':
-      // User files come without caption tracks.
-      return <video class="preview-media" src={downloadUrl(item)} controls autoplay preload="metadata" />;
     case 'audio':
-      return (
-        <div class="preview-none">
-          <FileIcon family="audio" size={72} />
-          <audio src={downloadUrl(item)} controls autoplay preload="metadata" aria-label={item.name} />
-        </div>
-      );
+      return <MediaPreview item={item} video={kindOf(item) === 'video'} />;
     case 'pdf':
       return <PdfPreview item={item} />;
     case 'text':
       return <TextPreview item={item} />;
     default:
-      return (
-        <NoPreview
-          item={item}
-          reason={
-            (item.size ?? 0) > TEXT_LIMIT && familyOf(item) !== 'other'
-              ? 'This file is too large to preview.'
-              : 'There is no preview for this kind of file.'
-          }
-        />
-      );
+      return <NoPreview item={item} reason={tooLarge(item) ?? 'There is no preview for this kind of file.'} />;
   }
 }
 

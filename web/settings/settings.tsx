@@ -1,60 +1,44 @@
-import { theme, viewMode } from '../app/prefs.ts';
-import { isSubUser, profile, signOut } from '../app/session.ts';
-import { exactDate } from '../app/format.ts';
-import { openShortcuts } from '../palette/shortcuts.tsx';
+import { useEffect } from 'preact/hooks';
+import { navigate, route } from '../app/router.ts';
+import { isSubUser } from '../app/session.ts';
+import { NotAvailable, type Tab, TabbedPage } from '../ui/page.tsx';
+import { Appearance } from './appearance.tsx';
+import { Profile } from './profile.tsx';
+import { Security } from './security.tsx';
+import { Sessions } from './sessions.tsx';
+import { SubUsers } from './sub-users.tsx';
 
-/** Settings: this browser's preferences and the signed-in account (security and admin screens come next). */
+/** Settings of the signed-in login: one tab per concern, each with its own URL. */
 export function Settings() {
-  const p = profile.value;
+  const path = route.value.path;
+  useEffect(() => {
+    if (path === '/settings' || path === '/settings/') navigate('/settings/profile', { replace: true });
+  }, [path]);
+  const tabs: Tab[] = [
+    { href: '/settings/profile', label: 'Profile', icon: 'user' },
+    { href: '/settings/security', label: 'Security', icon: 'shield' },
+    { href: '/settings/sessions', label: 'Sessions', icon: 'devices' },
+    ...(isSubUser.value ? [] : [{ href: '/settings/sub-users', label: 'Sub-users', icon: 'users' } as Tab]),
+    { href: '/settings/appearance', label: 'Appearance', icon: 'palette' },
+  ];
+  let body;
+  if (path === '/settings/profile') body = <Profile />;
+  else if (path === '/settings/security') body = <Security />;
+  else if (path === '/settings/sessions') body = <Sessions />;
+  else if (path === '/settings/sub-users') {
+    body = isSubUser.value ? (
+      <NotAvailable title="Sub-users are managed by the account owner">
+        Only the owner of this account can add or change sub-users.
+      </NotAvailable>
+    ) : (
+      <SubUsers />
+    );
+  } else if (path === '/settings/appearance') body = <Appearance />;
+  else if (path === '/settings' || path === '/settings/') return null;
+  else body = <NotAvailable title="No such settings page">There is nothing at this address.</NotAvailable>;
   return (
-    <div class="settings">
-      <h1>Settings</h1>
-      <section class="card" aria-labelledby="appearance">
-        <h2 id="appearance">Appearance</h2>
-        <fieldset class="radio-row">
-          <legend>Theme</legend>
-          {(['system', 'light', 'dark'] as const).map((t) => (
-            <label key={t} class="radio">
-              <input type="radio" name="theme" checked={theme.value === t} onChange={() => (theme.value = t)} />
-              <span>{t === 'system' ? 'Same as the system' : t === 'light' ? 'Light' : 'Dark'}</span>
-            </label>
-          ))}
-        </fieldset>
-        <fieldset class="radio-row">
-          <legend>Show files as</legend>
-          {(['list', 'grid'] as const).map((m) => (
-            <label key={m} class="radio">
-              <input type="radio" name="view" checked={viewMode.value === m} onChange={() => (viewMode.value = m)} />
-              <span>{m === 'list' ? 'List' : 'Grid'}</span>
-            </label>
-          ))}
-        </fieldset>
-        <p>
-          <button type="button" class="button" onClick={openShortcuts}>
-            Keyboard shortcuts
-          </button>
-        </p>
-      </section>
-      {p && (
-        <section class="card" aria-labelledby="account">
-          <h2 id="account">Account</h2>
-          <dl class="info-list">
-            <dt>Name</dt>
-            <dd>{p.name || '—'}</dd>
-            <dt>Email</dt>
-            <dd>{p.email}</dd>
-            <dt>Type</dt>
-            <dd>{isSubUser.value ? 'Sub-user: works on the account owner’s files with the permissions granted' : 'Account owner'}</dd>
-            <dt>Two-step verification</dt>
-            <dd>{p.mfaEnabled ? 'On' : 'Off'}</dd>
-            <dt>Member since</dt>
-            <dd>{exactDate(p.createdAt)}</dd>
-          </dl>
-          <button type="button" class="button" onClick={() => void signOut()}>
-            Sign out
-          </button>
-        </section>
-      )}
-    </div>
+    <TabbedPage title="Settings" label="Settings sections" tabs={tabs} current={path}>
+      {body}
+    </TabbedPage>
   );
 }

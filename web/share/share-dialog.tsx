@@ -6,6 +6,7 @@ import { formatExpiry } from '../app/format.ts';
 import { invalidateListings, patchListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
 
 const EXPIRIES: { value: Expiry; label: string }[] = [
@@ -19,17 +20,6 @@ function expiryOf(item: Item): Expiry {
   if (!item.shared) return '7d';
   if (!item.expiresAt) return 'never';
   return Date.parse(item.expiresAt) - Date.now() > 8 * 86_400_000 ? '30d' : '7d';
-}
-
-async function copyText(text: string, input: HTMLInputElement | null): Promise<void> {
-  try {
-    await navigator.clipboard.writeText(text);
-  } catch {
-    // Plain-http LAN pages have no clipboard API: the selected text box and the old command still work.
-    input?.select();
-    document.execCommand('copy');
-  }
-  toast('Link copied');
 }
 
 function afterShareChange(ids: string[], shared: boolean, expiresAt?: string | null) {
@@ -126,7 +116,11 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                   type="button"
                   class="button"
                   onClick={(e) =>
-                    copyText(links[i.id]!, (e.currentTarget.previousElementSibling?.querySelector('input') as HTMLInputElement) ?? null)
+                    copyText(
+                      links[i.id]!,
+                      'Link copied',
+                      (e.currentTarget.previousElementSibling?.querySelector('input') as HTMLInputElement) ?? null,
+                    )
                   }
                 >
                   <Icon name="copy" size={18} /> Copy link

@@ -102,6 +102,31 @@ export function confirmDialog(opts: { title: string; message: ComponentChildren;
   )).then((v) => v === true);
 }
 
+/** A form dialog's buttons: anything extra on the left, then Cancel and the submit button. */
+export function FormButtons({
+  submit,
+  busy,
+  cancel,
+  children,
+}: {
+  submit: string;
+  busy: boolean;
+  cancel: () => void;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class="dialog-actions">
+      {children}
+      <button type="button" class="button" onClick={cancel}>
+        Cancel
+      </button>
+      <button type="submit" class="button primary" disabled={busy}>
+        {submit}
+      </button>
+    </div>
+  );
+}
+
 function PromptForm(props: {
   label: string;
   value: string;
@@ -155,14 +180,7 @@ function PromptForm(props: {
           </p>
         )}
       </div>
-      <div class="dialog-actions">
-        <button type="button" class="button" onClick={() => props.close()}>
-          Cancel
-        </button>
-        <button type="submit" class="button primary" disabled={busy}>
-          {props.confirm}
-        </button>
-      </div>
+      <FormButtons submit={props.confirm} busy={busy} cancel={() => props.close()} />
     </form>
   );
 }

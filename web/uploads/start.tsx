@@ -41,7 +41,12 @@ const askConflict = (name: string, remaining: number) =>
     </Dialog>
   )).then((v) => v ?? null);
 
-/** Starts uploading into a folder, asking about names that exist there. */
-export function startUploads(files: NewUpload[], parentId: string | null, listing: Listing | null = null): Promise<void> {
-  return enqueueUploads(files, parentId, { listing, askConflict });
+/** Starts uploading into a folder, asking about names that exist there; `folders` are empty ones to make. */
+export function startUploads(
+  files: NewUpload[],
+  parentId: string | null,
+  listing: Listing | null = null,
+  folders: string[] = [],
+): Promise<void> {
+  return enqueueUploads(files, parentId, { listing, askConflict, folders });
 }

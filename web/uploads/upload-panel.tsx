@@ -1,8 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { formatDuration, formatSize, plural } from '../app/format.ts';
 import { activeUploads, cancelAll, cancelUpload, clearFinished, retryUpload, type UploadItem, uploads } from '../app/uploads.ts';
-import { FileIcon, Icon } from '../ui/icons.tsx';
 import { familyOf } from '../app/format.ts';
+import { FileIcon, Icon } from '../ui/icons.tsx';
+import { Name } from '../ui/name.tsx';
 
 function Row({ u }: { u: UploadItem }) {
   const status = u.status.value;
@@ -24,9 +25,7 @@ function Row({ u }: { u: UploadItem }) {
     <li class={`upload ${status}`}>
       <FileIcon family={familyOf({ type: 'file', name: u.file.name, mimeType: u.file.type })} size={28} />
       <div class="upload-main">
-        <span class="upload-name" title={name}>
-          {name}
-        </span>
+        <Name class="upload-name" text={name} />
         <progress class="upload-bar" max={size || 1} value={status === 'done' ? size || 1 : loaded} aria-label={u.file.name} />
         <span class={`upload-detail ${status === 'failed' ? 'error-text' : ''}`}>{detail}</span>
       </div>

@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { BACKEND_VERSION } from '../../src/services/version.ts';
+import { acquireBrowser, eventually, expectAccessible, openContext, releaseBrowser, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { listAll, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { DAY, rowWithoutObject, strayObject } from '../helpers/stored-files.ts';
+
+// The update feed, mocked on loopback: what it answers is up to each test.
+let feedAnswer: Response | (() => Response) = () =>
+  Response.json({ frontend: BACKEND_VERSION, backend: BACKEND_VERSION, desktop: '1.0.0' });
+const feed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => (typeof feedAnswer === 'function' ? feedAnswer() : feedAnswer) });
+
+let t: TestServer;
+let browser: Browser;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([
+    startTestServer({ env: { UPDATE_FEED_URL: `http://127.0.0.1:${feed.port}/latest.json` } }),
+    acquireBrowser(),
+  ]);
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+  feed.stop(true);
+});
+
+const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+const ctx = () => t.server.ctx;
+
+async function uploadThroughPage(page: Page, name: string, bytes: number) {
+  const chooser = page.waitForEvent('filechooser');
+  await button(page, 'Upload files').click();
+  await (await chooser).setFiles([{ name, mimeType: 'application/octet-stream', buffer: Buffer.alloc(bytes, 1) }]);
+}
+
+describe('admin console', () => {
+  test('users: every account with its sub-users nested, paged with the cursor; a storage limit set here refuses an upload, and resets', async () => {
+    // Owners created straight through the service (no password: fast), enough for a second page.
+    for (let i = 0; i < 52; i++)
+      await ctx().services.accounts.createLogin({
+        email: `bulk-${String(i).padStart(2, '0')}@example.test`,
+        password: null,
+        name: `Bulk ${i}`,
+      });
+    const o = await seed.owner(t);
+    await seed.subUser(t, { id: o.id }, ['files.download'], seed.uniqueEmail('helper'));
+    await upload(o.client, 'some.bin', Buffer.alloc(300_000, 2));
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/users');
+    const accounts = page.getByRole('list', { name: 'Accounts' });
+    await accounts.getByText('bulk-00@example.test').waitFor();
+    expect(await accounts.getByRole('listitem').filter({ hasText: 'Administrator' }).getByText(admin.email).count()).toBe(1);
+    expect(await page.getByText(o.email).count()).toBe(0);
+    await button(page, 'Load more accounts').click();
+    const entry = accounts.getByRole('listitem').filter({ hasText: o.email }).first();
+    await entry.waitFor();
+    await expect(button(page, 'Load more accounts').count()).resolves.toBe(0);
+    const subs = page.getByRole('list', { name: `Sub-users of ${o.email}` });
+    await subs.getByText('Sub-user · may Download').waitFor();
+    await expectAccessible(page, 'admin users');
+
+    await entry.getByRole('button', { name: `Storage limit of ${o.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: /^Storage limit of/ });
+    await dialog.getByText(`coffer users set-limit ${o.email}`).waitFor();
+    await dialog.getByLabel('Storage limit').fill('lots');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByRole('alert').filter({ hasText: '“lots” is not a size' }).waitFor();
+    await dialog.getByLabel('Storage limit').fill('1M');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await entry.getByText('of 1.00 MiB (own limit)').waitFor();
+
+    // The owner's next upload that does not fit is refused before it is sent, with the server's reason.
+    const owner = await signedInContext(browser, t.url, o);
+    await owner.page.goto('/files');
+    await uploadThroughPage(owner.page, 'too-big.bin', 900_000);
+    await owner.page.getByRole('alert').filter({ hasText: 'Not uploaded: Storage limit exceeded.' }).waitFor();
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['some.bin']);
+
+    await entry.getByRole('button', { name: `Storage limit of ${o.email}` }).click();
+    await dialog.getByLabel('Storage limit').waitFor();
+    expect(await dialog.getByLabel('Storage limit').inputValue()).toBe('1M');
+    await dialog.getByRole('button', { name: 'Reset to default' }).click();
+    await entry.getByText(/KiB, no limit/).waitFor();
+    await uploadThroughPage(owner.page, 'fits-now.bin', 900_000);
+    await owner.page.getByRole('row', { name: /^fits-now\.bin,/ }).waitFor();
+    expect([...errors, ...owner.errors]).toEqual([]);
+    await owner.context.close();
+    await context.close();
+  });
+
+  test("instance settings: each saves on its own with the server's validation, and takes effect for others", async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'report.pdf', '%PDF-1.4');
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    const other = await signedInContext(browser, t.url, o);
+    const op = other.page;
+    await page.goto('/admin/instance');
+    const signup = page.getByRole('switch', { name: 'Allow sign-up' });
+    await signup.waitFor();
+    expect(await signup.isChecked()).toBe(false);
+    await expectAccessible(page, 'admin instance');
+
+    // Sign-up: a visitor sees the form only while it is on.
+    const visitor = await openContext(browser, t.url);
+    await signup.check();
+    await page.getByRole('status').filter({ hasText: 'Saved: on.' }).waitFor();
+    await visitor.page.goto('/signup');
+    await visitor.page.getByRole('button', { name: 'Create account' }).waitFor();
+    await signup.uncheck();
+    await page.getByRole('status').filter({ hasText: 'Saved: off.' }).waitFor();
+    await visitor.page.reload();
+    await visitor.page.getByRole('heading', { name: 'Sign-up is closed' }).waitFor();
+    await visitor.context.close();
+
+    // Hidden extensions: the owner's list shows names without them.
+    await page.getByRole('switch', { name: 'Hide file extensions' }).check();
+    await op.goto('/files');
+    await op.getByRole('row', { name: /^report, / }).waitFor();
+    await page.getByRole('switch', { name: 'Hide file extensions' }).uncheck();
+    await page
+      .getByRole('switch', { name: 'Hide file extensions' })
+      .locator('xpath=ancestor::div[@class="setting"]')
+      .getByText('Saved: off.')
+      .waitFor();
+
+    // Password change off: the owner's Security tab says why there is no form.
+    await page.getByRole('switch', { name: 'Allow password change' }).uncheck();
+    await page
+      .getByRole('switch', { name: 'Allow password change' })
+      .locator('xpath=ancestor::div[@class="setting"]')
+      .getByText('Saved: off.')
+      .waitFor();
+    await op.getByRole('link', { name: 'Settings' }).click();
+    await op.getByRole('link', { name: 'Security' }).click();
+    await op.getByText('The administrator of this Coffer has turned off password changes').waitFor();
+    expect(await op.getByLabel('Current password').count()).toBe(0);
+    await page.getByRole('switch', { name: 'Allow password change' }).check();
+
+    // The maximum upload size: refused forms say why; a new limit refuses a larger upload at once.
+    const max = page.getByRole('textbox', { name: 'Maximum upload size' });
+    const maxSection = page.getByRole('region', { name: 'Maximum upload size' });
+    await max.fill('huge');
+    await maxSection.getByRole('button', { name: 'Save' }).click();
+    await maxSection.getByRole('alert').filter({ hasText: '“huge” is not a size' }).waitFor();
+    await max.fill('200G');
+    await maxSection.getByRole('button', { name: 'Save' }).click();
+    await maxSection.getByRole('alert').filter({ hasText: 'between 1.00 MiB and 100.0 GiB' }).waitFor();
+    await max.fill('1M');
+    await maxSection.getByRole('button', { name: 'Save' }).click();
+    await maxSection.getByText('Saved: files up to 1.00 MiB.').waitFor();
+    await op.getByRole('link', { name: 'My files', exact: true }).click();
+    await uploadThroughPage(op, 'two-megs.bin', 2 * 1024 * 1024);
+    await op.getByText('2.00 MiB is more than the 1.00 MiB this server accepts per file.').waitFor();
+    await max.fill('10G');
+    await maxSection.getByRole('button', { name: 'Save' }).click();
+    await maxSection.getByText('Saved: files up to 10.0 GiB.').waitFor();
+
+    // Share base URL: the server's validation, then links that use it.
+    const share = page.getByRole('region', { name: 'Share base URL' });
+    await share.getByRole('textbox', { name: 'Share base URL' }).fill('not a url');
+    await share.getByRole('button', { name: 'Save' }).click();
+    await share.getByRole('alert').waitFor();
+    await share.getByRole('textbox', { name: 'Share base URL' }).fill('https://share.example.test');
+    await share.getByRole('button', { name: 'Save' }).click();
+    await share.getByText('Saved: links now start with https://share.example.test').waitFor();
+    const file = (await listAll(o.client, '/api/files'))[0];
+    const links = (await json(await o.client.post('/api/files/share', { ids: [file.id], shared: true }))).links;
+    expect(links[file.id]).toStartWith('https://share.example.test/s/');
+    await share.getByRole('button', { name: 'Clear' }).click();
+    await share.getByText('Cleared').waitFor();
+
+    // Known proxies: a bad entry is refused with the server's message; a good list says to restart.
+    const proxies = page.getByRole('region', { name: 'Known proxies' });
+    await proxies.getByRole('textbox', { name: 'Known proxies' }).fill('10.0.0.2\nnot an address!');
+    await proxies.getByRole('button', { name: 'Save' }).click();
+    await proxies.getByRole('alert').waitFor();
+    await proxies.getByRole('textbox', { name: 'Known proxies' }).fill('10.0.0.2\n192.168.1.0/24');
+    await proxies.getByRole('button', { name: 'Save' }).click();
+    await proxies.getByText('Restart Coffer for it to take effect').waitFor();
+    expect(ctx().services.settings.get('knownProxies')).toEqual(['10.0.0.2', '192.168.1.0/24']);
+
+    // Document server: URL and secret together; off again.
+    const docs = page.getByRole('region', { name: 'Document server' });
+    await docs.getByLabel('Document server URL').fill('https://docs.example.test');
+    await docs.getByRole('button', { name: 'Save' }).click();
+    await docs.getByRole('alert').waitFor();
+    await docs.getByLabel('Document server secret').fill('a-long-shared-secret');
+    await docs.getByRole('button', { name: 'Save' }).click();
+    await docs.getByText('Saved: documents open in https://docs.example.test').waitFor();
+    await docs.getByText('A secret is set.').waitFor();
+    expect((await json(await o.client.get('/api/user/docserver-configured'))).configured).toBe(true);
+    await docs.getByRole('button', { name: 'Turn off' }).click();
+    await docs.getByText('Turned off').waitFor();
+
+    // Desktop-only access warns that it locks this very page out, then does.
+    await page.getByRole('switch', { name: 'Desktop-only access' }).check();
+    const warn = page.getByRole('dialog', { name: 'Turn on desktop-only access?' });
+    await warn.getByText('Every browser, yours included, is locked out').waitFor();
+    await warn.getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByRole('switch', { name: 'Desktop-only access' }).isChecked()).toBe(false);
+    await page.getByRole('switch', { name: 'Desktop-only access' }).check();
+    await warn.getByRole('button', { name: 'Turn on desktop-only access' }).click();
+    try {
+      await op.getByRole('link', { name: 'Starred' }).click();
+      await op.getByRole('heading', { name: 'Desktop app only' }).waitFor();
+    } finally {
+      ctx().services.settings.set('desktopOnlyAccess', false);
+    }
+    expect(errors).toEqual([]);
+    await other.context.close();
+    await context.close();
+  });
+
+  test('orphan review: a planted object without a row and a row without an object are found, deleted after a confirmation naming count and size, each with its result; one that vanished meanwhile is skipped with its reason', async () => {
+    const o = await seed.owner(t);
+    const stray = await strayObject(ctx(), { ageMs: 2 * DAY, size: 300 });
+    const vanishing = await strayObject(ctx(), { ageMs: 2 * DAY, size: 200 });
+    const lost = rowWithoutObject(ctx(), o.id, { name: 'lost.pdf', size: 4096, createdAt: Date.now() - 2 * DAY });
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/orphans');
+    await page.getByLabel('Grace window (minutes)').fill('10');
+    await button(page, 'Start scan').click();
+    await page.getByRole('alert').filter({ hasText: 'The grace window must be a whole number of minutes from 60' }).waitFor();
+    await page.getByLabel('Grace window (minutes)').fill('1440');
+    await button(page, 'Start scan').click();
+    const objects = page.getByRole('region', { name: 'Stored objects without a file', exact: true });
+    const rows = page.getByRole('region', { name: 'Files whose stored object is missing', exact: true });
+    await objects.getByText(stray).waitFor();
+    await objects.getByText(vanishing).waitFor();
+    await rows.getByText('/lost.pdf').waitFor();
+    await rows.getByText(o.email).waitFor();
+    await expectAccessible(page, 'orphan report');
+    expect(await button(page, 'Delete selected').isDisabled()).toBe(true);
+
+    await objects.getByRole('checkbox', { name: 'Select all: Stored objects without a file' }).check();
+    await rows.getByRole('checkbox', { name: `Select ${lost.id}` }).check();
+    // Between the report and the deletion, one object goes away by other means.
+    await ctx().driver.delete(vanishing);
+    await button(page, 'Delete selected').click();
+    const confirm = page.getByRole('dialog', { name: 'Delete 2 stored objects and 1 file row?' });
+    await confirm.getByText('(4.49 KiB) will be deleted for good').waitFor();
+    await confirm.getByRole('button', { name: 'Delete selected' }).click();
+    await page.getByRole('status').filter({ hasText: 'Deleted 2 entries; skipped 1' }).waitFor();
+    await objects
+      .getByRole('row', { name: new RegExp(stray) })
+      .getByText('Deleted')
+      .waitFor();
+    await objects
+      .getByRole('row', { name: new RegExp(vanishing) })
+      .getByText('Skipped: Object no longer exists')
+      .waitFor();
+    await rows
+      .getByRole('row', { name: /lost\.pdf/ })
+      .getByText('Deleted')
+      .waitFor();
+    expect(await ctx().driver.head(stray)).toBeNull();
+    expect(ctx().db.$client.query('SELECT 1 FROM items WHERE id = ?').get(lost.id)).toBeNull();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('desktop clients are listed from their heartbeats; About shows the version and the update feed: up to date, update available, unreachable', async () => {
+    const o = await seed.owner(t);
+    const res = await o.client.post(
+      '/api/user/client-heartbeat',
+      { appVersion: '1.4.2', platform: 'linux-x64', clientId: 'laptop' },
+      { 'X-Desktop-Client': '1' },
+    );
+    expect(res.status).toBe(200);
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/clients');
+    const client = page.getByRole('row').filter({ hasText: o.email });
+    await client.getByText('1.4.2').waitFor();
+    await client.getByText('linux-x64').waitFor();
+    await expectAccessible(page, 'admin clients');
+
+    await page.getByRole('link', { name: 'About' }).click();
+    await page.getByText(`Coffer ${BACKEND_VERSION} is up to date`).waitFor();
+    await expectAccessible(page, 'admin about');
+    feedAnswer = () => Response.json({ frontend: '9.9.9', backend: '9.9.9', desktop: '2.0.0' });
+    await page.reload();
+    await page.getByText(`Update available: Coffer 9.9.9 (this server runs ${BACKEND_VERSION})`).waitFor();
+    await page.getByText('2.0.0').waitFor();
+    feedAnswer = () => new Response('down', { status: 503 });
+    await page.reload();
+    await page.getByText('The update feed could not be reached').waitFor();
+    feedAnswer = () => Response.json({ backend: BACKEND_VERSION });
+    await button(page, 'Check again').click();
+    await page.getByText(`Coffer ${BACKEND_VERSION} is up to date`).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('an owner has no way into the admin console: no link, and a plain page instead of the screens', async () => {
+    const o = await seed.owner(t);
+    const { context, page } = await signedInContext(browser, t.url, o);
+    await page.goto('/admin/instance');
+    await page.getByRole('heading', { name: 'The admin console is not available to you' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    expect(await page.getByRole('switch').count()).toBe(0);
+    await eventually(async () => expect((await o.client.get('/api/user/all')).status).toBe(403));
+    await context.close();
+  });
+});

@@ -1,0 +1,136 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api } from '../app/api.ts';
+import { Icon } from '../ui/icons.tsx';
+import { Section } from '../ui/page.tsx';
+
+type Latest =
+  | { state: 'loading' }
+  | { state: 'ok'; feed: Record<string, unknown> }
+  | { state: 'unconfigured' }
+  | { state: 'unreachable'; message: string };
+
+/** Compares dotted version strings numerically: 0.10.0 is newer than 0.9.9. */
+function newer(a: string, b: string): boolean {
+  const pa = a.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  const pb = b.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) > (pb[i] ?? 0);
+  }
+  return false;
+}
+
+// The README travels with every copy of Coffer; its sections are named here so an admin can find them offline too.
+const README = 'https://github.com/coffer/coffer#';
+
+/** The running version, what the update feed says is latest, and where backup and upgrade are explained. */
+export function About() {
+  const [backend, setBackend] = useState<string | null>(null);
+  const [latest, setLatest] = useState<Latest>({ state: 'loading' });
+  const check = async () => {
+    setLatest({ state: 'loading' });
+    try {
+      setLatest({ state: 'ok', feed: await api<Record<string, unknown>>('/api/version/latest') });
+    } catch (err) {
+      if (err instanceof ApiError && err.body.configured === false) setLatest({ state: 'unconfigured' });
+      else setLatest({ state: 'unreachable', message: (err as Error).message });
+    }
+  };
+  useEffect(() => {
+    api<{ backend: string }>('/api/version').then(
+      (v) => setBackend(v.backend),
+      () => setBackend(null),
+    );
+    void check();
+  }, []);
+
+  let status;
+  if (latest.state === 'loading' || !backend) status = <p class="muted">Checking for updates…</p>;
+  else if (latest.state === 'unconfigured') {
+    status = (
+      <p class="update-state" role="status">
+        <Icon name="info" />
+        <span>
+          Update checks are not configured: no update feed is set. Set <code>UPDATE_FEED_URL</code> in <code>/etc/coffer/coffer.env</code>{' '}
+          and restart Coffer to see new versions here.
+        </span>
+      </p>
+    );
+  } else if (latest.state === 'unreachable') {
+    status = (
+      <p class="update-state warn" role="status">
+        <Icon name="alert" />
+        <span>The update feed could not be reached ({latest.message}). Coffer keeps working; check again later.</span>
+        <button type="button" class="button small" onClick={check}>
+          Check again
+        </button>
+      </p>
+    );
+  } else {
+    const feed = latest.feed;
+    const newest = typeof feed.backend === 'string' ? feed.backend : null;
+    status =
+      newest && newer(newest, backend) ? (
+        <p class="update-state available" role="status">
+          <Icon name="arrowUp" />
+          <span>
+            Update available: Coffer {newest} (this server runs {backend}). See Upgrade below.
+          </span>
+        </p>
+      ) : (
+        <p class="update-state ok" role="status">
+          <Icon name="check" />
+          <span>
+            Coffer {backend} is up to date{newest ? ` (the latest is ${newest})` : ''}.
+          </span>
+        </p>
+      );
+  }
+  const feed = latest.state === 'ok' ? latest.feed : null;
+  return (
+    <>
+      <Section title="Version">
+        <dl class="info-list wide">
+          <dt>This server</dt>
+          <dd>Coffer {backend ?? '…'}</dd>
+          {feed && typeof feed.backend === 'string' && (
+            <>
+              <dt>Latest server</dt>
+              <dd>{feed.backend}</dd>
+            </>
+          )}
+          {feed && typeof feed.desktop === 'string' && (
+            <>
+              <dt>Latest desktop app</dt>
+              <dd>{feed.desktop}</dd>
+            </>
+          )}
+          {feed && typeof feed.frontend === 'string' && (
+            <>
+              <dt>Latest web app</dt>
+              <dd>{feed.frontend}</dd>
+            </>
+          )}
+        </dl>
+        {status}
+      </Section>
+      <Section title="Backup and upgrade" intro="Both are explained step by step in the README that comes with Coffer.">
+        <ul class="links">
+          <li>
+            <a href={`${README}back-up-and-restore`} rel="noreferrer" target="_blank">
+              Back up and restore
+            </a>
+            : three things from the data directory: a snapshot made with <code>coffer backup &lt;file&gt;</code> while Coffer runs, then a
+            copy of <code>blobs/</code>, and <code>secrets.json</code> (without it no file can be read).
+          </li>
+          <li>
+            <a href={`${README}install-on-a-server`} rel="noreferrer" target="_blank">
+              Upgrade
+            </a>
+            : put the new executable next to <code>install.sh</code> and run <code>sudo sh install.sh</code> again; data and settings are
+            kept.
+          </li>
+        </ul>
+      </Section>
+    </>
+  );
+}

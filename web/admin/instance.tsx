@@ -1,0 +1,365 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { parseSize } from '../../src/lib/size.ts';
+import { api } from '../app/api.ts';
+import { formatSize, plural, sizeInput } from '../app/format.ts';
+import { useLoad } from '../app/load.ts';
+import { instance, refreshSession } from '../app/session.ts';
+import { confirmDialog } from '../ui/dialog.tsx';
+import { Field, FormError } from '../ui/form.tsx';
+import { Section } from '../ui/page.tsx';
+
+// SPEC "Instance settings": the maximum upload size the server accepts, in bytes.
+const MAX_UPLOAD = { min: 1024 ** 2, max: 100 * 1024 ** 3 };
+
+/** What a save said: the server's refusal, or that it was saved. */
+function Outcome({ error, saved }: { error: string | null; saved: ComponentChildren | null }) {
+  if (error) return <FormError message={error} />;
+  return (
+    <p class="saved" role="status">
+      {saved}
+    </p>
+  );
+}
+
+function useSave() {
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState<ComponentChildren | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async (work: () => Promise<ComponentChildren>) => {
+    setBusy(true);
+    setError(null);
+    setSaved(null);
+    try {
+      setSaved(await work());
+      // This page's own view of the instance (hidden extensions, upload limit...) follows at once.
+      void refreshSession();
+      return true;
+    } catch (err) {
+      setError((err as Error).message);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, saved, busy, save };
+}
+
+/** An on/off setting that saves as it is switched; `confirm` may ask first. */
+function Toggle(props: {
+  label: string;
+  value: boolean;
+  description: ComponentChildren;
+  put: (on: boolean) => Promise<boolean>;
+  confirm?: (on: boolean) => Promise<boolean>;
+}) {
+  const [on, setOn] = useState(props.value);
+  const s = useSave();
+  useEffect(() => setOn(props.value), [props.value]);
+  const id = props.label.toLowerCase().replace(/[^a-z]+/g, '-');
+  return (
+    <div class="setting">
+      <label class="switch">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={on}
+          disabled={s.busy}
+          aria-describedby={`${id}-about`}
+          onChange={async (e) => {
+            const box = e.currentTarget;
+            const want = box.checked;
+            if (props.confirm && !(await props.confirm(want))) {
+              box.checked = on;
+              return;
+            }
+            setOn(want);
+            const ok = await s.save(async () => {
+              const now = await props.put(want);
+              setOn(now);
+              return `Saved: ${now ? 'on' : 'off'}.`;
+            });
+            if (!ok) setOn(!want);
+          }}
+        />
+        <span>{props.label}</span>
+      </label>
+      <div id={`${id}-about`} class="muted small setting-about">
+        {props.description}
+      </div>
+      <Outcome error={s.error} saved={s.saved} />
+    </div>
+  );
+}
+
+function MaxUpload() {
+  const current = useLoad<{ maxBytes: number }>('/api/user/max-upload-size-config');
+  const [text, setText] = useState('');
+  const s = useSave();
+  useEffect(() => {
+    if (current.data) setText(sizeInput(current.data.maxBytes));
+  }, [current.data]);
+  return (
+    <Section
+      title="Maximum upload size"
+      intro="The largest single file anyone may upload. Larger files are refused before any byte is sent."
+    >
+      <form
+        noValidate
+        class="form inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void s.save(async () => {
+            const bytes = parseSize(text);
+            if (bytes === null) throw new Error(`“${text}” is not a size. Type one such as 10G or 500M.`);
+            if (bytes < MAX_UPLOAD.min || bytes > MAX_UPLOAD.max)
+              throw new Error(`The maximum upload size must be between ${formatSize(MAX_UPLOAD.min)} and ${formatSize(MAX_UPLOAD.max)}.`);
+            const r = await api<{ maxBytes: number }>('/api/user/max-upload-size-config', { method: 'PUT', body: { maxBytes: bytes } });
+            setText(sizeInput(r.maxBytes));
+            return `Saved: files up to ${formatSize(r.maxBytes)}.`;
+          });
+        }}
+      >
+        <Field label="Maximum upload size" hint="A size from 1M to 100G, such as 10G or 500M.">
+          <input required value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" class="button primary" disabled={s.busy || !current.data}>
+          Save
+        </button>
+      </form>
+      <Outcome error={s.error ?? current.error} saved={s.saved} />
+    </Section>
+  );
+}
+
+function ShareBaseUrl() {
+  const current = useLoad<{ url: string | null }>('/api/user/share-base-url-config');
+  const [text, setText] = useState('');
+  const s = useSave();
+  useEffect(() => {
+    if (current.data) setText(current.data.url ?? '');
+  }, [current.data]);
+  const put = (url: string | null) =>
+    s.save(async () => {
+      const r = await api<{ url: string | null }>('/api/user/share-base-url-config', { method: 'PUT', body: { url } });
+      current.set(r);
+      setText(r.url ?? '');
+      return r.url ? `Saved: links now start with ${r.url}.` : 'Cleared: links use the address this page is opened at.';
+    });
+  return (
+    <Section
+      title="Share base URL"
+      intro="The address share links start with. Requests for that host get share links only, so the app and its sign-in never live on the address you hand out. Empty: the address Coffer is reached at."
+    >
+      <form
+        noValidate
+        class="form inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void put(text.trim() || null);
+        }}
+      >
+        <Field label="Share base URL">
+          <input type="url" placeholder="https://share.example.com" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" class="button primary" disabled={s.busy || !current.data}>
+          Save
+        </button>
+        {current.data?.url && (
+          <button type="button" class="button" disabled={s.busy} onClick={() => void put(null)}>
+            Clear
+          </button>
+        )}
+      </form>
+      <Outcome error={s.error ?? current.error} saved={s.saved} />
+    </Section>
+  );
+}
+
+function KnownProxies() {
+  const current = useLoad<{ knownProxies: string[] }>('/api/user/known-proxies-config');
+  const [text, setText] = useState('');
+  const s = useSave();
+  useEffect(() => {
+    if (current.data) setText(current.data.knownProxies.join('\n'));
+  }, [current.data]);
+  return (
+    <Section
+      title="Known proxies"
+      intro="Reverse proxies in front of Coffer, whose X-Forwarded-For and X-Forwarded-Proto headers are believed: an IP address, a CIDR range or a hostname per line (at most 100)."
+    >
+      <form
+        noValidate
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void s.save(async () => {
+            const list = text
+              .split(/[\n,]/)
+              .map((l) => l.trim())
+              .filter(Boolean);
+            const r = await api<{ knownProxies: string[]; restartRequired: boolean }>('/api/user/known-proxies-config', {
+              method: 'PUT',
+              body: { knownProxies: list },
+            });
+            setText(r.knownProxies.join('\n'));
+            return (
+              <>
+                Saved ({plural(r.knownProxies.length, 'entry', 'entries')}).{' '}
+                {r.restartRequired && (
+                  <strong>
+                    Restart Coffer for it to take effect (<code>sudo systemctl restart coffer</code>).
+                  </strong>
+                )}
+              </>
+            );
+          });
+        }}
+      >
+        <Field label="Known proxies">
+          <textarea
+            rows={4}
+            spellcheck={false}
+            placeholder={'10.0.0.2\n192.168.1.0/24'}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+        </Field>
+        <div class="form-actions">
+          <button type="submit" class="button primary" disabled={s.busy || !current.data}>
+            Save
+          </button>
+        </div>
+      </form>
+      <Outcome error={s.error ?? current.error} saved={s.saved} />
+    </Section>
+  );
+}
+
+function DocumentServer() {
+  const current = useLoad<{ jwtSecretSet: boolean; url: string }>('/api/user/docserver-config');
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState('');
+  const s = useSave();
+  useEffect(() => {
+    if (current.data) setUrl(current.data.url);
+  }, [current.data]);
+  const put = (body: { url: string | null; jwtSecret: string | null }) =>
+    s.save(async () => {
+      const r = await api<{ jwtSecretSet: boolean; url: string }>('/api/user/docserver-config', { method: 'PUT', body });
+      current.set(r);
+      setSecret('');
+      return r.url ? `Saved: documents open in ${r.url}.` : 'Turned off: office documents are downloaded instead of edited in place.';
+    });
+  const on = current.data?.jwtSecretSet ?? false;
+  return (
+    <Section
+      title="Document server"
+      intro={`An external document server (such as ONLYOFFICE Docs) edits office documents in the browser. ${on ? 'It is on.' : 'It is off.'} Both the URL and its JWT secret are needed; the secret is never shown again.`}
+    >
+      <form
+        noValidate
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void put({ url: url.trim(), jwtSecret: secret });
+        }}
+      >
+        <Field label="Document server URL">
+          <input type="url" placeholder="https://docs.example.com" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        </Field>
+        <Field
+          label="Document server secret"
+          hint={
+            on ? 'A secret is set. Type it again (or a new one) to save a change.' : 'The JWT secret configured in the document server.'
+          }
+        >
+          <input type="password" autoComplete="off" value={secret} onInput={(e) => setSecret(e.currentTarget.value)} />
+        </Field>
+        <div class="form-actions">
+          <button type="submit" class="button primary" disabled={s.busy || !current.data}>
+            Save
+          </button>
+          {on && (
+            <button type="button" class="button" disabled={s.busy} onClick={() => void put({ url: null, jwtSecret: null })}>
+              Turn off
+            </button>
+          )}
+        </div>
+      </form>
+      <Outcome error={s.error ?? current.error} saved={s.saved} />
+    </Section>
+  );
+}
+
+const flag = async <T,>(method: string, path: string, body: object, field: keyof T): Promise<boolean> =>
+  Boolean((await api<T>(path, { method, body }))[field]);
+
+/** The eight instance settings of SPEC, each saved on its own with the server's validation. */
+export function Instance() {
+  const i = instance.value;
+  if (!i) return null;
+  const others = i.additionalUsers ?? 0;
+  return (
+    <>
+      <Section title="Access" intro="Each switch saves as soon as it is changed.">
+        <Toggle
+          label="Allow sign-up"
+          value={i.signupEnabled}
+          description={
+            <>
+              Anyone who can reach this Coffer may create an account at <code>/signup</code>. There {others === 1 ? 'is' : 'are'}{' '}
+              {plural(i.totalUsers ?? 1, 'login')} now (you and {plural(others, 'other')}, sub-users included).
+            </>
+          }
+          put={(on) => flag<{ signupEnabled: boolean }>('POST', '/api/user/signup-toggle', { enabled: on }, 'signupEnabled')}
+        />
+        <Toggle
+          label="Hide file extensions"
+          value={i.hideFileExtensions}
+          description="Names show without their extension (report instead of report.pdf) in the file manager and when renaming; the icon still shows the kind."
+          put={(on) =>
+            flag<{ hideFileExtensions: boolean }>('PUT', '/api/user/hide-file-extensions-config', { hidden: on }, 'hideFileExtensions')
+          }
+        />
+        <Toggle
+          label="Allow password change"
+          value={i.allowPasswordChange}
+          description="Users may change their own password in Settings. Off: only you can set passwords, from a terminal (coffer users reset-password)."
+          put={(on) =>
+            flag<{ allowPasswordChange: boolean }>('PUT', '/api/user/password-change-config', { enabled: on }, 'allowPasswordChange')
+          }
+        />
+        <Toggle
+          label="Desktop-only access"
+          value={i.desktopOnlyAccess}
+          description={
+            <>
+              Only the Coffer desktop app may use this instance; share links stay open.{' '}
+              <strong>This blocks this web app too, this page included</strong>: to turn it off again you need the desktop app or a terminal
+              (<code>coffer settings set desktopOnlyAccess false</code>).
+            </>
+          }
+          confirm={(on) =>
+            on
+              ? confirmDialog({
+                  title: 'Turn on desktop-only access?',
+                  message:
+                    'Every browser, yours included, is locked out of this web app at once; only the desktop app keeps working. To undo it you need the desktop app or a terminal on the server: coffer settings set desktopOnlyAccess false',
+                  confirm: 'Turn on desktop-only access',
+                  danger: true,
+                })
+              : Promise.resolve(true)
+          }
+          put={(on) =>
+            flag<{ desktopOnlyAccess: boolean }>('PUT', '/api/user/desktop-only-access-config', { enabled: on }, 'desktopOnlyAccess')
+          }
+        />
+      </Section>
+      <MaxUpload />
+      <ShareBaseUrl />
+      <KnownProxies />
+      <DocumentServer />
+    </>
+  );
+}

@@ -1,0 +1,317 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { request } from '../app/api.ts';
+import type { OrphanDeletion, OrphanReport } from '../app/api-types.ts';
+import { exactDate, formatDate, formatDuration, formatSize, plural } from '../app/format.ts';
+import { confirmDialog } from '../ui/dialog.tsx';
+import { Field, FormError } from '../ui/form.tsx';
+import { Section, TableWrap } from '../ui/page.tsx';
+
+// SPEC "Orphaned files": the grace window in minutes, and the default.
+const GRACE = { min: 60, max: 525_600, default: 1440 };
+
+/** 1440 → "1 day", 120 → "2 hours", 90 → "90 minutes". */
+const graceText = (m: number) => (m % 1440 === 0 ? plural(m / 1440, 'day') : m % 60 === 0 ? plural(m / 60, 'hour') : plural(m, 'minute'));
+
+/** Starts a job and polls it (202 while it runs) until it answers its result. */
+async function runJob<T>(
+  start: () => Promise<Response>,
+  poll: (jobId: string) => Promise<Response>,
+  alive: () => boolean,
+): Promise<T | null> {
+  let res = await start();
+  const { jobId } = (await res.json()) as { jobId: string };
+  for (let delay = 250; ; delay = Math.min(delay * 1.5, 2000)) {
+    await new Promise((r) => setTimeout(r, delay));
+    if (!alive()) return null;
+    res = await poll(jobId);
+    if (res.status === 200) return (await res.json()) as T;
+  }
+}
+
+type Outcome = Map<string, { deleted: boolean; reason?: string }>;
+
+/** One side of the report: a table of entries with check boxes, and what happened to each after a delete. */
+function OrphanTable<T extends { size: number }>(props: {
+  title: string;
+  intro: string;
+  part: { items: T[]; count: number; totalBytes: number; truncated: boolean };
+  idOf: (entry: T) => string;
+  columns: { title: string; cell: (entry: T) => preact.ComponentChildren }[];
+  selected: Set<string>;
+  setSelected: (s: Set<string>) => void;
+  outcome: Outcome;
+}) {
+  const { part, selected, idOf } = props;
+  // Entries already deleted cannot be chosen again.
+  const ids = part.items.map(idOf).filter((id) => !props.outcome.get(id)?.deleted);
+  const all = ids.length > 0 && ids.every((id) => selected.has(id));
+  const mark = (which: string[], on: boolean) => {
+    const next = new Set(selected);
+    for (const id of which) {
+      if (on) next.add(id);
+      else next.delete(id);
+    }
+    props.setSelected(next);
+  };
+  return (
+    <Section title={props.title} intro={props.intro}>
+      <p>
+        {plural(part.count, 'entry', 'entries')}, {formatSize(part.totalBytes)} in all.
+        {part.truncated && ` The first ${part.items.length.toLocaleString()} are listed: delete these, then scan again for the rest.`}
+      </p>
+      {part.items.length > 0 && (
+        <TableWrap label={`Entries: ${props.title}`}>
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col" class="check-col">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select all: ${props.title}`}
+                    checked={all}
+                    disabled={!ids.length}
+                    onChange={(e) => mark(ids, e.currentTarget.checked)}
+                  />
+                </th>
+                {props.columns.map((c) => (
+                  <th key={c.title} scope="col">
+                    {c.title}
+                  </th>
+                ))}
+                <th scope="col">Size</th>
+                <th scope="col">Result</th>
+              </tr>
+            </thead>
+            <tbody>
+              {part.items.map((entry) => {
+                const id = idOf(entry);
+                const done = props.outcome.get(id);
+                return (
+                  <tr key={id} class={done?.deleted ? 'gone' : ''}>
+                    <td class="check-col">
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${id}`}
+                        disabled={done?.deleted}
+                        checked={selected.has(id)}
+                        onChange={(e) => mark([id], e.currentTarget.checked)}
+                      />
+                    </td>
+                    {props.columns.map((c) => (
+                      <td key={c.title}>{c.cell(entry)}</td>
+                    ))}
+                    <td class="num">{formatSize(entry.size)}</td>
+                    <td>
+                      {done ? (
+                        done.deleted ? (
+                          <span class="pill ok">Deleted</span>
+                        ) : (
+                          <span class="pill warn">Skipped: {done.reason}</span>
+                        )
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </Section>
+  );
+}
+
+/** Orphan review: scan (read-only), read the report, delete what was chosen after a confirmation. */
+export function Orphans() {
+  const [grace, setGrace] = useState(String(GRACE.default));
+  const [report, setReport] = useState<OrphanReport | null>(null);
+  const [running, setRunning] = useState<'scan' | 'delete' | null>(null);
+  const [since, setSince] = useState(0);
+  const [now, setNow] = useState(Date.now());
+  const [error, setError] = useState<string | null>(null);
+  const [keys, setKeys] = useState(new Set<string>());
+  const [rows, setRows] = useState(new Set<string>());
+  const [outcome, setOutcome] = useState<Outcome>(new Map());
+  const [summary, setSummary] = useState<string | null>(null);
+  const alive = useRef(true);
+  useEffect(() => () => void (alive.current = false), []);
+  useEffect(() => {
+    if (!running) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [running]);
+
+  const minutes = Number(grace);
+  const graceProblem =
+    !Number.isInteger(minutes) || minutes < GRACE.min || minutes > GRACE.max
+      ? `The grace window must be a whole number of minutes from ${GRACE.min} to ${GRACE.max.toLocaleString()}.`
+      : null;
+
+  const scan = async () => {
+    if (graceProblem) return setError(graceProblem);
+    setRunning('scan');
+    setSince(Date.now());
+    setError(null);
+    setSummary(null);
+    try {
+      const r = await runJob<OrphanReport>(
+        () => request(`/api/user/orphans?graceMinutes=${minutes}`),
+        (jobId) => request(`/api/user/orphans?jobId=${encodeURIComponent(jobId)}`),
+        () => alive.current,
+      );
+      if (!r) return;
+      setReport(r);
+      setKeys(new Set());
+      setRows(new Set());
+      setOutcome(new Map());
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setRunning(null);
+    }
+  };
+
+  const remove = async () => {
+    if (!report) return;
+    const objects = report.storageOrphans.items.filter((o) => keys.has(o.key));
+    const files = report.databaseOrphans.items.filter((o) => rows.has(o.id));
+    const bytes = [...objects, ...files].reduce((n, o) => n + o.size, 0);
+    const what = [objects.length ? plural(objects.length, 'stored object') : '', files.length ? plural(files.length, 'file row') : '']
+      .filter(Boolean)
+      .join(' and ');
+    const ok = await confirmDialog({
+      title: `Delete ${what}?`,
+      message: `${what} (${formatSize(bytes)}) will be deleted for good. Each is checked again first; anything that no longer qualifies (a file now uses the object, the row is gone, it is too recent) is skipped and said so. This cannot be undone.`,
+      confirm: 'Delete selected',
+      danger: true,
+    });
+    if (!ok) return;
+    setRunning('delete');
+    setSince(Date.now());
+    setError(null);
+    try {
+      const body = { storageKeys: objects.map((o) => o.key), fileIds: files.map((o) => o.id), graceMinutes: report.graceMinutes };
+      const r = await runJob<OrphanDeletion>(
+        () => request('/api/user/orphans/delete', { method: 'POST', body }),
+        (jobId) => request('/api/user/orphans/delete', { method: 'POST', body: { jobId } }),
+        () => alive.current,
+      );
+      if (!r) return;
+      const next: Outcome = new Map(outcome);
+      for (const e of r.storage.results) next.set(e.key, { deleted: e.deleted, reason: e.reason });
+      for (const e of r.database.results) next.set(e.id, { deleted: e.deleted, reason: e.reason });
+      setOutcome(next);
+      setKeys(new Set());
+      setRows(new Set());
+      const deleted = r.storage.deleted + r.database.deleted;
+      const skipped = r.storage.skipped + r.database.skipped;
+      setSummary(`Deleted ${plural(deleted, 'entry', 'entries')}${skipped ? `; skipped ${skipped} (the reason is beside each)` : ''}.`);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setRunning(null);
+    }
+  };
+
+  const chosen = keys.size + rows.size;
+  return (
+    <>
+      <Section
+        title="Orphan review"
+        intro="Finds stored objects that no file points at, and files whose stored object is missing (after a crash, a disk problem or files changed by hand). A scan only reads; nothing is deleted unless you select it here and confirm."
+      >
+        <form
+          noValidate
+          class="form inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void scan();
+          }}
+        >
+          <Field
+            label="Grace window (minutes)"
+            hint="Entries younger than this are left out: they may belong to an upload still in progress. 1440 = one day."
+          >
+            <input
+              type="number"
+              min={GRACE.min}
+              max={GRACE.max}
+              step={1}
+              required
+              value={grace}
+              onInput={(e) => setGrace(e.currentTarget.value)}
+            />
+          </Field>
+          <button type="submit" class="button primary" disabled={running !== null}>
+            Start scan
+          </button>
+        </form>
+        {running && (
+          <p class="saved" role="status" aria-busy="true">
+            {running === 'scan' ? 'Scanning storage and the database' : 'Checking and deleting the selected entries'}…{' '}
+            {formatDuration(Math.max(1, (now - since) / 1000))}
+          </p>
+        )}
+        <FormError message={error} />
+        {report && (
+          <p role="status">
+            Scanned <span title={exactDate(report.scannedAt)}>{formatDate(report.scannedAt).toLowerCase()}</span> ({report.driver} storage):{' '}
+            {plural(report.totals.storedObjects, 'stored object')}, {plural(report.totals.databaseRows, 'file row')};{' '}
+            {plural(report.totals.skippedTooRecent, 'entry', 'entries')} younger than {graceText(report.graceMinutes)} left out.
+          </p>
+        )}
+        {summary && (
+          <p class="saved" role="status">
+            {summary}
+          </p>
+        )}
+      </Section>
+      {report && (
+        <>
+          <OrphanTable
+            title="Stored objects without a file"
+            intro="Encrypted objects in storage that no file row points at. Deleting one frees its space."
+            part={report.storageOrphans}
+            idOf={(o) => o.key}
+            columns={[
+              { title: 'Object', cell: (o) => <code class="key">{o.key}</code> },
+              { title: 'Written', cell: (o) => <span title={exactDate(o.lastModified)}>{formatDate(o.lastModified)}</span> },
+            ]}
+            selected={keys}
+            setSelected={setKeys}
+            outcome={outcome}
+          />
+          <OrphanTable
+            title="Files whose stored object is missing"
+            intro="File rows whose contents are gone: they cannot be downloaded. Deleting one removes it from its owner's files and frees its quota."
+            part={report.databaseOrphans}
+            idOf={(o) => o.id}
+            columns={[
+              {
+                title: 'File',
+                cell: (o) => (
+                  <>
+                    {o.path}
+                    {o.trashed && <span class="pill">In the trash</span>}
+                  </>
+                ),
+              },
+              { title: 'Owner', cell: (o) => o.ownerEmail ?? '—' },
+            ]}
+            selected={rows}
+            setSelected={setRows}
+            outcome={outcome}
+          />
+          <div class="sticky-actions">
+            <span>{chosen ? `${plural(chosen, 'entry', 'entries')} selected` : 'Select entries to delete them.'}</span>
+            <button type="button" class="button danger" disabled={!chosen || running !== null} onClick={remove}>
+              Delete selected
+            </button>
+          </div>
+        </>
+      )}
+    </>
+  );
+}

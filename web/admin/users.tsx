@@ -1,0 +1,194 @@
+import { useEffect, useState } from 'preact/hooks';
+import { parseSize } from '../../src/lib/size.ts';
+import { PERMISSION_CATALOG } from '../../src/services/principal.ts';
+import { api } from '../app/api.ts';
+import type { UserEntry } from '../app/api-types.ts';
+import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';
+import { loadStorage } from '../app/storage.ts';
+import { toast } from '../app/toasts.ts';
+import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { Field, FormError } from '../ui/form.tsx';
+import { LoadError, Section } from '../ui/page.tsx';
+
+const PAGE = 50;
+const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
+
+/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit". */
+function usage(u: UserEntry): string {
+  if (u.storageTotal === null) return `${formatSize(u.storageUsed)}, no limit`;
+  return `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
+}
+
+function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean) => void }) {
+  const [text, setText] = useState(user.storageLimit === null ? '' : sizeInput(user.storageLimit));
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async (storageLimit: number | null) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api('/api/user/storage-limit', { method: 'PUT', body: { targetUserId: user.id, storageLimit } });
+      close(true);
+    } catch (err) {
+      setError((err as Error).message);
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        const bytes = parseSize(text);
+        if (bytes === null || bytes <= 0) return setError(`“${text}” is not a size. Type one such as 50G, 500M or 1.5T.`);
+        void save(bytes);
+      }}
+    >
+      <div class="dialog-body form">
+        <p>
+          {user.email} uses {formatSize(user.storageUsed)}. Uploads and copies that would go over the limit are refused; nothing already
+          stored is removed.
+        </p>
+        <Field label="Storage limit" hint="A size such as 50G, 500M or 1.5T (binary units: 1G = 1024 MiB).">
+          <input required value={text} placeholder="50G" onInput={(e) => setText(e.currentTarget.value)} autofocus />
+        </Field>
+        <FormError message={error} />
+        <p class="muted small">
+          From a terminal:{' '}
+          <code>
+            coffer users set-limit {user.email} {text.trim() || '50G'}
+          </code>
+        </p>
+      </div>
+      <FormButtons submit="Save" busy={busy} cancel={() => close()}>
+        {user.storageLimit !== null && (
+          <button type="button" class="button push-left" disabled={busy} onClick={() => void save(null)}>
+            Reset to default
+          </button>
+        )}
+      </FormButtons>
+    </form>
+  );
+}
+
+function Person({ u, admin }: { u: UserEntry; admin?: boolean }) {
+  return (
+    <div class="entry-main">
+      <span class="entry-title">
+        {u.name || u.email}
+        {admin && <span class="pill accent">Administrator</span>}
+        <span class={`pill ${u.mfaEnabled ? 'ok' : ''}`}>Two-factor {u.mfaEnabled ? 'on' : 'off'}</span>
+      </span>
+      <span class="muted small">
+        {u.email} · <span title={exactDate(u.createdAt)}>created {formatDate(u.createdAt).toLowerCase()}</span>
+      </span>
+    </div>
+  );
+}
+
+/** Every account, owners in the order they were created, each with its sub-users nested; storage limits. */
+export function Users() {
+  const [users, setUsers] = useState<UserEntry[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const page = (from: string | null) =>
+    api<{ users: UserEntry[]; nextCursor: string | null }>(
+      `/api/user/all?limit=${PAGE}${from ? `&cursor=${encodeURIComponent(from)}` : ''}`,
+    );
+  /** The next page; or, with `again`, every page shown so far afresh (after a change). */
+  const load = async (from: string | null, again = false) => {
+    setBusy(true);
+    try {
+      const shown = again ? (users ?? []).filter((u) => u.parentUserId === null).length : 0;
+      const fresh: UserEntry[] = again ? [] : [...(from ? (users ?? []) : [])];
+      let next = again ? null : from;
+      do {
+        const p = await page(next);
+        fresh.push(...p.users);
+        next = p.nextCursor;
+      } while (again && next && fresh.filter((u) => u.parentUserId === null).length < shown);
+      setUsers(fresh);
+      setCursor(next);
+      setError(null);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => void load(null), []);
+
+  const setLimit = async (u: UserEntry) => {
+    const changed = await openDialog<boolean>((close) => (
+      <Dialog title={`Storage limit of ${u.name || u.email}`} onClose={() => close()}>
+        <LimitForm user={u} close={close} />
+      </Dialog>
+    ));
+    if (!changed) return;
+    toast(`Storage limit of ${u.email} saved`);
+    void loadStorage();
+    await load(null, true);
+  };
+
+  const owners = (users ?? []).filter((u) => u.parentUserId === null);
+  return (
+    <Section title="Users" intro="Every account on this Coffer, each followed by its sub-users, who share its storage and limit.">
+      {error && <LoadError message={error} retry={() => load(null)} />}
+      {users && (
+        <ul class="entries" aria-label="Accounts">
+          {owners.map((o, n) => {
+            const subs = users.filter((u) => u.parentUserId === o.id);
+            return (
+              <li key={o.id} class="entry account">
+                <div class="entry-row">
+                  <Person u={o} admin={n === 0} />
+                  <div class="entry-side">
+                    <span class="small">{usage(o)}</span>
+                    {o.storageTotal !== null && (
+                      <progress
+                        class="meter"
+                        value={Math.min(1, o.storageUsed / o.storageTotal)}
+                        max={1}
+                        aria-label={`Storage used by ${o.email}`}
+                      />
+                    )}
+                    <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => setLimit(o)}>
+                      Storage limit
+                    </button>
+                  </div>
+                </div>
+                {subs.length > 0 && (
+                  <ul class="sub-entries" aria-label={`Sub-users of ${o.email}`}>
+                    {subs.map((s) => (
+                      <li key={s.id} class="entry sub">
+                        <Person u={s} />
+                        <span class="small muted">
+                          Sub-user · may {s.permissions?.length ? s.permissions.map(labelOf).join(', ') : 'only browse'}
+                        </span>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {cursor && (
+        <div class="form-actions">
+          <button type="button" class="button" disabled={busy} onClick={() => load(cursor)}>
+            Load more accounts
+          </button>
+        </div>
+      )}
+      {users && (
+        <p class="muted small">
+          {owners.length} account{owners.length === 1 ? '' : 's'} shown{cursor ? '; more to load' : ''}. From a terminal:{' '}
+          <code>coffer users list</code>, <code>coffer users set-limit &lt;email&gt; 50G</code>.
+        </p>
+      )}
+    </Section>
+  );
+}

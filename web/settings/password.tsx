@@ -1,0 +1,98 @@
+import { useState } from 'preact/hooks';
+import { api } from '../app/api.ts';
+import { instance, toSignIn } from '../app/session.ts';
+import { Field, FormError } from '../ui/form.tsx';
+import { Section } from '../ui/page.tsx';
+
+// The server's rules (SPEC: new password 6 to 128 characters, different from the current one).
+const MIN = 6;
+const MAX = 128;
+
+/** Change password: the server signs every session out, this one included, and the page says so. */
+export function ChangePassword() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (instance.value && !instance.value.allowPasswordChange) {
+    return (
+      <Section title="Password">
+        <p>
+          The administrator of this Coffer has turned off password changes, so there is no form here. If you need a new password, ask them
+          to set one for you.
+        </p>
+      </Section>
+    );
+  }
+  const problem = () => {
+    if (next.length < MIN) return `The new password must be at least ${MIN} characters.`;
+    if (next.length > MAX) return `The new password must be at most ${MAX} characters.`;
+    if (next === current) return 'The new password must differ from the current one.';
+    if (repeat !== next) return 'The two new passwords are not the same.';
+    return null;
+  };
+  return (
+    <Section
+      title="Password"
+      intro="Changing your password signs you out everywhere, this browser included; you then sign in with the new one."
+    >
+      <form
+        noValidate
+        class="form"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const bad = problem();
+          if (bad) return setError(bad);
+          setBusy(true);
+          setError(null);
+          try {
+            await api('/api/change-password', { method: 'POST', body: { oldPassword: current, newPassword: next } });
+            toSignIn('Your password was changed and every session was signed out, this one included. Sign in with your new password.');
+          } catch (err) {
+            setError((err as Error).message);
+            setBusy(false);
+          }
+        }}
+      >
+        <Field label="Current password">
+          <input
+            type="password"
+            autoComplete="current-password"
+            required
+            maxLength={MAX}
+            value={current}
+            onInput={(e) => setCurrent(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="New password" hint={`At least ${MIN} characters.`}>
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={MIN}
+            maxLength={MAX}
+            value={next}
+            onInput={(e) => setNext(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="Repeat new password">
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            maxLength={MAX}
+            value={repeat}
+            onInput={(e) => setRepeat(e.currentTarget.value)}
+          />
+        </Field>
+        <FormError message={error} />
+        <div class="form-actions">
+          <button type="submit" class="button primary" disabled={busy}>
+            Change password
+          </button>
+        </div>
+      </form>
+    </Section>
+  );
+}
