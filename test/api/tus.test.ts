@@ -306,10 +306,13 @@ describe('PATCH', () => {
     expect(noVersion.status).toBe(412);
   });
 
-  test('a second PATCH while one is receiving gets 423 instead of interleaving', async () => {
+  test('a second PATCH while one is receiving gets 423 instead of interleaving; mid-request no plaintext is on disk', async () => {
     const o = await seed.owner(t);
-    const data = randomBytes(2 * MiB);
+    const marker = Buffer.from('MID-PATCH-MARKER-31c8');
+    const data = Buffer.alloc(2 * MiB);
+    for (let i = 0; i < data.length; i += marker.length) marker.copy(data, i);
     const location = await created(o.client, data.length);
+    const key = t.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)!.storageKey;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const slow = new ReadableStream<Uint8Array>({
@@ -325,9 +328,11 @@ describe('PATCH', () => {
       headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
       body: slow,
     });
-    for (let i = 0; i < 100 && !stagedFiles(t.dataDir).length; i++) await Bun.sleep(10);
+    for (let i = 0; i < 200 && !stagedFiles(t.dataDir).includes(key); i++) await Bun.sleep(10);
     const second = await patchUpload(o.client, location, 0, data.subarray(0, 1000));
     expect(second.status).toBe(423);
+    t.server.ctx.db.$client.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    expect(filesContaining(t.dataDir, marker)).toEqual([]);
     release();
     const answered = await first;
     expect(answered.status).toBe(204);

@@ -60,6 +60,6 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
-    tusUploads: new TusUploadsRepo(db),
+    tusUploads: new TusUploadsRepo(sqlite),
   };
 }
