@@ -121,6 +121,15 @@ export const Messages = {
   tusBadLength: 'Upload-Length must be a whole number of bytes (deferred lengths are not supported)',
   tusBadOffset: 'Upload-Offset must be a whole number of bytes',
   tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value, each key once',
+  // Document server
+  docserverNotConfigured:
+    'No document server is connected, so documents cannot be opened in the editor. Ask the administrator to set one up.',
+  docserverFolder: 'Only files can be opened in the document editor; this item is a folder',
+  docserverTypeMismatch: "The file's content does not match its extension, so it is not opened in the editor",
+  docserverFileToken: 'Invalid or expired document link',
+  docserverFileChanged: 'The file changed after the editor was opened; open it again',
+  docserverCallbackToken: 'Invalid document server callback token',
+  docserverSessionNotFound: 'Document editing session not found',
   // Integrity
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',

@@ -7,6 +7,7 @@ import { BackupService } from './backup.ts';
 import { ClientService } from './clients.ts';
 import { CopyService } from './copy.ts';
 import { DiskSpaceService } from './disk-space.ts';
+import { DocserverService } from './docserver.ts';
 import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
@@ -60,6 +61,7 @@ export interface Services {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  docserver: DocserverService;
 }
 
 type ServiceContext = Omit<CoreContext, 'db'>;
@@ -148,6 +150,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     views,
     expiryMs: config.tusExpiryHours * 3600_000,
   });
+  const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   return {
     version: new VersionService(core),
     metrics,
@@ -200,10 +203,26 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     tusUploads,
     uploadIntents,
     diskSpace,
-    downloads: new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit }),
+    downloads,
     trash: new TrashService({ ...fileDeps, listing: items }),
     copy: new CopyService(fileDeps),
     fileJobs: new FileJobService(queue),
     shares,
+    docserver: new DocserverService({
+      clock,
+      log,
+      config,
+      jwtSecret: core.jwtSecret,
+      repo: repos.docserver,
+      items: repos.items,
+      users: repos.users,
+      tree,
+      settings,
+      uploads,
+      downloads,
+      schedules: core.schedules,
+      events,
+      audit,
+    }),
   };
 }

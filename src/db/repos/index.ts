@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AuditRepo } from './audit.ts';
 import { DatabaseRepo } from './database.ts';
+import { DocserverRepo } from './docserver.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -43,6 +44,7 @@ export interface Repos {
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
+  docserver: DocserverRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -61,5 +63,6 @@ export function createRepos(db: Db): Repos {
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
+    docserver: new DocserverRepo(sqlite),
   };
 }

@@ -5,3 +5,4 @@ export * from './shares.ts';
 export * from './audit.ts';
 export * from './upload-intents.ts';
 export * from './tus-uploads.ts';
+export * from './docserver.ts';

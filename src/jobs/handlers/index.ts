@@ -39,7 +39,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -81,6 +81,8 @@ function jobHandlers(ctx: AppContext): Handlers {
     presenceSweep: () => ({ count: ctx.presence.sweep() }),
     auditRetention: () => ({ count: audit.applyRetention() }),
     jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
+    docserverForcesave: ({ key }) => docserver.forcesave(key),
+    docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
   };
 }
 
@@ -102,4 +104,5 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   // Resumable uploads expire TUS_EXPIRY_HOURS after their last bytes: looked for four times per expiry, at least hourly.
   const tusEvery = Math.max(1000, Math.min(HOUR, Math.floor((ctx.config.tusExpiryHours * HOUR) / 4)));
   ctx.schedules.ensure('__tus.sweep__', { job: Jobs.tusSweep, intervalMs: tusEvery });
+  ctx.schedules.ensure('__docserver.cleanup__', { job: Jobs.docserverCleanup, intervalMs: DAY });
 }
