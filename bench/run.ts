@@ -9,6 +9,7 @@ import { runSharesBench } from './shares.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 import { runTusBench } from './tus.ts';
+import { runS3Bench } from './s3.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -23,6 +24,7 @@ const benches: Record<string, () => Promise<void>> = {
   reliability: runReliabilityBench,
   web: runWebBench,
   tus: runTusBench,
+  s3: runS3Bench,
 };
 
 const wanted = process.argv.slice(2);

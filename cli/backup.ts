@@ -12,8 +12,9 @@ export function registerBackup(program: Command): void {
         'after',
         `
 The snapshot holds accounts, settings, the file tree and every file's wrapped data key. The file
-contents (blobs/) and the master key (secrets.json) are not in it: copy them alongside, after the
-snapshot (see "Back up and restore" in the README). Without secrets.json no file can be read.`,
+contents (blobs/, or the S3 bucket) and the master key (secrets.json) are not in it: copy them
+alongside, after the snapshot (see "Back up and restore" in the README; a bucket is backed up with its
+own tools). Without secrets.json no file can be read.`,
       ),
   ).action(
     action((file: string, opts: { dataDir?: string; json?: boolean; force?: boolean }) =>
@@ -25,7 +26,12 @@ snapshot (see "Back up and restore" in the README). Without secrets.json no file
         print(
           `contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`,
         );
-        print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
+        if (manifest.storage.driver === 's3') {
+          print(`NOT in this backup: the file contents in ${manifest.alongside.blobs} (the S3 bucket is not copied).`);
+          print(
+            `Back the bucket up with its own tools (versioning, replication, rclone sync), and copy ${manifest.alongside.secrets} alongside.`,
+          );
+        } else print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
       }),
     ),
   );

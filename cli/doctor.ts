@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/lib/size.ts';
+import { describeLocation } from '../src/storage/drivers.ts';
 import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
 
 export function registerDoctor(program: Command): void {
@@ -48,6 +49,8 @@ export function registerDoctor(program: Command): void {
           for (const s of u.strayStaged) print(`  staged ${s.key} (${formatSize(s.size)}), last written ${s.lastModified}`);
           if (u.expired.length || u.strayStaged.length)
             print('  the running server deletes these within the hour (they hold no finished file)');
+          print(`storage: ${describeLocation(r.storage.location)}`);
+          for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
           print(r.ok ? 'no problems found' : 'problems found');
         }
         if (!r.ok) throw new AttentionNeeded('');

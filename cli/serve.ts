@@ -11,32 +11,42 @@ export function registerServe(program: Command): void {
       .option('-p, --port <port>', 'port to listen on (env PORT, default 3000)')
       .option('-H, --host <host>', 'address to bind (env HOST, default 0.0.0.0)')
       .option('--default-storage-limit <size>', 'storage limit for accounts without their own, e.g. 50G (env COFFER_DEFAULT_STORAGE_LIMIT)')
-      .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)'),
+      .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)')
+      .option('--storage <driver>', 'where file contents go: local or s3 (env COFFER_STORAGE, default local; s3 reads the S3_* variables)'),
   )
     .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
     .action(
-      action(async (opts: { port?: string; host?: string; dataDir?: string; defaultStorageLimit?: string; logLevel?: string }) => {
-        let server: RunningServer | null = null;
-        let requested: string | null = null;
-        let signals = 0;
-        const shutdown = (signal: string) => {
-          if (++signals > 1) process.exit(1);
-          requested = signal;
-          if (!server) return;
-          server.ctx.log.info('shutting down', { signal });
-          server.stop().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
-        };
-        // Registered before start-up, so a signal that arrives while starting still shuts down cleanly.
-        process.on('SIGTERM', () => shutdown('SIGTERM'));
-        process.on('SIGINT', () => shutdown('SIGINT'));
-        server = await startServer(configFrom(opts));
-        if (requested) {
-          signals = 0;
-          shutdown(requested);
-        }
-      }),
+      action(
+        async (opts: {
+          port?: string;
+          host?: string;
+          dataDir?: string;
+          defaultStorageLimit?: string;
+          logLevel?: string;
+          storage?: string;
+        }) => {
+          let server: RunningServer | null = null;
+          let requested: string | null = null;
+          let signals = 0;
+          const shutdown = (signal: string) => {
+            if (++signals > 1) process.exit(1);
+            requested = signal;
+            if (!server) return;
+            server.ctx.log.info('shutting down', { signal });
+            server.stop().then(
+              () => process.exit(0),
+              () => process.exit(1),
+            );
+          };
+          // Registered before start-up, so a signal that arrives while starting still shuts down cleanly.
+          process.on('SIGTERM', () => shutdown('SIGTERM'));
+          process.on('SIGINT', () => shutdown('SIGINT'));
+          server = await startServer(configFrom(opts));
+          if (requested) {
+            signals = 0;
+            shutdown(requested);
+          }
+        },
+      ),
     );
 }

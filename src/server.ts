@@ -9,6 +9,7 @@ import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { Worker } from './jobs/worker.ts';
 import { StartupError } from './data-dir.ts';
 import { ensureSystemSchedules } from './jobs/handlers/index.ts';
+import { verifyDriver } from './storage/drivers.ts';
 
 export interface RunningServer {
   url: string;
@@ -48,6 +49,12 @@ async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const ctx = openContext(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
+  try {
+    await verifyDriver(ctx.driver);
+  } catch (err) {
+    ctx.close();
+    throw err;
+  }
   const worker = new Worker({
     queue: ctx.queue,
     registry: ctx.registry,
@@ -88,7 +95,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-  ctx.log.info('listening', { url, dataDir: config.dataDir });
+  ctx.log.info('listening', { url, dataDir: config.dataDir, storage: ctx.driver.location });
   // Files of resumable uploads a crash left fully stored are created now, not at the next scheduled sweep.
   ctx.services.tusUploads.sweep().catch((err: unknown) => ctx.log.warn('resumable upload sweep failed', { err: String(err) }));
   const disk = ctx.services.diskSpace.status();

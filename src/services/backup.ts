@@ -5,6 +5,7 @@ import type { DataPaths } from '../data-dir.ts';
 import { DatabaseRepo } from '../db/repos/database.ts';
 import { AppError, badRequest } from '../errors.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
+import type { StorageLocation } from '../storage/driver.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import { BACKEND_VERSION } from './version.ts';
 
@@ -19,8 +20,10 @@ export interface BackupManifest {
   counts: { users: number; files: number; folders: number; storedBytes: number; auditEvents: number };
   /** Master key ids the snapshot's wrapped data keys need; secrets.json must hold each of them. */
   masterKeyIds: string[];
-  /** What this snapshot does not contain and must be copied alongside it. */
+  /** What this snapshot does not contain and must be copied alongside it: the blobs directory, or the bucket (`s3://bucket/prefix`), and secrets.json. */
   alongside: { blobs: string; secrets: string };
+  /** Where the objects are: a bucket's objects are never copied by `coffer backup`. */
+  storage: StorageLocation;
 }
 
 async function sha256Of(file: string): Promise<string> {
@@ -38,6 +41,7 @@ export class BackupService {
   constructor(
     private readonly database: DatabaseRepo,
     private readonly paths: DataPaths,
+    private readonly storage: StorageLocation,
     private readonly clock: Clock,
     private readonly audit: AuditService,
   ) {}
@@ -84,7 +88,13 @@ export class BackupService {
       database: { file: name, bytes: fs.statSync(snapshot).size, sha256: await sha256Of(snapshot), integrity: 'ok' },
       counts: facts.counts,
       masterKeyIds: facts.masterKeyIds,
-      alongside: { blobs: this.paths.blobs, secrets: this.paths.secrets },
+      alongside: { blobs: this.blobsLocation(), secrets: this.paths.secrets },
+      storage: this.storage,
     };
+  }
+
+  private blobsLocation(): string {
+    const l = this.storage;
+    return l.driver === 'local' ? this.paths.blobs : `s3://${l.bucket}/${l.prefix}`;
   }
 }

@@ -22,6 +22,8 @@ import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
 import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
+import { StorageLocationService } from './storage-location.ts';
+import { StorageMigrationService } from './storage-migration.ts';
 import { ShareService } from './shares.ts';
 import { SubUserService } from './sub-users.ts';
 import { TrashService } from './trash.ts';
@@ -50,6 +52,8 @@ export interface Services {
   keys: KeyService;
   backup: BackupService;
   doctor: DoctorService;
+  storageLocation: StorageLocationService;
+  storageMigration: StorageMigrationService;
   access: AccessTracker;
   items: ItemService;
   uploads: UploadService;
@@ -120,7 +124,13 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     shares,
     pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
   });
-  const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log);
+  const storageLocation = new StorageLocationService({
+    configured: core.driver.location,
+    locations: repos.storageLocation,
+    items: repos.items,
+    clock,
+  });
+  const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(core);
   const fileDeps = {
     clock,
@@ -185,7 +195,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       items: repos.items,
       audit,
     }),
-    backup: new BackupService(repos.database, core.paths, clock, audit),
+    backup: new BackupService(repos.database, core.paths, core.driver.location, clock, audit),
     doctor: new DoctorService({
       driver: core.driver,
       keyring: core.keyring,
@@ -197,6 +207,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       disk: diskSpace,
       tusUploads,
     }),
+    storageLocation,
+    storageMigration: new StorageMigrationService({ clock, locations: repos.storageLocation, items: repos.items }),
     access,
     items,
     uploads,

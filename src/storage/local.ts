@@ -11,6 +11,7 @@ import {
   type PutOptions,
   type StagingArea,
   type StorageDriver,
+  type StorageLocation,
 } from './driver.ts';
 import { releaseSoleView } from '../lib/buffers.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
@@ -147,7 +148,7 @@ const abandonedReads = new FinalizationRegistry<() => Promise<void>>((close) => 
  * back for 0.2-3 s. The file is opened at the first read and closed at the end, on an error or when the
  * consumer cancels.
  */
-function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
+export function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
   let opened: Promise<fsp.FileHandle> | null = null;
   let ahead: Promise<Uint8Array> | null = null;
   let pos = range.start;
@@ -206,11 +207,12 @@ function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
  */
 export class LocalDriver implements StorageDriver {
   readonly name = 'local';
-  readonly staging: LocalStaging;
+  readonly staging: FileStaging;
+  readonly location: StorageLocation = { driver: 'local', bucket: null, prefix: '' };
 
   constructor(readonly root: string) {
     fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });
-    this.staging = new LocalStaging(this, path.join(root, STAGING_DIR));
+    this.staging = new FileStaging({ head: (key) => this.head(key), adopt: (file, key) => this.publish(file, key) }, stagingDirOf(root));
   }
 
   pathOf(key: string): string {
@@ -356,13 +358,23 @@ export class LocalDriver implements StorageDriver {
 }
 
 /** Staged objects of the local driver: one file each, written in place at the offsets asked for. */
-class LocalStaging implements StagingArea {
+/** What a staging area turns its files into objects of. */
+interface StagingTarget {
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Makes the whole staged `file` the object `key`, durably, and the file gone: a rename on disk, an upload to a bucket. */
+  adopt(file: string, key: string): Promise<void>;
+}
+
+/**
+ * Staged objects as single files in a local directory, written in place at the offsets asked for. The
+ * local driver renames them into place; the S3 driver uploads them to the bucket when published, so a
+ * bucket never holds a partial object and nothing is downloaded again.
+ */
+export class FileStaging implements StagingArea {
   constructor(
-    private readonly driver: LocalDriver,
+    private readonly target: StagingTarget,
     private readonly dir: string,
-  ) {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  }
+  ) {}
 
   private fileOf(key: string): string {
     assertValidStorageKey(key);
@@ -393,6 +405,7 @@ class LocalStaging implements StagingArea {
       handle = await fsp.open(file, 'r+');
     } catch (err) {
       if (!isNotFound(err) || at > 0) throw isNotFound(err) ? new StorageNotFoundError(key) : err;
+      await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
       handle = await fsp.open(file, 'wx', 0o600);
       created = true;
     }
@@ -418,7 +431,7 @@ class LocalStaging implements StagingArea {
     });
     if (!staged) {
       // Published before a crash that came ahead of the caller's record of it.
-      if ((await this.driver.head(key)) !== null) return;
+      if ((await this.target.head(key)) !== null) return;
       throw new StorageNotFoundError(key);
     }
     if (staged.size < size) throw new ObjectIntegrityError(`staged object ${key} holds ${staged.size} of its ${size} bytes`);
@@ -427,7 +440,7 @@ class LocalStaging implements StagingArea {
       const handle = await fsp.open(file, 'r+');
       await handle.datasync().finally(() => handle.close());
     }
-    await this.driver.publish(file, key);
+    await this.target.adopt(file, key);
   }
 
   async discard(key: string): Promise<boolean> {
@@ -447,6 +460,11 @@ class LocalStaging implements StagingArea {
       if (st?.isFile()) yield { key: name, size: st.size, lastModified: st.mtime };
     }
   }
+}
+
+/** Where staged objects live under the local driver's root (the S3 driver stages there too). */
+export function stagingDirOf(root: string): string {
+  return path.join(root, STAGING_DIR);
 }
 
 export function createLocalDriver(root: string): LocalDriver {

@@ -11,6 +11,7 @@ import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
 import { TusUploadsRepo } from './tus-uploads.ts';
+import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 
@@ -44,6 +45,7 @@ export interface Repos {
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
+  storageLocation: StorageLocationRepo;
   docserver: DocserverRepo;
 }
 
@@ -63,6 +65,7 @@ export function createRepos(db: Db): Repos {
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
+    storageLocation: new StorageLocationRepo(sqlite),
     docserver: new DocserverRepo(sqlite),
   };
 }

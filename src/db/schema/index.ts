@@ -5,4 +5,5 @@ export * from './shares.ts';
 export * from './audit.ts';
 export * from './upload-intents.ts';
 export * from './tus-uploads.ts';
+export * from './storage-location.ts';
 export * from './docserver.ts';
