@@ -173,6 +173,11 @@ LOG_LEVEL=info
 # COFFER_MIN_FREE_BYTES=512M
 # Less memory for a little speed on hosts with 16 GiB or more (README, Configuration):
 # BUN_JSC_forceRAMSize=4294967296
+# Single sign-on through an OpenID Connect provider (README, Single sign-on):
+# OIDC_ISSUER_URL=https://auth.example.com/application/o/coffer/
+# OIDC_CLIENT_ID=coffer
+# OIDC_CLIENT_SECRET_FILE=$CONFIG_DIR/oidc-client-secret
+# OIDC_PROVIDER_NAME=Authentik
 ENV
   [ "$SYSTEMD" -eq 1 ] && chown "root:$SERVICE_USER" "$ENV_FILE" && chmod 0640 "$ENV_FILE"
   echo "wrote $CONFIG_DIR/coffer.env"

@@ -67,6 +67,5 @@ export function accountRoutes(ctx: AppContext) {
       },
       { session: true },
     )
-    .get('/api/profile', ({ principal }) => accounts.profile(principal), { session: true })
-    .get('/api/idp/enabled', () => ({ enabled: false }), { session: true });
+    .get('/api/profile', ({ principal }) => accounts.profile(principal), { session: true });
 }

@@ -35,6 +35,7 @@ describe('install.sh', () => {
     expect(unit).toContain('User=coffer');
     const envFile = path.join(root, 'etc/coffer/coffer.env');
     expect(fs.readFileSync(envFile, 'utf8')).toContain('PORT=8080');
+    expect(fs.readFileSync(envFile, 'utf8')).toContain('# OIDC_ISSUER_URL=');
     expect(fs.statSync(envFile).mode & 0o077).toBe(0);
     expect(fs.statSync(path.join(root, 'var/lib/coffer')).mode & 0o777).toBe(0o700);
 

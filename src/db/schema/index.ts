@@ -8,3 +8,4 @@ export * from './tus-uploads.ts';
 export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
+export * from './idp.ts';
