@@ -75,8 +75,9 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
   const scratchParent = new Map<string, string | null>();
   const jobs = new Set<string>();
   const copyJobs = new Map<string, string>();
-  /** Empty-trash jobs not seen finished (null: one whose answer the kill swallowed): they take whatever is in the trash when they run. */
+  /** Empty-trash jobs not seen finished (null: one whose answer the kill swallowed); the model treats what is trashed meanwhile as deletable too. */
   const pendingEmpties = new Set<string | null>();
+  let emptiesInFlight = 0;
   let cookie = '';
   let operations = 0;
   let started = 0;
@@ -220,10 +221,13 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
     },
     async empty() {
       for (const id of trashed) markDeletable(id);
-      const res = await call('POST', '/api/files/trash/empty').catch((err: unknown) => {
-        pendingEmpties.add(null);
-        throw err;
-      });
+      emptiesInFlight++;
+      const res = await call('POST', '/api/files/trash/empty')
+        .catch((err: unknown) => {
+          pendingEmpties.add(null);
+          throw err;
+        })
+        .finally(() => emptiesInFlight--);
       if (res.status === 202) {
         const { jobId } = (await answer(res)) as { jobId: string };
         jobs.add(jobId);
@@ -235,6 +239,8 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
 
   /** Whether an empty-trash job may still run (and so remove what is trashed now). */
   async function emptyStillPending(): Promise<boolean> {
+    // A trash sent beside an unanswered empty may reach the server first and be emptied with it.
+    if (emptiesInFlight > 0) return true;
     for (const id of pendingEmpties) {
       if (id === null) return true;
       const res = await call('GET', `/api/files/jobs/${id}`).catch(() => null);

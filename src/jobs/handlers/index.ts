@@ -56,9 +56,10 @@ function jobHandlers(ctx: AppContext): Handlers {
     trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) =>
       trash.deleteRoots(p.accountId, p.loginId, p.ids, b),
     ),
+    // Only what was in the trash when emptying was asked for: the job may run later (queue, restart).
     trashEmpty: (p, run) =>
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
-        trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
+        trash.emptyTrash(p.accountId, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
       ),
     trashPurge: (_p, run) => {
       trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
