@@ -8,6 +8,7 @@ import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
+import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
 
@@ -23,6 +24,7 @@ const benches: Record<string, () => Promise<void>> = {
   shares: runSharesBench,
   reliability: runReliabilityBench,
   web: runWebBench,
+  tus: runTusBench,
   s3: runS3Bench,
   dav: runDavBench,
 };

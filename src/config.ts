@@ -33,6 +33,8 @@ export interface Config {
   maxConnectionsPerIp: number;
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
+  /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
+  tusExpiryHours: number;
   /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
   storage: StorageConfig;
   /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
@@ -141,6 +143,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   429 (default 64; 0 = no cap)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
                                   (default 512M)
+  TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
+                                  fractions allowed)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
@@ -334,6 +338,11 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   const minFreeBytes = reserveText ? parseSize(reserveText) : 512 * 1024 ** 2;
   if (minFreeBytes === null) throw new ConfigError(`COFFER_MIN_FREE_BYTES must be a size such as 512M or 2G, got "${reserveText}"`);
 
+  const expiryText = env.TUS_EXPIRY_HOURS?.trim();
+  const tusExpiryHours = expiryText ? Number(expiryText) : 24;
+  if (!/^\d*\.?\d+$/.test(expiryText ?? '24') || !(tusExpiryHours > 0 && tusExpiryHours <= 8760)) {
+    throw new ConfigError(`TUS_EXPIRY_HOURS must be a number of hours above 0 and at most 8760 (a year), got "${expiryText}"`);
+  }
   const storage = storageConfig(pick(flags.storage, env.COFFER_STORAGE), env, cwd);
 
   const feed = env.UPDATE_FEED_URL?.trim() || null;
@@ -373,6 +382,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
+    tusExpiryHours,
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),

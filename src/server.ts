@@ -135,6 +135,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir, storage: ctx.driver.location });
   announceSetupCode(ctx, server.port!);
+  // Files of resumable uploads a crash left fully stored are created now, not at the next scheduled sweep.
+  ctx.services.tusUploads.sweep().catch((err: unknown) => ctx.log.warn('resumable upload sweep failed', { err: String(err) }));
   const disk = ctx.services.diskSpace.status();
   if (disk.low) ctx.services.diskSpace.warnLow(disk);
 

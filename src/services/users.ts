@@ -171,7 +171,8 @@ export class UsersService {
       if (roots.length === 0) break;
       this.d.trash.trashTrees(accountId, accountId, roots, run);
     }
-    this.d.trash.emptyTrash(accountId, run);
+    // Everything in its trash goes, whenever it was trashed.
+    this.d.trash.emptyTrash(accountId, Number.MAX_SAFE_INTEGER, run);
     const logins = this.d.users.loginIdsOfAccount(accountId);
     const removed = this.d.users.deleteAccount(accountId);
     for (const loginId of logins) this.d.sessions.forgetLogin(loginId);

@@ -39,7 +39,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, docserver } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -56,9 +56,10 @@ function jobHandlers(ctx: AppContext): Handlers {
     trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) =>
       trash.deleteRoots(p.accountId, p.loginId, p.ids, b),
     ),
+    // Only what was in the trash when emptying was asked for: the job may run later (queue, restart).
     trashEmpty: (p, run) =>
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
-        trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
+        trash.emptyTrash(p.accountId, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
       ),
     accountDelete: (p, run) => ({
       ...ctx.services.users.purgeAccount(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
@@ -74,6 +75,10 @@ function jobHandlers(ctx: AppContext): Handlers {
       return { count };
     },
     uploadsSweep: async () => ({ count: (await uploadIntents.sweep()).removedObjects }),
+    tusSweep: async () => {
+      const swept = await tusUploads.sweep();
+      return { count: swept.finished + swept.expired + swept.strays };
+    },
     orphansScan: ({ graceMinutes }, { signal }) => orphans.scan({ graceMinutes, signal }),
     orphansDelete: ({ requestedBy, ...input }) => orphans.deleteOrphans(input, requestedBy),
     sessionsPurge: () => ({ count: sessions.purgeOld() }),
@@ -101,5 +106,8 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__shares.cleanup__', { job: Jobs.sharesCleanup, intervalMs: DAY });
   ctx.schedules.ensure('__trash.purge__', { job: Jobs.trashPurge, intervalMs: DAY });
   ctx.schedules.ensure('__uploads.sweep__', { job: Jobs.uploadsSweep, intervalMs: HOUR });
+  // Resumable uploads expire TUS_EXPIRY_HOURS after their last bytes: looked for four times per expiry, at least hourly.
+  const tusEvery = Math.max(1000, Math.min(HOUR, Math.floor((ctx.config.tusExpiryHours * HOUR) / 4)));
+  ctx.schedules.ensure('__tus.sweep__', { job: Jobs.tusSweep, intervalMs: tusEvery });
   ctx.schedules.ensure('__docserver.cleanup__', { job: Jobs.docserverCleanup, intervalMs: DAY });
 }
