@@ -37,7 +37,11 @@ describe('the first sign-up on a server reachable beyond loopback', () => {
       expect(parseJson(await runCli(['setup-code', '--json', '--data-dir', s.dataDir]))).toEqual({ setupCode: code });
 
       const c = s.client();
-      expect(await json(await c.get('/api/signup-status'))).toMatchObject({ signupEnabled: true, firstUser: true, setupCodeRequired: true });
+      expect(await json(await c.get('/api/signup-status'))).toMatchObject({
+        signupEnabled: true,
+        firstUser: true,
+        setupCodeRequired: true,
+      });
       let res = await c.post('/api/signup', account);
       expect(res.status).toBe(403);
       expect((await json(res)).message).toContain('coffer setup-code');
@@ -50,7 +54,11 @@ describe('the first sign-up on a server reachable beyond loopback', () => {
       res = await c.post('/api/signup', { ...account, setupCode: ` ${code.replace(/-/g, '').toLowerCase()} ` });
       expect(res.status).toBe(200);
       expect((await c.get('/api/user/all')).status).toBe(200);
-      expect(await json(await c.get('/api/signup-status'))).toMatchObject({ signupEnabled: false, firstUser: false, setupCodeRequired: false });
+      expect(await json(await c.get('/api/signup-status'))).toMatchObject({
+        signupEnabled: false,
+        firstUser: false,
+        setupCodeRequired: false,
+      });
       const none = await runCli(['setup-code', '--data-dir', s.dataDir]);
       expect(none.code).toBe(0);
       expect(none.stdout).toContain('already has an account');
