@@ -12,6 +12,7 @@ import { type AccountService, EMAIL, type PublicUser, toPublicUser } from './acc
 import { AuditActions, type AuditService } from './audit.ts';
 import type { MfaService } from './mfa.ts';
 import type { RequestInfo } from './sessions.ts';
+import type { SetupCodeService } from './setup-code.ts';
 
 export const STATE_TTL_S = 10 * 60;
 export const PENDING_MFA_TTL_S = 5 * 60;
@@ -38,6 +39,7 @@ export type IdpErrorCode =
   | 'email_not_verified'
   | 'account_linked'
   | 'signup_disabled'
+  | 'setup_code_required'
   | 'account_disabled';
 
 export class IdpFailure extends Error {
@@ -115,6 +117,7 @@ export interface IdpDeps {
   accounts: AccountService;
   mfa: MfaService;
   audit: AuditService;
+  setupCode: SetupCodeService;
 }
 
 /**
@@ -305,7 +308,7 @@ export class IdpService {
       }
     }
     const issuer = client.serverMetadata().issuer;
-    const user = await this.accountFor(issuer, claims.sub, profile);
+    const user = await this.accountFor(issuer, claims.sub, profile, input.info.ip);
     const row = this.d.accounts.findById(user.id)!;
     if (row.disabledAt !== null) throw new IdpFailure('account_disabled', `the account ${row.email} is disabled`);
     if (row.mfaEnabled) {
@@ -333,7 +336,7 @@ export class IdpService {
   }
 
   /** Link by issuer + subject; else by email when the provider verified it; else a new account when allowed. */
-  private async accountFor(issuer: string, subject: string, claims: Record<string, unknown>): Promise<User> {
+  private async accountFor(issuer: string, subject: string, claims: Record<string, unknown>, ip: string): Promise<User> {
     const linked = this.d.identities.userOf(issuer, subject);
     if (linked) {
       this.d.identities.touch(issuer, subject, this.d.clock.now());
@@ -365,6 +368,10 @@ export class IdpService {
         details: { issuer, subject },
       });
       return existing;
+    }
+    // The first account of a server reachable beyond loopback is made with the setup code, never through the provider.
+    if (this.d.setupCode.required(ip)) {
+      throw new IdpFailure('setup_code_required', 'no account exists yet: the first one is made on the set-up page with the setup code');
     }
     if (!this.d.accounts.signupOpen() && !this.d.config!.autoCreate) {
       throw new IdpFailure('signup_disabled', `no account is linked to subject ${subject} or has ${email}, and sign-up is closed`);

@@ -205,6 +205,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       accounts,
       mfa,
       audit,
+      setupCode,
     }),
     quota,
     users: new UsersService({

@@ -25,7 +25,10 @@ let provider: TestProvider;
 const servers: TestServer[] = [];
 
 /** A Coffer whose single sign-on goes through the test provider; stopped after the file. */
-async function coffer(env: Record<string, string> = {}, opts: { clock?: ManualClock; secretInFile?: boolean } = {}): Promise<SsoServer> {
+async function coffer(
+  env: Record<string, string> = {},
+  opts: { clock?: ManualClock; secretInFile?: boolean; host?: string } = {},
+): Promise<SsoServer> {
   const c = await startSsoServer(provider, { ...opts, env: { OIDC_PROVIDER_NAME: PROVIDER_NAME, ...env } });
   servers.push(c.t);
   return c;
@@ -55,6 +58,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(servers.map((t) => t.stop()));
   await provider.stop();
+});
+
+describe('an empty instance reachable beyond loopback', () => {
+  test('the provider cannot make the first account: /login?error=setup_code_required, no account; the set-up page with the code can', async () => {
+    const c = await coffer({}, { host: '0.0.0.0' });
+    const eve = person();
+    await expectRefused(c, eve, 'setup_code_required');
+    expect(c.t.server.ctx.services.accounts.noLoginYet()).toBe(true);
+    const code = c.t.server.ctx.services.setupCode.current()!;
+    const admin = { email: seed.uniqueEmail('first'), password: 'correct horse battery', name: 'First', setupCode: code };
+    expect((await c.t.client().post('/api/signup', admin)).status).toBe(200);
+  });
 });
 
 describe('an empty instance: the first sign-in through the provider creates the admin', () => {

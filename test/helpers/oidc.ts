@@ -121,7 +121,7 @@ export interface SsoServer {
 /** A Coffer with single sign-on through `provider`: a client registered for it, its secret in env or in a file. */
 export async function startSsoServer(
   provider: TestProvider,
-  opts: { env?: Record<string, string>; clock?: Clock; secretInFile?: boolean } = {},
+  opts: { env?: Record<string, string>; clock?: Clock; secretInFile?: boolean; host?: string } = {},
 ): Promise<SsoServer> {
   const clientId = `coffer-${randomBytes(4).toString('hex')}`;
   const secret = randomBytes(16).toString('hex');
@@ -136,6 +136,7 @@ export async function startSsoServer(
   const logger = memoryLogger();
   const t = await startTestServer({
     clock: opts.clock,
+    host: opts.host,
     logger,
     dataDir,
     env: { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: clientId, ...secretEnv, ...opts.env },

@@ -31,6 +31,8 @@ export interface TestServerOptions {
   /** When false the worker does not poll; tests call server.worker.drain(). Default true. */
   startWorker?: boolean;
   dataDir?: string;
+  /** Where the server listens (default loopback); `0.0.0.0` as install.sh runs it. */
+  host?: string;
   /** Receives the server's log lines (default: LOG_LEVEL, silent in tests). */
   logger?: Logger;
 }
@@ -46,7 +48,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const storageEnv = suiteStorage === 's3' && !opts.env?.COFFER_STORAGE ? (await sharedTestS3()).env() : {};
   const boot = (port = 0) =>
     startServer(
-      loadConfig({ port, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env }),
+      loadConfig(
+        { port, host: opts.host ?? '127.0.0.1', dataDir },
+        { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env },
+      ),
       {
         clock: opts.clock,
         logger: opts.logger,

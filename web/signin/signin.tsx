@@ -48,6 +48,8 @@ const keepNext = (path: string) => {
 /** What each `/login?error=<code>` from single sign-on means, in words that say what to do. */
 const IDP_ERRORS: Record<string, (provider: string) => string> = {
   account_disabled: () => 'This account is disabled. Ask the administrator.',
+  setup_code_required: () =>
+    'Coffer has no account yet. The first account is the administrator: create it here with email, password and the setup code the server printed, then link single sign-on.',
   signup_disabled: (p) =>
     `No Coffer account belongs to your ${p} account, and sign-up is closed. Ask the administrator to create an account for you or to open sign-up.`,
   email_not_verified: (p) =>
