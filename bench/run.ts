@@ -8,6 +8,8 @@ import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
+import { runBackupBench } from './backup.ts';
+import { runBuildsBench } from './builds.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -21,6 +23,8 @@ const benches: Record<string, () => Promise<void>> = {
   shares: runSharesBench,
   reliability: runReliabilityBench,
   web: runWebBench,
+  backup: runBackupBench,
+  builds: runBuildsBench,
 };
 
 const wanted = process.argv.slice(2);

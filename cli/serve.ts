@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ENVIRONMENT_HELP } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
+import { sdNotify } from '../src/lib/sd-notify.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
 export function registerServe(program: Command): void {
@@ -24,6 +25,7 @@ export function registerServe(program: Command): void {
           requested = signal;
           if (!server) return;
           server.ctx.log.info('shutting down', { signal });
+          notify(server, 'STOPPING=1');
           server.stop().then(
             () => process.exit(0),
             () => process.exit(1),
@@ -33,10 +35,20 @@ export function registerServe(program: Command): void {
         process.on('SIGTERM', () => shutdown('SIGTERM'));
         process.on('SIGINT', () => shutdown('SIGINT'));
         server = await startServer(configFrom(opts));
+        notify(server, `READY=1\nSTATUS=listening on ${server.url}`);
         if (requested) {
           signals = 0;
           shutdown(requested);
         }
       }),
     );
+}
+
+/** Tells systemd (a Type=notify unit) how the server is doing; a failure is logged, never fatal. */
+function notify(server: RunningServer, state: string): void {
+  try {
+    sdNotify(state);
+  } catch (err) {
+    server.ctx.log.error('could not notify systemd', { err: String(err) });
+  }
 }
