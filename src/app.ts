@@ -26,6 +26,7 @@ import { shareRoutes } from './http/shares.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
+import { openApiRoutes } from './http/openapi.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -38,7 +39,8 @@ export interface AppOptions {
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.generalRateLimit);
-  return new Elysia()
+  const app = new Elysia();
+  return app
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
@@ -59,5 +61,6 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(publicShareRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))
+    .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

@@ -52,6 +52,8 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /api/idp/enabled': session,
   'GET /api/version': session,
   'GET /api/version/latest': session,
+  'GET /api/openapi.json': publicGeneral,
+  'GET /api/docs': publicGeneral,
 
   'GET /api/sessions': session,
   'POST /api/sessions/heartbeat': session,

@@ -4,14 +4,23 @@ import type { AppContext } from '../context.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const flag = (field: string) => z.object({ [field]: z.boolean({ message: `${field} must be true or false` }) });
+const enabledBody = flag('enabled');
+const hiddenBody = flag('hidden');
+const docserverBody = z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() });
+const shareBaseUrlBody = z.object({ url: z.string().nullish() });
+// These two are checked by the settings service (its rules), so the schemas here only describe them.
+const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
+const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
+const flagSchemas: Record<string, z.ZodType> = { enabled: enabledBody, hidden: hiddenBody };
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
   const { settings, accounts } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
-    (validate(flag(field), await readJson(request)) as Record<string, boolean>)[field]!;
+    (validate(flagSchemas[field]!, await readJson(request)) as Record<string, boolean>)[field]!;
 
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
@@ -22,30 +31,27 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     )
     .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { session: true })
     .get('/api/user/docserver-config', () => settings.docserverView(), { session: true })
     .put(
       '/api/user/docserver-config',
       async ({ principal, request }) => {
-        const body = validate(
-          z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() }),
-          await readJson(request),
-        );
+        const body = validate(docserverBody, await readJson(request));
         settings.setDocserver(body, principal);
         return settings.docserverView();
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: docserverBody }) },
     )
     .get('/api/user/share-base-url-config', () => ({ url: settings.get('shareBaseUrl') }), { session: true })
     .put(
       '/api/user/share-base-url-config',
       async ({ principal, request }) => {
-        const body = validate(z.object({ url: z.string().nullish() }), await readJson(request));
+        const body = validate(shareBaseUrlBody, await readJson(request));
         return { url: settings.update('shareBaseUrl', body.url?.trim() ? body.url : null, 'url', principal) };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: shareBaseUrlBody }) },
     )
     .get('/api/user/max-upload-size-config', () => ({ maxBytes: settings.get('maxUploadBytes') }), { session: true })
     .put(
@@ -54,7 +60,7 @@ export function settingsRoutes(ctx: AppContext) {
         const body = (await readJson(request)) as { maxBytes?: unknown };
         return { maxBytes: settings.update('maxUploadBytes', body?.maxBytes, 'maxBytes', principal) };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: maxUploadSizeBody }) },
     )
     .get('/api/user/known-proxies-config', () => ({ knownProxies: settings.get('knownProxies') }), { session: true })
     .put(
@@ -63,7 +69,7 @@ export function settingsRoutes(ctx: AppContext) {
         const body = (await readJson(request)) as { knownProxies?: unknown };
         return { knownProxies: settings.update('knownProxies', body?.knownProxies, 'knownProxies', principal), restartRequired: true };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: knownProxiesBody }) },
     )
     .get('/api/user/hide-file-extensions-config', () => ({ hideFileExtensions: settings.get('hideFileExtensions') }), { session: true })
     .put(
@@ -71,7 +77,7 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: hiddenBody }) },
     )
     .get('/api/user/desktop-only-access-config', () => ({ desktopOnlyAccess: settings.get('desktopOnlyAccess') }), { session: true })
     .put(
@@ -79,7 +85,7 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     )
     .get('/api/user/password-change-config', () => ({ allowPasswordChange: settings.get('allowPasswordChange') }), { session: true })
     .put(
@@ -87,6 +93,6 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     );
 }
