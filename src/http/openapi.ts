@@ -70,7 +70,7 @@ function tagOf(path: string): string {
 }
 
 /** The OpenAPI 3.1 document of every registered route: paths from the router, access from the policy table, inputs from each route's schemas. */
-export function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unknown> {
+function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const policy = ROUTES[`${route.method} ${route.path}`];
