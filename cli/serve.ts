@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ENVIRONMENT_HELP } from '../src/config.ts';
+import { ENVIRONMENT_HELP, type ConfigFlags } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { sdNotify } from '../src/lib/sd-notify.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
@@ -12,11 +12,13 @@ export function registerServe(program: Command): void {
       .option('-p, --port <port>', 'port to listen on (env PORT, default 3000)')
       .option('-H, --host <host>', 'address to bind (env HOST, default 0.0.0.0)')
       .option('--default-storage-limit <size>', 'storage limit for accounts without their own, e.g. 50G (env COFFER_DEFAULT_STORAGE_LIMIT)')
-      .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)'),
+      .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)')
+      .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (env COFFER_TLS_CERT; needs --tls-key)')
+      .option('--tls-key <file>', 'the PEM private key of --tls-cert (env COFFER_TLS_KEY)'),
   )
     .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
     .action(
-      action(async (opts: { port?: string; host?: string; dataDir?: string; defaultStorageLimit?: string; logLevel?: string }) => {
+      action(async (opts: ConfigFlags) => {
         let server: RunningServer | null = null;
         let requested: string | null = null;
         let signals = 0;

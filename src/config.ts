@@ -26,6 +26,8 @@ export interface Config {
   maxConnectionsPerIp: number;
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
+  /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
+  tls: { cert: string; key: string } | null;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -35,6 +37,8 @@ export interface ConfigFlags {
   dataDir?: string;
   defaultStorageLimit?: string;
   logLevel?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export class ConfigError extends Error {}
@@ -61,7 +65,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
                                   429 (default 64; 0 = no cap)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
-                                  (default 512M)`;
+                                  (default 512M)
+  COFFER_TLS_CERT                 PEM certificate (full chain) for built-in HTTPS; needs COFFER_TLS_KEY
+  COFFER_TLS_KEY                  PEM private key of that certificate`;
 
 type Env = Record<string, string | undefined>;
 
@@ -107,6 +113,15 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   const minFreeBytes = reserveText ? parseSize(reserveText) : 512 * 1024 ** 2;
   if (minFreeBytes === null) throw new ConfigError(`COFFER_MIN_FREE_BYTES must be a size such as 512M or 2G, got "${reserveText}"`);
 
+  const tlsCert = pick(flags.tlsCert, env.COFFER_TLS_CERT);
+  const tlsKey = pick(flags.tlsKey, env.COFFER_TLS_KEY);
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new ConfigError(
+      'built-in HTTPS needs both a certificate and its key: --tls-cert and --tls-key (COFFER_TLS_CERT, COFFER_TLS_KEY)',
+    );
+  }
+  const tls = tlsCert && tlsKey ? { cert: path.resolve(cwd, tlsCert), key: path.resolve(cwd, tlsKey) } : null;
+
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
 
@@ -132,5 +147,6 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
+    tls,
   });
 }

@@ -1,4 +1,5 @@
 import dns from 'node:dns/promises';
+import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { isCidr, isIpAddress } from './lib/ip.ts';
 import type { Clock } from './clock.ts';
@@ -46,6 +47,21 @@ async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
   return out;
 }
 
+/** The certificate and key, read now so a missing or unreadable file stops start-up with its name. */
+function readTls(files: { cert: string; key: string }): { cert: string; key: string } {
+  const read = (file: string, what: string) => {
+    try {
+      const text = fs.readFileSync(file, 'utf8');
+      if (!text.includes('-----BEGIN ')) throw new StartupError(`${what} ${file} is not a PEM file`);
+      return text;
+    } catch (err) {
+      if (err instanceof StartupError) throw err;
+      throw new StartupError(`cannot read ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+  };
+  return { cert: read(files.cert, 'TLS certificate'), key: read(files.key, 'TLS key') };
+}
+
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const ctx = openContext(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
   const worker = new Worker({
@@ -60,6 +76,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   ensureSystemSchedules(ctx);
   let app;
   try {
+    const tls = config.tls ? readTls(config.tls) : undefined;
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
     await ctx.services.uploadIntents.sweep();
     app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
@@ -71,6 +88,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       // Never the runtime's development error page (working directory, paths, source lines).
       development: false,
       error: lastResortErrorHandler(ctx.log),
+      tls,
     });
   } catch (err) {
     ctx.close();
@@ -86,7 +104,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   } else ctx.queue.available = true;
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
+  const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir });
   const disk = ctx.services.diskSpace.status();
   if (disk.low) ctx.services.diskSpace.warnLow(disk);
