@@ -15,7 +15,7 @@ export async function runBuildsBench(): Promise<void> {
   const names = Object.keys(BUILD_TARGETS);
   build(['--', '--target', names.join(',')]);
   const mib = (file: string) => (fs.statSync(path.join(ROOT, 'dist', file)).size / 1024 ** 2).toFixed(1);
-  console.log(`builds.native dist/coffer MiB ${mib('coffer')} (with bytecode)`);
+  console.log(`builds.native dist/coffer MiB ${mib('coffer')}`);
   for (const name of names) console.log(`builds.${name} dist/coffer-${name} MiB ${mib(`coffer-${name}`)}`);
 }
 

@@ -57,14 +57,22 @@ const bundle = await buildWebBundle({ minify: true });
 const bundleFile = path.join(DIST, `${BUNDLE_FILE_PREFIX}.bundle`);
 fs.writeFileSync(bundleFile, encodeWebBundle(bundle));
 
-const common = ['build', '--compile', '--minify', '--sourcemap', '--format=esm', 'src/main.ts', path.relative(ROOT, bundleFile)];
+const common = [
+  'build',
+  '--compile',
+  '--minify',
+  '--sourcemap',
+  '--bytecode',
+  '--format=esm',
+  'src/main.ts',
+  path.relative(ROOT, bundleFile),
+];
 if (targets.length === 0) {
-  run([process.execPath, ...common, '--bytecode', '--outfile', 'dist/coffer']);
+  run([process.execPath, ...common, '--outfile', 'dist/coffer']);
 } else {
   for (const name of targets) {
     const target = BUILD_TARGETS[name as keyof typeof BUILD_TARGETS];
     const outfile = `dist/coffer-${name}`;
-    // Bytecode is produced by the building runtime and only valid for its own CPU, so cross builds go without.
     run([
       process.execPath,
       ...common,
