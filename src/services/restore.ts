@@ -133,7 +133,7 @@ export async function restoreFullBackup(
     const same = (a: ArchivedFile, b: ArchivedFile | undefined) => b !== undefined && a.bytes === b.bytes && a.sha256 === b.sha256;
     if (!same(database, manifest.database)) throw invalid('the database does not match its checksum');
     if (!same(secrets, manifest.secrets)) throw invalid('secrets.json does not match its checksum');
-    const damaged = manifest.objectSums.filter((o) => !same(objects.get(o.key)!, o)).map((o) => o.key);
+    const damaged = manifest.objectSums.filter((o) => !same(o, objects.get(o.key))).map((o) => o.key);
     if (damaged.length) throw invalid(`${damaged.length} object(s) do not match their checksum or are missing, e.g. ${damaged[0]}`);
     if (objects.size !== manifest.objectSums.length) throw invalid('it holds objects its manifest does not list');
     const { integrity, facts } = DatabaseRepo.inspectSnapshot(paths.database);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
 import { dataPaths, holdObjectDeletions } from '../../src/data-dir.ts';
+import { TAR_END, TarReader, tarHeader, tarPadding } from '../../src/lib/tar.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
@@ -192,6 +193,20 @@ describe('coffer backup --full and coffer restore', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('not usable');
       expect(fs.existsSync(path.join(out, 'new'))).toBe(false);
+
+      // Rewritten without one object (a well-formed archive that lacks what its manifest lists).
+      const reader = new TarReader(Bun.file(archive).stream());
+      const parts: Uint8Array[] = [];
+      for (let entry = await reader.next(); entry; entry = await reader.next()) {
+        const body = await reader.readAll();
+        if (entry.name === `objects/${stored.storageKey}`) continue;
+        parts.push(tarHeader(entry), body, tarPadding(entry.size));
+      }
+      fs.writeFileSync(path.join(out, 'lacking.tar'), Buffer.concat([...parts, TAR_END]));
+      r = await runCli(['restore', path.join(out, 'lacking.tar'), '--data-dir', empty]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('1 object(s) do not match their checksum or are missing');
+      expect(fs.readdirSync(empty)).toEqual([]);
 
       // Not a backup at all.
       fs.writeFileSync(path.join(out, 'junk.tar'), randomBytes(4096));
