@@ -210,6 +210,9 @@ LOG_LEVEL=info
 # COFFER_IDLE_TIMEOUT_SECONDS=30
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
+# The document server (README, "Editing documents"):
+# DOCSERVER_AUTOSAVE_INTERVAL_MS=300000
+# DOCSERVER_BACKEND_URL=
 # Built-in HTTPS without a reverse proxy (both files readable by the service user):
 # COFFER_TLS_CERT=/etc/coffer/tls/fullchain.pem
 # COFFER_TLS_KEY=/etc/coffer/tls/privkey.pem

@@ -27,6 +27,7 @@ import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
 import { openApiRoutes } from './http/openapi.ts';
+import { docserverRoutes } from './http/docserver.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -59,6 +60,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
     .use(publicShareRoutes(ctx))
+    .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))

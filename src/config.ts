@@ -28,6 +28,12 @@ export interface Config {
   minFreeBytes: number;
   /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
   tls: { cert: string; key: string } | null;
+  /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
+  docserverAutosaveIntervalMs: number;
+  /** The origin the document server reaches Coffer at; null: the share base URL, else the request's origin. */
+  docserverBackendUrl: string | null;
+  /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
+  warnings: string[];
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -67,9 +73,28 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
                                   (default 512M)
   COFFER_TLS_CERT                 PEM certificate (full chain) for built-in HTTPS; needs COFFER_TLS_KEY
-  COFFER_TLS_KEY                  PEM private key of that certificate`;
+  COFFER_TLS_KEY                  PEM private key of that certificate
+  DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
+                                  an hour, in milliseconds (default 300000; other values: a warning and the default)
+  DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
+                                  it is given (default: the share base URL, else the URL the browser used)`;
 
 type Env = Record<string, string | undefined>;
+
+const DEFAULT_AUTOSAVE_MS = 5 * 60_000;
+
+/** SPEC: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
+function autosaveInterval(text: string | undefined, warnings: string[]): number {
+  if (text === undefined || text.trim() === '') return DEFAULT_AUTOSAVE_MS;
+  const ms = Number(text.trim());
+  const minutes = ms / 60_000;
+  if (/^\d+$/.test(text.trim()) && Number.isInteger(minutes) && minutes >= 1 && minutes <= 60 && 60 % minutes === 0) return ms;
+  warnings.push(
+    `DOCSERVER_AUTOSAVE_INTERVAL_MS must be 1 to 60 whole minutes that divide an hour (60000, 120000, 180000, 240000, 300000, ` +
+      `360000, 600000, 720000, 900000, 1200000, 1800000 or 3600000), got "${text}"; using ${DEFAULT_AUTOSAVE_MS} (5 minutes)`,
+  );
+  return DEFAULT_AUTOSAVE_MS;
+}
 
 function pick(flag: string | number | undefined, envValue: string | undefined): string | undefined {
   if (flag !== undefined && flag !== '') return String(flag);
@@ -125,6 +150,12 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
 
+  const backend = env.DOCSERVER_BACKEND_URL?.trim() || null;
+  if (backend !== null && !(URL.canParse(backend) && /^https?:$/.test(new URL(backend).protocol))) {
+    throw new ConfigError(`DOCSERVER_BACKEND_URL must be an http:// or https:// URL, got "${backend}"`);
+  }
+  const warnings: string[] = [];
+
   return Object.freeze({
     port,
     host,
@@ -148,5 +179,8 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
     tls,
+    docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
+    docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
+    warnings,
   });
 }

@@ -106,6 +106,15 @@ export const Messages = {
   copyIntoSelf: 'A folder cannot be copied into itself or one of its descendants',
   trashAlreadyEmpty: 'Trash is already empty',
   rangeNotSatisfiable: 'Range not satisfiable',
+  // Document server
+  docserverNotConfigured:
+    'No document server is connected, so documents cannot be opened in the editor. Ask the administrator to set one up.',
+  docserverFolder: 'Only files can be opened in the document editor; this item is a folder',
+  docserverTypeMismatch: "The file's content does not match its extension, so it is not opened in the editor",
+  docserverFileToken: 'Invalid or expired document link',
+  docserverFileChanged: 'The file changed after the editor was opened; open it again',
+  docserverCallbackToken: 'Invalid document server callback token',
+  docserverSessionNotFound: 'Document editing session not found',
   // Integrity
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',

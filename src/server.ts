@@ -72,6 +72,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     schedules: ctx.schedules,
     log: ctx.log,
   });
+  for (const warning of config.warnings) ctx.log.warn(warning);
   ctx.queue.recoverInterrupted();
   ensureSystemSchedules(ctx);
   let app;

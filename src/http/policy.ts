@@ -18,6 +18,8 @@ export interface RoutePolicy {
   shareDomain?: boolean;
   /** Message of the admin refusal, where SPEC gives one of its own (orphans). */
   adminMessage?: string;
+  /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
+  htmlErrors?: boolean;
 }
 
 const open: RoutePolicy = { access: 'public', desktopOpen: true, limit: false };
@@ -27,6 +29,9 @@ const admin: RoutePolicy = { access: 'admin' };
 const publicGeneral: RoutePolicy = { access: 'public' };
 const signIn: RoutePolicy = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' } };
 const share: RoutePolicy = { access: 'public', desktopOpen: true, shareDomain: true };
+// Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
+// share domain, whose origin the document server may be given to reach Coffer.
+const docserverCalls: RoutePolicy = { access: 'public', desktopOpen: true, shareDomain: true };
 const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
   access: { operation },
   ...(limiter ? { limit: { limiter, key: 'login' } } : {}),
@@ -135,6 +140,11 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
+
+  'GET /api/docserver/config/:id': can('docserver.open'),
+  'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },
+  'GET /api/docserver/file/:id': docserverCalls,
+  'POST /api/docserver/callback': docserverCalls,
 
   // The web app: hashed assets, and its page for every other path a browser navigates to.
   'GET /assets/:name': { access: 'public', limit: false },

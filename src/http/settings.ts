@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { DOCSERVER_EXTENSIONS } from '../services/docserver.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
@@ -33,7 +34,12 @@ export function settingsRoutes(ctx: AppContext) {
       }),
       { session: true, detail: describeInput({ body: enabledBody }) },
     )
-    .get('/api/user/docserver-configured', () => ({ configured: settings.get('docserver') !== null }), { session: true })
+    .get(
+      '/api/user/docserver-configured',
+      // Widened for the web app (README): the extensions the editor opens, so it offers "Open in editor" on those only.
+      () => ({ configured: ctx.services.docserver.configured(), extensions: DOCSERVER_EXTENSIONS }),
+      { session: true },
+    )
     .get('/api/user/docserver-config', () => settings.docserverView(), { session: true })
     .put(
       '/api/user/docserver-config',

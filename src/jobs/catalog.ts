@@ -53,6 +53,9 @@ export const Jobs = {
   presenceSweep: defineJob('presence.sweep', none),
   auditRetention: defineJob('audit.retention', none),
   jobsCleanup: defineJob('jobs.cleanup', none),
+  // One per open document key, fired by its auto-save schedule; failures are retried with backoff.
+  docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),
+  docserverCleanup: defineJob('docserver.cleanup', none),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

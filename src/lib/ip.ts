@@ -90,3 +90,21 @@ export class IpMatcher {
     return this.ranges.some((r) => (value & r.mask) === r.base);
   }
 }
+
+// Addresses no document server should be reached at: "this host", link-local (cloud metadata services
+// such as 169.254.169.254 and fd00:ec2::254 live there), multicast and broadcast.
+const NEVER_FETCHED = new IpMatcher([
+  '0.0.0.0/8',
+  '169.254.0.0/16',
+  '224.0.0.0/4',
+  '255.255.255.255/32',
+  '::/128',
+  'fe80::/10',
+  'ff00::/8',
+  'fd00:ec2::254/128',
+]);
+
+/** Whether an address is one an outgoing request must never go to, whoever names it. */
+export function isNeverFetchedAddress(ip: string): boolean {
+  return NEVER_FETCHED.matches(ip);
+}

@@ -42,6 +42,8 @@ export const AuditActions = {
   shareRemove: 'share.remove',
   shareAccess: 'share.access',
   shareDownload: 'share.download',
+  // Documents edited through the document server
+  documentSave: 'document.save',
   // Operations
   orphansScan: 'orphans.scan',
   orphansDelete: 'orphans.delete',

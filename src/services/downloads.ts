@@ -24,7 +24,8 @@ const INLINE_IMAGE_TYPES = new Set([
   'image/x-icon',
   'image/vnd.microsoft.icon',
 ]);
-const SNIFF_BYTES = 4100;
+// One 64 KiB segment is decrypted whatever is asked of it; office documents (ZIP containers) need most of it.
+const SNIFF_BYTES = 64 * 1024;
 const CHILD_PAGE = 500;
 
 export interface ZipDownload {
@@ -82,15 +83,21 @@ export class DownloadService {
 
   /** The detected image type when the content is a raster image safe to show inline, else null. */
   async inlineImageType(row: Item): Promise<string | null> {
-    if (row.type !== 'file' || row.size === 0 || !row.mimeType?.startsWith('image/')) return null;
+    if (row.type !== 'file' || !row.mimeType?.startsWith('image/')) return null;
+    const mime = await this.detectType(row);
+    return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
+  }
+
+  /** The type the file's first bytes show (decrypting only the first segment); null when unrecognised or empty. */
+  async detectType(row: Item): Promise<string | null> {
+    if (row.type !== 'file' || row.size === 0) return null;
     const head = await this.d.storage.get(
       row.storageKey!,
       { size: row.size, wrappedKey: row.wrappedKey! },
       { start: 0, end: Math.min(row.size, SNIFF_BYTES) },
     );
     const bytes = new Uint8Array(await new Response(head).arrayBuffer());
-    const mime = (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime;
-    return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
+    return (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime ?? null;
   }
 
   /** A folder of the account as `<folder>.zip`, entries under `<folder>/`, empty folders included. */

@@ -38,12 +38,16 @@ export class FileEvents {
     private readonly audit: AuditService,
   ) {}
 
-  /** `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a job's login. */
+  /**
+   * `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a
+   * job's login. `audit` records the change under a more specific action than the event's own, with more details.
+   */
   item(
     actor: AuditPrincipal,
     type: FileEventName,
     row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
     extra: Record<string, unknown> = {},
+    audit?: { action: AuditAction; details: Record<string, unknown> },
   ): void {
     this.hub.publish(actor.accountId, type, {
       id: row.id,
@@ -53,14 +57,14 @@ export class FileEvents {
       userId: actor.loginId,
       ...extra,
     });
-    const action = AUDITED[type];
+    const action = audit?.action ?? AUDITED[type];
     if (action) {
       this.audit.record({
         action,
         principal: actor,
         targetType: row.type,
         targetId: row.id,
-        details: { name: row.name, parentId: row.parentId, ...extra },
+        details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
       });
     }
   }

@@ -7,6 +7,7 @@ import { BackupService } from './backup.ts';
 import { ClientService } from './clients.ts';
 import { CopyService } from './copy.ts';
 import { DiskSpaceService } from './disk-space.ts';
+import { DocserverService } from './docserver.ts';
 import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
@@ -57,6 +58,7 @@ export interface Services {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  docserver: DocserverService;
 }
 
 type ServiceContext = Omit<CoreContext, 'db'>;
@@ -129,6 +131,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     intents: uploadIntents,
     disk: diskSpace,
   };
+  const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   return {
     version: new VersionService(core),
     metrics,
@@ -175,13 +179,29 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     }),
     access,
     items,
-    uploads: new UploadService({ ...fileDeps, log, folders: items, views, settings }),
+    uploads,
     uploadIntents,
     diskSpace,
-    downloads: new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit }),
+    downloads,
     trash: new TrashService({ ...fileDeps, listing: items }),
     copy: new CopyService(fileDeps),
     fileJobs: new FileJobService(queue),
     shares,
+    docserver: new DocserverService({
+      clock,
+      log,
+      config,
+      jwtSecret: core.jwtSecret,
+      repo: repos.docserver,
+      items: repos.items,
+      users: repos.users,
+      tree,
+      settings,
+      uploads,
+      downloads,
+      schedules: core.schedules,
+      events,
+      audit,
+    }),
   };
 }

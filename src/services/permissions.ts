@@ -8,6 +8,8 @@ import type { Permission } from './principal.ts';
 const OPERATION_PERMISSIONS = {
   'downloads.file': 'files.download',
   'downloads.zip': 'files.download',
+  // Reading a document in the editor reads its content; files.edit decides whether it opens for editing.
+  'docserver.open': 'files.download',
   'items.createFolder': 'files.upload',
   'uploads.check': 'files.upload',
   'uploads.upload': 'files.upload',

@@ -38,7 +38,8 @@ export interface Principal {
   permissions: ReadonlySet<Permission>;
 }
 
-function can(principal: Principal, permission: Permission): boolean {
+/** Whether the login holds a permission (owners hold all). */
+export function can(principal: Principal, permission: Permission): boolean {
   return principal.isOwner || principal.permissions.has(permission);
 }
 

@@ -56,7 +56,7 @@ export interface BulkUploadResult {
   failedCount: number;
 }
 
-interface StoredObject {
+export interface StoredObject {
   storageKey: string;
   size: number;
   wrappedKey: string;
@@ -152,7 +152,7 @@ export class UploadService {
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
         name = uploadedFileName(part.filename);
         if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.budget(principal, 0, req.sizeHint);
+        return this.budget(principal.accountId, 0, req.sizeHint);
       });
       const row = this.transactions.immediate(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
@@ -262,29 +262,13 @@ export class UploadService {
         fields,
         part,
         object: newObject,
-      } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
+      } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
       if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
         newObject.mimeType = current.mimeType;
-      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
-      const now = this.clock.now();
-      const row = this.transactions.immediate(() => {
-        const row = this.requireFile(principal, id);
-        const delta = newObject.size - row.size;
-        if (delta > 0) this.quota.assertRoom(principal.accountId, delta);
-        const updated = this.d.items.replaceContent(row.id, {
-          size: newObject.size,
-          mimeType: newObject.mimeType,
-          storageKey: newObject.storageKey,
-          wrappedKey: newObject.wrappedKey,
-          keyId: newObject.keyId,
-          modifiedAt: modified ?? now,
-          accessedAt: now,
-        });
-        this.quota.adjust(principal.accountId, delta);
-        if (row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
-        this.intents.committed(newObject.storageKey);
-        return updated;
+      const row = this.commitReplacement(principal.accountId, newObject, {
+        current: () => this.requireFile(principal, id),
+        modified: parseModifiedTime(fields.get('lastModifiedTimes')),
       });
       stored.length = 0;
       this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
@@ -292,6 +276,47 @@ export class UploadService {
     } finally {
       await this.discard(stored);
     }
+  }
+
+  /**
+   * New content for `current` from a stream (a document server's edited version), stored under a new key
+   * with the same budget as a replace: the max upload size, and the quota with the file's own bytes freed.
+   * The object is not the file's until commitReplacement; `discard` removes it otherwise.
+   */
+  storeReplacement(current: Item, body: AsyncIterable<Uint8Array>, defaultType: string): Promise<StoredObject> {
+    return this.store({ body, mimeType: defaultType }, this.budget(current.accountId, current.size));
+  }
+
+  /**
+   * Points a file at a stored object in one transaction: the row re-read by `current` (which throws when
+   * it is gone), the quota checked for the growth (413), size, type and times set, the usage counter
+   * adjusted and the old object queued for deletion. `during` runs inside the same transaction.
+   */
+  commitReplacement(
+    accountId: string,
+    object: StoredObject,
+    opts: { current: () => Item; modified?: number | null; during?: (updated: Item) => void },
+  ): Item {
+    const now = this.clock.now();
+    return this.transactions.immediate(() => {
+      const row = opts.current();
+      const delta = object.size - row.size;
+      if (delta > 0) this.quota.assertRoom(accountId, delta);
+      const updated = this.d.items.replaceContent(row.id, {
+        size: object.size,
+        mimeType: object.mimeType,
+        storageKey: object.storageKey,
+        wrappedKey: object.wrappedKey,
+        keyId: object.keyId,
+        modifiedAt: opts.modified ?? now,
+        accessedAt: now,
+      });
+      this.quota.adjust(accountId, delta);
+      if (row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
+      this.intents.committed(object.storageKey);
+      opts.during?.(updated);
+      return updated;
+    });
   }
 
   /** POST /:id/derived: a new sibling file next to an existing one (the original is unchanged). */
@@ -302,7 +327,7 @@ export class UploadService {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part) => {
         name = uploadedFileName(part.filename);
-        return this.budget(principal, 0, req.sizeHint);
+        return this.budget(principal.accountId, 0, req.sizeHint);
       });
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const row = this.transactions.immediate(() => {
@@ -349,8 +374,8 @@ export class UploadService {
     return row;
   }
 
-  private budget(principal: Principal, freedBytes: number, sizeHint?: number): Budget {
-    const { free } = this.quota.usage(principal.accountId);
+  private budget(accountId: string, freedBytes: number, sizeHint?: number): Budget {
+    const { free } = this.quota.usage(accountId);
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
   }
 
@@ -358,7 +383,7 @@ export class UploadService {
    * Streams one file part into storage under a new key, enforcing the budget while the bytes flow, and
    * the disk's reserve: before the first byte (for the declared size) and every few MiB after.
    */
-  private async store(part: UploadFilePart, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
+  private async store(part: Pick<UploadFilePart, 'body' | 'mimeType'>, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
     const disk = this.disk;
     disk.assertRoom(budget.sizeHint ?? 0);
     const checkEvery = disk.checkEvery;
@@ -466,7 +491,7 @@ export class UploadService {
   }
 
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
-  private async discard(objects: StoredObject[]): Promise<void> {
+  async discard(objects: StoredObject[]): Promise<void> {
     for (const o of objects) {
       try {
         await this.d.storage.delete(o.storageKey);

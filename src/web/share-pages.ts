@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
 import { formatSize } from '../lib/size.ts';
 import { stripBidiControls } from '../services/names.ts';
+import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import type { PublicItem } from '../services/item-views.ts';
 
-const STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e3e6eb;--accent:#2f6fde}
-@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#a0a8b8;--bg:#14171c;--card:#1c2027;--line:#2c313a;--accent:#6ea0ff}}
-*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+const STYLE = `${PAGE_BASE_STYLE}
+*{box-sizing:border-box}
 main{max-width:960px;margin:0 auto;padding:16px}header{display:flex;flex-wrap:wrap;gap:12px;align-items:center;justify-content:space-between;margin:8px 0 16px}
 h1{font-size:1.35rem;margin:0;overflow-wrap:anywhere}nav{color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}nav a{color:inherit}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px}
@@ -32,25 +32,7 @@ const FILE_ICON =
   '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true"><path fill="#8fa3bf" d="M6 2h8l6 6v12a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z"/><path fill="#d5deea" d="M14 2v6h6z"/></svg>';
 
 function layout(title: string, body: string): string {
-  // A title cannot isolate text, so a name in it loses its bidirectional controls instead.
-  const plainTitle = stripBidiControls(title);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(plainTitle.length > 70 ? `${plainTitle.slice(0, 69)}…` : plainTitle)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`;
+  return pageShell(title, `<main>\n${body}\n</main>`, { style: STYLE, referrer: 'no-referrer' });
 }
 
 const enc = encodeURIComponent;

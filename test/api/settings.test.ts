@@ -50,7 +50,10 @@ describe('instance settings', () => {
     expect(adminStatus.totalUsers).toBeGreaterThanOrEqual(2);
     expect(adminStatus.additionalUsers).toBe(adminStatus.totalUsers - 1);
     expect(await json(await user.client.get('/api/user/max-upload-size-config'))).toEqual({ maxBytes: 10737418240 });
-    expect(await json(await user.client.get('/api/user/docserver-configured'))).toEqual({ configured: false });
+    expect(await json(await user.client.get('/api/user/docserver-configured'))).toEqual({
+      configured: false,
+      extensions: expect.arrayContaining(['docx']),
+    });
   });
 
   test('every setting change is admin-only: 403 for others', async () => {
@@ -77,7 +80,10 @@ describe('instance settings', () => {
     const docs = await json(await a.get('/api/user/docserver-config'));
     expect(docs).toEqual({ jwtSecretSet: true, url: 'https://docs.lan' });
     expect(JSON.stringify(docs)).not.toContain('s3cret');
-    expect(await json(await user.client.get('/api/user/docserver-configured'))).toEqual({ configured: true });
+    expect(await json(await user.client.get('/api/user/docserver-configured'))).toEqual({
+      configured: true,
+      extensions: expect.arrayContaining(['docx']),
+    });
     expect(await json(await a.put('/api/user/docserver-config', { url: null, jwtSecret: null }))).toEqual({ jwtSecretSet: false, url: '' });
 
     expect(await json(await a.put('/api/user/share-base-url-config', { url: 'https://share.example.com' }))).toEqual({

@@ -57,6 +57,7 @@ describe('loadConfig', () => {
     [{ defaultStorageLimit: 'lots' }, {}, /storage limit/],
     [{}, { TRASH_RETENTION_DAYS: '-1' }, /TRASH_RETENTION_DAYS/],
     [{}, { UPDATE_FEED_URL: 'not a url' }, /UPDATE_FEED_URL/],
+    [{}, { DOCSERVER_BACKEND_URL: 'ftp://coffer.lan' }, /DOCSERVER_BACKEND_URL/],
   ] as const)('bad input %p %p is a one-line ConfigError', (flags, env, pattern) => {
     let err: unknown;
     try {
@@ -67,5 +68,25 @@ describe('loadConfig', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(pattern);
     expect((err as Error).message).not.toContain('\n');
+  });
+
+  test('DOCSERVER_AUTOSAVE_INTERVAL_MS: whole minutes 1 to 60 that divide an hour; anything else warns and keeps 5 minutes', () => {
+    expect(loadConfig({}, {}).docserverAutosaveIntervalMs).toBe(300_000);
+    expect(loadConfig({}, {}).warnings).toEqual([]);
+    for (const minutes of [1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60]) {
+      const c = loadConfig({}, { DOCSERVER_AUTOSAVE_INTERVAL_MS: String(minutes * 60_000) });
+      expect([c.docserverAutosaveIntervalMs, c.warnings]).toEqual([minutes * 60_000, []]);
+    }
+    for (const bad of ['0', '30000', '90000', '420000', '2700000', '7200000', '-60000', '5m', '60000.0']) {
+      const c = loadConfig({}, { DOCSERVER_AUTOSAVE_INTERVAL_MS: bad });
+      expect(c.docserverAutosaveIntervalMs).toBe(300_000);
+      expect(c.warnings).toHaveLength(1);
+      expect(c.warnings[0]).toContain(`got "${bad}"`);
+    }
+  });
+
+  test('DOCSERVER_BACKEND_URL: kept without its trailing slash, path included', () => {
+    expect(loadConfig({}, {}).docserverBackendUrl).toBeNull();
+    expect(loadConfig({}, { DOCSERVER_BACKEND_URL: 'https://files.lan/coffer/' }).docserverBackendUrl).toBe('https://files.lan/coffer');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { IpMatcher, isCidr, isHostname, normalizeIp } from '../../src/lib/ip.ts';
+import { IpMatcher, isCidr, isHostname, isNeverFetchedAddress, normalizeIp } from '../../src/lib/ip.ts';
 import { ClientIpResolver } from '../../src/http/client-ip.ts';
 
 describe('IpMatcher', () => {
@@ -46,5 +46,26 @@ describe('ClientIpResolver', () => {
 
   test('no proxies configured: the peer', () => {
     expect(new ClientIpResolver(new IpMatcher([])).resolve('::ffff:127.0.0.1', '9.9.9.9')).toBe('127.0.0.1');
+  });
+});
+
+describe('isNeverFetchedAddress', () => {
+  test('link-local (cloud metadata), "this host", multicast and broadcast; not loopback or private LAN addresses', () => {
+    for (const ip of [
+      '169.254.169.254',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::',
+      'fe80::1',
+      'ff02::1',
+      'fd00:ec2::254',
+      '::ffff:169.254.169.254',
+    ]) {
+      expect([ip, isNeverFetchedAddress(ip)]).toEqual([ip, true]);
+    }
+    for (const ip of ['127.0.0.1', '::1', '10.0.0.5', '192.168.1.20', '172.16.0.1', '203.0.113.7', 'fd12::1']) {
+      expect([ip, isNeverFetchedAddress(ip)]).toEqual([ip, false]);
+    }
   });
 });

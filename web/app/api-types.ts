@@ -48,6 +48,12 @@ export interface Profile {
   permissions: string[] | null;
 }
 
+/** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, README). */
+export interface DocserverConfigured {
+  configured: boolean;
+  extensions: string[];
+}
+
 export interface Stats {
   totalFiles: number;
   totalFolders: number;

@@ -1,6 +1,6 @@
 import { computed, signal } from '@preact/signals';
 import { api, ApiError, onApiError, request } from './api.ts';
-import type { InstanceStatus, Profile } from './api-types.ts';
+import type { DocserverConfigured, InstanceStatus, Profile } from './api-types.ts';
 import { currentUrl, navigate, route } from './router.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
@@ -12,6 +12,8 @@ export const instance = signal<InstanceStatus | null>(null);
 /** Instance settings the file manager obeys. */
 export const hideExtensions = computed(() => instance.value?.hideFileExtensions ?? false);
 export const maxUploadBytes = signal<number | null>(null);
+/** Extensions the document server opens (lower case, no dot); empty when no document server is connected. */
+export const editorExtensions = signal<ReadonlySet<string>>(new Set());
 /** The admin (the first account): SPEC gives the admin, and only the admin, every `canToggle`. */
 export const isAdmin = computed(() => instance.value?.canToggle === true);
 /** Said on the sign-in page after a session ended under the user. */
@@ -78,12 +80,15 @@ export function refreshSession(): Promise<void> {
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 async function loadInstanceSettings(): Promise<void> {
-  const [status, max] = await Promise.all([
+  const [status, max, editor] = await Promise.all([
     api<InstanceStatus>('/api/user/signup-status'),
     api<{ maxBytes: number }>('/api/user/max-upload-size-config'),
+    api<DocserverConfigured>('/api/user/docserver-configured'),
   ]);
   if (!same(status, instance.value)) instance.value = status;
   maxUploadBytes.value = max.maxBytes;
+  const extensions = editor.configured ? editor.extensions : [];
+  if (!same(extensions, [...editorExtensions.value])) editorExtensions.value = new Set(extensions);
 }
 
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */

@@ -6,6 +6,7 @@ import { extensionOf, formatSize, plural } from '../app/format.ts';
 import { invalidateListings, type Listing, optimistic, showsFolder } from '../app/listings.ts';
 import { navigate, folderPath } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
+import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
 import { Messages } from '../../src/errors.ts';
 import { nameProblem, normalizeName } from '../../src/services/names.ts';
@@ -318,6 +319,15 @@ export const ACTIONS: Action[] = [
     keys: 'Enter',
     applies: (ctx) => one(ctx) && notTrash(ctx),
     run: (ctx) => openItem(ctx, ctx.selection[0]!),
+  },
+  {
+    id: 'open-in-editor',
+    label: 'Open in editor',
+    icon: 'editDocument',
+    keys: 'E',
+    permission: 'files.download',
+    applies: (ctx) => one(ctx) && notTrash(ctx) && opensInEditor(ctx.selection[0]!),
+    run: (ctx) => openInEditor(ctx.selection[0]!),
   },
   {
     id: 'share',

@@ -3,6 +3,7 @@ import { request } from '../app/api.ts';
 import type { Item } from '../app/api-types.ts';
 import { displayName, familyOf, formatSize } from '../app/format.ts';
 import { can, hideExtensions } from '../app/session.ts';
+import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { FileIcon, Icon } from '../ui/icons.tsx';
 
@@ -132,8 +133,13 @@ function NoPreview({ item, reason }: { item: Item; reason: string }) {
     <div class="preview-none">
       <FileIcon family={familyOf(item)} size={72} />
       <p>{reason}</p>
+      {can('files.download') && opensInEditor(item) && (
+        <button type="button" class="button primary" onClick={() => openInEditor(item)}>
+          <Icon name="editDocument" size={18} /> Open in editor
+        </button>
+      )}
       {can('files.download') && (
-        <a class="button primary" href={downloadUrl(item)} download>
+        <a class={`button ${opensInEditor(item) ? '' : 'primary'}`} href={downloadUrl(item)} download>
           <Icon name="download" size={18} /> Download ({formatSize(item.size ?? 0)})
         </a>
       )}

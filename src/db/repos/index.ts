@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AuditRepo } from './audit.ts';
 import { DatabaseRepo } from './database.ts';
+import { DocserverRepo } from './docserver.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -41,6 +42,7 @@ export interface Repos {
   audit: AuditRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
+  docserver: DocserverRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -58,5 +60,6 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
+    docserver: new DocserverRepo(sqlite),
   };
 }

@@ -4,3 +4,4 @@ export * from './items.ts';
 export * from './shares.ts';
 export * from './audit.ts';
 export * from './upload-intents.ts';
+export * from './docserver.ts';

@@ -8,6 +8,8 @@ import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
 import { isValidHost, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
+import { policyOfPath } from '../policy.ts';
+import { renderErrorPage } from '../../web/error-page.ts';
 
 export const SECURITY_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
@@ -134,6 +136,11 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
         set.status = status;
         if (known) {
           if (known.headers) Object.assign(set.headers, known.headers);
+          if (error instanceof AppError && policyOfPath(request.method, requestMeta(request).path)?.htmlErrors) {
+            const page = renderErrorPage(status, error.message);
+            Object.assign(set.headers, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': page.csp });
+            return page.html;
+          }
           return known.body;
         }
         const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;

@@ -46,7 +46,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, docserver } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -88,6 +88,8 @@ function jobHandlers(ctx: AppContext): Handlers {
     presenceSweep: () => ({ count: ctx.presence.sweep() }),
     auditRetention: () => ({ count: audit.applyRetention() }),
     jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
+    docserverForcesave: ({ key }) => docserver.forcesave(key),
+    docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
   };
 }
 
@@ -106,4 +108,5 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__shares.cleanup__', { job: Jobs.sharesCleanup, intervalMs: DAY });
   ctx.schedules.ensure('__trash.purge__', { job: Jobs.trashPurge, intervalMs: DAY });
   ctx.schedules.ensure('__uploads.sweep__', { job: Jobs.uploadsSweep, intervalMs: HOUR });
+  ctx.schedules.ensure('__docserver.cleanup__', { job: Jobs.docserverCleanup, intervalMs: DAY });
 }

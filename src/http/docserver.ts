@@ -1,0 +1,58 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../context.ts';
+import { type EditorPage, renderEditorPage } from '../web/docserver-pages.ts';
+import { readJson } from './body.ts';
+import { fileResponse } from './download-responses.ts';
+import { sessionPlugin } from './guard.ts';
+import { requestMeta } from './request-meta.ts';
+
+type Set = { headers: Record<string, string | number>; status?: number | string };
+
+/** An HTML page as a plain body with its headers on `set`; the viewer may be framed by Coffer's own pages (COMPAT). */
+function htmlPage(set: Set, page: EditorPage): string {
+  Object.assign(set.headers, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': page.csp,
+    'X-Frame-Options': 'SAMEORIGIN',
+    // The page carries a signed document link.
+    'Cache-Control': 'no-store',
+  });
+  return page.html;
+}
+
+/**
+ * The document server integration (SPEC "Document server integration"): the editor config and viewer
+ * page for signed-in logins, and the file link and callback the document server itself calls, which
+ * carry no session and are trusted only through their signatures. The rules live in DocserverService.
+ */
+export function docserverRoutes(ctx: AppContext) {
+  const { docserver, downloads } = ctx.services;
+  const open = (request: Request, principal: Parameters<typeof docserver.open>[0], id: string) =>
+    docserver.open(principal, id, { requestOrigin: requestMeta(request).origin, acceptLanguage: request.headers.get('accept-language') });
+
+  return new Elysia({ name: 'http/docserver', seed: ctx.instanceId })
+    .use(sessionPlugin(ctx))
+    .get(
+      '/api/docserver/config/:id',
+      async ({ principal, params, request }) => {
+        const { config, token, docserverJsUrl } = await open(request, principal, params.id);
+        return { config, token, docserverJsUrl };
+      },
+      { session: true },
+    )
+    .get(
+      '/api/docserver/viewer/:id',
+      async ({ principal, params, request, set }) => {
+        const opened = await open(request, principal, params.id);
+        return htmlPage(set, renderEditorPage({ title: opened.config.document.title, ...opened }));
+      },
+      { session: true },
+    )
+    .get('/api/docserver/file/:id', async ({ params, query, request }) => {
+      const { row, reader } = await docserver.fileForLink(params.id, query.t, requestMeta(request).ip);
+      return fileResponse(downloads, row, request, { inline: false, reader });
+    })
+    .post('/api/docserver/callback', async ({ request }) =>
+      docserver.callback(await readJson(request), request.headers.get('authorization'), requestMeta(request).ip),
+    );
+}
