@@ -35,7 +35,11 @@ describe('README', () => {
     expect(links.filter((l) => /^[a-z]+:/i.test(l) || l.startsWith('../') || l.startsWith('/'))).toEqual([]);
     // Addresses in examples (loopback, LAN addresses and names, example domains) are not links.
     const urls = [...readme.matchAll(/https?:\/\/([^/\s`'"):]+)/g)].map((m) => m[1]!);
-    expect(urls.filter((host) => !/^(localhost|127\.0\.0\.1|<host>|192\.168\.\d+\.\d+|\$.*|([\w-]+\.)*(example(\.[a-z]+)?|lan|home|internal))$/.test(host))).toEqual([]);
+    expect(
+      urls.filter(
+        (host) => !/^(localhost|127\.0\.0\.1|<host>|192\.168\.\d+\.\d+|\$.*|([\w-]+\.)*(example(\.[a-z]+)?|lan|home|internal))$/.test(host),
+      ),
+    ).toEqual([]);
     const pkg = JSON.parse(fs.readFileSync(path.resolve(import.meta.dir, '../../package.json'), 'utf8'));
     expect(pkg.engines.node).toBe('>=20.19');
     expect(readme).toContain('Node.js 20.19 or later');
