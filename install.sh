@@ -213,6 +213,17 @@ LOG_LEVEL=info
 # The document server (README, "Editing documents"):
 # DOCSERVER_AUTOSAVE_INTERVAL_MS=300000
 # DOCSERVER_BACKEND_URL=
+# File contents in an S3 bucket instead of the data directory (README, "Storage on S3"):
+# COFFER_STORAGE=s3
+# S3_BUCKET=
+# S3_ENDPOINT=
+# S3_REGION=us-east-1
+# S3_PREFIX=
+# S3_ACCESS_KEY_ID=
+# S3_SECRET_ACCESS_KEY=
+# S3_FORCE_PATH_STYLE=
+# S3_PART_SIZE=8M
+# S3_TIMEOUT_SECONDS=30
 # Built-in HTTPS without a reverse proxy (both files readable by the service user):
 # COFFER_TLS_CERT=/etc/coffer/tls/fullchain.pem
 # COFFER_TLS_KEY=/etc/coffer/tls/privkey.pem

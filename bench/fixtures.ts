@@ -76,3 +76,10 @@ export function memoryMiB(pid: number | 'self' = 'self'): { peak: number; now: n
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
   return { peak: kb('VmHWM'), now: kb('VmRSS') };
 }
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number | 'self' = 'self'): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

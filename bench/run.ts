@@ -10,6 +10,7 @@ import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 import { runBackupBench } from './backup.ts';
 import { runBuildsBench } from './builds.ts';
+import { runS3Bench } from './s3.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -25,6 +26,7 @@ const benches: Record<string, () => Promise<void>> = {
   web: runWebBench,
   backup: runBackupBench,
   builds: runBuildsBench,
+  s3: runS3Bench,
 };
 
 const wanted = process.argv.slice(2);

@@ -17,10 +17,13 @@ export function registerBackup(program: Command): void {
         `
 With --full, <file> is a tar archive that holds everything needed to bring the instance back with
 \`coffer restore <file> --data-dir <empty dir>\`, including the master key: keep it as safe as the
-server. Objects are not deleted while it is written, so it matches the database snapshot exactly.
+server. Objects are not deleted while it is written, so it matches the database snapshot exactly. On S3,
+the bucket's objects are read into the archive too, and the restore puts them on local disk.
 
 Without --full, the snapshot holds accounts, settings, the file tree and every file's wrapped data key,
-and a manifest goes to <file>.manifest.json; copy blobs/ and secrets.json alongside, after the snapshot.`,
+and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S3 bucket) and the master
+key (secrets.json) are not in it: copy them alongside, after the snapshot (a bucket is backed up with its
+own tools). Without secrets.json no file can be read.`,
       ),
   ).action(
     action((file: string, opts: { dataDir?: string; json?: boolean; force?: boolean; full?: boolean }) =>
@@ -59,7 +62,12 @@ and a manifest goes to <file>.manifest.json; copy blobs/ and secrets.json alongs
         print(
           `contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`,
         );
-        print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
+        if (manifest.storage.driver === 's3') {
+          print(`NOT in this backup: the file contents in ${manifest.alongside.blobs} (the S3 bucket is not copied).`);
+          print(
+            `Back the bucket up with its own tools (versioning, replication, rclone sync), and copy ${manifest.alongside.secrets} alongside.`,
+          );
+        } else print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
       }),
     ),
   );

@@ -38,7 +38,7 @@ export function configFrom(flags: ConfigFlags): Config {
 export async function withContext<T>(
   flags: ConfigFlags,
   fn: (ctx: AppContext) => Promise<T> | T,
-  opts: { initialize?: boolean } = {},
+  opts: { initialize?: boolean; skipLocationCheck?: boolean } = {},
 ): Promise<T> {
   const config = configFrom(flags);
   if (opts.initialize) {
@@ -47,7 +47,7 @@ export async function withContext<T>(
     loadSecrets(config, paths);
     openDatabase(paths.database).$client.close();
   }
-  const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent') });
+  const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent'), skipLocationCheck: opts.skipLocationCheck });
   try {
     return await fn(ctx);
   } finally {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/lib/size.ts';
+import { describeLocation } from '../src/storage/drivers.ts';
 import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
 
 export function registerDoctor(program: Command): void {
@@ -40,6 +41,8 @@ export function registerDoctor(program: Command): void {
             print(
               '  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage',
             );
+          print(`storage: ${describeLocation(r.storage.location)}`);
+          for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
           print(r.ok ? 'no problems found' : 'problems found');
         }
         if (!r.ok) throw new AttentionNeeded('');

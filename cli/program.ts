@@ -9,6 +9,7 @@ import { registerBackup } from './backup.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
+import { registerStorage } from './storage.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 
 /** The `coffer` command line: server and admin tools in one executable. */
@@ -33,5 +34,6 @@ ${EXIT_CODES_HELP}`,
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);
+  registerStorage(program);
   return program;
 }

@@ -13,6 +13,7 @@ export function registerServe(program: Command): void {
       .option('-H, --host <host>', 'address to bind (env HOST, default 0.0.0.0)')
       .option('--default-storage-limit <size>', 'storage limit for accounts without their own, e.g. 50G (env COFFER_DEFAULT_STORAGE_LIMIT)')
       .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)')
+      .option('--storage <driver>', 'where file contents go: local or s3 (env COFFER_STORAGE, default local; s3 reads the S3_* variables)')
       .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (env COFFER_TLS_CERT; needs --tls-key)')
       .option('--tls-key <file>', 'the PEM private key of --tls-cert (env COFFER_TLS_KEY)'),
   )

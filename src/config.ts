@@ -28,12 +28,33 @@ export interface Config {
   minFreeBytes: number;
   /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
   tls: { cert: string; key: string } | null;
+  /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
+  storage: StorageConfig;
   /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
   docserverAutosaveIntervalMs: number;
   /** The origin the document server reaches Coffer at; null: the share base URL, else the request's origin. */
   docserverBackendUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
   warnings: string[];
+}
+
+export type StorageConfig = { driver: 'local' } | S3Config;
+
+export interface S3Config {
+  driver: 's3';
+  bucket: string;
+  /** Null: AWS. */
+  endpoint: string | null;
+  region: string;
+  /** '' or ending in '/'. */
+  prefix: string;
+  accessKeyId: string;
+  /** The secret itself, or the file holding it (read when the driver is built). */
+  secretAccessKey: { source: 'env'; text: string } | { source: 'file'; path: string };
+  forcePathStyle: boolean;
+  partSize: number;
+  /** Longest wait for one call to the bucket, retries included, and for silence while a body streams. */
+  timeoutMs: number;
 }
 
 /** Options the `serve` command (and other commands) take as flags; each wins over its env var. */
@@ -45,6 +66,7 @@ export interface ConfigFlags {
   logLevel?: string;
   tlsCert?: string;
   tlsKey?: string;
+  storage?: string;
 }
 
 export class ConfigError extends Error {}
@@ -77,7 +99,17 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
-                                  it is given (default: the share base URL, else the URL the browser used)`;
+                                  it is given (default: the share base URL, else the URL the browser used)
+  COFFER_STORAGE                  where file contents go: local (default, <data dir>/blobs) or s3
+  S3_BUCKET                       bucket name (required for s3; it must exist)
+  S3_ENDPOINT                     e.g. http://127.0.0.1:9000 for MinIO or Garage (default AWS)
+  S3_REGION                       region (default us-east-1)
+  S3_PREFIX                       key prefix inside the bucket, so one bucket can hold several installs
+  S3_ACCESS_KEY_ID                access key (required for s3)
+  S3_SECRET_ACCESS_KEY            secret key (required for s3), or S3_SECRET_ACCESS_KEY_FILE naming a file
+  S3_FORCE_PATH_STYLE             path-style addressing (default true when S3_ENDPOINT is set)
+  S3_PART_SIZE                    multipart part size, 5M to 512M (default 8M)
+  S3_TIMEOUT_SECONDS              seconds a call to the bucket may take before the request fails with 503 (default 30)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -146,6 +178,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     );
   }
   const tls = tlsCert && tlsKey ? { cert: path.resolve(cwd, tlsCert), key: path.resolve(cwd, tlsKey) } : null;
+  const storage = storageConfig(pick(flags.storage, env.COFFER_STORAGE), env, cwd);
 
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
@@ -179,8 +212,68 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
     tls,
+    storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
     warnings,
   });
+}
+
+function booleanVar(name: string, text: string | undefined, fallback: boolean): boolean {
+  const t = text?.trim().toLowerCase();
+  if (!t) return fallback;
+  if (['true', '1', 'yes'].includes(t)) return true;
+  if (['false', '0', 'no'].includes(t)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${text}"`);
+}
+
+function storageConfig(driverText: string | undefined, env: Env, cwd: string): StorageConfig {
+  const driver = (driverText ?? 'local').trim().toLowerCase();
+  if (driver === 'local') return { driver: 'local' };
+  if (driver !== 's3') throw new ConfigError(`COFFER_STORAGE (--storage) must be local or s3, got "${driverText}"`);
+  const required = (name: string) => {
+    const v = env[name]?.trim();
+    if (!v) throw new ConfigError(`${name} is required when COFFER_STORAGE=s3`);
+    return v;
+  };
+  const bucket = required('S3_BUCKET');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$/.test(bucket)) {
+    throw new ConfigError(`S3_BUCKET must be a bucket name (letters, digits, dots, hyphens and underscores), got "${bucket}"`);
+  }
+  const endpoint = env.S3_ENDPOINT?.trim().replace(/\/+$/, '') || null;
+  if (endpoint !== null && !/^https?:\/\/[^/]/.test(endpoint)) {
+    throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL such as http://127.0.0.1:9000, got "${endpoint}"`);
+  }
+  const region = env.S3_REGION?.trim() || 'us-east-1';
+  if (!/^[a-z0-9-]+$/i.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1, got "${region}"`);
+  const rawPrefix = (env.S3_PREFIX ?? '').trim().replace(/^\/+/, '');
+  if (/[\x00-\x1f\x7f\\]/.test(rawPrefix) || rawPrefix.split('/').some((part) => part === '.' || part === '..')) {
+    throw new ConfigError(
+      `S3_PREFIX must be a plain key prefix such as coffer/ (no control characters, backslashes, . or ..), got "${env.S3_PREFIX}"`,
+    );
+  }
+  const prefix = rawPrefix === '' || rawPrefix.endsWith('/') ? rawPrefix : `${rawPrefix}/`;
+  const accessKeyId = required('S3_ACCESS_KEY_ID');
+  let secretAccessKey: S3Config['secretAccessKey'];
+  if (env.S3_SECRET_ACCESS_KEY?.trim()) secretAccessKey = { source: 'env', text: env.S3_SECRET_ACCESS_KEY.trim() };
+  else if (env.S3_SECRET_ACCESS_KEY_FILE?.trim())
+    secretAccessKey = { source: 'file', path: path.resolve(cwd, env.S3_SECRET_ACCESS_KEY_FILE.trim()) };
+  else throw new ConfigError('S3_SECRET_ACCESS_KEY (or S3_SECRET_ACCESS_KEY_FILE) is required when COFFER_STORAGE=s3');
+  const partText = env.S3_PART_SIZE?.trim();
+  const partSize = partText ? parseSize(partText) : 8 * 1024 * 1024;
+  if (partSize === null || partSize < 5 * 1024 * 1024 || partSize > 512 * 1024 * 1024) {
+    throw new ConfigError(`S3_PART_SIZE must be a size from 5M to 512M, got "${partText}"`);
+  }
+  return {
+    driver: 's3',
+    bucket,
+    endpoint,
+    region,
+    prefix,
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: booleanVar('S3_FORCE_PATH_STYLE', env.S3_FORCE_PATH_STYLE, endpoint !== null),
+    partSize,
+    timeoutMs: integer('S3_TIMEOUT_SECONDS', env.S3_TIMEOUT_SECONDS, 30, 1, 3600) * 1000,
+  };
 }

@@ -8,7 +8,8 @@ import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import { createRepos, type Repos } from './db/repos/index.ts';
 import type { Keyring } from './storage/keyring.ts';
 import type { StorageDriver } from './storage/driver.ts';
-import { createLocalDriver, cleanupTempFiles } from './storage/local.ts';
+import { cleanupTempFiles } from './storage/local.ts';
+import { createDriver } from './storage/drivers.ts';
 import { SealedStore } from './storage/sealed.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
@@ -55,6 +56,8 @@ export interface OpenOptions {
   mode: 'server' | 'cli';
   clock?: Clock;
   logger?: Logger;
+  /** `coffer storage migrate` opens the data dir with either location and checks it itself. */
+  skipLocationCheck?: boolean;
 }
 
 export function openContext(config: Config, opts: OpenOptions): AppContext {
@@ -78,8 +81,13 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     }
     const clock = opts.clock ?? systemClock;
     const log = opts.logger ?? createLogger(config.logLevel);
-    const driver = createLocalDriver(paths.blobs);
-    if (isServer) cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    let driver: StorageDriver;
+    try {
+      driver = createDriver(config.storage, paths.blobs);
+    } catch (err) {
+      db.$client.close();
+      throw err;
+    }
     const repos = createRepos(db);
     // The CLI has no worker, but the server's worker picks up what it enqueues.
     const queue = new JobQueue(repos.jobs, clock, { available: !isServer });
@@ -102,6 +110,15 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
       presence: new Presence(clock, PRESENCE_TTL_MS),
     };
     const services = createServices(core, repos);
+    try {
+      if (!opts.skipLocationCheck) services.storageLocation.check({ record: isServer });
+    } catch (err) {
+      db.$client.close();
+      throw err;
+    }
+    if (isServer && driver.name === 'local') {
+      cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    }
     let closed = false;
     const ctx: AppContext = {
       ...core,

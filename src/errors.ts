@@ -118,6 +118,9 @@ export const Messages = {
   // Integrity
   storedObjectDamaged: 'The stored file failed its integrity check and was not served; restore it from a backup',
   storedObjectMissing: 'The stored file is missing from storage',
+  storageMoving: 'Files are being moved to new storage; uploads and copies are paused. Try again in a few minutes.',
+  storageUnavailable:
+    'File storage is not answering right now; try again in a minute. The administrator finds the cause in the server log.',
   updateFeedUnavailable: 'Update feed unavailable',
   // Disk
   diskFull:

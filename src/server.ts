@@ -10,6 +10,7 @@ import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { Worker } from './jobs/worker.ts';
 import { StartupError } from './data-dir.ts';
 import { ensureSystemSchedules } from './jobs/handlers/index.ts';
+import { verifyDriver } from './storage/drivers.ts';
 
 export interface RunningServer {
   url: string;
@@ -64,6 +65,12 @@ function readTls(files: { cert: string; key: string }): { cert: string; key: str
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const ctx = openContext(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
+  try {
+    await verifyDriver(ctx.driver);
+  } catch (err) {
+    ctx.close();
+    throw err;
+  }
   const worker = new Worker({
     queue: ctx.queue,
     registry: ctx.registry,
@@ -106,7 +113,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
-  ctx.log.info('listening', { url, dataDir: config.dataDir });
+  ctx.log.info('listening', { url, dataDir: config.dataDir, storage: ctx.driver.location });
   const disk = ctx.services.diskSpace.status();
   if (disk.low) ctx.services.diskSpace.warnLow(disk);
 

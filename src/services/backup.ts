@@ -6,7 +6,7 @@ import { holdObjectDeletions, masterKeyIdsIn, objectDeletionsHeld, type DataPath
 import { DatabaseRepo } from '../db/repos/database.ts';
 import { AppError, badRequest } from '../errors.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
-import type { StorageDriver } from '../storage/driver.ts';
+import type { StorageDriver, StorageLocation } from '../storage/driver.ts';
 import { TAR_END, tarHeader, tarPadding } from '../lib/tar.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import { BACKEND_VERSION } from './version.ts';
@@ -22,8 +22,10 @@ export interface BackupManifest {
   counts: { users: number; files: number; folders: number; storedBytes: number; auditEvents: number };
   /** Master key ids the snapshot's wrapped data keys need; secrets.json must hold each of them. */
   masterKeyIds: string[];
-  /** What this snapshot does not contain and must be copied alongside it. */
+  /** What this snapshot does not contain and must be copied alongside it: the blobs directory, or the bucket (`s3://bucket/prefix`), and secrets.json. */
   alongside: { blobs: string; secrets: string };
+  /** Where the objects are: a bucket's objects are never copied by `coffer backup`. */
+  storage: StorageLocation;
 }
 
 /** What a full backup archive says about itself: its first entry, and (with checksums) its last. */
@@ -37,6 +39,8 @@ export interface FullBackupHeader {
   masterKeyIds: string[];
   /** Objects (encrypted file contents) the archive carries. */
   objects: number;
+  /** Where the objects were read from (a bucket's are in the archive too). */
+  storage: StorageLocation;
 }
 
 export interface ArchivedFile {
@@ -192,6 +196,7 @@ export class BackupService {
         counts: facts.counts,
         masterKeyIds: facts.masterKeyIds,
         objects: keys.length,
+        storage: this.driver.location,
       };
       const mtime = Math.floor(this.clock.now() / 1000);
       const dbBytes = fs.statSync(snapshot).size;
@@ -282,7 +287,13 @@ export class BackupService {
       database: { file: name, bytes: fs.statSync(snapshot).size, sha256: await sha256Of(snapshot), integrity: 'ok' },
       counts: facts.counts,
       masterKeyIds: facts.masterKeyIds,
-      alongside: { blobs: this.paths.blobs, secrets: this.paths.secrets },
+      alongside: { blobs: this.blobsLocation(), secrets: this.paths.secrets },
+      storage: this.driver.location,
     };
+  }
+
+  private blobsLocation(): string {
+    const l = this.driver.location;
+    return l.driver === 'local' ? this.paths.blobs : `s3://${l.bucket}/${l.prefix}`;
   }
 }

@@ -32,7 +32,7 @@ export function isDiskFullError(err: unknown): boolean {
 export class DiskSpaceService {
   private lastWarning = 0;
 
-  constructor(private readonly ctx: Pick<CoreContext, 'config' | 'paths' | 'log'>) {}
+  constructor(private readonly ctx: Pick<CoreContext, 'config' | 'paths' | 'log' | 'driver'>) {}
 
   status(): DiskSpace {
     const s = fs.statfsSync(this.ctx.paths.root);
@@ -46,10 +46,12 @@ export class DiskSpaceService {
     return Math.max(MiB, Math.min(8 * MiB, Math.floor(this.ctx.config.minFreeBytes / 4)));
   }
 
-  /** Throws the 507 when writing `bytes` more would leave less than the reserve free. */
+  /** Throws the 507 when writing `bytes` more to the data directory's disk would leave less than the reserve free. */
   assertRoom(bytes = 0): void {
     const space = this.status();
-    if (space.free - bytes >= space.reserve) return;
+    // Objects in a bucket take no room here; the database still needs its reserve.
+    const here = this.ctx.driver.location.driver === 'local' ? bytes : 0;
+    if (space.free - here >= space.reserve) return;
     this.warnLow(space);
     throw diskFull();
   }

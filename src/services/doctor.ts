@@ -2,7 +2,7 @@ import type { Transactions } from '../db/repos/index.ts';
 import type { DatabaseRepo } from '../db/repos/database.ts';
 import type { ItemsRepo } from '../db/repos/items.ts';
 import type { UsersRepo } from '../db/repos/users.ts';
-import { existsMany, type StorageDriver } from '../storage/driver.ts';
+import { existsMany, type ProbeStep, type StorageDriver, type StorageLocation } from '../storage/driver.ts';
 import type { Keyring } from '../storage/keyring.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { AuditActions, type AuditService } from './audit.ts';
@@ -28,6 +28,8 @@ export interface DoctorReport {
   auditQueue: { pending: number; failed: number };
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
   disk: DiskSpace;
+  /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
+  storage: { location: StorageLocation; checks: ProbeStep[] };
 }
 
 type Progress = (p: { phase: string; done: number; total: number }) => void;
@@ -35,7 +37,7 @@ type Progress = (p: { phase: string; done: number; total: number }) => void;
 /**
  * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
  * whose stored object is missing, data keys under a master key that is not current or not available,
- * and free disk space against the reserve.
+ * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete.
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
 export class DoctorService {
@@ -85,6 +87,7 @@ export class DoctorService {
 
     const queue = this.d.audit.queueDepths();
     const disk = this.d.disk.status();
+    const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
 
     const report: DoctorReport = {
       ok: false,
@@ -94,9 +97,16 @@ export class DoctorService {
       keys: { currentKeyId, notCurrent, unavailable },
       auditQueue: queue,
       disk,
+      storage,
     };
     report.ok =
-      databaseOk && mismatches.every((m) => m.fixed) && missing.count === 0 && unavailable === 0 && queue.failed === 0 && !disk.low;
+      storage.checks.every((c) => c.ok) &&
+      databaseOk &&
+      mismatches.every((m) => m.fixed) &&
+      missing.count === 0 &&
+      unavailable === 0 &&
+      queue.failed === 0 &&
+      !disk.low;
     return report;
   }
 

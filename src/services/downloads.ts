@@ -67,7 +67,13 @@ export class DownloadService {
    * read, and audits a download by `reader` once per transfer (not for every later range of a stream).
    */
   async openFile(row: Item, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
-    const stream = await this.d.storage.get(row.storageKey!, { size: row.size, wrappedKey: row.wrappedKey! }, range);
+    const stream = await this.d.storage.get(row.storageKey!, { size: row.size, wrappedKey: row.wrappedKey! }, range, (err) =>
+      // The response is under way: the client sees it cut off, the admin reads why here.
+      this.d.log.warn('download failed part-way', {
+        fileId: row.id,
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
     this.d.access.touch([row]);
     if (reader && (!range || range.start === 0)) {
       this.d.audit.record({

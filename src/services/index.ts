@@ -22,6 +22,8 @@ import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
 import { SessionService } from './sessions.ts';
 import { SettingsService } from './settings.ts';
+import { StorageLocationService } from './storage-location.ts';
+import { StorageMigrationService } from './storage-migration.ts';
 import { ShareService } from './shares.ts';
 import { SubUserService } from './sub-users.ts';
 import { TrashService } from './trash.ts';
@@ -48,6 +50,8 @@ export interface Services {
   keys: KeyService;
   backup: BackupService;
   doctor: DoctorService;
+  storageLocation: StorageLocationService;
+  storageMigration: StorageMigrationService;
   access: AccessTracker;
   items: ItemService;
   uploads: UploadService;
@@ -117,7 +121,13 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     shares,
     pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
   });
-  const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log);
+  const storageLocation = new StorageLocationService({
+    configured: core.driver.location,
+    locations: repos.storageLocation,
+    items: repos.items,
+    clock,
+  });
+  const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(core);
   const fileDeps = {
     clock,
@@ -177,6 +187,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       audit,
       disk: diskSpace,
     }),
+    storageLocation,
+    storageMigration: new StorageMigrationService({ clock, locations: repos.storageLocation, items: repos.items }),
     access,
     items,
     uploads,

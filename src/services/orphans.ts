@@ -73,6 +73,18 @@ export interface ScanProgress {
   total: number | null;
 }
 
+/** Storage orphans that are incomplete multipart uploads are named `<key>?uploadId=<id>` in reports and selections. */
+const UPLOAD_MARK = '?uploadId=';
+
+function incompleteUploadName(key: string, uploadId: string): string {
+  return `${key}${UPLOAD_MARK}${uploadId}`;
+}
+
+function parseUploadName(name: string): { key: string; uploadId: string } | null {
+  const at = name.indexOf(UPLOAD_MARK);
+  return at < 0 ? null : { key: name.slice(0, at), uploadId: name.slice(at + UPLOAD_MARK.length) };
+}
+
 /**
  * Orphaned files (SPEC "Orphaned files"): stored objects no file row points at, and file rows whose
  * object is missing. The scan only reads; deletion re-verifies every entry at the moment it acts.
@@ -169,6 +181,20 @@ export class OrphanService {
       }
     }
     checkObjects();
+    // Uploads begun and never finished hold billed parts that no row will ever point at.
+    if (this.d.driver.listIncompleteUploads) {
+      for await (const u of this.d.driver.listIncompleteUploads()) {
+        opts.signal?.throwIfAborted();
+        if (u.initiated.getTime() > cutoff) {
+          report.totals.skippedTooRecent++;
+          continue;
+        }
+        const s = report.storageOrphans;
+        s.count++;
+        if (s.items.length < REPORT_LIMIT)
+          s.items.push({ key: incompleteUploadName(u.key, u.uploadId), size: 0, lastModified: u.initiated.toISOString() });
+      }
+    }
 
     const total = this.d.items.countFiles({ withKey: true });
     const paths = new PathResolver(this.d.items, this.d.users);
@@ -236,7 +262,25 @@ export class OrphanService {
       storage: { results: [], deleted: 0, skipped: 0 },
       database: { results: [], deleted: 0, skipped: 0 },
     };
+    let uploads: Map<string, Date> | null = null;
     for (const key of new Set(input.storageKeys)) {
+      const upload = parseUploadName(key);
+      if (upload) {
+        uploads ??= await this.incompleteUploads();
+        const initiated = uploads.get(key);
+        let reason: string | null = null;
+        if (!isValidStorageKey(upload.key)) reason = SkipReasons.invalidKey;
+        else if (!initiated) reason = SkipReasons.objectGone;
+        else if (initiated.getTime() > cutoff) reason = SkipReasons.objectTooRecent;
+        if (reason === null && (await this.d.driver.abortIncompleteUpload!(upload.key, upload.uploadId))) {
+          result.storage.results.push({ key, deleted: true });
+          result.storage.deleted++;
+        } else {
+          result.storage.results.push({ key, deleted: false, reason: reason ?? SkipReasons.objectGone });
+          result.storage.skipped++;
+        }
+        continue;
+      }
       const reason = await this.storageSkipReason(key, cutoff);
       if (reason === null && (await this.d.driver.delete(key))) {
         result.storage.results.push({ key, deleted: true });
@@ -303,6 +347,14 @@ export class OrphanService {
     // Checked again last: a row written while we looked at the object wins.
     if (this.d.items.isKeyReferenced(key)) return SkipReasons.keyReferenced;
     return null;
+  }
+
+  /** The driver's incomplete uploads by report name, with when each began. */
+  private async incompleteUploads(): Promise<Map<string, Date>> {
+    const out = new Map<string, Date>();
+    if (!this.d.driver.listIncompleteUploads) return out;
+    for await (const u of this.d.driver.listIncompleteUploads()) out.set(incompleteUploadName(u.key, u.uploadId), u.initiated);
+    return out;
   }
 
   /** A row holding a malformed key points at nothing the driver could store. */

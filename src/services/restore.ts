@@ -3,7 +3,10 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { dataPaths, masterKeyIdsIn } from '../data-dir.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
+import { Database } from 'bun:sqlite';
 import { DatabaseRepo } from '../db/repos/database.ts';
+import { StorageLocationRepo } from '../db/repos/storage-location.ts';
+import type { StorageLocation } from '../storage/driver.ts';
 import { badRequest } from '../errors.ts';
 import { TarFormatError, TarReader } from '../lib/tar.ts';
 import { createLocalDriver } from '../storage/local.ts';
@@ -140,6 +143,7 @@ export async function restoreFullBackup(
     if (!facts) throw invalid(`the database fails its integrity check: ${integrity.join('; ')}`);
     const inSecrets = new Set(masterKeyIdsIn(paths.secrets));
 
+    storeLocally(paths.database, header.storage);
     fs.rmSync(path.join(paths.blobs, '.tmp'), { recursive: true, force: true });
     giveToOwnerOf(root);
     return {
@@ -156,6 +160,17 @@ export async function restoreFullBackup(
     else fs.rmSync(root, { recursive: true, force: true });
     if (err instanceof TarFormatError) throw invalid(err.message);
     throw err;
+  }
+}
+
+/** The objects are now on local disk: a database that recorded a bucket records local storage instead. */
+function storeLocally(database: string, from: StorageLocation | undefined): void {
+  if (!from || from.driver === 'local') return;
+  const db = new Database(database);
+  try {
+    new StorageLocationRepo(db).record({ driver: 'local', bucket: null, prefix: '' }, Date.now());
+  } finally {
+    db.close();
   }
 }
 

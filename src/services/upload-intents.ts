@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { UploadIntentsRepo } from '../db/repos/upload-intents.ts';
 import type { Logger } from '../log.ts';
 import type { SealedStore } from '../storage/sealed.ts';
+import type { StorageLocationService } from './storage-location.ts';
 
 export interface IntentSweep {
   /** Objects removed because no row will ever point at them. */
@@ -28,16 +29,22 @@ export class UploadIntentService {
     private readonly storage: Pick<SealedStore, 'delete'>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly location: Pick<StorageLocationService, 'assertAcceptsWrites'>,
   ) {}
 
-  /** Before an object is written under `key`. */
+  /** Before an object is written under `key`; refused while `coffer storage migrate --switch` runs, and after it moved the files elsewhere. */
   record(key: string): void {
+    this.location.assertAcceptsWrites();
     this.writing.add(key);
     this.repo.record(key, this.clock.now());
   }
 
-  /** Inside the transaction that commits the row pointing at `key`: the object is known from now on. */
+  /**
+   * Inside the transaction that commits the row pointing at `key`: the object is known from now on.
+   * Checked again here, so no row can point at an object the migration's last pass did not see.
+   */
   committed(key: string): void {
+    this.location.assertAcceptsWrites();
     this.repo.clear(key);
     this.writing.delete(key);
   }

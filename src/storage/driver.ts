@@ -1,5 +1,5 @@
 /**
- * The storage contract every driver (local, and later S3) keeps:
+ * The storage contract every driver (local, s3) keeps:
  * - `put` makes an object visible only once all of it is durable; a failed or aborted put leaves nothing.
  * - `get` of a missing key rejects with StorageNotFoundError before any byte is produced.
  * - `delete` is idempotent; `list` streams, so a scan of a million objects holds one page in memory.
@@ -32,6 +32,48 @@ export interface StorageDriver {
   delete(key: string): Promise<boolean>;
   list(): AsyncIterable<ObjectInfo>;
   copy(fromKey: string, toKey: string): Promise<void>;
+  /** Where the objects live, as recorded in the database (a changed location is refused at start). */
+  readonly location: StorageLocation;
+  /** Uploads begun and never completed or aborted (S3 multipart uploads); none for a driver without them. */
+  listIncompleteUploads?(): AsyncIterable<IncompleteUpload>;
+  /** Aborts one; false when it no longer exists. */
+  abortIncompleteUpload?(key: string, uploadId: string): Promise<boolean>;
+  /** A probe object's round trip for `coffer doctor` (a bucket's put, get, list, delete); none for local disk. */
+  probe?(): Promise<ProbeStep[]>;
+}
+
+export interface ProbeStep {
+  step: 'put' | 'get' | 'list' | 'delete';
+  ok: boolean;
+  error?: string;
+}
+
+export interface StorageLocation {
+  driver: 'local' | 's3';
+  /** The bucket (s3) or null. */
+  bucket: string | null;
+  /** The key prefix inside the bucket (s3) or ''. */
+  prefix: string;
+}
+
+export interface IncompleteUpload {
+  key: string;
+  uploadId: string;
+  initiated: Date;
+}
+
+/**
+ * The storage service failed (unreachable, timed out, refused, or kept failing after retries): not the
+ * request's fault and not a bug. HTTP answers 503; the message names the call and the service's reason.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | null = null,
+    readonly status: number | null = null,
+  ) {
+    super(message);
+  }
 }
 
 export class StorageNotFoundError extends Error {

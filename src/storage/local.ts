@@ -9,6 +9,7 @@ import {
   type ObjectInfo,
   type PutOptions,
   type StorageDriver,
+  type StorageLocation,
 } from './driver.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 
@@ -131,6 +132,7 @@ function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
 /** Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename. */
 export class LocalDriver implements StorageDriver {
   readonly name = 'local';
+  readonly location: StorageLocation = { driver: 'local', bucket: null, prefix: '' };
 
   constructor(readonly root: string) {
     fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });

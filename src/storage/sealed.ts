@@ -71,12 +71,25 @@ function sealSegment(key: Uint8Array, header: Buffer, index: number, last: boole
   return [body, c.getAuthTag()];
 }
 
-function openSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, sealed: Buffer): Buffer {
+/**
+ * The plaintext of a sealed segment given as consecutive pieces (views of the stream's chunks, never
+ * joined): the ciphertext is fed piece by piece, the tag taken from the last 16 bytes wherever they fall.
+ * Nothing is returned unless the whole segment authenticates.
+ */
+function openSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, sealed: Buffer[], length: number): Buffer[] {
   const d = createDecipheriv('aes-256-gcm', key, nonceFor(header, index, last));
   d.setAAD(header);
-  d.setAuthTag(sealed.subarray(sealed.length - TAG_SIZE));
+  const out: Buffer[] = [];
+  const tag: Buffer[] = [];
+  let body = length - TAG_SIZE;
   try {
-    const out = d.update(sealed.subarray(0, sealed.length - TAG_SIZE));
+    for (const piece of sealed) {
+      const n = Math.min(piece.length, body);
+      if (n > 0) out.push(d.update(piece.subarray(0, n)));
+      if (n < piece.length) tag.push(piece.subarray(n));
+      body -= n;
+    }
+    d.setAuthTag(tag.length === 1 ? tag[0]! : Buffer.concat(tag));
     d.final();
     return out;
   } catch {
@@ -114,35 +127,30 @@ async function* sealStream(
 }
 
 /**
- * Reads a driver's stream in exact-size pieces: views of its chunks, copied only where a piece spans two.
- * A piece is valid until the next read; a chunk is released as soon as no piece can point into it.
+ * Reads a driver's stream in exact-size runs of bytes, as views of its chunks: never copied (a segment
+ * spanning two chunks is two pieces). Pieces are valid until the next read, when the chunks they came
+ * from are released.
  */
 class ExactReader {
   private readonly it: AsyncIterator<Uint8Array>;
   /** The chunk being read, and the part of it not yet returned. */
   private chunk: Uint8Array | null = null;
   private rest: Buffer | null = null;
+  /** Chunks read to their end, released at the next read. */
+  private readonly spent: Uint8Array[] = [];
   private ended = false;
 
   constructor(source: AsyncIterable<Uint8Array>) {
     this.it = source[Symbol.asyncIterator]();
   }
 
-  /** Exactly `n` bytes, or fewer only when the stream ended first. */
-  async read(n: number): Promise<Buffer> {
-    // The last piece may have ended the chunk; its caller is done with it now.
-    if (!this.rest) this.drop();
-    const rest = this.rest;
-    if (rest && rest.length >= n) {
-      this.rest = rest.length > n ? rest.subarray(n) : null;
-      return rest.subarray(0, n);
-    }
-    let out: Buffer | null = null;
-    let filled = 0;
-    let first = rest;
-    this.rest = null;
-    for (;;) {
-      if (first === null) {
+  /** Exactly `n` bytes as consecutive pieces, or fewer only when the stream ended first. */
+  async pieces(n: number): Promise<Buffer[]> {
+    this.release();
+    const out: Buffer[] = [];
+    let want = n;
+    while (want > 0) {
+      if (!this.rest) {
         if (this.ended) break;
         const r = await this.it.next();
         if (r.done) {
@@ -150,35 +158,39 @@ class ExactReader {
           break;
         }
         this.chunk = r.value;
-        first = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
-        if (filled === 0 && first.length >= n) {
-          if (first.length > n) this.rest = first.subarray(n);
-          return first.subarray(0, n);
-        }
+        this.rest = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
       }
-      out ??= Buffer.allocUnsafe(n);
-      const take = Math.min(n - filled, first.length);
-      first.copy(out, filled, 0, take);
-      filled += take;
-      if (take < first.length) this.rest = first.subarray(take);
-      else this.drop();
-      first = null;
-      if (filled === n) return out;
+      const take = Math.min(want, this.rest.length);
+      if (take > 0) out.push(this.rest.subarray(0, take));
+      want -= take;
+      if (take < this.rest.length) this.rest = this.rest.subarray(take);
+      else {
+        this.spent.push(this.chunk!);
+        this.chunk = null;
+        this.rest = null;
+      }
     }
-    return out ? out.subarray(0, filled) : Buffer.alloc(0);
+    return out;
+  }
+
+  /** Exactly `n` bytes in one buffer (copied only when they span chunks), or fewer when the stream ended first. */
+  async read(n: number): Promise<Buffer> {
+    const p = await this.pieces(n);
+    return p.length === 1 ? p[0]! : Buffer.concat(p);
   }
 
   async atEnd(): Promise<boolean> {
-    return (await this.read(1)).length === 0;
+    return (await this.pieces(1)).length === 0;
   }
 
   async close(): Promise<void> {
+    this.release();
     await this.it.return?.();
   }
 
-  private drop(): void {
-    if (this.chunk) releaseChunk(this.chunk);
-    this.chunk = null;
+  private release(): void {
+    for (const c of this.spent) releaseChunk(c);
+    this.spent.length = 0;
   }
 }
 
@@ -197,12 +209,19 @@ async function* openSegments(
   try {
     for (let i = first; i <= lastIndex; i++) {
       const length = i === count - 1 ? size - i * SEGMENT_SIZE + TAG_SIZE : SEALED_SEGMENT;
-      const sealed = await reader.read(length);
-      if (sealed.length < length) throw new ObjectIntegrityError('stored object is shorter than its recorded size');
-      const plain = openSegment(dataKey, header, i, i === count - 1, sealed);
+      const sealed = await reader.pieces(length);
+      if (sealed.reduce((n, p) => n + p.length, 0) < length)
+        throw new ObjectIntegrityError('stored object is shorter than its recorded size');
+      const plain = openSegment(dataKey, header, i, i === count - 1, sealed, length);
       const segStart = i * SEGMENT_SIZE;
-      const part = plain.subarray(Math.max(range.start - segStart, 0), Math.min(range.end - segStart, plain.length));
-      if (part.length) yield part;
+      const from = Math.max(range.start - segStart, 0);
+      const to = Math.min(range.end - segStart, length - TAG_SIZE);
+      if (from === 0 && to === length - TAG_SIZE) {
+        for (const p of plain) if (p.length) yield p;
+      } else {
+        const part = (plain.length === 1 ? plain[0]! : Buffer.concat(plain)).subarray(from, to);
+        if (part.length) yield part;
+      }
     }
     if (requireEnd && !(await reader.atEnd())) throw new ObjectIntegrityError('stored object is longer than its recorded size');
   } finally {
@@ -210,16 +229,25 @@ async function* openSegments(
   }
 }
 
-/** Turns an async generator into a pull-driven ReadableStream, after producing its first chunk eagerly. */
-async function toStream(gen: AsyncGenerator<Uint8Array>): Promise<ReadableStream<Uint8Array>> {
+/**
+ * Turns an async generator into a pull-driven ReadableStream, after producing its first chunk eagerly;
+ * `onBreak` hears of a failure after that, when a response carrying the stream is already under way.
+ */
+async function toStream(gen: AsyncGenerator<Uint8Array>, onBreak?: (err: unknown) => void): Promise<ReadableStream<Uint8Array>> {
   // Pull the first chunk now so a damaged start is an error before any response header is sent.
   const first = await gen.next();
   let primed: IteratorResult<Uint8Array> | null = first;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const next = primed ?? (await gen.next());
+        let next = primed;
         primed = null;
+        try {
+          next ??= await gen.next();
+        } catch (err) {
+          onBreak?.(err);
+          throw err;
+        }
         if (next.done) controller.close();
         else controller.enqueue(next.value);
       },
@@ -250,9 +278,15 @@ export class SealedStore {
 
   /**
    * Plaintext of the object, or of `range` of it ([start, end), validated against `info.size`).
-   * Only the segments the range touches are read and decrypted.
+   * Only the segments the range touches are read and decrypted. A failure before the first chunk
+   * rejects; one after it errors the stream and is told to `onBreak`.
    */
-  async get(key: string, info: Pick<SealedInfo, 'size' | 'wrappedKey'>, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+  async get(
+    key: string,
+    info: Pick<SealedInfo, 'size' | 'wrappedKey'>,
+    range?: ByteRange,
+    onBreak?: (err: unknown) => void,
+  ): Promise<ReadableStream<Uint8Array>> {
     const { size } = info;
     if (range && (range.start < 0 || range.end > size || range.start > range.end)) throw new RangeNotSatisfiableError(size);
     const dataKey = this.unwrap(info.wrappedKey);
@@ -280,7 +314,7 @@ export class SealedStore {
       header = parseHeader(h);
       reader = new ExactReader(body);
     }
-    return toStream(openSegments(dataKey, header, reader, size, first, want, !range));
+    return toStream(openSegments(dataKey, header, reader, size, first, want, !range), onBreak);
   }
 
   async delete(key: string): Promise<boolean> {

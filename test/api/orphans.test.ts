@@ -4,6 +4,7 @@ import { json, type TestClient } from '../helpers/client.ts';
 import { errors, orphanErrors } from '../helpers/errors.ts';
 import * as seed from '../helpers/seed.ts';
 import { ageObject, DAY, folder, HOUR, rowWithoutObject, storeFile, strayObject, strayObjectsFast } from '../helpers/stored-files.ts';
+import { suiteStorage } from '../helpers/s3.ts';
 import { Jobs } from '../../src/jobs/catalog.ts';
 
 let t: TestServer;
@@ -91,7 +92,7 @@ describe('GET /api/user/orphans', () => {
     const newRow = rowWithoutObject(ctx(), owner.id, { createdAt: ctx().clock.now() - 10 * 60_000 });
 
     const report = await scan(admin.client);
-    expect(report.driver).toBe('local');
+    expect(report.driver).toBe(suiteStorage);
     expect(report.graceMinutes).toBe(1440);
     expect(Date.parse(report.scannedAt)).toBeGreaterThan(0);
     const keys = report.storageOrphans.items.map((o: { key: string }) => o.key);

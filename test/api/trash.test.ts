@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json, type TestClient } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
-import { blobFiles, folder, listAll, rowCount, seedRows, upload } from '../helpers/files.ts';
+import { folder, listAll, rowCount, seedRows, storedKeys, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { Jobs } from '../../src/jobs/catalog.ts';
@@ -144,7 +144,7 @@ describe('POST /api/files/trash/delete and /trash/empty', () => {
     const dir = await folder(o.client, 'to-purge');
     for (let i = 0; i < 3; i++) await upload(o.client, `p${i}.txt`, 'abcd', { parentId: dir.id });
     const keep = await upload(o.client, 'keep.txt', 'keep');
-    const objects = blobFiles(t.dataDir).objects.length;
+    const objects = (await storedKeys(t)).length;
     await o.client.post('/api/files/delete', { ids: [dir.id] });
     const res = await o.client.post('/api/files/trash/delete', { ids: [dir.id] });
     expect(res.status).toBe(202);
@@ -153,7 +153,7 @@ describe('POST /api/files/trash/delete and /trash/empty', () => {
     expect(body.queued).toBe(true);
     expect(await pollDone(o.client, body.jobId)).toEqual({ jobId: body.jobId, status: 'completed', result: { count: 4 } });
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(1);
-    expect(blobFiles(t.dataDir).objects.length).toBe(objects - 3);
+    expect((await storedKeys(t)).length).toBe(objects - 3);
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(4);
     expect((await o.client.post('/api/files/trash/delete', { ids: [keep.id] })).status).toBe(404);
   });
@@ -235,7 +235,7 @@ describe('POST /api/files/copy', () => {
     const gone = await upload(o.client, 'gone.txt', 'gone', { parentId: inner.id });
     await o.client.post('/api/files/delete', { ids: [gone.id] });
     await o.client.post('/api/files/star', { ids: [f1.id], starred: true });
-    const objects = blobFiles(t.dataDir).objects.length;
+    const objects = (await storedKeys(t)).length;
     const usage = t.server.ctx.services.quota.usage(o.id).used;
     const res = await o.client.post('/api/files/copy', { ids: [src.id] });
     expect(res.status).toBe(202);
@@ -250,7 +250,7 @@ describe('POST /api/files/copy', () => {
     expect(copied.map((i) => i.name)).toEqual(['inner', 'one.txt']);
     expect(copied[1]).toMatchObject({ starred: true, modified: new Date(1600000000000).toISOString(), shared: false });
     expect(await (await o.client.get(`/api/files/${copied[1].id}/download`)).text()).toBe('one');
-    expect(blobFiles(t.dataDir).objects.length).toBe(objects + 2);
+    expect((await storedKeys(t)).length).toBe(objects + 2);
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(usage + 6);
     // The copy shares no object with the original: deleting the original leaves the copy readable.
     await o.client.post('/api/files/delete', { ids: [src.id] });
@@ -266,7 +266,7 @@ describe('POST /api/files/copy', () => {
     const { jobId } = await json(await o.client.post('/api/files/copy', { ids: [dir.id, file.id] }));
     const first = (await pollDone(o.client, jobId)).result;
     const rows = rowCount(t, 'account_id = ?', o.id);
-    const objects = blobFiles(t.dataDir).objects.length;
+    const objects = (await storedKeys(t)).length;
     const usage = t.server.ctx.services.quota.usage(o.id).used;
     const payload = t.server.ctx.queue.get(jobId)!.payload as {
       accountId: string;
@@ -277,7 +277,7 @@ describe('POST /api/files/copy', () => {
     const again = await t.server.ctx.services.copy.run(jobId, payload);
     expect(again).toEqual(first);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(rows);
-    expect(blobFiles(t.dataDir).objects.length).toBe(objects);
+    expect((await storedKeys(t)).length).toBe(objects);
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(usage);
   });
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import { errors } from '../helpers/errors.ts';
-import { blobFiles, folder, listAll, rowCount, upload, uploadRaw } from '../helpers/files.ts';
+import { folder, listAll, rowCount, storedObjectFiles, upload, uploadRaw } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { readMultipart } from '../../src/http/multipart.ts';
 import { AppError } from '../../src/errors.ts';
@@ -73,10 +73,10 @@ describe('POST /api/files/upload', () => {
     const o = await seed.owner(t);
     const dir = await folder(o.client, 'in');
     expect((await upload(o.client, 'x.txt', 'x', { parentId: dir.id })).parentId).toBe(dir.id);
-    const objects = blobFiles(t.dataDir).objects.length;
+    const objects = storedObjectFiles(t).objects.length;
     const res = await uploadRaw(o.client, 'y.txt', 'y', { parentId: 'no-such-folder-000000' });
     expect(res.status).toBe(404);
-    expect(blobFiles(t.dataDir).objects.length).toBe(objects);
+    expect(storedObjectFiles(t).objects.length).toBe(objects);
     expect(rowCount(t, 'account_id = ? AND name = ?', o.id, 'y.txt')).toBe(0);
   });
 
@@ -94,7 +94,7 @@ describe('POST /api/files/upload', () => {
 
   test('a body that ends without its final boundary → 400; no object, no temp file, no row, and the server goes on', async () => {
     const o = await seed.owner(t);
-    const before = blobFiles(t.dataDir).objects.length;
+    const before = storedObjectFiles(t).objects.length;
     const boundary = 'cut-short';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n`;
     for (const body of [`${head}${'x'.repeat(300_000)}`, `${head}whole\r\n`]) {
@@ -106,8 +106,8 @@ describe('POST /api/files/upload', () => {
       expect(res.status).toBe(400);
       expect(await json(res)).toEqual({ message: 'The upload is not a valid multipart/form-data body' });
     }
-    await settle(() => blobFiles(t.dataDir).temp.length === 0);
-    expect(blobFiles(t.dataDir).objects.length).toBe(before);
+    await settle(() => storedObjectFiles(t).temp.length === 0);
+    expect(storedObjectFiles(t).objects.length).toBe(before);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
     expect((await uploadRaw(o.client, 'after.txt', 'fine')).status).toBe(200);
   });
@@ -116,12 +116,12 @@ describe('POST /api/files/upload', () => {
     const o = await seed.owner(t);
     await upload(o.client, 'small.bin', randomBytes(1000));
     setLimit(o.id, 2 * MiB);
-    const before = blobFiles(t.dataDir);
+    const before = storedObjectFiles(t);
     const res = await uploadRaw(o.client, 'big.bin', randomBytes(3 * MiB));
     expect(res.status).toBe(413);
     expect((await json(res)).message).toMatch(/^Storage limit exceeded\. Required: \d+, available: 2096152\.$/);
-    await settle(() => blobFiles(t.dataDir).temp.length === 0);
-    expect(blobFiles(t.dataDir).objects.length).toBe(before.objects.length);
+    await settle(() => storedObjectFiles(t).temp.length === 0);
+    expect(storedObjectFiles(t).objects.length).toBe(before.objects.length);
     expect(rowCount(t, 'account_id = ? AND name = ?', o.id, 'big.bin')).toBe(0);
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(1000);
   });
@@ -130,12 +130,12 @@ describe('POST /api/files/upload', () => {
     const o = await seed.owner(t);
     t.server.ctx.services.settings.set('maxUploadBytes', MiB);
     try {
-      const before = blobFiles(t.dataDir).objects.length;
+      const before = storedObjectFiles(t).objects.length;
       const res = await uploadRaw(o.client, 'huge.bin', randomBytes(MiB + 1));
       expect(res.status).toBe(413);
       expect(await json(res)).toEqual({ message: `File too large. The maximum upload size is ${MiB} bytes.` });
-      await settle(() => blobFiles(t.dataDir).temp.length === 0);
-      expect(blobFiles(t.dataDir).objects.length).toBe(before);
+      await settle(() => storedObjectFiles(t).temp.length === 0);
+      expect(storedObjectFiles(t).objects.length).toBe(before);
       expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
       expect((await uploadRaw(o.client, 'exact.bin', randomBytes(MiB))).status).toBe(200);
     } finally {
@@ -145,7 +145,7 @@ describe('POST /api/files/upload', () => {
 
   test('a client that hangs up mid-body (fetch abort) leaves no object, no temp file and no row', async () => {
     const o = await seed.owner(t);
-    const before = blobFiles(t.dataDir).objects.length;
+    const before = storedObjectFiles(t).objects.length;
     const boundary = 'x-boundary-abort';
     const controller = new AbortController();
     let sent = 0;
@@ -167,14 +167,14 @@ describe('POST /api/files/upload', () => {
       duplex: 'half',
     } as RequestInit);
     await expect(attempt).rejects.toThrow();
-    await settle(() => blobFiles(t.dataDir).temp.length === 0);
-    expect(blobFiles(t.dataDir).objects.length).toBe(before);
+    await settle(() => storedObjectFiles(t).temp.length === 0);
+    expect(storedObjectFiles(t).objects.length).toBe(before);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
   });
 
   test('a raw socket closed mid-body leaves nothing behind either', async () => {
     const o = await seed.owner(t);
-    const before = blobFiles(t.dataDir).objects.length;
+    const before = storedObjectFiles(t).objects.length;
     const token = o.client.cookies.get('token')!;
     const boundary = 'raw-boundary';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="raw.bin"\r\n\r\n`;
@@ -189,9 +189,9 @@ describe('POST /api/files/upload', () => {
       socket.on('close', () => resolve());
       socket.on('error', reject);
     });
-    await settle(() => blobFiles(t.dataDir).temp.length === 0);
+    await settle(() => storedObjectFiles(t).temp.length === 0);
     await Bun.sleep(50);
-    expect(blobFiles(t.dataDir).objects.length).toBe(before);
+    expect(storedObjectFiles(t).objects.length).toBe(before);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
   });
 
@@ -218,15 +218,15 @@ describe('POST /api/files/upload', () => {
       signal: controller.signal,
     } as RequestInit);
     const principal = (await t.server.ctx.services.sessions.authenticate(o.client.cookies.get('token')!, { ip: '127.0.0.1' })).principal;
-    const before = blobFiles(t.dataDir).objects.length;
+    const before = storedObjectFiles(t).objects.length;
     const error = await t.server.ctx.services.uploads
       .upload(principal, { parts: readMultipart(request), signal: request.signal })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).status).toBe(499);
     expect((error as AppError).body()).toEqual(errors.uploadAborted);
-    expect(blobFiles(t.dataDir).objects.length).toBe(before);
-    expect(blobFiles(t.dataDir).temp).toEqual([]);
+    expect(storedObjectFiles(t).objects.length).toBe(before);
+    expect(storedObjectFiles(t).temp).toEqual([]);
   });
 });
 
@@ -271,7 +271,7 @@ describe('POST /api/files/upload/bulk', () => {
     const o = await seed.owner(t);
     t.server.ctx.services.settings.set('maxUploadBytes', MiB);
     try {
-      const before = blobFiles(t.dataDir).objects.length;
+      const before = storedObjectFiles(t).objects.length;
       const form = new FormData();
       form.append('files', new File(['fine'], 'ok.txt'));
       form.append('clientIds', 'one');
@@ -288,8 +288,8 @@ describe('POST /api/files/upload/bulk', () => {
         { fileName: 'too-big.bin', error: `File too large. The maximum upload size is ${MiB} bytes.`, clientId: 'two' },
         { fileName: 'bad|name.txt', error: expect.stringContaining('Invalid file name'), clientId: 'three' },
       ]);
-      await settle(() => blobFiles(t.dataDir).temp.length === 0);
-      expect(blobFiles(t.dataDir).objects.length).toBe(before + 2);
+      await settle(() => storedObjectFiles(t).temp.length === 0);
+      expect(storedObjectFiles(t).objects.length).toBe(before + 2);
     } finally {
       t.server.ctx.services.settings.set('maxUploadBytes', 10 * 1024 ** 3);
     }
@@ -327,7 +327,7 @@ describe('POST /api/files/:id/replace and /:id/derived', () => {
   test('replace keeps id and name, updates size, modified and access time, re-detects the type and drops the old object', async () => {
     const o = await seed.owner(t);
     const original = await upload(o.client, 'doc.txt', 'version one', { type: 'text/plain' });
-    const before = blobFiles(t.dataDir).objects.length;
+    const before = storedObjectFiles(t).objects.length;
     const form = new FormData();
     form.append('file', new File([PNG], 'whatever.bin'));
     const res = await o.client.request(`/api/files/${original.id}/replace`, { method: 'POST', body: form });
@@ -337,7 +337,7 @@ describe('POST /api/files/:id/replace and /:id/derived', () => {
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(PNG.length);
     expect(new Uint8Array(await (await o.client.get(`/api/files/${original.id}/download`)).arrayBuffer())).toEqual(PNG);
     await t.server.worker.drain();
-    expect(blobFiles(t.dataDir).objects.length).toBe(before);
+    expect(storedObjectFiles(t).objects.length).toBe(before);
 
     const folderItem = await folder(o.client, 'dir');
     const onFolder = await o.client.request(`/api/files/${folderItem.id}/replace`, { method: 'POST', body: form });

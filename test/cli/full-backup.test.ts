@@ -10,6 +10,7 @@ import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { blobFiles, upload } from '../helpers/files.ts';
 import { readBack, storeFile } from '../helpers/stored-files.ts';
+import { startTestS3 } from '../helpers/s3.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -220,6 +221,33 @@ describe('coffer backup --full and coffer restore', () => {
       expect(r.stdout).toContain('all checked');
     } finally {
       await t.stop();
+    }
+  }, 60_000);
+
+  test("on S3 storage the archive carries the bucket's objects; the restore stores them locally and serves them byte-exact", async () => {
+    const s3 = await startTestS3();
+    const env = s3.env(`full-${randomBytes(3).toString('hex')}/`);
+    const t = await startTestServer({ env });
+    const out = tempDir('coffer-full-backup-');
+    dirs.push(out);
+    let restored: TestServer | null = null;
+    try {
+      const owner = await seed.owner(t);
+      const files = [];
+      for (let i = 0; i < 4; i++) files.push(await storeFile(t.server.ctx, owner.id, { size: 100_000 + i }));
+      const archive = path.join(out, 's3.tar');
+      const r = await runCli(['backup', '--full', archive, '--json', '--data-dir', t.dataDir], { env, timeoutMs: 60_000 });
+      expect(r.stderr).toBe('');
+      expect(parseJson(r).manifest).toMatchObject({ objects: 4, storage: { driver: 's3', bucket: s3.bucket } });
+      const target = path.join(out, 'restored');
+      expect((await runCli(['restore', archive, '--data-dir', target])).code).toBe(0);
+      restored = await startTestServer({ dataDir: target, env: { COFFER_STORAGE: 'local' } });
+      for (const f of files) expect(sha(await readBack(restored.server.ctx, f.id))).toBe(sha(f.content));
+      expect(blobFiles(target).objects.sort()).toEqual(files.map((f) => f.storageKey).sort());
+    } finally {
+      await restored?.stop();
+      await t.stop();
+      await s3.stop();
     }
   }, 60_000);
 });

@@ -35,7 +35,18 @@ export interface PageOptions {
   viewport?: { width: number; height: number };
   dark?: boolean;
   touch?: boolean;
+  /**
+   * A busy machine: the next frame and short timers (50 ms or less) come 300 ms late, so work a page
+   * defers to them (Preact's effects) runs after keys pressed meanwhile, as it can under load.
+   */
+  lateFrames?: boolean;
 }
+
+const LATE_FRAMES = `{
+  const later = window.setTimeout;
+  window.setTimeout = (fn, ms, ...args) => later(fn, ms > 0 && ms <= 50 ? 300 : ms, ...args);
+  window.requestAnimationFrame = (fn) => later(() => fn(performance.now()), 300);
+}`;
 
 /** A fresh browser profile (its own cookies) with page errors collected, so a script error fails the test. */
 export async function openContext(
@@ -53,6 +64,7 @@ export async function openContext(
     // No transitions (the app honours the setting): screenshots need not wait for them.
     reducedMotion: 'reduce',
   });
+  if (opts.lateFrames) await context.addInitScript(LATE_FRAMES);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));

@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
+export const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 
 export interface CliResult {
   code: number;

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import { S3Driver } from '../../src/storage/s3.ts';
+import { testS3Of } from './s3.ts';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import { json, type TestClient } from './client.ts';
@@ -61,6 +63,24 @@ export function blobFiles(dataDir: string): { objects: string[]; temp: string[] 
   };
   if (fs.existsSync(root)) walk(root);
   return { objects, temp };
+}
+
+/** Keys of every stored object, through the server's own driver (local disk or bucket alike). */
+export async function storedKeys(t: TestServer): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const o of t.server.ctx.driver.list()) keys.push(o.key);
+  return keys;
+}
+
+/**
+ * What the server's storage holds: published objects and unfinished writes (temp files on local disk,
+ * incomplete multipart uploads in a bucket), so "nothing stays behind" is checked on either driver.
+ */
+export function storedObjectFiles(t: TestServer): { objects: string[]; temp: string[] } {
+  const driver = t.server.ctx.driver;
+  if (!(driver instanceof S3Driver)) return blobFiles(t.dataDir);
+  const s3 = testS3Of(driver);
+  return { objects: s3.objectKeys(driver.opts.prefix), temp: s3.incompleteUploads(driver.opts.prefix).map((u) => u.uploadId) };
 }
 
 export function rowCount(t: TestServer, where = '1 = 1', ...params: string[]): number {

@@ -6,6 +6,7 @@ import { startServer, type RunningServer } from '../../src/server.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { Logger } from '../../src/log.ts';
 import { TestClient } from './client.ts';
+import { sharedTestS3, suiteStorage } from './s3.ts';
 
 export function tempDir(prefix = 'coffer-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -37,15 +38,21 @@ export interface TestServerOptions {
 /**
  * Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir.
  * Its disk reserve is 16 MiB rather than 512, so the suite runs on a machine with little free space.
+ * With COFFER_STORAGE=s3 in the environment it stores objects in a test S3 server instead of the data dir.
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
+  // With COFFER_STORAGE=s3 every server a suite starts keeps its objects in the test S3 server, under its own prefix.
+  const storageEnv = suiteStorage === 's3' && !opts.env?.COFFER_STORAGE ? (await sharedTestS3()).env() : {};
   const boot = (port = 0) =>
-    startServer(loadConfig({ port, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...opts.env }), {
-      clock: opts.clock,
-      logger: opts.logger,
-      startWorker: opts.startWorker,
-    });
+    startServer(
+      loadConfig({ port, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env }),
+      {
+        clock: opts.clock,
+        logger: opts.logger,
+        startWorker: opts.startWorker,
+      },
+    );
   const t: TestServer = {
     url: '',
     dataDir,

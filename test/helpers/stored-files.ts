@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../src/context.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
-import type { LocalDriver } from '../../src/storage/local.ts';
+import { objectFileOf, writeObjectFile } from './s3.ts';
 
 /**
  * File rows and stored objects written behind the server's back, the way the files area will write
@@ -137,7 +137,7 @@ export async function strayObject(ctx: AppContext, opts: { ageMs?: number; size?
 /** Moves an object's modification time into the past. */
 export function ageObject(ctx: AppContext, key: string, ageMs: number): void {
   const when = new Date(ctx.clock.now() - ageMs);
-  fs.utimesSync((ctx.driver as LocalDriver).pathOf(key), when, when);
+  fs.utimesSync(objectFileOf(ctx.driver, key), when, when);
 }
 
 export async function readBack(ctx: AppContext, id: string): Promise<Buffer> {
@@ -153,18 +153,12 @@ export async function readBack(ctx: AppContext, id: string): Promise<Buffer> {
 export const HOUR = 3600_000;
 export const DAY = 24 * HOUR;
 
-/** Many stray objects quickly: raw files in the driver's layout (no fsync), aged by `ageMs`. */
+/** Many stray objects quickly: raw files in the driver's (or the test S3 server's) layout, no fsync, aged by `ageMs`. */
 export function strayObjectsFast(ctx: AppContext, count: number, ageMs: number): string[] {
-  const driver = ctx.driver as LocalDriver;
   const when = new Date(ctx.clock.now() - ageMs);
-  const keys: string[] = [];
-  for (let i = 0; i < count; i++) {
+  return Array.from({ length: count }, () => {
     const key = newStorageKey();
-    const file = driver.pathOf(key);
-    fs.mkdirSync(file.slice(0, file.lastIndexOf('/')), { recursive: true });
-    fs.writeFileSync(file, 'x');
-    fs.utimesSync(file, when, when);
-    keys.push(key);
-  }
-  return keys;
+    writeObjectFile(ctx.driver, key, 'x', when);
+    return key;
+  });
 }

@@ -733,7 +733,8 @@ describe('file manager', () => {
     const inner = await folder(o.client, 'Alpha');
     await upload(o.client, 'inside.txt', 'i', { parentId: inner.id });
     for (const n of ['one.txt', 'two.txt', 'three.txt']) await upload(o.client, n, n);
-    const { context, page } = await openFolder(o);
+    // Keys pressed as soon as a folder shows act on it, even before the page's next frame.
+    const { context, page } = await openFolder(o, '/files', { lateFrames: true });
     await row(page, 'Alpha').waitFor();
     await row(page, 'Alpha').focus();
     await page.keyboard.press('Enter');

@@ -257,7 +257,9 @@ describe('multipart parser', () => {
       if (part.kind !== 'file') continue;
       let previous: Uint8Array | null = null;
       for await (const chunk of part.body) {
-        if (previous && previous.buffer !== chunk.buffer) expect(previous.byteLength).toBe(0);
+        // A chunk's last bytes that might begin a delimiter come as a small copy of their own, which is not a request chunk.
+        const fromRequest = previous !== null && stats.sent.some((c) => c.buffer === previous!.buffer);
+        if (fromRequest && previous!.buffer !== chunk.buffer) expect(previous!.byteLength).toBe(0);
         received.push(Buffer.from(chunk));
         previous = chunk;
       }

@@ -10,6 +10,7 @@ import { MfaRepo } from './mfa.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
+import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 
@@ -42,6 +43,7 @@ export interface Repos {
   audit: AuditRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
+  storageLocation: StorageLocationRepo;
   docserver: DocserverRepo;
 }
 
@@ -60,6 +62,7 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
+    storageLocation: new StorageLocationRepo(sqlite),
     docserver: new DocserverRepo(sqlite),
   };
 }

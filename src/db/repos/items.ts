@@ -502,6 +502,24 @@ export class ItemsRepo {
     );
   }
 
+  /** Stored objects in key order after `afterKey`, each with its plaintext size: what a storage migration copies. */
+  storedObjectPage(afterKey: string, limit: number): Array<{ storageKey: string; size: number }> {
+    return this.sqlite
+      .query<{ storageKey: string; size: number }, [string, number]>(
+        `SELECT ${selectList(items, ['storageKey', 'size'])} FROM items WHERE storage_key > ? ORDER BY storage_key LIMIT ?`,
+      )
+      .all(afterKey, limit);
+  }
+
+  /** How many objects rows point at (each key is unique), and their plaintext bytes. */
+  storedObjectTotals(): { objects: number; bytes: number } {
+    return this.sqlite
+      .query<{ objects: number; bytes: number }, []>(
+        'SELECT COUNT(*) AS objects, COALESCE(SUM(size), 0) AS bytes FROM items WHERE storage_key IS NOT NULL',
+      )
+      .get()!;
+  }
+
   /** Any row by id, whatever its account or state. */
   find(id: string): Item | null {
     return item(this.sqlite.query<Item, [string]>(`SELECT ${ITEM} FROM items WHERE id = ?`).get(id));

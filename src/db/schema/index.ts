@@ -4,4 +4,5 @@ export * from './items.ts';
 export * from './shares.ts';
 export * from './audit.ts';
 export * from './upload-intents.ts';
+export * from './storage-location.ts';
 export * from './docserver.ts';

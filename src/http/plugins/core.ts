@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
+import { ObjectIntegrityError, StorageNotFoundError, StorageUnavailableError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
 import { isDiskFullError } from '../../services/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
@@ -45,6 +45,9 @@ function describeError(
   if (error instanceof AppError) return { status: error.status, body: error.body(), headers: error.headers };
   if (error instanceof StorageNotFoundError) return { status: 500, body: { message: Messages.storedObjectMissing } };
   if (isDiskFullError(error)) return { status: 507, body: diskFull().body() };
+  if (error instanceof StorageUnavailableError) {
+    return { status: 503, body: { message: Messages.storageUnavailable }, headers: { 'Retry-After': '30' } };
+  }
   if (error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError) return null;
   switch (code) {
     case 'NOT_FOUND':
@@ -123,6 +126,11 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
         if (bodyLeftUnread(request)) set.headers.Connection = 'close';
         const known = describeError(error, code);
         const status = known?.status ?? 500;
+        // The bucket failed, not the request: one line for the admin, a 503 the client may retry.
+        if (error instanceof StorageUnavailableError) {
+          const meta = requestMeta(request);
+          log.warn('storage unavailable', { requestId: meta.id, method: request.method, path: meta.path, err: error.message });
+        }
         // Every 500 is a bug or a damaged store: one line with the request id, whatever mapped it.
         if (status === 500) {
           const meta = requestMeta(request);

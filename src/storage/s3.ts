@@ -1,0 +1,556 @@
+import { randomBytes } from 'node:crypto';
+import {
+  RangeNotSatisfiableError,
+  StorageNotFoundError,
+  StorageUnavailableError,
+  type ByteRange,
+  type IncompleteUpload,
+  type ObjectInfo,
+  type ProbeStep,
+  type PutOptions,
+  type StorageDriver,
+  type StorageLocation,
+} from './driver.ts';
+import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
+import { sha256Hex, signRequest, UNSIGNED_PAYLOAD, uriEncode, type SigningCredentials } from './s3-signer.ts';
+
+const MiB = 1024 * 1024;
+/** Bytes per second an upload is given time for beyond the timeout: a slow uplink must not fail a part. */
+const UPLOAD_FLOOR_RATE = 256 * 1024;
+const EMPTY_SHA256 = sha256Hex('');
+
+export interface S3DriverOptions {
+  bucket: string;
+  /** Null: AWS (`https://s3.<region>.amazonaws.com`). */
+  endpoint: string | null;
+  region: string;
+  /** Key prefix inside the bucket, '' or ending in '/'. */
+  prefix: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+  /** Bytes per multipart part (5 MiB to 5 GiB); smaller objects are one PUT. */
+  partSize?: number;
+  /** Parts uploaded at once: memory is (queueSize + 1) parts. */
+  queueSize?: number;
+  /** Per call, retries included (and per silence while a body streams); an upload also gets its time at UPLOAD_FLOOR_RATE. */
+  timeoutMs?: number;
+  /** Per call that makes the service work on stored bytes (server-side copy, completing a multipart upload). */
+  partTimeoutMs?: number;
+  /** Tries of a call that failed in a way worth retrying (5xx, 429/SlowDown, connection reset), within its timeout. */
+  attempts?: number;
+  /** Objects larger than this are copied part by part (UploadPartCopy); S3's CopyObject stops at 5 GiB. */
+  copyPartThreshold?: number;
+  copyPartSize?: number;
+}
+
+interface SendOptions {
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: Uint8Array | string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Keep the response body open for the caller (a GET); the silence timeout then guards each read. */
+  stream?: boolean;
+  /** Statuses that are an answer, not a failure (404 for HEAD). */
+  accept?: number[];
+  attempts?: number;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  /** The body as text (not for `stream`). */
+  text: string;
+  body: ReadableStream<Uint8Array> | null;
+}
+
+function decodeXml(text: string): string {
+  return text.replace(/&(lt|gt|quot|apos|amp|#\d+|#x[0-9a-f]+);/gi, (_, e: string) => {
+    const named: Record<string, string> = { lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' };
+    if (named[e.toLowerCase()]) return named[e.toLowerCase()]!;
+    return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
+  });
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The text of every `<tag>` element (S3's XML has no attributes or namespaces we need). */
+function xmlAll(xml: string, tag: string): string[] {
+  return [...xml.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => m[1]!);
+}
+
+function xmlOne(xml: string, tag: string): string | null {
+  const v = xmlAll(xml, tag)[0];
+  return v === undefined ? null : decodeXml(v);
+}
+
+const RETRY_CODES = new Set([
+  'SlowDown',
+  'RequestTimeout',
+  'InternalError',
+  'ServiceUnavailable',
+  'RequestTimeTooSkewed',
+  'OperationAborted',
+]);
+
+function retryable(status: number, code: string | null): boolean {
+  return status >= 500 || status === 429 || (code !== null && RETRY_CODES.has(code));
+}
+
+/** Exponential backoff with jitter: ~100 ms, 200 ms, 400 ms … at most 3 s; a server's Retry-After wins when shorter than 10 s. */
+function backoff(attempt: number, retryAfter: string | null): number {
+  const asked = retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : null;
+  if (asked !== null && asked <= 10_000) return asked;
+  return Math.min(3000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+}
+
+function networkReason(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  return e.code ? `${e.code}${e.message && !e.message.includes(e.code) ? ` (${e.message})` : ''}` : (e.message ?? String(err));
+}
+
+/**
+ * Objects in an S3-compatible bucket (AWS, MinIO, Garage, SeaweedFS, R2, B2), under `prefix`, spoken to
+ * with signed HTTP requests: Bun's S3 client has no server-side copy, no ListMultipartUploads, no
+ * explicit abort (its writer's `end(err)` completes the upload), no timeout or AbortSignal, and does
+ * not retry GET/HEAD/LIST on 503. Each call has a timeout; idempotent calls are retried with backoff.
+ */
+export class S3Driver implements StorageDriver {
+  readonly name = 's3';
+  readonly location: StorageLocation;
+  private readonly creds: SigningCredentials;
+  private readonly origin: string;
+  private readonly host: string;
+  /** Path before the key: `/<base>/<bucket>/` (path style) or `/<base>/` (virtual hosted). */
+  private readonly keyPath: string;
+  private readonly partSize: number;
+  private readonly queueSize: number;
+  private readonly timeoutMs: number;
+  private readonly partTimeoutMs: number;
+  private readonly attempts: number;
+  private readonly copyPartThreshold: number;
+  private readonly copyPartSize: number;
+
+  constructor(readonly opts: S3DriverOptions) {
+    this.location = { driver: 's3', bucket: opts.bucket, prefix: opts.prefix };
+    this.creds = { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey, region: opts.region };
+    const base = new URL(opts.endpoint ?? `https://s3.${opts.region}.amazonaws.com`);
+    const basePath = base.pathname.replace(/\/+$/, '');
+    if (opts.forcePathStyle) {
+      this.host = base.host;
+      this.keyPath = `${basePath}/${uriEncode(opts.bucket)}/`;
+    } else {
+      this.host = `${opts.bucket}.${base.host}`;
+      this.keyPath = `${basePath}/`;
+    }
+    this.origin = `${base.protocol}//${this.host}`;
+    this.partSize = opts.partSize ?? 8 * MiB;
+    this.queueSize = opts.queueSize ?? 3;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.partTimeoutMs = opts.partTimeoutMs ?? Math.max(300_000, this.timeoutMs);
+    this.attempts = opts.attempts ?? 4;
+    this.copyPartThreshold = opts.copyPartThreshold ?? 5 * 1024 * MiB;
+    this.copyPartSize = opts.copyPartSize ?? 1024 * MiB;
+  }
+
+  /** `bucket/prefix` for messages. */
+  get where(): string {
+    return `${this.opts.bucket}${this.opts.prefix ? `/${this.opts.prefix.replace(/\/$/, '')}` : ''} at ${this.opts.endpoint ?? 'AWS'}`;
+  }
+
+  async put(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<{ size: number }> {
+    assertValidStorageKey(key);
+    const objectKey = this.opts.prefix + key;
+    const signal = opts.signal;
+    // Cancels parts in flight the moment the put fails, so the abort is not held up by them.
+    const parts = new AbortController();
+    const partSignal = signal ? AbortSignal.any([signal, parts.signal]) : parts.signal;
+    const inFlight = new Set<Promise<void>>();
+    const etags: string[] = [];
+    let failure: unknown = null;
+    let uploadId: string | null = null;
+    let partNumber = 0;
+    let size = 0;
+    // Part buffers are reused once sent: freed ones would pile up until a collection (300+ MiB per GiB here).
+    const spare: Buffer[] = [];
+    const take = (size: number) => {
+      const b = spare.pop();
+      return b && b.length === size ? b : Buffer.allocUnsafe(size);
+    };
+    let buf = take(this.partSizeFor(1));
+    let filled = 0;
+
+    const launch = (bytes: Buffer, n: number) => {
+      const sending: Promise<void> = this.send('PUT', objectKey, {
+        query: { partNumber: String(n), uploadId: uploadId! },
+        body: bytes,
+        signal: partSignal,
+        timeoutMs: this.uploadTimeout(bytes.byteLength),
+      })
+        .then((a) => {
+          const etag = a.headers.get('etag');
+          if (!etag) throw new StorageUnavailableError(`S3 UploadPart ${n} of ${key} returned no ETag`);
+          etags[n - 1] = etag;
+        })
+        .catch((err: unknown) => {
+          failure ??= err;
+        })
+        .finally(() => {
+          inFlight.delete(sending);
+          if (bytes.byteOffset === 0) spare.push(bytes);
+        });
+      inFlight.add(sending);
+    };
+
+    try {
+      for await (const chunk of body) {
+        signal?.throwIfAborted();
+        if (failure) throw failure;
+        size += chunk.byteLength;
+        let offset = 0;
+        while (offset < chunk.byteLength) {
+          const n = Math.min(buf.length - filled, chunk.byteLength - offset);
+          buf.set(chunk.subarray(offset, offset + n), filled);
+          filled += n;
+          offset += n;
+          if (filled < buf.length) continue;
+          uploadId ??= await this.createMultipartUpload(objectKey, signal);
+          while (inFlight.size >= this.queueSize) await Promise.race(inFlight);
+          if (failure) throw failure;
+          launch(buf, ++partNumber);
+          buf = take(this.partSizeFor(partNumber + 1));
+          filled = 0;
+        }
+      }
+      signal?.throwIfAborted();
+      if (uploadId === null) {
+        await this.send('PUT', objectKey, { body: buf.subarray(0, filled), signal, timeoutMs: this.uploadTimeout(filled) });
+        return { size };
+      }
+      if (filled > 0) launch(buf.subarray(0, filled), ++partNumber);
+      await Promise.all([...inFlight]);
+      if (failure) throw failure;
+      await this.completeMultipartUpload(objectKey, uploadId, etags, signal);
+      return { size };
+    } catch (err) {
+      parts.abort();
+      await Promise.allSettled([...inFlight]);
+      // An abort that fails leaves a stale upload: orphan review lists it once the grace window passes.
+      if (uploadId !== null) await this.abortMultipartUpload(objectKey, uploadId).catch(() => {});
+      throw err;
+    }
+  }
+
+  private uploadTimeout(bytes: number): number {
+    return this.timeoutMs + (bytes / UPLOAD_FLOOR_RATE) * 1000;
+  }
+
+  /** Parts double in size every 2,500 so the 10,000-part limit fits 140 GiB with 8 MiB parts; memory grows only past 20 GiB. */
+  private partSizeFor(n: number): number {
+    return this.partSize * 2 ** Math.min(3, Math.floor((n - 1) / 2500));
+  }
+
+  async get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+    assertValidStorageKey(key);
+    if (range && (range.start < 0 || range.end < range.start)) throw new RangeNotSatisfiableError(0);
+    if (range && range.start === range.end) {
+      if ((await this.head(key)) === null) throw new StorageNotFoundError(key);
+      return new Blob([]).stream();
+    }
+    const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end - 1}` } : {};
+    const a = await this.send('GET', this.opts.prefix + key, { headers, stream: true, accept: [404, 416] });
+    if (a.status === 404) throw new StorageNotFoundError(key);
+    if (a.status === 416) throw new RangeNotSatisfiableError(0);
+    return a.body!;
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    assertValidStorageKey(key);
+    const a = await this.send('HEAD', this.opts.prefix + key, { accept: [404] });
+    if (a.status === 404) return null;
+    return { key, size: Number(a.headers.get('content-length') ?? 0), lastModified: new Date(a.headers.get('last-modified') ?? 0) };
+  }
+
+  async delete(key: string): Promise<boolean> {
+    const existed = (await this.head(key)) !== null;
+    await this.send('DELETE', this.opts.prefix + key, { accept: [404] });
+    return existed;
+  }
+
+  /** ListObjectsV2 under the prefix, one page (1000 keys) in memory at a time. */
+  async *list(): AsyncIterable<ObjectInfo> {
+    let token: string | null = null;
+    do {
+      const query: Record<string, string> = { 'list-type': '2', prefix: this.opts.prefix, 'max-keys': '1000' };
+      if (token) query['continuation-token'] = token;
+      const xml = (await this.send('GET', '', { query })).text;
+      for (const entry of xmlAll(xml, 'Contents')) {
+        const key = (xmlOne(entry, 'Key') ?? '').slice(this.opts.prefix.length);
+        if (!isValidStorageKey(key)) continue;
+        yield { key, size: Number(xmlOne(entry, 'Size') ?? 0), lastModified: new Date(xmlOne(entry, 'LastModified') ?? 0) };
+      }
+      token = xmlOne(xml, 'IsTruncated') === 'true' ? xmlOne(xml, 'NextContinuationToken') : null;
+    } while (token);
+  }
+
+  async copy(fromKey: string, toKey: string): Promise<void> {
+    assertValidStorageKey(fromKey);
+    assertValidStorageKey(toKey);
+    const source = await this.head(fromKey);
+    if (!source) throw new StorageNotFoundError(fromKey);
+    const copySource = uriEncode(`${this.opts.bucket}/${this.opts.prefix}${fromKey}`, true);
+    const target = this.opts.prefix + toKey;
+    if (source.size <= this.copyPartThreshold) {
+      const a = await this.send('PUT', target, {
+        headers: { 'x-amz-copy-source': copySource },
+        timeoutMs: this.partTimeoutMs,
+        accept: [404],
+      });
+      if (a.status === 404) throw new StorageNotFoundError(fromKey);
+      return;
+    }
+    const uploadId = await this.createMultipartUpload(target);
+    try {
+      const etags: string[] = [];
+      for (let start = 0, n = 1; start < source.size; start += this.copyPartSize, n++) {
+        const end = Math.min(source.size, start + this.copyPartSize) - 1;
+        const a = await this.send('PUT', target, {
+          query: { partNumber: String(n), uploadId },
+          headers: { 'x-amz-copy-source': copySource, 'x-amz-copy-source-range': `bytes=${start}-${end}` },
+          timeoutMs: this.partTimeoutMs,
+        });
+        const etag = xmlOne(a.text, 'ETag');
+        if (!etag) throw new StorageUnavailableError(`S3 UploadPartCopy ${n} of ${toKey} returned no ETag`);
+        etags.push(etag);
+      }
+      await this.completeMultipartUpload(target, uploadId, etags);
+    } catch (err) {
+      await this.abortMultipartUpload(target, uploadId).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** ListMultipartUploads under the prefix: uploads begun and never completed or aborted. */
+  async *listIncompleteUploads(): AsyncIterable<IncompleteUpload> {
+    let keyMarker: string | null = null;
+    let uploadIdMarker: string | null = null;
+    do {
+      const query: Record<string, string> = { uploads: '', prefix: this.opts.prefix, 'max-uploads': '1000' };
+      if (keyMarker !== null) query['key-marker'] = keyMarker;
+      if (uploadIdMarker !== null) query['upload-id-marker'] = uploadIdMarker;
+      const xml = (await this.send('GET', '', { query })).text;
+      for (const entry of xmlAll(xml, 'Upload')) {
+        const key = (xmlOne(entry, 'Key') ?? '').slice(this.opts.prefix.length);
+        if (!isValidStorageKey(key)) continue;
+        yield { key, uploadId: xmlOne(entry, 'UploadId') ?? '', initiated: new Date(xmlOne(entry, 'Initiated') ?? 0) };
+      }
+      const truncated = xmlOne(xml, 'IsTruncated') === 'true';
+      keyMarker = truncated ? xmlOne(xml, 'NextKeyMarker') : null;
+      uploadIdMarker = truncated ? xmlOne(xml, 'NextUploadIdMarker') : null;
+    } while (keyMarker);
+  }
+
+  async abortIncompleteUpload(key: string, uploadId: string): Promise<boolean> {
+    assertValidStorageKey(key);
+    return this.abortMultipartUpload(this.opts.prefix + key, uploadId);
+  }
+
+  /** One listing of the prefix: proves the endpoint answers, the bucket exists and the credentials are accepted. */
+  async verifyAccess(): Promise<void> {
+    await this.send('GET', '', { query: { 'list-type': '2', prefix: this.opts.prefix, 'max-keys': '1' }, attempts: 2 });
+  }
+
+  /** Put, read back, list and delete a probe object (`coffer doctor`); each step's failure is reported. */
+  async probe(): Promise<ProbeStep[]> {
+    // A dot makes it no valid storage key: list() and orphan scans never see it.
+    const key = `${this.opts.prefix}.coffer-doctor-probe-${randomBytes(6).toString('hex')}`;
+    const content = `coffer doctor probe ${new Date().toISOString()}`;
+    const out: ProbeStep[] = [];
+    const step = async (name: ProbeStep['step'], fn: () => Promise<void>) => {
+      try {
+        await fn();
+        out.push({ step: name, ok: true });
+        return true;
+      } catch (err) {
+        out.push({ step: name, ok: false, error: (err as Error).message });
+        return false;
+      }
+    };
+    const stored = await step('put', async () => void (await this.send('PUT', key, { body: content })));
+    await step('get', async () => {
+      const text = (await this.send('GET', key, {})).text;
+      if (text !== content) throw new Error(`read back ${text.length} bytes that differ from the ${content.length} written`);
+    });
+    await step('list', async () => {
+      const xml = (await this.send('GET', '', { query: { 'list-type': '2', prefix: key, 'max-keys': '1' } })).text;
+      if (stored && xmlOne(xml, 'Key') !== key) throw new Error('the probe object written is not in the listing');
+    });
+    await step('delete', async () => {
+      await this.send('DELETE', key, {});
+      if ((await this.send('HEAD', key, { accept: [404] })).status !== 404) throw new Error('the probe object is still there after delete');
+    });
+    return out;
+  }
+
+  private async createMultipartUpload(objectKey: string, signal?: AbortSignal): Promise<string> {
+    const a = await this.send('POST', objectKey, { query: { uploads: '' }, signal });
+    const id = xmlOne(a.text, 'UploadId');
+    if (!id) throw new StorageUnavailableError(`S3 CreateMultipartUpload of ${objectKey} returned no UploadId`);
+    return id;
+  }
+
+  private async completeMultipartUpload(objectKey: string, uploadId: string, etags: string[], signal?: AbortSignal): Promise<void> {
+    const xml = `<CompleteMultipartUpload>${etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(e)}</ETag></Part>`).join('')}</CompleteMultipartUpload>`;
+    // Assembling large objects can take a while on the server side.
+    await this.send('POST', objectKey, { query: { uploadId }, body: xml, signal, timeoutMs: this.partTimeoutMs });
+  }
+
+  private async abortMultipartUpload(objectKey: string, uploadId: string): Promise<boolean> {
+    const a = await this.send('DELETE', objectKey, { query: { uploadId }, accept: [404] });
+    return a.status !== 404;
+  }
+
+  /**
+   * One signed request, retried (idempotent calls only reach here) on 5xx, 429/SlowDown or a dropped
+   * connection while its timeout, which covers every try, lasts. An error answer, after the retries, is a
+   * StorageUnavailableError with the service's code and message; the statuses in `accept` are returned instead.
+   */
+  private async send(method: string, objectKey: string, o: SendOptions): Promise<Answer> {
+    const path = this.keyPath + uriEncode(objectKey, true);
+    const query = o.query ?? {};
+    const search = Object.entries(query)
+      .map(([k, v]) => (v === '' ? uriEncode(k) : `${uriEncode(k)}=${uriEncode(v)}`))
+      .join('&');
+    const url = `${this.origin}${path}${search ? `?${search}` : ''}`;
+    const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
+    const payloadHash = body === undefined ? EMPTY_SHA256 : body.byteLength < 64 * 1024 ? sha256Hex(body) : UNSIGNED_PAYLOAD;
+    const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    const attempts = o.attempts ?? this.attempts;
+    const deadline = performance.now() + timeoutMs;
+    const what = `S3 ${method} ${objectKey || `bucket ${this.opts.bucket}`}${query.uploads !== undefined ? ' (multipart uploads)' : ''}`;
+    for (let attempt = 0; ; attempt++) {
+      o.signal?.throwIfAborted();
+      const headers = signRequest(this.creds, { method, host: this.host, path, query, headers: o.headers ?? {}, payloadHash });
+      const timer = new AbortController();
+      let timedOut = false;
+      const clock = setTimeout(
+        () => {
+          timedOut = true;
+          timer.abort(new StorageUnavailableError(`${what}: no answer within ${seconds(timeoutMs)} s`, 'Timeout'));
+        },
+        Math.max(0, deadline - performance.now()),
+      );
+      let failure: StorageUnavailableError;
+      let retryAfter: string | null = null;
+      try {
+        const res = await fetch(url, {
+          method,
+          headers,
+          body,
+          signal: o.signal ? AbortSignal.any([o.signal, timer.signal]) : timer.signal,
+          redirect: 'manual',
+        });
+        const ok = res.ok || o.accept?.includes(res.status);
+        if (ok && o.stream && res.body) {
+          clearTimeout(clock);
+          return { status: res.status, headers: res.headers, text: '', body: guardSilence(res.body, timer, timeoutMs, what) };
+        }
+        const text = method === 'HEAD' ? '' : await res.text();
+        clearTimeout(clock);
+        // CopyObject and CompleteMultipartUpload can fail after answering 200.
+        const embedded = res.ok && /^\s*(<\?xml[^>]*>\s*)?<Error>/.test(text);
+        if (ok && !embedded) return { status: res.status, headers: res.headers, text, body: null };
+        const code = xmlOne(text, 'Code') ?? (res.status === 404 ? 'NotFound' : res.status === 403 ? 'AccessDenied' : null);
+        const message = xmlOne(text, 'Message') ?? res.statusText;
+        if (res.status === 404 && (code === 'NoSuchKey' || code === 'NotFound') && method !== 'HEAD' && !o.accept?.includes(404)) {
+          throw new StorageNotFoundError(objectKey.slice(this.opts.prefix.length));
+        }
+        failure = new StorageUnavailableError(
+          `${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`,
+          code,
+          res.status,
+        );
+        retryAfter = res.headers.get('retry-after');
+        if (!retryable(embedded ? 500 : res.status, code)) throw failure;
+      } catch (err) {
+        clearTimeout(clock);
+        if (err instanceof StorageNotFoundError || (err instanceof StorageUnavailableError && err.status !== null)) throw err;
+        if (o.signal?.aborted) throw o.signal.reason;
+        failure = timedOut
+          ? (timer.signal.reason as StorageUnavailableError)
+          : new StorageUnavailableError(`${what}: cannot reach ${this.origin} (${networkReason(err)})`, 'NetworkError');
+      }
+      const wait = backoff(attempt, retryAfter);
+      if (attempt + 1 >= attempts || performance.now() + wait >= deadline) throw failure;
+      await Bun.sleep(wait);
+    }
+  }
+}
+
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/**
+ * A response body that fails with StorageUnavailableError when the service goes silent for `ms`: one
+ * timer, pushed back on every chunk, aborts the request.
+ */
+function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController, ms: number, what: string): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const stalled = () => request.abort(new StorageUnavailableError(`${what}: the download stalled for ${seconds(ms)} s`, 'Timeout'));
+  let watchdog: ReturnType<typeof setTimeout> | null = null;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (watchdog) watchdog.refresh();
+        else watchdog = setTimeout(stalled, ms);
+        try {
+          const r = await reader.read();
+          if (r.done) {
+            clearTimeout(watchdog);
+            controller.close();
+          } else controller.enqueue(r.value);
+        } catch (err) {
+          clearTimeout(watchdog);
+          const reason: unknown = request.signal.aborted ? request.signal.reason : err;
+          throw reason instanceof StorageUnavailableError
+            ? reason
+            : new StorageUnavailableError(`${what}: the download broke off (${networkReason(err)})`, 'NetworkError');
+        }
+      },
+      cancel(reason) {
+        if (watchdog) clearTimeout(watchdog);
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * The one line `coffer serve` prints when the bucket cannot be used, naming the setting to fix.
+ */
+export function describeAccessFailure(err: unknown, o: Pick<S3DriverOptions, 'bucket' | 'endpoint' | 'region' | 'accessKeyId'>): string {
+  const e = err as StorageUnavailableError;
+  const at = o.endpoint ?? `AWS (region ${o.region})`;
+  switch (e.code) {
+    case 'NoSuchBucket':
+      return `S3_BUCKET: bucket "${o.bucket}" does not exist at ${at}; create it first or fix S3_BUCKET`;
+    case 'InvalidAccessKeyId':
+      return `S3_ACCESS_KEY_ID: ${at} does not know the access key "${o.accessKeyId}"`;
+    case 'SignatureDoesNotMatch':
+      return `S3_SECRET_ACCESS_KEY: ${at} rejected the secret key for access key "${o.accessKeyId}" (check S3_SECRET_ACCESS_KEY or S3_SECRET_ACCESS_KEY_FILE)`;
+    case 'AccessDenied':
+      return `S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY: access to bucket "${o.bucket}" at ${at} was denied; the key needs list, read, write and delete on it`;
+    case 'AuthorizationHeaderMalformed':
+    case 'PermanentRedirect':
+    case 'IllegalLocationConstraintException':
+      return `S3_REGION: bucket "${o.bucket}" is not in region "${o.region}" (${e.message})`;
+    case 'NetworkError':
+    case 'Timeout':
+      return `S3_ENDPOINT: cannot reach ${at}: ${e.message.replace(/^.*?: /, '')}`;
+    default:
+      return `S3_BUCKET: bucket "${o.bucket}" at ${at} cannot be used: ${e.message}`;
+  }
+}
