@@ -131,9 +131,6 @@ export class BackupService {
   private checkTarget(target: string, force: boolean | undefined): string {
     const file = path.resolve(target);
     if (file === path.resolve(this.paths.database)) throw badRequest('The backup file cannot be the live database');
-    if (file === this.paths.root || file.startsWith(this.paths.root + path.sep)) {
-      throw badRequest(`write the backup outside the data directory ${this.paths.root}`);
-    }
     if (fs.existsSync(file) && !force) throw badRequest(`${file} already exists; choose another name or pass --force to replace it`);
     const dir = path.dirname(file);
     if (!fs.existsSync(dir)) throw badRequest(`directory ${dir} does not exist`);
