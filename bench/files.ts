@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '../src/db/client.ts';
-import { ItemsRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
 import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyring.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
 import { drain, median, source } from './streams.ts';
+import { curl, writeRandomGiB } from './server.ts';
+import { seedItems } from './fixtures.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 const GiB = 1024 ** 3;
@@ -147,61 +147,6 @@ function peakRssMiB(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }
 
-function curl(args: string[]): { seconds: number; bytes: number; status: number; body: string } {
-  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const text = out.stdout.toString();
-  const last = text.lastIndexOf('\n');
-  const [seconds, bytes, status] = text
-    .slice(last + 1)
-    .trim()
-    .split(' ')
-    .map(Number);
-  return { seconds: seconds!, bytes: bytes!, status: status!, body: text.slice(0, last) };
-}
-
-/** Inserts rows straight into the database beside the running server (WAL), in large transactions. */
-function seed(
-  dbPath: string,
-  accountId: string,
-  make: (i: number) => { parentId: string | null; name: string; type?: 'file' | 'folder'; id?: string },
-  count: number,
-): void {
-  const db = openDatabase(dbPath);
-  const repo = new ItemsRepo(db.$client);
-  const base = Date.parse('2024-01-01T00:00:00Z');
-  try {
-    for (let start = 0; start < count; start += 20_000) {
-      db.$client.transaction(() => {
-        for (let i = start; i < Math.min(count, start + 20_000); i++) {
-          const m = make(i);
-          const folder = m.type === 'folder';
-          repo.insert({
-            id: m.id ?? newId(),
-            accountId,
-            parentId: m.parentId,
-            type: m.type ?? 'file',
-            name: m.name,
-            size: folder ? 0 : (i * 7919) % 1_000_000,
-            mimeType: folder ? null : 'application/octet-stream',
-            storageKey: null,
-            wrappedKey: null,
-            keyId: null,
-            starred: false,
-            modifiedAt: base + i * 1000,
-            accessedAt: base + i * 1000,
-            createdAt: base + i * 1000,
-          });
-        }
-      })();
-    }
-  } finally {
-    db.$client.close();
-  }
-}
-
 /** Trash, then permanently delete one item, and wait for the job. */
 async function purge(url: string, auth: Record<string, string>, id: string): Promise<void> {
   const post = (p: string, body: unknown) =>
@@ -273,11 +218,7 @@ export async function runFilesBench(): Promise<void> {
     // curl's input lives in memory where it can: the page cache here is reclaimed within minutes, and a
     // client reading its file from the disk under test would slow the server's writes it is measuring.
     const bigFile = path.join(clientDir, 'one-gib.bin');
-    const handle = fs.openSync(bigFile, 'w');
-    const block = randomBytes(MiB);
-    for (let i = 0; i < 1024; i++) fs.writeSync(handle, block);
-    fs.fsyncSync(handle);
-    fs.closeSync(handle);
+    writeRandomGiB(bigFile);
     // Warm-up: the first request to each route compiles it.
     const warm = path.join(dir, 'warm.txt');
     fs.writeFileSync(warm, 'warm-up');
@@ -348,7 +289,7 @@ export async function runFilesBench(): Promise<void> {
 
     // 2. Listing: a 100,000-item folder, first page and the page after 50,000 items.
     const bigFolder = newId();
-    seed(
+    seedItems(
       dbPath,
       accountId,
       (i) =>
@@ -373,7 +314,7 @@ export async function runFilesBench(): Promise<void> {
     );
 
     const smallFolder = newId();
-    seed(
+    seedItems(
       dbPath,
       accountId,
       (i) =>
@@ -393,7 +334,7 @@ export async function runFilesBench(): Promise<void> {
 
     // 3. Search across 1,000,000 items.
     const searchRoot = newId();
-    seed(
+    seedItems(
       dbPath,
       accountId,
       (i) =>
@@ -416,7 +357,7 @@ export async function runFilesBench(): Promise<void> {
     // 4. Trash, then permanently delete, a tree of 100,000 items (rows; no stored objects behind them).
     const treeRoot = newId();
     const subfolders = Array.from({ length: 100 }, () => newId());
-    seed(
+    seedItems(
       dbPath,
       accountId,
       (i) => {

@@ -7,6 +7,8 @@ import { openContext, type AppContext } from '../src/context.ts';
 import { createLogger } from '../src/log.ts';
 import { newId } from '../src/lib/ids.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
+import { openDatabase } from '../src/db/client.ts';
+import { ItemsRepo } from '../src/db/repos/items.ts';
 import type { LocalDriver } from '../src/storage/local.ts';
 
 /** A fresh data dir with its database, secrets and one owner account. */
@@ -82,4 +84,44 @@ export function cpuSeconds(pid: number | 'self' = 'self'): number {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime, in clock ticks (100 per second on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Inserts rows straight into the database beside the running server (WAL), in large transactions. */
+export function seedItems(
+  dbPath: string,
+  accountId: string,
+  make: (i: number) => { parentId: string | null; name: string; type?: 'file' | 'folder'; id?: string },
+  count: number,
+): void {
+  const db = openDatabase(dbPath);
+  const repo = new ItemsRepo(db.$client);
+  const base = Date.parse('2024-01-01T00:00:00Z');
+  try {
+    for (let start = 0; start < count; start += 20_000) {
+      db.$client.transaction(() => {
+        for (let i = start; i < Math.min(count, start + 20_000); i++) {
+          const m = make(i);
+          const folder = m.type === 'folder';
+          repo.insert({
+            id: m.id ?? newId(),
+            accountId,
+            parentId: m.parentId,
+            type: m.type ?? 'file',
+            name: m.name,
+            size: folder ? 0 : (i * 7919) % 1_000_000,
+            mimeType: folder ? null : 'application/octet-stream',
+            storageKey: null,
+            wrappedKey: null,
+            keyId: null,
+            starred: false,
+            modifiedAt: base + i * 1000,
+            accessedAt: base + i * 1000,
+            createdAt: base + i * 1000,
+          });
+        }
+      })();
+    }
+  } finally {
+    db.$client.close();
+  }
 }

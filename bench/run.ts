@@ -11,6 +11,7 @@ import { runWebBench } from './web.ts';
 import { runBackupBench } from './backup.ts';
 import { runBuildsBench } from './builds.ts';
 import { runS3Bench } from './s3.ts';
+import { runDavBench } from './dav.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -27,6 +28,7 @@ const benches: Record<string, () => Promise<void>> = {
   backup: runBackupBench,
   builds: runBuildsBench,
   s3: runS3Bench,
+  dav: runDavBench,
 };
 
 const wanted = process.argv.slice(2);

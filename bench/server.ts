@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,4 +86,29 @@ export function wrk(
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(raw)?.[1] ?? 0),
     raw,
   };
+}
+
+/** Runs curl and reads its timing: seconds, bytes received, status and the body. */
+export function curl(args: string[]): { seconds: number; bytes: number; status: number; body: string } {
+  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const text = out.stdout.toString();
+  const last = text.lastIndexOf('\n');
+  const [seconds, bytes, status] = text
+    .slice(last + 1)
+    .trim()
+    .split(' ')
+    .map(Number);
+  return { seconds: seconds!, bytes: bytes!, status: status!, body: text.slice(0, last) };
+}
+
+/** A 1 GiB file of random bytes (one random MiB repeated), flushed to disk, as the client's upload. */
+export function writeRandomGiB(file: string): void {
+  const handle = fs.openSync(file, 'w');
+  const block = randomBytes(1024 ** 2);
+  for (let i = 0; i < 1024; i++) fs.writeSync(handle, block);
+  fs.fsyncSync(handle);
+  fs.closeSync(handle);
 }

@@ -28,6 +28,8 @@ import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
 import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
+import { appPasswordRoutes } from './http/app-passwords.ts';
+import { davRoutes } from './http/dav.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -63,6 +65,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))
+    .use(appPasswordRoutes(ctx))
+    .use(davRoutes(ctx, limits))
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

@@ -153,7 +153,14 @@ export function formTextTooLarge(limit: number): AppError {
   return tooLarge(`Too much text in the form: the fields besides the files may add up to at most ${limit} bytes in one request`);
 }
 
+/** The account's storage limit ran out: 413 on the API (SPEC), 507 over WebDAV (RFC 4918), which tells them apart by type. */
+export class StorageLimitError extends AppError {
+  constructor(required: number, available: number) {
+    super(413, `Storage limit exceeded. Required: ${required}, available: ${Math.max(0, available)}.`);
+  }
+}
+
 /** `Storage limit exceeded. Required: X, available: Y.` (SPEC "Errors", 413). */
 export function storageLimitExceeded(required: number, available: number): AppError {
-  return tooLarge(`Storage limit exceeded. Required: ${required}, available: ${Math.max(0, available)}.`);
+  return new StorageLimitError(required, available);
 }

@@ -16,7 +16,10 @@ const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCo
 const changePasswordBody = z.object({
   oldPassword: z.string().min(1, 'Enter your current password').max(128),
   newPassword: password('newPassword'),
+  // WebDAV devices keep working after a password change unless the user asks (issue 22).
+  revokeAppPasswords: z.boolean().optional(),
 });
+const logoutAllBody = z.object({ revokeAppPasswords: z.boolean().optional() }).nullable();
 
 function clientInfo(request: Request) {
   return { ip: requestMeta(request).ip, userAgent: request.headers.get('user-agent') ?? '' };
@@ -57,9 +60,10 @@ export function accountRoutes(ctx: AppContext) {
     )
     .post(
       '/api/logout-all',
-      ({ principal, request, set }) => {
+      async ({ principal, request, set }) => {
+        const body = validate(logoutAllBody, await readJson(request));
         set.headers['set-cookie'] = clearedTokenCookie(requestMeta(request).secure);
-        return accounts.logoutAll(principal);
+        return accounts.logoutAll(principal, body ?? {});
       },
       { session: true },
     )

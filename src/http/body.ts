@@ -77,6 +77,11 @@ async function parseJson(request: Request): Promise<unknown> {
   }
 }
 
+/** A text body (WebDAV's XML) of at most 1 MiB, '' when there is none. */
+export function readText(request: Request): Promise<string> {
+  return readLimited(request, JSON_BODY_LIMIT);
+}
+
 /**
  * A JSON body, or an HTML form post (`application/x-www-form-urlencoded`) read into the same shape:
  * each of `arrayFields` as the list of its values, other fields as their last value. A browser posts a

@@ -1,6 +1,8 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import { AppError, forbidden, Messages, unauthorized } from '../errors.ts';
+import { AppError, forbidden, Messages, RateLimitedError, unauthorized } from '../errors.ts';
+import { davUnauthorized } from '../services/app-passwords.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 import { AuditActions } from '../services/audit.ts';
 import { permissionFor } from '../services/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
@@ -56,6 +58,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
       enforceLimit(limits[policy.limit?.limiter ?? 'general'], await limitKey(policy, request, meta, principal), ctx.clock);
     };
     if (policy.access === 'public') return void (await limit(null));
+    if (policy.access === 'dav') return void (await davAuthenticate(ctx, limits, request));
 
     const credentials = credentialsOf(request);
     if (!credentials) throw unauthorized(Messages.noToken);
@@ -86,6 +89,38 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     }
     if (refreshedToken && credentials.fromCookie) set.headers['set-cookie'] = tokenCookie(refreshedToken, meta.secure);
   });
+}
+
+/**
+ * The guard of WebDAV requests: HTTP Basic with an app password (anonymous OPTIONS excepted: clients
+ * probe with it before they ask for a password), then the general limit per login. Sets the request's
+ * principal; the WebDAV service checks each operation's permission once it knows what the request does.
+ */
+export async function davAuthenticate(ctx: AppContext, limits: Limits, request: Request): Promise<void> {
+  if (request.method === 'OPTIONS' && !request.headers.has('authorization')) return;
+  const meta = requestMeta(request);
+  const principal = await davPrincipal(ctx, limits, request, meta);
+  meta.loginId = principal.loginId;
+  meta.principal = principal;
+  enforceLimit(limits.general, `login:${principal.loginId}`, ctx.clock);
+}
+
+/** HTTP Basic on WebDAV: an app password; failures count against the sign-in limiter per address and email, as sign-ins do. */
+async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, meta: RequestMeta): Promise<Principal> {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(request.headers.get('authorization') ?? '');
+  const decoded = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw davUnauthorized('Sign in with your email and an app password (Settings → App passwords)');
+  const email = decoded.slice(0, colon);
+  const key = `${meta.ip}|${emailKey(email)}`;
+  const refused = limits.auth.exhausted(key);
+  if (refused) throw new RateLimitedError(rateLimitHeaders(refused, ctx.clock.now()));
+  try {
+    return await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip);
+  } catch (err) {
+    limits.auth.hit(key);
+    throw err;
+  }
 }
 
 /** `{ session: true }` on a route: its handler gets the principal the guard resolved. */

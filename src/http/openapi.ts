@@ -54,11 +54,19 @@ interface RegisteredRoute {
 }
 
 const SECURITY = [{ cookieAuth: [] }, { bearerAuth: [] }];
+/** The extension field (OpenAPI has none) under which a route answering every method is described. */
+export const ANY_METHOD = 'x-any-method';
 
 function accessText(policy: RoutePolicy): string {
   const a = policy.access;
   if (typeof a === 'object') return `signed in, holding the permission of operation ${a.operation}`;
-  return { public: 'anyone', session: 'any signed-in login', owner: 'an account owner', admin: 'the admin' }[a];
+  return {
+    public: 'anyone',
+    session: 'any signed-in login',
+    owner: 'an account owner',
+    admin: 'the admin',
+    dav: 'a WebDAV client signed in with HTTP Basic (an app password)',
+  }[a];
 }
 
 function tagOf(path: string): string {
@@ -78,9 +86,12 @@ function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unk
     const wildcard = route.path.endsWith('/*');
     const path = route.path.replace(/:([^/]+)/g, '{$1}').replace(/\/\*$/, '/{path}');
     const pathParams = [...route.path.matchAll(/:([^/]+)/g)].map((m) => m[1]!).concat(wildcard ? ['path'] : []);
-    const method = route.method.toLowerCase();
+    // A route for every method (WebDAV's PROPFIND, MKCOL, LOCK…) has no OpenAPI field of its own.
+    const method = route.method === 'ALL' ? ANY_METHOD : route.method.toLowerCase();
     const operation: Record<string, unknown> = {
-      operationId: `${method}${route.path.replace(/[/:*]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+      operationId: `${route.method === 'ALL' ? 'any' : method}${path
+        .replace(/\{([^}]+)\}/g, 'by-$1')
+        .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
       tags: [tagOf(route.path)],
       summary: detail.summary ?? `${route.method} ${route.path}`,
       parameters: [
@@ -98,7 +109,8 @@ function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unk
     if (detail.requestBody) operation.requestBody = detail.requestBody;
     if (policy) {
       operation['x-coffer-access'] = accessText(policy);
-      if (policy.access !== 'public') operation.security = SECURITY;
+      if (policy.access === 'dav') operation.security = [{ basicAuth: [] }];
+      else if (policy.access !== 'public') operation.security = SECURITY;
       if (policy.limit) operation['x-coffer-rate-limit'] = policy.limit;
     }
     paths[path] ??= {};
@@ -116,6 +128,7 @@ function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unk
       securitySchemes: {
         cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token' },
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        basicAuth: { type: 'http', scheme: 'basic', description: 'WebDAV: the email and an app password' },
       },
       schemas: {
         Error: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
@@ -124,7 +137,7 @@ function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unk
   };
 }
 
-const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];
+const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete', ANY_METHOD];
 // The page's only style is inline, and it runs no script.
 const DOCS_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -146,7 +159,7 @@ function docsPage(doc: Record<string, unknown>): string {
         ? `<details><summary>Request body</summary><pre>${escapeHtml(JSON.stringify((op.requestBody as { content: unknown }).content, null, 2))}</pre></details>`
         : '';
       const limit = op['x-coffer-rate-limit'] ? ` · rate limit: ${escapeHtml(JSON.stringify(op['x-coffer-rate-limit']))}` : '';
-      const html = `<section class="op"><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
+      const html = `<section class="op"><h3><span class="m">${method === ANY_METHOD ? 'ANY' : method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
 <p>${escapeHtml(String(op.summary))}</p><p class="who">Who: ${escapeHtml(String(op['x-coffer-access'] ?? 'anyone'))}${limit}</p>${params ? `<ul>${params}</ul>` : ''}${body}</section>`;
       byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
     }

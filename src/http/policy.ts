@@ -2,8 +2,12 @@ import { Messages } from '../errors.ts';
 import type { Operation } from '../services/permissions.ts';
 import type { LimiterName } from './limits.ts';
 
-/** Who may call a route: anyone, any signed-in login, the account owner, the admin, or a login holding an operation's permission. */
-type Access = 'public' | 'session' | 'owner' | 'admin' | { operation: Operation };
+/**
+ * Who may call a route: anyone, any signed-in login, the account owner, the admin, a login holding an
+ * operation's permission, or (`dav`) a login by HTTP Basic with an app password, each operation's
+ * permission checked by the WebDAV service once it knows what the request does.
+ */
+type Access = 'public' | 'session' | 'owner' | 'admin' | 'dav' | { operation: Operation };
 
 /** Which requests share a rate-limit counter: per client address, per login, or per address and login/email. */
 type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email';
@@ -36,6 +40,8 @@ const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
   access: { operation },
   ...(limiter ? { limit: { limiter, key: 'login' } } : {}),
 });
+// Desktop-only access locks browsers out; WebDAV clients are the desktop's own file managers.
+const dav: RoutePolicy = { access: 'dav', desktopOpen: true };
 const orphansAdmin: RoutePolicy = { access: 'admin', adminMessage: Messages.orphansAdminOnly };
 
 /**
@@ -90,6 +96,8 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'PUT /api/user/desktop-only-access-config': admin,
   'GET /api/user/password-change-config': session,
   'PUT /api/user/password-change-config': admin,
+  'GET /api/user/webdav-account-password-config': admin,
+  'PUT /api/user/webdav-account-password-config': admin,
 
   'GET /api/user/sub-users': owner,
   'POST /api/user/sub-users': owner,
@@ -145,6 +153,14 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },
   'GET /api/docserver/file/:id': docserverCalls,
   'POST /api/docserver/callback': docserverCalls,
+  'GET /api/user/app-passwords': session,
+  'POST /api/user/app-passwords': session,
+  'DELETE /api/user/app-passwords/:id': session,
+  // WebDAV (every method: OPTIONS, PROPFIND, LOCK, ...).
+  'GET /dav': dav,
+  'GET /dav/*': dav,
+  'ALL /dav': dav,
+  'ALL /dav/*': dav,
 
   // The web app: hashed assets, and its page for every other path a browser navigates to.
   'GET /assets/:name': { access: 'public', limit: false },
@@ -153,7 +169,7 @@ export const ROUTES: Record<string, RoutePolicy> = {
 
 /** The policy of a matched route (`route` is the pattern the router matched); HEAD is served by GET. */
 export function policyOf(method: string, route: string): RoutePolicy | undefined {
-  return ROUTES[`${method === 'HEAD' ? 'GET' : method} ${route}`];
+  return ROUTES[`${method === 'HEAD' ? 'GET' : method} ${route}`] ?? ROUTES[`ALL ${route}`];
 }
 
 // The table's patterns as matchers, for checks that run before routing (desktop-only, share domain).
@@ -168,5 +184,5 @@ MATCHERS.sort((a, b) => a.params - b.params);
 /** The policy of the route a request path would reach, before routing; undefined for no route. */
 export function policyOfPath(method: string, path: string): RoutePolicy | undefined {
   const m = method === 'HEAD' ? 'GET' : method;
-  return MATCHERS.find((r) => r.method === m && r.regex.test(path))?.policy;
+  return MATCHERS.find((r) => (r.method === m || r.method === 'ALL') && r.regex.test(path))?.policy;
 }

@@ -37,6 +37,14 @@ export class FixedWindowLimiter {
     };
   }
 
+  /** The refusal `key` would get now, without counting a hit; null while it has hits left. */
+  exhausted(key: string): LimitResult | null {
+    const now = this.clock.now();
+    const entry = this.counts.get(key);
+    if (!entry || entry.windowStart !== now - (now % this.windowMs) || entry.count < this.limit) return null;
+    return { allowed: false, limit: this.limit, remaining: 0, resetAt: entry.windowStart + this.windowMs };
+  }
+
   reset(key?: string): void {
     if (key === undefined) this.counts.clear();
     else this.counts.delete(key);

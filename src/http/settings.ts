@@ -100,5 +100,13 @@ export function settingsRoutes(ctx: AppContext) {
         allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
       { session: true, detail: describeInput({ body: enabledBody }) },
+    )
+    .get('/api/user/webdav-account-password-config', () => ({ enabled: settings.get('davAccountPasswords') }), { session: true })
+    .put(
+      '/api/user/webdav-account-password-config',
+      async ({ principal, request }) => ({
+        enabled: settings.update('davAccountPasswords', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
+      { session: true, detail: describeInput({ body: enabledBody }) },
     );
 }

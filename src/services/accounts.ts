@@ -6,6 +6,7 @@ import { AppError, badRequest, conflict, forbidden, Messages, unauthorized, vali
 import { newId } from '../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from './audit.ts';
 import type { MfaService } from './mfa.ts';
+import type { AppPasswordService } from './app-passwords.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { ALL_PERMISSIONS, type Permission, type Principal } from './principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
@@ -69,6 +70,7 @@ export interface AccountDeps {
   sessions: SessionService;
   mfa: MfaService;
   audit: AuditService;
+  appPasswords: AppPasswordService;
 }
 
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
@@ -203,8 +205,10 @@ export class AccountService {
     return { message: 'Logged out' };
   }
 
-  logoutAll(principal: Principal): { message: string; sessionsInvalidated: boolean } {
+  /** Signs out every session; app passwords (WebDAV devices) go too only when asked. */
+  logoutAll(principal: Principal, opts: { revokeAppPasswords?: boolean } = {}): { message: string; sessionsInvalidated: boolean } {
     const sessions = this.d.sessions.invalidateAll(principal.loginId);
+    if (opts.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
     this.d.audit.record({
       action: AuditActions.signOutAll,
       principal,
@@ -215,7 +219,10 @@ export class AccountService {
     return { message: 'Logged out of all sessions', sessionsInvalidated: true };
   }
 
-  async changePassword(principal: Principal, input: { oldPassword: string; newPassword: string }): Promise<{ message: string }> {
+  async changePassword(
+    principal: Principal,
+    input: { oldPassword: string; newPassword: string; revokeAppPasswords?: boolean },
+  ): Promise<{ message: string }> {
     checkPassword(input.newPassword, { subUser: false, field: 'newPassword' });
     if (input.oldPassword === input.newPassword) {
       throw validationFailed([{ field: 'newPassword', message: 'The new password must differ from the current one' }]);
@@ -241,6 +248,7 @@ export class AccountService {
       throw badRequest(Messages.wrongCurrentPassword);
     }
     await this.storePassword(row.id, input.newPassword);
+    if (input.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
     record('success');
     return { message: 'Password changed. Please log in again.' };
   }

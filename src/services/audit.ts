@@ -27,6 +27,8 @@ export const AuditActions = {
   subUserPermissions: 'subuser.permissions_update',
   subUserDelete: 'subuser.delete',
   settingsUpdate: 'settings.update',
+  appPasswordCreate: 'app_password.create',
+  appPasswordRevoke: 'app_password.revoke',
   accessDenied: 'access.denied',
   // Files (recorded by the files area)
   fileUpload: 'file.upload',

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../db/repos/items.ts';
 import { badRequest, Messages } from '../errors.ts';
+import { newId } from '../lib/ids.ts';
 import { Jobs, type Payload } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { PermanentJobError } from '../jobs/registry.ts';
@@ -58,6 +59,23 @@ export class CopyService {
     return { message: `Copying ${rows.length} item${rows.length === 1 ? '' : 's'}`, queued: true, jobId };
   }
 
+  /**
+   * WebDAV COPY, in the request: `source` to an exact folder and name (the caller made sure it is
+   * free); `shallow` copies a folder without its contents (Depth: 0). Quota and disk are checked for
+   * the whole tree first.
+   */
+  async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
+    if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
+    const bytes = shallow ? source.size : this.d.tree.liveBytes([source]);
+    this.d.quota.assertRoom(principal.accountId, bytes);
+    this.d.disk.assertRoom(bytes);
+    const jobId = newId();
+    const root = await this.copyItem(jobId, source, parentId, true, name);
+    if (source.type === 'folder' && !shallow) await this.copyChildren(jobId, principal.accountId, source.id, root.id);
+    this.d.events.item(principal, FileEventType.copied, root);
+    return root;
+  }
+
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
   async run(jobId: string, p: Payload<'filesCopy'>, signal?: AbortSignal): Promise<{ count: number; ids: string[] }> {
     const repo = this.d.items;
@@ -104,7 +122,7 @@ export class CopyService {
   }
 
   /** One item: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
-  private async copyItem(jobId: string, source: Item, parentId: string | null, isRoot: boolean): Promise<Item> {
+  private async copyItem(jobId: string, source: Item, parentId: string | null, isRoot: boolean, name?: string): Promise<Item> {
     const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
     try {
       if (storageKey) {
@@ -112,7 +130,7 @@ export class CopyService {
         this.d.intents.record(storageKey);
         await this.d.storage.copy(source.storageKey!, storageKey);
       }
-      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.d.clock.now());
+      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.d.clock.now(), name);
     } catch (err) {
       if (storageKey) {
         const removed = await this.d.storage.delete(storageKey).then(
@@ -126,7 +144,15 @@ export class CopyService {
     }
   }
 
-  private insertCopy(id: string, source: Item, storageKey: string | null, parentId: string | null, isRoot: boolean, now: number): Item {
+  private insertCopy(
+    id: string,
+    source: Item,
+    storageKey: string | null,
+    parentId: string | null,
+    isRoot: boolean,
+    now: number,
+    name?: string,
+  ): Item {
     return this.d.transactions.immediate(() => {
       if (source.type === 'file') this.d.quota.assertRoom(source.accountId, source.size);
       const row = this.d.items.insert({
@@ -135,7 +161,7 @@ export class CopyService {
         parentId,
         type: source.type,
         // Inside a new folder the names are already unique; only the top-level copy can collide.
-        name: isRoot ? this.d.tree.uniqueName(source.accountId, parentId, source.name) : source.name,
+        name: name ?? (isRoot ? this.d.tree.uniqueName(source.accountId, parentId, source.name) : source.name),
         size: source.size,
         mimeType: source.mimeType,
         storageKey,

@@ -2,10 +2,13 @@ import type { CoreContext } from '../context.ts';
 import type { Repos } from '../db/repos/index.ts';
 import { AccessTracker } from './access.ts';
 import { AccountService } from './accounts.ts';
+import { AppPasswordService } from './app-passwords.ts';
 import { AuditService } from './audit.ts';
 import { BackupService } from './backup.ts';
 import { ClientService } from './clients.ts';
 import { CopyService } from './copy.ts';
+import { DavService } from './dav.ts';
+import { DavLockService } from './dav-locks.ts';
 import { DiskSpaceService } from './disk-space.ts';
 import { DocserverService } from './docserver.ts';
 import { DoctorService } from './doctor.ts';
@@ -63,6 +66,8 @@ export interface Services {
   fileJobs: FileJobService;
   shares: ShareService;
   docserver: DocserverService;
+  appPasswords: AppPasswordService;
+  dav: DavService;
 }
 
 type ServiceContext = Omit<CoreContext, 'db'>;
@@ -90,7 +95,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     audit,
   });
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
-  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit });
+  const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit });
+  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit, appPasswords });
   const quota = new QuotaService(repos.users, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
@@ -143,6 +149,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
   };
   const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
+  const trash = new TrashService({ ...fileDeps, listing: items });
+  const copy = new CopyService(fileDeps);
   return {
     version: new VersionService(core),
     metrics,
@@ -195,8 +203,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     uploadIntents,
     diskSpace,
     downloads,
-    trash: new TrashService({ ...fileDeps, listing: items }),
-    copy: new CopyService(fileDeps),
+    trash,
+    copy,
     fileJobs: new FileJobService(queue),
     shares,
     docserver: new DocserverService({
@@ -213,6 +221,20 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       downloads,
       schedules: core.schedules,
       events,
+      audit,
+    }),
+    appPasswords,
+    dav: new DavService({
+      transactions,
+      items: repos.items,
+      properties: repos.davProperties,
+      listing: items,
+      uploads,
+      downloads,
+      trash,
+      copy,
+      quota,
+      locks: new DavLockService(clock),
       audit,
     }),
   };

@@ -204,6 +204,27 @@ export class ItemService {
     return { message: `Moved ${plural(moved.length, 'item')}` };
   }
 
+  /**
+   * WebDAV MOVE: one item to an exact folder and name (no `(n)`: a taken name is 409, the caller
+   * clears an overwritten destination first); a folder never moves below itself.
+   */
+  relocate(principal: Principal, input: { id: string; parentId: string | null; name: string }): Item {
+    const name = typedName(input.name);
+    const { row, before } = this.d.transactions.immediate(() => {
+      const before = this.d.tree.requireLive(principal, input.id);
+      const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
+      if (this.d.tree.isInsideAnyFolder([before], targetId)) throw badRequest(Messages.moveIntoSelf);
+      const clash = this.d.items.liveByName(principal.accountId, targetId, name);
+      if (clash && clash.id !== before.id) throw conflict(Messages.nameTaken);
+      const row = this.d.items.move(before.id, targetId, name);
+      if (targetId !== before.parentId) this.d.shares.leaveSharesOutside([row.id]);
+      return { row, before };
+    });
+    if (before.parentId !== row.parentId) this.d.events.item(principal, FileEventType.moved, row);
+    if (before.name !== row.name) this.d.events.item(principal, FileEventType.renamed, row, { oldName: before.name });
+    return row;
+  }
+
   /** One event per finished background job of the file tree: `{userId, action, count, jobId}`. */
   jobDone(accountId: string, type: FileEventName, data: { userId: string; action: string; count: number; jobId: string }): void {
     this.d.events.jobDone(accountId, type, data);

@@ -18,6 +18,8 @@ export interface InstanceSettings {
   shareBaseUrl: string | null;
   docserver: { url: string; jwtSecret: string } | null;
   knownProxies: string[];
+  /** WebDAV accepts an account's own password (logins without two-step verification); else app passwords only. */
+  davAccountPasswords: boolean;
 }
 
 export const SETTING_DEFAULTS: InstanceSettings = {
@@ -29,6 +31,7 @@ export const SETTING_DEFAULTS: InstanceSettings = {
   shareBaseUrl: null,
   docserver: null,
   knownProxies: [],
+  davAccountPasswords: false,
 };
 
 export type SettingKey = keyof InstanceSettings;
@@ -64,6 +67,7 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   shareBaseUrl: httpUrl.nullable(),
   docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
   knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
+  davAccountPasswords: z.boolean(),
 };
 
 /**

@@ -141,11 +141,12 @@ describe('coffer users create --admin on a fresh instance', () => {
 });
 
 describe('coffer settings', () => {
-  test('get prints all eight; set changes what the running server answers', async () => {
+  test('get prints all nine; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
       [
         'allowPasswordChange',
+        'davAccountPasswords',
         'desktopOnlyAccess',
         'docserver',
         'hideFileExtensions',
@@ -163,6 +164,7 @@ describe('coffer settings', () => {
       ['maxUploadBytes', '2G', 2 * 1024 ** 3],
       ['shareBaseUrl', 'https://share.example.test', 'https://share.example.test'],
       ['knownProxies', '10.0.0.1, 10.1.0.0/16,proxy.lan', ['10.0.0.1', '10.1.0.0/16', 'proxy.lan']],
+      ['davAccountPasswords', 'yes', true],
     ];
     for (const [key, value, expected] of cases) {
       const r = await cli(['settings', 'set', key, value, '--json']);

@@ -5,10 +5,12 @@ import type { StorageUsage } from '../../src/services/quota.ts';
 import type { ActiveClient as ServerClient } from '../../src/services/clients.ts';
 import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/orphans.ts';
 import type { SessionService } from '../../src/services/sessions.ts';
+import type { AppPasswordView } from '../../src/services/app-passwords.ts';
 import type { SubUserView } from '../../src/services/sub-users.ts';
 import type { UserListEntry } from '../../src/services/users.ts';
 import type {
   ActiveClient,
+  AppPassword,
   Item,
   OrphanDeletion,
   OrphanReport,
@@ -31,9 +33,19 @@ const userSame: Same<UserEntry, UserListEntry> = true;
 const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
 const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
 const clientSame: Same<ActiveClient, ServerClient> = true;
+const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
-  expect([itemSame, storageSame, profileSame, sessionSame, subUserSame, userSame, orphanSame, deletionSame, clientSame]).toEqual(
-    Array(9).fill(true),
-  );
+  expect([
+    itemSame,
+    storageSame,
+    profileSame,
+    sessionSame,
+    subUserSame,
+    userSame,
+    orphanSame,
+    deletionSame,
+    clientSame,
+    appPasswordSame,
+  ]).toEqual(Array(10).fill(true));
 });

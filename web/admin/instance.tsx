@@ -295,7 +295,21 @@ function DocumentServer() {
 const flag = async <T,>(method: string, path: string, body: object, field: keyof T): Promise<boolean> =>
   Boolean((await api<T>(path, { method, body }))[field]);
 
-/** The eight instance settings of SPEC, each saved on its own with the server's validation. */
+/** WebDAV with account passwords (issue 22): off by default, app passwords only. */
+function WebdavAccountPasswords() {
+  const current = useLoad<{ enabled: boolean }>('/api/user/webdav-account-password-config');
+  if (!current.data) return null;
+  return (
+    <Toggle
+      label="Account passwords for WebDAV"
+      value={current.data.enabled}
+      description="Drives and apps connected over WebDAV may also sign in with a login's own password, when it has no two-step verification. Off: app passwords only (Settings → App passwords), which can be revoked one device at a time."
+      put={(on) => flag<{ enabled: boolean }>('PUT', '/api/user/webdav-account-password-config', { enabled: on }, 'enabled')}
+    />
+  );
+}
+
+/** The nine instance settings, each saved on its own with the server's validation. */
 export function Instance() {
   const i = instance.value;
   if (!i) return null;
@@ -355,6 +369,7 @@ export function Instance() {
             flag<{ desktopOnlyAccess: boolean }>('PUT', '/api/user/desktop-only-access-config', { enabled: on }, 'desktopOnlyAccess')
           }
         />
+        <WebdavAccountPasswords />
       </Section>
       <MaxUpload />
       <ShareBaseUrl />

@@ -129,6 +129,15 @@ export interface Session {
   isCurrent: boolean;
 }
 
+/** GET /api/user/app-passwords: a WebDAV device's password, never its secret. */
+export interface AppPassword {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  lastIp: string | null;
+}
+
 export interface PermissionInfo {
   key: string;
   label: string;

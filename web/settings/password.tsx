@@ -15,6 +15,7 @@ export function ChangePassword() {
   const [repeat, setRepeat] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [revokeDevices, setRevokeDevices] = useState(false);
   if (instance.value && !instance.value.allowPasswordChange) {
     return (
       <Section title="Password">
@@ -47,7 +48,10 @@ export function ChangePassword() {
           setBusy(true);
           setError(null);
           try {
-            await api('/api/change-password', { method: 'POST', body: { oldPassword: current, newPassword: next } });
+            await api('/api/change-password', {
+              method: 'POST',
+              body: { oldPassword: current, newPassword: next, revokeAppPasswords: revokeDevices },
+            });
             toSignIn('Your password was changed and every session was signed out, this one included. Sign in with your new password.');
           } catch (err) {
             setError((err as Error).message);
@@ -86,6 +90,10 @@ export function ChangePassword() {
             onInput={(e) => setRepeat(e.currentTarget.value)}
           />
         </Field>
+        <label class="checkbox">
+          <input type="checkbox" checked={revokeDevices} onChange={(e) => setRevokeDevices(e.currentTarget.checked)} />
+          Also revoke app passwords (drives and apps connected over WebDAV)
+        </label>
         <FormError message={error} />
         <div class="form-actions">
           <button type="submit" class="button primary" disabled={busy}>

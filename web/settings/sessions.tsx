@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { api, post } from '../app/api.ts';
 import type { Session } from '../app/api-types.ts';
 import { exactDate, formatDate, plural } from '../app/format.ts';
@@ -15,6 +16,7 @@ export function Sessions() {
   const list = useLoad<{ sessions: Session[] }>('/api/sessions?refreshIp=true', { everyMs: 30_000 });
   const sessions = list.data?.sessions ?? [];
   const others = sessions.filter((s) => !s.isCurrent);
+  const [revokeDevices, setRevokeDevices] = useState(false);
 
   const revoke = async (s: Session) => {
     try {
@@ -65,6 +67,10 @@ export function Sessions() {
         )}
       </Section>
       <Section title="Sign out elsewhere">
+        <label class="checkbox">
+          <input type="checkbox" checked={revokeDevices} onChange={(e) => setRevokeDevices(e.currentTarget.checked)} />
+          When signing out everywhere, also revoke app passwords (drives and apps connected over WebDAV)
+        </label>
         <div class="form-actions">
           <button
             type="button"
@@ -101,7 +107,7 @@ export function Sessions() {
               });
               if (!ok) return;
               try {
-                await post('/api/logout-all');
+                await post('/api/logout-all', { revokeAppPasswords: revokeDevices });
                 toSignIn('You were signed out everywhere. Sign in again to continue.');
               } catch (err) {
                 toastError(err);

@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks';
 import { navigate, route } from '../app/router.ts';
 import { isSubUser } from '../app/session.ts';
 import { NotAvailable, type Tab, TabbedPage } from '../ui/page.tsx';
+import { AppPasswords } from './app-passwords.tsx';
 import { Appearance } from './appearance.tsx';
 import { Profile } from './profile.tsx';
 import { Security } from './security.tsx';
@@ -18,6 +19,7 @@ export function Settings() {
     { href: '/settings/profile', label: 'Profile', icon: 'user' },
     { href: '/settings/security', label: 'Security', icon: 'shield' },
     { href: '/settings/sessions', label: 'Sessions', icon: 'devices' },
+    { href: '/settings/app-passwords', label: 'App passwords', icon: 'lock' },
     ...(isSubUser.value ? [] : [{ href: '/settings/sub-users', label: 'Sub-users', icon: 'users' } as Tab]),
     { href: '/settings/appearance', label: 'Appearance', icon: 'palette' },
   ];
@@ -25,6 +27,7 @@ export function Settings() {
   if (path === '/settings/profile') body = <Profile />;
   else if (path === '/settings/security') body = <Security />;
   else if (path === '/settings/sessions') body = <Sessions />;
+  else if (path === '/settings/app-passwords') body = <AppPasswords />;
   else if (path === '/settings/sub-users') {
     body = isSubUser.value ? (
       <NotAvailable title="Sub-users are managed by the account owner">

@@ -1,6 +1,8 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
+import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
 import { ItemsRepo } from './items.ts';
@@ -45,6 +47,8 @@ export interface Repos {
   uploadIntents: UploadIntentsRepo;
   storageLocation: StorageLocationRepo;
   docserver: DocserverRepo;
+  appPasswords: AppPasswordsRepo;
+  davProperties: DavPropertiesRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -64,5 +68,7 @@ export function createRepos(db: Db): Repos {
     uploadIntents: new UploadIntentsRepo(sqlite),
     storageLocation: new StorageLocationRepo(sqlite),
     docserver: new DocserverRepo(sqlite),
+    appPasswords: new AppPasswordsRepo(sqlite),
+    davProperties: new DavPropertiesRepo(sqlite),
   };
 }

@@ -237,6 +237,17 @@ export class ItemsRepo {
     );
   }
 
+  /** Live children of a folder (null: the root) in name-key order after `afterKey`: one range of the unique name index. */
+  liveChildrenByName(accountId: string, parentId: string | null, afterKey: string, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, string, string, number]>(
+          `SELECT ${ITEM} FROM items WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key > ? ORDER BY name_key LIMIT ?`,
+        )
+        .all(accountId, parentId ?? '', afterKey, limit),
+    );
+  }
+
   /** Totals of the live tree below a folder: bytes, files and folders (the folder itself not counted). */
   liveTreeTotals(folderId: string): TreeTotals {
     const row = this.sqlite

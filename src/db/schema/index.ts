@@ -6,3 +6,4 @@ export * from './audit.ts';
 export * from './upload-intents.ts';
 export * from './storage-location.ts';
 export * from './docserver.ts';
+export * from './dav.ts';

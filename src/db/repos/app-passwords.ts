@@ -1,0 +1,45 @@
+import type { Database } from 'bun:sqlite';
+import type { appPasswords } from '../schema/dav.ts';
+
+export type AppPassword = typeof appPasswords.$inferSelect;
+
+const COLUMNS =
+  'id, user_id AS userId, name, secret_hash AS secretHash, created_at AS createdAt, last_used_at AS lastUsedAt, last_ip AS lastIp';
+
+/** The SQL of app passwords (`app_passwords`). */
+export class AppPasswordsRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  insert(row: AppPassword): void {
+    this.sqlite
+      .query('INSERT INTO app_passwords (id, user_id, name, secret_hash, created_at, last_used_at, last_ip) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(row.id, row.userId, row.name, row.secretHash, row.createdAt, row.lastUsedAt, row.lastIp);
+  }
+
+  bySecretHash(hash: string): AppPassword | null {
+    return this.sqlite.query<AppPassword, [string]>(`SELECT ${COLUMNS} FROM app_passwords WHERE secret_hash = ?`).get(hash) ?? null;
+  }
+
+  list(userId: string): AppPassword[] {
+    return this.sqlite
+      .query<AppPassword, [string]>(`SELECT ${COLUMNS} FROM app_passwords WHERE user_id = ? ORDER BY created_at DESC, id`)
+      .all(userId);
+  }
+
+  count(userId: string): number {
+    return this.sqlite.query<{ n: number }, [string]>('SELECT count(*) AS n FROM app_passwords WHERE user_id = ?').get(userId)!.n;
+  }
+
+  touch(id: string, at: number, ip: string): void {
+    this.sqlite.query('UPDATE app_passwords SET last_used_at = ?, last_ip = ? WHERE id = ?').run(at, ip, id);
+  }
+
+  /** Deletes one password of the login; false when it has none with that id. */
+  delete(userId: string, id: string): boolean {
+    return this.sqlite.query('DELETE FROM app_passwords WHERE user_id = ? AND id = ?').run(userId, id).changes > 0;
+  }
+
+  deleteAll(userId: string): number {
+    return this.sqlite.query('DELETE FROM app_passwords WHERE user_id = ?').run(userId).changes;
+  }
+}

@@ -1,0 +1,663 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../context.ts';
+import type { Item } from '../services/tree.ts';
+import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
+import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
+import { type DavLock, DavLockService } from '../services/dav-locks.ts';
+import { type DavPath, davPath, type DavService, type DavTarget, type PropPatch } from '../services/dav.ts';
+import type { Principal } from '../services/principal.ts';
+import { markBodyConsumed, readText } from './body.ts';
+import { fileResponse } from './download-responses.ts';
+import { davAuthenticate } from './guard.ts';
+import type { Limits } from './limits.ts';
+import { requestMeta } from './request-meta.ts';
+
+const DAV = 'DAV:';
+const PREFIX = '/dav';
+const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK';
+const XML_TYPE = 'application/xml; charset=utf-8';
+const XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n';
+
+/** Live properties a PROPFIND `allprop` returns (RFC 4918 §15; the RFC 4331 quota ones only when named). */
+const ALLPROP = [
+  'creationdate',
+  'displayname',
+  'getcontentlength',
+  'getcontenttype',
+  'getetag',
+  'getlastmodified',
+  'lockdiscovery',
+  'resourcetype',
+  'supportedlock',
+];
+const LIVE = new Set([...ALLPROP, 'quota-available-bytes', 'quota-used-bytes']);
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  424: 'Failed Dependency',
+};
+const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''}`;
+
+/** A resource as the protocol sees it: its path, href and row (null: the account's root). */
+interface Resource {
+  path: DavPath;
+  href: string;
+  item: Item | null;
+}
+
+const encodeSegment = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function hrefOf(path: DavPath, folder: boolean): string {
+  const base = PREFIX + path.segments.map((s) => `/${encodeSegment(s)}`).join('');
+  return folder ? `${base}/` : base;
+}
+
+/** The path of a request target (`/dav/a%20b/c`) as decoded segments; 400 for bad escapes or dot segments. */
+function pathOfUrlPath(urlPath: string): DavPath {
+  if (urlPath !== PREFIX && !urlPath.startsWith(`${PREFIX}/`)) throw new AppError(502, 'The destination is not on this WebDAV server');
+  const segments: string[] = [];
+  for (const raw of urlPath.slice(PREFIX.length).split('/')) {
+    if (raw === '') continue;
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      throw badRequest('The path has a malformed percent-escape');
+    }
+    if (segment === '.' || segment === '..') throw badRequest('The path must not contain . or .. segments');
+    segments.push(segment);
+  }
+  return davPath(segments);
+}
+
+/** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
+function etagOf(item: Item): string {
+  return item.type === 'file' ? `"${item.id}-${item.storageKey?.slice(0, 12) ?? ''}-${item.size}"` : `"${item.id}-${item.modifiedAt}"`;
+}
+
+/** One `If` header list: conditions on a resource (the request's, or the tagged one). */
+interface IfList {
+  tag: string | null;
+  conditions: Array<{ not: boolean; token?: string; etag?: string }>;
+}
+
+/** RFC 4918 §10.4 grammar; a header that does not parse is a 400. */
+function parseIf(header: string): IfList[] {
+  const lists: IfList[] = [];
+  let tag: string | null = null;
+  let i = 0;
+  const bad = () => badRequest('The If header is malformed');
+  while (i < header.length) {
+    const c = header[i]!;
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === '<') {
+      const end = header.indexOf('>', i);
+      if (end < 0) throw bad();
+      tag = header.slice(i + 1, end);
+      i = end + 1;
+    } else if (c === '(') {
+      const end = header.indexOf(')', i);
+      if (end < 0) throw bad();
+      const body = header.slice(i + 1, end);
+      const conditions: IfList['conditions'] = [];
+      const re = /\s*(Not\s+)?(?:<([^>]*)>|\[([^\]]*)\])/giy;
+      let m: RegExpExecArray | null;
+      let consumed = 0;
+      while ((m = re.exec(body))) {
+        conditions.push(m[2] !== undefined ? { not: !!m[1], token: m[2] } : { not: !!m[1], etag: m[3] });
+        consumed = re.lastIndex;
+      }
+      if (conditions.length === 0 || body.slice(consumed).trim() !== '') throw bad();
+      lists.push({ tag, conditions });
+      i = end + 1;
+    } else throw bad();
+  }
+  if (lists.length === 0) throw bad();
+  return lists;
+}
+
+function lockXml(lock: DavLock): string {
+  return (
+    `<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:${lock.scope}/></D:lockscope>` +
+    `<D:depth>${lock.depth === 'infinity' ? 'infinity' : '0'}</D:depth>${lock.ownerXml ? `<D:owner>${lock.ownerXml}</D:owner>` : ''}` +
+    `<D:timeout>Second-${Math.max(0, Math.round((lock.expiresAt - Date.now()) / 1000))}</D:timeout>` +
+    `<D:locktoken><D:href>${escapeXml(lock.token)}</D:href></D:locktoken>` +
+    `<D:lockroot><D:href>${escapeXml(lock.href)}</D:href></D:lockroot></D:activelock>`
+  );
+}
+
+const SUPPORTED_LOCK =
+  '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
+  '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
+
+/** A property element with its value (or empty), in its own namespace. */
+function propXml(ns: string, name: string, value = ''): string {
+  if (ns === DAV) return value ? `<D:${name}>${value}</D:${name}>` : `<D:${name}/>`;
+  const open = ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`;
+  const close = ns ? `x:${name}` : name;
+  return value ? `<${open}>${value}</${close}>` : `<${open}/>`;
+}
+
+function xmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
+  return new Response(XML_HEAD + body, { status, headers: { 'Content-Type': XML_TYPE, ...headers } });
+}
+
+function davError(status: number, condition: string, message: string): Response {
+  return xmlResponse(
+    status,
+    `<D:error xmlns:D="DAV:"><D:${condition}/><D:responsedescription>${escapeXml(message)}</D:responsedescription></D:error>`,
+  );
+}
+
+async function xmlBody(request: Request): Promise<XmlElement | null> {
+  const text = await readText(request);
+  if (text.trim() === '') return null;
+  try {
+    return parseXml(text);
+  } catch (err) {
+    if (err instanceof XmlError) throw badRequest(`The XML body is malformed: ${err.message}`);
+    throw err;
+  }
+}
+
+type PropRequest =
+  | { kind: 'allprop'; include: Array<{ ns: string; name: string }> }
+  | { kind: 'propname' }
+  | { kind: 'prop'; names: Array<{ ns: string; name: string }> };
+
+function propRequestOf(body: XmlElement | null): PropRequest {
+  if (!body) return { kind: 'allprop', include: [] };
+  if (body.ns !== DAV || body.name !== 'propfind') throw badRequest('A PROPFIND body must be a DAV:propfind element');
+  const [first, ...rest] = childElements(body, DAV);
+  if (first?.name === 'propname') return { kind: 'propname' };
+  if (first?.name === 'prop') return { kind: 'prop', names: childElements(first).map((e) => ({ ns: e.ns, name: e.name })) };
+  if (first?.name === 'allprop') {
+    const include = rest.find((e) => e.name === 'include');
+    return { kind: 'allprop', include: include ? childElements(include).map((e) => ({ ns: e.ns, name: e.name })) : [] };
+  }
+  throw badRequest('A PROPFIND body names prop, allprop or propname');
+}
+
+/**
+ * WebDAV (RFC 4918 class 1 and 2) at /dav/: the account's tree, through the same services as the API.
+ * Clients' quirks handled: Finder and Windows send OPTIONS before any credentials (answered without);
+ * Windows PROPPATCHes its Win32 times (kept as dead properties) and writes a 0-byte file before its
+ * content; rclone's owncloud vendor sets modification times with `X-OC-Mtime` (honoured).
+ */
+export function davRoutes(ctx: AppContext, limits: Limits) {
+  const dav = ctx.services.dav;
+  const handle = async ({ request }: { request: Request }) => {
+    try {
+      return await serve(dav, request);
+    } catch (err) {
+      // RFC 4918 §9.7.1: a PUT or COPY that would exceed the quota is 507 Insufficient Storage.
+      if (err instanceof StorageLimitError) throw new AppError(507, err.message);
+      if (err instanceof AppError && err.extra?.davCondition) {
+        return davError(err.status, String(err.extra.davCondition), err.message);
+      }
+      throw err;
+    }
+  };
+  // GET wins over the web app's `GET /*` only registered on its own; every other method comes through `all`.
+  return new Elysia({ name: 'http/dav', seed: ctx.instanceId })
+    .onRequest(async ({ request }) => {
+      // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
+      // has no body here): WebDAV's HEAD is served before routing, behind the same guard.
+      if (request.method !== 'HEAD' || !/^\/dav(\/|$)/.test(requestMeta(request).path)) return;
+      await davAuthenticate(ctx, limits, request);
+      return handle({ request });
+    })
+    .get(PREFIX, handle)
+    .get(`${PREFIX}/*`, handle)
+    .all(PREFIX, handle)
+    .all(`${PREFIX}/*`, handle);
+}
+
+async function serve(dav: DavService, request: Request): Promise<Response> {
+  const meta = requestMeta(request);
+  const method = request.method.toUpperCase();
+  if (method === 'OPTIONS') {
+    return new Response(null, { headers: { DAV: '1, 2', 'MS-Author-Via': 'DAV', Allow: METHODS, 'Content-Length': '0' } });
+  }
+  // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
+  if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');
+  const principal = meta.principal!;
+  const path = pathOfUrlPath(meta.path);
+  const trailingSlash = meta.path.endsWith('/');
+  const target = dav.resolve(principal, path);
+  const resource = (t: DavTarget | null): Resource => ({
+    path,
+    href: hrefOf(path, t?.kind === 'root' || t?.item.type === 'folder' || (!t && trailingSlash)),
+    item: t?.kind === 'item' ? t.item : null,
+  });
+  const res = resource(target);
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return get(dav, principal, request, target, res);
+    case 'PROPFIND':
+      return propfind(dav, principal, request, target, res);
+    case 'PROPPATCH':
+      return proppatch(dav, principal, request, target, res);
+    case 'PUT':
+      return put(dav, principal, request, target, res);
+    case 'MKCOL': {
+      if ((await readText(request)).length > 0) throw new AppError(415, 'MKCOL takes no body');
+      checkWrite(dav, principal, request, res, target);
+      const created = dav.mkcol(principal, path);
+      return new Response(null, { status: 201, headers: { ETag: etagOf(created) } });
+    }
+    case 'DELETE': {
+      if (!target) throw notFound(Messages.itemNotFound);
+      if (target.kind === 'root') throw forbidden('The root folder cannot be deleted');
+      const depth = request.headers.get('depth');
+      if (target.item.type === 'folder' && depth !== null && depth.toLowerCase() !== 'infinity')
+        throw badRequest('DELETE of a folder takes Depth: infinity');
+      checkWrite(dav, principal, request, res, target, true);
+      dav.remove(principal, path, target.item);
+      return new Response(null, { status: 204 });
+    }
+    case 'COPY':
+    case 'MOVE':
+      return transfer(dav, principal, request, method, target, res);
+    case 'LOCK':
+      return lock(dav, principal, request, target, res);
+    case 'UNLOCK': {
+      const token = /^\s*<([^>]+)>\s*$/.exec(request.headers.get('lock-token') ?? '')?.[1];
+      if (!token) throw badRequest('UNLOCK needs a Lock-Token header: <token>');
+      const held = dav.locks.covering(principal.accountId, path.key).find((l) => l.token === token);
+      if (!held) return davError(409, 'lock-token-matches-request-uri', 'No such lock on this resource');
+      if (held.loginId !== principal.loginId) throw forbidden('This lock belongs to another login');
+      dav.locks.unlock(token);
+      return new Response(null, { status: 204 });
+    }
+    default:
+      return new Response(JSON.stringify({ message: `${method} is not a WebDAV method served here` }), {
+        status: 405,
+        headers: { Allow: METHODS, 'Content-Type': 'application/json' },
+      });
+  }
+}
+
+/** The `If` header (412 when false), If-Match / If-None-Match, then the locks (423) on what a write touches. */
+function checkWrite(
+  dav: DavService,
+  principal: Principal,
+  request: Request,
+  res: Resource,
+  target: DavTarget | null,
+  subtree = false,
+): void {
+  const tokens = checkConditions(dav, principal, request, res, target);
+  dav.assertUnlocked(principal, res.path, { tokens }, res.href, subtree);
+}
+
+/** Evaluates the precondition headers; returns the lock tokens the `If` header submitted. */
+function checkConditions(dav: DavService, principal: Principal, request: Request, res: Resource, target: DavTarget | null): Set<string> {
+  const etag = res.item ? etagOf(res.item) : null;
+  const ifMatch = request.headers.get('if-match');
+  if (ifMatch && !(ifMatch.trim() === '*' ? target : etag && ifMatch.split(',').some((t) => t.trim() === etag)))
+    throw new AppError(412, 'If-Match failed: the resource changed');
+  const ifNoneMatch = request.headers.get('if-none-match');
+  if (ifNoneMatch && (ifNoneMatch.trim() === '*' ? target : etag && ifNoneMatch.split(',').some((t) => t.trim() === etag)))
+    throw new AppError(412, 'If-None-Match failed: the resource exists');
+  const header = request.headers.get('if');
+  const tokens = new Set<string>();
+  if (!header) return tokens;
+  const lists = parseIf(header);
+  for (const list of lists) for (const c of list.conditions) if (c.token && !c.not) tokens.add(c.token);
+  const holds = (list: IfList) => {
+    let path = res.path;
+    let item = res.item;
+    if (list.tag) {
+      let tagPath: DavPath;
+      try {
+        tagPath = pathOfUrlPath(new URL(list.tag, 'http://x').pathname);
+      } catch {
+        return false;
+      }
+      const t = dav.resolve(principal, tagPath);
+      path = tagPath;
+      item = t?.kind === 'item' ? t.item : null;
+    }
+    return list.conditions.every((c) => {
+      const ok =
+        c.token !== undefined
+          ? dav.locks.covering(principal.accountId, path.key).some((l) => l.token === c.token)
+          : item !== null && etagOf(item) === c.etag;
+      return ok !== c.not;
+    });
+  };
+  if (!lists.some(holds)) throw new AppError(412, 'The If header conditions are not met');
+  return tokens;
+}
+
+async function get(dav: DavService, principal: Principal, request: Request, target: DavTarget | null, res: Resource): Promise<Response> {
+  if (!target) throw notFound(Messages.itemNotFound);
+  if (target.kind === 'root' || target.item.type === 'folder') return folderPage(dav, principal, res, request.method === 'HEAD');
+  const row = target.item;
+  const headers: Record<string, string> = { ETag: etagOf(row), 'Last-Modified': new Date(row.modifiedAt).toUTCString() };
+  const ifNoneMatch = request.headers.get('if-none-match');
+  if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim() === headers.ETag)))
+    return new Response(null, { status: 304, headers });
+  const ifMatch = request.headers.get('if-match');
+  if (ifMatch && ifMatch.trim() !== '*' && !ifMatch.split(',').some((t) => t.trim() === headers.ETag))
+    throw new AppError(412, 'If-Match failed: the resource changed');
+  dav.allow(principal, 'downloads.file');
+  if (request.method === 'HEAD') {
+    return new Response(null, {
+      headers: {
+        ...headers,
+        'Content-Type': row.mimeType ?? 'application/octet-stream',
+        'Content-Length': String(row.size),
+        'Accept-Ranges': 'bytes',
+      },
+    });
+  }
+  const response = await fileResponse(dav.downloads, row, request, { inline: false, reader: principal });
+  for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+  return response;
+}
+
+/** GET of a folder: a plain list of links, for a person who opens the mount URL in a browser. */
+function folderPage(dav: DavService, principal: Principal, res: Resource, head: boolean): Response {
+  const headers = { 'Content-Type': 'text/html; charset=utf-8' };
+  if (head) return new Response(null, { headers });
+  const encoder = new TextEncoder();
+  const folderId = res.item?.id ?? null;
+  const pages = dav.children(principal, folderId);
+  const title = escapeXml(res.item?.name ?? 'Coffer');
+  let started = false;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        controller.enqueue(encoder.encode(`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><ul>`));
+        return;
+      }
+      const next = await pages.next();
+      if (next.done) {
+        controller.enqueue(encoder.encode('</ul>'));
+        controller.close();
+        return;
+      }
+      const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
+      const items = next.value.map((c) => {
+        const href = base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : '');
+        return `<li><a href="${escapeXml(href)}">${escapeXml(c.name)}${c.type === 'folder' ? '/' : ''}</a></li>`;
+      });
+      controller.enqueue(encoder.encode(items.join('')));
+    },
+  });
+  return new Response(stream, { headers });
+}
+
+async function propfind(
+  dav: DavService,
+  principal: Principal,
+  request: Request,
+  target: DavTarget | null,
+  res: Resource,
+): Promise<Response> {
+  const depthHeader = (request.headers.get('depth') ?? '1').trim().toLowerCase();
+  if (depthHeader === 'infinity')
+    return davError(403, 'propfind-finite-depth', 'PROPFIND with Depth: infinity is not served; use Depth 0 or 1');
+  if (depthHeader !== '0' && depthHeader !== '1') throw badRequest('Depth must be 0, 1 or infinity');
+  const want = propRequestOf(await xmlBody(request));
+  if (!target) throw notFound(Messages.itemNotFound);
+  const usage = dav.usage(principal);
+  type Dead = Array<{ ns: string; name: string; value: string }>;
+
+  /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
+  const liveValue = (item: Item | null, key: string, name: string): string | undefined => {
+    const folder = !item || item.type === 'folder';
+    switch (name) {
+      case 'resourcetype':
+        return folder ? '<D:collection/>' : '';
+      case 'displayname':
+        return item ? escapeXml(item.name) : '';
+      case 'creationdate':
+        return item ? new Date(item.createdAt).toISOString() : undefined;
+      case 'getlastmodified':
+        return item ? new Date(item.modifiedAt).toUTCString() : undefined;
+      case 'getcontentlength':
+        return folder ? undefined : String(item!.size);
+      case 'getcontenttype':
+        return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
+      case 'getetag':
+        return item ? escapeXml(etagOf(item)) : undefined;
+      case 'supportedlock':
+        return SUPPORTED_LOCK;
+      case 'lockdiscovery':
+        return dav.locks.covering(principal.accountId, key).map(lockXml).join('');
+      case 'quota-used-bytes':
+        return String(usage.used);
+      case 'quota-available-bytes':
+        return usage.free === null ? undefined : String(usage.free);
+    }
+    return undefined;
+  };
+  const allNames = ALLPROP.map((name) => ({ ns: DAV, name }));
+
+  const responseXml = (item: Item | null, key: string, href: string, dead: Dead) => {
+    let found = '';
+    let missing = '';
+    if (want.kind === 'propname') {
+      for (const name of ALLPROP) if (liveValue(item, key, name) !== undefined) found += propXml(DAV, name);
+      for (const p of dead) found += propXml(p.ns, p.name);
+    } else {
+      const extra = want.kind === 'allprop' && (dead.length > 0 || want.include.length > 0);
+      const names = want.kind === 'prop' ? want.names : extra ? [...allNames, ...dead, ...want.include] : allNames;
+      const seen = want.kind === 'prop' || extra ? new Set<string>() : null;
+      for (const { ns, name } of names) {
+        if (seen) {
+          const id = `${ns}\n${name}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+        }
+        const value = ns === DAV && LIVE.has(name) ? liveValue(item, key, name) : dead.find((p) => p.ns === ns && p.name === name)?.value;
+        if (value === undefined) {
+          if (want.kind === 'prop') missing += propXml(ns, name);
+        } else found += propXml(ns, name, value);
+      }
+    }
+    let out = `<D:response><D:href>${escapeXml(href)}</D:href>`;
+    if (found || !missing) out += `<D:propstat><D:prop>${found}</D:prop><D:status>${statusLine(200)}</D:status></D:propstat>`;
+    if (missing) out += `<D:propstat><D:prop>${missing}</D:prop><D:status>${statusLine(404)}</D:status></D:propstat>`;
+    return `${out}</D:response>`;
+  };
+  const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
+  const NONE: Dead = [];
+  /** Dead properties of a page of rows, by item id (one query per page). */
+  const deadOf = (rows: Item[]) => {
+    const byId = new Map<string, Dead>();
+    if (needsDead) {
+      for (const p of dav.properties(rows.map((r) => r.id))) {
+        const list = byId.get(p.itemId);
+        if (list) list.push(p);
+        else byId.set(p.itemId, [p]);
+      }
+    }
+    return (id: string) => byId.get(id) ?? NONE;
+  };
+
+  const encoder = new TextEncoder();
+  const self = res.item;
+  const first =
+    XML_HEAD + '<D:multistatus xmlns:D="DAV:">' + responseXml(self, res.path.key, res.href, self ? deadOf([self])(self.id) : NONE);
+  const isFolder = !self || self.type === 'folder';
+  const pages = depthHeader === '1' && isFolder ? dav.children(principal, self?.id ?? null) : null;
+  const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
+  let sentFirst = false;
+  // Streamed: a folder of any size is sent a page of rows at a time, never built whole.
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sentFirst) {
+        sentFirst = true;
+        controller.enqueue(encoder.encode(first));
+        return;
+      }
+      const next = pages ? await pages.next() : { done: true as const, value: undefined };
+      if (next.done) {
+        controller.enqueue(encoder.encode('</D:multistatus>'));
+        controller.close();
+        return;
+      }
+      const dead = deadOf(next.value);
+      let chunk = '';
+      // A child's path key is its folder's key and its name key (stored names are already normalized).
+      for (const c of next.value) {
+        chunk += responseXml(
+          c,
+          `${res.path.key}/${c.nameKey}`,
+          base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''),
+          dead(c.id),
+        );
+      }
+      controller.enqueue(encoder.encode(chunk));
+    },
+  });
+  return new Response(stream, { status: 207, headers: { 'Content-Type': XML_TYPE } });
+}
+
+async function proppatch(
+  dav: DavService,
+  principal: Principal,
+  request: Request,
+  target: DavTarget | null,
+  res: Resource,
+): Promise<Response> {
+  const body = await xmlBody(request);
+  if (!body || body.ns !== DAV || body.name !== 'propertyupdate') throw badRequest('A PROPPATCH body must be a DAV:propertyupdate element');
+  if (!target) throw notFound(Messages.itemNotFound);
+  checkWrite(dav, principal, request, res, target);
+  const patches: PropPatch[] = [];
+  for (const op of childElements(body, DAV)) {
+    if (op.name !== 'set' && op.name !== 'remove') continue;
+    for (const prop of childElements(op, DAV, 'prop')) {
+      for (const el of childElements(prop)) {
+        patches.push({ ns: el.ns, name: el.name, value: op.name === 'set' ? serializeNodes(el.children) : null });
+      }
+    }
+  }
+  if (patches.length === 0) throw badRequest('PROPPATCH names no property to set or remove');
+  const protectedProp = (p: PropPatch) => p.ns === DAV && LIVE.has(p.name);
+  const refused = target.kind === 'root' || patches.some(protectedProp);
+  if (!refused) dav.patchProperties(principal, target.item, patches);
+  const stat = (list: PropPatch[], code: number) =>
+    list.length
+      ? `<D:propstat><D:prop>${list.map((p) => propXml(p.ns, p.name)).join('')}</D:prop><D:status>${statusLine(code)}</D:status></D:propstat>`
+      : '';
+  const propstats = refused
+    ? stat(
+        patches.filter((p) => target.kind === 'root' || protectedProp(p)),
+        403,
+      ) +
+      stat(
+        patches.filter((p) => target.kind !== 'root' && !protectedProp(p)),
+        424,
+      )
+    : stat(patches, 200);
+  return xmlResponse(
+    207,
+    `<D:multistatus xmlns:D="DAV:"><D:response><D:href>${escapeXml(res.href)}</D:href>${propstats}</D:response></D:multistatus>`,
+  );
+}
+
+async function put(dav: DavService, principal: Principal, request: Request, target: DavTarget | null, res: Resource): Promise<Response> {
+  if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
+  checkWrite(dav, principal, request, res, target);
+  const mtime = request.headers.get('x-oc-mtime');
+  const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
+  const declared = Number(request.headers.get('content-length'));
+  const body = request.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+  const { created, item } = await dav.put(principal, res.path, {
+    body: body as unknown as AsyncIterable<Uint8Array>,
+    contentType: request.headers.get('content-type') ?? '',
+    modifiedMs,
+    signal: request.signal,
+    sizeHint: Number.isFinite(declared) ? declared : undefined,
+  });
+  markBodyConsumed(request);
+  const headers: Record<string, string> = { ETag: etagOf(item) };
+  if (modifiedMs !== null) headers['X-OC-Mtime'] = 'accepted';
+  return new Response(null, { status: created ? 201 : 204, headers });
+}
+
+async function transfer(
+  dav: DavService,
+  principal: Principal,
+  request: Request,
+  method: 'COPY' | 'MOVE',
+  target: DavTarget | null,
+  res: Resource,
+): Promise<Response> {
+  const destination = request.headers.get('destination');
+  if (!destination) throw badRequest(`${method} needs a Destination header`);
+  let url: URL;
+  try {
+    url = new URL(destination, requestMeta(request).origin);
+  } catch {
+    throw badRequest('The Destination header is not a URL');
+  }
+  if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
+  const dest = pathOfUrlPath(url.pathname);
+  const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();
+  if (overwrite !== 'T' && overwrite !== 'F') throw badRequest('Overwrite must be T or F');
+  const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
+  if (method === 'MOVE' ? depth !== 'infinity' : depth !== '0' && depth !== 'infinity')
+    throw badRequest(method === 'MOVE' ? 'MOVE takes Depth: infinity' : 'COPY takes Depth 0 or infinity');
+  if (!target) throw notFound(Messages.itemNotFound);
+  if (target.kind === 'root') throw forbidden(`The root folder cannot be ${method === 'MOVE' ? 'moved' : 'copied'}`);
+  const destTarget = dav.resolve(principal, dest);
+  const destRes: Resource = {
+    path: dest,
+    href: hrefOf(dest, target.item.type === 'folder'),
+    item: destTarget?.kind === 'item' ? destTarget.item : null,
+  };
+  const tokens = checkConditions(dav, principal, request, res, target);
+  if (method === 'MOVE') dav.assertUnlocked(principal, res.path, { tokens }, res.href, true);
+  dav.assertUnlocked(principal, dest, { tokens }, destRes.href, true);
+  const { created } = await dav.transfer(principal, method === 'COPY' ? 'copy' : 'move', { path: res.path, item: target.item }, dest, {
+    overwrite: overwrite === 'T',
+    shallow: depth === '0',
+  });
+  return new Response(null, { status: created ? 201 : 204 });
+}
+
+async function lock(dav: DavService, principal: Principal, request: Request, target: DavTarget | null, res: Resource): Promise<Response> {
+  const body = await xmlBody(request);
+  const timeout = DavLockService.timeoutOf(request.headers.get('timeout'));
+  if (!body) {
+    // A refresh: the If header names the lock.
+    const tokens = checkConditions(dav, principal, request, res, target);
+    const held = dav.locks.covering(principal.accountId, res.path.key).find((l) => tokens.has(l.token));
+    if (!held) return davError(412, 'lock-token-submitted', 'A lock refresh names the lock in the If header');
+    dav.locks.refresh(held, timeout);
+    return xmlResponse(200, `<D:prop xmlns:D="DAV:"><D:lockdiscovery>${lockXml(held)}</D:lockdiscovery></D:prop>`);
+  }
+  if (body.ns !== DAV || body.name !== 'lockinfo') throw badRequest('A LOCK body must be a DAV:lockinfo element');
+  const scopeEl = childElements(body, DAV, 'lockscope')[0];
+  const scope = scopeEl ? childElements(scopeEl, DAV)[0]?.name : undefined;
+  if (scope !== 'exclusive' && scope !== 'shared') throw badRequest('lockscope must be exclusive or shared');
+  const typeEl = childElements(body, DAV, 'locktype')[0];
+  if (!typeEl || childElements(typeEl, DAV)[0]?.name !== 'write') throw badRequest('locktype must be write');
+  const owner = childElements(body, DAV, 'owner')[0];
+  const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
+  if (depth !== '0' && depth !== 'infinity') throw badRequest('LOCK takes Depth 0 or infinity');
+  checkConditions(dav, principal, request, res, target);
+  const { lock: made, created } = await dav.lock(principal, res.path, {
+    href: res.href,
+    depth: depth === '0' ? '0' : 'infinity',
+    scope,
+    ownerXml: owner ? serializeNodes(owner.children) : '',
+    timeoutSeconds: timeout,
+  });
+  return xmlResponse(created ? 201 : 200, `<D:prop xmlns:D="DAV:"><D:lockdiscovery>${lockXml(made)}</D:lockdiscovery></D:prop>`, {
+    'Lock-Token': `<${made.token}>`,
+  });
+}

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser } from 'playwright-core';
+import { acquireBrowser, eventually, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { DavClient } from '../helpers/dav.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+let adminLogin: seed.SeededLogin;
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  adminLogin = await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+describe('Settings → App passwords', () => {
+  test('create one (shown once, copied), mount with it, see its last use, revoke it; the mount URL and per-OS steps are shown', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.goto('/settings/app-passwords');
+    await page.getByRole('heading', { name: 'App passwords' }).waitFor();
+    await expect(page.getByLabel('WebDAV address').inputValue()).resolves.toBe(`${t.url}/dav/`);
+    for (const os of ['macOS', 'Windows', 'Linux', 'rclone']) await page.getByText(os, { exact: true }).waitFor();
+    await page.getByText('No app passwords yet.').waitFor();
+
+    // An empty name is refused in the form.
+    await page.getByRole('button', { name: 'Create app password' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Name the device' }).waitFor();
+    await page.getByLabel('Device name').fill('MacBook Finder');
+    await page.getByRole('button', { name: 'Create app password' }).click();
+    const secret = await page.getByLabel('New app password').inputValue();
+    expect(secret).toMatch(/^[a-z2-9]{5}(-[a-z2-9]{5}){4}$/);
+    await expectAccessible(page, 'a new app password');
+    await screenshot(page, 'settings-app-passwords-new');
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await expect(page.getByLabel('New app password').count()).resolves.toBe(0);
+
+    // The password works for WebDAV, and the list shows its use after a reload.
+    const dav = new DavClient(t.url, o.email, secret);
+    expect((await dav.propfind('', '0')).status).toBe(207);
+    await page.reload();
+    const entry = page.getByRole('list', { name: 'App passwords' }).getByRole('listitem').filter({ hasText: 'MacBook Finder' });
+    await entry.getByText('from 127.0.0.1').waitFor();
+    await expectAccessible(page, 'the app password list');
+    await screenshot(page, 'settings-app-passwords');
+
+    await entry.getByRole('button', { name: 'Revoke MacBook Finder' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('No app passwords yet.').waitFor();
+    expect((await dav.propfind('', '0')).status).toBe(401);
+    expect((await json(await o.client.get('/api/user/app-passwords'))).appPasswords).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('dark and phone width: the instructions stay readable and the page accessible', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, dark: true, touch: true });
+    await page.goto('/settings/app-passwords');
+    await page.getByRole('heading', { name: 'Mount as a drive' }).waitFor();
+    await expectAccessible(page, 'app passwords, phone, dark');
+    await screenshot(page, 'settings-app-passwords-phone-dark');
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('changing the password with "Also revoke app passwords" ticked revokes them (the API test covers keeping them)', async () => {
+    const o = await seed.owner(t);
+    const created = await json(await o.client.post('/api/user/app-passwords', { name: 'phone' }));
+    const dav = new DavClient(t.url, o.email, created.password);
+    const { context, page } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/security');
+    await page.getByLabel('Current password').fill(o.password);
+    await page.getByLabel('New password', { exact: true }).fill('a brand new password');
+    await page.getByLabel('Repeat new password').fill('a brand new password');
+    await page.getByLabel(/Also revoke app passwords/).check();
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.waitForURL('**/login**');
+    await eventually(async () => expect((await dav.propfind('', '0')).status).toBe(401));
+    await context.close();
+  });
+
+  test('the admin switches account passwords for WebDAV on in Admin → Instance; the account password then mounts', async () => {
+    const o = await seed.owner(t);
+    const withPassword = new DavClient(t.url, o.email, o.password);
+    expect((await withPassword.propfind('', '0')).status).toBe(401);
+    const { context, page, errors } = await signedInContext(browser, t.url, adminLogin);
+    await page.goto('/admin/instance');
+    const toggle = page.getByRole('switch', { name: 'Account passwords for WebDAV' });
+    expect(await toggle.isChecked()).toBe(false);
+    await toggle.check();
+    await page.getByRole('status').filter({ hasText: 'Saved: on.' }).waitFor();
+    expect((await withPassword.propfind('', '0')).status).toBe(207);
+    await toggle.uncheck();
+    await page.getByRole('status').filter({ hasText: 'Saved: off.' }).waitFor();
+    expect((await withPassword.propfind('', '0')).status).toBe(401);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
