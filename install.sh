@@ -233,6 +233,17 @@ LOG_LEVEL=info
 # JWT_SECRET=
 # Less memory for a little speed on hosts with 16 GiB or more (README, "Memory"):
 # BUN_JSC_forceRAMSize=4294967296
+# Single sign-on through an OpenID Connect provider (README, Single sign-on):
+# OIDC_ISSUER_URL=https://auth.example.com/application/o/coffer/
+# OIDC_CLIENT_ID=coffer
+# OIDC_CLIENT_SECRET_FILE=$CONFIG_DIR/oidc-client-secret
+# OIDC_PROVIDER_NAME=Authentik
+# OIDC_CLIENT_SECRET=
+# OIDC_REDIRECT_URL=
+# OIDC_SCOPES=openid email profile
+# OIDC_AUTO_CREATE=false
+# OIDC_DISABLE_PASSWORD_LOGIN=false
+# OIDC_ALLOW_HTTP=false
 ENV
   [ "$SYSTEMD" -eq 1 ] && chown "root:$SERVICE_USER" "$ENV_FILE" && chmod 0640 "$ENV_FILE"
   echo "wrote $CONFIG_DIR/coffer.env"

@@ -6,6 +6,7 @@ import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
 import { guardPlugin } from './http/guard.ts';
 import { accountRoutes } from './http/accounts.ts';
+import { idpRoutes } from './http/idp.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
 import { itemRoutes } from './http/items.ts';
@@ -51,6 +52,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(healthRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(idpRoutes(ctx))
     .use(sessionRoutes(ctx))
     .use(mfaRoutes(ctx))
     .use(settingsRoutes(ctx))

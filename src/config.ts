@@ -3,13 +3,16 @@ import { parseSize } from './lib/size.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
+/** A secret given in a variable, or in a file its *_FILE variable names (read when the server starts). */
+export type SecretSetting = { source: 'env'; text: string } | { source: 'file'; path: string };
+
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
   logLevel: LogLevel;
   /** Master key text from COFFER_MASTER_KEY, or the path of COFFER_MASTER_KEY_FILE; else the secrets file. */
-  masterKey: { source: 'env'; text: string } | { source: 'file'; path: string } | { source: 'secrets' };
+  masterKey: SecretSetting | { source: 'secrets' };
   jwtSecret: string | null;
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
@@ -36,6 +39,24 @@ export interface Config {
   docserverBackendUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
   warnings: string[];
+  /** Single sign-on through an OpenID Connect provider; null when OIDC_ISSUER_URL is not set. */
+  idp: IdpConfig | null;
+}
+
+/** The OIDC_* variables: all three of issuer, client id and secret, or none. */
+export interface IdpConfig {
+  issuerUrl: string;
+  clientId: string;
+  /** OIDC_CLIENT_SECRET or OIDC_CLIENT_SECRET_FILE. */
+  clientSecret: SecretSetting;
+  /** OIDC_REDIRECT_URL; null: the origin of the request that starts the sign-in, plus /api/idp/callback. */
+  redirectUrl: string | null;
+  scopes: string;
+  providerName: string;
+  autoCreate: boolean;
+  disablePasswordLogin: boolean;
+  /** OIDC_ALLOW_HTTP: plain http to a provider that is not on loopback (a LAN test set-up). */
+  allowHttp: boolean;
 }
 
 export type StorageConfig = { driver: 'local' } | S3Config;
@@ -50,7 +71,7 @@ export interface S3Config {
   prefix: string;
   accessKeyId: string;
   /** The secret itself, or the file holding it (read when the driver is built). */
-  secretAccessKey: { source: 'env'; text: string } | { source: 'file'; path: string };
+  secretAccessKey: SecretSetting;
   forcePathStyle: boolean;
   partSize: number;
   /** Longest wait for one call to the bucket, retries included, and for silence while a body streams. */
@@ -109,7 +130,21 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   S3_SECRET_ACCESS_KEY            secret key (required for s3), or S3_SECRET_ACCESS_KEY_FILE naming a file
   S3_FORCE_PATH_STYLE             path-style addressing (default true when S3_ENDPOINT is set)
   S3_PART_SIZE                    multipart part size, 5M to 512M (default 8M)
-  S3_TIMEOUT_SECONDS              seconds a call to the bucket may take before the request fails with 503 (default 30)`;
+  S3_TIMEOUT_SECONDS              seconds a call to the bucket may take before the request fails with 503 (default 30)
+
+Single sign-on (OpenID Connect; issuer, client id and secret turn it on together):
+  OIDC_ISSUER_URL                 the provider's issuer URL (https://, or http:// on loopback)
+  OIDC_CLIENT_ID                  the client id registered for Coffer at the provider
+  OIDC_CLIENT_SECRET              its client secret
+  OIDC_CLIENT_SECRET_FILE         a file holding the client secret (instead of OIDC_CLIENT_SECRET)
+  OIDC_REDIRECT_URL               callback URL to register at the provider (default
+                                  <origin of the request>/api/idp/callback; set it behind a reverse proxy)
+  OIDC_SCOPES                     scopes to ask for (default "openid email profile")
+  OIDC_PROVIDER_NAME              the sign-in button says "Sign in with <name>" (default "Single sign-on")
+  OIDC_AUTO_CREATE                true: create accounts on first sign-in even when sign-up is closed
+                                  (default false)
+  OIDC_DISABLE_PASSWORD_LOGIN     true: only the provider signs people in; the CLI still works (default false)
+  OIDC_ALLOW_HTTP                 true: accept an http:// issuer that is not on loopback (LAN tests only)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -140,6 +175,68 @@ function integer(name: string, text: string | undefined, fallback: number, min: 
   const n = Number(text);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** Loopback hosts, where plain http never leaves the machine. */
+function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::1';
+}
+
+function idpConfig(env: Env, cwd: string): IdpConfig | null {
+  const text = (name: string) => env[name]?.trim() || undefined;
+  const issuer = text('OIDC_ISSUER_URL');
+  const clientId = text('OIDC_CLIENT_ID');
+  const secret = env.OIDC_CLIENT_SECRET || undefined;
+  const secretFile = text('OIDC_CLIENT_SECRET_FILE');
+  if (secret && secretFile) throw new ConfigError('set OIDC_CLIENT_SECRET or OIDC_CLIENT_SECRET_FILE, not both');
+  const present = { OIDC_ISSUER_URL: issuer, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: secret ?? secretFile };
+  const missing = Object.entries(present).filter(([, v]) => v === undefined);
+  if (missing.length === 3) {
+    if (booleanVar('OIDC_DISABLE_PASSWORD_LOGIN', env.OIDC_DISABLE_PASSWORD_LOGIN, false)) {
+      throw new ConfigError('OIDC_DISABLE_PASSWORD_LOGIN needs single sign-on: set OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET');
+    }
+    return null;
+  }
+  if (missing.length > 0) {
+    const names = missing.map(([k]) => (k === 'OIDC_CLIENT_SECRET' ? 'OIDC_CLIENT_SECRET (or OIDC_CLIENT_SECRET_FILE)' : k));
+    const set = Object.keys(present).filter((k) => !missing.some(([m]) => m === k));
+    throw new ConfigError(
+      `single sign-on is half configured: ${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set but ${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} missing`,
+    );
+  }
+  const allowHttp = booleanVar('OIDC_ALLOW_HTTP', env.OIDC_ALLOW_HTTP, false);
+  if (!URL.canParse(issuer!)) throw new ConfigError(`OIDC_ISSUER_URL is not a valid URL: "${issuer}"`);
+  const url = new URL(issuer!);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowHttp) {
+    throw new ConfigError(
+      `OIDC_ISSUER_URL must use https:// (http:// is accepted on loopback addresses, or with OIDC_ALLOW_HTTP=true for a LAN test set-up), got "${issuer}"`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError(`OIDC_ISSUER_URL must be an https:// URL, got "${issuer}"`);
+  const redirect = text('OIDC_REDIRECT_URL') ?? null;
+  if (redirect !== null && !/^https?:\/\//.test(redirect)) {
+    throw new ConfigError(
+      `OIDC_REDIRECT_URL must be a full http(s) URL such as https://files.example.com/api/idp/callback, got "${redirect}"`,
+    );
+  }
+  if (redirect !== null && !URL.canParse(redirect)) throw new ConfigError(`OIDC_REDIRECT_URL is not a valid URL: "${redirect}"`);
+  const scopes = (text('OIDC_SCOPES') ?? 'openid email profile').split(/[\s,]+/).filter(Boolean);
+  if (!scopes.includes('openid')) throw new ConfigError(`OIDC_SCOPES must include "openid", got "${env.OIDC_SCOPES}"`);
+  const providerName = text('OIDC_PROVIDER_NAME') ?? 'Single sign-on';
+  if (providerName.length > 60) throw new ConfigError('OIDC_PROVIDER_NAME must be at most 60 characters');
+  return {
+    issuerUrl: issuer!,
+    clientId: clientId!,
+    clientSecret: secret ? { source: 'env', text: secret } : { source: 'file', path: path.resolve(cwd, secretFile!) },
+    redirectUrl: redirect,
+    scopes: scopes.join(' '),
+    providerName,
+    autoCreate: booleanVar('OIDC_AUTO_CREATE', env.OIDC_AUTO_CREATE, false),
+    disablePasswordLogin: booleanVar('OIDC_DISABLE_PASSWORD_LOGIN', env.OIDC_DISABLE_PASSWORD_LOGIN, false),
+    allowHttp,
+  };
 }
 
 /** Pure: flags, then environment, then defaults. Throws ConfigError with a one-line message. */
@@ -216,6 +313,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
     warnings,
+    idp: idpConfig(env, cwd),
   });
 }
 

@@ -1,11 +1,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Config } from './config.ts';
+import type { Config, SecretSetting } from './config.ts';
 import { generateMasterKey, makeKeyring, masterKeyFrom, parseMasterKey, type Keyring, type MasterKey } from './storage/keyring.ts';
 
 /** A start-up problem the operator can fix; printed as one line, exit code 1. */
 export class StartupError extends Error {}
+
+/** The text of a secret setting; a file that cannot be read or is empty is a one-line StartupError naming `fileVariable`. */
+export function secretText(secret: SecretSetting, fileVariable: string): string {
+  if (secret.source === 'env') return secret.text;
+  let text: string;
+  try {
+    text = fs.readFileSync(secret.path, 'utf8').trim();
+  } catch (err) {
+    throw new StartupError(`cannot read ${fileVariable} ${secret.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+  if (!text) throw new StartupError(`${fileVariable} ${secret.path} is empty`);
+  return text;
+}
 
 export interface DataPaths {
   root: string;
@@ -109,15 +122,7 @@ export function loadSecrets(config: Config, paths: DataPaths): Secrets {
     writeSecretsFile(paths.secrets, file);
   }
 
-  let currentText: string;
-  if (config.masterKey.source === 'env') currentText = config.masterKey.text;
-  else if (config.masterKey.source === 'file') {
-    try {
-      currentText = fs.readFileSync(config.masterKey.path, 'utf8').trim();
-    } catch (err) {
-      throw new StartupError(`cannot read COFFER_MASTER_KEY_FILE ${config.masterKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
-    }
-  } else currentText = file.masterKey;
+  const currentText = config.masterKey.source === 'secrets' ? file.masterKey : secretText(config.masterKey, 'COFFER_MASTER_KEY_FILE');
 
   let current;
   try {

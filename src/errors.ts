@@ -66,7 +66,9 @@ export const Messages = {
   sessionNotFound: 'Session not found',
   passwordChangeDisabled: 'Password change has been disabled by the administrator',
   wrongCurrentPassword: 'Current password is incorrect',
-  noLocalPassword: 'This account signs in through an identity provider and has no password to change',
+  noLocalPassword: 'Password change is not available for this account',
+  idpNotConfigured: 'Single sign-on is not configured on this Coffer',
+  idpPendingExpired: 'This sign-in has expired or was already completed. Sign in again.',
   // Roles
   ownerOnly: 'Only the account owner can perform this action.',
   adminOnly: 'Only the admin can perform this action.',
@@ -127,6 +129,11 @@ export const Messages = {
     'The server is running out of disk space, so it takes no new files for now. ' +
     'Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
 } as const;
+
+/** 403 to password sign-in and sign-up under OIDC_DISABLE_PASSWORD_LOGIN, naming the way in. */
+export function passwordLoginDisabled(providerName: string): string {
+  return `Password sign-in is turned off on this Coffer: sign in with ${providerName} instead`;
+}
 
 /** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
 export function uploadAborted(): AppError {

@@ -87,6 +87,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const tls = config.tls ? readTls(config.tls) : undefined;
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
     await ctx.services.uploadIntents.sweep();
+    // Reads the client secret now (a start-up error if it cannot); discovery goes on in the background.
+    ctx.services.idp.start();
     app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
     app.listen({
       port: config.port,
@@ -132,6 +134,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         await worker.stop(graceMs);
         ctx.queue.available = false;
         ctx.services.audit.stop();
+        ctx.services.idp.stop();
         ctx.hub.close();
         ctx.close();
         ctx.log.info('stopped');

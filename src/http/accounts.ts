@@ -76,6 +76,5 @@ export function accountRoutes(ctx: AppContext) {
       },
       { session: true, detail: describeInput({ body: changePasswordBody }) },
     )
-    .get('/api/profile', ({ principal }) => accounts.profile(principal), { session: true })
-    .get('/api/idp/enabled', () => ({ enabled: false }), { session: true });
+    .get('/api/profile', ({ principal }) => accounts.profile(principal), { session: true });
 }

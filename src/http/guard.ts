@@ -8,7 +8,7 @@ import { permissionFor } from '../services/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
 import { emailKey } from '../services/accounts.ts';
 import { readJson } from './body.ts';
-import { credentialsOf, tokenCookie } from './cookies.ts';
+import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
 import { enforceLimit, type Limits } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { type RequestMeta, requestMeta } from './request-meta.ts';
@@ -16,11 +16,23 @@ import { type RequestMeta, requestMeta } from './request-meta.ts';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The rate-limit counter a request counts against, from its route's policy. */
-async function limitKey(policy: RoutePolicy, request: Request, meta: RequestMeta, principal: Principal | null): Promise<string> {
+async function limitKey(
+  policy: RoutePolicy,
+  request: Request,
+  meta: RequestMeta,
+  principal: Principal | null,
+  pendingEmail: (pendingId: string | null) => string | null,
+): Promise<string> {
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
   if (key === 'ip') return `ip:${meta.ip}`;
   if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
+  // The code step after single sign-on has no session yet: its pending sign-in names the account, whose
+  // password sign-in attempts it shares (the same key as below), so two ways in do not double the tries.
+  if (key === 'ip+idp-pending') {
+    const email = pendingEmail(readCookie(request, IDP_PENDING_COOKIE));
+    return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+  }
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
   if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
   const body = (await readJson(request)) as { email?: unknown } | null;
@@ -55,7 +67,8 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     const meta = requestMeta(request);
     const limit = async (principal: Principal | null) => {
       if (policy.limit === false) return;
-      enforceLimit(limits[policy.limit?.limiter ?? 'general'], await limitKey(policy, request, meta, principal), ctx.clock);
+      const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingEmail(id));
+      enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
     };
     if (policy.access === 'public') return void (await limit(null));
     if (policy.access === 'dav') return void (await davAuthenticate(ctx, limits, request));

@@ -10,7 +10,7 @@ import type { LimiterName } from './limits.ts';
 type Access = 'public' | 'session' | 'owner' | 'admin' | 'dav' | { operation: Operation };
 
 /** Which requests share a rate-limit counter: per client address, per login, or per address and login/email. */
-type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email';
+type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email' | 'ip+idp-pending';
 
 export interface RoutePolicy {
   access: Access;
@@ -60,7 +60,11 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'POST /api/logout-all': session,
   'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' } },
   'GET /api/profile': session,
-  'GET /api/idp/enabled': session,
+  // Single sign-on: a sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
+  'GET /api/idp/enabled': publicGeneral,
+  'GET /api/idp/login': publicGeneral,
+  'GET /api/idp/callback': { access: 'public', limit: { limiter: 'auth', key: 'ip' } },
+  'POST /api/idp/mfa-verify': { access: 'public', limit: { limiter: 'auth', key: 'ip+idp-pending' } },
   'GET /api/version': session,
   'GET /api/version/latest': session,
   'GET /api/openapi.json': publicGeneral,

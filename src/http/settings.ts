@@ -19,13 +19,18 @@ const flagSchemas: Record<string, z.ZodType> = { enabled: enabledBody, hidden: h
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
-  const { settings, accounts } = ctx.services;
+  const { settings, accounts, idp } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
     (validate(flagSchemas[field]!, await readJson(request)) as Record<string, boolean>)[field]!;
 
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .get('/api/signup-status', () => ({ signupEnabled: accounts.signupOpen(), firstUser: accounts.noLoginYet() }))
+    .get('/api/signup-status', () => ({
+      signupEnabled: accounts.signupOpen(),
+      firstUser: accounts.noLoginYet(),
+      passwordLogin: accounts.passwordLoginEnabled(),
+      idp: idp.info(),
+    }))
     .get('/api/user/signup-status', ({ principal }) => settings.signupStatus(principal), { session: true })
     .post(
       '/api/user/signup-toggle',

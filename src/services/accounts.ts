@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
+import type { IdpConfig } from '../config.ts';
+import type { IdpRepo } from '../db/repos/idp.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import type { User, UsersRepo } from '../db/repos/users.ts';
-import { AppError, badRequest, conflict, forbidden, Messages, unauthorized, validationFailed } from '../errors.ts';
+import { AppError, badRequest, conflict, forbidden, Messages, passwordLoginDisabled, unauthorized, validationFailed } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from './audit.ts';
 import type { MfaService } from './mfa.ts';
@@ -20,7 +22,7 @@ export interface PublicUser {
   mfaEnabled: boolean;
 }
 
-function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
+export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
 }
 
@@ -60,17 +62,25 @@ export interface NewLogin {
   owner?: { id: string; permissions: string[] };
   /** CLI `users create --admin`: only allowed while no admin exists. */
   admin?: boolean;
+  /** Single sign-on: the provider identity linked in the same transaction. */
+  identity?: { issuer: string; subject: string };
 }
+
+/** How a login can sign in (profile `signInMethods`). */
+export type SignInMethod = 'password' | 'idp';
 
 export interface AccountDeps {
   clock: Clock;
   transactions: Transactions;
   users: UsersRepo;
+  identities: IdpRepo;
   settings: SettingsService;
   sessions: SessionService;
   mfa: MfaService;
   audit: AuditService;
   appPasswords: AppPasswordService;
+  /** Single sign-on settings: with `disablePasswordLogin`, password sign-in and sign-up are refused. */
+  idp: IdpConfig | null;
 }
 
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
@@ -110,6 +120,7 @@ export class AccountService {
         permissions: input.owner ? JSON.stringify(input.owner.permissions) : null,
         createdAt: now,
       });
+      if (input.identity) this.d.identities.link({ ...input.identity, userId: row.id, createdAt: now });
       if (first) this.d.settings.set('signupEnabled', false);
       return row;
     });
@@ -135,7 +146,17 @@ export class AccountService {
     return !this.d.users.hasAny();
   }
 
+  /** False under OIDC_DISABLE_PASSWORD_LOGIN: only the provider signs people in. */
+  passwordLoginEnabled(): boolean {
+    return !this.d.idp?.disablePasswordLogin;
+  }
+
+  private refuseWhenPasswordLoginDisabled(): void {
+    if (this.d.idp?.disablePasswordLogin) throw forbidden(passwordLoginDisabled(this.d.idp.providerName));
+  }
+
   async signup(input: { email: string; password: string; name?: string }, info: RequestInfo) {
+    this.refuseWhenPasswordLoginDisabled();
     displayName(input.name ?? '');
     checkPassword(input.password, { subUser: false });
     if (!this.signupOpen()) throw forbidden(Messages.signupDisabled);
@@ -156,6 +177,7 @@ export class AccountService {
   }
 
   async login(input: { email: string; password: string; mfaCode?: string }, info: RequestInfo) {
+    this.refuseWhenPasswordLoginDisabled();
     if (input.password.length === 0 || input.password.length > MAX_PASSWORD) {
       throw validationFailed([
         { field: 'password', message: input.password ? `Password must be at most ${MAX_PASSWORD} characters` : 'Enter your password' },
@@ -184,6 +206,11 @@ export class AccountService {
         throw unauthorized(Messages.invalidMfaCode);
       }
     }
+    return { user: toPublicUser(row), token: await this.startSession(row, info, 'password') };
+  }
+
+  /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
+  async startSession(row: User, info: RequestInfo, method: SignInMethod): Promise<string> {
     const { token, sessionId } = await this.d.sessions.start(row.id, info);
     this.d.audit.record({
       action: AuditActions.signIn,
@@ -194,9 +221,9 @@ export class AccountService {
       actor: 'login',
       targetType: 'session',
       targetId: sessionId,
-      details: { mfa: row.mfaEnabled },
+      details: { method, mfa: row.mfaEnabled },
     });
-    return { user: toPublicUser(row), token };
+    return token;
   }
 
   logout(principal: Principal): { message: string } {
@@ -268,10 +295,20 @@ export class AccountService {
     this.d.sessions.invalidateAll(loginId);
   }
 
-  /** The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what it may do. */
-  profile(principal: Principal): PublicUser & { permissions: Permission[] | null } {
+  /**
+   * The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what
+   * it may do, and how it signs in (an account created through the provider has no password).
+   */
+  profile(principal: Principal): PublicUser & { permissions: Permission[] | null; signInMethods: SignInMethod[] } {
     const row = this.findById(principal.loginId);
     if (!row) throw new AppError(401, Messages.sessionRevoked);
-    return { ...toPublicUser(row), permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)) };
+    const signInMethods: SignInMethod[] = [];
+    if (row.passwordHash) signInMethods.push('password');
+    if (this.d.identities.isLinked(row.id)) signInMethods.push('idp');
+    return {
+      ...toPublicUser(row),
+      permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)),
+      signInMethods,
+    };
   }
 }

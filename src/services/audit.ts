@@ -13,6 +13,7 @@ export const AuditActions = {
   signIn: 'auth.sign_in',
   signOut: 'auth.sign_out',
   signOutAll: 'auth.sign_out_all',
+  idpLink: 'auth.idp_link',
   passwordChange: 'auth.password_change',
   sessionRevoke: 'session.revoke',
   sessionRevokeOthers: 'session.revoke_others',

@@ -15,6 +15,7 @@ import { DoctorService } from './doctor.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
+import { IdpService } from './idp.ts';
 import { ItemViews } from './item-views.ts';
 import { ItemService } from './items.ts';
 import { KeyService } from './keys.ts';
@@ -45,6 +46,7 @@ export interface Services {
   sessions: SessionService;
   mfa: MfaService;
   accounts: AccountService;
+  idp: IdpService;
   quota: QuotaService;
   users: UsersService;
   subUsers: SubUserService;
@@ -96,7 +98,18 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
   });
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
   const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit });
-  const accounts = new AccountService({ clock, transactions, users: repos.users, settings, sessions, mfa, audit, appPasswords });
+  const accounts = new AccountService({
+    clock,
+    transactions,
+    users: repos.users,
+    identities: repos.idp,
+    settings,
+    sessions,
+    mfa,
+    audit,
+    idp: config.idp,
+    appPasswords,
+  });
   const quota = new QuotaService(repos.users, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
@@ -159,6 +172,16 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     sessions,
     mfa,
     accounts,
+    idp: new IdpService({
+      config: config.idp,
+      clock,
+      log,
+      jwtSecret: core.jwtSecret,
+      identities: repos.idp,
+      accounts,
+      mfa,
+      audit,
+    }),
     quota,
     users: new UsersService(repos.users, quota, audit, clock),
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit),

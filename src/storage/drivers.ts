@@ -1,6 +1,5 @@
-import fs from 'node:fs';
 import type { S3Config, StorageConfig } from '../config.ts';
-import { StartupError } from '../data-dir.ts';
+import { StartupError, secretText } from '../data-dir.ts';
 import type { StorageDriver, StorageLocation } from './driver.ts';
 import { createLocalDriver } from './local.ts';
 import { describeAccessFailure, S3Driver } from './s3.ts';
@@ -11,19 +10,7 @@ export function createDriver(storage: StorageConfig, blobs: string): StorageDriv
 }
 
 function createS3Driver(c: S3Config): S3Driver {
-  let secretAccessKey: string;
-  if (c.secretAccessKey.source === 'env') secretAccessKey = c.secretAccessKey.text;
-  else {
-    try {
-      secretAccessKey = fs.readFileSync(c.secretAccessKey.path, 'utf8').trim();
-    } catch (err) {
-      throw new StartupError(
-        `S3_SECRET_ACCESS_KEY_FILE: cannot read ${c.secretAccessKey.path} (${(err as NodeJS.ErrnoException).code ?? err})`,
-      );
-    }
-    if (!secretAccessKey) throw new StartupError(`S3_SECRET_ACCESS_KEY_FILE: ${c.secretAccessKey.path} is empty`);
-  }
-  return new S3Driver({ ...c, secretAccessKey });
+  return new S3Driver({ ...c, secretAccessKey: secretText(c.secretAccessKey, 'S3_SECRET_ACCESS_KEY_FILE') });
 }
 
 /** Proves the storage answers before the server takes requests: a bucket problem is one line naming the setting. */

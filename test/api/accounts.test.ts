@@ -22,7 +22,8 @@ describe('GET /api/profile', () => {
     const sub = await seed.subUser(t, adminLogin, ['files.share', 'files.download']);
     const profile = await json(await sub.client.get('/api/profile'));
     expect(profile.permissions).toEqual(['files.download', 'files.share']);
-    expect(Object.keys(profile).sort()).toEqual(['createdAt', 'email', 'id', 'mfaEnabled', 'name', 'permissions']);
+    expect(Object.keys(profile).sort()).toEqual(['createdAt', 'email', 'id', 'mfaEnabled', 'name', 'permissions', 'signInMethods']);
+    expect(profile.signInMethods).toEqual(['password']);
   });
 });
 

@@ -300,7 +300,7 @@ describe('start-up checks', () => {
     [
       'an unreadable secret file',
       { S3_SECRET_ACCESS_KEY: '', S3_SECRET_ACCESS_KEY_FILE: '/nonexistent/secret' },
-      /^coffer: S3_SECRET_ACCESS_KEY_FILE: cannot read \/nonexistent\/secret \(ENOENT\)\n$/,
+      /^coffer: cannot read S3_SECRET_ACCESS_KEY_FILE \/nonexistent\/secret \(ENOENT\)\n$/,
     ],
   ] as const)('%s stops `coffer serve` with one line naming the variable', async (_, change, line) => {
     const dataDir = tempDir();

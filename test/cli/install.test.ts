@@ -48,6 +48,7 @@ describe('install.sh', () => {
     expect(fs.readFileSync(envFile, 'utf8')).toContain('PORT=8080');
     expect(first.stdout).toContain('users create you@example.com --admin');
     expect(first.stdout).toContain('backup --full /var/backups/coffer/');
+    expect(fs.readFileSync(envFile, 'utf8')).toContain('# OIDC_ISSUER_URL=');
     expect(fs.statSync(envFile).mode & 0o077).toBe(0);
     expect(fs.statSync(path.join(root, 'var/lib/coffer')).mode & 0o777).toBe(0o700);
 

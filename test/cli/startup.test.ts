@@ -14,8 +14,8 @@ function dir(): string {
   return d;
 }
 
-/** Runs `coffer <args>` from source; serve is stopped as soon as it reports listening. */
-async function coffer(args: string[], env: Record<string, string> = {}) {
+/** Runs `coffer <args>` from source; serve is stopped as soon as it reports listening (or `enough` says so). */
+async function coffer(args: string[], env: Record<string, string> = {}, enough = (out: string) => out.includes('"msg":"listening"')) {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], {
     env: { PATH: process.env.PATH!, LOG_LEVEL: 'info', ...env },
     stdout: 'pipe',
@@ -28,7 +28,7 @@ async function coffer(args: string[], env: Record<string, string> = {}) {
     const { done, value } = await reader.read();
     if (done) break;
     stdout += new TextDecoder().decode(value);
-    if (stdout.includes('"msg":"listening"')) proc.kill('SIGTERM');
+    if (enough(stdout)) proc.kill('SIGTERM');
   }
   const code = await proc.exited;
   clearTimeout(timer);
@@ -88,6 +88,34 @@ describe('coffer serve start-up', () => {
     expect(oneLine(r.stderr)).toBe(true);
   });
 
+  test('single sign-on half configured, or its secret file unreadable: one line naming what is missing, exit 1', async () => {
+    let r = await coffer(['serve', '--port', '0', '--data-dir', dir()], { OIDC_ISSUER_URL: 'https://id.example.com' });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'coffer: single sign-on is half configured: OIDC_ISSUER_URL is set but OIDC_CLIENT_ID and OIDC_CLIENT_SECRET (or OIDC_CLIENT_SECRET_FILE) are missing',
+    );
+    r = await coffer(['serve', '--port', '0', '--data-dir', dir()], {
+      OIDC_ISSUER_URL: 'https://id.example.com',
+      OIDC_CLIENT_ID: 'coffer',
+      OIDC_CLIENT_SECRET_FILE: '/nonexistent/oidc-secret',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot read OIDC_CLIENT_SECRET_FILE \/nonexistent\/oidc-secret \(ENOENT\)/);
+    expect(oneLine(r.stderr)).toBe(true);
+  });
+
+  test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
+    const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';
+    const r = await coffer(
+      ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()],
+      { OIDC_ISSUER_URL: 'http://127.0.0.1:9/unreachable', OIDC_CLIENT_ID: 'coffer', OIDC_CLIENT_SECRET: 'x' },
+      (out) => out.includes('"msg":"listening"') && out.includes(warned),
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(warned);
+    expect(r.stderr).toBe('');
+  });
+
   test('a database written by a newer version is refused', async () => {
     const d = dir();
     expect((await coffer(['migrate', '--data-dir', d])).code).toBe(0);
@@ -141,6 +169,16 @@ describe('coffer serve start-up', () => {
     expect(help.stdout).toContain('migrate');
     const serveHelp = await coffer(['serve', '--help']);
     expect(serveHelp.stdout).toContain('COFFER_MASTER_KEY');
+    for (const name of [
+      'OIDC_ISSUER_URL',
+      'OIDC_CLIENT_ID',
+      'OIDC_CLIENT_SECRET_FILE',
+      'OIDC_REDIRECT_URL',
+      'OIDC_SCOPES',
+      'OIDC_PROVIDER_NAME',
+    ])
+      expect(serveHelp.stdout).toContain(name);
+    for (const name of ['OIDC_AUTO_CREATE', 'OIDC_DISABLE_PASSWORD_LOGIN', 'OIDC_ALLOW_HTTP']) expect(serveHelp.stdout).toContain(name);
     const version = await coffer(['--version']);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });

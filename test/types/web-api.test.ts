@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import type { ItemView } from '../../src/services/item-views.ts';
-import type { PublicUser } from '../../src/services/accounts.ts';
+import type { PublicUser, SignInMethod } from '../../src/services/accounts.ts';
 import type { StorageUsage } from '../../src/services/quota.ts';
 import type { ActiveClient as ServerClient } from '../../src/services/clients.ts';
 import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/orphans.ts';
@@ -26,7 +26,8 @@ import type {
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const itemSame: Same<Item, ItemView> = true;
 const storageSame: Same<WebStorageUsage, StorageUsage> = true;
-const profileSame: Same<Omit<Profile, 'permissions'>, PublicUser> = true;
+const profileSame: Same<Omit<Profile, 'permissions' | 'signInMethods'>, PublicUser> = true;
+const methodsSame: Same<Profile['signInMethods'][number], SignInMethod> = true;
 const sessionSame: Same<Session, ReturnType<SessionService['list']>['sessions'][number]> = true;
 const subUserSame: Same<SubUser, Omit<SubUserView, 'permissions'> & { permissions: string[] }> = true;
 const userSame: Same<UserEntry, UserListEntry> = true;
@@ -40,6 +41,7 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     itemSame,
     storageSame,
     profileSame,
+    methodsSame,
     sessionSame,
     subUserSame,
     userSame,
@@ -47,5 +49,5 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     deletionSame,
     clientSame,
     appPasswordSame,
-  ]).toEqual(Array(10).fill(true));
+  ]).toEqual(Array(11).fill(true));
 });

@@ -484,7 +484,7 @@ describe('file manager', () => {
     await row(page, 'b.txt').click();
     await button(page, 'Restore').click();
     await row(page, 'b.txt').waitFor({ state: 'detached' });
-    expect((await names(o)).sort()).toEqual(['b.txt', 'd.txt']);
+    await eventually(async () => expect((await names(o)).sort()).toEqual(['b.txt', 'd.txt']));
 
     await row(page, 'a.txt').click();
     await button(page, 'Delete permanently').click();

@@ -90,3 +90,78 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { DOCSERVER_BACKEND_URL: 'https://files.lan/coffer/' }).docserverBackendUrl).toBe('https://files.lan/coffer');
   });
 });
+
+describe('single sign-on (OIDC_*)', () => {
+  const base = { OIDC_ISSUER_URL: 'https://id.example.com/realms/home', OIDC_CLIENT_ID: 'coffer', OIDC_CLIENT_SECRET: 's3cret' };
+
+  test('off unless set; on with issuer, client id and secret, with the documented defaults', () => {
+    expect(loadConfig({}, {}).idp).toBeNull();
+    expect(loadConfig({}, base).idp).toEqual({
+      issuerUrl: 'https://id.example.com/realms/home',
+      clientId: 'coffer',
+      clientSecret: { source: 'env', text: 's3cret' },
+      redirectUrl: null,
+      scopes: 'openid email profile',
+      providerName: 'Single sign-on',
+      autoCreate: false,
+      disablePasswordLogin: false,
+      allowHttp: false,
+    });
+  });
+
+  test('every variable is read: the secret from a file, redirect URL, scopes, name and the switches', () => {
+    const { OIDC_CLIENT_SECRET: _, ...withoutSecret } = base;
+    const c = loadConfig(
+      {},
+      {
+        ...withoutSecret,
+        OIDC_CLIENT_SECRET_FILE: 'oidc-secret',
+        OIDC_REDIRECT_URL: 'https://files.example.com/api/idp/callback',
+        OIDC_SCOPES: 'openid email profile groups',
+        OIDC_PROVIDER_NAME: 'Authentik',
+        OIDC_AUTO_CREATE: 'true',
+        OIDC_DISABLE_PASSWORD_LOGIN: '1',
+      },
+      '/etc/coffer',
+    ).idp!;
+    expect(c.clientSecret).toEqual({ source: 'file', path: '/etc/coffer/oidc-secret' });
+    expect([c.redirectUrl, c.scopes, c.providerName, c.autoCreate, c.disablePasswordLogin]).toEqual([
+      'https://files.example.com/api/idp/callback',
+      'openid email profile groups',
+      'Authentik',
+      true,
+      true,
+    ]);
+  });
+
+  test('plain http: accepted on loopback, elsewhere only with OIDC_ALLOW_HTTP=true', () => {
+    for (const issuer of ['http://localhost:9000', 'http://127.0.0.1:9000/app', 'http://[::1]:9000']) {
+      expect(loadConfig({}, { ...base, OIDC_ISSUER_URL: issuer }).idp!.issuerUrl).toBe(issuer);
+    }
+    const lan = { ...base, OIDC_ISSUER_URL: 'http://192.168.1.10:9000' };
+    expect(() => loadConfig({}, lan)).toThrow(/OIDC_ISSUER_URL must use https:\/\/ .*OIDC_ALLOW_HTTP=true/);
+    expect(loadConfig({}, { ...lan, OIDC_ALLOW_HTTP: 'true' }).idp!.allowHttp).toBe(true);
+  });
+
+  test.each([
+    [
+      { OIDC_ISSUER_URL: 'https://id.example.com' },
+      /OIDC_ISSUER_URL is set but OIDC_CLIENT_ID and OIDC_CLIENT_SECRET \(or OIDC_CLIENT_SECRET_FILE\) are missing/,
+    ],
+    [{ OIDC_CLIENT_ID: 'coffer', OIDC_CLIENT_SECRET: 'x' }, /OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set but OIDC_ISSUER_URL is missing/],
+    [
+      { OIDC_ISSUER_URL: 'https://id.example.com', OIDC_CLIENT_ID: 'coffer' },
+      /OIDC_CLIENT_SECRET \(or OIDC_CLIENT_SECRET_FILE\) is missing/,
+    ],
+    [{ ...base, OIDC_CLIENT_SECRET_FILE: '/s' }, /OIDC_CLIENT_SECRET or OIDC_CLIENT_SECRET_FILE, not both/],
+    [{ ...base, OIDC_ISSUER_URL: 'id.example.com' }, /OIDC_ISSUER_URL is not a valid URL/],
+    [{ ...base, OIDC_ISSUER_URL: 'ftp://id.example.com' }, /OIDC_ISSUER_URL must be an https:\/\/ URL/],
+    [{ ...base, OIDC_REDIRECT_URL: '/api/idp/callback' }, /OIDC_REDIRECT_URL must be a full http\(s\) URL/],
+    [{ ...base, OIDC_SCOPES: 'email profile' }, /OIDC_SCOPES must include "openid"/],
+    [{ ...base, OIDC_AUTO_CREATE: 'sometimes' }, /OIDC_AUTO_CREATE must be true or false/],
+    [{ OIDC_DISABLE_PASSWORD_LOGIN: 'true' }, /OIDC_DISABLE_PASSWORD_LOGIN needs single sign-on/],
+  ] as const)('misconfiguration %p is a one-line ConfigError naming what is wrong', (env, pattern) => {
+    expect(() => loadConfig({}, env)).toThrow(ConfigError);
+    expect(() => loadConfig({}, env)).toThrow(pattern);
+  });
+});

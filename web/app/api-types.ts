@@ -46,6 +46,8 @@ export interface Profile {
   mfaEnabled: boolean;
   /** null for an account owner, who holds every permission. */
   permissions: string[] | null;
+  /** How the login signs in: an account made through single sign-on has no password until an admin sets one. */
+  signInMethods: Array<'password' | 'idp'>;
 }
 
 /** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, README). */
@@ -65,6 +67,10 @@ export interface SignupStatus {
   signupEnabled: boolean;
   /** No account exists yet: the one created now becomes the administrator. */
   firstUser: boolean;
+  /** False when only the identity provider signs people in (OIDC_DISABLE_PASSWORD_LOGIN). */
+  passwordLogin: boolean;
+  /** Single sign-on: whether it is offered, and the provider's name for the button. */
+  idp: { enabled: boolean; name: string | null };
 }
 
 export type Expiry = '7d' | '30d' | 'never';

@@ -1,6 +1,6 @@
 import { computed, signal } from '@preact/signals';
 import { api, ApiError, onApiError, request } from './api.ts';
-import type { DocserverConfigured, InstanceStatus, Profile } from './api-types.ts';
+import type { DocserverConfigured, InstanceStatus, Profile, SignupStatus } from './api-types.ts';
 import { currentUrl, navigate, route } from './router.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
@@ -16,6 +16,10 @@ export const maxUploadBytes = signal<number | null>(null);
 export const editorExtensions = signal<ReadonlySet<string>>(new Set());
 /** The admin (the first account): SPEC gives the admin, and only the admin, every `canToggle`. */
 export const isAdmin = computed(() => instance.value?.canToggle === true);
+/** The single sign-on provider's name while the instance offers it (it changes only with a restart). */
+export const providerName = signal<string | null>(null);
+/** False when only the provider signs people in (OIDC_DISABLE_PASSWORD_LOGIN). */
+export const passwordSignIn = signal(true);
 /** Said on the sign-in page after a session ended under the user. */
 export const signInNotice = signal<string | null>(null);
 
@@ -91,11 +95,17 @@ async function loadInstanceSettings(): Promise<void> {
   if (!same(extensions, [...editorExtensions.value])) editorExtensions.value = new Set(extensions);
 }
 
+async function loadSignInOptions(): Promise<void> {
+  const { idp, passwordLogin } = await api<SignupStatus>('/api/signup-status', { anonymous: true });
+  providerName.value = idp.enabled ? idp.name : null;
+  passwordSignIn.value = passwordLogin;
+}
+
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
 export async function loadSession(): Promise<void> {
   try {
     const p = await api<Profile>('/api/profile', { anonymous: true });
-    await loadInstanceSettings();
+    await Promise.all([loadInstanceSettings(), loadSignInOptions()]);
     profile.value = p;
     sessionState.value = 'signed-in';
     startPresence();

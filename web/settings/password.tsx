@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../app/api.ts';
-import { instance, toSignIn } from '../app/session.ts';
+import { instance, passwordSignIn, profile, providerName, toSignIn } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
@@ -8,7 +8,11 @@ import { Section } from '../ui/page.tsx';
 const MIN = 6;
 const MAX = 128;
 
-/** Change password: the server signs every session out, this one included, and the page says so. */
+/**
+ * Change password: the server signs every session out, this one included, and the page says so. An
+ * account made through single sign-on has no password to change (the server answers 400), and under
+ * OIDC_DISABLE_PASSWORD_LOGIN no password signs in: either way the section says why instead.
+ */
 export function ChangePassword() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
@@ -16,6 +20,27 @@ export function ChangePassword() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [revokeDevices, setRevokeDevices] = useState(false);
+  if (profile.value && !profile.value.signInMethods.includes('password')) {
+    const via = providerName.value ?? 'single sign-on';
+    return (
+      <Section title="Password">
+        <p>
+          This account has no Coffer password: you sign in through {via}, which keeps your password, so change it there. If you also want to
+          sign in to Coffer with a password, ask the administrator of this Coffer to set one for you.
+        </p>
+      </Section>
+    );
+  }
+  if (!passwordSignIn.value) {
+    return (
+      <Section title="Password">
+        <p>
+          This Coffer signs people in through {providerName.value ?? 'single sign-on'} only, so a Coffer password is not used to sign in and
+          there is nothing to change here.
+        </p>
+      </Section>
+    );
+  }
   if (instance.value && !instance.value.allowPasswordChange) {
     return (
       <Section title="Password">

@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { PERMISSION_CATALOG } from '../../src/services/principal.ts';
 import { exactDate } from '../app/format.ts';
-import { isAdmin, isSubUser, profile, signOut } from '../app/session.ts';
+import { isAdmin, isSubUser, passwordSignIn, profile, providerName, signOut } from '../app/session.ts';
 import { loadStorage } from '../app/storage.ts';
 import { Section } from '../ui/page.tsx';
 import { StorageMeter } from '../ui/storage-meter.tsx';
@@ -13,6 +13,10 @@ export function Profile() {
   useEffect(() => void loadStorage(), []);
   const p = profile.value;
   if (!p) return null;
+  const ways = [
+    p.signInMethods.includes('password') && passwordSignIn.value && 'Email and password',
+    p.signInMethods.includes('idp') && `${providerName.value ?? 'An identity provider'} (single sign-on)`,
+  ].filter(Boolean);
   const kind = isSubUser.value
     ? `Sub-user: works on the account owner's files. Allowed: ${p.permissions!.length ? p.permissions!.map(labelOf).join(', ') : 'viewing only'}.`
     : isAdmin.value
@@ -28,7 +32,8 @@ export function Profile() {
           <dd>{p.email}</dd>
           <dt>Signs in with</dt>
           <dd>
-            {p.mfaEnabled ? 'Email and password, then a code from an authenticator app (two-factor authentication)' : 'Email and password'}
+            {ways.join(', or ') || '—'}
+            {p.mfaEnabled && ', then a code from an authenticator app (two-factor authentication)'}
             {!p.mfaEnabled && (
               <div class="muted small">
                 Two-factor authentication is off. <a href="/settings/security">Turn it on</a>

@@ -4,6 +4,7 @@ import { api, ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../app/api-types.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice } from '../app/session.ts';
+import { FormError } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 function Card({ title, children }: { title: string; children: ComponentChildren }) {
@@ -27,7 +28,7 @@ function useSignupStatus() {
   const [status, setStatus] = useState<SignupStatus | null>(null);
   useEffect(() => {
     api<SignupStatus>('/api/signup-status', { anonymous: true }).then(setStatus, () =>
-      setStatus({ signupEnabled: false, firstUser: false }),
+      setStatus({ signupEnabled: false, firstUser: false, passwordLogin: true, idp: { enabled: false, name: null } }),
     );
   }, []);
   return status;
@@ -38,33 +39,90 @@ const keepNext = (path: string) => {
   return next ? `${path}?next=${encodeURIComponent(next)}` : path;
 };
 
+/** What each `/login?error=<code>` from single sign-on means, in words that say what to do. */
+const IDP_ERRORS: Record<string, (provider: string) => string> = {
+  signup_disabled: (p) =>
+    `No Coffer account belongs to your ${p} account, and sign-up is closed. Ask the administrator to create an account for you or to open sign-up.`,
+  email_not_verified: (p) =>
+    `An account with your email address already exists here, but ${p} has not verified that address, so it was not linked. Sign in with your password, or verify the address at ${p} first.`,
+  account_linked: (p) => `The account with your email address is already linked to another ${p} account. Sign in with that one instead.`,
+  email_missing: (p) => `${p} did not share an email address with Coffer. Ask its administrator to allow the email scope for Coffer.`,
+  access_denied: (p) => `Sign-in was cancelled at ${p}.`,
+  expired: () => 'The sign-in took too long or was started in another window. Please try again.',
+  state_mismatch: () => "The answer to the sign-in did not match this browser's request, so you were not signed in. Please try again.",
+  invalid_token: (p) =>
+    `The answer from ${p} failed Coffer's security checks, so you were not signed in. The administrator can see why in the server log.`,
+  provider_error: (p) => `${p} could not complete the sign-in. Try again, or ask the administrator to look at the server log.`,
+  provider_unavailable: (p) => `${p} cannot be reached right now. Try again in a moment.`,
+  not_configured: () => 'Single sign-on is not set up on this Coffer.',
+};
+
+function idpErrorText(code: string, provider: string): string {
+  return (IDP_ERRORS[code] ?? (() => 'Single sign-on did not complete. Please try again.'))(provider);
+}
+
+/** The way to the identity provider: a plain link, so the browser leaves for the provider's page. */
+function ProviderButton({ status, verb }: { status: SignupStatus; verb: 'Sign in' | 'Sign up' }) {
+  const next = route.value.query.get('next');
+  const href = `/api/idp/login${next ? `?next=${encodeURIComponent(next)}` : ''}`;
+  return (
+    <a class="button primary block" href={href}>
+      <Icon name="key" size={16} />
+      {verb} with {status.idp.name}
+    </a>
+  );
+}
+
+/** "or" between the provider's button and the password form. */
+const Or = () => (
+  <p class="auth-or" aria-hidden="true">
+    <span>or</span>
+  </p>
+);
+
 export function SignIn() {
   const status = useSignupStatus();
-  const [step, setStep] = useState<'password' | 'code'>('password');
+  const query = route.value.query;
+  // Single sign-on came back asking for the second step (the server holds it in an httpOnly cookie).
+  const [step, setStep] = useState<'password' | 'code' | 'idp-code'>(query.get('mfa') === '1' ? 'idp-code' : 'password');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const [error, setError] = useState<string | null>(null);
+  const [idpError, setIdpError] = useState(query.get('error'));
   const [busy, setBusy] = useState(false);
   const codeRef = useRef<HTMLInputElement>(null);
+  const provider = status?.idp.name ?? 'your identity provider';
 
   useEffect(() => {
     if (status?.firstUser) navigate(keepNext('/signup'), { replace: true });
   }, [status]);
   useEffect(() => {
-    if (step === 'code') codeRef.current?.focus();
+    if (step !== 'password') codeRef.current?.focus();
   }, [step]);
+
+  const toPasswordStep = () => {
+    setStep('password');
+    setCode('');
+    setError(null);
+    if (query.has('mfa')) navigate(keepNext('/login'), { replace: true });
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
+    setIdpError(null);
     try {
-      await api('/api/login', {
-        method: 'POST',
-        anonymous: true,
-        body: { email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) },
-      });
+      if (step === 'idp-code') {
+        await api('/api/idp/mfa-verify', { method: 'POST', anonymous: true, body: { code: code.trim() } });
+      } else {
+        await api('/api/login', {
+          method: 'POST',
+          anonymous: true,
+          body: { email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) },
+        });
+      }
       await signedIn();
     } catch (err) {
       if (err instanceof ApiError && err.status === 400 && err.message === 'MFA code required') {
@@ -75,81 +133,84 @@ export function SignIn() {
     }
   };
 
+  const offerProvider = status?.idp.enabled && step === 'password';
+  const offerPassword = step !== 'password' || status?.passwordLogin !== false;
   return (
-    <Card title={step === 'code' ? 'Two-step verification' : 'Sign in'}>
+    <Card title={step === 'password' ? 'Sign in' : 'Two-step verification'}>
       {signInNotice.value && step === 'password' && (
         <p class="notice" role="status">
           {signInNotice.value}
         </p>
       )}
-      <form onSubmit={submit} class="auth-form">
-        {step === 'password' ? (
-          <>
-            <label class="field">
-              <span>Email</span>
-              <input
-                type="email"
-                name="email"
-                autoComplete="username"
-                required
-                value={email}
-                onInput={(e) => setEmail(e.currentTarget.value)}
-                autofocus
-              />
-            </label>
-            <label class="field">
-              <span>Password</span>
-              <input
-                type="password"
-                name="password"
-                autoComplete="current-password"
-                required
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </label>
-          </>
-        ) : (
-          <>
-            <p class="muted">Enter the 6-digit code from your authenticator app. Lost your phone? Use one of your backup codes instead.</p>
-            <label class="field">
-              <span>Authentication code</span>
-              <input
-                ref={codeRef}
-                name="code"
-                autoComplete="one-time-code"
-                inputMode="text"
-                required
-                maxLength={16}
-                value={code}
-                onInput={(e) => setCode(e.currentTarget.value)}
-              />
-            </label>
-          </>
-        )}
-        {error && (
-          <p class="field-error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" class="button primary block" disabled={busy}>
-          Sign in
-        </button>
-        {step === 'code' && (
-          <button
-            type="button"
-            class="button ghost block"
-            onClick={() => {
-              setStep('password');
-              setCode('');
-              setError(null);
-            }}
-          >
-            Use another account
+      {idpError && (
+        <p class="notice error" role="alert">
+          {idpErrorText(idpError, provider)}
+        </p>
+      )}
+      {offerProvider && status && <ProviderButton status={status} verb="Sign in" />}
+      {offerProvider && offerPassword && <Or />}
+      {!offerPassword && <p class="muted auth-hint">This Coffer signs people in through {provider} only.</p>}
+      {offerPassword && (
+        <form onSubmit={submit} class="auth-form">
+          {step === 'password' ? (
+            <>
+              <label class="field">
+                <span>Email</span>
+                <input
+                  type="email"
+                  name="email"
+                  autoComplete="username"
+                  required
+                  value={email}
+                  onInput={(e) => setEmail(e.currentTarget.value)}
+                  autofocus={!offerProvider}
+                />
+              </label>
+              <label class="field">
+                <span>Password</span>
+                <input
+                  type="password"
+                  name="password"
+                  autoComplete="current-password"
+                  required
+                  value={password}
+                  onInput={(e) => setPassword(e.currentTarget.value)}
+                />
+              </label>
+            </>
+          ) : (
+            <>
+              <p class="muted">
+                {step === 'idp-code' ? `${provider} has confirmed who you are. ` : ''}
+                Enter the 6-digit code from your authenticator app. Lost your phone? Use one of your backup codes instead.
+              </p>
+              <label class="field">
+                <span>Authentication code</span>
+                <input
+                  ref={codeRef}
+                  name="code"
+                  autoComplete="one-time-code"
+                  inputMode="text"
+                  required
+                  maxLength={16}
+                  value={code}
+                  onInput={(e) => setCode(e.currentTarget.value)}
+                />
+              </label>
+            </>
+          )}
+          <FormError message={error} />
+          <button type="submit" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy}>
+            Sign in
           </button>
-        )}
-      </form>
-      {status?.signupEnabled && step === 'password' && (
+          {step !== 'password' && (
+            <button type="button" class="button ghost block" onClick={toPasswordStep}>
+              Use another account
+            </button>
+          )}
+        </form>
+      )}
+      {status?.signupEnabled && step === 'password' && offerPassword && (
         <p class="auth-alt">
           New here? <a href={keepNext('/signup')}>Create an account</a>
         </p>
@@ -184,68 +245,68 @@ export function SignUp() {
           (you can reopen it later).
         </p>
       )}
-      <form
-        class="auth-form"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            await api('/api/signup', {
-              method: 'POST',
-              anonymous: true,
-              body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) },
-            });
-            await signedIn();
-          } catch (err) {
-            setError((err as Error).message);
-          } finally {
-            setBusy(false);
-          }
-        }}
-      >
-        <label class="field">
-          <span>Name</span>
-          <input name="name" autoComplete="name" maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
-        </label>
-        <label class="field">
-          <span>Email</span>
-          <input
-            type="email"
-            name="email"
-            autoComplete="username"
-            required
-            maxLength={254}
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </label>
-        <label class="field">
-          <span>Password</span>
-          <input
-            type="password"
-            name="password"
-            autoComplete="new-password"
-            required
-            minLength={6}
-            maxLength={128}
-            aria-describedby="password-hint"
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-          <small id="password-hint" class="muted">
-            At least 6 characters.
-          </small>
-        </label>
-        {error && (
-          <p class="field-error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" class="button primary block" disabled={busy}>
-          Create account
-        </button>
-      </form>
+      {status?.idp.enabled && <ProviderButton status={status} verb="Sign up" />}
+      {status?.idp.enabled && status.passwordLogin && <Or />}
+      {status?.passwordLogin !== false && (
+        <form
+          class="auth-form"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setBusy(true);
+            setError(null);
+            try {
+              await api('/api/signup', {
+                method: 'POST',
+                anonymous: true,
+                body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) },
+              });
+              await signedIn();
+            } catch (err) {
+              setError((err as Error).message);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          <label class="field">
+            <span>Name</span>
+            <input name="name" autoComplete="name" maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
+          </label>
+          <label class="field">
+            <span>Email</span>
+            <input
+              type="email"
+              name="email"
+              autoComplete="username"
+              required
+              maxLength={254}
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+          </label>
+          <label class="field">
+            <span>Password</span>
+            <input
+              type="password"
+              name="password"
+              autoComplete="new-password"
+              required
+              minLength={6}
+              maxLength={128}
+              aria-describedby="password-hint"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+            <small id="password-hint" class="muted">
+              At least 6 characters.
+            </small>
+          </label>
+          <FormError message={error} />
+          <button type="submit" class={`button block ${status?.idp.enabled ? '' : 'primary'}`} disabled={busy}>
+            Create account
+          </button>
+        </form>
+      )}
       {!status?.firstUser && (
         <p class="auth-alt">
           Already have an account? <a href={keepNext('/login')}>Sign in</a>

@@ -5,6 +5,7 @@ import { AuditRepo } from './audit.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
+import { IdpRepo } from './idp.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -36,6 +37,7 @@ export interface Repos {
   transactions: Transactions;
   database: DatabaseRepo;
   users: UsersRepo;
+  idp: IdpRepo;
   mfa: MfaRepo;
   sessions: SessionsRepo;
   settings: SettingsRepo;
@@ -57,6 +59,7 @@ export function createRepos(db: Db): Repos {
     transactions: new Transactions(sqlite),
     database: new DatabaseRepo(sqlite),
     users: new UsersRepo(db),
+    idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
     sessions: new SessionsRepo(db),
     settings: new SettingsRepo(db),

@@ -7,3 +7,4 @@ export * from './upload-intents.ts';
 export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
+export * from './idp.ts';

@@ -1,0 +1,72 @@
+import { Elysia } from 'elysia';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/idp.ts';
+import { readJson } from './body.ts';
+import { clearedIdpCookie, IDP_PENDING_COOKIE, IDP_STATE_COOKIE, idpCookie, readCookie, tokenCookie } from './cookies.ts';
+import { requestMeta } from './request-meta.ts';
+import { validate } from './validate.ts';
+
+const mfaBody = z.object({ code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(16) });
+
+type Set = { status?: number | string; headers: Record<string, unknown> };
+
+/** A 302 to `location`, with the cookies to set; the body is empty. */
+function redirect(set: Set, location: string, cookies: string[]): string {
+  set.status = 302;
+  set.headers.location = location;
+  set.headers['cache-control'] = 'no-store';
+  if (cookies.length) set.headers['set-cookie'] = cookies;
+  return '';
+}
+
+/** The sign-in page with a short error code the web app explains; never an email or a provider message. */
+const loginError = (failure: IdpFailure) => `/login?error=${failure.code}`;
+
+/** Single sign-on through an OpenID Connect provider: start, callback, the second step, and whether it is on. */
+export function idpRoutes(ctx: AppContext) {
+  const { idp } = ctx.services;
+  const info = (request: Request) => ({ ip: requestMeta(request).ip, userAgent: request.headers.get('user-agent') ?? '' });
+  return new Elysia({ name: 'http/idp', seed: ctx.instanceId })
+    .get('/api/idp/enabled', () => ({ enabled: idp.enabled }))
+    .get('/api/idp/login', async ({ request, set }) => {
+      const { origin, secure } = requestMeta(request);
+      try {
+        const next = new URL(request.url, origin).searchParams.get('next');
+        const { url, state } = await idp.begin({ origin, next });
+        return redirect(set, url, [idpCookie(IDP_STATE_COOKIE, state, STATE_TTL_S, secure)]);
+      } catch (err) {
+        if (err instanceof IdpFailure) return redirect(set, loginError(err), []);
+        throw err;
+      }
+    })
+    .get('/api/idp/callback', async ({ request, set }) => {
+      const { origin, secure } = requestMeta(request);
+      // The state is single-use: cleared whatever happens next.
+      const cookies = [clearedIdpCookie(IDP_STATE_COOKIE, secure)];
+      try {
+        const outcome = await idp.complete({
+          state: readCookie(request, IDP_STATE_COOKIE),
+          params: new URL(request.url, origin).searchParams,
+          info: info(request),
+        });
+        if (outcome.kind === 'mfa') {
+          cookies.push(idpCookie(IDP_PENDING_COOKIE, outcome.pendingId, PENDING_MFA_TTL_S, secure));
+          const next = outcome.next === '/' ? '' : `&next=${encodeURIComponent(outcome.next)}`;
+          return redirect(set, `/login?mfa=1${next}`, cookies);
+        }
+        cookies.push(tokenCookie(outcome.token, secure));
+        return redirect(set, outcome.next, cookies);
+      } catch (err) {
+        if (err instanceof IdpFailure) return redirect(set, loginError(err), cookies);
+        throw err;
+      }
+    })
+    .post('/api/idp/mfa-verify', async ({ request, set }) => {
+      const { code } = validate(mfaBody, await readJson(request));
+      const { secure } = requestMeta(request);
+      const result = await idp.verifyMfa(readCookie(request, IDP_PENDING_COOKIE), code, info(request));
+      set.headers['set-cookie'] = [clearedIdpCookie(IDP_PENDING_COOKIE, secure), tokenCookie(result.token, secure)];
+      return { user: result.user };
+    });
+}
