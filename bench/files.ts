@@ -7,11 +7,11 @@ import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyring.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
+import { buildExecutable } from './server.ts';
 import { drain, median, source } from './streams.ts';
 import { curl, writeRandomGiB } from './server.ts';
 import { seedItems } from './fixtures.ts';
 
-const ROOT = path.resolve(import.meta.dir, '..');
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
@@ -107,13 +107,6 @@ interface Server {
   pid: number;
   dataDir: string;
   stop(): Promise<void>;
-}
-
-/** Builds the executable users run (`npm run build`), so its memory and speed are what is measured. */
-function buildExecutable(): string {
-  const build = Bun.spawnSync([process.execPath, 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' });
-  if (build.exitCode !== 0) throw new Error(`npm run build failed: ${build.stderr.toString()}`);
-  return path.join(ROOT, 'dist/coffer');
 }
 
 async function startServer(dataDir: string): Promise<Server> {

@@ -10,6 +10,7 @@ import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 import { runBackupBench } from './backup.ts';
 import { runBuildsBench } from './builds.ts';
+import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
 
@@ -27,6 +28,7 @@ const benches: Record<string, () => Promise<void>> = {
   web: runWebBench,
   backup: runBackupBench,
   builds: runBuildsBench,
+  tus: runTusBench,
   s3: runS3Bench,
   dav: runDavBench,
 };

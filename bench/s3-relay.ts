@@ -1,4 +1,6 @@
 // `npm run bench -- s3` runs this in its own process: the least a server can do to serve a bucket's object.
+import os from 'node:os';
+import path from 'node:path';
 import { S3Driver } from '../src/storage/s3.ts';
 
 /**
@@ -14,6 +16,8 @@ const driver = new S3Driver({
   accessKeyId: 'S3RVER',
   secretAccessKey: 'S3RVER',
   forcePathStyle: true,
+  // Never used: only resumable uploads stage.
+  stagingDir: path.join(os.tmpdir(), 'coffer-unused-staging'),
 });
 const server = Bun.serve({
   port: 0,

@@ -115,6 +115,8 @@ export async function runS3Bench(): Promise<void> {
       accessKeyId: 'S3RVER',
       secretAccessKey: 'S3RVER',
       forcePathStyle: true,
+      // Never used: only resumable uploads stage.
+      stagingDir: path.join(os.tmpdir(), 'coffer-unused-staging'),
     });
     const key = newStorageKey();
     let t = performance.now();

@@ -13,6 +13,13 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/** Builds the executable users run (`npm run build`), so its memory and speed are what is measured. */
+export function buildExecutable(): string {
+  const build = Bun.spawnSync([process.execPath, 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' });
+  if (build.exitCode !== 0) throw new Error(`npm run build failed: ${build.stderr.toString()}`);
+  return path.join(ROOT, 'dist/coffer');
+}
+
 /** Runs `coffer serve` from source in its own process, on a temp data dir, as an admin would. */
 export async function startBenchServer(
   env: Record<string, string> = {},

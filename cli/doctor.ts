@@ -41,6 +41,14 @@ export function registerDoctor(program: Command): void {
             print(
               '  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage',
             );
+          const u = r.uploads;
+          print(
+            `resumable uploads: ${u.unfinished} unfinished, ${u.expired.length} past their expiry, ${u.strayStaged.length} staged object(s) no upload owns`,
+          );
+          for (const e of u.expired) print(`  ${e.id} ${e.name}: ${e.offset} of ${e.length} bytes, expired ${e.expiresAt}`);
+          for (const s of u.strayStaged) print(`  staged ${s.key} (${formatSize(s.size)}), last written ${s.lastModified}`);
+          if (u.expired.length || u.strayStaged.length)
+            print('  the running server deletes these within the hour (they hold no finished file)');
           print(`storage: ${describeLocation(r.storage.location)}`);
           for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
           print(r.ok ? 'no problems found' : 'problems found');

@@ -12,6 +12,7 @@ import { downloadRoutes } from './http/downloads.ts';
 import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
 import { uploadRoutes } from './http/uploads.ts';
+import { tusRoutes } from './http/tus.ts';
 import { SseStreams, type SseOptions } from './events/sse.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
@@ -60,6 +61,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(orphanRoutes(ctx))
     .use(itemRoutes(ctx))
     .use(uploadRoutes(ctx))
+    .use(tusRoutes(ctx))
     .use(downloadRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))

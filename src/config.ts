@@ -31,6 +31,8 @@ export interface Config {
   minFreeBytes: number;
   /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
   tls: { cert: string; key: string } | null;
+  /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
+  tusExpiryHours: number;
   /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
   storage: StorageConfig;
   /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
@@ -117,6 +119,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   (default 512M)
   COFFER_TLS_CERT                 PEM certificate (full chain) for built-in HTTPS; needs COFFER_TLS_KEY
   COFFER_TLS_KEY                  PEM private key of that certificate
+  TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
+                                  fractions allowed)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
@@ -275,6 +279,11 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     );
   }
   const tls = tlsCert && tlsKey ? { cert: path.resolve(cwd, tlsCert), key: path.resolve(cwd, tlsKey) } : null;
+  const expiryText = env.TUS_EXPIRY_HOURS?.trim();
+  const tusExpiryHours = expiryText ? Number(expiryText) : 24;
+  if (!/^\d*\.?\d+$/.test(expiryText ?? '24') || !(tusExpiryHours > 0 && tusExpiryHours <= 8760)) {
+    throw new ConfigError(`TUS_EXPIRY_HOURS must be a number of hours above 0 and at most 8760 (a year), got "${expiryText}"`);
+  }
   const storage = storageConfig(pick(flags.storage, env.COFFER_STORAGE), env, cwd);
 
   const feed = env.UPDATE_FEED_URL?.trim() || null;
@@ -309,6 +318,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
     tls,
+    tusExpiryHours,
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),

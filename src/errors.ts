@@ -108,6 +108,21 @@ export const Messages = {
   copyIntoSelf: 'A folder cannot be copied into itself or one of its descendants',
   trashAlreadyEmpty: 'Trash is already empty',
   rangeNotSatisfiable: 'Range not satisfiable',
+  // Resumable uploads (tus)
+  tusNotFound: 'Upload not found',
+  tusExpired: 'This upload expired before it was finished; start it again',
+  tusLocked:
+    'Another request is sending bytes to this upload right now; wait for it to end, ask for the offset (HEAD) and resume from there',
+  tusNoFilename: 'Upload-Metadata must name the file: filename, base64-encoded',
+  tusNotFinished: 'This upload is not finished yet',
+  tusResealMismatch:
+    'The bytes sent for this offset differ from those the server received at the same offset before it was interrupted; ' +
+    'upload the file again from the start',
+  tusVersion: 'This server speaks tus 1.0.0: send Tus-Resumable: 1.0.0',
+  tusContentType: 'Send the bytes of a PATCH as Content-Type: application/offset+octet-stream',
+  tusBadLength: 'Upload-Length must be a whole number of bytes (deferred lengths are not supported)',
+  tusBadOffset: 'Upload-Offset must be a whole number of bytes',
+  tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value, each key once',
   // Document server
   docserverNotConfigured:
     'No document server is connected, so documents cannot be opened in the editor. Ask the administrator to set one up.',
@@ -143,6 +158,21 @@ export function uploadAborted(): AppError {
 /** 499 for any other request whose client hung up before its body arrived: nothing was done. */
 export function requestAborted(): AppError {
   return new AppError(499, Messages.requestAborted, { error: 'REQUEST_ABORTED' });
+}
+
+/** 409 (tus): the PATCH does not continue where the upload stands; the answer says where that is. */
+export function tusOffsetMismatch(sent: number, offset: number): AppError {
+  return new AppError(
+    409,
+    `Upload-Offset ${sent} does not match the ${offset} bytes this upload has received; resume from ${offset}`,
+    { offset },
+    { 'Upload-Offset': String(offset) },
+  );
+}
+
+/** 413 (tus): a request carrying bytes past the length declared at creation. */
+export function tusPastLength(length: number): AppError {
+  return tooLarge(`This request sends more bytes than the upload's Upload-Length of ${length}`);
 }
 
 /** 413 for a file over the instance's max upload size setting. */

@@ -116,6 +116,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir, storage: ctx.driver.location });
+  // Files of resumable uploads a crash left fully stored are created now, not at the next scheduled sweep.
+  ctx.services.tusUploads.sweep().catch((err: unknown) => ctx.log.warn('resumable upload sweep failed', { err: String(err) }));
   const disk = ctx.services.diskSpace.status();
   if (disk.low) ctx.services.diskSpace.warnLow(disk);
 

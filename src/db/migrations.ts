@@ -7,6 +7,7 @@ import m0004 from '../../migrations/0004_docserver.sql' with { type: 'text' };
 import m0005 from '../../migrations/0005_storage_location.sql' with { type: 'text' };
 import m0006 from '../../migrations/0006_webdav.sql' with { type: 'text' };
 import m0007 from '../../migrations/0007_idp_identities.sql' with { type: 'text' };
+import m0008 from '../../migrations/0008_tus_uploads.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -19,6 +20,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0005_storage_location', sql: m0005 },
   { tag: '0006_webdav', sql: m0006 },
   { tag: '0007_idp_identities', sql: m0007 },
+  { tag: '0008_tus_uploads', sql: m0008 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

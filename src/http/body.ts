@@ -1,4 +1,5 @@
-import { AppError, badRequest, Messages, requestAborted } from '../errors.ts';
+import { AppError, badRequest, Messages, requestAborted, uploadAborted } from '../errors.ts';
+import { releaseChunk } from '../lib/buffers.ts';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -93,4 +94,38 @@ export async function readJsonOrForm(request: Request, arrayFields: readonly str
   const out: Record<string, unknown> = {};
   for (const key of new Set(form.keys())) out[key] = arrayFields.includes(key) ? form.getAll(key) : form.get(key);
   return out;
+}
+
+/**
+ * A raw request body as it arrives, one chunk at a time; a chunk is freed when the next is asked for,
+ * so its reader must have copied what it keeps by then. A client that hangs up is the upload's 499.
+ */
+export async function* readBody(request: Request): AsyncGenerator<Uint8Array> {
+  if (!request.body) return markBodyConsumed(request);
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  const reader = request.body.getReader();
+  let done = false;
+  let total = 0;
+  try {
+    for (;;) {
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        read = await reader.read();
+      } catch {
+        throw uploadAborted();
+      }
+      if (read.done) {
+        done = true;
+        // A body that ends short of its declared length was cut off by the client.
+        if (total < declared) throw uploadAborted();
+        markBodyConsumed(request);
+        return;
+      }
+      total += read.value.byteLength;
+      yield read.value;
+      releaseChunk(read.value);
+    }
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+  }
 }

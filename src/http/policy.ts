@@ -135,6 +135,12 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'POST /api/files/upload/bulk': can('uploads.bulk', 'upload'),
   'POST /api/files/:id/replace': can('uploads.replace', 'upload'),
   'POST /api/files/:id/derived': can('uploads.derive', 'upload'),
+  // Resumable uploads (tus): OPTIONS only describes the server; HEAD is served by the GET route.
+  'OPTIONS /api/files/tus': publicGeneral,
+  'POST /api/files/tus': can('tus.create', 'upload'),
+  'GET /api/files/tus/:uploadId': can('tus.status'),
+  'PATCH /api/files/tus/:uploadId': can('tus.append', 'upload'),
+  'DELETE /api/files/tus/:uploadId': can('tus.terminate'),
 
   'GET /api/files/:id/download': can('downloads.file'),
   'POST /api/files/download/bulk': can('downloads.zip'),

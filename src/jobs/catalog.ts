@@ -37,6 +37,7 @@ export const Jobs = {
   trashPurge: defineJob('trash.purge', none),
   storageDelete: defineJob('storage.delete', z.object({ keys: z.array(z.string()).min(1) })),
   uploadsSweep: defineJob('uploads.sweep', none),
+  tusSweep: defineJob('tus.sweep', none),
   orphansScan: defineJob('orphans.scan', z.object({ graceMinutes }), { maxAttempts: 3 }),
   orphansDelete: defineJob(
     'orphans.delete',

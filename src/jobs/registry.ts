@@ -2,7 +2,7 @@ import type { JobSpec, PayloadOf } from './catalog.ts';
 import type { Job } from './queue.ts';
 
 export interface JobRunContext {
-  job: Pick<Job, 'id' | 'kind' | 'accountId' | 'attempts' | 'maxAttempts'>;
+  job: Pick<Job, 'id' | 'kind' | 'accountId' | 'attempts' | 'maxAttempts' | 'createdAt'>;
   /** Aborted when the worker stops; long handlers check it between batches. */
   signal: AbortSignal;
   /**

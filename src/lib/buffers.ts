@@ -10,3 +10,12 @@ export function releaseChunk(chunk: Uint8Array): void {
   if (buffer instanceof ArrayBuffer && !buffer.detached && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength)
     buffer.transfer(0);
 }
+
+/**
+ * Frees the memory behind the buffer `chunk` views, for a chunk that is the only view of it: a cipher's
+ * output views all of its buffer but a byte of slack, which releaseChunk leaves to the GC.
+ */
+export function releaseSoleView(chunk: Uint8Array): void {
+  const { buffer } = chunk;
+  if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
+}

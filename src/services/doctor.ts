@@ -7,6 +7,7 @@ import type { Keyring } from '../storage/keyring.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { DiskSpace, DiskSpaceService } from './disk-space.ts';
+import type { StaleUploads, TusUploadService } from './tus-uploads.ts';
 
 const PAGE = 1000;
 const LISTED = 100;
@@ -28,6 +29,8 @@ export interface DoctorReport {
   auditQueue: { pending: number; failed: number };
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
   disk: DiskSpace;
+  /** Resumable uploads: unfinished ones, those past their expiry and staged bytes no upload owns (the server removes both). */
+  uploads: StaleUploads;
   /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
   storage: { location: StorageLocation; checks: ProbeStep[] };
 }
@@ -37,6 +40,8 @@ type Progress = (p: { phase: string; done: number; total: number }) => void;
 /**
  * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
  * whose stored object is missing, data keys under a master key that is not current or not available,
+ * free disk space against the reserve, and stale resumable uploads (listed only: the server's maintenance
+ * job removes them, so they need no one).
  * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete.
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
@@ -51,6 +56,7 @@ export class DoctorService {
       items: ItemsRepo;
       audit: AuditService;
       disk: DiskSpaceService;
+      tusUploads: Pick<TusUploadService, 'stale'>;
     },
   ) {}
 
@@ -87,6 +93,7 @@ export class DoctorService {
 
     const queue = this.d.audit.queueDepths();
     const disk = this.d.disk.status();
+    const uploads = await this.d.tusUploads.stale();
     const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
 
     const report: DoctorReport = {
@@ -97,6 +104,7 @@ export class DoctorService {
       keys: { currentKeyId, notCurrent, unavailable },
       auditQueue: queue,
       disk,
+      uploads,
       storage,
     };
     report.ok =

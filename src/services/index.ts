@@ -31,6 +31,8 @@ import { StorageMigrationService } from './storage-migration.ts';
 import { ShareService } from './shares.ts';
 import { SubUserService } from './sub-users.ts';
 import { TrashService } from './trash.ts';
+import { TusUploadService } from './tus-uploads.ts';
+import { ResumableStore } from '../storage/resumable.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
 import { UploadService } from './uploads.ts';
@@ -60,6 +62,7 @@ export interface Services {
   access: AccessTracker;
   items: ItemService;
   uploads: UploadService;
+  tusUploads: TusUploadService;
   uploadIntents: UploadIntentService;
   diskSpace: DiskSpaceService;
   downloads: DownloadService;
@@ -110,7 +113,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     idp: config.idp,
     appPasswords,
   });
-  const quota = new QuotaService(repos.users, config.defaultStorageLimit);
+  const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
@@ -161,6 +164,21 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
     disk: diskSpace,
   };
   const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const tusUploads = new TusUploadService({
+    clock,
+    log,
+    transactions,
+    repo: repos.tusUploads,
+    tree,
+    quota,
+    settings,
+    disk: diskSpace,
+    sealed: storage,
+    resumable: new ResumableStore(storage),
+    uploads,
+    views,
+    expiryMs: config.tusExpiryHours * 3600_000,
+  });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const copy = new CopyService(fileDeps);
@@ -196,6 +214,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       users: repos.users,
       quota,
       audit,
+      tusUploads,
     }),
     keys: new KeyService({
       config,
@@ -217,12 +236,14 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       items: repos.items,
       audit,
       disk: diskSpace,
+      tusUploads,
     }),
     storageLocation,
     storageMigration: new StorageMigrationService({ clock, locations: repos.storageLocation, items: repos.items }),
     access,
     items,
     uploads,
+    tusUploads,
     uploadIntents,
     diskSpace,
     downloads,

@@ -33,7 +33,7 @@ export function typedName(name: string, field = 'name'): string {
 }
 
 /** A name a client sent with an upload: bidirectional controls dropped (they disguise file types), then normalized. */
-export function uploadedName(name: string): string {
+function uploadedName(name: string): string {
   return normalizeName(stripBidiControls(name));
 }
 
@@ -47,6 +47,13 @@ export function uploadedFileName(filename: string): string {
   const name = uploadedBaseName(filename);
   if (!isValidUploadedName(name)) throw badRequest(Messages.invalidFileName);
   return name;
+}
+
+/** The folders of an uploaded relative path (`a/b/file.txt` → a, b), cleaned; an invalid one is the upload's 400. */
+export function relativeFolders(relativePath: string | null | undefined): string[] {
+  const folders = (relativePath ?? '').split(/[/\\]/).map(uploadedName).filter(Boolean).slice(0, -1);
+  if (!folders.every(isValidUploadedName)) throw badRequest(Messages.invalidFileName);
+  return folders;
 }
 
 export function uploadedBaseName(filename: string): string {

@@ -14,6 +14,7 @@ import { actorFields, AuditActions, type Actor, type AuditPrincipal, type AuditS
 import { FileEventType } from './file-events.ts';
 import { type JobOutcome, pollJob } from './job-status.ts';
 import type { QuotaService } from './quota.ts';
+import type { TusUploadService } from './tus-uploads.ts';
 
 /** Items per category in a report (SPEC "Orphan scan report"). */
 const REPORT_LIMIT = 2000;
@@ -24,6 +25,7 @@ const SCAN_BATCH = 1000;
 const SkipReasons = {
   invalidKey: 'Not a valid storage key',
   keyReferenced: 'A file now references this object',
+  keyUploading: 'A resumable upload in progress owns this object',
   objectGone: 'Object no longer exists',
   objectTooRecent: 'Object was written too recently',
   rowGone: 'Row no longer exists',
@@ -102,6 +104,8 @@ export class OrphanService {
       users: UsersRepo;
       quota: QuotaService;
       audit: AuditService;
+      /** Unfinished resumable uploads own objects no file row points at yet: never orphans. */
+      tusUploads: Pick<TusUploadService, 'keysInUse'>;
     },
   ) {}
 
@@ -157,9 +161,11 @@ export class OrphanService {
 
     let batch: Array<{ key: string; size: number; lastModified: Date }> = [];
     const checkObjects = () => {
-      const known = this.d.items.referencedKeys(batch.map((o) => o.key));
+      const keys = batch.map((o) => o.key);
+      const known = this.d.items.referencedKeys(keys);
+      const uploading = this.d.tusUploads.keysInUse(keys);
       for (const o of batch) {
-        if (known.has(o.key)) continue;
+        if (known.has(o.key) || uploading.has(o.key)) continue;
         if (o.lastModified.getTime() > cutoff) {
           report.totals.skippedTooRecent++;
           continue;
@@ -341,6 +347,7 @@ export class OrphanService {
   private async storageSkipReason(key: string, cutoff: number): Promise<string | null> {
     if (!isValidStorageKey(key)) return SkipReasons.invalidKey;
     if (this.d.items.isKeyReferenced(key)) return SkipReasons.keyReferenced;
+    if (this.d.tusUploads.keysInUse([key]).size > 0) return SkipReasons.keyUploading;
     const info = await this.d.driver.head(key);
     if (!info) return SkipReasons.objectGone;
     if (info.lastModified.getTime() > cutoff) return SkipReasons.objectTooRecent;

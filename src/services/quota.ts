@@ -1,3 +1,4 @@
+import type { TusUploadsRepo } from '../db/repos/tus-uploads.ts';
 import type { UsersRepo } from '../db/repos/users.ts';
 import { storageLimitExceeded } from '../errors.ts';
 
@@ -5,16 +6,20 @@ export interface StorageUsage {
   used: number;
   /** The account's limit; null when unlimited. */
   total: number | null;
+  /** What the limit leaves once stored files and the whole length of unfinished resumable uploads are counted. */
   free: number | null;
 }
 
 /**
- * An account's storage: the usage counter on the owner's row (every stored file, trash included) and
- * its limit (its own, else the instance default, else none). Reading never scans items.
+ * An account's storage: the usage counter on the owner's row (every stored file, trash included), the
+ * space reserved by its unfinished resumable uploads (each its whole length, from creation on, so
+ * uploads in parallel cannot together overshoot) and its limit (its own, else the instance default,
+ * else none). Reading never scans items.
  */
 export class QuotaService {
   constructor(
     private readonly users: UsersRepo,
+    private readonly reservations: Pick<TusUploadsRepo, 'reserved'>,
     /** The instance default for accounts without a limit of their own (null: unlimited). */
     private readonly defaultLimit: number | null,
   ) {}
@@ -23,7 +28,8 @@ export class QuotaService {
     const row = this.users.storage(accountId);
     const used = row?.storageUsed ?? 0;
     const total = row?.storageLimit ?? this.defaultLimit;
-    return { used, total, free: total === null ? null : Math.max(0, total - used) };
+    if (total === null) return { used, total, free: null };
+    return { used, total, free: Math.max(0, total - used - this.reservations.reserved(accountId)) };
   }
 
   /** Throws 413 `Storage limit exceeded. Required: X, available: Y.` when `bytes` more would not fit. */

@@ -255,11 +255,11 @@ export class TrashService {
     return count;
   }
 
-  /** Job body of `trash.empty`: every trash root of the account. */
-  emptyTrash(accountId: string, run: BatchRun = {}): number {
+  /** Job body of `trash.empty`: every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for). */
+  emptyTrash(accountId: string, trashedUpTo: number, run: BatchRun = {}): number {
     let count = 0;
     for (;;) {
-      const roots = this.d.items.trashRootIds(accountId, 100);
+      const roots = this.d.items.trashRootIds(accountId, trashedUpTo, 100);
       if (roots.length === 0) return count;
       for (const id of roots) count += this.purgeRoot(accountId, id, run);
     }

@@ -14,7 +14,8 @@ import { Jobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { Logger } from '../log.ts';
 import type { SealedStore } from '../storage/sealed.ts';
-import { isValidUploadedName, uploadedBaseName, uploadedFileName, uploadedName } from './names.ts';
+import { isValidUploadedName, relativeFolders, uploadedBaseName, uploadedFileName } from './names.ts';
+import type { AuditPrincipal } from './audit.ts';
 import type { Principal } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
@@ -66,6 +67,21 @@ export interface StoredObject {
   detected: boolean;
 }
 
+/** The bytes of a resumable upload, stored and published under their key: POST /upload's pipeline makes the file. */
+export interface ResumedFile {
+  storageKey: string;
+  size: number;
+  wrappedKey: string;
+  keyId: string;
+  /** The first bytes of the content, for type detection. */
+  head: Uint8Array;
+  clientType: string | null;
+  name: string;
+  parentId: string | null;
+  relativePath: string | null;
+  modified: number | null;
+}
+
 interface Budget {
   maxBytes: number;
   /** Bytes the account may still add in this request; null when it has no limit. */
@@ -79,7 +95,7 @@ const DEFAULT_TYPE = 'application/octet-stream';
 const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
 
 /** SPEC: milliseconds since the epoch as text; anything else is ignored. */
-function parseModifiedTime(text: string | undefined): number | null {
+export function parseModifiedTime(text: string | undefined): number | null {
   if (text === undefined || !/^\d{1,16}$/.test(text.trim())) return null;
   const ms = Number(text.trim());
   return ms > 0 && ms <= 8.64e15 ? ms : null;
@@ -92,6 +108,12 @@ async function sniff(head: Uint8Array): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/** SPEC "Upload rules" 1: the type detected from the content, else the client's, else the default. */
+async function detectType(head: Uint8Array, clientType: string | null): Promise<{ mimeType: string; detected: boolean }> {
+  const detected = await sniff(head);
+  return { mimeType: detected ?? (clientType || DEFAULT_TYPE), detected: detected !== null };
 }
 
 /**
@@ -343,6 +365,29 @@ export class UploadService {
   }
 
   /**
+   * A file whose bytes arrived in a resumable upload: the row, free name, folders of its relative path,
+   * usage counter, events and audit exactly as POST /upload makes them. Its quota was reserved when the
+   * upload began, so it is not checked again; `within` runs in the same transaction (the upload ends).
+   * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it.
+   */
+  async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
+    const type = await detectType(file.head, file.clientType);
+    const object: StoredObject = { ...file, ...type };
+    const result = this.transactions.immediate(() => {
+      const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
+      const created: Item[] = [];
+      const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
+      const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
+      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { quotaReserved: true });
+      within(row);
+      return { row, created };
+    });
+    for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
+    this.published(uploader, result.row);
+    return this.d.views.one(uploader.accountId, result.row);
+  }
+
+  /**
    * A single-file form: every field, and the first file part stored under a new key (recorded in `stored`
    * so the caller can discard it); later file parts are skipped. `prepare` checks the part before a byte
    * of it is stored and returns the budget to store it under.
@@ -419,20 +464,25 @@ export class UploadService {
       if (signal?.aborted) throw uploadAborted();
       throw err;
     }
-    const detected = await sniff(head.subarray(0, headBytes));
     return {
       storageKey,
       size: info.size,
       wrappedKey: info.wrappedKey,
       keyId: info.keyId,
-      mimeType: detected ?? (part.mimeType || DEFAULT_TYPE),
-      detected: detected !== null,
+      ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
     };
   }
 
   /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
-  private insertFile(principal: Principal, parentId: string | null, name: string, object: StoredObject, modified: number | null): Item {
-    this.quota.assertRoom(principal.accountId, object.size);
+  private insertFile(
+    principal: AuditPrincipal,
+    parentId: string | null,
+    name: string,
+    object: StoredObject,
+    modified: number | null,
+    opts: { quotaReserved?: boolean } = {},
+  ): Item {
+    if (!opts.quotaReserved) this.quota.assertRoom(principal.accountId, object.size);
     const now = this.clock.now();
     const row = this.d.items.insert({
       id: newId(),
@@ -457,16 +507,14 @@ export class UploadService {
 
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
   private ensureFolders(
-    principal: Principal,
+    principal: AuditPrincipal,
     folders: Map<string, string | null>,
     created: Item[],
     relativePath: string | undefined,
   ): string | null {
-    const segments = (relativePath ?? '').split(/[/\\]/).map(uploadedName).filter(Boolean).slice(0, -1);
     let path = '';
     let parentId: string | null = folders.get('') ?? null;
-    for (const segment of segments) {
-      if (!isValidUploadedName(segment)) throw badRequest(Messages.invalidFileName);
+    for (const segment of relativeFolders(relativePath)) {
       path += `/${nameKeyOf(segment)}`;
       const known = folders.get(path);
       if (known !== undefined) {
@@ -486,7 +534,7 @@ export class UploadService {
     return parentId;
   }
 
-  private published(principal: Principal, row: Item): void {
+  private published(principal: AuditPrincipal, row: Item): void {
     this.d.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
   }
 

@@ -4,6 +4,8 @@
  * - `get` of a missing key rejects with StorageNotFoundError before any byte is produced.
  * - `delete` is idempotent; `list` streams, so a scan of a million objects holds one page in memory.
  * - Keys are checked with `assertValidStorageKey` (keys.ts) so none can escape the driver's root.
+ * - `staging` holds objects written piece by piece (resumable uploads): invisible to `get` and `list`
+ *   until published, and turned into the object without the bytes passing through Coffer again.
  */
 export interface ObjectInfo {
   key: string;
@@ -32,6 +34,7 @@ export interface StorageDriver {
   delete(key: string): Promise<boolean>;
   list(): AsyncIterable<ObjectInfo>;
   copy(fromKey: string, toKey: string): Promise<void>;
+  readonly staging: StagingArea;
   /** Where the objects live, as recorded in the database (a changed location is refused at start). */
   readonly location: StorageLocation;
   /** Uploads begun and never completed or aborted (S3 multipart uploads); none for a driver without them. */
@@ -40,6 +43,30 @@ export interface StorageDriver {
   abortIncompleteUpload?(key: string, uploadId: string): Promise<boolean>;
   /** A probe object's round trip for `coffer doctor` (a bucket's put, get, list, delete); none for local disk. */
   probe?(): Promise<ProbeStep[]>;
+}
+
+/**
+ * Objects written in pieces across requests and restarts. The caller records how many bytes are durable
+ * (the database); the staging area keeps the bytes and nothing else, so after a crash the caller's
+ * record decides where writing resumes.
+ */
+export interface StagingArea {
+  /** Bytes staged under `key`; 0 when there are none. */
+  size(key: string): Promise<number>;
+  /** `range` of the staged bytes. */
+  read(key: string, range: ByteRange): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * Writes `body` from byte `at` on, over what is staged there, and cuts off anything after its end;
+   * durable when it resolves. `at` beyond the staged size is a StorageNotFoundError (the bytes are gone).
+   * Each chunk of `body` is the driver's once yielded, the only view of its memory: it may free it after writing.
+   */
+  write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<number>;
+  /** Makes the `size` staged bytes the object `key`, durably; resolves at once if that object exists already. */
+  publish(key: string, size: number): Promise<void>;
+  /** Removes the staged bytes; returns whether there were any. */
+  discard(key: string): Promise<boolean>;
+  /** Every staged key with its size and last write. */
+  list(): AsyncIterable<ObjectInfo>;
 }
 
 export interface ProbeStep {

@@ -1,16 +1,16 @@
 import type { S3Config, StorageConfig } from '../config.ts';
 import { StartupError, secretText } from '../data-dir.ts';
 import type { StorageDriver, StorageLocation } from './driver.ts';
-import { createLocalDriver } from './local.ts';
+import { createLocalDriver, stagingDirOf } from './local.ts';
 import { describeAccessFailure, S3Driver } from './s3.ts';
 
 /** The driver a configuration names; `blobs` is the local driver's root. */
 export function createDriver(storage: StorageConfig, blobs: string): StorageDriver {
-  return storage.driver === 's3' ? createS3Driver(storage) : createLocalDriver(blobs);
+  return storage.driver === 's3' ? createS3Driver(storage, stagingDirOf(blobs)) : createLocalDriver(blobs);
 }
 
-function createS3Driver(c: S3Config): S3Driver {
-  return new S3Driver({ ...c, secretAccessKey: secretText(c.secretAccessKey, 'S3_SECRET_ACCESS_KEY_FILE') });
+function createS3Driver(c: S3Config, stagingDir: string): S3Driver {
+  return new S3Driver({ ...c, secretAccessKey: secretText(c.secretAccessKey, 'S3_SECRET_ACCESS_KEY_FILE'), stagingDir });
 }
 
 /** Proves the storage answers before the server takes requests: a bucket problem is one line naming the setting. */

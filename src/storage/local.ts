@@ -5,15 +5,19 @@ import { randomBytes } from 'node:crypto';
 import {
   StorageNotFoundError,
   RangeNotSatisfiableError,
+  ObjectIntegrityError,
   type ByteRange,
   type ObjectInfo,
   type PutOptions,
+  type StagingArea,
   type StorageDriver,
   type StorageLocation,
 } from './driver.ts';
+import { releaseSoleView } from '../lib/buffers.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 
 const TEMP_DIR = '.tmp';
+const STAGING_DIR = '.staging';
 // Coalesce small chunks into few large writes: one syscall per MiB instead of per segment.
 const WRITE_BUFFER = 1024 * 1024;
 const SYNC_EVERY = 64 * 1024 * 1024;
@@ -67,6 +71,73 @@ class BackgroundSlot {
   }
 }
 
+/**
+ * Writes `body` into an open file from byte `position` on, in few large writes, and flushes what is
+ * written to disk in the background while more arrives, so the caller's final sync waits for little.
+ * Returns the bytes written; on failure nothing is in flight when it throws.
+ */
+async function writeBody(
+  handle: fsp.FileHandle,
+  position: number,
+  body: AsyncIterable<Uint8Array>,
+  opts: { signal?: AbortSignal; release?: boolean } = {},
+): Promise<number> {
+  const { signal } = opts;
+  let size = 0;
+  let at = position;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (pendingBytes === 0) return;
+    const written = pending;
+    let chunks = pending;
+    let left = pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    // One vectored write per batch: no copy into a single buffer; a short write resumes where it stopped.
+    while (left > 0) {
+      const { bytesWritten } = await handle.writev(chunks, at);
+      at += bytesWritten;
+      left -= bytesWritten;
+      if (left === 0) break;
+      let skip = bytesWritten;
+      while (skip >= chunks[0]!.byteLength) skip -= chunks.shift()!.byteLength;
+      if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
+    }
+    if (opts.release) for (const chunk of written) releaseSoleView(chunk);
+  };
+  // The next batch gathers while this one is written: at most one write in flight.
+  const writing = new BackgroundSlot();
+  // A failed background flush fails the write: the kernel reports a writeback error to one fsync only.
+  const syncing = new BackgroundSlot();
+  let syncedTo = 0;
+  try {
+    for await (const chunk of body) {
+      signal?.throwIfAborted();
+      size += chunk.byteLength;
+      pending.push(chunk);
+      pendingBytes += chunk.byteLength;
+      if (pendingBytes >= WRITE_BUFFER) {
+        await writing.settle();
+        writing.start(flush);
+        if (!syncing.busy && size - syncedTo >= SYNC_EVERY) {
+          syncedTo = size;
+          syncing.start(() => handle.datasync());
+        }
+      }
+    }
+    signal?.throwIfAborted();
+    await writing.settle();
+    await flush();
+    await syncing.settle();
+    return size;
+  } catch (err) {
+    await writing.idle();
+    await syncing.idle();
+    throw err;
+  }
+}
+
 // A stream dropped without being read to the end or cancelled still closes its file: the runtime treats a
 // collected, unclosed FileHandle as an uncaught error.
 const abandonedReads = new FinalizationRegistry<() => Promise<void>>((close) => void close().catch(() => {}));
@@ -77,7 +148,7 @@ const abandonedReads = new FinalizationRegistry<() => Promise<void>>((close) => 
  * back for 0.2-3 s. The file is opened at the first read and closed at the end, on an error or when the
  * consumer cancels.
  */
-function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
+export function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
   let opened: Promise<fsp.FileHandle> | null = null;
   let ahead: Promise<Uint8Array> | null = null;
   let pos = range.start;
@@ -129,13 +200,19 @@ function readAhead(file: string, range: ByteRange): ReadableStream<Uint8Array> {
   return stream;
 }
 
-/** Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename. */
+/**
+ * Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename.
+ * Staged objects are single files in `<root>/.staging/`, appended in place and renamed into their place
+ * when published.
+ */
 export class LocalDriver implements StorageDriver {
   readonly name = 'local';
+  readonly staging: FileStaging;
   readonly location: StorageLocation = { driver: 'local', bucket: null, prefix: '' };
 
   constructor(readonly root: string) {
     fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });
+    this.staging = new FileStaging({ head: (key) => this.head(key), adopt: (file, key) => this.publish(file, key) }, stagingDirOf(root));
   }
 
   pathOf(key: string): string {
@@ -147,7 +224,8 @@ export class LocalDriver implements StorageDriver {
     return path.join(this.root, TEMP_DIR, `${key}.${randomBytes(6).toString('hex')}`);
   }
 
-  private async publish(temp: string, key: string): Promise<void> {
+  /** Renames a finished file (in the same file system) to the object `key`, durably. */
+  async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
     const dir = path.dirname(final);
     await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
@@ -159,57 +237,13 @@ export class LocalDriver implements StorageDriver {
     assertValidStorageKey(key);
     const temp = this.tempPath(key);
     const handle = await fsp.open(temp, 'wx', 0o600);
-    let size = 0;
-    let pending: Uint8Array[] = [];
-    let pendingBytes = 0;
-    const flush = async () => {
-      if (pendingBytes === 0) return;
-      let chunks = pending;
-      let left = pendingBytes;
-      pending = [];
-      pendingBytes = 0;
-      // One vectored write per batch: no copy into a single buffer; a short write resumes where it stopped.
-      while (left > 0) {
-        const { bytesWritten } = await handle.writev(chunks);
-        left -= bytesWritten;
-        if (left === 0) break;
-        let skip = bytesWritten;
-        while (skip >= chunks[0]!.byteLength) skip -= chunks.shift()!.byteLength;
-        if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
-      }
-    };
-    // The next batch gathers while this one is written: at most one write in flight.
-    const writing = new BackgroundSlot();
-    // Write-behind: what is written is flushed to disk in the background while more arrives, so the final fsync waits for little.
-    // A failed background flush fails the put: the kernel reports a writeback error to one fsync only.
-    const syncing = new BackgroundSlot();
-    let syncedTo = 0;
     try {
-      for await (const chunk of body) {
-        opts.signal?.throwIfAborted();
-        size += chunk.byteLength;
-        pending.push(chunk);
-        pendingBytes += chunk.byteLength;
-        if (pendingBytes >= WRITE_BUFFER) {
-          await writing.settle();
-          writing.start(flush);
-          if (!syncing.busy && size - syncedTo >= SYNC_EVERY) {
-            syncedTo = size;
-            syncing.start(() => handle.datasync());
-          }
-        }
-      }
-      opts.signal?.throwIfAborted();
-      await writing.settle();
-      await flush();
-      await syncing.settle();
+      const size = await writeBody(handle, 0, body, opts);
       await handle.sync();
       await handle.close();
       await this.publish(temp, key);
       return { size };
     } catch (err) {
-      await writing.idle();
-      await syncing.idle();
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
       throw err;
@@ -256,7 +290,8 @@ export class LocalDriver implements StorageDriver {
     // tree of tiny directories; the loop yields to the event loop every LIST_YIELD_EVERY entries.
     let sinceYield = 0;
     for (const a of this.sortedDirs(this.root)) {
-      if (a === TEMP_DIR) continue;
+      // Temp files and staged objects are not objects (yet).
+      if (a.startsWith('.')) continue;
       for (const b of this.sortedDirs(path.join(this.root, a))) {
         const dir = path.join(this.root, a, b);
         for (const name of this.readNames(dir)) {
@@ -320,6 +355,116 @@ export class LocalDriver implements StorageDriver {
       throw err;
     }
   }
+}
+
+/** Staged objects of the local driver: one file each, written in place at the offsets asked for. */
+/** What a staging area turns its files into objects of. */
+interface StagingTarget {
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Makes the whole staged `file` the object `key`, durably, and the file gone: a rename on disk, an upload to a bucket. */
+  adopt(file: string, key: string): Promise<void>;
+}
+
+/**
+ * Staged objects as single files in a local directory, written in place at the offsets asked for. The
+ * local driver renames them into place; the S3 driver uploads them to the bucket when published, so a
+ * bucket never holds a partial object and nothing is downloaded again.
+ */
+export class FileStaging implements StagingArea {
+  constructor(
+    private readonly target: StagingTarget,
+    private readonly dir: string,
+  ) {}
+
+  private fileOf(key: string): string {
+    assertValidStorageKey(key);
+    return path.join(this.dir, key);
+  }
+
+  async size(key: string): Promise<number> {
+    try {
+      return (await fsp.stat(this.fileOf(key))).size;
+    } catch (err) {
+      if (isNotFound(err)) return 0;
+      throw err;
+    }
+  }
+
+  async read(key: string, range: ByteRange): Promise<ReadableStream<Uint8Array>> {
+    const size = await this.size(key);
+    if (range.start < 0 || range.end < range.start || range.end > size) throw new RangeNotSatisfiableError(size);
+    if (range.start === range.end) return new Blob([]).stream();
+    return readAhead(this.fileOf(key), range);
+  }
+
+  async write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<number> {
+    const file = this.fileOf(key);
+    let handle: fsp.FileHandle;
+    let created = false;
+    try {
+      handle = await fsp.open(file, 'r+');
+    } catch (err) {
+      if (!isNotFound(err) || at > 0) throw isNotFound(err) ? new StorageNotFoundError(key) : err;
+      await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      handle = await fsp.open(file, 'wx', 0o600);
+      created = true;
+    }
+    try {
+      const staged = (await handle.stat()).size;
+      if (at > staged) throw new StorageNotFoundError(key);
+      const end = at + (await writeBody(handle, at, body, { ...opts, release: true }));
+      if (staged > end) await handle.truncate(end);
+      // fdatasync also makes the new size durable.
+      await handle.datasync();
+      return end;
+    } finally {
+      await handle.close();
+      if (created) await fsyncDir(this.dir);
+    }
+  }
+
+  async publish(key: string, size: number): Promise<void> {
+    const file = this.fileOf(key);
+    const staged = await fsp.stat(file).catch((err: unknown) => {
+      if (isNotFound(err)) return null;
+      throw err;
+    });
+    if (!staged) {
+      // Published before a crash that came ahead of the caller's record of it.
+      if ((await this.target.head(key)) !== null) return;
+      throw new StorageNotFoundError(key);
+    }
+    if (staged.size < size) throw new ObjectIntegrityError(`staged object ${key} holds ${staged.size} of its ${size} bytes`);
+    if (staged.size > size) {
+      await fsp.truncate(file, size);
+      const handle = await fsp.open(file, 'r+');
+      await handle.datasync().finally(() => handle.close());
+    }
+    await this.target.adopt(file, key);
+  }
+
+  async discard(key: string): Promise<boolean> {
+    try {
+      await fsp.unlink(this.fileOf(key));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  async *list(): AsyncIterable<ObjectInfo> {
+    for (const name of await fsp.readdir(this.dir).catch(() => [] as string[])) {
+      if (!isValidStorageKey(name)) continue;
+      const st = await fsp.stat(path.join(this.dir, name)).catch(() => null);
+      if (st?.isFile()) yield { key: name, size: st.size, lastModified: st.mtime };
+    }
+  }
+}
+
+/** Where staged objects live under the local driver's root (the S3 driver stages there too). */
+export function stagingDirOf(root: string): string {
+  return path.join(root, STAGING_DIR);
 }
 
 export function createLocalDriver(root: string): LocalDriver {

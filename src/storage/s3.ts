@@ -1,3 +1,4 @@
+import fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import {
   RangeNotSatisfiableError,
@@ -8,10 +9,12 @@ import {
   type ObjectInfo,
   type ProbeStep,
   type PutOptions,
+  type StagingArea,
   type StorageDriver,
   type StorageLocation,
 } from './driver.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
+import { FileStaging, readAhead } from './local.ts';
 import { sha256Hex, signRequest, UNSIGNED_PAYLOAD, uriEncode, type SigningCredentials } from './s3-signer.ts';
 
 const MiB = 1024 * 1024;
@@ -42,6 +45,8 @@ export interface S3DriverOptions {
   /** Objects larger than this are copied part by part (UploadPartCopy); S3's CopyObject stops at 5 GiB. */
   copyPartThreshold?: number;
   copyPartSize?: number;
+  /** A local directory for resumable uploads in progress: uploaded to the bucket as one object when complete. */
+  stagingDir: string;
 }
 
 interface SendOptions {
@@ -121,6 +126,7 @@ function networkReason(err: unknown): string {
 export class S3Driver implements StorageDriver {
   readonly name = 's3';
   readonly location: StorageLocation;
+  readonly staging: StagingArea;
   private readonly creds: SigningCredentials;
   private readonly origin: string;
   private readonly host: string;
@@ -154,6 +160,14 @@ export class S3Driver implements StorageDriver {
     this.attempts = opts.attempts ?? 4;
     this.copyPartThreshold = opts.copyPartThreshold ?? 5 * 1024 * MiB;
     this.copyPartSize = opts.copyPartSize ?? 1024 * MiB;
+    this.staging = new FileStaging({ head: (key) => this.head(key), adopt: (file, key) => this.adopt(file, key) }, opts.stagingDir);
+  }
+
+  /** A completed resumable upload's staged file becomes the object (a multipart put from local disk), then goes. */
+  private async adopt(file: string, key: string): Promise<void> {
+    const { size } = await fsp.stat(file);
+    await this.put(key, readAhead(file, { start: 0, end: size }));
+    await fsp.rm(file, { force: true });
   }
 
   /** `bucket/prefix` for messages. */

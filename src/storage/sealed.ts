@@ -16,7 +16,7 @@ import { KeyIntegrityError, wrappedKeyId, type Keyring } from './keyring.ts';
 export const SEGMENT_SIZE = 64 * 1024;
 export const HEADER_SIZE = 16;
 const TAG_SIZE = 16;
-const SEALED_SEGMENT = SEGMENT_SIZE + TAG_SIZE;
+export const SEALED_SEGMENT = SEGMENT_SIZE + TAG_SIZE;
 const MAGIC = Buffer.from('CFSE');
 const VERSION = 1;
 
@@ -28,7 +28,7 @@ export interface SealedInfo {
   keyId: string;
 }
 
-function segmentCount(size: number): number {
+export function segmentCount(size: number): number {
   return size === 0 ? 1 : Math.ceil(size / SEGMENT_SIZE);
 }
 
@@ -37,7 +37,7 @@ export function sealedSize(size: number): number {
   return HEADER_SIZE + size + segmentCount(size) * TAG_SIZE;
 }
 
-function makeHeader(prefix: Uint8Array): Buffer {
+export function makeHeader(prefix: Uint8Array): Buffer {
   const h = Buffer.alloc(HEADER_SIZE);
   MAGIC.copy(h, 0);
   h[4] = VERSION;
@@ -63,7 +63,7 @@ function nonceFor(header: Buffer, index: number, last: boolean): Buffer {
 }
 
 /** A sealed segment as its ciphertext and its tag: written back to back, never copied into one buffer. */
-function sealSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
+export function sealSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
   const c = createCipheriv('aes-256-gcm', key, nonceFor(header, index, last));
   c.setAAD(header);
   const body = c.update(plain);
@@ -131,7 +131,7 @@ async function* sealStream(
  * spanning two chunks is two pieces). Pieces are valid until the next read, when the chunks they came
  * from are released.
  */
-class ExactReader {
+export class ExactReader {
   private readonly it: AsyncIterator<Uint8Array>;
   /** The chunk being read, and the part of it not yet returned. */
   private chunk: Uint8Array | null = null;
@@ -289,7 +289,7 @@ export class SealedStore {
   ): Promise<ReadableStream<Uint8Array>> {
     const { size } = info;
     if (range && (range.start < 0 || range.end > size || range.start > range.end)) throw new RangeNotSatisfiableError(size);
-    const dataKey = this.unwrap(info.wrappedKey);
+    const dataKey = this.unwrapKey(info.wrappedKey);
     const want = range ?? { start: 0, end: size };
     if (range && range.start === range.end) return new Blob([]).stream();
 
@@ -326,7 +326,8 @@ export class SealedStore {
     await this.driver.copy(fromKey, toKey);
   }
 
-  private unwrap(wrappedKey: string): Uint8Array {
+  /** An object's data key; a key that cannot be unwrapped is the object's integrity failure. */
+  unwrapKey(wrappedKey: string): Uint8Array {
     try {
       return this.keyring.unwrap(wrappedKey);
     } catch (err) {

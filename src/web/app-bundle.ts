@@ -79,6 +79,8 @@ export async function buildWebBundle(opts: { minify?: boolean } = {}): Promise<W
     entrypoints: [ENTRY],
     target: 'browser',
     minify: opts.minify ?? true,
+    // Code loaded on demand (the resumable upload client) stays out of the first load.
+    splitting: true,
     naming: { entry: '[name]-[hash].[ext]', chunk: '[name]-[hash].[ext]', asset: '[name]-[hash].[ext]' },
     publicPath: '/assets/',
     define: { 'process.env.NODE_ENV': '"production"' },

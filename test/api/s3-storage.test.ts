@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import { memoryLogger, waitForLine } from '../helpers/logs.ts';
 import * as seed from '../helpers/seed.ts';
 import { runCli, parseJson } from '../helpers/cli.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
+import { createUpload, patchUpload, stagedFiles } from '../helpers/tus.ts';
 import { HEADER_SIZE, SEGMENT_SIZE } from '../../src/storage/sealed.ts';
 import { S3Driver } from '../../src/storage/s3.ts';
 import { Messages } from '../../src/errors.ts';
@@ -139,6 +141,22 @@ describe('the S3 driver through the API', () => {
     const again = await admin.services.orphans.deleteOrphans({ storageKeys: [name], fileIds: [], graceMinutes: 1440 }, 'cli');
     expect(again.storage.results).toEqual([{ key: name, deleted: false, reason: 'Object no longer exists' }]);
   });
+  test('a resumable upload stages its sealed bytes on local disk and reaches the bucket as one object only when complete', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(7 * MiB + 123);
+    const location = (await createUpload(o.client, data.length, { filename: 'video.bin' })).headers.get('location')!;
+    const key = t.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)!.storageKey;
+    expect((await patchUpload(o.client, location, 0, data.subarray(0, 3 * MiB))).status).toBe(204);
+    expect(s3.objectKeys(prefix)).not.toContain(`${prefix}${key}`);
+    expect(stagedFiles(t.dataDir)).toContain(key);
+    const done = await patchUpload(o.client, location, 3 * MiB, data.subarray(3 * MiB));
+    expect(done.status).toBe(204);
+    expect(s3.objectKeys(prefix)).toContain(`${prefix}${key}`);
+    expect(stagedFiles(t.dataDir)).not.toContain(key);
+    expect(s3.incompleteUploads(prefix)).toEqual([]);
+    const down = await o.client.get(`/api/files/${done.headers.get('upload-item-id')}/download`);
+    expect(Buffer.from(await down.arrayBuffer()).equals(data)).toBe(true);
+  });
 });
 
 describe('a bucket that stalls (S3_TIMEOUT_SECONDS=1)', () => {
@@ -235,6 +253,8 @@ describe('server-side copy of a large object', () => {
       accessKeyId: 'S3RVER',
       secretAccessKey: 'S3RVER',
       forcePathStyle: true,
+      // Never used: only resumable uploads stage.
+      stagingDir: path.join(os.tmpdir(), 'coffer-unused-staging'),
       copyPartThreshold: MiB,
       copyPartSize: 5 * MiB,
     });

@@ -175,6 +175,22 @@ describe('POST /api/files/trash/delete and /trash/empty', () => {
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(0);
   });
 
+  test('empty trash removes what was in the trash when it was asked for, not what is trashed while the job waits', async () => {
+    const o = await seed.owner(t);
+    const before = await upload(o.client, 'before.txt', 'before');
+    await o.client.post('/api/files/delete', { ids: [before.id] });
+    clock.advance(1000);
+    const res = await o.client.post('/api/files/trash/empty');
+    expect(res.status).toBe(202);
+    const { jobId } = await json(res);
+    clock.advance(1000);
+    const after = await upload(o.client, 'after.txt', 'after');
+    await o.client.post('/api/files/delete', { ids: [after.id] });
+    expect((await pollDone(o.client, jobId)).result).toEqual({ count: 1 });
+    const trash = await json(await o.client.get('/api/files/trash'));
+    expect(trash.map((i: { id: string }) => i.id)).toEqual([after.id]);
+  });
+
   test('trash older than TRASH_RETENTION_DAYS is purged by the daily schedule', async () => {
     const o = await seed.owner(t);
     const old = await upload(o.client, 'old.txt', 'old');

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { blobFiles } from '../helpers/files.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/server.ts';
+import { ServerProcess } from '../helpers/server-process.ts';
 import { Rng } from './random.ts';
 
-const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 export interface KillChaosOptions {
@@ -52,53 +52,6 @@ interface Known {
   keeper: boolean;
 }
 
-/** The source server (or the executable) as its own process, so it can be killed for real. */
-class ServerProcess {
-  proc: ReturnType<typeof Bun.spawn> | null = null;
-  url = '';
-
-  constructor(
-    private readonly dataDir: string,
-    private readonly binary?: string,
-  ) {}
-
-  async start(): Promise<void> {
-    const port = 20000 + Math.floor(Math.random() * 30000);
-    const cmd = this.binary ? [this.binary, 'serve'] : [process.execPath, MAIN, 'serve'];
-    this.proc = Bun.spawn([...cmd, '--port', String(port), '--host', '127.0.0.1', '--data-dir', this.dataDir], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        LOG_LEVEL: 'error',
-        COFFER_MIN_FREE_BYTES: '16M',
-        COFFER_GENERAL_RATE_LIMIT: '1000000',
-      },
-      stdout: 'ignore',
-      stderr: 'pipe',
-    });
-    this.url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${this.url}/health`)).ok) return;
-      } catch {
-        if (this.proc.exitCode !== null) throw new Error(`server exited: ${await new Response(this.proc.stderr as ReadableStream).text()}`);
-        if (Date.now() > deadline) throw new Error('server did not answer /health within 20 s');
-        await Bun.sleep(25);
-      }
-    }
-  }
-
-  async kill(): Promise<void> {
-    this.proc?.kill('SIGKILL');
-    await this.proc?.exited;
-  }
-
-  async stop(): Promise<void> {
-    this.proc?.kill('SIGTERM');
-    await this.proc?.exited;
-  }
-}
-
 /**
  * A bounded mixed workload (uploads small and large, bulk uploads, folders, renames, moves, copies,
  * trash, restore, permanent delete, empty trash) against a server killed with SIGKILL at random points
@@ -122,8 +75,9 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
   const scratchParent = new Map<string, string | null>();
   const jobs = new Set<string>();
   const copyJobs = new Map<string, string>();
-  /** Empty-trash jobs not seen finished (null: one whose answer the kill swallowed): they take whatever is in the trash when they run. */
+  /** Empty-trash jobs not seen finished (null: one whose answer the kill swallowed); the model treats what is trashed meanwhile as deletable too. */
   const pendingEmpties = new Set<string | null>();
+  let emptiesInFlight = 0;
   let cookie = '';
   let operations = 0;
   let started = 0;
@@ -267,10 +221,13 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
     },
     async empty() {
       for (const id of trashed) markDeletable(id);
-      const res = await call('POST', '/api/files/trash/empty').catch((err: unknown) => {
-        pendingEmpties.add(null);
-        throw err;
-      });
+      emptiesInFlight++;
+      const res = await call('POST', '/api/files/trash/empty')
+        .catch((err: unknown) => {
+          pendingEmpties.add(null);
+          throw err;
+        })
+        .finally(() => emptiesInFlight--);
       if (res.status === 202) {
         const { jobId } = (await answer(res)) as { jobId: string };
         jobs.add(jobId);
@@ -282,6 +239,8 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
 
   /** Whether an empty-trash job may still run (and so remove what is trashed now). */
   async function emptyStillPending(): Promise<boolean> {
+    // A trash sent beside an unanswered empty may reach the server first and be emptied with it.
+    if (emptiesInFlight > 0) return true;
     for (const id of pendingEmpties) {
       if (id === null) return true;
       const res = await call('GET', `/api/files/jobs/${id}`).catch(() => null);

@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { rowWithoutObject, storeFile } from '../helpers/stored-files.ts';
+import { createUpload, patchUpload } from '../helpers/tus.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -56,5 +57,17 @@ describe('coffer doctor, beside the running server', () => {
     expect(ctx.services.audit.list({ action: 'doctor.fix' })[0]!.details).toEqual({
       accounts: [{ accountId: o.id, from: actual + 12345, to: actual }],
     });
+  });
+
+  test('lists resumable uploads past their expiry (the server deletes them; they are no problem)', async () => {
+    const o = await seed.owner(t);
+    const created = await createUpload(o.client, 5000, { filename: 'abandoned.mov' });
+    const id = created.headers.get('location')!.split('/').at(-1)!;
+    expect((await patchUpload(o.client, `/api/files/tus/${id}`, 0, Buffer.alloc(1200, 7))).status).toBe(204);
+    t.server.ctx.db.$client.query('UPDATE tus_uploads SET expires_at = ? WHERE id = ?').run(Date.now() - 60_000, id);
+    const human = await doctor();
+    expect(human.stdout).toContain('resumable uploads: 1 unfinished, 1 past their expiry, 0 staged object(s) no upload owns');
+    expect(human.stdout).toContain(`  ${id} abandoned.mov: 1200 of 5000 bytes, expired `);
+    expect(parseJson(await doctor('--json')).uploads).toMatchObject({ unfinished: 1, expired: [{ id, name: 'abandoned.mov' }] });
   });
 });

@@ -49,6 +49,13 @@ export async function listAll(client: TestClient, pathAndQuery: string): Promise
   }
 }
 
+/** A file's whole content through GET /download, which must answer 200. */
+export async function downloaded(client: TestClient, id: string): Promise<Buffer> {
+  const res = await client.get(`/api/files/${id}/download`);
+  if (res.status !== 200) throw new Error(`download of ${id} answered ${res.status}: ${await res.text()}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
 /** Stored objects under `<dataDir>/blobs` (published ones, and temp files separately). */
 export function blobFiles(dataDir: string): { objects: string[]; temp: string[] } {
   const root = path.join(dataDir, 'blobs');

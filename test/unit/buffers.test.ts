@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test';
-import { releaseChunk } from '../../src/lib/buffers.ts';
+import { createCipheriv, randomBytes } from 'node:crypto';
+import { releaseChunk, releaseSoleView } from '../../src/lib/buffers.ts';
 
 test('releaseChunk frees a chunk that is its whole buffer, and leaves views of shared buffers alone', () => {
   const whole = new Uint8Array(256 * 1024).fill(7);
@@ -15,4 +16,12 @@ test('releaseChunk frees a chunk that is its whole buffer, and leaves views of s
   releaseChunk(parent.subarray(512));
   expect(parent.byteLength).toBe(1024);
   expect(part[0]).toBe(1);
+});
+
+test("releaseSoleView frees a cipher's output, which views all of its buffer but a byte of slack", () => {
+  const c = createCipheriv('aes-256-gcm', randomBytes(32), randomBytes(12));
+  const sealed = c.update(randomBytes(64 * 1024));
+  releaseSoleView(sealed);
+  expect(sealed.byteLength).toBe(0);
+  releaseSoleView(sealed);
 });

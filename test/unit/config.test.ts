@@ -47,7 +47,16 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { COFFER_MIN_FREE_BYTES: '0' }).minFreeBytes).toBe(0);
   });
 
+  test('resumable uploads expire after 24 hours by default; TUS_EXPIRY_HOURS takes fractions', () => {
+    expect(loadConfig({}, {}).tusExpiryHours).toBe(24);
+    expect(loadConfig({}, { TUS_EXPIRY_HOURS: '72' }).tusExpiryHours).toBe(72);
+    expect(loadConfig({}, { TUS_EXPIRY_HOURS: '0.25' }).tusExpiryHours).toBe(0.25);
+  });
+
   test.each([
+    [{}, { TUS_EXPIRY_HOURS: '0' }, /TUS_EXPIRY_HOURS must be a number of hours above 0/],
+    [{}, { TUS_EXPIRY_HOURS: 'a day' }, /TUS_EXPIRY_HOURS/],
+    [{}, { TUS_EXPIRY_HOURS: '9000' }, /at most 8760/],
     [{}, { COFFER_IDLE_TIMEOUT_SECONDS: '300' }, /COFFER_IDLE_TIMEOUT_SECONDS must be between 1 and 255/],
     [{}, { COFFER_MAX_CONNECTIONS_PER_IP: 'many' }, /COFFER_MAX_CONNECTIONS_PER_IP/],
     [{}, { COFFER_MIN_FREE_BYTES: 'plenty' }, /COFFER_MIN_FREE_BYTES must be a size/],

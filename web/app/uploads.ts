@@ -25,17 +25,24 @@ export interface UploadItem {
   /** False for a refusal no retry can fix (too large for this server). */
   retryable: boolean;
   abort?: () => void;
+  /** A resumable upload's address once the server made it: Retry continues from what the server has. */
+  resumeUrl?: string;
 }
 
 /**
- * How bytes reach the server. Multipart today; files above 32 MiB move to a resumable transport
- * (tus-js-client on /api/files/tus) once the server has that endpoint, with no change to the queue.
+ * How bytes reach the server: multipart for small files and replacements, the resumable tus endpoint
+ * for new files above 32 MiB, so a dropped connection or a proxy's body limit costs a retry, not the file.
  */
 interface UploadTransport {
   send(item: UploadItem, onProgress: (loaded: number) => void): { done: Promise<Item | null>; abort(): void };
 }
 
 const CONCURRENCY = 2;
+const RESUMABLE_ABOVE = 32 * 1024 * 1024;
+// Under the 100 MB request cap of common proxies and tunnels; a dropped chunk costs at most this much again.
+const RESUMABLE_CHUNK = 50 * 1024 * 1024;
+// Waits between tries of a chunk that failed for a reason a retry can fix (offline, a restart, 5xx, 423).
+const RESUMABLE_RETRIES = [0, 1000, 3000, 5000, 10_000, 20_000, 30_000];
 
 /** Multipart over XMLHttpRequest: the one browser API that reports upload progress. */
 const multipartTransport: UploadTransport = {
@@ -78,7 +85,84 @@ const multipartTransport: UploadTransport = {
   },
 };
 
-const transportFor = (_item: UploadItem): UploadTransport => multipartTransport;
+/** The server's answer to a failed tus request, as the user's message. */
+function tusError(err: Error & { originalResponse?: { getStatus(): number; getBody(): string } | null }): ApiError {
+  const res = err.originalResponse;
+  if (!res) return new ApiError(0, OFFLINE_MESSAGE);
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(res.getBody()) as Record<string, unknown>;
+  } catch {
+    // Not JSON (a proxy's page): the status says enough.
+  }
+  return new ApiError(res.getStatus(), String(body.message ?? body.error ?? `Upload failed (${res.getStatus()})`), body);
+}
+
+/**
+ * tus-js-client on /api/files/tus, loaded only when a large file is uploaded. Cancel ends the upload on
+ * the server (its reservation and stored bytes go); a failure keeps its address for Retry. Nothing is
+ * kept in localStorage: resuming works for as long as the page is open.
+ */
+const resumableTransport: UploadTransport = {
+  send(item, onProgress) {
+    let upload: import('tus-js-client').Upload | null = null;
+    let cancelled = false;
+    let reject!: (err: Error) => void;
+    const done = new Promise<Item | null>((resolve, fail) => {
+      reject = fail;
+      void import('tus-js-client').then(({ Upload }) => {
+        if (cancelled) return;
+        const metadata: Record<string, string> = {
+          filename: item.file.name,
+          filetype: item.file.type,
+          lastModified: String(item.file.lastModified),
+        };
+        if (item.parentId) metadata.parentId = item.parentId;
+        if (item.relativePath) metadata.relativePath = item.relativePath;
+        upload = new Upload(item.file, {
+          endpoint: '/api/files/tus',
+          uploadUrl: item.resumeUrl ?? null,
+          chunkSize: RESUMABLE_CHUNK,
+          retryDelays: RESUMABLE_RETRIES,
+          storeFingerprintForResuming: false,
+          metadata,
+          onUploadUrlAvailable: () => {
+            item.resumeUrl = upload?.url ?? undefined;
+          },
+          onProgress: (sent) => onProgress(sent),
+          onError: (err) => {
+            // An upload the server no longer knows (expired, ended) starts over on the next Retry.
+            if ([404, 410].includes(tusError(err).status)) item.resumeUrl = undefined;
+            fail(tusError(err));
+          },
+          onSuccess: ({ lastResponse }) => {
+            const url = item.resumeUrl;
+            item.resumeUrl = undefined;
+            if (!lastResponse.getHeader('Upload-Item-Id') || !url) return resolve(null);
+            api<{ item: Item }>(new URL(url).pathname).then(
+              (r) => resolve(r.item),
+              () => resolve(null),
+            );
+          },
+        });
+        upload.start();
+      }, fail);
+    });
+    return {
+      done,
+      abort: () => {
+        cancelled = true;
+        item.resumeUrl = undefined;
+        // Terminates the upload on the server: its reservation and stored bytes go.
+        void upload?.abort(true).catch(() => {});
+        reject(new DOMException('cancelled', 'AbortError'));
+      },
+    };
+  },
+};
+
+const transportFor = (item: UploadItem): UploadTransport =>
+  item.file.size > RESUMABLE_ABOVE && !item.replaceId ? resumableTransport : multipartTransport;
 
 export const uploads = signal<UploadItem[]>([]);
 export const activeUploads = computed(() => uploads.value.filter((u) => u.status.value === 'queued' || u.status.value === 'uploading'));

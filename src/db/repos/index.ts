@@ -13,6 +13,7 @@ import { MfaRepo } from './mfa.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
+import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
@@ -47,6 +48,7 @@ export interface Repos {
   audit: AuditRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
+  tusUploads: TusUploadsRepo;
   storageLocation: StorageLocationRepo;
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
@@ -69,6 +71,7 @@ export function createRepos(db: Db): Repos {
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
+    tusUploads: new TusUploadsRepo(sqlite),
     storageLocation: new StorageLocationRepo(sqlite),
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),

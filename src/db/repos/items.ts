@@ -455,12 +455,12 @@ export class ItemsRepo {
   }
 
   /** Trash roots of an account, a page at a time (emptying the trash). */
-  trashRootIds(accountId: string, limit: number): string[] {
+  trashRootIds(accountId: string, trashedUpTo: number, limit: number): string[] {
     return this.sqlite
-      .query<{ id: string }, [string, number]>(
-        'SELECT id FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id LIMIT ?',
+      .query<{ id: string }, [string, number, number]>(
+        'SELECT id FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id AND deleted_at <= ? LIMIT ?',
       )
-      .all(accountId, limit)
+      .all(accountId, trashedUpTo, limit)
       .map((r) => r.id);
   }
 

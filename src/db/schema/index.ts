@@ -4,6 +4,7 @@ export * from './items.ts';
 export * from './shares.ts';
 export * from './audit.ts';
 export * from './upload-intents.ts';
+export * from './tus-uploads.ts';
 export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';

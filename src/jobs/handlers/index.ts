@@ -46,7 +46,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, docserver } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -63,9 +63,10 @@ function jobHandlers(ctx: AppContext): Handlers {
     trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) =>
       trash.deleteRoots(p.accountId, p.loginId, p.ids, b),
     ),
+    // Only what was in the trash when emptying was asked for: the job may run later (queue, restart).
     trashEmpty: (p, run) =>
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
-        trash.emptyTrash(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
+        trash.emptyTrash(p.accountId, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
       ),
     trashPurge: (_p, run) => {
       trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
@@ -78,6 +79,10 @@ function jobHandlers(ctx: AppContext): Handlers {
       return { count };
     },
     uploadsSweep: async () => ({ count: (await uploadIntents.sweep()).removedObjects }),
+    tusSweep: async () => {
+      const swept = await tusUploads.sweep();
+      return { count: swept.finished + swept.expired + swept.strays };
+    },
     orphansScan: ({ graceMinutes }, { signal }) => orphans.scan({ graceMinutes, signal }),
     orphansDelete: ({ requestedBy, ...input }) => {
       waitForBackup(ctx);
@@ -108,5 +113,8 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__shares.cleanup__', { job: Jobs.sharesCleanup, intervalMs: DAY });
   ctx.schedules.ensure('__trash.purge__', { job: Jobs.trashPurge, intervalMs: DAY });
   ctx.schedules.ensure('__uploads.sweep__', { job: Jobs.uploadsSweep, intervalMs: HOUR });
+  // Resumable uploads expire TUS_EXPIRY_HOURS after their last bytes: looked for four times per expiry, at least hourly.
+  const tusEvery = Math.max(1000, Math.min(HOUR, Math.floor((ctx.config.tusExpiryHours * HOUR) / 4)));
+  ctx.schedules.ensure('__tus.sweep__', { job: Jobs.tusSweep, intervalMs: tusEvery });
   ctx.schedules.ensure('__docserver.cleanup__', { job: Jobs.docserverCleanup, intervalMs: DAY });
 }

@@ -1,0 +1,178 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { Upload } from 'tus-js-client';
+import { ServerProcess } from '../test/helpers/server-process.ts';
+import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
+import { adminToken, buildExecutable } from './server.ts';
+import { median } from './streams.ts';
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+const CHUNK = 8 * MiB;
+const RUNS = 3;
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const portOf = (url: string) => Number(new URL(url).port);
+
+function peakRssMiB(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+/** Starts the process's peak RSS (VmHWM) again from its current RSS (Linux), so a peak is one phase's own. */
+function resetPeakRss(pid: number): void {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** POST /api/files/upload of `file` by curl (the fastest client there is here); MiB/s. */
+async function multipartRun(url: string, token: string, file: string): Promise<number> {
+  const proc = Bun.spawn(
+    [
+      'curl',
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{time_total} %{http_code}',
+      '-H',
+      `Cookie: token=${token}`,
+      '-F',
+      `file=@${file};type=application/octet-stream`,
+      `${url}/api/files/upload`,
+    ],
+    { stdout: 'pipe' },
+  );
+  const [seconds, status] = (await new Response(proc.stdout).text()).trim().split(' ').map(Number);
+  await proc.exited;
+  if (status !== 200) throw new Error(`multipart upload answered ${status}`);
+  return GiB / MiB / seconds!;
+}
+
+/** One upload with tus-js-client in 8 MiB chunks; resolves with the created file's id. */
+function tusUpload(
+  url: string,
+  token: string,
+  data: Buffer,
+  opts: { retryDelays?: number[]; onAccepted?: (bytes: number) => void } = {},
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const upload = new Upload(data, {
+      endpoint: `${url}/api/files/tus`,
+      chunkSize: CHUNK,
+      retryDelays: opts.retryDelays ?? null,
+      metadata: { filename: 'one-gib.bin', filetype: 'application/octet-stream' },
+      headers: { cookie: `token=${token}` },
+      onChunkComplete: (_size, accepted) => opts.onAccepted?.(accepted),
+      onError: reject,
+      onSuccess: ({ lastResponse }) => resolve(lastResponse.getHeader('Upload-Item-Id') ?? ''),
+    });
+    upload.start();
+  });
+}
+
+async function sha256Of(url: string, token: string, id: string): Promise<string> {
+  const res = await fetch(`${url}/api/files/${id}/download`, { headers: { cookie: `token=${token}` } });
+  const hash = createHash('sha256');
+  for await (const chunk of res.body!) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/**
+ * `npm run bench -- tus` (issue 17): 1 GiB through tus in 8 MiB chunks against the plain multipart upload
+ * of the same file in the same run (the built executable, runs alternating), the server's peak RSS during
+ * the tus uploads, and the bytes a client sends in all when the server is killed (SIGKILL) at 60% of an
+ * upload and restarted, counted on the wire by a proxy in front of the server.
+ */
+export async function runTusBench(): Promise<void> {
+  const binary = buildExecutable();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-tus-bench-'));
+  // The client's copy lives in memory, so reading it does not compete with the server's disk writes.
+  const clientDir = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/coffer-tus-bench-') : dir;
+  const file = path.join(clientDir, 'one-gib.bin');
+  const data = randomBytes(GiB);
+  fs.writeFileSync(file, data);
+  const expected = createHash('sha256').update(data).digest('hex');
+
+  const server = new ServerProcess(path.join(dir, 'speed'), binary, { LOG_LEVEL: 'warn' });
+  try {
+    await server.start();
+    const pid = server.proc!.pid;
+    const token = await adminToken(server.url);
+    // Warm-up: the first request of each route compiles it.
+    await tusUpload(server.url, token, randomBytes(MiB));
+    const multipart: number[] = [];
+    const tus: number[] = [];
+    const tusPeaks: number[] = [];
+    let lastId = '';
+    for (let i = 0; i < RUNS; i++) {
+      const tusFirst = i % 2 === 0;
+      const runTus = async () => {
+        resetPeakRss(pid);
+        const t = performance.now();
+        lastId = await tusUpload(server.url, token, data);
+        tus.push(GiB / MiB / ((performance.now() - t) / 1000));
+        tusPeaks.push(peakRssMiB(pid));
+      };
+      if (tusFirst) await runTus();
+      multipart.push(await multipartRun(server.url, token, file));
+      if (!tusFirst) await runTus();
+    }
+    if ((await sha256Of(server.url, token, lastId)) !== expected)
+      throw new Error('the file uploaded through tus differs from the one sent');
+    const runs = (xs: number[]) => xs.map((x) => fmt(x, 0)).join(', ');
+    const ratio = median(tus) / median(multipart);
+    console.log(
+      `tus.upload_1GiB_8MiB_chunks_MiB_s median ${fmt(median(tus), 0)} (runs ${runs(tus)}) = ${fmt(ratio * 100)}% of multipart ` +
+        `median ${fmt(median(multipart), 0)} (runs ${runs(multipart)}) in the same run (goal >= 85%)`,
+    );
+    console.log(
+      `tus.server_peak_rss_during_1GiB_upload_MiB max ${fmt(Math.max(...tusPeaks))} (runs ${runs(tusPeaks)}; dist/coffer; goal < 150)`,
+    );
+  } finally {
+    await server.stop();
+  }
+
+  // Resume overhead: the server is killed at 60% of the upload and started again; the client retries on its own.
+  const killed = new ServerProcess(path.join(dir, 'resume'), binary, { LOG_LEVEL: 'warn' });
+  try {
+    await killed.start();
+    const token = await adminToken(killed.url);
+    const proxy = await tcpProxy(portOf(killed.url));
+    const via = `http://127.0.0.1:${proxy.port}`;
+    let killedAt = 0;
+    let acknowledged = 0;
+    let restart: Promise<void> | null = null;
+    const watch = setInterval(() => {
+      if (restart || proxy.sent < 0.6 * GiB) return;
+      killedAt = proxy.sent;
+      restart = (async () => {
+        await killed.kill();
+        await killed.start();
+        proxy.target = portOf(killed.url);
+      })();
+    }, 2);
+    let id: string;
+    try {
+      id = await tusUpload(via, token, data, {
+        retryDelays: [0, 250, 500, 1000, 1000, 2000, 2000, 4000, 4000, 8000],
+        onAccepted: (bytes) => {
+          acknowledged = bytes;
+        },
+      });
+    } finally {
+      clearInterval(watch);
+      proxy.close();
+    }
+    if (!restart) throw new Error('the upload ended before the server was killed');
+    if ((await sha256Of(killed.url, token, id)) !== expected) throw new Error('the resumed file differs from the one sent');
+    console.log(
+      `tus.resume_after_kill_at_60pct total_sent_over_file_size ${fmt(proxy.sent / GiB, 4)} (goal <= 1.05; ${fmt(proxy.sent / MiB, 1)} MiB on the wire, ` +
+        `headers included; killed after ${fmt(killedAt / MiB, 1)} MiB; the file is byte-exact; ${fmt(acknowledged / MiB, 0)} MiB acknowledged in all)`,
+    );
+  } finally {
+    await killed.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(clientDir, { recursive: true, force: true });
+  }
+}

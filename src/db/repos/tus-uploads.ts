@@ -1,0 +1,99 @@
+import type { Database, SQLQueryBindings } from 'bun:sqlite';
+import { getTableColumns } from 'drizzle-orm';
+import { selectList } from '../select.ts';
+import { tusUploads } from '../schema/tus-uploads.ts';
+
+export type TusUpload = typeof tusUploads.$inferSelect;
+
+const COLUMN_OF = getTableColumns(tusUploads) as Record<keyof TusUpload, { name: string }>;
+const KEYS = Object.keys(COLUMN_OF) as Array<keyof TusUpload>;
+const COLUMNS = KEYS.map((k) => `"${COLUMN_OF[k].name}"`).join(', ');
+const UPLOAD = selectList(tusUploads, KEYS);
+
+/** bun:sqlite returns blobs as Uint8Array; the row type (and the code reading it) has Buffers. */
+function toRow(raw: TusUpload | null): TusUpload | null {
+  if (!raw) return null;
+  return { ...raw, header: Buffer.from(raw.header), tail: raw.tail === null ? null : Buffer.from(raw.tail) };
+}
+
+/**
+ * The SQL of resumable uploads (`tus_uploads`), as raw cached statements: bun:sqlite finalizes those when
+ * the database closes, where drizzle's unprepared ones stayed open and kept the file busy after close.
+ */
+export class TusUploadsRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  insert(row: TusUpload): void {
+    this.sqlite
+      .query(`INSERT INTO tus_uploads (${COLUMNS}) VALUES (${KEYS.map(() => '?').join(', ')})`)
+      .run(...(KEYS.map((k) => row[k]) as SQLQueryBindings[]));
+  }
+
+  get(id: string): TusUpload | null {
+    return toRow(this.sqlite.query<TusUpload, [string]>(`SELECT ${UPLOAD} FROM tus_uploads WHERE id = ?`).get(id));
+  }
+
+  /** Bytes reserved by the account's uploads not yet completed (hot: every quota check). */
+  reserved(accountId: string): number {
+    return (
+      this.sqlite
+        .query<{ n: number }, [string]>(
+          "SELECT COALESCE(SUM(length), 0) AS n FROM tus_uploads WHERE account_id = ? AND state != 'completed'",
+        )
+        .get(accountId)?.n ?? 0
+    );
+  }
+
+  /** Records acknowledged progress (and a new expiry) of an upload still receiving. */
+  progress(id: string, p: { offset: number; tail: Buffer | null; sealed: boolean; at: number; expiresAt: number }): void {
+    this.sqlite
+      .query(
+        `UPDATE tus_uploads SET "offset" = ?, tail = ?, state = ?, updated_at = ?, expires_at = ?
+         WHERE id = ? AND state = 'receiving'`,
+      )
+      .run(p.offset, p.tail, p.sealed ? 'sealed' : 'receiving', p.at, p.expiresAt, id);
+  }
+
+  /** Inside the transaction that creates the item: the reservation ends and the item is remembered. */
+  completed(id: string, itemId: string, at: number, expiresAt: number): void {
+    this.sqlite
+      .query("UPDATE tus_uploads SET state = 'completed', item_id = ?, tail = NULL, updated_at = ?, expires_at = ? WHERE id = ?")
+      .run(itemId, at, expiresAt, id);
+  }
+
+  delete(id: string): boolean {
+    return this.sqlite.query('DELETE FROM tus_uploads WHERE id = ?').run(id).changes > 0;
+  }
+
+  /** Uploads whose bytes are all stored and whose item is not created yet (a crash came between). */
+  sealed(limit: number): TusUpload[] {
+    return this.sqlite
+      .query<TusUpload, [number]>(`SELECT ${UPLOAD} FROM tus_uploads WHERE state = 'sealed' LIMIT ?`)
+      .all(limit)
+      .map((r) => toRow(r)!);
+  }
+
+  /** Uploads past their expiry, oldest first; `unfinished` leaves out completed ones. */
+  expired(now: number, limit: number, opts: { unfinished?: boolean } = {}): TusUpload[] {
+    const which = opts.unfinished ? " AND state != 'completed'" : '';
+    return this.sqlite
+      .query<TusUpload, [number, number]>(`SELECT ${UPLOAD} FROM tus_uploads WHERE expires_at < ?${which} ORDER BY expires_at LIMIT ?`)
+      .all(now, limit)
+      .map((r) => toRow(r)!);
+  }
+
+  countUnfinished(): number {
+    return this.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM tus_uploads WHERE state != 'completed'").get()!.n;
+  }
+
+  /** Of `keys`, those an upload not yet completed owns (its staged bytes, or its published object awaiting its row). */
+  keysInUse(keys: readonly string[]): Set<string> {
+    if (keys.length === 0) return new Set();
+    const rows = this.sqlite
+      .query<{ key: string }, [string]>(
+        "SELECT storage_key AS key FROM tus_uploads WHERE state != 'completed' AND storage_key IN (SELECT value FROM json_each(?))",
+      )
+      .all(JSON.stringify(keys));
+    return new Set(rows.map((r) => r.key));
+  }
+}

@@ -1,0 +1,49 @@
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { users } from './users.ts';
+
+/**
+ * Resumable (tus) uploads in progress, and finished ones until they expire. The row is the upload's
+ * intent: it names the object key before a byte is written, and the staged bytes belong to it until the
+ * completing transaction turns it into an item. Its `length` is reserved against the account's quota
+ * while it is not completed.
+ */
+export const tusUploads = sqliteTable(
+  'tus_uploads',
+  {
+    // Unguessable: 192 random bits, base64url; it is the whole of the upload's URL.
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    // The login that created it: events and audit name it, whoever finishes the upload.
+    loginId: text('login_id').notNull(),
+    storageKey: text('storage_key').notNull(),
+    // Upload-Length, and the plaintext bytes acknowledged so far (every one durable).
+    length: integer('length').notNull(),
+    offset: integer('offset').notNull().default(0),
+    // The object's data key (wrapped by the master key) and its 16-byte sealed header, fixed at creation.
+    wrappedKey: text('wrapped_key').notNull(),
+    keyId: text('key_id').notNull(),
+    header: blob('header', { mode: 'buffer' }).notNull(),
+    // The acknowledged bytes of a segment not yet full, sealed under a key of their own (never plaintext).
+    tail: blob('tail', { mode: 'buffer' }),
+    // Upload-Metadata, checked at creation.
+    name: text('name').notNull(),
+    parentId: text('parent_id'),
+    relativePath: text('relative_path'),
+    modifiedAt: integer('modified_at'),
+    clientId: text('client_id'),
+    clientType: text('client_type'),
+    // receiving → sealed (every byte stored, the item not yet created) → completed (item_id set).
+    state: text('state', { enum: ['receiving', 'sealed', 'completed'] }).notNull(),
+    itemId: text('item_id'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('tus_uploads_storage_key_idx').on(t.storageKey),
+    index('tus_uploads_account_state_idx').on(t.accountId, t.state),
+    index('tus_uploads_expires_idx').on(t.expiresAt),
+  ],
+);

@@ -1,0 +1,137 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../context.ts';
+import { AppError, badRequest, Messages } from '../errors.ts';
+import type { TusBody, TusMetadata, TusState } from '../services/tus-uploads.ts';
+import { readBody } from './body.ts';
+import { sessionPlugin } from './guard.ts';
+
+const TUS_VERSION = '1.0.0';
+const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
+const OFFSET_STREAM = 'application/offset+octet-stream';
+const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype']);
+const WHOLE = /^\d{1,16}$/;
+
+/** 412 unless the request says it speaks tus 1.0.0 (every tus request but OPTIONS must). */
+function requireTus(request: Request): void {
+  if (request.headers.get('tus-resumable') !== TUS_VERSION) {
+    throw new AppError(412, Messages.tusVersion, undefined, { 'Tus-Version': TUS_VERSION });
+  }
+}
+
+function wholeHeader(request: Request, name: string, message: string): number {
+  const text = request.headers.get(name)?.trim() ?? '';
+  if (!WHOLE.test(text) || Number(text) > Number.MAX_SAFE_INTEGER) throw badRequest(message);
+  return Number(text);
+}
+
+/** `key base64value` pairs separated by commas (tus "creation"); unknown keys are ignored, repeated ones refused. */
+function parseMetadata(header: string | null): TusMetadata {
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const pair of (header ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const [key, value, extra] = pair.trim().split(/ +/);
+    if (!key || extra !== undefined || seen.has(key) || (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value))) {
+      throw badRequest(Messages.tusBadMetadata);
+    }
+    seen.add(key);
+    if (METADATA_KEYS.has(key)) out[key] = Buffer.from(value ?? '', 'base64').toString('utf8');
+  }
+  return out as TusMetadata;
+}
+
+/** The bytes a request carries for the upload: only as application/offset+octet-stream. */
+function bytesOf(request: Request): TusBody | null {
+  const declared = request.headers.get('content-length');
+  const length = declared === null ? null : Number(declared);
+  const hasBody = length === null ? request.headers.has('transfer-encoding') : length > 0;
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== OFFSET_STREAM) {
+    if (hasBody || type !== '') throw new AppError(415, Messages.tusContentType);
+    return null;
+  }
+  return { chunks: readBody(request), declared: length };
+}
+
+/** The headers every answer about an upload's progress carries. */
+function progressHeaders(state: TusState): Record<string, string> {
+  const headers: Record<string, string> = { 'Upload-Offset': String(state.offset) };
+  if (state.expiresAt !== null) headers['Upload-Expires'] = new Date(state.expiresAt).toUTCString();
+  if (state.itemId) headers['Upload-Item-Id'] = state.itemId;
+  return headers;
+}
+
+/**
+ * Resumable uploads, tus 1.0 (creation, creation-with-upload, termination, expiration) at
+ * /api/files/tus. The guard has checked the session and `files.upload` before any of these runs; the
+ * service checks the rest before a byte is accepted. HEAD is served by the GET route (the runtime
+ * routes it there): HEAD reports the offset, GET the created file.
+ */
+export function tusRoutes(ctx: AppContext) {
+  const { tusUploads, settings } = ctx.services;
+  return new Elysia({ name: 'http/tus', seed: ctx.instanceId })
+    .use(sessionPlugin(ctx))
+    .options('/api/files/tus', ({ set }) => {
+      set.status = 204;
+      Object.assign(set.headers, {
+        'Tus-Resumable': TUS_VERSION,
+        'Tus-Version': TUS_VERSION,
+        'Tus-Extension': EXTENSIONS,
+        'Tus-Max-Size': String(settings.get('maxUploadBytes')),
+      });
+      return null;
+    })
+    .post(
+      '/api/files/tus',
+      async ({ principal, request, set }) => {
+        set.headers['Tus-Resumable'] = TUS_VERSION;
+        requireTus(request);
+        if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
+        const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
+        const metadata = parseMetadata(request.headers.get('upload-metadata'));
+        const state = await tusUploads.create(principal, length, metadata, bytesOf(request));
+        set.status = 201;
+        Object.assign(set.headers, progressHeaders(state), { Location: `/api/files/tus/${state.id}` });
+        return null;
+      },
+      { session: true },
+    )
+    .get(
+      '/api/files/tus/:uploadId',
+      async ({ principal, params, request, set }) => {
+        set.headers['Tus-Resumable'] = TUS_VERSION;
+        if (request.method !== 'HEAD') return tusUploads.result(principal, params.uploadId);
+        requireTus(request);
+        const state = await tusUploads.status(principal, params.uploadId);
+        Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
+        return null;
+      },
+      { session: true },
+    )
+    .patch(
+      '/api/files/tus/:uploadId',
+      async ({ principal, params, request, set }) => {
+        set.headers['Tus-Resumable'] = TUS_VERSION;
+        requireTus(request);
+        const body = bytesOf(request);
+        const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
+        if (!body) throw new AppError(415, Messages.tusContentType);
+        const state = await tusUploads.append(principal, params.uploadId, offset, body);
+        set.status = 204;
+        Object.assign(set.headers, progressHeaders(state));
+        return null;
+      },
+      { session: true },
+    )
+    .delete(
+      '/api/files/tus/:uploadId',
+      async ({ principal, params, request, set }) => {
+        set.headers['Tus-Resumable'] = TUS_VERSION;
+        requireTus(request);
+        await tusUploads.terminate(principal, params.uploadId);
+        set.status = 204;
+        return null;
+      },
+      { session: true },
+    );
+}

@@ -1,0 +1,231 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { ObjectIntegrityError } from './driver.ts';
+import { wrappedKeyId } from './keyring.ts';
+import {
+  ExactReader,
+  HEADER_SIZE,
+  makeHeader,
+  SEALED_SEGMENT,
+  SEGMENT_SIZE,
+  type SealedStore,
+  sealedSize,
+  sealSegment,
+  segmentCount,
+} from './sealed.ts';
+
+/** A sealed object being written across requests: what the caller keeps (the database) between appends. */
+export interface ResumableObject {
+  key: string;
+  /** Plaintext bytes the finished object will hold. */
+  length: number;
+  /** Plaintext bytes received and durable so far. */
+  offset: number;
+  wrappedKey: string;
+  /** The object's 16-byte header, fixed when it was begun. */
+  header: Uint8Array;
+  /** The bytes of the segment not yet full, sealed under the tail key; null when the offset is at a segment boundary. */
+  tail: Uint8Array | null;
+}
+
+export interface AppendProgress {
+  offset: number;
+  tail: Buffer | null;
+}
+
+/** Bytes sent for an offset differ from bytes sealed there before an interruption: sealing them would reuse a nonce. */
+export class ResealMismatchError extends Error {}
+
+const TAG_SIZE = 16;
+const NONCE_SIZE = 12;
+const TAIL_INFO = Buffer.from('coffer-resumable-tail-v1');
+// Plaintext per durable step of a long append: fsync, then the caller records the offset.
+const CHECKPOINT_BYTES = 64 * 1024 * 1024;
+
+/** Where segment `index` starts in the stored object (segment 0 comes after the header, written with it). */
+function sealedOffsetOf(index: number): number {
+  return index === 0 ? 0 : HEADER_SIZE + index * SEALED_SEGMENT;
+}
+
+/**
+ * Sealed objects written in appends that may stop anywhere and resume after a restart (tus uploads),
+ * in exactly the format of SealedStore.put, so the finished object is read like any other.
+ *
+ * The data key and header are fixed when the object is begun. Each 64 KiB segment is sealed with its
+ * final nonce (its index and, since the length is known up front, whether it is the last) the moment it
+ * is full, and written to the driver's staging area; the object is published once whole. The bytes of a
+ * segment that is not yet full when an append ends are sealed under a tail key derived from the data
+ * key, with a random nonce, bound to the object's key and segment index, and kept by the caller, so
+ * no plaintext is stored at any moment. A segment's nonce never seals two different plaintexts: an
+ * append that resumes over bytes an interrupted one staged but never acknowledged must send the same
+ * bytes (identical ciphertext), or it is refused.
+ */
+export class ResumableStore {
+  constructor(private readonly sealed: SealedStore) {}
+
+  /** A new object's data key (wrapped) and header; nothing is stored until the first append. */
+  begin(): { wrappedKey: string; keyId: string; header: Buffer } {
+    const wrappedKey = this.sealed.keyring.wrap(randomBytes(32));
+    return { wrappedKey, keyId: wrappedKeyId(wrappedKey), header: makeHeader(randomBytes(7)) };
+  }
+
+  /**
+   * Seals `body` onto the object from its offset. Every `checkpointBytes` of plaintext (at a segment
+   * boundary) the staged bytes are made durable and `onCheckpoint` records the progress. A body that
+   * fails (a client that hung up) ends the append where it failed: what arrived before is kept, and the
+   * failure is returned as `interrupted`. The result is durable when it resolves; the caller records it.
+   */
+  async append(
+    obj: ResumableObject,
+    body: AsyncIterable<Uint8Array>,
+    opts: { checkpointBytes?: number; onCheckpoint?: (p: AppendProgress) => void } = {},
+  ): Promise<AppendProgress & { complete: boolean; interrupted: unknown }> {
+    const staging = this.sealed.driver.staging;
+    const dataKey = this.sealed.unwrapKey(obj.wrappedKey);
+    const header = Buffer.from(obj.header);
+    const lastIndex = segmentCount(obj.length) - 1;
+    const segmentLength = (i: number) => (i < lastIndex ? SEGMENT_SIZE : obj.length - lastIndex * SEGMENT_SIZE);
+    const roundSegments = Math.max(1, Math.floor((opts.checkpointBytes ?? CHECKPOINT_BYTES) / SEGMENT_SIZE));
+
+    let index = Math.floor(obj.offset / SEGMENT_SIZE);
+    const buf = Buffer.allocUnsafe(SEGMENT_SIZE);
+    let filled = obj.offset - index * SEGMENT_SIZE;
+    if (filled > 0) {
+      if (!obj.tail) throw new ObjectIntegrityError(`resumable object ${obj.key} lost the bytes of its partial segment`);
+      openTail(dataKey, obj.key, index, obj.tail).copy(buf);
+    }
+    const it = body[Symbol.asyncIterator]();
+    let pending: Uint8Array | null = null;
+    let interrupted: unknown = null;
+    let ended = false;
+    let complete = index > lastIndex;
+
+    for (;;) {
+      const at = sealedOffsetOf(index);
+      const staged = await staging.size(obj.key);
+      if (staged < at) throw new ObjectIntegrityError(`staged object ${obj.key} holds ${staged} of its ${at} acknowledged bytes`);
+      const guard =
+        staged > at ? new OverwriteGuard(new ExactReader(await staging.read(obj.key, { start: at, end: staged })), staged - at) : null;
+      let sealedThisRound = 0;
+      const round = async function* (): AsyncGenerator<Uint8Array> {
+        if (at === 0) {
+          await guard?.check(header);
+          // A copy: the staging area releases what it wrote, and the header seals every segment.
+          yield Buffer.from(header);
+        }
+        for (;;) {
+          if (filled === segmentLength(index)) {
+            const last = index === lastIndex;
+            for (const piece of sealSegment(dataKey, header, index, last, buf.subarray(0, filled))) {
+              await guard?.check(piece);
+              yield piece;
+            }
+            index++;
+            filled = 0;
+            if (last) {
+              complete = true;
+              return;
+            }
+            if (++sealedThisRound === roundSegments) return;
+          }
+          if (!pending || pending.byteLength === 0) {
+            let next: IteratorResult<Uint8Array>;
+            try {
+              next = await it.next();
+            } catch (err) {
+              interrupted = err;
+              return;
+            }
+            if (next.done) {
+              ended = true;
+              return;
+            }
+            pending = next.value;
+            continue;
+          }
+          const n = Math.min(segmentLength(index) - filled, pending.byteLength);
+          buf.set(pending.subarray(0, n), filled);
+          filled += n;
+          pending = pending.subarray(n);
+        }
+      };
+      try {
+        await staging.write(obj.key, at, round());
+      } finally {
+        await guard?.close();
+      }
+      const offset = Math.min(index * SEGMENT_SIZE + filled, obj.length);
+      if (complete || ended || interrupted) {
+        const tail = !complete && filled > 0 ? sealTail(dataKey, obj.key, index, buf.subarray(0, filled)) : null;
+        return { offset, tail, complete, interrupted };
+      }
+      opts.onCheckpoint?.({ offset, tail: null });
+    }
+  }
+
+  /** Makes the whole staged object the object under its key (idempotent). */
+  async publish(obj: Pick<ResumableObject, 'key' | 'length'>): Promise<void> {
+    await this.sealed.driver.staging.publish(obj.key, sealedSize(obj.length));
+  }
+
+  async discard(key: string): Promise<boolean> {
+    return this.sealed.driver.staging.discard(key);
+  }
+}
+
+/**
+ * Compares what an append is about to write with what an interrupted one left at the same place. A byte
+ * that differs from a non-zero byte already stored means different plaintext under the same nonce; zero
+ * bytes are space a crash left unwritten.
+ */
+class OverwriteGuard {
+  constructor(
+    private readonly previous: ExactReader,
+    private left: number,
+  ) {}
+
+  async check(piece: Uint8Array): Promise<void> {
+    if (this.left === 0) return;
+    const n = Math.min(piece.byteLength, this.left);
+    const before = await this.previous.read(n);
+    this.left -= n;
+    const now = Buffer.from(piece.buffer, piece.byteOffset, n);
+    if (now.equals(before)) return;
+    for (let i = 0; i < before.length; i++) {
+      if (before[i] !== 0 && before[i] !== now[i]) {
+        throw new ResealMismatchError('the bytes sent differ from those received at the same offset before an interruption');
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.previous.close();
+  }
+}
+
+function tailKey(dataKey: Uint8Array): Buffer {
+  return Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), TAIL_INFO, 32));
+}
+
+function tailAad(key: string, index: number): Buffer {
+  return Buffer.from(`${key}.${index}`);
+}
+
+/** nonce ‖ ciphertext ‖ tag of a partial segment's plaintext. */
+function sealTail(dataKey: Uint8Array, key: string, index: number, plain: Uint8Array): Buffer {
+  const nonce = randomBytes(NONCE_SIZE);
+  const c = createCipheriv('aes-256-gcm', tailKey(dataKey), nonce);
+  c.setAAD(tailAad(key, index));
+  return Buffer.concat([nonce, c.update(plain), c.final(), c.getAuthTag()]);
+}
+
+function openTail(dataKey: Uint8Array, key: string, index: number, sealed: Uint8Array): Buffer {
+  const b = Buffer.from(sealed);
+  const d = createDecipheriv('aes-256-gcm', tailKey(dataKey), b.subarray(0, NONCE_SIZE));
+  d.setAAD(tailAad(key, index));
+  d.setAuthTag(b.subarray(b.length - TAG_SIZE));
+  try {
+    return Buffer.concat([d.update(b.subarray(NONCE_SIZE, b.length - TAG_SIZE)), d.final()]);
+  } catch {
+    throw new ObjectIntegrityError(`the partial segment of resumable object ${key} failed authentication`);
+  }
+}
