@@ -12,6 +12,9 @@ PORT="${PORT:-3000}"
 HOST="${HOST:-0.0.0.0}"
 ROOT="${COFFER_ROOT:-${DESTDIR:-}}"
 UNIT_DIR="${COFFER_UNIT_DIR:-/etc/systemd/system}"
+BACKUP_DIR="${COFFER_BACKUP_DIR:-/var/backups/coffer}"
+ADMIN_EMAIL="${COFFER_ADMIN_EMAIL:-}"
+LOW_PORTS=0
 START=1
 UNINSTALL=0
 PURGE=0
@@ -35,21 +38,28 @@ Options (each also settable by the environment variable in brackets):
   --port N           port to listen on, written to coffer.env on first install [PORT] (default 3000)
   --host ADDR        address to bind, written to coffer.env on first install [HOST] (default 0.0.0.0)
   --unit-dir DIR     where the systemd unit goes [COFFER_UNIT_DIR] (default /etc/systemd/system)
+  --backup-dir DIR   created for 'coffer backup --full', owned by the service user
+                     [COFFER_BACKUP_DIR] (default /var/backups/coffer; kept by --purge)
+  --email ADDR       the first admin's email, used in the closing hint [COFFER_ADMIN_EMAIL]
+  --bind-low-ports   let the service listen on ports below 1024 (e.g. --port 443 with --tls-cert):
+                     grants it CAP_NET_BIND_SERVICE and nothing else
   --root DIR         install into DIR as if it were / (packaging, tests) [COFFER_ROOT or DESTDIR];
                      paths inside the unit stay as if installed at /; implies --no-systemd
   --no-systemd       write the files only: no system user, no systemctl, no root needed
   --no-start         install and enable, but do not start or restart the service
   --uninstall        stop and remove the service, unit and executable; keeps data and coffer.env
-  --purge            with --uninstall: also delete the data directory (every file!), coffer.env
-                     and the system user
+  --purge            with --uninstall: also delete the data directory (every file!), coffer.env,
+                     local unit edits (coffer.service.d) and the system user; backups are kept
   -h, --help         this text
 
 After installing:
   systemctl status coffer          is it running?
   journalctl -u coffer -f          its logs (JSON, one line per request)
-  sudo -u $SERVICE_USER coffer users create --admin --data-dir $DATA_DIR
+  systemctl edit coffer            change the unit: your edits go in a drop-in that upgrades keep
+  sudo -u $SERVICE_USER coffer users create you@example.com --admin --data-dir $DATA_DIR
                                    create the first (admin) account from the shell
-Back up $DATA_DIR/secrets.json: without its master key no stored file can be read.
+  sudo -u $SERVICE_USER coffer backup --full $BACKUP_DIR/coffer-\$(date +%F).tar --data-dir $DATA_DIR
+                                   back up everything (database, secrets.json, files) while it runs
 USAGE
 }
 
@@ -72,6 +82,9 @@ while [ $# -gt 0 ]; do
     --port) [ $# -ge 2 ] || fail "--port needs a number"; PORT="$2"; shift 2 ;;
     --host) [ $# -ge 2 ] || fail "--host needs an address"; HOST="$2"; shift 2 ;;
     --unit-dir) [ $# -ge 2 ] || fail "--unit-dir needs a directory"; UNIT_DIR="$2"; shift 2 ;;
+    --backup-dir) [ $# -ge 2 ] || fail "--backup-dir needs a directory"; BACKUP_DIR="$2"; shift 2 ;;
+    --email) [ $# -ge 2 ] || fail "--email needs an address"; ADMIN_EMAIL="$2"; shift 2 ;;
+    --bind-low-ports) LOW_PORTS=1; shift ;;
     --root) [ $# -ge 2 ] || fail "--root needs a directory"; ROOT="$2"; shift 2 ;;
     --no-systemd) SYSTEMD=0; shift ;;
     --no-start) START=0; shift ;;
@@ -92,6 +105,10 @@ case "$DATA_DIR" in /*) ;; *) fail "--data-dir must be an absolute path, got '$D
 case "$PREFIX" in /*) ;; *) fail "--prefix must be an absolute path, got '$PREFIX'" ;; esac
 case "$CONFIG_DIR" in /*) ;; *) fail "--config-dir must be an absolute path, got '$CONFIG_DIR'" ;; esac
 case "$UNIT_DIR" in /*) ;; *) fail "--unit-dir must be an absolute path, got '$UNIT_DIR'" ;; esac
+case "$BACKUP_DIR" in /*) ;; *) fail "--backup-dir must be an absolute path, got '$BACKUP_DIR'" ;; esac
+if [ "$PORT" -lt 1024 ] && [ "$LOW_PORTS" -eq 0 ] && [ "$UNINSTALL" -eq 0 ]; then
+  fail "port $PORT is below 1024: add --bind-low-ports to let the service bind it, or use a port above 1023 behind a reverse proxy"
+fi
 
 UNIT="$ROOT$UNIT_DIR/coffer.service"
 BIN_PATH="$PREFIX/bin/coffer"
@@ -100,24 +117,43 @@ if [ -n "$ROOT" ]; then
 fi
 [ "$SYSTEMD" -eq 1 ] || START=0
 
+# Checked before anything changes: without a running systemd, systemctl would fail halfway through.
+if [ "$SYSTEMD" -eq 1 ]; then
+  [ -d "${COFFER_SYSTEMD_RUN_DIR:-/run/systemd/system}" ] || fail "systemd is not running on this machine (a container, WSL or another init?): \
+pass --no-systemd to install the files only, then start 'coffer serve' with your own service manager"
+  need_cmd systemctl
+fi
 if [ "$SYSTEMD" -eq 1 ] && [ "$(id -u)" -ne 0 ]; then
   fail "run as root (sudo sh install.sh), or pass --root DIR or --no-systemd to only write the files"
 fi
 
+warn() {
+  echo "install.sh: warning: $*" >&2
+}
+
 if [ "$UNINSTALL" -eq 1 ]; then
+  # Each step goes on when what it removes is already gone (or fails), so a half-removed install finishes.
+  set +e
   if [ "$SYSTEMD" -eq 1 ]; then
-    need_cmd systemctl
-    systemctl disable --now coffer.service 2>/dev/null || true
+    systemctl disable --now coffer.service >/dev/null 2>&1
   fi
-  rm -f "$UNIT" "$ROOT$BIN_PATH"
-  [ "$SYSTEMD" -eq 1 ] && systemctl daemon-reload
+  rm -f "$UNIT" "$ROOT$BIN_PATH" "$ROOT$BIN_PATH.new" || warn "could not remove $UNIT or $ROOT$BIN_PATH"
   if [ "$PURGE" -eq 1 ]; then
-    rm -rf "$ROOT$DATA_DIR" "$ROOT$CONFIG_DIR/coffer.env"
-    rmdir "$ROOT$CONFIG_DIR" 2>/dev/null || true
+    rm -rf "$UNIT.d" || warn "could not remove $UNIT.d"
+  fi
+  if [ "$SYSTEMD" -eq 1 ]; then
+    systemctl daemon-reload || warn "systemctl daemon-reload failed; run it yourself"
+  fi
+  if [ "$PURGE" -eq 1 ]; then
+    rm -rf "$ROOT$DATA_DIR" || warn "could not remove $ROOT$DATA_DIR"
+    rm -f "$ROOT$CONFIG_DIR/coffer.env" || warn "could not remove $ROOT$CONFIG_DIR/coffer.env"
+    rmdir "$ROOT$CONFIG_DIR" 2>/dev/null
     if [ "$SYSTEMD" -eq 1 ] && id "$SERVICE_USER" >/dev/null 2>&1; then
-      userdel "$SERVICE_USER" 2>/dev/null || true
+      userdel "$SERVICE_USER" || warn "could not delete the user $SERVICE_USER (still running processes?)"
     fi
-    echo "Coffer uninstalled and purged: $ROOT$DATA_DIR and $ROOT$CONFIG_DIR/coffer.env are gone."
+    kept=""
+    [ -d "$ROOT$BACKUP_DIR" ] && kept=" Kept your backups in $ROOT$BACKUP_DIR."
+    echo "Coffer uninstalled and purged: $ROOT$DATA_DIR and $ROOT$CONFIG_DIR/coffer.env are gone.$kept"
   else
     echo "Coffer uninstalled. Kept: $ROOT$DATA_DIR (your files and secrets) and $ROOT$CONFIG_DIR/coffer.env (remove them with --uninstall --purge)."
   fi
@@ -136,7 +172,6 @@ fi
 VERSION=$("$BINARY" --version 2>/dev/null) || fail "$BINARY does not run on this machine (wrong OS or CPU?)"
 
 if [ "$SYSTEMD" -eq 1 ]; then
-  need_cmd systemctl
   if ! id "$SERVICE_USER" >/dev/null 2>&1; then
     need_cmd useradd
     useradd --system --home-dir "$DATA_DIR" --no-create-home --shell /usr/sbin/nologin "$SERVICE_USER"
@@ -144,20 +179,22 @@ if [ "$SYSTEMD" -eq 1 ]; then
   fi
 fi
 
-mkdir -p "$ROOT$PREFIX/bin" "$ROOT$UNIT_DIR" "$ROOT$CONFIG_DIR" "$ROOT$DATA_DIR"
+mkdir -p "$ROOT$PREFIX/bin" "$ROOT$UNIT_DIR" "$ROOT$CONFIG_DIR" "$ROOT$DATA_DIR" "$ROOT$BACKUP_DIR"
 # Copy then rename, so a running service never sees a half-written executable.
 cp "$BINARY" "$ROOT$BIN_PATH.new"
 chmod 0755 "$ROOT$BIN_PATH.new"
 mv -f "$ROOT$BIN_PATH.new" "$ROOT$BIN_PATH"
-chmod 0700 "$ROOT$DATA_DIR"
-[ "$SYSTEMD" -eq 1 ] && chown "$SERVICE_USER:" "$ROOT$DATA_DIR"
+chmod 0700 "$ROOT$DATA_DIR" "$ROOT$BACKUP_DIR"
+if [ "$SYSTEMD" -eq 1 ]; then
+  chown "$SERVICE_USER:" "$ROOT$DATA_DIR" "$ROOT$BACKUP_DIR"
+fi
 
 ENV_FILE="$ROOT$CONFIG_DIR/coffer.env"
 if [ ! -f "$ENV_FILE" ]; then
-  umask 077
+  (umask 077 && : > "$ENV_FILE")
   cat > "$ENV_FILE" <<ENV
-# Coffer settings; see 'coffer serve --help' for every variable. Restart after editing:
-#   systemctl restart coffer
+# Coffer settings; 'coffer serve --help' and the README's Configuration table explain each one.
+# Restart after editing: systemctl restart coffer
 PORT=$PORT
 HOST=$HOST
 COFFER_DATA_DIR=$DATA_DIR
@@ -166,20 +203,50 @@ LOG_LEVEL=info
 LOG_FORMAT=journald
 # COFFER_DEFAULT_STORAGE_LIMIT=50G
 # TRASH_RETENTION_DAYS=30
-# METRICS_ALLOWED_IPS=127.0.0.1,::1,::ffff:127.0.0.1
 # AUDIT_RETENTION_DAYS=90
+# METRICS_ALLOWED_IPS=127.0.0.1,::1,::ffff:127.0.0.1
 # QUEUE_METRICS_INTERVAL_SECONDS=60
 # UPDATE_FEED_URL=
+# COFFER_WORKER_CONCURRENCY=2
+# COFFER_GENERAL_RATE_LIMIT=10000
 # COFFER_IDLE_TIMEOUT_SECONDS=30
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
-# Less memory for a little speed on hosts with 16 GiB or more (README, Configuration):
+# TUS_EXPIRY_HOURS=24
+# The document server (README, "Editing documents"):
+# DOCSERVER_AUTOSAVE_INTERVAL_MS=300000
+# DOCSERVER_BACKEND_URL=
+# File contents in an S3 bucket instead of the data directory (README, "Storage on S3"):
+# COFFER_STORAGE=s3
+# S3_BUCKET=
+# S3_ENDPOINT=
+# S3_REGION=us-east-1
+# S3_PREFIX=
+# S3_ACCESS_KEY_ID=
+# S3_SECRET_ACCESS_KEY=
+# S3_FORCE_PATH_STYLE=
+# S3_PART_SIZE=8M
+# S3_TIMEOUT_SECONDS=30
+# Built-in HTTPS without a reverse proxy (both files readable by the service user):
+# COFFER_TLS_CERT=/etc/coffer/tls/fullchain.pem
+# COFFER_TLS_KEY=/etc/coffer/tls/privkey.pem
+# The master key and token secret normally live in secrets.json; these override it:
+# COFFER_MASTER_KEY=
+# COFFER_MASTER_KEY_FILE=
+# JWT_SECRET=
+# Less memory for a little speed on hosts with 16 GiB or more (README, "Memory"):
 # BUN_JSC_forceRAMSize=4294967296
 # Single sign-on through an OpenID Connect provider (README, Single sign-on):
 # OIDC_ISSUER_URL=https://auth.example.com/application/o/coffer/
 # OIDC_CLIENT_ID=coffer
 # OIDC_CLIENT_SECRET_FILE=$CONFIG_DIR/oidc-client-secret
 # OIDC_PROVIDER_NAME=Authentik
+# OIDC_CLIENT_SECRET=
+# OIDC_REDIRECT_URL=
+# OIDC_SCOPES=openid email profile
+# OIDC_AUTO_CREATE=false
+# OIDC_DISABLE_PASSWORD_LOGIN=false
+# OIDC_ALLOW_HTTP=false
 ENV
   [ "$SYSTEMD" -eq 1 ] && chown "root:$SERVICE_USER" "$ENV_FILE" && chmod 0640 "$ENV_FILE"
   echo "wrote $CONFIG_DIR/coffer.env"
@@ -187,15 +254,39 @@ else
   echo "kept existing $CONFIG_DIR/coffer.env"
 fi
 
-cat > "$UNIT" <<UNITFILE
+# The README, installed beside the executable, is what the unit's Documentation= points at.
+DOC_DIR="$PREFIX/share/doc/coffer"
+here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+DOC_LINE=""
+if [ -f "$here/README.md" ]; then
+  mkdir -p "$ROOT$DOC_DIR"
+  cp "$here/README.md" "$ROOT$DOC_DIR/README.md"
+  chmod 0644 "$ROOT$DOC_DIR/README.md"
+  DOC_LINE="Documentation=file:$DOC_DIR/README.md"
+fi
+
+if [ "$LOW_PORTS" -eq 1 ]; then
+  # The one capability it needs for ports below 1024; a private user namespace would void it.
+  CAPABILITIES="CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+AmbientCapabilities=CAP_NET_BIND_SERVICE"
+else
+  CAPABILITIES="CapabilityBoundingSet=
+AmbientCapabilities=
+PrivateUsers=true"
+fi
+
+cat > "$UNIT.new" <<UNITFILE
+# Written by install.sh, which rewrites it on upgrade: put local changes in a drop-in
+# (systemctl edit coffer), which upgrades keep.
 [Unit]
 Description=Coffer file storage and sharing
-Documentation=https://github.com/coffer/coffer
+$DOC_LINE
 After=network-online.target
 Wants=network-online.target
 
 [Service]
-Type=simple
+Type=notify
+NotifyAccess=main
 User=$SERVICE_USER
 Group=$SERVICE_USER
 EnvironmentFile=$CONFIG_DIR/coffer.env
@@ -204,30 +295,54 @@ Restart=on-failure
 RestartSec=5
 # SIGTERM lets in-flight requests and the running job finish before exit.
 KillSignal=SIGTERM
+TimeoutStartSec=120
 TimeoutStopSec=30
 LimitNOFILE=65536
+UMask=0077
+
+# Hardening (systemd-analyze security coffer): it reads and writes only its data directory.
+$CAPABILITIES
 NoNewPrivileges=true
-PrivateTmp=true
 ProtectSystem=strict
-ProtectHome=true
 ReadWritePaths=$DATA_DIR
+ProtectHome=true
+PrivateTmp=true
+PrivateDevices=true
 ProtectKernelTunables=true
 ProtectKernelModules=true
+ProtectKernelLogs=true
 ProtectControlGroups=true
+ProtectClock=true
+ProtectHostname=true
+ProtectProc=invisible
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+RestrictNamespaces=true
+RestrictRealtime=true
 RestrictSUIDSGID=true
+RemoveIPC=true
 LockPersonality=true
-UMask=0077
+# The runtime's JIT keeps writable and executable mappings apart, so this holds.
+MemoryDenyWriteExecute=true
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+SystemCallFilter=~@privileged
+SystemCallErrorNumber=EPERM
 
 [Install]
 WantedBy=multi-user.target
 UNITFILE
+# World-readable like every unit (systemd warns about one it cannot show); it holds no secret.
+chmod 0644 "$UNIT.new"
+mv -f "$UNIT.new" "$UNIT"
 
 echo "installed coffer $VERSION to $BIN_PATH"
 if command -v systemd-analyze >/dev/null 2>&1 && [ -z "$ROOT" ]; then
   systemd-analyze verify "$UNIT" >/dev/null 2>&1 || echo "warning: systemd-analyze verify reports problems with $UNIT" >&2
 fi
 URL_PORT=$(sed -n 's/^PORT=//p' "$ENV_FILE" | tail -n 1)
-URL="http://$(hostname 2>/dev/null || echo localhost):${URL_PORT:-$PORT}"
+SCHEME=http
+grep -q '^COFFER_TLS_CERT=.' "$ENV_FILE" && SCHEME=https
+URL="$SCHEME://$(hostname 2>/dev/null || echo localhost):${URL_PORT:-$PORT}"
 if [ "$SYSTEMD" -eq 1 ]; then
   systemctl daemon-reload
   systemctl enable coffer.service >/dev/null
@@ -248,3 +363,14 @@ if [ "$SYSTEMD" -eq 1 ]; then
 else
   echo "wrote $UNIT; once enabled and started it listens on $URL"
 fi
+COFFER_CMD="$BIN_PATH"
+[ "$SYSTEMD" -eq 1 ] && COFFER_CMD="sudo -u $SERVICE_USER $BIN_PATH"
+cat <<HINT
+
+Next:
+  create the first (admin) account: open $URL, or from the shell:
+    $COFFER_CMD users create ${ADMIN_EMAIL:-you@example.com} --admin --data-dir $DATA_DIR
+  back up everything while it runs (database, secrets.json, files):
+    $COFFER_CMD backup --full $BACKUP_DIR/coffer-\$(date +%F).tar --data-dir $DATA_DIR
+  change the unit with 'systemctl edit coffer' (a drop-in that upgrades keep), settings in $CONFIG_DIR/coffer.env
+HINT

@@ -32,7 +32,12 @@ export function openCli(dir: string): AppContext {
  * no row; all older than a day. Objects are raw bytes written straight into the driver's layout (the
  * scan never reads contents), rows carry a real wrapped data key.
  */
-export function seedFiles(ctx: AppContext, ownerId: string, opts: { rows: number; objects: number; matched: number }): void {
+export function seedFiles(
+  ctx: AppContext,
+  ownerId: string,
+  opts: { rows: number; objects: number; matched: number; content?: Uint8Array },
+): void {
+  const content = opts.content ?? new TextEncoder().encode('x'.repeat(64));
   const driver = ctx.driver as LocalDriver;
   const old = Date.now() - 2 * 24 * 3600_000;
   const when = new Date(old);
@@ -44,12 +49,12 @@ export function seedFiles(ctx: AppContext, ownerId: string, opts: { rows: number
       fs.mkdirSync(dir, { recursive: true });
       dirs.add(dir);
     }
-    fs.writeFileSync(file, 'x'.repeat(64));
+    fs.writeFileSync(file, content);
     fs.utimesSync(file, when, when);
   };
   const insert = ctx.db.$client.query(
     `INSERT INTO items (id, account_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, modified_at, accessed_at, created_at)
-     VALUES (?, ?, 'file', ?, ?, 64, 'application/octet-stream', ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, 'file', ?, ?, ?, 'application/octet-stream', ?, ?, ?, ?, ?, ?)`,
   );
   const keyId = ctx.keyring.current.id;
   const BATCH = 10_000;
@@ -59,12 +64,12 @@ export function seedFiles(ctx: AppContext, ownerId: string, opts: { rows: number
         const key = newStorageKey();
         if (i < opts.matched) writeObject(key);
         const name = `f${i}.bin`;
-        insert.run(newId(), ownerId, name, name, key, ctx.keyring.wrap(randomBytes(32)), keyId, old, old, old);
+        insert.run(newId(), ownerId, name, name, content.length, key, ctx.keyring.wrap(randomBytes(32)), keyId, old, old, old);
       }
     })();
   }
   for (let i = opts.matched; i < opts.objects; i++) writeObject(newStorageKey());
-  ctx.db.$client.query('UPDATE users SET storage_used = ? WHERE id = ?').run(opts.rows * 64, ownerId);
+  ctx.db.$client.query('UPDATE users SET storage_used = storage_used + ? WHERE id = ?').run(opts.rows * content.length, ownerId);
 }
 
 /** Peak and current resident memory of this process, in MiB (Linux). */

@@ -8,6 +8,8 @@ import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
+import { runBackupBench } from './backup.ts';
+import { runBuildsBench } from './builds.ts';
 import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
@@ -24,6 +26,8 @@ const benches: Record<string, () => Promise<void>> = {
   shares: runSharesBench,
   reliability: runReliabilityBench,
   web: runWebBench,
+  backup: runBackupBench,
+  builds: runBuildsBench,
   tus: runTusBench,
   s3: runS3Bench,
   dav: runDavBench,

@@ -1,24 +1,60 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/lib/size.ts';
-import { action, adminCommand, print, printJson, withContext } from './common.ts';
+import { restoreFullBackup } from '../src/services/restore.ts';
+import { action, addDataDirOption, adminCommand, configFrom, print, printJson, progressBar, withContext } from './common.ts';
+
+const MiB = 1024 ** 2;
 
 export function registerBackup(program: Command): void {
   adminCommand(
     program
       .command('backup <file>')
-      .description('write a consistent snapshot of the database to <file> and a manifest to <file>.manifest.json, while the server runs')
+      .description('back up while the server runs: with --full, everything in one archive; without, a database snapshot')
+      .option('--full', 'one archive with the database snapshot, secrets.json, every stored object and a manifest of checksums')
       .option('--force', 'replace <file> if it exists')
       .addHelpText(
         'after',
         `
-The snapshot holds accounts, settings, the file tree and every file's wrapped data key. The file
-contents (blobs/, or the S3 bucket) and the master key (secrets.json) are not in it: copy them
-alongside, after the snapshot (see "Back up and restore" in the README; a bucket is backed up with its
+With --full, <file> is a tar archive that holds everything needed to bring the instance back with
+\`coffer restore <file> --data-dir <empty dir>\`, including the master key: keep it as safe as the
+server. Objects are not deleted while it is written, so it matches the database snapshot exactly. On S3,
+the bucket's objects are read into the archive too, and the restore puts them on local disk.
+
+Without --full, the snapshot holds accounts, settings, the file tree and every file's wrapped data key,
+and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S3 bucket) and the master
+key (secrets.json) are not in it: copy them alongside, after the snapshot (a bucket is backed up with its
 own tools). Without secrets.json no file can be read.`,
       ),
   ).action(
-    action((file: string, opts: { dataDir?: string; json?: boolean; force?: boolean }) =>
+    action((file: string, opts: { dataDir?: string; json?: boolean; force?: boolean; full?: boolean }) =>
       withContext(opts, async (ctx) => {
+        if (opts.full) {
+          const bar = progressBar();
+          const started = performance.now();
+          const { file: written, manifest } = await ctx.services.backup.createFull(file, {
+            force: opts.force,
+            onProgress: (p) => bar.update('backing up (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+          });
+          bar.done();
+          if (opts.json) return printJson({ file: written, manifest: { ...manifest, objectSums: undefined } });
+          const seconds = (performance.now() - started) / 1000;
+          print(`full backup: ${written}`);
+          print(
+            `contains the database (${formatSize(manifest.database.bytes)}), secrets.json and ${manifest.objects} object(s); ${manifest.counts.users} user(s), ${manifest.counts.files} file(s)`,
+          );
+          print(`took ${seconds.toFixed(1)} s; restore with: coffer restore ${written} --data-dir <empty directory>`);
+          if (manifest.missingObjects.length) {
+            process.stderr.write(
+              `coffer: warning: ${manifest.missingObjects.length} object(s) the database names were already missing from storage (coffer doctor lists them)\n`,
+            );
+          }
+          if (manifest.masterKeysNotInSecrets.length) {
+            process.stderr.write(
+              'coffer: warning: the master key comes from COFFER_MASTER_KEY(_FILE), not secrets.json: keep it with this backup, restore needs it\n',
+            );
+          }
+          return;
+        }
         const { file: written, manifestFile, manifest } = await ctx.services.backup.create(file, { force: opts.force });
         if (opts.json) return printJson({ file: written, manifestFile, manifest });
         print(`database snapshot: ${written} (${formatSize(manifest.database.bytes)}, sha256 ${manifest.database.sha256.slice(0, 16)}…)`);
@@ -34,5 +70,37 @@ own tools). Without secrets.json no file can be read.`,
         } else print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
       }),
     ),
+  );
+
+  addDataDirOption(
+    program
+      .command('restore <file>')
+      .description('restore a full backup (coffer backup --full) into an empty or new data directory, checking every part')
+      .option('--json', 'print machine-readable JSON on stdout')
+      .addHelpText(
+        'after',
+        `
+Every part is checked against the archive's manifest (sha256) and the database's integrity; if anything
+does not match, nothing is kept and the directory is left as it was. A directory that is not empty is
+refused: move the old data directory aside first. Then start the server on the restored directory.`,
+      ),
+  ).action(
+    action(async (file: string, opts: { dataDir?: string; json?: boolean }) => {
+      const { dataDir } = configFrom(opts);
+      const bar = progressBar();
+      const result = await restoreFullBackup(file, dataDir, {
+        onProgress: (p) => bar.update('restoring (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+      });
+      bar.done();
+      if (opts.json) return printJson(result);
+      print(`restored into ${result.dataDir}: the database, secrets.json and ${result.objects} object(s), all checked`);
+      print(`backup taken ${result.header.createdAt} by Coffer ${result.header.cofferVersion}`);
+      if (result.masterKeysNotInSecrets.length) {
+        process.stderr.write(
+          'coffer: warning: the files are under a master key not in secrets.json: set COFFER_MASTER_KEY before starting\n',
+        );
+      }
+      print(`start the server on it: coffer serve --data-dir ${result.dataDir}`);
+    }),
   );
 }

@@ -126,6 +126,9 @@ export function registerOrphans(program: Command): void {
         const fileIds = [...new Set([...(opts.fileId ?? []), ...fromReport.fileIds])];
         if (storageKeys.length === 0 && fileIds.length === 0)
           throw new UsageError('Select at least one orphan to delete: --storage-key, --file-id or --from-report');
+        if (ctx.services.backup.objectDeletionsHeld()) {
+          throw new UsageError('a full backup is reading objects now: run this again once it has finished');
+        }
         await confirm(`Delete ${storageKeys.length} stored object(s) and ${fileIds.length} file row(s)?`, opts.yes);
         const total: OrphanDeleteResult = {
           graceMinutes,

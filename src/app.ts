@@ -28,6 +28,7 @@ import { shareRoutes } from './http/shares.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
+import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
 import { davRoutes } from './http/dav.ts';
@@ -43,7 +44,8 @@ export interface AppOptions {
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
-  return new Elysia()
+  const app = new Elysia();
+  return app
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
@@ -69,5 +71,6 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
     .use(davRoutes(ctx, limits))
+    .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

@@ -33,6 +33,8 @@ export interface Config {
   maxConnectionsPerIp: number;
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
+  /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
+  tls: { cert: string; key: string } | null;
   /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
   tusExpiryHours: number;
   /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
@@ -106,6 +108,8 @@ export interface ConfigFlags {
   dataDir?: string;
   defaultStorageLimit?: string;
   logLevel?: string;
+  tlsCert?: string;
+  tlsKey?: string;
   storage?: string;
 }
 
@@ -143,6 +147,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   429 (default 64; 0 = no cap)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
                                   (default 512M)
+  COFFER_TLS_CERT                 PEM certificate (full chain) for built-in HTTPS; needs COFFER_TLS_KEY
+  COFFER_TLS_KEY                  PEM private key of that certificate
   TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
                                   fractions allowed)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
@@ -338,6 +344,14 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   const minFreeBytes = reserveText ? parseSize(reserveText) : 512 * 1024 ** 2;
   if (minFreeBytes === null) throw new ConfigError(`COFFER_MIN_FREE_BYTES must be a size such as 512M or 2G, got "${reserveText}"`);
 
+  const tlsCert = pick(flags.tlsCert, env.COFFER_TLS_CERT);
+  const tlsKey = pick(flags.tlsKey, env.COFFER_TLS_KEY);
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new ConfigError(
+      'built-in HTTPS needs both a certificate and its key: --tls-cert and --tls-key (COFFER_TLS_CERT, COFFER_TLS_KEY)',
+    );
+  }
+  const tls = tlsCert && tlsKey ? { cert: path.resolve(cwd, tlsCert), key: path.resolve(cwd, tlsKey) } : null;
   const expiryText = env.TUS_EXPIRY_HOURS?.trim();
   const tusExpiryHours = expiryText ? Number(expiryText) : 24;
   if (!/^\d*\.?\d+$/.test(expiryText ?? '24') || !(tusExpiryHours > 0 && tusExpiryHours <= 8760)) {
@@ -382,6 +396,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
     minFreeBytes,
+    tls,
     tusExpiryHours,
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),

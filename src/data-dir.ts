@@ -27,6 +27,8 @@ export interface DataPaths {
   secrets: string;
   blobs: string;
   lock: string;
+  /** One file per process that holds object deletions back (a full backup reading objects). */
+  holds: string;
 }
 
 export function dataPaths(dataDir: string): DataPaths {
@@ -36,6 +38,7 @@ export function dataPaths(dataDir: string): DataPaths {
     secrets: path.join(dataDir, 'secrets.json'),
     blobs: path.join(dataDir, 'blobs'),
     lock: path.join(dataDir, 'coffer.lock'),
+    holds: path.join(dataDir, 'holds'),
   };
 }
 
@@ -218,6 +221,35 @@ export function acquireLock(paths: DataPaths): () => void {
   throw new StartupError(`cannot lock ${paths.root}`);
 }
 
+/**
+ * Holds object deletions back until the returned release is called: a full backup reads the objects its
+ * database snapshot names, so none of them may go in the meantime. The hold of a dead process lapses.
+ */
+export function holdObjectDeletions(paths: DataPaths): () => void {
+  fs.mkdirSync(paths.holds, { recursive: true, mode: 0o700 });
+  const file = path.join(paths.holds, `backup-${process.pid}-${randomBytes(4).toString('hex')}`);
+  fs.writeFileSync(file, String(process.pid), { mode: 0o600 });
+  return () => fs.rmSync(file, { force: true });
+}
+
+/** Whether a live process holds object deletions back; lapsed holds are removed. */
+export function objectDeletionsHeld(paths: DataPaths): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync(paths.holds);
+  } catch {
+    return false;
+  }
+  let held = false;
+  for (const name of names) {
+    const file = path.join(paths.holds, name);
+    const pid = Number(/^backup-(\d+)-/.exec(name)?.[1]);
+    if (pid && isAlive(pid)) held = true;
+    else fs.rmSync(file, { force: true });
+  }
+  return held;
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -257,6 +289,19 @@ export function followSecretsFile(config: Config, paths: DataPaths, keyring: Key
       // Keep the keys already loaded; files wrapped under a key only the new file holds cannot be read until it is fixed.
       failed = stamp;
       log.error('cannot reload the secrets file; keeping the keys loaded before', { file: paths.secrets, err: (err as Error).message });
+    }
+  });
+}
+
+/** The ids of the master keys a secrets file holds (current first); a damaged file throws StartupError. */
+export function masterKeyIdsIn(file: string): string[] {
+  const secrets = readSecretsFile(file);
+  if (!secrets) throw new StartupError(`secrets file ${file} is missing`);
+  return [secrets.masterKey, ...(secrets.previousMasterKeys ?? [])].flatMap((text) => {
+    try {
+      return [masterKeyFrom(parseMasterKey(text)).id];
+    } catch {
+      return [];
     }
   });
 }

@@ -1,5 +1,6 @@
 import dns from 'node:dns/promises';
 import os from 'node:os';
+import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { isCidr, isIpAddress, isLoopback } from './lib/ip.ts';
 import type { Clock } from './clock.ts';
@@ -49,7 +50,7 @@ async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
 }
 
 /** The addresses people on the network can open, for the first-run line: the bound one, or each interface's. */
-function reachableUrls(host: string, port: number): string[] {
+function reachableUrls(host: string, port: number, scheme: string): string[] {
   const hosts =
     host === '0.0.0.0' || host === '::'
       ? Object.values(os.networkInterfaces())
@@ -57,19 +58,34 @@ function reachableUrls(host: string, port: number): string[] {
           .filter((a) => a && !a.internal && (a.family === 'IPv4' || host === '::'))
           .map((a) => a!.address)
       : [host];
-  return (hosts.length ? hosts : [host]).map((h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`);
+  return (hosts.length ? hosts : [host]).map((h) => `${scheme}://${h.includes(':') ? `[${h}]` : h}:${port}/`);
 }
 
 /** With no account yet and a server reachable beyond loopback, the first sign-up needs the setup code: say it, in the log and on the console. */
 function announceSetupCode(ctx: AppContext, port: number): void {
   const code = ctx.services.setupCode.current();
   if (code === null || isLoopback(ctx.config.host)) return;
-  const urls = reachableUrls(ctx.config.host, port);
+  const urls = reachableUrls(ctx.config.host, port, ctx.config.tls ? 'https' : 'http');
   ctx.log.warn('no account yet: the first sign-up creates the admin and needs the setup code', { setupCode: code, urls });
   process.stderr.write(
     `\nCoffer has no account yet. Open ${urls.join(' or ')} and create the admin account with this setup code:\n\n    ${code}\n\n` +
       '(`coffer setup-code` prints it again.)\n\n',
   );
+}
+
+/** The certificate and key, read now so a missing or unreadable file stops start-up with its name. */
+function readTls(files: { cert: string; key: string }): { cert: string; key: string } {
+  const read = (file: string, what: string) => {
+    try {
+      const text = fs.readFileSync(file, 'utf8');
+      if (!text.includes('-----BEGIN ')) throw new StartupError(`${what} ${file} is not a PEM file`);
+      return text;
+    } catch (err) {
+      if (err instanceof StartupError) throw err;
+      throw new StartupError(`cannot read ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+  };
+  return { cert: read(files.cert, 'TLS certificate'), key: read(files.key, 'TLS key') };
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -102,6 +118,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   ensureSystemSchedules(ctx);
   let app;
   try {
+    const tls = config.tls ? readTls(config.tls) : undefined;
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
     await ctx.services.uploadIntents.sweep();
     // Reads the client secret now (a start-up error if it cannot); discovery goes on in the background.
@@ -117,6 +134,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       // Never the runtime's development error page (working directory, paths, source lines).
       development: false,
       error: lastResortErrorHandler(ctx.log),
+      tls,
     });
   } catch (err) {
     ctx.close();
@@ -132,7 +150,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   } else ctx.queue.available = true;
 
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
+  const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
   ctx.log.info('listening', { url, dataDir: config.dataDir, storage: ctx.driver.location });
   announceSetupCode(ctx, server.port!);
   // Files of resumable uploads a crash left fully stored are created now, not at the next scheduled sweep.

@@ -7,6 +7,7 @@ import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 // Shapes only: the password, name and email rules are the accounts service's.
 const password = (field: string) => z.string({ error: `${field} is required` });
@@ -35,18 +36,26 @@ export function accountRoutes(ctx: AppContext) {
   const { accounts } = ctx.services;
   return new Elysia({ name: 'http/accounts', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .post('/api/signup', async ({ request, set }) => {
-      const raw = await readJson(request);
-      const { user, token } = await accounts.signup(validate(signupBody, raw), clientInfo(request));
-      set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
-      return { user };
-    })
-    .post('/api/login', async ({ request, set }) => {
-      const raw = await readJson(request);
-      const { user, token } = await accounts.login(validate(loginBody, raw), clientInfo(request));
-      set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
-      return { user };
-    })
+    .post(
+      '/api/signup',
+      async ({ request, set }) => {
+        const raw = await readJson(request);
+        const { user, token } = await accounts.signup(validate(signupBody, raw), clientInfo(request));
+        set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
+        return { user };
+      },
+      { detail: describeInput({ body: signupBody }) },
+    )
+    .post(
+      '/api/login',
+      async ({ request, set }) => {
+        const raw = await readJson(request);
+        const { user, token } = await accounts.login(validate(loginBody, raw), clientInfo(request));
+        set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
+        return { user };
+      },
+      { detail: describeInput({ body: loginBody }) },
+    )
     .post(
       '/api/logout',
       ({ principal, request, set }) => {
@@ -71,7 +80,7 @@ export function accountRoutes(ctx: AppContext) {
         set.headers['set-cookie'] = clearedTokenCookie(requestMeta(request).secure);
         return result;
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: changePasswordBody }) },
     )
     .get('/api/profile', ({ principal }) => accounts.profile(principal), { session: true });
 }

@@ -5,6 +5,7 @@ import { fileResponse, zipResponse } from './download-responses.ts';
 import { idsBody } from './fields.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 /** Downloads: a file (with ranges), a folder or a selection as a streamed ZIP. */
 export function downloadRoutes(ctx: AppContext) {
@@ -24,6 +25,6 @@ export function downloadRoutes(ctx: AppContext) {
       '/api/files/download/bulk',
       async ({ principal, request }) =>
         zipResponse(downloads.zipSelection(principal, validate(idsBody, await readJsonOrForm(request, ['ids'])).ids), request),
-      { session: true },
+      { session: true, detail: describeInput({ body: idsBody }) },
     );
 }

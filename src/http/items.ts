@@ -5,6 +5,7 @@ import { readJson } from './body.ts';
 import { listQuery, pageResponse, placeBody } from './fields.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const name = z.string({ error: 'name is required' });
 const folderBody = z.object({ name, parentId: z.string().min(1).nullable().optional() });
@@ -27,6 +28,7 @@ export function itemRoutes(ctx: AppContext) {
     .use(sessionPlugin(ctx))
     .get('/api/files', ({ principal, query, set }) => pageResponse(items.list(principal, validate(folderQuery, query)), set), {
       session: true,
+      detail: describeInput({ query: folderQuery }),
     })
     .get('/api/files/stats', ({ principal }) => items.stats(principal), { session: true })
     .get(
@@ -35,33 +37,39 @@ export function itemRoutes(ctx: AppContext) {
         const q = validate(searchQuery, query);
         return items.search(principal, { q: q.q ?? q.query ?? '', limit: q.limit });
       },
-      { session: true },
+      { session: true, detail: describeInput({ query: searchQuery }) },
     )
-    .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), { session: true })
+    .get('/api/files/recent', ({ principal, query }) => items.recent(principal, validate(recentQuery, query)), {
+      session: true,
+      detail: describeInput({ query: recentQuery }),
+    })
     .get(
       '/api/files/starred',
       ({ principal, query, set }) => pageResponse(items.listStarred(principal, validate(liveListQuery, query)), set),
-      { session: true },
+      { session: true, detail: describeInput({ query: liveListQuery }) },
     )
     .get(
       '/api/files/shared',
       ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(liveListQuery, query)), set),
-      { session: true },
+      { session: true, detail: describeInput({ query: liveListQuery }) },
     )
     .get('/api/files/:id/info', ({ principal, params }) => items.info(principal, params.id), { session: true })
     .post(
       '/api/files/folder',
       async ({ principal, request }) => items.createFolder(principal, validate(folderBody, await readJson(request))),
-      { session: true },
+      { session: true, detail: describeInput({ body: folderBody }) },
     )
     .post('/api/files/move', async ({ principal, request }) => items.move(principal, validate(placeBody, await readJson(request))), {
       session: true,
+      detail: describeInput({ body: placeBody }),
     })
     .post('/api/files/rename', async ({ principal, request }) => items.rename(principal, validate(renameBody, await readJson(request))), {
       session: true,
+      detail: describeInput({ body: renameBody }),
     })
     .post('/api/files/star', async ({ principal, request }) => items.star(principal, validate(starBody, await readJson(request))), {
       session: true,
+      detail: describeInput({ body: starBody }),
     })
     .post(
       '/api/files/copy',
@@ -70,7 +78,7 @@ export function itemRoutes(ctx: AppContext) {
         set.status = 202;
         return result;
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: placeBody }) },
     )
     .get(
       '/api/files/jobs/:jobId',

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const verifyBody = z.object({ code: z.string().regex(/^\d{6}$/, 'Enter the 6-digit code from your authenticator app') });
 const disableBody = z.object({
@@ -25,14 +26,14 @@ export function mfaRoutes(ctx: AppContext) {
       async ({ principal, request }) => {
         return mfa.enable(principal, validate(verifyBody, await readJson(request)).code);
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: verifyBody }) },
     )
     .post(
       '/api/mfa/disable',
       async ({ principal, request }) => {
         return mfa.disable(principal, validate(disableBody, await readJson(request)).code);
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: disableBody }) },
     )
     .post(
       '/api/mfa/backup-codes/regenerate',

@@ -5,6 +5,7 @@ import { DELETE_LIMIT, GRACE_MINUTES } from '../services/orphans.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const graceField = z
   .number({ message: 'graceMinutes must be a whole number of minutes' })
@@ -54,7 +55,7 @@ export function orphanRoutes(ctx: AppContext) {
         set.status = 202;
         return started;
       },
-      { session: true },
+      { session: true, detail: describeInput({ query: scanQuery }) },
     )
     .post(
       '/api/user/orphans/delete',
@@ -70,6 +71,6 @@ export function orphanRoutes(ctx: AppContext) {
         set.status = 202;
         return started;
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: deleteBody }) },
     );
 }

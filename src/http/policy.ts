@@ -67,6 +67,8 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'POST /api/idp/mfa-verify': { access: 'public', limit: { limiter: 'auth', key: 'ip+idp-pending' } },
   'GET /api/version': session,
   'GET /api/version/latest': session,
+  'GET /api/openapi.json': publicGeneral,
+  'GET /api/docs': publicGeneral,
 
   'GET /api/sessions': session,
   'POST /api/sessions/heartbeat': session,

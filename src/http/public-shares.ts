@@ -8,6 +8,7 @@ import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } fro
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const pageQuery = z.object({
   limit: z.coerce
@@ -76,23 +77,29 @@ export function publicShareRoutes(ctx: AppContext) {
   };
 
   return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-    .get('/s/:token', ({ params, query, request, set }) =>
-      answer(request, set, async () => {
-        const { link, root } = shares.resolve(params.token);
-        shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-        if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
-        if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-        const previewable = (await downloads.inlineImageType(root)) !== null;
-        return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
-      }),
+    .get(
+      '/s/:token',
+      ({ params, query, request, set }) =>
+        answer(request, set, async () => {
+          const { link, root } = shares.resolve(params.token);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+          if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
+          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+          const previewable = (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+        }),
+      { detail: describeInput({ query: pageQuery }) },
     )
-    .get('/s/:token/folder/:id', ({ params, query, request, set }) =>
-      answer(request, set, () => {
-        const { link, root, item } = shares.itemInShare(params.token, params.id);
-        if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-        shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-        return folderView(request, set, params.token, root, item, query);
-      }),
+    .get(
+      '/s/:token/folder/:id',
+      ({ params, query, request, set }) =>
+        answer(request, set, () => {
+          const { link, root, item } = shares.itemInShare(params.token, params.id);
+          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+          return folderView(request, set, params.token, root, item, query);
+        }),
+      { detail: describeInput({ query: pageQuery }) },
     )
     .get('/s/:token/file/:id', ({ params, query, request, set }) =>
       answer(request, set, async () => {

@@ -6,14 +6,23 @@ import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const flag = (field: string) => z.object({ [field]: z.boolean({ message: `${field} must be true or false` }) });
+const enabledBody = flag('enabled');
+const hiddenBody = flag('hidden');
+const docserverBody = z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() });
+const shareBaseUrlBody = z.object({ url: z.string().nullish() });
+// These two are checked by the settings service (its rules), so the schemas here only describe them.
+const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
+const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
+const flagSchemas: Record<string, z.ZodType> = { enabled: enabledBody, hidden: hiddenBody };
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
   const { settings, accounts, setupCode, idp } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
-    (validate(flag(field), await readJson(request)) as Record<string, boolean>)[field]!;
+    (validate(flagSchemas[field]!, await readJson(request)) as Record<string, boolean>)[field]!;
 
   return new Elysia({ name: 'http/settings', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
@@ -30,7 +39,7 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         signupEnabled: settings.update('signupEnabled', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     )
     .get(
       '/api/user/docserver-configured',
@@ -42,23 +51,20 @@ export function settingsRoutes(ctx: AppContext) {
     .put(
       '/api/user/docserver-config',
       async ({ principal, request }) => {
-        const body = validate(
-          z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() }),
-          await readJson(request),
-        );
+        const body = validate(docserverBody, await readJson(request));
         settings.setDocserver(body, principal);
         return settings.docserverView();
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: docserverBody }) },
     )
     .get('/api/user/share-base-url-config', () => ({ url: settings.get('shareBaseUrl') }), { session: true })
     .put(
       '/api/user/share-base-url-config',
       async ({ principal, request }) => {
-        const body = validate(z.object({ url: z.string().nullish() }), await readJson(request));
+        const body = validate(shareBaseUrlBody, await readJson(request));
         return { url: settings.update('shareBaseUrl', body.url?.trim() ? body.url : null, 'url', principal) };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: shareBaseUrlBody }) },
     )
     .get('/api/user/max-upload-size-config', () => ({ maxBytes: settings.get('maxUploadBytes') }), { session: true })
     .put(
@@ -67,7 +73,7 @@ export function settingsRoutes(ctx: AppContext) {
         const body = (await readJson(request)) as { maxBytes?: unknown };
         return { maxBytes: settings.update('maxUploadBytes', body?.maxBytes, 'maxBytes', principal) };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: maxUploadSizeBody }) },
     )
     .get('/api/user/known-proxies-config', () => ({ knownProxies: settings.get('knownProxies') }), { session: true })
     .put(
@@ -76,7 +82,7 @@ export function settingsRoutes(ctx: AppContext) {
         const body = (await readJson(request)) as { knownProxies?: unknown };
         return { knownProxies: settings.update('knownProxies', body?.knownProxies, 'knownProxies', principal), restartRequired: true };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: knownProxiesBody }) },
     )
     .get('/api/user/hide-file-extensions-config', () => ({ hideFileExtensions: settings.get('hideFileExtensions') }), { session: true })
     .put(
@@ -84,7 +90,7 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         hideFileExtensions: settings.update('hideFileExtensions', await readFlag(request, 'hidden'), 'hidden', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: hiddenBody }) },
     )
     .get('/api/user/desktop-only-access-config', () => ({ desktopOnlyAccess: settings.get('desktopOnlyAccess') }), { session: true })
     .put(
@@ -92,7 +98,7 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         desktopOnlyAccess: settings.update('desktopOnlyAccess', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     )
     .get('/api/user/password-change-config', () => ({ allowPasswordChange: settings.get('allowPasswordChange') }), { session: true })
     .put(
@@ -100,7 +106,7 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         allowPasswordChange: settings.update('allowPasswordChange', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     )
     .get('/api/user/webdav-account-password-config', () => ({ enabled: settings.get('davAccountPasswords') }), { session: true })
     .put(
@@ -108,6 +114,6 @@ export function settingsRoutes(ctx: AppContext) {
       async ({ principal, request }) => ({
         enabled: settings.update('davAccountPasswords', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
-      { session: true },
+      { session: true, detail: describeInput({ body: enabledBody }) },
     );
 }

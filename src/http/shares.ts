@@ -6,6 +6,7 @@ import { idsBody } from './fields.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const shareBody = idsBody.extend({
   shared: z.boolean({ error: 'shared must be true or false' }),
@@ -25,16 +26,16 @@ export function shareRoutes(ctx: AppContext) {
         const body = validate(shareBody, await readJson(request));
         return body.shared ? shares.share(principal, body.ids, body.expiry, origin(request)) : shares.unshare(principal, body.ids);
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: shareBody }) },
     )
     .post(
       '/api/files/share/links',
       async ({ principal, request }) => shares.links(principal, validate(idsBody, await readJson(request)).ids, origin(request)),
-      { session: true },
+      { session: true, detail: describeInput({ body: idsBody }) },
     )
     .post(
       '/api/files/link-parent-share',
       async ({ principal, request }) => shares.linkParentShare(principal, validate(idsBody, await readJson(request)).ids, origin(request)),
-      { session: true },
+      { session: true, detail: describeInput({ body: idsBody }) },
     );
 }

@@ -7,6 +7,7 @@ import { readJson } from './body.ts';
 import { idsBody, listQuery, pageResponse } from './fields.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const trashQuery = listQuery('deletedAt');
 const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
@@ -55,18 +56,19 @@ export function trashRoutes(ctx: AppContext) {
     .use(sessionPlugin(ctx))
     .get('/api/files/trash', ({ principal, query, set }) => pageResponse(trash.list(principal, validate(trashQuery, query)), set), {
       session: true,
+      detail: describeInput({ query: trashQuery }),
     })
     .post(
       '/api/files/delete',
       async ({ principal, request, set }) =>
         answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
-      { session: true },
+      { session: true, detail: describeInput({ body: idsBody }) },
     )
     .post(
       '/api/files/trash/restore',
       async ({ principal, request, set }) =>
         answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
-      { session: true },
+      { session: true, detail: describeInput({ body: idsBody }) },
     )
     .post(
       '/api/files/trash/delete',
@@ -75,7 +77,7 @@ export function trashRoutes(ctx: AppContext) {
         set.status = 202;
         return result;
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: idsBody }) },
     )
     .post(
       '/api/files/trash/empty',

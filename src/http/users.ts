@@ -7,6 +7,7 @@ import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
+import { describeInput } from './openapi.ts';
 
 const permissionKeys = PERMISSION_CATALOG.map((p) => p.key) as [Permission, ...Permission[]];
 const permissionsField = z.array(z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }), {
@@ -30,6 +31,7 @@ const listQuery = z.object({
   cursor: z.string().optional(),
 });
 
+const permissionsBody = z.object({ permissions: permissionsField });
 const storageLimitBody = z.object({
   targetUserId: z.string().min(1, 'targetUserId is required'),
   storageLimit: z
@@ -61,25 +63,24 @@ export function userRoutes(ctx: AppContext) {
         set.status = 201;
         return result;
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: createSubUserBody }) },
     )
     .put(
       '/api/user/sub-users/:id',
       async ({ principal, params, request }) =>
-        subUsers.setPermissions(
-          principal,
-          params.id,
-          validate(z.object({ permissions: permissionsField }), await readJson(request)).permissions,
-        ),
-      { session: true },
+        subUsers.setPermissions(principal, params.id, validate(permissionsBody, await readJson(request)).permissions),
+      { session: true, detail: describeInput({ body: permissionsBody }) },
     )
     .delete('/api/user/sub-users/:id', ({ principal, params }) => subUsers.remove(principal, params.id), { session: true })
-    .get('/api/user/all', ({ query }) => users.list(validate(listQuery, query)), { session: true })
+    .get('/api/user/all', ({ query }) => users.list(validate(listQuery, query)), {
+      session: true,
+      detail: describeInput({ query: listQuery }),
+    })
     .patch(
       '/api/user/:id',
       async ({ principal, params, request }) =>
         users.setDisabled(params.id, validate(accountStateBody, await readJson(request)).disabled, principal),
-      { session: true },
+      { session: true, detail: describeInput({ body: accountStateBody }) },
     )
     .delete(
       '/api/user/:id',
@@ -96,7 +97,7 @@ export function userRoutes(ctx: AppContext) {
         const body = validate(storageLimitBody, await readJson(request));
         return users.setStorageLimit(body.targetUserId, body.storageLimit ?? null, principal);
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: storageLimitBody }) },
     )
     .get('/api/user/active-clients', () => clients.active(), { session: true })
     .post(
@@ -105,6 +106,6 @@ export function userRoutes(ctx: AppContext) {
         clients.heartbeat(principal, validate(heartbeatBody, await readJson(request)), requestMeta(request).ip);
         return { ok: true };
       },
-      { session: true },
+      { session: true, detail: describeInput({ body: heartbeatBody }) },
     );
 }

@@ -244,7 +244,7 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       items: repos.items,
       audit,
     }),
-    backup: new BackupService(repos.database, core.paths, core.driver.location, clock, audit),
+    backup: new BackupService(repos.database, core.paths, core.driver, clock, audit),
     doctor: new DoctorService({
       driver: core.driver,
       keyring: core.keyring,

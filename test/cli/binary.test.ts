@@ -1,15 +1,27 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
 import { BINARY, ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
 import { BACKEND_VERSION } from '../../src/services/version.ts';
+import { listenNotifySocket } from '../helpers/notify-socket.ts';
+import { tempDir } from '../helpers/server.ts';
 
 describe('the built executable', () => {
   let running: RunningBinary;
+  const socketDir = tempDir('coffer-bin-notify-');
+  const notify = listenNotifySocket(path.join(socketDir, 'notify.sock'));
   beforeAll(async () => {
     await ensureBinary();
-    running = await startBinary();
+    running = await startBinary({ env: { NOTIFY_SOCKET: path.join(socketDir, 'notify.sock') } });
   }, 120_000);
   afterAll(async () => {
+    notify.close();
+    fs.rmSync(socketDir, { recursive: true, force: true });
     if (running) expect(await running.stop()).toBe(0);
+  });
+
+  test('tells systemd it is ready (Type=notify) through the C library, from inside the executable', async () => {
+    expect(await notify.next()).toStartWith('READY=1');
   });
 
   test('copied alone into an empty directory, it serves /health with zero configuration', async () => {

@@ -28,13 +28,26 @@ describe('install.sh', () => {
     expect(first.stdout).toContain('installed coffer 0.1.0');
     const bin = path.join(root, 'usr/local/bin/coffer');
     expect(fs.statSync(bin).mode & 0o777).toBe(0o755);
-    const unit = fs.readFileSync(path.join(root, 'etc/systemd/system/coffer.service'), 'utf8');
+    const unitFile = path.join(root, 'etc/systemd/system/coffer.service');
+    const unit = fs.readFileSync(unitFile, 'utf8');
+    // 0644 like every unit, whatever the umask (the env file beside it is 0600).
+    expect(fs.statSync(unitFile).mode & 0o777).toBe(0o644);
     expect(unit).toContain('ExecStart=/usr/local/bin/coffer serve');
+    expect(unit).toContain('Type=notify');
+    expect(unit).toContain('Documentation=file:/usr/local/share/doc/coffer/README.md');
+    expect(fs.readFileSync(path.join(root, 'usr/local/share/doc/coffer/README.md'), 'utf8')).toContain('# Coffer');
+    expect(unit).toContain('systemctl edit coffer');
+    expect(unit).toContain('PrivateUsers=true');
+    expect(unit).not.toContain('CAP_NET_BIND_SERVICE');
+    // The default backup directory exists and is private.
+    expect(fs.statSync(path.join(root, 'var/backups/coffer')).mode & 0o777).toBe(0o700);
     expect(unit).toContain('EnvironmentFile=/etc/coffer/coffer.env');
     expect(unit).toContain('ReadWritePaths=/var/lib/coffer');
     expect(unit).toContain('User=coffer');
     const envFile = path.join(root, 'etc/coffer/coffer.env');
     expect(fs.readFileSync(envFile, 'utf8')).toContain('PORT=8080');
+    expect(first.stdout).toContain('users create you@example.com --admin');
+    expect(first.stdout).toContain('backup --full /var/backups/coffer/');
     expect(fs.readFileSync(envFile, 'utf8')).toContain('# OIDC_ISSUER_URL=');
     expect(fs.statSync(envFile).mode & 0o077).toBe(0);
     expect(fs.statSync(path.join(root, 'var/lib/coffer')).mode & 0o777).toBe(0o700);
@@ -103,6 +116,94 @@ describe('install.sh', () => {
     expect(fs.existsSync(path.join(root, 'etc/coffer/coffer.env'))).toBe(false);
   });
 
+  test('the unit is hardened to an exposure of about 2 (systemd-analyze security) and verifies clean', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    expect(install(['--root', root, '--binary', fakeBinary(root, '0.5.0')]).code).toBe(0);
+    const unitFile = path.join(root, 'etc/systemd/system/coffer.service');
+    const unit = fs.readFileSync(unitFile, 'utf8');
+    for (const line of [
+      'CapabilityBoundingSet=\n',
+      'SystemCallFilter=@system-service',
+      'SystemCallArchitectures=native',
+      'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6',
+      'ProtectKernelLogs=true',
+      'LockPersonality=true',
+      'MemoryDenyWriteExecute=true',
+      'RestrictNamespaces=true',
+    ]) {
+      expect(unit).toContain(line);
+    }
+    if (!Bun.which('systemd-analyze')) {
+      console.warn('skipping the systemd-analyze security check: systemd-analyze is not installed');
+      return;
+    }
+    const r = Bun.spawnSync(['systemd-analyze', 'security', '--offline=true', unitFile], { stdout: 'pipe', stderr: 'pipe' });
+    const exposure = Number(/Overall exposure level for coffer\.service: ([\d.]+)/.exec(r.stdout.toString())?.[1]);
+    expect(exposure).toBeLessThanOrEqual(2.5);
+  });
+
+  test('--bind-low-ports grants only CAP_NET_BIND_SERVICE; a low port without it is refused', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    const refused = install(['--root', root, '--binary', fakeBinary(root, '0.6.0'), '--port', '443']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--bind-low-ports');
+    expect(fs.existsSync(path.join(root, 'usr'))).toBe(false);
+    const r = install([
+      '--root',
+      root,
+      '--binary',
+      fakeBinary(root, '0.6.0'),
+      '--port',
+      '443',
+      '--bind-low-ports',
+      '--email',
+      'me@home.test',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('users create me@home.test --admin');
+    const unit = fs.readFileSync(path.join(root, 'etc/systemd/system/coffer.service'), 'utf8');
+    expect(unit).toContain('CapabilityBoundingSet=CAP_NET_BIND_SERVICE');
+    expect(unit).toContain('AmbientCapabilities=CAP_NET_BIND_SERVICE');
+    // A private user namespace would void the capability.
+    expect(unit).not.toContain('PrivateUsers=true');
+  });
+
+  test('without a running systemd it stops before changing anything and says what to do', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    const r = install(['--binary', fakeBinary(root, '0.7.0'), '--prefix', path.join(root, 'usr')], {
+      COFFER_SYSTEMD_RUN_DIR: path.join(root, 'no-systemd'),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('systemd is not running');
+    expect(r.stderr).toContain('--no-systemd');
+    expect(fs.existsSync(path.join(root, 'usr'))).toBe(false);
+  });
+
+  test('--uninstall --purge finishes when parts of the install are already gone, and keeps backups', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    expect(install(['--root', root, '--binary', fakeBinary(root, '0.8.0')]).code).toBe(0);
+    fs.writeFileSync(path.join(root, 'var/backups/coffer/coffer-2026-01-01.tar'), 'backup');
+    fs.mkdirSync(path.join(root, 'etc/systemd/system/coffer.service.d'));
+    fs.writeFileSync(path.join(root, 'etc/systemd/system/coffer.service.d/override.conf'), '[Service]\n');
+    // Half removed already: no executable, no unit, no env file.
+    fs.rmSync(path.join(root, 'usr/local/bin/coffer'));
+    fs.rmSync(path.join(root, 'etc/systemd/system/coffer.service'));
+    fs.rmSync(path.join(root, 'etc/coffer'), { recursive: true });
+    const r = install(['--root', root, '--uninstall', '--purge']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Kept your backups');
+    expect(fs.existsSync(path.join(root, 'var/lib/coffer'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'etc/systemd/system/coffer.service.d'))).toBe(false);
+    expect(fs.readFileSync(path.join(root, 'var/backups/coffer/coffer-2026-01-01.tar'), 'utf8')).toBe('backup');
+    // And once more, with nothing left at all.
+    expect(install(['--root', root, '--uninstall', '--purge']).code).toBe(0);
+  });
+
   test('DESTDIR stages the install like --root', () => {
     const root = tempDir('coffer-install-');
     dirs.push(root);
@@ -137,6 +238,10 @@ describe('install.sh', () => {
       '--uninstall',
       '--purge',
       '--no-systemd',
+      '--bind-low-ports',
+      '--backup-dir',
+      '--email',
+      'systemctl edit coffer',
       'DESTDIR',
       'COFFER_BINARY',
       'secrets.json',

@@ -4,15 +4,15 @@ import { tempDir } from './server.ts';
 
 export const BINARY = path.resolve(import.meta.dir, '../../dist/coffer');
 
-/** Builds dist/coffer with `npm run build`, as a user would. */
-export async function ensureBinary(): Promise<string> {
-  const proc = Bun.spawn([process.execPath, 'run', 'build'], {
+/** Builds dist/coffer (or dist/coffer-<target>) with `npm run build`, as a user would. */
+export async function ensureBinary(target?: string): Promise<string> {
+  const proc = Bun.spawn([process.execPath, 'run', 'build', ...(target ? ['--', '--target', target] : [])], {
     cwd: path.resolve(import.meta.dir, '../..'),
     stdout: 'pipe',
     stderr: 'pipe',
   });
   if ((await proc.exited) !== 0) throw new Error(`build failed: ${await new Response(proc.stderr).text()}`);
-  return BINARY;
+  return target ? path.resolve(import.meta.dir, `../../dist/coffer-${target}`) : BINARY;
 }
 
 export interface RunningBinary {
@@ -22,27 +22,40 @@ export interface RunningBinary {
   stop(): Promise<number>;
 }
 
+export interface BinaryOptions {
+  env?: Record<string, string>;
+  binary?: string;
+  /** Runs the executable through this command (an emulator), e.g. ['qemu-aarch64-static']. */
+  runner?: string[];
+  startTimeoutMs?: number;
+}
+
 /** Runs `coffer serve` from the built executable, alone in an empty directory, and waits for /health. */
-export async function startBinary(env: Record<string, string> = {}): Promise<RunningBinary> {
+export async function startBinary({
+  env = {},
+  binary = BINARY,
+  runner = [],
+  startTimeoutMs = 10_000,
+}: BinaryOptions = {}): Promise<RunningBinary> {
   const dir = tempDir('coffer-bin-');
   const exe = path.join(dir, 'coffer');
-  fs.copyFileSync(BINARY, exe);
+  fs.copyFileSync(binary, exe);
   fs.chmodSync(exe, 0o755);
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn([exe, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
+  const proc = Bun.spawn([...runner, exe, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'warn', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     try {
       if ((await fetch(`${url}/health`)).ok) break;
     } catch {
       if (proc.exitCode !== null) throw new Error(`binary exited: ${await new Response(proc.stderr).text()}`);
-      if (Date.now() > deadline) throw new Error('binary did not answer /health within 10 s');
+      if (Date.now() > deadline) throw new Error(`binary did not answer /health within ${startTimeoutMs / 1000} s`);
       await Bun.sleep(20);
     }
   }

@@ -19,8 +19,8 @@ function newer(a: string, b: string): boolean {
   return false;
 }
 
-// The README travels with every copy of Coffer; its sections are named here so an admin can find them offline too.
-const README = 'https://github.com/coffer/coffer#';
+// Offline-first: the README installed beside the executable, and this server's own API reference; nothing elsewhere.
+const INSTALLED_README = '/usr/local/share/doc/coffer/README.md';
 
 /** The running version, what the update feed says is latest, and where backup and upgrade are explained. */
 export function About() {
@@ -113,21 +113,23 @@ export function About() {
         </dl>
         {status}
       </Section>
-      <Section title="Backup and upgrade" intro="Both are explained step by step in the README that comes with Coffer.">
+      <Section
+        title="Backup and upgrade"
+        intro={`Both are explained step by step in the README that comes with Coffer (installed as ${INSTALLED_README}).`}
+      >
         <ul class="links">
           <li>
-            <a href={`${README}back-up-and-restore`} rel="noreferrer" target="_blank">
-              Back up and restore
-            </a>
-            : three things from the data directory: a snapshot made with <code>coffer backup &lt;file&gt;</code> while Coffer runs, then a
-            copy of <code>blobs/</code>, and <code>secrets.json</code> (without it no file can be read).
+            <strong>Back up and restore</strong>: <code>coffer backup --full &lt;file&gt;</code> writes everything (database, secrets.json
+            and every file) to one archive while Coffer runs; <code>coffer restore &lt;file&gt; --data-dir &lt;empty directory&gt;</code>{' '}
+            checks and restores it. The archive holds the master key: keep it as safe as the server.
           </li>
           <li>
-            <a href={`${README}install-on-a-server`} rel="noreferrer" target="_blank">
-              Upgrade
-            </a>
-            : put the new executable next to <code>install.sh</code> and run <code>sudo sh install.sh</code> again; data and settings are
-            kept.
+            <strong>Upgrade</strong>: put the new executable next to <code>install.sh</code> and run <code>sudo sh install.sh</code> again;
+            data and settings are kept.
+          </li>
+          <li>
+            <a href="/api/docs">API reference</a>: every endpoint this server answers, also as <a href="/api/openapi.json">OpenAPI</a> for
+            scripts.
           </li>
         </ul>
       </Section>

@@ -34,6 +34,19 @@ export class DatabaseRepo {
     this.sqlite.query('VACUUM INTO ?').run(file);
   }
 
+  /** Every object key the file rows of a snapshot name, in key order. */
+  static snapshotStorageKeys(file: string): string[] {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db
+        .query<{ key: string }, []>('SELECT storage_key AS key FROM items WHERE storage_key IS NOT NULL ORDER BY storage_key')
+        .all()
+        .map((r) => r.key);
+    } finally {
+      db.close();
+    }
+  }
+
   /** A snapshot file's integrity check, then (when it passes) its facts, read from the snapshot itself. */
   static inspectSnapshot(file: string): { integrity: string[]; facts: SnapshotFacts | null } {
     const db = new Database(file, { readonly: true });

@@ -2,11 +2,18 @@ import type { AppContext } from '../../context.ts';
 import { FileEventType, type FileEventName } from '../../services/file-events.ts';
 import type { BatchRun } from '../../services/trash.ts';
 import { type JobKey, Jobs, type Payload } from '../catalog.ts';
-import type { JobHandler, JobRunContext } from '../registry.ts';
+import { type JobHandler, type JobRunContext, RetryLaterError } from '../registry.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const KEEP_FINISHED_MS = 7 * DAY;
+// How long a deletion waits before looking again whether the full backup holding it back has finished.
+const BACKUP_HOLD_RETRY_MS = 30_000;
+
+/** Objects a running full backup may still read are deleted once it has finished. */
+function waitForBackup(ctx: AppContext): void {
+  if (ctx.services.backup.objectDeletionsHeld()) throw new RetryLaterError(BACKUP_HOLD_RETRY_MS, 'a full backup is reading objects');
+}
 
 type Handlers = { [K in JobKey]: JobHandler<(typeof Jobs)[K]> };
 
@@ -70,6 +77,7 @@ function jobHandlers(ctx: AppContext): Handlers {
       return { count: run.totalProgress() };
     },
     storageDelete: async (p) => {
+      waitForBackup(ctx);
       let count = 0;
       for (const key of p.keys) if (await ctx.storage.delete(key)) count++;
       return { count };
@@ -80,7 +88,10 @@ function jobHandlers(ctx: AppContext): Handlers {
       return { count: swept.finished + swept.expired + swept.strays };
     },
     orphansScan: ({ graceMinutes }, { signal }) => orphans.scan({ graceMinutes, signal }),
-    orphansDelete: ({ requestedBy, ...input }) => orphans.deleteOrphans(input, requestedBy),
+    orphansDelete: ({ requestedBy, ...input }) => {
+      waitForBackup(ctx);
+      return orphans.deleteOrphans(input, requestedBy);
+    },
     sessionsPurge: () => ({ count: sessions.purgeOld() }),
     sharesCleanup: () => ({ count: shares.purgeExpiredLinks() }),
     presenceSweep: () => ({ count: ctx.presence.sweep() }),

@@ -1,0 +1,70 @@
+import { dlopen, FFIType, ptr } from 'bun:ffi';
+
+/**
+ * systemd's readiness protocol (sd_notify): one datagram such as `READY=1` to the unix socket named by
+ * NOTIFY_SOCKET, so `Type=notify` units count as started only once the server listens. The runtime has
+ * no unix datagram sockets, so the three libc calls go through FFI.
+ */
+const AF_UNIX = 1;
+const SOCK_DGRAM = 2;
+const SOCK_CLOEXEC = 0o2000000;
+const SUN_PATH_MAX = 108;
+
+type Libc = ReturnType<typeof openLibc>;
+
+function openLibc(name: string) {
+  return dlopen(name, {
+    socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    sendto: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i64 },
+    close: { args: [FFIType.i32], returns: FFIType.i32 },
+  }).symbols;
+}
+
+let libc: Libc | null | undefined;
+
+function loadLibc(): Libc | null {
+  if (libc !== undefined) return libc;
+  const arch = process.arch === 'arm64' ? 'aarch64' : 'x86_64';
+  for (const name of ['libc.so.6', `libc.musl-${arch}.so.1`, `/lib/ld-musl-${arch}.so.1`]) {
+    try {
+      libc = openLibc(name);
+      return libc;
+    } catch {
+      // Try the next C library name (glibc, then musl).
+    }
+  }
+  libc = null;
+  return libc;
+}
+
+/** The sockaddr_un for a NOTIFY_SOCKET value ('@' starts an abstract address) and its length. */
+export function unixAddress(socketPath: string): { address: Uint8Array; length: number } {
+  const abstract = socketPath.startsWith('@');
+  const pathBytes = new TextEncoder().encode(abstract ? socketPath.slice(1) : socketPath);
+  if (pathBytes.length + 1 > SUN_PATH_MAX) throw new Error('NOTIFY_SOCKET path is too long');
+  const address = new Uint8Array(2 + SUN_PATH_MAX);
+  new DataView(address.buffer).setUint16(0, AF_UNIX, true);
+  address.set(pathBytes, abstract ? 3 : 2);
+  return { address, length: 2 + pathBytes.length + 1 };
+}
+
+/**
+ * Sends `state` (e.g. `READY=1`) to systemd when it asked for it; returns whether it was sent. Without
+ * NOTIFY_SOCKET (not under a Type=notify unit) it does nothing.
+ */
+export function sdNotify(state: string, socketPath = process.env.NOTIFY_SOCKET): boolean {
+  if (!socketPath) return false;
+  const c = loadLibc();
+  if (!c) throw new Error('cannot load the C library to notify systemd');
+  const { address, length } = unixAddress(socketPath);
+  const message = new TextEncoder().encode(state);
+  const fd = c.socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw new Error('cannot open a socket to notify systemd');
+  try {
+    const sent = Number(c.sendto(fd, ptr(message), message.length, 0, ptr(address), length));
+    if (sent !== message.length) throw new Error(`cannot notify systemd at ${socketPath}`);
+    return true;
+  } finally {
+    c.close(fd);
+  }
+}

@@ -1,0 +1,33 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import { ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
+
+// Debian: `apt-get install qemu-user-static libc6-arm64-cross` (the emulator and the arm64 C library it loads).
+const QEMU = Bun.which('qemu-aarch64-static') ?? Bun.which('qemu-aarch64');
+const ARM64_LIBC = '/usr/aarch64-linux-gnu';
+const missing = !QEMU
+  ? 'qemu-aarch64-static is not installed (apt-get install qemu-user-static)'
+  : !fs.existsSync(`${ARM64_LIBC}/lib/ld-linux-aarch64.so.1`)
+    ? `no arm64 C library in ${ARM64_LIBC} (apt-get install libc6-arm64-cross)`
+    : null;
+if (missing) console.warn(`skipping the arm64 executable test: ${missing}`);
+
+describe.skipIf(missing !== null)('the linux-arm64 executable under qemu', () => {
+  let running: RunningBinary | undefined;
+  afterAll(async () => {
+    if (running) expect(await running.stop()).toBe(0);
+  });
+
+  test('built from the npm runtime package, it is an aarch64 executable that serves /health', async () => {
+    const exe = await ensureBinary('linux-arm64');
+    const header = new Uint8Array(await Bun.file(exe).slice(0, 20).arrayBuffer());
+    expect([...header.slice(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]);
+    // e_machine 183 = EM_AARCH64.
+    expect(header[18]! | (header[19]! << 8)).toBe(183);
+
+    running = await startBinary({ binary: exe, runner: [QEMU!, '-L', ARM64_LIBC], startTimeoutMs: 90_000 });
+    const res = await fetch(`${running.url}/health`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe('ok');
+  }, 180_000);
+});
