@@ -34,6 +34,15 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
 ];
 
+function NavLink(p: { href: string; icon: IconName; label: string; active: boolean; onClick: () => void }) {
+  return (
+    <a href={p.href} class={`nav-link ${p.active ? 'active' : ''}`} aria-current={p.active ? 'page' : undefined} onClick={p.onClick}>
+      <Icon name={p.icon} />
+      {p.label}
+    </a>
+  );
+}
+
 function Sidebar({ open, close }: { open: boolean; close: () => void }) {
   const path = route.value.path;
   return (
@@ -48,41 +57,15 @@ function Sidebar({ open, close }: { open: boolean; close: () => void }) {
         <ul>
           {NAV.map((n) => (
             <li key={n.href}>
-              <a
-                href={n.href}
-                class={`nav-link ${n.match(path) ? 'active' : ''}`}
-                aria-current={n.match(path) ? 'page' : undefined}
-                onClick={close}
-              >
-                <Icon name={n.icon} />
-                {n.label}
-              </a>
+              <NavLink href={n.href} icon={n.icon} label={n.label} active={n.match(path)} onClick={close} />
             </li>
           ))}
         </ul>
       </nav>
       <div class="sidebar-foot">
         <StorageMeter compact />
-        {isAdmin.value && (
-          <a
-            href="/admin"
-            class={`nav-link ${path.startsWith('/admin') ? 'active' : ''}`}
-            aria-current={path.startsWith('/admin') ? 'page' : undefined}
-            onClick={close}
-          >
-            <Icon name="shield" />
-            Admin
-          </a>
-        )}
-        <a
-          href="/settings"
-          class={`nav-link ${path.startsWith('/settings') ? 'active' : ''}`}
-          aria-current={path.startsWith('/settings') ? 'page' : undefined}
-          onClick={close}
-        >
-          <Icon name="settings" />
-          Settings
-        </a>
+        {isAdmin.value && <NavLink href="/admin" icon="shield" label="Admin" active={path.startsWith('/admin')} onClick={close} />}
+        <NavLink href="/settings" icon="settings" label="Settings" active={path.startsWith('/settings')} onClick={close} />
       </div>
     </aside>
   );
