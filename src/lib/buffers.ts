@@ -19,3 +19,6 @@ export function releaseSoleView(chunk: Uint8Array): void {
   const { buffer } = chunk;
   if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
 }
+
+/** A body of no bytes, for the callers of an API that takes a stream. */
+export async function* noBytes(): AsyncGenerator<Uint8Array> {}

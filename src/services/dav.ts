@@ -13,6 +13,7 @@ import { type Principal, requirePermission } from './principal.ts';
 import type { QuotaService, StorageUsage } from './quota.ts';
 import type { TrashService } from './trash.ts';
 import type { UploadService } from './uploads.ts';
+import { noBytes } from '../lib/buffers.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: Item };
@@ -254,7 +255,7 @@ export class DavService {
     const lock = this.d.locks.lock({ ...input, accountId: principal.accountId, loginId: principal.loginId, key: path.key });
     if (target) return { lock, created: false };
     try {
-      await this.put(principal, path, { body: emptyBody(), contentType: '', modifiedMs: null });
+      await this.put(principal, path, { body: noBytes(), contentType: '', modifiedMs: null });
     } catch (err) {
       this.d.locks.unlock(lock.token);
       throw err;
@@ -262,8 +263,6 @@ export class DavService {
     return { lock, created: true };
   }
 }
-
-async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 /** A PUT body as the upload pipeline's parts: the fields, then the one file. */
 async function* partsOf(

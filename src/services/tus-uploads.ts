@@ -6,7 +6,7 @@ import { newToken } from '../lib/ids.ts';
 import type { Logger } from '../log.ts';
 import { wrappedKeyId } from '../storage/keyring.ts';
 import { newStorageKey } from '../storage/keys.ts';
-import { type AppendProgress, ResealMismatchError, type ResumableStore } from '../storage/resumable.ts';
+import { type AppendProgress, ResealMismatchError, type ResumableObject, type ResumableStore } from '../storage/resumable.ts';
 import type { SealedStore } from '../storage/sealed.ts';
 import type { AuditPrincipal } from './audit.ts';
 import type { DiskSpaceService } from './disk-space.ts';
@@ -17,6 +17,7 @@ import type { QuotaService } from './quota.ts';
 import type { SettingsService } from './settings.ts';
 import type { Tree } from './tree.ts';
 import { parseModifiedTime, type UploadService } from './uploads.ts';
+import { noBytes } from '../lib/buffers.ts';
 
 /** Where an upload stands, as HEAD and PATCH report it. */
 export interface TusState {
@@ -67,13 +68,17 @@ const TERMINATE_WAIT_MS = 10_000;
 /**
  * Resumable uploads (tus 1.0): creation reserves the whole length against the quota after the same
  * checks as POST /upload (permission, folder, name, max size, quota, disk); each PATCH seals its bytes
- * onto a staged object (ResumableStore) and records the durable offset; the PATCH that completes it
- * publishes the object and hands it to the upload pipeline, which creates the file as POST /upload does.
+ * onto a staged object (ResumableStore) and records the acknowledged offset and how much of it is synced
+ * (after a restart, the unsynced segments are authenticated before the offset is told); the PATCH that
+ * completes it publishes the object and hands it to the upload pipeline, which creates the file as
+ * POST /upload does.
  * One request at a time per upload (a lock; a second one is refused with 423); another account's upload
  * is 404. Unfinished uploads expire `expiryMs` after their last bytes.
  */
 export class TusUploadService {
   private readonly locks = new Set<string>();
+  /** Uploads this process has appended to or settled: their bytes beyond the durable offset are in its page cache. */
+  private readonly settledHere = new Set<string>();
   private readonly unlocked = new Map<string, Array<() => void>>();
 
   constructor(
@@ -111,6 +116,7 @@ export class TusUploadService {
       storageKey: newStorageKey(),
       length,
       offset: 0,
+      durableOffset: 0,
       wrappedKey: keys.wrappedKey,
       keyId: keys.keyId,
       header: keys.header,
@@ -150,9 +156,10 @@ export class TusUploadService {
   /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
   async status(principal: Principal, id: string): Promise<TusState> {
     let row = this.owned(principal, id);
-    if (row.state === 'sealed' && this.tryLock(id)) {
+    // Locked: a PATCH in this process holds it, and has settled the upload.
+    if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
       try {
-        row = this.owned(principal, id);
+        row = await this.settled(this.owned(principal, id));
         if (row.state === 'sealed') await this.finish(row, principal);
       } finally {
         this.unlock(id);
@@ -168,7 +175,7 @@ export class TusUploadService {
     this.owned(principal, id);
     if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
     try {
-      const row = this.owned(principal, id);
+      const row = await this.settled(this.owned(principal, id));
       this.assertNotExpired(row);
       if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
       if (row.state === 'sealed') await this.finish(row, principal);
@@ -271,22 +278,21 @@ export class TusUploadService {
     return this.d.repo.keysInUse(keys);
   }
 
-  /** Streams the body onto the staged object and records each durable step; the completing step creates the file. */
+  /** Streams the body onto the staged object and records each step; the completing step creates the file. */
   private async receive(row: TusUpload, actor: AuditPrincipal, body: TusBody): Promise<TusState> {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
     this.d.disk.assertRoom(Math.min(body.declared ?? remaining, remaining));
     const record = (p: AppendProgress, sealed = false) => {
       const now = this.d.clock.now();
-      this.d.repo.progress(row.id, { offset: p.offset, tail: p.tail, sealed, at: now, expiresAt: now + this.d.expiryMs });
+      this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt: now + this.d.expiryMs });
     };
+    this.settledHere.add(row.id);
     let result: Awaited<ReturnType<ResumableStore['append']>>;
     try {
-      result = await this.d.resumable.append(
-        { key: row.storageKey, length: row.length, offset: row.offset, wrappedKey: row.wrappedKey, header: row.header, tail: row.tail },
-        this.checked(body.chunks, remaining, row.length),
-        { onCheckpoint: (p) => record(p) },
-      );
+      result = await this.d.resumable.append(resumableOf(row), this.checked(body.chunks, remaining, row.length), {
+        onCheckpoint: (p) => record(p),
+      });
     } catch (err) {
       if (err instanceof ResealMismatchError) throw conflict(Messages.tusResealMismatch);
       throw err;
@@ -297,6 +303,27 @@ export class TusUploadService {
     const current = this.d.repo.get(row.id)!;
     if (current.state === 'sealed') await this.finish(current, actor);
     return stateOf(this.d.repo.get(row.id)!);
+  }
+
+  /** Written by an earlier process, and maybe not all on the disk: a power loss may have come between. */
+  private unsettled(row: TusUpload): boolean {
+    return row.state === 'receiving' && row.durableOffset < row.offset && !this.settledHere.has(row.id);
+  }
+
+  /** The upload where its staged bytes really stand (see ResumableStore.recover); call with its lock held. */
+  private async settled(row: TusUpload): Promise<TusUpload> {
+    if (!this.unsettled(row)) return row;
+    const at = await this.d.resumable.recover(resumableOf(row));
+    this.d.repo.progress(row.id, { ...at, durableOffset: at.offset, sealed: false, at: row.updatedAt, expiresAt: row.expiresAt });
+    if (at.offset < row.offset) {
+      this.d.log.warn('resumable upload resumes from the bytes the disk kept', {
+        uploadId: row.id,
+        acknowledged: row.offset,
+        kept: at.offset,
+      });
+    }
+    this.settledHere.add(row.id);
+    return this.d.repo.get(row.id)!;
   }
 
   /** The body, refused past the upload's length, with the disk's reserve checked every few MiB. */
@@ -352,6 +379,7 @@ export class TusUploadService {
 
   /** Deletes an upload: an unfinished one's staged bytes (or its published object) first, then the record. */
   private async remove(row: TusUpload): Promise<void> {
+    this.settledHere.delete(row.id);
     if (row.state !== 'completed') {
       await this.d.resumable.discard(row.storageKey);
       await this.d.sealed.delete(row.storageKey);
@@ -414,6 +442,11 @@ export class TusUploadService {
   }
 }
 
+function resumableOf(row: TusUpload): ResumableObject {
+  const { storageKey: key, length, offset, durableOffset, wrappedKey, header, tail } = row;
+  return { key, length, offset, durableOffset, wrappedKey, header, tail };
+}
+
 function stateOf(row: TusUpload): TusState {
   return {
     id: row.id,
@@ -423,5 +456,3 @@ function stateOf(row: TusUpload): TusState {
     itemId: row.itemId,
   };
 }
-
-async function* noBytes(): AsyncGenerator<Uint8Array> {}

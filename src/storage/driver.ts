@@ -57,10 +57,13 @@ export interface StagingArea {
   read(key: string, range: ByteRange): Promise<ReadableStream<Uint8Array>>;
   /**
    * Writes `body` from byte `at` on, over what is staged there, and cuts off anything after its end;
-   * durable when it resolves. `at` beyond the staged size is a StorageNotFoundError (the bytes are gone).
+   * written (the process may die) but not yet durable (the machine may not) when it resolves: `sync` is.
+   * `at` beyond the staged size is a StorageNotFoundError (the bytes are gone).
    * Each chunk of `body` is the driver's once yielded, the only view of its memory: it may free it after writing.
    */
   write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<number>;
+  /** Makes every byte written under `key` so far durable (a power loss keeps them); none staged is a no-op. */
+  sync(key: string): Promise<void>;
   /** Makes the `size` staged bytes the object `key`, durably; resolves at once if that object exists already. */
   publish(key: string, size: number): Promise<void>;
   /** Removes the staged bytes; returns whether there were any. */

@@ -76,7 +76,7 @@ export function sealSegment(key: Uint8Array, header: Buffer, index: number, last
  * joined): the ciphertext is fed piece by piece, the tag taken from the last 16 bytes wherever they fall.
  * Nothing is returned unless the whole segment authenticates.
  */
-function openSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, sealed: Buffer[], length: number): Buffer[] {
+export function openSegment(key: Uint8Array, header: Buffer, index: number, last: boolean, sealed: Buffer[], length: number): Buffer[] {
   const d = createDecipheriv('aes-256-gcm', key, nonceFor(header, index, last));
   d.setAAD(header);
   const out: Buffer[] = [];

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { TestClient } from '../helpers/client.ts';
 import { downloaded, uploadRaw } from '../helpers/files.ts';
 import { ServerProcess } from '../helpers/server-process.ts';
 import * as seed from '../helpers/seed.ts';
-import { filesContaining, headUpload, stagedFiles, tusUpload } from '../helpers/tus.ts';
+import { createUpload, filesContaining, headUpload, patchUpload, stagedFiles, tusUpload } from '../helpers/tus.ts';
+import { memoryLogger } from '../helpers/logs.ts';
 
 const MiB = 1024 * 1024;
 
@@ -156,4 +158,56 @@ describe('kill -9 of the server mid-upload (a separate process)', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('a power loss: the database kept the offset of a PATCH whose bytes the disk did not', () => {
+  test('after the restart HEAD reports where the authenticated bytes end; the client resends from there; the file is byte-exact', async () => {
+    const log = memoryLogger();
+    const p = await startTestServer({ startWorker: false, logger: log });
+    try {
+      const o = await seed.owner(p);
+      const data = randomBytes(3 * MiB);
+      const location = (await createUpload(o.client, data.length, { filename: 'power.bin' })).headers.get('location')!;
+      for (const [from, to] of [
+        [0, MiB],
+        [MiB, 2 * MiB + 1000],
+      ] as const) {
+        expect((await patchUpload(o.client, location, from, data.subarray(from, to))).status).toBe(204);
+      }
+      const row = p.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)!;
+      // The first PATCH was synced while the second arrived; the second only reached the page cache.
+      expect([row.offset, row.durableOffset]).toEqual([2 * MiB + 1000, MiB]);
+      await p.restart({
+        samePort: true,
+        // The power loss: the disk kept 300 KB of the second PATCH's sealed bytes.
+        whileDown: async () => fs.truncateSync(path.join(p.dataDir, 'blobs', '.staging', row.storageKey), 16 + MiB + 16 * 16 + 300_000),
+      });
+      const offset = Number((await headUpload(o.client, location)).headers.get('upload-offset'));
+      expect(offset).toBe(MiB + 4 * 64 * 1024);
+      expect(log.lines.some((l) => l.level === 'warn' && l.msg === 'resumable upload resumes from the bytes the disk kept')).toBe(true);
+      // The client that was told 2 MiB + 1000 gets 409 and asks HEAD again, as tus clients do.
+      expect((await patchUpload(o.client, location, 2 * MiB + 1000, data.subarray(2 * MiB + 1000))).status).toBe(409);
+      const done = await patchUpload(o.client, location, offset, data.subarray(offset));
+      expect(done.status).toBe(204);
+      expect(await downloaded(o.client, done.headers.get('upload-item-id')!)).toEqual(data);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  test('after a restart with every byte there, HEAD keeps the acknowledged offset', async () => {
+    const p = await startTestServer({ startWorker: false });
+    try {
+      const o = await seed.owner(p);
+      const data = randomBytes(2 * MiB);
+      const location = (await createUpload(o.client, data.length, { filename: 'kept.bin' })).headers.get('location')!;
+      expect((await patchUpload(o.client, location, 0, data.subarray(0, MiB + 5))).status).toBe(204);
+      await p.restart({ samePort: true });
+      expect(Number((await headUpload(o.client, location)).headers.get('upload-offset'))).toBe(MiB + 5);
+      const done = await patchUpload(o.client, location, MiB + 5, data.subarray(MiB + 5));
+      expect(await downloaded(o.client, done.headers.get('upload-item-id')!)).toEqual(data);
+    } finally {
+      await p.stop();
+    }
+  });
 });

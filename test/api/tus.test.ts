@@ -467,7 +467,15 @@ describe('the same rules as other uploads', () => {
     const row = ctx.repos.tusUploads.get(id)!;
     // Everything a completing PATCH does before it creates the file: bytes sealed, recorded, published.
     const resumable = new (await import('../../src/storage/resumable.ts')).ResumableStore(ctx.storage);
-    const obj = { key: row.storageKey, length: row.length, offset: 0, wrappedKey: row.wrappedKey, header: row.header, tail: null };
+    const obj = {
+      key: row.storageKey,
+      length: row.length,
+      offset: 0,
+      durableOffset: 0,
+      wrappedKey: row.wrappedKey,
+      header: row.header,
+      tail: null,
+    };
     const sealed = await resumable.append(
       obj,
       (async function* () {
@@ -476,6 +484,7 @@ describe('the same rules as other uploads', () => {
     );
     ctx.repos.tusUploads.progress(id, {
       offset: sealed.offset,
+      durableOffset: sealed.durableOffset,
       tail: null,
       sealed: true,
       at: Date.now(),

@@ -30,7 +30,7 @@ const S = SEGMENT_SIZE;
 
 function begin(r: ResumableStore, length: number): ResumableObject {
   const { wrappedKey, header } = r.begin();
-  return { key: newStorageKey(), length, offset: 0, wrappedKey, header, tail: null };
+  return { key: newStorageKey(), length, offset: 0, durableOffset: 0, wrappedKey, header, tail: null };
 }
 
 /** Appends `data[obj.offset, end)` and records the result as a caller would. */
@@ -38,6 +38,7 @@ async function appendTo(r: ResumableStore, obj: ResumableObject, data: Buffer, e
   const result = await r.append(obj, chunked(data.subarray(obj.offset, end)), opts);
   obj.offset = result.offset;
   obj.tail = result.tail;
+  obj.durableOffset = result.durableOffset;
   return result;
 }
 
@@ -90,13 +91,104 @@ describe('resumable sealed objects', () => {
     await expect(resumable.append(b, chunked(data.subarray(100, 200)))).rejects.toBeInstanceOf(ObjectIntegrityError);
   });
 
-  test('checkpoints record durable progress at segment boundaries during a long append', async () => {
+  test('checkpoints record progress at segment boundaries during a long append, each one synced behind the next', async () => {
     const data = randomBytes(5 * S + 10);
     const obj = begin(resumable, data.length);
-    const seen: number[] = [];
-    const result = await resumable.append(obj, chunked(data), { checkpointBytes: 2 * S, onCheckpoint: (p) => seen.push(p.offset) });
-    expect(seen).toEqual([2 * S, 4 * S]);
+    const seen: Array<[number, number]> = [];
+    const result = await resumable.append(obj, chunked(data), {
+      checkpointBytes: 2 * S,
+      onCheckpoint: (p) => seen.push([p.offset, p.durableOffset]),
+    });
+    expect(seen).toEqual([
+      [2 * S, 0],
+      [4 * S, 2 * S],
+    ]);
     expect(result.complete).toBe(true);
+    expect(result.durableOffset).toBe(data.length);
+  });
+
+  test('an append is synced while the next one receives: durableOffset trails by one append, the completing one is whole', async () => {
+    const data = randomBytes(6 * S + 99);
+    const obj = begin(resumable, data.length);
+    const steps = [];
+    for (const end of [2 * S + 5, 4 * S, data.length]) {
+      const r = await appendTo(resumable, obj, data, end);
+      steps.push([r.offset, r.durableOffset]);
+    }
+    expect(steps).toEqual([
+      [2 * S + 5, 0],
+      [4 * S, 2 * S + 5],
+      [data.length, data.length],
+    ]);
+  });
+
+  describe('recover: after a restart, the acknowledged segments that are not known durable are authenticated', () => {
+    const staged = (obj: ResumableObject) => path.join(dir, '.staging', obj.key);
+    /** An object written in three appends whose last one (segments 3 to 5, and a tail) only reached the page cache. */
+    async function threeAppends() {
+      const data = randomBytes(8 * S);
+      const obj = begin(resumable, data.length);
+      for (const end of [S + 7, 3 * S, 6 * S + 300]) await appendTo(resumable, obj, data, end);
+      expect(obj.durableOffset).toBe(3 * S);
+      return { data, obj };
+    }
+    async function finish(obj: ResumableObject, data: Buffer<ArrayBuffer>) {
+      await appendTo(resumable, obj, data, data.length);
+      await resumable.publish(obj);
+      expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
+    }
+
+    test('all there (a kill -9: the page cache kept them): the upload stands where it was acknowledged', async () => {
+      const { data, obj } = await threeAppends();
+      const tail = obj.tail;
+      expect(await resumable.recover(obj)).toEqual({ offset: 6 * S + 300, tail });
+      await finish(obj, data);
+    });
+
+    test('a power loss zeroed segment 4: the upload stands at its start, and the bytes after it are cut off', async () => {
+      const { data, obj } = await threeAppends();
+      const file = staged(obj);
+      const bytesOnDisk = fs.readFileSync(file);
+      const at = 16 + 4 * (S + 16);
+      bytesOnDisk.fill(0, at + 100, at + 200);
+      fs.writeFileSync(file, bytesOnDisk);
+      const kept = await resumable.recover(obj);
+      expect(kept).toEqual({ offset: 4 * S, tail: null });
+      expect(fs.statSync(file).size).toBe(at);
+      Object.assign(obj, kept, { durableOffset: kept.offset });
+      await finish(obj, data);
+    });
+
+    test('a power loss kept only part of the file: the upload stands at the last whole segment', async () => {
+      const { data, obj } = await threeAppends();
+      fs.truncateSync(staged(obj), 16 + 3 * (S + 16) + 5000);
+      const kept = await resumable.recover(obj);
+      expect(kept).toEqual({ offset: 3 * S, tail: null });
+      Object.assign(obj, kept, { durableOffset: kept.offset });
+      await finish(obj, data);
+    });
+
+    test('nothing durable and the header lost: the upload starts again from 0', async () => {
+      const data = randomBytes(3 * S);
+      const obj = begin(resumable, data.length);
+      await appendTo(resumable, obj, data, 2 * S);
+      expect(obj.durableOffset).toBe(0);
+      const file = staged(obj);
+      const bytesOnDisk = fs.readFileSync(file);
+      bytesOnDisk.fill(0, 0, 16);
+      fs.writeFileSync(file, bytesOnDisk);
+      const kept = await resumable.recover(obj);
+      expect(kept).toEqual({ offset: 0, tail: null });
+      expect(fs.statSync(file).size).toBe(0);
+      Object.assign(obj, kept, { durableOffset: 0 });
+      await finish(obj, data);
+    });
+
+    test('bytes missing below the durable offset are a damaged object, not a rollback', async () => {
+      const { obj } = await threeAppends();
+      fs.truncateSync(staged(obj), 100);
+      await expect(resumable.recover(obj)).rejects.toBeInstanceOf(ObjectIntegrityError);
+    });
   });
 
   test('a body that fails mid-way keeps what arrived before, and the append resumes from there', async () => {

@@ -45,13 +45,16 @@ export class TusUploadsRepo {
   }
 
   /** Records acknowledged progress (and a new expiry) of an upload still receiving. */
-  progress(id: string, p: { offset: number; tail: Buffer | null; sealed: boolean; at: number; expiresAt: number }): void {
+  progress(
+    id: string,
+    p: { offset: number; durableOffset: number; tail: Uint8Array | null; sealed: boolean; at: number; expiresAt: number },
+  ): void {
     this.sqlite
       .query(
-        `UPDATE tus_uploads SET "offset" = ?, tail = ?, state = ?, updated_at = ?, expires_at = ?
+        `UPDATE tus_uploads SET "offset" = ?, durable_offset = ?, tail = ?, state = ?, updated_at = ?, expires_at = ?
          WHERE id = ? AND state = 'receiving'`,
       )
-      .run(p.offset, p.tail, p.sealed ? 'sealed' : 'receiving', p.at, p.expiresAt, id);
+      .run(p.offset, p.durableOffset, p.tail, p.sealed ? 'sealed' : 'receiving', p.at, p.expiresAt, id);
   }
 
   /** Inside the transaction that creates the item: the reservation ends and the item is remembered. */

@@ -18,9 +18,13 @@ export const tusUploads = sqliteTable(
     // The login that created it: events and audit name it, whoever finishes the upload.
     loginId: text('login_id').notNull(),
     storageKey: text('storage_key').notNull(),
-    // Upload-Length, and the plaintext bytes acknowledged so far (every one durable).
+    // Upload-Length, and the plaintext bytes acknowledged so far (in the page cache: they survive the
+    // process, kill -9 included).
     length: integer('length').notNull(),
     offset: integer('offset').notNull().default(0),
+    // The bytes known to be on the disk itself (fsynced); a power loss can take what lies between this
+    // and `offset`, so after a restart those segments are authenticated before the offset is trusted.
+    durableOffset: integer('durable_offset').notNull().default(0),
     // The object's data key (wrapped by the master key) and its 16-byte sealed header, fixed at creation.
     wrappedKey: text('wrapped_key').notNull(),
     keyId: text('key_id').notNull(),
