@@ -21,6 +21,8 @@ export interface ByteRange {
 
 export interface PutOptions {
   signal?: AbortSignal;
+  /** Each chunk of the body is the driver's once yielded, the only view of its memory: it may free it once stored. */
+  release?: boolean;
 }
 
 export interface StorageDriver {

@@ -1,5 +1,6 @@
 import fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { releaseSoleView } from '../lib/buffers.ts';
 import {
   RangeNotSatisfiableError,
   StorageNotFoundError,
@@ -238,6 +239,7 @@ export class S3Driver implements StorageDriver {
           buf = take(this.partSizeFor(partNumber + 1));
           filled = 0;
         }
+        if (opts.release) releaseSoleView(chunk);
       }
       signal?.throwIfAborted();
       if (uploadId === null) {

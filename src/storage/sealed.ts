@@ -104,7 +104,8 @@ async function* sealStream(
   body: AsyncIterable<Uint8Array>,
   counter: { size: number },
 ): AsyncGenerator<Uint8Array> {
-  yield header;
+  // A copy: the driver may release what it stored, and the header seals every segment.
+  yield Buffer.from(header);
   const buf = Buffer.allocUnsafe(SEGMENT_SIZE);
   let filled = 0;
   let index = 0;
@@ -271,7 +272,8 @@ export class SealedStore {
     const dataKey = randomBytes(32);
     const header = makeHeader(randomBytes(7));
     const counter = { size: 0 };
-    await this.driver.put(key, sealStream(dataKey, header, body, counter), opts);
+    // Sealed segments are fresh buffers nothing else holds: freed as soon as stored, not at the next collection.
+    await this.driver.put(key, sealStream(dataKey, header, body, counter), { ...opts, release: true });
     const wrappedKey = this.keyring.wrap(dataKey);
     return { size: counter.size, wrappedKey, keyId: wrappedKeyId(wrappedKey) };
   }
