@@ -301,15 +301,34 @@ describe('file manager', () => {
     await button(page, 'Unstar').click();
     await page.getByText('Nothing starred yet').waitFor();
 
-    // Cut here, paste in another folder: a move.
+    // Cut here, paste in another folder: a move. The paste comes the moment the folder's title shows,
+    // before the page has settled (it once moved the items into the folder just left).
     await page.getByRole('link', { name: 'My files' }).click();
     await row(page, 'Archive (1)').click();
     await page.keyboard.press('Control+x');
+    await page.evaluate(() => {
+      const w = globalThis as any;
+      const doc = w.document;
+      const pasteOnArrival = new w.MutationObserver(() => {
+        if (![...doc.querySelectorAll('h1')].some((h: any) => h.textContent?.trim() === 'Archive')) return;
+        pasteOnArrival.disconnect();
+        doc.dispatchEvent(new w.ClipboardEvent('paste', { clipboardData: new w.DataTransfer(), bubbles: true }));
+      });
+      pasteOnArrival.observe(doc.body, { childList: true, subtree: true, characterData: true });
+    });
     await row(page, 'Archive').dblclick();
     await page.getByRole('heading', { name: 'Archive', exact: true }).waitFor();
-    await page.keyboard.press('Control+v');
     await row(page, 'Archive (1)').waitFor();
     expect((await names(o, archive.id)).sort()).toEqual(['Archive (1)', 'photo.png', 'report.txt']);
+    // And back by the keys: cut, open My files, Ctrl+V.
+    await row(page, 'Archive (1)').click();
+    await page.keyboard.press('Control+x');
+    await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'My files' }).click();
+    await page.getByRole('heading', { name: 'My files', exact: true }).waitFor();
+    await page.keyboard.press('Control+v');
+    await eventually(async () => expect(await names(o)).toContain('Archive (1)'));
+    await row(page, 'Archive').dblclick();
+    await page.getByRole('heading', { name: 'Archive', exact: true }).waitFor();
 
     // The breadcrumb is a drop target too: drag back up to My files.
     await row(page, 'photo.png').dragTo(page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'My files' }));

@@ -77,6 +77,18 @@ const EMPTY: Record<ViewKind, string> = {
 const isTyping = (t: EventTarget | null) =>
   t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
 
+interface PageHandlers {
+  keydown(e: KeyboardEvent): void;
+  paste(e: ClipboardEvent): void;
+}
+
+// One pair of page-wide listeners, for the file browser rendered last. A listener per browser, added by
+// an effect, still belonged to the folder just left for a moment after the next one showed, and a paste
+// then moved the cut items back into it.
+let shown: { current: PageHandlers } | null = null;
+document.addEventListener('keydown', (e) => shown?.current.keydown(e));
+document.addEventListener('paste', (e) => shown?.current.paste(e));
+
 /** The file manager: one folder or view, its toolbar, list or grid, selection, keys, drops and details. */
 export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps) {
   const by = sortBy.value;
@@ -205,20 +217,15 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     e.preventDefault();
   };
 
-  // Keys typed with nothing focused act on the list too.
-  useEffect(() => {
-    const onDoc = (e: KeyboardEvent) => {
+  const page = useRef<PageHandlers>(null!);
+  page.current = {
+    // Keys typed with nothing focused act on the list too.
+    keydown: (e) => {
       if (e.target === document.body) onKey(e, cols.current);
-    };
-    document.addEventListener('keydown', onDoc);
-    return () => document.removeEventListener('keydown', onDoc);
-  });
-
-  // Ctrl/Cmd+V: files on the clipboard are uploaded here; otherwise cut items are moved here.
-  useEffect(() => {
-    if (kind !== 'folder') return;
-    const onPaste = (e: ClipboardEvent) => {
-      if (isTyping(e.target) || document.querySelector('dialog[open]')) return;
+    },
+    // Ctrl/Cmd+V: files on the clipboard are uploaded here; otherwise cut items are moved here.
+    paste: (e) => {
+      if (kind !== 'folder' || isTyping(e.target) || document.querySelector('dialog[open]')) return;
       const files = [...(e.clipboardData?.files ?? [])];
       if (files.length && can('files.upload')) {
         e.preventDefault();
@@ -232,10 +239,15 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         const a = actions.find((x) => x.id === 'paste');
         if (a) run(a);
       }
-    };
-    document.addEventListener('paste', onPaste);
-    return () => document.removeEventListener('paste', onPaste);
-  });
+    },
+  };
+  shown = page;
+  useEffect(
+    () => () => {
+      if (shown === page) shown = null;
+    },
+    [],
+  );
 
   const showMenu = (index: number, x: number, y: number) => {
     const item = items[index];
