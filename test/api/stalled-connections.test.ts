@@ -104,7 +104,12 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
     for (const s of stalled) s.socket.destroy();
     await Promise.all(stalled.map((s) => s.closed));
     expect(await until(() => blobFiles(t.dataDir).temp.length === 0, 3000)).toBe(true);
-    const ok = await a.client.get('/api/files/stats');
+    // A cut-off upload is counted out when the runtime reports its end, which can come just after its file goes.
+    let ok = await a.client.get('/api/files/stats');
+    for (const deadline = Date.now() + 3000; ok.status === 429 && Date.now() < deadline; ) {
+      await Bun.sleep(50);
+      ok = await a.client.get('/api/files/stats');
+    }
     expect(ok.status).toBe(200);
     expect((await json(ok)).totalFiles ?? 0).toBe(0);
   });
