@@ -8,6 +8,7 @@ import { newStorageKey } from '../src/storage/keys.ts';
 import { adminToken, startBenchServer } from './server.ts';
 import { cpuSeconds, freshInstance, memoryMiB, openCli } from './fixtures.ts';
 import { storeFile } from '../test/helpers/stored-files.ts';
+import { testS3DriverOptions, testS3Env } from '../test/helpers/s3-options.ts';
 import { drain, median, source } from './streams.ts';
 
 const GiB = 1024 ** 3;
@@ -97,27 +98,10 @@ export async function runS3Bench(): Promise<void> {
   const reader = child.stdout.getReader();
   const line = new TextDecoder().decode((await reader.read()).value);
   const s3 = JSON.parse(line) as { endpoint: string; dir: string };
-  const env = (prefix: string) => ({
-    COFFER_STORAGE: 's3',
-    S3_ENDPOINT: s3.endpoint,
-    S3_BUCKET: 'coffer-test',
-    S3_PREFIX: prefix,
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-  });
+  const env = (prefix: string) => testS3Env(s3.endpoint, prefix);
   let relay: Subprocess<'ignore', 'pipe', 'inherit'> | null = null;
   try {
-    const plain = new S3Driver({
-      bucket: 'coffer-test',
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      prefix: 'plain/',
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      forcePathStyle: true,
-      // Never used: only resumable uploads stage.
-      stagingDir: path.join(os.tmpdir(), 'coffer-unused-staging'),
-    });
+    const plain = new S3Driver(testS3DriverOptions(s3.endpoint, 'plain/'));
     const key = newStorageKey();
     let t = performance.now();
     await plain.put(key, source());

@@ -29,6 +29,17 @@ function isNotFound(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+/** Removes a file; whether there was one. */
+async function unlinkIfPresent(file: string): Promise<boolean> {
+  try {
+    await fsp.unlink(file);
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   const handle = await fsp.open(dir, 'r');
   try {
@@ -276,13 +287,7 @@ export class LocalDriver implements StorageDriver {
   }
 
   async delete(key: string): Promise<boolean> {
-    try {
-      await fsp.unlink(this.pathOf(key));
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
+    return unlinkIfPresent(this.pathOf(key));
   }
 
   async *list(): AsyncIterable<ObjectInfo> {
@@ -455,13 +460,7 @@ export class FileStaging implements StagingArea {
   }
 
   async discard(key: string): Promise<boolean> {
-    try {
-      await fsp.unlink(this.fileOf(key));
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
+    return unlinkIfPresent(this.fileOf(key));
   }
 
   async *list(): AsyncIterable<ObjectInfo> {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +14,7 @@ import { createUpload, patchUpload, stagedFiles } from '../helpers/tus.ts';
 import { HEADER_SIZE, SEGMENT_SIZE } from '../../src/storage/sealed.ts';
 import { S3Driver } from '../../src/storage/s3.ts';
 import { Messages } from '../../src/errors.ts';
+import { testS3DriverOptions } from '../helpers/s3-options.ts';
 
 const MiB = 1024 * 1024;
 let s3: TestS3;
@@ -246,15 +246,7 @@ describe('server-side copy of a large object', () => {
   // The 5 GiB threshold made small, so the UploadPartCopy path runs on 12 MiB (parts of 5 MiB, S3's minimum).
   const driver = (prefix: string) =>
     new S3Driver({
-      bucket: s3.bucket,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      prefix,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      forcePathStyle: true,
-      // Never used: only resumable uploads stage.
-      stagingDir: path.join(os.tmpdir(), 'coffer-unused-staging'),
+      ...testS3DriverOptions(s3.endpoint, prefix),
       copyPartThreshold: MiB,
       copyPartSize: 5 * MiB,
     });

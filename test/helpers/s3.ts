@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import type { StorageDriver } from '../../src/storage/driver.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import type { S3Driver } from '../../src/storage/s3.ts';
+import { TEST_ACCESS_KEY, TEST_BUCKET, testS3Env } from './s3-options.ts';
 
 /**
  * A real S3 server on a random loopback port: npm `s3rver` (filesystem-backed, speaks the S3 REST
@@ -54,11 +55,9 @@ const S3rver = require('s3rver') as new (
 const UPLOADS = '._S3rver_uploads';
 const xmlEscape = (s: string) => s.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!);
 
-const S3_ACCESS_KEY = 'S3RVER';
-
 export async function startTestS3(): Promise<TestS3> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-s3-'));
-  const bucket = 'coffer-test';
+  const bucket = TEST_BUCKET;
   const server = new S3rver({
     address: '127.0.0.1',
     port: 0,
@@ -93,14 +92,7 @@ export async function startTestS3(): Promise<TestS3> {
       stops.push({ bytes, when });
     },
     env(prefix = `i-${randomBytes(4).toString('hex')}/`) {
-      return {
-        COFFER_STORAGE: 's3',
-        S3_ENDPOINT: s3.endpoint,
-        S3_BUCKET: bucket,
-        S3_PREFIX: prefix,
-        S3_ACCESS_KEY_ID: S3_ACCESS_KEY,
-        S3_SECRET_ACCESS_KEY: 'S3RVER',
-      };
+      return testS3Env(s3.endpoint, prefix);
     },
     incompleteUploads(prefix = '') {
       if (!fs.existsSync(uploadsDir)) return [];
@@ -150,7 +142,7 @@ export async function startTestS3(): Promise<TestS3> {
     }
     // Its own check comes after the routes answered here: every request is checked here first.
     const accessKey = /Credential=([^/]+)\//.exec(ctx.get('authorization'))?.[1];
-    if (accessKey !== S3_ACCESS_KEY) {
+    if (accessKey !== TEST_ACCESS_KEY) {
       ctx.status = 403;
       ctx.type = 'application/xml';
       ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does not exist in our records.</Message></Error>`;
