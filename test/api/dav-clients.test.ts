@@ -5,12 +5,16 @@ import path from 'node:path';
 import { davLogin } from '../helpers/dav.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 // Real clients from Debian (`apt-get install litmus rclone`); without them these tests say why they are skipped.
 const LITMUS = Bun.which('litmus');
 const RCLONE = Bun.which('rclone');
-if (!LITMUS) console.warn('skipping the litmus WebDAV compliance test: the `litmus` command is not installed (apt-get install litmus)');
-if (!RCLONE) console.warn('skipping the rclone WebDAV tests: the `rclone` command is not installed (apt-get install rclone)');
+const NO_LITMUS = skipWithout(
+  LITMUS ? null : 'the `litmus` command is not installed (apt-get install litmus)',
+  'the litmus WebDAV compliance test',
+);
+const NO_RCLONE = skipWithout(RCLONE ? null : 'the `rclone` command is not installed (apt-get install rclone)', 'the rclone WebDAV tests');
 
 let t: TestServer;
 let dir: string;
@@ -32,7 +36,7 @@ async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ c
 }
 
 describe('litmus, the WebDAV compliance suite', () => {
-  test.skipIf(!LITMUS)(
+  test.skipIf(NO_LITMUS)(
     'basic, copymove, props, locks and http: every test passes, with no warning',
     async () => {
       const o = await seed.owner(t);
@@ -100,7 +104,7 @@ describe('rclone with the webdav backend', () => {
     };
   });
 
-  test.skipIf(!RCLONE)(
+  test.skipIf(NO_RCLONE)(
     'copy of 300 files (nested folders, Unicode names, 0 bytes to 20 MiB) up and back down is byte-exact',
     async () => {
       const up = path.join(dir, 'up');
@@ -122,7 +126,7 @@ describe('rclone with the webdav backend', () => {
     180_000,
   );
 
-  test.skipIf(!RCLONE)(
+  test.skipIf(NO_RCLONE)(
     'sync after edits transfers only the changed files (modification times and sizes honoured) and trashes what was removed',
     async () => {
       const up = path.join(dir, 'up');

@@ -9,11 +9,12 @@ import { memoryLogger } from '../helpers/logs.ts';
 import { admin, type SeededLogin } from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 const MiB = 1024 * 1024;
 const disk: SmallDisk | string = mountSmallDisk(64);
 const reason = typeof disk === 'string' ? disk : null;
-if (reason) console.log(`disk-full tests skipped: ${reason}`);
+const noDisk = skipWithout(reason, 'the disk-full tests');
 
 const free = (dir: string) => {
   const s = fs.statfsSync(dir);
@@ -30,7 +31,7 @@ async function pollJob(client: SeededLogin['client'], jobId: string): Promise<an
   }
 }
 
-describe.skipIf(reason !== null)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB reserve', () => {
+describe.skipIf(noDisk)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB reserve', () => {
   const log = memoryLogger();
   let t: TestServer;
   let a: SeededLogin;

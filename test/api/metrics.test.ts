@@ -7,6 +7,7 @@ import { IpMatcher } from '../../src/lib/ip.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import { namingProblems, parseExposition, promtool, sample } from '../helpers/prometheus.ts';
+import { skipHere } from '../helpers/prerequisites.ts';
 
 const AUDIT_METRICS = {
   audit_events_queued_total: 'COUNTER',
@@ -64,7 +65,7 @@ describe('GET /metrics', () => {
         expect(namingProblems(parseExposition(text))).toEqual([]);
         const checked = promtool(text);
         if (checked === null) {
-          console.log('promtool check skipped: promtool is not installed (apt-get install prometheus); the parser and naming rules ran');
+          skipHere('the promtool check (the parser and naming rules ran)', 'promtool is not installed (apt-get install prometheus)');
           continue;
         }
         expect(checked).toEqual({ code: 0, output: '' });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import { runCli } from '../helpers/cli.ts';
 import * as seed from '../helpers/seed.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -43,9 +44,12 @@ function certificate(): { cert: string; key: string; certPem: string } | null {
 }
 
 const tls = certificate();
-if (!tls) console.warn('skipping the built-in TLS tests: openssl is not installed to make a test certificate');
+const noTls = skipWithout(
+  tls ? null : 'openssl is not installed to make a test certificate (apt-get install openssl)',
+  'the built-in TLS tests',
+);
 
-describe.skipIf(tls === null)('built-in TLS (--tls-cert, --tls-key)', () => {
+describe.skipIf(noTls)('built-in TLS (--tls-cert, --tls-key)', () => {
   test('serves HTTPS with the certificate; sign-in cookies are Secure', async () => {
     const t = await startTestServer({ env: { COFFER_TLS_CERT: tls!.cert, COFFER_TLS_KEY: tls!.key } });
     try {

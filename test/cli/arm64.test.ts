@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import { ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 // Debian: `apt-get install qemu-user-static libc6-arm64-cross` (the emulator and the arm64 C library it loads).
 const QEMU = Bun.which('qemu-aarch64-static') ?? Bun.which('qemu-aarch64');
@@ -10,9 +11,9 @@ const missing = !QEMU
   : !fs.existsSync(`${ARM64_LIBC}/lib/ld-linux-aarch64.so.1`)
     ? `no arm64 C library in ${ARM64_LIBC} (apt-get install libc6-arm64-cross)`
     : null;
-if (missing) console.warn(`skipping the arm64 executable test: ${missing}`);
+const noQemu = skipWithout(missing, 'the arm64 executable test');
 
-describe.skipIf(missing !== null)('the linux-arm64 executable under qemu', () => {
+describe.skipIf(noQemu)('the linux-arm64 executable under qemu', () => {
   let running: RunningBinary | undefined;
   afterAll(async () => {
     if (running) expect(await running.stop()).toBe(0);

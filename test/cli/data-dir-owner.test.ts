@@ -5,10 +5,13 @@ import { tempDir } from '../helpers/server.ts';
 import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { TestClient, json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 const NOBODY = 65534;
-const isRoot = process.getuid?.() === 0;
-if (!isRoot) console.log('data-dir-owner tests skipped: they need root, to hand a data directory to another user');
+const notRoot = skipWithout(
+  process.getuid?.() === 0 ? null : 'they need root, to hand a data directory to another user',
+  'the data-dir-owner tests',
+);
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -34,7 +37,7 @@ async function dataDirOwnedByNobody(): Promise<string> {
   return dataDir;
 }
 
-describe.if(isRoot)('commands run as a user other than the data directory owner', () => {
+describe.skipIf(notRoot)('commands run as a user other than the data directory owner', () => {
   test('every command that opens the directory refuses, names the owner and the command to run instead, and writes nothing', async () => {
     const dataDir = await dataDirOwnedByNobody();
     const secrets = path.join(dataDir, 'secrets.json');

@@ -6,6 +6,7 @@ import { listenNotifySocket } from '../helpers/notify-socket.ts';
 import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
+import { skipHere } from '../helpers/prerequisites.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const MDWE = path.resolve(import.meta.dir, '../helpers/mdwe-launch.ts');
@@ -81,7 +82,7 @@ describe('running under systemd', () => {
   test('MemoryDenyWriteExecute: the server starts and serves uploads and downloads with W^X memory enforced', async () => {
     const s = await serve({ launcher: [process.execPath, MDWE] });
     if (s.exited === 77) {
-      console.warn('skipping the MemoryDenyWriteExecute check: this kernel has no PR_SET_MDWE (Linux 6.3 or later)');
+      skipHere('the MemoryDenyWriteExecute check', 'this kernel has no PR_SET_MDWE (Linux 6.3 or later)');
       return;
     }
     expect(s.stderr).toBe('');
