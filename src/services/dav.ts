@@ -3,6 +3,7 @@ import { type Item, type ItemsRepo, nameKeyOf } from '../db/repos/items.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import type { UsersRepo } from '../db/repos/users.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { KeyedMutex } from '../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { CopyService } from './copy.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
@@ -67,6 +68,15 @@ export interface DavLockView {
   expiresAt: string;
 }
 
+/** A PUT: its body and what the request says of it. */
+interface PutInput {
+  body: AsyncIterable<Uint8Array>;
+  contentType: string;
+  modifiedMs: number | null;
+  signal?: AbortSignal;
+  sizeHint?: number;
+}
+
 /** What a write needs to pass the locks on what it touches: the lock tokens the request carried. */
 export interface LockProof {
   tokens: ReadonlySet<string>;
@@ -80,6 +90,9 @@ const PAGE = 500;
  * and write locks. A path names one item: names never get `(n)` here.
  */
 export class DavService {
+  /** PUTs to one path, one at a time: the first creates the file, the next replace it (never a `(n)` copy beside it). */
+  private readonly writes = new KeyedMutex();
+
   constructor(private readonly d: DavDeps) {}
 
   get locks(): DavLockService {
@@ -160,11 +173,11 @@ export class DavService {
   }
 
   /** PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through the upload pipeline. */
-  async put(
-    principal: Principal,
-    path: DavPath,
-    input: { body: AsyncIterable<Uint8Array>; contentType: string; modifiedMs: number | null; signal?: AbortSignal; sizeHint?: number },
-  ): Promise<{ created: boolean; item: Item }> {
+  async put(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
+    return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
+  }
+
+  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
     const target = this.resolve(principal, path);
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { json } from '../helpers/client.ts';
 import { type DavClient, davLogin } from '../helpers/dav.ts';
+import { listAll } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_PATH } from '../../src/services/dav-locks.ts';
 
@@ -153,5 +154,27 @@ describe('GET and DELETE /api/user/dav-locks', () => {
     expect((await o.client.delete(`/api/user/dav-locks/${encodeURIComponent(subToken)}`)).status).toBe(200);
     expect((await o.client.delete(`/api/user/dav-locks/${encodeURIComponent(subToken)}`)).status).toBe(404);
     expect((await ownerDav.put('Folder/Report%20A.txt', 'y')).status).toBe(204);
+  });
+});
+
+describe('parallel PUTs to one new path', () => {
+  test('one creates the file, the others replace it: one name, and each answer names the content its client wrote', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'race');
+    // Each body has its own length, which the ETag carries.
+    const bodies = Array.from({ length: 8 }, (_, i) => `${i}`.repeat(i + 1));
+    const answers = await Promise.all(bodies.map((body) => dav.put('race/same.txt', body)));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 204, 204, 204, 204, 204, 204, 204]);
+    const etags = answers.map((r) => r.headers.get('etag')!);
+    expect(new Set(etags).size).toBe(8);
+    expect(etags.map((e, i) => e.endsWith(`-${bodies[i]!.length}"`))).toEqual(bodies.map(() => true));
+    const folder = (await listAll(o.client, '/api/files')).find((i: { name: string }) => i.name === 'race');
+    const files = await listAll(o.client, `/api/files?parentId=${folder.id}`);
+    expect(files.map((i: { name: string }) => i.name)).toEqual(['same.txt']);
+    expect(etags.filter((e) => !e.startsWith(`"${files[0].id}-`))).toEqual([]);
+    const current = await dav.request('GET', 'race/same.txt');
+    const content = await current.text();
+    expect(etags[bodies.indexOf(content)]).toBe(current.headers.get('etag')!);
   });
 });
