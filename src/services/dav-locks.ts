@@ -116,7 +116,7 @@ export class DavLockService {
     if (this.ofAccount(input.accountId).length >= MAX_LOCKS_PER_ACCOUNT)
       throw new AppError(
         507,
-        `Your account holds ${MAX_LOCKS_PER_ACCOUNT} WebDAV locks, the most it may; release some (UNLOCK, or Settings → WebDAV locks) or let them expire`,
+        `Your account holds ${MAX_LOCKS_PER_ACCOUNT} WebDAV locks, the most it may; release some (UNLOCK, or Settings → App passwords → WebDAV locks) or let them expire`,
       );
     const lock: DavLock = {
       ...input,
