@@ -269,10 +269,7 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
     case 'UNLOCK': {
       const token = /^\s*<([^>]+)>\s*$/.exec(request.headers.get('lock-token') ?? '')?.[1];
       if (!token) throw badRequest('UNLOCK needs a Lock-Token header: <token>');
-      const held = dav.locks.covering(principal.accountId, path.key).find((l) => l.token === token);
-      if (!held) return davError(409, 'lock-token-matches-request-uri', 'No such lock on this resource');
-      if (held.loginId !== principal.loginId) throw forbidden('This lock belongs to another login');
-      dav.locks.unlock(token);
+      if (!dav.unlock(principal, path, token)) return davError(409, 'lock-token-matches-request-uri', 'No such lock on this resource');
       return new Response(null, { status: 204 });
     }
     default:
@@ -635,9 +632,8 @@ async function lock(dav: DavService, principal: Principal, request: Request, tar
   if (!body) {
     // A refresh: the If header names the lock.
     const tokens = checkConditions(dav, principal, request, res, target);
-    const held = dav.locks.covering(principal.accountId, res.path.key).find((l) => tokens.has(l.token));
+    const held = dav.refreshLock(principal, res.path, tokens, timeout);
     if (!held) return davError(412, 'lock-token-submitted', 'A lock refresh names the lock in the If header');
-    dav.locks.refresh(held, timeout);
     return xmlResponse(200, `<D:prop xmlns:D="DAV:"><D:lockdiscovery>${lockXml(held)}</D:lockdiscovery></D:prop>`);
   }
   if (body.ns !== DAV || body.name !== 'lockinfo') throw badRequest('A LOCK body must be a DAV:lockinfo element');

@@ -168,6 +168,8 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /api/user/app-passwords': session,
   'POST /api/user/app-passwords': session,
   'DELETE /api/user/app-passwords/:id': session,
+  'GET /api/user/dav-locks': owner,
+  'DELETE /api/user/dav-locks/:token': owner,
   // WebDAV (every method: OPTIONS, PROPFIND, LOCK, ...).
   'GET /dav': dav,
   'GET /dav/*': dav,

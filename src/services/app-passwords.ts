@@ -6,6 +6,7 @@ import { AppError, Messages, notFound, validationFailed } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { emailKey } from './accounts.ts';
 import { AuditActions, type AuditService } from './audit.ts';
+import type { DavLockService } from './dav-locks.ts';
 import { verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { parsePermissions, type Principal } from './principal.ts';
 import type { SettingsService } from './settings.ts';
@@ -45,6 +46,9 @@ function newSecret(): string {
 
 const DAV_REALM = 'Coffer WebDAV';
 
+/** The session id of a WebDAV request signed in with an app password: what its locks are taken with. */
+const credentialOf = (id: string) => `app-password:${id}`;
+
 /** 401 for WebDAV, with the challenge that makes a client ask for a password. */
 export function davUnauthorized(message: string): AppError {
   return new AppError(401, message, undefined, { 'WWW-Authenticate': `Basic realm="${DAV_REALM}", charset="UTF-8"` });
@@ -56,6 +60,7 @@ export interface AppPasswordDeps {
   users: UsersRepo;
   settings: SettingsService;
   audit: AuditService;
+  davLocks: DavLockService;
 }
 
 /**
@@ -102,14 +107,16 @@ export class AppPasswordService {
 
   revoke(principal: Principal, id: string): { message: string } {
     if (!this.d.repo.delete(principal.loginId, id)) throw notFound('App password not found');
+    this.d.davLocks.forgetCredential(principal.accountId, credentialOf(id));
     this.d.audit.record({ action: AuditActions.appPasswordRevoke, principal, targetType: 'app_password', targetId: id });
     return { message: 'App password revoked' };
   }
 
-  /** Password change or logout-all with `revokeAppPasswords`: every app password of the login goes. */
+  /** Password change or logout-all with `revokeAppPasswords`: every app password of the login goes, and every lock it took. */
   revokeAll(principal: Principal): number {
     const count = this.d.repo.deleteAll(principal.loginId);
     this.verified.clear();
+    this.d.davLocks.forgetLogin(principal.accountId, principal.loginId);
     if (count > 0)
       this.d.audit.record({ action: AuditActions.appPasswordRevoke, principal, targetType: 'app_password', details: { count } });
     return count;
@@ -125,7 +132,7 @@ export class AppPasswordService {
       const app = this.d.repo.bySecretHash(sha256(password));
       if (app && app.userId === login.id) {
         via = 'app_password';
-        sessionId = `app-password:${app.id}`;
+        sessionId = credentialOf(app.id);
         if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) this.d.repo.touch(app.id, now, ip);
       } else if (this.d.settings.get('davAccountPasswords') && !login.mfaEnabled && login.passwordHash) {
         const key = sha256(`${login.id}\n${login.tokenVersion}\n${login.passwordHash}\n${password}`);

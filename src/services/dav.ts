@@ -1,7 +1,9 @@
 import type { DavProperty, DavPropertiesRepo } from '../db/repos/dav-properties.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../db/repos/items.ts';
 import type { Transactions } from '../db/repos/index.ts';
-import { AppError, badRequest, conflict, forbidden } from '../errors.ts';
+import type { UsersRepo } from '../db/repos/users.ts';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { KeyedMutex } from '../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { CopyService } from './copy.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
@@ -52,7 +54,27 @@ export interface DavDeps {
   copy: CopyService;
   quota: QuotaService;
   locks: DavLockService;
+  users: UsersRepo;
   audit: AuditService;
+}
+
+/** A lock as the account owner's list shows it. */
+export interface DavLockView {
+  token: string;
+  path: string;
+  login: { id: string; name: string; email: string };
+  scope: DavLock['scope'];
+  depth: DavLock['depth'];
+  expiresAt: string;
+}
+
+/** A PUT: its body and what the request says of it. */
+interface PutInput {
+  body: AsyncIterable<Uint8Array>;
+  contentType: string;
+  modifiedMs: number | null;
+  signal?: AbortSignal;
+  sizeHint?: number;
 }
 
 /** What a write needs to pass the locks on what it touches: the lock tokens the request carried. */
@@ -68,6 +90,9 @@ const PAGE = 500;
  * and write locks. A path names one item: names never get `(n)` here.
  */
 export class DavService {
+  /** PUTs to one path, one at a time: the first creates the file, the next replace it (never a `(n)` copy beside it). */
+  private readonly writes = new KeyedMutex();
+
   constructor(private readonly d: DavDeps) {}
 
   get locks(): DavLockService {
@@ -148,11 +173,11 @@ export class DavService {
   }
 
   /** PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through the upload pipeline. */
-  async put(
-    principal: Principal,
-    path: DavPath,
-    input: { body: AsyncIterable<Uint8Array>; contentType: string; modifiedMs: number | null; signal?: AbortSignal; sizeHint?: number },
-  ): Promise<{ created: boolean; item: Item }> {
+  async put(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
+    return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
+  }
+
+  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
     const target = this.resolve(principal, path);
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
@@ -248,11 +273,18 @@ export class DavService {
   async lock(
     principal: Principal,
     path: DavPath,
-    input: Omit<DavLock, 'token' | 'expiresAt' | 'accountId' | 'loginId' | 'key'>,
+    input: Omit<DavLock, 'token' | 'expiresAt' | 'accountId' | 'loginId' | 'credential' | 'key' | 'path'>,
   ): Promise<{ lock: DavLock; created: boolean }> {
     const target = this.resolve(principal, path);
     this.allow(principal, target ? 'items.rename' : 'uploads.upload');
-    const lock = this.d.locks.lock({ ...input, accountId: principal.accountId, loginId: principal.loginId, key: path.key });
+    const lock = this.d.locks.lock({
+      ...input,
+      accountId: principal.accountId,
+      loginId: principal.loginId,
+      credential: principal.sessionId,
+      key: path.key,
+      path: `/${path.segments.join('/')}`,
+    });
     if (target) return { lock, created: false };
     try {
       await this.put(principal, path, { body: noBytes(), contentType: '', modifiedMs: null });
@@ -261,6 +293,62 @@ export class DavService {
       throw err;
     }
     return { lock, created: true };
+  }
+
+  /**
+   * LOCK without a body: refreshes the lock on `path` the request names in its If header (null: it names
+   * none). Only the login that took a lock refreshes it; another's token is 403.
+   */
+  refreshLock(principal: Principal, path: DavPath, tokens: ReadonlySet<string>, timeoutSeconds: number): DavLock | null {
+    const named = this.d.locks.covering(principal.accountId, path.key).filter((l) => tokens.has(l.token));
+    const own = named.find((l) => l.loginId === principal.loginId);
+    if (own) return this.d.locks.refresh(own, timeoutSeconds);
+    if (named.length) throw forbidden('This lock belongs to another login; only the login that took it can refresh it');
+    return null;
+  }
+
+  /** UNLOCK of the lock `token` on `path` (false: no such lock there): by the login that took it, or the account owner. */
+  unlock(principal: Principal, path: DavPath, token: string): boolean {
+    const held = this.d.locks.covering(principal.accountId, path.key).find((l) => l.token === token);
+    if (!held) return false;
+    if (held.loginId !== principal.loginId && !principal.isOwner)
+      throw forbidden('This lock belongs to another login; that login or the account owner can remove it');
+    this.d.locks.unlock(token);
+    return true;
+  }
+
+  /** The account's locks, each with the login that holds it, soonest to expire first (the owner's list). */
+  lockViews(owner: Principal): { locks: DavLockView[] } {
+    const logins = new Map<string, DavLockView['login']>();
+    const loginOf = (id: string) => {
+      let login = logins.get(id);
+      if (!login) {
+        const row = this.d.users.nameAndEmail(id);
+        login = { id, name: row?.name ?? '', email: row?.email ?? '' };
+        logins.set(id, login);
+      }
+      return login;
+    };
+    const locks = this.d.locks
+      .ofAccount(owner.accountId)
+      .sort((a, b) => a.expiresAt - b.expiresAt)
+      .map((l) => ({
+        token: l.token,
+        path: l.path,
+        login: loginOf(l.loginId),
+        scope: l.scope,
+        depth: l.depth,
+        expiresAt: new Date(l.expiresAt).toISOString(),
+      }));
+    return { locks };
+  }
+
+  /** The owner removes one of the account's locks, whoever took it; another account's token is 404. */
+  removeLock(owner: Principal, token: string): { message: string } {
+    const lock = this.d.locks.get(token);
+    if (!lock || lock.accountId !== owner.accountId) throw notFound('Lock not found');
+    this.d.locks.unlock(token);
+    return { message: 'Lock removed' };
   }
 }
 

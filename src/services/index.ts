@@ -103,7 +103,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
   });
   const mfa = new MfaService(repos.mfa, core.keyring, clock, audit, sessions);
   const setupCode = new SetupCodeService(core.jwtSecret, config.host, () => !repos.users.hasAny());
-  const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit });
+  const davLocks = new DavLockService(clock);
+  const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit, davLocks });
   const accounts = new AccountService({
     clock,
     transactions,
@@ -219,8 +220,9 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       queue,
       trash,
       hub: core.hub,
+      davLocks,
     }),
-    subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit),
+    subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks),
     clients: new ClientService(repos.users, core.presence, sessions),
     orphans: new OrphanService({
       clock,
@@ -296,7 +298,8 @@ export function createServices(core: ServiceContext, repos: Repos): Services {
       trash,
       copy,
       quota,
-      locks: new DavLockService(clock),
+      locks: davLocks,
+      users: repos.users,
       audit,
     }),
   };

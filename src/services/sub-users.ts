@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { User, UsersRepo } from '../db/repos/users.ts';
 import { Messages, notFound } from '../errors.ts';
 import type { AccountService } from './accounts.ts';
+import type { DavLockService } from './dav-locks.ts';
 import { PERMISSION_CATALOG, parsePermissions, type Permission, type Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
 import { AuditActions, type AuditService } from './audit.ts';
@@ -32,6 +33,7 @@ export class SubUserService {
     private readonly accounts: AccountService,
     private readonly sessions: SessionService,
     private readonly audit: AuditService,
+    private readonly davLocks: DavLockService,
   ) {}
 
   list(owner: Principal) {
@@ -60,11 +62,16 @@ export class SubUserService {
     return { subUser };
   }
 
-  /** Replaces the whole set; the sub-user's next request sees it (permissions are read per request). */
+  /**
+   * Replaces the whole set; the sub-user's next request sees it (permissions are read per request). A
+   * permission taken away drops the sub-user's WebDAV locks: they were taken under what it may no longer do.
+   */
   setPermissions(owner: Principal, id: string, permissions: Permission[]): { subUser: SubUserView } {
+    const before = this.view(owner, id).permissions;
     const changed = this.users.setPermissions(owner.accountId, id, JSON.stringify(orderPermissions(permissions)), this.clock.now());
     if (!changed) throw notFound(Messages.subUserNotFound);
     const subUser = this.view(owner, id);
+    if (before.some((p) => !subUser.permissions.includes(p))) this.davLocks.forgetLogin(owner.accountId, id);
     this.audit.record({
       action: AuditActions.subUserPermissions,
       principal: owner,
@@ -75,11 +82,12 @@ export class SubUserService {
     return { subUser };
   }
 
-  /** Removes the login with its sessions and presence at once; its files belong to the owner and stay. */
+  /** Removes the login with its sessions, presence and WebDAV locks at once; its files belong to the owner and stay. */
   remove(owner: Principal, id: string): { message: string } {
     const email = this.users.deleteSubUser(owner.accountId, id);
     if (email === null) throw notFound(Messages.subUserNotFound);
     this.sessions.forgetLogin(id);
+    this.davLocks.forgetLogin(owner.accountId, id);
     this.audit.record({
       action: AuditActions.subUserDelete,
       principal: owner,

@@ -8,6 +8,7 @@ import type { EventHub } from '../events/hub.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../lib/cursor.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
+import type { DavLockService } from './dav-locks.ts';
 import { parsePermissions } from './principal.ts';
 import type { QuotaService } from './quota.ts';
 import type { SessionService } from './sessions.ts';
@@ -43,6 +44,7 @@ export interface UsersDeps {
   queue: JobQueue;
   trash: TrashService;
   hub: EventHub;
+  davLocks: DavLockService;
 }
 
 const ROOT_PAGE = 100;
@@ -110,12 +112,13 @@ export class UsersService {
     return row;
   }
 
-  /** Signs every login of the account out at once (their token versions move on) and ends their event streams. */
+  /** Signs every login of the account out at once (their token versions move on), ends their event streams and drops their WebDAV locks. */
   private revokeAll(ownerId: string): void {
     for (const loginId of this.d.users.loginIdsOfAccount(ownerId)) {
       this.d.sessions.invalidateAll(loginId);
       this.d.hub.endLogin(loginId);
     }
+    this.d.davLocks.forgetAccount(ownerId);
   }
 
   /** Disables (every session of the account ends at once) or enables an account; the same state again changes nothing. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { acquireBrowser, eventually, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
-import { DavClient } from '../helpers/dav.ts';
+import { DavClient, davLogin } from '../helpers/dav.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -60,6 +60,35 @@ describe('Settings → App passwords', () => {
     expect((await json(await o.client.get('/api/user/app-passwords'))).appPasswords).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  test("the owner sees the account's WebDAV locks with who holds them and removes one; a sub-user has no such list", async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    await ownerDav.put('report.txt', 'x');
+    const sub = await seed.subUser(t, o, ['files.edit']);
+    const subDav = await davLogin(t, sub);
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    expect((await subDav.request('LOCK', 'report.txt', { body: lockBody, headers: { timeout: 'Infinite' } })).status).toBe(200);
+    expect((await ownerDav.put('report.txt', 'y')).status).toBe(423);
+
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/app-passwords');
+    const entry = page.getByRole('list', { name: 'WebDAV locks' }).getByRole('listitem').filter({ hasText: '/report.txt' });
+    await entry.getByText(/Sub · exclusive · expires in 7 days/).waitFor();
+    await expectAccessible(page, 'the WebDAV lock list');
+    await entry.getByRole('button', { name: 'Remove lock on /report.txt' }).click();
+    await page.getByText('No locks.').waitFor();
+    expect((await ownerDav.put('report.txt', 'y')).status).toBe(204);
+    expect(errors).toEqual([]);
+    await context.close();
+
+    const asSub = await signedInContext(browser, t.url, sub);
+    await asSub.page.goto('/settings/app-passwords');
+    await asSub.page.getByRole('heading', { name: 'Mount as a drive' }).waitFor();
+    await expect(asSub.page.getByRole('heading', { name: 'WebDAV locks' }).count()).resolves.toBe(0);
+    expect(asSub.errors).toEqual([]);
+    await asSub.context.close();
   });
 
   test('dark and phone width: the instructions stay readable and the page accessible', async () => {

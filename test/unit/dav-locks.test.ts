@@ -1,12 +1,14 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../src/clock.ts';
-import { DavLockService } from '../../src/services/dav-locks.ts';
+import { DavLockService, MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_ACCOUNT, MAX_LOCKS_PER_PATH } from '../../src/services/dav-locks.ts';
 
 const lockOn = (key: string, extra: Partial<Parameters<DavLockService['lock']>[0]> = {}) => ({
   accountId: 'a',
   loginId: 'l',
+  credential: 'app-password:p',
   key,
   href: `/dav${key}`,
+  path: key,
   depth: 'infinity' as const,
   scope: 'exclusive' as const,
   ownerXml: '',
@@ -56,5 +58,54 @@ describe('WebDAV locks', () => {
     locks.forget('a', '/dir');
     expect(locks.covering('a', '/dir/sub/file')).toEqual([]);
     expect(locks.covering('a', '/dirt').length).toBe(1);
+  });
+
+  test('an account holds at most MAX_LOCKS_PER_ACCOUNT locks, a path MAX_LOCKS_PER_PATH; an owner element over the limit is refused', () => {
+    const clock = new ManualClock();
+    const locks = new DavLockService(clock);
+    const shared = { scope: 'shared' as const, depth: '0' as const };
+    for (let i = 0; i < MAX_LOCKS_PER_PATH; i++) locks.lock(lockOn('/doc.txt', shared));
+    expect(() => locks.lock(lockOn('/doc.txt', shared))).toThrow(`has ${MAX_LOCKS_PER_PATH} locks`);
+    for (let i = MAX_LOCKS_PER_PATH; i < MAX_LOCKS_PER_ACCOUNT; i++) locks.lock(lockOn(`/f${i}`, shared));
+    expect(() => locks.lock(lockOn('/one-more', shared))).toThrow(`holds ${MAX_LOCKS_PER_ACCOUNT} WebDAV locks`);
+    // Another account has its own allowance; expired locks leave room.
+    expect(() => locks.lock(lockOn('/one-more', { ...shared, accountId: 'b' }))).not.toThrow();
+    clock.advance(61_000);
+    expect(() => locks.lock(lockOn('/one-more', shared))).not.toThrow();
+    expect(() => locks.lock(lockOn('/big', { ...shared, ownerXml: 'x'.repeat(MAX_LOCK_OWNER_BYTES + 1) }))).toThrow('owner element');
+    expect(() => locks.lock(lockOn('/fits', { ...shared, ownerXml: 'x'.repeat(MAX_LOCK_OWNER_BYTES) }))).not.toThrow();
+  });
+
+  test("looking up a path's locks does not scan other accounts' locks", () => {
+    const locks = new DavLockService(new ManualClock());
+    for (let a = 0; a < 9; a++)
+      for (let i = 0; i < MAX_LOCKS_PER_ACCOUNT; i++)
+        locks.lock(lockOn(`/f${i}`, { accountId: `other-${a}`, scope: 'shared', depth: '0' }));
+    locks.lock(lockOn('/dir', { depth: '0' }));
+    const started = performance.now();
+    // 20,000 lookups, as 40 listings of 500 rows ask: a scan of the 9,000 other locks each would take seconds.
+    let found = 0;
+    for (let i = 0; i < 20_000; i++) found += locks.covering('a', `/dir/f${i}`).length;
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(found).toBe(0);
+    expect(locks.covering('a', '/dir').length).toBe(1);
+  });
+
+  test('a login or a credential gone takes its locks with it; the account going takes all', () => {
+    const locks = new DavLockService(new ManualClock());
+    const shared = { scope: 'shared' as const, depth: '0' as const };
+    const byPassword = locks.lock(lockOn('/a', { ...shared, loginId: 'sub', credential: 'app-password:1' }));
+    const byOther = locks.lock(lockOn('/a', { ...shared, loginId: 'sub', credential: 'app-password:2' }));
+    const owners = locks.lock(lockOn('/a', shared));
+    locks.forgetCredential('a', 'app-password:1');
+    expect(locks.get(byPassword.token)).toBeNull();
+    expect(locks.get(byOther.token)).not.toBeNull();
+    locks.forgetLogin('a', 'sub');
+    expect(locks.ofAccount('a')).toEqual([owners]);
+    locks.forgetAccount('a');
+    expect(locks.ofAccount('a')).toEqual([]);
+    const root = locks.lock(lockOn('', shared));
+    expect(locks.covering('a', '')).toEqual([root]);
+    expect(locks.covering('a', '/a')).toEqual([]);
   });
 });

@@ -146,6 +146,16 @@ export interface AppPassword {
   lastIp: string | null;
 }
 
+/** A WebDAV lock of the account, as its owner's list shows it. */
+export interface DavLock {
+  token: string;
+  path: string;
+  login: { id: string; name: string; email: string };
+  scope: 'exclusive' | 'shared';
+  depth: '0' | 'infinity';
+  expiresAt: string;
+}
+
 export interface PermissionInfo {
   key: string;
   label: string;

@@ -3,12 +3,13 @@ import { api } from '../app/api.ts';
 import type { AppPassword } from '../app/api-types.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
-import { profile } from '../app/session.ts';
+import { isSubUser, profile } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText } from '../ui/copy.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
+import { DavLocks } from './dav-locks.tsx';
 
 const NAME_MAX = 100;
 
@@ -81,7 +82,7 @@ function MountInstructions() {
   );
 }
 
-/** App passwords: one per device that mounts Coffer over WebDAV, made here, shown once, revoked here. */
+/** App passwords: one per device that mounts Coffer over WebDAV, made here, shown once, revoked here; for the owner, the account's locks. */
 export function AppPasswords() {
   const list = useLoad<{ appPasswords: AppPassword[] }>('/api/user/app-passwords');
   const [name, setName] = useState('');
@@ -174,6 +175,7 @@ export function AppPasswords() {
         )}
       </Section>
       <MountInstructions />
+      {!isSubUser.value && <DavLocks />}
     </>
   );
 }
