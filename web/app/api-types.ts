@@ -204,6 +204,8 @@ export interface OrphanReport {
     totalBytes: number;
     truncated: boolean;
   };
+  /** Only when the store cannot list incomplete multipart uploads: its answer. */
+  incompleteUploadsUnlisted?: string;
 }
 
 export interface OrphanDeletion {
