@@ -5,14 +5,14 @@ import { json } from '../helpers/client.ts';
 import { admin, type SeededLogin } from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 import { createUpload, patchUpload, TUS } from '../helpers/tus.ts';
 
 const MiB = 1024 * 1024;
 const disk: SmallDisk | string = mountSmallDisk(64);
-const reason = typeof disk === 'string' ? disk : null;
-if (reason) console.log(`tus disk reservation tests skipped: ${reason}`);
+const noDisk = skipWithout(typeof disk === 'string' ? disk : null, 'the resumable-upload disk reservation tests');
 
-describe.skipIf(reason !== null)('resumable uploads reserve room on the disk, without a quota: 64 MiB tmpfs, 8 MiB reserve', () => {
+describe.skipIf(noDisk)('resumable uploads reserve room on the disk, without a quota: 64 MiB tmpfs, 8 MiB reserve', () => {
   let t: TestServer;
   let a: SeededLogin;
   const free = () => {

@@ -34,17 +34,12 @@ afterAll(async () => {
 /** Each text field of the page's form as assistive technology gets it: its accessible name, and the text that describes it. */
 async function textFields(page: Page): Promise<Array<{ name: string; description: string }>> {
   const names = [...(await page.locator('form').ariaSnapshot()).matchAll(/^\s*- textbox "(.*)"/gm)].map((m) => m[1]!);
-  const descriptions = await page.locator('form input').evaluateAll((inputs) =>
-    inputs.map((i) =>
-      (i.getAttribute('aria-describedby') ?? '')
-        .split(' ')
-        .filter(Boolean)
-        .map((id) => document.getElementById(id)?.textContent ?? `(missing #${id})`)
-        .join(' ')
-        .replace(/\s+/g, ' ')
-        .trim(),
-    ),
-  );
+  const descriptions: string[] = [];
+  for (const input of await page.locator('form input').all()) {
+    const ids = ((await input.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+    const texts = await Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()));
+    descriptions.push(texts.join(' ').replace(/\s+/g, ' ').trim());
+  }
   return names.map((name, i) => ({ name, description: descriptions[i] ?? '' }));
 }
 
