@@ -7,7 +7,7 @@ import { openContext, type AppContext } from '../src/context.ts';
 import { createLogger } from '../src/log.ts';
 import { newId } from '../src/lib/ids.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
-import { openDatabase } from '../src/db/client.ts';
+import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { ItemsRepo } from '../src/db/repos/items.ts';
 import type { LocalDriver } from '../src/storage/local.ts';
 
@@ -122,6 +122,6 @@ export function seedItems(
       })();
     }
   } finally {
-    db.$client.close();
+    closeDatabase(db);
   }
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '../src/db/client.ts';
+import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { ItemsRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
 import { adminToken, startBenchServer, wrk } from './server.ts';
@@ -36,7 +36,7 @@ function seedFolder(dataDir: string, accountId: string, parentId: string, count:
       });
     }
   })();
-  db.$client.close();
+  closeDatabase(db);
 }
 
 function curlSeconds(args: string[]): number {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { dataPaths, loadSecrets, prepareDataDir, requireDataDirOwner } from '../src/data-dir.ts';
-import { openDatabase } from '../src/db/client.ts';
+import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { action, adminCommand, configFrom, print, printJson } from './common.ts';
 
@@ -30,7 +30,7 @@ service runs as. A directory that already holds an instance is left as it is.`,
         try {
           migrate(db);
         } finally {
-          db.$client.close();
+          closeDatabase(db);
         }
       }
       if (opts.json) return printJson({ dataDir: paths.root, created: !existed });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { dataPaths, requireDataDirOwner, requireExistingDataDir, StartupError } from '../src/data-dir.ts';
-import { openDatabase } from '../src/db/client.ts';
+import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { DatabaseTooNewError, migrate } from '../src/db/migrate.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
@@ -18,7 +18,7 @@ export function registerMigrate(program: Command): void {
         if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
         throw err;
       } finally {
-        db.$client.close();
+        closeDatabase(db);
       }
     }),
   );

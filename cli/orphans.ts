@@ -41,6 +41,9 @@ function printReport(r: OrphanScanReport): void {
       ),
     );
   if (s.truncated) print(`  … and ${s.count - s.items.length} more (the report lists ${s.items.length})`);
+  if (r.incompleteUploadsUnlisted) {
+    print(`  Incomplete multipart uploads could not be listed on this store, so none are in this report (${r.incompleteUploadsUnlisted}).`);
+  }
   const d = r.databaseOrphans;
   print();
   print(`File rows whose stored object is missing: ${d.count} (${formatSize(d.totalBytes)})`);

@@ -12,7 +12,7 @@ import {
   StartupError,
   type DataPaths,
 } from './data-dir.ts';
-import { openDatabase, type Db } from './db/client.ts';
+import { closeDatabase, openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import { createRepos, type Repos } from './db/repos/index.ts';
 import type { Keyring } from './storage/keyring.ts';
@@ -84,7 +84,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     try {
       migrate(db);
     } catch (err) {
-      db.$client.close();
+      closeDatabase(db);
       if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
       throw err;
     }
@@ -93,7 +93,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     try {
       driver = createDriver(config.storage, paths.blobs);
     } catch (err) {
-      db.$client.close();
+      closeDatabase(db);
       throw err;
     }
     const repos = createRepos(db);
@@ -121,7 +121,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
     try {
       if (!opts.skipLocationCheck) services.storageLocation.check({ record: isServer });
     } catch (err) {
-      db.$client.close();
+      closeDatabase(db);
       throw err;
     }
     if (isServer && driver.name === 'local') {
@@ -134,7 +134,7 @@ export function openContext(config: Config, opts: OpenOptions): AppContext {
       close() {
         if (closed) return;
         closed = true;
-        db.$client.close();
+        closeDatabase(db);
         release();
       },
     };

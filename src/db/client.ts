@@ -34,3 +34,8 @@ export function openDatabase(path: string): Db {
   sqlite.run('PRAGMA temp_store = MEMORY');
   return drizzle({ client: sqlite, schema }) as Db;
 }
+
+/** Closes the database; the one way code outside src/db lets go of it. */
+export function closeDatabase(db: Db): void {
+  db.$client.close();
+}

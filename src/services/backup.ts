@@ -147,8 +147,9 @@ export class BackupService {
       this.database.snapshotTo(partial);
       const manifest = await this.describe(partial, path.basename(file));
       fs.renameSync(partial, file);
-      fs.writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
-      fs.chmodSync(file, 0o600);
+      // Created anew, so --force over an older, wider manifest leaves it 0600 too.
+      fs.rmSync(manifestFile, { force: true });
+      fs.writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
       this.audit.record({
         action: AuditActions.backupCreate,
         actor: 'cli',
@@ -176,6 +177,7 @@ export class BackupService {
     const snapshot = `${file}.db-${process.pid}`;
     const release = holdObjectDeletions(this.paths);
     fs.rmSync(partial, { force: true });
+    fs.rmSync(snapshot, { force: true });
     try {
       this.database.snapshotTo(snapshot);
       const { integrity, facts } = DatabaseRepo.inspectSnapshot(snapshot);

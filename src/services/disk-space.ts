@@ -48,10 +48,21 @@ export class DiskSpaceService {
 
   /** Throws the 507 when writing `bytes` more to the data directory's disk would leave less than the reserve free. */
   assertRoom(bytes = 0): void {
-    const space = this.status();
     // Objects in a bucket take no room here; the database still needs its reserve.
-    const here = this.ctx.driver.location.driver === 'local' ? bytes : 0;
-    if (space.free - here >= space.reserve) return;
+    this.assertFree(this.ctx.driver.location.driver === 'local' ? bytes : 0);
+  }
+
+  /**
+   * The 507 unless `bytes` of a resumable upload fit beside the `promised` bytes unfinished ones are still
+   * to receive, above the reserve. Staged bytes are on this disk whatever the driver.
+   */
+  assertRoomToStage(bytes: number, promised = 0): void {
+    this.assertFree(bytes + promised);
+  }
+
+  private assertFree(bytes: number): void {
+    const space = this.status();
+    if (space.free - bytes >= space.reserve) return;
     this.warnLow(space);
     throw diskFull();
   }

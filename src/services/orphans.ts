@@ -8,7 +8,7 @@ import { DELETE_LIMIT, GRACE_MINUTES, Jobs } from '../jobs/catalog.ts';
 
 export { DELETE_LIMIT, GRACE_MINUTES };
 import type { JobQueue } from '../jobs/queue.ts';
-import { existsMany, type StorageDriver } from '../storage/driver.ts';
+import { existsMany, StorageCallNotImplementedError, type IncompleteUpload, type StorageDriver } from '../storage/driver.ts';
 import { isValidStorageKey } from '../storage/keys.ts';
 import { actorFields, AuditActions, type Actor, type AuditPrincipal, type AuditService } from './audit.ts';
 import { FileEventType } from './file-events.ts';
@@ -60,6 +60,8 @@ export interface OrphanScanReport {
   totals: { storedObjects: number; databaseRows: number; skippedTooRecent: number };
   storageOrphans: { items: StorageOrphan[]; count: number; totalBytes: number; truncated: boolean };
   databaseOrphans: { items: DatabaseOrphan[]; count: number; totalBytes: number; truncated: boolean };
+  /** Only when the store cannot list incomplete multipart uploads (ListMultipartUploads): its answer. None are in the report then. */
+  incompleteUploadsUnlisted?: string;
 }
 
 export interface OrphanDeleteResult {
@@ -188,19 +190,18 @@ export class OrphanService {
     }
     checkObjects();
     // Uploads begun and never finished hold billed parts that no row will ever point at.
-    if (this.d.driver.listIncompleteUploads) {
-      for await (const u of this.d.driver.listIncompleteUploads()) {
-        opts.signal?.throwIfAborted();
-        if (u.initiated.getTime() > cutoff) {
-          report.totals.skippedTooRecent++;
-          continue;
-        }
-        const s = report.storageOrphans;
-        s.count++;
-        if (s.items.length < REPORT_LIMIT)
-          s.items.push({ key: incompleteUploadName(u.key, u.uploadId), size: 0, lastModified: u.initiated.toISOString() });
+    const unlisted = await this.eachIncompleteUpload((u) => {
+      opts.signal?.throwIfAborted();
+      if (u.initiated.getTime() > cutoff) {
+        report.totals.skippedTooRecent++;
+        return;
       }
-    }
+      const s = report.storageOrphans;
+      s.count++;
+      if (s.items.length < REPORT_LIMIT)
+        s.items.push({ key: incompleteUploadName(u.key, u.uploadId), size: 0, lastModified: u.initiated.toISOString() });
+    });
+    if (unlisted !== null) report.incompleteUploadsUnlisted = unlisted;
 
     const total = this.d.items.countFiles({ withKey: true });
     const paths = new PathResolver(this.d.items, this.d.users);
@@ -356,12 +357,23 @@ export class OrphanService {
     return null;
   }
 
-  /** The driver's incomplete uploads by report name, with when each began. */
+  /** The driver's incomplete uploads by report name, with when each began; none on a store that cannot list them. */
   private async incompleteUploads(): Promise<Map<string, Date>> {
     const out = new Map<string, Date>();
-    if (!this.d.driver.listIncompleteUploads) return out;
-    for await (const u of this.d.driver.listIncompleteUploads()) out.set(incompleteUploadName(u.key, u.uploadId), u.initiated);
+    await this.eachIncompleteUpload((u) => out.set(incompleteUploadName(u.key, u.uploadId), u.initiated));
     return out;
+  }
+
+  /** Calls `each` for every incomplete upload; null, or why they could not be listed (the store does not implement it). */
+  private async eachIncompleteUpload(each: (u: IncompleteUpload) => void): Promise<string | null> {
+    if (!this.d.driver.listIncompleteUploads) return null;
+    try {
+      for await (const u of this.d.driver.listIncompleteUploads()) each(u);
+      return null;
+    } catch (err) {
+      if (err instanceof StorageCallNotImplementedError) return err.message;
+      throw err;
+    }
   }
 
   /** A row holding a malformed key points at nothing the driver could store. */

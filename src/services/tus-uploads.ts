@@ -106,7 +106,6 @@ export class TusUploadService {
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
     const name = uploadedFileName(metadata.filename);
     relativeFolders(metadata.relativePath);
-    this.d.disk.assertRoom(length);
     const keys = this.d.resumable.begin();
     const now = this.d.clock.now();
     const row: TusUpload = {
@@ -134,6 +133,8 @@ export class TusUploadService {
       expiresAt: now + this.d.expiryMs,
     };
     this.d.transactions.immediate(() => {
+      // In the transaction that reserves: two creations cannot each count the room the other takes.
+      this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
       this.d.tree.requireFolder(principal, row.parentId);
       this.d.quota.assertRoom(principal.accountId, length);
       this.d.repo.insert(row);
@@ -282,7 +283,7 @@ export class TusUploadService {
   private async receive(row: TusUpload, actor: AuditPrincipal, body: TusBody): Promise<TusState> {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
-    this.d.disk.assertRoom(Math.min(body.declared ?? remaining, remaining));
+    this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
     const record = (p: AppendProgress, sealed = false) => {
       const now = this.d.clock.now();
       this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt: now + this.d.expiryMs });

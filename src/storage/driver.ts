@@ -39,7 +39,10 @@ export interface StorageDriver {
   readonly staging: StagingArea;
   /** Where the objects live, as recorded in the database (a changed location is refused at start). */
   readonly location: StorageLocation;
-  /** Uploads begun and never completed or aborted (S3 multipart uploads); none for a driver without them. */
+  /**
+   * Uploads begun and never completed or aborted (S3 multipart uploads); none for a driver without them.
+   * StorageCallNotImplementedError when the store cannot list them.
+   */
   listIncompleteUploads?(): AsyncIterable<IncompleteUpload>;
   /** Aborts one; false when it no longer exists. */
   abortIncompleteUpload?(key: string, uploadId: string): Promise<boolean>;
@@ -107,6 +110,12 @@ export class StorageUnavailableError extends Error {
     super(message);
   }
 }
+
+/**
+ * The store does not implement an optional call (`501 NotImplemented`: ListMultipartUploads or
+ * UploadPartCopy on s3rver and some small S3 servers): the caller does without it.
+ */
+export class StorageCallNotImplementedError extends StorageUnavailableError {}
 
 export class StorageNotFoundError extends Error {
   constructor(readonly key: string) {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { releaseSoleView } from '../lib/buffers.ts';
 import {
   RangeNotSatisfiableError,
+  StorageCallNotImplementedError,
   StorageNotFoundError,
   StorageUnavailableError,
   type ByteRange,
@@ -102,7 +103,13 @@ const RETRY_CODES = new Set([
   'OperationAborted',
 ]);
 
+/** A call the store does not implement: the same answer however often it is asked. */
+function notImplemented(status: number, code: string | null): boolean {
+  return status === 501 || code === 'NotImplemented';
+}
+
 function retryable(status: number, code: string | null): boolean {
+  if (notImplemented(status, code)) return false;
   return status >= 500 || status === 429 || (code !== null && RETRY_CODES.has(code));
 }
 
@@ -140,6 +147,8 @@ export class S3Driver implements StorageDriver {
   private readonly attempts: number;
   private readonly copyPartThreshold: number;
   private readonly copyPartSize: number;
+  /** Until the store answers UploadPartCopy with 501: then large copies go through Coffer. */
+  private partCopyImplemented = true;
 
   constructor(readonly opts: S3DriverOptions) {
     this.location = { driver: 's3', bucket: opts.bucket, prefix: opts.prefix };
@@ -328,18 +337,33 @@ export class S3Driver implements StorageDriver {
       if (a.status === 404) throw new StorageNotFoundError(fromKey);
       return;
     }
+    if (this.partCopyImplemented) {
+      try {
+        await this.copyByParts(copySource, source.size, target);
+        return;
+      } catch (err) {
+        if (!(err instanceof StorageCallNotImplementedError)) throw err;
+        this.partCopyImplemented = false;
+      }
+    }
+    // A store without UploadPartCopy: the bytes pass through Coffer instead.
+    await this.put(toKey, await this.get(fromKey));
+  }
+
+  /** A server-side copy part by part (UploadPartCopy), for objects over CopyObject's 5 GiB. */
+  private async copyByParts(copySource: string, size: number, target: string): Promise<void> {
     const uploadId = await this.createMultipartUpload(target);
     try {
       const etags: string[] = [];
-      for (let start = 0, n = 1; start < source.size; start += this.copyPartSize, n++) {
-        const end = Math.min(source.size, start + this.copyPartSize) - 1;
+      for (let start = 0, n = 1; start < size; start += this.copyPartSize, n++) {
+        const end = Math.min(size, start + this.copyPartSize) - 1;
         const a = await this.send('PUT', target, {
           query: { partNumber: String(n), uploadId },
           headers: { 'x-amz-copy-source': copySource, 'x-amz-copy-source-range': `bytes=${start}-${end}` },
           timeoutMs: this.partTimeoutMs,
         });
         const etag = xmlOne(a.text, 'ETag');
-        if (!etag) throw new StorageUnavailableError(`S3 UploadPartCopy ${n} of ${toKey} returned no ETag`);
+        if (!etag) throw new StorageUnavailableError(`S3 UploadPartCopy ${n} of ${target} returned no ETag`);
         etags.push(etag);
       }
       await this.completeMultipartUpload(target, uploadId, etags);
@@ -484,11 +508,8 @@ export class S3Driver implements StorageDriver {
         if (res.status === 404 && (code === 'NoSuchKey' || code === 'NotFound') && method !== 'HEAD' && !o.accept?.includes(404)) {
           throw new StorageNotFoundError(objectKey.slice(this.opts.prefix.length));
         }
-        failure = new StorageUnavailableError(
-          `${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`,
-          code,
-          res.status,
-        );
+        const Failure = notImplemented(res.status, code) ? StorageCallNotImplementedError : StorageUnavailableError;
+        failure = new Failure(`${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`, code, res.status);
         retryAfter = res.headers.get('retry-after');
         if (!retryable(embedded ? 500 : res.status, code)) throw failure;
       } catch (err) {

@@ -90,7 +90,7 @@ describe('coffer backup', () => {
     }
   });
 
-  test('an existing file is kept unless --force; a missing directory is refused', async () => {
+  test('an existing file is kept unless --force, which leaves the snapshot and its manifest 0600; a missing directory is refused', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-backup-');
     dirs.push(out);
@@ -102,9 +102,12 @@ describe('coffer backup', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('--force');
       expect(fs.readFileSync(file, 'utf8')).toBe('precious');
+      fs.writeFileSync(`${file}.manifest.json`, '{}', { mode: 0o644 });
       r = await runCli(['backup', file, '--force', '--data-dir', t.dataDir]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('now copy alongside');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(`${file}.manifest.json`).mode & 0o777).toBe(0o600);
       r = await runCli(['backup', path.join(out, 'nope', 'b.db'), '--data-dir', t.dataDir]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('does not exist');

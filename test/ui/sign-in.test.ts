@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import {
   acquireBrowser,
   DESKTOP,
@@ -30,6 +30,18 @@ afterAll(async () => {
   await releaseBrowser();
   await t.stop();
 });
+
+/** Each text field of the page's form as assistive technology gets it: its accessible name, and the text that describes it. */
+async function textFields(page: Page): Promise<Array<{ name: string; description: string }>> {
+  const names = [...(await page.locator('form').ariaSnapshot()).matchAll(/^\s*- textbox "(.*)"/gm)].map((m) => m[1]!);
+  const descriptions: string[] = [];
+  for (const input of await page.locator('form input').all()) {
+    const ids = ((await input.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+    const texts = await Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()));
+    descriptions.push(texts.join(' ').replace(/\s+/g, ' ').trim());
+  }
+  return names.map((name, i) => ({ name, description: descriptions[i] ?? '' }));
+}
 
 describe('sign-in pages', () => {
   test('a fresh instance sends the first visitor to set-up, which says the account becomes the administrator, then back where they asked', async () => {
@@ -97,8 +109,9 @@ describe('sign-in pages', () => {
     await page.getByLabel('Email').fill(o.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    const code = page.getByLabel('Authentication code');
+    const code = page.getByLabel('Authentication code', { exact: true });
     await code.waitFor();
+    expect(await textFields(page)).toEqual([{ name: 'Authentication code', description: '' }]);
     await screenshot(page, 'signin-code-light-desktop');
     await code.fill('000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -149,6 +162,43 @@ describe('sign-in pages', () => {
 });
 
 describe('first visit to a server reachable beyond loopback', () => {
+  test('each field of the set-up and sign-in forms is named exactly by its visible label; hints describe it instead', async () => {
+    const dataDir = tempDir();
+    const lan = await startServer(loadConfig({ port: 0, host: '0.0.0.0', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M' }));
+    const url = `http://127.0.0.1:${lan.port}`;
+    try {
+      const { context, page } = await openContext(browser, url, { viewport: PHONE });
+      await page.goto('/signup');
+      await page.getByLabel('Setup code', { exact: true }).waitFor();
+      expect(await textFields(page)).toEqual([
+        {
+          name: 'Setup code',
+          description:
+            'To prove you run this server, enter the setup code it printed when it started. Run coffer setup-code on the server to see it again.',
+        },
+        { name: 'Name', description: '' },
+        { name: 'Email', description: '' },
+        { name: 'Password', description: 'At least 6 characters.' },
+      ]);
+      const signup = await fetch(`${url}/api/signup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'alan@example.test', password: PASSWORD, setupCode: lan.ctx.services.setupCode.current() }),
+      });
+      expect(signup.status).toBe(200);
+      await page.goto('/login');
+      await page.getByLabel('Password', { exact: true }).waitFor();
+      expect(await textFields(page)).toEqual([
+        { name: 'Email', description: '' },
+        { name: 'Password', description: '' },
+      ]);
+      await context.close();
+    } finally {
+      await lan.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('the set-up page asks for the setup code, refuses a wrong one, and creates the admin with the right one', async () => {
     const dataDir = tempDir();
     const lan = await startServer(loadConfig({ port: 0, host: '0.0.0.0', dataDir }, { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M' }));

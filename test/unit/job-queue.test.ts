@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { tempDir } from '../helpers/server.ts';
-import { openDatabase, type Db } from '../../src/db/client.ts';
+import { closeDatabase, openDatabase, type Db } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { defineJob } from '../../src/jobs/catalog.ts';
@@ -30,7 +30,7 @@ function setup(dir = tempDir('coffer-queue-')) {
   const schedules = new Schedules(jobs, queue, clock, (fn) => db.$client.transaction(fn).immediate());
   const worker = new Worker({ queue, registry, schedules, clock, log: createLogger('silent'), concurrency: 4, pollMs: 10 });
   cleanups.push(() => {
-    db.$client.close();
+    closeDatabase(db);
     fs.rmSync(dir, { recursive: true, force: true });
   });
   return { dir, db, clock, queue, registry, schedules, worker };
@@ -159,7 +159,7 @@ describe('job queue', () => {
     expect(first.queue.claim()!.id).toBe(id);
     expect(first.queue.claim()!.id).toBe(spent);
     // The process dies here: both rows stay active.
-    first.db.$client.close();
+    closeDatabase(first.db);
     cleanups.length = 0;
 
     const second = setup(dir);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const SRC = path.resolve(import.meta.dir, '../../src');
+const CLI = path.resolve(import.meta.dir, '../../cli');
 
 /**
  * The layers, top to bottom: imports point down (or within a layer), never up. The composition root
@@ -83,6 +84,14 @@ describe('dependency direction (http → services → repos/storage/jobs/events 
   test('SQL lives in src/db only', () => {
     const sql = /\b(SELECT\s+[\w*"]|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|PRAGMA\s+\w|VACUUM\s+INTO)/;
     const leaks = files.filter((f) => !f.startsWith('db/') && sql.test(fs.readFileSync(path.join(SRC, f), 'utf8')));
+    expect(leaks).toEqual([]);
+  });
+
+  test('the SQLite handle ($client) is reached from src/db only, in src/ and cli/', () => {
+    const leaks = [...sources(), ...sources(CLI)]
+      .filter((f) => !f.startsWith(path.join(SRC, 'db') + path.sep))
+      .filter((f) => fs.readFileSync(f, 'utf8').includes('$client'))
+      .map((f) => path.relative(path.dirname(SRC), f));
     expect(leaks).toEqual([]);
   });
 });

@@ -262,6 +262,12 @@ export function Orphans() {
             {plural(report.totals.skippedTooRecent, 'entry', 'entries')} younger than {graceText(report.graceMinutes)} left out.
           </p>
         )}
+        {report?.incompleteUploadsUnlisted && (
+          <p>
+            Incomplete multipart uploads could not be listed on this storage, so none are in this report; the storage's own tools can list
+            them. It answered: {report.incompleteUploadsUnlisted}
+          </p>
+        )}
         {summary && (
           <p class="saved" role="status">
             {summary}

@@ -214,6 +214,8 @@ export interface OrphanReport {
     totalBytes: number;
     truncated: boolean;
   };
+  /** Only when the store cannot list incomplete multipart uploads: its answer. */
+  incompleteUploadsUnlisted?: string;
 }
 
 export interface OrphanDeletion {

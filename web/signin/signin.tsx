@@ -4,7 +4,7 @@ import { api, ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../app/api-types.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice } from '../app/session.ts';
-import { FormError } from '../ui/form.tsx';
+import { Field, FormError } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 function Card({ title, children }: { title: string; children: ComponentChildren }) {
@@ -163,8 +163,7 @@ export function SignIn() {
         <form onSubmit={submit} class="auth-form">
           {step === 'password' ? (
             <>
-              <label class="field">
-                <span>Email</span>
+              <Field label="Email">
                 <input
                   type="email"
                   name="email"
@@ -174,9 +173,8 @@ export function SignIn() {
                   onInput={(e) => setEmail(e.currentTarget.value)}
                   autofocus={!offerProvider}
                 />
-              </label>
-              <label class="field">
-                <span>Password</span>
+              </Field>
+              <Field label="Password">
                 <input
                   type="password"
                   name="password"
@@ -185,7 +183,7 @@ export function SignIn() {
                   value={password}
                   onInput={(e) => setPassword(e.currentTarget.value)}
                 />
-              </label>
+              </Field>
             </>
           ) : (
             <>
@@ -193,8 +191,7 @@ export function SignIn() {
                 {step === 'idp-code' ? `${provider} has confirmed who you are. ` : ''}
                 Enter the 6-digit code from your authenticator app. Lost your phone? Use one of your backup codes instead.
               </p>
-              <label class="field">
-                <span>Authentication code</span>
+              <Field label="Authentication code">
                 <input
                   ref={codeRef}
                   name="code"
@@ -205,7 +202,7 @@ export function SignIn() {
                   value={code}
                   onInput={(e) => setCode(e.currentTarget.value)}
                 />
-              </label>
+              </Field>
             </>
           )}
           <FormError message={error} />
@@ -286,8 +283,7 @@ export function SignUp() {
           }}
         >
           {needsCode && (
-            <label class="field">
-              <span>Setup code</span>
+            <Field label="Setup code">
               <input
                 name="setupCode"
                 autoComplete="off"
@@ -299,10 +295,9 @@ export function SignUp() {
                 onInput={(e) => setSetupCode(e.currentTarget.value)}
                 autofocus
               />
-            </label>
+            </Field>
           )}
-          <label class="field">
-            <span>Name</span>
+          <Field label="Name">
             <input
               name="name"
               autoComplete="name"
@@ -311,9 +306,8 @@ export function SignUp() {
               onInput={(e) => setName(e.currentTarget.value)}
               autofocus={!needsCode}
             />
-          </label>
-          <label class="field">
-            <span>Email</span>
+          </Field>
+          <Field label="Email">
             <input
               type="email"
               name="email"
@@ -323,9 +317,8 @@ export function SignUp() {
               value={email}
               onInput={(e) => setEmail(e.currentTarget.value)}
             />
-          </label>
-          <label class="field">
-            <span>Password</span>
+          </Field>
+          <Field label="Password" hint="At least 6 characters.">
             <input
               type="password"
               name="password"
@@ -333,14 +326,10 @@ export function SignUp() {
               required
               minLength={6}
               maxLength={128}
-              aria-describedby="password-hint"
               value={password}
               onInput={(e) => setPassword(e.currentTarget.value)}
             />
-            <small id="password-hint" class="muted">
-              At least 6 characters.
-            </small>
-          </label>
+          </Field>
           <FormError message={error} />
           <button type="submit" class={`button block ${status?.idp.enabled ? '' : 'primary'}`} disabled={busy}>
             Create account

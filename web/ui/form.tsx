@@ -1,14 +1,26 @@
 import { type ComponentChildren, cloneElement, type VNode } from 'preact';
 import { useId, useLayoutEffect, useRef } from 'preact/hooks';
 
-/** A labelled control; its hint is tied to it (aria-describedby) and kept out of its name. */
-export function Field({ label, hint, children }: { label: string; hint?: ComponentChildren; children: VNode }) {
+/**
+ * A labelled control: its name is exactly the label; its hint is tied to it (aria-describedby) and kept
+ * out of its name, beside any description the control already names (text elsewhere on the page).
+ */
+export function Field({
+  label,
+  hint,
+  children,
+}: {
+  label: string;
+  hint?: ComponentChildren;
+  children: VNode<{ 'aria-describedby'?: string }>;
+}) {
   const id = useId();
   const hintId = `${id}-hint`;
+  const describedBy = [children.props['aria-describedby'], hint ? hintId : null].filter(Boolean).join(' ') || undefined;
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      {cloneElement(children, { id, 'aria-describedby': hint ? hintId : undefined })}
+      {cloneElement(children, { id, 'aria-describedby': describedBy })}
       {hint && (
         <small id={hintId} class="muted">
           {hint}

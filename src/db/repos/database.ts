@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { Database } from 'bun:sqlite';
 
 export interface SnapshotFacts {
@@ -29,8 +30,13 @@ export class DatabaseRepo {
       .map((r) => r.integrity_check);
   }
 
-  /** A consistent copy of the database (one transaction's view) while others keep writing. */
+  /**
+   * A consistent copy of the database (one transaction's view) while others keep writing, into a new
+   * file. SQLite would create it 0644; it holds every wrapped data key, so it is created 0600 (empty, as
+   * VACUUM INTO accepts) before the first byte goes in.
+   */
   snapshotTo(file: string): void {
+    fs.closeSync(fs.openSync(file, 'wx', 0o600));
     this.sqlite.query('VACUUM INTO ?').run(file);
   }
 

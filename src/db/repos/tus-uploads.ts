@@ -44,6 +44,15 @@ export class TusUploadsRepo {
     );
   }
 
+  /** Bytes that uploads still receiving and not expired at `now` are yet to be sent, all accounts together. */
+  promised(now: number): number {
+    return this.sqlite
+      .query<{ n: number }, [number]>(
+        `SELECT COALESCE(SUM(length - "offset"), 0) AS n FROM tus_uploads WHERE state = 'receiving' AND expires_at >= ?`,
+      )
+      .get(now)!.n;
+  }
+
   /** Records acknowledged progress (and a new expiry) of an upload still receiving. */
   progress(
     id: string,
