@@ -159,6 +159,7 @@ async function xmlBody(request: Request): Promise<XmlElement | null> {
   try {
     return parseXml(text);
   } catch (err) {
+    if (err instanceof XmlError && err.tooLarge) throw new AppError(413, `The XML body is too large to process: ${err.message}`);
     if (err instanceof XmlError) throw badRequest(`The XML body is malformed: ${err.message}`);
     throw err;
   }
