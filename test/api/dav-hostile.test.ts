@@ -104,4 +104,55 @@ describe('dead properties and what a PROPFIND may ask', () => {
     expect(text.match(/<D:response>/g)).toHaveLength(3);
     expect(text.match(/<x:p999 /g)).toHaveLength(3);
   });
+
+  test('PROPPATCH past 1,000 properties or 64 KiB on one item is 507 with the reason, and none of it is kept', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('capped.txt', 'x');
+    const count = async () => ((await (await dav.propfind('capped.txt', '0')).text()).match(/<x:[pq]\d+ /g) ?? []).length;
+    const tooMany = await dav.request('PROPPATCH', 'capped.txt', { body: propertyUpdate(names(1001)) });
+    expect(tooMany.status).toBe(507);
+    expect((await json(tooMany)).message).toBe(
+      'This PROPPATCH has 1,001 instructions; an item keeps at most 1,000 WebDAV properties and 64.0 KiB of them',
+    );
+    expect((await dav.request('PROPPATCH', 'capped.txt', { body: propertyUpdate(names(600)) })).status).toBe(207);
+    const more = Array.from({ length: 401 }, (_, i) => `<x:q${i}/>`).join('');
+    const past = await dav.request('PROPPATCH', 'capped.txt', { body: propertyUpdate(more) });
+    expect(past.status).toBe(507);
+    expect((await json(past)).message).toStartWith('capped.txt would have 1001 properties of');
+    const big = await dav.request('PROPPATCH', 'capped.txt', { body: propertyUpdate(`<x:big>${'v'.repeat(64 * 1024)}</x:big>`) });
+    expect(big.status).toBe(507);
+    expect(await count()).toBe(600);
+  });
+
+  test("an account's properties beyond each item's first KiB stop at 16 MiB (507) whatever its storage limit; a COPY past it is refused first", async () => {
+    const o = await seed.owner(t);
+    t.server.ctx.services.users.setStorageLimit(o.id, 1024 * 1024);
+    const dav = await davLogin(t, o);
+    const value = 'v'.repeat(63 * 1024);
+    let refused: Response | null = null;
+    let stored = 0;
+    for (let i = 0; !refused && i < 300; i++) {
+      expect((await dav.put(`f${i}.txt`, '')).status).toBe(201);
+      const res = await dav.request('PROPPATCH', `f${i}.txt`, { body: propertyUpdate(`<x:big xmlns:x="urn:x">${value}</x:big>`) });
+      if (res.status === 507) refused = res;
+      else stored++;
+    }
+    expect((await json(refused!)).message).toBe(
+      'The WebDAV properties of this account are full: beyond 1.00 KiB per item they may take 16.0 MiB; remove some first',
+    );
+    // 62 KiB beyond the first KiB of each item: 264 fit in 16 MiB.
+    expect(stored).toBe(264);
+    expect((await json(await o.client.get('/api/user/storage'))).used).toBe(0);
+    const copy = await dav.request('COPY', 'f0.txt', { headers: { destination: `${t.url}/dav/f-copy.txt` } });
+    expect(copy.status).toBe(507);
+    expect((await dav.request('GET', 'f-copy.txt')).status).toBe(404);
+    // Removing properties makes room again; small ones (a KiB per item) never count.
+    const remove = '<D:propertyupdate xmlns:D="DAV:"><D:remove><D:prop><x:big xmlns:x="urn:x"/></D:prop></D:remove></D:propertyupdate>';
+    expect((await dav.request('PROPPATCH', 'f0.txt', { body: remove })).status).toBe(207);
+    expect((await dav.request('COPY', 'f1.txt', { headers: { destination: `${t.url}/dav/f-copy.txt` } })).status).toBe(201);
+    expect(
+      (await dav.request('PROPPATCH', 'f0.txt', { body: propertyUpdate(`<x:small xmlns:x="urn:x">${'s'.repeat(900)}</x:small>`) })).status,
+    ).toBe(207);
+  });
 });
