@@ -147,6 +147,10 @@ describe('dead properties and what a PROPFIND may ask', () => {
     const copy = await dav.request('COPY', 'f0.txt', { headers: { destination: `${t.url}/dav/f-copy.txt` } });
     expect(copy.status).toBe(507);
     expect((await dav.request('GET', 'f-copy.txt')).status).toBe(404);
+    // The trash still holds what a trashed item carries.
+    expect((await dav.request('DELETE', 'f2.txt')).status).toBe(204);
+    const again = await dav.request('PROPPATCH', `f${stored}.txt`, { body: propertyUpdate(`<x:big>${value}</x:big>`) });
+    expect(again.status).toBe(507);
     // Removing properties makes room again; small ones (a KiB per item) never count.
     const remove = '<D:propertyupdate xmlns:D="DAV:"><D:remove><D:prop><x:big xmlns:x="urn:x"/></D:prop></D:remove></D:propertyupdate>';
     expect((await dav.request('PROPPATCH', 'f0.txt', { body: remove })).status).toBe(207);

@@ -29,11 +29,20 @@ export class DavPropertiesRepo {
       .get(itemId)!;
   }
 
-  /** The bytes of an account's properties beyond the first `freePerItem` of each item (trashed items too). */
+  /**
+   * The bytes of an account's properties beyond the first `freePerItem` of each item, live or trashed
+   * (found through the trash entries, by index: the work is the account's, not the instance's).
+   */
   accountBytesBeyond(accountId: string, freePerItem: number): number {
     return this.sqlite
       .query<{ bytes: number }, [number, string]>(
-        `SELECT coalesce(sum(max(0, b - ?)), 0) AS bytes FROM (SELECT sum(${PROPERTY_BYTES}) AS b FROM dav_properties WHERE item_id IN (SELECT id FROM items WHERE account_id = ?) GROUP BY item_id)`,
+        `SELECT coalesce(sum(max(0, b - ?1)), 0) AS bytes FROM (
+           SELECT sum(${PROPERTY_BYTES}) AS b FROM dav_properties WHERE item_id IN (
+             SELECT id FROM items WHERE account_id = ?2 AND deleted_at IS NULL
+             UNION ALL
+             SELECT d.id FROM items r JOIN items d ON d.deleted_root_id = r.id
+             WHERE r.account_id = ?2 AND r.deleted_at IS NOT NULL AND r.deleted_root_id = r.id
+           ) GROUP BY item_id)`,
       )
       .get(freePerItem, accountId)!.bytes;
   }
