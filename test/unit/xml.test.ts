@@ -65,11 +65,13 @@ describe('lib/xml', () => {
       '<x>&#x1;</x>',
       '<x a="&#xFFFE;"/>',
       '<x>&#x110000;</x>',
+      '<x>&#99999999999999999999999;</x>',
       '<x>\u0000</x>',
       '<x>\u0008</x>',
       '<x>\ud800</x>',
     ])
       expect(() => parseXml(bad)).toThrow(XmlError);
+    expect(parseXml('<x>&#x00000041;&#0000066;</x>').children).toEqual([{ kind: 'text', text: 'AB' }]);
     expect(parseXml('<x>&#9;&#xA;&#xD;&#x20;&#xD7FF;&#xE000;&#xFFFD;&#x10000;&#x10FFFF;</x>').children).toEqual([
       { kind: 'text', text: '\t\n\r \ud7ff\ue000\ufffd\u{10000}\u{10ffff}' },
     ]);
