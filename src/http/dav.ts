@@ -513,18 +513,18 @@ async function propfind(
   const isFolder = !self || self.type === 'folder';
   const pages = depthHeader === '1' && isFolder ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
-  async function* parts(): AsyncGenerator<string> {
-    yield first;
-    for await (const page of pages ?? []) {
-      for (let at = 0; at < page.length; at += DEAD_BATCH) {
-        const rows = page.slice(at, at + DEAD_BATCH);
-        const dead = deadOf(rows);
-        // A child's path key is its folder's key and its name key (stored names are already normalized).
-        for (const c of rows)
-          yield responseXml(c, `${res.path.key}/${c.nameKey}`, base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''), dead(c.id));
-      }
-    }
-    yield '</D:multistatus>';
+  /** A batch of rows' response elements, each built only when the stream asks for it. */
+  function* responsesOf(rows: Item[]): Generator<string> {
+    const dead = deadOf(rows);
+    // A child's path key is its folder's key and its name key (stored names are already normalized).
+    for (const c of rows)
+      yield responseXml(c, `${res.path.key}/${c.nameKey}`, base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''), dead(c.id));
+  }
+  async function* parts(): AsyncGenerator<Iterable<string>> {
+    yield [first];
+    for await (const page of pages ?? [])
+      for (let at = 0; at < page.length; at += DEAD_BATCH) yield responsesOf(page.slice(at, at + DEAD_BATCH));
+    yield ['</D:multistatus>'];
   }
   return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
@@ -535,27 +535,33 @@ const DEAD_BATCH = 50;
 const STREAM_CHUNK = 64 * 1024;
 
 /**
- * Streams the parts, a response element at a time, gathered into chunks of about STREAM_CHUNK: a
- * folder of any size (or a client asking for many properties) never has its answer built whole.
+ * Streams groups of parts, a part (a response element) at a time, gathered into chunks of about
+ * STREAM_CHUNK: a folder of any size (or a client asking for many properties) never has its answer built whole.
  */
-function streamText(parts: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+function streamText(groups: AsyncGenerator<Iterable<string>>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
+  let group: Iterator<string> | null = null;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let chunk = '';
       while (chunk.length < STREAM_CHUNK) {
-        const next = await parts.next();
-        if (next.done) {
-          if (chunk) controller.enqueue(encoder.encode(chunk));
-          controller.close();
-          return;
+        if (!group) {
+          const next = await groups.next();
+          if (next.done) {
+            if (chunk) controller.enqueue(encoder.encode(chunk));
+            controller.close();
+            return;
+          }
+          group = next.value[Symbol.iterator]();
         }
-        chunk += next.value;
+        const part = group.next();
+        if (part.done) group = null;
+        else chunk += part.value;
       }
       controller.enqueue(encoder.encode(chunk));
     },
     async cancel() {
-      await parts.return(undefined);
+      await groups.return(undefined);
     },
   });
 }
