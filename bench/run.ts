@@ -14,6 +14,7 @@ import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
+import { runDavHostileBench } from './dav-hostile.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -33,6 +34,7 @@ const benches: Record<string, () => Promise<void>> = {
   s3: runS3Bench,
   dav: runDavBench,
   'dav-locks': runDavLocksBench,
+  'dav-hostile': runDavHostileBench,
 };
 
 const wanted = process.argv.slice(2);

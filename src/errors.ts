@@ -189,6 +189,11 @@ export function diskFull(): AppError {
   return new AppError(507, Messages.diskFull);
 }
 
+/** 507 (RFC 4918 §9.2.1): a PROPPATCH or COPY would take dead properties past their caps. */
+export function propertiesFull(message: string): AppError {
+  return new AppError(507, message);
+}
+
 /** 413 for a form whose text fields (everything but its files) are over the parser's budget. */
 export function formTextTooLarge(limit: number): AppError {
   return tooLarge(`Too much text in the form: the fields besides the files may add up to at most ${limit} bytes in one request`);

@@ -134,6 +134,9 @@ const SUPPORTED_LOCK =
   '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
   '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
 
+/** A property's identity: names never hold a newline, so the last one separates the two. */
+const propKey = (ns: string, name: string) => `${ns}\n${name}`;
+
 /** A property element with its value (or empty), in its own namespace. */
 function propXml(ns: string, name: string, value = ''): string {
   if (ns === DAV) return value ? `<D:${name}>${value}</D:${name}>` : `<D:${name}/>`;
@@ -159,25 +162,44 @@ async function xmlBody(request: Request): Promise<XmlElement | null> {
   try {
     return parseXml(text);
   } catch (err) {
+    if (err instanceof XmlError && err.tooLarge) throw new AppError(413, `The XML body is too large to process: ${err.message}`);
     if (err instanceof XmlError) throw badRequest(`The XML body is malformed: ${err.message}`);
     throw err;
   }
 }
 
-type PropRequest =
-  | { kind: 'allprop'; include: Array<{ ns: string; name: string }> }
-  | { kind: 'propname' }
-  | { kind: 'prop'; names: Array<{ ns: string; name: string }> };
+type PropName = { ns: string; name: string };
+type PropRequest = { kind: 'allprop'; include: PropName[] } | { kind: 'propname' } | { kind: 'prop'; names: PropName[] };
+
+/**
+ * What one PROPFIND may name (clients name tens): each name is answered, found or not, for every
+ * resource listed, so names are capped in number and in characters (a long namespace can be named often).
+ */
+const PROPFIND_NAMES = { count: 1_000, characters: 64 * 1024 } as const;
+
+/** The properties an element names; 413 past PROPFIND_NAMES. */
+function propNamesOf(el: XmlElement): PropName[] {
+  const names = childElements(el).map((e) => ({ ns: e.ns, name: e.name }));
+  const characters = names.reduce((sum, n) => sum + n.ns.length + n.name.length, 0);
+  if (names.length > PROPFIND_NAMES.count || characters > PROPFIND_NAMES.characters) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    throw new AppError(
+      413,
+      `A PROPFIND may name at most ${n(PROPFIND_NAMES.count)} properties, of ${n(PROPFIND_NAMES.characters)} characters of namespaces and names together; this one names ${n(names.length)} of ${n(characters)} characters`,
+    );
+  }
+  return names;
+}
 
 function propRequestOf(body: XmlElement | null): PropRequest {
   if (!body) return { kind: 'allprop', include: [] };
   if (body.ns !== DAV || body.name !== 'propfind') throw badRequest('A PROPFIND body must be a DAV:propfind element');
   const [first, ...rest] = childElements(body, DAV);
   if (first?.name === 'propname') return { kind: 'propname' };
-  if (first?.name === 'prop') return { kind: 'prop', names: childElements(first).map((e) => ({ ns: e.ns, name: e.name })) };
+  if (first?.name === 'prop') return { kind: 'prop', names: propNamesOf(first) };
   if (first?.name === 'allprop') {
     const include = rest.find((e) => e.name === 'include');
-    return { kind: 'allprop', include: include ? childElements(include).map((e) => ({ ns: e.ns, name: e.name })) : [] };
+    return { kind: 'allprop', include: include ? propNamesOf(include) : [] };
   }
   throw badRequest('A PROPFIND body names prop, allprop or propname');
 }
@@ -407,7 +429,8 @@ async function propfind(
   const want = propRequestOf(await xmlBody(request));
   if (!target) throw notFound(Messages.itemNotFound);
   const usage = dav.usage(principal);
-  type Dead = Array<{ ns: string; name: string; value: string }>;
+  /** An item's dead properties by propKey. */
+  type Dead = Map<string, { ns: string; name: string; value: string }>;
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
   const liveValue = (item: Item | null, key: string, name: string): string | undefined => {
@@ -445,18 +468,18 @@ async function propfind(
     let missing = '';
     if (want.kind === 'propname') {
       for (const name of ALLPROP) if (liveValue(item, key, name) !== undefined) found += propXml(DAV, name);
-      for (const p of dead) found += propXml(p.ns, p.name);
+      for (const p of dead.values()) found += propXml(p.ns, p.name);
     } else {
-      const extra = want.kind === 'allprop' && (dead.length > 0 || want.include.length > 0);
-      const names = want.kind === 'prop' ? want.names : extra ? [...allNames, ...dead, ...want.include] : allNames;
+      const extra = want.kind === 'allprop' && (dead.size > 0 || want.include.length > 0);
+      const names = want.kind === 'prop' ? want.names : extra ? [...allNames, ...dead.values(), ...want.include] : allNames;
       const seen = want.kind === 'prop' || extra ? new Set<string>() : null;
       for (const { ns, name } of names) {
+        const id = propKey(ns, name);
         if (seen) {
-          const id = `${ns}\n${name}`;
           if (seen.has(id)) continue;
           seen.add(id);
         }
-        const value = ns === DAV && LIVE.has(name) ? liveValue(item, key, name) : dead.find((p) => p.ns === ns && p.name === name)?.value;
+        const value = ns === DAV && LIVE.has(name) ? liveValue(item, key, name) : dead.get(id)?.value;
         if (value === undefined) {
           if (want.kind === 'prop') missing += propXml(ns, name);
         } else found += propXml(ns, name, value);
@@ -468,57 +491,76 @@ async function propfind(
     return `${out}</D:response>`;
   };
   const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
-  const NONE: Dead = [];
-  /** Dead properties of a page of rows, by item id (one query per page). */
+  const NONE: Dead = new Map();
+  /** Dead properties of some rows, by item id (one query for them all). */
   const deadOf = (rows: Item[]) => {
     const byId = new Map<string, Dead>();
     if (needsDead) {
       for (const p of dav.properties(rows.map((r) => r.id))) {
-        const list = byId.get(p.itemId);
-        if (list) list.push(p);
-        else byId.set(p.itemId, [p]);
+        const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
+        props.set(propKey(p.ns, p.name), p);
       }
     }
     return (id: string) => byId.get(id) ?? NONE;
   };
 
-  const encoder = new TextEncoder();
   const self = res.item;
   const first =
     XML_HEAD + '<D:multistatus xmlns:D="DAV:">' + responseXml(self, res.path.key, res.href, self ? deadOf([self])(self.id) : NONE);
   const isFolder = !self || self.type === 'folder';
   const pages = depthHeader === '1' && isFolder ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
-  let sentFirst = false;
-  // Streamed: a folder of any size is sent a page of rows at a time, never built whole.
-  const stream = new ReadableStream<Uint8Array>({
+  /** A batch of rows' response elements, each built only when the stream asks for it. */
+  function* responsesOf(rows: Item[]): Generator<string> {
+    const dead = deadOf(rows);
+    // A child's path key is its folder's key and its name key (stored names are already normalized).
+    for (const c of rows)
+      yield responseXml(c, `${res.path.key}/${c.nameKey}`, base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''), dead(c.id));
+  }
+  async function* parts(): AsyncGenerator<Iterable<string>> {
+    yield [first];
+    for await (const page of pages ?? [])
+      for (let at = 0; at < page.length; at += DEAD_BATCH) yield responsesOf(page.slice(at, at + DEAD_BATCH));
+    yield ['</D:multistatus>'];
+  }
+  return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+}
+
+/** Rows whose dead properties are read together while a listing streams. */
+const DEAD_BATCH = 50;
+/** Text is sent once this much is gathered (or the parts end). */
+const STREAM_CHUNK = 64 * 1024;
+
+/**
+ * Streams groups of parts, a part (a response element) at a time, gathered into chunks of about
+ * STREAM_CHUNK: a folder of any size (or a client asking for many properties) never has its answer built whole.
+ */
+function streamText(groups: AsyncGenerator<Iterable<string>>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let group: Iterator<string> | null = null;
+  return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      if (!sentFirst) {
-        sentFirst = true;
-        controller.enqueue(encoder.encode(first));
-        return;
-      }
-      const next = pages ? await pages.next() : { done: true as const, value: undefined };
-      if (next.done) {
-        controller.enqueue(encoder.encode('</D:multistatus>'));
-        controller.close();
-        return;
-      }
-      const dead = deadOf(next.value);
       let chunk = '';
-      // A child's path key is its folder's key and its name key (stored names are already normalized).
-      for (const c of next.value) {
-        chunk += responseXml(
-          c,
-          `${res.path.key}/${c.nameKey}`,
-          base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''),
-          dead(c.id),
-        );
+      while (chunk.length < STREAM_CHUNK) {
+        if (!group) {
+          const next = await groups.next();
+          if (next.done) {
+            if (chunk) controller.enqueue(encoder.encode(chunk));
+            controller.close();
+            return;
+          }
+          group = next.value[Symbol.iterator]();
+        }
+        const part = group.next();
+        if (part.done) group = null;
+        else chunk += part.value;
       }
       controller.enqueue(encoder.encode(chunk));
     },
+    async cancel() {
+      await groups.return(undefined);
+    },
   });
-  return new Response(stream, { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
 
 async function proppatch(

@@ -15,25 +15,50 @@ interface XmlText {
 
 export type XmlNode = XmlElement | XmlText;
 
-export class XmlError extends Error {}
+/** Malformed XML; `tooLarge` when the document is well formed so far but exceeds one of XML_LIMITS. */
+export class XmlError extends Error {
+  constructor(
+    message: string,
+    readonly tooLarge = false,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Caps on one document: a WebDAV client's bodies hold tens of elements and a handful of namespaces;
+ * these bound what a hostile one costs (memory, and the recursion of serializeNodes).
+ */
+export const XML_LIMITS = { elements: 50_000, attributes: 50_000, namespaceDeclarations: 1_000, depth: 400 } as const;
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const NAME = /^[A-Za-z_\u00c0-\uffff][\w.\-\u00b7\u00c0-\uffff]*$/;
+// Anything outside the Char production of XML 1.0 (§2.2): controls, lone surrogates, U+FFFE and U+FFFF.
+const NOT_CHAR = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+const TAG_NAME = /[^\s/>]+/y;
+const ATTRIBUTE = /([^\s=/>]+)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')/y;
+const SPACE = /\s*/y;
 
 const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
+function charOf(cp: number): string {
+  const c = cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
+  if (!c || NOT_CHAR.test(c))
+    throw new XmlError(`character reference to U+${cp.toString(16).toUpperCase().padStart(4, '0')} (not allowed in XML)`);
+  return c;
+}
+
 function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
   return text.replace(/&([^;&\s]*);?/g, (whole, ref: string) => {
     if (!whole.endsWith(';')) throw new XmlError('unterminated entity reference');
     if (ref.startsWith('#x') || ref.startsWith('#X')) {
-      const cp = Number.parseInt(ref.slice(2), 16);
-      if (!/^[0-9a-fA-F]+$/.test(ref.slice(2)) || cp > 0x10ffff) throw new XmlError('bad character reference');
-      return String.fromCodePoint(cp);
+      if (!/^[0-9a-fA-F]+$/.test(ref.slice(2))) throw new XmlError('bad character reference');
+      return charOf(Number.parseInt(ref.slice(2), 16));
     }
     if (ref.startsWith('#')) {
-      const cp = Number(ref.slice(1));
-      if (!/^\d+$/.test(ref.slice(1)) || cp > 0x10ffff) throw new XmlError('bad character reference');
-      return String.fromCodePoint(cp);
+      if (!/^\d+$/.test(ref.slice(1))) throw new XmlError('bad character reference');
+      return charOf(Number(ref.slice(1)));
     }
     const value = ENTITIES[ref];
     if (value === undefined) throw new XmlError(`unknown entity &${ref};`);
@@ -44,17 +69,29 @@ function decodeEntities(text: string): string {
 /**
  * A small namespace-aware XML parser for WebDAV request bodies: elements, attributes, text, CDATA,
  * comments and processing instructions. A DOCTYPE is refused (no entity expansion, so no XXE or
- * billion-laughs); malformed input, an undeclared prefix or an empty prefixed declaration throw XmlError.
+ * billion-laughs); malformed input, characters outside XML's, an undeclared prefix or an empty prefixed
+ * declaration throw XmlError, and so does a document past XML_LIMITS. Linear in the input's length.
  */
 export function parseXml(source: string): XmlElement {
   let i = 0;
   const s = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
-  const stack: Array<{ el: XmlElement; qname: string; scope: Map<string, string> }> = [];
+  const stack: Array<{ el: XmlElement; qname: string; declared: string[] }> = [];
   let root: XmlElement | null = null;
-  let scope = new Map<string, string>([['xml', XML_NS]]);
+  // Each prefix ('' for the default namespace) to its bindings, innermost last: a declaration is pushed
+  // when its element opens and popped when it closes, so no element copies its scope.
+  const bindings = new Map<string, string[]>([['xml', [XML_NS]]]);
+  let elements = 0;
+  let attributes = 0;
+  let declarations = 0;
 
   const fail = (what: string): never => {
     throw new XmlError(`${what} at offset ${i}`);
+  };
+  const tooLarge = (what: string, limit: number): never => {
+    throw new XmlError(`more than ${limit.toLocaleString('en-US')} ${what}`, true);
+  };
+  const undeclare = (prefixes: string[]) => {
+    for (const prefix of prefixes) bindings.get(prefix)!.pop();
   };
   const addText = (text: string) => {
     const top = stack.at(-1);
@@ -66,7 +103,22 @@ export function parseXml(source: string): XmlElement {
     if (last?.kind === 'text') last.text += text;
     else top.el.children.push({ kind: 'text', text });
   };
+  const resolve = (q: string, isAttr: boolean): { ns: string; local: string } => {
+    const colon = q.indexOf(':');
+    const prefix = colon < 0 ? '' : q.slice(0, colon);
+    const local = colon < 0 ? q : q.slice(colon + 1);
+    if (!NAME.test(local) || (prefix && !NAME.test(prefix))) fail(`bad name ${q}`);
+    if (!prefix && isAttr) return { ns: '', local };
+    const ns = bindings.get(prefix)?.at(-1);
+    if (ns === undefined && prefix) fail(`undeclared prefix ${prefix}`);
+    return { ns: ns ?? '', local };
+  };
 
+  const bad = NOT_CHAR.exec(s);
+  if (bad) {
+    i = bad.index;
+    fail(`character U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (not allowed in XML)`);
+  }
   while (i < s.length) {
     const lt = s.indexOf('<', i);
     if (lt < 0) {
@@ -96,20 +148,23 @@ export function parseXml(source: string): XmlElement {
       const qname = s.slice(i + 2, end).trim();
       const top = stack.pop();
       if (!top || top.qname !== qname) fail(`mismatched end tag </${qname}>`);
-      scope = stack.at(-1)?.scope ?? new Map([['xml', XML_NS]]);
+      undeclare(top!.declared);
       i = end + 1;
     } else {
       if (root && stack.length === 0) fail('content after the root element');
+      if (++elements > XML_LIMITS.elements) tooLarge('elements', XML_LIMITS.elements);
+      if (stack.length >= XML_LIMITS.depth) tooLarge('levels of nested elements', XML_LIMITS.depth);
       // Start tag: name, attributes (quoted values may hold '>'), then '>' or '/>'.
-      let j = i + 1;
-      const nameMatch = /^[^\s/>]+/.exec(s.slice(j, j + 512));
-      if (!nameMatch) fail('bad start tag');
-      const qname = nameMatch![0];
-      j += qname.length;
+      TAG_NAME.lastIndex = i + 1;
+      const qname = TAG_NAME.exec(s)?.[0];
+      if (!qname) fail('bad start tag');
+      let j = i + 1 + qname!.length;
       const rawAttrs: Array<[string, string]> = [];
       let selfClosing = false;
       for (;;) {
-        while (j < s.length && /\s/.test(s[j]!)) j++;
+        SPACE.lastIndex = j;
+        SPACE.exec(s);
+        j = SPACE.lastIndex;
         if (j >= s.length) fail('unterminated start tag');
         if (s[j] === '>') {
           j++;
@@ -120,31 +175,26 @@ export function parseXml(source: string): XmlElement {
           j += 2;
           break;
         }
-        const m = /^([^\s=/>]+)\s*=\s*("([^"<]*)"|'([^'<]*)')/.exec(s.slice(j, j + 65536));
+        ATTRIBUTE.lastIndex = j;
+        const m = ATTRIBUTE.exec(s);
         if (!m) fail('bad attribute');
-        rawAttrs.push([m![1]!, decodeEntities(m![3] ?? m![4] ?? '')]);
-        j += m![0].length;
+        if (++attributes > XML_LIMITS.attributes) tooLarge('attributes', XML_LIMITS.attributes);
+        rawAttrs.push([m![1]!, decodeEntities(m![2] ?? m![3] ?? '')]);
+        j = ATTRIBUTE.lastIndex;
       }
-      const own = new Map(scope);
+      const declared: string[] = [];
       for (const [k, v] of rawAttrs) {
-        if (k === 'xmlns') own.set('', v);
-        else if (k.startsWith('xmlns:')) {
-          // Namespaces in XML 1.0: a prefix cannot be bound to the empty name.
-          if (v === '') fail(`empty namespace for prefix ${k.slice(6)}`);
-          own.set(k.slice(6), v);
-        }
+        if (k !== 'xmlns' && !k.startsWith('xmlns:')) continue;
+        if (++declarations > XML_LIMITS.namespaceDeclarations) tooLarge('namespace declarations', XML_LIMITS.namespaceDeclarations);
+        const prefix = k === 'xmlns' ? '' : k.slice(6);
+        // Namespaces in XML 1.0: a prefix cannot be bound to the empty name.
+        if (prefix && v === '') fail(`empty namespace for prefix ${prefix}`);
+        const bound = bindings.get(prefix);
+        if (bound) bound.push(v);
+        else bindings.set(prefix, [v]);
+        declared.push(prefix);
       }
-      const resolve = (q: string, isAttr: boolean): { ns: string; local: string } => {
-        const colon = q.indexOf(':');
-        const prefix = colon < 0 ? '' : q.slice(0, colon);
-        const local = colon < 0 ? q : q.slice(colon + 1);
-        if (!NAME.test(local) || (prefix && !NAME.test(prefix))) fail(`bad name ${q}`);
-        if (!prefix) return { ns: isAttr ? '' : (own.get('') ?? ''), local };
-        const ns = own.get(prefix);
-        if (ns === undefined) fail(`undeclared prefix ${prefix}`);
-        return { ns: ns!, local };
-      };
-      const { ns, local } = resolve(qname, false);
+      const { ns, local } = resolve(qname!, false);
       const attrs = new Map<string, string>();
       for (const [k, v] of rawAttrs) {
         if (k === 'xmlns' || k.startsWith('xmlns:')) continue;
@@ -155,10 +205,8 @@ export function parseXml(source: string): XmlElement {
       const parent = stack.at(-1);
       if (parent) parent.el.children.push(el);
       else root = el;
-      if (!selfClosing) {
-        stack.push({ el, qname, scope: own });
-        scope = own;
-      }
+      if (selfClosing) undeclare(declared);
+      else stack.push({ el, qname: qname!, declared });
       i = j;
     }
   }

@@ -2,7 +2,7 @@ import type { DavProperty, DavPropertiesRepo } from '../db/repos/dav-properties.
 import { type Item, type ItemsRepo, nameKeyOf } from '../db/repos/items.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import type { UsersRepo } from '../db/repos/users.ts';
-import { AppError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { AppError, badRequest, conflict, forbidden, notFound, propertiesFull } from '../errors.ts';
 import { KeyedMutex } from '../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from './audit.ts';
 import type { CopyService } from './copy.ts';
@@ -16,6 +16,7 @@ import type { QuotaService, StorageUsage } from './quota.ts';
 import type { TrashService } from './trash.ts';
 import type { UploadService } from './uploads.ts';
 import { noBytes } from '../lib/buffers.ts';
+import { formatSize } from '../lib/size.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: Item };
@@ -83,6 +84,13 @@ export interface LockProof {
 }
 
 const PAGE = 500;
+
+/**
+ * Caps on dead properties (a client sets a few small ones: Windows its four Win32 times and attributes,
+ * ~300 bytes). Each item's first KiB costs about what its own row does; beyond it an account's
+ * properties together take at most `accountBytes`, so they cannot stand in for storage the quota counts.
+ */
+export const PROPERTY_LIMITS = { perItem: 1_000, bytesPerItem: 64 * 1024, freeBytesPerItem: 1024, accountBytes: 16 * 1024 * 1024 } as const;
 
 /**
  * The account's tree through WebDAV paths, on the same services as the HTTP API (uploads, trash,
@@ -234,6 +242,9 @@ export class DavService {
     if (existing?.kind === 'root') throw forbidden('The root folder cannot be replaced');
     // A MOVE that only changes the letter case of the name finds the source itself at the destination.
     const replaced = existing && existing.item.id !== source.item.id ? existing.item : null;
+    // A copy takes its source's properties along: refused before anything changes when they would not fit.
+    const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
+    if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
     if (replaced) {
       if (!opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
       this.allow(principal, 'trash.trash');
@@ -255,15 +266,34 @@ export class DavService {
     return this.d.properties.ofItems(ids);
   }
 
-  /** PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing). */
+  /** PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing); 507 past PROPERTY_LIMITS. */
   patchProperties(principal: Principal, row: Item, patches: readonly PropPatch[]): void {
     this.allow(principal, 'items.rename');
+    const { perItem, bytesPerItem } = PROPERTY_LIMITS;
+    const itemCaps = `an item keeps at most ${perItem.toLocaleString('en-US')} WebDAV properties and ${formatSize(bytesPerItem)} of them`;
+    if (patches.length > perItem)
+      throw propertiesFull(`This PROPPATCH has ${patches.length.toLocaleString('en-US')} instructions; ${itemCaps}`);
     this.d.transactions.immediate(() => {
+      const before = this.d.properties.usage(row.id);
       for (const p of patches) {
         if (p.value === null) this.d.properties.remove(row.id, p.ns, p.name);
         else this.d.properties.set({ itemId: row.id, ns: p.ns, name: p.name, value: p.value });
       }
+      const after = this.d.properties.usage(row.id);
+      // Throwing rolls the transaction back: nothing of the PROPPATCH is kept.
+      if (after.count > perItem || after.bytes > bytesPerItem)
+        throw propertiesFull(`${row.name} would have ${after.count} properties of ${formatSize(after.bytes)}; ${itemCaps}`);
+      if (after.bytes > Math.max(before.bytes, PROPERTY_LIMITS.freeBytesPerItem)) this.assertPropertyRoom(principal.accountId, 0);
     });
+  }
+
+  /** 507 when the account's properties beyond each item's free KiB, plus `more`, exceed PROPERTY_LIMITS.accountBytes. */
+  private assertPropertyRoom(accountId: string, more: number): void {
+    const { freeBytesPerItem, accountBytes } = PROPERTY_LIMITS;
+    if (this.d.properties.accountBytesBeyond(accountId, freeBytesPerItem) + more <= accountBytes) return;
+    throw propertiesFull(
+      `The WebDAV properties of this account are full: beyond ${formatSize(freeBytesPerItem)} per item they may take ${formatSize(accountBytes)}; remove some first`,
+    );
   }
 
   /**

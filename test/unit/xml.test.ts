@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { childElements, parseXml, serializeNodes, XmlError } from '../../src/lib/xml.ts';
+import { childElements, parseXml, serializeNodes, XML_LIMITS, XmlError } from '../../src/lib/xml.ts';
 
 describe('lib/xml', () => {
   test('resolves prefixes and default namespaces, decodes entities and CDATA', () => {
@@ -34,6 +34,46 @@ describe('lib/xml', () => {
     expect(childElements(again).map((e) => [e.ns, e.name])).toEqual([
       ['urn:p', 'inner'],
       ['', 'plain'],
+    ]);
+  });
+
+  test('a document past a limit (elements, attributes, namespace declarations, depth) is refused as too large', () => {
+    const tooLarge = (body: string) => {
+      try {
+        parseXml(body);
+      } catch (err) {
+        return err instanceof XmlError && err.tooLarge ? err.message : `not tooLarge: ${err}`;
+      }
+      return 'parsed';
+    };
+    const { elements, attributes, namespaceDeclarations, depth } = XML_LIMITS;
+    expect(tooLarge(`<a>${'<b/>'.repeat(elements)}</a>`)).toBe('more than 50,000 elements');
+    expect(tooLarge(`<a>${'<b/>'.repeat(elements - 1)}</a>`)).toBe('parsed');
+    expect(tooLarge(`<a>${'<b x="1" y="2"/>'.repeat(attributes / 2 + 1)}</a>`)).toBe('more than 50,000 attributes');
+    const flood = (n: number) => `<a ${Array.from({ length: n }, (_, i) => `xmlns:p${i}="urn:${i}"`).join(' ')}/>`;
+    expect(tooLarge(flood(namespaceDeclarations + 1))).toBe('more than 1,000 namespace declarations');
+    expect(tooLarge(flood(namespaceDeclarations))).toBe('parsed');
+    const nested = (n: number) => `${'<v>'.repeat(n)}${'</v>'.repeat(n)}`;
+    expect(tooLarge(nested(depth + 1))).toBe('more than 400 levels of nested elements');
+    expect(tooLarge(nested(depth))).toBe('parsed');
+  });
+
+  test('refuses characters XML does not allow, written or referenced (XML 1.0 Char)', () => {
+    for (const bad of [
+      '<x>&#xD800;</x>',
+      '<x>&#0;</x>',
+      '<x>&#x1;</x>',
+      '<x a="&#xFFFE;"/>',
+      '<x>&#x110000;</x>',
+      '<x>&#99999999999999999999999;</x>',
+      '<x>\u0000</x>',
+      '<x>\u0008</x>',
+      '<x>\ud800</x>',
+    ])
+      expect(() => parseXml(bad)).toThrow(XmlError);
+    expect(parseXml('<x>&#x00000041;&#0000066;</x>').children).toEqual([{ kind: 'text', text: 'AB' }]);
+    expect(parseXml('<x>&#9;&#xA;&#xD;&#x20;&#xD7FF;&#xE000;&#xFFFD;&#x10000;&#x10FFFF;</x>').children).toEqual([
+      { kind: 'text', text: '\t\n\r \ud7ff\ue000\ufffd\u{10000}\u{10ffff}' },
     ]);
   });
 });
