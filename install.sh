@@ -193,7 +193,8 @@ ENV_FILE="$ROOT$CONFIG_DIR/coffer.env"
 if [ ! -f "$ENV_FILE" ]; then
   (umask 077 && : > "$ENV_FILE")
   cat > "$ENV_FILE" <<ENV
-# Coffer settings; 'coffer serve --help' and the README's Configuration table explain each one.
+# Coffer settings; 'coffer serve --help' and the Configuration table of docs/configuration.md
+# (installed in $PREFIX/share/doc/coffer) explain each one.
 # Restart after editing: systemctl restart coffer
 PORT=$PORT
 HOST=$HOST
@@ -217,10 +218,10 @@ LOG_FORMAT=journald
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
 # TUS_EXPIRY_HOURS=24
-# The document server (README, "Editing documents"):
+# The document server (docs/documents.md, "Editing documents"):
 # DOCSERVER_AUTOSAVE_INTERVAL_MS=300000
 # DOCSERVER_BACKEND_URL=
-# File contents in an S3 bucket instead of the data directory (README, "Storage on S3"):
+# File contents in an S3 bucket instead of the data directory (docs/s3.md, "Storage on S3"):
 # COFFER_STORAGE=s3
 # S3_BUCKET=
 # S3_ENDPOINT=
@@ -238,9 +239,9 @@ LOG_FORMAT=journald
 # COFFER_MASTER_KEY=
 # COFFER_MASTER_KEY_FILE=
 # JWT_SECRET=
-# Less memory for a little speed on hosts with 16 GiB or more (README, "Memory"):
+# Less memory for a little speed on hosts with 16 GiB or more (docs/memory.md, "Memory"):
 # BUN_JSC_forceRAMSize=4294967296
-# Single sign-on through an OpenID Connect provider (README, Single sign-on):
+# Single sign-on through an OpenID Connect provider (docs/sign-on.md, "Single sign-on"):
 # OIDC_ISSUER_URL=https://auth.example.com/application/o/coffer/
 # OIDC_CLIENT_ID=coffer
 # OIDC_CLIENT_SECRET_FILE=$CONFIG_DIR/oidc-client-secret
@@ -258,7 +259,8 @@ else
   echo "kept existing $CONFIG_DIR/coffer.env"
 fi
 
-# The README, installed beside the executable, is what the unit's Documentation= points at.
+# The README, installed beside the executable, is what the unit's Documentation= points at; the parts of
+# the documentation it links to go beside it in docs/ (replaced whole, so an upgrade leaves no stale part).
 DOC_DIR="$PREFIX/share/doc/coffer"
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 DOC_LINE=""
@@ -267,6 +269,15 @@ if [ -f "$here/README.md" ]; then
   cp "$here/README.md" "$ROOT$DOC_DIR/README.md"
   chmod 0644 "$ROOT$DOC_DIR/README.md"
   DOC_LINE="Documentation=file:$DOC_DIR/README.md"
+  if [ -d "$here/docs" ]; then
+    rm -rf "$ROOT$DOC_DIR/docs"
+    mkdir -p "$ROOT$DOC_DIR/docs"
+    for part in "$here"/docs/*.md "$here"/docs/*.png; do
+      [ -f "$part" ] || continue
+      cp "$part" "$ROOT$DOC_DIR/docs/"
+      chmod 0644 "$ROOT$DOC_DIR/docs/${part##*/}"
+    done
+  fi
 fi
 
 if [ "$LOW_PORTS" -eq 1 ]; then

@@ -73,7 +73,7 @@ export interface RateLimits {
   backupCodes: number;
 }
 
-/** Each limiter's variable and SPEC's default; the README's table names the same. */
+/** Each limiter's variable and SPEC's default; the table in docs/configuration.md names the same. */
 const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: number]> = {
   general: ['COFFER_GENERAL_RATE_LIMIT', 10_000],
   auth: ['COFFER_AUTH_RATE_LIMIT', 25],

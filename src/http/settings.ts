@@ -43,7 +43,7 @@ export function settingsRoutes(ctx: AppContext) {
     )
     .get(
       '/api/user/docserver-configured',
-      // Widened for the web app (README): the extensions the editor opens, so it offers "Open in editor" on those only.
+      // Widened for the web app (docs/documents.md): the extensions the editor opens, so it offers "Open in editor" on those only.
       () => ({ configured: ctx.services.docserver.configured(), extensions: DOCSERVER_EXTENSIONS }),
       { session: true },
     )

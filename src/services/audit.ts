@@ -145,7 +145,7 @@ export interface AuditDeps {
  * and never throws into the caller. The server moves queued events into the audit log in batches
  * (`start`), and the CLI flushes before reading. Events older than AUDIT_RETENTION_DAYS are purged
  * daily by the `audit.retention` job. Events are not job rows: a job per event measured eight times
- * the cost of this table (README, Development).
+ * the cost of this table (docs/development.md).
  */
 export class AuditService {
   private timers: Array<ReturnType<typeof setInterval>> = [];

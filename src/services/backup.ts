@@ -112,7 +112,7 @@ class ArchiveSink {
 /**
  * `coffer backup`: an online, consistent snapshot of the database (SQLite copies one
  * transaction's view while the server keeps writing), checked, hashed and described by a manifest.
- * Blobs and secrets.json are not in it: the README explains how to copy them alongside.
+ * Blobs and secrets.json are not in it: docs/backup.md explains how to copy them alongside.
  */
 export class BackupService {
   constructor(

@@ -29,7 +29,7 @@ describe('download framing on the wire (issue 13, defect 11: what the runtime al
     expect(whole.status).toBe(200);
     // Bun 1.4 drops a Content-Length set on a streamed body (oven-sh/bun#10507). If this starts to say
     // 'content-length', the runtime honours it: downloads then carry it (fileResponse sets it) and the
-    // README's Reliability section should say so.
+    // Reliability section of docs/reliability.md should say so.
     expect(whole.framing).toBe('chunked');
     expect(whole.body.equals(content)).toBe(true);
     const part = await get(`/api/files/${item.id}/download`, 'Range: bytes=100-199999\r\n');

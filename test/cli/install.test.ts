@@ -37,6 +37,11 @@ describe('install.sh', () => {
     expect(unit).toContain('Type=notify');
     expect(unit).toContain('Documentation=file:/usr/local/share/doc/coffer/README.md');
     expect(fs.readFileSync(path.join(root, 'usr/local/share/doc/coffer/README.md'), 'utf8')).toContain('# Coffer');
+    // The parts of the documentation the README links to, and their pictures, beside it.
+    const docs = path.join(root, 'usr/local/share/doc/coffer/docs');
+    expect(fs.readdirSync(docs).sort()).toEqual(fs.readdirSync(path.resolve(import.meta.dir, '../../docs')).sort());
+    expect(fs.readFileSync(path.join(docs, 'backup.md'), 'utf8')).toContain('## Back up and restore');
+    expect(fs.statSync(path.join(docs, 'web-app.png')).mode & 0o777).toBe(0o644);
     expect(unit).toContain('systemctl edit coffer');
     expect(unit).toContain('PrivateUsers=true');
     expect(unit).not.toContain('CAP_NET_BIND_SERVICE');

@@ -2,7 +2,7 @@ import { jwtVerify, SignJWT } from 'jose';
 
 /**
  * A document-server double: a real HTTP server on loopback that speaks the protocol of an
- * OnlyOffice-compatible Docs server as Coffer uses it (checked against api.onlyoffice.com; see the README,
+ * OnlyOffice-compatible Docs server as Coffer uses it (checked against api.onlyoffice.com; see docs/documents.md,
  * "Editing documents"). It is not the editor: it does the server's half of each exchange.
  *
  * - `open(config, token)` is what the server does when a browser opens the editor: it verifies the

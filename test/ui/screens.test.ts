@@ -30,7 +30,7 @@ let empty: { id: string };
 
 beforeAll(async () => {
   [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  // People with names, as the README's pictures show them.
+  // People with names, as the pictures in docs/ show them.
   admin = await seed.admin(t, 'alex@home.lan');
   t.server.ctx.db.$client.query("UPDATE users SET name = 'Alex Morgan' WHERE id = ?").run(admin.id);
   o = await person('Maria Lopez', 'maria@home.lan');

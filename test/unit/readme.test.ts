@@ -1,28 +1,77 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { README, readmeWithReference } from '../../cli/reference.ts';
+import { CLI_REFERENCE, withCliReference } from '../../cli/reference.ts';
 import { ENVIRONMENT_HELP } from '../../src/config.ts';
 
-describe('README', () => {
+const ROOT = path.resolve(import.meta.dir, '../..');
+const README = path.join(ROOT, 'README.md');
+const DOCS = path.join(ROOT, 'docs');
+const read = (file: string) => fs.readFileSync(file, 'utf8');
+/** README.md and every docs/*.md. */
+function documents(): string[] {
+  const docs = fs.readdirSync(DOCS).filter((f) => f.endsWith('.md'));
+  return [README, ...docs.sort().map((f) => path.join(DOCS, f))];
+}
+const withoutCode = (text: string) => text.replace(/```[\s\S]*?```/g, '');
+
+/** The anchors GitHub gives a document's headings (github-slugger: lower case, punctuation dropped, spaces to dashes, -1, -2... for repeats). */
+function anchors(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const [, heading] of withoutCode(text).matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+    const slug = heading!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    out.add(n ? `${slug}-${n}` : slug);
+  }
+  return out;
+}
+
+describe('README and docs/', () => {
   test('the command-line reference is the current --help of every command (regenerate with npm run docs:cli)', () => {
-    const readme = fs.readFileSync(README, 'utf8');
-    expect(readmeWithReference(readme)).toBe(readme);
+    const doc = read(CLI_REFERENCE);
+    expect(withCliReference(doc)).toBe(doc);
   });
 
   test('has the operations sections', () => {
-    const readme = fs.readFileSync(README, 'utf8');
-    for (const heading of ['## Install on a server', '## Command line', '## Back up and restore', '## Monitoring'])
-      expect(readme).toContain(heading);
+    const sections: Record<string, string[]> = {
+      'README.md': ['## Install on a server', '## First sign-in', '## Where everything else is'],
+      'docs/install.md': ['## Install on a server'],
+      'docs/cli.md': ['## Command line'],
+      'docs/backup.md': ['## Back up and restore', '### Rotating the master key'],
+      'docs/monitoring.md': ['## Monitoring', '### Logs'],
+    };
+    for (const [file, headings] of Object.entries(sections)) {
+      const lines = read(path.join(ROOT, file)).split('\n');
+      for (const heading of headings) expect({ file, heading, found: lines.includes(heading) }).toEqual({ file, heading, found: true });
+    }
+  });
+
+  test("the README's table links every docs/*.md, and the README fits on a screen (at most 300 lines)", () => {
+    const readme = read(README);
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    const table = readme.slice(readme.indexOf('## Where everything else is'));
+    for (const file of documents().slice(1)) {
+      const link = `](docs/${path.basename(file)})`;
+      expect({ link, inTable: table.includes(link) }).toEqual({ link, inTable: true });
+    }
   });
 
   test('every environment variable is in the configuration table and in the coffer.env that install.sh writes', () => {
-    const readme = fs.readFileSync(README, 'utf8');
-    const install = fs.readFileSync(path.resolve(import.meta.dir, '../../install.sh'), 'utf8');
+    const doc = read(path.join(DOCS, 'configuration.md'));
+    const install = read(path.join(ROOT, 'install.sh'));
     const template = install.slice(install.indexOf('<<ENV'), install.indexOf('\nENV\n'));
     const variables = [...ENVIRONMENT_HELP.matchAll(/^ {2}([A-Z][A-Z0-9_]+)\s/gm)].map((m) => m[1]!);
     expect(variables.length).toBeGreaterThan(15);
-    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Reverse proxy and HTTPS'));
+    const start = doc.indexOf('\n## Configuration\n');
+    const end = doc.indexOf('\n## Reverse proxy and HTTPS\n');
+    expect(start).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start);
+    const table = doc.slice(start, end);
     for (const name of [...variables, 'BUN_JSC_forceRAMSize']) {
       expect({ name, inTable: table.includes(`\`${name}\``) }).toEqual({ name, inTable: true });
       // COFFER_CONFIG names the file itself, so it cannot be set inside it.
@@ -31,20 +80,30 @@ describe('README', () => {
     }
   });
 
-  test('links nowhere outside the repository; says which Node it needs, as package.json does', () => {
-    const readme = fs.readFileSync(README, 'utf8');
-    const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
-    expect(links.filter((l) => /^[a-z]+:/i.test(l) || l.startsWith('../') || l.startsWith('/'))).toEqual([]);
-    // Outside code (configuration values there are not links), only example addresses: loopback, LAN, example domains.
-    const prose = readme.replace(/```[\s\S]*?```/g, '').replace(/`[^`]*`/g, '');
-    const urls = [...prose.matchAll(/https?:\/\/([^/\s`'"):]+)/g)].map((m) => m[1]!);
-    expect(
-      urls.filter(
+  test('links nowhere outside the repository, every link and anchor leads somewhere; says which Node it needs, as package.json does', () => {
+    for (const file of documents()) {
+      const text = read(file);
+      const where = path.relative(ROOT, file);
+      const links = [...text.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
+      expect({ where, outside: links.filter((l) => /^[a-z]+:/i.test(l) || l.startsWith('/')) }).toEqual({ where, outside: [] });
+      for (const link of links) {
+        const [target = '', anchor] = link.split('#');
+        const resolved = target ? path.resolve(path.dirname(file), target) : file;
+        const inside = !path.relative(ROOT, resolved).startsWith('..');
+        expect({ where, link, inside, exists: fs.existsSync(resolved) }).toEqual({ where, link, inside: true, exists: true });
+        if (anchor !== undefined)
+          expect({ where, link, anchor: anchors(read(resolved)).has(anchor) }).toEqual({ where, link, anchor: true });
+      }
+      // Outside code (configuration values there are not links), only example addresses: loopback, LAN, example domains.
+      const prose = withoutCode(text).replace(/`[^`]*`/g, '');
+      const urls = [...prose.matchAll(/https?:\/\/([^/\s`'"):]+)/g)].map((m) => m[1]!);
+      const foreign = urls.filter(
         (host) => !/^(localhost|127\.0\.0\.1|<host>|192\.168\.\d+\.\d+|\$.*|([\w-]+\.)*(example(\.[a-z]+)?|lan|home|internal))$/.test(host),
-      ),
-    ).toEqual([]);
-    const pkg = JSON.parse(fs.readFileSync(path.resolve(import.meta.dir, '../../package.json'), 'utf8'));
+      );
+      expect({ where, foreign }).toEqual({ where, foreign: [] });
+    }
+    const pkg = JSON.parse(read(path.join(ROOT, 'package.json')));
     expect(pkg.engines.node).toBe('>=20.19');
-    expect(readme).toContain('Node.js 20.19 or later');
+    expect(read(README)).toContain('Node.js 20.19 or later');
   });
 });

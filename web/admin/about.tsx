@@ -19,7 +19,7 @@ function newer(a: string, b: string): boolean {
   return false;
 }
 
-// Offline-first: the README installed beside the executable, and this server's own API reference; nothing elsewhere.
+// Offline-first: the README and its docs/ installed beside the executable, and this server's own API reference; nothing elsewhere.
 const INSTALLED_README = '/usr/local/share/doc/coffer/README.md';
 
 /** The running version, what the update feed says is latest, and where backup and upgrade are explained. */
@@ -115,7 +115,7 @@ export function About() {
       </Section>
       <Section
         title="Backup and upgrade"
-        intro={`Both are explained step by step in the README that comes with Coffer (installed as ${INSTALLED_README}).`}
+        intro={`Both are explained step by step in the documentation that comes with Coffer: docs/backup.md and docs/install.md beside its README (installed as ${INSTALLED_README}).`}
       >
         <ul class="links">
           <li>

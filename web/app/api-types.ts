@@ -50,7 +50,7 @@ export interface Profile {
   signInMethods: Array<'password' | 'idp'>;
 }
 
-/** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, README). */
+/** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, docs/documents.md). */
 export interface DocserverConfigured {
   configured: boolean;
   extensions: string[];
