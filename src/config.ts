@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { StartupError } from './errors.ts';
 import { parseSize } from './lib/size.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -463,4 +464,17 @@ function storageConfig(driverText: string | undefined, env: Env, cwd: string): S
     partSize,
     timeoutMs: integer('S3_TIMEOUT_SECONDS', env.S3_TIMEOUT_SECONDS, 30, 1, 3600) * 1000,
   };
+}
+
+/** The text of a secret setting; a file that cannot be read or is empty is a one-line StartupError naming `fileVariable`. */
+export function secretText(secret: SecretSetting, fileVariable: string): string {
+  if (secret.source === 'env') return secret.text;
+  let text: string;
+  try {
+    text = fs.readFileSync(secret.path, 'utf8').trim();
+  } catch (err) {
+    throw new StartupError(`cannot read ${fileVariable} ${secret.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+  if (!text) throw new StartupError(`${fileVariable} ${secret.path} is empty`);
+  return text;
 }

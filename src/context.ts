@@ -1,17 +1,9 @@
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLogger, type Logger } from './log.ts';
-import {
-  acquireLock,
-  dataPaths,
-  followSecretsFile,
-  loadSecrets,
-  prepareDataDir,
-  requireDataDirOwner,
-  requireExistingDataDir,
-  StartupError,
-  type DataPaths,
-} from './data-dir.ts';
+import { acquireLock, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir, type DataPaths } from './data-dir.ts';
+import { StartupError } from './errors.ts';
+import { followSecretsFile, loadSecrets } from './storage/secrets-file.ts';
 import { closeDatabase, openDatabase, type Db } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import { createRepos, type Repos } from './db/repos/index.ts';

@@ -9,7 +9,7 @@ import { openContext, type AppContext } from './context.ts';
 import { createApp } from './app.ts';
 import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { Worker } from './jobs/worker.ts';
-import { StartupError } from './data-dir.ts';
+import { StartupError } from './errors.ts';
 import { ensureSystemSchedules } from './jobs/handlers/index.ts';
 import { verifyDriver } from './storage/drivers.ts';
 

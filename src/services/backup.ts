@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
-import { holdObjectDeletions, masterKeyIdsIn, objectDeletionsHeld, type DataPaths } from '../data-dir.ts';
+import type { DataPaths } from '../data-dir.ts';
+import { holdObjectDeletions, objectDeletionsHeld } from '../storage/deletion-holds.ts';
+import { masterKeyIdsIn } from '../storage/secrets-file.ts';
 import { DatabaseRepo } from '../db/repos/database.ts';
 import { AppError, badRequest } from '../errors.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
@@ -125,7 +127,7 @@ export class BackupService {
 
   /** Whether a full backup is reading objects now: deleting any must wait. */
   objectDeletionsHeld(): boolean {
-    return objectDeletionsHeld(this.paths);
+    return objectDeletionsHeld(this.paths.holds);
   }
 
   private checkTarget(target: string, force: boolean | undefined): string {
@@ -175,7 +177,7 @@ export class BackupService {
     const file = this.checkTarget(target, opts.force);
     const partial = `${file}.partial-${process.pid}`;
     const snapshot = `${file}.db-${process.pid}`;
-    const release = holdObjectDeletions(this.paths);
+    const release = holdObjectDeletions(this.paths.holds);
     fs.rmSync(partial, { force: true });
     fs.rmSync(snapshot, { force: true });
     try {

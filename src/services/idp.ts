@@ -3,7 +3,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { Clock } from '../clock.ts';
 import type { IdpConfig } from '../config.ts';
-import { secretText } from '../data-dir.ts';
+import { secretText } from '../config.ts';
 import type { IdpRepo } from '../db/repos/idp.ts';
 import type { User } from '../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, unauthorized } from '../errors.ts';

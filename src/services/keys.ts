@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { addMasterKeyToSecrets, type DataPaths } from '../data-dir.ts';
+import type { DataPaths } from '../data-dir.ts';
+import { addMasterKeyToSecrets } from '../storage/secrets-file.ts';
 import type { Transactions } from '../db/repos/index.ts';
 import type { ItemsRepo } from '../db/repos/items.ts';
 import type { KeysRepo } from '../db/repos/keys.ts';

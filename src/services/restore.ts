@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { dataPaths, masterKeyIdsIn } from '../data-dir.ts';
+import { dataPaths } from '../data-dir.ts';
+import { masterKeyIdsIn } from '../storage/secrets-file.ts';
 import { embeddedMigrations } from '../db/migrations.ts';
 import { Database } from 'bun:sqlite';
 import { DatabaseRepo } from '../db/repos/database.ts';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import { StartupError } from '../data-dir.ts';
+import { StartupError } from '../errors.ts';
 import type { ItemsRepo } from '../db/repos/items.ts';
 import type { StorageLocationRepo } from '../db/repos/storage-location.ts';
 import { AppError, Messages } from '../errors.ts';

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
-import { dataPaths, holdObjectDeletions } from '../../src/data-dir.ts';
+import { dataPaths } from '../../src/data-dir.ts';
+import { holdObjectDeletions } from '../../src/storage/deletion-holds.ts';
 import { TAR_END, TarReader, tarHeader, tarPadding } from '../../src/lib/tar.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
@@ -136,7 +137,7 @@ describe('coffer backup --full and coffer restore', () => {
     try {
       const owner = await seed.owner(t);
       const f = await storeFile(t.server.ctx, owner.id, { size: 4000 });
-      const release = holdObjectDeletions(dataPaths(t.dataDir));
+      const release = holdObjectDeletions(dataPaths(t.dataDir).holds);
       expect((await owner.client.post('/api/files/delete', { ids: [f.id] })).status).toBe(200);
       expect((await owner.client.post('/api/files/trash/delete', { ids: [f.id] })).status).toBe(202);
       await t.server.worker.drain();
