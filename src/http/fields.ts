@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Page } from '../services/items.ts';
-import type { SortField } from '../services/tree.ts';
+import type { Page } from '../services/files/items.ts';
+import type { SortField } from '../services/files/tree.ts';
 
 /** Shapes the file routes share; the rules behind them are the services'. */
 const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;

@@ -1,12 +1,12 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, forbidden, Messages, RateLimitedError, unauthorized } from '../errors.ts';
-import { davUnauthorized } from '../services/app-passwords.ts';
+import { davUnauthorized } from '../services/accounts/app-passwords.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
-import { AuditActions } from '../services/audit.ts';
-import { permissionFor } from '../services/permissions.ts';
-import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
-import { emailKey } from '../services/accounts.ts';
+import { AuditActions } from '../services/administration/audit.ts';
+import { permissionFor } from '../services/accounts/permissions.ts';
+import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/accounts/principal.ts';
+import { emailKey } from '../services/accounts/accounts.ts';
 import { readJson } from './body.ts';
 import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
 import { enforceLimit, type Limits } from './limits.ts';

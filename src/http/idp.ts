@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/idp.ts';
+import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/sign-on/idp.ts';
 import { readJson } from './body.ts';
 import { clearedIdpCookie, IDP_PENDING_COOKIE, IDP_STATE_COOKIE, idpCookie, readCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';

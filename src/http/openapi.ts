@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../lib/html.ts';
-import { BACKEND_VERSION } from '../services/version.ts';
+import { BACKEND_VERSION } from '../services/administration/version.ts';
 import { ROUTES, type RoutePolicy } from './policy.ts';
 
 /** What a route takes, from the zod schemas its handler validates with; the route passes it as Elysia's `detail`. */

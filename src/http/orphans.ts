@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { DELETE_LIMIT, GRACE_MINUTES } from '../services/orphans.ts';
+import { DELETE_LIMIT, GRACE_MINUTES } from '../services/maintenance/orphans.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { validate } from './validate.ts';

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { DOCSERVER_EXTENSIONS } from '../services/docserver.ts';
+import { DOCSERVER_EXTENSIONS } from '../services/docserver/docserver.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';

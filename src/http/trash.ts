@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
-import { isDiskFullError } from '../services/disk-space.ts';
-import type { InlineRun, TrashPlan } from '../services/trash.ts';
+import { isDiskFullError } from '../services/files/disk-space.ts';
+import type { InlineRun, TrashPlan } from '../services/files/trash.ts';
 import { readJson } from './body.ts';
 import { idsBody, listQuery, pageResponse } from './fields.ts';
 import { sessionPlugin } from './guard.ts';

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest, Messages } from '../errors.ts';
-import type { TusBody, TusMetadata, TusState } from '../services/tus-uploads.ts';
+import type { TusBody, TusMetadata, TusState } from '../services/resumable-uploads/tus-uploads.ts';
 import { readBody } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 

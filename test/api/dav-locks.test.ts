@@ -4,7 +4,7 @@ import { json } from '../helpers/client.ts';
 import { type DavClient, davLogin } from '../helpers/dav.ts';
 import { listAll } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
-import { MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_PATH } from '../../src/services/dav-locks.ts';
+import { MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_PATH } from '../../src/services/dav/dav-locks.ts';
 
 let t: TestServer;
 let adminLogin: seed.SeededLogin;

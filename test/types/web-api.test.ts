@@ -1,13 +1,13 @@
 import { expect, test } from 'bun:test';
-import type { ItemView } from '../../src/services/item-views.ts';
-import type { PublicUser, SignInMethod } from '../../src/services/accounts.ts';
-import type { StorageUsage } from '../../src/services/quota.ts';
-import type { ActiveClient as ServerClient } from '../../src/services/clients.ts';
-import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/orphans.ts';
-import type { SessionService } from '../../src/services/sessions.ts';
-import type { AppPasswordView } from '../../src/services/app-passwords.ts';
-import type { SubUserView } from '../../src/services/sub-users.ts';
-import type { UserListEntry } from '../../src/services/users.ts';
+import type { ItemView } from '../../src/services/files/item-views.ts';
+import type { PublicUser, SignInMethod } from '../../src/services/accounts/accounts.ts';
+import type { StorageUsage } from '../../src/services/files/quota.ts';
+import type { ActiveClient as ServerClient } from '../../src/services/accounts/clients.ts';
+import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/maintenance/orphans.ts';
+import type { SessionService } from '../../src/services/accounts/sessions.ts';
+import type { AppPasswordView } from '../../src/services/accounts/app-passwords.ts';
+import type { SubUserView } from '../../src/services/accounts/sub-users.ts';
+import type { UserListEntry } from '../../src/services/accounts/users.ts';
 import type {
   ActiveClient,
   AppPassword,

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { parseSize } from '../../src/lib/size.ts';
-import { PERMISSION_CATALOG } from '../../src/services/principal.ts';
+import { PERMISSION_CATALOG } from '../../src/services/accounts/principal.ts';
 import { api } from '../app/api.ts';
 import type { UserEntry } from '../app/api-types.ts';
 import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';

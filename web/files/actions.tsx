@@ -9,7 +9,7 @@ import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
 import { Messages } from '../../src/errors.ts';
-import { nameProblem, normalizeName } from '../../src/services/names.ts';
+import { nameProblem, normalizeName } from '../../src/services/files/names.ts';
 import { openPreview } from '../preview/preview.tsx';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
