@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
-import { EMAIL, emailKey } from '../src/services/accounts/accounts.ts';
+import { EMAIL, emailKey } from '../src/services/accounts/email.ts';
 import type { User } from '../src/db/repos/users.ts';
 import { formatSize, parseSize } from '../src/lib/size.ts';
 import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';

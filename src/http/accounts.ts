@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { EMAIL } from '../services/accounts/accounts.ts';
+import { EMAIL } from '../services/accounts/email.ts';
 import { readJson } from './body.ts';
 import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { sessionPlugin } from './guard.ts';

@@ -6,7 +6,7 @@ import { rateLimitHeaders } from './rate-limit.ts';
 import { AuditActions } from '../services/administration/audit.ts';
 import { permissionFor } from '../services/accounts/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/accounts/principal.ts';
-import { emailKey } from '../services/accounts/accounts.ts';
+import { emailKey } from '../services/accounts/email.ts';
 import { readJson } from './body.ts';
 import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
 import { enforceLimit, type Limits } from './limits.ts';

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { PERMISSION_CATALOG, type Permission } from '../services/accounts/principal.ts';
-import { EMAIL } from '../services/accounts/accounts.ts';
+import { EMAIL } from '../services/accounts/email.ts';
 import { readJson } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';

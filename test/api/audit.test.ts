@@ -6,7 +6,7 @@ import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
-import { openContext } from '../../src/context.ts';
+import { openContext } from '../../src/composition.ts';
 import { createLogger } from '../../src/log.ts';
 import type { AuditEntry } from '../../src/services/administration/audit.ts';
 import { Jobs } from '../../src/jobs/catalog.ts';

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { IdpConfig } from '../../config.ts';
 import type { IdpRepo } from '../../db/repos/idp.ts';
@@ -16,6 +15,7 @@ import {
 } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import { emailKey } from './email.ts';
 import type { MfaService } from './mfa.ts';
 import type { AppPasswordService } from './app-passwords.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
@@ -35,12 +35,6 @@ export interface PublicUser {
 export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
 }
-
-/** Sign-in and uniqueness ignore case; the address is shown as it was given. */
-export const emailKey = (email: string) => email.trim().toLowerCase();
-
-/** What an email address must look like (SPEC "Limits"): the API's fields and the CLI check with this. */
-export const EMAIL = z.email({ message: 'Enter a valid email address' }).max(254, 'Email must be at most 254 characters');
 
 const MAX_PASSWORD = 128;
 /** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */

@@ -4,7 +4,7 @@ import type { AppPasswordsRepo } from '../../db/repos/app-passwords.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, Messages, notFound, validationFailed } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { emailKey } from './accounts.ts';
+import { emailKey } from './email.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { verifyAgainstDummy, verifyPassword } from './passwords.ts';

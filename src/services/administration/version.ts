@@ -1,5 +1,5 @@
 import pkg from '../../../package.json' with { type: 'json' };
-import type { CoreContext } from '../../context.ts';
+import type { Infrastructure } from '../infrastructure.ts';
 import { AppError, Messages } from '../../errors.ts';
 
 export const BACKEND_VERSION: string = pkg.version;
@@ -35,7 +35,7 @@ const FEED_TIMEOUT_MS = 10_000;
 
 export class VersionService {
   constructor(
-    private readonly ctx: Pick<CoreContext, 'config' | 'log'>,
+    private readonly ctx: Pick<Infrastructure, 'config' | 'log'>,
     private readonly feedTimeoutMs = FEED_TIMEOUT_MS,
   ) {}
 

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { CoreContext } from '../../context.ts';
+import type { Infrastructure } from '../infrastructure.ts';
 import { diskFull } from '../../errors.ts';
 import { formatSize } from '../../lib/size.ts';
 
@@ -32,7 +32,7 @@ export function isDiskFullError(err: unknown): boolean {
 export class DiskSpaceService {
   private lastWarning = 0;
 
-  constructor(private readonly ctx: Pick<CoreContext, 'config' | 'paths' | 'log' | 'driver'>) {}
+  constructor(private readonly ctx: Pick<Infrastructure, 'config' | 'paths' | 'log' | 'driver'>) {}
 
   status(): DiskSpace {
     const s = fs.statfsSync(this.ctx.paths.root);
