@@ -25,8 +25,8 @@ import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
-import { verifyDriver } from './storage/drivers.ts';
-import { createDriver } from './storage/drivers.ts';
+import type { StorageDriver } from './storage/driver.ts';
+import { createDriver, verifyDriver } from './storage/drivers.ts';
 import { cleanupTempFiles } from './storage/local.ts';
 import { SealedStore } from './storage/sealed.ts';
 import { followSecretsFile, loadSecrets } from './storage/secrets-file.ts';
@@ -99,7 +99,7 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       throw err;
     }
     const clock = opts.clock ?? systemClock;
-    let driver;
+    let driver: StorageDriver;
     try {
       driver = createDriver(config.storage, paths.blobs);
     } catch (err) {

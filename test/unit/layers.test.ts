@@ -63,9 +63,11 @@ describe('dependency direction (http → services → repos/storage/jobs/events 
     const repo = path.dirname(SRC);
     const graph = new Map<string, string[]>();
     for (const file of [...sources(), ...sources(CLI)]) {
-      const from = path.relative(repo, file);
       const targets = importsOf(file).map((i) => path.relative(repo, path.join(SRC, i.target)));
-      graph.set(from, targets.filter((t) => fs.existsSync(path.join(repo, t))));
+      graph.set(
+        path.relative(repo, file),
+        targets.filter((t) => fs.existsSync(path.join(repo, t))),
+      );
     }
     const cycles: string[] = [];
     const state = new Map<string, 'visiting' | 'done'>();
