@@ -77,7 +77,9 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     if (!credentials) throw unauthorized(Messages.noToken);
     if (credentials.fromCookie && !SAFE_METHODS.has(request.method)) {
       const origin = request.headers.get('origin');
-      if (origin && origin !== meta.origin) {
+      // Browsers name a cross-site request even where they send no Origin; scripts and the desktop client send neither.
+      const site = request.headers.get('sec-fetch-site');
+      if ((origin && origin !== meta.origin) || site === 'cross-site') {
         ctx.services.audit.record({
           action: AuditActions.accessDenied,
           status: 'denied',
@@ -85,7 +87,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
           requestId: meta.id,
           targetType: 'route',
           targetId: routeOf(request),
-          details: { reason: Messages.crossOrigin, origin },
+          details: { reason: Messages.crossOrigin, origin, secFetchSite: site },
         });
         throw forbidden(Messages.crossOrigin);
       }
