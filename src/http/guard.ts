@@ -1,15 +1,15 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, forbidden, Messages, RateLimitedError, unauthorized } from '../errors.ts';
-import { davUnauthorized } from '../services/app-passwords.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
+import { davUnauthorized } from '../services/app-passwords.ts';
 import { AuditActions } from '../services/audit.ts';
 import { permissionFor } from '../services/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
 import { emailKey } from '../services/accounts.ts';
 import { readJson } from './body.ts';
 import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
-import { enforceLimit, type Limits } from './limits.ts';
+import { enforceLimit, type Limits, spendPasswordHash } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { type RequestMeta, requestMeta } from './request-meta.ts';
 
@@ -69,6 +69,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
       if (policy.limit === false) return;
       const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingEmail(id));
       enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
+      if (policy.hashesPassword) spendPasswordHash(limits, meta.ip, ctx.clock);
     };
     if (policy.access === 'public') return void (await limit(null));
     if (policy.access === 'dav') return void (await davAuthenticate(ctx, limits, request));
@@ -132,7 +133,9 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
   const refused = limits.auth.exhausted(key);
   if (refused) throw new RateLimitedError(rateLimitHeaders(refused, ctx.clock.now()));
   try {
-    return await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip);
+    return await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip, () =>
+      spendPasswordHash(limits, meta.ip, ctx.clock),
+    );
   } catch (err) {
     limits.auth.hit(key);
     throw err;

@@ -12,6 +12,8 @@ export interface Limits {
   upload: FixedWindowLimiter;
   mfa: FixedWindowLimiter;
   backupCodes: FixedWindowLimiter;
+  /** Password hashes (argon2, real or dummy) per client address, whichever email they are for. */
+  passwordHashes: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -23,6 +25,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     upload: new FixedWindowLimiter(counts.upload, 30 * MINUTE, clock),
     mfa: new FixedWindowLimiter(counts.mfa, MINUTE, clock),
     backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
+    passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
   };
 }
 
@@ -30,4 +33,9 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
 export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Clock): void {
   const result = limiter.hit(key);
   if (!result.allowed) throw new RateLimitedError(rateLimitHeaders(result, clock.now()));
+}
+
+/** One password hash from the client address's budget, spent before the hash; 429 once it is used up. */
+export function spendPasswordHash(limits: Limits, ip: string, clock: Clock): void {
+  enforceLimit(limits.passwordHashes, ip, clock);
 }

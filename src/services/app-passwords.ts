@@ -115,8 +115,8 @@ export class AppPasswordService {
     return count;
   }
 
-  /** HTTP Basic credentials of a WebDAV request to the acting principal, else a 401 (audited). */
-  async authenticate(email: string, password: string, ip: string): Promise<Principal> {
+  /** HTTP Basic credentials of a WebDAV request to the acting principal, else a 401 (audited); `beforeHash` runs before an argon2 check and may refuse it. */
+  async authenticate(email: string, password: string, ip: string, beforeHash: () => void): Promise<Principal> {
     const login = this.d.users.byEmailKey(emailKey(email));
     const now = this.d.clock.now();
     let via: string | null = null;
@@ -130,13 +130,18 @@ export class AppPasswordService {
       } else if (this.d.settings.get('davAccountPasswords') && !login.mfaEnabled && login.passwordHash) {
         const key = sha256(`${login.id}\n${login.tokenVersion}\n${login.passwordHash}\n${password}`);
         const at = this.verified.get(key);
-        if ((at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS) || (await verifyPassword(password, login.passwordHash))) {
+        const cached = at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS;
+        if (!cached) beforeHash();
+        if (cached || (await verifyPassword(password, login.passwordHash))) {
           if (at === undefined) this.verified.set(key, now);
           via = 'account_password';
           sessionId = 'webdav';
         }
       }
-    } else await verifyAgainstDummy(password);
+    } else {
+      beforeHash();
+      await verifyAgainstDummy(password);
+    }
     // A disabled account's app passwords stop with it (and work again when it is enabled).
     const disabled = login !== null && via !== null && login.disabledAt !== null;
     if (!login || !via || disabled) {

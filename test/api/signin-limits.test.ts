@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { ManualClock } from '../../src/clock.ts';
+import { json } from '../helpers/client.ts';
+import { DavClient, davLogin } from '../helpers/dav.ts';
+import { errors } from '../helpers/errors.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+// Small limits keep the argon2 checks these tests cause to a few dozen.
+const AUTH_LIMIT = 5;
+const HASH_BUDGET = 10;
+
+const clock = new ManualClock(Date.now());
+let t: TestServer;
+let admin: seed.SeededLogin;
+let addresses = 0;
+
+beforeAll(async () => {
+  t = await startTestServer({
+    clock,
+    startWorker: false,
+    env: { COFFER_AUTH_RATE_LIMIT: String(AUTH_LIMIT), COFFER_PASSWORD_HASH_RATE_LIMIT: String(HASH_BUDGET) },
+  });
+  admin = await seed.admin(t);
+  // Loopback is a known proxy, so each test can come from addresses of its own (X-Forwarded-For).
+  expect((await admin.client.put('/api/user/known-proxies-config', { knownProxies: ['127.0.0.1'] })).status).toBe(200);
+  await t.restart({ samePort: true });
+});
+afterAll(() => t.stop());
+// A fresh minute of password hashes for the loopback address the seeds sign in from.
+beforeEach(() => clock.advance(60_000));
+
+/** A client address no other test has used. */
+const newAddress = () => ({ 'x-forwarded-for': `10.20.${++addresses}.1` });
+
+async function accountPasswords(enabled: boolean): Promise<void> {
+  expect((await admin.client.put('/api/user/webdav-account-password-config', { enabled })).status).toBe(200);
+}
+
+const davAttempt = (email: string, password: string, from: Record<string, string>) =>
+  new DavClient(t.url, email, password).request('PROPFIND', '', { headers: { depth: '0', ...from } });
+
+const signIn = (email: string, password: string, from: Record<string, string>) => t.client().post('/api/login', { email, password }, from);
+
+describe('password hashes per address, whichever emails they are for', () => {
+  test('one address rotating emails gets 429 with Retry-After past the budget, at every door that hashes; other addresses and app passwords are unaffected', async () => {
+    const o = await seed.owner(t);
+    const app = await davLogin(t, o);
+    await accountPasswords(true);
+    try {
+      clock.advance(60_000 - (clock.now() % 60_000));
+      const from = newAddress();
+      for (let i = 0; i < HASH_BUDGET; i++) expect((await signIn(seed.uniqueEmail('guess'), 'a guess', from)).status).toBe(401);
+      const refused = await signIn(seed.uniqueEmail('guess'), 'a guess', from);
+      expect(refused.status).toBe(429);
+      expect(await json(refused)).toEqual(errors.tooManyRequests);
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect((await signIn(o.email, o.password, from)).status).toBe(429);
+      expect((await davAttempt(o.email, o.password, from)).status).toBe(429);
+      expect((await t.client().post('/api/signup', { email: seed.uniqueEmail('new'), password: 'a password' }, from)).status).toBe(429);
+
+      // Someone else signs in as usual; a device with an app password (no hash) keeps working from that address.
+      expect((await signIn(o.email, o.password, newAddress())).status).toBe(200);
+      expect((await app.request('PROPFIND', '', { headers: { depth: '0', ...from } })).status).toBe(207);
+
+      clock.advance(60_000);
+      expect((await signIn(o.email, o.password, from)).status).toBe(200);
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+});
