@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import { AppError, forbidden, Messages, RateLimitedError, unauthorized } from '../errors.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
+import { AppError, forbidden, Messages, unauthorized } from '../errors.ts';
 import { davUnauthorized } from '../services/app-passwords.ts';
 import { AuditActions } from '../services/audit.ts';
 import { permissionFor } from '../services/permissions.ts';
@@ -122,7 +121,11 @@ export async function davAuthenticate(ctx: AppContext, limits: Limits, request: 
   enforceLimit(limits.general, `login:${principal.loginId}`, ctx.clock);
 }
 
-/** HTTP Basic on WebDAV: an app password; failures count against the sign-in limiter per address and email, as sign-ins do. */
+/**
+ * HTTP Basic on WebDAV: an app password (or the account's, where allowed). Failures count against the
+ * sign-in limiter per address and email, as sign-ins do; every attempt is counted before its password is
+ * checked (so concurrent guesses cannot all pass a limit none has reached yet) and a success gives it back.
+ */
 async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, meta: RequestMeta): Promise<Principal> {
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(request.headers.get('authorization') ?? '');
   const decoded = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : '';
@@ -130,16 +133,12 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
   if (colon < 0) throw davUnauthorized('Sign in with your email and an app password (Settings → App passwords)');
   const email = decoded.slice(0, colon);
   const key = `${meta.ip}|${emailKey(email)}`;
-  const refused = limits.auth.exhausted(key);
-  if (refused) throw new RateLimitedError(rateLimitHeaders(refused, ctx.clock.now()));
-  try {
-    return await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip, () =>
-      spendPasswordHash(limits, meta.ip, ctx.clock),
-    );
-  } catch (err) {
-    limits.auth.hit(key);
-    throw err;
-  }
+  const counted = enforceLimit(limits.auth, key, ctx.clock);
+  const principal = await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip, () =>
+    spendPasswordHash(limits, meta.ip, ctx.clock),
+  );
+  limits.auth.release(key, counted);
+  return principal;
 }
 
 /** `{ session: true }` on a route: its handler gets the principal the guard resolved. */

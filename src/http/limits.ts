@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
-import { FixedWindowLimiter, rateLimitHeaders } from './rate-limit.ts';
+import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-limit.ts';
 
 const MINUTE = 60_000;
 
@@ -30,9 +30,10 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
 }
 
 /** Counts a hit; over the limit throws the 429 of SPEC (body `{error}` and the RateLimit headers). */
-export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Clock): void {
+export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Clock): LimitResult {
   const result = limiter.hit(key);
   if (!result.allowed) throw new RateLimitedError(rateLimitHeaders(result, clock.now()));
+  return result;
 }
 
 /** One password hash from the client address's budget, spent before the hash; 429 once it is used up. */

@@ -42,6 +42,34 @@ const davAttempt = (email: string, password: string, from: Record<string, string
 
 const signIn = (email: string, password: string, from: Record<string, string>) => t.client().post('/api/login', { email, password }, from);
 
+const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
+
+describe('the sign-in limiter holds under concurrent guesses', () => {
+  test('WebDAV with account passwords: each attempt is counted before its password is checked; past the limit even the right one waits', async () => {
+    await accountPasswords(true);
+    try {
+      const o = await seed.owner(t);
+      const from = newAddress();
+      const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => davAttempt(o.email, `wrong guess ${i}`, from)));
+      expect(tally(guesses.map((r) => r.status))).toEqual({ 401: AUTH_LIMIT, 429: 20 - AUTH_LIMIT });
+      expect((await davAttempt(o.email, o.password, from)).status).toBe(429);
+      // A success does not count: a device with the right password makes any number of requests.
+      const device = newAddress();
+      for (let i = 0; i < AUTH_LIMIT + 2; i++) expect((await davAttempt(o.email, o.password, device)).status).toBe(207);
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+
+  test('JSON sign-in: the same, each attempt counted before the hash', async () => {
+    const o = await seed.owner(t);
+    const from = newAddress();
+    const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => signIn(o.email, `wrong guess ${i}`, from)));
+    expect(tally(guesses.map((r) => r.status))).toEqual({ 401: AUTH_LIMIT, 429: 20 - AUTH_LIMIT });
+    expect((await signIn(o.email, o.password, from)).status).toBe(429);
+  });
+});
+
 describe('password hashes per address, whichever emails they are for', () => {
   test('one address rotating emails gets 429 with Retry-After past the budget, at every door that hashes; other addresses and app passwords are unaffected', async () => {
     const o = await seed.owner(t);
