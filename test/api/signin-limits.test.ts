@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
 import { ManualClock } from '../../src/clock.ts';
 import { json } from '../helpers/client.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
@@ -9,6 +10,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 // Small limits keep the argon2 checks these tests cause to a few dozen.
 const AUTH_LIMIT = 5;
 const HASH_BUDGET = 10;
+const WRONG_DAV = { message: 'Wrong email or app password. Make an app password in Settings → App passwords.' };
 
 const clock = new ManualClock(Date.now());
 let t: TestServer;
@@ -42,6 +44,16 @@ const davAttempt = (email: string, password: string, from: Record<string, string
 
 const signIn = (email: string, password: string, from: Record<string, string>) => t.client().post('/api/login', { email, password }, from);
 
+async function withMfa(): Promise<seed.SeededLogin> {
+  const login = await seed.owner(t);
+  const setup = await json(await login.client.post('/api/mfa/setup'));
+  expect(
+    (await login.client.post('/api/mfa/verify', { code: await generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) }) }))
+      .status,
+  ).toBe(200);
+  return login;
+}
+
 const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
 
 describe('the sign-in limiter holds under concurrent guesses', () => {
@@ -67,6 +79,45 @@ describe('the sign-in limiter holds under concurrent guesses', () => {
     const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => signIn(o.email, `wrong guess ${i}`, from)));
     expect(tally(guesses.map((r) => r.status))).toEqual({ 401: AUTH_LIMIT, 429: 20 - AUTH_LIMIT });
     expect((await signIn(o.email, o.password, from)).status).toBe(429);
+  });
+});
+
+describe('WebDAV sign-in does not tell which emails have an account', () => {
+  test('app passwords only: an unknown email, a wrong password and an account with two-step verification get the same 401, and none costs a password hash', async () => {
+    const o = await seed.owner(t);
+    const m = await withMfa();
+    const from = newAddress();
+    const answers = [await davAttempt(o.email, 'wrong password', from), await davAttempt(m.email, m.password, from)];
+    // More unknown emails than the address's hash budget: none is hashed, so none is refused for it.
+    for (let i = 0; i <= HASH_BUDGET; i++) answers.push(await davAttempt(seed.uniqueEmail('nobody'), 'wrong password', from));
+    for (const res of answers) {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toStartWith('Basic realm=');
+      expect(await json(res)).toEqual(WRONG_DAV);
+    }
+  });
+
+  test('account passwords allowed: each of the three costs exactly one password hash, as an unknown email does', async () => {
+    await accountPasswords(true);
+    try {
+      const o = await seed.owner(t);
+      const m = await withMfa();
+      for (const [email, password] of [
+        [o.email, 'wrong password'],
+        [m.email, m.password],
+        [seed.uniqueEmail('nobody'), 'wrong password'],
+      ] as const) {
+        // The attempt and HASH_BUDGET - 1 unknown emails use up the budget exactly when the attempt cost one hash.
+        const from = newAddress();
+        const first = await davAttempt(email, password, from);
+        expect(first.status).toBe(401);
+        expect(await json(first)).toEqual(WRONG_DAV);
+        for (let i = 1; i < HASH_BUDGET; i++) expect((await davAttempt(seed.uniqueEmail('nobody'), 'x', from)).status).toBe(401);
+        expect({ email, next: (await davAttempt(seed.uniqueEmail('nobody'), 'x', from)).status }).toEqual({ email, next: 429 });
+      }
+    } finally {
+      await accountPasswords(false);
+    }
   });
 });
 
