@@ -13,6 +13,7 @@ import { runBuildsBench } from './builds.ts';
 import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
+import { runSigninBench } from './signin.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -31,6 +32,7 @@ const benches: Record<string, () => Promise<void>> = {
   tus: runTusBench,
   s3: runS3Bench,
   dav: runDavBench,
+  signin: runSigninBench,
 };
 
 const wanted = process.argv.slice(2);
