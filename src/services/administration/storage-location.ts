@@ -1,8 +1,7 @@
 import type { Clock } from '../../clock.ts';
-import { StartupError } from '../../errors.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { StorageLocationRepo } from '../../db/repos/storage-location.ts';
-import { AppError, Messages } from '../../errors.ts';
+import { AppError, Messages, StartupError } from '../../errors.ts';
 import type { StorageLocation } from '../../storage/driver.ts';
 import { describeLocation, sameLocation } from '../../storage/drivers.ts';
 
