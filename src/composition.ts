@@ -189,6 +189,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
   });
   const background = opts.startWorker !== false;
   const http = httpListener(ctx);
+  // Stopping walks back from the listener: requests finish, then the worker, the audit log, and the database last.
   const lifecycles: Lifecycle[] = [
     { name: 'data directory', stop: () => ctx.close() },
     { name: 'event streams', stop: () => ctx.hub.close() },
@@ -204,6 +205,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     },
     domain.uploadIntents,
     domain.identityProvider,
+    // Tests that drive the worker themselves flush the audit log by hand too; stopping still writes what is queued.
     background ? domain.auditLog : { ...domain.auditLog, start: undefined },
     {
       name: 'worker',
