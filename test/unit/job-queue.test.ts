@@ -14,6 +14,7 @@ import { Schedules } from '../../src/jobs/schedules.ts';
 import { Worker, retryDelay } from '../../src/jobs/worker.ts';
 import { createLogger } from '../../src/log.ts';
 import { AppError } from '../../src/errors.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const cleanups: Array<() => void> = [];
 /** A job kind with any payload, for tests of the queue mechanics. */
@@ -196,7 +197,7 @@ describe('job queue', () => {
     });
     t.worker.start();
     const id = t.queue.enqueue(kind('test.slow'), null);
-    for (let i = 0; i < 100 && t.queue.get(id)!.status === 'created'; i++) await Bun.sleep(5);
+    await eventually(() => t.queue.get(id)!.status !== 'created', { timeoutMs: 500, intervalMs: 5 });
     expect(t.queue.get(id)!.status).toBe('active');
     await t.worker.stop(5000);
     expect(finished).toBe(true);

@@ -6,6 +6,7 @@ import { openPaths } from '../helpers/fds.ts';
 import { cleanupTempFiles, LocalDriver } from '../../src/storage/local.ts';
 import { InvalidStorageKeyError, RangeNotSatisfiableError, StorageNotFoundError } from '../../src/storage/driver.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -201,10 +202,13 @@ describe('local driver', () => {
         await reader.read();
       };
       await readOneChunk();
-      for (let i = 0; i < 50 && isOpen(file); i++) {
-        Bun.gc(true);
-        await Bun.sleep(10);
-      }
+      await eventually(
+        () => {
+          Bun.gc(true);
+          return !isOpen(file);
+        },
+        { timeoutMs: 500, intervalMs: 10 },
+      );
       expect(isOpen(file)).toBe(false);
     });
 

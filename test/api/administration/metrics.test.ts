@@ -8,6 +8,7 @@ import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 import { namingProblems, parseExposition, promtool, sample } from '../../helpers/prometheus.ts';
 import { skipHere } from '../../helpers/prerequisites.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const AUDIT_METRICS = {
   audit_events_queued_total: 'COUNTER',
@@ -106,14 +107,10 @@ describe('queue gauges', () => {
     const t = await startTestServer({ env: { QUEUE_METRICS_INTERVAL_SECONDS: '1' } });
     try {
       t.server.ctx.db.$client.query("INSERT INTO audit_queue (event, status, queued_at) VALUES ('{}', 'failed', ?)").run(Date.now());
-      const deadline = Date.now() + 5000;
-      let depth: number | undefined;
-      while (Date.now() < deadline) {
-        depth = sample(parseExposition(await (await t.client().get('/metrics')).text()), 'audit_queue_failed_depth');
-        if (depth === 1) break;
-        await Bun.sleep(200);
-      }
-      expect(depth).toBe(1);
+      await eventually(
+        async () => expect(sample(parseExposition(await (await t.client().get('/metrics')).text()), 'audit_queue_failed_depth')).toBe(1),
+        { timeoutMs: 5000, intervalMs: 200 },
+      );
     } finally {
       await t.stop();
     }

@@ -6,6 +6,7 @@ import { folder, SseReader, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { EventHub } from '../../../src/events/hub.ts';
 import { SseStreams } from '../../../src/events/sse.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 let t: TestServer;
 
@@ -116,8 +117,7 @@ describe('GET /api/files/events', () => {
     const subStream = await connect(sub.client);
     expect(t.server.ctx.hub.subscriberCount(o.id)).toBe(21);
     await streams.pop()!.close();
-    const deadline = Date.now() + 2000;
-    while (t.server.ctx.hub.subscriberCount(o.id) > 20 && Date.now() < deadline) await Bun.sleep(10);
+    await eventually(() => t.server.ctx.hub.subscriberCount(o.id) <= 20, { timeoutMs: 2000, intervalMs: 10 });
     expect(t.server.ctx.hub.subscriberCount(o.id)).toBe(20);
     streams.push(await connect(o.client));
     await Promise.all([...streams, subStream].map((s) => s.close()));

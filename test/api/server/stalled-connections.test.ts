@@ -10,6 +10,7 @@ import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { SseReader } from '../../helpers/files.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const BOUNDARY = 'stalled';
 
@@ -27,15 +28,6 @@ async function stalledUpload(t: TestServer, who: SeededLogin): Promise<{ socket:
   return { socket, closed };
 }
 
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await Bun.sleep(20);
-  }
-  return true;
-}
-
 const tempOpen = (t: TestServer) => openPaths().filter((p) => p.startsWith(path.join(t.dataDir, 'blobs', '.tmp'))).length;
 
 describe('stalled connections end at the idle timeout (issue 13, defect 8)', () => {
@@ -50,12 +42,12 @@ describe('stalled connections end at the idle timeout (issue 13, defect 8)', () 
 
   test('a stalled upload is cut after the idle timeout: its temp file and descriptor go, it is logged as a 499', async () => {
     const { socket, closed } = await stalledUpload(t, a);
-    expect(await until(() => blobFiles(t.dataDir).temp.length === 1, 2000)).toBe(true);
+    await eventually(() => blobFiles(t.dataDir).temp.length === 1, { timeoutMs: 2000, intervalMs: 20 });
     const started = Date.now();
     await Promise.race([closed, Bun.sleep(8000)]);
     // It used to hold both for 120 s; the runtime checks idle connections every 4 s.
     expect(Date.now() - started).toBeLessThan(7000);
-    expect(await until(() => blobFiles(t.dataDir).temp.length === 0 && tempOpen(t) === 0, 2000)).toBe(true);
+    await eventually(() => blobFiles(t.dataDir).temp.length === 0 && tempOpen(t) === 0, { timeoutMs: 2000, intervalMs: 20 });
     const line = await waitForLine(log, (l) => l.msg === 'request' && l.fields.path === '/api/files/upload');
     expect(line.fields.status).toBe(499);
     socket.destroy();
@@ -90,7 +82,7 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
 
   test('past the cap an address gets 429 with Retry-After and a closed connection; the count drops as requests end', async () => {
     const stalled = await Promise.all([stalledUpload(t, a), stalledUpload(t, a), stalledUpload(t, a)]);
-    expect(await until(() => blobFiles(t.dataDir).temp.length === 3, 3000)).toBe(true);
+    await eventually(() => blobFiles(t.dataDir).temp.length === 3, { timeoutMs: 3000, intervalMs: 20 });
     const refused = await rawRequest(
       t.url,
       `GET /api/files/stats HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\n\r\n`,
@@ -103,13 +95,15 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
     expect(refused.closed).toBe(true);
     for (const s of stalled) s.socket.destroy();
     await Promise.all(stalled.map((s) => s.closed));
-    expect(await until(() => blobFiles(t.dataDir).temp.length === 0, 3000)).toBe(true);
+    await eventually(() => blobFiles(t.dataDir).temp.length === 0, { timeoutMs: 3000, intervalMs: 20 });
     // A cut-off upload is counted out when the runtime reports its end, which can come just after its file goes.
-    let ok = await a.client.get('/api/files/stats');
-    for (const deadline = Date.now() + 3000; ok.status === 429 && Date.now() < deadline; ) {
-      await Bun.sleep(50);
-      ok = await a.client.get('/api/files/stats');
-    }
+    const ok = await eventually(
+      async () => {
+        const res = await a.client.get('/api/files/stats');
+        return res.status !== 429 && res;
+      },
+      { timeoutMs: 3000 },
+    );
     expect(ok.status).toBe(200);
     expect((await json(ok)).totalFiles ?? 0).toBe(0);
   });

@@ -19,6 +19,7 @@ import {
 } from '../../helpers/oidc.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const PROVIDER_NAME = 'Test IdP';
 let provider: TestProvider;
@@ -508,7 +509,10 @@ describe('discovery', () => {
     let c: SsoServer;
     try {
       c = await coffer();
-      const warning = await waitFor(() => c.logs.find((l) => l.msg.startsWith('single sign-on provider discovery failed')));
+      const warning = await eventually(() => c.logs.find((l) => l.msg.startsWith('single sign-on provider discovery failed')) ?? false, {
+        timeoutMs: 3000,
+        intervalMs: 10,
+      });
       expect(warning.level).toBe('warn');
       expect(await json(await c.t.client().get('/api/idp/enabled'))).toEqual({ enabled: true });
       const res = await c.t.client().get('/api/idp/login');
@@ -531,13 +535,3 @@ describe('discovery', () => {
     expect((await json(verify)).message).toBe('Single sign-on is not configured on this Coffer');
   });
 });
-
-async function waitFor<T>(find: () => T | undefined, ms = 3000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await Bun.sleep(10);
-  }
-}

@@ -10,6 +10,7 @@ import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../../helpers/small-disk.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const MiB = 1024 * 1024;
 const disk: SmallDisk | string = mountSmallDisk(64);
@@ -21,14 +22,14 @@ const free = (dir: string) => {
   return s.bavail * s.bsize;
 };
 
-async function pollJob(client: SeededLogin['client'], jobId: string): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await client.get(`/api/files/jobs/${jobId}`);
-    if (res.status !== 202) return json(res);
-    if (Date.now() > deadline) throw new Error('job did not finish');
-    await Bun.sleep(50);
-  }
+function pollJob(client: SeededLogin['client'], jobId: string): Promise<any> {
+  return eventually(
+    async () => {
+      const res = await client.get(`/api/files/jobs/${jobId}`);
+      return res.status !== 202 && json(res);
+    },
+    { timeoutMs: 20_000, message: 'job did not finish' },
+  );
 }
 
 describe.skipIf(noDisk)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB reserve', () => {
@@ -93,8 +94,7 @@ describe.skipIf(noDisk)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB r
     expect(job.result.count).toBe(uploaded.length - 1);
     // The objects are deleted by the queued storage job just after; the database keeps a little of what it grew.
     const freed = () => free(dataDir) - before;
-    const deadline = Date.now() + 10_000;
-    while (freed() < uploaded.length * 4 * MiB * 0.9 && Date.now() < deadline) await Bun.sleep(50);
+    await eventually(() => freed() >= uploaded.length * 4 * MiB * 0.9, { timeoutMs: 10_000 });
     expect(freed()).toBeGreaterThan(uploaded.length * 4 * MiB * 0.9);
     expect((await uploadRaw(a.client, 'after.bin', randomBytes(4 * MiB))).status).toBe(200);
   });

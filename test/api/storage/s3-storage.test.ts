@@ -15,6 +15,7 @@ import { HEADER_SIZE, SEGMENT_SIZE } from '../../../src/storage/sealed.ts';
 import { S3Driver } from '../../../src/storage/s3.ts';
 import { Messages } from '../../../src/errors.ts';
 import { testS3DriverOptions } from '../../helpers/s3-options.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const MiB = 1024 * 1024;
 let s3: TestS3;
@@ -25,15 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s3.stop();
 });
-
-async function until(check: () => boolean, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await Bun.sleep(20);
-  }
-  return check();
-}
 
 describe('the S3 driver through the API', () => {
   let t: TestServer;
@@ -70,7 +62,7 @@ describe('the S3 driver through the API', () => {
       socket.on('error', reject);
     });
     expect(s3.requests.slice(before).some((r) => r.startsWith('POST') && r.includes('uploads'))).toBe(true);
-    expect(await until(() => s3.requests.slice(before).some((r) => r.startsWith('DELETE') && r.includes('uploadId=')))).toBe(true);
+    await eventually(() => s3.requests.slice(before).some((r) => r.startsWith('DELETE') && r.includes('uploadId=')), { intervalMs: 20 });
     // What the bucket itself answers to ListMultipartUploads.
     const listed: string[] = [];
     for await (const u of t.server.ctx.driver.listIncompleteUploads!()) listed.push(u.uploadId);

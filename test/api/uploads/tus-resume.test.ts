@@ -9,6 +9,7 @@ import { ServerProcess } from '../../helpers/server-process.ts';
 import * as seed from '../../helpers/seed.ts';
 import { createUpload, filesContaining, headUpload, patchUpload, stagedFiles, tusUpload } from '../../helpers/tus.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const MiB = 1024 * 1024;
 
@@ -21,15 +22,14 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 /** The offset HEAD reports once it stops moving (a PATCH cut off is still recording what it received). */
-async function settledOffset(client: TestClient, location: string): Promise<number> {
+function settledOffset(client: TestClient, location: string): Promise<number> {
   let last = -1;
-  for (let i = 0; i < 100; i++) {
+  return eventually(async () => {
     const offset = Number((await headUpload(client, location)).headers.get('upload-offset'));
-    if (offset === last) return offset;
+    const settled = offset === last;
     last = offset;
-    await Bun.sleep(50);
-  }
-  return last;
+    return settled && offset;
+  });
 }
 
 /**
@@ -81,12 +81,11 @@ describe('resumable uploads through trouble', () => {
       },
     });
     first.done.catch(() => {});
-    let location: string | null = null;
-    for (let i = 0; i < 200 && !location; i++) {
-      await Bun.sleep(20);
-      if (first.upload.url && stagedFiles(t.dataDir).length) location = new URL(first.upload.url).pathname;
-    }
-    const offset = await settledOffset(o.client, location!);
+    const location = await eventually(
+      () => (first.upload.url && stagedFiles(t.dataDir).length > 0 ? new URL(first.upload.url).pathname : false),
+      { timeoutMs: 4000, intervalMs: 20 },
+    );
+    const offset = await settledOffset(o.client, location);
     // The first chunk was acknowledged; what arrived of the second before the cut was kept too.
     expect(offset).toBeGreaterThan(4 * MiB);
     expect(offset).toBeLessThan(data.length);
@@ -125,7 +124,7 @@ describe('kill -9 of the server mid-upload (a separate process)', () => {
         },
       });
       first.done.catch(() => {});
-      while (acknowledged < 6 * MiB) await Bun.sleep(5);
+      await eventually(() => acknowledged >= 6 * MiB, { timeoutMs: 30_000, intervalMs: 5 });
       await Bun.sleep(15);
       await server.kill();
       const killedAt = acknowledged;

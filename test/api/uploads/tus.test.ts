@@ -10,6 +10,7 @@ import { ageObject } from '../../helpers/stored-files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { createUpload, filesContaining, headUpload, patchUpload, stagedFiles, TUS, tusUpload } from '../../helpers/tus.ts';
 import { ROUTES } from '../../../src/http/policy.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -328,7 +329,7 @@ describe('PATCH', () => {
       headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
       body: slow,
     });
-    for (let i = 0; i < 200 && !stagedFiles(t.dataDir).includes(key); i++) await Bun.sleep(10);
+    await eventually(() => stagedFiles(t.dataDir).includes(key), { timeoutMs: 2000, intervalMs: 10 });
     const second = await patchUpload(o.client, location, 0, data.subarray(0, 1000));
     expect(second.status).toBe(423);
     t.server.ctx.db.$client.exec('PRAGMA wal_checkpoint(PASSIVE)');

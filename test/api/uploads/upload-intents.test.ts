@@ -7,6 +7,7 @@ import { cookieHeader, hangUpMidBody } from '../../helpers/raw-http.ts';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
 import { newStorageKey } from '../../../src/storage/keys.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 const running: TestServer[] = [];
 afterAll(() => Promise.all(running.map((s) => s.stop())));
@@ -64,8 +65,7 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
       return new Promise(() => {});
     };
     const stuck = uploadRaw(a.client, 'lost.bin', randomBytes(300_000)).catch(() => null);
-    const deadline = Date.now() + 5000;
-    while (blobFiles(t.dataDir).objects.length < 2 && Date.now() < deadline) await Bun.sleep(20);
+    await eventually(() => blobFiles(t.dataDir).objects.length >= 2, { intervalMs: 20 });
     expect(blobFiles(t.dataDir).objects.length).toBe(2);
     expect(intents(t)).toBe(1);
 
@@ -134,9 +134,8 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
     const { jobId } = await json(res);
     void t.server.worker.drain();
     const before = blobFiles(t.dataDir).objects.length;
-    const deadline = Date.now() + 5000;
-    while (intents(t) === 0 && Date.now() < deadline) await Bun.sleep(20);
-    while (blobFiles(t.dataDir).objects.length === before && Date.now() < deadline) await Bun.sleep(20);
+    // Cut between the two: the intent is recorded and the copied object is there, its row is not.
+    await eventually(() => intents(t) > 0 && blobFiles(t.dataDir).objects.length > before, { intervalMs: 20 });
 
     t = await crashAndRestart(t);
     const keys = new Set(blobFiles(t.dataDir).objects);

@@ -8,6 +8,7 @@ import { folder, listAll, rowCount, storedObjectFiles, upload, uploadRaw } from 
 import * as seed from '../../helpers/seed.ts';
 import { readMultipart } from '../../../src/http/multipart.ts';
 import { AppError } from '../../../src/errors.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 let t: TestServer;
 
@@ -27,14 +28,8 @@ function setLimit(accountId: string, bytes: number | null) {
   t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, accountId);
 }
 
-/** Waits until the server has finished cleaning up after a request it is still handling. */
-async function settle(check: () => boolean, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await Bun.sleep(20);
-  }
-}
+/** Waits until the server has finished cleaning up after a request it is still handling: no temp file left. */
+const settled = () => eventually(() => storedObjectFiles(t).temp.length === 0, { intervalMs: 20 });
 
 describe('POST /api/files/upload', () => {
   test('answers the created item; the MIME type is detected from content, else the client type is kept', async () => {
@@ -106,7 +101,7 @@ describe('POST /api/files/upload', () => {
       expect(res.status).toBe(400);
       expect(await json(res)).toEqual({ message: 'The upload is not a valid multipart/form-data body' });
     }
-    await settle(() => storedObjectFiles(t).temp.length === 0);
+    await settled();
     expect(storedObjectFiles(t).objects.length).toBe(before);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
     expect((await uploadRaw(o.client, 'after.txt', 'fine')).status).toBe(200);
@@ -120,7 +115,7 @@ describe('POST /api/files/upload', () => {
     const res = await uploadRaw(o.client, 'big.bin', randomBytes(3 * MiB));
     expect(res.status).toBe(413);
     expect((await json(res)).message).toMatch(/^Storage limit exceeded\. Required: \d+, available: 2096152\.$/);
-    await settle(() => storedObjectFiles(t).temp.length === 0);
+    await settled();
     expect(storedObjectFiles(t).objects.length).toBe(before.objects.length);
     expect(rowCount(t, 'account_id = ? AND name = ?', o.id, 'big.bin')).toBe(0);
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(1000);
@@ -134,7 +129,7 @@ describe('POST /api/files/upload', () => {
       const res = await uploadRaw(o.client, 'huge.bin', randomBytes(MiB + 1));
       expect(res.status).toBe(413);
       expect(await json(res)).toEqual({ message: `File too large. The maximum upload size is ${MiB} bytes.` });
-      await settle(() => storedObjectFiles(t).temp.length === 0);
+      await settled();
       expect(storedObjectFiles(t).objects.length).toBe(before);
       expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
       expect((await uploadRaw(o.client, 'exact.bin', randomBytes(MiB))).status).toBe(200);
@@ -167,7 +162,7 @@ describe('POST /api/files/upload', () => {
       duplex: 'half',
     } as RequestInit);
     await expect(attempt).rejects.toThrow();
-    await settle(() => storedObjectFiles(t).temp.length === 0);
+    await settled();
     expect(storedObjectFiles(t).objects.length).toBe(before);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
   });
@@ -189,7 +184,7 @@ describe('POST /api/files/upload', () => {
       socket.on('close', () => resolve());
       socket.on('error', reject);
     });
-    await settle(() => storedObjectFiles(t).temp.length === 0);
+    await settled();
     await Bun.sleep(50);
     expect(storedObjectFiles(t).objects.length).toBe(before);
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
@@ -288,7 +283,7 @@ describe('POST /api/files/upload/bulk', () => {
         { fileName: 'too-big.bin', error: `File too large. The maximum upload size is ${MiB} bytes.`, clientId: 'two' },
         { fileName: 'bad|name.txt', error: expect.stringContaining('Invalid file name'), clientId: 'three' },
       ]);
-      await settle(() => storedObjectFiles(t).temp.length === 0);
+      await settled();
       expect(storedObjectFiles(t).objects.length).toBe(before + 2);
     } finally {
       t.server.ctx.services.settings.set('maxUploadBytes', 10 * 1024 ** 3);
