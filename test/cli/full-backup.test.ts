@@ -76,6 +76,7 @@ describe('coffer backup --full and coffer restore', () => {
             const id = doomed.shift()!;
             expect((await owner.client.post('/api/files/delete', { ids: [id] })).status).toBe(200);
             expect((await owner.client.post('/api/files/trash/delete', { ids: [id] })).status).toBe(202);
+            // Deletes spread over the backup rather than all at its start.
             await Bun.sleep(20);
           }
         })(),

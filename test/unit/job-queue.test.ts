@@ -57,6 +57,7 @@ describe('job queue', () => {
     let maxRunningA = 0;
     t.registry.register(defineJob('test.step', z.object({ account: z.string(), n: z.number() })), async (p) => {
       if (p.account === 'A') maxRunningA = Math.max(maxRunningA, ++running);
+      // Jobs of uneven length, so a wrong order or overlap would show.
       await Bun.sleep(p.n % 2 ? 15 : 1);
       if (p.account === 'A') running--;
       log.push(`${p.account}${p.n}`);
@@ -192,6 +193,7 @@ describe('job queue', () => {
     const t = setup();
     let finished = false;
     t.registry.register(defineJob('test.slow', z.null()), async () => {
+      // The job's work: long enough to be running when stop is called.
       await Bun.sleep(50);
       finished = true;
     });

@@ -72,7 +72,7 @@ describe('local driver', () => {
       yield Buffer.from('end');
     }
     const writing = d.put(key, slow());
-    await Bun.sleep(20);
+    await eventually(() => tempFiles(d).length > 0);
     expect(await d.head(key)).toBeNull();
     expect(tempFiles(d).length).toBe(1);
     release();
@@ -191,8 +191,7 @@ describe('local driver', () => {
       const first = atOnce.read();
       await atOnce.cancel();
       await first;
-      await Bun.sleep(20);
-      expect(isOpen(file)).toBe(false);
+      await eventually(() => expect(isOpen(file)).toBe(false));
     });
 
     test('a stream dropped part-way without a cancel still closes its file', async () => {

@@ -27,6 +27,7 @@ describe('the access log', () => {
     const id = res.headers.get('x-request-id')!;
     const reader = res.body!.getReader();
     let received = (await reader.read()).value!.byteLength;
+    // The transfer must last 300 ms: the logged duration covers it.
     await Bun.sleep(300);
     for (;;) {
       const { done, value } = await reader.read();

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestServer } from '../../helpers/server.ts';
 import * as seed from '../../helpers/seed.ts';
 import { upload } from '../../helpers/files.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 describe('graceful shutdown', () => {
   test('stop lets an in-flight download finish byte-exact, refuses new connections, and closes the database', async () => {
@@ -14,13 +15,13 @@ describe('graceful shutdown', () => {
     const reader = res.body!.getReader();
     const first = await reader.read();
     const stopping = t.server.stop({ graceMs: 10_000 });
-    await Bun.sleep(50);
-    await expect(fetch(`${t.url}/health`)).rejects.toThrow();
+    await eventually(() => expect(fetch(`${t.url}/health`)).rejects.toThrow());
     const chunks: Uint8Array[] = [first.value!];
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
+      // A slow reader, so the download is still in flight while the server stops.
       await Bun.sleep(1);
     }
     await stopping;

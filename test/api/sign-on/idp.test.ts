@@ -353,6 +353,7 @@ describe('an empty instance: the first sign-in through the provider creates the 
       try {
         const client = c.t.client();
         const back = await authorize(provider, (await startSignIn(client)).href, alice);
+        // The provider's own clock must pass the code's 1 s lifetime: it takes no test clock.
         await Bun.sleep(2100);
         expect((await finishSignIn(client, back)).headers.get('location')).toBe('/login?error=expired');
         expect(warnings(c, 'expired').at(-1)!.fields.reason).toMatch(/invalid_grant/);

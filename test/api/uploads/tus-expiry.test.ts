@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
+import { ManualClock } from '../../../src/clock.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import * as seed from '../../helpers/seed.ts';
 import { createUpload, headUpload, patchUpload, stagedFiles, tusUpload } from '../../helpers/tus.ts';
@@ -7,10 +8,12 @@ import { createUpload, headUpload, patchUpload, stagedFiles, tusUpload } from '.
 // 0.001 hours: an upload expires 3.6 s after its last bytes.
 const EXPIRY_MS = 3600;
 
+// Time is moved on by hand, so the test waits for no expiry.
+const clock = new ManualClock();
 let t: TestServer;
 let owner: seed.SeededLogin;
 beforeAll(async () => {
-  t = await startTestServer({ startWorker: false, env: { TUS_EXPIRY_HOURS: '0.001' } });
+  t = await startTestServer({ startWorker: false, clock, env: { TUS_EXPIRY_HOURS: '0.001' } });
   await seed.admin(t);
   owner = await seed.owner(t);
   t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(10_000_000, owner.id);
@@ -28,7 +31,7 @@ describe('expiry (TUS_EXPIRY_HOURS)', () => {
     const location = created.headers.get('location')!;
     const firstExpiry = Date.parse(created.headers.get('upload-expires')!);
     expect(firstExpiry - Date.now()).toBeLessThanOrEqual(EXPIRY_MS + 1000);
-    await Bun.sleep(1200);
+    clock.advance(1200);
     const patched = await patchUpload(owner.client, location, 0, randomBytes(100_000));
     expect(patched.status).toBe(204);
     expect(Date.parse(patched.headers.get('upload-expires')!)).toBeGreaterThan(firstExpiry);
@@ -39,7 +42,7 @@ describe('expiry (TUS_EXPIRY_HOURS)', () => {
     // A finished upload's record outlives nothing but its expiry; its file stays.
     const finished = await tusUpload(t.url, owner.client, randomBytes(1000), { metadata: { filename: 'kept.bin' } }).done;
 
-    await Bun.sleep(EXPIRY_MS + 300);
+    clock.advance(EXPIRY_MS + 300);
     const expired = await headUpload(owner.client, location);
     expect(expired.status).toBe(410);
     expect((await patchUpload(owner.client, location, 100_000, randomBytes(10))).status).toBe(410);

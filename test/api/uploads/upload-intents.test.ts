@@ -8,12 +8,14 @@ import { startTestServer, tempDir, type TestServer } from '../../helpers/server.
 import { newStorageKey } from '../../../src/storage/keys.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 
 const running: TestServer[] = [];
 afterAll(() => Promise.all(running.map((s) => s.stop())));
+const log = memoryLogger();
 
 async function server(dataDir = tempDir()): Promise<TestServer> {
-  const t = await startTestServer({ dataDir, startWorker: false });
+  const t = await startTestServer({ dataDir, startWorker: false, logger: log });
   running.push(t);
   return t;
 }
@@ -51,7 +53,7 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
       part + 'x'.repeat(100_000),
       200,
     );
-    await Bun.sleep(200);
+    await waitForLine(log, (l) => l.msg === 'request' && l.fields.path === '/api/files/upload' && l.fields.status === 499);
     expect(intents(t)).toBe(0);
     expect(blobFiles(t.dataDir).objects.length).toBe(1);
   });
