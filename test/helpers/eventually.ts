@@ -1,4 +1,4 @@
-export interface EventuallyOptions {
+interface EventuallyOptions {
   timeoutMs?: number;
   intervalMs?: number;
   /** The error when the check still answers `false` at the deadline ("… within N ms" is added). */
