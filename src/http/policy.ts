@@ -24,6 +24,8 @@ export interface RoutePolicy {
   adminMessage?: string;
   /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
   htmlErrors?: boolean;
+  /** Checks or sets a password (argon2): each call also spends one of the client address's password hashes. */
+  hashesPassword?: boolean;
 }
 
 const open: RoutePolicy = { access: 'public', desktopOpen: true, limit: false };
@@ -31,7 +33,7 @@ const session: RoutePolicy = { access: 'session' };
 const owner: RoutePolicy = { access: 'owner' };
 const admin: RoutePolicy = { access: 'admin' };
 const publicGeneral: RoutePolicy = { access: 'public' };
-const signIn: RoutePolicy = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' } };
+const signIn: RoutePolicy = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true };
 const share: RoutePolicy = { access: 'public', desktopOpen: true, shareDomain: true };
 // Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
@@ -58,7 +60,7 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /api/signup-status': publicGeneral,
   'POST /api/logout': session,
   'POST /api/logout-all': session,
-  'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' } },
+  'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
   'GET /api/profile': session,
   // Single sign-on: a sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
   'GET /api/idp/enabled': publicGeneral,
@@ -104,7 +106,7 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'PUT /api/user/webdav-account-password-config': admin,
 
   'GET /api/user/sub-users': owner,
-  'POST /api/user/sub-users': owner,
+  'POST /api/user/sub-users': { ...owner, hashesPassword: true },
   'PUT /api/user/sub-users/:id': owner,
   'DELETE /api/user/sub-users/:id': owner,
   'GET /api/user/all': admin,

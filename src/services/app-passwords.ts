@@ -122,28 +122,37 @@ export class AppPasswordService {
     return count;
   }
 
-  /** HTTP Basic credentials of a WebDAV request to the acting principal, else a 401 (audited). */
-  async authenticate(email: string, password: string, ip: string): Promise<Principal> {
+  /**
+   * HTTP Basic credentials of a WebDAV request to the acting principal, else a 401 (audited). An unknown
+   * email, a wrong password and an account that must use an app password get the same answer at the same
+   * cost: the app-password lookup, then (only while account passwords are allowed) one argon2 check, against
+   * the account's hash or a dummy. `beforeHash` runs before that check and may refuse it.
+   */
+  async authenticate(email: string, password: string, ip: string, beforeHash: () => void): Promise<Principal> {
     const login = this.d.users.byEmailKey(emailKey(email));
     const now = this.d.clock.now();
+    const app = this.d.repo.bySecretHash(sha256(password));
     let via: string | null = null;
     let sessionId = '';
-    if (login) {
-      const app = this.d.repo.bySecretHash(sha256(password));
-      if (app && app.userId === login.id) {
-        via = 'app_password';
-        sessionId = credentialOf(app.id);
-        if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) this.d.repo.touch(app.id, now, ip);
-      } else if (this.d.settings.get('davAccountPasswords') && !login.mfaEnabled && login.passwordHash) {
-        const key = sha256(`${login.id}\n${login.tokenVersion}\n${login.passwordHash}\n${password}`);
-        const at = this.verified.get(key);
-        if ((at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS) || (await verifyPassword(password, login.passwordHash))) {
-          if (at === undefined) this.verified.set(key, now);
+    if (login && app?.userId === login.id) {
+      via = 'app_password';
+      sessionId = credentialOf(app.id);
+      if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) this.d.repo.touch(app.id, now, ip);
+    } else if (this.d.settings.get('davAccountPasswords')) {
+      // No usable hash (an unknown email, two-step verification on): the dummy check costs the same.
+      const hash = login && !login.mfaEnabled ? login.passwordHash : null;
+      const key = login && hash ? sha256(`${login.id}\n${login.tokenVersion}\n${hash}\n${password}`) : '';
+      const at = this.verified.get(key);
+      if (at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS) via = 'account_password';
+      else {
+        beforeHash();
+        if (hash ? await verifyPassword(password, hash) : await verifyAgainstDummy(password)) {
+          this.verified.set(key, now);
           via = 'account_password';
-          sessionId = 'webdav';
         }
       }
-    } else await verifyAgainstDummy(password);
+      if (via) sessionId = 'webdav';
+    }
     // A disabled account's app passwords stop with it (and work again when it is enabled).
     const disabled = login !== null && via !== null && login.disabledAt !== null;
     if (!login || !via || disabled) {
@@ -157,11 +166,7 @@ export class AppPasswordService {
         details: { reason: disabled ? 'account_disabled' : 'invalid_credentials', via: 'webdav' },
       });
       if (disabled) throw davUnauthorized(Messages.accountDisabled);
-      throw davUnauthorized(
-        login?.mfaEnabled
-          ? 'Wrong email or app password. Accounts with two-step verification sign in to WebDAV with an app password (Settings → App passwords).'
-          : 'Wrong email or app password. Make an app password in Settings → App passwords.',
-      );
+      throw davUnauthorized('Wrong email or app password. Make an app password in Settings → App passwords.');
     }
     const isOwner = login.parentUserId === null;
     return {

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { DocserverRepo, DocumentKey } from '../db/repos/docserver.ts';
 import type { Item, ItemsRepo } from '../db/repos/items.ts';
 import type { UsersRepo } from '../db/repos/users.ts';
-import { AppError, badRequest, Messages, unauthorized, validationFailed } from '../errors.ts';
+import { AppError, badRequest, forbidden, Messages, unauthorized, validationFailed } from '../errors.ts';
 import { Jobs } from '../jobs/catalog.ts';
 import type { Schedules } from '../jobs/schedules.ts';
 import { isNeverFetchedAddress } from '../lib/ip.ts';
@@ -286,6 +286,7 @@ export class DocserverService {
     // The link's claims must be the session's own: its key names the file and account it was handed out for.
     const session = this.d.repo.get(key);
     if (!session || session.itemId !== file || session.accountId !== account) throw unauthorized(Messages.docserverFileToken);
+    if (!this.accountActive(account)) throw forbidden(Messages.accountDisabled);
     const row = this.d.tree.requireLive({ accountId: account }, id);
     if (row.storageKey !== session.storageKey) throw new AppError(409, Messages.docserverFileChanged);
     return { row, reader: { loginId: login, accountId: account, ip } };
@@ -323,7 +324,7 @@ export class DocserverService {
       case CallbackStatus.editing:
         this.d.repo.setEditors(p.key, JSON.stringify(p.users ?? []), now);
         // Someone is editing: keep auto-saving even if a command found the key unknown while the editor loaded.
-        if (p.users?.length && session.closedAt === null) this.ensureAutosave(p.key, now);
+        if (p.users?.length && session.closedAt === null && this.accountActive(session.accountId)) this.ensureAutosave(p.key, now);
         return { error: 0 };
       case CallbackStatus.mustSave: {
         const answer = await this.saveOnce(session, p, docserver, ip);
@@ -361,7 +362,7 @@ export class DocserverService {
   async forcesave(key: string): Promise<{ outcome: 'requested' | 'unchanged' | 'closed' }> {
     const docserver = this.d.settings.get('docserver');
     const session = this.d.repo.get(key);
-    if (!docserver || !session || session.closedAt !== null) {
+    if (!docserver || !session || session.closedAt !== null || !this.accountActive(session.accountId)) {
       this.d.schedules.remove(scheduleName(key));
       return { outcome: 'closed' };
     }
@@ -492,6 +493,7 @@ export class DocserverService {
       });
       return { error: 1, message: reason };
     };
+    if (!this.accountActive(session.accountId)) return refuse(Messages.accountDisabled);
     const current = this.d.items.get(session.accountId, session.itemId);
     if (!current || current.type !== 'file') return refuse('the file no longer exists');
     const fileType = extensionOf(current.name);
@@ -590,6 +592,12 @@ export class DocserverService {
       }
       return res;
     }
+  }
+
+  /** A disabled account (deletion disables it first) neither serves its documents nor saves them. */
+  private accountActive(accountId: string): boolean {
+    const owner = this.d.users.authUser(accountId);
+    return owner !== null && owner.disabledAt === null;
   }
 
   /** Who saved: the last editor the document server names when that login belongs to the account, else the owner. */

@@ -7,6 +7,7 @@ import { secretText } from '../data-dir.ts';
 import type { IdpRepo } from '../db/repos/idp.ts';
 import type { User } from '../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, unauthorized } from '../errors.ts';
+import { localPath } from '../lib/local-path.ts';
 import type { Logger } from '../log.ts';
 import { type AccountService, EMAIL, type PublicUser, toPublicUser } from './accounts.ts';
 import { AuditActions, type AuditService } from './audit.ts';
@@ -67,14 +68,6 @@ interface SignInState {
 interface PendingMfa {
   loginId: string;
   expiresAt: number;
-}
-
-/** A path on this origin to return to after sign-in; anything else (another origin, `//host`, `/\host`) is home. */
-function safeNext(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || /[\u0000-\u001f\u007f]/.test(next)) return '/';
-  const base = 'http://coffer.invalid';
-  const url = new URL(next, base);
-  return url.origin === base ? `${url.pathname}${url.search}${url.hash}` : '/';
 }
 
 /** The error and its causes in one line, for the log (openid-client wraps the precise check in `cause`). */
@@ -237,7 +230,7 @@ export class IdpService {
         nonce: oidc.randomNonce(),
         verifier: oidc.randomPKCECodeVerifier(),
         redirectUri: config.redirectUrl ?? `${input.origin}/api/idp/callback`,
-        next: safeNext(input.next),
+        next: localPath(input.next),
       };
       const url = oidc.buildAuthorizationUrl(client, {
         redirect_uri: s.redirectUri,

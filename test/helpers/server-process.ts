@@ -50,6 +50,7 @@ export class ServerProcess {
         LOG_LEVEL: 'error',
         COFFER_MIN_FREE_BYTES: '16M',
         COFFER_GENERAL_RATE_LIMIT: '1000000',
+        COFFER_PASSWORD_HASH_RATE_LIMIT: '1000000',
         ...this.env,
       },
       stdout: 'ignore',

@@ -91,6 +91,23 @@ describe('sign-in pages', () => {
     await context.close();
   });
 
+  test('`next` leading off this origin, as the browser reads it, lands home instead', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openContext(browser, t.url);
+    await page.goto(`/login?next=${encodeURIComponent('/.//evil.example')}`);
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await eventually(() => expect(page.url()).toBe(`${t.url}/`));
+    // Signed in, a sign-in page goes straight where `next` says.
+    for (const next of ['/\\evil.example', '/%2e//evil.example', '/a/..//evil.example']) {
+      await page.goto(`/login?next=${encodeURIComponent(next)}`);
+      await eventually(() => expect(page.url()).toBe(`${t.url}/`));
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('with two-step verification on, a second step asks for the authentication code; a backup code is accepted', async () => {
     const o = await seed.owner(t);
     const setup = await json(await o.client.post('/api/mfa/setup'));

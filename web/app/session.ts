@@ -1,4 +1,5 @@
 import { computed, signal } from '@preact/signals';
+import { localPath } from '../../src/lib/local-path.ts';
 import { api, ApiError, onApiError, request } from './api.ts';
 import type { DocserverConfigured, InstanceStatus, Profile, SignupStatus } from './api-types.ts';
 import { currentUrl, navigate, route } from './router.ts';
@@ -123,8 +124,7 @@ export async function signedIn(): Promise<void> {
 
 /** The page a sign-in page was asked to return to: a local path only, else home. */
 export function wantedPage(): string {
-  const next = route.value.query.get('next');
-  return next?.startsWith('/') && !next.startsWith('//') ? next : '/';
+  return localPath(route.value.query.get('next'));
 }
 
 export async function signOut(): Promise<void> {

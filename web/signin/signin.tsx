@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../app/api-types.ts';
 import { navigate, route } from '../app/router.ts';
-import { signedIn, signInNotice } from '../app/session.ts';
+import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
@@ -40,9 +40,10 @@ function useSignupStatus() {
   return status;
 }
 
-const keepNext = (path: string) => {
-  const next = route.value.query.get('next');
-  return next ? `${path}?next=${encodeURIComponent(next)}` : path;
+/** `path` with the page to return to after sign-in, when there is one (the shared rule of every `next`). */
+const withNext = (path: string) => {
+  const next = wantedPage();
+  return next === '/' ? path : `${path}?next=${encodeURIComponent(next)}`;
 };
 
 /** What each `/login?error=<code>` from single sign-on means, in words that say what to do. */
@@ -72,10 +73,8 @@ function idpErrorText(code: string, provider: string): string {
 
 /** The way to the identity provider: a plain link, so the browser leaves for the provider's page. */
 function ProviderButton({ status, verb }: { status: SignupStatus; verb: 'Sign in' | 'Sign up' }) {
-  const next = route.value.query.get('next');
-  const href = `/api/idp/login${next ? `?next=${encodeURIComponent(next)}` : ''}`;
   return (
-    <a class="button primary block" href={href}>
+    <a class="button primary block" href={withNext('/api/idp/login')}>
       <Icon name="key" size={16} />
       {verb} with {status.idp.name}
     </a>
@@ -104,7 +103,7 @@ export function SignIn() {
   const provider = status?.idp.name ?? 'your identity provider';
 
   useEffect(() => {
-    if (status?.firstUser) navigate(keepNext('/signup'), { replace: true });
+    if (status?.firstUser) navigate(withNext('/signup'), { replace: true });
   }, [status]);
   useEffect(() => {
     if (step !== 'password') codeRef.current?.focus();
@@ -114,7 +113,7 @@ export function SignIn() {
     setStep('password');
     setCode('');
     setError(null);
-    if (query.has('mfa')) navigate(keepNext('/login'), { replace: true });
+    if (query.has('mfa')) navigate(withNext('/login'), { replace: true });
   };
 
   const submit = async (e: Event) => {
@@ -218,7 +217,7 @@ export function SignIn() {
       )}
       {status?.signupEnabled && step === 'password' && offerPassword && (
         <p class="auth-alt">
-          New here? <a href={keepNext('/signup')}>Create an account</a>
+          New here? <a href={withNext('/signup')}>Create an account</a>
         </p>
       )}
     </Card>
@@ -240,7 +239,7 @@ export function SignUp() {
       <Card title="Sign-up is closed">
         <p>This Coffer does not accept new accounts. Ask its administrator to create one for you.</p>
         <p class="auth-alt">
-          <a href={keepNext('/login')}>Back to sign in</a>
+          <a href={withNext('/login')}>Back to sign in</a>
         </p>
       </Card>
     );
@@ -338,7 +337,7 @@ export function SignUp() {
       )}
       {!status?.firstUser && (
         <p class="auth-alt">
-          Already have an account? <a href={keepNext('/login')}>Sign in</a>
+          Already have an account? <a href={withNext('/login')}>Sign in</a>
         </p>
       )}
     </Card>

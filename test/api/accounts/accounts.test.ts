@@ -177,6 +177,21 @@ describe('tokens and sessions', () => {
     expect(ok.status).toBe(200);
   });
 
+  test('a cookie-authenticated state change marked Sec-Fetch-Site: cross-site → 403 even without Origin; same-site, none and Bearer pass', async () => {
+    const o = await seed.owner(t);
+    const crossSite = { 'sec-fetch-site': 'cross-site' };
+    const refused = await o.client.post('/api/files/folder', { name: 'from another site' }, crossSite);
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toEqual({ message: 'Cross-origin request refused' });
+    expect((await o.client.get('/api/files', crossSite)).status).toBe(200);
+    expect((await json(await o.client.get('/api/files'))).map((i: { name: string }) => i.name)).not.toContain('from another site');
+    for (const site of ['same-origin', 'same-site', 'none']) {
+      expect((await o.client.post('/api/files/folder', { name: site }, { 'sec-fetch-site': site })).status).toBe(200);
+    }
+    const bearer = { authorization: `Bearer ${o.client.cookies.get('token')}`, ...crossSite };
+    expect((await t.client().post('/api/files/folder', { name: 'bearer' }, bearer)).status).toBe(200);
+  });
+
   test('GET /api/version needs a session and answers a three-part version', async () => {
     expect((await t.client().get('/api/version')).status).toBe(401);
     const body = await json(await adminLogin.client.get('/api/version'));

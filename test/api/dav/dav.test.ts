@@ -282,7 +282,7 @@ describe('app passwords', () => {
       await enableMfa(o);
       const refused = await withPassword.propfind('', '0');
       expect(refused.status).toBe(401);
-      expect((await json(refused)).message).toContain('two-step verification');
+      expect((await json(refused)).message).toBe('Wrong email or app password. Make an app password in Settings → App passwords.');
       const dav = await davLogin(t, o);
       expect((await dav.propfind('', '0')).status).toBe(207);
     } finally {

@@ -576,6 +576,42 @@ describe('POST /api/docserver/callback', () => {
   });
 });
 
+describe('a disabled account', () => {
+  const setDisabled = async (id: string, disabled: boolean) =>
+    expect((await admin.client.send('PATCH', `/api/user/${id}`, { disabled })).status).toBe(200);
+
+  test('its file link is 403, a signed save is refused (error 1) and auto-save stops; enabled again, all work again', async () => {
+    const { o, file, bytes, key, opened } = await editing();
+    await setDisabled(o.id, true);
+    const link = await fetch(opened.config.document.url);
+    expect(link.status).toBe(403);
+    expect(await json(link)).toEqual(errors.accountDisabled);
+    double.edit(key, await documents.docx('saved while disabled'));
+    expect(await json(await double.callback(key, 6, { forcesavetype: 1 }))).toEqual({ error: 1, ...errors.accountDisabled });
+    expect(auditEntries('document.save', file.id)[0]).toMatchObject({
+      status: 'failure',
+      details: { reason: errors.accountDisabled.message },
+    });
+    clock.advance(2 * MINUTE);
+    await drain();
+    expect(double.commands.filter((c) => c.payload?.key === key)).toEqual([]);
+    expect(schedule(key)).toBeNull();
+    expect(await json(await double.callback(key, 1, { users: [o.id] }))).toEqual({ error: 0 });
+    expect(schedule(key)).toBeNull();
+
+    await setDisabled(o.id, false);
+    const client = await seed.login(t, o.email);
+    expect(await download(client, file.id)).toEqual(bytes);
+    expect((await fetch(opened.config.document.url)).status).toBe(200);
+    expect(await json(await double.callback(key, 1, { users: [o.id] }))).toEqual({ error: 0 });
+    expect(schedule(key)).not.toBeNull();
+    const edited = await documents.docx('saved once enabled again');
+    double.edit(key, edited);
+    expect(await json(await double.callback(key, 6, { forcesavetype: 1 }))).toEqual({ error: 0 });
+    expect(await download(client, file.id)).toEqual(edited);
+  });
+});
+
 describe('auto-save', () => {
   const commandsFor = (key: string) => double.commands.filter((c) => c.payload?.key === key);
 

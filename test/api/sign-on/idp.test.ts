@@ -160,13 +160,20 @@ describe('an empty instance: the first sign-in through the provider creates the 
     await signInWithProvider(provider, aliceClient, alice);
   });
 
-  test('`next` is a path on this origin only: another origin or a scheme-relative URL goes home', async () => {
+  test('`next` is a path on this origin only: another origin, a scheme-relative URL or a path that normalises to one goes home', async () => {
     for (const [next, landing] of [
       ['/files/abc?view=grid#x', '/files/abc?view=grid#x'],
+      ['/files/./a/../b', '/files/b'],
       ['//evil.example/steal', '/'],
       ['/\\evil.example', '/'],
       ['https://evil.example/', '/'],
       ['javascript:alert(1)', '/'],
+      ['/.//evil.example', '/'],
+      ['/..//evil.example/x', '/'],
+      ['/a/..//evil.example', '/'],
+      ['/%2e//evil.example', '/'],
+      ['/files\\..\\\\evil.example', '/'],
+      ['/files\tx', '/'],
     ]) {
       expect(await signInWithProvider(provider, c.t.client(), alice, next)).toBe(landing!);
     }
