@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
-import { ManualClock } from '../../src/clock.ts';
-import { json } from '../helpers/client.ts';
-import { DavClient, davLogin } from '../helpers/dav.ts';
-import { errors } from '../helpers/errors.ts';
-import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { ManualClock } from '../../../src/clock.ts';
+import { json } from '../../helpers/client.ts';
+import { DavClient, davLogin } from '../../helpers/dav.ts';
+import { errors } from '../../helpers/errors.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 // Small limits keep the argon2 checks these tests cause to a few dozen.
 const AUTH_LIMIT = 5;
