@@ -12,6 +12,7 @@ import { parseJson, runCli } from '../helpers/cli.ts';
 import { blobFiles, upload } from '../helpers/files.ts';
 import { readBack, storeFile } from '../helpers/stored-files.ts';
 import { startTestS3 } from '../helpers/s3.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -68,11 +69,15 @@ describe('coffer backup --full and coffer restore', () => {
         (async () => {
           // Permanent deletes once the backup holds deletions: their objects must wait for it.
           const holds = dataPaths(t.dataDir).holds;
-          while (loading && !(fs.existsSync(holds) && fs.readdirSync(holds).length)) await Bun.sleep(5);
+          await eventually(() => !loading || (fs.existsSync(holds) && fs.readdirSync(holds).length > 0), {
+            timeoutMs: 120_000,
+            intervalMs: 5,
+          });
           while (loading && doomed.length) {
             const id = doomed.shift()!;
             expect((await owner.client.post('/api/files/delete', { ids: [id] })).status).toBe(200);
             expect((await owner.client.post('/api/files/trash/delete', { ids: [id] })).status).toBe(202);
+            // Deletes spread over the backup rather than all at its start.
             await Bun.sleep(20);
           }
         })(),

@@ -40,7 +40,7 @@ export interface TestServerOptions {
 /**
  * Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir.
  * Its disk reserve is 16 MiB rather than 512, so the suite runs on a machine with little free space, and
- * its password-hash budget is raised: every test signs in from loopback (test/api/signin-limits.test.ts sets its own).
+ * its password-hash budget is raised: every test signs in from loopback (test/api/accounts/signin-limits.test.ts sets its own).
  * With COFFER_STORAGE=s3 in the environment it stores objects in a test S3 server instead of the data dir.
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
-import {
-  acquireBrowser,
-  DESKTOP,
-  eventually,
-  expectAccessible,
-  openContext,
-  PHONE,
-  releaseBrowser,
-  screenshot,
-  signIn,
-} from '../helpers/browser.ts';
+import { acquireBrowser, DESKTOP, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signIn } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import fs from 'node:fs';
