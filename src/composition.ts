@@ -24,6 +24,7 @@ import { createFilesServices } from './services/files/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
+import { createSearchServices } from './services/search/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createDriver, verifyDriver } from './storage/drivers.ts';
@@ -46,6 +47,7 @@ function createServices(infra: Infrastructure) {
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, { settings, tree, views, ...files.services });
   const maintenance = createMaintenanceServices(infra, { audit, ...files.services, ...resumable.services });
+  const search = createSearchServices(infra, { settings, views, items: files.services.items });
   return {
     services: {
       ...administration.services,
@@ -56,6 +58,7 @@ function createServices(infra: Infrastructure) {
       ...docserver.services,
       ...resumable.services,
       ...maintenance.services,
+      ...search.services,
     },
     lifecycles: {
       ...administration.lifecycles,
@@ -63,6 +66,7 @@ function createServices(infra: Infrastructure) {
       ...signOn.lifecycles,
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
+      ...search.lifecycles,
     },
   };
 }
@@ -215,6 +219,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     http,
     domain.resumableUploads,
     domain.diskSpace,
+    domain.contentIndexer,
   ];
   return { ctx, worker, http, lifecycles };
 }

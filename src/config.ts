@@ -38,6 +38,8 @@ export interface Config {
   tls: { cert: string; key: string } | null;
   /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
   tusExpiryHours: number;
+  /** Content search: text kept per file (SEARCH_MAX_TEXT_BYTES) and the largest file read (SEARCH_MAX_FILE_BYTES). */
+  search: { maxTextBytes: number; maxFileBytes: number };
   /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
   storage: StorageConfig;
   /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
@@ -364,6 +366,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     throw new ConfigError(`TUS_EXPIRY_HOURS must be a number of hours above 0 and at most 8760 (a year), got "${expiryText}"`);
   }
   const storage = storageConfig(pick(flags.storage, env.COFFER_STORAGE), env, cwd);
+  const search = {
+    maxTextBytes: sizeVar('SEARCH_MAX_TEXT_BYTES', env.SEARCH_MAX_TEXT_BYTES, 1024 ** 2),
+    maxFileBytes: sizeVar('SEARCH_MAX_FILE_BYTES', env.SEARCH_MAX_FILE_BYTES, 100 * 1024 ** 2),
+  };
 
   const feed = env.UPDATE_FEED_URL?.trim() || null;
   if (feed !== null && !URL.canParse(feed)) throw new ConfigError(`UPDATE_FEED_URL is not a valid URL: "${feed}"`);
@@ -404,12 +410,21 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     minFreeBytes,
     tls,
     tusExpiryHours,
+    search,
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
     warnings,
     idp: idpConfig(env, cwd),
   });
+}
+
+function sizeVar(name: string, text: string | undefined, fallback: number): number {
+  const t = text?.trim();
+  if (!t) return fallback;
+  const bytes = parseSize(t);
+  if (bytes === null || bytes <= 0) throw new ConfigError(`${name} must be a size such as 1M or 100M, got "${text}"`);
+  return bytes;
 }
 
 function booleanVar(name: string, text: string | undefined, fallback: boolean): boolean {

@@ -100,6 +100,15 @@ export class UsersRepo {
     this.db.$client.query('UPDATE users SET storage_used = MAX(0, storage_used + ?) WHERE id = ?').run(delta, accountId);
   }
 
+  /** Owners only: whether the account keeps its documents out of content search. */
+  contentSearchOptOut(accountId: string): boolean {
+    return this.db.select({ v: users.contentSearchOptOut }).from(users).where(eq(users.id, accountId)).get()?.v ?? false;
+  }
+
+  setContentSearchOptOut(accountId: string, optOut: boolean, at: number): void {
+    this.db.update(users).set({ contentSearchOptOut: optOut, updatedAt: at }).where(eq(users.id, accountId)).run();
+  }
+
   setStorageLimit(accountId: string, limit: number | null, at: number): void {
     this.db.update(users).set({ storageLimit: limit, updatedAt: at }).where(eq(users.id, accountId)).run();
   }

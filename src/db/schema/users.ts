@@ -35,6 +35,8 @@ export const users = sqliteTable(
     disabledAt: integer('disabled_at'),
     // Owners only: the admin deleted the account; a job is removing its files, then the rows.
     deletionRequestedAt: integer('deletion_requested_at'),
+    // Owners only: the account opted out of content search; its documents are not indexed.
+    contentSearchOptOut: integer('content_search_opt_out', { mode: 'boolean' }).notNull().default(false),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -20,6 +20,8 @@ export interface InstanceSettings {
   knownProxies: string[];
   /** WebDAV accepts an account's own password (logins without two-step verification); else app passwords only. */
   davAccountPasswords: boolean;
+  /** Words of file contents are indexed for search (docs/search.md); off deletes the index. */
+  contentSearch: boolean;
 }
 
 export const SETTING_DEFAULTS: InstanceSettings = {
@@ -32,6 +34,7 @@ export const SETTING_DEFAULTS: InstanceSettings = {
   docserver: null,
   knownProxies: [],
   davAccountPasswords: false,
+  contentSearch: false,
 };
 
 export type SettingKey = keyof InstanceSettings;
@@ -68,6 +71,7 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
   knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
   davAccountPasswords: z.boolean(),
+  contentSearch: z.boolean({ error: 'enabled must be true or false' }),
 };
 
 /**

@@ -1,0 +1,175 @@
+import type { Database } from 'bun:sqlite';
+
+/** A file waiting for extraction, with what reading it needs. */
+export interface PendingFile {
+  seq: number;
+  id: string;
+  accountId: string;
+  name: string;
+  size: number;
+  storageKey: string | null;
+  wrappedKey: string | null;
+  optedOut: boolean;
+}
+
+export interface ContentHit {
+  id: string;
+  seq: number;
+}
+
+export interface ContentProgress {
+  indexed: number;
+  pending: number;
+  textBytes: number;
+}
+
+export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
+
+// Private-use characters mark a match in FTS5's snippet(), so the text can be escaped before they become <mark>.
+export const MARK_OPEN = '\uE000';
+export const MARK_CLOSE = '\uE001';
+
+/** The SQL of content search: the FTS5 table `content_fts`, what was indexed (`content_docs`) and what waits (`content_pending`). */
+export class ContentRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  /** Up to `limit` files in the queue, oldest first, each with its account's opt-out. */
+  nextPending(limit: number): PendingFile[] {
+    return this.sqlite
+      .query<Omit<PendingFile, 'optedOut'> & { optedOut: number }, [number]>(
+        `SELECT p.seq, i.id, i.account_id AS accountId, i.name, i.size, i.storage_key AS storageKey, i.wrapped_key AS wrappedKey,
+           coalesce(u.content_search_opt_out, 0) AS optedOut
+         FROM content_pending p JOIN items i ON i.seq = p.seq LEFT JOIN users u ON u.id = i.account_id
+         ORDER BY p.seq LIMIT ?`,
+      )
+      .all(limit)
+      .map((r) => ({ ...r, optedOut: r.optedOut === 1 }));
+  }
+
+  /** Records one file's text (or its absence), unless its object changed meanwhile (then it stays queued). */
+  record(file: PendingFile, state: DocState, text: string, at: number): boolean {
+    return this.sqlite
+      .transaction(() => {
+        const current = this.sqlite.query<{ key: string | null }, [number]>('SELECT storage_key AS key FROM items WHERE seq = ?').get(file.seq);
+        if (!current || current.key !== file.storageKey) return false;
+        this.sqlite.run('DELETE FROM content_fts WHERE rowid = ?', [file.seq]);
+        if (text) this.sqlite.run('INSERT INTO content_fts (rowid, body) VALUES (?, ?)', [file.seq, text]);
+        this.sqlite.run(
+          `INSERT INTO content_docs (seq, account_id, storage_key, state, text_bytes, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+           ON CONFLICT (seq) DO UPDATE SET storage_key = ?3, state = ?4, text_bytes = ?5, indexed_at = ?6`,
+          [file.seq, file.accountId, file.storageKey, state, Buffer.byteLength(text), at],
+        );
+        this.sqlite.run('DELETE FROM content_pending WHERE seq = ?', [file.seq]);
+        return true;
+      })
+      .immediate();
+  }
+
+  dropPending(seq: number): void {
+    this.sqlite.run('DELETE FROM content_pending WHERE seq = ?', [seq]);
+  }
+
+  /**
+   * Queues files after `afterSeq` that have no current text (never indexed, or indexed from another object),
+   * of accounts that did not opt out, `accountId`'s only when given, every file with `all`; returns the last seq looked at, or null at the end.
+   */
+  queueMissing(afterSeq: number, batch: number, opts: { accountId?: string; all?: boolean } = {}): number | null {
+    const last = this.sqlite
+      .query<{ seq: number | null }, [number, number]>(
+        `SELECT max(seq) AS seq FROM (SELECT seq FROM items WHERE seq > ? AND type = 'file' ORDER BY seq LIMIT ?)`,
+      )
+      .get(afterSeq, batch)?.seq;
+    if (last === null || last === undefined) return null;
+    this.sqlite.run(
+      `INSERT OR IGNORE INTO content_pending (seq)
+       SELECT i.seq FROM items i
+       WHERE i.seq > ?1 AND i.seq <= ?2 AND i.type = 'file' AND (?3 IS NULL OR i.account_id = ?3)
+         AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = i.account_id AND u.content_search_opt_out = 1)
+         AND (?4 OR NOT EXISTS (SELECT 1 FROM content_docs d WHERE d.seq = i.seq AND d.storage_key IS i.storage_key))`,
+      [afterSeq, last, opts.accountId ?? null, opts.all === true],
+    );
+    return last;
+  }
+
+  /** Forgets what was indexed of one account (all when omitted), so a backfill extracts it again. */
+  forget(accountId?: string): void {
+    this.sqlite
+      .transaction(() => {
+        const where = accountId === undefined ? '' : 'WHERE account_id = ?';
+        const args = accountId === undefined ? [] : [accountId];
+        this.sqlite.run(`DELETE FROM content_fts WHERE rowid IN (SELECT seq FROM content_docs ${where})`, args);
+        this.sqlite.run(`DELETE FROM content_docs ${where}`, args);
+      })
+      .immediate();
+  }
+
+  /** Deletes the whole index and queue (content search turned off), keeping the database file's pages for reuse. */
+  clearAll(): void {
+    this.sqlite
+      .transaction(() => {
+        this.sqlite.run(`INSERT INTO content_fts (content_fts) VALUES ('delete-all')`);
+        this.sqlite.run('DELETE FROM content_docs');
+        this.sqlite.run('DELETE FROM content_pending');
+      })
+      .immediate();
+  }
+
+  /** Deletes one account's rows (it opted out). */
+  clearAccount(accountId: string): void {
+    this.sqlite
+      .transaction(() => {
+        this.forget(accountId);
+        this.sqlite.run('DELETE FROM content_pending WHERE seq IN (SELECT seq FROM items WHERE account_id = ?)', [accountId]);
+      })
+      .immediate();
+  }
+
+  isEmpty(): boolean {
+    return (
+      this.sqlite.query('SELECT 1 FROM content_docs LIMIT 1').get() === null &&
+      this.sqlite.query('SELECT 1 FROM content_pending LIMIT 1').get() === null
+    );
+  }
+
+  progress(): ContentProgress {
+    const docs = this.sqlite
+      .query<{ n: number; bytes: number | null }, []>('SELECT count(*) AS n, sum(text_bytes) AS bytes FROM content_docs')
+      .get();
+    const pending = this.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM content_pending').get();
+    return { indexed: docs?.n ?? 0, pending: pending?.n ?? 0, textBytes: docs?.bytes ?? 0 };
+  }
+
+  /** Rows of the index an account holds (tests and the opt-out check that they are gone). */
+  accountRows(accountId: string): number {
+    return (
+      this.sqlite
+        .query<{ n: number }, [string]>(
+          `SELECT count(*) AS n FROM content_fts WHERE rowid IN (SELECT seq FROM items WHERE account_id = ?)`,
+        )
+        .get(accountId)?.n ?? 0
+    );
+  }
+
+  /** Live files of the account whose text matches the FTS5 `match` expression, best first (bm25). */
+  search(accountId: string, match: string, limit: number): ContentHit[] {
+    return this.sqlite
+      .query<ContentHit, [string, string, number]>(
+        `SELECT i.id, i.seq FROM content_fts f JOIN items i ON i.seq = f.rowid
+         WHERE content_fts MATCH ? AND i.account_id = ? AND i.deleted_at IS NULL
+         ORDER BY f.rank LIMIT ?`,
+      )
+      .all(match, accountId, limit);
+  }
+
+  /** snippet() of each seq for `match`, matches between MARK_OPEN and MARK_CLOSE. */
+  snippets(match: string, seqs: readonly number[], tokens: number): Map<number, string> {
+    if (seqs.length === 0) return new Map();
+    const rows = this.sqlite
+      .query<{ seq: number; snippet: string }, [string, string, string, ...number[]]>(
+        `SELECT rowid AS seq, snippet(content_fts, 0, ?, ?, '…', ${tokens}) AS snippet FROM content_fts
+         WHERE content_fts MATCH ? AND rowid IN (${seqs.map(() => '?').join(',')})`,
+      )
+      .all(MARK_OPEN, MARK_CLOSE, match, ...seqs);
+    return new Map(rows.map((r) => [r.seq, r.snippet]));
+  }
+}

@@ -1,0 +1,244 @@
+import type { Clock } from '../../clock.ts';
+import type { ContentProgress, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import type { Logger } from '../../log.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import type { Actor } from '../administration/audit.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import { can, requireOwner, type Principal } from '../accounts/principal.ts';
+import type { ItemView } from '../files/item-views.ts';
+import type { ItemService } from '../files/items.ts';
+import type { ItemViews } from '../files/item-views.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
+import { kindOf, needsWholeFile } from './extract.ts';
+import type { Extractor } from './extractor.ts';
+import { indexedText, matchExpression, snippetHtml } from './text.ts';
+
+export interface ContentSearchLimits {
+  maxTextBytes: number;
+  maxFileBytes: number;
+}
+
+/** What the admin's screen shows: the switch and how far indexing has come. */
+export interface ContentSearchConfig extends ContentProgress {
+  enabled: boolean;
+}
+
+/** A search result: the item, where it matched and, for content, a few words around the match as HTML. */
+export type SearchHit = ItemView & { match?: 'name' | 'content'; snippet?: string | null };
+
+interface Deps {
+  repo: ContentRepo;
+  users: UsersRepo;
+  items: ItemsRepo;
+  itemService: ItemService;
+  views: ItemViews;
+  settings: SettingsService;
+  storage: SealedStore;
+  extractor: Extractor;
+  clock: Clock;
+  log: Logger;
+  limits: ContentSearchLimits;
+  /** How often an idle indexer looks for work and for a change of the setting made elsewhere (the CLI). */
+  pollMs: number;
+}
+
+const BACKFILL_BATCH = 2000;
+const EXTRACT_BATCH = 8;
+// Between two documents: requests are served first, and indexing never takes a core for itself.
+const PAUSE_MS = 15;
+const SNIPPET_TOKENS = 12;
+const CONTENT_LIMIT = 50;
+const HEAD_BYTES = 8192;
+
+/**
+ * Full-text search over documents (docs/search.md): the instance switch and each account's opt-out, the
+ * background indexer that drains the queue the triggers on `items` fill, and queries over the FTS5 index.
+ */
+export class ContentSearchService {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+  /** Where backfill has got to (an items seq), null when done; restarted when the switch turns on. */
+  private backfillFrom: number | null = null;
+  private wasEnabled: boolean | null = null;
+
+  constructor(private readonly d: Deps) {}
+
+  enabled(): boolean {
+    return this.d.settings.get('contentSearch');
+  }
+
+  config(): ContentSearchConfig {
+    return { enabled: this.enabled(), ...this.d.repo.progress() };
+  }
+
+  /** The admin's switch: on starts a backfill, off deletes the index at once. */
+  setEnabled(value: unknown, field: string, by: Actor): ContentSearchConfig {
+    const enabled = this.d.settings.update('contentSearch', value, field, by);
+    if (!enabled) this.d.repo.clearAll();
+    this.wake();
+    return this.config();
+  }
+
+  /** GET: whether the caller's account is searchable by content (its owner's choice) and whether the instance offers it. */
+  preference(principal: Principal): { available: boolean; optOut: boolean } {
+    return { available: this.enabled(), optOut: this.d.users.contentSearchOptOut(principal.accountId) };
+  }
+
+  /** The owner's opt-out: opting out deletes the account's rows from the index; opting back in backfills them. */
+  setOptOut(principal: Principal, optOut: boolean): { available: boolean; optOut: boolean } {
+    requireOwner(principal);
+    this.d.users.setContentSearchOptOut(principal.accountId, optOut, this.d.clock.now());
+    if (optOut) this.d.repo.clearAccount(principal.accountId);
+    else this.backfillFrom = 0;
+    this.wake();
+    return this.preference(principal);
+  }
+
+  /** `coffer search reindex`: queues every file again (one account's with `accountId`); returns how many were queued. */
+  reindex(accountId?: string): number {
+    const before = this.d.repo.progress().pending;
+    for (let at: number | null = 0; at !== null; ) at = this.d.repo.queueMissing(at, BACKFILL_BATCH, { accountId, all: true });
+    this.wake();
+    return this.d.repo.progress().pending - before;
+  }
+
+  /**
+   * GET /api/files/search with content=true: the name matches, then the files whose text matches, best
+   * first. Each content match carries `snippet` (null for a login without `files.download`, who may see
+   * that a file matches but not its words). Names only while the switch is off or the account opted out.
+   */
+  search(principal: Principal, input: { q: string; limit?: number; content?: boolean }): SearchHit[] {
+    const byName = this.d.itemService.search(principal, input);
+    if (!input.content || !this.enabled() || this.d.users.contentSearchOptOut(principal.accountId)) return byName;
+    const match = matchExpression(input.q);
+    const hits = match ? this.d.repo.search(principal.accountId, match, Math.min(CONTENT_LIMIT, input.limit ?? CONTENT_LIMIT)) : [];
+    const readable = can(principal, 'files.download');
+    const snippets = readable && match ? this.d.repo.snippets(match, hits.map((h) => h.seq), SNIPPET_TOKENS) : new Map<number, string>();
+    const snippetOf = (seq: number) => {
+      const raw = snippets.get(seq);
+      return raw === undefined ? null : snippetHtml(raw);
+    };
+    const seqOf = new Map(hits.map((h) => [h.id, h.seq]));
+    const named = new Set(byName.map((i) => i.id));
+    const result: SearchHit[] = byName.map((i) => {
+      const seq = seqOf.get(i.id);
+      return seq === undefined ? { ...i, match: 'name' } : { ...i, match: 'name', snippet: snippetOf(seq) };
+    });
+    const rows = new Map(this.d.items.getMany(principal.accountId, hits.filter((h) => !named.has(h.id)).map((h) => h.id)).map((r) => [r.id, r]));
+    const ordered = hits.flatMap((h) => {
+      const row = rows.get(h.id);
+      return row ? [row] : [];
+    });
+    for (const view of this.d.views.many(principal.accountId, ordered)) {
+      result.push({ ...view, match: 'content', snippet: snippetOf(seqOf.get(view.id)!) });
+    }
+    return result;
+  }
+
+  /** Starts the indexer loop (the server only). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    this.d.extractor.kill();
+  }
+
+  /** Lets an idle indexer look at once (a setting changed, or new work was queued in this process). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let busy = false;
+      try {
+        busy = await this.step();
+      } catch (err) {
+        this.d.log.error('content indexing failed', { err: String(err) });
+      }
+      await this.sleep(busy ? PAUSE_MS : this.d.pollMs);
+    }
+  }
+
+  /** One round: follow the switch, queue a backfill batch, extract a few documents. True when work is left. */
+  async step(): Promise<boolean> {
+    const enabled = this.enabled();
+    if (!enabled) {
+      // Turned off from the CLI, or by a server that stopped before clearing: the index must not outlive the switch.
+      if (this.wasEnabled !== false && !this.d.repo.isEmpty()) this.d.repo.clearAll();
+      this.wasEnabled = false;
+      return false;
+    }
+    if (this.wasEnabled !== true) this.backfillFrom = 0;
+    this.wasEnabled = true;
+    if (this.backfillFrom !== null) this.backfillFrom = this.d.repo.queueMissing(this.backfillFrom, BACKFILL_BATCH);
+    const batch = this.d.repo.nextPending(EXTRACT_BATCH);
+    for (const file of batch) {
+      if (!this.running || !this.enabled()) break;
+      await this.indexOne(file);
+      await Bun.sleep(PAUSE_MS);
+    }
+    return batch.length > 0 || this.backfillFrom !== null;
+  }
+
+  private async indexOne(file: PendingFile): Promise<void> {
+    if (file.optedOut || !file.storageKey || !file.wrappedKey) {
+      this.d.repo.dropPending(file.seq);
+      return;
+    }
+    let state: DocState;
+    let text = '';
+    if (file.size > this.d.limits.maxFileBytes) state = 'skipped';
+    else {
+      try {
+        ({ state, text } = await this.extract(file));
+      } catch (err) {
+        // An object that cannot be read (missing, tampered) is recorded, not retried forever.
+        this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
+        state = 'failed';
+      }
+    }
+    this.d.repo.record(file, state, text ? indexedText(text) : '', this.d.clock.now());
+  }
+
+  private async extract(file: PendingFile): Promise<{ state: DocState; text: string }> {
+    const info = { size: file.size, wrappedKey: file.wrappedKey! };
+    const key = file.storageKey!;
+    const head = await this.read(key, info, Math.min(file.size, HEAD_BYTES));
+    const kind = kindOf(file.name, head);
+    if (kind === null) return { state: 'empty', text: '' };
+    // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
+    const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
+    const bytes = want <= head.length ? head.subarray(0, want) : await this.read(key, info, want);
+    const result = await this.d.extractor.extract(file.name, bytes);
+    if ('failed' in result) {
+      this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });
+      return { state: 'failed', text: '' };
+    }
+    return { state: result.text ? 'indexed' : 'empty', text: result.text };
+  }
+
+  private async read(key: string, info: { size: number; wrappedKey: string }, length: number): Promise<Uint8Array> {
+    const stream = await this.d.storage.get(key, info, { start: 0, end: length });
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+}

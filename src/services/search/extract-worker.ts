@@ -1,0 +1,23 @@
+import { extractText, HostileDocumentError } from './extract.ts';
+
+/** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
+declare const self: Worker;
+
+export interface ExtractRequest {
+  id: number;
+  name: string;
+  bytes: Uint8Array;
+  maxTextBytes: number;
+}
+
+export type ExtractReply = { id: number; text: string } | { id: number; error: string; hostile: boolean };
+
+self.onmessage = async (event: MessageEvent<ExtractRequest>) => {
+  const { id, name, bytes, maxTextBytes } = event.data;
+  try {
+    const text = await extractText(name, bytes, { maxTextBytes });
+    self.postMessage({ id, text } satisfies ExtractReply);
+  } catch (err) {
+    self.postMessage({ id, error: String(err), hostile: err instanceof HostileDocumentError } satisfies ExtractReply);
+  }
+};

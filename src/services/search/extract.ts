@@ -1,0 +1,266 @@
+import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
+
+/** What one extraction may produce and read: text is cut at `maxTextBytes`; archives are capped entry by entry. */
+export interface ExtractLimits {
+  maxTextBytes: number;
+}
+
+// A document with more parts than this, or parts that inflate past these sizes, is treated as hostile.
+const ZIP_MAX_ENTRIES = 10_000;
+const ZIP_MAX_ENTRY_BYTES = 64 * 1024 ** 2;
+const ZIP_MAX_TOTAL_BYTES = 256 * 1024 ** 2;
+const ZIP_MAX_RATIO = 200;
+const XML_MAX_DEPTH = 256;
+
+export class HostileDocumentError extends Error {}
+
+type Kind = 'text' | 'html' | 'pdf' | 'docx' | 'xlsx' | 'pptx' | 'odf' | null;
+
+const ZIP_KINDS: Record<string, Kind> = {
+  docx: 'docx',
+  xlsx: 'xlsx',
+  pptx: 'pptx',
+  odt: 'odf',
+  ods: 'odf',
+  odp: 'odf',
+};
+
+function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
+}
+
+/** Text when the first bytes are valid UTF-8 (a cut last character allowed) without NUL: source code under any name. */
+function looksLikeText(head: Uint8Array): boolean {
+  if (head.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, trimPartialUtf8(head)));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Length of `bytes` without a trailing, incomplete UTF-8 sequence. */
+function trimPartialUtf8(bytes: Uint8Array): number {
+  let end = bytes.length;
+  for (let back = 1; back <= 3 && end - back >= 0; back++) {
+    const b = bytes[end - back]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > back ? end - back : end;
+  }
+  return end;
+}
+
+/** Which extractor reads a file: by its leading bytes first (PDF, ZIP, text), then its name. */
+export function kindOf(name: string, head: Uint8Array): Kind {
+  const ext = extensionOf(name);
+  if (head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46) return 'pdf';
+  if (head[0] === 0x50 && head[1] === 0x4b) return ZIP_KINDS[ext] ?? null;
+  if (!looksLikeText(head.subarray(0, 8192))) return null;
+  return ext === 'html' || ext === 'htm' || ext === 'xhtml' ? 'html' : 'text';
+}
+
+/** Whether `kindOf` needs the whole file; plain text needs only the bytes that become text. */
+export function needsWholeFile(kind: Kind): boolean {
+  return kind !== 'text' && kind !== 'html';
+}
+
+/** Cuts text to at most `max` UTF-8 bytes, on a character boundary. */
+export function capText(text: string, max: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= max) return text;
+  return new TextDecoder().decode(bytes.subarray(0, trimPartialUtf8(bytes.subarray(0, max))));
+}
+
+const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'", nbsp: ' ' };
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, body: string) => {
+    if (body[0] === '#') {
+      const code = body[1] === 'x' || body[1] === 'X' ? Number.parseInt(body.slice(2), 16) : Number(body.slice(1));
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ' ';
+    }
+    return NAMED_ENTITIES[body.toLowerCase()] ?? whole;
+  });
+}
+
+/**
+ * Text of an XML document: character data joined as written, a line break after the elements named in
+ * `breaks`, a space for those in `spaces`, nothing from those in `skip`. Only the five XML entities and
+ * character references are decoded (no DTD, so no entity expansion); nesting deeper than 256 is hostile.
+ */
+export function xmlText(
+  xml: string,
+  opts: { breaks: ReadonlySet<string>; spaces?: ReadonlySet<string>; skip?: (tag: string, attrs: string) => boolean },
+): string {
+  const out: string[] = [];
+  let depth = 0;
+  let skipDepth = -1;
+  const tagPattern = /<(\/?)([^\s/>!?]+)([^>]*?)(\/?)>|<!\[CDATA\[([\s\S]*?)\]\]>|<[!?][^>]*>/g;
+  let last = 0;
+  for (let m = tagPattern.exec(xml); m !== null; m = tagPattern.exec(xml)) {
+    if (skipDepth < 0 && m.index > last) out.push(decodeEntities(xml.slice(last, m.index)));
+    last = tagPattern.lastIndex;
+    if (m[5] !== undefined) {
+      if (skipDepth < 0) out.push(m[5]);
+      continue;
+    }
+    const tag = m[2];
+    if (tag === undefined) continue;
+    const closing = m[1] === '/';
+    const selfClosing = m[4] === '/';
+    if (closing) {
+      depth--;
+      if (depth === skipDepth) skipDepth = -1;
+      if (skipDepth < 0 && opts.breaks.has(tag)) out.push('\n');
+      continue;
+    }
+    if (skipDepth < 0 && opts.spaces?.has(tag)) out.push(' ');
+    if (selfClosing) {
+      if (skipDepth < 0 && opts.breaks.has(tag)) out.push('\n');
+      continue;
+    }
+    if (skipDepth < 0 && opts.skip?.(tag, m[3] ?? '')) skipDepth = depth;
+    depth++;
+    if (depth > XML_MAX_DEPTH) throw new HostileDocumentError('XML nested too deeply');
+  }
+  if (skipDepth < 0 && last < xml.length) out.push(decodeEntities(xml.slice(last)));
+  return out.join('');
+}
+
+/** Text of an HTML page: scripts, styles and markup dropped, block ends as line breaks. */
+export function htmlText(html: string): string {
+  return decodeEntities(
+    html
+      .replace(/<!--[\s\S]*?-->/g, ' ')
+      .replace(/<(script|style|template|noscript)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+      .replace(/<\/(p|div|li|tr|h[1-6]|section|article|pre|blockquote)\s*>|<br\s*\/?>/gi, '\n')
+      .replace(/<[^>]*>/g, ' '),
+  );
+}
+
+/**
+ * The entries of a ZIP whose names `want` accepts, inflated with caps on the number of entries, each
+ * entry's size, the total and the compression ratio: past a cap the document is hostile (a zip bomb).
+ */
+export function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<string, Uint8Array> {
+  const found = new Map<string, Uint8Array>();
+  let entries = 0;
+  let total = 0;
+  let failure: Error | null = null;
+  const unzip = new Unzip((file: UnzipFile) => {
+    entries++;
+    if (entries > ZIP_MAX_ENTRIES) failure ??= new HostileDocumentError('too many ZIP entries');
+    if (failure || !want(file.name)) return;
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    file.ondata = (err, chunk, final) => {
+      if (failure) return;
+      if (err) {
+        failure = err;
+        return;
+      }
+      size += chunk.length;
+      total += chunk.length;
+      const compressed = file.size ?? 0;
+      if (size > ZIP_MAX_ENTRY_BYTES || total > ZIP_MAX_TOTAL_BYTES || (compressed > 0 && size > 1024 ** 2 && size > compressed * ZIP_MAX_RATIO)) {
+        failure = new HostileDocumentError(`ZIP entry ${file.name} inflates past its caps`);
+        file.terminate();
+        return;
+      }
+      chunks.push(chunk);
+      if (final) found.set(file.name, Buffer.concat(chunks));
+    };
+    file.start();
+  });
+  unzip.register(UnzipInflate);
+  // Fed in slices so a cap stops inflation part-way instead of after a whole giant entry.
+  const slice = 64 * 1024;
+  for (let at = 0; at < bytes.length && !failure; at += slice) {
+    unzip.push(bytes.subarray(at, Math.min(bytes.length, at + slice)), at + slice >= bytes.length);
+  }
+  if (failure) throw failure;
+  return found;
+}
+
+const utf8 = new TextDecoder();
+const naturalOrder = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+
+const DOCX_BREAKS = new Set(['w:p', 'w:br', 'w:cr', 'w:tr']);
+const DOCX_SPACES = new Set(['w:tab', 'w:tc']);
+const PPTX_BREAKS = new Set(['a:p', 'a:br']);
+const SHEET_BREAKS = new Set(['si', 'row']);
+const SHEET_SPACES = new Set(['c']);
+const ODF_BREAKS = new Set(['text:p', 'text:h', 'text:line-break', 'table:table-row']);
+const ODF_SPACES = new Set(['text:s', 'text:tab', 'table:table-cell']);
+
+function officeText(kind: 'docx' | 'xlsx' | 'pptx' | 'odf', bytes: Uint8Array): string {
+  if (kind === 'odf') {
+    const parts = unzipEntries(bytes, (n) => n === 'content.xml');
+    return xmlText(utf8.decode(parts.get('content.xml') ?? new Uint8Array()), { breaks: ODF_BREAKS, spaces: ODF_SPACES });
+  }
+  if (kind === 'docx') {
+    const parts = unzipEntries(bytes, (n) => /^word\/(document|footnotes|endnotes|header\d*|footer\d*)\.xml$/.test(n));
+    const order = [...parts.keys()].sort((a, b) => (a === 'word/document.xml' ? -1 : b === 'word/document.xml' ? 1 : naturalOrder(a, b)));
+    return order.map((n) => xmlText(utf8.decode(parts.get(n)), { breaks: DOCX_BREAKS, spaces: DOCX_SPACES })).join('\n');
+  }
+  if (kind === 'pptx') {
+    const parts = unzipEntries(bytes, (n) => /^ppt\/(slides\/slide|notesSlides\/notesSlide)\d+\.xml$/.test(n));
+    return [...parts.keys()]
+      .sort(naturalOrder)
+      .map((n) => xmlText(utf8.decode(parts.get(n)), { breaks: PPTX_BREAKS }))
+      .join('\n');
+  }
+  const parts = unzipEntries(bytes, (n) => n === 'xl/sharedStrings.xml' || /^xl\/worksheets\/sheet\d+\.xml$/.test(n));
+  const strings = xmlText(utf8.decode(parts.get('xl/sharedStrings.xml') ?? new Uint8Array()), { breaks: SHEET_BREAKS });
+  // A cell of type "s" holds an index into the shared strings (already above), not text of its own.
+  const sharedRef = (tag: string, attrs: string) => tag === 'c' && /\bt="s"/.test(attrs);
+  const sheets = [...parts.keys()]
+    .filter((n) => n.startsWith('xl/worksheets/'))
+    .sort(naturalOrder)
+    .map((n) => xmlText(utf8.decode(parts.get(n)), { breaks: SHEET_BREAKS, spaces: SHEET_SPACES, skip: sharedRef }));
+  return [strings, ...sheets].join('\n');
+}
+
+async function pdfText(bytes: Uint8Array): Promise<string> {
+  const { extractText, getDocumentProxy } = await import('unpdf');
+  const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: false, verbosity: 0 });
+  try {
+    const { text } = await extractText(pdf, { mergePages: false });
+    return text.join('\n');
+  } finally {
+    await pdf.cleanup();
+  }
+}
+
+/** Collapses runs of blank space, keeping single line breaks, so snippets read naturally. */
+function tidy(text: string): string {
+  return text
+    .replace(/[^\S\n]+/g, ' ')
+    .replace(/ ?\n[\s]*/g, '\n')
+    .trim();
+}
+
+/** The searchable text of a document, or '' when it has none Coffer can read. Hostile input throws. */
+export async function extractText(name: string, bytes: Uint8Array, limits: ExtractLimits): Promise<string> {
+  const kind = kindOf(name, bytes.subarray(0, 8192));
+  let text: string;
+  switch (kind) {
+    case null:
+      return '';
+    case 'text':
+      text = utf8.decode(bytes.subarray(0, trimPartialUtf8(bytes.subarray(0, limits.maxTextBytes))));
+      break;
+    case 'html':
+      text = htmlText(utf8.decode(bytes));
+      break;
+    case 'pdf':
+      text = await pdfText(bytes);
+      break;
+    default:
+      text = officeText(kind, bytes);
+  }
+  return capText(tidy(text), limits.maxTextBytes);
+}

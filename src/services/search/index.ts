@@ -1,0 +1,39 @@
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { FilesServices } from '../files/index.ts';
+import type { ItemViews } from '../files/item-views.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { ContentSearchService } from './content-search.ts';
+import { Extractor } from './extractor.ts';
+
+export interface SearchServices {
+  contentSearch: ContentSearchService;
+}
+
+type SearchDeps = { settings: SettingsService; views: ItemViews } & Pick<FilesServices, 'items'>;
+
+// A document whose extraction takes longer than this (a PDF that loops) gives no text.
+const EXTRACT_TIMEOUT_MS = 30_000;
+
+/** Content search: the index of words in documents, its background indexer and queries. */
+export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
+  const { repos, config } = infra;
+  const contentSearch = new ContentSearchService({
+    repo: repos.content,
+    users: repos.users,
+    items: repos.items,
+    itemService: d.items,
+    views: d.views,
+    settings: d.settings,
+    storage: infra.storage,
+    extractor: new Extractor({ timeoutMs: EXTRACT_TIMEOUT_MS, maxTextBytes: config.search.maxTextBytes }),
+    clock: infra.clock,
+    log: infra.log,
+    limits: config.search,
+    pollMs: 2000,
+  });
+  const services: SearchServices = { contentSearch };
+  // The indexer runs in the server only; the CLI queues work for it.
+  const contentIndexer: Lifecycle = { name: 'content indexer', start: () => contentSearch.start(), stop: () => contentSearch.stop() };
+  return { services, lifecycles: { contentIndexer } };
+}
