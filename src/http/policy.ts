@@ -104,6 +104,11 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'PUT /api/user/password-change-config': admin,
   'GET /api/user/webdav-account-password-config': admin,
   'PUT /api/user/webdav-account-password-config': admin,
+  'GET /api/user/content-search-config': admin,
+  'PUT /api/user/content-search-config': admin,
+  // Each account's opt-out from content search: every login sees it, the owner decides.
+  'GET /api/user/content-search-preference': session,
+  'PUT /api/user/content-search-preference': owner,
 
   'GET /api/user/sub-users': owner,
   'POST /api/user/sub-users': { ...owner, hashesPassword: true },

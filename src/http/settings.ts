@@ -11,16 +11,17 @@ import { describeInput } from './openapi.ts';
 const flag = (field: string) => z.object({ [field]: z.boolean({ message: `${field} must be true or false` }) });
 const enabledBody = flag('enabled');
 const hiddenBody = flag('hidden');
+const optOutBody = flag('optOut');
 const docserverBody = z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() });
 const shareBaseUrlBody = z.object({ url: z.string().nullish() });
 // These two are checked by the settings service (its rules), so the schemas here only describe them.
 const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
 const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
-const flagSchemas: Record<string, z.ZodType> = { enabled: enabledBody, hidden: hiddenBody };
+const flagSchemas: Record<string, z.ZodType> = { enabled: enabledBody, hidden: hiddenBody, optOut: optOutBody };
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
-  const { settings, accounts, setupCode, idp } = ctx.services;
+  const { settings, accounts, setupCode, idp, contentSearch } = ctx.services;
   const readFlag = async (request: Request, field: string): Promise<boolean> =>
     (validate(flagSchemas[field]!, await readJson(request)) as Record<string, boolean>)[field]!;
 
@@ -115,5 +116,17 @@ export function settingsRoutes(ctx: AppContext) {
         enabled: settings.update('davAccountPasswords', await readFlag(request, 'enabled'), 'enabled', principal),
       }),
       { session: true, detail: describeInput({ body: enabledBody }) },
+    )
+    .get('/api/user/content-search-config', () => contentSearch.config(), { session: true })
+    .put(
+      '/api/user/content-search-config',
+      async ({ principal, request }) => contentSearch.setEnabled(await readFlag(request, 'enabled'), 'enabled', principal),
+      { session: true, detail: describeInput({ body: enabledBody }) },
+    )
+    .get('/api/user/content-search-preference', ({ principal }) => contentSearch.preference(principal), { session: true })
+    .put(
+      '/api/user/content-search-preference',
+      async ({ principal, request }) => contentSearch.setOptOut(principal, await readFlag(request, 'optOut')),
+      { session: true, detail: describeInput({ body: optOutBody }) },
     );
 }

@@ -5,6 +5,7 @@ import type { DocserverServices } from './docserver/index.ts';
 import type { FilesServices } from './files/index.ts';
 import type { MaintenanceServices } from './maintenance/index.ts';
 import type { ResumableUploadServices } from './resumable-uploads/index.ts';
+import type { SearchServices } from './search/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
 
 /** The services of every domain, as routes, job handlers and CLI commands reach them (`ctx.services.items`). */
@@ -15,4 +16,5 @@ export type Services = AdministrationServices &
   SignOnServices &
   DocserverServices &
   ResumableUploadServices &
-  MaintenanceServices;
+  MaintenanceServices &
+  SearchServices;

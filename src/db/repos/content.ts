@@ -50,7 +50,9 @@ export class ContentRepo {
   record(file: PendingFile, state: DocState, text: string, at: number): boolean {
     return this.sqlite
       .transaction(() => {
-        const current = this.sqlite.query<{ key: string | null }, [number]>('SELECT storage_key AS key FROM items WHERE seq = ?').get(file.seq);
+        const current = this.sqlite
+          .query<{ key: string | null }, [number]>('SELECT storage_key AS key FROM items WHERE seq = ?')
+          .get(file.seq);
         if (!current || current.key !== file.storageKey) return false;
         this.sqlite.run('DELETE FROM content_fts WHERE rowid = ?', [file.seq]);
         if (text) this.sqlite.run('INSERT INTO content_fts (rowid, body) VALUES (?, ?)', [file.seq, text]);
@@ -107,7 +109,7 @@ export class ContentRepo {
   clearAll(): void {
     this.sqlite
       .transaction(() => {
-        this.sqlite.run(`INSERT INTO content_fts (content_fts) VALUES ('delete-all')`);
+        this.sqlite.run('DELETE FROM content_fts');
         this.sqlite.run('DELETE FROM content_docs');
         this.sqlite.run('DELETE FROM content_pending');
       })
@@ -143,9 +145,7 @@ export class ContentRepo {
   accountRows(accountId: string): number {
     return (
       this.sqlite
-        .query<{ n: number }, [string]>(
-          `SELECT count(*) AS n FROM content_fts WHERE rowid IN (SELECT seq FROM items WHERE account_id = ?)`,
-        )
+        .query<{ n: number }, [string]>(`SELECT count(*) AS n FROM content_fts WHERE rowid IN (SELECT seq FROM items WHERE account_id = ?)`)
         .get(accountId)?.n ?? 0
     );
   }

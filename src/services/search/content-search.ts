@@ -115,7 +115,14 @@ export class ContentSearchService {
     const match = matchExpression(input.q);
     const hits = match ? this.d.repo.search(principal.accountId, match, Math.min(CONTENT_LIMIT, input.limit ?? CONTENT_LIMIT)) : [];
     const readable = can(principal, 'files.download');
-    const snippets = readable && match ? this.d.repo.snippets(match, hits.map((h) => h.seq), SNIPPET_TOKENS) : new Map<number, string>();
+    const snippets =
+      readable && match
+        ? this.d.repo.snippets(
+            match,
+            hits.map((h) => h.seq),
+            SNIPPET_TOKENS,
+          )
+        : new Map<number, string>();
     const snippetOf = (seq: number) => {
       const raw = snippets.get(seq);
       return raw === undefined ? null : snippetHtml(raw);
@@ -126,7 +133,14 @@ export class ContentSearchService {
       const seq = seqOf.get(i.id);
       return seq === undefined ? { ...i, match: 'name' } : { ...i, match: 'name', snippet: snippetOf(seq) };
     });
-    const rows = new Map(this.d.items.getMany(principal.accountId, hits.filter((h) => !named.has(h.id)).map((h) => h.id)).map((r) => [r.id, r]));
+    const rows = new Map(
+      this.d.items
+        .getMany(
+          principal.accountId,
+          hits.filter((h) => !named.has(h.id)).map((h) => h.id),
+        )
+        .map((r) => [r.id, r]),
+    );
     const ordered = hits.flatMap((h) => {
       const row = rows.get(h.id);
       return row ? [row] : [];

@@ -43,7 +43,7 @@ function looksLikeText(head: Uint8Array): boolean {
 
 /** Length of `bytes` without a trailing, incomplete UTF-8 sequence. */
 function trimPartialUtf8(bytes: Uint8Array): number {
-  let end = bytes.length;
+  const end = bytes.length;
   for (let back = 1; back <= 3 && end - back >= 0; back++) {
     const b = bytes[end - back]!;
     if ((b & 0xc0) === 0x80) continue;
@@ -165,7 +165,11 @@ export function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean)
       size += chunk.length;
       total += chunk.length;
       const compressed = file.size ?? 0;
-      if (size > ZIP_MAX_ENTRY_BYTES || total > ZIP_MAX_TOTAL_BYTES || (compressed > 0 && size > 1024 ** 2 && size > compressed * ZIP_MAX_RATIO)) {
+      if (
+        size > ZIP_MAX_ENTRY_BYTES ||
+        total > ZIP_MAX_TOTAL_BYTES ||
+        (compressed > 0 && size > 1024 ** 2 && size > compressed * ZIP_MAX_RATIO)
+      ) {
         failure = new HostileDocumentError(`ZIP entry ${file.name} inflates past its caps`);
         file.terminate();
         return;

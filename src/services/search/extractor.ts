@@ -38,7 +38,9 @@ export class Extractor {
       const timer = setTimeout(() => done({ failed: `extraction took longer than ${this.opts.timeoutMs} ms` }, true), this.opts.timeoutMs);
       worker.addEventListener('message', onMessage);
       worker.addEventListener('error', onError);
-      worker.postMessage({ id, name, bytes, maxTextBytes: this.opts.maxTextBytes } satisfies ExtractRequest, { transfer: [bytes.buffer as ArrayBuffer] });
+      worker.postMessage({ id, name, bytes, maxTextBytes: this.opts.maxTextBytes } satisfies ExtractRequest, {
+        transfer: [bytes.buffer as ArrayBuffer],
+      });
     });
   }
 

@@ -1,0 +1,298 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { json, type TestClient } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { upload } from '../../helpers/files.ts';
+import { hostile, searchable } from '../../helpers/search-documents.ts';
+import * as seed from '../../helpers/seed.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+// Small caps, so a "too large" file and a text cut short are quick to make.
+beforeAll(async () => {
+  t = await startTestServer({ env: { SEARCH_MAX_TEXT_BYTES: '64K', SEARCH_MAX_FILE_BYTES: '2M' } });
+  admin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+const content = t_repo();
+function t_repo() {
+  return {
+    progress: () => t.server.ctx.repos.content.progress(),
+    rowsOf: (accountId: string) => t.server.ctx.repos.content.accountRows(accountId),
+  };
+}
+
+async function search(client: TestClient, q: string, opts: { content?: boolean } = { content: true }): Promise<any[]> {
+  const res = await client.get(`/api/files/search?q=${encodeURIComponent(q)}${opts.content ? '&content=true' : ''}`);
+  expect(res.status).toBe(200);
+  return json(res);
+}
+
+async function setEnabled(enabled: boolean) {
+  const res = await admin.client.put('/api/user/content-search-config', { enabled });
+  expect(res.status).toBe(200);
+  return json(res);
+}
+
+/** Waits until the indexer has drained its queue (and backfill), so what was uploaded is searchable. */
+const indexed = () =>
+  eventually(() => content.progress().pending === 0 && t.server.ctx.repos.content.nextPending(1).length === 0, { timeoutMs: 30_000 });
+
+const inText = (hits: any[]) => hits.filter((h) => h.match === 'content');
+
+describe('switch', () => {
+  test('off by default: content=true is ignored (names only) and nothing is indexed', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'notes.txt', 'the wifi password is hunter2');
+    const hits = await search(o.client, 'hunter2');
+    expect(hits).toEqual([]);
+    const byName = await search(o.client, 'notes');
+    expect(byName.map((h) => h.name)).toEqual(['notes.txt']);
+    expect(byName[0].snippet).toBeUndefined();
+    expect(content.progress()).toEqual({ indexed: 0, pending: 0, textBytes: 0 });
+    expect(await json(await admin.client.get('/api/user/content-search-config'))).toEqual({
+      enabled: false,
+      indexed: 0,
+      pending: 0,
+      textBytes: 0,
+    });
+  });
+
+  test('only the admin reads or changes it; a bad body is 422 naming enabled', async () => {
+    const o = await seed.owner(t);
+    for (const res of [
+      await o.client.get('/api/user/content-search-config'),
+      await o.client.put('/api/user/content-search-config', { enabled: true }),
+    ]) {
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toBe('Only the admin can perform this action.');
+    }
+    const bad = await admin.client.put('/api/user/content-search-config', { enabled: 'yes' });
+    expect(bad.status).toBe(422);
+    expect((await json(bad)).details.map((d: any) => d.field)).toContain('enabled');
+  });
+});
+
+describe('with content search on', () => {
+  let o: seed.SeededLogin;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    o = await seed.owner(t);
+    const files: Array<[string, string | Uint8Array]> = [
+      ['before.txt', 'uploaded before the switch: backfill finds marmalade'],
+      ['readme.md', '# Heating\nThe **boiler** needs a service every spring.'],
+      ['script', '#!/bin/sh\necho zanzibar_function_name\n'],
+      ['data.csv', 'name,city\nAlice,Quimper\n'],
+      ['config.json', '{"ssid": "kestrelnet"}'],
+      [
+        'page.html',
+        '<html><head><script>var hiddenscript = 1</script><style>.x{}</style></head><body><p>Visible &amp; plain <b>porcupine</b></p></body></html>',
+      ],
+      ['invoice.pdf', searchable.pdf('Invoice for the boiler repair in March')],
+      ['letter.docx', searchable.docx('Dear landlord, the radiator leaks', 'Regards')],
+      ['budget.xlsx', searchable.xlsx('Groceries', 'Tangerines')],
+      ['talk.pptx', searchable.pptx('Quarterly review', 'Wolverine roadmap')],
+      ['minutes.odt', searchable.odt('Minutes of the residents meeting about gutters')],
+      ['sheet.ods', searchable.ods('Pomegranate harvest')],
+      ['deck.odp', searchable.odp('Lighthouse keeper slides')],
+      ['accents.txt', 'Le café est prêt à Besançon'],
+      ['japanese.txt', '東京都の天気は晴れです'],
+      ['binary.bin', new Uint8Array([0, 1, 2, 3, 0, 255, 0, 9, ...new TextEncoder().encode('binaryword')])],
+    ];
+    ids['before.txt'] = (await upload(o.client, 'before.txt', files[0]![1])).id;
+    await setEnabled(true);
+    for (const [name, body] of files.slice(1)) ids[name] = (await upload(o.client, name, body)).id;
+    await indexed();
+  }, 60_000);
+
+  test.each([
+    ['marmalade', 'before.txt'],
+    ['boiler', 'readme.md'],
+    ['zanzibar_function_name', 'script'],
+    ['Quimper', 'data.csv'],
+    ['kestrelnet', 'config.json'],
+    ['porcupine', 'page.html'],
+    ['March', 'invoice.pdf'],
+    ['radiator', 'letter.docx'],
+    ['Tangerines', 'budget.xlsx'],
+    ['4242', 'budget.xlsx'],
+    ['Wolverine', 'talk.pptx'],
+    ['gutters', 'minutes.odt'],
+    ['Pomegranate', 'sheet.ods'],
+    ['Lighthouse', 'deck.odp'],
+  ])('%p is found in %p, with the word in <mark>', async (word, name) => {
+    const hits = inText(await search(o.client, word));
+    expect(hits.map((h) => h.name)).toContain(name);
+    const hit = hits.find((h) => h.name === name);
+    expect(hit.snippet.toLowerCase()).toContain(`<mark>${word.toLowerCase()}</mark>`);
+    expect(hit).toMatchObject({ id: ids[name], type: 'file' });
+  });
+
+  test('markup is stripped: a script in an HTML page is not text, and the snippet escapes the document', async () => {
+    expect(inText(await search(o.client, 'hiddenscript'))).toEqual([]);
+    const [hit] = inText(await search(o.client, 'porcupine'));
+    expect(hit.snippet).toBe('Visible &amp; plain <mark>porcupine</mark>');
+  });
+
+  test('binary files have no text', async () => {
+    expect(inText(await search(o.client, 'binaryword'))).toEqual([]);
+  });
+
+  test('"quoted phrases" match words in order; prefix terms match the start of words; words are all required', async () => {
+    expect(inText(await search(o.client, '"boiler repair"')).map((h) => h.name)).toEqual(['invoice.pdf']);
+    expect(inText(await search(o.client, '"repair boiler"'))).toEqual([]);
+    expect(
+      inText(await search(o.client, 'boil*'))
+        .map((h) => h.name)
+        .sort(),
+    ).toEqual(['invoice.pdf', 'readme.md']);
+    expect(inText(await search(o.client, 'boiler spring')).map((h) => h.name)).toEqual(['readme.md']);
+    // FTS5 operators typed by a person are plain words, never a syntax error.
+    for (const q of ['NOT boiler', 'boiler OR', '"unterminated', '*', 'a:b', '(boiler', 'NEAR(a b)']) {
+      expect((await o.client.get(`/api/files/search?q=${encodeURIComponent(q)}&content=true`)).status).toBe(200);
+    }
+  });
+
+  test('accents are folded both ways; Japanese is found without spaces', async () => {
+    expect(inText(await search(o.client, 'cafe besancon')).map((h) => h.name)).toEqual(['accents.txt']);
+    expect(inText(await search(o.client, 'prêt')).map((h) => h.name)).toEqual(['accents.txt']);
+    const [hit] = inText(await search(o.client, '天気'));
+    expect(hit.name).toBe('japanese.txt');
+    expect(hit.snippet).toContain('<mark>天気</mark>');
+    expect(inText(await search(o.client, '京天'))).toEqual([]);
+  });
+
+  test('a name match that also matches in the text comes once, as a name match with its snippet', async () => {
+    const hits = await search(o.client, 'invoice');
+    expect(hits.filter((h) => h.id === ids['invoice.pdf'])).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ name: 'invoice.pdf', match: 'name' });
+    expect(hits[0].snippet).toContain('<mark>Invoice</mark>');
+  });
+
+  test('another account never sees these documents', async () => {
+    const other = await seed.owner(t);
+    expect(await search(other.client, 'boiler')).toEqual([]);
+    expect(await search(other.client, 'radiator')).toEqual([]);
+  });
+
+  test('a sub-user finds the items; without files.download the snippet is null', async () => {
+    const reader = await seed.subUser(t, o, ['files.download']);
+    const [withWords] = inText(await search(reader.client, 'radiator'));
+    expect(withWords.snippet).toContain('<mark>radiator</mark>');
+    const blind = await seed.subUser(t, o, ['files.upload']);
+    const [noWords] = inText(await search(blind.client, 'radiator'));
+    expect(noWords).toMatchObject({ id: ids['letter.docx'], snippet: null });
+  });
+
+  test('replace re-indexes the new text; trash hides the file; permanent delete removes its rows', async () => {
+    const file = await upload(o.client, 'draft.txt', 'first version mentions albatross');
+    await indexed();
+    expect(inText(await search(o.client, 'albatross')).map((h) => h.id)).toEqual([file.id]);
+    const form = new FormData();
+    form.append('file', new File(['second version mentions flamingo'], 'draft.txt'));
+    expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    await eventually(async () => expect(inText(await search(o.client, 'flamingo')).map((h) => h.id)).toEqual([file.id]), {
+      timeoutMs: 30_000,
+    });
+    expect(inText(await search(o.client, 'albatross'))).toEqual([]);
+
+    const rows = content.rowsOf(o.id);
+    expect((await o.client.post('/api/files/delete', { ids: [file.id] })).status).toBe(200);
+    expect(inText(await search(o.client, 'flamingo'))).toEqual([]);
+    expect(content.rowsOf(o.id)).toBe(rows);
+    expect([200, 202]).toContain((await o.client.post('/api/files/trash/delete', { ids: [file.id] })).status);
+    await eventually(() => content.rowsOf(o.id) === rows - 1, { timeoutMs: 30_000 });
+  });
+
+  test('a copy is indexed as its own file', async () => {
+    const res = await o.client.post('/api/files/copy', { ids: [ids['letter.docx']], parentId: null });
+    expect([200, 202]).toContain(res.status);
+    await eventually(async () => expect(inText(await search(o.client, 'radiator'))).toHaveLength(2), { timeoutMs: 30_000 });
+  });
+
+  test('files above SEARCH_MAX_FILE_BYTES are skipped; text past SEARCH_MAX_TEXT_BYTES is not kept', async () => {
+    const filler = 'lorem ipsum dolor sit amet '.repeat(3000);
+    await upload(o.client, 'huge.txt', `gigantosaurus ${'x'.repeat(2.5 * 1024 ** 2)}`);
+    await upload(o.client, 'long.txt', `openingword ${filler} closingword`);
+    await indexed();
+    expect(inText(await search(o.client, 'gigantosaurus'))).toEqual([]);
+    expect(inText(await search(o.client, 'openingword')).map((h) => h.name)).toEqual(['long.txt']);
+    expect(inText(await search(o.client, 'closingword'))).toEqual([]);
+  });
+
+  test('hostile documents give no text, and the server keeps indexing', async () => {
+    const before = content.progress().indexed;
+    await upload(o.client, 'bomb.docx', hostile.zipBomb());
+    await upload(o.client, 'deep.docx', hostile.deepXml());
+    await upload(o.client, 'loop.pdf', hostile.loopingPdf());
+    await upload(o.client, 'after.txt', 'written after the hostile ones: narwhal');
+    await indexed();
+    expect(content.progress().indexed).toBe(before + 4);
+    expect(inText(await search(o.client, 'secret'))).toEqual([]);
+    expect(inText(await search(o.client, 'narwhal')).map((h) => h.name)).toEqual(['after.txt']);
+    expect((await fetch(`${t.url}/health`)).status).toBe(200);
+  }, 60_000);
+
+  test('the admin sees progress', async () => {
+    const config = await json(await admin.client.get('/api/user/content-search-config'));
+    expect(config).toMatchObject({ enabled: true, pending: 0 });
+    expect(config.indexed).toBeGreaterThan(15);
+    expect(config.textBytes).toBeGreaterThan(100);
+  });
+});
+
+describe('account opt-out', () => {
+  test('the owner opts out: its rows are deleted and content matches stop; opting back in indexes again; a sub-user may not change it', async () => {
+    await setEnabled(true);
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, ['files.download', 'files.upload']);
+    await upload(o.client, 'secret.txt', 'the safe code is okapi');
+    await indexed();
+    expect(inText(await search(o.client, 'okapi'))).toHaveLength(1);
+    expect(content.rowsOf(o.id)).toBe(1);
+
+    const denied = await sub.client.put('/api/user/content-search-preference', { optOut: true });
+    expect(denied.status).toBe(403);
+    expect(await json(await sub.client.get('/api/user/content-search-preference'))).toEqual({ available: true, optOut: false });
+
+    const res = await o.client.put('/api/user/content-search-preference', { optOut: true });
+    expect(await json(res)).toEqual({ available: true, optOut: true });
+    expect(content.rowsOf(o.id)).toBe(0);
+    expect(inText(await search(o.client, 'okapi'))).toEqual([]);
+    await upload(sub.client, 'more.txt', 'another okapi');
+    await indexed();
+    expect(content.rowsOf(o.id)).toBe(0);
+
+    await o.client.put('/api/user/content-search-preference', { optOut: false });
+    await eventually(async () => expect(inText(await search(o.client, 'okapi'))).toHaveLength(2), { timeoutMs: 30_000 });
+  }, 60_000);
+});
+
+describe('turning it off', () => {
+  test('deletes the whole index; a change made outside the routes (the CLI) is followed within seconds, backfill included', async () => {
+    await setEnabled(true);
+    const o = await seed.owner(t);
+    await upload(o.client, 'keep.txt', 'a note about quokkas');
+    await indexed();
+    expect(content.progress().indexed).toBeGreaterThan(0);
+    expect(await setEnabled(false)).toEqual({ enabled: false, indexed: 0, pending: 0, textBytes: 0 });
+    expect(t.server.ctx.db.$client.query('SELECT count(*) AS n FROM content_fts').get()).toEqual({ n: 0 });
+    expect(await search(o.client, 'quokkas')).toEqual([]);
+
+    // As `coffer settings set contentSearch true` does: the setting row only, written by another connection.
+    const cli = new Database(t.server.ctx.paths.database);
+    try {
+      const set = (value: string) => cli.run(`UPDATE settings SET value = ? WHERE key = 'contentSearch'`, [value]);
+      set('true');
+      await eventually(async () => expect(inText(await search(o.client, 'quokkas'))).toHaveLength(1), { timeoutMs: 30_000 });
+      set('false');
+      await eventually(() => content.progress().indexed === 0, { timeoutMs: 30_000 });
+    } finally {
+      cli.close();
+    }
+  }, 90_000);
+});
