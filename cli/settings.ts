@@ -20,7 +20,8 @@ const VALUE_HELP = `Settings and the values they take:
   shareBaseUrl         URL | none            origin used in share links
   docserver            URL | none            document server; its JWT secret is prompted for, or read from stdin
   knownProxies         list | none           comma-separated IPs, CIDR ranges or hostnames (restart to apply)
-  davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)`;
+  davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)
+  contentSearch        true | false          index words of file contents for search; false deletes the index`;
 
 function settingKey(name: string): SettingKey {
   const key = KEYS.find((k) => k.toLowerCase() === name.toLowerCase());
@@ -51,6 +52,8 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'allowPasswordChange':
     case 'davAccountPasswords':
       return settings.update(key, booleanOf(text), key, 'cli');
+    case 'contentSearch':
+      return ctx.services.contentSearch.setEnabled(booleanOf(text), key, 'cli').enabled;
     case 'maxUploadBytes': {
       const bytes = parseSize(text);
       if (bytes === null) throw new UsageError(`not a size: "${text}" (use e.g. 10G, 500M, or a number of bytes)`);
@@ -81,7 +84,7 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
 export function registerSettings(program: Command): void {
   const settings = program.command('settings').description('read or change the instance settings the admin edits in the web app');
 
-  adminCommand(settings.command('get [key]').description('print one setting, or all nine').addHelpText('after', `\n${VALUE_HELP}`)).action(
+  adminCommand(settings.command('get [key]').description('print one setting, or all ten').addHelpText('after', `\n${VALUE_HELP}`)).action(
     action((name: string | undefined, opts: Flags) =>
       withContext(opts, (ctx) => {
         const all = ctx.services.settings.all();

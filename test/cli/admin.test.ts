@@ -212,11 +212,12 @@ describe('coffer init, then users create --admin', () => {
 });
 
 describe('coffer settings', () => {
-  test('get prints all nine; set changes what the running server answers', async () => {
+  test('get prints all ten; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
       [
         'allowPasswordChange',
+        'contentSearch',
         'davAccountPasswords',
         'desktopOnlyAccess',
         'docserver',
