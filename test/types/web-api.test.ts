@@ -9,12 +9,18 @@ import type { AppPasswordView } from '../../src/services/accounts/app-passwords.
 import type { SubUserView } from '../../src/services/accounts/sub-users.ts';
 import type { UserListEntry } from '../../src/services/accounts/users.ts';
 import type {
+  ContentSearchConfig as ServerContentSearchConfig,
+  SearchHit as ServerSearchHit,
+} from '../../src/services/search/content-search.ts';
+import type {
   ActiveClient,
   AppPassword,
+  ContentSearchConfig,
   Item,
   OrphanDeletion,
   OrphanReport,
   Profile,
+  SearchHit,
   Session,
   SubUser,
   UserEntry,
@@ -35,6 +41,8 @@ const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
 const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
 const clientSame: Same<ActiveClient, ServerClient> = true;
 const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
+const searchHitSame: Same<SearchHit, ServerSearchHit> = true;
+const contentSearchSame: Same<ContentSearchConfig, ServerContentSearchConfig> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
   expect([

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { parseSize } from '../../src/lib/size.ts';
 import { api } from '../app/api.ts';
+import type { ContentSearchConfig } from '../app/api-types.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { instance, refreshSession } from '../app/session.ts';
@@ -309,7 +310,46 @@ function WebdavAccountPasswords() {
   );
 }
 
-/** The nine instance settings, each saved on its own with the server's validation. */
+/** Content search (docs/search.md): the switch, what it costs in one sentence, and how far indexing has come. */
+function ContentSearch() {
+  // Polled while the page is open, so a backfill's progress moves without a reload.
+  const current = useLoad<ContentSearchConfig>('/api/user/content-search-config', { everyMs: 3000 });
+  const c = current.data;
+  return (
+    <Section
+      title="Content search"
+      intro="Search finds files by the words inside them, not only by name. Each account can opt out in Settings."
+    >
+      {c && (
+        <Toggle
+          label="Search inside documents"
+          value={c.enabled}
+          description={
+            <>
+              Words from file contents are kept in the database without encryption; the files themselves stay encrypted. Turning this off
+              deletes those words. Reads text, PDF, Word, Excel, PowerPoint and OpenDocument files.
+            </>
+          }
+          put={async (on) => {
+            const r = await api<ContentSearchConfig>('/api/user/content-search-config', { method: 'PUT', body: { enabled: on } });
+            current.set(r);
+            return r.enabled;
+          }}
+        />
+      )}
+      {c?.enabled && (
+        <p class="muted small" role="status">
+          {c.pending > 0
+            ? `Indexing: ${plural(c.indexed, 'file')} done, ${c.pending} to go.`
+            : `Up to date: ${plural(c.indexed, 'file')} indexed, ${formatSize(c.textBytes)} of text.`}
+        </p>
+      )}
+      {current.error && <FormError message={current.error} />}
+    </Section>
+  );
+}
+
+/** The instance settings, each saved on its own with the server's validation. */
 export function Instance() {
   const i = instance.value;
   if (!i) return null;
@@ -375,6 +415,7 @@ export function Instance() {
       <ShareBaseUrl />
       <KnownProxies />
       <DocumentServer />
+      <ContentSearch />
     </>
   );
 }

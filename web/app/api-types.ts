@@ -17,6 +17,17 @@ export interface Item {
   deletedAt?: string;
 }
 
+/** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */
+export type SearchHit = Item & { match?: 'name' | 'content'; snippet?: string | null };
+
+/** Admin → Instance → Content search: the switch and how far indexing has come. */
+export interface ContentSearchConfig {
+  enabled: boolean;
+  indexed: number;
+  pending: number;
+  textBytes: number;
+}
+
 export interface ItemInfo {
   id: string;
   name: string;

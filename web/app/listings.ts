@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
 import { api, type ItemPage, listPage } from './api.ts';
-import type { Item } from './api-types.ts';
+import type { Item, SearchHit } from './api-types.ts';
 
 /** Where a listing's pages come from. */
 export interface ListingSource {
@@ -192,11 +192,16 @@ export const recentSource: ListingSource = {
   load: async (_c, _l, signal) => ({ items: await api<Item[]>('/api/files/recent?limit=50', { signal }), nextCursor: null }),
 };
 
+/** The files whose text matched the latest search, with their snippets; the listing itself holds the name matches. */
+export const textMatches = signal<{ q: string; hits: SearchHit[] }>({ q: '', hits: [] });
+
 export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
   view: 'search',
-  load: async (_c, _l, signal) => ({
-    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
-    nextCursor: null,
-  }),
+  load: async (_c, _l, signal) => {
+    // content=true is ignored while the admin has content search off: then every hit is a name match.
+    const hits = await api<SearchHit[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100', content: 'true' })}`, { signal });
+    textMatches.value = { q, hits: hits.filter((h) => h.match === 'content') };
+    return { items: hits.filter((h) => h.match !== 'content'), nextCursor: null };
+  },
 });

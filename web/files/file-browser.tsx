@@ -1,9 +1,19 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Item } from '../app/api-types.ts';
+import type { JSX } from 'preact';
+import type { Item, SearchHit } from '../app/api-types.ts';
 import { cutItems } from '../app/clipboard.ts';
 import { ancestors, type Crumb, knownAncestors, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
-import { collectionSource, folderSource, type ListingSource, listingFor, recentSource, searchSource } from '../app/listings.ts';
+import {
+  collectionSource,
+  folderSource,
+  type ListingSource,
+  listingFor,
+  recentSource,
+  searchSource,
+  textMatches,
+} from '../app/listings.ts';
+import { TextMatches } from '../search/text-matches.tsx';
 import { sortBy, sortOrder, viewMode } from '../app/prefs.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { can } from '../app/session.ts';
@@ -309,6 +319,64 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const info = infoOpen && selection.length === 1 ? selection[0]! : null;
   const canDrop = kind === 'folder' && can('files.upload');
 
+  const inText = kind === 'search' && textMatches.value.q === query ? textMatches.value.hits : [];
+  const list = (
+    <ItemList
+      items={items}
+      mode={viewMode.value}
+      label={title}
+      columns={COLUMNS[kind]}
+      selected={selected}
+      focus={Math.min(focus, Math.max(0, items.length - 1))}
+      sort={sortable ? { by: by as SortKey, order } : null}
+      onSort={
+        sortable
+          ? (key) => {
+              if (by === key) sortOrder.value = order === 'asc' ? 'desc' : 'asc';
+              else {
+                sortBy.value = key;
+                sortOrder.value = key === 'name' ? 'asc' : 'desc';
+              }
+            }
+          : undefined
+      }
+      onPress={(index, e, touch) => {
+        const item = items[index]!;
+        setFocus(index);
+        if (e.shiftKey) selectRange(index);
+        else if (e.ctrlKey || e.metaKey || (touch && selected.size > 0)) {
+          const next = new Set(selected);
+          if (!next.delete(item.id)) next.add(item.id);
+          setSelected(next);
+          anchor.current = index;
+        } else if (touch) openItem(ctx, item);
+        else {
+          setSelected(new Set([item.id]));
+          anchor.current = index;
+        }
+      }}
+      onOpen={(item) => openItem(ctx, item)}
+      onToggle={(index) => {
+        const id = items[index]!.id;
+        const next = new Set(selected);
+        if (!next.delete(id)) next.add(id);
+        setSelected(next);
+        anchor.current = index;
+      }}
+      onMenu={showMenu}
+      onKey={onKey}
+      onNearEnd={() => void listing.loadMore()}
+      onFocusIndex={setFocus}
+      onHover={onHover}
+      onDropOnFolder={(folder, data) => void dropOnFolder(folder, data)}
+      dragIds={(index) => {
+        const item = items[index]!;
+        return selected.has(item.id) ? [...selected] : [item.id];
+      }}
+      hasMore={listing.more.value}
+    />
+  );
+
   return (
     <div
       class={`browser ${info ? 'with-info' : ''}`}
@@ -535,66 +603,13 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           <div class="empty">
             <p>Nothing to show until this loads. The reason is above.</p>
           </div>
-        ) : items.length === 0 ? (
+        ) : items.length === 0 && inText.length === 0 ? (
           <div class="empty">
             <p>{kind === 'search' ? `No files or folders match “${query}”.` : EMPTY[kind]}</p>
             {kind === 'folder' && can('files.upload') && <p class="muted">Drop files here, paste them, or use Upload files.</p>}
           </div>
         ) : (
-          <ItemList
-            items={items}
-            mode={viewMode.value}
-            label={title}
-            columns={COLUMNS[kind]}
-            selected={selected}
-            focus={Math.min(focus, Math.max(0, items.length - 1))}
-            sort={sortable ? { by: by as SortKey, order } : null}
-            onSort={
-              sortable
-                ? (key) => {
-                    if (by === key) sortOrder.value = order === 'asc' ? 'desc' : 'asc';
-                    else {
-                      sortBy.value = key;
-                      sortOrder.value = key === 'name' ? 'asc' : 'desc';
-                    }
-                  }
-                : undefined
-            }
-            onPress={(index, e, touch) => {
-              const item = items[index]!;
-              setFocus(index);
-              if (e.shiftKey) selectRange(index);
-              else if (e.ctrlKey || e.metaKey || (touch && selected.size > 0)) {
-                const next = new Set(selected);
-                if (!next.delete(item.id)) next.add(item.id);
-                setSelected(next);
-                anchor.current = index;
-              } else if (touch) openItem(ctx, item);
-              else {
-                setSelected(new Set([item.id]));
-                anchor.current = index;
-              }
-            }}
-            onOpen={(item) => openItem(ctx, item)}
-            onToggle={(index) => {
-              const id = items[index]!.id;
-              const next = new Set(selected);
-              if (!next.delete(id)) next.add(id);
-              setSelected(next);
-              anchor.current = index;
-            }}
-            onMenu={showMenu}
-            onKey={onKey}
-            onNearEnd={() => void listing.loadMore()}
-            onFocusIndex={setFocus}
-            onHover={onHover}
-            onDropOnFolder={(folder, data) => void dropOnFolder(folder, data)}
-            dragIds={(index) => {
-              const item = items[index]!;
-              return selected.has(item.id) ? [...selected] : [item.id];
-            }}
-            hasMore={listing.more.value}
-          />
+          <NameMatches list={list} names={items.length} inText={inText} query={query} />
         )}
         {info && <InfoPanel item={info} onClose={() => setInfoOpen(false)} />}
         {dropping && (
@@ -604,10 +619,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           </div>
         )}
       </div>
-      {loaded && items.length > 0 && (
+      {loaded && (items.length > 0 || inText.length > 0) && (
         <p class="list-foot muted" aria-live="polite">
           {plural(items.length, 'item')}
           {listing.more.value ? ' loaded; more as you scroll' : ''}
+          {inText.length > 0 ? `, ${inText.length} more in the text` : ''}
         </p>
       )}
 
@@ -633,6 +649,24 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           void startUploads(files, folderId, listing);
         }}
       />
+    </div>
+  );
+}
+
+/** Search results: the name matches (the list, or a line saying there are none) above the matches in the text. */
+function NameMatches(p: { list: JSX.Element; names: number; inText: SearchHit[]; query: string }) {
+  if (p.inText.length === 0) return p.list;
+  return (
+    <div class="search-results">
+      {p.names > 0 ? (
+        // A virtual list needs a height of its own: the rows it has, up to five, then it scrolls.
+        <div class="name-matches" style={{ height: `calc(${Math.min(p.names, 5) + 1} * var(--row) + 2px)` }}>
+          {p.list}
+        </div>
+      ) : (
+        <p class="muted no-names">No names match “{p.query}”.</p>
+      )}
+      <TextMatches hits={p.inText} />
     </div>
   );
 }

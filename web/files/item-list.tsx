@@ -49,7 +49,7 @@ export interface ListProps {
   hasMore: boolean;
 }
 
-function FolderName({ id }: { id: string | null }) {
+export function FolderName({ id }: { id: string | null }) {
   const [name, setName] = useState(id ? '' : 'My files');
   useEffect(() => {
     if (!id) return;

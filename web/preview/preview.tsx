@@ -147,8 +147,12 @@ function NoPreview({ item, reason }: { item: Item; reason: string }) {
   );
 }
 
-function TextPreview({ item }: { item: Item }) {
+/** Where `find` first occurs in `text`, ignoring case, or -1. */
+const matchAt = (text: string, find: string | undefined) => (find ? text.toLocaleLowerCase().indexOf(find.toLocaleLowerCase()) : -1);
+
+function TextPreview({ item, find }: { item: Item; find?: string }) {
   const [text, setText] = useState<string | null>(null);
+  const mark = useRef<HTMLElement>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     const ctl = new AbortController();
@@ -158,16 +162,26 @@ function TextPreview({ item }: { item: Item }) {
       .then(setText, (err: Error) => err.name !== 'AbortError' && setError(err.message));
     return () => ctl.abort();
   }, [item.id]);
+  useEffect(() => mark.current?.scrollIntoView({ block: 'center' }), [text]);
   if (error) return <NoPreview item={item} reason={error} />;
   if (text === null) return <p class="preview-loading">Loading…</p>;
+  const at = matchAt(text, find);
   return (
     <pre class="preview-text" tabIndex={0} aria-label={`Contents of ${item.name}`}>
-      {text}
+      {at < 0 ? (
+        text
+      ) : (
+        <>
+          {text.slice(0, at)}
+          <mark ref={mark}>{text.slice(at, at + find!.length)}</mark>
+          {text.slice(at + find!.length)}
+        </>
+      )}
     </pre>
   );
 }
 
-function PdfPreview({ item }: { item: Item }) {
+function PdfPreview({ item, find }: { item: Item; find?: string }) {
   const [url, setUrl] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -187,7 +201,8 @@ function PdfPreview({ item }: { item: Item }) {
   }, [item.id]);
   if (error) return <NoPreview item={item} reason={error} />;
   if (!url) return <p class="preview-loading">Loading…</p>;
-  return <iframe class="preview-pdf" src={url} title={item.name} />;
+  // Viewers that take a search in the fragment (pdf.js) open at the match; others open at the first page.
+  return <iframe class="preview-pdf" src={find ? `${url}#search=${encodeURIComponent(find)}` : url} title={item.name} />;
 }
 
 /** Video and audio stream from the download URL: the browser asks for byte ranges as it plays and seeks. */
@@ -220,7 +235,7 @@ function MediaPreview({ item, video }: { item: Item; video: boolean }) {
   );
 }
 
-function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void }) {
+function Body({ item, find, onSwipe }: { item: Item; find?: string; onSwipe: (dir: 1 | -1) => void }) {
   if (!can('files.download'))
     return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
   switch (kindOf(item)) {
@@ -230,15 +245,15 @@ function Body({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => void })
     case 'audio':
       return <MediaPreview item={item} video={kindOf(item) === 'video'} />;
     case 'pdf':
-      return <PdfPreview item={item} />;
+      return <PdfPreview item={item} find={find} />;
     case 'text':
-      return <TextPreview item={item} />;
+      return <TextPreview item={item} find={find} />;
     default:
       return <NoPreview item={item} reason={tooLarge(item) ?? 'There is no preview for this kind of file.'} />;
   }
 }
 
-function Viewer({ files, start, close }: { files: Item[]; start: number; close: () => void }) {
+function Viewer({ files, start, find, close }: { files: Item[]; start: number; find?: string; close: () => void }) {
   const [at, setAt] = useState(start);
   const item = files[at]!;
   const go = (d: 1 | -1) => setAt((i) => Math.min(files.length - 1, Math.max(0, i + d)));
@@ -266,7 +281,7 @@ function Viewer({ files, start, close }: { files: Item[]; start: number; close: 
         )}
       </div>
       <div class="preview-body">
-        <Body item={item} onSwipe={go} />
+        <Body item={item} find={at === start ? find : undefined} onSwipe={go} />
         {at > 0 && (
           <button type="button" class="preview-nav prev" aria-label="Previous" onClick={() => go(-1)}>
             <Icon name="chevronLeft" size={28} />
@@ -282,12 +297,12 @@ function Viewer({ files, start, close }: { files: Item[]; start: number; close: 
   );
 }
 
-/** Opens the preview on one file, with next/previous through the other files around it. */
-export function openPreview(files: Item[], item: Item): void {
+/** Opens the preview on one file, with next/previous through the other files around it; `find` opens text and PDF at those words. */
+export function openPreview(files: Item[], item: Item, find?: string): void {
   const start = Math.max(
     0,
     files.findIndex((f) => f.id === item.id),
   );
   const list = files.length ? files : [item];
-  void openDialog<void>((close) => <Viewer files={list} start={start} close={() => close()} />);
+  void openDialog<void>((close) => <Viewer files={list} start={start} find={find} close={() => close()} />);
 }

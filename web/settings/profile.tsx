@@ -5,6 +5,7 @@ import { isAdmin, isSubUser, passwordSignIn, profile, providerName, signOut } fr
 import { loadStorage } from '../app/storage.ts';
 import { Section } from '../ui/page.tsx';
 import { StorageMeter } from '../ui/storage-meter.tsx';
+import { ContentSearchPreference } from './content-search.tsx';
 
 const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
 
@@ -56,6 +57,7 @@ export function Profile() {
       >
         <StorageMeter />
       </Section>
+      <ContentSearchPreference />
       <Section title="Sign out" intro="Signs this browser out. Other devices stay signed in; see Sessions to sign them out.">
         <button type="button" class="button" onClick={() => void signOut()}>
           Sign out
