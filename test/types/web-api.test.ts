@@ -57,5 +57,7 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     deletionSame,
     clientSame,
     appPasswordSame,
-  ]).toEqual(Array(11).fill(true));
+    searchHitSame,
+    contentSearchSame,
+  ]).toEqual(Array(13).fill(true));
 });
