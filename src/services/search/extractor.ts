@@ -2,6 +2,11 @@ import type { ExtractReply, ExtractRequest } from './extract-worker.ts';
 
 export type Extraction = { text: string } | { failed: string };
 
+// In the executable the worker is its own entry point (scripts/build.ts), stored under its source path as .js.
+const WORKER_URL = import.meta.url.includes('/$bunfs/')
+  ? '/$bunfs/root/src/services/search/extract-worker.js'
+  : new URL('./extract-worker.ts', import.meta.url).href;
+
 /**
  * Runs extraction in one worker thread, a document at a time. A document that takes longer than
  * `timeoutMs` (a PDF that loops) gets its worker terminated, which also frees whatever it allocated;
@@ -15,7 +20,7 @@ export class Extractor {
 
   private spawn(): Worker {
     // `smol` keeps the worker's heap small; its caps on inputs bound what it holds.
-    this.worker ??= new Worker(new URL('./extract-worker.ts', import.meta.url).href, { smol: true });
+    this.worker ??= new Worker(WORKER_URL, { smol: true });
     return this.worker;
   }
 
