@@ -17,7 +17,8 @@ CREATE TABLE `content_pending` (
 ALTER TABLE `users` ADD `content_search_opt_out` integer DEFAULT false NOT NULL;--> statement-breakpoint
 -- Hand-written below: the FTS5 table and triggers, which drizzle-kit cannot express.
 -- unicode61 with remove_diacritics 2 folds accents (cafe finds café); CJK text is stored with U+200B between ideographs and kana, so each is a token and a CJK query is a phrase of them.
-CREATE VIRTUAL TABLE `content_fts` USING fts5(`body`, tokenize='unicode61 remove_diacritics 2');
+-- `account` holds one token naming the owner, so a query meets only its account's rows; prefix indexes of 2 and 3 characters keep short prefix queries (inv*) fast.
+CREATE VIRTUAL TABLE `content_fts` USING fts5(`body`, `account`, tokenize='unicode61 remove_diacritics 2', prefix='2 3');
 --> statement-breakpoint
 CREATE TRIGGER `content_pending_insert` AFTER INSERT ON `items`
 WHEN new.`type` = 'file'

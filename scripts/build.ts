@@ -71,8 +71,9 @@ const common = [
   '--define',
   `COFFER_BUILD_DATE=${JSON.stringify(new Date(process.env.SOURCE_DATE_EPOCH ? Number(process.env.SOURCE_DATE_EPOCH) * 1000 : Date.now()).toISOString().replace(/\.\d+Z$/, 'Z'))}`,
   'src/main.ts',
-  // A worker thread's module is its own entry point in the executable (content search's text extraction).
+  // A worker thread's module is its own entry point in the executable (content search's extraction and index writes).
   'src/services/search/extract-worker.ts',
+  'src/services/search/index-writer.ts',
   path.relative(ROOT, bundleFile),
 ];
 if (targets.length === 0) {

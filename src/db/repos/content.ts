@@ -1,5 +1,10 @@
 import type { Database } from 'bun:sqlite';
 
+/** `match` limited to the text of one account's rows. */
+function scoped(accountId: string, match: string): string {
+  return `account : ${accountToken(accountId)} AND body : (${match})`;
+}
+
 /** A file waiting for extraction, with what reading it needs. */
 export interface PendingFile {
   seq: number;
@@ -25,6 +30,14 @@ export interface ContentProgress {
 
 export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 
+// Newest matches ranked per query: past this many, older matches are left out rather than every query slowing down.
+const RANKED_MATCHES = 5000;
+
+/** The one token of `content_fts.account` naming an account (hex, so the tokenizer never splits it). */
+export function accountToken(accountId: string): string {
+  return `a${Buffer.from(accountId).toString('hex')}`;
+}
+
 // Private-use characters mark a match in FTS5's snippet(), so the text can be escaped before they become <mark>.
 export const MARK_OPEN = '\uE000';
 export const MARK_CLOSE = '\uE001';
@@ -46,7 +59,7 @@ export class ContentRepo {
       .map((r) => ({ ...r, optedOut: r.optedOut === 1 }));
   }
 
-  /** Records one file's text (or its absence), unless its object changed meanwhile (then it stays queued). */
+  /** Records one file's text (or its absence) and takes it off the queue; not when its object changed meanwhile (it stays queued) or it left the queue. */
   record(file: PendingFile, state: DocState, text: string, at: number): boolean {
     return this.sqlite
       .transaction(() => {
@@ -54,14 +67,20 @@ export class ContentRepo {
           .query<{ key: string | null }, [number]>('SELECT storage_key AS key FROM items WHERE seq = ?')
           .get(file.seq);
         if (!current || current.key !== file.storageKey) return false;
+        // No longer queued: content search was turned off or the account opted out while the text was extracted.
+        if (this.sqlite.run('DELETE FROM content_pending WHERE seq = ?', [file.seq]).changes === 0) return false;
         this.sqlite.run('DELETE FROM content_fts WHERE rowid = ?', [file.seq]);
-        if (text) this.sqlite.run('INSERT INTO content_fts (rowid, body) VALUES (?, ?)', [file.seq, text]);
+        if (text)
+          this.sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, ?, ?)', [
+            file.seq,
+            text,
+            accountToken(file.accountId),
+          ]);
         this.sqlite.run(
           `INSERT INTO content_docs (seq, account_id, storage_key, state, text_bytes, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
            ON CONFLICT (seq) DO UPDATE SET storage_key = ?3, state = ?4, text_bytes = ?5, indexed_at = ?6`,
           [file.seq, file.accountId, file.storageKey, state, Buffer.byteLength(text), at],
         );
-        this.sqlite.run('DELETE FROM content_pending WHERE seq = ?', [file.seq]);
         return true;
       })
       .immediate();
@@ -150,26 +169,31 @@ export class ContentRepo {
     );
   }
 
-  /** Live files of the account whose text matches the FTS5 `match` expression, best first (bm25). */
+  /**
+   * Live files of the account whose text matches the FTS5 expression `match`, best first (bm25 over the text
+   * column). Ranking is bounded: only the newest RANKED_MATCHES matches of the account are ranked.
+   */
   search(accountId: string, match: string, limit: number): ContentHit[] {
     return this.sqlite
-      .query<ContentHit, [string, string, number]>(
-        `SELECT i.id, i.seq FROM content_fts f JOIN items i ON i.seq = f.rowid
-         WHERE content_fts MATCH ? AND i.account_id = ? AND i.deleted_at IS NULL
-         ORDER BY f.rank LIMIT ?`,
+      .query<ContentHit, [string, number, string, number]>(
+        `SELECT i.id, i.seq FROM (
+           SELECT rowid AS seq, bm25(content_fts, 1, 0) AS score FROM content_fts WHERE content_fts MATCH ? ORDER BY rowid DESC LIMIT ?
+         ) f JOIN items i ON i.seq = f.seq
+         WHERE i.account_id = ? AND i.deleted_at IS NULL
+         ORDER BY f.score LIMIT ?`,
       )
-      .all(match, accountId, limit);
+      .all(scoped(accountId, match), RANKED_MATCHES, accountId, limit);
   }
 
   /** snippet() of each seq for `match`, matches between MARK_OPEN and MARK_CLOSE. */
-  snippets(match: string, seqs: readonly number[], tokens: number): Map<number, string> {
+  snippets(accountId: string, match: string, seqs: readonly number[], tokens: number): Map<number, string> {
     if (seqs.length === 0) return new Map();
     const rows = this.sqlite
       .query<{ seq: number; snippet: string }, [string, string, string, ...number[]]>(
         `SELECT rowid AS seq, snippet(content_fts, 0, ?, ?, '…', ${tokens}) AS snippet FROM content_fts
          WHERE content_fts MATCH ? AND rowid IN (${seqs.map(() => '?').join(',')})`,
       )
-      .all(MARK_OPEN, MARK_CLOSE, match, ...seqs);
+      .all(MARK_OPEN, MARK_CLOSE, scoped(accountId, match), ...seqs);
     return new Map(rows.map((r) => [r.seq, r.snippet]));
   }
 }

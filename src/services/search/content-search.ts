@@ -11,7 +11,7 @@ import type { ItemService } from '../files/items.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import { kindOf, needsWholeFile } from './extract.ts';
-import type { Extractor } from './extractor.ts';
+import type { Extractor, IndexWriter } from './extractor.ts';
 import { indexedText, matchExpression, snippetHtml } from './text.ts';
 
 export interface ContentSearchLimits {
@@ -36,6 +36,7 @@ interface Deps {
   settings: SettingsService;
   storage: SealedStore;
   extractor: Extractor;
+  writer: IndexWriter;
   clock: Clock;
   log: Logger;
   limits: ContentSearchLimits;
@@ -118,6 +119,7 @@ export class ContentSearchService {
     const snippets =
       readable && match
         ? this.d.repo.snippets(
+            principal.accountId,
             match,
             hits.map((h) => h.seq),
             SNIPPET_TOKENS,
@@ -163,6 +165,7 @@ export class ContentSearchService {
     this.wake();
     await this.loop;
     this.d.extractor.kill();
+    await this.d.writer.close();
   }
 
   /** Lets an idle indexer look at once (a setting changed, or new work was queued in this process). */
@@ -202,7 +205,8 @@ export class ContentSearchService {
       this.wasEnabled = false;
       return false;
     }
-    if (this.wasEnabled !== true) this.backfillFrom = 0;
+    // Turned on, or off and on again between two looks (the index is then empty): extract everything.
+    if (this.wasEnabled !== true || (this.backfillFrom === null && this.d.repo.isEmpty())) this.backfillFrom = 0;
     this.wasEnabled = true;
     if (this.backfillFrom !== null) this.backfillFrom = this.d.repo.queueMissing(this.backfillFrom, BACKFILL_BATCH);
     const batch = this.d.repo.nextPending(EXTRACT_BATCH);
@@ -231,7 +235,7 @@ export class ContentSearchService {
         state = 'failed';
       }
     }
-    this.d.repo.record(file, state, text ? indexedText(text) : '', this.d.clock.now());
+    await this.d.writer.record(file, state, text ? indexedText(text) : '', this.d.clock.now());
   }
 
   private async extract(file: PendingFile): Promise<{ state: DocState; text: string }> {

@@ -98,7 +98,8 @@ export function xmlText(
   const out: string[] = [];
   let depth = 0;
   let skipDepth = -1;
-  const tagPattern = /<(\/?)([^\s/>!?]+)([^>]*?)(\/?)>|<!\[CDATA\[([\s\S]*?)\]\]>|<[!?][^>]*>/g;
+  const tagPattern =
+    /<(\/?)([^\s/>!?]+)([^>]*?)(\/?)>|<!\[CDATA\[([\s\S]*?)\]\]>|<!DOCTYPE[^[>]*\[[\s\S]*?\]\s*>|<!--[\s\S]*?-->|<[!?][^>]*>/g;
   let last = 0;
   for (let m = tagPattern.exec(xml); m !== null; m = tagPattern.exec(xml)) {
     if (skipDepth < 0 && m.index > last) out.push(decodeEntities(xml.slice(last, m.index)));

@@ -1,11 +1,9 @@
+import type { DocState, PendingFile } from '../../db/repos/content.ts';
 import type { ExtractReply, ExtractRequest } from './extract-worker.ts';
+import type { WriterReply, WriterRequest } from './index-writer.ts';
+import { startWorker } from './workers.ts';
 
 export type Extraction = { text: string } | { failed: string };
-
-// In the executable the worker is its own entry point (scripts/build.ts), stored under its source path as .js.
-const WORKER_URL = import.meta.url.includes('/$bunfs/')
-  ? '/$bunfs/root/src/services/search/extract-worker.js'
-  : new URL('./extract-worker.ts', import.meta.url).href;
 
 /**
  * Runs extraction in one worker thread, a document at a time. A document that takes longer than
@@ -19,9 +17,14 @@ export class Extractor {
   constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number }) {}
 
   private spawn(): Worker {
-    // `smol` keeps the worker's heap small; its caps on inputs bound what it holds.
-    this.worker ??= new Worker(WORKER_URL, { smol: true });
-    return this.worker;
+    if (this.worker) return this.worker;
+    const worker = startWorker('extract-worker');
+    // A worker that died between documents is replaced for the next one rather than waited on.
+    worker.addEventListener('close', () => {
+      if (this.worker === worker) this.worker = null;
+    });
+    this.worker = worker;
+    return worker;
   }
 
   extract(name: string, bytes: Uint8Array): Promise<Extraction> {
@@ -51,6 +54,46 @@ export class Extractor {
 
   kill(): void {
     this.worker?.terminate();
+    this.worker = null;
+  }
+}
+
+/** The index writer thread (index-writer.ts): one request at a time, in order. */
+export class IndexWriter {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly waiting = new Map<number, (reply: WriterReply) => void>();
+
+  constructor(private readonly database: string) {}
+
+  private call(request: WriterRequest): Promise<WriterReply> {
+    if (!this.worker) {
+      const worker = startWorker('index-writer');
+      worker.onmessage = (event: MessageEvent<WriterReply>) => {
+        this.waiting.get(event.data.id)?.(event.data);
+        this.waiting.delete(event.data.id);
+      };
+      this.worker = worker;
+      worker.postMessage({ kind: 'open', id: this.nextId++, database: this.database } satisfies WriterRequest);
+    }
+    const worker = this.worker;
+    return new Promise((resolve) => {
+      this.waiting.set(request.id, resolve);
+      worker.postMessage(request);
+    });
+  }
+
+  /** ContentRepo.record on the writer's connection: true when the text was stored. */
+  async record(file: PendingFile, state: DocState, text: string, at: number): Promise<boolean> {
+    const reply = await this.call({ kind: 'record', id: this.nextId++, file, state, text, at });
+    if ('error' in reply) throw new Error(reply.error);
+    return reply.recorded;
+  }
+
+  async close(): Promise<void> {
+    if (!this.worker) return;
+    await this.call({ kind: 'close', id: this.nextId++ });
+    this.worker.terminate();
     this.worker = null;
   }
 }

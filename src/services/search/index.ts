@@ -4,7 +4,7 @@ import type { FilesServices } from '../files/index.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ContentSearchService } from './content-search.ts';
-import { Extractor } from './extractor.ts';
+import { Extractor, IndexWriter } from './extractor.ts';
 
 export interface SearchServices {
   contentSearch: ContentSearchService;
@@ -27,6 +27,7 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     settings: d.settings,
     storage: infra.storage,
     extractor: new Extractor({ timeoutMs: EXTRACT_TIMEOUT_MS, maxTextBytes: config.search.maxTextBytes }),
+    writer: new IndexWriter(infra.paths.database),
     clock: infra.clock,
     log: infra.log,
     limits: config.search,

@@ -20,7 +20,7 @@ export function matchExpression(query: string): string | null {
   for (const m of query.normalize('NFC').matchAll(/"([^"]*)"?|(\S+)/g)) {
     const word = m[2];
     const prefix = word !== undefined && /[\p{L}\p{N}]\*+$/u.test(word);
-    const text = indexedText((m[1] ?? word ?? '').replace(/["*]/g, ' '));
+    const text = indexedText((m[1] ?? word ?? '').replace(/["*]/g, ' ').trim());
     if (!/[\p{L}\p{N}]/u.test(text)) continue;
     terms.push(`"${text}"${prefix ? '*' : ''}`);
   }

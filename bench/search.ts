@@ -1,0 +1,164 @@
+import { Database } from 'bun:sqlite';
+import fs from 'node:fs';
+import path from 'node:path';
+import { indexedText } from '../src/services/search/text.ts';
+import { makeDocument, seedIndex, type DocKind } from './search-docs.ts';
+import { adminToken, type BenchServer, startBenchServer } from './server.ts';
+
+const MiB = 1024 ** 2;
+
+/** CPU seconds (user + system) the process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const ms = (n: number) => n.toFixed(1);
+
+async function api(server: BenchServer, token: string, pathAndQuery: string, init: RequestInit = {}): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (typeof init.body === 'string') headers['content-type'] = 'application/json';
+  return fetch(`${server.url}${pathAndQuery}`, { ...init, headers });
+}
+
+async function progress(server: BenchServer, token: string) {
+  return (await (await api(server, token, '/api/user/content-search-config')).json()) as {
+    indexed: number;
+    pending: number;
+    textBytes: number;
+  };
+}
+
+/** Times `count` sequential requests; returns sorted milliseconds. */
+async function timed(count: number, fn: () => Promise<Response>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    const res = await fn();
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`status ${res.status}`);
+    out.push(performance.now() - t0);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/**
+ * Part 1: uploads a mix of text, PDF, DOCX and XLSX over HTTP with content search off, turns it on and
+ * times the backfill (documents/s, server CPU), while GET /api/files is timed every 50 ms.
+ */
+async function indexing(docs: number, docBytes: number): Promise<void> {
+  const server = await startBenchServer({
+    COFFER_GENERAL_RATE_LIMIT: '1000000000',
+    COFFER_UPLOAD_RATE_LIMIT: '1000000000',
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    const token = await adminToken(server.url);
+    const kinds: DocKind[] = ['txt', 'pdf', 'docx', 'xlsx'];
+    let bytes = 0;
+    const t0 = performance.now();
+    const queue = Array.from({ length: docs }, (_, i) => i);
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+          const kind = kinds[i % kinds.length]!;
+          const body = makeDocument(kind, i, docBytes);
+          bytes += body.length;
+          const form = new FormData();
+          form.append('file', new File([body], `doc-${i}.${kind}`));
+          const res = await api(server, token, '/api/files/upload', { method: 'POST', body: form });
+          if (!res.ok) throw new Error(`upload ${i}: ${res.status}`);
+        }
+      }),
+    );
+    console.log(
+      `search.upload ${docs} documents, ${(bytes / MiB).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (search off)`,
+    );
+
+    const cpu0 = cpuSeconds(server.pid);
+    const start = performance.now();
+    await api(server, token, '/api/user/content-search-config', { method: 'PUT', body: JSON.stringify({ enabled: true }) });
+    const listing: number[] = [];
+    let done = false;
+    const prober = (async () => {
+      while (!done) {
+        const t = performance.now();
+        const res = await api(server, token, '/api/files?limit=50');
+        await res.arrayBuffer();
+        listing.push(performance.now() - t);
+        await Bun.sleep(50);
+      }
+    })();
+    // Bounded: at most 30 minutes, whatever the box.
+    for (;;) {
+      const p = await progress(server, token);
+      if (p.pending === 0 && p.indexed >= docs) break;
+      if (performance.now() - start > 30 * 60_000) throw new Error(`indexing did not finish in 30 minutes (${p.indexed} of ${docs})`);
+      await Bun.sleep(500);
+    }
+    done = true;
+    await prober;
+    const seconds = (performance.now() - start) / 1000;
+    const cpu = cpuSeconds(server.pid) - cpu0;
+    const p = await progress(server, token);
+    listing.sort((a, b) => a - b);
+    const db = new Database(path.join(server.dataDir, 'coffer.db'), { readonly: true });
+    const indexBytes = db.query<{ b: number }, []>(`SELECT sum(pgsize) AS b FROM dbstat WHERE name LIKE 'content_%'`).get()?.b ?? 0;
+    db.close();
+    console.log(
+      `search.index_docs_per_s ${(docs / seconds).toFixed(1)} (${docs} documents, ${(bytes / MiB).toFixed(0)} MiB: text, PDF, DOCX, XLSX in turn; ${seconds.toFixed(1)} s)`,
+    );
+    console.log(
+      `search.index_server_cpu ${cpu.toFixed(1)} s CPU over ${seconds.toFixed(1)} s (${((cpu / seconds) * 100).toFixed(0)}% of one core)`,
+    );
+    console.log(
+      `search.index_size ${(indexBytes / MiB).toFixed(1)} MiB for ${(p.textBytes / MiB).toFixed(1)} MiB of text (${(indexBytes / Math.max(1, p.textBytes)).toFixed(2)}x; FTS5 keeps a copy of the text for snippets)`,
+    );
+    console.log(
+      `search.files_list_while_indexing p50 ${ms(quantile(listing, 0.5))} ms p99 ${ms(quantile(listing, 0.99))} ms (${listing.length} requests of GET /api/files, goal p99 < 20 ms)`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Part 2: 100,000 documents' text seeded into the index beside the server, then queries over HTTP. */
+async function queries(docs: number): Promise<void> {
+  const server = await startBenchServer({ COFFER_GENERAL_RATE_LIMIT: '1000000000', LOG_LEVEL: 'warn' });
+  try {
+    const token = await adminToken(server.url);
+    await api(server, token, '/api/user/content-search-config', { method: 'PUT', body: JSON.stringify({ enabled: true }) });
+    const me = (await (await api(server, token, '/api/profile')).json()) as { id: string };
+    const t0 = performance.now();
+    seedIndex(path.join(server.dataDir, 'coffer.db'), me.id, docs, indexedText);
+    console.log(`search.seed ${docs} documents of about 1 KiB of text in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const cases: Array<[string, string]> = [
+      ['common word', 'the'],
+      ['rare word', 'zymurgy'],
+      ['phrase', '"boiler pressure"'],
+      ['prefix', 'inv*'],
+    ];
+    for (const [label, q] of cases) {
+      const url = `/api/files/search?q=${encodeURIComponent(q)}&content=true&limit=50`;
+      const first = (await (await api(server, token, url)).json()) as unknown[];
+      const times = await timed(200, () => api(server, token, url));
+      console.log(
+        `search.query ${label} (${q}): p50 ${ms(quantile(times, 0.5))} ms p99 ${ms(quantile(times, 0.99))} ms, ${first.length} results (200 requests; goal p50 < 30, p99 < 100)`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * `npm run bench -- search`: content search indexing speed and cost, and query latency. Sizes from
+ * SEARCH_BENCH_DOCS (default 10000), SEARCH_BENCH_DOC_KIB (100) and SEARCH_BENCH_QUERY_DOCS (100000).
+ */
+export async function runSearchBench(): Promise<void> {
+  const docs = Number(process.env.SEARCH_BENCH_DOCS ?? 10_000);
+  const docBytes = Number(process.env.SEARCH_BENCH_DOC_KIB ?? 100) * 1024;
+  await indexing(docs, docBytes);
+  await queries(Number(process.env.SEARCH_BENCH_QUERY_DOCS ?? 100_000));
+}

@@ -1,0 +1,40 @@
+import { closeDatabase, openDatabase } from '../../db/client.ts';
+import { ContentRepo, type DocState, type PendingFile } from '../../db/repos/content.ts';
+import type { Db } from '../../db/client.ts';
+
+/**
+ * Writes extracted text into the FTS5 index on its own connection, so tokenizing a large document
+ * (up to 200 ms for 1 MiB) never holds the thread that answers requests. Never terminated mid-write:
+ * the server asks it to close.
+ */
+declare const self: Worker;
+
+export type WriterRequest =
+  | { kind: 'open'; id: number; database: string }
+  | { kind: 'record'; id: number; file: PendingFile; state: DocState; text: string; at: number }
+  | { kind: 'close'; id: number };
+
+export type WriterReply = { id: number; recorded: boolean } | { id: number; error: string };
+
+let db: Db | null = null;
+let repo: ContentRepo | null = null;
+
+self.onmessage = (event: MessageEvent<WriterRequest>) => {
+  const m = event.data;
+  try {
+    if (m.kind === 'open') {
+      db = openDatabase(m.database);
+      repo = new ContentRepo(db.$client);
+      self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
+    } else if (m.kind === 'record') {
+      if (!repo) throw new Error('index writer used before it was opened');
+      self.postMessage({ id: m.id, recorded: repo.record(m.file, m.state, m.text, m.at) } satisfies WriterReply);
+    } else {
+      if (db) closeDatabase(db);
+      db = repo = null;
+      self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
+    }
+  } catch (err) {
+    self.postMessage({ id: m.id, error: String(err) } satisfies WriterReply);
+  }
+};
