@@ -1,10 +1,6 @@
-import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { readJson } from './body.ts';
-import { sessionPlugin } from './guard.ts';
-import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
+import { route, routes } from './route.ts';
 
 const verifyBody = z.object({ code: z.string().regex(/^\d{6}$/, 'Enter the 6-digit code from your authenticator app') });
 const disableBody = z.object({
@@ -17,30 +13,12 @@ const disableBody = z.object({
 /** Two-factor authentication: setup, verify, disable, backup codes. */
 export function mfaRoutes(ctx: AppContext) {
   const { mfa } = ctx.services;
-  return new Elysia({ name: 'http/mfa', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .get('/api/mfa/status', ({ principal }) => mfa.status(principal), { session: true })
-    .post('/api/mfa/setup', ({ principal }) => mfa.setup(principal), { session: true })
-    .post(
-      '/api/mfa/verify',
-      async ({ principal, request }) => {
-        return mfa.enable(principal, validate(verifyBody, await readJson(request)).code);
-      },
-      { session: true, detail: describeInput({ body: verifyBody }) },
-    )
-    .post(
-      '/api/mfa/disable',
-      async ({ principal, request }) => {
-        return mfa.disable(principal, validate(disableBody, await readJson(request)).code);
-      },
-      { session: true, detail: describeInput({ body: disableBody }) },
-    )
-    .post(
-      '/api/mfa/backup-codes/regenerate',
-      ({ principal, request }) => {
-        return mfa.regenerateBackupCodes(principal);
-      },
-      { session: true },
-    )
-    .get('/api/mfa/backup-codes/count', ({ principal }) => mfa.backupCodeCount(principal), { session: true });
+  return routes(ctx, 'http/mfa', [
+    route('GET /api/mfa/status', { handler: ({ principal }) => mfa.status(principal) }),
+    route('POST /api/mfa/setup', { handler: ({ principal }) => mfa.setup(principal) }),
+    route('POST /api/mfa/verify', { body: verifyBody, handler: ({ principal, body }) => mfa.enable(principal, body.code) }),
+    route('POST /api/mfa/disable', { body: disableBody, handler: ({ principal, body }) => mfa.disable(principal, body.code) }),
+    route('POST /api/mfa/backup-codes/regenerate', { handler: ({ principal }) => mfa.regenerateBackupCodes(principal) }),
+    route('GET /api/mfa/backup-codes/count', { handler: ({ principal }) => mfa.backupCodeCount(principal) }),
+  ]);
 }
