@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseSize } from './lib/size.ts';
+import { parseSize } from './contract/size.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** `json`: one JSON object per line; `journald`: the same behind a syslog priority prefix (`<3>` for errors). */

@@ -1,26 +1,8 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { EMAIL } from '../services/accounts.ts';
+import { changePasswordBody, loginBody, logoutAllBody, signupBody } from '../contract/accounts.ts';
 import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
-
-// Shapes only: the password, name and email rules are the accounts service's.
-const password = (field: string) => z.string({ error: `${field} is required` });
-const signupBody = z.object({
-  email: EMAIL,
-  password: password('password'),
-  name: z.string().optional(),
-  setupCode: z.string().max(64, 'setupCode must be at most 64 characters').optional(),
-});
-const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCode: z.string().max(16).optional() });
-const changePasswordBody = z.object({
-  oldPassword: z.string().min(1, 'Enter your current password').max(128),
-  newPassword: password('newPassword'),
-  // WebDAV devices keep working after a password change unless the user asks (issue 22).
-  revokeAppPasswords: z.boolean().optional(),
-});
-const logoutAllBody = z.object({ revokeAppPasswords: z.boolean().optional() }).nullable();
 
 function clientInfo(request: Request) {
   const meta = requestMeta(request);

@@ -1,8 +1,6 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { appPasswordBody } from '../contract/accounts.ts';
 import { route, routes } from './route.ts';
-
-const createBody = z.object({ name: z.string({ error: 'name is required' }) });
 
 /**
  * App passwords (issue 22): per-device passwords for WebDAV, made and revoked by their own login; and
@@ -13,7 +11,7 @@ export function appPasswordRoutes(ctx: AppContext) {
   return routes(ctx, 'http/app-passwords', [
     route('GET /api/user/app-passwords', { handler: ({ principal }) => appPasswords.list(principal) }),
     route('POST /api/user/app-passwords', {
-      body: createBody,
+      body: appPasswordBody,
       handler: ({ principal, body, set }) => {
         set.status = 201;
         return appPasswords.create(principal, body);

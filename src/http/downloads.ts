@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { readJsonOrForm } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
-import { idsBody } from './fields.ts';
+import { idsBody } from '../contract/files.ts';
 import { route, routes } from './route.ts';
 
 /** Downloads: a file (with ranges), a folder or a selection as a streamed ZIP. */

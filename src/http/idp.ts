@@ -1,11 +1,9 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { idpMfaBody } from '../contract/accounts.ts';
 import { route, routes } from './route.ts';
 import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/idp.ts';
 import { clearedIdpCookie, IDP_PENDING_COOKIE, IDP_STATE_COOKIE, idpCookie, readCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
-
-const mfaBody = z.object({ code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(16) });
 
 type Set = { status?: number | string; headers: Record<string, unknown> };
 
@@ -65,7 +63,7 @@ export function idpRoutes(ctx: AppContext) {
       },
     }),
     route('POST /api/idp/mfa-verify', {
-      body: mfaBody,
+      body: idpMfaBody,
       handler: async ({ body, request, set }) => {
         const { secure } = requestMeta(request);
         const result = await idp.verifyMfa(readCookie(request, IDP_PENDING_COOKIE), body.code, info(request));

@@ -1,21 +1,7 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { listQuery, pageResponse, placeBody } from './fields.ts';
+import { folderBody, folderQuery, liveListQuery, placeBody, recentQuery, renameBody, searchQuery, starBody } from '../contract/files.ts';
+import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
-
-const name = z.string({ error: 'name is required' });
-const folderBody = z.object({ name, parentId: z.string().min(1).nullable().optional() });
-const renameBody = z.object({ id: z.string({ error: 'id is required' }).min(1), name });
-const starBody = placeBody.pick({ ids: true }).extend({ starred: z.boolean({ error: 'starred must be true or false' }) });
-const searchQuery = z.object({
-  q: z.string().optional(),
-  query: z.string().optional(),
-  limit: z.coerce.number().int().optional().catch(undefined),
-});
-const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
-// Built once: a zod schema costs more to build than a cached page costs to answer.
-const folderQuery = listQuery('modified').extend({ parentId: z.string().optional() });
-const liveListQuery = listQuery('modified');
 
 /** The file tree (SPEC "Files"): lists, search, details, folders, rename, move, star, copy and job polling. */
 export function itemRoutes(ctx: AppContext) {

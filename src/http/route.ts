@@ -1,5 +1,6 @@
 import { type AnyElysia, type Context, Elysia } from 'elysia';
 import { z } from 'zod';
+import type { Api, ApiKey, PathParams } from '../contract/api.ts';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../services/principal.ts';
 import { readJson } from './body.ts';
@@ -7,31 +8,34 @@ import { ROUTES, type RouteKey } from './policy.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
-type PathOf<K extends string> = K extends `${string} ${infer P}` ? P : never;
-/** `{id: string}` for `/api/files/:id/info`; `{'*': string}` for a wildcard. */
-type ParamsOf<P extends string> = P extends `${string}:${infer N}/${infer Rest}`
-  ? { [k in N]: string } & ParamsOf<`/${Rest}`>
-  : P extends `${string}:${infer N}`
-    ? { [k in N]: string }
-    : P extends `${string}*`
-      ? { '*': string }
-      : unknown;
 type Access<K extends RouteKey> = (typeof ROUTES)[K]['access'];
 // The guard resolves a principal for every access but public; WebDAV's handler reads its own (anonymous OPTIONS has none).
 type PrincipalOf<K extends RouteKey> = Access<K> extends 'public' | 'dav' ? unknown : { principal: Principal };
 
-export type RouteContext<K extends RouteKey, B, Q> = {
+declare const encodedJson: unique symbol;
+/** A JSON body already encoded (a cached list page), typed by what it holds. */
+export type JsonBytes<T> = Uint8Array & { readonly [encodedJson]: T };
+
+type Awaitable<T> = T | Promise<T>;
+// A route the web app calls answers what the contract says (src/contract/api.ts); the rest answer anything.
+type Answer<K extends RouteKey> = K extends ApiKey
+  ? Api[K]['response'] | JsonBytes<Api[K]['response']> | (Api[K] extends { stream: true } ? Response : never)
+  : unknown;
+// Its body schema takes what the contract says the web app sends.
+type BodyOf<K extends RouteKey> = K extends ApiKey ? (Api[K] extends { body: infer I } ? I : never) : unknown;
+
+type RouteContext<K extends RouteKey, B, Q> = {
   request: Request;
   set: Context['set'];
   server: Context['server'];
-  params: ParamsOf<PathOf<K>>;
+  params: PathParams<K>;
   /** The body, read after the guard and validated by the route's `body` schema; as read with `rawBody`. */
   body: B extends z.ZodType ? z.infer<B> : unknown;
   /** The query, validated by the route's `query` schema when the handler first reads it; raw strings without one. */
   query: Q extends z.ZodType ? z.infer<Q> : Record<string, string | undefined>;
 } & PrincipalOf<K>;
 
-export interface RouteSpec<K extends RouteKey, B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+export interface RouteSpec<K extends RouteKey, B extends z.ZodType<unknown, BodyOf<K>> | undefined, Q extends z.ZodType | undefined> {
   summary?: string;
   body?: B;
   /** How the body arrives, when not as JSON (a form post of a download). */
@@ -41,7 +45,7 @@ export interface RouteSpec<K extends RouteKey, B extends z.ZodType | undefined, 
   query?: Q;
   /** multipart/form-data fields, described only: uploads stream them, so there is no zod schema to read. */
   form?: Record<string, string>;
-  handler: (c: RouteContext<K, B, Q>) => unknown;
+  handler: (c: RouteContext<K, B, Q>) => Awaitable<Answer<K>>;
 }
 
 /** One route as declared: its policy key (`METHOD /path` of http/policy.ts), its schemas and handler. */
@@ -89,10 +93,11 @@ function describe(key: RouteKey, spec: { summary?: string; body?: z.ZodType; que
  * validated, its query validated when read, its OpenAPI description built from the same schemas, and
  * its handler given the principal the guard resolved whenever the policy is not public.
  */
-export function route<K extends RouteKey, B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
-  key: K,
-  spec: RouteSpec<K, B, Q>,
-): Route {
+export function route<
+  K extends RouteKey,
+  B extends z.ZodType<unknown, BodyOf<K>> | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+>(key: K, spec: RouteSpec<K, B, Q>): Route {
   const policy = ROUTES[key];
   const [method, path] = key.split(' ') as [string, string];
   const withPrincipal = policy.access !== 'public' && policy.access !== 'dav';

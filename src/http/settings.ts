@@ -1,16 +1,8 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { docserverBody, enabledBody, hiddenBody, knownProxiesBody, maxUploadSizeBody, shareBaseUrlBody } from '../contract/admin.ts';
 import { DOCSERVER_EXTENSIONS } from '../services/docserver.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
-
-const enabledBody = z.object({ enabled: z.boolean({ message: 'enabled must be true or false' }) });
-const hiddenBody = z.object({ hidden: z.boolean({ message: 'hidden must be true or false' }) });
-const docserverBody = z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() });
-const shareBaseUrlBody = z.object({ url: z.string().nullish() });
-// These two are checked by the settings service (its rules), so the schemas here only describe them.
-const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
-const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {

@@ -1,13 +1,8 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { idsBody } from './fields.ts';
+import { idsBody } from '../contract/files.ts';
+import { shareBody } from '../contract/sharing.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
-
-const shareBody = idsBody.extend({
-  shared: z.boolean({ error: 'shared must be true or false' }),
-  expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).default('7d'),
-});
 
 /** Creating and removing share links (SPEC "Files": share, share/links, link-parent-share). */
 export function shareRoutes(ctx: AppContext) {

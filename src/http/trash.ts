@@ -2,10 +2,10 @@ import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
 import { isDiskFullError } from '../services/disk-space.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
-import { idsBody, listQuery, pageResponse } from './fields.ts';
+import { idsBody, trashQuery } from '../contract/files.ts';
+import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
 
-const trashQuery = listQuery('deletedAt');
 const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
 
 /** The trash: list, move to trash, restore, delete permanently, empty. */

@@ -1,9 +1,7 @@
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { uploadCheckBody } from '../contract/files.ts';
 import { readMultipart } from './multipart.ts';
 import { route, routes } from './route.ts';
-
-const checkBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
 
 /** A multipart body as the upload service reads it: streamed parts, the hang-up signal, the declared size. */
 function uploadRequest(request: Request) {
@@ -15,7 +13,10 @@ function uploadRequest(request: Request) {
 export function uploadRoutes(ctx: AppContext) {
   const { uploads } = ctx.services;
   return routes(ctx, 'http/uploads', [
-    route('POST /api/files/upload/check', { body: checkBody, handler: ({ principal, body }) => uploads.check(principal, body.fileSize) }),
+    route('POST /api/files/upload/check', {
+      body: uploadCheckBody,
+      handler: ({ principal, body }) => uploads.check(principal, body.fileSize),
+    }),
     route('POST /api/files/upload', {
       form: { parentId: 'target folder (default: the root)', lastModifiedTimes: 'milliseconds since the epoch', file: 'the file' },
       handler: ({ principal, request }) => uploads.upload(principal, uploadRequest(request)),

@@ -9,14 +9,14 @@ import type { CopyService } from './copy.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from './downloads.ts';
 import type { ItemService } from './items.ts';
-import { nameProblem, normalizeName } from './names.ts';
+import { nameProblem, normalizeName } from '../contract/names.ts';
 import { type Operation, permissionFor } from './permissions.ts';
 import { type Principal, requirePermission } from './principal.ts';
 import type { QuotaService, StorageUsage } from './quota.ts';
 import type { TrashService } from './trash.ts';
 import type { UploadService } from './uploads.ts';
 import { noBytes } from '../lib/buffers.ts';
-import { formatSize } from '../lib/size.ts';
+import { formatSize } from '../contract/size.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: Item };
