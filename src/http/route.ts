@@ -48,9 +48,8 @@ export interface RouteSpec<K extends RouteKey, B extends z.ZodType<unknown, Body
   handler: (c: RouteContext<K, B, Q>) => Awaitable<Answer<K>>;
 }
 
-/** One route as declared: its policy key (`METHOD /path` of http/policy.ts), its schemas and handler. */
+/** One route as declared, ready to be registered on its area's plugin. */
 export interface Route {
-  key: RouteKey;
   register: (app: AnyElysia) => void;
 }
 
@@ -128,7 +127,7 @@ export function route<
       ? async (c: Context) => run(c, await read(c.request))
       : (c: Context) => run(c, undefined);
   const detail = describe(key, { ...spec, body: spec.body ?? spec.rawBody });
-  return { key, register: (app) => void app.route(method, path, handle as never, { detail: detail as never }) };
+  return { register: (app) => void app.route(method, path, handle as never, { detail: detail as never }) };
 }
 
 /** An area's routes as one Elysia plugin; `app` when the area adds a hook of its own first. */
