@@ -2,11 +2,12 @@ import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
 import { isDiskFullError } from '../services/disk-space.ts';
 import type { InlineRun, TrashPlan } from '../services/trash.ts';
-import { idsBody, trashQuery } from '../contract/files.ts';
+import { idsBody, type ProgressLine, trashQuery } from '../contract/files.ts';
 import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
 
-const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
+// The lines the web app reads (contract/files.ts): a change to either side fails tsc.
+const ndjsonLine = (value: ProgressLine) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
 
 /** The trash: list, move to trash, restore, delete permanently, empty. */
 export function trashRoutes(ctx: AppContext) {
