@@ -87,7 +87,8 @@ export function urlOf(key: string, params: Record<string, string> = {}, query: o
   const path = key.slice(key.indexOf(' ') + 1).replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
-  return q.size ? `${path}?${q}` : path;
+  const search = q.toString();
+  return search ? `${path}?${search}` : path;
 }
 
 /** Calls a route of the contract; the answer as the raw response (status, headers, streams). */
