@@ -161,6 +161,9 @@ export interface Api {
 }
 
 export type ApiKey = keyof Api;
+/** What a route of the contract takes as its body, and as its query. */
+export type ApiBody<K extends ApiKey> = Api[K] extends { body: infer B } ? B : never;
+export type ApiQuery<K extends ApiKey> = Api[K] extends { query: infer Q } ? Q : never;
 
 type ParamsOfPath<P extends string> = P extends `${string}:${infer N}/${infer Rest}`
   ? { [k in N]: string } & ParamsOfPath<`/${Rest}`>

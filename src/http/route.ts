@@ -1,6 +1,6 @@
 import { type AnyElysia, type Context, Elysia } from 'elysia';
 import { z } from 'zod';
-import type { Api, ApiKey, PathParams } from '../contract/api.ts';
+import type { Api, ApiBody, ApiKey, PathParams } from '../contract/api.ts';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../services/principal.ts';
 import { readJson } from './body.ts';
@@ -22,7 +22,7 @@ type Answer<K extends RouteKey> = K extends ApiKey
   ? Api[K]['response'] | JsonBytes<Api[K]['response']> | (Api[K] extends { stream: true } ? Response : never)
   : unknown;
 // Its body schema takes what the contract says the web app sends.
-type BodyOf<K extends RouteKey> = K extends ApiKey ? (Api[K] extends { body: infer I } ? I : never) : unknown;
+type BodyOf<K extends RouteKey> = K extends ApiKey ? ApiBody<K> : unknown;
 
 type RouteContext<K extends RouteKey, B, Q> = {
   request: Request;

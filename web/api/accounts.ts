@@ -1,21 +1,20 @@
-import type { Api } from '../../src/contract/api.ts';
+import type { ApiBody } from '../../src/contract/api.ts';
 import { call, urlOf } from '../app/api.ts';
 
-type Body<K extends keyof Api> = Api[K] extends { body: infer B } ? B : never;
 // Sign-in calls expect 401 and must not be treated as an expired session.
 const anonymous = true;
 
 /** Sign-up, sign-in (password and single sign-on), the profile and the password. */
 export const accounts = {
   signupStatus: () => call('GET /api/signup-status', { anonymous }),
-  signup: (body: Body<'POST /api/signup'>) => call('POST /api/signup', { body, anonymous }),
-  login: (body: Body<'POST /api/login'>) => call('POST /api/login', { body, anonymous }),
+  signup: (body: ApiBody<'POST /api/signup'>) => call('POST /api/signup', { body, anonymous }),
+  login: (body: ApiBody<'POST /api/login'>) => call('POST /api/login', { body, anonymous }),
   idpLoginUrl: (next: string | null) => urlOf('GET /api/idp/login', {}, { next: next || undefined }),
   idpVerify: (code: string) => call('POST /api/idp/mfa-verify', { body: { code }, anonymous }),
   profile: (opts: { anonymous?: boolean } = {}) => call('GET /api/profile', opts),
   logout: () => call('POST /api/logout'),
-  logoutAll: (body: Body<'POST /api/logout-all'>) => call('POST /api/logout-all', { body }),
-  changePassword: (body: Body<'POST /api/change-password'>) => call('POST /api/change-password', { body }),
+  logoutAll: (body: ApiBody<'POST /api/logout-all'>) => call('POST /api/logout-all', { body }),
+  changePassword: (body: ApiBody<'POST /api/change-password'>) => call('POST /api/change-password', { body }),
 };
 
 /** Signed-in sessions and presence (SPEC "Events" 3). */
@@ -49,7 +48,8 @@ export const devices = {
 /** An account owner's sub-users. */
 export const subUsers = {
   list: () => call('GET /api/user/sub-users'),
-  create: (body: Body<'POST /api/user/sub-users'>) => call('POST /api/user/sub-users', { body }),
-  setPermissions: (id: string, body: Body<'PUT /api/user/sub-users/:id'>) => call('PUT /api/user/sub-users/:id', { params: { id }, body }),
+  create: (body: ApiBody<'POST /api/user/sub-users'>) => call('POST /api/user/sub-users', { body }),
+  setPermissions: (id: string, body: ApiBody<'PUT /api/user/sub-users/:id'>) =>
+    call('PUT /api/user/sub-users/:id', { params: { id }, body }),
   remove: (id: string) => call('DELETE /api/user/sub-users/:id', { params: { id } }),
 };

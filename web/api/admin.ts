@@ -1,7 +1,5 @@
-import type { Api } from '../../src/contract/api.ts';
+import type { ApiBody } from '../../src/contract/api.ts';
 import { call, send } from '../app/api.ts';
-
-type Body<K extends keyof Api> = Api[K] extends { body: infer B } ? B : never;
 
 /** Instance settings: what every login reads, and the switches the admin turns. */
 export const settings = {
@@ -14,7 +12,7 @@ export const settings = {
   knownProxies: () => call('GET /api/user/known-proxies-config'),
   setKnownProxies: (knownProxies: string[]) => call('PUT /api/user/known-proxies-config', { body: { knownProxies } }),
   docserver: () => call('GET /api/user/docserver-config'),
-  setDocserver: (body: Body<'PUT /api/user/docserver-config'>) => call('PUT /api/user/docserver-config', { body }),
+  setDocserver: (body: ApiBody<'PUT /api/user/docserver-config'>) => call('PUT /api/user/docserver-config', { body }),
   davAccountPasswords: () => call('GET /api/user/webdav-account-password-config'),
   setDavAccountPasswords: (enabled: boolean) => call('PUT /api/user/webdav-account-password-config', { body: { enabled } }),
   setSignup: (enabled: boolean) => call('POST /api/user/signup-toggle', { body: { enabled } }),
@@ -28,11 +26,11 @@ export const admin = {
   users: (query: { limit: number; cursor?: string }) => call('GET /api/user/all', { query }),
   setDisabled: (id: string, disabled: boolean) => call('PATCH /api/user/:id', { params: { id }, body: { disabled } }),
   deleteUser: (id: string) => call('DELETE /api/user/:id', { params: { id } }),
-  setStorageLimit: (body: Body<'PUT /api/user/storage-limit'>) => call('PUT /api/user/storage-limit', { body }),
+  setStorageLimit: (body: ApiBody<'PUT /api/user/storage-limit'>) => call('PUT /api/user/storage-limit', { body }),
   clients: () => call('GET /api/user/active-clients'),
   /** 202 while the scan runs: the caller polls with the job id. */
   scanOrphans: (query: { graceMinutes: number } | { jobId: string }) => send('GET /api/user/orphans', { query }),
-  deleteOrphans: (body: Body<'POST /api/user/orphans/delete'>) => send('POST /api/user/orphans/delete', { body }),
+  deleteOrphans: (body: ApiBody<'POST /api/user/orphans/delete'>) => send('POST /api/user/orphans/delete', { body }),
   version: () => call('GET /api/version'),
   latestVersion: () => call('GET /api/version/latest'),
 };

@@ -1,10 +1,8 @@
-import type { Api } from '../../src/contract/api.ts';
+import type { ApiBody, ApiQuery } from '../../src/contract/api.ts';
 import type { Item, JobStatus, ProgressLine, QueuedJob } from '../../src/contract/files.ts';
-import { ApiError, type CallInput, call, page, send, urlOf } from '../app/api.ts';
+import { ApiError, call, page, send, urlOf } from '../app/api.ts';
 
-type Body<K extends keyof Api> = Api[K] extends { body: infer B } ? B : never;
-type Query<K extends keyof Api> = Api[K] extends { query: infer Q } ? Q : never;
-type Opts = Pick<CallInput<'GET /api/files'>, 'signal'>;
+type Opts = { signal?: AbortSignal };
 
 /** Polls a background job until it is done; failures carry the server's message. */
 async function waitForJob(jobId: string, signal?: AbortSignal): Promise<JobStatus> {
@@ -52,18 +50,18 @@ async function withProgress(
 
 /** The file API (SPEC "Files", "Trash", "Upload rules"): lists, changes, jobs, uploads' URLs, downloads. */
 export const files = {
-  list: (query: Query<'GET /api/files'>, opts: Opts = {}) => page('GET /api/files', { query, ...opts }),
-  collection: (name: 'starred' | 'shared' | 'trash', query: Query<'GET /api/files/starred'>, opts: Opts = {}) =>
+  list: (query: ApiQuery<'GET /api/files'>, opts: Opts = {}) => page('GET /api/files', { query, ...opts }),
+  collection: (name: 'starred' | 'shared' | 'trash', query: ApiQuery<'GET /api/files/starred'>, opts: Opts = {}) =>
     page(`GET /api/files/${name}`, { query, ...opts }),
   recent: (limit: number, opts: Opts = {}) => call('GET /api/files/recent', { query: { limit }, ...opts }),
   search: (q: string, limit: number, opts: Opts = {}) => call('GET /api/files/search', { query: { q, limit }, ...opts }),
   stats: () => call('GET /api/files/stats'),
   info: (id: string) => call('GET /api/files/:id/info', { params: { id } }),
-  createFolder: (body: Body<'POST /api/files/folder'>) => call('POST /api/files/folder', { body }),
-  move: (body: Body<'POST /api/files/move'>) => call('POST /api/files/move', { body }),
-  rename: (body: Body<'POST /api/files/rename'>) => call('POST /api/files/rename', { body }),
-  star: (body: Body<'POST /api/files/star'>) => call('POST /api/files/star', { body }),
-  copy: (body: Body<'POST /api/files/copy'>) => call('POST /api/files/copy', { body }),
+  createFolder: (body: ApiBody<'POST /api/files/folder'>) => call('POST /api/files/folder', { body }),
+  move: (body: ApiBody<'POST /api/files/move'>) => call('POST /api/files/move', { body }),
+  rename: (body: ApiBody<'POST /api/files/rename'>) => call('POST /api/files/rename', { body }),
+  star: (body: ApiBody<'POST /api/files/star'>) => call('POST /api/files/star', { body }),
+  copy: (body: ApiBody<'POST /api/files/copy'>) => call('POST /api/files/copy', { body }),
   waitForJob,
   trash: (ids: string[], onProgress: (done: number, total: number) => void) => withProgress('POST /api/files/delete', ids, onProgress),
   restore: (ids: string[], onProgress: (done: number, total: number) => void) =>
