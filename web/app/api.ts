@@ -79,7 +79,7 @@ type Fields<K extends ApiKey> = (Api[K] extends { body: infer B } ? { body: B } 
   (Api[K] extends { query: infer Q } ? { query?: Q } : unknown) &
   (keyof PathParams<K> extends never ? unknown : { params: PathParams<K> });
 /** What a call sends: the contract's body, query and path parameters for its route key. */
-export type CallInput<K extends ApiKey> = Fields<K> & Omit<CallOptions, 'method' | 'body'>;
+type CallInput<K extends ApiKey> = Fields<K> & Omit<CallOptions, 'method' | 'body'>;
 type Args<K extends ApiKey> = object extends Fields<K> ? [input?: CallInput<K>] : [input: CallInput<K>];
 
 /** A route key's URL: `GET /x/:id` with `{id}` is `/x/<id>`, the parameter encoded; the query is appended. */
