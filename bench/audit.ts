@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { AuditActions } from '../src/services/audit.ts';
+import { AuditActions } from '../src/services/administration/audit.ts';
 import { newId } from '../src/lib/ids.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
 import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/context.ts';
+import { openContext } from '../src/composition.ts';
 import { createLogger } from '../src/log.ts';
 import { freshInstance } from './fixtures.ts';
 import { median } from './streams.ts';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { openDatabase } from '../src/db/client.ts';
 import { DavPropertiesRepo } from '../src/db/repos/dav-properties.ts';
 import { parseXml, XML_LIMITS } from '../src/lib/xml.ts';
-import { PROPERTY_LIMITS } from '../src/services/dav.ts';
+import { PROPERTY_LIMITS } from '../src/services/dav/dav.ts';
 import { memoryMiB, seedItems } from './fixtures.ts';
 import { adminToken, startBenchServer } from './server.ts';
 import { median } from './streams.ts';

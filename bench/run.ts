@@ -15,6 +15,7 @@ import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
+import { runSigninBench } from './signin.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -35,6 +36,7 @@ const benches: Record<string, () => Promise<void>> = {
   dav: runDavBench,
   'dav-locks': runDavLocksBench,
   'dav-hostile': runDavHostileBench,
+  signin: runSigninBench,
 };
 
 const wanted = process.argv.slice(2);

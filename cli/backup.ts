@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/contract/size.ts';
-import { restoreFullBackup } from '../src/services/restore.ts';
+import { restoreFullBackup } from '../src/services/maintenance/restore.ts';
 import { action, addDataDirOption, adminCommand, configFrom, print, printJson, progressBar, withContext } from './common.ts';
 
 const MiB = 1024 ** 2;

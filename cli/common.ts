@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, withConfigFile, type Config, type ConfigFlags } from '../src/config.ts';
-import { StartupError } from '../src/data-dir.ts';
-import { openContext, type AppContext } from '../src/context.ts';
-import { AppError } from '../src/errors.ts';
+import type { AppContext } from '../src/context.ts';
+import { openContext } from '../src/composition.ts';
+import { AppError, StartupError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 
 /**

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { dataPaths, loadSecrets, prepareDataDir, requireDataDirOwner } from '../src/data-dir.ts';
+import { dataPaths, prepareDataDir, requireDataDirOwner } from '../src/data-dir.ts';
+import { loadSecrets } from '../src/storage/secrets-file.ts';
 import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { action, adminCommand, configFrom, print, printJson } from './common.ts';

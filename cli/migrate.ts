@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { dataPaths, requireDataDirOwner, requireExistingDataDir, StartupError } from '../src/data-dir.ts';
+import { dataPaths, requireDataDirOwner, requireExistingDataDir } from '../src/data-dir.ts';
+import { StartupError } from '../src/errors.ts';
 import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { DatabaseTooNewError, migrate } from '../src/db/migrate.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';

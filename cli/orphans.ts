@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { formatSize } from '../src/contract/size.ts';
-import { DELETE_LIMIT, GRACE_MINUTES, type OrphanDeleteResult, type OrphanScanReport } from '../src/services/orphans.ts';
+import { DELETE_LIMIT, GRACE_MINUTES, type OrphanDeleteResult, type OrphanScanReport } from '../src/services/maintenance/orphans.ts';
 import {
   action,
   adminCommand,

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { formatSize } from '../src/contract/size.ts';
-import type { MigrationProgress } from '../src/services/storage-migration.ts';
-import { StorageMigrationService } from '../src/services/storage-migration.ts';
+import type { MigrationProgress } from '../src/services/maintenance/storage-migration.ts';
+import { StorageMigrationService } from '../src/services/maintenance/storage-migration.ts';
 import type { StorageDriver } from '../src/storage/driver.ts';
 import { createDriver, describeLocation, verifyDriver } from '../src/storage/drivers.ts';
 import { action, adminCommand, print, printJson, UsageError, withContext } from './common.ts';

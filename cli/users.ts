@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
 import { EMAIL } from '../src/contract/accounts.ts';
-import { emailKey } from '../src/services/accounts.ts';
+import { emailKey } from '../src/services/accounts/email.ts';
 import type { User } from '../src/db/repos/users.ts';
 import { formatSize, parseSize } from '../src/contract/size.ts';
 import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';

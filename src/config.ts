@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseSize } from './contract/size.ts';
+import { StartupError } from './errors.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** `json`: one JSON object per line; `journald`: the same behind a syslog priority prefix (`<3>` for errors). */
@@ -71,15 +72,18 @@ export interface RateLimits {
   upload: number;
   mfa: number;
   backupCodes: number;
+  passwordHashes: number;
 }
 
-/** Each limiter's variable and SPEC's default; the table in docs/configuration.md names the same. */
+/** Each limiter's variable and its default (SPEC's, for SPEC's limiters); the table in docs/configuration.md names the same. */
 const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: number]> = {
   general: ['COFFER_GENERAL_RATE_LIMIT', 10_000],
   auth: ['COFFER_AUTH_RATE_LIMIT', 25],
   upload: ['COFFER_UPLOAD_RATE_LIMIT', 20_000],
   mfa: ['COFFER_MFA_RATE_LIMIT', 5],
   backupCodes: ['COFFER_BACKUP_CODES_RATE_LIMIT', 3],
+  // Above what one household's devices and people need; each check costs a core ~80 ms and 19 MiB.
+  passwordHashes: ['COFFER_PASSWORD_HASH_RATE_LIMIT', 60],
 };
 
 export type StorageConfig = { driver: 'local' } | S3Config;
@@ -141,6 +145,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_UPLOAD_RATE_LIMIT        uploads (and upload checks) per 30 minutes per login (default 20000)
   COFFER_MFA_RATE_LIMIT           two-factor verify or disable attempts per minute per IP and login (default 5)
   COFFER_BACKUP_CODES_RATE_LIMIT  backup-code regenerations per 10 minutes per IP and login (default 3)
+  COFFER_PASSWORD_HASH_RATE_LIMIT password checks per minute per IP, whatever the email: sign-in, sign-up,
+                                  password change, sub-user creation, WebDAV (default 60)
   COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
                                   download (default 30, at most 255; event streams are exempt)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
@@ -463,4 +469,17 @@ function storageConfig(driverText: string | undefined, env: Env, cwd: string): S
     partSize,
     timeoutMs: integer('S3_TIMEOUT_SECONDS', env.S3_TIMEOUT_SECONDS, 30, 1, 3600) * 1000,
   };
+}
+
+/** The text of a secret setting; a file that cannot be read or is empty is a one-line StartupError naming `fileVariable`. */
+export function secretText(secret: SecretSetting, fileVariable: string): string {
+  if (secret.source === 'env') return secret.text;
+  let text: string;
+  try {
+    text = fs.readFileSync(secret.path, 'utf8').trim();
+  } catch (err) {
+    throw new StartupError(`cannot read ${fileVariable} ${secret.path} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+  if (!text) throw new StartupError(`${fileVariable} ${secret.path} is empty`);
+  return text;
 }

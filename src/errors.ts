@@ -212,3 +212,6 @@ export class StorageLimitError extends AppError {
 export function storageLimitExceeded(required: number, available: number): AppError {
   return new StorageLimitError(required, available);
 }
+
+/** A start-up problem the operator can fix; printed as one line, exit code 1. */
+export class StartupError extends Error {}

@@ -1,4 +1,4 @@
-import { TOKEN_LIFETIME_MS } from '../services/tokens.ts';
+import { TOKEN_LIFETIME_MS } from '../services/accounts/tokens.ts';
 
 const TOKEN_COOKIE = 'token';
 

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import type { Item } from '../services/tree.ts';
+import type { Item } from '../services/files/tree.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
-import { type DavLock, DavLockService } from '../services/dav-locks.ts';
-import { type DavPath, davPath, type DavService, type DavTarget, type PropPatch } from '../services/dav.ts';
-import type { Principal } from '../services/principal.ts';
+import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
+import { type DavPath, davPath, type DavService, type DavTarget, type PropPatch } from '../services/dav/dav.ts';
+import type { Principal } from '../services/accounts/principal.ts';
 import { markBodyConsumed, readText } from './body.ts';
 import { fileResponse } from './download-responses.ts';
 import { davAuthenticate } from './guard.ts';

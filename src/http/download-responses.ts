@@ -1,9 +1,9 @@
-import type { Item } from '../services/tree.ts';
+import type { Item } from '../services/files/tree.ts';
 import { AppError, Messages } from '../errors.ts';
-import type { AuditPrincipal } from '../services/audit.ts';
-import type { DownloadService, ZipDownload } from '../services/downloads.ts';
+import type { AuditPrincipal } from '../services/administration/audit.ts';
+import type { DownloadService, ZipDownload } from '../services/files/downloads.ts';
 import type { ByteRange } from '../storage/driver.ts';
-import { stripBidiControls } from '../services/names.ts';
+import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 
 /**

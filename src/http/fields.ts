@@ -1,4 +1,4 @@
-import type { Page } from '../services/items.ts';
+import type { Page } from '../services/files/items.ts';
 import type { JsonBytes } from './route.ts';
 
 // Cached pages come back as the same object: serialize and encode each once.

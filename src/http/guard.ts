@@ -1,15 +1,14 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import { AppError, forbidden, Messages, RateLimitedError, unauthorized } from '../errors.ts';
-import { davUnauthorized } from '../services/app-passwords.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
-import { AuditActions } from '../services/audit.ts';
-import { permissionFor } from '../services/permissions.ts';
-import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/principal.ts';
-import { emailKey } from '../services/accounts.ts';
+import { AppError, forbidden, Messages, unauthorized } from '../errors.ts';
+import { davUnauthorized } from '../services/accounts/app-passwords.ts';
+import { AuditActions } from '../services/administration/audit.ts';
+import { permissionFor } from '../services/accounts/permissions.ts';
+import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/accounts/principal.ts';
+import { emailKey } from '../services/accounts/email.ts';
 import { readJson } from './body.ts';
 import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
-import { enforceLimit, type Limits } from './limits.ts';
+import { enforceLimit, type Limits, spendPasswordHash } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { type RequestMeta, requestMeta } from './request-meta.ts';
 
@@ -69,6 +68,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
       if (policy.limit === false) return;
       const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingEmail(id));
       enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
+      if (policy.hashesPassword) spendPasswordHash(limits, meta.ip, ctx.clock);
     };
     if (policy.access === 'public') return void (await limit(null));
     if (policy.access === 'dav') return void (await davAuthenticate(ctx, limits, request));
@@ -77,7 +77,9 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     if (!credentials) throw unauthorized(Messages.noToken);
     if (credentials.fromCookie && !SAFE_METHODS.has(request.method)) {
       const origin = request.headers.get('origin');
-      if (origin && origin !== meta.origin) {
+      // Browsers name a cross-site request even where they send no Origin; scripts and the desktop client send neither.
+      const site = request.headers.get('sec-fetch-site');
+      if ((origin && origin !== meta.origin) || site === 'cross-site') {
         ctx.services.audit.record({
           action: AuditActions.accessDenied,
           status: 'denied',
@@ -85,7 +87,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
           requestId: meta.id,
           targetType: 'route',
           targetId: routeOf(request),
-          details: { reason: Messages.crossOrigin, origin },
+          details: { reason: Messages.crossOrigin, origin, secFetchSite: site },
         });
         throw forbidden(Messages.crossOrigin);
       }
@@ -119,7 +121,11 @@ export async function davAuthenticate(ctx: AppContext, limits: Limits, request: 
   enforceLimit(limits.general, `login:${principal.loginId}`, ctx.clock);
 }
 
-/** HTTP Basic on WebDAV: an app password; failures count against the sign-in limiter per address and email, as sign-ins do. */
+/**
+ * HTTP Basic on WebDAV: an app password (or the account's, where allowed). Failures count against the
+ * sign-in limiter per address and email, as sign-ins do; every attempt is counted before its password is
+ * checked (so concurrent guesses cannot all pass a limit none has reached yet) and a success gives it back.
+ */
 async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, meta: RequestMeta): Promise<Principal> {
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(request.headers.get('authorization') ?? '');
   const decoded = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : '';
@@ -127,12 +133,10 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
   if (colon < 0) throw davUnauthorized('Sign in with your email and an app password (Settings → App passwords)');
   const email = decoded.slice(0, colon);
   const key = `${meta.ip}|${emailKey(email)}`;
-  const refused = limits.auth.exhausted(key);
-  if (refused) throw new RateLimitedError(rateLimitHeaders(refused, ctx.clock.now()));
-  try {
-    return await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip);
-  } catch (err) {
-    limits.auth.hit(key);
-    throw err;
-  }
+  const counted = enforceLimit(limits.auth, key, ctx.clock);
+  const principal = await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip, () =>
+    spendPasswordHash(limits, meta.ip, ctx.clock),
+  );
+  limits.auth.release(key, counted);
+  return principal;
 }

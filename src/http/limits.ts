@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
-import { FixedWindowLimiter, rateLimitHeaders } from './rate-limit.ts';
+import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-limit.ts';
 
 const MINUTE = 60_000;
 
@@ -12,6 +12,8 @@ export interface Limits {
   upload: FixedWindowLimiter;
   mfa: FixedWindowLimiter;
   backupCodes: FixedWindowLimiter;
+  /** Password hashes (argon2, real or dummy) per client address, whichever email they are for. */
+  passwordHashes: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -23,11 +25,18 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     upload: new FixedWindowLimiter(counts.upload, 30 * MINUTE, clock),
     mfa: new FixedWindowLimiter(counts.mfa, MINUTE, clock),
     backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
+    passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
   };
 }
 
 /** Counts a hit; over the limit throws the 429 of SPEC (body `{error}` and the RateLimit headers). */
-export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Clock): void {
+export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Clock): LimitResult {
   const result = limiter.hit(key);
   if (!result.allowed) throw new RateLimitedError(rateLimitHeaders(result, clock.now()));
+  return result;
+}
+
+/** One password hash from the client address's budget, spent before the hash; 429 once it is used up. */
+export function spendPasswordHash(limits: Limits, ip: string, clock: Clock): void {
+  enforceLimit(limits.passwordHashes, ip, clock);
 }

@@ -3,7 +3,7 @@ import { AppError, badRequest, formTextTooLarge, Messages, uploadAborted } from 
 import { releaseChunk } from '../lib/buffers.ts';
 import { markBodyConsumed } from './body.ts';
 import { requestMeta } from './request-meta.ts';
-import type { UploadPart } from '../services/uploads.ts';
+import type { UploadPart } from '../services/files/uploads.ts';
 
 /*
  * Why not busboy's stream: it scans every file byte for the boundary in JavaScript and hands file data

@@ -1,5 +1,5 @@
 import { Messages } from '../errors.ts';
-import type { Operation } from '../services/permissions.ts';
+import type { Operation } from '../services/accounts/permissions.ts';
 import type { LimiterName } from './limits.ts';
 
 /**
@@ -24,6 +24,8 @@ export interface RoutePolicy {
   adminMessage?: string;
   /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
   htmlErrors?: boolean;
+  /** Checks or sets a password (argon2): each call also spends one of the client address's password hashes. */
+  hashesPassword?: boolean;
 }
 
 const open = { access: 'public', desktopOpen: true, limit: false } as const satisfies RoutePolicy;
@@ -31,7 +33,7 @@ const session = { access: 'session' } as const satisfies RoutePolicy;
 const owner = { access: 'owner' } as const satisfies RoutePolicy;
 const admin = { access: 'admin' } as const satisfies RoutePolicy;
 const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
-const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' } } as const satisfies RoutePolicy;
+const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
 const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 // Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
@@ -58,7 +60,7 @@ export const ROUTES = {
   'GET /api/signup-status': publicGeneral,
   'POST /api/logout': session,
   'POST /api/logout-all': session,
-  'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' } },
+  'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
   'GET /api/profile': session,
   // Single sign-on: a sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
   'GET /api/idp/enabled': publicGeneral,
@@ -104,7 +106,7 @@ export const ROUTES = {
   'PUT /api/user/webdav-account-password-config': admin,
 
   'GET /api/user/sub-users': owner,
-  'POST /api/user/sub-users': owner,
+  'POST /api/user/sub-users': { ...owner, hashesPassword: true },
   'PUT /api/user/sub-users/:id': owner,
   'DELETE /api/user/sub-users/:id': owner,
   'GET /api/user/all': admin,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { Item } from '../services/tree.ts';
+import type { Item } from '../services/files/tree.ts';
 import { AppError, Messages, notFound } from '../errors.ts';
-import { toPublicItem } from '../services/item-views.ts';
+import { toPublicItem } from '../services/files/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';

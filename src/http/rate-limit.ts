@@ -37,12 +37,10 @@ export class FixedWindowLimiter {
     };
   }
 
-  /** The refusal `key` would get now, without counting a hit; null while it has hits left. */
-  exhausted(key: string): LimitResult | null {
-    const now = this.clock.now();
+  /** Gives back the hit `counted` (a success that is not to count), if its window is still the current one. */
+  release(key: string, counted: LimitResult): void {
     const entry = this.counts.get(key);
-    if (!entry || entry.windowStart !== now - (now % this.windowMs) || entry.count < this.limit) return null;
-    return { allowed: false, limit: this.limit, remaining: 0, resetAt: entry.windowStart + this.windowMs };
+    if (entry && entry.windowStart + this.windowMs === counted.resetAt && entry.count > 0) entry.count--;
   }
 
   reset(key?: string): void {

@@ -1,4 +1,4 @@
-import type { Principal } from '../services/principal.ts';
+import type { Principal } from '../services/accounts/principal.ts';
 
 /** Per-request facts computed once in onRequest and read by guards, limiters and the access log. */
 export interface RequestMeta {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { docserverBody, enabledBody, hiddenBody, knownProxiesBody, maxUploadSizeBody, shareBaseUrlBody } from '../contract/admin.ts';
-import { DOCSERVER_EXTENSIONS } from '../services/docserver.ts';
+import { DOCSERVER_EXTENSIONS } from '../services/docserver/docserver.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 

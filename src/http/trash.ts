@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
-import { isDiskFullError } from '../services/disk-space.ts';
-import type { InlineRun, TrashPlan } from '../services/trash.ts';
+import { isDiskFullError } from '../services/files/disk-space.ts';
+import type { InlineRun, TrashPlan } from '../services/files/trash.ts';
 import { idsBody, type ProgressLine, trashQuery } from '../contract/files.ts';
 import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';

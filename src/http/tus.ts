@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { route, routes } from './route.ts';
 import { AppError, badRequest, Messages } from '../errors.ts';
-import type { TusBody, TusMetadata, TusState } from '../services/tus-uploads.ts';
+import type { TusBody, TusMetadata, TusState } from '../services/resumable-uploads/tus-uploads.ts';
 import { readBody } from './body.ts';
 
 const TUS_VERSION = '1.0.0';

@@ -1,5 +1,5 @@
-import type { S3Config, StorageConfig } from '../config.ts';
-import { StartupError, secretText } from '../data-dir.ts';
+import { secretText, type S3Config, type StorageConfig } from '../config.ts';
+import { StartupError } from '../errors.ts';
 import type { StorageDriver, StorageLocation } from './driver.ts';
 import { createLocalDriver, stagingDirOf } from './local.ts';
 import { describeAccessFailure, S3Driver } from './s3.ts';

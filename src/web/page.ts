@@ -1,5 +1,5 @@
 import { escapeHtml } from '../lib/html.ts';
-import { stripBidiControls } from '../services/names.ts';
+import { stripBidiControls } from '../services/files/names.ts';
 
 /** The palette and type of Coffer's plain server-rendered pages (share links, notices), light and dark. */
 export const PAGE_BASE_STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e3e6eb;--accent:#2f6fde}

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
 import { formatSize } from '../contract/size.ts';
-import { stripBidiControls } from '../services/names.ts';
+import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
-import type { PublicItem } from '../services/item-views.ts';
+import type { PublicItem } from '../services/files/item-views.ts';
 
 const STYLE = `${PAGE_BASE_STYLE}
 *{box-sizing:border-box}

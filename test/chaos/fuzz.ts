@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { openContext } from '../../src/context.ts';
+import { openContext } from '../../src/composition.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { tempDir } from '../helpers/server.ts';
 import { Rng } from './random.ts';

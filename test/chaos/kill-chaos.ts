@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { eventually } from '../helpers/eventually.ts';
 import { blobFiles } from '../helpers/files.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/server.ts';
@@ -308,19 +309,21 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
     await server.start();
   }
 
-  // The final run: every job (including those the kills interrupted) must finish.
-  const deadline = Date.now() + 60_000;
+  // The final run: every job (including those the kills interrupted) must finish; those that do not are counted as stuck.
   const finished = new Map<string, { status: string; result?: { ids?: string[] } }>();
-  while (finished.size < jobs.size && Date.now() < deadline) {
-    for (const id of jobs) {
-      if (finished.has(id)) continue;
-      const res = await call('GET', `/api/files/jobs/${id}`);
-      if (res.status === 200) finished.set(id, (await res.json()) as { status: string });
-      else if (res.status === 500) finished.set(id, { status: 'failed' });
-      else await res.arrayBuffer();
-    }
-    if (finished.size < jobs.size) await Bun.sleep(100);
-  }
+  await eventually(
+    async () => {
+      for (const id of jobs) {
+        if (finished.has(id)) continue;
+        const res = await call('GET', `/api/files/jobs/${id}`);
+        if (res.status === 200) finished.set(id, (await res.json()) as { status: string });
+        else if (res.status === 500) finished.set(id, { status: 'failed' });
+        else await res.arrayBuffer();
+      }
+      return finished.size === jobs.size;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  ).catch(() => {});
   let stuckJobs = jobs.size - finished.size;
   for (const [id, j] of finished) if (j.status === 'failed') problems.push(`job ${id} failed`);
 
@@ -338,13 +341,12 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
     if (!roots.length) break;
     const restore = await call('POST', '/api/files/trash/restore', { ids: roots.map((r) => r.id) });
     const body = (await answer(restore)) as { jobId?: string };
-    if (restore.status === 202) {
-      for (let i = 0; i < 600; i++) {
-        const j = await call('GET', `/api/files/jobs/${body.jobId}`);
-        if (j.status !== 202) break;
-        await Bun.sleep(100);
-      }
-    }
+    // A restore that does not finish is sent again on the next turn.
+    if (restore.status === 202)
+      await eventually(async () => (await call('GET', `/api/files/jobs/${body.jobId}`)).status !== 202, {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      }).catch(() => {});
   }
 
   let mismatches = 0;
@@ -370,11 +372,8 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
     }
   }
 
-  // Let queued object deletions run, then stop cleanly and look at what is on disk.
-  for (let i = 0; i < 100; i++) {
-    if (pendingDueJobs(dataDir) === 0) break;
-    await Bun.sleep(100);
-  }
+  // Let queued object deletions run (what is still due after 10 s counts as stuck), then stop cleanly and look at what is on disk.
+  await eventually(() => pendingDueJobs(dataDir) === 0, { timeoutMs: 10_000, intervalMs: 100 }).catch(() => {});
   await server.stop();
   stuckJobs += pendingDueJobs(dataDir);
   const db = new Database(path.join(dataDir, 'coffer.db'), { readonly: true });

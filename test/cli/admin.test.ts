@@ -7,6 +7,7 @@ import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/stored-files.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -155,8 +156,7 @@ describe('coffer users disable, enable and delete, beside the running server', (
     expect(r.code).toBe(0);
     expect(parseJson(r)).toMatchObject({ id: o.id, email: o.email, queued: true });
     expect((await o.client.get('/api/profile')).status).toBe(401);
-    const deadline = Date.now() + 10_000;
-    while (t.server.ctx.services.accounts.findById(o.id) && Date.now() < deadline) await Bun.sleep(50);
+    await eventually(() => !t.server.ctx.services.accounts.findById(o.id), { timeoutMs: 10_000 });
     expect(t.server.ctx.services.accounts.findById(o.id)).toBeNull();
 
     r = await cli(['users', 'delete', admin.email, '--confirm', admin.email]);

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
-import { dataPaths, holdObjectDeletions } from '../../src/data-dir.ts';
+import { dataPaths } from '../../src/data-dir.ts';
+import { holdObjectDeletions } from '../../src/storage/deletion-holds.ts';
 import { TAR_END, TarReader, tarHeader, tarPadding } from '../../src/lib/tar.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
@@ -11,6 +12,7 @@ import { parseJson, runCli } from '../helpers/cli.ts';
 import { blobFiles, upload } from '../helpers/files.ts';
 import { readBack, storeFile } from '../helpers/stored-files.ts';
 import { startTestS3 } from '../helpers/s3.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -67,11 +69,15 @@ describe('coffer backup --full and coffer restore', () => {
         (async () => {
           // Permanent deletes once the backup holds deletions: their objects must wait for it.
           const holds = dataPaths(t.dataDir).holds;
-          while (loading && !(fs.existsSync(holds) && fs.readdirSync(holds).length)) await Bun.sleep(5);
+          await eventually(() => !loading || (fs.existsSync(holds) && fs.readdirSync(holds).length > 0), {
+            timeoutMs: 120_000,
+            intervalMs: 5,
+          });
           while (loading && doomed.length) {
             const id = doomed.shift()!;
             expect((await owner.client.post('/api/files/delete', { ids: [id] })).status).toBe(200);
             expect((await owner.client.post('/api/files/trash/delete', { ids: [id] })).status).toBe(202);
+            // Deletes spread over the backup rather than all at its start.
             await Bun.sleep(20);
           }
         })(),
@@ -136,7 +142,7 @@ describe('coffer backup --full and coffer restore', () => {
     try {
       const owner = await seed.owner(t);
       const f = await storeFile(t.server.ctx, owner.id, { size: 4000 });
-      const release = holdObjectDeletions(dataPaths(t.dataDir));
+      const release = holdObjectDeletions(dataPaths(t.dataDir).holds);
       expect((await owner.client.post('/api/files/delete', { ids: [f.id] })).status).toBe(200);
       expect((await owner.client.post('/api/files/trash/delete', { ids: [f.id] })).status).toBe(202);
       await t.server.worker.drain();

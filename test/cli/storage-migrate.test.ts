@@ -7,6 +7,7 @@ import * as seed from '../helpers/seed.ts';
 import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { storeFile, type StoredFile } from '../helpers/stored-files.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 let s3: TestS3;
 beforeAll(async () => {
@@ -48,9 +49,9 @@ describe('coffer storage migrate', () => {
         stdout: 'pipe',
         stderr: 'pipe',
       });
-      const deadline = Date.now() + 20_000;
-      while (copiesRecorded(dataDir) < COUNT / 4 && Date.now() < deadline) await Bun.sleep(5);
-      proc.kill('SIGKILL');
+      await eventually(() => copiesRecorded(dataDir) >= COUNT / 4, { timeoutMs: 20_000, intervalMs: 5 }).finally(() =>
+        proc.kill('SIGKILL'),
+      );
       await proc.exited;
       const before = copiesRecorded(dataDir);
       expect(before).toBeGreaterThanOrEqual(COUNT / 4);

@@ -7,6 +7,7 @@ import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
 import { skipHere } from '../helpers/prerequisites.ts';
+import { upOrExited } from '../helpers/server-process.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const MDWE = path.resolve(import.meta.dir, '../helpers/mdwe-launch.ts');
@@ -34,16 +35,8 @@ async function serve(opts: { env?: Record<string, string>; launcher?: string[] }
     { env: { PATH: process.env.PATH!, LOG_LEVEL: 'warn', COFFER_MIN_FREE_BYTES: '16M', ...opts.env }, stdout: 'pipe', stderr: 'pipe' },
   );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (proc.exitCode !== null) return { proc, url, dir, exited: proc.exitCode, stderr: await new Response(proc.stderr).text() };
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { proc, url, dir, exited: null, stderr: '' };
-    } catch {
-      if (Date.now() > deadline) throw new Error('server did not answer /health');
-      await Bun.sleep(50);
-    }
-  }
+  if ((await upOrExited(url, proc, 20_000)) === 'up') return { proc, url, dir, exited: null, stderr: '' };
+  return { proc, url, dir, exited: proc.exitCode, stderr: await new Response(proc.stderr).text() };
 }
 
 describe('running under systemd', () => {

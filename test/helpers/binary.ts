@@ -1,6 +1,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { tempDir } from './server.ts';
+import { upOrExited } from './server-process.ts';
 
 export const BINARY = path.resolve(import.meta.dir, '../../dist/coffer');
 
@@ -49,16 +50,8 @@ export async function startBinary({
     stderr: 'pipe',
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + startTimeoutMs;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      if (proc.exitCode !== null) throw new Error(`binary exited: ${await new Response(proc.stderr).text()}`);
-      if (Date.now() > deadline) throw new Error(`binary did not answer /health within ${startTimeoutMs / 1000} s`);
-      await Bun.sleep(20);
-    }
-  }
+  if ((await upOrExited(url, proc, startTimeoutMs)) === 'exited')
+    throw new Error(`binary exited: ${await new Response(proc.stderr).text()}`);
   return {
     url,
     dir,

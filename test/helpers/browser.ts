@@ -103,19 +103,6 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
   }
 }
 
-/** Retries an assertion until it holds (the UI updates asynchronously), then rethrows its last failure. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await Bun.sleep(50);
-    }
-  }
-}
-
 /** A browser profile already signed in as `login` (its session cookie), for tests that are not about signing in. */
 export async function signedInContext(
   browser: Browser,

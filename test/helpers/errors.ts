@@ -5,6 +5,7 @@ export const errors = {
   sessionExpired: { message: 'Session expired. Please login again.' },
   sessionRevoked: { message: 'Session has been revoked. Please login again.' },
   invalidCredentials: { message: 'Invalid credentials' },
+  accountDisabled: { message: 'This account is disabled: ask the administrator' },
   mfaCodeRequired: { message: 'MFA code required' },
   invalidMfaCode: { message: 'Invalid MFA code' },
   signupDisabled: { message: 'Signup is currently disabled' },

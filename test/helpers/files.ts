@@ -193,6 +193,7 @@ export class SseReader {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error('no SSE message in time');
       this.pending ??= this.reader.read();
+      // A timeout, not a wait: the next chunk ends it first.
       const chunk = await Promise.race([this.pending, Bun.sleep(left).then(() => null)]);
       if (chunk === null) throw new Error('no SSE message in time');
       this.pending = null;

@@ -1,4 +1,5 @@
 import type { Fields, Logger } from '../../src/log.ts';
+import { eventually } from './eventually.ts';
 
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -17,12 +18,6 @@ export function memoryLogger(): Logger & { lines: LogLine[] } {
 }
 
 /** Waits until a line matching `pred` has been logged (access-log lines come after the response). */
-export async function waitForLine(logger: { lines: LogLine[] }, pred: (l: LogLine) => boolean, ms = 3000): Promise<LogLine> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const line = logger.lines.find(pred);
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error('expected log line did not appear');
-    await Bun.sleep(10);
-  }
+export function waitForLine(logger: { lines: LogLine[] }, pred: (l: LogLine) => boolean, ms = 3000): Promise<LogLine> {
+  return eventually(() => logger.lines.find(pred) ?? false, { timeoutMs: ms, intervalMs: 10, message: 'expected log line did not appear' });
 }

@@ -1,5 +1,6 @@
 import { dlopen, FFIType, ptr } from 'bun:ffi';
 import { unixAddress } from '../../src/lib/sd-notify.ts';
+import { eventually } from './eventually.ts';
 
 const AF_UNIX = 1;
 const SOCK_DGRAM = 2;
@@ -20,14 +21,14 @@ export function listenNotifySocket(socketPath: string) {
   const buffer = new Uint8Array(4096);
   return {
     /** The next message, waiting up to `ms`. */
-    async next(ms = 10_000): Promise<string> {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const n = Number(c.recv(fd, ptr(buffer), buffer.length, MSG_DONTWAIT));
-        if (n >= 0) return new TextDecoder().decode(buffer.subarray(0, n));
-        if (Date.now() > deadline) throw new Error('no notification arrived');
-        await Bun.sleep(20);
-      }
+    next(ms = 10_000): Promise<string> {
+      return eventually(
+        () => {
+          const n = Number(c.recv(fd, ptr(buffer), buffer.length, MSG_DONTWAIT));
+          return n >= 0 && new TextDecoder().decode(buffer.subarray(0, n));
+        },
+        { timeoutMs: ms, intervalMs: 20, message: 'no notification arrived' },
+      );
     },
     close: () => c.close(fd),
   };

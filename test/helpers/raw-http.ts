@@ -199,8 +199,10 @@ export async function streamRequest(
     if (!chunk) break;
     const more = socket.write(chunk);
     sent += chunk.byteLength;
+    // A timeout, not a wait: the drain or the close ends it first.
     if (!more) await Promise.race([new Promise((r) => socket.once('drain', r)), closed, Bun.sleep(1000)]);
   }
+  // At most 1 s for the server to close after the last byte.
   await Promise.race([closed, Bun.sleep(1000)]);
   socket.destroy();
   return { status: Number(answer.slice(9, 12)), answer, answeredAt, closedAt, sent };

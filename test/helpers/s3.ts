@@ -135,6 +135,7 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
     const url: string = ctx.url;
     s3.requests.push(`${method} ${url}`);
     const stall = stalls.find((s) => s.when(method, url));
+    // A bucket that answers late: the stall is what is simulated.
     if (stall) await Bun.sleep(stall.ms);
     const failure = failures.find((f) => f.count > 0 && f.when(method, url));
     if (failure) {

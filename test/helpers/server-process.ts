@@ -1,6 +1,23 @@
 import path from 'node:path';
+import { eventually } from './eventually.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
+
+/** Waits until a server started as `proc` answers /health at `url` ('up'), or until it exits first ('exited'). */
+export function upOrExited(url: string, proc: { exitCode: number | null }, timeoutMs: number): Promise<'up' | 'exited'> {
+  return eventually(
+    async () => {
+      if (proc.exitCode !== null) return 'exited';
+      return (
+        (await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )) && 'up'
+      );
+    },
+    { timeoutMs, intervalMs: 25, message: `${url} did not answer /health` },
+  );
+}
 
 /** The source server (or the executable) as its own process, so it can be killed for real. */
 export class ServerProcess {
@@ -33,22 +50,15 @@ export class ServerProcess {
         LOG_LEVEL: 'error',
         COFFER_MIN_FREE_BYTES: '16M',
         COFFER_GENERAL_RATE_LIMIT: '1000000',
+        COFFER_PASSWORD_HASH_RATE_LIMIT: '1000000',
         ...this.env,
       },
       stdout: 'ignore',
       stderr: 'pipe',
     });
     this.url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${this.url}/health`)).ok) return;
-      } catch {
-        if (this.proc.exitCode !== null) throw new Error(`server exited: ${await new Response(this.proc.stderr as ReadableStream).text()}`);
-        if (Date.now() > deadline) throw new Error('server did not answer /health within 20 s');
-        await Bun.sleep(25);
-      }
-    }
+    if ((await upOrExited(this.url, this.proc, 20_000)) === 'exited')
+      throw new Error(`server exited: ${await new Response(this.proc.stderr as ReadableStream).text()}`);
   }
 
   async kill(): Promise<void> {

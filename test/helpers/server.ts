@@ -39,7 +39,8 @@ export interface TestServerOptions {
 
 /**
  * Starts the real server (the same startServer as `coffer serve`) on a random port and a temp data dir.
- * Its disk reserve is 16 MiB rather than 512, so the suite runs on a machine with little free space.
+ * Its disk reserve is 16 MiB rather than 512, so the suite runs on a machine with little free space, and
+ * its password-hash budget is raised: every test signs in from loopback (test/api/accounts/signin-limits.test.ts sets its own).
  * With COFFER_STORAGE=s3 in the environment it stores objects in a test S3 server instead of the data dir.
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -50,7 +51,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     startServer(
       loadConfig(
         { port, host: opts.host ?? '127.0.0.1', dataDir },
-        { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', ...storageEnv, ...opts.env },
+        { LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M', COFFER_PASSWORD_HASH_RATE_LIMIT: '1000000', ...storageEnv, ...opts.env },
       ),
       {
         clock: opts.clock,

@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { BACKEND_VERSION } from '../../src/services/version.ts';
-import {
-  acquireBrowser,
-  eventually,
-  expectAccessible,
-  openContext,
-  PHONE,
-  releaseBrowser,
-  screenshot,
-  signedInContext,
-} from '../helpers/browser.ts';
+import { BACKEND_VERSION } from '../../src/services/administration/version.ts';
+import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import { listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -163,7 +155,7 @@ describe('admin console', () => {
     await dialog.getByRole('button', { name: 'Delete account' }).click();
     await page.getByText(`Deleting ${o.email}`).waitFor();
     expect((await again.get('/api/profile')).status).toBe(401);
-    await eventually(() => expect(ctx().services.accounts.findById(o.id)).toBeNull(), 10_000);
+    await eventually(() => expect(ctx().services.accounts.findById(o.id)).toBeNull(), { timeoutMs: 10_000 });
     entry = await page.goto('/admin/users').then(() => page.getByRole('list', { name: 'Accounts' }));
     await entry.getByText(admin.email).waitFor();
     expect(await page.getByText(o.email).count()).toBe(0);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
-import { acquireBrowser, eventually, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
 import * as seed from '../helpers/seed.ts';

@@ -7,12 +7,12 @@ import {
   type DropEntry,
   dropFiles,
   dropTree,
-  eventually,
   expectAccessible,
   releaseBrowser,
   screenshot,
   signedInContext,
 } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -231,10 +231,11 @@ describe('file manager', () => {
     await button(page, 'Upload files').click();
     await (await chooser).setFiles([{ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * 1024 * 1024, 7) }]);
     const bar = page.getByRole('progressbar', { name: 'big.bin' });
-    await eventually(async () => expect(Number(await bar.getAttribute('value'))).toBeGreaterThan(0), 10_000);
+    await eventually(async () => expect(Number(await bar.getAttribute('value'))).toBeGreaterThan(0), { timeoutMs: 10_000 });
     await screenshot(page, 'upload-progress-light-desktop');
     await button(page, 'Cancel upload of big.bin').click();
     await page.getByText('Cancelled').waitFor();
+    // The check is that no file appears after the cancel: there is no event to wait for.
     await Bun.sleep(300);
     expect(await names(o)).toEqual([]);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
@@ -577,12 +578,14 @@ describe('file manager', () => {
     await row(page, 'a-song.wav').dblclick();
     const audio = page.getByRole('dialog', { name: 'a-song.wav' }).locator('audio');
     expect(await audio.getAttribute('src')).toBe(url(song));
-    await eventually(async () => expect(await audio.evaluate((a: any) => a.duration)).toBeCloseTo(1, 1), 10_000);
+    await eventually(async () => expect(await audio.evaluate((a: any) => a.duration)).toBeCloseTo(1, 1), { timeoutMs: 10_000 });
     expect(asked.get(song.id)!.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true);
 
     await page.keyboard.press('ArrowRight');
     const video = page.getByRole('dialog', { name: 'b-clip.mp4' });
-    await eventually(() => expect(asked.get(clip.id)?.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true), 10_000);
+    await eventually(() => expect(asked.get(clip.id)?.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true), {
+      timeoutMs: 10_000,
+    });
     // This one is not a playable video: the viewer says so and offers the file instead.
     await video.getByText('This browser cannot play this video').waitFor();
     expect(await video.getByRole('link', { name: /^Download \(/ }).getAttribute('href')).toBe(url(clip));
@@ -706,7 +709,7 @@ describe('file manager', () => {
       whileDown: async () => {
         await reconnecting.waitFor();
         // Two failed attempts; the next, which finds the server back, comes later still (backoff).
-        await eventually(() => expect(streams.length - before).toBeGreaterThanOrEqual(2), 10_000);
+        await eventually(() => expect(streams.length - before).toBeGreaterThanOrEqual(2), { timeoutMs: 10_000 });
       },
     });
     await upload(o.client, 'while-away.txt', 'x');

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, eventually, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { listAll } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -112,12 +113,12 @@ describe('web app: files above 32 MiB go through tus', () => {
     const big = bigFile(3);
     await pick(page, [{ name: 'slow.bin', buffer: big }]);
     const bar = page.getByRole('progressbar', { name: 'slow.bin' });
-    await eventually(async () => expect(Number(await bar.getAttribute('value'))).toBeGreaterThan(MiB), 20_000);
+    await eventually(async () => expect(Number(await bar.getAttribute('value'))).toBeGreaterThan(MiB), { timeoutMs: 20_000 });
     expect(tusRows(o.id)).toEqual([{ name: 'slow.bin', state: 'receiving' }]);
     await screenshot(page, 'upload-resumable-progress-light-desktop');
     await button(page, 'Cancel upload of slow.bin').click();
     await page.getByText('Cancelled').waitFor();
-    await eventually(() => expect(tusRows(o.id)).toEqual([]), 10_000);
+    await eventually(() => expect(tusRows(o.id)).toEqual([]), { timeoutMs: 10_000 });
     expect(t.server.ctx.repos.tusUploads.reserved(o.id)).toBe(0);
     expect(await listAll(o.client, '/api/files')).toEqual([]);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });

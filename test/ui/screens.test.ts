@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import {
-  acquireBrowser,
-  DESKTOP,
-  eventually,
-  expectAccessible,
-  PHONE,
-  releaseBrowser,
-  screenshot,
-  signedInContext,
-} from '../helpers/browser.ts';
+import { acquireBrowser, DESKTOP, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { DAY, rowWithoutObject, strayObject } from '../helpers/stored-files.ts';
 import * as seed from '../helpers/seed.ts';

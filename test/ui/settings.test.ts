@@ -3,16 +3,8 @@ import fs from 'node:fs';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../../src/clock.ts';
-import {
-  acquireBrowser,
-  eventually,
-  expectAccessible,
-  openContext,
-  releaseBrowser,
-  screenshot,
-  signedInContext,
-  signIn,
-} from '../helpers/browser.ts';
+import { acquireBrowser, expectAccessible, openContext, releaseBrowser, screenshot, signedInContext, signIn } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
-import {
-  acquireBrowser,
-  DESKTOP,
-  eventually,
-  expectAccessible,
-  openContext,
-  PHONE,
-  releaseBrowser,
-  screenshot,
-  signIn,
-} from '../helpers/browser.ts';
+import { acquireBrowser, DESKTOP, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signIn } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
 import fs from 'node:fs';
@@ -96,6 +87,23 @@ describe('sign-in pages', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/trash');
     await page.getByRole('heading', { name: 'Trash' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('`next` leading off this origin, as the browser reads it, lands home instead', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openContext(browser, t.url);
+    await page.goto(`/login?next=${encodeURIComponent('/.//evil.example')}`);
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await eventually(() => expect(page.url()).toBe(`${t.url}/`));
+    // Signed in, a sign-in page goes straight where `next` says.
+    for (const next of ['/\\evil.example', '/%2e//evil.example', '/a/..//evil.example']) {
+      await page.goto(`/login?next=${encodeURIComponent(next)}`);
+      await eventually(() => expect(page.url()).toBe(`${t.url}/`));
+    }
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -15,16 +15,24 @@ describe('loadConfig', () => {
     expect(c.trashRetentionDays).toBe(30);
   });
 
-  test("every rate limiter defaults to SPEC's count and is set by its own variable; a bad value names it", () => {
-    expect(loadConfig({}, {}).rateLimits).toEqual({ general: 10_000, auth: 25, upload: 20_000, mfa: 5, backupCodes: 3 });
+  test("every rate limiter defaults to SPEC's count (the password-hash budget to 60) and is set by its own variable; a bad value names it", () => {
+    expect(loadConfig({}, {}).rateLimits).toEqual({
+      general: 10_000,
+      auth: 25,
+      upload: 20_000,
+      mfa: 5,
+      backupCodes: 3,
+      passwordHashes: 60,
+    });
     const env = {
       COFFER_GENERAL_RATE_LIMIT: '1',
       COFFER_AUTH_RATE_LIMIT: '2',
       COFFER_UPLOAD_RATE_LIMIT: '3',
       COFFER_MFA_RATE_LIMIT: '4',
       COFFER_BACKUP_CODES_RATE_LIMIT: '5',
+      COFFER_PASSWORD_HASH_RATE_LIMIT: '6',
     };
-    expect(loadConfig({}, env).rateLimits).toEqual({ general: 1, auth: 2, upload: 3, mfa: 4, backupCodes: 5 });
+    expect(loadConfig({}, env).rateLimits).toEqual({ general: 1, auth: 2, upload: 3, mfa: 4, backupCodes: 5, passwordHashes: 6 });
     expect(() => loadConfig({}, { COFFER_UPLOAD_RATE_LIMIT: 'lots' })).toThrow(/COFFER_UPLOAD_RATE_LIMIT must be a whole number/);
     expect(() => loadConfig({}, { COFFER_AUTH_RATE_LIMIT: '0' })).toThrow(/COFFER_AUTH_RATE_LIMIT must be between 1 and/);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../src/clock.ts';
-import { DavLockService, MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_ACCOUNT, MAX_LOCKS_PER_PATH } from '../../src/services/dav-locks.ts';
+import { DavLockService, MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_ACCOUNT, MAX_LOCKS_PER_PATH } from '../../src/services/dav/dav-locks.ts';
 
 const lockOn = (key: string, extra: Partial<Parameters<DavLockService['lock']>[0]> = {}) => ({
   accountId: 'a',

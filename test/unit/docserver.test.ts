@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { unfetchableHost } from '../../src/services/docserver.ts';
+import { unfetchableHost } from '../../src/services/docserver/docserver.ts';
 
 describe('unfetchableHost (the document server host check)', () => {
   const resolvesTo =

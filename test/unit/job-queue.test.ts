@@ -14,6 +14,7 @@ import { Schedules } from '../../src/jobs/schedules.ts';
 import { Worker, retryDelay } from '../../src/jobs/worker.ts';
 import { createLogger } from '../../src/log.ts';
 import { AppError } from '../../src/errors.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const cleanups: Array<() => void> = [];
 /** A job kind with any payload, for tests of the queue mechanics. */
@@ -56,6 +57,7 @@ describe('job queue', () => {
     let maxRunningA = 0;
     t.registry.register(defineJob('test.step', z.object({ account: z.string(), n: z.number() })), async (p) => {
       if (p.account === 'A') maxRunningA = Math.max(maxRunningA, ++running);
+      // Jobs of uneven length, so a wrong order or overlap would show.
       await Bun.sleep(p.n % 2 ? 15 : 1);
       if (p.account === 'A') running--;
       log.push(`${p.account}${p.n}`);
@@ -191,12 +193,13 @@ describe('job queue', () => {
     const t = setup();
     let finished = false;
     t.registry.register(defineJob('test.slow', z.null()), async () => {
+      // The job's work: long enough to be running when stop is called.
       await Bun.sleep(50);
       finished = true;
     });
     t.worker.start();
     const id = t.queue.enqueue(kind('test.slow'), null);
-    for (let i = 0; i < 100 && t.queue.get(id)!.status === 'created'; i++) await Bun.sleep(5);
+    await eventually(() => t.queue.get(id)!.status !== 'created', { timeoutMs: 500, intervalMs: 5 });
     expect(t.queue.get(id)!.status).toBe('active');
     await t.worker.stop(5000);
     expect(finished).toBe(true);

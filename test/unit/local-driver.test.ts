@@ -6,6 +6,7 @@ import { openPaths } from '../helpers/fds.ts';
 import { cleanupTempFiles, LocalDriver } from '../../src/storage/local.ts';
 import { InvalidStorageKeyError, RangeNotSatisfiableError, StorageNotFoundError } from '../../src/storage/driver.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -71,7 +72,7 @@ describe('local driver', () => {
       yield Buffer.from('end');
     }
     const writing = d.put(key, slow());
-    await Bun.sleep(20);
+    await eventually(() => tempFiles(d).length > 0);
     expect(await d.head(key)).toBeNull();
     expect(tempFiles(d).length).toBe(1);
     release();
@@ -190,8 +191,7 @@ describe('local driver', () => {
       const first = atOnce.read();
       await atOnce.cancel();
       await first;
-      await Bun.sleep(20);
-      expect(isOpen(file)).toBe(false);
+      await eventually(() => expect(isOpen(file)).toBe(false));
     });
 
     test('a stream dropped part-way without a cancel still closes its file', async () => {
@@ -201,10 +201,13 @@ describe('local driver', () => {
         await reader.read();
       };
       await readOneChunk();
-      for (let i = 0; i < 50 && isOpen(file); i++) {
-        Bun.gc(true);
-        await Bun.sleep(10);
-      }
+      await eventually(
+        () => {
+          Bun.gc(true);
+          return !isOpen(file);
+        },
+        { timeoutMs: 500, intervalMs: 10 },
+      );
       expect(isOpen(file)).toBe(false);
     });
 

@@ -47,6 +47,7 @@ describe('logger', () => {
         .split('\n')
         .map((l) => JSON.parse(l).i),
     ).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    // A line logged, a turn of the event loop, then one logged right before the exit.
     const exiting = await child(
       `const log = createLogger('info'); log.info('first'); await Bun.sleep(5); log.warn('stopped'); process.exit(0);`,
     );

@@ -16,6 +16,18 @@ describe('FixedWindowLimiter', () => {
     expect(limiter.hit('a').allowed).toBe(true);
   });
 
+  test('release gives a hit back within its window only', () => {
+    const clock = new ManualClock(1_000_000);
+    const limiter = new FixedWindowLimiter(1, 60_000, clock);
+    limiter.release('a', limiter.hit('a'));
+    const kept = limiter.hit('a');
+    expect(kept.allowed).toBe(true);
+    clock.set(kept.resetAt);
+    limiter.hit('a');
+    limiter.release('a', kept);
+    expect(limiter.hit('a').allowed).toBe(false);
+  });
+
   test('429 error carries the body and the four headers', () => {
     const clock = new ManualClock(90_500);
     const limiter = new FixedWindowLimiter(1, 60_000, clock);

@@ -1,4 +1,5 @@
 import { computed, signal } from '@preact/signals';
+import { localPath } from '../../src/contract/local-path.ts';
 import { ApiError, onApiError } from './api.ts';
 import type { Profile } from '../../src/contract/accounts.ts';
 import type { InstanceStatus } from '../../src/contract/admin.ts';
@@ -125,8 +126,7 @@ export async function signedIn(): Promise<void> {
 
 /** The page a sign-in page was asked to return to: a local path only, else home. */
 export function wantedPage(): string {
-  const next = route.value.query.get('next');
-  return next?.startsWith('/') && !next.startsWith('//') ? next : '/';
+  return localPath(route.value.query.get('next'));
 }
 
 export async function signOut(): Promise<void> {

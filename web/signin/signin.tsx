@@ -5,7 +5,7 @@ import { api } from '../api/index.ts';
 import { ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../../src/contract/accounts.ts';
 import { navigate, route } from '../app/router.ts';
-import { signedIn, signInNotice } from '../app/session.ts';
+import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
@@ -42,9 +42,10 @@ function useSignupStatus() {
   return status;
 }
 
-const keepNext = (path: string) => {
-  const next = route.value.query.get('next');
-  return next ? `${path}?next=${encodeURIComponent(next)}` : path;
+/** `path` with the page to return to after sign-in, when there is one (the shared rule of every `next`). */
+const withNext = (path: string) => {
+  const next = wantedPage();
+  return next === '/' ? path : `${path}?next=${encodeURIComponent(next)}`;
 };
 
 /** What each `/login?error=<code>` from single sign-on means, in words that say what to do. */
@@ -74,8 +75,8 @@ function idpErrorText(code: string, provider: string): string {
 
 /** The way to the identity provider: a plain link, so the browser leaves for the provider's page. */
 function ProviderButton({ status, verb }: { status: SignupStatus; verb: 'Sign in' | 'Sign up' }) {
-  const next = route.value.query.get('next');
-  const href = api.accounts.idpLoginUrl(next);
+  const next = wantedPage();
+  const href = api.accounts.idpLoginUrl(next === '/' ? null : next);
   return (
     <a class="button primary block" href={href}>
       <Icon name="key" size={16} />
@@ -106,7 +107,7 @@ export function SignIn() {
   const provider = status?.idp.name ?? 'your identity provider';
 
   useEffect(() => {
-    if (status?.firstUser) navigate(keepNext('/signup'), { replace: true });
+    if (status?.firstUser) navigate(withNext('/signup'), { replace: true });
   }, [status]);
   useEffect(() => {
     if (step !== 'password') codeRef.current?.focus();
@@ -116,7 +117,7 @@ export function SignIn() {
     setStep('password');
     setCode('');
     setError(null);
-    if (query.has('mfa')) navigate(keepNext('/login'), { replace: true });
+    if (query.has('mfa')) navigate(withNext('/login'), { replace: true });
   };
 
   const submit = async (e: Event) => {
@@ -216,7 +217,7 @@ export function SignIn() {
       )}
       {status?.signupEnabled && step === 'password' && offerPassword && (
         <p class="auth-alt">
-          New here? <a href={keepNext('/signup')}>Create an account</a>
+          New here? <a href={withNext('/signup')}>Create an account</a>
         </p>
       )}
     </Card>
@@ -238,7 +239,7 @@ export function SignUp() {
       <Card title="Sign-up is closed">
         <p>This Coffer does not accept new accounts. Ask its administrator to create one for you.</p>
         <p class="auth-alt">
-          <a href={keepNext('/login')}>Back to sign in</a>
+          <a href={withNext('/login')}>Back to sign in</a>
         </p>
       </Card>
     );
@@ -337,7 +338,7 @@ export function SignUp() {
       )}
       {!status?.firstUser && (
         <p class="auth-alt">
-          Already have an account? <a href={keepNext('/login')}>Sign in</a>
+          Already have an account? <a href={withNext('/login')}>Sign in</a>
         </p>
       )}
     </Card>

@@ -3,7 +3,7 @@ import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../.
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError, StorageUnavailableError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
-import { isDiskFullError } from '../../services/disk-space.ts';
+import { isDiskFullError } from '../../services/files/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';

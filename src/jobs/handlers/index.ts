@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.ts';
-import { FileEventType, type FileEventName } from '../../services/file-events.ts';
-import type { BatchRun } from '../../services/trash.ts';
+import { FileEventType, type FileEventName } from '../../services/files/file-events.ts';
+import type { BatchRun } from '../../services/files/trash.ts';
 import { type JobKey, Jobs, type Payload } from '../catalog.ts';
 import { type JobHandler, type JobRunContext, RetryLaterError } from '../registry.ts';
 

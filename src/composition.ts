@@ -1,0 +1,220 @@
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { AppContext, CoreContext } from './context.ts';
+import { acquireLock, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
+import { closeDatabase, openDatabase } from './db/client.ts';
+import { migrate, DatabaseTooNewError } from './db/migrate.ts';
+import { createRepos } from './db/repos/index.ts';
+import { StartupError } from './errors.ts';
+import { EventHub } from './events/hub.ts';
+import { Presence } from './events/presence.ts';
+import { ensureSystemSchedules, registerJobHandlers } from './jobs/handlers/index.ts';
+import { JobQueue } from './jobs/queue.ts';
+import { JobRegistry } from './jobs/registry.ts';
+import { Schedules } from './jobs/schedules.ts';
+import { Worker } from './jobs/worker.ts';
+import type { Lifecycle } from './lib/lifecycle.ts';
+import { httpListener, type HttpListener } from './listener.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createAccountsServices } from './services/accounts/index.ts';
+import { createAdministrationServices } from './services/administration/index.ts';
+import { createDavServices } from './services/dav/index.ts';
+import { createDocserverServices } from './services/docserver/index.ts';
+import { createFilesServices } from './services/files/index.ts';
+import type { Infrastructure } from './services/infrastructure.ts';
+import { createMaintenanceServices } from './services/maintenance/index.ts';
+import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
+import { createSignOnServices } from './services/sign-on/index.ts';
+import type { StorageDriver } from './storage/driver.ts';
+import { createDriver, verifyDriver } from './storage/drivers.ts';
+import { cleanupTempFiles } from './storage/local.ts';
+import { SealedStore } from './storage/sealed.ts';
+import { followSecretsFile, loadSecrets } from './storage/secrets-file.ts';
+
+// Desktop clients count as active for 5 minutes, longer than a session's 3; keep entries for the longer.
+const PRESENCE_TTL_MS = 5 * 60_000;
+
+/** Each domain's services, wired in the order they build on each other, and the lifecycles each owns. */
+function createServices(infra: Infrastructure) {
+  const administration = createAdministrationServices(infra);
+  const { audit, settings, storageLocation } = administration.services;
+  const files = createFilesServices(infra, { audit, settings, storageLocation });
+  const { tree, views, events } = files.shared;
+  const dav = createDavServices(infra, { audit, ...files.services });
+  const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
+  const signOn = createSignOnServices(infra, { audit, ...accounts.services });
+  const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
+  const resumable = createResumableUploadServices(infra, { settings, tree, views, ...files.services });
+  const maintenance = createMaintenanceServices(infra, { audit, ...files.services, ...resumable.services });
+  return {
+    services: {
+      ...administration.services,
+      ...files.services,
+      ...dav.services,
+      ...accounts.services,
+      ...signOn.services,
+      ...docserver.services,
+      ...resumable.services,
+      ...maintenance.services,
+    },
+    lifecycles: {
+      ...administration.lifecycles,
+      ...files.lifecycles,
+      ...signOn.lifecycles,
+      ...resumable.lifecycles,
+      ...maintenance.lifecycles,
+    },
+  };
+}
+
+type DomainLifecycles = ReturnType<typeof createServices>['lifecycles'];
+
+export interface OpenOptions {
+  /** `server` owns the data dir (lock, temp clean-up); `cli` opens it beside a running server. */
+  mode: 'server' | 'cli';
+  clock?: Clock;
+  logger?: Logger;
+  /** `coffer storage migrate` opens the data dir with either location and checks it itself. */
+  skipLocationCheck?: boolean;
+}
+
+/** The composition root: data directory, repositories, then services, then job handlers (the server adds routes). */
+function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles: DomainLifecycles } {
+  const paths = dataPaths(config.dataDir);
+  const isServer = opts.mode === 'server';
+  requireDataDirOwner(paths.root);
+  if (isServer) prepareDataDir(paths);
+  else requireExistingDataDir(paths);
+  const release = isServer ? acquireLock(paths) : () => {};
+  try {
+    const log = opts.logger ?? createLogger(config.logLevel, config.logFormat);
+    const { jwtSecret, keyring } = loadSecrets(config, paths);
+    followSecretsFile(config, paths, keyring, log);
+    const db = openDatabase(paths.database);
+    try {
+      migrate(db);
+    } catch (err) {
+      closeDatabase(db);
+      if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
+      throw err;
+    }
+    const clock = opts.clock ?? systemClock;
+    let driver: StorageDriver;
+    try {
+      driver = createDriver(config.storage, paths.blobs);
+    } catch (err) {
+      closeDatabase(db);
+      throw err;
+    }
+    const repos = createRepos(db);
+    // The CLI has no worker, but the server's worker picks up what it enqueues.
+    const queue = new JobQueue(repos.jobs, clock, { available: !isServer });
+    const core: CoreContext = {
+      instanceId: crypto.randomUUID(),
+      config,
+      paths,
+      clock,
+      log,
+      db,
+      repos,
+      jwtSecret,
+      keyring,
+      driver,
+      storage: new SealedStore(driver, keyring),
+      queue,
+      registry: new JobRegistry(),
+      schedules: new Schedules(repos.jobs, queue, clock, (fn) => repos.transactions.immediate(fn)),
+      hub: new EventHub(),
+      presence: new Presence(clock, PRESENCE_TTL_MS),
+    };
+    const { services, lifecycles } = createServices(core);
+    try {
+      if (!opts.skipLocationCheck) services.storageLocation.check({ record: isServer });
+    } catch (err) {
+      closeDatabase(db);
+      throw err;
+    }
+    if (isServer && driver.name === 'local') {
+      cleanupTempFiles(paths.blobs, 0).catch((err: unknown) => log.warn('temp clean-up failed', { err: String(err) }));
+    }
+    let closed = false;
+    const ctx: AppContext = {
+      ...core,
+      services,
+      close() {
+        if (closed) return;
+        closed = true;
+        closeDatabase(db);
+        release();
+      },
+    };
+    registerJobHandlers(ctx);
+    return { ctx, lifecycles };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** Opens a data directory for a CLI command or a test: everything but the worker and the routes. */
+export function openContext(config: Config, opts: OpenOptions): AppContext {
+  return open(config, opts).ctx;
+}
+
+export interface ServerOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Tests drive the worker with drain() and audit processing with audit.flush() instead of letting them poll. */
+  startWorker?: boolean;
+}
+
+export interface ComposedServer {
+  ctx: AppContext;
+  worker: Worker;
+  http: HttpListener;
+  /** Started in this order, stopped in reverse. */
+  lifecycles: Lifecycle[];
+}
+
+/** The server: the context, its worker and its routes, and every start and stop in one list. */
+export function composeServer(config: Config, opts: ServerOptions): ComposedServer {
+  const { ctx, lifecycles: domain } = open(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
+  const worker = new Worker({
+    queue: ctx.queue,
+    registry: ctx.registry,
+    clock: ctx.clock,
+    concurrency: config.workerConcurrency,
+    schedules: ctx.schedules,
+    log: ctx.log,
+  });
+  const background = opts.startWorker !== false;
+  const http = httpListener(ctx);
+  // Stopping walks back from the listener: requests finish, then the worker, the audit log, and the database last.
+  const lifecycles: Lifecycle[] = [
+    { name: 'data directory', stop: () => ctx.close() },
+    { name: 'event streams', stop: () => ctx.hub.close() },
+    domain.accessTimes,
+    domain.masterKeys,
+    { name: 'storage', start: () => verifyDriver(ctx.driver) },
+    {
+      name: 'job queue',
+      start: () => {
+        ctx.queue.recoverInterrupted();
+        ensureSystemSchedules(ctx);
+      },
+    },
+    domain.uploadIntents,
+    domain.identityProvider,
+    // Tests that drive the worker themselves flush the audit log by hand too; stopping still writes what is queued.
+    background ? domain.auditLog : { ...domain.auditLog, start: undefined },
+    {
+      name: 'worker',
+      start: () => (background ? worker.start() : void (ctx.queue.available = true)),
+      stop: (graceMs) => worker.stop(graceMs),
+    },
+    http,
+    domain.resumableUploads,
+    domain.diskSpace,
+  ];
+  return { ctx, worker, http, lifecycles };
+}

@@ -1,0 +1,122 @@
+import dns from 'node:dns/promises';
+import os from 'node:os';
+import fs from 'node:fs';
+import { createApp } from './app.ts';
+import type { AppContext } from './context.ts';
+import { StartupError } from './errors.ts';
+import { lastResortErrorHandler } from './http/plugins/core.ts';
+import { isCidr, isIpAddress, isLoopback } from './lib/ip.ts';
+import type { Lifecycle } from './lib/lifecycle.ts';
+
+// Uploads up to the 100 GiB setting plus multipart framing must not be cut off by Bun's default 128 MiB.
+const MAX_REQUEST_BODY = 101 * 1024 ** 3;
+
+/** Known proxies are read once at start (SPEC: changing them needs a restart); hostnames are resolved now. */
+async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of ctx.services.settings.get('knownProxies')) {
+    if (isIpAddress(entry) || isCidr(entry)) {
+      out.push(entry);
+      continue;
+    }
+    try {
+      for (const { address } of await dns.lookup(entry, { all: true })) out.push(address);
+    } catch {
+      ctx.log.warn('known proxy hostname does not resolve; ignored', { host: entry });
+    }
+  }
+  return out;
+}
+
+/** The addresses people on the network can open, for the first-run line: the bound one, or each interface's. */
+function reachableUrls(host: string, port: number, scheme: string): string[] {
+  const hosts =
+    host === '0.0.0.0' || host === '::'
+      ? Object.values(os.networkInterfaces())
+          .flat()
+          .filter((a) => a && !a.internal && (a.family === 'IPv4' || host === '::'))
+          .map((a) => a!.address)
+      : [host];
+  return (hosts.length ? hosts : [host]).map((h) => `${scheme}://${h.includes(':') ? `[${h}]` : h}:${port}/`);
+}
+
+/** With no account yet and a server reachable beyond loopback, the first sign-up needs the setup code: say it, in the log and on the console. */
+function announceSetupCode(ctx: AppContext, port: number): void {
+  const code = ctx.services.setupCode.current();
+  if (code === null || isLoopback(ctx.config.host)) return;
+  const urls = reachableUrls(ctx.config.host, port, ctx.config.tls ? 'https' : 'http');
+  ctx.log.warn('no account yet: the first sign-up creates the admin and needs the setup code', { setupCode: code, urls });
+  process.stderr.write(
+    `\nCoffer has no account yet. Open ${urls.join(' or ')} and create the admin account with this setup code:\n\n    ${code}\n\n` +
+      '(`coffer setup-code` prints it again.)\n\n',
+  );
+}
+
+/** The certificate and key, read now so a missing or unreadable file stops start-up with its name. */
+function readTls(files: { cert: string; key: string }): { cert: string; key: string } {
+  const read = (file: string, what: string) => {
+    try {
+      const text = fs.readFileSync(file, 'utf8');
+      if (!text.includes('-----BEGIN ')) throw new StartupError(`${what} ${file} is not a PEM file`);
+      return text;
+    } catch (err) {
+      if (err instanceof StartupError) throw err;
+      throw new StartupError(`cannot read ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+  };
+  return { cert: read(files.cert, 'TLS certificate'), key: read(files.key, 'TLS key') };
+}
+
+export interface HttpListener extends Lifecycle {
+  /** Set once started. */
+  url: string;
+  port: number;
+}
+
+/** The routes on the configured address: started last, so stopping first lets in-flight requests finish (bounded). */
+export function httpListener(ctx: AppContext): HttpListener {
+  const { config } = ctx;
+  let server: ReturnType<typeof createApp>['server'] = null;
+  const listener: HttpListener = {
+    name: 'http listener',
+    url: '',
+    port: 0,
+    async start() {
+      try {
+        const tls = config.tls ? readTls(config.tls) : undefined;
+        const app = createApp(ctx, { knownProxies: await resolveKnownProxies(ctx) });
+        app.listen({
+          port: config.port,
+          hostname: config.host,
+          // Elysia's default lets a second server share a busy port and take part of its traffic.
+          reusePort: false,
+          maxRequestBodySize: MAX_REQUEST_BODY,
+          idleTimeout: config.idleTimeoutSeconds,
+          // Never the runtime's development error page (working directory, paths, source lines).
+          development: false,
+          error: lastResortErrorHandler(ctx.log),
+          tls,
+        });
+        server = app.server;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use`);
+        if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (try a port above 1023)`);
+        throw err;
+      }
+      listener.port = server!.port!;
+      const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+      listener.url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${listener.port}`;
+      ctx.log.info('listening', { url: listener.url, dataDir: config.dataDir, storage: ctx.driver.location });
+      announceSetupCode(ctx, listener.port);
+    },
+    async stop(graceMs) {
+      if (!server) return;
+      const graceful = server.stop(false);
+      const timer = setTimeout(() => server?.stop(true), graceMs);
+      await graceful;
+      clearTimeout(timer);
+    },
+  };
+  return listener;
+}

@@ -1,0 +1,329 @@
+import type { Clock } from '../../clock.ts';
+import type { IdpConfig } from '../../config.ts';
+import type { IdpRepo } from '../../db/repos/idp.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { User, UsersRepo } from '../../db/repos/users.ts';
+import {
+  AppError,
+  badRequest,
+  conflict,
+  forbidden,
+  Messages,
+  passwordLoginDisabled,
+  unauthorized,
+  validationFailed,
+} from '../../errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import { emailKey } from './email.ts';
+import type { MfaService } from './mfa.ts';
+import type { AppPasswordService } from './app-passwords.ts';
+import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
+import { ALL_PERMISSIONS, type Permission } from '../../contract/permissions.ts';
+import type { Principal } from './principal.ts';
+import type { RequestInfo, SessionService } from './sessions.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { SetupCodeService } from './setup-code.ts';
+
+export interface PublicUser {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+  mfaEnabled: boolean;
+}
+
+export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
+  return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
+}
+
+const MAX_PASSWORD = PASSWORD.max;
+/** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
+const minPassword = (subUser: boolean) => (subUser ? PASSWORD.subUserMin : PASSWORD.min);
+
+/** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */
+function checkPassword(password: string, opts: { subUser: boolean; field?: string }): void {
+  const min = minPassword(opts.subUser);
+  if (password.length < min || password.length > MAX_PASSWORD) {
+    throw validationFailed([{ field: opts.field ?? 'password', message: `Password must be ${min} to ${MAX_PASSWORD} characters` }]);
+  }
+}
+
+const MAX_NAME = DISPLAY_NAME_MAX;
+
+/** A login's display name: trimmed, at most 100 characters (sub-users must have one). 422 naming `name`. */
+function displayName(name: string, opts: { required?: boolean } = {}): string {
+  const trimmed = name.trim();
+  if (opts.required && trimmed === '') throw validationFailed([{ field: 'name', message: 'Name is required' }]);
+  if (trimmed.length > MAX_NAME) throw validationFailed([{ field: 'name', message: `Name must be at most ${MAX_NAME} characters` }]);
+  return trimmed;
+}
+
+export interface NewLogin {
+  email: string;
+  password: string | null;
+  name: string;
+  /** Set for a sub-user: its owner's id and granted permission keys. */
+  owner?: { id: string; permissions: string[] };
+  /** CLI `users create --admin`: only allowed while no admin exists. */
+  admin?: boolean;
+  /** Single sign-on: the provider identity linked in the same transaction. */
+  identity?: { issuer: string; subject: string };
+}
+
+/** How a login can sign in (profile `signInMethods`). */
+export type SignInMethod = 'password' | 'idp';
+
+export interface AccountDeps {
+  clock: Clock;
+  transactions: Transactions;
+  users: UsersRepo;
+  identities: IdpRepo;
+  settings: SettingsService;
+  sessions: SessionService;
+  mfa: MfaService;
+  audit: AuditService;
+  setupCode: SetupCodeService;
+  appPasswords: AppPasswordService;
+  /** Single sign-on settings: with `disablePasswordLogin`, password sign-in and sign-up are refused. */
+  idp: IdpConfig | null;
+}
+
+/** Sign-up, sign-in and the signed-in login's own password and profile. */
+export class AccountService {
+  constructor(private readonly d: AccountDeps) {}
+
+  findByEmail(email: string): User | null {
+    return this.d.users.byEmailKey(emailKey(email));
+  }
+
+  findById(id: string): User | null {
+    return this.d.users.byId(id);
+  }
+
+  /**
+   * Inserts a login. The very first login becomes the admin and closes public signup, decided inside
+   * one immediate transaction so two racing sign-ups cannot both become admin. `by` (the CLI) is audited.
+   */
+  async createLogin(input: NewLogin, by?: Actor): Promise<User> {
+    const name = displayName(input.name, { required: Boolean(input.owner) });
+    if (input.password !== null) checkPassword(input.password, { subUser: Boolean(input.owner) });
+    const passwordHash = input.password === null ? null : await hashPassword(input.password);
+    const now = this.d.clock.now();
+    const row = this.d.transactions.immediate(() => {
+      if (this.findByEmail(input.email)) throw conflict(Messages.emailInUse);
+      const first = !this.d.users.hasAny();
+      if (input.admin && !first && this.d.users.hasAdmin())
+        throw conflict('An admin already exists; the admin is the first account created');
+      const row = this.d.users.insert({
+        id: newId(),
+        email: input.email.trim(),
+        emailKey: emailKey(input.email),
+        name,
+        passwordHash,
+        isAdmin: !input.owner && (first || Boolean(input.admin)),
+        parentUserId: input.owner?.id ?? null,
+        permissions: input.owner ? JSON.stringify(input.owner.permissions) : null,
+        createdAt: now,
+      });
+      if (input.identity) this.d.identities.link({ ...input.identity, userId: row.id, createdAt: now });
+      if (first) this.d.settings.set('signupEnabled', false);
+      return row;
+    });
+    if (by) {
+      this.d.audit.record({
+        action: AuditActions.userCreate,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: row.id,
+        details: { email: row.email, admin: row.isAdmin },
+      });
+    }
+    return row;
+  }
+
+  /** Public signup is open while no account exists, then as the admin sets it. */
+  signupOpen(): boolean {
+    return this.noLoginYet() || this.d.settings.get('signupEnabled');
+  }
+
+  /** A fresh instance: the next sign-up creates the admin. */
+  noLoginYet(): boolean {
+    return !this.d.users.hasAny();
+  }
+
+  /** False under OIDC_DISABLE_PASSWORD_LOGIN: only the provider signs people in. */
+  passwordLoginEnabled(): boolean {
+    return !this.d.idp?.disablePasswordLogin;
+  }
+
+  private refuseWhenPasswordLoginDisabled(): void {
+    if (this.d.idp?.disablePasswordLogin) throw forbidden(passwordLoginDisabled(this.d.idp.providerName));
+  }
+
+  async signup(input: { email: string; password: string; name?: string; setupCode?: string }, info: RequestInfo) {
+    this.refuseWhenPasswordLoginDisabled();
+    displayName(input.name ?? '');
+    checkPassword(input.password, { subUser: false });
+    if (!this.signupOpen()) throw forbidden(Messages.signupDisabled);
+    this.d.setupCode.check(input.setupCode, info.ip);
+    const row = await this.createLogin({ email: input.email, password: input.password, name: input.name ?? '' });
+    const { token, sessionId } = await this.d.sessions.start(row.id, info);
+    this.d.audit.record({
+      action: AuditActions.signup,
+      loginId: row.id,
+      accountId: row.id,
+      email: row.email,
+      ip: info.ip,
+      requestId: info.requestId,
+      actor: 'login',
+      targetType: 'session',
+      targetId: sessionId,
+      details: { admin: row.isAdmin },
+    });
+    return { user: toPublicUser(row), token };
+  }
+
+  async login(input: { email: string; password: string; mfaCode?: string }, info: RequestInfo) {
+    this.refuseWhenPasswordLoginDisabled();
+    if (input.password.length === 0 || input.password.length > MAX_PASSWORD) {
+      throw validationFailed([
+        { field: 'password', message: input.password ? `Password must be at most ${MAX_PASSWORD} characters` : 'Enter your password' },
+      ]);
+    }
+    const row = this.findByEmail(input.email);
+    const ok = row?.passwordHash ? await verifyPassword(input.password, row.passwordHash) : await verifyAgainstDummy(input.password);
+    const failed = (reason: string) =>
+      this.d.audit.record({
+        action: AuditActions.signIn,
+        status: 'failure',
+        loginId: row?.id ?? null,
+        accountId: row ? (row.parentUserId ?? row.id) : null,
+        email: row?.email ?? input.email,
+        ip: info.ip,
+        requestId: info.requestId,
+        details: { reason },
+      });
+    if (!row || !ok) {
+      failed('invalid_credentials');
+      throw unauthorized(Messages.invalidCredentials);
+    }
+    if (row.disabledAt !== null) {
+      failed('account_disabled');
+      throw forbidden(Messages.accountDisabled);
+    }
+    if (row.mfaEnabled) {
+      if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired);
+      if (!(await this.d.mfa.checkCode(row.id, input.mfaCode))) {
+        failed('invalid_mfa_code');
+        throw unauthorized(Messages.invalidMfaCode);
+      }
+    }
+    return { user: toPublicUser(row), token: await this.startSession(row, info, 'password') };
+  }
+
+  /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
+  async startSession(row: User, info: RequestInfo, method: SignInMethod): Promise<string> {
+    const { token, sessionId } = await this.d.sessions.start(row.id, info);
+    this.d.audit.record({
+      action: AuditActions.signIn,
+      loginId: row.id,
+      accountId: row.parentUserId ?? row.id,
+      email: row.email,
+      ip: info.ip,
+      requestId: info.requestId,
+      actor: 'login',
+      targetType: 'session',
+      targetId: sessionId,
+      details: { method, mfa: row.mfaEnabled },
+    });
+    return token;
+  }
+
+  logout(principal: Principal): { message: string } {
+    this.d.sessions.end(principal.loginId, principal.sessionId);
+    this.d.audit.record({ action: AuditActions.signOut, principal, targetType: 'session', targetId: principal.sessionId });
+    return { message: 'Logged out' };
+  }
+
+  /** Signs out every session; app passwords (WebDAV devices) go too only when asked. */
+  logoutAll(principal: Principal, opts: { revokeAppPasswords?: boolean } = {}): { message: string; sessionsInvalidated: boolean } {
+    const sessions = this.d.sessions.invalidateAll(principal.loginId);
+    if (opts.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
+    this.d.audit.record({
+      action: AuditActions.signOutAll,
+      principal,
+      targetType: 'user',
+      targetId: principal.loginId,
+      details: { sessions },
+    });
+    return { message: 'Logged out of all sessions', sessionsInvalidated: true };
+  }
+
+  async changePassword(
+    principal: Principal,
+    input: { oldPassword: string; newPassword: string; revokeAppPasswords?: boolean },
+  ): Promise<{ message: string }> {
+    checkPassword(input.newPassword, { subUser: false, field: 'newPassword' });
+    if (input.oldPassword === input.newPassword) {
+      throw validationFailed([{ field: 'newPassword', message: 'The new password must differ from the current one' }]);
+    }
+    const record = (status: 'success' | 'failure' | 'denied', reason?: string) =>
+      this.d.audit.record({
+        action: AuditActions.passwordChange,
+        status,
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        ...(reason ? { details: { reason } } : {}),
+      });
+    if (!this.d.settings.get('allowPasswordChange')) {
+      record('denied', 'disabled_by_admin');
+      throw forbidden(Messages.passwordChangeDisabled);
+    }
+    const row = this.findById(principal.loginId);
+    if (!row) throw unauthorized(Messages.sessionRevoked);
+    if (!row.passwordHash) throw badRequest(Messages.noLocalPassword);
+    if (!(await verifyPassword(input.oldPassword, row.passwordHash))) {
+      record('failure', 'wrong_current_password');
+      throw badRequest(Messages.wrongCurrentPassword);
+    }
+    await this.storePassword(row.id, input.newPassword);
+    if (input.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
+    record('success');
+    return { message: 'Password changed. Please log in again.' };
+  }
+
+  /** The CLI's reset: the rule a login of its kind was created with, then the new password; `by` is audited. */
+  async setPassword(loginId: string, password: string, by: Actor): Promise<void> {
+    const row = this.findById(loginId);
+    if (!row) throw new AppError(404, Messages.userNotFound);
+    checkPassword(password, { subUser: row.parentUserId !== null });
+    await this.storePassword(loginId, password);
+    this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
+  }
+
+  /** A new password hash, and every session of the login signed out. */
+  private async storePassword(loginId: string, password: string): Promise<void> {
+    this.d.users.setPasswordHash(loginId, await hashPassword(password), this.d.clock.now());
+    this.d.sessions.invalidateAll(loginId);
+  }
+
+  /**
+   * The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what
+   * it may do, and how it signs in (an account created through the provider has no password).
+   */
+  profile(principal: Principal): PublicUser & { permissions: Permission[] | null; signInMethods: SignInMethod[] } {
+    const row = this.findById(principal.loginId);
+    if (!row) throw new AppError(401, Messages.sessionRevoked);
+    const signInMethods: SignInMethod[] = [];
+    if (row.passwordHash) signInMethods.push('password');
+    if (this.d.identities.isLinked(row.id)) signInMethods.push('idp');
+    return {
+      ...toPublicUser(row),
+      permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)),
+      signInMethods,
+    };
+  }
+}

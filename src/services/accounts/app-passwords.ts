@@ -1,0 +1,188 @@
+import { createHash, randomInt } from 'node:crypto';
+import type { Clock } from '../../clock.ts';
+import type { AppPasswordsRepo } from '../../db/repos/app-passwords.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { AppError, Messages, notFound, validationFailed } from '../../errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { emailKey } from './email.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
+import type { DavLockService } from '../dav/dav-locks.ts';
+import { verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import { parsePermissions, type Principal } from './principal.ts';
+import type { SettingsService } from '../administration/settings.ts';
+
+/** What `GET /api/user/app-passwords` shows of one password (never the secret or its hash). */
+export interface AppPasswordView {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  lastIp: string | null;
+}
+
+const MAX_PER_LOGIN = 50;
+const MAX_NAME = 100;
+// Lower-case letters and digits without 0, 1, l and o: typed on a phone, read aloud, never confused.
+const ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
+const GROUPS = 5;
+const GROUP_LENGTH = 5;
+const TOUCH_INTERVAL_MS = 60_000;
+// An account password checked once is trusted this long (argon2 on every WebDAV request would cost 60-90 ms each).
+const ACCOUNT_PASSWORD_CACHE_MS = 5 * 60_000;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** 25 characters from a 32-letter alphabet in five groups: 125 random bits. */
+function newSecret(): string {
+  const groups: string[] = [];
+  for (let g = 0; g < GROUPS; g++) {
+    let group = '';
+    for (let i = 0; i < GROUP_LENGTH; i++) group += ALPHABET[randomInt(ALPHABET.length)];
+    groups.push(group);
+  }
+  return groups.join('-');
+}
+
+const DAV_REALM = 'Coffer WebDAV';
+
+/** The session id of a WebDAV request signed in with an app password: what its locks are taken with. */
+const credentialOf = (id: string) => `app-password:${id}`;
+
+/** 401 for WebDAV, with the challenge that makes a client ask for a password. */
+export function davUnauthorized(message: string): AppError {
+  return new AppError(401, message, undefined, { 'WWW-Authenticate': `Basic realm="${DAV_REALM}", charset="UTF-8"` });
+}
+
+export interface AppPasswordDeps {
+  clock: Clock;
+  repo: AppPasswordsRepo;
+  users: UsersRepo;
+  settings: SettingsService;
+  audit: AuditService;
+  davLocks: DavLockService;
+}
+
+/**
+ * Per-device passwords for WebDAV: made, listed and revoked by their login, and checked on every
+ * WebDAV request (HTTP Basic: the login's email and the password). Usable for WebDAV only, never as
+ * an API token. The account's own password works too only when the admin allows it
+ * (`davAccountPasswords`) and the login has no two-step verification.
+ */
+export class AppPasswordService {
+  private readonly verified = new Map<string, number>();
+
+  constructor(private readonly d: AppPasswordDeps) {}
+
+  create(principal: Principal, input: { name: string }): AppPasswordView & { password: string } {
+    const name = input.name.normalize('NFC').trim();
+    if (name.length === 0 || name.length > MAX_NAME)
+      throw validationFailed([{ field: 'name', message: `Name the device in 1 to ${MAX_NAME} characters` }]);
+    if (this.d.repo.count(principal.loginId) >= MAX_PER_LOGIN)
+      throw new AppError(409, `You have ${MAX_PER_LOGIN} app passwords; revoke one you no longer use first`);
+    const password = newSecret();
+    const row = {
+      id: newId(),
+      userId: principal.loginId,
+      name,
+      secretHash: sha256(password),
+      createdAt: this.d.clock.now(),
+      lastUsedAt: null,
+      lastIp: null,
+    };
+    this.d.repo.insert(row);
+    this.d.audit.record({
+      action: AuditActions.appPasswordCreate,
+      principal,
+      targetType: 'app_password',
+      targetId: row.id,
+      details: { name },
+    });
+    return { ...this.view(row), password };
+  }
+
+  list(principal: Principal): { appPasswords: AppPasswordView[] } {
+    return { appPasswords: this.d.repo.list(principal.loginId).map((r) => this.view(r)) };
+  }
+
+  revoke(principal: Principal, id: string): { message: string } {
+    if (!this.d.repo.delete(principal.loginId, id)) throw notFound('App password not found');
+    this.d.davLocks.forgetCredential(principal.accountId, credentialOf(id));
+    this.d.audit.record({ action: AuditActions.appPasswordRevoke, principal, targetType: 'app_password', targetId: id });
+    return { message: 'App password revoked' };
+  }
+
+  /** Password change or logout-all with `revokeAppPasswords`: every app password of the login goes, and every lock it took. */
+  revokeAll(principal: Principal): number {
+    const count = this.d.repo.deleteAll(principal.loginId);
+    this.verified.clear();
+    this.d.davLocks.forgetLogin(principal.accountId, principal.loginId);
+    if (count > 0)
+      this.d.audit.record({ action: AuditActions.appPasswordRevoke, principal, targetType: 'app_password', details: { count } });
+    return count;
+  }
+
+  /**
+   * HTTP Basic credentials of a WebDAV request to the acting principal, else a 401 (audited). An unknown
+   * email, a wrong password and an account that must use an app password get the same answer at the same
+   * cost: the app-password lookup, then (only while account passwords are allowed) one argon2 check, against
+   * the account's hash or a dummy. `beforeHash` runs before that check and may refuse it.
+   */
+  async authenticate(email: string, password: string, ip: string, beforeHash: () => void): Promise<Principal> {
+    const login = this.d.users.byEmailKey(emailKey(email));
+    const now = this.d.clock.now();
+    const app = this.d.repo.bySecretHash(sha256(password));
+    let via: string | null = null;
+    let sessionId = '';
+    if (login && app?.userId === login.id) {
+      via = 'app_password';
+      sessionId = credentialOf(app.id);
+      if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) this.d.repo.touch(app.id, now, ip);
+    } else if (this.d.settings.get('davAccountPasswords')) {
+      // No usable hash (an unknown email, two-step verification on): the dummy check costs the same.
+      const hash = login && !login.mfaEnabled ? login.passwordHash : null;
+      const key = login && hash ? sha256(`${login.id}\n${login.tokenVersion}\n${hash}\n${password}`) : '';
+      const at = this.verified.get(key);
+      if (at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS) via = 'account_password';
+      else {
+        beforeHash();
+        if (hash ? await verifyPassword(password, hash) : await verifyAgainstDummy(password)) {
+          this.verified.set(key, now);
+          via = 'account_password';
+        }
+      }
+      if (via) sessionId = 'webdav';
+    }
+    // A disabled account's app passwords stop with it (and work again when it is enabled).
+    const disabled = login !== null && via !== null && login.disabledAt !== null;
+    if (!login || !via || disabled) {
+      this.d.audit.record({
+        action: AuditActions.signIn,
+        status: 'failure',
+        loginId: login?.id ?? null,
+        accountId: login ? (login.parentUserId ?? login.id) : null,
+        email: login?.email ?? email,
+        ip,
+        details: { reason: disabled ? 'account_disabled' : 'invalid_credentials', via: 'webdav' },
+      });
+      if (disabled) throw davUnauthorized(Messages.accountDisabled);
+      throw davUnauthorized('Wrong email or app password. Make an app password in Settings → App passwords.');
+    }
+    const isOwner = login.parentUserId === null;
+    return {
+      loginId: login.id,
+      accountId: login.parentUserId ?? login.id,
+      sessionId,
+      ip,
+      email: login.email,
+      name: login.name,
+      isOwner,
+      isAdmin: login.isAdmin,
+      permissions: isOwner ? new Set() : parsePermissions(login.permissions),
+    };
+  }
+
+  private view(r: { id: string; name: string; createdAt: number; lastUsedAt: number | null; lastIp: string | null }): AppPasswordView {
+    return { id: r.id, name: r.name, createdAt: iso(r.createdAt)!, lastUsedAt: iso(r.lastUsedAt), lastIp: r.lastIp };
+  }
+}

@@ -1,0 +1,80 @@
+import type { AuditService } from '../administration/audit.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { DavLockService } from '../dav/dav-locks.ts';
+import type { FilesServices } from '../files/index.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { AccountService } from './accounts.ts';
+import { AppPasswordService } from './app-passwords.ts';
+import { ClientService } from './clients.ts';
+import { MfaService } from './mfa.ts';
+import { SessionService } from './sessions.ts';
+import { SetupCodeService } from './setup-code.ts';
+import { SubUserService } from './sub-users.ts';
+import { UsersService } from './users.ts';
+
+export interface AccountsServices {
+  sessions: SessionService;
+  mfa: MfaService;
+  accounts: AccountService;
+  setupCode: SetupCodeService;
+  users: UsersService;
+  subUsers: SubUserService;
+  clients: ClientService;
+  appPasswords: AppPasswordService;
+}
+
+type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<FilesServices, 'quota' | 'trash'>;
+
+/** Accounts, their logins (sub-users, app passwords, desktop clients), sessions and second factors. */
+export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash }: AccountsDeps) {
+  const { clock, config, queue, repos, jwtSecret } = infra;
+  const { transactions } = repos;
+  const sessions = new SessionService({
+    clock,
+    presence: infra.presence,
+    jwtSecret,
+    transactions,
+    users: repos.users,
+    sessions: repos.sessions,
+    audit,
+  });
+  const mfa = new MfaService(repos.mfa, infra.keyring, clock, audit, sessions);
+  const setupCode = new SetupCodeService(jwtSecret, config.host, () => !repos.users.hasAny());
+  const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit, davLocks });
+  const accounts = new AccountService({
+    clock,
+    transactions,
+    users: repos.users,
+    identities: repos.idp,
+    settings,
+    sessions,
+    mfa,
+    audit,
+    idp: config.idp,
+    appPasswords,
+    setupCode,
+  });
+  const services: AccountsServices = {
+    sessions,
+    mfa,
+    accounts,
+    setupCode,
+    users: new UsersService({
+      clock,
+      transactions,
+      users: repos.users,
+      items: repos.items,
+      quota,
+      audit,
+      sessions,
+      queue,
+      trash,
+      hub: infra.hub,
+      davLocks,
+    }),
+    subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks),
+    clients: new ClientService(repos.users, infra.presence, sessions),
+    appPasswords,
+  };
+  return { services };
+}

@@ -1,0 +1,188 @@
+import { createHash, randomInt } from 'node:crypto';
+import { generate, generateSecret, generateURI, verify } from 'otplib';
+import QRCode from 'qrcode';
+import type { Clock } from '../../clock.ts';
+import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import { AppError, badRequest, Messages, unauthorized } from '../../errors.ts';
+import { AuditActions, type Actor, type AuditService, actorFields } from '../administration/audit.ts';
+import type { Principal } from './principal.ts';
+import type { SessionService } from './sessions.ts';
+
+const BACKUP_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+const BACKUP_CODE_COUNT = 10;
+const REGENERATE_COOLDOWN_MS = 5 * 60_000;
+const PERIOD_S = 30;
+
+function normalizeBackupCode(code: string): string {
+  return code.replace(/-/g, '').trim().toUpperCase();
+}
+
+function hashBackupCode(userId: string, code: string): string {
+  return createHash('sha256')
+    .update(`${userId}:${normalizeBackupCode(code)}`)
+    .digest('hex');
+}
+
+function newBackupCode(): string {
+  let s = '';
+  for (let i = 0; i < 8; i++) s += BACKUP_ALPHABET[randomInt(BACKUP_ALPHABET.length)];
+  return `${s.slice(0, 4)}-${s.slice(4)}`;
+}
+
+function isTotpShape(code: string): boolean {
+  return /^\d{6}$/.test(code);
+}
+
+function isBackupCodeShape(code: string): boolean {
+  return /^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/.test(code.trim());
+}
+
+/** TOTP (RFC 6238, 30 s, 6 digits, current and previous step, no replay) and single-use backup codes. */
+export class MfaService {
+  constructor(
+    private readonly repo: MfaRepo,
+    private readonly keyring: Keyring,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+    private readonly sessions: SessionService,
+  ) {}
+
+  private row(userId: string): MfaState {
+    const row = this.repo.state(userId);
+    if (!row) throw unauthorized(Messages.sessionRevoked);
+    return row;
+  }
+
+  status(principal: Principal): { enabled: boolean } {
+    return { enabled: Boolean(this.row(principal.loginId).mfaEnabled) };
+  }
+
+  async setup(principal: Principal): Promise<{ secret: string; qrCode: string }> {
+    const row = this.row(principal.loginId);
+    if (row.mfaEnabled) throw badRequest(Messages.mfaAlreadyEnabled);
+    const secret = generateSecret({ length: 20 });
+    this.repo.setPendingSecret(principal.loginId, this.keyring.sealSecret(secret), this.clock.now());
+    const uri = generateURI({ issuer: 'Coffer', label: row.email, secret });
+    return { secret, qrCode: await QRCode.toDataURL(uri, { type: 'image/png', margin: 1, width: 240 }) };
+  }
+
+  /** Checks the setup code, enables MFA and issues the first backup codes. */
+  async enable(principal: Principal, code: string): Promise<{ message: string; backupCodes: string[]; shouldPromptSessions: boolean }> {
+    const row = this.row(principal.loginId);
+    if (row.mfaEnabled) throw badRequest(Messages.mfaAlreadyEnabled);
+    if (!row.mfaPendingSecret) throw badRequest(Messages.mfaSetupFirst);
+    const secret = this.keyring.openSecret(row.mfaPendingSecret);
+    if (!(await this.acceptTotp(principal.loginId, secret, code, row.mfaLastStep))) {
+      this.audit.record({
+        action: AuditActions.mfaEnable,
+        status: 'failure',
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        details: { reason: 'invalid_code' },
+      });
+      throw badRequest(Messages.invalidMfaCode);
+    }
+    const backupCodes = this.newBackupCodes();
+    this.repo.enable(
+      principal.loginId,
+      backupCodes.map((c) => hashBackupCode(principal.loginId, c)),
+      this.clock.now(),
+    );
+    this.audit.record({ action: AuditActions.mfaEnable, principal, targetType: 'user', targetId: principal.loginId });
+    return { message: 'Two-factor authentication enabled', backupCodes, shouldPromptSessions: this.hasOtherSessions(principal) };
+  }
+
+  async disable(principal: Principal, code: string): Promise<{ message: string; shouldPromptSessions: boolean }> {
+    const row = this.row(principal.loginId);
+    if (!row.mfaEnabled) throw badRequest(Messages.mfaNotEnabled);
+    if (!(await this.checkCode(principal.loginId, code))) {
+      this.audit.record({
+        action: AuditActions.mfaDisable,
+        status: 'failure',
+        principal,
+        targetType: 'user',
+        targetId: principal.loginId,
+        details: { reason: 'invalid_code' },
+      });
+      throw badRequest(Messages.invalidMfaCode);
+    }
+    this.reset(principal.loginId);
+    this.audit.record({ action: AuditActions.mfaDisable, principal, targetType: 'user', targetId: principal.loginId });
+    return { message: 'Two-factor authentication disabled', shouldPromptSessions: this.hasOtherSessions(principal) };
+  }
+
+  regenerateBackupCodes(principal: Principal): { backupCodes: string[] } {
+    const row = this.row(principal.loginId);
+    if (!row.mfaEnabled) throw badRequest(Messages.mfaNotEnabled);
+    const now = this.clock.now();
+    const wait = (row.backupCodesRegeneratedAt ?? -Infinity) + REGENERATE_COOLDOWN_MS - now;
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new AppError(
+        429,
+        `Please wait ${Math.floor(seconds / 60)} minute(s) and ${seconds % 60} second(s) before regenerating backup codes again`,
+        { retryAfterMs: Math.ceil(wait) },
+      );
+    }
+    const backupCodes = this.newBackupCodes();
+    this.repo.regenerateCodes(
+      principal.loginId,
+      backupCodes.map((c) => hashBackupCode(principal.loginId, c)),
+      now,
+    );
+    this.audit.record({ action: AuditActions.mfaBackupCodesRegenerate, principal, targetType: 'user', targetId: principal.loginId });
+    return { backupCodes };
+  }
+
+  backupCodeCount(principal: Principal): { count: number } {
+    if (!this.row(principal.loginId).mfaEnabled) throw badRequest(Messages.mfaNotEnabled);
+    return { count: this.repo.unusedCodeCount(principal.loginId) };
+  }
+
+  /** Sign-in's second factor: a TOTP code or an unused backup code (which is then spent). */
+  async checkCode(userId: string, code: string): Promise<boolean> {
+    const row = this.row(userId);
+    if (!row.mfaEnabled || !row.mfaSecret) return false;
+    const trimmed = code.trim();
+    if (isTotpShape(trimmed)) return this.acceptTotp(userId, this.keyring.openSecret(row.mfaSecret), trimmed, row.mfaLastStep);
+    if (isBackupCodeShape(trimmed)) {
+      return this.repo.spendCode(userId, hashBackupCode(userId, trimmed), this.clock.now());
+    }
+    return false;
+  }
+
+  /** Turns MFA off for a login (disable, or an admin's reset from the CLI, which `by` audits). */
+  reset(userId: string, by?: Actor): void {
+    this.repo.reset(userId, this.clock.now());
+    if (by) this.audit.record({ action: AuditActions.mfaReset, ...actorFields(by), targetType: 'user', targetId: userId });
+  }
+
+  /** The code an authenticator shows now; for tests and the CLI's self-check. */
+  currentCode(secret: string): Promise<string> {
+    return generate({ secret, epoch: Math.floor(this.clock.now() / 1000) });
+  }
+
+  private async acceptTotp(userId: string, secret: string, code: string, lastStep: number | null): Promise<boolean> {
+    if (!isTotpShape(code)) return false;
+    const result = await verify({
+      secret,
+      token: code,
+      epoch: Math.floor(this.clock.now() / 1000),
+      epochTolerance: [PERIOD_S, 0],
+      ...(lastStep !== null ? { afterTimeStep: lastStep } : {}),
+    });
+    if (!result.valid) return false;
+    // Compare-and-set, so two requests racing with one code cannot both succeed.
+    return this.repo.acceptStep(userId, (result as { timeStep: number }).timeStep);
+  }
+
+  private newBackupCodes(): string[] {
+    return Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+  }
+
+  private hasOtherSessions(principal: Principal): boolean {
+    return this.sessions.othersCount(principal) > 0;
+  }
+}

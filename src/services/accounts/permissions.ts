@@ -1,0 +1,40 @@
+import type { Permission } from '../../contract/permissions.ts';
+
+/**
+ * What each file operation needs of a sub-user (owners hold every permission). Listing, searching and
+ * reading details need none (SPEC "Authentication" 6). The route guard reads this table; a new
+ * operation is added here, not in a route's options.
+ */
+const OPERATION_PERMISSIONS = {
+  'downloads.file': 'files.download',
+  'downloads.zip': 'files.download',
+  // Reading a document in the editor reads its content; files.edit decides whether it opens for editing.
+  'docserver.open': 'files.download',
+  'items.createFolder': 'files.upload',
+  'uploads.check': 'files.upload',
+  'uploads.upload': 'files.upload',
+  'uploads.bulk': 'files.upload',
+  'uploads.derive': 'files.upload',
+  'tus.create': 'files.upload',
+  'tus.status': 'files.upload',
+  'tus.append': 'files.upload',
+  'tus.terminate': 'files.upload',
+  'copy.start': 'files.upload',
+  'items.rename': 'files.edit',
+  'items.move': 'files.edit',
+  'items.star': 'files.edit',
+  'uploads.replace': 'files.edit',
+  'shares.share': 'files.share',
+  'shares.links': 'files.share',
+  'shares.linkParent': 'files.share',
+  'trash.trash': 'files.delete',
+  'trash.restore': 'files.trash',
+  'trash.delete': 'files.trash',
+  'trash.empty': 'files.trash',
+} as const satisfies Record<string, Permission>;
+
+export type Operation = keyof typeof OPERATION_PERMISSIONS;
+
+export function permissionFor(operation: Operation): Permission {
+  return OPERATION_PERMISSIONS[operation];
+}

@@ -1,0 +1,191 @@
+import type { Clock } from '../../clock.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { User, UsersRepo } from '../../db/repos/users.ts';
+import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
+import { Jobs } from '../../jobs/catalog.ts';
+import type { EventHub } from '../../events/hub.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
+import { actorFields, AuditActions, type Actor, type AuditService } from '../administration/audit.ts';
+import type { DavLockService } from '../dav/dav-locks.ts';
+import { parsePermissions } from './principal.ts';
+import type { QuotaService } from '../files/quota.ts';
+import type { SessionService } from './sessions.ts';
+import type { BatchRun, TrashService } from '../files/trash.ts';
+
+export interface UserListEntry {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+  mfaEnabled: boolean;
+  storageUsed: number;
+  /** The account's own limit; null when it follows the instance default. */
+  storageLimit: number | null;
+  /** The limit in effect (own, else the instance default); null when unlimited. */
+  storageTotal: number | null;
+  parentUserId: string | null;
+  permissions: string[] | null;
+  /** The account is disabled: none of its logins may sign in (a sub-user shows its owner's state). */
+  disabled: boolean;
+  /** The admin deleted the account; its files are being removed, then it goes from the list. */
+  deletionPending: boolean;
+}
+
+export interface UsersDeps {
+  clock: Clock;
+  transactions: Transactions;
+  users: UsersRepo;
+  items: ItemsRepo;
+  quota: QuotaService;
+  audit: AuditService;
+  sessions: SessionService;
+  queue: JobQueue;
+  trash: TrashService;
+  hub: EventHub;
+  davLocks: DavLockService;
+}
+
+const ROOT_PAGE = 100;
+
+/** The admin's view of every account: storage limits, disabling, deleting. */
+export class UsersService {
+  constructor(private readonly d: UsersDeps) {}
+
+  countLogins(): number {
+    return this.d.users.count();
+  }
+
+  /** Owners in creation order, `limit` per page, each followed by all of its sub-users. */
+  list(input: { limit: number; cursor?: string }): { users: UserListEntry[]; nextCursor: string | null } {
+    const after = input.cursor ? decodeCursor(input.cursor, ['number', 'string']) : null;
+    if (input.cursor && !after) throw badRequest(Messages.invalidCursor);
+    const owners = this.d.users.ownersPage(after ? { createdAt: after[0] as number, id: after[1] as string } : null, input.limit + 1);
+    const page = owners.slice(0, input.limit);
+    const users: UserListEntry[] = [];
+    for (const owner of page) {
+      const usage = this.d.quota.usage(owner.id);
+      const entry = (r: User): UserListEntry => ({
+        id: r.id,
+        email: r.email,
+        name: r.name,
+        createdAt: new Date(r.createdAt).toISOString(),
+        mfaEnabled: r.mfaEnabled,
+        storageUsed: usage.used,
+        storageLimit: owner.storageLimit,
+        storageTotal: usage.total,
+        parentUserId: r.parentUserId,
+        permissions: r.parentUserId ? [...parsePermissions(r.permissions)] : null,
+        disabled: owner.disabledAt !== null,
+        deletionPending: owner.deletionRequestedAt !== null,
+      });
+      users.push(entry(owner), ...this.d.users.subUsersOf(owner.id).map(entry));
+    }
+    const last = page.at(-1);
+    return { users, nextCursor: owners.length > input.limit && last ? encodeCursor([last.createdAt, last.id]) : null };
+  }
+
+  /** Sets an owner's limit in bytes; null returns it to the instance default. Sub-users share their owner's. */
+  setStorageLimit(targetUserId: string, storageLimit: number | null, by?: Actor): { storageLimit: number | null } {
+    const row = this.d.users.byId(targetUserId);
+    if (!row) throw notFound(Messages.userNotFound);
+    if (row.parentUserId) throw badRequest(Messages.subUserSharesLimit);
+    this.d.users.setStorageLimit(targetUserId, storageLimit, this.d.clock.now());
+    if (by)
+      this.d.audit.record({
+        action: AuditActions.userStorageLimit,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: targetUserId,
+        details: { storageLimit },
+      });
+    return { storageLimit };
+  }
+
+  /** An account the admin may disable or delete: an owner that is not the first admin. */
+  private manageable(targetUserId: string): User {
+    const row = this.d.users.byId(targetUserId);
+    if (!row) throw notFound(Messages.userNotFound);
+    if (row.parentUserId) throw badRequest(Messages.subUserOfAccount);
+    if (row.isAdmin) throw forbidden(Messages.firstAdminProtected);
+    return row;
+  }
+
+  /** Signs every login of the account out at once (their token versions move on), ends their event streams and drops their WebDAV locks. */
+  private revokeAll(ownerId: string): void {
+    for (const loginId of this.d.users.loginIdsOfAccount(ownerId)) {
+      this.d.sessions.invalidateAll(loginId);
+      this.d.hub.endLogin(loginId);
+    }
+    this.d.davLocks.forgetAccount(ownerId);
+  }
+
+  /** Disables (every session of the account ends at once) or enables an account; the same state again changes nothing. */
+  setDisabled(targetUserId: string, disabled: boolean, by: Actor): { id: string; email: string; disabled: boolean } {
+    const row = this.manageable(targetUserId);
+    if (row.deletionRequestedAt !== null) throw conflict(Messages.accountBeingDeleted);
+    const was = row.disabledAt !== null;
+    if (was !== disabled) {
+      const now = this.d.clock.now();
+      this.d.transactions.immediate(() => this.d.users.setAccountDisabled(row.id, disabled ? now : null, now));
+      if (disabled) this.revokeAll(row.id);
+      this.d.audit.record({
+        action: disabled ? AuditActions.userDisable : AuditActions.userEnable,
+        ...actorFields(by),
+        targetType: 'user',
+        targetId: row.id,
+        details: { email: row.email },
+      });
+    }
+    return { id: row.id, email: row.email, disabled };
+  }
+
+  /**
+   * Deletes an account: disabled and signed out at once, then a job moves its files to the trash and
+   * purges them (freeing the usage and the objects) and removes its logins. The audit trail stays.
+   */
+  requestDeletion(targetUserId: string, by: Actor): { message: string; queued: true; jobId: string } {
+    const row = this.manageable(targetUserId);
+    const now = this.d.clock.now();
+    const jobId = this.d.transactions.immediate(() => {
+      this.d.users.setAccountDisabled(row.id, row.disabledAt ?? now, now);
+      this.d.users.markForDeletion(row.id, row.deletionRequestedAt ?? now);
+      // Asking again queues another run (after a failed one, say): the job is safe to run twice.
+      return this.d.queue.insert(Jobs.accountDelete, { accountId: row.id });
+    });
+    this.revokeAll(row.id);
+    this.d.audit.record({
+      action: AuditActions.userDelete,
+      ...actorFields(by),
+      targetType: 'user',
+      targetId: row.id,
+      details: { email: row.email },
+    });
+    return { message: `Deleting account ${row.email}`, queued: true, jobId };
+  }
+
+  /** Job body of `account.delete`: trash every root item, purge the trash, delete the rows; safe to run again. */
+  purgeAccount(accountId: string, run: BatchRun = {}): { removed: boolean } {
+    const row = this.d.users.byId(accountId);
+    if (!row || row.deletionRequestedAt === null) return { removed: false };
+    for (;;) {
+      const roots = this.d.items.liveRootIds(accountId, ROOT_PAGE);
+      if (roots.length === 0) break;
+      this.d.trash.trashTrees(accountId, accountId, roots, run);
+    }
+    // Everything in its trash goes, whenever it was trashed.
+    this.d.trash.emptyTrash(accountId, Number.MAX_SAFE_INTEGER, run);
+    const logins = this.d.users.loginIdsOfAccount(accountId);
+    const removed = this.d.users.deleteAccount(accountId);
+    for (const loginId of logins) this.d.sessions.forgetLogin(loginId);
+    this.d.audit.record({
+      action: AuditActions.userDeleted,
+      actor: 'system',
+      targetType: 'user',
+      targetId: accountId,
+      details: { email: row.email },
+    });
+    return { removed };
+  }
+}

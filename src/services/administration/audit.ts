@@ -1,0 +1,295 @@
+import type { Clock } from '../../clock.ts';
+import type { AuditRepo, NewAuditLogRow } from '../../db/repos/audit.ts';
+import type { Logger } from '../../log.ts';
+import type { MetricsService } from './metrics.ts';
+
+/**
+ * Audit action names. Other areas record with these constants, never with ad-hoc strings, so the
+ * `audit_events_queued_total{action}` series and `coffer audit list --action` stay stable.
+ */
+export const AuditActions = {
+  // Accounts and sessions
+  signup: 'auth.signup',
+  signIn: 'auth.sign_in',
+  signOut: 'auth.sign_out',
+  signOutAll: 'auth.sign_out_all',
+  idpLink: 'auth.idp_link',
+  passwordChange: 'auth.password_change',
+  sessionRevoke: 'session.revoke',
+  sessionRevokeOthers: 'session.revoke_others',
+  mfaEnable: 'mfa.enable',
+  mfaDisable: 'mfa.disable',
+  mfaBackupCodesRegenerate: 'mfa.backup_codes_regenerate',
+  mfaReset: 'mfa.reset',
+  userCreate: 'user.create',
+  userPasswordReset: 'user.password_reset',
+  userStorageLimit: 'user.storage_limit',
+  userDisable: 'user.disable',
+  userEnable: 'user.enable',
+  userDelete: 'user.delete',
+  userDeleted: 'user.deleted',
+  subUserCreate: 'subuser.create',
+  subUserPermissions: 'subuser.permissions_update',
+  subUserDelete: 'subuser.delete',
+  settingsUpdate: 'settings.update',
+  appPasswordCreate: 'app_password.create',
+  appPasswordRevoke: 'app_password.revoke',
+  accessDenied: 'access.denied',
+  // Files (recorded by the files area)
+  fileUpload: 'file.upload',
+  fileDownload: 'file.download',
+  fileMove: 'file.move',
+  fileRename: 'file.rename',
+  fileTrash: 'file.trash',
+  fileRestore: 'file.restore',
+  fileDeletePermanent: 'file.delete_permanent',
+  fileCopy: 'file.copy',
+  // Sharing (recorded by the sharing area)
+  shareCreate: 'share.create',
+  shareRemove: 'share.remove',
+  shareAccess: 'share.access',
+  shareDownload: 'share.download',
+  // Documents edited through the document server
+  documentSave: 'document.save',
+  // Operations
+  orphansScan: 'orphans.scan',
+  orphansDelete: 'orphans.delete',
+  keysRotate: 'keys.rotate',
+  backupCreate: 'backup.create',
+  doctorFix: 'doctor.fix',
+} as const;
+
+export type AuditAction = (typeof AuditActions)[keyof typeof AuditActions];
+type AuditStatus = 'success' | 'failure' | 'denied';
+type AuditActorKind = 'login' | 'anonymous' | 'cli' | 'system';
+const STATUSES: readonly AuditStatus[] = ['success', 'failure', 'denied'];
+
+/** Who acted; a request's Principal fits as it is. */
+export interface AuditPrincipal {
+  loginId: string;
+  accountId: string;
+  email?: string | null;
+  ip?: string | null;
+  /** The request that acted, when there is one (its X-Request-Id). */
+  requestId?: string | null;
+}
+
+export interface AuditRecord {
+  action: AuditAction;
+  /** Default `success`. `denied`: refused by a permission or role check; `failure`: anything else that failed. */
+  status?: AuditStatus;
+  /** The signed-in login that acted (fills loginId, accountId, email and ip). */
+  principal?: AuditPrincipal | null;
+  /** Default: `login` with a principal, else `anonymous`. The CLI passes `cli`, job handlers `system`. */
+  actor?: AuditActorKind;
+  /** Without a principal (a failed sign-in): what is known of the caller. */
+  loginId?: string | null;
+  email?: string | null;
+  accountId?: string | null;
+  ip?: string | null;
+  requestId?: string | null;
+  /** What was acted on: `file`, `folder`, `share`, `user`, `session`, `setting`, `orphans`, `route`, … */
+  targetType?: string;
+  targetId?: string | null;
+  /** Small JSON-serialisable facts (names, counts, reasons); never secrets or passwords. */
+  details?: Record<string, unknown>;
+}
+
+/** One row of the audit log, as `coffer audit list --json` prints it. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  action: string;
+  status: AuditStatus;
+  actor: AuditActorKind;
+  loginId: string | null;
+  email: string | null;
+  accountId: string | null;
+  ip: string | null;
+  targetType: string | null;
+  targetId: string | null;
+  details: Record<string, unknown> | null;
+  /** The X-Request-Id of the request that acted, as in its access log line; null for the CLI and jobs. */
+  requestId: string | null;
+}
+
+/** An event waiting in memory for the batch that writes it; `at` in epoch milliseconds. */
+type QueuedEvent = Omit<AuditEntry, 'id' | 'at'> & { at: number };
+
+const BATCH = 500;
+const MAX_ATTEMPTS = 5;
+const PUMP_INTERVAL_MS = 1000;
+// A short delay gathers the events of a burst into one batch.
+const WAKE_DELAY_MS = 50;
+
+/** A queued event as a log row; throws for an event that cannot be one (it is parked). */
+function toLogRow(text: string): NewAuditLogRow {
+  const e = JSON.parse(text) as QueuedEvent;
+  if (typeof e !== 'object' || e === null || typeof e.action !== 'string' || !STATUSES.includes(e.status) || !Number.isFinite(e.at)) {
+    throw new Error('event is missing its action, status or time');
+  }
+  return { ...e, details: e.details ? JSON.stringify(e.details) : null };
+}
+
+export interface AuditDeps {
+  repo: AuditRepo;
+  metrics: MetricsService;
+  clock: Clock;
+  log: Logger;
+  retentionDays: number;
+  gaugeIntervalSeconds: number;
+}
+
+/**
+ * The audit trail. `record` is the one entry point for every area: it queues the event with one insert
+ * and never throws into the caller. The server moves queued events into the audit log in batches
+ * (`start`), and the CLI flushes before reading. Events older than AUDIT_RETENTION_DAYS are purged
+ * daily by the `audit.retention` job. Events are not job rows: a job per event measured eight times
+ * the cost of this table (docs/development.md).
+ */
+export class AuditService {
+  private timers: Array<ReturnType<typeof setInterval>> = [];
+  private wakeScheduled = false;
+
+  constructor(private readonly d: AuditDeps) {}
+
+  record(input: AuditRecord): void {
+    const status = input.status ?? 'success';
+    try {
+      const p = input.principal ?? null;
+      const event: QueuedEvent = {
+        at: this.d.clock.now(),
+        action: input.action,
+        status,
+        actor: input.actor ?? (p ? 'login' : 'anonymous'),
+        loginId: p?.loginId ?? input.loginId ?? null,
+        email: p?.email ?? input.email ?? null,
+        accountId: p?.accountId ?? input.accountId ?? null,
+        ip: p?.ip ?? input.ip ?? null,
+        targetType: input.targetType ?? null,
+        targetId: input.targetId ?? null,
+        details: input.details ?? null,
+        requestId: p?.requestId ?? input.requestId ?? null,
+      };
+      this.d.repo.enqueue(JSON.stringify(event), event.at);
+      this.d.metrics.auditQueued.inc({ action: input.action, status });
+      this.wake();
+    } catch (err) {
+      this.d.metrics.auditFailed.inc({ reason: 'enqueue' });
+      this.d.log.error('audit event could not be queued', { action: input.action, err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** Moves one batch of queued events into the audit log; returns how many were taken from the queue. */
+  processBatch(limit = BATCH): number {
+    const started = performance.now();
+    let batch: { taken: number[]; written: number; parked: number };
+    try {
+      batch = this.d.repo.moveBatch(limit, toLogRow);
+    } catch (err) {
+      // The whole batch rolled back: count one more attempt per event, parking those that keep failing.
+      const message = err instanceof Error ? err.message : String(err);
+      this.d.log.error('audit batch failed', { err: message });
+      let taken = 1;
+      try {
+        const pending = this.d.repo.pendingSeqs(limit);
+        taken = Math.max(1, pending.length);
+        this.d.repo.countFailedAttempt(pending, message, MAX_ATTEMPTS);
+      } catch {
+        // The database itself is failing; the events stay queued for the next tick.
+      }
+      this.d.metrics.auditFailed.inc({ reason: 'processing' }, taken);
+      return 0;
+    }
+    if (batch.parked) this.d.metrics.auditFailed.inc({ reason: 'invalid_event' }, batch.parked);
+    if (batch.written) {
+      this.d.metrics.auditProcessed.inc({}, batch.written);
+      this.d.metrics.auditLastProcessed.set(this.d.clock.now() / 1000);
+    }
+    if (batch.taken.length) this.d.metrics.auditProcessingDuration.observe((performance.now() - started) / 1000);
+    return batch.taken.length;
+  }
+
+  /** Processes until the queue is empty (tests, the CLI before reading, shutdown). */
+  flush(): number {
+    let total = 0;
+    for (;;) {
+      const n = this.processBatch();
+      total += n;
+      if (n < BATCH) return total;
+    }
+  }
+
+  /** Events waiting to be written, and events parked after failing. */
+  queueDepths(): { pending: number; failed: number } {
+    return this.d.repo.queueDepths();
+  }
+
+  /** Reads the queue depths into the two gauges. */
+  refreshQueueGauges(): void {
+    const counts = this.queueDepths();
+    this.d.metrics.auditQueueDepth.set(counts.pending);
+    this.d.metrics.auditQueueFailedDepth.set(counts.failed);
+  }
+
+  /** Server only: processes events as they arrive (and every second, for events the CLI queued) and refreshes the gauges. */
+  start(): void {
+    if (this.timers.length) return;
+    this.refreshQueueGauges();
+    this.timers.push(setInterval(() => this.pump(), PUMP_INTERVAL_MS));
+    this.timers.push(setInterval(() => this.guard(() => this.refreshQueueGauges()), this.d.gaugeIntervalSeconds * 1000));
+    this.pump();
+  }
+
+  /** Stops the timers and writes what is still queued. */
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.guard(() => this.flush());
+  }
+
+  /** Retention: everything older than AUDIT_RETENTION_DAYS goes. */
+  applyRetention(): number {
+    return this.d.repo.purgeBefore(this.d.clock.now() - this.d.retentionDays * 24 * 3600_000);
+  }
+
+  /** Newest first. `action` matches exactly, or as a prefix when it names a group (`auth`, `file`). */
+  list(filter: { since?: number; action?: string; user?: string; requestId?: string; limit?: number } = {}): AuditEntry[] {
+    return this.d.repo.list({ ...filter, limit: filter.limit ?? 100 }).map((r) => ({
+      ...r,
+      actor: r.actor as AuditActorKind,
+      at: new Date(r.at).toISOString(),
+      details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null,
+    }));
+  }
+
+  private pump(): void {
+    this.guard(() => this.flush());
+  }
+
+  private wake(): void {
+    if (!this.timers.length || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    // Deferred: record() may run inside the caller's transaction, and processing must never delay it.
+    setTimeout(() => {
+      this.wakeScheduled = false;
+      this.pump();
+    }, WAKE_DELAY_MS);
+  }
+
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.d.log.error('audit processing error', { err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+}
+
+/** Who acted, as services take it: a signed-in login (a request's Principal) or the command line. */
+export type Actor = AuditPrincipal | 'cli';
+
+/** The actor fields of an AuditRecord. */
+export function actorFields(by: Actor): Pick<AuditRecord, 'principal' | 'actor'> {
+  return by === 'cli' ? { actor: 'cli' } : { principal: by };
+}

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.ts';
+import type { DatabaseRepo } from '../../db/repos/database.ts';
+import type { SettingsRepo } from '../../db/repos/settings.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { validationFailed } from '../../errors.ts';
+import { isCidr, isHostname, isIpAddress } from '../../lib/ip.ts';
+import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
+import type { Principal } from '../accounts/principal.ts';
+
+/** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
+export interface InstanceSettings {
+  signupEnabled: boolean;
+  hideFileExtensions: boolean;
+  desktopOnlyAccess: boolean;
+  allowPasswordChange: boolean;
+  maxUploadBytes: number;
+  shareBaseUrl: string | null;
+  docserver: { url: string; jwtSecret: string } | null;
+  knownProxies: string[];
+  /** WebDAV accepts an account's own password (logins without two-step verification); else app passwords only. */
+  davAccountPasswords: boolean;
+}
+
+export const SETTING_DEFAULTS: InstanceSettings = {
+  signupEnabled: true,
+  hideFileExtensions: false,
+  desktopOnlyAccess: false,
+  allowPasswordChange: true,
+  maxUploadBytes: 10 * 1024 ** 3,
+  shareBaseUrl: null,
+  docserver: null,
+  knownProxies: [],
+  davAccountPasswords: false,
+};
+
+export type SettingKey = keyof InstanceSettings;
+
+const MIN_UPLOAD_BYTES = 1048576;
+const MAX_UPLOAD_BYTES = 107374182400;
+
+const httpUrl = z
+  .string()
+  .trim()
+  .max(2048, 'URL must be at most 2048 characters')
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'Enter a valid http:// or https:// URL')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const proxyEntry = z
+  .string()
+  .trim()
+  .min(1, 'A proxy entry cannot be empty')
+  .max(253, 'Each proxy entry must be at most 253 characters')
+  .refine((e) => isIpAddress(e) || isCidr(e) || isHostname(e), 'Each entry must be an IP address, a CIDR range or a hostname');
+
+/** What each setting accepts; the API and `coffer settings set` validate through these. */
+const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
+  signupEnabled: z.boolean(),
+  hideFileExtensions: z.boolean(),
+  desktopOnlyAccess: z.boolean(),
+  allowPasswordChange: z.boolean(),
+  maxUploadBytes: z
+    .number()
+    .int('maxBytes must be a whole number of bytes')
+    .min(MIN_UPLOAD_BYTES, `maxBytes must be at least ${MIN_UPLOAD_BYTES} (1 MiB)`)
+    .max(MAX_UPLOAD_BYTES, `maxBytes must be at most ${MAX_UPLOAD_BYTES} (100 GiB)`),
+  shareBaseUrl: httpUrl.nullable(),
+  docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
+  knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
+  davAccountPasswords: z.boolean(),
+};
+
+/**
+ * Reads and writes the settings table. Reads are cached and the cache is dropped whenever SQLite's
+ * data_version says another connection (the CLI beside the server) committed, so no read goes stale.
+ */
+export class SettingsService {
+  private cache: InstanceSettings | null = null;
+  private cachedVersion = -1;
+
+  constructor(
+    private readonly repo: SettingsRepo,
+    private readonly database: DatabaseRepo,
+    private readonly users: UsersRepo,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+  ) {}
+
+  /**
+   * GET /api/user/signup-status: the flags every signed-in user sees; the admin also sees that it may
+   * change them and how many logins exist.
+   */
+  signupStatus(principal: Principal) {
+    const s = this.all();
+    const can = principal.isAdmin;
+    const base = {
+      signupEnabled: s.signupEnabled,
+      canToggle: can,
+      hideFileExtensions: s.hideFileExtensions,
+      canToggleHideFileExtensions: can,
+      desktopOnlyAccess: s.desktopOnlyAccess,
+      canToggleDesktopOnlyAccess: can,
+      allowPasswordChange: s.allowPasswordChange,
+      canToggleAllowPasswordChange: can,
+    };
+    if (!can) return base;
+    const totalUsers = this.users.count();
+    return { ...base, totalUsers, additionalUsers: Math.max(0, totalUsers - 1) };
+  }
+
+  /** The document server as the admin's settings page shows it: whether a secret is set, never the secret. */
+  docserverView(): { jwtSecretSet: boolean; url: string } {
+    const value = this.get('docserver');
+    return { jwtSecretSet: value !== null, url: value?.url ?? '' };
+  }
+
+  all(): InstanceSettings {
+    const version = this.database.dataVersion();
+    if (this.cache && version === this.cachedVersion) return this.cache;
+    const values: Record<string, unknown> = { ...SETTING_DEFAULTS };
+    for (const row of this.repo.all()) {
+      if (row.key in SETTING_DEFAULTS) values[row.key] = JSON.parse(row.value);
+    }
+    this.cache = Object.freeze(values) as unknown as InstanceSettings;
+    this.cachedVersion = version;
+    return this.cache;
+  }
+
+  get<K extends SettingKey>(key: K): InstanceSettings[K] {
+    return this.all()[key];
+  }
+
+  /** Validates and stores a setting; bad values are 422 with details naming `field` (the API's field name). `by` is audited. */
+  update<K extends SettingKey>(key: K, value: unknown, field: string = key, by?: Actor): InstanceSettings[K] {
+    const parsed = SETTING_SCHEMAS[key].safeParse(value);
+    if (!parsed.success) {
+      throw validationFailed(parsed.error.issues.map((i) => ({ field: [field, ...i.path.map(String)].join('.'), message: i.message })));
+    }
+    this.set(key, parsed.data);
+    if (by) this.recordChange(key, parsed.data, by);
+    return parsed.data;
+  }
+
+  /** The document server needs its URL and JWT secret together; both empty (or null) turns it off. */
+  setDocserver(input: { url?: string | null; jwtSecret?: string | null }, by?: Actor): InstanceSettings['docserver'] {
+    const url = input.url?.trim() || null;
+    const jwtSecret = input.jwtSecret || null;
+    if (!url && !jwtSecret) return this.update('docserver', null, 'docserver', by);
+    if (!url || !jwtSecret) {
+      const missing = url ? 'jwtSecret' : 'url';
+      throw validationFailed([
+        { field: missing, message: 'Give the document server URL and JWT secret together, or neither to disable it' },
+      ]);
+    }
+    const parsed = SETTING_SCHEMAS.docserver.safeParse({ url, jwtSecret });
+    if (!parsed.success) {
+      throw validationFailed(parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || 'url', message: i.message })));
+    }
+    this.set('docserver', parsed.data);
+    if (by) this.recordChange('docserver', parsed.data, by);
+    return parsed.data;
+  }
+
+  private recordChange<K extends SettingKey>(key: K, value: InstanceSettings[K], by: Actor): void {
+    // The document server's JWT secret never reaches the audit log.
+    const shown = key === 'docserver' ? (value ? { url: (value as { url: string }).url, jwtSecretSet: true } : null) : value;
+    this.audit.record({
+      action: AuditActions.settingsUpdate,
+      ...actorFields(by),
+      targetType: 'setting',
+      targetId: key,
+      details: { value: shown },
+    });
+  }
+
+  set<K extends SettingKey>(key: K, value: InstanceSettings[K]): void {
+    this.repo.set(key, JSON.stringify(value), this.clock.now());
+    // Our own writes do not change data_version for this connection.
+    this.cache = null;
+  }
+}

@@ -1,0 +1,393 @@
+import type { DavProperty, DavPropertiesRepo } from '../../db/repos/dav-properties.ts';
+import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { AppError, badRequest, conflict, forbidden, notFound, propertiesFull } from '../../errors.ts';
+import { KeyedMutex } from '../../lib/keyed-mutex.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
+import type { CopyService } from '../files/copy.ts';
+import { type DavLock, DavLockService, locked } from './dav-locks.ts';
+import type { DownloadService } from '../files/downloads.ts';
+import type { ItemService } from '../files/items.ts';
+import { nameProblem, normalizeName } from '../../contract/names.ts';
+import { type Operation, permissionFor } from '../accounts/permissions.ts';
+import { type Principal, requirePermission } from '../accounts/principal.ts';
+import type { QuotaService, StorageUsage } from '../files/quota.ts';
+import type { TrashService } from '../files/trash.ts';
+import type { UploadService } from '../files/uploads.ts';
+import { noBytes } from '../../lib/buffers.ts';
+import { formatSize } from '../../contract/size.ts';
+
+/** A resolved WebDAV path: the account's root, or a live item. */
+export type DavTarget = { kind: 'root' } | { kind: 'item'; item: Item };
+
+/** A path of the account's tree as WebDAV names it: decoded, normalized segments. */
+export interface DavPath {
+  segments: string[];
+  /** Name keys joined by '/', '' for the root: what locks and comparisons use. */
+  key: string;
+}
+
+export function davPath(segments: string[]): DavPath {
+  const clean = segments.map(normalizeName);
+  return { segments: clean, key: clean.map((s) => `/${nameKeyOf(s)}`).join('') };
+}
+
+function isAncestorPath(ancestor: DavPath, path: DavPath): boolean {
+  return path.key.startsWith(`${ancestor.key}/`);
+}
+
+/** A PROPPATCH instruction: set (with the value as XML) or remove one dead property. */
+export interface PropPatch {
+  ns: string;
+  name: string;
+  value: string | null;
+}
+
+export interface DavDeps {
+  transactions: Transactions;
+  items: ItemsRepo;
+  properties: DavPropertiesRepo;
+  listing: ItemService;
+  uploads: UploadService;
+  downloads: DownloadService;
+  trash: TrashService;
+  copy: CopyService;
+  quota: QuotaService;
+  locks: DavLockService;
+  users: UsersRepo;
+  audit: AuditService;
+}
+
+/** A lock as the account owner's list shows it. */
+export interface DavLockView {
+  token: string;
+  path: string;
+  login: { id: string; name: string; email: string };
+  scope: DavLock['scope'];
+  depth: DavLock['depth'];
+  expiresAt: string;
+}
+
+/** A PUT: its body and what the request says of it. */
+interface PutInput {
+  body: AsyncIterable<Uint8Array>;
+  contentType: string;
+  modifiedMs: number | null;
+  signal?: AbortSignal;
+  sizeHint?: number;
+}
+
+/** What a write needs to pass the locks on what it touches: the lock tokens the request carried. */
+export interface LockProof {
+  tokens: ReadonlySet<string>;
+}
+
+const PAGE = 500;
+
+/**
+ * Caps on dead properties (a client sets a few small ones: Windows its four Win32 times and attributes,
+ * ~300 bytes). Each item's first KiB costs about what its own row does; beyond it an account's
+ * properties together take at most `accountBytes`, so they cannot stand in for storage the quota counts.
+ */
+export const PROPERTY_LIMITS = { perItem: 1_000, bytesPerItem: 64 * 1024, freeBytesPerItem: 1024, accountBytes: 16 * 1024 * 1024 } as const;
+
+/**
+ * The account's tree through WebDAV paths, on the same services as the HTTP API (uploads, trash,
+ * copy, moves, permissions, events, audit and usage), plus what only WebDAV has: dead properties
+ * and write locks. A path names one item: names never get `(n)` here.
+ */
+export class DavService {
+  /** PUTs to one path, one at a time: the first creates the file, the next replace it (never a `(n)` copy beside it). */
+  private readonly writes = new KeyedMutex();
+
+  constructor(private readonly d: DavDeps) {}
+
+  get locks(): DavLockService {
+    return this.d.locks;
+  }
+
+  /** Reading a file's content is the API's download (ranges, audit, last-read marks). */
+  get downloads(): DownloadService {
+    return this.d.downloads;
+  }
+
+  /** Refuses an operation the principal's permissions do not allow (403, as the API), audited as the route guard does. */
+  allow(principal: Principal, operation: Operation): void {
+    try {
+      requirePermission(principal, permissionFor(operation));
+    } catch (err) {
+      this.d.audit.record({
+        action: AuditActions.accessDenied,
+        status: 'denied',
+        principal,
+        targetType: 'webdav',
+        targetId: operation,
+        details: { reason: (err as Error).message },
+      });
+      throw err;
+    }
+  }
+
+  resolve(principal: Principal, path: DavPath): DavTarget | null {
+    let parentId: string | null = null;
+    let row: Item | null = null;
+    for (const [i, segment] of path.segments.entries()) {
+      row = this.d.items.liveByName(principal.accountId, parentId, segment);
+      if (!row || (row.type !== 'folder' && i < path.segments.length - 1)) return null;
+      parentId = row.id;
+    }
+    return row ? { kind: 'item', item: row } : { kind: 'root' };
+  }
+
+  /** The folder a new resource at `path` goes into (null: the root); 409 when it is missing (RFC 4918 §9.7.1). */
+  parentFolder(principal: Principal, path: DavPath): string | null {
+    if (path.segments.length === 0) throw forbidden('The root folder cannot be replaced');
+    const parent = this.resolve(principal, davPath(path.segments.slice(0, -1)));
+    if (!parent || (parent.kind === 'item' && parent.item.type !== 'folder')) throw conflict('The parent folder does not exist');
+    return parent.kind === 'root' ? null : parent.item.id;
+  }
+
+  /** The last segment as a new item's name, or 400 with the API's reason. */
+  newName(path: DavPath): string {
+    const name = path.segments.at(-1)!;
+    const problem = nameProblem(name);
+    if (problem) throw badRequest(`${problem}: ${JSON.stringify(name)}`);
+    return name;
+  }
+
+  /** Live children of a folder (null: the root) in name order, a page at a time. */
+  async *children(principal: Principal, folderId: string | null): AsyncGenerator<Item[]> {
+    let after = '';
+    for (;;) {
+      const rows = this.d.items.liveChildrenByName(principal.accountId, folderId, after, PAGE);
+      if (rows.length) yield rows;
+      if (rows.length < PAGE) return;
+      after = rows.at(-1)!.nameKey;
+    }
+  }
+
+  usage(principal: Principal): StorageUsage {
+    return this.d.quota.usage(principal.accountId);
+  }
+
+  /**
+   * Refuses (423) a write to `path` while a lock the request did not prove applies: a lock on it or
+   * covering it, and with `subtree`, any lock below it (DELETE or MOVE of a folder).
+   */
+  assertUnlocked(principal: Principal, path: DavPath, proof: LockProof, href: string, subtree = false): void {
+    const locks = subtree ? this.d.locks.affecting(principal.accountId, path.key) : this.d.locks.covering(principal.accountId, path.key);
+    for (const lock of locks) if (!proof.tokens.has(lock.token) || lock.loginId !== principal.loginId) throw locked(href);
+  }
+
+  /** PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through the upload pipeline. */
+  async put(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
+    return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
+  }
+
+  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
+    const target = this.resolve(principal, path);
+    const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
+    if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
+    if (target?.kind === 'item') {
+      if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
+      this.allow(principal, 'uploads.replace');
+      const parts = partsOf(fields, target.item.name, input);
+      const view = await this.d.uploads.replace(principal, target.item.id, { parts, signal: input.signal, sizeHint: input.sizeHint });
+      return { created: false, item: this.d.items.getLive(principal.accountId, view.id)! };
+    }
+    if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
+    this.allow(principal, 'uploads.upload');
+    const parentId = this.parentFolder(principal, path);
+    const name = this.newName(path);
+    if (parentId) fields.push({ kind: 'field', name: 'parentId', value: parentId });
+    const parts = partsOf(fields, name, input);
+    const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint });
+    return { created: true, item: this.d.items.getLive(principal.accountId, view.id)! };
+  }
+
+  mkcol(principal: Principal, path: DavPath): Item {
+    this.allow(principal, 'items.createFolder');
+    if (this.resolve(principal, path)) throw new AppError(405, 'Something already exists at this path');
+    const parentId = this.parentFolder(principal, path);
+    const created = this.d.listing.createFolder(principal, { name: this.newName(path), parentId });
+    return this.d.items.getLive(principal.accountId, created.id)!;
+  }
+
+  /** DELETE: to the trash (restorable there), never a permanent delete. */
+  remove(principal: Principal, path: DavPath, row: Item): void {
+    this.allow(principal, 'trash.trash');
+    this.d.trash.trashTrees(principal.accountId, principal.loginId, [row.id]);
+    this.d.locks.forget(principal.accountId, path.key);
+  }
+
+  /**
+   * COPY and MOVE: `source` to `dest`. An existing destination is trashed first when `overwrite`
+   * (else 412); the result says whether the destination is new (201) or replaced (204).
+   */
+  async transfer(
+    principal: Principal,
+    op: 'copy' | 'move',
+    source: { path: DavPath; item: Item },
+    dest: DavPath,
+    opts: { overwrite: boolean; shallow: boolean },
+  ): Promise<{ created: boolean }> {
+    this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
+    if (dest.key === source.path.key) throw forbidden('The source and destination are the same');
+    if (source.item.type === 'folder' && isAncestorPath(source.path, dest))
+      throw forbidden(`A folder cannot be ${op === 'copy' ? 'copied' : 'moved'} into itself`);
+    const parentId = this.parentFolder(principal, dest);
+    const name = this.newName(dest);
+    const existing = this.resolve(principal, dest);
+    if (existing?.kind === 'root') throw forbidden('The root folder cannot be replaced');
+    // A MOVE that only changes the letter case of the name finds the source itself at the destination.
+    const replaced = existing && existing.item.id !== source.item.id ? existing.item : null;
+    // A copy takes its source's properties along: refused before anything changes when they would not fit.
+    const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
+    if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
+    if (replaced) {
+      if (!opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
+      this.allow(principal, 'trash.trash');
+      this.d.trash.trashTrees(principal.accountId, principal.loginId, [replaced.id]);
+      this.d.locks.forget(principal.accountId, dest.key);
+    }
+    if (op === 'move') {
+      this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
+      this.d.locks.forget(principal.accountId, source.path.key);
+    } else {
+      const copy = await this.d.copy.copyNow(principal, source.item, parentId, name, opts.shallow);
+      this.d.properties.copy(source.item.id, copy.id);
+    }
+    return { created: !replaced };
+  }
+
+  /** Dead properties of the given items. */
+  properties(ids: readonly string[]): DavProperty[] {
+    return this.d.properties.ofItems(ids);
+  }
+
+  /** PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing); 507 past PROPERTY_LIMITS. */
+  patchProperties(principal: Principal, row: Item, patches: readonly PropPatch[]): void {
+    this.allow(principal, 'items.rename');
+    const { perItem, bytesPerItem } = PROPERTY_LIMITS;
+    const itemCaps = `an item keeps at most ${perItem.toLocaleString('en-US')} WebDAV properties and ${formatSize(bytesPerItem)} of them`;
+    if (patches.length > perItem)
+      throw propertiesFull(`This PROPPATCH has ${patches.length.toLocaleString('en-US')} instructions; ${itemCaps}`);
+    this.d.transactions.immediate(() => {
+      const before = this.d.properties.usage(row.id);
+      for (const p of patches) {
+        if (p.value === null) this.d.properties.remove(row.id, p.ns, p.name);
+        else this.d.properties.set({ itemId: row.id, ns: p.ns, name: p.name, value: p.value });
+      }
+      const after = this.d.properties.usage(row.id);
+      // Throwing rolls the transaction back: nothing of the PROPPATCH is kept.
+      if (after.count > perItem || after.bytes > bytesPerItem)
+        throw propertiesFull(`${row.name} would have ${after.count} properties of ${formatSize(after.bytes)}; ${itemCaps}`);
+      if (after.bytes > Math.max(before.bytes, PROPERTY_LIMITS.freeBytesPerItem)) this.assertPropertyRoom(principal.accountId, 0);
+    });
+  }
+
+  /** 507 when the account's properties beyond each item's free KiB, plus `more`, exceed PROPERTY_LIMITS.accountBytes. */
+  private assertPropertyRoom(accountId: string, more: number): void {
+    const { freeBytesPerItem, accountBytes } = PROPERTY_LIMITS;
+    if (this.d.properties.accountBytesBeyond(accountId, freeBytesPerItem) + more <= accountBytes) return;
+    throw propertiesFull(
+      `The WebDAV properties of this account are full: beyond ${formatSize(freeBytesPerItem)} per item they may take ${formatSize(accountBytes)}; remove some first`,
+    );
+  }
+
+  /**
+   * LOCK: a new lock on `path`. An unmapped path gets an empty file first (RFC 4918 §7.3), which needs
+   * the upload permission; locking an existing item needs the modify permission.
+   */
+  async lock(
+    principal: Principal,
+    path: DavPath,
+    input: Omit<DavLock, 'token' | 'expiresAt' | 'accountId' | 'loginId' | 'credential' | 'key' | 'path'>,
+  ): Promise<{ lock: DavLock; created: boolean }> {
+    const target = this.resolve(principal, path);
+    this.allow(principal, target ? 'items.rename' : 'uploads.upload');
+    const lock = this.d.locks.lock({
+      ...input,
+      accountId: principal.accountId,
+      loginId: principal.loginId,
+      credential: principal.sessionId,
+      key: path.key,
+      path: `/${path.segments.join('/')}`,
+    });
+    if (target) return { lock, created: false };
+    try {
+      await this.put(principal, path, { body: noBytes(), contentType: '', modifiedMs: null });
+    } catch (err) {
+      this.d.locks.unlock(lock.token);
+      throw err;
+    }
+    return { lock, created: true };
+  }
+
+  /**
+   * LOCK without a body: refreshes the lock on `path` the request names in its If header (null: it names
+   * none). Only the login that took a lock refreshes it; another's token is 403.
+   */
+  refreshLock(principal: Principal, path: DavPath, tokens: ReadonlySet<string>, timeoutSeconds: number): DavLock | null {
+    const named = this.d.locks.covering(principal.accountId, path.key).filter((l) => tokens.has(l.token));
+    const own = named.find((l) => l.loginId === principal.loginId);
+    if (own) return this.d.locks.refresh(own, timeoutSeconds);
+    if (named.length) throw forbidden('This lock belongs to another login; only the login that took it can refresh it');
+    return null;
+  }
+
+  /** UNLOCK of the lock `token` on `path` (false: no such lock there): by the login that took it, or the account owner. */
+  unlock(principal: Principal, path: DavPath, token: string): boolean {
+    const held = this.d.locks.covering(principal.accountId, path.key).find((l) => l.token === token);
+    if (!held) return false;
+    if (held.loginId !== principal.loginId && !principal.isOwner)
+      throw forbidden('This lock belongs to another login; that login or the account owner can remove it');
+    this.d.locks.unlock(token);
+    return true;
+  }
+
+  /** The account's locks, each with the login that holds it, soonest to expire first (the owner's list). */
+  lockViews(owner: Principal): { locks: DavLockView[] } {
+    const logins = new Map<string, DavLockView['login']>();
+    const loginOf = (id: string) => {
+      let login = logins.get(id);
+      if (!login) {
+        const row = this.d.users.nameAndEmail(id);
+        login = { id, name: row?.name ?? '', email: row?.email ?? '' };
+        logins.set(id, login);
+      }
+      return login;
+    };
+    const locks = this.d.locks
+      .ofAccount(owner.accountId)
+      .sort((a, b) => a.expiresAt - b.expiresAt)
+      .map((l) => ({
+        token: l.token,
+        path: l.path,
+        login: loginOf(l.loginId),
+        scope: l.scope,
+        depth: l.depth,
+        expiresAt: new Date(l.expiresAt).toISOString(),
+      }));
+    return { locks };
+  }
+
+  /** The owner removes one of the account's locks, whoever took it; another account's token is 404. */
+  removeLock(owner: Principal, token: string): { message: string } {
+    const lock = this.d.locks.get(token);
+    if (!lock || lock.accountId !== owner.accountId) throw notFound('Lock not found');
+    this.d.locks.unlock(token);
+    return { message: 'Lock removed' };
+  }
+}
+
+/** A PUT body as the upload pipeline's parts: the fields, then the one file. */
+async function* partsOf(
+  fields: Array<{ kind: 'field'; name: string; value: string }>,
+  filename: string,
+  input: { body: AsyncIterable<Uint8Array>; contentType: string },
+) {
+  yield* fields;
+  yield { kind: 'file' as const, field: 'file', filename, mimeType: input.contentType, body: input.body };
+}

@@ -1,0 +1,34 @@
+import type { AuditService } from '../administration/audit.ts';
+import type { FilesServices } from '../files/index.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { DavService } from './dav.ts';
+import { DavLockService } from './dav-locks.ts';
+
+export interface DavServices {
+  dav: DavService;
+}
+
+type DavDeps = { audit: AuditService } & Pick<FilesServices, 'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota'>;
+
+/** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
+export function createDavServices(infra: Infrastructure, d: DavDeps) {
+  const { repos } = infra;
+  const davLocks = new DavLockService(infra.clock);
+  const services: DavServices = {
+    dav: new DavService({
+      transactions: repos.transactions,
+      items: repos.items,
+      properties: repos.davProperties,
+      listing: d.items,
+      uploads: d.uploads,
+      downloads: d.downloads,
+      trash: d.trash,
+      copy: d.copy,
+      quota: d.quota,
+      locks: davLocks,
+      users: repos.users,
+      audit: d.audit,
+    }),
+  };
+  return { services, shared: { davLocks } };
+}

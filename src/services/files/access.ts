@@ -1,0 +1,50 @@
+import type { Clock } from '../../clock.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
+
+const ACCESS_WRITE_INTERVAL_MS = 3600_000;
+const FLUSH_EVERY_MS = 5_000;
+const FLUSH_AT = 500;
+
+/**
+ * accessedAt, written behind (COMPAT): a read marks an item only when its stored value is an hour old
+ * or more, and marks are written in one transaction per batch, not one write per request.
+ */
+export class AccessTracker {
+  private readonly pending = new Map<string, number>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    private readonly items: ItemsRepo,
+    private readonly clock: Clock,
+  ) {}
+
+  touch(rows: Iterable<{ id: string; accessedAt: number }>): void {
+    const now = this.clock.now();
+    for (const row of rows) {
+      if (now - row.accessedAt >= ACCESS_WRITE_INTERVAL_MS) this.pending.set(row.id, now);
+    }
+    if (this.pending.size >= FLUSH_AT) this.flush();
+    else if (this.pending.size > 0 && !this.timer) {
+      this.timer = setInterval(() => this.flush(), FLUSH_EVERY_MS);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Writes pending marks; called by the timer, before reads that order by access, and on shutdown. */
+  flush(): void {
+    if (this.timer && this.pending.size === 0) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending];
+    this.pending.clear();
+    this.items.markAccessed(batch);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flush();
+  }
+}

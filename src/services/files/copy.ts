@@ -1,0 +1,180 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../clock.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import { badRequest, Messages } from '../../errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { Jobs, type Payload } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { PermanentJobError } from '../../jobs/registry.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import type { DiskSpaceService } from './disk-space.ts';
+import { FileEventType, type FileEvents } from './file-events.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { QuotaService } from './quota.ts';
+import type { Tree } from './tree.ts';
+import type { UploadIntentService } from './upload-intents.ts';
+
+export interface CopyDeps {
+  clock: Clock;
+  queue: JobQueue;
+  storage: Pick<SealedStore, 'copy' | 'delete'>;
+  transactions: Transactions;
+  items: ItemsRepo;
+  tree: Tree;
+  quota: QuotaService;
+  intents: UploadIntentService;
+  disk: DiskSpaceService;
+  events: FileEvents;
+}
+
+const CHILD_PAGE = 500;
+
+/**
+ * Ids and storage keys of a copy are derived from the job id and the source id, so a job that runs
+ * again after a crash finds what its first run made and neither duplicates nor re-copies it.
+ */
+function derived(jobId: string, sourceId: string, purpose: 'id' | 'key'): string {
+  const digest = createHash('sha256').update(`${purpose}:${jobId}:${sourceId}`).digest('base64url');
+  return purpose === 'id' ? digest.slice(0, 22) : digest.slice(0, 32);
+}
+
+/** Deep copies of files and folders, always on the job queue. */
+export class CopyService {
+  constructor(private readonly d: CopyDeps) {}
+
+  /** POST /api/files/copy: checks the selection, target and quota for the whole trees, then queues. */
+  start(principal: Principal, input: { ids: string[]; parentId?: string | null }): { message: string; queued: true; jobId: string } {
+    const rows = this.d.tree.requireLiveMany(principal, input.ids);
+    const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
+    if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.copyIntoSelf);
+    const bytes = this.d.tree.liveBytes(rows);
+    this.d.quota.assertRoom(principal.accountId, bytes);
+    this.d.disk.assertRoom(bytes);
+    const jobId = this.d.queue.enqueue(
+      Jobs.filesCopy,
+      { accountId: principal.accountId, loginId: principal.loginId, ids: rows.map((r) => r.id), parentId: targetId },
+      { accountId: principal.accountId },
+    );
+    return { message: `Copying ${rows.length} item${rows.length === 1 ? '' : 's'}`, queued: true, jobId };
+  }
+
+  /**
+   * WebDAV COPY, in the request: `source` to an exact folder and name (the caller made sure it is
+   * free); `shallow` copies a folder without its contents (Depth: 0). Quota and disk are checked for
+   * the whole tree first.
+   */
+  async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
+    if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
+    const bytes = shallow ? source.size : this.d.tree.liveBytes([source]);
+    this.d.quota.assertRoom(principal.accountId, bytes);
+    this.d.disk.assertRoom(bytes);
+    const jobId = newId();
+    const root = await this.copyItem(jobId, source, parentId, true, name);
+    if (source.type === 'folder' && !shallow) await this.copyChildren(jobId, principal.accountId, source.id, root.id);
+    this.d.events.item(principal, FileEventType.copied, root);
+    return root;
+  }
+
+  /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
+  async run(jobId: string, p: Payload<'filesCopy'>, signal?: AbortSignal): Promise<{ count: number; ids: string[] }> {
+    const repo = this.d.items;
+    if (p.parentId !== null) {
+      const target = repo.getLive(p.accountId, p.parentId);
+      if (!target || target.type !== 'folder') throw new PermanentJobError('the target folder no longer exists');
+    }
+    const ids: string[] = [];
+    const created: Item[] = [];
+    for (const sourceId of p.ids) {
+      const copyId = derived(jobId, sourceId, 'id');
+      const existing = repo.get(p.accountId, copyId);
+      const source = repo.getLive(p.accountId, sourceId);
+      if (!source && !existing) continue;
+      const root = existing ?? (await this.copyItem(jobId, source!, p.parentId, true));
+      if (!existing) created.push(root);
+      ids.push(root.id);
+      if (source?.type === 'folder') await this.copyChildren(jobId, p.accountId, source.id, root.id, signal);
+    }
+    for (const row of created) this.d.events.item(p, FileEventType.copied, row);
+    return { count: ids.length, ids };
+  }
+
+  /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */
+  private async copyChildren(
+    jobId: string,
+    accountId: string,
+    sourceFolder: string,
+    copyFolder: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    let after = '';
+    for (;;) {
+      signal?.throwIfAborted();
+      const children = this.d.items.liveChildren(accountId, sourceFolder, after, CHILD_PAGE);
+      for (const child of children) {
+        const copyId = derived(jobId, child.id, 'id');
+        const copy = this.d.items.get(accountId, copyId) ?? (await this.copyItem(jobId, child, copyFolder, false));
+        if (child.type === 'folder') await this.copyChildren(jobId, accountId, child.id, copy.id, signal);
+      }
+      if (children.length < CHILD_PAGE) return;
+      after = children[children.length - 1]!.id;
+    }
+  }
+
+  /** One item: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
+  private async copyItem(jobId: string, source: Item, parentId: string | null, isRoot: boolean, name?: string): Promise<Item> {
+    const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
+    try {
+      if (storageKey) {
+        this.d.disk.assertRoom(source.size);
+        this.d.intents.record(storageKey);
+        await this.d.storage.copy(source.storageKey!, storageKey);
+      }
+      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.d.clock.now(), name);
+    } catch (err) {
+      if (storageKey) {
+        const removed = await this.d.storage.delete(storageKey).then(
+          () => true,
+          () => false,
+        );
+        if (removed) this.d.intents.forget(storageKey);
+        else this.d.intents.abandon(storageKey);
+      }
+      throw err;
+    }
+  }
+
+  private insertCopy(
+    id: string,
+    source: Item,
+    storageKey: string | null,
+    parentId: string | null,
+    isRoot: boolean,
+    now: number,
+    name?: string,
+  ): Item {
+    return this.d.transactions.immediate(() => {
+      if (source.type === 'file') this.d.quota.assertRoom(source.accountId, source.size);
+      const row = this.d.items.insert({
+        id,
+        accountId: source.accountId,
+        parentId,
+        type: source.type,
+        // Inside a new folder the names are already unique; only the top-level copy can collide.
+        name: name ?? (isRoot ? this.d.tree.uniqueName(source.accountId, parentId, source.name) : source.name),
+        size: source.size,
+        mimeType: source.mimeType,
+        storageKey,
+        wrappedKey: source.wrappedKey,
+        keyId: source.keyId,
+        starred: source.starred,
+        modifiedAt: source.modifiedAt,
+        accessedAt: now,
+        createdAt: now,
+      });
+      if (source.type === 'file') this.d.quota.adjust(source.accountId, source.size);
+      if (storageKey) this.d.intents.committed(storageKey);
+      return row;
+    });
+  }
+}

@@ -1,0 +1,240 @@
+import { Readable } from 'node:stream';
+import { ZipArchive, type Archiver, type ZipEntryData } from 'archiver';
+import { fileTypeFromBuffer } from 'file-type';
+import type { Clock } from '../../clock.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { Logger } from '../../log.ts';
+import type { ByteRange } from '../../storage/driver.ts';
+import type { AccessTracker } from './access.ts';
+import type { Tree } from './tree.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import { numberedName, stripBidiControls } from './names.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+
+/** Raster image types a browser may display inline; SVG and anything scriptable never qualify. */
+const INLINE_IMAGE_TYPES = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/bmp',
+  'image/avif',
+  'image/apng',
+  'image/x-icon',
+  'image/vnd.microsoft.icon',
+]);
+// One 64 KiB segment is decrypted whatever is asked of it; office documents (ZIP containers) need most of it.
+const SNIFF_BYTES = 64 * 1024;
+const CHILD_PAGE = 500;
+
+export interface ZipDownload {
+  filename: string;
+  stream: ReadableStream<Uint8Array>;
+}
+
+interface ZipEntry {
+  path: string;
+  row: Item;
+}
+
+function timestampName(ms: number): string {
+  const d = new Date(ms).toISOString();
+  return `download-${d.slice(0, 10).replaceAll('-', '')}-${d.slice(11, 19).replaceAll(':', '')}.zip`;
+}
+
+export interface DownloadDeps {
+  clock: Clock;
+  log: Logger;
+  storage: Pick<SealedStore, 'get'>;
+  items: ItemsRepo;
+  tree: Tree;
+  access: AccessTracker;
+  audit: AuditService;
+}
+
+/** Reading content: single files (with ranges) and folders or selections as streamed ZIPs. */
+export class DownloadService {
+  constructor(private readonly d: DownloadDeps) {}
+
+  /** The live item to download, else 404. */
+  resolve(principal: Principal, id: string): Item {
+    return this.d.tree.requireLive(principal, id);
+  }
+
+  /**
+   * The file's plaintext, or the `range` of it; decrypts only the segments the range touches. Marks it
+   * read, and audits a download by `reader` once per transfer (not for every later range of a stream).
+   */
+  async openFile(row: Item, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
+    const stream = await this.d.storage.get(row.storageKey!, { size: row.size, wrappedKey: row.wrappedKey! }, range, (err) =>
+      // The response is under way: the client sees it cut off, the admin reads why here.
+      this.d.log.warn('download failed part-way', {
+        fileId: row.id,
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
+    this.d.access.touch([row]);
+    if (reader && (!range || range.start === 0)) {
+      this.d.audit.record({
+        action: AuditActions.fileDownload,
+        principal: reader,
+        targetType: 'file',
+        targetId: row.id,
+        details: { name: row.name },
+      });
+    }
+    return stream;
+  }
+
+  /** The detected image type when the content is a raster image safe to show inline, else null. */
+  async inlineImageType(row: Item): Promise<string | null> {
+    if (row.type !== 'file' || !row.mimeType?.startsWith('image/')) return null;
+    const mime = await this.detectType(row);
+    return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
+  }
+
+  /** The type the file's first bytes show (decrypting only the first segment); null when unrecognised or empty. */
+  async detectType(row: Item): Promise<string | null> {
+    if (row.type !== 'file' || row.size === 0) return null;
+    const head = await this.d.storage.get(
+      row.storageKey!,
+      { size: row.size, wrappedKey: row.wrappedKey! },
+      { start: 0, end: Math.min(row.size, SNIFF_BYTES) },
+    );
+    const bytes = new Uint8Array(await new Response(head).arrayBuffer());
+    return (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime ?? null;
+  }
+
+  /** A folder of the account as `<folder>.zip`, entries under `<folder>/`, empty folders included. */
+  zipFolder(accountId: string, folder: Item): ZipDownload {
+    return { filename: `${folder.name}.zip`, stream: this.zip(accountId, [folder]) };
+  }
+
+  /** GET /:id/download of a folder: the ZIP, audited. */
+  downloadFolder(principal: Principal, folder: Item): ZipDownload {
+    this.d.audit.record({
+      action: AuditActions.fileDownload,
+      principal,
+      targetType: 'folder',
+      targetId: folder.id,
+      details: { name: folder.name },
+    });
+    return this.zipFolder(principal.accountId, folder);
+  }
+
+  /** POST /download/bulk: live items of the account (else 404), as one ZIP. */
+  zipSelection(principal: Principal, ids: string[]): ZipDownload {
+    const rows = this.d.tree.requireLiveMany(principal, ids);
+    const filename = rows.length === 1 ? `${rows[0]!.name}.zip` : timestampName(this.d.clock.now());
+    this.d.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'selection', details: { ids: rows.map((r) => r.id) } });
+    return { filename, stream: this.zip(principal.accountId, rows) };
+  }
+
+  private async *walk(accountId: string, row: Item, path: string): AsyncGenerator<ZipEntry> {
+    if (row.type === 'file') {
+      yield { path, row };
+      return;
+    }
+    yield { path: `${path}/`, row };
+    let after = '';
+    for (;;) {
+      const children = this.d.items.liveChildren(accountId, row.id, after, CHILD_PAGE);
+      for (const child of children) yield* this.walk(accountId, child, `${path}/${stripBidiControls(child.name)}`);
+      if (children.length < CHILD_PAGE) return;
+      after = children[children.length - 1]!.id;
+    }
+  }
+
+  /**
+   * Streams a ZIP of the given roots: entries are appended one at a time as the client reads, so
+   * neither the archive nor the list of entries is ever held whole. Stored, not deflated: most
+   * large files are already compressed and the box has two cores.
+   */
+  private zip(accountId: string, roots: Item[]): ReadableStream<Uint8Array> {
+    const archive = new ZipArchive({ store: true, highWaterMark: 256 * 1024 });
+    let cancelled = false;
+    // An aborted archive never reports the entry in flight: cancelling settles it and closes its source.
+    const stop = new AbortController();
+    let current: Readable | null = null;
+    const used = new Set<string>();
+    // Entry names never carry bidirectional controls, which would disguise a file's type in an unzip tool.
+    const rootNames = roots.map((r) => {
+      const plain = stripBidiControls(r.name);
+      let name = plain;
+      for (let n = 1; used.has(name.toLowerCase()); n++) name = numberedName(plain, n);
+      used.add(name.toLowerCase());
+      return name;
+    });
+
+    const append = (source: Buffer | Readable, data: ZipEntryData) =>
+      new Promise<void>((resolve, reject) => {
+        const done = () => {
+          archive.off('error', failed);
+          resolve();
+        };
+        const failed = (err: Error) => {
+          archive.off('entry', done);
+          reject(err);
+        };
+        archive.once('entry', done);
+        archive.once('error', failed);
+        stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        archive.append(source, data);
+      });
+
+    const produce = async () => {
+      try {
+        for (const [i, root] of roots.entries()) {
+          for await (const entry of this.walk(accountId, root, rootNames[i]!)) {
+            if (cancelled) return;
+            this.d.access.touch([entry.row]);
+            const date = new Date(entry.row.modifiedAt);
+            if (entry.row.type === 'folder') {
+              await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
+            } else {
+              const body = await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
+              if (cancelled) {
+                // Cancelled while the file was being opened: nothing else will close it.
+                await body.cancel();
+                return;
+              }
+              current = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
+              await append(current, { name: entry.path, date });
+              current = null;
+            }
+          }
+        }
+        if (!cancelled) await archive.finalize();
+      } catch (err) {
+        if (cancelled) return;
+        this.d.log.error('ZIP download failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        archive.destroy(err instanceof Error ? err : new Error(String(err)));
+      }
+    };
+
+    const chunks = (archive as Archiver)[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    let started = false;
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          if (!started) {
+            started = true;
+            void produce();
+          }
+          const next = await chunks.next();
+          if (next.done) controller.close();
+          else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+        },
+        async cancel() {
+          cancelled = true;
+          stop.abort();
+          current?.destroy();
+          archive.abort();
+          await chunks.return?.();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+  }
+}

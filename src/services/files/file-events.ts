@@ -1,0 +1,76 @@
+import type { EventHub } from '../../events/hub.ts';
+import type { Item } from '../../db/repos/items.ts';
+import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+
+/** The event types of COMPAT "Events (SSE)". */
+export const FileEventType = {
+  uploaded: 'file.uploaded',
+  deleted: 'file.deleted',
+  renamed: 'file.renamed',
+  moved: 'file.moved',
+  copied: 'file.copied',
+  folderCreated: 'folder.created',
+  restored: 'file.restored',
+  permanentlyDeleted: 'file.permanently_deleted',
+  starred: 'file.starred',
+  shared: 'file.shared',
+  updated: 'file.updated',
+} as const;
+
+export type FileEventName = (typeof FileEventType)[keyof typeof FileEventType];
+
+// The changes the audit log keeps (issue: uploads, moves, renames, trash, restore, permanent delete, copy).
+const AUDITED: Partial<Record<FileEventName, AuditAction>> = {
+  'file.uploaded': AuditActions.fileUpload,
+  'file.updated': AuditActions.fileUpload,
+  'file.renamed': AuditActions.fileRename,
+  'file.moved': AuditActions.fileMove,
+  'file.copied': AuditActions.fileCopy,
+  'file.deleted': AuditActions.fileTrash,
+  'file.restored': AuditActions.fileRestore,
+  'file.permanently_deleted': AuditActions.fileDeletePermanent,
+};
+
+/** Reports file-system changes: to the account's event streams, and to the audit log. */
+export class FileEvents {
+  constructor(
+    private readonly hub: EventHub,
+    private readonly audit: AuditService,
+  ) {}
+
+  /**
+   * `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a
+   * job's login. `audit` records the change under a more specific action than the event's own, with more details.
+   */
+  item(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    extra: Record<string, unknown> = {},
+    audit?: { action: AuditAction; details: Record<string, unknown> },
+  ): void {
+    this.hub.publish(actor.accountId, type, {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      parentId: row.parentId,
+      userId: actor.loginId,
+      ...extra,
+    });
+    const action = audit?.action ?? AUDITED[type];
+    if (action) {
+      this.audit.record({
+        action,
+        principal: actor,
+        targetType: row.type,
+        targetId: row.id,
+        details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
+      });
+    }
+  }
+
+  /** One event per finished background job: `{userId, action, count}`. */
+  jobDone(accountId: string, type: FileEventName, data: { userId: string; action: string; count: number; jobId: string }): void {
+    this.hub.publish(accountId, type, data);
+  }
+}

@@ -1,0 +1,32 @@
+import { Jobs } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { pollJob } from './job-status.ts';
+import type { Principal } from '../accounts/principal.ts';
+
+/** The job kinds a client may poll through GET /api/files/jobs/:jobId. */
+const FILE_JOB_KINDS = new Set<string>(
+  [Jobs.filesCopy, Jobs.filesTrash, Jobs.filesRestore, Jobs.trashDelete, Jobs.trashEmpty].map((j) => j.name),
+);
+
+type FileJobStatus =
+  | { pending: true; body: { jobId: string; status: 'created' | 'active' } }
+  | { pending: false; body: { jobId: string; status: 'completed'; result: { count: number; ids?: string[] } } };
+
+/** Polling of the account's background file jobs (SPEC, COMPAT "Jobs"). */
+export class FileJobService {
+  constructor(private readonly queue: JobQueue) {}
+
+  status(principal: Principal, jobId: string): FileJobStatus {
+    const outcome = pollJob<{ count?: number; ids?: string[] } | null>(
+      this.queue,
+      jobId,
+      (job) => job.accountId === principal.accountId && FILE_JOB_KINDS.has(job.kind),
+      { needsWorker: true },
+    );
+    if (!outcome.done) return { pending: true, body: outcome.body };
+    const raw = outcome.result ?? {};
+    const result: { count: number; ids?: string[] } = { count: raw.count ?? 0 };
+    if (outcome.job.kind === Jobs.filesCopy.name) result.ids = raw.ids ?? [];
+    return { pending: false, body: { jobId: outcome.job.id, status: 'completed', result } };
+  }
+}

@@ -1,0 +1,120 @@
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import type { AuditService } from '../administration/audit.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { StorageLocationService } from '../administration/storage-location.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { AccessTracker } from './access.ts';
+import { CopyService } from './copy.ts';
+import { DiskSpaceService } from './disk-space.ts';
+import { DownloadService } from './downloads.ts';
+import { FileEvents } from './file-events.ts';
+import { FileJobService } from './file-jobs.ts';
+import { ItemViews } from './item-views.ts';
+import { ItemService } from './items.ts';
+import { PageCache } from './page-cache.ts';
+import { QuotaService } from './quota.ts';
+import { ShareService } from './shares.ts';
+import { TrashService } from './trash.ts';
+import { Tree } from './tree.ts';
+import { UploadIntentService } from './upload-intents.ts';
+import { UploadService } from './uploads.ts';
+
+export interface FilesServices {
+  quota: QuotaService;
+  access: AccessTracker;
+  items: ItemService;
+  uploads: UploadService;
+  uploadIntents: UploadIntentService;
+  diskSpace: DiskSpaceService;
+  downloads: DownloadService;
+  trash: TrashService;
+  copy: CopyService;
+  fileJobs: FileJobService;
+  shares: ShareService;
+}
+
+interface FilesDeps {
+  audit: AuditService;
+  settings: SettingsService;
+  storageLocation: StorageLocationService;
+}
+
+/** The file tree and everything done to it: listing, uploads, downloads, trash, copies, quotas, share links. */
+export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation }: FilesDeps) {
+  const { clock, log, config, queue, storage, repos } = infra;
+  const { transactions } = repos;
+  const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
+  const tree = new Tree(repos.items);
+  const views = new ItemViews(repos.shares);
+  const access = new AccessTracker(repos.items, clock);
+  const events = new FileEvents(infra.hub, audit);
+  const changeVersion = () => repos.database.changeVersion();
+  const shares = new ShareService({
+    clock,
+    transactions,
+    shares: repos.shares,
+    items: repos.items,
+    users: repos.users,
+    tree,
+    events,
+    audit,
+    settings,
+    pages: new PageCache(changeVersion, (page) => page.items.length),
+  });
+  const items = new ItemService({
+    clock,
+    transactions,
+    items: repos.items,
+    shareLinks: repos.shares,
+    tree,
+    views,
+    access,
+    events,
+    shares,
+    pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
+  });
+  const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
+  const diskSpace = new DiskSpaceService(infra);
+  const fileDeps = {
+    clock,
+    queue,
+    storage,
+    transactions,
+    items: repos.items,
+    tree,
+    events,
+    quota,
+    intents: uploadIntents,
+    disk: diskSpace,
+  };
+  const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
+  const trash = new TrashService({ ...fileDeps, listing: items });
+  const services: FilesServices = {
+    quota,
+    access,
+    items,
+    uploads,
+    uploadIntents,
+    diskSpace,
+    downloads,
+    trash,
+    copy: new CopyService(fileDeps),
+    fileJobs: new FileJobService(queue),
+    shares,
+  };
+  const lifecycles = {
+    // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
+    uploadIntents: { name: 'upload intents', start: async () => void (await uploadIntents.sweep()) } satisfies Lifecycle,
+    accessTimes: { name: 'access times', stop: () => access.stop() } satisfies Lifecycle,
+    diskSpace: {
+      name: 'disk space',
+      start: () => {
+        const disk = diskSpace.status();
+        if (disk.low) diskSpace.warnLow(disk);
+      },
+    } satisfies Lifecycle,
+  };
+  // Other domains build on the tree, its views and its events; routes reach them through the services only.
+  return { services, shared: { tree, views, events }, lifecycles };
+}

@@ -1,0 +1,78 @@
+import type { Item, ListedItem } from '../../db/repos/items.ts';
+import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
+
+/** An item as the API returns it (SPEC "Item"). */
+export interface ItemView {
+  id: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number | null;
+  mimeType: string | null;
+  parentId: string | null;
+  starred: boolean;
+  shared: boolean;
+  modified: string;
+  accessedAt: string;
+  sharedAt: string | null;
+  expiresAt: string | null;
+  deletedAt?: string;
+}
+
+/** An item as a share page shows it. */
+export interface PublicItem {
+  id: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number | null;
+  mimeType: string | null;
+  modified: string;
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toPublicItem(r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mimeType' | 'modifiedAt'>): PublicItem {
+  return {
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    size: r.type === 'folder' ? null : r.size,
+    mimeType: r.type === 'folder' ? null : r.mimeType,
+    modified: iso(r.modifiedAt),
+  };
+}
+
+function toItemView(row: ListedItem, share: ShareStatus | undefined): ItemView {
+  const view: ItemView = {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    size: row.type === 'folder' ? null : row.size,
+    mimeType: row.type === 'folder' ? null : row.mimeType,
+    parentId: row.parentId,
+    starred: row.starred,
+    shared: share !== undefined,
+    modified: iso(row.modifiedAt),
+    accessedAt: iso(row.accessedAt),
+    sharedAt: share ? iso(share.sharedAt) : null,
+    expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
+  };
+  if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
+  return view;
+}
+
+/** Rows as the API shows them, with their share status (one lookup per list). */
+export class ItemViews {
+  constructor(private readonly shares: SharesRepo) {}
+
+  many(accountId: string, rows: readonly ListedItem[]): ItemView[] {
+    const status = this.shares.statusOf(
+      accountId,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => toItemView(r, status.get(r.id)));
+  }
+
+  one(accountId: string, row: ListedItem): ItemView {
+    return this.many(accountId, [row])[0]!;
+  }
+}

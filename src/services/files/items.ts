@@ -1,0 +1,243 @@
+import type { Clock } from '../../clock.ts';
+import type { ItemInfo } from '../../contract/files.ts';
+import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { SharesRepo } from '../../db/repos/shares.ts';
+import { badRequest, conflict, Messages, notFound } from '../../errors.ts';
+import { newId } from '../../lib/ids.ts';
+import type { AccessTracker } from './access.ts';
+import { type FileEventName, FileEventType, type FileEvents } from './file-events.ts';
+import { iso, type ItemView, type ItemViews } from './item-views.ts';
+import { typedName } from './names.ts';
+import type { PageCache } from './page-cache.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { ShareService } from './shares.ts';
+import type { PageQuery, Tree } from './tree.ts';
+
+export interface Page {
+  items: ItemView[];
+  /** Opaque; null after the last page. */
+  nextCursor: string | null;
+}
+
+const SEARCH_MAX_LENGTH = 200;
+// Candidates read per match class before ranking; a class larger than this ranks its newest-inserted rows.
+const SEARCH_CANDIDATES = 2000;
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Live lists have no deletion time to sort by: they sort by modification instead. */
+const liveSort = (q: PageQuery): PageQuery => (q.sortBy === 'deletedAt' ? { ...q, sortBy: 'modified' } : q);
+
+export interface ItemDeps {
+  clock: Clock;
+  transactions: Transactions;
+  items: ItemsRepo;
+  shareLinks: SharesRepo;
+  tree: Tree;
+  views: ItemViews;
+  access: AccessTracker;
+  events: FileEvents;
+  shares: ShareService;
+  pages: PageCache<{ page: Page; folder: Item | null }>;
+}
+
+/** The file tree as users see it: listing, search, info, folders, rename, move, star. Items belong to the account. */
+export class ItemService {
+  constructor(private readonly d: ItemDeps) {}
+
+  /** Any list: one keyset page of `scope`, folders first, with the items' share status. */
+  listScope(scope: ListScope, q: PageQuery): Page {
+    const key = JSON.stringify([scope, q.sortBy, q.order, q.limit, q.cursor ?? null]);
+    return this.d.pages.get(key, () => ({ page: this.buildPage(scope, q), folder: null })).page;
+  }
+
+  /** GET /api/files: a folder's live children (root when parentId is absent); opening a folder marks it read. */
+  list(principal: Principal, query: PageQuery & { parentId?: string | null }): Page {
+    const q = liveSort(query);
+    const { accountId } = principal;
+    const key = JSON.stringify([accountId, 'folder', query.parentId || null, q.sortBy, q.order, q.limit, q.cursor ?? null]);
+    // The folder check is cached with the page: both hold until the database changes.
+    const { page, folder } = this.d.pages.get(key, () => {
+      const folder = this.d.tree.requireFolder(principal, query.parentId);
+      return { page: this.buildPage({ kind: 'folder', accountId, parentId: folder?.id ?? null }, q), folder };
+    });
+    if (folder) this.d.access.touch([folder]);
+    return page;
+  }
+
+  private buildPage(scope: ListScope, q: PageQuery): Page {
+    const { rows, nextCursor } = this.d.tree.page(scope, q);
+    return { items: this.d.views.many(scope.accountId, rows), nextCursor };
+  }
+
+  listStarred(principal: Principal, q: PageQuery): Page {
+    return this.listScope({ kind: 'starred', accountId: principal.accountId }, liveSort(q));
+  }
+
+  /** GET /api/files/shared: live items in a share (a link's root, or added with link-parent-share). */
+  listShared(principal: Principal, q: PageQuery): Page {
+    return this.listScope({ kind: 'shared', accountId: principal.accountId }, liveSort(q));
+  }
+
+  stats(principal: Principal): { totalFiles: number; totalFolders: number; sharedCount: number; starredCount: number } {
+    const counts = this.d.items.liveCounts(principal.accountId);
+    return {
+      totalFiles: counts.files,
+      totalFolders: counts.folders,
+      sharedCount: this.d.shareLinks.linkCount(principal.accountId),
+      starredCount: counts.starred,
+    };
+  }
+
+  /**
+   * Case-insensitive substring search on names, live items only (COMPAT): exact matches first, then
+   * prefix, then other substrings, each newest first. `%` and `_` are ordinary characters: the text
+   * never reaches a LIKE pattern. Substrings come from the trigram index (three characters or more).
+   */
+  search(principal: Principal, input: { q: string; limit?: number }): ItemView[] {
+    const text = input.q.normalize('NFC').trim();
+    if (text.length === 0 || text.length > SEARCH_MAX_LENGTH) throw badRequest(Messages.invalidSearch);
+    const limit = Math.min(100, Math.max(1, input.limit ?? 100));
+    const key = nameKeyOf(text);
+    const found = new Map<string, Item>();
+    for (const r of this.d.items.searchCandidates(principal.accountId, key, SEARCH_CANDIDATES)) found.set(r.id, r);
+    const rank = (r: Item) => (r.nameKey === key ? 0 : r.nameKey.startsWith(key) ? 1 : 2);
+    const ranked = [...found.values()]
+      .filter((r) => r.nameKey.includes(key))
+      .sort((a, b) => rank(a) - rank(b) || b.modifiedAt - a.modifiedAt || (a.id < b.id ? -1 : 1))
+      .slice(0, limit);
+    return this.d.views.many(principal.accountId, ranked);
+  }
+
+  /** Files by last read, newest first; folders and trash excluded. Pending access marks are written first. */
+  recent(principal: Principal, input: { limit?: number }): ItemView[] {
+    this.d.access.flush();
+    const limit = Math.min(50, Math.max(1, input.limit ?? 10));
+    return this.d.views.many(principal.accountId, this.d.items.recentFiles(principal.accountId, limit));
+  }
+
+  /** GET /api/files/:id/info; reading details does not mark the item as read. */
+  info(principal: Principal, id: string): ItemInfo {
+    const row = this.d.items.get(principal.accountId, id);
+    if (!row) throw notFound(Messages.itemNotFound);
+    const base = {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      size: row.type === 'folder' ? null : row.size,
+      modified: iso(row.modifiedAt),
+      accessedAt: iso(row.accessedAt),
+    };
+    if (row.type === 'folder') {
+      const totals = row.deletedAt === null ? this.d.items.liveTreeTotals(row.id) : this.d.items.trashSetTotals(row.id);
+      return { ...base, parentId: row.parentId, folderInfo: totals };
+    }
+    const v = this.d.views.one(principal.accountId, row);
+    return { ...base, mimeType: row.mimeType, shared: v.shared, sharedAt: v.sharedAt, expiresAt: v.expiresAt, parentId: row.parentId };
+  }
+
+  createFolder(
+    principal: Principal,
+    input: { name: string; parentId?: string | null },
+  ): { id: string; name: string; type: 'folder'; size: null; modified: string } {
+    const name = typedName(input.name);
+    const row = this.d.transactions.immediate(() => {
+      const parent = this.d.tree.requireFolder(principal, input.parentId);
+      return this.insertFolder(principal.accountId, parent?.id ?? null, name);
+    });
+    this.d.events.item(principal, FileEventType.folderCreated, row);
+    return { id: row.id, name: row.name, type: 'folder', size: null, modified: iso(row.modifiedAt) };
+  }
+
+  /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */
+  insertFolder(accountId: string, parentId: string | null, name: string): Item {
+    const now = this.d.clock.now();
+    return this.d.items.insert({
+      id: newId(),
+      accountId,
+      parentId,
+      type: 'folder',
+      name: this.d.tree.uniqueName(accountId, parentId, name),
+      size: 0,
+      mimeType: null,
+      storageKey: null,
+      wrappedKey: null,
+      keyId: null,
+      starred: false,
+      modifiedAt: now,
+      accessedAt: now,
+      createdAt: now,
+    });
+  }
+
+  /** Rename in place; another live sibling with the name (any case) is 409. */
+  rename(
+    principal: Principal,
+    input: { id: string; name: string },
+  ): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
+    const name = typedName(input.name);
+    const { row, oldName } = this.d.transactions.immediate(() => {
+      const item = this.d.tree.requireLive(principal, input.id);
+      const clash = this.d.items.liveByName(principal.accountId, item.parentId, name);
+      if (clash && clash.id !== item.id) throw conflict(Messages.nameTaken);
+      return { row: this.d.items.rename(item.id, name), oldName: item.name };
+    });
+    if (oldName !== row.name) this.d.events.item(principal, FileEventType.renamed, row, { oldName });
+    return { id: row.id, name: row.name, type: row.type, modified: iso(row.modifiedAt) };
+  }
+
+  /** Moves items into a folder (or the root); colliding names get `(n)`; a folder never moves below itself. */
+  move(principal: Principal, input: { ids: string[]; parentId?: string | null }): { message: string } {
+    const moved = this.d.transactions.immediate(() => {
+      const rows = this.d.tree.requireLiveMany(principal, input.ids);
+      const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
+      if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
+      const out: Item[] = [];
+      for (const row of rows) {
+        if (row.parentId === targetId) continue;
+        out.push(this.d.items.move(row.id, targetId, this.d.tree.uniqueName(principal.accountId, targetId, row.name)));
+      }
+      this.d.shares.leaveSharesOutside(out.map((r) => r.id));
+      return out;
+    });
+    for (const row of moved) this.d.events.item(principal, FileEventType.moved, row);
+    return { message: `Moved ${plural(moved.length, 'item')}` };
+  }
+
+  /**
+   * WebDAV MOVE: one item to an exact folder and name (no `(n)`: a taken name is 409, the caller
+   * clears an overwritten destination first); a folder never moves below itself.
+   */
+  relocate(principal: Principal, input: { id: string; parentId: string | null; name: string }): Item {
+    const name = typedName(input.name);
+    const { row, before } = this.d.transactions.immediate(() => {
+      const before = this.d.tree.requireLive(principal, input.id);
+      const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
+      if (this.d.tree.isInsideAnyFolder([before], targetId)) throw badRequest(Messages.moveIntoSelf);
+      const clash = this.d.items.liveByName(principal.accountId, targetId, name);
+      if (clash && clash.id !== before.id) throw conflict(Messages.nameTaken);
+      const row = this.d.items.move(before.id, targetId, name);
+      if (targetId !== before.parentId) this.d.shares.leaveSharesOutside([row.id]);
+      return { row, before };
+    });
+    if (before.parentId !== row.parentId) this.d.events.item(principal, FileEventType.moved, row);
+    if (before.name !== row.name) this.d.events.item(principal, FileEventType.renamed, row, { oldName: before.name });
+    return row;
+  }
+
+  /** One event per finished background job of the file tree: `{userId, action, count, jobId}`. */
+  jobDone(accountId: string, type: FileEventName, data: { userId: string; action: string; count: number; jobId: string }): void {
+    this.d.events.jobDone(accountId, type, data);
+  }
+
+  star(principal: Principal, input: { ids: string[]; starred: boolean }): { message: string } {
+    const rows = this.d.transactions.immediate(() => {
+      const items = this.d.tree.requireLiveMany(principal, input.ids);
+      for (const row of items) this.d.items.setStarred(row.id, input.starred);
+      return items;
+    });
+    for (const row of rows) this.d.events.item(principal, FileEventType.starred, row, { starred: input.starred });
+    return { message: `${input.starred ? 'Starred' : 'Unstarred'} ${plural(rows.length, 'item')}` };
+  }
+}

@@ -1,0 +1,62 @@
+import { badRequest, Messages, validationFailed } from '../../errors.ts';
+
+import { BIDI_CONTROL, MAX_NAME_LENGTH, nameProblem, normalizeName } from '../../contract/names.ts';
+
+const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
+
+/** A name a person typed (new folder, rename): normalized, or 422 naming `field` with what is wrong. */
+export function typedName(name: string, field = 'name'): string {
+  const normalized = normalizeName(name);
+  const problem = nameProblem(normalized);
+  if (problem) throw validationFailed([{ field, message: problem }]);
+  return normalized;
+}
+
+/** A name a client sent with an upload: bidirectional controls dropped (they disguise file types), then normalized. */
+function uploadedName(name: string): string {
+  return normalizeName(stripBidiControls(name));
+}
+
+/** Whether an uploaded (already cleaned) name or path segment may be stored. */
+export function isValidUploadedName(name: string): boolean {
+  return nameProblem(name) === null;
+}
+
+/** The last path segment of an uploaded file name (old browsers send full paths), cleaned; else the upload's 400. */
+export function uploadedFileName(filename: string): string {
+  const name = uploadedBaseName(filename);
+  if (!isValidUploadedName(name)) throw badRequest(Messages.invalidFileName);
+  return name;
+}
+
+/** The folders of an uploaded relative path (`a/b/file.txt` → a, b), cleaned; an invalid one is the upload's 400. */
+export function relativeFolders(relativePath: string | null | undefined): string[] {
+  const folders = (relativePath ?? '').split(/[/\\]/).map(uploadedName).filter(Boolean).slice(0, -1);
+  if (!folders.every(isValidUploadedName)) throw badRequest(Messages.invalidFileName);
+  return folders;
+}
+
+export function uploadedBaseName(filename: string): string {
+  const parts = filename.split(/[/\\]/);
+  return uploadedName(parts[parts.length - 1] ?? '');
+}
+
+/** The name without bidirectional control characters: for names shown outside HTML (headers, ZIP entries, titles). */
+export function stripBidiControls(name: string): string {
+  return name.replace(BIDI_CONTROLS, '');
+}
+
+/** Splits at the last dot, except a leading one (`.bashrc` has no extension). */
+export function splitExtension(name: string): { base: string; ext: string } {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? { base: name.slice(0, dot), ext: name.slice(dot) } : { base: name, ext: '' };
+}
+
+/** `base (n)ext`, shortening the base so the result stays within the length limit. */
+export function numberedName(name: string, n: number): string {
+  const { base, ext } = splitExtension(name);
+  const suffix = ` (${n})`;
+  const room = MAX_NAME_LENGTH - suffix.length - ext.length;
+  const trimmedBase = room > 0 ? base.slice(0, room) : base.slice(0, 1);
+  return `${trimmedBase}${suffix}${ext}`.slice(0, MAX_NAME_LENGTH);
+}

@@ -1,0 +1,279 @@
+import type { Clock } from '../../clock.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { Item, ItemsRepo, PurgedItem } from '../../db/repos/items.ts';
+import { Messages } from '../../errors.ts';
+import { Jobs } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { FileEventType, type FileEvents } from './file-events.ts';
+import type { ItemService, Page } from './items.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { QuotaService } from './quota.ts';
+import type { PageQuery, Tree } from './tree.ts';
+
+/** SPEC: trees up to this many items are handled in the request; larger ones are queued. */
+const WEB_PROCESS_LIMIT = 1000;
+const JOB_BATCH = 500;
+
+/** Progress of an operation handled in the request: `done` of `total` ids, then the final body. */
+export type InlineRun = AsyncGenerator<{ done: number; total: number }, { message: string }>;
+
+export type TrashPlan = { queued: true; jobId: string } | { queued: false; total: number; run: InlineRun };
+
+/** How a job drives a long operation: stop between batches when asked, count each batch inside its transaction. */
+export interface BatchRun {
+  signal?: AbortSignal;
+  /** Called with the items a batch changed, inside the batch's transaction. */
+  onBatch?: (count: number) => void;
+}
+
+/** COMPAT: one progress line per batch of max(25, ceil(N/20)) ids. */
+function progressBatch(total: number): number {
+  return Math.max(25, Math.ceil(total / 20));
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+export interface TrashDeps {
+  clock: Clock;
+  queue: JobQueue;
+  transactions: Transactions;
+  items: ItemsRepo;
+  tree: Tree;
+  listing: ItemService;
+  quota: QuotaService;
+  events: FileEvents;
+}
+
+/**
+ * Trash, restore, permanent delete and empty. Trashing marks the whole subtree with `deletedAt` and
+ * `deletedRootId` (the item the user trashed); each step works bottom-up with the root last, so an
+ * interrupted step can simply run again. Permanent deletes remove rows first and queue the deletion of
+ * their objects in the same transaction, so no row ever points at a missing object.
+ */
+export class TrashService {
+  constructor(private readonly d: TrashDeps) {}
+
+  /** The trash: the roots of what was trashed (a trashed folder's contents are restored with it). */
+  list(principal: Principal, q: PageQuery): Page {
+    return this.d.listing.listScope({ kind: 'trash', accountId: principal.accountId }, q);
+  }
+
+  /** POST /api/files/delete: the selection's trees, in the request when small enough, else queued. */
+  planTrash(principal: Principal, ids: string[]): TrashPlan {
+    const rows = this.d.tree.requireLiveMany(principal, ids);
+    const folderIds = new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id));
+    // An item inside another selected folder goes with that folder.
+    const roots = rows.filter((r) => !this.d.tree.isInside(folderIds, r.parentId));
+    const trees: Array<{ root: Item; ids: string[] }> = [];
+    let total = 0;
+    for (const root of roots) {
+      const subtree = this.d.items.liveSubtreeIds(root.id, WEB_PROCESS_LIMIT + 1 - total);
+      total += subtree.length;
+      trees.push({ root, ids: subtree });
+      if (total > WEB_PROCESS_LIMIT) return this.queue(Jobs.filesTrash, principal, roots);
+    }
+    return { queued: false, total, run: this.runTrash(principal, trees, total) };
+  }
+
+  private queue(job: typeof Jobs.filesTrash | typeof Jobs.filesRestore, principal: Principal, roots: Item[]): TrashPlan {
+    const payload = { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) };
+    return { queued: true, jobId: this.d.queue.enqueue(job, payload, { accountId: principal.accountId }) };
+  }
+
+  private async *runTrash(principal: Principal, trees: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {
+    const now = this.d.clock.now();
+    const steps = trees.flatMap((t) => [...t.ids].reverse().map((id) => ({ id, root: t.root.id })));
+    const size = progressBatch(total);
+    yield { done: 0, total };
+    for (let i = 0; i < steps.length; i += size) {
+      const batch = steps.slice(i, i + size);
+      this.d.transactions.batch(() => {
+        for (const s of batch) this.d.items.markTrashed(s.id, s.root, now);
+      });
+      yield { done: Math.min(total, i + batch.length), total };
+    }
+    for (const t of trees) this.d.events.item(principal, FileEventType.deleted, t.root);
+    return { message: `Moved ${plural(trees.length, 'item')} to trash` };
+  }
+
+  /** Job body of `files.trash`: trashes each live root's tree in batches; safe to run again. */
+  trashTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
+    const now = this.d.clock.now();
+    let count = 0;
+    for (const id of ids) {
+      const root = this.d.items.getLive(accountId, id);
+      if (!root) continue;
+      const subtree = this.d.items.liveSubtreeIds(root.id).reverse();
+      for (let i = 0; i < subtree.length; i += JOB_BATCH) {
+        run.signal?.throwIfAborted();
+        const batch = subtree.slice(i, i + JOB_BATCH);
+        count += this.d.transactions.batch(() => {
+          let changed = 0;
+          for (const itemId of batch) changed += this.d.items.markTrashed(itemId, root.id, now);
+          run.onBatch?.(changed);
+          return changed;
+        });
+      }
+      this.d.events.item({ accountId, loginId }, FileEventType.deleted, root);
+    }
+    return count;
+  }
+
+  /** POST /api/files/trash/restore: in the request up to 1000 items, else queued. */
+  planRestore(principal: Principal, ids: string[]): TrashPlan {
+    const roots = this.d.tree.requireTrashRoots(principal, ids);
+    const sets: Array<{ root: Item; ids: string[] }> = [];
+    let total = 0;
+    for (const root of roots) {
+      const members = this.d.items.trashSetIds(root.id, WEB_PROCESS_LIMIT + 1 - total);
+      total += members.length + 1;
+      sets.push({ root, ids: members });
+      if (total > WEB_PROCESS_LIMIT) return this.queue(Jobs.filesRestore, principal, roots);
+    }
+    return { queued: false, total, run: this.runRestore(principal, sets, total) };
+  }
+
+  private async *runRestore(principal: Principal, sets: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {
+    const steps = sets.flatMap((s) => [...s.ids.map((id) => ({ id, root: s.root.id })), { id: s.root.id, root: s.root.id }]);
+    const size = progressBatch(total);
+    const restored: Item[] = [];
+    yield { done: 0, total };
+    for (let i = 0; i < steps.length; i += size) {
+      const batch = steps.slice(i, i + size);
+      this.d.transactions.immediate(() => {
+        for (const s of batch) {
+          if (s.id === s.root) {
+            const row = this.restoreRoot(principal.accountId, s.root);
+            if (row) restored.push(row);
+          } else this.d.items.restoreMember(s.id, s.root);
+        }
+      });
+      yield { done: Math.min(total, i + batch.length), total };
+    }
+    for (const row of restored) this.d.events.item(principal, FileEventType.restored, row);
+    return { message: `Restored ${plural(restored.length, 'item')}` };
+  }
+
+  /** Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`. */
+  private restoreRoot(accountId: string, rootId: string): Item | null {
+    const root = this.d.items.get(accountId, rootId);
+    if (!root || root.deletedRootId !== root.id) return null;
+    const parent = root.parentId ? this.d.items.getLive(accountId, root.parentId) : null;
+    const parentId = parent?.type === 'folder' ? parent.id : null;
+    return this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
+  }
+
+  /** Job body of `files.restore`: members first in batches, the root last; safe to run again. */
+  restoreTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
+    let count = 0;
+    for (const id of ids) {
+      const root = this.d.items.get(accountId, id);
+      if (!root || root.deletedRootId !== root.id) continue;
+      for (;;) {
+        run.signal?.throwIfAborted();
+        const batch = this.d.items.trashSetIds(root.id, JOB_BATCH);
+        if (batch.length === 0) break;
+        count += this.d.transactions.batch(() => {
+          let changed = 0;
+          for (const itemId of batch) changed += this.d.items.restoreMember(itemId, root.id);
+          run.onBatch?.(changed);
+          return changed;
+        });
+      }
+      const restored = this.d.transactions.immediate(() => {
+        const row = this.restoreRoot(accountId, root.id);
+        if (row) run.onBatch?.(1);
+        return row;
+      });
+      if (restored) {
+        count++;
+        this.d.events.item({ accountId, loginId }, FileEventType.restored, restored);
+      }
+    }
+    return count;
+  }
+
+  /** POST /api/files/trash/delete: always queued. */
+  startPermanentDelete(principal: Principal, ids: string[]): { message: string; queued: true; jobId: string } {
+    const roots = this.d.tree.requireTrashRoots(principal, ids);
+    const jobId = this.d.queue.enqueue(
+      Jobs.trashDelete,
+      { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) },
+      { accountId: principal.accountId },
+    );
+    return { message: `Deleting ${plural(roots.length, 'item')} permanently`, queued: true, jobId };
+  }
+
+  /** POST /api/files/trash/empty: queued, or a message when there is nothing to remove. */
+  startEmpty(principal: Principal): { message: string; queued?: true; jobId?: string } {
+    if (!this.d.items.hasTrash(principal.accountId)) return { message: Messages.trashAlreadyEmpty };
+    const payload = { accountId: principal.accountId, loginId: principal.loginId };
+    const jobId = this.d.queue.enqueue(Jobs.trashEmpty, payload, { accountId: principal.accountId });
+    return { message: 'Emptying trash', queued: true, jobId };
+  }
+
+  /**
+   * Removes one trash root and everything trashed with it: rows in batches (the root last), each batch
+   * in one transaction with the usage counter and a queued deletion of its objects.
+   */
+  private purgeRoot(accountId: string, rootId: string, run: BatchRun = {}): number {
+    const root = this.d.items.trashRoot(accountId, rootId);
+    if (!root) return 0;
+    const removeBatch = (rows: PurgedItem[]) =>
+      this.d.transactions.immediate(() => {
+        let bytes = 0;
+        const keys: string[] = [];
+        for (const r of rows) {
+          this.d.items.delete(r.id);
+          if (r.type === 'file') bytes += r.size;
+          if (r.storageKey) keys.push(r.storageKey);
+        }
+        this.d.quota.adjust(accountId, -bytes);
+        if (keys.length) this.d.queue.insert(Jobs.storageDelete, { keys });
+        run.onBatch?.(rows.length);
+        return rows.length;
+      });
+    let count = 0;
+    for (;;) {
+      run.signal?.throwIfAborted();
+      const rows = this.d.items.trashSetPage(rootId, JOB_BATCH);
+      if (rows.length === 0) break;
+      count += removeBatch(rows);
+    }
+    return count + removeBatch([root]);
+  }
+
+  /** Job body of `trash.delete`. */
+  deleteRoots(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
+    let count = 0;
+    for (const id of ids) {
+      const root = this.d.items.get(accountId, id);
+      if (!root || root.deletedRootId !== root.id) continue;
+      count += this.purgeRoot(accountId, id, run);
+      this.d.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
+    }
+    return count;
+  }
+
+  /** Job body of `trash.empty`: every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for). */
+  emptyTrash(accountId: string, trashedUpTo: number, run: BatchRun = {}): number {
+    let count = 0;
+    for (;;) {
+      const roots = this.d.items.trashRootIds(accountId, trashedUpTo, 100);
+      if (roots.length === 0) return count;
+      for (const id of roots) count += this.purgeRoot(accountId, id, run);
+    }
+  }
+
+  /** Job body of `trash.purge`: trash roots older than the retention (COMPAT), every account. */
+  purgeExpired(retentionDays: number, run: BatchRun = {}): number {
+    if (retentionDays <= 0) return 0;
+    const cutoff = this.d.clock.now() - retentionDays * 24 * 3600_000;
+    let count = 0;
+    for (;;) {
+      const roots = this.d.items.expiredTrashRoots(cutoff, 100);
+      if (roots.length === 0) return count;
+      for (const r of roots) count += this.purgeRoot(r.accountId, r.id, run);
+    }
+  }
+}

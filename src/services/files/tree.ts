@@ -1,0 +1,145 @@
+import {
+  type Item,
+  type ItemsRepo,
+  type ListedItem,
+  type ListScope,
+  nameKeyOf,
+  type PagePosition,
+  type SortField,
+  type SortOrder,
+} from '../../db/repos/items.ts';
+import { badRequest, Messages, notFound } from '../../errors.ts';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
+import { numberedName, splitExtension } from './names.ts';
+
+export type { Item } from '../../db/repos/items.ts';
+
+export interface PageQuery {
+  sortBy: SortField;
+  order: SortOrder;
+  limit: number;
+  cursor?: string;
+}
+
+/** Who owns the items asked for: a request's principal, or a job's login acting for its account. */
+interface Owner {
+  accountId: string;
+}
+
+const MAX_DEPTH = 10_000;
+
+/**
+ * The file tree of an account: which items exist and where (another account's item is 404, as if it
+ * did not exist), folders-first keyset pages and their cursors, "is this inside that" checks, subtree
+ * sizes and free names. Every service that walks or places items uses this one module.
+ */
+export class Tree {
+  constructor(readonly items: ItemsRepo) {}
+
+  /** A live item of the account, else 404. */
+  requireLive(owner: Owner, id: string): Item {
+    const row = this.items.getLive(owner.accountId, id);
+    if (!row) throw notFound(Messages.itemNotFound);
+    return row;
+  }
+
+  /** Live items for every id (deduplicated, in request order), else 404. */
+  requireLiveMany(owner: Owner, ids: readonly string[]): Item[] {
+    const unique = [...new Set(ids)];
+    const rows = this.items.getMany(owner.accountId, unique).filter((r) => r.deletedAt === null);
+    if (rows.length !== unique.length) throw notFound(Messages.itemNotFound);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return unique.map((id) => byId.get(id)!);
+  }
+
+  /** Trash roots of the account for every id, else 404. */
+  requireTrashRoots(owner: Owner, ids: readonly string[]): Item[] {
+    const unique = [...new Set(ids)];
+    const rows = this.items.getMany(owner.accountId, unique).filter((r) => r.deletedAt !== null && r.deletedRootId === r.id);
+    if (rows.length !== unique.length) throw notFound(Messages.itemNotFound);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return unique.map((id) => byId.get(id)!);
+  }
+
+  /** The target folder of a create, upload, move or copy: null is the root; else a live folder, or 404. */
+  requireFolder(owner: Owner, parentId: string | null | undefined): Item | null {
+    if (parentId === null || parentId === undefined || parentId === '') return null;
+    const row = this.items.getLive(owner.accountId, parentId);
+    if (!row || row.type !== 'folder') throw notFound(Messages.folderNotFound);
+    return row;
+  }
+
+  /** One folders-first keyset page of `scope`; the cursor continues the previous page with the same sort. */
+  page(scope: ListScope, q: PageQuery): { rows: ListedItem[]; nextCursor: string | null } {
+    const after = q.cursor ? readCursor(q.cursor, q.sortBy, q.order) : null;
+    const { rows, hasMore } = this.items.page(scope, { sort: q.sortBy, order: q.order, limit: q.limit, after });
+    const last = rows.at(-1);
+    const nextCursor = hasMore && last ? encodeCursor([q.sortBy, q.order, last.type, this.items.sortValue(last, q.sortBy), last.id]) : null;
+    return { rows, nextCursor };
+  }
+
+  /** Whether `id` is one of `ancestors` or lies below one of them (walks up from `id`, live or not). */
+  isInside(ancestors: ReadonlySet<string>, id: string | null): boolean {
+    let current = id;
+    for (let depth = 0; current !== null && current !== undefined && depth < MAX_DEPTH; depth++) {
+      if (ancestors.has(current)) return true;
+      current = this.items.parentOf(current) ?? null;
+    }
+    return false;
+  }
+
+  /** Whether `target` is one of the given rows' folders or lies below one (a move or copy into itself). */
+  isInsideAnyFolder(rows: readonly Item[], target: string | null): boolean {
+    return target !== null && this.isInside(new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id)), target);
+  }
+
+  /** Bytes of the live trees of the given items (a file counts itself). */
+  liveBytes(rows: readonly Item[]): number {
+    let total = 0;
+    for (const r of rows) total += r.type === 'file' ? r.size : this.items.liveTreeTotals(r.id).totalSize;
+    return total;
+  }
+
+  /** Folders from the root down to `folder` (both included), for breadcrumbs. */
+  trail(root: Item, folder: Item): Item[] {
+    const out = [folder];
+    let current = folder;
+    while (current.id !== root.id && current.parentId) {
+      const parent = this.items.getLive(root.accountId, current.parentId);
+      if (!parent) break;
+      out.unshift(parent);
+      current = parent;
+    }
+    return out;
+  }
+
+  /**
+   * `name` if it is free in the folder, else `base (n)ext` with the smallest free n (COMPAT). The
+   * numbered siblings are read with one index range scan.
+   */
+  uniqueName(accountId: string, parentId: string | null, name: string): string {
+    if (!this.items.liveByName(accountId, parentId, name)) return name;
+    const { base, ext } = splitExtension(name);
+    const prefix = nameKeyOf(`${base} (`);
+    const extKey = nameKeyOf(ext);
+    const used = new Set<number>();
+    for (const key of this.items.liveNameKeysBetween(accountId, parentId, prefix, `${prefix.slice(0, -1)})`)) {
+      const m = /^(\d+)\)(.*)$/s.exec(key.slice(prefix.length));
+      if (m && m[2] === extKey) used.add(Number(m[1]));
+    }
+    for (let n = 1; ; n++) {
+      if (used.has(n)) continue;
+      const candidate = numberedName(name, n);
+      // A shortened base can collide with something else: check the exact candidate too.
+      if (!this.items.liveByName(accountId, parentId, candidate)) return candidate;
+    }
+  }
+}
+
+function readCursor(text: string, sort: SortField, order: SortOrder): PagePosition {
+  const values = decodeCursor(text, ['string', 'string', 'string', sort === 'name' ? 'string' : 'number', 'string']);
+  if (!values) throw badRequest(Messages.invalidCursor);
+  const [s, o, type, value, id] = values;
+  if (s !== sort || o !== order || (type !== 'file' && type !== 'folder')) throw badRequest(Messages.invalidCursor);
+  return { type, value: value as string | number, id: id as string };
+}

@@ -1,0 +1,83 @@
+import type { Clock } from '../../clock.ts';
+import type { UploadIntentsRepo } from '../../db/repos/upload-intents.ts';
+import type { Logger } from '../../log.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import type { StorageLocationService } from '../administration/storage-location.ts';
+
+export interface IntentSweep {
+  /** Objects removed because no row will ever point at them. */
+  removedObjects: number;
+  /** Intents dropped (their object removed, never written, or committed after all). */
+  clearedIntents: number;
+}
+
+const SWEEP_PAGE = 500;
+
+/**
+ * Uploads and copies write an object before the row that points at it, so a crash between the two would
+ * leave an object nobody knows. Each writer records an intent before the first byte, and clears it in the
+ * transaction that commits the row, or once it has removed the object again. An intent found with no
+ * row and no writer at work is what a crash left behind: `sweep` removes its object (at start-up, before
+ * anything is written, and hourly).
+ */
+export class UploadIntentService {
+  /** Keys this process is writing now; only the server writes objects, so these are all there are. */
+  private readonly writing = new Set<string>();
+
+  constructor(
+    private readonly repo: UploadIntentsRepo,
+    private readonly storage: Pick<SealedStore, 'delete'>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly location: Pick<StorageLocationService, 'assertAcceptsWrites'>,
+  ) {}
+
+  /** Before an object is written under `key`; refused while `coffer storage migrate --switch` runs, and after it moved the files elsewhere. */
+  record(key: string): void {
+    this.location.assertAcceptsWrites();
+    this.writing.add(key);
+    this.repo.record(key, this.clock.now());
+  }
+
+  /**
+   * Inside the transaction that commits the row pointing at `key`: the object is known from now on.
+   * Checked again here, so no row can point at an object the migration's last pass did not see.
+   */
+  committed(key: string): void {
+    this.location.assertAcceptsWrites();
+    this.repo.clear(key);
+    this.writing.delete(key);
+  }
+
+  /** After the object under `key` was removed again (or never published). */
+  forget(key: string): void {
+    this.repo.clear(key);
+    this.writing.delete(key);
+  }
+
+  /** The writer gave up on `key` without removing its object: the intent stays for the sweep. */
+  abandon(key: string): void {
+    this.writing.delete(key);
+  }
+
+  /** Removes the object of every intent that has no row and no writer at work in this process. */
+  async sweep(): Promise<IntentSweep> {
+    const out: IntentSweep = { removedObjects: 0, clearedIntents: 0 };
+    let after = '';
+    for (;;) {
+      const rows = this.repo.page(after, SWEEP_PAGE);
+      if (rows.length === 0) break;
+      after = rows.at(-1)!.storageKey;
+      for (const r of rows) {
+        if (this.writing.has(r.storageKey)) continue;
+        if (!r.referenced && (await this.storage.delete(r.storageKey))) out.removedObjects++;
+        // Re-checked after the await: a writer may have started on this key meanwhile.
+        if (this.writing.has(r.storageKey)) continue;
+        this.repo.clear(r.storageKey);
+        out.clearedIntents++;
+      }
+    }
+    if (out.clearedIntents) this.log.info('removed objects of interrupted uploads', { ...out });
+    return out;
+  }
+}

@@ -1,0 +1,553 @@
+import { fileTypeFromBuffer } from 'file-type';
+import type { Clock } from '../../clock.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
+import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded, uploadAborted } from '../../errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { newStorageKey } from '../../storage/keys.ts';
+import { FileEventType } from './file-events.ts';
+import type { ItemService } from './items.ts';
+import type { ItemView, ItemViews } from './item-views.ts';
+import type { FileEvents } from './file-events.ts';
+import type { Tree } from './tree.ts';
+import { Jobs } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import type { Logger } from '../../log.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import { isValidUploadedName, relativeFolders, uploadedBaseName, uploadedFileName } from './names.ts';
+import type { AuditPrincipal } from '../administration/audit.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { QuotaService } from './quota.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { UploadIntentService } from './upload-intents.ts';
+import type { DiskSpaceService } from './disk-space.ts';
+
+interface UploadFieldPart {
+  kind: 'field';
+  name: string;
+  value: string;
+}
+
+export interface UploadFilePart {
+  kind: 'file';
+  field: string;
+  filename: string;
+  /** The type the client sent. */
+  mimeType: string;
+  /** Must be read (or abandoned) before the next part can arrive; a chunk is valid until the next is asked for. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+/** A multipart body as ordered parts, produced by the HTTP layer's streaming parser. */
+export type UploadPart = UploadFieldPart | UploadFilePart;
+
+export interface UploadRequest {
+  parts: AsyncIterable<UploadPart>;
+  /** Aborted when the client hangs up: the object being written is dropped. */
+  signal?: AbortSignal;
+  /** Declared body length, used in the 413 message when the quota runs out mid-stream. */
+  sizeHint?: number;
+}
+
+export interface BulkUploadResult {
+  files: Array<ItemView & { clientId: string | null }>;
+  failed: Array<{ fileName: string; error: string; clientId: string | null }>;
+  total: number;
+  successful: number;
+  failedCount: number;
+}
+
+export interface StoredObject {
+  storageKey: string;
+  size: number;
+  wrappedKey: string;
+  keyId: string;
+  mimeType: string;
+  /** Whether mimeType was detected from the content (else it is the client's, or the default). */
+  detected: boolean;
+}
+
+/** The bytes of a resumable upload, stored and published under their key: POST /upload's pipeline makes the file. */
+export interface ResumedFile {
+  storageKey: string;
+  size: number;
+  wrappedKey: string;
+  keyId: string;
+  /** The first bytes of the content, for type detection. */
+  head: Uint8Array;
+  clientType: string | null;
+  name: string;
+  parentId: string | null;
+  relativePath: string | null;
+  modified: number | null;
+}
+
+interface Budget {
+  maxBytes: number;
+  /** Bytes the account may still add in this request; null when it has no limit. */
+  free: number | null;
+  sizeHint?: number;
+}
+
+// file-type needs a few KiB for most formats; office documents (ZIP containers) need a little more.
+const SNIFF_BYTES = 64 * 1024;
+const DEFAULT_TYPE = 'application/octet-stream';
+const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
+
+/** SPEC: milliseconds since the epoch as text; anything else is ignored. */
+export function parseModifiedTime(text: string | undefined): number | null {
+  if (text === undefined || !/^\d{1,16}$/.test(text.trim())) return null;
+  const ms = Number(text.trim());
+  return ms > 0 && ms <= 8.64e15 ? ms : null;
+}
+
+async function sniff(head: Uint8Array): Promise<string | null> {
+  if (head.byteLength === 0) return null;
+  try {
+    return (await fileTypeFromBuffer(head))?.mime ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** SPEC "Upload rules" 1: the type detected from the content, else the client's, else the default. */
+async function detectType(head: Uint8Array, clientType: string | null): Promise<{ mimeType: string; detected: boolean }> {
+  const detected = await sniff(head);
+  return { mimeType: detected ?? (clientType || DEFAULT_TYPE), detected: detected !== null };
+}
+
+/**
+ * Uploads, replace and derive: each file streams straight through a byte counter (max upload size,
+ * quota) and encryption into storage; its row is inserted only once the object is durable, in one
+ * transaction with the account's usage counter. Any failure removes the objects this request stored.
+ */
+export interface UploadDeps {
+  clock: Clock;
+  log: Logger;
+  queue: JobQueue;
+  storage: Pick<SealedStore, 'put' | 'delete'>;
+  transactions: Transactions;
+  items: ItemsRepo;
+  tree: Tree;
+  folders: ItemService;
+  views: ItemViews;
+  events: FileEvents;
+  quota: QuotaService;
+  settings: SettingsService;
+  intents: UploadIntentService;
+  disk: DiskSpaceService;
+}
+
+export class UploadService {
+  private readonly clock: Clock;
+  private readonly transactions: Transactions;
+  private readonly quota: QuotaService;
+  private readonly settings: SettingsService;
+  private readonly intents: UploadIntentService;
+  private readonly disk: DiskSpaceService;
+
+  constructor(private readonly d: UploadDeps) {
+    ({
+      clock: this.clock,
+      transactions: this.transactions,
+      quota: this.quota,
+      settings: this.settings,
+      intents: this.intents,
+      disk: this.disk,
+    } = d);
+  }
+
+  /** POST /upload/check: would a file of this size be accepted? */
+  check(principal: Principal, fileSize: number): { allowed: true } {
+    const max = this.settings.get('maxUploadBytes');
+    if (fileSize > max) throw fileTooLarge(max);
+    this.quota.assertRoom(principal.accountId, fileSize);
+    this.disk.assertRoom(fileSize);
+    return { allowed: true };
+  }
+
+  /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
+  async upload(principal: Principal, req: UploadRequest): Promise<ItemView> {
+    const stored: StoredObject[] = [];
+    try {
+      let name = '';
+      const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
+        name = uploadedFileName(part.filename);
+        if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
+        return this.budget(principal.accountId, 0, req.sizeHint);
+      });
+      const row = this.transactions.immediate(() => {
+        const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
+        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')));
+      });
+      stored.length = 0;
+      this.published(principal, row);
+      return this.d.views.one(principal.accountId, row);
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  /** POST /upload/bulk: every file part, with relativePaths, clientIds and lastModifiedTimes joined by position. */
+  async uploadBulk(principal: Principal, req: UploadRequest): Promise<BulkUploadResult> {
+    const lists = { relativePaths: [] as string[], clientIds: [] as string[], lastModifiedTimes: [] as string[] };
+    let parentId: string | undefined;
+    const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
+    const toDiscard: StoredObject[] = [];
+    let free = this.quota.usage(principal.accountId).free;
+    try {
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          const key = part.name.replace(/\[\]$/, '');
+          if (key === 'parentId') parentId = part.value;
+          else if (key in lists) lists[key as keyof typeof lists].push(part.value);
+          continue;
+        }
+        if (!BULK_FILE_FIELDS.has(part.field)) continue;
+        const index = incoming.length;
+        const fileName = uploadedBaseName(part.filename);
+        if (!isValidUploadedName(fileName)) {
+          incoming.push({ index, fileName: part.filename, object: null, error: Messages.invalidFileName });
+          continue;
+        }
+        try {
+          const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free }, req.signal);
+          toDiscard.push(object);
+          if (free !== null) free -= object.size;
+          incoming.push({ index, fileName, object, error: null });
+        } catch (err) {
+          // Refusals of one file fail that file only; anything else (an abort) fails the request.
+          if (err instanceof AppError && err.status === 413) incoming.push({ index, fileName, object: null, error: err.message });
+          else throw err;
+        }
+      }
+      if (incoming.length === 0) throw badRequest(Messages.noFile);
+
+      const result = this.transactions.immediate(() => {
+        const parent = this.d.tree.requireFolder(principal, parentId);
+        const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
+        const created: Item[] = [];
+        const files: Array<{ row: Item; index: number }> = [];
+        const failed: Array<{ index: number; fileName: string; error: string }> = [];
+        for (const entry of incoming) {
+          if (!entry.object) {
+            failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
+            continue;
+          }
+          try {
+            const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
+            const row = this.insertFile(
+              principal,
+              folderId,
+              entry.fileName,
+              entry.object,
+              parseModifiedTime(lists.lastModifiedTimes[entry.index]),
+            );
+            files.push({ row, index: entry.index });
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
+          }
+        }
+        return { created, files, failed };
+      });
+
+      const committed = new Set(result.files.map((f) => f.row.storageKey));
+      toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
+      for (const folder of result.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
+      for (const { row } of result.files) this.published(principal, row);
+      const views = this.d.views.many(
+        principal.accountId,
+        result.files.map((f) => f.row),
+      );
+      const clientId = (i: number) => lists.clientIds[i] ?? null;
+      return {
+        files: views.map((v, i) => ({ ...v, clientId: clientId(result.files[i]!.index) })),
+        failed: result.failed
+          .sort((a, b) => a.index - b.index)
+          .map((f) => ({ fileName: f.fileName, error: f.error, clientId: clientId(f.index) })),
+        total: incoming.length,
+        successful: result.files.length,
+        failedCount: result.failed.length,
+      };
+    } finally {
+      await this.discard(toDiscard);
+    }
+  }
+
+  /** POST /:id/replace: new content for an existing file; id and name stay, the old object is deleted after. */
+  async replace(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+    const current = this.requireFile(principal, id);
+    const stored: StoredObject[] = [];
+    try {
+      const {
+        fields,
+        part,
+        object: newObject,
+      } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, current.size, req.sizeHint));
+      // Content not recognised and no useful client type: keep the type the file had.
+      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
+        newObject.mimeType = current.mimeType;
+      const row = this.commitReplacement(principal.accountId, newObject, {
+        current: () => this.requireFile(principal, id),
+        modified: parseModifiedTime(fields.get('lastModifiedTimes')),
+      });
+      stored.length = 0;
+      this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+      return this.d.views.one(principal.accountId, row);
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  /**
+   * New content for `current` from a stream (a document server's edited version), stored under a new key
+   * with the same budget as a replace: the max upload size, and the quota with the file's own bytes freed.
+   * The object is not the file's until commitReplacement; `discard` removes it otherwise.
+   */
+  storeReplacement(current: Item, body: AsyncIterable<Uint8Array>, defaultType: string): Promise<StoredObject> {
+    return this.store({ body, mimeType: defaultType }, this.budget(current.accountId, current.size));
+  }
+
+  /**
+   * Points a file at a stored object in one transaction: the row re-read by `current` (which throws when
+   * it is gone), the quota checked for the growth (413), size, type and times set, the usage counter
+   * adjusted and the old object queued for deletion. `during` runs inside the same transaction.
+   */
+  commitReplacement(
+    accountId: string,
+    object: StoredObject,
+    opts: { current: () => Item; modified?: number | null; during?: (updated: Item) => void },
+  ): Item {
+    const now = this.clock.now();
+    return this.transactions.immediate(() => {
+      const row = opts.current();
+      const delta = object.size - row.size;
+      if (delta > 0) this.quota.assertRoom(accountId, delta);
+      const updated = this.d.items.replaceContent(row.id, {
+        size: object.size,
+        mimeType: object.mimeType,
+        storageKey: object.storageKey,
+        wrappedKey: object.wrappedKey,
+        keyId: object.keyId,
+        modifiedAt: opts.modified ?? now,
+        accessedAt: now,
+      });
+      this.quota.adjust(accountId, delta);
+      if (row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
+      this.intents.committed(object.storageKey);
+      opts.during?.(updated);
+      return updated;
+    });
+  }
+
+  /** POST /:id/derived: a new sibling file next to an existing one (the original is unchanged). */
+  async derive(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+    this.requireFile(principal, id);
+    const stored: StoredObject[] = [];
+    try {
+      let name = '';
+      const { fields, object } = await this.readOneFile(req, stored, (part) => {
+        name = uploadedFileName(part.filename);
+        return this.budget(principal.accountId, 0, req.sizeHint);
+      });
+      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      const row = this.transactions.immediate(() => {
+        const source = this.requireFile(principal, id);
+        return this.insertFile(principal, source.parentId, name, object, modified);
+      });
+      stored.length = 0;
+      this.published(principal, row);
+      return this.d.views.one(principal.accountId, row);
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  /**
+   * A file whose bytes arrived in a resumable upload: the row, free name, folders of its relative path,
+   * usage counter, events and audit exactly as POST /upload makes them. Its quota was reserved when the
+   * upload began, so it is not checked again; `within` runs in the same transaction (the upload ends).
+   * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it.
+   */
+  async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
+    const type = await detectType(file.head, file.clientType);
+    const object: StoredObject = { ...file, ...type };
+    const result = this.transactions.immediate(() => {
+      const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
+      const created: Item[] = [];
+      const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
+      const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
+      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { quotaReserved: true });
+      within(row);
+      return { row, created };
+    });
+    for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
+    this.published(uploader, result.row);
+    return this.d.views.one(uploader.accountId, result.row);
+  }
+
+  /**
+   * A single-file form: every field, and the first file part stored under a new key (recorded in `stored`
+   * so the caller can discard it); later file parts are skipped. `prepare` checks the part before a byte
+   * of it is stored and returns the budget to store it under.
+   */
+  private async readOneFile(
+    req: UploadRequest,
+    stored: StoredObject[],
+    prepare: (part: UploadFilePart, fields: Map<string, string>) => Budget,
+  ): Promise<{ fields: Map<string, string>; part: UploadFilePart; object: StoredObject }> {
+    const fields = new Map<string, string>();
+    let file: { part: UploadFilePart; object: StoredObject } | null = null;
+    for await (const part of req.parts) {
+      if (part.kind === 'field') {
+        fields.set(part.name, part.value);
+        continue;
+      }
+      if (file) continue;
+      const object = await this.store(part, prepare(part, fields), req.signal);
+      stored.push(object);
+      file = { part, object };
+    }
+    if (!file) throw badRequest(Messages.noFile);
+    return { fields, ...file };
+  }
+
+  private requireFile(principal: Principal, id: string): Item {
+    const row = this.d.tree.requireLive(principal, id);
+    if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
+    return row;
+  }
+
+  private budget(accountId: string, freedBytes: number, sizeHint?: number): Budget {
+    const { free } = this.quota.usage(accountId);
+    return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
+  }
+
+  /**
+   * Streams one file part into storage under a new key, enforcing the budget while the bytes flow, and
+   * the disk's reserve: before the first byte (for the declared size) and every few MiB after.
+   */
+  private async store(part: Pick<UploadFilePart, 'body' | 'mimeType'>, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
+    const disk = this.disk;
+    disk.assertRoom(budget.sizeHint ?? 0);
+    const checkEvery = disk.checkEvery;
+    const storageKey = newStorageKey();
+    const head = new Uint8Array(SNIFF_BYTES);
+    let headBytes = 0;
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      let size = 0;
+      let checkedAt = 0;
+      for await (const chunk of part.body) {
+        size += chunk.byteLength;
+        if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
+        if (budget.free !== null && size > budget.free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), budget.free);
+        if (size - checkedAt >= checkEvery) {
+          checkedAt = size;
+          disk.assertRoom();
+        }
+        if (headBytes < SNIFF_BYTES) {
+          const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
+          head.set(take, headBytes);
+          headBytes += take.byteLength;
+        }
+        yield chunk;
+      }
+    }
+    this.intents.record(storageKey);
+    let info;
+    try {
+      info = await this.d.storage.put(storageKey, counted(), { signal });
+    } catch (err) {
+      // The driver removed its temp file and published nothing; a client that hung up gets the 499.
+      this.intents.forget(storageKey);
+      if (signal?.aborted) throw uploadAborted();
+      throw err;
+    }
+    return {
+      storageKey,
+      size: info.size,
+      wrappedKey: info.wrappedKey,
+      keyId: info.keyId,
+      ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
+    };
+  }
+
+  /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
+  private insertFile(
+    principal: AuditPrincipal,
+    parentId: string | null,
+    name: string,
+    object: StoredObject,
+    modified: number | null,
+    opts: { quotaReserved?: boolean } = {},
+  ): Item {
+    if (!opts.quotaReserved) this.quota.assertRoom(principal.accountId, object.size);
+    const now = this.clock.now();
+    const row = this.d.items.insert({
+      id: newId(),
+      accountId: principal.accountId,
+      parentId,
+      type: 'file',
+      name: this.d.tree.uniqueName(principal.accountId, parentId, name),
+      size: object.size,
+      mimeType: object.mimeType,
+      storageKey: object.storageKey,
+      wrappedKey: object.wrappedKey,
+      keyId: object.keyId,
+      starred: false,
+      modifiedAt: modified ?? now,
+      accessedAt: now,
+      createdAt: now,
+    });
+    this.quota.adjust(principal.accountId, object.size);
+    this.intents.committed(object.storageKey);
+    return row;
+  }
+
+  /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
+  private ensureFolders(
+    principal: AuditPrincipal,
+    folders: Map<string, string | null>,
+    created: Item[],
+    relativePath: string | undefined,
+  ): string | null {
+    let path = '';
+    let parentId: string | null = folders.get('') ?? null;
+    for (const segment of relativeFolders(relativePath)) {
+      path += `/${nameKeyOf(segment)}`;
+      const known = folders.get(path);
+      if (known !== undefined) {
+        parentId = known;
+        continue;
+      }
+      const existing = this.d.items.liveByName(principal.accountId, parentId, segment);
+      if (existing?.type === 'folder') {
+        parentId = existing.id;
+      } else {
+        const folder = this.d.folders.insertFolder(principal.accountId, parentId, segment);
+        created.push(folder);
+        parentId = folder.id;
+      }
+      folders.set(path, parentId);
+    }
+    return parentId;
+  }
+
+  private published(principal: AuditPrincipal, row: Item): void {
+    this.d.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
+  }
+
+  /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
+  async discard(objects: StoredObject[]): Promise<void> {
+    for (const o of objects) {
+      try {
+        await this.d.storage.delete(o.storageKey);
+        this.intents.forget(o.storageKey);
+      } catch (err) {
+        this.intents.abandon(o.storageKey);
+        this.d.log.warn('could not remove an uploaded object', { key: o.storageKey, err: String(err) });
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+import type { Transactions } from '../../db/repos/index.ts';
+import type { DatabaseRepo } from '../../db/repos/database.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { existsMany, type ProbeStep, type StorageDriver, type StorageLocation } from '../../storage/driver.ts';
+import type { Keyring } from '../../storage/keyring.ts';
+import { isValidStorageKey } from '../../storage/keys.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
+import type { DiskSpace, DiskSpaceService } from '../files/disk-space.ts';
+import type { StaleUploads, TusUploadService } from '../resumable-uploads/tus-uploads.ts';
+
+const PAGE = 1000;
+const LISTED = 100;
+
+interface UsageMismatch {
+  accountId: string;
+  email: string;
+  recorded: number;
+  actual: number;
+  fixed: boolean;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  database: { integrity: 'ok' | 'damaged'; messages: string[] };
+  usage: { accounts: number; mismatches: UsageMismatch[] };
+  missingObjects: { checked: number; count: number; items: Array<{ id: string; name: string; accountId: string; storageKey: string }> };
+  keys: { currentKeyId: string; notCurrent: number; unavailable: number };
+  auditQueue: { pending: number; failed: number };
+  /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
+  disk: DiskSpace;
+  /** Resumable uploads: unfinished ones, those past their expiry and staged bytes no upload owns (the server removes both). */
+  uploads: StaleUploads;
+  /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
+  storage: { location: StorageLocation; checks: ProbeStep[] };
+}
+
+type Progress = (p: { phase: string; done: number; total: number }) => void;
+
+/**
+ * `coffer doctor`: the database's own integrity check, usage counters against the real sums, file rows
+ * whose stored object is missing, data keys under a master key that is not current or not available,
+ * free disk space against the reserve, and stale resumable uploads (listed only: the server's maintenance
+ * job removes them, so they need no one).
+ * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete.
+ * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
+ */
+export class DoctorService {
+  constructor(
+    private readonly d: {
+      driver: StorageDriver;
+      keyring: Keyring;
+      transactions: Transactions;
+      database: DatabaseRepo;
+      users: UsersRepo;
+      items: ItemsRepo;
+      audit: AuditService;
+      disk: DiskSpaceService;
+      tusUploads: Pick<TusUploadService, 'stale'>;
+    },
+  ) {}
+
+  async check(opts: { fix?: boolean; onProgress?: Progress } = {}): Promise<DoctorReport> {
+    const integrity = this.d.database.integrityCheck();
+    const databaseOk = integrity.length === 1 && integrity[0] === 'ok';
+
+    const accounts = this.d.users.usageCheck();
+    const mismatches: UsageMismatch[] = accounts
+      .filter((a) => a.storageUsed !== a.actual)
+      .map((a) => ({ accountId: a.id, email: a.email, recorded: a.storageUsed, actual: a.actual, fixed: false }));
+    if (opts.fix && mismatches.length) {
+      this.d.transactions.batch(() => {
+        for (const m of mismatches) m.fixed = this.d.users.repairUsage(m.accountId);
+      });
+      this.d.audit.record({
+        action: AuditActions.doctorFix,
+        actor: 'cli',
+        targetType: 'usage_counter',
+        details: { accounts: mismatches.map((m) => ({ accountId: m.accountId, from: m.recorded, to: m.actual })) },
+      });
+    }
+
+    const missing = await this.findMissingObjects(opts.onProgress);
+
+    const currentKeyId = this.d.keyring.current.id;
+    let notCurrent = 0;
+    let unavailable = 0;
+    for (const [keyId, n] of Object.entries(this.d.items.countByKeyId())) {
+      if (keyId === currentKeyId) continue;
+      notCurrent += n;
+      if (!this.d.keyring.has(keyId)) unavailable += n;
+    }
+
+    const queue = this.d.audit.queueDepths();
+    const disk = this.d.disk.status();
+    const uploads = await this.d.tusUploads.stale();
+    const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
+
+    const report: DoctorReport = {
+      ok: false,
+      database: { integrity: databaseOk ? 'ok' : 'damaged', messages: databaseOk ? [] : integrity.slice(0, LISTED) },
+      usage: { accounts: accounts.length, mismatches },
+      missingObjects: missing,
+      keys: { currentKeyId, notCurrent, unavailable },
+      auditQueue: queue,
+      disk,
+      uploads,
+      storage,
+    };
+    report.ok =
+      storage.checks.every((c) => c.ok) &&
+      databaseOk &&
+      mismatches.every((m) => m.fixed) &&
+      missing.count === 0 &&
+      unavailable === 0 &&
+      queue.failed === 0 &&
+      !disk.low;
+    return report;
+  }
+
+  /** Every file row's object, checked with `head`, one page of rows at a time. */
+  private async findMissingObjects(onProgress?: Progress): Promise<DoctorReport['missingObjects']> {
+    const total = this.d.items.countFiles();
+    const out: DoctorReport['missingObjects'] = { checked: 0, count: 0, items: [] };
+    let after = '';
+    for (;;) {
+      const rows = this.d.items.filePage(after, PAGE);
+      if (rows.length === 0) return out;
+      after = rows.at(-1)!.id;
+      const present = await existsMany(
+        this.d.driver,
+        rows.map((r) => r.storageKey),
+        isValidStorageKey,
+      );
+      rows.forEach((r, i) => {
+        out.checked++;
+        if (present[i]) return;
+        out.count++;
+        if (out.items.length < LISTED) out.items.push({ id: r.id, name: r.name, accountId: r.accountId, storageKey: r.storageKey ?? '' });
+      });
+      onProgress?.({ phase: 'objects', done: out.checked, total });
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import { StartupError } from '../../errors.ts';
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import type { AuditService } from '../administration/audit.ts';
+import type { FilesServices } from '../files/index.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import type { ResumableUploadServices } from '../resumable-uploads/index.ts';
+import { BackupService } from './backup.ts';
+import { DoctorService } from './doctor.ts';
+import { KeyService } from './keys.ts';
+import { OrphanService } from './orphans.ts';
+import { StorageMigrationService } from './storage-migration.ts';
+
+export interface MaintenanceServices {
+  orphans: OrphanService;
+  keys: KeyService;
+  backup: BackupService;
+  doctor: DoctorService;
+  storageMigration: StorageMigrationService;
+}
+
+type MaintenanceDeps = { audit: AuditService } & Pick<FilesServices, 'quota' | 'diskSpace'> & ResumableUploadServices;
+
+/** Wired last: backup, keys, orphans and the doctor inspect and repair what the other domains own. */
+export function createMaintenanceServices(infra: Infrastructure, { audit, quota, diskSpace, tusUploads }: MaintenanceDeps) {
+  const { clock, config, paths, keyring, driver, queue, repos } = infra;
+  const { transactions } = repos;
+  const keys = new KeyService({ config, paths, clock, keyring, transactions, keys: repos.keys, items: repos.items, audit });
+  const services: MaintenanceServices = {
+    orphans: new OrphanService({
+      clock,
+      queue,
+      driver,
+      hub: infra.hub,
+      transactions,
+      items: repos.items,
+      users: repos.users,
+      quota,
+      audit,
+      tusUploads,
+    }),
+    keys,
+    backup: new BackupService(repos.database, paths, driver, clock, audit),
+    doctor: new DoctorService({
+      driver,
+      keyring,
+      transactions,
+      database: repos.database,
+      users: repos.users,
+      items: repos.items,
+      audit,
+      disk: diskSpace,
+      tusUploads,
+    }),
+    storageMigration: new StorageMigrationService({ clock, locations: repos.storageLocation, items: repos.items }),
+  };
+  const masterKeys: Lifecycle = {
+    name: 'master keys',
+    start: () => {
+      const missing = keys.missingKeys();
+      if (missing.length === 0) return;
+      // Serving would answer every such download with a 500 and wrap new files under a key the old ones lack.
+      const list = missing.map((m) => `${m.keyId} (${m.files} file(s))`).join(', ');
+      throw new StartupError(
+        `files are wrapped by master key(s) missing from ${paths.secrets}: ${list}; restore secrets.json from your backup, or set COFFER_MASTER_KEY to the key they were written with`,
+      );
+    },
+  };
+  return { services, lifecycles: { masterKeys } };
+}

@@ -1,0 +1,45 @@
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import { ResumableStore } from '../../storage/resumable.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { FilesServices } from '../files/index.ts';
+import type { ItemViews } from '../files/item-views.ts';
+import type { Tree } from '../files/tree.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { TusUploadService } from './tus-uploads.ts';
+
+export interface ResumableUploadServices {
+  tusUploads: TusUploadService;
+}
+
+type ResumableUploadDeps = { settings: SettingsService; tree: Tree; views: ItemViews } & Pick<
+  FilesServices,
+  'quota' | 'diskSpace' | 'uploads'
+>;
+
+/** Uploads that resume after a broken connection (tus). */
+export function createResumableUploadServices(infra: Infrastructure, d: ResumableUploadDeps) {
+  const { clock, log, repos, storage } = infra;
+  const tusUploads = new TusUploadService({
+    clock,
+    log,
+    transactions: repos.transactions,
+    repo: repos.tusUploads,
+    tree: d.tree,
+    quota: d.quota,
+    settings: d.settings,
+    disk: d.diskSpace,
+    sealed: storage,
+    resumable: new ResumableStore(storage),
+    uploads: d.uploads,
+    views: d.views,
+    expiryMs: infra.config.tusExpiryHours * 3600_000,
+  });
+  // Files of uploads a crash left fully stored are created now, not at the next scheduled sweep.
+  const resumableUploads: Lifecycle = {
+    name: 'resumable uploads',
+    start: () => {
+      tusUploads.sweep().catch((err: unknown) => log.warn('resumable upload sweep failed', { err: String(err) }));
+    },
+  };
+  return { services: { tusUploads } satisfies ResumableUploadServices, lifecycles: { resumableUploads } };
+}

@@ -1,0 +1,459 @@
+import type { Clock } from '../../clock.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { TusUpload, TusUploadsRepo } from '../../db/repos/tus-uploads.ts';
+import { AppError, badRequest, conflict, fileTooLarge, Messages, notFound, tusOffsetMismatch, tusPastLength } from '../../errors.ts';
+import { newToken } from '../../lib/ids.ts';
+import type { Logger } from '../../log.ts';
+import { wrappedKeyId } from '../../storage/keyring.ts';
+import { newStorageKey } from '../../storage/keys.ts';
+import { type AppendProgress, ResealMismatchError, type ResumableObject, type ResumableStore } from '../../storage/resumable.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import type { AuditPrincipal } from '../administration/audit.ts';
+import type { DiskSpaceService } from '../files/disk-space.ts';
+import type { ItemView, ItemViews } from '../files/item-views.ts';
+import { relativeFolders, uploadedFileName } from '../files/names.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { QuotaService } from '../files/quota.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { Tree } from '../files/tree.ts';
+import { parseModifiedTime, type UploadService } from '../files/uploads.ts';
+import { noBytes } from '../../lib/buffers.ts';
+
+/** Where an upload stands, as HEAD and PATCH report it. */
+export interface TusState {
+  id: string;
+  offset: number;
+  length: number;
+  /** When it expires if nothing more arrives; null once completed. */
+  expiresAt: number | null;
+  /** The file it created, once completed. */
+  itemId: string | null;
+}
+
+/** Upload-Metadata, decoded: `filename` is required, the rest optional. */
+export type TusMetadata = Partial<Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype', string>>;
+
+/** Bytes of one request: the body, and the length it declared (null when sent chunked). */
+export interface TusBody {
+  chunks: AsyncIterable<Uint8Array>;
+  declared: number | null;
+}
+
+export interface TusSweep {
+  /** Uploads whose bytes were all stored and whose file a crash kept from being created: created now. */
+  finished: number;
+  /** Unfinished uploads past their expiry, deleted with their bytes; their reservations end. */
+  expired: number;
+  /** Records of completed uploads past their expiry, forgotten (their files stay). */
+  forgotten: number;
+  /** Staged bytes no upload owns any more, removed. */
+  strays: number;
+}
+
+export interface StaleUploads {
+  /** Uploads not finished yet. */
+  unfinished: number;
+  /** Of those, the ones past their expiry (the server's maintenance job deletes them). */
+  expired: Array<{ id: string; name: string; accountId: string; offset: number; length: number; expiresAt: string }>;
+  /** Staged bytes that no upload owns. */
+  strayStaged: Array<{ key: string; size: number; lastModified: string }>;
+}
+
+const HEAD_BYTES = 64 * 1024;
+const SWEEP_PAGE = 200;
+const LISTED = 100;
+// How long a termination waits for a PATCH still recording what it received (a client that just hung up).
+const TERMINATE_WAIT_MS = 10_000;
+
+/**
+ * Resumable uploads (tus 1.0): creation reserves the whole length against the quota after the same
+ * checks as POST /upload (permission, folder, name, max size, quota, disk); each PATCH seals its bytes
+ * onto a staged object (ResumableStore) and records the acknowledged offset and how much of it is synced
+ * (after a restart, the unsynced segments are authenticated before the offset is told); the PATCH that
+ * completes it publishes the object and hands it to the upload pipeline, which creates the file as
+ * POST /upload does.
+ * One request at a time per upload (a lock; a second one is refused with 423); another account's upload
+ * is 404. Unfinished uploads expire `expiryMs` after their last bytes.
+ */
+export class TusUploadService {
+  private readonly locks = new Set<string>();
+  /** Uploads this process has appended to or settled: their bytes beyond the durable offset are in its page cache. */
+  private readonly settledHere = new Set<string>();
+  private readonly unlocked = new Map<string, Array<() => void>>();
+
+  constructor(
+    private readonly d: {
+      clock: Clock;
+      log: Logger;
+      transactions: Transactions;
+      repo: TusUploadsRepo;
+      tree: Tree;
+      quota: QuotaService;
+      settings: SettingsService;
+      disk: DiskSpaceService;
+      sealed: SealedStore;
+      resumable: ResumableStore;
+      uploads: UploadService;
+      views: ItemViews;
+      expiryMs: number;
+    },
+  ) {}
+
+  /** POST: checks everything before a byte is accepted, reserves the length, then takes the bytes sent with it (if any). */
+  async create(principal: Principal, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
+    const max = this.d.settings.get('maxUploadBytes');
+    if (length > max) throw fileTooLarge(max);
+    if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
+    const name = uploadedFileName(metadata.filename);
+    relativeFolders(metadata.relativePath);
+    const keys = this.d.resumable.begin();
+    const now = this.d.clock.now();
+    const row: TusUpload = {
+      id: newToken(),
+      accountId: principal.accountId,
+      loginId: principal.loginId,
+      storageKey: newStorageKey(),
+      length,
+      offset: 0,
+      durableOffset: 0,
+      wrappedKey: keys.wrappedKey,
+      keyId: keys.keyId,
+      header: keys.header,
+      tail: null,
+      name,
+      parentId: metadata.parentId || null,
+      relativePath: metadata.relativePath || null,
+      modifiedAt: parseModifiedTime(metadata.lastModified),
+      clientId: metadata.clientId ?? null,
+      clientType: metadata.filetype || null,
+      state: 'receiving',
+      itemId: null,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: now + this.d.expiryMs,
+    };
+    this.d.transactions.immediate(() => {
+      // In the transaction that reserves: two creations cannot each count the room the other takes.
+      this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
+      this.d.tree.requireFolder(principal, row.parentId);
+      this.d.quota.assertRoom(principal.accountId, length);
+      this.d.repo.insert(row);
+    });
+    // An empty file is complete at once: tus clients send no PATCH for it.
+    if (body === null && length > 0) return stateOf(row);
+    this.lock(row.id);
+    try {
+      return await this.receive(row, principal, body ?? { chunks: noBytes(), declared: 0 });
+    } catch (err) {
+      // The client never learnt this upload's address, so nothing can resume it: it goes, with its reservation.
+      const current = this.d.repo.get(row.id);
+      if (current?.state === 'receiving') await this.remove(current);
+      throw err;
+    } finally {
+      this.unlock(row.id);
+    }
+  }
+
+  /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
+  async status(principal: Principal, id: string): Promise<TusState> {
+    let row = this.owned(principal, id);
+    // Locked: a PATCH in this process holds it, and has settled the upload.
+    if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
+      try {
+        row = await this.settled(this.owned(principal, id));
+        if (row.state === 'sealed') await this.finish(row, principal);
+      } finally {
+        this.unlock(id);
+      }
+      row = this.owned(principal, id);
+    }
+    this.assertNotExpired(row);
+    return stateOf(row);
+  }
+
+  /** PATCH: appends the body at `offset`, which must be where the upload stands. */
+  async append(principal: Principal, id: string, offset: number, body: TusBody): Promise<TusState> {
+    this.owned(principal, id);
+    if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
+    try {
+      const row = await this.settled(this.owned(principal, id));
+      this.assertNotExpired(row);
+      if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
+      if (row.state === 'sealed') await this.finish(row, principal);
+      if (row.state !== 'receiving') return stateOf(this.owned(principal, id));
+      return await this.receive(row, principal, body);
+    } finally {
+      this.unlock(id);
+    }
+  }
+
+  /** DELETE: ends the upload, its reservation and its stored bytes. A completed upload's file stays; only the record goes. */
+  async terminate(principal: Principal, id: string): Promise<void> {
+    this.owned(principal, id);
+    if (!(await this.waitLock(id, TERMINATE_WAIT_MS))) throw new AppError(423, Messages.tusLocked);
+    try {
+      const row = this.owned(principal, id);
+      await this.remove(row);
+    } finally {
+      this.unlock(id);
+    }
+  }
+
+  /** GET: the file a completed upload created, for a client that missed the PATCH's answer. */
+  result(principal: Principal, id: string): { item: ItemView; clientId: string | null } {
+    const row = this.owned(principal, id);
+    if (row.state !== 'completed' || !row.itemId) {
+      throw new AppError(409, Messages.tusNotFinished, { offset: row.offset, length: row.length });
+    }
+    return { item: this.d.views.one(principal.accountId, this.d.tree.requireLive(principal, row.itemId)), clientId: row.clientId };
+  }
+
+  /**
+   * The maintenance job (and start-up): creates the files of uploads a crash left fully stored, deletes
+   * unfinished uploads past their expiry with their bytes, forgets completed ones past it, and removes
+   * staged bytes that no upload owns (an account deleted mid-upload).
+   */
+  async sweep(): Promise<TusSweep> {
+    const out: TusSweep = { finished: 0, expired: 0, forgotten: 0, strays: 0 };
+    for (const row of this.d.repo.sealed(SWEEP_PAGE)) {
+      if (!this.tryLock(row.id)) continue;
+      try {
+        const fresh = this.d.repo.get(row.id);
+        if (fresh?.state !== 'sealed') continue;
+        await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId });
+        out.finished++;
+      } catch (err) {
+        this.d.log.warn('could not finish a stored upload', { uploadId: row.id, err: String(err) });
+      } finally {
+        this.unlock(row.id);
+      }
+    }
+    const skipped = new Set<string>();
+    for (;;) {
+      const rows = this.d.repo.expired(this.d.clock.now(), SWEEP_PAGE).filter((r) => !skipped.has(r.id));
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        // One in use (a request arriving as it expires) or failing to go waits for the next sweep.
+        skipped.add(row.id);
+        if (!this.tryLock(row.id)) continue;
+        try {
+          await this.remove(row);
+          if (row.state === 'completed') out.forgotten++;
+          else out.expired++;
+        } catch (err) {
+          this.d.log.warn('could not delete an expired upload', { uploadId: row.id, err: String(err) });
+        } finally {
+          this.unlock(row.id);
+        }
+      }
+    }
+    const cutoff = this.d.clock.now() - this.d.expiryMs;
+    for (const stray of await this.strayStaged()) {
+      if (stray.lastModified.getTime() > cutoff) continue;
+      if (await this.d.resumable.discard(stray.key)) out.strays++;
+    }
+    if (out.expired || out.strays || out.finished) this.d.log.info('resumable uploads swept', { ...out });
+    return out;
+  }
+
+  /** For `coffer doctor`: unfinished uploads, those past their expiry, and staged bytes no upload owns. */
+  async stale(): Promise<StaleUploads> {
+    const expired = this.d.repo.expired(this.d.clock.now(), LISTED, { unfinished: true });
+    const strays = await this.strayStaged();
+    return {
+      unfinished: this.d.repo.countUnfinished(),
+      expired: expired.map((r) => ({
+        id: r.id,
+        name: r.name,
+        accountId: r.accountId,
+        offset: r.offset,
+        length: r.length,
+        expiresAt: new Date(r.expiresAt).toISOString(),
+      })),
+      strayStaged: strays.slice(0, LISTED).map((s) => ({ key: s.key, size: s.size, lastModified: s.lastModified.toISOString() })),
+    };
+  }
+
+  /** Of `keys`, those an unfinished upload owns (orphan review must never offer them). */
+  keysInUse(keys: readonly string[]): Set<string> {
+    return this.d.repo.keysInUse(keys);
+  }
+
+  /** Streams the body onto the staged object and records each step; the completing step creates the file. */
+  private async receive(row: TusUpload, actor: AuditPrincipal, body: TusBody): Promise<TusState> {
+    const remaining = row.length - row.offset;
+    if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
+    this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
+    const record = (p: AppendProgress, sealed = false) => {
+      const now = this.d.clock.now();
+      this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt: now + this.d.expiryMs });
+    };
+    this.settledHere.add(row.id);
+    let result: Awaited<ReturnType<ResumableStore['append']>>;
+    try {
+      result = await this.d.resumable.append(resumableOf(row), this.checked(body.chunks, remaining, row.length), {
+        onCheckpoint: (p) => record(p),
+      });
+    } catch (err) {
+      if (err instanceof ResealMismatchError) throw conflict(Messages.tusResealMismatch);
+      throw err;
+    }
+    record(result, result.complete);
+    // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
+    if (result.interrupted) throw result.interrupted;
+    const current = this.d.repo.get(row.id)!;
+    if (current.state === 'sealed') await this.finish(current, actor);
+    return stateOf(this.d.repo.get(row.id)!);
+  }
+
+  /** Written by an earlier process, and maybe not all on the disk: a power loss may have come between. */
+  private unsettled(row: TusUpload): boolean {
+    return row.state === 'receiving' && row.durableOffset < row.offset && !this.settledHere.has(row.id);
+  }
+
+  /** The upload where its staged bytes really stand (see ResumableStore.recover); call with its lock held. */
+  private async settled(row: TusUpload): Promise<TusUpload> {
+    if (!this.unsettled(row)) return row;
+    const at = await this.d.resumable.recover(resumableOf(row));
+    this.d.repo.progress(row.id, { ...at, durableOffset: at.offset, sealed: false, at: row.updatedAt, expiresAt: row.expiresAt });
+    if (at.offset < row.offset) {
+      this.d.log.warn('resumable upload resumes from the bytes the disk kept', {
+        uploadId: row.id,
+        acknowledged: row.offset,
+        kept: at.offset,
+      });
+    }
+    this.settledHere.add(row.id);
+    return this.d.repo.get(row.id)!;
+  }
+
+  /** The body, refused past the upload's length, with the disk's reserve checked every few MiB. */
+  private async *checked(chunks: AsyncIterable<Uint8Array>, remaining: number, length: number): AsyncGenerator<Uint8Array> {
+    const checkEvery = this.d.disk.checkEvery;
+    let left = remaining;
+    let sinceCheck = 0;
+    for await (const chunk of chunks) {
+      if (chunk.byteLength > left) throw tusPastLength(length);
+      left -= chunk.byteLength;
+      sinceCheck += chunk.byteLength;
+      if (sinceCheck >= checkEvery) {
+        sinceCheck = 0;
+        this.d.disk.assertRoom();
+      }
+      yield chunk;
+    }
+  }
+
+  /** Publishes the whole object and creates its file; idempotent up to the transaction that completes the upload. */
+  private async finish(row: TusUpload, actor: AuditPrincipal): Promise<void> {
+    await this.d.resumable.publish({ key: row.storageKey, length: row.length });
+    const head = await this.readHead(row);
+    // A master key rotated while the upload ran: the file starts out under the current one.
+    const wrappedKey = this.d.sealed.keyring.rewrap(row.wrappedKey);
+    await this.d.uploads.commitResumed(
+      actor,
+      {
+        storageKey: row.storageKey,
+        size: row.length,
+        wrappedKey,
+        keyId: wrappedKeyId(wrappedKey),
+        head,
+        clientType: row.clientType,
+        name: row.name,
+        parentId: row.parentId,
+        relativePath: row.relativePath,
+        modified: row.modifiedAt,
+      },
+      (item) => {
+        const now = this.d.clock.now();
+        this.d.repo.completed(row.id, item.id, now, now + this.d.expiryMs);
+      },
+    );
+  }
+
+  private async readHead(row: TusUpload): Promise<Uint8Array> {
+    if (row.length === 0) return new Uint8Array(0);
+    const end = Math.min(HEAD_BYTES, row.length);
+    const stream = await this.d.sealed.get(row.storageKey, { size: row.length, wrappedKey: row.wrappedKey }, { start: 0, end });
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+
+  /** Deletes an upload: an unfinished one's staged bytes (or its published object) first, then the record. */
+  private async remove(row: TusUpload): Promise<void> {
+    this.settledHere.delete(row.id);
+    if (row.state !== 'completed') {
+      await this.d.resumable.discard(row.storageKey);
+      await this.d.sealed.delete(row.storageKey);
+    }
+    this.d.repo.delete(row.id);
+  }
+
+  private async strayStaged() {
+    const staged = [];
+    for await (const o of this.d.sealed.driver.staging.list()) staged.push(o);
+    const owned = this.d.repo.keysInUse(staged.map((s) => s.key));
+    return staged.filter((s) => !owned.has(s.key));
+  }
+
+  /** The account's upload, else 404 whatever the reason (another account's id included). */
+  private owned(principal: { accountId: string }, id: string): TusUpload {
+    const row = this.d.repo.get(id);
+    if (!row || row.accountId !== principal.accountId) throw notFound(Messages.tusNotFound);
+    return row;
+  }
+
+  private assertNotExpired(row: TusUpload): void {
+    if (row.state !== 'completed' && row.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.tusExpired);
+  }
+
+  private tryLock(id: string): boolean {
+    if (this.locks.has(id)) return false;
+    this.locks.add(id);
+    return true;
+  }
+
+  private lock(id: string): void {
+    this.locks.add(id);
+  }
+
+  private unlock(id: string): void {
+    this.locks.delete(id);
+    const waiters = this.unlocked.get(id);
+    this.unlocked.delete(id);
+    for (const wake of waiters ?? []) wake();
+  }
+
+  /** Takes the lock, waiting up to `ms` for the request that holds it to end. */
+  private async waitLock(id: string, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!this.tryLock(id)) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        const list = this.unlocked.get(id) ?? [];
+        list.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        this.unlocked.set(id, list);
+      });
+    }
+    return true;
+  }
+}
+
+function resumableOf(row: TusUpload): ResumableObject {
+  const { storageKey: key, length, offset, durableOffset, wrappedKey, header, tail } = row;
+  return { key, length, offset, durableOffset, wrappedKey, header, tail };
+}
+
+function stateOf(row: TusUpload): TusState {
+  return {
+    id: row.id,
+    offset: row.offset,
+    length: row.length,
+    expiresAt: row.state === 'completed' ? null : row.expiresAt,
+    itemId: row.itemId,
+  };
+}

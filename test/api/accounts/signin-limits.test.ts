@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
+import { ManualClock } from '../../../src/clock.ts';
+import { json } from '../../helpers/client.ts';
+import { DavClient, davLogin } from '../../helpers/dav.ts';
+import { errors } from '../../helpers/errors.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+// Small limits keep the argon2 checks these tests cause to a few dozen.
+const AUTH_LIMIT = 5;
+const HASH_BUDGET = 10;
+const WRONG_DAV = { message: 'Wrong email or app password. Make an app password in Settings → App passwords.' };
+
+const clock = new ManualClock(Date.now());
+let t: TestServer;
+let admin: seed.SeededLogin;
+let addresses = 0;
+
+beforeAll(async () => {
+  t = await startTestServer({
+    clock,
+    startWorker: false,
+    env: { COFFER_AUTH_RATE_LIMIT: String(AUTH_LIMIT), COFFER_PASSWORD_HASH_RATE_LIMIT: String(HASH_BUDGET) },
+  });
+  admin = await seed.admin(t);
+  // Loopback is a known proxy, so each test can come from addresses of its own (X-Forwarded-For).
+  expect((await admin.client.put('/api/user/known-proxies-config', { knownProxies: ['127.0.0.1'] })).status).toBe(200);
+  await t.restart({ samePort: true });
+});
+afterAll(() => t.stop());
+// A fresh minute of password hashes for the loopback address the seeds sign in from.
+beforeEach(() => clock.advance(60_000));
+
+/** A client address no other test has used. */
+const newAddress = () => ({ 'x-forwarded-for': `10.20.${++addresses}.1` });
+
+async function accountPasswords(enabled: boolean): Promise<void> {
+  expect((await admin.client.put('/api/user/webdav-account-password-config', { enabled })).status).toBe(200);
+}
+
+const davAttempt = (email: string, password: string, from: Record<string, string>) =>
+  new DavClient(t.url, email, password).request('PROPFIND', '', { headers: { depth: '0', ...from } });
+
+const signIn = (email: string, password: string, from: Record<string, string>) => t.client().post('/api/login', { email, password }, from);
+
+async function withMfa(): Promise<seed.SeededLogin> {
+  const login = await seed.owner(t);
+  const setup = await json(await login.client.post('/api/mfa/setup'));
+  expect(
+    (await login.client.post('/api/mfa/verify', { code: await generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) }) }))
+      .status,
+  ).toBe(200);
+  return login;
+}
+
+const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
+
+describe('the sign-in limiter holds under concurrent guesses', () => {
+  test('WebDAV with account passwords: each attempt is counted before its password is checked; past the limit even the right one waits', async () => {
+    await accountPasswords(true);
+    try {
+      const o = await seed.owner(t);
+      const from = newAddress();
+      const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => davAttempt(o.email, `wrong guess ${i}`, from)));
+      expect(tally(guesses.map((r) => r.status))).toEqual({ 401: AUTH_LIMIT, 429: 20 - AUTH_LIMIT });
+      expect((await davAttempt(o.email, o.password, from)).status).toBe(429);
+      // A success does not count: a device with the right password makes any number of requests.
+      const device = newAddress();
+      for (let i = 0; i < AUTH_LIMIT + 2; i++) expect((await davAttempt(o.email, o.password, device)).status).toBe(207);
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+
+  test('JSON sign-in: the same, each attempt counted before the hash', async () => {
+    const o = await seed.owner(t);
+    const from = newAddress();
+    const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => signIn(o.email, `wrong guess ${i}`, from)));
+    expect(tally(guesses.map((r) => r.status))).toEqual({ 401: AUTH_LIMIT, 429: 20 - AUTH_LIMIT });
+    expect((await signIn(o.email, o.password, from)).status).toBe(429);
+  });
+});
+
+describe('WebDAV sign-in does not tell which emails have an account', () => {
+  test('app passwords only: an unknown email, a wrong password and an account with two-step verification get the same 401, and none costs a password hash', async () => {
+    const o = await seed.owner(t);
+    const m = await withMfa();
+    const from = newAddress();
+    const answers = [await davAttempt(o.email, 'wrong password', from), await davAttempt(m.email, m.password, from)];
+    // More unknown emails than the address's hash budget: none is hashed, so none is refused for it.
+    for (let i = 0; i <= HASH_BUDGET; i++) answers.push(await davAttempt(seed.uniqueEmail('nobody'), 'wrong password', from));
+    for (const res of answers) {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toStartWith('Basic realm=');
+      expect(await json(res)).toEqual(WRONG_DAV);
+    }
+  });
+
+  test('account passwords allowed: each of the three costs exactly one password hash, as an unknown email does', async () => {
+    await accountPasswords(true);
+    try {
+      const o = await seed.owner(t);
+      const m = await withMfa();
+      for (const [email, password] of [
+        [o.email, 'wrong password'],
+        [m.email, m.password],
+        [seed.uniqueEmail('nobody'), 'wrong password'],
+      ] as const) {
+        // The attempt and HASH_BUDGET - 1 unknown emails use up the budget exactly when the attempt cost one hash.
+        const from = newAddress();
+        const first = await davAttempt(email, password, from);
+        expect(first.status).toBe(401);
+        expect(await json(first)).toEqual(WRONG_DAV);
+        for (let i = 1; i < HASH_BUDGET; i++) expect((await davAttempt(seed.uniqueEmail('nobody'), 'x', from)).status).toBe(401);
+        expect({ email, next: (await davAttempt(seed.uniqueEmail('nobody'), 'x', from)).status }).toEqual({ email, next: 429 });
+      }
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+});
+
+describe('password hashes per address, whichever emails they are for', () => {
+  test('one address rotating emails gets 429 with Retry-After past the budget, at every door that hashes; other addresses and app passwords are unaffected', async () => {
+    const o = await seed.owner(t);
+    const app = await davLogin(t, o);
+    await accountPasswords(true);
+    try {
+      clock.advance(60_000 - (clock.now() % 60_000));
+      const from = newAddress();
+      for (let i = 0; i < HASH_BUDGET; i++) expect((await signIn(seed.uniqueEmail('guess'), 'a guess', from)).status).toBe(401);
+      const refused = await signIn(seed.uniqueEmail('guess'), 'a guess', from);
+      expect(refused.status).toBe(429);
+      expect(await json(refused)).toEqual(errors.tooManyRequests);
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect((await signIn(o.email, o.password, from)).status).toBe(429);
+      expect((await davAttempt(o.email, o.password, from)).status).toBe(429);
+      expect((await t.client().post('/api/signup', { email: seed.uniqueEmail('new'), password: 'a password' }, from)).status).toBe(429);
+
+      // Someone else signs in as usual; a device with an app password (no hash) keeps working from that address.
+      expect((await signIn(o.email, o.password, newAddress())).status).toBe(200);
+      expect((await app.request('PROPFIND', '', { headers: { depth: '0', ...from } })).status).toBe(207);
+
+      clock.advance(60_000);
+      expect((await signIn(o.email, o.password, from)).status).toBe(200);
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+});

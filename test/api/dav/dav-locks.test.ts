@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { json } from '../../helpers/client.ts';
+import { type DavClient, davLogin } from '../../helpers/dav.ts';
+import { listAll } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { MAX_LOCK_OWNER_BYTES, MAX_LOCKS_PER_PATH } from '../../../src/services/dav/dav-locks.ts';
+
+let t: TestServer;
+let adminLogin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer({ startWorker: false });
+  adminLogin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+const lockBody = (scope: 'exclusive' | 'shared', owner = 'me') =>
+  `<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:${scope}/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>${owner}</D:owner></D:lockinfo>`;
+
+/** LOCK `path`, expecting a new lock; its token. */
+async function lock(dav: DavClient, path: string, scope: 'exclusive' | 'shared', headers: Record<string, string> = {}): Promise<string> {
+  const res = await dav.request('LOCK', path, { body: lockBody(scope), headers: { timeout: 'Second-600', ...headers } });
+  expect(res.status).toBeOneOf([200, 201]);
+  return res.headers.get('lock-token')!.slice(1, -1);
+}
+
+/** The lock tokens `lockdiscovery` shows on `path`. */
+async function tokensOn(dav: DavClient, path: string): Promise<string[]> {
+  const res = await dav.propfind(path, '0', '<D:propfind xmlns:D="DAV:"><D:prop><D:lockdiscovery/></D:prop></D:propfind>');
+  return [...(await res.text()).matchAll(/<D:locktoken><D:href>([^<]*)<\/D:href>/g)].map((m) => m[1]!);
+}
+
+const refresh = (dav: DavClient, path: string, token: string, timeout: string) =>
+  dav.request('LOCK', path, { headers: { if: `(<${token}>)`, timeout } });
+
+describe('lock limits', () => {
+  test('an owner element over the limit is 400; a path takes at most MAX_LOCKS_PER_PATH shared locks, then 423', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('doc.txt', 'v1');
+    const big = await dav.request('LOCK', 'doc.txt', { body: lockBody('shared', 'x'.repeat(MAX_LOCK_OWNER_BYTES + 1)) });
+    expect(big.status).toBe(400);
+    expect((await json(big)).message).toContain('owner element');
+    for (let i = 0; i < MAX_LOCKS_PER_PATH; i++) await lock(dav, 'doc.txt', 'shared');
+    const refused = await dav.request('LOCK', 'doc.txt', { body: lockBody('shared') });
+    expect(refused.status).toBe(423);
+    expect(await refused.text()).toContain(`${MAX_LOCKS_PER_PATH} locks`);
+    expect((await tokensOn(dav, 'doc.txt')).length).toBe(MAX_LOCKS_PER_PATH);
+  });
+});
+
+describe('who may refresh and remove a lock', () => {
+  test("only the login that took a lock refreshes it: another login's refresh is 403 and changes nothing", async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    await ownerDav.put('doc.txt', 'owner');
+    const token = await lock(ownerDav, 'doc.txt', 'exclusive');
+    const nobody = await davLogin(t, await seed.subUser(t, o, []));
+    const editor = await davLogin(t, await seed.subUser(t, o, ['files.edit', 'files.upload']));
+    // Both read the token from lockdiscovery, as any login of the account can.
+    expect(await tokensOn(nobody, 'doc.txt')).toEqual([token]);
+    expect((await refresh(nobody, 'doc.txt', token, 'Infinite')).status).toBe(403);
+    expect((await refresh(editor, 'doc.txt', token, 'Second-1')).status).toBe(403);
+    const discovery = await ownerDav.propfind('doc.txt', '0').then((r) => r.text());
+    expect(Number(/<D:timeout>Second-(\d+)</.exec(discovery)![1])).toBeWithin(590, 601);
+    expect((await editor.put('doc.txt', 'overwritten')).status).toBe(423);
+    expect(await (await ownerDav.request('GET', 'doc.txt')).text()).toBe('owner');
+    const own = await refresh(ownerDav, 'doc.txt', token, 'Second-300');
+    expect(own.status).toBe(200);
+    expect(await own.text()).toMatch(/<D:timeout>Second-(29\d|300)<\/D:timeout>/);
+  });
+
+  test("the owner removes a sub-user's lock with UNLOCK; another sub-user cannot remove the owner's", async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    await ownerDav.put('doc.txt', 'owner');
+    const sub = await davLogin(t, await seed.subUser(t, o, ['files.edit']));
+    const whole = await lock(sub, '', 'exclusive', { depth: 'infinity', timeout: 'Infinite' });
+    expect((await ownerDav.put('doc.txt', 'v2')).status).toBe(423);
+    expect((await ownerDav.request('UNLOCK', '', { headers: { 'lock-token': `<${whole}>` } })).status).toBe(204);
+    expect((await ownerDav.put('doc.txt', 'v2')).status).toBe(204);
+    const owners = await lock(ownerDav, 'doc.txt', 'exclusive');
+    expect((await sub.request('UNLOCK', 'doc.txt', { headers: { 'lock-token': `<${owners}>` } })).status).toBe(403);
+    expect(await tokensOn(ownerDav, 'doc.txt')).toEqual([owners]);
+  });
+
+  test('deleting a sub-user, taking a permission away, revoking an app password or disabling the account drops the locks', async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt']) await ownerDav.put(name, name);
+    const held = async () => (await json(await o.client.get('/api/user/dav-locks'))).locks.map((l: { path: string }) => l.path).sort();
+
+    const doomed = await seed.subUser(t, o, ['files.edit']);
+    await lock(await davLogin(t, doomed), 'a.txt', 'exclusive');
+    const demoted = await seed.subUser(t, o, ['files.edit', 'files.download']);
+    await lock(await davLogin(t, demoted), 'b.txt', 'exclusive');
+    const revoked = await seed.subUser(t, o, ['files.edit']);
+    const laptop = await davLogin(t, revoked, 'laptop');
+    const phone = await davLogin(t, revoked, 'phone');
+    await lock(laptop, 'c.txt', 'exclusive');
+    await lock(phone, 'd.txt', 'exclusive');
+    await lock(ownerDav, 'e.txt', 'exclusive');
+    expect(await held()).toEqual(['/a.txt', '/b.txt', '/c.txt', '/d.txt', '/e.txt']);
+
+    expect((await o.client.delete(`/api/user/sub-users/${doomed.id}`)).status).toBe(200);
+    // Adding a permission keeps them; taking one away drops them.
+    expect(
+      (await o.client.put(`/api/user/sub-users/${demoted.id}`, { permissions: ['files.edit', 'files.download', 'files.share'] })).status,
+    ).toBe(200);
+    expect(await held()).toEqual(['/b.txt', '/c.txt', '/d.txt', '/e.txt']);
+    expect((await o.client.put(`/api/user/sub-users/${demoted.id}`, { permissions: ['files.edit'] })).status).toBe(200);
+    expect((await revoked.client.delete(`/api/user/app-passwords/${laptop.id}`)).status).toBe(200);
+    expect(await held()).toEqual(['/d.txt', '/e.txt']);
+    expect((await ownerDav.put('a.txt', 'free')).status).toBe(204);
+
+    expect((await adminLogin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+    expect((await adminLogin.client.send('PATCH', `/api/user/${o.id}`, { disabled: false })).status).toBe(200);
+    const again = await seed.login(t, o.email);
+    expect((await json(await again.get('/api/user/dav-locks'))).locks).toEqual([]);
+  });
+});
+
+describe('GET and DELETE /api/user/dav-locks', () => {
+  test("the owner lists every lock of the account with its login and removes one; sub-users 403, another account's token 404", async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    await ownerDav.request('MKCOL', 'Folder');
+    await ownerDav.put('Folder/Report%20A.txt', 'x');
+    const sub = await seed.subUser(t, o, ['files.edit']);
+    const subToken = await lock(await davLogin(t, sub), 'Folder/Report%20A.txt', 'exclusive');
+    const res = await o.client.get('/api/user/dav-locks');
+    expect(res.status).toBe(200);
+    const { locks } = await json(res);
+    expect(locks).toEqual([
+      {
+        token: subToken,
+        path: '/Folder/Report A.txt',
+        login: { id: sub.id, name: 'Sub', email: sub.email },
+        scope: 'exclusive',
+        depth: 'infinity',
+        expiresAt: expect.any(String),
+      },
+    ]);
+    expect(Date.parse(locks[0].expiresAt) - Date.now()).toBeGreaterThan(590_000);
+
+    expect((await sub.client.get('/api/user/dav-locks')).status).toBe(403);
+    expect((await sub.client.delete(`/api/user/dav-locks/${encodeURIComponent(subToken)}`)).status).toBe(403);
+    const stranger = await seed.owner(t);
+    const strange = await stranger.client.delete(`/api/user/dav-locks/${encodeURIComponent(subToken)}`);
+    expect(strange.status).toBe(404);
+    expect((await json(strange)).message).toBe('Lock not found');
+
+    expect((await o.client.delete(`/api/user/dav-locks/${encodeURIComponent(subToken)}`)).status).toBe(200);
+    expect((await o.client.delete(`/api/user/dav-locks/${encodeURIComponent(subToken)}`)).status).toBe(404);
+    expect((await ownerDav.put('Folder/Report%20A.txt', 'y')).status).toBe(204);
+  });
+});
+
+describe('parallel PUTs to one new path', () => {
+  test('one creates the file, the others replace it: one name, and each answer names the content its client wrote', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'race');
+    // Each body has its own length, which the ETag carries.
+    const bodies = Array.from({ length: 8 }, (_, i) => `${i}`.repeat(i + 1));
+    const answers = await Promise.all(bodies.map((body) => dav.put('race/same.txt', body)));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 204, 204, 204, 204, 204, 204, 204]);
+    const etags = answers.map((r) => r.headers.get('etag')!);
+    expect(new Set(etags).size).toBe(8);
+    expect(etags.map((e, i) => e.endsWith(`-${bodies[i]!.length}"`))).toEqual(bodies.map(() => true));
+    const folder = (await listAll(o.client, '/api/files')).find((i: { name: string }) => i.name === 'race');
+    const files = await listAll(o.client, `/api/files?parentId=${folder.id}`);
+    expect(files.map((i: { name: string }) => i.name)).toEqual(['same.txt']);
+    expect(etags.filter((e) => !e.startsWith(`"${files[0].id}-`))).toEqual([]);
+    const current = await dav.request('GET', 'race/same.txt');
+    const content = await current.text();
+    expect(etags[bodies.indexOf(content)]).toBe(current.headers.get('etag')!);
+  });
+});

@@ -1,0 +1,376 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { json } from '../../helpers/client.ts';
+import { DavClient, davLogin } from '../../helpers/dav.ts';
+import { listAll, SseReader } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+
+let t: TestServer;
+let adminLogin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer({ startWorker: false });
+  adminLogin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+const auditOf = (action: string) => {
+  t.server.ctx.services.audit.flush();
+  return t.server.ctx.services.audit.list({ action, limit: 1000 });
+};
+
+async function enableMfa(login: seed.SeededLogin): Promise<void> {
+  const setup = await json(await login.client.post('/api/mfa/setup'));
+  const res = await login.client.post('/api/mfa/verify', { code: await generate({ secret: setup.secret }) });
+  expect(res.status).toBe(200);
+}
+
+describe('WebDAV protocol basics', () => {
+  test('OPTIONS answers without credentials with DAV: 1, 2; anything else without them is 401 with a Basic challenge', async () => {
+    const res = await fetch(`${t.url}/dav/`, { method: 'OPTIONS' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('dav')).toBe('1, 2');
+    expect(res.headers.get('allow')).toContain('PROPFIND');
+    const anon = await fetch(`${t.url}/dav/`, { method: 'PROPFIND', headers: { depth: '1' } });
+    expect(anon.status).toBe(401);
+    expect(anon.headers.get('www-authenticate')).toStartWith('Basic realm=');
+    expect((await json(anon)).message).toContain('app password');
+  });
+
+  test('PUT, GET with Range and ETag, PROPFIND, MKCOL and a Unicode name round-trip through the same tree the API shows', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MKCOL', 'Fotos%20%C3%A9t%C3%A9')).status).toBe(201);
+    const put = await dav.put('Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', 'hello webdav');
+    expect(put.status).toBe(201);
+    const etag = put.headers.get('etag')!;
+    const [dir] = await listAll(o.client, '/api/files');
+    expect(dir.name).toBe('Fotos été');
+    const [file] = await listAll(o.client, `/api/files?parentId=${dir.id}`);
+    expect(file).toMatchObject({ name: 'café.txt', size: 12 });
+
+    const got = await dav.request('GET', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt');
+    expect(await got.text()).toBe('hello webdav');
+    expect(got.headers.get('etag')).toBe(etag);
+    const ranged = await dav.request('GET', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', { headers: { range: 'bytes=6-' } });
+    expect(ranged.status).toBe(206);
+    expect(await ranged.text()).toBe('webdav');
+    const cached = await dav.request('GET', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', { headers: { 'if-none-match': etag } });
+    expect(cached.status).toBe(304);
+    const head = await dav.request('HEAD', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt');
+    expect(head.headers.get('content-length')).toBe('12');
+
+    expect(await dav.list('Fotos%20%C3%A9t%C3%A9/')).toEqual(['/dav/Fotos été/', '/dav/Fotos été/café.txt']);
+    const props = await (await dav.propfind('Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', '0')).text();
+    expect(props).toContain('<D:getcontentlength>12</D:getcontentlength>');
+    expect(props).toContain(`<D:getetag>${etag.replaceAll('"', '&quot;')}</D:getetag>`);
+
+    // A PUT over an existing file replaces its content; the item keeps its id.
+    const replaced = await dav.put('Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', 'second version');
+    expect(replaced.status).toBe(204);
+    expect(replaced.headers.get('etag')).not.toBe(etag);
+    const [again] = await listAll(o.client, `/api/files?parentId=${dir.id}`);
+    expect(again).toMatchObject({ id: file.id, size: 14 });
+  });
+
+  test('PROPFIND Depth: infinity is 403 with propfind-finite-depth; a malformed body is 400', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const res = await dav.propfind('', 'infinity');
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('<D:propfind-finite-depth/>');
+    expect((await dav.propfind('', '1', '<D:propfind xmlns:D="DAV:"><D:prop>')).status).toBe(400);
+    expect((await dav.propfind('', '1', '<!DOCTYPE x [<!ENTITY a "b">]><x/>')).status).toBe(400);
+  });
+
+  test('quota properties (RFC 4331) report the account usage and what is left', async () => {
+    const o = await seed.owner(t);
+    t.server.ctx.services.users.setStorageLimit(o.id, 1000);
+    const dav = await davLogin(t, o);
+    await dav.put('a.bin', 'x'.repeat(100));
+    const body = '<D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>';
+    const text = await (await dav.propfind('', '0', body)).text();
+    expect(text).toContain('<D:quota-used-bytes>100</D:quota-used-bytes>');
+    expect(text).toContain('<D:quota-available-bytes>900</D:quota-available-bytes>');
+  });
+
+  test('DELETE moves to the trash, restorable through the API; never a permanent delete', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'keep');
+    await dav.put('keep/a.txt', 'aaa');
+    expect((await dav.request('DELETE', 'keep/')).status).toBe(204);
+    expect((await dav.propfind('keep/', '0')).status).toBe(404);
+    const trash = await listAll(o.client, '/api/files/trash');
+    expect(trash.map((i: { name: string }) => i.name)).toEqual(['keep']);
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(3);
+  });
+
+  test('names the API refuses are 400 with the reason; a missing parent is 409; MKCOL over an item is 405', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const bad = await dav.put('a%3Ab.txt', 'x');
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).message).toContain('must not contain');
+    expect((await dav.put('missing/a.txt', 'x')).status).toBe(409);
+    await dav.request('MKCOL', 'dir');
+    expect((await dav.request('MKCOL', 'dir')).status).toBe(405);
+    expect((await dav.request('MKCOL', 'dir2', { body: 'x' })).status).toBe(415);
+  });
+
+  test('COPY and MOVE honour Overwrite, refuse a folder into itself and another host', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'src');
+    await dav.put('src/one.txt', '1');
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}` });
+    expect((await dav.request('COPY', 'src/', { headers: dest('copy/') })).status).toBe(201);
+    expect(await dav.list('copy/')).toEqual(['/dav/copy/', '/dav/copy/one.txt']);
+    expect((await dav.request('COPY', 'src/', { headers: { ...dest('copy/'), overwrite: 'F' } })).status).toBe(412);
+    expect((await dav.request('MOVE', 'src/', { headers: dest('src/inner/') })).status).toBe(403);
+    expect((await dav.request('MOVE', 'src/', { headers: { destination: 'http://elsewhere.example/dav/x' } })).status).toBe(502);
+    expect((await dav.request('MOVE', 'copy/one.txt', { headers: dest('src/one.txt') })).status).toBe(204);
+    expect(await dav.list('src/')).toEqual(['/dav/src/', '/dav/src/one.txt']);
+    expect(await dav.list('copy/')).toEqual(['/dav/copy/']);
+  });
+
+  test('every change publishes the API file events: a file dropped over WebDAV appears on the event stream', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const res = await o.client.get('/api/files/events');
+    const reader = new SseReader(res);
+    expect(await reader.nextData()).toEqual({ type: 'connected' });
+    await dav.put('dropped.txt', 'hi');
+    const event = await reader.nextData();
+    expect(event).toMatchObject({ type: 'file.uploaded', data: { name: 'dropped.txt', userId: o.id, size: 2 } });
+    await dav.request('MOVE', 'dropped.txt', { headers: { destination: `${t.url}/dav/renamed.txt` } });
+    expect(await reader.nextData()).toMatchObject({ type: 'file.renamed', data: { name: 'renamed.txt', oldName: 'dropped.txt' } });
+    await dav.request('DELETE', 'renamed.txt');
+    expect(await reader.nextData()).toMatchObject({ type: 'file.deleted', data: { name: 'renamed.txt' } });
+    await reader.close();
+    const uploads = auditOf('file.upload').filter((e) => e.details?.name === 'dropped.txt');
+    expect(uploads).toHaveLength(1);
+  });
+
+  test('a PUT over the storage limit is 507 Insufficient Storage; nothing is stored and usage is unchanged', async () => {
+    const o = await seed.owner(t);
+    t.server.ctx.services.users.setStorageLimit(o.id, 1000);
+    const dav = await davLogin(t, o);
+    expect((await dav.put('small.bin', new Uint8Array(600))).status).toBe(201);
+    const res = await dav.put('big.bin', new Uint8Array(600));
+    expect(res.status).toBe(507);
+    expect((await json(res)).message).toContain('Storage limit exceeded');
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(600);
+    expect(await dav.list('')).toEqual(['/dav/', '/dav/small.bin']);
+    // Replacing content counts only the growth.
+    expect((await dav.put('small.bin', new Uint8Array(900))).status).toBe(204);
+    expect((await dav.put('small.bin', new Uint8Array(1100))).status).toBe(507);
+  });
+});
+
+describe('locks', () => {
+  test('an exclusive lock refuses writes without its token (423), accepts them with it, and conflicts with another lock', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const other = await davLogin(t, await seed.subUser(t, o, ['files.upload', 'files.edit']));
+    await dav.put('doc.txt', 'v1');
+    const lockBody =
+      '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>me</D:owner></D:lockinfo>';
+    const locked = await dav.request('LOCK', 'doc.txt', { body: lockBody, headers: { timeout: 'Second-60' } });
+    expect(locked.status).toBe(200);
+    const token = locked.headers.get('lock-token')!.slice(1, -1);
+    expect(await locked.text()).toContain(token);
+    expect((await dav.put('doc.txt', 'v2')).status).toBe(423);
+    expect((await dav.request('DELETE', 'doc.txt')).status).toBe(423);
+    expect((await dav.request('LOCK', 'doc.txt', { body: lockBody })).status).toBe(423);
+    expect((await dav.put('doc.txt', 'v2', { if: '(<urn:uuid:00000000-0000-0000-0000-000000000000>)' })).status).toBe(412);
+    expect((await dav.put('doc.txt', 'v2', { if: `(<${token}>)` })).status).toBe(204);
+    // The token proves the lock only for the login that took it.
+    expect((await other.put('doc.txt', 'v3', { if: `(<${token}>)` })).status).toBe(423);
+    expect((await dav.propfind('doc.txt', '0').then((r) => r.text())).includes(token)).toBe(true);
+    expect((await dav.request('UNLOCK', 'doc.txt', { headers: { 'lock-token': '<urn:uuid:nope>' } })).status).toBe(409);
+    expect((await dav.request('UNLOCK', 'doc.txt', { headers: { 'lock-token': `<${token}>` } })).status).toBe(204);
+    expect((await dav.put('doc.txt', 'v4')).status).toBe(204);
+  });
+
+  test('a depth-infinity lock on a folder covers its members; LOCK of an unmapped path makes an empty file (201)', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'dir');
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const res = await dav.request('LOCK', 'dir/', { body: lockBody });
+    const token = res.headers.get('lock-token')!.slice(1, -1);
+    expect((await dav.put('dir/new.txt', 'x')).status).toBe(423);
+    expect((await dav.put('dir/new.txt', 'x', { if: `(<${token}>)` })).status).toBe(201);
+    // Shared locks share.
+    expect((await dav.request('LOCK', 'dir/', { body: lockBody })).status).toBe(200);
+    const unmapped = await dav.request('LOCK', 'fresh.txt', { body: lockBody.replace('shared', 'exclusive') });
+    expect(unmapped.status).toBe(201);
+    const [file] = (await listAll(o.client, '/api/files')).filter((i: { name: string }) => i.name === 'fresh.txt');
+    expect(file.size).toBe(0);
+  });
+});
+
+describe('app passwords', () => {
+  test('lifecycle: shown once, listed without the secret with last use and address, stored hashed, revoked at the next request', async () => {
+    const o = await seed.owner(t);
+    const created = await o.client.post('/api/user/app-passwords', { name: 'Laptop Finder' });
+    expect(created.status).toBe(201);
+    const body = await json(created);
+    expect(body).toEqual({
+      id: expect.any(String),
+      name: 'Laptop Finder',
+      password: expect.stringMatching(/^[a-z2-9]{5}(-[a-z2-9]{5}){4}$/),
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      lastIp: null,
+    });
+    const dav = new DavClient(t.url, o.email, body.password);
+    expect((await dav.propfind('', '0')).status).toBe(207);
+    const listed = await json(await o.client.get('/api/user/app-passwords'));
+    expect(listed.appPasswords).toEqual([
+      { id: body.id, name: 'Laptop Finder', createdAt: body.createdAt, lastUsedAt: expect.any(String), lastIp: '127.0.0.1' },
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(body.password);
+    const stored = t.server.ctx.db.$client.query<{ secret_hash: string }, []>('SELECT secret_hash FROM app_passwords').all();
+    expect(stored.map((r) => r.secret_hash).join()).not.toContain(body.password);
+    expect(auditOf('app_password.create').some((e) => e.targetId === body.id)).toBe(true);
+
+    // Usable only for WebDAV: not as an API token.
+    expect((await fetch(`${t.url}/api/profile`, { headers: { authorization: `Bearer ${body.password}` } })).status).toBe(401);
+    expect((await fetch(`${t.url}/api/profile`, { headers: { authorization: dav.authorization } })).status).toBe(401);
+
+    expect((await o.client.delete(`/api/user/app-passwords/${body.id}`)).status).toBe(200);
+    expect((await dav.propfind('', '0')).status).toBe(401);
+    expect((await o.client.delete(`/api/user/app-passwords/${body.id}`)).status).toBe(404);
+  });
+
+  test("another login cannot list or revoke my app passwords (404), and a password works only with its own login's email", async () => {
+    const o = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await stranger.client.delete(`/api/user/app-passwords/${dav.id}`)).status).toBe(404);
+    expect((await json(await stranger.client.get('/api/user/app-passwords'))).appPasswords).toEqual([]);
+    expect((await new DavClient(t.url, stranger.email, dav.password).propfind('', '0')).status).toBe(401);
+    expect((await dav.propfind('', '0')).status).toBe(207);
+  });
+
+  test('failures are audited and rate-limited like sign-in per address and email (429 after 25)', async () => {
+    const o = await seed.owner(t);
+    const wrong = new DavClient(t.url, o.email, 'not-the-password');
+    const statuses: number[] = [];
+    for (let i = 0; i < 26; i++) statuses.push((await wrong.propfind('', '0')).status);
+    // The same counter as sign-in: the seed's own sign-in was the first of the 25.
+    expect(statuses).toEqual([...Array(24).fill(401), 429, 429]);
+    const failures = auditOf('auth.sign_in').filter((e) => e.status === 'failure' && e.email === o.email);
+    expect(failures.length).toBe(24);
+    expect(failures[0]!.details).toEqual({ reason: 'invalid_credentials', via: 'webdav' });
+    // Even the right password waits until the window ends.
+    const dav = await davLogin(t, o);
+    expect((await dav.propfind('', '0')).status).toBe(429);
+    t.server.ctx.services.audit.flush();
+  });
+
+  test('the account password works for WebDAV only when the admin allows it and the login has no MFA; app passwords work with MFA', async () => {
+    const o = await seed.owner(t);
+    const withPassword = new DavClient(t.url, o.email, o.password);
+    expect((await withPassword.propfind('', '0')).status).toBe(401);
+    expect((await adminLogin.client.put('/api/user/webdav-account-password-config', { enabled: true })).status).toBe(200);
+    try {
+      expect((await withPassword.propfind('', '0')).status).toBe(207);
+      await enableMfa(o);
+      const refused = await withPassword.propfind('', '0');
+      expect(refused.status).toBe(401);
+      expect((await json(refused)).message).toBe('Wrong email or app password. Make an app password in Settings → App passwords.');
+      const dav = await davLogin(t, o);
+      expect((await dav.propfind('', '0')).status).toBe(207);
+    } finally {
+      await adminLogin.client.put('/api/user/webdav-account-password-config', { enabled: false });
+    }
+    expect((await o.client.put('/api/user/webdav-account-password-config', { enabled: true })).status).toBe(403);
+  });
+
+  test('password change and logout-all keep app passwords unless asked to revoke them', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await o.client.post('/api/logout-all', {})).status).toBe(200);
+    expect((await dav.propfind('', '0')).status).toBe(207);
+    const again = await seed.login(t, o.email);
+    expect(
+      (
+        await again.post('/api/change-password', {
+          oldPassword: o.password,
+          newPassword: 'another long password',
+          revokeAppPasswords: true,
+        })
+      ).status,
+    ).toBe(200);
+    expect((await dav.propfind('', '0')).status).toBe(401);
+    const third = await seed.login(t, o.email, 'another long password');
+    const dav2 = await davLogin(t, { ...o, client: third });
+    expect((await third.post('/api/logout-all', { revokeAppPasswords: true })).status).toBe(200);
+    expect((await dav2.propfind('', '0')).status).toBe(401);
+  });
+});
+
+describe('accounts and permissions over WebDAV', () => {
+  test("another account's items are unreachable: its paths are 404 and its tree never shows", async () => {
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    const davA = await davLogin(t, a);
+    const davB = await davLogin(t, b);
+    await davA.request('MKCOL', 'private');
+    await davA.put('private/secret.txt', 'secret');
+    expect(await davB.list('')).toEqual(['/dav/']);
+    for (const method of ['GET', 'PROPFIND', 'DELETE', 'PROPPATCH']) {
+      expect((await davB.request(method, 'private/secret.txt', { headers: { depth: '0' } })).status).toBeOneOf([400, 404]);
+    }
+    expect((await davB.request('MOVE', 'private/secret.txt', { headers: { destination: `${t.url}/dav/mine.txt` } })).status).toBe(404);
+    expect((await davB.request('COPY', 'private/', { headers: { destination: `${t.url}/dav/mine/` } })).status).toBe(404);
+    expect(await (await davA.request('GET', 'private/secret.txt')).text()).toBe('secret');
+  });
+
+  test("a sub-user's /dav/ is its owner's tree, limited by its permissions as the API limits it (403)", async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    await ownerDav.request('MKCOL', 'shared');
+    await ownerDav.put('shared/a.txt', 'owner file');
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+
+    const reader = await seed.subUser(t, o, []);
+    const r = await davLogin(t, reader);
+    expect(await r.list('shared/')).toEqual(['/dav/shared/', '/dav/shared/a.txt']);
+    const dest = { destination: `${t.url}/dav/shared/b.txt` };
+    const denied: Array<[string, Response]> = [
+      ['GET', await r.request('GET', 'shared/a.txt')],
+      ['PUT', await r.put('shared/new.txt', 'x')],
+      ['PUT over', await r.put('shared/a.txt', 'x')],
+      ['MKCOL', await r.request('MKCOL', 'shared/sub')],
+      ['COPY', await r.request('COPY', 'shared/a.txt', { headers: dest })],
+      ['MOVE', await r.request('MOVE', 'shared/a.txt', { headers: dest })],
+      ['DELETE', await r.request('DELETE', 'shared/a.txt')],
+      ['LOCK', await r.request('LOCK', 'shared/a.txt', { body: lockBody })],
+      [
+        'PROPPATCH',
+        await r.request('PROPPATCH', 'shared/a.txt', {
+          body: '<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><x:a xmlns:x="urn:x">1</x:a></D:prop></D:set></D:propertyupdate>',
+        }),
+      ],
+    ];
+    expect(denied.map(([m, res]) => `${m} ${res.status}`)).toEqual(denied.map(([m]) => `${m} 403`));
+    expect((await json(denied[1]![1])).message).toContain('Upload & create');
+
+    const uploader = await seed.subUser(t, o, ['files.upload', 'files.download']);
+    const u = await davLogin(t, uploader);
+    expect((await u.put('shared/from-sub.txt', 'sub')).status).toBe(201);
+    expect((await u.request('COPY', 'shared/a.txt', { headers: dest })).status).toBe(201);
+    expect(await (await u.request('GET', 'shared/a.txt')).text()).toBe('owner file');
+    expect((await u.request('DELETE', 'shared/from-sub.txt')).status).toBe(403);
+    expect((await u.put('shared/a.txt', 'replace')).status).toBe(403);
+    expect(await ownerDav.list('shared/')).toEqual(['/dav/shared/', '/dav/shared/a.txt', '/dav/shared/b.txt', '/dav/shared/from-sub.txt']);
+
+    const deniedAudit = auditOf('access.denied').filter((e) => e.loginId === reader.id);
+    expect(deniedAudit.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { randomBytes } from 'node:crypto';
+import { ManualClock } from '../../../src/clock.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import * as seed from '../../helpers/seed.ts';
+import { createUpload, headUpload, patchUpload, stagedFiles, tusUpload } from '../../helpers/tus.ts';
+
+// 0.001 hours: an upload expires 3.6 s after its last bytes.
+const EXPIRY_MS = 3600;
+
+// Time is moved on by hand, so the test waits for no expiry.
+const clock = new ManualClock();
+let t: TestServer;
+let owner: seed.SeededLogin;
+beforeAll(async () => {
+  t = await startTestServer({ startWorker: false, clock, env: { TUS_EXPIRY_HOURS: '0.001' } });
+  await seed.admin(t);
+  owner = await seed.owner(t);
+  t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(10_000_000, owner.id);
+});
+afterAll(() => t.stop());
+
+/** Runs the scheduled maintenance jobs that are due, as the server's worker does. */
+async function runMaintenance() {
+  await t.server.worker.drain();
+}
+
+describe('expiry (TUS_EXPIRY_HOURS)', () => {
+  test('each PATCH moves the expiry on; past it the upload is 410, then the maintenance job deletes it and frees its reservation', async () => {
+    const created = await createUpload(owner.client, 3_000_000, { filename: 'abandoned.bin' });
+    const location = created.headers.get('location')!;
+    const firstExpiry = Date.parse(created.headers.get('upload-expires')!);
+    expect(firstExpiry - Date.now()).toBeLessThanOrEqual(EXPIRY_MS + 1000);
+    clock.advance(1200);
+    const patched = await patchUpload(owner.client, location, 0, randomBytes(100_000));
+    expect(patched.status).toBe(204);
+    expect(Date.parse(patched.headers.get('upload-expires')!)).toBeGreaterThan(firstExpiry);
+    const key = t.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)!.storageKey;
+    expect(stagedFiles(t.dataDir)).toContain(key);
+    expect(t.server.ctx.services.quota.usage(owner.id).free).toBe(7_000_000);
+
+    // A finished upload's record outlives nothing but its expiry; its file stays.
+    const finished = await tusUpload(t.url, owner.client, randomBytes(1000), { metadata: { filename: 'kept.bin' } }).done;
+
+    clock.advance(EXPIRY_MS + 300);
+    const expired = await headUpload(owner.client, location);
+    expect(expired.status).toBe(410);
+    expect((await patchUpload(owner.client, location, 100_000, randomBytes(10))).status).toBe(410);
+    const doctor = await t.server.ctx.services.doctor.check();
+    expect(doctor.uploads.expired.map((e) => e.name)).toEqual(['abandoned.bin']);
+
+    await runMaintenance();
+    expect((await headUpload(owner.client, location)).status).toBe(404);
+    expect(stagedFiles(t.dataDir)).not.toContain(key);
+    expect(t.server.ctx.services.quota.usage(owner.id).free).toBe(10_000_000 - 1000);
+    expect((await owner.client.get(new URL(finished.url).pathname)).status).toBe(404);
+    expect((await owner.client.get(`/api/files/${finished.itemId}/info`)).status).toBe(200);
+    expect((await t.server.ctx.services.doctor.check()).uploads).toMatchObject({ unfinished: 0, expired: [], strayStaged: [] });
+  }, 30_000);
+});
