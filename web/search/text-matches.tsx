@@ -1,4 +1,4 @@
-import type { SearchHit } from '../app/api-types.ts';
+import type { SearchHit } from '../../src/contract/files.ts';
 import { displayName, familyOf } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
 import { FolderName } from '../files/item-list.tsx';

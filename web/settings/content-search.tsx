@@ -1,18 +1,13 @@
 import { useState } from 'preact/hooks';
-import { api } from '../app/api.ts';
+import { api } from '../api/index.ts';
 import { useLoad } from '../app/load.ts';
 import { isSubUser } from '../app/session.ts';
 import { FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
-interface Preference {
-  available: boolean;
-  optOut: boolean;
-}
-
 /** The account's opt-out from content search: shown only where the admin turned it on; the owner decides for the account. */
 export function ContentSearchPreference() {
-  const current = useLoad<Preference>('/api/user/content-search-preference');
+  const current = useLoad(api.accounts.contentSearchPreference);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const p = current.data;
@@ -37,7 +32,7 @@ export function ContentSearchPreference() {
               setBusy(true);
               setError(null);
               try {
-                current.set(await api<Preference>('/api/user/content-search-preference', { method: 'PUT', body: { optOut: !include } }));
+                current.set(await api.accounts.setContentSearchOptOut(!include));
               } catch (err) {
                 current.set(p);
                 setError((err as Error).message);

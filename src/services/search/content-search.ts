@@ -1,12 +1,13 @@
 import type { Clock } from '../../clock.ts';
-import type { ContentProgress, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
+import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
+import type { SearchHit } from '../../contract/files.ts';
+import type { ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { Actor } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import { can, requireOwner, type Principal } from '../accounts/principal.ts';
-import type { ItemView } from '../files/item-views.ts';
 import type { ItemService } from '../files/items.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
@@ -18,14 +19,6 @@ export interface ContentSearchLimits {
   maxTextBytes: number;
   maxFileBytes: number;
 }
-
-/** What the admin's screen shows: the switch and how far indexing has come. */
-export interface ContentSearchConfig extends ContentProgress {
-  enabled: boolean;
-}
-
-/** A search result: the item, where it matched and, for content, a few words around the match as HTML. */
-export type SearchHit = ItemView & { match?: 'name' | 'content'; snippet?: string | null };
 
 interface Deps {
   repo: ContentRepo;
@@ -83,12 +76,12 @@ export class ContentSearchService {
   }
 
   /** GET: whether the caller's account is searchable by content (its owner's choice) and whether the instance offers it. */
-  preference(principal: Principal): { available: boolean; optOut: boolean } {
+  preference(principal: Principal): ContentSearchPreference {
     return { available: this.enabled(), optOut: this.d.users.contentSearchOptOut(principal.accountId) };
   }
 
   /** The owner's opt-out: opting out deletes the account's rows from the index; opting back in backfills them. */
-  setOptOut(principal: Principal, optOut: boolean): { available: boolean; optOut: boolean } {
+  setOptOut(principal: Principal, optOut: boolean): ContentSearchPreference {
     requireOwner(principal);
     this.d.users.setContentSearchOptOut(principal.accountId, optOut, this.d.clock.now());
     if (optOut) this.d.repo.clearAccount(principal.accountId);
