@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite';
+import { closeDatabase, openDatabase } from '../client.ts';
 
 /** `match` limited to the text of one account's rows. */
 function scoped(accountId: string, match: string): string {
@@ -34,7 +35,7 @@ export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 const RANKED_MATCHES = 5000;
 
 /** The one token of `content_fts.account` naming an account (hex, so the tokenizer never splits it). */
-export function accountToken(accountId: string): string {
+function accountToken(accountId: string): string {
   return `a${Buffer.from(accountId).toString('hex')}`;
 }
 
@@ -196,4 +197,10 @@ export class ContentRepo {
       .all(MARK_OPEN, MARK_CLOSE, scoped(accountId, match), ...seqs);
     return new Map(rows.map((r) => [r.seq, r.snippet]));
   }
+}
+
+/** A connection of its own to the database file, for the index writer thread (services/search/index-writer.ts). */
+export function openContentRepo(file: string): { repo: ContentRepo; close(): void } {
+  const db = openDatabase(file);
+  return { repo: new ContentRepo(db.$client), close: () => closeDatabase(db) };
 }

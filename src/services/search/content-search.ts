@@ -15,7 +15,7 @@ import { kindOf, needsWholeFile } from './extract.ts';
 import type { Extractor, IndexWriter } from './extractor.ts';
 import { indexedText, matchExpression, snippetHtml } from './text.ts';
 
-export interface ContentSearchLimits {
+interface ContentSearchLimits {
   maxTextBytes: number;
   maxFileBytes: number;
 }

@@ -146,7 +146,7 @@ export function htmlText(html: string): string {
  * The entries of a ZIP whose names `want` accepts, inflated with caps on the number of entries, each
  * entry's size, the total and the compression ratio: past a cap the document is hostile (a zip bomb).
  */
-export function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<string, Uint8Array> {
+function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<string, Uint8Array> {
   const found = new Map<string, Uint8Array>();
   let entries = 0;
   let total = 0;

@@ -1,6 +1,4 @@
-import { closeDatabase, openDatabase } from '../../db/client.ts';
-import { ContentRepo, type DocState, type PendingFile } from '../../db/repos/content.ts';
-import type { Db } from '../../db/client.ts';
+import { type ContentRepo, type DocState, openContentRepo, type PendingFile } from '../../db/repos/content.ts';
 
 /**
  * Writes extracted text into the FTS5 index on its own connection, so tokenizing a large document
@@ -16,22 +14,20 @@ export type WriterRequest =
 
 export type WriterReply = { id: number; recorded: boolean } | { id: number; error: string };
 
-let db: Db | null = null;
-let repo: ContentRepo | null = null;
+let connection: { repo: ContentRepo; close(): void } | null = null;
 
 self.onmessage = (event: MessageEvent<WriterRequest>) => {
   const m = event.data;
   try {
     if (m.kind === 'open') {
-      db = openDatabase(m.database);
-      repo = new ContentRepo(db.$client);
+      connection = openContentRepo(m.database);
       self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
     } else if (m.kind === 'record') {
-      if (!repo) throw new Error('index writer used before it was opened');
-      self.postMessage({ id: m.id, recorded: repo.record(m.file, m.state, m.text, m.at) } satisfies WriterReply);
+      if (!connection) throw new Error('index writer used before it was opened');
+      self.postMessage({ id: m.id, recorded: connection.repo.record(m.file, m.state, m.text, m.at) } satisfies WriterReply);
     } else {
-      if (db) closeDatabase(db);
-      db = repo = null;
+      connection?.close();
+      connection = null;
       self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
     }
   } catch (err) {
