@@ -20,6 +20,11 @@ ALTER TABLE `users` ADD `content_search_opt_out` integer DEFAULT false NOT NULL;
 -- `account` holds one token naming the owner, so a query meets only its account's rows; prefix indexes of 2 and 3 characters keep short prefix queries (inv*) fast.
 CREATE VIRTUAL TABLE `content_fts` USING fts5(`body`, `account`, tokenize='unicode61 remove_diacritics 2', prefix='2 3');
 --> statement-breakpoint
+-- No merging inside an insert (it can hold the write lock for seconds on a large index): the indexer merges a little after each document.
+INSERT INTO `content_fts` (`content_fts`, `rank`) VALUES ('automerge', 0);
+--> statement-breakpoint
+INSERT INTO `content_fts` (`content_fts`, `rank`) VALUES ('crisismerge', 64);
+--> statement-breakpoint
 CREATE TRIGGER `content_pending_insert` AFTER INSERT ON `items`
 WHEN new.`type` = 'file'
   AND (SELECT `value` FROM `settings` WHERE `key` = 'contentSearch') = 'true'

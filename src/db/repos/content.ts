@@ -32,7 +32,7 @@ export interface ContentProgress {
 export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 
 // Newest matches ranked per query: past this many, older matches are left out rather than every query slowing down.
-const RANKED_MATCHES = 5000;
+const RANKED_MATCHES = 2000;
 
 /** The one token of `content_fts.account` naming an account (hex, so the tokenizer never splits it). */
 function accountToken(accountId: string): string {
@@ -85,6 +85,11 @@ export class ContentRepo {
         return true;
       })
       .immediate();
+  }
+
+  /** One bounded step of merging the index's segments (at most `pages` pages), in its own short transaction. */
+  mergeSome(pages: number): void {
+    this.sqlite.run(`INSERT INTO content_fts (content_fts, rank) VALUES ('merge', ?)`, [pages]);
   }
 
   dropPending(seq: number): void {

@@ -13,7 +13,7 @@ import type { ItemViews } from '../files/item-views.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import { kindOf, needsWholeFile } from './extract.ts';
 import type { Extractor, IndexWriter } from './extractor.ts';
-import { indexedText, matchExpression, snippetHtml } from './text.ts';
+import { matchExpression, snippetHtml } from './text.ts';
 
 interface ContentSearchLimits {
   maxTextBytes: number;
@@ -228,7 +228,7 @@ export class ContentSearchService {
         state = 'failed';
       }
     }
-    await this.d.writer.record(file, state, text ? indexedText(text) : '', this.d.clock.now());
+    await this.d.writer.record(file, state, text, this.d.clock.now());
   }
 
   private async extract(file: PendingFile): Promise<{ state: DocState; text: string }> {

@@ -1,4 +1,5 @@
 import { extractText, HostileDocumentError } from './extract.ts';
+import { indexedText } from './text.ts';
 
 /** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
 declare const self: Worker;
@@ -15,7 +16,8 @@ export type ExtractReply = { id: number; text: string } | { id: number; error: s
 self.onmessage = async (event: MessageEvent<ExtractRequest>) => {
   const { id, name, bytes, maxTextBytes } = event.data;
   try {
-    const text = await extractText(name, bytes, { maxTextBytes });
+    // Prepared for the index here too, so the request thread does no work proportional to the text.
+    const text = indexedText(await extractText(name, bytes, { maxTextBytes }));
     self.postMessage({ id, text } satisfies ExtractReply);
   } catch (err) {
     self.postMessage({ id, error: String(err), hostile: err instanceof HostileDocumentError } satisfies ExtractReply);

@@ -3,6 +3,7 @@ import type { ExtractReply, ExtractRequest } from './extract-worker.ts';
 import type { WriterReply, WriterRequest } from './index-writer.ts';
 import { startWorker } from './workers.ts';
 
+/** The text as the index stores it (text.ts indexedText), or why there is none. */
 export type Extraction = { text: string } | { failed: string };
 
 /**

@@ -15,6 +15,7 @@ export type WriterRequest =
 export type WriterReply = { id: number; recorded: boolean } | { id: number; error: string };
 
 let connection: { repo: ContentRepo; close(): void } | null = null;
+const MERGE_PAGES = 128;
 
 self.onmessage = (event: MessageEvent<WriterRequest>) => {
   const m = event.data;
@@ -24,7 +25,10 @@ self.onmessage = (event: MessageEvent<WriterRequest>) => {
       self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
     } else if (m.kind === 'record') {
       if (!connection) throw new Error('index writer used before it was opened');
-      self.postMessage({ id: m.id, recorded: connection.repo.record(m.file, m.state, m.text, m.at) } satisfies WriterReply);
+      const recorded = connection.repo.record(m.file, m.state, m.text, m.at);
+      // Merging a little after each document keeps queries fast without one long merge holding the write lock.
+      connection.repo.mergeSome(MERGE_PAGES);
+      self.postMessage({ id: m.id, recorded } satisfies WriterReply);
     } else {
       connection?.close();
       connection = null;
