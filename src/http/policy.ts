@@ -149,6 +149,11 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /api/files/:id/download': can('downloads.file'),
   'POST /api/files/download/bulk': can('downloads.zip'),
 
+  'GET /api/files/:id/versions': session,
+  'GET /api/files/:id/versions/:versionId/download': can('versions.download'),
+  'POST /api/files/:id/versions/:versionId/restore': can('versions.restore'),
+  'DELETE /api/files/:id/versions/:versionId': can('versions.delete'),
+
   'GET /api/files/trash': session,
   'POST /api/files/delete': can('trash.trash'),
   'POST /api/files/trash/restore': can('trash.restore'),

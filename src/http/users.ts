@@ -90,7 +90,7 @@ export function userRoutes(ctx: AppContext) {
       },
       { session: true },
     )
-    .get('/api/user/storage', ({ principal }) => quota.usage(principal.accountId), { session: true })
+    .get('/api/user/storage', ({ principal }) => quota.storage(principal.accountId), { session: true })
     .put(
       '/api/user/storage-limit',
       async ({ principal, request }) => {

@@ -20,6 +20,12 @@ export interface InstanceSettings {
   knownProxies: string[];
   /** WebDAV accepts an account's own password (logins without two-step verification); else app passwords only. */
   davAccountPasswords: boolean;
+  /** Overwrites keep the replaced content as a version. */
+  versionsEnabled: boolean;
+  /** Past the first day, one version per day is kept up to this many days (VERSIONS_RETENTION_DAYS). */
+  versionsRetentionDays: number;
+  /** At most this many versions per file; the oldest goes first (VERSIONS_MAX_PER_FILE). */
+  versionsMaxPerFile: number;
 }
 
 export const SETTING_DEFAULTS: InstanceSettings = {
@@ -32,6 +38,9 @@ export const SETTING_DEFAULTS: InstanceSettings = {
   docserver: null,
   knownProxies: [],
   davAccountPasswords: false,
+  versionsEnabled: true,
+  versionsRetentionDays: 30,
+  versionsMaxPerFile: 100,
 };
 
 export type SettingKey = keyof InstanceSettings;
@@ -68,6 +77,17 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
   knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
   davAccountPasswords: z.boolean(),
+  versionsEnabled: z.boolean(),
+  versionsRetentionDays: z
+    .number()
+    .int('retentionDays must be a whole number of days')
+    .min(1, 'retentionDays must be at least 1')
+    .max(3650, 'retentionDays must be at most 3650 (10 years)'),
+  versionsMaxPerFile: z
+    .number()
+    .int('maxPerFile must be a whole number')
+    .min(1, 'maxPerFile must be at least 1')
+    .max(1000, 'maxPerFile must be at most 1000'),
 };
 
 /**

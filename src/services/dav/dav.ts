@@ -193,7 +193,12 @@ export class DavService {
       if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
       this.allow(principal, 'uploads.replace');
       const parts = partsOf(fields, target.item.name, input);
-      const view = await this.d.uploads.replace(principal, target.item.id, { parts, signal: input.signal, sizeHint: input.sizeHint });
+      const view = await this.d.uploads.replace(
+        principal,
+        target.item.id,
+        { parts, signal: input.signal, sizeHint: input.sizeHint },
+        'webdav',
+      );
       return { created: false, item: this.d.items.getLive(principal.accountId, view.id)! };
     }
     if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');

@@ -21,6 +21,8 @@ import type { QuotaService } from './quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
+import type { VersionSource } from '../../db/repos/versions.ts';
+import type { VersionService } from './versions.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -136,6 +138,13 @@ export interface UploadDeps {
   settings: SettingsService;
   intents: UploadIntentService;
   disk: DiskSpaceService;
+  versions: VersionService;
+}
+
+/** How new content arrived and which login wrote it: the version the replaced content becomes names them. */
+export interface ContentOrigin {
+  source: VersionSource;
+  authorId: string;
 }
 
 export class UploadService {
@@ -161,7 +170,7 @@ export class UploadService {
   check(principal: Principal, fileSize: number): { allowed: true } {
     const max = this.settings.get('maxUploadBytes');
     if (fileSize > max) throw fileTooLarge(max);
-    this.quota.assertRoom(principal.accountId, fileSize);
+    this.quota.assertCouldFit(principal.accountId, fileSize);
     this.disk.assertRoom(fileSize);
     return { allowed: true };
   }
@@ -194,7 +203,7 @@ export class UploadService {
     let parentId: string | undefined;
     const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
     const toDiscard: StoredObject[] = [];
-    let free = this.quota.usage(principal.accountId).free;
+    let free = this.quota.room(principal.accountId);
     try {
       for await (const part of req.parts) {
         if (part.kind === 'field') {
@@ -275,8 +284,8 @@ export class UploadService {
     }
   }
 
-  /** POST /:id/replace: new content for an existing file; id and name stay, the old object is deleted after. */
-  async replace(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+  /** POST /:id/replace (and WebDAV PUT): new content for an existing file; id and name stay, the old content becomes a version. */
+  async replace(principal: Principal, id: string, req: UploadRequest, source: VersionSource = 'replace'): Promise<ItemView> {
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
@@ -290,6 +299,7 @@ export class UploadService {
         newObject.mimeType = current.mimeType;
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => this.requireFile(principal, id),
+        origin: { source, authorId: principal.loginId },
         modified: parseModifiedTime(fields.get('lastModifiedTimes')),
       });
       stored.length = 0;
@@ -311,19 +321,22 @@ export class UploadService {
 
   /**
    * Points a file at a stored object in one transaction: the row re-read by `current` (which throws when
-   * it is gone), the quota checked for the growth (413), size, type and times set, the usage counter
-   * adjusted and the old object queued for deletion. `during` runs inside the same transaction.
+   * it is gone), its content kept as a version (or, with versions off, its object queued for deletion),
+   * the quota checked (413, after the account's oldest versions), size, type, times and origin set, and
+   * the usage counter adjusted. `during` runs inside the same transaction.
    */
   commitReplacement(
     accountId: string,
     object: StoredObject,
-    opts: { current: () => Item; modified?: number | null; during?: (updated: Item) => void },
+    opts: { current: () => Item; origin: ContentOrigin; modified?: number | null; during?: (updated: Item) => void },
   ): Item {
     const now = this.clock.now();
     return this.transactions.immediate(() => {
       const row = opts.current();
-      const delta = object.size - row.size;
-      if (delta > 0) this.quota.assertRoom(accountId, delta);
+      const kept = this.d.versions.keepReplaced(row);
+      // A kept version still counts, so the whole new object needs room; otherwise only the growth does.
+      const added = kept ? object.size : object.size - row.size;
+      if (added > 0) this.quota.assertRoom(accountId, added);
       const updated = this.d.items.replaceContent(row.id, {
         size: object.size,
         mimeType: object.mimeType,
@@ -332,9 +345,11 @@ export class UploadService {
         keyId: object.keyId,
         modifiedAt: opts.modified ?? now,
         accessedAt: now,
+        contentSource: opts.origin.source,
+        contentAuthorId: opts.origin.authorId,
       });
-      this.quota.adjust(accountId, delta);
-      if (row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
+      this.quota.adjust(accountId, added);
+      if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
       this.intents.committed(object.storageKey);
       opts.during?.(updated);
       return updated;
@@ -420,7 +435,7 @@ export class UploadService {
   }
 
   private budget(accountId: string, freedBytes: number, sizeHint?: number): Budget {
-    const { free } = this.quota.usage(accountId);
+    const free = this.quota.room(accountId);
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
   }
 
@@ -499,6 +514,8 @@ export class UploadService {
       modifiedAt: modified ?? now,
       accessedAt: now,
       createdAt: now,
+      contentSource: 'upload',
+      contentAuthorId: principal.loginId,
     });
     this.quota.adjust(principal.accountId, object.size);
     this.intents.committed(object.storageKey);

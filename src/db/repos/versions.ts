@@ -1,0 +1,128 @@
+import type { Database } from 'bun:sqlite';
+import { fileVersions } from '../schema/versions.ts';
+import { selectList } from '../select.ts';
+
+/** A kept earlier content of a file, as the schema describes it. */
+export type FileVersion = Omit<typeof fileVersions.$inferSelect, 'seq'>;
+export type VersionSource = FileVersion['source'];
+/** A version as its list shows it: the row and the name and email of the login that wrote it. */
+export type ListedVersion = FileVersion & { authorName: string | null; authorEmail: string | null };
+/** What thinning and eviction need of a row. */
+export type VersionStub = Pick<FileVersion, 'id' | 'itemId' | 'accountId' | 'size' | 'storageKey' | 'createdAt'>;
+
+const KEYS = [
+  'id',
+  'itemId',
+  'accountId',
+  'size',
+  'mimeType',
+  'storageKey',
+  'wrappedKey',
+  'keyId',
+  'source',
+  'authorId',
+  'modifiedAt',
+  'createdAt',
+] as const satisfies ReadonlyArray<keyof FileVersion>;
+const VERSION = selectList(fileVersions, KEYS);
+const LISTED = selectList(fileVersions, KEYS, 'v.');
+const STUB = selectList(fileVersions, ['id', 'itemId', 'accountId', 'size', 'storageKey', 'createdAt']);
+
+/** The SQL of file versions (`file_versions`). */
+export class VersionsRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  insert(row: FileVersion): void {
+    this.sqlite
+      .query(
+        `INSERT INTO file_versions (id, item_id, account_id, size, mime_type, storage_key, wrapped_key, key_id, source, author_id,
+           modified_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        row.id,
+        row.itemId,
+        row.accountId,
+        row.size,
+        row.mimeType,
+        row.storageKey,
+        row.wrappedKey,
+        row.keyId,
+        row.source,
+        row.authorId,
+        row.modifiedAt,
+        row.createdAt,
+      );
+  }
+
+  /** A file's versions, newest first, with their authors (a login deleted since shows none). */
+  list(itemId: string): ListedVersion[] {
+    return this.sqlite
+      .query<ListedVersion, [string]>(
+        `SELECT ${LISTED}, u.name AS authorName, u.email AS authorEmail
+           FROM file_versions v LEFT JOIN users u ON u.id = v.author_id
+          WHERE v.item_id = ? ORDER BY v.created_at DESC, v.seq DESC`,
+      )
+      .all(itemId);
+  }
+
+  get(itemId: string, id: string): FileVersion | null {
+    return this.sqlite.query<FileVersion, [string, string]>(`SELECT ${VERSION} FROM file_versions WHERE id = ? AND item_id = ?`).get(id, itemId);
+  }
+
+  /** A file's versions, newest first, as thinning reads them. */
+  stubsOf(itemId: string): VersionStub[] {
+    return this.sqlite
+      .query<VersionStub, [string]>(`SELECT ${STUB} FROM file_versions WHERE item_id = ? ORDER BY created_at DESC, seq DESC`)
+      .all(itemId);
+  }
+
+  /** Files that have versions, in id order after `afterItemId`. */
+  itemsWithVersions(afterItemId: string, limit: number): string[] {
+    return this.sqlite
+      .query<{ itemId: string }, [string, number]>(
+        'SELECT DISTINCT item_id AS itemId FROM file_versions WHERE item_id > ? ORDER BY item_id LIMIT ?',
+      )
+      .all(afterItemId, limit)
+      .map((r) => r.itemId);
+  }
+
+  /** An account's oldest versions first, a page at a time (making room for an upload). */
+  oldestOfAccount(accountId: string, limit: number): VersionStub[] {
+    return this.sqlite
+      .query<VersionStub, [string, number]>(
+        `SELECT ${STUB} FROM file_versions WHERE account_id = ? ORDER BY created_at, seq LIMIT ?`,
+      )
+      .all(accountId, limit);
+  }
+
+  /** Bytes an account's versions hold. */
+  accountBytes(accountId: string): number {
+    return this.sqlite
+      .query<{ bytes: number }, [string]>('SELECT COALESCE(SUM(size), 0) AS bytes FROM file_versions WHERE account_id = ?')
+      .get(accountId)!.bytes;
+  }
+
+  delete(id: string): void {
+    this.sqlite.query('DELETE FROM file_versions WHERE id = ?').run(id);
+  }
+
+  /** Removes every version of a file; answers their keys and bytes (purging the file). */
+  deleteOfItem(itemId: string): { keys: string[]; bytes: number } {
+    const rows = this.sqlite
+      .query<{ storageKey: string; size: number }, [string]>(
+        'DELETE FROM file_versions WHERE item_id = ? RETURNING storage_key AS storageKey, size',
+      )
+      .all(itemId);
+    return { keys: rows.map((r) => r.storageKey), bytes: rows.reduce((n, r) => n + r.size, 0) };
+  }
+
+  /** Every version key of an account, a page at a time after `afterKey` (deleting the account). */
+  keysOfAccount(accountId: string, afterKey: string, limit: number): string[] {
+    return this.sqlite
+      .query<{ storageKey: string }, [string, string, number]>(
+        'SELECT storage_key AS storageKey FROM file_versions WHERE account_id = ? AND storage_key > ? ORDER BY storage_key LIMIT ?',
+      )
+      .all(accountId, afterKey, limit)
+      .map((r) => r.storageKey);
+  }
+}
