@@ -175,8 +175,8 @@ export class UploadService {
     return { allowed: true };
   }
 
-  /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
-  async upload(principal: Principal, req: UploadRequest): Promise<ItemView> {
+  /** POST /upload (and a WebDAV PUT of a new file): one file (the first file part), optional parentId and lastModifiedTimes. */
+  async upload(principal: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
     const stored: StoredObject[] = [];
     try {
       let name = '';
@@ -187,7 +187,7 @@ export class UploadService {
       });
       const row = this.transactions.immediate(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')));
+        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), { source });
       });
       stored.length = 0;
       this.published(principal, row);
@@ -495,7 +495,7 @@ export class UploadService {
     name: string,
     object: StoredObject,
     modified: number | null,
-    opts: { quotaReserved?: boolean } = {},
+    opts: { quotaReserved?: boolean; source?: VersionSource } = {},
   ): Item {
     if (!opts.quotaReserved) this.quota.assertRoom(principal.accountId, object.size);
     const now = this.clock.now();
@@ -514,7 +514,7 @@ export class UploadService {
       modifiedAt: modified ?? now,
       accessedAt: now,
       createdAt: now,
-      contentSource: 'upload',
+      contentSource: opts.source ?? 'upload',
       contentAuthorId: principal.loginId,
     });
     this.quota.adjust(principal.accountId, object.size);
