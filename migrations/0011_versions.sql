@@ -22,4 +22,5 @@ CREATE INDEX `file_versions_item_idx` ON `file_versions` (`item_id`,`created_at`
 CREATE INDEX `file_versions_account_idx` ON `file_versions` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `file_versions_key_id_idx` ON `file_versions` (`key_id`);--> statement-breakpoint
 ALTER TABLE `items` ADD `content_source` text;--> statement-breakpoint
-ALTER TABLE `items` ADD `content_author_id` text;
+ALTER TABLE `items` ADD `content_author_id` text;--> statement-breakpoint
+ALTER TABLE `tus_uploads` ADD `replace_id` text;

@@ -82,6 +82,8 @@ export interface ResumedFile {
   parentId: string | null;
   relativePath: string | null;
   modified: number | null;
+  /** The file whose content the upload replaces; a new file is made when it is gone by then. */
+  replaceId?: string | null;
 }
 
 interface Budget {
@@ -328,7 +330,14 @@ export class UploadService {
   commitReplacement(
     accountId: string,
     object: StoredObject,
-    opts: { current: () => Item; origin: ContentOrigin; modified?: number | null; during?: (updated: Item) => void },
+    opts: {
+      current: () => Item;
+      origin: ContentOrigin;
+      modified?: number | null;
+      during?: (updated: Item) => void;
+      /** Its room was reserved before (a resumable upload): not checked again. */
+      quotaReserved?: boolean;
+    },
   ): Item {
     const now = this.clock.now();
     return this.transactions.immediate(() => {
@@ -336,7 +345,7 @@ export class UploadService {
       const kept = this.d.versions.keepReplaced(row);
       // A kept version still counts, so the whole new object needs room; otherwise only the growth does.
       const added = kept ? object.size : object.size - row.size;
-      if (added > 0) this.quota.assertRoom(accountId, added);
+      if (added > 0 && !opts.quotaReserved) this.quota.assertRoom(accountId, added);
       const updated = this.d.items.replaceContent(row.id, {
         size: object.size,
         mimeType: object.mimeType,
@@ -388,6 +397,19 @@ export class UploadService {
   async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
     const type = await detectType(file.head, file.clientType);
     const object: StoredObject = { ...file, ...type };
+    const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
+    if (target?.type === 'file') {
+      if (!type.detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
+      const row = this.commitReplacement(uploader.accountId, object, {
+        current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
+        origin: { source: 'replace', authorId: uploader.loginId },
+        modified: file.modified,
+        during: within,
+        quotaReserved: true,
+      });
+      this.d.events.item(uploader, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+      return this.d.views.one(uploader.accountId, row);
+    }
     const result = this.transactions.immediate(() => {
       const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
       const created: Item[] = [];

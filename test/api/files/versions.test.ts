@@ -9,6 +9,7 @@ import { errors } from '../../helpers/errors.ts';
 import { downloaded, storedKeys, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { createUpload, patchUpload } from '../../helpers/tus.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -137,6 +138,35 @@ describe('what makes a version', () => {
     clock.advance(MINUTE);
     await replaced(o.client, file.id, 'plain');
     expect((await versions(o.client, file.id))[0]).toMatchObject({ source: 'docserver', size: third.length, author: { id: o.id } });
+  });
+
+  test('a tus upload whose Upload-Metadata carries replaceId replaces that file: same id, name and stars; its content before is a version', async () => {
+    const o = await seed.owner(t);
+    const before = randomBytes(5000);
+    const file = await upload(o.client, 'large.bin', before);
+    expect((await o.client.post('/api/files/star', { ids: [file.id], starred: true })).status).toBe(200);
+    const after = randomBytes(300_000);
+    const created = await createUpload(o.client, after.length, { filename: 'other-name.bin', replaceId: file.id });
+    expect(created.status).toBe(201);
+    const res = await patchUpload(o.client, new URL(created.headers.get('location')!, t.url).pathname, 0, after);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('upload-item-id')).toBe(file.id);
+    const info = await json(await o.client.get(`/api/files/${file.id}/info`));
+    expect(info).toMatchObject({ id: file.id, name: 'large.bin', size: after.length });
+    expect(t.server.ctx.repos.items.getLive(o.id, file.id)!.starred).toBe(true);
+    expect((await downloaded(o.client, file.id)).equals(after)).toBe(true);
+    const [v] = await versions(o.client, file.id);
+    expect(v).toMatchObject({ size: before.length, source: 'upload' });
+    expect((await versionBytes(o.client, file.id, v.id)).equals(before)).toBe(true);
+    expect((await json(await o.client.get('/api/files'))).filter((i: any) => i.name === 'other-name.bin')).toEqual([]);
+
+    // Replacing needs the permission to modify; another account's file is 404.
+    const uploader = await seed.subUser(t, o, ['files.upload']);
+    const denied = await createUpload(uploader.client, 10, { filename: 'x.bin', replaceId: file.id });
+    expect(denied.status).toBe(403);
+    expect(await json(denied)).toEqual(errors.permission('Modify'));
+    const stranger = await seed.owner(t);
+    expect((await createUpload(stranger.client, 10, { filename: 'x.bin', replaceId: file.id })).status).toBe(404);
   });
 
   test('restore makes the chosen content current and keeps the one it replaces as the newest version; delete removes a version and its object', async () => {
