@@ -102,6 +102,10 @@ export class VersionsRepo {
       .get(accountId)!.bytes;
   }
 
+  reassign(fromItemId: string, toItemId: string): number {
+    return this.sqlite.query('UPDATE file_versions SET item_id = ? WHERE item_id = ?').run(toItemId, fromItemId).changes;
+  }
+
   delete(id: string): void {
     this.sqlite.query('DELETE FROM file_versions WHERE id = ?').run(id);
   }

@@ -227,8 +227,9 @@ export class DavService {
   }
 
   /**
-   * COPY and MOVE: `source` to `dest`. An existing destination is trashed first when `overwrite`
-   * (else 412); the result says whether the destination is new (201) or replaced (204).
+   * COPY and MOVE: `source` to `dest`. With `overwrite` (else 412) an existing destination file given a
+   * file keeps its id and gets the source's content, its own becoming a version; any other existing
+   * destination is trashed first. The result says whether the destination is new (201) or replaced (204).
    */
   async transfer(
     principal: Principal,
@@ -250,8 +251,21 @@ export class DavService {
     // A copy takes its source's properties along: refused before anything changes when they would not fit.
     const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
     if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
+    if (replaced && !opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
+    // A file onto a file: the destination stays (id, shares, stars), its content before becomes a version.
+    if (replaced?.type === 'file' && source.item.type === 'file') {
+      this.allow(principal, 'uploads.replace');
+      if (op === 'move') {
+        this.d.uploads.moveOnto(principal, source.item.id, replaced.id);
+        this.d.locks.forget(principal.accountId, source.path.key);
+      } else {
+        await this.d.copy.copyOnto(source.item, (object) =>
+          this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
+        );
+      }
+      return { created: false };
+    }
     if (replaced) {
-      if (!opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
       this.allow(principal, 'trash.trash');
       this.d.trash.trashTrees(principal.accountId, principal.loginId, [replaced.id]);
       this.d.locks.forget(principal.accountId, dest.key);

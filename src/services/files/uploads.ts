@@ -365,6 +365,51 @@ export class UploadService {
     });
   }
 
+  /** New content for a file from an object already stored (a WebDAV COPY onto it); the event goes out as for a replace. */
+  commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Item {
+    const row = this.commitReplacement(principal.accountId, object, {
+      current: () => this.requireFile(principal, id),
+      origin: { source: 'webdav', authorId: principal.loginId },
+      modified,
+    });
+    this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+    return row;
+  }
+
+  /**
+   * WebDAV MOVE of a file onto another file: the destination keeps its id, name, shares and stars and
+   * takes the source's object (no bytes move); its content before becomes a version. The source row
+   * goes, and its versions follow its content to the destination.
+   */
+  moveOnto(principal: Principal, sourceId: string, destId: string): Item {
+    const updated = this.transactions.immediate(() => {
+      const source = this.requireFile(principal, sourceId);
+      const dest = this.requireFile(principal, destId);
+      const kept = this.d.versions.keepReplaced(dest);
+      this.d.versions.reassign(source.id, dest.id);
+      this.d.items.delete(source.id);
+      const row = this.d.items.replaceContent(dest.id, {
+        size: source.size,
+        mimeType: source.mimeType,
+        storageKey: source.storageKey,
+        wrappedKey: source.wrappedKey,
+        keyId: source.keyId,
+        modifiedAt: source.modifiedAt,
+        accessedAt: this.clock.now(),
+        contentSource: source.contentSource,
+        contentAuthorId: source.contentAuthorId,
+      });
+      if (!kept) {
+        this.quota.adjust(principal.accountId, -dest.size);
+        if (dest.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [dest.storageKey] });
+      }
+      return { row, source };
+    });
+    this.d.events.item(principal, FileEventType.permanentlyDeleted, updated.source);
+    this.d.events.item(principal, FileEventType.updated, updated.row, { size: updated.row.size, mimeType: updated.row.mimeType });
+    return updated.row;
+  }
+
   /** POST /:id/derived: a new sibling file next to an existing one (the original is unchanged). */
   async derive(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
     this.requireFile(principal, id);

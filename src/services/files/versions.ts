@@ -108,6 +108,11 @@ export class VersionService {
     };
   }
 
+  /** The versions of `fromItemId` become `toItemId`'s (a WebDAV MOVE onto a file), then the list is thinned; inside a transaction. */
+  reassign(fromItemId: string, toItemId: string): void {
+    if (this.d.versions.reassign(fromItemId, toItemId) > 0) this.thinItem(toItemId);
+  }
+
   /** GET /api/files/:id/versions: newest first, the current content not included. */
   list(principal: Principal, itemId: string): { versions: VersionView[] } {
     const row = this.requireFile(principal, itemId);

@@ -169,6 +169,45 @@ describe('what makes a version', () => {
     expect((await createUpload(stranger.client, 10, { filename: 'x.bin', replaceId: file.id })).status).toBe(404);
   });
 
+  test('a WebDAV MOVE or COPY with Overwrite onto a file keeps the destination (id, stars) and its content before as a version', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}` });
+    expect((await dav.put('target.txt', 'target before')).status).toBe(201);
+    const [target] = (await json(await o.client.get('/api/files'))).filter((i: any) => i.name === 'target.txt');
+    expect((await o.client.post('/api/files/star', { ids: [target.id], starred: true })).status).toBe(200);
+    expect((await dav.put('draft.txt', 'moved in')).status).toBe(201);
+    clock.advance(MINUTE);
+    await replaced(o.client, (await json(await o.client.get('/api/files'))).find((i: any) => i.name === 'draft.txt').id, 'moved in, v2');
+
+    clock.advance(MINUTE);
+    expect((await dav.request('MOVE', 'draft.txt', { headers: { ...dest('target.txt'), overwrite: 'T' } })).status).toBe(204);
+    const names = (await json(await o.client.get('/api/files'))).map((i: any) => i.name);
+    expect(names).toContain('target.txt');
+    expect(names).not.toContain('draft.txt');
+    expect((await downloaded(o.client, target.id)).toString()).toBe('moved in, v2');
+    expect(t.server.ctx.repos.items.getLive(o.id, target.id)!.starred).toBe(true);
+    // The destination's content before, and the moved file's own history, are the destination's versions.
+    const list = await versions(o.client, target.id);
+    expect(list.map((v) => v.size).sort()).toEqual(['moved in'.length, 'target before'.length].sort());
+    const contents = await Promise.all(list.map(async (v) => (await versionBytes(o.client, target.id, v.id)).toString()));
+    expect(contents.sort()).toEqual(['moved in', 'target before']);
+    expect((await json(await o.client.get('/api/files/trash'))).map((i: any) => i.name)).toEqual([]);
+
+    clock.advance(MINUTE);
+    expect((await dav.put('other.txt', 'copied over')).status).toBe(201);
+    expect((await dav.request('COPY', 'other.txt', { headers: { ...dest('target.txt'), overwrite: 'T' } })).status).toBe(204);
+    expect((await downloaded(o.client, target.id)).toString()).toBe('copied over');
+    const [newest] = await versions(o.client, target.id);
+    expect(newest).toMatchObject({ size: 'moved in, v2'.length, source: 'replace' });
+    expect((await versionBytes(o.client, target.id, newest.id)).toString()).toBe('moved in, v2');
+    expect(await dav.list('')).toEqual(expect.arrayContaining(['/dav/other.txt', '/dav/target.txt']));
+    const used = t.server.ctx.services.quota.usage(o.id).used;
+    expect(used).toBe(
+      ['copied over', 'copied over', 'moved in, v2', 'moved in', 'target before'].reduce((n, x) => n + x.length, 0),
+    );
+  });
+
   test('restore makes the chosen content current and keeps the one it replaces as the newest version; delete removes a version and its object', async () => {
     const o = await seed.owner(t);
     const file = await upload(o.client, 'notes.txt', 'original');
