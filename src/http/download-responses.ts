@@ -51,7 +51,8 @@ export async function fileResponse(
   opts: { inline: boolean; reader?: AuditPrincipal; etag?: string },
 ): Promise<Response> {
   // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
-  if (opts.etag && request.headers.get('if-none-match') === opts.etag) return new Response(null, { status: 304, headers: { ETag: opts.etag } });
+  if (opts.etag && request.headers.get('if-none-match') === opts.etag)
+    return new Response(null, { status: 304, headers: { ETag: opts.etag } });
   const range = parseRange(request.headers.get('range'), row.size);
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });

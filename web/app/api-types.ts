@@ -36,6 +36,20 @@ export interface StorageUsage {
   used: number;
   total: number | null;
   free: number | null;
+  /** Bytes held by file versions, included in `used`. */
+  versions?: number;
+}
+
+/** An earlier content of a file (GET /api/files/:id/versions). */
+export interface FileVersion {
+  id: string;
+  size: number;
+  /** When this content was written. */
+  modified: string;
+  /** When it stopped being the file's content. */
+  createdAt: string;
+  source: 'upload' | 'replace' | 'webdav' | 'docserver' | 'restore';
+  author: { id: string; name: string; email: string } | null;
 }
 
 export interface Profile {

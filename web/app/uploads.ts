@@ -162,8 +162,7 @@ const resumableTransport: UploadTransport = {
   },
 };
 
-const transportFor = (item: UploadItem): UploadTransport =>
-  item.file.size > RESUMABLE_ABOVE ? resumableTransport : multipartTransport;
+const transportFor = (item: UploadItem): UploadTransport => (item.file.size > RESUMABLE_ABOVE ? resumableTransport : multipartTransport);
 
 export const uploads = signal<UploadItem[]>([]);
 export const activeUploads = computed(() => uploads.value.filter((u) => u.status.value === 'queued' || u.status.value === 'uploading'));

@@ -518,7 +518,9 @@ export class ItemsRepo {
   isKeyReferenced(key: string): boolean {
     return (
       this.sqlite
-        .query<{ id: string }, [string]>('SELECT id FROM items WHERE storage_key = ?1 UNION ALL SELECT id FROM file_versions WHERE storage_key = ?1')
+        .query<{ id: string }, [string]>(
+          'SELECT id FROM items WHERE storage_key = ?1 UNION ALL SELECT id FROM file_versions WHERE storage_key = ?1',
+        )
         .get(key) !== null
     );
   }
@@ -610,9 +612,12 @@ export class ItemsRepo {
 
   /** Compare-and-set of a re-wrapped data key (of a file or a version): a row rewritten meanwhile is left alone. */
   rewrap(id: string, from: string, to: string, keyId: string): number {
-    const file = this.sqlite.query('UPDATE items SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?').run(to, keyId, id, from);
+    const file = this.sqlite
+      .query('UPDATE items SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?')
+      .run(to, keyId, id, from);
     if (file.changes > 0) return file.changes;
-    return this.sqlite.query('UPDATE file_versions SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?').run(to, keyId, id, from)
-      .changes;
+    return this.sqlite
+      .query('UPDATE file_versions SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?')
+      .run(to, keyId, id, from).changes;
   }
 }

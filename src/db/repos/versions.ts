@@ -66,7 +66,9 @@ export class VersionsRepo {
   }
 
   get(itemId: string, id: string): FileVersion | null {
-    return this.sqlite.query<FileVersion, [string, string]>(`SELECT ${VERSION} FROM file_versions WHERE id = ? AND item_id = ?`).get(id, itemId);
+    return this.sqlite
+      .query<FileVersion, [string, string]>(`SELECT ${VERSION} FROM file_versions WHERE id = ? AND item_id = ?`)
+      .get(id, itemId);
   }
 
   /** A file's versions, newest first, as thinning reads them. */
@@ -89,9 +91,7 @@ export class VersionsRepo {
   /** An account's oldest versions first, a page at a time (making room for an upload). */
   oldestOfAccount(accountId: string, limit: number): VersionStub[] {
     return this.sqlite
-      .query<VersionStub, [string, number]>(
-        `SELECT ${STUB} FROM file_versions WHERE account_id = ? ORDER BY created_at, seq LIMIT ?`,
-      )
+      .query<VersionStub, [string, number]>(`SELECT ${STUB} FROM file_versions WHERE account_id = ? ORDER BY created_at, seq LIMIT ?`)
       .all(accountId, limit);
   }
 

@@ -203,9 +203,7 @@ describe('what makes a version', () => {
     expect((await versionBytes(o.client, target.id, newest.id)).toString()).toBe('moved in, v2');
     expect(await dav.list('')).toEqual(expect.arrayContaining(['/dav/other.txt', '/dav/target.txt']));
     const used = t.server.ctx.services.quota.usage(o.id).used;
-    expect(used).toBe(
-      ['copied over', 'copied over', 'moved in, v2', 'moved in', 'target before'].reduce((n, x) => n + x.length, 0),
-    );
+    expect(used).toBe(['copied over', 'copied over', 'moved in, v2', 'moved in', 'target before'].reduce((n, x) => n + x.length, 0));
   });
 
   test('restore makes the chosen content current and keeps the one it replaces as the newest version; delete removes a version and its object', async () => {
@@ -377,7 +375,9 @@ describe('storage', () => {
     const file = await upload(o.client, 'orphan-check.txt', 'first');
     await replaced(o.client, file.id, 'second');
     const [v] = await versions(o.client, file.id);
-    const key = t.server.ctx.db.$client.query<{ k: string }, [string]>('SELECT storage_key AS k FROM file_versions WHERE id = ?').get(v.id)!.k;
+    const key = t.server.ctx.db.$client
+      .query<{ k: string }, [string]>('SELECT storage_key AS k FROM file_versions WHERE id = ?')
+      .get(v.id)!.k;
     expect(t.server.ctx.repos.items.referencedKeys([key]).has(key)).toBe(true);
     expect(t.server.ctx.repos.users.usageCheck().find((u) => u.id === o.id)).toMatchObject({ storageUsed: 11, actual: 11 });
   });
@@ -403,7 +403,8 @@ describe('access', () => {
     for (const [method, path] of routes(file.id, v.id)) expect((await stranger.client.send(method!, path!)).status).toBe(404);
     // Their own file with someone else's version id, and a version id that does not exist.
     for (const [method, path] of routes(theirs.id, v.id).slice(1)) expect((await stranger.client.send(method!, path!)).status).toBe(404);
-    for (const [method, path] of routes(file.id, 'no-such-version').slice(1)) expect((await o.client.send(method!, path!)).status).toBe(404);
+    for (const [method, path] of routes(file.id, 'no-such-version').slice(1))
+      expect((await o.client.send(method!, path!)).status).toBe(404);
     expect((await o.client.get(`/api/files/${theirs.id}/versions/${theirVersion.id}/download`)).status).toBe(404);
 
     const viewer = await seed.subUser(t, o, []);
