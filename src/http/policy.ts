@@ -94,6 +94,8 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'PUT /api/user/share-base-url-config': admin,
   'GET /api/user/max-upload-size-config': session,
   'PUT /api/user/max-upload-size-config': admin,
+  'GET /api/user/versions-config': session,
+  'PUT /api/user/versions-config': admin,
   'GET /api/user/known-proxies-config': admin,
   'PUT /api/user/known-proxies-config': admin,
   'GET /api/user/hide-file-extensions-config': session,

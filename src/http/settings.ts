@@ -16,6 +16,8 @@ const shareBaseUrlBody = z.object({ url: z.string().nullish() });
 // These two are checked by the settings service (its rules), so the schemas here only describe them.
 const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
 const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
+// Shapes only: the ranges are the settings service's rules.
+const versionsBody = z.object({ enabled: z.boolean().optional(), retentionDays: z.number().optional(), maxPerFile: z.number().optional() });
 const flagSchemas: Record<string, z.ZodType> = { enabled: enabledBody, hidden: hiddenBody };
 
 /** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
@@ -74,6 +76,12 @@ export function settingsRoutes(ctx: AppContext) {
         return { maxBytes: settings.update('maxUploadBytes', body?.maxBytes, 'maxBytes', principal) };
       },
       { session: true, detail: describeInput({ body: maxUploadSizeBody }) },
+    )
+    .get('/api/user/versions-config', () => settings.versionsView(), { session: true })
+    .put(
+      '/api/user/versions-config',
+      async ({ principal, request }) => settings.updateVersions(validate(versionsBody, await readJson(request)), principal),
+      { session: true, detail: describeInput({ body: versionsBody }) },
     )
     .get('/api/user/known-proxies-config', () => ({ knownProxies: settings.get('knownProxies') }), { session: true })
     .put(

@@ -14,10 +14,11 @@ const EVERY = 15 * MINUTE;
 const clock = new ManualClock(Date.now() - SAVES * EVERY - MINUTE);
 let t: TestServer;
 let browser: Browser;
+let admin: seed.SeededLogin;
 
 beforeAll(async () => {
   [t, browser] = await Promise.all([startTestServer({ clock, startWorker: false }), acquireBrowser()]);
-  await seed.admin(t);
+  admin = await seed.admin(t);
 });
 afterAll(async () => {
   await releaseBrowser();
@@ -118,5 +119,38 @@ describe('Versions tab', () => {
     expect(await versionItems(seen.page).getByRole('link', { name: 'Download' }).count()).toBe(0);
     await screenshot(seen.page, 'versions-light-desktop-viewer');
     await seen.context.close();
+  });
+});
+
+describe('Admin → Instance', () => {
+  test('File versions: Keep versions switches them off and on; the days and the cap per file are saved, and refused when not whole numbers', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/instance');
+    const section = page.getByRole('region', { name: 'File versions' });
+    const keep = section.getByRole('switch', { name: 'Keep versions' });
+    await keep.waitFor();
+    expect(await keep.isChecked()).toBe(true);
+    await keep.click();
+    await section.getByText('Saved: off.').waitFor();
+    expect(t.server.ctx.services.settings.get('versionsEnabled')).toBe(false);
+    await keep.click();
+    await section.getByText('Saved: on.').waitFor();
+
+    await section.getByLabel('Days to keep versions').fill('two weeks');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('alert').filter({ hasText: 'Days to keep versions must be a whole number.' }).waitFor();
+    await section.getByLabel('Days to keep versions').fill('14');
+    await section.getByLabel('Versions per file').fill('0');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('alert').filter({ hasText: 'Versions per file must be between 1 and 1,000.' }).waitFor();
+    await section.getByLabel('Versions per file').fill('50');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByText('Saved: daily versions for 14 days, at most 50 per file.').waitFor();
+    expect(t.server.ctx.services.settings.versionsView()).toEqual({ enabled: true, retentionDays: 14, maxPerFile: 50 });
+    await section.scrollIntoViewIfNeeded();
+    await screenshot(page, 'versions-admin-light-desktop');
+    await expectAccessible(page, 'Admin → Instance with File versions');
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });

@@ -45,6 +45,12 @@ export const SETTING_DEFAULTS: InstanceSettings = {
 
 export type SettingKey = keyof InstanceSettings;
 
+export interface VersionsConfig {
+  enabled: boolean;
+  retentionDays: number;
+  maxPerFile: number;
+}
+
 const MIN_UPLOAD_BYTES = 1048576;
 const MAX_UPLOAD_BYTES = 107374182400;
 
@@ -159,6 +165,31 @@ export class SettingsService {
     this.set(key, parsed.data);
     if (by) this.recordChange(key, parsed.data, by);
     return parsed.data;
+  }
+
+  /** File versions as Admin → Instance shows them. */
+  versionsView(): VersionsConfig {
+    const s = this.all();
+    return { enabled: s.versionsEnabled, retentionDays: s.versionsRetentionDays, maxPerFile: s.versionsMaxPerFile };
+  }
+
+  /** PUT /api/user/versions-config: any of the three, all checked (422 naming each bad field) before any is stored. */
+  updateVersions(input: Partial<Record<keyof VersionsConfig, unknown>>, by?: Actor): VersionsConfig {
+    const fields = { enabled: 'versionsEnabled', retentionDays: 'versionsRetentionDays', maxPerFile: 'versionsMaxPerFile' } as const;
+    const issues: Array<{ field: string; message: string }> = [];
+    const parsed: Array<[SettingKey, unknown]> = [];
+    for (const [field, key] of Object.entries(fields) as Array<[keyof VersionsConfig, SettingKey]>) {
+      if (input[field] === undefined) continue;
+      const r = SETTING_SCHEMAS[key].safeParse(input[field]);
+      if (r.success) parsed.push([key, r.data]);
+      else issues.push(...r.error.issues.map((i) => ({ field, message: i.message })));
+    }
+    if (issues.length) throw validationFailed(issues);
+    for (const [key, value] of parsed) {
+      this.set(key, value as never);
+      if (by) this.recordChange(key, value as never, by);
+    }
+    return this.versionsView();
   }
 
   /** The document server needs its URL and JWT secret together; both empty (or null) turns it off. */

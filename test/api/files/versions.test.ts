@@ -429,3 +429,28 @@ describe('access', () => {
     expect((await versions(o.client, file.id))[0]).toMatchObject({ source: 'restore', author: { id: editor.id, email: editor.email } });
   });
 });
+
+describe('settings', () => {
+  test('GET and PUT /api/user/versions-config: the admin turns versions off and changes retention; bad values are 422 and nothing is stored', async () => {
+    expect(await json(await admin.client.get('/api/user/versions-config'))).toEqual({ enabled: true, retentionDays: 30, maxPerFile: 100 });
+    const before = t.server.ctx.services.settings.all();
+    const bad = await admin.client.put('/api/user/versions-config', { enabled: false, retentionDays: 0, maxPerFile: 2.5 });
+    expect(bad.status).toBe(422);
+    const body = await json(bad);
+    expect(body.message).toBe('Validation failed');
+    expect(body.details.map((d: { field: string }) => d.field).sort()).toEqual(['maxPerFile', 'retentionDays']);
+    expect(t.server.ctx.services.settings.all()).toEqual(before);
+
+    const o = await seed.owner(t);
+    expect((await o.client.put('/api/user/versions-config', { enabled: false })).status).toBe(403);
+    try {
+      const res = await admin.client.put('/api/user/versions-config', { enabled: false, retentionDays: 7 });
+      expect(await json(res)).toEqual({ enabled: false, retentionDays: 7, maxPerFile: 100 });
+      const file = await upload(o.client, 'plain.txt', 'one');
+      await replaced(o.client, file.id, 'two');
+      expect(await versions(o.client, file.id)).toEqual([]);
+    } finally {
+      await admin.client.put('/api/user/versions-config', { enabled: true, retentionDays: 30 });
+    }
+  });
+});
