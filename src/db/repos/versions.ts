@@ -110,6 +110,10 @@ export class VersionsRepo {
     this.sqlite.query('DELETE FROM file_versions WHERE id = ?').run(id);
   }
 
+  deleteMany(ids: readonly string[]): void {
+    this.sqlite.query('DELETE FROM file_versions WHERE id IN (SELECT value FROM json_each(?))').run(JSON.stringify(ids));
+  }
+
   /** Removes every version of a file; answers their keys and bytes (purging the file). */
   deleteOfItem(itemId: string): { keys: string[]; bytes: number } {
     const rows = this.sqlite

@@ -191,10 +191,8 @@ export class VersionService {
   private remove(rows: readonly Pick<VersionStub, 'id' | 'accountId' | 'size' | 'storageKey'>[]): void {
     if (rows.length === 0) return;
     const bytes = new Map<string, number>();
-    for (const v of rows) {
-      this.d.versions.delete(v.id);
-      bytes.set(v.accountId, (bytes.get(v.accountId) ?? 0) + v.size);
-    }
+    for (const v of rows) bytes.set(v.accountId, (bytes.get(v.accountId) ?? 0) + v.size);
+    this.d.versions.deleteMany(rows.map((v) => v.id));
     for (const [accountId, n] of bytes) this.d.quota.adjust(accountId, -n);
     this.d.queue.insert(Jobs.storageDelete, { keys: rows.map((v) => v.storageKey) });
   }
