@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
@@ -8,7 +10,8 @@ import { documents } from '../../helpers/documents.ts';
 import { errors } from '../../helpers/errors.ts';
 import { downloaded, storedKeys, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
+import { runCli } from '../../helpers/cli.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
 
 const MINUTE = 60_000;
@@ -380,6 +383,56 @@ describe('storage', () => {
       .get(v.id)!.k;
     expect(t.server.ctx.repos.items.referencedKeys([key]).has(key)).toBe(true);
     expect(t.server.ctx.repos.users.usageCheck().find((u) => u.id === o.id)).toMatchObject({ storageUsed: 11, actual: 11 });
+  });
+});
+
+describe('maintenance', () => {
+  test('key rotation re-wraps the data keys of versions; deleting an account removes its versions and their objects', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(90_000);
+    const file = await upload(o.client, 'rotated.bin', content);
+    await replaced(o.client, file.id, 'newer');
+    const [v] = await versions(o.client, file.id);
+    const result = await t.server.ctx.services.keys.rotate();
+    expect(result.completed).toBe(true);
+    const row = t.server.ctx.db.$client
+      .query<{ keyId: string }, [string]>('SELECT key_id AS keyId FROM file_versions WHERE id = ?')
+      .get(v.id)!;
+    expect(row.keyId).toBe(result.keyId);
+    expect(t.server.ctx.repos.items.countNotUnderKey(result.keyId)).toBe(0);
+    expect((await versionBytes(o.client, file.id, v.id)).equals(content)).toBe(true);
+
+    await drain();
+    const keys = (await storedKeys(t)).length;
+    expect((await admin.client.delete(`/api/user/${o.id}`)).status).toBeLessThan(300);
+    await drain();
+    await drain();
+    expect(t.server.ctx.db.$client.query('SELECT COUNT(*) AS n FROM file_versions WHERE account_id = ?').get(o.id)).toEqual({ n: 0 });
+    expect((await storedKeys(t)).length).toBe(keys - 2);
+  });
+});
+
+describe('backup', () => {
+  test('a full backup carries the objects of versions; the restored instance downloads them byte-exact', async () => {
+    const o = await seed.owner(t);
+    const before = randomBytes(120_000);
+    const file = await upload(o.client, 'backed-up.bin', before);
+    await replaced(o.client, file.id, 'after');
+    const [v] = await versions(o.client, file.id);
+    const out = tempDir('coffer-versions-backup-');
+    let restored: TestServer | null = null;
+    try {
+      const archive = path.join(out, 'full.tar');
+      expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir], { timeoutMs: 120_000 })).code).toBe(0);
+      const target = path.join(out, 'restored');
+      expect((await runCli(['restore', archive, '--data-dir', target], { timeoutMs: 120_000 })).code).toBe(0);
+      restored = await startTestServer({ dataDir: target, startWorker: false });
+      const client = await seed.login(restored, o.email);
+      expect((await versionBytes(client, file.id, v.id)).equals(before)).toBe(true);
+    } finally {
+      await restored?.stop();
+      fs.rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 
