@@ -8,7 +8,7 @@ import { davLogin } from '../../helpers/dav.ts';
 import { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import { errors } from '../../helpers/errors.ts';
-import { downloaded, storedKeys, upload } from '../../helpers/files.ts';
+import { downloaded, SseReader, storedKeys, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
 import { runCli } from '../../helpers/cli.ts';
@@ -216,9 +216,14 @@ describe('what makes a version', () => {
     await replaced(o.client, file.id, 'edited');
     const [old] = await versions(o.client, file.id);
     clock.advance(MINUTE);
+    const reader = new SseReader(await o.client.get('/api/files/events'));
+    expect(await reader.nextData()).toEqual({ type: 'connected' });
     const res = await o.client.post(`/api/files/${file.id}/versions/${old.id}/restore`);
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({ id: file.id, name: 'notes.txt', size: 8 });
+    // The same event as a replace.
+    expect(await reader.nextData()).toMatchObject({ type: 'file.updated', data: { id: file.id, size: 8 } });
+    await reader.close();
     expect((await downloaded(o.client, file.id)).toString()).toBe('original');
     const list = await versions(o.client, file.id);
     expect(list).toHaveLength(1);
