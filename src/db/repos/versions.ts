@@ -7,8 +7,15 @@ export type FileVersion = Omit<typeof fileVersions.$inferSelect, 'seq'>;
 export type VersionSource = FileVersion['source'];
 /** A version as its list shows it: the row and the name and email of the login that wrote it. */
 export type ListedVersion = FileVersion & { authorName: string | null; authorEmail: string | null };
-/** What thinning and eviction need of a row. */
+/** What eviction needs of a row. */
 export type VersionStub = Pick<FileVersion, 'id' | 'itemId' | 'accountId' | 'size' | 'storageKey' | 'createdAt'>;
+/** What retention needs of a row: read from the item index alone, without touching the table. */
+export interface VersionAge {
+  seq: number;
+  createdAt: number;
+}
+/** A removed version: whose bytes it freed and which object to delete. */
+export type RemovedVersion = Pick<FileVersion, 'accountId' | 'size' | 'storageKey'>;
 
 const KEYS = [
   'id',
@@ -71,11 +78,23 @@ export class VersionsRepo {
       .get(id, itemId);
   }
 
-  /** A file's versions, newest first, as thinning reads them. */
-  stubsOf(itemId: string): VersionStub[] {
+  /** A file's versions, newest first, as retention reads them (the item index covers it). */
+  agesOf(itemId: string): VersionAge[] {
     return this.sqlite
-      .query<VersionStub, [string]>(`SELECT ${STUB} FROM file_versions WHERE item_id = ? ORDER BY created_at DESC, seq DESC`)
+      .query<VersionAge, [string]>(
+        'SELECT seq, created_at AS createdAt FROM file_versions WHERE item_id = ? ORDER BY created_at DESC, seq DESC',
+      )
       .all(itemId);
+  }
+
+  /** Removes versions by row number; answers what each freed. */
+  deleteRows(seqs: readonly number[]): RemovedVersion[] {
+    return this.sqlite
+      .query<RemovedVersion, [string]>(
+        `DELETE FROM file_versions WHERE seq IN (SELECT value FROM json_each(?))
+         RETURNING account_id AS accountId, size, storage_key AS storageKey`,
+      )
+      .all(JSON.stringify(seqs));
   }
 
   /** Files that have versions, in id order after `afterItemId`. */
@@ -108,10 +127,6 @@ export class VersionsRepo {
 
   delete(id: string): void {
     this.sqlite.query('DELETE FROM file_versions WHERE id = ?').run(id);
-  }
-
-  deleteMany(ids: readonly string[]): void {
-    this.sqlite.query('DELETE FROM file_versions WHERE id IN (SELECT value FROM json_each(?))').run(JSON.stringify(ids));
   }
 
   /** Removes every version of a file; answers their keys and bytes (purging the file). */

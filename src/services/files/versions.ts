@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { FileVersion, ListedVersion, VersionSource, VersionStub, VersionsRepo } from '../../db/repos/versions.ts';
+import type { FileVersion, ListedVersion, RemovedVersion, VersionAge, VersionSource, VersionsRepo } from '../../db/repos/versions.ts';
 import { badRequest, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -37,7 +37,7 @@ export interface Retention {
  * stays; then the newest of each hour for a day; then the newest of each day up to `retentionDays`;
  * then none; and never more than `maxPerFile` (the oldest go).
  */
-export function retentionDrops<T extends Pick<VersionStub, 'createdAt'>>(newestFirst: readonly T[], now: number, r: Retention): T[] {
+export function retentionDrops<T extends Pick<VersionAge, 'createdAt'>>(newestFirst: readonly T[], now: number, r: Retention): T[] {
   const seen = new Set<string>();
   const drop: T[] = [];
   let kept = 0;
@@ -163,15 +163,16 @@ export class VersionService {
   delete(principal: Principal, itemId: string, versionId: string): { message: string } {
     this.d.transactions.immediate(() => {
       const { version } = this.requireVersion(principal, itemId, versionId);
-      this.remove([version]);
+      this.d.versions.delete(version.id);
+      this.release([version]);
     });
     return { message: 'Version deleted' };
   }
 
   /** Applies retention to one file's versions; inside a transaction. */
   private thinItem(itemId: string): number {
-    const drops = retentionDrops(this.d.versions.stubsOf(itemId), this.d.clock.now(), this.retention());
-    this.remove(drops);
+    const drops = retentionDrops(this.d.versions.agesOf(itemId), this.d.clock.now(), this.retention());
+    if (drops.length) this.release(this.d.versions.deleteRows(drops.map((v) => v.seq)));
     return drops.length;
   }
 
@@ -188,11 +189,11 @@ export class VersionService {
     }
   }
 
-  private remove(rows: readonly Pick<VersionStub, 'id' | 'accountId' | 'size' | 'storageKey'>[]): void {
+  /** After versions' rows went: their bytes leave the usage and their objects are queued for deletion. */
+  private release(rows: readonly RemovedVersion[]): void {
     if (rows.length === 0) return;
     const bytes = new Map<string, number>();
     for (const v of rows) bytes.set(v.accountId, (bytes.get(v.accountId) ?? 0) + v.size);
-    this.d.versions.deleteMany(rows.map((v) => v.id));
     for (const [accountId, n] of bytes) this.d.quota.adjust(accountId, -n);
     this.d.queue.insert(Jobs.storageDelete, { keys: rows.map((v) => v.storageKey) });
   }
