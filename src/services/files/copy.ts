@@ -98,12 +98,7 @@ export class CopyService {
         detected: true,
       });
     } catch (err) {
-      const removed = await this.d.storage.delete(storageKey).then(
-        () => true,
-        () => false,
-      );
-      if (removed) this.d.intents.forget(storageKey);
-      else this.d.intents.abandon(storageKey);
+      await this.discard(storageKey);
       throw err;
     }
   }
@@ -164,16 +159,19 @@ export class CopyService {
       }
       return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.d.clock.now(), name);
     } catch (err) {
-      if (storageKey) {
-        const removed = await this.d.storage.delete(storageKey).then(
-          () => true,
-          () => false,
-        );
-        if (removed) this.d.intents.forget(storageKey);
-        else this.d.intents.abandon(storageKey);
-      }
+      if (storageKey) await this.discard(storageKey);
       throw err;
     }
+  }
+
+  /** Removes a copy that was not committed; one that cannot be removed is left to the intent sweep. */
+  private async discard(storageKey: string): Promise<void> {
+    const removed = await this.d.storage.delete(storageKey).then(
+      () => true,
+      () => false,
+    );
+    if (removed) this.d.intents.forget(storageKey);
+    else this.d.intents.abandon(storageKey);
   }
 
   private insertCopy(
