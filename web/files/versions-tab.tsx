@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { FileVersion, Item } from '../app/api-types.ts';
+import type { FileVersion, Item } from '../../src/contract/files.ts';
+import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatSize } from '../app/format.ts';
 import { can, profile } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
-import { versionsApi } from '../app/versions.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
 
@@ -50,7 +50,7 @@ export function VersionsTab({ item }: { item: Item }) {
   const [busy, setBusy] = useState(false);
 
   const load = () =>
-    versionsApi.list(item.id).then(
+    api.files.versions(item.id).then(
       (list) => {
         setVersions(list);
         setError(null);
@@ -70,7 +70,7 @@ export function VersionsTab({ item }: { item: Item }) {
   async function restore(v: FileVersion, undo = false) {
     setBusy(true);
     try {
-      await versionsApi.restore(item.id, v.id);
+      await api.files.restoreVersion(item.id, v.id);
       const list = await load();
       if (undo) {
         toast('The file is back as it was');
@@ -98,7 +98,7 @@ export function VersionsTab({ item }: { item: Item }) {
     if (!sure) return;
     setBusy(true);
     try {
-      await versionsApi.remove(item.id, v.id);
+      await api.files.deleteVersion(item.id, v.id);
       await load();
       toast('Version deleted');
     } catch (err) {
@@ -140,7 +140,7 @@ export function VersionsTab({ item }: { item: Item }) {
                 </p>
                 <div class="version-actions">
                   {can('files.download') && (
-                    <a class="button small ghost" href={versionsApi.downloadUrl(item.id, v.id)} download={item.name}>
+                    <a class="button small ghost" href={api.files.versionDownloadUrl(item.id, v.id)} download={item.name}>
                       <Icon name="download" size={16} />
                       Download
                     </a>

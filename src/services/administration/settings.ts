@@ -7,6 +7,7 @@ import { validationFailed } from '../../errors.ts';
 import { isCidr, isHostname, isIpAddress } from '../../lib/ip.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
 import type { Principal } from '../accounts/principal.ts';
+import type { VersionsConfig } from '../../contract/admin.ts';
 
 /** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
 export interface InstanceSettings {
@@ -44,12 +45,6 @@ export const SETTING_DEFAULTS: InstanceSettings = {
 };
 
 export type SettingKey = keyof InstanceSettings;
-
-export interface VersionsConfig {
-  enabled: boolean;
-  retentionDays: number;
-  maxPerFile: number;
-}
 
 const MIN_UPLOAD_BYTES = 1048576;
 const MAX_UPLOAD_BYTES = 107374182400;
