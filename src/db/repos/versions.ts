@@ -138,14 +138,4 @@ export class VersionsRepo {
       .all(itemId);
     return { keys: rows.map((r) => r.storageKey), bytes: rows.reduce((n, r) => n + r.size, 0) };
   }
-
-  /** Every version key of an account, a page at a time after `afterKey` (deleting the account). */
-  keysOfAccount(accountId: string, afterKey: string, limit: number): string[] {
-    return this.sqlite
-      .query<{ storageKey: string }, [string, string, number]>(
-        'SELECT storage_key AS storageKey FROM file_versions WHERE account_id = ? AND storage_key > ? ORDER BY storage_key LIMIT ?',
-      )
-      .all(accountId, afterKey, limit)
-      .map((r) => r.storageKey);
-  }
 }
