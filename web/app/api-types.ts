@@ -47,7 +47,7 @@ export interface Profile {
   /** null for an account owner, who holds every permission. */
   permissions: string[] | null;
   /** How the login signs in: an account made through single sign-on has no password until an admin sets one. */
-  signInMethods: Array<'password' | 'idp'>;
+  signInMethods: Array<'password' | 'idp' | 'passkey'>;
 }
 
 /** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, docs/documents.md). */
