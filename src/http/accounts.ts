@@ -7,6 +7,7 @@ import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
+import { assertionBody } from './passkey-schemas.ts';
 import { describeInput } from './openapi.ts';
 
 // Shapes only: the password, name and email rules are the accounts service's.
@@ -17,7 +18,13 @@ const signupBody = z.object({
   name: z.string().optional(),
   setupCode: z.string().max(64, 'setupCode must be at most 64 characters').optional(),
 });
-const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCode: z.string().max(16).optional() });
+const loginBody = z.object({
+  email: EMAIL,
+  password: password('password'),
+  mfaCode: z.string().max(16).optional(),
+  // With two-factor on: a passkey's answer in place of the code.
+  passkey: assertionBody.optional(),
+});
 const changePasswordBody = z.object({
   oldPassword: z.string().min(1, 'Enter your current password').max(128),
   newPassword: password('newPassword'),
