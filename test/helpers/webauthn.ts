@@ -56,12 +56,12 @@ const FLAG_UP = 0x01;
 const FLAG_UV = 0x04;
 const FLAG_AT = 0x40;
 
-interface CreationOptions {
+export interface CreationOptions {
   challenge: string;
   rp: { id?: string };
   user: { id: string };
 }
-interface RequestOptions {
+export interface RequestOptions {
   challenge: string;
   rpId?: string;
 }
