@@ -6,11 +6,13 @@ import type { ActiveClient as ServerClient } from '../../src/services/accounts/c
 import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/maintenance/orphans.ts';
 import type { SessionService } from '../../src/services/accounts/sessions.ts';
 import type { AppPasswordView } from '../../src/services/accounts/app-passwords.ts';
+import type { PasskeyView } from '../../src/services/accounts/passkeys.ts';
 import type { SubUserView } from '../../src/services/accounts/sub-users.ts';
 import type { UserListEntry } from '../../src/services/accounts/users.ts';
 import type {
   ActiveClient,
   AppPassword,
+  PasskeyEntry,
   Item,
   OrphanDeletion,
   OrphanReport,
@@ -35,6 +37,7 @@ const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
 const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
 const clientSame: Same<ActiveClient, ServerClient> = true;
 const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
+const passkeySame: Same<PasskeyEntry, PasskeyView> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
   expect([
@@ -49,5 +52,6 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     deletionSame,
     clientSame,
     appPasswordSame,
-  ]).toEqual(Array(11).fill(true));
+    passkeySame,
+  ]).toEqual(Array(12).fill(true));
 });

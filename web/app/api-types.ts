@@ -146,6 +146,16 @@ export interface AppPassword {
   lastIp: string | null;
 }
 
+/** One of the signed-in login's passkeys (Settings → Security). */
+export interface PasskeyEntry {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  /** Synced by its platform's password manager, so losing one device does not lose it. */
+  backedUp: boolean;
+}
+
 /** A WebDAV lock of the account, as its owner's list shows it. */
 export interface DavLock {
   token: string;

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../app/api-types.ts';
+import { passkeyAnswer, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
@@ -99,6 +100,8 @@ export function SignIn() {
   const [error, setError] = useState<string | null>(null);
   const [idpError, setIdpError] = useState(query.get('error'));
   const [busy, setBusy] = useState(false);
+  // The code step's 400 says whether the login has a passkey to use instead.
+  const [passkeyOffered, setPasskeyOffered] = useState(false);
   const codeRef = useRef<HTMLInputElement>(null);
   const provider = status?.idp.name ?? 'your identity provider';
 
@@ -115,6 +118,33 @@ export function SignIn() {
     setError(null);
     if (query.has('mfa')) navigate(withNext('/login'), { replace: true });
   };
+
+  /** Runs one way of signing in; a refusal shows its message beside the form. */
+  const attempt = async (work: () => Promise<void>, describe: (err: unknown) => string = (err) => (err as Error).message) => {
+    setBusy(true);
+    setError(null);
+    setIdpError(null);
+    try {
+      await work();
+      await signedIn();
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const withPasskey = () =>
+    attempt(async () => {
+      const answer = await passkeyAnswer();
+      await api('/api/passkeys/sign-in', { method: 'POST', anonymous: true, body: answer });
+    }, passkeyErrorText);
+
+  const passkeyInsteadOfCode = () =>
+    attempt(async () => {
+      const passkey = await passkeyAnswer();
+      await api('/api/login', { method: 'POST', anonymous: true, body: { email, password, passkey } });
+    }, passkeyErrorText);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -134,6 +164,7 @@ export function SignIn() {
       await signedIn();
     } catch (err) {
       if (err instanceof ApiError && err.status === 400 && err.message === 'MFA code required') {
+        setPasskeyOffered(err.body.passkey === true && passkeysAvailable());
         setStep('code');
       } else setError((err as Error).message);
     } finally {
@@ -143,6 +174,7 @@ export function SignIn() {
 
   const offerProvider = status?.idp.enabled && step === 'password';
   const offerPassword = step !== 'password' || status?.passwordLogin !== false;
+  const offerPasskey = step === 'password' && status?.passwordLogin !== false && passkeysAvailable();
   return (
     <Card title={step === 'password' ? 'Sign in' : 'Two-step verification'}>
       {signInNotice.value && step === 'password' && (
@@ -156,7 +188,13 @@ export function SignIn() {
         </p>
       )}
       {offerProvider && status && <ProviderButton status={status} verb="Sign in" />}
-      {offerProvider && offerPassword && <Or />}
+      {offerPasskey && (
+        <button type="button" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy} onClick={withPasskey}>
+          <Icon name="key" size={16} />
+          Sign in with a passkey
+        </button>
+      )}
+      {(offerProvider || offerPasskey) && offerPassword && <Or />}
       {!offerPassword && <p class="muted auth-hint">This Coffer signs people in through {provider} only.</p>}
       {offerPassword && (
         <form onSubmit={submit} class="auth-form">
@@ -205,9 +243,15 @@ export function SignIn() {
             </>
           )}
           <FormError message={error} />
-          <button type="submit" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy}>
+          <button type="submit" class={`button block ${offerProvider || offerPasskey ? '' : 'primary'}`} disabled={busy}>
             Sign in
           </button>
+          {step === 'code' && passkeyOffered && (
+            <button type="button" class="button block" disabled={busy} onClick={passkeyInsteadOfCode}>
+              <Icon name="key" size={16} />
+              Use a passkey instead
+            </button>
+          )}
           {step !== 'password' && (
             <button type="button" class="button ghost block" onClick={toPasswordStep}>
               Use another account

@@ -1,0 +1,35 @@
+import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
+import { ApiError, api } from './api.ts';
+
+/** Passkeys work in this browser here: WebAuthn exists, and the page is HTTPS or localhost (a secure context). */
+export const passkeysAvailable = () => window.isSecureContext && browserSupportsWebAuthn();
+
+/** What a failed passkey ceremony means to the person at the keyboard. */
+export function passkeyErrorText(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  const name = (err as { name?: string }).name;
+  if (name === 'NotAllowedError' || name === 'AbortError')
+    return 'The passkey request was cancelled or timed out. Nothing was changed; try again when ready.';
+  if (name === 'InvalidStateError') return 'This device already holds a passkey for your account: it is in the list below.';
+  if (name === 'SecurityError')
+    return 'The browser refused a passkey for this address. Passkeys need HTTPS, or http://localhost; ask the administrator.';
+  return (err as Error).message || 'The passkey request failed. Try again.';
+}
+
+/** Asks the browser for one of this site's passkeys (any: no email needed); the answer to post. */
+export async function passkeyAnswer(): Promise<unknown> {
+  const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>('/api/passkeys/sign-in/options', {
+    method: 'POST',
+    anonymous: true,
+  });
+  return startAuthentication({ optionsJSON });
+}
+
+/** Creates a passkey on this device for the signed-in login and registers it under `name`. */
+export async function createPasskey(name: string): Promise<void> {
+  const optionsJSON = await api<Parameters<typeof startRegistration>[0]['optionsJSON']>('/api/passkeys/register/options', {
+    method: 'POST',
+  });
+  const response = await startRegistration({ optionsJSON });
+  await api('/api/passkeys', { method: 'POST', body: { ...(name.trim() ? { name: name.trim() } : {}), response } });
+}
