@@ -1,8 +1,11 @@
 import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
 import { ApiError, api } from './api.ts';
 
-/** Passkeys work in this browser here: WebAuthn exists, and the page is HTTPS or localhost (a secure context). */
-export const passkeysAvailable = () => window.isSecureContext && browserSupportsWebAuthn();
+/**
+ * Passkeys work in this browser here: WebAuthn exists, the page is HTTPS or localhost (a secure context),
+ * and its host is a name (browsers refuse an address such as 127.0.0.1 or 192.168.1.5, secure or not).
+ */
+export const passkeysAvailable = () => window.isSecureContext && !/^[\d.]+$|^\[/.test(location.hostname) && browserSupportsWebAuthn();
 
 /** What a failed passkey ceremony means to the person at the keyboard. */
 export function passkeyErrorText(err: unknown): string {

@@ -59,25 +59,6 @@ export function Passkeys() {
       title="Passkeys"
       intro="Sign in with your fingerprint, face, device PIN or a security key instead of typing a password. With two-factor authentication on, a passkey also replaces the code."
     >
-      {available ? (
-        <form noValidate class="form passkey-add" onSubmit={add}>
-          <Field label="Passkey name" hint="Optional: which device or key it is, such as “Work laptop” or “YubiKey”.">
-            <input type="text" maxLength={NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          </Field>
-          <FormError message={error} />
-          <div class="form-actions">
-            <button type="submit" class="button primary" disabled={busy}>
-              <Icon name="key" size={16} />
-              Add a passkey
-            </button>
-          </div>
-        </form>
-      ) : (
-        <p class="notice" role="note">
-          This browser cannot add passkeys at this address. Passkeys need HTTPS (or http://localhost on this computer) and a current
-          browser.
-        </p>
-      )}
       {list.error && <LoadError message={list.error} retry={list.reload} />}
       {list.data && passkeys.length === 0 && <p class="muted">No passkeys yet.</p>}
       {passkeys.length > 0 && (
@@ -104,6 +85,25 @@ export function Passkeys() {
             </li>
           ))}
         </ul>
+      )}
+      {available ? (
+        <form noValidate class="form passkey-add" onSubmit={add}>
+          <Field label="Passkey name" hint="Optional: which device or key it is, such as “Work laptop” or “YubiKey”.">
+            <input type="text" maxLength={NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <FormError message={error} />
+          <div class="form-actions">
+            <button type="submit" class="button primary" disabled={busy}>
+              <Icon name="key" size={16} />
+              Add a passkey
+            </button>
+          </div>
+        </form>
+      ) : (
+        <p class="notice" role="note">
+          This browser cannot add passkeys at {location.host}. Passkeys need HTTPS with a host name (or http://localhost on the server
+          itself), never an address such as 192.168.1.5, and a current browser.
+        </p>
       )}
     </Section>
   );

@@ -189,7 +189,7 @@ export function SignIn() {
       )}
       {offerProvider && status && <ProviderButton status={status} verb="Sign in" />}
       {offerPasskey && (
-        <button type="button" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy} onClick={withPasskey}>
+        <button type="button" class="button block" disabled={busy} onClick={withPasskey}>
           <Icon name="key" size={16} />
           Sign in with a passkey
         </button>
@@ -226,7 +226,8 @@ export function SignIn() {
             <>
               <p class="muted">
                 {step === 'idp-code' ? `${provider} has confirmed who you are. ` : ''}
-                Enter the 6-digit code from your authenticator app. Lost your phone? Use one of your backup codes instead.
+                Enter the 6-digit code from your authenticator app
+                {passkeyOffered ? ', or use your passkey' : ''}. Lost your phone? Use one of your backup codes instead.
               </p>
               <Field label="Authentication code">
                 <input
@@ -243,7 +244,7 @@ export function SignIn() {
             </>
           )}
           <FormError message={error} />
-          <button type="submit" class={`button block ${offerProvider || offerPasskey ? '' : 'primary'}`} disabled={busy}>
+          <button type="submit" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy}>
             Sign in
           </button>
           {step === 'code' && passkeyOffered && (
