@@ -1,5 +1,4 @@
 import { Elysia } from 'elysia';
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { relyingPartyOf } from '../services/accounts/passkeys.ts';
 import { readJson } from './body.ts';

@@ -51,7 +51,7 @@ const MAX_PENDING = 10_000;
 const MAX_PASSKEYS = 50;
 export const PASSKEY_NAME_MAX = 64;
 
-export const PasskeyMessages = {
+const PasskeyMessages = {
   expired: 'This passkey request has expired or was already used. Start again.',
   unknown: 'This passkey is not registered on this Coffer (it may have been removed). Sign in with your password instead.',
   otherLogin: 'This passkey belongs to another account. Use a passkey of the account you are signing in to, or your code.',
