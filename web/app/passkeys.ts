@@ -1,5 +1,7 @@
 import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { ApiError, api } from './api.ts';
+import type { ApiBody } from '../../src/contract/api.ts';
+import { api } from '../api/index.ts';
+import { ApiError } from './api.ts';
 
 /**
  * Passkeys work in this browser here: WebAuthn exists, the page is HTTPS or localhost (a secure context),
@@ -20,19 +22,12 @@ export function passkeyErrorText(err: unknown): string {
 }
 
 /** Asks the browser for one of this site's passkeys (any: no email needed); the answer to post. */
-export async function passkeyAnswer(): Promise<unknown> {
-  const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>('/api/passkeys/sign-in/options', {
-    method: 'POST',
-    anonymous: true,
-  });
-  return startAuthentication({ optionsJSON });
+export async function passkeyAnswer(): Promise<ApiBody<'POST /api/passkeys/sign-in'>> {
+  return startAuthentication({ optionsJSON: await api.passkeys.signInOptions() });
 }
 
 /** Creates a passkey on this device for the signed-in login and registers it under `name`. */
 export async function createPasskey(name: string): Promise<void> {
-  const optionsJSON = await api<Parameters<typeof startRegistration>[0]['optionsJSON']>('/api/passkeys/register/options', {
-    method: 'POST',
-  });
-  const response = await startRegistration({ optionsJSON });
-  await api('/api/passkeys', { method: 'POST', body: { ...(name.trim() ? { name: name.trim() } : {}), response } });
+  const response = await startRegistration({ optionsJSON: await api.passkeys.registrationOptions() });
+  await api.passkeys.add({ ...(name.trim() ? { name: name.trim() } : {}), response });
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api } from '../app/api.ts';
-import type { PasskeyEntry } from '../app/api-types.ts';
+import { PASSKEY_NAME_MAX } from '../../src/contract/limits.ts';
+import type { PasskeyEntry } from '../../src/contract/passkeys.ts';
+import { api } from '../api/index.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { createPasskey, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
@@ -11,11 +12,9 @@ import { Field, FormError } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
-const NAME_MAX = 64;
-
 /** Passkeys: named, with their last use; added on this device, removed here. */
 export function Passkeys() {
-  const list = useLoad<{ passkeys: PasskeyEntry[] }>('/api/passkeys');
+  const list = useLoad(api.passkeys.list);
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -45,7 +44,7 @@ export function Passkeys() {
     });
     if (!ok) return;
     try {
-      await api(`/api/passkeys/${encodeURIComponent(p.id)}`, { method: 'DELETE' });
+      await api.passkeys.remove(p.id);
       toast(`Removed “${p.name}”`);
     } catch (err) {
       toastError(err);
@@ -89,7 +88,7 @@ export function Passkeys() {
       {available ? (
         <form noValidate class="form passkey-add" onSubmit={add}>
           <Field label="Passkey name" hint="Optional: which device or key it is, such as “Work laptop” or “YubiKey”.">
-            <input type="text" maxLength={NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            <input type="text" maxLength={PASSKEY_NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
           <FormError message={error} />
           <div class="form-actions">

@@ -49,7 +49,6 @@ const CEREMONY_TIMEOUT_MS = 5 * 60_000;
 /** Ceremonies in flight at once, whoever started them: the map of challenges cannot grow past it. */
 const MAX_PENDING = 10_000;
 const MAX_PASSKEYS = 50;
-export const PASSKEY_NAME_MAX = 64;
 
 const PasskeyMessages = {
   expired: 'This passkey request has expired or was already used. Start again.',

@@ -1,5 +1,13 @@
+import type {
+  AuthenticationExtensionsClientOutputs,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+} from '@simplewebauthn/browser';
 import { z } from 'zod';
-import { PASSKEY_NAME_MAX } from '../services/accounts/passkeys.ts';
+import { PASSKEY_NAME_MAX } from './limits.ts';
+
+/** Passkeys (WebAuthn): the answers a browser sends and what the server shows of a login's passkeys. */
 
 // WebAuthn's binary fields travel as base64url text; bounded, so no answer costs more than a small parse.
 const base64url = (field: string, max = 4096) =>
@@ -7,7 +15,19 @@ const base64url = (field: string, max = 4096) =>
     .string({ error: `${field} is required` })
     .max(max, `${field} is too long`)
     .regex(/^[A-Za-z0-9_-]*={0,2}$/, `${field} must be base64url`);
-const extensions = z.record(z.string(), z.unknown()).default({});
+const extensions = z
+  .custom<AuthenticationExtensionsClientOutputs>(
+    (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+    'clientExtensionResults must be an object',
+  )
+  .default({});
+const TRANSPORTS: readonly string[] = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'];
+// Hints only: ones this version does not know are dropped rather than refused.
+const transports = z
+  .array(z.string().max(32))
+  .max(16)
+  .optional()
+  .transform((list) => list?.filter((t): t is AuthenticatorTransport => TRANSPORTS.includes(t)));
 const attachment = z.enum(['platform', 'cross-platform']).optional();
 
 /** A sign-in answer of `navigator.credentials.get()`, as @simplewebauthn/browser encodes it. */
@@ -35,12 +55,22 @@ export const registerBody = z.object({
     response: z.object({
       clientDataJSON: base64url('clientDataJSON'),
       attestationObject: base64url('attestationObject', 65_536),
-      transports: z
-        .array(z.enum(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']))
-        .max(8)
-        .optional(),
+      transports,
     }),
     clientExtensionResults: extensions,
     authenticatorAttachment: attachment,
   }),
 });
+
+/** One of the signed-in login's passkeys: never its key or credential id. */
+export interface PasskeyEntry {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  /** Synced by its platform's password manager (iCloud Keychain, Google Password Manager...), so losing one device does not lose it. */
+  backedUp: boolean;
+}
+
+export type RegistrationOptions = PublicKeyCredentialCreationOptionsJSON;
+export type SignInOptions = PublicKeyCredentialRequestOptionsJSON;
