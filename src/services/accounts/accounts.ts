@@ -219,8 +219,8 @@ export class AccountService {
     if (row.mfaEnabled && input.passkey) {
       await this.d.passkeys.verifySignIn(input.passkey, info, row);
     } else if (row.mfaEnabled) {
-      // `passkey` (a widening): the code step may offer the login's passkey instead.
-      if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired, { passkey: this.d.passkeys.has(row.id) });
+      // A widening for logins with a passkey only (`passkey: true`): the code step may offer it instead.
+      if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired, this.d.passkeys.has(row.id) ? { passkey: true } : undefined);
       if (!(await this.d.mfa.checkCode(row.id, input.mfaCode))) {
         failed('invalid_mfa_code');
         throw unauthorized(Messages.invalidMfaCode);
