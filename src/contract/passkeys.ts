@@ -1,9 +1,3 @@
-import type {
-  AuthenticationExtensionsClientOutputs,
-  AuthenticatorTransport,
-  PublicKeyCredentialCreationOptionsJSON,
-  PublicKeyCredentialRequestOptionsJSON,
-} from '@simplewebauthn/browser';
 import { z } from 'zod';
 import { PASSKEY_NAME_MAX } from './limits.ts';
 
@@ -15,19 +9,22 @@ const base64url = (field: string, max = 4096) =>
     .string({ error: `${field} is required` })
     .max(max, `${field} is too long`)
     .regex(/^[A-Za-z0-9_-]*={0,2}$/, `${field} must be base64url`);
+// The extension outputs a server may read; others (prf...) are dropped.
 const extensions = z
-  .custom<AuthenticationExtensionsClientOutputs>(
-    (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-    'clientExtensionResults must be an object',
-  )
+  .object({
+    appid: z.boolean().optional(),
+    credProps: z.object({ rk: z.boolean().optional() }).optional(),
+    hmacCreateSecret: z.boolean().optional(),
+  })
   .default({});
-const TRANSPORTS: readonly string[] = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'];
+const TRANSPORTS = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'] as const;
+type Transport = (typeof TRANSPORTS)[number];
 // Hints only: ones this version does not know are dropped rather than refused.
 const transports = z
   .array(z.string().max(32))
   .max(16)
   .optional()
-  .transform((list) => list?.filter((t): t is AuthenticatorTransport => TRANSPORTS.includes(t)));
+  .transform((list) => list?.filter((t): t is Transport => (TRANSPORTS as readonly string[]).includes(t)));
 const attachment = z.enum(['platform', 'cross-platform']).optional();
 
 /** A sign-in answer of `navigator.credentials.get()`, as @simplewebauthn/browser encodes it. */
@@ -72,5 +69,7 @@ export interface PasskeyEntry {
   backedUp: boolean;
 }
 
-export type RegistrationOptions = PublicKeyCredentialCreationOptionsJSON;
-export type SignInOptions = PublicKeyCredentialRequestOptionsJSON;
+/** The options of a ceremony, WebAuthn's JSON for @simplewebauthn/browser to hand to the browser as they are. */
+export interface WebAuthnOptions {
+  challenge: string;
+}

@@ -1,4 +1,10 @@
-import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
+import {
+  browserSupportsWebAuthn,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  startAuthentication,
+  startRegistration,
+} from '@simplewebauthn/browser';
 import type { ApiBody } from '../../src/contract/api.ts';
 import { api } from '../api/index.ts';
 import { ApiError } from './api.ts';
@@ -23,11 +29,14 @@ export function passkeyErrorText(err: unknown): string {
 
 /** Asks the browser for one of this site's passkeys (any: no email needed); the answer to post. */
 export async function passkeyAnswer(): Promise<ApiBody<'POST /api/passkeys/sign-in'>> {
-  return startAuthentication({ optionsJSON: await api.passkeys.signInOptions() });
+  // The contract leaves the options opaque: they are WebAuthn's own JSON, made by the server's WebAuthn library.
+  const optionsJSON = (await api.passkeys.signInOptions()) as PublicKeyCredentialRequestOptionsJSON;
+  return startAuthentication({ optionsJSON });
 }
 
 /** Creates a passkey on this device for the signed-in login and registers it under `name`. */
 export async function createPasskey(name: string): Promise<void> {
-  const response = await startRegistration({ optionsJSON: await api.passkeys.registrationOptions() });
+  const optionsJSON = (await api.passkeys.registrationOptions()) as PublicKeyCredentialCreationOptionsJSON;
+  const response = await startRegistration({ optionsJSON });
   await api.passkeys.add({ ...(name.trim() ? { name: name.trim() } : {}), response });
 }
