@@ -46,7 +46,7 @@ const view = (row: Passkey): PasskeyView => ({
 });
 
 const CEREMONY_TIMEOUT_MS = 5 * 60_000;
-/** Ceremonies in flight at once, whoever started them: the map of challenges cannot grow past it. */
+/** Ceremonies in flight at once, whoever started them: the map of challenges never grows past it. */
 const MAX_PENDING = 10_000;
 const MAX_PASSKEYS = 50;
 
@@ -59,7 +59,6 @@ const PasskeyMessages = {
     'This passkey did not confirm it is you (no fingerprint, face or PIN), so it cannot sign in on its own. Sign in with your password and use it as the second step.',
   replayed:
     "This passkey's signature counter did not move forward: the answer was replayed, or the key was copied. Sign in another way, and remove the passkey if you do not recognise this.",
-  busy: 'Too many passkey requests are in progress. Try again in a minute.',
   tooMany: `A login can hold at most ${MAX_PASSKEYS} passkeys. Remove one first.`,
   alreadyAdded: 'This passkey is already registered.',
   insecureOrigin: (origin: string) =>
@@ -284,7 +283,8 @@ export class PasskeyService {
     if (this.pending.size >= MAX_PENDING) {
       const now = this.d.clock.now();
       for (const [key, value] of this.pending) if (value.expiresAt <= now) this.pending.delete(key);
-      if (this.pending.size >= MAX_PENDING) throw new AppError(503, PasskeyMessages.busy);
+      // Still full: the oldest goes (a Map keeps insertion order), so a flood of options never locks others out.
+      if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
     }
     this.pending.set(challenge, { ...ceremony, challenge, rp, expiresAt: this.d.clock.now() + CEREMONY_TIMEOUT_MS });
   }

@@ -214,6 +214,29 @@ describe('signing in with a passkey', () => {
     expect((await json(noPin.res)).message).toStartWith('This passkey did not confirm it is you');
   });
 
+  test('a challenge expires after five minutes', async () => {
+    const o = await seed.owner(t);
+    const { passkey } = await addPasskey(await signInAs(o));
+    const c = client();
+    const options = await json(await c.post('/api/passkeys/sign-in/options'));
+    clock.advance(5 * 60_000 + 1);
+    const late = await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, options, origin));
+    expect(late.status).toBe(400);
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+  });
+
+  test('at most 10,000 ceremonies are held: past that the oldest is dropped, so a flood of options locks nobody out', async () => {
+    const o = await seed.owner(t);
+    const { passkey } = await addPasskey(await signInAs(o));
+    const c = client();
+    const oldest = await json(await c.post('/api/passkeys/sign-in/options'));
+    const rp = { id: 'localhost', origin };
+    for (let i = 0; i < 10_000; i++) await t.server.ctx.services.passkeys.signInOptions(rp);
+    const dropped = await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, oldest, origin));
+    expect((await json(dropped)).message).toBe('This passkey request has expired or was already used. Start again.');
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+  });
+
   test('a disabled account is refused; reset-mfa removes the passkeys', async () => {
     const o = await seed.owner(t);
     const { passkey } = await addPasskey(await signInAs(o));
