@@ -17,6 +17,8 @@ import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
+import { runVersionsBench } from './versions.ts';
+import { runPasskeysBench } from './passkeys.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -39,6 +41,8 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
   search: runSearchBench,
+  versions: runVersionsBench,
+  passkeys: runPasskeysBench,
 };
 
 const wanted = process.argv.slice(2);

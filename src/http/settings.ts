@@ -7,6 +7,7 @@ import {
   maxUploadSizeBody,
   optOutBody,
   shareBaseUrlBody,
+  versionsConfigBody,
 } from '../contract/admin.ts';
 import { DOCSERVER_EXTENSIONS } from '../services/docserver/docserver.ts';
 import { requestMeta } from './request-meta.ts';
@@ -53,6 +54,11 @@ export function settingsRoutes(ctx: AppContext) {
       handler: ({ principal, body }) => ({
         maxBytes: settings.update('maxUploadBytes', (body as { maxBytes?: unknown } | null)?.maxBytes, 'maxBytes', principal),
       }),
+    }),
+    route('GET /api/user/versions-config', { handler: () => settings.versionsView() }),
+    route('PUT /api/user/versions-config', {
+      body: versionsConfigBody,
+      handler: ({ principal, body }) => settings.updateVersions(body, principal),
     }),
     route('GET /api/user/known-proxies-config', { handler: () => ({ knownProxies: settings.get('knownProxies') }) }),
     route('PUT /api/user/known-proxies-config', {

@@ -14,7 +14,8 @@ CREATE TABLE `content_pending` (
 	FOREIGN KEY (`seq`) REFERENCES `items`(`seq`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-ALTER TABLE `users` ADD `content_search_opt_out` integer DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE `users` ADD `content_search_opt_out` integer DEFAULT false NOT NULL;
+--> statement-breakpoint
 -- Hand-written below: the FTS5 table and triggers, which drizzle-kit cannot express.
 -- unicode61 with remove_diacritics 2 folds accents (cafe finds café); CJK text is stored with U+200B between ideographs and kana, so each is a token and a CJK query is a phrase of them.
 -- `account` holds one token naming the owner, so a query meets only its account's rows; prefix indexes of 2 and 3 characters keep short prefix queries (inv*) fast.
