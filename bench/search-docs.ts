@@ -93,9 +93,10 @@ export function seedIndex(dbFile: string, accountId: string, count: number, prep
   const items = new ItemsRepo(db.$client);
   const content = new ContentRepo(db.$client);
   const now = Date.now();
-  for (let start = 0; start < count; start += 2000) {
+  // Small transactions, so the server beside it is never kept waiting for the write lock for long.
+  for (let start = 0; start < count; start += 100) {
     db.$client.transaction(() => {
-      for (let i = start; i < Math.min(count, start + 2000); i++) {
+      for (let i = start; i < Math.min(count, start + 100); i++) {
         const id = newId();
         items.insert({
           id,

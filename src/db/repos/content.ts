@@ -32,7 +32,7 @@ export interface ContentProgress {
 export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 
 // Newest matches ranked per query: past this many, older matches are left out rather than every query slowing down.
-const RANKED_MATCHES = 2000;
+const RANKED_MATCHES = 1000;
 
 /** The one token of `content_fts.account` naming an account (hex, so the tokenizer never splits it). */
 function accountToken(accountId: string): string {

@@ -42,7 +42,7 @@ const EXTRACT_BATCH = 8;
 // Between two documents: requests are served first, and indexing never takes a core for itself.
 const PAUSE_MS = 15;
 const SNIPPET_TOKENS = 12;
-const CONTENT_LIMIT = 50;
+const CONTENT_LIMIT = 20;
 const HEAD_BYTES = 8192;
 
 /**
