@@ -208,6 +208,22 @@ describe('with content search on', () => {
     await eventually(() => content.rowsOf(o.id) === rows - 1, { timeoutMs: 30_000 });
   });
 
+  test('restoring a version indexes the restored text', async () => {
+    const file = await upload(o.client, 'plan.txt', 'the first plan mentions pelicans');
+    const form = new FormData();
+    form.append('file', new File(['the second plan mentions walruses'], 'plan.txt'));
+    expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    await eventually(async () => expect(inText(await search(o.client, 'walruses')).map((h) => h.id)).toEqual([file.id]), {
+      timeoutMs: 30_000,
+    });
+    const [old] = (await json(await o.client.get(`/api/files/${file.id}/versions`))).versions;
+    expect((await o.client.post(`/api/files/${file.id}/versions/${old.id}/restore`)).status).toBe(200);
+    await eventually(async () => expect(inText(await search(o.client, 'pelicans')).map((h) => h.id)).toEqual([file.id]), {
+      timeoutMs: 30_000,
+    });
+    expect(inText(await search(o.client, 'walruses'))).toEqual([]);
+  });
+
   test('a copy is indexed as its own file', async () => {
     const res = await o.client.post('/api/files/copy', { ids: [ids['letter.docx']], parentId: null });
     expect([200, 202]).toContain(res.status);
