@@ -45,7 +45,12 @@ function createServices(infra: Infrastructure) {
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, { settings, tree, views, ...files.services });
-  const maintenance = createMaintenanceServices(infra, { audit, ...files.services, ...resumable.services });
+  const maintenance = createMaintenanceServices(infra, {
+    audit,
+    metrics: administration.services.metrics,
+    ...files.services,
+    ...resumable.services,
+  });
   return {
     services: {
       ...administration.services,
@@ -205,6 +210,8 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     },
     domain.uploadIntents,
     domain.identityProvider,
+    // Before the worker: an interrupted run is marked so before its job runs again.
+    domain.scheduledBackups,
     // Tests that drive the worker themselves flush the audit log by hand too; stopping still writes what is queued.
     background ? domain.auditLog : { ...domain.auditLog, start: undefined },
     {

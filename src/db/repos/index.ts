@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
@@ -53,6 +54,7 @@ export interface Repos {
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
+  backupRuns: BackupRunsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -76,5 +78,6 @@ export function createRepos(db: Db): Repos {
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
+    backupRuns: new BackupRunsRepo(db),
   };
 }
