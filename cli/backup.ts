@@ -2,7 +2,18 @@ import type { Command } from 'commander';
 import { type Config, secretText } from '../src/config.ts';
 import { formatSize } from '../src/lib/size.ts';
 import { type PassphraseSource, restoreFullBackup, verifyFullBackup } from '../src/services/maintenance/restore.ts';
-import { action, addDataDirOption, adminCommand, configFrom, print, printJson, progressBar, readSecret, UsageError, withContext } from './common.ts';
+import {
+  action,
+  addDataDirOption,
+  adminCommand,
+  configFrom,
+  print,
+  printJson,
+  progressBar,
+  readSecret,
+  UsageError,
+  withContext,
+} from './common.ts';
 
 const MiB = 1024 ** 2;
 

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { dataPaths, requireDataDirOwner, requireExistingDataDir } from '../src/data-dir.ts';
 import { StartupError } from '../src/errors.ts';
 import { closeDatabase, openDatabase } from '../src/db/client.ts';
-import { DatabaseTooNewError, migrate } from '../src/db/migrate.ts';
+import { DatabaseTooNewError } from '../src/db/migrate.ts';
+import { upgradeDatabase } from '../src/services/maintenance/upgrade.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
 export function registerMigrate(program: Command): void {
@@ -13,7 +14,7 @@ export function registerMigrate(program: Command): void {
       requireExistingDataDir(paths);
       const db = openDatabase(paths.database);
       try {
-        const { applied } = migrate(db);
+        const { applied } = upgradeDatabase(db, paths, { announce: (line) => process.stderr.write(`coffer: ${line}\n`) });
         process.stdout.write(applied.length ? `applied ${applied.join(', ')}\n` : 'database is up to date\n');
       } catch (err) {
         if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);

@@ -7,6 +7,7 @@ import { registerUsers } from './users.ts';
 import { registerSettings } from './settings.ts';
 import { registerOrphans } from './orphans.ts';
 import { registerBackup } from './backup.ts';
+import { registerRollback } from './rollback.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
@@ -41,6 +42,7 @@ ${EXIT_CODES_HELP}`,
   registerSettings(program);
   registerOrphans(program);
   registerBackup(program);
+  registerRollback(program);
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);

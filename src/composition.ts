@@ -3,7 +3,8 @@ import { systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
 import { acquireLock, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
 import { closeDatabase, openDatabase } from './db/client.ts';
-import { migrate, DatabaseTooNewError } from './db/migrate.ts';
+import { DatabaseTooNewError } from './db/migrate.ts';
+import { upgradeDatabase } from './services/maintenance/upgrade.ts';
 import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
@@ -97,7 +98,12 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
     followSecretsFile(config, paths, keyring, log);
     const db = openDatabase(paths.database);
     try {
-      migrate(db);
+      upgradeDatabase(db, paths, {
+        announce: (line) => {
+          process.stderr.write(`coffer: ${line}\n`);
+          log.info('database upgrade', { message: line });
+        },
+      });
     } catch (err) {
       closeDatabase(db);
       if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);

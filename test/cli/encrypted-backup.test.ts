@@ -32,7 +32,17 @@ describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
       const bytes = fs.readFileSync(archive);
       const secrets = JSON.parse(fs.readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8'));
       const masterKey = Object.values(secrets).find((v) => typeof v === 'string' && v.length >= 32) as string;
-      for (const needle of [name, owner.email, 'SQLite format 3', 'secrets.json', 'coffer-backup.json', 'coffer.db', 'objects/', masterKey, 'ustar']) {
+      for (const needle of [
+        name,
+        owner.email,
+        'SQLite format 3',
+        'secrets.json',
+        'coffer-backup.json',
+        'coffer.db',
+        'objects/',
+        masterKey,
+        'ustar',
+      ]) {
         expect(bytes.includes(Buffer.from(needle))).toBe(false);
       }
 
