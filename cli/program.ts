@@ -8,6 +8,7 @@ import { registerSettings } from './settings.ts';
 import { registerOrphans } from './orphans.ts';
 import { registerBackup } from './backup.ts';
 import { registerRollback } from './rollback.ts';
+import { registerExport } from './export.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
@@ -43,6 +44,7 @@ ${EXIT_CODES_HELP}`,
   registerOrphans(program);
   registerBackup(program);
   registerRollback(program);
+  registerExport(program);
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);

@@ -8,6 +8,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import type { ResumableUploadServices } from '../resumable-uploads/index.ts';
 import { BackupService } from './backup.ts';
 import { DoctorService } from './doctor.ts';
+import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
 import { ScheduledBackupService } from './scheduled-backups.ts';
@@ -18,6 +19,7 @@ export interface MaintenanceServices {
   keys: KeyService;
   backup: BackupService;
   scheduledBackups: ScheduledBackupService;
+  exporter: ExportService;
   doctor: DoctorService;
   storageMigration: StorageMigrationService;
 }
@@ -58,6 +60,7 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, metric
     keys,
     backup,
     scheduledBackups,
+    exporter: new ExportService({ users: repos.users, items: repos.items, storage: infra.storage }),
     doctor: new DoctorService({
       driver,
       keyring,
