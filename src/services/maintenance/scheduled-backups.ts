@@ -102,6 +102,8 @@ interface Deps {
  */
 export class ScheduledBackupService {
   private current: Promise<unknown> | null = null;
+  /** The last "Back up now" job, so a second click while it waits is refused. */
+  private requested: string | null = null;
   private readonly failures: Counter;
 
   constructor(private readonly deps: Deps) {
@@ -179,15 +181,13 @@ export class ScheduledBackupService {
 
   /** "Back up now": queued as a job; refused while one is queued or running. */
   requestNow(): { jobId: string } {
-    if (this.current || this.deps.runs.latest()?.status === 'running')
+    const { queue, runs } = this.deps;
+    const queued = this.requested ? queue.get(this.requested) : null;
+    if (this.current || runs.latest()?.status === 'running' || (queued && (queued.status === 'created' || queued.status === 'active'))) {
       throw new AppError(409, 'A backup is already running: wait for it to finish');
-    return {
-      jobId: this.deps.queue.enqueue(
-        Jobs.backupRun,
-        { trigger: 'manual' },
-        { idempotencyKey: `manual:${Math.floor(this.deps.clock.now() / 10_000)}` },
-      ),
-    };
+    }
+    this.requested = queue.enqueue(Jobs.backupRun, { trigger: 'manual' });
+    return { jobId: this.requested };
   }
 
   /** One run, after any run in progress. */
