@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from './client.ts';
 import { embeddedMigrations } from './migrations.ts';
+import { DatabaseRepo } from './repos/database.ts';
 
 export class DatabaseTooNewError extends Error {}
 
@@ -76,6 +77,11 @@ function createMetaTable(db: Db): void {
 export function recordCofferVersion(db: Db, version: string): void {
   createMetaTable(db);
   db.$client.query("INSERT INTO coffer_meta (key, value) VALUES ('version', ?1) ON CONFLICT (key) DO UPDATE SET value = ?1").run(version);
+}
+
+/** A consistent copy of the database (one transaction's view) in `file`. */
+export function snapshotDatabase(db: Db, file: string): void {
+  new DatabaseRepo(db.$client).snapshotTo(file);
 }
 
 /** The last migration this database has applied, or null for a new database. */

@@ -9,6 +9,7 @@ import {
   migrate,
   pendingMigrations,
   recordCofferVersion,
+  snapshotDatabase,
 } from '../../db/migrate.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { badRequest, StartupError } from '../../errors.ts';
@@ -93,7 +94,7 @@ function takeSnapshot(db: Db, paths: DataPaths, o: { schema: string; pending: st
   const partial = `${dir}.partial`;
   fs.rmSync(partial, { recursive: true, force: true });
   fs.mkdirSync(partial, { mode: 0o700 });
-  new DatabaseRepo(db.$client).snapshotTo(path.join(partial, 'coffer.db'));
+  snapshotDatabase(db, path.join(partial, 'coffer.db'));
   if (fs.existsSync(paths.secrets)) fs.copyFileSync(paths.secrets, path.join(partial, 'secrets.json'));
   const snapshot: UpgradeSnapshot = { dir, cofferVersion, schema: o.schema, createdAt: new Date(o.now).toISOString(), pending: o.pending };
   const { dir: _, ...description } = snapshot;
