@@ -59,7 +59,13 @@ describe('Admin → Backups', () => {
     const runs = t.server.ctx.repos.backupRuns;
     const at = Date.now();
     runs.start({ id: 'failed-scheduled', trigger: 'scheduled', startedAt: at });
-    runs.finish('failed-scheduled', { status: 'failed', finishedAt: at + 2000, bytes: null, archive: null, error: `ENOSPC: no space left on device, write '${archives}'` });
+    runs.finish('failed-scheduled', {
+      status: 'failed',
+      finishedAt: at + 2000,
+      bytes: null,
+      archive: null,
+      error: `ENOSPC: no space left on device, write '${archives}'`,
+    });
     const owner = await seed.owner(t);
     for (const dark of [false, true]) {
       const { context, page, errors } = await signedInContext(browser, t.url, admin, dark ? { viewport: PHONE, dark } : {});
