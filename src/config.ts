@@ -484,7 +484,14 @@ function backupConfig(env: Env, cwd: string, dataDir: string): BackupConfig {
   ]) {
     s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
   }
-  const s3 = storageConfig('s3', s3Env, cwd);
+  let s3: StorageConfig;
+  try {
+    s3 = storageConfig('s3', s3Env, cwd);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // The same checks as the storage's bucket, named as the backup settings they came from.
+    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'BACKUP_S3_BUCKET is set'));
+  }
   if (s3.driver !== 's3') throw new ConfigError('BACKUP_S3_BUCKET names a bucket');
   return { schedule, keep, destination: { kind: 's3', s3 }, passphraseFile };
 }

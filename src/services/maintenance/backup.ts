@@ -10,6 +10,7 @@ import { AppError, badRequest } from '../../errors.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
 import { sealWithPassphrase } from '../../lib/passphrase-seal.ts';
+import { isAlive } from '../../lib/pid.ts';
 import { TAR_END, tarHeader, tarPadding } from '../../lib/tar.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import { BACKEND_VERSION } from '../administration/version.ts';
@@ -85,6 +86,17 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 const SINK_BUFFER = 4 * 1024 * 1024;
+/** A full backup's database snapshot in the data directory, named with the pid of the process writing it. */
+const SNAPSHOT_PREFIX = '.backup-snapshot-';
+
+/** Snapshots left by backups whose process died (a crash, kill -9): removed at server start. */
+export function removeStaleBackupSnapshots(paths: DataPaths): void {
+  for (const name of fs.readdirSync(paths.root)) {
+    if (!name.startsWith(SNAPSHOT_PREFIX)) continue;
+    const pid = Number.parseInt(name.slice(SNAPSHOT_PREFIX.length), 10);
+    if (!isAlive(pid)) fs.rmSync(path.join(paths.root, name), { force: true });
+  }
+}
 
 /** Appends to a file in few large writes; counts what it wrote. */
 class ArchiveSink {
@@ -215,6 +227,8 @@ export class BackupService {
   fullArchive(opts: { passphrase?: string | null; onProgress?: (p: BackupProgress) => void } = {}): {
     body: AsyncIterable<Uint8Array>;
     result: () => { manifest: FullBackupManifest };
+    /** Ends the hold and removes the snapshot when a consumer gave up without reading to the end. */
+    close: () => Promise<void>;
   } {
     let manifest: FullBackupManifest | null = null;
     const tar = this.fullTar(opts.onProgress, (m) => {
@@ -226,6 +240,9 @@ export class BackupService {
         if (!manifest) throw new Error('the archive was not read to its end');
         return { manifest };
       },
+      close: async () => {
+        await tar.return(undefined);
+      },
     };
   }
 
@@ -233,8 +250,7 @@ export class BackupService {
     onProgress: ((p: BackupProgress) => void) | undefined,
     done: (manifest: FullBackupManifest) => void,
   ): AsyncGenerator<Uint8Array> {
-    const dir = path.dirname(this.paths.database);
-    const snapshot = path.join(dir, `.backup-snapshot-${process.pid}-${crypto.randomUUID()}.db`);
+    const snapshot = path.join(this.paths.root, `${SNAPSHOT_PREFIX}${process.pid}-${crypto.randomUUID()}.db`);
     const release = holdObjectDeletions(this.paths.holds);
     try {
       this.database.snapshotTo(snapshot);

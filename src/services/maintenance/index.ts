@@ -41,6 +41,7 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, metric
     schedules: infra.schedules,
     metrics,
     log: infra.log,
+    paths,
     stagingDir: stagingDirOf(paths.blobs),
   });
   const keys = new KeyService({ config, paths, clock, keyring, transactions, keys: repos.keys, items: repos.items, audit });

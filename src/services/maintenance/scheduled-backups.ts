@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type BackupConfig, type BackupSchedule, secretText } from '../../config.ts';
 import type { Clock } from '../../clock.ts';
+import type { DataPaths } from '../../data-dir.ts';
 import type { BackupRun, BackupRunsRepo } from '../../db/repos/backups.ts';
 import { AppError } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -12,7 +13,7 @@ import { Counter, Gauge } from '../../lib/metrics.ts';
 import type { Logger } from '../../log.ts';
 import { S3Driver } from '../../storage/s3.ts';
 import type { MetricsService } from '../administration/metrics.ts';
-import type { BackupService } from './backup.ts';
+import { type BackupService, removeStaleBackupSnapshots } from './backup.ts';
 
 const HOUR = 3_600_000;
 const INTERVAL_MS = { hourly: HOUR, daily: 24 * HOUR, weekly: 7 * 24 * HOUR } as const;
@@ -43,7 +44,7 @@ export function nextOccurrence(schedule: BackupSchedule, after: number): number 
   }
 }
 
-export function describeSchedule(schedule: BackupSchedule): string {
+function describeSchedule(schedule: BackupSchedule): string {
   const hhmm = (s: { hour: number; minute: number }) => `${String(s.hour).padStart(2, '0')}:${String(s.minute).padStart(2, '0')}`;
   if (schedule.kind === 'off') return 'off';
   if (schedule.kind === 'hourly') return 'every hour';
@@ -57,7 +58,7 @@ function archiveName(at: number, encrypted: boolean, inBucket: boolean): string 
   return inBucket ? base : `${base}.tar${encrypted ? '.enc' : ''}`;
 }
 
-export interface BackupRunView {
+interface BackupRunView {
   trigger: BackupRun['trigger'];
   status: BackupRun['status'];
   startedAt: string;
@@ -91,6 +92,7 @@ interface Deps {
   schedules: Schedules;
   metrics: MetricsService;
   log: Logger;
+  paths: DataPaths;
   /** The bucket client's staging directory (unused by backups, which stream straight to the bucket). */
   stagingDir: string;
 }
@@ -150,6 +152,7 @@ export class ScheduledBackupService {
         const { config, runs, clock, schedules } = this.deps;
         if (config.passphraseFile) this.passphrase();
         runs.failInterrupted(clock.now(), 'interrupted by a restart; the backup started over');
+        removeStaleBackupSnapshots(this.deps.paths);
         if (config.destination.kind === 'dir' && fs.existsSync(config.destination.dir)) {
           for (const name of fs.readdirSync(config.destination.dir)) {
             if (name.startsWith('coffer-backup-') && name.includes('.partial-'))
@@ -218,7 +221,11 @@ export class ScheduledBackupService {
       } else {
         const bucket = this.bucket();
         const written = backup.fullArchive({ passphrase });
-        ({ size: bytes } = await bucket.put(name, written.body));
+        try {
+          ({ size: bytes } = await bucket.put(name, written.body));
+        } finally {
+          await written.close();
+        }
         archive = `s3://${config.destination.s3.bucket}/${config.destination.s3.prefix}${name}`;
         backup.recordFull(archive, bytes, written.result().manifest, true, 'system');
       }

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig, parseBackupSchedule } from '../../../src/config.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 import { nextOccurrence } from '../../../src/services/maintenance/scheduled-backups.ts';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
@@ -146,8 +146,12 @@ describe('Admin → Backups (GET /api/user/backups, POST /api/user/backups/run)'
       expect(ctx.queue.claim()?.kind).toBe('backup.run');
       ctx.repos.backupRuns.start({ id: 'interrupted', trigger: 'scheduled', startedAt: clock.now() });
       fs.writeFileSync(path.join(dir, 'coffer-backup-20300113T033000000Z.tar.enc.partial-99999'), 'half');
+      // And the database snapshot that run was reading from, named with the pid of a process now gone.
+      const staleSnapshot = path.join(t.dataDir, '.backup-snapshot-99999999-0.db');
+      fs.writeFileSync(staleSnapshot, 'snapshot');
       await t.restart({ samePort: true });
       expect(fs.readdirSync(dir).some((n) => n.includes('.partial-'))).toBe(false);
+      expect(fs.existsSync(staleSnapshot)).toBe(false);
       s = await status(admin);
       expect(s.lastRun).toMatchObject({ status: 'failed', error: 'interrupted by a restart; the backup started over' });
       expect(s.warning).toContain('The last scheduled backup failed');
@@ -171,6 +175,10 @@ describe('Admin → Backups (GET /api/user/backups, POST /api/user/backups/run)'
     );
     bucketEnv.BACKUP_S3_PREFIX = prefix;
     expect(() => loadConfig({}, bucketEnv)).toThrow('BACKUP_PASSPHRASE_FILE is required when BACKUP_S3_BUCKET is set');
+    const { BACKUP_S3_ACCESS_KEY_ID: _, ...noKey } = bucketEnv;
+    expect(() => loadConfig({}, { ...noKey, BACKUP_PASSPHRASE_FILE: '/dev/null' })).toThrow(
+      'BACKUP_S3_ACCESS_KEY_ID is required when BACKUP_S3_BUCKET is set',
+    );
     const { env } = backupEnv({ ...bucketEnv, BACKUP_KEEP: '1' });
     const t = await startTestServer({ env, startWorker: false });
     try {
@@ -194,6 +202,18 @@ describe('Admin → Backups (GET /api/user/backups, POST /api/user/backups/run)'
       await s3.stop();
     }
   }, 120_000);
+});
+
+describe('BACKUP_SCHEDULE', () => {
+  test('off, hourly, daily and weekly parse; anything else is refused with the forms it takes', () => {
+    expect(parseBackupSchedule(undefined)).toEqual({ kind: 'off' });
+    expect(parseBackupSchedule('Hourly')).toEqual({ kind: 'hourly' });
+    expect(parseBackupSchedule('daily 3:05')).toEqual({ kind: 'daily', hour: 3, minute: 5 });
+    expect(parseBackupSchedule('weekly Saturday 23:59')).toEqual({ kind: 'weekly', day: 6, hour: 23, minute: 59 });
+    for (const bad of ['daily', 'daily 24:00', 'weekly funday 03:00', 'every day', 'daily 03:60']) {
+      expect(() => parseBackupSchedule(bad)).toThrow('BACKUP_SCHEDULE must be off, hourly, "daily HH:MM" or "weekly DAY HH:MM"');
+    }
+  });
 });
 
 describe('nextOccurrence', () => {
