@@ -193,6 +193,7 @@ describe('settings and the admin console, light and dark, desktop and phone', ()
           await p.getByRole('checkbox', { name: /^Select all: Stored/ }).check();
         },
       ],
+      ['admin-backups', '/admin/backups', admin, (p) => p.getByText('No backup has run yet.').waitFor()],
       ['admin-clients', '/admin/clients', admin, (p) => p.getByText('1.4.2').waitFor()],
       ['admin-about', '/admin/about', admin, (p) => p.getByText('Update checks are not configured').waitFor()],
       ['admin-refused', '/admin/users', o, (p) => p.getByRole('heading', { name: 'The admin console is not available to you' }).waitFor()],
