@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post } from '../app/api.ts';
-import type { BackupRunView, BackupStatus } from '../app/api-types.ts';
+import type { BackupRunView, BackupStatus } from '../../src/services/maintenance/backup-status.ts';
 import { exactDate, formatDate, formatDuration, formatSize } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';

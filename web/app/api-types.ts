@@ -235,29 +235,3 @@ export interface ActiveClient {
   lastSeenAt: string;
   connectedSince: string;
 }
-
-/** One backup run (GET /api/user/backups). */
-export interface BackupRunView {
-  trigger: 'scheduled' | 'manual';
-  status: 'running' | 'succeeded' | 'failed';
-  startedAt: string;
-  finishedAt: string | null;
-  durationSeconds: number | null;
-  bytes: number | null;
-  archive: string | null;
-  error: string | null;
-}
-
-/** Admin → Backups: the schedule, where archives go, the last run and the next. */
-export interface BackupStatus {
-  schedule: string;
-  destination: string;
-  encrypted: boolean;
-  keep: number;
-  running: boolean;
-  lastRun: BackupRunView | null;
-  lastSuccessAt: string | null;
-  lastFailure: BackupRunView | null;
-  nextRunAt: string | null;
-  warning: string | null;
-}

@@ -16,7 +16,7 @@ import { StorageMeter } from '../ui/storage-meter.tsx';
 import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
 import { online } from './api.ts';
-import type { BackupStatus } from './api-types.ts';
+import type { BackupStatus } from '../../src/services/maintenance/backup-status.ts';
 import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';

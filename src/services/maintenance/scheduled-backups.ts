@@ -14,6 +14,7 @@ import type { Logger } from '../../log.ts';
 import { S3Driver } from '../../storage/s3.ts';
 import type { MetricsService } from '../administration/metrics.ts';
 import { type BackupService, removeStaleBackupSnapshots } from './backup.ts';
+import type { BackupRunView, BackupStatus } from './backup-status.ts';
 
 const HOUR = 3_600_000;
 const INTERVAL_MS = { hourly: HOUR, daily: 24 * HOUR, weekly: 7 * 24 * HOUR } as const;
@@ -56,31 +57,6 @@ function archiveName(at: number, encrypted: boolean, inBucket: boolean): string 
   const stamp = new Date(at).toISOString().replace(/[-:.]/g, '');
   const base = `coffer-backup-${stamp}`;
   return inBucket ? base : `${base}.tar${encrypted ? '.enc' : ''}`;
-}
-
-interface BackupRunView {
-  trigger: BackupRun['trigger'];
-  status: BackupRun['status'];
-  startedAt: string;
-  finishedAt: string | null;
-  durationSeconds: number | null;
-  bytes: number | null;
-  archive: string | null;
-  error: string | null;
-}
-
-export interface BackupStatus {
-  schedule: string;
-  destination: string;
-  encrypted: boolean;
-  keep: number;
-  running: boolean;
-  lastRun: BackupRunView | null;
-  lastSuccessAt: string | null;
-  lastFailure: BackupRunView | null;
-  nextRunAt: string | null;
-  /** Why an admin should look: the last scheduled backup failed, or the last success is older than twice the interval. */
-  warning: string | null;
 }
 
 interface Deps {
