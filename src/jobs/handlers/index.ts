@@ -99,7 +99,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
-    backupRun: async ({ trigger }) => ({ status: (await scheduledBackups.run(trigger)).status }),
+    backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
   };
 }
 

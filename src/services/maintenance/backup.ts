@@ -184,7 +184,13 @@ export class BackupService {
    */
   async createFull(
     target: string,
-    opts: { force?: boolean; passphrase?: string | null; actor?: 'cli' | 'system'; onProgress?: (p: BackupProgress) => void } = {},
+    opts: {
+      force?: boolean;
+      passphrase?: string | null;
+      actor?: 'cli' | 'system';
+      signal?: AbortSignal;
+      onProgress?: (p: BackupProgress) => void;
+    } = {},
   ): Promise<{ file: string; manifest: FullBackupManifest; bytes: number }> {
     const file = this.checkTarget(target, opts.force);
     const partial = `${file}.partial-${process.pid}`;
@@ -224,14 +230,14 @@ export class BackupService {
    * A full archive as a stream (sealed when a passphrase is given); `result()` gives its manifest once the
    * stream has been read to its end. The hold on object deletions lasts while the stream is read.
    */
-  fullArchive(opts: { passphrase?: string | null; onProgress?: (p: BackupProgress) => void } = {}): {
+  fullArchive(opts: { passphrase?: string | null; signal?: AbortSignal; onProgress?: (p: BackupProgress) => void } = {}): {
     body: AsyncIterable<Uint8Array>;
     result: () => { manifest: FullBackupManifest };
     /** Ends the hold and removes the snapshot when a consumer gave up without reading to the end. */
     close: () => Promise<void>;
   } {
     let manifest: FullBackupManifest | null = null;
-    const tar = this.fullTar(opts.onProgress, (m) => {
+    const tar = this.fullTar(opts.onProgress, opts.signal, (m) => {
       manifest = m;
     });
     return {
@@ -248,6 +254,7 @@ export class BackupService {
 
   private async *fullTar(
     onProgress: ((p: BackupProgress) => void) | undefined,
+    signal: AbortSignal | undefined,
     done: (manifest: FullBackupManifest) => void,
   ): AsyncGenerator<Uint8Array> {
     const snapshot = path.join(this.paths.root, `${SNAPSHOT_PREFIX}${process.pid}-${crypto.randomUUID()}.db`);
@@ -287,6 +294,7 @@ export class BackupService {
         const hasher = new Bun.CryptoHasher('sha256');
         let bytes = 0;
         for await (const chunk of body) {
+          signal?.throwIfAborted();
           bytes += chunk.length;
           if (bytes > size) break;
           hasher.update(chunk);

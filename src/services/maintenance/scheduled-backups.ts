@@ -19,6 +19,7 @@ import type { BackupRunView, BackupStatus } from './backup-status.ts';
 const HOUR = 3_600_000;
 const INTERVAL_MS = { hourly: HOUR, daily: 24 * HOUR, weekly: 7 * 24 * HOUR } as const;
 const SCHEDULE_NAME = '__backup__';
+const STOPPED = 'stopped by a server shutdown; it starts over when the server is back';
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 /** Archive names: sortable by time, and valid storage keys (so the same name works in a bucket). */
 const ARCHIVE_NAME = /^coffer-backup-\d{8}T\d{6}\d{3}Z(\.tar(\.enc)?)?$/;
@@ -169,17 +170,17 @@ export class ScheduledBackupService {
     return { jobId: this.requested };
   }
 
-  /** One run, after any run in progress. */
-  run(trigger: BackupRun['trigger']): Promise<BackupRun> {
+  /** One run, after any run in progress; a shutdown (`signal`) stops it, and its job runs again after the restart. */
+  run(trigger: BackupRun['trigger'], signal?: AbortSignal): Promise<BackupRun> {
     const previous = this.current ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.runNow(trigger));
+    const next = previous.catch(() => {}).then(() => this.runNow(trigger, signal));
     this.current = next;
     return next.finally(() => {
       if (this.current === next) this.current = null;
     });
   }
 
-  private async runNow(trigger: BackupRun['trigger']): Promise<BackupRun> {
+  private async runNow(trigger: BackupRun['trigger'], signal: AbortSignal | undefined): Promise<BackupRun> {
     const { runs, clock, config, backup, log } = this.deps;
     const id = crypto.randomUUID();
     const startedAt = clock.now();
@@ -191,14 +192,14 @@ export class ScheduledBackupService {
       let bytes: number;
       if (config.destination.kind === 'dir') {
         fs.mkdirSync(config.destination.dir, { recursive: true, mode: 0o700 });
-        const written = await backup.createFull(path.join(config.destination.dir, name), { passphrase, actor: 'system' });
+        const written = await backup.createFull(path.join(config.destination.dir, name), { passphrase, actor: 'system', signal });
         archive = written.file;
         bytes = written.bytes;
       } else {
         const bucket = this.bucket();
-        const written = backup.fullArchive({ passphrase });
+        const written = backup.fullArchive({ passphrase, signal });
         try {
-          ({ size: bytes } = await bucket.put(name, written.body));
+          ({ size: bytes } = await bucket.put(name, written.body, { signal }));
         } finally {
           await written.close();
         }
@@ -210,6 +211,10 @@ export class ScheduledBackupService {
       runs.finish(id, { status: 'succeeded', finishedAt, bytes, archive, error: null });
       log.info('backup written', { archive, bytes, seconds: (finishedAt - startedAt) / 1000 });
     } catch (err) {
+      if (signal?.aborted) {
+        runs.finish(id, { status: 'failed', finishedAt: clock.now(), bytes: null, archive: null, error: STOPPED });
+        throw err;
+      }
       const error = err instanceof Error ? err.message : String(err);
       runs.finish(id, { status: 'failed', finishedAt: clock.now(), bytes: null, archive: null, error });
       this.failures.inc();

@@ -9,6 +9,7 @@ import { startTestServer, tempDir, type TestServer } from '../../helpers/server.
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 import { upload } from '../../helpers/files.ts';
+import { storeFile } from '../../helpers/stored-files.ts';
 import { parseExposition, sample } from '../../helpers/prometheus.ts';
 import { startTestS3 } from '../../helpers/s3.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -160,6 +161,30 @@ describe('Admin → Backups (GET /api/user/backups, POST /api/user/backups/run)'
       expect(s.lastRun).toMatchObject({ trigger: 'scheduled', status: 'succeeded' });
       expect(s.warning).toBeNull();
       expect(fs.readdirSync(dir)).toHaveLength(2);
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('a server shutdown stops a running backup: no partial archive is left, and its job runs again after the restart', async () => {
+    const { env, dir } = backupEnv();
+    const t = await startTestServer({ env, startWorker: false });
+    try {
+      const admin = await seed.admin(t);
+      // Enough that the backup is still writing when the server stops (8 × 32 MiB).
+      for (let i = 0; i < 8; i++) await storeFile(t.server.ctx, admin.id, { size: 32 * 1024 * 1024 });
+      expect((await admin.client.post('/api/user/backups/run', {})).status).toBe(202);
+      const draining = t.server.worker.drain();
+      await eventually(() => fs.existsSync(dir) && fs.readdirSync(dir).some((n) => n.includes('.partial-')), { timeoutMs: 30_000 });
+      await t.restart({ samePort: true });
+      await draining;
+      expect(fs.readdirSync(dir)).toEqual([]);
+      let s = await status(admin);
+      expect(s.lastRun).toMatchObject({ status: 'failed', error: 'stopped by a server shutdown; it starts over when the server is back' });
+      await t.server.worker.drain();
+      s = await status(admin);
+      expect(s.lastRun).toMatchObject({ trigger: 'manual', status: 'succeeded' });
+      expect(fs.readdirSync(dir)).toHaveLength(1);
     } finally {
       await t.stop();
     }
