@@ -185,9 +185,9 @@ export class ScheduledBackupService {
     const id = crypto.randomUUID();
     const startedAt = clock.now();
     runs.start({ id, trigger, startedAt });
-    const passphrase = this.passphrase();
-    const name = archiveName(startedAt, passphrase !== null, config.destination.kind === 's3');
     try {
+      const passphrase = this.passphrase();
+      const name = archiveName(startedAt, passphrase !== null, config.destination.kind === 's3');
       let archive: string;
       let bytes: number;
       if (config.destination.kind === 'dir') {
