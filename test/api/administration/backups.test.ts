@@ -13,6 +13,7 @@ import { storeFile } from '../../helpers/stored-files.ts';
 import { parseExposition, sample } from '../../helpers/prometheus.ts';
 import { startTestS3 } from '../../helpers/s3.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { runCli } from '../../helpers/cli.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -222,6 +223,15 @@ describe('Admin → Backups (GET /api/user/backups, POST /api/user/backups/run)'
       const stored = fs.readFileSync(s3.objectFile(keys[0]!));
       expect(stored.subarray(0, 8).toString()).toBe('COFFERBK');
       expect(stored.includes(Buffer.from(admin.email))).toBe(false);
+      // Downloaded from the bucket, it restores with the passphrase.
+      const copy = path.join(path.dirname(env.BACKUP_PASSPHRASE_FILE!), 'from-bucket.tar.enc');
+      fs.writeFileSync(copy, stored);
+      const r = await runCli(['restore', copy, '--data-dir', path.join(path.dirname(copy), 'restored')], {
+        env: { BACKUP_PASSPHRASE_FILE: env.BACKUP_PASSPHRASE_FILE! },
+        timeoutMs: 60_000,
+      });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
     } finally {
       await t.stop();
       await s3.stop();
