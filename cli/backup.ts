@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type Config, secretText } from '../src/config.ts';
-import { formatSize } from '../src/lib/size.ts';
+import { formatSize } from '../src/contract/size.ts';
 import { type PassphraseSource, restoreFullBackup, verifyFullBackup } from '../src/services/maintenance/restore.ts';
 import {
   action,

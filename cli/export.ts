@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatSize } from '../src/lib/size.ts';
+import { formatSize } from '../src/contract/size.ts';
 import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
 
 const MiB = 1024 ** 2;

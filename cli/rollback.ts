@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { acquireLock, dataPaths, requireDataDirOwner, requireExistingDataDir } from '../src/data-dir.ts';
-import { listUpgradeSnapshots, rollbackTo } from '../src/services/maintenance/upgrade.ts';
+import { rollbackInstance, upgradeSnapshots } from '../src/composition.ts';
 import { action, addDataDirOption, configFrom, print, printJson, table } from './common.ts';
 
 export function registerRollback(program: Command): void {
@@ -24,13 +23,11 @@ the older database (\`coffer orphans\` lists them).`,
       ),
   ).action(
     action((opts: { dataDir?: string; to?: string; json?: boolean }) => {
-      const paths = dataPaths(configFrom(opts).dataDir);
-      requireDataDirOwner(paths.root);
-      requireExistingDataDir(paths);
+      const config = configFrom(opts);
       if (!opts.to) {
-        const snapshots = listUpgradeSnapshots(paths);
+        const { snapshots, snapshotsDir } = upgradeSnapshots(config);
         if (opts.json) return printJson({ snapshots });
-        if (snapshots.length === 0) return print(`no snapshots in ${paths.snapshots}`);
+        if (snapshots.length === 0) return print(`no snapshots in ${snapshotsDir}`);
         print(
           table(
             ['snapshot', 'version', 'taken'],
@@ -39,17 +36,11 @@ the older database (\`coffer orphans\` lists them).`,
         );
         return;
       }
-      // The lock: a running server would keep writing to the database being replaced.
-      const release = acquireLock(paths);
-      try {
-        const { snapshot, keptAs } = rollbackTo(paths, opts.to);
-        if (opts.json) return printJson({ snapshot, keptAs });
-        print(`rolled back to the database of Coffer ${snapshot.cofferVersion} (${snapshot.createdAt})`);
-        print(`the newer database is kept as ${keptAs}`);
-        print(`now start Coffer ${snapshot.cofferVersion} on ${paths.root}`);
-      } finally {
-        release();
-      }
+      const { snapshot, keptAs, root } = rollbackInstance(config, opts.to);
+      if (opts.json) return printJson({ snapshot, keptAs });
+      print(`rolled back to the database of Coffer ${snapshot.cofferVersion} (${snapshot.createdAt})`);
+      print(`the newer database is kept as ${keptAs}`);
+      print(`now start Coffer ${snapshot.cofferVersion} on ${root}`);
     }),
   );
 }

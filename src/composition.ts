@@ -1,10 +1,11 @@
+import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
-import { acquireLock, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
-import { closeDatabase, openDatabase } from './db/client.ts';
+import { acquireLock, type DataPaths, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
+import { closeDatabase, type Db, openDatabase } from './db/client.ts';
 import { DatabaseTooNewError } from './db/migrate.ts';
-import { upgradeDatabase } from './services/maintenance/upgrade.ts';
+import { listUpgradeSnapshots, rollbackTo, type UpgradeSnapshot, upgradeDatabase } from './services/maintenance/upgrade.ts';
 import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
@@ -84,6 +85,66 @@ export interface OpenOptions {
   skipLocationCheck?: boolean;
 }
 
+/** Applies pending migrations; a database written by a newer version is a start-up error. */
+function applyMigrations(db: Db, paths: DataPaths, announce?: (line: string) => void): string[] {
+  try {
+    return upgradeDatabase(db, paths, { announce }).applied;
+  } catch (err) {
+    if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
+    throw err;
+  }
+}
+
+/** `coffer init`: the data directory, secrets.json and the database, unless an instance is already there. */
+export function createInstance(config: Config): { paths: DataPaths; created: boolean } {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  if (fs.existsSync(paths.database)) return { paths, created: false };
+  prepareDataDir(paths);
+  loadSecrets(config, paths);
+  const db = openDatabase(paths.database);
+  try {
+    applyMigrations(db, paths);
+  } finally {
+    closeDatabase(db);
+  }
+  return { paths, created: true };
+}
+
+/** `coffer migrate`: applies pending migrations to an existing instance; the names of those applied. */
+export function migrateInstance(config: Config): string[] {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  requireExistingDataDir(paths);
+  const db = openDatabase(paths.database);
+  try {
+    return applyMigrations(db, paths, (line) => process.stderr.write(`coffer: ${line}\n`));
+  } finally {
+    closeDatabase(db);
+  }
+}
+
+/** `coffer rollback`: the snapshots taken before upgrades, newest first. */
+export function upgradeSnapshots(config: Config): { root: string; snapshotsDir: string; snapshots: UpgradeSnapshot[] } {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  requireExistingDataDir(paths);
+  return { root: paths.root, snapshotsDir: paths.snapshots, snapshots: listUpgradeSnapshots(paths) };
+}
+
+/** `coffer rollback --to`: the snapshot put back, with the data directory locked (a running server refuses it). */
+export function rollbackInstance(config: Config, snapshotDir: string): ReturnType<typeof rollbackTo> & { root: string } {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  requireExistingDataDir(paths);
+  const release = acquireLock(paths);
+  try {
+    return { ...rollbackTo(paths, snapshotDir), root: paths.root };
+  } finally {
+    release();
+  }
+}
+
 /** The composition root: data directory, repositories, then services, then job handlers (the server adds routes). */
 function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles: DomainLifecycles } {
   const paths = dataPaths(config.dataDir);
@@ -98,15 +159,12 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
     followSecretsFile(config, paths, keyring, log);
     const db = openDatabase(paths.database);
     try {
-      upgradeDatabase(db, paths, {
-        announce: (line) => {
-          process.stderr.write(`coffer: ${line}\n`);
-          log.info('database upgrade', { message: line });
-        },
+      applyMigrations(db, paths, (line) => {
+        process.stderr.write(`coffer: ${line}\n`);
+        log.info('database upgrade', { message: line });
       });
     } catch (err) {
       closeDatabase(db);
-      if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
       throw err;
     }
     const clock = opts.clock ?? systemClock;

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { post } from '../app/api.ts';
-import type { BackupRunView, BackupStatus } from '../../src/services/maintenance/backup-status.ts';
+import type { BackupRunView } from '../../src/contract/admin.ts';
+import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatDuration, formatSize } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
@@ -20,13 +20,13 @@ function When({ iso, exact }: { iso: string | null; exact?: boolean }) {
 
 /** Scheduled backups: when the last ran and how it went, when the next runs, and "Back up now". */
 export function Backups() {
-  const status = useLoad<BackupStatus>('/api/user/backups', { everyMs: 5_000 });
+  const status = useLoad(api.admin.backups, { everyMs: 5_000 });
   const [starting, setStarting] = useState(false);
   const s = status.data;
   const backUpNow = async () => {
     setStarting(true);
     try {
-      await post('/api/user/backups/run');
+      await api.admin.backUpNow();
       toast('Backup started: this page shows when it is done');
       await status.reload();
     } catch (err) {

@@ -15,8 +15,8 @@ import { MenuHost, openMenu } from '../ui/menu.tsx';
 import { StorageMeter } from '../ui/storage-meter.tsx';
 import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
+import { api } from '../api/index.ts';
 import { online } from './api.ts';
-import type { BackupStatus } from '../../src/services/maintenance/backup-status.ts';
 import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';
@@ -97,7 +97,7 @@ function StatusBanner() {
 
 /** For the admin only: the last scheduled backup failed, or the last good one is too old (GET /api/user/backups says which). */
 function BackupWarning() {
-  const status = useLoad<BackupStatus>('/api/user/backups', { everyMs: 300_000 });
+  const status = useLoad(api.admin.backups, { everyMs: 300_000 });
   const warning = status.data?.warning;
   if (!warning || route.value.path === '/admin/backups') return null;
   return (

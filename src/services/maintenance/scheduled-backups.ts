@@ -14,7 +14,7 @@ import type { Logger } from '../../log.ts';
 import { S3Driver } from '../../storage/s3.ts';
 import type { MetricsService } from '../administration/metrics.ts';
 import { type BackupService, removeStaleBackupSnapshots } from './backup.ts';
-import type { BackupRunView, BackupStatus } from './backup-status.ts';
+import type { BackupRunView, BackupStatus } from '../../contract/admin.ts';
 
 const HOUR = 3_600_000;
 const INTERVAL_MS = { hourly: HOUR, daily: 24 * HOUR, weekly: 7 * 24 * HOUR } as const;
