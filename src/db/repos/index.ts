@@ -18,6 +18,7 @@ import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
+import { VersionsRepo } from './versions.ts';
 
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
@@ -54,6 +55,7 @@ export interface Repos {
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
+  versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
 }
 
@@ -78,6 +80,7 @@ export function createRepos(db: Db): Repos {
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
+    versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
   };
 }
