@@ -12,7 +12,7 @@ export function registerExport(program: Command): void {
       .requiredOption('--to <dir>', 'the folder to write into: <dir>/<account email>/<path as in Coffer>')
       .option('--user <email>', "only this account's files (a sub-user's email exports its owner's account)")
       .option('--include-trash', 'trashed items too, under <dir>/<account email>/.trash/')
-      .option('--include-versions', 'earlier versions of each file (this Coffer keeps none: files have only their current contents)')
+      .option('--include-versions', 'earlier versions of each file, beside it as <name>.versions/<time>-<name>')
       .addHelpText(
         'after',
         `
@@ -30,6 +30,7 @@ write it somewhere only you can read.`,
           to: opts.to,
           user: opts.user,
           includeTrash: opts.includeTrash,
+          includeVersions: opts.includeVersions,
           onProgress: (p) => bar.update('exporting (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
         });
         bar.done();
@@ -40,7 +41,7 @@ write it somewhere only you can read.`,
           print(
             `${result.written} file(s) written (${formatSize(result.bytesWritten)}), ${result.unchanged} already there and left untouched, ${result.folders} folder(s); ${seconds.toFixed(1)} s`,
           );
-          if (opts.includeVersions) print('no earlier versions to add: this Coffer keeps only the current contents of each file');
+          if (opts.includeVersions) print(`${result.versions} earlier version(s) written beside their files`);
           for (const f of result.failed) process.stderr.write(`coffer: could not export ${f.path}: ${f.reason}\n`);
         }
         if (result.failed.length)

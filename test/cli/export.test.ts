@@ -27,7 +27,7 @@ describe('coffer export', () => {
       await upload(alice.client, 'notes.txt', 'top level');
       const gone = await upload(alice.client, 'old.txt', 'trashed contents', { parentId: docs.id });
       expect((await alice.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
-      await upload(bob.client, 'bob.txt', "bob's file");
+      const bobFile = await upload(bob.client, 'bob.txt', "bob's file");
 
       // The server keeps running: export reads beside it.
       let r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
@@ -62,6 +62,21 @@ describe('coffer export', () => {
       expect(fs.readFileSync(path.join(out, bob.email, 'bob.txt'), 'utf8')).toBe("bob's file");
       expect(fs.readFileSync(path.join(a, '.trash', 'Docs', 'old.txt'), 'utf8')).toBe('trashed contents');
       expect(fs.readdirSync(a, { recursive: true }).some((n) => String(n).endsWith('.coffer-partial'))).toBe(false);
+
+      // Versions: each earlier content beside its file, named and dated by when it was written.
+      const form = new FormData();
+      form.append('file', new File(['second contents'], 'ignored.txt'));
+      expect((await bob.client.request(`/api/files/${bobFile.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+      const versioned = path.join(out, 'versions');
+      r = await runCli(['export', '--to', versioned, '--user', bob.email, '--include-versions', '--data-dir', t.dataDir, '--json']);
+      expect(r.code).toBe(0);
+      expect(parseJson(r).versions).toBe(1);
+      const bobDir = path.join(versioned, bob.email);
+      expect(fs.readFileSync(path.join(bobDir, 'bob.txt'), 'utf8')).toBe('second contents');
+      const [earlier, ...more] = fs.readdirSync(path.join(bobDir, 'bob.txt.versions'));
+      expect(more).toEqual([]);
+      expect(earlier).toMatch(/^\d{8}T\d{6}Z-bob\.txt$/);
+      expect(fs.readFileSync(path.join(bobDir, 'bob.txt.versions', earlier!), 'utf8')).toBe("bob's file");
 
       const only = path.join(out, 'only-bob');
       r = await runCli(['export', '--to', only, '--user', bob.email.toUpperCase(), '--data-dir', t.dataDir]);

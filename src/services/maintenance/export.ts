@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFile, ExportFolder, ItemsRepo } from '../../db/repos/items.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
+import type { VersionsRepo } from '../../db/repos/versions.ts';
 import { badRequest } from '../../errors.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { emailKey } from '../accounts/email.ts';
@@ -24,10 +25,20 @@ export interface ExportResult {
   written: number;
   /** Files a previous run had finished: left untouched. */
   unchanged: number;
+  /** Earlier versions written (with --include-versions), beside their file. */
+  versions: number;
   bytesWritten: number;
   folders: number;
   /** Files whose stored object could not be read (`coffer doctor` explains). */
   failed: Array<{ path: string; reason: string }>;
+}
+
+/** 20260131T101500Z: sortable, and safe in a file name everywhere. */
+function timeStamp(at: number): string {
+  return new Date(at)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** A name as one path component: no separators, and never `.` or `..`. */
@@ -44,12 +55,13 @@ function tagged(name: string, tag: string): string {
 
 /**
  * `coffer export`: every account's files as an ordinary folder tree, DIR/<email>/<path as in Coffer>,
- * decrypted, with Coffer's modification times; trashed items under DIR/<email>/.trash/. Resumable: a file
+ * decrypted, with Coffer's modification times; trashed items under DIR/<email>/.trash/, earlier versions
+ * beside their file as <name>.versions/<time>-<name>. Resumable: a file
  * already there with its size and time is left untouched; anything else is written to a temporary name
  * and renamed, so a cut-short file is redone on the next run.
  */
 export class ExportService {
-  constructor(private readonly d: { users: UsersRepo; items: ItemsRepo; storage: SealedStore }) {}
+  constructor(private readonly d: { users: UsersRepo; items: ItemsRepo; versions: VersionsRepo; storage: SealedStore }) {}
 
   private accounts(user: string | undefined): User[] {
     if (user !== undefined) {
@@ -65,7 +77,13 @@ export class ExportService {
     return owners;
   }
 
-  async run(opts: { to: string; user?: string; includeTrash?: boolean; onProgress?: (p: ExportProgress) => void }): Promise<ExportResult> {
+  async run(opts: {
+    to: string;
+    user?: string;
+    includeTrash?: boolean;
+    includeVersions?: boolean;
+    onProgress?: (p: ExportProgress) => void;
+  }): Promise<ExportResult> {
     const dir = path.resolve(opts.to);
     if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw badRequest(`${dir} is not a directory`);
     const includeTrash = Boolean(opts.includeTrash);
@@ -74,11 +92,18 @@ export class ExportService {
       done: 0,
       total: accounts.reduce((sum, a) => sum + this.d.items.exportTotals(a.id, includeTrash).bytes, 0),
     };
-    const result: ExportResult = { dir, accounts: [], written: 0, unchanged: 0, bytesWritten: 0, folders: 0, failed: [] };
+    const result: ExportResult = { dir, accounts: [], written: 0, unchanged: 0, versions: 0, bytesWritten: 0, folders: 0, failed: [] };
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     for (const account of accounts) {
       result.accounts.push(account.email);
-      await this.exportAccount(account, path.join(dir, component(account.email)), includeTrash, result, progress, opts.onProgress);
+      await this.exportAccount(
+        account,
+        path.join(dir, component(account.email)),
+        { includeTrash, includeVersions: Boolean(opts.includeVersions) },
+        result,
+        progress,
+        opts.onProgress,
+      );
     }
     return result;
   }
@@ -86,7 +111,7 @@ export class ExportService {
   private async exportAccount(
     account: User,
     root: string,
-    includeTrash: boolean,
+    { includeTrash, includeVersions }: { includeTrash: boolean; includeVersions: boolean },
     result: ExportResult,
     progress: ExportProgress,
     onProgress: ((p: ExportProgress) => void) | undefined,
@@ -132,16 +157,32 @@ export class ExportService {
           file.id,
         );
         const target = path.join(root, ...parts);
+        const failed = (where: string[], err: unknown) =>
+          result.failed.push({
+            path: path.join(component(account.email), ...where),
+            reason: err instanceof Error ? err.message : String(err),
+          });
         try {
           if (await this.writeFile(file, target)) {
             result.written++;
             result.bytesWritten += file.size;
           } else result.unchanged++;
         } catch (err) {
-          result.failed.push({
-            path: path.join(component(account.email), ...parts),
-            reason: err instanceof Error ? err.message : String(err),
-          });
+          failed(parts, err);
+        }
+        if (includeVersions) {
+          // <name>.versions/<time>-<name>: each earlier content beside its file, with the time it was written.
+          for (const version of this.d.versions.list(file.id)) {
+            const where = [...parts.slice(0, -1), `${parts.at(-1)!}.versions`, `${timeStamp(version.modifiedAt)}-${component(file.name)}`];
+            try {
+              if (await this.writeFile(version, path.join(root, ...where))) {
+                result.versions++;
+                result.bytesWritten += version.size;
+              }
+            } catch (err) {
+              failed(where, err);
+            }
+          }
         }
         progress.done += file.size;
         onProgress?.(progress);
@@ -158,7 +199,7 @@ export class ExportService {
   }
 
   /** Writes one file unless a finished copy is there; true when it wrote. */
-  private async writeFile(file: ExportFile, target: string): Promise<boolean> {
+  private async writeFile(file: Pick<ExportFile, 'size' | 'modifiedAt' | 'storageKey' | 'wrappedKey'>, target: string): Promise<boolean> {
     const existing = fs.statSync(target, { throwIfNoEntry: false });
     if (existing?.isFile() && existing.size === file.size && Math.abs(existing.mtimeMs - file.modifiedAt) < 1000) return false;
     if (!file.storageKey || !file.wrappedKey) throw new Error('the file has no stored contents');

@@ -61,7 +61,7 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, metric
     keys,
     backup,
     scheduledBackups,
-    exporter: new ExportService({ users: repos.users, items: repos.items, storage: infra.storage }),
+    exporter: new ExportService({ users: repos.users, items: repos.items, versions: repos.versions, storage: infra.storage }),
     doctor: new DoctorService({
       driver,
       keyring,
