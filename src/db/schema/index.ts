@@ -10,4 +10,5 @@ export * from './docserver.ts';
 export * from './dav.ts';
 export * from './idp.ts';
 export * from './versions.ts';
+export * from './passkeys.ts';
 export * from './backups.ts';
