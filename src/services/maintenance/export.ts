@@ -148,7 +148,7 @@ export class ExportService {
     fs.mkdirSync(root, { recursive: true, mode: 0o700 });
     for (const parts of folderPaths.values()) fs.mkdirSync(path.join(root, ...parts), { recursive: true });
 
-    for (let after = 0, page = this.d.items.exportFiles(account.id, 0, PAGE, includeTrash); page.length; ) {
+    for (let page = this.d.items.exportFiles(account.id, 0, PAGE, includeTrash); page.length; ) {
       for (const file of page) {
         const trashed = file.deletedAt !== null;
         const parent = file.parentId ? folderPaths.get(file.parentId) : undefined;
@@ -187,8 +187,7 @@ export class ExportService {
         progress.done += file.size;
         onProgress?.(progress);
       }
-      after = page.at(-1)!.seq;
-      page = this.d.items.exportFiles(account.id, after, PAGE, includeTrash);
+      page = this.d.items.exportFiles(account.id, page.at(-1)!.seq, PAGE, includeTrash);
     }
     // Last, so writing the files inside does not move them: folders carry Coffer's times too.
     for (const [id, parts] of folderPaths) {
