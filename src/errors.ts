@@ -110,7 +110,7 @@ export const Messages = {
   sharePasswordWrong: 'Wrong password for this share link',
   shareUploadNeedsFolder: 'Only a folder can be shared for uploads (mode upload or view_upload); this item is a file',
   shareNoUploads: 'This share link does not accept uploads',
-  shareDropQuota: "The owner of this folder has run out of storage space, so it cannot accept more files; let them know",
+  shareDropQuota: 'The owner of this folder has run out of storage space, so it cannot accept more files; let them know',
   notMultipart: 'Send the upload as multipart/form-data',
   malformedMultipart: 'The upload is not a valid multipart/form-data body',
   invalidFileName: 'Invalid file name: use at most 100 characters, no control characters and none of / \\ : * ? " < > |',

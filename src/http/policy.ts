@@ -158,10 +158,15 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'POST /api/files/share': can('shares.share'),
   'POST /api/files/share/links': can('shares.links'),
   'POST /api/files/link-parent-share': can('shares.linkParent'),
+  'GET /api/files/share/links': can('shares.list'),
+  'PATCH /api/files/share/links/:token': can('shares.update'),
   'GET /s/:token': share,
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
+  // Each attempt also spends one of the address's password hashes; wrong ones have their own limiter per link.
+  'POST /s/:token/unlock': { ...share, hashesPassword: true },
+  'POST /s/:token/upload': { ...share, limit: { limiter: 'upload', key: 'ip' } },
 
   'GET /api/docserver/config/:id': can('docserver.open'),
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },

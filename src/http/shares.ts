@@ -8,9 +8,37 @@ import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 import { describeInput } from './openapi.ts';
 
+const linkOptions = z.object({
+  password: z
+    .string({ error: 'password must be a string of 6 to 128 characters, or null to remove it' })
+    .min(6, 'password must be at least 6 characters')
+    .max(128, 'password must be at most 128 characters')
+    .nullable()
+    .optional(),
+  mode: z.enum(['view', 'upload', 'view_upload'], { error: 'mode must be view, upload or view_upload' }).optional(),
+  maxDownloads: z
+    .number({ error: 'maxDownloads must be a whole number from 1 to 100000, or null for no limit' })
+    .int('maxDownloads must be a whole number')
+    .min(1, 'maxDownloads must be at least 1')
+    .max(100_000, 'maxDownloads must be at most 100000')
+    .nullable()
+    .optional(),
+});
+
 const shareBody = idsBody.extend({
   shared: z.boolean({ error: 'shared must be true or false' }),
   expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).default('7d'),
+  ...linkOptions.shape,
+});
+
+const listQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .default(50),
+  cursor: z.string().min(1).optional(),
 });
 
 /** Creating and removing share links (SPEC "Files": share, share/links, link-parent-share). */
@@ -23,8 +51,8 @@ export function shareRoutes(ctx: AppContext) {
     .post(
       '/api/files/share',
       async ({ principal, request }) => {
-        const body = validate(shareBody, await readJson(request));
-        return body.shared ? shares.share(principal, body.ids, body.expiry, origin(request)) : shares.unshare(principal, body.ids);
+        const { ids, shared, expiry, ...options } = validate(shareBody, await readJson(request));
+        return shared ? shares.share(principal, ids, expiry, origin(request), options) : shares.unshare(principal, ids);
       },
       { session: true, detail: describeInput({ body: shareBody }) },
     )
@@ -32,6 +60,20 @@ export function shareRoutes(ctx: AppContext) {
       '/api/files/share/links',
       async ({ principal, request }) => shares.links(principal, validate(idsBody, await readJson(request)).ids, origin(request)),
       { session: true, detail: describeInput({ body: idsBody }) },
+    )
+    .get(
+      '/api/files/share/links',
+      ({ principal, query, request }) => {
+        const { links, nextCursor } = shares.list(principal.accountId, validate(listQuery, query), origin(request));
+        return { links: links.map(({ accountId: _, ...link }) => link), nextCursor };
+      },
+      { session: true, detail: describeInput({ query: listQuery }) },
+    )
+    .patch(
+      '/api/files/share/links/:token',
+      async ({ principal, params, request }) =>
+        shares.update(principal, params.token, validate(linkOptions, await readJson(request)), origin(request)),
+      { session: true, detail: describeInput({ body: linkOptions }) },
     )
     .post(
       '/api/files/link-parent-share',

@@ -10,7 +10,7 @@ import { describeInput } from './openapi.ts';
 const checkBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
 
 /** A multipart body as the upload service reads it: streamed parts, the hang-up signal, the declared size. */
-function uploadRequest(request: Request) {
+export function uploadRequest(request: Request) {
   const declared = Number(request.headers.get('content-length'));
   return { parts: readMultipart(request), signal: request.signal, sizeHint: Number.isFinite(declared) ? declared : undefined };
 }

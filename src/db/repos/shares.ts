@@ -62,7 +62,18 @@ export class SharesRepo {
         `INSERT INTO share_links (id, token, account_id, item_id, created_by, created_at, expires_at, password_hash, mode, max_downloads)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(link.id, link.token, link.accountId, link.itemId, createdBy, at, link.expiresAt, link.passwordHash, link.mode, link.maxDownloads);
+      .run(
+        link.id,
+        link.token,
+        link.accountId,
+        link.itemId,
+        createdBy,
+        at,
+        link.expiresAt,
+        link.passwordHash,
+        link.mode,
+        link.maxDownloads,
+      );
     this.addMember(link.id, link.itemId, at);
   }
 

@@ -7,7 +7,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
-import { type Actor, actorFields, AuditActions, type AuditService } from '../administration/audit.ts';
+import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { PageCache } from './page-cache.ts';
@@ -17,6 +17,7 @@ import type { Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
+export type { ShareLink };
 
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
@@ -297,13 +298,65 @@ export class ShareService {
   }
 
   /** An item reachable through the link: its root, or a live item under a shared folder; else 404. */
-  itemInShare(token: string, itemId: string, opts: { pastCap?: boolean } = {}): { link: ShareLink; root: Item; item: Item } {
-    const { link, root } = this.resolve(token, opts);
-    if (itemId === root.id) return { link, root, item: root };
+  itemInShare(token: string, itemId: string): { link: ShareLink; root: Item; item: Item } {
+    const { link, root } = this.resolve(token);
+    return { link, root, item: this.itemUnder(link, root, itemId) };
+  }
+
+  /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
+  itemUnder(link: ShareLink, root: Item, itemId: string): Item {
+    if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
     if (!item || root.type !== 'folder' || !this.d.tree.isInside(new Set([root.id]), item.id)) throw notFound(Messages.itemNotInShare);
-    return { link, root, item };
+    return item;
+  }
+
+  /**
+   * Files a visitor drops into an upload link's folder: stored as the owner's (quota, free names), with who
+   * sent them and in which visit; the owner sees them arrive (live event) and in the audit log.
+   */
+  async drop(
+    link: ShareLink,
+    folder: Item,
+    visit: { visitId: string; ip: string },
+    store: (owner: AuditPrincipal, within: (rows: Item[], fields: Map<string, string>) => void) => Promise<Item[]>,
+  ): Promise<Array<{ name: string; size: number }>> {
+    const owner = { loginId: link.accountId, accountId: link.accountId, ip: visit.ip };
+    let uploader: string | null = null;
+    const rows = await store(owner, (rows, fields) => {
+      uploader = uploaderName(fields.get('uploader'));
+      const now = this.d.clock.now();
+      for (const row of rows)
+        this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
+      this.d.shares.touch(link.id, now);
+    });
+    this.d.audit.record({
+      action: AuditActions.shareDrop,
+      ip: visit.ip,
+      accountId: link.accountId,
+      targetType: 'share',
+      targetId: link.id,
+      details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
+    });
+    return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
+  }
+
+  /** What one visit sent through an upload link (its page shows only that). */
+  dropsOfVisit(link: ShareLink, visitId: string): Array<{ name: string; size: number }> {
+    return this.d.shares.dropsOfVisit(link.id, visitId, 500);
+  }
+
+  /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
+  recordUnlockRefused(link: ShareLink, ip: string): void {
+    this.d.audit.record({
+      action: AuditActions.shareUnlockFailed,
+      status: 'denied',
+      ip,
+      accountId: link.accountId,
+      targetType: 'share',
+      targetId: link.id,
+    });
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
@@ -384,6 +437,15 @@ export class ShareService {
       details: { itemId: item.id, name: item.name },
     });
   }
+}
+
+/** The name a visitor gives with a drop: trimmed, without control characters, at most 100 characters; blank is none. */
+function uploaderName(text: string | undefined): string | null {
+  const name = (text ?? '')
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 100);
+  return name === '' ? null : name;
 }
 
 /** The options as stored: the password hashed (argon2id), absent fields left absent. */
