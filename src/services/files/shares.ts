@@ -297,12 +297,6 @@ export class ShareService {
     return { link, root };
   }
 
-  /** An item reachable through the link: its root, or a live item under a shared folder; else 404. */
-  itemInShare(token: string, itemId: string): { link: ShareLink; root: Item; item: Item } {
-    const { link, root } = this.resolve(token);
-    return { link, root, item: this.itemUnder(link, root, itemId) };
-  }
-
   /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
   itemUnder(link: ShareLink, root: Item, itemId: string): Item {
     if (itemId === root.id) return root;
