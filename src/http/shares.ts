@@ -39,6 +39,7 @@ const listQuery = z.object({
     .max(200, 'limit must be at most 200')
     .default(50),
   cursor: z.string().min(1).optional(),
+  itemId: z.string().min(1).max(64).optional(),
 });
 
 /** Creating and removing share links (SPEC "Files": share, share/links, link-parent-share). */

@@ -8,6 +8,7 @@ import type { SessionService } from '../../src/services/accounts/sessions.ts';
 import type { AppPasswordView } from '../../src/services/accounts/app-passwords.ts';
 import type { SubUserView } from '../../src/services/accounts/sub-users.ts';
 import type { UserListEntry } from '../../src/services/accounts/users.ts';
+import type { LinkView } from '../../src/services/files/shares.ts';
 import type {
   ActiveClient,
   AppPassword,
@@ -16,6 +17,7 @@ import type {
   OrphanReport,
   Profile,
   Session,
+  ShareLinkInfo,
   SubUser,
   UserEntry,
   StorageUsage as WebStorageUsage,
@@ -35,6 +37,7 @@ const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
 const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
 const clientSame: Same<ActiveClient, ServerClient> = true;
 const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
+const shareLinkSame: Same<ShareLinkInfo, LinkView> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
   expect([
@@ -49,5 +52,6 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     deletionSame,
     clientSame,
     appPasswordSame,
-  ]).toEqual(Array(11).fill(true));
+    shareLinkSame,
+  ]).toEqual(Array(12).fill(true));
 });

@@ -32,6 +32,23 @@ export interface ItemInfo {
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
 }
 
+export type ShareMode = 'view' | 'upload' | 'view_upload';
+
+/** A share link as GET /api/files/share/links lists it (never the password). */
+export interface ShareLinkInfo {
+  token: string;
+  url: string;
+  itemId: string;
+  itemName: string;
+  createdAt: string;
+  expiresAt: string | null;
+  mode: ShareMode;
+  hasPassword: boolean;
+  maxDownloads: number | null;
+  downloads: number;
+  lastUsedAt: string | null;
+}
+
 export interface StorageUsage {
   used: number;
   total: number | null;

@@ -11,6 +11,7 @@ import { toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
+import { SharedLinks } from '../share/shared-links.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { filesFromDrop, filesFromInput } from '../uploads/drop.ts';
 import { startUploads } from '../uploads/start.tsx';
@@ -483,6 +484,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         )}
       </div>
 
+      {kind === 'shared' && can('files.share') && <SharedLinks />}
       {sharedRoot && (
         <div class="banner shared-banner" role="note">
           <Icon name="link" size={18} />

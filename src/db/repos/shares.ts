@@ -109,15 +109,24 @@ export class SharesRepo {
     return row ? owned(row) : null;
   }
 
-  /** An account's links (every account's when null), newest first; `after` is the last row of the previous page. */
-  ownedPage(accountId: string | null, limit: number, after: { createdAt: number; id: string } | null): OwnedLink[] {
+  /**
+   * An account's links (every account's when null; only one item's with `itemId`), newest first; `after` is
+   * the last row of the previous page.
+   */
+  ownedPage(
+    accountId: string | null,
+    limit: number,
+    after: { createdAt: number; id: string } | null,
+    itemId: string | null = null,
+  ): OwnedLink[] {
     return this.sqlite
-      .query<OwnedRow, [string | null, number | null, number | null, string | null, number]>(
+      .query<OwnedRow, [string | null, number | null, string | null, string | null, number]>(
         `SELECT ${OWNED} FROM share_links l JOIN items i ON i.id = l.item_id
-         WHERE (?1 IS NULL OR l.account_id = ?1) AND (?2 IS NULL OR l.created_at < ?3 OR (l.created_at = ?3 AND l.id < ?4))
+         WHERE (?1 IS NULL OR l.account_id = ?1) AND (?4 IS NULL OR l.item_id = ?4)
+           AND (?2 IS NULL OR l.created_at < ?2 OR (l.created_at = ?2 AND l.id < ?3))
          ORDER BY l.created_at DESC, l.id DESC LIMIT ?5`,
       )
-      .all(accountId, after?.createdAt ?? null, after?.createdAt ?? null, after?.id ?? null, limit)
+      .all(accountId, after?.createdAt ?? null, after?.id ?? null, itemId, limit)
       .map(owned);
   }
 

@@ -181,14 +181,14 @@ export class ShareService {
   }
 
   /** One page of an account's links, newest first (every account's for `null`, as the CLI lists them). */
-  list(accountId: string | null, opts: { limit: number; cursor?: string }, requestOrigin: string) {
+  list(accountId: string | null, opts: { limit: number; cursor?: string; itemId?: string }, requestOrigin: string) {
     let after: { createdAt: number; id: string } | null = null;
     if (opts.cursor) {
       const values = decodeCursor(opts.cursor, ['number', 'string']);
       if (!values) throw badRequest(Messages.invalidCursor);
       after = { createdAt: values[0] as number, id: values[1] as string };
     }
-    const rows = this.d.shares.ownedPage(accountId, opts.limit + 1, after);
+    const rows = this.d.shares.ownedPage(accountId, opts.limit + 1, after, opts.itemId ?? null);
     const more = rows.length > opts.limit;
     const page = rows.slice(0, opts.limit);
     const last = page.at(-1);

@@ -117,6 +117,8 @@ describe('link options on POST /api/files/share, GET and PATCH /api/files/share/
       cursor = page.nextCursor;
     } while (cursor);
     expect(seen.sort()).toEqual([...ids].sort());
+    const one = await json(await o.client.get(`/api/files/share/links?itemId=${ids[2]}`));
+    expect(one.links.map((l: { itemId: string }) => l.itemId)).toEqual([ids[2]]);
     expect((await o.client.get('/api/files/share/links?cursor=nope!')).status).toBe(400);
     expect((await o.client.get('/api/files/share/links?limit=0')).status).toBe(422);
   });

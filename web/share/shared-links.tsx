@@ -1,0 +1,155 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { ShareLinkInfo } from '../app/api-types.ts';
+import { loadSharedFolders, sharedFolders } from '../app/folders.ts';
+import { formatDate, formatExpiry } from '../app/format.ts';
+import { invalidateListings } from '../app/listings.ts';
+import { toast, toastError } from '../app/toasts.ts';
+import { copyText } from '../ui/copy.ts';
+import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { type LinksPage, linksPage, unshareItems, updateLink } from './share-api.ts';
+import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './share-dialog.tsx';
+
+function LinkSettingsForm(props: { link: ShareLinkInfo; folder: boolean; close: (updated?: ShareLinkInfo) => void }) {
+  const [settings, setSettings] = useState<SettingsState>(settingsOf(props.link));
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const options = optionsFrom(settings, props.link, props.folder);
+    if (typeof options === 'string') return setError(options);
+    setBusy(true);
+    try {
+      props.close(await updateLink(props.link.token, options));
+    } catch (err) {
+      setError((err as Error).message);
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={save}>
+      <div class="dialog-body share">
+        <p class="muted small">{linkState(props.link)}</p>
+        <LinkSettings folders={props.folder} link={props.link} value={settings} onChange={setSettings} />
+        {error && (
+          <p class="field-error" role="alert">
+            {error}
+          </p>
+        )}
+      </div>
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={() => props.close()}>
+          Cancel
+        </button>
+        <button type="submit" class="button primary" disabled={busy}>
+          Save settings
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The Shared view's list of links with their options: state at a glance, copy, change settings, remove. */
+export function SharedLinks() {
+  const [page, setPage] = useState<LinksPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [open, setOpen] = useState(true);
+
+  const load = (cursor?: string) =>
+    linksPage({ cursor }).then(
+      (next) => setPage((prev) => (cursor && prev ? { links: [...prev.links, ...next.links], nextCursor: next.nextCursor } : next)),
+      (err: Error) => setError(err.message),
+    );
+  useEffect(() => {
+    void load();
+  }, []);
+
+  const edit = async (link: ShareLinkInfo) => {
+    const updated = await openDialog<ShareLinkInfo>((close) => (
+      <Dialog title={`Link settings for “${link.itemName}”`} onClose={() => close()} wide>
+        <LinkSettingsForm link={link} folder={sharedFolders.value.has(link.itemId)} close={close} />
+      </Dialog>
+    ));
+    if (!updated) return;
+    setPage((p) => p && { ...p, links: p.links.map((l) => (l.token === updated.token ? updated : l)) });
+    toast('Link settings saved');
+  };
+  const remove = async (link: ShareLinkInfo) => {
+    try {
+      await unshareItems([link.itemId]);
+    } catch (err) {
+      return toastError(err);
+    }
+    setPage((p) => p && { ...p, links: p.links.filter((l) => l.token !== link.token) });
+    invalidateListings();
+    void loadSharedFolders().catch(() => {});
+    toast(`Link to “${link.itemName}” removed`);
+  };
+
+  if (error)
+    return (
+      <p class="field-error shared-links" role="alert">
+        Links could not be loaded: {error}
+      </p>
+    );
+  if (!page || page.links.length === 0) return null;
+  return (
+    <section class="shared-links" aria-labelledby="shared-links-title">
+      <button type="button" class="shared-links-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
+        <h2 id="shared-links-title">
+          Links ({page.links.length}
+          {page.nextCursor ? '+' : ''})
+        </h2>
+      </button>
+      {open && (
+        <ul class="shared-links-list" aria-label="Share links">
+          {page.links.map((link) => (
+            <li key={link.token} class="shared-link">
+              <div class="shared-link-main">
+                <strong class="shared-link-name" title={link.itemName}>
+                  {link.itemName}
+                </strong>
+                <span class="muted small">
+                  {linkState(link)} · {formatExpiry(link.expiresAt)}
+                  {link.lastUsedAt ? ` · last used ${formatDate(link.lastUsedAt)}` : ' · not used yet'}
+                </span>
+              </div>
+              <div class="shared-link-actions">
+                <button
+                  type="button"
+                  class="button"
+                  aria-label={`Copy link to ${link.itemName}`}
+                  onClick={() => copyText(link.url, 'Link copied', null)}
+                >
+                  Copy
+                </button>
+                <button
+                  type="button"
+                  class="button"
+                  aria-label={`Settings of the link to ${link.itemName}`}
+                  onClick={() => void edit(link)}
+                >
+                  Settings
+                </button>
+                <button
+                  type="button"
+                  class="button danger-ghost"
+                  aria-label={`Remove the link to ${link.itemName}`}
+                  onClick={() => void remove(link)}
+                >
+                  Remove
+                </button>
+              </div>
+            </li>
+          ))}
+          {page.nextCursor && (
+            <li>
+              <button type="button" class="button" onClick={() => void load(page.nextCursor!)}>
+                More links
+              </button>
+            </li>
+          )}
+        </ul>
+      )}
+    </section>
+  );
+}
