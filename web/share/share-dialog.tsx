@@ -60,7 +60,7 @@ async function shareAgain(items: Item[], expiry: Expiry): Promise<void> {
   afterShareChange(ids, true);
 }
 
-export async function removeLinks(items: Item[]): Promise<void> {
+async function removeLinks(items: Item[]): Promise<void> {
   const ids = items.map((i) => i.id);
   const expiry = items[0] ? expiryOf(items[0]) : '7d';
   try {
