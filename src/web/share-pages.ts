@@ -23,11 +23,12 @@ h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;colo
 form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
 input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
 button{padding:10px 18px;border:0;border-radius:8px;background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;margin-top:12px}
-.error{color:#c62828;font-weight:600}@media (prefers-color-scheme:dark){.error{color:#ff8a80}}
+.error{color:#c62828;font-weight:600}@media (prefers-color-scheme:dark){.error{color:#ff8a80}button{color:#0b1220}}
 .drop{position:relative;display:block;border:2px dashed var(--line);border-radius:12px;padding:32px 16px;text-align:center;margin:0}
 .drop:focus-within,.drop.over{border-color:var(--accent)}
 .drop input[type=file]{position:absolute;inset:0;width:100%;height:100%;opacity:0;cursor:pointer}
-.drop strong{display:block;font-size:1.1rem}.drop span{color:var(--muted)}
+.drop strong{display:block;font-size:1.1rem}.drop span{color:var(--muted);font-weight:400}
+.receipt h2{font-size:1rem;margin:0 0 4px}.receipt ul{margin:0;padding-left:20px}
 progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
 .upload{margin-bottom:16px}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}}`;

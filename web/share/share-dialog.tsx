@@ -109,7 +109,6 @@ export function LinkSettings(props: {
             // Preact's types tie a text input's other attributes to type text; the attributes here suit both.
             type={(v.showPassword ? 'text' : 'password') as 'text'}
             value={v.password}
-            minLength={6}
             maxLength={128}
             autocomplete="new-password"
             placeholder={hasPassword && !v.removePassword ? 'Password set' : 'No password'}
