@@ -13,4 +13,7 @@ ALTER TABLE `share_links` ADD `password_hash` text;--> statement-breakpoint
 ALTER TABLE `share_links` ADD `mode` text DEFAULT 'view' NOT NULL;--> statement-breakpoint
 ALTER TABLE `share_links` ADD `max_downloads` integer;--> statement-breakpoint
 ALTER TABLE `share_links` ADD `downloads` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-ALTER TABLE `share_links` ADD `last_used_at` integer;
+ALTER TABLE `share_links` ADD `last_used_at` integer;--> statement-breakpoint
+ALTER TABLE `tus_uploads` ADD `share_link_id` text;--> statement-breakpoint
+ALTER TABLE `tus_uploads` ADD `share_visit_id` text;--> statement-breakpoint
+ALTER TABLE `tus_uploads` ADD `share_uploader` text;

@@ -167,6 +167,11 @@ export const ROUTES: Record<string, RoutePolicy> = {
   // Each attempt also spends one of the address's password hashes; wrong ones have their own limiter per link.
   'POST /s/:token/unlock': { ...share, hashesPassword: true },
   'POST /s/:token/upload': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'OPTIONS /s/:token/tus': share,
+  'POST /s/:token/tus': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'GET /s/:token/tus/:uploadId': share,
+  'PATCH /s/:token/tus/:uploadId': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'DELETE /s/:token/tus/:uploadId': share,
 
   'GET /api/docserver/config/:id': can('docserver.open'),
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },

@@ -5,7 +5,8 @@ import type { Item } from '../services/files/tree.ts';
 import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { type ShareLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
+import { type ShareLink, UNLOCK_TTL_MS, uploaderName } from '../services/files/shares.ts';
+import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderDropPage,
   renderErrorPage,
@@ -21,6 +22,7 @@ import type { Limits } from './limits.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
+import { bytesOf, describeTus, parseMetadata, progressHeaders, requireTus, TUS_VERSION, wholeHeader } from './tus.ts';
 import { validate } from './validate.ts';
 import { describeInput } from './openapi.ts';
 
@@ -77,7 +79,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
  */
 export function publicShareRoutes(ctx: AppContext, limits: Limits) {
-  const { shares, downloads, uploads } = ctx.services;
+  const { shares, downloads, uploads, tusUploads, settings } = ctx.services;
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
@@ -110,6 +112,24 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   const visibleRoot = (link: ShareLink) => {
     if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
   };
+  /** A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link). */
+  const dropTarget = (request: Request, set: Set, token: string) => {
+    const { link, root } = open(request, token, 'none');
+    if (link.mode === 'view' || root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
+    const { ip, secure } = requestMeta(request);
+    let visit = readCookie(request, VISIT_COOKIE);
+    if (!visit || !/^[A-Za-z0-9_-]{22,64}$/.test(visit)) {
+      visit = newToken(16);
+      set.headers['Set-Cookie'] = linkCookie(VISIT_COOKIE, link.token, visit, secure);
+    }
+    return { link, root, ip, visit };
+  };
+  /** The visitor as the sender of a resumable upload: only this link reaches the uploads it starts. */
+  const sender = (target: ReturnType<typeof dropTarget>, uploader?: string): TusSender => ({
+    ...shares.visitor(target.link, target.ip),
+    drop: { linkId: target.link.id, visitId: target.visit, uploader: uploaderName(uploader) },
+  });
+
   /** A download counts when it starts at byte 0 (no Range, or one from 0); HEAD never does. */
   const downloadCap = (request: Request) => {
     const range = request.headers.get('range');
@@ -145,125 +165,178 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     return htmlPage(set, html);
   };
 
-  return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-    .get(
-      '/s/:token',
-      ({ params, query, request, set }) =>
+  return (
+    new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
+      .get(
+        '/s/:token',
+        ({ params, query, request, set }) =>
+          answer(request, set, async () => {
+            const { link, root } = open(request, params.token, 'page');
+            shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+            if (link.mode === 'upload') {
+              const visit = readCookie(request, VISIT_COOKIE);
+              const received = visit ? shares.dropsOfVisit(link, visit) : [];
+              if (wantsJson(request)) return { items: [], nextCursor: null, received };
+              return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, received }));
+            }
+            if (root.type === 'folder') return folderView(request, set, link, root, root, query);
+            if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+            const previewable = (await downloads.inlineImageType(root)) !== null;
+            return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          }),
+        { detail: describeInput({ query: pageQuery }) },
+      )
+      .get(
+        '/s/:token/folder/:id',
+        ({ params, query, request, set }) =>
+          answer(request, set, () => {
+            const { link, root } = open(request, params.token, 'page');
+            visibleRoot(link);
+            const item = shares.itemUnder(link, root, params.id);
+            if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+            shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+            return folderView(request, set, link, root, item, query);
+          }),
+        { detail: describeInput({ query: pageQuery }) },
+      )
+      .get('/s/:token/file/:id', ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const { link, root } = open(request, params.token, 'page');
-          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (link.mode === 'upload') {
-            const visit = readCookie(request, VISIT_COOKIE);
-            const received = visit ? shares.dropsOfVisit(link, visit) : [];
-            if (wantsJson(request)) return { items: [], nextCursor: null, received };
-            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, received }));
-          }
-          if (root.type === 'folder') return folderView(request, set, link, root, root, query);
-          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-          const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          const cap = downloadCap(request);
+          const { link, root } = open(request, params.token, 'none');
+          visibleRoot(link);
+          const item = shares.itemUnder(link, root, params.id);
+          if (cap !== 'none') open(request, params.token, cap);
+          if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
+          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
-      { detail: describeInput({ query: pageQuery }) },
-    )
-    .get(
-      '/s/:token/folder/:id',
-      ({ params, query, request, set }) =>
+      )
+      .get('/s/:token/zip', ({ params, request, set }) =>
         answer(request, set, () => {
           const { link, root } = open(request, params.token, 'page');
           visibleRoot(link);
-          const item = shares.itemUnder(link, root, params.id);
-          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, link, root, item, query);
+          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+          if (request.method !== 'HEAD') shares.countDownload(link);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+          return zipResponse(downloads.zipFolder(link.accountId, root), request);
         }),
-      { detail: describeInput({ query: pageQuery }) },
-    )
-    .get('/s/:token/file/:id', ({ params, query, request, set }) =>
-      answer(request, set, async () => {
-        const cap = downloadCap(request);
-        const { link, root } = open(request, params.token, 'none');
-        visibleRoot(link);
-        const item = shares.itemUnder(link, root, params.id);
-        if (cap !== 'none') open(request, params.token, cap);
-        if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
-        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
-        return fileResponse(downloads, item, request, { inline: query.inline === '1' });
-      }),
-    )
-    .get('/s/:token/zip', ({ params, request, set }) =>
-      answer(request, set, () => {
-        const { link, root } = open(request, params.token, 'page');
-        visibleRoot(link);
-        if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-        if (request.method !== 'HEAD') shares.countDownload(link);
-        shares.recordVisit(link, root, requestMeta(request).ip, 'download');
-        return zipResponse(downloads.zipFolder(link.accountId, root), request);
-      }),
-    )
-    .post(
-      '/s/:token/unlock',
-      ({ params, request, set }) =>
-        answer(request, set, async () => {
-          const { link } = shares.resolve(params.token, { pastCap: true });
-          const body = validate(unlockBody, await readJsonOrForm(request, []));
-          const { ip, secure } = requestMeta(request);
-          const next = nextPath(link.token, body.next);
-          const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
-          // Spent before the check, so at most the limit of guesses are ever checked; a right password gives it back.
-          const key = `${link.id}|${ip}`;
-          const counted = limits.shareUnlock.hit(key);
-          if (!counted.allowed) {
-            shares.recordUnlockRefused(link, ip);
-            throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
-          }
-          let cookie: string;
-          try {
-            cookie = await shares.unlock(link, body.password, ip);
-          } catch (err) {
-            if (form && err instanceof AppError && err.status === 401)
-              return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
-            throw err;
-          }
-          limits.shareUnlock.release(key, counted);
-          set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
-          set.headers['Cache-Control'] = 'no-store';
-          if (form) {
-            set.headers.Location = next;
-            set.status = 303;
+      )
+      .post(
+        '/s/:token/unlock',
+        ({ params, request, set }) =>
+          answer(request, set, async () => {
+            const { link } = shares.resolve(params.token, { pastCap: true });
+            const body = validate(unlockBody, await readJsonOrForm(request, []));
+            const { ip, secure } = requestMeta(request);
+            const next = nextPath(link.token, body.next);
+            const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
+            // Spent before the check, so at most the limit of guesses are ever checked; a right password gives it back.
+            const key = `${link.id}|${ip}`;
+            const counted = limits.shareUnlock.hit(key);
+            if (!counted.allowed) {
+              shares.recordUnlockRefused(link, ip);
+              throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
+            }
+            let cookie: string;
+            try {
+              cookie = await shares.unlock(link, body.password, ip);
+            } catch (err) {
+              if (form && err instanceof AppError && err.status === 401)
+                return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
+              throw err;
+            }
+            limits.shareUnlock.release(key, counted);
+            set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
+            set.headers['Cache-Control'] = 'no-store';
+            if (form) {
+              set.headers.Location = next;
+              set.status = 303;
+              return '';
+            }
+            set.status = 204;
             return '';
-          }
-          set.status = 204;
-          return '';
-        }),
-      { detail: describeInput({ body: unlockBody }) },
-    )
-    .post(
-      '/s/:token/upload',
-      ({ params, request, set }) =>
+          }),
+        { detail: describeInput({ body: unlockBody }) },
+      )
+      .post(
+        '/s/:token/upload',
+        ({ params, request, set }) =>
+          answer(request, set, async () => {
+            const { link, root, ip, visit } = dropTarget(request, set, params.token);
+            const items = await shares.drop(link, root, { visitId: visit, ip }, (owner, within) =>
+              uploads.drop(owner, root.id, uploadRequest(request), within),
+            );
+            if (wantsHtml(request) && !wantsJson(request)) {
+              set.headers.Location = `/s/${link.token}`;
+              set.status = 303;
+              return '';
+            }
+            set.status = 201;
+            return { items };
+          }),
+        {
+          detail: describeInput({
+            form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },
+          }),
+        },
+      )
+      // Resumable uploads into a drop folder: tus 1.0 as /api/files/tus, without a session; the folder is the link's.
+      .options('/s/:token/tus', ({ set }) => describeTus(set, settings.get('maxUploadBytes')))
+      .post('/s/:token/tus', ({ params, request, set }) =>
         answer(request, set, async () => {
-          const { link, root } = open(request, params.token, 'none');
-          if (link.mode === 'view' || root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
-          const { ip, secure } = requestMeta(request);
-          let visit = readCookie(request, VISIT_COOKIE);
-          if (!visit || !/^[A-Za-z0-9_-]{22,64}$/.test(visit)) {
-            visit = newToken(16);
-            set.headers['Set-Cookie'] = linkCookie(VISIT_COOKIE, link.token, visit, secure);
-          }
-          const items = await shares.drop(link, root, { visitId: visit, ip }, (owner, within) =>
-            uploads.drop(owner, root.id, uploadRequest(request), within),
+          set.headers['Tus-Resumable'] = TUS_VERSION;
+          requireTus(request);
+          if (request.headers.has('upload-defer-length')) throw new AppError(400, Messages.tusBadLength);
+          const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
+          const { parentId: _, relativePath: __, uploader, ...metadata } = parseMetadata(request.headers.get('upload-metadata'));
+          const target = dropTarget(request, set, params.token);
+          const state = await tusUploads.create(
+            sender(target, uploader),
+            length,
+            { ...metadata, parentId: target.root.id },
+            bytesOf(request),
           );
-          if (wantsHtml(request) && !wantsJson(request)) {
-            set.headers.Location = `/s/${link.token}`;
-            set.status = 303;
-            return '';
-          }
           set.status = 201;
-          return { items };
+          Object.assign(set.headers, progressHeaders(state), { Location: `/s/${params.token}/tus/${state.id}` });
+          return null;
         }),
-      {
-        detail: describeInput({
-          form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },
+      )
+      .get('/s/:token/tus/:uploadId', ({ params, request, set }) =>
+        answer(request, set, async () => {
+          set.headers['Tus-Resumable'] = TUS_VERSION;
+          const who = sender(dropTarget(request, set, params.token));
+          if (request.method !== 'HEAD') {
+            const { item } = tusUploads.result(who, params.uploadId);
+            return { item: { name: item.name, size: item.size } };
+          }
+          requireTus(request);
+          const state = await tusUploads.status(who, params.uploadId);
+          Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
+          return null;
         }),
-      },
-    );
+      )
+      .patch('/s/:token/tus/:uploadId', ({ params, request, set }) =>
+        answer(request, set, async () => {
+          set.headers['Tus-Resumable'] = TUS_VERSION;
+          requireTus(request);
+          const who = sender(dropTarget(request, set, params.token));
+          const body = bytesOf(request);
+          const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
+          if (!body) throw new AppError(415, Messages.tusContentType);
+          const state = await tusUploads.append(who, params.uploadId, offset, body);
+          set.status = 204;
+          Object.assign(set.headers, progressHeaders(state));
+          return null;
+        }),
+      )
+      .delete('/s/:token/tus/:uploadId', ({ params, request, set }) =>
+        answer(request, set, async () => {
+          set.headers['Tus-Resumable'] = TUS_VERSION;
+          requireTus(request);
+          await tusUploads.terminate(sender(dropTarget(request, set, params.token)), params.uploadId);
+          set.status = 204;
+          return null;
+        }),
+      )
+  );
 }

@@ -5,27 +5,27 @@ import type { TusBody, TusMetadata, TusState } from '../services/resumable-uploa
 import { readBody } from './body.ts';
 import { sessionPlugin } from './guard.ts';
 
-const TUS_VERSION = '1.0.0';
+export const TUS_VERSION = '1.0.0';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
 const OFFSET_STREAM = 'application/offset+octet-stream';
-const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype']);
+const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype', 'uploader']);
 const WHOLE = /^\d{1,16}$/;
 
 /** 412 unless the request says it speaks tus 1.0.0 (every tus request but OPTIONS must). */
-function requireTus(request: Request): void {
+export function requireTus(request: Request): void {
   if (request.headers.get('tus-resumable') !== TUS_VERSION) {
     throw new AppError(412, Messages.tusVersion, undefined, { 'Tus-Version': TUS_VERSION });
   }
 }
 
-function wholeHeader(request: Request, name: string, message: string): number {
+export function wholeHeader(request: Request, name: string, message: string): number {
   const text = request.headers.get(name)?.trim() ?? '';
   if (!WHOLE.test(text) || Number(text) > Number.MAX_SAFE_INTEGER) throw badRequest(message);
   return Number(text);
 }
 
 /** `key base64value` pairs separated by commas (tus "creation"); unknown keys are ignored, repeated ones refused. */
-function parseMetadata(header: string | null): TusMetadata {
+export function parseMetadata(header: string | null): TusMetadata {
   const out: Record<string, string> = {};
   const seen = new Set<string>();
   for (const pair of (header ?? '').split(',')) {
@@ -41,7 +41,7 @@ function parseMetadata(header: string | null): TusMetadata {
 }
 
 /** The bytes a request carries for the upload: only as application/offset+octet-stream. */
-function bytesOf(request: Request): TusBody | null {
+export function bytesOf(request: Request): TusBody | null {
   const declared = request.headers.get('content-length');
   const length = declared === null ? null : Number(declared);
   const hasBody = length === null ? request.headers.has('transfer-encoding') : length > 0;
@@ -54,11 +54,23 @@ function bytesOf(request: Request): TusBody | null {
 }
 
 /** The headers every answer about an upload's progress carries. */
-function progressHeaders(state: TusState): Record<string, string> {
+export function progressHeaders(state: TusState): Record<string, string> {
   const headers: Record<string, string> = { 'Upload-Offset': String(state.offset) };
   if (state.expiresAt !== null) headers['Upload-Expires'] = new Date(state.expiresAt).toUTCString();
   if (state.itemId) headers['Upload-Item-Id'] = state.itemId;
   return headers;
+}
+
+/** The answer to OPTIONS: which tus version and extensions the server speaks, and the largest upload. */
+export function describeTus(set: { status?: number | string; headers: Record<string, string | number> }, maxBytes: number): null {
+  set.status = 204;
+  Object.assign(set.headers, {
+    'Tus-Resumable': TUS_VERSION,
+    'Tus-Version': TUS_VERSION,
+    'Tus-Extension': EXTENSIONS,
+    'Tus-Max-Size': String(maxBytes),
+  });
+  return null;
 }
 
 /**
@@ -71,16 +83,7 @@ export function tusRoutes(ctx: AppContext) {
   const { tusUploads, settings } = ctx.services;
   return new Elysia({ name: 'http/tus', seed: ctx.instanceId })
     .use(sessionPlugin(ctx))
-    .options('/api/files/tus', ({ set }) => {
-      set.status = 204;
-      Object.assign(set.headers, {
-        'Tus-Resumable': TUS_VERSION,
-        'Tus-Version': TUS_VERSION,
-        'Tus-Extension': EXTENSIONS,
-        'Tus-Max-Size': String(settings.get('maxUploadBytes')),
-      });
-      return null;
-    })
+    .options('/api/files/tus', ({ set }) => describeTus(set, settings.get('maxUploadBytes')))
     .post(
       '/api/files/tus',
       async ({ principal, request, set }) => {

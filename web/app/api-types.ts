@@ -30,6 +30,8 @@ export interface ItemInfo {
   sharedAt?: string | null;
   expiresAt?: string | null;
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+  /** Sent by a visitor through an upload link. */
+  droppedBy?: { uploader: string | null; at: string };
 }
 
 export type ShareMode = 'view' | 'upload' | 'view_upload';

@@ -146,15 +146,13 @@ export class SharesRepo {
       .all(linkId, visitId, limit);
   }
 
-  /** Who dropped each of the given items through a link; items not dropped are absent. */
-  droppersOf(ids: readonly string[]): Map<string, string | null> {
-    if (ids.length === 0) return new Map();
-    const rows = this.sqlite
-      .query<{ itemId: string; uploader: string | null }, [string]>(
-        'SELECT item_id AS itemId, uploader FROM share_drops WHERE item_id IN (SELECT value FROM json_each(?))',
+  /** Who dropped an item through a link (the name they gave, if any) and when; null when it was not dropped. */
+  dropOf(itemId: string): { uploader: string | null; createdAt: number } | null {
+    return this.sqlite
+      .query<{ uploader: string | null; createdAt: number }, [string]>(
+        'SELECT uploader, created_at AS createdAt FROM share_drops WHERE item_id = ?',
       )
-      .all(JSON.stringify(ids));
-    return new Map(rows.map((r) => [r.itemId, r.uploader]));
+      .get(itemId);
   }
 
   setExpiry(linkId: string, expiresAt: number | null): void {

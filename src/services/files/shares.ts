@@ -336,6 +336,47 @@ export class ShareService {
     return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
   }
 
+  /** A file sent through a drop folder's resumable endpoint was created: who sent it, as for a drop through the page. */
+  recordResumed(
+    upload: { accountId: string; shareLinkId: string | null; shareVisitId: string | null; shareUploader: string | null },
+    item: Item,
+  ): void {
+    if (!upload.shareLinkId) return;
+    this.d.shares.insertDrop({
+      itemId: item.id,
+      linkId: upload.shareLinkId,
+      visitId: upload.shareVisitId ?? '',
+      uploader: upload.shareUploader,
+      ip: '',
+      createdAt: this.d.clock.now(),
+    });
+    this.d.audit.record({
+      action: AuditActions.shareDrop,
+      accountId: upload.accountId,
+      targetType: 'share',
+      targetId: upload.shareLinkId,
+      details: { folderId: item.parentId, uploader: upload.shareUploader, files: [{ id: item.id, name: item.name, size: item.size }] },
+    });
+  }
+
+  /**
+   * A drop folder's visitor as the acting principal of a resumable upload: the owner's account, named by it
+   * in events and the audit log, allowed nothing but uploading (the link's folder is fixed by the route).
+   */
+  visitor(link: ShareLink, ip: string): Principal {
+    return {
+      loginId: link.accountId,
+      accountId: link.accountId,
+      sessionId: `share:${link.id}`,
+      ip,
+      email: '',
+      name: 'Share link visitor',
+      isOwner: false,
+      isAdmin: false,
+      permissions: new Set(['files.upload']),
+    };
+  }
+
   /** What one visit sent through an upload link (its page shows only that). */
   dropsOfVisit(link: ShareLink, visitId: string): Array<{ name: string; size: number }> {
     return this.d.shares.dropsOfVisit(link.id, visitId, 500);
@@ -434,7 +475,7 @@ export class ShareService {
 }
 
 /** The name a visitor gives with a drop: trimmed, without control characters, at most 100 characters; blank is none. */
-function uploaderName(text: string | undefined): string | null {
+export function uploaderName(text: string | undefined): string | null {
   const name = (text ?? '')
     .replace(/[\u0000-\u001f\u007f]/g, '')
     .trim()

@@ -4,6 +4,7 @@ import { json, type TestClient } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 import { folder, listAll, upload } from '../../helpers/files.ts';
 import { SharesRepo } from '../../../src/db/repos/shares.ts';
+import { createUpload, TUS } from '../../helpers/tus.ts';
 
 let t: TestServer;
 let owner: seed.SeededLogin;
@@ -187,6 +188,7 @@ describe('a password holds on every URL under the link', () => {
       for (const s of shapes) {
         const res = await visit(s.path, { method: s.method, headers: s.headers, cookie, body: s.body?.() });
         expect(`${label} ${s.name} ${res.status}`).toBe(`${label} ${s.name} 401`);
+        if (s.name === 'tus create') continue;
         if (s.method !== 'HEAD') expect((await json(res)).message).toContain('protected by a password');
       }
       // A browser gets the password form, which brings it back to where it was going.
@@ -368,8 +370,16 @@ describe('drop folders', () => {
 
     const names = (await listAll(o.client, `/api/files?parentId=${inbox.id}`)).map((i: any) => i.name).sort();
     expect(names).toEqual(['b.txt', 'report (1).txt', 'report.txt']);
-    const dropped = shareRepo().droppersOf((await listAll(o.client, `/api/files?parentId=${inbox.id}`)).map((i: any) => i.id));
-    expect([...dropped.values()]).toEqual(['Ada', 'Ada']);
+    const infos = await Promise.all(
+      (await listAll(o.client, `/api/files?parentId=${inbox.id}&sortBy=name&order=asc`)).map(async (i: any) =>
+        json(await o.client.get(`/api/files/${i.id}/info`)),
+      ),
+    );
+    expect(infos.map((i) => [i.name, i.droppedBy?.uploader])).toEqual([
+      ['b.txt', 'Ada'],
+      ['report (1).txt', 'Ada'],
+      ['report.txt', undefined],
+    ]);
   });
 
   test('a browser form posts back to the page (303); view links refuse uploads; names and quota are enforced (507 readable)', async () => {
@@ -397,5 +407,65 @@ describe('drop folders', () => {
     expect(full.status).toBe(507);
     expect((await json(full)).message).toContain('run out of storage space');
     expect((await listAll(o.client, `/api/files?parentId=${box.id}`)).map((i: any) => i.name)).toEqual(['x.txt']);
+  });
+
+  test('resumable uploads under the link (tus, no session): into the link’s folder only, recorded as a drop, reachable through that link only', async () => {
+    const o = await seed.owner(t);
+    const inbox = await folder(o.client, 'Big files');
+    const elsewhere = await folder(o.client, 'Elsewhere');
+    const token = await shareWith(o.client, inbox.id, { mode: 'upload', password: 'tus password' });
+    const cookie = await unlockCookie(token, 'tus password');
+    const meta = (m: Record<string, string>) =>
+      Object.entries(m)
+        .map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`)
+        .join(',');
+    const options = await visit(`/s/${token}/tus`, { method: 'OPTIONS' });
+    expect(options.headers.get('tus-version')).toBe('1.0.0');
+
+    // parentId and relativePath are the link's to decide: they are ignored.
+    const created = await visit(`/s/${token}/tus`, {
+      method: 'POST',
+      cookie,
+      headers: {
+        ...TUS,
+        'upload-length': '10',
+        'upload-metadata': meta({ filename: 'video.bin', parentId: elsewhere.id, relativePath: 'x/y/video.bin', uploader: 'Bo' }),
+      },
+    });
+    expect(created.status).toBe(201);
+    const location = created.headers.get('location')!;
+    expect(location).toStartWith(`/s/${token}/tus/`);
+    const patch = (offset: number, bytes: string, c = cookie, path = location) =>
+      visit(path, {
+        method: 'PATCH',
+        cookie: c,
+        headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
+        body: bytes,
+      });
+    expect((await patch(0, '01234')).status).toBe(204);
+    // Without the unlock cookie, or through another link of the same account, the upload is out of reach.
+    expect((await patch(5, '56789', '')).status).toBe(401);
+    const otherToken = await shareWith(o.client, elsewhere.id, { mode: 'upload' });
+    expect((await patch(5, '56789', '', `/s/${otherToken}/tus/${location.split('/').pop()}`)).status).toBe(404);
+    expect((await o.client.request(`/api/files/tus/${location.split('/').pop()}`, { method: 'HEAD', headers: TUS })).status).toBe(404);
+    const head = await visit(location, { method: 'HEAD', cookie, headers: TUS });
+    expect(head.headers.get('upload-offset')).toBe('5');
+    expect((await patch(5, '56789')).status).toBe(204);
+    expect(await json(await visit(location, { cookie }))).toEqual({ item: { name: 'video.bin', size: 10 } });
+
+    const [file] = await listAll(o.client, `/api/files?parentId=${inbox.id}`);
+    expect(file.name).toBe('video.bin');
+    expect(await listAll(o.client, `/api/files?parentId=${elsewhere.id}`)).toEqual([]);
+    expect((await json(await o.client.get(`/api/files/${file.id}/info`))).droppedBy.uploader).toBe('Bo');
+
+    // A view-only link takes no resumable uploads either.
+    const viewToken = await shareWith(o.client, (await folder(o.client, 'View only')).id);
+    const refused = await visit(`/s/${viewToken}/tus`, {
+      method: 'POST',
+      headers: { ...TUS, 'upload-length': '1', 'upload-metadata': meta({ filename: 'a.txt' }) },
+    });
+    expect(refused.status).toBe(403);
+    // The owner's own tus endpoint is unchanged.
+    expect((await createUpload(o.client, 1, { filename: 'mine.txt', parentId: inbox.id })).status).toBe(201);
   });
 });
