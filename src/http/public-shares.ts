@@ -75,8 +75,9 @@ function htmlPage(set: Set, html: string, status = 200): string {
 }
 
 /**
- * The public share pages under /s/ (no session: no cookie is read or set here). Browsers get HTML,
- * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
+ * The public share pages under /s/ (no session; the only cookies are the link-scoped unlock and visit ones).
+ * Browsers get HTML, `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON
+ * likewise. A drop folder also takes files here, by form post or resumable (tus) upload.
  */
 export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   const { shares, downloads, uploads, tusUploads, settings } = ctx.services;
@@ -89,7 +90,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
         Object.assign(set.headers, err.headers);
         if (err instanceof LockedError) {
           const url = new URL(request.url);
-          return htmlPage(set, renderPasswordPage({ token: err.token, next: url.pathname + url.search, wrong: false }), 401);
+          // After unlocking, a page is shown again; a refused post (an upload) goes back to the link's page.
+          const next = request.method === 'GET' ? url.pathname + url.search : `/s/${err.token}`;
+          return htmlPage(set, renderPasswordPage({ token: err.token, next, wrong: false }), 401);
         }
         return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
       }
@@ -237,16 +240,17 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
               shares.recordUnlockRefused(link, ip);
               throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
             }
-            let cookie: string;
+            let cookie: string | null = null;
             try {
-              cookie = await shares.unlock(link, body.password, ip);
+              if (link.passwordHash !== null) cookie = await shares.unlock(link, body.password, ip);
             } catch (err) {
               if (form && err instanceof AppError && err.status === 401)
                 return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
               throw err;
             }
             limits.shareUnlock.release(key, counted);
-            set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
+            // A link without a password has nothing to unlock: the visitor simply goes on.
+            if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
             set.headers['Cache-Control'] = 'no-store';
             if (form) {
               set.headers.Location = next;

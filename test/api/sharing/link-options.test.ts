@@ -224,6 +224,9 @@ describe('a password holds on every URL under the link', () => {
     // Removing the password opens the link to everyone again.
     await owner.client.send('PATCH', `/api/files/share/links/${token}`, { password: null });
     expect((await visit(`/s/${token}`, { headers: JSON_ACCEPT })).status).toBe(200);
+    const nothingToUnlock = await unlock(token, 'any words');
+    expect(nothingToUnlock.status).toBe(204);
+    expect(nothingToUnlock.headers.getSetCookie()).toEqual([]);
   });
 
   test('the page form unlocks with a 303 back to where the visitor was going; a wrong password shows the form again', async () => {
