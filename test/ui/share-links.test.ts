@@ -161,6 +161,20 @@ describe('the public pages of a protected drop folder', () => {
       await context.close();
     }
     const names = (await listAll(o.client, `/api/files?parentId=${inbox.id}`)).map((i: { name: string }) => i.name).sort();
+    // The owner sees who sent a file, in its details.
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto(`/files/${inbox.id}`);
+    await row(page, 'essay-light-phone.txt').click();
+    await page.keyboard.press('i');
+    const details = page.getByRole('complementary', { name: 'Details of essay-light-phone.txt' });
+    await details.getByText('Sam, through a share link').waitFor();
+    await page
+      .getByRole('note')
+      .filter({ hasText: 'anyone with the link can send files into it, and sees nothing in it but what they sent' })
+      .waitFor();
+    await screenshot(page, 'share-drop-details-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
     expect(names).toEqual([
       'drawing (1).txt',
       'drawing (2).txt',

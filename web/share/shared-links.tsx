@@ -48,6 +48,32 @@ function LinkSettingsForm(props: { link: ShareLinkInfo; folder: boolean; close: 
   );
 }
 
+const SCOPES = {
+  view: 'anyone with the link can see and download everything here, including what is added later.',
+  upload: 'anyone with the link can send files into it, and sees nothing in it but what they sent.',
+  view_upload: 'anyone with the link can see, download and add files here, including what is added later.',
+} as const;
+
+/**
+ * What a shared folder's link lets visitors do, for the banner inside it: view until its mode is known (a
+ * login without the Share permission cannot read links, and sees the banner as before).
+ */
+export function LinkScope(props: { folderId: string; canAsk: boolean }) {
+  const [mode, setMode] = useState<keyof typeof SCOPES>('view');
+  useEffect(() => {
+    if (!props.canAsk) return;
+    let live = true;
+    linksPage({ itemId: props.folderId, limit: 1 }).then(
+      (page) => live && setMode(page.links[0]?.mode ?? 'view'),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [props.folderId, props.canAsk]);
+  return <>{SCOPES[mode]}</>;
+}
+
 /** The Shared view's list of links with their options: state at a glance, copy, change settings, remove. */
 export function SharedLinks() {
   const [page, setPage] = useState<LinksPage | null>(null);
