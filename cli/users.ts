@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
-import { EMAIL, emailKey } from '../src/services/accounts/email.ts';
+import { EMAIL } from '../src/contract/accounts.ts';
+import { emailKey } from '../src/services/accounts/email.ts';
 import type { User } from '../src/db/repos/users.ts';
-import { formatSize, parseSize } from '../src/lib/size.ts';
+import { formatSize, parseSize } from '../src/contract/size.ts';
 import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';
 
 interface Flags {

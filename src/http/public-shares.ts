@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { Item } from '../services/files/tree.ts';
@@ -23,8 +22,8 @@ import { rateLimitHeaders } from './rate-limit.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { bytesOf, describeTus, parseMetadata, progressHeaders, requireTus, TUS_VERSION, wholeHeader } from './tus.ts';
-import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
+import { route, routes } from './route.ts';
+import { unlockBody } from '../contract/sharing.ts';
 
 const pageQuery = z.object({
   limit: z.coerce
@@ -36,17 +35,14 @@ const pageQuery = z.object({
   cursor: z.string().min(1).optional(),
 });
 
+type PageQuery = z.infer<typeof pageQuery>;
+
 const wantsJson = (request: Request) => (request.headers.get('accept') ?? '').includes('application/json');
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html');
 
 const PAGE_HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': SHARE_PAGE_CSP, 'Cache-Control': 'no-store' };
 
 type Set = { headers: Record<string, string | number>; status?: number | string };
-
-const unlockBody = z.object({
-  password: z.string({ error: 'password is required' }).min(1, 'password is required').max(128, 'password is at most 128 characters'),
-  next: z.string().max(2048).optional(),
-});
 
 // Both cookies are scoped to one link's path, so a link's cookie never reaches another link.
 const UNLOCK_COOKIE = 'coffer_unlock';
@@ -142,10 +138,11 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
-  const folderView = (request: Request, set: Set, link: ShareLink, root: Item, folder: Item, query: unknown) => {
+  // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
+  const folderView = (request: Request, set: Set, link: ShareLink, root: Item, folder: Item, paged: { query: PageQuery }) => {
     const token = link.token;
     const upload = link.mode === 'view_upload' && folder.id === root.id;
-    const q = validate(pageQuery, query);
+    const q = paged.query;
     const page = shares.folderPage(root.accountId, folder.id, q);
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
@@ -168,41 +165,41 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     return htmlPage(set, html);
   };
 
-  return (
-    new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-      .get(
-        '/s/:token',
-        ({ params, query, request, set }) =>
-          answer(request, set, async () => {
-            const { link, root } = open(request, params.token, 'page');
-            shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-            if (link.mode === 'upload') {
-              const visit = readCookie(request, VISIT_COOKIE);
-              const received = visit ? shares.dropsOfVisit(link, visit) : [];
-              if (wantsJson(request)) return { items: [], nextCursor: null, received };
-              return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, received }));
-            }
-            if (root.type === 'folder') return folderView(request, set, link, root, root, query);
-            if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-            const previewable = (await downloads.inlineImageType(root)) !== null;
-            return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
-          }),
-        { detail: describeInput({ query: pageQuery }) },
-      )
-      .get(
-        '/s/:token/folder/:id',
-        ({ params, query, request, set }) =>
-          answer(request, set, () => {
-            const { link, root } = open(request, params.token, 'page');
-            visibleRoot(link);
-            const item = shares.itemUnder(link, root, params.id);
-            if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-            shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-            return folderView(request, set, link, root, item, query);
-          }),
-        { detail: describeInput({ query: pageQuery }) },
-      )
-      .get('/s/:token/file/:id', ({ params, query, request, set }) =>
+  return routes(ctx, 'http/public-shares', [
+    route('GET /s/:token', {
+      query: pageQuery,
+      handler: (c) =>
+        answer(c.request, c.set, async () => {
+          const { params, request, set } = c;
+          const { link, root } = open(request, params.token, 'page');
+          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+          if (link.mode === 'upload') {
+            const visit = readCookie(request, VISIT_COOKIE);
+            const received = visit ? shares.dropsOfVisit(link, visit) : [];
+            if (wantsJson(request)) return { items: [], nextCursor: null, received };
+            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, received }));
+          }
+          if (root.type === 'folder') return folderView(request, set, link, root, root, c);
+          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+          const previewable = (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+        }),
+    }),
+    route('GET /s/:token/folder/:id', {
+      query: pageQuery,
+      handler: (c) =>
+        answer(c.request, c.set, () => {
+          const { params, request, set } = c;
+          const { link, root } = open(request, params.token, 'page');
+          visibleRoot(link);
+          const item = shares.itemUnder(link, root, params.id);
+          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+          return folderView(request, set, link, root, item, c);
+        }),
+    }),
+    route('GET /s/:token/file/:id', {
+      handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
           const cap = downloadCap(request);
           const { link, root } = open(request, params.token, 'none');
@@ -213,8 +210,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
-      )
-      .get('/s/:token/zip', ({ params, request, set }) =>
+    }),
+    route('GET /s/:token/zip', {
+      handler: ({ params, request, set }) =>
         answer(request, set, () => {
           const { link, root } = open(request, params.token, 'page');
           visibleRoot(link);
@@ -223,70 +221,66 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           shares.recordVisit(link, root, requestMeta(request).ip, 'download');
           return zipResponse(downloads.zipFolder(link.accountId, root), request);
         }),
-      )
-      .post(
-        '/s/:token/unlock',
-        ({ params, request, set }) =>
-          answer(request, set, async () => {
-            const { link } = shares.resolve(params.token, { pastCap: true });
-            const body = validate(unlockBody, await readJsonOrForm(request, []));
-            const { ip, secure } = requestMeta(request);
-            const next = nextPath(link.token, body.next);
-            const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
-            // Spent before the check, so at most the limit of guesses are ever checked; a right password gives it back.
-            const key = `${link.id}|${ip}`;
-            const counted = limits.shareUnlock.hit(key);
-            if (!counted.allowed) {
-              shares.recordUnlockRefused(link, ip);
-              throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
-            }
-            let cookie: string | null = null;
-            try {
-              if (link.passwordHash !== null) cookie = await shares.unlock(link, body.password, ip);
-            } catch (err) {
-              if (form && err instanceof AppError && err.status === 401)
-                return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
-              throw err;
-            }
-            limits.shareUnlock.release(key, counted);
-            // A link without a password has nothing to unlock: the visitor simply goes on.
-            if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
-            set.headers['Cache-Control'] = 'no-store';
-            if (form) {
-              set.headers.Location = next;
-              set.status = 303;
-              return '';
-            }
-            set.status = 204;
+    }),
+    route('POST /s/:token/unlock', {
+      // The page's form posts it form-encoded; a script sends JSON.
+      body: unlockBody,
+      read: (request) => readJsonOrForm(request, []),
+      handler: ({ params, body, request, set }) =>
+        answer(request, set, async () => {
+          const { link } = shares.resolve(params.token, { pastCap: true });
+          const { ip, secure } = requestMeta(request);
+          const next = nextPath(link.token, body.next);
+          const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
+          // Spent before the check, so at most the limit of guesses are ever checked; a right password gives it back.
+          const key = `${link.id}|${ip}`;
+          const counted = limits.shareUnlock.hit(key);
+          if (!counted.allowed) {
+            shares.recordUnlockRefused(link, ip);
+            throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
+          }
+          let cookie: string | null = null;
+          try {
+            if (link.passwordHash !== null) cookie = await shares.unlock(link, body.password, ip);
+          } catch (err) {
+            if (form && err instanceof AppError && err.status === 401)
+              return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
+            throw err;
+          }
+          limits.shareUnlock.release(key, counted);
+          // A link without a password has nothing to unlock: the visitor simply goes on.
+          if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
+          set.headers['Cache-Control'] = 'no-store';
+          if (form) {
+            set.headers.Location = next;
+            set.status = 303;
             return '';
-          }),
-        { detail: describeInput({ body: unlockBody }) },
-      )
-      .post(
-        '/s/:token/upload',
-        ({ params, request, set }) =>
-          answer(request, set, async () => {
-            const { link, root, ip, visit } = dropTarget(request, set, params.token);
-            const items = await shares.drop(link, root, { visitId: visit, ip }, (owner, within) =>
-              uploads.drop(owner, root.id, uploadRequest(request), within),
-            );
-            if (wantsHtml(request) && !wantsJson(request)) {
-              set.headers.Location = `/s/${link.token}`;
-              set.status = 303;
-              return '';
-            }
-            set.status = 201;
-            return { items };
-          }),
-        {
-          detail: describeInput({
-            form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },
-          }),
-        },
-      )
-      // Resumable uploads into a drop folder: tus 1.0 as /api/files/tus, without a session; the folder is the link's.
-      .options('/s/:token/tus', ({ set }) => describeTus(set, settings.get('maxUploadBytes')))
-      .post('/s/:token/tus', ({ params, request, set }) =>
+          }
+          set.status = 204;
+          return '';
+        }),
+    }),
+    route('POST /s/:token/upload', {
+      form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },
+      handler: ({ params, request, set }) =>
+        answer(request, set, async () => {
+          const { link, root, ip, visit } = dropTarget(request, set, params.token);
+          const items = await shares.drop(link, root, { visitId: visit, ip }, (owner, within) =>
+            uploads.drop(owner, root.id, uploadRequest(request), within),
+          );
+          if (wantsHtml(request) && !wantsJson(request)) {
+            set.headers.Location = `/s/${link.token}`;
+            set.status = 303;
+            return '';
+          }
+          set.status = 201;
+          return { items };
+        }),
+    }),
+    // Resumable uploads into a drop folder: tus 1.0 as /api/files/tus, without a session; the folder is the link's.
+    route('OPTIONS /s/:token/tus', { handler: ({ set }) => describeTus(set, settings.get('maxUploadBytes')) }),
+    route('POST /s/:token/tus', {
+      handler: ({ params, request, set }) =>
         answer(request, set, async () => {
           set.headers['Tus-Resumable'] = TUS_VERSION;
           requireTus(request);
@@ -304,8 +298,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           Object.assign(set.headers, progressHeaders(state), { Location: `/s/${params.token}/tus/${state.id}` });
           return null;
         }),
-      )
-      .get('/s/:token/tus/:uploadId', ({ params, request, set }) =>
+    }),
+    route('GET /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
         answer(request, set, async () => {
           set.headers['Tus-Resumable'] = TUS_VERSION;
           const who = sender(dropTarget(request, set, params.token));
@@ -318,8 +313,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
           return null;
         }),
-      )
-      .patch('/s/:token/tus/:uploadId', ({ params, request, set }) =>
+    }),
+    route('PATCH /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
         answer(request, set, async () => {
           set.headers['Tus-Resumable'] = TUS_VERSION;
           requireTus(request);
@@ -332,8 +328,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           Object.assign(set.headers, progressHeaders(state));
           return null;
         }),
-      )
-      .delete('/s/:token/tus/:uploadId', ({ params, request, set }) =>
+    }),
+    route('DELETE /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
         answer(request, set, async () => {
           set.headers['Tus-Resumable'] = TUS_VERSION;
           requireTus(request);
@@ -341,6 +338,6 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           set.status = 204;
           return null;
         }),
-      )
-  );
+    }),
+  ]);
 }

@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Expiry, Item, ShareLinkInfo, ShareMode } from '../app/api-types.ts';
+import type { Item } from '../../src/contract/files.ts';
+import type { Expiry, LinkOptions, ShareLinkView, ShareMode } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { formatExpiry } from '../app/format.ts';
 import { invalidateListings, patchListings } from '../app/listings.ts';
@@ -7,7 +9,6 @@ import { toast, toastError } from '../app/toasts.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
-import { existingLinks, type LinkOptions, linksPage, shareItems, unshareItems, updateLink } from './share-api.ts';
 
 const MODES: { value: ShareMode; label: string; hint: string }[] = [
   { value: 'view', label: 'View and download', hint: 'Visitors browse and download.' },
@@ -24,7 +25,7 @@ function generatePassword(): string {
 }
 
 /** One line of what a link is now: mode, password, downloads, last use. */
-export function linkState(link: ShareLinkInfo): string {
+export function linkState(link: ShareLinkView): string {
   const parts = [MODES.find((m) => m.value === link.mode)!.label];
   parts.push(link.hasPassword ? 'Password protected' : 'No password');
   parts.push(
@@ -56,7 +57,7 @@ function afterShareChange(ids: string[], shared: boolean, expiresAt?: string | n
 
 async function shareAgain(items: Item[], expiry: Expiry): Promise<void> {
   const ids = items.map((i) => i.id);
-  await shareItems(ids, expiry);
+  await api.sharing.share(ids, expiry);
   afterShareChange(ids, true);
 }
 
@@ -64,7 +65,7 @@ async function removeLinks(items: Item[]): Promise<void> {
   const ids = items.map((i) => i.id);
   const expiry = items[0] ? expiryOf(items[0]) : '7d';
   try {
-    await unshareItems(ids);
+    await api.sharing.unshare(ids);
   } catch (err) {
     return toastError(err);
   }
@@ -77,7 +78,7 @@ async function removeLinks(items: Item[]): Promise<void> {
 /** Password, mode and download limit, as a form section; `onChange` gets the options the owner set. */
 export function LinkSettings(props: {
   folders: boolean;
-  link: ShareLinkInfo | null;
+  link: ShareLinkView | null;
   value: SettingsState;
   onChange: (next: SettingsState) => void;
 }) {
@@ -166,7 +167,7 @@ export interface SettingsState {
   maxDownloads: string;
 }
 
-export const settingsOf = (link: ShareLinkInfo | null): SettingsState => ({
+export const settingsOf = (link: ShareLinkView | null): SettingsState => ({
   mode: link?.mode ?? 'view',
   password: '',
   showPassword: false,
@@ -176,7 +177,7 @@ export const settingsOf = (link: ShareLinkInfo | null): SettingsState => ({
 });
 
 /** The options to send: only what the owner changed from the link (everything, for a new link). */
-export function optionsFrom(v: SettingsState, link: ShareLinkInfo | null, folders: boolean): LinkOptions | string {
+export function optionsFrom(v: SettingsState, link: ShareLinkView | null, folders: boolean): LinkOptions | string {
   const out: LinkOptions = {};
   if (v.password) {
     if (v.password.length < 6 || v.password.length > 128) return 'The password must be 6 to 128 characters.';
@@ -196,7 +197,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   const folders = items.every((i) => i.type === 'folder');
   const alreadyShared = items.every((i) => i.shared);
   const [links, setLinks] = useState<Record<string, string> | null>(null);
-  const [link, setLink] = useState<ShareLinkInfo | null>(null);
+  const [link, setLink] = useState<ShareLinkView | null>(null);
   const [settings, setSettings] = useState<SettingsState>(settingsOf(null));
   const [expiry, setExpiry] = useState<Expiry>(single ? expiryOf(single) : '7d');
   const [busy, setBusy] = useState(false);
@@ -206,7 +207,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   const linkRef = useRef<HTMLInputElement>(null);
 
   const loadLink = async (itemId: string) => {
-    const page = await linksPage({ itemId, limit: 1 });
+    const page = await api.sharing.linkPage({ itemId, limit: 1 });
     const found = page.links[0] ?? null;
     setLink(found);
     setSettings(settingsOf(found));
@@ -214,7 +215,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
 
   useEffect(() => {
     if (!alreadyShared) return;
-    existingLinks(items.map((i) => i.id)).then(
+    api.sharing.links(items.map((i) => i.id)).then(
       (r) => setLinks(r.links),
       (err: Error) => setError(err.message),
     );
@@ -225,7 +226,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const r = await shareItems(
+      const r = await api.sharing.share(
         items.map((i) => i.id),
         choice,
         options,
@@ -260,11 +261,11 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     setSaved(null);
     try {
       if (link) {
-        const updated = await updateLink(link.token, options);
+        const updated = await api.sharing.updateLink(link.token, options);
         setLink(updated);
         setSettings(settingsOf(updated));
       } else {
-        await shareItems(
+        await api.sharing.share(
           items.map((i) => i.id),
           expiry,
           options,

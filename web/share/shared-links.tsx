@@ -1,15 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ShareLinkInfo } from '../app/api-types.ts';
+import type { ShareLinkPage, ShareLinkView } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import { loadSharedFolders, sharedFolders } from '../app/folders.ts';
 import { formatDate, formatExpiry } from '../app/format.ts';
 import { invalidateListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText } from '../ui/copy.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
-import { type LinksPage, linksPage, unshareItems, updateLink } from './share-api.ts';
 import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './share-dialog.tsx';
 
-function LinkSettingsForm(props: { link: ShareLinkInfo; folder: boolean; close: (updated?: ShareLinkInfo) => void }) {
+function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; close: (updated?: ShareLinkView) => void }) {
   const [settings, setSettings] = useState<SettingsState>(settingsOf(props.link));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -19,7 +19,7 @@ function LinkSettingsForm(props: { link: ShareLinkInfo; folder: boolean; close: 
     if (typeof options === 'string') return setError(options);
     setBusy(true);
     try {
-      props.close(await updateLink(props.link.token, options));
+      props.close(await api.sharing.updateLink(props.link.token, options));
     } catch (err) {
       setError((err as Error).message);
       setBusy(false);
@@ -63,7 +63,7 @@ export function LinkScope(props: { folderId: string; canAsk: boolean }) {
   useEffect(() => {
     if (!props.canAsk) return;
     let live = true;
-    linksPage({ itemId: props.folderId, limit: 1 }).then(
+    api.sharing.linkPage({ itemId: props.folderId, limit: 1 }).then(
       (page) => live && setMode(page.links[0]?.mode ?? 'view'),
       () => {},
     );
@@ -76,12 +76,12 @@ export function LinkScope(props: { folderId: string; canAsk: boolean }) {
 
 /** The Shared view's list of links with their options: state at a glance, copy, change settings, remove. */
 export function SharedLinks() {
-  const [page, setPage] = useState<LinksPage | null>(null);
+  const [page, setPage] = useState<ShareLinkPage | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState(true);
 
   const load = (cursor?: string) =>
-    linksPage({ cursor }).then(
+    api.sharing.linkPage({ cursor }).then(
       (next) => setPage((prev) => (cursor && prev ? { links: [...prev.links, ...next.links], nextCursor: next.nextCursor } : next)),
       (err: Error) => setError(err.message),
     );
@@ -89,8 +89,8 @@ export function SharedLinks() {
     void load();
   }, []);
 
-  const edit = async (link: ShareLinkInfo) => {
-    const updated = await openDialog<ShareLinkInfo>((close) => (
+  const edit = async (link: ShareLinkView) => {
+    const updated = await openDialog<ShareLinkView>((close) => (
       <Dialog title={`Link settings for “${link.itemName}”`} onClose={() => close()} wide>
         <LinkSettingsForm link={link} folder={sharedFolders.value.has(link.itemId)} close={close} />
       </Dialog>
@@ -99,9 +99,9 @@ export function SharedLinks() {
     setPage((p) => p && { ...p, links: p.links.map((l) => (l.token === updated.token ? updated : l)) });
     toast('Link settings saved');
   };
-  const remove = async (link: ShareLinkInfo) => {
+  const remove = async (link: ShareLinkView) => {
     try {
-      await unshareItems([link.itemId]);
+      await api.sharing.unshare([link.itemId]);
     } catch (err) {
       return toastError(err);
     }

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { ShareLinkView } from '../../contract/sharing.ts';
 import type { LinkOptions, OwnedLink, ShareLink, ShareMode, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
@@ -30,21 +31,6 @@ export interface ShareOptions {
   password?: string | null;
   mode?: ShareMode;
   maxDownloads?: number | null;
-}
-
-/** A link as its owner sees it (GET /api/files/share/links): never the password or its hash. */
-export interface LinkView {
-  token: string;
-  url: string;
-  itemId: string;
-  itemName: string;
-  createdAt: string;
-  expiresAt: string | null;
-  mode: ShareMode;
-  hasPassword: boolean;
-  maxDownloads: number | null;
-  downloads: number;
-  lastUsedAt: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -160,7 +146,7 @@ export class ShareService {
   }
 
   /** PATCH /api/files/share/links/:token: changes the options the request names; another account's token is 404. */
-  async update(principal: Principal, token: string, options: ShareOptions, requestOrigin: string): Promise<LinkView> {
+  async update(principal: Principal, token: string, options: ShareOptions, requestOrigin: string): Promise<ShareLinkView> {
     const stored = await storedOptions(options);
     const link = this.d.transactions.immediate(() => {
       const link = this.d.shares.ownedByToken(principal.accountId, token);
@@ -214,7 +200,7 @@ export class ShareService {
     return { itemId: link.itemId };
   }
 
-  private view(l: OwnedLink, requestOrigin: string): LinkView {
+  private view(l: OwnedLink, requestOrigin: string): ShareLinkView {
     return {
       token: l.token,
       url: this.linkBase(requestOrigin, l.token),
