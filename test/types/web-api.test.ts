@@ -33,16 +33,6 @@ const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
 const WEB = join(import.meta.dir, '../../web');
 const webFiles = () => [...new Glob('**/*.{ts,tsx}').scanSync(WEB)].map((f) => ({ file: f, text: readFileSync(join(WEB, f), 'utf8') }));
 
-test('the web app imports nothing of src/ but the contract', () => {
-  const outside = webFiles().flatMap(({ file, text }) =>
-    [...text.matchAll(/from '((?:\.\.\/)+src\/[^']+)'/g)]
-      .map((m) => m[1]!)
-      .filter((p) => !/\/src\/contract\//.test(p))
-      .map((p) => `${file}: ${p}`),
-  );
-  expect(outside).toEqual([]);
-});
-
 test('API paths are written in the clients of web/api/ only', () => {
   const literal = webFiles()
     .filter(({ file, text }) => !file.startsWith('api/') && /['`]\/api\//.test(text))
