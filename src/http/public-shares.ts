@@ -4,7 +4,7 @@ import type { Item } from '../services/files/tree.ts';
 import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { type ShareLink, UNLOCK_TTL_MS, uploaderName } from '../services/files/shares.ts';
+import { type ShareLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderDropPage,
@@ -21,7 +21,7 @@ import type { Limits } from './limits.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
-import { bytesOf, describeTus, parseMetadata, progressHeaders, requireTus, TUS_VERSION, wholeHeader } from './tus.ts';
+import { describeTus, tusProtocol } from './tus.ts';
 import { route, routes } from './route.ts';
 import { unlockBody } from '../contract/sharing.ts';
 
@@ -77,6 +77,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  */
 export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   const { shares, downloads, uploads, tusUploads, settings } = ctx.services;
+  const tus = tusProtocol(tusUploads);
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
@@ -124,9 +125,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     return { link, root, ip, visit };
   };
   /** The visitor as the sender of a resumable upload: only this link reaches the uploads it starts. */
-  const sender = (target: ReturnType<typeof dropTarget>, uploader?: string): TusSender => ({
+  const sender = (target: ReturnType<typeof dropTarget>): TusSender => ({
     ...shares.visitor(target.link, target.ip),
-    drop: { linkId: target.link.id, visitId: target.visit, uploader: uploaderName(uploader) },
+    drop: { linkId: target.link.id, visitId: target.visit },
   });
 
   /** A download counts when it starts at byte 0 (no Range, or one from 0); HEAD never does. */
@@ -281,63 +282,31 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     route('OPTIONS /s/:token/tus', { handler: ({ set }) => describeTus(set, settings.get('maxUploadBytes')) }),
     route('POST /s/:token/tus', {
       handler: ({ params, request, set }) =>
-        answer(request, set, async () => {
-          set.headers['Tus-Resumable'] = TUS_VERSION;
-          requireTus(request);
-          if (request.headers.has('upload-defer-length')) throw new AppError(400, Messages.tusBadLength);
-          const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
-          const { parentId: _, relativePath: __, uploader, ...metadata } = parseMetadata(request.headers.get('upload-metadata'));
+        answer(request, set, () => {
           const target = dropTarget(request, set, params.token);
-          const state = await tusUploads.create(
-            sender(target, uploader),
-            length,
-            { ...metadata, parentId: target.root.id },
-            bytesOf(request),
-          );
-          set.status = 201;
-          Object.assign(set.headers, progressHeaders(state), { Location: `/s/${params.token}/tus/${state.id}` });
-          return null;
+          return tus.create(sender(target), request, set, {
+            base: `/s/${params.token}/tus`,
+            // The folder is the link's: a visitor names no other place, nor paths below it.
+            metadata: ({ parentId: _, relativePath: __, ...metadata }) => ({ ...metadata, parentId: target.root.id }),
+          });
         }),
     }),
     route('GET /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
-        answer(request, set, async () => {
-          set.headers['Tus-Resumable'] = TUS_VERSION;
+        answer(request, set, () => {
           const who = sender(dropTarget(request, set, params.token));
-          if (request.method !== 'HEAD') {
-            const { item } = tusUploads.result(who, params.uploadId);
-            return { item: { name: item.name, size: item.size } };
-          }
-          requireTus(request);
-          const state = await tusUploads.status(who, params.uploadId);
-          Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
-          return null;
+          if (request.method === 'HEAD') return tus.head(who, params.uploadId, request, set);
+          const { item } = tusUploads.result(who, params.uploadId);
+          return { item: { name: item.name, size: item.size } };
         }),
     }),
     route('PATCH /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
-        answer(request, set, async () => {
-          set.headers['Tus-Resumable'] = TUS_VERSION;
-          requireTus(request);
-          const who = sender(dropTarget(request, set, params.token));
-          const body = bytesOf(request);
-          const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
-          if (!body) throw new AppError(415, Messages.tusContentType);
-          const state = await tusUploads.append(who, params.uploadId, offset, body);
-          set.status = 204;
-          Object.assign(set.headers, progressHeaders(state));
-          return null;
-        }),
+        answer(request, set, () => tus.append(sender(dropTarget(request, set, params.token)), params.uploadId, request, set)),
     }),
     route('DELETE /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
-        answer(request, set, async () => {
-          set.headers['Tus-Resumable'] = TUS_VERSION;
-          requireTus(request);
-          await tusUploads.terminate(sender(dropTarget(request, set, params.token)), params.uploadId);
-          set.status = 204;
-          return null;
-        }),
+        answer(request, set, () => tus.terminate(sender(dropTarget(request, set, params.token)), params.uploadId, request, set)),
     }),
   ]);
 }

@@ -1,30 +1,30 @@
 import type { AppContext } from '../context.ts';
 import { route, routes } from './route.ts';
 import { AppError, badRequest, Messages } from '../errors.ts';
-import type { TusBody, TusMetadata, TusState } from '../services/resumable-uploads/tus-uploads.ts';
+import type { TusBody, TusMetadata, TusSender, TusState, TusUploadService } from '../services/resumable-uploads/tus-uploads.ts';
 import { readBody } from './body.ts';
 
-export const TUS_VERSION = '1.0.0';
+const TUS_VERSION = '1.0.0';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
 const OFFSET_STREAM = 'application/offset+octet-stream';
 const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype', 'uploader']);
 const WHOLE = /^\d{1,16}$/;
 
 /** 412 unless the request says it speaks tus 1.0.0 (every tus request but OPTIONS must). */
-export function requireTus(request: Request): void {
+function requireTus(request: Request): void {
   if (request.headers.get('tus-resumable') !== TUS_VERSION) {
     throw new AppError(412, Messages.tusVersion, undefined, { 'Tus-Version': TUS_VERSION });
   }
 }
 
-export function wholeHeader(request: Request, name: string, message: string): number {
+function wholeHeader(request: Request, name: string, message: string): number {
   const text = request.headers.get(name)?.trim() ?? '';
   if (!WHOLE.test(text) || Number(text) > Number.MAX_SAFE_INTEGER) throw badRequest(message);
   return Number(text);
 }
 
 /** `key base64value` pairs separated by commas (tus "creation"); unknown keys are ignored, repeated ones refused. */
-export function parseMetadata(header: string | null): TusMetadata {
+function parseMetadata(header: string | null): TusMetadata {
   const out: Record<string, string> = {};
   const seen = new Set<string>();
   for (const pair of (header ?? '').split(',')) {
@@ -40,7 +40,7 @@ export function parseMetadata(header: string | null): TusMetadata {
 }
 
 /** The bytes a request carries for the upload: only as application/offset+octet-stream. */
-export function bytesOf(request: Request): TusBody | null {
+function bytesOf(request: Request): TusBody | null {
   const declared = request.headers.get('content-length');
   const length = declared === null ? null : Number(declared);
   const hasBody = length === null ? request.headers.has('transfer-encoding') : length > 0;
@@ -53,7 +53,7 @@ export function bytesOf(request: Request): TusBody | null {
 }
 
 /** The headers every answer about an upload's progress carries. */
-export function progressHeaders(state: TusState): Record<string, string> {
+function progressHeaders(state: TusState): Record<string, string> {
   const headers: Record<string, string> = { 'Upload-Offset': String(state.offset) };
   if (state.expiresAt !== null) headers['Upload-Expires'] = new Date(state.expiresAt).toUTCString();
   if (state.itemId) headers['Upload-Item-Id'] = state.itemId;
@@ -61,7 +61,7 @@ export function progressHeaders(state: TusState): Record<string, string> {
 }
 
 /** The answer to OPTIONS: which tus version and extensions the server speaks, and the largest upload. */
-export function describeTus(set: { status?: number | string; headers: Record<string, string | number> }, maxBytes: number): null {
+export function describeTus(set: SetLike, maxBytes: number): null {
   set.status = 204;
   Object.assign(set.headers, {
     'Tus-Resumable': TUS_VERSION,
@@ -80,52 +80,69 @@ export function describeTus(set: { status?: number | string; headers: Record<str
  */
 export function tusRoutes(ctx: AppContext) {
   const { tusUploads, settings } = ctx.services;
+  const tus = tusProtocol(tusUploads);
   return routes(ctx, 'http/tus', [
     route('OPTIONS /api/files/tus', { handler: ({ set }) => describeTus(set, settings.get('maxUploadBytes')) }),
     route('POST /api/files/tus', {
-      handler: async ({ principal, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        requireTus(request);
-        if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
-        const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
-        const metadata = parseMetadata(request.headers.get('upload-metadata'));
-        const state = await tusUploads.create(principal, length, metadata, bytesOf(request));
-        set.status = 201;
-        Object.assign(set.headers, progressHeaders(state), { Location: `/api/files/tus/${state.id}` });
-        return null;
-      },
+      handler: ({ principal, request, set }) => tus.create(principal, request, set, { base: '/api/files/tus' }),
     }),
     route('GET /api/files/tus/:uploadId', {
-      handler: async ({ principal, params, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        if (request.method !== 'HEAD') return tusUploads.result(principal, params.uploadId);
-        requireTus(request);
-        const state = await tusUploads.status(principal, params.uploadId);
-        Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
-        return null;
-      },
+      handler: ({ principal, params, request, set }) =>
+        request.method === 'HEAD' ? tus.head(principal, params.uploadId, request, set) : tusUploads.result(principal, params.uploadId),
     }),
     route('PATCH /api/files/tus/:uploadId', {
-      handler: async ({ principal, params, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        requireTus(request);
-        const body = bytesOf(request);
-        const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
-        if (!body) throw new AppError(415, Messages.tusContentType);
-        const state = await tusUploads.append(principal, params.uploadId, offset, body);
-        set.status = 204;
-        Object.assign(set.headers, progressHeaders(state));
-        return null;
-      },
+      handler: ({ principal, params, request, set }) => tus.append(principal, params.uploadId, request, set),
     }),
     route('DELETE /api/files/tus/:uploadId', {
-      handler: async ({ principal, params, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        requireTus(request);
-        await tusUploads.terminate(principal, params.uploadId);
-        set.status = 204;
-        return null;
-      },
+      handler: ({ principal, params, request, set }) => tus.terminate(principal, params.uploadId, request, set),
     }),
   ]);
+}
+
+type SetLike = { status?: number | string; headers: Record<string, string | number> };
+
+/**
+ * The tus protocol over the upload service, for a sender its route has decided: the signed-in login at
+ * /api/files/tus, or a drop folder's visitor at /s/<token>/tus (whose folder the route fixes in `metadata`).
+ */
+export function tusProtocol(tusUploads: TusUploadService) {
+  return {
+    async create(who: TusSender, request: Request, set: SetLike, opts: { base: string; metadata?: (m: TusMetadata) => TusMetadata }) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
+      const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
+      const parsed = parseMetadata(request.headers.get('upload-metadata'));
+      const state = await tusUploads.create(who, length, opts.metadata ? opts.metadata(parsed) : parsed, bytesOf(request));
+      set.status = 201;
+      Object.assign(set.headers, progressHeaders(state), { Location: `${opts.base}/${state.id}` });
+      return null;
+    },
+    /** HEAD: the acknowledged offset (GET, the created file, is the route's own). */
+    async head(who: TusSender, id: string, request: Request, set: SetLike) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      const state = await tusUploads.status(who, id);
+      Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
+      return null;
+    },
+    async append(who: TusSender, id: string, request: Request, set: SetLike) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      const body = bytesOf(request);
+      const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
+      if (!body) throw new AppError(415, Messages.tusContentType);
+      const state = await tusUploads.append(who, id, offset, body);
+      set.status = 204;
+      Object.assign(set.headers, progressHeaders(state));
+      return null;
+    },
+    async terminate(who: TusSender, id: string, request: Request, set: SetLike) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      await tusUploads.terminate(who, id);
+      set.status = 204;
+      return null;
+    },
+  };
 }

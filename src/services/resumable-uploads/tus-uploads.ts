@@ -12,6 +12,7 @@ import type { AuditPrincipal } from '../administration/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import type { ItemView, ItemViews } from '../files/item-views.ts';
 import type { Item } from '../files/tree.ts';
+import { uploaderName } from '../files/shares.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
 import type { Principal } from '../accounts/principal.ts';
 import type { QuotaService } from '../files/quota.ts';
@@ -34,9 +35,9 @@ export interface TusState {
 /** Upload-Metadata, decoded: `filename` is required, the rest optional. */
 /**
  * Who sends the bytes: a login, or (`drop`) a visitor of a drop folder's link, whose uploads only that link
- * reaches and whose file records who sent it.
+ * reaches and whose file records who sent it (metadata `uploader`, the name they give).
  */
-export type TusSender = Principal & { drop?: { linkId: string; visitId: string; uploader: string | null } };
+export type TusSender = Principal & { drop?: { linkId: string; visitId: string } };
 
 export type TusMetadata = Partial<
   Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'uploader', string>
@@ -141,7 +142,7 @@ export class TusUploadService {
       itemId: null,
       shareLinkId: principal.drop?.linkId ?? null,
       shareVisitId: principal.drop?.visitId ?? null,
-      shareUploader: principal.drop?.uploader ?? null,
+      shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
       createdAt: now,
       updatedAt: now,
       expiresAt: now + this.d.expiryMs,
