@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
-import { folder, listAll, upload } from '../../helpers/files.ts';
+import { folder, listAll, SseReader, upload } from '../../helpers/files.ts';
 import { SharesRepo } from '../../../src/db/repos/shares.ts';
 import { createUpload, TUS } from '../../helpers/tus.ts';
 
@@ -332,6 +332,9 @@ describe('drop folders', () => {
     const inbox = await folder(o.client, 'Inbox');
     const secret = await upload(o.client, 'report.txt', 'private', { parentId: inbox.id });
     const token = await shareWith(o.client, inbox.id, { mode: 'upload' });
+    // The owner sees drops arrive live.
+    const events = new SseReader(await o.client.get('/api/files/events'));
+    expect((await events.nextData(10_000)).type).toBe('connected');
 
     const sent = await visit(`/s/${token}/upload`, {
       method: 'POST',
@@ -351,6 +354,15 @@ describe('drop folders', () => {
         { name: 'b.txt', size: 3 },
       ],
     });
+    const arrived = [await events.nextData(10_000), await events.nextData(10_000)];
+    expect(arrived.map((e) => [e.type, e.data.name, e.data.parentId])).toEqual([
+      ['file.uploaded', 'report (1).txt', inbox.id],
+      ['file.uploaded', 'b.txt', inbox.id],
+    ]);
+    await events.close();
+    t.server.ctx.services.audit.flush();
+    const [audited] = t.server.ctx.services.audit.list({ action: 'share.drop', limit: 1000 }).filter((e) => e.accountId === o.id);
+    expect(audited!.details).toMatchObject({ folderId: inbox.id, uploader: 'Ada', files: [{ name: 'report (1).txt' }, { name: 'b.txt' }] });
     const visitCookie = sent.headers.getSetCookie().find((c) => c.startsWith('coffer_drop='))!;
     expect(visitCookie).toContain(`Path=/s/${token}`);
     const cookie = visitCookie.split(';')[0]!;
