@@ -178,7 +178,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
             const visit = readCookie(request, VISIT_COOKIE);
             const received = visit ? shares.dropsOfVisit(link, visit) : [];
             if (wantsJson(request)) return { items: [], nextCursor: null, received };
-            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, received }));
+            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, expiresAt: link.expiresAt, received }));
           }
           if (root.type === 'folder') return folderView(request, set, link, root, root, c);
           if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };

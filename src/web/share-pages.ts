@@ -76,11 +76,17 @@ function dropArea(token: string, received: ReadonlyArray<{ name: string; size: n
 }
 
 /** An upload-only link: the drop area and what this visitor sent; never the folder's contents. */
-export function renderDropPage(v: { token: string; folderName: string; received: ReadonlyArray<{ name: string; size: number }> }): string {
+export function renderDropPage(v: {
+  token: string;
+  folderName: string;
+  expiresAt: number | null;
+  received: ReadonlyArray<{ name: string; size: number }>;
+}): string {
+  const until = v.expiresAt === null ? '' : ` You can send files until ${escapeHtml(new Date(v.expiresAt).toISOString().slice(0, 10))}.`;
   return layout(
     `Send files to ${v.folderName}`,
     `<header><h1>${FOLDER_ICON} Send files to ${nameHtml(v.folderName)}</h1></header>
-<p class="meta">Files you send land in this folder. You can see only what you sent.</p>
+<p class="meta">Files you send land in this folder. You can see only what you sent.${until}</p>
 ${dropArea(v.token, v.received)}`,
   );
 }

@@ -86,6 +86,12 @@ describe('share link options in the web app', () => {
     await page.getByRole('button', { name: 'Remove the link to Receipts 2026' }).click();
     await page.getByText('Nothing shared yet').waitFor();
     expect((await fetch(`${t.url}/s/${token}`)).status).toBe(404);
+    await page.getByRole('status').filter({ hasText: 'removed' }).getByRole('button', { name: 'Undo' }).click();
+    await links.getByText(/View and upload · No password/).waitFor();
+    expect((await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links[0]).toMatchObject({
+      mode: 'view_upload',
+      hasPassword: false,
+    });
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -143,6 +149,7 @@ describe('the public pages of a protected drop folder', () => {
       await page.getByLabel('Password').fill('class of 2026');
       await page.getByRole('button', { name: 'Unlock' }).click();
       await page.getByRole('heading', { name: 'Send files to Homework inbox' }).waitFor();
+      await page.getByText(/You can send files until \d{4}-\d{2}-\d{2}\./).waitFor();
       expect(await page.content()).not.toContain('teacher-notes.txt');
       await expectAccessible(page, `drop page ${suffix}`);
       await screenshot(page, `share-drop-${suffix}`);

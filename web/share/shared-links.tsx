@@ -108,7 +108,16 @@ export function SharedLinks() {
     setPage((p) => p && { ...p, links: p.links.filter((l) => l.token !== link.token) });
     invalidateListings();
     void loadSharedFolders().catch(() => {});
-    toast(`Link to “${link.itemName}” removed`);
+    // Undo shares it again with its mode and limit; a password is stored only as a hash, so it cannot come back.
+    const again = async () => {
+      const expiry = link.expiresAt === null ? 'never' : Date.parse(link.expiresAt) - Date.now() > 8 * 86_400_000 ? '30d' : '7d';
+      await api.sharing.share([link.itemId], expiry, { mode: link.mode, maxDownloads: link.maxDownloads });
+      invalidateListings();
+      void loadSharedFolders().catch(() => {});
+      void load();
+      toast(link.hasPassword ? 'Shared again with a new link and no password' : 'Shared again with a new link');
+    };
+    toast(`Link to “${link.itemName}” removed`, { action: { label: 'Undo', run: () => again().catch(toastError) } });
   };
 
   if (error)
