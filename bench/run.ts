@@ -17,6 +17,7 @@ import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
+import { runVersionsBench } from './versions.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -39,6 +40,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-locks': runDavLocksBench,
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
+  versions: runVersionsBench,
 };
 
 const wanted = process.argv.slice(2);

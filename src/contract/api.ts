@@ -34,9 +34,12 @@ import type {
   shareBaseUrlBody,
   storageLimitBody,
   UserEntry,
+  VersionsConfig,
+  versionsConfigBody,
   userListQuery,
 } from './admin.ts';
 import type {
+  FileVersion,
   folderBody,
   folderQuery,
   Item,
@@ -100,6 +103,9 @@ export interface Api {
   'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
   'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
   'GET /api/user/storage': { response: StorageUsage };
+  'GET /api/files/:id/versions': { response: { versions: FileVersion[] } };
+  'POST /api/files/:id/versions/:versionId/restore': { response: Item };
+  'DELETE /api/files/:id/versions/:versionId': { response: Message };
 
   'GET /api/signup-status': { response: SignupStatus };
   'POST /api/signup': { body: In<typeof signupBody>; response: SignedIn };
@@ -145,6 +151,8 @@ export interface Api {
   'PUT /api/user/hide-file-extensions-config': { body: In<typeof hiddenBody>; response: { hideFileExtensions: boolean } };
   'PUT /api/user/desktop-only-access-config': { body: In<typeof enabledBody>; response: { desktopOnlyAccess: boolean } };
   'PUT /api/user/password-change-config': { body: In<typeof enabledBody>; response: { allowPasswordChange: boolean } };
+  'GET /api/user/versions-config': { response: VersionsConfig };
+  'PUT /api/user/versions-config': { body: In<typeof versionsConfigBody>; response: VersionsConfig };
   'GET /api/user/webdav-account-password-config': { response: { enabled: boolean } };
   'PUT /api/user/webdav-account-password-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };

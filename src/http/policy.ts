@@ -94,6 +94,8 @@ export const ROUTES = {
   'PUT /api/user/share-base-url-config': admin,
   'GET /api/user/max-upload-size-config': session,
   'PUT /api/user/max-upload-size-config': admin,
+  'GET /api/user/versions-config': session,
+  'PUT /api/user/versions-config': admin,
   'GET /api/user/known-proxies-config': admin,
   'PUT /api/user/known-proxies-config': admin,
   'GET /api/user/hide-file-extensions-config': session,
@@ -148,6 +150,11 @@ export const ROUTES = {
 
   'GET /api/files/:id/download': can('downloads.file'),
   'POST /api/files/download/bulk': can('downloads.zip'),
+
+  'GET /api/files/:id/versions': session,
+  'GET /api/files/:id/versions/:versionId/download': can('versions.download'),
+  'POST /api/files/:id/versions/:versionId/restore': can('versions.restore'),
+  'DELETE /api/files/:id/versions/:versionId': can('versions.delete'),
 
   'GET /api/files/trash': session,
   'POST /api/files/delete': can('trash.trash'),

@@ -286,8 +286,8 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           const target = dropTarget(request, set, params.token);
           return tus.create(sender(target), request, set, {
             base: `/s/${params.token}/tus`,
-            // The folder is the link's: a visitor names no other place, nor paths below it.
-            metadata: ({ parentId: _, relativePath: __, ...metadata }) => ({ ...metadata, parentId: target.root.id }),
+            // The folder is the link's: a visitor names no other place, no paths below it, and no file to overwrite.
+            metadata: ({ parentId: _, relativePath: __, replaceId: ___, ...metadata }) => ({ ...metadata, parentId: target.root.id }),
           });
         }),
     }),

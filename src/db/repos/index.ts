@@ -17,6 +17,7 @@ import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
+import { VersionsRepo } from './versions.ts';
 
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
@@ -53,6 +54,7 @@ export interface Repos {
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
+  versions: VersionsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -76,5 +78,6 @@ export function createRepos(db: Db): Repos {
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
+    versions: new VersionsRepo(sqlite),
   };
 }

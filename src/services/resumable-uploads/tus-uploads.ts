@@ -11,10 +11,11 @@ import type { SealedStore } from '../../storage/sealed.ts';
 import type { AuditPrincipal } from '../administration/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import type { ItemView, ItemViews } from '../files/item-views.ts';
-import type { Item } from '../files/tree.ts';
 import { uploaderName } from '../files/shares.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
-import type { Principal } from '../accounts/principal.ts';
+import { type Principal, requirePermission } from '../accounts/principal.ts';
+import { permissionFor } from '../accounts/permissions.ts';
+import type { Item } from '../../db/repos/items.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Tree } from '../files/tree.ts';
@@ -40,7 +41,7 @@ export interface TusState {
 export type TusSender = Principal & { drop?: { linkId: string; visitId: string } };
 
 export type TusMetadata = Partial<
-  Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'uploader', string>
+  Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'replaceId' | 'uploader', string>
 >;
 
 /** Bytes of one request: the body, and the length it declared (null when sent chunked). */
@@ -118,6 +119,8 @@ export class TusUploadService {
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
     const name = uploadedFileName(metadata.filename);
     relativeFolders(metadata.relativePath);
+    // A replacement needs the permission to modify as well, and names a live file of the account.
+    const replaced = metadata.replaceId ? this.replaceTarget(principal, metadata.replaceId) : null;
     const keys = this.d.resumable.begin();
     const now = this.d.clock.now();
     const row: TusUpload = {
@@ -133,11 +136,12 @@ export class TusUploadService {
       header: keys.header,
       tail: null,
       name,
-      parentId: metadata.parentId || null,
-      relativePath: metadata.relativePath || null,
+      parentId: replaced ? replaced.parentId : metadata.parentId || null,
+      relativePath: replaced ? null : metadata.relativePath || null,
       modifiedAt: parseModifiedTime(metadata.lastModified),
       clientId: metadata.clientId ?? null,
       clientType: metadata.filetype || null,
+      replaceId: replaced?.id ?? null,
       state: 'receiving',
       itemId: null,
       shareLinkId: principal.drop?.linkId ?? null,
@@ -167,6 +171,13 @@ export class TusUploadService {
     } finally {
       this.unlock(row.id);
     }
+  }
+
+  private replaceTarget(principal: Principal, id: string): Item {
+    requirePermission(principal, permissionFor('uploads.replace'));
+    const row = this.d.tree.requireLive(principal, id);
+    if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
+    return row;
   }
 
   /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
@@ -368,6 +379,7 @@ export class TusUploadService {
     await this.d.uploads.commitResumed(
       actor,
       {
+        replaceId: row.replaceId,
         storageKey: row.storageKey,
         size: row.length,
         wrappedKey,

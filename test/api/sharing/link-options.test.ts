@@ -428,6 +428,7 @@ describe('drop folders', () => {
     const o = await seed.owner(t);
     const inbox = await folder(o.client, 'Big files');
     const elsewhere = await folder(o.client, 'Elsewhere');
+    const kept = await upload(o.client, 'kept.txt', 'original', { parentId: elsewhere.id });
     const token = await shareWith(o.client, inbox.id, { mode: 'upload', password: 'tus password' });
     const cookie = await unlockCookie(token, 'tus password');
     const meta = (m: Record<string, string>) =>
@@ -437,14 +438,20 @@ describe('drop folders', () => {
     const options = await visit(`/s/${token}/tus`, { method: 'OPTIONS' });
     expect(options.headers.get('tus-version')).toBe('1.0.0');
 
-    // parentId and relativePath are the link's to decide: they are ignored.
+    // parentId, relativePath and replaceId are the link's to decide: they are ignored.
     const created = await visit(`/s/${token}/tus`, {
       method: 'POST',
       cookie,
       headers: {
         ...TUS,
         'upload-length': '10',
-        'upload-metadata': meta({ filename: 'video.bin', parentId: elsewhere.id, relativePath: 'x/y/video.bin', uploader: 'Bo' }),
+        'upload-metadata': meta({
+          filename: 'video.bin',
+          parentId: elsewhere.id,
+          relativePath: 'x/y/video.bin',
+          replaceId: kept.id,
+          uploader: 'Bo',
+        }),
       },
     });
     expect(created.status).toBe(201);
@@ -470,7 +477,8 @@ describe('drop folders', () => {
 
     const [file] = await listAll(o.client, `/api/files?parentId=${inbox.id}`);
     expect(file.name).toBe('video.bin');
-    expect(await listAll(o.client, `/api/files?parentId=${elsewhere.id}`)).toEqual([]);
+    expect((await listAll(o.client, `/api/files?parentId=${elsewhere.id}`)).map((i: any) => [i.name, i.size])).toEqual([['kept.txt', 8]]);
+    expect(await (await o.client.get(`/api/files/${kept.id}/download`)).text()).toBe('original');
     expect((await json(await o.client.get(`/api/files/${file.id}/info`))).droppedBy.uploader).toBe('Bo');
 
     // A view-only link takes no resumable uploads either.
