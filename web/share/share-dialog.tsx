@@ -91,22 +91,31 @@ export function LinkSettings(props: {
         <fieldset class="radio-column">
           <legend>Visitors can</legend>
           {MODES.map((m) => (
-            <label key={m.value} class="radio">
-              <input type="radio" name="mode" value={m.value} checked={v.mode === m.value} onChange={() => set({ mode: m.value })} />
-              <span>
-                {m.label} <small class="muted">{m.hint}</small>
-              </span>
-            </label>
+            <div key={m.value} class="radio-choice">
+              <label class="radio">
+                <input
+                  type="radio"
+                  name="mode"
+                  value={m.value}
+                  checked={v.mode === m.value}
+                  aria-describedby={`share-mode-${m.value}`}
+                  onChange={() => set({ mode: m.value })}
+                />
+                <span>{m.label}</span>
+              </label>
+              <small id={`share-mode-${m.value}`} class="muted">
+                {m.hint}
+              </small>
+            </div>
           ))}
         </fieldset>
       )}
       <div class="field">
-        <label for="share-password">
-          {hasPassword && !v.removePassword ? 'New password (leave empty to keep the current one)' : 'Password'}
-        </label>
+        <label for="share-password">{hasPassword && !v.removePassword ? 'New password' : 'Password'}</label>
         <div class="password-row">
           <input
             id="share-password"
+            aria-describedby={hasPassword && !v.removePassword ? 'share-password-hint' : undefined}
             // Preact's types tie a text input's other attributes to type text; the attributes here suit both.
             type={(v.showPassword ? 'text' : 'password') as 'text'}
             value={v.password}
@@ -126,6 +135,7 @@ export function LinkSettings(props: {
             Generate password
           </button>
         </div>
+        {hasPassword && !v.removePassword && <small id="share-password-hint">Leave it empty to keep the current password.</small>}
         {hasPassword && (
           <label class="checkbox">
             <input
