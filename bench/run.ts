@@ -18,6 +18,7 @@ import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
 import { runVersionsBench } from './versions.ts';
+import { runPasskeysBench } from './passkeys.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -41,6 +42,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
   versions: runVersionsBench,
+  passkeys: runPasskeysBench,
 };
 
 const wanted = process.argv.slice(2);

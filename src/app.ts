@@ -19,6 +19,7 @@ import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
 import { sessionRoutes } from './http/sessions.ts';
 import { mfaRoutes } from './http/mfa.ts';
+import { passkeyRoutes } from './http/passkeys.ts';
 import { settingsRoutes } from './http/settings.ts';
 import { userRoutes } from './http/users.ts';
 import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
@@ -57,6 +58,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(idpRoutes(ctx))
     .use(sessionRoutes(ctx))
     .use(mfaRoutes(ctx))
+    .use(passkeyRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(userRoutes(ctx))
     .use(orphanRoutes(ctx))

@@ -60,6 +60,7 @@ import type {
   trashQuery,
   uploadCheckBody,
 } from './files.ts';
+import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
 import type { linkListQuery, linkOptionsBody, ShareLinkPage, ShareLinks, ShareLinkView, shareBody } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
@@ -124,6 +125,12 @@ export interface Api {
   'POST /api/mfa/disable': { body: In<typeof mfaDisableBody>; response: { shouldPromptSessions: boolean } };
   'POST /api/mfa/backup-codes/regenerate': { response: { backupCodes: string[] } };
   'GET /api/mfa/backup-codes/count': { response: { count: number } };
+  'GET /api/passkeys': { response: { passkeys: PasskeyEntry[] } };
+  'POST /api/passkeys/register/options': { response: WebAuthnOptions };
+  'POST /api/passkeys': { body: In<typeof registerBody>; response: { passkey: PasskeyEntry } };
+  'DELETE /api/passkeys/:id': { response: Message };
+  'POST /api/passkeys/sign-in/options': { response: WebAuthnOptions };
+  'POST /api/passkeys/sign-in': { body: In<typeof assertionBody>; response: SignedIn };
   'GET /api/user/app-passwords': { response: { appPasswords: AppPassword[] } };
   'POST /api/user/app-passwords': { body: In<typeof appPasswordBody>; response: AppPassword & { password: string } };
   'DELETE /api/user/app-passwords/:id': { response: Message };

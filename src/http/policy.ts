@@ -10,7 +10,7 @@ import type { LimiterName } from './limits.ts';
 type Access = 'public' | 'session' | 'owner' | 'admin' | 'dav' | { operation: Operation };
 
 /** Which requests share a rate-limit counter: per client address, per login, or per address and login/email. */
-type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email' | 'ip+idp-pending';
+type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email' | 'ip+idp-pending' | 'ip+passkey';
 
 export interface RoutePolicy {
   access: Access;
@@ -84,6 +84,14 @@ export const ROUTES = {
   'POST /api/mfa/disable': { access: 'session', limit: { limiter: 'mfa', key: 'ip+login' } },
   'POST /api/mfa/backup-codes/regenerate': { access: 'session', limit: { limiter: 'backupCodes', key: 'ip+login' } },
   'GET /api/mfa/backup-codes/count': session,
+
+  'GET /api/passkeys': session,
+  'POST /api/passkeys/register/options': session,
+  'POST /api/passkeys': session,
+  'DELETE /api/passkeys/:id': session,
+  'POST /api/passkeys/sign-in/options': publicGeneral,
+  // A passkey sign-in spends the sign-in attempts of the login whose passkey it names (per address and email).
+  'POST /api/passkeys/sign-in': { access: 'public', limit: { limiter: 'auth', key: 'ip+passkey' } },
 
   'GET /api/user/signup-status': session,
   'POST /api/user/signup-toggle': admin,

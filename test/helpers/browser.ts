@@ -76,7 +76,7 @@ export async function signIn(page: Page, email: string, password: string, to = '
   await page.goto(to === '/' ? '/login' : `/login?next=${encodeURIComponent(to)}`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((u) => u.pathname !== '/login');
 }
 

@@ -10,11 +10,13 @@ import type { ActiveClient as ServerClient } from '../../src/services/accounts/c
 import type { OrphanDeleteResult, OrphanScanReport } from '../../src/services/maintenance/orphans.ts';
 import type { SessionService } from '../../src/services/accounts/sessions.ts';
 import type { AppPasswordView } from '../../src/services/accounts/app-passwords.ts';
+import type { PasskeyView } from '../../src/services/accounts/passkeys.ts';
 import type { SubUserView } from '../../src/services/accounts/sub-users.ts';
 import type { UserListEntry } from '../../src/services/accounts/users.ts';
 import type { AppPassword, Profile, Session, SubUser } from '../../src/contract/accounts.ts';
 import type { ActiveClient, OrphanDeletion, OrphanReport, UserEntry } from '../../src/contract/admin.ts';
 import type { FileVersion, Item, StorageUsage as WebStorageUsage } from '../../src/contract/files.ts';
+import type { PasskeyEntry } from '../../src/contract/passkeys.ts';
 
 // The contract declares the API shapes the web app reads; http/route.ts checks every route's answer
 // against it, and these checks go further: each shape is exactly the service's, both ways.
@@ -31,6 +33,7 @@ const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
 const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
 const clientSame: Same<ActiveClient, ServerClient> = true;
 const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
+const passkeySame: Same<PasskeyEntry, PasskeyView> = true;
 
 const WEB = join(import.meta.dir, '../../web');
 const webFiles = () => [...new Glob('**/*.{ts,tsx}').scanSync(WEB)].map((f) => ({ file: f, text: readFileSync(join(WEB, f), 'utf8') }));
@@ -56,5 +59,6 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     clientSame,
     appPasswordSame,
     versionSame,
-  ]).toEqual(Array(12).fill(true));
+    passkeySame,
+  ]).toEqual(Array(13).fill(true));
 });

@@ -10,6 +10,7 @@ import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
 import { MfaRepo } from './mfa.ts';
+import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
@@ -41,6 +42,7 @@ export interface Repos {
   users: UsersRepo;
   idp: IdpRepo;
   mfa: MfaRepo;
+  passkeys: PasskeysRepo;
   sessions: SessionsRepo;
   settings: SettingsRepo;
   items: ItemsRepo;
@@ -65,6 +67,7 @@ export function createRepos(db: Db): Repos {
     users: new UsersRepo(db),
     idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
+    passkeys: new PasskeysRepo(sqlite),
     sessions: new SessionsRepo(db),
     settings: new SettingsRepo(db),
     items: new ItemsRepo(sqlite),

@@ -10,3 +10,4 @@ export * from './docserver.ts';
 export * from './dav.ts';
 export * from './idp.ts';
 export * from './versions.ts';
+export * from './passkeys.ts';
