@@ -12,6 +12,7 @@ import { registerExport } from './export.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
+import { registerShares } from './shares.ts';
 import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
 import { EXIT_CODES_HELP } from './common.ts';
@@ -48,6 +49,7 @@ ${EXIT_CODES_HELP}`,
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);
+  registerShares(program);
   registerStorage(program);
   return program;
 }

@@ -62,7 +62,7 @@ import type {
   uploadCheckBody,
 } from './files.ts';
 import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
-import type { ShareLinks, shareBody } from './sharing.ts';
+import type { linkListQuery, linkOptionsBody, ShareLinkPage, ShareLinks, ShareLinkView, shareBody } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
 type Message = { message: string };
@@ -102,6 +102,8 @@ export interface Api {
   'POST /api/files/upload/check': { body: In<typeof uploadCheckBody>; response: { allowed: true } };
   'POST /api/files/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
   'GET /api/user/storage': { response: StorageUsage };
   'GET /api/files/:id/versions': { response: { versions: FileVersion[] } };
   'POST /api/files/:id/versions/:versionId/restore': { response: Item };

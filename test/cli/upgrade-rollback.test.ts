@@ -44,7 +44,7 @@ const tables = (database: string) => {
 
 describe('a snapshot before every upgrade, and coffer rollback', () => {
   test("upgrading from the previous release's schema snapshots it; rollback gives the older version a database it accepts, with today's objects", async () => {
-    expect(latest.tag).toBe('0013_backup_runs');
+    expect(latest.tag).toBe('0014_backup_runs');
     const t = await startTestServer();
     const paths = dataPaths(t.dataDir);
     const owner = await seed.owner(t);
