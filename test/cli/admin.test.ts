@@ -252,7 +252,7 @@ describe('coffer init, then users create --admin', () => {
 });
 
 describe('coffer settings', () => {
-  test('get prints all nine; set changes what the running server answers', async () => {
+  test('get prints every setting; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
       [
@@ -265,6 +265,9 @@ describe('coffer settings', () => {
         'maxUploadBytes',
         'shareBaseUrl',
         'signupEnabled',
+        'versionsEnabled',
+        'versionsMaxPerFile',
+        'versionsRetentionDays',
       ].sort(),
     );
     const cases: Array<[string, string, unknown]> = [
@@ -276,6 +279,9 @@ describe('coffer settings', () => {
       ['shareBaseUrl', 'https://share.example.test', 'https://share.example.test'],
       ['knownProxies', '10.0.0.1, 10.1.0.0/16,proxy.lan', ['10.0.0.1', '10.1.0.0/16', 'proxy.lan']],
       ['davAccountPasswords', 'yes', true],
+      ['versionsEnabled', 'false', false],
+      ['versionsRetentionDays', '60', 60],
+      ['versionsMaxPerFile', '10', 10],
     ];
     for (const [key, value, expected] of cases) {
       const r = await cli(['settings', 'set', key, value, '--json']);
