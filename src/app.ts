@@ -25,6 +25,7 @@ import { userRoutes } from './http/users.ts';
 import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
 import { IpMatcher } from './lib/ip.ts';
 import { orphanRoutes } from './http/orphans.ts';
+import { backupRoutes } from './http/backups.ts';
 import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
@@ -62,6 +63,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(settingsRoutes(ctx))
     .use(userRoutes(ctx))
     .use(orphanRoutes(ctx))
+    .use(backupRoutes(ctx))
     .use(itemRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(tusRoutes(ctx))
@@ -69,7 +71,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(fileVersionRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
-    .use(publicShareRoutes(ctx))
+    .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))

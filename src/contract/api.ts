@@ -23,6 +23,7 @@ import type {
   accountStateBody,
   ContentSearchConfig,
   ContentSearchPreference,
+  BackupStatus,
   DocserverConfigured,
   DocserverSettings,
   docserverBody,
@@ -65,7 +66,7 @@ import type {
   uploadCheckBody,
 } from './files.ts';
 import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
-import type { ShareLinks, shareBody } from './sharing.ts';
+import type { linkListQuery, linkOptionsBody, ShareLinkPage, ShareLinks, ShareLinkView, shareBody } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
 type Message = { message: string };
@@ -105,6 +106,8 @@ export interface Api {
   'POST /api/files/upload/check': { body: In<typeof uploadCheckBody>; response: { allowed: true } };
   'POST /api/files/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
   'GET /api/user/storage': { response: StorageUsage };
   'GET /api/files/:id/versions': { response: { versions: FileVersion[] } };
   'POST /api/files/:id/versions/:versionId/restore': { response: Item };
@@ -179,6 +182,9 @@ export interface Api {
     body: { storageKeys: string[]; fileIds: string[]; graceMinutes: number } | { jobId: string };
     response: OrphanDeletion | OrphanJobPending;
   };
+  'GET /api/user/backups': { response: BackupStatus };
+  /** 202: the backup runs as a job; 409 while one waits or runs. */
+  'POST /api/user/backups/run': { response: { jobId: string } };
   'GET /api/version': { response: { backend: string } };
   'GET /api/version/latest': { response: Record<string, unknown> };
 }

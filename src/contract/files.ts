@@ -82,6 +82,8 @@ export interface ItemInfo {
   sharedAt?: string | null;
   expiresAt?: string | null;
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+  /** Sent by a visitor through a drop folder's link: the name they gave (if any) and when. */
+  droppedBy?: { uploader: string | null; at: string };
 }
 
 export interface StorageUsage {

@@ -139,6 +139,12 @@ function DetailsList({
             <dd>{exactDate(item.deletedAt)}</dd>
           </>
         )}
+        {info?.droppedBy && (
+          <>
+            <dt>Sent by</dt>
+            <dd title={exactDate(info.droppedBy.at)}>{info.droppedBy.uploader ?? 'A visitor (no name given)'}, through a share link</dd>
+          </>
+        )}
         <dt>Sharing</dt>
         <dd>{shared ? `Shared by link · ${formatExpiry(info?.expiresAt ?? item.expiresAt)}` : 'Not shared'}</dd>
       </dl>

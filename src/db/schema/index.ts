@@ -12,3 +12,4 @@ export * from './idp.ts';
 export * from './content.ts';
 export * from './versions.ts';
 export * from './passkeys.ts';
+export * from './backups.ts';

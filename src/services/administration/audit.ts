@@ -52,6 +52,10 @@ export const AuditActions = {
   shareRemove: 'share.remove',
   shareAccess: 'share.access',
   shareDownload: 'share.download',
+  shareUpdate: 'share.update',
+  shareUnlock: 'share.unlock',
+  shareUnlockFailed: 'share.unlock_failed',
+  shareDrop: 'share.drop',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

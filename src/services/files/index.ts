@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -62,6 +63,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     audit,
     settings,
     pages: new PageCache(changeVersion, (page) => page.items.length),
+    // A key of its own, so an unlock cookie's signature can never pass for a session token's.
+    unlockKey: createHmac('sha256', infra.jwtSecret).update('coffer share unlock cookies').digest(),
   });
   const items = new ItemService({
     clock,
