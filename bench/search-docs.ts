@@ -3,6 +3,7 @@ import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { ContentRepo } from '../src/db/repos/content.ts';
 import { ItemsRepo } from '../src/db/repos/items.ts';
 import { newId } from '../src/lib/ids.ts';
+import { searchable } from '../test/helpers/search-documents.ts';
 
 export type DocKind = 'txt' | 'pdf' | 'docx' | 'xlsx';
 
@@ -44,35 +45,13 @@ function words(seed: number, bytes: number): string {
   return out.join(' ');
 }
 
-function pdf(text: string): Uint8Array {
-  const lines = text.match(/.{1,90}(\s|$)/g) ?? [];
-  const stream = `BT /F1 10 Tf 12 TL 40 800 Td ${lines.map((l) => `(${l.trim()}) Tj T*`).join('\n')} ET`;
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let out = '%PDF-1.4\n';
-  const offsets = objects.map((o, i) => {
-    const at = out.length;
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`;
-    return at;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return strToU8(out);
-}
-
 /** Document `i` of a kind, about `bytes` long on disk (office files carry more text, as they are compressed). */
 export function makeDocument(kind: DocKind, i: number, bytes: number): Uint8Array {
   switch (kind) {
     case 'txt':
       return strToU8(words(i, bytes));
     case 'pdf':
-      return pdf(words(i, bytes * 0.9));
+      return searchable.pdf(words(i, bytes * 0.9));
     case 'docx': {
       const paragraphs = (words(i, bytes * 2.5).match(/.{1,400}(\s|$)/g) ?? []).map((p) => `<w:p><w:r><w:t>${p}</w:t></w:r></w:p>`);
       return zipSync({

@@ -55,15 +55,24 @@ export const searchable = {
       'application/vnd.oasis.opendocument.presentation',
       `<office:presentation><draw:page><draw:frame><draw:text-box><text:p>${xmlEscape(text)}</text:p></draw:text-box></draw:frame></draw:page></office:presentation>`,
     ),
-  /** A one-page PDF with `text` drawn in Helvetica (ASCII only), with a correct cross-reference table. */
+  /** A PDF with `text` drawn in Helvetica (ASCII only), 90 characters a line, 35 lines a page, with a correct cross-reference table. */
   pdf: (text: string) => {
-    const stream = `BT /F1 18 Tf 72 700 Td (${text.replace(/[()\\]/g, '\\$&')}) Tj ET`;
+    const lines = (text.match(/.{1,90}(\s|$)/g) ?? []).map((l) => `(${l.trim().replace(/[()\\]/g, '\\$&')}) Tj T*`);
+    const pages: string[][] = [];
+    for (let i = 0; i < Math.max(1, lines.length); i += 35) pages.push(lines.slice(i, i + 35));
+    // Objects: 1 catalog, 2 page tree, 3 font, then a page and its content stream for each page.
+    const kids = pages.map((_, i) => `${4 + 2 * i} 0 R`).join(' ');
     const objects = [
       '<< /Type /Catalog /Pages 2 0 R >>',
-      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-      `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+      `<< /Type /Pages /Kids [${kids}] /Count ${pages.length} >>`,
       '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+      ...pages.flatMap((page, i) => {
+        const stream = `BT /F1 18 Tf 20 TL 72 740 Td ${page.join(' ')} ET`;
+        return [
+          `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${5 + 2 * i} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`,
+          `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+        ];
+      }),
     ];
     let out = '%PDF-1.4\n';
     const offsets = objects.map((o, i) => {

@@ -37,7 +37,7 @@ describe('extraction', () => {
     const doc = zipSync({ 'word/document.xml': strToU8(`<w:document>${deep}words</w:document>`) }, { level: 0 });
     await expect(extractText('deep.docx', doc, limits)).rejects.toThrow('nested too deeply');
     await expect(extractText('bomb.docx', hostile.zipBomb(), limits)).rejects.toThrow('inflates past its caps');
-  });
+  }, 30_000);
 
   test('each office format gives its words, runs joined', async () => {
     expect(await extractText('a.docx', searchable.docx('Radiator leaks'), limits)).toBe('Radiator leaks');
