@@ -25,6 +25,7 @@ import { IpMatcher } from './lib/ip.ts';
 import { orphanRoutes } from './http/orphans.ts';
 import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
+import { memberRoutes } from './http/members.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
@@ -65,6 +66,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(downloadRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
+    .use(memberRoutes(ctx))
     .use(publicShareRoutes(ctx))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))

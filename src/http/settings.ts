@@ -108,6 +108,14 @@ export function settingsRoutes(ctx: AppContext) {
       }),
       { session: true, detail: describeInput({ body: enabledBody }) },
     )
+    .get('/api/user/people-sharing-config', () => ({ enabled: settings.get('peopleSharing') }), { session: true })
+    .put(
+      '/api/user/people-sharing-config',
+      async ({ principal, request }) => ({
+        enabled: settings.update('peopleSharing', await readFlag(request, 'enabled'), 'enabled', principal),
+      }),
+      { session: true, detail: describeInput({ body: enabledBody }) },
+    )
     .get('/api/user/webdav-account-password-config', () => ({ enabled: settings.get('davAccountPasswords') }), { session: true })
     .put(
       '/api/user/webdav-account-password-config',

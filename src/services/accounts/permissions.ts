@@ -27,6 +27,7 @@ const OPERATION_PERMISSIONS = {
   'shares.share': 'files.share',
   'shares.links': 'files.share',
   'shares.linkParent': 'files.share',
+  'members.manage': 'files.share',
   'trash.trash': 'files.delete',
   'trash.restore': 'files.trash',
   'trash.delete': 'files.trash',

@@ -49,6 +49,9 @@ export const AuditActions = {
   shareRemove: 'share.remove',
   shareAccess: 'share.access',
   shareDownload: 'share.download',
+  memberAdd: 'share.member_add',
+  memberRole: 'share.member_role',
+  memberRemove: 'share.member_remove',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

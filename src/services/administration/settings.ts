@@ -20,6 +20,8 @@ export interface InstanceSettings {
   knownProxies: string[];
   /** WebDAV accepts an account's own password (logins without two-step verification); else app passwords only. */
   davAccountPasswords: boolean;
+  /** Owners may share items with other accounts of this instance (members); off, existing member shares stop working. */
+  peopleSharing: boolean;
 }
 
 export const SETTING_DEFAULTS: InstanceSettings = {
@@ -32,6 +34,7 @@ export const SETTING_DEFAULTS: InstanceSettings = {
   docserver: null,
   knownProxies: [],
   davAccountPasswords: false,
+  peopleSharing: true,
 };
 
 export type SettingKey = keyof InstanceSettings;
@@ -68,6 +71,7 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
   knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
   davAccountPasswords: z.boolean(),
+  peopleSharing: z.boolean(),
 };
 
 /**

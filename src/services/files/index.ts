@@ -11,6 +11,7 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { ItemViews } from './item-views.ts';
 import { ItemService } from './items.ts';
+import { MemberService, NotificationService } from './members.ts';
 import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
 import { ShareService } from './shares.ts';
@@ -31,6 +32,8 @@ export interface FilesServices {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  members: MemberService;
+  notifications: NotificationService;
 }
 
 interface FilesDeps {
@@ -44,10 +47,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
   const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
-  const tree = new Tree(repos.items);
+  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'));
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
-  const events = new FileEvents(infra.hub, audit);
+  const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
   const changeVersion = () => repos.database.changeVersion();
   const shares = new ShareService({
     clock,
@@ -90,6 +93,11 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
+  const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
+  const members = new MemberService(
+    { clock, transactions, members: repos.members, users: repos.users, tree, views, hub: infra.hub, audit, settings },
+    notifications,
+  );
   const services: FilesServices = {
     quota,
     access,
@@ -102,6 +110,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     copy: new CopyService(fileDeps),
     fileJobs: new FileJobService(queue),
     shares,
+    members,
+    notifications,
   };
   const lifecycles = {
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).

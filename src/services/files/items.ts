@@ -52,8 +52,9 @@ export class ItemService {
   }
 
   /** GET /api/files: a folder's live children (root when parentId is absent); opening a folder marks it read. */
-  list(principal: Principal, query: PageQuery & { parentId?: string | null }): Page {
+  list(caller: Principal, query: PageQuery & { parentId?: string | null }): Page {
     const q = liveSort(query);
+    const principal = this.d.tree.actor(caller, { ids: query.parentId ? [query.parentId] : [] }, 'view');
     const { accountId } = principal;
     const key = JSON.stringify([accountId, 'folder', query.parentId || null, q.sortBy, q.order, q.limit, q.cursor ?? null]);
     // The folder check is cached with the page: both hold until the database changes.
@@ -117,8 +118,10 @@ export class ItemService {
   }
 
   /** GET /api/files/:id/info; reading details does not mark the item as read. */
-  info(principal: Principal, id: string): Record<string, unknown> {
-    const row = this.d.items.get(principal.accountId, id);
+  info(caller: Principal, id: string): Record<string, unknown> {
+    const principal = this.d.tree.actor(caller, { ids: [id] }, 'view');
+    // A member sees live items inside the share only; the owner also sees its trash.
+    const row = principal.share ? this.d.tree.requireLive(principal, id) : this.d.items.get(principal.accountId, id);
     if (!row) throw notFound(Messages.itemNotFound);
     const base = {
       id: row.id,
@@ -137,10 +140,11 @@ export class ItemService {
   }
 
   createFolder(
-    principal: Principal,
+    caller: Principal,
     input: { name: string; parentId?: string | null },
   ): { id: string; name: string; type: 'folder'; size: null; modified: string } {
     const name = typedName(input.name);
+    const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
     const row = this.d.transactions.immediate(() => {
       const parent = this.d.tree.requireFolder(principal, input.parentId);
       return this.insertFolder(principal.accountId, parent?.id ?? null, name);
@@ -172,10 +176,11 @@ export class ItemService {
 
   /** Rename in place; another live sibling with the name (any case) is 409. */
   rename(
-    principal: Principal,
+    caller: Principal,
     input: { id: string; name: string },
   ): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
     const name = typedName(input.name);
+    const principal = this.d.tree.actor(caller, { ids: [input.id] }, 'edit');
     const { row, oldName } = this.d.transactions.immediate(() => {
       const item = this.d.tree.requireLive(principal, input.id);
       const clash = this.d.items.liveByName(principal.accountId, item.parentId, name);
@@ -187,7 +192,8 @@ export class ItemService {
   }
 
   /** Moves items into a folder (or the root); colliding names get `(n)`; a folder never moves below itself. */
-  move(principal: Principal, input: { ids: string[]; parentId?: string | null }): { message: string } {
+  move(caller: Principal, input: { ids: string[]; parentId?: string | null }): { message: string } {
+    const principal = this.d.tree.actor(caller, { ids: input.ids, parentId: input.parentId }, 'edit');
     const moved = this.d.transactions.immediate(() => {
       const rows = this.d.tree.requireLiveMany(principal, input.ids);
       const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;

@@ -3,7 +3,7 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { ShareLink, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { AppError, Messages, notFound } from '../../errors.ts';
+import { AppError, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId, newToken } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
@@ -52,12 +52,18 @@ export class ShareService {
   }
 
   /** Shares each item under its own link: created, or its expiry updated when it already has one. */
+  /** The caller's own live items; a member of a shared item may not make or remove its links (403). */
+  private ownItems(principal: Principal, ids: readonly string[]) {
+    if (this.d.tree.actor(principal, { ids }, 'view').share) throw forbidden(Messages.memberCannotManage);
+    return this.d.tree.requireLiveMany(principal, ids);
+  }
+
   share(principal: Principal, ids: readonly string[], expiry: Expiry, requestOrigin: string): { links: Record<string, string> } {
     const now = this.d.clock.now();
     const ttl = EXPIRIES[expiry];
     const expiresAt = ttl === null ? null : now + ttl;
     const { links, created, rows } = this.d.transactions.immediate(() => {
-      const rows = this.d.tree.requireLiveMany(principal, ids);
+      const rows = this.ownItems(principal, ids);
       const links: Record<string, string> = {};
       const created: ShareLink[] = [];
       for (const item of rows) {
@@ -89,7 +95,7 @@ export class ShareService {
   /** Removes the items' own links and their memberships in other links. */
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
     const { rows, removed } = this.d.transactions.immediate(() => {
-      const rows = this.d.tree.requireLiveMany(principal, ids);
+      const rows = this.ownItems(principal, ids);
       return { rows, removed: this.d.shares.removeForItems(rows.map((r) => r.id)) };
     });
     for (const l of removed) {
@@ -108,7 +114,7 @@ export class ShareService {
   /** Existing links of the items; creates none. */
   links(principal: Principal, ids: readonly string[], requestOrigin: string): { links: Record<string, string> } {
     const out: Record<string, string> = {};
-    for (const item of this.d.tree.requireLiveMany(principal, ids)) {
+    for (const item of this.ownItems(principal, ids)) {
       const link = this.d.shares.linkOfItem(item.id);
       if (link) out[item.id] = this.linkBase(requestOrigin, link.token);
     }
@@ -121,7 +127,7 @@ export class ShareService {
     const { links, joined } = this.d.transactions.immediate(() => {
       const links: Record<string, string> = {};
       const joined: Item[] = [];
-      for (const item of this.d.tree.requireLiveMany(principal, ids)) {
+      for (const item of this.ownItems(principal, ids)) {
         const parentLink = item.parentId ? this.d.shares.linkOfItem(item.parentId) : null;
         if (!parentLink) continue;
         this.d.shares.addMember(parentLink.id, item.id, now);
