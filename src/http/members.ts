@@ -11,12 +11,20 @@ const role = z.enum(['viewer', 'editor'], { error: 'role must be viewer or edito
 const addBody = z.object({ email: EMAIL, role });
 const roleBody = z.object({ role });
 const pageQuery = z.object({
-  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(200, 'limit must be at most 200').optional(),
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .optional(),
   cursor: z.string().min(1).optional(),
 });
 const readBody = z
   .object({
-    ids: z.array(z.string().min(1), { error: 'ids must be an array of notification ids' }).max(500, 'At most 500 ids per request').optional(),
+    ids: z
+      .array(z.string().min(1), { error: 'ids must be an array of notification ids' })
+      .max(500, 'At most 500 ids per request')
+      .optional(),
     all: z.literal(true, { error: 'all must be true' }).optional(),
   })
   .refine((b) => b.all || (b.ids?.length ?? 0) > 0, 'Send ids (a list of notification ids) or all: true');

@@ -28,7 +28,21 @@ export type SharedWithRow = ListedItem & { ownerName: string; ownerEmail: string
 
 const LISTED = selectList(
   items,
-  ['id', 'accountId', 'parentId', 'type', 'name', 'nameKey', 'size', 'mimeType', 'starred', 'modifiedAt', 'accessedAt', 'deletedAt', 'deletedRootId'],
+  [
+    'id',
+    'accountId',
+    'parentId',
+    'type',
+    'name',
+    'nameKey',
+    'size',
+    'mimeType',
+    'starred',
+    'modifiedAt',
+    'accessedAt',
+    'deletedAt',
+    'deletedRootId',
+  ],
   'i.',
 );
 const NOTIFICATION = selectList(notifications, ['id', 'accountId', 'type', 'text', 'itemId', 'createdAt', 'readAt']);
@@ -48,7 +62,9 @@ export class MembersRepo {
   }
 
   setRole(itemId: string, accountId: string, role: MemberRole): boolean {
-    return this.sqlite.query('UPDATE item_members SET role = ? WHERE item_id = ? AND account_id = ?').run(role, itemId, accountId).changes > 0;
+    return (
+      this.sqlite.query('UPDATE item_members SET role = ? WHERE item_id = ? AND account_id = ?').run(role, itemId, accountId).changes > 0
+    );
   }
 
   remove(itemId: string, accountId: string): boolean {
@@ -92,7 +108,10 @@ export class MembersRepo {
 
   /** The account of any item (live or not), or null when it does not exist. */
   accountOf(itemId: string): string | null {
-    return this.sqlite.query<{ accountId: string }, [string]>('SELECT account_id AS accountId FROM items WHERE id = ?').get(itemId)?.accountId ?? null;
+    return (
+      this.sqlite.query<{ accountId: string }, [string]>('SELECT account_id AS accountId FROM items WHERE id = ?').get(itemId)?.accountId ??
+      null
+    );
   }
 
   /** One keyset page of the live items shared with an account, newest share first. */
@@ -116,14 +135,18 @@ export class MembersRepo {
   /** Every member of every item an owner shares (for delivering its file events). */
   ofOwner(ownerId: string): Array<{ itemId: string; accountId: string }> {
     return this.sqlite
-      .query<{ itemId: string; accountId: string }, [string]>('SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?')
+      .query<{ itemId: string; accountId: string }, [string]>(
+        'SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?',
+      )
       .all(ownerId);
   }
 
   /** How many items each owner shares with people. */
   sharedCounts(): Map<string, number> {
     const rows = this.sqlite
-      .query<{ ownerId: string; n: number }, []>('SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members GROUP BY owner_id')
+      .query<{ ownerId: string; n: number }, []>(
+        'SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members GROUP BY owner_id',
+      )
       .all();
     return new Map(rows.map((r) => [r.ownerId, r.n]));
   }

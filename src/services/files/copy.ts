@@ -128,7 +128,14 @@ export class CopyService {
   }
 
   /** One item of `accountId`: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
-  private async copyItem(jobId: string, source: Item, accountId: string, parentId: string | null, isRoot: boolean, name?: string): Promise<Item> {
+  private async copyItem(
+    jobId: string,
+    source: Item,
+    accountId: string,
+    parentId: string | null,
+    isRoot: boolean,
+    name?: string,
+  ): Promise<Item> {
     const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
     try {
       if (storageKey) {

@@ -175,10 +175,7 @@ export class ItemService {
   }
 
   /** Rename in place; another live sibling with the name (any case) is 409. */
-  rename(
-    caller: Principal,
-    input: { id: string; name: string },
-  ): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
+  rename(caller: Principal, input: { id: string; name: string }): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
     const name = typedName(input.name);
     const principal = this.d.tree.actor(caller, { ids: [input.id] }, 'edit');
     const { row, oldName } = this.d.transactions.immediate(() => {

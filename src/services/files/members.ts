@@ -42,7 +42,13 @@ export const NotificationType = {
 /** The live event an account's open streams get when it loses an item shared with it. */
 export const SHARE_REMOVED_EVENT = 'share.removed';
 
-const toMember = (m: MemberRow): MemberView => ({ accountId: m.accountId, email: m.email, name: m.name, role: m.role, addedAt: iso(m.addedAt) });
+const toMember = (m: MemberRow): MemberView => ({
+  accountId: m.accountId,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  addedAt: iso(m.addedAt),
+});
 
 const toNotification = (n: Notification): NotificationView => ({
   id: n.id,
@@ -76,7 +82,10 @@ export class NotificationService {
   }
 
   /** GET /api/notifications: newest first, keyset paged, with the unread count. */
-  list(principal: Principal, q: { limit?: number; cursor?: string }): { notifications: NotificationView[]; unread: number; nextCursor: string | null } {
+  list(
+    principal: Principal,
+    q: { limit?: number; cursor?: string },
+  ): { notifications: NotificationView[]; unread: number; nextCursor: string | null } {
     const limit = Math.min(100, Math.max(1, q.limit ?? 20));
     let after: { createdAt: number; id: string } | null = null;
     if (q.cursor) {
@@ -136,10 +145,22 @@ export class MemberService {
     const now = this.d.clock.now();
     this.d.transactions.immediate(() => {
       if (this.d.members.one(item.id, account.id)) throw conflict(`${account.email} is already a member of "${item.name}".`);
-      this.d.members.insert({ itemId: item.id, ownerId: principal.accountId, accountId: account.id, role: input.role, addedBy: principal.loginId, addedAt: now });
+      this.d.members.insert({
+        itemId: item.id,
+        ownerId: principal.accountId,
+        accountId: account.id,
+        role: input.role,
+        addedBy: principal.loginId,
+        addedAt: now,
+      });
     });
     this.record(principal, AuditActions.memberAdd, item, { email: account.email, role: input.role });
-    this.notifications.notify(account.id, NotificationType.shared, `${this.ownerName(principal)} shared "${item.name}" with you as ${input.role}.`, item.id);
+    this.notifications.notify(
+      account.id,
+      NotificationType.shared,
+      `${this.ownerName(principal)} shared "${item.name}" with you as ${input.role}.`,
+      item.id,
+    );
     return { member: toMember(this.d.members.one(item.id, account.id)!) };
   }
 
@@ -150,7 +171,12 @@ export class MemberService {
     if (before.role !== role) {
       this.d.members.setRole(item.id, accountId, role);
       this.record(principal, AuditActions.memberRole, item, { email: before.email, role });
-      this.notifications.notify(accountId, NotificationType.roleChanged, `${this.ownerName(principal)} made you ${role} of "${item.name}".`, item.id);
+      this.notifications.notify(
+        accountId,
+        NotificationType.roleChanged,
+        `${this.ownerName(principal)} made you ${role} of "${item.name}".`,
+        item.id,
+      );
     }
     return { member: toMember(this.d.members.one(item.id, accountId)!) };
   }
@@ -162,7 +188,12 @@ export class MemberService {
     this.record(principal, AuditActions.memberRemove, item, { email: before.email });
     // Open pages of the removed account leave the item at once.
     this.d.hub.publish(accountId, SHARE_REMOVED_EVENT, { id: item.id, name: item.name });
-    this.notifications.notify(accountId, NotificationType.removed, `${this.ownerName(principal)} stopped sharing "${item.name}" with you.`, item.id);
+    this.notifications.notify(
+      accountId,
+      NotificationType.removed,
+      `${this.ownerName(principal)} stopped sharing "${item.name}" with you.`,
+      item.id,
+    );
     return { message: `Stopped sharing with ${before.email}` };
   }
 
@@ -188,7 +219,13 @@ export class MemberService {
   private sharedView(r: SharedWithRow): SharedWithMeItem {
     // The item's place in the owner's tree is the owner's business: it shows at the member's top level.
     const view = this.d.views.one(r.accountId, r);
-    return { ...view, parentId: null, owner: { id: r.accountId, name: r.ownerName, email: r.ownerEmail }, role: r.role, sharedAt: iso(r.addedAt) };
+    return {
+      ...view,
+      parentId: null,
+      owner: { id: r.accountId, name: r.ownerName, email: r.ownerEmail },
+      role: r.role,
+      sharedAt: iso(r.addedAt),
+    };
   }
 
   /** The sharing account's name as members know it (a sub-user acts for its owner). */
@@ -197,8 +234,12 @@ export class MemberService {
     return owner?.name || owner?.email || principal.email;
   }
 
-  private record(principal: Principal, action: (typeof AuditActions)[keyof typeof AuditActions], item: { id: string; name: string; type: string }, details: Record<string, unknown>): void {
+  private record(
+    principal: Principal,
+    action: (typeof AuditActions)[keyof typeof AuditActions],
+    item: { id: string; name: string; type: string },
+    details: Record<string, unknown>,
+  ): void {
     this.d.audit.record({ action, principal, targetType: item.type, targetId: item.id, details: { name: item.name, ...details } });
   }
 }
-

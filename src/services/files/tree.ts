@@ -83,7 +83,11 @@ export class Tree {
     if (own) throw forbidden(Messages.shareBoundary);
     if (need === 'edit' && scope.role !== 'editor') throw forbidden(Messages.viewerOnly);
     if (need === 'edit' && ref.ids?.includes(scope.itemId)) throw forbidden(Messages.sharedRootOwnerOnly);
-    return { ...principal, accountId: scope.ownerId, share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId } };
+    return {
+      ...principal,
+      accountId: scope.ownerId,
+      share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId },
+    };
   }
 
   /** Whether a member's item lies inside the shared item (always true for the account's own items). */

@@ -207,8 +207,7 @@ export class UploadService {
             parentId = part.value;
             principal = this.d.tree.actor(caller, { parentId }, 'edit');
             free = this.quota.usage(principal.accountId).free;
-          }
-          else if (key in lists) lists[key as keyof typeof lists].push(part.value);
+          } else if (key in lists) lists[key as keyof typeof lists].push(part.value);
           continue;
         }
         if (!BULK_FILE_FIELDS.has(part.field)) continue;
