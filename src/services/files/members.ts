@@ -32,7 +32,7 @@ export interface NotificationView {
 }
 
 /** The notification types (COMPAT-style names; clients show `text`). */
-export const NotificationType = {
+const NotificationType = {
   shared: 'share.added',
   removed: 'share.removed',
   roleChanged: 'share.role_changed',
@@ -40,7 +40,7 @@ export const NotificationType = {
 } as const;
 
 /** The live event an account's open streams get when it loses an item shared with it. */
-export const SHARE_REMOVED_EVENT = 'share.removed';
+const SHARE_REMOVED_EVENT = 'share.removed';
 
 const toMember = (m: MemberRow): MemberView => ({
   accountId: m.accountId,

@@ -90,6 +90,11 @@ export class Tree {
     };
   }
 
+  /** Whether a login of `accountId` may still read `itemId` of another account through a share (document server fetches). */
+  reachesShared(accountId: string, itemId: string): boolean {
+    return this.peopleSharingOn() && this.members.membershipOf(accountId, itemId) !== null;
+  }
+
   /** Whether a member's item lies inside the shared item (always true for the account's own items). */
   private inScope(owner: Owner, id: string): boolean {
     return !owner.share || this.isInside(new Set([owner.share.rootId]), id);
