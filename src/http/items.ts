@@ -15,6 +15,8 @@ const searchQuery = z.object({
   q: z.string().optional(),
   query: z.string().optional(),
   limit: z.coerce.number().int().optional().catch(undefined),
+  // Also items inside what other accounts share with the caller's (widening: absent means own items only).
+  includeShared: z.enum(['true', 'false']).optional().catch(undefined),
 });
 const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
 // Built once: a zod schema costs more to build than a cached page costs to answer.
@@ -35,7 +37,7 @@ export function itemRoutes(ctx: AppContext) {
       '/api/files/search',
       ({ principal, query }) => {
         const q = validate(searchQuery, query);
-        return items.search(principal, { q: q.q ?? q.query ?? '', limit: q.limit });
+        return items.search(principal, { q: q.q ?? q.query ?? '', limit: q.limit, includeShared: q.includeShared === 'true' });
       },
       { session: true, detail: describeInput({ query: searchQuery }) },
     )

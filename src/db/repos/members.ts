@@ -141,13 +141,14 @@ export class MembersRepo {
       .all(ownerId);
   }
 
-  /** How many items each owner shares with people. */
-  sharedCounts(): Map<string, number> {
+  /** How many items each of the given owners shares with people. */
+  sharedCounts(ownerIds: readonly string[]): Map<string, number> {
     const rows = this.sqlite
-      .query<{ ownerId: string; n: number }, []>(
-        'SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members GROUP BY owner_id',
+      .query<{ ownerId: string; n: number }, [string]>(
+        `SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members
+          WHERE owner_id IN (SELECT value FROM json_each(?)) GROUP BY owner_id`,
       )
-      .all();
+      .all(JSON.stringify(ownerIds));
     return new Map(rows.map((r) => [r.ownerId, r.n]));
   }
 

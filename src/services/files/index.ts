@@ -69,6 +69,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     transactions,
     items: repos.items,
     shareLinks: repos.shares,
+    members: repos.members,
     tree,
     views,
     access,

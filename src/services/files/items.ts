@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import { badRequest, conflict, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -22,6 +23,8 @@ export interface Page {
 const SEARCH_MAX_LENGTH = 200;
 // Candidates read per match class before ranking; a class larger than this ranks its newest-inserted rows.
 const SEARCH_CANDIDATES = 2000;
+// Shares searched with includeShared; an account with more searches its newest ones.
+const SHARED_SEARCH_ROOTS = 100;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -33,6 +36,7 @@ export interface ItemDeps {
   transactions: Transactions;
   items: ItemsRepo;
   shareLinks: SharesRepo;
+  members: MembersRepo;
   tree: Tree;
   views: ItemViews;
   access: AccessTracker;
@@ -95,19 +99,34 @@ export class ItemService {
    * prefix, then other substrings, each newest first. `%` and `_` are ordinary characters: the text
    * never reaches a LIKE pattern. Substrings come from the trigram index (three characters or more).
    */
-  search(principal: Principal, input: { q: string; limit?: number }): ItemView[] {
+  search(principal: Principal, input: { q: string; limit?: number; includeShared?: boolean }): ItemView[] {
     const text = input.q.normalize('NFC').trim();
     if (text.length === 0 || text.length > SEARCH_MAX_LENGTH) throw badRequest(Messages.invalidSearch);
     const limit = Math.min(100, Math.max(1, input.limit ?? 100));
     const key = nameKeyOf(text);
     const found = new Map<string, Item>();
     for (const r of this.d.items.searchCandidates(principal.accountId, key, SEARCH_CANDIDATES)) found.set(r.id, r);
+    if (input.includeShared) for (const r of this.sharedCandidates(principal, key)) found.set(r.id, r);
     const rank = (r: Item) => (r.nameKey === key ? 0 : r.nameKey.startsWith(key) ? 1 : 2);
     const ranked = [...found.values()]
       .filter((r) => r.nameKey.includes(key))
       .sort((a, b) => rank(a) - rank(b) || b.modifiedAt - a.modifiedAt || (a.id < b.id ? -1 : 1))
       .slice(0, limit);
-    return this.d.views.many(principal.accountId, ranked);
+    return ranked.map((r) => this.d.views.one(r.accountId, r));
+  }
+
+  /** Search candidates inside the items shared with the caller's account (the first SHARED_SEARCH_ROOTS shares). */
+  private sharedCandidates(principal: Principal, key: string): Item[] {
+    if (!this.d.tree.peopleSharingEnabled()) return [];
+    const rootsByOwner = new Map<string, Set<string>>();
+    for (const share of this.d.members.sharedWith(principal.accountId, null, SHARED_SEARCH_ROOTS)) {
+      rootsByOwner.set(share.accountId, (rootsByOwner.get(share.accountId) ?? new Set()).add(share.id));
+    }
+    const out: Item[] = [];
+    for (const [ownerId, roots] of rootsByOwner) {
+      for (const r of this.d.items.searchCandidates(ownerId, key, SEARCH_CANDIDATES)) if (this.d.tree.isInside(roots, r.id)) out.push(r);
+    }
+    return out;
   }
 
   /** Files by last read, newest first; folders and trash excluded. Pending access marks are written first. */

@@ -197,6 +197,11 @@ export class MemberService {
     return { message: `Stopped sharing with ${before.email}` };
   }
 
+  /** What an owner account shares with people, item by item (`coffer users shares`). */
+  sharesOf(ownerId: string): Array<{ itemId: string; itemName: string; email: string; role: MemberRole; addedAt: string }> {
+    return this.d.members.sharesOf(ownerId).map((r) => ({ ...r, addedAt: iso(r.addedAt) }));
+  }
+
   /** GET /api/files/shared-with-me: items other accounts share with the caller's account, newest first. */
   sharedWithMe(principal: Principal, q: { limit?: number; cursor?: string }): { items: SharedWithMeItem[]; nextCursor: string | null } {
     const limit = Math.min(200, Math.max(1, q.limit ?? 50));

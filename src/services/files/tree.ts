@@ -79,7 +79,7 @@ export class Tree {
       scope = membership;
     }
     if (!scope) return principal;
-    if (!this.peopleSharingOn()) throw forbidden(Messages.peopleSharingOff);
+    if (!this.peopleSharingEnabled()) throw forbidden(Messages.peopleSharingOff);
     if (own) throw forbidden(Messages.shareBoundary);
     if (need === 'edit' && scope.role !== 'editor') throw forbidden(Messages.viewerOnly);
     if (need === 'edit' && ref.ids?.includes(scope.itemId)) throw forbidden(Messages.sharedRootOwnerOnly);
@@ -90,9 +90,14 @@ export class Tree {
     };
   }
 
+  /** The admin switch of sharing with people (Admin → Instance). */
+  peopleSharingEnabled(): boolean {
+    return this.peopleSharingOn();
+  }
+
   /** Whether a login of `accountId` may still read `itemId` of another account through a share (document server fetches). */
   reachesShared(accountId: string, itemId: string): boolean {
-    return this.peopleSharingOn() && this.members.membershipOf(accountId, itemId) !== null;
+    return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId) !== null;
   }
 
   /** Whether a member's item lies inside the shared item (always true for the account's own items). */

@@ -208,7 +208,10 @@ export class TusUploadService {
       throw new AppError(409, Messages.tusNotFinished, { offset: row.offset, length: row.length });
     }
     // owned() checked the caller may reach the upload's account (its own, or a share's owner).
-    return { item: this.d.views.one(row.accountId, this.d.tree.requireLive({ accountId: row.accountId }, row.itemId)), clientId: row.clientId };
+    return {
+      item: this.d.views.one(row.accountId, this.d.tree.requireLive({ accountId: row.accountId }, row.itemId)),
+      clientId: row.clientId,
+    };
   }
 
   /**
@@ -354,7 +357,8 @@ export class TusUploadService {
     // A master key rotated while the upload ran: the file starts out under the current one.
     const wrappedKey = this.d.sealed.keyring.rewrap(row.wrappedKey);
     await this.d.uploads.commitResumed(
-      actor,
+      // A member's upload into a shared folder becomes a file of the sharing owner's account.
+      { ...actor, accountId: row.accountId },
       {
         storageKey: row.storageKey,
         size: row.length,

@@ -4,6 +4,8 @@ import { eventually } from '../../helpers/eventually.ts';
 import { downloaded, folder, listAll, readZip, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { parseJson, runCli } from '../../helpers/cli.ts';
+import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -363,5 +365,76 @@ describe('live events and notifications', () => {
     list = await json(await member.client.get('/api/notifications'));
     expect(list.notifications.every((n: any) => n.readAt !== null)).toBe(true);
     expect(await status(member.client.post('/api/notifications/read', {}))).toBe(422);
+  });
+});
+
+describe('the other doors', () => {
+  test('tus: an editor uploads into a shared folder (owner quota); a viewer is 403, a stranger 404; removal ends a half-done upload', async () => {
+    const { owner, root } = await sharedFolder();
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const before = (await json(await owner.client.get('/api/user/storage'))).used;
+
+    let res = await createUpload(editor.client, 5, { filename: 'tus.txt', parentId: root.id });
+    expect(res.status).toBe(201);
+    let location = new URL(res.headers.get('location')!, t.url).pathname;
+    res = await patchUpload(editor.client, location, 0, new TextEncoder().encode('hello'));
+    expect(res.status).toBe(204);
+    const names = (await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name);
+    expect(names).toContain('tus.txt');
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(before + 5);
+
+    expect((await createUpload(viewer.client, 5, { filename: 'v.txt', parentId: root.id })).status).toBe(403);
+    expect((await createUpload(stranger.client, 5, { filename: 's.txt', parentId: root.id })).status).toBe(404);
+
+    res = await createUpload(editor.client, 4, { filename: 'half.txt', parentId: root.id });
+    location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect((await patchUpload(editor.client, location, 0, new TextEncoder().encode('ha'))).status).toBe(204);
+    await owner.client.delete(`/api/files/${root.id}/members/${editor.id}`);
+    expect((await patchUpload(editor.client, location, 2, new TextEncoder().encode('lf'))).status).toBe(404);
+    expect((await headUpload(editor.client, location)).status).toBe(404);
+  });
+
+  test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
+    const { owner, root, sub } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, sub.id, member.email, 'viewer');
+    await upload(owner.client, 'needle-inside.txt', 'x', { parentId: sub.id });
+    await upload(owner.client, 'needle-above.txt', 'x', { parentId: root.id });
+    await upload(member.client, 'needle-mine.txt', 'x');
+    const found = async (q: string) => (await json(await member.client.get(q))).map((i: any) => i.name).sort();
+    expect(await found('/api/files/search?q=needle')).toEqual(['needle-mine.txt']);
+    expect(await found('/api/files/search?q=needle&includeShared=true')).toEqual(['needle-inside.txt', 'needle-mine.txt']);
+  });
+
+  test('Admin → Users counts the items each account shares with people; `coffer users shares` lists them', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    await addMember(owner.client, root.id, a.email, 'viewer');
+    await addMember(owner.client, root.id, b.email, 'editor');
+    await addMember(owner.client, file.id, a.email, 'viewer');
+    const all: any[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = await json(await admin.client.get(`/api/user/all?limit=100${cursor ? `&cursor=${cursor}` : ''}`));
+      all.push(...page.users);
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    expect(all.find((u) => u.id === owner.id).sharedWithPeople).toBe(2);
+    expect(all.find((u) => u.id === a.id).sharedWithPeople).toBe(0);
+
+    const r = await runCli(['users', 'shares', owner.email, '--json', '--data-dir', t.dataDir]);
+    expect(r.code).toBe(0);
+    const rows = parseJson(r).shares.map((s: any) => [s.itemName, s.email, s.role]);
+    expect(rows).toHaveLength(3);
+    expect(rows).toContainEqual(['Family', b.email, 'editor']);
+    expect(rows).toContainEqual(['photo.txt', a.email, 'viewer']);
+    const text = await runCli(['users', 'shares', a.email, '--data-dir', t.dataDir]);
+    expect(text.stdout).toContain('shares nothing');
   });
 });
