@@ -8,14 +8,18 @@ import type { SessionService } from '../../src/services/accounts/sessions.ts';
 import type { AppPasswordView } from '../../src/services/accounts/app-passwords.ts';
 import type { SubUserView } from '../../src/services/accounts/sub-users.ts';
 import type { UserListEntry } from '../../src/services/accounts/users.ts';
+import type { MemberView, NotificationView, SharedWithMeItem as ServerShared } from '../../src/services/files/members.ts';
 import type {
   ActiveClient,
   AppPassword,
   Item,
+  Member,
+  NotificationEntry,
   OrphanDeletion,
   OrphanReport,
   Profile,
   Session,
+  SharedWithMeItem,
   SubUser,
   UserEntry,
   StorageUsage as WebStorageUsage,
@@ -35,6 +39,9 @@ const orphanSame: Same<OrphanReport, OrphanScanReport> = true;
 const deletionSame: Same<OrphanDeletion, OrphanDeleteResult> = true;
 const clientSame: Same<ActiveClient, ServerClient> = true;
 const appPasswordSame: Same<AppPassword, AppPasswordView> = true;
+const memberSame: Same<Member, MemberView> = true;
+const sharedWithMeSame: Same<SharedWithMeItem, ServerShared> = true;
+const notificationSame: Same<NotificationEntry, NotificationView> = true;
 
 test('the web app reads the API shapes the server declares (checked by tsc)', () => {
   expect([
@@ -49,5 +56,8 @@ test('the web app reads the API shapes the server declares (checked by tsc)', ()
     deletionSame,
     clientSame,
     appPasswordSame,
-  ]).toEqual(Array(11).fill(true));
+    memberSame,
+    sharedWithMeSame,
+    notificationSame,
+  ]).toEqual(Array(14).fill(true));
 });

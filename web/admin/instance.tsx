@@ -309,6 +309,19 @@ function WebdavAccountPasswords() {
   );
 }
 
+function PeopleSharing() {
+  const current = useLoad<{ enabled: boolean }>('/api/user/people-sharing-config');
+  if (!current.data) return null;
+  return (
+    <Toggle
+      label="Sharing with people"
+      value={current.data.enabled}
+      description="Owners may share files and folders with other accounts of this Coffer, as viewers or editors. Off: nothing new can be shared, and what is already shared stops working (members are told why) until it is turned back on."
+      put={(on) => flag<{ enabled: boolean }>('PUT', '/api/user/people-sharing-config', { enabled: on }, 'enabled')}
+    />
+  );
+}
+
 /** The nine instance settings, each saved on its own with the server's validation. */
 export function Instance() {
   const i = instance.value;
@@ -370,6 +383,7 @@ export function Instance() {
           }
         />
         <WebdavAccountPasswords />
+        <PeopleSharing />
       </Section>
       <MaxUpload />
       <ShareBaseUrl />

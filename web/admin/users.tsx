@@ -3,7 +3,7 @@ import { parseSize } from '../../src/lib/size.ts';
 import { PERMISSION_CATALOG } from '../../src/services/accounts/principal.ts';
 import { api } from '../app/api.ts';
 import type { UserEntry } from '../app/api-types.ts';
-import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';
+import { exactDate, formatDate, formatSize, plural, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
@@ -188,6 +188,9 @@ export function Users() {
                   <Person u={o} admin={n === 0} />
                   <div class="entry-side">
                     <span class="small">{usage(o)}</span>
+                    {(o.sharedWithPeople ?? 0) > 0 && (
+                      <span class="small muted">shares {plural(o.sharedWithPeople ?? 0, 'item')} with people</span>
+                    )}
                     {o.storageTotal !== null && (
                       <progress
                         class="meter"

@@ -30,6 +30,8 @@ export interface ItemInfo {
   sharedAt?: string | null;
   expiresAt?: string | null;
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+  /** Inside an item another account shares with this one: whose it is and what this account may do. */
+  sharedWithMe?: { owner: { id: string; name: string; email: string } | null; role: 'viewer' | 'editor'; rootId: string };
 }
 
 export interface StorageUsage {
@@ -108,6 +110,8 @@ export interface FileEvent {
     shared?: boolean;
     action?: string;
     count?: number;
+    unread?: number;
+    text?: string;
   };
 }
 
@@ -189,6 +193,29 @@ export interface UserEntry {
   disabled: boolean;
   /** The account is being deleted (its files first). */
   deletionPending: boolean;
+  /** Owners: how many of its items the account shares with people. */
+  sharedWithPeople?: number;
+}
+
+/** A person an item is shared with (GET /api/files/:id/members). */
+export interface Member {
+  accountId: string;
+  email: string;
+  name: string;
+  role: 'viewer' | 'editor';
+  addedAt: string;
+}
+
+/** An item another account shares with this one (GET /api/files/shared-with-me). */
+export type SharedWithMeItem = Item & { owner: { id: string; name: string; email: string }; role: 'viewer' | 'editor'; sharedAt: string };
+
+export interface NotificationEntry {
+  id: string;
+  type: string;
+  text: string;
+  itemId: string | null;
+  createdAt: string;
+  readAt: string | null;
 }
 
 export interface OrphanReport {

@@ -1,12 +1,13 @@
 import { signal } from '@preact/signals';
 import { api, type ItemPage, listPage } from './api.ts';
 import type { Item } from './api-types.ts';
+import { sharedWithMePage } from './people.ts';
 
 /** Where a listing's pages come from. */
 export interface ListingSource {
   key: string;
   /** What the listing shows: a folder's contents (its id, null for My files) or a collection. */
-  view: { folder: string | null } | 'starred' | 'shared' | 'trash' | 'recent' | 'search';
+  view: { folder: string | null } | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'recent' | 'search';
   load(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage>;
 }
 
@@ -185,6 +186,8 @@ export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: s
   view: name,
   load: (cursor, limit, signal) => listPage(`/api/files/${name}`, { sortBy, order, limit: String(limit), cursor }, signal),
 });
+
+export const sharedWithMeSource: ListingSource = { key: 'shared-with-me', view: 'sharedWithMe', load: sharedWithMePage };
 
 export const recentSource: ListingSource = {
   key: 'recent',

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Item, ItemInfo } from '../app/api-types.ts';
+import type { Item, ItemInfo, Member } from '../app/api-types.ts';
+import { listMembers } from '../app/people.ts';
 import { api } from '../app/api.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
@@ -11,10 +12,16 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
   const [info, setInfo] = useState<ItemInfo | null>(null);
   const [path, setPath] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [people, setPeople] = useState<Member[] | null>(null);
   useEffect(() => {
     let live = true;
     setInfo(null);
     setError(null);
+    setPeople(null);
+    listMembers(item.id).then(
+      (m) => live && setPeople(m),
+      () => live && setPeople([]),
+    );
     // Fresh details each time: sizes and totals change.
     api<ItemInfo>(`/api/files/${encodeURIComponent(item.id)}/info`).then(
       (i) => live && setInfo(i),
@@ -54,7 +61,7 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
         <dt>Kind</dt>
         <dd>{item.type === 'folder' ? 'Folder' : item.mimeType || 'File'}</dd>
         <dt>Location</dt>
-        <dd>{path ?? '…'}</dd>
+        <dd>{(info?.sharedWithMe ? path?.replace(/^My files/, 'Shared with me') : path) ?? '…'}</dd>
         <dt>Size</dt>
         <dd>
           {item.type === 'folder'
@@ -73,8 +80,37 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
             <dd>{exactDate(item.deletedAt)}</dd>
           </>
         )}
+        {info?.sharedWithMe && (
+          <>
+            <dt>Owner</dt>
+            <dd>
+              {info.sharedWithMe.owner?.name || info.sharedWithMe.owner?.email} ·{' '}
+              {info.sharedWithMe.role === 'editor' ? 'you can edit' : 'you can view'}
+            </dd>
+          </>
+        )}
         <dt>Sharing</dt>
-        <dd>{shared ? `Shared by link · ${formatExpiry(info?.expiresAt ?? item.expiresAt)}` : 'Not shared'}</dd>
+        <dd>
+          {shared
+            ? `Shared by link · ${formatExpiry(info?.expiresAt ?? item.expiresAt)}`
+            : people?.length
+              ? 'Shared with people'
+              : 'Not shared'}
+        </dd>
+        {people && people.length > 0 && (
+          <>
+            <dt>People</dt>
+            <dd>
+              <ul class="info-people">
+                {people.map((m) => (
+                  <li key={m.accountId}>
+                    {m.name || m.email} <span class="muted small">({m.role === 'editor' ? 'can edit' : 'can view'})</span>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
       </dl>
     </aside>
   );

@@ -8,6 +8,7 @@ import { toast, toastError } from '../app/toasts.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
+import { PeopleSection } from './people.tsx';
 
 const EXPIRIES: { value: Expiry; label: string }[] = [
   { value: '7d', label: '7 days' },
@@ -95,6 +96,8 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   return (
     <>
       <div class="dialog-body share">
+        {single && <PeopleSection item={single} />}
+        {single && <h3 class="share-link-title">Public link</h3>}
         <p class="muted">
           Anyone with the link can view and download{' '}
           {single

@@ -106,6 +106,13 @@ export class MembersRepo {
       .get(itemId, accountId, MAX_DEPTH);
   }
 
+  /** An owner account as members see it. */
+  ownerCard(ownerId: string): { id: string; name: string; email: string } | null {
+    return this.sqlite
+      .query<{ id: string; name: string; email: string }, [string]>('SELECT id, name, email FROM users WHERE id = ?')
+      .get(ownerId);
+  }
+
   /** The account of any item (live or not), or null when it does not exist. */
   accountOf(itemId: string): string | null {
     return (

@@ -150,12 +150,23 @@ export class ItemService {
       modified: iso(row.modifiedAt),
       accessedAt: iso(row.accessedAt),
     };
+    // A member sees the shared item at its top: where it sits in the owner's tree is not theirs to see.
+    const place = principal.share
+      ? {
+          parentId: row.id === principal.share.rootId ? null : row.parentId,
+          sharedWithMe: {
+            owner: this.d.members.ownerCard(principal.accountId),
+            role: principal.share.role,
+            rootId: principal.share.rootId,
+          },
+        }
+      : { parentId: row.parentId };
     if (row.type === 'folder') {
       const totals = row.deletedAt === null ? this.d.items.liveTreeTotals(row.id) : this.d.items.trashSetTotals(row.id);
-      return { ...base, parentId: row.parentId, folderInfo: totals };
+      return { ...base, ...place, folderInfo: totals };
     }
     const v = this.d.views.one(principal.accountId, row);
-    return { ...base, mimeType: row.mimeType, shared: v.shared, sharedAt: v.sharedAt, expiresAt: v.expiresAt, parentId: row.parentId };
+    return { ...base, mimeType: row.mimeType, shared: v.shared, sharedAt: v.sharedAt, expiresAt: v.expiresAt, ...place };
   }
 
   createFolder(
