@@ -177,7 +177,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
         ) : (
           <>
             <button type="button" class="button" onClick={props.close}>
-              Cancel
+              {single ? 'Done' : 'Cancel'}
             </button>
             <button type="button" class="button primary" disabled={busy} onClick={() => share(expiry)}>
               Create
