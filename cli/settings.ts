@@ -20,7 +20,8 @@ const VALUE_HELP = `Settings and the values they take:
   shareBaseUrl         URL | none            origin used in share links
   docserver            URL | none            document server; its JWT secret is prompted for, or read from stdin
   knownProxies         list | none           comma-separated IPs, CIDR ranges or hostnames (restart to apply)
-  davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)`;
+  davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)
+  peopleSharing        true | false          owners may share items with other accounts of the instance`;
 
 function settingKey(name: string): SettingKey {
   const key = KEYS.find((k) => k.toLowerCase() === name.toLowerCase());
@@ -50,6 +51,7 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'desktopOnlyAccess':
     case 'allowPasswordChange':
     case 'davAccountPasswords':
+    case 'peopleSharing':
       return settings.update(key, booleanOf(text), key, 'cli');
     case 'maxUploadBytes': {
       const bytes = parseSize(text);
@@ -81,7 +83,7 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
 export function registerSettings(program: Command): void {
   const settings = program.command('settings').description('read or change the instance settings the admin edits in the web app');
 
-  adminCommand(settings.command('get [key]').description('print one setting, or all nine').addHelpText('after', `\n${VALUE_HELP}`)).action(
+  adminCommand(settings.command('get [key]').description('print one setting, or all ten').addHelpText('after', `\n${VALUE_HELP}`)).action(
     action((name: string | undefined, opts: Flags) =>
       withContext(opts, (ctx) => {
         const all = ctx.services.settings.all();

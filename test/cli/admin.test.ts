@@ -212,7 +212,7 @@ describe('coffer init, then users create --admin', () => {
 });
 
 describe('coffer settings', () => {
-  test('get prints all nine; set changes what the running server answers', async () => {
+  test('get prints all ten; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
       [
@@ -223,6 +223,7 @@ describe('coffer settings', () => {
         'hideFileExtensions',
         'knownProxies',
         'maxUploadBytes',
+        'peopleSharing',
         'shareBaseUrl',
         'signupEnabled',
       ].sort(),
@@ -236,6 +237,8 @@ describe('coffer settings', () => {
       ['shareBaseUrl', 'https://share.example.test', 'https://share.example.test'],
       ['knownProxies', '10.0.0.1, 10.1.0.0/16,proxy.lan', ['10.0.0.1', '10.1.0.0/16', 'proxy.lan']],
       ['davAccountPasswords', 'yes', true],
+      ['peopleSharing', 'off', false],
+      ['peopleSharing', 'on', true],
     ];
     for (const [key, value, expected] of cases) {
       const r = await cli(['settings', 'set', key, value, '--json']);

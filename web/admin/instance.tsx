@@ -322,7 +322,7 @@ function PeopleSharing() {
   );
 }
 
-/** The nine instance settings, each saved on its own with the server's validation. */
+/** The ten instance settings, each saved on its own with the server's validation. */
 export function Instance() {
   const i = instance.value;
   if (!i) return null;

@@ -47,11 +47,11 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
   const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
-  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'));
+  const changeVersion = () => repos.database.changeVersion();
+  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
-  const changeVersion = () => repos.database.changeVersion();
   const shares = new ShareService({
     clock,
     transactions,

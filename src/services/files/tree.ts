@@ -8,11 +8,12 @@ import {
   type SortField,
   type SortOrder,
 } from '../../db/repos/items.ts';
-import type { MembersRepo } from '../../db/repos/members.ts';
+import type { Membership, MembersRepo } from '../../db/repos/members.ts';
 import { badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { numberedName, splitExtension } from './names.ts';
+import { PageCache } from './page-cache.ts';
 
 export type { Item, SortField } from '../../db/repos/items.ts';
 
@@ -47,11 +48,25 @@ const MAX_DEPTH = 10_000;
  * sizes and free names. Every service that walks or places items uses this one module.
  */
 export class Tree {
+  // Which account holds an item and the share that gives it to another account, until the database changes.
+  private readonly reach: PageCache<{ accountId: string | null; membership: Membership | null }>;
+
   constructor(
     readonly items: ItemsRepo,
     private readonly members: MembersRepo,
     private readonly peopleSharingOn: () => boolean,
-  ) {}
+    changeVersion: () => string,
+  ) {
+    this.reach = new PageCache(changeVersion, () => 1);
+  }
+
+  private reachOf(accountId: string, id: string): { accountId: string | null; membership: Membership | null } {
+    return this.reach.get(`${accountId}\n${id}`, () => {
+      const owner = this.members.accountOf(id);
+      const membership = owner !== null && owner !== accountId ? this.members.membershipOf(accountId, id) : null;
+      return { accountId: owner, membership };
+    });
+  }
 
   /**
    * Who acts on the items a request names; the one place membership is decided. Items of the caller's
@@ -65,15 +80,14 @@ export class Tree {
     if (ref.parentId) ids.push(ref.parentId);
     // A placement at the root is in the caller's own tree.
     let own = 'parentId' in ref && !ref.parentId;
-    let scope: { itemId: string; ownerId: string; role: 'viewer' | 'editor' } | null = null;
+    let scope: Membership | null = null;
     for (const id of ids) {
-      const accountId = this.members.accountOf(id);
+      const { accountId, membership } = this.reachOf(principal.accountId, id);
       if (accountId === null) continue;
       if (accountId === principal.accountId) {
         own = true;
         continue;
       }
-      const membership = this.members.membershipOf(principal.accountId, id);
       if (!membership) throw notFound(id === ref.parentId ? Messages.folderNotFound : Messages.itemNotFound);
       if (scope && scope.itemId !== membership.itemId) throw forbidden(Messages.shareBoundary);
       scope = membership;
