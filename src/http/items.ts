@@ -22,6 +22,8 @@ const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(u
 // Built once: a zod schema costs more to build than a cached page costs to answer.
 const folderQuery = listQuery('modified').extend({ parentId: z.string().optional() });
 const liveListQuery = listQuery('modified');
+// include=people also lists items shared with people (widening: absent means links only, as before).
+const sharedQuery = liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) });
 
 /** The file tree (SPEC "Files"): lists, search, details, folders, rename, move, star, copy and job polling. */
 export function itemRoutes(ctx: AppContext) {
@@ -50,11 +52,10 @@ export function itemRoutes(ctx: AppContext) {
       ({ principal, query, set }) => pageResponse(items.listStarred(principal, validate(liveListQuery, query)), set),
       { session: true, detail: describeInput({ query: liveListQuery }) },
     )
-    .get(
-      '/api/files/shared',
-      ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(liveListQuery, query)), set),
-      { session: true, detail: describeInput({ query: liveListQuery }) },
-    )
+    .get('/api/files/shared', ({ principal, query, set }) => pageResponse(items.listShared(principal, validate(sharedQuery, query)), set), {
+      session: true,
+      detail: describeInput({ query: sharedQuery }),
+    })
     .get('/api/files/:id/info', ({ principal, params }) => items.info(principal, params.id), { session: true })
     .post(
       '/api/files/folder',

@@ -184,7 +184,13 @@ export const folderSource = (parentId: string | null, sortBy: string, order: str
 export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: string, order: string): ListingSource => ({
   key: `${name}:${sortBy}:${order}`,
   view: name,
-  load: (cursor, limit, signal) => listPage(`/api/files/${name}`, { sortBy, order, limit: String(limit), cursor }, signal),
+  // Shared lists what is shared by link and with people.
+  load: (cursor, limit, signal) =>
+    listPage(
+      `/api/files/${name}`,
+      { sortBy, order, limit: String(limit), cursor, include: name === 'shared' ? 'people' : undefined },
+      signal,
+    ),
 });
 
 export const sharedWithMeSource: ListingSource = { key: 'shared-with-me', view: 'sharedWithMe', load: sharedWithMePage };

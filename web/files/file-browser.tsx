@@ -82,7 +82,7 @@ const EMPTY: Record<ViewKind, string> = {
   folder: 'This folder is empty.',
   recent: 'Files you open or download will appear here.',
   starred: 'Nothing starred yet. Star files and folders (S) to find them here quickly.',
-  shared: 'Nothing shared yet. Select items and choose Share to create a link.',
+  shared: 'Nothing shared yet. Select items and choose Share to create a link or add people.',
   sharedWithMe: 'Nothing is shared with you yet. When someone on this Coffer shares a file or folder with you, it appears here.',
   trash: 'The trash is empty. Deleted items wait here until you empty the trash or they expire.',
   search: 'No files or folders match.',

@@ -80,6 +80,8 @@ function cell(item: Item, col: Column) {
     case 'sharedAt':
       return <span title={exactDate(item.sharedAt)}>{formatDate(item.sharedAt)}</span>;
     case 'expires':
+      // Shared with people only: no link to expire.
+      if (!item.shared) return <span class="muted">People only</span>;
       return <span title={item.expiresAt ? exactDate(item.expiresAt) : undefined}>{formatExpiry(item.expiresAt)}</span>;
     case 'location':
       return <FolderName id={item.parentId} />;

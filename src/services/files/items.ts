@@ -80,8 +80,8 @@ export class ItemService {
   }
 
   /** GET /api/files/shared: live items in a share (a link's root, or added with link-parent-share). */
-  listShared(principal: Principal, q: PageQuery): Page {
-    return this.listScope({ kind: 'shared', accountId: principal.accountId }, liveSort(q));
+  listShared(principal: Principal, q: PageQuery & { include?: 'people' }): Page {
+    return this.listScope({ kind: q.include === 'people' ? 'sharedAny' : 'shared', accountId: principal.accountId }, liveSort(q));
   }
 
   stats(principal: Principal): { totalFiles: number; totalFolders: number; sharedCount: number; starredCount: number } {

@@ -121,6 +121,22 @@ describe('members of an item', () => {
   });
 });
 
+describe('GET /api/files/shared?include=people', () => {
+  test("the owner's Shared list adds items shared with people only when asked (include=people)", async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    expect((await owner.client.post('/api/files/share', { ids: [file.id], shared: true })).status).toBe(200);
+    expect((await listAll(owner.client, '/api/files/shared')).map((i) => i.name)).toEqual(['photo.txt']);
+    const both = await listAll(owner.client, '/api/files/shared?include=people');
+    expect(both.map((i) => [i.name, i.shared])).toEqual([
+      ['Family', false],
+      ['photo.txt', true],
+    ]);
+    expect(await listAll(member.client, '/api/files/shared?include=people')).toEqual([]);
+  });
+});
+
 describe('GET /api/files/shared-with-me', () => {
   test('the items shared with the account, newest first, keyset paged, with owner, role and time; sub-users see them too', async () => {
     const member = await seed.owner(t);
