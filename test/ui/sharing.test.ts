@@ -130,6 +130,10 @@ describe('sharing with people', () => {
       await crumbs.getByText('Owner').waitFor();
       // A viewer is offered no changes.
       expect(await button(page, 'New folder').count()).toBe(0);
+      // The sidebar marks where the folder comes from, not My files.
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      await eventually(async () => (await nav.getByRole('link', { name: 'Shared with me' }).getAttribute('aria-current')) === 'page');
+      expect(await nav.getByRole('link', { name: 'My files' }).getAttribute('aria-current')).toBeNull();
       await screenshot(page, `people-shared-folder-${suffix}`);
       expect(errors).toEqual([]);
       if (!('dark' in opts)) {

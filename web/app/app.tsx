@@ -21,7 +21,7 @@ import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
-import { unreadNotifications } from './people.ts';
+import { unreadNotifications, viewingShared } from './people.ts';
 import { navigate, route } from './router.ts';
 import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { loadStorage } from './storage.ts';
@@ -30,11 +30,16 @@ import { activeUploads } from './uploads.ts';
 
 const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
   { href: '/', label: 'Home', icon: 'home', match: (p) => p === '/' },
-  { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') },
+  { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') && !viewingShared.value },
   { href: '/recent', label: 'Recent', icon: 'clock', match: (p) => p === '/recent' },
   { href: '/starred', label: 'Starred', icon: 'star', match: (p) => p === '/starred' },
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
-  { href: '/shared-with-me', label: 'Shared with me', icon: 'users', match: (p) => p === '/shared-with-me' },
+  {
+    href: '/shared-with-me',
+    label: 'Shared with me',
+    icon: 'users',
+    match: (p) => p === '/shared-with-me' || (p.startsWith('/files/') && viewingShared.value),
+  },
   { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
 ];
 

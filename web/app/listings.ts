@@ -205,7 +205,8 @@ export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
   view: 'search',
   load: async (_c, _l, signal) => ({
-    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
+    // Also what other accounts share with this one.
+    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100', includeShared: 'true' })}`, { signal }),
     nextCursor: null,
   }),
 });

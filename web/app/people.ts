@@ -24,6 +24,9 @@ export async function sharedWithMePage(cursor: string | undefined, limit: number
   return api<{ items: SharedWithMeItem[]; nextCursor: string | null }>(`/api/files/shared-with-me?${q}`, { signal });
 }
 
+/** Whether the folder on screen is inside something another account shares: the sidebar marks Shared with me. */
+export const viewingShared = signal(false);
+
 /** The header bell's count; the event stream keeps it current. */
 export const unreadNotifications = signal(0);
 

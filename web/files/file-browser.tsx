@@ -16,6 +16,7 @@ import { sortBy, sortOrder, viewMode } from '../app/prefs.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { can } from '../app/session.ts';
 import { onFileEvent } from '../app/events.ts';
+import { viewingShared } from '../app/people.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
@@ -151,6 +152,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       live = false;
     };
   }, [kind, folderId, items.length]);
+
+  useEffect(() => {
+    viewingShared.value = sharedWithMe !== undefined;
+    return () => void (viewingShared.value = false);
+  }, [sharedWithMe]);
 
   // The owner stopped sharing what this page shows: leave it at once.
   useEffect(

@@ -61,7 +61,8 @@ const ITEM_KEYS = [
   'deletedAt',
   'deletedRootId',
 ] as const satisfies ReadonlyArray<keyof Item>;
-const LISTED_KEYS = ITEM_KEYS.filter((k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt'].includes(k));
+/** The columns of a ListedItem, for other repositories' statements that join items. */
+export const LISTED_KEYS = ITEM_KEYS.filter((k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt'].includes(k));
 const ITEM = selectList(items, ITEM_KEYS);
 const LISTED = selectList(items, LISTED_KEYS);
 

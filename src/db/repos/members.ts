@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { itemMembers, notifications } from '../schema/members.ts';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
-import type { ListedItem } from './items.ts';
+import { LISTED_KEYS, type ListedItem } from './items.ts';
 
 export type MemberRole = (typeof itemMembers.$inferSelect)['role'];
 export type Notification = typeof notifications.$inferSelect;
@@ -24,27 +24,15 @@ export interface Membership {
 }
 
 /** An item shared with an account, with who shares it. */
-export type SharedWithRow = ListedItem & { ownerName: string; ownerEmail: string; role: MemberRole; addedAt: number };
+export type SharedWithRow = ListedItem & { ownerName: string; ownerEmail: string; role: MemberRole; addedAt: number; seq: number };
 
-const LISTED = selectList(
-  items,
-  [
-    'id',
-    'accountId',
-    'parentId',
-    'type',
-    'name',
-    'nameKey',
-    'size',
-    'mimeType',
-    'starred',
-    'modifiedAt',
-    'accessedAt',
-    'deletedAt',
-    'deletedRootId',
-  ],
-  'i.',
-);
+/** Where a keyset page continues: a time, and the row's insertion order for rows of the same millisecond. */
+export interface After {
+  at: number;
+  seq: number;
+}
+
+const LISTED = selectList(items, LISTED_KEYS, 'i.');
 const NOTIFICATION = selectList(notifications, ['id', 'accountId', 'type', 'text', 'itemId', 'createdAt', 'readAt']);
 // Deeper than any real tree; a cycle cannot exist, this only bounds the walk.
 const MAX_DEPTH = 10_000;
@@ -122,19 +110,19 @@ export class MembersRepo {
   }
 
   /** One keyset page of the live items shared with an account, newest share first. */
-  sharedWith(accountId: string, after: { addedAt: number; itemId: string } | null, limit: number): SharedWithRow[] {
+  sharedWith(accountId: string, after: After | null, limit: number): SharedWithRow[] {
     const rows = this.sqlite
-      .query<SharedWithRow, [string, number, string, number]>(
-        `SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, m.role, m.added_at AS addedAt
+      .query<SharedWithRow, [string, number, number, number]>(
+        `SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, m.role, m.added_at AS addedAt, m.rowid AS seq
            FROM item_members m
            JOIN items i ON i.id = m.item_id
            JOIN users o ON o.id = m.owner_id
           WHERE m.account_id = ?1 AND i.deleted_at IS NULL AND ${ACTIVE_OWNER}
-            AND (m.added_at < ?2 OR (m.added_at = ?2 AND m.item_id < ?3))
-          ORDER BY m.added_at DESC, m.item_id DESC
+            AND (m.added_at < ?2 OR (m.added_at = ?2 AND m.rowid < ?3))
+          ORDER BY m.added_at DESC, m.rowid DESC
           LIMIT ?4`,
       )
-      .all(accountId, after?.addedAt ?? Number.MAX_SAFE_INTEGER, after?.itemId ?? '\uffff', limit);
+      .all(accountId, after?.at ?? Number.MAX_SAFE_INTEGER, after?.seq ?? Number.MAX_SAFE_INTEGER, limit);
     for (const row of rows) row.starred = toBoolean(row.starred);
     return rows;
   }
@@ -176,14 +164,14 @@ export class MembersRepo {
       .run(row.id, row.accountId, row.type, row.text, row.itemId, row.createdAt, row.readAt);
   }
 
-  notificationsPage(accountId: string, after: { createdAt: number; id: string } | null, limit: number): Notification[] {
+  notificationsPage(accountId: string, after: After | null, limit: number): Array<Notification & { seq: number }> {
     return this.sqlite
-      .query<Notification, [string, number, string, number]>(
-        `SELECT ${NOTIFICATION} FROM notifications
-          WHERE account_id = ?1 AND (created_at < ?2 OR (created_at = ?2 AND id < ?3))
-          ORDER BY created_at DESC, id DESC LIMIT ?4`,
+      .query<Notification & { seq: number }, [string, number, number, number]>(
+        `SELECT ${NOTIFICATION}, rowid AS seq FROM notifications
+          WHERE account_id = ?1 AND (created_at < ?2 OR (created_at = ?2 AND rowid < ?3))
+          ORDER BY created_at DESC, rowid DESC LIMIT ?4`,
       )
-      .all(accountId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '\uffff', limit);
+      .all(accountId, after?.at ?? Number.MAX_SAFE_INTEGER, after?.seq ?? Number.MAX_SAFE_INTEGER, limit);
   }
 
   unreadCount(accountId: string): number {

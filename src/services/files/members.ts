@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
-import type { MemberRole, MemberRow, MembersRepo, Notification, SharedWithRow } from '../../db/repos/members.ts';
+import type { After, MemberRole, MemberRow, MembersRepo, Notification, SharedWithRow } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { EventHub } from '../../events/hub.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
@@ -50,6 +50,14 @@ const toMember = (m: MemberRow): MemberView => ({
   addedAt: iso(m.addedAt),
 });
 
+/** A keyset cursor of these pages (time, insertion order), else 400. */
+function readAfter(cursor: string | undefined): After | null {
+  if (!cursor) return null;
+  const values = decodeCursor(cursor, ['number', 'number']);
+  if (!values) throw badRequest(Messages.invalidCursor);
+  return { at: values[0] as number, seq: values[1] as number };
+}
+
 const toNotification = (n: Notification): NotificationView => ({
   id: n.id,
   type: n.type,
@@ -87,19 +95,13 @@ export class NotificationService {
     q: { limit?: number; cursor?: string },
   ): { notifications: NotificationView[]; unread: number; nextCursor: string | null } {
     const limit = Math.min(100, Math.max(1, q.limit ?? 20));
-    let after: { createdAt: number; id: string } | null = null;
-    if (q.cursor) {
-      const values = decodeCursor(q.cursor, ['number', 'string']);
-      if (!values) throw badRequest(Messages.invalidCursor);
-      after = { createdAt: values[0] as number, id: values[1] as string };
-    }
-    const rows = this.d.members.notificationsPage(principal.accountId, after, limit + 1);
+    const rows = this.d.members.notificationsPage(principal.accountId, readAfter(q.cursor), limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
       notifications: page.map(toNotification),
       unread: this.d.members.unreadCount(principal.accountId),
-      nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null,
+      nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.seq]) : null,
     };
   }
 
@@ -205,19 +207,14 @@ export class MemberService {
   /** GET /api/files/shared-with-me: items other accounts share with the caller's account, newest first. */
   sharedWithMe(principal: Principal, q: { limit?: number; cursor?: string }): { items: SharedWithMeItem[]; nextCursor: string | null } {
     const limit = Math.min(200, Math.max(1, q.limit ?? 50));
-    let after: { addedAt: number; itemId: string } | null = null;
-    if (q.cursor) {
-      const values = decodeCursor(q.cursor, ['number', 'string']);
-      if (!values) throw badRequest(Messages.invalidCursor);
-      after = { addedAt: values[0] as number, itemId: values[1] as string };
-    }
+    const after = readAfter(q.cursor);
     if (!this.d.settings.get('peopleSharing')) return { items: [], nextCursor: null };
     const rows = this.d.members.sharedWith(principal.accountId, after, limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
       items: page.map((r) => this.sharedView(r)),
-      nextCursor: rows.length > limit && last ? encodeCursor([last.addedAt, last.id]) : null,
+      nextCursor: rows.length > limit && last ? encodeCursor([last.addedAt, last.seq]) : null,
     };
   }
 
