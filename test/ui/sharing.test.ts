@@ -127,13 +127,16 @@ describe('sharing with people', () => {
       await row(page, 'photo.txt').waitFor();
       const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' });
       await crumbs.getByRole('link', { name: 'Shared with me' }).waitFor();
-      await crumbs.getByText('Owner').waitFor();
       // A viewer is offered no changes.
       expect(await button(page, 'New folder').count()).toBe(0);
-      // The sidebar marks where the folder comes from, not My files.
-      const nav = page.getByRole('navigation', { name: 'Main' });
-      await eventually(async () => (await nav.getByRole('link', { name: 'Shared with me' }).getAttribute('aria-current')) === 'page');
-      expect(await nav.getByRole('link', { name: 'My files' }).getAttribute('aria-current')).toBeNull();
+      if (!('dark' in opts)) {
+        // At phone width the owner is left out of the path for room.
+        await crumbs.getByText('Owner').waitFor();
+        // The sidebar (closed at phone width) marks where the folder comes from, not My files.
+        const nav = page.getByRole('navigation', { name: 'Main' });
+        await eventually(async () => (await nav.getByRole('link', { name: 'Shared with me' }).getAttribute('aria-current')) === 'page');
+        expect(await nav.getByRole('link', { name: 'My files' }).getAttribute('aria-current')).toBeNull();
+      }
       await screenshot(page, `people-shared-folder-${suffix}`);
       expect(errors).toEqual([]);
       if (!('dark' in opts)) {
