@@ -1,3 +1,5 @@
+import { NAME_TAKEN } from './contract/names.ts';
+
 /** The one error type services throw; the HTTP layer turns it into `{message, ...extra}` with `status`. */
 export class AppError extends Error {
   constructor(
@@ -96,7 +98,7 @@ export const Messages = {
   peopleSharingOff: 'Sharing with people is turned off on this instance. Ask the admin to turn it back on.',
   noAccountWithEmail: 'No account with this email',
   folderNotFound: 'Folder not found',
-  nameTaken: 'An item with this name already exists',
+  nameTaken: NAME_TAKEN,
   moveIntoSelf: 'A folder cannot be moved into itself or one of its descendants',
   invalidCursor: 'Invalid cursor',
   invalidSearch: 'Invalid search query',

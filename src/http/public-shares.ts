@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { Item } from '../services/files/tree.ts';
@@ -7,8 +6,7 @@ import { toPublicItem } from '../services/files/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
-import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
+import { route, routes } from './route.ts';
 
 const pageQuery = z.object({
   limit: z.coerce
@@ -19,6 +17,8 @@ const pageQuery = z.object({
     .default(100),
   cursor: z.string().min(1).optional(),
 });
+
+type PageQuery = z.infer<typeof pageQuery>;
 
 const wantsJson = (request: Request) => (request.headers.get('accept') ?? '').includes('application/json');
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html');
@@ -53,8 +53,9 @@ export function publicShareRoutes(ctx: AppContext) {
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
-  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, query: unknown) => {
-    const q = validate(pageQuery, query);
+  // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
+  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, paged: { query: PageQuery }) => {
+    const q = paged.query;
     const page = shares.folderPage(root.accountId, folder.id, q);
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
@@ -76,46 +77,49 @@ export function publicShareRoutes(ctx: AppContext) {
     return htmlPage(set, html);
   };
 
-  return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-    .get(
-      '/s/:token',
-      ({ params, query, request, set }) =>
-        answer(request, set, async () => {
+  return routes(ctx, 'http/public-shares', [
+    route('GET /s/:token', {
+      query: pageQuery,
+      handler: (c) =>
+        answer(c.request, c.set, async () => {
+          const { params, request, set } = c;
           const { link, root } = shares.resolve(params.token);
           shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
+          if (root.type === 'folder') return folderView(request, set, params.token, root, root, c);
           if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
           const previewable = (await downloads.inlineImageType(root)) !== null;
           return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
         }),
-      { detail: describeInput({ query: pageQuery }) },
-    )
-    .get(
-      '/s/:token/folder/:id',
-      ({ params, query, request, set }) =>
-        answer(request, set, () => {
+    }),
+    route('GET /s/:token/folder/:id', {
+      query: pageQuery,
+      handler: (c) =>
+        answer(c.request, c.set, () => {
+          const { params, request, set } = c;
           const { link, root, item } = shares.itemInShare(params.token, params.id);
           if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
           shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, params.token, root, item, query);
+          return folderView(request, set, params.token, root, item, c);
         }),
-      { detail: describeInput({ query: pageQuery }) },
-    )
-    .get('/s/:token/file/:id', ({ params, query, request, set }) =>
-      answer(request, set, async () => {
-        const { link, item } = shares.itemInShare(params.token, params.id);
-        const range = request.headers.get('range');
-        if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
-        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
-        return fileResponse(downloads, item, request, { inline: query.inline === '1' });
-      }),
-    )
-    .get('/s/:token/zip', ({ params, request, set }) =>
-      answer(request, set, () => {
-        const { link, root } = shares.resolve(params.token);
-        if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-        shares.recordVisit(link, root, requestMeta(request).ip, 'download');
-        return zipResponse(downloads.zipFolder(link.accountId, root), request);
-      }),
-    );
+    }),
+    route('GET /s/:token/file/:id', {
+      handler: ({ params, query, request, set }) =>
+        answer(request, set, async () => {
+          const { link, item } = shares.itemInShare(params.token, params.id);
+          const range = request.headers.get('range');
+          if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
+          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+        }),
+    }),
+    route('GET /s/:token/zip', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => {
+          const { link, root } = shares.resolve(params.token);
+          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+          return zipResponse(downloads.zipFolder(link.accountId, root), request);
+        }),
+    }),
+  ]);
 }

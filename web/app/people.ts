@@ -1,27 +1,11 @@
 import { signal } from '@preact/signals';
-import { api, type ItemPage, post } from './api.ts';
-import type { Member, NotificationEntry, SharedWithMeItem } from './api-types.ts';
+import type { NotificationEntry } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
+import type { ItemPage } from './api.ts';
 
-/** Sharing with people and notifications, as the app calls them. */
-const membersPath = (itemId: string) => `/api/files/${encodeURIComponent(itemId)}/members`;
-
-export const listMembers = (itemId: string) => api<{ members: Member[] }>(membersPath(itemId)).then((r) => r.members);
-
-export const addMember = (itemId: string, email: string, role: Member['role']) =>
-  post<{ member: Member }>(membersPath(itemId), { email, role }).then((r) => r.member);
-
-export const setMemberRole = (itemId: string, accountId: string, role: Member['role']) =>
-  api<{ member: Member }>(`${membersPath(itemId)}/${encodeURIComponent(accountId)}`, { method: 'PATCH', body: { role } }).then(
-    (r) => r.member,
-  );
-
-export const removeMember = (itemId: string, accountId: string) =>
-  api<{ message: string }>(`${membersPath(itemId)}/${encodeURIComponent(accountId)}`, { method: 'DELETE' });
-
+/** One page of Shared with me, as a listing reads it. */
 export async function sharedWithMePage(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage> {
-  const q = new URLSearchParams({ limit: String(Math.min(limit, 200)) });
-  if (cursor) q.set('cursor', cursor);
-  return api<{ items: SharedWithMeItem[]; nextCursor: string | null }>(`/api/files/shared-with-me?${q}`, { signal });
+  return api.people.sharedWithMe({ limit: Math.min(limit, 200), cursor }, { signal });
 }
 
 /** Whether the folder on screen is inside something another account shares: the sidebar marks Shared with me. */
@@ -31,11 +15,11 @@ export const viewingShared = signal(false);
 export const unreadNotifications = signal(0);
 
 export async function loadNotifications(): Promise<NotificationEntry[]> {
-  const r = await api<{ notifications: NotificationEntry[]; unread: number }>('/api/notifications?limit=30');
+  const r = await api.notifications.list(30);
   unreadNotifications.value = r.unread;
   return r.notifications;
 }
 
 export async function markNotificationsRead(body: { ids: string[] } | { all: true }): Promise<void> {
-  unreadNotifications.value = (await post<{ unread: number }>('/api/notifications/read', body)).unread;
+  unreadNotifications.value = (await api.notifications.read(body)).unread;
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Item, ItemInfo, Member } from '../app/api-types.ts';
-import { listMembers } from '../app/people.ts';
-import { api } from '../app/api.ts';
+import type { Item, ItemInfo } from '../../src/contract/files.ts';
+import type { Member } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
@@ -18,12 +18,12 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
     setInfo(null);
     setError(null);
     setPeople(null);
-    listMembers(item.id).then(
+    api.people.members(item.id).then(
       (m) => live && setPeople(m),
       () => live && setPeople([]),
     );
     // Fresh details each time: sizes and totals change.
-    api<ItemInfo>(`/api/files/${encodeURIComponent(item.id)}/info`).then(
+    api.files.info(item.id).then(
       (i) => live && setInfo(i),
       (err: Error) => live && setError(err.message),
     );

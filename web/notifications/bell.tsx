@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { NotificationEntry } from '../app/api-types.ts';
+import type { NotificationEntry } from '../../src/contract/sharing.ts';
 import { formatDate } from '../app/format.ts';
 import { loadNotifications, markNotificationsRead, unreadNotifications } from '../app/people.ts';
 import { navigate } from '../app/router.ts';

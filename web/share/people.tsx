@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Item, Member } from '../app/api-types.ts';
-import { addMember, listMembers, removeMember, setMemberRole } from '../app/people.ts';
+import type { Item } from '../../src/contract/files.ts';
+import type { Member } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import { toast, toastError } from '../app/toasts.ts';
 
 const ROLES: { value: Member['role']; label: string }[] = [
@@ -34,7 +35,7 @@ export function PeopleSection({ item }: { item: Item }) {
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    listMembers(item.id).then(setMembers, (err: Error) => setError(err.message));
+    api.people.members(item.id).then(setMembers, (err: Error) => setError(err.message));
   }, [item.id]);
 
   const add = async (e: Event) => {
@@ -42,7 +43,7 @@ export function PeopleSection({ item }: { item: Item }) {
     setBusy(true);
     setError(null);
     try {
-      const member = await addMember(item.id, email.trim(), role);
+      const member = await api.people.add(item.id, email.trim(), role);
       setMembers((list) => [...(list ?? []), member]);
       setEmail('');
     } catch (err) {
@@ -54,7 +55,7 @@ export function PeopleSection({ item }: { item: Item }) {
 
   const change = async (m: Member, next: Member['role']) => {
     try {
-      const updated = await setMemberRole(item.id, m.accountId, next);
+      const updated = await api.people.setRole(item.id, m.accountId, next);
       setMembers((list) => list?.map((x) => (x.accountId === m.accountId ? updated : x)) ?? null);
     } catch (err) {
       toastError(err);
@@ -63,7 +64,7 @@ export function PeopleSection({ item }: { item: Item }) {
 
   const remove = async (m: Member) => {
     try {
-      await removeMember(item.id, m.accountId);
+      await api.people.remove(item.id, m.accountId);
       setMembers((list) => list?.filter((x) => x.accountId !== m.accountId) ?? null);
       toast(`${m.name || m.email} no longer has “${item.name}”`);
     } catch (err) {

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import type { ItemInfo } from '../../contract/files.ts';
 import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -137,7 +138,7 @@ export class ItemService {
   }
 
   /** GET /api/files/:id/info; reading details does not mark the item as read. */
-  info(caller: Principal, id: string): Record<string, unknown> {
+  info(caller: Principal, id: string): ItemInfo {
     const principal = this.d.tree.actor(caller, { ids: [id] }, 'view');
     // A member sees live items inside the share only; the owner also sees its trash.
     const row = principal.share ? this.d.tree.requireLive(principal, id) : this.d.items.get(principal.accountId, id);

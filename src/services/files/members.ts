@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import type { Member, NotificationEntry, SharedWithMeItem } from '../../contract/sharing.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { After, MemberRole, MemberRow, MembersRepo, Notification, SharedWithRow } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
@@ -9,27 +10,8 @@ import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Principal } from '../accounts/principal.ts';
-import { iso, type ItemView, type ItemViews } from './item-views.ts';
+import { iso, type ItemViews } from './item-views.ts';
 import type { Tree } from './tree.ts';
-
-export interface MemberView {
-  accountId: string;
-  email: string;
-  name: string;
-  role: MemberRole;
-  addedAt: string;
-}
-
-export type SharedWithMeItem = ItemView & { owner: { id: string; name: string; email: string }; role: MemberRole; sharedAt: string };
-
-export interface NotificationView {
-  id: string;
-  type: string;
-  text: string;
-  itemId: string | null;
-  createdAt: string;
-  readAt: string | null;
-}
 
 /** The notification types (COMPAT-style names; clients show `text`). */
 const NotificationType = {
@@ -42,7 +24,7 @@ const NotificationType = {
 /** The live event an account's open streams get when it loses an item shared with it. */
 const SHARE_REMOVED_EVENT = 'share.removed';
 
-const toMember = (m: MemberRow): MemberView => ({
+const toMember = (m: MemberRow): Member => ({
   accountId: m.accountId,
   email: m.email,
   name: m.name,
@@ -58,7 +40,7 @@ function readAfter(cursor: string | undefined): After | null {
   return { at: values[0] as number, seq: values[1] as number };
 }
 
-const toNotification = (n: Notification): NotificationView => ({
+const toNotification = (n: Notification): NotificationEntry => ({
   id: n.id,
   type: n.type,
   text: n.text,
@@ -93,7 +75,7 @@ export class NotificationService {
   list(
     principal: Principal,
     q: { limit?: number; cursor?: string },
-  ): { notifications: NotificationView[]; unread: number; nextCursor: string | null } {
+  ): { notifications: NotificationEntry[]; unread: number; nextCursor: string | null } {
     const limit = Math.min(100, Math.max(1, q.limit ?? 20));
     const rows = this.d.members.notificationsPage(principal.accountId, readAfter(q.cursor), limit + 1);
     const page = rows.slice(0, limit);
@@ -131,13 +113,13 @@ export class MemberService {
   }
 
   /** GET /api/files/:id/members: the owner's account and members alike may see who an item is shared with. */
-  list(principal: Principal, id: string): { members: MemberView[] } {
+  list(principal: Principal, id: string): { members: Member[] } {
     const actor = this.d.tree.actor(principal, { ids: [id] }, 'view');
     const row = this.d.tree.requireLive(actor, id);
     return { members: this.d.members.ofItem(row.id).map(toMember) };
   }
 
-  add(principal: Principal, id: string, input: { email: string; role: MemberRole }): { member: MemberView } {
+  add(principal: Principal, id: string, input: { email: string; role: MemberRole }): { member: Member } {
     if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
     const item = this.ownItem(principal, id);
     const account = this.d.users.byEmailKey(input.email.trim().toLowerCase());
@@ -166,7 +148,7 @@ export class MemberService {
     return { member: toMember(this.d.members.one(item.id, account.id)!) };
   }
 
-  setRole(principal: Principal, id: string, accountId: string, role: MemberRole): { member: MemberView } {
+  setRole(principal: Principal, id: string, accountId: string, role: MemberRole): { member: Member } {
     const item = this.ownItem(principal, id);
     const before = this.d.members.one(item.id, accountId);
     if (!before) throw notFound('This person is not a member of this item.');

@@ -15,7 +15,7 @@ import type { Principal } from '../accounts/principal.ts';
 import { numberedName, splitExtension } from './names.ts';
 import { PageCache } from './page-cache.ts';
 
-export type { Item, SortField } from '../../db/repos/items.ts';
+export type { Item } from '../../db/repos/items.ts';
 
 export interface PageQuery {
   sortBy: SortField;
