@@ -93,8 +93,9 @@ describe('sharing with people', () => {
       const { context, page, errors } = await signedInContext(browser, t.url, member, opts);
       const suffix = 'dark' in opts ? 'dark-phone' : 'light-desktop';
       await page.goto('/files');
+      // The page's event stream is open before anything happens.
+      await eventually(() => t.server.ctx.hub.subscriberCount(member.id) > 0);
       if (suffix === 'light-desktop') {
-        await eventually(() => t.server.ctx.hub.subscriberCount(member.id) > 0);
         await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' });
         // Delivered live: a toast says it, and the bell counts it.
         await page.getByRole('status').filter({ hasText: 'shared "Family" with you' }).waitFor();

@@ -21,7 +21,7 @@ import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';
 import { theme } from './prefs.ts';
-import { unreadNotifications, viewingShared } from './people.ts';
+import { liveUnread, unreadNotifications, viewingShared } from './people.ts';
 import { navigate, route } from './router.ts';
 import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { loadStorage } from './storage.ts';
@@ -186,7 +186,7 @@ function Shell() {
     let timer: ReturnType<typeof setTimeout> | null = null;
     const off = onFileEvent((e) => {
       if (e.type === 'notification') {
-        unreadNotifications.value = e.data?.unread ?? unreadNotifications.value + 1;
+        liveUnread(e.data?.unread ?? unreadNotifications.value + 1);
         if (e.data?.text) toast(e.data.text);
       }
       if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);

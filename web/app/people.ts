@@ -13,10 +13,19 @@ export const viewingShared = signal(false);
 
 /** The header bell's count; the event stream keeps it current. */
 export const unreadNotifications = signal(0);
+// Counts sent live: a list asked for before the latest of them must not put an older count back.
+let liveCounts = 0;
+
+/** A count the event stream sent with a new notification. */
+export function liveUnread(unread: number): void {
+  liveCounts++;
+  unreadNotifications.value = unread;
+}
 
 export async function loadNotifications(): Promise<NotificationEntry[]> {
+  const before = liveCounts;
   const r = await api.notifications.list(30);
-  unreadNotifications.value = r.unread;
+  if (liveCounts === before) unreadNotifications.value = r.unread;
   return r.notifications;
 }
 
