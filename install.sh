@@ -219,6 +219,8 @@ LOG_FORMAT=journald
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
 # TUS_EXPIRY_HOURS=24
+# The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):
+# COFFER_PUBLIC_URL=
 # The document server (docs/documents.md, "Editing documents"):
 # DOCSERVER_AUTOSAVE_INTERVAL_MS=300000
 # DOCSERVER_BACKEND_URL=

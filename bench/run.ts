@@ -16,6 +16,8 @@ import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
+import { runVersionsBench } from './versions.ts';
+import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
@@ -38,6 +40,8 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-locks': runDavLocksBench,
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
+  versions: runVersionsBench,
+  passkeys: runPasskeysBench,
   people: runPeopleBench,
 };
 

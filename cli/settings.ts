@@ -21,6 +21,9 @@ const VALUE_HELP = `Settings and the values they take:
   docserver            URL | none            document server; its JWT secret is prompted for, or read from stdin
   knownProxies         list | none           comma-separated IPs, CIDR ranges or hostnames (restart to apply)
   davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)
+  versionsEnabled      true | false          overwrites keep the replaced content as a version
+  versionsRetentionDays  days (1 to 3650)    how long daily versions are kept (default 30)
+  versionsMaxPerFile   number (1 to 1000)    versions kept per file, the oldest goes first (default 100)
   peopleSharing        true | false          owners may share items with other accounts of the instance`;
 
 function settingKey(name: string): SettingKey {
@@ -51,8 +54,15 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'desktopOnlyAccess':
     case 'allowPasswordChange':
     case 'davAccountPasswords':
+    case 'versionsEnabled':
     case 'peopleSharing':
       return settings.update(key, booleanOf(text), key, 'cli');
+    case 'versionsRetentionDays':
+    case 'versionsMaxPerFile': {
+      const n = Number(text.trim());
+      if (!/^\d+$/.test(text.trim())) throw new UsageError(`expected a whole number, got "${text}"`);
+      return settings.update(key, n, key, 'cli');
+    }
     case 'maxUploadBytes': {
       const bytes = parseSize(text);
       if (bytes === null) throw new UsageError(`not a size: "${text}" (use e.g. 10G, 500M, or a number of bytes)`);
@@ -83,7 +93,9 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
 export function registerSettings(program: Command): void {
   const settings = program.command('settings').description('read or change the instance settings the admin edits in the web app');
 
-  adminCommand(settings.command('get [key]').description('print one setting, or all ten').addHelpText('after', `\n${VALUE_HELP}`)).action(
+  adminCommand(
+    settings.command('get [key]').description('print one setting, or all of them').addHelpText('after', `\n${VALUE_HELP}`),
+  ).action(
     action((name: string | undefined, opts: Flags) =>
       withContext(opts, (ctx) => {
         const all = ctx.services.settings.all();

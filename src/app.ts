@@ -9,6 +9,7 @@ import { accountRoutes } from './http/accounts.ts';
 import { idpRoutes } from './http/idp.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
+import { fileVersionRoutes } from './http/file-versions.ts';
 import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
 import { uploadRoutes } from './http/uploads.ts';
@@ -18,6 +19,7 @@ import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
 import { sessionRoutes } from './http/sessions.ts';
 import { mfaRoutes } from './http/mfa.ts';
+import { passkeyRoutes } from './http/passkeys.ts';
 import { settingsRoutes } from './http/settings.ts';
 import { userRoutes } from './http/users.ts';
 import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
@@ -57,6 +59,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(idpRoutes(ctx))
     .use(sessionRoutes(ctx))
     .use(mfaRoutes(ctx))
+    .use(passkeyRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(userRoutes(ctx))
     .use(orphanRoutes(ctx))
@@ -64,6 +67,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(uploadRoutes(ctx))
     .use(tusRoutes(ctx))
     .use(downloadRoutes(ctx))
+    .use(fileVersionRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
     .use(memberRoutes(ctx))

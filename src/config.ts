@@ -44,6 +44,8 @@ export interface Config {
   docserverAutosaveIntervalMs: number;
   /** The origin the document server reaches Coffer at; null: the share base URL, else the request's origin. */
   docserverBackendUrl: string | null;
+  /** COFFER_PUBLIC_URL: the origin browsers use, whose host is the passkeys' relying party; null: the request's. */
+  publicUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
   warnings: string[];
   /** Single sign-on through an OpenID Connect provider; null when OIDC_ISSUER_URL is not set. */
@@ -161,6 +163,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
                                   it is given (default: the share base URL, else the URL the browser used)
+  COFFER_PUBLIC_URL               the URL people open Coffer at, e.g. https://files.example.com; passkeys are
+                                  bound to its host name (default: the host each request names)
   COFFER_STORAGE                  where file contents go: local (default, <data dir>/blobs) or s3
   S3_BUCKET                       bucket name (required for s3; it must exist)
   S3_ENDPOINT                     e.g. http://127.0.0.1:9000 for MinIO or Garage (default AWS)
@@ -372,6 +376,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   if (backend !== null && !(URL.canParse(backend) && /^https?:$/.test(new URL(backend).protocol))) {
     throw new ConfigError(`DOCSERVER_BACKEND_URL must be an http:// or https:// URL, got "${backend}"`);
   }
+  const publicUrl = env.COFFER_PUBLIC_URL?.trim() || null;
+  if (publicUrl !== null && !(URL.canParse(publicUrl) && /^https?:$/.test(new URL(publicUrl).protocol))) {
+    throw new ConfigError(`COFFER_PUBLIC_URL must be an http:// or https:// URL such as https://files.example.com, got "${publicUrl}"`);
+  }
   const warnings: string[] = [];
 
   return Object.freeze({
@@ -407,6 +415,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
+    publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     warnings,
     idp: idpConfig(env, cwd),
   });

@@ -34,9 +34,12 @@ import type {
   shareBaseUrlBody,
   storageLimitBody,
   UserEntry,
+  VersionsConfig,
+  versionsConfigBody,
   userListQuery,
 } from './admin.ts';
 import type {
+  FileVersion,
   folderBody,
   folderQuery,
   Item,
@@ -58,6 +61,7 @@ import type {
   trashQuery,
   uploadCheckBody,
 } from './files.ts';
+import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   Member,
   memberBody,
@@ -122,6 +126,9 @@ export interface Api {
   };
   'POST /api/notifications/read': { body: In<typeof notificationsReadBody>; response: { unread: number } };
   'GET /api/user/storage': { response: StorageUsage };
+  'GET /api/files/:id/versions': { response: { versions: FileVersion[] } };
+  'POST /api/files/:id/versions/:versionId/restore': { response: Item };
+  'DELETE /api/files/:id/versions/:versionId': { response: Message };
 
   'GET /api/signup-status': { response: SignupStatus };
   'POST /api/signup': { body: In<typeof signupBody>; response: SignedIn };
@@ -140,6 +147,12 @@ export interface Api {
   'POST /api/mfa/disable': { body: In<typeof mfaDisableBody>; response: { shouldPromptSessions: boolean } };
   'POST /api/mfa/backup-codes/regenerate': { response: { backupCodes: string[] } };
   'GET /api/mfa/backup-codes/count': { response: { count: number } };
+  'GET /api/passkeys': { response: { passkeys: PasskeyEntry[] } };
+  'POST /api/passkeys/register/options': { response: WebAuthnOptions };
+  'POST /api/passkeys': { body: In<typeof registerBody>; response: { passkey: PasskeyEntry } };
+  'DELETE /api/passkeys/:id': { response: Message };
+  'POST /api/passkeys/sign-in/options': { response: WebAuthnOptions };
+  'POST /api/passkeys/sign-in': { body: In<typeof assertionBody>; response: SignedIn };
   'GET /api/user/app-passwords': { response: { appPasswords: AppPassword[] } };
   'POST /api/user/app-passwords': { body: In<typeof appPasswordBody>; response: AppPassword & { password: string } };
   'DELETE /api/user/app-passwords/:id': { response: Message };
@@ -167,6 +180,8 @@ export interface Api {
   'PUT /api/user/hide-file-extensions-config': { body: In<typeof hiddenBody>; response: { hideFileExtensions: boolean } };
   'PUT /api/user/desktop-only-access-config': { body: In<typeof enabledBody>; response: { desktopOnlyAccess: boolean } };
   'PUT /api/user/password-change-config': { body: In<typeof enabledBody>; response: { allowPasswordChange: boolean } };
+  'GET /api/user/versions-config': { response: VersionsConfig };
+  'PUT /api/user/versions-config': { body: In<typeof versionsConfigBody>; response: VersionsConfig };
   'GET /api/user/webdav-account-password-config': { response: { enabled: boolean } };
   'PUT /api/user/webdav-account-password-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
   'GET /api/user/people-sharing-config': { response: { enabled: boolean } };

@@ -7,7 +7,7 @@ import { readBody } from './body.ts';
 const TUS_VERSION = '1.0.0';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
 const OFFSET_STREAM = 'application/offset+octet-stream';
-const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype']);
+const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype', 'replaceId']);
 const WHOLE = /^\d{1,16}$/;
 
 /** 412 unless the request says it speaks tus 1.0.0 (every tus request but OPTIONS must). */

@@ -59,6 +59,7 @@ export const Jobs = {
   // One per open document key, fired by its auto-save schedule; failures are retried with backoff.
   docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),
   docserverCleanup: defineJob('docserver.cleanup', none),
+  versionsThin: defineJob('versions.thin', none),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

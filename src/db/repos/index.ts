@@ -11,6 +11,7 @@ import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
 import { MembersRepo } from './members.ts';
 import { MfaRepo } from './mfa.ts';
+import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
@@ -18,6 +19,7 @@ import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
+import { VersionsRepo } from './versions.ts';
 
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
@@ -41,6 +43,7 @@ export interface Repos {
   users: UsersRepo;
   idp: IdpRepo;
   mfa: MfaRepo;
+  passkeys: PasskeysRepo;
   sessions: SessionsRepo;
   settings: SettingsRepo;
   items: ItemsRepo;
@@ -55,6 +58,7 @@ export interface Repos {
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
+  versions: VersionsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -65,6 +69,7 @@ export function createRepos(db: Db): Repos {
     users: new UsersRepo(db),
     idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
+    passkeys: new PasskeysRepo(sqlite),
     sessions: new SessionsRepo(db),
     settings: new SettingsRepo(db),
     items: new ItemsRepo(sqlite),
@@ -79,5 +84,6 @@ export function createRepos(db: Db): Repos {
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
+    versions: new VersionsRepo(sqlite),
   };
 }

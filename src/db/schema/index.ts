@@ -9,4 +9,6 @@ export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
 export * from './idp.ts';
+export * from './versions.ts';
+export * from './passkeys.ts';
 export * from './members.ts';

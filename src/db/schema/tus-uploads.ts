@@ -38,6 +38,8 @@ export const tusUploads = sqliteTable(
     modifiedAt: integer('modified_at'),
     clientId: text('client_id'),
     clientType: text('client_type'),
+    // The file whose content this upload replaces (Upload-Metadata replaceId); null for a new file.
+    replaceId: text('replace_id'),
     // receiving → sealed (every byte stored, the item not yet created) → completed (item_id set).
     state: text('state', { enum: ['receiving', 'sealed', 'completed'] }).notNull(),
     itemId: text('item_id'),

@@ -99,6 +99,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
+    versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
   };
 }
 
@@ -121,4 +122,5 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   const tusEvery = Math.max(1000, Math.min(HOUR, Math.floor((ctx.config.tusExpiryHours * HOUR) / 4)));
   ctx.schedules.ensure('__tus.sweep__', { job: Jobs.tusSweep, intervalMs: tusEvery });
   ctx.schedules.ensure('__docserver.cleanup__', { job: Jobs.docserverCleanup, intervalMs: DAY });
+  ctx.schedules.ensure('__versions.thin__', { job: Jobs.versionsThin, intervalMs: DAY });
 }

@@ -19,6 +19,7 @@ import { TrashService } from './trash.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
 import { UploadService } from './uploads.ts';
+import { VersionService } from './versions.ts';
 
 export interface FilesServices {
   quota: QuotaService;
@@ -34,6 +35,7 @@ export interface FilesServices {
   shares: ShareService;
   members: MemberService;
   notifications: NotificationService;
+  versions: VersionService;
 }
 
 interface FilesDeps {
@@ -46,7 +48,7 @@ interface FilesDeps {
 export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation }: FilesDeps) {
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
-  const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
+  const quota = new QuotaService(repos.users, repos.tusUploads, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
   const views = new ItemViews(repos.shares);
@@ -79,6 +81,18 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(infra);
+  const versions = new VersionService({
+    clock,
+    queue,
+    transactions,
+    items: repos.items,
+    versions: repos.versions,
+    tree,
+    views,
+    events,
+    quota,
+    settings,
+  });
   const fileDeps = {
     clock,
     queue,
@@ -90,8 +104,9 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     quota,
     intents: uploadIntents,
     disk: diskSpace,
+    versions: repos.versions,
   };
-  const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
@@ -113,6 +128,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     shares,
     members,
     notifications,
+    versions,
   };
   const lifecycles = {
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).

@@ -12,7 +12,9 @@ import type { AuditPrincipal } from '../administration/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import type { ItemView, ItemViews } from '../files/item-views.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
-import type { Principal } from '../accounts/principal.ts';
+import { type Principal, requirePermission } from '../accounts/principal.ts';
+import { permissionFor } from '../accounts/permissions.ts';
+import type { Item } from '../../db/repos/items.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Tree } from '../files/tree.ts';
@@ -31,7 +33,9 @@ export interface TusState {
 }
 
 /** Upload-Metadata, decoded: `filename` is required, the rest optional. */
-export type TusMetadata = Partial<Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype', string>>;
+export type TusMetadata = Partial<
+  Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'replaceId', string>
+>;
 
 /** Bytes of one request: the body, and the length it declared (null when sent chunked). */
 export interface TusBody {
@@ -108,6 +112,8 @@ export class TusUploadService {
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
     const name = uploadedFileName(metadata.filename);
     relativeFolders(metadata.relativePath);
+    // A replacement needs the permission to modify as well, and names a live file of the account.
+    const replaced = metadata.replaceId ? this.replaceTarget(principal, metadata.replaceId) : null;
     const keys = this.d.resumable.begin();
     const now = this.d.clock.now();
     const row: TusUpload = {
@@ -123,11 +129,12 @@ export class TusUploadService {
       header: keys.header,
       tail: null,
       name,
-      parentId: metadata.parentId || null,
-      relativePath: metadata.relativePath || null,
+      parentId: replaced ? replaced.parentId : metadata.parentId || null,
+      relativePath: replaced ? null : metadata.relativePath || null,
       modifiedAt: parseModifiedTime(metadata.lastModified),
       clientId: metadata.clientId ?? null,
       clientType: metadata.filetype || null,
+      replaceId: replaced?.id ?? null,
       state: 'receiving',
       itemId: null,
       createdAt: now,
@@ -154,6 +161,13 @@ export class TusUploadService {
     } finally {
       this.unlock(row.id);
     }
+  }
+
+  private replaceTarget(principal: Principal, id: string): Item {
+    requirePermission(principal, permissionFor('uploads.replace'));
+    const row = this.d.tree.requireLive(principal, id);
+    if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
+    return row;
   }
 
   /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
@@ -360,6 +374,7 @@ export class TusUploadService {
       // A member's upload into a shared folder becomes a file of the sharing owner's account.
       { ...actor, accountId: row.accountId },
       {
+        replaceId: row.replaceId,
         storageKey: row.storageKey,
         size: row.length,
         wrappedKey,

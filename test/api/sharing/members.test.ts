@@ -414,6 +414,31 @@ describe('the other doors', () => {
     expect((await headUpload(editor.client, location)).status).toBe(404);
   });
 
+  test('file versions: viewers list and download them, editors restore, strangers and removed members get 404', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const viewer = await seed.owner(t);
+    const editor = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    const form = new FormData();
+    form.append('file', new File(['second content'], 'photo.txt'));
+    expect((await owner.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+
+    const listed = await viewer.client.get(`/api/files/${file.id}/versions`);
+    expect(listed.status).toBe(200);
+    const [old] = (await json(listed)).versions;
+    const bytes = await viewer.client.get(`/api/files/${file.id}/versions/${old.id}/download`);
+    expect(await bytes.text()).toBe('photo bytes');
+    expect(await status(viewer.client.post(`/api/files/${file.id}/versions/${old.id}/restore`))).toBe(403);
+    expect(await status(stranger.client.get(`/api/files/${file.id}/versions`))).toBe(404);
+    expect(await status(editor.client.post(`/api/files/${file.id}/versions/${old.id}/restore`))).toBe(200);
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
+
+    await owner.client.delete(`/api/files/${root.id}/members/${viewer.id}`);
+    expect(await status(viewer.client.get(`/api/files/${file.id}/versions`))).toBe(404);
+  });
+
   test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
     const { owner, root, sub } = await sharedFolder();
     const member = await seed.owner(t);
