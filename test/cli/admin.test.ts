@@ -212,7 +212,7 @@ describe('coffer init, then users create --admin', () => {
 });
 
 describe('coffer settings', () => {
-  test('get prints all ten; set changes what the running server answers', async () => {
+  test('get prints every setting; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
       [
@@ -226,6 +226,9 @@ describe('coffer settings', () => {
         'peopleSharing',
         'shareBaseUrl',
         'signupEnabled',
+        'versionsEnabled',
+        'versionsMaxPerFile',
+        'versionsRetentionDays',
       ].sort(),
     );
     const cases: Array<[string, string, unknown]> = [
