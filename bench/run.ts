@@ -6,6 +6,7 @@ import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
 import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
+import { runShareLinksBench } from './share-links.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 import { runBackupBench } from './backup.ts';
@@ -30,6 +31,7 @@ const benches: Record<string, () => Promise<void>> = {
   audit: runAuditBench,
   files: runFilesBench,
   shares: runSharesBench,
+  'share-links': runShareLinksBench,
   reliability: runReliabilityBench,
   web: runWebBench,
   backup: runBackupBench,

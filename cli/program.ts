@@ -10,6 +10,7 @@ import { registerBackup } from './backup.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
+import { registerShares } from './shares.ts';
 import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
 import { EXIT_CODES_HELP } from './common.ts';
@@ -44,6 +45,7 @@ ${EXIT_CODES_HELP}`,
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);
+  registerShares(program);
   registerStorage(program);
   return program;
 }

@@ -71,7 +71,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
     .use(memberRoutes(ctx))
-    .use(publicShareRoutes(ctx))
+    .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))

@@ -63,6 +63,8 @@ import type {
 } from './files.ts';
 import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
 import type {
+  linkListQuery,
+  linkOptionsBody,
   Member,
   memberBody,
   NotificationEntry,
@@ -70,7 +72,9 @@ import type {
   peoplePageQuery,
   roleBody,
   SharedWithMeItem,
+  ShareLinkPage,
   ShareLinks,
+  ShareLinkView,
   shareBody,
 } from './sharing.ts';
 
@@ -112,6 +116,8 @@ export interface Api {
   'POST /api/files/upload/check': { body: In<typeof uploadCheckBody>; response: { allowed: true } };
   'POST /api/files/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
   'GET /api/files/:id/members': { response: { members: Member[] } };
   'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } };
   'PATCH /api/files/:id/members/:accountId': { body: In<typeof roleBody>; response: { member: Member } };

@@ -81,6 +81,8 @@ export interface ItemInfo {
   sharedAt?: string | null;
   expiresAt?: string | null;
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+  /** Sent by a visitor through a drop folder's link: the name they gave (if any) and when. */
+  droppedBy?: { uploader: string | null; at: string };
   /** Inside an item another account shares with this one: whose it is and what this account may do. */
   sharedWithMe?: { owner: { id: string; name: string; email: string } | null; role: 'viewer' | 'editor'; rootId: string };
 }

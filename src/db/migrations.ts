@@ -12,7 +12,8 @@ import m0009 from '../../migrations/0009_account_status_request_ids.sql' with { 
 import m0010 from '../../migrations/0010_tus_durable_offset.sql' with { type: 'text' };
 import m0011 from '../../migrations/0011_versions.sql' with { type: 'text' };
 import m0012 from '../../migrations/0012_passkeys.sql' with { type: 'text' };
-import m0013 from '../../migrations/0013_item_members.sql' with { type: 'text' };
+import m0013 from '../../migrations/0013_share_link_options.sql' with { type: 'text' };
+import m0014 from '../../migrations/0014_item_members.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -30,7 +31,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0010_tus_durable_offset', sql: m0010 },
   { tag: '0011_versions', sql: m0011 },
   { tag: '0012_passkeys', sql: m0012 },
-  { tag: '0013_item_members', sql: m0013 },
+  { tag: '0013_share_link_options', sql: m0013 },
+  { tag: '0014_item_members', sql: m0014 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

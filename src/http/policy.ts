@@ -175,6 +175,8 @@ export const ROUTES = {
   'POST /api/files/share': can('shares.share'),
   'POST /api/files/share/links': can('shares.links'),
   'POST /api/files/link-parent-share': can('shares.linkParent'),
+  'GET /api/files/share/links': can('shares.list'),
+  'PATCH /api/files/share/links/:token': can('shares.update'),
   'GET /api/files/shared-with-me': session,
   'GET /api/files/:id/members': session,
   'POST /api/files/:id/members': can('members.manage'),
@@ -186,6 +188,14 @@ export const ROUTES = {
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
+  // Each attempt also spends one of the address's password hashes; wrong ones have their own limiter per link.
+  'POST /s/:token/unlock': { ...share, hashesPassword: true },
+  'POST /s/:token/upload': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'OPTIONS /s/:token/tus': share,
+  'POST /s/:token/tus': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'GET /s/:token/tus/:uploadId': share,
+  'PATCH /s/:token/tus/:uploadId': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'DELETE /s/:token/tus/:uploadId': share,
 
   'GET /api/docserver/config/:id': can('docserver.open'),
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },

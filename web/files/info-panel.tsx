@@ -158,6 +158,12 @@ function DetailsList({
             </dd>
           </>
         )}
+        {info?.droppedBy && (
+          <>
+            <dt>Sent by</dt>
+            <dd title={exactDate(info.droppedBy.at)}>{info.droppedBy.uploader ?? 'A visitor (no name given)'}, through a share link</dd>
+          </>
+        )}
         <dt>Sharing</dt>
         <dd>
           {shared

@@ -27,6 +27,8 @@ const OPERATION_PERMISSIONS = {
   'shares.share': 'files.share',
   'shares.links': 'files.share',
   'shares.linkParent': 'files.share',
+  'shares.list': 'files.share',
+  'shares.update': 'files.share',
   'members.manage': 'files.share',
   'trash.trash': 'files.delete',
   'versions.download': 'files.download',

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -54,7 +55,9 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
+  const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
+    notifications,
     clock,
     transactions,
     shares: repos.shares,
@@ -65,6 +68,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     audit,
     settings,
     pages: new PageCache(changeVersion, (page) => page.items.length),
+    // A key of its own, so an unlock cookie's signature can never pass for a session token's.
+    unlockKey: createHmac('sha256', infra.jwtSecret).update('coffer share unlock cookies').digest(),
   });
   const items = new ItemService({
     clock,
@@ -109,7 +114,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
-  const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const members = new MemberService(
     { clock, transactions, members: repos.members, users: repos.users, tree, views, hub: infra.hub, audit, settings },
     notifications,

@@ -167,7 +167,17 @@ export class ItemService {
       return { ...base, ...place, folderInfo: totals };
     }
     const v = this.d.views.one(principal.accountId, row);
-    return { ...base, mimeType: row.mimeType, shared: v.shared, sharedAt: v.sharedAt, expiresAt: v.expiresAt, ...place };
+    const drop = this.d.shareLinks.dropOf(row.id);
+    return {
+      ...base,
+      mimeType: row.mimeType,
+      shared: v.shared,
+      sharedAt: v.sharedAt,
+      expiresAt: v.expiresAt,
+      ...place,
+      // Sent by a visitor through an upload link: the name they gave (if any) and when.
+      ...(drop ? { droppedBy: { uploader: drop.uploader, at: iso(drop.createdAt) } } : {}),
+    };
   }
 
   createFolder(

@@ -14,7 +14,7 @@ import { iso, type ItemViews } from './item-views.ts';
 import type { Tree } from './tree.ts';
 
 /** The notification types (COMPAT-style names; clients show `text`). */
-const NotificationType = {
+export const NotificationType = {
   shared: 'share.added',
   removed: 'share.removed',
   roleChanged: 'share.role_changed',

@@ -2,7 +2,16 @@ import { fileTypeFromBuffer } from 'file-type';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
-import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded, uploadAborted } from '../../errors.ts';
+import {
+  AppError,
+  badRequest,
+  fileTooLarge,
+  Messages,
+  notFound,
+  StorageLimitError,
+  storageLimitExceeded,
+  uploadAborted,
+} from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -290,6 +299,52 @@ export class UploadService {
       };
     } finally {
       await this.discard(toDiscard);
+    }
+  }
+
+  /**
+   * POST /s/<token>/upload: every `file` part into a shared folder, as new items with free names, on the
+   * owner's quota and the max upload size. The visitor names nothing else (no parent, no paths); a full
+   * quota is a 507 the visitor can read. `within` runs in the insert's transaction (who dropped what).
+   */
+  async drop(
+    owner: AuditPrincipal,
+    folderId: string,
+    req: UploadRequest,
+    within: (rows: Item[], fields: Map<string, string>) => void,
+  ): Promise<Item[]> {
+    const fields = new Map<string, string>();
+    const incoming: Array<{ name: string; object: StoredObject }> = [];
+    const stored: StoredObject[] = [];
+    try {
+      let free = this.quota.usage(owner.accountId).free;
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          fields.set(part.name, part.value);
+          continue;
+        }
+        if (part.field !== 'file') continue;
+        const name = uploadedFileName(part.filename);
+        const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint: req.sizeHint }, req.signal);
+        stored.push(object);
+        if (free !== null) free -= object.size;
+        incoming.push({ name, object });
+      }
+      if (incoming.length === 0) throw badRequest(Messages.noFile);
+      const rows = this.transactions.immediate(() => {
+        if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
+        const rows = incoming.map((f) => this.insertFile(owner, folderId, f.name, f.object, null));
+        within(rows, fields);
+        return rows;
+      });
+      stored.length = 0;
+      for (const row of rows) this.published(owner, row);
+      return rows;
+    } catch (err) {
+      if (err instanceof StorageLimitError) throw new AppError(507, Messages.shareDropQuota);
+      throw err;
+    } finally {
+      await this.discard(stored);
     }
   }
 

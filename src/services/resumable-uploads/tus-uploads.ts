@@ -11,6 +11,7 @@ import type { SealedStore } from '../../storage/sealed.ts';
 import type { AuditPrincipal } from '../administration/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import type { ItemView, ItemViews } from '../files/item-views.ts';
+import { uploaderName } from '../files/shares.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
 import { type Principal, requirePermission } from '../accounts/principal.ts';
 import { permissionFor } from '../accounts/permissions.ts';
@@ -33,8 +34,14 @@ export interface TusState {
 }
 
 /** Upload-Metadata, decoded: `filename` is required, the rest optional. */
+/**
+ * Who sends the bytes: a login, or (`drop`) a visitor of a drop folder's link, whose uploads only that link
+ * reaches and whose file records who sent it (metadata `uploader`, the name they give).
+ */
+export type TusSender = Principal & { drop?: { linkId: string; visitId: string } };
+
 export type TusMetadata = Partial<
-  Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'replaceId', string>
+  Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'replaceId' | 'uploader', string>
 >;
 
 /** Bytes of one request: the body, and the length it declared (null when sent chunked). */
@@ -99,14 +106,20 @@ export class TusUploadService {
       resumable: ResumableStore;
       uploads: UploadService;
       views: ItemViews;
+      /** Records who sent a file through a drop folder's link, in the transaction that creates it. */
+      drops: { recordResumed(upload: TusUpload, item: Item): void };
       expiryMs: number;
     },
   ) {}
 
   /** POST: checks everything before a byte is accepted, reserves the length, then takes the bytes sent with it (if any). */
-  async create(caller: Principal, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
+  async create(caller: TusSender, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
     // An editor of a shared folder uploads into it: the file and its reservation are the sharing owner's.
-    const principal = this.d.tree.actor(caller, { parentId: metadata.parentId || null }, 'edit');
+    const principal = this.d.tree.actor(
+      caller,
+      metadata.replaceId ? { ids: [metadata.replaceId] } : { parentId: metadata.parentId || null },
+      'edit',
+    );
     const max = this.d.settings.get('maxUploadBytes');
     if (length > max) throw fileTooLarge(max);
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
@@ -137,6 +150,9 @@ export class TusUploadService {
       replaceId: replaced?.id ?? null,
       state: 'receiving',
       itemId: null,
+      shareLinkId: principal.drop?.linkId ?? null,
+      shareVisitId: principal.drop?.visitId ?? null,
+      shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
       createdAt: now,
       updatedAt: now,
       expiresAt: now + this.d.expiryMs,
@@ -171,7 +187,7 @@ export class TusUploadService {
   }
 
   /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
-  async status(principal: Principal, id: string): Promise<TusState> {
+  async status(principal: TusSender, id: string): Promise<TusState> {
     let row = this.owned(principal, id);
     // Locked: a PATCH in this process holds it, and has settled the upload.
     if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
@@ -188,7 +204,7 @@ export class TusUploadService {
   }
 
   /** PATCH: appends the body at `offset`, which must be where the upload stands. */
-  async append(principal: Principal, id: string, offset: number, body: TusBody): Promise<TusState> {
+  async append(principal: TusSender, id: string, offset: number, body: TusBody): Promise<TusState> {
     this.owned(principal, id);
     if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
     try {
@@ -204,7 +220,7 @@ export class TusUploadService {
   }
 
   /** DELETE: ends the upload, its reservation and its stored bytes. A completed upload's file stays; only the record goes. */
-  async terminate(principal: Principal, id: string): Promise<void> {
+  async terminate(principal: TusSender, id: string): Promise<void> {
     this.owned(principal, id);
     if (!(await this.waitLock(id, TERMINATE_WAIT_MS))) throw new AppError(423, Messages.tusLocked);
     try {
@@ -216,7 +232,7 @@ export class TusUploadService {
   }
 
   /** GET: the file a completed upload created, for a client that missed the PATCH's answer. */
-  result(principal: Principal, id: string): { item: ItemView; clientId: string | null } {
+  result(principal: TusSender, id: string): { item: ItemView; clientId: string | null } {
     const row = this.owned(principal, id);
     if (row.state !== 'completed' || !row.itemId) {
       throw new AppError(409, Messages.tusNotFinished, { offset: row.offset, length: row.length });
@@ -389,6 +405,7 @@ export class TusUploadService {
       (item) => {
         const now = this.d.clock.now();
         this.d.repo.completed(row.id, item.id, now, now + this.d.expiryMs);
+        if (row.shareLinkId) this.d.drops.recordResumed(row, item);
       },
     );
   }
@@ -418,12 +435,13 @@ export class TusUploadService {
   }
 
   /**
-   * The account's upload, else 404 whatever the reason (another account's id included). A member's
-   * upload into a shared folder stays its login's while the membership still allows it, checked each time.
+   * The account's upload (a link's, through that link only), else 404 whatever the reason (another
+   * account's id included). A member's upload into a shared folder stays its login's while the
+   * membership still allows it, checked each time.
    */
-  private owned(principal: Principal, id: string): TusUpload {
+  private owned(principal: TusSender, id: string): TusUpload {
     const row = this.d.repo.get(id);
-    if (!row) throw notFound(Messages.tusNotFound);
+    if (!row || row.shareLinkId !== (principal.drop?.linkId ?? null)) throw notFound(Messages.tusNotFound);
     if (row.accountId === principal.accountId) return row;
     if (row.loginId !== principal.loginId || !row.parentId) throw notFound(Messages.tusNotFound);
     let actor: Principal;

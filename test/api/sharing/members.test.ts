@@ -384,6 +384,33 @@ describe('live events and notifications', () => {
   });
 });
 
+describe('drop folders', () => {
+  test('files a visitor drops through an upload link notify the owner (live and in the list)', async () => {
+    const o = await seed.owner(t);
+    const inbox = await folder(o.client, 'Inbox');
+    const res = await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' });
+    const url = new URL((await json(res)).links[inbox.id]);
+    const events = await stream(o.client);
+    const form = new FormData();
+    form.append('uploader', 'Ada');
+    form.append('file', new File(['one'], 'a.txt'));
+    form.append('file', new File(['two'], 'b.txt'));
+    const sent = await fetch(`${t.url}${url.pathname}/upload`, { method: 'POST', body: form, headers: { accept: 'application/json' } });
+    expect(sent.status).toBe(201);
+    const live = await nextOfType(events, 'notification');
+    expect(live.data).toMatchObject({
+      type: 'drop.files_added',
+      itemId: inbox.id,
+      text: 'Ada added 2 files to "Inbox" through a share link.',
+    });
+    await events.close();
+    expect((await json(await o.client.get('/api/notifications'))).notifications[0]).toMatchObject({
+      type: 'drop.files_added',
+      readAt: null,
+    });
+  });
+});
+
 describe('the other doors', () => {
   test('tus: an editor uploads into a shared folder (owner quota); a viewer is 403, a stranger 404; removal ends a half-done upload', async () => {
     const { owner, root } = await sharedFolder();
