@@ -235,6 +235,12 @@ LOG_FORMAT=journald
 # S3_FORCE_PATH_STYLE=
 # S3_PART_SIZE=8M
 # S3_TIMEOUT_SECONDS=30
+# Backups that run themselves (docs/backup.md, "Scheduled backups"); off until BACKUP_SCHEDULE is set:
+# BACKUP_SCHEDULE=daily 03:30
+# BACKUP_KEEP=7
+BACKUP_DIR=$BACKUP_DIR
+# BACKUP_PASSPHRASE_FILE=$CONFIG_DIR/backup-passphrase
+# BACKUP_S3_BUCKET=
 # Built-in HTTPS without a reverse proxy (both files readable by the service user):
 # COFFER_TLS_CERT=/etc/coffer/tls/fullchain.pem
 # COFFER_TLS_KEY=/etc/coffer/tls/privkey.pem

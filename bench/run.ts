@@ -10,6 +10,7 @@ import { runShareLinksBench } from './share-links.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 import { runBackupBench } from './backup.ts';
+import { runExportBench, runScheduledBackupBench, runUpgradeSnapshotBench } from './backup-runs.ts';
 import { runBuildsBench } from './builds.ts';
 import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
@@ -35,6 +36,9 @@ const benches: Record<string, () => Promise<void>> = {
   reliability: runReliabilityBench,
   web: runWebBench,
   backup: runBackupBench,
+  'backup-scheduled': runScheduledBackupBench,
+  export: runExportBench,
+  'upgrade-snapshot': runUpgradeSnapshotBench,
   builds: runBuildsBench,
   tus: runTusBench,
   s3: runS3Bench,

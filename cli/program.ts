@@ -7,6 +7,8 @@ import { registerUsers } from './users.ts';
 import { registerSettings } from './settings.ts';
 import { registerOrphans } from './orphans.ts';
 import { registerBackup } from './backup.ts';
+import { registerRollback } from './rollback.ts';
+import { registerExport } from './export.ts';
 import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
@@ -42,6 +44,8 @@ ${EXIT_CODES_HELP}`,
   registerSettings(program);
   registerOrphans(program);
   registerBackup(program);
+  registerRollback(program);
+  registerExport(program);
   registerKeys(program);
   registerDoctor(program);
   registerAudit(program);

@@ -25,6 +25,7 @@ import { userRoutes } from './http/users.ts';
 import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
 import { IpMatcher } from './lib/ip.ts';
 import { orphanRoutes } from './http/orphans.ts';
+import { backupRoutes } from './http/backups.ts';
 import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
 import { memberRoutes } from './http/members.ts';
@@ -63,6 +64,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(settingsRoutes(ctx))
     .use(userRoutes(ctx))
     .use(orphanRoutes(ctx))
+    .use(backupRoutes(ctx))
     .use(itemRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(tusRoutes(ctx))

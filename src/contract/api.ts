@@ -21,6 +21,7 @@ import type {
 import type {
   ActiveClient,
   accountStateBody,
+  BackupStatus,
   DocserverConfigured,
   DocserverSettings,
   docserverBody,
@@ -203,6 +204,9 @@ export interface Api {
     body: { storageKeys: string[]; fileIds: string[]; graceMinutes: number } | { jobId: string };
     response: OrphanDeletion | OrphanJobPending;
   };
+  'GET /api/user/backups': { response: BackupStatus };
+  /** 202: the backup runs as a job; 409 while one waits or runs. */
+  'POST /api/user/backups/run': { response: { jobId: string } };
   'GET /api/version': { response: { backend: string } };
   'GET /api/version/latest': { response: Record<string, unknown> };
 }

@@ -13,7 +13,8 @@ import m0010 from '../../migrations/0010_tus_durable_offset.sql' with { type: 't
 import m0011 from '../../migrations/0011_versions.sql' with { type: 'text' };
 import m0012 from '../../migrations/0012_passkeys.sql' with { type: 'text' };
 import m0013 from '../../migrations/0013_share_link_options.sql' with { type: 'text' };
-import m0014 from '../../migrations/0014_item_members.sql' with { type: 'text' };
+import m0014 from '../../migrations/0014_backup_runs.sql' with { type: 'text' };
+import m0015 from '../../migrations/0015_item_members.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -32,7 +33,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0011_versions', sql: m0011 },
   { tag: '0012_passkeys', sql: m0012 },
   { tag: '0013_share_link_options', sql: m0013 },
-  { tag: '0014_item_members', sql: m0014 },
+  { tag: '0014_backup_runs', sql: m0014 },
+  { tag: '0015_item_members', sql: m0015 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

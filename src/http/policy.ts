@@ -130,6 +130,8 @@ export const ROUTES = {
   'POST /api/user/client-heartbeat': session,
   'GET /api/user/orphans': orphansAdmin,
   'POST /api/user/orphans/delete': orphansAdmin,
+  'GET /api/user/backups': admin,
+  'POST /api/user/backups/run': admin,
 
   'GET /api/files': session,
   'GET /api/files/stats': session,

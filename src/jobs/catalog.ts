@@ -60,6 +60,8 @@ export const Jobs = {
   docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),
   docserverCleanup: defineJob('docserver.cleanup', none),
   versionsThin: defineJob('versions.thin', none),
+  // A run a restart cuts short runs again from the start (its partial archive is removed).
+  backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

@@ -280,6 +280,9 @@ describe('coffer settings', () => {
       ['shareBaseUrl', 'https://share.example.test', 'https://share.example.test'],
       ['knownProxies', '10.0.0.1, 10.1.0.0/16,proxy.lan', ['10.0.0.1', '10.1.0.0/16', 'proxy.lan']],
       ['davAccountPasswords', 'yes', true],
+      ['versionsEnabled', 'false', false],
+      ['versionsRetentionDays', '60', 60],
+      ['versionsMaxPerFile', '10', 10],
       ['peopleSharing', 'off', false],
       ['peopleSharing', 'on', true],
     ];

@@ -35,6 +35,8 @@ export const admin = {
   /** 202 while the scan runs: the caller polls with the job id. */
   scanOrphans: (query: { graceMinutes: number } | { jobId: string }) => send('GET /api/user/orphans', { query }),
   deleteOrphans: (body: ApiBody<'POST /api/user/orphans/delete'>) => send('POST /api/user/orphans/delete', { body }),
+  backups: () => call('GET /api/user/backups'),
+  backUpNow: () => call('POST /api/user/backups/run'),
   version: () => call('GET /api/version'),
   latestVersion: () => call('GET /api/version/latest'),
 };

@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
@@ -59,6 +60,7 @@ export interface Repos {
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
   versions: VersionsRepo;
+  backupRuns: BackupRunsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -85,5 +87,6 @@ export function createRepos(db: Db): Repos {
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
     versions: new VersionsRepo(sqlite),
+    backupRuns: new BackupRunsRepo(db),
   };
 }

@@ -10,6 +10,8 @@ export type ListedItem = Omit<Item, 'storageKey' | 'wrappedKey' | 'keyId' | 'cre
 type ContentOrigin = Pick<Item, 'contentSource' | 'contentAuthorId'>;
 export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId' | keyof ContentOrigin> & Partial<ContentOrigin>;
 /** What purging a trash entry needs of each row. */
+export type ExportFolder = Pick<Item, 'id' | 'parentId' | 'name' | 'modifiedAt' | 'deletedAt'>;
+export type ExportFile = ExportFolder & Pick<Item, 'size' | 'storageKey' | 'wrappedKey'> & { seq: number };
 export type PurgedItem = Pick<Item, 'id' | 'type' | 'size' | 'storageKey'>;
 
 export type SortField = 'name' | 'size' | 'modified' | 'accessedAt' | 'deletedAt';
@@ -624,5 +626,36 @@ export class ItemsRepo {
     return this.sqlite
       .query('UPDATE file_versions SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?')
       .run(to, keyId, id, from).changes;
+  }
+
+  /** Every folder of an account, live and trashed: `coffer export` builds paths from them. */
+  exportFolders(accountId: string): ExportFolder[] {
+    return this.sqlite
+      .query<ExportFolder, [string]>(
+        `SELECT id, parent_id AS parentId, name, modified_at AS modifiedAt, deleted_at AS deletedAt
+         FROM items WHERE account_id = ? AND type = 'folder'`,
+      )
+      .all(accountId);
+  }
+
+  /** An account's files after `afterSeq`, in storage order, a page at a time (`coffer export`). */
+  exportFiles(accountId: string, afterSeq: number, limit: number, includeTrash: boolean): ExportFile[] {
+    return this.sqlite
+      .query<ExportFile, [string, number, number]>(
+        `SELECT seq, id, parent_id AS parentId, name, size, modified_at AS modifiedAt, deleted_at AS deletedAt,
+                storage_key AS storageKey, wrapped_key AS wrappedKey
+         FROM items WHERE account_id = ? AND type = 'file' AND seq > ? ${includeTrash ? '' : 'AND deleted_at IS NULL'}
+         ORDER BY seq LIMIT ?`,
+      )
+      .all(accountId, afterSeq, limit);
+  }
+
+  exportTotals(accountId: string, includeTrash: boolean): { files: number; bytes: number } {
+    return this.sqlite
+      .query<{ files: number; bytes: number }, [string]>(
+        `SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM items
+         WHERE account_id = ? AND type = 'file' ${includeTrash ? '' : 'AND deleted_at IS NULL'}`,
+      )
+      .get(accountId)!;
   }
 }

@@ -11,4 +11,5 @@ export * from './dav.ts';
 export * from './idp.ts';
 export * from './versions.ts';
 export * from './passkeys.ts';
+export * from './backups.ts';
 export * from './members.ts';

@@ -46,7 +46,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver, scheduledBackups } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -100,6 +100,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
+    backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
   };
 }
 
