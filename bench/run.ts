@@ -21,6 +21,7 @@ import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
+import { runPeopleBench } from './people.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -49,6 +50,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
+  people: runPeopleBench,
 };
 
 const wanted = process.argv.slice(2);

@@ -24,7 +24,8 @@ const VALUE_HELP = `Settings and the values they take:
   contentSearch        true | false          index words of file contents for search; false deletes the index
   versionsEnabled      true | false          overwrites keep the replaced content as a version
   versionsRetentionDays  days (1 to 3650)    how long daily versions are kept (default 30)
-  versionsMaxPerFile   number (1 to 1000)    versions kept per file, the oldest goes first (default 100)`;
+  versionsMaxPerFile   number (1 to 1000)    versions kept per file, the oldest goes first (default 100)
+  peopleSharing        true | false          owners may share items with other accounts of the instance`;
 
 function settingKey(name: string): SettingKey {
   const key = KEYS.find((k) => k.toLowerCase() === name.toLowerCase());
@@ -55,6 +56,7 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'allowPasswordChange':
     case 'davAccountPasswords':
     case 'versionsEnabled':
+    case 'peopleSharing':
       return settings.update(key, booleanOf(text), key, 'cli');
     case 'contentSearch':
       return ctx.services.contentSearch.setEnabled(booleanOf(text), key, 'cli').enabled;

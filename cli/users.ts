@@ -56,6 +56,26 @@ export function registerUsers(program: Command): void {
   );
 
   adminCommand(
+    users.command('shares <email>').description("the account's items shared with other accounts (members) and their roles"),
+  ).action(
+    action((address: string, opts: Flags) =>
+      withContext(opts, (ctx) => {
+        const row = loginByEmail(ctx, address);
+        const ownerId = row.parentUserId ?? row.id;
+        const shares = ctx.services.members.sharesOf(ownerId);
+        if (opts.json) return printJson({ shares });
+        if (shares.length === 0) return print(`${row.email} shares nothing with other accounts`);
+        print(
+          table(
+            ['ITEM', 'ITEM ID', 'MEMBER', 'ROLE', 'SINCE'],
+            shares.map((s) => [s.itemName, s.itemId, s.email, s.role, s.addedAt.slice(0, 10)]),
+          ),
+        );
+      }),
+    ),
+  );
+
+  adminCommand(
     users
       .command('create <email>')
       .description('create an account; the password is prompted for, or read from the first line of stdin')

@@ -43,7 +43,7 @@ function createServices(infra: Infrastructure) {
   const { audit, settings, storageLocation } = administration.services;
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
-  const dav = createDavServices(infra, { audit, ...files.services });
+  const dav = createDavServices(infra, { audit, tree, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });

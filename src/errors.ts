@@ -91,6 +91,12 @@ export const Messages = {
   subUserSharesLimit: "Sub-users share their owner's storage limit; set the owner's limit instead",
   // Files
   itemNotFound: 'File or folder not found',
+  shareBoundary: 'Items cannot be moved into or out of a folder shared with you: copy them instead.',
+  sharedRootOwnerOnly: 'Only its owner can rename, move or trash the shared item itself.',
+  viewerOnly: 'You can view this shared item but not change it. Ask its owner for the editor role.',
+  memberCannotManage: 'Only the owner of this item can share it or change who it is shared with.',
+  peopleSharingOff: 'Sharing with people is turned off on this instance. Ask the admin to turn it back on.',
+  noAccountWithEmail: 'No account with this email',
   folderNotFound: 'Folder not found',
   nameTaken: NAME_TAKEN,
   moveIntoSelf: 'A folder cannot be moved into itself or one of its descendants',

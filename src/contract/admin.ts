@@ -104,6 +104,8 @@ export interface UserEntry {
   disabled: boolean;
   /** The account is being deleted (its files first). */
   deletionPending: boolean;
+  /** Owners: how many of its items the account shares with people. */
+  sharedWithPeople?: number;
 }
 
 export interface OrphanReport {

@@ -61,12 +61,27 @@ import type {
   StorageUsage,
   SearchHit,
   searchQuery,
+  sharedQuery,
   starBody,
   trashQuery,
   uploadCheckBody,
 } from './files.ts';
 import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
-import type { linkListQuery, linkOptionsBody, ShareLinkPage, ShareLinks, ShareLinkView, shareBody } from './sharing.ts';
+import type {
+  linkListQuery,
+  linkOptionsBody,
+  Member,
+  memberBody,
+  NotificationEntry,
+  notificationsReadBody,
+  peoplePageQuery,
+  roleBody,
+  SharedWithMeItem,
+  ShareLinkPage,
+  ShareLinks,
+  ShareLinkView,
+  shareBody,
+} from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
 type Message = { message: string };
@@ -84,7 +99,7 @@ type OrphanJobPending = { jobId: string; status: string };
 export interface Api {
   'GET /api/files': { query: In<typeof folderQuery>; response: Item[] };
   'GET /api/files/starred': { query: In<typeof liveListQuery>; response: Item[] };
-  'GET /api/files/shared': { query: In<typeof liveListQuery>; response: Item[] };
+  'GET /api/files/shared': { query: In<typeof sharedQuery>; response: Item[] };
   'GET /api/files/trash': { query: In<typeof trashQuery>; response: Item[] };
   'GET /api/files/recent': { query: In<typeof recentQuery>; response: Item[] };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
@@ -108,6 +123,19 @@ export interface Api {
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
   'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
   'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'GET /api/files/:id/members': { response: { members: Member[] } };
+  'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } };
+  'PATCH /api/files/:id/members/:accountId': { body: In<typeof roleBody>; response: { member: Member } };
+  'DELETE /api/files/:id/members/:accountId': { response: Message };
+  'GET /api/files/shared-with-me': {
+    query: In<typeof peoplePageQuery>;
+    response: { items: SharedWithMeItem[]; nextCursor: string | null };
+  };
+  'GET /api/notifications': {
+    query: In<typeof peoplePageQuery>;
+    response: { notifications: NotificationEntry[]; unread: number; nextCursor: string | null };
+  };
+  'POST /api/notifications/read': { body: In<typeof notificationsReadBody>; response: { unread: number } };
   'GET /api/user/storage': { response: StorageUsage };
   'GET /api/files/:id/versions': { response: { versions: FileVersion[] } };
   'POST /api/files/:id/versions/:versionId/restore': { response: Item };
@@ -171,6 +199,8 @@ export interface Api {
   'PUT /api/user/content-search-config': { body: In<typeof enabledBody>; response: ContentSearchConfig };
   'GET /api/user/content-search-preference': { response: ContentSearchPreference };
   'PUT /api/user/content-search-preference': { body: In<typeof optOutBody>; response: ContentSearchPreference };
+  'GET /api/user/people-sharing-config': { response: { enabled: boolean } };
+  'PUT /api/user/people-sharing-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
   'PATCH /api/user/:id': { body: In<typeof accountStateBody>; response: { id: string; email: string; disabled: boolean } };
   'DELETE /api/user/:id': { response: QueuedJob };

@@ -28,7 +28,11 @@ export const searchQuery = z.object({
   limit: z.coerce.number().int().optional().catch(undefined),
   // Widening (docs/search.md): also match file contents, when the admin turned content search on.
   content: z.enum(['true', 'false']).optional().catch(undefined),
+  // Also items inside what other accounts share with the caller's (widening: absent means own items only).
+  includeShared: z.enum(['true', 'false']).optional().catch(undefined),
 });
+// include=people also lists items shared with people (widening: absent means links only, as before).
+export const sharedQuery = liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) });
 export const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
 
 const idsField = z
@@ -84,6 +88,8 @@ export interface ItemInfo {
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
   /** Sent by a visitor through a drop folder's link: the name they gave (if any) and when. */
   droppedBy?: { uploader: string | null; at: string };
+  /** Inside an item another account shares with this one: whose it is and what this account may do. */
+  sharedWithMe?: { owner: { id: string; name: string; email: string } | null; role: 'viewer' | 'editor'; rootId: string };
 }
 
 export interface StorageUsage {
@@ -148,5 +154,8 @@ export interface FileEvent {
     shared?: boolean;
     action?: string;
     count?: number;
+    /** `notification`: the account's unread count and what it says. */
+    unread?: number;
+    text?: string;
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { idsBody } from './files.ts';
+import { EMAIL } from './accounts.ts';
+import { idsBody, type Item } from './files.ts';
 
 /** A link's options (issue 32): an absent field keeps its value, null removes it. */
 export const linkOptionsBody = z.object({
@@ -72,4 +73,49 @@ export interface ShareLinkView {
 export interface ShareLinkPage {
   links: ShareLinkView[];
   nextCursor: string | null;
+}
+
+/** Sharing with people: members of an item, what is shared with an account, notifications. */
+export type MemberRole = 'viewer' | 'editor';
+const role = z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' });
+export const memberBody = z.object({ email: EMAIL, role });
+export const roleBody = z.object({ role });
+export const peoplePageQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .optional(),
+  cursor: z.string().min(1).optional(),
+});
+export const notificationsReadBody = z
+  .object({
+    ids: z
+      .array(z.string().min(1), { error: 'ids must be an array of notification ids' })
+      .max(500, 'At most 500 ids per request')
+      .optional(),
+    all: z.literal(true, { error: 'all must be true' }).optional(),
+  })
+  .refine((b) => b.all || (b.ids?.length ?? 0) > 0, 'Send ids (a list of notification ids) or all: true');
+
+/** A person an item is shared with. */
+export interface Member {
+  accountId: string;
+  email: string;
+  name: string;
+  role: MemberRole;
+  addedAt: string;
+}
+
+/** An item another account shares with this one. */
+export type SharedWithMeItem = Item & { owner: { id: string; name: string; email: string }; role: MemberRole; sharedAt: string };
+
+export interface NotificationEntry {
+  id: string;
+  type: string;
+  text: string;
+  itemId: string | null;
+  createdAt: string;
+  readAt: string | null;
 }

@@ -4,7 +4,16 @@ import type { Item } from '../services/files/tree.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
-import { type DavPath, davPath, type DavService, type DavTarget, type PropPatch } from '../services/dav/dav.ts';
+import {
+  type DavMount,
+  type DavPath,
+  davPath,
+  type DavService,
+  type DavShare,
+  type DavTarget,
+  type PropPatch,
+  SHARED_WITH_ME,
+} from '../services/dav/dav.ts';
 import type { Principal } from '../services/accounts/principal.ts';
 import { markBodyConsumed, readText } from './body.ts';
 import { fileResponse } from './download-responses.ts';
@@ -55,6 +64,37 @@ function hrefOf(path: DavPath, folder: boolean): string {
   const base = PREFIX + path.segments.map((s) => `/${encodeSegment(s)}`).join('');
   return folder ? `${base}/` : base;
 }
+
+/**
+ * Where a request path points: the caller's own tree, the SHARED_WITH_ME folder (its shares as
+ * children), or inside one share, whose path is mapped onto the owner's tree and back for hrefs.
+ */
+type Place =
+  | { kind: 'own'; principal: Principal; path: DavPath }
+  | { kind: 'list'; principal: Principal; path: DavPath; shares: DavShare[] }
+  | { kind: 'mount'; principal: Principal; path: DavPath; mount: DavMount; isRoot: boolean };
+
+const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
+
+function placeOf(dav: DavService, caller: Principal, path: DavPath): Place {
+  if (path.segments.length === 0 || davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) return { kind: 'own', principal: caller, path };
+  const shares = dav.shares(caller);
+  if (shares.length === 0) return { kind: 'own', principal: caller, path };
+  if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
+  const mount = dav.mount(caller, path.segments[1]!);
+  if (!mount) throw notFound(Messages.itemNotFound);
+  const rest = path.segments.slice(2);
+  return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
+}
+
+/** The href of a path of `place`'s tree: inside a share, under SHARED_WITH_ME/<name> rather than the owner's path. */
+function hrefIn(place: Place, path: DavPath, folder: boolean): string {
+  if (place.kind !== 'mount') return hrefOf(path, folder);
+  const rest = path.segments.slice(place.mount.ownerSegments.length);
+  return hrefOf(davPath([SHARED_WITH_ME, place.mount.name, ...rest]), folder);
+}
+
+const WRITES = new Set(['PUT', 'MKCOL', 'DELETE', 'MOVE', 'COPY', 'PROPPATCH', 'LOCK']);
 
 /** The path of a request target (`/dav/a%20b/c`) as decoded segments; 400 for bad escapes or dot segments. */
 function pathOfUrlPath(urlPath: string): DavPath {
@@ -254,13 +294,18 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
   }
   // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
   if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');
-  const principal = meta.principal!;
-  const path = pathOfUrlPath(meta.path);
+  const place = placeOf(dav, meta.principal!, pathOfUrlPath(meta.path));
+  if (place.kind === 'list') return sharedList(dav, request, method, place);
+  if (place.kind === 'mount' && WRITES.has(method)) {
+    if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
+    if (place.isRoot && method !== 'LOCK' && method !== 'COPY') throw forbidden(Messages.sharedRootOwnerOnly);
+  }
+  const { principal, path } = place;
   const trailingSlash = meta.path.endsWith('/');
   const target = dav.resolve(principal, path);
   const resource = (t: DavTarget | null): Resource => ({
     path,
-    href: hrefOf(path, t?.kind === 'root' || t?.item.type === 'folder' || (!t && trailingSlash)),
+    href: hrefIn(place, path, t?.kind === 'root' || t?.item.type === 'folder' || (!t && trailingSlash)),
     item: t?.kind === 'item' ? t.item : null,
   });
   const res = resource(target);
@@ -292,7 +337,7 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
     }
     case 'COPY':
     case 'MOVE':
-      return transfer(dav, principal, request, method, target, res);
+      return transfer(dav, place, request, method, target, res);
     case 'LOCK':
       return lock(dav, principal, request, target, res);
     case 'UNLOCK': {
@@ -307,6 +352,25 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
         headers: { Allow: METHODS, 'Content-Type': 'application/json' },
       });
   }
+}
+
+/** SHARED_WITH_ME itself: read-only, its children are the shares. */
+async function sharedList(dav: DavService, request: Request, method: string, place: Place & { kind: 'list' }): Promise<Response> {
+  const res: Resource = { path: place.path, href: hrefOf(place.path, true), item: null };
+  if (method === 'PROPFIND') return propfind(dav, place.principal, request, { kind: 'root' }, res, place.shares);
+  if (method === 'GET' || method === 'HEAD') {
+    const headers = { 'Content-Type': 'text/html; charset=utf-8' };
+    if (method === 'HEAD') return new Response(null, { headers });
+    const items = place.shares.map((s) => {
+      const href = res.href + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : '');
+      return `<li><a href="${escapeXml(href)}">${escapeXml(s.name)}${s.item.type === 'folder' ? '/' : ''}</a></li>`;
+    });
+    const title = escapeXml(SHARED_WITH_ME);
+    return new Response(`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><ul>${items.join('')}</ul>`, {
+      headers,
+    });
+  }
+  throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
 }
 
 /** The `If` header (412 when false), If-Match / If-None-Match, then the locks (423) on what a write touches. */
@@ -428,6 +492,8 @@ async function propfind(
   request: Request,
   target: DavTarget | null,
   res: Resource,
+  /** Listing SHARED_WITH_ME: its children are these shares, under their WebDAV names. */
+  shares?: DavShare[],
 ): Promise<Response> {
   const depthHeader = (request.headers.get('depth') ?? '1').trim().toLowerCase();
   if (depthHeader === 'infinity')
@@ -446,7 +512,7 @@ async function propfind(
       case 'resourcetype':
         return folder ? '<D:collection/>' : '';
       case 'displayname':
-        return item ? escapeXml(item.name) : '';
+        return item ? escapeXml(item.name) : shares ? escapeXml(SHARED_WITH_ME) : '';
       case 'creationdate':
         return item ? new Date(item.createdAt).toISOString() : undefined;
       case 'getlastmodified':
@@ -515,7 +581,7 @@ async function propfind(
   const first =
     XML_HEAD + '<D:multistatus xmlns:D="DAV:">' + responseXml(self, res.path.key, res.href, self ? deadOf([self])(self.id) : NONE);
   const isFolder = !self || self.type === 'folder';
-  const pages = depthHeader === '1' && isFolder ? dav.children(principal, self?.id ?? null) : null;
+  const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
   /** A batch of rows' response elements, each built only when the stream asks for it. */
   function* responsesOf(rows: Item[]): Generator<string> {
@@ -526,6 +592,20 @@ async function propfind(
   }
   async function* parts(): AsyncGenerator<Iterable<string>> {
     yield [first];
+    if (shares && depthHeader === '1') {
+      const dead = deadOf(shares.map((s) => s.item));
+      yield shares.map((s) =>
+        responseXml(
+          s.item,
+          `${res.path.key}/${davPath([s.name]).key.slice(1)}`,
+          base + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : ''),
+          dead(s.item.id),
+        ),
+      );
+    }
+    // The root also lists SHARED_WITH_ME while something is shared with the account.
+    if (!shares && !self && depthHeader === '1' && dav.shares(principal).length > 0)
+      yield [responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, NONE)];
     for await (const page of pages ?? [])
       for (let at = 0; at < page.length; at += DEAD_BATCH) yield responsesOf(page.slice(at, at + DEAD_BATCH));
     yield ['</D:multistatus>'];
@@ -636,7 +716,7 @@ async function put(dav: DavService, principal: Principal, request: Request, targ
 
 async function transfer(
   dav: DavService,
-  principal: Principal,
+  place: Place,
   request: Request,
   method: 'COPY' | 'MOVE',
   target: DavTarget | null,
@@ -651,7 +731,13 @@ async function transfer(
     throw badRequest('The Destination header is not a URL');
   }
   if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
-  const dest = pathOfUrlPath(url.pathname);
+  const { principal } = place;
+  // A Destination in another tree (the caller's own, another share) would hand items to another account.
+  const destPlace = placeOf(dav, requestMeta(request).principal!, pathOfUrlPath(url.pathname));
+  const sameTree =
+    destPlace.kind === place.kind && (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.name === place.mount.name));
+  if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);
+  const dest = destPlace.path;
   const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();
   if (overwrite !== 'T' && overwrite !== 'F') throw badRequest('Overwrite must be T or F');
   const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
@@ -662,7 +748,7 @@ async function transfer(
   const destTarget = dav.resolve(principal, dest);
   const destRes: Resource = {
     path: dest,
-    href: hrefOf(dest, target.item.type === 'folder'),
+    href: hrefIn(place, dest, target.item.type === 'folder'),
     item: destTarget?.kind === 'item' ? destTarget.item : null,
   };
   const tokens = checkConditions(dav, principal, request, res, target);

@@ -1,5 +1,15 @@
 import type { AppContext } from '../context.ts';
-import { folderBody, folderQuery, liveListQuery, placeBody, recentQuery, renameBody, searchQuery, starBody } from '../contract/files.ts';
+import {
+  folderBody,
+  folderQuery,
+  liveListQuery,
+  placeBody,
+  recentQuery,
+  renameBody,
+  searchQuery,
+  sharedQuery,
+  starBody,
+} from '../contract/files.ts';
 import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
 
@@ -19,6 +29,7 @@ export function itemRoutes(ctx: AppContext) {
           q: query.q ?? query.query ?? '',
           limit: query.limit,
           content: query.content === 'true',
+          includeShared: query.includeShared === 'true',
         }),
     }),
     route('GET /api/files/recent', { query: recentQuery, handler: ({ principal, query }) => items.recent(principal, query) }),
@@ -27,7 +38,7 @@ export function itemRoutes(ctx: AppContext) {
       handler: ({ principal, query, set }) => pageResponse(items.listStarred(principal, query), set),
     }),
     route('GET /api/files/shared', {
-      query: liveListQuery,
+      query: sharedQuery,
       handler: ({ principal, query, set }) => pageResponse(items.listShared(principal, query), set),
     }),
     route('GET /api/files/:id/info', { handler: ({ principal, params }) => items.info(principal, params.id) }),

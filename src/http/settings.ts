@@ -104,5 +104,10 @@ export function settingsRoutes(ctx: AppContext) {
       body: optOutBody,
       handler: ({ principal, body }) => contentSearch.setOptOut(principal, body.optOut),
     }),
+    route('GET /api/user/people-sharing-config', { handler: () => ({ enabled: settings.get('peopleSharing') }) }),
+    route('PUT /api/user/people-sharing-config', {
+      body: enabledBody,
+      handler: ({ principal, body }) => ({ enabled: settings.update('peopleSharing', body.enabled, 'enabled', principal) }),
+    }),
   ]);
 }

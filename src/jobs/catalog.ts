@@ -29,7 +29,8 @@ const none = z.null();
  * has one handler per entry (the compiler refuses a missing one).
  */
 export const Jobs = {
-  filesCopy: defineJob('files.copy', fileTrees.extend({ parentId: z.string().nullable() })),
+  // sourceAccountId: the account the copied items belong to, when a member copies across a share.
+  filesCopy: defineJob('files.copy', fileTrees.extend({ parentId: z.string().nullable(), sourceAccountId: z.string().optional() })),
   filesTrash: defineJob('files.trash', fileTrees),
   filesRestore: defineJob('files.restore', fileTrees),
   trashDelete: defineJob('trash.delete', fileTrees),

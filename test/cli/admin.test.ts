@@ -264,6 +264,7 @@ describe('coffer settings', () => {
         'hideFileExtensions',
         'knownProxies',
         'maxUploadBytes',
+        'peopleSharing',
         'shareBaseUrl',
         'signupEnabled',
         'versionsEnabled',
@@ -283,6 +284,8 @@ describe('coffer settings', () => {
       ['versionsEnabled', 'false', false],
       ['versionsRetentionDays', '60', 60],
       ['versionsMaxPerFile', '10', 10],
+      ['peopleSharing', 'off', false],
+      ['peopleSharing', 'on', true],
     ];
     for (const [key, value, expected] of cases) {
       const r = await cli(['settings', 'set', key, value, '--json']);

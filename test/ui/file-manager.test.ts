@@ -462,14 +462,14 @@ describe('file manager', () => {
     await dialog.getByRole('button', { name: 'Done' }).click();
     expect((await json(await o.client.get(`/api/files/${box.id}/info`))).name).toBe('Holiday');
 
-    await page.getByRole('link', { name: 'Shared' }).click();
+    await page.getByRole('link', { name: 'Shared', exact: true }).click();
     await row(page, 'Holiday').waitFor();
     expect(await row(page, 'Holiday').textContent()).toContain('Never expires');
 
     await row(page, 'Holiday').dblclick();
     await page.getByRole('note').filter({ hasText: 'This folder is shared by link' }).waitFor();
 
-    await page.getByRole('link', { name: 'Shared' }).click();
+    await page.getByRole('link', { name: 'Shared', exact: true }).click();
     await row(page, 'Holiday').click();
     await button(page, 'Share').click();
     await page.getByRole('dialog').getByRole('button', { name: 'Remove link' }).click();

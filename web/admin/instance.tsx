@@ -342,6 +342,19 @@ function ContentSearch() {
   );
 }
 
+function PeopleSharing() {
+  const current = useLoad(api.settings.peopleSharing);
+  if (!current.data) return null;
+  return (
+    <Toggle
+      label="Sharing with people"
+      value={current.data.enabled}
+      description="Owners may share files and folders with other accounts of this Coffer, as viewers or editors. Off: nothing new can be shared, and what is already shared stops working (members are told why) until it is turned back on."
+      put={async (on) => (await api.settings.setPeopleSharing(on)).enabled}
+    />
+  );
+}
+
 /** File versions: on or off, and how long and how many are kept. */
 function FileVersions() {
   const current = useLoad(api.settings.versions);
@@ -464,6 +477,7 @@ export function Instance() {
           put={async (on) => (await api.settings.setDesktopOnlyAccess(on)).desktopOnlyAccess}
         />
         <WebdavAccountPasswords />
+        <PeopleSharing />
       </Section>
       <MaxUpload />
       <FileVersions />

@@ -4,7 +4,7 @@ import { parseSize } from '../../src/contract/size.ts';
 import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
 import type { UserEntry } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
-import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';
+import { exactDate, formatDate, formatSize, plural, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
@@ -186,6 +186,9 @@ export function Users() {
                   <Person u={o} admin={n === 0} />
                   <div class="entry-side">
                     <span class="small">{usage(o)}</span>
+                    {(o.sharedWithPeople ?? 0) > 0 && (
+                      <span class="small muted">shares {plural(o.sharedWithPeople ?? 0, 'item')} with people</span>
+                    )}
                     {o.storageTotal !== null && (
                       <progress
                         class="meter"

@@ -51,13 +51,20 @@ async function withProgress(
 /** The file API (SPEC "Files", "Trash", "Upload rules"): lists, changes, jobs, uploads' URLs, downloads. */
 export const files = {
   list: (query: ApiQuery<'GET /api/files'>, opts: Opts = {}) => page('GET /api/files', { query, ...opts }),
+  // Shared lists what is shared by link and with people.
   collection: (name: 'starred' | 'shared' | 'trash', query: ApiQuery<'GET /api/files/starred'>, opts: Opts = {}) =>
-    page(`GET /api/files/${name}`, { query, ...opts }),
+    name === 'shared'
+      ? page('GET /api/files/shared', { query: { ...query, include: 'people' }, ...opts })
+      : page(`GET /api/files/${name}`, { query, ...opts }),
   recent: (limit: number, opts: Opts = {}) => call('GET /api/files/recent', { query: { limit }, ...opts }),
-  search: (q: string, limit: number, opts: Opts = {}) => call('GET /api/files/search', { query: { q, limit }, ...opts }),
+  search: (q: string, limit: number, opts: Opts & { includeShared?: boolean } = {}) =>
+    call('GET /api/files/search', {
+      query: { q, limit, ...(opts.includeShared ? { includeShared: 'true' as const } : {}) },
+      signal: opts.signal,
+    }),
   /** Names and, when the admin turned content search on, text (docs/search.md); hits in the text carry `match: 'content'`. */
   searchWithContent: (q: string, limit: number, opts: Opts = {}) =>
-    call('GET /api/files/search', { query: { q, limit, content: 'true' }, ...opts }),
+    call('GET /api/files/search', { query: { q, limit, content: 'true', includeShared: 'true' }, signal: opts.signal }),
   stats: () => call('GET /api/files/stats'),
   info: (id: string) => call('GET /api/files/:id/info', { params: { id } }),
   createFolder: (body: ApiBody<'POST /api/files/folder'>) => call('POST /api/files/folder', { body }),

@@ -1,4 +1,4 @@
-import type { Expiry, LinkOptions } from '../../src/contract/sharing.ts';
+import type { Expiry, LinkOptions, MemberRole } from '../../src/contract/sharing.ts';
 import { call } from '../app/api.ts';
 
 /** Share links (SPEC "Files": share, share/links) and their options (list, change). */
@@ -12,4 +12,22 @@ export const sharing = {
   linkPage: (query: { cursor?: string; itemId?: string; limit?: number } = {}) =>
     call('GET /api/files/share/links', { query: { limit: 100, ...query } }),
   updateLink: (token: string, options: LinkOptions) => call('PATCH /api/files/share/links/:token', { params: { token }, body: options }),
+};
+
+/** Sharing with people: an item's members and what other accounts share with this one. */
+export const people = {
+  members: (id: string) => call('GET /api/files/:id/members', { params: { id } }).then((r) => r.members),
+  add: (id: string, email: string, role: MemberRole) =>
+    call('POST /api/files/:id/members', { params: { id }, body: { email, role } }).then((r) => r.member),
+  setRole: (id: string, accountId: string, role: MemberRole) =>
+    call('PATCH /api/files/:id/members/:accountId', { params: { id, accountId }, body: { role } }).then((r) => r.member),
+  remove: (id: string, accountId: string) => call('DELETE /api/files/:id/members/:accountId', { params: { id, accountId } }),
+  sharedWithMe: (query: { limit?: number; cursor?: string }, opts: { signal?: AbortSignal } = {}) =>
+    call('GET /api/files/shared-with-me', { query, ...opts }),
+};
+
+/** The account's notifications (the header bell). */
+export const notifications = {
+  list: (limit: number) => call('GET /api/notifications', { query: { limit } }),
+  read: (body: { ids: string[] } | { all: true }) => call('POST /api/notifications/read', { body }),
 };

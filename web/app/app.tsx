@@ -3,6 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { Admin } from '../admin/admin.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
+import { NotificationBell } from '../notifications/bell.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
 import { openShortcuts } from '../palette/shortcuts.tsx';
 import { SearchBox } from '../search/search-box.tsx';
@@ -22,17 +23,25 @@ import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';
 import { useLoad } from './load.ts';
 import { theme } from './prefs.ts';
+import { liveUnread, unreadNotifications, viewingShared } from './people.ts';
 import { navigate, route } from './router.ts';
 import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { loadStorage } from './storage.ts';
+import { toast } from './toasts.ts';
 import { activeUploads } from './uploads.ts';
 
 const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
   { href: '/', label: 'Home', icon: 'home', match: (p) => p === '/' },
-  { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') },
+  { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') && !viewingShared.value },
   { href: '/recent', label: 'Recent', icon: 'clock', match: (p) => p === '/recent' },
   { href: '/starred', label: 'Starred', icon: 'star', match: (p) => p === '/starred' },
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
+  {
+    href: '/shared-with-me',
+    label: 'Shared with me',
+    icon: 'users',
+    match: (p) => p === '/shared-with-me' || (p.startsWith('/files/') && viewingShared.value),
+  },
   { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
 ];
 
@@ -165,6 +174,7 @@ function Screen() {
   if (folder) return <FileBrowser key={`folder:${folder[1]}`} kind="folder" folderId={decodeURIComponent(folder[1]!)} />;
   if (path === '/recent' || path === '/starred' || path === '/shared')
     return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
+  if (path === '/shared-with-me') return <FileBrowser key={path} kind="sharedWithMe" />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
@@ -193,7 +203,13 @@ function Shell() {
     void loadSharedFolders().catch(() => {});
     let timer: ReturnType<typeof setTimeout> | null = null;
     const off = onFileEvent((e) => {
+      if (e.type === 'notification') {
+        liveUnread(e.data?.unread ?? unreadNotifications.value + 1);
+        if (e.data?.text) toast(e.data.text);
+      }
       if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
+      // What this account may reach changed: details and breadcrumbs are asked again.
+      if (e.type === 'share.removed') forgetInfo();
       if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
       if (e.type === 'resync') void refreshSession();
       // Bursts (a folder upload, a big move) revalidate once.
@@ -257,6 +273,7 @@ function Shell() {
           <button type="button" class="icon-button hide-narrow" aria-label="Command palette (Ctrl+K)" onClick={openPalette}>
             <Icon name="keyboard" />
           </button>
+          <NotificationBell />
           <AccountButton />
         </header>
         <StatusBanner />

@@ -2,12 +2,13 @@ import { signal } from '@preact/signals';
 import type { ItemPage } from './api.ts';
 import type { Item, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
 import { api } from '../api/index.ts';
+import { sharedWithMePage } from './people.ts';
 
 /** Where a listing's pages come from. */
 export interface ListingSource {
   key: string;
   /** What the listing shows: a folder's contents (its id, null for My files) or a collection. */
-  view: { folder: string | null } | 'starred' | 'shared' | 'trash' | 'recent' | 'search';
+  view: { folder: string | null } | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'recent' | 'search';
   load(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage>;
 }
 
@@ -186,6 +187,8 @@ export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: S
   load: (cursor, limit, signal) => api.files.collection(name, { sortBy, order, limit, cursor }, { signal }),
 });
 
+export const sharedWithMeSource: ListingSource = { key: 'shared-with-me', view: 'sharedWithMe', load: sharedWithMePage };
+
 export const recentSource: ListingSource = {
   key: 'recent',
   view: 'recent',
@@ -199,7 +202,7 @@ export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
   view: 'search',
   load: async (_c, _l, signal) => {
-    // content=true is ignored while the admin has content search off: then every hit is a name match.
+    // Names include what other accounts share with this one; content=true is ignored while content search is off.
     const hits = await api.files.searchWithContent(q, 100, { signal });
     textMatches.value = { q, hits: hits.filter((h) => h.match === 'content') };
     return { items: hits.filter((h) => h.match !== 'content'), nextCursor: null };

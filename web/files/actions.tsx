@@ -15,7 +15,7 @@ import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
 import type { IconName } from '../ui/icons.tsx';
 import { pickFolder } from './folder-picker.tsx';
 
-export type ViewKind = 'folder' | 'recent' | 'starred' | 'shared' | 'trash' | 'search';
+export type ViewKind = 'folder' | 'recent' | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'search';
 
 /** What an action sees: the view it runs in and the selected items. */
 export interface ActionContext {
@@ -26,6 +26,8 @@ export interface ActionContext {
   select(ids: string[]): void;
   toggleInfo(): void;
   pickUpload(folder: boolean): void;
+  /** Inside an item another account shares with this one: the role this account has there. */
+  sharedRole?: 'viewer' | 'editor';
 }
 
 export interface Action {
@@ -504,5 +506,17 @@ export async function emptyTrash(listing: Listing): Promise<void> {
 
 /** The actions that apply here and that this login may perform (sub-users see only what they can do). */
 export function available(ctx: ActionContext): Action[] {
-  return ACTIONS.filter((a) => (!a.permission || can(a.permission)) && a.applies(ctx));
+  return ACTIONS.filter((a) => (!a.permission || can(a.permission)) && memberMay(a, ctx) && a.applies(ctx));
+}
+
+/**
+ * What a member may do with items shared with its account: never share them onward; viewers only read.
+ * The shared items themselves (the Shared with me list) stay their owner's to rename, move or trash.
+ */
+function memberMay(a: Action, ctx: ActionContext): boolean {
+  const role = ctx.kind === 'sharedWithMe' ? 'viewer' : ctx.sharedRole;
+  if (!role || !a.permission) return true;
+  if (a.permission === 'files.share' || a.id === 'star') return false;
+  if (a.id === 'copy') return true;
+  return role === 'editor' || a.permission === 'files.download';
 }

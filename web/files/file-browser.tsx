@@ -1,8 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { JSX } from 'preact';
-import type { Item, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
+import type { Item, ItemInfo, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
 import { cutItems } from '../app/clipboard.ts';
-import { ancestors, type Crumb, knownAncestors, sharedFolders } from '../app/folders.ts';
+import { ancestors, type Crumb, itemInfo, knownAncestors, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
 import {
   collectionSource,
@@ -11,13 +11,16 @@ import {
   listingFor,
   recentSource,
   searchSource,
+  sharedWithMeSource,
   textMatches,
 } from '../app/listings.ts';
 import { TextMatches } from '../search/text-matches.tsx';
 import { sortBy, sortOrder, viewMode } from '../app/prefs.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { can } from '../app/session.ts';
-import { toastError } from '../app/toasts.ts';
+import { onFileEvent } from '../app/events.ts';
+import { viewingShared } from '../app/people.ts';
+import { toast, toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
@@ -39,6 +42,7 @@ const TITLES: Record<Exclude<ViewKind, 'folder' | 'search'>, string> = {
   recent: 'Recent',
   starred: 'Starred',
   shared: 'Shared',
+  sharedWithMe: 'Shared with me',
   trash: 'Trash',
 };
 
@@ -47,6 +51,7 @@ const COLUMNS: Record<ViewKind, Column[]> = {
   recent: ['location', 'size', 'accessed'],
   starred: ['size', 'modified'],
   shared: ['sharedAt', 'expires'],
+  sharedWithMe: ['owner', 'role', 'sharedAt'],
   trash: ['size', 'deleted'],
   search: ['location', 'size', 'modified'],
 };
@@ -61,6 +66,8 @@ function sourceFor(kind: ViewKind, folderId: string | null, query: string, by: S
       return searchSource(query);
     case 'trash':
       return collectionSource('trash', 'deletedAt', 'desc');
+    case 'sharedWithMe':
+      return sharedWithMeSource;
     default:
       return collectionSource(kind, by, order);
   }
@@ -80,7 +87,8 @@ const EMPTY: Record<ViewKind, string> = {
   folder: 'This folder is empty.',
   recent: 'Files you open or download will appear here.',
   starred: 'Nothing starred yet. Star files and folders (S) to find them here quickly.',
-  shared: 'Nothing shared yet. Select items and choose Share to create a link.',
+  shared: 'Nothing shared yet. Select items and choose Share to create a link or add people.',
+  sharedWithMe: 'Nothing is shared with you yet. When someone on this Coffer shares a file or folder with you, it appears here.',
   trash: 'The trash is empty. Deleted items wait here until you empty the trash or they expire.',
   search: 'No files or folders match.',
 };
@@ -115,6 +123,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const [infoOpen, setInfoOpen] = useState(false);
   // A folder opened before shows its path at once; a new one when its details arrive.
   const [crumbs, setCrumbs] = useState<Crumb[]>(() => (kind === 'folder' && folderId ? (knownAncestors(folderId) ?? []) : []));
+  const [sharedWithMe, setSharedWithMe] = useState<ItemInfo['sharedWithMe']>(undefined);
   const [slow, setSlow] = useState(false);
   const [dropping, setDropping] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -139,10 +148,30 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       (c) => live && setCrumbs(c),
       (err) => live && toastError(err),
     );
+    itemInfo(folderId).then(
+      (info) => live && setSharedWithMe(info.sharedWithMe),
+      () => {},
+    );
     return () => {
       live = false;
     };
   }, [kind, folderId, items.length]);
+
+  useEffect(() => {
+    viewingShared.value = sharedWithMe !== undefined;
+    return () => void (viewingShared.value = false);
+  }, [sharedWithMe]);
+
+  // The owner stopped sharing what this page shows: leave it at once.
+  useEffect(
+    () =>
+      onFileEvent((e) => {
+        if (e.type !== 'share.removed' || !sharedWithMe || e.data?.id !== sharedWithMe.rootId) return;
+        toast(`“${e.data.name}” is no longer shared with you`);
+        navigate('/shared-with-me', { replace: true });
+      }),
+    [sharedWithMe],
+  );
 
   // Items that disappeared (moved, deleted elsewhere) leave the selection.
   useEffect(() => {
@@ -166,6 +195,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     select,
     toggleInfo: () => setInfoOpen((o) => !o),
     pickUpload: (folder) => (folder ? folderInput : fileInput).current?.click(),
+    sharedRole: sharedWithMe?.role,
   };
   const actions = available(ctx);
   const run = (a: Action) => Promise.resolve(a.run(ctx)).catch(toastError);
@@ -400,9 +430,22 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         {kind === 'folder' ? (
           <nav class="breadcrumbs" aria-label="Breadcrumb">
             <ol>
-              {[{ id: null as string | null, name: 'My files' }, ...crumbs].map((c, n, all) => (
+              {sharedWithMe && (
+                <>
+                  <li>
+                    <a class="crumb" href="/shared-with-me">
+                      Shared with me
+                    </a>
+                  </li>
+                  <li>
+                    <Icon name="chevronRight" size={16} />
+                    <span class="crumb owner-crumb">{sharedWithMe.owner?.name || sharedWithMe.owner?.email}</span>
+                  </li>
+                </>
+              )}
+              {(sharedWithMe ? crumbs : [{ id: null as string | null, name: 'My files' }, ...crumbs]).map((c, n, all) => (
                 <li key={c.id ?? 'root'}>
-                  {n > 0 && <Icon name="chevronRight" size={16} />}
+                  {(n > 0 || sharedWithMe) && <Icon name="chevronRight" size={16} />}
                   {n === all.length - 1 ? (
                     <h1 aria-current="page" class="crumb current">
                       {c.name}

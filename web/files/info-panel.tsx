@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Item, ItemInfo } from '../../src/contract/files.ts';
+import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
@@ -18,10 +19,16 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
   const [info, setInfo] = useState<ItemInfo | null>(null);
   const [path, setPath] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [people, setPeople] = useState<Member[] | null>(null);
   useEffect(() => {
     let live = true;
     setInfo(null);
     setError(null);
+    setPeople(null);
+    api.people.members(item.id).then(
+      (m) => live && setPeople(m),
+      () => live && setPeople([]),
+    );
     // Fresh details each time: sizes and totals change.
     api.files.info(item.id).then(
       (i) => live && setInfo(i),
@@ -89,7 +96,7 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
           role={item.type === 'file' ? 'tabpanel' : undefined}
           aria-labelledby={item.type === 'file' ? 'info-tab-details' : undefined}
         >
-          <DetailsList item={item} info={info} path={path} error={error} shared={shared} />
+          <DetailsList item={item} info={info} path={path} error={error} shared={shared} people={people} />
         </div>
       )}
     </aside>
@@ -102,12 +109,15 @@ function DetailsList({
   path,
   error,
   shared,
+  people,
 }: {
   item: Item;
   info: ItemInfo | null;
   path: string | null;
   error: string | null;
   shared: boolean;
+  /** Who the item is shared with (null while loading). */
+  people: Member[] | null;
 }) {
   return (
     <>
@@ -120,7 +130,7 @@ function DetailsList({
         <dt>Kind</dt>
         <dd>{item.type === 'folder' ? 'Folder' : item.mimeType || 'File'}</dd>
         <dt>Location</dt>
-        <dd>{path ?? '…'}</dd>
+        <dd>{(info?.sharedWithMe ? path?.replace(/^My files/, 'Shared with me') : path) ?? '…'}</dd>
         <dt>Size</dt>
         <dd>
           {item.type === 'folder'
@@ -139,6 +149,15 @@ function DetailsList({
             <dd>{exactDate(item.deletedAt)}</dd>
           </>
         )}
+        {info?.sharedWithMe && (
+          <>
+            <dt>Owner</dt>
+            <dd>
+              {info.sharedWithMe.owner?.name || info.sharedWithMe.owner?.email} ·{' '}
+              {info.sharedWithMe.role === 'editor' ? 'you can edit' : 'you can view'}
+            </dd>
+          </>
+        )}
         {info?.droppedBy && (
           <>
             <dt>Sent by</dt>
@@ -146,7 +165,27 @@ function DetailsList({
           </>
         )}
         <dt>Sharing</dt>
-        <dd>{shared ? `Shared by link · ${formatExpiry(info?.expiresAt ?? item.expiresAt)}` : 'Not shared'}</dd>
+        <dd>
+          {shared
+            ? `Shared by link · ${formatExpiry(info?.expiresAt ?? item.expiresAt)}`
+            : people?.length
+              ? 'Shared with people'
+              : 'Not shared'}
+        </dd>
+        {people && people.length > 0 && (
+          <>
+            <dt>People</dt>
+            <dd>
+              <ul class="info-people">
+                {people.map((m) => (
+                  <li key={m.accountId}>
+                    {m.name || m.email} <span class="muted small">({m.role === 'editor' ? 'can edit' : 'can view'})</span>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
       </dl>
     </>
   );

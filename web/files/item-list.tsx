@@ -1,6 +1,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
+import type { SharedWithMeItem } from '../../src/contract/sharing.ts';
 import { itemInfo } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, middleTruncate } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
@@ -8,7 +9,7 @@ import { FileIcon, Icon } from '../ui/icons.tsx';
 import { Name } from '../ui/name.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
-export type Column = 'size' | 'modified' | 'deleted' | 'sharedAt' | 'expires' | 'location' | 'accessed';
+export type Column = 'size' | 'modified' | 'deleted' | 'sharedAt' | 'expires' | 'location' | 'accessed' | 'owner' | 'role';
 export type SortKey = 'name' | 'size' | 'modified';
 
 const COLUMN_TITLES: Record<Column, string> = {
@@ -19,6 +20,8 @@ const COLUMN_TITLES: Record<Column, string> = {
   expires: 'Link',
   location: 'Folder',
   accessed: 'Opened',
+  owner: 'Shared by',
+  role: 'Access',
 };
 
 export const DRAG_TYPE = 'application/x-coffer-items';
@@ -78,9 +81,17 @@ function cell(item: Item, col: Column) {
     case 'sharedAt':
       return <span title={exactDate(item.sharedAt)}>{formatDate(item.sharedAt)}</span>;
     case 'expires':
+      // Shared with people only: no link to expire.
+      if (!item.shared) return <span class="muted">People only</span>;
       return <span title={item.expiresAt ? exactDate(item.expiresAt) : undefined}>{formatExpiry(item.expiresAt)}</span>;
     case 'location':
       return <FolderName id={item.parentId} />;
+    case 'owner': {
+      const owner = (item as Partial<SharedWithMeItem>).owner;
+      return <span title={owner?.email}>{owner?.name || owner?.email}</span>;
+    }
+    case 'role':
+      return (item as Partial<SharedWithMeItem>).role === 'editor' ? 'Can edit' : 'Can view';
   }
 }
 

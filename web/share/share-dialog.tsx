@@ -9,6 +9,7 @@ import { toast, toastError } from '../app/toasts.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
+import { PeopleSection } from './people.tsx';
 
 const MODES: { value: ShareMode; label: string; hint: string }[] = [
   { value: 'view', label: 'View and download', hint: 'Visitors browse and download.' },
@@ -294,6 +295,8 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   return (
     <>
       <div class="dialog-body share">
+        {single && <PeopleSection item={single} />}
+        {single && <h3 class="share-link-title">Public link</h3>}
         <p class="muted">
           {mode === 'upload'
             ? 'Anyone with the link can send files into this folder, and sees nothing else.'
@@ -392,7 +395,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
         ) : (
           <>
             <button type="button" class="button" onClick={props.close}>
-              Cancel
+              {single ? 'Done' : 'Cancel'}
             </button>
             <button type="button" class="button primary" disabled={busy} onClick={create}>
               Create

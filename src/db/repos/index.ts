@@ -11,6 +11,7 @@ import { IdpRepo } from './idp.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
+import { MembersRepo } from './members.ts';
 import { MfaRepo } from './mfa.ts';
 import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
@@ -49,6 +50,7 @@ export interface Repos {
   settings: SettingsRepo;
   items: ItemsRepo;
   shares: SharesRepo;
+  members: MembersRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
   keys: KeysRepo;
@@ -76,6 +78,7 @@ export function createRepos(db: Db): Repos {
     settings: new SettingsRepo(db),
     items: new ItemsRepo(sqlite),
     shares: new SharesRepo(sqlite),
+    members: new MembersRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),

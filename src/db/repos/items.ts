@@ -29,6 +29,7 @@ export type ListScope =
   | { kind: 'folder'; accountId: string; parentId: string | null }
   | { kind: 'starred'; accountId: string }
   | { kind: 'shared'; accountId: string }
+  | { kind: 'sharedAny'; accountId: string }
   | { kind: 'trash'; accountId: string };
 
 export interface PageRequest {
@@ -65,7 +66,8 @@ const ITEM_KEYS = [
   'deletedAt',
   'deletedRootId',
 ] as const satisfies ReadonlyArray<keyof Item>;
-const LISTED_KEYS = ITEM_KEYS.filter(
+/** The columns of a ListedItem, for other repositories' statements that join items. */
+export const LISTED_KEYS = ITEM_KEYS.filter(
   (k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId'].includes(k),
 );
 const ITEM = selectList(items, ITEM_KEYS);
@@ -90,6 +92,9 @@ const SCOPE_WHERE: Record<ListScope['kind'], string> = {
   folder: 'account_id = ?1 AND parent_id IS ?2 AND deleted_at IS NULL',
   starred: 'account_id = ?1 AND starred = 1 AND deleted_at IS NULL',
   shared: 'account_id = ?1 AND deleted_at IS NULL AND id IN (SELECT item_id FROM share_items)',
+  // Shared by link or with people (members).
+  sharedAny:
+    'account_id = ?1 AND deleted_at IS NULL AND (id IN (SELECT item_id FROM share_items) OR id IN (SELECT item_id FROM item_members WHERE owner_id = ?1))',
   trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
 };
 

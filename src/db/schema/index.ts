@@ -13,3 +13,4 @@ export * from './content.ts';
 export * from './versions.ts';
 export * from './passkeys.ts';
 export * from './backups.ts';
+export * from './members.ts';

@@ -29,6 +29,7 @@ const OPERATION_PERMISSIONS = {
   'shares.linkParent': 'files.share',
   'shares.list': 'files.share',
   'shares.update': 'files.share',
+  'members.manage': 'files.share',
   'trash.trash': 'files.delete',
   'versions.download': 'files.download',
   'versions.restore': 'files.edit',

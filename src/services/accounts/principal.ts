@@ -26,6 +26,11 @@ export interface Principal {
   isOwner: boolean;
   isAdmin: boolean;
   permissions: ReadonlySet<Permission>;
+  /**
+   * Set while the login acts inside an item another account shares with its account (Tree.actor):
+   * accountId is then the sharing owner's, and nothing outside `rootId` is reachable.
+   */
+  share?: { rootId: string; role: 'viewer' | 'editor'; memberAccountId: string };
 }
 
 /** Whether the login holds a permission (owners hold all). */

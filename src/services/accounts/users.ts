@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
@@ -31,6 +32,8 @@ export interface UserListEntry {
   disabled: boolean;
   /** The admin deleted the account; its files are being removed, then it goes from the list. */
   deletionPending: boolean;
+  /** Owners only: how many of its items the account shares with people (members). */
+  sharedWithPeople?: number;
 }
 
 export interface UsersDeps {
@@ -38,6 +41,7 @@ export interface UsersDeps {
   transactions: Transactions;
   users: UsersRepo;
   items: ItemsRepo;
+  members: MembersRepo;
   quota: QuotaService;
   audit: AuditService;
   sessions: SessionService;
@@ -63,6 +67,7 @@ export class UsersService {
     if (input.cursor && !after) throw badRequest(Messages.invalidCursor);
     const owners = this.d.users.ownersPage(after ? { createdAt: after[0] as number, id: after[1] as string } : null, input.limit + 1);
     const page = owners.slice(0, input.limit);
+    const shared = this.d.members.sharedCounts(page.map((o) => o.id));
     const users: UserListEntry[] = [];
     for (const owner of page) {
       const usage = this.d.quota.usage(owner.id);
@@ -80,7 +85,7 @@ export class UsersService {
         disabled: owner.disabledAt !== null,
         deletionPending: owner.deletionRequestedAt !== null,
       });
-      users.push(entry(owner), ...this.d.users.subUsersOf(owner.id).map(entry));
+      users.push({ ...entry(owner), sharedWithPeople: shared.get(owner.id) ?? 0 }, ...this.d.users.subUsersOf(owner.id).map(entry));
     }
     const last = page.at(-1);
     return { users, nextCursor: owners.length > input.limit && last ? encodeCursor([last.createdAt, last.id]) : null };

@@ -56,6 +56,9 @@ export const AuditActions = {
   shareUnlock: 'share.unlock',
   shareUnlockFailed: 'share.unlock_failed',
   shareDrop: 'share.drop',
+  memberAdd: 'share.member_add',
+  memberRole: 'share.member_role',
+  memberRemove: 'share.member_remove',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

@@ -29,6 +29,8 @@ export interface InstanceSettings {
   versionsRetentionDays: number;
   /** At most this many versions per file; the oldest goes first (VERSIONS_MAX_PER_FILE). */
   versionsMaxPerFile: number;
+  /** Owners may share items with other accounts of this instance (members); off, existing member shares stop working. */
+  peopleSharing: boolean;
 }
 
 export const SETTING_DEFAULTS: InstanceSettings = {
@@ -45,6 +47,7 @@ export const SETTING_DEFAULTS: InstanceSettings = {
   versionsEnabled: true,
   versionsRetentionDays: 30,
   versionsMaxPerFile: 100,
+  peopleSharing: true,
 };
 
 export type SettingKey = keyof InstanceSettings;
@@ -93,6 +96,7 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
     .int('maxPerFile must be a whole number')
     .min(1, 'maxPerFile must be at least 1')
     .max(1000, 'maxPerFile must be at most 1000'),
+  peopleSharing: z.boolean(),
 };
 
 /**

@@ -1,7 +1,9 @@
 import type { DavProperty, DavPropertiesRepo } from '../../db/repos/dav-properties.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
+import type { Tree } from '../files/tree.ts';
 import { AppError, badRequest, conflict, forbidden, notFound, propertiesFull } from '../../errors.ts';
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
@@ -57,6 +59,28 @@ export interface DavDeps {
   locks: DavLockService;
   users: UsersRepo;
   audit: AuditService;
+  tree: Tree;
+  members: MembersRepo;
+}
+
+/** The folder under the WebDAV root that holds what other accounts share with this one. */
+export const SHARED_WITH_ME = 'Shared with me';
+// Shares listed under it; an account with more sees its newest ones.
+const MOUNT_LIMIT = 1000;
+
+/** One item shared with the account, as WebDAV names it under SHARED_WITH_ME. */
+export interface DavShare {
+  name: string;
+  item: Item;
+}
+
+/** A path under SHARED_WITH_ME/<name>: the member acting for the owner, and the shared item's path in the owner's tree. */
+export interface DavMount {
+  principal: Principal;
+  name: string;
+  /** The shared item's path in the owner's tree: what the rest of the request's path is resolved under. */
+  ownerSegments: string[];
+  role: 'viewer' | 'editor';
 }
 
 /** A lock as the account owner's list shows it. */
@@ -127,6 +151,33 @@ export class DavService {
       });
       throw err;
     }
+  }
+
+  /**
+   * What other accounts share with this one, named for WebDAV: the item's name, or `<name> (<owner's
+   * name>)` where two shares have one name. Empty while sharing with people is off.
+   */
+  shares(principal: Principal): DavShare[] {
+    if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
+    const rows = this.d.members.sharedWith(principal.accountId, null, MOUNT_LIMIT);
+    const counts = new Map<string, number>();
+    for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
+    return rows.map((r) => {
+      const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
+      return { name, item: this.d.items.getLive(r.accountId, r.id)! };
+    });
+  }
+
+  /** The share named `name` under SHARED_WITH_ME, checked like any other door (Tree.actor); null when there is none. */
+  mount(principal: Principal, name: string): DavMount | null {
+    const key = nameKeyOf(normalizeName(name));
+    const share = this.shares(principal).find((s) => nameKeyOf(s.name) === key);
+    if (!share) return null;
+    const actor = this.d.tree.actor(principal, { ids: [share.item.id] }, 'view');
+    const ownerSegments: string[] = [];
+    for (let at: Item | null = share.item; at; at = at.parentId ? this.d.items.getLive(at.accountId, at.parentId) : null)
+      ownerSegments.unshift(at.name);
+    return { principal: actor, name: share.name, ownerSegments, role: actor.share!.role };
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {

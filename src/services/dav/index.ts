@@ -1,5 +1,6 @@
 import type { AuditService } from '../administration/audit.ts';
 import type { FilesServices } from '../files/index.ts';
+import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { DavService } from './dav.ts';
 import { DavLockService } from './dav-locks.ts';
@@ -8,7 +9,7 @@ export interface DavServices {
   dav: DavService;
 }
 
-type DavDeps = { audit: AuditService } & Pick<FilesServices, 'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota'>;
+type DavDeps = { audit: AuditService; tree: Tree } & Pick<FilesServices, 'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota'>;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
 export function createDavServices(infra: Infrastructure, d: DavDeps) {
@@ -28,6 +29,8 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
       locks: davLocks,
       users: repos.users,
       audit: d.audit,
+      tree: d.tree,
+      members: repos.members,
     }),
   };
   return { services, shared: { davLocks } };

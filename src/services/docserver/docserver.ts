@@ -8,7 +8,7 @@ import type { Config } from '../../config.ts';
 import type { DocserverRepo, DocumentKey } from '../../db/repos/docserver.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { AppError, badRequest, forbidden, Messages, unauthorized, validationFailed } from '../../errors.ts';
+import { AppError, badRequest, forbidden, Messages, notFound, unauthorized, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { Schedules } from '../../jobs/schedules.ts';
 import { isNeverFetchedAddress } from '../../lib/ip.ts';
@@ -202,7 +202,8 @@ export class DocserverService {
    */
   async open(principal: Principal, id: string, opts: { requestOrigin: string; acceptLanguage?: string | null }): Promise<OpenedDocument> {
     const docserver = this.requireConfigured();
-    const row = this.d.tree.requireLive(principal, id);
+    const actor = this.d.tree.actor(principal, { ids: [id] }, 'view');
+    const row = this.d.tree.requireLive(actor, id);
     if (row.type !== 'file') throw badRequest(Messages.docserverFolder);
     const fileType = extensionOf(row.name);
     const format = FORMATS[fileType];
@@ -214,7 +215,8 @@ export class DocserverService {
     if (!contentFits(format, await this.d.downloads.detectType(row))) throw badRequest(Messages.docserverTypeMismatch);
 
     const now = this.d.clock.now();
-    const mode = format.editable && can(principal, 'files.edit') ? 'edit' : 'view';
+    // A viewer of a shared document reads it; an editor edits it like the owner's own logins.
+    const mode = format.editable && can(principal, 'files.edit') && actor.share?.role !== 'viewer' ? 'edit' : 'view';
     const session = this.d.repo.openKey(
       { key: newDocumentKey(row.id), itemId: row.id, accountId: row.accountId, storageKey: row.storageKey! },
       now,
@@ -287,6 +289,10 @@ export class DocserverService {
     const session = this.d.repo.get(key);
     if (!session || session.itemId !== file || session.accountId !== account) throw unauthorized(Messages.docserverFileToken);
     if (!this.accountActive(account)) throw forbidden(Messages.accountDisabled);
+    const reader = this.d.users.byId(login);
+    const readerAccount = reader ? (reader.parentUserId ?? reader.id) : null;
+    // A member's link ends with its membership.
+    if (readerAccount && readerAccount !== account && !this.d.tree.reachesShared(readerAccount, id)) throw notFound(Messages.itemNotFound);
     const row = this.d.tree.requireLive({ accountId: account }, id);
     if (row.storageKey !== session.storageKey) throw new AppError(409, Messages.docserverFileChanged);
     return { row, reader: { loginId: login, accountId: account, ip } };

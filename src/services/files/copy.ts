@@ -46,16 +46,20 @@ export class CopyService {
   constructor(private readonly d: CopyDeps) {}
 
   /** POST /api/files/copy: checks the selection, target and quota for the whole trees, then queues. */
-  start(principal: Principal, input: { ids: string[]; parentId?: string | null }): { message: string; queued: true; jobId: string } {
-    const rows = this.d.tree.requireLiveMany(principal, input.ids);
+  start(caller: Principal, input: { ids: string[]; parentId?: string | null }): { message: string; queued: true; jobId: string } {
+    // Copies cross a share's boundary either way: the copy belongs to (and counts against) the target's account.
+    const source = this.d.tree.actor(caller, { ids: input.ids }, 'view');
+    const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
+    const rows = this.d.tree.requireLiveMany(source, input.ids);
     const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = this.d.tree.liveBytes(rows);
     this.d.quota.assertRoom(principal.accountId, bytes);
     this.d.disk.assertRoom(bytes);
+    const crossing = source.accountId !== principal.accountId ? { sourceAccountId: source.accountId } : {};
     const jobId = this.d.queue.enqueue(
       Jobs.filesCopy,
-      { accountId: principal.accountId, loginId: principal.loginId, ids: rows.map((r) => r.id), parentId: targetId },
+      { accountId: principal.accountId, loginId: principal.loginId, ids: rows.map((r) => r.id), parentId: targetId, ...crossing },
       { accountId: principal.accountId },
     );
     return { message: `Copying ${rows.length} item${rows.length === 1 ? '' : 's'}`, queued: true, jobId };
@@ -72,8 +76,8 @@ export class CopyService {
     this.d.quota.assertRoom(principal.accountId, bytes);
     this.d.disk.assertRoom(bytes);
     const jobId = newId();
-    const root = await this.copyItem(jobId, source, parentId, true, name);
-    if (source.type === 'folder' && !shallow) await this.copyChildren(jobId, principal.accountId, source.id, root.id);
+    const root = await this.copyItem(jobId, source, principal.accountId, parentId, true, name);
+    if (source.type === 'folder' && !shallow) await this.copyChildren(jobId, source.accountId, principal.accountId, source.id, root.id);
     this.d.events.item(principal, FileEventType.copied, root);
     return root;
   }
@@ -106,6 +110,7 @@ export class CopyService {
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
   async run(jobId: string, p: Payload<'filesCopy'>, signal?: AbortSignal): Promise<{ count: number; ids: string[] }> {
     const repo = this.d.items;
+    const from = p.sourceAccountId ?? p.accountId;
     if (p.parentId !== null) {
       const target = repo.getLive(p.accountId, p.parentId);
       if (!target || target.type !== 'folder') throw new PermanentJobError('the target folder no longer exists');
@@ -115,12 +120,12 @@ export class CopyService {
     for (const sourceId of p.ids) {
       const copyId = derived(jobId, sourceId, 'id');
       const existing = repo.get(p.accountId, copyId);
-      const source = repo.getLive(p.accountId, sourceId);
+      const source = repo.getLive(from, sourceId);
       if (!source && !existing) continue;
-      const root = existing ?? (await this.copyItem(jobId, source!, p.parentId, true));
+      const root = existing ?? (await this.copyItem(jobId, source!, p.accountId, p.parentId, true));
       if (!existing) created.push(root);
       ids.push(root.id);
-      if (source?.type === 'folder') await this.copyChildren(jobId, p.accountId, source.id, root.id, signal);
+      if (source?.type === 'folder') await this.copyChildren(jobId, from, p.accountId, source.id, root.id, signal);
     }
     for (const row of created) this.d.events.item(p, FileEventType.copied, row);
     return { count: ids.length, ids };
@@ -129,6 +134,7 @@ export class CopyService {
   /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */
   private async copyChildren(
     jobId: string,
+    sourceAccountId: string,
     accountId: string,
     sourceFolder: string,
     copyFolder: string,
@@ -137,19 +143,26 @@ export class CopyService {
     let after = '';
     for (;;) {
       signal?.throwIfAborted();
-      const children = this.d.items.liveChildren(accountId, sourceFolder, after, CHILD_PAGE);
+      const children = this.d.items.liveChildren(sourceAccountId, sourceFolder, after, CHILD_PAGE);
       for (const child of children) {
         const copyId = derived(jobId, child.id, 'id');
-        const copy = this.d.items.get(accountId, copyId) ?? (await this.copyItem(jobId, child, copyFolder, false));
-        if (child.type === 'folder') await this.copyChildren(jobId, accountId, child.id, copy.id, signal);
+        const copy = this.d.items.get(accountId, copyId) ?? (await this.copyItem(jobId, child, accountId, copyFolder, false));
+        if (child.type === 'folder') await this.copyChildren(jobId, sourceAccountId, accountId, child.id, copy.id, signal);
       }
       if (children.length < CHILD_PAGE) return;
       after = children[children.length - 1]!.id;
     }
   }
 
-  /** One item: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
-  private async copyItem(jobId: string, source: Item, parentId: string | null, isRoot: boolean, name?: string): Promise<Item> {
+  /** One item of `accountId`: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
+  private async copyItem(
+    jobId: string,
+    source: Item,
+    accountId: string,
+    parentId: string | null,
+    isRoot: boolean,
+    name?: string,
+  ): Promise<Item> {
     const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
     try {
       if (storageKey) {
@@ -157,7 +170,7 @@ export class CopyService {
         this.d.intents.record(storageKey);
         await this.d.storage.copy(source.storageKey!, storageKey);
       }
-      return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.d.clock.now(), name);
+      return this.insertCopy(derived(jobId, source.id, 'id'), source, accountId, storageKey, parentId, isRoot, this.d.clock.now(), name);
     } catch (err) {
       if (storageKey) await this.discard(storageKey);
       throw err;
@@ -177,6 +190,7 @@ export class CopyService {
   private insertCopy(
     id: string,
     source: Item,
+    accountId: string,
     storageKey: string | null,
     parentId: string | null,
     isRoot: boolean,
@@ -184,14 +198,14 @@ export class CopyService {
     name?: string,
   ): Item {
     return this.d.transactions.immediate(() => {
-      if (source.type === 'file') this.d.quota.assertRoom(source.accountId, source.size);
+      if (source.type === 'file') this.d.quota.assertRoom(accountId, source.size);
       const row = this.d.items.insert({
         id,
-        accountId: source.accountId,
+        accountId,
         parentId,
         type: source.type,
         // Inside a new folder the names are already unique; only the top-level copy can collide.
-        name: name ?? (isRoot ? this.d.tree.uniqueName(source.accountId, parentId, source.name) : source.name),
+        name: name ?? (isRoot ? this.d.tree.uniqueName(accountId, parentId, source.name) : source.name),
         size: source.size,
         mimeType: source.mimeType,
         storageKey,
@@ -202,7 +216,7 @@ export class CopyService {
         accessedAt: now,
         createdAt: now,
       });
-      if (source.type === 'file') this.d.quota.adjust(source.accountId, source.size);
+      if (source.type === 'file') this.d.quota.adjust(accountId, source.size);
       if (storageKey) this.d.intents.committed(storageKey);
       return row;
     });

@@ -59,7 +59,7 @@ export class DownloadService {
 
   /** The live item to download, else 404. */
   resolve(principal: Principal, id: string): Item {
-    return this.d.tree.requireLive(principal, id);
+    return this.d.tree.requireLive(this.d.tree.actor(principal, { ids: [id] }, 'view'), id);
   }
 
   /**
@@ -120,15 +120,16 @@ export class DownloadService {
       targetId: folder.id,
       details: { name: folder.name },
     });
-    return this.zipFolder(principal.accountId, folder);
+    return this.zipFolder(folder.accountId, folder);
   }
 
   /** POST /download/bulk: live items of the account (else 404), as one ZIP. */
   zipSelection(principal: Principal, ids: string[]): ZipDownload {
-    const rows = this.d.tree.requireLiveMany(principal, ids);
+    const actor = this.d.tree.actor(principal, { ids }, 'view');
+    const rows = this.d.tree.requireLiveMany(actor, ids);
     const filename = rows.length === 1 ? `${rows[0]!.name}.zip` : timestampName(this.d.clock.now());
     this.d.audit.record({ action: AuditActions.fileDownload, principal, targetType: 'selection', details: { ids: rows.map((r) => r.id) } });
-    return { filename, stream: this.zip(principal.accountId, rows) };
+    return { filename, stream: this.zip(actor.accountId, rows) };
   }
 
   private async *walk(accountId: string, row: Item, path: string): AsyncGenerator<ZipEntry> {

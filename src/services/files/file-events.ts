@@ -1,6 +1,9 @@
 import type { EventHub } from '../../events/hub.ts';
-import type { Item } from '../../db/repos/items.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+
+const MAX_DEPTH = 10_000;
 
 /** The event types of COMPAT "Events (SSE)". */
 export const FileEventType = {
@@ -36,6 +39,8 @@ export class FileEvents {
   constructor(
     private readonly hub: EventHub,
     private readonly audit: AuditService,
+    private readonly members: MembersRepo,
+    private readonly items: ItemsRepo,
   ) {}
 
   /**
@@ -49,14 +54,9 @@ export class FileEvents {
     extra: Record<string, unknown> = {},
     audit?: { action: AuditAction; details: Record<string, unknown> },
   ): void {
-    this.hub.publish(actor.accountId, type, {
-      id: row.id,
-      name: row.name,
-      type: row.type,
-      parentId: row.parentId,
-      userId: actor.loginId,
-      ...extra,
-    });
+    const data = { id: row.id, name: row.name, type: row.type, parentId: row.parentId, userId: actor.loginId, ...extra };
+    this.hub.publish(actor.accountId, type, data);
+    for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data);
     const action = audit?.action ?? AUDITED[type];
     if (action) {
       this.audit.record({
@@ -67,6 +67,21 @@ export class FileEvents {
         details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
       });
     }
+  }
+
+  /** The member accounts of `ownerId`'s shares that contain `itemId` (its own share included). */
+  private membersReaching(ownerId: string, itemId: string): Set<string> {
+    const out = new Set<string>();
+    const shares = this.members.ofOwner(ownerId);
+    if (shares.length === 0) return out;
+    const byRoot = new Map<string, string[]>();
+    for (const m of shares) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);
+    let current: string | null | undefined = itemId;
+    for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
+      for (const accountId of byRoot.get(current) ?? []) out.add(accountId);
+      current = this.items.parentOf(current);
+    }
+    return out;
   }
 
   /** One event per finished background job: `{userId, action, count}`. */

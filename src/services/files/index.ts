@@ -12,6 +12,7 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { ItemViews } from './item-views.ts';
 import { ItemService } from './items.ts';
+import { MemberService, NotificationService } from './members.ts';
 import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
 import { ShareService } from './shares.ts';
@@ -33,6 +34,8 @@ export interface FilesServices {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  members: MemberService;
+  notifications: NotificationService;
   versions: VersionService;
 }
 
@@ -47,12 +50,14 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
   const quota = new QuotaService(repos.users, repos.tusUploads, repos.versions, queue, config.defaultStorageLimit);
-  const tree = new Tree(repos.items);
+  const changeVersion = () => repos.database.changeVersion();
+  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
-  const events = new FileEvents(infra.hub, audit);
-  const changeVersion = () => repos.database.changeVersion();
+  const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
+  const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
+    notifications,
     clock,
     transactions,
     shares: repos.shares,
@@ -71,6 +76,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     transactions,
     items: repos.items,
     shareLinks: repos.shares,
+    members: repos.members,
     tree,
     views,
     access,
@@ -108,6 +114,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
+  const members = new MemberService(
+    { clock, transactions, members: repos.members, users: repos.users, tree, views, hub: infra.hub, audit, settings },
+    notifications,
+  );
   const services: FilesServices = {
     quota,
     access,
@@ -120,6 +130,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     copy: new CopyService(fileDeps),
     fileJobs: new FileJobService(queue),
     shares,
+    members,
+    notifications,
     versions,
   };
   const lifecycles = {

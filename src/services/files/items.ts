@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { ItemInfo } from '../../contract/files.ts';
 import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import { badRequest, conflict, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -23,6 +24,8 @@ export interface Page {
 const SEARCH_MAX_LENGTH = 200;
 // Candidates read per match class before ranking; a class larger than this ranks its newest-inserted rows.
 const SEARCH_CANDIDATES = 2000;
+// Shares searched with includeShared; an account with more searches its newest ones.
+const SHARED_SEARCH_ROOTS = 100;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -34,6 +37,7 @@ export interface ItemDeps {
   transactions: Transactions;
   items: ItemsRepo;
   shareLinks: SharesRepo;
+  members: MembersRepo;
   tree: Tree;
   views: ItemViews;
   access: AccessTracker;
@@ -53,8 +57,9 @@ export class ItemService {
   }
 
   /** GET /api/files: a folder's live children (root when parentId is absent); opening a folder marks it read. */
-  list(principal: Principal, query: PageQuery & { parentId?: string | null }): Page {
+  list(caller: Principal, query: PageQuery & { parentId?: string | null }): Page {
     const q = liveSort(query);
+    const principal = this.d.tree.actor(caller, { ids: query.parentId ? [query.parentId] : [] }, 'view');
     const { accountId } = principal;
     const key = JSON.stringify([accountId, 'folder', query.parentId || null, q.sortBy, q.order, q.limit, q.cursor ?? null]);
     // The folder check is cached with the page: both hold until the database changes.
@@ -76,8 +81,8 @@ export class ItemService {
   }
 
   /** GET /api/files/shared: live items in a share (a link's root, or added with link-parent-share). */
-  listShared(principal: Principal, q: PageQuery): Page {
-    return this.listScope({ kind: 'shared', accountId: principal.accountId }, liveSort(q));
+  listShared(principal: Principal, q: PageQuery & { include?: 'people' }): Page {
+    return this.listScope({ kind: q.include === 'people' ? 'sharedAny' : 'shared', accountId: principal.accountId }, liveSort(q));
   }
 
   stats(principal: Principal): { totalFiles: number; totalFolders: number; sharedCount: number; starredCount: number } {
@@ -95,19 +100,34 @@ export class ItemService {
    * prefix, then other substrings, each newest first. `%` and `_` are ordinary characters: the text
    * never reaches a LIKE pattern. Substrings come from the trigram index (three characters or more).
    */
-  search(principal: Principal, input: { q: string; limit?: number }): ItemView[] {
+  search(principal: Principal, input: { q: string; limit?: number; includeShared?: boolean }): ItemView[] {
     const text = input.q.normalize('NFC').trim();
     if (text.length === 0 || text.length > SEARCH_MAX_LENGTH) throw badRequest(Messages.invalidSearch);
     const limit = Math.min(100, Math.max(1, input.limit ?? 100));
     const key = nameKeyOf(text);
     const found = new Map<string, Item>();
     for (const r of this.d.items.searchCandidates(principal.accountId, key, SEARCH_CANDIDATES)) found.set(r.id, r);
+    if (input.includeShared) for (const r of this.sharedCandidates(principal, key)) found.set(r.id, r);
     const rank = (r: Item) => (r.nameKey === key ? 0 : r.nameKey.startsWith(key) ? 1 : 2);
     const ranked = [...found.values()]
       .filter((r) => r.nameKey.includes(key))
       .sort((a, b) => rank(a) - rank(b) || b.modifiedAt - a.modifiedAt || (a.id < b.id ? -1 : 1))
       .slice(0, limit);
-    return this.d.views.many(principal.accountId, ranked);
+    return ranked.map((r) => this.d.views.one(r.accountId, r));
+  }
+
+  /** Search candidates inside the items shared with the caller's account (the first SHARED_SEARCH_ROOTS shares). */
+  private sharedCandidates(principal: Principal, key: string): Item[] {
+    if (!this.d.tree.peopleSharingEnabled()) return [];
+    const rootsByOwner = new Map<string, Set<string>>();
+    for (const share of this.d.members.sharedWith(principal.accountId, null, SHARED_SEARCH_ROOTS)) {
+      rootsByOwner.set(share.accountId, (rootsByOwner.get(share.accountId) ?? new Set()).add(share.id));
+    }
+    const out: Item[] = [];
+    for (const [ownerId, roots] of rootsByOwner) {
+      for (const r of this.d.items.searchCandidates(ownerId, key, SEARCH_CANDIDATES)) if (this.d.tree.isInside(roots, r.id)) out.push(r);
+    }
+    return out;
   }
 
   /** Files by last read, newest first; folders and trash excluded. Pending access marks are written first. */
@@ -118,8 +138,10 @@ export class ItemService {
   }
 
   /** GET /api/files/:id/info; reading details does not mark the item as read. */
-  info(principal: Principal, id: string): ItemInfo {
-    const row = this.d.items.get(principal.accountId, id);
+  info(caller: Principal, id: string): ItemInfo {
+    const principal = this.d.tree.actor(caller, { ids: [id] }, 'view');
+    // A member sees live items inside the share only; the owner also sees its trash.
+    const row = principal.share ? this.d.tree.requireLive(principal, id) : this.d.items.get(principal.accountId, id);
     if (!row) throw notFound(Messages.itemNotFound);
     const base = {
       id: row.id,
@@ -129,9 +151,20 @@ export class ItemService {
       modified: iso(row.modifiedAt),
       accessedAt: iso(row.accessedAt),
     };
+    // A member sees the shared item at its top: where it sits in the owner's tree is not theirs to see.
+    const place = principal.share
+      ? {
+          parentId: row.id === principal.share.rootId ? null : row.parentId,
+          sharedWithMe: {
+            owner: this.d.members.ownerCard(principal.accountId),
+            role: principal.share.role,
+            rootId: principal.share.rootId,
+          },
+        }
+      : { parentId: row.parentId };
     if (row.type === 'folder') {
       const totals = row.deletedAt === null ? this.d.items.liveTreeTotals(row.id) : this.d.items.trashSetTotals(row.id);
-      return { ...base, parentId: row.parentId, folderInfo: totals };
+      return { ...base, ...place, folderInfo: totals };
     }
     const v = this.d.views.one(principal.accountId, row);
     const drop = this.d.shareLinks.dropOf(row.id);
@@ -141,17 +174,18 @@ export class ItemService {
       shared: v.shared,
       sharedAt: v.sharedAt,
       expiresAt: v.expiresAt,
-      parentId: row.parentId,
+      ...place,
       // Sent by a visitor through an upload link: the name they gave (if any) and when.
       ...(drop ? { droppedBy: { uploader: drop.uploader, at: iso(drop.createdAt) } } : {}),
     };
   }
 
   createFolder(
-    principal: Principal,
+    caller: Principal,
     input: { name: string; parentId?: string | null },
   ): { id: string; name: string; type: 'folder'; size: null; modified: string } {
     const name = typedName(input.name);
+    const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
     const row = this.d.transactions.immediate(() => {
       const parent = this.d.tree.requireFolder(principal, input.parentId);
       return this.insertFolder(principal.accountId, parent?.id ?? null, name);
@@ -182,11 +216,9 @@ export class ItemService {
   }
 
   /** Rename in place; another live sibling with the name (any case) is 409. */
-  rename(
-    principal: Principal,
-    input: { id: string; name: string },
-  ): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
+  rename(caller: Principal, input: { id: string; name: string }): { id: string; name: string; type: 'file' | 'folder'; modified: string } {
     const name = typedName(input.name);
+    const principal = this.d.tree.actor(caller, { ids: [input.id] }, 'edit');
     const { row, oldName } = this.d.transactions.immediate(() => {
       const item = this.d.tree.requireLive(principal, input.id);
       const clash = this.d.items.liveByName(principal.accountId, item.parentId, name);
@@ -198,7 +230,8 @@ export class ItemService {
   }
 
   /** Moves items into a folder (or the root); colliding names get `(n)`; a folder never moves below itself. */
-  move(principal: Principal, input: { ids: string[]; parentId?: string | null }): { message: string } {
+  move(caller: Principal, input: { ids: string[]; parentId?: string | null }): { message: string } {
+    const principal = this.d.tree.actor(caller, { ids: input.ids, parentId: input.parentId }, 'edit');
     const moved = this.d.transactions.immediate(() => {
       const rows = this.d.tree.requireLiveMany(principal, input.ids);
       const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;

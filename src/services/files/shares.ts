@@ -5,7 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ShareLinkView } from '../../contract/sharing.ts';
 import type { LinkOptions, OwnedLink, ShareLink, ShareMode, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
@@ -13,6 +13,7 @@ import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { PageCache } from './page-cache.ts';
 import type { Principal } from '../accounts/principal.ts';
+import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Tree } from './tree.ts';
 
@@ -47,6 +48,7 @@ export interface ShareDeps {
   events: FileEvents;
   audit: AuditService;
   settings: SettingsService;
+  notifications: Pick<NotificationService, 'notify'>;
   pages: PageCache<PublicPage>;
   /** Key of the unlock cookies' signatures (derived from the instance's token secret). */
   unlockKey: Uint8Array;
@@ -68,6 +70,12 @@ export class ShareService {
     return `${base ? new URL(base).origin : requestOrigin}/s/${token}`;
   }
 
+  /** The caller's own live items; a member of a shared item may not make or remove its links (403). */
+  private ownItems(principal: Principal, ids: readonly string[]) {
+    if (this.d.tree.actor(principal, { ids }, 'view').share) throw forbidden(Messages.memberCannotManage);
+    return this.d.tree.requireLiveMany(principal, ids);
+  }
+
   /**
    * Shares each item under its own link: created, or its expiry updated when it already has one. Of the
    * options, only those the request names change: an omitted one keeps its value, null removes it.
@@ -84,7 +92,7 @@ export class ShareService {
     const expiresAt = ttl === null ? null : now + ttl;
     const stored = await storedOptions(options);
     const { links, created, rows } = this.d.transactions.immediate(() => {
-      const rows = this.d.tree.requireLiveMany(principal, ids);
+      const rows = this.ownItems(principal, ids);
       const links: Record<string, string> = {};
       const created: ShareLink[] = [];
       for (const item of rows) {
@@ -129,7 +137,7 @@ export class ShareService {
   /** Removes the items' own links and their memberships in other links. */
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
     const { rows, removed } = this.d.transactions.immediate(() => {
-      const rows = this.d.tree.requireLiveMany(principal, ids);
+      const rows = this.ownItems(principal, ids);
       return { rows, removed: this.d.shares.removeForItems(rows.map((r) => r.id)) };
     });
     for (const l of removed) {
@@ -219,7 +227,7 @@ export class ShareService {
   /** Existing links of the items; creates none. */
   links(principal: Principal, ids: readonly string[], requestOrigin: string): { links: Record<string, string> } {
     const out: Record<string, string> = {};
-    for (const item of this.d.tree.requireLiveMany(principal, ids)) {
+    for (const item of this.ownItems(principal, ids)) {
       const link = this.d.shares.linkOfItem(item.id);
       if (link) out[item.id] = this.linkBase(requestOrigin, link.token);
     }
@@ -232,7 +240,7 @@ export class ShareService {
     const { links, joined } = this.d.transactions.immediate(() => {
       const links: Record<string, string> = {};
       const joined: Item[] = [];
-      for (const item of this.d.tree.requireLiveMany(principal, ids)) {
+      for (const item of this.ownItems(principal, ids)) {
         const parentLink = item.parentId ? this.d.shares.linkOfItem(item.parentId) : null;
         if (!parentLink) continue;
         this.d.shares.addMember(parentLink.id, item.id, now);
@@ -319,6 +327,7 @@ export class ShareService {
       targetId: link.id,
       details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
     });
+    this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
     return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
   }
 
@@ -343,6 +352,16 @@ export class ShareService {
       targetId: upload.shareLinkId,
       details: { folderId: item.parentId, uploader: upload.shareUploader, files: [{ id: item.id, name: item.name, size: item.size }] },
     });
+    if (item.parentId) this.notifyDrop(upload.accountId, item.parentId, upload.shareUploader, 1);
+  }
+
+  /** The owner's notification of files a visitor dropped into a folder. */
+  private notifyDrop(accountId: string, folderId: string, uploader: string | null, count: number): void {
+    if (count === 0) return;
+    const folder = this.d.items.getLive(accountId, folderId);
+    const files = `${count} file${count === 1 ? '' : 's'}`;
+    const text = `${uploader ?? 'A visitor'} added ${files} to "${folder?.name ?? 'a drop folder'}" through a share link.`;
+    this.d.notifications.notify(accountId, NotificationType.dropped, text, folderId);
   }
 
   /**

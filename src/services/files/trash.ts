@@ -61,7 +61,9 @@ export class TrashService {
   }
 
   /** POST /api/files/delete: the selection's trees, in the request when small enough, else queued. */
-  planTrash(principal: Principal, ids: string[]): TrashPlan {
+  planTrash(caller: Principal, ids: string[]): TrashPlan {
+    // A member's editor trashes into the sharing owner's trash.
+    const principal = this.d.tree.actor(caller, { ids }, 'edit');
     const rows = this.d.tree.requireLiveMany(principal, ids);
     const folderIds = new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id));
     // An item inside another selected folder goes with that folder.

@@ -8,9 +8,12 @@ import {
   type SortField,
   type SortOrder,
 } from '../../db/repos/items.ts';
-import { badRequest, Messages, notFound } from '../../errors.ts';
+import type { Membership, MembersRepo } from '../../db/repos/members.ts';
+import { badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
+import type { Principal } from '../accounts/principal.ts';
 import { numberedName, splitExtension } from './names.ts';
+import { PageCache } from './page-cache.ts';
 
 export type { Item } from '../../db/repos/items.ts';
 
@@ -24,6 +27,17 @@ export interface PageQuery {
 /** Who owns the items asked for: a request's principal, or a job's login acting for its account. */
 interface Owner {
   accountId: string;
+  /** Set for a member acting inside a shared item: only that item and what lies below it exist. */
+  share?: { rootId: string };
+}
+
+/** What an operation does to the items it names: members need the editor role to change them. */
+export type Need = 'view' | 'edit';
+
+/** The items a request names: the ones it acts on, and (when the key is present) where it places them. */
+export interface ItemRef {
+  ids?: readonly string[];
+  parentId?: string | null;
 }
 
 const MAX_DEPTH = 10_000;
@@ -34,12 +48,81 @@ const MAX_DEPTH = 10_000;
  * sizes and free names. Every service that walks or places items uses this one module.
  */
 export class Tree {
-  constructor(readonly items: ItemsRepo) {}
+  // Which account holds an item and the share that gives it to another account, until the database changes.
+  private readonly reach: PageCache<{ accountId: string | null; membership: Membership | null }>;
+
+  constructor(
+    readonly items: ItemsRepo,
+    private readonly members: MembersRepo,
+    private readonly peopleSharingOn: () => boolean,
+    changeVersion: () => string,
+  ) {
+    this.reach = new PageCache(changeVersion, () => 1);
+  }
+
+  private reachOf(accountId: string, id: string): { accountId: string | null; membership: Membership | null } {
+    return this.reach.get(`${accountId}\n${id}`, () => {
+      const owner = this.members.accountOf(id);
+      const membership = owner !== null && owner !== accountId ? this.members.membershipOf(accountId, id) : null;
+      return { accountId: owner, membership };
+    });
+  }
+
+  /**
+   * Who acts on the items a request names; the one place membership is decided. Items of the caller's
+   * account: the caller. Items inside something another account shares with the caller's account: the
+   * caller acting for that account, limited to the shared item (`share`), when its role allows `need`.
+   * Anything else is 404 as if it did not exist; naming items on both sides of a share is 403.
+   */
+  actor<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
+    if (principal.share) return principal;
+    const ids = [...(ref.ids ?? [])];
+    if (ref.parentId) ids.push(ref.parentId);
+    // A placement at the root is in the caller's own tree.
+    let own = 'parentId' in ref && !ref.parentId;
+    let scope: Membership | null = null;
+    for (const id of ids) {
+      const { accountId, membership } = this.reachOf(principal.accountId, id);
+      if (accountId === null) continue;
+      if (accountId === principal.accountId) {
+        own = true;
+        continue;
+      }
+      if (!membership) throw notFound(id === ref.parentId ? Messages.folderNotFound : Messages.itemNotFound);
+      if (scope && scope.itemId !== membership.itemId) throw forbidden(Messages.shareBoundary);
+      scope = membership;
+    }
+    if (!scope) return principal;
+    if (!this.peopleSharingEnabled()) throw forbidden(Messages.peopleSharingOff);
+    if (own) throw forbidden(Messages.shareBoundary);
+    if (need === 'edit' && scope.role !== 'editor') throw forbidden(Messages.viewerOnly);
+    if (need === 'edit' && ref.ids?.includes(scope.itemId)) throw forbidden(Messages.sharedRootOwnerOnly);
+    return {
+      ...principal,
+      accountId: scope.ownerId,
+      share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId },
+    };
+  }
+
+  /** The admin switch of sharing with people (Admin → Instance). */
+  peopleSharingEnabled(): boolean {
+    return this.peopleSharingOn();
+  }
+
+  /** Whether a login of `accountId` may still read `itemId` of another account through a share (document server fetches). */
+  reachesShared(accountId: string, itemId: string): boolean {
+    return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId) !== null;
+  }
+
+  /** Whether a member's item lies inside the shared item (always true for the account's own items). */
+  private inScope(owner: Owner, id: string): boolean {
+    return !owner.share || this.isInside(new Set([owner.share.rootId]), id);
+  }
 
   /** A live item of the account, else 404. */
   requireLive(owner: Owner, id: string): Item {
     const row = this.items.getLive(owner.accountId, id);
-    if (!row) throw notFound(Messages.itemNotFound);
+    if (!row || !this.inScope(owner, id)) throw notFound(Messages.itemNotFound);
     return row;
   }
 
@@ -47,7 +130,7 @@ export class Tree {
   requireLiveMany(owner: Owner, ids: readonly string[]): Item[] {
     const unique = [...new Set(ids)];
     const rows = this.items.getMany(owner.accountId, unique).filter((r) => r.deletedAt === null);
-    if (rows.length !== unique.length) throw notFound(Messages.itemNotFound);
+    if (rows.length !== unique.length || !unique.every((id) => this.inScope(owner, id))) throw notFound(Messages.itemNotFound);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return unique.map((id) => byId.get(id)!);
   }
@@ -63,9 +146,12 @@ export class Tree {
 
   /** The target folder of a create, upload, move or copy: null is the root; else a live folder, or 404. */
   requireFolder(owner: Owner, parentId: string | null | undefined): Item | null {
-    if (parentId === null || parentId === undefined || parentId === '') return null;
+    if (parentId === null || parentId === undefined || parentId === '') {
+      if (owner.share) throw forbidden(Messages.shareBoundary);
+      return null;
+    }
     const row = this.items.getLive(owner.accountId, parentId);
-    if (!row || row.type !== 'folder') throw notFound(Messages.folderNotFound);
+    if (!row || row.type !== 'folder' || !this.inScope(owner, parentId)) throw notFound(Messages.folderNotFound);
     return row;
   }
 

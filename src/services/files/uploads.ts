@@ -187,12 +187,15 @@ export class UploadService {
   }
 
   /** POST /upload (and a WebDAV PUT of a new file): one file (the first file part), optional parentId and lastModifiedTimes. */
-  async upload(principal: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
+  async upload(caller: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
     const stored: StoredObject[] = [];
+    let principal = caller;
     try {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
         name = uploadedFileName(part.filename);
+        // A member uploading into a shared folder spends the sharing owner's quota.
+        principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
         if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.budget(principal.accountId, 0, req.sizeHint);
       });
@@ -209,7 +212,8 @@ export class UploadService {
   }
 
   /** POST /upload/bulk: every file part, with relativePaths, clientIds and lastModifiedTimes joined by position. */
-  async uploadBulk(principal: Principal, req: UploadRequest): Promise<BulkUploadResult> {
+  async uploadBulk(caller: Principal, req: UploadRequest): Promise<BulkUploadResult> {
+    let principal = caller;
     const lists = { relativePaths: [] as string[], clientIds: [] as string[], lastModifiedTimes: [] as string[] };
     let parentId: string | undefined;
     const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
@@ -219,8 +223,11 @@ export class UploadService {
       for await (const part of req.parts) {
         if (part.kind === 'field') {
           const key = part.name.replace(/\[\]$/, '');
-          if (key === 'parentId') parentId = part.value;
-          else if (key in lists) lists[key as keyof typeof lists].push(part.value);
+          if (key === 'parentId') {
+            parentId = part.value;
+            principal = this.d.tree.actor(caller, { parentId }, 'edit');
+            free = this.quota.usage(principal.accountId).free;
+          } else if (key in lists) lists[key as keyof typeof lists].push(part.value);
           continue;
         }
         if (!BULK_FILE_FIELDS.has(part.field)) continue;
@@ -342,7 +349,8 @@ export class UploadService {
   }
 
   /** POST /:id/replace (and WebDAV PUT): new content for an existing file; id and name stay, the old content becomes a version. */
-  async replace(principal: Principal, id: string, req: UploadRequest, source: VersionSource = 'replace'): Promise<ItemView> {
+  async replace(caller: Principal, id: string, req: UploadRequest, source: VersionSource = 'replace'): Promise<ItemView> {
+    const principal = this.d.tree.actor(caller, { ids: [id] }, 'edit');
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
@@ -466,7 +474,8 @@ export class UploadService {
   }
 
   /** POST /:id/derived: a new sibling file next to an existing one (the original is unchanged). */
-  async derive(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+  async derive(caller: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+    const principal = this.d.tree.actor(caller, { ids: [id] }, 'edit');
     this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {

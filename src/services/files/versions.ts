@@ -115,13 +115,13 @@ export class VersionService {
 
   /** GET /api/files/:id/versions: newest first, the current content not included. */
   list(principal: Principal, itemId: string): { versions: VersionView[] } {
-    const row = this.requireFile(principal, itemId);
+    const row = this.requireFile(this.d.tree.actor(principal, { ids: [itemId] }, 'view'), itemId);
     return { versions: this.d.versions.list(row.id).map(view) };
   }
 
   /** The file and the version to download, shaped as a file row with the version's content; else 404. */
   resolveDownload(principal: Principal, itemId: string, versionId: string): Item {
-    const { row, version } = this.requireVersion(principal, itemId, versionId);
+    const { row, version } = this.requireVersion(this.d.tree.actor(principal, { ids: [itemId] }, 'view'), itemId, versionId);
     return {
       ...row,
       size: version.size,
@@ -134,7 +134,9 @@ export class VersionService {
   }
 
   /** POST /api/files/:id/versions/:versionId/restore: that content becomes current, the current one the newest version. */
-  restore(principal: Principal, itemId: string, versionId: string): ItemView {
+  restore(caller: Principal, itemId: string, versionId: string): ItemView {
+    // Editors of a shared folder restore like its owner (versions count against the owner).
+    const principal = this.d.tree.actor(caller, { ids: [itemId] }, 'edit');
     const now = this.d.clock.now();
     const updated = this.d.transactions.immediate(() => {
       const { row, version } = this.requireVersion(principal, itemId, versionId);

@@ -113,7 +113,13 @@ export class TusUploadService {
   ) {}
 
   /** POST: checks everything before a byte is accepted, reserves the length, then takes the bytes sent with it (if any). */
-  async create(principal: TusSender, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
+  async create(caller: TusSender, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
+    // An editor of a shared folder uploads into it: the file and its reservation are the sharing owner's.
+    const principal = this.d.tree.actor(
+      caller,
+      metadata.replaceId ? { ids: [metadata.replaceId] } : { parentId: metadata.parentId || null },
+      'edit',
+    );
     const max = this.d.settings.get('maxUploadBytes');
     if (length > max) throw fileTooLarge(max);
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
@@ -231,7 +237,11 @@ export class TusUploadService {
     if (row.state !== 'completed' || !row.itemId) {
       throw new AppError(409, Messages.tusNotFinished, { offset: row.offset, length: row.length });
     }
-    return { item: this.d.views.one(principal.accountId, this.d.tree.requireLive(principal, row.itemId)), clientId: row.clientId };
+    // owned() checked the caller may reach the upload's account (its own, or a share's owner).
+    return {
+      item: this.d.views.one(row.accountId, this.d.tree.requireLive({ accountId: row.accountId }, row.itemId)),
+      clientId: row.clientId,
+    };
   }
 
   /**
@@ -377,7 +387,8 @@ export class TusUploadService {
     // A master key rotated while the upload ran: the file starts out under the current one.
     const wrappedKey = this.d.sealed.keyring.rewrap(row.wrappedKey);
     await this.d.uploads.commitResumed(
-      actor,
+      // A member's upload into a shared folder becomes a file of the sharing owner's account.
+      { ...actor, accountId: row.accountId },
       {
         replaceId: row.replaceId,
         storageKey: row.storageKey,
@@ -423,11 +434,23 @@ export class TusUploadService {
     return staged.filter((s) => !owned.has(s.key));
   }
 
-  /** The account's upload (a link's, through that link only), else 404 whatever the reason (another account's id included). */
-  private owned(principal: Pick<TusSender, 'accountId' | 'drop'>, id: string): TusUpload {
+  /**
+   * The account's upload (a link's, through that link only), else 404 whatever the reason (another
+   * account's id included). A member's upload into a shared folder stays its login's while the
+   * membership still allows it, checked each time.
+   */
+  private owned(principal: TusSender, id: string): TusUpload {
     const row = this.d.repo.get(id);
-    if (!row || row.accountId !== principal.accountId || row.shareLinkId !== (principal.drop?.linkId ?? null))
+    if (!row || row.shareLinkId !== (principal.drop?.linkId ?? null)) throw notFound(Messages.tusNotFound);
+    if (row.accountId === principal.accountId) return row;
+    if (row.loginId !== principal.loginId || !row.parentId) throw notFound(Messages.tusNotFound);
+    let actor: Principal;
+    try {
+      actor = this.d.tree.actor(principal, { parentId: row.parentId }, 'edit');
+    } catch {
       throw notFound(Messages.tusNotFound);
+    }
+    if (actor.accountId !== row.accountId) throw notFound(Messages.tusNotFound);
     return row;
   }
 

@@ -103,7 +103,7 @@ export class ContentSearchService {
    * first. Each content match carries `snippet` (null for a login without `files.download`, who may see
    * that a file matches but not its words). Names only while the switch is off or the account opted out.
    */
-  search(principal: Principal, input: { q: string; limit?: number; content?: boolean }): SearchHit[] {
+  search(principal: Principal, input: { q: string; limit?: number; content?: boolean; includeShared?: boolean }): SearchHit[] {
     const byName = this.d.itemService.search(principal, input);
     if (!input.content || !this.enabled() || this.d.users.contentSearchOptOut(principal.accountId)) return byName;
     const match = matchExpression(input.q);

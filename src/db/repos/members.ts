@@ -1,0 +1,192 @@
+import type { Database } from 'bun:sqlite';
+import { itemMembers, notifications } from '../schema/members.ts';
+import { items } from '../schema/items.ts';
+import { selectList, toBoolean } from '../select.ts';
+import { LISTED_KEYS, type ListedItem } from './items.ts';
+
+export type MemberRole = (typeof itemMembers.$inferSelect)['role'];
+export type Notification = typeof notifications.$inferSelect;
+
+/** A member of an item as its owner sees it. */
+export interface MemberRow {
+  accountId: string;
+  email: string;
+  name: string;
+  role: MemberRole;
+  addedAt: number;
+}
+
+/** The share that gives an account an item: the shared root (the item or its nearest shared ancestor). */
+export interface Membership {
+  itemId: string;
+  ownerId: string;
+  role: MemberRole;
+}
+
+/** An item shared with an account, with who shares it. */
+export type SharedWithRow = ListedItem & { ownerName: string; ownerEmail: string; role: MemberRole; addedAt: number; seq: number };
+
+/** Where a keyset page continues: a time, and the row's insertion order for rows of the same millisecond. */
+export interface After {
+  at: number;
+  seq: number;
+}
+
+const LISTED = selectList(items, LISTED_KEYS, 'i.');
+const NOTIFICATION = selectList(notifications, ['id', 'accountId', 'type', 'text', 'itemId', 'createdAt', 'readAt']);
+// Deeper than any real tree; a cycle cannot exist, this only bounds the walk.
+const MAX_DEPTH = 10_000;
+// Accounts whose shares count: not disabled, not being deleted.
+const ACTIVE_OWNER = 'o.disabled_at IS NULL AND o.deletion_requested_at IS NULL';
+
+/** The SQL of sharing with people (`item_members`) and of notifications. */
+export class MembersRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  insert(row: { itemId: string; ownerId: string; accountId: string; role: MemberRole; addedBy: string; addedAt: number }): void {
+    this.sqlite
+      .query('INSERT INTO item_members (item_id, owner_id, account_id, role, added_by, added_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(row.itemId, row.ownerId, row.accountId, row.role, row.addedBy, row.addedAt);
+  }
+
+  setRole(itemId: string, accountId: string, role: MemberRole): boolean {
+    return (
+      this.sqlite.query('UPDATE item_members SET role = ? WHERE item_id = ? AND account_id = ?').run(role, itemId, accountId).changes > 0
+    );
+  }
+
+  remove(itemId: string, accountId: string): boolean {
+    return this.sqlite.query('DELETE FROM item_members WHERE item_id = ? AND account_id = ?').run(itemId, accountId).changes > 0;
+  }
+
+  /** Members of one item, in the order they were added. */
+  ofItem(itemId: string): MemberRow[] {
+    return this.sqlite
+      .query<MemberRow, [string]>(
+        `SELECT m.account_id AS accountId, u.email, u.name, m.role, m.added_at AS addedAt
+           FROM item_members m JOIN users u ON u.id = m.account_id
+          WHERE m.item_id = ? ORDER BY m.added_at, m.account_id`,
+      )
+      .all(itemId);
+  }
+
+  one(itemId: string, accountId: string): MemberRow | null {
+    return this.ofItem(itemId).find((m) => m.accountId === accountId) ?? null;
+  }
+
+  /**
+   * The share through which `accountId` reaches `itemId`: the item or its nearest ancestor shared with
+   * the account, while the sharing owner's account is active; null when there is none.
+   */
+  membershipOf(accountId: string, itemId: string): Membership | null {
+    return this.sqlite
+      .query<Membership, [string, string, number]>(
+        `WITH RECURSIVE up(id, parent_id, depth) AS (
+           SELECT id, parent_id, 0 FROM items WHERE id = ?1
+           UNION ALL SELECT i.id, i.parent_id, up.depth + 1 FROM items i JOIN up ON i.id = up.parent_id WHERE up.depth < ?3
+         )
+         SELECT m.item_id AS itemId, m.owner_id AS ownerId, m.role
+           FROM up JOIN item_members m ON m.item_id = up.id AND m.account_id = ?2
+           JOIN users o ON o.id = m.owner_id
+          WHERE ${ACTIVE_OWNER}
+          ORDER BY up.depth LIMIT 1`,
+      )
+      .get(itemId, accountId, MAX_DEPTH);
+  }
+
+  /** An owner account as members see it. */
+  ownerCard(ownerId: string): { id: string; name: string; email: string } | null {
+    return this.sqlite
+      .query<{ id: string; name: string; email: string }, [string]>('SELECT id, name, email FROM users WHERE id = ?')
+      .get(ownerId);
+  }
+
+  /** The account of any item (live or not), or null when it does not exist. */
+  accountOf(itemId: string): string | null {
+    return (
+      this.sqlite.query<{ accountId: string }, [string]>('SELECT account_id AS accountId FROM items WHERE id = ?').get(itemId)?.accountId ??
+      null
+    );
+  }
+
+  /** One keyset page of the live items shared with an account, newest share first. */
+  sharedWith(accountId: string, after: After | null, limit: number): SharedWithRow[] {
+    const rows = this.sqlite
+      .query<SharedWithRow, [string, number, number, number]>(
+        `SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, m.role, m.added_at AS addedAt, m.rowid AS seq
+           FROM item_members m
+           JOIN items i ON i.id = m.item_id
+           JOIN users o ON o.id = m.owner_id
+          WHERE m.account_id = ?1 AND i.deleted_at IS NULL AND ${ACTIVE_OWNER}
+            AND (m.added_at < ?2 OR (m.added_at = ?2 AND m.rowid < ?3))
+          ORDER BY m.added_at DESC, m.rowid DESC
+          LIMIT ?4`,
+      )
+      .all(accountId, after?.at ?? Number.MAX_SAFE_INTEGER, after?.seq ?? Number.MAX_SAFE_INTEGER, limit);
+    for (const row of rows) row.starred = toBoolean(row.starred);
+    return rows;
+  }
+
+  /** Every member of every item an owner shares (for delivering its file events). */
+  ofOwner(ownerId: string): Array<{ itemId: string; accountId: string }> {
+    return this.sqlite
+      .query<{ itemId: string; accountId: string }, [string]>(
+        'SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?',
+      )
+      .all(ownerId);
+  }
+
+  /** How many items each of the given owners shares with people. */
+  sharedCounts(ownerIds: readonly string[]): Map<string, number> {
+    const rows = this.sqlite
+      .query<{ ownerId: string; n: number }, [string]>(
+        `SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members
+          WHERE owner_id IN (SELECT value FROM json_each(?)) GROUP BY owner_id`,
+      )
+      .all(JSON.stringify(ownerIds));
+    return new Map(rows.map((r) => [r.ownerId, r.n]));
+  }
+
+  /** An owner's member shares, for the command line: item, member and role. */
+  sharesOf(ownerId: string): Array<{ itemId: string; itemName: string; email: string; role: MemberRole; addedAt: number }> {
+    return this.sqlite
+      .query<{ itemId: string; itemName: string; email: string; role: MemberRole; addedAt: number }, [string]>(
+        `SELECT m.item_id AS itemId, i.name AS itemName, u.email, m.role, m.added_at AS addedAt
+           FROM item_members m JOIN items i ON i.id = m.item_id JOIN users u ON u.id = m.account_id
+          WHERE m.owner_id = ? ORDER BY i.name, u.email`,
+      )
+      .all(ownerId);
+  }
+
+  insertNotification(row: Notification): void {
+    this.sqlite
+      .query('INSERT INTO notifications (id, account_id, type, text, item_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(row.id, row.accountId, row.type, row.text, row.itemId, row.createdAt, row.readAt);
+  }
+
+  notificationsPage(accountId: string, after: After | null, limit: number): Array<Notification & { seq: number }> {
+    return this.sqlite
+      .query<Notification & { seq: number }, [string, number, number, number]>(
+        `SELECT ${NOTIFICATION}, rowid AS seq FROM notifications
+          WHERE account_id = ?1 AND (created_at < ?2 OR (created_at = ?2 AND rowid < ?3))
+          ORDER BY created_at DESC, rowid DESC LIMIT ?4`,
+      )
+      .all(accountId, after?.at ?? Number.MAX_SAFE_INTEGER, after?.seq ?? Number.MAX_SAFE_INTEGER, limit);
+  }
+
+  unreadCount(accountId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM notifications WHERE account_id = ? AND read_at IS NULL')
+      .get(accountId)!.n;
+  }
+
+  markRead(accountId: string, ids: readonly string[] | 'all', at: number): void {
+    if (ids === 'all') {
+      this.sqlite.query('UPDATE notifications SET read_at = ? WHERE account_id = ? AND read_at IS NULL').run(at, accountId);
+      return;
+    }
+    this.sqlite
+      .query('UPDATE notifications SET read_at = ? WHERE account_id = ? AND read_at IS NULL AND id IN (SELECT value FROM json_each(?))')
+      .run(at, accountId, JSON.stringify(ids));
+  }
+}

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { davLogin } from '../../helpers/dav.ts';
+import { rawRequest } from '../../helpers/raw-http.ts';
+import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+const SHARED = 'Shared%20with%20me';
+
+async function share(owner: seed.SeededLogin, itemId: string, email: string, role: 'viewer' | 'editor') {
+  const res = await owner.client.post(`/api/files/${itemId}/members`, { email, role });
+  expect(res.status).toBe(201);
+}
+
+describe('WebDAV: Shared with me', () => {
+  test('shares appear under /dav/Shared with me/<name>/ (two with one name get the owner\u2019s name); editors write inside, into the owner\u2019s tree', async () => {
+    const member = await seed.owner(t);
+    const a = await seed.owner(t);
+    const bEmail = seed.uniqueEmail('bea');
+    const bRow = await t.server.ctx.services.accounts.createLogin({ email: bEmail, password: 'correct horse battery', name: 'Bea' });
+    const b = { id: bRow.id, email: bEmail, password: 'correct horse battery', client: await seed.login(t, bEmail) };
+    const aRoot = await folder(a.client, 'Photos');
+    await upload(a.client, 'beach.txt', 'sand', { parentId: aRoot.id });
+    const bRoot = await folder(b.client, 'Photos');
+    await share(a, aRoot.id, member.email, 'editor');
+    await share(b, bRoot.id, member.email, 'viewer');
+    const dav = await davLogin(t, member);
+
+    expect(await dav.list('')).toContain(`/dav/Shared with me/`);
+    const shares = await dav.list(`${SHARED}/`);
+    expect(shares[0]).toBe('/dav/Shared with me/');
+    expect(shares.slice(1).sort()).toEqual(['/dav/Shared with me/Photos (Bea)/', '/dav/Shared with me/Photos (Owner)/'].sort());
+
+    const inA = `${SHARED}/Photos%20(Owner)`;
+    expect(await dav.list(`${inA}/`)).toEqual([`/dav/Shared with me/Photos (Owner)/`, `/dav/Shared with me/Photos (Owner)/beach.txt`]);
+    let res = await dav.request('GET', `${inA}/beach.txt`);
+    expect(await res.text()).toBe('sand');
+    expect((await dav.put(`${inA}/new.txt`, 'written by a member')).status).toBe(201);
+    expect((await dav.request('MKCOL', `${inA}/Sub`)).status).toBe(201);
+    res = await dav.request('MOVE', `${inA}/new.txt`, { headers: { destination: `${t.url}/dav/${inA}/Sub/new.txt` } });
+    expect(res.status).toBe(201);
+    const sub = (await listAll(a.client, `/api/files?parentId=${aRoot.id}`)).find((i) => i.name === 'Sub');
+    const moved = (await listAll(a.client, `/api/files?parentId=${sub.id}`))[0];
+    expect((await downloaded(a.client, moved.id)).toString()).toBe('written by a member');
+    expect((await dav.request('DELETE', `${inA}/Sub`)).status).toBe(204);
+    expect((await listAll(a.client, '/api/files/trash')).map((i) => i.name)).toContain('Sub');
+  });
+
+  test('a viewer reads only; the share itself, a Destination outside the share, and a removed member are refused', async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Family');
+    await upload(o.client, 'photo.txt', 'photo', { parentId: root.id });
+    const outside = await folder(o.client, 'Private');
+    await upload(o.client, 'secret.txt', 'secret', { parentId: outside.id });
+    await share(o, root.id, member.email, 'viewer');
+    await upload(member.client, 'mine.txt', 'mine');
+    const dav = await davLogin(t, member);
+    const inF = `${SHARED}/Family`;
+
+    expect(await (await dav.request('GET', `${inF}/photo.txt`)).text()).toBe('photo');
+    for (const res of [
+      await dav.put(`${inF}/new.txt`, 'x'),
+      await dav.request('MKCOL', `${inF}/New`),
+      await dav.request('DELETE', `${inF}/photo.txt`),
+      await dav.request('MOVE', `${inF}/photo.txt`, { headers: { destination: `${t.url}/dav/${inF}/p.txt` } }),
+    ])
+      expect(res.status).toBe(403);
+    // Other people's folders beside the shared one are not reachable by name, nor the root's siblings by '..'.
+    expect((await dav.request('GET', `${SHARED}/Private/secret.txt`)).status).toBe(404);
+    // fetch resolves a literal '..' before sending: the request names Shared with me/Private, which is no share.
+    expect((await dav.request('GET', `${inF}/../Private/secret.txt`)).status).toBe(404);
+    // Sent as is, a '..' segment (plain or escaped) never climbs out of the share: refused, or resolved to no share.
+    for (const dots of ['..', '%2E%2E']) {
+      const head = `GET /dav/${inF}/${dots}/Private/secret.txt HTTP/1.1\r\nHost: ${new URL(t.url).host}\r\nAuthorization: ${dav.authorization}\r\nConnection: close\r\n\r\n`;
+      const res = await rawRequest(t.url, head);
+      expect([400, 404]).toContain(res.status);
+      expect(res.body.toString()).not.toContain('secret');
+    }
+
+    await o.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
+    // Destination in the member's own tree (either way) or on the shared item itself: refused.
+    let res = await dav.request('MOVE', `${inF}/photo.txt`, { headers: { destination: `${t.url}/dav/photo.txt` } });
+    expect(res.status).toBe(403);
+    res = await dav.request('MOVE', 'mine.txt', { headers: { destination: `${t.url}/dav/${inF}/mine.txt` } });
+    expect(res.status).toBe(403);
+    res = await dav.request('COPY', `${inF}/photo.txt`, { headers: { destination: `${t.url}/dav/copied.txt` } });
+    expect(res.status).toBe(403);
+    expect((await dav.request('DELETE', inF)).status).toBe(403);
+    expect((await dav.request('MOVE', inF, { headers: { destination: `${t.url}/dav/${SHARED}/Other` } })).status).toBe(403);
+    expect((await dav.put(SHARED, 'x')).status).toBe(403);
+
+    await o.client.delete(`/api/files/${root.id}/members/${member.id}`);
+    expect((await dav.request('GET', `${inF}/photo.txt`)).status).toBe(404);
+    expect((await dav.propfind(`${inF}/`)).status).toBe(404);
+  });
+});

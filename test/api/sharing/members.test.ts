@@ -1,0 +1,508 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json, type TestClient } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { downloaded, folder, listAll, readZip, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { parseJson, runCli } from '../../helpers/cli.ts';
+import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+/** An owner with a shared folder `Family` holding `photo.txt` and a subfolder `Trips`. */
+async function sharedFolder() {
+  const owner = await seed.owner(t);
+  const root = await folder(owner.client, 'Family');
+  const file = await upload(owner.client, 'photo.txt', 'photo bytes', { parentId: root.id });
+  const sub = await folder(owner.client, 'Trips', root.id);
+  const outside = await folder(owner.client, 'Private');
+  const secret = await upload(owner.client, 'secret.txt', 'secret', { parentId: outside.id });
+  return { owner, root, file, sub, outside, secret };
+}
+
+async function addMember(owner: TestClient, itemId: string, email: string, role: 'viewer' | 'editor') {
+  const res = await owner.post(`/api/files/${itemId}/members`, { email, role });
+  expect(res.status).toBe(201);
+  return (await json(res)).member;
+}
+
+async function stream(client: TestClient): Promise<SseReader> {
+  const res = await client.get('/api/files/events');
+  expect(res.status).toBe(200);
+  const reader = new SseReader(res);
+  expect(await reader.nextData()).toEqual({ type: 'connected' });
+  return reader;
+}
+
+/** The next event of `type` on a stream, skipping others. */
+async function nextOfType(reader: SseReader, type: string): Promise<any> {
+  for (;;) {
+    const event = await reader.nextData(10_000);
+    if (event.type === type) return event;
+  }
+}
+
+const move = (c: TestClient, ids: string[], parentId: string | null) => c.post('/api/files/move', { ids, parentId });
+const status = async (res: Promise<Response>) => (await res).status;
+
+describe('members of an item', () => {
+  test('add, list, change role and remove; the member is named with account id, email, name, role and time', async () => {
+    const { owner, root } = await sharedFolder();
+    const member = await seed.owner(t);
+    const added = await addMember(owner.client, root.id, member.email.toUpperCase(), 'viewer');
+    expect(added).toEqual({ accountId: member.id, email: member.email, name: 'Owner', role: 'viewer', addedAt: expect.any(String) });
+    expect(await json(await owner.client.get(`/api/files/${root.id}/members`))).toEqual({ members: [added] });
+
+    let res = await owner.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
+    expect(res.status).toBe(200);
+    expect((await json(res)).member.role).toBe('editor');
+    res = await owner.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'owner' });
+    expect(res.status).toBe(422);
+
+    res = await owner.client.delete(`/api/files/${root.id}/members/${member.id}`);
+    expect(res.status).toBe(200);
+    expect((await json(res)).message).toContain(member.email);
+    expect(await json(await owner.client.get(`/api/files/${root.id}/members`))).toEqual({ members: [] });
+    expect((await owner.client.delete(`/api/files/${root.id}/members/${member.id}`)).status).toBe(404);
+  });
+
+  test('an unknown email, a sub-user email and a disabled account are one 404; yourself and an existing member are 409', async () => {
+    const { owner, root } = await sharedFolder();
+    const sub = await seed.subUser(t, owner, []);
+    const member = await seed.owner(t);
+    const disabled = await seed.owner(t);
+    expect((await admin.client.send('PATCH', `/api/user/${disabled.id}`, { disabled: true })).status).toBe(200);
+    for (const email of [seed.uniqueEmail('nobody'), sub.email, disabled.email]) {
+      const res = await owner.client.post(`/api/files/${root.id}/members`, { email, role: 'viewer' });
+      expect(res.status).toBe(404);
+      expect(await json(res)).toEqual({ message: 'No account with this email' });
+    }
+    expect((await owner.client.post(`/api/files/${root.id}/members`, { email: owner.email, role: 'viewer' })).status).toBe(409);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    expect((await owner.client.post(`/api/files/${root.id}/members`, { email: member.email, role: 'editor' })).status).toBe(409);
+    expect((await owner.client.post(`/api/files/${root.id}/members`, { email: 'not an email', role: 'viewer' })).status).toBe(422);
+  });
+
+  test("only the item's account manages members: another account 404, a member 403, a sub-user without Share 403 naming it", async () => {
+    const { owner, root } = await sharedFolder();
+    const member = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const third = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const body = { email: third.email, role: 'viewer' };
+
+    expect(await status(stranger.client.post(`/api/files/${root.id}/members`, body))).toBe(404);
+    expect(await status(stranger.client.get(`/api/files/${root.id}/members`))).toBe(404);
+    expect(await status(stranger.client.delete(`/api/files/${root.id}/members/${member.id}`))).toBe(404);
+
+    let res = await member.client.post(`/api/files/${root.id}/members`, body);
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toMatch(/only the owner/i);
+    expect(await status(member.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'viewer' }))).toBe(403);
+    expect(await status(member.client.delete(`/api/files/${root.id}/members/${member.id}`))).toBe(403);
+    // Members may see who else has the item.
+    expect(await status(member.client.get(`/api/files/${root.id}/members`))).toBe(200);
+    // Nor make a public link of it.
+    expect(await status(member.client.post('/api/files/share', { ids: [root.id], shared: true }))).toBe(403);
+
+    const noShare = await seed.subUser(t, owner, ['files.download']);
+    res = await noShare.client.post(`/api/files/${root.id}/members`, body);
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toContain('"Share"');
+    const canShare = await seed.subUser(t, owner, ['files.share']);
+    expect(await status(canShare.client.post(`/api/files/${root.id}/members`, body))).toBe(201);
+  });
+});
+
+describe('GET /api/files/shared?include=people', () => {
+  test("the owner's Shared list adds items shared with people only when asked (include=people)", async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    expect((await owner.client.post('/api/files/share', { ids: [file.id], shared: true })).status).toBe(200);
+    expect((await listAll(owner.client, '/api/files/shared')).map((i) => i.name)).toEqual(['photo.txt']);
+    const both = await listAll(owner.client, '/api/files/shared?include=people');
+    expect(both.map((i) => [i.name, i.shared])).toEqual([
+      ['Family', false],
+      ['photo.txt', true],
+    ]);
+    expect(await listAll(member.client, '/api/files/shared?include=people')).toEqual([]);
+  });
+});
+
+describe('GET /api/files/shared-with-me', () => {
+  test('the items shared with the account, newest first, keyset paged, with owner, role and time; sub-users see them too', async () => {
+    const member = await seed.owner(t);
+    const memberSub = await seed.subUser(t, member, ['files.download']);
+    const a = await sharedFolder();
+    const b = await sharedFolder();
+    await addMember(a.owner.client, a.root.id, member.email, 'viewer');
+    await addMember(b.owner.client, b.file.id, member.email, 'editor');
+    let res = await member.client.get('/api/files/shared-with-me?limit=1');
+    expect(res.status).toBe(200);
+    const first = await json(res);
+    expect(first.items).toHaveLength(1);
+    expect(first.items[0]).toMatchObject({
+      id: b.file.id,
+      name: 'photo.txt',
+      type: 'file',
+      role: 'editor',
+      owner: { id: b.owner.id, email: b.owner.email },
+    });
+    res = await member.client.get(`/api/files/shared-with-me?limit=1&cursor=${first.nextCursor}`);
+    const second = await json(res);
+    expect(second.items.map((i: any) => [i.id, i.role])).toEqual([[a.root.id, 'viewer']]);
+    expect(second.nextCursor).toBeNull();
+    const viaSub = await json(await memberSub.client.get('/api/files/shared-with-me'));
+    expect(viaSub.items.map((i: any) => i.id)).toEqual([b.file.id, a.root.id]);
+    expect(await status(member.client.get('/api/files/shared-with-me?cursor=bogus'))).toBe(400);
+    expect(await status(member.client.get('/api/files/shared-with-me?limit=0'))).toBe(422);
+  });
+});
+
+describe('what members may do', () => {
+  test('a viewer lists, reads details, downloads and zips inside; every change is 403; the owner tree outside is 404', async () => {
+    const { owner, root, file, sub, outside, secret } = await sharedFolder();
+    const viewer = await seed.owner(t);
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const c = viewer.client;
+
+    expect((await listAll(c, `/api/files?parentId=${root.id}`)).map((i) => i.name).sort()).toEqual(['Trips', 'photo.txt']);
+    expect(await listAll(c, `/api/files?parentId=${sub.id}`)).toEqual([]);
+    expect((await json(await c.get(`/api/files/${file.id}/info`))).name).toBe('photo.txt');
+    expect((await downloaded(c, file.id)).toString()).toBe('photo bytes');
+    const zip = await c.post('/api/files/download/bulk', { ids: [file.id] });
+    expect(zip.status).toBe(200);
+    expect(readZip(Buffer.from(await zip.arrayBuffer())).map((e) => e.name)).toEqual(['photo.txt']);
+    expect((await c.get(`/api/files/${root.id}/download`)).status).toBe(200);
+
+    for (const res of [
+      uploadRaw(c, 'new.txt', 'x', { parentId: root.id }),
+      c.post('/api/files/folder', { name: 'New', parentId: root.id }),
+      c.post('/api/files/rename', { id: file.id, name: 'renamed.txt' }),
+      move(c, [file.id], sub.id),
+      c.post('/api/files/delete', { ids: [file.id] }),
+    ]) {
+      const r = await res;
+      expect(r.status).toBe(403);
+      expect((await json(r)).message).toMatch(/editor role/);
+    }
+
+    // Outside the shared folder nothing exists for the member.
+    expect(await status(c.get(`/api/files?parentId=${outside.id}`))).toBe(404);
+    expect(await status(c.get(`/api/files/${secret.id}/download`))).toBe(404);
+    expect(await status(c.get(`/api/files/${secret.id}/info`))).toBe(404);
+    expect(await status(c.post('/api/files/download/bulk', { ids: [file.id, secret.id] }))).toBe(404);
+  });
+
+  test('an editor uploads, creates, renames, moves inside, replaces and trashes into the owner trash; bytes count against the owner', async () => {
+    const { owner, root, file, sub } = await sharedFolder();
+    const editor = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    const c = editor.client;
+    const before = (await json(await owner.client.get('/api/user/storage'))).used;
+    const mine = (await json(await c.get('/api/user/storage'))).used;
+
+    const added = await upload(c, 'added.txt', '0123456789', { parentId: root.id });
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(before + 10);
+    expect((await json(await c.get('/api/user/storage'))).used).toBe(mine);
+    const made = await folder(c, 'Made', root.id);
+    expect((await c.post('/api/files/rename', { id: added.id, name: 'renamed.txt' })).status).toBe(200);
+    expect((await move(c, [added.id], made.id)).status).toBe(200);
+    const form = new FormData();
+    form.append('file', new File(['replaced'], 'x.txt'));
+    expect((await c.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('replaced');
+    expect((await c.post('/api/files/delete', { ids: [sub.id] })).status).toBe(200);
+    const ownerTrash = await listAll(owner.client, '/api/files/trash');
+    expect(ownerTrash.map((i) => i.id)).toContain(sub.id);
+    expect((await listAll(owner.client, `/api/files?parentId=${made.id}`)).map((i) => i.name)).toEqual(['renamed.txt']);
+    // The shared item itself stays the owner's to rename, move or trash.
+    expect(await status(c.post('/api/files/rename', { id: root.id, name: 'Mine' }))).toBe(403);
+    expect(await status(c.post('/api/files/delete', { ids: [root.id] }))).toBe(403);
+  });
+
+  test('nothing crosses the boundary by move; copies out and (editors) in belong to the account that owns the copy', async () => {
+    const { owner, root, file, outside, secret } = await sharedFolder();
+    const editor = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    const c = editor.client;
+    const own = await folder(c, 'Own');
+    const ownFile = await upload(c, 'own.txt', 'own bytes');
+
+    for (const [ids, parentId] of [
+      [[file.id], null],
+      [[file.id], own.id],
+      [[ownFile.id], root.id],
+      [[file.id, ownFile.id], own.id],
+    ] as Array<[string[], string | null]>) {
+      const res = await move(c, ids, parentId);
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toMatch(/copy them instead/);
+    }
+    // The owner's folders outside the share do not exist for the member, as targets or sources.
+    expect(await status(move(c, [file.id], outside.id))).toBe(404);
+    expect(await status(c.post('/api/files/copy', { ids: [file.id], parentId: outside.id }))).toBe(404);
+    expect(await status(c.post('/api/files/copy', { ids: [secret.id], parentId: own.id }))).toBe(404);
+
+    const memberBefore = (await json(await c.get('/api/user/storage'))).used;
+    let res = await c.post('/api/files/copy', { ids: [file.id], parentId: own.id });
+    expect(res.status).toBe(202);
+    const copied = await eventually(async () => {
+      const rows = await listAll(c, `/api/files?parentId=${own.id}`);
+      return rows.length === 1 && rows[0];
+    });
+    expect(copied.name).toBe('photo.txt');
+    expect((await downloaded(c, copied.id)).toString()).toBe('photo bytes');
+    expect((await json(await c.get('/api/user/storage'))).used).toBe(memberBefore + 'photo bytes'.length);
+    // The owner never sees the member's copy.
+    expect(await status(owner.client.get(`/api/files/${copied.id}/info`))).toBe(404);
+
+    const ownerBefore = (await json(await owner.client.get('/api/user/storage'))).used;
+    res = await c.post('/api/files/copy', { ids: [ownFile.id], parentId: root.id });
+    expect(res.status).toBe(202);
+    await eventually(async () => (await listAll(owner.client, `/api/files?parentId=${root.id}`)).some((i) => i.name === 'own.txt'));
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(ownerBefore + 'own bytes'.length);
+
+    const viewer = await seed.owner(t);
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const viewerFile = await upload(viewer.client, 'v.txt', 'v');
+    expect(await status(viewer.client.post('/api/files/copy', { ids: [viewerFile.id], parentId: root.id }))).toBe(403);
+  });
+
+  test("a member's sub-user acts within its own permissions", async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const reader = await seed.subUser(t, member, ['files.download']);
+    expect((await downloaded(reader.client, file.id)).toString()).toBe('photo bytes');
+    const res = await uploadRaw(reader.client, 'no.txt', 'x', { parentId: root.id });
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toContain('"Upload & create"');
+    const blind = await seed.subUser(t, member, []);
+    expect(await status(blind.client.get(`/api/files/${file.id}/download`))).toBe(403);
+    expect((await listAll(blind.client, `/api/files?parentId=${root.id}`)).length).toBe(2);
+  });
+
+  test('removing a member or a role change takes effect on the next request, and open streams learn it at once', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    expect(await status(member.client.post('/api/files/folder', { name: 'ok', parentId: root.id }))).toBe(200);
+    await owner.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'viewer' });
+    expect(await status(member.client.post('/api/files/folder', { name: 'no', parentId: root.id }))).toBe(403);
+
+    const events = await stream(member.client);
+    expect((await owner.client.delete(`/api/files/${root.id}/members/${member.id}`)).status).toBe(200);
+    expect(await nextOfType(events, 'share.removed')).toMatchObject({ type: 'share.removed', data: { id: root.id, name: 'Family' } });
+    await events.close();
+    expect(await status(member.client.get(`/api/files?parentId=${root.id}`))).toBe(404);
+    expect(await status(member.client.get(`/api/files/${file.id}/download`))).toBe(404);
+    expect((await json(await member.client.get('/api/files/shared-with-me'))).items).toEqual([]);
+  });
+
+  test("the sharing owner's account disabled or deleted ends access; the admin switch stops member shares and says why", async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: true })).status).toBe(200);
+    expect(await status(member.client.get(`/api/files/${file.id}/download`))).toBe(404);
+    expect((await json(await member.client.get('/api/files/shared-with-me'))).items).toEqual([]);
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: false })).status).toBe(200);
+    expect(await status(member.client.get(`/api/files/${file.id}/download`))).toBe(200);
+    // Disabling signed the owner out everywhere.
+    const ownerClient = await seed.login(t, owner.email);
+
+    expect((await admin.client.put('/api/user/people-sharing-config', { enabled: false })).status).toBe(200);
+    try {
+      const res = await member.client.get(`/api/files?parentId=${root.id}`);
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toMatch(/turned off/);
+      expect(await status(ownerClient.post(`/api/files/${root.id}/members`, { email: admin.email, role: 'viewer' }))).toBe(403);
+      expect(await status(member.client.put('/api/user/people-sharing-config', { enabled: true }))).toBe(403);
+    } finally {
+      await admin.client.put('/api/user/people-sharing-config', { enabled: true });
+    }
+    expect(await status(member.client.get(`/api/files?parentId=${root.id}`))).toBe(200);
+
+    expect((await admin.client.delete(`/api/user/${owner.id}`)).status).toBeLessThan(300);
+    expect(await status(member.client.get(`/api/files/${file.id}/download`))).toBe(404);
+  });
+});
+
+describe('live events and notifications', () => {
+  test('a change inside a shared folder reaches the members\u2019 streams; nothing outside it does', async () => {
+    const { owner, root, outside } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    const events = await stream(member.client);
+    await upload(owner.client, 'outside.txt', 'x', { parentId: outside.id });
+    const inside = await upload(owner.client, 'inside.txt', 'x', { parentId: root.id });
+    const event = await nextOfType(events, 'file.uploaded');
+    expect(event.data).toMatchObject({ id: inside.id, name: 'inside.txt', parentId: root.id });
+    await events.close();
+  });
+
+  test('being shared with, a role change and removal notify the member, live and in the list; read marks them', async () => {
+    const { owner, root } = await sharedFolder();
+    const member = await seed.owner(t);
+    const events = await stream(member.client);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    const live = await nextOfType(events, 'notification');
+    expect(live.data).toMatchObject({ type: 'share.added', itemId: root.id, readAt: null, unread: 1 });
+    expect(live.data.text).toContain('"Family"');
+    await owner.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
+    await owner.client.delete(`/api/files/${root.id}/members/${member.id}`);
+    await events.close();
+
+    let list = await json(await member.client.get('/api/notifications?limit=2'));
+    expect(list.unread).toBe(3);
+    expect(list.notifications.map((n: any) => n.type)).toEqual(['share.removed', 'share.role_changed']);
+    const rest = await json(await member.client.get(`/api/notifications?limit=2&cursor=${list.nextCursor}`));
+    expect(rest.notifications.map((n: any) => n.type)).toEqual(['share.added']);
+    expect(rest.nextCursor).toBeNull();
+
+    let res = await member.client.post('/api/notifications/read', { ids: [rest.notifications[0].id] });
+    expect(await json(res)).toEqual({ unread: 2 });
+    // Another account's notification ids change nothing.
+    res = await owner.client.post('/api/notifications/read', { all: true });
+    expect(await json(res)).toEqual({ unread: 0 });
+    expect((await json(await member.client.get('/api/notifications'))).unread).toBe(2);
+    res = await member.client.post('/api/notifications/read', { all: true });
+    expect(await json(res)).toEqual({ unread: 0 });
+    list = await json(await member.client.get('/api/notifications'));
+    expect(list.notifications.every((n: any) => n.readAt !== null)).toBe(true);
+    expect(await status(member.client.post('/api/notifications/read', {}))).toBe(422);
+  });
+});
+
+describe('drop folders', () => {
+  test('files a visitor drops through an upload link notify the owner (live and in the list)', async () => {
+    const o = await seed.owner(t);
+    const inbox = await folder(o.client, 'Inbox');
+    const res = await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' });
+    const url = new URL((await json(res)).links[inbox.id]);
+    const events = await stream(o.client);
+    const form = new FormData();
+    form.append('uploader', 'Ada');
+    form.append('file', new File(['one'], 'a.txt'));
+    form.append('file', new File(['two'], 'b.txt'));
+    const sent = await fetch(`${t.url}${url.pathname}/upload`, { method: 'POST', body: form, headers: { accept: 'application/json' } });
+    expect(sent.status).toBe(201);
+    const live = await nextOfType(events, 'notification');
+    expect(live.data).toMatchObject({
+      type: 'drop.files_added',
+      itemId: inbox.id,
+      text: 'Ada added 2 files to "Inbox" through a share link.',
+    });
+    await events.close();
+    expect((await json(await o.client.get('/api/notifications'))).notifications[0]).toMatchObject({
+      type: 'drop.files_added',
+      readAt: null,
+    });
+  });
+});
+
+describe('the other doors', () => {
+  test('tus: an editor uploads into a shared folder (owner quota); a viewer is 403, a stranger 404; removal ends a half-done upload', async () => {
+    const { owner, root } = await sharedFolder();
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const before = (await json(await owner.client.get('/api/user/storage'))).used;
+
+    let res = await createUpload(editor.client, 5, { filename: 'tus.txt', parentId: root.id });
+    expect(res.status).toBe(201);
+    let location = new URL(res.headers.get('location')!, t.url).pathname;
+    res = await patchUpload(editor.client, location, 0, new TextEncoder().encode('hello'));
+    expect(res.status).toBe(204);
+    const names = (await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name);
+    expect(names).toContain('tus.txt');
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(before + 5);
+
+    expect((await createUpload(viewer.client, 5, { filename: 'v.txt', parentId: root.id })).status).toBe(403);
+    expect((await createUpload(stranger.client, 5, { filename: 's.txt', parentId: root.id })).status).toBe(404);
+
+    res = await createUpload(editor.client, 4, { filename: 'half.txt', parentId: root.id });
+    location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect((await patchUpload(editor.client, location, 0, new TextEncoder().encode('ha'))).status).toBe(204);
+    await owner.client.delete(`/api/files/${root.id}/members/${editor.id}`);
+    expect((await patchUpload(editor.client, location, 2, new TextEncoder().encode('lf'))).status).toBe(404);
+    expect((await headUpload(editor.client, location)).status).toBe(404);
+  });
+
+  test('file versions: viewers list and download them, editors restore, strangers and removed members get 404', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const viewer = await seed.owner(t);
+    const editor = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    const form = new FormData();
+    form.append('file', new File(['second content'], 'photo.txt'));
+    expect((await owner.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+
+    const listed = await viewer.client.get(`/api/files/${file.id}/versions`);
+    expect(listed.status).toBe(200);
+    const [old] = (await json(listed)).versions;
+    const bytes = await viewer.client.get(`/api/files/${file.id}/versions/${old.id}/download`);
+    expect(await bytes.text()).toBe('photo bytes');
+    expect(await status(viewer.client.post(`/api/files/${file.id}/versions/${old.id}/restore`))).toBe(403);
+    expect(await status(stranger.client.get(`/api/files/${file.id}/versions`))).toBe(404);
+    expect(await status(editor.client.post(`/api/files/${file.id}/versions/${old.id}/restore`))).toBe(200);
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
+
+    await owner.client.delete(`/api/files/${root.id}/members/${viewer.id}`);
+    expect(await status(viewer.client.get(`/api/files/${file.id}/versions`))).toBe(404);
+  });
+
+  test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
+    const { owner, root, sub } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, sub.id, member.email, 'viewer');
+    await upload(owner.client, 'needle-inside.txt', 'x', { parentId: sub.id });
+    await upload(owner.client, 'needle-above.txt', 'x', { parentId: root.id });
+    await upload(member.client, 'needle-mine.txt', 'x');
+    const found = async (q: string) => (await json(await member.client.get(q))).map((i: any) => i.name).sort();
+    expect(await found('/api/files/search?q=needle')).toEqual(['needle-mine.txt']);
+    expect(await found('/api/files/search?q=needle&includeShared=true')).toEqual(['needle-inside.txt', 'needle-mine.txt']);
+  });
+
+  test('Admin → Users counts the items each account shares with people; `coffer users shares` lists them', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    await addMember(owner.client, root.id, a.email, 'viewer');
+    await addMember(owner.client, root.id, b.email, 'editor');
+    await addMember(owner.client, file.id, a.email, 'viewer');
+    const all: any[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = await json(await admin.client.get(`/api/user/all?limit=100${cursor ? `&cursor=${cursor}` : ''}`));
+      all.push(...page.users);
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    expect(all.find((u) => u.id === owner.id).sharedWithPeople).toBe(2);
+    expect(all.find((u) => u.id === a.id).sharedWithPeople).toBe(0);
+
+    const r = await runCli(['users', 'shares', owner.email, '--json', '--data-dir', t.dataDir]);
+    expect(r.code).toBe(0);
+    const rows = parseJson(r).shares.map((s: any) => [s.itemName, s.email, s.role]);
+    expect(rows).toHaveLength(3);
+    expect(rows).toContainEqual(['Family', b.email, 'editor']);
+    expect(rows).toContainEqual(['photo.txt', a.email, 'viewer']);
+    const text = await runCli(['users', 'shares', a.email, '--data-dir', t.dataDir]);
+    expect(text.stdout).toContain('shares nothing');
+  });
+});

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { folder, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},`) });
+
+describe('sharing with people', () => {
+  test('the share dialog adds a person by email, changes their role and removes them; the info panel names them', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/files');
+    await row(page, 'Family').click();
+    await button(page, 'Share').click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Family”' });
+    await dialog.getByRole('heading', { name: 'People' }).waitFor();
+    await dialog.getByLabel('Email').fill('nobody@example.test');
+    await dialog.getByRole('button', { name: 'Add person' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'No account with this email' }).waitFor();
+    await dialog.getByLabel('Email').fill(member.email);
+    await dialog.getByRole('combobox', { name: 'Role', exact: true }).selectOption('editor');
+    await dialog.getByRole('button', { name: 'Add person' }).click();
+    const role = dialog.getByRole('combobox', { name: `Role for ${member.email}` });
+    await role.waitFor();
+    expect(await role.inputValue()).toBe('editor');
+    await expectAccessible(page, 'share dialog with people');
+    await screenshot(page, 'people-share-people-light-desktop');
+    const members = async () => (await json(await o.client.get(`/api/files/${family.id}/members`))).members;
+    await role.selectOption('viewer');
+    await eventually(async () => (await members())[0].role === 'viewer');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+
+    await row(page, 'Family').click();
+    await page.keyboard.press('i');
+    await page.getByRole('complementary', { name: 'Details of Family' }).getByText('Shared with people').waitFor();
+
+    await row(page, 'Family').click();
+    await button(page, 'Share').click();
+    await page
+      .getByRole('dialog')
+      .getByRole('button', { name: `Remove ${member.email}` })
+      .click();
+    await page.getByRole('dialog').getByText('Not shared with anyone yet.').waitFor();
+    expect(await members()).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('the People section at phone width in dark', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'editor' });
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { dark: true, viewport: PHONE });
+    await page.goto('/files');
+    await row(page, 'Family').click();
+    await button(page, 'Share').click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Family”' });
+    await dialog.getByRole('combobox', { name: `Role for ${member.email}` }).waitFor();
+    await expectAccessible(page, 'share dialog with people, dark phone');
+    await screenshot(page, 'people-share-people-dark-phone');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a member: the bell counts the news, Shared with me lists the folder, it opens in the file manager with the owner in the breadcrumb, and removal leaves it at once', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await upload(o.client, 'photo.txt', 'photo bytes', { parentId: family.id });
+    await upload(o.client, 'private.txt', 'mine');
+
+    for (const opts of [{}, { dark: true, viewport: PHONE }] as const) {
+      const { context, page, errors } = await signedInContext(browser, t.url, member, opts);
+      const suffix = 'dark' in opts ? 'dark-phone' : 'light-desktop';
+      await page.goto('/files');
+      // The page's event stream is open before anything happens.
+      await eventually(() => t.server.ctx.hub.subscriberCount(member.id) > 0);
+      if (suffix === 'light-desktop') {
+        await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' });
+        // Delivered live: a toast says it, and the bell counts it.
+        await page.getByRole('status').filter({ hasText: 'shared "Family" with you' }).waitFor();
+      } else {
+        // Two role changes since the first page marked everything read.
+        for (const role of ['editor', 'viewer']) await o.client.send('PATCH', `/api/files/${family.id}/members/${member.id}`, { role });
+      }
+      const bell = page.getByRole('button', { name: /^Notifications/ });
+      await page.getByRole('button', { name: `Notifications, ${'dark' in opts ? 2 : 1} unread` }).waitFor();
+      await bell.click();
+      const list = page.getByRole('dialog', { name: 'Notifications' });
+      await list.getByText('shared "Family" with you as viewer').waitFor();
+      await expectAccessible(page, `notifications ${suffix}`);
+      await screenshot(page, `people-notifications-${suffix}`);
+      await list.getByRole('button', { name: 'Mark all as read' }).click();
+      await page.getByRole('button', { name: 'Notifications', exact: true }).waitFor();
+      await list.getByRole('button', { name: 'Done' }).click();
+
+      if ('dark' in opts) await page.getByRole('button', { name: 'Open navigation' }).click();
+      await page.getByRole('link', { name: 'Shared with me' }).click();
+      await page.waitForURL('**/shared-with-me');
+      await row(page, 'Family').waitFor();
+      expect(await row(page, 'Family').textContent()).toContain('Can view');
+      await expectAccessible(page, `shared with me ${suffix}`);
+      await screenshot(page, `people-shared-with-me-${suffix}`);
+
+      await row(page, 'Family').click();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`**/files/${family.id}`);
+      await row(page, 'photo.txt').waitFor();
+      const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' });
+      await crumbs.getByRole('link', { name: 'Shared with me' }).waitFor();
+      // A viewer is offered no changes.
+      expect(await button(page, 'New folder').count()).toBe(0);
+      if (!('dark' in opts)) {
+        // At phone width the owner is left out of the path for room.
+        await crumbs.getByText('Owner').waitFor();
+        // The sidebar (closed at phone width) marks where the folder comes from, not My files.
+        const nav = page.getByRole('navigation', { name: 'Main' });
+        await eventually(async () => (await nav.getByRole('link', { name: 'Shared with me' }).getAttribute('aria-current')) === 'page');
+        expect(await nav.getByRole('link', { name: 'My files' }).getAttribute('aria-current')).toBeNull();
+      }
+      await screenshot(page, `people-shared-folder-${suffix}`);
+      expect(errors).toEqual([]);
+      if (!('dark' in opts)) {
+        await context.close();
+        continue;
+      }
+      // The owner stops sharing: the open page leaves the folder on its own.
+      await o.client.delete(`/api/files/${family.id}/members/${member.id}`);
+      await page.waitForURL('**/shared-with-me');
+      await page.getByText('Nothing is shared with you yet.').waitFor();
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+});

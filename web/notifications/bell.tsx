@@ -1,0 +1,96 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { NotificationEntry } from '../../src/contract/sharing.ts';
+import { formatDate } from '../app/format.ts';
+import { loadNotifications, markNotificationsRead, unreadNotifications } from '../app/people.ts';
+import { navigate } from '../app/router.ts';
+import { toastError } from '../app/toasts.ts';
+import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { Icon } from '../ui/icons.tsx';
+
+function NotificationList({ close }: { close: () => void }) {
+  const [items, setItems] = useState<NotificationEntry[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    loadNotifications().then(setItems, (err: Error) => setError(err.message));
+  }, []);
+  const open = (n: NotificationEntry) => {
+    if (!n.readAt) void markNotificationsRead({ ids: [n.id] }).catch(toastError);
+    close();
+    // Removal leaves nothing to open; everything else is found under Shared with me.
+    if (n.type !== 'share.removed') navigate('/shared-with-me');
+  };
+  const readAll = async () => {
+    try {
+      await markNotificationsRead({ all: true });
+      setItems((list) => list?.map((n) => ({ ...n, readAt: n.readAt ?? new Date().toISOString() })) ?? null);
+    } catch (err) {
+      toastError(err);
+    }
+  };
+  return (
+    <>
+      <div class="dialog-body notifications">
+        {error && (
+          <p class="field-error" role="alert">
+            {error}
+          </p>
+        )}
+        {items === null && !error && <p class="muted">Loading…</p>}
+        {items?.length === 0 && <p class="muted">No notifications yet. You are told here when someone shares something with you.</p>}
+        {items && items.length > 0 && (
+          <ul class="notification-list">
+            {items.map((n) => (
+              <li key={n.id} class={n.readAt ? 'read' : 'unread'}>
+                <button type="button" class="notification" onClick={() => open(n)}>
+                  {!n.readAt && <span class="unread-dot" aria-hidden="true" />}
+                  <span class="notification-text">
+                    {n.text}
+                    {!n.readAt && <span class="sr-only"> (unread)</span>}
+                  </span>
+                  <span class="muted small">{formatDate(n.createdAt)}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <div class="dialog-actions">
+        <button type="button" class="button push-left" disabled={unreadNotifications.value === 0} onClick={() => void readAll()}>
+          Mark all as read
+        </button>
+        <button type="button" class="button primary" onClick={close}>
+          Done
+        </button>
+      </div>
+    </>
+  );
+}
+
+/** The header's bell: the unread count, and the notifications list. */
+export function NotificationBell() {
+  useEffect(() => {
+    void loadNotifications().catch(() => {});
+  }, []);
+  const unread = unreadNotifications.value;
+  return (
+    <button
+      type="button"
+      class="icon-button bell"
+      aria-label={unread ? `Notifications, ${unread} unread` : 'Notifications'}
+      onClick={() =>
+        void openDialog<void>((close) => (
+          <Dialog title="Notifications" onClose={() => close()}>
+            <NotificationList close={() => close()} />
+          </Dialog>
+        ))
+      }
+    >
+      <Icon name="bell" />
+      {unread > 0 && (
+        <span class="bell-count" aria-hidden="true">
+          {unread > 99 ? '99+' : unread}
+        </span>
+      )}
+    </button>
+  );
+}
