@@ -12,6 +12,7 @@ import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
 import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
+import { registerThumbnails } from './thumbnails.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 
 /** The `coffer` command line: server and admin tools in one executable. */
@@ -45,5 +46,6 @@ ${EXIT_CODES_HELP}`,
   registerDoctor(program);
   registerAudit(program);
   registerStorage(program);
+  registerThumbnails(program);
   return program;
 }

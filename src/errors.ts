@@ -104,6 +104,8 @@ export const Messages = {
   shareNotFound: 'Share link not found',
   shareExpired: 'This share link has expired',
   itemNotInShare: 'File or folder not found in this share',
+  noThumbnail: 'This file has no thumbnail',
+  thumbnailSize: 'size must be small or large',
   shareNotAFolder: 'This share link is not a folder',
   notMultipart: 'Send the upload as multipart/form-data',
   malformedMultipart: 'The upload is not a valid multipart/form-data body',

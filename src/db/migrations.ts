@@ -10,6 +10,7 @@ import m0007 from '../../migrations/0007_idp_identities.sql' with { type: 'text'
 import m0008 from '../../migrations/0008_tus_uploads.sql' with { type: 'text' };
 import m0009 from '../../migrations/0009_account_status_request_ids.sql' with { type: 'text' };
 import m0010 from '../../migrations/0010_tus_durable_offset.sql' with { type: 'text' };
+import m0011 from '../../migrations/0011_thumbnails.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -25,6 +26,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0008_tus_uploads', sql: m0008 },
   { tag: '0009_account_status_request_ids', sql: m0009 },
   { tag: '0010_tus_durable_offset', sql: m0010 },
+  { tag: '0011_thumbnails', sql: m0011 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

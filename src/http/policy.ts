@@ -148,6 +148,7 @@ export const ROUTES: Record<string, RoutePolicy> = {
 
   'GET /api/files/:id/download': can('downloads.file'),
   'POST /api/files/download/bulk': can('downloads.zip'),
+  'GET /api/files/:id/thumbnail': can('thumbnails.view'),
 
   'GET /api/files/trash': session,
   'POST /api/files/delete': can('trash.trash'),
@@ -162,6 +163,7 @@ export const ROUTES: Record<string, RoutePolicy> = {
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
+  'GET /s/:token/thumbnail/:id': share,
 
   'GET /api/docserver/config/:id': can('docserver.open'),
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },

@@ -7,6 +7,7 @@ import { toPublicItem } from '../services/files/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
+import { thumbnailQuery, thumbnailResponse } from './thumbnails.ts';
 import { validate } from './validate.ts';
 import { describeInput } from './openapi.ts';
 
@@ -39,7 +40,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
  */
 export function publicShareRoutes(ctx: AppContext) {
-  const { shares, downloads } = ctx.services;
+  const { shares, downloads, thumbnails } = ctx.services;
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
@@ -76,46 +77,59 @@ export function publicShareRoutes(ctx: AppContext) {
     return htmlPage(set, html);
   };
 
-  return new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-    .get(
-      '/s/:token',
-      ({ params, query, request, set }) =>
+  return (
+    new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
+      .get(
+        '/s/:token',
+        ({ params, query, request, set }) =>
+          answer(request, set, async () => {
+            const { link, root } = shares.resolve(params.token);
+            shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+            if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
+            if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+            const previewable = (await downloads.inlineImageType(root)) !== null;
+            return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          }),
+        { detail: describeInput({ query: pageQuery }) },
+      )
+      .get(
+        '/s/:token/folder/:id',
+        ({ params, query, request, set }) =>
+          answer(request, set, () => {
+            const { link, root, item } = shares.itemInShare(params.token, params.id);
+            if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+            shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+            return folderView(request, set, params.token, root, item, query);
+          }),
+        { detail: describeInput({ query: pageQuery }) },
+      )
+      .get('/s/:token/file/:id', ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const { link, root } = shares.resolve(params.token);
-          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
-          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-          const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          const { link, item } = shares.itemInShare(params.token, params.id);
+          const range = request.headers.get('range');
+          if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
+          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
-      { detail: describeInput({ query: pageQuery }) },
-    )
-    .get(
-      '/s/:token/folder/:id',
-      ({ params, query, request, set }) =>
+      )
+      // Thumbnails of the share's items through the link alone, never an owner's session.
+      .get(
+        '/s/:token/thumbnail/:id',
+        ({ params, query, request, set }) =>
+          answer(request, set, async () => {
+            const { size } = validate(thumbnailQuery, query);
+            const { item } = shares.itemInShare(params.token, params.id);
+            return thumbnailResponse(await thumbnails.serve(item, size, request.headers.get('if-none-match')));
+          }),
+        { detail: describeInput({ query: thumbnailQuery }) },
+      )
+      .get('/s/:token/zip', ({ params, request, set }) =>
         answer(request, set, () => {
-          const { link, root, item } = shares.itemInShare(params.token, params.id);
-          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, params.token, root, item, query);
+          const { link, root } = shares.resolve(params.token);
+          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+          return zipResponse(downloads.zipFolder(link.accountId, root), request);
         }),
-      { detail: describeInput({ query: pageQuery }) },
-    )
-    .get('/s/:token/file/:id', ({ params, query, request, set }) =>
-      answer(request, set, async () => {
-        const { link, item } = shares.itemInShare(params.token, params.id);
-        const range = request.headers.get('range');
-        if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
-        if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
-        return fileResponse(downloads, item, request, { inline: query.inline === '1' });
-      }),
-    )
-    .get('/s/:token/zip', ({ params, request, set }) =>
-      answer(request, set, () => {
-        const { link, root } = shares.resolve(params.token);
-        if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-        shares.recordVisit(link, root, requestMeta(request).ip, 'download');
-        return zipResponse(downloads.zipFolder(link.accountId, root), request);
-      }),
-    );
+      )
+  );
 }

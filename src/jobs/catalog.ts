@@ -58,6 +58,8 @@ export const Jobs = {
   // One per open document key, fired by its auto-save schedule; failures are retried with backoff.
   docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),
   docserverCleanup: defineJob('docserver.cleanup', none),
+  // Makes the thumbnails files do not have yet, a batch per job (see ThumbnailService.sweep).
+  thumbnailsSweep: defineJob('thumbnails.sweep', none),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

@@ -13,6 +13,7 @@ import { MfaRepo } from './mfa.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
+import { ThumbnailsRepo } from './thumbnails.ts';
 import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
@@ -53,6 +54,7 @@ export interface Repos {
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
+  thumbnails: ThumbnailsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -76,5 +78,6 @@ export function createRepos(db: Db): Repos {
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
+    thumbnails: new ThumbnailsRepo(sqlite),
   };
 }

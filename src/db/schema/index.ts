@@ -9,3 +9,4 @@ export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
 export * from './idp.ts';
+export * from './thumbnails.ts';

@@ -31,8 +31,13 @@ const AUDITED: Partial<Record<FileEventName, AuditAction>> = {
   'file.permanently_deleted': AuditActions.fileDeletePermanent,
 };
 
-/** Reports file-system changes: to the account's event streams, and to the audit log. */
+// Events after which a file has new content.
+const CONTENT_CHANGES = new Set<FileEventName>(['file.uploaded', 'file.updated', 'file.copied']);
+
+/** Reports file-system changes: to the account's event streams, the audit log, and whoever follows new content. */
 export class FileEvents {
+  private readonly contentListeners: Array<() => void> = [];
+
   constructor(
     private readonly hub: EventHub,
     private readonly audit: AuditService,
@@ -49,6 +54,7 @@ export class FileEvents {
     extra: Record<string, unknown> = {},
     audit?: { action: AuditAction; details: Record<string, unknown> },
   ): void {
+    if (CONTENT_CHANGES.has(type)) for (const listener of this.contentListeners) listener();
     this.hub.publish(actor.accountId, type, {
       id: row.id,
       name: row.name,
@@ -67,6 +73,11 @@ export class FileEvents {
         details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
       });
     }
+  }
+
+  /** `listener` runs after a file got new content (an upload, a replacement, a copy, a document save). */
+  onContentChange(listener: () => void): void {
+    this.contentListeners.push(listener);
   }
 
   /** One event per finished background job: `{userId, action, count}`. */

@@ -22,7 +22,7 @@ export interface PageQuery {
 }
 
 /** Who owns the items asked for: a request's principal, or a job's login acting for its account. */
-interface Owner {
+export interface Owner {
   accountId: string;
 }
 
