@@ -13,6 +13,10 @@ interface Slot {
   tasks: number;
 }
 
+// The worker's module: beside this one from source; inside the executable, where the build put that entry point.
+const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
+  ? '/$bunfs/root/src/services/thumbnails/worker.js'
+  : new URL('./worker.ts', import.meta.url).href;
 // A decode that takes longer is stuck: its worker is ended and the file gets no thumbnail.
 const TASK_TIMEOUT_MS = 120_000;
 // Wasm memory (libheif, pdfium) never shrinks, and libvips keeps some: a worker is replaced after this many.
@@ -68,7 +72,7 @@ export class ThumbnailPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./worker.ts', import.meta.url).href);
+    const worker = new Worker(WORKER_MODULE);
     const ready = new Promise<void>((resolve, reject) => {
       worker.onmessage = () => resolve();
       worker.onerror = (event) => reject(new Error(event.message || 'the thumbnail worker failed to start'));

@@ -15,9 +15,8 @@ export async function loadSharp(cacheDir: string): Promise<typeof SharpType> {
     | (Blob & { name: string })
     | undefined;
   if (embedded) {
-    // The embedded name carries a content hash after the version: keep only `libvips-cpp.so.<version>`.
-    const name = embedded.name.replace(/^(libvips-cpp\.so\.\d+\.\d+\.\d+).*$/, '$1');
-    const dest = path.join(cacheDir, name);
+    // Found by its soname once loaded, so the file may keep the embedded name (with its content hash).
+    const dest = path.join(cacheDir, embedded.name);
     if (!fs.existsSync(dest) || fs.statSync(dest).size !== embedded.size) {
       fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
       const tmp = `${dest}.${process.pid}.${Math.random().toString(36).slice(2)}`;
