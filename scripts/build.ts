@@ -66,10 +66,12 @@ const SHARP_VERSIONS: Record<string, string> = JSON.parse(
 /**
  * sharp's native addon and libvips for a platform (`linux-x64`, `linuxmusl-arm64`...). npm installs only
  * this machine's; another platform's are fetched like the runtimes and linked where the bundler resolves
- * sharp's require of `@img/sharp-<platform>/sharp.node`. Returns the libvips library, embedded as a file
- * (the executable writes it out and loads it before sharp: see src/services/thumbnails/sharp.ts).
+ * sharp's require of `@img/sharp-<platform>/sharp.node`. Returns the bundler arguments: every other
+ * platform's packages external (else the bundler embeds whichever are installed, each with its libvips),
+ * and the libvips library embedded as a file (the executable writes it out and loads it before sharp: see
+ * src/services/thumbnails/sharp.ts).
  */
-function sharpFor(platform: string): string {
+function sharpFor(platform: string): string[] {
   let libvipsDir = '';
   for (const name of [`@img/sharp-${platform}`, `@img/sharp-libvips-${platform}`]) {
     const installed = path.join(ROOT, 'node_modules', name);
@@ -83,7 +85,8 @@ function sharpFor(platform: string): string {
   }
   const library = fs.readdirSync(libvipsDir).find((f) => /^libvips-cpp\.so\.\d+\.\d+\.\d+$/.test(f));
   if (!library) throw new Error(`no libvips-cpp.so in ${libvipsDir}`);
-  return path.relative(ROOT, path.join(libvipsDir, library));
+  const others = Object.keys(SHARP_VERSIONS).filter((name) => name.startsWith('@img/') && !name.endsWith(`-${platform}`));
+  return [...others.map((name) => `--external=${name}`), path.relative(ROOT, path.join(libvipsDir, library))];
 }
 
 // This machine's platform as sharp names it (glibc or musl).
@@ -115,7 +118,7 @@ const common = [
   path.relative(ROOT, bundleFile),
 ];
 if (targets.length === 0) {
-  run([process.execPath, ...common, sharpFor(hostSharpPlatform()), '--outfile', 'dist/coffer']);
+  run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', 'dist/coffer']);
 } else {
   for (const name of targets) {
     const target = BUILD_TARGETS[name as keyof typeof BUILD_TARGETS];
@@ -123,7 +126,7 @@ if (targets.length === 0) {
     run([
       process.execPath,
       ...common,
-      sharpFor(target.sharpPlatform),
+      ...sharpFor(target.sharpPlatform),
       `--target=${target.bunTarget}`,
       `--compile-executable-path=${runtimeFor(target)}`,
       '--outfile',
