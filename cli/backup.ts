@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatSize } from '../src/lib/size.ts';
+import { formatSize } from '../src/contract/size.ts';
 import { restoreFullBackup } from '../src/services/maintenance/restore.ts';
 import { action, addDataDirOption, adminCommand, configFrom, print, printJson, progressBar, withContext } from './common.ts';
 

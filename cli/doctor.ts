@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatSize } from '../src/lib/size.ts';
+import { formatSize } from '../src/contract/size.ts';
 import { describeLocation } from '../src/storage/drivers.ts';
 import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
 

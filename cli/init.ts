@@ -1,9 +1,5 @@
-import fs from 'node:fs';
 import type { Command } from 'commander';
-import { dataPaths, prepareDataDir, requireDataDirOwner } from '../src/data-dir.ts';
-import { loadSecrets } from '../src/storage/secrets-file.ts';
-import { closeDatabase, openDatabase } from '../src/db/client.ts';
-import { migrate } from '../src/db/migrate.ts';
+import { createInstance } from '../src/composition.ts';
 import { action, adminCommand, configFrom, print, printJson } from './common.ts';
 
 export function registerInit(program: Command): void {
@@ -20,22 +16,9 @@ service runs as. A directory that already holds an instance is left as it is.`,
       ),
   ).action(
     action((opts: { dataDir?: string; json?: boolean }) => {
-      const config = configFrom(opts);
-      const paths = dataPaths(config.dataDir);
-      requireDataDirOwner(paths.root);
-      const existed = fs.existsSync(paths.database);
-      if (!existed) {
-        prepareDataDir(paths);
-        loadSecrets(config, paths);
-        const db = openDatabase(paths.database);
-        try {
-          migrate(db);
-        } finally {
-          closeDatabase(db);
-        }
-      }
-      if (opts.json) return printJson({ dataDir: paths.root, created: !existed });
-      if (existed) return print(`${paths.root} already holds a Coffer instance; nothing changed`);
+      const { paths, created } = createInstance(configFrom(opts));
+      if (opts.json) return printJson({ dataDir: paths.root, created });
+      if (!created) return print(`${paths.root} already holds a Coffer instance; nothing changed`);
       print(`created a new Coffer instance in ${paths.root}`);
       print(`back up ${paths.secrets} now: without its master key no stored file can be read`);
     }),

@@ -1,26 +1,12 @@
 import type { Command } from 'commander';
-import { dataPaths, requireDataDirOwner, requireExistingDataDir } from '../src/data-dir.ts';
-import { StartupError } from '../src/errors.ts';
-import { closeDatabase, openDatabase } from '../src/db/client.ts';
-import { DatabaseTooNewError, migrate } from '../src/db/migrate.ts';
+import { migrateInstance } from '../src/composition.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
 export function registerMigrate(program: Command): void {
   addDataDirOption(program.command('migrate').description('apply pending database migrations to an existing instance and exit')).action(
     action((opts: { dataDir?: string }) => {
-      const paths = dataPaths(configFrom(opts).dataDir);
-      requireDataDirOwner(paths.root);
-      requireExistingDataDir(paths);
-      const db = openDatabase(paths.database);
-      try {
-        const { applied } = migrate(db);
-        process.stdout.write(applied.length ? `applied ${applied.join(', ')}\n` : 'database is up to date\n');
-      } catch (err) {
-        if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
-        throw err;
-      } finally {
-        closeDatabase(db);
-      }
+      const applied = migrateInstance(configFrom(opts));
+      process.stdout.write(applied.length ? `applied ${applied.join(', ')}\n` : 'database is up to date\n');
     }),
   );
 }

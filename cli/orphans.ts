@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { formatSize } from '../src/lib/size.ts';
+import { formatSize } from '../src/contract/size.ts';
 import { DELETE_LIMIT, GRACE_MINUTES, type OrphanDeleteResult, type OrphanScanReport } from '../src/services/maintenance/orphans.ts';
 import {
   action,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { formatSize } from '../src/lib/size.ts';
+import { formatSize } from '../src/contract/size.ts';
 import type { MigrationProgress } from '../src/services/maintenance/storage-migration.ts';
 import { StorageMigrationService } from '../src/services/maintenance/storage-migration.ts';
 import type { StorageDriver } from '../src/storage/driver.ts';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
-import { EMAIL, emailKey } from '../src/services/accounts/email.ts';
-import type { User } from '../src/db/repos/users.ts';
-import { formatSize, parseSize } from '../src/lib/size.ts';
+import { EMAIL } from '../src/contract/accounts.ts';
+import { emailKey } from '../src/services/accounts/email.ts';
+import { formatSize, parseSize } from '../src/contract/size.ts';
 import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';
 
 interface Flags {
@@ -10,7 +10,9 @@ interface Flags {
   json?: boolean;
 }
 
-function loginByEmail(ctx: AppContext, address: string): User {
+type Login = NonNullable<ReturnType<AppContext['services']['accounts']['findByEmail']>>;
+
+function loginByEmail(ctx: AppContext, address: string): Login {
   const row = ctx.services.accounts.findByEmail(address);
   if (!row) throw new UsageError(`no user with email ${address}`);
   return row;

@@ -1,8 +1,9 @@
+import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
-import { acquireLock, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
-import { closeDatabase, openDatabase } from './db/client.ts';
+import { acquireLock, type DataPaths, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
+import { closeDatabase, type Db, openDatabase } from './db/client.ts';
 import { migrate, DatabaseTooNewError } from './db/migrate.ts';
 import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
@@ -82,6 +83,45 @@ export interface OpenOptions {
   skipLocationCheck?: boolean;
 }
 
+/** Applies pending migrations; a database written by a newer version is a start-up error. */
+function applyMigrations(db: Db): string[] {
+  try {
+    return migrate(db).applied;
+  } catch (err) {
+    if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
+    throw err;
+  }
+}
+
+/** `coffer init`: the data directory, secrets.json and the database, unless an instance is already there. */
+export function createInstance(config: Config): { paths: DataPaths; created: boolean } {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  if (fs.existsSync(paths.database)) return { paths, created: false };
+  prepareDataDir(paths);
+  loadSecrets(config, paths);
+  const db = openDatabase(paths.database);
+  try {
+    applyMigrations(db);
+  } finally {
+    closeDatabase(db);
+  }
+  return { paths, created: true };
+}
+
+/** `coffer migrate`: applies pending migrations to an existing instance; the names of those applied. */
+export function migrateInstance(config: Config): string[] {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  requireExistingDataDir(paths);
+  const db = openDatabase(paths.database);
+  try {
+    return applyMigrations(db);
+  } finally {
+    closeDatabase(db);
+  }
+}
+
 /** The composition root: data directory, repositories, then services, then job handlers (the server adds routes). */
 function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles: DomainLifecycles } {
   const paths = dataPaths(config.dataDir);
@@ -96,10 +136,9 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
     followSecretsFile(config, paths, keyring, log);
     const db = openDatabase(paths.database);
     try {
-      migrate(db);
+      applyMigrations(db);
     } catch (err) {
       closeDatabase(db);
-      if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
       throw err;
     }
     const clock = opts.clock ?? systemClock;

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseSize } from './contract/size.ts';
 import { StartupError } from './errors.ts';
-import { parseSize } from './lib/size.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** `json`: one JSON object per line; `journald`: the same behind a syslog priority prefix (`<3>` for errors). */

@@ -1,3 +1,5 @@
+import { NAME_TAKEN } from './contract/names.ts';
+
 /** The one error type services throw; the HTTP layer turns it into `{message, ...extra}` with `status`. */
 export class AppError extends Error {
   constructor(
@@ -90,7 +92,7 @@ export const Messages = {
   // Files
   itemNotFound: 'File or folder not found',
   folderNotFound: 'Folder not found',
-  nameTaken: 'An item with this name already exists',
+  nameTaken: NAME_TAKEN,
   moveIntoSelf: 'A folder cannot be moved into itself or one of its descendants',
   invalidCursor: 'Invalid cursor',
   invalidSearch: 'Invalid search query',
@@ -105,7 +107,6 @@ export const Messages = {
   shareExpired: 'This share link has expired',
   itemNotInShare: 'File or folder not found in this share',
   noThumbnail: 'This file has no thumbnail',
-  thumbnailSize: 'size must be small or large',
   shareNotAFolder: 'This share link is not a folder',
   notMultipart: 'Send the upload as multipart/form-data',
   malformedMultipart: 'The upload is not a valid multipart/form-data body',

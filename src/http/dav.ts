@@ -11,6 +11,7 @@ import { fileResponse } from './download-responses.ts';
 import { davAuthenticate } from './guard.ts';
 import type { Limits } from './limits.ts';
 import { requestMeta } from './request-meta.ts';
+import { route, routes } from './route.ts';
 
 const DAV = 'DAV:';
 const PREFIX = '/dav';
@@ -225,18 +226,24 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
     }
   };
   // GET wins over the web app's `GET /*` only registered on its own; every other method comes through `all`.
-  return new Elysia({ name: 'http/dav', seed: ctx.instanceId })
-    .onRequest(async ({ request }) => {
-      // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
-      // has no body here): WebDAV's HEAD is served before routing, behind the same guard.
-      if (request.method !== 'HEAD' || !/^\/dav(\/|$)/.test(requestMeta(request).path)) return;
-      await davAuthenticate(ctx, limits, request);
-      return handle({ request });
-    })
-    .get(PREFIX, handle)
-    .get(`${PREFIX}/*`, handle)
-    .all(PREFIX, handle)
-    .all(`${PREFIX}/*`, handle);
+  const app = new Elysia({ name: 'http/dav', seed: ctx.instanceId }).onRequest(async ({ request }) => {
+    // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
+    // has no body here): WebDAV's HEAD is served before routing, behind the same guard.
+    if (request.method !== 'HEAD' || !/^\/dav(\/|$)/.test(requestMeta(request).path)) return;
+    await davAuthenticate(ctx, limits, request);
+    return handle({ request });
+  });
+  return routes(
+    ctx,
+    'http/dav',
+    [
+      route('GET /dav', { handler: handle }),
+      route('GET /dav/*', { handler: handle }),
+      route('ALL /dav', { handler: handle }),
+      route('ALL /dav/*', { handler: handle }),
+    ],
+    app,
+  );
 }
 
 async function serve(dav: DavService, request: Request): Promise<Response> {

@@ -1,9 +1,8 @@
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
+import { route, routes } from './route.ts';
 import { type EditorPage, renderEditorPage } from '../web/docserver-pages.ts';
 import { readJson } from './body.ts';
 import { fileResponse } from './download-responses.ts';
-import { sessionPlugin } from './guard.ts';
 import { requestMeta } from './request-meta.ts';
 
 type Set = { headers: Record<string, string | number>; status?: number | string };
@@ -30,29 +29,28 @@ export function docserverRoutes(ctx: AppContext) {
   const open = (request: Request, principal: Parameters<typeof docserver.open>[0], id: string) =>
     docserver.open(principal, id, { requestOrigin: requestMeta(request).origin, acceptLanguage: request.headers.get('accept-language') });
 
-  return new Elysia({ name: 'http/docserver', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .get(
-      '/api/docserver/config/:id',
-      async ({ principal, params, request }) => {
+  return routes(ctx, 'http/docserver', [
+    route('GET /api/docserver/config/:id', {
+      handler: async ({ principal, params, request }) => {
         const { config, token, docserverJsUrl } = await open(request, principal, params.id);
         return { config, token, docserverJsUrl };
       },
-      { session: true },
-    )
-    .get(
-      '/api/docserver/viewer/:id',
-      async ({ principal, params, request, set }) => {
+    }),
+    route('GET /api/docserver/viewer/:id', {
+      handler: async ({ principal, params, request, set }) => {
         const opened = await open(request, principal, params.id);
         return htmlPage(set, renderEditorPage({ title: opened.config.document.title, ...opened }));
       },
-      { session: true },
-    )
-    .get('/api/docserver/file/:id', async ({ params, query, request }) => {
-      const { row, reader } = await docserver.fileForLink(params.id, query.t, requestMeta(request).ip);
-      return fileResponse(downloads, row, request, { inline: false, reader });
-    })
-    .post('/api/docserver/callback', async ({ request }) =>
-      docserver.callback(await readJson(request), request.headers.get('authorization'), requestMeta(request).ip),
-    );
+    }),
+    route('GET /api/docserver/file/:id', {
+      handler: async ({ params, query, request }) => {
+        const { row, reader } = await docserver.fileForLink(params.id, query.t, requestMeta(request).ip);
+        return fileResponse(downloads, row, request, { inline: false, reader });
+      },
+    }),
+    route('POST /api/docserver/callback', {
+      handler: async ({ request }) =>
+        docserver.callback(await readJson(request), request.headers.get('authorization'), requestMeta(request).ip),
+    }),
+  ]);
 }

@@ -43,7 +43,7 @@ async function limitKey(
  * http/policy.ts, resolves the principal from the database for non-public routes (token, session,
  * token version, permissions), refuses cookie-authenticated state changes from another origin, applies
  * the route's rate limit, then its role or permission, and re-issues the cookie past half its life.
- * Registered once, before every area; areas read the principal with the `session` macro.
+ * Registered once, before every area; each route gets the principal from its declaration (http/route.ts).
  */
 export function guardPlugin(ctx: AppContext, limits: Limits) {
   const routeOf = (request: Request) => `${request.method} ${requestMeta(request).path}`;
@@ -139,18 +139,4 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
   );
   limits.auth.release(key, counted);
   return principal;
-}
-
-/** `{ session: true }` on a route: its handler gets the principal the guard resolved. */
-export function sessionPlugin(ctx: AppContext) {
-  return new Elysia({ name: 'http/session', seed: ctx.instanceId }).macro({
-    session: (_enabled: true) => ({
-      resolve({ request }): { principal: Principal } {
-        const principal = requestMeta(request).principal;
-        // The guard resolved it unless the route's policy says public: a policy mismatch, a bug.
-        if (!principal) throw new Error('a public route asked for a principal');
-        return { principal };
-      },
-    }),
-  });
 }

@@ -1,13 +1,13 @@
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
+import { route, routes } from './route.ts';
 
 const startedAt = performance.now();
 
 /** Liveness only: answers without touching the database. */
 export function healthRoutes(ctx: AppContext) {
-  return new Elysia({ name: 'http/health', seed: ctx.instanceId }).get('/health', () => ({
-    status: 'ok',
-    timestamp: new Date().toISOString(),
-    uptime: (performance.now() - startedAt) / 1000,
-  }));
+  return routes(ctx, 'http/health', [
+    route('GET /health', {
+      handler: () => ({ status: 'ok', timestamp: new Date().toISOString(), uptime: (performance.now() - startedAt) / 1000 }),
+    }),
+  ]);
 }

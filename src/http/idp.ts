@@ -1,13 +1,9 @@
-import { Elysia } from 'elysia';
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { idpMfaBody } from '../contract/accounts.ts';
+import { route, routes } from './route.ts';
 import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/sign-on/idp.ts';
-import { readJson } from './body.ts';
 import { clearedIdpCookie, IDP_PENDING_COOKIE, IDP_STATE_COOKIE, idpCookie, readCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
-import { validate } from './validate.ts';
-
-const mfaBody = z.object({ code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(16) });
 
 type Set = { status?: number | string; headers: Record<string, unknown> };
 
@@ -27,46 +23,53 @@ const loginError = (failure: IdpFailure) => `/login?error=${failure.code}`;
 export function idpRoutes(ctx: AppContext) {
   const { idp } = ctx.services;
   const info = (request: Request) => ({ ip: requestMeta(request).ip, userAgent: request.headers.get('user-agent') ?? '' });
-  return new Elysia({ name: 'http/idp', seed: ctx.instanceId })
-    .get('/api/idp/enabled', () => ({ enabled: idp.enabled }))
-    .get('/api/idp/login', async ({ request, set }) => {
-      const { origin, secure } = requestMeta(request);
-      try {
-        const next = new URL(request.url, origin).searchParams.get('next');
-        const { url, state } = await idp.begin({ origin, next });
-        return redirect(set, url, [idpCookie(IDP_STATE_COOKIE, state, STATE_TTL_S, secure)]);
-      } catch (err) {
-        if (err instanceof IdpFailure) return redirect(set, loginError(err), []);
-        throw err;
-      }
-    })
-    .get('/api/idp/callback', async ({ request, set }) => {
-      const { origin, secure } = requestMeta(request);
-      // The state is single-use: cleared whatever happens next.
-      const cookies = [clearedIdpCookie(IDP_STATE_COOKIE, secure)];
-      try {
-        const outcome = await idp.complete({
-          state: readCookie(request, IDP_STATE_COOKIE),
-          params: new URL(request.url, origin).searchParams,
-          info: info(request),
-        });
-        if (outcome.kind === 'mfa') {
-          cookies.push(idpCookie(IDP_PENDING_COOKIE, outcome.pendingId, PENDING_MFA_TTL_S, secure));
-          const next = outcome.next === '/' ? '' : `&next=${encodeURIComponent(outcome.next)}`;
-          return redirect(set, `/login?mfa=1${next}`, cookies);
+  return routes(ctx, 'http/idp', [
+    route('GET /api/idp/enabled', { handler: () => ({ enabled: idp.enabled }) }),
+    route('GET /api/idp/login', {
+      handler: async ({ request, set }) => {
+        const { origin, secure } = requestMeta(request);
+        try {
+          const next = new URL(request.url, origin).searchParams.get('next');
+          const { url, state } = await idp.begin({ origin, next });
+          return redirect(set, url, [idpCookie(IDP_STATE_COOKIE, state, STATE_TTL_S, secure)]);
+        } catch (err) {
+          if (err instanceof IdpFailure) return redirect(set, loginError(err), []);
+          throw err;
         }
-        cookies.push(tokenCookie(outcome.token, secure));
-        return redirect(set, outcome.next, cookies);
-      } catch (err) {
-        if (err instanceof IdpFailure) return redirect(set, loginError(err), cookies);
-        throw err;
-      }
-    })
-    .post('/api/idp/mfa-verify', async ({ request, set }) => {
-      const { code } = validate(mfaBody, await readJson(request));
-      const { secure } = requestMeta(request);
-      const result = await idp.verifyMfa(readCookie(request, IDP_PENDING_COOKIE), code, info(request));
-      set.headers['set-cookie'] = [clearedIdpCookie(IDP_PENDING_COOKIE, secure), tokenCookie(result.token, secure)];
-      return { user: result.user };
-    });
+      },
+    }),
+    route('GET /api/idp/callback', {
+      handler: async ({ request, set }) => {
+        const { origin, secure } = requestMeta(request);
+        // The state is single-use: cleared whatever happens next.
+        const cookies = [clearedIdpCookie(IDP_STATE_COOKIE, secure)];
+        try {
+          const outcome = await idp.complete({
+            state: readCookie(request, IDP_STATE_COOKIE),
+            params: new URL(request.url, origin).searchParams,
+            info: info(request),
+          });
+          if (outcome.kind === 'mfa') {
+            cookies.push(idpCookie(IDP_PENDING_COOKIE, outcome.pendingId, PENDING_MFA_TTL_S, secure));
+            const next = outcome.next === '/' ? '' : `&next=${encodeURIComponent(outcome.next)}`;
+            return redirect(set, `/login?mfa=1${next}`, cookies);
+          }
+          cookies.push(tokenCookie(outcome.token, secure));
+          return redirect(set, outcome.next, cookies);
+        } catch (err) {
+          if (err instanceof IdpFailure) return redirect(set, loginError(err), cookies);
+          throw err;
+        }
+      },
+    }),
+    route('POST /api/idp/mfa-verify', {
+      body: idpMfaBody,
+      handler: async ({ body, request, set }) => {
+        const { secure } = requestMeta(request);
+        const result = await idp.verifyMfa(readCookie(request, IDP_PENDING_COOKIE), body.code, info(request));
+        set.headers['set-cookie'] = [clearedIdpCookie(IDP_PENDING_COOKIE, secure), tokenCookie(result.token, secure)];
+        return { user: result.user };
+      },
+    }),
+  ]);
 }

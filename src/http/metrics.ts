@@ -1,5 +1,5 @@
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
+import { route, routes } from './route.ts';
 import { IpMatcher } from '../lib/ip.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../lib/metrics.ts';
 import { requestMeta } from './request-meta.ts';
@@ -10,14 +10,18 @@ import { requestMeta } from './request-meta.ts';
  */
 export function metricsRoutes(ctx: AppContext) {
   const allowed = new IpMatcher(ctx.config.metricsAllowedIps);
-  return new Elysia({ name: 'http/metrics', seed: ctx.instanceId }).get('/metrics', ({ request, set }) => {
-    if (!allowed.matches(requestMeta(request).ip)) {
-      set.status = 403;
-      set.headers['content-type'] = 'text/plain; charset=utf-8';
-      return 'Forbidden';
-    }
-    set.headers['content-type'] = PROMETHEUS_CONTENT_TYPE;
-    set.headers['cache-control'] = 'no-store';
-    return ctx.services.metrics.render();
-  });
+  return routes(ctx, 'http/metrics', [
+    route('GET /metrics', {
+      handler: ({ request, set }) => {
+        if (!allowed.matches(requestMeta(request).ip)) {
+          set.status = 403;
+          set.headers['content-type'] = 'text/plain; charset=utf-8';
+          return 'Forbidden';
+        }
+        set.headers['content-type'] = PROMETHEUS_CONTENT_TYPE;
+        set.headers['cache-control'] = 'no-store';
+        return ctx.services.metrics.render();
+      },
+    }),
+  ]);
 }

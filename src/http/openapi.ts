@@ -1,51 +1,8 @@
-import { Elysia } from 'elysia';
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../lib/html.ts';
 import { BACKEND_VERSION } from '../services/administration/version.ts';
-import { ROUTES, type RoutePolicy } from './policy.ts';
-
-/** What a route takes, from the zod schemas its handler validates with; the route passes it as Elysia's `detail`. */
-export interface RouteInput {
-  summary?: string;
-  /** JSON body. */
-  body?: z.ZodType;
-  /** Query string. */
-  query?: z.ZodType;
-  /** multipart/form-data fields (uploads stream them, so there is no zod schema to read). */
-  form?: Record<string, string>;
-}
-
-type JsonSchema = Record<string, unknown>;
-
-function jsonSchema(schema: z.ZodType): JsonSchema {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-  delete out.$schema;
-  return out;
-}
-
-/** The `detail` of a route: its summary and input schemas as an OpenAPI operation fragment. */
-export function describeInput(input: RouteInput) {
-  const detail: { summary?: string; parameters?: unknown[]; requestBody?: unknown } = {};
-  if (input.summary) detail.summary = input.summary;
-  if (input.query) {
-    const schema = jsonSchema(input.query);
-    const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-    const required = new Set((schema.required as string[] | undefined) ?? []);
-    detail.parameters = Object.entries(properties).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s }));
-  }
-  if (input.body) detail.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(input.body) } } };
-  if (input.form) {
-    const properties = Object.fromEntries(
-      Object.entries(input.form).map(([name, description]) => [
-        name,
-        name === 'file' || name === 'files' ? { type: 'string', format: 'binary', description } : { type: 'string', description },
-      ]),
-    );
-    detail.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties } } } };
-  }
-  return detail as never;
-}
+import { policyOf, type RoutePolicy } from './policy.ts';
+import { route, routes } from './route.ts';
 
 interface RegisteredRoute {
   method: string;
@@ -81,7 +38,7 @@ function tagOf(path: string): string {
 function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const policy = ROUTES[`${route.method} ${route.path}`];
+    const policy = policyOf(route.method, route.path);
     const detail = (route.hooks?.detail ?? {}) as { summary?: string; parameters?: unknown[]; requestBody?: unknown };
     const wildcard = route.path.endsWith('/*');
     const path = route.path.replace(/:([^/]+)/g, '{$1}').replace(/\/\*$/, '/{path}');
@@ -181,20 +138,23 @@ ${sections}</main></body></html>`;
 }
 
 /** GET /api/openapi.json and its human page /api/docs, built from the app's routes when first asked for. */
-export function openApiRoutes(ctx: AppContext, routes: () => readonly RegisteredRoute[]) {
+export function openApiRoutes(ctx: AppContext, registered: () => readonly RegisteredRoute[]) {
   let cached: { json: string; html: string } | null = null;
   const build = () => {
     if (!cached) {
-      const doc = openApiDocument(routes());
+      const doc = openApiDocument(registered());
       cached = { json: JSON.stringify(doc), html: docsPage(doc) };
     }
     return cached;
   };
-  return new Elysia({ name: 'http/openapi', seed: ctx.instanceId })
-    .get('/api/openapi.json', () => new Response(build().json, { headers: { 'content-type': 'application/json; charset=utf-8' } }), {
-      detail: describeInput({ summary: 'This document: every route, generated from the router and the route schemas' }),
-    })
-    .get('/api/docs', () => new Response(build().html, { headers: DOCS_HEADERS }), {
-      detail: describeInput({ summary: 'The API reference as a web page' }),
-    });
+  return routes(ctx, 'http/openapi', [
+    route('GET /api/openapi.json', {
+      summary: 'This document: every route, generated from the router and the route schemas',
+      handler: () => new Response(build().json, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+    }),
+    route('GET /api/docs', {
+      summary: 'The API reference as a web page',
+      handler: () => new Response(build().html, { headers: DOCS_HEADERS }),
+    }),
+  ]);
 }

@@ -1,11 +1,8 @@
-import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { DELETE_LIMIT, GRACE_MINUTES } from '../services/maintenance/orphans.ts';
-import { readJson } from './body.ts';
-import { sessionPlugin } from './guard.ts';
+import { route, routes } from './route.ts';
 import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
 
 const graceField = z
   .number({ message: 'graceMinutes must be a whole number of minutes' })
@@ -39,38 +36,35 @@ const deleteBody = z.object({
 /** Orphan review (SPEC "Orphaned files"): the admin only; everyone else is refused with SPEC's message and audited. */
 export function orphanRoutes(ctx: AppContext) {
   const { orphans } = ctx.services;
-  return new Elysia({ name: 'http/orphans', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .get(
-      '/api/user/orphans',
-      ({ principal, query, set }) => {
-        const q = validate(scanQuery, query);
-        if (q.jobId !== undefined) {
-          const poll = orphans.pollScan(q.jobId);
+  return routes(ctx, 'http/orphans', [
+    route('GET /api/user/orphans', {
+      query: scanQuery,
+      handler: ({ principal, query, set }) => {
+        if (query.jobId !== undefined) {
+          const poll = orphans.pollScan(query.jobId);
           if (poll.done) return poll.result;
           set.status = 202;
           return poll.body;
         }
-        const started = orphans.startScan(principal, q.graceMinutes ?? GRACE_MINUTES.default);
+        const started = orphans.startScan(principal, query.graceMinutes ?? GRACE_MINUTES.default);
         set.status = 202;
         return started;
       },
-      { session: true, detail: describeInput({ query: scanQuery }) },
-    )
-    .post(
-      '/api/user/orphans/delete',
-      async ({ principal, request, set }) => {
-        const raw = await readJson(request);
-        if (typeof raw === 'object' && raw !== null && 'jobId' in raw) {
-          const poll = orphans.pollDelete(validate(pollBody, raw).jobId);
+    }),
+    // Two shapes: a poll ({jobId}) or a new deletion; which one decides the schema.
+    route('POST /api/user/orphans/delete', {
+      rawBody: deleteBody,
+      handler: ({ principal, body, set }) => {
+        if (typeof body === 'object' && body !== null && 'jobId' in body) {
+          const poll = orphans.pollDelete(validate(pollBody, body).jobId);
           if (poll.done) return poll.result;
           set.status = 202;
           return poll.body;
         }
-        const started = orphans.startDelete(principal, validate(deleteBody, raw));
+        const started = orphans.startDelete(principal, validate(deleteBody, body));
         set.status = 202;
         return started;
       },
-      { session: true, detail: describeInput({ body: deleteBody }) },
-    );
+    }),
+  ]);
 }

@@ -28,30 +28,30 @@ export interface RoutePolicy {
   hashesPassword?: boolean;
 }
 
-const open: RoutePolicy = { access: 'public', desktopOpen: true, limit: false };
-const session: RoutePolicy = { access: 'session' };
-const owner: RoutePolicy = { access: 'owner' };
-const admin: RoutePolicy = { access: 'admin' };
-const publicGeneral: RoutePolicy = { access: 'public' };
-const signIn: RoutePolicy = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true };
-const share: RoutePolicy = { access: 'public', desktopOpen: true, shareDomain: true };
+const open = { access: 'public', desktopOpen: true, limit: false } as const satisfies RoutePolicy;
+const session = { access: 'session' } as const satisfies RoutePolicy;
+const owner = { access: 'owner' } as const satisfies RoutePolicy;
+const admin = { access: 'admin' } as const satisfies RoutePolicy;
+const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
+const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
+const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 // Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
-const docserverCalls: RoutePolicy = { access: 'public', desktopOpen: true, shareDomain: true };
+const docserverCalls = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
   access: { operation },
   ...(limiter ? { limit: { limiter, key: 'login' } } : {}),
 });
 // Desktop-only access locks browsers out; WebDAV clients are the desktop's own file managers.
-const dav: RoutePolicy = { access: 'dav', desktopOpen: true };
-const orphansAdmin: RoutePolicy = { access: 'admin', adminMessage: Messages.orphansAdminOnly };
+const dav = { access: 'dav', desktopOpen: true } as const satisfies RoutePolicy;
+const orphansAdmin = { access: 'admin', adminMessage: Messages.orphansAdminOnly } as const satisfies RoutePolicy;
 
 /**
  * Every route's policy, in one table: who may call it, its rate limit, and how desktop-only access
  * and the share domain treat it. The guard enforces it before a handler reads the body; a test walks
  * every registered route and fails when one is missing here (or listed here and not served).
  */
-export const ROUTES: Record<string, RoutePolicy> = {
+export const ROUTES = {
   'GET /health': open,
   'GET /metrics': open,
 
@@ -183,11 +183,15 @@ export const ROUTES: Record<string, RoutePolicy> = {
   // The web app: hashed assets, and its page for every other path a browser navigates to.
   'GET /assets/:name': { access: 'public', limit: false },
   'GET /*': { access: 'public', limit: false },
-};
+} satisfies Record<string, RoutePolicy>;
+
+/** A route's key in the table: `METHOD /path` as the router registers it. */
+export type RouteKey = keyof typeof ROUTES;
+const TABLE: Record<string, RoutePolicy> = ROUTES;
 
 /** The policy of a matched route (`route` is the pattern the router matched); HEAD is served by GET. */
 export function policyOf(method: string, route: string): RoutePolicy | undefined {
-  return ROUTES[`${method === 'HEAD' ? 'GET' : method} ${route}`] ?? ROUTES[`ALL ${route}`];
+  return TABLE[`${method === 'HEAD' ? 'GET' : method} ${route}`] ?? TABLE[`ALL ${route}`];
 }
 
 // The table's patterns as matchers, for checks that run before routing (desktop-only, share domain).

@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { Item } from '../services/files/tree.ts';
@@ -7,9 +6,9 @@ import { toPublicItem } from '../services/files/item-views.ts';
 import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
-import { thumbnailQuery, thumbnailResponse } from './thumbnails.ts';
-import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
+import { route, routes } from './route.ts';
+import { thumbnailResponse } from './thumbnails.ts';
+import { thumbnailQuery } from '../contract/files.ts';
 
 const pageQuery = z.object({
   limit: z.coerce
@@ -20,6 +19,8 @@ const pageQuery = z.object({
     .default(100),
   cursor: z.string().min(1).optional(),
 });
+
+type PageQuery = z.infer<typeof pageQuery>;
 
 const wantsJson = (request: Request) => (request.headers.get('accept') ?? '').includes('application/json');
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html');
@@ -54,8 +55,9 @@ export function publicShareRoutes(ctx: AppContext) {
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
-  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, query: unknown) => {
-    const q = validate(pageQuery, query);
+  // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
+  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, paged: { query: PageQuery }) => {
+    const q = paged.query;
     const page = shares.folderPage(root.accountId, folder.id, q);
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
@@ -77,33 +79,33 @@ export function publicShareRoutes(ctx: AppContext) {
     return htmlPage(set, html);
   };
 
-  return (
-    new Elysia({ name: 'http/public-shares', seed: ctx.instanceId })
-      .get(
-        '/s/:token',
-        ({ params, query, request, set }) =>
-          answer(request, set, async () => {
-            const { link, root } = shares.resolve(params.token);
-            shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-            if (root.type === 'folder') return folderView(request, set, params.token, root, root, query);
-            if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-            const previewable = (await downloads.inlineImageType(root)) !== null;
-            return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
-          }),
-        { detail: describeInput({ query: pageQuery }) },
-      )
-      .get(
-        '/s/:token/folder/:id',
-        ({ params, query, request, set }) =>
-          answer(request, set, () => {
-            const { link, root, item } = shares.itemInShare(params.token, params.id);
-            if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-            shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-            return folderView(request, set, params.token, root, item, query);
-          }),
-        { detail: describeInput({ query: pageQuery }) },
-      )
-      .get('/s/:token/file/:id', ({ params, query, request, set }) =>
+  return routes(ctx, 'http/public-shares', [
+    route('GET /s/:token', {
+      query: pageQuery,
+      handler: (c) =>
+        answer(c.request, c.set, async () => {
+          const { params, request, set } = c;
+          const { link, root } = shares.resolve(params.token);
+          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+          if (root.type === 'folder') return folderView(request, set, params.token, root, root, c);
+          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+          const previewable = (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+        }),
+    }),
+    route('GET /s/:token/folder/:id', {
+      query: pageQuery,
+      handler: (c) =>
+        answer(c.request, c.set, () => {
+          const { params, request, set } = c;
+          const { link, root, item } = shares.itemInShare(params.token, params.id);
+          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
+          return folderView(request, set, params.token, root, item, c);
+        }),
+    }),
+    route('GET /s/:token/file/:id', {
+      handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
           const { link, item } = shares.itemInShare(params.token, params.id);
           const range = request.headers.get('range');
@@ -111,25 +113,24 @@ export function publicShareRoutes(ctx: AppContext) {
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
-      )
-      // Thumbnails of the share's items through the link alone, never an owner's session.
-      .get(
-        '/s/:token/thumbnail/:id',
-        ({ params, query, request, set }) =>
-          answer(request, set, async () => {
-            const { size } = validate(thumbnailQuery, query);
-            const { item } = shares.itemInShare(params.token, params.id);
-            return thumbnailResponse(await thumbnails.serve(item, size, request.headers.get('if-none-match')));
-          }),
-        { detail: describeInput({ query: thumbnailQuery }) },
-      )
-      .get('/s/:token/zip', ({ params, request, set }) =>
+    }),
+    // Thumbnails of the share's items through the link alone, never an owner's session.
+    route('GET /s/:token/thumbnail/:id', {
+      query: thumbnailQuery,
+      handler: (c) =>
+        answer(c.request, c.set, async () => {
+          const { item } = shares.itemInShare(c.params.token, c.params.id);
+          return thumbnailResponse(await thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
+        }),
+    }),
+    route('GET /s/:token/zip', {
+      handler: ({ params, request, set }) =>
         answer(request, set, () => {
           const { link, root } = shares.resolve(params.token);
           if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
           shares.recordVisit(link, root, requestMeta(request).ip, 'download');
           return zipResponse(downloads.zipFolder(link.accountId, root), request);
         }),
-      )
-  );
+    }),
+  ]);
 }

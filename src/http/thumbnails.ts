@@ -1,15 +1,7 @@
-import { Elysia } from 'elysia';
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { Messages } from '../errors.ts';
+import { thumbnailQuery } from '../contract/files.ts';
 import type { ServedThumbnail } from '../services/thumbnails/thumbnails.ts';
-import { sessionPlugin } from './guard.ts';
-import { describeInput } from './openapi.ts';
-import { validate } from './validate.ts';
-
-export const thumbnailQuery = z.object({
-  size: z.enum(['small', 'large'], { error: Messages.thumbnailSize }).default('small'),
-});
+import { route, routes } from './route.ts';
 
 // The ETag names the content (its object key), which never changes under it: cached for good.
 const CACHE = 'private, max-age=31536000, immutable';
@@ -31,12 +23,11 @@ export function thumbnailResponse(served: ServedThumbnail | 'not-modified'): Res
 /** GET /api/files/:id/thumbnail: a file's picture, small (256 px) or large (1,600 px), made now if it was not yet. */
 export function thumbnailRoutes(ctx: AppContext) {
   const { thumbnails } = ctx.services;
-  return new Elysia({ name: 'http/thumbnails', seed: ctx.instanceId }).use(sessionPlugin(ctx)).get(
-    '/api/files/:id/thumbnail',
-    async ({ principal, params, query, request }) => {
-      const { size } = validate(thumbnailQuery, query);
-      return thumbnailResponse(await thumbnails.forOwner(principal, params.id, size, request.headers.get('if-none-match')));
-    },
-    { session: true, detail: describeInput({ query: thumbnailQuery }) },
-  );
+  return routes(ctx, 'http/thumbnails', [
+    route('GET /api/files/:id/thumbnail', {
+      query: thumbnailQuery,
+      handler: async ({ principal, params, query, request }) =>
+        thumbnailResponse(await thumbnails.forOwner(principal, params.id, query.size, request.headers.get('if-none-match'))),
+    }),
+  ]);
 }

@@ -1,16 +1,13 @@
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
 import { isDiskFullError } from '../services/files/disk-space.ts';
 import type { InlineRun, TrashPlan } from '../services/files/trash.ts';
-import { readJson } from './body.ts';
-import { idsBody, listQuery, pageResponse } from './fields.ts';
-import { sessionPlugin } from './guard.ts';
-import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
+import { idsBody, type ProgressLine, trashQuery } from '../contract/files.ts';
+import { pageResponse } from './fields.ts';
+import { route, routes } from './route.ts';
 
-const trashQuery = listQuery('deletedAt');
-const ndjsonLine = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
+// The lines the web app reads (contract/files.ts): a change to either side fails tsc.
+const ndjsonLine = (value: ProgressLine) => new TextEncoder().encode(`${JSON.stringify(value)}\n`);
 
 /** The trash: list, move to trash, restore, delete permanently, empty. */
 export function trashRoutes(ctx: AppContext) {
@@ -52,40 +49,33 @@ export function trashRoutes(ctx: AppContext) {
       { headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache' } },
     );
 
-  return new Elysia({ name: 'http/trash', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .get('/api/files/trash', ({ principal, query, set }) => pageResponse(trash.list(principal, validate(trashQuery, query)), set), {
-      session: true,
-      detail: describeInput({ query: trashQuery }),
-    })
-    .post(
-      '/api/files/delete',
-      async ({ principal, request, set }) =>
-        answerPlan(trash.planTrash(principal, validate(idsBody, await readJson(request)).ids), request, set),
-      { session: true, detail: describeInput({ body: idsBody }) },
-    )
-    .post(
-      '/api/files/trash/restore',
-      async ({ principal, request, set }) =>
-        answerPlan(trash.planRestore(principal, validate(idsBody, await readJson(request)).ids), request, set),
-      { session: true, detail: describeInput({ body: idsBody }) },
-    )
-    .post(
-      '/api/files/trash/delete',
-      async ({ principal, request, set }) => {
-        const result = trash.startPermanentDelete(principal, validate(idsBody, await readJson(request)).ids);
+  return routes(ctx, 'http/trash', [
+    route('GET /api/files/trash', {
+      query: trashQuery,
+      handler: ({ principal, query, set }) => pageResponse(trash.list(principal, query), set),
+    }),
+    route('POST /api/files/delete', {
+      body: idsBody,
+      handler: ({ principal, body, request, set }) => answerPlan(trash.planTrash(principal, body.ids), request, set),
+    }),
+    route('POST /api/files/trash/restore', {
+      body: idsBody,
+      handler: ({ principal, body, request, set }) => answerPlan(trash.planRestore(principal, body.ids), request, set),
+    }),
+    route('POST /api/files/trash/delete', {
+      body: idsBody,
+      handler: ({ principal, body, set }) => {
+        const result = trash.startPermanentDelete(principal, body.ids);
         set.status = 202;
         return result;
       },
-      { session: true, detail: describeInput({ body: idsBody }) },
-    )
-    .post(
-      '/api/files/trash/empty',
-      ({ principal, set }) => {
+    }),
+    route('POST /api/files/trash/empty', {
+      handler: ({ principal, set }) => {
         const result = trash.startEmpty(principal);
         if (result.queued) set.status = 202;
         return result;
       },
-      { session: true },
-    );
+    }),
+  ]);
 }

@@ -1,9 +1,8 @@
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
+import { route, routes } from './route.ts';
 import { AppError, badRequest, Messages } from '../errors.ts';
 import type { TusBody, TusMetadata, TusState } from '../services/resumable-uploads/tus-uploads.ts';
 import { readBody } from './body.ts';
-import { sessionPlugin } from './guard.ts';
 
 const TUS_VERSION = '1.0.0';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
@@ -69,21 +68,21 @@ function progressHeaders(state: TusState): Record<string, string> {
  */
 export function tusRoutes(ctx: AppContext) {
   const { tusUploads, settings } = ctx.services;
-  return new Elysia({ name: 'http/tus', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .options('/api/files/tus', ({ set }) => {
-      set.status = 204;
-      Object.assign(set.headers, {
-        'Tus-Resumable': TUS_VERSION,
-        'Tus-Version': TUS_VERSION,
-        'Tus-Extension': EXTENSIONS,
-        'Tus-Max-Size': String(settings.get('maxUploadBytes')),
-      });
-      return null;
-    })
-    .post(
-      '/api/files/tus',
-      async ({ principal, request, set }) => {
+  return routes(ctx, 'http/tus', [
+    route('OPTIONS /api/files/tus', {
+      handler: ({ set }) => {
+        set.status = 204;
+        Object.assign(set.headers, {
+          'Tus-Resumable': TUS_VERSION,
+          'Tus-Version': TUS_VERSION,
+          'Tus-Extension': EXTENSIONS,
+          'Tus-Max-Size': String(settings.get('maxUploadBytes')),
+        });
+        return null;
+      },
+    }),
+    route('POST /api/files/tus', {
+      handler: async ({ principal, request, set }) => {
         set.headers['Tus-Resumable'] = TUS_VERSION;
         requireTus(request);
         if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
@@ -94,11 +93,9 @@ export function tusRoutes(ctx: AppContext) {
         Object.assign(set.headers, progressHeaders(state), { Location: `/api/files/tus/${state.id}` });
         return null;
       },
-      { session: true },
-    )
-    .get(
-      '/api/files/tus/:uploadId',
-      async ({ principal, params, request, set }) => {
+    }),
+    route('GET /api/files/tus/:uploadId', {
+      handler: async ({ principal, params, request, set }) => {
         set.headers['Tus-Resumable'] = TUS_VERSION;
         if (request.method !== 'HEAD') return tusUploads.result(principal, params.uploadId);
         requireTus(request);
@@ -106,11 +103,9 @@ export function tusRoutes(ctx: AppContext) {
         Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
         return null;
       },
-      { session: true },
-    )
-    .patch(
-      '/api/files/tus/:uploadId',
-      async ({ principal, params, request, set }) => {
+    }),
+    route('PATCH /api/files/tus/:uploadId', {
+      handler: async ({ principal, params, request, set }) => {
         set.headers['Tus-Resumable'] = TUS_VERSION;
         requireTus(request);
         const body = bytesOf(request);
@@ -121,17 +116,15 @@ export function tusRoutes(ctx: AppContext) {
         Object.assign(set.headers, progressHeaders(state));
         return null;
       },
-      { session: true },
-    )
-    .delete(
-      '/api/files/tus/:uploadId',
-      async ({ principal, params, request, set }) => {
+    }),
+    route('DELETE /api/files/tus/:uploadId', {
+      handler: async ({ principal, params, request, set }) => {
         set.headers['Tus-Resumable'] = TUS_VERSION;
         requireTus(request);
         await tusUploads.terminate(principal, params.uploadId);
         set.status = 204;
         return null;
       },
-      { session: true },
-    );
+    }),
+  ]);
 }

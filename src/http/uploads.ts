@@ -1,13 +1,7 @@
-import { Elysia } from 'elysia';
-import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { readJson } from './body.ts';
-import { sessionPlugin } from './guard.ts';
+import { uploadCheckBody } from '../contract/files.ts';
 import { readMultipart } from './multipart.ts';
-import { validate } from './validate.ts';
-import { describeInput } from './openapi.ts';
-
-const checkBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
+import { route, routes } from './route.ts';
 
 /** A multipart body as the upload service reads it: streamed parts, the hang-up signal, the declared size. */
 function uploadRequest(request: Request) {
@@ -18,37 +12,32 @@ function uploadRequest(request: Request) {
 /** Uploads (SPEC "Upload rules"): check, one file, bulk, replace and derive, streamed after the guard. */
 export function uploadRoutes(ctx: AppContext) {
   const { uploads } = ctx.services;
-  return new Elysia({ name: 'http/uploads', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .post(
-      '/api/files/upload/check',
-      async ({ principal, request }) => uploads.check(principal, validate(checkBody, await readJson(request)).fileSize),
-      { session: true, detail: describeInput({ body: checkBody }) },
-    )
-    .post('/api/files/upload', ({ principal, request }) => uploads.upload(principal, uploadRequest(request)), {
-      session: true,
-      detail: describeInput({
-        form: { parentId: 'target folder (default: the root)', lastModifiedTimes: 'milliseconds since the epoch', file: 'the file' },
-      }),
-    })
-    .post('/api/files/upload/bulk', ({ principal, request }) => uploads.uploadBulk(principal, uploadRequest(request)), {
-      session: true,
-      detail: describeInput({
-        form: {
-          files: 'the files, one part each (repeated)',
-          parentId: 'target folder (default: the root)',
-          relativePaths: 'one per file, in order: its path below parentId; missing folders are created',
-          clientIds: 'one per file, in order: echoed back',
-          lastModifiedTimes: 'one per file, in order: milliseconds since the epoch',
-        },
-      }),
-    })
-    .post('/api/files/:id/replace', ({ principal, params, request }) => uploads.replace(principal, params.id, uploadRequest(request)), {
-      session: true,
-      detail: describeInput({ form: { file: 'the new content' } }),
-    })
-    .post('/api/files/:id/derived', ({ principal, params, request }) => uploads.derive(principal, params.id, uploadRequest(request)), {
-      session: true,
-      detail: describeInput({ form: { file: 'the derived file, stored beside the original' } }),
-    });
+  return routes(ctx, 'http/uploads', [
+    route('POST /api/files/upload/check', {
+      body: uploadCheckBody,
+      handler: ({ principal, body }) => uploads.check(principal, body.fileSize),
+    }),
+    route('POST /api/files/upload', {
+      form: { parentId: 'target folder (default: the root)', lastModifiedTimes: 'milliseconds since the epoch', file: 'the file' },
+      handler: ({ principal, request }) => uploads.upload(principal, uploadRequest(request)),
+    }),
+    route('POST /api/files/upload/bulk', {
+      form: {
+        files: 'the files, one part each (repeated)',
+        parentId: 'target folder (default: the root)',
+        relativePaths: 'one per file, in order: its path below parentId; missing folders are created',
+        clientIds: 'one per file, in order: echoed back',
+        lastModifiedTimes: 'one per file, in order: milliseconds since the epoch',
+      },
+      handler: ({ principal, request }) => uploads.uploadBulk(principal, uploadRequest(request)),
+    }),
+    route('POST /api/files/:id/replace', {
+      form: { file: 'the new content' },
+      handler: ({ principal, params, request }) => uploads.replace(principal, params.id, uploadRequest(request)),
+    }),
+    route('POST /api/files/:id/derived', {
+      form: { file: 'the derived file, stored beside the original' },
+      handler: ({ principal, params, request }) => uploads.derive(principal, params.id, uploadRequest(request)),
+    }),
+  ]);
 }

@@ -1,10 +1,9 @@
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import { sessionPlugin } from './guard.ts';
+import { route, routes } from './route.ts';
 
 export function versionRoutes(ctx: AppContext) {
-  return new Elysia({ name: 'http/version', seed: ctx.instanceId })
-    .use(sessionPlugin(ctx))
-    .get('/api/version', () => ctx.services.version.current(), { session: true })
-    .get('/api/version/latest', () => ctx.services.version.latest(), { session: true });
+  return routes(ctx, 'http/version', [
+    route('GET /api/version', { handler: () => ctx.services.version.current() }),
+    route('GET /api/version/latest', { handler: () => ctx.services.version.latest() }),
+  ]);
 }

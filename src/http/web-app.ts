@@ -1,4 +1,4 @@
-import { Elysia, NotFoundError } from 'elysia';
+import { NotFoundError } from 'elysia';
 import type { AppContext } from '../context.ts';
 import {
   BUNDLE_FILE_PREFIX,
@@ -9,6 +9,7 @@ import {
   type WebBundle,
 } from '../web/app-bundle.ts';
 import { requestMeta } from './request-meta.ts';
+import { route, routes } from './route.ts';
 
 // Paths with a behaviour of their own: never answered with the app, whatever they ask for.
 const RESERVED = /^\/(api|s)(\/|$)|^\/(health|metrics)$/;
@@ -61,15 +62,20 @@ function serve(asset: WebAsset, request: Request): Response {
  */
 export function webAppRoutes(ctx: AppContext) {
   const source = new WebBundleSource(ctx.log);
-  return new Elysia({ name: 'http/web-app', seed: ctx.instanceId })
-    .get('/assets/:name', async ({ params, request }) => {
-      const asset = (await source.get()).assets.get(`/assets/${params.name}`);
-      if (!asset) throw new NotFoundError();
-      return serve(asset, request);
-    })
-    .get('/*', async ({ request }) => {
-      const pathname = requestMeta(request).path;
-      if (RESERVED.test(pathname) || !(request.headers.get('accept') ?? '').includes('text/html')) throw new NotFoundError();
-      return serve((await source.get()).index, request);
-    });
+  return routes(ctx, 'http/web-app', [
+    route('GET /assets/:name', {
+      handler: async ({ params, request }) => {
+        const asset = (await source.get()).assets.get(`/assets/${params.name}`);
+        if (!asset) throw new NotFoundError();
+        return serve(asset, request);
+      },
+    }),
+    route('GET /*', {
+      handler: async ({ request }) => {
+        const pathname = requestMeta(request).path;
+        if (RESERVED.test(pathname) || !(request.headers.get('accept') ?? '').includes('text/html')) throw new NotFoundError();
+        return serve((await source.get()).index, request);
+      },
+    }),
+  ]);
 }

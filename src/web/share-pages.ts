@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
-import { formatSize } from '../lib/size.ts';
+import { formatSize } from '../contract/size.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import type { PublicItem } from '../services/files/item-views.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestServer } from './server.ts';
 import { json, type TestClient } from './client.ts';
-import type { Permission } from '../../src/services/accounts/principal.ts';
+import type { Permission } from '../../src/contract/permissions.ts';
 
 export interface SeededLogin {
   id: string;

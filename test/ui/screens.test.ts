@@ -5,7 +5,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { DAY, rowWithoutObject, strayObject } from '../helpers/stored-files.ts';
 import * as seed from '../helpers/seed.ts';
-import type { Permission } from '../../src/services/accounts/principal.ts';
+import type { Permission } from '../../src/contract/permissions.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let t: TestServer;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { localPath } from '../../src/lib/local-path.ts';
+import { localPath } from '../../src/contract/local-path.ts';
 
 describe('localPath: the rule of every `next` (server after single sign-on, web app after sign-in)', () => {
   test('a path on this origin is kept, normalised as a browser reads it', () => {

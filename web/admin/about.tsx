@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api } from '../app/api.ts';
+import { api } from '../api/index.ts';
+import { ApiError } from '../app/api.ts';
 import { Icon } from '../ui/icons.tsx';
 import { Section } from '../ui/page.tsx';
 
@@ -29,14 +30,14 @@ export function About() {
   const check = async () => {
     setLatest({ state: 'loading' });
     try {
-      setLatest({ state: 'ok', feed: await api<Record<string, unknown>>('/api/version/latest') });
+      setLatest({ state: 'ok', feed: await api.admin.latestVersion() });
     } catch (err) {
       if (err instanceof ApiError && err.body.configured === false) setLatest({ state: 'unconfigured' });
       else setLatest({ state: 'unreachable', message: (err as Error).message });
     }
   };
   useEffect(() => {
-    api<{ backend: string }>('/api/version').then(
+    api.admin.version().then(
       (v) => setBackend(v.backend),
       () => setBackend(null),
     );

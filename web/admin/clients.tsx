@@ -1,11 +1,11 @@
-import type { ActiveClient } from '../app/api-types.ts';
+import { api } from '../api/index.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { LoadError, Section, TableWrap } from '../ui/page.tsx';
 
 /** Desktop clients seen in the last five minutes, refreshed while the page is open. */
 export function Clients() {
-  const list = useLoad<{ clients: ActiveClient[] }>('/api/user/active-clients', { everyMs: 30_000 });
+  const list = useLoad(api.admin.clients, { everyMs: 30_000 });
   const clients = list.data?.clients ?? [];
   return (
     <Section

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { parseSize } from '../../src/lib/size.ts';
-import { api } from '../app/api.ts';
+import { parseSize } from '../../src/contract/size.ts';
+import { api } from '../api/index.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { instance, refreshSession } from '../app/session.ts';
@@ -93,7 +93,7 @@ function Toggle(props: {
 }
 
 function MaxUpload() {
-  const current = useLoad<{ maxBytes: number }>('/api/user/max-upload-size-config');
+  const current = useLoad(api.settings.maxUploadSize);
   const [text, setText] = useState('');
   const s = useSave();
   useEffect(() => {
@@ -114,7 +114,7 @@ function MaxUpload() {
             if (bytes === null) throw new Error(`“${text}” is not a size. Type one such as 10G or 500M.`);
             if (bytes < MAX_UPLOAD.min || bytes > MAX_UPLOAD.max)
               throw new Error(`The maximum upload size must be between ${formatSize(MAX_UPLOAD.min)} and ${formatSize(MAX_UPLOAD.max)}.`);
-            const r = await api<{ maxBytes: number }>('/api/user/max-upload-size-config', { method: 'PUT', body: { maxBytes: bytes } });
+            const r = await api.settings.setMaxUploadSize(bytes);
             setText(sizeInput(r.maxBytes));
             return `Saved: files up to ${formatSize(r.maxBytes)}.`;
           });
@@ -133,7 +133,7 @@ function MaxUpload() {
 }
 
 function ShareBaseUrl() {
-  const current = useLoad<{ url: string | null }>('/api/user/share-base-url-config');
+  const current = useLoad(api.settings.shareBaseUrl);
   const [text, setText] = useState('');
   const s = useSave();
   useEffect(() => {
@@ -141,7 +141,7 @@ function ShareBaseUrl() {
   }, [current.data]);
   const put = (url: string | null) =>
     s.save(async () => {
-      const r = await api<{ url: string | null }>('/api/user/share-base-url-config', { method: 'PUT', body: { url } });
+      const r = await api.settings.setShareBaseUrl(url);
       current.set(r);
       setText(r.url ?? '');
       return r.url ? `Saved: links now start with ${r.url}.` : 'Cleared: links use the address this page is opened at.';
@@ -177,7 +177,7 @@ function ShareBaseUrl() {
 }
 
 function KnownProxies() {
-  const current = useLoad<{ knownProxies: string[] }>('/api/user/known-proxies-config');
+  const current = useLoad(api.settings.knownProxies);
   const [text, setText] = useState('');
   const s = useSave();
   useEffect(() => {
@@ -198,10 +198,7 @@ function KnownProxies() {
               .split(/[\n,]/)
               .map((l) => l.trim())
               .filter(Boolean);
-            const r = await api<{ knownProxies: string[]; restartRequired: boolean }>('/api/user/known-proxies-config', {
-              method: 'PUT',
-              body: { knownProxies: list },
-            });
+            const r = await api.settings.setKnownProxies(list);
             setText(r.knownProxies.join('\n'));
             return (
               <>
@@ -237,7 +234,7 @@ function KnownProxies() {
 }
 
 function DocumentServer() {
-  const current = useLoad<{ jwtSecretSet: boolean; url: string }>('/api/user/docserver-config');
+  const current = useLoad(api.settings.docserver);
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState('');
   const s = useSave();
@@ -246,7 +243,7 @@ function DocumentServer() {
   }, [current.data]);
   const put = (body: { url: string | null; jwtSecret: string | null }) =>
     s.save(async () => {
-      const r = await api<{ jwtSecretSet: boolean; url: string }>('/api/user/docserver-config', { method: 'PUT', body });
+      const r = await api.settings.setDocserver(body);
       current.set(r);
       setSecret('');
       return r.url ? `Saved: documents open in ${r.url}.` : 'Turned off: office documents are downloaded instead of edited in place.';
@@ -292,19 +289,16 @@ function DocumentServer() {
   );
 }
 
-const flag = async <T,>(method: string, path: string, body: object, field: keyof T): Promise<boolean> =>
-  Boolean((await api<T>(path, { method, body }))[field]);
-
 /** WebDAV with account passwords (issue 22): off by default, app passwords only. */
 function WebdavAccountPasswords() {
-  const current = useLoad<{ enabled: boolean }>('/api/user/webdav-account-password-config');
+  const current = useLoad(api.settings.davAccountPasswords);
   if (!current.data) return null;
   return (
     <Toggle
       label="Account passwords for WebDAV"
       value={current.data.enabled}
       description="Drives and apps connected over WebDAV may also sign in with a login's own password, when it has no two-step verification. Off: app passwords only (Settings → App passwords), which can be revoked one device at a time."
-      put={(on) => flag<{ enabled: boolean }>('PUT', '/api/user/webdav-account-password-config', { enabled: on }, 'enabled')}
+      put={async (on) => (await api.settings.setDavAccountPasswords(on)).enabled}
     />
   );
 }
@@ -326,23 +320,19 @@ export function Instance() {
               {plural(i.totalUsers ?? 1, 'login')} now (you and {plural(others, 'other')}, sub-users included).
             </>
           }
-          put={(on) => flag<{ signupEnabled: boolean }>('POST', '/api/user/signup-toggle', { enabled: on }, 'signupEnabled')}
+          put={async (on) => (await api.settings.setSignup(on)).signupEnabled}
         />
         <Toggle
           label="Hide file extensions"
           value={i.hideFileExtensions}
           description="Names show without their extension (report instead of report.pdf) in the file manager and when renaming; the icon still shows the kind."
-          put={(on) =>
-            flag<{ hideFileExtensions: boolean }>('PUT', '/api/user/hide-file-extensions-config', { hidden: on }, 'hideFileExtensions')
-          }
+          put={async (on) => (await api.settings.setHideFileExtensions(on)).hideFileExtensions}
         />
         <Toggle
           label="Allow password change"
           value={i.allowPasswordChange}
           description="Users may change their own password in Settings. Off: only you can set passwords, from a terminal (coffer users reset-password)."
-          put={(on) =>
-            flag<{ allowPasswordChange: boolean }>('PUT', '/api/user/password-change-config', { enabled: on }, 'allowPasswordChange')
-          }
+          put={async (on) => (await api.settings.setAllowPasswordChange(on)).allowPasswordChange}
         />
         <Toggle
           label="Desktop-only access"
@@ -365,9 +355,7 @@ export function Instance() {
                 })
               : Promise.resolve(true)
           }
-          put={(on) =>
-            flag<{ desktopOnlyAccess: boolean }>('PUT', '/api/user/desktop-only-access-config', { enabled: on }, 'desktopOnlyAccess')
-          }
+          put={async (on) => (await api.settings.setDesktopOnlyAccess(on)).desktopOnlyAccess}
         />
         <WebdavAccountPasswords />
       </Section>

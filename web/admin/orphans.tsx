@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { request } from '../app/api.ts';
-import type { OrphanDeletion, OrphanReport } from '../app/api-types.ts';
+import type { OrphanDeletion, OrphanReport } from '../../src/contract/admin.ts';
+import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatDuration, formatSize, plural } from '../app/format.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
@@ -157,8 +157,8 @@ export function Orphans() {
     setSummary(null);
     try {
       const r = await runJob<OrphanReport>(
-        () => request(`/api/user/orphans?graceMinutes=${minutes}`),
-        (jobId) => request(`/api/user/orphans?jobId=${encodeURIComponent(jobId)}`),
+        () => api.admin.scanOrphans({ graceMinutes: minutes }),
+        (jobId) => api.admin.scanOrphans({ jobId }),
         () => alive.current,
       );
       if (!r) return;
@@ -194,8 +194,8 @@ export function Orphans() {
     try {
       const body = { storageKeys: objects.map((o) => o.key), fileIds: files.map((o) => o.id), graceMinutes: report.graceMinutes };
       const r = await runJob<OrphanDeletion>(
-        () => request('/api/user/orphans/delete', { method: 'POST', body }),
-        (jobId) => request('/api/user/orphans/delete', { method: 'POST', body: { jobId } }),
+        () => api.admin.deleteOrphans(body),
+        (jobId) => api.admin.deleteOrphans({ jobId }),
         () => alive.current,
       );
       if (!r) return;

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { parseSize } from '../../src/lib/size.ts';
-import { PERMISSION_CATALOG } from '../../src/services/accounts/principal.ts';
-import { api } from '../app/api.ts';
-import type { UserEntry } from '../app/api-types.ts';
+import { EMAIL_MAX } from '../../src/contract/limits.ts';
+import { parseSize } from '../../src/contract/size.ts';
+import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
+import type { UserEntry } from '../../src/contract/admin.ts';
+import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
@@ -27,7 +28,7 @@ function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean
     setBusy(true);
     setError(null);
     try {
-      await api('/api/user/storage-limit', { method: 'PUT', body: { targetUserId: user.id, storageLimit } });
+      await api.admin.setStorageLimit({ targetUserId: user.id, storageLimit });
       close(true);
     } catch (err) {
       setError((err as Error).message);
@@ -94,10 +95,7 @@ export function Users() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const page = (from: string | null) =>
-    api<{ users: UserEntry[]; nextCursor: string | null }>(
-      `/api/user/all?limit=${PAGE}${from ? `&cursor=${encodeURIComponent(from)}` : ''}`,
-    );
+  const page = (from: string | null) => api.admin.users({ limit: PAGE, cursor: from ?? undefined });
   /** The next page; or, with `again`, every page shown so far afresh (after a change). */
   const load = async (from: string | null, again = false) => {
     setBusy(true);
@@ -145,7 +143,7 @@ export function Users() {
     )
       return;
     try {
-      await api(`/api/user/${encodeURIComponent(u.id)}`, { method: 'PATCH', body: { disabled } });
+      await api.admin.setDisabled(u.id, disabled);
       toast(`${u.email} ${disabled ? 'disabled' : 'enabled'}`);
       await load(null, true);
     } catch (err) {
@@ -158,11 +156,11 @@ export function Users() {
       title: `Delete ${u.email}?`,
       label: `Type ${u.email} to delete the account, its sub-users and all of its files (${formatSize(u.storageUsed)}). This cannot be undone.`,
       confirm: 'Delete account',
-      maxLength: 254,
+      maxLength: EMAIL_MAX,
       validate: (v) => (v.trim().toLowerCase() === u.email.toLowerCase() ? null : 'The email typed does not match the account.'),
       submit: async () => {
         try {
-          await api(`/api/user/${encodeURIComponent(u.id)}`, { method: 'DELETE' });
+          await api.admin.deleteUser(u.id);
           return null;
         } catch (err) {
           return (err as Error).message;

@@ -1,5 +1,6 @@
 import { signal } from '@preact/signals';
-import type { Item, JobStatus, ProgressLine, QueuedJob } from './api-types.ts';
+import type { Api, ApiKey, PathParams } from '../../src/contract/api.ts';
+import type { Item } from '../../src/contract/files.ts';
 
 /** A refused or failed call, carrying the server's own message for the user. */
 export class ApiError extends Error {
@@ -74,61 +75,42 @@ export async function request(path: string, opts: CallOptions = {}): Promise<Res
   throw err;
 }
 
-export async function api<T>(path: string, opts: CallOptions = {}): Promise<T> {
-  const res = await request(path, opts);
-  return (await res.json()) as T;
+type Fields<K extends ApiKey> = (Api[K] extends { body: infer B } ? { body: B } : unknown) &
+  (Api[K] extends { query: infer Q } ? { query?: Q } : unknown) &
+  (keyof PathParams<K> extends never ? unknown : { params: PathParams<K> });
+/** What a call sends: the contract's body, query and path parameters for its route key. */
+type CallInput<K extends ApiKey> = Fields<K> & Omit<CallOptions, 'method' | 'body'>;
+type Args<K extends ApiKey> = object extends Fields<K> ? [input?: CallInput<K>] : [input: CallInput<K>];
+
+/** A route key's URL: `GET /x/:id` with `{id}` is `/x/<id>`, the parameter encoded; the query is appended. */
+export function urlOf(key: string, params: Record<string, string> = {}, query: object = {}): string {
+  const path = key.slice(key.indexOf(' ') + 1).replace(/:([^/]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
+  const search = q.toString();
+  return search ? `${path}?${search}` : path;
 }
 
-export const post = <T>(path: string, body?: unknown) => api<T>(path, { method: 'POST', body: body ?? {} });
+/** Calls a route of the contract; the answer as the raw response (status, headers, streams). */
+export function send<K extends ApiKey>(key: K, ...[input]: Args<K>): Promise<Response> {
+  const { params, query, body, ...opts } = (input ?? {}) as { params?: Record<string, string>; query?: object; body?: unknown };
+  return request(urlOf(key, params, query), { ...opts, method: key.slice(0, key.indexOf(' ')), body });
+}
+
+/** Calls a route of the contract; its JSON answer, typed as the server declares it. */
+export async function call<K extends ApiKey>(key: K, ...args: Args<K>): Promise<Api[K]['response']> {
+  return (await (await send(key, ...args)).json()) as Api[K]['response'];
+}
+
+type ListKey = { [K in ApiKey]: Api[K]['response'] extends Item[] ? (Api[K] extends { query: unknown } ? K : never) : never }[ApiKey];
 
 export interface ItemPage {
   items: Item[];
   nextCursor: string | null;
 }
 
-export async function listPage(path: string, params: Record<string, string | undefined>, signal?: AbortSignal): Promise<ItemPage> {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
-  const res = await request(`${path}?${q}`, { signal });
+/** One page of a list route: its items, and the cursor of the next page (`X-Next-Cursor`). */
+export async function page<K extends ListKey>(key: K, ...args: Args<K>): Promise<ItemPage> {
+  const res = await send(key, ...args);
   return { items: (await res.json()) as Item[], nextCursor: res.headers.get('X-Next-Cursor') };
-}
-
-/** Polls a background job until it is done; failures carry the server's message. */
-export async function waitForJob(jobId: string, signal?: AbortSignal): Promise<JobStatus> {
-  for (let delay = 250; ; delay = Math.min(delay * 1.5, 2000)) {
-    const res = await request(`/api/files/jobs/${encodeURIComponent(jobId)}`, { signal });
-    const status = (await res.json()) as JobStatus;
-    if (res.status === 200) return status;
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
-
-/**
- * Trash or restore with the server's NDJSON progress (SPEC "Progress streaming"); a tree too big for
- * the web process comes back as a queued job, which is then awaited.
- */
-export async function runWithProgress(path: string, ids: string[], onProgress: (done: number, total: number) => void): Promise<string> {
-  const res = await request(path, { method: 'POST', body: { ids }, headers: { Accept: 'application/x-ndjson' } });
-  if (res.status === 202) {
-    const queued = (await res.json()) as QueuedJob;
-    const done = await waitForJob(queued.jobId);
-    return `${done.result?.count ?? ids.length} items`;
-  }
-  if (!(res.headers.get('content-type') ?? '').includes('ndjson'))
-    return String(((await res.json()) as { message?: string }).message ?? '');
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (value) buffer += value;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = JSON.parse(buffer.slice(0, nl)) as ProgressLine;
-      buffer = buffer.slice(nl + 1);
-      if (line.type === 'progress') onProgress(line.done, line.total);
-      else if (line.type === 'error') throw new ApiError(500, line.message);
-      else return line.message;
-    }
-    if (done) throw new ApiError(500, 'The server stopped answering part-way; reload to see what was done.');
-  }
 }

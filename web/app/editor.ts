@@ -1,6 +1,7 @@
-import type { Item } from './api-types.ts';
+import type { Item } from '../../src/contract/files.ts';
 import { extensionOf } from './format.ts';
 import { editorExtensions } from './session.ts';
+import { api } from '../api/index.ts';
 
 /** Whether the document server opens this file (an office document, when one is connected). */
 export const opensInEditor = (item: Item) =>
@@ -8,5 +9,5 @@ export const opensInEditor = (item: Item) =>
 
 /** The editor is the server's viewer page, in a tab of its own: the file manager stays where it was. */
 export function openInEditor(item: Item): void {
-  window.open(`/api/docserver/viewer/${encodeURIComponent(item.id)}`, '_blank', 'noopener');
+  window.open(api.files.editorUrl(item), '_blank', 'noopener');
 }

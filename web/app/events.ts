@@ -1,5 +1,6 @@
 import { signal } from '@preact/signals';
-import type { FileEvent } from './api-types.ts';
+import type { FileEvent } from '../../src/contract/files.ts';
+import { api } from '../api/index.ts';
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
@@ -21,7 +22,7 @@ let everConnected = false;
 
 function connect(): void {
   streamState.value = everConnected ? 'reconnecting' : 'connecting';
-  const es = new EventSource('/api/files/events');
+  const es = new EventSource(api.files.eventsUrl);
   source = es;
   es.onmessage = (m) => {
     let event: FileEvent;

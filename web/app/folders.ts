@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
-import { api, listPage } from './api.ts';
-import type { ItemInfo } from './api-types.ts';
+import type { ItemInfo } from '../../src/contract/files.ts';
+import { api } from '../api/index.ts';
 
 const infos = new Map<string, Promise<ItemInfo>>();
 // The same details once they have arrived, for screens that can use them without waiting.
@@ -10,7 +10,7 @@ const known = new Map<string, ItemInfo>();
 export function itemInfo(id: string): Promise<ItemInfo> {
   let p = infos.get(id);
   if (!p) {
-    p = api<ItemInfo>(`/api/files/${encodeURIComponent(id)}/info`);
+    p = api.files.info(id);
     p.then(
       (info) => infos.get(id) === p && known.set(id, info),
       () => infos.delete(id),
@@ -65,7 +65,7 @@ export async function loadSharedFolders(): Promise<void> {
   const map = new Map<string, string | null>();
   let cursor: string | undefined;
   do {
-    const page = await listPage('/api/files/shared', { limit: '500', cursor });
+    const page = await api.files.collection('shared', { limit: 500, cursor });
     for (const i of page.items) if (i.type === 'folder') map.set(i.id, i.expiresAt);
     cursor = page.nextCursor ?? undefined;
   } while (cursor && map.size < 5000);

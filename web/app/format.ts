@@ -1,4 +1,4 @@
-import { formatSize } from '../../src/lib/size.ts';
+import { formatSize } from '../../src/contract/size.ts';
 
 /** Sizes in the same binary units as the CLI and the API docs (KiB, MiB, GiB). */
 export { formatSize };

@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
-import { api, type ItemPage, listPage } from './api.ts';
-import type { Item } from './api-types.ts';
+import type { ItemPage } from './api.ts';
+import type { Item, SortField, SortOrder } from '../../src/contract/files.ts';
+import { api } from '../api/index.ts';
 
 /** Where a listing's pages come from. */
 export interface ListingSource {
@@ -173,30 +174,29 @@ export async function optimistic<T>(change: Change, work: () => Promise<T>): Pro
 export const showsFolder = (listing: Listing, folderId: string | null) =>
   typeof listing.source.view === 'object' && listing.source.view.folder === folderId;
 
-export const folderSource = (parentId: string | null, sortBy: string, order: string): ListingSource => ({
+export const folderSource = (parentId: string | null, sortBy: SortField, order: SortOrder): ListingSource => ({
   key: `folder:${parentId ?? ''}:${sortBy}:${order}`,
   view: { folder: parentId },
-  load: (cursor, limit, signal) =>
-    listPage('/api/files', { parentId: parentId ?? undefined, sortBy, order, limit: String(limit), cursor }, signal),
+  load: (cursor, limit, signal) => api.files.list({ parentId: parentId ?? undefined, sortBy, order, limit, cursor }, { signal }),
 });
 
-export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: string, order: string): ListingSource => ({
+export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: SortField, order: SortOrder): ListingSource => ({
   key: `${name}:${sortBy}:${order}`,
   view: name,
-  load: (cursor, limit, signal) => listPage(`/api/files/${name}`, { sortBy, order, limit: String(limit), cursor }, signal),
+  load: (cursor, limit, signal) => api.files.collection(name, { sortBy, order, limit, cursor }, { signal }),
 });
 
 export const recentSource: ListingSource = {
   key: 'recent',
   view: 'recent',
-  load: async (_c, _l, signal) => ({ items: await api<Item[]>('/api/files/recent?limit=50', { signal }), nextCursor: null }),
+  load: async (_c, _l, signal) => ({ items: await api.files.recent(50, { signal }), nextCursor: null }),
 };
 
 export const searchSource = (q: string): ListingSource => ({
   key: `search:${q}`,
   view: 'search',
   load: async (_c, _l, signal) => ({
-    items: await api<Item[]>(`/api/files/search?${new URLSearchParams({ q, limit: '100' })}`, { signal }),
+    items: await api.files.search(q, 100, { signal }),
     nextCursor: null,
   }),
 });

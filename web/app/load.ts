@@ -1,5 +1,4 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from './api.ts';
 
 export interface Loaded<T> {
   data: T | null;
@@ -9,17 +8,17 @@ export interface Loaded<T> {
 }
 
 /**
- * GETs a path when a screen opens (and again on `reload`, and every `everyMs` while it is shown, for
+ * Loads what a screen shows when it opens (and again on `reload`, and every `everyMs` while it is shown, for
  * lists that change by themselves); the error is the server's message.
  */
-export function useLoad<T>(path: string, opts: { everyMs?: number } = {}): Loaded<T> {
+export function useLoad<T>(load: () => Promise<T>, opts: { everyMs?: number } = {}): Loaded<T> {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const latest = useRef(0);
   const reload = async () => {
     const call = ++latest.current;
     try {
-      const fresh = await api<T>(path);
+      const fresh = await load();
       if (call === latest.current) {
         setData(fresh);
         setError(null);
@@ -35,6 +34,6 @@ export function useLoad<T>(path: string, opts: { everyMs?: number } = {}): Loade
     if (!opts.everyMs) return;
     const t = setInterval(() => void reload(), opts.everyMs);
     return () => clearInterval(t);
-  }, [path]);
+  }, []);
   return { data, error, reload, set: setData };
 }

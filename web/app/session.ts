@@ -1,8 +1,10 @@
 import { computed, signal } from '@preact/signals';
-import { localPath } from '../../src/lib/local-path.ts';
-import { api, ApiError, onApiError, request } from './api.ts';
-import type { DocserverConfigured, InstanceStatus, Profile, SignupStatus } from './api-types.ts';
+import { localPath } from '../../src/contract/local-path.ts';
+import { ApiError, onApiError } from './api.ts';
+import type { Profile } from '../../src/contract/accounts.ts';
+import type { InstanceStatus } from '../../src/contract/admin.ts';
 import { currentUrl, navigate, route } from './router.ts';
+import { api } from '../api/index.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
 
@@ -67,7 +69,7 @@ export function refreshSession(): Promise<void> {
     refreshAgain = true;
     return refreshing;
   }
-  refreshing = Promise.all([api<Profile>('/api/profile'), loadInstanceSettings()])
+  refreshing = Promise.all([api.accounts.profile(), loadInstanceSettings()])
     .then(([p]) => {
       if (!same(p, profile.value)) profile.value = p;
     })
@@ -86,9 +88,9 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 async function loadInstanceSettings(): Promise<void> {
   const [status, max, editor] = await Promise.all([
-    api<InstanceStatus>('/api/user/signup-status'),
-    api<{ maxBytes: number }>('/api/user/max-upload-size-config'),
-    api<DocserverConfigured>('/api/user/docserver-configured'),
+    api.settings.status(),
+    api.settings.maxUploadSize(),
+    api.settings.docserverConfigured(),
   ]);
   if (!same(status, instance.value)) instance.value = status;
   maxUploadBytes.value = max.maxBytes;
@@ -97,7 +99,7 @@ async function loadInstanceSettings(): Promise<void> {
 }
 
 async function loadSignInOptions(): Promise<void> {
-  const { idp, passwordLogin } = await api<SignupStatus>('/api/signup-status', { anonymous: true });
+  const { idp, passwordLogin } = await api.accounts.signupStatus();
   providerName.value = idp.enabled ? idp.name : null;
   passwordSignIn.value = passwordLogin;
 }
@@ -105,7 +107,7 @@ async function loadSignInOptions(): Promise<void> {
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
 export async function loadSession(): Promise<void> {
   try {
-    const p = await api<Profile>('/api/profile', { anonymous: true });
+    const p = await api.accounts.profile({ anonymous: true });
     await Promise.all([loadInstanceSettings(), loadSignInOptions()]);
     profile.value = p;
     sessionState.value = 'signed-in';
@@ -130,7 +132,7 @@ export function wantedPage(): string {
 export async function signOut(): Promise<void> {
   stopPresence();
   try {
-    await request('/api/logout', { method: 'POST' });
+    await api.accounts.logout();
   } finally {
     profile.value = null;
     sessionState.value = 'signed-out';
@@ -141,13 +143,13 @@ export async function signOut(): Promise<void> {
 // Presence (SPEC "Events" 3): a heartbeat every two minutes while visible; hidden or gone = offline.
 let heartbeat: ReturnType<typeof setInterval> | null = null;
 const beat = () => {
-  if (document.visibilityState === 'visible') request('/api/sessions/heartbeat', { method: 'POST' }).catch(() => {});
+  if (document.visibilityState === 'visible') api.sessions.heartbeat().catch(() => {});
 };
 const onVisibility = () => {
   if (document.visibilityState === 'visible') beat();
-  else navigator.sendBeacon('/api/sessions/offline');
+  else navigator.sendBeacon(api.sessions.offlineUrl);
 };
-const onExit = () => navigator.sendBeacon('/api/sessions/offline');
+const onExit = () => navigator.sendBeacon(api.sessions.offlineUrl);
 
 function startPresence(): void {
   if (heartbeat) return;

@@ -1,10 +1,11 @@
 import { computed, type Signal, signal } from '@preact/signals';
-import { api, ApiError, OFFLINE_MESSAGE, post, request } from './api.ts';
-import type { Item } from './api-types.ts';
+import { ApiError, OFFLINE_MESSAGE } from './api.ts';
+import type { Item } from '../../src/contract/files.ts';
 import { formatSize } from './format.ts';
 import { invalidateListings, type Listing } from './listings.ts';
 import { maxUploadBytes } from './session.ts';
 import { toast } from './toasts.ts';
+import { api } from '../api/index.ts';
 
 type UploadStatus = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
 
@@ -49,15 +50,11 @@ const multipartTransport: UploadTransport = {
   send(item, onProgress) {
     const xhr = new XMLHttpRequest();
     const form = new FormData();
-    let url = '/api/files/upload';
+    const url = api.files.uploadUrl({ replaceId: item.replaceId, bulk: Boolean(item.relativePath) });
     // Fields go before the file: the server streams the file as it arrives and must know where it goes.
-    if (item.replaceId) url = `/api/files/${encodeURIComponent(item.replaceId)}/replace`;
-    else {
+    if (!item.replaceId) {
       if (item.parentId) form.append('parentId', item.parentId);
-      if (item.relativePath) {
-        url = '/api/files/upload/bulk';
-        form.append('relativePaths', item.relativePath);
-      }
+      if (item.relativePath) form.append('relativePaths', item.relativePath);
       form.append('lastModifiedTimes', String(item.file.lastModified));
     }
     form.append(item.relativePath && !item.replaceId ? 'files' : 'file', item.file, item.file.name);
@@ -120,7 +117,7 @@ const resumableTransport: UploadTransport = {
         if (item.parentId) metadata.parentId = item.parentId;
         if (item.relativePath) metadata.relativePath = item.relativePath;
         upload = new Upload(item.file, {
-          endpoint: '/api/files/tus',
+          endpoint: api.files.tusEndpoint,
           uploadUrl: item.resumeUrl ?? null,
           chunkSize: RESUMABLE_CHUNK,
           retryDelays: RESUMABLE_RETRIES,
@@ -139,8 +136,8 @@ const resumableTransport: UploadTransport = {
             const url = item.resumeUrl;
             item.resumeUrl = undefined;
             if (!lastResponse.getHeader('Upload-Item-Id') || !url) return resolve(null);
-            api<{ item: Item }>(new URL(url).pathname).then(
-              (r) => resolve(r.item),
+            api.files.tusResult(url).then(
+              (r) => resolve(r?.item ?? null),
               () => resolve(null),
             );
           },
@@ -280,7 +277,7 @@ async function existingByName(parentId: string | null, names: string[], listing:
     return found;
   }
   for (const name of wanted) {
-    const hits = await api<Item[]>(`/api/files/search?${new URLSearchParams({ q: name, limit: '20' })}`);
+    const hits = await api.files.search(name, 20);
     const hit = hits.find((i) => i.type === 'file' && i.parentId === parentId && i.name.toLowerCase() === name);
     if (hit) found.set(name, hit);
   }
@@ -314,9 +311,9 @@ async function makeFolders(paths: string[], parentId: string | null): Promise<vo
       if (made.has(here)) continue;
       const parent = made.get(parts.slice(0, i - 1).join('/')) ?? null;
       const name = parts[i - 1]!;
-      const hits = await api<Item[]>(`/api/files/search?${new URLSearchParams({ q: name, limit: '100' })}`);
+      const hits = await api.files.search(name, 100);
       const existing = hits.find((h) => h.type === 'folder' && h.parentId === parent && h.name.toLowerCase() === name.toLowerCase());
-      made.set(here, existing?.id ?? (await post<Item>('/api/files/folder', { name, parentId: parent })).id);
+      made.set(here, existing?.id ?? (await api.files.createFolder({ name, parentId: parent })).id);
     }
   }
 }
@@ -350,7 +347,7 @@ export async function enqueueUploads(
     });
   const total = fits.reduce((n, f) => n + f.file.size, 0);
   try {
-    if (fits.length) await request('/api/files/upload/check', { method: 'POST', body: { fileSize: total } });
+    if (fits.length) await api.files.checkUpload(total);
   } catch (err) {
     toast(`Not uploaded: ${(err as Error).message}`, { kind: 'error' });
     uploads.value = [...uploads.value, ...refused];

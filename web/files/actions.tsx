@@ -1,5 +1,6 @@
-import { post, runWithProgress, waitForJob } from '../app/api.ts';
-import type { Item, QueuedJob } from '../app/api-types.ts';
+import type { Item, ItemSummary, NewFolder } from '../../src/contract/files.ts';
+import { NAME_TAKEN, nameProblem, normalizeName } from '../../src/contract/names.ts';
+import { api } from '../api/index.ts';
 import { cutItems } from '../app/clipboard.ts';
 import { forgetInfo } from '../app/folders.ts';
 import { extensionOf, formatSize, plural } from '../app/format.ts';
@@ -8,8 +9,6 @@ import { navigate, folderPath } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
-import { Messages } from '../../src/errors.ts';
-import { nameProblem, normalizeName } from '../../src/services/files/names.ts';
 import { openPreview } from '../preview/preview.tsx';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
@@ -48,7 +47,7 @@ export interface Action {
 const one = (ctx: ActionContext) => ctx.selection.length === 1;
 const some = (ctx: ActionContext) => ctx.selection.length > 0;
 const notTrash = (ctx: ActionContext) => ctx.kind !== 'trash';
-const names = (items: Item[]) => (items.length === 1 ? `“${items[0]!.name}”` : plural(items.length, 'item'));
+const names = (items: ItemSummary[]) => (items.length === 1 ? `“${items[0]!.name}”` : plural(items.length, 'item'));
 const ids = (items: Item[]) => items.map((i) => i.id);
 
 export const labelOf = (a: Action, ctx: ActionContext) => (typeof a.label === 'function' ? a.label(ctx) : a.label);
@@ -58,7 +57,7 @@ const leaving = (gone: Set<string>) => (list: Item[], l: Listing) =>
   l.source.view === 'trash' ? list : list.filter((i) => !gone.has(i.id));
 
 /** A refusal, said with what was refused: “a.txt” was not moved: Folder not found. */
-const refused = (items: Item[], what: string, err: Error) =>
+const refused = (items: ItemSummary[], what: string, err: Error) =>
   `${names(items)} ${items.length === 1 ? 'was' : 'were'} not ${what}: ${err.message}`;
 
 export function openItem(ctx: ActionContext, item: Item): void {
@@ -78,7 +77,7 @@ function moveOptimistically(items: Item[], parentId: string | null): Promise<unk
       typeof l.source.view === 'object'
         ? list.filter((i) => !moving.has(i.id) || showsFolder(l, parentId))
         : list.map((i) => (moving.has(i.id) ? { ...i, parentId } : i)),
-    () => post('/api/files/move', { ids: [...moving], parentId }),
+    () => api.files.move({ ids: [...moving], parentId }),
   ).finally(() => {
     for (const id of moving) forgetInfo(id);
   });
@@ -113,8 +112,7 @@ async function trashItems(items: Item[]): Promise<void> {
   const gone = new Set(ids(items));
   await track(
     `Moving ${names(items)} to the trash…`,
-    (progress) =>
-      optimistic(leaving(gone), () => runWithProgress('/api/files/delete', [...gone], (done, total) => progress(total ? done / total : 0))),
+    (progress) => optimistic(leaving(gone), () => api.files.trash([...gone], (done, total) => progress(total ? done / total : 0))),
     () => ({
       message: `Moved ${names(items)} to the trash`,
       action: { label: 'Undo', run: () => void restoreItems(items, true) },
@@ -130,7 +128,7 @@ async function restoreItems(items: Item[], undo = false): Promise<void> {
     (progress) =>
       optimistic(
         (list, l) => (l.source.view === 'trash' ? list.filter((i) => !back.has(i.id)) : list),
-        () => runWithProgress('/api/files/trash/restore', [...back], (done, total) => progress(total ? done / total : 0)),
+        () => api.files.restore([...back], (done, total) => progress(total ? done / total : 0)),
       ),
     () => ({ message: undo ? 'Moved back from the trash' : `Restored ${names(items)}` }),
   );
@@ -140,8 +138,8 @@ async function copyItems(items: Item[], target: { id: string | null; name: strin
   await track(
     `Copying ${names(items)} to ${target.name}…`,
     async () => {
-      const queued = await post<QueuedJob>('/api/files/copy', { ids: ids(items), parentId: target.id });
-      return waitForJob(queued.jobId);
+      const queued = await api.files.copy({ ids: ids(items), parentId: target.id });
+      return api.files.waitForJob(queued.jobId);
     },
     () => ({
       message: `Copied ${names(items)} to ${target.name}`,
@@ -159,7 +157,7 @@ async function star(items: Item[], starred: boolean): Promise<void> {
         l.source.view === 'starred' && !starred
           ? list.filter((i) => !set.has(i.id))
           : list.map((i) => (set.has(i.id) ? { ...i, starred } : i)),
-      () => post('/api/files/star', { ids: [...set], starred }),
+      () => api.files.star({ ids: [...set], starred }),
     );
   } catch (err) {
     toastError(err);
@@ -167,11 +165,11 @@ async function star(items: Item[], starred: boolean): Promise<void> {
 }
 
 /** Renames at once on screen; the old name comes back, with the server's reason, if it refuses. */
-async function renameTo(item: Item, to: string): Promise<Item> {
+async function renameTo(item: Item | ItemSummary, to: string): Promise<ItemSummary> {
   forgetInfo(item.id);
   return optimistic(
     (list) => list.map((i) => (i.id === item.id ? { ...i, name: to } : i)),
-    () => post<Item>('/api/files/rename', { id: item.id, name: to }),
+    () => api.files.rename({ id: item.id, name: to }),
   ).catch((err: Error) => {
     throw new Error(refused([item], 'renamed', err));
   });
@@ -193,11 +191,11 @@ async function rename(ctx: ActionContext, item: Item): Promise<void> {
     validate: (value) => {
       const n = full(value);
       const clash = siblings.some((i) => i.id !== item.id && i.name.toLowerCase() === n.toLowerCase());
-      return nameProblem(n) ?? (clash ? Messages.nameTaken : null);
+      return nameProblem(n) ?? (clash ? NAME_TAKEN : null);
     },
   });
   if (name === undefined || full(name) === item.name) return;
-  let renamed: Item;
+  let renamed: ItemSummary;
   try {
     renamed = await renameTo(item, full(name));
   } catch (err) {
@@ -217,7 +215,7 @@ async function rename(ctx: ActionContext, item: Item): Promise<void> {
 function download(items: Item[]): void {
   if (items.length === 1 && items[0]!.type === 'file') {
     const a = document.createElement('a');
-    a.href = `/api/files/${encodeURIComponent(items[0]!.id)}/download`;
+    a.href = api.files.downloadUrl(items[0]!);
     a.download = items[0]!.name;
     document.body.append(a);
     a.click();
@@ -238,7 +236,7 @@ function download(items: Item[]): void {
     toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
   const form = document.createElement('form');
   form.method = 'POST';
-  form.action = '/api/files/download/bulk';
+  form.action = api.files.zipUrl;
   form.target = 'coffer-download';
   form.hidden = true;
   for (const id of ids(items)) {
@@ -254,7 +252,7 @@ function download(items: Item[]): void {
 }
 
 export async function createFolder(parentId: string | null, select?: (ids: string[]) => void): Promise<void> {
-  let created: Item | null = null;
+  let created: NewFolder | null = null;
   await promptDialog({
     title: 'New folder',
     label: 'Name',
@@ -262,7 +260,7 @@ export async function createFolder(parentId: string | null, select?: (ids: strin
     confirm: 'Create',
     submit: async (name) => {
       try {
-        created = await post<Item>('/api/files/folder', { name, parentId });
+        created = await api.files.createFolder({ name, parentId });
         return null;
       } catch (err) {
         return (err as Error).message;
@@ -271,7 +269,7 @@ export async function createFolder(parentId: string | null, select?: (ids: strin
   });
   if (!created) return;
   invalidateListings();
-  select?.([(created as Item).id]);
+  select?.([(created as NewFolder).id]);
 }
 
 async function pasteCut(ctx: ActionContext): Promise<void> {
@@ -470,7 +468,7 @@ export const ACTIONS: Action[] = [
         () =>
           optimistic(
             (list) => list.filter((i) => !gone.has(i.id)),
-            async () => waitForJob((await post<QueuedJob>('/api/files/trash/delete', { ids: [...gone] })).jobId),
+            async () => api.files.waitForJob((await api.files.deleteForever([...gone])).jobId),
           ),
         () => ({ message: `Deleted ${names(items)} permanently` }),
       );
@@ -496,8 +494,8 @@ export async function emptyTrash(listing: Listing): Promise<void> {
       optimistic(
         (list, l) => (l.source.view === 'trash' ? [] : list),
         async () => {
-          const r = await post<QueuedJob | { message: string }>('/api/files/trash/empty');
-          if ('jobId' in r) await waitForJob(r.jobId);
+          const r = await api.files.emptyTrash();
+          if ('jobId' in r) await api.files.waitForJob(r.jobId);
         },
       ),
     () => ({ message: 'The trash is empty' }),

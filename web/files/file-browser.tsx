@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Item } from '../app/api-types.ts';
+import type { Item, SortField, SortOrder } from '../../src/contract/files.ts';
 import { cutItems } from '../app/clipboard.ts';
 import { ancestors, type Crumb, knownAncestors, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
@@ -40,7 +40,7 @@ const COLUMNS: Record<ViewKind, Column[]> = {
   search: ['location', 'size', 'modified'],
 };
 
-function sourceFor(kind: ViewKind, folderId: string | null, query: string, by: string, order: string): ListingSource {
+function sourceFor(kind: ViewKind, folderId: string | null, query: string, by: SortField, order: SortOrder): ListingSource {
   switch (kind) {
     case 'folder':
       return folderSource(folderId, by, order);

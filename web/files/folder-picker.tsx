@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { listPage, post } from '../app/api.ts';
-import type { Item } from '../app/api-types.ts';
+import type { Item } from '../../src/contract/files.ts';
+import { api } from '../api/index.ts';
 import { ancestors, type Crumb } from '../app/folders.ts';
 import { can } from '../app/session.ts';
 import { Dialog, openDialog, promptDialog } from '../ui/dialog.tsx';
@@ -11,7 +11,7 @@ async function subfolders(parentId: string | null): Promise<Item[]> {
   let cursor: string | undefined;
   // Folders come first in every listing: stop at the first page that holds a file.
   do {
-    const page = await listPage('/api/files', { parentId: parentId ?? undefined, sortBy: 'name', order: 'asc', limit: '500', cursor });
+    const page = await api.files.list({ parentId: parentId ?? undefined, sortBy: 'name', order: 'asc', limit: 500, cursor });
     const folders = page.items.filter((i) => i.type === 'folder');
     out.push(...folders);
     cursor = folders.length === page.items.length ? (page.nextCursor ?? undefined) : undefined;
@@ -94,7 +94,7 @@ function Picker(props: {
                 label: 'Name',
                 confirm: 'Create',
                 submit: (name) =>
-                  post('/api/files/folder', { name, parentId: at }).then(
+                  api.files.createFolder({ name, parentId: at }).then(
                     () => null,
                     (err: Error) => err.message,
                   ),

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Item, ItemInfo } from '../app/api-types.ts';
-import { api } from '../app/api.ts';
+import type { Item, ItemInfo } from '../../src/contract/files.ts';
+import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
@@ -16,7 +16,7 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
     setInfo(null);
     setError(null);
     // Fresh details each time: sizes and totals change.
-    api<ItemInfo>(`/api/files/${encodeURIComponent(item.id)}/info`).then(
+    api.files.info(item.id).then(
       (i) => live && setInfo(i),
       (err: Error) => live && setError(err.message),
     );

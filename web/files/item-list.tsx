@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Item } from '../app/api-types.ts';
+import type { Item } from '../../src/contract/files.ts';
 import { itemInfo } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, middleTruncate } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';

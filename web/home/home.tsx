@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../app/api.ts';
-import type { Item, Stats } from '../app/api-types.ts';
+import { api } from '../api/index.ts';
+import type { Item, Stats } from '../../src/contract/files.ts';
 import { onFileEvent } from '../app/events.ts';
 import { displayName, exactDate, familyOf, formatDate, formatSize } from '../app/format.ts';
 import { folderPath, navigate } from '../app/router.ts';
@@ -28,8 +28,8 @@ export function Home() {
   const [stats, setStats] = useState<Stats | null>(null);
   const [recent, setRecent] = useState<Item[] | null>(null);
   const load = () => {
-    api<Stats>('/api/files/stats').then(setStats, toastError);
-    api<Item[]>('/api/files/recent?limit=8').then(setRecent, toastError);
+    api.files.stats().then(setStats, toastError);
+    api.files.recent(8).then(setRecent, toastError);
   };
   useEffect(() => {
     load();

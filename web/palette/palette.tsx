@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api } from '../app/api.ts';
-import type { Item } from '../app/api-types.ts';
+import { api } from '../api/index.ts';
+import type { Item } from '../../src/contract/files.ts';
 import { displayName, familyOf } from '../app/format.ts';
 import { theme } from '../app/prefs.ts';
 import { folderPath, navigate } from '../app/router.ts';
@@ -49,7 +49,7 @@ function Palette({ close }: { close: () => void }) {
     if (q.trim().length < 2) return setFound([]);
     const ctl = new AbortController();
     const t = setTimeout(() => {
-      api<Item[]>(`/api/files/search?${new URLSearchParams({ q: q.trim(), limit: '8' })}`, { signal: ctl.signal }).then(setFound, () => {});
+      api.files.search(q.trim(), 8, { signal: ctl.signal }).then(setFound, () => {});
     }, 150);
     return () => {
       clearTimeout(t);

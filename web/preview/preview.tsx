@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../api/index.ts';
 import { request } from '../app/api.ts';
-import type { Item } from '../app/api-types.ts';
+import type { Item } from '../../src/contract/files.ts';
 import { displayName, familyOf, formatSize } from '../app/format.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
@@ -9,7 +10,6 @@ import { FileIcon, Icon } from '../ui/icons.tsx';
 
 const TEXT_LIMIT = 1024 * 1024;
 const PDF_LIMIT = 200 * 1024 * 1024;
-const downloadUrl = (item: Item) => `/api/files/${encodeURIComponent(item.id)}/download`;
 
 type Kind = 'image' | 'video' | 'audio' | 'pdf' | 'text' | 'none';
 
@@ -114,7 +114,7 @@ function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => vo
           }
         }}
       >
-        <img ref={img} src={`${downloadUrl(item)}?inline=1`} alt={item.name} draggable={false} onError={() => setFailed(true)} />
+        <img ref={img} src={`${api.files.downloadUrl(item)}?inline=1`} alt={item.name} draggable={false} onError={() => setFailed(true)} />
       </div>
       <div class="zoom-buttons">
         <button type="button" class="icon-button" aria-label="Zoom out" onClick={() => zoom(0.8)}>
@@ -139,7 +139,7 @@ function NoPreview({ item, reason }: { item: Item; reason: string }) {
         </button>
       )}
       {can('files.download') && (
-        <a class={`button ${opensInEditor(item) ? '' : 'primary'}`} href={downloadUrl(item)} download>
+        <a class={`button ${opensInEditor(item) ? '' : 'primary'}`} href={api.files.downloadUrl(item)} download>
           <Icon name="download" size={18} /> Download ({formatSize(item.size ?? 0)})
         </a>
       )}
@@ -153,7 +153,7 @@ function TextPreview({ item }: { item: Item }) {
   useEffect(() => {
     const ctl = new AbortController();
     setText(null);
-    request(downloadUrl(item), { signal: ctl.signal, headers: { Range: `bytes=0-${TEXT_LIMIT - 1}` } })
+    request(api.files.downloadUrl(item), { signal: ctl.signal, headers: { Range: `bytes=0-${TEXT_LIMIT - 1}` } })
       .then((r) => r.text())
       .then(setText, (err: Error) => err.name !== 'AbortError' && setError(err.message));
     return () => ctl.abort();
@@ -174,7 +174,7 @@ function PdfPreview({ item }: { item: Item }) {
     const ctl = new AbortController();
     let made: string | null = null;
     // The download answers as an attachment; a blob URL lets the browser's own PDF viewer show it.
-    request(downloadUrl(item), { signal: ctl.signal })
+    request(api.files.downloadUrl(item), { signal: ctl.signal })
       .then((r) => r.blob())
       .then(
         (b) => setUrl((made = URL.createObjectURL(new Blob([b], { type: 'application/pdf' })))),
@@ -203,7 +203,7 @@ function MediaPreview({ item, video }: { item: Item; video: boolean }) {
     );
   const media = {
     key: item.id,
-    src: downloadUrl(item),
+    src: api.files.downloadUrl(item),
     controls: true,
     autoplay: true,
     preload: 'metadata' as const,
@@ -260,7 +260,7 @@ function Viewer({ files, start, close }: { files: Item[]; start: number; close: 
           {formatSize(item.size ?? 0)} · {at + 1} of {files.length}
         </span>
         {can('files.download') && (
-          <a class="button ghost" href={downloadUrl(item)} download>
+          <a class="button ghost" href={api.files.downloadUrl(item)} download>
             <Icon name="download" size={18} /> Download
           </a>
         )}

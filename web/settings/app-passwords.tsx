@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
-import { api } from '../app/api.ts';
-import type { AppPassword } from '../app/api-types.ts';
+import { api } from '../api/index.ts';
+import type { AppPassword } from '../../src/contract/accounts.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { isSubUser, profile } from '../app/session.ts';
@@ -84,7 +84,7 @@ function MountInstructions() {
 
 /** App passwords: one per device that mounts Coffer over WebDAV, made here, shown once, revoked here; for the owner, the account's locks. */
 export function AppPasswords() {
-  const list = useLoad<{ appPasswords: AppPassword[] }>('/api/user/app-passwords');
+  const list = useLoad(api.devices.appPasswords);
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -99,7 +99,7 @@ export function AppPasswords() {
     });
     if (!ok) return;
     try {
-      await api(`/api/user/app-passwords/${encodeURIComponent(p.id)}`, { method: 'DELETE' });
+      await api.devices.revokeAppPassword(p.id);
       toast(`Revoked “${p.name}”`);
       if (created?.id === p.id) setCreated(null);
     } catch (err) {
@@ -127,7 +127,7 @@ export function AppPasswords() {
               setBusy(true);
               setError(null);
               try {
-                setCreated(await api<AppPassword & { password: string }>('/api/user/app-passwords', { method: 'POST', body: { name } }));
+                setCreated(await api.devices.createAppPassword(name));
                 setName('');
                 await list.reload();
               } catch (err) {

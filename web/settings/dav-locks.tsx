@@ -1,5 +1,5 @@
-import { api } from '../app/api.ts';
-import type { DavLock } from '../app/api-types.ts';
+import { api } from '../api/index.ts';
+import type { DavLock } from '../../src/contract/accounts.ts';
 import { exactDate, formatExpiry } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
@@ -7,10 +7,10 @@ import { LoadError, Section } from '../ui/page.tsx';
 
 /** The account's WebDAV locks, for its owner: who holds each, until when, and a way to remove one a device left behind. */
 export function DavLocks() {
-  const list = useLoad<{ locks: DavLock[] }>('/api/user/dav-locks');
+  const list = useLoad(api.devices.locks);
   const remove = async (lock: DavLock) => {
     try {
-      await api(`/api/user/dav-locks/${encodeURIComponent(lock.token)}`, { method: 'DELETE' });
+      await api.devices.removeLock(lock.token);
       toast(`Lock on ${lock.path} removed`);
     } catch (err) {
       toastError(err);

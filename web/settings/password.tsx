@@ -1,12 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api } from '../app/api.ts';
+import { PASSWORD } from '../../src/contract/limits.ts';
+import { api } from '../api/index.ts';
 import { instance, passwordSignIn, profile, providerName, toSignIn } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
-
-// The server's rules (SPEC: new password 6 to 128 characters, different from the current one).
-const MIN = 6;
-const MAX = 128;
 
 /**
  * Change password: the server signs every session out, this one included, and the page says so. An
@@ -52,8 +49,8 @@ export function ChangePassword() {
     );
   }
   const problem = () => {
-    if (next.length < MIN) return `The new password must be at least ${MIN} characters.`;
-    if (next.length > MAX) return `The new password must be at most ${MAX} characters.`;
+    if (next.length < PASSWORD.min) return `The new password must be at least ${PASSWORD.min} characters.`;
+    if (next.length > PASSWORD.max) return `The new password must be at most ${PASSWORD.max} characters.`;
     if (next === current) return 'The new password must differ from the current one.';
     if (repeat !== next) return 'The two new passwords are not the same.';
     return null;
@@ -73,10 +70,7 @@ export function ChangePassword() {
           setBusy(true);
           setError(null);
           try {
-            await api('/api/change-password', {
-              method: 'POST',
-              body: { oldPassword: current, newPassword: next, revokeAppPasswords: revokeDevices },
-            });
+            await api.accounts.changePassword({ oldPassword: current, newPassword: next, revokeAppPasswords: revokeDevices });
             toSignIn('Your password was changed and every session was signed out, this one included. Sign in with your new password.');
           } catch (err) {
             setError((err as Error).message);
@@ -89,18 +83,18 @@ export function ChangePassword() {
             type="password"
             autoComplete="current-password"
             required
-            maxLength={MAX}
+            maxLength={PASSWORD.max}
             value={current}
             onInput={(e) => setCurrent(e.currentTarget.value)}
           />
         </Field>
-        <Field label="New password" hint={`At least ${MIN} characters.`}>
+        <Field label="New password" hint={`At least ${PASSWORD.min} characters.`}>
           <input
             type="password"
             autoComplete="new-password"
             required
-            minLength={MIN}
-            maxLength={MAX}
+            minLength={PASSWORD.min}
+            maxLength={PASSWORD.max}
             value={next}
             onInput={(e) => setNext(e.currentTarget.value)}
           />
@@ -110,7 +104,7 @@ export function ChangePassword() {
             type="password"
             autoComplete="new-password"
             required
-            maxLength={MAX}
+            maxLength={PASSWORD.max}
             value={repeat}
             onInput={(e) => setRepeat(e.currentTarget.value)}
           />

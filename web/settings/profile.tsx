@@ -1,5 +1,5 @@
 import { useEffect } from 'preact/hooks';
-import { PERMISSION_CATALOG } from '../../src/services/accounts/principal.ts';
+import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
 import { exactDate } from '../app/format.ts';
 import { isAdmin, isSubUser, passwordSignIn, profile, providerName, signOut } from '../app/session.ts';
 import { loadStorage } from '../app/storage.ts';

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, post } from '../app/api.ts';
-import type { Session } from '../app/api-types.ts';
+import { api } from '../api/index.ts';
+import type { Session } from '../../src/contract/accounts.ts';
 import { exactDate, formatDate, plural } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toSignIn } from '../app/session.ts';
@@ -13,14 +13,14 @@ import { describeAgent } from './user-agent.ts';
 export function Sessions() {
   // refreshIp: the server otherwise answers from a list cached for two minutes. Presence changes as
   // other devices come and go, so the list is read again while it is open.
-  const list = useLoad<{ sessions: Session[] }>('/api/sessions?refreshIp=true', { everyMs: 30_000 });
+  const list = useLoad(api.sessions.list, { everyMs: 30_000 });
   const sessions = list.data?.sessions ?? [];
   const others = sessions.filter((s) => !s.isCurrent);
   const [revokeDevices, setRevokeDevices] = useState(false);
 
   const revoke = async (s: Session) => {
     try {
-      await api(`/api/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
+      await api.sessions.revoke(s.id);
       toast(`Signed out ${describeAgent(s.user_agent)}`);
     } catch (err) {
       toastError(err);
@@ -85,7 +85,7 @@ export function Sessions() {
               });
               if (!ok) return;
               try {
-                const r = await post<{ deletedCount: number }>('/api/sessions/revoke-others');
+                const r = await api.sessions.revokeOthers();
                 toast(`Signed out ${plural(r.deletedCount, 'other session')}`);
               } catch (err) {
                 toastError(err);
@@ -107,7 +107,7 @@ export function Sessions() {
               });
               if (!ok) return;
               try {
-                await post('/api/logout-all', { revokeAppPasswords: revokeDevices });
+                await api.accounts.logoutAll({ revokeAppPasswords: revokeDevices });
                 toSignIn('You were signed out everywhere. Sign in again to continue.');
               } catch (err) {
                 toastError(err);

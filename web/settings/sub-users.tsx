@@ -1,21 +1,15 @@
 import { useState } from 'preact/hooks';
-import { ApiError, api } from '../app/api.ts';
-import type { PermissionInfo, SubUser } from '../app/api-types.ts';
+import { DISPLAY_NAME_MAX, EMAIL_MAX, PASSWORD } from '../../src/contract/limits.ts';
+import type { Permission } from '../../src/contract/permissions.ts';
+import { api } from '../api/index.ts';
+import { ApiError } from '../app/api.ts';
+import type { PermissionInfo, SubUser } from '../../src/contract/accounts.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
-
-interface Catalog {
-  subUsers: SubUser[];
-  availablePermissions: PermissionInfo[];
-}
-
-// The server's rules for a new sub-user (SPEC "Users, sub-users, storage").
-const PASSWORD_MIN = 8;
-const PASSWORD_MAX = 128;
 
 /** A refusal in the server's words; a validation failure names each field's problem. */
 function messageOf(err: unknown): string {
@@ -30,7 +24,15 @@ function messageOf(err: unknown): string {
   return (err as Error).message;
 }
 
-function PermissionBoxes({ catalog, chosen, set }: { catalog: PermissionInfo[]; chosen: Set<string>; set: (next: Set<string>) => void }) {
+function PermissionBoxes({
+  catalog,
+  chosen,
+  set,
+}: {
+  catalog: PermissionInfo[];
+  chosen: Set<Permission>;
+  set: (next: Set<Permission>) => void;
+}) {
   return (
     <fieldset class="permissions">
       <legend>Permissions</legend>
@@ -62,13 +64,13 @@ function PermissionBoxes({ catalog, chosen, set }: { catalog: PermissionInfo[]; 
 }
 
 /** Keys in the catalog's order, as the server lists them. */
-const ordered = (catalog: PermissionInfo[], chosen: Set<string>) => catalog.map((p) => p.key).filter((k) => chosen.has(k));
+const ordered = (catalog: PermissionInfo[], chosen: ReadonlySet<Permission>) => catalog.map((p) => p.key).filter((k) => chosen.has(k));
 
 function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (created?: SubUser) => void }) {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [chosen, setChosen] = useState(new Set<string>());
+  const [chosen, setChosen] = useState(new Set<Permission>());
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   return (
@@ -77,14 +79,11 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
       onSubmit={async (e) => {
         e.preventDefault();
         if (!name.trim()) return setError('Name is required');
-        if (password.length < PASSWORD_MIN) return setError(`Password must be at least ${PASSWORD_MIN} characters`);
+        if (password.length < PASSWORD.subUserMin) return setError(`Password must be at least ${PASSWORD.subUserMin} characters`);
         setBusy(true);
         setError(null);
         try {
-          const r = await api<{ subUser: SubUser }>('/api/user/sub-users', {
-            method: 'POST',
-            body: { name: name.trim(), email: email.trim(), password, permissions: ordered(catalog, chosen) },
-          });
+          const r = await api.subUsers.create({ name: name.trim(), email: email.trim(), password, permissions: ordered(catalog, chosen) });
           close(r.subUser);
         } catch (err) {
           setError(messageOf(err));
@@ -94,17 +93,31 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
     >
       <div class="dialog-body form">
         <Field label="Name">
-          <input required maxLength={100} autoComplete="off" value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
+          <input
+            required
+            maxLength={DISPLAY_NAME_MAX}
+            autoComplete="off"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            autofocus
+          />
         </Field>
         <Field label="Email" hint="They sign in with this address.">
-          <input type="email" required maxLength={254} autoComplete="off" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            required
+            maxLength={EMAIL_MAX}
+            autoComplete="off"
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </Field>
-        <Field label="Password" hint={`At least ${PASSWORD_MIN} characters. Tell it to them; they can change it once signed in.`}>
+        <Field label="Password" hint={`At least ${PASSWORD.subUserMin} characters. Tell it to them; they can change it once signed in.`}>
           <input
             type="password"
             required
-            minLength={PASSWORD_MIN}
-            maxLength={PASSWORD_MAX}
+            minLength={PASSWORD.subUserMin}
+            maxLength={PASSWORD.max}
             autoComplete="new-password"
             value={password}
             onInput={(e) => setPassword(e.currentTarget.value)}
@@ -129,10 +142,7 @@ function EditForm({ sub, catalog, close }: { sub: SubUser; catalog: PermissionIn
         e.preventDefault();
         setBusy(true);
         try {
-          const r = await api<{ subUser: SubUser }>(`/api/user/sub-users/${encodeURIComponent(sub.id)}`, {
-            method: 'PUT',
-            body: { permissions: ordered(catalog, chosen) },
-          });
+          const r = await api.subUsers.setPermissions(sub.id, { permissions: ordered(catalog, chosen) });
           close(r.subUser);
         } catch (err) {
           setError(messageOf(err));
@@ -152,7 +162,7 @@ function EditForm({ sub, catalog, close }: { sub: SubUser; catalog: PermissionIn
 
 /** Sub-users (owners only): extra logins on this account's files, each with its own permissions. */
 export function SubUsers() {
-  const list = useLoad<Catalog>('/api/user/sub-users');
+  const list = useLoad(api.subUsers.list);
   const catalog = list.data?.availablePermissions ?? [];
   const labels = (keys: string[]) =>
     keys.length
@@ -193,7 +203,7 @@ export function SubUsers() {
     });
     if (!ok) return;
     try {
-      await api(`/api/user/sub-users/${encodeURIComponent(sub.id)}`, { method: 'DELETE' });
+      await api.subUsers.remove(sub.id);
       toast(`Deleted sub-user ${sub.email}`);
     } catch (err) {
       toastError(err);

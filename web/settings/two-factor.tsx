@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, post } from '../app/api.ts';
+import { api } from '../api/index.ts';
+import { ApiError } from '../app/api.ts';
 import { formatDuration } from '../app/format.ts';
 import { profile, refreshSession } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
@@ -32,7 +33,7 @@ function SessionsPrompt({ done }: { done: () => void }) {
           class="button primary"
           onClick={async () => {
             try {
-              const r = await post<{ deletedCount: number }>('/api/sessions/revoke-others');
+              const r = await api.sessions.revokeOthers();
               toast(`Signed out ${r.deletedCount} other session${r.deletedCount === 1 ? '' : 's'}`);
               done();
             } catch (err) {
@@ -94,7 +95,7 @@ export function TwoFactor() {
 
   useEffect(() => {
     if (!enabled || stage.step === 'codes') return;
-    api<{ count: number }>('/api/mfa/backup-codes/count').then(
+    api.mfa.backupCodeCount().then(
       (r) => setLeft(r.count),
       () => setLeft(null),
     );
@@ -185,7 +186,7 @@ export function TwoFactor() {
               TOTP,
               'Enter the 6-digit code from your authenticator app',
               async (c) => {
-                const r = await post<{ backupCodes: string[]; shouldPromptSessions: boolean }>('/api/mfa/verify', { code: c });
+                const r = await api.mfa.verify(c);
                 await refreshSession();
                 setStage({ step: 'codes', codes: r.backupCodes, fresh: true });
                 setAskSessions(r.shouldPromptSessions);
@@ -203,7 +204,7 @@ export function TwoFactor() {
       new RegExp(`${TOTP.source}|${BACKUP.source}`),
       'Enter a 6-digit code or an 8-character backup code',
       async (c) => {
-        const r = await post<{ shouldPromptSessions: boolean }>('/api/mfa/disable', { code: c });
+        const r = await api.mfa.disable(c);
         await refreshSession();
         reset();
         setAskSessions(r.shouldPromptSessions);
@@ -222,7 +223,7 @@ export function TwoFactor() {
           disabled={busy}
           onClick={() =>
             run(async () => {
-              const r = await post<{ secret: string; qrCode: string }>('/api/mfa/setup');
+              const r = await api.mfa.setup();
               setStage({ step: 'setup', ...r });
             })
           }
@@ -261,7 +262,7 @@ export function TwoFactor() {
               if (!ok) return;
               await run(async () => {
                 try {
-                  const r = await post<{ backupCodes: string[] }>('/api/mfa/backup-codes/regenerate');
+                  const r = await api.mfa.regenerateBackupCodes();
                   setWait(null);
                   setStage({ step: 'codes', codes: r.backupCodes, fresh: false });
                 } catch (err) {

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { post } from '../app/api.ts';
-import type { Expiry, Item } from '../app/api-types.ts';
+import type { Item } from '../../src/contract/files.ts';
+import type { Expiry } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { formatExpiry } from '../app/format.ts';
 import { invalidateListings, patchListings } from '../app/listings.ts';
@@ -30,7 +31,7 @@ function afterShareChange(ids: string[], shared: boolean, expiresAt?: string | n
 
 async function shareAgain(items: Item[], expiry: Expiry): Promise<void> {
   const ids = items.map((i) => i.id);
-  await post('/api/files/share', { ids, shared: true, expiry });
+  await api.sharing.share(ids, expiry);
   afterShareChange(ids, true);
 }
 
@@ -38,7 +39,7 @@ async function removeLinks(items: Item[]): Promise<void> {
   const ids = items.map((i) => i.id);
   const expiry = items[0] ? expiryOf(items[0]) : '7d';
   try {
-    await post('/api/files/share', { ids, shared: false });
+    await api.sharing.unshare(ids);
   } catch (err) {
     return toastError(err);
   }
@@ -61,7 +62,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
 
   useEffect(() => {
     if (!alreadyShared) return;
-    post<{ links: Record<string, string> }>('/api/files/share/links', { ids: items.map((i) => i.id) }).then(
+    api.sharing.links(items.map((i) => i.id)).then(
       (r) => setLinks(r.links),
       (err: Error) => setError(err.message),
     );
@@ -71,11 +72,10 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const r = await post<{ links: Record<string, string> }>('/api/files/share', {
-        ids: items.map((i) => i.id),
-        shared: true,
-        expiry: choice,
-      });
+      const r = await api.sharing.share(
+        items.map((i) => i.id),
+        choice,
+      );
       setLinks(r.links);
       const at = choice === 'never' ? null : new Date(Date.now() + (choice === '7d' ? 7 : 30) * 86_400_000).toISOString();
       setExpiresAt(at);

@@ -1,7 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError } from '../app/api.ts';
-import type { SignupStatus } from '../app/api-types.ts';
+import { DISPLAY_NAME_MAX, EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from '../../src/contract/limits.ts';
+import { api } from '../api/index.ts';
+import { ApiError } from '../app/api.ts';
+import type { SignupStatus } from '../../src/contract/accounts.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
@@ -27,7 +29,7 @@ function Card({ title, children }: { title: string; children: ComponentChildren 
 function useSignupStatus() {
   const [status, setStatus] = useState<SignupStatus | null>(null);
   useEffect(() => {
-    api<SignupStatus>('/api/signup-status', { anonymous: true }).then(setStatus, () =>
+    api.accounts.signupStatus().then(setStatus, () =>
       setStatus({
         signupEnabled: false,
         firstUser: false,
@@ -73,8 +75,10 @@ function idpErrorText(code: string, provider: string): string {
 
 /** The way to the identity provider: a plain link, so the browser leaves for the provider's page. */
 function ProviderButton({ status, verb }: { status: SignupStatus; verb: 'Sign in' | 'Sign up' }) {
+  const next = wantedPage();
+  const href = api.accounts.idpLoginUrl(next === '/' ? null : next);
   return (
-    <a class="button primary block" href={withNext('/api/idp/login')}>
+    <a class="button primary block" href={href}>
       <Icon name="key" size={16} />
       {verb} with {status.idp.name}
     </a>
@@ -123,13 +127,9 @@ export function SignIn() {
     setIdpError(null);
     try {
       if (step === 'idp-code') {
-        await api('/api/idp/mfa-verify', { method: 'POST', anonymous: true, body: { code: code.trim() } });
+        await api.accounts.idpVerify(code.trim());
       } else {
-        await api('/api/login', {
-          method: 'POST',
-          anonymous: true,
-          body: { email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) },
-        });
+        await api.accounts.login({ email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) });
       }
       await signedIn();
     } catch (err) {
@@ -197,7 +197,7 @@ export function SignIn() {
                   autoComplete="one-time-code"
                   inputMode="text"
                   required
-                  maxLength={16}
+                  maxLength={MFA_CODE_MAX}
                   value={code}
                   onInput={(e) => setCode(e.currentTarget.value)}
                 />
@@ -268,10 +268,11 @@ export function SignUp() {
             setBusy(true);
             setError(null);
             try {
-              await api('/api/signup', {
-                method: 'POST',
-                anonymous: true,
-                body: { email, password, ...(name.trim() ? { name: name.trim() } : {}), ...(needsCode ? { setupCode } : {}) },
+              await api.accounts.signup({
+                email,
+                password,
+                ...(name.trim() ? { name: name.trim() } : {}),
+                ...(needsCode ? { setupCode } : {}),
               });
               await signedIn();
             } catch (err) {
@@ -288,7 +289,7 @@ export function SignUp() {
                 autoComplete="off"
                 spellcheck={false}
                 required
-                maxLength={64}
+                maxLength={SETUP_CODE_MAX}
                 aria-describedby="setup-code-hint"
                 value={setupCode}
                 onInput={(e) => setSetupCode(e.currentTarget.value)}
@@ -300,7 +301,7 @@ export function SignUp() {
             <input
               name="name"
               autoComplete="name"
-              maxLength={100}
+              maxLength={DISPLAY_NAME_MAX}
               value={name}
               onInput={(e) => setName(e.currentTarget.value)}
               autofocus={!needsCode}
@@ -312,19 +313,19 @@ export function SignUp() {
               name="email"
               autoComplete="username"
               required
-              maxLength={254}
+              maxLength={EMAIL_MAX}
               value={email}
               onInput={(e) => setEmail(e.currentTarget.value)}
             />
           </Field>
-          <Field label="Password" hint="At least 6 characters.">
+          <Field label="Password" hint={`At least ${PASSWORD.min} characters.`}>
             <input
               type="password"
               name="password"
               autoComplete="new-password"
               required
-              minLength={6}
-              maxLength={128}
+              minLength={PASSWORD.min}
+              maxLength={PASSWORD.max}
               value={password}
               onInput={(e) => setPassword(e.currentTarget.value)}
             />

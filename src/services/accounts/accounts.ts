@@ -19,7 +19,9 @@ import { emailKey } from './email.ts';
 import type { MfaService } from './mfa.ts';
 import type { AppPasswordService } from './app-passwords.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
-import { ALL_PERMISSIONS, type Permission, type Principal } from './principal.ts';
+import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
+import { ALL_PERMISSIONS, type Permission } from '../../contract/permissions.ts';
+import type { Principal } from './principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';
@@ -36,9 +38,9 @@ export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabl
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
 }
 
-const MAX_PASSWORD = 128;
+const MAX_PASSWORD = PASSWORD.max;
 /** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
-const minPassword = (subUser: boolean) => (subUser ? 8 : 6);
+const minPassword = (subUser: boolean) => (subUser ? PASSWORD.subUserMin : PASSWORD.min);
 
 /** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */
 function checkPassword(password: string, opts: { subUser: boolean; field?: string }): void {
@@ -48,7 +50,7 @@ function checkPassword(password: string, opts: { subUser: boolean; field?: strin
   }
 }
 
-const MAX_NAME = 100;
+const MAX_NAME = DISPLAY_NAME_MAX;
 
 /** A login's display name: trimmed, at most 100 characters (sub-users must have one). 422 naming `name`. */
 function displayName(name: string, opts: { required?: boolean } = {}): string {

@@ -1,4 +1,4 @@
-import type { Permission } from './principal.ts';
+import type { Permission } from '../../contract/permissions.ts';
 
 /**
  * What each file operation needs of a sub-user (owners hold every permission). Listing, searching and

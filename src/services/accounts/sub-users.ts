@@ -3,7 +3,8 @@ import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { Messages, notFound } from '../../errors.ts';
 import type { AccountService } from './accounts.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
-import { PERMISSION_CATALOG, parsePermissions, type Permission, type Principal } from './principal.ts';
+import { PERMISSION_CATALOG, type Permission } from '../../contract/permissions.ts';
+import { parsePermissions, type Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 

@@ -9,14 +9,14 @@ import type { CopyService } from '../files/copy.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
-import { nameProblem, normalizeName } from '../files/names.ts';
+import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../accounts/permissions.ts';
 import { type Principal, requirePermission } from '../accounts/principal.ts';
 import type { QuotaService, StorageUsage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
-import { formatSize } from '../../lib/size.ts';
+import { formatSize } from '../../contract/size.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: Item };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Infrastructure } from '../infrastructure.ts';
 import { diskFull } from '../../errors.ts';
-import { formatSize } from '../../lib/size.ts';
+import { formatSize } from '../../contract/size.ts';
 
 export interface DiskSpace {
   /** Bytes the service may still write on the data directory's filesystem. */

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import type { ItemInfo } from '../../contract/files.ts';
 import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
@@ -117,7 +118,7 @@ export class ItemService {
   }
 
   /** GET /api/files/:id/info; reading details does not mark the item as read. */
-  info(principal: Principal, id: string): Record<string, unknown> {
+  info(principal: Principal, id: string): ItemInfo {
     const row = this.d.items.get(principal.accountId, id);
     if (!row) throw notFound(Messages.itemNotFound);
     const base = {

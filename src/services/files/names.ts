@@ -1,28 +1,8 @@
 import { badRequest, Messages, validationFailed } from '../../errors.ts';
 
-/** Item name rules (SPEC "Files", issue 4): folder create, rename, uploads and copies all come here. */
-const MAX_NAME_LENGTH = 100;
+import { BIDI_CONTROL, MAX_NAME_LENGTH, nameProblem, normalizeName } from '../../contract/names.ts';
 
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
-// Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.
-const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
-
-/** The name as stored: trimmed and in Unicode NFC, so look-alike spellings collide as they should (the web app uses it too). */
-export function normalizeName(name: string): string {
-  return name.normalize('NFC').trim();
-}
-
-/** Why a (normalized) name is refused, or null when it is valid (the web app's rename dialog says it first). */
-export function nameProblem(name: string): string | null {
-  if (name.length === 0) return 'Name must not be empty';
-  if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
-  if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';
-  if (BIDI_CONTROL.test(name))
-    return 'Name must not contain bidirectional control characters (such as U+202E), which can disguise a file type';
-  if (name === '.' || name === '..') return 'Name must not be . or ..';
-  return null;
-}
 
 /** A name a person typed (new folder, rename): normalized, or 422 naming `field` with what is wrong. */
 export function typedName(name: string, field = 'name'): string {

@@ -12,7 +12,7 @@ import { badRequest, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { numberedName, splitExtension } from './names.ts';
 
-export type { Item, SortField } from '../../db/repos/items.ts';
+export type { Item } from '../../db/repos/items.ts';
 
 export interface PageQuery {
   sortBy: SortField;

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { dataPaths } from '../../data-dir.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
-import { Database } from 'bun:sqlite';
 import { DatabaseRepo } from '../../db/repos/database.ts';
-import { StorageLocationRepo } from '../../db/repos/storage-location.ts';
+import { closeDatabase, openDatabase } from '../../db/client.ts';
+import { createRepos } from '../../db/repos/index.ts';
 import type { StorageLocation } from '../../storage/driver.ts';
 import { badRequest } from '../../errors.ts';
 import { TarFormatError, TarReader } from '../../lib/tar.ts';
@@ -167,11 +167,11 @@ export async function restoreFullBackup(
 /** The objects are now on local disk: a database that recorded a bucket records local storage instead. */
 function storeLocally(database: string, from: StorageLocation | undefined): void {
   if (!from || from.driver === 'local') return;
-  const db = new Database(database);
+  const db = openDatabase(database);
   try {
-    new StorageLocationRepo(db).record({ driver: 'local', bucket: null, prefix: '' }, Date.now());
+    createRepos(db).storageLocation.record({ driver: 'local', bucket: null, prefix: '' }, Date.now());
   } finally {
-    db.close();
+    closeDatabase(db);
   }
 }
 

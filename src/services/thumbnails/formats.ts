@@ -21,9 +21,6 @@ export function sourceKind(mimeType: string | null): SourceKind | null {
   return (mimeType && KINDS[mimeType]) || null;
 }
 
-/** The two sizes, by their long edge in pixels. */
-export const THUMBNAIL_SIZES = { small: 256, large: 1600 } as const;
-export type ThumbnailSize = keyof typeof THUMBNAIL_SIZES;
 
 /** What a worker is asked to do and answers. */
 export interface MakeRequest {

@@ -9,7 +9,8 @@ import { StorageNotFoundError } from '../../storage/driver.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { Owner, Tree } from '../files/tree.ts';
-import { sourceKind, THUMBNAIL_TYPES, type ThumbnailSize } from './formats.ts';
+import type { ThumbnailSize } from '../../contract/files.ts';
+import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).

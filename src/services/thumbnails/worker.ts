@@ -5,7 +5,8 @@ import exifr from 'exifr';
 import decodeHeic from 'heic-decode';
 import type { Sharp } from 'sharp';
 import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
-import { HEIC_MAX_PIXELS, type MakeRequest, type MakeResult, THUMBNAIL_SIZES, type WorkerSetup } from './formats.ts';
+import { HEIC_MAX_PIXELS, type MakeRequest, type MakeResult, type WorkerSetup } from './formats.ts';
+import { THUMBNAIL_SIZES } from '../../contract/files.ts';
 import { loadSharp } from './sharp.ts';
 
 declare const self: Worker;

@@ -408,7 +408,7 @@ describe('termination, ownership', () => {
 
 describe('the same rules as other uploads', () => {
   test('policy: every tus route needs files.upload; creation and PATCH count against the upload rate limit', () => {
-    for (const route of ['POST /api/files/tus', 'PATCH /api/files/tus/:uploadId']) {
+    for (const route of ['POST /api/files/tus', 'PATCH /api/files/tus/:uploadId'] as const) {
       expect(ROUTES[route]).toMatchObject({
         access: { operation: expect.stringMatching(/^tus\./) },
         limit: { limiter: 'upload', key: 'login' },

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from './limits.ts';
+import { PERMISSION_CATALOG, type Permission } from './permissions.ts';
+
+/** Accounts: sign-up, sign-in, sessions, two-factor, app passwords and sub-users. */
+
+/** What an email address must look like (SPEC "Limits"): the API's fields and the CLI check with this. */
+export const EMAIL = z.email({ message: 'Enter a valid email address' }).max(EMAIL_MAX, `Email must be at most ${EMAIL_MAX} characters`);
+
+// Shapes only: the password, name and email rules are the accounts service's.
+const password = (field: string) => z.string({ error: `${field} is required` });
+export const signupBody = z.object({
+  email: EMAIL,
+  password: password('password'),
+  name: z.string().optional(),
+  setupCode: z.string().max(SETUP_CODE_MAX, `setupCode must be at most ${SETUP_CODE_MAX} characters`).optional(),
+});
+export const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCode: z.string().max(MFA_CODE_MAX).optional() });
+export const changePasswordBody = z.object({
+  oldPassword: z.string().min(1, 'Enter your current password').max(PASSWORD.max),
+  newPassword: password('newPassword'),
+  // WebDAV devices keep working after a password change unless the user asks (issue 22).
+  revokeAppPasswords: z.boolean().optional(),
+});
+export const logoutAllBody = z.object({ revokeAppPasswords: z.boolean().optional() }).nullable();
+export const idpMfaBody = z.object({
+  code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(MFA_CODE_MAX),
+});
+
+export const mfaVerifyBody = z.object({ code: z.string().regex(/^\d{6}$/, 'Enter the 6-digit code from your authenticator app') });
+export const mfaDisableBody = z.object({
+  code: z
+    .string()
+    .trim()
+    .regex(/^(\d{6}|[A-Za-z0-9]{4}-?[A-Za-z0-9]{4})$/, 'Enter a 6-digit code or an 8-character backup code'),
+});
+
+export const appPasswordBody = z.object({ name: z.string({ error: 'name is required' }) });
+
+const permissionKeys = PERMISSION_CATALOG.map((p) => p.key) as [Permission, ...Permission[]];
+const permissionsField = z.array(z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }), {
+  message: 'permissions must be an array of permission keys',
+});
+export const subUserBody = z.object({
+  email: EMAIL,
+  password: z.string({ error: 'password is required' }),
+  name: z.string({ error: 'Name is required' }),
+  permissions: permissionsField,
+});
+export const permissionsBody = z.object({ permissions: permissionsField });
+
+export interface Profile {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+  mfaEnabled: boolean;
+  /** null for an account owner, who holds every permission. */
+  permissions: string[] | null;
+  /** How the login signs in: an account made through single sign-on has no password until an admin sets one. */
+  signInMethods: Array<'password' | 'idp'>;
+}
+
+export interface SignupStatus {
+  signupEnabled: boolean;
+  /** No account exists yet: the one created now becomes the administrator. */
+  firstUser: boolean;
+  /** The first sign-up needs the setup code the server printed (no account yet, server reachable beyond loopback). */
+  setupCodeRequired: boolean;
+  /** False when only the identity provider signs people in (OIDC_DISABLE_PASSWORD_LOGIN). */
+  passwordLogin: boolean;
+  /** Single sign-on: whether it is offered, and the provider's name for the button. */
+  idp: { enabled: boolean; name: string | null };
+}
+
+export interface Session {
+  id: string;
+  user_id: string;
+  token_version: number;
+  user_agent: string;
+  ip_address: string;
+  created_at: string;
+  last_activity: string;
+  is_online: boolean;
+  isCurrent: boolean;
+}
+
+/** GET /api/user/app-passwords: a WebDAV device's password, never its secret. */
+export interface AppPassword {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  lastIp: string | null;
+}
+
+/** A WebDAV lock of the account, as its owner's list shows it. */
+export interface DavLock {
+  token: string;
+  path: string;
+  login: { id: string; name: string; email: string };
+  scope: 'exclusive' | 'shared';
+  depth: '0' | 'infinity';
+  expiresAt: string;
+}
+
+export interface PermissionInfo {
+  key: Permission;
+  label: string;
+  description: string;
+}
+
+export interface SubUser {
+  id: string;
+  email: string;
+  name: string;
+  permissions: Permission[];
+  createdAt: string;
+  mfaEnabled: boolean;
+}

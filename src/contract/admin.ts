@@ -1,0 +1,127 @@
+import { z } from 'zod';
+
+/** The administrator's API: instance settings, accounts and their limits, desktop clients, orphan review. */
+
+export const enabledBody = z.object({ enabled: z.boolean({ message: 'enabled must be true or false' }) });
+export const hiddenBody = z.object({ hidden: z.boolean({ message: 'hidden must be true or false' }) });
+export const docserverBody = z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() });
+export const shareBaseUrlBody = z.object({ url: z.string().nullish() });
+// These two are checked by the settings service (its rules), so the schemas only describe them.
+export const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
+export const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
+
+export const userListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(100, 'limit must be at most 100')
+    .default(50),
+  cursor: z.string().optional(),
+});
+export const storageLimitBody = z.object({
+  targetUserId: z.string().min(1, 'targetUserId is required'),
+  storageLimit: z
+    .number()
+    .int('storageLimit must be a whole number of bytes')
+    .positive('storageLimit must be positive')
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullish(),
+});
+export const accountStateBody = z.object({ disabled: z.boolean({ message: 'disabled must be true or false' }) });
+export const clientHeartbeatBody = z.object({
+  appVersion: z.string().trim().min(1, 'appVersion is required').max(64),
+  platform: z.string().trim().max(64).optional(),
+  clientId: z.string().trim().max(128).optional(),
+});
+
+/** GET /api/user/docserver-configured, with the extensions the editor opens (a widening, docs/documents.md). */
+export interface DocserverConfigured {
+  configured: boolean;
+  extensions: readonly string[];
+}
+
+/** GET /api/user/signup-status: the instance switches; every `canToggle` is true for the admin only. */
+export interface InstanceStatus {
+  signupEnabled: boolean;
+  canToggle: boolean;
+  hideFileExtensions: boolean;
+  canToggleHideFileExtensions: boolean;
+  desktopOnlyAccess: boolean;
+  canToggleDesktopOnlyAccess: boolean;
+  allowPasswordChange: boolean;
+  canToggleAllowPasswordChange: boolean;
+  totalUsers?: number;
+  additionalUsers?: number;
+}
+
+/** An entry of the admin's account list: owners, each followed by its sub-users. */
+export interface UserEntry {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+  mfaEnabled: boolean;
+  storageUsed: number;
+  /** The account's own limit; null when it follows the instance default. */
+  storageLimit: number | null;
+  /** The limit in effect; null when unlimited. */
+  storageTotal: number | null;
+  parentUserId: string | null;
+  permissions: string[] | null;
+  /** The account is disabled: none of its logins may sign in. */
+  disabled: boolean;
+  /** The account is being deleted (its files first). */
+  deletionPending: boolean;
+}
+
+export interface OrphanReport {
+  scannedAt: string;
+  graceMinutes: number;
+  driver: string;
+  totals: { storedObjects: number; databaseRows: number; skippedTooRecent: number };
+  storageOrphans: { items: { key: string; size: number; lastModified: string }[]; count: number; totalBytes: number; truncated: boolean };
+  databaseOrphans: {
+    items: {
+      id: string;
+      name: string;
+      path: string;
+      size: number;
+      mimeType: string | null;
+      modified: string;
+      createdAt: string;
+      trashed: boolean;
+      ownerEmail: string | null;
+      ownerName: string | null;
+    }[];
+    count: number;
+    totalBytes: number;
+    truncated: boolean;
+  };
+  /** Only when the store cannot list incomplete multipart uploads: its answer. */
+  incompleteUploadsUnlisted?: string;
+}
+
+export interface OrphanDeletion {
+  graceMinutes: number;
+  storage: { results: Array<{ key: string; deleted: boolean; reason?: string }>; deleted: number; skipped: number };
+  database: { results: Array<{ id: string; deleted: boolean; reason?: string }>; deleted: number; skipped: number };
+}
+
+export interface ActiveClient {
+  id: string;
+  userId: string;
+  userName: string;
+  userEmail: string;
+  appVersion: string;
+  platform: string;
+  ipAddress: string;
+  lastSeenAt: string;
+  connectedSince: string;
+}
+
+/** The document server's settings as the admin sees them: never the secret itself. */
+export interface DocserverSettings {
+  jwtSecretSet: boolean;
+  url: string;
+}

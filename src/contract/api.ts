@@ -1,0 +1,176 @@
+import type { z } from 'zod';
+import type {
+  AppPassword,
+  appPasswordBody,
+  changePasswordBody,
+  DavLock,
+  idpMfaBody,
+  loginBody,
+  logoutAllBody,
+  mfaDisableBody,
+  mfaVerifyBody,
+  PermissionInfo,
+  Profile,
+  permissionsBody,
+  Session,
+  SignupStatus,
+  SubUser,
+  signupBody,
+  subUserBody,
+} from './accounts.ts';
+import type {
+  ActiveClient,
+  accountStateBody,
+  DocserverConfigured,
+  DocserverSettings,
+  docserverBody,
+  enabledBody,
+  hiddenBody,
+  InstanceStatus,
+  knownProxiesBody,
+  maxUploadSizeBody,
+  OrphanDeletion,
+  OrphanReport,
+  shareBaseUrlBody,
+  storageLimitBody,
+  UserEntry,
+  userListQuery,
+} from './admin.ts';
+import type {
+  folderBody,
+  folderQuery,
+  Item,
+  ItemInfo,
+  idsBody,
+  ItemSummary,
+  JobStatus,
+  NewFolder,
+  liveListQuery,
+  placeBody,
+  QueuedJob,
+  recentQuery,
+  renameBody,
+  Stats,
+  StorageUsage,
+  searchQuery,
+  starBody,
+  trashQuery,
+  uploadCheckBody,
+} from './files.ts';
+import type { ShareLinks, shareBody } from './sharing.ts';
+
+type In<S extends z.ZodType> = z.input<S>;
+type Message = { message: string };
+type Ok = { ok: boolean };
+/** A signed-in user as sign-up and sign-in answer it. */
+type SignedIn = { user: Omit<Profile, 'permissions' | 'signInMethods'> };
+/** An orphan scan or deletion still running: poll again with its job id. */
+type OrphanJobPending = { jobId: string; status: string };
+
+/**
+ * Every JSON endpoint the web app calls, by its route key: what it sends (`body`, `query`) and what it
+ * reads back (`response`). The server's route declarations are checked against `response` (http/route.ts)
+ * and its body schemas are the ones named here; the web app's clients (web/api/) call through this map.
+ */
+export interface Api {
+  'GET /api/files': { query: In<typeof folderQuery>; response: Item[] };
+  'GET /api/files/starred': { query: In<typeof liveListQuery>; response: Item[] };
+  'GET /api/files/shared': { query: In<typeof liveListQuery>; response: Item[] };
+  'GET /api/files/trash': { query: In<typeof trashQuery>; response: Item[] };
+  'GET /api/files/recent': { query: In<typeof recentQuery>; response: Item[] };
+  'GET /api/files/search': { query: In<typeof searchQuery>; response: Item[] };
+  'GET /api/files/stats': { response: Stats };
+  'GET /api/files/:id/info': { response: ItemInfo };
+  'POST /api/files/folder': { body: In<typeof folderBody>; response: NewFolder };
+  'POST /api/files/move': { body: In<typeof placeBody>; response: Message };
+  'POST /api/files/rename': { body: In<typeof renameBody>; response: ItemSummary };
+  'POST /api/files/star': { body: In<typeof starBody>; response: Message };
+  'POST /api/files/copy': { body: In<typeof placeBody>; response: QueuedJob };
+  'GET /api/files/jobs/:jobId': { response: JobStatus };
+  /** NDJSON progress lines when asked for (SPEC "Progress streaming"). */
+  'POST /api/files/delete': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
+  'POST /api/files/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
+  'POST /api/files/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
+  'POST /api/files/trash/empty': { response: Message | QueuedJob };
+  /** A finished resumable upload's file (HEAD on the same route answers its progress, no body). */
+  'GET /api/files/tus/:uploadId': { response: { item: Item; clientId: string | null } | null };
+  'POST /api/files/upload/check': { body: In<typeof uploadCheckBody>; response: { allowed: true } };
+  'POST /api/files/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
+  'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/user/storage': { response: StorageUsage };
+
+  'GET /api/signup-status': { response: SignupStatus };
+  'POST /api/signup': { body: In<typeof signupBody>; response: SignedIn };
+  'POST /api/login': { body: In<typeof loginBody>; response: SignedIn };
+  'POST /api/idp/mfa-verify': { body: In<typeof idpMfaBody>; response: SignedIn };
+  'POST /api/logout': { response: Message };
+  'POST /api/logout-all': { body: In<typeof logoutAllBody>; response: Message };
+  'POST /api/change-password': { body: In<typeof changePasswordBody>; response: Message };
+  'GET /api/profile': { response: Profile };
+  'GET /api/sessions': { query: { refreshIp?: 'true' }; response: { sessions: Session[] } };
+  'POST /api/sessions/heartbeat': { response: Ok };
+  'POST /api/sessions/revoke-others': { response: Message & { deletedCount: number } };
+  'DELETE /api/sessions/:sessionId': { response: Message };
+  'POST /api/mfa/setup': { response: { secret: string; qrCode: string } };
+  'POST /api/mfa/verify': { body: In<typeof mfaVerifyBody>; response: { backupCodes: string[]; shouldPromptSessions: boolean } };
+  'POST /api/mfa/disable': { body: In<typeof mfaDisableBody>; response: { shouldPromptSessions: boolean } };
+  'POST /api/mfa/backup-codes/regenerate': { response: { backupCodes: string[] } };
+  'GET /api/mfa/backup-codes/count': { response: { count: number } };
+  'GET /api/user/app-passwords': { response: { appPasswords: AppPassword[] } };
+  'POST /api/user/app-passwords': { body: In<typeof appPasswordBody>; response: AppPassword & { password: string } };
+  'DELETE /api/user/app-passwords/:id': { response: Message };
+  'GET /api/user/dav-locks': { response: { locks: DavLock[] } };
+  'DELETE /api/user/dav-locks/:token': { response: Message };
+  'GET /api/user/sub-users': { response: { subUsers: SubUser[]; availablePermissions: PermissionInfo[] } };
+  'POST /api/user/sub-users': { body: In<typeof subUserBody>; response: { subUser: SubUser } };
+  'PUT /api/user/sub-users/:id': { body: In<typeof permissionsBody>; response: { subUser: SubUser } };
+  'DELETE /api/user/sub-users/:id': { response: Message };
+
+  'GET /api/user/signup-status': { response: InstanceStatus };
+  'POST /api/user/signup-toggle': { body: In<typeof enabledBody>; response: { signupEnabled: boolean } };
+  'GET /api/user/docserver-configured': { response: DocserverConfigured };
+  'GET /api/user/docserver-config': { response: DocserverSettings };
+  'PUT /api/user/docserver-config': { body: In<typeof docserverBody>; response: DocserverSettings };
+  'GET /api/user/share-base-url-config': { response: { url: string | null } };
+  'PUT /api/user/share-base-url-config': { body: In<typeof shareBaseUrlBody>; response: { url: string | null } };
+  'GET /api/user/max-upload-size-config': { response: { maxBytes: number } };
+  'PUT /api/user/max-upload-size-config': { body: In<typeof maxUploadSizeBody>; response: { maxBytes: number } };
+  'GET /api/user/known-proxies-config': { response: { knownProxies: string[] } };
+  'PUT /api/user/known-proxies-config': {
+    body: In<typeof knownProxiesBody>;
+    response: { knownProxies: string[]; restartRequired: boolean };
+  };
+  'PUT /api/user/hide-file-extensions-config': { body: In<typeof hiddenBody>; response: { hideFileExtensions: boolean } };
+  'PUT /api/user/desktop-only-access-config': { body: In<typeof enabledBody>; response: { desktopOnlyAccess: boolean } };
+  'PUT /api/user/password-change-config': { body: In<typeof enabledBody>; response: { allowPasswordChange: boolean } };
+  'GET /api/user/webdav-account-password-config': { response: { enabled: boolean } };
+  'PUT /api/user/webdav-account-password-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
+  'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
+  'PATCH /api/user/:id': { body: In<typeof accountStateBody>; response: { id: string; email: string; disabled: boolean } };
+  'DELETE /api/user/:id': { response: QueuedJob };
+  'PUT /api/user/storage-limit': { body: In<typeof storageLimitBody>; response: { storageLimit: number | null } };
+  'GET /api/user/active-clients': { response: { clients: ActiveClient[] } };
+  /** `graceMinutes` starts a scan, `jobId` polls it; 202 until the report is ready. */
+  'GET /api/user/orphans': { query: { graceMinutes?: number; jobId?: string }; response: OrphanReport | OrphanJobPending };
+  'POST /api/user/orphans/delete': {
+    body: { storageKeys: string[]; fileIds: string[]; graceMinutes: number } | { jobId: string };
+    response: OrphanDeletion | OrphanJobPending;
+  };
+  'GET /api/version': { response: { backend: string } };
+  'GET /api/version/latest': { response: Record<string, unknown> };
+}
+
+export type ApiKey = keyof Api;
+/** What a route of the contract takes as its body, and as its query. */
+export type ApiBody<K extends ApiKey> = Api[K] extends { body: infer B } ? B : never;
+export type ApiQuery<K extends ApiKey> = Api[K] extends { query: infer Q } ? Q : never;
+
+type ParamsOfPath<P extends string> = P extends `${string}:${infer N}/${infer Rest}`
+  ? { [k in N]: string } & ParamsOfPath<`/${Rest}`>
+  : P extends `${string}:${infer N}`
+    ? { [k in N]: string }
+    : P extends `${string}*`
+      ? { '*': string }
+      : unknown;
+/** The path parameters of a route key: `{id: string}` for `GET /api/files/:id/info`; `{'*': string}` for a wildcard. */
+export type PathParams<K extends string> = ParamsOfPath<K extends `${string} ${infer P}` ? P : never>;

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+
+/** The file API's requests (SPEC "Files", "Upload rules", "Trash") and the answers the web app reads. */
+
+const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+export type SortOrder = 'asc' | 'desc';
+
+const listQuery = (defaultSort: SortField) =>
+  z.object({
+    sortBy: z.enum(SORT_FIELDS).default(defaultSort).catch(defaultSort),
+    order: z.enum(['asc', 'desc']).default('desc').catch('desc'),
+    limit: z.coerce
+      .number()
+      .int('limit must be a whole number')
+      .min(1, 'limit must be at least 1')
+      .max(500, 'limit must be at most 500')
+      .default(200),
+    cursor: z.string().min(1).optional(),
+  });
+// Built once: a zod schema costs more to build than a cached page costs to answer.
+export const folderQuery = listQuery('modified').extend({ parentId: z.string().optional() });
+export const liveListQuery = listQuery('modified');
+export const trashQuery = listQuery('deletedAt');
+export const searchQuery = z.object({
+  q: z.string().optional(),
+  query: z.string().optional(),
+  limit: z.coerce.number().int().optional().catch(undefined),
+});
+export const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
+
+const idsField = z
+  .array(z.string().min(1), { error: 'ids must be an array of item ids' })
+  .min(1, 'Select at least one item')
+  .max(500, 'At most 500 ids per request');
+
+export const idsBody = z.object({ ids: idsField });
+/** A selection and the folder it goes to (move, copy): null or absent is the root. */
+export const placeBody = idsBody.extend({ parentId: z.string().min(1).nullable().optional() });
+const name = z.string({ error: 'name is required' });
+export const folderBody = z.object({ name, parentId: z.string().min(1).nullable().optional() });
+export const renameBody = z.object({ id: z.string({ error: 'id is required' }).min(1), name });
+export const starBody = idsBody.extend({ starred: z.boolean({ error: 'starred must be true or false' }) });
+export const uploadCheckBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
+
+export interface Item {
+  id: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number | null;
+  mimeType: string | null;
+  parentId: string | null;
+  starred: boolean;
+  shared: boolean;
+  modified: string;
+  accessedAt: string;
+  sharedAt: string | null;
+  expiresAt: string | null;
+  deletedAt?: string;
+  /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
+  hasThumbnail?: boolean;
+}
+
+/** The two thumbnail sizes by their long edge in pixels: grids and the lightbox. */
+export const THUMBNAIL_SIZES = { small: 256, large: 1600 } as const;
+export type ThumbnailSize = keyof typeof THUMBNAIL_SIZES;
+export const thumbnailQuery = z.object({
+  size: z.enum(['small', 'large'], { error: 'size must be small or large' }).default('small'),
+});
+
+/** What rename answers: the item's id, its name as stored, type and modification time. */
+export type ItemSummary = Pick<Item, 'id' | 'name' | 'type' | 'modified'>;
+/** What creating a folder answers. */
+export type NewFolder = ItemSummary & { type: 'folder'; size: null };
+
+export interface ItemInfo {
+  id: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number | null;
+  modified: string;
+  accessedAt: string;
+  parentId: string | null;
+  mimeType?: string | null;
+  shared?: boolean;
+  sharedAt?: string | null;
+  expiresAt?: string | null;
+  folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+}
+
+export interface StorageUsage {
+  used: number;
+  total: number | null;
+  free: number | null;
+}
+
+export interface Stats {
+  totalFiles: number;
+  totalFolders: number;
+  sharedCount: number;
+  starredCount: number;
+}
+
+export interface QueuedJob {
+  message: string;
+  queued: true;
+  jobId: string;
+}
+
+export interface JobStatus {
+  jobId: string;
+  status: string;
+  result?: { count: number; ids?: string[] };
+}
+
+/** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
+export type ProgressLine =
+  | { type: 'progress'; done: number; total: number }
+  | { type: 'done'; message: string }
+  | { type: 'error'; message: string };
+
+/** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
+export interface FileEvent {
+  type: string;
+  timestamp?: string;
+  data?: {
+    id?: string;
+    name?: string;
+    type?: string;
+    parentId?: string | null;
+    starred?: boolean;
+    shared?: boolean;
+    action?: string;
+    count?: number;
+  };
+}

@@ -1,0 +1,24 @@
+/** The item-name rule (SPEC "Files", issue 4): the server enforces it, the web app's dialogs say it first. */
+export const MAX_NAME_LENGTH = 100;
+
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
+// Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.
+export const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+export const NAME_TAKEN = 'An item with this name already exists';
+
+/** The name as stored: trimmed and in Unicode NFC, so look-alike spellings collide as they should. */
+export function normalizeName(name: string): string {
+  return name.normalize('NFC').trim();
+}
+
+/** Why a (normalized) name is refused, or null when it is valid. */
+export function nameProblem(name: string): string | null {
+  if (name.length === 0) return 'Name must not be empty';
+  if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
+  if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';
+  if (BIDI_CONTROL.test(name))
+    return 'Name must not contain bidirectional control characters (such as U+202E), which can disguise a file type';
+  if (name === '.' || name === '..') return 'Name must not be . or ..';
+  return null;
+}

@@ -1,0 +1,142 @@
+import { type AnyElysia, type Context, Elysia } from 'elysia';
+import { z } from 'zod';
+import type { Api, ApiBody, ApiKey, PathParams } from '../contract/api.ts';
+import type { AppContext } from '../context.ts';
+import type { Principal } from '../services/accounts/principal.ts';
+import { readJson } from './body.ts';
+import { ROUTES, type RouteKey } from './policy.ts';
+import { requestMeta } from './request-meta.ts';
+import { validate } from './validate.ts';
+
+type Access<K extends RouteKey> = (typeof ROUTES)[K]['access'];
+// The guard resolves a principal for every access but public; WebDAV's handler reads its own (anonymous OPTIONS has none).
+type PrincipalOf<K extends RouteKey> = Access<K> extends 'public' | 'dav' ? unknown : { principal: Principal };
+
+declare const encodedJson: unique symbol;
+/** A JSON body already encoded (a cached list page), typed by what it holds. */
+export type JsonBytes<T> = Uint8Array & { readonly [encodedJson]: T };
+
+type Awaitable<T> = T | Promise<T>;
+// A route the web app calls answers what the contract says (src/contract/api.ts); the rest answer anything.
+type Answer<K extends RouteKey> = K extends ApiKey
+  ? Api[K]['response'] | JsonBytes<Api[K]['response']> | (Api[K] extends { stream: true } ? Response : never)
+  : unknown;
+// Its body schema takes what the contract says the web app sends.
+type BodyOf<K extends RouteKey> = K extends ApiKey ? ApiBody<K> : unknown;
+
+type RouteContext<K extends RouteKey, B, Q> = {
+  request: Request;
+  set: Context['set'];
+  server: Context['server'];
+  params: PathParams<K>;
+  /** The body, read after the guard and validated by the route's `body` schema; as read with `rawBody`. */
+  body: B extends z.ZodType ? z.infer<B> : unknown;
+  /** The query, validated by the route's `query` schema when the handler first reads it; raw strings without one. */
+  query: Q extends z.ZodType ? z.infer<Q> : Record<string, string | undefined>;
+} & PrincipalOf<K>;
+
+export interface RouteSpec<K extends RouteKey, B extends z.ZodType<unknown, BodyOf<K>> | undefined, Q extends z.ZodType | undefined> {
+  summary?: string;
+  body?: B;
+  /** How the body arrives, when not as JSON (a form post of a download). */
+  read?: (request: Request) => Promise<unknown>;
+  /** A body the service checks itself (its rules, its messages): described by this schema, handed over unparsed. */
+  rawBody?: z.ZodType;
+  query?: Q;
+  /** multipart/form-data fields, described only: uploads stream them, so there is no zod schema to read. */
+  form?: Record<string, string>;
+  handler: (c: RouteContext<K, B, Q>) => Awaitable<Answer<K>>;
+}
+
+/** One route as declared, ready to be registered on its area's plugin. */
+export interface Route {
+  register: (app: AnyElysia) => void;
+}
+
+type JsonSchema = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType): JsonSchema {
+  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  delete out.$schema;
+  return out;
+}
+
+/** Name of the `detail` field that records the policy key a route was declared with (policy.test.ts reads it). */
+export const DECLARED_AS = 'x-coffer-route';
+
+/** The route's OpenAPI operation fragment: its summary and input schemas. */
+function describe(key: RouteKey, spec: { summary?: string; body?: z.ZodType; query?: z.ZodType; form?: Record<string, string> }) {
+  const detail: { summary?: string; parameters?: unknown[]; requestBody?: unknown; [DECLARED_AS]: RouteKey } = { [DECLARED_AS]: key };
+  if (spec.summary) detail.summary = spec.summary;
+  if (spec.query) {
+    const schema = jsonSchema(spec.query);
+    const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((schema.required as string[] | undefined) ?? []);
+    detail.parameters = Object.entries(properties).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s }));
+  }
+  if (spec.body) detail.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(spec.body) } } };
+  if (spec.form) {
+    const properties = Object.fromEntries(
+      Object.entries(spec.form).map(([name, description]) => [
+        name,
+        name === 'file' || name === 'files' ? { type: 'string', format: 'binary', description } : { type: 'string', description },
+      ]),
+    );
+    detail.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties } } } };
+  }
+  return detail;
+}
+
+/**
+ * Declares a route once: its policy entry is looked up by key, its body is read (after the guard) and
+ * validated, its query validated when read, its OpenAPI description built from the same schemas, and
+ * its handler given the principal the guard resolved whenever the policy is not public.
+ */
+export function route<
+  K extends RouteKey,
+  B extends z.ZodType<unknown, BodyOf<K>> | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+>(key: K, spec: RouteSpec<K, B, Q>): Route {
+  const policy = ROUTES[key];
+  const [method, path] = key.split(' ') as [string, string];
+  const withPrincipal = policy.access !== 'public' && policy.access !== 'dav';
+  const run = (c: Context, body: unknown) => {
+    const principal = withPrincipal ? requestMeta(c.request).principal : undefined;
+    // The guard resolves it for every such policy: missing here is a bug, not a refusal.
+    if (withPrincipal && !principal) throw new Error(`${key}: the guard resolved no principal`);
+    let query: unknown;
+    const context = {
+      request: c.request,
+      set: c.set,
+      server: c.server,
+      params: c.params,
+      body,
+      principal,
+      get query() {
+        if (!spec.query) return c.query;
+        query ??= validate(spec.query, c.query);
+        return query;
+      },
+    };
+    return spec.handler(context as unknown as RouteContext<K, B, Q>);
+  };
+  const { body: schema, read = readJson } = spec;
+  const handle = schema
+    ? async (c: Context) => run(c, validate(schema, await read(c.request)))
+    : spec.rawBody
+      ? async (c: Context) => run(c, await read(c.request))
+      : (c: Context) => run(c, undefined);
+  const detail = describe(key, { ...spec, body: spec.body ?? spec.rawBody });
+  return { register: (app) => void app.route(method, path, handle as never, { detail: detail as never }) };
+}
+
+/** An area's routes as one Elysia plugin; `app` when the area adds a hook of its own first. */
+export function routes(
+  ctx: AppContext,
+  name: string,
+  declared: Route[],
+  app: AnyElysia = new Elysia({ name, seed: ctx.instanceId }),
+): AnyElysia {
+  for (const r of declared) r.register(app);
+  return app;
+}

@@ -1,0 +1,55 @@
+import type { ApiBody } from '../../src/contract/api.ts';
+import { call, urlOf } from '../app/api.ts';
+
+// Sign-in calls expect 401 and must not be treated as an expired session.
+const anonymous = true;
+
+/** Sign-up, sign-in (password and single sign-on), the profile and the password. */
+export const accounts = {
+  signupStatus: () => call('GET /api/signup-status', { anonymous }),
+  signup: (body: ApiBody<'POST /api/signup'>) => call('POST /api/signup', { body, anonymous }),
+  login: (body: ApiBody<'POST /api/login'>) => call('POST /api/login', { body, anonymous }),
+  idpLoginUrl: (next: string | null) => urlOf('GET /api/idp/login', {}, { next: next || undefined }),
+  idpVerify: (code: string) => call('POST /api/idp/mfa-verify', { body: { code }, anonymous }),
+  profile: (opts: { anonymous?: boolean } = {}) => call('GET /api/profile', opts),
+  logout: () => call('POST /api/logout'),
+  logoutAll: (body: ApiBody<'POST /api/logout-all'>) => call('POST /api/logout-all', { body }),
+  changePassword: (body: ApiBody<'POST /api/change-password'>) => call('POST /api/change-password', { body }),
+};
+
+/** Signed-in sessions and presence (SPEC "Events" 3). */
+export const sessions = {
+  list: () => call('GET /api/sessions', { query: { refreshIp: 'true' } }),
+  revoke: (sessionId: string) => call('DELETE /api/sessions/:sessionId', { params: { sessionId } }),
+  revokeOthers: () => call('POST /api/sessions/revoke-others'),
+  heartbeat: () => call('POST /api/sessions/heartbeat'),
+  /** Sent with `navigator.sendBeacon` as the page hides or closes. */
+  offlineUrl: urlOf('POST /api/sessions/offline'),
+};
+
+/** Two-factor authentication. */
+export const mfa = {
+  setup: () => call('POST /api/mfa/setup'),
+  verify: (code: string) => call('POST /api/mfa/verify', { body: { code } }),
+  disable: (code: string) => call('POST /api/mfa/disable', { body: { code } }),
+  regenerateBackupCodes: () => call('POST /api/mfa/backup-codes/regenerate'),
+  backupCodeCount: () => call('GET /api/mfa/backup-codes/count'),
+};
+
+/** WebDAV devices: app passwords, and the account's locks. */
+export const devices = {
+  appPasswords: () => call('GET /api/user/app-passwords'),
+  createAppPassword: (name: string) => call('POST /api/user/app-passwords', { body: { name } }),
+  revokeAppPassword: (id: string) => call('DELETE /api/user/app-passwords/:id', { params: { id } }),
+  locks: () => call('GET /api/user/dav-locks'),
+  removeLock: (token: string) => call('DELETE /api/user/dav-locks/:token', { params: { token } }),
+};
+
+/** An account owner's sub-users. */
+export const subUsers = {
+  list: () => call('GET /api/user/sub-users'),
+  create: (body: ApiBody<'POST /api/user/sub-users'>) => call('POST /api/user/sub-users', { body }),
+  setPermissions: (id: string, body: ApiBody<'PUT /api/user/sub-users/:id'>) =>
+    call('PUT /api/user/sub-users/:id', { params: { id }, body }),
+  remove: (id: string) => call('DELETE /api/user/sub-users/:id', { params: { id } }),
+};

@@ -1,0 +1,87 @@
+import type { ApiBody, ApiQuery } from '../../src/contract/api.ts';
+import type { Item, JobStatus, ProgressLine, QueuedJob } from '../../src/contract/files.ts';
+import { ApiError, call, page, send, urlOf } from '../app/api.ts';
+
+type Opts = { signal?: AbortSignal };
+
+/** Polls a background job until it is done; failures carry the server's message. */
+async function waitForJob(jobId: string, signal?: AbortSignal): Promise<JobStatus> {
+  for (let delay = 250; ; delay = Math.min(delay * 1.5, 2000)) {
+    const res = await send('GET /api/files/jobs/:jobId', { params: { jobId }, signal });
+    const status = (await res.json()) as JobStatus;
+    if (res.status === 200) return status;
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+/**
+ * Trash or restore with the server's NDJSON progress (SPEC "Progress streaming"); a tree too big for
+ * the web process comes back as a queued job, which is then awaited.
+ */
+async function withProgress(
+  key: 'POST /api/files/delete' | 'POST /api/files/trash/restore',
+  ids: string[],
+  onProgress: (done: number, total: number) => void,
+): Promise<string> {
+  const res = await send(key, { body: { ids }, headers: { Accept: 'application/x-ndjson' } });
+  if (res.status === 202) {
+    const queued = (await res.json()) as QueuedJob;
+    const done = await waitForJob(queued.jobId);
+    return `${done.result?.count ?? ids.length} items`;
+  }
+  if (!(res.headers.get('content-type') ?? '').includes('ndjson'))
+    return String(((await res.json()) as { message?: string }).message ?? '');
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (value) buffer += value;
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = JSON.parse(buffer.slice(0, nl)) as ProgressLine;
+      buffer = buffer.slice(nl + 1);
+      if (line.type === 'progress') onProgress(line.done, line.total);
+      else if (line.type === 'error') throw new ApiError(500, line.message);
+      else return line.message;
+    }
+    if (done) throw new ApiError(500, 'The server stopped answering part-way; reload to see what was done.');
+  }
+}
+
+/** The file API (SPEC "Files", "Trash", "Upload rules"): lists, changes, jobs, uploads' URLs, downloads. */
+export const files = {
+  list: (query: ApiQuery<'GET /api/files'>, opts: Opts = {}) => page('GET /api/files', { query, ...opts }),
+  collection: (name: 'starred' | 'shared' | 'trash', query: ApiQuery<'GET /api/files/starred'>, opts: Opts = {}) =>
+    page(`GET /api/files/${name}`, { query, ...opts }),
+  recent: (limit: number, opts: Opts = {}) => call('GET /api/files/recent', { query: { limit }, ...opts }),
+  search: (q: string, limit: number, opts: Opts = {}) => call('GET /api/files/search', { query: { q, limit }, ...opts }),
+  stats: () => call('GET /api/files/stats'),
+  info: (id: string) => call('GET /api/files/:id/info', { params: { id } }),
+  createFolder: (body: ApiBody<'POST /api/files/folder'>) => call('POST /api/files/folder', { body }),
+  move: (body: ApiBody<'POST /api/files/move'>) => call('POST /api/files/move', { body }),
+  rename: (body: ApiBody<'POST /api/files/rename'>) => call('POST /api/files/rename', { body }),
+  star: (body: ApiBody<'POST /api/files/star'>) => call('POST /api/files/star', { body }),
+  copy: (body: ApiBody<'POST /api/files/copy'>) => call('POST /api/files/copy', { body }),
+  waitForJob,
+  trash: (ids: string[], onProgress: (done: number, total: number) => void) => withProgress('POST /api/files/delete', ids, onProgress),
+  restore: (ids: string[], onProgress: (done: number, total: number) => void) =>
+    withProgress('POST /api/files/trash/restore', ids, onProgress),
+  deleteForever: (ids: string[]) => call('POST /api/files/trash/delete', { body: { ids } }),
+  emptyTrash: () => call('POST /api/files/trash/empty'),
+  checkUpload: (fileSize: number) => call('POST /api/files/upload/check', { body: { fileSize } }),
+  storage: () => call('GET /api/user/storage'),
+  /** Multipart uploads go over XMLHttpRequest (its progress events): these are their URLs. */
+  uploadUrl: (to: { replaceId?: string; bulk?: boolean }) =>
+    to.replaceId
+      ? urlOf('POST /api/files/:id/replace', { id: to.replaceId })
+      : urlOf(to.bulk ? 'POST /api/files/upload/bulk' : 'POST /api/files/upload'),
+  tusEndpoint: urlOf('POST /api/files/tus'),
+  /** The file a finished resumable upload made, from the upload's URL (`.../tus/<id>`). */
+  tusResult: (uploadUrl: string) =>
+    call('GET /api/files/tus/:uploadId', { params: { uploadId: uploadUrl.slice(uploadUrl.lastIndexOf('/') + 1) } }),
+  eventsUrl: urlOf('GET /api/files/events'),
+  downloadUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/files/:id/download', { id: item.id }),
+  /** A form posts here so the browser's download manager, not page memory, holds the ZIP. */
+  zipUrl: urlOf('POST /api/files/download/bulk'),
+  editorUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/docserver/viewer/:id', { id: item.id }),
+};
