@@ -21,7 +21,6 @@ export function sourceKind(mimeType: string | null): SourceKind | null {
   return (mimeType && KINDS[mimeType]) || null;
 }
 
-
 /** What a worker is asked to do and answers. */
 export interface MakeRequest {
   kind: SourceKind;
