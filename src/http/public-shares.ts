@@ -89,8 +89,9 @@ export function publicShareRoutes(ctx: AppContext) {
           shares.recordVisit(link, root, requestMeta(request).ip, 'access');
           if (root.type === 'folder') return folderView(request, set, params.token, root, root, c);
           if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-          const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          const pictured = await thumbnails.ready(root);
+          const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), pictured, previewable }));
         }),
     }),
     route('GET /s/:token/folder/:id', {

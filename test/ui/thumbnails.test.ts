@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
@@ -137,5 +138,71 @@ describe('thumbnails in the file manager', () => {
     await screenshot(dark.page, 'thumbnails-lightbox-dark-phone');
     expect(dark.errors).toEqual([]);
     await dark.context.close();
+  });
+});
+
+// Page source: whether the gallery's pictures on screen (at least a row of them) all have their pixels.
+const GALLERY_ON_SCREEN = `(() => {
+  const shown = [...document.querySelectorAll('.gallery img')].filter((i) => i.getBoundingClientRect().top < innerHeight);
+  return shown.length >= 2 && shown.every((i) => i.complete && i.naturalWidth > 0);
+})()`;
+
+describe('share pages', () => {
+  const shareOf = async (id: string) => {
+    const links = (await json(await owner.client.post('/api/files/share', { ids: [id], shared: true }))).links;
+    return new URL(links[id]).pathname;
+  };
+
+  test('a shared folder of photos is a gallery: thumbnails through the link only, a full-screen view with previous and next, download one or all', async () => {
+    const path = await shareOf(album.id);
+    const { context, page, errors } = await openContext(browser, t.url);
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+    await page.goto(path);
+    await page.getByRole('list', { name: 'Pictures' }).waitFor();
+    const gallery = page.getByRole('list', { name: 'Pictures' });
+    await eventually(async () => (await page.evaluate(GALLERY_ON_SCREEN)) === true);
+    await page.getByRole('link', { name: 'Download all (ZIP)' }).waitFor();
+    await expectAccessible(page, 'shared gallery');
+    await screenshot(page, 'share-gallery-light-desktop');
+    await gallery.getByRole('link', { name: 'IMG_0002.jpg' }).click();
+    const view = page.getByRole('dialog', { name: 'IMG_0002.jpg' });
+    await view.waitFor();
+    await eventually(async () => (await view.getByRole('img').evaluate((i: any) => i.complete && i.naturalWidth)) === 480);
+    expect(await view.getByRole('link', { name: 'Download' }).getAttribute('href')).toMatch(/^\/s\/[^/]+\/file\//);
+    await screenshot(page, 'share-gallery-view-light-desktop');
+    await view.getByRole('link', { name: /Next/ }).click();
+    await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).waitFor();
+    await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).getByRole('link', { name: 'Close' }).click();
+    await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).waitFor({ state: 'hidden' });
+    // Everything came through the link: no session, nothing under /api/.
+    expect(requested.filter((p) => p.includes('thumbnail')).every((p) => p.startsWith('/s/'))).toBe(true);
+    expect(requested.some((p) => p.startsWith('/api/'))).toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+
+    const phone = await openContext(browser, t.url, { dark: true, viewport: PHONE, touch: true });
+    await phone.page.goto(path);
+    await phone.page.getByRole('list', { name: 'Pictures' }).waitFor();
+    await eventually(async () => (await phone.page.evaluate(GALLERY_ON_SCREEN)) === true);
+    await expectAccessible(phone.page, 'shared gallery, dark, phone');
+    await screenshot(phone.page, 'share-gallery-dark-phone');
+    await phone.page.getByRole('list', { name: 'Pictures' }).getByRole('link', { name: 'IMG_0001.jpg' }).click();
+    await phone.page.getByRole('dialog', { name: 'IMG_0001.jpg' }).waitFor();
+    await screenshot(phone.page, 'share-gallery-view-dark-phone');
+    await phone.context.close();
+  });
+
+  test('a shared PDF shows its first page fitted to the screen, with Download', async () => {
+    const pdf = await upload(owner.client, 'Report.pdf', img.pdf(20, 300, 400), { type: 'application/pdf' });
+    const path = await shareOf(pdf.id);
+    const { context, page, errors } = await openContext(browser, t.url, { viewport: PHONE });
+    await page.goto(path);
+    const preview = page.getByRole('img', { name: 'Preview of Report.pdf' });
+    await eventually(async () => (await preview.evaluate((i: any) => i.complete && i.naturalWidth)) === 1200);
+    await page.getByRole('link', { name: 'Download' }).waitFor();
+    await screenshot(page, 'share-pdf-light-phone');
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });

@@ -78,6 +78,12 @@ export class ThumbnailService {
     return { size: bytes, body };
   }
 
+  /** Whether `row` has its thumbnails (made now when they were not yet): a page shows them or does without. */
+  async ready(row: Item): Promise<boolean> {
+    if (row.type !== 'file' || !row.storageKey || !this.canHave(row.mimeType)) return false;
+    return ((this.d.thumbnails.get(row.storageKey) ?? (await this.make(row, true)))?.status ?? 'none') === 'ready';
+  }
+
   /**
    * Makes the thumbnails of `row`'s content and records what came of it; null when the row cannot have
    * any. `urgent`: someone waits for it, so it goes ahead of background work.

@@ -102,13 +102,8 @@ async function fromPdf(bytes: Uint8Array) {
     const width = Math.max(1, Math.round(w * scale));
     const height = Math.max(1, Math.round(h * scale));
     const bitmap = await page.render({ width, height, render: 'bitmap', colorSpace: 'BGRA' });
+    // The library hands the bitmap over as RGBA whatever it drew in.
     const px = Buffer.from(bitmap.data);
-    // BGRA to RGBA, in place.
-    for (let i = 0; i < px.length; i += 4) {
-      const b = px[i]!;
-      px[i] = px[i + 2]!;
-      px[i + 2] = b;
-    }
     const out = await encode(
       sharp(px, { raw: { width: bitmap.width, height: bitmap.height, channels: 4 } }).flatten({ background: '#ffffff' }),
     );

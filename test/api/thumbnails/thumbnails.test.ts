@@ -86,6 +86,12 @@ describe('GET /api/files/:id/thumbnail', () => {
     expect([large.width, large.height]).toEqual([1200, 1600]);
     const small = await picture(await thumb(file.id, 'small'));
     expect([small.width, small.height]).toEqual([192, 256]);
+    // The page's blue rectangle (RGB 0.2, 0.4, 0.8) in its colours, and its white margin.
+    const { data } = await sharp(large.bytes).raw().toBuffer({ resolveWithObject: true });
+    const at = (x: number, y: number) => [...data.subarray((y * 1200 + x) * 3, (y * 1200 + x) * 3 + 3)];
+    const [r, g, b] = at(600, 1000);
+    expect(Math.abs(r! - 51) < 12 && Math.abs(g! - 102) < 12 && Math.abs(b! - 204) < 12).toBe(true);
+    expect(at(5, 5).every((c) => c > 240)).toBe(true);
   });
 
   if (!skipWithout(img.heifEncMissing(), 'HEIC thumbnails')) {
