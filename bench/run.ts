@@ -16,6 +16,7 @@ import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
+import { runThumbnailsBench } from './thumbnails.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -37,6 +38,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-locks': runDavLocksBench,
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
+  thumbnails: runThumbnailsBench,
 };
 
 const wanted = process.argv.slice(2);
