@@ -222,6 +222,8 @@ LOG_FORMAT=journald
 # Thumbnails (docs/thumbnails.md, "Thumbnails and photos"):
 # THUMBNAIL_CONCURRENCY=1
 # THUMBNAIL_MAX_PIXELS=100000000
+# The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):
+# COFFER_PUBLIC_URL=
 # The document server (docs/documents.md, "Editing documents"):
 # DOCSERVER_AUTOSAVE_INTERVAL_MS=300000
 # DOCSERVER_BACKEND_URL=
@@ -236,6 +238,12 @@ LOG_FORMAT=journald
 # S3_FORCE_PATH_STYLE=
 # S3_PART_SIZE=8M
 # S3_TIMEOUT_SECONDS=30
+# Backups that run themselves (docs/backup.md, "Scheduled backups"); off until BACKUP_SCHEDULE is set:
+# BACKUP_SCHEDULE=daily 03:30
+# BACKUP_KEEP=7
+BACKUP_DIR=$BACKUP_DIR
+# BACKUP_PASSPHRASE_FILE=$CONFIG_DIR/backup-passphrase
+# BACKUP_S3_BUCKET=
 # Built-in HTTPS without a reverse proxy (both files readable by the service user):
 # COFFER_TLS_CERT=/etc/coffer/tls/fullchain.pem
 # COFFER_TLS_KEY=/etc/coffer/tls/privkey.pem

@@ -6,9 +6,11 @@ import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
 import { runFilesBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
+import { runShareLinksBench } from './share-links.ts';
 import { runReliabilityBench } from './reliability.ts';
 import { runWebBench } from './web.ts';
 import { runBackupBench } from './backup.ts';
+import { runExportBench, runScheduledBackupBench, runUpgradeSnapshotBench } from './backup-runs.ts';
 import { runBuildsBench } from './builds.ts';
 import { runTusBench } from './tus.ts';
 import { runS3Bench } from './s3.ts';
@@ -17,6 +19,8 @@ import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
+import { runVersionsBench } from './versions.ts';
+import { runPasskeysBench } from './passkeys.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -28,9 +32,13 @@ const benches: Record<string, () => Promise<void>> = {
   audit: runAuditBench,
   files: runFilesBench,
   shares: runSharesBench,
+  'share-links': runShareLinksBench,
   reliability: runReliabilityBench,
   web: runWebBench,
   backup: runBackupBench,
+  'backup-scheduled': runScheduledBackupBench,
+  export: runExportBench,
+  'upgrade-snapshot': runUpgradeSnapshotBench,
   builds: runBuildsBench,
   tus: runTusBench,
   s3: runS3Bench,
@@ -39,6 +47,8 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
   thumbnails: runThumbnailsBench,
+  versions: runVersionsBench,
+  passkeys: runPasskeysBench,
 };
 
 const wanted = process.argv.slice(2);

@@ -24,6 +24,7 @@ export function buildExecutable(): string {
 export async function startBenchServer(
   env: Record<string, string> = {},
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-')),
+  opts: { keepDataDir?: boolean } = {},
 ): Promise<BenchServer> {
   const port = 30000 + Math.floor(Math.random() * 20000);
   const proc = Bun.spawn(
@@ -50,7 +51,7 @@ export async function startBenchServer(
     async stop() {
       proc.kill('SIGTERM');
       await proc.exited;
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

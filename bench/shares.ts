@@ -11,7 +11,7 @@ const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
 /** Seeds `count` items under a folder straight into the database beside the running server (WAL). */
-function seedFolder(dataDir: string, accountId: string, parentId: string, count: number): void {
+export function seedFolder(dataDir: string, accountId: string, parentId: string, count: number): void {
   const db = openDatabase(path.join(dataDir, 'coffer.db'));
   const repo = new ItemsRepo(db.$client);
   const now = Date.now();

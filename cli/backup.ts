@@ -1,15 +1,55 @@
 import type { Command } from 'commander';
+import { type Config, secretText } from '../src/config.ts';
 import { formatSize } from '../src/contract/size.ts';
-import { restoreFullBackup } from '../src/services/maintenance/restore.ts';
-import { action, addDataDirOption, adminCommand, configFrom, print, printJson, progressBar, withContext } from './common.ts';
+import { type PassphraseSource, restoreFullBackup, verifyFullBackup } from '../src/services/maintenance/restore.ts';
+import {
+  action,
+  addDataDirOption,
+  adminCommand,
+  configFrom,
+  print,
+  printJson,
+  progressBar,
+  readSecret,
+  UsageError,
+  withContext,
+} from './common.ts';
 
 const MiB = 1024 ** 2;
+
+/** BACKUP_PASSPHRASE_FILE's passphrase, or null: full backups are then written unencrypted. */
+function configuredPassphrase(config: Config): string | null {
+  const file = config.backup.passphraseFile;
+  return file ? secretText({ source: 'file', path: file }, 'BACKUP_PASSPHRASE_FILE') : null;
+}
+
+/** For reading an encrypted archive: BACKUP_PASSPHRASE_FILE, else asked on the terminal (or the first line of stdin). */
+function passphraseFor(config: Config): PassphraseSource {
+  return async () => configuredPassphrase(config) ?? (await readSecret('Backup passphrase'));
+}
+
+async function verify(archive: string | undefined, opts: { dataDir?: string; json?: boolean }): Promise<void> {
+  if (!archive) throw new UsageError('name the archive to check: coffer backup verify FILE (to write a backup named verify, use ./verify)');
+  const config = configFrom(opts);
+  const bar = progressBar();
+  const result = await verifyFullBackup(archive, {
+    passphrase: passphraseFor(config),
+    onProgress: (p) => bar.update('checking (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+  });
+  bar.done();
+  if (opts.json) return printJson({ ok: true, ...result });
+  print(`${result.file}: sound${result.encrypted ? ' (encrypted)' : ''}`);
+  print(`the database (integrity ok), secrets.json and ${result.objects} object(s) match their checksums`);
+  print(`backup taken ${result.header.createdAt} by Coffer ${result.header.cofferVersion}`);
+}
 
 export function registerBackup(program: Command): void {
   adminCommand(
     program
-      .command('backup <file>')
-      .description('back up while the server runs: with --full, everything in one archive; without, a database snapshot')
+      .command('backup <file> [archive]')
+      .description(
+        'back up while the server runs: with --full, everything in one archive; without, a database snapshot; `backup verify FILE` checks an archive',
+      )
       .option('--full', 'one archive with the database snapshot, secrets.json, every stored object and a manifest of checksums')
       .option('--force', 'replace <file> if it exists')
       .addHelpText(
@@ -23,22 +63,34 @@ the bucket's objects are read into the archive too, and the restore puts them on
 Without --full, the snapshot holds accounts, settings, the file tree and every file's wrapped data key,
 and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S3 bucket) and the master
 key (secrets.json) are not in it: copy them alongside, after the snapshot (a bucket is backed up with its
-own tools). Without secrets.json no file can be read.`,
+own tools). Without secrets.json no file can be read.
+
+With BACKUP_PASSPHRASE_FILE set, a full backup is encrypted with that passphrase (scrypt, AES-256-GCM
+segments): nothing in it is readable without the passphrase.
+
+\`coffer backup verify FILE\` reads a full backup through and checks every part (each object, secrets.json
+and the database, with its integrity) without restoring it: exit 0 when sound, 1 with the reason when not.
+An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for. To write a
+backup to a file named verify, write ./verify.`,
       ),
   ).action(
-    action((file: string, opts: { dataDir?: string; json?: boolean; force?: boolean; full?: boolean }) =>
-      withContext(opts, async (ctx) => {
+    action((file: string, archive: string | undefined, opts: { dataDir?: string; json?: boolean; force?: boolean; full?: boolean }) => {
+      if (file === 'verify') return verify(archive, opts);
+      if (archive !== undefined) throw new UsageError(`unexpected argument ${archive}: coffer backup <file> takes one file`);
+      return withContext(opts, async (ctx) => {
         if (opts.full) {
           const bar = progressBar();
           const started = performance.now();
+          const passphrase = configuredPassphrase(ctx.config);
           const { file: written, manifest } = await ctx.services.backup.createFull(file, {
             force: opts.force,
+            passphrase,
             onProgress: (p) => bar.update('backing up (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
           });
           bar.done();
           if (opts.json) return printJson({ file: written, manifest: { ...manifest, objectSums: undefined } });
           const seconds = (performance.now() - started) / 1000;
-          print(`full backup: ${written}`);
+          print(`full backup: ${written}${passphrase ? ' (encrypted with BACKUP_PASSPHRASE_FILE)' : ''}`);
           print(
             `contains the database (${formatSize(manifest.database.bytes)}), secrets.json and ${manifest.objects} object(s); ${manifest.counts.users} user(s), ${manifest.counts.files} file(s)`,
           );
@@ -68,8 +120,8 @@ own tools). Without secrets.json no file can be read.`,
             `Back the bucket up with its own tools (versioning, replication, rclone sync), and copy ${manifest.alongside.secrets} alongside.`,
           );
         } else print(`now copy alongside: ${manifest.alongside.blobs}/ and ${manifest.alongside.secrets}`);
-      }),
-    ),
+      });
+    }),
   );
 
   addDataDirOption(
@@ -82,13 +134,16 @@ own tools). Without secrets.json no file can be read.`,
         `
 Every part is checked against the archive's manifest (sha256) and the database's integrity; if anything
 does not match, nothing is kept and the directory is left as it was. A directory that is not empty is
-refused: move the old data directory aside first. Then start the server on the restored directory.`,
+refused: move the old data directory aside first. Then start the server on the restored directory.
+An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for on the
+terminal (or read from the first line of standard input).`,
       ),
   ).action(
     action(async (file: string, opts: { dataDir?: string; json?: boolean }) => {
-      const { dataDir } = configFrom(opts);
+      const config = configFrom(opts);
       const bar = progressBar();
-      const result = await restoreFullBackup(file, dataDir, {
+      const result = await restoreFullBackup(file, config.dataDir, {
+        passphrase: passphraseFor(config),
         onProgress: (p) => bar.update('restoring (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
       });
       bar.done();

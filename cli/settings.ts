@@ -20,7 +20,10 @@ const VALUE_HELP = `Settings and the values they take:
   shareBaseUrl         URL | none            origin used in share links
   docserver            URL | none            document server; its JWT secret is prompted for, or read from stdin
   knownProxies         list | none           comma-separated IPs, CIDR ranges or hostnames (restart to apply)
-  davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)`;
+  davAccountPasswords  true | false          WebDAV also takes account passwords (logins without two-step verification)
+  versionsEnabled      true | false          overwrites keep the replaced content as a version
+  versionsRetentionDays  days (1 to 3650)    how long daily versions are kept (default 30)
+  versionsMaxPerFile   number (1 to 1000)    versions kept per file, the oldest goes first (default 100)`;
 
 function settingKey(name: string): SettingKey {
   const key = KEYS.find((k) => k.toLowerCase() === name.toLowerCase());
@@ -50,7 +53,14 @@ async function apply(ctx: AppContext, key: SettingKey, text: string): Promise<un
     case 'desktopOnlyAccess':
     case 'allowPasswordChange':
     case 'davAccountPasswords':
+    case 'versionsEnabled':
       return settings.update(key, booleanOf(text), key, 'cli');
+    case 'versionsRetentionDays':
+    case 'versionsMaxPerFile': {
+      const n = Number(text.trim());
+      if (!/^\d+$/.test(text.trim())) throw new UsageError(`expected a whole number, got "${text}"`);
+      return settings.update(key, n, key, 'cli');
+    }
     case 'maxUploadBytes': {
       const bytes = parseSize(text);
       if (bytes === null) throw new UsageError(`not a size: "${text}" (use e.g. 10G, 500M, or a number of bytes)`);

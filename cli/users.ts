@@ -90,17 +90,23 @@ export function registerUsers(program: Command): void {
   );
 
   adminCommand(
-    users.command('reset-mfa <email>').description('turn two-factor authentication off for a user who lost their authenticator'),
+    users
+      .command('reset-mfa <email>')
+      .description('turn two-factor authentication off and remove the passkeys of a user who lost their authenticator'),
   ).action(
     action((address: string, opts: Flags) =>
       withContext(opts, (ctx) => {
         const row = loginByEmail(ctx, address);
         ctx.services.mfa.reset(row.id, 'cli');
-        if (opts.json) return printJson({ id: row.id, email: row.email, mfaEnabled: false, wasEnabled: Boolean(row.mfaEnabled) });
+        const passkeysRemoved = ctx.services.passkeys.removeAll(row.id, 'cli');
+        if (opts.json) {
+          return printJson({ id: row.id, email: row.email, mfaEnabled: false, wasEnabled: Boolean(row.mfaEnabled), passkeysRemoved });
+        }
+        const passkeys = passkeysRemoved ? `; ${passkeysRemoved} passkey${passkeysRemoved === 1 ? '' : 's'} removed` : '';
         print(
-          row.mfaEnabled
-            ? `two-factor authentication turned off for ${row.email}`
-            : `${row.email} had no two-factor authentication; nothing changed`,
+          row.mfaEnabled || passkeysRemoved
+            ? `two-factor authentication turned off for ${row.email}${passkeys}`
+            : `${row.email} had no two-factor authentication or passkeys; nothing changed`,
         );
       }),
     ),

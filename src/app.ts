@@ -10,6 +10,7 @@ import { idpRoutes } from './http/idp.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
 import { thumbnailRoutes } from './http/thumbnails.ts';
+import { fileVersionRoutes } from './http/file-versions.ts';
 import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
 import { uploadRoutes } from './http/uploads.ts';
@@ -19,11 +20,13 @@ import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
 import { sessionRoutes } from './http/sessions.ts';
 import { mfaRoutes } from './http/mfa.ts';
+import { passkeyRoutes } from './http/passkeys.ts';
 import { settingsRoutes } from './http/settings.ts';
 import { userRoutes } from './http/users.ts';
 import { desktopOnlyPlugin } from './http/plugins/desktop-only.ts';
 import { IpMatcher } from './lib/ip.ts';
 import { orphanRoutes } from './http/orphans.ts';
+import { backupRoutes } from './http/backups.ts';
 import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
@@ -57,17 +60,20 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(idpRoutes(ctx))
     .use(sessionRoutes(ctx))
     .use(mfaRoutes(ctx))
+    .use(passkeyRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(userRoutes(ctx))
     .use(orphanRoutes(ctx))
+    .use(backupRoutes(ctx))
     .use(itemRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(tusRoutes(ctx))
     .use(downloadRoutes(ctx))
     .use(thumbnailRoutes(ctx))
+    .use(fileVersionRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
-    .use(publicShareRoutes(ctx))
+    .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))

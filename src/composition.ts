@@ -4,7 +4,8 @@ import { systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
 import { acquireLock, type DataPaths, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
 import { closeDatabase, type Db, openDatabase } from './db/client.ts';
-import { migrate, DatabaseTooNewError } from './db/migrate.ts';
+import { DatabaseTooNewError } from './db/migrate.ts';
+import { listUpgradeSnapshots, rollbackTo, type UpgradeSnapshot, upgradeDatabase } from './services/maintenance/upgrade.ts';
 import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
@@ -48,7 +49,12 @@ function createServices(infra: Infrastructure) {
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, { settings, tree, views, ...files.services });
-  const maintenance = createMaintenanceServices(infra, { audit, ...files.services, ...resumable.services });
+  const maintenance = createMaintenanceServices(infra, {
+    audit,
+    metrics: administration.services.metrics,
+    ...files.services,
+    ...resumable.services,
+  });
   return {
     services: {
       ...administration.services,
@@ -84,9 +90,9 @@ export interface OpenOptions {
 }
 
 /** Applies pending migrations; a database written by a newer version is a start-up error. */
-function applyMigrations(db: Db): string[] {
+function applyMigrations(db: Db, paths: DataPaths, announce?: (line: string) => void): string[] {
   try {
-    return migrate(db).applied;
+    return upgradeDatabase(db, paths, { announce }).applied;
   } catch (err) {
     if (err instanceof DatabaseTooNewError) throw new StartupError(err.message);
     throw err;
@@ -102,7 +108,7 @@ export function createInstance(config: Config): { paths: DataPaths; created: boo
   loadSecrets(config, paths);
   const db = openDatabase(paths.database);
   try {
-    applyMigrations(db);
+    applyMigrations(db, paths);
   } finally {
     closeDatabase(db);
   }
@@ -116,9 +122,30 @@ export function migrateInstance(config: Config): string[] {
   requireExistingDataDir(paths);
   const db = openDatabase(paths.database);
   try {
-    return applyMigrations(db);
+    return applyMigrations(db, paths, (line) => process.stderr.write(`coffer: ${line}\n`));
   } finally {
     closeDatabase(db);
+  }
+}
+
+/** `coffer rollback`: the snapshots taken before upgrades, newest first. */
+export function upgradeSnapshots(config: Config): { root: string; snapshotsDir: string; snapshots: UpgradeSnapshot[] } {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  requireExistingDataDir(paths);
+  return { root: paths.root, snapshotsDir: paths.snapshots, snapshots: listUpgradeSnapshots(paths) };
+}
+
+/** `coffer rollback --to`: the snapshot put back, with the data directory locked (a running server refuses it). */
+export function rollbackInstance(config: Config, snapshotDir: string): ReturnType<typeof rollbackTo> & { root: string } {
+  const paths = dataPaths(config.dataDir);
+  requireDataDirOwner(paths.root);
+  requireExistingDataDir(paths);
+  const release = acquireLock(paths);
+  try {
+    return { ...rollbackTo(paths, snapshotDir), root: paths.root };
+  } finally {
+    release();
   }
 }
 
@@ -136,7 +163,10 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
     followSecretsFile(config, paths, keyring, log);
     const db = openDatabase(paths.database);
     try {
-      applyMigrations(db);
+      applyMigrations(db, paths, (line) => {
+        process.stderr.write(`coffer: ${line}\n`);
+        log.info('database upgrade', { message: line });
+      });
     } catch (err) {
       closeDatabase(db);
       throw err;
@@ -248,6 +278,8 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     },
     domain.uploadIntents,
     domain.identityProvider,
+    // Before the worker: an interrupted run is marked so before its job runs again.
+    domain.scheduledBackups,
     // Tests that drive the worker themselves flush the audit log by hand too; stopping still writes what is queued.
     background ? domain.auditLog : { ...domain.auditLog, start: undefined },
     {

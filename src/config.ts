@@ -49,10 +49,31 @@ export interface Config {
   docserverAutosaveIntervalMs: number;
   /** The origin the document server reaches Coffer at; null: the share base URL, else the request's origin. */
   docserverBackendUrl: string | null;
+  /** COFFER_PUBLIC_URL: the origin browsers use, whose host is the passkeys' relying party; null: the request's. */
+  publicUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
   warnings: string[];
   /** Single sign-on through an OpenID Connect provider; null when OIDC_ISSUER_URL is not set. */
   idp: IdpConfig | null;
+  /** Scheduled backups (BACKUP_*) and the passphrase full backups are encrypted with. */
+  backup: BackupConfig;
+}
+
+/** When scheduled backups run, in server-local time. */
+export type BackupSchedule =
+  | { kind: 'off' }
+  | { kind: 'hourly' }
+  | { kind: 'daily'; hour: number; minute: number }
+  | { kind: 'weekly'; day: number; hour: number; minute: number };
+
+export interface BackupConfig {
+  schedule: BackupSchedule;
+  /** Archives kept at the destination; older ones are deleted after a successful run. */
+  keep: number;
+  /** A local directory, or a bucket (then the passphrase is required). */
+  destination: { kind: 'dir'; dir: string } | { kind: 's3'; s3: S3Config };
+  /** BACKUP_PASSPHRASE_FILE: every full backup is encrypted with the passphrase it holds. */
+  passphraseFile: string | null;
 }
 
 /** The OIDC_* variables: all three of issuer, client id and secret, or none. */
@@ -169,6 +190,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
                                   it is given (default: the share base URL, else the URL the browser used)
+  COFFER_PUBLIC_URL               the URL people open Coffer at, e.g. https://files.example.com; passkeys are
+                                  bound to its host name (default: the host each request names)
   COFFER_STORAGE                  where file contents go: local (default, <data dir>/blobs) or s3
   S3_BUCKET                       bucket name (required for s3; it must exist)
   S3_ENDPOINT                     e.g. http://127.0.0.1:9000 for MinIO or Garage (default AWS)
@@ -179,6 +202,15 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   S3_FORCE_PATH_STYLE             path-style addressing (default true when S3_ENDPOINT is set)
   S3_PART_SIZE                    multipart part size, 5M to 512M (default 8M)
   S3_TIMEOUT_SECONDS              seconds a call to the bucket may take before the request fails with 503 (default 30)
+
+Backups (see docs/backup.md):
+  BACKUP_SCHEDULE                 off (default), hourly, "daily HH:MM" or "weekly DAY HH:MM" (server-local time)
+  BACKUP_KEEP                     archives kept at the destination; older ones go after a successful run (default 7)
+  BACKUP_DIR                      where scheduled backups go (default <data dir>/../backups)
+  BACKUP_S3_BUCKET                send scheduled backups to this bucket instead (needs BACKUP_PASSPHRASE_FILE);
+                                  BACKUP_S3_PREFIX (default coffer-backups/), BACKUP_S3_ENDPOINT, _REGION,
+                                  _ACCESS_KEY_ID, _SECRET_ACCESS_KEY(_FILE) default to the S3_* settings
+  BACKUP_PASSPHRASE_FILE          a file holding the passphrase every full backup is encrypted with
 
 Single sign-on (OpenID Connect; issuer, client id and secret turn it on together):
   OIDC_ISSUER_URL                 the provider's issuer URL (https://, or http:// on loopback)
@@ -380,6 +412,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   if (backend !== null && !(URL.canParse(backend) && /^https?:$/.test(new URL(backend).protocol))) {
     throw new ConfigError(`DOCSERVER_BACKEND_URL must be an http:// or https:// URL, got "${backend}"`);
   }
+  const publicUrl = env.COFFER_PUBLIC_URL?.trim() || null;
+  if (publicUrl !== null && !(URL.canParse(publicUrl) && /^https?:$/.test(new URL(publicUrl).protocol))) {
+    throw new ConfigError(`COFFER_PUBLIC_URL must be an http:// or https:// URL such as https://files.example.com, got "${publicUrl}"`);
+  }
   const warnings: string[] = [];
 
   return Object.freeze({
@@ -423,9 +459,66 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
+    publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     warnings,
     idp: idpConfig(env, cwd),
+    backup: backupConfig(env, cwd, dataDir),
   });
+}
+
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+
+export function parseBackupSchedule(text: string | undefined): BackupSchedule {
+  const t = (text ?? '').trim().toLowerCase().replace(/\s+/g, ' ');
+  if (t === '' || t === 'off') return { kind: 'off' };
+  if (t === 'hourly') return { kind: 'hourly' };
+  const m = /^(daily|weekly ([a-z]+)) (\d{1,2}):(\d{2})$/.exec(t);
+  const hour = Number(m?.[3]);
+  const minute = Number(m?.[4]);
+  const day = m?.[2] ? WEEKDAYS.findIndex((d) => d === m[2] || d.slice(0, 3) === m[2]) : 0;
+  if (!m || hour > 23 || minute > 59 || day < 0) {
+    throw new ConfigError(
+      `BACKUP_SCHEDULE must be off, hourly, "daily HH:MM" or "weekly DAY HH:MM" (e.g. "weekly sun 03:30"), got "${text}"`,
+    );
+  }
+  return m[2] ? { kind: 'weekly', day, hour, minute } : { kind: 'daily', hour, minute };
+}
+
+function backupConfig(env: Env, cwd: string, dataDir: string): BackupConfig {
+  const schedule = parseBackupSchedule(env.BACKUP_SCHEDULE);
+  const keep = integer('BACKUP_KEEP', env.BACKUP_KEEP, 7, 1, 10_000);
+  const passphraseFile = env.BACKUP_PASSPHRASE_FILE?.trim() ? path.resolve(cwd, env.BACKUP_PASSPHRASE_FILE.trim()) : null;
+  if (!env.BACKUP_S3_BUCKET?.trim()) {
+    const dir = env.BACKUP_DIR?.trim() ? path.resolve(cwd, env.BACKUP_DIR.trim()) : path.resolve(dataDir, '..', 'backups');
+    return { schedule, keep, destination: { kind: 'dir', dir }, passphraseFile };
+  }
+  // A backup that leaves the machine holds the master key: it goes encrypted or not at all.
+  if (!passphraseFile)
+    throw new ConfigError('BACKUP_PASSPHRASE_FILE is required when BACKUP_S3_BUCKET is set: backups sent to a bucket are encrypted');
+  // BACKUP_S3_* first, then the storage's S3_* settings, so one store can hold both.
+  const s3Env: Env = { S3_BUCKET: env.BACKUP_S3_BUCKET, S3_PREFIX: env.BACKUP_S3_PREFIX ?? 'coffer-backups/' };
+  for (const name of [
+    'ENDPOINT',
+    'REGION',
+    'ACCESS_KEY_ID',
+    'SECRET_ACCESS_KEY',
+    'SECRET_ACCESS_KEY_FILE',
+    'FORCE_PATH_STYLE',
+    'PART_SIZE',
+    'TIMEOUT_SECONDS',
+  ]) {
+    s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
+  }
+  let s3: StorageConfig;
+  try {
+    s3 = storageConfig('s3', s3Env, cwd);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // The same checks as the storage's bucket, named as the backup settings they came from.
+    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'BACKUP_S3_BUCKET is set'));
+  }
+  if (s3.driver !== 's3') throw new ConfigError('BACKUP_S3_BUCKET names a bucket');
+  return { schedule, keep, destination: { kind: 's3', s3 }, passphraseFile };
 }
 
 function booleanVar(name: string, text: string | undefined, fallback: boolean): boolean {

@@ -11,6 +11,8 @@ export interface DataPaths {
   lock: string;
   /** One file per process that holds object deletions back (a full backup reading objects). */
   holds: string;
+  /** Database and secrets.json as they were before each upgrade (`coffer rollback`). */
+  snapshots: string;
 }
 
 export function dataPaths(dataDir: string): DataPaths {
@@ -21,6 +23,7 @@ export function dataPaths(dataDir: string): DataPaths {
     blobs: path.join(dataDir, 'blobs'),
     lock: path.join(dataDir, 'coffer.lock'),
     holds: path.join(dataDir, 'holds'),
+    snapshots: path.join(dataDir, 'snapshots'),
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from './limits.ts';
+import { assertionBody } from './passkeys.ts';
 import { PERMISSION_CATALOG, type Permission } from './permissions.ts';
 
 /** Accounts: sign-up, sign-in, sessions, two-factor, app passwords and sub-users. */
@@ -15,7 +16,13 @@ export const signupBody = z.object({
   name: z.string().optional(),
   setupCode: z.string().max(SETUP_CODE_MAX, `setupCode must be at most ${SETUP_CODE_MAX} characters`).optional(),
 });
-export const loginBody = z.object({ email: EMAIL, password: password('password'), mfaCode: z.string().max(MFA_CODE_MAX).optional() });
+export const loginBody = z.object({
+  email: EMAIL,
+  password: password('password'),
+  mfaCode: z.string().max(MFA_CODE_MAX).optional(),
+  // With two-factor on: a passkey's answer in place of the code.
+  passkey: assertionBody.optional(),
+});
 export const changePasswordBody = z.object({
   oldPassword: z.string().min(1, 'Enter your current password').max(PASSWORD.max),
   newPassword: password('newPassword'),
@@ -58,7 +65,7 @@ export interface Profile {
   /** null for an account owner, who holds every permission. */
   permissions: string[] | null;
   /** How the login signs in: an account made through single sign-on has no password until an admin sets one. */
-  signInMethods: Array<'password' | 'idp'>;
+  signInMethods: Array<'password' | 'idp' | 'passkey'>;
 }
 
 export interface SignupStatus {

@@ -9,6 +9,19 @@ export const shareBaseUrlBody = z.object({ url: z.string().nullish() });
 // These two are checked by the settings service (its rules), so the schemas only describe them.
 export const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
 export const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
+// Shapes only: the ranges are the settings service's rules, checked together before any is stored.
+export const versionsConfigBody = z.object({
+  enabled: z.boolean().optional(),
+  retentionDays: z.number().optional(),
+  maxPerFile: z.number().optional(),
+});
+
+/** File versions as Admin → Instance shows them. */
+export interface VersionsConfig {
+  enabled: boolean;
+  retentionDays: number;
+  maxPerFile: number;
+}
 
 export const userListQuery = z.object({
   limit: z.coerce
@@ -124,4 +137,30 @@ export interface ActiveClient {
 export interface DocserverSettings {
   jwtSecretSet: boolean;
   url: string;
+}
+
+/** One backup run, as GET /api/user/backups shows it. */
+export interface BackupRunView {
+  trigger: 'scheduled' | 'manual';
+  status: 'running' | 'succeeded' | 'failed';
+  startedAt: string;
+  finishedAt: string | null;
+  durationSeconds: number | null;
+  bytes: number | null;
+  archive: string | null;
+  error: string | null;
+}
+
+export interface BackupStatus {
+  schedule: string;
+  destination: string;
+  encrypted: boolean;
+  keep: number;
+  running: boolean;
+  lastRun: BackupRunView | null;
+  lastSuccessAt: string | null;
+  lastFailure: BackupRunView | null;
+  nextRunAt: string | null;
+  /** Why an admin should look: the last scheduled backup failed, or the last success is older than twice the interval. */
+  warning: string | null;
 }

@@ -21,6 +21,7 @@ import type {
 import type {
   ActiveClient,
   accountStateBody,
+  BackupStatus,
   DocserverConfigured,
   DocserverSettings,
   docserverBody,
@@ -34,9 +35,12 @@ import type {
   shareBaseUrlBody,
   storageLimitBody,
   UserEntry,
+  VersionsConfig,
+  versionsConfigBody,
   userListQuery,
 } from './admin.ts';
 import type {
+  FileVersion,
   folderBody,
   folderQuery,
   Item,
@@ -57,7 +61,8 @@ import type {
   trashQuery,
   uploadCheckBody,
 } from './files.ts';
-import type { ShareLinks, shareBody } from './sharing.ts';
+import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
+import type { linkListQuery, linkOptionsBody, ShareLinkPage, ShareLinks, ShareLinkView, shareBody } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
 type Message = { message: string };
@@ -97,7 +102,12 @@ export interface Api {
   'POST /api/files/upload/check': { body: In<typeof uploadCheckBody>; response: { allowed: true } };
   'POST /api/files/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
   'GET /api/user/storage': { response: StorageUsage };
+  'GET /api/files/:id/versions': { response: { versions: FileVersion[] } };
+  'POST /api/files/:id/versions/:versionId/restore': { response: Item };
+  'DELETE /api/files/:id/versions/:versionId': { response: Message };
 
   'GET /api/signup-status': { response: SignupStatus };
   'POST /api/signup': { body: In<typeof signupBody>; response: SignedIn };
@@ -116,6 +126,12 @@ export interface Api {
   'POST /api/mfa/disable': { body: In<typeof mfaDisableBody>; response: { shouldPromptSessions: boolean } };
   'POST /api/mfa/backup-codes/regenerate': { response: { backupCodes: string[] } };
   'GET /api/mfa/backup-codes/count': { response: { count: number } };
+  'GET /api/passkeys': { response: { passkeys: PasskeyEntry[] } };
+  'POST /api/passkeys/register/options': { response: WebAuthnOptions };
+  'POST /api/passkeys': { body: In<typeof registerBody>; response: { passkey: PasskeyEntry } };
+  'DELETE /api/passkeys/:id': { response: Message };
+  'POST /api/passkeys/sign-in/options': { response: WebAuthnOptions };
+  'POST /api/passkeys/sign-in': { body: In<typeof assertionBody>; response: SignedIn };
   'GET /api/user/app-passwords': { response: { appPasswords: AppPassword[] } };
   'POST /api/user/app-passwords': { body: In<typeof appPasswordBody>; response: AppPassword & { password: string } };
   'DELETE /api/user/app-passwords/:id': { response: Message };
@@ -143,6 +159,8 @@ export interface Api {
   'PUT /api/user/hide-file-extensions-config': { body: In<typeof hiddenBody>; response: { hideFileExtensions: boolean } };
   'PUT /api/user/desktop-only-access-config': { body: In<typeof enabledBody>; response: { desktopOnlyAccess: boolean } };
   'PUT /api/user/password-change-config': { body: In<typeof enabledBody>; response: { allowPasswordChange: boolean } };
+  'GET /api/user/versions-config': { response: VersionsConfig };
+  'PUT /api/user/versions-config': { body: In<typeof versionsConfigBody>; response: VersionsConfig };
   'GET /api/user/webdav-account-password-config': { response: { enabled: boolean } };
   'PUT /api/user/webdav-account-password-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
@@ -156,6 +174,9 @@ export interface Api {
     body: { storageKeys: string[]; fileIds: string[]; graceMinutes: number } | { jobId: string };
     response: OrphanDeletion | OrphanJobPending;
   };
+  'GET /api/user/backups': { response: BackupStatus };
+  /** 202: the backup runs as a job; 409 while one waits or runs. */
+  'POST /api/user/backups/run': { response: { jobId: string } };
   'GET /api/version': { response: { backend: string } };
   'GET /api/version/latest': { response: Record<string, unknown> };
 }

@@ -86,12 +86,32 @@ export interface ItemInfo {
   sharedAt?: string | null;
   expiresAt?: string | null;
   folderInfo?: { totalSize: number; fileCount: number; folderCount: number };
+  /** Sent by a visitor through a drop folder's link: the name they gave (if any) and when. */
+  droppedBy?: { uploader: string | null; at: string };
 }
 
 export interface StorageUsage {
   used: number;
   total: number | null;
   free: number | null;
+  /** Bytes held by file versions, included in `used`. */
+  versions: number;
+}
+
+/** How a file's content was written: the source a version names. */
+type VersionSource = 'upload' | 'replace' | 'webdav' | 'docserver' | 'restore';
+
+/** An earlier content of a file (GET /api/files/:id/versions). */
+export interface FileVersion {
+  id: string;
+  size: number;
+  /** When this content was written. */
+  modified: string;
+  /** When it stopped being the file's content. */
+  createdAt: string;
+  source: VersionSource;
+  /** The login that wrote it; null once that login is deleted. */
+  author: { id: string; name: string; email: string } | null;
 }
 
 export interface Stats {

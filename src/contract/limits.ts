@@ -13,3 +13,5 @@ export const EMAIL_MAX = 254;
 export const SETUP_CODE_MAX = 64;
 /** A two-factor code or a backup code as typed. */
 export const MFA_CODE_MAX = 16;
+/** A passkey's name, as its owner gives it. */
+export const PASSKEY_NAME_MAX = 64;

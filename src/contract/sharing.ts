@@ -1,15 +1,75 @@
 import { z } from 'zod';
 import { idsBody } from './files.ts';
 
-/** Share links (SPEC "Files": share, share/links, link-parent-share). */
+/** A link's options (issue 32): an absent field keeps its value, null removes it. */
+export const linkOptionsBody = z.object({
+  password: z
+    .string({ error: 'password must be a string of 6 to 128 characters, or null to remove it' })
+    .min(6, 'password must be at least 6 characters')
+    .max(128, 'password must be at most 128 characters')
+    .nullable()
+    .optional(),
+  mode: z.enum(['view', 'upload', 'view_upload'], { error: 'mode must be view, upload or view_upload' }).optional(),
+  maxDownloads: z
+    .number({ error: 'maxDownloads must be a whole number from 1 to 100000, or null for no limit' })
+    .int('maxDownloads must be a whole number')
+    .min(1, 'maxDownloads must be at least 1')
+    .max(100_000, 'maxDownloads must be at most 100000')
+    .nullable()
+    .optional(),
+});
+
+/** Share links (SPEC "Files": share, share/links, link-parent-share), with a link's options. */
 export const shareBody = idsBody.extend({
   shared: z.boolean({ error: 'shared must be true or false' }),
   expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).default('7d'),
+  ...linkOptionsBody.shape,
+});
+
+/** GET /api/files/share/links: a page of the account's links, newest first; `itemId` narrows it to one item's. */
+export const linkListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .default(50),
+  cursor: z.string().min(1).optional(),
+  itemId: z.string().min(1).max(64).optional(),
+});
+
+/** POST /s/<token>/unlock: the password, and where the page form was going. */
+export const unlockBody = z.object({
+  password: z.string({ error: 'password is required' }).min(1, 'password is required').max(128, 'password is at most 128 characters'),
+  next: z.string().max(2048).optional(),
 });
 
 export type Expiry = '7d' | '30d' | 'never';
+/** What a request may change on a link (absent: kept, null: removed). */
+export type LinkOptions = z.input<typeof linkOptionsBody>;
+export type ShareMode = 'view' | 'upload' | 'view_upload';
 
 /** Each shared item's link, by item id. */
 export interface ShareLinks {
   links: Record<string, string>;
+}
+
+/** A link as its owner sees it: never the password or its hash, only whether there is one. */
+export interface ShareLinkView {
+  token: string;
+  url: string;
+  itemId: string;
+  itemName: string;
+  createdAt: string;
+  expiresAt: string | null;
+  mode: ShareMode;
+  hasPassword: boolean;
+  maxDownloads: number | null;
+  downloads: number;
+  lastUsedAt: string | null;
+}
+
+export interface ShareLinkPage {
+  links: ShareLinkView[];
+  nextCursor: string | null;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from './client.ts';
 import { embeddedMigrations } from './migrations.ts';
+import { DatabaseRepo } from './repos/database.ts';
 
 export class DatabaseTooNewError extends Error {}
 
@@ -12,7 +13,7 @@ interface AppliedRow {
 const hashOf = (sql: string) => createHash('sha256').update(sql).digest('hex');
 
 /** Migrations this database has not applied yet; refuses a database written by a newer Coffer. */
-function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag: string; sql: string }> {
+export function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag: string; sql: string }> {
   const sqlite = db.$client;
   sqlite.run(`CREATE TABLE IF NOT EXISTS coffer_migrations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -33,22 +34,57 @@ function pendingMigrations(db: Db, migrations = embeddedMigrations): Array<{ tag
   return migrations.filter((m) => !done.has(m.tag));
 }
 
-/** Applies pending migrations in order, each in its own transaction, recording each in coffer_migrations. */
+export class MigrationFailedError extends Error {}
+
+/**
+ * Applies pending migrations in order, recording each in coffer_migrations, all in one transaction: a
+ * migration that fails leaves the database exactly as it was before any of them.
+ */
 export function migrate(db: Db, migrations = embeddedMigrations): { applied: string[] } {
   const sqlite = db.$client;
-  const applied: string[] = [];
-  for (const m of pendingMigrations(db, migrations)) {
-    const statements = m.sql
-      .split('--> statement-breakpoint')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    sqlite
-      .transaction(() => {
-        for (const statement of statements) sqlite.run(statement);
+  const pending = pendingMigrations(db, migrations);
+  if (pending.length === 0) return { applied: [] };
+  sqlite
+    .transaction(() => {
+      for (const m of pending) {
+        const statements = m.sql
+          .split('--> statement-breakpoint')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        try {
+          for (const statement of statements) sqlite.run(statement);
+        } catch (err) {
+          throw new MigrationFailedError(`migration ${m.tag} failed (${err instanceof Error ? err.message : String(err)})`);
+        }
         sqlite.query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)').run(m.tag, hashOf(m.sql), Date.now());
-      })
-      .immediate();
-    applied.push(m.tag);
-  }
-  return { applied };
+      }
+    })
+    .immediate();
+  return { applied: pending.map((m) => m.tag) };
+}
+
+/** The Coffer version that last opened this database (null before versions were recorded), and recording this one. */
+export function lastCofferVersion(db: Db): string | null {
+  const sqlite = db.$client;
+  createMetaTable(db);
+  return sqlite.query<{ value: string }, []>("SELECT value FROM coffer_meta WHERE key = 'version'").get()?.value ?? null;
+}
+
+function createMetaTable(db: Db): void {
+  db.$client.run('CREATE TABLE IF NOT EXISTS coffer_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+}
+
+export function recordCofferVersion(db: Db, version: string): void {
+  createMetaTable(db);
+  db.$client.query("INSERT INTO coffer_meta (key, value) VALUES ('version', ?1) ON CONFLICT (key) DO UPDATE SET value = ?1").run(version);
+}
+
+/** A consistent copy of the database (one transaction's view) in `file`. */
+export function snapshotDatabase(db: Db, file: string): void {
+  new DatabaseRepo(db.$client).snapshotTo(file);
+}
+
+/** The last migration this database has applied, or null for a new database. */
+export function appliedSchema(db: Db): string | null {
+  return db.$client.query<{ tag: string }, []>('SELECT tag FROM coffer_migrations ORDER BY id DESC LIMIT 1').get()?.tag ?? null;
 }

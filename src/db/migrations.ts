@@ -10,7 +10,11 @@ import m0007 from '../../migrations/0007_idp_identities.sql' with { type: 'text'
 import m0008 from '../../migrations/0008_tus_uploads.sql' with { type: 'text' };
 import m0009 from '../../migrations/0009_account_status_request_ids.sql' with { type: 'text' };
 import m0010 from '../../migrations/0010_tus_durable_offset.sql' with { type: 'text' };
-import m0011 from '../../migrations/0011_thumbnails.sql' with { type: 'text' };
+import m0011 from '../../migrations/0011_versions.sql' with { type: 'text' };
+import m0012 from '../../migrations/0012_passkeys.sql' with { type: 'text' };
+import m0013 from '../../migrations/0013_share_link_options.sql' with { type: 'text' };
+import m0014 from '../../migrations/0014_backup_runs.sql' with { type: 'text' };
+import m0015 from '../../migrations/0015_thumbnails.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -26,7 +30,11 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0008_tus_uploads', sql: m0008 },
   { tag: '0009_account_status_request_ids', sql: m0009 },
   { tag: '0010_tus_durable_offset', sql: m0010 },
-  { tag: '0011_thumbnails', sql: m0011 },
+  { tag: '0011_versions', sql: m0011 },
+  { tag: '0012_passkeys', sql: m0012 },
+  { tag: '0013_share_link_options', sql: m0013 },
+  { tag: '0014_backup_runs', sql: m0014 },
+  { tag: '0015_thumbnails', sql: m0015 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -4,7 +4,7 @@ import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-function clientInfo(request: Request) {
+export function clientInfo(request: Request) {
   const meta = requestMeta(request);
   return { ip: meta.ip, userAgent: request.headers.get('user-agent') ?? '', requestId: meta.id };
 }

@@ -41,14 +41,18 @@ const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style
 
 /**
  * A single file as a response: Range (206, or 416 with `bytes *\/size`), `inline=1` only for a sniffed
- * raster image, Content-Disposition per COMPAT. `reader` is the login to audit, when there is one.
+ * raster image, Content-Disposition per COMPAT. `reader` is the login to audit, when there is one; `etag`
+ * is given for immutable content only.
  */
 export async function fileResponse(
   downloads: DownloadService,
   row: Item,
   request: Request,
-  opts: { inline: boolean; reader?: AuditPrincipal },
+  opts: { inline: boolean; reader?: AuditPrincipal; etag?: string },
 ): Promise<Response> {
+  // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
+  if (opts.etag && request.headers.get('if-none-match') === opts.etag)
+    return new Response(null, { status: 304, headers: { ETag: opts.etag } });
   const range = parseRange(request.headers.get('range'), row.size);
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
@@ -63,6 +67,7 @@ export async function fileResponse(
     'Cache-Control': 'private, no-cache',
     'Content-Security-Policy': CONTENT_CSP,
   };
+  if (opts.etag) headers.ETag = opts.etag;
   if (!range) return new Response(body, { headers });
   headers['Content-Range'] = `bytes ${range.start}-${range.end - 1}/${row.size}`;
   return new Response(body, { status: 206, headers });

@@ -21,6 +21,7 @@ async function limitKey(
   meta: RequestMeta,
   principal: Principal | null,
   pendingEmail: (pendingId: string | null) => string | null,
+  passkeyEmail: (credentialId: string) => string | null,
 ): Promise<string> {
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
@@ -30,6 +31,11 @@ async function limitKey(
   // password sign-in attempts it shares (the same key as below), so two ways in do not double the tries.
   if (key === 'ip+idp-pending') {
     const email = pendingEmail(readCookie(request, IDP_PENDING_COOKIE));
+    return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+  }
+  if (key === 'ip+passkey') {
+    const body = (await readJson(request)) as { id?: unknown } | null;
+    const email = typeof body?.id === 'string' ? passkeyEmail(body.id) : null;
     return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
   }
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
@@ -66,7 +72,14 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     const meta = requestMeta(request);
     const limit = async (principal: Principal | null) => {
       if (policy.limit === false) return;
-      const key = await limitKey(policy, request, meta, principal, (id) => ctx.services.idp.pendingEmail(id));
+      const key = await limitKey(
+        policy,
+        request,
+        meta,
+        principal,
+        (id) => ctx.services.idp.pendingEmail(id),
+        (id) => ctx.services.passkeys.emailOf(id),
+      );
       enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
       if (policy.hashesPassword) spendPasswordHash(limits, meta.ip, ctx.clock);
     };

@@ -4,6 +4,7 @@ import { RateLimitedError } from '../errors.ts';
 import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-limit.ts';
 
 const MINUTE = 60_000;
+const SHARE_UNLOCK_ATTEMPTS = 10;
 
 /** The limiters of SPEC "Limits", one instance per app; how many each allows is configured (SPEC's by default). */
 export interface Limits {
@@ -14,6 +15,8 @@ export interface Limits {
   backupCodes: FixedWindowLimiter;
   /** Password hashes (argon2, real or dummy) per client address, whichever email they are for. */
   passwordHashes: FixedWindowLimiter;
+  /** Password attempts on one share link from one address (its right password gives its attempt back). */
+  shareUnlock: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -26,6 +29,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     mfa: new FixedWindowLimiter(counts.mfa, MINUTE, clock),
     backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
     passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
+    shareUnlock: new FixedWindowLimiter(SHARE_UNLOCK_ATTEMPTS, 15 * MINUTE, clock),
   };
 }
 

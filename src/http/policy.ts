@@ -10,7 +10,7 @@ import type { LimiterName } from './limits.ts';
 type Access = 'public' | 'session' | 'owner' | 'admin' | 'dav' | { operation: Operation };
 
 /** Which requests share a rate-limit counter: per client address, per login, or per address and login/email. */
-type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email' | 'ip+idp-pending';
+type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email' | 'ip+idp-pending' | 'ip+passkey';
 
 export interface RoutePolicy {
   access: Access;
@@ -85,6 +85,14 @@ export const ROUTES = {
   'POST /api/mfa/backup-codes/regenerate': { access: 'session', limit: { limiter: 'backupCodes', key: 'ip+login' } },
   'GET /api/mfa/backup-codes/count': session,
 
+  'GET /api/passkeys': session,
+  'POST /api/passkeys/register/options': session,
+  'POST /api/passkeys': session,
+  'DELETE /api/passkeys/:id': session,
+  'POST /api/passkeys/sign-in/options': publicGeneral,
+  // A passkey sign-in spends the sign-in attempts of the login whose passkey it names (per address and email).
+  'POST /api/passkeys/sign-in': { access: 'public', limit: { limiter: 'auth', key: 'ip+passkey' } },
+
   'GET /api/user/signup-status': session,
   'POST /api/user/signup-toggle': admin,
   'GET /api/user/docserver-configured': session,
@@ -94,6 +102,8 @@ export const ROUTES = {
   'PUT /api/user/share-base-url-config': admin,
   'GET /api/user/max-upload-size-config': session,
   'PUT /api/user/max-upload-size-config': admin,
+  'GET /api/user/versions-config': session,
+  'PUT /api/user/versions-config': admin,
   'GET /api/user/known-proxies-config': admin,
   'PUT /api/user/known-proxies-config': admin,
   'GET /api/user/hide-file-extensions-config': session,
@@ -118,6 +128,8 @@ export const ROUTES = {
   'POST /api/user/client-heartbeat': session,
   'GET /api/user/orphans': orphansAdmin,
   'POST /api/user/orphans/delete': orphansAdmin,
+  'GET /api/user/backups': admin,
+  'POST /api/user/backups/run': admin,
 
   'GET /api/files': session,
   'GET /api/files/stats': session,
@@ -150,6 +162,11 @@ export const ROUTES = {
   'POST /api/files/download/bulk': can('downloads.zip'),
   'GET /api/files/:id/thumbnail': can('thumbnails.view'),
 
+  'GET /api/files/:id/versions': session,
+  'GET /api/files/:id/versions/:versionId/download': can('versions.download'),
+  'POST /api/files/:id/versions/:versionId/restore': can('versions.restore'),
+  'DELETE /api/files/:id/versions/:versionId': can('versions.delete'),
+
   'GET /api/files/trash': session,
   'POST /api/files/delete': can('trash.trash'),
   'POST /api/files/trash/restore': can('trash.restore'),
@@ -159,11 +176,21 @@ export const ROUTES = {
   'POST /api/files/share': can('shares.share'),
   'POST /api/files/share/links': can('shares.links'),
   'POST /api/files/link-parent-share': can('shares.linkParent'),
+  'GET /api/files/share/links': can('shares.list'),
+  'PATCH /api/files/share/links/:token': can('shares.update'),
   'GET /s/:token': share,
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
   'GET /s/:token/thumbnail/:id': share,
+  // Each attempt also spends one of the address's password hashes; wrong ones have their own limiter per link.
+  'POST /s/:token/unlock': { ...share, hashesPassword: true },
+  'POST /s/:token/upload': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'OPTIONS /s/:token/tus': share,
+  'POST /s/:token/tus': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'GET /s/:token/tus/:uploadId': share,
+  'PATCH /s/:token/tus/:uploadId': { ...share, limit: { limiter: 'upload', key: 'ip' } },
+  'DELETE /s/:token/tus/:uploadId': share,
 
   'GET /api/docserver/config/:id': can('docserver.open'),
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },

@@ -1,14 +1,31 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { Item } from '../services/files/tree.ts';
-import { AppError, Messages, notFound } from '../errors.ts';
+import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
+import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { renderErrorPage, renderFilePage, renderFolderPage, SHARE_PAGE_CSP } from '../web/share-pages.ts';
+import { type ShareLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
+import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
+import {
+  renderDropPage,
+  renderErrorPage,
+  renderFilePage,
+  renderFolderPage,
+  renderPasswordPage,
+  SHARE_PAGE_CSP,
+} from '../web/share-pages.ts';
+import { readJsonOrForm } from './body.ts';
+import { readCookie } from './cookies.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
+import type { Limits } from './limits.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 import { requestMeta } from './request-meta.ts';
+import { uploadRequest } from './uploads.ts';
+import { describeTus, tusProtocol } from './tus.ts';
 import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
 import { thumbnailQuery } from '../contract/files.ts';
+import { unlockBody } from '../contract/sharing.ts';
 
 const pageQuery = z.object({
   limit: z.coerce
@@ -29,6 +46,25 @@ const PAGE_HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Content-Secu
 
 type Set = { headers: Record<string, string | number>; status?: number | string };
 
+// Both cookies are scoped to one link's path, so a link's cookie never reaches another link.
+const UNLOCK_COOKIE = 'coffer_unlock';
+const VISIT_COOKIE = 'coffer_drop';
+const linkCookie = (name: string, token: string, value: string, secure: boolean, maxAgeSeconds?: number) =>
+  `${name}=${value}; Path=/s/${token}; HttpOnly; SameSite=Lax${maxAgeSeconds ? `; Max-Age=${maxAgeSeconds}` : ''}${secure ? '; Secure' : ''}`;
+
+/** Where a visitor goes after unlocking: a path under the link, else the link's page (never another site). */
+function nextPath(token: string, next: string | undefined): string {
+  const base = `/s/${token}`;
+  return next && (next === base || next.startsWith(`${base}/`) || next.startsWith(`${base}?`)) && !next.includes('//') ? next : base;
+}
+
+/** A password-protected link without a valid unlock cookie: the HTML answer is the password form. */
+class LockedError extends AppError {
+  constructor(readonly token: string) {
+    super(401, Messages.sharePasswordRequired);
+  }
+}
+
 /** A page as a plain body with headers on `set`: a returned Response would be re-wrapped by Elysia around a stream. */
 function htmlPage(set: Set, html: string, status = 200): string {
   Object.assign(set.headers, PAGE_HEADERS);
@@ -37,32 +73,84 @@ function htmlPage(set: Set, html: string, status = 200): string {
 }
 
 /**
- * The public share pages under /s/ (no session: no cookie is read or set here). Browsers get HTML,
- * `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON likewise.
+ * The public share pages under /s/ (no session; the only cookies are the link-scoped unlock and visit ones).
+ * Browsers get HTML, `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON
+ * likewise. A drop folder also takes files here, by form post or resumable (tus) upload.
  */
-export function publicShareRoutes(ctx: AppContext) {
-  const { shares, downloads, thumbnails } = ctx.services;
+export function publicShareRoutes(ctx: AppContext, limits: Limits) {
+  const { shares, downloads, uploads, tusUploads, settings, thumbnails } = ctx.services;
+  const tus = tusProtocol(tusUploads);
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
       return await run();
     } catch (err) {
-      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request))
+      if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) {
+        Object.assign(set.headers, err.headers);
+        if (err instanceof LockedError) {
+          const url = new URL(request.url);
+          // After unlocking, a page is shown again; a refused post (an upload) goes back to the link's page.
+          const next = request.method === 'GET' ? url.pathname + url.search : `/s/${err.token}`;
+          return htmlPage(set, renderPasswordPage({ token: err.token, next, wrong: false }), 401);
+        }
         return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
+      }
       throw err;
     }
+  };
+
+  /**
+   * The link, checked in this order on every URL under it: it exists and is live, the visitor unlocked it
+   * (when it has a password), then its download cap (`cap`: `page` refuses once used up, `count` spends
+   * one download, `none` for the rest of a download already counted and for uploads).
+   */
+  const open = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
+    const opened = shares.resolve(token, { pastCap: true });
+    if (!shares.isUnlocked(opened.link, readCookie(request, UNLOCK_COOKIE))) throw new LockedError(token);
+    if (cap === 'count') shares.countDownload(opened.link);
+    else if (cap === 'page') shares.resolve(token);
+    return opened;
+  };
+  const visibleRoot = (link: ShareLink) => {
+    if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
+  };
+  /** A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link). */
+  const dropTarget = (request: Request, set: Set, token: string) => {
+    const { link, root } = open(request, token, 'none');
+    if (link.mode === 'view' || root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
+    const { ip, secure } = requestMeta(request);
+    let visit = readCookie(request, VISIT_COOKIE);
+    if (!visit || !/^[A-Za-z0-9_-]{22,64}$/.test(visit)) {
+      visit = newToken(16);
+      set.headers['Set-Cookie'] = linkCookie(VISIT_COOKIE, link.token, visit, secure);
+    }
+    return { link, root, ip, visit };
+  };
+  /** The visitor as the sender of a resumable upload: only this link reaches the uploads it starts. */
+  const sender = (target: ReturnType<typeof dropTarget>): TusSender => ({
+    ...shares.visitor(target.link, target.ip),
+    drop: { linkId: target.link.id, visitId: target.visit },
+  });
+
+  /** A download counts when it starts at byte 0 (no Range, or one from 0); HEAD never does. */
+  const downloadCap = (request: Request) => {
+    const range = request.headers.get('range');
+    if (range && !/^bytes=0-/.test(range)) return 'none';
+    return request.method === 'HEAD' ? 'page' : 'count';
   };
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
   // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
-  const folderView = (request: Request, set: Set, token: string, root: Item, folder: Item, paged: { query: PageQuery }) => {
+  const folderView = (request: Request, set: Set, link: ShareLink, root: Item, folder: Item, paged: { query: PageQuery }) => {
+    const token = link.token;
+    const upload = link.mode === 'view_upload' && folder.id === root.id;
     const q = paged.query;
     const page = shares.folderPage(root.accountId, folder.id, q);
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
     if (!forPage) rendered.set(page, (forPage = new Map()));
-    const key = `${token}/${folder.id}`;
+    const key = `${token}/${folder.id}/${upload}`;
     let html = forPage.get(key);
     if (html === undefined) {
       html = renderFolderPage({
@@ -73,6 +161,7 @@ export function publicShareRoutes(ctx: AppContext) {
         items: page.items,
         nextCursor: page.nextCursor,
         limit: q.limit,
+        upload,
       });
       forPage.set(key, html);
     }
@@ -85,9 +174,15 @@ export function publicShareRoutes(ctx: AppContext) {
       handler: (c) =>
         answer(c.request, c.set, async () => {
           const { params, request, set } = c;
-          const { link, root } = shares.resolve(params.token);
+          const { link, root } = open(request, params.token, 'page');
           shares.recordVisit(link, root, requestMeta(request).ip, 'access');
-          if (root.type === 'folder') return folderView(request, set, params.token, root, root, c);
+          if (link.mode === 'upload') {
+            const visit = readCookie(request, VISIT_COOKIE);
+            const received = visit ? shares.dropsOfVisit(link, visit) : [];
+            if (wantsJson(request)) return { items: [], nextCursor: null, received };
+            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, expiresAt: link.expiresAt, received }));
+          }
+          if (root.type === 'folder') return folderView(request, set, link, root, root, c);
           if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
           const pictured = await thumbnails.ready(root);
           const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
@@ -99,18 +194,23 @@ export function publicShareRoutes(ctx: AppContext) {
       handler: (c) =>
         answer(c.request, c.set, () => {
           const { params, request, set } = c;
-          const { link, root, item } = shares.itemInShare(params.token, params.id);
+          const { link, root } = open(request, params.token, 'page');
+          visibleRoot(link);
+          const item = shares.itemUnder(link, root, params.id);
           if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
           shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, params.token, root, item, c);
+          return folderView(request, set, link, root, item, c);
         }),
     }),
     route('GET /s/:token/file/:id', {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const { link, item } = shares.itemInShare(params.token, params.id);
-          const range = request.headers.get('range');
-          if (!range || /^bytes=0-/.test(range)) shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+          const cap = downloadCap(request);
+          const { link, root } = open(request, params.token, 'none');
+          visibleRoot(link);
+          const item = shares.itemUnder(link, root, params.id);
+          if (cap !== 'none') open(request, params.token, cap);
+          if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
@@ -120,18 +220,108 @@ export function publicShareRoutes(ctx: AppContext) {
       query: thumbnailQuery,
       handler: (c) =>
         answer(c.request, c.set, async () => {
-          const { item } = shares.itemInShare(c.params.token, c.params.id);
+          // As the pages: the link's password and expiry apply, a drop folder shows nothing, no download is counted.
+          const { link, root } = open(c.request, c.params.token, 'page');
+          visibleRoot(link);
+          const item = shares.itemUnder(link, root, c.params.id);
           return thumbnailResponse(await thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
         }),
     }),
     route('GET /s/:token/zip', {
       handler: ({ params, request, set }) =>
         answer(request, set, () => {
-          const { link, root } = shares.resolve(params.token);
+          const { link, root } = open(request, params.token, 'page');
+          visibleRoot(link);
           if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+          if (request.method !== 'HEAD') shares.countDownload(link);
           shares.recordVisit(link, root, requestMeta(request).ip, 'download');
           return zipResponse(downloads.zipFolder(link.accountId, root), request);
         }),
+    }),
+    route('POST /s/:token/unlock', {
+      // The page's form posts it form-encoded; a script sends JSON.
+      body: unlockBody,
+      read: (request) => readJsonOrForm(request, []),
+      handler: ({ params, body, request, set }) =>
+        answer(request, set, async () => {
+          const { link } = shares.resolve(params.token, { pastCap: true });
+          const { ip, secure } = requestMeta(request);
+          const next = nextPath(link.token, body.next);
+          const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
+          // Spent before the check, so at most the limit of guesses are ever checked; a right password gives it back.
+          const key = `${link.id}|${ip}`;
+          const counted = limits.shareUnlock.hit(key);
+          if (!counted.allowed) {
+            shares.recordUnlockRefused(link, ip);
+            throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
+          }
+          let cookie: string | null = null;
+          try {
+            if (link.passwordHash !== null) cookie = await shares.unlock(link, body.password, ip);
+          } catch (err) {
+            if (form && err instanceof AppError && err.status === 401)
+              return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
+            throw err;
+          }
+          limits.shareUnlock.release(key, counted);
+          // A link without a password has nothing to unlock: the visitor simply goes on.
+          if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
+          set.headers['Cache-Control'] = 'no-store';
+          if (form) {
+            set.headers.Location = next;
+            set.status = 303;
+            return '';
+          }
+          set.status = 204;
+          return '';
+        }),
+    }),
+    route('POST /s/:token/upload', {
+      form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },
+      handler: ({ params, request, set }) =>
+        answer(request, set, async () => {
+          const { link, root, ip, visit } = dropTarget(request, set, params.token);
+          const items = await shares.drop(link, root, { visitId: visit, ip }, (owner, within) =>
+            uploads.drop(owner, root.id, uploadRequest(request), within),
+          );
+          if (wantsHtml(request) && !wantsJson(request)) {
+            set.headers.Location = `/s/${link.token}`;
+            set.status = 303;
+            return '';
+          }
+          set.status = 201;
+          return { items };
+        }),
+    }),
+    // Resumable uploads into a drop folder: tus 1.0 as /api/files/tus, without a session; the folder is the link's.
+    route('OPTIONS /s/:token/tus', { handler: ({ set }) => describeTus(set, settings.get('maxUploadBytes')) }),
+    route('POST /s/:token/tus', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => {
+          const target = dropTarget(request, set, params.token);
+          return tus.create(sender(target), request, set, {
+            base: `/s/${params.token}/tus`,
+            // The folder is the link's: a visitor names no other place, no paths below it, and no file to overwrite.
+            metadata: ({ parentId: _, relativePath: __, replaceId: ___, ...metadata }) => ({ ...metadata, parentId: target.root.id }),
+          });
+        }),
+    }),
+    route('GET /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => {
+          const who = sender(dropTarget(request, set, params.token));
+          if (request.method === 'HEAD') return tus.head(who, params.uploadId, request, set);
+          const { item } = tusUploads.result(who, params.uploadId);
+          return { item: { name: item.name, size: item.size } };
+        }),
+    }),
+    route('PATCH /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => tus.append(sender(dropTarget(request, set, params.token)), params.uploadId, request, set)),
+    }),
+    route('DELETE /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => tus.terminate(sender(dropTarget(request, set, params.token)), params.uploadId, request, set)),
     }),
   ]);
 }

@@ -1,5 +1,13 @@
 import type { AppContext } from '../context.ts';
-import { docserverBody, enabledBody, hiddenBody, knownProxiesBody, maxUploadSizeBody, shareBaseUrlBody } from '../contract/admin.ts';
+import {
+  docserverBody,
+  enabledBody,
+  hiddenBody,
+  knownProxiesBody,
+  maxUploadSizeBody,
+  shareBaseUrlBody,
+  versionsConfigBody,
+} from '../contract/admin.ts';
 import { DOCSERVER_EXTENSIONS } from '../services/docserver/docserver.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
@@ -45,6 +53,11 @@ export function settingsRoutes(ctx: AppContext) {
       handler: ({ principal, body }) => ({
         maxBytes: settings.update('maxUploadBytes', (body as { maxBytes?: unknown } | null)?.maxBytes, 'maxBytes', principal),
       }),
+    }),
+    route('GET /api/user/versions-config', { handler: () => settings.versionsView() }),
+    route('PUT /api/user/versions-config', {
+      body: versionsConfigBody,
+      handler: ({ principal, body }) => settings.updateVersions(body, principal),
     }),
     route('GET /api/user/known-proxies-config', { handler: () => ({ knownProxies: settings.get('knownProxies') }) }),
     route('PUT /api/user/known-proxies-config', {

@@ -1,10 +1,10 @@
 import type { AppContext } from '../context.ts';
 import { idsBody } from '../contract/files.ts';
-import { shareBody } from '../contract/sharing.ts';
+import { linkListQuery, linkOptionsBody, shareBody } from '../contract/sharing.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Creating and removing share links (SPEC "Files": share, share/links, link-parent-share). */
+/** Creating, listing, changing and removing share links (SPEC "Files": share, share/links, link-parent-share). */
 export function shareRoutes(ctx: AppContext) {
   const { shares } = ctx.services;
   // The shares service decides a link's origin: the share base URL, else the one the client used.
@@ -12,12 +12,25 @@ export function shareRoutes(ctx: AppContext) {
   return routes(ctx, 'http/shares', [
     route('POST /api/files/share', {
       body: shareBody,
-      handler: ({ principal, body, request }) =>
-        body.shared ? shares.share(principal, body.ids, body.expiry, origin(request)) : shares.unshare(principal, body.ids),
+      handler: ({ principal, body, request }) => {
+        const { ids, shared, expiry, ...options } = body;
+        return shared ? shares.share(principal, ids, expiry, origin(request), options) : shares.unshare(principal, ids);
+      },
     }),
     route('POST /api/files/share/links', {
       body: idsBody,
       handler: ({ principal, body, request }) => shares.links(principal, body.ids, origin(request)),
+    }),
+    route('GET /api/files/share/links', {
+      query: linkListQuery,
+      handler: ({ principal, query, request }) => {
+        const { links, nextCursor } = shares.list(principal.accountId, query, origin(request));
+        return { links: links.map(({ accountId: _, ...link }) => link), nextCursor };
+      },
+    }),
+    route('PATCH /api/files/share/links/:token', {
+      body: linkOptionsBody,
+      handler: ({ principal, params, body, request }) => shares.update(principal, params.token, body, origin(request)),
     }),
     route('POST /api/files/link-parent-share', {
       body: idsBody,

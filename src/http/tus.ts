@@ -1,13 +1,13 @@
 import type { AppContext } from '../context.ts';
 import { route, routes } from './route.ts';
 import { AppError, badRequest, Messages } from '../errors.ts';
-import type { TusBody, TusMetadata, TusState } from '../services/resumable-uploads/tus-uploads.ts';
+import type { TusBody, TusMetadata, TusSender, TusState, TusUploadService } from '../services/resumable-uploads/tus-uploads.ts';
 import { readBody } from './body.ts';
 
 const TUS_VERSION = '1.0.0';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
 const OFFSET_STREAM = 'application/offset+octet-stream';
-const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype']);
+const METADATA_KEYS = new Set(['filename', 'parentId', 'relativePath', 'lastModified', 'clientId', 'filetype', 'replaceId', 'uploader']);
 const WHOLE = /^\d{1,16}$/;
 
 /** 412 unless the request says it speaks tus 1.0.0 (every tus request but OPTIONS must). */
@@ -60,6 +60,18 @@ function progressHeaders(state: TusState): Record<string, string> {
   return headers;
 }
 
+/** The answer to OPTIONS: which tus version and extensions the server speaks, and the largest upload. */
+export function describeTus(set: SetLike, maxBytes: number): null {
+  set.status = 204;
+  Object.assign(set.headers, {
+    'Tus-Resumable': TUS_VERSION,
+    'Tus-Version': TUS_VERSION,
+    'Tus-Extension': EXTENSIONS,
+    'Tus-Max-Size': String(maxBytes),
+  });
+  return null;
+}
+
 /**
  * Resumable uploads, tus 1.0 (creation, creation-with-upload, termination, expiration) at
  * /api/files/tus. The guard has checked the session and `files.upload` before any of these runs; the
@@ -68,63 +80,69 @@ function progressHeaders(state: TusState): Record<string, string> {
  */
 export function tusRoutes(ctx: AppContext) {
   const { tusUploads, settings } = ctx.services;
+  const tus = tusProtocol(tusUploads);
   return routes(ctx, 'http/tus', [
-    route('OPTIONS /api/files/tus', {
-      handler: ({ set }) => {
-        set.status = 204;
-        Object.assign(set.headers, {
-          'Tus-Resumable': TUS_VERSION,
-          'Tus-Version': TUS_VERSION,
-          'Tus-Extension': EXTENSIONS,
-          'Tus-Max-Size': String(settings.get('maxUploadBytes')),
-        });
-        return null;
-      },
-    }),
+    route('OPTIONS /api/files/tus', { handler: ({ set }) => describeTus(set, settings.get('maxUploadBytes')) }),
     route('POST /api/files/tus', {
-      handler: async ({ principal, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        requireTus(request);
-        if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
-        const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
-        const metadata = parseMetadata(request.headers.get('upload-metadata'));
-        const state = await tusUploads.create(principal, length, metadata, bytesOf(request));
-        set.status = 201;
-        Object.assign(set.headers, progressHeaders(state), { Location: `/api/files/tus/${state.id}` });
-        return null;
-      },
+      handler: ({ principal, request, set }) => tus.create(principal, request, set, { base: '/api/files/tus' }),
     }),
     route('GET /api/files/tus/:uploadId', {
-      handler: async ({ principal, params, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        if (request.method !== 'HEAD') return tusUploads.result(principal, params.uploadId);
-        requireTus(request);
-        const state = await tusUploads.status(principal, params.uploadId);
-        Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
-        return null;
-      },
+      handler: ({ principal, params, request, set }) =>
+        request.method === 'HEAD' ? tus.head(principal, params.uploadId, request, set) : tusUploads.result(principal, params.uploadId),
     }),
     route('PATCH /api/files/tus/:uploadId', {
-      handler: async ({ principal, params, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        requireTus(request);
-        const body = bytesOf(request);
-        const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
-        if (!body) throw new AppError(415, Messages.tusContentType);
-        const state = await tusUploads.append(principal, params.uploadId, offset, body);
-        set.status = 204;
-        Object.assign(set.headers, progressHeaders(state));
-        return null;
-      },
+      handler: ({ principal, params, request, set }) => tus.append(principal, params.uploadId, request, set),
     }),
     route('DELETE /api/files/tus/:uploadId', {
-      handler: async ({ principal, params, request, set }) => {
-        set.headers['Tus-Resumable'] = TUS_VERSION;
-        requireTus(request);
-        await tusUploads.terminate(principal, params.uploadId);
-        set.status = 204;
-        return null;
-      },
+      handler: ({ principal, params, request, set }) => tus.terminate(principal, params.uploadId, request, set),
     }),
   ]);
+}
+
+type SetLike = { status?: number | string; headers: Record<string, string | number> };
+
+/**
+ * The tus protocol over the upload service, for a sender its route has decided: the signed-in login at
+ * /api/files/tus, or a drop folder's visitor at /s/<token>/tus (whose folder the route fixes in `metadata`).
+ */
+export function tusProtocol(tusUploads: TusUploadService) {
+  return {
+    async create(who: TusSender, request: Request, set: SetLike, opts: { base: string; metadata?: (m: TusMetadata) => TusMetadata }) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
+      const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
+      const parsed = parseMetadata(request.headers.get('upload-metadata'));
+      const state = await tusUploads.create(who, length, opts.metadata ? opts.metadata(parsed) : parsed, bytesOf(request));
+      set.status = 201;
+      Object.assign(set.headers, progressHeaders(state), { Location: `${opts.base}/${state.id}` });
+      return null;
+    },
+    /** HEAD: the acknowledged offset (GET, the created file, is the route's own). */
+    async head(who: TusSender, id: string, request: Request, set: SetLike) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      const state = await tusUploads.status(who, id);
+      Object.assign(set.headers, progressHeaders(state), { 'Upload-Length': String(state.length), 'Cache-Control': 'no-store' });
+      return null;
+    },
+    async append(who: TusSender, id: string, request: Request, set: SetLike) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      const body = bytesOf(request);
+      const offset = wholeHeader(request, 'upload-offset', Messages.tusBadOffset);
+      if (!body) throw new AppError(415, Messages.tusContentType);
+      const state = await tusUploads.append(who, id, offset, body);
+      set.status = 204;
+      Object.assign(set.headers, progressHeaders(state));
+      return null;
+    },
+    async terminate(who: TusSender, id: string, request: Request, set: SetLike) {
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      requireTus(request);
+      await tusUploads.terminate(who, id);
+      set.status = 204;
+      return null;
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { readMultipart } from './multipart.ts';
 import { route, routes } from './route.ts';
 
 /** A multipart body as the upload service reads it: streamed parts, the hang-up signal, the declared size. */
-function uploadRequest(request: Request) {
+export function uploadRequest(request: Request) {
   const declared = Number(request.headers.get('content-length'));
   return { parts: readMultipart(request), signal: request.signal, sizeHint: Number.isFinite(declared) ? declared : undefined };
 }

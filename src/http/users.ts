@@ -33,7 +33,7 @@ export function userRoutes(ctx: AppContext) {
         return users.requestDeletion(params.id, principal);
       },
     }),
-    route('GET /api/user/storage', { handler: ({ principal }) => quota.usage(principal.accountId) }),
+    route('GET /api/user/storage', { handler: ({ principal }) => quota.storage(principal.accountId) }),
     route('PUT /api/user/storage-limit', {
       body: storageLimitBody,
       handler: ({ principal, body }) => users.setStorageLimit(body.targetUserId, body.storageLimit ?? null, principal),

@@ -60,6 +60,9 @@ export const Jobs = {
   docserverCleanup: defineJob('docserver.cleanup', none),
   // Makes the thumbnails files do not have yet, a batch per job (see ThumbnailService.sweep).
   thumbnailsSweep: defineJob('thumbnails.sweep', none),
+  versionsThin: defineJob('versions.thin', none),
+  // A run a restart cuts short runs again from the start (its partial archive is removed).
+  backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

@@ -48,7 +48,8 @@ export class Worker {
   /** Runs everything due now (including jobs that due ones enqueue) and resolves when nothing is left. For tests and the CLI. */
   async drain(): Promise<void> {
     for (;;) {
-      this.fill();
+      // A stopped worker claims nothing more: what a shutdown deferred runs after the restart.
+      if (!this.stopped) this.fill();
       if (this.running.size === 0) return;
       await Promise.race(this.running.values());
     }

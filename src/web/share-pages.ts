@@ -20,6 +20,17 @@ h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;colo
 .empty{color:var(--muted);text-align:center;padding:32px}
 .meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
+form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
+input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
+button{padding:10px 18px;border:0;border-radius:8px;background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;margin-top:12px}
+.error{color:#c62828;font-weight:600}@media (prefers-color-scheme:dark){.error{color:#ff8a80}button{color:#0b1220}}
+.drop{position:relative;display:block;border:2px dashed var(--line);border-radius:12px;padding:32px 16px;text-align:center;margin:0}
+.drop:focus-within,.drop.over{border-color:var(--accent)}
+.drop input[type=file]{position:absolute;inset:0;width:100%;height:100%;opacity:0;cursor:pointer}
+.drop strong{display:block;font-size:1.1rem}.drop span{color:var(--muted);font-weight:400}
+.receipt h2{font-size:1rem;margin:0 0 4px}.receipt ul{margin:0;padding-left:20px}
+progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
+.upload{margin-bottom:16px}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:0 0 16px;padding:0;list-style:none}
 .gallery a{display:block;border-radius:8px;overflow:hidden;background:var(--line);aspect-ratio:4/3}
 .gallery img{display:block;width:100%;height:100%;object-fit:cover}
@@ -32,8 +43,21 @@ h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;colo
 @media (prefers-color-scheme:dark){.button{color:#0b1220}}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}.gallery{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}}`;
 
-/** CSP of every share page: no scripts, no external anything; the one stylesheet is allowed by its hash. */
-export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+// The drop area's one script: uploads with a progress bar, then reloads to show the receipt. Without it the form still posts.
+const DROP_SCRIPT = `(()=>{const f=document.getElementById('drop-form');if(!f)return;const a=f.querySelector('.drop'),i=f.querySelector('input[type=file]'),p=f.querySelector('progress'),s=f.querySelector('[role=status]');
+for(const e of['dragenter','dragover'])a.addEventListener(e,()=>a.classList.add('over'));for(const e of['dragleave','drop'])a.addEventListener(e,()=>a.classList.remove('over'));
+i.addEventListener('change',()=>{s.textContent=i.files.length+' file(s) chosen'});
+f.addEventListener('submit',(e)=>{if(!i.files.length)return;e.preventDefault();const x=new XMLHttpRequest();x.open('POST',f.action);x.setRequestHeader('accept','application/json');p.hidden=false;
+x.upload.onprogress=(ev)=>{if(ev.lengthComputable){p.value=ev.loaded/ev.total;s.textContent='Uploading… '+Math.round(100*ev.loaded/ev.total)+'%'}};
+x.onload=()=>{if(x.status===201){location.reload()}else{p.hidden=true;let m='Upload failed ('+x.status+')';try{m=JSON.parse(x.responseText).message||m}catch{}s.textContent=m}};
+x.onerror=()=>{p.hidden=true;s.textContent='Upload failed: the connection was lost. Try again.'};x.send(new FormData(f))})})()`;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
+/**
+ * CSP of every share page: nothing external; the one stylesheet and the drop area's one script are allowed by
+ * their hashes; forms (password, drop area) post only to this server.
+ */
+export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
 
 // Inline SVG, so icons show without emoji fonts or any request beyond the page itself.
 const FOLDER_ICON =
@@ -43,6 +67,53 @@ const FILE_ICON =
 
 function layout(title: string, body: string): string {
   return pageShell(title, `<main>\n${body}\n</main>`, { style: STYLE, referrer: 'no-referrer' });
+}
+
+/** The upload area of a drop folder: a form that works without the script, and with it shows progress. */
+function dropArea(token: string, received: ReadonlyArray<{ name: string; size: number }>): string {
+  const receipt = received.length
+    ? `<section class="receipt" aria-labelledby="sent"><h2 id="sent">You sent</h2><ul>${received
+        .map((f) => `<li>${nameHtml(f.name)} <span class="num">${escapeHtml(formatSize(f.size))}</span></li>`)
+        .join('')}</ul></section>`
+    : '';
+  return `<section class="card upload"><form id="drop-form" method="post" action="/s/${enc(token)}/upload" enctype="multipart/form-data">
+<label class="drop"><strong>Drop files here</strong><span>or tap to choose files</span><input type="file" name="file" multiple required aria-label="Choose files to upload"></label>
+<label for="uploader">Your name (optional)</label><input type="text" id="uploader" name="uploader" maxlength="100" autocomplete="name">
+<div><button type="submit">Upload</button></div>
+<progress hidden max="1" value="0" aria-label="Upload progress"></progress><p role="status" class="meta"></p>
+</form>${receipt}</section>
+<script>${DROP_SCRIPT}</script>`;
+}
+
+/** An upload-only link: the drop area and what this visitor sent; never the folder's contents. */
+export function renderDropPage(v: {
+  token: string;
+  folderName: string;
+  expiresAt: number | null;
+  received: ReadonlyArray<{ name: string; size: number }>;
+}): string {
+  const until = v.expiresAt === null ? '' : ` You can send files until ${escapeHtml(new Date(v.expiresAt).toISOString().slice(0, 10))}.`;
+  return layout(
+    `Send files to ${v.folderName}`,
+    `<header><h1>${FOLDER_ICON} Send files to ${nameHtml(v.folderName)}</h1></header>
+<p class="meta">Files you send land in this folder. You can see only what you sent.${until}</p>
+${dropArea(v.token, v.received)}`,
+  );
+}
+
+/** The password form of a protected link; `next` is where the visitor was going (a path under the link). */
+export function renderPasswordPage(v: { token: string; next: string; wrong: boolean }): string {
+  return layout(
+    'Password required',
+    `<section class="card"><h1>Password required</h1>
+<p class="meta">This link is protected. Enter the password its owner gave you.</p>
+${v.wrong ? '<p class="error" role="alert">That password is not right. Check it and try again.</p>' : ''}
+<form method="post" action="/s/${enc(v.token)}/unlock">
+<input type="hidden" name="next" value="${escapeHtml(v.next)}">
+<label for="password">Password</label><input type="password" id="password" name="password" required autocomplete="current-password" autofocus>
+<div><button type="submit">Unlock</button></div>
+</form></section>`,
+  );
 }
 
 const enc = encodeURIComponent;
@@ -59,6 +130,8 @@ export interface FolderPageView {
   items: PublicItem[];
   nextCursor: string | null;
   limit: number;
+  /** A view-and-upload link's root shows the drop area above the listing (where what was sent appears). */
+  upload?: boolean;
 }
 
 export function renderFolderPage(v: FolderPageView): string {
@@ -100,7 +173,7 @@ ${pictures
   return layout(
     v.folder.name,
     `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${nameHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
-<section class="card">
+${v.upload ? dropArea(v.token, []) : ''}<section class="card">
 ${gallery}
 <table>
 <thead><tr><th class="kind"><span hidden>Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>

@@ -46,6 +46,8 @@ describe('--help everywhere', () => {
     'keys status',
     'doctor',
     'audit list',
+    'shares list',
+    'shares revoke',
   ])('coffer %s --help', async (command) => {
     const r = await runCli([...command.split(' '), '--help']);
     expect(r.code).toBe(0);
@@ -53,6 +55,44 @@ describe('--help everywhere', () => {
     expect(r.stdout).toContain('--data-dir');
     expect(r.stdout).toContain('--json');
     expect(r.stdout).toContain('Exit codes');
+  });
+});
+
+describe('coffer shares, beside the running server', () => {
+  test('list shows links with their options (per account with --user); revoke ends a link', async () => {
+    const o = await seed.owner(t);
+    const up = await o.client.post('/api/files/folder', { name: 'CLI drop' });
+    const { id } = await json(up);
+    const shared = await json(
+      await o.client.post('/api/files/share', { ids: [id], shared: true, mode: 'upload', password: 'secret words', maxDownloads: 9 }),
+    );
+    const token = /\/s\/([\w-]+)/.exec(shared.links[id])![1]!;
+
+    const mine = parseJson(await cli(['shares', 'list', '--user', o.email, '--json'])).links;
+    expect(mine).toEqual([
+      expect.objectContaining({
+        token,
+        itemId: id,
+        itemName: 'CLI drop',
+        mode: 'upload',
+        hasPassword: true,
+        maxDownloads: 9,
+        downloads: 0,
+      }),
+    ]);
+    expect(JSON.stringify(mine)).not.toContain('secret words');
+    const human = await cli(['shares', 'list']);
+    expect(human.stdout).toMatch(new RegExp(`${token}\\s+CLI drop\\s+upload\\s+yes\\s+0/9`));
+    expect((await cli(['shares', 'list', '--user', 'nobody@example.test'])).code).toBe(1);
+
+    expect((await t.client().get(`/s/${token}`, { accept: 'application/json' })).status).toBe(401);
+    const revoked = await cli(['shares', 'revoke', token]);
+    expect(revoked.code).toBe(0);
+    expect((await t.client().get(`/s/${token}`, { accept: 'application/json' })).status).toBe(404);
+    expect(parseJson(await cli(['shares', 'list', '--user', o.email, '--json'])).links).toEqual([]);
+    const again = await cli(['shares', 'revoke', token]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('Share link not found');
   });
 });
 
@@ -212,7 +252,7 @@ describe('coffer init, then users create --admin', () => {
 });
 
 describe('coffer settings', () => {
-  test('get prints all nine; set changes what the running server answers', async () => {
+  test('get prints every setting; set changes what the running server answers', async () => {
     const all = parseJson(await cli(['settings', 'get', '--json']));
     expect(Object.keys(all).sort()).toEqual(
       [
@@ -225,6 +265,9 @@ describe('coffer settings', () => {
         'maxUploadBytes',
         'shareBaseUrl',
         'signupEnabled',
+        'versionsEnabled',
+        'versionsMaxPerFile',
+        'versionsRetentionDays',
       ].sort(),
     );
     const cases: Array<[string, string, unknown]> = [
@@ -236,6 +279,9 @@ describe('coffer settings', () => {
       ['shareBaseUrl', 'https://share.example.test', 'https://share.example.test'],
       ['knownProxies', '10.0.0.1, 10.1.0.0/16,proxy.lan', ['10.0.0.1', '10.1.0.0/16', 'proxy.lan']],
       ['davAccountPasswords', 'yes', true],
+      ['versionsEnabled', 'false', false],
+      ['versionsRetentionDays', '60', 60],
+      ['versionsMaxPerFile', '10', 10],
     ];
     for (const [key, value, expected] of cases) {
       const r = await cli(['settings', 'set', key, value, '--json']);

@@ -76,7 +76,7 @@ export async function signIn(page: Page, email: string, password: string, to = '
   await page.goto(to === '/' ? '/login' : `/login?next=${encodeURIComponent(to)}`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((u) => u.pathname !== '/login');
 }
 
@@ -89,6 +89,8 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** axe-core on the page as it is: no serious or critical violation allowed. */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const misnamed = await misnamedFields(page);
+  if (misnamed.length) throw new Error(`form fields on ${what} not named exactly by their visible label:\n  ${misnamed.join('\n  ')}`);
   const result = await new AxeBuilder({ page }).analyze();
   const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   if (bad.length) {
@@ -100,6 +102,67 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
           .join('\n  ')}`,
     );
     throw new Error(`axe-core on ${what}:\n${lines.join('\n')}`);
+  }
+}
+
+/** What a form control's label may hold besides its caption: nothing that reads as a hint or a message. */
+const NOT_CAPTION = 'small, p, .muted, .hint, .field-error, [role="alert"]';
+
+/**
+ * Every visible form control whose name comes from a <label> is named exactly by that label's caption, as
+ * Chromium's accessibility tree computes it: a hint or an error inside the label (which would join the
+ * name) is a problem, as is a control with no name at all. One line per problem.
+ */
+async function misnamedFields(page: Page): Promise<string[]> {
+  const fields = await page.evaluate((notCaption) => {
+    const doc = (globalThis as any).document;
+    const out: Array<{ mark: string; caption: string | null; hintInLabel: string | null; what: string }> = [];
+    doc.querySelectorAll('input, select, textarea').forEach((el: any, i: number) => {
+      if (el.type === 'hidden' || el.closest('[hidden], [inert], [aria-hidden="true"]') || !el.getClientRects().length) return;
+      const label = el.labels?.[0] ?? null;
+      let caption: string | null = null;
+      let hintInLabel: string | null = null;
+      if (label && !el.hasAttribute('aria-label') && !el.hasAttribute('aria-labelledby')) {
+        const copy = label.cloneNode(true);
+        const hint = copy.querySelector(notCaption);
+        hintInLabel = hint ? (hint.textContent ?? '').trim() : null;
+        for (const n of copy.querySelectorAll(`input, select, textarea, ${notCaption}`)) n.remove();
+        caption = (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
+      }
+      const mark = `f${i}`;
+      el.setAttribute('data-field-check', mark);
+      out.push({
+        mark,
+        caption,
+        hintInLabel,
+        what: `${el.tagName.toLowerCase()}[${el.getAttribute('type') ?? ''}]${el.id ? `#${el.id}` : ''}`,
+      });
+    });
+    return out;
+  }, NOT_CAPTION);
+  if (!fields.length) return [];
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
+    const problems: string[] = [];
+    for (const f of fields) {
+      const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: `[data-field-check="${f.mark}"]` });
+      if (!nodeId) continue;
+      const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { nodeId, fetchRelatives: false });
+      // Behind an open modal dialog the page is out of the accessibility tree: nothing there is named.
+      if (nodes[0]?.ignored) continue;
+      const name = String(nodes[0]?.name?.value ?? '').trim();
+      if (!name) problems.push(`${f.what} has no accessible name`);
+      else if (f.hintInLabel !== null)
+        problems.push(`${f.what} "${name}": its label holds "${f.hintInLabel}", which belongs in a description`);
+      else if (f.caption !== null && name !== f.caption) problems.push(`${f.what} is named "${name}", its label reads "${f.caption}"`);
+    }
+    return problems;
+  } finally {
+    await page.evaluate(() => {
+      for (const e of (globalThis as any).document.querySelectorAll('[data-field-check]')) e.removeAttribute('data-field-check');
+    });
+    await cdp.detach();
   }
 }
 

@@ -14,9 +14,10 @@ const asUserPrefix = (uid?: number) => (uid === undefined ? [] : ['setpriv', `--
 /** Runs `coffer <args>` from source as its own process, as an admin would at a shell (`asUser`: as that uid). */
 export async function runCli(
   args: string[],
-  opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number; asUser?: number } = {},
+  opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number; asUser?: number; cwd?: string } = {},
 ): Promise<CliResult> {
   const proc = Bun.spawn([...asUserPrefix(opts.asUser), process.execPath, MAIN, ...args], {
+    cwd: opts.cwd,
     // An empty configuration file: a coffer.env installed on this machine must not reach the tests.
     env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', COFFER_CONFIG: '/dev/null', ...opts.env },
     stdin: opts.stdin === undefined ? 'ignore' : new TextEncoder().encode(opts.stdin),

@@ -144,6 +144,7 @@ describe('every screen, light and dark, desktop and phone', () => {
 });
 
 describe('settings and the admin console, light and dark, desktop and phone', () => {
+  // Every settings and admin screen at two widths in two themes, with axe-core: over a minute on a loaded two-core box.
   test('every settings tab and admin screen: screenshots of each, axe-core in light at desktop width and dark at phone width', async () => {
     await person('Sam Lopez', 'sam@home.lan', { id: o.id, permissions: ['files.download', 'files.upload'] });
     await person('Document scanner', 'scanner@home.lan', { id: admin.id, permissions: ['files.upload'] });
@@ -193,6 +194,7 @@ describe('settings and the admin console, light and dark, desktop and phone', ()
           await p.getByRole('checkbox', { name: /^Select all: Stored/ }).check();
         },
       ],
+      ['admin-backups', '/admin/backups', admin, (p) => p.getByText('No backup has run yet.').waitFor()],
       ['admin-clients', '/admin/clients', admin, (p) => p.getByText('1.4.2').waitFor()],
       ['admin-about', '/admin/about', admin, (p) => p.getByText('Update checks are not configured').waitFor()],
       ['admin-refused', '/admin/users', o, (p) => p.getByRole('heading', { name: 'The admin console is not available to you' }).waitFor()],
@@ -218,5 +220,5 @@ describe('settings and the admin console, light and dark, desktop and phone', ()
         await context.close();
       }
     }
-  });
+  }, 180_000);
 });

@@ -42,7 +42,14 @@ describe('README and docs/', () => {
       'README.md': ['## Install on a server', '## First sign-in', '## Where everything else is'],
       'docs/install.md': ['## Install on a server'],
       'docs/cli.md': ['## Command line'],
-      'docs/backup.md': ['## Back up and restore', '### Rotating the master key'],
+      'docs/backup.md': [
+        '## Back up and restore',
+        '### Rotating the master key',
+        '## Scheduled backups',
+        '## Encrypted backups',
+        '## Upgrading and rolling back',
+        '## Leaving Coffer',
+      ],
       'docs/monitoring.md': ['## Monitoring', '### Logs'],
     };
     for (const [file, headings] of Object.entries(sections)) {

@@ -3,6 +3,7 @@ import { navigate, route } from '../app/router.ts';
 import { isAdmin } from '../app/session.ts';
 import { NotAvailable, type Tab, TabbedPage } from '../ui/page.tsx';
 import { About } from './about.tsx';
+import { Backups } from './backups.tsx';
 import { Clients } from './clients.tsx';
 import { Instance } from './instance.tsx';
 import { Orphans } from './orphans.tsx';
@@ -12,6 +13,7 @@ const TABS: Tab[] = [
   { href: '/admin/users', label: 'Users', icon: 'users' },
   { href: '/admin/instance', label: 'Instance', icon: 'sliders' },
   { href: '/admin/orphans', label: 'Orphans', icon: 'scan' },
+  { href: '/admin/backups', label: 'Backups', icon: 'server' },
   { href: '/admin/clients', label: 'Clients', icon: 'devices' },
   { href: '/admin/about', label: 'About', icon: 'info' },
 ];
@@ -20,6 +22,7 @@ const SCREENS: Record<string, () => preact.JSX.Element | null> = {
   '/admin/users': Users,
   '/admin/instance': Instance,
   '/admin/orphans': Orphans,
+  '/admin/backups': Backups,
   '/admin/clients': Clients,
   '/admin/about': About,
 };

@@ -303,7 +303,74 @@ function WebdavAccountPasswords() {
   );
 }
 
-/** The nine instance settings, each saved on its own with the server's validation. */
+/** File versions: on or off, and how long and how many are kept. */
+function FileVersions() {
+  const current = useLoad(api.settings.versions);
+  const [days, setDays] = useState('');
+  const [perFile, setPerFile] = useState('');
+  const s = useSave();
+  useEffect(() => {
+    if (!current.data) return;
+    setDays(String(current.data.retentionDays));
+    setPerFile(String(current.data.maxPerFile));
+  }, [current.data]);
+  if (!current.data) return <Outcome error={current.error} saved={null} />;
+  // The server's own ranges, checked first so the message names the field.
+  const whole = (text: string, what: string, max: number) => {
+    const n = Number(text.trim());
+    if (!/^\d+$/.test(text.trim())) throw new Error(`${what} must be a whole number.`);
+    if (n < 1 || n > max) throw new Error(`${what} must be between 1 and ${max.toLocaleString()}.`);
+    return n;
+  };
+  return (
+    <Section
+      title="File versions"
+      intro="When a file is replaced, saved over WebDAV or edited, what it held before is kept as a version its owner can download or restore. Versions count against storage, and the oldest give way when an upload needs room."
+    >
+      <Toggle
+        label="Keep versions"
+        value={current.data.enabled}
+        description="Off: an overwrite replaces the file for good, as without versions. Versions kept so far stay until retention removes them."
+        put={async (on) => {
+          const r = await api.settings.setVersions({ enabled: on });
+          current.set(r);
+          return r.enabled;
+        }}
+      />
+      <form
+        noValidate
+        class="form inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void s.save(async () => {
+            const r = await api.settings.setVersions({
+              retentionDays: whole(days, 'Days to keep versions', 3650),
+              maxPerFile: whole(perFile, 'Versions per file', 1000),
+            });
+            current.set(r);
+            return `Saved: daily versions for ${plural(r.retentionDays, 'day')}, at most ${r.maxPerFile} per file.`;
+          });
+        }}
+      >
+        <Field
+          label="Days to keep versions"
+          hint="Every version of the last hour, one an hour for a day, then one a day for this many days (1 to 3650)."
+        >
+          <input inputMode="numeric" required value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+        </Field>
+        <Field label="Versions per file" hint="The oldest go first past this many (1 to 1000).">
+          <input inputMode="numeric" required value={perFile} onInput={(e) => setPerFile(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" class="button primary" disabled={s.busy}>
+          Save
+        </button>
+      </form>
+      <Outcome error={s.error} saved={s.saved} />
+    </Section>
+  );
+}
+
+/** The instance settings, each saved on its own with the server's validation. */
 export function Instance() {
   const i = instance.value;
   if (!i) return null;
@@ -360,6 +427,7 @@ export function Instance() {
         <WebdavAccountPasswords />
       </Section>
       <MaxUpload />
+      <FileVersions />
       <ShareBaseUrl />
       <KnownProxies />
       <DocumentServer />

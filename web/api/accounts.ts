@@ -53,3 +53,13 @@ export const subUsers = {
     call('PUT /api/user/sub-users/:id', { params: { id }, body }),
   remove: (id: string) => call('DELETE /api/user/sub-users/:id', { params: { id } }),
 };
+
+/** The signed-in login's passkeys, and signing in with one (no email). */
+export const passkeys = {
+  list: () => call('GET /api/passkeys'),
+  registrationOptions: () => call('POST /api/passkeys/register/options'),
+  add: (body: ApiBody<'POST /api/passkeys'>) => call('POST /api/passkeys', { body }),
+  remove: (id: string) => call('DELETE /api/passkeys/:id', { params: { id } }),
+  signInOptions: () => call('POST /api/passkeys/sign-in/options', { anonymous }),
+  signIn: (body: ApiBody<'POST /api/passkeys/sign-in'>) => call('POST /api/passkeys/sign-in', { body, anonymous }),
+};

@@ -13,6 +13,8 @@ export const settings = {
   setKnownProxies: (knownProxies: string[]) => call('PUT /api/user/known-proxies-config', { body: { knownProxies } }),
   docserver: () => call('GET /api/user/docserver-config'),
   setDocserver: (body: ApiBody<'PUT /api/user/docserver-config'>) => call('PUT /api/user/docserver-config', { body }),
+  versions: () => call('GET /api/user/versions-config'),
+  setVersions: (body: ApiBody<'PUT /api/user/versions-config'>) => call('PUT /api/user/versions-config', { body }),
   davAccountPasswords: () => call('GET /api/user/webdav-account-password-config'),
   setDavAccountPasswords: (enabled: boolean) => call('PUT /api/user/webdav-account-password-config', { body: { enabled } }),
   setSignup: (enabled: boolean) => call('POST /api/user/signup-toggle', { body: { enabled } }),
@@ -31,6 +33,8 @@ export const admin = {
   /** 202 while the scan runs: the caller polls with the job id. */
   scanOrphans: (query: { graceMinutes: number } | { jobId: string }) => send('GET /api/user/orphans', { query }),
   deleteOrphans: (body: ApiBody<'POST /api/user/orphans/delete'>) => send('POST /api/user/orphans/delete', { body }),
+  backups: () => call('GET /api/user/backups'),
+  backUpNow: () => call('POST /api/user/backups/run'),
   version: () => call('GET /api/version'),
   latestVersion: () => call('GET /api/version/latest'),
 };

@@ -1,7 +1,7 @@
-import { accounts, devices, mfa, sessions, subUsers } from './accounts.ts';
+import { accounts, devices, mfa, passkeys, sessions, subUsers } from './accounts.ts';
 import { admin, settings } from './admin.ts';
 import { files } from './files.ts';
 import { sharing } from './sharing.ts';
 
 /** The web app's one way to the server: a typed client per area, over the contract (src/contract/api.ts). */
-export const api = { files, sharing, accounts, sessions, mfa, devices, subUsers, settings, admin };
+export const api = { files, sharing, accounts, sessions, mfa, passkeys, devices, subUsers, settings, admin };

@@ -15,10 +15,12 @@ import { MenuHost, openMenu } from '../ui/menu.tsx';
 import { StorageMeter } from '../ui/storage-meter.tsx';
 import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
+import { api } from '../api/index.ts';
 import { online } from './api.ts';
 import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
 import { forgetInfo, loadSharedFolders } from './folders.ts';
 import { invalidateListings } from './listings.ts';
+import { useLoad } from './load.ts';
 import { theme } from './prefs.ts';
 import { navigate, route } from './router.ts';
 import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
@@ -91,6 +93,22 @@ function StatusBanner() {
     );
   }
   return null;
+}
+
+/** For the admin only: the last scheduled backup failed, or the last good one is too old (GET /api/user/backups says which). */
+function BackupWarning() {
+  const status = useLoad(api.admin.backups, { everyMs: 300_000 });
+  const warning = status.data?.warning;
+  if (!warning || route.value.path === '/admin/backups') return null;
+  return (
+    <div class="banner error-banner" role="alert">
+      <Icon name="alert" size={18} />
+      <span>{warning}</span>
+      <button type="button" class="button small" onClick={() => navigate('/admin/backups')}>
+        Open Backups
+      </button>
+    </div>
+  );
 }
 
 function AccountButton() {
@@ -242,6 +260,7 @@ function Shell() {
           <AccountButton />
         </header>
         <StatusBanner />
+        {isAdmin.value && <BackupWarning />}
         <main id="main" class="content" tabIndex={-1}>
           <Screen />
         </main>

@@ -31,8 +31,9 @@ export interface UploadItem {
 }
 
 /**
- * How bytes reach the server: multipart for small files and replacements, the resumable tus endpoint
- * for new files above 32 MiB, so a dropped connection or a proxy's body limit costs a retry, not the file.
+ * How bytes reach the server: multipart for small files, the resumable tus endpoint for files above
+ * 32 MiB (a replacement names its file in the metadata's replaceId), so a dropped connection or a
+ * proxy's body limit costs a retry, not the file.
  */
 interface UploadTransport {
   send(item: UploadItem, onProgress: (loaded: number) => void): { done: Promise<Item | null>; abort(): void };
@@ -116,6 +117,7 @@ const resumableTransport: UploadTransport = {
         };
         if (item.parentId) metadata.parentId = item.parentId;
         if (item.relativePath) metadata.relativePath = item.relativePath;
+        if (item.replaceId) metadata.replaceId = item.replaceId;
         upload = new Upload(item.file, {
           endpoint: api.files.tusEndpoint,
           uploadUrl: item.resumeUrl ?? null,
@@ -158,8 +160,7 @@ const resumableTransport: UploadTransport = {
   },
 };
 
-const transportFor = (item: UploadItem): UploadTransport =>
-  item.file.size > RESUMABLE_ABOVE && !item.replaceId ? resumableTransport : multipartTransport;
+const transportFor = (item: UploadItem): UploadTransport => (item.file.size > RESUMABLE_ABOVE ? resumableTransport : multipartTransport);
 
 export const uploads = signal<UploadItem[]>([]);
 export const activeUploads = computed(() => uploads.value.filter((u) => u.status.value === 'queued' || u.status.value === 'uploading'));

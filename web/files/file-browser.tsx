@@ -11,6 +11,7 @@ import { toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
+import { LinkScope, SharedLinks } from '../share/shared-links.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { filesFromDrop, filesFromInput } from '../uploads/drop.ts';
 import { startUploads } from '../uploads/start.tsx';
@@ -483,12 +484,13 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         )}
       </div>
 
+      {kind === 'shared' && can('files.share') && <SharedLinks />}
       {sharedRoot && (
         <div class="banner shared-banner" role="note">
           <Icon name="link" size={18} />
           <span>
-            {sharedRoot.id === folderId ? 'This folder is shared by link' : `Inside “${sharedRoot.name}”, which is shared by link`}: anyone
-            with the link can see and download everything here, including what is added later.
+            {sharedRoot.id === folderId ? 'This folder is shared by link' : `Inside “${sharedRoot.name}”, which is shared by link`}:{' '}
+            <LinkScope folderId={sharedRoot.id} canAsk={can('files.share')} />
           </span>
           {can('files.share') && (
             <button

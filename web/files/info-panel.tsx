@@ -5,9 +5,16 @@ import { ancestors, sharedFolders } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { VersionsTab } from './versions-tab.tsx';
 
-/** Get info: location, size, dates, share expiry and folder totals, beside the list (Drive's details pane). */
+type Tab = 'details' | 'versions';
+
+/**
+ * Get info: location, size, dates, share expiry and folder totals, beside the list (Drive's details
+ * pane); for a file, a Versions tab with its earlier contents.
+ */
 export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }) {
+  const [tab, setTab] = useState<Tab>('details');
   const [info, setInfo] = useState<ItemInfo | null>(null);
   const [path, setPath] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -33,6 +40,27 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
   }, [item.id, item.name, item.modified]);
   const name = displayName(item.name, item.type, hideExtensions.value);
   const shared = item.shared || sharedFolders.value.has(item.id);
+  const shown: Tab = item.type === 'file' ? tab : 'details';
+  const tabButton = (id: Tab, label: string) => (
+    <button
+      type="button"
+      role="tab"
+      id={`info-tab-${id}`}
+      aria-selected={shown === id}
+      aria-controls={`info-panel-${id}`}
+      tabIndex={shown === id ? 0 : -1}
+      class={`info-tab${shown === id ? ' active' : ''}`}
+      onClick={() => setTab(id)}
+      onKeyDown={(e) => {
+        if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+        const other: Tab = id === 'details' ? 'versions' : 'details';
+        setTab(other);
+        document.getElementById(`info-tab-${other}`)?.focus();
+      }}
+    >
+      {label}
+    </button>
+  );
   return (
     <aside class="info-panel" aria-label={`Details of ${name}`}>
       <header class="info-head">
@@ -45,6 +73,44 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
         <FileIcon family={familyOf(item)} size={72} />
         <p class="info-name">{name}</p>
       </div>
+      {item.type === 'file' && (
+        <div class="info-tabs" role="tablist" aria-label="Details or versions">
+          {tabButton('details', 'Details')}
+          {tabButton('versions', 'Versions')}
+        </div>
+      )}
+      {shown === 'versions' ? (
+        <div id="info-panel-versions" role="tabpanel" aria-labelledby="info-tab-versions">
+          <VersionsTab item={item} />
+        </div>
+      ) : (
+        <div
+          id="info-panel-details"
+          role={item.type === 'file' ? 'tabpanel' : undefined}
+          aria-labelledby={item.type === 'file' ? 'info-tab-details' : undefined}
+        >
+          <DetailsList item={item} info={info} path={path} error={error} shared={shared} />
+        </div>
+      )}
+    </aside>
+  );
+}
+
+function DetailsList({
+  item,
+  info,
+  path,
+  error,
+  shared,
+}: {
+  item: Item;
+  info: ItemInfo | null;
+  path: string | null;
+  error: string | null;
+  shared: boolean;
+}) {
+  return (
+    <>
       {error && (
         <p class="field-error" role="alert">
           {error}
@@ -73,9 +139,15 @@ export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }
             <dd>{exactDate(item.deletedAt)}</dd>
           </>
         )}
+        {info?.droppedBy && (
+          <>
+            <dt>Sent by</dt>
+            <dd title={exactDate(info.droppedBy.at)}>{info.droppedBy.uploader ?? 'A visitor (no name given)'}, through a share link</dd>
+          </>
+        )}
         <dt>Sharing</dt>
         <dd>{shared ? `Shared by link · ${formatExpiry(info?.expiresAt ?? item.expiresAt)}` : 'Not shared'}</dd>
       </dl>
-    </aside>
+    </>
   );
 }

@@ -1,11 +1,13 @@
+import { Passkeys } from './passkeys.tsx';
 import { ChangePassword } from './password.tsx';
 import { TwoFactor } from './two-factor.tsx';
 
-/** Password and two-factor authentication. */
+/** Password, passkeys and two-factor authentication. */
 export function Security() {
   return (
     <>
       <ChangePassword />
+      <Passkeys />
       <TwoFactor />
     </>
   );

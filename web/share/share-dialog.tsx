@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
-import type { Expiry } from '../../src/contract/sharing.ts';
+import type { Expiry, LinkOptions, ShareLinkView, ShareMode } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { formatExpiry } from '../app/format.ts';
@@ -9,6 +9,32 @@ import { toast, toastError } from '../app/toasts.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
+
+const MODES: { value: ShareMode; label: string; hint: string }[] = [
+  { value: 'view', label: 'View and download', hint: 'Visitors browse and download.' },
+  { value: 'upload', label: 'Upload only', hint: 'A drop box: visitors send files and see nothing else.' },
+  { value: 'view_upload', label: 'View and upload', hint: 'Visitors browse, download and add files.' },
+];
+
+/** A password people can read out: four groups of four from an alphabet without look-alikes. */
+function generatePassword(): string {
+  const alphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const chars = [...bytes].map((b) => alphabet[b % alphabet.length]);
+  return [0, 4, 8, 12].map((i) => chars.slice(i, i + 4).join('')).join('-');
+}
+
+/** One line of what a link is now: mode, password, downloads, last use. */
+export function linkState(link: ShareLinkView): string {
+  const parts = [MODES.find((m) => m.value === link.mode)!.label];
+  parts.push(link.hasPassword ? 'Password protected' : 'No password');
+  parts.push(
+    link.maxDownloads === null
+      ? `${link.downloads} download${link.downloads === 1 ? '' : 's'}`
+      : `${link.downloads} of ${link.maxDownloads} downloads used`,
+  );
+  return parts.join(' · ');
+}
 
 const EXPIRIES: { value: Expiry; label: string }[] = [
   { value: '7d', label: '7 days' },
@@ -49,16 +75,153 @@ async function removeLinks(items: Item[]): Promise<void> {
   });
 }
 
+/** Password, mode and download limit, as a form section; `onChange` gets the options the owner set. */
+export function LinkSettings(props: {
+  folders: boolean;
+  link: ShareLinkView | null;
+  value: SettingsState;
+  onChange: (next: SettingsState) => void;
+}) {
+  const { value: v, onChange } = props;
+  const set = (patch: Partial<SettingsState>) => onChange({ ...v, ...patch });
+  const hasPassword = props.link?.hasPassword ?? false;
+  return (
+    <div class="link-settings">
+      {props.folders && (
+        <fieldset class="radio-column">
+          <legend>Visitors can</legend>
+          {MODES.map((m) => (
+            <div key={m.value} class="radio-choice">
+              <label class="radio">
+                <input
+                  type="radio"
+                  name="mode"
+                  value={m.value}
+                  checked={v.mode === m.value}
+                  aria-describedby={`share-mode-${m.value}`}
+                  onChange={() => set({ mode: m.value })}
+                />
+                <span>{m.label}</span>
+              </label>
+              <small id={`share-mode-${m.value}`} class="muted">
+                {m.hint}
+              </small>
+            </div>
+          ))}
+        </fieldset>
+      )}
+      <div class="field">
+        <label for="share-password">{hasPassword && !v.removePassword ? 'New password' : 'Password'}</label>
+        <div class="password-row">
+          <input
+            id="share-password"
+            aria-describedby={hasPassword && !v.removePassword ? 'share-password-hint' : undefined}
+            // Preact's types tie a text input's other attributes to type text; the attributes here suit both.
+            type={(v.showPassword ? 'text' : 'password') as 'text'}
+            value={v.password}
+            maxLength={128}
+            autocomplete="new-password"
+            placeholder={hasPassword && !v.removePassword ? 'Password set' : 'No password'}
+            onInput={(e) => set({ password: e.currentTarget.value, removePassword: false })}
+          />
+          <button type="button" class="button" aria-pressed={v.showPassword} onClick={() => set({ showPassword: !v.showPassword })}>
+            {v.showPassword ? 'Hide password' : 'Show password'}
+          </button>
+          <button
+            type="button"
+            class="button"
+            onClick={() => set({ password: generatePassword(), showPassword: true, removePassword: false })}
+          >
+            Generate password
+          </button>
+        </div>
+        {hasPassword && !v.removePassword && <small id="share-password-hint">Leave it empty to keep the current password.</small>}
+        {hasPassword && (
+          <label class="checkbox">
+            <input
+              type="checkbox"
+              checked={v.removePassword}
+              onChange={(e) => set({ removePassword: e.currentTarget.checked, password: '' })}
+            />
+            <span>Remove password</span>
+          </label>
+        )}
+      </div>
+      <div class="field limit-row">
+        <label class="checkbox">
+          <input type="checkbox" checked={v.limitDownloads} onChange={(e) => set({ limitDownloads: e.currentTarget.checked })} />
+          <span>Limit downloads</span>
+        </label>
+        {v.limitDownloads && (
+          <input
+            type="number"
+            aria-label="Maximum downloads"
+            min={1}
+            max={100000}
+            step={1}
+            value={v.maxDownloads}
+            onInput={(e) => set({ maxDownloads: e.currentTarget.value })}
+          />
+        )}
+      </div>
+    </div>
+  );
+}
+
+export interface SettingsState {
+  mode: ShareMode;
+  password: string;
+  showPassword: boolean;
+  removePassword: boolean;
+  limitDownloads: boolean;
+  maxDownloads: string;
+}
+
+export const settingsOf = (link: ShareLinkView | null): SettingsState => ({
+  mode: link?.mode ?? 'view',
+  password: '',
+  showPassword: false,
+  removePassword: false,
+  limitDownloads: link?.maxDownloads != null,
+  maxDownloads: String(link?.maxDownloads ?? 10),
+});
+
+/** The options to send: only what the owner changed from the link (everything, for a new link). */
+export function optionsFrom(v: SettingsState, link: ShareLinkView | null, folders: boolean): LinkOptions | string {
+  const out: LinkOptions = {};
+  if (v.password) {
+    if (v.password.length < 6 || v.password.length > 128) return 'The password must be 6 to 128 characters.';
+    out.password = v.password;
+  } else if (v.removePassword) out.password = null;
+  if (folders && v.mode !== (link?.mode ?? 'view')) out.mode = v.mode;
+  const max = v.limitDownloads ? Number(v.maxDownloads) : null;
+  if (max !== null && (!Number.isInteger(max) || max < 1 || max > 100_000))
+    return 'The download limit must be a whole number from 1 to 100000.';
+  if (max !== (link?.maxDownloads ?? null)) out.maxDownloads = max;
+  return out;
+}
+
 function ShareForm(props: { items: Item[]; close: () => void }) {
   const { items } = props;
   const single = items.length === 1 ? items[0]! : null;
+  const folders = items.every((i) => i.type === 'folder');
   const alreadyShared = items.every((i) => i.shared);
   const [links, setLinks] = useState<Record<string, string> | null>(null);
+  const [link, setLink] = useState<ShareLinkView | null>(null);
+  const [settings, setSettings] = useState<SettingsState>(settingsOf(null));
   const [expiry, setExpiry] = useState<Expiry>(single ? expiryOf(single) : '7d');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
   const [expiresAt, setExpiresAt] = useState(single?.expiresAt ?? null);
   const linkRef = useRef<HTMLInputElement>(null);
+
+  const loadLink = async (itemId: string) => {
+    const page = await api.sharing.linkPage({ itemId, limit: 1 });
+    const found = page.links[0] ?? null;
+    setLink(found);
+    setSettings(settingsOf(found));
+  };
 
   useEffect(() => {
     if (!alreadyShared) return;
@@ -66,15 +229,17 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
       (r) => setLinks(r.links),
       (err: Error) => setError(err.message),
     );
+    if (single) loadLink(single.id).catch((err: Error) => setError(err.message));
   }, []);
 
-  const share = async (choice: Expiry) => {
+  const share = async (choice: Expiry, options: LinkOptions = {}) => {
     setBusy(true);
     setError(null);
     try {
       const r = await api.sharing.share(
         items.map((i) => i.id),
         choice,
+        options,
       );
       setLinks(r.links);
       const at = choice === 'never' ? null : new Date(Date.now() + (choice === '7d' ? 7 : 30) * 86_400_000).toISOString();
@@ -84,6 +249,39 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
         true,
         at,
       );
+      if (single) await loadLink(single.id);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const create = () => {
+    const options = optionsFrom(settings, null, folders);
+    if (typeof options === 'string') return setError(options);
+    void share(expiry, options);
+  };
+
+  const saveSettings = async () => {
+    const options = optionsFrom(settings, link, folders);
+    if (typeof options === 'string') return setError(options);
+    setBusy(true);
+    setError(null);
+    setSaved(null);
+    try {
+      if (link) {
+        const updated = await api.sharing.updateLink(link.token, options);
+        setLink(updated);
+        setSettings(settingsOf(updated));
+      } else {
+        await api.sharing.share(
+          items.map((i) => i.id),
+          expiry,
+          options,
+        );
+      }
+      setSaved('Link settings saved');
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -92,17 +290,23 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   };
 
   const entries = links ? items.filter((i) => links[i.id]) : [];
+  const mode = link?.mode ?? settings.mode;
   return (
     <>
       <div class="dialog-body share">
         <p class="muted">
-          Anyone with the link can view and download{' '}
-          {single
-            ? single.type === 'folder'
-              ? 'this folder and everything in it, including what is added later'
-              : 'this file'
-            : 'these items'}
-          . No sign-in needed.
+          {mode === 'upload'
+            ? 'Anyone with the link can send files into this folder, and sees nothing else.'
+            : mode === 'view_upload'
+              ? 'Anyone with the link can view, download and add files to this folder and everything in it.'
+              : `Anyone with the link can view and download ${
+                  single
+                    ? single.type === 'folder'
+                      ? 'this folder and everything in it, including what is added later'
+                      : 'this file'
+                    : 'these items'
+                }.`}{' '}
+          No sign-in needed{settings.password || link?.hasPassword ? ', only the password' : ''}.
         </p>
         {links && entries.length > 0 && (
           <div class="share-links">
@@ -127,7 +331,12 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                 </button>
               </div>
             ))}
-            {single && <p class="muted small">{formatExpiry(expiresAt)}</p>}
+            {single && (
+              <p class="muted small">
+                {formatExpiry(expiresAt)}
+                {link ? ` · ${linkState(link)}` : ''}
+              </p>
+            )}
           </div>
         )}
         <fieldset class="radio-row">
@@ -148,9 +357,15 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
             </label>
           ))}
         </fieldset>
+        <LinkSettings folders={folders} link={link} value={settings} onChange={setSettings} />
         {error && (
           <p class="field-error" role="alert">
             {error}
+          </p>
+        )}
+        {saved && !error && (
+          <p class="muted small" role="status">
+            {saved}
           </p>
         )}
       </div>
@@ -167,6 +382,9 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
             >
               Remove link
             </button>
+            <button type="button" class="button" disabled={busy} onClick={() => void saveSettings()}>
+              Save settings
+            </button>
             <button type="button" class="button primary" onClick={props.close}>
               Done
             </button>
@@ -176,7 +394,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
             <button type="button" class="button" onClick={props.close}>
               Cancel
             </button>
-            <button type="button" class="button primary" disabled={busy} onClick={() => share(expiry)}>
+            <button type="button" class="button primary" disabled={busy} onClick={create}>
               Create
             </button>
           </>

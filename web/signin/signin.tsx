@@ -4,6 +4,7 @@ import { DISPLAY_NAME_MAX, EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } f
 import { api } from '../api/index.ts';
 import { ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../../src/contract/accounts.ts';
+import { passkeyAnswer, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { Field, FormError } from '../ui/form.tsx';
@@ -103,6 +104,8 @@ export function SignIn() {
   const [error, setError] = useState<string | null>(null);
   const [idpError, setIdpError] = useState(query.get('error'));
   const [busy, setBusy] = useState(false);
+  // The code step's 400 says whether the login has a passkey to use instead.
+  const [passkeyOffered, setPasskeyOffered] = useState(false);
   const codeRef = useRef<HTMLInputElement>(null);
   const provider = status?.idp.name ?? 'your identity provider';
 
@@ -120,6 +123,31 @@ export function SignIn() {
     if (query.has('mfa')) navigate(withNext('/login'), { replace: true });
   };
 
+  /** Runs one way of signing in; a refusal shows its message beside the form. */
+  const attempt = async (work: () => Promise<void>, describe: (err: unknown) => string = (err) => (err as Error).message) => {
+    setBusy(true);
+    setError(null);
+    setIdpError(null);
+    try {
+      await work();
+      await signedIn();
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const withPasskey = () =>
+    attempt(async () => {
+      await api.passkeys.signIn(await passkeyAnswer());
+    }, passkeyErrorText);
+
+  const passkeyInsteadOfCode = () =>
+    attempt(async () => {
+      await api.accounts.login({ email, password, passkey: await passkeyAnswer() });
+    }, passkeyErrorText);
+
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -134,6 +162,7 @@ export function SignIn() {
       await signedIn();
     } catch (err) {
       if (err instanceof ApiError && err.status === 400 && err.message === 'MFA code required') {
+        setPasskeyOffered(err.body.passkey === true && passkeysAvailable());
         setStep('code');
       } else setError((err as Error).message);
     } finally {
@@ -143,6 +172,7 @@ export function SignIn() {
 
   const offerProvider = status?.idp.enabled && step === 'password';
   const offerPassword = step !== 'password' || status?.passwordLogin !== false;
+  const offerPasskey = step === 'password' && status?.passwordLogin !== false && passkeysAvailable();
   return (
     <Card title={step === 'password' ? 'Sign in' : 'Two-step verification'}>
       {signInNotice.value && step === 'password' && (
@@ -156,7 +186,13 @@ export function SignIn() {
         </p>
       )}
       {offerProvider && status && <ProviderButton status={status} verb="Sign in" />}
-      {offerProvider && offerPassword && <Or />}
+      {offerPasskey && (
+        <button type="button" class="button block" disabled={busy} onClick={withPasskey}>
+          <Icon name="key" size={16} />
+          Sign in with a passkey
+        </button>
+      )}
+      {(offerProvider || offerPasskey) && offerPassword && <Or />}
       {!offerPassword && <p class="muted auth-hint">This Coffer signs people in through {provider} only.</p>}
       {offerPassword && (
         <form onSubmit={submit} class="auth-form">
@@ -188,7 +224,8 @@ export function SignIn() {
             <>
               <p class="muted">
                 {step === 'idp-code' ? `${provider} has confirmed who you are. ` : ''}
-                Enter the 6-digit code from your authenticator app. Lost your phone? Use one of your backup codes instead.
+                Enter the 6-digit code from your authenticator app
+                {passkeyOffered ? ', or use your passkey' : ''}. Lost your phone? Use one of your backup codes instead.
               </p>
               <Field label="Authentication code">
                 <input
@@ -208,6 +245,12 @@ export function SignIn() {
           <button type="submit" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy}>
             Sign in
           </button>
+          {step === 'code' && passkeyOffered && (
+            <button type="button" class="button block" disabled={busy} onClick={passkeyInsteadOfCode}>
+              <Icon name="key" size={16} />
+              Use a passkey instead
+            </button>
+          )}
           {step !== 'password' && (
             <button type="button" class="button ghost block" onClick={toPasswordStep}>
               Use another account

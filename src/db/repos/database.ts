@@ -40,12 +40,17 @@ export class DatabaseRepo {
     this.sqlite.query('VACUUM INTO ?').run(file);
   }
 
-  /** Every object key the file rows of a snapshot name, in key order. */
+  /** Every object key the file and version rows of a snapshot name, in key order. */
   static snapshotStorageKeys(file: string): string[] {
     const db = new Database(file, { readonly: true });
     try {
+      // A snapshot taken before versions existed has no file_versions table.
+      const versions = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'file_versions'").get() !== null;
       return db
-        .query<{ key: string }, []>('SELECT storage_key AS key FROM items WHERE storage_key IS NOT NULL ORDER BY storage_key')
+        .query<{ key: string }, []>(
+          `SELECT storage_key AS key FROM items WHERE storage_key IS NOT NULL
+           ${versions ? 'UNION ALL SELECT storage_key FROM file_versions' : ''} ORDER BY key`,
+        )
         .all()
         .map((r) => r.key);
     } finally {

@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
@@ -10,6 +11,7 @@ import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
 import { MfaRepo } from './mfa.ts';
+import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
@@ -18,6 +20,7 @@ import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
+import { VersionsRepo } from './versions.ts';
 
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
@@ -41,6 +44,7 @@ export interface Repos {
   users: UsersRepo;
   idp: IdpRepo;
   mfa: MfaRepo;
+  passkeys: PasskeysRepo;
   sessions: SessionsRepo;
   settings: SettingsRepo;
   items: ItemsRepo;
@@ -55,6 +59,8 @@ export interface Repos {
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
   thumbnails: ThumbnailsRepo;
+  versions: VersionsRepo;
+  backupRuns: BackupRunsRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -65,6 +71,7 @@ export function createRepos(db: Db): Repos {
     users: new UsersRepo(db),
     idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
+    passkeys: new PasskeysRepo(sqlite),
     sessions: new SessionsRepo(db),
     settings: new SettingsRepo(db),
     items: new ItemsRepo(sqlite),
@@ -79,5 +86,7 @@ export function createRepos(db: Db): Repos {
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
     thumbnails: new ThumbnailsRepo(sqlite),
+    versions: new VersionsRepo(sqlite),
+    backupRuns: new BackupRunsRepo(db),
   };
 }

@@ -6,9 +6,12 @@ import { selectList, toBoolean } from '../select.ts';
 export type Item = Omit<typeof items.$inferSelect, 'seq' | 'parentKey'>;
 type ItemType = Item['type'];
 /** What list pages read: everything an API item shows, without the object's key material. */
-export type ListedItem = Omit<Item, 'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt'>;
-export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId'>;
+export type ListedItem = Omit<Item, 'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt' | 'contentSource' | 'contentAuthorId'>;
+type ContentOrigin = Pick<Item, 'contentSource' | 'contentAuthorId'>;
+export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId' | keyof ContentOrigin> & Partial<ContentOrigin>;
 /** What purging a trash entry needs of each row. */
+export type ExportFolder = Pick<Item, 'id' | 'parentId' | 'name' | 'modifiedAt' | 'deletedAt'>;
+export type ExportFile = ExportFolder & Pick<Item, 'size' | 'storageKey' | 'wrappedKey'> & { seq: number };
 export type PurgedItem = Pick<Item, 'id' | 'type' | 'size' | 'storageKey'>;
 
 export type SortField = 'name' | 'size' | 'modified' | 'accessedAt' | 'deletedAt';
@@ -53,6 +56,8 @@ const ITEM_KEYS = [
   'storageKey',
   'wrappedKey',
   'keyId',
+  'contentSource',
+  'contentAuthorId',
   'starred',
   'modifiedAt',
   'accessedAt',
@@ -60,7 +65,9 @@ const ITEM_KEYS = [
   'deletedAt',
   'deletedRootId',
 ] as const satisfies ReadonlyArray<keyof Item>;
-const LISTED_KEYS = ITEM_KEYS.filter((k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt'].includes(k));
+const LISTED_KEYS = ITEM_KEYS.filter(
+  (k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId'].includes(k),
+);
 const ITEM = selectList(items, ITEM_KEYS);
 const LISTED = selectList(items, LISTED_KEYS);
 
@@ -137,8 +144,8 @@ export class ItemsRepo {
       this.sqlite
         .query<Item, SQLQueryBindings[]>(
           `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, wrapped_key, key_id, starred,
-             modified_at, accessed_at, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${ITEM}`,
+             modified_at, accessed_at, created_at, content_source, content_author_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${ITEM}`,
         )
         .get(
           row.id,
@@ -156,6 +163,8 @@ export class ItemsRepo {
           row.modifiedAt,
           row.accessedAt,
           row.createdAt,
+          row.contentSource ?? null,
+          row.contentAuthorId ?? null,
         ),
     )!;
   }
@@ -363,15 +372,19 @@ export class ItemsRepo {
     this.sqlite.query('UPDATE items SET starred = ? WHERE id = ?').run(starred ? 1 : 0, id);
   }
 
-  /** New content of a file: object, size, type and times. */
+  /** New content of a file: object, size, type, times, and how and by whom it was written. */
   replaceContent(
     id: string,
-    content: Pick<Item, 'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt'>,
+    content: Pick<
+      Item,
+      'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt' | 'contentSource' | 'contentAuthorId'
+    >,
   ): Item {
     return item(
       this.sqlite
         .query<Item, SQLQueryBindings[]>(
-          `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?
+          `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?,
+             content_source = ?, content_author_id = ?
            WHERE id = ? RETURNING ${ITEM}`,
         )
         .get(
@@ -382,6 +395,8 @@ export class ItemsRepo {
           content.keyId,
           content.modifiedAt,
           content.accessedAt,
+          content.contentSource,
+          content.contentAuthorId,
           id,
         ),
     )!;
@@ -489,12 +504,13 @@ export class ItemsRepo {
 
   // ---- whole-instance walks (orphans, doctor, keys) ----
 
-  /** Which of the keys a row points at. */
+  /** Which of the keys a row (a file or one of its versions) points at. */
   referencedKeys(keys: readonly string[]): Set<string> {
     return new Set(
       this.sqlite
         .query<{ storageKey: string }, [string]>(
-          'SELECT storage_key AS storageKey FROM items WHERE storage_key IN (SELECT value FROM json_each(?))',
+          `SELECT storage_key AS storageKey FROM items WHERE storage_key IN (SELECT value FROM json_each(?1))
+           UNION ALL SELECT storage_key FROM file_versions WHERE storage_key IN (SELECT value FROM json_each(?1))`,
         )
         .all(JSON.stringify(keys))
         .map((r) => r.storageKey),
@@ -502,7 +518,13 @@ export class ItemsRepo {
   }
 
   isKeyReferenced(key: string): boolean {
-    return this.sqlite.query<{ id: string }, [string]>('SELECT id FROM items WHERE storage_key = ?').get(key) !== null;
+    return (
+      this.sqlite
+        .query<{ id: string }, [string]>(
+          'SELECT id FROM items WHERE storage_key = ?1 UNION ALL SELECT id FROM file_versions WHERE storage_key = ?1',
+        )
+        .get(key) !== null
+    );
   }
 
   countFiles(opts: { withKey?: boolean } = {}): number {
@@ -523,20 +545,24 @@ export class ItemsRepo {
     );
   }
 
-  /** Stored objects in key order after `afterKey`, each with its plaintext size: what a storage migration copies. */
+  /** Stored objects (files' and versions') in key order after `afterKey`, each with its plaintext size: what a storage migration copies. */
   storedObjectPage(afterKey: string, limit: number): Array<{ storageKey: string; size: number }> {
     return this.sqlite
       .query<{ storageKey: string; size: number }, [string, number]>(
-        `SELECT ${selectList(items, ['storageKey', 'size'])} FROM items WHERE storage_key > ? ORDER BY storage_key LIMIT ?`,
+        `SELECT storage_key AS storageKey, size FROM (
+           SELECT storage_key, size FROM items WHERE storage_key > ?1
+           UNION ALL SELECT storage_key, size FROM file_versions WHERE storage_key > ?1)
+         ORDER BY storage_key LIMIT ?2`,
       )
       .all(afterKey, limit);
   }
 
-  /** How many objects rows point at (each key is unique), and their plaintext bytes. */
+  /** How many objects rows (files and versions) point at (each key is unique), and their plaintext bytes. */
   storedObjectTotals(): { objects: number; bytes: number } {
     return this.sqlite
       .query<{ objects: number; bytes: number }, []>(
-        'SELECT COUNT(*) AS objects, COALESCE(SUM(size), 0) AS bytes FROM items WHERE storage_key IS NOT NULL',
+        `SELECT COUNT(*) AS objects, COALESCE(SUM(size), 0) AS bytes FROM (
+           SELECT size FROM items WHERE storage_key IS NOT NULL UNION ALL SELECT size FROM file_versions)`,
       )
       .get()!;
   }
@@ -551,11 +577,14 @@ export class ItemsRepo {
     return this.sqlite.query('DELETE FROM items WHERE id = ? AND storage_key = ?').run(id, storageKey).changes > 0;
   }
 
-  /** How many rows each master key wraps. */
+  /** How many rows (files and versions) each master key wraps. */
   countByKeyId(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const r of this.sqlite
-      .query<{ keyId: string; n: number }, []>('SELECT key_id AS keyId, COUNT(*) AS n FROM items WHERE key_id IS NOT NULL GROUP BY key_id')
+      .query<{ keyId: string; n: number }, []>(
+        `SELECT key_id AS keyId, COUNT(*) AS n FROM (
+           SELECT key_id FROM items WHERE key_id IS NOT NULL UNION ALL SELECT key_id FROM file_versions) GROUP BY key_id`,
+      )
       .all()) {
       out[r.keyId] = r.n;
     }
@@ -564,23 +593,64 @@ export class ItemsRepo {
 
   countNotUnderKey(keyId: string): number {
     return this.sqlite
-      .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?)')
+      .query<{ n: number }, [string]>(
+        `SELECT (SELECT COUNT(*) FROM items WHERE wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?1))
+              + (SELECT COUNT(*) FROM file_versions WHERE key_id != ?1) AS n`,
+      )
       .get(keyId)!.n;
   }
 
-  /** Rows whose data key is not wrapped by `keyId`, in id order. */
+  /** Rows (files and versions, whose ids never collide) whose data key is not wrapped by `keyId`, in id order. */
   notUnderKeyPage(keyId: string, afterId: string, limit: number): Array<{ id: string; wrappedKey: string }> {
     return this.sqlite
       .query<{ id: string; wrappedKey: string }, [string, string, number]>(
         `SELECT id, wrapped_key AS wrappedKey FROM items
-          WHERE id > ? AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?) ORDER BY id LIMIT ?`,
+          WHERE id > ?1 AND wrapped_key IS NOT NULL AND (key_id IS NULL OR key_id != ?2)
+         UNION ALL SELECT id, wrapped_key FROM file_versions WHERE id > ?1 AND key_id != ?2
+         ORDER BY id LIMIT ?3`,
       )
       .all(afterId, keyId, limit);
   }
 
-  /** Compare-and-set of a re-wrapped data key: a row rewritten meanwhile is left alone. */
+  /** Compare-and-set of a re-wrapped data key (of a file or a version): a row rewritten meanwhile is left alone. */
   rewrap(id: string, from: string, to: string, keyId: string): number {
-    return this.sqlite.query('UPDATE items SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?').run(to, keyId, id, from)
-      .changes;
+    const file = this.sqlite
+      .query('UPDATE items SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?')
+      .run(to, keyId, id, from);
+    if (file.changes > 0) return file.changes;
+    return this.sqlite
+      .query('UPDATE file_versions SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?')
+      .run(to, keyId, id, from).changes;
+  }
+
+  /** Every folder of an account, live and trashed: `coffer export` builds paths from them. */
+  exportFolders(accountId: string): ExportFolder[] {
+    return this.sqlite
+      .query<ExportFolder, [string]>(
+        `SELECT id, parent_id AS parentId, name, modified_at AS modifiedAt, deleted_at AS deletedAt
+         FROM items WHERE account_id = ? AND type = 'folder'`,
+      )
+      .all(accountId);
+  }
+
+  /** An account's files after `afterSeq`, in storage order, a page at a time (`coffer export`). */
+  exportFiles(accountId: string, afterSeq: number, limit: number, includeTrash: boolean): ExportFile[] {
+    return this.sqlite
+      .query<ExportFile, [string, number, number]>(
+        `SELECT seq, id, parent_id AS parentId, name, size, modified_at AS modifiedAt, deleted_at AS deletedAt,
+                storage_key AS storageKey, wrapped_key AS wrappedKey
+         FROM items WHERE account_id = ? AND type = 'file' AND seq > ? ${includeTrash ? '' : 'AND deleted_at IS NULL'}
+         ORDER BY seq LIMIT ?`,
+      )
+      .all(accountId, afterSeq, limit);
+  }
+
+  exportTotals(accountId: string, includeTrash: boolean): { files: number; bytes: number } {
+    return this.sqlite
+      .query<{ files: number; bytes: number }, [string]>(
+        `SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM items
+         WHERE account_id = ? AND type = 'file' ${includeTrash ? '' : 'AND deleted_at IS NULL'}`,
+      )
+      .get(accountId)!;
   }
 }

@@ -1,8 +1,23 @@
 import type { Database } from 'bun:sqlite';
-import { shareLinks } from '../schema/shares.ts';
+import { shareDrops, shareLinks } from '../schema/shares.ts';
 import { deleteInBatches, selectList } from '../select.ts';
 
-export type ShareLink = Pick<typeof shareLinks.$inferSelect, 'id' | 'token' | 'accountId' | 'itemId' | 'expiresAt'>;
+type LinkRow = typeof shareLinks.$inferSelect;
+export type ShareLink = Pick<
+  LinkRow,
+  'id' | 'token' | 'accountId' | 'itemId' | 'expiresAt' | 'passwordHash' | 'mode' | 'maxDownloads' | 'downloads'
+>;
+export type ShareMode = LinkRow['mode'];
+/** What an owner can change on a link; an absent field stays as it is. */
+export type LinkOptions = Partial<Pick<LinkRow, 'passwordHash' | 'mode' | 'maxDownloads'>>;
+
+/** A link as its owner's list shows it (never the password hash: only whether there is one). */
+export type OwnedLink = Pick<
+  LinkRow,
+  'id' | 'token' | 'itemId' | 'createdAt' | 'expiresAt' | 'mode' | 'maxDownloads' | 'downloads' | 'lastUsedAt'
+> & { itemName: string; hasPassword: boolean; accountId: string };
+
+export type ShareDrop = Omit<typeof shareDrops.$inferSelect, 'ip'>;
 
 /** An item's place in shares: when it first joined one, and when access ends (null: a link never expires). */
 export interface ShareStatus {
@@ -10,7 +25,24 @@ export interface ShareStatus {
   expiresAt: number | null;
 }
 
-const LINK = selectList(shareLinks, ['id', 'token', 'accountId', 'itemId', 'expiresAt']);
+const LINK = selectList(shareLinks, [
+  'id',
+  'token',
+  'accountId',
+  'itemId',
+  'expiresAt',
+  'passwordHash',
+  'mode',
+  'maxDownloads',
+  'downloads',
+]);
+const OWNED = `${selectList(
+  shareLinks,
+  ['id', 'token', 'accountId', 'itemId', 'createdAt', 'expiresAt', 'mode', 'maxDownloads', 'downloads', 'lastUsedAt'],
+  'l.',
+)}, i.name AS itemName, l.password_hash IS NOT NULL AS hasPassword`;
+type OwnedRow = Omit<OwnedLink, 'hasPassword'> & { hasPassword: number };
+const owned = (r: OwnedRow): OwnedLink => ({ ...r, hasPassword: r.hasPassword === 1 });
 
 /** The SQL of public links (`share_links`) and what they expose (`share_items`). */
 export class SharesRepo {
@@ -26,9 +58,101 @@ export class SharesRepo {
 
   insertLink(link: ShareLink, createdBy: string, at: number): void {
     this.sqlite
-      .query('INSERT INTO share_links (id, token, account_id, item_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(link.id, link.token, link.accountId, link.itemId, createdBy, at, link.expiresAt);
+      .query(
+        `INSERT INTO share_links (id, token, account_id, item_id, created_by, created_at, expires_at, password_hash, mode, max_downloads)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        link.id,
+        link.token,
+        link.accountId,
+        link.itemId,
+        createdBy,
+        at,
+        link.expiresAt,
+        link.passwordHash,
+        link.mode,
+        link.maxDownloads,
+      );
     this.addMember(link.id, link.itemId, at);
+  }
+
+  setOptions(linkId: string, options: LinkOptions): void {
+    if (options.passwordHash !== undefined)
+      this.sqlite.query('UPDATE share_links SET password_hash = ? WHERE id = ?').run(options.passwordHash, linkId);
+    if (options.mode !== undefined) this.sqlite.query('UPDATE share_links SET mode = ? WHERE id = ?').run(options.mode, linkId);
+    if (options.maxDownloads !== undefined)
+      this.sqlite.query('UPDATE share_links SET max_downloads = ? WHERE id = ?').run(options.maxDownloads, linkId);
+  }
+
+  /** Counts one download unless the cap is reached; one statement, so concurrent downloads never pass the cap. */
+  countDownload(linkId: string, at: number): boolean {
+    return (
+      this.sqlite
+        .query(
+          'UPDATE share_links SET downloads = downloads + 1, last_used_at = ? WHERE id = ? AND (max_downloads IS NULL OR downloads < max_downloads)',
+        )
+        .run(at, linkId).changes === 1
+    );
+  }
+
+  touch(linkId: string, at: number): void {
+    this.sqlite.query('UPDATE share_links SET last_used_at = ? WHERE id = ?').run(at, linkId);
+  }
+
+  ownedByToken(accountId: string, token: string): OwnedLink | null {
+    const row = this.sqlite
+      .query<OwnedRow, [string, string]>(
+        `SELECT ${OWNED} FROM share_links l JOIN items i ON i.id = l.item_id WHERE l.token = ? AND l.account_id = ?`,
+      )
+      .get(token, accountId);
+    return row ? owned(row) : null;
+  }
+
+  /**
+   * An account's links (every account's when null; only one item's with `itemId`), newest first; `after` is
+   * the last row of the previous page.
+   */
+  ownedPage(
+    accountId: string | null,
+    limit: number,
+    after: { createdAt: number; id: string } | null,
+    itemId: string | null = null,
+  ): OwnedLink[] {
+    return this.sqlite
+      .query<OwnedRow, [string | null, number | null, string | null, string | null, number]>(
+        `SELECT ${OWNED} FROM share_links l JOIN items i ON i.id = l.item_id
+         WHERE (?1 IS NULL OR l.account_id = ?1) AND (?4 IS NULL OR l.item_id = ?4)
+           AND (?2 IS NULL OR l.created_at < ?2 OR (l.created_at = ?2 AND l.id < ?3))
+         ORDER BY l.created_at DESC, l.id DESC LIMIT ?5`,
+      )
+      .all(accountId, after?.createdAt ?? null, after?.id ?? null, itemId, limit)
+      .map(owned);
+  }
+
+  insertDrop(drop: ShareDrop & { ip: string }): void {
+    this.sqlite
+      .query('INSERT INTO share_drops (item_id, link_id, visit_id, uploader, ip, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(drop.itemId, drop.linkId, drop.visitId, drop.uploader, drop.ip, drop.createdAt);
+  }
+
+  /** What one visit dropped through a link (live items only), oldest first, at most `limit`. */
+  dropsOfVisit(linkId: string, visitId: string, limit: number): Array<{ name: string; size: number }> {
+    return this.sqlite
+      .query<{ name: string; size: number }, [string, string, number]>(
+        `SELECT i.name AS name, i.size AS size FROM share_drops d JOIN items i ON i.id = d.item_id
+         WHERE d.link_id = ? AND d.visit_id = ? AND i.deleted_at IS NULL ORDER BY d.created_at LIMIT ?`,
+      )
+      .all(linkId, visitId, limit);
+  }
+
+  /** Who dropped an item through a link (the name they gave, if any) and when; null when it was not dropped. */
+  dropOf(itemId: string): { uploader: string | null; createdAt: number } | null {
+    return this.sqlite
+      .query<{ uploader: string | null; createdAt: number }, [string]>(
+        'SELECT uploader, created_at AS createdAt FROM share_drops WHERE item_id = ?',
+      )
+      .get(itemId);
   }
 
   setExpiry(linkId: string, expiresAt: number | null): void {

@@ -104,12 +104,13 @@ export class UsersRepo {
     this.db.update(users).set({ storageLimit: limit, updatedAt: at }).where(eq(users.id, accountId)).run();
   }
 
-  /** Owners whose usage counter differs from the sum of their files, with both figures. */
+  /** Owners whose usage counter differs from the sum of their files and versions, with both figures. */
   usageCheck(): Array<{ id: string; email: string; storageUsed: number; actual: number }> {
     return this.db.$client
       .query<{ id: string; email: string; storageUsed: number; actual: number }, []>(
         `SELECT u.id, u.email, u.storage_used AS storageUsed,
-                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file') AS actual
+                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file')
+                  + (SELECT COALESCE(SUM(v.size), 0) FROM file_versions v WHERE v.account_id = u.id) AS actual
          FROM users u WHERE u.parent_user_id IS NULL ORDER BY u.created_at, u.id`,
       )
       .all();
@@ -121,6 +122,7 @@ export class UsersRepo {
       this.db.$client
         .query(
           `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file')
+              + (SELECT COALESCE(SUM(size), 0) FROM file_versions WHERE account_id = ?1)
             WHERE id = ?1`,
         )
         .run(accountId).changes > 0

@@ -30,6 +30,9 @@ export const items = sqliteTable(
     storageKey: text('storage_key'),
     wrappedKey: text('wrapped_key'),
     keyId: text('key_id'),
+    // How the current content was written and by which login (a version keeps both when it is replaced).
+    contentSource: text('content_source', { enum: ['upload', 'replace', 'webdav', 'docserver', 'restore'] }),
+    contentAuthorId: text('content_author_id'),
     starred: integer('starred', { mode: 'boolean' }).notNull().default(false),
     modifiedAt: integer('modified_at').notNull(),
     accessedAt: integer('accessed_at').notNull(),

@@ -18,6 +18,16 @@ export const shareLinks = sqliteTable(
     createdAt: integer('created_at').notNull(),
     // NULL: never expires.
     expiresAt: integer('expires_at'),
+    // argon2id (Bun.password); NULL: no password. Unlock cookies are signed over it, so a change ends them.
+    passwordHash: text('password_hash'),
+    // view | upload | view_upload (the last two for folders only).
+    mode: text('mode', { enum: ['view', 'upload', 'view_upload'] })
+      .notNull()
+      .default('view'),
+    // NULL: no cap on downloads.
+    maxDownloads: integer('max_downloads'),
+    downloads: integer('downloads').notNull().default(0),
+    lastUsedAt: integer('last_used_at'),
   },
   (t) => [
     uniqueIndex('share_links_token_idx').on(t.token),
@@ -39,4 +49,22 @@ export const shareItems = sqliteTable(
     sharedAt: integer('shared_at').notNull(),
   },
   (t) => [uniqueIndex('share_items_link_item_idx').on(t.linkId, t.itemId), index('share_items_item_id_idx').on(t.itemId)],
+);
+
+/** Files dropped into a folder through an upload link: who (the name they gave) and in which visit. */
+export const shareDrops = sqliteTable(
+  'share_drops',
+  {
+    itemId: text('item_id')
+      .primaryKey()
+      .references(() => items.id, { onDelete: 'cascade' }),
+    // No foreign key: who dropped a file stays known after its link is removed.
+    linkId: text('link_id').notNull(),
+    // The visit's random id (a cookie scoped to the link): an upload-only page lists this visit's files only.
+    visitId: text('visit_id').notNull(),
+    uploader: text('uploader'),
+    ip: text('ip'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('share_drops_link_visit_idx').on(t.linkId, t.visitId, t.createdAt)],
 );

@@ -38,9 +38,16 @@ export const tusUploads = sqliteTable(
     modifiedAt: integer('modified_at'),
     clientId: text('client_id'),
     clientType: text('client_type'),
+    // The file whose content this upload replaces (Upload-Metadata replaceId); null for a new file.
+    replaceId: text('replace_id'),
     // receiving → sealed (every byte stored, the item not yet created) → completed (item_id set).
     state: text('state', { enum: ['receiving', 'sealed', 'completed'] }).notNull(),
     itemId: text('item_id'),
+    // Sent through a drop folder's link (its /s/<token>/tus): only that link reaches it, and the file
+    // records who sent it (the visit, and the name the visitor gave) like a drop through the page.
+    shareLinkId: text('share_link_id'),
+    shareVisitId: text('share_visit_id'),
+    shareUploader: text('share_uploader'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     expiresAt: integer('expires_at').notNull(),

@@ -46,7 +46,7 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver, scheduledBackups } = ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -103,6 +103,8 @@ function jobHandlers(ctx: AppContext): Handlers {
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
     thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
+    versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
+    backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
   };
 }
 
@@ -125,4 +127,5 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   const tusEvery = Math.max(1000, Math.min(HOUR, Math.floor((ctx.config.tusExpiryHours * HOUR) / 4)));
   ctx.schedules.ensure('__tus.sweep__', { job: Jobs.tusSweep, intervalMs: tusEvery });
   ctx.schedules.ensure('__docserver.cleanup__', { job: Jobs.docserverCleanup, intervalMs: DAY });
+  ctx.schedules.ensure('__versions.thin__', { job: Jobs.versionsThin, intervalMs: DAY });
 }

@@ -17,6 +17,7 @@ import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
 import { emailKey } from './email.ts';
 import type { MfaService } from './mfa.ts';
+import type { PasskeyResponse, PasskeyService } from './passkeys.ts';
 import type { AppPasswordService } from './app-passwords.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
@@ -73,7 +74,7 @@ export interface NewLogin {
 }
 
 /** How a login can sign in (profile `signInMethods`). */
-export type SignInMethod = 'password' | 'idp';
+export type SignInMethod = 'password' | 'idp' | 'passkey';
 
 export interface AccountDeps {
   clock: Clock;
@@ -83,6 +84,7 @@ export interface AccountDeps {
   settings: SettingsService;
   sessions: SessionService;
   mfa: MfaService;
+  passkeys: PasskeyService;
   audit: AuditService;
   setupCode: SetupCodeService;
   appPasswords: AppPasswordService;
@@ -185,7 +187,8 @@ export class AccountService {
     return { user: toPublicUser(row), token };
   }
 
-  async login(input: { email: string; password: string; mfaCode?: string }, info: RequestInfo) {
+  /** `passkey`: for a login with two-factor on, an assertion of one of its passkeys in place of the code. */
+  async login(input: { email: string; password: string; mfaCode?: string; passkey?: PasskeyResponse }, info: RequestInfo) {
     this.refuseWhenPasswordLoginDisabled();
     if (input.password.length === 0 || input.password.length > MAX_PASSWORD) {
       throw validationFailed([
@@ -213,14 +216,24 @@ export class AccountService {
       failed('account_disabled');
       throw forbidden(Messages.accountDisabled);
     }
-    if (row.mfaEnabled) {
-      if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired);
+    if (row.mfaEnabled && input.passkey) {
+      await this.d.passkeys.verifySignIn(input.passkey, info, row);
+    } else if (row.mfaEnabled) {
+      // A widening for logins with a passkey only (`passkey: true`): the code step may offer it instead.
+      if (!input.mfaCode) throw badRequest(Messages.mfaCodeRequired, this.d.passkeys.has(row.id) ? { passkey: true } : undefined);
       if (!(await this.d.mfa.checkCode(row.id, input.mfaCode))) {
         failed('invalid_mfa_code');
         throw unauthorized(Messages.invalidMfaCode);
       }
     }
     return { user: toPublicUser(row), token: await this.startSession(row, info, 'password') };
+  }
+
+  /** Sign-in with a passkey alone: no email, and no code even with two-factor on (the passkey verified its user). */
+  async signInWithPasskey(response: PasskeyResponse, info: RequestInfo) {
+    this.refuseWhenPasswordLoginDisabled();
+    const row = await this.d.passkeys.verifySignIn(response, info);
+    return { user: toPublicUser(row), token: await this.startSession(row, info, 'passkey') };
   }
 
   /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
@@ -320,6 +333,7 @@ export class AccountService {
     const signInMethods: SignInMethod[] = [];
     if (row.passwordHash) signInMethods.push('password');
     if (this.d.identities.isLinked(row.id)) signInMethods.push('idp');
+    if (this.d.passkeys.has(row.id)) signInMethods.push('passkey');
     return {
       ...toPublicUser(row),
       permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)),

@@ -7,6 +7,7 @@ import { AccountService } from './accounts.ts';
 import { AppPasswordService } from './app-passwords.ts';
 import { ClientService } from './clients.ts';
 import { MfaService } from './mfa.ts';
+import { PasskeyService } from './passkeys.ts';
 import { SessionService } from './sessions.ts';
 import { SetupCodeService } from './setup-code.ts';
 import { SubUserService } from './sub-users.ts';
@@ -15,6 +16,7 @@ import { UsersService } from './users.ts';
 export interface AccountsServices {
   sessions: SessionService;
   mfa: MfaService;
+  passkeys: PasskeyService;
   accounts: AccountService;
   setupCode: SetupCodeService;
   users: UsersService;
@@ -39,6 +41,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
     audit,
   });
   const mfa = new MfaService(repos.mfa, infra.keyring, clock, audit, sessions);
+  const passkeys = new PasskeyService({ clock, repo: repos.passkeys, users: repos.users, audit });
   const setupCode = new SetupCodeService(jwtSecret, config.host, () => !repos.users.hasAny());
   const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit, davLocks });
   const accounts = new AccountService({
@@ -49,6 +52,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
     settings,
     sessions,
     mfa,
+    passkeys,
     audit,
     idp: config.idp,
     appPasswords,
@@ -57,6 +61,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
   const services: AccountsServices = {
     sessions,
     mfa,
+    passkeys,
     accounts,
     setupCode,
     users: new UsersService({

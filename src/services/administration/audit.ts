@@ -21,6 +21,9 @@ export const AuditActions = {
   mfaDisable: 'mfa.disable',
   mfaBackupCodesRegenerate: 'mfa.backup_codes_regenerate',
   mfaReset: 'mfa.reset',
+  passkeyAdd: 'passkey.add',
+  passkeyUse: 'passkey.use',
+  passkeyRemove: 'passkey.remove',
   userCreate: 'user.create',
   userPasswordReset: 'user.password_reset',
   userStorageLimit: 'user.storage_limit',
@@ -49,6 +52,10 @@ export const AuditActions = {
   shareRemove: 'share.remove',
   shareAccess: 'share.access',
   shareDownload: 'share.download',
+  shareUpdate: 'share.update',
+  shareUnlock: 'share.unlock',
+  shareUnlockFailed: 'share.unlock_failed',
+  shareDrop: 'share.drop',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

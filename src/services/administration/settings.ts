@@ -7,6 +7,7 @@ import { validationFailed } from '../../errors.ts';
 import { isCidr, isHostname, isIpAddress } from '../../lib/ip.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
 import type { Principal } from '../accounts/principal.ts';
+import type { VersionsConfig } from '../../contract/admin.ts';
 
 /** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
 export interface InstanceSettings {
@@ -20,6 +21,12 @@ export interface InstanceSettings {
   knownProxies: string[];
   /** WebDAV accepts an account's own password (logins without two-step verification); else app passwords only. */
   davAccountPasswords: boolean;
+  /** Overwrites keep the replaced content as a version. */
+  versionsEnabled: boolean;
+  /** Past the first day, one version per day is kept up to this many days (VERSIONS_RETENTION_DAYS). */
+  versionsRetentionDays: number;
+  /** At most this many versions per file; the oldest goes first (VERSIONS_MAX_PER_FILE). */
+  versionsMaxPerFile: number;
 }
 
 export const SETTING_DEFAULTS: InstanceSettings = {
@@ -32,6 +39,9 @@ export const SETTING_DEFAULTS: InstanceSettings = {
   docserver: null,
   knownProxies: [],
   davAccountPasswords: false,
+  versionsEnabled: true,
+  versionsRetentionDays: 30,
+  versionsMaxPerFile: 100,
 };
 
 export type SettingKey = keyof InstanceSettings;
@@ -68,6 +78,17 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
   knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
   davAccountPasswords: z.boolean(),
+  versionsEnabled: z.boolean(),
+  versionsRetentionDays: z
+    .number()
+    .int('retentionDays must be a whole number of days')
+    .min(1, 'retentionDays must be at least 1')
+    .max(3650, 'retentionDays must be at most 3650 (10 years)'),
+  versionsMaxPerFile: z
+    .number()
+    .int('maxPerFile must be a whole number')
+    .min(1, 'maxPerFile must be at least 1')
+    .max(1000, 'maxPerFile must be at most 1000'),
 };
 
 /**
@@ -139,6 +160,31 @@ export class SettingsService {
     this.set(key, parsed.data);
     if (by) this.recordChange(key, parsed.data, by);
     return parsed.data;
+  }
+
+  /** File versions as Admin → Instance shows them. */
+  versionsView(): VersionsConfig {
+    const s = this.all();
+    return { enabled: s.versionsEnabled, retentionDays: s.versionsRetentionDays, maxPerFile: s.versionsMaxPerFile };
+  }
+
+  /** PUT /api/user/versions-config: any of the three, all checked (422 naming each bad field) before any is stored. */
+  updateVersions(input: Partial<Record<keyof VersionsConfig, unknown>>, by?: Actor): VersionsConfig {
+    const fields = { enabled: 'versionsEnabled', retentionDays: 'versionsRetentionDays', maxPerFile: 'versionsMaxPerFile' } as const;
+    const issues: Array<{ field: string; message: string }> = [];
+    const parsed: Array<[SettingKey, unknown]> = [];
+    for (const [field, key] of Object.entries(fields) as Array<[keyof VersionsConfig, SettingKey]>) {
+      if (input[field] === undefined) continue;
+      const r = SETTING_SCHEMAS[key].safeParse(input[field]);
+      if (r.success) parsed.push([key, r.data]);
+      else issues.push(...r.error.issues.map((i) => ({ field, message: i.message })));
+    }
+    if (issues.length) throw validationFailed(issues);
+    for (const [key, value] of parsed) {
+      this.set(key, value as never);
+      if (by) this.recordChange(key, value as never, by);
+    }
+    return this.versionsView();
   }
 
   /** The document server needs its URL and JWT secret together; both empty (or null) turns it off. */

@@ -193,7 +193,12 @@ export class DavService {
       if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
       this.allow(principal, 'uploads.replace');
       const parts = partsOf(fields, target.item.name, input);
-      const view = await this.d.uploads.replace(principal, target.item.id, { parts, signal: input.signal, sizeHint: input.sizeHint });
+      const view = await this.d.uploads.replace(
+        principal,
+        target.item.id,
+        { parts, signal: input.signal, sizeHint: input.sizeHint },
+        'webdav',
+      );
       return { created: false, item: this.d.items.getLive(principal.accountId, view.id)! };
     }
     if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
@@ -202,7 +207,7 @@ export class DavService {
     const name = this.newName(path);
     if (parentId) fields.push({ kind: 'field', name: 'parentId', value: parentId });
     const parts = partsOf(fields, name, input);
-    const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint });
+    const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
     return { created: true, item: this.d.items.getLive(principal.accountId, view.id)! };
   }
 
@@ -222,8 +227,9 @@ export class DavService {
   }
 
   /**
-   * COPY and MOVE: `source` to `dest`. An existing destination is trashed first when `overwrite`
-   * (else 412); the result says whether the destination is new (201) or replaced (204).
+   * COPY and MOVE: `source` to `dest`. With `overwrite` (else 412) an existing destination file given a
+   * file keeps its id and gets the source's content, its own becoming a version; any other existing
+   * destination is trashed first. The result says whether the destination is new (201) or replaced (204).
    */
   async transfer(
     principal: Principal,
@@ -245,8 +251,21 @@ export class DavService {
     // A copy takes its source's properties along: refused before anything changes when they would not fit.
     const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
     if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
+    if (replaced && !opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
+    // A file onto a file: the destination stays (id, shares, stars), its content before becomes a version.
+    if (replaced?.type === 'file' && source.item.type === 'file') {
+      this.allow(principal, 'uploads.replace');
+      if (op === 'move') {
+        this.d.uploads.moveOnto(principal, source.item.id, replaced.id);
+        this.d.locks.forget(principal.accountId, source.path.key);
+      } else {
+        await this.d.copy.copyOnto(source.item, (object) =>
+          this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
+        );
+      }
+      return { created: false };
+    }
     if (replaced) {
-      if (!opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
       this.allow(principal, 'trash.trash');
       this.d.trash.trashTrees(principal.accountId, principal.loginId, [replaced.id]);
       this.d.locks.forget(principal.accountId, dest.key);

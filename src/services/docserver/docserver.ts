@@ -523,6 +523,7 @@ export class DocserverService {
           if (!row) throw new SaveRefused('the file was deleted while its edited version was being saved');
           return row;
         },
+        origin: { source: 'docserver', authorId: actor.loginId },
         during: () => {
           if (!this.d.repo.recordSave(session.key, url, now)) throw new AlreadySaved();
           this.d.repo.moveTo(session.key, storageKey, now);

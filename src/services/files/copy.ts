@@ -1,3 +1,5 @@
+import { newStorageKey } from '../../storage/keys.ts';
+import type { StoredObject } from './uploads.ts';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
@@ -76,6 +78,31 @@ export class CopyService {
     return root;
   }
 
+  /**
+   * WebDAV COPY of a file onto another file: a byte copy of the source's object under a new key, then
+   * the destination's new content through `commit` (which keeps its content before as a version).
+   * The copy is removed when the commit throws.
+   */
+  async copyOnto(source: Item, commit: (object: StoredObject) => Item): Promise<Item> {
+    this.d.disk.assertRoom(source.size);
+    const storageKey = newStorageKey();
+    this.d.intents.record(storageKey);
+    try {
+      await this.d.storage.copy(source.storageKey!, storageKey);
+      return commit({
+        storageKey,
+        size: source.size,
+        wrappedKey: source.wrappedKey!,
+        keyId: source.keyId!,
+        mimeType: source.mimeType ?? 'application/octet-stream',
+        detected: true,
+      });
+    } catch (err) {
+      await this.discard(storageKey);
+      throw err;
+    }
+  }
+
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
   async run(jobId: string, p: Payload<'filesCopy'>, signal?: AbortSignal): Promise<{ count: number; ids: string[] }> {
     const repo = this.d.items;
@@ -132,16 +159,19 @@ export class CopyService {
       }
       return this.insertCopy(derived(jobId, source.id, 'id'), source, storageKey, parentId, isRoot, this.d.clock.now(), name);
     } catch (err) {
-      if (storageKey) {
-        const removed = await this.d.storage.delete(storageKey).then(
-          () => true,
-          () => false,
-        );
-        if (removed) this.d.intents.forget(storageKey);
-        else this.d.intents.abandon(storageKey);
-      }
+      if (storageKey) await this.discard(storageKey);
       throw err;
     }
+  }
+
+  /** Removes a copy that was not committed; one that cannot be removed is left to the intent sweep. */
+  private async discard(storageKey: string): Promise<void> {
+    const removed = await this.d.storage.delete(storageKey).then(
+      () => true,
+      () => false,
+    );
+    if (removed) this.d.intents.forget(storageKey);
+    else this.d.intents.abandon(storageKey);
   }
 
   private insertCopy(

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -18,6 +19,7 @@ import { TrashService } from './trash.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
 import { UploadService } from './uploads.ts';
+import { VersionService } from './versions.ts';
 
 export interface FilesServices {
   quota: QuotaService;
@@ -31,6 +33,7 @@ export interface FilesServices {
   copy: CopyService;
   fileJobs: FileJobService;
   shares: ShareService;
+  versions: VersionService;
 }
 
 interface FilesDeps {
@@ -43,7 +46,7 @@ interface FilesDeps {
 export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation }: FilesDeps) {
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
-  const quota = new QuotaService(repos.users, repos.tusUploads, config.defaultStorageLimit);
+  const quota = new QuotaService(repos.users, repos.tusUploads, repos.versions, queue, config.defaultStorageLimit);
   const tree = new Tree(repos.items);
   const views = new ItemViews(repos.shares);
   const access = new AccessTracker(repos.items, clock);
@@ -60,6 +63,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     audit,
     settings,
     pages: new PageCache(changeVersion, (page) => page.items.length),
+    // A key of its own, so an unlock cookie's signature can never pass for a session token's.
+    unlockKey: createHmac('sha256', infra.jwtSecret).update('coffer share unlock cookies').digest(),
   });
   const items = new ItemService({
     clock,
@@ -75,6 +80,18 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(infra);
+  const versions = new VersionService({
+    clock,
+    queue,
+    transactions,
+    items: repos.items,
+    versions: repos.versions,
+    tree,
+    views,
+    events,
+    quota,
+    settings,
+  });
   const fileDeps = {
     clock,
     queue,
@@ -86,8 +103,9 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     quota,
     intents: uploadIntents,
     disk: diskSpace,
+    versions: repos.versions,
   };
-  const uploads = new UploadService({ ...fileDeps, log, folders: items, views, settings });
+  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const services: FilesServices = {
@@ -102,6 +120,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     copy: new CopyService(fileDeps),
     fileJobs: new FileJobService(queue),
     shares,
+    versions,
   };
   const lifecycles = {
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).

@@ -134,7 +134,17 @@ export class ItemService {
       return { ...base, parentId: row.parentId, folderInfo: totals };
     }
     const v = this.d.views.one(principal.accountId, row);
-    return { ...base, mimeType: row.mimeType, shared: v.shared, sharedAt: v.sharedAt, expiresAt: v.expiresAt, parentId: row.parentId };
+    const drop = this.d.shareLinks.dropOf(row.id);
+    return {
+      ...base,
+      mimeType: row.mimeType,
+      shared: v.shared,
+      sharedAt: v.sharedAt,
+      expiresAt: v.expiresAt,
+      parentId: row.parentId,
+      // Sent by a visitor through an upload link: the name they gave (if any) and when.
+      ...(drop ? { droppedBy: { uploader: drop.uploader, at: iso(drop.createdAt) } } : {}),
+    };
   }
 
   createFolder(

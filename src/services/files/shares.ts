@@ -1,11 +1,14 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { ShareLink, SharesRepo } from '../../db/repos/shares.ts';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { ShareLinkView } from '../../contract/sharing.ts';
+import type { LinkOptions, OwnedLink, ShareLink, ShareMode, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { AppError, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { PageCache } from './page-cache.ts';
@@ -15,10 +18,22 @@ import type { Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
+export type { ShareLink };
 
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
 const VISIT_DEDUP_MS = 10 * 60_000;
+/** How long an unlocked link stays unlocked in one browser. */
+export const UNLOCK_TTL_MS = 24 * 3600_000;
+
+/** Options a request may set on a link; absent fields keep their value, null removes it. */
+export interface ShareOptions {
+  password?: string | null;
+  mode?: ShareMode;
+  maxDownloads?: number | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 type PublicPage = { items: PublicItem[]; nextCursor: string | null };
 
@@ -33,6 +48,8 @@ export interface ShareDeps {
   audit: AuditService;
   settings: SettingsService;
   pages: PageCache<PublicPage>;
+  /** Key of the unlock cookies' signatures (derived from the instance's token secret). */
+  unlockKey: Uint8Array;
 }
 
 /**
@@ -51,21 +68,44 @@ export class ShareService {
     return `${base ? new URL(base).origin : requestOrigin}/s/${token}`;
   }
 
-  /** Shares each item under its own link: created, or its expiry updated when it already has one. */
-  share(principal: Principal, ids: readonly string[], expiry: Expiry, requestOrigin: string): { links: Record<string, string> } {
+  /**
+   * Shares each item under its own link: created, or its expiry updated when it already has one. Of the
+   * options, only those the request names change: an omitted one keeps its value, null removes it.
+   */
+  async share(
+    principal: Principal,
+    ids: readonly string[],
+    expiry: Expiry,
+    requestOrigin: string,
+    options: ShareOptions = {},
+  ): Promise<{ links: Record<string, string> }> {
     const now = this.d.clock.now();
     const ttl = EXPIRIES[expiry];
     const expiresAt = ttl === null ? null : now + ttl;
+    const stored = await storedOptions(options);
     const { links, created, rows } = this.d.transactions.immediate(() => {
       const rows = this.d.tree.requireLiveMany(principal, ids);
       const links: Record<string, string> = {};
       const created: ShareLink[] = [];
       for (const item of rows) {
         let link = this.d.shares.linkOfItem(item.id);
+        const mode = stored.mode ?? link?.mode ?? 'view';
+        if (mode !== 'view' && item.type !== 'folder') throw badRequest(Messages.shareUploadNeedsFolder);
         if (link) {
           this.d.shares.setExpiry(link.id, expiresAt);
+          this.d.shares.setOptions(link.id, stored);
         } else {
-          link = { id: newId(), token: newToken(), accountId: principal.accountId, itemId: item.id, expiresAt };
+          link = {
+            id: newId(),
+            token: newToken(),
+            accountId: principal.accountId,
+            itemId: item.id,
+            expiresAt,
+            passwordHash: stored.passwordHash ?? null,
+            mode,
+            maxDownloads: stored.maxDownloads ?? null,
+            downloads: 0,
+          };
           this.d.shares.insertLink(link, principal.loginId, now);
           created.push(link);
         }
@@ -79,7 +119,7 @@ export class ShareService {
         principal,
         targetType: 'share',
         targetId: link.id,
-        details: { itemId: link.itemId, expiry },
+        details: { itemId: link.itemId, expiry, ...optionDetails(options) },
       });
     }
     for (const row of rows) this.d.events.item(principal, FileEventType.shared, row, { shared: true });
@@ -103,6 +143,77 @@ export class ShareService {
     }
     for (const row of rows) this.d.events.item(principal, FileEventType.shared, row, { shared: false });
     return { message: rows.length === 1 ? 'Item is no longer shared' : `${rows.length} items are no longer shared` };
+  }
+
+  /** PATCH /api/files/share/links/:token: changes the options the request names; another account's token is 404. */
+  async update(principal: Principal, token: string, options: ShareOptions, requestOrigin: string): Promise<ShareLinkView> {
+    const stored = await storedOptions(options);
+    const link = this.d.transactions.immediate(() => {
+      const link = this.d.shares.ownedByToken(principal.accountId, token);
+      if (!link) throw notFound(Messages.shareNotFound);
+      const item = this.d.tree.requireLive(principal, link.itemId);
+      if ((stored.mode ?? link.mode) !== 'view' && item.type !== 'folder') throw badRequest(Messages.shareUploadNeedsFolder);
+      this.d.shares.setOptions(link.id, stored);
+      return this.d.shares.ownedByToken(principal.accountId, token)!;
+    });
+    this.d.audit.record({
+      action: AuditActions.shareUpdate,
+      principal,
+      targetType: 'share',
+      targetId: link.id,
+      details: { itemId: link.itemId, ...optionDetails(options) },
+    });
+    return this.view(link, requestOrigin);
+  }
+
+  /** One page of an account's links, newest first (every account's for `null`, as the CLI lists them). */
+  list(accountId: string | null, opts: { limit: number; cursor?: string; itemId?: string }, requestOrigin: string) {
+    let after: { createdAt: number; id: string } | null = null;
+    if (opts.cursor) {
+      const values = decodeCursor(opts.cursor, ['number', 'string']);
+      if (!values) throw badRequest(Messages.invalidCursor);
+      after = { createdAt: values[0] as number, id: values[1] as string };
+    }
+    const rows = this.d.shares.ownedPage(accountId, opts.limit + 1, after, opts.itemId ?? null);
+    const more = rows.length > opts.limit;
+    const page = rows.slice(0, opts.limit);
+    const last = page.at(-1);
+    return {
+      links: page.map((l) => ({ ...this.view(l, requestOrigin), accountId: l.accountId })),
+      nextCursor: more && last ? encodeCursor([last.createdAt, last.id]) : null,
+    };
+  }
+
+  /** Removes the link of a token (the CLI's `shares revoke`); 404 when there is none. */
+  revoke(by: Actor, token: string): { itemId: string } {
+    const link = this.d.shares.linkByToken(token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    this.d.transactions.immediate(() => this.d.shares.removeForItems([link.itemId]));
+    this.d.audit.record({
+      action: AuditActions.shareRemove,
+      ...actorFields(by),
+      accountId: link.accountId,
+      targetType: 'share',
+      targetId: link.id,
+      details: { itemId: link.itemId },
+    });
+    return { itemId: link.itemId };
+  }
+
+  private view(l: OwnedLink, requestOrigin: string): ShareLinkView {
+    return {
+      token: l.token,
+      url: this.linkBase(requestOrigin, l.token),
+      itemId: l.itemId,
+      itemName: l.itemName,
+      createdAt: iso(l.createdAt)!,
+      expiresAt: iso(l.expiresAt),
+      mode: l.mode,
+      hasPassword: l.hasPassword,
+      maxDownloads: l.maxDownloads,
+      downloads: l.downloads,
+      lastUsedAt: iso(l.lastUsedAt),
+    };
   }
 
   /** Existing links of the items; creates none. */
@@ -155,11 +266,16 @@ export class ShareService {
 
   // ---- the public side (no session) ----
 
-  /** The link of a token and its live root: 404 when missing or the root is gone, 410 when expired. */
-  resolve(token: string): { link: ShareLink; root: Item } {
+  /**
+   * The link of a token and its live root: 404 when missing or the root is gone, 410 when expired or (unless
+   * `pastCap`, for the rest of a download already counted) when its downloads are used up.
+   */
+  resolve(token: string, opts: { pastCap?: boolean } = {}): { link: ShareLink; root: Item } {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
+    if (!opts.pastCap && link.maxDownloads !== null && link.downloads >= link.maxDownloads)
+      throw new AppError(410, Messages.shareDownloadsUsed);
     // A disabled account's links stop with it (and work again when it is enabled).
     if (this.d.users.authUser(link.accountId)?.disabledAt != null) throw notFound(Messages.shareNotFound);
     const root = this.d.items.getLiveAnyAccount(link.itemId);
@@ -167,14 +283,142 @@ export class ShareService {
     return { link, root };
   }
 
-  /** An item reachable through the link: its root, or a live item under a shared folder; else 404. */
-  itemInShare(token: string, itemId: string): { link: ShareLink; root: Item; item: Item } {
-    const { link, root } = this.resolve(token);
-    if (itemId === root.id) return { link, root, item: root };
+  /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
+  itemUnder(link: ShareLink, root: Item, itemId: string): Item {
+    if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
     if (!item || root.type !== 'folder' || !this.d.tree.isInside(new Set([root.id]), item.id)) throw notFound(Messages.itemNotInShare);
-    return { link, root, item };
+    return item;
+  }
+
+  /**
+   * Files a visitor drops into an upload link's folder: stored as the owner's (quota, free names), with who
+   * sent them and in which visit; the owner sees them arrive (live event) and in the audit log.
+   */
+  async drop(
+    link: ShareLink,
+    folder: Item,
+    visit: { visitId: string; ip: string },
+    store: (owner: AuditPrincipal, within: (rows: Item[], fields: Map<string, string>) => void) => Promise<Item[]>,
+  ): Promise<Array<{ name: string; size: number }>> {
+    const owner = { loginId: link.accountId, accountId: link.accountId, ip: visit.ip };
+    let uploader: string | null = null;
+    const rows = await store(owner, (rows, fields) => {
+      uploader = uploaderName(fields.get('uploader'));
+      const now = this.d.clock.now();
+      for (const row of rows)
+        this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
+      this.d.shares.touch(link.id, now);
+    });
+    this.d.audit.record({
+      action: AuditActions.shareDrop,
+      ip: visit.ip,
+      accountId: link.accountId,
+      targetType: 'share',
+      targetId: link.id,
+      details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
+    });
+    return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
+  }
+
+  /** A file sent through a drop folder's resumable endpoint was created: who sent it, as for a drop through the page. */
+  recordResumed(
+    upload: { accountId: string; shareLinkId: string | null; shareVisitId: string | null; shareUploader: string | null },
+    item: Item,
+  ): void {
+    if (!upload.shareLinkId) return;
+    this.d.shares.insertDrop({
+      itemId: item.id,
+      linkId: upload.shareLinkId,
+      visitId: upload.shareVisitId ?? '',
+      uploader: upload.shareUploader,
+      ip: '',
+      createdAt: this.d.clock.now(),
+    });
+    this.d.audit.record({
+      action: AuditActions.shareDrop,
+      accountId: upload.accountId,
+      targetType: 'share',
+      targetId: upload.shareLinkId,
+      details: { folderId: item.parentId, uploader: upload.shareUploader, files: [{ id: item.id, name: item.name, size: item.size }] },
+    });
+  }
+
+  /**
+   * A drop folder's visitor as the acting principal of a resumable upload: the owner's account, named by it
+   * in events and the audit log, allowed nothing but uploading (the link's folder is fixed by the route).
+   */
+  visitor(link: ShareLink, ip: string): Principal {
+    return {
+      loginId: link.accountId,
+      accountId: link.accountId,
+      sessionId: `share:${link.id}`,
+      ip,
+      email: '',
+      name: 'Share link visitor',
+      isOwner: false,
+      isAdmin: false,
+      permissions: new Set(['files.upload']),
+    };
+  }
+
+  /** What one visit sent through an upload link (its page shows only that). */
+  dropsOfVisit(link: ShareLink, visitId: string): Array<{ name: string; size: number }> {
+    return this.d.shares.dropsOfVisit(link.id, visitId, 500);
+  }
+
+  /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
+  recordUnlockRefused(link: ShareLink, ip: string): void {
+    this.d.audit.record({
+      action: AuditActions.shareUnlockFailed,
+      status: 'denied',
+      ip,
+      accountId: link.accountId,
+      targetType: 'share',
+      targetId: link.id,
+    });
+  }
+
+  /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
+  countDownload(link: ShareLink): void {
+    if (!this.d.shares.countDownload(link.id, this.d.clock.now())) throw new AppError(410, Messages.shareDownloadsUsed);
+  }
+
+  /**
+   * Checks a password for a link; the caller has already spent one attempt of the link and address's
+   * limiter. Answers the unlock cookie's value (expiry and signature), or throws 401 (audited).
+   */
+  async unlock(link: ShareLink, password: string, ip: string): Promise<string> {
+    const ok = link.passwordHash !== null && (await Bun.password.verify(password, link.passwordHash).catch(() => false));
+    this.d.audit.record({
+      action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
+      status: ok ? 'success' : 'failure',
+      ip,
+      accountId: link.accountId,
+      targetType: 'share',
+      targetId: link.id,
+    });
+    if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
+    this.d.shares.touch(link.id, this.d.clock.now());
+    const expires = this.d.clock.now() + UNLOCK_TTL_MS;
+    return `${expires}.${this.unlockSignature(link, expires)}`;
+  }
+
+  /** Whether a request may use the link: no password, or an unlock cookie signed for this link and its current password. */
+  isUnlocked(link: ShareLink, cookie: string | null): boolean {
+    if (link.passwordHash === null) return true;
+    const m = cookie ? /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookie) : null;
+    if (!m) return false;
+    const expires = Number(m[1]);
+    const now = this.d.clock.now();
+    if (expires <= now || expires > now + UNLOCK_TTL_MS) return false;
+    return timingSafeEqual(Buffer.from(m[2]!), Buffer.from(this.unlockSignature(link, expires)));
+  }
+
+  // Signed over the token and the password's hash (new salt on every change), so a new password ends old cookies.
+  private unlockSignature(link: ShareLink, expires: number): string {
+    return createHmac('sha256', this.d.unlockKey).update(`${link.token}\n${link.passwordHash}\n${expires}`).digest('base64url');
   }
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */
@@ -203,6 +447,7 @@ export class ShareService {
       if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
       if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
       this.recentVisits.set(key, now);
+      this.d.shares.touch(link.id, now);
     }
     this.d.audit.record({
       action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
@@ -213,4 +458,29 @@ export class ShareService {
       details: { itemId: item.id, name: item.name },
     });
   }
+}
+
+/** The name a visitor gives with a drop: trimmed, without control characters, at most 100 characters; blank is none. */
+export function uploaderName(text: string | undefined): string | null {
+  const name = (text ?? '')
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 100);
+  return name === '' ? null : name;
+}
+
+/** The options as stored: the password hashed (argon2id), absent fields left absent. */
+async function storedOptions(options: ShareOptions): Promise<LinkOptions> {
+  const out: LinkOptions = {};
+  if (options.password !== undefined)
+    out.passwordHash = options.password === null ? null : await Bun.password.hash(options.password, 'argon2id');
+  if (options.mode !== undefined) out.mode = options.mode;
+  if (options.maxDownloads !== undefined) out.maxDownloads = options.maxDownloads;
+  return out;
+}
+
+/** What the audit log says of options: never the password, only whether it was set or removed. */
+function optionDetails(options: ShareOptions): Record<string, unknown> {
+  const { password, ...rest } = options;
+  return password === undefined ? rest : { ...rest, password: password === null ? 'removed' : 'set' };
 }

@@ -1,3 +1,4 @@
+import type { VersionsRepo } from '../../db/repos/versions.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo, PurgedItem } from '../../db/repos/items.ts';
@@ -42,6 +43,7 @@ export interface TrashDeps {
   listing: ItemService;
   quota: QuotaService;
   events: FileEvents;
+  versions: VersionsRepo;
 }
 
 /**
@@ -224,8 +226,12 @@ export class TrashService {
         let bytes = 0;
         const keys: string[] = [];
         for (const r of rows) {
+          if (r.type === 'file') {
+            const versions = this.d.versions.deleteOfItem(r.id);
+            bytes += r.size + versions.bytes;
+            keys.push(...versions.keys);
+          }
           this.d.items.delete(r.id);
-          if (r.type === 'file') bytes += r.size;
           if (r.storageKey) keys.push(r.storageKey);
         }
         this.d.quota.adjust(accountId, -bytes);

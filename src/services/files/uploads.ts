@@ -2,7 +2,16 @@ import { fileTypeFromBuffer } from 'file-type';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
-import { AppError, badRequest, fileTooLarge, Messages, storageLimitExceeded, uploadAborted } from '../../errors.ts';
+import {
+  AppError,
+  badRequest,
+  fileTooLarge,
+  Messages,
+  notFound,
+  StorageLimitError,
+  storageLimitExceeded,
+  uploadAborted,
+} from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -21,6 +30,8 @@ import type { QuotaService } from './quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
+import type { VersionSource } from '../../db/repos/versions.ts';
+import type { VersionService } from './versions.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -80,6 +91,8 @@ export interface ResumedFile {
   parentId: string | null;
   relativePath: string | null;
   modified: number | null;
+  /** The file whose content the upload replaces; a new file is made when it is gone by then. */
+  replaceId?: string | null;
 }
 
 interface Budget {
@@ -136,6 +149,13 @@ export interface UploadDeps {
   settings: SettingsService;
   intents: UploadIntentService;
   disk: DiskSpaceService;
+  versions: VersionService;
+}
+
+/** How new content arrived and which login wrote it: the version the replaced content becomes names them. */
+export interface ContentOrigin {
+  source: VersionSource;
+  authorId: string;
 }
 
 export class UploadService {
@@ -161,13 +181,13 @@ export class UploadService {
   check(principal: Principal, fileSize: number): { allowed: true } {
     const max = this.settings.get('maxUploadBytes');
     if (fileSize > max) throw fileTooLarge(max);
-    this.quota.assertRoom(principal.accountId, fileSize);
+    this.quota.assertCouldFit(principal.accountId, fileSize);
     this.disk.assertRoom(fileSize);
     return { allowed: true };
   }
 
-  /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
-  async upload(principal: Principal, req: UploadRequest): Promise<ItemView> {
+  /** POST /upload (and a WebDAV PUT of a new file): one file (the first file part), optional parentId and lastModifiedTimes. */
+  async upload(principal: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
     const stored: StoredObject[] = [];
     try {
       let name = '';
@@ -178,7 +198,7 @@ export class UploadService {
       });
       const row = this.transactions.immediate(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')));
+        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), { source });
       });
       stored.length = 0;
       this.published(principal, row);
@@ -194,7 +214,7 @@ export class UploadService {
     let parentId: string | undefined;
     const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
     const toDiscard: StoredObject[] = [];
-    let free = this.quota.usage(principal.accountId).free;
+    let free = this.quota.room(principal.accountId);
     try {
       for await (const part of req.parts) {
         if (part.kind === 'field') {
@@ -275,8 +295,54 @@ export class UploadService {
     }
   }
 
-  /** POST /:id/replace: new content for an existing file; id and name stay, the old object is deleted after. */
-  async replace(principal: Principal, id: string, req: UploadRequest): Promise<ItemView> {
+  /**
+   * POST /s/<token>/upload: every `file` part into a shared folder, as new items with free names, on the
+   * owner's quota and the max upload size. The visitor names nothing else (no parent, no paths); a full
+   * quota is a 507 the visitor can read. `within` runs in the insert's transaction (who dropped what).
+   */
+  async drop(
+    owner: AuditPrincipal,
+    folderId: string,
+    req: UploadRequest,
+    within: (rows: Item[], fields: Map<string, string>) => void,
+  ): Promise<Item[]> {
+    const fields = new Map<string, string>();
+    const incoming: Array<{ name: string; object: StoredObject }> = [];
+    const stored: StoredObject[] = [];
+    try {
+      let free = this.quota.usage(owner.accountId).free;
+      for await (const part of req.parts) {
+        if (part.kind === 'field') {
+          fields.set(part.name, part.value);
+          continue;
+        }
+        if (part.field !== 'file') continue;
+        const name = uploadedFileName(part.filename);
+        const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint: req.sizeHint }, req.signal);
+        stored.push(object);
+        if (free !== null) free -= object.size;
+        incoming.push({ name, object });
+      }
+      if (incoming.length === 0) throw badRequest(Messages.noFile);
+      const rows = this.transactions.immediate(() => {
+        if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
+        const rows = incoming.map((f) => this.insertFile(owner, folderId, f.name, f.object, null));
+        within(rows, fields);
+        return rows;
+      });
+      stored.length = 0;
+      for (const row of rows) this.published(owner, row);
+      return rows;
+    } catch (err) {
+      if (err instanceof StorageLimitError) throw new AppError(507, Messages.shareDropQuota);
+      throw err;
+    } finally {
+      await this.discard(stored);
+    }
+  }
+
+  /** POST /:id/replace (and WebDAV PUT): new content for an existing file; id and name stay, the old content becomes a version. */
+  async replace(principal: Principal, id: string, req: UploadRequest, source: VersionSource = 'replace'): Promise<ItemView> {
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {
@@ -290,6 +356,7 @@ export class UploadService {
         newObject.mimeType = current.mimeType;
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => this.requireFile(principal, id),
+        origin: { source, authorId: principal.loginId },
         modified: parseModifiedTime(fields.get('lastModifiedTimes')),
       });
       stored.length = 0;
@@ -311,19 +378,29 @@ export class UploadService {
 
   /**
    * Points a file at a stored object in one transaction: the row re-read by `current` (which throws when
-   * it is gone), the quota checked for the growth (413), size, type and times set, the usage counter
-   * adjusted and the old object queued for deletion. `during` runs inside the same transaction.
+   * it is gone), its content kept as a version (or, with versions off, its object queued for deletion),
+   * the quota checked (413, after the account's oldest versions), size, type, times and origin set, and
+   * the usage counter adjusted. `during` runs inside the same transaction.
    */
   commitReplacement(
     accountId: string,
     object: StoredObject,
-    opts: { current: () => Item; modified?: number | null; during?: (updated: Item) => void },
+    opts: {
+      current: () => Item;
+      origin: ContentOrigin;
+      modified?: number | null;
+      during?: (updated: Item) => void;
+      /** Its room was reserved before (a resumable upload): not checked again. */
+      quotaReserved?: boolean;
+    },
   ): Item {
     const now = this.clock.now();
     return this.transactions.immediate(() => {
       const row = opts.current();
-      const delta = object.size - row.size;
-      if (delta > 0) this.quota.assertRoom(accountId, delta);
+      const kept = this.d.versions.keepReplaced(row);
+      // A kept version still counts, so the whole new object needs room; otherwise only the growth does.
+      const added = kept ? object.size : object.size - row.size;
+      if (added > 0 && !opts.quotaReserved) this.quota.assertRoom(accountId, added);
       const updated = this.d.items.replaceContent(row.id, {
         size: object.size,
         mimeType: object.mimeType,
@@ -332,13 +409,60 @@ export class UploadService {
         keyId: object.keyId,
         modifiedAt: opts.modified ?? now,
         accessedAt: now,
+        contentSource: opts.origin.source,
+        contentAuthorId: opts.origin.authorId,
       });
-      this.quota.adjust(accountId, delta);
-      if (row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
+      this.quota.adjust(accountId, added);
+      if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
       this.intents.committed(object.storageKey);
       opts.during?.(updated);
       return updated;
     });
+  }
+
+  /** New content for a file from an object already stored (a WebDAV COPY onto it); the event goes out as for a replace. */
+  commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Item {
+    const row = this.commitReplacement(principal.accountId, object, {
+      current: () => this.requireFile(principal, id),
+      origin: { source: 'webdav', authorId: principal.loginId },
+      modified,
+    });
+    this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+    return row;
+  }
+
+  /**
+   * WebDAV MOVE of a file onto another file: the destination keeps its id, name, shares and stars and
+   * takes the source's object (no bytes move); its content before becomes a version. The source row
+   * goes, and its versions follow its content to the destination.
+   */
+  moveOnto(principal: Principal, sourceId: string, destId: string): Item {
+    const updated = this.transactions.immediate(() => {
+      const source = this.requireFile(principal, sourceId);
+      const dest = this.requireFile(principal, destId);
+      const kept = this.d.versions.keepReplaced(dest);
+      this.d.versions.reassign(source.id, dest.id);
+      this.d.items.delete(source.id);
+      const row = this.d.items.replaceContent(dest.id, {
+        size: source.size,
+        mimeType: source.mimeType,
+        storageKey: source.storageKey,
+        wrappedKey: source.wrappedKey,
+        keyId: source.keyId,
+        modifiedAt: source.modifiedAt,
+        accessedAt: this.clock.now(),
+        contentSource: source.contentSource,
+        contentAuthorId: source.contentAuthorId,
+      });
+      if (!kept) {
+        this.quota.adjust(principal.accountId, -dest.size);
+        if (dest.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [dest.storageKey] });
+      }
+      return { row, source };
+    });
+    this.d.events.item(principal, FileEventType.permanentlyDeleted, updated.source);
+    this.d.events.item(principal, FileEventType.updated, updated.row, { size: updated.row.size, mimeType: updated.row.mimeType });
+    return updated.row;
   }
 
   /** POST /:id/derived: a new sibling file next to an existing one (the original is unchanged). */
@@ -373,6 +497,19 @@ export class UploadService {
   async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
     const type = await detectType(file.head, file.clientType);
     const object: StoredObject = { ...file, ...type };
+    const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
+    if (target?.type === 'file') {
+      if (!type.detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
+      const row = this.commitReplacement(uploader.accountId, object, {
+        current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
+        origin: { source: 'replace', authorId: uploader.loginId },
+        modified: file.modified,
+        during: within,
+        quotaReserved: true,
+      });
+      this.d.events.item(uploader, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+      return this.d.views.one(uploader.accountId, row);
+    }
     const result = this.transactions.immediate(() => {
       const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
       const created: Item[] = [];
@@ -420,7 +557,7 @@ export class UploadService {
   }
 
   private budget(accountId: string, freedBytes: number, sizeHint?: number): Budget {
-    const { free } = this.quota.usage(accountId);
+    const free = this.quota.room(accountId);
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
   }
 
@@ -480,7 +617,7 @@ export class UploadService {
     name: string,
     object: StoredObject,
     modified: number | null,
-    opts: { quotaReserved?: boolean } = {},
+    opts: { quotaReserved?: boolean; source?: VersionSource } = {},
   ): Item {
     if (!opts.quotaReserved) this.quota.assertRoom(principal.accountId, object.size);
     const now = this.clock.now();
@@ -499,6 +636,8 @@ export class UploadService {
       modifiedAt: modified ?? now,
       accessedAt: now,
       createdAt: now,
+      contentSource: opts.source ?? 'upload',
+      contentAuthorId: principal.loginId,
     });
     this.quota.adjust(principal.accountId, object.size);
     this.intents.committed(object.storageKey);

@@ -9,6 +9,8 @@ import { DatabaseRepo } from '../../db/repos/database.ts';
 import { AppError, badRequest } from '../../errors.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
+import { sealWithPassphrase } from '../../lib/passphrase-seal.ts';
+import { isAlive } from '../../lib/pid.ts';
 import { TAR_END, tarHeader, tarPadding } from '../../lib/tar.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import { BACKEND_VERSION } from '../administration/version.ts';
@@ -84,17 +86,26 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 const SINK_BUFFER = 4 * 1024 * 1024;
+/** A full backup's database snapshot in the data directory, named with the pid of the process writing it. */
+const SNAPSHOT_PREFIX = '.backup-snapshot-';
+
+/** Snapshots left by backups whose process died (a crash, kill -9): removed at server start. */
+export function removeStaleBackupSnapshots(paths: DataPaths): void {
+  for (const name of fs.readdirSync(paths.root)) {
+    if (!name.startsWith(SNAPSHOT_PREFIX)) continue;
+    const pid = Number.parseInt(name.slice(SNAPSHOT_PREFIX.length), 10);
+    if (!isAlive(pid)) fs.rmSync(path.join(paths.root, name), { force: true });
+  }
+}
 
 /** Appends to a file in few large writes; counts what it wrote. */
 class ArchiveSink {
   private readonly buffer = new Uint8Array(SINK_BUFFER);
   private used = 0;
-  written = 0;
 
   constructor(private readonly handle: fsp.FileHandle) {}
 
   async write(data: Uint8Array): Promise<void> {
-    this.written += data.length;
     if (this.used + data.length > this.buffer.length) await this.flush();
     if (data.length >= this.buffer.length) {
       await this.handle.write(data);
@@ -169,17 +180,85 @@ export class BackupService {
    * `coffer backup --full`: one tar archive holding a consistent database snapshot, secrets.json and every
    * object the snapshot names, then a manifest with each part's sha256. Object deletions are held back
    * from before the snapshot until the last object is read, so every object the snapshot names is there.
+   * With a passphrase the whole archive is sealed (src/lib/passphrase-seal.ts): nothing in it is readable without it.
    */
   async createFull(
     target: string,
-    opts: { force?: boolean; onProgress?: (p: BackupProgress) => void } = {},
-  ): Promise<{ file: string; manifest: FullBackupManifest }> {
+    opts: {
+      force?: boolean;
+      passphrase?: string | null;
+      actor?: 'cli' | 'system';
+      signal?: AbortSignal;
+      onProgress?: (p: BackupProgress) => void;
+    } = {},
+  ): Promise<{ file: string; manifest: FullBackupManifest; bytes: number }> {
     const file = this.checkTarget(target, opts.force);
     const partial = `${file}.partial-${process.pid}`;
-    const snapshot = `${file}.db-${process.pid}`;
-    const release = holdObjectDeletions(this.paths.holds);
     fs.rmSync(partial, { force: true });
-    fs.rmSync(snapshot, { force: true });
+    try {
+      const archive = this.fullArchive(opts);
+      const handle = await fsp.open(partial, 'wx', 0o600);
+      try {
+        const sink = new ArchiveSink(handle);
+        for await (const chunk of archive.body) await sink.write(chunk);
+        await sink.flush();
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      fs.renameSync(partial, file);
+      const { manifest } = archive.result();
+      const bytes = fs.statSync(file).size;
+      this.recordFull(file, bytes, manifest, Boolean(opts.passphrase), opts.actor);
+      return { file, manifest, bytes };
+    } finally {
+      fs.rmSync(partial, { force: true });
+    }
+  }
+
+  recordFull(target: string, bytes: number, manifest: FullBackupManifest, encrypted: boolean, actor: 'cli' | 'system' = 'cli'): void {
+    this.audit.record({
+      action: AuditActions.backupCreate,
+      actor,
+      targetType: 'backup',
+      targetId: target,
+      details: { full: true, encrypted, bytes, objects: manifest.objects, databaseSha256: manifest.database.sha256 },
+    });
+  }
+
+  /**
+   * A full archive as a stream (sealed when a passphrase is given); `result()` gives its manifest once the
+   * stream has been read to its end. The hold on object deletions lasts while the stream is read.
+   */
+  fullArchive(opts: { passphrase?: string | null; signal?: AbortSignal; onProgress?: (p: BackupProgress) => void } = {}): {
+    body: AsyncIterable<Uint8Array>;
+    result: () => { manifest: FullBackupManifest };
+    /** Ends the hold and removes the snapshot when a consumer gave up without reading to the end. */
+    close: () => Promise<void>;
+  } {
+    let manifest: FullBackupManifest | null = null;
+    const tar = this.fullTar(opts.onProgress, opts.signal, (m) => {
+      manifest = m;
+    });
+    return {
+      body: opts.passphrase ? sealWithPassphrase(tar, opts.passphrase) : tar,
+      result: () => {
+        if (!manifest) throw new Error('the archive was not read to its end');
+        return { manifest };
+      },
+      close: async () => {
+        await tar.return(undefined);
+      },
+    };
+  }
+
+  private async *fullTar(
+    onProgress: ((p: BackupProgress) => void) | undefined,
+    signal: AbortSignal | undefined,
+    done: (manifest: FullBackupManifest) => void,
+  ): AsyncGenerator<Uint8Array> {
+    const snapshot = path.join(this.paths.root, `${SNAPSHOT_PREFIX}${process.pid}-${crypto.randomUUID()}.db`);
+    const release = holdObjectDeletions(this.paths.holds);
     try {
       this.database.snapshotTo(snapshot);
       const { integrity, facts } = DatabaseRepo.inspectSnapshot(snapshot);
@@ -202,76 +281,65 @@ export class BackupService {
       const mtime = Math.floor(this.clock.now() / 1000);
       const dbBytes = fs.statSync(snapshot).size;
       const progress: BackupProgress = { done: 0, total: dbBytes + secrets.length + facts.counts.storedBytes };
-      const handle = await fsp.open(partial, 'wx', 0o600);
-      const sink = new ArchiveSink(handle);
-      const report = () => {
-        progress.done = sink.written;
-        progress.total = Math.max(progress.total, progress.done);
-        opts.onProgress?.(progress);
-      };
-      const entry = async (name: string, size: number, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<ArchivedFile> => {
-        await sink.write(tarHeader({ name, size, mtime }));
+      const sums = new Map<string, ArchivedFile>();
+      const driver = this.driver;
+      async function* entry(
+        name: string,
+        size: number,
+        body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+      ): AsyncGenerator<Uint8Array> {
+        const head = tarHeader({ name, size, mtime });
+        progress.done += head.length;
+        yield head;
         const hasher = new Bun.CryptoHasher('sha256');
         let bytes = 0;
         for await (const chunk of body) {
+          signal?.throwIfAborted();
           bytes += chunk.length;
           if (bytes > size) break;
           hasher.update(chunk);
-          await sink.write(chunk);
-          report();
+          progress.done += chunk.length;
+          progress.total = Math.max(progress.total, progress.done);
+          onProgress?.(progress);
+          yield chunk;
         }
         if (bytes !== size) throw new AppError(500, `${name} changed while it was being backed up (${bytes} bytes, expected ${size})`);
-        await sink.write(tarPadding(size));
-        return { bytes, sha256: hasher.digest('hex') };
-      };
-      const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2) + '\n');
-      try {
-        const headerBytes = json(header);
-        await entry(FullBackupEntries.header, headerBytes.length, [headerBytes]);
-        const database = await entry(FullBackupEntries.database, dbBytes, Bun.file(snapshot).stream());
-        const secretsSum = await entry(FullBackupEntries.secrets, secrets.length, [secrets]);
-        const objectSums: FullBackupManifest['objectSums'] = [];
-        const missingObjects: string[] = [];
-        for (const key of keys) {
-          const info = await this.driver.head(key);
-          if (!info) {
-            missingObjects.push(key);
-            continue;
-          }
-          const sum = await entry(`${FullBackupEntries.objectPrefix}${key}`, info.size, await this.driver.get(key));
-          objectSums.push({ key, ...sum });
-        }
-        const manifest: FullBackupManifest = {
-          ...header,
-          objects: objectSums.length,
-          database,
-          secrets: secretsSum,
-          objectSums,
-          missingObjects,
-          masterKeysNotInSecrets: facts.masterKeyIds.filter((id) => !inSecrets.has(id)),
-        };
-        const manifestBytes = json(manifest);
-        await entry(FullBackupEntries.manifest, manifestBytes.length, [manifestBytes]);
-        await sink.write(TAR_END);
-        await sink.flush();
-        await handle.sync();
-        await handle.close();
-        fs.renameSync(partial, file);
-        this.audit.record({
-          action: AuditActions.backupCreate,
-          actor: 'cli',
-          targetType: 'backup',
-          targetId: file,
-          details: { full: true, bytes: sink.written, objects: objectSums.length, databaseSha256: database.sha256 },
-        });
-        return { file, manifest };
-      } finally {
-        await handle.close().catch(() => {});
+        yield tarPadding(size);
+        sums.set(name, { bytes, sha256: hasher.digest('hex') });
       }
+      const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2) + '\n');
+      const headerBytes = json(header);
+      yield* entry(FullBackupEntries.header, headerBytes.length, [headerBytes]);
+      yield* entry(FullBackupEntries.database, dbBytes, Bun.file(snapshot).stream());
+      yield* entry(FullBackupEntries.secrets, secrets.length, [secrets]);
+      const objectSums: FullBackupManifest['objectSums'] = [];
+      const missingObjects: string[] = [];
+      for (const key of keys) {
+        const info = await driver.head(key);
+        if (!info) {
+          missingObjects.push(key);
+          continue;
+        }
+        const name = `${FullBackupEntries.objectPrefix}${key}`;
+        yield* entry(name, info.size, await driver.get(key));
+        objectSums.push({ key, ...sums.get(name)! });
+      }
+      const manifest: FullBackupManifest = {
+        ...header,
+        objects: objectSums.length,
+        database: sums.get(FullBackupEntries.database)!,
+        secrets: sums.get(FullBackupEntries.secrets)!,
+        objectSums,
+        missingObjects,
+        masterKeysNotInSecrets: facts.masterKeyIds.filter((id) => !inSecrets.has(id)),
+      };
+      const manifestBytes = json(manifest);
+      yield* entry(FullBackupEntries.manifest, manifestBytes.length, [manifestBytes]);
+      yield TAR_END;
+      done(manifest);
     } finally {
       release();
       fs.rmSync(snapshot, { force: true });
-      fs.rmSync(partial, { force: true });
     }
   }
 

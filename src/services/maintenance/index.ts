@@ -1,29 +1,49 @@
 import { StartupError } from '../../errors.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../administration/audit.ts';
+import type { MetricsService } from '../administration/metrics.ts';
+import { stagingDirOf } from '../../storage/local.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import type { ResumableUploadServices } from '../resumable-uploads/index.ts';
 import { BackupService } from './backup.ts';
 import { DoctorService } from './doctor.ts';
+import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
+import { ScheduledBackupService } from './scheduled-backups.ts';
 import { StorageMigrationService } from './storage-migration.ts';
 
 export interface MaintenanceServices {
   orphans: OrphanService;
   keys: KeyService;
   backup: BackupService;
+  scheduledBackups: ScheduledBackupService;
+  exporter: ExportService;
   doctor: DoctorService;
   storageMigration: StorageMigrationService;
 }
 
-type MaintenanceDeps = { audit: AuditService } & Pick<FilesServices, 'quota' | 'diskSpace'> & ResumableUploadServices;
+type MaintenanceDeps = { audit: AuditService; metrics: MetricsService } & Pick<FilesServices, 'quota' | 'diskSpace'> &
+  ResumableUploadServices;
 
 /** Wired last: backup, keys, orphans and the doctor inspect and repair what the other domains own. */
-export function createMaintenanceServices(infra: Infrastructure, { audit, quota, diskSpace, tusUploads }: MaintenanceDeps) {
+export function createMaintenanceServices(infra: Infrastructure, { audit, metrics, quota, diskSpace, tusUploads }: MaintenanceDeps) {
   const { clock, config, paths, keyring, driver, queue, repos } = infra;
   const { transactions } = repos;
+  const backup = new BackupService(repos.database, paths, driver, clock, audit);
+  const scheduledBackups = new ScheduledBackupService({
+    config: config.backup,
+    backup,
+    runs: repos.backupRuns,
+    clock,
+    queue,
+    schedules: infra.schedules,
+    metrics,
+    log: infra.log,
+    paths,
+    stagingDir: stagingDirOf(paths.blobs),
+  });
   const keys = new KeyService({ config, paths, clock, keyring, transactions, keys: repos.keys, items: repos.items, audit });
   const services: MaintenanceServices = {
     orphans: new OrphanService({
@@ -39,7 +59,9 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, quota,
       tusUploads,
     }),
     keys,
-    backup: new BackupService(repos.database, paths, driver, clock, audit),
+    backup,
+    scheduledBackups,
+    exporter: new ExportService({ users: repos.users, items: repos.items, versions: repos.versions, storage: infra.storage }),
     doctor: new DoctorService({
       driver,
       keyring,
@@ -70,5 +92,5 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, quota,
       );
     },
   };
-  return { services, lifecycles: { masterKeys } };
+  return { services, lifecycles: { masterKeys, scheduledBackups: scheduledBackups.lifecycle() } };
 }

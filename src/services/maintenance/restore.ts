@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { dataPaths } from '../../data-dir.ts';
+import { type DataPaths, dataPaths } from '../../data-dir.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { closeDatabase, openDatabase } from '../../db/client.ts';
 import { createRepos } from '../../db/repos/index.ts';
-import type { StorageLocation } from '../../storage/driver.ts';
+import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
+import { isPassphraseSealed, openSealed, SealedStreamError } from '../../lib/passphrase-seal.ts';
 import { badRequest } from '../../errors.ts';
 import { TarFormatError, TarReader } from '../../lib/tar.ts';
 import { createLocalDriver } from '../../storage/local.ts';
@@ -57,6 +59,110 @@ function isEmptyDir(dir: string): boolean {
   return fs.readdirSync(dir).length === 0;
 }
 
+/** Asks for the passphrase when the archive turns out to be encrypted (and only then). */
+export type PassphraseSource = () => Promise<string>;
+
+/** The archive's tar stream: decrypted on the way when it is sealed under a passphrase. */
+async function archiveStream(
+  file: string,
+  passphrase: PassphraseSource | undefined,
+): Promise<{ stream: AsyncIterable<Uint8Array>; encrypted: boolean }> {
+  const head = new Uint8Array(await Bun.file(file).slice(0, 8).arrayBuffer());
+  if (!isPassphraseSealed(head)) return { stream: Bun.file(file).stream(), encrypted: false };
+  if (!passphrase)
+    throw badRequest('the backup is encrypted: set BACKUP_PASSPHRASE_FILE or run on a terminal to be asked for the passphrase');
+  return { stream: openSealed(Bun.file(file).stream(), await passphrase()), encrypted: true };
+}
+
+interface Unpacked {
+  header: FullBackupHeader;
+  manifest: FullBackupManifest;
+  objects: number;
+  encrypted: boolean;
+}
+
+/**
+ * Reads a full backup through, writing the database and secrets.json to `paths` and each object to
+ * `objects` (or only hashing it), and checks every part against the manifest and the database's integrity.
+ */
+async function unpack(
+  file: string,
+  paths: DataPaths,
+  objects: StorageDriver | null,
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource },
+): Promise<Unpacked> {
+  const total = fs.statSync(file).size;
+  const { stream, encrypted } = await archiveStream(file, opts.passphrase);
+  // Progress counts the archive's plaintext: close enough to its size to show how far it is.
+  const reader = new TarReader(stream);
+  const report = () => opts.onProgress?.({ done: Math.min(reader.position, total), total });
+  const json = async <T>(): Promise<T> => {
+    try {
+      return JSON.parse(new TextDecoder().decode(await reader.readAll())) as T;
+    } catch (err) {
+      if (err instanceof TarFormatError || err instanceof SealedStreamError) throw err;
+      throw invalid('a description inside it is not valid JSON');
+    }
+  };
+
+  const first = await reader.next();
+  if (first?.name !== FullBackupEntries.header) throw invalid(`it is not a Coffer full backup (made by coffer backup --full)`);
+  const header = await json<FullBackupHeader>();
+  if (header.format !== 'coffer-full-backup' || header.formatVersion !== 1) {
+    throw invalid(`unknown format ${header.format} version ${header.formatVersion}`);
+  }
+  if (!embeddedMigrations.some((m) => m.tag === header.schema)) {
+    throw badRequest(
+      `the backup was made by Coffer ${header.cofferVersion}, whose database is newer than this Coffer knows: use that version or later`,
+    );
+  }
+
+  let database: ArchivedFile | null = null;
+  let secrets: ArchivedFile | null = null;
+  let manifest: FullBackupManifest | null = null;
+  const sums = new Map<string, ArchivedFile>();
+  for (let entry = await reader.next(); entry; entry = await reader.next()) {
+    if (manifest) throw invalid(`${entry.name} follows the manifest`);
+    if (entry.name === FullBackupEntries.database && !database) database = await writeHashed(paths.database, reader.body());
+    else if (entry.name === FullBackupEntries.secrets && !secrets) secrets = await writeHashed(paths.secrets, reader.body());
+    else if (entry.name === FullBackupEntries.manifest) manifest = await json<FullBackupManifest>();
+    else if (entry.name.startsWith(FullBackupEntries.objectPrefix)) {
+      const key = entry.name.slice(FullBackupEntries.objectPrefix.length);
+      if (!isValidStorageKey(key) || sums.has(key)) throw invalid(`unexpected object entry ${entry.name}`);
+      const hasher = new Bun.CryptoHasher('sha256');
+      let size = 0;
+      const hashed = (async function* (body: AsyncIterable<Uint8Array>) {
+        for await (const chunk of body) {
+          hasher.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      })(reader.body());
+      if (objects) await objects.put(key, hashed);
+      else for await (const _ of hashed);
+      sums.set(key, { bytes: size, sha256: hasher.digest('hex') });
+    } else throw invalid(`unexpected entry ${entry.name}`);
+    report();
+  }
+
+  if (!manifest) throw invalid('its manifest is missing (the archive was cut short)');
+  if (!database || !secrets) throw invalid('the database or secrets.json is missing from it');
+  const same = (a: ArchivedFile, b: ArchivedFile | undefined) => b !== undefined && a.bytes === b.bytes && a.sha256 === b.sha256;
+  if (!same(database, manifest.database)) throw invalid('the database does not match its checksum');
+  if (!same(secrets, manifest.secrets)) throw invalid('secrets.json does not match its checksum');
+  const damaged = manifest.objectSums.filter((o) => !same(o, sums.get(o.key))).map((o) => o.key);
+  if (damaged.length) throw invalid(`${damaged.length} object(s) do not match their checksum or are missing, e.g. ${damaged[0]}`);
+  if (sums.size !== manifest.objectSums.length) throw invalid('it holds objects its manifest does not list');
+  const { integrity, facts } = DatabaseRepo.inspectSnapshot(paths.database);
+  if (!facts) throw invalid(`the database fails its integrity check: ${integrity.join('; ')}`);
+  return { header, manifest, objects: sums.size, encrypted };
+}
+
+function asInvalid(err: unknown): unknown {
+  if (err instanceof TarFormatError || err instanceof SealedStreamError) return invalid(err.message);
+  return err;
+}
+
 /**
  * `coffer restore`: unpacks a full backup into an empty (or new) data directory, checking every part
  * against the manifest's sha256 and the database's integrity. On any failure the directory is left as
@@ -65,7 +171,7 @@ function isEmptyDir(dir: string): boolean {
 export async function restoreFullBackup(
   archive: string,
   dataDir: string,
-  opts: { onProgress?: (p: RestoreProgress) => void } = {},
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource } = {},
 ): Promise<RestoreResult> {
   const file = path.resolve(archive);
   if (!fs.existsSync(file)) throw badRequest(`${file} does not exist`);
@@ -77,81 +183,18 @@ export async function restoreFullBackup(
   }
   const paths = dataPaths(root);
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-  const total = fs.statSync(file).size;
   try {
     fs.mkdirSync(paths.blobs, { mode: 0o700 });
-    const driver = createLocalDriver(paths.blobs);
-    const reader = new TarReader(Bun.file(file).stream());
-    const report = () => opts.onProgress?.({ done: reader.position, total });
-    const json = async <T>(): Promise<T> => {
-      try {
-        return JSON.parse(new TextDecoder().decode(await reader.readAll())) as T;
-      } catch (err) {
-        if (err instanceof TarFormatError) throw err;
-        throw invalid('a description inside it is not valid JSON');
-      }
-    };
-
-    const first = await reader.next();
-    if (first?.name !== FullBackupEntries.header) throw invalid(`it is not a Coffer full backup (made by coffer backup --full)`);
-    const header = await json<FullBackupHeader>();
-    if (header.format !== 'coffer-full-backup' || header.formatVersion !== 1) {
-      throw invalid(`unknown format ${header.format} version ${header.formatVersion}`);
-    }
-    if (!embeddedMigrations.some((m) => m.tag === header.schema)) {
-      throw badRequest(
-        `the backup was made by Coffer ${header.cofferVersion}, whose database is newer than this Coffer knows: restore it with that version or later`,
-      );
-    }
-
-    let database: ArchivedFile | null = null;
-    let secrets: ArchivedFile | null = null;
-    let manifest: FullBackupManifest | null = null;
-    const objects = new Map<string, ArchivedFile>();
-    for (let entry = await reader.next(); entry; entry = await reader.next()) {
-      if (manifest) throw invalid(`${entry.name} follows the manifest`);
-      if (entry.name === FullBackupEntries.database && !database) database = await writeHashed(paths.database, reader.body());
-      else if (entry.name === FullBackupEntries.secrets && !secrets) secrets = await writeHashed(paths.secrets, reader.body());
-      else if (entry.name === FullBackupEntries.manifest) manifest = await json<FullBackupManifest>();
-      else if (entry.name.startsWith(FullBackupEntries.objectPrefix)) {
-        const key = entry.name.slice(FullBackupEntries.objectPrefix.length);
-        if (!isValidStorageKey(key) || objects.has(key)) throw invalid(`unexpected object entry ${entry.name}`);
-        const hasher = new Bun.CryptoHasher('sha256');
-        const body = reader.body();
-        const { size } = await driver.put(
-          key,
-          (async function* () {
-            for await (const chunk of body) {
-              hasher.update(chunk);
-              yield chunk;
-            }
-          })(),
-        );
-        objects.set(key, { bytes: size, sha256: hasher.digest('hex') });
-      } else throw invalid(`unexpected entry ${entry.name}`);
-      report();
-    }
-
-    if (!manifest) throw invalid('its manifest is missing (the archive was cut short)');
-    if (!database || !secrets) throw invalid('the database or secrets.json is missing from it');
-    const same = (a: ArchivedFile, b: ArchivedFile | undefined) => b !== undefined && a.bytes === b.bytes && a.sha256 === b.sha256;
-    if (!same(database, manifest.database)) throw invalid('the database does not match its checksum');
-    if (!same(secrets, manifest.secrets)) throw invalid('secrets.json does not match its checksum');
-    const damaged = manifest.objectSums.filter((o) => !same(o, objects.get(o.key))).map((o) => o.key);
-    if (damaged.length) throw invalid(`${damaged.length} object(s) do not match their checksum or are missing, e.g. ${damaged[0]}`);
-    if (objects.size !== manifest.objectSums.length) throw invalid('it holds objects its manifest does not list');
-    const { integrity, facts } = DatabaseRepo.inspectSnapshot(paths.database);
-    if (!facts) throw invalid(`the database fails its integrity check: ${integrity.join('; ')}`);
+    const { header, manifest, objects } = await unpack(file, paths, createLocalDriver(paths.blobs), opts);
     const inSecrets = new Set(masterKeyIdsIn(paths.secrets));
-
     storeLocally(paths.database, header.storage);
     fs.rmSync(path.join(paths.blobs, '.tmp'), { recursive: true, force: true });
     giveToOwnerOf(root);
     return {
       dataDir: root,
       header,
-      objects: objects.size,
-      bytes: total,
+      objects,
+      bytes: fs.statSync(file).size,
       masterKeysNotInSecrets: header.masterKeyIds.filter((id) => !inSecrets.has(id)),
       missingObjects: manifest.missingObjects,
     };
@@ -159,8 +202,35 @@ export async function restoreFullBackup(
     // Leave the directory as it was found: absent, or empty.
     if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
     else fs.rmSync(root, { recursive: true, force: true });
-    if (err instanceof TarFormatError) throw invalid(err.message);
-    throw err;
+    throw asInvalid(err);
+  }
+}
+
+export interface VerifyResult {
+  file: string;
+  header: FullBackupHeader;
+  objects: number;
+  encrypted: boolean;
+}
+
+/**
+ * `coffer backup verify`: reads a full backup through and checks every part (sha256 of each object, the
+ * database's checksum and integrity) without restoring it. The database is checked in a temporary directory.
+ */
+export async function verifyFullBackup(
+  archive: string,
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource; tempDir?: string } = {},
+): Promise<VerifyResult> {
+  const file = path.resolve(archive);
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
+  const scratch = fs.mkdtempSync(path.join(opts.tempDir ?? os.tmpdir(), 'coffer-verify-'));
+  try {
+    const { header, objects, encrypted } = await unpack(file, dataPaths(scratch), null, opts);
+    return { file, header, objects, encrypted };
+  } catch (err) {
+    throw asInvalid(err);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
   }
 }
 

@@ -13,7 +13,7 @@ export interface ResumableUploadServices {
 
 type ResumableUploadDeps = { settings: SettingsService; tree: Tree; views: ItemViews } & Pick<
   FilesServices,
-  'quota' | 'diskSpace' | 'uploads'
+  'quota' | 'diskSpace' | 'uploads' | 'shares'
 >;
 
 /** Uploads that resume after a broken connection (tus). */
@@ -32,6 +32,7 @@ export function createResumableUploadServices(infra: Infrastructure, d: Resumabl
     resumable: new ResumableStore(storage),
     uploads: d.uploads,
     views: d.views,
+    drops: d.shares,
     expiryMs: infra.config.tusExpiryHours * 3600_000,
   });
   // Files of uploads a crash left fully stored are created now, not at the next scheduled sweep.

@@ -11,8 +11,11 @@ import type { SealedStore } from '../../storage/sealed.ts';
 import type { AuditPrincipal } from '../administration/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import type { ItemView, ItemViews } from '../files/item-views.ts';
+import { uploaderName } from '../files/shares.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
-import type { Principal } from '../accounts/principal.ts';
+import { type Principal, requirePermission } from '../accounts/principal.ts';
+import { permissionFor } from '../accounts/permissions.ts';
+import type { Item } from '../../db/repos/items.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Tree } from '../files/tree.ts';
@@ -31,7 +34,15 @@ export interface TusState {
 }
 
 /** Upload-Metadata, decoded: `filename` is required, the rest optional. */
-export type TusMetadata = Partial<Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype', string>>;
+/**
+ * Who sends the bytes: a login, or (`drop`) a visitor of a drop folder's link, whose uploads only that link
+ * reaches and whose file records who sent it (metadata `uploader`, the name they give).
+ */
+export type TusSender = Principal & { drop?: { linkId: string; visitId: string } };
+
+export type TusMetadata = Partial<
+  Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'replaceId' | 'uploader', string>
+>;
 
 /** Bytes of one request: the body, and the length it declared (null when sent chunked). */
 export interface TusBody {
@@ -95,17 +106,21 @@ export class TusUploadService {
       resumable: ResumableStore;
       uploads: UploadService;
       views: ItemViews;
+      /** Records who sent a file through a drop folder's link, in the transaction that creates it. */
+      drops: { recordResumed(upload: TusUpload, item: Item): void };
       expiryMs: number;
     },
   ) {}
 
   /** POST: checks everything before a byte is accepted, reserves the length, then takes the bytes sent with it (if any). */
-  async create(principal: Principal, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
+  async create(principal: TusSender, length: number, metadata: TusMetadata, body: TusBody | null): Promise<TusState> {
     const max = this.d.settings.get('maxUploadBytes');
     if (length > max) throw fileTooLarge(max);
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
     const name = uploadedFileName(metadata.filename);
     relativeFolders(metadata.relativePath);
+    // A replacement needs the permission to modify as well, and names a live file of the account.
+    const replaced = metadata.replaceId ? this.replaceTarget(principal, metadata.replaceId) : null;
     const keys = this.d.resumable.begin();
     const now = this.d.clock.now();
     const row: TusUpload = {
@@ -121,13 +136,17 @@ export class TusUploadService {
       header: keys.header,
       tail: null,
       name,
-      parentId: metadata.parentId || null,
-      relativePath: metadata.relativePath || null,
+      parentId: replaced ? replaced.parentId : metadata.parentId || null,
+      relativePath: replaced ? null : metadata.relativePath || null,
       modifiedAt: parseModifiedTime(metadata.lastModified),
       clientId: metadata.clientId ?? null,
       clientType: metadata.filetype || null,
+      replaceId: replaced?.id ?? null,
       state: 'receiving',
       itemId: null,
+      shareLinkId: principal.drop?.linkId ?? null,
+      shareVisitId: principal.drop?.visitId ?? null,
+      shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
       createdAt: now,
       updatedAt: now,
       expiresAt: now + this.d.expiryMs,
@@ -154,8 +173,15 @@ export class TusUploadService {
     }
   }
 
+  private replaceTarget(principal: Principal, id: string): Item {
+    requirePermission(principal, permissionFor('uploads.replace'));
+    const row = this.d.tree.requireLive(principal, id);
+    if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
+    return row;
+  }
+
   /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
-  async status(principal: Principal, id: string): Promise<TusState> {
+  async status(principal: TusSender, id: string): Promise<TusState> {
     let row = this.owned(principal, id);
     // Locked: a PATCH in this process holds it, and has settled the upload.
     if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
@@ -172,7 +198,7 @@ export class TusUploadService {
   }
 
   /** PATCH: appends the body at `offset`, which must be where the upload stands. */
-  async append(principal: Principal, id: string, offset: number, body: TusBody): Promise<TusState> {
+  async append(principal: TusSender, id: string, offset: number, body: TusBody): Promise<TusState> {
     this.owned(principal, id);
     if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
     try {
@@ -188,7 +214,7 @@ export class TusUploadService {
   }
 
   /** DELETE: ends the upload, its reservation and its stored bytes. A completed upload's file stays; only the record goes. */
-  async terminate(principal: Principal, id: string): Promise<void> {
+  async terminate(principal: TusSender, id: string): Promise<void> {
     this.owned(principal, id);
     if (!(await this.waitLock(id, TERMINATE_WAIT_MS))) throw new AppError(423, Messages.tusLocked);
     try {
@@ -200,7 +226,7 @@ export class TusUploadService {
   }
 
   /** GET: the file a completed upload created, for a client that missed the PATCH's answer. */
-  result(principal: Principal, id: string): { item: ItemView; clientId: string | null } {
+  result(principal: TusSender, id: string): { item: ItemView; clientId: string | null } {
     const row = this.owned(principal, id);
     if (row.state !== 'completed' || !row.itemId) {
       throw new AppError(409, Messages.tusNotFinished, { offset: row.offset, length: row.length });
@@ -353,6 +379,7 @@ export class TusUploadService {
     await this.d.uploads.commitResumed(
       actor,
       {
+        replaceId: row.replaceId,
         storageKey: row.storageKey,
         size: row.length,
         wrappedKey,
@@ -367,6 +394,7 @@ export class TusUploadService {
       (item) => {
         const now = this.d.clock.now();
         this.d.repo.completed(row.id, item.id, now, now + this.d.expiryMs);
+        if (row.shareLinkId) this.d.drops.recordResumed(row, item);
       },
     );
   }
@@ -395,10 +423,11 @@ export class TusUploadService {
     return staged.filter((s) => !owned.has(s.key));
   }
 
-  /** The account's upload, else 404 whatever the reason (another account's id included). */
-  private owned(principal: { accountId: string }, id: string): TusUpload {
+  /** The account's upload (a link's, through that link only), else 404 whatever the reason (another account's id included). */
+  private owned(principal: Pick<TusSender, 'accountId' | 'drop'>, id: string): TusUpload {
     const row = this.d.repo.get(id);
-    if (!row || row.accountId !== principal.accountId) throw notFound(Messages.tusNotFound);
+    if (!row || row.accountId !== principal.accountId || row.shareLinkId !== (principal.drop?.linkId ?? null))
+      throw notFound(Messages.tusNotFound);
     return row;
   }
 

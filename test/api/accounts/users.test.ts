@@ -182,7 +182,7 @@ describe('admin: users and storage limits', () => {
       storageLimit: 1000,
     });
     t.server.ctx.services.quota.adjust(o.id, 300);
-    expect(await json(await o.client.get('/api/user/storage'))).toEqual({ used: 300, total: 1000, free: 700 });
+    expect(await json(await o.client.get('/api/user/storage'))).toEqual({ used: 300, total: 1000, free: 700, versions: 0 });
     expect(await json(await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: null }))).toEqual({
       storageLimit: null,
     });

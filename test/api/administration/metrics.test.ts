@@ -27,7 +27,7 @@ describe('GET /metrics', () => {
   });
   afterAll(() => t.stop());
 
-  test('loopback: Prometheus text format with process metrics and the seven audit metrics, nothing else', async () => {
+  test('loopback: Prometheus text format with process metrics, the seven audit metrics and the three backup metrics, nothing else', async () => {
     const res = await t.client().get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -43,7 +43,7 @@ describe('GET /metrics', () => {
       expect(families.has(name)).toBe(true);
     }
     expect(sample(families, 'process_resident_memory_bytes')).toBeGreaterThan(1024 * 1024);
-    for (const name of families.keys()) expect(name).toMatch(/^(process_|bun_|audit_)/);
+    for (const name of families.keys()) expect(name).toMatch(/^(process_|bun_|audit_|coffer_backup_)/);
     expect([...families.keys()].some((n) => /http|request|cache|storage/.test(n))).toBe(false);
   });
 

@@ -423,17 +423,20 @@ describe('POST /api/docserver/callback', () => {
     expect(await download(o.client, file.id)).toEqual(edited);
     const info = await json(await o.client.get(`/api/files/${file.id}/info`));
     expect(info.size).toBe(edited.length);
-    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(usedBefore - bytes.length + edited.length);
+    // The content before stays as a version, so it still counts.
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(usedBefore + edited.length);
     const [listed] = (await json(await o.client.get('/api/files'))).filter((i: any) => i.id === file.id);
     expect(listed.mimeType).toBe('application/vnd.openxmlformats-officedocument.wordprocessingml.document');
     expect(schedule(key)).toBeNull();
     const saves = auditEntries('document.save', file.id);
     expect(saves).toHaveLength(1);
     expect(saves[0]).toMatchObject({ status: 'success', loginId: o.id, details: { key, status: 2 } });
-    // The new object is written; the old one is deleted by a queued job.
+    // The new object is written; the old one is kept as the file's version.
     expect(blobFiles(t.dataDir).objects.length).toBe(objects + 1);
     await drain();
-    expect(blobFiles(t.dataDir).objects.length).toBe(objects);
+    expect(blobFiles(t.dataDir).objects.length).toBe(objects + 1);
+    const [version] = (await json(await o.client.get(`/api/files/${file.id}/versions`))).versions;
+    expect(version).toMatchObject({ size: bytes.length, source: 'upload' });
     // The session is over: opening again gives a new key.
     expect((await openConfig(o.client, file.id)).config.document.key).not.toBe(key);
   });
@@ -533,9 +536,8 @@ describe('POST /api/docserver/callback', () => {
     const { o, file, key } = await editing();
     const edited = await documents.docx('once');
     const url = double.edit(key, edited);
-    const deletes = () =>
-      t.server.ctx.db.$client.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM jobs WHERE kind = 'storage.delete'`).get()!.n;
-    const deletesBefore = deletes();
+    const versions = () =>
+      t.server.ctx.db.$client.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM file_versions WHERE item_id = ?').get(file.id)!.n;
     const served = double.servedEdits;
     const answers = await Promise.all([
       double.callback(key, 6, { url, forcesavetype: 1 }),
@@ -546,8 +548,8 @@ describe('POST /api/docserver/callback', () => {
     expect(auditEntries('document.save', file.id)).toHaveLength(1);
     expect(double.servedEdits - served).toBe(1);
     expect(await download(o.client, file.id)).toEqual(edited);
-    // One replaced object, so one deletion queued.
-    expect(deletes() - deletesBefore).toBe(1);
+    // One replaced object, so one version.
+    expect(versions()).toBe(1);
   });
 
   test("a forged key naming another account's file is refused (404, error 1) and that file is untouched", async () => {

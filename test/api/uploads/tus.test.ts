@@ -233,7 +233,7 @@ describe('quota: the whole Upload-Length is reserved at creation', () => {
     expect((await json(refused)).message).toBe(`Storage limit exceeded. Required: ${6 * MiB}, available: ${4 * MiB}.`);
     const location = (a.status === 201 ? a : b).headers.get('location')!;
     const storage = await json(await o.client.get('/api/user/storage'));
-    expect(storage).toEqual({ used: 0, total: 10 * MiB, free: 4 * MiB });
+    expect(storage).toEqual({ used: 0, total: 10 * MiB, free: 4 * MiB, versions: 0 });
     expect((await uploadRaw(o.client, 'five.bin', randomBytes(5 * MiB))).status).toBe(413);
     // Many creations at once: the reserved total never passes the limit.
     setLimit(o.id, 20 * MiB);

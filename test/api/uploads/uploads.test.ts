@@ -322,7 +322,7 @@ describe('POST /api/files/upload/check', () => {
 });
 
 describe('POST /api/files/:id/replace and /:id/derived', () => {
-  test('replace keeps id and name, updates size, modified and access time, re-detects the type and drops the old object', async () => {
+  test('replace keeps id and name, updates size, modified and access time, re-detects the type and keeps the old object as a version', async () => {
     const o = await seed.owner(t);
     const original = await upload(o.client, 'doc.txt', 'version one', { type: 'text/plain' });
     const before = storedObjectFiles(t).objects.length;
@@ -332,10 +332,10 @@ describe('POST /api/files/:id/replace and /:id/derived', () => {
     expect(res.status).toBe(200);
     const replaced = await json(res);
     expect(replaced).toMatchObject({ id: original.id, name: 'doc.txt', size: PNG.length, mimeType: 'image/png' });
-    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(PNG.length);
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(PNG.length + 11);
     expect(new Uint8Array(await (await o.client.get(`/api/files/${original.id}/download`)).arrayBuffer())).toEqual(PNG);
     await t.server.worker.drain();
-    expect(storedObjectFiles(t).objects.length).toBe(before);
+    expect(storedObjectFiles(t).objects.length).toBe(before + 1);
 
     const folderItem = await folder(o.client, 'dir');
     const onFolder = await o.client.request(`/api/files/${folderItem.id}/replace`, { method: 'POST', body: form });

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { formatSize } from '../src/contract/size.ts';
+import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
+
+const MiB = 1024 ** 2;
+
+export function registerExport(program: Command): void {
+  adminCommand(
+    program
+      .command('export')
+      .description("write every account's files as an ordinary folder tree, decrypted: how you leave Coffer or read your files without it")
+      .requiredOption('--to <dir>', 'the folder to write into: <dir>/<account email>/<path as in Coffer>')
+      .option('--user <email>', "only this account's files (a sub-user's email exports its owner's account)")
+      .option('--include-trash', 'trashed items too, under <dir>/<account email>/.trash/')
+      .option('--include-versions', 'earlier versions of each file, beside it as <name>.versions/<time>-<name>')
+      .addHelpText(
+        'after',
+        `
+Files keep their names, folders and modification times as in Coffer. It works with the server running
+or stopped, and it resumes: a second run leaves files that are already there with the right size and
+time untouched and redoes missing and cut-short ones. Anyone who can read <dir> can read the files:
+write it somewhere only you can read.`,
+      ),
+  ).action(
+    action((opts: { dataDir?: string; json?: boolean; to: string; user?: string; includeTrash?: boolean; includeVersions?: boolean }) =>
+      withContext(opts, async (ctx) => {
+        const bar = progressBar();
+        const started = performance.now();
+        const result = await ctx.services.exporter.run({
+          to: opts.to,
+          user: opts.user,
+          includeTrash: opts.includeTrash,
+          includeVersions: opts.includeVersions,
+          onProgress: (p) => bar.update('exporting (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+        });
+        bar.done();
+        if (opts.json) printJson(result);
+        else {
+          const seconds = (performance.now() - started) / 1000;
+          print(`exported ${result.accounts.length} account(s) into ${result.dir}`);
+          print(
+            `${result.written} file(s) written (${formatSize(result.bytesWritten)}), ${result.unchanged} already there and left untouched, ${result.folders} folder(s); ${seconds.toFixed(1)} s`,
+          );
+          if (opts.includeVersions) print(`${result.versions} earlier version(s) written beside their files`);
+          for (const f of result.failed) process.stderr.write(`coffer: could not export ${f.path}: ${f.reason}\n`);
+        }
+        if (result.failed.length)
+          throw new AttentionNeeded(
+            `${result.failed.length} file(s) could not be read (coffer doctor lists missing objects); run export again after fixing them`,
+          );
+      }),
+    ),
+  );
+}

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { rollbackInstance, upgradeSnapshots } from '../src/composition.ts';
+import { action, addDataDirOption, configFrom, print, printJson, table } from './common.ts';
+
+export function registerRollback(program: Command): void {
+  addDataDirOption(
+    program
+      .command('rollback')
+      .description(
+        'put back the database and secrets.json as they were before an upgrade, for the older Coffer; without --to, list the snapshots',
+      )
+      .option('--to <snapshot>', 'a snapshot directory under <data dir>/snapshots/')
+      .option('--json', 'print machine-readable JSON on stdout')
+      .addHelpText(
+        'after',
+        `
+Before it migrates a database, Coffer writes the database and secrets.json into
+<data dir>/snapshots/<old version>-<time>/ (the newest three are kept). With the server stopped,
+\`coffer rollback --to <that directory>\` puts them back; then start the older executable. The database
+being replaced is kept beside it as coffer.db.before-rollback-<time>. Stored files are only ever added by
+an upgrade, so the older version finds every file it knew; files uploaded since the upgrade are not in
+the older database (\`coffer orphans\` lists them).`,
+      ),
+  ).action(
+    action((opts: { dataDir?: string; to?: string; json?: boolean }) => {
+      const config = configFrom(opts);
+      if (!opts.to) {
+        const { snapshots, snapshotsDir } = upgradeSnapshots(config);
+        if (opts.json) return printJson({ snapshots });
+        if (snapshots.length === 0) return print(`no snapshots in ${snapshotsDir}`);
+        print(
+          table(
+            ['snapshot', 'version', 'taken'],
+            snapshots.map((s) => [s.dir, s.cofferVersion, s.createdAt]),
+          ),
+        );
+        return;
+      }
+      const { snapshot, keptAs, root } = rollbackInstance(config, opts.to);
+      if (opts.json) return printJson({ snapshot, keptAs });
+      print(`rolled back to the database of Coffer ${snapshot.cofferVersion} (${snapshot.createdAt})`);
+      print(`the newer database is kept as ${keptAs}`);
+      print(`now start Coffer ${snapshot.cofferVersion} on ${root}`);
+    }),
+  );
+}

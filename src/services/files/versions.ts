@@ -1,0 +1,224 @@
+import type { Clock } from '../../clock.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { FileVersion, ListedVersion, RemovedVersion, VersionAge, VersionSource, VersionsRepo } from '../../db/repos/versions.ts';
+import { badRequest, Messages, notFound } from '../../errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { Jobs } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { FileEventType, type FileEvents } from './file-events.ts';
+import type { ItemView, ItemViews } from './item-views.ts';
+import type { QuotaService } from './quota.ts';
+import type { Tree } from './tree.ts';
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+const THIN_PAGE = 500;
+
+/** A version as GET /api/files/:id/versions shows it. */
+export interface VersionView {
+  id: string;
+  size: number;
+  modified: string;
+  createdAt: string;
+  source: VersionSource;
+  author: { id: string; name: string; email: string } | null;
+}
+
+export interface Retention {
+  retentionDays: number;
+  maxPerFile: number;
+}
+
+/**
+ * Which of a file's versions (newest first) retention drops at `now`: every version of the last hour
+ * stays; then the newest of each hour for a day; then the newest of each day up to `retentionDays`;
+ * then none; and never more than `maxPerFile` (the oldest go).
+ */
+export function retentionDrops<T extends Pick<VersionAge, 'createdAt'>>(newestFirst: readonly T[], now: number, r: Retention): T[] {
+  const seen = new Set<string>();
+  const drop: T[] = [];
+  let kept = 0;
+  for (const v of newestFirst) {
+    const age = now - v.createdAt;
+    let bucket: string | null;
+    if (age < HOUR) bucket = null;
+    else if (age < DAY) bucket = `h${Math.floor(v.createdAt / HOUR)}`;
+    else if (age < r.retentionDays * DAY) bucket = `d${Math.floor(v.createdAt / DAY)}`;
+    else bucket = 'expired';
+    const keep = bucket === null || (bucket !== 'expired' && !seen.has(bucket));
+    if (bucket !== null) seen.add(bucket);
+    if (keep && kept < r.maxPerFile) kept++;
+    else drop.push(v);
+  }
+  return drop;
+}
+
+export interface VersionDeps {
+  clock: Clock;
+  queue: JobQueue;
+  transactions: Transactions;
+  items: ItemsRepo;
+  versions: VersionsRepo;
+  tree: Tree;
+  views: ItemViews;
+  events: FileEvents;
+  quota: QuotaService;
+  settings: SettingsService;
+}
+
+/**
+ * File versions: an overwrite keeps the replaced object as a version (no copy: objects are immutable),
+ * listing, download, restore and delete of versions, and retention (when a version is made and daily).
+ */
+export class VersionService {
+  constructor(private readonly d: VersionDeps) {}
+
+  private retention(): Retention {
+    return { retentionDays: this.d.settings.get('versionsRetentionDays'), maxPerFile: this.d.settings.get('versionsMaxPerFile') };
+  }
+
+  /**
+   * Inside the transaction that gives `row` new content: keeps its current content as a version (when
+   * versions are on) and thins the file's list. Answers whether it did; if not, the caller deletes the object.
+   */
+  keepReplaced(row: Item): boolean {
+    if (!this.d.settings.get('versionsEnabled') || !row.storageKey || !row.wrappedKey || !row.keyId) return false;
+    this.d.versions.insert(this.versionOf(row, this.d.clock.now()));
+    this.thinItem(row.id);
+    return true;
+  }
+
+  private versionOf(row: Item, at: number): FileVersion {
+    return {
+      id: newId(),
+      itemId: row.id,
+      accountId: row.accountId,
+      size: row.size,
+      mimeType: row.mimeType,
+      storageKey: row.storageKey!,
+      wrappedKey: row.wrappedKey!,
+      keyId: row.keyId!,
+      source: row.contentSource ?? 'upload',
+      authorId: row.contentAuthorId,
+      modifiedAt: row.modifiedAt,
+      createdAt: at,
+    };
+  }
+
+  /** The versions of `fromItemId` become `toItemId`'s (a WebDAV MOVE onto a file), then the list is thinned; inside a transaction. */
+  reassign(fromItemId: string, toItemId: string): void {
+    if (this.d.versions.reassign(fromItemId, toItemId) > 0) this.thinItem(toItemId);
+  }
+
+  /** GET /api/files/:id/versions: newest first, the current content not included. */
+  list(principal: Principal, itemId: string): { versions: VersionView[] } {
+    const row = this.requireFile(principal, itemId);
+    return { versions: this.d.versions.list(row.id).map(view) };
+  }
+
+  /** The file and the version to download, shaped as a file row with the version's content; else 404. */
+  resolveDownload(principal: Principal, itemId: string, versionId: string): Item {
+    const { row, version } = this.requireVersion(principal, itemId, versionId);
+    return {
+      ...row,
+      size: version.size,
+      mimeType: version.mimeType,
+      storageKey: version.storageKey,
+      wrappedKey: version.wrappedKey,
+      keyId: version.keyId,
+      modifiedAt: version.modifiedAt,
+    };
+  }
+
+  /** POST /api/files/:id/versions/:versionId/restore: that content becomes current, the current one the newest version. */
+  restore(principal: Principal, itemId: string, versionId: string): ItemView {
+    const now = this.d.clock.now();
+    const updated = this.d.transactions.immediate(() => {
+      const { row, version } = this.requireVersion(principal, itemId, versionId);
+      this.d.versions.delete(version.id);
+      // The replaced content stays whatever the setting says: restoring must not lose it.
+      this.d.versions.insert(this.versionOf(row, now));
+      const item = this.d.items.replaceContent(row.id, {
+        size: version.size,
+        mimeType: version.mimeType,
+        storageKey: version.storageKey,
+        wrappedKey: version.wrappedKey,
+        keyId: version.keyId,
+        modifiedAt: now,
+        accessedAt: now,
+        contentSource: 'restore',
+        contentAuthorId: principal.loginId,
+      });
+      this.thinItem(row.id);
+      return item;
+    });
+    this.d.events.item(principal, FileEventType.updated, updated, { size: updated.size, mimeType: updated.mimeType });
+    return this.d.views.one(principal.accountId, updated);
+  }
+
+  /** DELETE /api/files/:id/versions/:versionId. */
+  delete(principal: Principal, itemId: string, versionId: string): { message: string } {
+    this.d.transactions.immediate(() => {
+      const { version } = this.requireVersion(principal, itemId, versionId);
+      this.d.versions.delete(version.id);
+      this.release([version]);
+    });
+    return { message: 'Version deleted' };
+  }
+
+  /** Applies retention to one file's versions; inside a transaction. */
+  private thinItem(itemId: string): number {
+    const drops = retentionDrops(this.d.versions.agesOf(itemId), this.d.clock.now(), this.retention());
+    if (drops.length) this.release(this.d.versions.deleteRows(drops.map((v) => v.seq)));
+    return drops.length;
+  }
+
+  /** The daily pass: retention over every file with versions, a transaction per page of files. Answers how many went. */
+  thinAll(signal?: AbortSignal): number {
+    let removed = 0;
+    let after = '';
+    for (;;) {
+      signal?.throwIfAborted();
+      const ids = this.d.versions.itemsWithVersions(after, THIN_PAGE);
+      if (ids.length === 0) return removed;
+      after = ids.at(-1)!;
+      removed += this.d.transactions.immediate(() => ids.reduce((n, id) => n + this.thinItem(id), 0));
+    }
+  }
+
+  /** After versions' rows went: their bytes leave the usage and their objects are queued for deletion. */
+  private release(rows: readonly RemovedVersion[]): void {
+    if (rows.length === 0) return;
+    const bytes = new Map<string, number>();
+    for (const v of rows) bytes.set(v.accountId, (bytes.get(v.accountId) ?? 0) + v.size);
+    for (const [accountId, n] of bytes) this.d.quota.adjust(accountId, -n);
+    this.d.queue.insert(Jobs.storageDelete, { keys: rows.map((v) => v.storageKey) });
+  }
+
+  private requireFile(principal: Principal, itemId: string): Item {
+    const row = this.d.tree.requireLive(principal, itemId);
+    if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
+    return row;
+  }
+
+  private requireVersion(principal: Principal, itemId: string, versionId: string): { row: Item; version: FileVersion } {
+    const row = this.requireFile(principal, itemId);
+    const version = this.d.versions.get(row.id, versionId);
+    if (!version) throw notFound('Version not found');
+    return { row, version };
+  }
+}
+
+function view(v: ListedVersion): VersionView {
+  return {
+    id: v.id,
+    size: v.size,
+    modified: new Date(v.modifiedAt).toISOString(),
+    createdAt: new Date(v.createdAt).toISOString(),
+    source: v.source,
+    author: v.authorId && v.authorEmail !== null ? { id: v.authorId, name: v.authorName ?? '', email: v.authorEmail } : null,
+  };
+}

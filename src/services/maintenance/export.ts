@@ -1,0 +1,222 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { ExportFile, ExportFolder, ItemsRepo } from '../../db/repos/items.ts';
+import type { User, UsersRepo } from '../../db/repos/users.ts';
+import type { VersionsRepo } from '../../db/repos/versions.ts';
+import { badRequest } from '../../errors.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import { emailKey } from '../accounts/email.ts';
+
+const PAGE = 500;
+const TRASH = '.trash';
+const PARTIAL = '.coffer-partial';
+
+export interface ExportProgress {
+  /** Bytes of file contents done (written or found finished), of `total`. */
+  done: number;
+  total: number;
+}
+
+export interface ExportResult {
+  dir: string;
+  accounts: string[];
+  /** Files written by this run. */
+  written: number;
+  /** Files a previous run had finished: left untouched. */
+  unchanged: number;
+  /** Earlier versions written (with --include-versions), beside their file. */
+  versions: number;
+  bytesWritten: number;
+  folders: number;
+  /** Files whose stored object could not be read (`coffer doctor` explains). */
+  failed: Array<{ path: string; reason: string }>;
+}
+
+/** 20260131T101500Z: sortable, and safe in a file name everywhere. */
+function timeStamp(at: number): string {
+  return new Date(at)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+}
+
+/** A name as one path component: no separators, and never `.` or `..`. */
+function component(name: string): string {
+  const safe = name.replace(/[/\0]/g, '_');
+  return safe === '.' || safe === '..' || safe === '' ? `_${safe}` : safe;
+}
+
+/** `name (tag).ext`: a second trashed item with the same path. */
+function tagged(name: string, tag: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? `${name.slice(0, dot)} (${tag})${name.slice(dot)}` : `${name} (${tag})`;
+}
+
+/**
+ * `coffer export`: every account's files as an ordinary folder tree, DIR/<email>/<path as in Coffer>,
+ * decrypted, with Coffer's modification times; trashed items under DIR/<email>/.trash/, earlier versions
+ * beside their file as <name>.versions/<time>-<name>. Resumable: a file
+ * already there with its size and time is left untouched; anything else is written to a temporary name
+ * and renamed, so a cut-short file is redone on the next run.
+ */
+export class ExportService {
+  constructor(private readonly d: { users: UsersRepo; items: ItemsRepo; versions: VersionsRepo; storage: SealedStore }) {}
+
+  private accounts(user: string | undefined): User[] {
+    if (user !== undefined) {
+      const login = this.d.users.byEmailKey(emailKey(user));
+      if (!login) throw badRequest(`no account has the email ${user}`);
+      const owner = login.parentUserId ? this.d.users.byId(login.parentUserId) : login;
+      if (!owner) throw badRequest(`no account has the email ${user}`);
+      return [owner];
+    }
+    const owners: User[] = [];
+    for (let page = this.d.users.ownersPage(null, 100); page.length; page = this.d.users.ownersPage(page.at(-1)!, 100))
+      owners.push(...page);
+    return owners;
+  }
+
+  async run(opts: {
+    to: string;
+    user?: string;
+    includeTrash?: boolean;
+    includeVersions?: boolean;
+    onProgress?: (p: ExportProgress) => void;
+  }): Promise<ExportResult> {
+    const dir = path.resolve(opts.to);
+    if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw badRequest(`${dir} is not a directory`);
+    const includeTrash = Boolean(opts.includeTrash);
+    const accounts = this.accounts(opts.user);
+    const progress: ExportProgress = {
+      done: 0,
+      total: accounts.reduce((sum, a) => sum + this.d.items.exportTotals(a.id, includeTrash).bytes, 0),
+    };
+    const result: ExportResult = { dir, accounts: [], written: 0, unchanged: 0, versions: 0, bytesWritten: 0, folders: 0, failed: [] };
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const account of accounts) {
+      result.accounts.push(account.email);
+      await this.exportAccount(
+        account,
+        path.join(dir, component(account.email)),
+        { includeTrash, includeVersions: Boolean(opts.includeVersions) },
+        result,
+        progress,
+        opts.onProgress,
+      );
+    }
+    return result;
+  }
+
+  private async exportAccount(
+    account: User,
+    root: string,
+    { includeTrash, includeVersions }: { includeTrash: boolean; includeVersions: boolean },
+    result: ExportResult,
+    progress: ExportProgress,
+    onProgress: ((p: ExportProgress) => void) | undefined,
+  ): Promise<void> {
+    const folders = new Map<string, ExportFolder>(this.d.items.exportFolders(account.id).map((f) => [f.id, f]));
+    // Live names are unique within a folder; only trashed items can meet an earlier one at the same path.
+    const claimed = new Set<string>();
+    const claim = (parts: string[], id: string): string[] => {
+      if (parts[0] !== TRASH) return parts;
+      let key = parts.join('/').toLowerCase();
+      if (claimed.has(key)) {
+        parts = [...parts.slice(0, -1), tagged(parts.at(-1)!, id.slice(0, 8))];
+        key = parts.join('/').toLowerCase();
+      }
+      claimed.add(key);
+      return parts;
+    };
+    const folderPaths = new Map<string, string[]>();
+    const pathOf = (parentId: string | null, name: string, trashed: boolean): string[] => {
+      const chain: string[] = [component(name)];
+      for (let id = parentId, hops = 0; id && hops < 10_000; hops++) {
+        const folder = folders.get(id);
+        if (!folder) break;
+        chain.unshift(component(folder.name));
+        id = folder.parentId;
+      }
+      return trashed ? [TRASH, ...chain] : chain;
+    };
+    const sorted = [...folders.values()]
+      .filter((f) => includeTrash || f.deletedAt === null)
+      .sort((a, b) => (a.deletedAt ?? 0) - (b.deletedAt ?? 0) || a.id.localeCompare(b.id));
+    for (const folder of sorted)
+      folderPaths.set(folder.id, claim(pathOf(folder.parentId, folder.name, folder.deletedAt !== null), folder.id));
+    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+    for (const parts of folderPaths.values()) fs.mkdirSync(path.join(root, ...parts), { recursive: true });
+
+    for (let page = this.d.items.exportFiles(account.id, 0, PAGE, includeTrash); page.length; ) {
+      for (const file of page) {
+        const trashed = file.deletedAt !== null;
+        const parent = file.parentId ? folderPaths.get(file.parentId) : undefined;
+        const parts = claim(
+          parent && (!trashed || parent[0] === TRASH) ? [...parent, component(file.name)] : pathOf(file.parentId, file.name, trashed),
+          file.id,
+        );
+        const target = path.join(root, ...parts);
+        const failed = (where: string[], err: unknown) =>
+          result.failed.push({
+            path: path.join(component(account.email), ...where),
+            reason: err instanceof Error ? err.message : String(err),
+          });
+        try {
+          if (await this.writeFile(file, target)) {
+            result.written++;
+            result.bytesWritten += file.size;
+          } else result.unchanged++;
+        } catch (err) {
+          failed(parts, err);
+        }
+        if (includeVersions) {
+          // <name>.versions/<time>-<name>: each earlier content beside its file, with the time it was written.
+          for (const version of this.d.versions.list(file.id)) {
+            const where = [...parts.slice(0, -1), `${parts.at(-1)!}.versions`, `${timeStamp(version.modifiedAt)}-${component(file.name)}`];
+            try {
+              if (await this.writeFile(version, path.join(root, ...where))) {
+                result.versions++;
+                result.bytesWritten += version.size;
+              }
+            } catch (err) {
+              failed(where, err);
+            }
+          }
+        }
+        progress.done += file.size;
+        onProgress?.(progress);
+      }
+      page = this.d.items.exportFiles(account.id, page.at(-1)!.seq, PAGE, includeTrash);
+    }
+    // Last, so writing the files inside does not move them: folders carry Coffer's times too.
+    for (const [id, parts] of folderPaths) {
+      const at = folders.get(id)!.modifiedAt / 1000;
+      fs.utimesSync(path.join(root, ...parts), at, at);
+    }
+    result.folders += folderPaths.size;
+  }
+
+  /** Writes one file unless a finished copy is there; true when it wrote. */
+  private async writeFile(file: Pick<ExportFile, 'size' | 'modifiedAt' | 'storageKey' | 'wrappedKey'>, target: string): Promise<boolean> {
+    const existing = fs.statSync(target, { throwIfNoEntry: false });
+    if (existing?.isFile() && existing.size === file.size && Math.abs(existing.mtimeMs - file.modifiedAt) < 1000) return false;
+    if (!file.storageKey || !file.wrappedKey) throw new Error('the file has no stored contents');
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    const partial = `${target}${PARTIAL}`;
+    const handle = await fsp.open(partial, 'w', 0o600);
+    try {
+      const stream = await this.d.storage.get(file.storageKey, { size: file.size, wrappedKey: file.wrappedKey });
+      for await (const chunk of stream) await handle.write(chunk);
+    } catch (err) {
+      await handle.close();
+      fs.rmSync(partial, { force: true });
+      throw err;
+    }
+    await handle.close();
+    fs.renameSync(partial, target);
+    const at = file.modifiedAt / 1000;
+    fs.utimesSync(target, at, at);
+    return true;
+  }
+}

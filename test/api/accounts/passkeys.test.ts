@@ -1,0 +1,317 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
+import { ManualClock } from '../../../src/clock.ts';
+import { Messages } from '../../../src/errors.ts';
+import { json, TestClient } from '../../helpers/client.ts';
+import { runCli } from '../../helpers/cli.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { createPasskey, type SoftPasskey, signWithPasskey } from '../../helpers/webauthn.ts';
+
+let t: TestServer;
+const clock = new ManualClock(Date.now());
+// Browsers refuse an address as the relying party: the tests speak to the server as localhost.
+let origin: string;
+const client = () => new TestClient(origin);
+const signInAs = async (s: seed.SeededLogin) => {
+  const c = client();
+  const res = await c.post('/api/login', { email: s.email, password: s.password });
+  expect(res.status).toBe(200);
+  return c;
+};
+
+beforeAll(async () => {
+  t = await startTestServer({ clock });
+  origin = `http://localhost:${new URL(t.url).port}`;
+  await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+async function addPasskey(c: TestClient, name?: string): Promise<{ passkey: SoftPasskey; id: string }> {
+  const options = await json(await c.post('/api/passkeys/register/options'));
+  const { passkey, response } = await createPasskey(options, origin);
+  const res = await c.post('/api/passkeys', { ...(name === undefined ? {} : { name }), response });
+  expect(res.status).toBe(201);
+  return { passkey, id: (await json(res)).passkey.id };
+}
+
+async function passkeySignIn(passkey: SoftPasskey, opts: Parameters<typeof signWithPasskey>[3] = {}) {
+  const c = client();
+  const options = await json(await c.post('/api/passkeys/sign-in/options'));
+  const answer = await signWithPasskey(passkey, options, origin, opts);
+  return { c, answer, res: await c.post('/api/passkeys/sign-in', answer) };
+}
+
+async function enableMfa(c: TestClient) {
+  const setup = await json(await c.post('/api/mfa/setup'));
+  const code = await generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) });
+  expect((await c.post('/api/mfa/verify', { code })).status).toBe(200);
+  clock.advance(30_000);
+}
+
+const auditOf = (action: string, loginId: string) => {
+  t.server.ctx.services.audit.flush();
+  return t.server.ctx.services.audit
+    .list({ action, limit: 1000 })
+    .filter((e) => e.loginId === loginId)
+    .reverse();
+};
+
+describe('passkeys in settings', () => {
+  test('added with a name (or a default one), listed with last use, removed; the profile names passkey as a way in', async () => {
+    const o = await seed.owner(t);
+    const c = await signInAs(o);
+    expect(await json(await c.get('/api/passkeys'))).toEqual({ passkeys: [] });
+    const options = await json(await c.post('/api/passkeys/register/options'));
+    expect(options.rp).toEqual({ name: 'Coffer', id: 'localhost' });
+    expect(options.authenticatorSelection).toMatchObject({ residentKey: 'required' });
+
+    const { id } = await addPasskey(c, '  Work laptop ');
+    await addPasskey(c);
+    const list = (await json(await c.get('/api/passkeys'))).passkeys;
+    expect(list.map((p: { name: string }) => p.name).sort()).toEqual(['Passkey 2', 'Work laptop']);
+    expect(list.find((p: { id: string }) => p.id === id)).toMatchObject({ lastUsedAt: null, backedUp: false });
+    expect((await json(await c.get('/api/profile'))).signInMethods).toEqual(['password', 'passkey']);
+
+    // The second registration excludes the first credential, so one authenticator is not added twice.
+    const again = await json(await c.post('/api/passkeys/register/options'));
+    expect(again.excludeCredentials).toHaveLength(2);
+
+    expect(await json(await c.delete(`/api/passkeys/${id}`))).toEqual({ message: 'Passkey removed' });
+    expect((await c.delete(`/api/passkeys/${id}`)).status).toBe(404);
+    expect((await json(await c.get('/api/passkeys'))).passkeys).toHaveLength(1);
+    expect(auditOf('passkey.add', o.id)).toHaveLength(2);
+    expect(auditOf('passkey.remove', o.id)).toMatchObject([{ targetId: id, details: { name: 'Work laptop' } }]);
+  });
+
+  test("another login's passkey is 404 to remove and absent from its list; a sub-user has its own", async () => {
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    const sub = await seed.subUser(t, a, ['files.download']);
+    const ca = await signInAs(a);
+    const { id } = await addPasskey(ca, 'Mine');
+    const cb = await signInAs(b);
+    const cs = await signInAs(sub);
+    expect(await json(await cb.delete(`/api/passkeys/${id}`))).toEqual({ message: 'Passkey not found' });
+    expect((await cs.delete(`/api/passkeys/${id}`)).status).toBe(404);
+    expect((await json(await cs.get('/api/passkeys'))).passkeys).toEqual([]);
+    const own = await addPasskey(cs, 'Sub phone');
+    expect((await json(await cs.get('/api/passkeys'))).passkeys.map((p: { id: string }) => p.id)).toEqual([own.id]);
+    expect((await json(await ca.get('/api/passkeys'))).passkeys.map((p: { id: string }) => p.id)).toEqual([id]);
+    const signedIn = await passkeySignIn(own.passkey);
+    expect(signedIn.res.status).toBe(200);
+    expect((await json(signedIn.res)).user.id).toBe(sub.id);
+  });
+
+  test('bad input: a forged or foreign answer, a reused challenge, a long name, an address as host are 4xx that say why', async () => {
+    const o = await seed.owner(t);
+    const c = await signInAs(o);
+    const options = await json(await c.post('/api/passkeys/register/options'));
+    const { response } = await createPasskey(options, 'http://localhost:1');
+    const wrongOrigin = await c.post('/api/passkeys', { response });
+    expect(wrongOrigin.status).toBe(400);
+    expect((await json(wrongOrigin)).message).toBe('The passkey could not be verified. Try again, or sign in another way.');
+    // That answer spent its challenge.
+    const fresh = await createPasskey(options, origin);
+    expect((await json(await c.post('/api/passkeys', { response: fresh.response }))).message).toBe(
+      'This passkey request has expired or was already used. Start again.',
+    );
+    const long = await createPasskey(await json(await c.post('/api/passkeys/register/options')), origin);
+    const named = await c.post('/api/passkeys', { name: 'x'.repeat(65), response: long.response });
+    expect(named.status).toBe(422);
+    expect((await json(named)).details).toEqual([{ field: 'name', message: 'Passkey name must be at most 64 characters' }]);
+    expect((await c.post('/api/passkeys', { response: { id: 'not base64!' } })).status).toBe(422);
+
+    // Another login's registration challenge is not this one's.
+    const other = await signInAs(await seed.owner(t));
+    const foreign = await createPasskey(await json(await other.post('/api/passkeys/register/options')), origin);
+    expect((await c.post('/api/passkeys', { response: foreign.response })).status).toBe(400);
+
+    const byAddress = await (await seed.login(t, o.email, o.password)).post('/api/passkeys/register/options');
+    expect(byAddress.status).toBe(400);
+    expect((await json(byAddress)).message).toStartWith(`Passkeys need HTTPS, or http://localhost: browsers refuse them at ${t.url}.`);
+    expect((await t.client().post('/api/passkeys/sign-in/options')).status).toBe(400);
+    expect((await client().post('/api/passkeys/register/options')).status).toBe(401);
+  });
+});
+
+test('COFFER_PUBLIC_URL names the relying party, whatever host a request names (a reverse proxy)', async () => {
+  const proxied = await startTestServer({ env: { COFFER_PUBLIC_URL: 'https://files.example.com/' } });
+  try {
+    await seed.admin(proxied);
+    const options = await json(await proxied.client().post('/api/passkeys/sign-in/options'));
+    expect(options.rpId).toBe('files.example.com');
+  } finally {
+    await proxied.stop();
+  }
+});
+
+describe('signing in with a passkey', () => {
+  test('without an email: a session cookie, the last use recorded, auth.sign_in with method passkey and passkey.use', async () => {
+    const o = await seed.owner(t);
+    const { passkey, id } = await addPasskey(await signInAs(o), 'Phone');
+    const { c, res } = await passkeySignIn(passkey);
+    expect(res.status).toBe(200);
+    expect((await json(res)).user).toMatchObject({ id: o.id, email: o.email });
+    expect(c.cookies.has('token')).toBe(true);
+    expect((await json(await c.get('/api/profile'))).id).toBe(o.id);
+    const listed = (await json(await c.get('/api/passkeys'))).passkeys[0];
+    expect(listed.lastUsedAt).toBe(new Date(clock.now()).toISOString());
+    expect(auditOf('passkey.use', o.id)).toMatchObject([{ status: 'success', targetId: id, details: { secondFactor: false } }]);
+    expect(auditOf('auth.sign_in', o.id).at(-1)).toMatchObject({ details: { method: 'passkey' } });
+  });
+
+  test('two-factor on: a passkey alone needs no code', async () => {
+    const o = await seed.owner(t);
+    const c = await signInAs(o);
+    const { passkey } = await addPasskey(c);
+    await enableMfa(c);
+    const { res } = await passkeySignIn(passkey);
+    expect(res.status).toBe(200);
+    expect((await json(res)).user).toMatchObject({ id: o.id, mfaEnabled: true });
+  });
+
+  test('a replayed answer is refused, and so is a fresh one whose signature counter did not grow (a cloned key)', async () => {
+    const o = await seed.owner(t);
+    const { passkey, id } = await addPasskey(await signInAs(o));
+    const first = await passkeySignIn(passkey);
+    expect(first.res.status).toBe(200);
+    const replay = await client().post('/api/passkeys/sign-in', first.answer);
+    expect(replay.status).toBe(400);
+    expect((await json(replay)).message).toBe('This passkey request has expired or was already used. Start again.');
+
+    const cloned = await passkeySignIn(passkey, { counter: passkey.counter });
+    expect(cloned.res.status).toBe(401);
+    expect((await json(cloned.res)).message).toStartWith("This passkey's signature counter did not move forward");
+    expect(auditOf('passkey.use', o.id).map((e) => [e.status, e.targetId, e.details?.reason])).toEqual([
+      ['success', id, undefined],
+      ['failure', id, 'expired_challenge'],
+      ['failure', id, 'counter_not_increased'],
+    ]);
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+  });
+
+  test('an unknown credential, a forged signature, an answer for another host, or no user verification are refused', async () => {
+    const o = await seed.owner(t);
+    const { passkey } = await addPasskey(await signInAs(o));
+    const stranger = (await createPasskey({ challenge: 'x', rp: { id: 'localhost' }, user: { id: 'x' } }, origin)).passkey;
+    const unknown = await passkeySignIn(stranger);
+    expect(unknown.res.status).toBe(401);
+    expect((await json(unknown.res)).message).toStartWith('This passkey is not registered on this Coffer');
+
+    // Signed by another key under this passkey's credential id.
+    const forged = await passkeySignIn({ ...passkey, keys: stranger.keys });
+    expect(forged.res.status).toBe(401);
+    expect((await json(forged.res)).message).toBe('The passkey could not be verified. Try again, or sign in another way.');
+
+    const c = client();
+    const options = await json(await c.post('/api/passkeys/sign-in/options'));
+    const phished = await signWithPasskey(passkey, { ...options, rpId: 'coffer.example' }, 'https://coffer.example');
+    expect((await c.post('/api/passkeys/sign-in', phished)).status).toBe(401);
+
+    const noPin = await passkeySignIn(passkey, { userVerified: false });
+    expect(noPin.res.status).toBe(401);
+    expect((await json(noPin.res)).message).toStartWith('This passkey did not confirm it is you');
+  });
+
+  test('a challenge expires after five minutes', async () => {
+    const o = await seed.owner(t);
+    const { passkey } = await addPasskey(await signInAs(o));
+    const c = client();
+    const options = await json(await c.post('/api/passkeys/sign-in/options'));
+    clock.advance(5 * 60_000 + 1);
+    const late = await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, options, origin));
+    expect(late.status).toBe(400);
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+  });
+
+  test('at most 10,000 ceremonies are held: past that the oldest is dropped, so a flood of options locks nobody out', async () => {
+    const o = await seed.owner(t);
+    const { passkey } = await addPasskey(await signInAs(o));
+    const c = client();
+    const oldest = await json(await c.post('/api/passkeys/sign-in/options'));
+    const rp = { id: 'localhost', origin };
+    for (let i = 0; i < 10_000; i++) await t.server.ctx.services.passkeys.signInOptions(rp);
+    const dropped = await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, oldest, origin));
+    expect((await json(dropped)).message).toBe('This passkey request has expired or was already used. Start again.');
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+  });
+
+  test('a disabled account is refused; reset-mfa removes the passkeys', async () => {
+    const o = await seed.owner(t);
+    const { passkey } = await addPasskey(await signInAs(o));
+    t.server.ctx.services.users.setDisabled(o.id, true, 'cli');
+    const refused = await passkeySignIn(passkey);
+    expect(refused.res.status).toBe(403);
+    expect((await json(refused.res)).message).toBe(Messages.accountDisabled);
+    t.server.ctx.services.users.setDisabled(o.id, false, 'cli');
+
+    const reset = await runCli(['users', 'reset-mfa', o.email, '--data-dir', t.dataDir, '--json']);
+    expect(reset.code).toBe(0);
+    expect(JSON.parse(reset.stdout)).toMatchObject({ email: o.email, passkeysRemoved: 1 });
+    expect((await passkeySignIn(passkey)).res.status).toBe(401);
+  });
+
+  test('passkey sign-ins count against the sign-in limit of the login they name', async () => {
+    const limited = await startTestServer({ env: { COFFER_AUTH_RATE_LIMIT: '4' } });
+    try {
+      const local = `http://localhost:${new URL(limited.url).port}`;
+      const a = await seed.admin(limited);
+      const c = new TestClient(local);
+      await c.post('/api/login', { email: a.email, password: a.password });
+      const options = await json(await c.post('/api/passkeys/register/options'));
+      const { passkey, response } = await createPasskey(options, local);
+      expect((await c.post('/api/passkeys', { response })).status).toBe(201);
+      // Sign-up and sign-in spent two of the login's four attempts; two passkey sign-ins spend the rest.
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const anon = new TestClient(local);
+        const opts = await json(await anon.post('/api/passkeys/sign-in/options'));
+        statuses.push((await anon.post('/api/passkeys/sign-in', await signWithPasskey(passkey, opts, local))).status);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe('a passkey as the second step after a password', () => {
+  test("the code step says a passkey is on offer; one of the login's passkeys replaces the code, another login's is refused", async () => {
+    const o = await seed.owner(t);
+    const c = await signInAs(o);
+    const mine = await addPasskey(c);
+    await enableMfa(c);
+    const other = await seed.owner(t);
+    const theirs = await addPasskey(await signInAs(other));
+
+    const asked = await client().post('/api/login', { email: o.email, password: o.password });
+    expect(asked.status).toBe(400);
+    expect(await json(asked)).toEqual({ message: 'MFA code required', passkey: true });
+
+    const second = async (passkey: SoftPasskey, password = o.password, opts: Parameters<typeof signWithPasskey>[3] = {}) => {
+      const s = client();
+      const options = await json(await s.post('/api/passkeys/sign-in/options'));
+      const answer = await signWithPasskey(passkey, options, origin, opts);
+      return { s, res: await s.post('/api/login', { email: o.email, password, passkey: answer }) };
+    };
+    const foreign = await second(theirs.passkey);
+    expect(foreign.res.status).toBe(401);
+    expect((await json(foreign.res)).message).toStartWith('This passkey belongs to another account.');
+    expect((await second(mine.passkey, 'wrong password')).res.status).toBe(401);
+
+    // A security key without a PIN may be the second step: the password was the first.
+    const ok = await second(mine.passkey, o.password, { userVerified: false });
+    expect(ok.res.status).toBe(200);
+    expect((await json(await ok.s.get('/api/profile'))).id).toBe(o.id);
+    expect(auditOf('passkey.use', o.id).at(-1)).toMatchObject({ status: 'success', details: { secondFactor: true } });
+  });
+
+  test('without passkeys the code step answers as before', async () => {
+    const o = await seed.owner(t);
+    await enableMfa(await signInAs(o));
+    expect(await json(await client().post('/api/login', { email: o.email, password: o.password }))).toEqual({
+      message: 'MFA code required',
+    });
+  });
+});

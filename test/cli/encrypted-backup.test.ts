@@ -1,0 +1,112 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import * as seed from '../helpers/seed.ts';
+import { runCli } from '../helpers/cli.ts';
+import { downloaded, upload } from '../helpers/files.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
+  test('nothing in the archive is readable without the passphrase; verify and restore read it with it', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      const name = `tax-return-${randomBytes(4).toString('hex')}.txt`;
+      // Stored objects are already sealed by the master key; the plain parts are the database and secrets.json.
+      const item = await upload(owner.client, name, `contents ${randomBytes(8).toString('hex')}`);
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const archive = path.join(out, 'enc.tar');
+      let r = await runCli(['backup', '--full', archive, '--data-dir', t.dataDir], { env, timeoutMs: 120_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('encrypted');
+
+      const bytes = fs.readFileSync(archive);
+      const secrets = JSON.parse(fs.readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8'));
+      const masterKey = Object.values(secrets).find((v) => typeof v === 'string' && v.length >= 32) as string;
+      for (const needle of [
+        name,
+        owner.email,
+        'SQLite format 3',
+        'secrets.json',
+        'coffer-backup.json',
+        'coffer.db',
+        'objects/',
+        masterKey,
+        'ustar',
+      ]) {
+        expect(bytes.includes(Buffer.from(needle))).toBe(false);
+      }
+
+      r = await runCli(['backup', 'verify', archive], { env, timeoutMs: 120_000 });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('sound (encrypted)');
+
+      // Without the file, the passphrase is the first line of standard input.
+      r = await runCli(['backup', 'verify', archive], { stdin: 'not the passphrase\n', timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('the passphrase is wrong');
+
+      const damaged = path.join(out, 'damaged.tar');
+      const copy = Buffer.from(bytes);
+      copy[Math.floor(copy.length / 2)]! ^= 1;
+      fs.writeFileSync(damaged, copy);
+      r = await runCli(['backup', 'verify', damaged], { env, timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('damaged');
+
+      const cut = path.join(out, 'cut.tar');
+      fs.writeFileSync(cut, bytes.subarray(0, bytes.length - 100));
+      r = await runCli(['backup', 'verify', cut], { env, timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+
+      r = await runCli(['backup', 'verify'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('./verify');
+
+      const target = path.join(out, 'restored');
+      r = await runCli(['restore', archive, '--data-dir', target], { stdin: 'correct horse battery staple\n', timeoutMs: 120_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      await t.stop();
+      const restored = await startTestServer({ dataDir: target });
+      try {
+        const again = await seed.login(restored, owner.email);
+        expect((await downloaded(again, item.id)).toString()).toContain('contents ');
+      } finally {
+        await restored.stop();
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+
+  test('an unencrypted archive verifies too, and a backup named verify is written as ./verify', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-plain-backup-');
+    dirs.push(out);
+    try {
+      await upload((await seed.owner(t)).client, 'a.txt', 'hello');
+      let r = await runCli(['backup', '--full', './verify', '--data-dir', t.dataDir], { timeoutMs: 120_000, cwd: out });
+      expect(r.code).toBe(0);
+      expect(fs.existsSync(path.join(out, 'verify'))).toBe(true);
+      r = await runCli(['backup', 'verify', path.join(out, 'verify')], { timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('sound');
+      fs.writeFileSync(path.join(out, 'junk'), 'not an archive at all');
+      r = await runCli(['backup', 'verify', path.join(out, 'junk')]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('not usable');
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+});

@@ -1,0 +1,92 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import * as seed from '../helpers/seed.ts';
+import { parseJson, runCli } from '../helpers/cli.ts';
+import { folder, upload } from '../helpers/files.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe('coffer export', () => {
+  test("every account's files as a plain tree with Coffer's times; trash on request; a second run resumes", async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const alice = await seed.owner(t);
+      const bob = await seed.owner(t);
+      const docs = await folder(alice.client, 'Docs');
+      const deep = await folder(alice.client, 'Ünïcode 日本', docs.id);
+      await folder(alice.client, 'Empty');
+      const big = randomBytes(300_000);
+      const when = '2024-03-05T06:07:08.000Z';
+      await upload(alice.client, 'report.pdf', big, { parentId: deep.id, lastModified: String(Date.parse(when)) });
+      await upload(alice.client, 'notes.txt', 'top level');
+      const gone = await upload(alice.client, 'old.txt', 'trashed contents', { parentId: docs.id });
+      expect((await alice.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
+      const bobFile = await upload(bob.client, 'bob.txt', "bob's file");
+
+      // The server keeps running: export reads beside it.
+      let r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(parseJson(r).written).toBe(3);
+      const a = path.join(out, alice.email);
+      const report = path.join(a, 'Docs', 'Ünïcode 日本', 'report.pdf');
+      expect(fs.readFileSync(report)).toEqual(big);
+      expect(fs.statSync(report).mtime.toISOString()).toBe(when);
+      expect(fs.readFileSync(path.join(a, 'notes.txt'), 'utf8')).toBe('top level');
+      expect(fs.statSync(path.join(a, 'Empty')).isDirectory()).toBe(true);
+      expect(fs.existsSync(path.join(a, '.trash'))).toBe(false);
+      expect(fs.existsSync(path.join(a, 'Docs', 'old.txt'))).toBe(false);
+      expect(fs.readFileSync(path.join(out, bob.email, 'bob.txt'), 'utf8')).toBe("bob's file");
+
+      // Resume: a finished file is not rewritten, a missing one and a cut-short one are redone.
+      const notes = path.join(a, 'notes.txt');
+      const before = fs.statSync(report);
+      fs.rmSync(notes);
+      fs.writeFileSync(path.join(out, bob.email, 'bob.txt'), "bob's");
+      r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--include-trash', '--json'], { timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+      const second = parseJson(r);
+      expect(second.unchanged).toBe(1);
+      expect(second.written).toBe(3);
+      const after = fs.statSync(report);
+      expect(after.ino).toBe(before.ino);
+      expect(after.ctimeMs).toBe(before.ctimeMs);
+      expect(after.mtimeMs).toBe(before.mtimeMs);
+      expect(fs.readFileSync(notes, 'utf8')).toBe('top level');
+      expect(fs.readFileSync(path.join(out, bob.email, 'bob.txt'), 'utf8')).toBe("bob's file");
+      expect(fs.readFileSync(path.join(a, '.trash', 'Docs', 'old.txt'), 'utf8')).toBe('trashed contents');
+      expect(fs.readdirSync(a, { recursive: true }).some((n) => String(n).endsWith('.coffer-partial'))).toBe(false);
+
+      // Versions: each earlier content beside its file, named and dated by when it was written.
+      const form = new FormData();
+      form.append('file', new File(['second contents'], 'ignored.txt'));
+      expect((await bob.client.request(`/api/files/${bobFile.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+      const versioned = path.join(out, 'versions');
+      r = await runCli(['export', '--to', versioned, '--user', bob.email, '--include-versions', '--data-dir', t.dataDir, '--json']);
+      expect(r.code).toBe(0);
+      expect(parseJson(r).versions).toBe(1);
+      const bobDir = path.join(versioned, bob.email);
+      expect(fs.readFileSync(path.join(bobDir, 'bob.txt'), 'utf8')).toBe('second contents');
+      const [earlier, ...more] = fs.readdirSync(path.join(bobDir, 'bob.txt.versions'));
+      expect(more).toEqual([]);
+      expect(earlier).toMatch(/^\d{8}T\d{6}Z-bob\.txt$/);
+      expect(fs.readFileSync(path.join(bobDir, 'bob.txt.versions', earlier!), 'utf8')).toBe("bob's file");
+
+      const only = path.join(out, 'only-bob');
+      r = await runCli(['export', '--to', only, '--user', bob.email.toUpperCase(), '--data-dir', t.dataDir]);
+      expect(r.code).toBe(0);
+      expect(fs.readdirSync(only)).toEqual([bob.email]);
+      r = await runCli(['export', '--to', only, '--user', 'nobody@example.test', '--data-dir', t.dataDir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('no account has the email nobody@example.test');
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+});

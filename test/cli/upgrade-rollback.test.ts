@@ -1,0 +1,140 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Database } from 'bun:sqlite';
+import { dataPaths } from '../../src/data-dir.ts';
+import { closeDatabase, openDatabase } from '../../src/db/client.ts';
+import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
+import { embeddedMigrations } from '../../src/db/migrations.ts';
+import { listUpgradeSnapshots, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import * as seed from '../helpers/seed.ts';
+import { parseJson, runCli } from '../helpers/cli.ts';
+import { downloaded, upload } from '../helpers/files.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+const previous = embeddedMigrations.slice(0, -1);
+const latest = embeddedMigrations.at(-1)!;
+
+/** Turns a database back into the previous release's schema: its last migration's table and record go. */
+function toPreviousRelease(database: string): void {
+  const db = new Database(database);
+  try {
+    db.run('DROP TABLE backup_runs');
+    db.run('DROP TABLE IF EXISTS coffer_meta');
+    db.query('DELETE FROM coffer_migrations WHERE tag = ?').run(latest.tag);
+  } finally {
+    db.close();
+  }
+}
+
+const tables = (database: string) => {
+  const db = new Database(database, { readonly: true });
+  try {
+    return db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name);
+  } finally {
+    db.close();
+  }
+};
+
+describe('a snapshot before every upgrade, and coffer rollback', () => {
+  test("upgrading from the previous release's schema snapshots it; rollback gives the older version a database it accepts, with today's objects", async () => {
+    expect(latest.tag).toBe('0014_backup_runs');
+    const t = await startTestServer();
+    const paths = dataPaths(t.dataDir);
+    const owner = await seed.owner(t);
+    const before = await upload(owner.client, 'before-upgrade.txt', 'written by the older version');
+    await t.restart({ whileDown: async () => toPreviousRelease(paths.database) });
+    const [snapshot, ...others] = listUpgradeSnapshots(paths);
+    expect(others).toHaveLength(0);
+    expect(path.basename(snapshot!.dir)).toStartWith(`schema-${previous.at(-1)!.tag}-`);
+    expect(snapshot!.pending).toEqual([latest.tag]);
+    expect(tables(path.join(snapshot!.dir, 'coffer.db'))).not.toContain('backup_runs');
+    expect(fs.readFileSync(path.join(snapshot!.dir, 'secrets.json'))).toEqual(fs.readFileSync(paths.secrets));
+    expect(tables(paths.database)).toContain('backup_runs');
+    let client = await seed.login(t, owner.email);
+    await upload(client, 'after-upgrade.txt', 'written by the newer version');
+
+    // The server holds the data directory: rollback refuses while it runs.
+    let r = await runCli(['rollback', '--to', snapshot!.dir, '--data-dir', t.dataDir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('already using');
+    await t.server.stop({ graceMs: 1000 });
+
+    r = await runCli(['rollback', '--data-dir', t.dataDir, '--json']);
+    expect(parseJson(r).snapshots.map((s: { dir: string }) => s.dir)).toEqual([snapshot!.dir]);
+    r = await runCli(['rollback', '--to', snapshot!.dir, '--data-dir', t.dataDir]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(tables(paths.database)).not.toContain('backup_runs');
+    const db = openDatabase(paths.database);
+    try {
+      // What the older executable checks at start: nothing it does not know, nothing to apply.
+      expect(pendingMigrations(db, previous)).toEqual([]);
+    } finally {
+      closeDatabase(db);
+    }
+    expect(fs.readdirSync(t.dataDir).some((n) => n.startsWith('coffer.db.before-rollback-'))).toBe(true);
+
+    // The snapshot and today's objects: every file the older database names is there.
+    t.server = await startTestServer({ dataDir: t.dataDir }).then((s) => s.server);
+    t.url = t.server.url;
+    try {
+      client = await seed.login(t, owner.email);
+      expect((await downloaded(client, before.id)).toString()).toBe('written by the older version');
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('the newest three snapshots are kept, and a fresh database takes none', () => {
+    const dir = tempDir('coffer-snapshots-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    try {
+      expect(upgradeDatabase(db, paths).snapshot).toBeNull();
+      for (let i = 0; i < 4; i++) {
+        db.$client.run('DROP TABLE backup_runs');
+        db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(latest.tag);
+        const { snapshot, applied } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 1 + i) });
+        expect(applied).toEqual([latest.tag]);
+        expect(snapshot!.cofferVersion).not.toStartWith('schema-');
+      }
+      expect(listUpgradeSnapshots(paths).map((s) => s.createdAt.slice(0, 10))).toEqual(['2026-01-04', '2026-01-03', '2026-01-02']);
+      expect(fs.readdirSync(paths.snapshots)).toHaveLength(3);
+    } finally {
+      closeDatabase(db);
+    }
+  });
+
+  test('migrations that fail part-way leave the database exactly as before', () => {
+    const dir = tempDir('coffer-failed-migration-');
+    dirs.push(dir);
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    try {
+      migrate(db, previous);
+      const broken = [
+        ...previous,
+        { tag: '9998_fine', sql: 'CREATE TABLE fine (a INTEGER)' },
+        { tag: '9999_broken', sql: 'CREATE TABLE half (a INTEGER);\n--> statement-breakpoint\nINSERT INTO nowhere VALUES (1)' },
+      ];
+      expect(() => migrate(db, broken)).toThrow('migration 9999_broken failed');
+      const names = db.$client
+        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map((r) => r.name);
+      expect(names).not.toContain('fine');
+      expect(names).not.toContain('half');
+      expect(pendingMigrations(db, previous)).toEqual([]);
+    } finally {
+      closeDatabase(db);
+    }
+  });
+});

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { folder, listAll, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name},`) });
+const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+
+describe('share link options in the web app', () => {
+  test('the share dialog sets mode, a generated password and a download limit, and shows the link’s state', async () => {
+    const o = await seed.owner(t);
+    const box = await folder(o.client, 'Receipts 2026');
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/files');
+    await row(page, 'Receipts 2026').click();
+    await button(page, 'Share').click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Receipts 2026”' });
+    await dialog.getByLabel('Upload only').check();
+    await dialog.getByRole('button', { name: 'Generate password' }).click();
+    const password = await dialog.getByLabel('Password', { exact: true }).inputValue();
+    expect(password).toMatch(/^[a-z2-9]{4}(-[a-z2-9]{4}){3}$/);
+    await dialog.getByLabel('Limit downloads').check();
+    await dialog.getByLabel('Maximum downloads').fill('5');
+    await expectAccessible(page, 'share dialog with options');
+    await screenshot(page, 'share-options-light-desktop');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    await dialog.getByText('Upload only · Password protected · 0 of 5 downloads used').waitFor();
+    await screenshot(page, 'share-options-created-light-desktop');
+
+    const [link] = (await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links;
+    expect(link).toMatchObject({ mode: 'upload', hasPassword: true, maxDownloads: 5 });
+    const token = link.token as string;
+    expect(
+      (
+        await fetch(`${t.url}/s/${token}/unlock`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ password }),
+        })
+      ).status,
+    ).toBe(204);
+
+    // Removing the password and the limit from the dialog of an existing link.
+    await dialog.getByLabel('Remove password').check();
+    await dialog.getByLabel('Limit downloads').uncheck();
+    await dialog.getByRole('button', { name: 'Save settings' }).click();
+    await dialog.getByText('Upload only · No password · 0 downloads').waitFor();
+    expect((await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links[0]).toMatchObject({
+      hasPassword: false,
+      maxDownloads: null,
+    });
+    await dialog.getByRole('button', { name: 'Done' }).click();
+
+    // The Shared view lists the link with its options; its settings change there, and it can be removed.
+    await page.getByRole('link', { name: 'Shared' }).click();
+    const links = page.getByRole('list', { name: 'Share links' });
+    await links.getByText('Receipts 2026').waitFor();
+    await links.getByText(/Upload only · No password/).waitFor();
+    await expectAccessible(page, 'Shared view with links');
+    await screenshot(page, 'shared-links-light-desktop');
+    await page.getByRole('button', { name: 'Settings of the link to Receipts 2026' }).click();
+    const settings = page.getByRole('dialog', { name: 'Link settings for “Receipts 2026”' });
+    await settings.getByLabel('View and upload').check();
+    await settings.getByLabel('Password', { exact: true }).fill('short');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await settings.getByRole('alert').filter({ hasText: 'The password must be 6 to 128 characters.' }).waitFor();
+    await settings.getByLabel('Password', { exact: true }).fill('a long enough one');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await links.getByText(/View and upload · Password protected/).waitFor();
+    await page.getByRole('button', { name: 'Remove the link to Receipts 2026' }).click();
+    await page.getByText('Nothing shared yet').waitFor();
+    expect((await fetch(`${t.url}/s/${token}`)).status).toBe(404);
+    await page.getByRole('status').filter({ hasText: 'removed' }).getByRole('button', { name: 'Undo' }).click();
+    await links.getByText(/View and upload · No password/).waitFor();
+    expect((await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links[0]).toMatchObject({
+      mode: 'view_upload',
+      hasPassword: false,
+    });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('dark, phone width: the dialog and the Shared view fit', async () => {
+    const o = await seed.owner(t);
+    const box = await folder(o.client, 'Family photos with a rather long name');
+    await o.client.post('/api/files/share', {
+      ids: [box.id],
+      shared: true,
+      mode: 'view_upload',
+      password: 'family secret',
+      maxDownloads: 20,
+    });
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, dark: true, touch: true });
+    await page.goto('/shared');
+    await page
+      .getByRole('list', { name: 'Share links' })
+      .getByText('View and upload · Password protected · 0 of 20 downloads used', { exact: false })
+      .waitFor();
+    await expectAccessible(page, 'Shared view, dark phone');
+    await screenshot(page, 'shared-links-dark-phone');
+    await page.getByRole('button', { name: 'Settings of the link to Family photos with a rather long name' }).click();
+    await page.getByRole('dialog').getByLabel('Maximum downloads').waitFor();
+    await screenshot(page, 'link-settings-dark-phone');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the public pages of a protected drop folder', () => {
+  test('password form (wrong then right), then the drop page on a phone: pick files, name, progress, receipt of this visit only', async () => {
+    const o = await seed.owner(t);
+    const inbox = await folder(o.client, 'Homework inbox');
+    await upload(o.client, 'teacher-notes.txt', 'private', { parentId: inbox.id });
+    const shared = await json(
+      await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload', password: 'class of 2026' }),
+    );
+    const url = new URL(shared.links[inbox.id]);
+
+    for (const [dark, viewport, suffix] of [
+      [false, PHONE, 'light-phone'],
+      [true, PHONE, 'dark-phone'],
+      [false, undefined, 'light-desktop'],
+    ] as const) {
+      const { context, page, errors } = await openContext(browser, t.url, { viewport, dark, touch: viewport === PHONE });
+      await page.goto(url.pathname);
+      await page.getByRole('heading', { name: 'Password required' }).waitFor();
+      await expectAccessible(page, `password form ${suffix}`);
+      await screenshot(page, `share-password-${suffix}`);
+      await page.getByLabel('Password').fill('wrong guess');
+      await page.getByRole('button', { name: 'Unlock' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That password is not right' }).waitFor();
+      if (suffix === 'light-phone') await screenshot(page, 'share-password-wrong-light-phone');
+      await page.getByLabel('Password').fill('class of 2026');
+      await page.getByRole('button', { name: 'Unlock' }).click();
+      await page.getByRole('heading', { name: 'Send files to Homework inbox' }).waitFor();
+      await page.getByText(/You can send files until \d{4}-\d{2}-\d{2}\./).waitFor();
+      expect(await page.content()).not.toContain('teacher-notes.txt');
+      await expectAccessible(page, `drop page ${suffix}`);
+      await screenshot(page, `share-drop-${suffix}`);
+
+      await page.getByLabel('Choose files to upload').setInputFiles([
+        { name: `essay-${suffix}.txt`, mimeType: 'text/plain', buffer: Buffer.from('my essay') },
+        { name: 'drawing.txt', mimeType: 'text/plain', buffer: Buffer.from('a drawing') },
+      ]);
+      await page.getByLabel('Your name (optional)').fill('Sam');
+      await page.getByRole('button', { name: 'Upload', exact: true }).click();
+      const receipt = page.getByRole('region', { name: 'You sent' });
+      await receipt.getByText(`essay-${suffix}.txt`).waitFor();
+      expect(await receipt.getByRole('listitem').count()).toBe(2);
+      await screenshot(page, `share-drop-sent-${suffix}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+    const names = (await listAll(o.client, `/api/files?parentId=${inbox.id}`)).map((i: { name: string }) => i.name).sort();
+    // The owner sees who sent a file, in its details.
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto(`/files/${inbox.id}`);
+    await row(page, 'essay-light-phone.txt').click();
+    await page.keyboard.press('i');
+    const details = page.getByRole('complementary', { name: 'Details of essay-light-phone.txt' });
+    await details.getByText('Sam, through a share link').waitFor();
+    await page
+      .getByRole('note')
+      .filter({ hasText: 'anyone with the link can send files into it, and sees nothing in it but what they sent' })
+      .waitFor();
+    await screenshot(page, 'share-drop-details-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
+    expect(names).toEqual([
+      'drawing (1).txt',
+      'drawing (2).txt',
+      'drawing.txt',
+      'essay-dark-phone.txt',
+      'essay-light-desktop.txt',
+      'essay-light-phone.txt',
+      'teacher-notes.txt',
+    ]);
+  });
+});
