@@ -35,7 +35,7 @@ export class ThumbnailPool {
 
   constructor(
     private readonly setup: WorkerSetup,
-    private readonly size: number,
+    readonly size: number,
     private readonly log: Logger,
   ) {}
 

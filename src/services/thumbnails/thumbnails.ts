@@ -58,8 +58,8 @@ export class ThumbnailService {
   async serve(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
     if (row.type !== 'file' || !row.storageKey || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);
     const etag = `"t-${row.storageKey}-${size}"`;
-    let made = this.d.thumbnails.get(row.storageKey) ?? (await this.make(row, true));
-    if (!made || made.status !== 'ready') throw notFound(Messages.noThumbnail);
+    let made = await this.current(row);
+    if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
     if (ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}`)) return 'not-modified';
     try {
       return { etag, ...(await this.open(row, made, size)) };
@@ -80,8 +80,12 @@ export class ThumbnailService {
 
   /** Whether `row` has its thumbnails (made now when they were not yet): a page shows them or does without. */
   async ready(row: Item): Promise<boolean> {
-    if (row.type !== 'file' || !row.storageKey || !this.canHave(row.mimeType)) return false;
-    return ((this.d.thumbnails.get(row.storageKey) ?? (await this.make(row, true)))?.status ?? 'none') === 'ready';
+    return (await this.current(row))?.status === 'ready';
+  }
+
+  /** What was made of `row`'s content, made now (ahead of background work) when nothing was yet. */
+  private async current(row: Item): Promise<ThumbnailRow | null> {
+    return (row.storageKey && this.d.thumbnails.get(row.storageKey)) || this.make(row, true);
   }
 
   /**
@@ -169,13 +173,11 @@ export class ThumbnailService {
   async sweep(signal?: AbortSignal): Promise<number> {
     const sources = this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq: 0, limit: SWEEP_BATCH });
     let count = 0;
-    await Promise.all(
-      sources.map(async (s) => {
-        signal?.throwIfAborted();
-        const row = this.d.items.getLive(s.accountId, s.id);
-        if (row && (await this.make(row, false))) count++;
-      }),
-    );
+    await this.inLanes(sources, async (s) => {
+      signal?.throwIfAborted();
+      const row = this.d.items.getLive(s.accountId, s.id);
+      if (row && (await this.make(row, false))) count++;
+    });
     if (sources.length === SWEEP_BATCH && !this.d.queue.hasWaiting(Jobs.thumbnailsSweep))
       this.d.queue.insert(Jobs.thumbnailsSweep, null, { runAt: this.d.clock.now() + SWEEP_PAUSE_MS });
     return count;
@@ -191,16 +193,23 @@ export class ThumbnailService {
       const page = this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq, limit: SWEEP_BATCH, accountId: opts.accountId, all: true });
       if (page.length === 0) return result;
       afterSeq = page.at(-1)!.seq;
-      await Promise.all(
-        page.map(async (s) => {
-          const row = this.d.items.getLive(s.accountId, s.id);
-          const made = row ? await this.make(row, true) : null;
-          if (made?.status === 'ready') result.made++;
-          else result.none++;
-          opts.onProgress?.(++done, total);
-        }),
-      );
+      await this.inLanes(page, async (s) => {
+        const row = this.d.items.getLive(s.accountId, s.id);
+        const made = row ? await this.make(row, true) : null;
+        if (made?.status === 'ready') result.made++;
+        else result.none++;
+        opts.onProgress?.(++done, total);
+      });
     }
+  }
+
+  /** `work` on each of `items`, as many at once as the pool has workers: only those files' bytes are in memory. */
+  private async inLanes<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+    let next = 0;
+    const lane = async () => {
+      while (next < items.length) await work(items[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(this.d.pool.size, items.length) }, lane));
   }
 
   /** Ends the worker threads (the server's stop, or a command's end). */
