@@ -18,6 +18,7 @@ import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
+import { runThumbnailsBench } from './thumbnails.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -46,6 +47,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-locks': runDavLocksBench,
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
+  thumbnails: runThumbnailsBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,

@@ -15,6 +15,7 @@ import { registerAudit } from './audit.ts';
 import { registerShares } from './shares.ts';
 import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
+import { registerThumbnails } from './thumbnails.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 
 /** The `coffer` command line: server and admin tools in one executable. */
@@ -51,5 +52,6 @@ ${EXIT_CODES_HELP}`,
   registerAudit(program);
   registerShares(program);
   registerStorage(program);
+  registerThumbnails(program);
   return program;
 }

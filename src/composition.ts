@@ -27,6 +27,7 @@ import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
+import { createThumbnailServices } from './services/thumbnails/index.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createDriver, verifyDriver } from './storage/drivers.ts';
 import { cleanupTempFiles } from './storage/local.ts';
@@ -42,6 +43,7 @@ function createServices(infra: Infrastructure) {
   const { audit, settings, storageLocation } = administration.services;
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
+  const thumbnails = createThumbnailServices(infra, { tree, events });
   const dav = createDavServices(infra, { audit, tree, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
@@ -57,6 +59,7 @@ function createServices(infra: Infrastructure) {
     services: {
       ...administration.services,
       ...files.services,
+      ...thumbnails.services,
       ...dav.services,
       ...accounts.services,
       ...signOn.services,
@@ -67,6 +70,7 @@ function createServices(infra: Infrastructure) {
     lifecycles: {
       ...administration.lifecycles,
       ...files.lifecycles,
+      ...thumbnails.lifecycles,
       ...signOn.lifecycles,
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
@@ -283,6 +287,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
       start: () => (background ? worker.start() : void (ctx.queue.available = true)),
       stop: (graceMs) => worker.stop(graceMs),
     },
+    domain.thumbnails,
     http,
     domain.resumableUploads,
     domain.diskSpace,

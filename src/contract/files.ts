@@ -61,7 +61,16 @@ export interface Item {
   sharedAt: string | null;
   expiresAt: string | null;
   deletedAt?: string;
+  /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
+  hasThumbnail?: boolean;
 }
+
+/** The two thumbnail sizes by their long edge in pixels: grids and the lightbox. */
+export const THUMBNAIL_SIZES = { small: 256, large: 1600 } as const;
+export type ThumbnailSize = keyof typeof THUMBNAIL_SIZES;
+export const thumbnailQuery = z.object({
+  size: z.enum(['small', 'large'], { error: 'size must be small or large' }).default('small'),
+});
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */
 export type ItemSummary = Pick<Item, 'id' | 'name' | 'type' | 'modified'>;

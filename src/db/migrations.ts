@@ -15,6 +15,7 @@ import m0012 from '../../migrations/0012_passkeys.sql' with { type: 'text' };
 import m0013 from '../../migrations/0013_share_link_options.sql' with { type: 'text' };
 import m0014 from '../../migrations/0014_backup_runs.sql' with { type: 'text' };
 import m0015 from '../../migrations/0015_item_members.sql' with { type: 'text' };
+import m0016 from '../../migrations/0016_thumbnails.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -35,6 +36,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0013_share_link_options', sql: m0013 },
   { tag: '0014_backup_runs', sql: m0014 },
   { tag: '0015_item_members', sql: m0015 },
+  { tag: '0016_thumbnails', sql: m0016 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -9,6 +9,7 @@ export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
 export * from './idp.ts';
+export * from './thumbnails.ts';
 export * from './versions.ts';
 export * from './passkeys.ts';
 export * from './backups.ts';
