@@ -27,7 +27,7 @@ export function thumbnailRoutes(ctx: AppContext) {
     route('GET /api/files/:id/thumbnail', {
       query: thumbnailQuery,
       handler: async ({ principal, params, query, request }) =>
-        thumbnailResponse(await thumbnails.forOwner(principal, params.id, query.size, request.headers.get('if-none-match'))),
+        thumbnailResponse(await thumbnails.forCaller(principal, params.id, query.size, request.headers.get('if-none-match'))),
     }),
   ]);
 }

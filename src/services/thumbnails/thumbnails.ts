@@ -8,6 +8,7 @@ import type { Logger } from '../../log.ts';
 import { StorageNotFoundError } from '../../storage/driver.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
+import type { Principal } from '../accounts/principal.ts';
 import type { Owner, Tree } from '../files/tree.ts';
 import type { ThumbnailSize } from '../../contract/files.ts';
 import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
@@ -49,9 +50,9 @@ export class ThumbnailService {
     return sourceKind(mimeType) !== null;
   }
 
-  /** GET /api/files/:id/thumbnail: the account's live file, else 404. */
-  forOwner(owner: Owner, id: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
-    return this.serve(this.d.tree.requireLive(owner, id), size, etag);
+  /** GET /api/files/:id/thumbnail: a live file of the caller's account or of a share it is a member of, else 404. */
+  forCaller(caller: Principal, id: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+    return this.serve(this.d.tree.requireLive(this.d.tree.actor(caller, { ids: [id] }, 'view'), id), size, etag);
   }
 
   /** A thumbnail of `row` (already found and checked by the caller), made now when it was not yet. */
