@@ -9,7 +9,7 @@ import { StorageNotFoundError } from '../../storage/driver.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { Principal } from '../accounts/principal.ts';
-import type { Owner, Tree } from '../files/tree.ts';
+import type { Tree } from '../files/tree.ts';
 import type { ThumbnailSize } from '../../contract/files.ts';
 import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';

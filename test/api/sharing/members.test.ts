@@ -469,7 +469,9 @@ describe('the other doors', () => {
 
   test("thumbnails: members see a shared picture, a member's sub-user without Download is 403, strangers and removed members 404", async () => {
     const { owner, root } = await sharedFolder();
-    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
     const picture = await upload(owner.client, 'sky.png', png, { parentId: root.id });
     const viewer = await seed.owner(t);
     const stranger = await seed.owner(t);
