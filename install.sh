@@ -219,6 +219,9 @@ LOG_FORMAT=journald
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
 # TUS_EXPIRY_HOURS=24
+# Thumbnails (docs/thumbnails.md, "Thumbnails and photos"):
+# THUMBNAIL_CONCURRENCY=1
+# THUMBNAIL_MAX_PIXELS=100000000
 # The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):
 # COFFER_PUBLIC_URL=
 # The document server (docs/documents.md, "Editing documents"):

@@ -19,6 +19,7 @@ import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
+import { runThumbnailsBench } from './thumbnails.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -48,6 +49,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
   search: runSearchBench,
+  thumbnails: runThumbnailsBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,

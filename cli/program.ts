@@ -16,6 +16,7 @@ import { registerShares } from './shares.ts';
 import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
 import { registerSearch } from './search.ts';
+import { registerThumbnails } from './thumbnails.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 
 /** The `coffer` command line: server and admin tools in one executable. */
@@ -53,5 +54,6 @@ ${EXIT_CODES_HELP}`,
   registerShares(program);
   registerStorage(program);
   registerSearch(program);
+  registerThumbnails(program);
   return program;
 }

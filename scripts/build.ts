@@ -29,29 +29,71 @@ function run(cmd: string[], cwd = ROOT): void {
   }
 }
 
-/** The runtime executable for a target, unpacked from its npm package at the version this checkout's Bun is. */
-function runtimeFor(target: BuildTarget): string {
-  const dir = path.join(RUNTIMES, `${target.npmPackage.replace('/', '+')}-${Bun.version}`);
-  const exe = path.join(dir, 'package', 'bin', 'bun');
-  if (fs.existsSync(exe)) return exe;
+/** An npm package unpacked into the cache (`npm pack`, from the registry npm is configured with); its directory. */
+function fetchPackage(name: string, version: string): string {
+  const dir = path.join(RUNTIMES, `${name.replace('/', '+')}-${version}`);
+  const unpacked = path.join(dir, 'package');
+  if (fs.existsSync(path.join(unpacked, 'package.json'))) return unpacked;
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  console.log(`build: fetching ${target.npmPackage}@${Bun.version} from the npm registry`);
-  const pack = Bun.spawnSync(['npm', 'pack', `${target.npmPackage}@${Bun.version}`, '--pack-destination', dir, '--silent'], {
+  console.log(`build: fetching ${name}@${version} from the npm registry`);
+  const pack = Bun.spawnSync(['npm', 'pack', `${name}@${version}`, '--pack-destination', dir, '--silent'], {
     cwd: dir,
     stdout: 'pipe',
     stderr: 'inherit',
   });
   const tarball = pack.stdout.toString().trim().split('\n').at(-1) ?? '';
   if (pack.exitCode !== 0 || !tarball) {
-    console.error(`build: npm pack ${target.npmPackage}@${Bun.version} failed`);
+    console.error(`build: npm pack ${name}@${version} failed`);
     process.exit(1);
   }
   run(['tar', '-xzf', path.join(dir, tarball), '-C', dir]);
   fs.rmSync(path.join(dir, tarball));
+  return unpacked;
+}
+
+/** The runtime executable for a target, unpacked from its npm package at the version this checkout's Bun is. */
+function runtimeFor(target: BuildTarget): string {
+  const exe = path.join(fetchPackage(target.npmPackage, Bun.version), 'bin', 'bun');
   fs.chmodSync(exe, 0o755);
   return exe;
 }
+
+const SHARP_VERSIONS: Record<string, string> = JSON.parse(
+  fs.readFileSync(path.join(ROOT, 'node_modules', 'sharp', 'package.json'), 'utf8'),
+).optionalDependencies;
+
+/**
+ * sharp's native addon and libvips for a platform (`linux-x64`, `linuxmusl-arm64`...). npm installs only
+ * this machine's; another platform's are fetched like the runtimes and linked where the bundler resolves
+ * sharp's require of `@img/sharp-<platform>/sharp.node`. Returns the bundler arguments: every other
+ * platform's packages external (else the bundler embeds whichever are installed, each with its libvips),
+ * and the libvips library embedded as a file (the executable writes it out and loads it before sharp: see
+ * src/services/thumbnails/sharp.ts).
+ */
+function sharpFor(platform: string): string[] {
+  let libvipsDir = '';
+  for (const name of [`@img/sharp-${platform}`, `@img/sharp-libvips-${platform}`]) {
+    const installed = path.join(ROOT, 'node_modules', name);
+    if (!fs.existsSync(installed)) {
+      const version = SHARP_VERSIONS[name];
+      if (!version) throw new Error(`sharp has no package ${name}`);
+      fs.mkdirSync(path.dirname(installed), { recursive: true });
+      fs.symlinkSync(fetchPackage(name, version), installed, 'dir');
+    }
+    libvipsDir = path.join(installed, 'lib');
+  }
+  const library = fs.readdirSync(libvipsDir).find((f) => /^libvips-cpp\.so\.\d+\.\d+\.\d+$/.test(f));
+  if (!library) throw new Error(`no libvips-cpp.so in ${libvipsDir}`);
+  const others = Object.keys(SHARP_VERSIONS).filter((name) => name.startsWith('@img/') && !name.endsWith(`-${platform}`));
+  return [...others.map((name) => `--external=${name}`), path.relative(ROOT, path.join(libvipsDir, library))];
+}
+
+// This machine's platform as sharp names it (glibc or musl).
+const hostSharpPlatform = () => {
+  const glibc = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+  return `${process.platform}${glibc ? '' : 'musl'}-${process.arch}`;
+};
 
 fs.mkdirSync(DIST, { recursive: true });
 const bundle = await buildWebBundle({ minify: true });
@@ -74,10 +116,12 @@ const common = [
   // A worker thread's module is its own entry point in the executable (content search's extraction and index writes).
   'src/services/search/extract-worker.ts',
   'src/services/search/index-writer.ts',
+  // Thumbnails are made in worker threads: their module is an entry point of its own.
+  'src/services/thumbnails/worker.ts',
   path.relative(ROOT, bundleFile),
 ];
 if (targets.length === 0) {
-  run([process.execPath, ...common, '--outfile', 'dist/coffer']);
+  run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', 'dist/coffer']);
 } else {
   for (const name of targets) {
     const target = BUILD_TARGETS[name as keyof typeof BUILD_TARGETS];
@@ -85,6 +129,7 @@ if (targets.length === 0) {
     run([
       process.execPath,
       ...common,
+      ...sharpFor(target.sharpPlatform),
       `--target=${target.bunTarget}`,
       `--compile-executable-path=${runtimeFor(target)}`,
       '--outfile',

@@ -9,6 +9,7 @@ import { accountRoutes } from './http/accounts.ts';
 import { idpRoutes } from './http/idp.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
+import { thumbnailRoutes } from './http/thumbnails.ts';
 import { fileVersionRoutes } from './http/file-versions.ts';
 import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
@@ -69,6 +70,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(uploadRoutes(ctx))
     .use(tusRoutes(ctx))
     .use(downloadRoutes(ctx))
+    .use(thumbnailRoutes(ctx))
     .use(fileVersionRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))

@@ -28,6 +28,7 @@ import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
 import { createSearchServices } from './services/search/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
+import { createThumbnailServices } from './services/thumbnails/index.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createDriver, verifyDriver } from './storage/drivers.ts';
 import { cleanupTempFiles } from './storage/local.ts';
@@ -43,6 +44,7 @@ function createServices(infra: Infrastructure) {
   const { audit, settings, storageLocation } = administration.services;
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
+  const thumbnails = createThumbnailServices(infra, { tree, events });
   const dav = createDavServices(infra, { audit, tree, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
@@ -59,6 +61,7 @@ function createServices(infra: Infrastructure) {
     services: {
       ...administration.services,
       ...files.services,
+      ...thumbnails.services,
       ...dav.services,
       ...accounts.services,
       ...signOn.services,
@@ -70,6 +73,7 @@ function createServices(infra: Infrastructure) {
     lifecycles: {
       ...administration.lifecycles,
       ...files.lifecycles,
+      ...thumbnails.lifecycles,
       ...signOn.lifecycles,
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
@@ -287,6 +291,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
       start: () => (background ? worker.start() : void (ctx.queue.available = true)),
       stop: (graceMs) => worker.stop(graceMs),
     },
+    domain.thumbnails,
     http,
     domain.resumableUploads,
     domain.diskSpace,

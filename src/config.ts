@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseSize } from './contract/size.ts';
 import { StartupError } from './errors.ts';
@@ -40,6 +41,10 @@ export interface Config {
   tusExpiryHours: number;
   /** Content search: text kept per file (SEARCH_MAX_TEXT_BYTES) and the largest file read (SEARCH_MAX_FILE_BYTES). */
   search: { maxTextBytes: number; maxFileBytes: number };
+  /** Thumbnails made at once (worker threads); default half the cores, at least 1. */
+  thumbnailConcurrency: number;
+  /** Images with more pixels than this get no thumbnail (refused from the header, before decoding). */
+  thumbnailMaxPixels: number;
   /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
   storage: StorageConfig;
   /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
@@ -180,6 +185,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_TLS_KEY                  PEM private key of that certificate
   TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
                                   fractions allowed)
+  THUMBNAIL_CONCURRENCY           thumbnails made at once, each in its own worker thread (default half the
+                                  cores, at least 1)
+  THUMBNAIL_MAX_PIXELS            images with more pixels get no thumbnail (default 100000000)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
@@ -447,6 +455,14 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     tls,
     tusExpiryHours,
     search,
+    thumbnailConcurrency: integer(
+      'THUMBNAIL_CONCURRENCY',
+      env.THUMBNAIL_CONCURRENCY,
+      Math.max(1, Math.floor(os.availableParallelism() / 2)),
+      1,
+      64,
+    ),
+    thumbnailMaxPixels: integer('THUMBNAIL_MAX_PIXELS', env.THUMBNAIL_MAX_PIXELS, 100_000_000, 1, 1_000_000_000),
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),

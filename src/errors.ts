@@ -112,6 +112,7 @@ export const Messages = {
   shareNotFound: 'Share link not found',
   shareExpired: 'This share link has expired',
   itemNotInShare: 'File or folder not found in this share',
+  noThumbnail: 'This file has no thumbnail',
   shareNotAFolder: 'This share link is not a folder',
   shareDownloadsUsed: 'This share link has reached its download limit; ask its owner for a new one',
   sharePasswordRequired: 'This share link is protected by a password: unlock it first (POST /s/<token>/unlock with the password)',

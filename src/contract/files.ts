@@ -63,10 +63,18 @@ export interface Item {
   sharedAt: string | null;
   expiresAt: string | null;
   deletedAt?: string;
+  /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
+  hasThumbnail?: boolean;
 }
 
 /** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */
 export type SearchHit = Item & { match?: 'name' | 'content'; snippet?: string | null };
+/** The two thumbnail sizes by their long edge in pixels: grids and the lightbox. */
+export const THUMBNAIL_SIZES = { small: 256, large: 1600 } as const;
+export type ThumbnailSize = keyof typeof THUMBNAIL_SIZES;
+export const thumbnailQuery = z.object({
+  size: z.enum(['small', 'large'], { error: 'size must be small or large' }).default('small'),
+});
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */
 export type ItemSummary = Pick<Item, 'id' | 'name' | 'type' | 'modified'>;

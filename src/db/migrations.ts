@@ -15,7 +15,8 @@ import m0012 from '../../migrations/0012_passkeys.sql' with { type: 'text' };
 import m0013 from '../../migrations/0013_share_link_options.sql' with { type: 'text' };
 import m0014 from '../../migrations/0014_backup_runs.sql' with { type: 'text' };
 import m0015 from '../../migrations/0015_item_members.sql' with { type: 'text' };
-import m0016 from '../../migrations/0016_content_search.sql' with { type: 'text' };
+import m0016 from '../../migrations/0016_thumbnails.sql' with { type: 'text' };
+import m0017 from '../../migrations/0017_content_search.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -36,8 +37,9 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0013_share_link_options', sql: m0013 },
   { tag: '0014_backup_runs', sql: m0014 },
   { tag: '0015_item_members', sql: m0015 },
+  { tag: '0016_thumbnails', sql: m0016 },
   // Generated, then the FTS5 table, its settings and its triggers added by hand.
-  { tag: '0016_content_search', sql: m0016 },
+  { tag: '0017_content_search', sql: m0017 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -167,6 +167,7 @@ export const ROUTES = {
 
   'GET /api/files/:id/download': can('downloads.file'),
   'POST /api/files/download/bulk': can('downloads.zip'),
+  'GET /api/files/:id/thumbnail': can('thumbnails.view'),
 
   'GET /api/files/:id/versions': session,
   'GET /api/files/:id/versions/:versionId/download': can('versions.download'),
@@ -195,6 +196,7 @@ export const ROUTES = {
   'GET /s/:token/folder/:id': share,
   'GET /s/:token/file/:id': share,
   'GET /s/:token/zip': share,
+  'GET /s/:token/thumbnail/:id': share,
   // Each attempt also spends one of the address's password hashes; wrong ones have their own limiter per link.
   'POST /s/:token/unlock': { ...share, hashesPassword: true },
   'POST /s/:token/upload': { ...share, limit: { limiter: 'upload', key: 'ip' } },

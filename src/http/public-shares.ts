@@ -23,6 +23,8 @@ import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { describeTus, tusProtocol } from './tus.ts';
 import { route, routes } from './route.ts';
+import { thumbnailResponse } from './thumbnails.ts';
+import { thumbnailQuery } from '../contract/files.ts';
 import { unlockBody } from '../contract/sharing.ts';
 
 const pageQuery = z.object({
@@ -76,7 +78,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * likewise. A drop folder also takes files here, by form post or resumable (tus) upload.
  */
 export function publicShareRoutes(ctx: AppContext, limits: Limits) {
-  const { shares, downloads, uploads, tusUploads, settings } = ctx.services;
+  const { shares, downloads, uploads, tusUploads, settings, thumbnails } = ctx.services;
   const tus = tusProtocol(tusUploads);
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
@@ -182,8 +184,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           }
           if (root.type === 'folder') return folderView(request, set, link, root, root, c);
           if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
-          const previewable = (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), previewable }));
+          const pictured = await thumbnails.ready(root);
+          const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), pictured, previewable }));
         }),
     }),
     route('GET /s/:token/folder/:id', {
@@ -210,6 +213,18 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+        }),
+    }),
+    // Thumbnails of the share's items through the link alone, never an owner's session.
+    route('GET /s/:token/thumbnail/:id', {
+      query: thumbnailQuery,
+      handler: (c) =>
+        answer(c.request, c.set, async () => {
+          // As the pages: the link's password and expiry apply, a drop folder shows nothing, no download is counted.
+          const { link, root } = open(c.request, c.params.token, 'page');
+          visibleRoot(link);
+          const item = shares.itemUnder(link, root, c.params.id);
+          return thumbnailResponse(await thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
         }),
     }),
     route('GET /s/:token/zip', {

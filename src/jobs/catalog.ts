@@ -59,6 +59,8 @@ export const Jobs = {
   // One per open document key, fired by its auto-save schedule; failures are retried with backoff.
   docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),
   docserverCleanup: defineJob('docserver.cleanup', none),
+  // Makes the thumbnails files do not have yet, a batch per job (see ThumbnailService.sweep).
+  thumbnailsSweep: defineJob('thumbnails.sweep', none),
   versionsThin: defineJob('versions.thin', none),
   // A run a restart cuts short runs again from the start (its partial archive is removed).
   backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),

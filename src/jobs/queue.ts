@@ -73,6 +73,10 @@ export class JobQueue {
     return id;
   }
 
+  hasWaiting(job: JobSpec): boolean {
+    return this.repo.hasWaiting(job.name);
+  }
+
   get(id: string): Job | null {
     const row = this.repo.get(id);
     return row ? parse(row) : null;

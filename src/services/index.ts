@@ -7,10 +7,12 @@ import type { MaintenanceServices } from './maintenance/index.ts';
 import type { ResumableUploadServices } from './resumable-uploads/index.ts';
 import type { SearchServices } from './search/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
+import type { ThumbnailServices } from './thumbnails/index.ts';
 
 /** The services of every domain, as routes, job handlers and CLI commands reach them (`ctx.services.items`). */
 export type Services = AdministrationServices &
   FilesServices &
+  ThumbnailServices &
   DavServices &
   AccountsServices &
   SignOnServices &

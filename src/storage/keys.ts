@@ -16,3 +16,13 @@ export function assertValidStorageKey(key: string): void {
 export function newStorageKey(): string {
   return randomBytes(24).toString('base64url');
 }
+
+/** The object key of a file's thumbnail (`small` or `large`): beside the file's own object, whose key it extends. */
+export function thumbnailKey(storageKey: string, size: string): string {
+  return `${storageKey}_thumb_${size}`;
+}
+
+/** The key of the object whose existence an object depends on: a thumbnail's file, else the key itself. */
+export function ownerKeyOf(key: string): string {
+  return /^(.+)_thumb_(?:small|large)$/.exec(key)?.[1] ?? key;
+}

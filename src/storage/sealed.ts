@@ -279,6 +279,17 @@ export class SealedStore {
   }
 
   /**
+   * An object sealed under another object's data key (a file's thumbnails): it needs no key of its own,
+   * and rotating the master key rewraps it with the file's. Returns the plaintext size.
+   */
+  async putUnder(key: string, wrappedKey: string, body: AsyncIterable<Uint8Array>): Promise<number> {
+    const dataKey = this.unwrapKey(wrappedKey);
+    const counter = { size: 0 };
+    await this.driver.put(key, sealStream(dataKey, makeHeader(randomBytes(7)), body, counter), { release: true });
+    return counter.size;
+  }
+
+  /**
    * Plaintext of the object, or of `range` of it ([start, end), validated against `info.size`).
    * Only the segments the range touches are read and decrypted. A failure before the first chunk
    * rejects; one after it errors the stream and is told to `onBreak`.

@@ -18,7 +18,7 @@ td a:hover{text-decoration:underline}
 .kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}
 h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
 .empty{color:var(--muted);text-align:center;padding:32px}
-.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:70vh;margin:16px auto 0;border-radius:8px}
+.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
 input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
@@ -31,7 +31,17 @@ button{padding:10px 18px;border:0;border-radius:8px;background:var(--accent);col
 .receipt h2{font-size:1rem;margin:0 0 4px}.receipt ul{margin:0;padding-left:20px}
 progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
 .upload{margin-bottom:16px}
-@media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}}`;
+.gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:0 0 16px;padding:0;list-style:none}
+.gallery a{display:block;border-radius:8px;overflow:hidden;background:var(--line);aspect-ratio:4/3}
+.gallery img{display:block;width:100%;height:100%;object-fit:cover}
+.lightbox{display:none;position:fixed;inset:0;z-index:1;background:rgba(8,10,14,.94);color:#fff;flex-direction:column}
+.lightbox:target{display:flex}.lightbox figure{flex:1;min-height:0;margin:0;display:flex;align-items:center;justify-content:center;padding:8px}
+.lightbox figure img{max-width:100%;max-height:100%;object-fit:contain}
+.lightbox .bar{display:flex;gap:12px;align-items:center;justify-content:space-between;padding:10px 16px}
+.lightbox .bar a{color:#fff;padding:8px 12px;border-radius:8px;background:rgba(255,255,255,.14);text-decoration:none;white-space:nowrap}
+.lightbox .bar span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+@media (prefers-color-scheme:dark){.button{color:#0b1220}}
+@media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}.gallery{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}}`;
 
 // The drop area's one script: uploads with a progress bar, then reloads to show the receipt. Without it the form still posts.
 const DROP_SCRIPT = `(()=>{const f=document.getElementById('drop-form');if(!f)return;const a=f.querySelector('.drop'),i=f.querySelector('input[type=file]'),p=f.querySelector('progress'),s=f.querySelector('[role=status]');
@@ -139,6 +149,24 @@ export function renderFolderPage(v: FolderPageView): string {
       }</td><td class="num hide-small">${escapeHtml(date(item.modified))}</td></tr>`;
     })
     .join('\n');
+  // Pictures first, as a gallery; each opens a full-screen view (CSS :target, as the page runs no script) with
+  // the previous and next picture, the download of that one, and a way back.
+  const pictures = v.items.filter((item) => item.hasThumbnail);
+  const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
+  const gallery = pictures.length
+    ? `<ul class="gallery" aria-label="Pictures">${pictures
+        .map(
+          (p) =>
+            `<li><a href="#view-${enc(p.id)}"><img src="${thumb(p.id, 'small')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy" decoding="async"></a></li>`,
+        )
+        .join('')}</ul>
+${pictures
+  .map((p, i) => {
+    const step = (to: PublicItem | undefined, label: string) => (to ? `<a href="#view-${enc(to.id)}">${label}</a>` : '');
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#">Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;')}</div></div>`;
+  })
+  .join('\n')}`
+    : '';
   const pager = v.nextCursor
     ? `<p class="pager"><a href="${folderHref(v.folder.id, v.isRoot)}?cursor=${enc(v.nextCursor)}&amp;limit=${v.limit}">Next page &rarr;</a></p>`
     : '';
@@ -146,6 +174,7 @@ export function renderFolderPage(v: FolderPageView): string {
     v.folder.name,
     `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${nameHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
 ${v.upload ? dropArea(v.token, []) : ''}<section class="card">
+${gallery}
 <table>
 <thead><tr><th class="kind"><span hidden>Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>
 <tbody>
@@ -157,11 +186,15 @@ ${pager}
   );
 }
 
-export function renderFilePage(v: { token: string; file: PublicItem; previewable: boolean }): string {
+export function renderFilePage(v: { token: string; file: PublicItem; pictured: boolean; previewable: boolean }): string {
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
-  const preview = v.previewable
-    ? `<img class="preview" src="${href}?inline=1" alt="Preview of ${escapeHtml(stripBidiControls(v.file.name))}">`
-    : '';
+  // The large thumbnail where there is one (HEIC and PDF too), fitted to the screen; else a browser-safe image as it is.
+  const alt = `Preview of ${escapeHtml(stripBidiControls(v.file.name))}`;
+  const preview = v.pictured
+    ? `<img class="preview" src="/s/${enc(v.token)}/thumbnail/${enc(v.file.id)}?size=large" alt="${alt}">`
+    : v.previewable
+      ? `<img class="preview" src="${href}?inline=1" alt="${alt}">`
+      : '';
   return layout(
     v.file.name,
     `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>

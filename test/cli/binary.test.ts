@@ -5,6 +5,11 @@ import { BINARY, ensureBinary, startBinary, type RunningBinary } from '../helper
 import { BACKEND_VERSION } from '../../src/services/administration/version.ts';
 import { listenNotifySocket } from '../helpers/notify-socket.ts';
 import { tempDir } from '../helpers/server.ts';
+import { TestClient } from '../helpers/client.ts';
+import { upload } from '../helpers/files.ts';
+import * as img from '../helpers/images.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
+import sharp from 'sharp';
 
 describe('the built executable', () => {
   let running: RunningBinary;
@@ -56,6 +61,31 @@ describe('the built executable', () => {
     expect(m![2]).toBe(commit);
     expect(Math.abs(Date.parse(m![4]!) - Date.now())).toBeLessThan(3600_000);
   });
+
+  const heicMissing = img.heifEncMissing();
+  test('it makes JPEG, HEIC and PDF thumbnails with nothing installed on the host (libvips and the wasm decoders are inside)', async () => {
+    const exe = path.join(running.dir, 'coffer');
+    const create = Bun.spawnSync([exe, 'users', 'create', 'thumbs@example.test', '--data-dir', path.join(running.dir, 'data')], {
+      stdin: Buffer.from('correct horse battery\n'),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'silent', COFFER_CONFIG: '/dev/null' },
+    });
+    expect(create.exitCode).toBe(0);
+    const client = new TestClient(running.url);
+    expect((await client.post('/api/login', { email: 'thumbs@example.test', password: 'correct horse battery' })).status).toBe(200);
+    const samples: Array<[string, string, Uint8Array, [number, number]]> = [
+      ['photo.jpg', 'image/jpeg', await img.rotatedJpegWithGps(2000, 1500), [192, 256]],
+      ['doc.pdf', 'application/pdf', img.pdf(20, 300, 400), [192, 256]],
+    ];
+    if (!heicMissing) samples.push(['phone.heic', 'image/heic', await img.heic(640, 480), [256, 192]]);
+    for (const [name, type, bytes, size] of samples) {
+      const file = await upload(client, name, bytes, { type });
+      const res = await client.get(`/api/files/${file.id}/thumbnail`);
+      expect({ name, status: res.status, type: res.headers.get('content-type') }).toEqual({ name, status: 200, type: 'image/webp' });
+      const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+      expect({ name, size: [meta.width, meta.height] }).toEqual({ name, size });
+    }
+  });
+  skipWithout(heicMissing, 'HEIC thumbnails from the built executable');
 
   test('--help lists the commands', () => {
     const r = Bun.spawnSync([BINARY, '--help']);

@@ -1,5 +1,5 @@
 import type { ApiBody, ApiQuery } from '../../src/contract/api.ts';
-import type { Item, JobStatus, ProgressLine, QueuedJob } from '../../src/contract/files.ts';
+import type { Item, JobStatus, ProgressLine, QueuedJob, ThumbnailSize } from '../../src/contract/files.ts';
 import { ApiError, call, page, send, urlOf } from '../app/api.ts';
 
 type Opts = { signal?: AbortSignal };
@@ -91,6 +91,9 @@ export const files = {
     call('GET /api/files/tus/:uploadId', { params: { uploadId: uploadUrl.slice(uploadUrl.lastIndexOf('/') + 1) } }),
   eventsUrl: urlOf('GET /api/files/events'),
   downloadUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/files/:id/download', { id: item.id }),
+  /** Cached for good by the browser: `v` (the content's time and size) makes new content a new URL. */
+  thumbnailUrl: (item: Pick<Item, 'id' | 'modified' | 'size'>, size: ThumbnailSize = 'small') =>
+    urlOf('GET /api/files/:id/thumbnail', { id: item.id }, { size, v: `${Date.parse(item.modified).toString(36)}-${item.size ?? 0}` }),
   /** A form posts here so the browser's download manager, not page memory, holds the ZIP. */
   zipUrl: urlOf('POST /api/files/download/bulk'),
   editorUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/docserver/viewer/:id', { id: item.id }),

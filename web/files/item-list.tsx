@@ -3,9 +3,10 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { SharedWithMeItem } from '../../src/contract/sharing.ts';
 import { itemInfo } from '../app/folders.ts';
-import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, middleTruncate } from '../app/format.ts';
+import { displayName, exactDate, formatDate, formatExpiry, formatSize, middleTruncate } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
-import { FileIcon, Icon } from '../ui/icons.tsx';
+import { Icon } from '../ui/icons.tsx';
+import { ItemPicture } from './item-picture.tsx';
 import { Name } from '../ui/name.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
@@ -116,7 +117,7 @@ function Badges({ item }: { item: Item }) {
 
 const ROW = 48;
 const TILE_W = 164;
-const TILE_H = 156;
+const TILE_H = 188;
 
 /** The list and grid views: virtualized, keyboard-navigable, selectable, drag sources and drop targets. */
 export function ItemList(p: ListProps) {
@@ -323,7 +324,7 @@ export function ItemList(p: ListProps) {
                     >
                       <Icon name="check" size={14} />
                     </span>
-                    <FileIcon family={familyOf(item)} size={64} />
+                    <ItemPicture item={item} box={96} icon={64} />
                     <span class="tile-name" title={name}>
                       {middleTruncate(name, tileChars)}
                     </span>
@@ -401,7 +402,7 @@ export function ItemList(p: ListProps) {
                   {check(r.index, item, name)}
                 </div>
                 <div role="gridcell" class="col col-name">
-                  <FileIcon family={familyOf(item)} size={24} />
+                  <ItemPicture item={item} box={28} icon={24} />
                   <Name text={name} />
                   <Badges item={item} />
                 </div>

@@ -13,6 +13,9 @@ const PDF_LIMIT = 200 * 1024 * 1024;
 
 type Kind = 'image' | 'video' | 'audio' | 'pdf' | 'text' | 'none';
 
+// Types a browser shows by itself: the original is loaded for them when zoomed in.
+const BROWSER_IMAGES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
+
 const textLike = (item: Item) => ['text', 'code'].includes(familyOf(item)) || (item.mimeType ?? '').startsWith('text/');
 
 /** Why a file of a previewable kind is not previewed: its size, said with the limit. */
@@ -42,9 +45,15 @@ function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => vo
   const pointers = useRef(new Map<number, { x: number; y: number }>());
   const gesture = useRef<{ dist: number; scale: number; startX: number; moved: boolean } | null>(null);
   const [failed, setFailed] = useState(false);
+  // The fitted large thumbnail first (a fraction of the bytes; HEIC, which browsers cannot show, too); the original once zoomed in.
+  const original = `${api.files.downloadUrl(item)}?inline=1`;
+  const fitted = item.hasThumbnail ? api.files.thumbnailUrl(item, 'large') : null;
+  const showsOriginal = BROWSER_IMAGES.has(item.mimeType ?? '');
+  const [src, setSrc] = useState(fitted ?? original);
   const apply = () => {
     const v = view.current;
     if (img.current) img.current.style.transform = `translate(${v.x}px, ${v.y}px) scale(${v.scale})`;
+    if (v.scale > 1 && showsOriginal) setSrc(original);
   };
   const zoom = (factor: number) => {
     const v = view.current;
@@ -54,7 +63,6 @@ function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => vo
   };
   useEffect(() => {
     view.current = { scale: 1, x: 0, y: 0 };
-    setFailed(false);
     apply();
     const keys = (e: KeyboardEvent) => {
       if (e.key === '+' || e.key === '=') zoom(1.25);
@@ -114,7 +122,13 @@ function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1) => vo
           }
         }}
       >
-        <img ref={img} src={`${api.files.downloadUrl(item)}?inline=1`} alt={item.name} draggable={false} onError={() => setFailed(true)} />
+        <img
+          ref={img}
+          src={src}
+          alt={item.name}
+          draggable={false}
+          onError={() => (src !== original && showsOriginal ? setSrc(original) : setFailed(true))}
+        />
       </div>
       <div class="zoom-buttons">
         <button type="button" class="icon-button" aria-label="Zoom out" onClick={() => zoom(0.8)}>
@@ -240,7 +254,8 @@ function Body({ item, find, onSwipe }: { item: Item; find?: string; onSwipe: (di
     return <NoPreview item={item} reason="Previews need the Download permission. Ask the account owner to enable it." />;
   switch (kindOf(item)) {
     case 'image':
-      return <ZoomImage item={item} onSwipe={onSwipe} />;
+      // A new image is a new element: no frame shows the last one's picture under the new name.
+      return <ZoomImage key={item.id} item={item} onSwipe={onSwipe} />;
     case 'video':
     case 'audio':
       return <MediaPreview item={item} video={kindOf(item) === 'video'} />;

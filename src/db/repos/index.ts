@@ -17,6 +17,7 @@ import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
+import { ThumbnailsRepo } from './thumbnails.ts';
 import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
@@ -61,6 +62,7 @@ export interface Repos {
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
   content: ContentRepo;
+  thumbnails: ThumbnailsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
 }
@@ -89,6 +91,7 @@ export function createRepos(db: Db): Repos {
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
     content: new ContentRepo(sqlite),
+    thumbnails: new ThumbnailsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
   };

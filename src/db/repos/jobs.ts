@@ -49,6 +49,11 @@ export class JobsRepo {
       .get(job.id, job.kind, job.accountId, job.payload, job.maxAttempts, job.runAt, job.idempotencyKey, job.at, job.at)!.id;
   }
 
+  /** Whether a job of `kind` waits to be claimed (one running does not count: it may have looked already). */
+  hasWaiting(kind: string): boolean {
+    return this.sqlite.query("SELECT 1 FROM jobs WHERE kind = ? AND status = 'created' LIMIT 1").get(kind) !== null;
+  }
+
   get(id: string): JobRow | null {
     return this.sqlite.query<JobRow, [string]>(`SELECT ${JOB} FROM jobs WHERE id = ?`).get(id);
   }

@@ -10,6 +10,7 @@ export * from './docserver.ts';
 export * from './dav.ts';
 export * from './idp.ts';
 export * from './content.ts';
+export * from './thumbnails.ts';
 export * from './versions.ts';
 export * from './passkeys.ts';
 export * from './backups.ts';

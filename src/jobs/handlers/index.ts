@@ -79,7 +79,10 @@ function jobHandlers(ctx: AppContext): Handlers {
     storageDelete: async (p) => {
       waitForBackup(ctx);
       let count = 0;
-      for (const key of p.keys) if (await ctx.storage.delete(key)) count++;
+      for (const key of p.keys) {
+        if (await ctx.storage.delete(key)) count++;
+        await ctx.services.thumbnails.remove(key);
+      }
       return { count };
     },
     uploadsSweep: async () => ({ count: (await uploadIntents.sweep()).removedObjects }),
@@ -99,6 +102,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
+    thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
     backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
   };

@@ -8,6 +8,8 @@ import type { Permission } from '../../contract/permissions.ts';
 const OPERATION_PERMISSIONS = {
   'downloads.file': 'files.download',
   'downloads.zip': 'files.download',
+  // A thumbnail shows the content: whoever may not download a file may not see its picture either.
+  'thumbnails.view': 'files.download',
   // Reading a document in the editor reads its content; files.edit decides whether it opens for editing.
   'docserver.open': 'files.download',
   'items.createFolder': 'files.upload',

@@ -34,8 +34,13 @@ const AUDITED: Partial<Record<FileEventName, AuditAction>> = {
   'file.permanently_deleted': AuditActions.fileDeletePermanent,
 };
 
-/** Reports file-system changes: to the account's event streams, and to the audit log. */
+// Events after which a file has new content.
+const CONTENT_CHANGES = new Set<FileEventName>(['file.uploaded', 'file.updated', 'file.copied']);
+
+/** Reports file-system changes: to the account's event streams, the audit log, and whoever follows new content. */
 export class FileEvents {
+  private readonly contentListeners: Array<() => void> = [];
+
   constructor(
     private readonly hub: EventHub,
     private readonly audit: AuditService,
@@ -54,6 +59,7 @@ export class FileEvents {
     extra: Record<string, unknown> = {},
     audit?: { action: AuditAction; details: Record<string, unknown> },
   ): void {
+    if (CONTENT_CHANGES.has(type)) for (const listener of this.contentListeners) listener();
     const data = { id: row.id, name: row.name, type: row.type, parentId: row.parentId, userId: actor.loginId, ...extra };
     this.hub.publish(actor.accountId, type, data);
     for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data);
@@ -82,6 +88,11 @@ export class FileEvents {
       current = this.items.parentOf(current);
     }
     return out;
+  }
+
+  /** `listener` runs after a file got new content (an upload, a replacement, a copy, a document save). */
+  onContentChange(listener: () => void): void {
+    this.contentListeners.push(listener);
   }
 
   /** One event per finished background job: `{userId, action, count}`. */

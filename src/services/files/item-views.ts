@@ -1,5 +1,6 @@
 import type { Item, ListedItem } from '../../db/repos/items.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
+import { sourceKind } from '../thumbnails/formats.ts';
 
 /** An item as the API returns it (SPEC "Item"). */
 export interface ItemView {
@@ -16,6 +17,8 @@ export interface ItemView {
   sharedAt: string | null;
   expiresAt: string | null;
   deletedAt?: string;
+  /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
+  hasThumbnail?: boolean;
 }
 
 /** An item as a share page shows it. */
@@ -26,12 +29,14 @@ export interface PublicItem {
   size: number | null;
   mimeType: string | null;
   modified: string;
+  /** Files: whether the type can have a thumbnail (GET /s/:token/thumbnail/:id). */
+  hasThumbnail?: boolean;
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
 export function toPublicItem(r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mimeType' | 'modifiedAt'>): PublicItem {
-  return {
+  const item: PublicItem = {
     id: r.id,
     name: r.name,
     type: r.type,
@@ -39,6 +44,8 @@ export function toPublicItem(r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mi
     mimeType: r.type === 'folder' ? null : r.mimeType,
     modified: iso(r.modifiedAt),
   };
+  if (r.type === 'file') item.hasThumbnail = sourceKind(r.mimeType) !== null;
+  return item;
 }
 
 function toItemView(row: ListedItem, share: ShareStatus | undefined): ItemView {
@@ -57,6 +64,7 @@ function toItemView(row: ListedItem, share: ShareStatus | undefined): ItemView {
     expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
   };
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
+  if (row.type === 'file') view.hasThumbnail = sourceKind(row.mimeType) !== null;
   return view;
 }
 

@@ -25,7 +25,7 @@ export interface PageQuery {
 }
 
 /** Who owns the items asked for: a request's principal, or a job's login acting for its account. */
-interface Owner {
+export interface Owner {
   accountId: string;
   /** Set for a member acting inside a shared item: only that item and what lies below it exist. */
   share?: { rootId: string };

@@ -73,7 +73,12 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, metric
       disk: diskSpace,
       tusUploads,
     }),
-    storageMigration: new StorageMigrationService({ clock, locations: repos.storageLocation, items: repos.items }),
+    storageMigration: new StorageMigrationService({
+      clock,
+      locations: repos.storageLocation,
+      items: repos.items,
+      thumbnails: repos.thumbnails,
+    }),
   };
   const masterKeys: Lifecycle = {
     name: 'master keys',

@@ -9,7 +9,7 @@ import { DELETE_LIMIT, GRACE_MINUTES, Jobs } from '../../jobs/catalog.ts';
 export { DELETE_LIMIT, GRACE_MINUTES };
 import type { JobQueue } from '../../jobs/queue.ts';
 import { existsMany, StorageCallNotImplementedError, type IncompleteUpload, type StorageDriver } from '../../storage/driver.ts';
-import { isValidStorageKey } from '../../storage/keys.ts';
+import { isValidStorageKey, ownerKeyOf } from '../../storage/keys.ts';
 import { actorFields, AuditActions, type Actor, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
 import { FileEventType } from '../files/file-events.ts';
 import { type JobOutcome, pollJob } from '../files/job-status.ts';
@@ -164,10 +164,11 @@ export class OrphanService {
     let batch: Array<{ key: string; size: number; lastModified: Date }> = [];
     const checkObjects = () => {
       const keys = batch.map((o) => o.key);
-      const known = this.d.items.referencedKeys(keys);
+      // A thumbnail is known while its file is.
+      const known = this.d.items.referencedKeys(keys.map(ownerKeyOf));
       const uploading = this.d.tusUploads.keysInUse(keys);
       for (const o of batch) {
-        if (known.has(o.key) || uploading.has(o.key)) continue;
+        if (known.has(ownerKeyOf(o.key)) || uploading.has(o.key)) continue;
         if (o.lastModified.getTime() > cutoff) {
           report.totals.skippedTooRecent++;
           continue;
@@ -347,13 +348,13 @@ export class OrphanService {
 
   private async storageSkipReason(key: string, cutoff: number): Promise<string | null> {
     if (!isValidStorageKey(key)) return SkipReasons.invalidKey;
-    if (this.d.items.isKeyReferenced(key)) return SkipReasons.keyReferenced;
+    if (this.d.items.isKeyReferenced(ownerKeyOf(key))) return SkipReasons.keyReferenced;
     if (this.d.tusUploads.keysInUse([key]).size > 0) return SkipReasons.keyUploading;
     const info = await this.d.driver.head(key);
     if (!info) return SkipReasons.objectGone;
     if (info.lastModified.getTime() > cutoff) return SkipReasons.objectTooRecent;
     // Checked again last: a row written while we looked at the object wins.
-    if (this.d.items.isKeyReferenced(key)) return SkipReasons.keyReferenced;
+    if (this.d.items.isKeyReferenced(ownerKeyOf(key))) return SkipReasons.keyReferenced;
     return null;
   }
 

@@ -1,9 +1,11 @@
 import type { Clock } from '../../clock.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { StorageLocationRepo } from '../../db/repos/storage-location.ts';
+import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest } from '../../errors.ts';
 import { ObjectIntegrityError, StorageNotFoundError, type StorageDriver, type StorageLocation } from '../../storage/driver.ts';
 import { describeLocation, sameLocation } from '../../storage/drivers.ts';
+import { thumbnailKey } from '../../storage/keys.ts';
 import { HEADER_SIZE, sealedSize, SEGMENT_SIZE } from '../../storage/sealed.ts';
 
 const PAGE = 500;
@@ -52,7 +54,17 @@ async function readRange(driver: StorageDriver, key: string, range: { start: num
  * objects stay until `deleteSource`, run after a switch.
  */
 export class StorageMigrationService {
-  constructor(private readonly d: { clock: Clock; locations: StorageLocationRepo; items: ItemsRepo }) {}
+  constructor(private readonly d: { clock: Clock; locations: StorageLocationRepo; items: ItemsRepo; thumbnails: ThumbnailsRepo }) {}
+
+  /** A file's thumbnail objects with their plaintext sizes: they move with it. */
+  private thumbnailsOf(storageKey: string): Array<{ key: string; size: number }> {
+    const row = this.d.thumbnails.get(storageKey);
+    if (row?.status !== 'ready') return [];
+    return [
+      { key: thumbnailKey(storageKey, 'small'), size: row.smallSize! },
+      { key: thumbnailKey(storageKey, 'large'), size: row.largeSize! },
+    ];
+  }
 
   /** The name copies to `target` are remembered under. */
   static targetId(l: StorageLocation, localRoot: string): string {
@@ -133,6 +145,8 @@ export class StorageMigrationService {
         }
         if (await source.delete(row.storageKey)) deleted++;
         else missing++;
+        for (const t of this.thumbnailsOf(row.storageKey))
+          if ((await target.head(t.key))?.size === sealedSize(t.size)) await source.delete(t.key);
         onProgress?.({ objects: ++done, totalObjects: total, bytes: 0, totalBytes: 0 });
       }
     }
@@ -161,6 +175,8 @@ export class StorageMigrationService {
           if (this.d.locations.isCopied(targetId, row.storageKey)) {
             if (firstPass) result.alreadyCopied++;
           } else if (await this.copyOne(source, target, row.storageKey, row.size)) {
+            // A thumbnail missing at the source is made again on request: only the file itself must be there.
+            for (const t of this.thumbnailsOf(row.storageKey)) await this.copyOne(source, target, t.key, t.size);
             this.d.locations.markCopied(targetId, row.storageKey, this.d.clock.now());
             result.copied++;
             result.bytes += row.size;

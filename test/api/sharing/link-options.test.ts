@@ -180,6 +180,7 @@ describe('a password holds on every URL under the link', () => {
         { name: 'Range from 0', path: `/s/${token}/file/${file.id}`, headers: { range: 'bytes=0-9' } },
         { name: 'Range from 10', path: `/s/${token}/file/${file.id}`, headers: { range: 'bytes=10-19' } },
         { name: 'preview', path: `/s/${token}/file/${file.id}?inline=1` },
+        { name: 'thumbnail', path: `/s/${token}/thumbnail/${file.id}` },
         { name: 'subfolder ZIP', path: `/s/${token}/file/${sub.id}` },
         { name: 'ZIP', path: `/s/${token}/zip` },
         { name: 'upload', path: `/s/${token}/upload`, method: 'POST', headers: JSON_ACCEPT, body: () => dropForm([['in.txt', 'hi']]) },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { downloaded, folder, listAll, readZip, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
@@ -464,6 +465,26 @@ describe('the other doors', () => {
 
     await owner.client.delete(`/api/files/${root.id}/members/${viewer.id}`);
     expect(await status(viewer.client.get(`/api/files/${file.id}/versions`))).toBe(404);
+  });
+
+  test("thumbnails: members see a shared picture, a member's sub-user without Download is 403, strangers and removed members 404", async () => {
+    const { owner, root } = await sharedFolder();
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
+    const picture = await upload(owner.client, 'sky.png', png, { parentId: root.id });
+    const viewer = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const res = await viewer.client.get(`/api/files/${picture.id}/thumbnail?size=small`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/webp');
+    expect((await sharp(Buffer.from(await res.arrayBuffer())).metadata()).width).toBe(40);
+    const blind = await seed.subUser(t, viewer, []);
+    expect(await status(blind.client.get(`/api/files/${picture.id}/thumbnail`))).toBe(403);
+    expect(await status(stranger.client.get(`/api/files/${picture.id}/thumbnail`))).toBe(404);
+    await owner.client.delete(`/api/files/${root.id}/members/${viewer.id}`);
+    expect(await status(viewer.client.get(`/api/files/${picture.id}/thumbnail`))).toBe(404);
   });
 
   test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {

@@ -1,0 +1,85 @@
+import type { Database } from 'bun:sqlite';
+import type { thumbnails } from '../schema/thumbnails.ts';
+
+export type ThumbnailRow = typeof thumbnails.$inferSelect;
+
+/** A live file a thumbnail may be made for. */
+export interface ThumbnailSource {
+  seq: number;
+  id: string;
+  accountId: string;
+  storageKey: string;
+}
+
+/** The SQL of what was made from each stored object (`thumbnails`). */
+export class ThumbnailsRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  get(storageKey: string): ThumbnailRow | null {
+    return this.sqlite
+      .query<ThumbnailRow, [string]>(
+        `SELECT storage_key AS storageKey, status, small_size AS smallSize, large_size AS largeSize, width, height,
+                taken_at AS takenAt, created_at AS createdAt
+         FROM thumbnails WHERE storage_key = ?`,
+      )
+      .get(storageKey);
+  }
+
+  save(row: ThumbnailRow): void {
+    this.sqlite
+      .query(
+        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.storageKey, row.status, row.smallSize, row.largeSize, row.width, row.height, row.takenAt, row.createdAt);
+  }
+
+  delete(storageKey: string): void {
+    this.sqlite.query('DELETE FROM thumbnails WHERE storage_key = ?').run(storageKey);
+  }
+
+  /** Every row's key after `afterKey`, in key order (storage migration copies their objects). */
+  readyPage(afterKey: string, limit: number): string[] {
+    return this.sqlite
+      .query<{ k: string }, [string, number]>(
+        "SELECT storage_key AS k FROM thumbnails WHERE status = 'ready' AND storage_key > ? ORDER BY storage_key LIMIT ?",
+      )
+      .all(afterKey, limit)
+      .map((r) => r.k);
+  }
+
+  /**
+   * Live files of one of `mimeTypes` (of `accountId` when given) with nothing made yet, or every such file
+   * when `all` (a rebuild), in row order after `afterSeq`.
+   */
+  sourcesPage(
+    mimeTypes: readonly string[],
+    opts: { afterSeq: number; limit: number; accountId?: string; all?: boolean },
+  ): ThumbnailSource[] {
+    const marks = mimeTypes.map(() => '?').join(', ');
+    const account = opts.accountId ? 'AND i.account_id = ?' : '';
+    const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = i.storage_key)';
+    const args: Array<string | number> = [opts.afterSeq, ...mimeTypes, ...(opts.accountId ? [opts.accountId] : []), opts.limit];
+    return this.sqlite
+      .query<ThumbnailSource, Array<string | number>>(
+        `SELECT i.seq, i.id, i.account_id AS accountId, i.storage_key AS storageKey FROM items i
+         WHERE i.seq > ? AND i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NOT NULL
+           AND i.mime_type IN (${marks}) ${account} ${missing}
+         ORDER BY i.seq LIMIT ?`,
+      )
+      .all(...args);
+  }
+
+  /** How many live files `sourcesPage` walks through, for a progress bar. */
+  countSources(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }): number {
+    const marks = mimeTypes.map(() => '?').join(', ');
+    const account = opts.accountId ? 'AND i.account_id = ?' : '';
+    const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = i.storage_key)';
+    return this.sqlite
+      .query<{ n: number }, string[]>(
+        `SELECT count(*) AS n FROM items i WHERE i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NOT NULL
+           AND i.mime_type IN (${marks}) ${account} ${missing}`,
+      )
+      .get(...mimeTypes, ...(opts.accountId ? [opts.accountId] : []))!.n;
+  }
+}

@@ -1,0 +1,22 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/**
+ * What was made from one stored object (by its key, so a replaced file's new content gets its own row
+ * and a copy that shares nothing gets its own): `ready` with the two sealed thumbnail objects beside it
+ * (`<key>_thumb_small`, `<key>_thumb_large`), or `none` when it cannot have one (malformed, too large).
+ * Width, height (upright) and the time the photo was taken feed the Photos view.
+ */
+export const thumbnails = sqliteTable(
+  'thumbnails',
+  {
+    storageKey: text('storage_key').primaryKey(),
+    status: text('status', { enum: ['ready', 'none'] }).notNull(),
+    smallSize: integer('small_size'),
+    largeSize: integer('large_size'),
+    width: integer('width'),
+    height: integer('height'),
+    takenAt: integer('taken_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('thumbnails_status_idx').on(t.status)],
+);

@@ -1,0 +1,49 @@
+import path from 'node:path';
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import type { FileEvents } from '../files/file-events.ts';
+import type { Tree } from '../files/tree.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { ThumbnailPool } from './pool.ts';
+import { ThumbnailService } from './thumbnails.ts';
+
+export interface ThumbnailServices {
+  thumbnails: ThumbnailService;
+}
+
+interface ThumbnailDeps {
+  tree: Tree;
+  events: FileEvents;
+}
+
+/** Thumbnails: the worker threads that make them and the service that stores, serves and removes them. */
+export function createThumbnailServices(infra: Infrastructure, { tree, events }: ThumbnailDeps) {
+  const { config, clock, log, queue, storage, repos, paths } = infra;
+  // libvips, embedded in the executable, is written out here once to be loaded.
+  const pool = new ThumbnailPool(
+    { cacheDir: path.join(paths.root, 'lib'), maxPixels: config.thumbnailMaxPixels },
+    config.thumbnailConcurrency,
+    log,
+  );
+  const thumbnails = new ThumbnailService({
+    clock,
+    log,
+    queue,
+    storage,
+    items: repos.items,
+    thumbnails: repos.thumbnails,
+    tree,
+    pool,
+  });
+  // Uploads, replacements, copies and document saves: the sweep makes the new content's thumbnails.
+  events.onContentChange(() => thumbnails.requestSweep());
+  const services: ThumbnailServices = { thumbnails };
+  const lifecycles = {
+    thumbnails: {
+      name: 'thumbnails',
+      // Files stored before thumbnails existed (an upgrade) are caught up with by the same throttled sweep.
+      start: () => thumbnails.catchUp(),
+      stop: () => thumbnails.close(),
+    } satisfies Lifecycle,
+  };
+  return { services, lifecycles };
+}

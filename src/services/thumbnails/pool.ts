@@ -1,0 +1,122 @@
+import type { Logger } from '../../log.ts';
+import type { MakeRequest, MakeResult, SourceKind, WorkerSetup } from './formats.ts';
+
+interface Task {
+  kind: SourceKind;
+  bytes: Uint8Array;
+  resolve: (outcome: MakeResult) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
+  tasks: number;
+}
+
+// The worker's module: beside this one from source; inside the executable, where the build put that entry point.
+const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
+  ? '/$bunfs/root/src/services/thumbnails/worker.js'
+  : new URL('./worker.ts', import.meta.url).href;
+// A decode that takes longer is stuck: its worker is ended and the file gets no thumbnail.
+const TASK_TIMEOUT_MS = 120_000;
+// Wasm memory (libheif, pdfium) never shrinks, and libvips keeps some: a worker is replaced after this many.
+const TASKS_PER_WORKER = 200;
+
+/**
+ * At most `size` thumbnails made at once, each in a worker thread; requests someone waits for go ahead
+ * of background work. A worker that decoded a HEIC (hundreds of MiB of wasm memory) is replaced.
+ */
+export class ThumbnailPool {
+  private readonly urgent: Task[] = [];
+  private readonly background: Task[] = [];
+  private readonly idle: Slot[] = [];
+  private running = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly setup: WorkerSetup,
+    readonly size: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Tasks waiting for a worker. */
+  get waiting(): number {
+    return this.urgent.length + this.background.length;
+  }
+
+  make(kind: SourceKind, bytes: Uint8Array, urgent: boolean): Promise<MakeResult> {
+    if (this.stopped) return Promise.resolve({ ok: false, reason: 'the server is stopping' });
+    return new Promise((resolve) => {
+      (urgent ? this.urgent : this.background).push({ kind, bytes, resolve });
+      this.next();
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const task of [...this.urgent.splice(0), ...this.background.splice(0)])
+      task.resolve({ ok: false, reason: 'the server is stopping' });
+    for (const slot of this.idle.splice(0)) slot.worker.terminate();
+  }
+
+  private next(): void {
+    while (this.running < this.size && !this.stopped) {
+      const task = this.urgent.shift() ?? this.background.shift();
+      if (!task) return;
+      this.running++;
+      void this.run(task).finally(() => {
+        this.running--;
+        this.next();
+      });
+    }
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(WORKER_MODULE);
+    const ready = new Promise<void>((resolve, reject) => {
+      worker.onmessage = () => resolve();
+      worker.onerror = (event) => reject(new Error(event.message || 'the thumbnail worker failed to start'));
+    });
+    worker.postMessage(this.setup);
+    return { worker, ready, tasks: 0 };
+  }
+
+  private async run(task: Task): Promise<void> {
+    const slot = this.idle.pop() ?? this.spawn();
+    let keep = false;
+    try {
+      await slot.ready;
+      const outcome = await this.ask(slot, task);
+      slot.tasks++;
+      keep = outcome.kept && task.kind !== 'heic' && slot.tasks < TASKS_PER_WORKER;
+      task.resolve(outcome.result);
+    } catch (err) {
+      this.log.warn('thumbnail worker failed', { err: err instanceof Error ? err.message : String(err) });
+      task.resolve({ ok: false, reason: 'the thumbnail worker failed' });
+    } finally {
+      if (keep && !this.stopped) this.idle.push(slot);
+      else slot.worker.terminate();
+    }
+  }
+
+  private ask(slot: Slot, task: Task): Promise<{ result: MakeResult; kept: boolean }> {
+    // The worker gets the bytes, not a copy: they must be the whole of their buffer to be transferred.
+    const bytes = task.bytes.byteOffset === 0 && task.bytes.byteLength === task.bytes.buffer.byteLength ? task.bytes : task.bytes.slice();
+    const request: MakeRequest = { kind: task.kind, bytes };
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => resolve({ result: { ok: false, reason: 'making the thumbnail took too long' }, kept: false }),
+        TASK_TIMEOUT_MS,
+      );
+      slot.worker.onmessage = (event: MessageEvent<MakeResult>) => {
+        clearTimeout(timer);
+        resolve({ result: event.data, kept: true });
+      };
+      slot.worker.onerror = (event) => {
+        clearTimeout(timer);
+        reject(new Error(event.message || 'the thumbnail worker stopped'));
+      };
+      slot.worker.postMessage(request, [bytes.buffer as ArrayBuffer]);
+    });
+  }
+}

@@ -1,0 +1,226 @@
+import type { Clock } from '../../clock.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import { Messages, notFound } from '../../errors.ts';
+import { Jobs } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import type { Logger } from '../../log.ts';
+import { StorageNotFoundError } from '../../storage/driver.ts';
+import { thumbnailKey } from '../../storage/keys.ts';
+import type { SealedStore } from '../../storage/sealed.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { Tree } from '../files/tree.ts';
+import type { ThumbnailSize } from '../../contract/files.ts';
+import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
+import type { ThumbnailPool } from './pool.ts';
+
+// Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
+const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
+// Files one sweep job makes before it queues the next and lets other jobs (and requests) in between.
+const SWEEP_BATCH = 16;
+// The pause between two sweep jobs: existing files are caught up with at a pace the box stays usable at.
+const SWEEP_PAUSE_MS = 250;
+
+export interface ServedThumbnail {
+  etag: string;
+  size: number;
+  body: ReadableStream<Uint8Array>;
+}
+
+export interface ThumbnailDeps {
+  clock: Clock;
+  log: Logger;
+  queue: JobQueue;
+  storage: SealedStore;
+  items: ItemsRepo;
+  thumbnails: ThumbnailsRepo;
+  tree: Tree;
+  pool: ThumbnailPool;
+}
+
+/** Thumbnails of images and PDFs: made once per stored object, sealed beside it, served by size. */
+export class ThumbnailService {
+  // One making per object at a time: a request and the sweep asking for the same file share it.
+  private readonly making = new Map<string, Promise<ThumbnailRow | null>>();
+
+  constructor(private readonly d: ThumbnailDeps) {}
+
+  /** Whether a file of this type can have a thumbnail (the `hasThumbnail` of listings). */
+  canHave(mimeType: string | null): boolean {
+    return sourceKind(mimeType) !== null;
+  }
+
+  /** GET /api/files/:id/thumbnail: a live file of the caller's account or of a share it is a member of, else 404. */
+  forCaller(caller: Principal, id: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+    return this.serve(this.d.tree.requireLive(this.d.tree.actor(caller, { ids: [id] }, 'view'), id), size, etag);
+  }
+
+  /** A thumbnail of `row` (already found and checked by the caller), made now when it was not yet. */
+  async serve(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
+    if (row.type !== 'file' || !row.storageKey || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);
+    const etag = `"t-${row.storageKey}-${size}"`;
+    let made = await this.current(row);
+    if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
+    if (ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}`)) return 'not-modified';
+    try {
+      return { etag, ...(await this.open(row, made, size)) };
+    } catch (err) {
+      // Restored from a backup without thumbnails, or lost: made again.
+      if (!(err instanceof StorageNotFoundError)) throw err;
+      made = await this.make(row, true);
+      if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
+      return { etag, ...(await this.open(row, made, size)) };
+    }
+  }
+
+  private async open(row: Item, made: ThumbnailRow, size: ThumbnailSize) {
+    const bytes = size === 'small' ? made.smallSize! : made.largeSize!;
+    const body = await this.d.storage.get(thumbnailKey(row.storageKey!, size), { size: bytes, wrappedKey: row.wrappedKey! });
+    return { size: bytes, body };
+  }
+
+  /** Whether `row` has its thumbnails (made now when they were not yet): a page shows them or does without. */
+  async ready(row: Item): Promise<boolean> {
+    return (await this.current(row))?.status === 'ready';
+  }
+
+  /** What was made of `row`'s content, made now (ahead of background work) when nothing was yet. */
+  private async current(row: Item): Promise<ThumbnailRow | null> {
+    return (row.storageKey && this.d.thumbnails.get(row.storageKey)) || this.make(row, true);
+  }
+
+  /**
+   * Makes the thumbnails of `row`'s content and records what came of it; null when the row cannot have
+   * any. `urgent`: someone waits for it, so it goes ahead of background work.
+   */
+  make(row: Item, urgent: boolean): Promise<ThumbnailRow | null> {
+    const key = row.storageKey;
+    const kind = sourceKind(row.mimeType);
+    if (row.type !== 'file' || !key || !row.wrappedKey || !kind) return Promise.resolve(null);
+    let pending = this.making.get(key);
+    if (!pending) {
+      pending = this.makeNow(row, key, row.wrappedKey, kind, urgent).finally(() => this.making.delete(key));
+      this.making.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async makeNow(row: Item, key: string, wrappedKey: string, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean) {
+    const none = (reason: string): ThumbnailRow => {
+      this.d.log.info('no thumbnail', { fileId: row.id, reason });
+      return {
+        storageKey: key,
+        status: 'none',
+        smallSize: null,
+        largeSize: null,
+        width: null,
+        height: null,
+        takenAt: null,
+        createdAt: this.d.clock.now(),
+      };
+    };
+    let made: ThumbnailRow;
+    if (row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
+    else {
+      const source = await this.d.storage.get(key, { size: row.size, wrappedKey });
+      const bytes = new Uint8Array(await new Response(source).arrayBuffer());
+      const result = await this.d.pool.make(kind, bytes, urgent);
+      if (!result.ok) made = none(result.reason);
+      else {
+        const put = (size: ThumbnailSize, data: Uint8Array) =>
+          this.d.storage.putUnder(
+            thumbnailKey(key, size),
+            wrappedKey,
+            (async function* () {
+              yield data;
+            })(),
+          );
+        const [smallSize, largeSize] = await Promise.all([put('small', result.small), put('large', result.large)]);
+        made = {
+          storageKey: key,
+          status: 'ready',
+          smallSize,
+          largeSize,
+          width: result.width,
+          height: result.height,
+          takenAt: result.takenAt,
+          createdAt: this.d.clock.now(),
+        };
+      }
+    }
+    // The file may have been replaced or purged meanwhile: its objects go with it, this row must not stay.
+    if (!this.d.items.isKeyReferenced(key)) {
+      await this.remove(key);
+      return null;
+    }
+    this.d.thumbnails.save(made);
+    return made;
+  }
+
+  /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
+  catchUp(): void {
+    if (this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq: 0, limit: 1 }).length > 0) this.requestSweep();
+  }
+
+  /** Queues a sweep unless one waits already (files just written get theirs from it). */
+  requestSweep(): void {
+    if (!this.d.queue.hasWaiting(Jobs.thumbnailsSweep)) this.d.queue.insert(Jobs.thumbnailsSweep, null);
+  }
+
+  /**
+   * Job body of `thumbnails.sweep`: makes what is missing, a batch at a time, each batch its own job a
+   * pause after the last, so a backlog (an upgrade, a large upload) never holds the worker or the cores.
+   */
+  async sweep(signal?: AbortSignal): Promise<number> {
+    const sources = this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq: 0, limit: SWEEP_BATCH });
+    let count = 0;
+    await this.inLanes(sources, async (s) => {
+      signal?.throwIfAborted();
+      const row = this.d.items.getLive(s.accountId, s.id);
+      if (row && (await this.make(row, false))) count++;
+    });
+    if (sources.length === SWEEP_BATCH && !this.d.queue.hasWaiting(Jobs.thumbnailsSweep))
+      this.d.queue.insert(Jobs.thumbnailsSweep, null, { runAt: this.d.clock.now() + SWEEP_PAUSE_MS });
+    return count;
+  }
+
+  /** `coffer thumbnails rebuild`: makes every thumbnail again (of one account's files when given), reporting progress. */
+  async rebuild(opts: { accountId?: string; onProgress?: (done: number, total: number) => void }): Promise<{ made: number; none: number }> {
+    const total = this.d.thumbnails.countSources(THUMBNAIL_TYPES, { accountId: opts.accountId, all: true });
+    let afterSeq = 0;
+    let done = 0;
+    const result = { made: 0, none: 0 };
+    for (;;) {
+      const page = this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq, limit: SWEEP_BATCH, accountId: opts.accountId, all: true });
+      if (page.length === 0) return result;
+      afterSeq = page.at(-1)!.seq;
+      await this.inLanes(page, async (s) => {
+        const row = this.d.items.getLive(s.accountId, s.id);
+        const made = row ? await this.make(row, true) : null;
+        if (made?.status === 'ready') result.made++;
+        else result.none++;
+        opts.onProgress?.(++done, total);
+      });
+    }
+  }
+
+  /** `work` on each of `items`, as many at once as the pool has workers: only those files' bytes are in memory. */
+  private async inLanes<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+    let next = 0;
+    const lane = async () => {
+      while (next < items.length) await work(items[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(this.d.pool.size, items.length) }, lane));
+  }
+
+  /** Ends the worker threads (the server's stop, or a command's end). */
+  close(): void {
+    this.d.pool.stop();
+  }
+
+  /** The thumbnails of a stored object that is being deleted: its objects and its row. */
+  async remove(storageKey: string): Promise<void> {
+    await Promise.all([this.d.storage.delete(thumbnailKey(storageKey, 'small')), this.d.storage.delete(thumbnailKey(storageKey, 'large'))]);
+    this.d.thumbnails.delete(storageKey);
+  }
+}

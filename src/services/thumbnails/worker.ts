@@ -1,0 +1,129 @@
+// A worker thread that makes thumbnails, so that decoding a large image never blocks the event loop.
+import os from 'node:os';
+import { PDFiumLibrary } from '@hyzyla/pdfium';
+import exifr from 'exifr';
+import decodeHeic from 'heic-decode';
+import type { Sharp } from 'sharp';
+import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
+import { HEIC_MAX_PIXELS, type MakeRequest, type MakeResult, type WorkerSetup } from './formats.ts';
+import { THUMBNAIL_SIZES } from '../../contract/files.ts';
+import { loadSharp } from './sharp.ts';
+
+declare const self: Worker;
+
+// Below request handling: this thread (and the libvips threads it starts, which inherit it) runs niced.
+try {
+  os.setPriority(10);
+} catch {
+  // Not permitted in some containers: thumbnails then compete at normal priority.
+}
+// libheif logs whole error objects on malformed input; the reason is reported in the answer instead.
+console.log = () => {};
+console.warn = () => {};
+
+// The first message is the setup; every later one a request.
+const setup = await new Promise<WorkerSetup>((resolve) => {
+  self.onmessage = (event: MessageEvent<WorkerSetup>) => resolve(event.data);
+});
+const sharp = await loadSharp(setup.cacheDir);
+let pdfium: PDFiumLibrary | null = null;
+
+class NoThumbnail extends Error {}
+
+const tooLarge = (w: number, h: number, max: number) => {
+  if (!(w > 0 && h > 0)) throw new NoThumbnail('the image has no dimensions');
+  if (w * h > max) throw new NoThumbnail(`the image has ${w}×${h} pixels, more than ${max}`);
+};
+
+/** A source sharp reads, upright, as at most 1600 px raw pixels; then both WebP sizes (no metadata is kept). */
+async function encode(input: Sharp): Promise<{ small: Buffer; large: Buffer; width: number; height: number }> {
+  const big = THUMBNAIL_SIZES.large;
+  const { data, info } = await input
+    .autoOrient()
+    .resize(big, big, { fit: 'inside', withoutEnlargement: true })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
+  const small = THUMBNAIL_SIZES.small;
+  const [large, smallOut] = await Promise.all([
+    sharp(data, raw).webp({ quality: 80, effort: 2 }).toBuffer(),
+    sharp(data, raw).resize(small, small, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 75, effort: 2 }).toBuffer(),
+  ]);
+  return { small: smallOut, large, width: info.width, height: info.height };
+}
+
+async function takenAt(bytes: Uint8Array): Promise<number | null> {
+  try {
+    const tags = (await exifr.parse(bytes, ['DateTimeOriginal'])) as { DateTimeOriginal?: Date } | undefined;
+    const t = tags?.DateTimeOriginal?.getTime();
+    return t !== undefined && Number.isFinite(t) ? t : null;
+  } catch {
+    return null;
+  }
+}
+
+async function fromImage(bytes: Uint8Array) {
+  const opts = { failOn: 'error' as const, limitInputPixels: setup.maxPixels, pages: 1 };
+  const meta = await sharp(bytes, opts).metadata();
+  // The header's size, before any pixel is decoded: a decompression bomb stops here.
+  tooLarge(meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0, setup.maxPixels);
+  const out = await encode(sharp(bytes, opts));
+  // Orientations 5-8 swap the sides.
+  const swap = (meta.orientation ?? 1) >= 5;
+  const w = meta.width ?? out.width;
+  const h = meta.pageHeight ?? meta.height ?? out.height;
+  return { ...out, width: swap ? h : w, height: swap ? w : h, takenAt: await takenAt(bytes) };
+}
+
+async function fromHeic(bytes: Uint8Array) {
+  const images = await decodeHeic.all({ buffer: bytes });
+  try {
+    const first = images[0];
+    if (!first) throw new NoThumbnail('the file holds no image');
+    tooLarge(first.width, first.height, Math.min(setup.maxPixels, HEIC_MAX_PIXELS));
+    const { width, height, data } = await first.decode();
+    const pixels = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    const out = await encode(sharp(pixels, { raw: { width, height, channels: 4 } }));
+    return { ...out, width, height, takenAt: await takenAt(bytes) };
+  } finally {
+    images.dispose();
+  }
+}
+
+async function fromPdf(bytes: Uint8Array) {
+  pdfium ??= await PDFiumLibrary.init({ wasmBinary: await Bun.file(pdfiumWasm).arrayBuffer() });
+  const doc = await pdfium.loadDocument(bytes);
+  try {
+    const page = doc.getPage(0);
+    const { originalWidth: w, originalHeight: h } = page.getOriginalSize();
+    if (!(w > 0 && h > 0)) throw new NoThumbnail('the first page has no size');
+    // A page is drawn, not decoded: always at the large size, both sides given or the aspect is lost.
+    const scale = THUMBNAIL_SIZES.large / Math.max(w, h);
+    const width = Math.max(1, Math.round(w * scale));
+    const height = Math.max(1, Math.round(h * scale));
+    const bitmap = await page.render({ width, height, render: 'bitmap', colorSpace: 'BGRA' });
+    // The library hands the bitmap over as RGBA whatever it drew in.
+    const px = Buffer.from(bitmap.data);
+    const out = await encode(
+      sharp(px, { raw: { width: bitmap.width, height: bitmap.height, channels: 4 } }).flatten({ background: '#ffffff' }),
+    );
+    return { ...out, width: Math.round(w), height: Math.round(h), takenAt: null };
+  } finally {
+    doc.destroy();
+  }
+}
+
+const MAKERS = { image: fromImage, heic: fromHeic, pdf: fromPdf };
+
+self.onmessage = async (event: MessageEvent<MakeRequest>) => {
+  const { kind, bytes } = event.data;
+  let answer: MakeResult;
+  try {
+    const made = await MAKERS[kind](bytes);
+    answer = { ok: true, ...made };
+  } catch (err) {
+    answer = { ok: false, reason: err instanceof Error ? err.message.split('\n')[0]!.slice(0, 200) : String(err).slice(0, 200) };
+  }
+  self.postMessage(answer);
+};
+self.postMessage({ ready: true });

@@ -1,0 +1,132 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { deflateSync } from 'node:zlib';
+import sharp from 'sharp';
+import { tempDir } from './server.ts';
+
+/** Test samples for thumbnails, made here (nothing generated is committed). */
+
+const solid = (width: number, height: number, channels: 3 | 4 = 3) =>
+  sharp({ create: { width, height, channels, background: channels === 4 ? { r: 200, g: 60, b: 30, alpha: 1 } : '#c83c1e' } });
+
+/** A JPEG stored sideways (EXIF orientation 6: shown rotated 90° clockwise) carrying GPS tags. */
+export const rotatedJpegWithGps = (width = 400, height = 300) =>
+  solid(width, height)
+    .jpeg()
+    .withExif({
+      IFD0: { Make: 'Coffer test camera' },
+      IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '51/1 30/1 0/1', GPSLongitudeRef: 'W', GPSLongitude: '0/1 7/1 0/1' },
+    })
+    .withMetadata({ orientation: 6 })
+    .toBuffer();
+
+export const jpeg = (width: number, height: number) => solid(width, height).jpeg({ quality: 90 }).toBuffer();
+export const png = (width: number, height: number) => solid(width, height, 4).png().toBuffer();
+export const webp = (width: number, height: number) => solid(width, height).webp().toBuffer();
+export const avif = (width: number, height: number) => solid(width, height).avif({ effort: 0 }).toBuffer();
+
+/** An animated GIF of two frames of `width`×`height`. */
+export async function gif(width: number, height: number): Promise<Buffer> {
+  const frame = await solid(width, height * 2, 4)
+    .raw()
+    .toBuffer();
+  return sharp(frame, { raw: { width, height: height * 2, channels: 4, pageHeight: height } })
+    .gif({ loop: 0, delay: [100, 100] })
+    .toBuffer();
+}
+
+/**
+ * A PNG whose header claims `width`×`height` (200 MP by default) and holds one tiny compressed row: a
+ * decompression bomb's header, a few dozen bytes on disk.
+ */
+export function hugePngHeader(width = 20_000, height = 10_000): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body) >>> 0);
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // RGB
+  // One row of zlib data; the rest the header claims is missing, as in a bomb cut short.
+  const idat = deflateSync(new Uint8Array(width * 3 + 1));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+function crc32(buf: Buffer): number {
+  let c = ~0;
+  for (const byte of buf) {
+    c ^= byte;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+  }
+  return ~c;
+}
+
+/** A JPEG's first bytes followed by garbage: recognised as a JPEG, decodable by nothing. */
+export const malformedJpeg = () =>
+  Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]), Buffer.alloc(4000, 0x5a)]);
+
+/** A PDF of `pages` pages of `width`×`height` points, each a filled rectangle (written by hand: no library needed). */
+export function pdf(pages = 20, width = 300, height = 400): Buffer {
+  const objects: string[] = [];
+  const kids: string[] = [];
+  // 1: catalog, 2: pages; each page is a page object and its content stream.
+  for (let i = 0; i < pages; i++) {
+    const pageObj = 3 + i * 2;
+    kids.push(`${pageObj} 0 R`);
+    const content = `0.2 0.4 0.8 rg 20 20 ${width - 40} ${height - 40} re f 1 1 1 rg 40 ${height - 80} ${20 + i * 5} 20 re f`;
+    objects[pageObj] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Contents ${pageObj + 1} 0 R >>`;
+    objects[pageObj + 1] = `<< /Length ${content.length} >>\nstream\n${content}\nendstream`;
+  }
+  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
+  objects[2] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${pages} >>`;
+  let out = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  for (let n = 1; n < objects.length; n++) {
+    offsets[n] = out.length;
+    out += `${n} 0 obj\n${objects[n]}\nendobj\n`;
+  }
+  const xref = out.length;
+  out += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
+  for (let n = 1; n < objects.length; n++) out += `${String(offsets[n]).padStart(10, '0')} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+/** Whether Debian's heif-enc (package libheif-examples) is here to make HEIC samples; null when it is. */
+export function heifEncMissing(): string | null {
+  return spawnSync('heif-enc', ['--version']).error ? 'heif-enc is not installed (apt-get install libheif-examples)' : null;
+}
+
+/** A HEIC photo of `width`×`height`, encoded by heif-enc from a PNG. */
+export async function heic(width: number, height: number): Promise<Buffer> {
+  const dir = tempDir('coffer-heic-');
+  const input = path.join(dir, 'in.png');
+  const output = path.join(dir, 'out.heic');
+  fs.writeFileSync(input, await solid(width, height).png().toBuffer());
+  const r = spawnSync('heif-enc', ['-q', '50', '-o', output, input]);
+  if (r.status !== 0) throw new Error(`heif-enc failed: ${r.stderr}`);
+  const bytes = fs.readFileSync(output);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return bytes;
+}
+
+/** A JPEG "photo" of a colour picked by `index` with a lighter band across it, so grids of them tell apart. */
+export function photo(index: number, width = 640, height = 480): Promise<Buffer> {
+  const hue = (index * 47) % 360;
+  const band = Buffer.from(
+    `<svg width="${width}" height="${height}"><rect width="100%" height="100%" fill="hsl(${hue},55%,45%)"/><circle cx="${width * 0.7}" cy="${height * 0.35}" r="${height * 0.18}" fill="hsl(${(hue + 40) % 360},80%,75%)"/><rect y="${height * 0.7}" width="100%" height="${height * 0.3}" fill="hsl(${(hue + 180) % 360},35%,30%)"/></svg>`,
+  );
+  return sharp(band).jpeg({ quality: 80 }).toBuffer();
+}
