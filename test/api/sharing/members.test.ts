@@ -52,6 +52,8 @@ async function nextOfType(reader: SseReader, type: string): Promise<any> {
 
 const move = (c: TestClient, ids: string[], parentId: string | null) => c.post('/api/files/move', { ids, parentId });
 const status = async (res: Promise<Response>) => (await res).status;
+const setLimit = (accountId: string, bytes: number | null) =>
+  t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, accountId);
 
 describe('members of an item', () => {
   test('add, list, change role and remove; the member is named with account id, email, name, role and time', async () => {
@@ -485,6 +487,24 @@ describe('the other doors', () => {
     expect(await status(stranger.client.get(`/api/files/${picture.id}/thumbnail`))).toBe(404);
     await owner.client.delete(`/api/files/${root.id}/members/${viewer.id}`);
     expect(await status(viewer.client.get(`/api/files/${picture.id}/thumbnail`))).toBe(404);
+  });
+
+  test("upload check: a shared folder checks the sharing owner's quota, as the upload spends it; viewers 403, strangers 404", async () => {
+    const { owner, root } = await sharedFolder();
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const used = (await json(await owner.client.get('/api/user/storage'))).used;
+    setLimit(owner.id, used + 10);
+    setLimit(editor.id, 0);
+    const check = (c: TestClient, fileSize: number, parentId?: string) => c.post('/api/files/upload/check', { fileSize, parentId });
+    expect(await json(await check(editor.client, 10, root.id))).toEqual({ allowed: true });
+    expect(await status(check(editor.client, 11, root.id))).toBe(413);
+    expect(await status(check(editor.client, 1))).toBe(413);
+    expect(await status(check(viewer.client, 1, root.id))).toBe(403);
+    expect(await status(check(stranger.client, 1, root.id))).toBe(404);
   });
 
   test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
