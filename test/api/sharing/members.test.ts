@@ -507,6 +507,18 @@ describe('the other doors', () => {
     expect(await status(check(stranger.client, 1, root.id))).toBe(404);
   });
 
+  test('starring a shared item is 403 saying why (a star marks the owner\u2019s item); strangers 404', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const res = await member.client.post('/api/files/star', { ids: [file.id], starred: true });
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toMatch(/cannot be starred/);
+    expect(await status(stranger.client.post('/api/files/star', { ids: [file.id], starred: true }))).toBe(404);
+    expect(await listAll(owner.client, '/api/files/starred')).toEqual([]);
+  });
+
   test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
     const { owner, root, sub } = await sharedFolder();
     const member = await seed.owner(t);
