@@ -519,6 +519,76 @@ describe('the other doors', () => {
     expect(await listAll(owner.client, '/api/files/starred')).toEqual([]);
   });
 
+  test('the matrix, other doors: outside the share 404; a removed member 404; a member\u2019s sub-user without the permission 403', async () => {
+    const { owner, root, file, outside, secret } = await sharedFolder();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
+    const hidden = await upload(owner.client, 'hidden.png', png, { parentId: outside.id });
+    const replaced = new FormData();
+    replaced.append('file', new File(['second'], 'secret.txt'));
+    expect((await owner.client.request(`/api/files/${secret.id}/replace`, { method: 'POST', body: replaced })).status).toBe(200);
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const c = member.client;
+
+    // Reaching outside: the owner's other items are not there for tus, versions, thumbnails or members.
+    expect((await createUpload(c, 1, { filename: 'x.txt', parentId: outside.id })).status).toBe(404);
+    expect(await status(c.get(`/api/files/${secret.id}/versions`))).toBe(404);
+    expect(await status(c.get(`/api/files/${hidden.id}/thumbnail`))).toBe(404);
+    expect(await status(c.get(`/api/files/${outside.id}/members`))).toBe(404);
+    expect(await status(c.post(`/api/files/${outside.id}/members`, { email: admin.email, role: 'viewer' }))).toBe(404);
+
+    // A sub-user of the member's account without the permission the door needs.
+    const blind = await seed.subUser(t, member, []);
+    for (const res of [
+      blind.client.post('/api/files/copy', { ids: [file.id], parentId: root.id }),
+      createUpload(blind.client, 1, { filename: 'x.txt', parentId: root.id }),
+      blind.client.get(`/api/files/${file.id}/versions/none/download`),
+      blind.client.post(`/api/files/${file.id}/versions/none/restore`),
+    ])
+      expect(await status(res)).toBe(403);
+
+    const own = await folder(c, 'Own');
+    expect(await status(c.get(`/api/files/${root.id}/members`))).toBe(200);
+    await owner.client.delete(`/api/files/${root.id}/members/${member.id}`);
+    // A removed member: copy out, the member list and the shared-with-me list forget the item at once.
+    expect(await status(c.post('/api/files/copy', { ids: [file.id], parentId: own.id }))).toBe(404);
+    expect(await status(c.get(`/api/files/${root.id}/members`))).toBe(404);
+    expect(await status(c.post(`/api/files/${root.id}/members`, { email: admin.email, role: 'viewer' }))).toBe(404);
+  });
+
+  test("the sharing owner's account disabled or deleted ends every door: changes, copy, members, search, tus, versions, thumbnails", async () => {
+    const { owner, root, file } = await sharedFolder();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
+    const picture = await upload(owner.client, 'needle.png', png, { parentId: root.id });
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const c = member.client;
+    const own = await folder(c, 'Own');
+    const search = async () => (await json(await c.get('/api/files/search?q=needle&includeShared=true'))).map((i: any) => i.name);
+    expect(await search()).toEqual(['needle.png']);
+    const doors = () => [
+      c.post('/api/files/folder', { name: 'New', parentId: root.id }),
+      c.post('/api/files/rename', { id: file.id, name: 'renamed.txt' }),
+      c.post('/api/files/delete', { ids: [file.id] }),
+      c.post('/api/files/copy', { ids: [file.id], parentId: own.id }),
+      c.get(`/api/files/${root.id}/members`),
+      createUpload(c, 1, { filename: 'x.txt', parentId: root.id }),
+      c.get(`/api/files/${file.id}/versions`),
+      c.get(`/api/files/${picture.id}/thumbnail`),
+      uploadRaw(c, 'x.txt', 'x', { parentId: root.id }),
+    ];
+
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: true })).status).toBe(200);
+    for (const res of doors()) expect(await status(res)).toBe(404);
+    expect(await search()).toEqual([]);
+    expect((await admin.client.delete(`/api/user/${owner.id}`)).status).toBeLessThan(300);
+    for (const res of doors()) expect(await status(res)).toBe(404);
+  });
+
   test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
     const { owner, root, sub } = await sharedFolder();
     const member = await seed.owner(t);
@@ -529,6 +599,9 @@ describe('the other doors', () => {
     const found = async (q: string) => (await json(await member.client.get(q))).map((i: any) => i.name).sort();
     expect(await found('/api/files/search?q=needle')).toEqual(['needle-mine.txt']);
     expect(await found('/api/files/search?q=needle&includeShared=true')).toEqual(['needle-inside.txt', 'needle-mine.txt']);
+    const stranger = await seed.owner(t);
+    expect(await json(await stranger.client.get('/api/files/search?q=needle&includeShared=true'))).toEqual([]);
+    expect((await json(await stranger.client.get('/api/files/shared-with-me'))).items).toEqual([]);
   });
 
   test('Admin → Users counts the items each account shares with people; `coffer users shares` lists them', async () => {
