@@ -342,16 +342,22 @@ describe('what members may do', () => {
 });
 
 describe('live events and notifications', () => {
-  test('a change inside a shared folder reaches the members\u2019 streams; nothing outside it does', async () => {
+  test('a change inside a shared folder reaches the members\u2019 streams, not a stranger\u2019s; nothing outside it does', async () => {
     const { owner, root, outside } = await sharedFolder();
     const member = await seed.owner(t);
     await addMember(owner.client, root.id, member.email, 'viewer');
+    const stranger = await seed.owner(t);
     const events = await stream(member.client);
+    const strangers = await stream(stranger.client);
     await upload(owner.client, 'outside.txt', 'x', { parentId: outside.id });
     const inside = await upload(owner.client, 'inside.txt', 'x', { parentId: root.id });
     const event = await nextOfType(events, 'file.uploaded');
     expect(event.data).toMatchObject({ id: inside.id, name: 'inside.txt', parentId: root.id });
     await events.close();
+    // A non-member's first upload event is its own upload: the shared folder's came before it and never arrived.
+    const own = await upload(stranger.client, 'own.txt', 'x');
+    expect((await nextOfType(strangers, 'file.uploaded')).data.id).toBe(own.id);
+    await strangers.close();
   });
 
   test('being shared with, a role change and removal notify the member, live and in the list; read marks them', async () => {
