@@ -94,6 +94,7 @@ export const Messages = {
   shareBoundary: 'Items cannot be moved into or out of a folder shared with you: copy them instead.',
   sharedRootOwnerOnly: 'Only its owner can rename, move or trash the shared item itself.',
   viewerOnly: 'You can view this shared item but not change it. Ask its owner for the editor role.',
+  memberCannotStar: "Shared items cannot be starred: stars belong to the item, and this one is its owner's.",
   memberCannotManage: 'Only the owner of this item can share it or change who it is shared with.',
   peopleSharingOff: 'Sharing with people is turned off on this instance. Ask the admin to turn it back on.',
   noAccountWithEmail: 'No account with this email',

@@ -47,7 +47,11 @@ const name = z.string({ error: 'name is required' });
 export const folderBody = z.object({ name, parentId: z.string().min(1).nullable().optional() });
 export const renameBody = z.object({ id: z.string({ error: 'id is required' }).min(1), name });
 export const starBody = idsBody.extend({ starred: z.boolean({ error: 'starred must be true or false' }) });
-export const uploadCheckBody = z.object({ fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0) });
+export const uploadCheckBody = z.object({
+  fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0),
+  // The target folder decides whose quota is checked: a folder shared with the caller spends its owner's.
+  parentId: z.string().optional(),
+});
 
 export interface Item {
   id: string;

@@ -15,7 +15,7 @@ export function uploadRoutes(ctx: AppContext) {
   return routes(ctx, 'http/uploads', [
     route('POST /api/files/upload/check', {
       body: uploadCheckBody,
-      handler: ({ principal, body }) => uploads.check(principal, body.fileSize),
+      handler: ({ principal, body }) => uploads.check(principal, body.fileSize, body.parentId),
     }),
     route('POST /api/files/upload', {
       form: { parentId: 'target folder (default: the root)', lastModifiedTimes: 'milliseconds since the epoch', file: 'the file' },

@@ -78,7 +78,8 @@ export const files = {
     withProgress('POST /api/files/trash/restore', ids, onProgress),
   deleteForever: (ids: string[]) => call('POST /api/files/trash/delete', { body: { ids } }),
   emptyTrash: () => call('POST /api/files/trash/empty'),
-  checkUpload: (fileSize: number) => call('POST /api/files/upload/check', { body: { fileSize } }),
+  checkUpload: (fileSize: number, parentId: string | null) =>
+    call('POST /api/files/upload/check', { body: parentId ? { fileSize, parentId } : { fileSize } }),
   storage: () => call('GET /api/user/storage'),
   /** Multipart uploads go over XMLHttpRequest (its progress events): these are their URLs. */
   uploadUrl: (to: { replaceId?: string; bulk?: boolean }) =>

@@ -348,7 +348,7 @@ export async function enqueueUploads(
     });
   const total = fits.reduce((n, f) => n + f.file.size, 0);
   try {
-    if (fits.length) await api.files.checkUpload(total);
+    if (fits.length) await api.files.checkUpload(total, parentId);
   } catch (err) {
     toast(`Not uploaded: ${(err as Error).message}`, { kind: 'error' });
     uploads.value = [...uploads.value, ...refused];

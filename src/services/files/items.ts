@@ -4,7 +4,7 @@ import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/r
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
-import { badRequest, conflict, Messages, notFound } from '../../errors.ts';
+import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { AccessTracker } from './access.ts';
 import { type FileEventName, FileEventType, type FileEvents } from './file-events.ts';
@@ -275,6 +275,8 @@ export class ItemService {
   }
 
   star(principal: Principal, input: { ids: string[]; starred: boolean }): { message: string } {
+    // A star is a flag on the item, so a member's star would mark the owner's item: refused, not hidden.
+    if (this.d.tree.actor(principal, { ids: input.ids }, 'view').share) throw forbidden(Messages.memberCannotStar);
     const rows = this.d.transactions.immediate(() => {
       const items = this.d.tree.requireLiveMany(principal, input.ids);
       for (const row of items) this.d.items.setStarred(row.id, input.starred);

@@ -177,10 +177,13 @@ export class UploadService {
     } = d);
   }
 
-  /** POST /upload/check: would a file of this size be accepted? */
-  check(principal: Principal, fileSize: number): { allowed: true } {
+  /** POST /upload/check: would a file of this size be accepted into `parentId` (default: the root)? */
+  check(caller: Principal, fileSize: number, parentId?: string): { allowed: true } {
     const max = this.settings.get('maxUploadBytes');
     if (fileSize > max) throw fileTooLarge(max);
+    // The account that would own the bytes, as the upload decides it: the sharing owner for a shared folder.
+    const principal = this.d.tree.actor(caller, { parentId }, 'edit');
+    if (parentId) this.d.tree.requireFolder(principal, parentId);
     this.quota.assertCouldFit(principal.accountId, fileSize);
     this.disk.assertRoom(fileSize);
     return { allowed: true };

@@ -6,10 +6,11 @@ import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let t: TestServer;
+let admin: seed.SeededLogin;
 
 beforeAll(async () => {
   t = await startTestServer();
-  await seed.admin(t);
+  admin = await seed.admin(t);
 });
 afterAll(() => t.stop());
 
@@ -100,6 +101,30 @@ describe('WebDAV: Shared with me', () => {
 
     await o.client.delete(`/api/files/${root.id}/members/${member.id}`);
     expect((await dav.request('GET', `${inF}/photo.txt`)).status).toBe(404);
+    expect((await dav.propfind(`${inF}/`)).status).toBe(404);
+  });
+
+  test("a member's sub-user without the permission is 403; the sharing owner disabled or deleted ends the share", async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Family');
+    await upload(o.client, 'photo.txt', 'photo', { parentId: root.id });
+    await share(o, root.id, member.email, 'editor');
+    const inF = `${SHARED}/Family`;
+
+    const reader = await davLogin(t, await seed.subUser(t, member, ['files.download']));
+    expect(await (await reader.request('GET', `${inF}/photo.txt`)).text()).toBe('photo');
+    expect((await reader.put(`${inF}/new.txt`, 'x')).status).toBe(403);
+    const blind = await davLogin(t, await seed.subUser(t, member, []));
+    expect((await blind.request('GET', `${inF}/photo.txt`)).status).toBe(403);
+
+    const dav = await davLogin(t, member);
+    expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+    expect((await dav.request('GET', `${inF}/photo.txt`)).status).toBe(404);
+    // The share is gone, so its folder is a missing parent: WebDAV's 409 for a PUT below it.
+    expect((await dav.put(`${inF}/new.txt`, 'x')).status).toBe(409);
+    expect(await dav.list('')).not.toContain('/dav/Shared with me/');
+    expect((await admin.client.delete(`/api/user/${o.id}`)).status).toBeLessThan(300);
     expect((await dav.propfind(`${inF}/`)).status).toBe(404);
   });
 });

@@ -85,7 +85,21 @@ describe('GET /api/files', () => {
     expect(first.headers.get('x-next-cursor')).toBeTruthy();
     const item = (await json<any[]>(first))[2];
     expect(Object.keys(item).sort()).toEqual(
-      ['accessedAt', 'expiresAt', 'id', 'mimeType', 'modified', 'name', 'parentId', 'shared', 'sharedAt', 'size', 'starred', 'type'].sort(),
+      [
+        'accessedAt',
+        'expiresAt',
+        'hasThumbnail',
+        'id',
+        'mimeType',
+        'modified',
+        'name',
+        'parentId',
+        'shared',
+        'sharedAt',
+        'size',
+        'starred',
+        'type',
+      ].sort(),
     );
     expect(item).toMatchObject({
       name: 'a.txt',

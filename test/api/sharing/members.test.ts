@@ -52,6 +52,8 @@ async function nextOfType(reader: SseReader, type: string): Promise<any> {
 
 const move = (c: TestClient, ids: string[], parentId: string | null) => c.post('/api/files/move', { ids, parentId });
 const status = async (res: Promise<Response>) => (await res).status;
+const setLimit = (accountId: string, bytes: number | null) =>
+  t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, accountId);
 
 describe('members of an item', () => {
   test('add, list, change role and remove; the member is named with account id, email, name, role and time', async () => {
@@ -340,16 +342,22 @@ describe('what members may do', () => {
 });
 
 describe('live events and notifications', () => {
-  test('a change inside a shared folder reaches the members\u2019 streams; nothing outside it does', async () => {
+  test('a change inside a shared folder reaches the members\u2019 streams, not a stranger\u2019s; nothing outside it does', async () => {
     const { owner, root, outside } = await sharedFolder();
     const member = await seed.owner(t);
     await addMember(owner.client, root.id, member.email, 'viewer');
+    const stranger = await seed.owner(t);
     const events = await stream(member.client);
+    const strangers = await stream(stranger.client);
     await upload(owner.client, 'outside.txt', 'x', { parentId: outside.id });
     const inside = await upload(owner.client, 'inside.txt', 'x', { parentId: root.id });
     const event = await nextOfType(events, 'file.uploaded');
     expect(event.data).toMatchObject({ id: inside.id, name: 'inside.txt', parentId: root.id });
     await events.close();
+    // A non-member's first upload event is its own upload: the shared folder's came before it and never arrived.
+    const own = await upload(stranger.client, 'own.txt', 'x');
+    expect((await nextOfType(strangers, 'file.uploaded')).data.id).toBe(own.id);
+    await strangers.close();
   });
 
   test('being shared with, a role change and removal notify the member, live and in the list; read marks them', async () => {
@@ -487,6 +495,106 @@ describe('the other doors', () => {
     expect(await status(viewer.client.get(`/api/files/${picture.id}/thumbnail`))).toBe(404);
   });
 
+  test("upload check: a shared folder checks the sharing owner's quota, as the upload spends it; viewers 403, strangers 404", async () => {
+    const { owner, root } = await sharedFolder();
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const used = (await json(await owner.client.get('/api/user/storage'))).used;
+    setLimit(owner.id, used + 10);
+    setLimit(editor.id, 0);
+    const check = (c: TestClient, fileSize: number, parentId?: string) => c.post('/api/files/upload/check', { fileSize, parentId });
+    expect(await json(await check(editor.client, 10, root.id))).toEqual({ allowed: true });
+    expect(await status(check(editor.client, 11, root.id))).toBe(413);
+    expect(await status(check(editor.client, 1))).toBe(413);
+    expect(await status(check(viewer.client, 1, root.id))).toBe(403);
+    expect(await status(check(stranger.client, 1, root.id))).toBe(404);
+  });
+
+  test('starring a shared item is 403 saying why (a star marks the owner\u2019s item); strangers 404', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const member = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const res = await member.client.post('/api/files/star', { ids: [file.id], starred: true });
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toMatch(/cannot be starred/);
+    expect(await status(stranger.client.post('/api/files/star', { ids: [file.id], starred: true }))).toBe(404);
+    expect(await listAll(owner.client, '/api/files/starred')).toEqual([]);
+  });
+
+  test('the matrix, other doors: outside the share 404; a removed member 404; a member\u2019s sub-user without the permission 403', async () => {
+    const { owner, root, file, outside, secret } = await sharedFolder();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
+    const hidden = await upload(owner.client, 'hidden.png', png, { parentId: outside.id });
+    const replaced = new FormData();
+    replaced.append('file', new File(['second'], 'secret.txt'));
+    expect((await owner.client.request(`/api/files/${secret.id}/replace`, { method: 'POST', body: replaced })).status).toBe(200);
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const c = member.client;
+
+    // Reaching outside: the owner's other items are not there for tus, versions, thumbnails or members.
+    expect((await createUpload(c, 1, { filename: 'x.txt', parentId: outside.id })).status).toBe(404);
+    expect(await status(c.get(`/api/files/${secret.id}/versions`))).toBe(404);
+    expect(await status(c.get(`/api/files/${hidden.id}/thumbnail`))).toBe(404);
+    expect(await status(c.get(`/api/files/${outside.id}/members`))).toBe(404);
+    expect(await status(c.post(`/api/files/${outside.id}/members`, { email: admin.email, role: 'viewer' }))).toBe(404);
+
+    // A sub-user of the member's account without the permission the door needs.
+    const blind = await seed.subUser(t, member, []);
+    for (const res of [
+      blind.client.post('/api/files/copy', { ids: [file.id], parentId: root.id }),
+      createUpload(blind.client, 1, { filename: 'x.txt', parentId: root.id }),
+      blind.client.get(`/api/files/${file.id}/versions/none/download`),
+      blind.client.post(`/api/files/${file.id}/versions/none/restore`),
+    ])
+      expect(await status(res)).toBe(403);
+
+    const own = await folder(c, 'Own');
+    expect(await status(c.get(`/api/files/${root.id}/members`))).toBe(200);
+    await owner.client.delete(`/api/files/${root.id}/members/${member.id}`);
+    // A removed member: copy out, the member list and the shared-with-me list forget the item at once.
+    expect(await status(c.post('/api/files/copy', { ids: [file.id], parentId: own.id }))).toBe(404);
+    expect(await status(c.get(`/api/files/${root.id}/members`))).toBe(404);
+    expect(await status(c.post(`/api/files/${root.id}/members`, { email: admin.email, role: 'viewer' }))).toBe(404);
+  });
+
+  test("the sharing owner's account disabled or deleted ends every door: changes, copy, members, search, tus, versions, thumbnails", async () => {
+    const { owner, root, file } = await sharedFolder();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
+    const picture = await upload(owner.client, 'needle.png', png, { parentId: root.id });
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'editor');
+    const c = member.client;
+    const own = await folder(c, 'Own');
+    const search = async () => (await json(await c.get('/api/files/search?q=needle&includeShared=true'))).map((i: any) => i.name);
+    expect(await search()).toEqual(['needle.png']);
+    const doors = () => [
+      c.post('/api/files/folder', { name: 'New', parentId: root.id }),
+      c.post('/api/files/rename', { id: file.id, name: 'renamed.txt' }),
+      c.post('/api/files/delete', { ids: [file.id] }),
+      c.post('/api/files/copy', { ids: [file.id], parentId: own.id }),
+      c.get(`/api/files/${root.id}/members`),
+      createUpload(c, 1, { filename: 'x.txt', parentId: root.id }),
+      c.get(`/api/files/${file.id}/versions`),
+      c.get(`/api/files/${picture.id}/thumbnail`),
+      uploadRaw(c, 'x.txt', 'x', { parentId: root.id }),
+    ];
+
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: true })).status).toBe(200);
+    for (const res of doors()) expect(await status(res)).toBe(404);
+    expect(await search()).toEqual([]);
+    expect((await admin.client.delete(`/api/user/${owner.id}`)).status).toBeLessThan(300);
+    for (const res of doors()) expect(await status(res)).toBe(404);
+  });
+
   test('search finds items inside shares with includeShared=true, never outside them, and only then', async () => {
     const { owner, root, sub } = await sharedFolder();
     const member = await seed.owner(t);
@@ -497,6 +605,9 @@ describe('the other doors', () => {
     const found = async (q: string) => (await json(await member.client.get(q))).map((i: any) => i.name).sort();
     expect(await found('/api/files/search?q=needle')).toEqual(['needle-mine.txt']);
     expect(await found('/api/files/search?q=needle&includeShared=true')).toEqual(['needle-inside.txt', 'needle-mine.txt']);
+    const stranger = await seed.owner(t);
+    expect(await json(await stranger.client.get('/api/files/search?q=needle&includeShared=true'))).toEqual([]);
+    expect((await json(await stranger.client.get('/api/files/shared-with-me'))).items).toEqual([]);
   });
 
   test('Admin → Users counts the items each account shares with people; `coffer users shares` lists them', async () => {
