@@ -56,7 +56,7 @@ function createServices(infra: Infrastructure) {
     ...files.services,
     ...resumable.services,
   });
-  const search = createSearchServices(infra, { settings, views, items: files.services.items });
+  const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
   return {
     services: {
       ...administration.services,

@@ -1,9 +1,9 @@
 import type { Database } from 'bun:sqlite';
 import { closeDatabase, openDatabase } from '../client.ts';
 
-/** `match` limited to the text of one account's rows. */
-function scoped(accountId: string, match: string): string {
-  return `account : ${accountToken(accountId)} AND body : (${match})`;
+/** `match` limited to the text of the given accounts' rows. */
+function scoped(accountIds: readonly string[], match: string): string {
+  return `account : (${accountIds.map(accountToken).join(' OR ')}) AND body : (${match})`;
 }
 
 /** A file waiting for extraction, with what reading it needs. */
@@ -21,6 +21,9 @@ export interface PendingFile {
 export interface ContentHit {
   id: string;
   seq: number;
+  accountId: string;
+  /** bm25, lower is better; comparable across accounts (one index). */
+  score: number;
 }
 
 export interface ContentProgress {
@@ -176,30 +179,30 @@ export class ContentRepo {
   }
 
   /**
-   * Live files of the account whose text matches the FTS5 expression `match`, best first (bm25 over the text
-   * column). Ranking is bounded: only the newest RANKED_MATCHES matches of the account are ranked.
+   * Live files of the accounts whose text matches the FTS5 expression `match`, best first (bm25 over the text
+   * column). Ranking is bounded: only the newest RANKED_MATCHES matches of these accounts are ranked.
    */
-  search(accountId: string, match: string, limit: number): ContentHit[] {
+  search(accountIds: readonly string[], match: string, limit: number): ContentHit[] {
     return this.sqlite
       .query<ContentHit, [string, number, string, number]>(
-        `SELECT i.id, i.seq FROM (
+        `SELECT i.id, i.seq, i.account_id AS accountId, f.score FROM (
            SELECT rowid AS seq, bm25(content_fts, 1, 0) AS score FROM content_fts WHERE content_fts MATCH ? ORDER BY rowid DESC LIMIT ?
          ) f JOIN items i ON i.seq = f.seq
-         WHERE i.account_id = ? AND i.deleted_at IS NULL
+         WHERE i.account_id IN (SELECT value FROM json_each(?)) AND i.deleted_at IS NULL
          ORDER BY f.score LIMIT ?`,
       )
-      .all(scoped(accountId, match), RANKED_MATCHES, accountId, limit);
+      .all(scoped(accountIds, match), RANKED_MATCHES, JSON.stringify(accountIds), limit);
   }
 
-  /** snippet() of each seq for `match`, matches between MARK_OPEN and MARK_CLOSE. */
-  snippets(accountId: string, match: string, seqs: readonly number[], tokens: number): Map<number, string> {
+  /** snippet() of each seq (rows of the given accounts) for `match`, matches between MARK_OPEN and MARK_CLOSE. */
+  snippets(accountIds: readonly string[], match: string, seqs: readonly number[], tokens: number): Map<number, string> {
     if (seqs.length === 0) return new Map();
     const rows = this.sqlite
       .query<{ seq: number; snippet: string }, [string, string, string, ...number[]]>(
         `SELECT rowid AS seq, snippet(content_fts, 0, ?, ?, '…', ${tokens}) AS snippet FROM content_fts
          WHERE content_fts MATCH ? AND rowid IN (${seqs.map(() => '?').join(',')})`,
       )
-      .all(MARK_OPEN, MARK_CLOSE, scoped(accountId, match), ...seqs);
+      .all(MARK_OPEN, MARK_CLOSE, scoped(accountIds, match), ...seqs);
     return new Map(rows.map((r) => [r.seq, r.snippet]));
   }
 }

@@ -293,6 +293,16 @@ export class ItemsRepo {
     return row ? row.parentId : undefined;
   }
 
+  /** The parents of any items (live or not) that exist, by id. */
+  parentsOf(ids: readonly string[]): Map<string, string | null> {
+    const rows = this.sqlite
+      .query<{ id: string; parentId: string | null }, [string]>(
+        'SELECT id, parent_id AS parentId FROM items WHERE id IN (SELECT value FROM json_each(?))',
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((r) => [r.id, r.parentId]));
+  }
+
   /** Name and parent of any item, for paths in reports. */
   nameAndParent(id: string): Pick<Item, 'name' | 'parentId'> | null {
     return this.sqlite

@@ -118,16 +118,21 @@ export class ItemService {
 
   /** Search candidates inside the items shared with the caller's account (the first SHARED_SEARCH_ROOTS shares). */
   private sharedCandidates(principal: Principal, key: string): Item[] {
-    if (!this.d.tree.peopleSharingEnabled()) return [];
-    const rootsByOwner = new Map<string, Set<string>>();
-    for (const share of this.d.members.sharedWith(principal.accountId, null, SHARED_SEARCH_ROOTS)) {
-      rootsByOwner.set(share.accountId, (rootsByOwner.get(share.accountId) ?? new Set()).add(share.id));
-    }
     const out: Item[] = [];
-    for (const [ownerId, roots] of rootsByOwner) {
+    for (const [ownerId, roots] of this.sharedRoots(principal)) {
       for (const r of this.d.items.searchCandidates(ownerId, key, SEARCH_CANDIDATES)) if (this.d.tree.isInside(roots, r.id)) out.push(r);
     }
     return out;
+  }
+
+  /** The items shared with the caller's account that search looks in (the newest SHARED_SEARCH_ROOTS), by owner account; none while the admin switch is off. */
+  sharedRoots(principal: Principal): Map<string, Set<string>> {
+    const rootsByOwner = new Map<string, Set<string>>();
+    if (!this.d.tree.peopleSharingEnabled()) return rootsByOwner;
+    for (const share of this.d.members.sharedWith(principal.accountId, null, SHARED_SEARCH_ROOTS)) {
+      rootsByOwner.set(share.accountId, (rootsByOwner.get(share.accountId) ?? new Set()).add(share.id));
+    }
+    return rootsByOwner;
   }
 
   /** Files by last read, newest first; folders and trash excluded. Pending access marks are written first. */

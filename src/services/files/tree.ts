@@ -174,6 +174,28 @@ export class Tree {
     return false;
   }
 
+  /** The ids among `ids` that are one of `ancestors` or lie below one: isInside for many items, one query per level. */
+  insideAny(ancestors: ReadonlySet<string>, ids: readonly string[]): Set<string> {
+    const found = new Set<string>();
+    // Each item reached on the way up, with the ids it was reached from.
+    let frontier = new Map<string, string[]>(ids.map((id) => [id, [id]]));
+    for (let depth = 0; frontier.size > 0 && depth < MAX_DEPTH; depth++) {
+      const up: string[] = [];
+      for (const [id, from] of frontier) {
+        if (ancestors.has(id)) for (const f of from) found.add(f);
+        else up.push(id);
+      }
+      const parents = up.length > 0 ? this.items.parentsOf(up) : new Map<string, string | null>();
+      const next = new Map<string, string[]>();
+      for (const id of up) {
+        const parent = parents.get(id);
+        if (parent) next.set(parent, [...(next.get(parent) ?? []), ...frontier.get(id)!]);
+      }
+      frontier = next;
+    }
+    return found;
+  }
+
   /** Whether `target` is one of the given rows' folders or lies below one (a move or copy into itself). */
   isInsideAnyFolder(rows: readonly Item[], target: string | null): boolean {
     return target !== null && this.isInside(new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id)), target);

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
-import type { ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
+import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -9,7 +9,8 @@ import type { Actor } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import { can, requireOwner, type Principal } from '../accounts/principal.ts';
 import type { ItemService } from '../files/items.ts';
-import type { ItemViews } from '../files/item-views.ts';
+import type { ItemView, ItemViews } from '../files/item-views.ts';
+import type { Tree } from '../files/tree.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import { kindOf, needsWholeFile } from './extract.ts';
 import type { Extractor, IndexWriter } from './extractor.ts';
@@ -26,6 +27,7 @@ interface Deps {
   items: ItemsRepo;
   itemService: ItemService;
   views: ItemViews;
+  tree: Tree;
   settings: SettingsService;
   storage: SealedStore;
   extractor: Extractor;
@@ -43,6 +45,8 @@ const EXTRACT_BATCH = 8;
 const PAUSE_MS = 15;
 const SNIPPET_TOKENS = 12;
 const CONTENT_LIMIT = 20;
+// Sharing owners' matches looked at for the ones inside a share (the index ranks at most 1,000 anyway).
+const SHARED_CANDIDATES = 1000;
 const HEAD_BYTES = 8192;
 
 /**
@@ -100,19 +104,23 @@ export class ContentSearchService {
 
   /**
    * GET /api/files/search with content=true: the name matches, then the files whose text matches, best
-   * first. Each content match carries `snippet` (null for a login without `files.download`, who may see
-   * that a file matches but not its words). Names only while the switch is off or the account opted out.
+   * first; with includeShared also the files inside items other accounts share with the caller's account.
+   * Each content match carries `snippet` (null for a login without `files.download`, who may see that a
+   * file matches but not its words). Names only while the switch is off or the account opted out.
    */
   search(principal: Principal, input: { q: string; limit?: number; content?: boolean; includeShared?: boolean }): SearchHit[] {
     const byName = this.d.itemService.search(principal, input);
     if (!input.content || !this.enabled() || this.d.users.contentSearchOptOut(principal.accountId)) return byName;
     const match = matchExpression(input.q);
-    const hits = match ? this.d.repo.search(principal.accountId, match, Math.min(CONTENT_LIMIT, input.limit ?? CONTENT_LIMIT)) : [];
+    const cap = Math.min(CONTENT_LIMIT, input.limit ?? CONTENT_LIMIT);
+    const own = match ? this.d.repo.search([principal.accountId], match, cap) : [];
+    const shared = match && input.includeShared ? this.sharedHits(principal, match, cap) : [];
+    const hits = [...own, ...shared].sort((a, b) => a.score - b.score).slice(0, cap);
     const readable = can(principal, 'files.download');
     const snippets =
       readable && match
         ? this.d.repo.snippets(
-            principal.accountId,
+            [...new Set(hits.map((h) => h.accountId))],
             match,
             hits.map((h) => h.seq),
             SNIPPET_TOKENS,
@@ -128,22 +136,34 @@ export class ContentSearchService {
       const seq = seqOf.get(i.id);
       return seq === undefined ? { ...i, match: 'name' } : { ...i, match: 'name', snippet: snippetOf(seq) };
     });
-    const rows = new Map(
-      this.d.items
-        .getMany(
-          principal.accountId,
-          hits.filter((h) => !named.has(h.id)).map((h) => h.id),
-        )
-        .map((r) => [r.id, r]),
-    );
-    const ordered = hits.flatMap((h) => {
-      const row = rows.get(h.id);
-      return row ? [row] : [];
-    });
-    for (const view of this.d.views.many(principal.accountId, ordered)) {
-      result.push({ ...view, match: 'content', snippet: snippetOf(seqOf.get(view.id)!) });
+    const idsByAccount = new Map<string, string[]>();
+    for (const h of hits) if (!named.has(h.id)) idsByAccount.set(h.accountId, [...(idsByAccount.get(h.accountId) ?? []), h.id]);
+    const views = new Map<string, ItemView>();
+    for (const [accountId, ids] of idsByAccount) {
+      for (const view of this.d.views.many(accountId, this.d.items.getMany(accountId, ids))) views.set(view.id, view);
+    }
+    for (const h of hits) {
+      const view = views.get(h.id);
+      if (view) result.push({ ...view, match: 'content', snippet: snippetOf(h.seq) });
     }
     return result;
+  }
+
+  /**
+   * Text matches inside the items shared with the caller's account (docs/people.md): the sharing owners'
+   * best matches, kept only when inside a shared item; none of an owner that opted out.
+   */
+  private sharedHits(principal: Principal, match: string, cap: number): ContentHit[] {
+    const rootsByOwner = this.d.itemService.sharedRoots(principal);
+    const owners = [...rootsByOwner.keys()].filter((ownerId) => !this.d.users.contentSearchOptOut(ownerId));
+    if (owners.length === 0) return [];
+    const candidates = this.d.repo.search(owners, match, SHARED_CANDIDATES);
+    const roots = new Set(owners.flatMap((ownerId) => [...rootsByOwner.get(ownerId)!]));
+    const inside = this.d.tree.insideAny(
+      roots,
+      candidates.map((c) => c.id),
+    );
+    return candidates.filter((c) => inside.has(c.id)).slice(0, cap);
   }
 
   /** Starts the indexer loop (the server only). */

@@ -2,6 +2,7 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { ItemViews } from '../files/item-views.ts';
+import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ContentSearchService } from './content-search.ts';
 import { Extractor, IndexWriter } from './extractor.ts';
@@ -10,7 +11,7 @@ export interface SearchServices {
   contentSearch: ContentSearchService;
 }
 
-type SearchDeps = { settings: SettingsService; views: ItemViews } & Pick<FilesServices, 'items'>;
+type SearchDeps = { settings: SettingsService; views: ItemViews; tree: Tree } & Pick<FilesServices, 'items'>;
 
 // A document whose extraction takes longer than this (a PDF that loops) gives no text.
 const EXTRACT_TIMEOUT_MS = 30_000;
@@ -24,6 +25,7 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     items: repos.items,
     itemService: d.items,
     views: d.views,
+    tree: d.tree,
     settings: d.settings,
     storage: infra.storage,
     extractor: new Extractor({ timeoutMs: EXTRACT_TIMEOUT_MS, maxTextBytes: config.search.maxTextBytes }),

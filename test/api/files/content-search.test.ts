@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { upload } from '../../helpers/files.ts';
+import { folder, upload } from '../../helpers/files.ts';
 import { hostile, searchable } from '../../helpers/search-documents.ts';
 import * as seed from '../../helpers/seed.ts';
 
@@ -25,8 +25,10 @@ function t_repo() {
   };
 }
 
-async function search(client: TestClient, q: string, opts: { content?: boolean } = { content: true }): Promise<any[]> {
-  const res = await client.get(`/api/files/search?q=${encodeURIComponent(q)}${opts.content ? '&content=true' : ''}`);
+async function search(client: TestClient, q: string, opts: { content?: boolean; shared?: boolean } = { content: true }): Promise<any[]> {
+  const res = await client.get(
+    `/api/files/search?q=${encodeURIComponent(q)}${opts.content ? '&content=true' : ''}${opts.shared ? '&includeShared=true' : ''}`,
+  );
   expect(res.status).toBe(200);
   return json(res);
 }
@@ -258,6 +260,64 @@ describe('with content search on', () => {
     expect(config).toMatchObject({ enabled: true, pending: 0 });
     expect(config.indexed).toBeGreaterThan(15);
     expect(config.textBytes).toBeGreaterThan(100);
+  });
+});
+
+describe('shared with people', () => {
+  const shared = (client: TestClient, q: string) => search(client, q, { content: true, shared: true });
+
+  /** An owner sharing folder `Lake` (holding `inside.txt`) with a viewer; `outside.txt` elsewhere has the same word. */
+  async function sharedLake() {
+    await setEnabled(true);
+    const owner = await seed.owner(t);
+    const root = await folder(owner.client, 'Lake');
+    const sub = await folder(owner.client, 'Deeper', root.id);
+    const inside = await upload(owner.client, 'inside.txt', 'the fjord report, inside the share', { parentId: sub.id });
+    const outside = await upload(owner.client, 'outside.txt', 'the fjord diary, never shared');
+    const member = await seed.owner(t);
+    const added = await owner.client.post(`/api/files/${root.id}/members`, { email: member.email, role: 'viewer' });
+    expect(added.status).toBe(201);
+    await indexed();
+    return { owner, root, inside, outside, member };
+  }
+
+  test("a member finds text inside the share, never the owner's other documents, and only with includeShared", async () => {
+    const { owner, inside, member } = await sharedLake();
+    const hits = inText(await shared(member.client, 'fjord'));
+    expect(hits.map((h) => h.id)).toEqual([inside.id]);
+    expect(hits[0].snippet).toContain('<mark>fjord</mark>');
+    expect(inText(await search(member.client, 'fjord'))).toEqual([]);
+    expect(inText(await shared(owner.client, 'fjord'))).toHaveLength(2);
+  });
+
+  test("a member's sub-user without Download gets the item with snippet null", async () => {
+    const { inside, member } = await sharedLake();
+    const blind = await seed.subUser(t, member, ['files.upload']);
+    expect(inText(await shared(blind.client, 'fjord'))).toMatchObject([{ id: inside.id, snippet: null }]);
+  });
+
+  test('after removal, with the owner disabled or the admin switch off, nothing shared is found', async () => {
+    const { owner, root, member } = await sharedLake();
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: true })).status).toBe(200);
+    expect(inText(await shared(member.client, 'fjord'))).toEqual([]);
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: false })).status).toBe(200);
+    expect((await admin.client.put('/api/user/people-sharing-config', { enabled: false })).status).toBe(200);
+    try {
+      expect(inText(await shared(member.client, 'fjord'))).toEqual([]);
+    } finally {
+      await admin.client.put('/api/user/people-sharing-config', { enabled: true });
+    }
+    expect(inText(await shared(member.client, 'fjord'))).toHaveLength(1);
+    const ownerClient = await seed.login(t, owner.email);
+    expect((await ownerClient.delete(`/api/files/${root.id}/members/${member.id}`)).status).toBe(200);
+    expect(inText(await shared(member.client, 'fjord'))).toEqual([]);
+  });
+
+  test('the sharing owner opted out: nothing of theirs is found by text', async () => {
+    const { owner, member } = await sharedLake();
+    expect(inText(await shared(member.client, 'fjord'))).toHaveLength(1);
+    expect((await owner.client.put('/api/user/content-search-preference', { optOut: true })).status).toBe(200);
+    expect(inText(await shared(member.client, 'fjord'))).toEqual([]);
   });
 });
 
