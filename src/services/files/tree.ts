@@ -15,8 +15,6 @@ import type { Principal } from '../accounts/principal.ts';
 import { numberedName, splitExtension } from './names.ts';
 import { PageCache } from './page-cache.ts';
 
-export type { Item } from '../../db/repos/items.ts';
-
 /** An item as routes hold it: the stored row without its key material (services read that by id). */
 export type HeldItem = Omit<Item, 'wrappedKey' | 'storageKey' | 'keyId'>;
 
