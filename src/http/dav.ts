@@ -1,10 +1,10 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
-import type { Item } from '../services/files/tree.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
+  type DavItem,
   type DavMount,
   type DavPath,
   davPath,
@@ -55,7 +55,7 @@ const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''
 interface Resource {
   path: DavPath;
   href: string;
-  item: Item | null;
+  item: DavItem | null;
 }
 
 const encodeSegment = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -112,11 +112,6 @@ function pathOfUrlPath(urlPath: string): DavPath {
     segments.push(segment);
   }
   return davPath(segments);
-}
-
-/** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
-function etagOf(item: Item): string {
-  return item.type === 'file' ? `"${item.id}-${item.storageKey?.slice(0, 12) ?? ''}-${item.size}"` : `"${item.id}-${item.modifiedAt}"`;
 }
 
 /** One `If` header list: conditions on a resource (the request's, or the tagged one). */
@@ -323,7 +318,7 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
       if ((await readText(request)).length > 0) throw new AppError(415, 'MKCOL takes no body');
       checkWrite(dav, principal, request, res, target);
       const created = dav.mkcol(principal, path);
-      return new Response(null, { status: 201, headers: { ETag: etagOf(created) } });
+      return new Response(null, { status: 201, headers: { ETag: created.etag } });
     }
     case 'DELETE': {
       if (!target) throw notFound(Messages.itemNotFound);
@@ -388,7 +383,7 @@ function checkWrite(
 
 /** Evaluates the precondition headers; returns the lock tokens the `If` header submitted. */
 function checkConditions(dav: DavService, principal: Principal, request: Request, res: Resource, target: DavTarget | null): Set<string> {
-  const etag = res.item ? etagOf(res.item) : null;
+  const etag = res.item?.etag ?? null;
   const ifMatch = request.headers.get('if-match');
   if (ifMatch && !(ifMatch.trim() === '*' ? target : etag && ifMatch.split(',').some((t) => t.trim() === etag)))
     throw new AppError(412, 'If-Match failed: the resource changed');
@@ -418,7 +413,7 @@ function checkConditions(dav: DavService, principal: Principal, request: Request
       const ok =
         c.token !== undefined
           ? dav.locks.covering(principal.accountId, path.key).some((l) => l.token === c.token)
-          : item !== null && etagOf(item) === c.etag;
+          : item !== null && item.etag === c.etag;
       return ok !== c.not;
     });
   };
@@ -430,7 +425,7 @@ async function get(dav: DavService, principal: Principal, request: Request, targ
   if (!target) throw notFound(Messages.itemNotFound);
   if (target.kind === 'root' || target.item.type === 'folder') return folderPage(dav, principal, res, request.method === 'HEAD');
   const row = target.item;
-  const headers: Record<string, string> = { ETag: etagOf(row), 'Last-Modified': new Date(row.modifiedAt).toUTCString() };
+  const headers: Record<string, string> = { ETag: row.etag, 'Last-Modified': new Date(row.modifiedAt).toUTCString() };
   const ifNoneMatch = request.headers.get('if-none-match');
   if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim() === headers.ETag)))
     return new Response(null, { status: 304, headers });
@@ -506,7 +501,7 @@ async function propfind(
   type Dead = Map<string, { ns: string; name: string; value: string }>;
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
-  const liveValue = (item: Item | null, key: string, name: string): string | undefined => {
+  const liveValue = (item: DavItem | null, key: string, name: string): string | undefined => {
     const folder = !item || item.type === 'folder';
     switch (name) {
       case 'resourcetype':
@@ -522,7 +517,7 @@ async function propfind(
       case 'getcontenttype':
         return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
       case 'getetag':
-        return item ? escapeXml(etagOf(item)) : undefined;
+        return item ? escapeXml(item.etag) : undefined;
       case 'supportedlock':
         return SUPPORTED_LOCK;
       case 'lockdiscovery':
@@ -536,7 +531,7 @@ async function propfind(
   };
   const allNames = ALLPROP.map((name) => ({ ns: DAV, name }));
 
-  const responseXml = (item: Item | null, key: string, href: string, dead: Dead) => {
+  const responseXml = (item: DavItem | null, key: string, href: string, dead: Dead) => {
     let found = '';
     let missing = '';
     if (want.kind === 'propname') {
@@ -566,7 +561,7 @@ async function propfind(
   const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
   const NONE: Dead = new Map();
   /** Dead properties of some rows, by item id (one query for them all). */
-  const deadOf = (rows: Item[]) => {
+  const deadOf = (rows: DavItem[]) => {
     const byId = new Map<string, Dead>();
     if (needsDead) {
       for (const p of dav.properties(rows.map((r) => r.id))) {
@@ -584,7 +579,7 @@ async function propfind(
   const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
   /** A batch of rows' response elements, each built only when the stream asks for it. */
-  function* responsesOf(rows: Item[]): Generator<string> {
+  function* responsesOf(rows: DavItem[]): Generator<string> {
     const dead = deadOf(rows);
     // A child's path key is its folder's key and its name key (stored names are already normalized).
     for (const c of rows)
@@ -709,7 +704,7 @@ async function put(dav: DavService, principal: Principal, request: Request, targ
     sizeHint: Number.isFinite(declared) ? declared : undefined,
   });
   markBodyConsumed(request);
-  const headers: Record<string, string> = { ETag: etagOf(item) };
+  const headers: Record<string, string> = { ETag: item.etag };
   if (modifiedMs !== null) headers['X-OC-Mtime'] = 'accepted';
   return new Response(null, { status: created ? 201 : 204, headers });
 }

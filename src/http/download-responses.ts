@@ -1,7 +1,6 @@
-import type { Item } from '../services/files/tree.ts';
 import { AppError, Messages } from '../errors.ts';
 import type { AuditPrincipal } from '../services/administration/audit.ts';
-import type { DownloadService, ZipDownload } from '../services/files/downloads.ts';
+import type { DownloadFile, DownloadService, ZipDownload } from '../services/files/downloads.ts';
 import type { ByteRange } from '../storage/driver.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
@@ -46,7 +45,7 @@ const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style
  */
 export async function fileResponse(
   downloads: DownloadService,
-  row: Item,
+  row: DownloadFile,
   request: Request,
   opts: { inline: boolean; reader?: AuditPrincipal; etag?: string },
 ): Promise<Response> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { Item } from '../services/files/tree.ts';
+import type { HeldItem } from '../services/files/tree.ts';
 import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
@@ -142,7 +142,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
   // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
-  const folderView = (request: Request, set: Set, link: ShareLink, root: Item, folder: Item, paged: { query: PageQuery }) => {
+  const folderView = (request: Request, set: Set, link: ShareLink, root: HeldItem, folder: HeldItem, paged: { query: PageQuery }) => {
     const token = link.token;
     const upload = link.mode === 'view_upload' && folder.id === root.id;
     const q = paged.query;

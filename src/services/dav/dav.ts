@@ -3,8 +3,8 @@ import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import type { Tree } from '../files/tree.ts';
-import { AppError, badRequest, conflict, forbidden, notFound, propertiesFull } from '../../errors.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
+import { AppError, badRequest, conflict, forbidden, Messages, notFound, propertiesFull } from '../../errors.ts';
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { CopyService } from '../files/copy.ts';
@@ -21,7 +21,17 @@ import { noBytes } from '../../lib/buffers.ts';
 import { formatSize } from '../../contract/size.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
-export type DavTarget = { kind: 'root' } | { kind: 'item'; item: Item };
+export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
+
+/** An item as the WebDAV routes hold it: no key material, and its ETag. */
+export type DavItem = HeldItem & { etag: string };
+
+/** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
+function davItem(row: Item): DavItem {
+  const { storageKey, wrappedKey: _wrappedKey, keyId: _keyId, ...held } = row;
+  const etag = row.type === 'file' ? `"${row.id}-${storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
+  return { ...held, etag };
+}
 
 /** A path of the account's tree as WebDAV names it: decoded, normalized segments. */
 export interface DavPath {
@@ -71,7 +81,7 @@ const MOUNT_LIMIT = 1000;
 /** One item shared with the account, as WebDAV names it under SHARED_WITH_ME. */
 export interface DavShare {
   name: string;
-  item: Item;
+  item: DavItem;
 }
 
 /** A path under SHARED_WITH_ME/<name>: the member acting for the owner, and the shared item's path in the owner's tree. */
@@ -164,7 +174,7 @@ export class DavService {
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     return rows.map((r) => {
       const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
-      return { name, item: this.d.items.getLive(r.accountId, r.id)! };
+      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!) };
     });
   }
 
@@ -175,7 +185,7 @@ export class DavService {
     if (!share) return null;
     const actor = this.d.tree.actor(principal, { ids: [share.item.id] }, 'view');
     const ownerSegments: string[] = [];
-    for (let at: Item | null = share.item; at; at = at.parentId ? this.d.items.getLive(at.accountId, at.parentId) : null)
+    for (let at: HeldItem | null = share.item; at; at = at.parentId ? this.d.items.getLive(at.accountId, at.parentId) : null)
       ownerSegments.unshift(at.name);
     return { principal: actor, name: share.name, ownerSegments, role: actor.share!.role };
   }
@@ -188,7 +198,7 @@ export class DavService {
       if (!row || (row.type !== 'folder' && i < path.segments.length - 1)) return null;
       parentId = row.id;
     }
-    return row ? { kind: 'item', item: row } : { kind: 'root' };
+    return row ? { kind: 'item', item: davItem(row) } : { kind: 'root' };
   }
 
   /** The folder a new resource at `path` goes into (null: the root); 409 when it is missing (RFC 4918 §9.7.1). */
@@ -208,11 +218,11 @@ export class DavService {
   }
 
   /** Live children of a folder (null: the root) in name order, a page at a time. */
-  async *children(principal: Principal, folderId: string | null): AsyncGenerator<Item[]> {
+  async *children(principal: Principal, folderId: string | null): AsyncGenerator<DavItem[]> {
     let after = '';
     for (;;) {
       const rows = this.d.items.liveChildrenByName(principal.accountId, folderId, after, PAGE);
-      if (rows.length) yield rows;
+      if (rows.length) yield rows.map(davItem);
       if (rows.length < PAGE) return;
       after = rows.at(-1)!.nameKey;
     }
@@ -232,11 +242,11 @@ export class DavService {
   }
 
   /** PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through the upload pipeline. */
-  async put(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
+  async put(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
     return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
   }
 
-  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: Item }> {
+  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
     const target = this.resolve(principal, path);
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
@@ -250,7 +260,7 @@ export class DavService {
         { parts, signal: input.signal, sizeHint: input.sizeHint },
         'webdav',
       );
-      return { created: false, item: this.d.items.getLive(principal.accountId, view.id)! };
+      return { created: false, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
     }
     if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
     this.allow(principal, 'uploads.upload');
@@ -259,19 +269,19 @@ export class DavService {
     if (parentId) fields.push({ kind: 'field', name: 'parentId', value: parentId });
     const parts = partsOf(fields, name, input);
     const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
-    return { created: true, item: this.d.items.getLive(principal.accountId, view.id)! };
+    return { created: true, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
   }
 
-  mkcol(principal: Principal, path: DavPath): Item {
+  mkcol(principal: Principal, path: DavPath): DavItem {
     this.allow(principal, 'items.createFolder');
     if (this.resolve(principal, path)) throw new AppError(405, 'Something already exists at this path');
     const parentId = this.parentFolder(principal, path);
     const created = this.d.listing.createFolder(principal, { name: this.newName(path), parentId });
-    return this.d.items.getLive(principal.accountId, created.id)!;
+    return davItem(this.d.items.getLive(principal.accountId, created.id)!);
   }
 
   /** DELETE: to the trash (restorable there), never a permanent delete. */
-  remove(principal: Principal, path: DavPath, row: Item): void {
+  remove(principal: Principal, path: DavPath, row: HeldItem): void {
     this.allow(principal, 'trash.trash');
     this.d.trash.trashTrees(principal.accountId, principal.loginId, [row.id]);
     this.d.locks.forget(principal.accountId, path.key);
@@ -285,7 +295,7 @@ export class DavService {
   async transfer(
     principal: Principal,
     op: 'copy' | 'move',
-    source: { path: DavPath; item: Item },
+    source: { path: DavPath; item: HeldItem },
     dest: DavPath,
     opts: { overwrite: boolean; shallow: boolean },
   ): Promise<{ created: boolean }> {
@@ -310,7 +320,7 @@ export class DavService {
         this.d.uploads.moveOnto(principal, source.item.id, replaced.id);
         this.d.locks.forget(principal.accountId, source.path.key);
       } else {
-        await this.d.copy.copyOnto(source.item, (object) =>
+        await this.d.copy.copyOnto(this.stored(principal, source.item.id), (object) =>
           this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
         );
       }
@@ -325,10 +335,17 @@ export class DavService {
       this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
       this.d.locks.forget(principal.accountId, source.path.key);
     } else {
-      const copy = await this.d.copy.copyNow(principal, source.item, parentId, name, opts.shallow);
+      const copy = await this.d.copy.copyNow(principal, this.stored(principal, source.item.id), parentId, name, opts.shallow);
       this.d.properties.copy(source.item.id, copy.id);
     }
     return { created: !replaced };
+  }
+
+  /** The stored row of a held item (its key material with it), else 404: it went meanwhile. */
+  private stored(principal: Principal, id: string): Item {
+    const row = this.d.items.getLive(principal.accountId, id);
+    if (!row) throw notFound(Messages.itemNotFound);
+    return row;
   }
 
   /** Dead properties of the given items. */
@@ -337,7 +354,7 @@ export class DavService {
   }
 
   /** PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing); 507 past PROPERTY_LIMITS. */
-  patchProperties(principal: Principal, row: Item, patches: readonly PropPatch[]): void {
+  patchProperties(principal: Principal, row: HeldItem, patches: readonly PropPatch[]): void {
     this.allow(principal, 'items.rename');
     const { perItem, bytesPerItem } = PROPERTY_LIMITS;
     const itemCaps = `an item keeps at most ${perItem.toLocaleString('en-US')} WebDAV properties and ${formatSize(bytesPerItem)} of them`;

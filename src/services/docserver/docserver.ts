@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { DocserverRepo, DocumentKey } from '../../db/repos/docserver.ts';
-import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, unauthorized, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -19,7 +19,7 @@ import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { splitExtension } from '../files/names.ts';
 import { can, type Principal } from '../accounts/principal.ts';
 import type { InstanceSettings, SettingsService } from '../administration/settings.ts';
-import type { Tree } from '../files/tree.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
 import type { StoredObject, UploadService } from '../files/uploads.ts';
 
 type DocumentType = 'word' | 'cell' | 'slide' | 'pdf';
@@ -269,7 +269,7 @@ export class DocserverService {
    * GET /api/docserver/file/:id?t=: the file a document link names. The link's signature, expiry, file
    * and account must all hold, and its key must still be a session of that file; nothing else grants access.
    */
-  async fileForLink(id: string, token: string | undefined, ip: string): Promise<{ row: Item; reader: AuditPrincipal }> {
+  async fileForLink(id: string, token: string | undefined, ip: string): Promise<{ row: HeldItem; reader: AuditPrincipal }> {
     if (!token) throw unauthorized(Messages.docserverFileToken);
     let claims: Record<string, unknown>;
     try {

@@ -3,10 +3,12 @@ import { ZipArchive, type Archiver, type ZipEntryData } from 'archiver';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import { Messages, notFound } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 import type { AccessTracker } from './access.ts';
-import type { Tree } from './tree.ts';
+import type { VersionsRepo } from '../../db/repos/versions.ts';
+import type { HeldItem, Tree } from './tree.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { numberedName, stripBidiControls } from './names.ts';
 import type { Principal } from '../accounts/principal.ts';
@@ -43,11 +45,15 @@ function timestampName(ms: number): string {
   return `download-${d.slice(0, 10).replaceAll('-', '')}-${d.slice(11, 19).replaceAll(':', '')}.zip`;
 }
 
+/** A file a route hands back to be read: a held item, or one of its versions. */
+export type DownloadFile = HeldItem & { versionId?: string };
+
 export interface DownloadDeps {
   clock: Clock;
   log: Logger;
   storage: Pick<SealedStore, 'get'>;
   items: ItemsRepo;
+  versions: Pick<VersionsRepo, 'get'>;
   tree: Tree;
   access: AccessTracker;
   audit: AuditService;
@@ -58,7 +64,7 @@ export class DownloadService {
   constructor(private readonly d: DownloadDeps) {}
 
   /** The live item to download, else 404. */
-  resolve(principal: Principal, id: string): Item {
+  resolve(principal: Principal, id: string): HeldItem {
     return this.d.tree.requireLive(this.d.tree.actor(principal, { ids: [id] }, 'view'), id);
   }
 
@@ -66,8 +72,9 @@ export class DownloadService {
    * The file's plaintext, or the `range` of it; decrypts only the segments the range touches. Marks it
    * read, and audits a download by `reader` once per transfer (not for every later range of a stream).
    */
-  async openFile(row: Item, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
-    const stream = await this.d.storage.get(row.storageKey!, { size: row.size, wrappedKey: row.wrappedKey! }, range, (err) =>
+  async openFile(row: DownloadFile, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
+    const stored = this.stored(row);
+    const stream = await this.d.storage.get(stored.storageKey, { size: stored.size, wrappedKey: stored.wrappedKey }, range, (err) =>
       // The response is under way: the client sees it cut off, the admin reads why here.
       this.d.log.warn('download failed part-way', {
         fileId: row.id,
@@ -88,31 +95,41 @@ export class DownloadService {
   }
 
   /** The detected image type when the content is a raster image safe to show inline, else null. */
-  async inlineImageType(row: Item): Promise<string | null> {
+  async inlineImageType(row: DownloadFile): Promise<string | null> {
     if (row.type !== 'file' || !row.mimeType?.startsWith('image/')) return null;
     const mime = await this.detectType(row);
     return mime && INLINE_IMAGE_TYPES.has(mime) ? mime : null;
   }
 
   /** The type the file's first bytes show (decrypting only the first segment); null when unrecognised or empty. */
-  async detectType(row: Item): Promise<string | null> {
+  async detectType(row: DownloadFile): Promise<string | null> {
     if (row.type !== 'file' || row.size === 0) return null;
+    const stored = this.stored(row);
     const head = await this.d.storage.get(
-      row.storageKey!,
-      { size: row.size, wrappedKey: row.wrappedKey! },
-      { start: 0, end: Math.min(row.size, SNIFF_BYTES) },
+      stored.storageKey,
+      { size: stored.size, wrappedKey: stored.wrappedKey },
+      { start: 0, end: Math.min(stored.size, SNIFF_BYTES) },
     );
     const bytes = new Uint8Array(await new Response(head).arrayBuffer());
     return (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime ?? null;
   }
 
+  /** Where a held file's content is stored: its version's, or the item's current one (a primary-key read). */
+  private stored(row: DownloadFile): { storageKey: string; wrappedKey: string; size: number } {
+    const stored = row.versionId ? this.d.versions.get(row.id, row.versionId) : this.d.items.get(row.accountId, row.id);
+    if (!stored?.storageKey || !stored.wrappedKey) throw notFound(Messages.itemNotFound);
+    return { storageKey: stored.storageKey, wrappedKey: stored.wrappedKey, size: stored.size };
+  }
+
   /** A folder of the account as `<folder>.zip`, entries under `<folder>/`, empty folders included. */
-  zipFolder(accountId: string, folder: Item): ZipDownload {
-    return { filename: `${folder.name}.zip`, stream: this.zip(accountId, [folder]) };
+  zipFolder(accountId: string, folder: HeldItem): ZipDownload {
+    const stored = this.d.items.getLive(accountId, folder.id);
+    if (!stored) throw notFound(Messages.itemNotFound);
+    return { filename: `${folder.name}.zip`, stream: this.zip(accountId, [stored]) };
   }
 
   /** GET /:id/download of a folder: the ZIP, audited. */
-  downloadFolder(principal: Principal, folder: Item): ZipDownload {
+  downloadFolder(principal: Principal, folder: HeldItem): ZipDownload {
     this.d.audit.record({
       action: AuditActions.fileDownload,
       principal,

@@ -112,7 +112,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     versions: repos.versions,
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
-  const downloads = new DownloadService({ clock, log, storage, items: repos.items, tree, access, audit });
+  const downloads = new DownloadService({ clock, log, storage, items: repos.items, versions: repos.versions, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
     { clock, transactions, members: repos.members, users: repos.users, tree, views, hub: infra.hub, audit, settings },

@@ -15,7 +15,7 @@ import type { PageCache } from './page-cache.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
-import type { Tree } from './tree.ts';
+import type { HeldItem, Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
@@ -278,7 +278,7 @@ export class ShareService {
    * The link of a token and its live root: 404 when missing or the root is gone, 410 when expired or (unless
    * `pastCap`, for the rest of a download already counted) when its downloads are used up.
    */
-  resolve(token: string, opts: { pastCap?: boolean } = {}): { link: ShareLink; root: Item } {
+  resolve(token: string, opts: { pastCap?: boolean } = {}): { link: ShareLink; root: HeldItem } {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
@@ -292,7 +292,7 @@ export class ShareService {
   }
 
   /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
-  itemUnder(link: ShareLink, root: Item, itemId: string): Item {
+  itemUnder(link: ShareLink, root: HeldItem, itemId: string): HeldItem {
     if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
@@ -306,7 +306,7 @@ export class ShareService {
    */
   async drop(
     link: ShareLink,
-    folder: Item,
+    folder: HeldItem,
     visit: { visitId: string; ip: string },
     store: (owner: AuditPrincipal, within: (rows: Item[], fields: Map<string, string>) => void) => Promise<Item[]>,
   ): Promise<Array<{ name: string; size: number }>> {
@@ -441,7 +441,7 @@ export class ShareService {
   }
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */
-  trail(root: Item, folder: Item): PublicItem[] {
+  trail(root: HeldItem, folder: HeldItem): PublicItem[] {
     return this.d.tree.trail(root, folder).map(toPublicItem);
   }
 
@@ -458,7 +458,7 @@ export class ShareService {
    * Public visits and downloads, for the audit log (the visitor is anonymous: only the address is known).
    * Page views are recorded once per link, address and 10 minutes, so browsing a folder is one event.
    */
-  recordVisit(link: ShareLink, item: Item, ip: string, kind: 'access' | 'download'): void {
+  recordVisit(link: ShareLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
     if (kind === 'access') {
       const key = `${link.id}|${ip}`;
       const now = this.d.clock.now();

@@ -15,7 +15,8 @@ import type { Principal } from '../accounts/principal.ts';
 import { numberedName, splitExtension } from './names.ts';
 import { PageCache } from './page-cache.ts';
 
-export type { Item } from '../../db/repos/items.ts';
+/** An item as routes hold it: the stored row without its key material (services read that by id). */
+export type HeldItem = Omit<Item, 'wrappedKey' | 'storageKey' | 'keyId'>;
 
 export interface PageQuery {
   sortBy: SortField;
@@ -209,7 +210,7 @@ export class Tree {
   }
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */
-  trail(root: Item, folder: Item): Item[] {
+  trail(root: HeldItem, folder: HeldItem): HeldItem[] {
     const out = [folder];
     let current = folder;
     while (current.id !== root.id && current.parentId) {

@@ -11,6 +11,7 @@ import type { Principal } from '../accounts/principal.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { ItemView, ItemViews } from './item-views.ts';
 import type { QuotaService } from './quota.ts';
+import type { DownloadFile } from './downloads.ts';
 import type { Tree } from './tree.ts';
 
 const HOUR = 3600_000;
@@ -120,17 +121,10 @@ export class VersionService {
   }
 
   /** The file and the version to download, shaped as a file row with the version's content; else 404. */
-  resolveDownload(principal: Principal, itemId: string, versionId: string): Item {
+  resolveDownload(principal: Principal, itemId: string, versionId: string): DownloadFile {
     const { row, version } = this.requireVersion(this.d.tree.actor(principal, { ids: [itemId] }, 'view'), itemId, versionId);
-    return {
-      ...row,
-      size: version.size,
-      mimeType: version.mimeType,
-      storageKey: version.storageKey,
-      wrappedKey: version.wrappedKey,
-      keyId: version.keyId,
-      modifiedAt: version.modifiedAt,
-    };
+    const { storageKey: _s, wrappedKey: _w, keyId: _k, ...held } = row;
+    return { ...held, size: version.size, mimeType: version.mimeType, modifiedAt: version.modifiedAt, versionId };
   }
 
   /** POST /api/files/:id/versions/:versionId/restore: that content becomes current, the current one the newest version. */

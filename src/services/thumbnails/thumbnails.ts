@@ -9,7 +9,7 @@ import { StorageNotFoundError } from '../../storage/driver.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { Principal } from '../accounts/principal.ts';
-import type { Tree } from '../files/tree.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
 import type { ThumbnailSize } from '../../contract/files.ts';
 import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
@@ -52,11 +52,16 @@ export class ThumbnailService {
 
   /** GET /api/files/:id/thumbnail: a live file of the caller's account or of a share it is a member of, else 404. */
   forCaller(caller: Principal, id: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
-    return this.serve(this.d.tree.requireLive(this.d.tree.actor(caller, { ids: [id] }, 'view'), id), size, etag);
+    return this.serveStored(this.d.tree.requireLive(this.d.tree.actor(caller, { ids: [id] }, 'view'), id), size, etag);
   }
 
   /** A thumbnail of `row` (already found and checked by the caller), made now when it was not yet. */
-  async serve(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
+  serve(row: HeldItem, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
+    if (row.type !== 'file' || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);
+    return this.serveStored(this.stored(row), size, ifNoneMatch);
+  }
+
+  private async serveStored(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
     if (row.type !== 'file' || !row.storageKey || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);
     const etag = `"t-${row.storageKey}-${size}"`;
     let made = await this.current(row);
@@ -80,8 +85,17 @@ export class ThumbnailService {
   }
 
   /** Whether `row` has its thumbnails (made now when they were not yet): a page shows them or does without. */
-  async ready(row: Item): Promise<boolean> {
-    return (await this.current(row))?.status === 'ready';
+  async ready(row: HeldItem): Promise<boolean> {
+    if (row.type !== 'file' || !this.canHave(row.mimeType)) return false;
+    const stored = this.d.items.getLive(row.accountId, row.id);
+    return stored !== null && (await this.current(stored))?.status === 'ready';
+  }
+
+  /** The stored row of a held file (its key material with it): one primary-key read; 404 once it is gone. */
+  private stored(row: HeldItem): Item {
+    const stored = this.d.items.getLive(row.accountId, row.id);
+    if (!stored) throw notFound(Messages.noThumbnail);
+    return stored;
   }
 
   /** What was made of `row`'s content, made now (ahead of background work) when nothing was yet. */
