@@ -68,7 +68,7 @@ describe('share link options in the web app', () => {
     await dialog.getByRole('button', { name: 'Done' }).click();
 
     // The Shared view lists the link with its options; its settings change there, and it can be removed.
-    await page.getByRole('link', { name: 'Shared' }).click();
+    await page.getByRole('link', { name: 'Shared', exact: true }).click();
     const links = page.getByRole('list', { name: 'Share links' });
     await links.getByText('Receipts 2026').waitFor();
     await links.getByText(/Upload only · No password/).waitFor();
