@@ -21,6 +21,12 @@ export const rotatedJpegWithGps = (width = 400, height = 300) =>
     .withMetadata({ orientation: 6 })
     .toBuffer();
 
+/** A JPEG whose EXIF DateTimeOriginal is `taken` ("YYYY:MM:DD HH:MM:SS", camera-local time). */
+export const jpegTakenAt = (taken: string, width = 300, height = 200) =>
+  solid(width, height)
+    .jpeg()
+    .withExif({ IFD2: { DateTimeOriginal: taken } })
+    .toBuffer();
 export const jpeg = (width: number, height: number) => solid(width, height).jpeg({ quality: 90 }).toBuffer();
 export const png = (width: number, height: number) => solid(width, height, 4).png().toBuffer();
 export const webp = (width: number, height: number) => solid(width, height).webp().toBuffer();
