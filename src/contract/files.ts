@@ -93,6 +93,10 @@ export interface Photo {
   height: number | null;
   parentId: string | null;
   mimeType: string;
+  /** As in file listings: what the web app's file actions show and act on. */
+  size: number;
+  modified: string;
+  starred: boolean;
 }
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */

@@ -20,6 +20,9 @@ export interface PhotoRow {
   height: number | null;
   parentId: string | null;
   mimeType: string;
+  size: number;
+  modifiedAt: number;
+  starred: number;
 }
 
 /** The SQL of what was made from each stored object (`thumbnails`). */
@@ -106,7 +109,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, coalesce(t.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
-                i.mime_type AS mimeType
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
          FROM items i LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}

@@ -70,7 +70,12 @@ export class ThumbnailService {
     const page = more ? rows.slice(0, q.limit) : rows;
     const last = page.at(-1);
     return {
-      items: page.map((r) => ({ ...r, takenAt: new Date(r.takenAt).toISOString() })),
+      items: page.map(({ modifiedAt, starred, ...r }) => ({
+        ...r,
+        takenAt: new Date(r.takenAt).toISOString(),
+        modified: new Date(modifiedAt).toISOString(),
+        starred: starred === 1,
+      })),
       nextCursor: more && last ? encodeCursor([last.takenAt, last.id]) : null,
     };
   }

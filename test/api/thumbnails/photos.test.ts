@@ -42,6 +42,9 @@ describe('GET /api/files/photos', () => {
       height: 200,
       parentId: dir.id,
       mimeType: 'image/jpeg',
+      size: old.size,
+      modified: old.modified,
+      starred: false,
     });
     expect(photos[0]).toMatchObject({ width: null, height: null, parentId: null, mimeType: 'video/mp4' });
     expect(Date.parse(photos[0].takenAt)).toBeGreaterThanOrEqual(Date.parse(photos[1].takenAt));
