@@ -19,6 +19,7 @@ import { runDavLocksBench } from './dav-locks.ts';
 import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
+import { runPhotosBench } from './photos.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -48,6 +49,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-hostile': runDavHostileBench,
   signin: runSigninBench,
   thumbnails: runThumbnailsBench,
+  photos: runPhotosBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
