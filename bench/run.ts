@@ -20,6 +20,7 @@ import { runDavHostileBench } from './dav-hostile.ts';
 import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
+import { runPhotosBench } from './photos.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -50,6 +51,7 @@ const benches: Record<string, () => Promise<void>> = {
   signin: runSigninBench,
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
+  photos: runPhotosBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,

@@ -52,6 +52,8 @@ import type {
   ItemSummary,
   JobStatus,
   NewFolder,
+  Photo,
+  photosQuery,
   liveListQuery,
   placeBody,
   QueuedJob,
@@ -102,6 +104,7 @@ export interface Api {
   'GET /api/files/shared': { query: In<typeof sharedQuery>; response: Item[] };
   'GET /api/files/trash': { query: In<typeof trashQuery>; response: Item[] };
   'GET /api/files/recent': { query: In<typeof recentQuery>; response: Item[] };
+  'GET /api/files/photos': { query: In<typeof photosQuery>; response: Photo[] };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };

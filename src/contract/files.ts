@@ -80,6 +80,33 @@ export const thumbnailQuery = z.object({
   size: z.enum(['small', 'large'], { error: 'size must be small or large' }).default('small'),
 });
 
+/** GET /api/files/photos: a keyset page of the account's images and videos, newest taken first. */
+export const photosQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(1000, 'limit must be at most 1000')
+    .default(200),
+  cursor: z.string().min(1).optional(),
+});
+
+/** One image or video of the Photos view: `takenAt` is EXIF DateTimeOriginal when known, else the modification time. */
+export interface Photo {
+  id: string;
+  name: string;
+  takenAt: string;
+  /** Upright pixels, known once its thumbnail was made (null for videos and before). */
+  width: number | null;
+  height: number | null;
+  parentId: string | null;
+  mimeType: string;
+  /** As in file listings: what the web app's file actions show and act on. */
+  size: number;
+  modified: string;
+  starred: boolean;
+}
+
 /** What rename answers: the item's id, its name as stored, type and modification time. */
 export type ItemSummary = Pick<Item, 'id' | 'name' | 'type' | 'modified'>;
 /** What creating a folder answers. */

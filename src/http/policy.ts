@@ -142,6 +142,7 @@ export const ROUTES = {
   'GET /api/files/stats': session,
   'GET /api/files/search': session,
   'GET /api/files/recent': session,
+  'GET /api/files/photos': session,
   'GET /api/files/starred': session,
   'GET /api/files/shared': session,
   'GET /api/files/:id/info': session,

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import { thumbnailQuery } from '../contract/files.ts';
+import { photosQuery, thumbnailQuery } from '../contract/files.ts';
 import type { ServedThumbnail } from '../services/thumbnails/thumbnails.ts';
 import { route, routes } from './route.ts';
 
@@ -20,10 +20,18 @@ export function thumbnailResponse(served: ServedThumbnail | 'not-modified'): Res
   });
 }
 
-/** GET /api/files/:id/thumbnail: a file's picture, small (256 px) or large (1,600 px), made now if it was not yet. */
+/** GET /api/files/photos: the Photos view's pages; GET /api/files/:id/thumbnail: a file's picture, small (256 px) or large (1,600 px), made now if it was not yet. */
 export function thumbnailRoutes(ctx: AppContext) {
   const { thumbnails } = ctx.services;
   return routes(ctx, 'http/thumbnails', [
+    route('GET /api/files/photos', {
+      query: photosQuery,
+      handler: ({ principal, query, set }) => {
+        const page = thumbnails.photos(principal, query);
+        if (page.nextCursor) set.headers['X-Next-Cursor'] = page.nextCursor;
+        return page.items;
+      },
+    }),
     route('GET /api/files/:id/thumbnail', {
       query: thumbnailQuery,
       handler: async ({ principal, params, query, request }) =>

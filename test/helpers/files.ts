@@ -100,7 +100,14 @@ export function seedRows(
   accountId: string,
   parentId: string | null,
   count: number,
-  make: (i: number) => { name: string; type?: 'file' | 'folder'; size?: number; modifiedAt?: number; accessedAt?: number } = (i) => ({
+  make: (i: number) => {
+    name: string;
+    type?: 'file' | 'folder';
+    size?: number;
+    mimeType?: string;
+    modifiedAt?: number;
+    accessedAt?: number;
+  } = (i) => ({
     name: `item-${i}`,
   }),
 ): string[] {
@@ -118,7 +125,7 @@ export function seedRows(
         type: m.type ?? 'file',
         name: m.name,
         size: m.type === 'folder' ? 0 : (m.size ?? 0),
-        mimeType: m.type === 'folder' ? null : 'text/plain',
+        mimeType: m.type === 'folder' ? null : (m.mimeType ?? 'text/plain'),
         storageKey: null,
         wrappedKey: null,
         keyId: null,

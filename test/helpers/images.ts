@@ -21,6 +21,12 @@ export const rotatedJpegWithGps = (width = 400, height = 300) =>
     .withMetadata({ orientation: 6 })
     .toBuffer();
 
+/** A JPEG whose EXIF DateTimeOriginal is `taken` ("YYYY:MM:DD HH:MM:SS", camera-local time). */
+export const jpegTakenAt = (taken: string, width = 300, height = 200) =>
+  solid(width, height)
+    .jpeg()
+    .withExif({ IFD2: { DateTimeOriginal: taken } })
+    .toBuffer();
 export const jpeg = (width: number, height: number) => solid(width, height).jpeg({ quality: 90 }).toBuffer();
 export const png = (width: number, height: number) => solid(width, height, 4).png().toBuffer();
 export const webp = (width: number, height: number) => solid(width, height).webp().toBuffer();
@@ -122,11 +128,15 @@ export async function heic(width: number, height: number): Promise<Buffer> {
   return bytes;
 }
 
-/** A JPEG "photo" of a colour picked by `index` with a lighter band across it, so grids of them tell apart. */
-export function photo(index: number, width = 640, height = 480): Promise<Buffer> {
+/**
+ * A JPEG "photo" of a colour picked by `index` with a lighter band across it, so grids of them tell apart;
+ * `taken` ("YYYY:MM:DD HH:MM:SS") becomes its EXIF DateTimeOriginal.
+ */
+export function photo(index: number, width = 640, height = 480, taken?: string): Promise<Buffer> {
   const hue = (index * 47) % 360;
   const band = Buffer.from(
     `<svg width="${width}" height="${height}"><rect width="100%" height="100%" fill="hsl(${hue},55%,45%)"/><circle cx="${width * 0.7}" cy="${height * 0.35}" r="${height * 0.18}" fill="hsl(${(hue + 40) % 360},80%,75%)"/><rect y="${height * 0.7}" width="100%" height="${height * 0.3}" fill="hsl(${(hue + 180) % 360},35%,30%)"/></svg>`,
   );
-  return sharp(band).jpeg({ quality: 80 }).toBuffer();
+  const jpeg = sharp(band).jpeg({ quality: 80 });
+  return (taken ? jpeg.withExif({ IFD2: { DateTimeOriginal: taken } }) : jpeg).toBuffer();
 }

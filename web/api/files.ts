@@ -1,5 +1,5 @@
 import type { ApiBody, ApiQuery } from '../../src/contract/api.ts';
-import type { Item, JobStatus, ProgressLine, QueuedJob, ThumbnailSize } from '../../src/contract/files.ts';
+import type { Item, JobStatus, Photo, ProgressLine, QueuedJob, ThumbnailSize } from '../../src/contract/files.ts';
 import { ApiError, call, page, send, urlOf } from '../app/api.ts';
 
 type Opts = { signal?: AbortSignal };
@@ -56,6 +56,11 @@ export const files = {
     name === 'shared'
       ? page('GET /api/files/shared', { query: { ...query, include: 'people' }, ...opts })
       : page(`GET /api/files/${name}`, { query, ...opts }),
+  /** One page of the Photos view, newest taken first; `nextCursor` continues it. */
+  photos: async (query: ApiQuery<'GET /api/files/photos'>, opts: Opts = {}) => {
+    const res = await send('GET /api/files/photos', { query, ...opts });
+    return { items: (await res.json()) as Photo[], nextCursor: res.headers.get('X-Next-Cursor') };
+  },
   recent: (limit: number, opts: Opts = {}) => call('GET /api/files/recent', { query: { limit }, ...opts }),
   search: (q: string, limit: number, opts: Opts & { includeShared?: boolean } = {}) =>
     call('GET /api/files/search', {

@@ -4,6 +4,7 @@ import { Admin } from '../admin/admin.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { NotificationBell } from '../notifications/bell.tsx';
+import { PhotosScreen } from '../photos/photos.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
 import { openShortcuts } from '../palette/shortcuts.tsx';
 import { SearchBox } from '../search/search-box.tsx';
@@ -35,6 +36,7 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') && !viewingShared.value },
   { href: '/recent', label: 'Recent', icon: 'clock', match: (p) => p === '/recent' },
   { href: '/starred', label: 'Starred', icon: 'star', match: (p) => p === '/starred' },
+  { href: '/photos', label: 'Photos', icon: 'photo', match: (p) => p === '/photos' },
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
   {
     href: '/shared-with-me',
@@ -175,6 +177,7 @@ function Screen() {
   if (path === '/recent' || path === '/starred' || path === '/shared')
     return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/shared-with-me') return <FileBrowser key={path} kind="sharedWithMe" />;
+  if (path === '/photos') return <PhotosScreen />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';

@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
 import type { ItemPage } from './api.ts';
-import type { Item, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
+import type { Item, Photo, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
 import { api } from '../api/index.ts';
 import { sharedWithMePage } from './people.ts';
 
@@ -8,7 +8,7 @@ import { sharedWithMePage } from './people.ts';
 export interface ListingSource {
   key: string;
   /** What the listing shows: a folder's contents (its id, null for My files) or a collection. */
-  view: { folder: string | null } | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'recent' | 'search';
+  view: { folder: string | null } | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'recent' | 'search' | 'photos';
   load(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage>;
 }
 
@@ -208,3 +208,26 @@ export const searchSource = (q: string): ListingSource => ({
     return { items: hits.filter((h) => h.match !== 'content'), nextCursor: null };
   },
 });
+
+/** A photo as the file actions see it (an item), with when it was taken and its size in pixels. */
+export type PhotoItem = Item & Pick<Photo, 'takenAt' | 'width' | 'height'>;
+
+const photoItem = (p: Photo): PhotoItem => ({
+  ...p,
+  type: 'file',
+  shared: false,
+  accessedAt: p.modified,
+  sharedAt: null,
+  expiresAt: null,
+  // Images get thumbnails; this version makes none of videos.
+  hasThumbnail: p.mimeType.startsWith('image/'),
+});
+
+export const photosSource: ListingSource = {
+  key: 'photos',
+  view: 'photos',
+  load: async (cursor, limit, signal) => {
+    const page = await api.files.photos({ cursor, limit: Math.min(limit, 1000) }, { signal });
+    return { items: page.items.map(photoItem), nextCursor: page.nextCursor };
+  },
+};

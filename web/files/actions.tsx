@@ -15,7 +15,7 @@ import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
 import type { IconName } from '../ui/icons.tsx';
 import { pickFolder } from './folder-picker.tsx';
 
-export type ViewKind = 'folder' | 'recent' | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'search';
+export type ViewKind = 'folder' | 'recent' | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'search' | 'photos';
 
 /** What an action sees: the view it runs in and the selected items. */
 export interface ActionContext {

@@ -32,13 +32,16 @@ import { type Action, type ActionContext, available, emptyTrash, labelOf, moveIt
 import { InfoPanel } from './info-panel.tsx';
 import { type Column, DRAG_TYPE, ItemList, type SortKey } from './item-list.tsx';
 
+// Photos has its own screen (web/photos/); every other view is this one.
+type BrowserKind = Exclude<ViewKind, 'photos'>;
+
 export interface BrowserProps {
-  kind: ViewKind;
+  kind: BrowserKind;
   folderId?: string | null;
   query?: string;
 }
 
-const TITLES: Record<Exclude<ViewKind, 'folder' | 'search'>, string> = {
+const TITLES: Record<Exclude<BrowserKind, 'folder' | 'search'>, string> = {
   recent: 'Recent',
   starred: 'Starred',
   shared: 'Shared',
@@ -46,7 +49,7 @@ const TITLES: Record<Exclude<ViewKind, 'folder' | 'search'>, string> = {
   trash: 'Trash',
 };
 
-const COLUMNS: Record<ViewKind, Column[]> = {
+const COLUMNS: Record<BrowserKind, Column[]> = {
   folder: ['size', 'modified'],
   recent: ['location', 'size', 'accessed'],
   starred: ['size', 'modified'],
@@ -56,7 +59,7 @@ const COLUMNS: Record<ViewKind, Column[]> = {
   search: ['location', 'size', 'modified'],
 };
 
-function sourceFor(kind: ViewKind, folderId: string | null, query: string, by: SortField, order: SortOrder): ListingSource {
+function sourceFor(kind: BrowserKind, folderId: string | null, query: string, by: SortField, order: SortOrder): ListingSource {
   switch (kind) {
     case 'folder':
       return folderSource(folderId, by, order);
@@ -83,7 +86,7 @@ function matches(e: KeyboardEvent, keys: string): boolean {
   return key.length === 1 ? e.key.toLowerCase() === key.toLowerCase() : e.key === key;
 }
 
-const EMPTY: Record<ViewKind, string> = {
+const EMPTY: Record<BrowserKind, string> = {
   folder: 'This folder is empty.',
   recent: 'Files you open or download will appear here.',
   starred: 'Nothing starred yet. Star files and folders (S) to find them here quickly.',

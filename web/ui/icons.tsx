@@ -56,6 +56,7 @@ const PATHS = {
   scan: 'M4 8V5a1 1 0 0 1 1-1h3M16 4h3a1 1 0 0 1 1 1v3M20 16v3a1 1 0 0 1-1 1h-3M8 20H5a1 1 0 0 1-1-1v-3M4 12h16',
   lock: 'M6 11h12v10H6zM8 11V7a4 4 0 0 1 8 0v4',
   key: 'M8 11a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM10.8 12.2 20 3M16 7l3 3M13.5 9.5l2 2',
+  photo: 'M4 5h16v14H4zM4 16l5-5 4 4 2.5-2.5L20 17M15.5 8.5h.01',
 } as const;
 
 export type IconName = keyof typeof PATHS;

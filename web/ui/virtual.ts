@@ -5,7 +5,7 @@ import { useLayoutEffect, useReducer, useState } from 'preact/hooks';
 export function useVirtualizer(opts: {
   count: number;
   getScrollElement: () => HTMLElement | null;
-  estimateSize: () => number;
+  estimateSize: (index: number) => number;
   overscan?: number;
 }) {
   const [, rerender] = useReducer((n: number) => n + 1, 0);

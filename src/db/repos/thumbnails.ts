@@ -11,6 +11,20 @@ export interface ThumbnailSource {
   storageKey: string;
 }
 
+/** One row of the Photos view: `takenAt` in ms (EXIF DateTimeOriginal, else the modification time). */
+export interface PhotoRow {
+  id: string;
+  name: string;
+  takenAt: number;
+  width: number | null;
+  height: number | null;
+  parentId: string | null;
+  mimeType: string;
+  size: number;
+  modifiedAt: number;
+  starred: number;
+}
+
 /** The SQL of what was made from each stored object (`thumbnails`). */
 export class ThumbnailsRepo {
   constructor(private readonly sqlite: Database) {}
@@ -81,5 +95,26 @@ export class ThumbnailsRepo {
            AND i.mime_type IN (${marks}) ${account} ${missing}`,
       )
       .get(...mimeTypes, ...(opts.accountId ? [opts.accountId] : []))!.n;
+  }
+
+  /**
+   * Live files of an account whose type is one of `imageTypes` or video/*, newest taken first, after the
+   * keyset position `after` (its takenAt and id); the sort key spans the join, so SQLite sorts the account's
+   * photos (found through items_account_type_idx) for each page.
+   */
+  photosPage(accountId: string, imageTypes: readonly string[], after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
+    const marks = imageTypes.map(() => '?').join(', ');
+    const keyset = after ? 'AND (coalesce(t.taken_at, i.modified_at), i.id) < (?, ?)' : '';
+    const args: Array<string | number> = [accountId, ...imageTypes, ...(after ? [after.takenAt, after.id] : []), limit];
+    return this.sqlite
+      .query<PhotoRow, Array<string | number>>(
+        `SELECT i.id, i.name, coalesce(t.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
+         FROM items i LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
+           AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
+         ORDER BY 3 DESC, i.id DESC LIMIT ?`,
+      )
+      .all(...args);
   }
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
-import { Messages, notFound } from '../../errors.ts';
+import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Logger } from '../../log.ts';
@@ -10,7 +10,8 @@ import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { Principal } from '../accounts/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import type { ThumbnailSize } from '../../contract/files.ts';
+import type { Photo, ThumbnailSize } from '../../contract/files.ts';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 
@@ -20,6 +21,9 @@ const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
 const SWEEP_BATCH = 16;
 // The pause between two sweep jobs: existing files are caught up with at a pace the box stays usable at.
 const SWEEP_PAUSE_MS = 250;
+
+// The Photos view's images: every type a thumbnail is made of except documents (PDF).
+const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
 
 export interface ServedThumbnail {
   etag: string;
@@ -48,6 +52,32 @@ export class ThumbnailService {
   /** Whether a file of this type can have a thumbnail (the `hasThumbnail` of listings). */
   canHave(mimeType: string | null): boolean {
     return sourceKind(mimeType) !== null;
+  }
+
+  /**
+   * GET /api/files/photos: the account's live images and videos, newest taken first; the cursor is the last
+   * item's (takenAt, id), so a page never repeats or skips an item when newer ones arrive meanwhile.
+   */
+  photos(caller: Principal, q: { limit: number; cursor?: string }): { items: Photo[]; nextCursor: string | null } {
+    let after: { takenAt: number; id: string } | null = null;
+    if (q.cursor) {
+      const values = decodeCursor(q.cursor, ['number', 'string']);
+      if (!values) throw validationFailed([{ field: 'cursor', message: Messages.invalidCursor }]);
+      after = { takenAt: values[0] as number, id: values[1] as string };
+    }
+    const rows = this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, q.limit + 1);
+    const more = rows.length > q.limit;
+    const page = more ? rows.slice(0, q.limit) : rows;
+    const last = page.at(-1);
+    return {
+      items: page.map(({ modifiedAt, starred, ...r }) => ({
+        ...r,
+        takenAt: new Date(r.takenAt).toISOString(),
+        modified: new Date(modifiedAt).toISOString(),
+        starred: starred === 1,
+      })),
+      nextCursor: more && last ? encodeCursor([last.takenAt, last.id]) : null,
+    };
   }
 
   /** GET /api/files/:id/thumbnail: a live file of the caller's account or of a share it is a member of, else 404. */

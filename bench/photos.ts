@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { startServer } from '../src/server.ts';
+import { acquireBrowser, releaseBrowser, signedInContext } from '../test/helpers/browser.ts';
+import { TestClient } from '../test/helpers/client.ts';
+import { seedRows } from '../test/helpers/files.ts';
+import type { TestServer } from '../test/helpers/server.ts';
+import { median } from './streams.ts';
+
+const PHOTOS = 100_000;
+const MiB = 1024 * 1024;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+
+/**
+ * `npm run bench -- photos`: GET /api/files/photos over 100,000 photos (every page of 200, p50/p99), and the
+ * Photos view in headless Chromium: first paint, DOM rows scrolled to the end, JS heap, a jump by the month
+ * list. The rows are inserted through the repository (no uploads, so no thumbnails: tiles show the icon).
+ */
+export async function runPhotosBench(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-photos-'));
+  const server = await startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent' }));
+  const browser = await acquireBrowser();
+  try {
+    const client = new TestClient(server.url);
+    const signup = await client.post('/api/signup', { email: 'bench@example.test', password: 'bench password', name: 'Bench' });
+    const { user } = (await signup.json()) as { user: { id: string } };
+    // One photo every 40 minutes back from now: about 2,800 days, 92 months.
+    const now = Date.now();
+    const s0 = performance.now();
+    for (let done = 0; done < PHOTOS; done += 10_000) {
+      seedRows({ server } as unknown as TestServer, user.id, null, 10_000, (i) => ({
+        name: `IMG_${String(done + i).padStart(6, '0')}.jpg`,
+        mimeType: 'image/jpeg',
+        size: 3 * MiB,
+        modifiedAt: now - (done + i) * 40 * 60_000,
+      }));
+    }
+    console.log(`${PHOTOS.toLocaleString()} photo rows inserted in ${((performance.now() - s0) / 1000).toFixed(1)} s`);
+
+    // 1. The endpoint: every page of 200 from the newest to the oldest, one at a time.
+    const times: number[] = [];
+    let cursor: string | null = null;
+    let seen = 0;
+    do {
+      const t0 = performance.now();
+      const res = await client.get(`/api/files/photos?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      seen += ((await res.json()) as unknown[]).length;
+      times.push(performance.now() - t0);
+      cursor = res.headers.get('x-next-cursor');
+    } while (cursor);
+    if (seen !== PHOTOS) throw new Error(`paged through ${seen} photos, not ${PHOTOS}`);
+    console.log(
+      `GET /api/files/photos, ${times.length} pages of 200 over ${PHOTOS.toLocaleString()} photos: p50 ${median(times).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`,
+    );
+
+    // 2. The Photos view: first paint (the first tile on screen), median of 5 fresh navigations.
+    const { context, page } = await signedInContext(browser, server.url, { client });
+    const first = page.getByRole('option', { name: 'IMG_000000.jpg', exact: true });
+    const paints: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await page.goto('/files');
+      await page.getByRole('link', { name: 'Photos', exact: true }).waitFor();
+      const t0 = performance.now();
+      await page.getByRole('link', { name: 'Photos', exact: true }).click();
+      await first.waitFor({ timeout: 60_000 });
+      if (i > 0) paints.push(performance.now() - t0);
+    }
+    console.log(
+      `Photos view first paint (first tile shown after the click): median ${median(paints).toFixed(0)} ms of 5 (max ${Math.max(...paints).toFixed(0)}; target < 500 ms)`,
+    );
+
+    // Every page arrives in the background; then the month list is complete.
+    const l0 = performance.now();
+    await page.getByText(`${PHOTOS.toLocaleString()} photos`, { exact: true }).waitFor({ timeout: 600_000 });
+    console.log(`all ${PHOTOS.toLocaleString()} photos loaded in the background in ${((performance.now() - l0) / 1000).toFixed(1)} s`);
+
+    // 3. A jump by the month list to a month in the middle.
+    const months = page.getByRole('navigation', { name: 'Jump to month' }).getByRole('button');
+    const count = await months.count();
+    const target = months.nth(Math.floor(count / 2));
+    const label = (await target.textContent())!;
+    const j0 = performance.now();
+    await target.click();
+    await page.waitForFunction(
+      (want) => {
+        const doc = (globalThis as any).document;
+        return doc.querySelector('.photo-month.sticky')?.textContent === want && doc.querySelector('.photo img, .photo svg') !== null;
+      },
+      label,
+      { polling: 'raf' },
+    );
+    const jumpMs = performance.now() - j0;
+    console.log(
+      `jump to ${label} (month ${Math.floor(count / 2) + 1} of ${count}) by the month list: ${jumpMs.toFixed(0)} ms (target < 300 ms)`,
+    );
+
+    // 4. Scrolled to the end: what is in the DOM, and the JS heap.
+    await page.locator('.photo-grid').evaluate((el: any) => {
+      el.scrollTop = el.scrollHeight;
+    });
+    await page.getByRole('option', { name: `IMG_${String(PHOTOS - 1).padStart(6, '0')}.jpg`, exact: true }).waitFor({ timeout: 60_000 });
+    const rows = await page.locator('.photo-row, .photo-month:not(.sticky)').count();
+    const tiles = await page.getByRole('option').count();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('HeapProfiler.collectGarbage');
+    await cdp.send('Performance.enable');
+    const { metrics } = await cdp.send('Performance.getMetrics');
+    const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')!.value;
+    console.log(
+      `scrolled to the end: ${rows} rows (${tiles} tiles) in the DOM (target < 300 rows), JS heap ${(heap / MiB).toFixed(1)} MiB (target < 150 MiB)`,
+    );
+    await context.close();
+  } finally {
+    await releaseBrowser();
+    await server.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
