@@ -267,8 +267,9 @@ function rawCase(rng: Rng, target: FuzzTarget): { head: string; body?: Uint8Arra
     head: `${lines.join('\r\n')}\r\n\r\n`,
     body,
     label: `${method} ${pathPart.slice(0, 120)} HTTP/${version} (raw, Host ${String(host).slice(0, 30)})`,
-    // A space or line break in the method or the target ends the request line before its version.
-    badRequestLine: (version !== '1.1' && version !== '1.0') || /\s/.test(method) || /\s/.test(pathPart),
+    // A space, line break or other control character (a raw NUL from JUNK) in the method or the target ends
+    // the request line before its version, and the runtime answers 505 itself.
+    badRequestLine: (version !== '1.1' && version !== '1.0') || /[\s\x00-\x1f\x7f]/.test(method) || /[\s\x00-\x1f\x7f]/.test(pathPart),
   };
 }
 
