@@ -53,6 +53,9 @@ async function readRange(driver: StorageDriver, key: string, range: { start: num
  * and records the new location, so no row can point at an object the new storage lacks. The old
  * objects stay until `deleteSource`, run after a switch.
  */
+/** Copies of one object tried before a size that keeps coming out wrong stops the migration. */
+const COPY_ATTEMPTS = 3;
+
 export class StorageMigrationService {
   constructor(private readonly d: { clock: Clock; locations: StorageLocationRepo; items: ItemsRepo; thumbnails: ThumbnailsRepo }) {}
 
@@ -193,19 +196,25 @@ export class StorageMigrationService {
   /** One byte copy, then its size, header and last segment compared with the source's; false when the source has no such object. */
   private async copyOne(source: StorageDriver, target: StorageDriver, key: string, plainSize: number): Promise<boolean> {
     const expected = sealedSize(plainSize);
-    let body: ReadableStream<Uint8Array>;
-    try {
-      body = await source.get(key);
-    } catch (err) {
-      if (err instanceof StorageNotFoundError) return false;
-      throw err;
-    }
-    await target.put(key, body as unknown as AsyncIterable<Uint8Array>);
-    const stored = await target.head(key);
-    if (stored?.size !== expected) {
-      throw new ObjectIntegrityError(
-        `copy of ${key} has ${stored?.size ?? 'no'} bytes in ${describeLocation(target.location)}, expected ${expected}`,
-      );
+    // A write of the same key cut off by a kill can still land after ours (small S3 servers store what they
+    // got): a copy whose size is wrong is made again before the migration stops.
+    for (let attempt = 1; ; attempt++) {
+      let body: ReadableStream<Uint8Array>;
+      try {
+        body = await source.get(key);
+      } catch (err) {
+        if (err instanceof StorageNotFoundError) return false;
+        throw err;
+      }
+      await target.put(key, body as unknown as AsyncIterable<Uint8Array>);
+      const stored = await target.head(key);
+      if (stored?.size === expected) break;
+      if (attempt === COPY_ATTEMPTS) {
+        throw new ObjectIntegrityError(
+          `copy of ${key} has ${stored?.size ?? 'no'} bytes in ${describeLocation(target.location)}, expected ${expected}`,
+        );
+      }
+      await Bun.sleep(250 * attempt);
     }
     const last = lastSegment(plainSize);
     for (const range of [{ start: 0, end: HEADER_SIZE }, last]) {
