@@ -361,11 +361,13 @@ function FileVersions() {
   const [days, setDays] = useState('');
   const [perFile, setPerFile] = useState('');
   const s = useSave();
+  const loaded = current.data;
+  // Seeded when the saved values change, not on every reload (a toggle, a refresh): typing in progress stays.
   useEffect(() => {
-    if (!current.data) return;
-    setDays(String(current.data.retentionDays));
-    setPerFile(String(current.data.maxPerFile));
-  }, [current.data]);
+    if (!loaded) return;
+    setDays(String(loaded.retentionDays));
+    setPerFile(String(loaded.maxPerFile));
+  }, [loaded?.retentionDays, loaded?.maxPerFile]);
   if (!current.data) return <Outcome error={current.error} saved={null} />;
   // The server's own ranges, checked first so the message names the field.
   const whole = (text: string, what: string, max: number) => {
