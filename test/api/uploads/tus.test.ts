@@ -409,10 +409,11 @@ describe('termination, ownership', () => {
 describe('the same rules as other uploads', () => {
   test('policy: every tus route needs files.upload; creation and PATCH count against the upload rate limit', () => {
     for (const route of ['POST /api/files/tus', 'PATCH /api/files/tus/:uploadId'] as const) {
-      expect(ROUTES[route]).toMatchObject({
-        access: { operation: expect.stringMatching(/^tus\./) },
-        limit: { limiter: 'upload', key: 'login' },
-      });
+      // No asymmetric matcher inside toMatchObject here: Bun wrote the matcher into the shared ROUTES table,
+      // and every later server in the run then refused tus creation with a 500 instead of a 403.
+      const { access, limit } = ROUTES[route]!;
+      expect(typeof access === 'object' && access.operation.startsWith('tus.')).toBe(true);
+      expect(limit).toEqual({ limiter: 'upload', key: 'login' });
     }
     expect(ROUTES['GET /api/files/tus/:uploadId']!.access).toEqual({ operation: 'tus.status' });
     expect(ROUTES['DELETE /api/files/tus/:uploadId']!.access).toEqual({ operation: 'tus.terminate' });
