@@ -8,7 +8,7 @@ export type VersionSource = FileVersion['source'];
 /** A version as its list shows it: the row and the name and email of the login that wrote it. */
 export type ListedVersion = FileVersion & { authorName: string | null; authorEmail: string | null };
 /** What eviction needs of a row. */
-export type VersionStub = Pick<FileVersion, 'id' | 'itemId' | 'accountId' | 'size' | 'storageKey' | 'createdAt'>;
+export type VersionRef = Pick<FileVersion, 'id' | 'itemId' | 'accountId' | 'size' | 'storageKey' | 'createdAt'>;
 /** What retention needs of a row: read from the item index alone, without touching the table. */
 export interface VersionAge {
   seq: number;
@@ -33,7 +33,7 @@ const KEYS = [
 ] as const satisfies ReadonlyArray<keyof FileVersion>;
 const VERSION = selectList(fileVersions, KEYS);
 const LISTED = selectList(fileVersions, KEYS, 'v.');
-const STUB = selectList(fileVersions, ['id', 'itemId', 'accountId', 'size', 'storageKey', 'createdAt']);
+const VERSION_REF = selectList(fileVersions, ['id', 'itemId', 'accountId', 'size', 'storageKey', 'createdAt']);
 
 /** The SQL of file versions (`file_versions`). */
 export class VersionsRepo {
@@ -108,9 +108,9 @@ export class VersionsRepo {
   }
 
   /** An account's oldest versions first, a page at a time (making room for an upload). */
-  oldestOfAccount(accountId: string, limit: number): VersionStub[] {
+  oldestOfAccount(accountId: string, limit: number): VersionRef[] {
     return this.sqlite
-      .query<VersionStub, [string, number]>(`SELECT ${STUB} FROM file_versions WHERE account_id = ? ORDER BY created_at, seq LIMIT ?`)
+      .query<VersionRef, [string, number]>(`SELECT ${VERSION_REF} FROM file_versions WHERE account_id = ? ORDER BY created_at, seq LIMIT ?`)
       .all(accountId, limit);
   }
 
