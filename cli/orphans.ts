@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { formatSize } from '../src/contract/size.ts';
-import { DELETE_LIMIT, GRACE_MINUTES, type OrphanDeleteResult, type OrphanScanReport } from '../src/services/maintenance/orphans.ts';
+import type { OrphanDeletion, OrphanReport } from '../src/contract/admin.ts';
+import { DELETE_LIMIT, GRACE_MINUTES } from '../src/services/maintenance/orphans.ts';
 import {
   action,
   adminCommand,
@@ -25,7 +26,7 @@ interface Flags {
 const graceOf = (opts: Flags) =>
   intOption('--grace-minutes', opts.graceMinutes, GRACE_MINUTES.min, GRACE_MINUTES.max) ?? GRACE_MINUTES.default;
 
-function printReport(r: OrphanScanReport): void {
+function printReport(r: OrphanReport): void {
   print(`Orphan scan of ${r.driver} storage at ${r.scannedAt}, grace window ${r.graceMinutes} minutes`);
   print(
     `  stored objects: ${r.totals.storedObjects}, file rows: ${r.totals.databaseRows}, held back as too recent: ${r.totals.skippedTooRecent}`,
@@ -63,9 +64,9 @@ function printReport(r: OrphanScanReport): void {
 }
 
 function selectionFromReport(file: string): { storageKeys: string[]; fileIds: string[] } {
-  let report: Partial<OrphanScanReport>;
+  let report: Partial<OrphanReport>;
   try {
-    report = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<OrphanScanReport>;
+    report = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<OrphanReport>;
   } catch (err) {
     throw new UsageError(`cannot read the report ${file}: ${(err as Error).message}`);
   }
@@ -133,7 +134,7 @@ export function registerOrphans(program: Command): void {
           throw new UsageError('a full backup is reading objects now: run this again once it has finished');
         }
         await confirm(`Delete ${storageKeys.length} stored object(s) and ${fileIds.length} file row(s)?`, opts.yes);
-        const total: OrphanDeleteResult = {
+        const total: OrphanDeletion = {
           graceMinutes,
           storage: { results: [], deleted: 0, skipped: 0 },
           database: { results: [], deleted: 0, skipped: 0 },

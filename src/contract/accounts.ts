@@ -56,16 +56,22 @@ export const subUserBody = z.object({
 });
 export const permissionsBody = z.object({ permissions: permissionsField });
 
-export interface Profile {
+/** How a login can sign in: an account made through single sign-on has no password until an admin sets one. */
+export type SignInMethod = 'password' | 'idp' | 'passkey';
+
+/** A login as sign-up and sign-in answer it. */
+export interface PublicUser {
   id: string;
   email: string;
   name: string;
   createdAt: string;
   mfaEnabled: boolean;
+}
+
+export interface Profile extends PublicUser {
   /** null for an account owner, who holds every permission. */
-  permissions: string[] | null;
-  /** How the login signs in: an account made through single sign-on has no password until an admin sets one. */
-  signInMethods: Array<'password' | 'idp' | 'passkey'>;
+  permissions: Permission[] | null;
+  signInMethods: SignInMethod[];
 }
 
 export interface SignupStatus {

@@ -96,11 +96,11 @@ export interface UserEntry {
   storageUsed: number;
   /** The account's own limit; null when it follows the instance default. */
   storageLimit: number | null;
-  /** The limit in effect; null when unlimited. */
+  /** The limit in effect (own, else the instance default); null when unlimited. */
   storageTotal: number | null;
   parentUserId: string | null;
   permissions: string[] | null;
-  /** The account is disabled: none of its logins may sign in. */
+  /** The account is disabled: none of its logins may sign in (a sub-user shows its owner's state). */
   disabled: boolean;
   /** The account is being deleted (its files first). */
   deletionPending: boolean;
@@ -108,29 +108,34 @@ export interface UserEntry {
   sharedWithPeople?: number;
 }
 
+/** A stored object no row points at. */
+interface StorageOrphan {
+  key: string;
+  size: number;
+  lastModified: string;
+}
+
+/** A file row whose stored object is missing. */
+interface DatabaseOrphan {
+  id: string;
+  name: string;
+  path: string;
+  size: number;
+  mimeType: string | null;
+  modified: string;
+  createdAt: string;
+  trashed: boolean;
+  ownerEmail: string | null;
+  ownerName: string | null;
+}
+
 export interface OrphanReport {
   scannedAt: string;
   graceMinutes: number;
   driver: string;
   totals: { storedObjects: number; databaseRows: number; skippedTooRecent: number };
-  storageOrphans: { items: { key: string; size: number; lastModified: string }[]; count: number; totalBytes: number; truncated: boolean };
-  databaseOrphans: {
-    items: {
-      id: string;
-      name: string;
-      path: string;
-      size: number;
-      mimeType: string | null;
-      modified: string;
-      createdAt: string;
-      trashed: boolean;
-      ownerEmail: string | null;
-      ownerName: string | null;
-    }[];
-    count: number;
-    totalBytes: number;
-    truncated: boolean;
-  };
+  storageOrphans: { items: StorageOrphan[]; count: number; totalBytes: number; truncated: boolean };
+  databaseOrphans: { items: DatabaseOrphan[]; count: number; totalBytes: number; truncated: boolean };
   /** Only when the store cannot list incomplete multipart uploads: its answer. */
   incompleteUploadsUnlisted?: string;
 }

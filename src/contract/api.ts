@@ -11,6 +11,7 @@ import type {
   mfaVerifyBody,
   PermissionInfo,
   Profile,
+  PublicUser,
   permissionsBody,
   Session,
   SignupStatus,
@@ -88,8 +89,7 @@ import type {
 type In<S extends z.ZodType> = z.input<S>;
 type Message = { message: string };
 type Ok = { ok: boolean };
-/** A signed-in user as sign-up and sign-in answer it. */
-type SignedIn = { user: Omit<Profile, 'permissions' | 'signInMethods'> };
+type SignedIn = { user: PublicUser };
 /** An orphan scan or deletion still running: poll again with its job id. */
 type OrphanJobPending = { jobId: string; status: string };
 

@@ -133,7 +133,9 @@ export interface ItemInfo {
 
 export interface StorageUsage {
   used: number;
+  /** The account's limit; null when unlimited. */
   total: number | null;
+  /** What the limit leaves once stored files and the whole length of unfinished resumable uploads are counted. */
   free: number | null;
   /** Bytes held by file versions, included in `used`. */
   versions: number;

@@ -3,6 +3,7 @@ import { localPath } from '../../src/contract/local-path.ts';
 import { ApiError, onApiError } from './api.ts';
 import type { Profile } from '../../src/contract/accounts.ts';
 import type { InstanceStatus } from '../../src/contract/admin.ts';
+import type { Permission } from '../../src/contract/permissions.ts';
 import { currentUrl, navigate, route } from './router.ts';
 import { api } from '../api/index.ts';
 
@@ -27,7 +28,7 @@ export const passwordSignIn = signal(true);
 export const signInNotice = signal<string | null>(null);
 
 /** Owners hold every permission; a sub-user only those granted (read from the profile). */
-export const can = (permission: string) => {
+export const can = (permission: Permission) => {
   const p = profile.value;
   return p !== null && (p.permissions === null || p.permissions.includes(permission));
 };

@@ -1,5 +1,6 @@
 import type { Item, ItemSummary, NewFolder } from '../../src/contract/files.ts';
 import { NAME_TAKEN, nameProblem, normalizeName } from '../../src/contract/names.ts';
+import type { Permission } from '../../src/contract/permissions.ts';
 import { api } from '../api/index.ts';
 import { cutItems } from '../app/clipboard.ts';
 import { forgetInfo } from '../app/folders.ts';
@@ -36,7 +37,7 @@ export interface Action {
   icon: IconName;
   /** Shown in menus and the shortcut sheet; handled by the view's key handler. */
   keys?: string;
-  permission?: string;
+  permission?: Permission;
   danger?: boolean;
   /** Needs no selection (New folder, Upload...). */
   global?: boolean;

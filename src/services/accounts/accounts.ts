@@ -1,3 +1,4 @@
+import type { Profile, PublicUser, SignInMethod } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { IdpConfig } from '../../config.ts';
 import type { IdpRepo } from '../../db/repos/idp.ts';
@@ -21,19 +22,11 @@ import type { PasskeyResponse, PasskeyService } from './passkeys.ts';
 import type { AppPasswordService } from './app-passwords.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
-import { ALL_PERMISSIONS, type Permission } from '../../contract/permissions.ts';
+import { ALL_PERMISSIONS } from '../../contract/permissions.ts';
 import type { Principal } from './principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';
-
-export interface PublicUser {
-  id: string;
-  email: string;
-  name: string;
-  createdAt: string;
-  mfaEnabled: boolean;
-}
 
 export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
@@ -72,9 +65,6 @@ export interface NewLogin {
   /** Single sign-on: the provider identity linked in the same transaction. */
   identity?: { issuer: string; subject: string };
 }
-
-/** How a login can sign in (profile `signInMethods`). */
-export type SignInMethod = 'password' | 'idp' | 'passkey';
 
 export interface AccountDeps {
   clock: Clock;
@@ -327,7 +317,7 @@ export class AccountService {
    * The signed-in login, with its permissions (null for an owner, who holds all) so clients show only what
    * it may do, and how it signs in (an account created through the provider has no password).
    */
-  profile(principal: Principal): PublicUser & { permissions: Permission[] | null; signInMethods: SignInMethod[] } {
+  profile(principal: Principal): Profile {
     const row = this.findById(principal.loginId);
     if (!row) throw new AppError(401, Messages.sessionRevoked);
     const signInMethods: SignInMethod[] = [];

@@ -1,3 +1,4 @@
+import type { AppPassword } from '../../contract/accounts.ts';
 import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { AppPasswordsRepo } from '../../db/repos/app-passwords.ts';
@@ -10,15 +11,6 @@ import type { DavLockService } from '../dav/dav-locks.ts';
 import { verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { parsePermissions, type Principal } from './principal.ts';
 import type { SettingsService } from '../administration/settings.ts';
-
-/** What `GET /api/user/app-passwords` shows of one password (never the secret or its hash). */
-export interface AppPasswordView {
-  id: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  lastIp: string | null;
-}
 
 const MAX_PER_LOGIN = 50;
 const MAX_NAME = 100;
@@ -74,7 +66,7 @@ export class AppPasswordService {
 
   constructor(private readonly d: AppPasswordDeps) {}
 
-  create(principal: Principal, input: { name: string }): AppPasswordView & { password: string } {
+  create(principal: Principal, input: { name: string }): AppPassword & { password: string } {
     const name = input.name.normalize('NFC').trim();
     if (name.length === 0 || name.length > MAX_NAME)
       throw validationFailed([{ field: 'name', message: `Name the device in 1 to ${MAX_NAME} characters` }]);
@@ -101,7 +93,7 @@ export class AppPasswordService {
     return { ...this.view(row), password };
   }
 
-  list(principal: Principal): { appPasswords: AppPasswordView[] } {
+  list(principal: Principal): { appPasswords: AppPassword[] } {
     return { appPasswords: this.d.repo.list(principal.loginId).map((r) => this.view(r)) };
   }
 
@@ -182,7 +174,7 @@ export class AppPasswordService {
     };
   }
 
-  private view(r: { id: string; name: string; createdAt: number; lastUsedAt: number | null; lastIp: string | null }): AppPasswordView {
+  private view(r: { id: string; name: string; createdAt: number; lastUsedAt: number | null; lastIp: string | null }): AppPassword {
     return { id: r.id, name: r.name, createdAt: iso(r.createdAt)!, lastUsedAt: iso(r.lastUsedAt), lastIp: r.lastIp };
   }
 }

@@ -1,21 +1,10 @@
+import type { ActiveClient } from '../../contract/admin.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Presence } from '../../events/presence.ts';
 import type { Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
 
 const ACTIVE_WINDOW_MS = 5 * 60_000;
-
-export interface ActiveClient {
-  id: string;
-  userId: string;
-  userName: string;
-  userEmail: string;
-  appVersion: string;
-  platform: string;
-  ipAddress: string;
-  lastSeenAt: string;
-  connectedSince: string;
-}
 
 /** Desktop clients: their heartbeats and the admin's list of those seen in the last 5 minutes. */
 export class ClientService {

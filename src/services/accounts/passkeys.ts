@@ -1,3 +1,4 @@
+import type { PasskeyEntry } from '../../contract/passkeys.ts';
 import {
   type AuthenticationResponseJSON,
   type AuthenticatorTransport,
@@ -27,17 +28,7 @@ export interface RelyingParty {
   origin: string;
 }
 
-/** A passkey as its owner sees it: never its key or credential id. */
-export interface PasskeyView {
-  id: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  /** Synced by its platform (iCloud Keychain, Google Password Manager...), so it survives losing one device. */
-  backedUp: boolean;
-}
-
-const view = (row: Passkey): PasskeyView => ({
+const view = (row: Passkey): PasskeyEntry => ({
   id: row.id,
   name: row.name,
   createdAt: new Date(row.createdAt).toISOString(),
@@ -100,7 +91,7 @@ export class PasskeyService {
 
   constructor(private readonly d: PasskeyDeps) {}
 
-  list(principal: Principal): PasskeyView[] {
+  list(principal: Principal): PasskeyEntry[] {
     return this.d.repo.list(principal.loginId).map(view);
   }
 
@@ -133,7 +124,7 @@ export class PasskeyService {
     return options;
   }
 
-  async register(principal: Principal, input: { name?: string; response: RegistrationResponseJSON }): Promise<PasskeyView> {
+  async register(principal: Principal, input: { name?: string; response: RegistrationResponseJSON }): Promise<PasskeyEntry> {
     const pending = this.take(input.response.response.clientDataJSON);
     if (pending?.kind !== 'register' || pending.loginId !== principal.loginId) throw badRequest(PasskeyMessages.expired);
     let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];

@@ -1,3 +1,4 @@
+import type { Session as SessionView } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Session, SessionsRepo } from '../../db/repos/sessions.ts';
@@ -18,19 +19,6 @@ export interface RequestInfo {
   ip: string;
   userAgent: string;
   requestId?: string;
-}
-
-/** A session as GET /api/sessions shows it (SPEC keeps these snake_case names). */
-interface SessionView {
-  id: string;
-  user_id: string;
-  token_version: number;
-  user_agent: string;
-  ip_address: string;
-  created_at: string;
-  last_activity: string;
-  is_online: boolean;
-  isCurrent: boolean;
 }
 
 export interface SessionDeps {

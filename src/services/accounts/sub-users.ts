@@ -1,3 +1,4 @@
+import type { SubUser } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { Messages, notFound } from '../../errors.ts';
@@ -8,16 +9,7 @@ import { parsePermissions, type Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 
-export interface SubUserView {
-  id: string;
-  email: string;
-  name: string;
-  permissions: Permission[];
-  createdAt: string;
-  mfaEnabled: boolean;
-}
-
-const toView = (r: User): SubUserView => ({
+const toView = (r: User): SubUser => ({
   id: r.id,
   email: r.email,
   name: r.name,
@@ -45,7 +37,7 @@ export class SubUserService {
   async create(
     owner: Principal,
     input: { email: string; password: string; name: string; permissions: Permission[] },
-  ): Promise<{ subUser: SubUserView }> {
+  ): Promise<{ subUser: SubUser }> {
     const row = await this.accounts.createLogin({
       email: input.email,
       password: input.password,
@@ -67,7 +59,7 @@ export class SubUserService {
    * Replaces the whole set; the sub-user's next request sees it (permissions are read per request). A
    * permission taken away drops the sub-user's WebDAV locks: they were taken under what it may no longer do.
    */
-  setPermissions(owner: Principal, id: string, permissions: Permission[]): { subUser: SubUserView } {
+  setPermissions(owner: Principal, id: string, permissions: Permission[]): { subUser: SubUser } {
     const before = this.view(owner, id).permissions;
     const changed = this.users.setPermissions(owner.accountId, id, JSON.stringify(orderPermissions(permissions)), this.clock.now());
     if (!changed) throw notFound(Messages.subUserNotFound);
@@ -99,7 +91,7 @@ export class SubUserService {
     return { message: 'Sub-user deleted' };
   }
 
-  private view(owner: Principal, id: string): SubUserView {
+  private view(owner: Principal, id: string): SubUser {
     const row = this.users.subUser(owner.accountId, id);
     if (!row) throw notFound(Messages.subUserNotFound);
     return toView(row);

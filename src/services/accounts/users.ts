@@ -1,3 +1,4 @@
+import type { UserEntry } from '../../contract/admin.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -14,27 +15,6 @@ import { parsePermissions } from './principal.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { SessionService } from './sessions.ts';
 import type { BatchRun, TrashService } from '../files/trash.ts';
-
-export interface UserListEntry {
-  id: string;
-  email: string;
-  name: string;
-  createdAt: string;
-  mfaEnabled: boolean;
-  storageUsed: number;
-  /** The account's own limit; null when it follows the instance default. */
-  storageLimit: number | null;
-  /** The limit in effect (own, else the instance default); null when unlimited. */
-  storageTotal: number | null;
-  parentUserId: string | null;
-  permissions: string[] | null;
-  /** The account is disabled: none of its logins may sign in (a sub-user shows its owner's state). */
-  disabled: boolean;
-  /** The admin deleted the account; its files are being removed, then it goes from the list. */
-  deletionPending: boolean;
-  /** Owners only: how many of its items the account shares with people (members). */
-  sharedWithPeople?: number;
-}
 
 export interface UsersDeps {
   clock: Clock;
@@ -62,16 +42,16 @@ export class UsersService {
   }
 
   /** Owners in creation order, `limit` per page, each followed by all of its sub-users. */
-  list(input: { limit: number; cursor?: string }): { users: UserListEntry[]; nextCursor: string | null } {
+  list(input: { limit: number; cursor?: string }): { users: UserEntry[]; nextCursor: string | null } {
     const after = input.cursor ? decodeCursor(input.cursor, ['number', 'string']) : null;
     if (input.cursor && !after) throw badRequest(Messages.invalidCursor);
     const owners = this.d.users.ownersPage(after ? { createdAt: after[0] as number, id: after[1] as string } : null, input.limit + 1);
     const page = owners.slice(0, input.limit);
     const shared = this.d.members.sharedCounts(page.map((o) => o.id));
-    const users: UserListEntry[] = [];
+    const users: UserEntry[] = [];
     for (const owner of page) {
       const usage = this.d.quota.usage(owner.id);
-      const entry = (r: User): UserListEntry => ({
+      const entry = (r: User): UserEntry => ({
         id: r.id,
         email: r.email,
         name: r.name,

@@ -14,7 +14,7 @@ import type { ItemService } from '../files/items.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../accounts/permissions.ts';
 import { type Principal, requirePermission } from '../accounts/principal.ts';
-import type { QuotaService, StorageUsage } from '../files/quota.ts';
+import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
@@ -228,7 +228,7 @@ export class DavService {
     }
   }
 
-  usage(principal: Principal): StorageUsage {
+  usage(principal: Principal): Usage {
     return this.d.quota.usage(principal.accountId);
   }
 

@@ -1,25 +1,7 @@
 import type { Item, ListedItem } from '../../db/repos/items.ts';
+import type { Item as ItemView } from '../../contract/files.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
 import { sourceKind } from '../thumbnails/formats.ts';
-
-/** An item as the API returns it (SPEC "Item"). */
-export interface ItemView {
-  id: string;
-  name: string;
-  type: 'file' | 'folder';
-  size: number | null;
-  mimeType: string | null;
-  parentId: string | null;
-  starred: boolean;
-  shared: boolean;
-  modified: string;
-  accessedAt: string;
-  sharedAt: string | null;
-  expiresAt: string | null;
-  deletedAt?: string;
-  /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
-  hasThumbnail?: boolean;
-}
 
 /** An item as a share page shows it. */
 export interface PublicItem {

@@ -8,7 +8,8 @@ import { badRequest, conflict, forbidden, Messages, notFound } from '../../error
 import { newId } from '../../lib/ids.ts';
 import type { AccessTracker } from './access.ts';
 import { type FileEventName, FileEventType, type FileEvents } from './file-events.ts';
-import { iso, type ItemView, type ItemViews } from './item-views.ts';
+import type { Item as ItemView } from '../../contract/files.ts';
+import { iso, type ItemViews } from './item-views.ts';
 import { typedName } from './names.ts';
 import type { PageCache } from './page-cache.ts';
 import type { Principal } from '../accounts/principal.ts';

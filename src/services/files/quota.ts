@@ -1,3 +1,4 @@
+import type { StorageUsage } from '../../contract/files.ts';
 import type { TusUploadsRepo } from '../../db/repos/tus-uploads.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
@@ -5,13 +6,8 @@ import { storageLimitExceeded } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 
-export interface StorageUsage {
-  used: number;
-  /** The account's limit; null when unlimited. */
-  total: number | null;
-  /** What the limit leaves once stored files and the whole length of unfinished resumable uploads are counted. */
-  free: number | null;
-}
+/** What the account uses and may still use, without what versions hold. */
+export type Usage = Omit<StorageUsage, 'versions'>;
 
 const EVICT_PAGE = 100;
 
@@ -32,7 +28,7 @@ export class QuotaService {
     private readonly defaultLimit: number | null,
   ) {}
 
-  usage(accountId: string): StorageUsage {
+  usage(accountId: string): Usage {
     const row = this.users.storage(accountId);
     const used = row?.storageUsed ?? 0;
     const total = row?.storageLimit ?? this.defaultLimit;
@@ -41,7 +37,7 @@ export class QuotaService {
   }
 
   /** GET /api/user/storage: the usage and the bytes versions hold (included in `used`). */
-  storage(accountId: string): StorageUsage & { versions: number } {
+  storage(accountId: string): StorageUsage {
     return { ...this.usage(accountId), versions: this.versions.accountBytes(accountId) };
   }
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { FileVersion, ListedVersion, RemovedVersion, VersionAge, VersionSource, VersionsRepo } from '../../db/repos/versions.ts';
+import type { FileVersion, ListedVersion, RemovedVersion, VersionAge, VersionsRepo } from '../../db/repos/versions.ts';
 import { badRequest, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -9,7 +9,8 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
-import type { ItemView, ItemViews } from './item-views.ts';
+import type { FileVersion as VersionView, Item as ItemView } from '../../contract/files.ts';
+import type { ItemViews } from './item-views.ts';
 import type { QuotaService } from './quota.ts';
 import type { DownloadFile } from './downloads.ts';
 import type { Tree } from './tree.ts';
@@ -17,16 +18,6 @@ import type { Tree } from './tree.ts';
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const THIN_PAGE = 500;
-
-/** A version as GET /api/files/:id/versions shows it. */
-export interface VersionView {
-  id: string;
-  size: number;
-  modified: string;
-  createdAt: string;
-  source: VersionSource;
-  author: { id: string; name: string; email: string } | null;
-}
 
 export interface Retention {
   retentionDays: number;

@@ -1,3 +1,4 @@
+import type { OrphanDeletion, OrphanReport } from '../../contract/admin.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
@@ -33,42 +34,6 @@ const SkipReasons = {
   rowTooRecent: 'Row was created too recently',
   objectBack: 'Stored object exists again',
 } as const;
-
-interface StorageOrphan {
-  key: string;
-  size: number;
-  lastModified: string;
-}
-
-interface DatabaseOrphan {
-  id: string;
-  name: string;
-  path: string;
-  size: number;
-  mimeType: string | null;
-  modified: string;
-  createdAt: string;
-  trashed: boolean;
-  ownerEmail: string | null;
-  ownerName: string | null;
-}
-
-export interface OrphanScanReport {
-  scannedAt: string;
-  graceMinutes: number;
-  driver: string;
-  totals: { storedObjects: number; databaseRows: number; skippedTooRecent: number };
-  storageOrphans: { items: StorageOrphan[]; count: number; totalBytes: number; truncated: boolean };
-  databaseOrphans: { items: DatabaseOrphan[]; count: number; totalBytes: number; truncated: boolean };
-  /** Only when the store cannot list incomplete multipart uploads (ListMultipartUploads): its answer. None are in the report then. */
-  incompleteUploadsUnlisted?: string;
-}
-
-export interface OrphanDeleteResult {
-  graceMinutes: number;
-  storage: { results: Array<{ key: string; deleted: boolean; reason?: string }>; deleted: number; skipped: number };
-  database: { results: Array<{ id: string; deleted: boolean; reason?: string }>; deleted: number; skipped: number };
-}
 
 export interface ScanProgress {
   phase: 'storage' | 'database';
@@ -131,11 +96,11 @@ export class OrphanService {
     return { jobId, status: 'created' };
   }
 
-  pollScan(jobId: string): JobOutcome<OrphanScanReport> {
+  pollScan(jobId: string): JobOutcome<OrphanReport> {
     return pollJob(this.d.queue, jobId, (job) => job.kind === Jobs.orphansScan.name);
   }
 
-  pollDelete(jobId: string): JobOutcome<OrphanDeleteResult> {
+  pollDelete(jobId: string): JobOutcome<OrphanDeletion> {
     return pollJob(this.d.queue, jobId, (job) => job.kind === Jobs.orphansDelete.name);
   }
 
@@ -149,10 +114,10 @@ export class OrphanService {
     onProgress?: (p: ScanProgress) => void;
     signal?: AbortSignal;
     by?: Actor;
-  }): Promise<OrphanScanReport> {
+  }): Promise<OrphanReport> {
     const now = this.d.clock.now();
     const cutoff = now - opts.graceMinutes * 60_000;
-    const report: OrphanScanReport = {
+    const report: OrphanReport = {
       scannedAt: new Date(now).toISOString(),
       graceMinutes: opts.graceMinutes,
       driver: this.d.driver.name,
@@ -263,9 +228,9 @@ export class OrphanService {
   }
 
   /** Deletes the given entries, each re-verified first; anything that no longer qualifies is skipped with its reason. */
-  async deleteOrphans(input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number }, by: Actor): Promise<OrphanDeleteResult> {
+  async deleteOrphans(input: { storageKeys: string[]; fileIds: string[]; graceMinutes: number }, by: Actor): Promise<OrphanDeletion> {
     const cutoff = this.d.clock.now() - input.graceMinutes * 60_000;
-    const result: OrphanDeleteResult = {
+    const result: OrphanDeletion = {
       graceMinutes: input.graceMinutes,
       storage: { results: [], deleted: 0, skipped: 0 },
       database: { results: [], deleted: 0, skipped: 0 },

@@ -10,7 +10,8 @@ import { type AppendProgress, ResealMismatchError, type ResumableObject, type Re
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { AuditPrincipal } from '../administration/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
-import type { ItemView, ItemViews } from '../files/item-views.ts';
+import type { Item as ItemView } from '../../contract/files.ts';
+import type { ItemViews } from '../files/item-views.ts';
 import { uploaderName } from '../files/shares.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
 import { type Principal, requirePermission } from '../accounts/principal.ts';
