@@ -45,6 +45,49 @@ function useSave() {
   return { error, saved, busy, save };
 }
 
+/** A settings section whose form saves with Save: the form, its buttons and what the save said. */
+function SettingForm(props: {
+  title: string;
+  intro: ComponentChildren;
+  save: ReturnType<typeof useSave>;
+  /** Save is offered once the current value has loaded. */
+  ready: boolean;
+  loadError?: string | null;
+  onSubmit: () => void;
+  inline?: boolean;
+  /** Shown above the form (a switch the fields belong to). */
+  before?: ComponentChildren;
+  /** More buttons beside Save. */
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  const buttons = (
+    <>
+      <button type="submit" class="button primary" disabled={props.save.busy || !props.ready}>
+        Save
+      </button>
+      {props.actions}
+    </>
+  );
+  return (
+    <Section title={props.title} intro={props.intro}>
+      {props.before}
+      <form
+        noValidate
+        class={props.inline ? 'form inline-form' : 'form'}
+        onSubmit={(e) => {
+          e.preventDefault();
+          props.onSubmit();
+        }}
+      >
+        {props.children}
+        {props.inline ? buttons : <div class="form-actions">{buttons}</div>}
+      </form>
+      <Outcome error={props.save.error ?? props.loadError ?? null} saved={props.save.saved} />
+    </Section>
+  );
+}
+
 /** An on/off setting that saves as it is switched; `confirm` may ask first. */
 function Toggle(props: {
   label: string;
@@ -100,35 +143,29 @@ function MaxUpload() {
     if (current.data) setText(sizeInput(current.data.maxBytes));
   }, [current.data]);
   return (
-    <Section
+    <SettingForm
       title="Maximum upload size"
       intro="The largest single file anyone may upload. Larger files are refused before any byte is sent."
+      save={s}
+      ready={!!current.data}
+      loadError={current.error}
+      inline
+      onSubmit={() =>
+        void s.save(async () => {
+          const bytes = parseSize(text);
+          if (bytes === null) throw new Error(`“${text}” is not a size. Type one such as 10G or 500M.`);
+          if (bytes < MAX_UPLOAD.min || bytes > MAX_UPLOAD.max)
+            throw new Error(`The maximum upload size must be between ${formatSize(MAX_UPLOAD.min)} and ${formatSize(MAX_UPLOAD.max)}.`);
+          const r = await api.settings.setMaxUploadSize(bytes);
+          setText(sizeInput(r.maxBytes));
+          return `Saved: files up to ${formatSize(r.maxBytes)}.`;
+        })
+      }
     >
-      <form
-        noValidate
-        class="form inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void s.save(async () => {
-            const bytes = parseSize(text);
-            if (bytes === null) throw new Error(`“${text}” is not a size. Type one such as 10G or 500M.`);
-            if (bytes < MAX_UPLOAD.min || bytes > MAX_UPLOAD.max)
-              throw new Error(`The maximum upload size must be between ${formatSize(MAX_UPLOAD.min)} and ${formatSize(MAX_UPLOAD.max)}.`);
-            const r = await api.settings.setMaxUploadSize(bytes);
-            setText(sizeInput(r.maxBytes));
-            return `Saved: files up to ${formatSize(r.maxBytes)}.`;
-          });
-        }}
-      >
-        <Field label="Maximum upload size" hint="A size from 1M to 100G, such as 10G or 500M.">
-          <input required value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </Field>
-        <button type="submit" class="button primary" disabled={s.busy || !current.data}>
-          Save
-        </button>
-      </form>
-      <Outcome error={s.error ?? current.error} saved={s.saved} />
-    </Section>
+      <Field label="Maximum upload size" hint="A size from 1M to 100G, such as 10G or 500M.">
+        <input required value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      </Field>
+    </SettingForm>
   );
 }
 
@@ -147,32 +184,26 @@ function ShareBaseUrl() {
       return r.url ? `Saved: links now start with ${r.url}.` : 'Cleared: links use the address this page is opened at.';
     });
   return (
-    <Section
+    <SettingForm
       title="Share base URL"
       intro="The address share links start with. Requests for that host get share links only, so the app and its sign-in never live on the address you hand out. Empty: the address Coffer is reached at."
-    >
-      <form
-        noValidate
-        class="form inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void put(text.trim() || null);
-        }}
-      >
-        <Field label="Share base URL">
-          <input type="url" placeholder="https://share.example.com" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </Field>
-        <button type="submit" class="button primary" disabled={s.busy || !current.data}>
-          Save
-        </button>
-        {current.data?.url && (
+      save={s}
+      ready={!!current.data}
+      loadError={current.error}
+      inline
+      onSubmit={() => void put(text.trim() || null)}
+      actions={
+        current.data?.url && (
           <button type="button" class="button" disabled={s.busy} onClick={() => void put(null)}>
             Clear
           </button>
-        )}
-      </form>
-      <Outcome error={s.error ?? current.error} saved={s.saved} />
-    </Section>
+        )
+      }
+    >
+      <Field label="Share base URL">
+        <input type="url" placeholder="https://share.example.com" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      </Field>
+    </SettingForm>
   );
 }
 
@@ -184,52 +215,43 @@ function KnownProxies() {
     if (current.data) setText(current.data.knownProxies.join('\n'));
   }, [current.data]);
   return (
-    <Section
+    <SettingForm
       title="Known proxies"
       intro="Reverse proxies in front of Coffer, whose X-Forwarded-For and X-Forwarded-Proto headers are believed: an IP address, a CIDR range or a hostname per line (at most 100)."
+      save={s}
+      ready={!!current.data}
+      loadError={current.error}
+      onSubmit={() =>
+        void s.save(async () => {
+          const list = text
+            .split(/[\n,]/)
+            .map((l) => l.trim())
+            .filter(Boolean);
+          const r = await api.settings.setKnownProxies(list);
+          setText(r.knownProxies.join('\n'));
+          return (
+            <>
+              Saved ({plural(r.knownProxies.length, 'entry', 'entries')}).{' '}
+              {r.restartRequired && (
+                <strong>
+                  Restart Coffer for it to take effect (<code>sudo systemctl restart coffer</code>).
+                </strong>
+              )}
+            </>
+          );
+        })
+      }
     >
-      <form
-        noValidate
-        class="form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void s.save(async () => {
-            const list = text
-              .split(/[\n,]/)
-              .map((l) => l.trim())
-              .filter(Boolean);
-            const r = await api.settings.setKnownProxies(list);
-            setText(r.knownProxies.join('\n'));
-            return (
-              <>
-                Saved ({plural(r.knownProxies.length, 'entry', 'entries')}).{' '}
-                {r.restartRequired && (
-                  <strong>
-                    Restart Coffer for it to take effect (<code>sudo systemctl restart coffer</code>).
-                  </strong>
-                )}
-              </>
-            );
-          });
-        }}
-      >
-        <Field label="Known proxies">
-          <textarea
-            rows={4}
-            spellcheck={false}
-            placeholder={'10.0.0.2\n192.168.1.0/24'}
-            value={text}
-            onInput={(e) => setText(e.currentTarget.value)}
-          />
-        </Field>
-        <div class="form-actions">
-          <button type="submit" class="button primary" disabled={s.busy || !current.data}>
-            Save
-          </button>
-        </div>
-      </form>
-      <Outcome error={s.error ?? current.error} saved={s.saved} />
-    </Section>
+      <Field label="Known proxies">
+        <textarea
+          rows={4}
+          spellcheck={false}
+          placeholder={'10.0.0.2\n192.168.1.0/24'}
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+        />
+      </Field>
+    </SettingForm>
   );
 }
 
@@ -250,42 +272,31 @@ function DocumentServer() {
     });
   const on = current.data?.jwtSecretSet ?? false;
   return (
-    <Section
+    <SettingForm
       title="Document server"
       intro={`An external document server (such as ONLYOFFICE Docs) edits office documents in the browser. ${on ? 'It is on.' : 'It is off.'} Both the URL and its JWT secret are needed; the secret is never shown again.`}
-    >
-      <form
-        noValidate
-        class="form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void put({ url: url.trim(), jwtSecret: secret });
-        }}
-      >
-        <Field label="Document server URL">
-          <input type="url" placeholder="https://docs.example.com" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
-        </Field>
-        <Field
-          label="Document server secret"
-          hint={
-            on ? 'A secret is set. Type it again (or a new one) to save a change.' : 'The JWT secret configured in the document server.'
-          }
-        >
-          <input type="password" autoComplete="off" value={secret} onInput={(e) => setSecret(e.currentTarget.value)} />
-        </Field>
-        <div class="form-actions">
-          <button type="submit" class="button primary" disabled={s.busy || !current.data}>
-            Save
+      save={s}
+      ready={!!current.data}
+      loadError={current.error}
+      onSubmit={() => void put({ url: url.trim(), jwtSecret: secret })}
+      actions={
+        on && (
+          <button type="button" class="button" disabled={s.busy} onClick={() => void put({ url: null, jwtSecret: null })}>
+            Turn off
           </button>
-          {on && (
-            <button type="button" class="button" disabled={s.busy} onClick={() => void put({ url: null, jwtSecret: null })}>
-              Turn off
-            </button>
-          )}
-        </div>
-      </form>
-      <Outcome error={s.error ?? current.error} saved={s.saved} />
-    </Section>
+        )
+      }
+    >
+      <Field label="Document server URL">
+        <input type="url" placeholder="https://docs.example.com" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+      </Field>
+      <Field
+        label="Document server secret"
+        hint={on ? 'A secret is set. Type it again (or a new one) to save a change.' : 'The JWT secret configured in the document server.'}
+      >
+        <input type="password" autoComplete="off" value={secret} onInput={(e) => setSecret(e.currentTarget.value)} />
+      </Field>
+    </SettingForm>
   );
 }
 
@@ -377,50 +388,45 @@ function FileVersions() {
     return n;
   };
   return (
-    <Section
+    <SettingForm
       title="File versions"
       intro="When a file is replaced, saved over WebDAV or edited, what it held before is kept as a version its owner can download or restore. Versions count against storage, and the oldest give way when an upload needs room."
-    >
-      <Toggle
-        label="Keep versions"
-        value={current.data.enabled}
-        description="Off: an overwrite replaces the file for good, as without versions. Versions kept so far stay until retention removes them."
-        put={async (on) => {
-          const r = await api.settings.setVersions({ enabled: on });
-          current.set(r);
-          return r.enabled;
-        }}
-      />
-      <form
-        noValidate
-        class="form inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void s.save(async () => {
-            const r = await api.settings.setVersions({
-              retentionDays: whole(days, 'Days to keep versions', 3650),
-              maxPerFile: whole(perFile, 'Versions per file', 1000),
-            });
-            current.set(r);
-            return `Saved: daily versions for ${plural(r.retentionDays, 'day')}, at most ${r.maxPerFile} per file.`;
+      save={s}
+      ready
+      inline
+      onSubmit={() =>
+        void s.save(async () => {
+          const r = await api.settings.setVersions({
+            retentionDays: whole(days, 'Days to keep versions', 3650),
+            maxPerFile: whole(perFile, 'Versions per file', 1000),
           });
-        }}
+          current.set(r);
+          return `Saved: daily versions for ${plural(r.retentionDays, 'day')}, at most ${r.maxPerFile} per file.`;
+        })
+      }
+      before={
+        <Toggle
+          label="Keep versions"
+          value={current.data.enabled}
+          description="Off: an overwrite replaces the file for good, as without versions. Versions kept so far stay until retention removes them."
+          put={async (on) => {
+            const r = await api.settings.setVersions({ enabled: on });
+            current.set(r);
+            return r.enabled;
+          }}
+        />
+      }
+    >
+      <Field
+        label="Days to keep versions"
+        hint="Every version of the last hour, one an hour for a day, then one a day for this many days (1 to 3650)."
       >
-        <Field
-          label="Days to keep versions"
-          hint="Every version of the last hour, one an hour for a day, then one a day for this many days (1 to 3650)."
-        >
-          <input inputMode="numeric" required value={days} onInput={(e) => setDays(e.currentTarget.value)} />
-        </Field>
-        <Field label="Versions per file" hint="The oldest go first past this many (1 to 1000).">
-          <input inputMode="numeric" required value={perFile} onInput={(e) => setPerFile(e.currentTarget.value)} />
-        </Field>
-        <button type="submit" class="button primary" disabled={s.busy}>
-          Save
-        </button>
-      </form>
-      <Outcome error={s.error} saved={s.saved} />
-    </Section>
+        <input inputMode="numeric" required value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+      </Field>
+      <Field label="Versions per file" hint="The oldest go first past this many (1 to 1000).">
+        <input inputMode="numeric" required value={perFile} onInput={(e) => setPerFile(e.currentTarget.value)} />
+      </Field>
+    </SettingForm>
   );
 }
 
