@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { PASSWORD } from '../../src/contract/limits.ts';
 import { api } from '../api/index.ts';
 import { instance, passwordSignIn, profile, providerName, toSignIn } from '../app/session.ts';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
 /**
@@ -79,35 +79,13 @@ export function ChangePassword() {
         }}
       >
         <Field label="Current password">
-          <input
-            type="password"
-            autoComplete="current-password"
-            required
-            maxLength={PASSWORD.max}
-            value={current}
-            onInput={(e) => setCurrent(e.currentTarget.value)}
-          />
+          <PasswordInput purpose="current" value={current} onValue={setCurrent} />
         </Field>
         <Field label="New password" hint={`At least ${PASSWORD.min} characters.`}>
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={PASSWORD.min}
-            maxLength={PASSWORD.max}
-            value={next}
-            onInput={(e) => setNext(e.currentTarget.value)}
-          />
+          <PasswordInput purpose="new" value={next} onValue={setNext} />
         </Field>
         <Field label="Repeat new password">
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            maxLength={PASSWORD.max}
-            value={repeat}
-            onInput={(e) => setRepeat(e.currentTarget.value)}
-          />
+          <PasswordInput purpose="new" min={0} value={repeat} onValue={setRepeat} />
         </Field>
         <label class="checkbox">
           <input type="checkbox" checked={revokeDevices} onChange={(e) => setRevokeDevices(e.currentTarget.checked)} />

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { DISPLAY_NAME_MAX, EMAIL_MAX, PASSWORD } from '../../src/contract/limits.ts';
+import { DISPLAY_NAME_MAX, PASSWORD } from '../../src/contract/limits.ts';
 import type { Permission } from '../../src/contract/permissions.ts';
 import { api } from '../api/index.ts';
 import { ApiError } from '../app/api.ts';
@@ -8,7 +8,7 @@ import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { EmailInput, Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
 /** A refusal in the server's words; a validation failure names each field's problem. */
@@ -103,25 +103,10 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
           />
         </Field>
         <Field label="Email" hint="They sign in with this address.">
-          <input
-            type="email"
-            required
-            maxLength={EMAIL_MAX}
-            autoComplete="off"
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
+          <EmailInput autoComplete="off" value={email} onValue={setEmail} />
         </Field>
         <Field label="Password" hint={`At least ${PASSWORD.subUserMin} characters. Tell it to them; they can change it once signed in.`}>
-          <input
-            type="password"
-            required
-            minLength={PASSWORD.subUserMin}
-            maxLength={PASSWORD.max}
-            autoComplete="new-password"
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
+          <PasswordInput purpose="new" min={PASSWORD.subUserMin} value={password} onValue={setPassword} />
         </Field>
         <PermissionBoxes catalog={catalog} chosen={chosen} set={setChosen} />
         <FormError message={error} />

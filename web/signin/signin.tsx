@@ -1,13 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { DISPLAY_NAME_MAX, EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from '../../src/contract/limits.ts';
+import { DISPLAY_NAME_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from '../../src/contract/limits.ts';
 import { api } from '../api/index.ts';
 import { ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../../src/contract/accounts.ts';
 import { passkeyAnswer, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
-import { Field, FormError } from '../ui/form.tsx';
+import { EmailInput, Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 function Card({ title, children }: { title: string; children: ComponentChildren }) {
@@ -199,25 +199,10 @@ export function SignIn() {
           {step === 'password' ? (
             <>
               <Field label="Email">
-                <input
-                  type="email"
-                  name="email"
-                  autoComplete="username"
-                  required
-                  value={email}
-                  onInput={(e) => setEmail(e.currentTarget.value)}
-                  autofocus={!offerProvider}
-                />
+                <EmailInput name="email" autoComplete="username" value={email} onValue={setEmail} autofocus={!offerProvider} />
               </Field>
               <Field label="Password">
-                <input
-                  type="password"
-                  name="password"
-                  autoComplete="current-password"
-                  required
-                  value={password}
-                  onInput={(e) => setPassword(e.currentTarget.value)}
-                />
+                <PasswordInput purpose="current" name="password" value={password} onValue={setPassword} />
               </Field>
             </>
           ) : (
@@ -351,27 +336,10 @@ export function SignUp() {
             />
           </Field>
           <Field label="Email">
-            <input
-              type="email"
-              name="email"
-              autoComplete="username"
-              required
-              maxLength={EMAIL_MAX}
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
+            <EmailInput name="email" autoComplete="username" value={email} onValue={setEmail} />
           </Field>
           <Field label="Password" hint={`At least ${PASSWORD.min} characters.`}>
-            <input
-              type="password"
-              name="password"
-              autoComplete="new-password"
-              required
-              minLength={PASSWORD.min}
-              maxLength={PASSWORD.max}
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-            />
+            <PasswordInput purpose="new" name="password" value={password} onValue={setPassword} />
           </Field>
           <FormError message={error} />
           <button type="submit" class={`button block ${status?.idp.enabled ? '' : 'primary'}`} disabled={busy}>

@@ -1,5 +1,47 @@
 import { type ComponentChildren, cloneElement, type VNode } from 'preact';
 import { useId, useLayoutEffect, useRef } from 'preact/hooks';
+import { EMAIL_MAX, PASSWORD } from '../../src/contract/limits.ts';
+
+// id and aria-describedby come from the Field around it.
+type TextInput = {
+  value: string;
+  onValue: (value: string) => void;
+  name?: string;
+  autoComplete?: string;
+  autofocus?: boolean;
+  id?: string;
+  'aria-describedby'?: string;
+};
+
+/** An email address field, held to the server's length limit. */
+export function EmailInput({ value, onValue, ...rest }: TextInput) {
+  return <input type="email" required maxLength={EMAIL_MAX} {...rest} value={value} onInput={(e) => onValue(e.currentTarget.value)} />;
+}
+
+/**
+ * A password field held to the server's limits: a new one at least `min` characters (the sign-up and
+ * change rule unless given), and the browser's password manager told which of the two it is.
+ */
+export function PasswordInput({
+  purpose,
+  min = PASSWORD.min,
+  value,
+  onValue,
+  ...rest
+}: TextInput & { purpose: 'current' | 'new'; min?: number }) {
+  return (
+    <input
+      type="password"
+      required
+      autoComplete={purpose === 'current' ? 'current-password' : 'new-password'}
+      minLength={purpose === 'new' ? min : undefined}
+      maxLength={PASSWORD.max}
+      {...rest}
+      value={value}
+      onInput={(e) => onValue(e.currentTarget.value)}
+    />
+  );
+}
 
 /**
  * A labelled control: its name is exactly the label; its hint is tied to it (aria-describedby) and kept
