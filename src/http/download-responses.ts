@@ -1,7 +1,6 @@
 import { AppError, Messages } from '../errors.ts';
 import type { AuditPrincipal } from '../services/administration/audit.ts';
 import type { DownloadFile, DownloadService, ZipDownload } from '../services/files/downloads.ts';
-import type { ByteRange } from '../storage/driver.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
