@@ -108,9 +108,12 @@ describe('the lightbox', () => {
     await viewer.getByRole('button', { name: 'Share' }).click();
     const share = page.getByRole('dialog', { name: 'Share “P0002.jpg”' });
     await share.waitFor();
+    // The arrows belong to the dialog on top: the lightbox stays on its photo.
+    await page.keyboard.press('ArrowRight');
     await share.getByRole('button', { name: 'Close' }).click();
     await share.waitFor({ state: 'detached' });
     expect(await viewer.isVisible()).toBe(true);
+    expect(await viewer.getByRole('img', { name: 'P0002.jpg' }).isVisible()).toBe(true);
 
     // Delete: to the trash (with Undo), and the lightbox goes on to the next photo.
     await viewer.getByRole('button', { name: 'Delete' }).click();

@@ -272,7 +272,7 @@ function Body({ item, find, onSwipe }: { item: Item; find?: string; onSwipe: (di
 }
 
 /** A file manager action offered beside Download for the file shown (share, move to trash, get info). */
-export interface ViewerTool {
+interface ViewerTool {
   id: string;
   label: string;
   icon: IconName;
@@ -302,6 +302,8 @@ function Viewer(props: { files: Item[]; start: number; find?: string; tools?: Vi
   useEffect(() => {
     const keys = (e: KeyboardEvent) => {
       if ((e.target as HTMLElement).closest('video, audio, pre')) return;
+      // A dialog opened from here (Share) has the keys while it is on top.
+      if (![...document.querySelectorAll('dialog[open]')].at(-1)?.classList.contains('preview')) return;
       if (e.key === 'ArrowRight') go(1);
       else if (e.key === 'ArrowLeft') go(-1);
       else return;
