@@ -45,7 +45,7 @@ export interface ThumbnailDeps {
   video: VideoFrames | null;
 }
 
-/** Thumbnails of images and PDFs: made once per stored object, sealed beside it, served by size. */
+/** Thumbnails of images, PDFs and (with ffmpeg) videos: made once per stored object, sealed beside it, served by size. */
 export class ThumbnailService {
   // One making per object at a time: a request and the sweep asking for the same file share it.
   private readonly making = new Map<string, Promise<ThumbnailRow | null>>();
@@ -60,8 +60,7 @@ export class ThumbnailService {
   }
 
   private kind(mimeType: string | null) {
-    const kind = sourceKind(mimeType);
-    return kind === 'video' && !this.d.video ? null : kind;
+    return this.canHave(mimeType) ? sourceKind(mimeType) : null;
   }
 
   /**
