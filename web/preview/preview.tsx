@@ -321,7 +321,7 @@ function Viewer(props: { files: Item[]; start: number; find?: string; tools?: Vi
         <div class="preview-tools">
           {can('files.download') && (
             <a class="button ghost" href={api.files.downloadUrl(item)} download>
-              <Icon name="download" size={18} /> <span class="preview-tool-label">Download</span>
+              <Icon name="download" size={18} /> <span class="tool-label">Download</span>
             </a>
           )}
           {tools.map((tool) => (
