@@ -45,7 +45,9 @@ export async function runPhotosBench(): Promise<void> {
        SELECT storage_key, 'ready', 1, 1, 4000, 3000, modified_at - 86400000 * (seq % 7), ? FROM items WHERE storage_key LIKE 'bench-%'`,
       [now],
     );
-    console.log(`${PHOTOS.toLocaleString()} photo rows inserted in ${((performance.now() - s0) / 1000).toFixed(1)} s (a third with a date taken)`);
+    console.log(
+      `${PHOTOS.toLocaleString()} photo rows inserted in ${((performance.now() - s0) / 1000).toFixed(1)} s (a third with a date taken)`,
+    );
 
     // 1. The endpoint: every page of 200 from the newest to the oldest, one at a time.
     const times: number[] = [];

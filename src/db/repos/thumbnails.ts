@@ -105,9 +105,7 @@ export class ThumbnailsRepo {
   photosPage(accountId: string, imageTypes: readonly string[], after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
     const marks = imageTypes.map(() => '?').join(', ');
     // A bound (<=) and a filter: SQLite makes an index range of the bound, not of an OR or a row value.
-    const keyset = after
-      ? 'AND coalesce(i.taken_at, i.modified_at) <= ? AND (coalesce(i.taken_at, i.modified_at) < ? OR i.id < ?)'
-      : '';
+    const keyset = after ? 'AND coalesce(i.taken_at, i.modified_at) <= ? AND (coalesce(i.taken_at, i.modified_at) < ? OR i.id < ?)' : '';
     const args: Array<string | number> = [accountId, ...imageTypes, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
