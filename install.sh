@@ -222,6 +222,8 @@ LOG_FORMAT=journald
 # Thumbnails (docs/thumbnails.md, "Thumbnails and photos"):
 # THUMBNAIL_CONCURRENCY=1
 # THUMBNAIL_MAX_PIXELS=100000000
+# Videos get a first-frame thumbnail with ffmpeg (apt-get install ffmpeg), found on PATH or named here:
+# FFMPEG_PATH=/usr/bin/ffmpeg
 # The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):
 # COFFER_PUBLIC_URL=
 # The document server (docs/documents.md, "Editing documents"):

@@ -37,7 +37,17 @@ export async function runPhotosBench(): Promise<void> {
         modifiedAt: now - (done + i) * 40 * 60_000,
       }));
     }
-    console.log(`${PHOTOS.toLocaleString()} photo rows inserted in ${((performance.now() - s0) / 1000).toFixed(1)} s`);
+    // A third have a thumbnail record with an EXIF date taken a few days before their modification, as camera photos do.
+    const sqlite = server.ctx.db.$client;
+    sqlite.run("UPDATE items SET storage_key = 'bench-' || id WHERE account_id = ? AND seq % 3 = 0", [user.id]);
+    sqlite.run(
+      `INSERT INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, created_at)
+       SELECT storage_key, 'ready', 1, 1, 4000, 3000, modified_at - 86400000 * (seq % 7), ? FROM items WHERE storage_key LIKE 'bench-%'`,
+      [now],
+    );
+    console.log(
+      `${PHOTOS.toLocaleString()} photo rows inserted in ${((performance.now() - s0) / 1000).toFixed(1)} s (a third with a date taken)`,
+    );
 
     // 1. The endpoint: every page of 200 from the newest to the oldest, one at a time.
     const times: number[] = [];

@@ -45,6 +45,8 @@ export interface Config {
   thumbnailConcurrency: number;
   /** Images with more pixels than this get no thumbnail (refused from the header, before decoding). */
   thumbnailMaxPixels: number;
+  /** The ffmpeg that makes videos' first-frame thumbnails (FFMPEG_PATH, else one on PATH); null: videos get none. */
+  ffmpegPath: string | null;
   /** Where file contents are stored (`--storage`/COFFER_STORAGE). */
   storage: StorageConfig;
   /** How often open documents are force-saved through the document server (whole minutes dividing an hour). */
@@ -188,6 +190,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   THUMBNAIL_CONCURRENCY           thumbnails made at once, each in its own worker thread (default half the
                                   cores, at least 1)
   THUMBNAIL_MAX_PIXELS            images with more pixels get no thumbnail (default 100000000)
+  FFMPEG_PATH                     the ffmpeg executable that makes videos' first-frame thumbnails (default:
+                                  ffmpeg on PATH; none found: videos get no thumbnail)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
@@ -283,6 +287,16 @@ function autosaveInterval(text: string | undefined, warnings: string[]): number 
       `360000, 600000, 720000, 900000, 1200000, 1800000 or 3600000), got "${text}"; using ${DEFAULT_AUTOSAVE_MS} (5 minutes)`,
   );
   return DEFAULT_AUTOSAVE_MS;
+}
+
+/** FFMPEG_PATH when it names an executable (else a warning: videos get no thumbnail), or ffmpeg found on PATH. */
+function ffmpegPath(configured: string | undefined, searchPath: string | undefined, warnings: string[]): string | null {
+  // An environment without PATH (a test's) searches the process's own.
+  const where = searchPath === undefined ? undefined : { PATH: searchPath };
+  if (configured === undefined || configured.trim() === '') return Bun.which('ffmpeg', where);
+  const found = Bun.which(configured.trim(), where);
+  if (!found) warnings.push(`FFMPEG_PATH "${configured}" is not an executable; videos get no thumbnail`);
+  return found;
 }
 
 function pick(flag: string | number | undefined, envValue: string | undefined): string | undefined {
@@ -463,6 +477,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
       64,
     ),
     thumbnailMaxPixels: integer('THUMBNAIL_MAX_PIXELS', env.THUMBNAIL_MAX_PIXELS, 100_000_000, 1, 1_000_000_000),
+    ffmpegPath: ffmpegPath(env.FFMPEG_PATH, env.PATH, warnings),
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),

@@ -17,6 +17,7 @@ import m0014 from '../../migrations/0014_backup_runs.sql' with { type: 'text' };
 import m0015 from '../../migrations/0015_item_members.sql' with { type: 'text' };
 import m0016 from '../../migrations/0016_thumbnails.sql' with { type: 'text' };
 import m0017 from '../../migrations/0017_content_search.sql' with { type: 'text' };
+import m0018 from '../../migrations/0018_photos_taken_at.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -40,6 +41,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0016_thumbnails', sql: m0016 },
   // Generated, then the FTS5 table, its settings and its triggers added by hand.
   { tag: '0017_content_search', sql: m0017 },
+  // Generated (its expression index written back by hand: drizzle-kit quotes it apart), then the backfill and triggers.
+  { tag: '0018_photos_taken_at', sql: m0018 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

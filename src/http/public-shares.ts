@@ -155,7 +155,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     if (html === undefined) {
       html = renderFolderPage({
         token,
-        folder: toPublicItem(folder),
+        folder: toPublicItem(folder, thumbnails.canHave),
         trail: shares.trail(root, folder),
         isRoot: folder.id === root.id,
         items: page.items,
@@ -183,10 +183,13 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
             return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, expiresAt: link.expiresAt, received }));
           }
           if (root.type === 'folder') return folderView(request, set, link, root, root, c);
-          if (wantsJson(request)) return { items: [toPublicItem(root)], nextCursor: null };
+          if (wantsJson(request)) return { items: [toPublicItem(root, thumbnails.canHave)], nextCursor: null };
           const pictured = await thumbnails.ready(root);
           const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root), pictured, previewable }));
+          return htmlPage(
+            set,
+            renderFilePage({ token: params.token, file: toPublicItem(root, thumbnails.canHave), pictured, previewable }),
+          );
         }),
     }),
     route('GET /s/:token/folder/:id', {

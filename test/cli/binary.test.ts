@@ -63,7 +63,8 @@ describe('the built executable', () => {
   });
 
   const heicMissing = img.heifEncMissing();
-  test('it makes JPEG, HEIC and PDF thumbnails with nothing installed on the host (libvips and the wasm decoders are inside)', async () => {
+  const ffmpegMissing = img.ffmpegMissing();
+  test('it makes JPEG, HEIC and PDF thumbnails with nothing installed on the host (libvips and the wasm decoders are inside), and video ones with ffmpeg', async () => {
     const exe = path.join(running.dir, 'coffer');
     const create = Bun.spawnSync([exe, 'users', 'create', 'thumbs@example.test', '--data-dir', path.join(running.dir, 'data')], {
       stdin: Buffer.from('correct horse battery\n'),
@@ -77,6 +78,8 @@ describe('the built executable', () => {
       ['doc.pdf', 'application/pdf', img.pdf(20, 300, 400), [192, 256]],
     ];
     if (!heicMissing) samples.push(['phone.heic', 'image/heic', await img.heic(640, 480), [256, 192]]);
+    // ffmpeg is the host's (found on PATH): the executable serves it the video over loopback.
+    if (!ffmpegMissing) samples.push(['camera.mp4', 'video/mp4', img.video('mp4', 640, 360), [256, 144]]);
     for (const [name, type, bytes, size] of samples) {
       const file = await upload(client, name, bytes, { type });
       const res = await client.get(`/api/files/${file.id}/thumbnail`);
@@ -86,6 +89,7 @@ describe('the built executable', () => {
     }
   });
   skipWithout(heicMissing, 'HEIC thumbnails from the built executable');
+  skipWithout(ffmpegMissing, 'video thumbnails from the built executable');
 
   test('--help lists the commands', () => {
     const r = Bun.spawnSync([BINARY, '--help']);

@@ -140,3 +140,31 @@ export function photo(index: number, width = 640, height = 480, taken?: string):
   const jpeg = sharp(band).jpeg({ quality: 80 });
   return (taken ? jpeg.withExif({ IFD2: { DateTimeOriginal: taken } }) : jpeg).toBuffer();
 }
+
+export function ffmpegMissing(): string | null {
+  return spawnSync('ffmpeg', ['-version']).error ? 'ffmpeg is not installed (apt-get install ffmpeg)' : null;
+}
+
+/**
+ * A video of `width`×`height` made by ffmpeg (lavfi): half a second of red, then 10 s of testsrc, so its
+ * first frame is plain red. `mp4` keeps the index (moov) at the end, as cameras write it, and is large
+ * enough (lossless, ≈ 0.5 MB) that ffmpeg cannot read it from a pipe; `mp4-faststart` moves the index first.
+ */
+export function video(format: 'mp4' | 'mp4-faststart' | 'webm', width = 640, height = 360): Buffer {
+  const dir = tempDir('coffer-video-');
+  const output = path.join(dir, format === 'webm' ? 'out.webm' : 'out.mp4');
+  const codec =
+    format === 'webm'
+      ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '200k']
+      : ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', ...(format === 'mp4-faststart' ? ['-movflags', '+faststart'] : [])];
+  const size = `${width}x${height}`;
+  const r = spawnSync('ffmpeg', [
+    ...['-hide_banner', '-loglevel', 'error', '-y'],
+    ...['-f', 'lavfi', '-i', `color=c=red:s=${size}:r=10:d=0.5`, '-f', 'lavfi', '-i', `testsrc=s=${size}:r=10:d=10`],
+    ...['-filter_complex', '[0][1]concat=n=2:v=1[v]', '-map', '[v]', '-pix_fmt', 'yuv420p', ...codec, output],
+  ]);
+  if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
+  const bytes = fs.readFileSync(output);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return bytes;
+}

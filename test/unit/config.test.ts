@@ -223,3 +223,21 @@ describe('single sign-on (OIDC_*)', () => {
     expect(() => loadConfig({}, env)).toThrow(pattern);
   });
 });
+
+describe('FFMPEG_PATH', () => {
+  test('an executable is used; a name is looked up on PATH; nothing there is a warning and no video thumbnails', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-ffmpeg-'));
+    const exe = path.join(dir, 'ffmpeg');
+    fs.writeFileSync(exe, '#!/bin/sh\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'not-executable'), '', { mode: 0o644 });
+    expect(loadConfig({}, { FFMPEG_PATH: exe }).ffmpegPath).toBe(exe);
+    expect(loadConfig({}, { PATH: dir }).ffmpegPath).toBe(exe);
+    expect(loadConfig({}, { PATH: path.join(dir, 'empty') }).ffmpegPath).toBeNull();
+    for (const bad of [path.join(dir, 'missing'), path.join(dir, 'not-executable')]) {
+      const c = loadConfig({}, { FFMPEG_PATH: bad, PATH: dir });
+      expect(c.ffmpegPath).toBeNull();
+      expect(c.warnings).toEqual([`FFMPEG_PATH "${bad}" is not an executable; videos get no thumbnail`]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { closeDatabase, openDatabase } from '../../src/db/client.ts';
+import { migrate } from '../../src/db/migrate.ts';
 import { embeddedMigrations, journalTags } from '../../src/db/migrations.ts';
 
 describe('embedded migrations', () => {
@@ -12,5 +15,48 @@ describe('embedded migrations', () => {
       .map((f) => f.replace(/\.sql$/, ''))
       .sort();
     expect(files).toEqual([...journalTags]);
+  });
+});
+
+describe('0018_photos_taken_at', () => {
+  test("copies each file's date taken from its thumbnail record, and triggers keep it with the content", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0018_photos_taken_at');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    sqlite.run("INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('u', 'u@example.test', 'u@example.test', 0, 0)");
+    const file = (id: string, key: string) =>
+      sqlite.run(
+        `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, starred, modified_at, accessed_at, created_at)
+         VALUES (?, 'u', NULL, 'file', ?, ?, 1, 'image/jpeg', ?, 0, 5000, 5000, 0)`,
+        [id, `${id}.jpg`, `${id}.jpg`, key],
+      );
+    const thumb = (key: string, takenAt: number | null) =>
+      sqlite.run(
+        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, created_at)
+         VALUES (?, 'ready', 1, 1, 10, 10, ?, 0)`,
+        [key, takenAt],
+      );
+    file('dated', 'k1');
+    file('undated', 'k2');
+    file('none', 'k3');
+    thumb('k1', 1000);
+    thumb('k2', null);
+    migrate(db);
+    const taken = (id: string) => sqlite.query<{ t: number | null }, [string]>('SELECT taken_at AS t FROM items WHERE id = ?').get(id)!.t;
+    expect([taken('dated'), taken('undated'), taken('none')]).toEqual([1000, null, null]);
+    // A thumbnail made later; new content (a new object) forgets the old date until its own is read; a copy of a known object has it.
+    thumb('k3', 3000);
+    expect(taken('none')).toBe(3000);
+    sqlite.run("UPDATE items SET storage_key = 'k4' WHERE id = 'dated'");
+    expect(taken('dated')).toBeNull();
+    thumb('k4', 4000);
+    expect(taken('dated')).toBe(4000);
+    thumb('k5', 5000);
+    file('copied', 'k5');
+    expect(taken('copied')).toBe(5000);
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

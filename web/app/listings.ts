@@ -219,8 +219,8 @@ const photoItem = (p: Photo): PhotoItem => ({
   accessedAt: p.modified,
   sharedAt: null,
   expiresAt: null,
-  // Images get thumbnails; this version makes none of videos.
-  hasThumbnail: p.mimeType.startsWith('image/'),
+  // Images get thumbnails (made when first asked for); a video has one when it was made (with ffmpeg): its size is known then.
+  hasThumbnail: p.mimeType.startsWith('image/') || p.width !== null,
 });
 
 export const photosSource: ListingSource = {

@@ -69,8 +69,16 @@ export function openItem(ctx: ActionContext, item: Item): void {
     return;
   }
   const files = ctx.listing.items.value.filter((i) => i.type === 'file');
-  openPreview(files, item);
+  openPreview(files, item, undefined, (shown, toggleInfo) => {
+    const here: ActionContext = { ...ctx, selection: [shown], toggleInfo };
+    return available(here)
+      .filter((a) => VIEWER_ACTIONS.includes(a.id))
+      .map((a) => ({ id: a.id, label: labelOf(a, here), icon: a.icon, removes: a.id === 'delete', run: () => a.run(here) }));
+  });
 }
+
+// The file manager's own actions the preview offers beside Download, in this order.
+const VIEWER_ACTIONS = ['share', 'delete', 'info'];
 
 /** Moves at once on screen (out of their folders, new parent elsewhere); back where they were if refused. */
 function moveOptimistically(items: Item[], parentId: string | null): Promise<unknown> {

@@ -6,7 +6,8 @@ import { displayName, familyOf, formatSize } from '../app/format.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
-import { FileIcon, Icon } from '../ui/icons.tsx';
+import { FileIcon, Icon, type IconName } from '../ui/icons.tsx';
+import { InfoPanel } from '../files/info-panel.tsx';
 
 const TEXT_LIMIT = 1024 * 1024;
 const PDF_LIMIT = 200 * 1024 * 1024;
@@ -240,7 +241,9 @@ function MediaPreview({ item, video }: { item: Item; video: boolean }) {
     onError: () => setFailed(true),
   };
   // User files come without caption tracks.
-  if (video) return <video class="preview-media" {...media} />;
+  // The first frame (made with ffmpeg on the server) shows until the video plays.
+  if (video)
+    return <video class="preview-media" poster={item.hasThumbnail ? api.files.thumbnailUrl(item, 'large') : undefined} {...media} />;
   return (
     <div class="preview-none">
       <FileIcon family="audio" size={72} />
@@ -268,13 +271,39 @@ function Body({ item, find, onSwipe }: { item: Item; find?: string; onSwipe: (di
   }
 }
 
-function Viewer({ files, start, find, close }: { files: Item[]; start: number; find?: string; close: () => void }) {
+/** A file manager action offered beside Download for the file shown (share, move to trash, get info). */
+interface ViewerTool {
+  id: string;
+  label: string;
+  icon: IconName;
+  /** The file leaves the view (moved to the trash): the viewer goes on to the next one. */
+  removes?: boolean;
+  run: () => unknown;
+}
+
+/** The file manager's actions for the file shown; `toggleInfo` opens its details beside the picture. */
+export type ViewerTools = (item: Item, toggleInfo: () => void) => ViewerTool[];
+
+function Viewer(props: { files: Item[]; start: number; find?: string; tools?: ViewerTools; close: () => void }) {
+  const { start, find, close } = props;
+  const [files, setFiles] = useState(props.files);
   const [at, setAt] = useState(start);
+  const [info, setInfo] = useState(false);
   const item = files[at]!;
   const go = (d: 1 | -1) => setAt((i) => Math.min(files.length - 1, Math.max(0, i + d)));
+  const tools = props.tools?.(item, () => setInfo((o) => !o)) ?? [];
+  const use = (tool: ViewerTool) => {
+    void tool.run();
+    if (!tool.removes) return;
+    if (files.length === 1) return close();
+    setFiles(files.filter((f) => f.id !== item.id));
+    setAt(Math.min(at, files.length - 2));
+  };
   useEffect(() => {
     const keys = (e: KeyboardEvent) => {
       if ((e.target as HTMLElement).closest('video, audio, pre')) return;
+      // A dialog opened from here (Share) has the keys while it is on top.
+      if (![...document.querySelectorAll('dialog[open]')].at(-1)?.classList.contains('preview')) return;
       if (e.key === 'ArrowRight') go(1);
       else if (e.key === 'ArrowLeft') go(-1);
       else return;
@@ -289,35 +318,56 @@ function Viewer({ files, start, find, close }: { files: Item[]; start: number; f
         <span class="muted">
           {formatSize(item.size ?? 0)} · {at + 1} of {files.length}
         </span>
-        {can('files.download') && (
-          <a class="button ghost" href={api.files.downloadUrl(item)} download>
-            <Icon name="download" size={18} /> Download
-          </a>
-        )}
+        <div class="preview-tools">
+          {can('files.download') && (
+            <a class="button ghost" href={api.files.downloadUrl(item)} download>
+              <Icon name="download" size={18} /> <span class="tool-label">Download</span>
+            </a>
+          )}
+          {tools.map((tool) => (
+            <button
+              type="button"
+              key={tool.id}
+              class="icon-button"
+              aria-label={tool.label}
+              title={tool.label}
+              aria-pressed={tool.id === 'info' ? info : undefined}
+              onClick={() => use(tool)}
+            >
+              <Icon name={tool.icon} size={20} />
+            </button>
+          ))}
+        </div>
       </div>
       <div class="preview-body">
-        <Body item={item} find={at === start ? find : undefined} onSwipe={go} />
-        {at > 0 && (
-          <button type="button" class="preview-nav prev" aria-label="Previous" onClick={() => go(-1)}>
-            <Icon name="chevronLeft" size={28} />
-          </button>
-        )}
-        {at < files.length - 1 && (
-          <button type="button" class="preview-nav next" aria-label="Next" onClick={() => go(1)}>
-            <Icon name="chevronRight" size={28} />
-          </button>
-        )}
+        <div class="preview-main">
+          <Body item={item} find={at === start ? find : undefined} onSwipe={go} />
+          {at > 0 && (
+            <button type="button" class="preview-nav prev" aria-label="Previous" onClick={() => go(-1)}>
+              <Icon name="chevronLeft" size={28} />
+            </button>
+          )}
+          {at < files.length - 1 && (
+            <button type="button" class="preview-nav next" aria-label="Next" onClick={() => go(1)}>
+              <Icon name="chevronRight" size={28} />
+            </button>
+          )}
+        </div>
+        {info && <InfoPanel item={item} onClose={() => setInfo(false)} />}
       </div>
     </Dialog>
   );
 }
 
-/** Opens the preview on one file, with next/previous through the other files around it; `find` opens text and PDF at those words. */
-export function openPreview(files: Item[], item: Item, find?: string): void {
+/**
+ * Opens the preview on one file, with next/previous through the other files around it; `find` opens text
+ * and PDF at those words; `tools` adds the file manager's actions beside Download.
+ */
+export function openPreview(files: Item[], item: Item, find?: string, tools?: ViewerTools): void {
   const start = Math.max(
     0,
     files.findIndex((f) => f.id === item.id),
   );
   const list = files.length ? files : [item];
-  void openDialog<void>((close) => <Viewer files={list} start={start} find={find} close={() => close()} />);
+  void openDialog<void>((close) => <Viewer files={list} start={start} find={find} tools={tools} close={() => close()} />);
 }

@@ -47,7 +47,12 @@ export function Dialog(props: {
     const d = ref.current!;
     const previous = document.activeElement as HTMLElement | null;
     d.showModal();
-    return () => previous?.focus?.();
+    return () => {
+      // While the modal is open the page behind it is inert and cannot take focus: close it first. Focus
+      // goes back without scrolling, so a list is where it was when the dialog opened.
+      d.close();
+      previous?.focus?.({ preventScroll: true });
+    };
   }, []);
   return (
     <dialog

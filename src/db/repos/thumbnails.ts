@@ -99,21 +99,22 @@ export class ThumbnailsRepo {
 
   /**
    * Live files of an account whose type is one of `imageTypes` or video/*, newest taken first, after the
-   * keyset position `after` (its takenAt and id); the sort key spans the join, so SQLite sorts the account's
-   * photos (found through items_account_type_idx) for each page.
+   * keyset position `after` (its takenAt and id): items_photos_idx walks (account, taken-or-modified, id)
+   * in order, so a page reads its own rows and stops.
    */
   photosPage(accountId: string, imageTypes: readonly string[], after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
     const marks = imageTypes.map(() => '?').join(', ');
-    const keyset = after ? 'AND (coalesce(t.taken_at, i.modified_at), i.id) < (?, ?)' : '';
-    const args: Array<string | number> = [accountId, ...imageTypes, ...(after ? [after.takenAt, after.id] : []), limit];
+    // A bound (<=) and a filter: SQLite makes an index range of the bound, not of an OR or a row value.
+    const keyset = after ? 'AND coalesce(i.taken_at, i.modified_at) <= ? AND (coalesce(i.taken_at, i.modified_at) < ? OR i.id < ?)' : '';
+    const args: Array<string | number> = [accountId, ...imageTypes, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
-        `SELECT i.id, i.name, coalesce(t.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
+        `SELECT i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
                 i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
-         FROM items i LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
-         ORDER BY 3 DESC, i.id DESC LIMIT ?`,
+         ORDER BY coalesce(i.taken_at, i.modified_at) DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);
   }

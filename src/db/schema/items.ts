@@ -39,6 +39,8 @@ export const items = sqliteTable(
     createdAt: integer('created_at').notNull(),
     deletedAt: integer('deleted_at'),
     deletedRootId: text('deleted_root_id'),
+    // Photos: when the current content was taken (EXIF DateTimeOriginal), copied from its thumbnail record by triggers.
+    takenAt: integer('taken_at'),
   },
   (t) => [
     uniqueIndex('items_id_idx').on(t.id),
@@ -54,6 +56,8 @@ export const items = sqliteTable(
     index('items_parent_id_idx').on(t.parentId),
     index('items_account_type_idx').on(t.accountId, t.type).where(sql`deleted_at IS NULL`),
     index('items_starred_idx').on(t.accountId, t.type, t.modifiedAt, t.id).where(sql`starred = 1 AND deleted_at IS NULL`),
+    // The Photos view's keyset: newest taken (else modified) first.
+    index('items_photos_idx').on(t.accountId, sql`coalesce(taken_at, modified_at)`, t.id).where(sql`type = 'file' AND deleted_at IS NULL`),
     index('items_recent_idx').on(t.accountId, t.accessedAt, t.id).where(sql`type = 'file' AND deleted_at IS NULL`),
     // Account-wide exact and prefix name lookups (search ranks those first).
     index('items_live_name_key_idx').on(t.accountId, t.nameKey).where(sql`deleted_at IS NULL`),

@@ -11,6 +11,7 @@ import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { ItemViews } from './item-views.ts';
+import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
 import { PageCache } from './page-cache.ts';
@@ -52,11 +53,13 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const quota = new QuotaService(repos.users, repos.tusUploads, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
-  const views = new ItemViews(repos.shares);
+  const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
+  const views = new ItemViews(repos.shares, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
+    hasThumbnail,
     notifications,
     clock,
     transactions,

@@ -1,7 +1,7 @@
 import type { Item, ListedItem } from '../../db/repos/items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
-import { sourceKind } from '../thumbnails/formats.ts';
+import type { HasThumbnail } from '../thumbnails/formats.ts';
 
 /** An item as a share page shows it. */
 export interface PublicItem {
@@ -17,7 +17,10 @@ export interface PublicItem {
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-export function toPublicItem(r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mimeType' | 'modifiedAt'>): PublicItem {
+export function toPublicItem(
+  r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mimeType' | 'modifiedAt'>,
+  hasThumbnail: HasThumbnail,
+): PublicItem {
   const item: PublicItem = {
     id: r.id,
     name: r.name,
@@ -26,11 +29,11 @@ export function toPublicItem(r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mi
     mimeType: r.type === 'folder' ? null : r.mimeType,
     modified: iso(r.modifiedAt),
   };
-  if (r.type === 'file') item.hasThumbnail = sourceKind(r.mimeType) !== null;
+  if (r.type === 'file') item.hasThumbnail = hasThumbnail(r.mimeType);
   return item;
 }
 
-function toItemView(row: ListedItem, share: ShareStatus | undefined): ItemView {
+function toItemView(row: ListedItem, share: ShareStatus | undefined, hasThumbnail: HasThumbnail): ItemView {
   const view: ItemView = {
     id: row.id,
     name: row.name,
@@ -46,20 +49,23 @@ function toItemView(row: ListedItem, share: ShareStatus | undefined): ItemView {
     expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
   };
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
-  if (row.type === 'file') view.hasThumbnail = sourceKind(row.mimeType) !== null;
+  if (row.type === 'file') view.hasThumbnail = hasThumbnail(row.mimeType);
   return view;
 }
 
 /** Rows as the API shows them, with their share status (one lookup per list). */
 export class ItemViews {
-  constructor(private readonly shares: SharesRepo) {}
+  constructor(
+    private readonly shares: SharesRepo,
+    private readonly hasThumbnail: HasThumbnail,
+  ) {}
 
   many(accountId: string, rows: readonly ListedItem[]): ItemView[] {
     const status = this.shares.statusOf(
       accountId,
       rows.map((r) => r.id),
     );
-    return rows.map((r) => toItemView(r, status.get(r.id)));
+    return rows.map((r) => toItemView(r, status.get(r.id), this.hasThumbnail));
   }
 
   one(accountId: string, row: ListedItem): ItemView {

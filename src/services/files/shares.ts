@@ -11,6 +11,7 @@ import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
+import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
@@ -50,6 +51,7 @@ export interface ShareDeps {
   settings: SettingsService;
   notifications: Pick<NotificationService, 'notify'>;
   pages: PageCache<PublicPage>;
+  hasThumbnail: HasThumbnail;
   /** Key of the unlock cookies' signatures (derived from the instance's token secret). */
   unlockKey: Uint8Array;
 }
@@ -442,7 +444,7 @@ export class ShareService {
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */
   trail(root: HeldItem, folder: HeldItem): PublicItem[] {
-    return this.d.tree.trail(root, folder).map(toPublicItem);
+    return this.d.tree.trail(root, folder).map((r) => toPublicItem(r, this.d.hasThumbnail));
   }
 
   /** One page of a shared folder: folders first, then by name; `cursor` continues the previous page. */
@@ -450,7 +452,7 @@ export class ShareService {
     return this.d.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () => {
       const scope = { kind: 'folder', accountId, parentId: folderId } as const;
       const { rows, nextCursor } = this.d.tree.page(scope, { sortBy: 'name', order: 'asc', limit: opts.limit, cursor: opts.cursor });
-      return { items: rows.map(toPublicItem), nextCursor };
+      return { items: rows.map((r) => toPublicItem(r, this.d.hasThumbnail)), nextCursor };
     });
   }
 

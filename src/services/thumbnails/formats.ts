@@ -1,5 +1,5 @@
-/** How a type is turned into pixels: sharp (libvips) itself, libheif (wasm) or pdfium (wasm). */
-export type SourceKind = 'image' | 'heic' | 'pdf';
+/** How a type is turned into pixels: sharp (libvips) itself, libheif (wasm), pdfium (wasm) or ffmpeg's first frame. */
+export type SourceKind = 'image' | 'heic' | 'pdf' | 'video';
 
 // Detected types (uploads detect the type from content when recognisable): what a thumbnail can be made of.
 const KINDS: Record<string, SourceKind> = {
@@ -17,15 +17,47 @@ const KINDS: Record<string, SourceKind> = {
 
 export const THUMBNAIL_TYPES: readonly string[] = Object.keys(KINDS);
 
+/** Video types uploads detect (file-type) whose first frame ffmpeg can read, when it is configured. */
+export const VIDEO_TYPES: readonly string[] = [
+  'video/mp4',
+  'video/webm',
+  'video/quicktime',
+  'video/x-matroska',
+  'video/matroska',
+  'video/x-m4v',
+  'video/3gpp',
+  'video/3gpp2',
+  'video/mpeg',
+  'video/mp2t',
+  'video/x-msvideo',
+  'video/vnd.avi',
+  'video/x-flv',
+  'video/ogg',
+];
+
+/** Whether a type gets a thumbnail here (the `hasThumbnail` of listings): videos only when ffmpeg is configured. */
+export type HasThumbnail = (mimeType: string | null) => boolean;
+
+export function hasThumbnailWith(videos: boolean): HasThumbnail {
+  return (mimeType) => {
+    const kind = sourceKind(mimeType);
+    return kind !== null && (videos || kind !== 'video');
+  };
+}
+
 export function sourceKind(mimeType: string | null): SourceKind | null {
+  if (mimeType && VIDEO_TYPES.includes(mimeType)) return 'video';
   return (mimeType && KINDS[mimeType]) || null;
 }
 
-/** What a worker is asked to do and answers. */
+/** What a worker is asked to do (a video's first frame comes as a PNG) and answers. */
 export interface MakeRequest {
   kind: SourceKind;
   bytes: Uint8Array;
 }
+
+/** A source's bytes, or (a video) how to get the image a thumbnail is made of, run in the pool's slot. */
+export type MakeSource = Uint8Array | (() => Promise<Uint8Array | Extract<MakeResult, { ok: false }>>);
 
 export type MakeResult =
   | { ok: true; small: Uint8Array; large: Uint8Array; width: number; height: number; takenAt: number | null }

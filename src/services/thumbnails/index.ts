@@ -5,6 +5,7 @@ import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ThumbnailPool } from './pool.ts';
 import { ThumbnailService } from './thumbnails.ts';
+import { VideoFrames } from './video.ts';
 
 export interface ThumbnailServices {
   thumbnails: ThumbnailService;
@@ -33,6 +34,7 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events }:
     thumbnails: repos.thumbnails,
     tree,
     pool,
+    video: config.ffmpegPath ? new VideoFrames(config.ffmpegPath, config.thumbnailMaxPixels) : null,
   });
   // Uploads, replacements, copies and document saves: the sweep makes the new content's thumbnails.
   events.onContentChange(() => thumbnails.requestSweep());

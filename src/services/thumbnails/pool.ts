@@ -1,9 +1,9 @@
 import type { Logger } from '../../log.ts';
-import type { MakeRequest, MakeResult, SourceKind, WorkerSetup } from './formats.ts';
+import type { MakeRequest, MakeResult, MakeSource, SourceKind, WorkerSetup } from './formats.ts';
 
 interface Task {
   kind: SourceKind;
-  bytes: Uint8Array;
+  source: MakeSource;
   resolve: (outcome: MakeResult) => void;
 }
 
@@ -44,10 +44,10 @@ export class ThumbnailPool {
     return this.urgent.length + this.background.length;
   }
 
-  make(kind: SourceKind, bytes: Uint8Array, urgent: boolean): Promise<MakeResult> {
+  make(kind: SourceKind, source: MakeSource, urgent: boolean): Promise<MakeResult> {
     if (this.stopped) return Promise.resolve({ ok: false, reason: 'the server is stopping' });
     return new Promise((resolve) => {
-      (urgent ? this.urgent : this.background).push({ kind, bytes, resolve });
+      (urgent ? this.urgent : this.background).push({ kind, source, resolve });
       this.next();
     });
   }
@@ -82,11 +82,18 @@ export class ThumbnailPool {
   }
 
   private async run(task: Task): Promise<void> {
+    // A video's frame is read by ffmpeg within this slot, so it counts against the same limit.
+    const bytes =
+      typeof task.source === 'function'
+        ? await task.source().catch((err: unknown) => ({ ok: false as const, reason: String(err) }))
+        : task.source;
+    if (!(bytes instanceof Uint8Array)) return task.resolve(bytes);
+    if (this.stopped) return task.resolve({ ok: false, reason: 'the server is stopping' });
     const slot = this.idle.pop() ?? this.spawn();
     let keep = false;
     try {
       await slot.ready;
-      const outcome = await this.ask(slot, task);
+      const outcome = await this.ask(slot, task.kind, bytes);
       slot.tasks++;
       keep = outcome.kept && task.kind !== 'heic' && slot.tasks < TASKS_PER_WORKER;
       task.resolve(outcome.result);
@@ -99,10 +106,10 @@ export class ThumbnailPool {
     }
   }
 
-  private ask(slot: Slot, task: Task): Promise<{ result: MakeResult; kept: boolean }> {
+  private ask(slot: Slot, kind: SourceKind, source: Uint8Array): Promise<{ result: MakeResult; kept: boolean }> {
     // The worker gets the bytes, not a copy: they must be the whole of their buffer to be transferred.
-    const bytes = task.bytes.byteOffset === 0 && task.bytes.byteLength === task.bytes.buffer.byteLength ? task.bytes : task.bytes.slice();
-    const request: MakeRequest = { kind: task.kind, bytes };
+    const bytes = source.byteOffset === 0 && source.byteLength === source.buffer.byteLength ? source : source.slice();
+    const request: MakeRequest = { kind, bytes };
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => resolve({ result: { ok: false, reason: 'making the thumbnail took too long' }, kept: false }),

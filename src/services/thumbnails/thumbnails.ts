@@ -12,8 +12,9 @@ import type { Principal } from '../accounts/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { Photo, ThumbnailSize } from '../../contract/files.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
-import { sourceKind, THUMBNAIL_TYPES } from './formats.ts';
+import { type HasThumbnail, hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
+import type { VideoFrames } from './video.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
 const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
@@ -40,18 +41,26 @@ export interface ThumbnailDeps {
   thumbnails: ThumbnailsRepo;
   tree: Tree;
   pool: ThumbnailPool;
+  /** ffmpeg, when configured: videos get their first frame; without it they have no thumbnail. */
+  video: VideoFrames | null;
 }
 
-/** Thumbnails of images and PDFs: made once per stored object, sealed beside it, served by size. */
+/** Thumbnails of images, PDFs and (with ffmpeg) videos: made once per stored object, sealed beside it, served by size. */
 export class ThumbnailService {
   // One making per object at a time: a request and the sweep asking for the same file share it.
   private readonly making = new Map<string, Promise<ThumbnailRow | null>>();
-
-  constructor(private readonly d: ThumbnailDeps) {}
-
+  // The types a thumbnail is made of here: videos only with ffmpeg.
+  private readonly types: readonly string[];
   /** Whether a file of this type can have a thumbnail (the `hasThumbnail` of listings). */
-  canHave(mimeType: string | null): boolean {
-    return sourceKind(mimeType) !== null;
+  readonly canHave: HasThumbnail;
+
+  constructor(private readonly d: ThumbnailDeps) {
+    this.types = d.video ? [...THUMBNAIL_TYPES, ...VIDEO_TYPES] : THUMBNAIL_TYPES;
+    this.canHave = hasThumbnailWith(d.video !== null);
+  }
+
+  private kind(mimeType: string | null) {
+    return this.canHave(mimeType) ? sourceKind(mimeType) : null;
   }
 
   /**
@@ -139,7 +148,7 @@ export class ThumbnailService {
    */
   make(row: Item, urgent: boolean): Promise<ThumbnailRow | null> {
     const key = row.storageKey;
-    const kind = sourceKind(row.mimeType);
+    const kind = this.kind(row.mimeType);
     if (row.type !== 'file' || !key || !row.wrappedKey || !kind) return Promise.resolve(null);
     let pending = this.making.get(key);
     if (!pending) {
@@ -164,11 +173,9 @@ export class ThumbnailService {
       };
     };
     let made: ThumbnailRow;
-    if (row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
+    if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
     else {
-      const source = await this.d.storage.get(key, { size: row.size, wrappedKey });
-      const bytes = new Uint8Array(await new Response(source).arrayBuffer());
-      const result = await this.d.pool.make(kind, bytes, urgent);
+      const result = await this.d.pool.make(kind, await this.source(kind, key, row.size, wrappedKey), urgent);
       if (!result.ok) made = none(result.reason);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
@@ -201,9 +208,21 @@ export class ThumbnailService {
     return made;
   }
 
+  /** What the pool makes a thumbnail of: the file's bytes, or for a video ffmpeg's first frame of it (read in ranges, never whole). */
+  private async source(kind: string, key: string, size: number, wrappedKey: string): Promise<MakeSource> {
+    const video = this.d.video;
+    if (kind === 'video' && video) {
+      return async () => {
+        const frame = await video.firstFrame(size, (range) => this.d.storage.get(key, { size, wrappedKey }, range));
+        return frame.ok ? frame.png : frame;
+      };
+    }
+    return new Uint8Array(await new Response(await this.d.storage.get(key, { size, wrappedKey })).arrayBuffer());
+  }
+
   /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
   catchUp(): void {
-    if (this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq: 0, limit: 1 }).length > 0) this.requestSweep();
+    if (this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1 }).length > 0) this.requestSweep();
   }
 
   /** Queues a sweep unless one waits already (files just written get theirs from it). */
@@ -216,7 +235,7 @@ export class ThumbnailService {
    * pause after the last, so a backlog (an upgrade, a large upload) never holds the worker or the cores.
    */
   async sweep(signal?: AbortSignal): Promise<number> {
-    const sources = this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq: 0, limit: SWEEP_BATCH });
+    const sources = this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: SWEEP_BATCH });
     let count = 0;
     await this.inLanes(sources, async (s) => {
       signal?.throwIfAborted();
@@ -230,12 +249,12 @@ export class ThumbnailService {
 
   /** `coffer thumbnails rebuild`: makes every thumbnail again (of one account's files when given), reporting progress. */
   async rebuild(opts: { accountId?: string; onProgress?: (done: number, total: number) => void }): Promise<{ made: number; none: number }> {
-    const total = this.d.thumbnails.countSources(THUMBNAIL_TYPES, { accountId: opts.accountId, all: true });
+    const total = this.d.thumbnails.countSources(this.types, { accountId: opts.accountId, all: true });
     let afterSeq = 0;
     let done = 0;
     const result = { made: 0, none: 0 };
     for (;;) {
-      const page = this.d.thumbnails.sourcesPage(THUMBNAIL_TYPES, { afterSeq, limit: SWEEP_BATCH, accountId: opts.accountId, all: true });
+      const page = this.d.thumbnails.sourcesPage(this.types, { afterSeq, limit: SWEEP_BATCH, accountId: opts.accountId, all: true });
       if (page.length === 0) return result;
       afterSeq = page.at(-1)!.seq;
       await this.inLanes(page, async (s) => {
@@ -260,6 +279,7 @@ export class ThumbnailService {
   /** Ends the worker threads (the server's stop, or a command's end). */
   close(): void {
     this.d.pool.stop();
+    this.d.video?.stop();
   }
 
   /** The thumbnails of a stored object that is being deleted: its objects and its row. */

@@ -113,7 +113,12 @@ async function fromPdf(bytes: Uint8Array) {
   }
 }
 
-const MAKERS = { image: fromImage, heic: fromHeic, pdf: fromPdf };
+/** A video's first frame, a PNG from ffmpeg: the image pipeline (its pixel cap too); the date is the file's. */
+async function fromVideoFrame(bytes: Uint8Array) {
+  return { ...(await fromImage(bytes)), takenAt: null };
+}
+
+const MAKERS = { image: fromImage, heic: fromHeic, pdf: fromPdf, video: fromVideoFrame };
 
 self.onmessage = async (event: MessageEvent<MakeRequest>) => {
   const { kind, bytes } = event.data;

@@ -104,6 +104,17 @@ describe('GET /api/files/photos', () => {
     expect(JSON.stringify(body.details)).toContain(field);
   });
 
+  test('new content is placed by its own date taken: a replaced photo moves', async () => {
+    const owner = await seed.owner(t);
+    const file = await upload(owner.client, 'scan.jpg', await img.jpegTakenAt('2019:07:14 10:00:00', 64, 48), { type: 'image/jpeg' });
+    const takenAt = async () => (await listAll(owner.client, '/api/files/photos')).find((p) => p.id === file.id)?.takenAt;
+    await eventually(async () => (await takenAt()) === new Date(2019, 6, 14, 10, 0, 0).toISOString());
+    const form = new FormData();
+    form.append('file', new File([await img.jpegTakenAt('2015:03:02 08:30:00', 64, 48)], 'scan.jpg', { type: 'image/jpeg' }));
+    expect((await owner.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    await eventually(async () => (await takenAt()) === new Date(2015, 2, 2, 8, 30, 0).toISOString());
+  });
+
   test('limit 1,000 is allowed', async () => {
     const owner = await seed.owner(t);
     expect((await owner.client.get('/api/files/photos?limit=1000')).status).toBe(200);
