@@ -20,6 +20,8 @@ const KEEPALIVE = encoder.encode(': keepalive\n\n');
  */
 export class SseStreams {
   private readonly perLogin = new Map<string, number>();
+  /** Each event's frame, encoded once however many streams of its account are open. */
+  private readonly frames = new WeakMap<HubEvent, Uint8Array>();
   readonly keepaliveMs: number;
   readonly maxBuffered: number;
   readonly maxPerLogin: number;
@@ -31,6 +33,12 @@ export class SseStreams {
     this.keepaliveMs = opts.keepaliveMs ?? 30_000;
     this.maxBuffered = opts.maxBuffered ?? 256;
     this.maxPerLogin = opts.maxPerLogin ?? 20;
+  }
+
+  private frameOf(event: HubEvent): Uint8Array {
+    let bytes = this.frames.get(event);
+    if (!bytes) this.frames.set(event, (bytes = frame(event)));
+    return bytes;
   }
 
   openCount(loginId: string): number {
@@ -73,7 +81,7 @@ export class SseStreams {
             controller.enqueue(chunk);
           };
           controller.enqueue(frame({ type: 'connected' }));
-          cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(frame(event))));
+          cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(this.frameOf(event))));
           cleanups.push(this.hub.onClose(end));
           cleanups.push(this.hub.onLoginEnd(loginId, end));
           const timer = setInterval(() => (signedIn && !signedIn() ? end() : send(KEEPALIVE)), this.keepaliveMs);

@@ -59,6 +59,21 @@ describe('EventHub', () => {
   });
 });
 
+describe('SseStreams', () => {
+  test("an event is encoded once for all of its account's streams: every stream gets the same bytes", async () => {
+    const hub = new EventHub();
+    const streams = new SseStreams(hub);
+    const readers = Array.from({ length: 3 }, (_, i) => streams.open('acc', `login-${i}`)!.getReader());
+    for (const r of readers) await r.read();
+    hub.publish('acc', 'file.uploaded', { id: '1' });
+    const chunks = await Promise.all(readers.map(async (r) => (await r.read()).value!));
+    expect(new TextDecoder().decode(chunks[0])).toStartWith('data: {"type":"file.uploaded"');
+    expect(chunks[1]).toBe(chunks[0]!);
+    expect(chunks[2]).toBe(chunks[0]!);
+    await Promise.all(readers.map((r) => r.cancel()));
+  });
+});
+
 describe('Presence', () => {
   test('entries expire after the TTL; live() filters by a shorter window; sweep drops expired', () => {
     const clock = new ManualClock(0);
