@@ -24,6 +24,8 @@ import { runPhotosBench } from './photos.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
+import { runEventStreamsBench } from './event-streams.ts';
+import { runSoakBench } from './soak.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -55,9 +57,12 @@ const benches: Record<string, () => Promise<void>> = {
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
+  streams: runEventStreamsBench,
+  soak: runSoakBench,
 };
 
-const wanted = process.argv.slice(2);
+// Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).
+const wanted = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && !all[i - 1]?.startsWith('--'));
 for (const [name, run] of Object.entries(benches)) {
   if (wanted.length && !wanted.includes(name)) continue;
   console.log(`\n== ${name} ==`);

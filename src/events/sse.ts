@@ -12,6 +12,8 @@ export interface SseOptions {
 const encoder = new TextEncoder();
 const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
 const KEEPALIVE = encoder.encode(': keepalive\n\n');
+/** Slots of the keepalive wheel: one timer ticks a slot every keepaliveMs / WHEEL_SLOTS, however many streams are open. */
+const WHEEL_SLOTS = 30;
 
 /**
  * Server-Sent Event streams of an account's file events (COMPAT framing: `data: <json>` only, a
@@ -20,6 +22,12 @@ const KEEPALIVE = encoder.encode(': keepalive\n\n');
  */
 export class SseStreams {
   private readonly perLogin = new Map<string, number>();
+  /** Each event's frame, encoded once however many streams of its account are open. */
+  private readonly frames = new WeakMap<HubEvent, Uint8Array>();
+  private readonly wheel = Array.from({ length: WHEEL_SLOTS }, () => new Set<() => void>());
+  private cursor = 0;
+  private onWheel = 0;
+  private ticker: ReturnType<typeof setInterval> | null = null;
   readonly keepaliveMs: number;
   readonly maxBuffered: number;
   readonly maxPerLogin: number;
@@ -31,6 +39,32 @@ export class SseStreams {
     this.keepaliveMs = opts.keepaliveMs ?? 30_000;
     this.maxBuffered = opts.maxBuffered ?? 256;
     this.maxPerLogin = opts.maxPerLogin ?? 20;
+  }
+
+  private frameOf(event: HubEvent): Uint8Array {
+    let bytes = this.frames.get(event);
+    if (!bytes) this.frames.set(event, (bytes = frame(event)));
+    return bytes;
+  }
+
+  /** Calls `beat` every keepaliveMs (the first within one slot of that) until the returned function is called. */
+  private everyKeepalive(beat: () => void): () => void {
+    // The slot that just fired comes round again after a whole turn of the wheel: keepaliveMs from now.
+    const slot = this.wheel[this.cursor]!;
+    slot.add(beat);
+    if (this.onWheel++ === 0) this.ticker = setInterval(() => this.tick(), Math.max(1, Math.round(this.keepaliveMs / WHEEL_SLOTS)));
+    return () => {
+      if (!slot.delete(beat)) return;
+      if (--this.onWheel === 0 && this.ticker) {
+        clearInterval(this.ticker);
+        this.ticker = null;
+      }
+    };
+  }
+
+  private tick(): void {
+    this.cursor = (this.cursor + 1) % WHEEL_SLOTS;
+    for (const beat of this.wheel[this.cursor]!) beat();
   }
 
   openCount(loginId: string): number {
@@ -73,11 +107,20 @@ export class SseStreams {
             controller.enqueue(chunk);
           };
           controller.enqueue(frame({ type: 'connected' }));
-          cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(frame(event))));
+          cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(this.frameOf(event))));
           cleanups.push(this.hub.onClose(end));
           cleanups.push(this.hub.onLoginEnd(loginId, end));
-          const timer = setInterval(() => (signedIn && !signedIn() ? end() : send(KEEPALIVE)), this.keepaliveMs);
-          cleanups.push(() => clearInterval(timer));
+          cleanups.push(
+            this.everyKeepalive(() => {
+              try {
+                if (signedIn && !signedIn()) return end();
+              } catch {
+                // A stream whose sign-in cannot be checked ends (the client reconnects and signs in again); the others go on.
+                return end();
+              }
+              send(KEEPALIVE);
+            }),
+          );
           if (signal) {
             if (signal.aborted) return end();
             const onAbort = () => end();

@@ -59,6 +59,53 @@ describe('EventHub', () => {
   });
 });
 
+describe('SseStreams', () => {
+  test("an event is encoded once for all of its account's streams: every stream gets the same bytes", async () => {
+    const hub = new EventHub();
+    const streams = new SseStreams(hub);
+    const readers = Array.from({ length: 3 }, (_, i) => streams.open('acc', `login-${i}`)!.getReader());
+    for (const r of readers) await r.read();
+    hub.publish('acc', 'file.uploaded', { id: '1' });
+    const chunks = await Promise.all(readers.map(async (r) => (await r.read()).value!));
+    expect(new TextDecoder().decode(chunks[0])).toStartWith('data: {"type":"file.uploaded"');
+    expect(chunks[1]).toBe(chunks[0]!);
+    expect(chunks[2]).toBe(chunks[0]!);
+    await Promise.all(readers.map((r) => r.cancel()));
+  });
+
+  test('one timer keeps every stream alive; it stops with the last stream, and a failing sign-in check ends only its own stream', async () => {
+    const hub = new EventHub();
+    const streams = new SseStreams(hub, { keepaliveMs: 60 });
+    const realSetInterval = globalThis.setInterval;
+    let timers = 0;
+    const counting = ((...args: Parameters<typeof setInterval>) => {
+      timers++;
+      return realSetInterval(...args);
+    }) as typeof setInterval;
+    globalThis.setInterval = counting;
+    const { readers, broken } = (() => {
+      try {
+        return {
+          readers: Array.from({ length: 50 }, (_, i) => streams.open('acc', `login-${i}`)!.getReader()),
+          broken: streams.open('acc', 'broken', undefined, () => {
+            throw new Error('database is locked');
+          })!,
+        };
+      } finally {
+        globalThis.setInterval = realSetInterval;
+      }
+    })();
+    expect(timers).toBe(1);
+    const text = async (r: (typeof readers)[number]) => new TextDecoder().decode((await r.read()).value);
+    for (const r of readers) expect(await text(r)).toContain('connected');
+    expect(new TextDecoder().decode(await new Response(broken).arrayBuffer())).toBe('data: {"type":"connected"}\n\n');
+    for (const r of readers) expect(await text(r)).toBe(': keepalive\n\n');
+    expect(streams.openCount('broken')).toBe(0);
+    await Promise.all(readers.map((r) => r.cancel()));
+    expect((streams as unknown as { ticker: unknown }).ticker).toBeNull();
+  });
+});
+
 describe('Presence', () => {
   test('entries expire after the TTL; live() filters by a shorter window; sweep drops expired', () => {
     const clock = new ManualClock(0);
