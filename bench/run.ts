@@ -24,6 +24,7 @@ import { runPhotosBench } from './photos.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
+import { runRequestsBench } from './requests.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -55,6 +56,7 @@ const benches: Record<string, () => Promise<void>> = {
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
+  requests: runRequestsBench,
 };
 
 const wanted = process.argv.slice(2);
