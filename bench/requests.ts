@@ -9,19 +9,22 @@ import { median } from './streams.ts';
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
-/** The built executable on `dataDir`, with the general and upload limiters raised so they do not cut a run short. */
+/** The built executable (COFFER_BENCH_EXE: that one, not rebuilt) on `dataDir`, with the general and upload limiters raised so they do not cut a run short. */
 async function startExecutable(dataDir: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn([buildExecutable(), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      LOG_LEVEL: 'info',
-      COFFER_GENERAL_RATE_LIMIT: '1000000000',
-      COFFER_UPLOAD_RATE_LIMIT: '1000000000',
+  const proc = Bun.spawn(
+    [process.env.COFFER_BENCH_EXE ?? buildExecutable(), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
+    {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        LOG_LEVEL: 'info',
+        COFFER_GENERAL_RATE_LIMIT: '1000000000',
+        COFFER_UPLOAD_RATE_LIMIT: '1000000000',
+      },
+      stdout: 'ignore',
+      stderr: 'inherit',
     },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  });
+  );
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     try {
