@@ -79,7 +79,7 @@ export async function runDavBench(): Promise<void> {
     const rssAfterMore = memoryMiB(server.pid).now;
     if (bigRuns[0]!.responses !== 10_001) throw new Error(`PROPFIND listed ${bigRuns[0]!.responses} responses`);
     console.log(
-      `dav.propfind_depth1_10000_items_ms median ${fmt(median(bigRuns.map((r) => r.ms)))} (goal < 150; ${fmt(bigRuns[0]!.bytes / MiB, 1)} MiB of XML, runs ${bigRuns.map((r) => fmt(r.ms, 0)).join(', ')})`,
+      `dav.propfind_depth1_10000_items_ms median ${fmt(median(bigRuns.map((r) => r.ms)))} (goal < 30; ${fmt(bigRuns[0]!.bytes / MiB, 1)} MiB of XML, runs ${bigRuns.map((r) => fmt(r.ms, 0)).join(', ')})`,
     );
     console.log(
       `dav.propfind_depth1_10000_items_server_cpu_ms ${fmt(cpuPerPropfind, 0)} per request (CPU time of the server process, less sensitive than wall time to other work on the machine; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores)`,

@@ -26,6 +26,7 @@ import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
 import { runEventStreamsBench } from './event-streams.ts';
 import { runSoakBench } from './soak.ts';
+import { runRequestsBench } from './requests.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -59,12 +60,15 @@ const benches: Record<string, () => Promise<void>> = {
   people: runPeopleBench,
   streams: runEventStreamsBench,
   soak: runSoakBench,
+  requests: runRequestsBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).
 const wanted = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && !all[i - 1]?.startsWith('--'));
+// The soak runs for minutes by design: only when named.
+const onlyWhenNamed = new Set(['soak']);
 for (const [name, run] of Object.entries(benches)) {
-  if (wanted.length && !wanted.includes(name)) continue;
+  if (wanted.length ? !wanted.includes(name) : onlyWhenNamed.has(name)) continue;
   console.log(`\n== ${name} ==`);
   await run();
 }

@@ -222,8 +222,12 @@ export function childElements(el: XmlElement, ns?: string, name?: string): XmlEl
   );
 }
 
+const XML_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' };
+const NEEDS_ESCAPE = /[<>&"']/;
+
 export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => `&${{ '<': 'lt', '>': 'gt', '&': 'amp', '"': 'quot', "'": 'apos' }[c]};`);
+  // Most names need no escaping: a PROPFIND of 10,000 items calls this 50,000 times.
+  return NEEDS_ESCAPE.test(text) ? text.replace(/[<>&"']/g, (c) => XML_ESCAPES[c]!) : text;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { childElements, parseXml, serializeNodes, XML_LIMITS, XmlError } from '../../src/lib/xml.ts';
+import { childElements, escapeXml, parseXml, serializeNodes, XML_LIMITS, XmlError } from '../../src/lib/xml.ts';
 
 describe('lib/xml', () => {
   test('resolves prefixes and default namespaces, decodes entities and CDATA', () => {
@@ -76,4 +76,10 @@ describe('lib/xml', () => {
       { kind: 'text', text: '\t\n\r \ud7ff\ue000\ufffd\u{10000}\u{10ffff}' },
     ]);
   });
+});
+
+test('escapeXml escapes each of the five characters wherever they stand and returns other text as it is', () => {
+  expect(escapeXml(`a<b>c&d"e'f`)).toBe('a&lt;b&gt;c&amp;d&quot;e&apos;f');
+  expect(escapeXml('&&')).toBe('&amp;&amp;');
+  expect(escapeXml('photo 00001.jpg')).toBe('photo 00001.jpg');
 });
