@@ -306,9 +306,6 @@ async function transfers(server: Server, token: string, auth: Record<string, str
     30,
   );
   console.log(`files.range_1_byte_at_900MiB_ms median ${fmt(rangeMs, 2)} (round trip, goal < 10)`);
-  console.log(
-    `files.server_peak_rss_after_1GiB_up_and_down_MiB ${fmt(peakRssMiB(server.pid))} (dist/coffer, the built executable; goal < 150)`,
-  );
   fs.rmSync(bigFile);
 }
 
