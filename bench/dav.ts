@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { cpuSeconds, memoryMiB, seedItems } from './fixtures.ts';
 import { adminToken, curl, startBenchServer, writeRandomGiB } from './server.ts';
 import { median } from './streams.ts';
+import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, type CpuTimes } from './transfer-cpu.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -20,7 +21,7 @@ function rcloneVersion(): string {
  * 1,000 files of 4 KiB against the API's bulk upload of the same files.
  */
 export async function runDavBench(): Promise<void> {
-  const server = await startBenchServer({ COFFER_GENERAL_RATE_LIMIT: '1000000000', LOG_LEVEL: 'warn' });
+  const server = await startBenchServer({ COFFER_GENERAL_RATE_LIMIT: '1000000000', LOG_LEVEL: 'warn' }, undefined, { executable: true });
   const clientDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-dav-'));
   try {
     const token = await adminToken(server.url);
@@ -96,21 +97,25 @@ export async function runDavBench(): Promise<void> {
     const posts: number[] = [];
     const gets: number[] = [];
     const downloads: number[] = [];
+    const cpu: Record<'post' | 'put' | 'get' | 'download', CpuTimes[]> = { post: [], put: [], get: [], download: [] };
+    // Each transfer's server CPU per GiB, user and system apart.
+    const counted = <T>(kind: keyof typeof cpu, transfer: () => T): T => {
+      const before = cpuTimes(server.pid);
+      const result = transfer();
+      cpu[kind].push(cpuPerGiB(server.pid, before, GiB));
+      return result;
+    };
     for (let run = 0; run < 5; run++) {
       const upload = () => {
-        const r = curl([
-          '-H',
-          `Cookie: token=${token}`,
-          '-F',
-          `file=@${bigFile};type=application/octet-stream`,
-          `${server.url}/api/files/upload`,
-        ]);
+        const r = counted('post', () =>
+          curl(['-H', `Cookie: token=${token}`, '-F', `file=@${bigFile};type=application/octet-stream`, `${server.url}/api/files/upload`]),
+        );
         if (r.status !== 200) throw new Error(`upload ${r.status} ${r.body}`);
         posts.push(GiB / MiB / r.seconds);
         return JSON.parse(r.body) as { id: string };
       };
       const put = () => {
-        const r = curl(['-u', `${profile.email}:${password}`, '-T', bigFile, `${dav}/big-${run}.bin`]);
+        const r = counted('put', () => curl(['-u', `${profile.email}:${password}`, '-T', bigFile, `${dav}/big-${run}.bin`]));
         if (r.status !== 201) throw new Error(`PUT ${r.status} ${r.body}`);
         puts.push(GiB / MiB / r.seconds);
       };
@@ -123,12 +128,14 @@ export async function runDavBench(): Promise<void> {
         uploaded = upload();
       }
       const get = () => {
-        const r = curl(['-u', `${profile.email}:${password}`, '-o', '/dev/null', `${dav}/big-${run}.bin`]);
+        const r = counted('get', () => curl(['-u', `${profile.email}:${password}`, '-o', '/dev/null', `${dav}/big-${run}.bin`]));
         if (r.bytes !== GiB) throw new Error(`GET returned ${r.bytes}`);
         gets.push(GiB / MiB / r.seconds);
       };
       const download = () => {
-        const r = curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${uploaded.id}/download`]);
+        const r = counted('download', () =>
+          curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${uploaded.id}/download`]),
+        );
         if (r.bytes !== GiB) throw new Error(`download returned ${r.bytes}`);
         downloads.push(GiB / MiB / r.seconds);
       };
@@ -150,6 +157,13 @@ export async function runDavBench(): Promise<void> {
     );
     console.log(
       `dav.get_1GiB_MiB_s median ${fmt(median(gets), 0)} (runs ${runs(gets)})  api.download_1GiB_MiB_s median ${fmt(median(downloads), 0)} (runs ${runs(downloads)})  ratio ${fmt((100 * median(gets)) / median(downloads), 0)}% (goal ≥ 85%)`,
+    );
+    const vs = (a: CpuTimes[], b: CpuTimes[]) => `${fmt((100 * medianCpu(a)) / medianCpu(b) - 100, 0)}%`;
+    console.log(
+      `dav.put_1GiB_server_cpu ${cpuLine(cpu.put)}  api.multipart_upload_1GiB_server_cpu ${cpuLine(cpu.post)}  PUT vs API ${vs(cpu.put, cpu.post)} (goal <= +10%)`,
+    );
+    console.log(
+      `dav.get_1GiB_server_cpu ${cpuLine(cpu.get)}  api.download_1GiB_server_cpu ${cpuLine(cpu.download)}  GET vs API ${vs(cpu.get, cpu.download)} (goal <= +10%)`,
     );
     fs.rmSync(bigFile);
 

@@ -9,8 +9,9 @@ import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyrin
 import { newStorageKey } from '../src/storage/keys.ts';
 import { buildExecutable } from './server.ts';
 import { drain, median, source } from './streams.ts';
-import { curl, wrk as wrkRun, writeRandomGiB } from './server.ts';
+import { adminToken, curl, wrk as wrkRun, writeRandomGiB } from './server.ts';
 import { seedItems } from './fixtures.ts';
+import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, peakRssMiB, resetPeakRss, startBareSealed, type CpuTimes } from './transfer-cpu.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -136,10 +137,6 @@ async function startServer(dataDir: string): Promise<Server> {
   };
 }
 
-function peakRssMiB(pid: number): number {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-}
-
 /** Trash, then permanently delete one item, and wait for the job. */
 async function purge(url: string, auth: Record<string, string>, id: string): Promise<void> {
   const post = (p: string, body: unknown) =>
@@ -191,6 +188,127 @@ const WORDS = [
 ];
 const EXTS = ['pdf', 'jpg', 'docx', 'xlsx', 'txt', 'png', 'mp4', 'zip'];
 
+/**
+ * Section 1 of the files bench, also `npm run bench -- transfers` alone: 1 GiB up and down through the API
+ * beside the raw store, bare Bun and the bare sealed reference, with the server's CPU per GiB and peak RSS.
+ */
+async function transfers(server: Server, token: string, auth: Record<string, string>, dir: string, clientDir: string): Promise<void> {
+  // 1. 1 GiB over HTTP against the raw encrypted store on the same disk.
+  // curl's input lives in memory where it can: the page cache here is reclaimed within minutes, and a
+  // client reading its file from the disk under test would slow the server's writes it is measuring.
+  const bigFile = path.join(clientDir, 'one-gib.bin');
+  writeRandomGiB(bigFile);
+  // Warm-up: the first request to each route compiles it.
+  const warm = path.join(dir, 'warm.txt');
+  fs.writeFileSync(warm, 'warm-up');
+  const warmed = JSON.parse(curl(['-H', `Cookie: token=${token}`, '-F', `file=@${warm}`, `${server.url}/api/files/upload`]).body) as {
+    id: string;
+  };
+  curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${warmed.id}/download`]);
+  const store = new SealedStore(new LocalDriver(path.join(dir, 'raw')), new Keyring(masterKeyFrom(generateMasterKey())));
+  const raws: Array<{ write: number; read: number }> = [];
+  const bares: Array<{ receive: number; send: number }> = [];
+  const ups: number[] = [];
+  const downs: number[] = [];
+  const healthDuringDownload: number[] = [];
+  const upCpu: CpuTimes[] = [];
+  const downCpu: CpuTimes[] = [];
+  const upPeaks: number[] = [];
+  const downPeaks: number[] = [];
+  const bareSealedUp: CpuTimes[] = [];
+  const bareSealedDown: CpuTimes[] = [];
+  const bareSealedUpRates: number[] = [];
+  const bareSealedDownRates: number[] = [];
+  const bareSealed = await startBareSealed(path.join(dir, 'bare-sealed.bin'));
+  let uploaded = { id: '' };
+  // The disk's speed drifts from minute to minute here, so each run measures all three back to back;
+  // each writes, reads back and deletes before the next (Coffer through the API: trash, purge job).
+  const coffer = async (i: number) => {
+    resetPeakRss(server.pid);
+    let before = cpuTimes(server.pid);
+    const up = curl([
+      '-H',
+      `Cookie: token=${token}`,
+      '-F',
+      `file=@${bigFile};type=application/octet-stream`,
+      `${server.url}/api/files/upload`,
+    ]);
+    if (up.status !== 200) throw new Error(`upload failed: ${up.status} ${up.body}`);
+    uploaded = JSON.parse(up.body) as { id: string };
+    ups.push(GiB / MiB / up.seconds);
+    upCpu.push(cpuPerGiB(server.pid, before, GiB));
+    upPeaks.push(peakRssMiB(server.pid));
+    resetPeakRss(server.pid);
+    // The /health probe below is a few hundred tiny requests: a rounding error beside 1 GiB.
+    before = cpuTimes(server.pid);
+    const health = watchLatency(`${server.url}/health`);
+    const down = await curlAsync(['-H', `Cookie: token=${token}`, `${server.url}/api/files/${uploaded.id}/download`]);
+    healthDuringDownload.push(await health.stop());
+    downCpu.push(cpuPerGiB(server.pid, before, GiB));
+    downPeaks.push(peakRssMiB(server.pid));
+    if (down.bytes !== GiB) throw new Error(`download returned ${down.bytes} bytes`);
+    downs.push(GiB / MiB / down.seconds);
+    if (i < 2) await purge(server.url, auth, uploaded.id);
+  };
+  const sealedReference = async () => {
+    let before = cpuTimes(bareSealed.pid);
+    const up = await curlAsync(['-T', bigFile, bareSealed.url]);
+    bareSealedUp.push(cpuPerGiB(bareSealed.pid, before, GiB));
+    bareSealedUpRates.push(GiB / MiB / up.seconds);
+    before = cpuTimes(bareSealed.pid);
+    const down = await curlAsync([bareSealed.url]);
+    bareSealedDown.push(cpuPerGiB(bareSealed.pid, before, GiB));
+    if (down.bytes !== GiB) throw new Error(`bare sealed reference sent ${down.bytes} bytes`);
+    bareSealedDownRates.push(GiB / MiB / down.seconds);
+  };
+  const steps = [
+    async () => raws.push(await rawStoreRun(store)),
+    async () => bares.push(await bareBunRun(dir, bigFile)),
+    coffer,
+    sealedReference,
+  ];
+  // Each run starts with a different one, so none always meets the disk in the same state.
+  for (let i = 0; i < 3; i++) for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!(i);
+  await bareSealed.stop();
+  const runs = (xs: number[]) => xs.map((x) => fmt(x, 0)).join(', ');
+  const rawWrite = median(raws.map((r) => r.write));
+  const rawRead = median(raws.map((r) => r.read));
+  const bareReceive = median(bares.map((b) => b.receive));
+  const bareSend = median(bares.map((b) => b.send));
+  console.log(
+    `files.raw_store_write_MiB_s median ${fmt(rawWrite, 0)} (runs ${runs(raws.map((r) => r.write))})  files.raw_store_read_MiB_s median ${fmt(rawRead, 0)} (runs ${runs(raws.map((r) => r.read))}) (same disk, same run)`,
+  );
+  console.log(
+    `files.bare_bun_receive_1GiB_MiB_s median ${fmt(bareReceive, 0)} (runs ${runs(bares.map((b) => b.receive))})  files.bare_bun_send_1GiB_MiB_s median ${fmt(bareSend, 0)} (runs ${runs(bares.map((b) => b.send))}) (no Coffer code: the platform's ceiling)`,
+  );
+  console.log(
+    `files.upload_1GiB_http_MiB_s median ${fmt(median(ups), 0)} (runs ${runs(ups)}) = ${fmt((median(ups) / rawWrite) * 100)}% of raw store write (goal >= 75%), ${fmt((median(ups) / bareReceive) * 100)}% of bare Bun`,
+  );
+  console.log(
+    `files.download_1GiB_http_MiB_s median ${fmt(median(downs), 0)} (runs ${runs(downs)}) = ${fmt((median(downs) / rawRead) * 100)}% of raw decrypt-and-read (goal >= 70%), ${fmt((median(downs) / bareSend) * 100)}% of bare Bun`,
+  );
+  console.log(
+    `files.health_latency_during_1GiB_download_ms max ${fmt(Math.max(...healthDuringDownload), 1)} (runs ${healthDuringDownload.map((x) => fmt(x, 1)).join(', ')}; GET /health every 10 ms: how long other requests wait)`,
+  );
+  const ratio = (coffer: CpuTimes[], bare: CpuTimes[]) => fmt(medianCpu(coffer) / medianCpu(bare), 2);
+  console.log(
+    `files.download_1GiB_server_cpu ${cpuLine(downCpu)} (goal <= 0.70, or <= 1.2x the bare reference); bare sealed reference ${cpuLine(bareSealedDown)} at ${fmt(median(bareSealedDownRates), 0)} MiB/s; ratio ${ratio(downCpu, bareSealedDown)}x`,
+  );
+  console.log(
+    `files.upload_1GiB_server_cpu ${cpuLine(upCpu)} (goal <= 0.80, or <= 1.2x the bare reference); bare sealed reference ${cpuLine(bareSealedUp)} at ${fmt(median(bareSealedUpRates), 0)} MiB/s; ratio ${ratio(upCpu, bareSealedUp)}x`,
+  );
+  console.log(
+    `files.server_peak_rss_during_1GiB_MiB upload max ${fmt(Math.max(...upPeaks), 0)} (runs ${runs(upPeaks)}), download max ${fmt(Math.max(...downPeaks), 0)} (runs ${runs(downPeaks)}) (VmHWM reset before each transfer; goal < 120)`,
+  );
+  const rangeMs = await timeRequest(
+    `${server.url}/api/files/${uploaded.id}/download`,
+    { ...auth, range: `bytes=${900 * MiB}-${900 * MiB}` },
+    30,
+  );
+  console.log(`files.range_1_byte_at_900MiB_ms median ${fmt(rangeMs, 2)} (round trip, goal < 10)`);
+  fs.rmSync(bigFile);
+}
+
 export async function runFilesBench(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-files-bench-'));
   const dataDir = path.join(dir, 'data');
@@ -207,78 +325,7 @@ export async function runFilesBench(): Promise<void> {
     const auth = { cookie: `token=${token}` };
     const dbPath = path.join(dataDir, 'coffer.db');
 
-    // 1. 1 GiB over HTTP against the raw encrypted store on the same disk.
-    // curl's input lives in memory where it can: the page cache here is reclaimed within minutes, and a
-    // client reading its file from the disk under test would slow the server's writes it is measuring.
-    const bigFile = path.join(clientDir, 'one-gib.bin');
-    writeRandomGiB(bigFile);
-    // Warm-up: the first request to each route compiles it.
-    const warm = path.join(dir, 'warm.txt');
-    fs.writeFileSync(warm, 'warm-up');
-    const warmed = JSON.parse(curl(['-H', `Cookie: token=${token}`, '-F', `file=@${warm}`, `${server.url}/api/files/upload`]).body) as {
-      id: string;
-    };
-    curl(['-H', `Cookie: token=${token}`, '-o', '/dev/null', `${server.url}/api/files/${warmed.id}/download`]);
-    const store = new SealedStore(new LocalDriver(path.join(dir, 'raw')), new Keyring(masterKeyFrom(generateMasterKey())));
-    const raws: Array<{ write: number; read: number }> = [];
-    const bares: Array<{ receive: number; send: number }> = [];
-    const ups: number[] = [];
-    const downs: number[] = [];
-    const healthDuringDownload: number[] = [];
-    let uploaded = { id: '' };
-    // The disk's speed drifts from minute to minute here, so each run measures all three back to back;
-    // each writes, reads back and deletes before the next (Coffer through the API: trash, purge job).
-    const coffer = async (i: number) => {
-      const up = curl([
-        '-H',
-        `Cookie: token=${token}`,
-        '-F',
-        `file=@${bigFile};type=application/octet-stream`,
-        `${server.url}/api/files/upload`,
-      ]);
-      if (up.status !== 200) throw new Error(`upload failed: ${up.status} ${up.body}`);
-      uploaded = JSON.parse(up.body) as { id: string };
-      ups.push(GiB / MiB / up.seconds);
-      const health = watchLatency(`${server.url}/health`);
-      const down = await curlAsync(['-H', `Cookie: token=${token}`, `${server.url}/api/files/${uploaded.id}/download`]);
-      healthDuringDownload.push(await health.stop());
-      if (down.bytes !== GiB) throw new Error(`download returned ${down.bytes} bytes`);
-      downs.push(GiB / MiB / down.seconds);
-      if (i < 2) await purge(server.url, auth, uploaded.id);
-    };
-    const steps = [async () => raws.push(await rawStoreRun(store)), async () => bares.push(await bareBunRun(dir, bigFile)), coffer];
-    // Each run starts with a different one of the three, so none always meets the disk in the same state.
-    for (let i = 0; i < 3; i++) for (let k = 0; k < 3; k++) await steps[(i + k) % 3]!(i);
-    const runs = (xs: number[]) => xs.map((x) => fmt(x, 0)).join(', ');
-    const rawWrite = median(raws.map((r) => r.write));
-    const rawRead = median(raws.map((r) => r.read));
-    const bareReceive = median(bares.map((b) => b.receive));
-    const bareSend = median(bares.map((b) => b.send));
-    console.log(
-      `files.raw_store_write_MiB_s median ${fmt(rawWrite, 0)} (runs ${runs(raws.map((r) => r.write))})  files.raw_store_read_MiB_s median ${fmt(rawRead, 0)} (runs ${runs(raws.map((r) => r.read))}) (same disk, same run)`,
-    );
-    console.log(
-      `files.bare_bun_receive_1GiB_MiB_s median ${fmt(bareReceive, 0)} (runs ${runs(bares.map((b) => b.receive))})  files.bare_bun_send_1GiB_MiB_s median ${fmt(bareSend, 0)} (runs ${runs(bares.map((b) => b.send))}) (no Coffer code: the platform's ceiling)`,
-    );
-    console.log(
-      `files.upload_1GiB_http_MiB_s median ${fmt(median(ups), 0)} (runs ${runs(ups)}) = ${fmt((median(ups) / rawWrite) * 100)}% of raw store write (goal >= 75%), ${fmt((median(ups) / bareReceive) * 100)}% of bare Bun`,
-    );
-    console.log(
-      `files.download_1GiB_http_MiB_s median ${fmt(median(downs), 0)} (runs ${runs(downs)}) = ${fmt((median(downs) / rawRead) * 100)}% of raw decrypt-and-read (goal >= 70%), ${fmt((median(downs) / bareSend) * 100)}% of bare Bun`,
-    );
-    console.log(
-      `files.health_latency_during_1GiB_download_ms max ${fmt(Math.max(...healthDuringDownload), 1)} (runs ${healthDuringDownload.map((x) => fmt(x, 1)).join(', ')}; GET /health every 10 ms: how long other requests wait)`,
-    );
-    const rangeMs = await timeRequest(
-      `${server.url}/api/files/${uploaded.id}/download`,
-      { ...auth, range: `bytes=${900 * MiB}-${900 * MiB}` },
-      30,
-    );
-    console.log(`files.range_1_byte_at_900MiB_ms median ${fmt(rangeMs, 2)} (round trip, goal < 10)`);
-    console.log(
-      `files.server_peak_rss_after_1GiB_up_and_down_MiB ${fmt(peakRssMiB(server.pid))} (dist/coffer, the built executable; goal < 150)`,
-    );
-    fs.rmSync(bigFile);
+    await transfers(server, token, auth, dir, clientDir);
 
     // 2. Listing: a 100,000-item folder, first page and the page after 50,000 items.
     const bigFolder = newId();
@@ -410,6 +457,21 @@ export async function runFilesBench(): Promise<void> {
     console.log(
       `files.small_uploads_4KiB_per_s ${fmt(count / ((performance.now() - t) / 1000), 0)} (8 concurrent clients, ${count} uploads, goal >= 1000; bulk and the disk's bare ceiling: npm run bench -- requests)`,
     );
+  } finally {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(clientDir, { recursive: true, force: true });
+  }
+}
+
+/** `npm run bench -- transfers`: only the 1 GiB transfers of the files bench, on a fresh server. */
+export async function runTransfersBench(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-transfers-bench-'));
+  const clientDir = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/coffer-transfers-bench-') : dir;
+  const server = await startServer(path.join(dir, 'data'));
+  try {
+    const token = await adminToken(server.url);
+    await transfers(server, token, { cookie: `token=${token}` }, dir, clientDir);
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { runAccountsBench } from './accounts.ts';
 import { runOrphansBench } from './orphans.ts';
 import { runKeysBench } from './keys.ts';
 import { runAuditBench } from './audit.ts';
-import { runFilesBench } from './files.ts';
+import { runFilesBench, runTransfersBench } from './files.ts';
 import { runSharesBench } from './shares.ts';
 import { runShareLinksBench } from './share-links.ts';
 import { runReliabilityBench } from './reliability.ts';
@@ -37,6 +37,7 @@ const benches: Record<string, () => Promise<void>> = {
   keys: runKeysBench,
   audit: runAuditBench,
   files: runFilesBench,
+  transfers: runTransfersBench,
   shares: runSharesBench,
   'share-links': runShareLinksBench,
   reliability: runReliabilityBench,

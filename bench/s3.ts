@@ -10,6 +10,7 @@ import { cpuSeconds, freshInstance, memoryMiB, openCli } from './fixtures.ts';
 import { storeFile } from '../test/helpers/stored-files.ts';
 import { testS3DriverOptions, testS3Env } from '../test/helpers/s3-options.ts';
 import { drain, median, source } from './streams.ts';
+import { cpuLine as splitCpuLine, cpuPerGiB, cpuTimes, type CpuTimes } from './transfer-cpu.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -29,17 +30,21 @@ interface Transfer {
   mibPerSecond: number;
   /** CPU seconds each process used during the transfer. */
   cpu: Record<string, number>;
+  /** The same per GiB, user and system apart. */
+  split: Record<string, CpuTimes>;
 }
 
 /** Downloads a GiB with `get`, timing it and counting the CPU seconds of each process in `pids`. */
 async function timedDownload(get: () => Promise<ReadableStream<Uint8Array>>, pids: Record<string, number | 'self'>): Promise<Transfer> {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const beforeSplit = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuTimes(pid)]));
   const t = performance.now();
   const got = await drain(await get());
   if (got !== GiB) throw new Error(`downloaded ${got} bytes`);
   const seconds = (performance.now() - t) / 1000;
   const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!]));
-  return { mibPerSecond: GiB / MiB / seconds, cpu };
+  const split = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuPerGiB(pid, beforeSplit[name]!, GiB)]));
+  return { mibPerSecond: GiB / MiB / seconds, cpu, split };
 }
 
 /** The index of the middle value. */
@@ -113,12 +118,13 @@ export async function runS3Bench(): Promise<void> {
     });
     const relayUrl = `http://127.0.0.1:${new TextDecoder().decode((await relay.stdout.getReader().read()).value).trim()}`;
 
-    const server = await startBenchServer({ ...env('coffer/'), COFFER_GENERAL_RATE_LIMIT: '1000000' });
+    const server = await startBenchServer({ ...env('coffer/'), COFFER_GENERAL_RATE_LIMIT: '1000000' }, undefined, { executable: true });
     try {
       const token = await adminToken(server.url);
       const auth = { authorization: `Bearer ${token}` };
       const { body, type } = multipartBody(GiB);
       let stop = rssSampler(server.pid);
+      const uploadBefore = { coffer: cpuTimes(server.pid), s3rver: cpuTimes(child.pid), client: cpuTimes('self') };
       t = performance.now();
       const res = await fetch(`${server.url}/api/files/upload`, {
         method: 'POST',
@@ -128,6 +134,11 @@ export async function runS3Bench(): Promise<void> {
       } as RequestInit);
       if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
       const upload = GiB / MiB / ((performance.now() - t) / 1000);
+      const uploadCpu = {
+        coffer: cpuPerGiB(server.pid, uploadBefore.coffer, GiB),
+        s3rver: cpuPerGiB(child.pid, uploadBefore.s3rver, GiB),
+        client: cpuPerGiB('self', uploadBefore.client, GiB),
+      };
       const uploadRss = stop();
       const id = ((await res.json()) as { id: string }).id;
 
@@ -187,6 +198,12 @@ export async function runS3Bench(): Promise<void> {
       console.log(`  CPU per GiB: plain GET ${cpuLine(plainGet)}; relay ${cpuLine(relayed)}; API ${cpuLine(download)}`);
       console.log(
         `  on ${cores} cores with nothing else running, the API download could reach at most ${pct(floor(plainGet), floor(download))} of plain GET and the relay ${pct(floor(plainGet), floor(relayed))} (load average at the start: ${os.loadavg()[0]!.toFixed(1)})`,
+      );
+      console.log(
+        `s3.coffer_cpu_upload_1GiB ${splitCpuLine([uploadCpu.coffer])} (goal <= 1.00; not Coffer's: s3rver ${splitCpuLine([uploadCpu.s3rver])}, client ${splitCpuLine([uploadCpu.client])})`,
+      );
+      console.log(
+        `s3.coffer_cpu_download_1GiB ${splitCpuLine(apiRuns.map((r) => r.split.coffer!))} (goal <= 1.00; not Coffer's: s3rver ${splitCpuLine(apiRuns.map((r) => r.split.s3rver!))}, client ${splitCpuLine(apiRuns.map((r) => r.split.client!))})`,
       );
       console.log(`server peak RSS: upload ${uploadRss.toFixed(0)} MiB, download ${downloadRss.toFixed(0)} MiB`);
       console.log(

@@ -20,21 +20,22 @@ export function buildExecutable(): string {
   return path.join(ROOT, 'dist/coffer');
 }
 
-/** Runs `coffer serve` from source in its own process, on a temp data dir, as an admin would. */
+/**
+ * Runs `coffer serve` in its own process, on a temp data dir, as an admin would: from source, or with
+ * `executable` the built dist/coffer (built first), whose CPU and memory are what users get.
+ */
 export async function startBenchServer(
   env: Record<string, string> = {},
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-')),
-  opts: { keepDataDir?: boolean } = {},
+  opts: { keepDataDir?: boolean; executable?: boolean } = {},
 ): Promise<BenchServer> {
   const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn(
-    [process.execPath, path.join(ROOT, 'src/main.ts'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
-    {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
-      stdout: 'ignore',
-      stderr: 'inherit',
-    },
-  );
+  const command = opts.executable ? [buildExecutable()] : [process.execPath, path.join(ROOT, 'src/main.ts')];
+  const proc = Bun.spawn([...command, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {

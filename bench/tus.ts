@@ -7,6 +7,7 @@ import { ServerProcess } from '../test/helpers/server-process.ts';
 import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
 import { adminToken, buildExecutable } from './server.ts';
 import { median } from './streams.ts';
+import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, type CpuTimes } from './transfer-cpu.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -121,6 +122,8 @@ export async function runTusBench(): Promise<void> {
     const multipart: number[] = [];
     const tus: number[] = [];
     const tusPeaks: number[] = [];
+    const tusCpu: CpuTimes[] = [];
+    const multipartCpu: CpuTimes[] = [];
     let lastId = '';
     let dropped = false;
     for (let i = 0; i < RUNS; i++) {
@@ -129,13 +132,17 @@ export async function runTusBench(): Promise<void> {
         dropped = settleDisk();
         resetPeakRss(pid);
         const t = performance.now();
+        const before = cpuTimes(pid);
         lastId = await tusUpload(server.url, token, data);
+        tusCpu.push(cpuPerGiB(pid, before, GiB));
         tus.push(GiB / MiB / ((performance.now() - t) / 1000));
         tusPeaks.push(peakRssMiB(pid));
       };
       if (tusFirst) await runTus();
       settleDisk();
+      const before = cpuTimes(pid);
       multipart.push(await multipartRun(server.url, token, file));
+      multipartCpu.push(cpuPerGiB(pid, before, GiB));
       if (!tusFirst) await runTus();
     }
     if ((await sha256Of(server.url, token, lastId)) !== expected)
@@ -147,6 +154,9 @@ export async function runTusBench(): Promise<void> {
       `tus.upload_1GiB_8MiB_chunks_pct_of_multipart median ${fmt(median(paired))} (pairs ${runs(paired)}; goal >= 85); ` +
         `MiB/s tus median ${fmt(median(tus), 0)} (runs ${runs(tus)}), multipart median ${fmt(median(multipart), 0)} (runs ${runs(multipart)}); ` +
         `${dropped ? 'page cache dropped' : 'disk synced'} before each`,
+    );
+    console.log(
+      `tus.upload_1GiB_server_cpu ${cpuLine(tusCpu)}  api.multipart_upload_1GiB_server_cpu ${cpuLine(multipartCpu)}  tus vs API ${fmt((100 * medianCpu(tusCpu)) / medianCpu(multipartCpu) - 100, 0)}% (goal <= +10%)`,
     );
     console.log(
       `tus.server_peak_rss_during_1GiB_upload_MiB max ${fmt(Math.max(...tusPeaks))} (runs ${runs(tusPeaks)}; dist/coffer; goal < 150)`,
