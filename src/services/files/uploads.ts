@@ -239,7 +239,8 @@ export class UploadService {
         if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.budget(principal.accountId, 0, req.sizeHint);
       });
-      const row = this.transactions.immediate(() => {
+      // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
+      const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), { source });
       });
