@@ -685,7 +685,8 @@ export class UploadService {
         yield chunk;
       }
     }
-    this.intents.record(storageKey);
+    // Committed with the intents and rows of the other uploads of this turn, before the first byte is written.
+    await this.transactions.grouped(() => this.intents.record(storageKey));
     let info;
     try {
       info = await this.d.storage.put(storageKey, counted(), { signal });
