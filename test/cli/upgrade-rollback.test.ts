@@ -18,18 +18,22 @@ afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }
 const previous = embeddedMigrations.slice(0, -1);
 const latest = embeddedMigrations.at(-1)!;
 
-/** What the latest migration added, read from its SQL: tables (plain and virtual), triggers and columns. */
+/** What the latest migration added, read from its SQL: tables (plain and virtual), indexes, triggers and columns. */
 const added = {
   tables: [...latest.sql.matchAll(/CREATE (?:VIRTUAL )?TABLE `?(\w+)`?/g)].map((m) => m[1]!),
+  indexes: [...latest.sql.matchAll(/CREATE (?:UNIQUE )?INDEX `?(\w+)`?/g)].map((m) => m[1]!),
   triggers: [...latest.sql.matchAll(/CREATE TRIGGER `?(\w+)`?/g)].map((m) => m[1]!),
   columns: [...latest.sql.matchAll(/ALTER TABLE `?(\w+)`? ADD (?:COLUMN )?`?(\w+)`?/g)].map((m) => [m[1]!, m[2]!] as const),
 };
-const newTable = added.tables[0]!;
+// A schema object the latest migration adds, to tell its database from the previous release's.
+const newObject = added.tables[0] ?? added.indexes[0] ?? added.triggers[0]!;
 
 /** Undoes the latest migration's schema (not its record). */
 function revertLatest(run: (sql: string) => void): void {
   for (const trigger of added.triggers) run(`DROP TRIGGER IF EXISTS ${trigger}`);
   for (const table of added.tables) run(`DROP TABLE IF EXISTS ${table}`);
+  // Before the columns: an index on a column must go first.
+  for (const index of added.indexes) run(`DROP INDEX IF EXISTS ${index}`);
   for (const [table, column] of added.columns) run(`ALTER TABLE ${table} DROP COLUMN ${column}`);
 }
 
@@ -45,11 +49,11 @@ function toPreviousRelease(database: string): void {
   }
 }
 
-const tables = (database: string) => {
+const schemaObjects = (database: string) => {
   const db = new Database(database, { readonly: true });
   try {
     return db
-      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'trigger')")
       .all()
       .map((r) => r.name);
   } finally {
@@ -59,7 +63,7 @@ const tables = (database: string) => {
 
 describe('a snapshot before every upgrade, and coffer rollback', () => {
   test("upgrading from the previous release's schema snapshots it; rollback gives the older version a database it accepts, with today's objects", async () => {
-    expect(added.tables.length).toBeGreaterThan(0);
+    expect(newObject).toBeDefined();
     const t = await startTestServer();
     const paths = dataPaths(t.dataDir);
     const owner = await seed.owner(t);
@@ -69,9 +73,9 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     expect(others).toHaveLength(0);
     expect(path.basename(snapshot!.dir)).toStartWith(`schema-${previous.at(-1)!.tag}-`);
     expect(snapshot!.pending).toEqual([latest.tag]);
-    expect(tables(path.join(snapshot!.dir, 'coffer.db'))).not.toContain(newTable);
+    expect(schemaObjects(path.join(snapshot!.dir, 'coffer.db'))).not.toContain(newObject);
     expect(fs.readFileSync(path.join(snapshot!.dir, 'secrets.json'))).toEqual(fs.readFileSync(paths.secrets));
-    expect(tables(paths.database)).toContain(newTable);
+    expect(schemaObjects(paths.database)).toContain(newObject);
     let client = await seed.login(t, owner.email);
     await upload(client, 'after-upgrade.txt', 'written by the newer version');
 
@@ -86,7 +90,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     r = await runCli(['rollback', '--to', snapshot!.dir, '--data-dir', t.dataDir]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(tables(paths.database)).not.toContain(newTable);
+    expect(schemaObjects(paths.database)).not.toContain(newObject);
     const db = openDatabase(paths.database);
     try {
       // What the older executable checks at start: nothing it does not know, nothing to apply.
@@ -142,7 +146,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
       ];
       expect(() => migrate(db, broken)).toThrow('migration 9999_broken failed');
       const names = db.$client
-        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'trigger')")
         .all()
         .map((r) => r.name);
       expect(names).not.toContain('fine');

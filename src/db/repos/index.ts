@@ -24,9 +24,60 @@ import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 import { VersionsRepo } from './versions.ts';
 
+interface GroupedWrite {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
+  private group: GroupedWrite[] = [];
+
   constructor(private readonly sqlite: Database) {}
+
+  /**
+   * `fn` in one BEGIN IMMEDIATE with every other grouped write asked for in the same turn of the event loop
+   * (each in its own savepoint: one that throws rolls back alone and rejects its own promise); each promise
+   * settles only after the commit, and a failed commit rejects all of them.
+   */
+  grouped<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.group.length === 0) setImmediate(() => this.commitGroup());
+      this.group.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  private commitGroup(): void {
+    const group = this.group;
+    this.group = [];
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.sqlite
+        .transaction(() => {
+          for (const write of group) {
+            try {
+              outcomes.push({ ok: true, value: this.sqlite.transaction(write.fn)() });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+        })
+        .immediate();
+    } catch (error) {
+      // Nothing of the group was committed: a write that failed on its own keeps its own error.
+      group.forEach((write, i) => {
+        const outcome = outcomes[i];
+        write.reject(outcome && !outcome.ok ? outcome.error : error);
+      });
+      return;
+    }
+    group.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+  }
 
   /** BEGIN IMMEDIATE: takes the write lock up front, so checks inside hold until the commit. */
   immediate<T>(fn: () => T): T {

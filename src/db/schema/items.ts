@@ -58,6 +58,8 @@ export const items = sqliteTable(
     index('items_starred_idx').on(t.accountId, t.type, t.modifiedAt, t.id).where(sql`starred = 1 AND deleted_at IS NULL`),
     // The Photos view's keyset: newest taken (else modified) first.
     index('items_photos_idx').on(t.accountId, sql`coalesce(taken_at, modified_at)`, t.id).where(sql`type = 'file' AND deleted_at IS NULL`),
+    // The thumbnail sweep's sources by type, in upload order: its query reads image and video rows only, not every row.
+    index('items_thumbnail_sources_idx').on(t.mimeType, t.seq).where(sql`type = 'file' AND deleted_at IS NULL AND storage_key IS NOT NULL`),
     index('items_recent_idx').on(t.accountId, t.accessedAt, t.id).where(sql`type = 'file' AND deleted_at IS NULL`),
     // Account-wide exact and prefix name lookups (search ranks those first).
     index('items_live_name_key_idx').on(t.accountId, t.nameKey).where(sql`deleted_at IS NULL`),

@@ -39,7 +39,7 @@ const CONTENT_CHANGES = new Set<FileEventName>(['file.uploaded', 'file.updated',
 
 /** Reports file-system changes: to the account's event streams, the audit log, and whoever follows new content. */
 export class FileEvents {
-  private readonly contentListeners: Array<() => void> = [];
+  private readonly contentListeners: Array<(mimeType: string | null) => void> = [];
 
   constructor(
     private readonly hub: EventHub,
@@ -59,7 +59,10 @@ export class FileEvents {
     extra: Record<string, unknown> = {},
     audit?: { action: AuditAction; details: Record<string, unknown> },
   ): void {
-    if (CONTENT_CHANGES.has(type)) for (const listener of this.contentListeners) listener();
+    if (CONTENT_CHANGES.has(type)) {
+      const mimeType = typeof extra.mimeType === 'string' ? extra.mimeType : null;
+      for (const listener of this.contentListeners) listener(mimeType);
+    }
     const data = { id: row.id, name: row.name, type: row.type, parentId: row.parentId, userId: actor.loginId, ...extra };
     this.hub.publish(actor.accountId, type, data);
     for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data);
@@ -90,8 +93,11 @@ export class FileEvents {
     return out;
   }
 
-  /** `listener` runs after a file got new content (an upload, a replacement, a copy, a document save). */
-  onContentChange(listener: () => void): void {
+  /**
+   * `listener` runs after a file got new content (an upload, a replacement, a copy, a document save), with
+   * the file's type when the change is one file's (null when unknown: a copy may hold a whole folder).
+   */
+  onContentChange(listener: (mimeType: string | null) => void): void {
     this.contentListeners.push(listener);
   }
 

@@ -107,6 +107,42 @@ interface Budget {
 const SNIFF_BYTES = 64 * 1024;
 const DEFAULT_TYPE = 'application/octet-stream';
 const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
+// A bulk part up to this size is held in memory and stored while the next parts arrive, so the syncs of
+// many small files overlap instead of running one after another.
+const HELD_PART_BYTES = 256 * 1024;
+// Stores of held parts running at once in one bulk upload (at most this many × HELD_PART_BYTES held).
+const BULK_STORES_IN_FLIGHT = 16;
+
+/**
+ * A part body read up to `limit` bytes: `rest` is null when that was all of it, else the whole body again
+ * (what was read, then the remainder).
+ */
+async function holdSmall(
+  body: AsyncIterable<Uint8Array>,
+  limit: number,
+): Promise<{ chunks: Uint8Array[]; size: number; rest: AsyncIterable<Uint8Array> | null }> {
+  const it = body[Symbol.asyncIterator]();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const read = await it.next();
+    if (read.done) return { chunks, size, rest: null };
+    // Copied: a held part must not keep a larger request chunk alive, nor see it reused.
+    chunks.push(Uint8Array.from(read.value));
+    size += read.value.byteLength;
+    if (size > limit) {
+      const rest = async function* () {
+        yield* chunks;
+        for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+      };
+      return { chunks, size, rest: rest() };
+    }
+  }
+}
+
+async function* replay(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
+  yield* chunks;
+}
 
 /** SPEC: milliseconds since the epoch as text; anything else is ignored. */
 export function parseModifiedTime(text: string | undefined): number | null {
@@ -203,7 +239,8 @@ export class UploadService {
         if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.budget(principal.accountId, 0, req.sizeHint);
       });
-      const row = this.transactions.immediate(() => {
+      // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
+      const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), { source });
       });
@@ -223,6 +260,9 @@ export class UploadService {
     const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
     const toDiscard: StoredObject[] = [];
     let free = this.quota.room(principal.accountId);
+    // Stores of held parts still running, and the first error among them that fails the request.
+    const inFlight = new Set<Promise<void>>();
+    let bulkFailure: unknown = null;
     try {
       for await (const part of req.parts) {
         if (part.kind === 'field') {
@@ -241,17 +281,56 @@ export class UploadService {
           incoming.push({ index, fileName: part.filename, object: null, error: Messages.invalidFileName });
           continue;
         }
-        try {
-          const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free }, req.signal);
+        const entry: (typeof incoming)[number] = { index, fileName, object: null, error: null };
+        incoming.push(entry);
+        const budget = { maxBytes: this.settings.get('maxUploadBytes'), free };
+        const stored = (object: StoredObject) => {
           toDiscard.push(object);
-          if (free !== null) free -= object.size;
-          incoming.push({ index, fileName, object, error: null });
-        } catch (err) {
-          // Refusals of one file fail that file only; anything else (an abort) fails the request.
-          if (err instanceof AppError && err.status === 413) incoming.push({ index, fileName, object: null, error: err.message });
+          entry.object = object;
+        };
+        // Refusals of one file fail that file only; anything else (an abort) fails the request.
+        const refused = (err: unknown) => {
+          if (err instanceof AppError && err.status === 413) entry.error = err.message;
           else throw err;
+        };
+        let held;
+        try {
+          held = await holdSmall(part.body, HELD_PART_BYTES);
+        } catch (err) {
+          if (req.signal?.aborted) throw uploadAborted();
+          throw err;
         }
+        if (held.rest) {
+          try {
+            const object = await this.store({ body: held.rest, mimeType: part.mimeType }, budget, req.signal);
+            stored(object);
+            if (free !== null) free -= object.size;
+          } catch (err) {
+            refused(err);
+          }
+          continue;
+        }
+        // The size is known: a part that passes the budget spends it now, as its store will succeed or fail the request.
+        const spent = free !== null && held.size <= budget.maxBytes && held.size <= free ? held.size : 0;
+        if (free !== null) free -= spent;
+        const store = this.store({ body: replay(held.chunks), mimeType: part.mimeType }, budget, req.signal)
+          .then(stored)
+          .catch((err) => {
+            try {
+              refused(err);
+              // A refused file (the disk's reserve) gives back what it spent to the files after it.
+              if (free !== null) free += spent;
+            } catch {
+              bulkFailure ??= err;
+            }
+          })
+          .finally(() => inFlight.delete(store));
+        inFlight.add(store);
+        if (inFlight.size >= BULK_STORES_IN_FLIGHT) await Promise.race(inFlight);
+        if (bulkFailure) throw bulkFailure;
       }
+      await Promise.all(inFlight);
+      if (bulkFailure) throw bulkFailure;
       if (incoming.length === 0) throw badRequest(Messages.noFile);
 
       const result = this.transactions.immediate(() => {
@@ -302,6 +381,8 @@ export class UploadService {
         failedCount: result.failed.length,
       };
     } finally {
+      // Every store still running lands in toDiscard (or fails) before anything is discarded.
+      await Promise.all(inFlight);
       await this.discard(toDiscard);
     }
   }
@@ -604,7 +685,8 @@ export class UploadService {
         yield chunk;
       }
     }
-    this.intents.record(storageKey);
+    // Committed with the intents and rows of the other uploads of this turn, before the first byte is written.
+    await this.transactions.grouped(() => this.intents.record(storageKey));
     let info;
     try {
       info = await this.d.storage.put(storageKey, counted(), { signal });

@@ -6,6 +6,8 @@ import { errors } from '../../helpers/errors.ts';
 import { folder, listAll, seedRows, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
+import { ThumbnailsRepo } from '../../../src/db/repos/thumbnails.ts';
+import { THUMBNAIL_TYPES, VIDEO_TYPES } from '../../../src/services/thumbnails/formats.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -653,5 +655,21 @@ describe('hot queries stay indexed (EXPLAIN QUERY PLAN)', () => {
     }
     expect(checked.some((s) => s.includes('items_search MATCH'))).toBe(true);
     expect(checked.some((s) => s.includes('deleted_root_id = id'))).toBe(true);
+  });
+
+  test('the thumbnail sweep reads its sources by type from an index, not every row in upload order', async () => {
+    const o = await seed.owner(t);
+    const dir = await folder(o.client, 'sweep-plan');
+    seedRows(t, o.id, dir.id, 300);
+    const repo = new ThumbnailsRepo(t.server.ctx.db.$client);
+    const types = [...THUMBNAIL_TYPES, ...VIDEO_TYPES];
+    const plans = [
+      ...plansOf(() => repo.sourcesPage(types, { afterSeq: 0, limit: 16 })),
+      ...plansOf(() => repo.sourcesPage(types, { afterSeq: 0, limit: 16, accountId: o.id, all: true })),
+    ];
+    expect(plans.length).toBe(2);
+    // A walk of the primary key from seq 0 reads every row once per sweep: 1,100,000 rows made each upload 50x slower.
+    const walksAll = (plan: string[]) => plan.some((d) => /^SCAN i\b|USING INTEGER PRIMARY KEY/.test(d));
+    for (const p of plans) expect({ sql: p.sql, plan: p.plan, walksAll: walksAll(p.plan) }).toMatchObject({ walksAll: false });
   });
 });

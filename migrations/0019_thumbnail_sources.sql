@@ -1,0 +1,1 @@
+CREATE INDEX `items_thumbnail_sources_idx` ON `items` (`mime_type`,`seq`) WHERE type = 'file' AND deleted_at IS NULL AND storage_key IS NOT NULL;
