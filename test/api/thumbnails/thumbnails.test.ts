@@ -131,6 +131,16 @@ describe('GET /api/files/:id/thumbnail', () => {
       expect(t.server.ctx.repos.thumbnails.get(key)).toMatchObject({ status: 'ready', width: 6000, height: 4000 });
     });
 
+    test('a tiled HEIC of 200 MP and a cut-off one get no thumbnail (404), and the server stays healthy', async () => {
+      const whole = await img.heicGrid(2000, 1500);
+      const huge = await upload(owner.client, 'huge.heic', await img.heicGrid(20_000, 10_000), { type: 'image/heic' });
+      const cut = await upload(owner.client, 'cut.heic', whole.subarray(0, whole.length - 200), { type: 'image/heic' });
+      for (const file of [huge, cut]) expect((await thumb(file.id)).status).toBe(404);
+      expect((await t.client().get('/health')).status).toBe(200);
+      const fine = await upload(owner.client, 'fine.heic', whole, { type: 'image/heic' });
+      expect((await picture(await thumb(fine.id))).width).toBe(256);
+    });
+
     // Each as libheif itself shows it (heif-convert decodes the whole image with its transforms).
     test.each([
       ['irot 90', { rotateCcw: 90 }],
