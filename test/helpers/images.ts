@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
-import sharp from 'sharp';
+import sharp, { type Create } from 'sharp';
 import { tempDir } from './server.ts';
 
 /** Test samples for thumbnails, made here (nothing generated is committed). */
@@ -183,15 +183,15 @@ export function heifConvert(heic: Buffer): Promise<Buffer> {
 }
 
 /** One HEVC-coded picture from heif-enc: its hvcC property box and its coded data (the file's only item). */
-async function hevcTile(dir: string, name: string, size: number, colour: string) {
+async function hevcTile(dir: string, name: string, size: number, colour: string, photoLike: boolean) {
   const input = path.join(dir, `${name}.png`);
   const output = path.join(dir, `${name}.heic`);
-  fs.writeFileSync(
-    input,
-    await sharp({ create: { width: size, height: size, channels: 3, background: colour } })
-      .png()
-      .toBuffer(),
-  );
+  const flat = { width: size, height: size, channels: 3 as const, background: colour };
+  // Blurred noise costs a decoder about what a camera's picture does; a flat colour almost nothing.
+  const picture = photoLike
+    ? sharp({ create: { ...flat, noise: { type: 'gaussian', mean: 128, sigma: 40 } } as Create }).blur(1.2)
+    : sharp({ create: flat });
+  fs.writeFileSync(input, await picture.png().toBuffer());
   const r = spawnSync('heif-enc', ['-q', '50', '-o', output, input]);
   if (r.status !== 0) throw new Error(`heif-enc failed: ${r.stderr}`);
   const file = fs.readFileSync(output);
@@ -219,6 +219,8 @@ export interface HeicGridOptions {
   rotateCcw?: number;
   /** The `imir` property's axis bit, when given. */
   mirrorAxis?: 0 | 1;
+  /** Tiles of blurred noise (decoding costs what a photo's does) instead of flat red and blue. */
+  photoLike?: boolean;
   /** A `clap` property first: the centred crop's width and height. */
   crop?: { width: number; height: number };
 }
@@ -232,8 +234,8 @@ export interface HeicGridOptions {
 export async function heicGrid(width: number, height: number, tile = 512, opts: HeicGridOptions = {}): Promise<Buffer> {
   const dir = tempDir('coffer-heic-grid-');
   try {
-    const corner = await hevcTile(dir, 'corner', tile, '#ff0000');
-    const plain = await hevcTile(dir, 'plain', tile, '#0000ff');
+    const corner = await hevcTile(dir, 'corner', tile, '#ff0000', opts.photoLike === true);
+    const plain = await hevcTile(dir, 'plain', tile, '#0000ff', opts.photoLike === true);
     const cols = Math.ceil(width / tile);
     const rows = Math.ceil(height / tile);
     const tiles = cols * rows;
