@@ -52,10 +52,13 @@ class Scratch {
 
 /**
  * Decodes the primary image of a HEIC, reduced by the largest power of two that keeps its long edge at
- * least `minLongEdge`. A grid's tiles are decoded one at a time (untransformed, as stored); an image that
+ * least `minLongEdge` (and dividing the tiles, so that the reduced picture stays within `maxReduced` pixels). A grid's tiles are decoded one at a time (untransformed, as stored); an image that
  * is one coded picture is decoded whole, so only those above HEIC_MAX_PIXELS are refused.
  */
-export function decodeHeicReduced(bytes: Uint8Array, maxPixels: number, minLongEdge: number): ReducedHeic {
+export function decodeHeicReduced(
+  bytes: Uint8Array,
+  { maxPixels, minLongEdge, maxReduced = HEIC_MAX_PIXELS }: { maxPixels: number; minLongEdge: number; maxReduced?: number },
+): ReducedHeic {
   const m = libheif;
   const s = new Scratch(m);
   const ctx = m._heif_context_alloc();
@@ -101,6 +104,8 @@ export function decodeHeicReduced(bytes: Uint8Array, maxPixels: number, minLongE
     while (Math.max(imgW, imgH) / (f * 2) >= minLongEdge && (single || (tileW % (f * 2) === 0 && tileH % (f * 2) === 0))) f *= 2;
     const outW = Math.ceil(imgW / f);
     const outH = Math.ceil(imgH / f);
+    // Tiles of an odd size cannot be halved: the buffer would be the whole photo's.
+    if (outW * outH > maxReduced) throw new Error(`tiles of ${tileW}×${tileH} pixels cannot be reduced to ${maxReduced} pixels or fewer`);
     const out = Buffer.alloc(outW * outH * 3);
 
     options = m._heif_decoding_options_alloc();

@@ -98,7 +98,7 @@ async function applyTransforms(heic: ReducedHeic): Promise<Sharp> {
 }
 
 async function fromHeic(bytes: Uint8Array) {
-  const heic = decodeHeicReduced(bytes, setup.maxPixels, THUMBNAIL_SIZES.large);
+  const heic = decodeHeicReduced(bytes, { maxPixels: setup.maxPixels, minLongEdge: THUMBNAIL_SIZES.large });
   const out = await encode(await applyTransforms(heic));
   return { ...out, width: heic.fullWidth, height: heic.fullHeight, takenAt: await takenAt(bytes) };
 }
