@@ -33,6 +33,7 @@ declare module 'libheif-js/wasm-bundle' {
     _heif_image_handle_get_width(handle: number): number;
     _heif_image_handle_get_height(handle: number): number;
     _heif_image_handle_get_item_id(handle: number): number;
+    _heif_image_handle_has_alpha_channel(handle: number): number;
     _heif_image_handle_get_image_tiling(err: number, handle: number, processTransformations: number, out: number): void;
     _heif_image_handle_decode_image_tile(
       err: number,

@@ -115,12 +115,14 @@ export function heifEncMissing(): string | null {
   return spawnSync('heif-enc', ['--version']).error ? 'heif-enc is not installed (apt-get install libheif-examples)' : null;
 }
 
-/** A HEIC photo of `width`×`height`, encoded by heif-enc from a PNG. */
-export async function heic(width: number, height: number): Promise<Buffer> {
+/** A HEIC photo of `width`×`height`, encoded by heif-enc from a PNG (`alpha` below 1: see-through, kept as an alpha image). */
+export async function heic(width: number, height: number, alpha = 1): Promise<Buffer> {
   const dir = tempDir('coffer-heic-');
   const input = path.join(dir, 'in.png');
   const output = path.join(dir, 'out.heic');
-  fs.writeFileSync(input, await solid(width, height).png().toBuffer());
+  const picture =
+    alpha < 1 ? sharp({ create: { width, height, channels: 4, background: { r: 200, g: 60, b: 30, alpha } } }) : solid(width, height);
+  fs.writeFileSync(input, await picture.png().toBuffer());
   const r = spawnSync('heif-enc', ['-q', '50', '-o', output, input]);
   if (r.status !== 0) throw new Error(`heif-enc failed: ${r.stderr}`);
   const bytes = fs.readFileSync(output);

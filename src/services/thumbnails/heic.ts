@@ -3,9 +3,10 @@
 import libheif, { type LibheifModule } from 'libheif-js/wasm-bundle';
 import { HEIC_MAX_PIXELS } from './formats.ts';
 
-/** Upright pixels (RGB, 3 channels) at least `minLongEdge` on the long side unless the photo is smaller. */
+/** Pixels (RGB, or RGBA when the photo has alpha) at least `minLongEdge` on the long side unless the photo is smaller. */
 export interface ReducedHeic {
   data: Buffer;
+  channels: 3 | 4;
   width: number;
   height: number;
   /** The photo's own size, upright. */
@@ -22,6 +23,7 @@ type Transform =
 
 const COLORSPACE_RGB = 1;
 const CHROMA_INTERLEAVED_RGB = 10;
+const CHROMA_INTERLEAVED_RGBA = 11;
 const CHANNEL_INTERLEAVED = 10;
 const fourcc = (s: string) => (s.charCodeAt(0) << 24) | (s.charCodeAt(1) << 16) | (s.charCodeAt(2) << 8) | s.charCodeAt(3);
 const PROPERTY_ROTATION = fourcc('irot');
@@ -106,7 +108,9 @@ export function decodeHeicReduced(
     const outH = Math.ceil(imgH / f);
     // Tiles of an odd size cannot be halved: the buffer would be the whole photo's.
     if (outW * outH > maxReduced) throw new Error(`tiles of ${tileW}×${tileH} pixels cannot be reduced to ${maxReduced} pixels or fewer`);
-    const out = Buffer.alloc(outW * outH * 3);
+    const channels = m._heif_image_handle_has_alpha_channel(handle) ? 4 : 3;
+    const chroma = channels === 4 ? CHROMA_INTERLEAVED_RGBA : CHROMA_INTERLEAVED_RGB;
+    const out = Buffer.alloc(outW * outH * channels);
 
     options = m._heif_decoding_options_alloc();
     // ignore_transformations (the struct's second byte): tiles as stored; the transforms are applied after.
@@ -115,8 +119,8 @@ export function decodeHeicReduced(
     const strideOut = s.alloc(4);
     for (let ty = 0; ty < rows; ty++) {
       for (let tx = 0; tx < cols; tx++) {
-        if (single) m._heif_decode_image(err, handle, imageOut, COLORSPACE_RGB, CHROMA_INTERLEAVED_RGB, options);
-        else m._heif_image_handle_decode_image_tile(err, handle, imageOut, COLORSPACE_RGB, CHROMA_INTERLEAVED_RGB, options, tx, ty);
+        if (single) m._heif_decode_image(err, handle, imageOut, COLORSPACE_RGB, chroma, options);
+        else m._heif_image_handle_decode_image_tile(err, handle, imageOut, COLORSPACE_RGB, chroma, options, tx, ty);
         check(`tile ${tx},${ty}`);
         const image = s.u32(imageOut);
         try {
@@ -124,7 +128,7 @@ export function decodeHeicReduced(
           if (!plane) throw new Error(`tile ${tx},${ty} has no pixels`);
           const w = Math.min(m._heif_image_get_width(image, CHANNEL_INTERLEAVED), imgW - tx * tileW);
           const h = Math.min(m._heif_image_get_height(image, CHANNEL_INTERLEAVED), imgH - ty * tileH);
-          reduceInto(out, outW, m.HEAPU8, plane, s.u32(strideOut), w, h, (tx * tileW) / f, (ty * tileH) / f, f);
+          reduceInto(out, outW, channels, m.HEAPU8, plane, s.u32(strideOut), w, h, (tx * tileW) / f, (ty * tileH) / f, f);
         } finally {
           m._heif_image_release(image);
         }
@@ -132,6 +136,7 @@ export function decodeHeicReduced(
     }
     return {
       data: out,
+      channels,
       width: outW,
       height: outH,
       fullWidth: m._heif_image_handle_get_width(handle),
@@ -146,10 +151,11 @@ export function decodeHeicReduced(
   }
 }
 
-/** Box filter: each `f`×`f` block of a tile's pixels (RGB rows of `stride` bytes) averaged into one pixel of `out`. */
+/** Box filter: each `f`×`f` block of a tile's pixels (`c` bytes each, rows of `stride` bytes) averaged into one pixel of `out`. */
 function reduceInto(
   out: Buffer,
   outW: number,
+  c: number,
   heap: Uint8Array,
   plane: number,
   stride: number,
@@ -170,19 +176,22 @@ function reduceInto(
       let r = 0;
       let g = 0;
       let b = 0;
+      let a = 0;
       for (let y = y0; y < y1; y++) {
-        let p = plane + y * stride + x0 * 3;
-        for (let x = x0; x < x1; x++, p += 3) {
+        let p = plane + y * stride + x0 * c;
+        for (let x = x0; x < x1; x++, p += c) {
           r += heap[p]!;
           g += heap[p + 1]!;
           b += heap[p + 2]!;
+          if (c === 4) a += heap[p + 3]!;
         }
       }
       const n = (y1 - y0) * (x1 - x0);
-      const o = ((oy + by) * outW + ox + bx) * 3;
+      const o = ((oy + by) * outW + ox + bx) * c;
       out[o] = Math.round(r / n);
       out[o + 1] = Math.round(g / n);
       out[o + 2] = Math.round(b / n);
+      if (c === 4) out[o + 3] = Math.round(a / n);
     }
   }
 }

@@ -81,7 +81,7 @@ async function applyTransforms(heic: ReducedHeic): Promise<Sharp> {
   let width = heic.width;
   let height = heic.height;
   for (const t of heic.transforms) {
-    let step = sharp(data, { raw: { width, height, channels: 3 } });
+    let step = sharp(data, { raw: { width, height, channels: heic.channels } });
     if (t.kind === 'rotate') step = step.rotate((360 - t.degreesCcw) % 360);
     else if (t.kind === 'mirror') step = t.flipVertically ? step.flip() : step.flop();
     else {
@@ -94,7 +94,7 @@ async function applyTransforms(heic: ReducedHeic): Promise<Sharp> {
     width = done.info.width;
     height = done.info.height;
   }
-  return sharp(data, { raw: { width, height, channels: 3 } });
+  return sharp(data, { raw: { width, height, channels: heic.channels } });
 }
 
 async function fromHeic(bytes: Uint8Array) {

@@ -119,6 +119,14 @@ describe('GET /api/files/:id/thumbnail', () => {
       expect([large.width, large.height]).toEqual([640, 480]);
     });
 
+    test('a HEIC with an alpha image keeps its transparency', async () => {
+      const file = await upload(owner.client, 'glass.heic', await img.heic(300, 200, 0.5), { type: 'image/heic' });
+      const small = await picture(await thumb(file.id));
+      expect(small.meta.hasAlpha).toBe(true);
+      const { data } = await sharp(small.bytes).raw().toBuffer({ resolveWithObject: true });
+      expect(Math.abs(data[3]! - 128)).toBeLessThan(16);
+    });
+
     test("a 24 MP phone HEIC, a grid of 512 px tiles: both sizes, the photo's own size recorded", async () => {
       const file = await upload(owner.client, 'phone24.heic', await img.heicGrid(6000, 4000), { type: 'image/heic' });
       const large = await picture(await thumb(file.id, 'large'));
