@@ -54,8 +54,9 @@ class Scratch {
 
 /**
  * Decodes the primary image of a HEIC, reduced by the largest power of two that keeps its long edge at
- * least `minLongEdge` (and dividing the tiles, so that the reduced picture stays within `maxReduced` pixels). A grid's tiles are decoded one at a time (untransformed, as stored); an image that
- * is one coded picture is decoded whole, so only those above HEIC_MAX_PIXELS are refused.
+ * least `minLongEdge` and divides the tiles (refused when that leaves more than `maxReduced` pixels). A
+ * grid's tiles are decoded one at a time, untransformed as stored; an image that is one coded picture is
+ * decoded whole, so one above HEIC_MAX_PIXELS is refused.
  */
 export function decodeHeicReduced(
   bytes: Uint8Array,
@@ -98,7 +99,7 @@ export function decodeHeicReduced(
     if (!(imgW > 0 && imgH > 0 && tileW > 0 && tileH > 0)) throw new Error('the image has no dimensions');
     if (imgW * imgH > maxPixels) throw new Error(`the image has ${imgW}×${imgH} pixels, more than ${maxPixels}`);
     const single = cols * rows === 1;
-    if (single && tileW * tileH > Math.min(maxPixels, HEIC_MAX_PIXELS))
+    if (single && tileW * tileH > HEIC_MAX_PIXELS)
       throw new Error(`the image is one coded picture of ${tileW}×${tileH} pixels, more than ${HEIC_MAX_PIXELS}`);
 
     // The largest power of two that keeps the long edge, and that divides the tiles (an output pixel within one tile).
