@@ -80,6 +80,31 @@ async function peakFor100mp() {
   }
 }
 
+/** Peak server memory while it makes the thumbnails of two 24 MP and one 48 MP phone HEIC (512 px grids) at once. */
+async function peakForPhoneHeic() {
+  const heic24 = await img.heicGrid(6000, 4000, 512, { photoLike: true });
+  const heic48 = await img.heicGrid(8064, 6048, 512, { photoLike: true });
+  const server = await startBenchServer({ LOG_LEVEL: 'warn', THUMBNAIL_CONCURRENCY: '3' });
+  try {
+    const token = await adminToken(server.url);
+    const before = memoryMiB(server.pid).peak;
+    const files = [];
+    for (const [i, bytes] of [heic24, heic24, heic48].entries())
+      files.push(await upload(server.url, token, `IMG_${i}.HEIC`, bytes, 'image/heic'));
+    const cpu0 = cpuSeconds(server.pid);
+    const answers = await Promise.all(
+      files.map((f) => fetch(`${server.url}/api/files/${f.id}/thumbnail?size=large`, { headers: { cookie: `token=${token}` } })),
+    );
+    const cpu = cpuSeconds(server.pid) - cpu0;
+    if (answers.some((a) => a.status !== 200)) throw new Error(`phone HEIC thumbnail: ${answers.map((a) => a.status)}`);
+    console.log(
+      `two 24 MP and one 48 MP HEIC (512 px grids) at once, 3 workers: server peak RSS ${memoryMiB(server.pid).peak.toFixed(0)} MiB (${before.toFixed(0)} MiB before), server CPU ${(cpu * 1000).toFixed(0)} ms for the three`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
 /** Request latency while the server makes the thumbnails of `count` photos in the background. */
 async function latencyUnderLoad(count: number) {
   // One client asking many times: the per-login rate limit would answer 429 instead of measuring.
@@ -144,8 +169,13 @@ export async function runThumbnailsBench(): Promise<void> {
   const jpeg = await photo12mp();
   await throughput('12 MP JPEG (EXIF orientation 6) → 1,600 + 256 px WebP', 'image', jpeg, 16, 2);
   await throughput('12 MP JPEG, one worker', 'image', jpeg, 8, 1);
-  if (!img.heifEncMissing()) await throughput('12 MP HEIC', 'heic', await img.heic(4000, 3000), 6, 2);
-  else console.log('12 MP HEIC: skipped (heif-enc missing: apt-get install libheif-examples)');
+  if (img.heifEncMissing()) console.log('HEIC: skipped (heif-enc missing: apt-get install libheif-examples)');
+  else {
+    await throughput('12 MP HEIC (one coded picture)', 'heic', await img.heic(4000, 3000), 6, 2);
+    await throughput('24 MP HEIC (512 px grid, as phones write)', 'heic', await img.heicGrid(6000, 4000, 512, { photoLike: true }), 6, 2);
+    await throughput('48 MP HEIC (512 px grid)', 'heic', await img.heicGrid(8064, 6048, 512, { photoLike: true }), 4, 2);
+    await peakForPhoneHeic();
+  }
   await throughput("20-page PDF's first page", 'pdf', img.pdf(20, 595, 842), 16, 2);
   await peakFor100mp();
   await latencyUnderLoad(1000);

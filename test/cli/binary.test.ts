@@ -77,7 +77,11 @@ describe('the built executable', () => {
       ['photo.jpg', 'image/jpeg', await img.rotatedJpegWithGps(2000, 1500), [192, 256]],
       ['doc.pdf', 'application/pdf', img.pdf(20, 300, 400), [192, 256]],
     ];
-    if (!heicMissing) samples.push(['phone.heic', 'image/heic', await img.heic(640, 480), [256, 192]]);
+    if (!heicMissing) {
+      samples.push(['phone.heic', 'image/heic', await img.heic(640, 480), [256, 192]]);
+      // A phone's 24 MP photo: a grid decoded tile by tile, turned by its irot.
+      samples.push(['phone24.heic', 'image/heic', await img.heicGrid(6000, 4000, 512, { rotateCcw: 90 }), [171, 256]]);
+    }
     // ffmpeg is the host's (found on PATH): the executable serves it the video over loopback.
     if (!ffmpegMissing) samples.push(['camera.mp4', 'video/mp4', img.video('mp4', 640, 360), [256, 144]]);
     for (const [name, type, bytes, size] of samples) {

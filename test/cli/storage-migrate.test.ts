@@ -8,6 +8,8 @@ import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { storeFile, type StoredFile } from '../helpers/stored-files.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { blobFiles, upload } from '../helpers/files.ts';
+import * as img from '../helpers/images.ts';
 
 let s3: TestS3;
 beforeAll(async () => {
@@ -102,6 +104,54 @@ describe('coffer storage migrate', () => {
         expect(Buffer.from(await res.arrayBuffer()).equals(f.content)).toBe(true);
       }
       await t.server.stop();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test('thumbnails move with their file, local → s3 → local: served from the new store, none left in the old', async () => {
+    const dataDir = tempDir();
+    const prefix = `thumbs-${randomBytes(3).toString('hex')}/`;
+    const s3Env = s3.env(prefix);
+    const { COFFER_STORAGE: _, ...targetS3 } = s3Env;
+    const local = { COFFER_STORAGE: 'local' };
+    try {
+      let t = await startTestServer({ dataDir, env: local });
+      const owner = await seed.owner(t);
+      const file = await upload(owner.client, 'photo.png', await img.png(640, 480), { type: 'image/png' });
+      const key = t.server.ctx.repos.items.getLive(owner.id, file.id)!.storageKey!;
+      await eventually(() => t.server.ctx.repos.thumbnails.get(key)?.status === 'ready', { timeoutMs: 30_000 });
+      const objects = [key, `${key}_thumb_large`, `${key}_thumb_small`];
+      expect(blobFiles(dataDir).objects.sort()).toEqual(objects);
+      const served = async (env: Record<string, string>) => {
+        t = await startTestServer({ dataDir, env });
+        const client = t.client();
+        client.cookies.set('token', owner.client.cookies.get('token')!);
+        const res = await client.get(`/api/files/${file.id}/thumbnail?size=large`);
+        expect(res.status).toBe(200);
+        const bytes = Buffer.from(await res.arrayBuffer());
+        await t.server.stop();
+        return bytes;
+      };
+      const large = Buffer.from(await (await owner.client.get(`/api/files/${file.id}/thumbnail?size=large`)).arrayBuffer());
+      await t.server.stop();
+
+      let r = await runCli(['storage', 'migrate', '--to', 's3', '--switch', '--data-dir', dataDir], { env: targetS3 });
+      expect(r.code).toBe(0);
+      // Copied by the migration, before any request could make them again in the new store.
+      expect(s3.objectKeys(prefix).sort()).toEqual(objects.map((k) => `${prefix}${k}`));
+      r = await runCli(['storage', 'migrate', '--to', 's3', '--delete-source', '--json', '--data-dir', dataDir], { env: targetS3 });
+      expect(parseJson(r)).toEqual({ deleted: 1, missing: 0 });
+      expect(blobFiles(dataDir).objects).toEqual([]);
+      expect((await served(s3Env)).equals(large)).toBe(true);
+
+      r = await runCli(['storage', 'migrate', '--to', 'local', '--switch', '--data-dir', dataDir], { env: s3Env });
+      expect(r.code).toBe(0);
+      expect(blobFiles(dataDir).objects.sort()).toEqual(objects);
+      r = await runCli(['storage', 'migrate', '--to', 'local', '--delete-source', '--json', '--data-dir', dataDir], { env: s3Env });
+      expect(parseJson(r)).toEqual({ deleted: 1, missing: 0 });
+      expect(s3.objectKeys(prefix)).toEqual([]);
+      expect((await served(local)).equals(large)).toBe(true);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
-import sharp from 'sharp';
+import sharp, { type Create } from 'sharp';
 import { tempDir } from './server.ts';
 
 /** Test samples for thumbnails, made here (nothing generated is committed). */
@@ -115,12 +115,14 @@ export function heifEncMissing(): string | null {
   return spawnSync('heif-enc', ['--version']).error ? 'heif-enc is not installed (apt-get install libheif-examples)' : null;
 }
 
-/** A HEIC photo of `width`×`height`, encoded by heif-enc from a PNG. */
-export async function heic(width: number, height: number): Promise<Buffer> {
+/** A HEIC photo of `width`×`height`, encoded by heif-enc from a PNG (`alpha` below 1: see-through, kept as an alpha image). */
+export async function heic(width: number, height: number, alpha = 1): Promise<Buffer> {
   const dir = tempDir('coffer-heic-');
   const input = path.join(dir, 'in.png');
   const output = path.join(dir, 'out.heic');
-  fs.writeFileSync(input, await solid(width, height).png().toBuffer());
+  const picture =
+    alpha < 1 ? sharp({ create: { width, height, channels: 4, background: { r: 200, g: 60, b: 30, alpha } } }) : solid(width, height);
+  fs.writeFileSync(input, await picture.png().toBuffer());
   const r = spawnSync('heif-enc', ['-q', '50', '-o', output, input]);
   if (r.status !== 0) throw new Error(`heif-enc failed: ${r.stderr}`);
   const bytes = fs.readFileSync(output);
@@ -167,4 +169,140 @@ export function video(format: 'mp4' | 'mp4-faststart' | 'webm', width = 640, hei
   const bytes = fs.readFileSync(output);
   fs.rmSync(dir, { recursive: true, force: true });
   return bytes;
+}
+
+/** A HEIC decoded whole by heif-convert (libheif-examples, beside heif-enc), its transformations applied: a PNG. */
+export function heifConvert(heic: Buffer): Promise<Buffer> {
+  const dir = tempDir('coffer-heif-convert-');
+  try {
+    fs.writeFileSync(path.join(dir, 'in.heic'), heic);
+    const r = spawnSync('heif-convert', [path.join(dir, 'in.heic'), path.join(dir, 'out.png')]);
+    if (r.status !== 0) throw new Error(`heif-convert failed: ${r.stderr}`);
+    return Promise.resolve(fs.readFileSync(path.join(dir, 'out.png')));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One HEVC-coded picture from heif-enc: its hvcC property box and its coded data (the file's only item). */
+async function hevcTile(dir: string, name: string, size: number, colour: string, photoLike: boolean) {
+  const input = path.join(dir, `${name}.png`);
+  const output = path.join(dir, `${name}.heic`);
+  const flat = { width: size, height: size, channels: 3 as const, background: colour };
+  // Blurred noise costs a decoder about what a camera's picture does; a flat colour almost nothing.
+  const picture = photoLike
+    ? sharp({ create: { ...flat, noise: { type: 'gaussian', mean: 128, sigma: 40 } } as Create }).blur(1.2)
+    : sharp({ create: flat });
+  fs.writeFileSync(input, await picture.png().toBuffer());
+  const r = spawnSync('heif-enc', ['-q', '50', '-o', output, input]);
+  if (r.status !== 0) throw new Error(`heif-enc failed: ${r.stderr}`);
+  const file = fs.readFileSync(output);
+  const boxAt = (type: string) => {
+    const at = file.indexOf(type, 0, 'latin1') - 4;
+    return file.subarray(at, at + file.readUInt32BE(at));
+  };
+  return { hvcC: Buffer.from(boxAt('hvcC')), data: Buffer.from(boxAt('mdat').subarray(8)) };
+}
+
+const u16 = (n: number) => Buffer.from([n >> 8, n & 255]);
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+const box = (type: string, ...parts: Buffer[]) => {
+  const payload = Buffer.concat(parts);
+  return Buffer.concat([u32(payload.length + 8), Buffer.from(type, 'latin1'), payload]);
+};
+const fullBox = (type: string, version: number, flags: number, ...parts: Buffer[]) => box(type, u32((version << 24) | flags), ...parts);
+
+export interface HeicGridOptions {
+  /** The `irot` property: degrees counter-clockwise (0, 90, 180, 270). */
+  rotateCcw?: number;
+  /** The `imir` property's axis bit, when given. */
+  mirrorAxis?: 0 | 1;
+  /** Tiles of blurred noise (decoding costs what a photo's does) instead of flat red and blue. */
+  photoLike?: boolean;
+  /** A `clap` property first: the centred crop's width and height. */
+  crop?: { width: number; height: number };
+}
+
+/**
+ * A HEIC laid out as phones write them: a `grid` item of `tile`×`tile` HEVC tiles (the top-left tile red,
+ * the others blue), cropped to `width`×`height`, with the `irot`/`imir` properties asked for. heif-enc
+ * (1.15) writes no grids, so two tiles are encoded by it and the container is written here, every tile
+ * item pointing at one of the two coded pictures.
+ */
+export async function heicGrid(width: number, height: number, tile = 512, opts: HeicGridOptions = {}): Promise<Buffer> {
+  const dir = tempDir('coffer-heic-grid-');
+  try {
+    const corner = await hevcTile(dir, 'corner', tile, '#ff0000', opts.photoLike === true);
+    const plain = await hevcTile(dir, 'plain', tile, '#0000ff', opts.photoLike === true);
+    const cols = Math.ceil(width / tile);
+    const rows = Math.ceil(height / tile);
+    const tiles = cols * rows;
+    // Item 1 is the grid, 2.. its tiles in row order. Properties: 1 corner hvcC, 2 plain hvcC, 3 tile ispe, 4 grid ispe, 5.. transforms.
+    const transforms: Buffer[] = [];
+    if (opts.crop) {
+      const { width: cw, height: ch } = opts.crop;
+      // Fractions: the clean aperture's size, then its centre's offset from the image's centre.
+      const offset = (full: number, part: number) => [part - full, 2];
+      transforms.push(box('clap', ...[cw, 1, ch, 1, ...offset(width, cw), ...offset(height, ch)].map((n) => u32(n >>> 0))));
+    }
+    if (opts.rotateCcw !== undefined) transforms.push(box('irot', Buffer.from([(opts.rotateCcw / 90) & 3])));
+    if (opts.mirrorAxis !== undefined) transforms.push(box('imir', Buffer.from([opts.mirrorAxis])));
+    const ipco = box(
+      'ipco',
+      corner.hvcC,
+      plain.hvcC,
+      fullBox('ispe', 0, 0, u32(tile), u32(tile)),
+      fullBox('ispe', 0, 0, u32(width), u32(height)),
+      ...transforms,
+    );
+    const gridProps = [4, ...transforms.map((_, i) => 0x80 | (5 + i))];
+    const ipma = fullBox(
+      'ipma',
+      0,
+      0,
+      u32(tiles + 1),
+      u16(1),
+      Buffer.from([gridProps.length, ...gridProps]),
+      ...Array.from({ length: tiles }, (_, i) => Buffer.concat([u16(i + 2), Buffer.from([2, 0x80 | (i === 0 ? 1 : 2), 3])])),
+    );
+    const infe = (id: number, type: string, hidden: boolean) =>
+      fullBox('infe', 2, hidden ? 1 : 0, u16(id), u16(0), Buffer.from(type, 'latin1'), Buffer.from([0]));
+    const iinf = fullBox(
+      'iinf',
+      0,
+      0,
+      u16(tiles + 1),
+      infe(1, 'grid', false),
+      ...Array.from({ length: tiles }, (_, i) => infe(i + 2, 'hvc1', true)),
+    );
+    const iref = fullBox('iref', 0, 0, box('dimg', u16(1), u16(tiles), ...Array.from({ length: tiles }, (_, i) => u16(i + 2))));
+    const grid = Buffer.concat([Buffer.from([0, 0, rows - 1, cols - 1]), u16(width), u16(height)]);
+    const ftyp = box('ftyp', Buffer.from('heic', 'latin1'), u32(0), Buffer.from('mif1heic', 'latin1'));
+    const meta = (dataAt: number) => {
+      const extent = (id: number, offset: number, length: number) => Buffer.concat([u16(id), u16(0), u16(1), u32(offset), u32(length)]);
+      const cornerAt = dataAt + grid.length;
+      const plainAt = cornerAt + corner.data.length;
+      const iloc = fullBox(
+        'iloc',
+        0,
+        0,
+        Buffer.from([0x44, 0x00]),
+        u16(tiles + 1),
+        extent(1, dataAt, grid.length),
+        ...Array.from({ length: tiles }, (_, i) =>
+          i === 0 ? extent(2, cornerAt, corner.data.length) : extent(i + 2, plainAt, plain.data.length),
+        ),
+      );
+      const hdlr = fullBox('hdlr', 0, 0, u32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(12), Buffer.from([0]));
+      return fullBox('meta', 0, 0, hdlr, fullBox('pitm', 0, 0, u16(1)), iinf, iref, box('iprp', ipco, ipma), iloc);
+    };
+    const dataAt = ftyp.length + meta(0).length + 8;
+    return Buffer.concat([ftyp, meta(dataAt), box('mdat', grid, corner.data, plain.data)]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

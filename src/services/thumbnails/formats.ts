@@ -68,5 +68,8 @@ export interface WorkerSetup {
   maxPixels: number;
 }
 
-/** libheif decodes the whole image into wasm memory (about 24 bytes a pixel), so HEIC is capped lower. */
+/**
+ * A HEIC that is one coded picture is decoded whole (about 24 bytes a pixel in wasm memory), so it is capped
+ * lower; a grid (phones: 512 px tiles) is decoded a tile at a time and has only THUMBNAIL_MAX_PIXELS.
+ */
 export const HEIC_MAX_PIXELS = 16_000_000;

@@ -2,10 +2,10 @@
 import os from 'node:os';
 import { PDFiumLibrary } from '@hyzyla/pdfium';
 import exifr from 'exifr';
-import decodeHeic from 'heic-decode';
 import type { Sharp } from 'sharp';
 import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
-import { HEIC_MAX_PIXELS, type MakeRequest, type MakeResult, type WorkerSetup } from './formats.ts';
+import type { MakeRequest, MakeResult, WorkerSetup } from './formats.ts';
+import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
 import { loadSharp } from './sharp.ts';
 
@@ -75,19 +75,32 @@ async function fromImage(bytes: Uint8Array) {
   return { ...out, width: swap ? h : w, height: swap ? w : h, takenAt: await takenAt(bytes) };
 }
 
-async function fromHeic(bytes: Uint8Array) {
-  const images = await decodeHeic.all({ buffer: bytes });
-  try {
-    const first = images[0];
-    if (!first) throw new NoThumbnail('the file holds no image');
-    tooLarge(first.width, first.height, Math.min(setup.maxPixels, HEIC_MAX_PIXELS));
-    const { width, height, data } = await first.decode();
-    const pixels = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    const out = await encode(sharp(pixels, { raw: { width, height, channels: 4 } }));
-    return { ...out, width, height, takenAt: await takenAt(bytes) };
-  } finally {
-    images.dispose();
+/** The reduced pixels turned upright as libheif would: each transform in its order, one pass each. */
+async function applyTransforms(heic: ReducedHeic): Promise<Sharp> {
+  let data = heic.data;
+  let width = heic.width;
+  let height = heic.height;
+  for (const t of heic.transforms) {
+    let step = sharp(data, { raw: { width, height, channels: heic.channels } });
+    if (t.kind === 'rotate') step = step.rotate((360 - t.degreesCcw) % 360);
+    else if (t.kind === 'mirror') step = t.flipVertically ? step.flip() : step.flop();
+    else {
+      const left = Math.min(t.left, width - 1);
+      const top = Math.min(t.top, height - 1);
+      step = step.extract({ left, top, width: Math.min(t.width, width - left), height: Math.min(t.height, height - top) });
+    }
+    const done = await step.raw().toBuffer({ resolveWithObject: true });
+    data = done.data;
+    width = done.info.width;
+    height = done.info.height;
   }
+  return sharp(data, { raw: { width, height, channels: heic.channels } });
+}
+
+async function fromHeic(bytes: Uint8Array) {
+  const heic = decodeHeicReduced(bytes, { maxPixels: setup.maxPixels, minLongEdge: THUMBNAIL_SIZES.large });
+  const out = await encode(await applyTransforms(heic));
+  return { ...out, width: heic.fullWidth, height: heic.fullHeight, takenAt: await takenAt(bytes) };
 }
 
 async function fromPdf(bytes: Uint8Array) {

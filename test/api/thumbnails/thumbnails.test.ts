@@ -29,6 +29,21 @@ async function picture(res: Response) {
   return { bytes, meta, width: meta.width!, height: meta.height! };
 }
 
+/** The colour (red or blue) of an image's four corners: top-left, top-right, bottom-left, bottom-right. */
+async function corners(bytes: Buffer): Promise<string[]> {
+  const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => {
+    const o = (y * info.width + x) * 3;
+    return data[o]! > 200 && data[o + 2]! < 60
+      ? 'red'
+      : data[o + 2]! > 200 && data[o]! < 60
+        ? 'blue'
+        : `rgb(${[...data.subarray(o, o + 3)]})`;
+  };
+  const [r, b] = [info.width - 3, info.height - 3];
+  return [at(2, 2), at(r, 2), at(2, b), at(r, b)];
+}
+
 describe('GET /api/files/:id/thumbnail', () => {
   test('a sideways JPEG with GPS tags is served upright, 256 and 1,600 px on the long edge, with no metadata left', async () => {
     const file = await upload(owner.client, 'sideways.jpg', await img.rotatedJpegWithGps(2400, 1800), { type: 'image/jpeg' });
@@ -102,6 +117,55 @@ describe('GET /api/files/:id/thumbnail', () => {
       expect([small.width, small.height]).toEqual([256, 192]);
       const large = await picture(await thumb(file.id, 'large'));
       expect([large.width, large.height]).toEqual([640, 480]);
+    });
+
+    test('a HEIC with an alpha image keeps its transparency', async () => {
+      const file = await upload(owner.client, 'glass.heic', await img.heic(300, 200, 0.5), { type: 'image/heic' });
+      const small = await picture(await thumb(file.id));
+      expect(small.meta.hasAlpha).toBe(true);
+      const { data } = await sharp(small.bytes).raw().toBuffer({ resolveWithObject: true });
+      expect(Math.abs(data[3]! - 128)).toBeLessThan(16);
+    });
+
+    test("a 24 MP phone HEIC, a grid of 512 px tiles: both sizes, the photo's own size recorded", async () => {
+      const file = await upload(owner.client, 'phone24.heic', await img.heicGrid(6000, 4000), { type: 'image/heic' });
+      const large = await picture(await thumb(file.id, 'large'));
+      expect([large.width, large.height]).toEqual([1600, 1067]);
+      const small = await picture(await thumb(file.id));
+      expect([small.width, small.height]).toEqual([256, 171]);
+      // The top-left tile is red, the rest blue.
+      expect(await corners(large.bytes)).toEqual(['red', 'blue', 'blue', 'blue']);
+      const key = t.server.ctx.repos.items.getLive(owner.id, file.id)!.storageKey!;
+      expect(t.server.ctx.repos.thumbnails.get(key)).toMatchObject({ status: 'ready', width: 6000, height: 4000 });
+    });
+
+    test('a tiled HEIC of 200 MP and a cut-off one get no thumbnail (404), and the server stays healthy', async () => {
+      const whole = await img.heicGrid(2000, 1500);
+      const huge = await upload(owner.client, 'huge.heic', await img.heicGrid(20_000, 10_000), { type: 'image/heic' });
+      const cut = await upload(owner.client, 'cut.heic', whole.subarray(0, whole.length - 200), { type: 'image/heic' });
+      for (const file of [huge, cut]) expect((await thumb(file.id)).status).toBe(404);
+      expect((await t.client().get('/health')).status).toBe(200);
+      const fine = await upload(owner.client, 'fine.heic', whole, { type: 'image/heic' });
+      expect((await picture(await thumb(fine.id))).width).toBe(256);
+    });
+
+    // Each as libheif itself shows it (heif-convert decodes the whole image with its transforms).
+    test.each([
+      ['irot 90', { rotateCcw: 90 }],
+      ['irot 180', { rotateCcw: 180 }],
+      ['irot 270', { rotateCcw: 270 }],
+      ['imir axis 0', { mirrorAxis: 0 }],
+      ['imir axis 1', { mirrorAxis: 1 }],
+      ['irot 90 then imir 0', { rotateCcw: 90, mirrorAxis: 0 }],
+      ['clap, then irot 270 and imir 1', { crop: { width: 300, height: 200 }, rotateCcw: 270, mirrorAxis: 1 }],
+    ] as const)('a tiled HEIC with %s is upright as libheif shows it', async (_label, transform) => {
+      const bytes = await img.heicGrid(500, 300, 128, transform);
+      const expected = await img.heifConvert(bytes);
+      const file = await upload(owner.client, 'turned.heic', bytes, { type: 'image/heic' });
+      const large = await picture(await thumb(file.id, 'large'));
+      const reference = await sharp(expected).metadata();
+      expect([large.width, large.height]).toEqual([reference.width, reference.height]);
+      expect(await corners(large.bytes)).toEqual(await corners(expected));
     });
   }
 
