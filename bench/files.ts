@@ -112,11 +112,14 @@ interface Server {
 
 async function startServer(dataDir: string): Promise<Server> {
   const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn([buildExecutable(), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { ...process.env, LOG_LEVEL: 'info', COFFER_GENERAL_RATE_LIMIT: '1000000000' },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  });
+  const proc = Bun.spawn(
+    [process.env.COFFER_BENCH_EXE ?? buildExecutable(), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
+    {
+      env: { ...process.env, LOG_LEVEL: 'info', COFFER_GENERAL_RATE_LIMIT: '1000000000' },
+      stdout: 'ignore',
+      stderr: 'inherit',
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     try {

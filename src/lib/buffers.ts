@@ -20,5 +20,21 @@ export function releaseSoleView(chunk: Uint8Array): void {
   if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
 }
 
+const handedOver = new WeakSet<Uint8Array>();
+
+/**
+ * Marks `chunk` as made for its one reader, which may free it with releaseHandedOver once it has passed the
+ * bytes on: for a producer that keeps no other reference to it and hands it to no one else.
+ */
+export function handOver<T extends Uint8Array>(chunk: T): T {
+  handedOver.add(chunk);
+  return chunk;
+}
+
+/** Frees `chunk` now if its producer handed it over (handOver); any other chunk is left to the GC. */
+export function releaseHandedOver(chunk: Uint8Array): void {
+  if (handedOver.delete(chunk)) releaseSoleView(chunk);
+}
+
 /** A body of no bytes, for the callers of an API that takes a stream. */
 export async function* noBytes(): AsyncGenerator<Uint8Array> {}

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { releaseChunk } from '../lib/buffers.ts';
+import { handOver, releaseChunk } from '../lib/buffers.ts';
 import { ObjectIntegrityError, RangeNotSatisfiableError, type ByteRange, type PutOptions, type StorageDriver } from './driver.ts';
 import { KeyIntegrityError, wrappedKeyId, type Keyring } from './keyring.ts';
 
@@ -218,7 +218,8 @@ async function* openSegments(
       const from = Math.max(range.start - segStart, 0);
       const to = Math.min(range.end - segStart, length - TAG_SIZE);
       if (from === 0 && to === length - TAG_SIZE) {
-        for (const p of plain) if (p.length) yield p;
+        // The cipher's fresh output, held nowhere else: a response may free it once sent (releaseHandedOver).
+        for (const p of plain) if (p.length) yield handOver(p);
       } else {
         const part = (plain.length === 1 ? plain[0]! : Buffer.concat(plain)).subarray(from, to);
         if (part.length) yield part;

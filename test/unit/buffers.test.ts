@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { releaseChunk, releaseSoleView } from '../../src/lib/buffers.ts';
+import { handOver, releaseChunk, releaseHandedOver, releaseSoleView } from '../../src/lib/buffers.ts';
 
 test('releaseChunk frees a chunk that is its whole buffer, and leaves views of shared buffers alone', () => {
   const whole = new Uint8Array(256 * 1024).fill(7);
@@ -24,4 +24,16 @@ test("releaseSoleView frees a cipher's output, which views all of its buffer but
   releaseSoleView(sealed);
   expect(sealed.byteLength).toBe(0);
   releaseSoleView(sealed);
+});
+
+test('releaseHandedOver frees only a chunk its producer handed over, and only once', () => {
+  const given = handOver(new Uint8Array(64 * 1024).fill(3));
+  const kept = new Uint8Array(64 * 1024).fill(4);
+  releaseHandedOver(kept);
+  expect(kept.byteLength).toBe(64 * 1024);
+  expect(kept[0]).toBe(4);
+  releaseHandedOver(given);
+  expect(given.byteLength).toBe(0);
+  releaseHandedOver(given);
+  expect(given.byteLength).toBe(0);
 });
