@@ -64,17 +64,18 @@ function jsonSchema(schema: z.ZodType): JsonSchema {
 /** Name of the `detail` field that records the policy key a route was declared with (policy.test.ts reads it). */
 export const DECLARED_AS = 'x-coffer-route';
 
-/** The route's OpenAPI operation fragment: its summary and input schemas. */
-function describe(key: RouteKey, spec: { summary?: string; body?: z.ZodType; query?: z.ZodType; form?: Record<string, string> }) {
-  const detail: { summary?: string; parameters?: unknown[]; requestBody?: unknown; [DECLARED_AS]: RouteKey } = { [DECLARED_AS]: key };
-  if (spec.summary) detail.summary = spec.summary;
+type InputSpec = { body?: z.ZodType; query?: z.ZodType; form?: Record<string, string> };
+
+/** The route's OpenAPI parameters and request body, from its schemas. */
+function describeInput(spec: InputSpec): { parameters?: unknown[]; requestBody?: unknown } {
+  const out: { parameters?: unknown[]; requestBody?: unknown } = {};
   if (spec.query) {
     const schema = jsonSchema(spec.query);
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((schema.required as string[] | undefined) ?? []);
-    detail.parameters = Object.entries(properties).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s }));
+    out.parameters = Object.entries(properties).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s }));
   }
-  if (spec.body) detail.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(spec.body) } } };
+  if (spec.body) out.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(spec.body) } } };
   if (spec.form) {
     const properties = Object.fromEntries(
       Object.entries(spec.form).map(([name, description]) => [
@@ -82,8 +83,23 @@ function describe(key: RouteKey, spec: { summary?: string; body?: z.ZodType; que
         name === 'file' || name === 'files' ? { type: 'string', format: 'binary', description } : { type: 'string', description },
       ]),
     );
-    detail.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties } } } };
+    out.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties } } } };
   }
+  return out;
+}
+
+/**
+ * The route's OpenAPI operation fragment: its summary and input schemas. The schemas become JSON Schema
+ * when the document is first read, not at start-up (converting every route's was a tenth of it).
+ */
+function describe(key: RouteKey, spec: InputSpec & { summary?: string }) {
+  const detail: { summary?: string; parameters?: unknown[]; requestBody?: unknown; [DECLARED_AS]: RouteKey } = { [DECLARED_AS]: key };
+  if (spec.summary) detail.summary = spec.summary;
+  let input: ReturnType<typeof describeInput> | undefined;
+  const lazily = (field: 'parameters' | 'requestBody') =>
+    Object.defineProperty(detail, field, { enumerable: true, get: () => (input ??= describeInput(spec))[field] });
+  if (spec.query) lazily('parameters');
+  if (spec.body || spec.form) lazily('requestBody');
   return detail;
 }
 

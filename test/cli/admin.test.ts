@@ -8,6 +8,7 @@ import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/stored-files.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { SETTINGS_RECHECK_MS } from '../../src/services/administration/settings.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -293,6 +294,8 @@ describe('coffer settings', () => {
       expect(parseJson(r)[key]).toEqual(expected);
       expect(parseJson(await cli(['settings', 'get', key, '--json']))).toEqual(expected);
     }
+    // The server sees another process's change within SETTINGS_RECHECK_MS (it asks SQLite at most that often).
+    await Bun.sleep(SETTINGS_RECHECK_MS + 1);
     expect(await json(await t.client().get('/api/signup-status'))).toMatchObject({
       signupEnabled: true,
       firstUser: false,
@@ -304,6 +307,7 @@ describe('coffer settings', () => {
     const doc = await cli(['settings', 'set', 'docserver', 'https://docs.example.test', '--json'], 'jwt-secret-from-stdin\n');
     expect(doc.code).toBe(0);
     expect(parseJson(doc).docserver).toEqual({ url: 'https://docs.example.test', jwtSecretSet: true });
+    await Bun.sleep(SETTINGS_RECHECK_MS + 1);
     expect(await json(await admin.client.get('/api/user/docserver-config'))).toEqual({
       jwtSecretSet: true,
       url: 'https://docs.example.test',

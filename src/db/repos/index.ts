@@ -84,6 +84,11 @@ export class Transactions {
     return this.sqlite.transaction(fn).immediate();
   }
 
+  /** Several reads as one snapshot: SQLite takes its WAL read lock once, not once per statement (two fcntl calls each). */
+  read<T>(fn: () => T): T {
+    return this.sqlite.transaction(fn)();
+  }
+
   /** A plain (deferred) transaction: many small writes committed together. */
   batch<T>(fn: () => T): T {
     return this.sqlite.transaction(fn)();

@@ -99,13 +99,18 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
   peopleSharing: z.boolean(),
 };
 
+/** How stale a read may be after another process (the CLI) commits: data_version is asked at most this often. */
+export const SETTINGS_RECHECK_MS = 100;
+
 /**
- * Reads and writes the settings table. Reads are cached and the cache is dropped whenever SQLite's
- * data_version says another connection (the CLI beside the server) committed, so no read goes stale.
+ * Reads and writes the settings table. Reads are cached and the cache is dropped when SQLite's
+ * data_version says another connection (the CLI beside the server) committed; that is asked at most once
+ * per SETTINGS_RECHECK_MS (every request reads settings; the query was a third of a profile request's CPU).
  */
 export class SettingsService {
   private cache: InstanceSettings | null = null;
   private cachedVersion = -1;
+  private checkedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly repo: SettingsRepo,
@@ -144,7 +149,11 @@ export class SettingsService {
   }
 
   all(): InstanceSettings {
+    // Real monotonic time, not the injected clock: a test's frozen clock must not hide another process's change.
+    const now = performance.now();
+    if (this.cache && now - this.checkedAt < SETTINGS_RECHECK_MS) return this.cache;
     const version = this.database.dataVersion();
+    this.checkedAt = now;
     if (this.cache && version === this.cachedVersion) return this.cache;
     const values: Record<string, unknown> = { ...SETTING_DEFAULTS };
     for (const row of this.repo.all()) {

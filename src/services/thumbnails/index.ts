@@ -7,6 +7,9 @@ import { ThumbnailPool } from './pool.ts';
 import { ThumbnailService } from './thumbnails.ts';
 import { VideoFrames } from './video.ts';
 
+/** How long after start the catch-up looks for files without thumbnails (after the first requests, not before). */
+export const THUMBNAIL_CATCH_UP_DELAY_MS = 500;
+
 export interface ThumbnailServices {
   thumbnails: ThumbnailService;
 }
@@ -42,12 +45,26 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events }:
     if (mimeType === null || thumbnails.canHave(mimeType)) thumbnails.requestSweep();
   });
   const services: ThumbnailServices = { thumbnails };
+  let catchUp: ReturnType<typeof setTimeout> | undefined;
   const lifecycles = {
     thumbnails: {
       name: 'thumbnails',
-      // Files stored before thumbnails existed (an upgrade) are caught up with by the same throttled sweep.
-      start: () => thumbnails.catchUp(),
-      stop: () => thumbnails.close(),
+      // Files stored before thumbnails existed (an upgrade) are caught up with by the same throttled sweep,
+      // looked for once the server answers: the query walks every item (10 ms on 100,000) and protects nothing.
+      start: () => {
+        catchUp = setTimeout(() => {
+          try {
+            thumbnails.catchUp();
+          } catch (err) {
+            log.error('thumbnail catch-up failed', { err: err instanceof Error ? err.message : String(err) });
+          }
+        }, THUMBNAIL_CATCH_UP_DELAY_MS);
+        catchUp.unref();
+      },
+      stop: () => {
+        clearTimeout(catchUp);
+        return thumbnails.close();
+      },
     } satisfies Lifecycle,
   };
   return { services, lifecycles };

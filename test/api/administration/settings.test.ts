@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import path from 'node:path';
+import { closeDatabase, openDatabase } from '../../../src/db/client.ts';
+import { SettingsRepo } from '../../../src/db/repos/settings.ts';
+import { SETTINGS_RECHECK_MS } from '../../../src/services/administration/settings.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { errors } from '../../helpers/errors.ts';
@@ -188,6 +192,34 @@ describe('known proxies', () => {
       expect(sessions.find((x: { isCurrent: boolean }) => x.isCurrent).ip_address).toBe('203.0.113.7');
     } finally {
       await s.stop();
+    }
+  });
+});
+
+describe('settings changed by another process (the CLI beside the server)', () => {
+  test('are seen within SETTINGS_RECHECK_MS, without asking SQLite data_version on every read', async () => {
+    const { settings } = t.server.ctx.services;
+    const { database } = t.server.ctx.repos;
+    const dataVersion = database.dataVersion.bind(database);
+    let asked = 0;
+    database.dataVersion = () => {
+      asked++;
+      return dataVersion();
+    };
+    const other = openDatabase(path.join(t.dataDir, 'coffer.db'));
+    try {
+      const before = settings.get('hideFileExtensions');
+      await Bun.sleep(SETTINGS_RECHECK_MS + 1);
+      asked = 0;
+      for (let i = 0; i < 1000; i++) settings.get('hideFileExtensions');
+      expect(asked).toBe(1);
+      new SettingsRepo(other).set('hideFileExtensions', JSON.stringify(!before), Date.now());
+      await Bun.sleep(SETTINGS_RECHECK_MS + 1);
+      expect(settings.get('hideFileExtensions')).toBe(!before);
+      expect(await json(await user.client.get('/api/user/hide-file-extensions-config'))).toEqual({ hideFileExtensions: !before });
+    } finally {
+      database.dataVersion = dataVersion;
+      closeDatabase(other);
     }
   });
 });

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import path from 'node:path';
 import exifr from 'exifr';
 import sharp from 'sharp';
+import { closeDatabase, openDatabase } from '../../../src/db/client.ts';
+import { Jobs } from '../../../src/jobs/catalog.ts';
+import { THUMBNAIL_CATCH_UP_DELAY_MS } from '../../../src/services/thumbnails/index.ts';
 import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { folder, listAll, storedKeys, upload } from '../../helpers/files.ts';
@@ -283,5 +287,29 @@ describe('GET /s/:token/thumbnail/:id', () => {
     // Unshared: the link is gone, and its thumbnails with it.
     await owner.client.post('/api/files/share', { ids: [album.id], shared: false });
     expect((await anon.get(`/s/${token}/thumbnail/${inside.id}`)).status).toBe(404);
+  });
+});
+
+describe('files stored without thumbnails (an upgrade, a restore)', () => {
+  test('are looked for only after start-up (not before the first request), then swept', async () => {
+    const s = await startTestServer({ startWorker: false });
+    try {
+      const login = await seed.owner(s);
+      await upload(login.client, 'before.png', await img.png(400, 300), { type: 'image/png' });
+      await s.server.worker.drain();
+      await s.restart({
+        whileDown: async () => {
+          const db = openDatabase(path.join(s.dataDir, 'coffer.db'));
+          db.$client.run('DELETE FROM thumbnails');
+          closeDatabase(db);
+        },
+      });
+      expect(s.server.ctx.queue.hasWaiting(Jobs.thumbnailsSweep)).toBe(false);
+      await eventually(() => s.server.ctx.queue.hasWaiting(Jobs.thumbnailsSweep), { timeoutMs: THUMBNAIL_CATCH_UP_DELAY_MS + 5000 });
+      await s.server.worker.drain();
+      expect(s.server.ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM thumbnails').get()!.n).toBeGreaterThan(0);
+    } finally {
+      await s.stop();
+    }
   });
 });
