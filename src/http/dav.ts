@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
+import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
@@ -509,9 +510,9 @@ async function propfind(
       case 'displayname':
         return item ? escapeXml(item.name) : shares ? escapeXml(SHARED_WITH_ME) : '';
       case 'creationdate':
-        return item ? new Date(item.createdAt).toISOString() : undefined;
+        return item ? isoString(item.createdAt) : undefined;
       case 'getlastmodified':
-        return item ? new Date(item.modifiedAt).toUTCString() : undefined;
+        return item ? utcString(item.modifiedAt) : undefined;
       case 'getcontentlength':
         return folder ? undefined : String(item!.size);
       case 'getcontenttype':
