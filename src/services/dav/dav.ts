@@ -28,9 +28,27 @@ export type DavItem = HeldItem & { etag: string };
 
 /** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
 function davItem(row: Item): DavItem {
-  const { storageKey, wrappedKey: _wrappedKey, keyId: _keyId, ...held } = row;
-  const etag = row.type === 'file' ? `"${row.id}-${storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
-  return { ...held, etag };
+  const etag = row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
+  // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    parentId: row.parentId,
+    type: row.type,
+    name: row.name,
+    nameKey: row.nameKey,
+    size: row.size,
+    mimeType: row.mimeType,
+    contentSource: row.contentSource,
+    contentAuthorId: row.contentAuthorId,
+    starred: row.starred,
+    modifiedAt: row.modifiedAt,
+    accessedAt: row.accessedAt,
+    createdAt: row.createdAt,
+    deletedAt: row.deletedAt,
+    deletedRootId: row.deletedRootId,
+    etag,
+  };
 }
 
 /** A path of the account's tree as WebDAV names it: decoded, normalized segments. */
