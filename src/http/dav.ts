@@ -171,6 +171,9 @@ const SUPPORTED_LOCK =
   '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
   '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
 
+/** How every allprop answer ends: supportedlock, then the one propstat's status. */
+const ALLPROP_TAIL = `<D:supportedlock>${SUPPORTED_LOCK}</D:supportedlock></D:prop><D:status>${statusLine(200)}</D:status></D:propstat></D:response>`;
+
 /** A property's identity: names never hold a newline, so the last one separates the two. */
 const propKey = (ns: string, name: string) => `${ns}\n${name}`;
 
@@ -532,7 +535,25 @@ async function propfind(
   };
   const allNames = ALLPROP.map((name) => ({ ns: DAV, name }));
 
+  const plainAllprop = want.kind === 'allprop' && want.include.length === 0;
+  /** A row's allprop answer without dead properties (nearly every row): the general loop's elements in ALLPROP order, written out. */
+  const allpropXml = (item: DavItem, key: string, href: string) => {
+    const file = item.type !== 'folder';
+    const locks = dav.locks.covering(principal.accountId, key);
+    let out = `<D:response><D:href>${escapeXml(href)}</D:href><D:propstat><D:prop><D:creationdate>${isoString(item.createdAt)}</D:creationdate>`;
+    out += propXml(DAV, 'displayname', escapeXml(item.name));
+    if (file) {
+      out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
+      out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
+    }
+    out += `${propXml(DAV, 'getetag', escapeXml(item.etag))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
+    out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';
+    out += file ? '<D:resourcetype/>' : '<D:resourcetype><D:collection/></D:resourcetype>';
+    return `${out}${ALLPROP_TAIL}`;
+  };
+
   const responseXml = (item: DavItem | null, key: string, href: string, dead: Dead) => {
+    if (plainAllprop && item && dead.size === 0) return allpropXml(item, key, href);
     let found = '';
     let missing = '';
     if (want.kind === 'propname') {
