@@ -5,6 +5,7 @@ import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
+  type DavEntry,
   type DavItem,
   type DavMount,
   type DavPath,
@@ -505,7 +506,7 @@ async function propfind(
   type Dead = Map<string, { ns: string; name: string; value: string }>;
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
-  const liveValue = (item: DavItem | null, key: string, name: string): string | undefined => {
+  const liveValue = (item: DavEntry | null, key: string, name: string): string | undefined => {
     const folder = !item || item.type === 'folder';
     switch (name) {
       case 'resourcetype':
@@ -537,7 +538,7 @@ async function propfind(
 
   const plainAllprop = want.kind === 'allprop' && want.include.length === 0;
   /** A row's allprop answer without dead properties (nearly every row): the general loop's elements in ALLPROP order, written out. */
-  const allpropXml = (item: DavItem, key: string, href: string) => {
+  const allpropXml = (item: DavEntry, key: string, href: string) => {
     const file = item.type !== 'folder';
     const locks = dav.locks.covering(principal.accountId, key);
     let out = `<D:response><D:href>${escapeXml(href)}</D:href><D:propstat><D:prop><D:creationdate>${isoString(item.createdAt)}</D:creationdate>`;
@@ -552,7 +553,7 @@ async function propfind(
     return `${out}${ALLPROP_TAIL}`;
   };
 
-  const responseXml = (item: DavItem | null, key: string, href: string, dead: Dead) => {
+  const responseXml = (item: DavEntry | null, key: string, href: string, dead: Dead) => {
     if (plainAllprop && item && dead.size === 0) return allpropXml(item, key, href);
     let found = '';
     let missing = '';
@@ -583,7 +584,7 @@ async function propfind(
   const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
   const NONE: Dead = new Map();
   /** Dead properties of some rows, by item id (one query for them all). */
-  const deadOf = (rows: DavItem[]) => {
+  const deadOf = (rows: DavEntry[]) => {
     const byId = new Map<string, Dead>();
     if (needsDead) {
       for (const p of dav.properties(rows.map((r) => r.id))) {
@@ -601,7 +602,7 @@ async function propfind(
   const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
   /** A batch of rows' response elements, each built only when the stream asks for it. */
-  function* responsesOf(rows: DavItem[]): Generator<string> {
+  function* responsesOf(rows: DavEntry[]): Generator<string> {
     const dead = deadOf(rows);
     // A child's path key is its folder's key and its name key (stored names are already normalized).
     for (const c of rows)
