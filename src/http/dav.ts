@@ -587,7 +587,8 @@ async function propfind(
   const deadOf = (rows: DavEntry[]) => {
     const byId = new Map<string, Dead>();
     if (needsDead) {
-      for (const p of dav.properties(rows.map((r) => r.id))) {
+      // A listed child says whether it has any; other rows are asked.
+      for (const p of dav.properties(rows.filter((r) => r.hasProperties !== false).map((r) => r.id))) {
         const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
         props.set(propKey(p.ns, p.name), p);
       }

@@ -77,7 +77,7 @@ const CHILD_ENTRY_KEYS = [
   'modifiedAt',
   'createdAt',
 ] as const satisfies ReadonlyArray<keyof Item>;
-export type ChildEntry = Pick<Item, (typeof CHILD_ENTRY_KEYS)[number]>;
+export type ChildEntry = Pick<Item, (typeof CHILD_ENTRY_KEYS)[number]> & { hasProperties: boolean };
 const CHILD_ENTRY = selectList(items, CHILD_ENTRY_KEYS);
 /** The columns of a ListedItem, for other repositories' statements that join items. */
 export const LISTED_KEYS = ITEM_KEYS.filter(
@@ -264,27 +264,20 @@ export class ItemsRepo {
     );
   }
 
-  /** Live children of a folder (null: the root) in name-key order after `afterKey`: one range of the unique name index. */
-  liveChildrenByName(accountId: string, parentId: string | null, afterKey: string, limit: number): Item[] {
-    return itemList(
-      this.sqlite
-        .query<Item, [string, string, string, number]>(
-          `SELECT ${ITEM} FROM items WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key > ? ORDER BY name_key LIMIT ?`,
-        )
-        .all(accountId, parentId ?? '', afterKey, limit),
-    );
-  }
-
   /**
-   * liveChildrenByName with only what a WebDAV listing shows (its ETag included): a 10,000-item PROPFIND
-   * spent 12 ms in this query, most of it making the ten columns it never read.
+   * Live children of a folder (null: the root) in name-key order after `afterKey`, one range of the unique
+   * name index, with only what a WebDAV listing shows (a 10,000-item PROPFIND spent 12 ms making the ten
+   * columns it never read) and whether each has dead properties (asking per 50 rows took 4 ms more).
    */
   liveChildEntriesByName(accountId: string, parentId: string | null, afterKey: string, limit: number): ChildEntry[] {
-    return this.sqlite
+    const rows = this.sqlite
       .query<ChildEntry, [string, string, string, number]>(
-        `SELECT ${CHILD_ENTRY} FROM items WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key > ? ORDER BY name_key LIMIT ?`,
+        `SELECT ${CHILD_ENTRY}, EXISTS (SELECT 1 FROM dav_properties p WHERE p.item_id = items.id) AS hasProperties
+         FROM items WHERE account_id = ? AND parent_key = ? AND deleted_at IS NULL AND name_key > ? ORDER BY name_key LIMIT ?`,
       )
       .all(accountId, parentId ?? '', afterKey, limit);
+    for (const row of rows) row.hasProperties = toBoolean(row.hasProperties);
+    return rows;
   }
 
   /** Totals of the live tree below a folder: bytes, files and folders (the folder itself not counted). */

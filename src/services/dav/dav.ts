@@ -27,9 +27,9 @@ export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
 export type DavItem = HeldItem & { etag: string };
 
 /** A listed child as PROPFIND and the HTML listing show it: its ETag in place of its storage key. */
-export type DavEntry = Omit<ChildEntry, 'storageKey'> & { etag: string };
+export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etag: string; hasProperties?: boolean };
 
-const etagOf = (row: ChildEntry) =>
+const etagOf = (row: Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'>) =>
   row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
 
 /** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
@@ -257,6 +257,7 @@ export class DavService {
           modifiedAt: r.modifiedAt,
           createdAt: r.createdAt,
           etag: etagOf(r),
+          hasProperties: r.hasProperties,
         }));
       if (rows.length < PAGE) return;
       after = rows.at(-1)!.nameKey;
