@@ -1,9 +1,11 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
+import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
+  type DavEntry,
   type DavItem,
   type DavMount,
   type DavPath,
@@ -169,6 +171,9 @@ function lockXml(lock: DavLock): string {
 const SUPPORTED_LOCK =
   '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
   '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
+
+/** How every allprop answer ends: supportedlock, then the one propstat's status. */
+const ALLPROP_TAIL = `<D:supportedlock>${SUPPORTED_LOCK}</D:supportedlock></D:prop><D:status>${statusLine(200)}</D:status></D:propstat></D:response>`;
 
 /** A property's identity: names never hold a newline, so the last one separates the two. */
 const propKey = (ns: string, name: string) => `${ns}\n${name}`;
@@ -501,7 +506,7 @@ async function propfind(
   type Dead = Map<string, { ns: string; name: string; value: string }>;
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
-  const liveValue = (item: DavItem | null, key: string, name: string): string | undefined => {
+  const liveValue = (item: DavEntry | null, key: string, name: string): string | undefined => {
     const folder = !item || item.type === 'folder';
     switch (name) {
       case 'resourcetype':
@@ -509,9 +514,9 @@ async function propfind(
       case 'displayname':
         return item ? escapeXml(item.name) : shares ? escapeXml(SHARED_WITH_ME) : '';
       case 'creationdate':
-        return item ? new Date(item.createdAt).toISOString() : undefined;
+        return item ? isoString(item.createdAt) : undefined;
       case 'getlastmodified':
-        return item ? new Date(item.modifiedAt).toUTCString() : undefined;
+        return item ? utcString(item.modifiedAt) : undefined;
       case 'getcontentlength':
         return folder ? undefined : String(item!.size);
       case 'getcontenttype':
@@ -531,7 +536,25 @@ async function propfind(
   };
   const allNames = ALLPROP.map((name) => ({ ns: DAV, name }));
 
-  const responseXml = (item: DavItem | null, key: string, href: string, dead: Dead) => {
+  const plainAllprop = want.kind === 'allprop' && want.include.length === 0;
+  /** A row's allprop answer without dead properties (nearly every row): the general loop's elements in ALLPROP order, written out. */
+  const allpropXml = (item: DavEntry, key: string, href: string) => {
+    const file = item.type !== 'folder';
+    const locks = dav.locks.covering(principal.accountId, key);
+    let out = `<D:response><D:href>${escapeXml(href)}</D:href><D:propstat><D:prop><D:creationdate>${isoString(item.createdAt)}</D:creationdate>`;
+    out += propXml(DAV, 'displayname', escapeXml(item.name));
+    if (file) {
+      out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
+      out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
+    }
+    out += `${propXml(DAV, 'getetag', escapeXml(item.etag))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
+    out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';
+    out += file ? '<D:resourcetype/>' : '<D:resourcetype><D:collection/></D:resourcetype>';
+    return `${out}${ALLPROP_TAIL}`;
+  };
+
+  const responseXml = (item: DavEntry | null, key: string, href: string, dead: Dead) => {
+    if (plainAllprop && item && dead.size === 0) return allpropXml(item, key, href);
     let found = '';
     let missing = '';
     if (want.kind === 'propname') {
@@ -561,10 +584,11 @@ async function propfind(
   const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
   const NONE: Dead = new Map();
   /** Dead properties of some rows, by item id (one query for them all). */
-  const deadOf = (rows: DavItem[]) => {
+  const deadOf = (rows: DavEntry[]) => {
     const byId = new Map<string, Dead>();
     if (needsDead) {
-      for (const p of dav.properties(rows.map((r) => r.id))) {
+      // A listed child says whether it has any; other rows are asked.
+      for (const p of dav.properties(rows.filter((r) => r.hasProperties !== false).map((r) => r.id))) {
         const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
         props.set(propKey(p.ns, p.name), p);
       }
@@ -579,7 +603,7 @@ async function propfind(
   const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
   /** A batch of rows' response elements, each built only when the stream asks for it. */
-  function* responsesOf(rows: DavItem[]): Generator<string> {
+  function* responsesOf(rows: DavEntry[]): Generator<string> {
     const dead = deadOf(rows);
     // A child's path key is its folder's key and its name key (stored names are already normalized).
     for (const c of rows)

@@ -222,12 +222,22 @@ export function childElements(el: XmlElement, ns?: string, name?: string): XmlEl
   );
 }
 
-const XML_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' };
 const NEEDS_ESCAPE = /[<>&"']/;
 
 export function escapeXml(text: string): string {
   // Most names need no escaping: a PROPFIND of 10,000 items calls this 50,000 times.
-  return NEEDS_ESCAPE.test(text) ? text.replace(/[<>&"']/g, (c) => XML_ESCAPES[c]!) : text;
+  if (!NEEDS_ESCAPE.test(text)) return text;
+  // One pass by character code: every ETag has quotes, and a replace with a callback took twice as long.
+  let out = '';
+  let last = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const entity = c === 38 ? '&amp;' : c === 60 ? '&lt;' : c === 62 ? '&gt;' : c === 34 ? '&quot;' : c === 39 ? '&apos;' : null;
+    if (entity === null) continue;
+    out += text.slice(last, i) + entity;
+    last = i + 1;
+  }
+  return out + text.slice(last);
 }
 
 /**

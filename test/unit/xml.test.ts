@@ -82,4 +82,6 @@ test('escapeXml escapes each of the five characters wherever they stand and retu
   expect(escapeXml(`a<b>c&d"e'f`)).toBe('a&lt;b&gt;c&amp;d&quot;e&apos;f');
   expect(escapeXml('&&')).toBe('&amp;&amp;');
   expect(escapeXml('photo 00001.jpg')).toBe('photo 00001.jpg');
+  expect(escapeXml(`<${'é名🎉'.repeat(3)}>'"`)).toBe(`&lt;${'é名🎉'.repeat(3)}&gt;&apos;&quot;`);
+  expect(escapeXml(`"${'x'.repeat(100_000)}"`)).toBe(`&quot;${'x'.repeat(100_000)}&quot;`);
 });

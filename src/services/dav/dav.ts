@@ -1,5 +1,5 @@
 import type { DavProperty, DavPropertiesRepo } from '../../db/repos/dav-properties.ts';
-import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
+import { type ChildEntry, type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
@@ -26,11 +26,35 @@ export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
 /** An item as the WebDAV routes hold it: no key material, and its ETag. */
 export type DavItem = HeldItem & { etag: string };
 
+/** A listed child as PROPFIND and the HTML listing show it: its ETag in place of its storage key. */
+export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etag: string; hasProperties?: boolean };
+
+const etagOf = (row: Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'>) =>
+  row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
+
 /** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
 function davItem(row: Item): DavItem {
-  const { storageKey, wrappedKey: _wrappedKey, keyId: _keyId, ...held } = row;
-  const etag = row.type === 'file' ? `"${row.id}-${storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
-  return { ...held, etag };
+  const etag = etagOf(row);
+  // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    parentId: row.parentId,
+    type: row.type,
+    name: row.name,
+    nameKey: row.nameKey,
+    size: row.size,
+    mimeType: row.mimeType,
+    contentSource: row.contentSource,
+    contentAuthorId: row.contentAuthorId,
+    starred: row.starred,
+    modifiedAt: row.modifiedAt,
+    accessedAt: row.accessedAt,
+    createdAt: row.createdAt,
+    deletedAt: row.deletedAt,
+    deletedRootId: row.deletedRootId,
+    etag,
+  };
 }
 
 /** A path of the account's tree as WebDAV names it: decoded, normalized segments. */
@@ -218,11 +242,23 @@ export class DavService {
   }
 
   /** Live children of a folder (null: the root) in name order, a page at a time. */
-  async *children(principal: Principal, folderId: string | null): AsyncGenerator<DavItem[]> {
+  async *children(principal: Principal, folderId: string | null): AsyncGenerator<DavEntry[]> {
     let after = '';
     for (;;) {
-      const rows = this.d.items.liveChildrenByName(principal.accountId, folderId, after, PAGE);
-      if (rows.length) yield rows.map(davItem);
+      const rows = this.d.items.liveChildEntriesByName(principal.accountId, folderId, after, PAGE);
+      if (rows.length)
+        yield rows.map((r) => ({
+          id: r.id,
+          type: r.type,
+          name: r.name,
+          nameKey: r.nameKey,
+          size: r.size,
+          mimeType: r.mimeType,
+          modifiedAt: r.modifiedAt,
+          createdAt: r.createdAt,
+          etag: etagOf(r),
+          hasProperties: r.hasProperties,
+        }));
       if (rows.length < PAGE) return;
       after = rows.at(-1)!.nameKey;
     }

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { closeDatabase, openDatabase } from '../../../src/db/client.ts';
+import { ItemsRepo } from '../../../src/db/repos/items.ts';
+import { type DavClient, davLogin } from '../../helpers/dav.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+// The answers as PROPFIND built them before its per-item work was specialized; COFFER_WRITE_EXPECTED=1 writes them anew.
+const EXPECTED = path.join(import.meta.dir, 'propfind-answers.expected.txt');
+const FOLDER = 'c0ffee00-0000-4000-8000-000000000000';
+
+let t: TestServer;
+let dav: DavClient;
+
+/** Rows with fixed ids, keys and times: names that need escaping and encoding, folders, dates outside 1970–9999. */
+function seedFolder(accountId: string): void {
+  const db = openDatabase(path.join(t.dataDir, 'coffer.db'));
+  const repo = new ItemsRepo(db.$client);
+  const row = (i: number, over: { type?: 'file' | 'folder'; name: string; mimeType?: string | null; at?: number; parentId?: string }) => {
+    const folder = over.type === 'folder';
+    const at = over.at ?? Date.UTC(2024, 0, 1) + i * 86_401_001;
+    repo.insert({
+      id: i === 0 ? FOLDER : `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      accountId,
+      parentId: over.parentId === undefined ? FOLDER : over.parentId,
+      type: over.type ?? 'file',
+      name: over.name,
+      size: folder ? 0 : i * 7919,
+      mimeType: folder ? null : over.mimeType === undefined ? 'application/pdf' : over.mimeType,
+      storageKey: folder ? null : `objects/${String(i).padStart(4, '0')}abcdef0123456789`,
+      wrappedKey: null,
+      keyId: null,
+      starred: false,
+      modifiedAt: at,
+      accessedAt: at,
+      createdAt: at - 5_000,
+    });
+  };
+  try {
+    db.$client.transaction(() => {
+      row(0, { type: 'folder', name: 'Answer & <Co>', parentId: null as unknown as string });
+      const names = ['plain.txt', 'a & b <c> "d" \'e\'.txt', "it's (1)!*.md", 'Ünïcødé 名前 🎉.jpg', 'sp ace%20.bin', 'sub folder'];
+      names.forEach((name, n) => row(n + 1, { name, type: name === 'sub folder' ? 'folder' : 'file' }));
+      row(7, { name: 'no type', mimeType: null });
+      row(8, { name: 'odd type', mimeType: 'text/x-"weird"&<type>' });
+      row(9, { name: 'before 1970', at: -86_400_000 * 400 - 123 });
+      row(10, { name: 'after 9999', at: 253_402_300_800_000 + 86_400_000 * 40 + 7 });
+      row(11, { name: 'epoch', at: 0 });
+    })();
+  } finally {
+    closeDatabase(db);
+  }
+}
+
+const REQUESTS: { name: string; path: string; depth: '0' | '1'; body?: string }[] = [
+  { name: 'allprop, Depth 1, no body', path: 'Answer%20%26%20%3CCo%3E/', depth: '1' },
+  { name: 'allprop, Depth 0', path: 'Answer%20%26%20%3CCo%3E/', depth: '0', body: '<D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>' },
+  {
+    name: 'allprop with include',
+    path: 'Answer%20%26%20%3CCo%3E/',
+    depth: '1',
+    body: '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:allprop/><D:include><D:quota-used-bytes/><Z:Win32FileAttributes/></D:include></D:propfind>',
+  },
+  { name: 'propname', path: 'Answer%20%26%20%3CCo%3E/', depth: '1', body: '<D:propfind xmlns:D="DAV:"><D:propname/></D:propfind>' },
+  {
+    name: 'prop: live, dead and missing',
+    path: 'Answer%20%26%20%3CCo%3E/',
+    depth: '1',
+    body: '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><D:getetag/><D:getlastmodified/><D:creationdate/><Z:Win32FileAttributes/><D:getcontentlength/><Z:nothing/><D:getetag/><unqualified xmlns=""/></D:prop></D:propfind>',
+  },
+];
+
+beforeAll(async () => {
+  t = await startTestServer({ startWorker: false });
+  await seed.admin(t);
+  const owner = await seed.owner(t);
+  dav = await davLogin(t, owner);
+  seedFolder(owner.id);
+  const patch = (p: string, props: string) =>
+    dav.request('PROPPATCH', p, {
+      headers: { 'content-type': 'application/xml' },
+      body: `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop>${props}</D:prop></D:set></D:propertyupdate>`,
+    });
+  expect((await patch('Answer%20%26%20%3CCo%3E/plain.txt', '<Z:Win32FileAttributes>00000020</Z:Win32FileAttributes>')).status).toBe(207);
+  expect((await patch('Answer%20%26%20%3CCo%3E/sub%20folder/', '<Z:color>a &amp; <Z:b/></Z:color><plain xmlns="">x</plain>')).status).toBe(
+    207,
+  );
+});
+afterAll(() => t.stop());
+
+describe('PROPFIND answers', () => {
+  test('are byte-identical to the stored answers for the same folder', async () => {
+    const answers: string[] = [];
+    for (const r of REQUESTS) {
+      const res = await dav.propfind(r.path, r.depth, r.body);
+      expect(res.status).toBe(207);
+      answers.push(`=== ${r.name}\n${await res.text()}\n`);
+    }
+    const actual = answers.join('');
+    if (process.env.COFFER_WRITE_EXPECTED === '1') fs.writeFileSync(EXPECTED, actual);
+    expect(actual).toBe(fs.readFileSync(EXPECTED, 'utf8'));
+  });
+});

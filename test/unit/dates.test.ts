@@ -1,0 +1,37 @@
+import { describe, expect, test } from 'bun:test';
+import { isoString, utcString } from '../../src/lib/dates.ts';
+
+describe('utcString and isoString', () => {
+  test('match toUTCString and toISOString for edges and 200,000 random times', () => {
+    const edges = [
+      0,
+      1,
+      999,
+      1000,
+      86_399_999,
+      86_400_000,
+      951_782_400_000,
+      951_868_799_999,
+      4_107_542_399_999,
+      4_107_542_400_000,
+      1_704_067_200_000,
+      253_402_300_799_999,
+      253_402_300_800_000,
+      -1,
+      -86_400_001,
+      8.64e15,
+      -8.64e15,
+      1.5,
+      Number.NaN,
+    ];
+    const times = [...edges];
+    for (let i = 0; i < 200_000; i++) times.push(Math.floor(Math.random() * 253_402_300_800_000));
+    for (let i = 0; i < 10_000; i++) times.push(Math.floor((Math.random() - 0.5) * 8e15));
+    for (const t of times) {
+      const date = new Date(t);
+      expect(utcString(t)).toBe(date.toUTCString());
+      if (Number.isNaN(date.getTime())) expect(() => isoString(t)).toThrow(RangeError);
+      else expect(isoString(t)).toBe(date.toISOString());
+    }
+  });
+});
