@@ -22,7 +22,7 @@ export function buildExecutable(): string {
 
 /**
  * Runs `coffer serve` in its own process, on a temp data dir, as an admin would: from source, or with
- * `executable` the built dist/coffer (built first), whose CPU and memory are what users get.
+ * `executable` the built dist/coffer (built first; COFFER_BENCH_EXE: that one, not rebuilt), whose CPU and memory are what users get.
  */
 export async function startBenchServer(
   env: Record<string, string> = {},
@@ -30,7 +30,9 @@ export async function startBenchServer(
   opts: { keepDataDir?: boolean; executable?: boolean } = {},
 ): Promise<BenchServer> {
   const port = 30000 + Math.floor(Math.random() * 20000);
-  const command = opts.executable ? [buildExecutable()] : [process.execPath, path.join(ROOT, 'src/main.ts')];
+  const command = opts.executable
+    ? [process.env.COFFER_BENCH_EXE ?? buildExecutable()]
+    : [process.execPath, path.join(ROOT, 'src/main.ts')];
   const proc = Bun.spawn([...command, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
     stdout: 'ignore',

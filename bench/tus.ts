@@ -98,10 +98,11 @@ async function sha256Of(url: string, token: string, id: string): Promise<string>
  * `npm run bench -- tus` (issue 17): 1 GiB through tus in 8 MiB chunks against the plain multipart upload
  * of the same file in the same run (the built executable, runs alternating), the server's peak RSS during
  * the tus uploads, and the bytes a client sends in all when the server is killed (SIGKILL) at 60% of an
- * upload and restarted, counted on the wire by a proxy in front of the server.
+ * upload and restarted, counted on the wire by a proxy in front of the server. COFFER_BENCH_EXE: that
+ * executable, not rebuilt.
  */
 export async function runTusBench(): Promise<void> {
-  const binary = buildExecutable();
+  const binary = process.env.COFFER_BENCH_EXE ?? buildExecutable();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-tus-bench-'));
   // The client's copy lives in memory, so reading it does not compete with the server's disk writes.
   const clientDir = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/coffer-tus-bench-') : dir;
