@@ -7,9 +7,8 @@ import { LocalDriver } from '../src/storage/local.ts';
 import { SealedStore } from '../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../src/storage/keyring.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
-import { buildExecutable } from './server.ts';
 import { drain, median, source } from './streams.ts';
-import { adminToken, curl, wrk as wrkRun, writeRandomGiB } from './server.ts';
+import { adminToken, benchExecutable, curl, spawnServer, wrk as wrkRun, writeRandomGiB } from './server.ts';
 import { seedItems } from './fixtures.ts';
 import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, peakRssMiB, resetPeakRss, startBareSealed, type CpuTimes } from './transfer-cpu.ts';
 
@@ -111,24 +110,11 @@ interface Server {
 }
 
 async function startServer(dataDir: string): Promise<Server> {
-  const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn(
-    [process.env.COFFER_BENCH_EXE ?? buildExecutable(), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
-    {
-      env: { ...process.env, LOG_LEVEL: 'info', COFFER_GENERAL_RATE_LIMIT: '1000000000' },
-      stdout: 'ignore',
-      stderr: 'inherit',
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      if (proc.exitCode !== null) throw new Error('server exited during start-up');
-      await Bun.sleep(20);
-    }
-  }
+  const { url, proc } = await spawnServer([benchExecutable()], dataDir, {
+    ...(process.env as Record<string, string>),
+    LOG_LEVEL: 'info',
+    COFFER_GENERAL_RATE_LIMIT: '1000000000',
+  });
   return {
     url,
     pid: proc.pid,

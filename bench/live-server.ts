@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildExecutable } from './server.ts';
+import { benchExecutable, spawnServer } from './server.ts';
 
 export interface LiveServer {
   url: string;
@@ -14,30 +14,13 @@ export interface LiveServer {
 }
 
 /**
- * Starts the built executable (`dist/coffer`, built first; `COFFER_BENCH_EXECUTABLE` names another, to compare
- * two builds), under `prlimit` when it needs more descriptors than this shell allows.
+ * Starts the built executable (benchExecutable: `dist/coffer`, or `COFFER_BENCH_EXE`), under `prlimit` when it needs more descriptors than this shell allows.
  */
 export async function startLiveServer(env: Record<string, string>, opts: { nofile?: number } = {}): Promise<LiveServer> {
-  const exe = process.env.COFFER_BENCH_EXECUTABLE ?? buildExecutable();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-live-'));
-  const port = 30000 + Math.floor(Math.random() * 2000);
-  const argv = [exe, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir];
   // prlimit sets the limit and execs the server in the same process, so the pid stays the server's.
-  const cmd = opts.nofile && opts.nofile > descriptorLimit().soft ? ['prlimit', `--nofile=${opts.nofile}:${opts.nofile}`, ...argv] : argv;
-  const proc = Bun.spawn(cmd, {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'warn', ...env },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      if (proc.exitCode !== null || i > 1000) throw new Error('the server did not start');
-      await Bun.sleep(20);
-    }
-  }
+  const limit = opts.nofile && opts.nofile > descriptorLimit().soft ? ['prlimit', `--nofile=${opts.nofile}:${opts.nofile}`] : [];
+  const { url, port, proc } = await spawnServer([...limit, benchExecutable()], dataDir, { LOG_LEVEL: 'warn', ...env });
   return {
     url,
     port,

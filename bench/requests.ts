@@ -4,36 +4,18 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../src/lib/ids.ts';
 import { cpuSeconds, seedItems } from './fixtures.ts';
-import { adminToken, buildExecutable, wrk } from './server.ts';
+import { adminToken, benchExecutable, spawnServer, wrk } from './server.ts';
 import { median } from './streams.ts';
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
-/** The built executable (COFFER_BENCH_EXE: that one, not rebuilt) on `dataDir`, with the general and upload limiters raised so they do not cut a run short. */
+/** The built executable (benchExecutable) on `dataDir`, with the general and upload limiters raised so they do not cut a run short. */
 async function startExecutable(dataDir: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn(
-    [process.env.COFFER_BENCH_EXE ?? buildExecutable(), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
-    {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        LOG_LEVEL: 'info',
-        COFFER_GENERAL_RATE_LIMIT: '1000000000',
-        COFFER_UPLOAD_RATE_LIMIT: '1000000000',
-      },
-      stdout: 'ignore',
-      stderr: 'inherit',
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      if (proc.exitCode !== null) throw new Error('server exited during start-up');
-      await Bun.sleep(20);
-    }
-  }
+  const { url, proc } = await spawnServer([benchExecutable()], dataDir, {
+    LOG_LEVEL: 'info',
+    COFFER_GENERAL_RATE_LIMIT: '1000000000',
+    COFFER_UPLOAD_RATE_LIMIT: '1000000000',
+  });
   return {
     url,
     pid: proc.pid,

@@ -20,33 +20,44 @@ export function buildExecutable(): string {
   return path.join(ROOT, 'dist/coffer');
 }
 
-/**
- * Runs `coffer serve` in its own process, on a temp data dir, as an admin would: from source, or with
- * `executable` the built dist/coffer (built first; COFFER_BENCH_EXE: that one, not rebuilt), whose CPU and memory are what users get.
- */
-export async function startBenchServer(
-  env: Record<string, string> = {},
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-')),
-  opts: { keepDataDir?: boolean; executable?: boolean } = {},
-): Promise<BenchServer> {
-  const port = 30000 + Math.floor(Math.random() * 20000);
-  const command = opts.executable
-    ? [process.env.COFFER_BENCH_EXE ?? buildExecutable()]
-    : [process.execPath, path.join(ROOT, 'src/main.ts')];
+/** The executable a bench measures: dist/coffer, built first, or COFFER_BENCH_EXE (another build, to compare two). */
+export const benchExecutable = (): string => process.env.COFFER_BENCH_EXE ?? buildExecutable();
+
+/** Starts `command serve` on a random loopback port over `dataDir` and waits for /health (an exit or ~20 s without it throws). */
+export async function spawnServer(
+  command: string[],
+  dataDir: string,
+  env: Record<string, string>,
+): Promise<{ url: string; port: number; proc: ReturnType<typeof Bun.spawn> }> {
+  // Below Linux's ephemeral range (32768 on), so no client connection of a bench holds the port.
+  const port = 30000 + Math.floor(Math.random() * 2700);
   const proc = Bun.spawn([...command, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdout: 'ignore',
     stderr: 'inherit',
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
-      if ((await fetch(`${url}/health`)).ok) break;
+      if ((await fetch(`${url}/health`)).ok) return { url, port, proc };
     } catch {
-      if (i > 500) throw new Error('bench server did not start');
+      if (proc.exitCode !== null || i > 1000) throw new Error('the bench server did not start');
       await Bun.sleep(20);
     }
   }
+}
+
+/**
+ * Runs `coffer serve` in its own process, on a temp data dir, as an admin would: from source, or with
+ * `executable` the built dist/coffer (benchExecutable), whose CPU and memory are what users get.
+ */
+export async function startBenchServer(
+  env: Record<string, string> = {},
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-')),
+  opts: { keepDataDir?: boolean; executable?: boolean } = {},
+): Promise<BenchServer> {
+  const command = opts.executable ? [benchExecutable()] : [process.execPath, path.join(ROOT, 'src/main.ts')];
+  const { url, proc } = await spawnServer(command, dataDir, { LOG_LEVEL: 'info', ...env });
   return {
     url,
     dataDir,

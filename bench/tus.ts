@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Upload } from 'tus-js-client';
 import { ServerProcess } from '../test/helpers/server-process.ts';
 import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
-import { adminToken, buildExecutable } from './server.ts';
+import { adminToken, benchExecutable } from './server.ts';
 import { median } from './streams.ts';
 import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, type CpuTimes } from './transfer-cpu.ts';
 
@@ -102,7 +102,7 @@ async function sha256Of(url: string, token: string, id: string): Promise<string>
  * executable, not rebuilt.
  */
 export async function runTusBench(): Promise<void> {
-  const binary = process.env.COFFER_BENCH_EXE ?? buildExecutable();
+  const binary = benchExecutable();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-tus-bench-'));
   // The client's copy lives in memory, so reading it does not compete with the server's disk writes.
   const clientDir = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/coffer-tus-bench-') : dir;
