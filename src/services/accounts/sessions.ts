@@ -106,8 +106,11 @@ export class SessionService {
 
   /** Whether the session still stands (not revoked, its login neither removed nor disabled): long-lived streams ask. */
   isSignedIn(loginId: string, sessionId: string): boolean {
-    const row = this.d.users.authUser(loginId);
-    return row !== null && row.disabledAt === null && this.d.sessions.authSession(sessionId, loginId) !== null;
+    // Both lookups under one WAL read lock, as authenticate does: every open stream asks every 30 s.
+    return this.d.transactions.read(() => {
+      const row = this.d.users.authUser(loginId);
+      return row !== null && row.disabledAt === null && this.d.sessions.authSession(sessionId, loginId) !== null;
+    });
   }
 
   /** Removes one session row of a login (logout); the token stops working at once. */

@@ -19,6 +19,7 @@ const VERIFIED_CACHE_SIZE = 10_000;
 /** HS256 session tokens (COMPAT: login id, token version, session id; 7-day lifetime). */
 export class TokenSigner {
   private readonly verified = new Map<string, TokenClaims & { exp: number }>();
+  private readonly verifying = new Map<string, Promise<(TokenClaims & { exp: number }) | null>>();
 
   constructor(private readonly secret: Uint8Array) {}
 
@@ -36,6 +37,17 @@ export class TokenSigner {
   async verify(token: string, nowMs: number): Promise<TokenClaims | null> {
     const known = this.verified.get(token);
     if (known) return known.exp * 1000 > nowMs ? known : null;
+    // Requests that arrive together with one token (a client opening its 20 event streams) share one signature check.
+    let pending = this.verifying.get(token);
+    if (!pending) {
+      pending = this.check(token, nowMs).finally(() => this.verifying.delete(token));
+      this.verifying.set(token, pending);
+    }
+    const claims = await pending;
+    return claims && claims.exp * 1000 > nowMs ? claims : null;
+  }
+
+  private async check(token: string, nowMs: number): Promise<(TokenClaims & { exp: number }) | null> {
     try {
       const { payload } = await jwtVerify(token, this.secret, { algorithms: ['HS256'], currentDate: new Date(nowMs) });
       const { sub, sid, tv, iat, exp } = payload;

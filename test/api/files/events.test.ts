@@ -127,6 +127,31 @@ describe('GET /api/files/events', () => {
 describe('SseStreams', () => {
   const read = async (stream: ReadableStream<Uint8Array>) => new SseReader(new Response(stream));
 
+  test('a stream checked with the session service ends at its next keepalive once its session is gone or its login disabled, and not before', async () => {
+    const o = await seed.owner(t);
+    const { sessions } = t.server.ctx.services;
+    const { repos } = t.server.ctx;
+    const streams = new SseStreams(new EventHub(), { keepaliveMs: 30 });
+    const openChecked = async () => {
+      const { sessionId } = await sessions.start(o.id, { ip: '127.0.0.1', userAgent: 'test' });
+      const reader = await read(streams.open(o.id, o.id, undefined, () => sessions.isSignedIn(o.id, sessionId))!);
+      expect(await reader.next()).toBe('data: {"type":"connected"}');
+      // Signed in: keepalives go on.
+      expect(await reader.next(1000)).toBe(': keepalive');
+      expect(await reader.next(1000)).toBe(': keepalive');
+      return { reader, sessionId };
+    };
+    const revoked = await openChecked();
+    // The session row removed behind the server's back (another process), so only the keepalive's check can see it.
+    repos.sessions.delete(o.id, revoked.sessionId);
+    await expect(revoked.reader.nextData(1000)).rejects.toThrow('SSE stream ended');
+
+    const disabled = await openChecked();
+    repos.users.setAccountDisabled(o.id, Date.now(), Date.now());
+    await expect(disabled.reader.nextData(1000)).rejects.toThrow('SSE stream ended');
+    expect(streams.openCount(o.id)).toBe(0);
+  });
+
   test('sends a keepalive comment on its interval', async () => {
     const hub = new EventHub();
     const streams = new SseStreams(hub, { keepaliveMs: 30 });
