@@ -24,6 +24,7 @@ import { toast, toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
+import { LoadError } from '../ui/page.tsx';
 import { LinkScope, SharedLinks } from '../share/shared-links.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { filesFromDrop, filesFromInput } from '../uploads/drop.ts';
@@ -628,15 +629,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         </div>
       )}
 
-      {listing.error.value && (
-        <div class="banner error-banner" role="alert">
-          <Icon name="alert" size={18} />
-          <span>{listing.error.value}</span>
-          <button type="button" class="button small" onClick={() => listing.refresh()}>
-            Try again
-          </button>
-        </div>
-      )}
+      {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
 
       <div class="browser-body">
         {!loaded ? (

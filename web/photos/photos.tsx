@@ -6,6 +6,7 @@ import { toastError } from '../app/toasts.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import { ItemPicture } from '../files/item-picture.tsx';
 import { Icon } from '../ui/icons.tsx';
+import { LoadError } from '../ui/page.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
@@ -214,15 +215,7 @@ export function PhotosScreen() {
           </span>
         )}
       </div>
-      {listing.error.value && (
-        <div class="banner error-banner" role="alert">
-          <Icon name="alert" size={18} />
-          <span>{listing.error.value}</span>
-          <button type="button" class="button small" onClick={() => listing.refresh()}>
-            Try again
-          </button>
-        </div>
-      )}
+      {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
       <div class="browser-body">
         {loaded && items.length === 0 ? (
           <div class="empty">
