@@ -128,7 +128,7 @@ async function holdSmall(
     const read = await it.next();
     if (read.done) return { chunks, size, rest: null };
     // Copied: a held part must not keep a larger request chunk alive, nor see it reused.
-    chunks.push(Uint8Array.from(read.value));
+    chunks.push(new Uint8Array(read.value));
     size += read.value.byteLength;
     if (size > limit) {
       const rest = async function* () {
