@@ -78,3 +78,39 @@ test('a commit that fails rejects every write of the group and commits none of t
   await tx.grouped(() => insert(4));
   expect(committed()).toBe(1);
 });
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Two grouped writes asked for one event-loop turn apart: what the second saw committed when it ran. */
+async function twoTurnsApart(): Promise<number> {
+  const first = tx.grouped(() => insert(1));
+  await nextTurn();
+  let seen = -1;
+  const second = tx.grouped(() => {
+    seen = committed();
+    insert(2);
+  });
+  await Promise.all([first, second]);
+  return seen;
+}
+
+test('while several writers have announced writes, a group waits for the writes of later turns', async () => {
+  const a = tx.expect();
+  const b = tx.expect();
+  // One commit: the first write was not committed yet when the second ran.
+  expect(await twoTurnsApart()).toBe(0);
+  expect(committed()).toBe(2);
+  a();
+  b();
+});
+
+test('a writer alone, or none, commits in its own turn; a withdrawal counts once', async () => {
+  const a = tx.expect();
+  const b = tx.expect();
+  b();
+  b();
+  expect(await twoTurnsApart()).toBe(1);
+  a();
+  db.run('DELETE FROM child');
+  expect(await twoTurnsApart()).toBe(1);
+});

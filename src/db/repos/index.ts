@@ -30,22 +30,45 @@ interface GroupedWrite {
   reject: (error: unknown) => void;
 }
 
+// How long a group waits for the grouped writes of other uploads in progress: about a millisecond, against
+// the several of each upload's fsyncs; 8 clients then share a commit 6 at a time instead of 2.
+const GROUP_LINGER_MS = 1;
+
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
   private group: GroupedWrite[] = [];
+  private expected = 0;
 
   constructor(private readonly sqlite: Database) {}
 
   /**
    * `fn` in one BEGIN IMMEDIATE with every other grouped write asked for in the same turn of the event loop
    * (each in its own savepoint: one that throws rolls back alone and rejects its own promise); each promise
-   * settles only after the commit, and a failed commit rejects all of them.
+   * settles only after the commit, and a failed commit rejects all of them. While more than one writer has
+   * announced grouped writes to come (`expect`), the group waits GROUP_LINGER_MS for theirs instead.
    */
   grouped<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.group.length === 0) setImmediate(() => this.commitGroup());
+      if (this.group.length === 0) {
+        if (this.expected > 1) setTimeout(() => this.commitGroup(), GROUP_LINGER_MS);
+        else setImmediate(() => this.commitGroup());
+      }
       this.group.push({ fn, resolve: resolve as (value: unknown) => void, reject });
     });
+  }
+
+  /**
+   * Announces grouped writes to come (an upload storing its bytes, then its row); the returned function
+   * withdraws the announcement. A writer alone commits at once; several wait a moment for each other.
+   */
+  expect(): () => void {
+    this.expected++;
+    let withdrawn = false;
+    return () => {
+      if (withdrawn) return;
+      withdrawn = true;
+      this.expected--;
+    };
   }
 
   private commitGroup(): void {

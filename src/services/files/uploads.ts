@@ -230,6 +230,8 @@ export class UploadService {
   async upload(caller: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
     const stored: StoredObject[] = [];
     let principal = caller;
+    // Its intent and its row: concurrent uploads wait a moment to share those commits.
+    const settled = this.transactions.expect();
     try {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
@@ -248,6 +250,7 @@ export class UploadService {
       this.published(principal, row);
       return this.d.views.one(principal.accountId, row);
     } finally {
+      settled();
       await this.discard(stored);
     }
   }
