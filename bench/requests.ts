@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../src/lib/ids.ts';
-import { cpuSeconds, seedItems } from './fixtures.ts';
+import { cpuSeconds, fileCreationMicros, seedItems, spreadTempDir } from './fixtures.ts';
 import { adminToken, benchExecutable, spawnServer, wrk } from './server.ts';
 import { median } from './streams.ts';
 
@@ -104,7 +103,7 @@ async function serverCpu<T>(pid: number, work: () => Promise<T>): Promise<{ resu
  * bulk upload of 1,000 × 4 KiB.
  */
 export async function runRequestsBench(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-requests-'));
+  const dir = spreadTempDir('coffer-bench-requests-');
   const server = await startExecutable(dir);
   try {
     const token = await adminToken(server.url);
@@ -171,6 +170,8 @@ export async function runRequestsBench(): Promise<void> {
       `requests.propfind_depth1_10000_items_ms median ${fmt(median(runs))} server CPU ${fmt((dav.cpu / 10) * 1000, 0)} ms per request (runs ${runs.map((r) => fmt(r, 0)).join(', ')}, goal < 30)`,
     );
 
+    // What creating a file costs on this disk right now: the floor under every small upload (see spreadTempDir).
+    console.log(`requests.file_create_us ${fmt(fileCreationMicros(dir))} (one empty file, median of 200, beside the data directory)`);
     const content = randomBytes(4096);
     const uploadOne = async (n: number) => {
       const form = new FormData();
