@@ -95,8 +95,8 @@ async function twoTurnsApart(): Promise<number> {
 }
 
 test('while several writers have announced writes, a group waits for the writes of later turns', async () => {
-  const a = tx.expect();
-  const b = tx.expect();
+  const a = tx.announce();
+  const b = tx.announce();
   // One commit: the first write was not committed yet when the second ran.
   expect(await twoTurnsApart()).toBe(0);
   expect(committed()).toBe(2);
@@ -105,8 +105,8 @@ test('while several writers have announced writes, a group waits for the writes 
 });
 
 test('a writer alone, or none, commits in its own turn; a withdrawal counts once', async () => {
-  const a = tx.expect();
-  const b = tx.expect();
+  const a = tx.announce();
+  const b = tx.announce();
   b();
   b();
   expect(await twoTurnsApart()).toBe(1);

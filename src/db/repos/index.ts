@@ -45,7 +45,7 @@ export class Transactions {
    * `fn` in one BEGIN IMMEDIATE with every other grouped write asked for in the same turn of the event loop
    * (each in its own savepoint: one that throws rolls back alone and rejects its own promise); each promise
    * settles only after the commit, and a failed commit rejects all of them. While more than one writer has
-   * announced grouped writes to come (`expect`), the group waits GROUP_LINGER_MS for theirs instead.
+   * announced grouped writes to come (`announce`), the group waits GROUP_LINGER_MS for theirs instead.
    */
   grouped<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -61,7 +61,7 @@ export class Transactions {
    * Announces grouped writes to come (an upload storing its bytes, then its row); the returned function
    * withdraws the announcement. A writer alone commits at once; several wait a moment for each other.
    */
-  expect(): () => void {
+  announce(): () => void {
     this.expected++;
     let withdrawn = false;
     return () => {

@@ -231,7 +231,7 @@ export class UploadService {
     const stored: StoredObject[] = [];
     let principal = caller;
     // Its intent and its row: concurrent uploads wait a moment to share those commits.
-    const settled = this.transactions.expect();
+    const settled = this.transactions.announce();
     try {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
