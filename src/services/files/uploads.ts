@@ -667,7 +667,8 @@ export class UploadService {
     disk.assertRoom(budget.sizeHint ?? 0);
     const checkEvery = disk.checkEvery;
     const storageKey = newStorageKey();
-    const head = new Uint8Array(SNIFF_BYTES);
+    // Not zero-filled: only the bytes copied in (head.subarray(0, headBytes)) are ever read.
+    const head = Buffer.allocUnsafe(SNIFF_BYTES);
     let headBytes = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
