@@ -114,3 +114,32 @@ test('a writer alone, or none, commits in its own turn; a withdrawal counts once
   db.run('DELETE FROM child');
   expect(await twoTurnsApart()).toBe(1);
 });
+
+test('read() sees one snapshot, runs inside another transaction as part of it, and ends its own on a throw', async () => {
+  const writer = new Database(path.join(dir, 'db.sqlite'));
+  const count = () => db.query<{ n: number }, []>('SELECT count(*) AS n FROM child').get()!.n;
+  try {
+    const seen = tx.read(() => {
+      const before = count();
+      writer.run('INSERT INTO child (id, parent_id) VALUES (10, 1)');
+      return [before, count()];
+    });
+    // The other connection's commit lands after the snapshot was taken.
+    expect(seen).toEqual([0, 0]);
+    expect(count()).toBe(1);
+    expect(() =>
+      tx.read(() => {
+        count();
+        throw new Error('in the read');
+      }),
+    ).toThrow('in the read');
+    expect(db.inTransaction).toBe(false);
+    await tx.grouped(() => {
+      insert(11);
+      expect(tx.read(count)).toBe(2);
+    });
+    expect(committed()).toBe(2);
+  } finally {
+    writer.close();
+  }
+});

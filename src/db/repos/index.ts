@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite';
+import type { Database, Statement } from 'bun:sqlite';
 import type { Db } from '../client.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
@@ -38,6 +38,7 @@ const GROUP_LINGER_MS = 1;
 export class Transactions {
   private group: GroupedWrite[] = [];
   private expected = 0;
+  private readStatements: Record<'begin' | 'commit' | 'rollback', Statement> | null = null;
 
   constructor(private readonly sqlite: Database) {}
 
@@ -107,9 +108,28 @@ export class Transactions {
     return this.sqlite.transaction(fn).immediate();
   }
 
-  /** Several reads as one snapshot: SQLite takes its WAL read lock once, not once per statement (two fcntl calls each). */
+  /**
+   * Several reads as one snapshot: SQLite takes its WAL read lock once, not once per statement (two fcntl
+   * calls each). Its own prepared BEGIN and COMMIT: a transaction() wrapper built per call cost 1.3 µs against 0.2.
+   */
   read<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn)();
+    // Inside another transaction the reads already share its snapshot.
+    if (this.sqlite.inTransaction) return fn();
+    const statements = (this.readStatements ??= {
+      begin: this.sqlite.prepare('BEGIN'),
+      commit: this.sqlite.prepare('COMMIT'),
+      rollback: this.sqlite.prepare('ROLLBACK'),
+    });
+    statements.begin.run();
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      statements.rollback.run();
+      throw err;
+    }
+    statements.commit.run();
+    return result;
   }
 
   /** A plain (deferred) transaction: many small writes committed together. */
