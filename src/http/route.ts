@@ -116,7 +116,9 @@ export function route<
   const policy = ROUTES[key];
   const [method, path] = key.split(' ') as [string, string];
   const withPrincipal = policy.access !== 'public' && policy.access !== 'dav';
-  const run = (c: Context, body: unknown) => {
+  // Only what a handler is given: Elysia reads a handler's parameter list (its "sucrose" inference) and,
+  // handed the whole context, would build the headers object and parse cookies for every request.
+  const run = (c: Pick<Context, 'request' | 'set' | 'server' | 'params' | 'query'>, body: unknown) => {
     const principal = withPrincipal ? requestMeta(c.request).principal : undefined;
     // The guard resolves it for every such policy: missing here is a bug, not a refusal.
     if (withPrincipal && !principal) throw new Error(`${key}: the guard resolved no principal`);
@@ -138,10 +140,11 @@ export function route<
   };
   const { body: schema, read = readJson } = spec;
   const handle = schema
-    ? async (c: Context) => run(c, validate(schema, await read(c.request)))
+    ? async ({ request, set, server, params, query }: Context) =>
+        run({ request, set, server, params, query }, validate(schema, await read(request)))
     : spec.rawBody
-      ? async (c: Context) => run(c, await read(c.request))
-      : (c: Context) => run(c, undefined);
+      ? async ({ request, set, server, params, query }: Context) => run({ request, set, server, params, query }, await read(request))
+      : ({ request, set, server, params, query }: Context) => run({ request, set, server, params, query }, undefined);
   const detail = describe(key, { ...spec, body: spec.body ?? spec.rawBody });
   return { register: (app) => void app.route(method, path, handle as never, { detail: detail as never }) };
 }
