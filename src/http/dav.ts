@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { isoString, utcString } from '../lib/dates.ts';
-import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
+import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
   type DavEntry,
@@ -522,7 +522,7 @@ async function propfind(
       case 'getcontenttype':
         return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
       case 'getetag':
-        return item ? escapeXml(item.etag) : undefined;
+        return item ? escapeQuotedXml(item.etag) : undefined;
       case 'supportedlock':
         return SUPPORTED_LOCK;
       case 'lockdiscovery':
@@ -547,7 +547,7 @@ async function propfind(
       out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
       out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
     }
-    out += `${propXml(DAV, 'getetag', escapeXml(item.etag))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
+    out += `${propXml(DAV, 'getetag', escapeQuotedXml(item.etag))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
     out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';
     out += file ? '<D:resourcetype/>' : '<D:resourcetype><D:collection/></D:resourcetype>';
     return `${out}${ALLPROP_TAIL}`;
