@@ -60,7 +60,12 @@ interface Resource {
   item: DavItem | null;
 }
 
-const encodeSegment = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const RESERVED = /[!'()*]/;
+/** A path segment percent-encoded, RFC 3986's reserved !'()* too; the replace only where one is (a PROPFIND encodes every row's name). */
+function encodeSegment(s: string): string {
+  const encoded = encodeURIComponent(s);
+  return RESERVED.test(encoded) ? encoded.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`) : encoded;
+}
 
 function hrefOf(path: DavPath, folder: boolean): string {
   const base = PREFIX + path.segments.map((s) => `/${encodeSegment(s)}`).join('');
