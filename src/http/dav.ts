@@ -545,6 +545,10 @@ async function propfind(
 /** An item's dead properties by propKey. */
 type Dead = Map<string, { ns: string; name: string; value: string }>;
 const NO_DEAD: Dead = new Map();
+/** A resource PROPFIND answers for: a listed child, or the target and shared items. */
+type Listed = DavEntry | DavItem;
+/** A resource's ETag as XML text (a listed child's is written with its row). */
+const etagXml = (item: Listed) => ('etagXml' in item ? item.etagXml : escapeQuotedXml(item.etag));
 const ALL_NAMES: PropName[] = ALLPROP.map((name) => ({ ns: DAV, name }));
 
 /**
@@ -569,10 +573,10 @@ class PropfindAnswer {
   }
 
   /** Dead properties of some rows, by item id (one query for them all; a listed child says whether it has any). */
-  deadOf(rows: readonly DavEntry[]): Map<string, Dead> {
+  deadOf(rows: readonly Listed[]): Map<string, Dead> {
     const byId = new Map<string, Dead>();
     if (!this.needsDead) return byId;
-    for (const p of this.dav.properties(rows.filter((r) => r.hasProperties !== false).map((r) => r.id))) {
+    for (const p of this.dav.properties(rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id))) {
       const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
       props.set(propKey(p.ns, p.name), p);
     }
@@ -580,7 +584,7 @@ class PropfindAnswer {
   }
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
-  private liveValue(item: DavEntry | null, key: string, name: string): string | undefined {
+  private liveValue(item: Listed | null, key: string, name: string): string | undefined {
     const folder = !item || item.type === 'folder';
     switch (name) {
       case 'resourcetype':
@@ -596,7 +600,7 @@ class PropfindAnswer {
       case 'getcontenttype':
         return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
       case 'getetag':
-        return item ? escapeQuotedXml(item.etag) : undefined;
+        return item ? etagXml(item) : undefined;
       case 'supportedlock':
         return SUPPORTED_LOCK;
       case 'lockdiscovery':
@@ -610,7 +614,7 @@ class PropfindAnswer {
   }
 
   /** A row's allprop answer without dead properties: the general loop's elements in ALLPROP order, written out. */
-  private allpropXml(item: DavEntry, key: string, href: string): string {
+  private allpropXml(item: Listed, key: string, href: string): string {
     const file = item.type !== 'folder';
     const locks = this.dav.locks.covering(this.principal.accountId, key);
     let out = `<D:response><D:href>${escapeXml(href)}</D:href><D:propstat><D:prop><D:creationdate>${isoString(item.createdAt)}</D:creationdate>`;
@@ -619,14 +623,14 @@ class PropfindAnswer {
       out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
       out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
     }
-    out += `${propXml(DAV, 'getetag', escapeQuotedXml(item.etag))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
+    out += `${propXml(DAV, 'getetag', etagXml(item))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
     out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';
     out += file ? '<D:resourcetype/>' : '<D:resourcetype><D:collection/></D:resourcetype>';
     return `${out}${ALLPROP_TAIL}`;
   }
 
   /** A resource's response element (`item` null: the account's root or SHARED_WITH_ME). */
-  responseXml(item: DavEntry | null, key: string, href: string, dead: Dead = NO_DEAD): string {
+  responseXml(item: Listed | null, key: string, href: string, dead: Dead = NO_DEAD): string {
     const want = this.want;
     if (this.plainAllprop && item && dead.size === 0) return this.allpropXml(item, key, href);
     let found = '';
