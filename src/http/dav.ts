@@ -708,19 +708,20 @@ const STREAM_CHUNK = 64 * 1024;
 /**
  * Streams groups of parts, a part (a response element) at a time, gathered into chunks of about
  * STREAM_CHUNK: a folder of any size (or a client asking for many properties) never has its answer built whole.
+ * Chunks go out as text: Bun's response sink writes them as UTF-8 (the bytes TextEncoder made, lone surrogates
+ * too) without the Uint8Array TextEncoder allocated for each.
  */
-function streamText(groups: AsyncGenerator<Parts>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
+function streamText(groups: AsyncGenerator<Parts>): ReadableStream<string> {
   let group: Parts | null = null;
   let at = 0;
-  return new ReadableStream<Uint8Array>({
+  return new ReadableStream<string>({
     async pull(controller) {
       let chunk = '';
       while (chunk.length < STREAM_CHUNK) {
         if (!group || at === group.count) {
           const next = await groups.next();
           if (next.done) {
-            if (chunk) controller.enqueue(encoder.encode(chunk));
+            if (chunk) controller.enqueue(chunk);
             controller.close();
             return;
           }
@@ -730,7 +731,7 @@ function streamText(groups: AsyncGenerator<Parts>): ReadableStream<Uint8Array> {
         }
         chunk += group.part(at++);
       }
-      controller.enqueue(encoder.encode(chunk));
+      controller.enqueue(chunk);
     },
     async cancel() {
       await groups.return(undefined);
