@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { isoString, utcString } from '../lib/dates.ts';
-import { childElements, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
+import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
   type DavEntry,
@@ -60,7 +60,12 @@ interface Resource {
   item: DavItem | null;
 }
 
-const encodeSegment = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const RESERVED = /[!'()*]/;
+/** A path segment percent-encoded, RFC 3986's reserved !'()* too; the replace only where one is (a PROPFIND encodes every row's name). */
+function encodeSegment(s: string): string {
+  const encoded = encodeURIComponent(s);
+  return RESERVED.test(encoded) ? encoded.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`) : encoded;
+}
 
 function hrefOf(path: DavPath, folder: boolean): string {
   const base = PREFIX + path.segments.map((s) => `/${encodeSegment(s)}`).join('');
@@ -501,18 +506,91 @@ async function propfind(
   if (depthHeader !== '0' && depthHeader !== '1') throw badRequest('Depth must be 0, 1 or infinity');
   const want = propRequestOf(await xmlBody(request));
   if (!target) throw notFound(Messages.itemNotFound);
-  const usage = dav.usage(principal);
-  /** An item's dead properties by propKey. */
-  type Dead = Map<string, { ns: string; name: string; value: string }>;
+  const answer = new PropfindAnswer(dav, principal, want, dav.usage(principal), !!shares);
+
+  const self = res.item;
+  const first =
+    XML_HEAD +
+    '<D:multistatus xmlns:D="DAV:">' +
+    answer.responseXml(self, res.path.key, res.href, self ? answer.deadOf([self]).get(self.id) : undefined);
+  const isFolder = !self || self.type === 'folder';
+  const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
+  const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
+  async function* parts(): AsyncGenerator<Parts> {
+    yield new ListParts([first]);
+    if (shares && depthHeader === '1') {
+      const dead = answer.deadOf(shares.map((s) => s.item));
+      yield new ListParts(
+        shares.map((s) =>
+          answer.responseXml(
+            s.item,
+            `${res.path.key}/${davPath([s.name]).key.slice(1)}`,
+            base + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : ''),
+            dead.get(s.item.id),
+          ),
+        ),
+      );
+    }
+    // The root also lists SHARED_WITH_ME while something is shared with the account.
+    if (!shares && !self && depthHeader === '1' && dav.shares(principal).length > 0)
+      yield new ListParts([answer.responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, undefined)]);
+    for await (const page of pages ?? [])
+      for (let at = 0; at < page.length; at += DEAD_BATCH)
+        yield new ChildParts(answer, page.slice(at, at + DEAD_BATCH), res.path.key, base);
+    yield new ListParts(['</D:multistatus>']);
+  }
+  return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+}
+
+/** An item's dead properties by propKey. */
+type Dead = Map<string, { ns: string; name: string; value: string }>;
+const NO_DEAD: Dead = new Map();
+/** A resource PROPFIND answers for: a listed child, or the target and shared items. */
+type Listed = DavEntry | DavItem;
+/** A resource's ETag as XML text (a listed child's is written with its row). */
+const etagXml = (item: Listed) => ('etagXml' in item ? item.etagXml : escapeQuotedXml(item.etag));
+const ALL_NAMES: PropName[] = ALLPROP.map((name) => ({ ns: DAV, name }));
+
+/**
+ * One PROPFIND's request and the rows' answers. Methods, not closures made per request: the JIT
+ * recompiled those closures request after request once other traffic had run (never reaching its top tier).
+ */
+class PropfindAnswer {
+  /** allprop without include: rows without dead properties (nearly all) take allpropXml. */
+  private readonly plainAllprop: boolean;
+  private readonly needsDead: boolean;
+
+  constructor(
+    private readonly dav: DavService,
+    private readonly principal: Principal,
+    private readonly want: PropRequest,
+    private readonly usage: ReturnType<DavService['usage']>,
+    /** The resource is SHARED_WITH_ME (its displayname). */
+    private readonly sharedList: boolean,
+  ) {
+    this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
+    this.needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
+  }
+
+  /** Dead properties of some rows, by item id (one query for them all; a listed child says whether it has any). */
+  deadOf(rows: readonly Listed[]): Map<string, Dead> {
+    const byId = new Map<string, Dead>();
+    if (!this.needsDead) return byId;
+    for (const p of this.dav.properties(rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id))) {
+      const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
+      props.set(propKey(p.ns, p.name), p);
+    }
+    return byId;
+  }
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
-  const liveValue = (item: DavEntry | null, key: string, name: string): string | undefined => {
+  private liveValue(item: Listed | null, key: string, name: string): string | undefined {
     const folder = !item || item.type === 'folder';
     switch (name) {
       case 'resourcetype':
         return folder ? '<D:collection/>' : '';
       case 'displayname':
-        return item ? escapeXml(item.name) : shares ? escapeXml(SHARED_WITH_ME) : '';
+        return item ? escapeXml(item.name) : this.sharedList ? escapeXml(SHARED_WITH_ME) : '';
       case 'creationdate':
         return item ? isoString(item.createdAt) : undefined;
       case 'getlastmodified':
@@ -522,47 +600,47 @@ async function propfind(
       case 'getcontenttype':
         return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
       case 'getetag':
-        return item ? escapeXml(item.etag) : undefined;
+        return item ? etagXml(item) : undefined;
       case 'supportedlock':
         return SUPPORTED_LOCK;
       case 'lockdiscovery':
-        return dav.locks.covering(principal.accountId, key).map(lockXml).join('');
+        return this.dav.locks.covering(this.principal.accountId, key).map(lockXml).join('');
       case 'quota-used-bytes':
-        return String(usage.used);
+        return String(this.usage.used);
       case 'quota-available-bytes':
-        return usage.free === null ? undefined : String(usage.free);
+        return this.usage.free === null ? undefined : String(this.usage.free);
     }
     return undefined;
-  };
-  const allNames = ALLPROP.map((name) => ({ ns: DAV, name }));
+  }
 
-  const plainAllprop = want.kind === 'allprop' && want.include.length === 0;
-  /** A row's allprop answer without dead properties (nearly every row): the general loop's elements in ALLPROP order, written out. */
-  const allpropXml = (item: DavEntry, key: string, href: string) => {
+  /** A row's allprop answer without dead properties: the general loop's elements in ALLPROP order, written out. */
+  private allpropXml(item: Listed, key: string, href: string): string {
     const file = item.type !== 'folder';
-    const locks = dav.locks.covering(principal.accountId, key);
+    const locks = this.dav.locks.covering(this.principal.accountId, key);
     let out = `<D:response><D:href>${escapeXml(href)}</D:href><D:propstat><D:prop><D:creationdate>${isoString(item.createdAt)}</D:creationdate>`;
     out += propXml(DAV, 'displayname', escapeXml(item.name));
     if (file) {
       out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
       out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
     }
-    out += `${propXml(DAV, 'getetag', escapeXml(item.etag))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
+    out += `${propXml(DAV, 'getetag', etagXml(item))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
     out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';
     out += file ? '<D:resourcetype/>' : '<D:resourcetype><D:collection/></D:resourcetype>';
     return `${out}${ALLPROP_TAIL}`;
-  };
+  }
 
-  const responseXml = (item: DavEntry | null, key: string, href: string, dead: Dead) => {
-    if (plainAllprop && item && dead.size === 0) return allpropXml(item, key, href);
+  /** A resource's response element (`item` null: the account's root or SHARED_WITH_ME). */
+  responseXml(item: Listed | null, key: string, href: string, dead: Dead = NO_DEAD): string {
+    const want = this.want;
+    if (this.plainAllprop && item && dead.size === 0) return this.allpropXml(item, key, href);
     let found = '';
     let missing = '';
     if (want.kind === 'propname') {
-      for (const name of ALLPROP) if (liveValue(item, key, name) !== undefined) found += propXml(DAV, name);
+      for (const name of ALLPROP) if (this.liveValue(item, key, name) !== undefined) found += propXml(DAV, name);
       for (const p of dead.values()) found += propXml(p.ns, p.name);
     } else {
       const extra = want.kind === 'allprop' && (dead.size > 0 || want.include.length > 0);
-      const names = want.kind === 'prop' ? want.names : extra ? [...allNames, ...dead.values(), ...want.include] : allNames;
+      const names = want.kind === 'prop' ? want.names : extra ? [...ALL_NAMES, ...dead.values(), ...want.include] : ALL_NAMES;
       const seen = want.kind === 'prop' || extra ? new Set<string>() : null;
       for (const { ns, name } of names) {
         const id = propKey(ns, name);
@@ -570,7 +648,7 @@ async function propfind(
           if (seen.has(id)) continue;
           seen.add(id);
         }
-        const value = ns === DAV && LIVE.has(name) ? liveValue(item, key, name) : dead.get(id)?.value;
+        const value = ns === DAV && LIVE.has(name) ? this.liveValue(item, key, name) : dead.get(id)?.value;
         if (value === undefined) {
           if (want.kind === 'prop') missing += propXml(ns, name);
         } else found += propXml(ns, name, value);
@@ -580,56 +658,46 @@ async function propfind(
     if (found || !missing) out += `<D:propstat><D:prop>${found}</D:prop><D:status>${statusLine(200)}</D:status></D:propstat>`;
     if (missing) out += `<D:propstat><D:prop>${missing}</D:prop><D:status>${statusLine(404)}</D:status></D:propstat>`;
     return `${out}</D:response>`;
-  };
-  const needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
-  const NONE: Dead = new Map();
-  /** Dead properties of some rows, by item id (one query for them all). */
-  const deadOf = (rows: DavEntry[]) => {
-    const byId = new Map<string, Dead>();
-    if (needsDead) {
-      // A listed child says whether it has any; other rows are asked.
-      for (const p of dav.properties(rows.filter((r) => r.hasProperties !== false).map((r) => r.id))) {
-        const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
-        props.set(propKey(p.ns, p.name), p);
-      }
-    }
-    return (id: string) => byId.get(id) ?? NONE;
-  };
+  }
+}
 
-  const self = res.item;
-  const first =
-    XML_HEAD + '<D:multistatus xmlns:D="DAV:">' + responseXml(self, res.path.key, res.href, self ? deadOf([self])(self.id) : NONE);
-  const isFolder = !self || self.type === 'folder';
-  const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
-  const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
-  /** A batch of rows' response elements, each built only when the stream asks for it. */
-  function* responsesOf(rows: DavEntry[]): Generator<string> {
-    const dead = deadOf(rows);
-    // A child's path key is its folder's key and its name key (stored names are already normalized).
-    for (const c of rows)
-      yield responseXml(c, `${res.path.key}/${c.nameKey}`, base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : ''), dead(c.id));
+/** A group of parts of a streamed answer, each built only when the stream asks for it. */
+interface Parts {
+  readonly count: number;
+  part(i: number): string;
+}
+
+/** Parts already built. */
+class ListParts implements Parts {
+  readonly count: number;
+  constructor(private readonly list: readonly string[]) {
+    this.count = list.length;
   }
-  async function* parts(): AsyncGenerator<Iterable<string>> {
-    yield [first];
-    if (shares && depthHeader === '1') {
-      const dead = deadOf(shares.map((s) => s.item));
-      yield shares.map((s) =>
-        responseXml(
-          s.item,
-          `${res.path.key}/${davPath([s.name]).key.slice(1)}`,
-          base + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : ''),
-          dead(s.item.id),
-        ),
-      );
-    }
-    // The root also lists SHARED_WITH_ME while something is shared with the account.
-    if (!shares && !self && depthHeader === '1' && dav.shares(principal).length > 0)
-      yield [responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, NONE)];
-    for await (const page of pages ?? [])
-      for (let at = 0; at < page.length; at += DEAD_BATCH) yield responsesOf(page.slice(at, at + DEAD_BATCH));
-    yield ['</D:multistatus>'];
+  part(i: number): string {
+    return this.list[i]!;
   }
-  return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+}
+
+/** A batch of listed children's response elements, their dead properties read together. */
+class ChildParts implements Parts {
+  readonly count: number;
+  private readonly dead: Map<string, Dead>;
+  constructor(
+    private readonly answer: PropfindAnswer,
+    private readonly rows: readonly DavEntry[],
+    /** The folder's path key: a child's is it and the child's name key (stored names are already normalized). */
+    private readonly folderKey: string,
+    /** The folder's href, ending in '/'. */
+    private readonly base: string,
+  ) {
+    this.count = rows.length;
+    this.dead = answer.deadOf(rows);
+  }
+  part(i: number): string {
+    const c = this.rows[i]!;
+    const href = this.base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : '');
+    return this.answer.responseXml(c, `${this.folderKey}/${c.nameKey}`, href, this.dead.get(c.id));
+  }
 }
 
 /** Rows whose dead properties are read together while a listing streams. */
@@ -640,28 +708,30 @@ const STREAM_CHUNK = 64 * 1024;
 /**
  * Streams groups of parts, a part (a response element) at a time, gathered into chunks of about
  * STREAM_CHUNK: a folder of any size (or a client asking for many properties) never has its answer built whole.
+ * Chunks go out as text: Bun's response sink writes them as UTF-8 (the bytes TextEncoder made, lone surrogates
+ * too) without the Uint8Array TextEncoder allocated for each.
  */
-function streamText(groups: AsyncGenerator<Iterable<string>>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let group: Iterator<string> | null = null;
-  return new ReadableStream<Uint8Array>({
+function streamText(groups: AsyncGenerator<Parts>): ReadableStream<string> {
+  let group: Parts | null = null;
+  let at = 0;
+  return new ReadableStream<string>({
     async pull(controller) {
       let chunk = '';
       while (chunk.length < STREAM_CHUNK) {
-        if (!group) {
+        if (!group || at === group.count) {
           const next = await groups.next();
           if (next.done) {
-            if (chunk) controller.enqueue(encoder.encode(chunk));
+            if (chunk) controller.enqueue(chunk);
             controller.close();
             return;
           }
-          group = next.value[Symbol.iterator]();
+          group = next.value;
+          at = 0;
+          continue;
         }
-        const part = group.next();
-        if (part.done) group = null;
-        else chunk += part.value;
+        chunk += group.part(at++);
       }
-      controller.enqueue(encoder.encode(chunk));
+      controller.enqueue(chunk);
     },
     async cancel() {
       await groups.return(undefined);

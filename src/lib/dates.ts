@@ -23,22 +23,36 @@ function civil(days: number): { y: number; m: number; d: number } {
 
 const fast = (ms: number) => Number.isInteger(ms) && ms >= 0 && ms < END_MS;
 
+/** The day each function formatted last and its text up to the time: rows listed together often share a day. */
+let utcDay = -1;
+let utcDate = '';
+let isoDay = -1;
+let isoDate = '';
+
 /** `new Date(ms).toUTCString()`: "Mon, 01 Jan 2024 00:00:00 GMT". */
 export function utcString(ms: number): string {
   if (!fast(ms)) return new Date(ms).toUTCString();
   const days = Math.floor(ms / DAY_MS);
+  if (days !== utcDay) {
+    const { y, m, d } = civil(days);
+    utcDate = `${DAYS[days % 7]}, ${TWO[d]} ${MONTHS[m - 1]} ${y} `;
+    utcDay = days;
+  }
   const s = Math.floor((ms - days * DAY_MS) / 1000);
-  const { y, m, d } = civil(days);
-  return `${DAYS[days % 7]}, ${TWO[d]} ${MONTHS[m - 1]} ${y} ${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]} GMT`;
+  return `${utcDate}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]} GMT`;
 }
 
 /** `new Date(ms).toISOString()`: "2024-01-01T00:00:00.000Z". */
 export function isoString(ms: number): string {
   if (!fast(ms)) return new Date(ms).toISOString();
   const days = Math.floor(ms / DAY_MS);
+  if (days !== isoDay) {
+    const { y, m, d } = civil(days);
+    isoDate = `${y}-${TWO[m]}-${TWO[d]}T`;
+    isoDay = days;
+  }
   const inDay = ms - days * DAY_MS;
   const s = Math.floor(inDay / 1000);
   const milli = inDay % 1000;
-  const { y, m, d } = civil(days);
-  return `${y}-${TWO[m]}-${TWO[d]}T${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.${milli < 100 ? (milli < 10 ? '00' : '0') : ''}${milli}Z`;
+  return `${isoDate}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.${milli < 100 ? (milli < 10 ? '00' : '0') : ''}${milli}Z`;
 }

@@ -240,6 +240,13 @@ export function escapeXml(text: string): string {
   return out + text.slice(last);
 }
 
+/** escapeXml of text in double quotes (every ETag): the quotes written as entities, only the inside scanned. */
+export function escapeQuotedXml(text: string): string {
+  const n = text.length;
+  if (n < 2 || text.charCodeAt(0) !== 34 || text.charCodeAt(n - 1) !== 34) return escapeXml(text);
+  return `&quot;${escapeXml(text.slice(1, n - 1))}&quot;`;
+}
+
 /**
  * Nodes back to text, each element declaring its own namespace as the default (and a prefix per
  * namespaced attribute), so the result stands alone wherever it is placed.

@@ -34,4 +34,17 @@ describe('utcString and isoString', () => {
       else expect(isoString(t)).toBe(date.toISOString());
     }
   });
+
+  test('match them for times in the day formatted just before, a day later and back again', () => {
+    const start = 1_704_067_200_000 - 3_600_000;
+    const times: number[] = [];
+    // Seconds apart across a midnight, then days apart, then back to the first day (each reuses or replaces the last day's text).
+    for (let i = 0; i < 10_000; i++) times.push(start + i * 997);
+    for (let i = 0; i < 1_000; i++) times.push(start + i * 86_399_999);
+    times.push(start, start + 1, 0, start);
+    for (const t of times) {
+      expect(utcString(t)).toBe(new Date(t).toUTCString());
+      expect(isoString(t)).toBe(new Date(t).toISOString());
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { childElements, escapeXml, parseXml, serializeNodes, XML_LIMITS, XmlError } from '../../src/lib/xml.ts';
+import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, XML_LIMITS, XmlError } from '../../src/lib/xml.ts';
 
 describe('lib/xml', () => {
   test('resolves prefixes and default namespaces, decodes entities and CDATA', () => {
@@ -84,4 +84,11 @@ test('escapeXml escapes each of the five characters wherever they stand and retu
   expect(escapeXml('photo 00001.jpg')).toBe('photo 00001.jpg');
   expect(escapeXml(`<${'é名🎉'.repeat(3)}>'"`)).toBe(`&lt;${'é名🎉'.repeat(3)}&gt;&apos;&quot;`);
   expect(escapeXml(`"${'x'.repeat(100_000)}"`)).toBe(`&quot;${'x'.repeat(100_000)}&quot;`);
+});
+
+test('escapeQuotedXml answers exactly what escapeXml does, quoted or not', () => {
+  const inner = ['', 'abc-123', `a<b>c&d"e'f`, '"', '""', 'é名🎉', `'`];
+  const texts = inner.flatMap((t) => [t, `"${t}"`, `"${t}`, `${t}"`, `'${t}'`]);
+  for (const text of texts) expect(escapeQuotedXml(text)).toBe(escapeXml(text));
+  expect(escapeQuotedXml('"0190-objects/ab-42"')).toBe('&quot;0190-objects/ab-42&quot;');
 });

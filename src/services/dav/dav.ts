@@ -18,6 +18,7 @@ import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
+import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -26,11 +27,19 @@ export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
 /** An item as the WebDAV routes hold it: no key material, and its ETag. */
 export type DavItem = HeldItem & { etag: string };
 
-/** A listed child as PROPFIND and the HTML listing show it: its ETag in place of its storage key. */
-export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etag: string; hasProperties?: boolean };
+/** A listed child as PROPFIND and the HTML listing show it: its ETag, as XML text, in place of its storage key. */
+export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etagXml: string; hasProperties: boolean };
 
-const etagOf = (row: Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'>) =>
+type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'>;
+
+export const etagOf = (row: EtagParts) =>
   row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
+
+/** escapeXml(etagOf(row)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
+export const etagXmlOf = (row: EtagParts) =>
+  row.type === 'file'
+    ? `&quot;${escapeXml(row.id)}-${escapeXml(row.storageKey?.slice(0, 12) ?? '')}-${row.size}&quot;`
+    : `&quot;${escapeXml(row.id)}-${row.modifiedAt}&quot;`;
 
 /** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
 function davItem(row: Item): DavItem {
@@ -256,7 +265,7 @@ export class DavService {
           mimeType: r.mimeType,
           modifiedAt: r.modifiedAt,
           createdAt: r.createdAt,
-          etag: etagOf(r),
+          etagXml: etagXmlOf(r),
           hasProperties: r.hasProperties,
         }));
       if (rows.length < PAGE) return;

@@ -13,6 +13,7 @@ const FOLDER = 'c0ffee00-0000-4000-8000-000000000000';
 
 let t: TestServer;
 let dav: DavClient;
+let ownerId: string;
 
 /** Rows with fixed ids, keys and times: names that need escaping and encoding, folders, dates outside 1970–9999. */
 function seedFolder(accountId: string): void {
@@ -54,6 +55,39 @@ function seedFolder(accountId: string): void {
   }
 }
 
+/** A folder 'Many ü' of files with these names. */
+function seedMany(names: string[]): void {
+  const db = openDatabase(path.join(t.dataDir, 'coffer.db'));
+  const repo = new ItemsRepo(db.$client);
+  const folder = 'c0ffee00-0000-4000-8000-100000000000';
+  const at = Date.UTC(2024, 0, 1);
+  const row = (id: string, parentId: string | null, type: 'file' | 'folder', name: string) =>
+    repo.insert({
+      id,
+      accountId: ownerId,
+      parentId,
+      type,
+      name,
+      size: type === 'file' ? 1000 : 0,
+      mimeType: type === 'file' ? 'text/plain' : null,
+      storageKey: null,
+      wrappedKey: null,
+      keyId: null,
+      starred: false,
+      modifiedAt: at,
+      accessedAt: at,
+      createdAt: at,
+    });
+  try {
+    db.$client.transaction(() => {
+      row(folder, null, 'folder', 'Many ü');
+      names.forEach((name, i) => row(`c0ffee00-0000-4000-8000-2${String(i).padStart(11, '0')}`, folder, 'file', name));
+    })();
+  } finally {
+    closeDatabase(db);
+  }
+}
+
 const REQUESTS: { name: string; path: string; depth: '0' | '1'; body?: string }[] = [
   { name: 'allprop, Depth 1, no body', path: 'Answer%20%26%20%3CCo%3E/', depth: '1' },
   { name: 'allprop, Depth 0', path: 'Answer%20%26%20%3CCo%3E/', depth: '0', body: '<D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>' },
@@ -77,6 +111,7 @@ beforeAll(async () => {
   await seed.admin(t);
   const owner = await seed.owner(t);
   dav = await davLogin(t, owner);
+  ownerId = owner.id;
   seedFolder(owner.id);
   const patch = (p: string, props: string) =>
     dav.request('PROPPATCH', p, {
@@ -101,5 +136,20 @@ describe('PROPFIND answers', () => {
     const actual = answers.join('');
     if (process.env.COFFER_WRITE_EXPECTED === '1') fs.writeFileSync(EXPECTED, actual);
     expect(actual).toBe(fs.readFileSync(EXPECTED, 'utf8'));
+  });
+
+  test('a listing of many streamed chunks arrives whole as UTF-8, every non-ASCII name intact', async () => {
+    const names = Array.from({ length: 400 }, (_, i) => `Ünïcødé 名前 🎉 ${String(i).padStart(3, '0')} & <x>.txt`);
+    seedMany(names);
+    const res = await dav.propfind('Many%20%C3%BC/', '1');
+    expect(res.status).toBe(207);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    // Several chunks of text, each encoded to UTF-8 by the runtime's response sink.
+    expect(bytes.length).toBeGreaterThan(4 * 64 * 1024);
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    expect(text.split('<D:response>').length - 1).toBe(401);
+    for (const name of names)
+      expect(text).toContain(`<D:displayname>${name.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</D:displayname>`);
+    expect(text.endsWith('</D:multistatus>')).toBe(true);
   });
 });

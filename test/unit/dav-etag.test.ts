@@ -1,0 +1,13 @@
+import { expect, test } from 'bun:test';
+import { escapeXml } from '../../src/lib/xml.ts';
+import { etagOf, etagXmlOf } from '../../src/services/dav/dav.ts';
+
+test('a listed row’s ETag as XML text is escapeXml of its ETag, for files and folders and any characters', () => {
+  const odd = ['0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', `a<b>&"'`, '', 'é名🎉"', '"quoted"'];
+  for (const id of odd)
+    for (const storageKey of [null, '', 'objects/ab/cdef0123456789', `"<&>'x"-y-z`, 'é名🎉é名🎉é名🎉'])
+      for (const type of ['file', 'folder'] as const) {
+        const row = { id, type, storageKey, size: 4096, modifiedAt: 1_704_067_200_123 };
+        expect(etagXmlOf(row)).toBe(escapeXml(etagOf(row)));
+      }
+});
