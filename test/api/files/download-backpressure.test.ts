@@ -21,6 +21,30 @@ let davAuth: string;
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+/** Hands every plaintext chunk the server reads from storage to `onChunk` as the response pulls it; returns the undo. */
+function watchStoredReads(server: TestServer['server'], onChunk: (chunk: Uint8Array) => void): () => void {
+  const storage = server.ctx.storage;
+  const realGet = storage.get.bind(storage);
+  storage.get = async (...args: Parameters<typeof realGet>) => {
+    const reader = (await realGet(...args)).getReader();
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const r = await reader.read();
+          if (r.done) return controller.close();
+          onChunk(r.value);
+          controller.enqueue(r.value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
+  };
+  return () => {
+    storage.get = realGet;
+  };
+}
+
 beforeAll(async () => {
   t = await startTestServer();
   owner = await seed.owner(t);
@@ -139,24 +163,10 @@ describe('downloads to slow clients (the server meets backpressure)', () => {
   }, 120_000);
 
   test('a client that stops reading holds the server back: it reads little more than the sockets hold', async () => {
-    const storage = t.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
     let pulled = 0;
-    storage.get = async (...args: Parameters<typeof realGet>) => {
-      const reader = (await realGet(...args)).getReader();
-      return new ReadableStream<Uint8Array>(
-        {
-          async pull(controller) {
-            const r = await reader.read();
-            if (r.done) return controller.close();
-            pulled += r.value.byteLength;
-            controller.enqueue(r.value);
-          },
-          cancel: (reason) => reader.cancel(reason),
-        },
-        { highWaterMark: 0 },
-      );
-    };
+    const restore = watchStoredReads(t.server, (chunk) => {
+      pulled += chunk.byteLength;
+    });
     try {
       let stalledAt = 0;
       const result = await slowGet(`/api/files/${fileId}/download`, cookie(), {
@@ -174,29 +184,13 @@ describe('downloads to slow clients (the server meets backpressure)', () => {
       expect(stalledAt).toBeLessThan(24 * 1024 * 1024);
       expect(result.sha256).toBe(sha256(content));
     } finally {
-      storage.get = realGet;
+      restore();
     }
   }, 60_000);
 
   test('plaintext the response has sent is freed then, not left to the garbage collector', async () => {
-    const storage = t.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
     const seen: Uint8Array[] = [];
-    storage.get = async (...args: Parameters<typeof realGet>) => {
-      const reader = (await realGet(...args)).getReader();
-      return new ReadableStream<Uint8Array>(
-        {
-          async pull(controller) {
-            const r = await reader.read();
-            if (r.done) return controller.close();
-            seen.push(r.value);
-            controller.enqueue(r.value);
-          },
-          cancel: (reason) => reader.cancel(reason),
-        },
-        { highWaterMark: 0 },
-      );
-    };
+    const restore = watchStoredReads(t.server, (chunk) => seen.push(chunk));
     try {
       const result = await slowGet(`/api/files/${fileId}/download`, cookie(), { burst: 8 * 1024 * 1024, pauseMs: 1 });
       expect(result.sha256).toBe(sha256(content));
@@ -204,7 +198,7 @@ describe('downloads to slow clients (the server meets backpressure)', () => {
       // Freed: the memory is gone and every view of it is empty.
       expect(seen.filter((c) => c.byteLength !== 0).length).toBe(0);
     } finally {
-      storage.get = realGet;
+      restore();
     }
   }, 60_000);
 
