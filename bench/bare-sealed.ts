@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createDecipheriv, randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
+import { SEGMENT, sealSegments, segmentNonce } from './bare-seal.ts';
 
 /**
  * The bare reference for transfer CPU: a Bun server doing only the work an encrypted upload or download
@@ -8,7 +9,6 @@ import fsp from 'node:fs/promises';
  * and syncs; GET reads the sealed file back, opens each segment and sends the plaintext. No auth, no
  * database, no parsing. Run as `bun bench/bare-sealed.ts <file>`; it prints its port.
  */
-const SEGMENT = 64 * 1024;
 const TAG = 16;
 const BATCH = 1024 * 1024;
 const file = process.argv[2]!;
@@ -16,47 +16,28 @@ const key = randomBytes(32);
 const prefix = randomBytes(8);
 let size = 0;
 
-function nonce(index: number): Buffer {
-  const n = Buffer.alloc(12);
-  prefix.copy(n, 0);
-  n.writeUInt32BE(index, 8);
-  return n;
+/** The body counted as it passes. */
+async function* counted(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    yield chunk;
+  }
 }
 
 async function receive(body: ReadableStream<Uint8Array>): Promise<void> {
   const handle = await fsp.open(file, 'w');
-  const seg = Buffer.allocUnsafe(SEGMENT);
-  let filled = 0;
-  let index = 0;
   let batch: Uint8Array[] = [];
   let batchBytes = 0;
   size = 0;
-  const seal = async (plain: Buffer) => {
-    const c = createCipheriv('aes-256-gcm', key, nonce(index++));
-    batch.push(c.update(plain));
-    c.final();
-    batch.push(c.getAuthTag());
-    batchBytes += plain.length + TAG;
+  for await (const piece of sealSegments(counted(body), key, prefix)) {
+    batch.push(piece);
+    batchBytes += piece.byteLength;
     if (batchBytes >= BATCH) {
       await handle.writev(batch);
       batch = [];
       batchBytes = 0;
     }
-  };
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    for (let off = 0; off < chunk.byteLength; ) {
-      const n = Math.min(SEGMENT - filled, chunk.byteLength - off);
-      seg.set(chunk.subarray(off, off + n), filled);
-      filled += n;
-      off += n;
-      if (filled === SEGMENT) {
-        await seal(seg);
-        filled = 0;
-      }
-    }
   }
-  if (filled > 0) await seal(seg.subarray(0, filled));
   await handle.writev(batch);
   await handle.sync();
   await handle.close();
@@ -78,7 +59,7 @@ function send(): ReadableStream<Uint8Array> {
         await handle.read(sealed, 0, total, index * (SEGMENT + TAG));
         let at = 0;
         for (const length of lengths) {
-          const d = createDecipheriv('aes-256-gcm', key, nonce(index++));
+          const d = createDecipheriv('aes-256-gcm', key, segmentNonce(prefix, index++));
           d.setAuthTag(sealed.subarray(at + length - TAG, at + length));
           controller.enqueue(d.update(sealed.subarray(at, at + length - TAG)));
           d.final();
