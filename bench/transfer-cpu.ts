@@ -31,6 +31,22 @@ export function cpuLine(runs: CpuTimes[]): string {
 
 export const medianCpu = (runs: CpuTimes[]) => [...runs.map(totalCpu)].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
 
+/**
+ * Before each timed upload: earlier uploads' dirty pages written out and, as root and unless `keepCache`,
+ * the page cache dropped, so no run pays for the one before it (on this VM a run that follows another without
+ * it was 30-60% slower, whichever kind it was). Returns whether the cache was dropped.
+ */
+export function settleDisk(keepCache = false): boolean {
+  Bun.spawnSync(['sync']);
+  if (keepCache) return false;
+  try {
+    fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Peak RSS (VmHWM) of a process in MiB, and its reset to the current RSS so a peak is one phase's own. */
 export function peakRssMiB(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;

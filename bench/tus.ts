@@ -7,7 +7,7 @@ import { ServerProcess } from '../test/helpers/server-process.ts';
 import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
 import { adminToken, benchExecutable } from './server.ts';
 import { median } from './streams.ts';
-import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, type CpuTimes } from './transfer-cpu.ts';
+import { cpuLine, cpuPerGiB, cpuTimes, medianCpu, peakRssMiB, resetPeakRss, settleDisk, type CpuTimes } from './transfer-cpu.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -16,30 +16,6 @@ const RUNS = 7;
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const portOf = (url: string) => Number(new URL(url).port);
-
-function peakRssMiB(pid: number): number {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-}
-
-/** Starts the process's peak RSS (VmHWM) again from its current RSS (Linux), so a peak is one phase's own. */
-function resetPeakRss(pid: number): void {
-  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
-/**
- * Before each timed upload: earlier uploads' dirty pages written out and, as root, the page cache dropped,
- * so no run pays for the one before it (on this VM a run that follows another without it was 30-60% slower,
- * whichever kind it was). Returns whether the cache was dropped.
- */
-function settleDisk(): boolean {
-  Bun.spawnSync(['sync']);
-  try {
-    fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** POST /api/files/upload of `file` by curl (the fastest client there is here); MiB/s. */
 async function multipartRun(url: string, token: string, file: string): Promise<number> {

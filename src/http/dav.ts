@@ -17,7 +17,7 @@ import {
   SHARED_WITH_ME,
 } from '../services/dav/dav.ts';
 import type { Principal } from '../services/accounts/principal.ts';
-import { markBodyConsumed, readText } from './body.ts';
+import { readBody, readText } from './body.ts';
 import { fileResponse } from './download-responses.ts';
 import { davAuthenticate } from './guard.ts';
 import type { Limits } from './limits.ts';
@@ -789,15 +789,13 @@ async function put(dav: DavService, principal: Principal, request: Request, targ
   const mtime = request.headers.get('x-oc-mtime');
   const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
   const declared = Number(request.headers.get('content-length'));
-  const body = request.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   const { created, item } = await dav.put(principal, res.path, {
-    body: body as unknown as AsyncIterable<Uint8Array>,
+    body: readBody(request),
     contentType: request.headers.get('content-type') ?? '',
     modifiedMs,
     signal: request.signal,
     sizeHint: Number.isFinite(declared) ? declared : undefined,
   });
-  markBodyConsumed(request);
   const headers: Record<string, string> = { ETag: item.etag };
   if (modifiedMs !== null) headers['X-OC-Mtime'] = 'accepted';
   return new Response(null, { status: created ? 201 : 204, headers });
