@@ -98,9 +98,8 @@ export async function runDavBench(): Promise<void> {
     const gets: number[] = [];
     const downloads: number[] = [];
     const cpu: Record<'post' | 'put' | 'get' | 'download', CpuTimes[]> = { post: [], put: [], get: [], download: [] };
-    // Each transfer's server CPU per GiB, user and system apart.
-    // Each upload starts with earlier writes on disk, so neither kind pays for the other's writeback; the page
-    // cache is kept, so both downloads read their file from memory.
+    // Each transfer's server CPU per GiB, user and system apart. Each upload starts with earlier writes on disk,
+    // so neither kind pays for the other's writeback; the page cache is kept, so downloads read from memory.
     const counted = <T>(kind: keyof typeof cpu, transfer: () => T): T => {
       if (kind === 'post' || kind === 'put') settleDisk(true);
       const before = cpuTimes(server.pid);
