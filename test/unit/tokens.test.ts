@@ -34,34 +34,27 @@ describe('TokenSigner.verify', () => {
     const [header, payload, signature] = token.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const iat = Math.floor(now / 1000);
+    // Correctly signed with the right secret, with the header and claims given.
+    const signedWith = (protectedHeader: Record<string, unknown>, claimsSet: Record<string, unknown>) =>
+      new SignJWT(claimsSet)
+        .setProtectedHeader(protectedHeader as { alg: string })
+        .setSubject('login')
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 3600)
+        .sign(secret);
 
     const refused = [
       // Another login's id, or a newer token version, under the original signature.
       `${header}.${b64url({ ...claims, sub: 'admin' })}.${signature}`,
       `${header}.${b64url({ ...claims, tv: 2 })}.${signature}`,
-      // "none" and HS512, the latter signed with the right secret.
+      // "none", and HS512 with the right secret.
       `${b64url({ alg: 'none', typ: 'JWT' })}.${payload}.`,
       `${b64url({ alg: 'none', typ: 'JWT' })}.${payload}.${signature}`,
-      await new SignJWT({ sid: 'session', tv: 1 })
-        .setProtectedHeader({ alg: 'HS512', typ: 'JWT' })
-        .setSubject('login')
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + 3600)
-        .sign(secret),
-      // A critical extension this server does not understand, correctly signed.
-      await new SignJWT({ sid: 'session', tv: 1 })
-        .setProtectedHeader({ alg: 'HS256', crit: ['b64'], b64: true })
-        .setSubject('login')
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + 3600)
-        .sign(secret),
-      // Claims of the wrong types, correctly signed.
-      await new SignJWT({ sid: 'session', tv: '1' })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject('login')
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + 3600)
-        .sign(secret),
+      await signedWith({ alg: 'HS512', typ: 'JWT' }, { sid: 'session', tv: 1 }),
+      // A critical extension this server does not understand.
+      await signedWith({ alg: 'HS256', crit: ['b64'], b64: true }, { sid: 'session', tv: 1 }),
+      // Claims of the wrong types.
+      await signedWith({ alg: 'HS256', typ: 'JWT' }, { sid: 'session', tv: '1' }),
       // Cut, padded, or not a JWT at all.
       `${header}.${payload}.${signature.slice(0, -1)}`,
       `${header}.${payload}.${signature}=`,
