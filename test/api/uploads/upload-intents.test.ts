@@ -8,6 +8,7 @@ import { startTestServer, tempDir, type TestServer } from '../../helpers/server.
 import { newStorageKey } from '../../../src/storage/keys.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 
 const running: TestServer[] = [];
@@ -56,6 +57,24 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
     await waitForLine(log, (l) => l.msg === 'request' && l.fields.path === '/api/files/upload' && l.fields.status === 499);
     expect(intents(t)).toBe(0);
     expect(blobFiles(t.dataDir).objects.length).toBe(1);
+  });
+
+  test('a WebDAV PUT cut off mid-body is a 499 upload and leaves no intent, object or item', async () => {
+    const dav = await davLogin(t, a);
+    const objects = blobFiles(t.dataDir).objects.length;
+    await hangUpMidBody(
+      t.url,
+      `PUT /dav/cut.bin HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${dav.authorization}\r\nContent-Length: 999999\r\n\r\n`,
+      'x'.repeat(100_000),
+      200,
+    );
+    await waitForLine(
+      log,
+      (l) => l.msg === 'request' && l.fields.method === 'PUT' && l.fields.path === '/dav/cut.bin' && l.fields.status === 499,
+    );
+    expect(intents(t)).toBe(0);
+    expect(blobFiles(t.dataDir).objects.length).toBe(objects);
+    expect((await dav.request('GET', 'cut.bin')).status).toBe(404);
   });
 
   test('an object published whose row never committed (the process died in between) is removed at the next start', async () => {
