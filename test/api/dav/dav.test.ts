@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { randomBytes } from 'node:crypto';
 import { generate } from 'otplib';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
@@ -151,6 +152,35 @@ describe('WebDAV protocol basics', () => {
     await reader.close();
     const uploads = auditOf('file.upload').filter((e) => e.details?.name === 'dropped.txt');
     expect(uploads).toHaveLength(1);
+  });
+
+  test('a PUT hands its body on a chunk at a time, each freed once the next is asked for (as uploads and tus read theirs)', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const service = t.server.ctx.services.dav;
+    const put = service.put.bind(service);
+    const seen: Uint8Array[] = [];
+    let heldPastNext = 0;
+    service.put = (principal, path, input) => {
+      async function* watched(): AsyncGenerator<Uint8Array> {
+        for await (const chunk of input.body) {
+          // The chunk before this one was the request's own buffer: by now it has been handed back.
+          if (seen.length > 0 && seen.at(-1)!.byteLength > 0) heldPastNext++;
+          seen.push(chunk);
+          yield chunk;
+        }
+      }
+      return put(principal, path, { ...input, body: watched() });
+    };
+    try {
+      const body = randomBytes(8 * 1024 * 1024);
+      expect((await dav.put('chunks.bin', body)).status).toBe(201);
+      expect(seen.length).toBeGreaterThan(4);
+      expect(heldPastNext).toBe(0);
+      expect(Buffer.from(await (await dav.request('GET', 'chunks.bin')).arrayBuffer()).equals(body)).toBe(true);
+    } finally {
+      service.put = put;
+    }
   });
 
   test('a PUT over the storage limit is 507 Insufficient Storage; nothing is stored and usage is unchanged', async () => {
