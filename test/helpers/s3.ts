@@ -3,6 +3,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { createRequire } from 'node:module';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { StorageDriver } from '../../src/storage/driver.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import type { S3Driver } from '../../src/storage/s3.ts';
@@ -48,9 +50,58 @@ const S3rver = require('s3rver') as new (
   opts: Record<string, unknown>,
 ) => {
   middleware: Array<(ctx: any, next: () => Promise<void>) => Promise<void>>;
+  store: S3rverStore;
   run(): Promise<{ port: number }>;
   close(): Promise<void>;
 };
+
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  putObject(object: { bucket: string; key: string; content: Buffer | Readable; metadata: unknown }): Promise<Written>;
+  putPart(bucket: string, uploadId: string, partNumber: number, content: Readable): Promise<Written>;
+}
+type Written = { size: number; md5: string };
+
+/**
+ * s3rver answers a PUT (object or part) once it has read the body, before the file is written, and
+ * leaves half a file when the body breaks off. A store acknowledges only what it holds: the file is
+ * written aside and renamed into place before the answer.
+ */
+function answerOnceWritten(store: S3rverStore): void {
+  const write = async (file: string, content: Buffer | Readable): Promise<Written> => {
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    const aside = `${file}.${randomBytes(4).toString('hex')}.writing`;
+    const md5 = new Bun.CryptoHasher('md5');
+    let size = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        md5.update(chunk);
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(Buffer.isBuffer(content) ? Readable.from([content]) : content, count, fs.createWriteStream(aside));
+      await fs.promises.rename(aside, file);
+    } catch (err) {
+      await fs.promises.rm(aside, { force: true });
+      throw err;
+    }
+    return { size, md5: md5.digest('hex') };
+  };
+  store.putObject = async (object) => {
+    const written = await write(store.getResourcePath(object.bucket, object.key, 'object'), object.content);
+    await store.putMetadata(object.bucket, object.key, object.metadata, written.md5);
+    return written;
+  };
+  store.putPart = async (bucket, uploadId, partNumber, content) => {
+    const file = path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
+    const written = await write(file, content);
+    await fs.promises.writeFile(`${file}.md5`, written.md5);
+    return written;
+  };
+}
 
 const UPLOADS = '._S3rver_uploads';
 const xmlEscape = (s: string) => s.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!);
@@ -69,6 +120,7 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
     directory: dir,
     configureBuckets: [{ name: bucket }],
   });
+  answerOnceWritten(server.store);
   const failures: Array<{ count: number; status: number; code: string; when: (m: string, u: string) => boolean }> = [];
   const stalls: Array<{ ms: number; when: (m: string, u: string) => boolean }> = [];
   const stops: Array<{ bytes: number; when: (m: string, u: string) => boolean }> = [];
@@ -222,7 +274,6 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
     await next();
     if (method === 'GET' && key && ctx.body && typeof ctx.body.pipe === 'function') {
       const length = ctx.length;
-      const { Transform } = await import('node:stream');
       let budget = stops.find((s) => s.when(method, url))?.bytes ?? Infinity;
       ctx.body = ctx.body.pipe(
         new Transform({
