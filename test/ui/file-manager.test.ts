@@ -58,19 +58,32 @@ afterAll(async () => {
   await t.stop();
 });
 
-/** Holds the page's requests to `pattern` until the returned function lets them through (then stops holding). */
+/**
+ * Holds the page's requests to `pattern` until the returned function lets the first one (and any
+ * others held) through. The route stays, passing requests on from then: taking it away while the
+ * browser has another request paused for interception can leave that request hanging.
+ */
 async function hold(page: Page, pattern: string): Promise<() => Promise<void>> {
   let open!: () => void;
+  let held!: () => void;
+  let released = false;
   const gate = new Promise<void>((r) => (open = r));
+  const first = new Promise<void>((r) => (held = r));
   const passed: Promise<void>[] = [];
-  const handler = (route: Route) => {
+  await page.route(pattern, (route: Route) => {
+    if (released) return route.fallback();
+    held();
     passed.push(gate.then(() => route.continue()));
-  };
-  await page.route(pattern, handler);
+  });
   return async () => {
+    let late: ReturnType<typeof setTimeout> | undefined;
+    const noRequest = new Promise<never>((_, reject) => {
+      late = setTimeout(() => reject(new Error(`the page sent no request to ${pattern} within 20 s`)), 20_000);
+    });
+    await Promise.race([first, noRequest]).finally(() => clearTimeout(late));
+    released = true;
     open();
     await Promise.all(passed);
-    await page.unroute(pattern, handler);
   };
 }
 
