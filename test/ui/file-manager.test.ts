@@ -581,24 +581,34 @@ describe('file manager', () => {
     const other = await upload(o.client, 'f-data.bin', Buffer.alloc(10, 1));
     const { context, page, errors } = await openFolder(o);
     // What the browser asked the server for, per download URL: the Range header and the status it got.
-    const asked = new Map<string, { range?: string; status: number }[]>();
-    page.on('response', async (r) => {
-      const m = /\/api\/files\/([^/]+)\/download/.exec(r.url());
-      if (m) asked.set(m[1]!, [...(asked.get(m[1]!) ?? []), { range: (await r.request().allHeaders()).range, status: r.status() }]);
+    // Noted as each response arrives; its headers are read later, and `askedFor` waits for them.
+    const asked = new Map<string, Promise<{ range?: string; status: number }>[]>();
+    page.on('response', (r) => {
+      const id = /\/api\/files\/([^/]+)\/download/.exec(r.url())?.[1];
+      if (!id) return;
+      const seen = r
+        .request()
+        .allHeaders()
+        .then((h) => ({ range: h.range, status: r.status() }));
+      asked.set(id, [...(asked.get(id) ?? []), seen]);
     });
+    const askedFor = (id: string) => Promise.all(asked.get(id) ?? []);
     const url = (item: { id: string }) => `/api/files/${item.id}/download`;
 
     await row(page, 'a-song.wav').dblclick();
     const audio = page.getByRole('dialog', { name: 'a-song.wav' }).locator('audio');
     expect(await audio.getAttribute('src')).toBe(url(song));
     await eventually(async () => expect(await audio.evaluate((a: any) => a.duration)).toBeCloseTo(1, 1), { timeoutMs: 10_000 });
-    expect(asked.get(song.id)!.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true);
+    expect((await askedFor(song.id)).some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true);
 
     await page.keyboard.press('ArrowRight');
     const video = page.getByRole('dialog', { name: 'b-clip.mp4' });
-    await eventually(() => expect(asked.get(clip.id)?.some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true), {
-      timeoutMs: 10_000,
-    });
+    await eventually(
+      async () => expect((await askedFor(clip.id)).some((r) => r.range?.startsWith('bytes=') && r.status === 206)).toBe(true),
+      {
+        timeoutMs: 10_000,
+      },
+    );
     // This one is not a playable video: the viewer says so and offers the file instead.
     await video.getByText('This browser cannot play this video').waitFor();
     expect(await video.getByRole('link', { name: /^Download \(/ }).getAttribute('href')).toBe(url(clip));
@@ -617,7 +627,7 @@ describe('file manager', () => {
     await page.keyboard.press('ArrowRight');
     const frame = page.getByRole('dialog', { name: 'c-doc.pdf' }).locator('iframe[title="c-doc.pdf"]');
     await frame.waitFor();
-    expect(asked.get(pdf.id)!.some((r) => r.status === 200)).toBe(true);
+    expect((await askedFor(pdf.id)).some((r) => r.status === 200)).toBe(true);
     // The browser's own viewer gets the file's bytes as a PDF.
     const shown = await frame.evaluate(async (f: any) => {
       const b = (globalThis as any).blobs.get(f.src);
@@ -628,7 +638,7 @@ describe('file manager', () => {
     await page.keyboard.press('ArrowRight');
     const fits = page.getByRole('dialog', { name: 'd-fits.txt' });
     await eventually(async () => expect(await fits.getByLabel('Contents of d-fits.txt').textContent()).toEndWith('END\n'));
-    expect(asked.get((await listAll(o.client, '/api/files')).find((i) => i.name === 'd-fits.txt').id)).toEqual([
+    expect(await askedFor((await listAll(o.client, '/api/files')).find((i) => i.name === 'd-fits.txt').id)).toEqual([
       { range: `bytes=0-${limit - 1}`, status: 206 },
     ]);
 
