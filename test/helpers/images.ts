@@ -151,8 +151,9 @@ export function ffmpegMissing(): string | null {
  * A video of `width`×`height` made by ffmpeg (lavfi): half a second of red, then 10 s of testsrc, so its
  * first frame is plain red. `mp4` keeps the index (moov) at the end, as cameras write it, and is large
  * enough (lossless, ≈ 0.5 MB) that ffmpeg cannot read it from a pipe; `mp4-faststart` moves the index first.
+ * `recorded` (an ISO time) goes in the container as its creation time.
  */
-export function video(format: 'mp4' | 'mp4-faststart' | 'webm', width = 640, height = 360): Buffer {
+export function video(format: 'mp4' | 'mp4-faststart' | 'webm', width = 640, height = 360, recorded?: string): Buffer {
   const dir = tempDir('coffer-video-');
   const output = path.join(dir, format === 'webm' ? 'out.webm' : 'out.mp4');
   const codec =
@@ -163,7 +164,9 @@ export function video(format: 'mp4' | 'mp4-faststart' | 'webm', width = 640, hei
   const r = spawnSync('ffmpeg', [
     ...['-hide_banner', '-loglevel', 'error', '-y'],
     ...['-f', 'lavfi', '-i', `color=c=red:s=${size}:r=10:d=0.5`, '-f', 'lavfi', '-i', `testsrc=s=${size}:r=10:d=10`],
-    ...['-filter_complex', '[0][1]concat=n=2:v=1[v]', '-map', '[v]', '-pix_fmt', 'yuv420p', ...codec, output],
+    ...['-filter_complex', '[0][1]concat=n=2:v=1[v]', '-map', '[v]', '-pix_fmt', 'yuv420p', ...codec],
+    ...(recorded ? ['-metadata', `creation_time=${recorded}`] : []),
+    output,
   ]);
   if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
   const bytes = fs.readFileSync(output);

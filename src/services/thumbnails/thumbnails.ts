@@ -15,6 +15,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { type HasThumbnail, hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
+import { videoRecordedAt } from './video-date.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
 const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
@@ -194,7 +195,7 @@ export class ThumbnailService {
           largeSize,
           width: result.width,
           height: result.height,
-          takenAt: result.takenAt,
+          takenAt: result.takenAt ?? (kind === 'video' ? await this.recordedAt(row, key, wrappedKey) : null),
           createdAt: this.d.clock.now(),
         };
       }
@@ -209,6 +210,22 @@ export class ThumbnailService {
   }
 
   /** What the pool makes a thumbnail of: the file's bytes, or for a video ffmpeg's first frame of it (read in ranges, never whole). */
+  /** A video's recording date from its container (MP4, QuickTime), or null: the Photos order then uses the file's time. */
+  private async recordedAt(row: Item, key: string, wrappedKey: string): Promise<number | null> {
+    const size = row.size;
+    const read = async (start: number, length: number) => {
+      const end = Math.min(size, start + length);
+      if (start >= end) return new Uint8Array(0);
+      return new Uint8Array(await new Response(await this.d.storage.get(key, { size, wrappedKey }, { start, end })).arrayBuffer());
+    };
+    try {
+      return await videoRecordedAt(size, read, this.d.clock.now());
+    } catch (err) {
+      this.d.log.info('no recording date', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
+      return null;
+    }
+  }
+
   private async source(kind: string, key: string, size: number, wrappedKey: string): Promise<MakeSource> {
     const video = this.d.video;
     if (kind === 'video' && video) {

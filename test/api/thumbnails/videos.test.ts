@@ -66,6 +66,29 @@ if (!skipWithout(img.ffmpegMissing(), 'video thumbnails (ffmpeg)')) {
       expect(photos.find((p) => p.id === file.id)).toMatchObject({ width: 320, height: 240 });
     });
 
+    test('Photos orders an MP4 by when it was recorded (its movie header), other videos by their modification time', async () => {
+      const recorded = '2019-05-04T10:20:30.000Z';
+      const camera = await upload(owner.client, 'recorded.mp4', img.video('mp4', 160, 90, recorded), { type: 'video/mp4' });
+      const web = await upload(owner.client, 'recorded-faststart.mp4', img.video('mp4-faststart', 160, 90, recorded), {
+        type: 'video/mp4',
+      });
+      const unset = await upload(owner.client, 'no-date.mp4', img.video('mp4', 160, 90), { type: 'video/mp4' });
+      const webm = await upload(owner.client, 'recorded.webm', img.video('webm', 160, 90, recorded), { type: 'video/webm' });
+      const ids = [camera.id, web.id, unset.id, webm.id];
+      const photos = await eventually(
+        async () => {
+          const all = await listAll(owner.client, '/api/files/photos');
+          const mine = ids.map((id) => all.find((p) => p.id === id));
+          return mine.every((p) => p?.width === 160) && mine;
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect(photos.map((p) => p.takenAt)).toEqual([recorded, recorded, unset.modified, webm.modified]);
+      // The oldest recording sorts after everything uploaded today.
+      const order = (await listAll(owner.client, '/api/files/photos')).map((p) => p.id);
+      expect(order.indexOf(camera.id)).toBeGreaterThan(order.indexOf(unset.id));
+    });
+
     test('a file that only claims to be a video gets no thumbnail (404), and the server stays healthy', async () => {
       const fake = await upload(owner.client, 'fake.mp4', new Uint8Array(4096).fill(7), { type: 'video/mp4' });
       expect(fake.hasThumbnail).toBe(true);
