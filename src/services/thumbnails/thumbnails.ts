@@ -209,7 +209,6 @@ export class ThumbnailService {
     return made;
   }
 
-  /** What the pool makes a thumbnail of: the file's bytes, or for a video ffmpeg's first frame of it (read in ranges, never whole). */
   /** A video's recording date from its container (MP4, QuickTime), or null: the Photos order then uses the file's time. */
   private async recordedAt(row: Item, key: string, wrappedKey: string): Promise<number | null> {
     const size = row.size;
@@ -226,6 +225,7 @@ export class ThumbnailService {
     }
   }
 
+  /** What the pool makes a thumbnail of: the file's bytes, or for a video ffmpeg's first frame of it (read in ranges, never whole). */
   private async source(kind: string, key: string, size: number, wrappedKey: string): Promise<MakeSource> {
     const video = this.d.video;
     if (kind === 'video' && video) {
