@@ -331,6 +331,11 @@ export class SealedStore {
     return toStream(openSegments(dataKey, header, reader, size, first, want, !range), onBreak);
   }
 
+  /** Plaintext of the object or of `range` of it, in memory: for small reads (a file's first bytes, a container's headers). */
+  async readBytes(key: string, info: Pick<SealedInfo, 'size' | 'wrappedKey'>, range?: ByteRange): Promise<Uint8Array> {
+    return new Uint8Array(await new Response(await this.get(key, info, range)).arrayBuffer());
+  }
+
   async delete(key: string): Promise<boolean> {
     return this.driver.delete(key);
   }

@@ -51,7 +51,7 @@ export type DownloadFile = HeldItem & { versionId?: string };
 export interface DownloadDeps {
   clock: Clock;
   log: Logger;
-  storage: Pick<SealedStore, 'get'>;
+  storage: Pick<SealedStore, 'get' | 'readBytes'>;
   items: ItemsRepo;
   versions: Pick<VersionsRepo, 'get'>;
   tree: Tree;
@@ -105,12 +105,11 @@ export class DownloadService {
   async detectType(row: DownloadFile): Promise<string | null> {
     if (row.type !== 'file' || row.size === 0) return null;
     const stored = this.stored(row);
-    const head = await this.d.storage.get(
+    const bytes = await this.d.storage.readBytes(
       stored.storageKey,
       { size: stored.size, wrappedKey: stored.wrappedKey },
       { start: 0, end: Math.min(stored.size, SNIFF_BYTES) },
     );
-    const bytes = new Uint8Array(await new Response(head).arrayBuffer());
     return (await fileTypeFromBuffer(bytes).catch(() => undefined))?.mime ?? null;
   }
 

@@ -414,8 +414,7 @@ export class TusUploadService {
   private async readHead(row: TusUpload): Promise<Uint8Array> {
     if (row.length === 0) return new Uint8Array(0);
     const end = Math.min(HEAD_BYTES, row.length);
-    const stream = await this.d.sealed.get(row.storageKey, { size: row.length, wrappedKey: row.wrappedKey }, { start: 0, end });
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    return this.d.sealed.readBytes(row.storageKey, { size: row.length, wrappedKey: row.wrappedKey }, { start: 0, end });
   }
 
   /** Deletes an upload: an unfinished one's staged bytes (or its published object) first, then the record. */

@@ -270,7 +270,6 @@ export class ContentSearchService {
   }
 
   private async read(key: string, info: { size: number; wrappedKey: string }, length: number): Promise<Uint8Array> {
-    const stream = await this.d.storage.get(key, info, { start: 0, end: length });
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    return this.d.storage.readBytes(key, info, { start: 0, end: length });
   }
 }

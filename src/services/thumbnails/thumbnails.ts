@@ -215,7 +215,7 @@ export class ThumbnailService {
     const read = async (start: number, length: number) => {
       const end = Math.min(size, start + length);
       if (start >= end) return new Uint8Array(0);
-      return new Uint8Array(await new Response(await this.d.storage.get(key, { size, wrappedKey }, { start, end })).arrayBuffer());
+      return this.d.storage.readBytes(key, { size, wrappedKey }, { start, end });
     };
     try {
       return await videoRecordedAt(size, read, this.d.clock.now());
@@ -234,7 +234,7 @@ export class ThumbnailService {
         return frame.ok ? frame.png : frame;
       };
     }
-    return new Uint8Array(await new Response(await this.d.storage.get(key, { size, wrappedKey })).arrayBuffer());
+    return this.d.storage.readBytes(key, { size, wrappedKey });
   }
 
   /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
