@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import { generate } from 'otplib';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { ManualClock } from '../../src/clock.ts';
 import { acquireBrowser, expectAccessible, openContext, releaseBrowser, screenshot, signedInContext, signIn } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -33,18 +33,17 @@ const sessionOf = async (context: { cookies(): Promise<{ name: string; value: st
   return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sid as string;
 };
 
-/** Presses Tab until the focused element's accessible name (or text) is `name`; fails after 60 presses. */
-async function tabTo(page: Page, name: string) {
+/**
+ * Presses Tab until `target` has the focus; fails after 60 presses. It waits for `target` first, as a
+ * person waits for the page to show it: 60 presses take a fraction of a second, less than a slow load.
+ */
+async function tabTo(page: Page, target: Locator) {
+  await target.waitFor();
   for (let i = 0; i < 60; i++) {
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(`(() => {
-      const el = document.activeElement;
-      const label = el.labels?.[0]?.textContent;
-      return (el.getAttribute('aria-label') || label || el.textContent || '').trim();
-    })()`);
-    if (focused === name) return;
+    if (await target.evaluate((el: any) => el === el.ownerDocument.activeElement)) return;
   }
-  throw new Error(`Tab never reached ${name}`);
+  throw new Error(`Tab never reached ${target}`);
 }
 
 async function signOutVia(page: Page) {
@@ -279,10 +278,10 @@ describe('account settings', () => {
     const { context, page, errors } = await signedInContext(browser, t.url, o);
     await page.goto('/settings/profile');
     await page.getByText('Member since').waitFor();
-    await tabTo(page, 'Sub-users');
+    await tabTo(page, page.getByRole('link', { name: 'Sub-users', exact: true }));
     await page.keyboard.press('Enter');
     await page.waitForURL('**/settings/sub-users');
-    await tabTo(page, 'Add sub-user');
+    await tabTo(page, button(page, 'Add sub-user'));
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Add sub-user' });
     await dialog.waitFor();
@@ -292,9 +291,9 @@ describe('account settings', () => {
     await page.keyboard.type(email);
     await page.keyboard.press('Tab');
     await page.keyboard.type('kim-secret-22');
-    await tabTo(page, 'Share');
+    await tabTo(page, dialog.getByRole('checkbox', { name: 'Share', exact: true }));
     await page.keyboard.press('Space');
-    await tabTo(page, 'Create');
+    await tabTo(page, dialog.getByRole('button', { name: 'Create', exact: true }));
     await page.keyboard.press('Enter');
     await page.getByRole('list', { name: 'Sub-users' }).getByText('May: Share').waitFor();
     expect(
