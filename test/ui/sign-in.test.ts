@@ -227,6 +227,7 @@ describe('first visit to a server reachable beyond loopback', () => {
       }
       const { context, page, errors } = await openContext(browser, `http://127.0.0.1:${lan.port}`);
       await page.goto('/signup');
+      await page.getByLabel('Setup code').waitFor();
       await expectAccessible(page, 'set-up with a setup code');
       await page.getByLabel('Setup code').fill('WRNG-WRNG-WRNG');
       await page.getByLabel('Name').fill('Grace Hopper');

@@ -299,7 +299,7 @@ export function App() {
     if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate(wantedPage(), { replace: true });
   }, [state, path]);
   let body;
-  if (state === 'loading') body = <div class="splash" aria-busy="true" aria-label="Loading Coffer" />;
+  if (state === 'loading') body = <div class="splash" role="progressbar" aria-busy="true" aria-label="Loading Coffer" />;
   else if (state === 'desktop-only') body = <DesktopOnly />;
   else if (state === 'signed-in' && !SIGN_IN_PATHS.includes(path)) body = <Shell />;
   else if (path === '/signup') body = <SignUp />;
