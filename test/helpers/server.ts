@@ -67,9 +67,13 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     async restart(opts = {}) {
       const port = t.server.port;
       await t.server.stop({ graceMs: opts.samePort ? 100 : undefined });
-      await opts.whileDown?.();
-      t.server = await boot(opts.samePort ? port : 0);
-      t.url = t.server.url;
+      // Back up even when a check while down fails, so the file's later tests still have a server.
+      try {
+        await opts.whileDown?.();
+      } finally {
+        t.server = await boot(opts.samePort ? port : 0);
+        t.url = t.server.url;
+      }
     },
     async stop() {
       await t.server.stop({ graceMs: 1000 });
