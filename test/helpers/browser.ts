@@ -4,6 +4,7 @@ import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import sparticuz from '@sparticuz/chromium';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { eventually } from './eventually.ts';
 
 /** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
 const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS ?? path.join(os.tmpdir(), 'coffer-screens');
@@ -48,6 +49,18 @@ const LATE_FRAMES = `{
   window.requestAnimationFrame = (fn) => later(() => fn(performance.now()), 300);
 }`;
 
+/** An API call of the page, the long-lived event stream aside. */
+const isApiCall = (u: URL) => u.pathname.startsWith('/api/') && u.pathname !== '/api/files/events';
+/** The API calls each page of `openContext` has sent and not yet had answered in full. */
+const unanswered = new WeakMap<Page, Set<unknown>>();
+
+/** Waits until every API call the page has sent is answered: the page has what it asked for. */
+export async function apiSettled(page: Page): Promise<void> {
+  const pending = unanswered.get(page);
+  if (!pending) throw new Error('apiSettled: a page of openContext only');
+  await eventually(() => pending.size === 0, { timeoutMs: 15_000, message: `${pending.size} API calls still unanswered` });
+}
+
 /** A fresh browser profile (its own cookies) with page errors collected, so a script error fails the test. */
 export async function openContext(
   browser: Browser,
@@ -65,7 +78,21 @@ export async function openContext(
     reducedMotion: 'reduce',
   });
   if (opts.lateFrames) await context.addInitScript(LATE_FRAMES);
+  // Races hunted on purpose: every API call but the event stream answered up to this many ms late, at random.
+  const latency = Number(process.env.COFFER_UI_LATENCY_MS ?? 0);
+  if (latency > 0)
+    await context.route(isApiCall, async (r) => {
+      await new Promise((f) => setTimeout(f, Math.random() * latency));
+      await r.fallback();
+    });
   const page = await context.newPage();
+  const pending = new Set<unknown>();
+  unanswered.set(page, pending);
+  page.on('request', (r) => {
+    if (isApiCall(new URL(r.url()))) pending.add(r);
+  });
+  page.on('requestfinished', (r) => pending.delete(r));
+  page.on('requestfailed', (r) => pending.delete(r));
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   return { context, page, errors };

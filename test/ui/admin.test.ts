@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { BACKEND_VERSION } from '../../src/services/administration/version.ts';
-import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  apiSettled,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import { listAll, upload } from '../helpers/files.ts';
@@ -223,7 +232,13 @@ describe('admin console', () => {
     await max.fill('1M');
     await maxSection.getByRole('button', { name: 'Save' }).click();
     await maxSection.getByText('Saved: files up to 1.00 MiB.').waitFor();
+    // The other page reads the settings again as it navigates; the upload comes once it has the new limit.
+    const learnt = op.waitForResponse(
+      async (r) => r.url().endsWith('/api/user/max-upload-size-config') && (await r.json()).maxBytes === 1024 * 1024,
+    );
     await op.getByRole('link', { name: 'My files', exact: true }).click();
+    await learnt;
+    await apiSettled(op);
     await uploadThroughPage(op, 'two-megs.bin', 2 * 1024 * 1024);
     await op.getByText('2.00 MiB is more than the 1.00 MiB this server accepts per file.').waitFor();
     await max.fill('10G');

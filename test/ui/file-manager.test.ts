@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Browser, Page, Route } from 'playwright-core';
 import {
   acquireBrowser,
+  apiSettled,
   type DropEntry,
   dropFiles,
   dropTree,
@@ -294,7 +295,8 @@ describe('file manager', () => {
     await picker.getByRole('button', { name: 'Move here' }).click();
     await row(page, 'report.txt').waitFor({ state: 'detached' });
     const archive = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Archive');
-    expect(await names(o, archive.id)).toEqual(['report.txt']);
+    // The row goes before the server answers (optimistic): its answer may come later.
+    await eventually(async () => expect(await names(o, archive.id)).toEqual(['report.txt']));
 
     await row(page, 'photo.png').dragTo(row(page, 'Archive'));
     await eventually(async () => expect(await names(o, archive.id)).toEqual(['photo.png', 'report.txt']));
@@ -333,7 +335,7 @@ describe('file manager', () => {
     await row(page, 'Archive').dblclick();
     await page.getByRole('heading', { name: 'Archive', exact: true }).waitFor();
     await row(page, 'Archive (1)').waitFor();
-    expect((await names(o, archive.id)).sort()).toEqual(['Archive (1)', 'photo.png', 'report.txt']);
+    await eventually(async () => expect((await names(o, archive.id)).sort()).toEqual(['Archive (1)', 'photo.png', 'report.txt']));
     // And back by the keys: cut, open My files, Ctrl+V.
     await row(page, 'Archive (1)').click();
     await page.keyboard.press('Control+x');
@@ -726,6 +728,8 @@ describe('file manager', () => {
     await row(page, 'while-offline.txt').waitFor();
 
     // The server goes away (its connections with it) and comes back on the same address.
+    // A call the restart cut would rightly make the app say offline instead.
+    await apiSettled(page);
     const before = streams.length;
     await t.restart({
       samePort: true,
