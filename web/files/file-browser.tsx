@@ -634,7 +634,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       <div class="browser-body">
         {!loaded ? (
           slow && (
-            <div class="skeleton" aria-busy="true" aria-label="Loading">
+            <div class="skeleton" role="progressbar" aria-busy="true" aria-label="Loading">
               {Array.from({ length: 8 }, (_, n) => (
                 <div key={n} class="skeleton-row" />
               ))}
