@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import sparticuz from '@sparticuz/chromium';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page, type Request as PageRequest } from 'playwright-core';
 import { eventually } from './eventually.ts';
 
 /** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
@@ -52,7 +52,7 @@ const LATE_FRAMES = `{
 /** An API call of the page, the long-lived event stream aside. */
 const isApiCall = (u: URL) => u.pathname.startsWith('/api/') && u.pathname !== '/api/files/events';
 /** The API calls each page of `openContext` has sent and not yet had answered in full. */
-const unanswered = new WeakMap<Page, Set<unknown>>();
+const unanswered = new WeakMap<Page, Set<PageRequest>>();
 
 /** Waits until every API call the page has sent is answered: the page has what it asked for. */
 export async function apiSettled(page: Page): Promise<void> {
@@ -86,7 +86,7 @@ export async function openContext(
       await r.fallback();
     });
   const page = await context.newPage();
-  const pending = new Set<unknown>();
+  const pending = new Set<PageRequest>();
   unanswered.set(page, pending);
   page.on('request', (r) => {
     if (isApiCall(new URL(r.url()))) pending.add(r);
