@@ -49,7 +49,14 @@ export function registerShares(program: Command): void {
       }),
     ),
   );
-  adminCommand(shares.command('revoke').description('remove a link: its URL answers 404 from now on').argument('<token>')).action(
+  adminCommand(
+    shares
+      .command('revoke')
+      .description('remove a link: its URL answers 404 from now on')
+      .argument('<token>')
+      // A token is random base64url and may begin with "-": it is the token, not an unknown option.
+      .allowUnknownOption(),
+  ).action(
     action((token: string, opts: { dataDir?: string; json?: boolean }) =>
       withContext(opts, (ctx) => {
         const result = ctx.services.shares.revoke('cli', token);

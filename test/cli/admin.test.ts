@@ -94,6 +94,10 @@ describe('coffer shares, beside the running server', () => {
     const again = await cli(['shares', 'revoke', token]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('Share link not found');
+    // One token in 64 begins with "-" (base64url): still a token, not an option.
+    const dashed = await cli(['shares', 'revoke', '-8gcZCmUJlWvQoRmaNvQq6LRTBpjiuaO']);
+    expect(dashed.code).toBe(1);
+    expect(dashed.stderr).toContain('Share link not found');
   });
 });
 
