@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import sparticuz from '@sparticuz/chromium';
-import { type Browser, type BrowserContext, chromium, type Page, type Request as PageRequest } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { eventually } from './eventually.ts';
 
 /** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
@@ -51,14 +51,33 @@ const LATE_FRAMES = `{
 
 /** An API call of the page, the long-lived event stream aside. */
 const isApiCall = (u: URL) => u.pathname.startsWith('/api/') && u.pathname !== '/api/files/events';
-/** The API calls each page of `openContext` has sent and not yet had answered in full. */
-const unanswered = new WeakMap<Page, Set<PageRequest>>();
 
-/** Waits until every API call the page has sent is answered: the page has what it asked for. */
+/**
+ * Counts the page's fetch calls to the API not yet answered, each a task after its answer so the page's own
+ * handling has run. Counted in the page: Playwright's request events for every page cost a race of their own
+ * (a late event naming a closed context's response fails whatever test runs next).
+ */
+const COUNT_API_CALLS = `{
+  const original = window.fetch;
+  let pending = 0;
+  Object.defineProperty(window, '__cofferApiPending', { get: () => pending });
+  window.fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input), location.href);
+    if (!url.pathname.startsWith('/api/')) return original(input, init);
+    pending++;
+    const done = () => setTimeout(() => pending--, 0);
+    const call = original(input, init);
+    call.then(done, done);
+    return call;
+  };
+}`;
+
+/** Waits until every API call the page has made is answered: the page has what it asked for. */
 export async function apiSettled(page: Page): Promise<void> {
-  const pending = unanswered.get(page);
-  if (!pending) throw new Error('apiSettled: a page of openContext only');
-  await eventually(() => pending.size === 0, { timeoutMs: 15_000, message: `${pending.size} API calls still unanswered` });
+  await eventually(async () => (await page.evaluate('window.__cofferApiPending')) === 0, {
+    timeoutMs: 15_000,
+    message: 'the page still waits for an API call',
+  });
 }
 
 /** A fresh browser profile (its own cookies) with page errors collected, so a script error fails the test. */
@@ -78,6 +97,7 @@ export async function openContext(
     reducedMotion: 'reduce',
   });
   if (opts.lateFrames) await context.addInitScript(LATE_FRAMES);
+  await context.addInitScript(COUNT_API_CALLS);
   // Races hunted on purpose: every API call but the event stream answered up to this many ms late, at random.
   const latency = Number(process.env.COFFER_UI_LATENCY_MS ?? 0);
   if (latency > 0)
@@ -86,13 +106,6 @@ export async function openContext(
       await r.fallback();
     });
   const page = await context.newPage();
-  const pending = new Set<PageRequest>();
-  unanswered.set(page, pending);
-  page.on('request', (r) => {
-    if (isApiCall(new URL(r.url()))) pending.add(r);
-  });
-  page.on('requestfinished', (r) => pending.delete(r));
-  page.on('requestfailed', (r) => pending.delete(r));
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   return { context, page, errors };
