@@ -74,7 +74,7 @@ describe('content search in the web app', () => {
     await p.keyboard.press('Enter');
     const dialog = p.getByRole('dialog', { name: 'notes.md' });
     await dialog.waitFor();
-    await expect(dialog.locator('pre mark').textContent()).resolves.toBe('boiler');
+    expect(await dialog.locator('pre mark').textContent()).toBe('boiler');
     await screenshot(p, 'content-search-preview-at-match');
     await p.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
@@ -82,14 +82,14 @@ describe('content search in the web app', () => {
     // The owner opts out in Settings: the account's words are deleted and search goes back to names.
     await p.goto('/settings/profile');
     const include = p.getByRole('switch', { name: 'Include my documents in content search' });
-    await expect(include.isChecked()).resolves.toBe(true);
+    expect(await include.isChecked()).toBe(true);
     await include.uncheck();
     await eventually(() => t.server.ctx.repos.content.accountRows(o.id) === 0);
-    await expect(include.isChecked()).resolves.toBe(false);
+    expect(await include.isChecked()).toBe(false);
     await expectAccessible(p, 'Settings → Profile with the content search opt-out');
     await p.goto('/search?q=boiler');
     await p.getByRole('grid').getByText('boiler-manual.txt').waitFor();
-    await expect(p.getByRole('region', { name: 'In the text' }).count()).resolves.toBe(0);
+    expect(await p.getByRole('region', { name: 'In the text' }).count()).toBe(0);
     await p.goto('/settings/profile');
     await p.getByRole('switch', { name: 'Include my documents in content search' }).check();
     await drained();

@@ -37,7 +37,7 @@ describe('Open in editor', () => {
     const { context, page, errors } = await signedInContext(browser, t.url, o);
     await page.goto('/files');
     await row(page, 'notes.md').click();
-    await expect(openInEditor(page).count()).resolves.toBe(0);
+    expect(await openInEditor(page).count()).toBe(0);
     await row(page, 'Budget 2030.docx').click();
     await openInEditor(page).waitFor();
     await expectAccessible(page, 'the file manager with a document selected');
@@ -50,7 +50,7 @@ describe('Open in editor', () => {
     expect(await tab.title()).toBe('Budget 2030.docx – Coffer');
     const editor = tab.frameLocator('iframe[title="Document editor"]');
     await editor.getByRole('heading', { name: 'Editing Budget 2030.docx' }).waitFor();
-    await expect(editor.getByText('edit · ').textContent()).resolves.toBe(`edit · ${docx.length} bytes`);
+    expect(await editor.getByText('edit · ').textContent()).toBe(`edit · ${docx.length} bytes`);
     await screenshot(tab, 'docserver-viewer');
     expect(violations).toEqual([]);
     expect(errors).toEqual([]);
