@@ -64,3 +64,27 @@ describe('thumbnails asked for at once', () => {
     expect(mostHeld).toBe(1);
   });
 });
+
+describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page draws', () => {
+  const thumb = async (name: string, bytes: Buffer) => {
+    const file = await upload(owner.client, name, bytes, { type: 'application/pdf' });
+    return owner.client.get(`/api/files/${file.id}/thumbnail`);
+  };
+
+  test('a 400 MP image drawn ten times gets no thumbnail (404), and the worker goes on to the next PDF', async () => {
+    const res = await thumb('bomb.pdf', img.pdfDrawingImage(20_000, 20_000, 10));
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toBe('This file has no thumbnail');
+    expect((await thumb('fine.pdf', img.pdf(2))).status).toBe(200);
+  });
+
+  test.each(['page', 'form', 'annotation'] as const)(
+    '16 MP drawn 7 times (112 MP) in the %s: none; 6 times (96 MP): a thumbnail',
+    async (via) => {
+      expect((await thumb(`over-${via}.pdf`, img.pdfDrawingImage(4000, 4000, 7, via))).status).toBe(404);
+      const under = await thumb(`under-${via}.pdf`, img.pdfDrawingImage(4000, 4000, 6, via));
+      expect(under.status).toBe(200);
+      expect(under.headers.get('content-type')).toBe('image/webp');
+    },
+  );
+});
