@@ -27,10 +27,12 @@ async function throughput(label: string, kind: SourceKind, bytes: Uint8Array, co
   const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-thumb-'));
   const pool = new ThumbnailPool({ cacheDir, maxPixels: 100_000_000 }, concurrency, createLogger('silent'));
   // A first one starts the workers and loads the codecs: not counted.
-  await Promise.all(Array.from({ length: concurrency }, () => pool.make(kind, new Uint8Array(bytes), false)));
+  await Promise.all(Array.from({ length: concurrency }, () => pool.make(kind, () => Promise.resolve(new Uint8Array(bytes)), false)));
   const cpu0 = cpuSeconds();
   const t0 = performance.now();
-  const results = await Promise.all(Array.from({ length: count }, () => pool.make(kind, new Uint8Array(bytes), false)));
+  const results = await Promise.all(
+    Array.from({ length: count }, () => pool.make(kind, () => Promise.resolve(new Uint8Array(bytes)), false)),
+  );
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds() - cpu0;
   pool.stop();

@@ -189,7 +189,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   fractions allowed)
   THUMBNAIL_CONCURRENCY           thumbnails made at once, each in its own worker thread (default half the
                                   cores, at least 1)
-  THUMBNAIL_MAX_PIXELS            images with more pixels get no thumbnail (default 100000000)
+  THUMBNAIL_MAX_PIXELS            images with more pixels, and PDFs whose first page draws images of more
+                                  pixels in all, get no thumbnail (default 100000000)
   FFMPEG_PATH                     the ffmpeg executable that makes videos' first-frame thumbnails (default:
                                   ffmpeg on PATH; none found: videos get no thumbnail)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide

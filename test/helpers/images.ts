@@ -110,6 +110,48 @@ export function pdf(pages = 20, width = 300, height = 400): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
+/**
+ * A one-page PDF (300×400 points) that draws one black-and-white image of `width`×`height` pixels `draws` times:
+ * in its page content, inside a form XObject the page draws once, or as a stamp annotation's appearance.
+ * The image is 1 bit a pixel and deflated, so 400 MP take about 50 KiB.
+ */
+export function pdfDrawingImage(width: number, height: number, draws: number, via: 'page' | 'form' | 'annotation' = 'page'): Buffer {
+  const image = deflateSync(new Uint8Array(Math.ceil(width / 8) * height));
+  const drawing = Array.from({ length: draws }, (_, i) => `q 200 0 0 200 ${50 + i} ${100 + i} cm /Im1 Do Q`).join('\n');
+  const form = via === 'page' ? null : Buffer.from(drawing, 'latin1');
+  const page = via === 'form' ? 'q /Fm1 Do Q' : via === 'page' ? drawing : '0 0 1 rg 20 20 260 360 re f';
+  const stream = (dict: string, data: Buffer) =>
+    Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream', 'latin1')]);
+  const objects: Buffer[] = [
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'),
+    Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>', 'latin1'),
+    Buffer.from(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Resources << /XObject << /Im1 5 0 R${form ? ' /Fm1 6 0 R' : ''} >> >> /Contents 4 0 R${via === 'annotation' ? ' /Annots [7 0 R]' : ''} >>`,
+      'latin1',
+    ),
+    stream('', Buffer.from(page, 'latin1')),
+    stream(
+      `/Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /FlateDecode`,
+      image,
+    ),
+  ];
+  if (form) objects.push(stream('/Type /XObject /Subtype /Form /BBox [0 0 300 400] /Resources << /XObject << /Im1 5 0 R >> >>', form));
+  if (via === 'annotation')
+    objects.push(Buffer.from('<< /Type /Annot /Subtype /Stamp /Rect [0 0 300 400] /F 4 /AP << /N 6 0 R >> >>', 'latin1'));
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
+  let length = parts[0]!.length;
+  const offsets = objects.map((body, i) => {
+    const at = length;
+    const obj = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`, 'latin1'), body, Buffer.from('\nendobj\n', 'latin1')]);
+    parts.push(obj);
+    length += obj.length;
+    return at;
+  });
+  const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`, 'latin1'));
+  return Buffer.concat(parts);
+}
+
 /** Whether Debian's heif-enc (package libheif-examples) is here to make HEIC samples; null when it is. */
 export function heifEncMissing(): string | null {
   return spawnSync('heif-enc', ['--version']).error ? 'heif-enc is not installed (apt-get install libheif-examples)' : null;

@@ -56,8 +56,8 @@ export interface MakeRequest {
   bytes: Uint8Array;
 }
 
-/** A source's bytes, or (a video) how to get the image a thumbnail is made of, run in the pool's slot. */
-export type MakeSource = Uint8Array | (() => Promise<Uint8Array | Extract<MakeResult, { ok: false }>>);
+/** How to get the bytes a thumbnail is made of (a file's, or a video's first frame): run in the pool's slot. */
+export type MakeSource = () => Promise<Uint8Array | Extract<MakeResult, { ok: false }>>;
 
 export type MakeResult =
   | { ok: true; small: Uint8Array; large: Uint8Array; width: number; height: number; takenAt: number | null }

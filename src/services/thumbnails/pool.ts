@@ -5,6 +5,7 @@ interface Task {
   kind: SourceKind;
   source: MakeSource;
   resolve: (outcome: MakeResult) => void;
+  reject: (err: unknown) => void;
 }
 
 interface Slot {
@@ -44,10 +45,11 @@ export class ThumbnailPool {
     return this.urgent.length + this.background.length;
   }
 
+  /** Rejects when `source` throws (the file could not be read): that is no answer about its thumbnail. */
   make(kind: SourceKind, source: MakeSource, urgent: boolean): Promise<MakeResult> {
     if (this.stopped) return Promise.resolve({ ok: false, reason: 'the server is stopping' });
-    return new Promise((resolve) => {
-      (urgent ? this.urgent : this.background).push({ kind, source, resolve });
+    return new Promise((resolve, reject) => {
+      (urgent ? this.urgent : this.background).push({ kind, source, resolve, reject });
       this.next();
     });
   }
@@ -82,11 +84,13 @@ export class ThumbnailPool {
   }
 
   private async run(task: Task): Promise<void> {
-    // A video's frame is read by ffmpeg within this slot, so it counts against the same limit.
-    const bytes =
-      typeof task.source === 'function'
-        ? await task.source().catch((err: unknown) => ({ ok: false as const, reason: String(err) }))
-        : task.source;
+    // Read within the slot (a file's bytes, a video's frame by ffmpeg): only `size` sources are in memory at once.
+    let bytes: Awaited<ReturnType<MakeSource>>;
+    try {
+      bytes = await task.source();
+    } catch (err) {
+      return task.reject(err);
+    }
     if (!(bytes instanceof Uint8Array)) return task.resolve(bytes);
     if (this.stopped) return task.resolve({ ok: false, reason: 'the server is stopping' });
     const slot = this.idle.pop() ?? this.spawn();

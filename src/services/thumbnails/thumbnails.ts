@@ -176,7 +176,7 @@ export class ThumbnailService {
     let made: ThumbnailRow;
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
     else {
-      const result = await this.d.pool.make(kind, await this.source(kind, key, row.size, wrappedKey), urgent);
+      const result = await this.d.pool.make(kind, this.source(kind, key, row.size, wrappedKey), urgent);
       if (!result.ok) made = none(result.reason);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
@@ -225,16 +225,24 @@ export class ThumbnailService {
     }
   }
 
-  /** What the pool makes a thumbnail of: the file's bytes, or for a video ffmpeg's first frame of it (read in ranges, never whole). */
-  private async source(kind: string, key: string, size: number, wrappedKey: string): Promise<MakeSource> {
+  /**
+   * What the pool makes a thumbnail of, read in its slot: the file's bytes, or for a video ffmpeg's first frame
+   * of it (read in ranges, never whole).
+   */
+  private source(kind: string, key: string, size: number, wrappedKey: string): MakeSource {
     const video = this.d.video;
     if (kind === 'video' && video) {
       return async () => {
-        const frame = await video.firstFrame(size, (range) => this.d.storage.get(key, { size, wrappedKey }, range));
-        return frame.ok ? frame.png : frame;
+        try {
+          const frame = await video.firstFrame(size, (range) => this.d.storage.get(key, { size, wrappedKey }, range));
+          return frame.ok ? frame.png : frame;
+        } catch (err) {
+          // ffmpeg failing on this video is its answer (no thumbnail); a file that cannot be read throws instead.
+          return { ok: false, reason: String(err) };
+        }
       };
     }
-    return this.d.storage.readBytes(key, { size, wrappedKey });
+    return () => this.d.storage.readBytes(key, { size, wrappedKey });
   }
 
   /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */

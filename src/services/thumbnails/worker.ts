@@ -1,11 +1,11 @@
 // A worker thread that makes thumbnails, so that decoding a large image never blocks the event loop.
 import os from 'node:os';
-import { PDFiumLibrary } from '@hyzyla/pdfium';
 import exifr from 'exifr';
 import type { Sharp } from 'sharp';
 import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
 import type { MakeRequest, MakeResult, WorkerSetup } from './formats.ts';
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
+import { loadPdfium, openFirstPage, type Pdfium } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
 import { loadSharp } from './sharp.ts';
 
@@ -26,7 +26,7 @@ const setup = await new Promise<WorkerSetup>((resolve) => {
   self.onmessage = (event: MessageEvent<WorkerSetup>) => resolve(event.data);
 });
 const sharp = await loadSharp(setup.cacheDir);
-let pdfium: PDFiumLibrary | null = null;
+let pdfium: Pdfium | null = null;
 
 class NoThumbnail extends Error {}
 
@@ -104,10 +104,9 @@ async function fromHeic(bytes: Uint8Array) {
 }
 
 async function fromPdf(bytes: Uint8Array) {
-  pdfium ??= await PDFiumLibrary.init({ wasmBinary: await Bun.file(pdfiumWasm).arrayBuffer() });
-  const doc = await pdfium.loadDocument(bytes);
+  pdfium ??= await loadPdfium(await Bun.file(pdfiumWasm).arrayBuffer());
+  const { page, close } = openFirstPage(pdfium, bytes, setup.maxPixels);
   try {
-    const page = doc.getPage(0);
     const { originalWidth: w, originalHeight: h } = page.getOriginalSize();
     if (!(w > 0 && h > 0)) throw new NoThumbnail('the first page has no size');
     // A page is drawn, not decoded: always at the large size, both sides given or the aspect is lost.
@@ -122,7 +121,7 @@ async function fromPdf(bytes: Uint8Array) {
     );
     return { ...out, width: Math.round(w), height: Math.round(h), takenAt: null };
   } finally {
-    doc.destroy();
+    close();
   }
 }
 

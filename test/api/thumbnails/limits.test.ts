@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json } from '../../helpers/client.ts';
+import { folder, upload } from '../../helpers/files.ts';
+import * as img from '../../helpers/images.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+let owner: seed.SeededLogin;
+
+// One worker, and no background sweep: every thumbnail here is made by the request that asks for it.
+beforeAll(async () => {
+  t = await startTestServer({ env: { THUMBNAIL_CONCURRENCY: '1' }, startWorker: false });
+  owner = await seed.owner(t);
+});
+afterAll(() => t.stop());
+
+/**
+ * Calls `run` with every source the server reads whole from storage counted: `mostHeld` is the most that were
+ * in its memory at once. A source handed to a worker is transferred, which leaves its buffer here detached.
+ */
+async function countHeldSources(run: () => Promise<void>): Promise<number> {
+  const storage = t.server.ctx.storage;
+  const realRead = storage.readBytes.bind(storage);
+  const read: Uint8Array[] = [];
+  let mostHeld = 0;
+  storage.readBytes = async (...args: Parameters<typeof realRead>) => {
+    const bytes = await realRead(...args);
+    read.push(bytes);
+    mostHeld = Math.max(mostHeld, read.filter((b) => b.buffer.byteLength > 0).length);
+    return bytes;
+  };
+  try {
+    await run();
+  } finally {
+    storage.readBytes = realRead;
+  }
+  expect(read.length).toBeGreaterThan(0);
+  return mostHeld;
+}
+
+describe('thumbnails asked for at once', () => {
+  test("each source is read in the worker's turn: with one worker, one file is in memory at a time (owner and link alike)", async () => {
+    const album = await folder(owner.client, 'at once');
+    const files = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) =>
+        upload(owner.client, `photo-${i}.jpg`, await img.photo(i, 2400, 1800), { type: 'image/jpeg', parentId: album.id }),
+      ),
+    );
+    const shared = await owner.client.post('/api/files/share', { ids: [album.id], shared: true, mode: 'view_upload' });
+    const token = /\/s\/([A-Za-z0-9_-]+)/.exec((await json(shared)).links[album.id])![1]!;
+    const anonymous = t.client();
+    const mostHeld = await countHeldSources(async () => {
+      const answers = await Promise.all(
+        files.map((file, i) =>
+          i % 2 === 0 ? owner.client.get(`/api/files/${file.id}/thumbnail`) : anonymous.get(`/s/${token}/thumbnail/${file.id}`),
+        ),
+      );
+      for (const res of answers) {
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('image/webp');
+      }
+    });
+    expect(mostHeld).toBe(1);
+  });
+});
+
+describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page draws', () => {
+  const thumb = async (name: string, bytes: Buffer) => {
+    const file = await upload(owner.client, name, bytes, { type: 'application/pdf' });
+    return owner.client.get(`/api/files/${file.id}/thumbnail`);
+  };
+
+  test('a 400 MP image drawn ten times gets no thumbnail (404), and the worker goes on to the next PDF', async () => {
+    const res = await thumb('bomb.pdf', img.pdfDrawingImage(20_000, 20_000, 10));
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toBe('This file has no thumbnail');
+    expect((await thumb('fine.pdf', img.pdf(2))).status).toBe(200);
+  });
+
+  test.each(['page', 'form', 'annotation'] as const)(
+    '16 MP drawn 7 times (112 MP) in the %s: none; 6 times (96 MP): a thumbnail',
+    async (via) => {
+      expect((await thumb(`over-${via}.pdf`, img.pdfDrawingImage(4000, 4000, 7, via))).status).toBe(404);
+      const under = await thumb(`under-${via}.pdf`, img.pdfDrawingImage(4000, 4000, 6, via));
+      expect(under.status).toBe(200);
+      expect(under.headers.get('content-type')).toBe('image/webp');
+    },
+  );
+});
