@@ -94,6 +94,17 @@ export class MembersRepo {
       .get(itemId, accountId, MAX_DEPTH);
   }
 
+  /** The active owner accounts that share an item with `accountId` as editor. */
+  editorOwnersOf(accountId: string): string[] {
+    return this.sqlite
+      .query<{ ownerId: string }, [string]>(
+        `SELECT DISTINCT m.owner_id AS ownerId FROM item_members m JOIN users o ON o.id = m.owner_id
+          WHERE m.account_id = ? AND m.role = 'editor' AND ${ACTIVE_OWNER}`,
+      )
+      .all(accountId)
+      .map((r) => r.ownerId);
+  }
+
   /** An owner account as members see it. */
   ownerCard(ownerId: string): { id: string; name: string; email: string } | null {
     return this.sqlite

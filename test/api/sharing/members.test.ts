@@ -232,6 +232,51 @@ describe('what members may do', () => {
     expect(await status(c.post('/api/files/delete', { ids: [root.id] }))).toBe(403);
   });
 
+  test('an editor uploads into a shared folder whatever the order of the form: the file part before parentId, on every multipart door', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const editor = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    // The editor's own account is full: what counts is the room of the account the file lands in.
+    setLimit(editor.id, 0);
+    const c = editor.client;
+    const post = (path: string, ...parts: Array<[string, string | File]>) => {
+      const form = new FormData();
+      for (const [name, value] of parts) form.append(name, value);
+      return c.request(path, { method: 'POST', body: form });
+    };
+    const before = (await json(await owner.client.get('/api/user/storage'))).used;
+
+    let res = await post('/api/files/upload', ['file', new File(['first'], 'late-parent.txt')], ['parentId', root.id]);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ name: 'late-parent.txt', parentId: root.id, size: 5 });
+
+    res = await post(
+      '/api/files/upload/bulk',
+      ['files', new File(['one'], 'bulk-1.txt')],
+      ['files', new File(['two'], 'bulk-2.txt')],
+      ['parentId', root.id],
+      ['relativePaths', 'Deep/bulk-1.txt'],
+    );
+    expect(res.status).toBe(200);
+    const bulk = await json(res);
+    expect(bulk).toMatchObject({ successful: 2, failedCount: 0 });
+
+    res = await post(`/api/files/${file.id}/replace`, ['file', new File(['new'], 'x.txt')], ['lastModifiedTimes', '1700000000000']);
+    expect(res.status).toBe(200);
+    res = await post(`/api/files/${file.id}/derived`, ['file', new File(['derived'], 'photo.small.txt')], ['lastModifiedTimes', '1700000000000']);
+    expect(res.status).toBe(200);
+
+    const names = (await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining(['late-parent.txt', 'bulk-2.txt', 'Deep', 'photo.small.txt']));
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('new');
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(before + 5 + 3 + 3 + 7 + 3);
+    // The owner's quota still holds, whichever part comes first.
+    setLimit(owner.id, before + 5 + 3 + 3 + 7 + 3 + 4);
+    res = await post('/api/files/upload', ['file', new File(['x'.repeat(100)], 'over.txt')], ['parentId', root.id]);
+    expect(res.status).toBe(413);
+    setLimit(owner.id, null);
+  });
+
   test('nothing crosses the boundary by move; copies out and (editors) in belong to the account that owns the copy', async () => {
     const { owner, root, file, outside, secret } = await sharedFolder();
     const editor = await seed.owner(t);
