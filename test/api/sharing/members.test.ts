@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { downloaded, folder, listAll, readZip, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
@@ -403,6 +403,45 @@ describe('live events and notifications', () => {
     const own = await upload(stranger.client, 'own.txt', 'x');
     expect((await nextOfType(strangers, 'file.uploaded')).data.id).toBe(own.id);
     await strangers.close();
+  });
+
+  test('a job an editor starts in a shared folder is theirs to follow: poll and live event for copy and trash; the owner sees it, a stranger 404', async () => {
+    const { owner, root, file, sub } = await sharedFolder();
+    const editor = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    const events = await stream(editor.client);
+    const jobEvent = async (type: string, jobId: string) => {
+      for (;;) {
+        const event = await nextOfType(events, type);
+        if (event.data.jobId === jobId) return event.data;
+      }
+    };
+    const follow = async (res: Response, type: string, action: string) => {
+      expect(res.status).toBe(202);
+      const { jobId } = await json(res);
+      const pending = await editor.client.get(`/api/files/jobs/${jobId}`);
+      expect(pending.status).toBe(202);
+      expect(await json(pending)).toEqual({ jobId, status: 'created' });
+      expect(await status(stranger.client.get(`/api/files/jobs/${jobId}`))).toBe(404);
+      await t.server.worker.drain();
+      const done = await editor.client.get(`/api/files/jobs/${jobId}`);
+      expect(done.status).toBe(200);
+      const body = await json(done);
+      expect(await json(await owner.client.get(`/api/files/jobs/${jobId}`))).toEqual(body);
+      expect(await jobEvent(type, jobId)).toMatchObject({ userId: editor.id, action, jobId });
+      return body;
+    };
+
+    const copied = await follow(await editor.client.post('/api/files/copy', { ids: [file.id], parentId: sub.id }), 'file.copied', 'copy');
+    expect(copied).toMatchObject({ status: 'completed', result: { count: 1, ids: [expect.any(String)] } });
+
+    // Over 1000 items: the trash runs as a job.
+    const big = await folder(owner.client, 'Big', root.id);
+    seedRows(t, owner.id, big.id, 1001);
+    const trashed = await follow(await editor.client.post('/api/files/delete', { ids: [big.id] }), 'file.deleted', 'trash');
+    expect(trashed).toEqual({ jobId: expect.any(String), status: 'completed', result: { count: 1002 } });
+    await events.close();
   });
 
   test('being shared with, a role change and removal notify the member, live and in the list; read marks them', async () => {
