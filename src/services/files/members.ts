@@ -101,10 +101,21 @@ export class NotificationService {
  * an item is decided by Tree.actor.
  */
 export class MemberService {
+  private readonly editorEndListeners: Array<(end: { ownerId: string; itemId: string; accountId: string }) => void> = [];
+
   constructor(
     private readonly d: MemberDeps,
     private readonly notifications: NotificationService,
   ) {}
+
+  /** `listener` runs when an account stops being an editor of an item: removed, or made viewer. */
+  onEditorEnd(listener: (end: { ownerId: string; itemId: string; accountId: string }) => void): void {
+    this.editorEndListeners.push(listener);
+  }
+
+  private editorEnded(ownerId: string, itemId: string, accountId: string): void {
+    for (const listener of this.editorEndListeners) listener({ ownerId, itemId, accountId });
+  }
 
   /** The caller's own live item to manage; a member of it gets 403, anyone else 404. */
   private ownItem(principal: Principal, id: string) {
@@ -154,6 +165,7 @@ export class MemberService {
     if (!before) throw notFound('This person is not a member of this item.');
     if (before.role !== role) {
       this.d.members.setRole(item.id, accountId, role);
+      if (role === 'viewer') this.editorEnded(principal.accountId, item.id, accountId);
       this.record(principal, AuditActions.memberRole, item, { email: before.email, role });
       this.notifications.notify(
         accountId,
@@ -170,6 +182,7 @@ export class MemberService {
     const before = this.d.members.one(item.id, accountId);
     if (!before || !this.d.members.remove(item.id, accountId)) throw notFound('This person is not a member of this item.');
     this.record(principal, AuditActions.memberRemove, item, { email: before.email });
+    this.editorEnded(principal.accountId, item.id, accountId);
     // Open pages of the removed account leave the item at once.
     this.d.hub.publish(accountId, SHARE_REMOVED_EVENT, { id: item.id, name: item.name });
     this.notifications.notify(
