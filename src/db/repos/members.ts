@@ -175,6 +175,20 @@ export class MembersRepo {
       .run(row.id, row.accountId, row.type, row.text, row.itemId, row.createdAt, row.readAt);
   }
 
+  /** The account's unread notification of `type` about an item: the one a new one of that kind updates. */
+  unreadAbout(accountId: string, type: string, itemId: string): Notification | null {
+    return this.sqlite
+      .query<Notification, [string, string, string]>(
+        `SELECT ${NOTIFICATION} FROM notifications WHERE account_id = ? AND type = ? AND item_id = ? AND read_at IS NULL LIMIT 1`,
+      )
+      .get(accountId, type, itemId);
+  }
+
+  /** New text and time for a notification, as if it had just arrived. */
+  renewNotification(id: string, text: string, at: number): void {
+    this.sqlite.query('UPDATE notifications SET text = ?, created_at = ? WHERE id = ?').run(text, at, id);
+  }
+
   notificationsPage(accountId: string, after: After | null, limit: number): Array<Notification & { seq: number }> {
     return this.sqlite
       .query<Notification & { seq: number }, [string, number, number, number]>(

@@ -61,14 +61,43 @@ interface MemberDeps {
   settings: SettingsService;
 }
 
+/** Notifications one account may send another per window; past it they are dropped (the change itself still applies). */
+export const NOTIFICATIONS_PER_SENDER = 30;
+const SENDER_WINDOW_MS = 3600_000;
+
 /** Notifications of an account: stored, counted, and delivered live over its event streams. */
 export class NotificationService {
+  // Notifications sent in the current window, by sender and recipient.
+  private readonly sent = new Map<string, number>();
+  private window = 0;
+
   constructor(private readonly d: Pick<MemberDeps, 'clock' | 'members' | 'hub'>) {}
 
-  notify(accountId: string, type: string, text: string, itemId: string | null): void {
-    const row: Notification = { id: newId(), accountId, type, text, itemId, createdAt: this.d.clock.now(), readAt: null };
-    this.d.members.insertNotification(row);
+  /**
+   * Stores and delivers a notification. One from another account (`senderId`) counts against that
+   * sender's allowance, and updates the recipient's unread one of the same type about the same item
+   * instead of adding another.
+   */
+  notify(accountId: string, type: string, text: string, itemId: string | null, senderId?: string): void {
+    const now = this.d.clock.now();
+    if (senderId !== undefined && !this.spend(`${senderId}\n${accountId}`, now)) return;
+    const unread = senderId !== undefined && itemId !== null ? this.d.members.unreadAbout(accountId, type, itemId) : null;
+    const row: Notification = { id: unread?.id ?? newId(), accountId, type, text, itemId, createdAt: now, readAt: null };
+    if (unread) this.d.members.renewNotification(unread.id, text, now);
+    else this.d.members.insertNotification(row);
     this.d.hub.publish(accountId, 'notification', { ...toNotification(row), unread: this.d.members.unreadCount(accountId) });
+  }
+
+  /** Counts one notification of a sender to a recipient; false once the window's allowance is spent. */
+  private spend(key: string, now: number): boolean {
+    const windowStart = now - (now % SENDER_WINDOW_MS);
+    if (windowStart !== this.window) {
+      this.window = windowStart;
+      this.sent.clear();
+    }
+    const count = (this.sent.get(key) ?? 0) + 1;
+    this.sent.set(key, count);
+    return count <= NOTIFICATIONS_PER_SENDER;
   }
 
   /** GET /api/notifications: newest first, keyset paged, with the unread count. */
@@ -155,6 +184,7 @@ export class MemberService {
       NotificationType.shared,
       `${this.ownerName(principal)} shared "${item.name}" with you as ${input.role}.`,
       item.id,
+      principal.accountId,
     );
     return { member: toMember(this.d.members.one(item.id, account.id)!) };
   }
@@ -172,6 +202,7 @@ export class MemberService {
         NotificationType.roleChanged,
         `${this.ownerName(principal)} made you ${role} of "${item.name}".`,
         item.id,
+        principal.accountId,
       );
     }
     return { member: toMember(this.d.members.one(item.id, accountId)!) };
@@ -190,6 +221,7 @@ export class MemberService {
       NotificationType.removed,
       `${this.ownerName(principal)} stopped sharing "${item.name}" with you.`,
       item.id,
+      principal.accountId,
     );
     return { message: `Stopped sharing with ${before.email}` };
   }
