@@ -116,10 +116,17 @@ describe('WebDAV locks', () => {
     const inFamily = { accountId: 'owner', loginId: 'm', share: { rootId: 'family', memberAccountId: 'm' } };
     const family = locks.lock(lockOn('/family/a', { ...shared, ...inFamily }));
     const trips = locks.lock(lockOn('/trips/a', { ...shared, ...inFamily, share: { rootId: 'trips', memberAccountId: 'm' } }));
-    const others = locks.lock(lockOn('/family/a', { ...shared, accountId: 'owner', loginId: 'x', share: { rootId: 'family', memberAccountId: 'x' } }));
+    const others = locks.lock(
+      lockOn('/family/a', { ...shared, accountId: 'owner', loginId: 'x', share: { rootId: 'family', memberAccountId: 'x' } }),
+    );
     const own = locks.lock(lockOn('/mine', { ...shared, accountId: 'm', loginId: 'm' }));
     locks.forgetShare('owner', 'family', 'm');
-    expect(locks.ofAccount('owner').map((l) => l.token).sort()).toEqual([trips.token, others.token].sort());
+    expect(
+      locks
+        .ofAccount('owner')
+        .map((l) => l.token)
+        .sort(),
+    ).toEqual([trips.token, others.token].sort());
     expect(locks.get(family.token)).toBeNull();
     locks.forgetMember('m');
     expect(locks.ofAccount('owner')).toEqual([others]);

@@ -168,7 +168,8 @@ export class DavLockService {
 
   /** An account stops being an editor of `rootId` (removed, made viewer): the locks its logins took inside that share go. */
   forgetShare(ownerId: string, rootId: string, memberAccountId: string): void {
-    for (const l of this.ofAccount(ownerId)) if (l.share?.rootId === rootId && l.share.memberAccountId === memberAccountId) this.unlock(l.token);
+    for (const l of this.ofAccount(ownerId))
+      if (l.share?.rootId === rootId && l.share.memberAccountId === memberAccountId) this.unlock(l.token);
   }
 
   /** An account is disabled or deleted: the locks its logins took inside other accounts' shares go. */

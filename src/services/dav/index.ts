@@ -9,7 +9,10 @@ export interface DavServices {
   dav: DavService;
 }
 
-type DavDeps = { audit: AuditService; tree: Tree } & Pick<FilesServices, 'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members'>;
+type DavDeps = { audit: AuditService; tree: Tree } & Pick<
+  FilesServices,
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members'
+>;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
 export function createDavServices(infra: Infrastructure, d: DavDeps) {
