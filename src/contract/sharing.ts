@@ -10,7 +10,10 @@ export const linkOptionsBody = z.object({
     .max(128, 'password must be at most 128 characters')
     .nullable()
     .optional(),
-  mode: z.enum(['view', 'upload', 'view_upload'], { error: 'mode must be view, upload or view_upload' }).optional(),
+  mode: z
+    .enum(['view', 'upload', 'view_upload'], { error: 'mode must be view, upload or view_upload, or null for view' })
+    .nullable()
+    .optional(),
   maxDownloads: z
     .number({ error: 'maxDownloads must be a whole number from 1 to 100000, or null for no limit' })
     .int('maxDownloads must be a whole number')

@@ -303,7 +303,7 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
   if (place.kind === 'list') return sharedList(dav, request, method, place);
   if (place.kind === 'mount' && WRITES.has(method)) {
     if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
-    if (place.isRoot && method !== 'LOCK' && method !== 'COPY') throw forbidden(Messages.sharedRootOwnerOnly);
+    if (place.isRoot && method !== 'COPY') throw forbidden(Messages.sharedRootOwnerOnly);
   }
   const { principal, path } = place;
   const trailingSlash = meta.path.endsWith('/');

@@ -25,6 +25,7 @@ async function limitKey(
 ): Promise<string> {
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
+  if (key === 'account') return `account:${principal!.accountId}`;
   if (key === 'ip') return `ip:${meta.ip}`;
   if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
   // The code step after single sign-on has no session yet: its pending sign-in names the account, whose

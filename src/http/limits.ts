@@ -5,6 +5,8 @@ import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-l
 
 const MINUTE = 60_000;
 const SHARE_UNLOCK_ATTEMPTS = 10;
+/** Adding a member answers whether an email has an account: an account may ask this often per 15 minutes. */
+export const MEMBER_LOOKUPS = 30;
 
 /** The limiters of SPEC "Limits", one instance per app; how many each allows is configured (SPEC's by default). */
 export interface Limits {
@@ -17,6 +19,8 @@ export interface Limits {
   passwordHashes: FixedWindowLimiter;
   /** Password attempts on one share link from one address (its right password gives its attempt back). */
   shareUnlock: FixedWindowLimiter;
+  /** Members added (each looks an email up) per account, its sub-users included. */
+  memberLookup: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -30,6 +34,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
     passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
     shareUnlock: new FixedWindowLimiter(SHARE_UNLOCK_ATTEMPTS, 15 * MINUTE, clock),
+    memberLookup: new FixedWindowLimiter(MEMBER_LOOKUPS, 15 * MINUTE, clock),
   };
 }
 

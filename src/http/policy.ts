@@ -9,8 +9,8 @@ import type { LimiterName } from './limits.ts';
  */
 type Access = 'public' | 'session' | 'owner' | 'admin' | 'dav' | { operation: Operation };
 
-/** Which requests share a rate-limit counter: per client address, per login, or per address and login/email. */
-type LimitKey = 'ip' | 'login' | 'ip+login' | 'ip+email' | 'ip+idp-pending' | 'ip+passkey';
+/** Which requests share a rate-limit counter: per client address, per login, per account, or per address and login/email. */
+type LimitKey = 'ip' | 'login' | 'account' | 'ip+login' | 'ip+email' | 'ip+idp-pending' | 'ip+passkey';
 
 export interface RoutePolicy {
   access: Access;
@@ -188,7 +188,7 @@ export const ROUTES = {
   'PATCH /api/files/share/links/:token': can('shares.update'),
   'GET /api/files/shared-with-me': session,
   'GET /api/files/:id/members': session,
-  'POST /api/files/:id/members': can('members.manage'),
+  'POST /api/files/:id/members': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
   'PATCH /api/files/:id/members/:accountId': can('members.manage'),
   'DELETE /api/files/:id/members/:accountId': can('members.manage'),
   'GET /api/notifications': session,

@@ -20,7 +20,9 @@ export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
 export const DELETE_LIMIT = 500;
 const graceMinutes = z.number().int().min(GRACE_MINUTES.min).max(GRACE_MINUTES.max);
 
-const fileTrees = z.object({ accountId: z.string(), loginId: z.string(), ids: z.array(z.string()).min(1) });
+// memberAccountId: the starting login's own account, when it acted inside another account's share.
+const starter = { accountId: z.string(), loginId: z.string(), memberAccountId: z.string().optional() };
+const fileTrees = z.object({ ...starter, ids: z.array(z.string()).min(1) });
 const none = z.null();
 
 /**
@@ -34,7 +36,7 @@ export const Jobs = {
   filesTrash: defineJob('files.trash', fileTrees),
   filesRestore: defineJob('files.restore', fileTrees),
   trashDelete: defineJob('trash.delete', fileTrees),
-  trashEmpty: defineJob('trash.empty', z.object({ accountId: z.string(), loginId: z.string() })),
+  trashEmpty: defineJob('trash.empty', z.object(starter)),
   trashPurge: defineJob('trash.purge', none),
   accountDelete: defineJob('account.delete', z.object({ accountId: z.string() })),
   storageDelete: defineJob('storage.delete', z.object({ keys: z.array(z.string()).min(1) })),

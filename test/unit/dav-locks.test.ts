@@ -13,6 +13,7 @@ const lockOn = (key: string, extra: Partial<Parameters<DavLockService['lock']>[0
   scope: 'exclusive' as const,
   ownerXml: '',
   timeoutSeconds: 60,
+  share: null,
   ...extra,
 });
 
@@ -100,12 +101,37 @@ describe('WebDAV locks', () => {
     locks.forgetCredential('a', 'app-password:1');
     expect(locks.get(byPassword.token)).toBeNull();
     expect(locks.get(byOther.token)).not.toBeNull();
-    locks.forgetLogin('a', 'sub');
+    locks.forgetLogin('sub');
     expect(locks.ofAccount('a')).toEqual([owners]);
     locks.forgetAccount('a');
     expect(locks.ofAccount('a')).toEqual([]);
     const root = locks.lock(lockOn('', shared));
     expect(locks.covering('a', '')).toEqual([root]);
     expect(locks.covering('a', '/a')).toEqual([]);
+  });
+
+  test("a member's locks in a share go when that membership ends, or the member account does; nobody else's do", () => {
+    const locks = new DavLockService(new ManualClock());
+    const shared = { scope: 'shared' as const, depth: '0' as const };
+    const inFamily = { accountId: 'owner', loginId: 'm', share: { rootId: 'family', memberAccountId: 'm' } };
+    const family = locks.lock(lockOn('/family/a', { ...shared, ...inFamily }));
+    const trips = locks.lock(lockOn('/trips/a', { ...shared, ...inFamily, share: { rootId: 'trips', memberAccountId: 'm' } }));
+    const others = locks.lock(
+      lockOn('/family/a', { ...shared, accountId: 'owner', loginId: 'x', share: { rootId: 'family', memberAccountId: 'x' } }),
+    );
+    const own = locks.lock(lockOn('/mine', { ...shared, accountId: 'm', loginId: 'm' }));
+    locks.forgetShare('owner', 'family', 'm');
+    expect(
+      locks
+        .ofAccount('owner')
+        .map((l) => l.token)
+        .sort(),
+    ).toEqual([trips.token, others.token].sort());
+    expect(locks.get(family.token)).toBeNull();
+    locks.forgetMember('m');
+    expect(locks.ofAccount('owner')).toEqual([others]);
+    expect(locks.ofAccount('m')).toEqual([own]);
+    locks.forgetLogin('x');
+    expect(locks.ofAccount('owner')).toEqual([]);
   });
 });

@@ -94,6 +94,17 @@ export class MembersRepo {
       .get(itemId, accountId, MAX_DEPTH);
   }
 
+  /** The active owner accounts that share an item with `accountId` as editor. */
+  editorOwnersOf(accountId: string): string[] {
+    return this.sqlite
+      .query<{ ownerId: string }, [string]>(
+        `SELECT DISTINCT m.owner_id AS ownerId FROM item_members m JOIN users o ON o.id = m.owner_id
+          WHERE m.account_id = ? AND m.role = 'editor' AND ${ACTIVE_OWNER}`,
+      )
+      .all(accountId)
+      .map((r) => r.ownerId);
+  }
+
   /** An owner account as members see it. */
   ownerCard(ownerId: string): { id: string; name: string; email: string } | null {
     return this.sqlite
@@ -162,6 +173,20 @@ export class MembersRepo {
     this.sqlite
       .query('INSERT INTO notifications (id, account_id, type, text, item_id, created_at, read_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(row.id, row.accountId, row.type, row.text, row.itemId, row.createdAt, row.readAt);
+  }
+
+  /** The account's unread notification of `type` about an item: the one a new one of that kind updates. */
+  unreadAbout(accountId: string, type: string, itemId: string): Notification | null {
+    return this.sqlite
+      .query<Notification, [string, string, string]>(
+        `SELECT ${NOTIFICATION} FROM notifications WHERE account_id = ? AND type = ? AND item_id = ? AND read_at IS NULL LIMIT 1`,
+      )
+      .get(accountId, type, itemId);
+  }
+
+  /** New text and time for a notification, as if it had just arrived. */
+  renewNotification(id: string, text: string, at: number): void {
+    this.sqlite.query('UPDATE notifications SET text = ?, created_at = ? WHERE id = ?').run(text, at, id);
   }
 
   notificationsPage(accountId: string, after: After | null, limit: number): Array<Notification & { seq: number }> {

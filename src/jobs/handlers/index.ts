@@ -32,7 +32,7 @@ function fileTreeJob(
 
 function finishTreeJob(
   ctx: AppContext,
-  p: { accountId: string; loginId: string },
+  p: { accountId: string; loginId: string; memberAccountId?: string },
   run: JobRunContext,
   event: FileEventName,
   action: string,
@@ -40,7 +40,7 @@ function finishTreeJob(
 ) {
   work();
   const count = run.totalProgress();
-  ctx.services.items.jobDone(p.accountId, event, { userId: p.loginId, action, count, jobId: run.job.id });
+  ctx.services.items.jobDone(p, event, { userId: p.loginId, action, count, jobId: run.job.id });
   return { count };
 }
 
@@ -50,7 +50,7 @@ function jobHandlers(ctx: AppContext): Handlers {
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
-      ctx.services.items.jobDone(p.accountId, FileEventType.copied, {
+      ctx.services.items.jobDone(p, FileEventType.copied, {
         userId: p.loginId,
         action: 'copy',
         count: result.count,

@@ -108,7 +108,7 @@ export class AppPasswordService {
   revokeAll(principal: Principal): number {
     const count = this.d.repo.deleteAll(principal.loginId);
     this.verified.clear();
-    this.d.davLocks.forgetLogin(principal.accountId, principal.loginId);
+    this.d.davLocks.forgetLogin(principal.loginId);
     if (count > 0)
       this.d.audit.record({ action: AuditActions.appPasswordRevoke, principal, targetType: 'app_password', details: { count } });
     return count;

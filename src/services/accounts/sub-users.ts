@@ -64,7 +64,7 @@ export class SubUserService {
     const changed = this.users.setPermissions(owner.accountId, id, JSON.stringify(orderPermissions(permissions)), this.clock.now());
     if (!changed) throw notFound(Messages.subUserNotFound);
     const subUser = this.view(owner, id);
-    if (before.some((p) => !subUser.permissions.includes(p))) this.davLocks.forgetLogin(owner.accountId, id);
+    if (before.some((p) => !subUser.permissions.includes(p))) this.davLocks.forgetLogin(id);
     this.audit.record({
       action: AuditActions.subUserPermissions,
       principal: owner,
@@ -80,7 +80,7 @@ export class SubUserService {
     const email = this.users.deleteSubUser(owner.accountId, id);
     if (email === null) throw notFound(Messages.subUserNotFound);
     this.sessions.forgetLogin(id);
-    this.davLocks.forgetLogin(owner.accountId, id);
+    this.davLocks.forgetLogin(id);
     this.audit.record({
       action: AuditActions.subUserDelete,
       principal: owner,

@@ -104,6 +104,7 @@ export class UsersService {
       this.d.hub.endLogin(loginId);
     }
     this.d.davLocks.forgetAccount(ownerId);
+    this.d.davLocks.forgetMember(ownerId);
   }
 
   /** Disables (every session of the account ends at once) or enables an account; the same state again changes nothing. */

@@ -14,6 +14,8 @@ export interface DavLock {
   href: string;
   /** The path for people (`/Folder/File.txt`), for the owner's list of locks. */
   path: string;
+  /** Set for a lock a member took inside a share: it goes when that membership ends. */
+  share: { rootId: string; memberAccountId: string } | null;
   depth: '0' | 'infinity';
   scope: 'exclusive' | 'shared';
   /** The `owner` element the client sent, as XML, returned in lock discovery. */
@@ -159,9 +161,24 @@ export class DavLockService {
     for (const l of this.ofAccount(accountId)) this.unlock(l.token);
   }
 
-  /** A login is removed or loses a permission or all its app passwords: the locks it took go. */
-  forgetLogin(accountId: string, loginId: string): void {
-    for (const l of this.ofAccount(accountId)) if (l.loginId === loginId) this.unlock(l.token);
+  /** A login is removed or loses a permission or all its app passwords: the locks it took go, in shares too. */
+  forgetLogin(loginId: string): void {
+    for (const l of this.all()) if (l.loginId === loginId) this.unlock(l.token);
+  }
+
+  /** An account stops being an editor of `rootId` (removed, made viewer): the locks its logins took inside that share go. */
+  forgetShare(ownerId: string, rootId: string, memberAccountId: string): void {
+    for (const l of this.ofAccount(ownerId))
+      if (l.share?.rootId === rootId && l.share.memberAccountId === memberAccountId) this.unlock(l.token);
+  }
+
+  /** An account is disabled or deleted: the locks its logins took inside other accounts' shares go. */
+  forgetMember(memberAccountId: string): void {
+    for (const l of this.all()) if (l.share?.memberAccountId === memberAccountId) this.unlock(l.token);
+  }
+
+  private all(): DavLock[] {
+    return [...this.byAccount.keys()].flatMap((accountId) => this.ofAccount(accountId));
   }
 
   /** One credential (an app password) is revoked: the locks taken with it go. */

@@ -435,7 +435,7 @@ export class DavService {
   async lock(
     principal: Principal,
     path: DavPath,
-    input: Omit<DavLock, 'token' | 'expiresAt' | 'accountId' | 'loginId' | 'credential' | 'key' | 'path'>,
+    input: Omit<DavLock, 'token' | 'expiresAt' | 'accountId' | 'loginId' | 'credential' | 'key' | 'path' | 'share'>,
   ): Promise<{ lock: DavLock; created: boolean }> {
     const target = this.resolve(principal, path);
     this.allow(principal, target ? 'items.rename' : 'uploads.upload');
@@ -446,6 +446,7 @@ export class DavService {
       credential: principal.sessionId,
       key: path.key,
       path: `/${path.segments.join('/')}`,
+      share: principal.share ? { rootId: principal.share.rootId, memberAccountId: principal.share.memberAccountId } : null,
     });
     if (target) return { lock, created: false };
     try {

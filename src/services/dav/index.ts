@@ -9,12 +9,16 @@ export interface DavServices {
   dav: DavService;
 }
 
-type DavDeps = { audit: AuditService; tree: Tree } & Pick<FilesServices, 'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota'>;
+type DavDeps = { audit: AuditService; tree: Tree } & Pick<
+  FilesServices,
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members'
+>;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
 export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const { repos } = infra;
   const davLocks = new DavLockService(infra.clock);
+  d.members.onEditorEnd(({ ownerId, itemId, accountId }) => davLocks.forgetShare(ownerId, itemId, accountId));
   const services: DavServices = {
     dav: new DavService({
       transactions: repos.transactions,

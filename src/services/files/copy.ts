@@ -13,6 +13,7 @@ import type { SealedStore } from '../../storage/sealed.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { Principal } from '../accounts/principal.ts';
+import { startedBy } from './file-jobs.ts';
 import type { QuotaService } from './quota.ts';
 import type { Tree } from './tree.ts';
 import type { UploadIntentService } from './upload-intents.ts';
@@ -59,7 +60,7 @@ export class CopyService {
     const crossing = source.accountId !== principal.accountId ? { sourceAccountId: source.accountId } : {};
     const jobId = this.d.queue.enqueue(
       Jobs.filesCopy,
-      { accountId: principal.accountId, loginId: principal.loginId, ids: rows.map((r) => r.id), parentId: targetId, ...crossing },
+      { ...startedBy(principal), ids: rows.map((r) => r.id), parentId: targetId, ...crossing },
       { accountId: principal.accountId },
     );
     return { message: `Copying ${rows.length} item${rows.length === 1 ? '' : 's'}`, queued: true, jobId };

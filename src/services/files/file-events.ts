@@ -101,8 +101,13 @@ export class FileEvents {
     this.contentListeners.push(listener);
   }
 
-  /** One event per finished background job: `{userId, action, count}`. */
-  jobDone(accountId: string, type: FileEventName, data: { userId: string; action: string; count: number; jobId: string }): void {
-    this.hub.publish(accountId, type, data);
+  /** One event per finished background job, `{userId, action, count}`: to the account, and to the starting member's. */
+  jobDone(
+    job: { accountId: string; memberAccountId?: string },
+    type: FileEventName,
+    data: { userId: string; action: string; count: number; jobId: string },
+  ): void {
+    this.hub.publish(job.accountId, type, data);
+    if (job.memberAccountId && job.memberAccountId !== job.accountId) this.hub.publish(job.memberAccountId, type, data);
   }
 }

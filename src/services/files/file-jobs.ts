@@ -8,11 +8,17 @@ const FILE_JOB_KINDS = new Set<string>(
   [Jobs.filesCopy, Jobs.filesTrash, Jobs.filesRestore, Jobs.trashDelete, Jobs.trashEmpty].map((j) => j.name),
 );
 
+/** Whom a file job is for: the account whose items it changes, and the login that started it (with its own account when a member). */
+export function startedBy(principal: Principal): { accountId: string; loginId: string; memberAccountId?: string } {
+  const member = principal.share ? { memberAccountId: principal.share.memberAccountId } : {};
+  return { accountId: principal.accountId, loginId: principal.loginId, ...member };
+}
+
 type FileJobStatus =
   | { pending: true; body: { jobId: string; status: 'created' | 'active' } }
   | { pending: false; body: { jobId: string; status: 'completed'; result: { count: number; ids?: string[] } } };
 
-/** Polling of the account's background file jobs (SPEC, COMPAT "Jobs"). */
+/** Polling of background file jobs (SPEC, COMPAT "Jobs"): the account's, and those its login started inside a share. */
 export class FileJobService {
   constructor(private readonly queue: JobQueue) {}
 
@@ -20,7 +26,9 @@ export class FileJobService {
     const outcome = pollJob<{ count?: number; ids?: string[] } | null>(
       this.queue,
       jobId,
-      (job) => job.accountId === principal.accountId && FILE_JOB_KINDS.has(job.kind),
+      (job) =>
+        FILE_JOB_KINDS.has(job.kind) &&
+        (job.accountId === principal.accountId || (job.payload as { loginId?: string } | null)?.loginId === principal.loginId),
       { needsWorker: true },
     );
     if (!outcome.done) return { pending: true, body: outcome.body };

@@ -276,8 +276,12 @@ export class ItemService {
   }
 
   /** One event per finished background job of the file tree: `{userId, action, count, jobId}`. */
-  jobDone(accountId: string, type: FileEventName, data: { userId: string; action: string; count: number; jobId: string }): void {
-    this.d.events.jobDone(accountId, type, data);
+  jobDone(
+    job: { accountId: string; memberAccountId?: string },
+    type: FileEventName,
+    data: { userId: string; action: string; count: number; jobId: string },
+  ): void {
+    this.d.events.jobDone(job, type, data);
   }
 
   star(principal: Principal, input: { ids: string[]; starred: boolean }): { message: string } {

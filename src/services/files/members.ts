@@ -61,14 +61,43 @@ interface MemberDeps {
   settings: SettingsService;
 }
 
+/** Notifications one account may send another per window; past it they are dropped (the change itself still applies). */
+export const NOTIFICATIONS_PER_SENDER = 30;
+const SENDER_WINDOW_MS = 3600_000;
+
 /** Notifications of an account: stored, counted, and delivered live over its event streams. */
 export class NotificationService {
+  // Notifications sent in the current window, by sender and recipient.
+  private readonly sent = new Map<string, number>();
+  private window = 0;
+
   constructor(private readonly d: Pick<MemberDeps, 'clock' | 'members' | 'hub'>) {}
 
-  notify(accountId: string, type: string, text: string, itemId: string | null): void {
-    const row: Notification = { id: newId(), accountId, type, text, itemId, createdAt: this.d.clock.now(), readAt: null };
-    this.d.members.insertNotification(row);
+  /**
+   * Stores and delivers a notification. One from another account (`senderId`) counts against that
+   * sender's allowance, and updates the recipient's unread one of the same type about the same item
+   * instead of adding another.
+   */
+  notify(accountId: string, type: string, text: string, itemId: string | null, senderId?: string): void {
+    const now = this.d.clock.now();
+    if (senderId !== undefined && !this.spend(`${senderId}\n${accountId}`, now)) return;
+    const unread = senderId !== undefined && itemId !== null ? this.d.members.unreadAbout(accountId, type, itemId) : null;
+    const row: Notification = { id: unread?.id ?? newId(), accountId, type, text, itemId, createdAt: now, readAt: null };
+    if (unread) this.d.members.renewNotification(unread.id, text, now);
+    else this.d.members.insertNotification(row);
     this.d.hub.publish(accountId, 'notification', { ...toNotification(row), unread: this.d.members.unreadCount(accountId) });
+  }
+
+  /** Counts one notification of a sender to a recipient; false once the window's allowance is spent. */
+  private spend(key: string, now: number): boolean {
+    const windowStart = now - (now % SENDER_WINDOW_MS);
+    if (windowStart !== this.window) {
+      this.window = windowStart;
+      this.sent.clear();
+    }
+    const count = (this.sent.get(key) ?? 0) + 1;
+    this.sent.set(key, count);
+    return count <= NOTIFICATIONS_PER_SENDER;
   }
 
   /** GET /api/notifications: newest first, keyset paged, with the unread count. */
@@ -101,10 +130,21 @@ export class NotificationService {
  * an item is decided by Tree.actor.
  */
 export class MemberService {
+  private readonly editorEndListeners: Array<(end: { ownerId: string; itemId: string; accountId: string }) => void> = [];
+
   constructor(
     private readonly d: MemberDeps,
     private readonly notifications: NotificationService,
   ) {}
+
+  /** `listener` runs when an account stops being an editor of an item: removed, or made viewer. */
+  onEditorEnd(listener: (end: { ownerId: string; itemId: string; accountId: string }) => void): void {
+    this.editorEndListeners.push(listener);
+  }
+
+  private editorEnded(ownerId: string, itemId: string, accountId: string): void {
+    for (const listener of this.editorEndListeners) listener({ ownerId, itemId, accountId });
+  }
 
   /** The caller's own live item to manage; a member of it gets 403, anyone else 404. */
   private ownItem(principal: Principal, id: string) {
@@ -144,6 +184,7 @@ export class MemberService {
       NotificationType.shared,
       `${this.ownerName(principal)} shared "${item.name}" with you as ${input.role}.`,
       item.id,
+      principal.accountId,
     );
     return { member: toMember(this.d.members.one(item.id, account.id)!) };
   }
@@ -154,12 +195,14 @@ export class MemberService {
     if (!before) throw notFound('This person is not a member of this item.');
     if (before.role !== role) {
       this.d.members.setRole(item.id, accountId, role);
+      if (role === 'viewer') this.editorEnded(principal.accountId, item.id, accountId);
       this.record(principal, AuditActions.memberRole, item, { email: before.email, role });
       this.notifications.notify(
         accountId,
         NotificationType.roleChanged,
         `${this.ownerName(principal)} made you ${role} of "${item.name}".`,
         item.id,
+        principal.accountId,
       );
     }
     return { member: toMember(this.d.members.one(item.id, accountId)!) };
@@ -170,6 +213,7 @@ export class MemberService {
     const before = this.d.members.one(item.id, accountId);
     if (!before || !this.d.members.remove(item.id, accountId)) throw notFound('This person is not a member of this item.');
     this.record(principal, AuditActions.memberRemove, item, { email: before.email });
+    this.editorEnded(principal.accountId, item.id, accountId);
     // Open pages of the removed account leave the item at once.
     this.d.hub.publish(accountId, SHARE_REMOVED_EVENT, { id: item.id, name: item.name });
     this.notifications.notify(
@@ -177,6 +221,7 @@ export class MemberService {
       NotificationType.removed,
       `${this.ownerName(principal)} stopped sharing "${item.name}" with you.`,
       item.id,
+      principal.accountId,
     );
     return { message: `Stopped sharing with ${before.email}` };
   }

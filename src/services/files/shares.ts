@@ -31,7 +31,7 @@ export const UNLOCK_TTL_MS = 24 * 3600_000;
 /** Options a request may set on a link; absent fields keep their value, null removes it. */
 export interface ShareOptions {
   password?: string | null;
-  mode?: ShareMode;
+  mode?: ShareMode | null;
   maxDownloads?: number | null;
 }
 
@@ -495,7 +495,7 @@ async function storedOptions(options: ShareOptions): Promise<LinkOptions> {
   const out: LinkOptions = {};
   if (options.password !== undefined)
     out.passwordHash = options.password === null ? null : await Bun.password.hash(options.password, 'argon2id');
-  if (options.mode !== undefined) out.mode = options.mode;
+  if (options.mode !== undefined) out.mode = options.mode ?? 'view';
   if (options.maxDownloads !== undefined) out.maxDownloads = options.maxDownloads;
   return out;
 }

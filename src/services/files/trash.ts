@@ -8,6 +8,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { ItemService, Page } from './items.ts';
 import type { Principal } from '../accounts/principal.ts';
+import { startedBy } from './file-jobs.ts';
 import type { QuotaService } from './quota.ts';
 import type { PageQuery, Tree } from './tree.ts';
 
@@ -80,7 +81,7 @@ export class TrashService {
   }
 
   private queue(job: typeof Jobs.filesTrash | typeof Jobs.filesRestore, principal: Principal, roots: Item[]): TrashPlan {
-    const payload = { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) };
+    const payload = { ...startedBy(principal), ids: roots.map((r) => r.id) };
     return { queued: true, jobId: this.d.queue.enqueue(job, payload, { accountId: principal.accountId }) };
   }
 
@@ -202,7 +203,7 @@ export class TrashService {
     const roots = this.d.tree.requireTrashRoots(principal, ids);
     const jobId = this.d.queue.enqueue(
       Jobs.trashDelete,
-      { accountId: principal.accountId, loginId: principal.loginId, ids: roots.map((r) => r.id) },
+      { ...startedBy(principal), ids: roots.map((r) => r.id) },
       { accountId: principal.accountId },
     );
     return { message: `Deleting ${plural(roots.length, 'item')} permanently`, queued: true, jobId };
@@ -211,7 +212,7 @@ export class TrashService {
   /** POST /api/files/trash/empty: queued, or a message when there is nothing to remove. */
   startEmpty(principal: Principal): { message: string; queued?: true; jobId?: string } {
     if (!this.d.items.hasTrash(principal.accountId)) return { message: Messages.trashAlreadyEmpty };
-    const payload = { accountId: principal.accountId, loginId: principal.loginId };
+    const payload = startedBy(principal);
     const jobId = this.d.queue.enqueue(Jobs.trashEmpty, payload, { accountId: principal.accountId });
     return { message: 'Emptying trash', queued: true, jobId };
   }

@@ -105,6 +105,12 @@ export class Tree {
     };
   }
 
+  /** Every account whose tree a login of `principal`'s account may add files to: its own, then those sharing with it as editor. */
+  writableAccounts(principal: Principal): string[] {
+    if (principal.share || !this.peopleSharingEnabled()) return [principal.accountId];
+    return [principal.accountId, ...this.members.editorOwnersOf(principal.accountId)];
+  }
+
   /** The admin switch of sharing with people (Admin → Instance). */
   peopleSharingEnabled(): boolean {
     return this.peopleSharingOn();

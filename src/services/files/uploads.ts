@@ -236,11 +236,14 @@ export class UploadService {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
         name = uploadedFileName(part.filename);
+        if (!fields.has('parentId')) return this.budgetBeforeTarget(caller, req.sizeHint);
         // A member uploading into a shared folder spends the sharing owner's quota.
         principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
-        if (fields.has('parentId')) this.d.tree.requireFolder(principal, fields.get('parentId'));
+        this.d.tree.requireFolder(principal, fields.get('parentId'));
         return this.budget(principal.accountId, 0, req.sizeHint);
       });
+      // parentId may come after the file part: the target is decided from the whole form.
+      principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
@@ -262,7 +265,8 @@ export class UploadService {
     let parentId: string | undefined;
     const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
     const toDiscard: StoredObject[] = [];
-    let free = this.quota.room(principal.accountId);
+    // Until parentId arrives, the files stream under the room of any account they may land in.
+    let free = this.budgetBeforeTarget(caller).free;
     // Stores of held parts still running, and the first error among them that fails the request.
     const inFlight = new Set<Promise<void>>();
     let bulkFailure: unknown = null;
@@ -651,6 +655,23 @@ export class UploadService {
     const row = this.d.tree.requireLive(principal, id);
     if (row.type !== 'file') throw badRequest(Messages.onlyFiles);
     return row;
+  }
+
+  /**
+   * The budget of a file part that arrives before the form names its target: the most room among the
+   * accounts the caller may add files to. The real account's quota is checked again when the row is inserted.
+   */
+  private budgetBeforeTarget(caller: Principal, sizeHint?: number): Budget {
+    let free: number | null = 0;
+    for (const accountId of this.d.tree.writableAccounts(caller)) {
+      const room = this.quota.room(accountId);
+      if (room === null) {
+        free = null;
+        break;
+      }
+      free = Math.max(free, room);
+    }
+    return { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint };
   }
 
   private budget(accountId: string, freedBytes: number, sizeHint?: number): Budget {

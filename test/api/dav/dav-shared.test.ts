@@ -104,6 +104,43 @@ describe('WebDAV: Shared with me', () => {
     expect((await dav.propfind(`${inF}/`)).status).toBe(404);
   });
 
+  test('an editor cannot lock the shared item itself; the locks they take inside go when they are removed, made viewer or disabled', async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Family');
+    const trips = await folder(o.client, 'Trips', root.id);
+    await share(o, root.id, member.email, 'editor');
+    const dav = await davLogin(t, member);
+    const owner = await davLogin(t, o);
+    const inF = `${SHARED}/Family`;
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const lockTrips = async () => {
+      const res = await dav.request('LOCK', `${inF}/Trips/`, { body: lockBody, headers: { depth: 'infinity', timeout: 'Second-604800' } });
+      expect(res.status).toBe(200);
+    };
+
+    for (const depth of ['infinity', '0']) {
+      const res = await dav.request('LOCK', `${inF}/`, { body: lockBody, headers: { depth, timeout: 'Second-604800' } });
+      expect(res.status).toBe(403);
+    }
+    expect((await owner.put('Family/mine.txt', 'x')).status).toBe(201);
+
+    const removals: Array<() => Promise<unknown>> = [
+      () => o.client.delete(`/api/files/${root.id}/members/${member.id}`),
+      () => o.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'viewer' }),
+      () => admin.client.send('PATCH', `/api/user/${member.id}`, { disabled: true }),
+    ];
+    for (const [i, remove] of removals.entries()) {
+      await lockTrips();
+      expect((await owner.put(`Family/Trips/${i}.txt`, 'x')).status).toBe(423);
+      await remove();
+      expect((await owner.put(`Family/Trips/${i}.txt`, 'x')).status).toBe(201);
+      if (i === 0) await share(o, root.id, member.email, 'editor');
+      if (i === 1) await o.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
+    }
+    expect((await listAll(o.client, `/api/files?parentId=${trips.id}`)).map((i) => i.name).sort()).toEqual(['0.txt', '1.txt', '2.txt']);
+  });
+
   test("a member's sub-user without the permission is 403; the sharing owner disabled or deleted ends the share", async () => {
     const member = await seed.owner(t);
     const o = await seed.owner(t);

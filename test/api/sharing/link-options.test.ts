@@ -96,6 +96,16 @@ describe('link options on POST /api/files/share, GET and PATCH /api/files/share/
     await shareWith(o.client, docs.id, { password: null, maxDownloads: null });
     [link] = (await json(await o.client.get('/api/files/share/links'))).links;
     expect(link).toMatchObject({ mode: 'view_upload', hasPassword: false, maxDownloads: null });
+    // So does a null mode: back to view, on POST /share and on PATCH alike.
+    await shareWith(o.client, docs.id, { mode: null });
+    [link] = (await json(await o.client.get('/api/files/share/links'))).links;
+    expect(link).toMatchObject({ mode: 'view', hasPassword: false, maxDownloads: null });
+    expect(await json(await o.client.send('PATCH', `/api/files/share/links/${token}`, { mode: 'upload' }))).toMatchObject({
+      mode: 'upload',
+    });
+    expect(await json(await o.client.send('PATCH', `/api/files/share/links/${token}`, { mode: null }))).toMatchObject({ mode: 'view' });
+    const file = await upload(o.client, 'plain.txt', 'x');
+    expect((await o.client.post('/api/files/share', { ids: [file.id], shared: true, mode: null })).status).toBe(200);
 
     const patched = await o.client.send('PATCH', `/api/files/share/links/${token}`, { mode: 'upload', password: 'another one' });
     expect(patched.status).toBe(200);

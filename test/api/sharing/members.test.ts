@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { downloaded, folder, listAll, readZip, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
@@ -232,6 +232,55 @@ describe('what members may do', () => {
     expect(await status(c.post('/api/files/delete', { ids: [root.id] }))).toBe(403);
   });
 
+  test('an editor uploads into a shared folder whatever the order of the form: the file part before parentId, on every multipart door', async () => {
+    const { owner, root, file } = await sharedFolder();
+    const editor = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    // The editor's own account is full: what counts is the room of the account the file lands in.
+    setLimit(editor.id, 0);
+    const c = editor.client;
+    const post = (path: string, ...parts: Array<[string, string | File]>) => {
+      const form = new FormData();
+      for (const [name, value] of parts) form.append(name, value);
+      return c.request(path, { method: 'POST', body: form });
+    };
+    const before = (await json(await owner.client.get('/api/user/storage'))).used;
+
+    let res = await post('/api/files/upload', ['file', new File(['first'], 'late-parent.txt')], ['parentId', root.id]);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ name: 'late-parent.txt', parentId: root.id, size: 5 });
+
+    res = await post(
+      '/api/files/upload/bulk',
+      ['files', new File(['one'], 'bulk-1.txt')],
+      ['files', new File(['two'], 'bulk-2.txt')],
+      ['parentId', root.id],
+      ['relativePaths', 'Deep/bulk-1.txt'],
+    );
+    expect(res.status).toBe(200);
+    const bulk = await json(res);
+    expect(bulk).toMatchObject({ successful: 2, failedCount: 0 });
+
+    res = await post(`/api/files/${file.id}/replace`, ['file', new File(['new'], 'x.txt')], ['lastModifiedTimes', '1700000000000']);
+    expect(res.status).toBe(200);
+    res = await post(
+      `/api/files/${file.id}/derived`,
+      ['file', new File(['derived'], 'photo.small.txt')],
+      ['lastModifiedTimes', '1700000000000'],
+    );
+    expect(res.status).toBe(200);
+
+    const names = (await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining(['late-parent.txt', 'bulk-2.txt', 'Deep', 'photo.small.txt']));
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('new');
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(before + 5 + 3 + 3 + 7 + 3);
+    // The owner's quota still holds, whichever part comes first.
+    setLimit(owner.id, before + 5 + 3 + 3 + 7 + 3 + 4);
+    res = await post('/api/files/upload', ['file', new File(['x'.repeat(100)], 'over.txt')], ['parentId', root.id]);
+    expect(res.status).toBe(413);
+    setLimit(owner.id, null);
+  });
+
   test('nothing crosses the boundary by move; copies out and (editors) in belong to the account that owns the copy', async () => {
     const { owner, root, file, outside, secret } = await sharedFolder();
     const editor = await seed.owner(t);
@@ -358,6 +407,47 @@ describe('live events and notifications', () => {
     const own = await upload(stranger.client, 'own.txt', 'x');
     expect((await nextOfType(strangers, 'file.uploaded')).data.id).toBe(own.id);
     await strangers.close();
+  });
+
+  test('a job an editor starts in a shared folder is theirs to follow: poll and live event for copy and trash; the owner sees it, a stranger 404', async () => {
+    const { owner, root, file, sub } = await sharedFolder();
+    const editor = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    await addMember(owner.client, root.id, editor.email, 'editor');
+    const events = await stream(editor.client);
+    const jobEvent = async (type: string, jobId: string) => {
+      for (;;) {
+        const event = await nextOfType(events, type);
+        if (event.data.jobId === jobId) return event.data;
+      }
+    };
+    const follow = async (res: Response, type: string, action: string) => {
+      expect(res.status).toBe(202);
+      const { jobId } = await json(res);
+      // The server's worker runs: the first poll finds the job waiting, running or done, never missing.
+      const first = await editor.client.get(`/api/files/jobs/${jobId}`);
+      expect([200, 202]).toContain(first.status);
+      expect(await json(first)).toMatchObject({ jobId, status: expect.stringMatching(/^(created|active|completed)$/) });
+      expect(await status(stranger.client.get(`/api/files/jobs/${jobId}`))).toBe(404);
+      const body = await eventually(async () => {
+        const done = await editor.client.get(`/api/files/jobs/${jobId}`);
+        expect(done.status).toBe(200);
+        return json(done);
+      });
+      expect(await json(await owner.client.get(`/api/files/jobs/${jobId}`))).toEqual(body);
+      expect(await jobEvent(type, jobId)).toMatchObject({ userId: editor.id, action, jobId });
+      return body;
+    };
+
+    const copied = await follow(await editor.client.post('/api/files/copy', { ids: [file.id], parentId: sub.id }), 'file.copied', 'copy');
+    expect(copied).toMatchObject({ status: 'completed', result: { count: 1, ids: [expect.any(String)] } });
+
+    // Over 1000 items: the trash runs as a job.
+    const big = await folder(owner.client, 'Big', root.id);
+    seedRows(t, owner.id, big.id, 1001);
+    const trashed = await follow(await editor.client.post('/api/files/delete', { ids: [big.id] }), 'file.deleted', 'trash');
+    expect(trashed).toEqual({ jobId: expect.any(String), status: 'completed', result: { count: 1002 } });
+    await events.close();
   });
 
   test('being shared with, a role change and removal notify the member, live and in the list; read marks them', async () => {
