@@ -17,7 +17,7 @@ import { relativeFolders, uploadedFileName } from '../files/names.ts';
 import { type Principal, requirePermission } from '../accounts/principal.ts';
 import { permissionFor } from '../accounts/permissions.ts';
 import type { Item } from '../../db/repos/items.ts';
-import type { QuotaService } from '../files/quota.ts';
+import { type QuotaService, roomRuleOf } from '../files/quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Tree } from '../files/tree.ts';
 import { parseModifiedTime, type UploadService } from '../files/uploads.ts';
@@ -162,7 +162,8 @@ export class TusUploadService {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
       this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
       this.d.tree.requireFolder(principal, row.parentId);
-      this.d.quota.assertRoom(principal.accountId, length);
+      // Nothing is removed for a reservation: an own login's may count on versions, removed once its bytes commit.
+      this.d.quota.assertCouldFit(principal.accountId, length, mayEvict(principal) ? 'evict' : 'free');
       this.d.repo.insert(row);
     });
     // An empty file is complete at once: tus clients send no PATCH for it.
@@ -194,7 +195,7 @@ export class TusUploadService {
     if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
       try {
         row = await this.settled(this.owned(principal, id));
-        if (row.state === 'sealed') await this.finish(row, principal);
+        if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
       } finally {
         this.unlock(id);
       }
@@ -212,7 +213,7 @@ export class TusUploadService {
       const row = await this.settled(this.owned(principal, id));
       this.assertNotExpired(row);
       if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
-      if (row.state === 'sealed') await this.finish(row, principal);
+      if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
       if (row.state !== 'receiving') return stateOf(this.owned(principal, id));
       return await this.receive(row, principal, body);
     } finally {
@@ -257,7 +258,8 @@ export class TusUploadService {
       try {
         const fresh = this.d.repo.get(row.id);
         if (fresh?.state !== 'sealed') continue;
-        await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId });
+        // Who sent it is not known here: nothing of the account's history is removed for it.
+        await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId }, false);
         out.finished++;
       } catch (err) {
         this.d.log.warn('could not finish a stored upload', { uploadId: row.id, err: String(err) });
@@ -317,7 +319,7 @@ export class TusUploadService {
   }
 
   /** Streams the body onto the staged object and records each step; the completing step creates the file. */
-  private async receive(row: TusUpload, actor: AuditPrincipal, body: TusBody): Promise<TusState> {
+  private async receive(row: TusUpload, actor: TusSender, body: TusBody): Promise<TusState> {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
     this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
@@ -339,7 +341,7 @@ export class TusUploadService {
     // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
     if (result.interrupted) throw result.interrupted;
     const current = this.d.repo.get(row.id)!;
-    if (current.state === 'sealed') await this.finish(current, actor);
+    if (current.state === 'sealed') await this.finish(current, actor, this.evictsFor(row, actor));
     return stateOf(this.d.repo.get(row.id)!);
   }
 
@@ -382,7 +384,7 @@ export class TusUploadService {
   }
 
   /** Publishes the whole object and creates its file; idempotent up to the transaction that completes the upload. */
-  private async finish(row: TusUpload, actor: AuditPrincipal): Promise<void> {
+  private async finish(row: TusUpload, actor: AuditPrincipal, evicts: boolean): Promise<void> {
     await this.d.resumable.publish({ key: row.storageKey, length: row.length });
     const head = await this.readHead(row);
     // A master key rotated while the upload ran: the file starts out under the current one.
@@ -402,6 +404,7 @@ export class TusUploadService {
         parentId: row.parentId,
         relativePath: row.relativePath,
         modified: row.modifiedAt,
+        evicts,
       },
       (item) => {
         const now = this.d.clock.now();
@@ -454,6 +457,11 @@ export class TusUploadService {
     return row;
   }
 
+  /** Whether the upload is sent by a login of its account itself (the owner or a sub-user), not a visitor or member. */
+  private evictsFor(row: TusUpload, sender: TusSender): boolean {
+    return mayEvict(sender) && sender.accountId === row.accountId;
+  }
+
   private assertNotExpired(row: TusUpload): void {
     if (row.state !== 'completed' && row.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.tusExpired);
   }
@@ -493,6 +501,11 @@ export class TusUploadService {
     }
     return true;
   }
+}
+
+/** Whether a sender's upload may count on the account's versions: a visitor's or a member's never does. */
+function mayEvict(sender: TusSender): boolean {
+  return !sender.drop && roomRuleOf(sender) === 'evict';
 }
 
 function resumableOf(row: TusUpload): ResumableObject {
