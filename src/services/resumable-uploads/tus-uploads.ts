@@ -72,6 +72,11 @@ export interface StaleUploads {
 }
 
 const HEAD_BYTES = 64 * 1024;
+// An upload that has received no byte this long after its creation expires (sooner than TUS_EXPIRY_HOURS).
+const UNSTARTED_EXPIRY_MS = 15 * 60_000;
+// Unfinished uploads through share links, expired ones not yet swept included: per link, and per address.
+export const DROP_UPLOADS_PER_LINK = 8;
+export const DROP_UPLOADS_PER_ADDRESS = 4;
 const SWEEP_PAGE = 200;
 const LISTED = 100;
 // How long a termination waits for a PATCH still recording what it received (a client that just hung up).
@@ -154,14 +159,16 @@ export class TusUploadService {
       shareLinkId: principal.drop?.linkId ?? null,
       shareVisitId: principal.drop?.visitId ?? null,
       shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
+      shareIp: principal.drop ? principal.ip : null,
       createdAt: now,
       updatedAt: now,
-      expiresAt: now + this.d.expiryMs,
+      expiresAt: now + Math.min(this.d.expiryMs, UNSTARTED_EXPIRY_MS),
     };
     this.d.transactions.immediate(() => {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
       this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
       this.d.tree.requireFolder(principal, row.parentId);
+      if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
       // Nothing is removed for a reservation: an own login's may count on versions, removed once its bytes commit.
       this.d.quota.assertCouldFit(principal.accountId, length, mayEvict(principal) ? 'evict' : 'free');
       this.d.repo.insert(row);
@@ -179,6 +186,13 @@ export class TusUploadService {
     } finally {
       this.unlock(row.id);
     }
+  }
+
+  /** 429 when the link, or the visitor's address, already holds its share of unfinished uploads. */
+  private assertDropRoom(linkId: string, ip: string): void {
+    const held = this.d.repo.unfinishedDrops(linkId, ip);
+    if (held.address >= DROP_UPLOADS_PER_ADDRESS) throw new AppError(429, Messages.tusDropAddressBusy);
+    if (held.link >= DROP_UPLOADS_PER_LINK) throw new AppError(429, Messages.tusDropLinkBusy);
   }
 
   private replaceTarget(principal: Principal, id: string): Item {
@@ -325,7 +339,9 @@ export class TusUploadService {
     this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
     const record = (p: AppendProgress, sealed = false) => {
       const now = this.d.clock.now();
-      this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt: now + this.d.expiryMs });
+      // Nothing received yet: the creation's short expiry stands.
+      const expiresAt = p.offset > 0 ? now + this.d.expiryMs : row.expiresAt;
+      this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt });
     };
     this.settledHere.add(row.id);
     let result: Awaited<ReturnType<ResumableStore['append']>>;
