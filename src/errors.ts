@@ -135,6 +135,8 @@ export const Messages = {
     'Another request is sending bytes to this upload right now; wait for it to end, ask for the offset (HEAD) and resume from there',
   tusNoFilename: 'Upload-Metadata must name the file: filename, base64-encoded',
   tusNotFinished: 'This upload is not finished yet',
+  tusDropLinkBusy: 'This link has too many unfinished uploads at the moment; try again once some have finished',
+  tusDropAddressBusy: 'You have too many unfinished uploads through share links; finish or cancel one, then try again',
   tusResealMismatch:
     'The bytes sent for this offset differ from those the server received at the same offset before it was interrupted; ' +
     'upload the file again from the start',

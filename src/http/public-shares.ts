@@ -102,7 +102,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   /**
    * The link, checked in this order on every URL under it: it exists and is live, the visitor unlocked it
    * (when it has a password), then its download cap (`cap`: `page` refuses once used up, `count` spends
-   * one download, `none` for the rest of a download already counted and for uploads).
+   * one download, `none` for the rest of a download already counted and for asking about or ending an upload).
    */
   const open = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
     const opened = shares.resolve(token, { pastCap: true });
@@ -114,9 +114,12 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   const visibleRoot = (link: ShareLink) => {
     if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
   };
-  /** A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link). */
-  const dropTarget = (request: Request, set: Set, token: string) => {
-    const { link, root } = open(request, token, 'none');
+  /**
+   * A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link).
+   * Bytes (`page`) stop with the page once its downloads are used up; reading or ending an upload does not.
+   */
+  const dropTarget = (request: Request, set: Set, token: string, cap: 'page' | 'none') => {
+    const { link, root } = open(request, token, cap);
     if (link.mode === 'view' || root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
     const { ip, secure } = requestMeta(request);
     let visit = readCookie(request, VISIT_COOKIE);
@@ -283,7 +286,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },
       handler: ({ params, request, set }) =>
         answer(request, set, async () => {
-          const { link, root, ip, visit } = dropTarget(request, set, params.token);
+          const { link, root, ip, visit } = dropTarget(request, set, params.token, 'page');
           const items = await shares.drop(link, root, { visitId: visit, ip }, (owner, within) =>
             uploads.drop(owner, root.id, uploadRequest(request), within),
           );
@@ -301,7 +304,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     route('POST /s/:token/tus', {
       handler: ({ params, request, set }) =>
         answer(request, set, () => {
-          const target = dropTarget(request, set, params.token);
+          const target = dropTarget(request, set, params.token, 'page');
           return tus.create(sender(target), request, set, {
             base: `/s/${params.token}/tus`,
             // The folder is the link's: a visitor names no other place, no paths below it, and no file to overwrite.
@@ -312,7 +315,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     route('GET /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
         answer(request, set, () => {
-          const who = sender(dropTarget(request, set, params.token));
+          const who = sender(dropTarget(request, set, params.token, 'none'));
           if (request.method === 'HEAD') return tus.head(who, params.uploadId, request, set);
           const { item } = tusUploads.result(who, params.uploadId);
           return { item: { name: item.name, size: item.size } };
@@ -320,11 +323,11 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     }),
     route('PATCH /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
-        answer(request, set, () => tus.append(sender(dropTarget(request, set, params.token)), params.uploadId, request, set)),
+        answer(request, set, () => tus.append(sender(dropTarget(request, set, params.token, 'page')), params.uploadId, request, set)),
     }),
     route('DELETE /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
-        answer(request, set, () => tus.terminate(sender(dropTarget(request, set, params.token)), params.uploadId, request, set)),
+        answer(request, set, () => tus.terminate(sender(dropTarget(request, set, params.token, 'none')), params.uploadId, request, set)),
     }),
   ]);
 }

@@ -94,6 +94,15 @@ export class TusUploadsRepo {
       .map((r) => toRow(r)!);
   }
 
+  /** Unfinished uploads sent through a share link: of that link, and of that address through any link. */
+  unfinishedDrops(linkId: string, ip: string): { link: number; address: number } {
+    const count = (column: string, value: string) =>
+      this.sqlite
+        .query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM tus_uploads WHERE ${column} = ? AND state != 'completed'`)
+        .get(value)!.n;
+    return { link: count('share_link_id', linkId), address: count('share_ip', ip) };
+  }
+
   countUnfinished(): number {
     return this.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM tus_uploads WHERE state != 'completed'").get()!.n;
   }

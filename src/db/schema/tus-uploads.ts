@@ -48,6 +48,8 @@ export const tusUploads = sqliteTable(
     shareLinkId: text('share_link_id'),
     shareVisitId: text('share_visit_id'),
     shareUploader: text('share_uploader'),
+    // The visitor's address: a link, and an address, may hold only a few unfinished uploads at once.
+    shareIp: text('share_ip'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     expiresAt: integer('expires_at').notNull(),
@@ -56,5 +58,7 @@ export const tusUploads = sqliteTable(
     uniqueIndex('tus_uploads_storage_key_idx').on(t.storageKey),
     index('tus_uploads_account_state_idx').on(t.accountId, t.state),
     index('tus_uploads_expires_idx').on(t.expiresAt),
+    index('tus_uploads_share_link_idx').on(t.shareLinkId, t.state),
+    index('tus_uploads_share_ip_idx').on(t.shareIp, t.state),
   ],
 );

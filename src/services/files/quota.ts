@@ -12,11 +12,24 @@ export type Usage = Omit<StorageUsage, 'versions'>;
 const EVICT_PAGE = 100;
 
 /**
+ * How a write finds room: `evict` may remove the account's oldest versions (a login of the account itself),
+ * `free` takes only free space (a share link's visitor, a member of a shared folder: never the owner's
+ * history), `reserved` had its room reserved before (a resumable upload).
+ */
+export type RoomRule = 'evict' | 'free' | 'reserved';
+
+/** The rule of a login's upload: a member acting inside another account's shared folder never evicts. */
+export function roomRuleOf(principal: { share?: unknown }): 'evict' | 'free' {
+  return principal.share ? 'free' : 'evict';
+}
+
+/**
  * An account's storage: the usage counter on the owner's row (every stored file, trash and versions
  * included), the space reserved by its unfinished resumable uploads (each its whole length, from creation
  * on, so uploads in parallel cannot together overshoot) and its limit (its own, else the instance
- * default, else none). Versions never make an upload fail: what they hold counts as room, and making
- * room removes the account's oldest versions first. Reading never scans items.
+ * default, else none). Versions never make an upload of the account's own logins fail: what they hold
+ * counts as room, and committing its bytes removes the account's oldest versions first. Reading never
+ * scans items.
  */
 export class QuotaService {
   constructor(
@@ -41,14 +54,27 @@ export class QuotaService {
     return { ...this.usage(accountId), versions: this.versions.accountBytes(accountId) };
   }
 
-  /** What an upload may use: the free space plus what the account's versions hold (null: unlimited). */
+  /** What an upload may use: what neither files nor reservations take, versions included (null: unlimited). */
   room(accountId: string): number | null {
-    const { free } = this.usage(accountId);
-    return free === null ? null : free + this.versions.accountBytes(accountId);
+    const left = this.unreserved(accountId);
+    return left === null ? null : Math.max(0, left + this.versions.accountBytes(accountId));
   }
 
-  /** 413 when `bytes` more would not fit even with every version of the account gone; changes nothing. */
-  assertCouldFit(accountId: string, bytes: number): void {
+  /** 413 when `bytes` more would not fit in the free space (versions stay); changes nothing. */
+  assertFree(accountId: string, bytes: number): void {
+    const { free } = this.usage(accountId);
+    if (free !== null && bytes > free) throw storageLimitExceeded(bytes, free);
+  }
+
+  /** The check of committed bytes under `rule`; inside the transaction that commits them. */
+  assertRoomFor(accountId: string, bytes: number, rule: RoomRule): void {
+    if (rule === 'evict') this.assertRoom(accountId, bytes);
+    else if (rule === 'free') this.assertFree(accountId, bytes);
+  }
+
+  /** 413 when `bytes` more would not fit under `rule` (`evict`: even with every version gone); changes nothing. */
+  assertCouldFit(accountId: string, bytes: number, rule: 'evict' | 'free'): void {
+    if (rule === 'free') return this.assertFree(accountId, bytes);
     const room = this.room(accountId);
     if (room !== null && bytes > room) throw storageLimitExceeded(bytes, room);
   }
@@ -58,16 +84,34 @@ export class QuotaService {
    * the account's oldest versions are removed; removes just as many as are needed. Inside a transaction.
    */
   assertRoom(accountId: string, bytes: number): void {
-    let { free } = this.usage(accountId);
-    if (free === null || bytes <= free) return;
-    if (bytes <= free + this.versions.accountBytes(accountId)) free += this.evictOldestVersions(accountId, bytes - free);
-    if (bytes > free) throw storageLimitExceeded(bytes, free);
+    let left = this.unreserved(accountId);
+    if (left === null || bytes <= left) return;
+    // Below zero, reservations counted on versions: they are removed now, when bytes are committed.
+    if (bytes <= left + this.versions.accountBytes(accountId)) left += this.evictOldestVersions(accountId, bytes - left);
+    if (bytes > left) throw storageLimitExceeded(bytes, left);
+  }
+
+  /**
+   * A resumable upload of the account's own logins just committed (its reservation ended): removes the
+   * oldest versions by as much as the account is over its limit, at most `bytes`. Inside that transaction.
+   */
+  settleReserved(accountId: string, bytes: number): void {
+    const left = this.unreserved(accountId);
+    if (left !== null && left < 0) this.evictOldestVersions(accountId, Math.min(bytes, -left));
   }
 
   /** Adds (or with a negative delta, removes) bytes; call inside the transaction that changes the items. */
   adjust(accountId: string, delta: number): void {
     if (delta === 0) return;
     this.users.adjustStorageUsed(accountId, delta);
+  }
+
+  /** The limit less usage and reservations, below zero when reservations count on versions (null: unlimited). */
+  private unreserved(accountId: string): number | null {
+    const row = this.users.storage(accountId);
+    const total = row?.storageLimit ?? this.defaultLimit;
+    if (total === null) return null;
+    return total - (row?.storageUsed ?? 0) - this.reservations.reserved(accountId);
   }
 
   /** Removes the account's oldest versions until `needed` bytes are freed (or none is left); answers the bytes freed. */

@@ -27,7 +27,7 @@ import type { SealedStore } from '../../storage/sealed.ts';
 import { isValidUploadedName, relativeFolders, uploadedBaseName, uploadedFileName } from './names.ts';
 import type { AuditPrincipal } from '../administration/audit.ts';
 import type { Principal } from '../accounts/principal.ts';
-import type { QuotaService } from './quota.ts';
+import { type QuotaService, type RoomRule, roomRuleOf } from './quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
@@ -94,6 +94,8 @@ export interface ResumedFile {
   modified: number | null;
   /** The file whose content the upload replaces; a new file is made when it is gone by then. */
   replaceId?: string | null;
+  /** Sent by a login of the account itself: its commit may remove the oldest versions its reservation counted on. */
+  evicts: boolean;
 }
 
 interface Budget {
@@ -221,7 +223,7 @@ export class UploadService {
     // The account that would own the bytes, as the upload decides it: the sharing owner for a shared folder.
     const principal = this.d.tree.actor(caller, { parentId }, 'edit');
     if (parentId) this.d.tree.requireFolder(principal, parentId);
-    this.quota.assertCouldFit(principal.accountId, fileSize);
+    this.quota.assertCouldFit(principal.accountId, fileSize, roomRuleOf(principal));
     this.disk.assertRoom(fileSize);
     return { allowed: true };
   }
@@ -240,14 +242,17 @@ export class UploadService {
         // A member uploading into a shared folder spends the sharing owner's quota.
         principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
         this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.budget(principal.accountId, 0, req.sizeHint);
+        return this.budget(principal, 0, req.sizeHint);
       });
       // parentId may come after the file part: the target is decided from the whole form.
       principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), { source });
+        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), {
+          source,
+          room: roomRuleOf(principal),
+        });
       });
       stored.length = 0;
       this.published(principal, row);
@@ -359,6 +364,7 @@ export class UploadService {
               entry.fileName,
               entry.object,
               parseModifiedTime(lists.lastModifiedTimes[entry.index]),
+              { room: roomRuleOf(principal) },
             );
             files.push({ row, index: entry.index });
           } catch (err) {
@@ -425,7 +431,7 @@ export class UploadService {
       if (incoming.length === 0) throw badRequest(Messages.noFile);
       const rows = this.transactions.immediate(() => {
         if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
-        const rows = incoming.map((f) => this.insertFile(owner, folderId, f.name, f.object, null));
+        const rows = incoming.map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' }));
         within(rows, fields);
         return rows;
       });
@@ -450,7 +456,7 @@ export class UploadService {
         fields,
         part,
         object: newObject,
-      } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, current.size, req.sizeHint));
+      } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
       if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
         newObject.mimeType = current.mimeType;
@@ -458,6 +464,7 @@ export class UploadService {
         current: () => this.requireFile(principal, id),
         origin: { source, authorId: principal.loginId },
         modified: parseModifiedTime(fields.get('lastModifiedTimes')),
+        room: roomRuleOf(principal),
       });
       stored.length = 0;
       this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
@@ -473,14 +480,14 @@ export class UploadService {
    * The object is not the file's until commitReplacement; `discard` removes it otherwise.
    */
   storeReplacement(current: Item, body: AsyncIterable<Uint8Array>, defaultType: string): Promise<StoredObject> {
-    return this.store({ body, mimeType: defaultType }, this.budget(current.accountId, current.size));
+    return this.store({ body, mimeType: defaultType }, this.budget({ accountId: current.accountId }, current.size));
   }
 
   /**
    * Points a file at a stored object in one transaction: the row re-read by `current` (which throws when
    * it is gone), its content kept as a version (or, with versions off, its object queued for deletion),
-   * the quota checked (413, after the account's oldest versions), size, type, times and origin set, and
-   * the usage counter adjusted. `during` runs inside the same transaction.
+   * the quota checked under `room` (413; by default after the account's oldest versions), size, type,
+   * times and origin set, and the usage counter adjusted. `during` runs inside the same transaction.
    */
   commitReplacement(
     accountId: string,
@@ -490,8 +497,7 @@ export class UploadService {
       origin: ContentOrigin;
       modified?: number | null;
       during?: (updated: Item) => void;
-      /** Its room was reserved before (a resumable upload): not checked again. */
-      quotaReserved?: boolean;
+      room?: RoomRule;
     },
   ): Item {
     const now = this.clock.now();
@@ -500,7 +506,7 @@ export class UploadService {
       const kept = this.d.versions.keepReplaced(row);
       // A kept version still counts, so the whole new object needs room; otherwise only the growth does.
       const added = kept ? object.size : object.size - row.size;
-      if (added > 0 && !opts.quotaReserved) this.quota.assertRoom(accountId, added);
+      if (added > 0) this.quota.assertRoomFor(accountId, added, opts.room ?? 'evict');
       const updated = this.d.items.replaceContent(row.id, {
         size: object.size,
         mimeType: object.mimeType,
@@ -526,6 +532,7 @@ export class UploadService {
       current: () => this.requireFile(principal, id),
       origin: { source: 'webdav', authorId: principal.loginId },
       modified,
+      room: roomRuleOf(principal),
     });
     this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
     return row;
@@ -574,12 +581,12 @@ export class UploadService {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part) => {
         name = uploadedFileName(part.filename);
-        return this.budget(principal.accountId, 0, req.sizeHint);
+        return this.budget(principal, 0, req.sizeHint);
       });
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const row = this.transactions.immediate(() => {
         const source = this.requireFile(principal, id);
-        return this.insertFile(principal, source.parentId, name, object, modified);
+        return this.insertFile(principal, source.parentId, name, object, modified, { room: roomRuleOf(principal) });
       });
       stored.length = 0;
       this.published(principal, row);
@@ -592,12 +599,17 @@ export class UploadService {
   /**
    * A file whose bytes arrived in a resumable upload: the row, free name, folders of its relative path,
    * usage counter, events and audit exactly as POST /upload makes them. Its quota was reserved when the
-   * upload began, so it is not checked again; `within` runs in the same transaction (the upload ends).
+   * upload began, so it is not checked again; `within` runs in the same transaction (the upload ends), and
+   * then an upload of the account's own logins removes the oldest versions its reservation counted on.
    * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it.
    */
   async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
     const type = await detectType(file.head, file.clientType);
     const object: StoredObject = { ...file, ...type };
+    const ended = (row: Item) => {
+      within(row);
+      if (file.evicts) this.quota.settleReserved(uploader.accountId, file.size);
+    };
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
     if (target?.type === 'file') {
       if (!type.detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
@@ -605,8 +617,8 @@ export class UploadService {
         current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
         origin: { source: 'replace', authorId: uploader.loginId },
         modified: file.modified,
-        during: within,
-        quotaReserved: true,
+        during: ended,
+        room: 'reserved',
       });
       this.d.events.item(uploader, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
       return this.d.views.one(uploader.accountId, row);
@@ -616,8 +628,8 @@ export class UploadService {
       const created: Item[] = [];
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
-      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { quotaReserved: true });
-      within(row);
+      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved' });
+      ended(row);
       return { row, created };
     });
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
@@ -664,7 +676,7 @@ export class UploadService {
   private budgetBeforeTarget(caller: Principal, sizeHint?: number): Budget {
     let free: number | null = 0;
     for (const accountId of this.d.tree.writableAccounts(caller)) {
-      const room = this.quota.room(accountId);
+      const room = this.roomOf(accountId === caller.accountId ? caller : { accountId, share: true });
       if (room === null) {
         free = null;
         break;
@@ -674,9 +686,14 @@ export class UploadService {
     return { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint };
   }
 
-  private budget(accountId: string, freedBytes: number, sizeHint?: number): Budget {
-    const free = this.quota.room(accountId);
+  /** The room of an upload: free space, plus what versions hold when its commit may remove them. */
+  private budget(principal: { accountId: string; share?: unknown }, freedBytes: number, sizeHint?: number): Budget {
+    const free = this.roomOf(principal);
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
+  }
+
+  private roomOf(principal: { accountId: string; share?: unknown }): number | null {
+    return roomRuleOf(principal) === 'evict' ? this.quota.room(principal.accountId) : this.quota.usage(principal.accountId).free;
   }
 
   /**
@@ -737,9 +754,9 @@ export class UploadService {
     name: string,
     object: StoredObject,
     modified: number | null,
-    opts: { quotaReserved?: boolean; source?: VersionSource } = {},
+    opts: { room: RoomRule; source?: VersionSource },
   ): Item {
-    if (!opts.quotaReserved) this.quota.assertRoom(principal.accountId, object.size);
+    this.quota.assertRoomFor(principal.accountId, object.size, opts.room);
     const now = this.clock.now();
     const row = this.d.items.insert({
       id: newId(),

@@ -17,7 +17,7 @@ import { relativeFolders, uploadedFileName } from '../files/names.ts';
 import { type Principal, requirePermission } from '../accounts/principal.ts';
 import { permissionFor } from '../accounts/permissions.ts';
 import type { Item } from '../../db/repos/items.ts';
-import type { QuotaService } from '../files/quota.ts';
+import { type QuotaService, roomRuleOf } from '../files/quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Tree } from '../files/tree.ts';
 import { parseModifiedTime, type UploadService } from '../files/uploads.ts';
@@ -72,6 +72,11 @@ export interface StaleUploads {
 }
 
 const HEAD_BYTES = 64 * 1024;
+// An upload that has received no byte this long after its creation expires (sooner than TUS_EXPIRY_HOURS).
+const UNSTARTED_EXPIRY_MS = 15 * 60_000;
+// Unfinished uploads through share links, expired ones not yet swept included: per link, and per address.
+export const DROP_UPLOADS_PER_LINK = 8;
+export const DROP_UPLOADS_PER_ADDRESS = 4;
 const SWEEP_PAGE = 200;
 const LISTED = 100;
 // How long a termination waits for a PATCH still recording what it received (a client that just hung up).
@@ -154,15 +159,18 @@ export class TusUploadService {
       shareLinkId: principal.drop?.linkId ?? null,
       shareVisitId: principal.drop?.visitId ?? null,
       shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
+      shareIp: principal.drop ? principal.ip : null,
       createdAt: now,
       updatedAt: now,
-      expiresAt: now + this.d.expiryMs,
+      expiresAt: now + Math.min(this.d.expiryMs, UNSTARTED_EXPIRY_MS),
     };
     this.d.transactions.immediate(() => {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
       this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
       this.d.tree.requireFolder(principal, row.parentId);
-      this.d.quota.assertRoom(principal.accountId, length);
+      if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
+      // Nothing is removed for a reservation: an own login's may count on versions, removed once its bytes commit.
+      this.d.quota.assertCouldFit(principal.accountId, length, mayEvict(principal) ? 'evict' : 'free');
       this.d.repo.insert(row);
     });
     // An empty file is complete at once: tus clients send no PATCH for it.
@@ -180,6 +188,13 @@ export class TusUploadService {
     }
   }
 
+  /** 429 when the link, or the visitor's address, already holds its share of unfinished uploads. */
+  private assertDropRoom(linkId: string, ip: string): void {
+    const held = this.d.repo.unfinishedDrops(linkId, ip);
+    if (held.address >= DROP_UPLOADS_PER_ADDRESS) throw new AppError(429, Messages.tusDropAddressBusy);
+    if (held.link >= DROP_UPLOADS_PER_LINK) throw new AppError(429, Messages.tusDropLinkBusy);
+  }
+
   private replaceTarget(principal: Principal, id: string): Item {
     requirePermission(principal, permissionFor('uploads.replace'));
     const row = this.d.tree.requireLive(principal, id);
@@ -194,7 +209,7 @@ export class TusUploadService {
     if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
       try {
         row = await this.settled(this.owned(principal, id));
-        if (row.state === 'sealed') await this.finish(row, principal);
+        if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
       } finally {
         this.unlock(id);
       }
@@ -212,7 +227,7 @@ export class TusUploadService {
       const row = await this.settled(this.owned(principal, id));
       this.assertNotExpired(row);
       if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
-      if (row.state === 'sealed') await this.finish(row, principal);
+      if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
       if (row.state !== 'receiving') return stateOf(this.owned(principal, id));
       return await this.receive(row, principal, body);
     } finally {
@@ -257,7 +272,8 @@ export class TusUploadService {
       try {
         const fresh = this.d.repo.get(row.id);
         if (fresh?.state !== 'sealed') continue;
-        await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId });
+        // Who sent it is not known here: nothing of the account's history is removed for it.
+        await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId }, false);
         out.finished++;
       } catch (err) {
         this.d.log.warn('could not finish a stored upload', { uploadId: row.id, err: String(err) });
@@ -317,13 +333,15 @@ export class TusUploadService {
   }
 
   /** Streams the body onto the staged object and records each step; the completing step creates the file. */
-  private async receive(row: TusUpload, actor: AuditPrincipal, body: TusBody): Promise<TusState> {
+  private async receive(row: TusUpload, actor: TusSender, body: TusBody): Promise<TusState> {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
     this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
     const record = (p: AppendProgress, sealed = false) => {
       const now = this.d.clock.now();
-      this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt: now + this.d.expiryMs });
+      // Nothing received yet: the creation's short expiry stands.
+      const expiresAt = p.offset > 0 ? now + this.d.expiryMs : row.expiresAt;
+      this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt });
     };
     this.settledHere.add(row.id);
     let result: Awaited<ReturnType<ResumableStore['append']>>;
@@ -339,7 +357,7 @@ export class TusUploadService {
     // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
     if (result.interrupted) throw result.interrupted;
     const current = this.d.repo.get(row.id)!;
-    if (current.state === 'sealed') await this.finish(current, actor);
+    if (current.state === 'sealed') await this.finish(current, actor, this.evictsFor(row, actor));
     return stateOf(this.d.repo.get(row.id)!);
   }
 
@@ -382,7 +400,7 @@ export class TusUploadService {
   }
 
   /** Publishes the whole object and creates its file; idempotent up to the transaction that completes the upload. */
-  private async finish(row: TusUpload, actor: AuditPrincipal): Promise<void> {
+  private async finish(row: TusUpload, actor: AuditPrincipal, evicts: boolean): Promise<void> {
     await this.d.resumable.publish({ key: row.storageKey, length: row.length });
     const head = await this.readHead(row);
     // A master key rotated while the upload ran: the file starts out under the current one.
@@ -402,6 +420,7 @@ export class TusUploadService {
         parentId: row.parentId,
         relativePath: row.relativePath,
         modified: row.modifiedAt,
+        evicts,
       },
       (item) => {
         const now = this.d.clock.now();
@@ -454,6 +473,11 @@ export class TusUploadService {
     return row;
   }
 
+  /** Whether the upload is sent by a login of its account itself (the owner or a sub-user), not a visitor or member. */
+  private evictsFor(row: TusUpload, sender: TusSender): boolean {
+    return mayEvict(sender) && sender.accountId === row.accountId;
+  }
+
   private assertNotExpired(row: TusUpload): void {
     if (row.state !== 'completed' && row.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.tusExpired);
   }
@@ -493,6 +517,11 @@ export class TusUploadService {
     }
     return true;
   }
+}
+
+/** Whether a sender's upload may count on the account's versions: a visitor's or a member's never does. */
+function mayEvict(sender: TusSender): boolean {
+  return !sender.drop && roomRuleOf(sender) === 'evict';
 }
 
 function resumableOf(row: TusUpload): ResumableObject {
