@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { HeldItem } from '../services/files/tree.ts';
 import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
+import { parseRange } from '../lib/byte-range.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
 import { type ShareLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
@@ -132,11 +133,15 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     drop: { linkId: target.link.id, visitId: target.visit },
   });
 
-  /** A download counts when it starts at byte 0 (no Range, or one from 0); HEAD never does. */
-  const downloadCap = (request: Request) => {
-    const range = request.headers.get('range');
-    if (range && !/^bytes=0-/.test(range)) return 'none';
-    return request.method === 'HEAD' ? 'page' : 'count';
+  /**
+   * A download counts when what is served covers byte 0: read by the parser that serves the Range, so every
+   * form of it (a suffix, any case, spaces, leading zeros, one ignored) counts as its bytes do; HEAD never does.
+   */
+  const downloadCap = (request: Request, item: HeldItem) => {
+    if (request.method === 'HEAD') return 'page';
+    // A folder's ZIP ignores Range: it is always served whole.
+    const range = item.type === 'folder' ? null : parseRange(request.headers.get('range'), item.size);
+    return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
   };
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
@@ -208,10 +213,10 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     route('GET /s/:token/file/:id', {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const cap = downloadCap(request);
           const { link, root } = open(request, params.token, 'none');
           visibleRoot(link);
           const item = shares.itemUnder(link, root, params.id);
+          const cap = downloadCap(request, item);
           if (cap !== 'none') open(request, params.token, cap);
           if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
