@@ -314,22 +314,30 @@ export class ShareService {
   ): Promise<Array<{ name: string; size: number }>> {
     const owner = { loginId: link.accountId, accountId: link.accountId, ip: visit.ip };
     let uploader: string | null = null;
-    const rows = await store(owner, (rows, fields) => {
-      uploader = uploaderName(fields.get('uploader'));
-      const now = this.d.clock.now();
-      for (const row of rows)
-        this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
-      this.d.shares.touch(link.id, now);
-    });
-    this.d.audit.record({
-      action: AuditActions.shareDrop,
-      ip: visit.ip,
-      accountId: link.accountId,
-      targetType: 'share',
-      targetId: link.id,
-      details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
-    });
-    this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
+    const rows: Item[] = [];
+    try {
+      await store(owner, (inserted, fields) => {
+        uploader = uploaderName(fields.get('uploader'));
+        const now = this.d.clock.now();
+        for (const row of inserted)
+          this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
+        this.d.shares.touch(link.id, now);
+        rows.push(...inserted);
+      });
+    } finally {
+      // Files are committed a chunk at a time: those that were stay the owner's even when a later chunk failed.
+      if (rows.length > 0) {
+        this.d.audit.record({
+          action: AuditActions.shareDrop,
+          ip: visit.ip,
+          accountId: link.accountId,
+          targetType: 'share',
+          targetId: link.id,
+          details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
+        });
+        this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
+      }
+    }
     return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
   }
 
