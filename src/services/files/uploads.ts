@@ -114,7 +114,7 @@ const HELD_PART_BYTES = 256 * 1024;
 // Stores of held parts running at once in one bulk upload (at most this many × HELD_PART_BYTES held).
 const BULK_STORES_IN_FLIGHT = 16;
 /** Files one bulk or drop request may carry; the part past it fails the request before it is stored. */
-export const MAX_FILES_PER_REQUEST = 1000;
+const MAX_FILES_PER_REQUEST = 1000;
 // Rows of a bulk or drop request inserted per transaction, with a turn of the event loop between two, so
 // other requests are answered while a large one commits.
 const INSERT_CHUNK = 100;
