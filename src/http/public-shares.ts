@@ -5,7 +5,7 @@ import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
 import { parseRange } from '../lib/byte-range.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { type ShareLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
+import { type PublicLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderDropPage,
@@ -106,13 +106,13 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
    * one download, `none` for the rest of a download already counted and for uploads).
    */
   const open = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
-    const opened = shares.resolve(token, { pastCap: true });
-    if (!shares.isUnlocked(opened.link, readCookie(request, UNLOCK_COOKIE))) throw new LockedError(token);
+    const opened = shares.resolve(token, { pastCap: true, unlockCookie: readCookie(request, UNLOCK_COOKIE) });
+    if (!opened.unlocked) throw new LockedError(token);
     if (cap === 'count') shares.countDownload(opened.link);
     else if (cap === 'page') shares.resolve(token);
     return opened;
   };
-  const visibleRoot = (link: ShareLink) => {
+  const visibleRoot = (link: PublicLink) => {
     if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
   };
   /** A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link). */
@@ -147,7 +147,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
   // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
-  const folderView = (request: Request, set: Set, link: ShareLink, root: HeldItem, folder: HeldItem, paged: { query: PageQuery }) => {
+  const folderView = (request: Request, set: Set, link: PublicLink, root: HeldItem, folder: HeldItem, paged: { query: PageQuery }) => {
     const token = link.token;
     const upload = link.mode === 'view_upload' && folder.id === root.id;
     const q = paged.query;
@@ -263,9 +263,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
             shares.recordUnlockRefused(link, ip);
             throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
           }
-          let cookie: string | null = null;
+          let cookie: string | null;
           try {
-            if (link.passwordHash !== null) cookie = await shares.unlock(link, body.password, ip);
+            cookie = await shares.unlock(link, body.password, ip);
           } catch (err) {
             if (form && err instanceof AppError && err.status === 401)
               return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
