@@ -38,14 +38,17 @@ const inFolder = (folderId: string) => rowCount(t, 'parent_id = ? AND deleted_at
 
 /**
  * The numbers of rows in the folder seen from outside the request while it runs (checked every
- * millisecond): a count between none and all is a turn of the event loop taken between two commits.
+ * millisecond): a count between none and all is a turn of the event loop taken between two commits,
+ * and `onPartial` runs then.
  */
-async function watchRows<T>(folderId: string, run: () => Promise<T>): Promise<{ result: T; seen: Set<number> }> {
+async function watchRows<T>(folderId: string, run: () => Promise<T>, onPartial?: () => void): Promise<{ result: T; seen: Set<number> }> {
   const seen = new Set<number>();
   let watching = true;
   const watch = async () => {
     while (watching) {
-      seen.add(inFolder(folderId));
+      const n = inFolder(folderId);
+      seen.add(n);
+      if (n > 0 && n < MAX_FILES_PER_REQUEST) onPartial?.();
       await Bun.sleep(1);
     }
   };
@@ -109,5 +112,31 @@ describe('files per bulk or drop request', () => {
     expect({ total: body.total, successful: body.successful }).toEqual({ total: MAX_FILES_PER_REQUEST, successful: MAX_FILES_PER_REQUEST });
     expect(body.files.map((f: { name: string }) => f.name).slice(0, 2)).toEqual(['tiny-0.txt', 'tiny-1.txt']);
     expect([...seen].some((n) => n > 0 && n < MAX_FILES_PER_REQUEST)).toBe(true);
+  });
+
+  test('a bulk target trashed between two chunks: the files committed before it stay, the rest fail with the reason', async () => {
+    const target = await folder(owner.client, 'Vanishing bulk');
+    const form = manyFiles('files', MAX_FILES_PER_REQUEST);
+    form.append('parentId', target.id);
+    let kept = -1;
+    const { result } = await watchRows(
+      target.id,
+      () => owner.client.request('/api/files/upload/bulk', { method: 'POST', body: form }),
+      () => {
+        if (kept >= 0) return;
+        kept = inFolder(target.id);
+        // Trashed between two commits, as the owner's own request would do it.
+        t.server.ctx.db.$client.query('UPDATE items SET deleted_at = ?, deleted_root_id = id WHERE id = ?').run(Date.now(), target.id);
+      },
+    );
+    expect(result.status).toBe(200);
+    const body = await json(result);
+    expect(kept).toBeGreaterThan(0);
+    expect({ successful: body.successful, failedCount: body.failedCount }).toEqual({
+      successful: kept,
+      failedCount: MAX_FILES_PER_REQUEST - kept,
+    });
+    expect(new Set(body.failed.map((f: { error: string }) => f.error))).toEqual(new Set(['Folder not found']));
+    expect(rowCount(t, 'parent_id = ?', target.id)).toBe(kept);
   });
 });
