@@ -175,6 +175,11 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
       .flatMap((i) => i.names.filter((n) => keyed.has(n)).map((n) => `${show(i)} names ${n}`));
   },
 
+  'no route reads key material, whatever type it came in': (tree) =>
+    [...tree]
+      .filter(([file]) => file.startsWith('src/http/') || file.startsWith('src/web/'))
+      .flatMap(([file, text]) => [...new Set([...text.matchAll(KEY_MATERIAL)].map((m) => m[1]!))].map((field) => `${file} reads ${field}`)),
+
   'bun:sqlite, new Database and $client only in src/db': (tree) =>
     [...tree]
       .filter(([file]) => !file.startsWith('src/db/'))
@@ -310,6 +315,9 @@ describe('layers: src/, cli/ and web/', () => {
           "import { shareLinks } from '../schema/shares.ts';\ntype Row = typeof shareLinks.$inferSelect;\nexport type PlantedLink = Pick<Row, 'id' | 'passwordHash'>;\n",
         'src/http/planted.ts': "import type { PlantedLink } from '../services/files/planted.ts';\n",
       },
+    ],
+    'no route reads key material, whatever type it came in': [
+      { 'src/http/planted.ts': 'export const locked = (link: { hasPassword: boolean }) => (link as any).passwordHash !== null;\n' },
     ],
     'bun:sqlite, new Database and $client only in src/db': [{ 'cli/planted.ts': "import { Database } from 'bun:sqlite';\n" }],
     'SQL lives in src/db only (any case)': [{ 'src/services/planted.ts': "const q = 'select id from items where x = ?';\n" }],
