@@ -212,6 +212,11 @@ export function propertiesFull(message: string): AppError {
   return new AppError(507, message);
 }
 
+/** 413 for a bulk or drop upload with more file parts than one request may carry. */
+export function tooManyFiles(max: number): AppError {
+  return tooLarge(`Too many files in one request: at most ${max}. Send the rest in another request.`);
+}
+
 /** 413 for a form whose text fields (everything but its files) are over the parser's budget. */
 export function formTextTooLarge(limit: number): AppError {
   return tooLarge(`Too much text in the form: the fields besides the files may add up to at most ${limit} bytes in one request`);

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { HeldItem } from '../services/files/tree.ts';
 import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
+import { parseRange } from '../lib/byte-range.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { type ShareLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
+import { type PublicLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderDropPage,
@@ -105,13 +106,13 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
    * one download, `none` for the rest of a download already counted and for asking about or ending an upload).
    */
   const open = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
-    const opened = shares.resolve(token, { pastCap: true });
-    if (!shares.isUnlocked(opened.link, readCookie(request, UNLOCK_COOKIE))) throw new LockedError(token);
+    const opened = shares.resolve(token, { pastCap: true, unlockCookie: readCookie(request, UNLOCK_COOKIE) });
+    if (!opened.unlocked) throw new LockedError(token);
     if (cap === 'count') shares.countDownload(opened.link);
     else if (cap === 'page') shares.resolve(token);
     return opened;
   };
-  const visibleRoot = (link: ShareLink) => {
+  const visibleRoot = (link: PublicLink) => {
     if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
   };
   /**
@@ -135,17 +136,21 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     drop: { linkId: target.link.id, visitId: target.visit },
   });
 
-  /** A download counts when it starts at byte 0 (no Range, or one from 0); HEAD never does. */
-  const downloadCap = (request: Request) => {
-    const range = request.headers.get('range');
-    if (range && !/^bytes=0-/.test(range)) return 'none';
-    return request.method === 'HEAD' ? 'page' : 'count';
+  /**
+   * A download counts when what is served covers byte 0: read by the parser that serves the Range, so every
+   * form of it (a suffix, any case, spaces, leading zeros, one ignored) counts as its bytes do; HEAD never does.
+   */
+  const downloadCap = (request: Request, item: HeldItem) => {
+    if (request.method === 'HEAD') return 'page';
+    // A folder's ZIP ignores Range: it is always served whole.
+    const range = item.type === 'folder' ? null : parseRange(request.headers.get('range'), item.size);
+    return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
   };
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
   // `paged.query` is validated when read: here, once the share is resolved, so a refusal gets the share's own error page.
-  const folderView = (request: Request, set: Set, link: ShareLink, root: HeldItem, folder: HeldItem, paged: { query: PageQuery }) => {
+  const folderView = (request: Request, set: Set, link: PublicLink, root: HeldItem, folder: HeldItem, paged: { query: PageQuery }) => {
     const token = link.token;
     const upload = link.mode === 'view_upload' && folder.id === root.id;
     const q = paged.query;
@@ -211,10 +216,10 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     route('GET /s/:token/file/:id', {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const cap = downloadCap(request);
           const { link, root } = open(request, params.token, 'none');
           visibleRoot(link);
           const item = shares.itemUnder(link, root, params.id);
+          const cap = downloadCap(request, item);
           if (cap !== 'none') open(request, params.token, cap);
           if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
@@ -261,9 +266,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
             shares.recordUnlockRefused(link, ip);
             throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
           }
-          let cookie: string | null = null;
+          let cookie: string | null;
           try {
-            if (link.passwordHash !== null) cookie = await shares.unlock(link, body.password, ip);
+            cookie = await shares.unlock(link, body.password, ip);
           } catch (err) {
             if (form && err instanceof AppError && err.status === 401)
               return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);

@@ -148,7 +148,7 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
       for (const i of imports) if (i.reexport && i.target.startsWith('src/db/')) out.push(`${show(i)} re-exports ${i.names.join(', ')}`);
       const fromDb = new Set(imports.filter((i) => !i.reexport && i.target.startsWith('src/db/')).flatMap((i) => i.names));
       for (const m of text.matchAll(
-        /^export\s+(?:type\s+(\w+)(?:<[^>]*>)?\s*=\s*(\w+)\s*;|interface\s+(\w+)\s+extends\s+(\w+)|\{([^}]*)\}\s*;)/gm,
+        /^export\s+(?:type\s+(\w+)(?:<[^>]*>)?\s*=\s*(\w+)\s*;|interface\s+(\w+)\s+extends\s+(\w+)|(?:type\s+)?\{([^}]*)\}\s*;)/gm,
       )) {
         const aliased = m[2] ?? m[4];
         const names = m[5]
@@ -174,6 +174,11 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
       .filter((i) => i.from.startsWith('src/http/') && !i.target.startsWith('src/contract/'))
       .flatMap((i) => i.names.filter((n) => keyed.has(n)).map((n) => `${show(i)} names ${n}`));
   },
+
+  'no route reads key material, whatever type it came in': (tree) =>
+    [...tree]
+      .filter(([file]) => file.startsWith('src/http/') || file.startsWith('src/web/'))
+      .flatMap(([file, text]) => [...new Set([...text.matchAll(KEY_MATERIAL)].map((m) => m[1]!))].map((field) => `${file} reads ${field}`)),
 
   'bun:sqlite, new Database and $client only in src/db': (tree) =>
     [...tree]
@@ -213,24 +218,75 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
   },
 };
 
-/** Row types declared in src/db whose table holds key material (wrapped keys, object keys, hashes of secrets). */
+const KEY_MATERIAL = /\b(wrappedKey|storageKey|passwordHash|mfaSecret|secretHash|tokenHash|keyHash|codeHash)\b/g;
+
+/** `text` cut at `separator` where it is outside <>, (), [] and {}. */
+function splitTopLevel(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if ('<([{'.includes(c)) depth++;
+    else if ('>)]}'.includes(c)) depth--;
+    else if (c === separator && depth === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start).trim());
+  return parts;
+}
+
+/**
+ * Types declared in src/db (exported or a local alias such as `type LinkRow = typeof shareLinks.$inferSelect`)
+ * that carry key material (wrapped keys, object keys, hashes of secrets): followed through aliases, Pick, Omit,
+ * wrappers such as Partial and intersections, so a row is caught however it is spelled.
+ */
 function rowTypesWithKeyMaterial(tree: Tree): Set<string> {
-  const KEY_MATERIAL = /\b(wrappedKey|storageKey|passwordHash|mfaSecret|secretHash|tokenHash|keyHash|codeHash)\b/;
-  const tables = new Set<string>();
+  const tableKeys = new Map<string, Set<string>>();
   for (const [file, text] of tree) {
     if (!file.startsWith('src/db/schema/')) continue;
     for (const chunk of text.split(/^(?=export const )/m)) {
       const table = /^export const (\w+) = sqliteTable\(/.exec(chunk)?.[1];
-      if (table && KEY_MATERIAL.test(chunk)) tables.add(table);
+      if (table) tableKeys.set(table, new Set([...chunk.matchAll(KEY_MATERIAL)].map((m) => m[1]!)));
     }
   }
-  const rows = new Set<string>();
+  const declared = new Map<string, string>();
   for (const [file, text] of tree) {
     if (!file.startsWith('src/db/')) continue;
-    for (const m of text.matchAll(/export type (\w+)\s*=\s*(?:typeof\s+(\w+)\.\$inferSelect|(?:Omit|Pick)<typeof\s+(\w+)\.\$inferSelect)/g))
-      if (tables.has(m[2] ?? m[3]!)) rows.add(m[1]!);
+    for (const m of text.matchAll(/^(?:export\s+)?type\s+(\w+)(?:<[^>]*>)?\s*=\s*([^;]+);/gm)) declared.set(m[1]!, m[2]!);
   }
-  return rows;
+  const known = new Map<string, Set<string>>();
+  const keysOf = (type: string): Set<string> => {
+    const out = new Set<string>();
+    for (const term of splitTopLevel(type.trim(), '&')) {
+      const generic = /^(\w+)<([\s\S]*)>$/.exec(term);
+      const table = /^typeof\s+(\w+)\.\$inferSelect$/.exec(term)?.[1];
+      let keys: Set<string>;
+      if (generic && (generic[1] === 'Pick' || generic[1] === 'Omit')) {
+        const [base = '', ...rest] = splitTopLevel(generic[2]!, ',');
+        const named = new Set([...rest.join(',').matchAll(/'(\w+)'/g)].map((m) => m[1]!));
+        keys = new Set([...keysOf(base)].filter((k) => named.has(k) === (generic[1] === 'Pick')));
+      } else if (generic) keys = keysOf(generic[2]!);
+      else if (table) keys = tableKeys.get(table) ?? new Set();
+      else if (/^\w+$/.test(term) && declared.has(term)) keys = named(term);
+      else if (term.startsWith('{')) keys = new Set([...term.matchAll(KEY_MATERIAL)].map((m) => m[1]!));
+      else keys = new Set();
+      for (const k of keys) out.add(k);
+    }
+    return out;
+  };
+  const named = (name: string): Set<string> => {
+    let keys = known.get(name);
+    if (!keys) {
+      known.set(name, new Set());
+      keys = keysOf(declared.get(name)!);
+      known.set(name, keys);
+    }
+    return keys;
+  };
+  return new Set([...declared.keys()].filter((name) => named(name).size > 0));
 }
 
 describe('layers: src/, cli/ and web/', () => {
@@ -238,35 +294,49 @@ describe('layers: src/, cli/ and web/', () => {
 
   for (const [name, rule] of Object.entries(RULES)) test(name, () => expect(rule(tree)).toEqual([]));
 
-  /** One planted violation per rule: each must be caught, or the rule checks nothing. */
-  const PLANTED: Record<string, Record<string, string>> = {
-    'imports point down a layer; the composition root is imported for types only (cli excepted)': {
-      'src/lib/planted.ts': "import { ItemsService } from '../services/files/items.ts';\n",
-    },
-    'never pairs: storage ↛ db, storage ↛ data directory, db ↛ storage, routes ↛ db, cli ↛ db, … (types too)': {
-      'src/storage/planted.ts': "import type { Db } from '../db/client.ts';\n",
-    },
-    'the web app imports nothing of src/ but src/contract': { 'web/planted.ts': "import { Messages } from '../src/errors.ts';\n" },
-    'src/contract is pure: it imports only itself': { 'src/contract/planted.ts': "import { log } from '../log.ts';\n" },
-    'no module outside src/db re-exports a database row': {
-      'src/services/planted.ts': "import type { Item } from '../db/repos/items.ts';\nexport type StoredItem = Item;\n",
-    },
-    'no route names a row type that carries key material': {
-      'src/http/planted.ts': "import type { Item } from '../services/files/planted.ts';\n",
-    },
-    'bun:sqlite, new Database and $client only in src/db': { 'cli/planted.ts': "import { Database } from 'bun:sqlite';\n" },
-    'SQL lives in src/db only (any case)': { 'src/services/planted.ts': "const q = 'select id from items where x = ?';\n" },
-    'no import circle in src/, cli/ or web/, counting type-only imports': {
-      'src/lib/planted-a.ts': "import type { B } from './planted-b.ts';\n",
-      'src/lib/planted-b.ts': "import type { A } from './planted-a.ts';\n",
-    },
+  /** Planted violations, each in every form a rule must see: each must be caught on its own, or the rule misses that form. */
+  const PLANTED: Record<string, Array<Record<string, string>>> = {
+    'imports point down a layer; the composition root is imported for types only (cli excepted)': [
+      { 'src/lib/planted.ts': "import { ItemsService } from '../services/files/items.ts';\n" },
+    ],
+    'never pairs: storage ↛ db, storage ↛ data directory, db ↛ storage, routes ↛ db, cli ↛ db, … (types too)': [
+      { 'src/storage/planted.ts': "import type { Db } from '../db/client.ts';\n" },
+    ],
+    'the web app imports nothing of src/ but src/contract': [{ 'web/planted.ts': "import { Messages } from '../src/errors.ts';\n" }],
+    'src/contract is pure: it imports only itself': [{ 'src/contract/planted.ts': "import { log } from '../log.ts';\n" }],
+    'no module outside src/db re-exports a database row': [
+      { 'src/services/planted.ts': "import type { Item } from '../db/repos/items.ts';\nexport type StoredItem = Item;\n" },
+      { 'src/services/planted.ts': "import type { Item } from '../db/repos/items.ts';\nexport type { Item };\n" },
+    ],
+    'no route names a row type that carries key material': [
+      { 'src/http/planted.ts': "import type { Item } from '../services/files/planted.ts';\n" },
+      {
+        'src/db/repos/planted.ts':
+          "import { shareLinks } from '../schema/shares.ts';\ntype Row = typeof shareLinks.$inferSelect;\nexport type PlantedLink = Pick<Row, 'id' | 'passwordHash'>;\n",
+        'src/http/planted.ts': "import type { PlantedLink } from '../services/files/planted.ts';\n",
+      },
+    ],
+    'no route reads key material, whatever type it came in': [
+      { 'src/http/planted.ts': 'export const locked = (link: { hasPassword: boolean }) => (link as any).passwordHash !== null;\n' },
+    ],
+    'bun:sqlite, new Database and $client only in src/db': [{ 'cli/planted.ts': "import { Database } from 'bun:sqlite';\n" }],
+    'SQL lives in src/db only (any case)': [{ 'src/services/planted.ts': "const q = 'select id from items where x = ?';\n" }],
+    'no import circle in src/, cli/ or web/, counting type-only imports': [
+      {
+        'src/lib/planted-a.ts': "import type { B } from './planted-b.ts';\n",
+        'src/lib/planted-b.ts': "import type { A } from './planted-a.ts';\n",
+      },
+    ],
   };
 
   test('every rule catches a planted violation', () => {
     expect(Object.keys(PLANTED).sort()).toEqual(Object.keys(RULES).sort());
-    for (const [name, files] of Object.entries(PLANTED)) {
-      const planted = new Map([...tree, ...Object.entries(files)]);
-      expect({ name, caught: RULES[name]!(planted).length > 0 }).toEqual({ name, caught: true });
+    for (const [name, plants] of Object.entries(PLANTED)) {
+      for (const files of plants) {
+        const planted = new Map([...tree, ...Object.entries(files)]);
+        const form = Object.values(files).join('');
+        expect({ name, form, caught: RULES[name]!(planted).length > 0 }).toEqual({ name, form, caught: true });
+      }
     }
   });
 });

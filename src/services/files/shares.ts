@@ -20,7 +20,31 @@ import type { HeldItem, Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 export type Expiry = keyof typeof EXPIRIES;
-export type { ShareLink };
+
+/** A link as the public door sees it: whether it has a password, never its hash (passwords are checked here). */
+export interface PublicLink {
+  id: string;
+  token: string;
+  accountId: string;
+  itemId: string;
+  expiresAt: number | null;
+  mode: ShareMode;
+  maxDownloads: number | null;
+  downloads: number;
+  hasPassword: boolean;
+}
+
+const publicLink = (l: ShareLink): PublicLink => ({
+  id: l.id,
+  token: l.token,
+  accountId: l.accountId,
+  itemId: l.itemId,
+  expiresAt: l.expiresAt,
+  mode: l.mode,
+  maxDownloads: l.maxDownloads,
+  downloads: l.downloads,
+  hasPassword: l.passwordHash !== null,
+});
 
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
@@ -278,9 +302,13 @@ export class ShareService {
 
   /**
    * The link of a token and its live root: 404 when missing or the root is gone, 410 when expired or (unless
-   * `pastCap`, for the rest of a download already counted) when its downloads are used up.
+   * `pastCap`, for the rest of a download already counted) when its downloads are used up. `unlocked`: the
+   * request may use it (no password, or `unlockCookie` signed for this link and its current password).
    */
-  resolve(token: string, opts: { pastCap?: boolean } = {}): { link: ShareLink; root: HeldItem } {
+  resolve(
+    token: string,
+    opts: { pastCap?: boolean; unlockCookie?: string | null } = {},
+  ): { link: PublicLink; root: HeldItem; unlocked: boolean } {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
@@ -290,11 +318,11 @@ export class ShareService {
     if (this.d.users.authUser(link.accountId)?.disabledAt != null) throw notFound(Messages.shareNotFound);
     const root = this.d.items.getLiveAnyAccount(link.itemId);
     if (!root) throw notFound(Messages.shareNotFound);
-    return { link, root };
+    return { link: publicLink(link), root, unlocked: this.isUnlocked(link, opts.unlockCookie ?? null) };
   }
 
   /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
-  itemUnder(link: ShareLink, root: HeldItem, itemId: string): HeldItem {
+  itemUnder(link: PublicLink, root: HeldItem, itemId: string): HeldItem {
     if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
@@ -307,29 +335,37 @@ export class ShareService {
    * sent them and in which visit; the owner sees them arrive (live event) and in the audit log.
    */
   async drop(
-    link: ShareLink,
+    link: PublicLink,
     folder: HeldItem,
     visit: { visitId: string; ip: string },
     store: (owner: AuditPrincipal, within: (rows: Item[], fields: Map<string, string>) => void) => Promise<Item[]>,
   ): Promise<Array<{ name: string; size: number }>> {
     const owner = { loginId: link.accountId, accountId: link.accountId, ip: visit.ip };
     let uploader: string | null = null;
-    const rows = await store(owner, (rows, fields) => {
-      uploader = uploaderName(fields.get('uploader'));
-      const now = this.d.clock.now();
-      for (const row of rows)
-        this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
-      this.d.shares.touch(link.id, now);
-    });
-    this.d.audit.record({
-      action: AuditActions.shareDrop,
-      ip: visit.ip,
-      accountId: link.accountId,
-      targetType: 'share',
-      targetId: link.id,
-      details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
-    });
-    this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
+    const rows: Item[] = [];
+    try {
+      await store(owner, (inserted, fields) => {
+        uploader = uploaderName(fields.get('uploader'));
+        const now = this.d.clock.now();
+        for (const row of inserted)
+          this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
+        this.d.shares.touch(link.id, now);
+        rows.push(...inserted);
+      });
+    } finally {
+      // Files are committed a chunk at a time: those that were stay the owner's even when a later chunk failed.
+      if (rows.length > 0) {
+        this.d.audit.record({
+          action: AuditActions.shareDrop,
+          ip: visit.ip,
+          accountId: link.accountId,
+          targetType: 'share',
+          targetId: link.id,
+          details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
+        });
+        this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
+      }
+    }
     return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
   }
 
@@ -370,7 +406,7 @@ export class ShareService {
    * A drop folder's visitor as the acting principal of a resumable upload: the owner's account, named by it
    * in events and the audit log, allowed nothing but uploading (the link's folder is fixed by the route).
    */
-  visitor(link: ShareLink, ip: string): Principal {
+  visitor(link: PublicLink, ip: string): Principal {
     return {
       loginId: link.accountId,
       accountId: link.accountId,
@@ -385,12 +421,12 @@ export class ShareService {
   }
 
   /** What one visit sent through an upload link (its page shows only that). */
-  dropsOfVisit(link: ShareLink, visitId: string): Array<{ name: string; size: number }> {
+  dropsOfVisit(link: PublicLink, visitId: string): Array<{ name: string; size: number }> {
     return this.d.shares.dropsOfVisit(link.id, visitId, 500);
   }
 
   /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
-  recordUnlockRefused(link: ShareLink, ip: string): void {
+  recordUnlockRefused(link: PublicLink, ip: string): void {
     this.d.audit.record({
       action: AuditActions.shareUnlockFailed,
       status: 'denied',
@@ -402,16 +438,20 @@ export class ShareService {
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
-  countDownload(link: ShareLink): void {
+  countDownload(link: PublicLink): void {
     if (!this.d.shares.countDownload(link.id, this.d.clock.now())) throw new AppError(410, Messages.shareDownloadsUsed);
   }
 
   /**
    * Checks a password for a link; the caller has already spent one attempt of the link and address's
-   * limiter. Answers the unlock cookie's value (expiry and signature), or throws 401 (audited).
+   * limiter. Answers the unlock cookie's value (expiry and signature), null for a link without a password
+   * (nothing to unlock), or throws 401 (audited).
    */
-  async unlock(link: ShareLink, password: string, ip: string): Promise<string> {
-    const ok = link.passwordHash !== null && (await Bun.password.verify(password, link.passwordHash).catch(() => false));
+  async unlock(opened: PublicLink, password: string, ip: string): Promise<string | null> {
+    const link = this.d.shares.linkByToken(opened.token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    if (link.passwordHash === null) return null;
+    const ok = await Bun.password.verify(password, link.passwordHash).catch(() => false);
     this.d.audit.record({
       action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
       status: ok ? 'success' : 'failure',
@@ -426,8 +466,7 @@ export class ShareService {
     return `${expires}.${this.unlockSignature(link, expires)}`;
   }
 
-  /** Whether a request may use the link: no password, or an unlock cookie signed for this link and its current password. */
-  isUnlocked(link: ShareLink, cookie: string | null): boolean {
+  private isUnlocked(link: ShareLink, cookie: string | null): boolean {
     if (link.passwordHash === null) return true;
     const m = cookie ? /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookie) : null;
     if (!m) return false;
@@ -460,7 +499,7 @@ export class ShareService {
    * Public visits and downloads, for the audit log (the visitor is anonymous: only the address is known).
    * Page views are recorded once per link, address and 10 minutes, so browsing a folder is one event.
    */
-  recordVisit(link: ShareLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
+  recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
     if (kind === 'access') {
       const key = `${link.id}|${ip}`;
       const now = this.d.clock.now();

@@ -10,6 +10,7 @@ import {
   notFound,
   StorageLimitError,
   storageLimitExceeded,
+  tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -114,6 +115,13 @@ const BULK_FILE_FIELDS = new Set(['files', 'files[]', 'file']);
 const HELD_PART_BYTES = 256 * 1024;
 // Stores of held parts running at once in one bulk upload (at most this many × HELD_PART_BYTES held).
 const BULK_STORES_IN_FLIGHT = 16;
+/** Files one bulk or drop request may carry; the part past it fails the request before it is stored. */
+const MAX_FILES_PER_REQUEST = 1000;
+// Rows of a bulk or drop request inserted per transaction, with a turn of the event loop between two, so
+// other requests are answered while a large one commits.
+const INSERT_CHUNK = 100;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * A part body read up to `limit` bytes: `rest` is null when that was all of it, else the whole body again
@@ -287,6 +295,7 @@ export class UploadService {
           continue;
         }
         if (!BULK_FILE_FIELDS.has(part.field)) continue;
+        if (incoming.length === MAX_FILES_PER_REQUEST) throw tooManyFiles(MAX_FILES_PER_REQUEST);
         const index = incoming.length;
         const fileName = uploadedBaseName(part.filename);
         if (!isValidUploadedName(fileName)) {
@@ -345,40 +354,58 @@ export class UploadService {
       if (bulkFailure) throw bulkFailure;
       if (incoming.length === 0) throw badRequest(Messages.noFile);
 
-      const result = this.transactions.immediate(() => {
-        const parent = this.d.tree.requireFolder(principal, parentId);
-        const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
-        const created: Item[] = [];
-        const files: Array<{ row: Item; index: number }> = [];
-        const failed: Array<{ index: number; fileName: string; error: string }> = [];
-        for (const entry of incoming) {
-          if (!entry.object) {
-            failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
-            continue;
-          }
+      const result = {
+        files: [] as Array<{ row: Item; index: number }>,
+        failed: [] as Array<{ index: number; fileName: string; error: string }>,
+      };
+      for (let i = 0; i < incoming.length; i += INSERT_CHUNK) {
+        if (i > 0) await nextTurn();
+        const chunk = incoming.slice(i, i + INSERT_CHUNK);
+        const done = this.transactions.immediate(() => {
+          const files: typeof result.files = [];
+          const failed: typeof result.failed = [];
+          const created: Item[] = [];
+          let parent: Item | null;
           try {
-            const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
-            const row = this.insertFile(
-              principal,
-              folderId,
-              entry.fileName,
-              entry.object,
-              parseModifiedTime(lists.lastModifiedTimes[entry.index]),
-              { room: roomRuleOf(principal) },
-            );
-            files.push({ row, index: entry.index });
+            parent = this.d.tree.requireFolder(principal, parentId);
           } catch (err) {
-            if (!(err instanceof AppError)) throw err;
-            failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
+            // The target went after earlier chunks were committed: those files stay, the rest fail.
+            if (i === 0 || !(err instanceof AppError)) throw err;
+            for (const entry of chunk) failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error ?? err.message });
+            return { created, files, failed };
           }
-        }
-        return { created, files, failed };
-      });
-
-      const committed = new Set(result.files.map((f) => f.row.storageKey));
-      toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
-      for (const folder of result.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
-      for (const { row } of result.files) this.published(principal, row);
+          // Per chunk: a folder an earlier chunk made may have been trashed since, so names are looked up again.
+          const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
+          for (const entry of chunk) {
+            if (!entry.object) {
+              failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
+              continue;
+            }
+            try {
+              const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
+              const row = this.insertFile(
+                principal,
+                folderId,
+                entry.fileName,
+                entry.object,
+                parseModifiedTime(lists.lastModifiedTimes[entry.index]),
+                { room: roomRuleOf(principal) },
+              );
+              files.push({ row, index: entry.index });
+            } catch (err) {
+              if (!(err instanceof AppError)) throw err;
+              failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
+            }
+          }
+          return { created, files, failed };
+        });
+        const committed = new Set(done.files.map((f) => f.row.storageKey));
+        toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
+        for (const folder of done.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
+        for (const { row } of done.files) this.published(principal, row);
+        result.files.push(...done.files);
+        result.failed.push(...done.failed);
+      }
       const views = this.d.views.many(
         principal.accountId,
         result.files.map((f) => f.row),
@@ -403,7 +430,8 @@ export class UploadService {
   /**
    * POST /s/<token>/upload: every `file` part into a shared folder, as new items with free names, on the
    * owner's quota and the max upload size. The visitor names nothing else (no parent, no paths); a full
-   * quota is a 507 the visitor can read. `within` runs in the insert's transaction (who dropped what).
+   * quota is a 507 the visitor can read. Rows are inserted a chunk per transaction; `within` runs in each
+   * (who dropped what).
    */
   async drop(
     owner: AuditPrincipal,
@@ -422,6 +450,7 @@ export class UploadService {
           continue;
         }
         if (part.field !== 'file') continue;
+        if (incoming.length === MAX_FILES_PER_REQUEST) throw tooManyFiles(MAX_FILES_PER_REQUEST);
         const name = uploadedFileName(part.filename);
         const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint: req.sizeHint }, req.signal);
         stored.push(object);
@@ -429,14 +458,22 @@ export class UploadService {
         incoming.push({ name, object });
       }
       if (incoming.length === 0) throw badRequest(Messages.noFile);
-      const rows = this.transactions.immediate(() => {
-        if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
-        const rows = incoming.map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' }));
-        within(rows, fields);
-        return rows;
-      });
-      stored.length = 0;
-      for (const row of rows) this.published(owner, row);
+      const rows: Item[] = [];
+      for (let i = 0; i < incoming.length; i += INSERT_CHUNK) {
+        if (i > 0) await nextTurn();
+        const inserted = this.transactions.immediate(() => {
+          if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
+          const rows = incoming
+            .slice(i, i + INSERT_CHUNK)
+            .map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' }));
+          within(rows, fields);
+          return rows;
+        });
+        const committed = new Set(inserted.map((r) => r.storageKey));
+        stored.splice(0, stored.length, ...stored.filter((o) => !committed.has(o.storageKey)));
+        for (const row of inserted) this.published(owner, row);
+        rows.push(...inserted);
+      }
       return rows;
     } catch (err) {
       if (err instanceof StorageLimitError) throw new AppError(507, Messages.shareDropQuota);

@@ -326,6 +326,30 @@ describe('download caps', () => {
     expect((await visit(`/s/${token}/file/${file.id}`)).status).toBe(200);
   });
 
+  test('every Range form that covers byte 0 counts, as the parser that serves it reads it; one past byte 0 does not', async () => {
+    const content = '0123456789abcdefghij';
+    const forms = ['bytes=-100000', 'BYTES=0-', 'bytes= 0-', 'bytes=00-', 'bytes=0000-99999', 'bytes=abc', 'bytes=5-9,0-4'];
+    for (const range of forms) {
+      const file = await upload(owner.client, `ranged-${forms.indexOf(range)}.txt`, content);
+      const token = await shareWith(owner.client, file.id, { maxDownloads: 1 });
+      const first = await visit(`/s/${token}/file/${file.id}`, { headers: { range } });
+      expect({ range, status: first.status, body: await first.text() }).toEqual({ range, status: first.status, body: content });
+      const again = await visit(`/s/${token}/file/${file.id}`, { headers: { range } });
+      expect({ range, status: again.status }).toEqual({ range, status: 410 });
+      // A suffix that leaves out byte 0 is the rest of a download already counted: served past the cap.
+      const tail = await visit(`/s/${token}/file/${file.id}`, { headers: { range: 'bytes=-5' } });
+      expect({ range, status: tail.status, body: await tail.text() }).toEqual({ range, status: 206, body: 'fghij' });
+    }
+    // A folder's ZIP is served whole whatever the Range, so it counts.
+    const dir = await folder(owner.client, 'Ranged zip');
+    await upload(owner.client, 'a.txt', 'a', { parentId: dir.id });
+    const token = await shareWith(owner.client, dir.id, { maxDownloads: 1 });
+    const zip = await visit(`/s/${token}/file/${dir.id}`, { headers: { range: 'bytes=5-' } });
+    expect(zip.status).toBe(200);
+    await zip.arrayBuffer();
+    expect((await visit(`/s/${token}/file/${dir.id}`, { headers: { range: 'bytes=5-' } })).status).toBe(410);
+  });
+
   test('a ZIP counts once', async () => {
     const dir = await folder(owner.client, 'Zipped');
     await upload(owner.client, 'a.txt', 'a', { parentId: dir.id });
