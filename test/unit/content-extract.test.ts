@@ -1,5 +1,8 @@
 import { describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import { strToU8, zipSync } from 'fflate';
 import { capText, extractText, htmlText, kindOf, xmlText } from '../../src/services/search/extract.ts';
+import { Extractor } from '../../src/services/search/extractor.ts';
 import { indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
 import { hostile, searchable } from '../helpers/search-documents.ts';
 
@@ -44,6 +47,32 @@ describe('extraction', () => {
     expect(await extractText('a.pptx', searchable.pptx('One', 'Two'), limits)).toBe('One\nTwo');
     expect(await extractText('a.pdf', searchable.pdf('Boiler repair'), limits)).toBe('Boiler repair');
   });
+});
+
+/** The nice value of each thread of this process named `name` (worker threads are named "Worker"). */
+function threadNices(name: string): number[] {
+  return fs.readdirSync('/proc/self/task').flatMap((tid) => {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) return [];
+    return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+  });
+}
+
+describe('extraction worker', () => {
+  test('markup that never closes is read in one pass: 420 KB of `<script`, a DOCX of `<a<b<c…`; the worker runs niced', async () => {
+    const extractor = new Extractor({ timeoutMs: 5000, maxTextBytes: limits.maxTextBytes });
+    try {
+      const page = enc(`<p>before</p>${'<script'.repeat(60_000)}`);
+      expect(await extractor.extract('page.html', page)).toEqual({ text: 'before' });
+      expect(threadNices('Worker')).toEqual([10]);
+      const letters = Array.from({ length: 200_000 }, (_, i) => `<${String.fromCharCode(97 + (i % 26))}`).join('');
+      const docx = zipSync({ 'word/document.xml': strToU8(`<w:document><w:t>opening</w:t>${letters}`) });
+      const result = await extractor.extract('letters.docx', docx);
+      expect('text' in result && result.text.startsWith('opening<a<b<c')).toBe(true);
+    } finally {
+      extractor.kill();
+    }
+  }, 30_000);
 });
 
 describe('queries and snippets', () => {

@@ -1,8 +1,16 @@
+import os from 'node:os';
 import { extractText, HostileDocumentError } from './extract.ts';
 import { indexedText } from './text.ts';
 
 /** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
 declare const self: Worker;
+
+// Indexing is background work: this thread yields the CPU to request handling.
+try {
+  os.setPriority(10);
+} catch {
+  // Not permitted in some containers: extraction then competes at normal priority.
+}
 
 export interface ExtractRequest {
   id: number;
