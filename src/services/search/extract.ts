@@ -10,7 +10,10 @@ const ZIP_MAX_ENTRIES = 10_000;
 const ZIP_MAX_ENTRY_BYTES = 64 * 1024 ** 2;
 const ZIP_MAX_TOTAL_BYTES = 256 * 1024 ** 2;
 const ZIP_MAX_RATIO = 200;
+// Below this much inflated text the ratio is not looked at: small parts of XML compress well.
+const ZIP_RATIO_GRACE = 1024 ** 2;
 const XML_MAX_DEPTH = 256;
+const PDF_MAX_PAGES = 1000;
 
 export class HostileDocumentError extends Error {}
 
@@ -241,11 +244,14 @@ export function htmlText(html: string): string {
 /**
  * The entries of a ZIP whose names `want` accepts, inflated with caps on the number of entries, each
  * entry's size, the total and the compression ratio: past a cap the document is hostile (a zip bomb).
+ * The ratio holds for each entry whose local header gives its size, and for the total against the bytes
+ * read so far, which no header can lie about (a part streamed with a data descriptor says size 0).
  */
 function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<string, Uint8Array> {
   const found = new Map<string, Uint8Array>();
   let entries = 0;
   let total = 0;
+  let consumed = 0;
   let failure: Error | null = null;
   const unzip = new Unzip((file: UnzipFile) => {
     entries++;
@@ -265,7 +271,8 @@ function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<s
       if (
         size > ZIP_MAX_ENTRY_BYTES ||
         total > ZIP_MAX_TOTAL_BYTES ||
-        (compressed > 0 && size > 1024 ** 2 && size > compressed * ZIP_MAX_RATIO)
+        (compressed > 0 && size > ZIP_RATIO_GRACE && size > compressed * ZIP_MAX_RATIO) ||
+        (total > ZIP_RATIO_GRACE && total > consumed * ZIP_MAX_RATIO)
       ) {
         failure = new HostileDocumentError(`ZIP entry ${file.name} inflates past its caps`);
         file.terminate();
@@ -280,7 +287,8 @@ function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<s
   // Fed in slices so a cap stops inflation part-way instead of after a whole giant entry.
   const slice = 64 * 1024;
   for (let at = 0; at < bytes.length && !failure; at += slice) {
-    unzip.push(bytes.subarray(at, Math.min(bytes.length, at + slice)), at + slice >= bytes.length);
+    consumed = Math.min(bytes.length, at + slice);
+    unzip.push(bytes.subarray(at, consumed), consumed === bytes.length);
   }
   if (failure) throw failure;
   return found;
@@ -325,12 +333,25 @@ function officeText(kind: 'docx' | 'xlsx' | 'pptx' | 'odf', bytes: Uint8Array): 
   return [strings, ...sheets].join('\n');
 }
 
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const { extractText, getDocumentProxy } = await import('unpdf');
+/**
+ * The text layer of a PDF, page by page, until `maxTextBytes` of text or PDF_MAX_PAGES pages: each page is
+ * let go before the next is read, so pages drawing one shared stream cost one page's memory at a time.
+ */
+async function pdfText(bytes: Uint8Array, maxTextBytes: number): Promise<string> {
+  const { getDocumentProxy } = await import('unpdf');
   const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: false, verbosity: 0 });
   try {
-    const { text } = await extractText(pdf, { mergePages: false });
-    return text.join('\n');
+    const pages: string[] = [];
+    let length = 0;
+    for (let n = 1; n <= Math.min(pdf.numPages, PDF_MAX_PAGES) && length < maxTextBytes; n++) {
+      const page = await pdf.getPage(n);
+      const { items } = await page.getTextContent();
+      const text = items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join('');
+      page.cleanup();
+      pages.push(text);
+      length += text.length;
+    }
+    return pages.join('\n');
   } finally {
     await pdf.cleanup();
   }
@@ -358,7 +379,7 @@ export async function extractText(name: string, bytes: Uint8Array, limits: Extra
       text = htmlText(utf8.decode(bytes));
       break;
     case 'pdf':
-      text = await pdfText(bytes);
+      text = await pdfText(bytes, limits.maxTextBytes);
       break;
     default:
       text = officeText(kind, bytes);

@@ -6,16 +6,21 @@ import { startWorker } from './workers.ts';
 /** The text as the index stores it (text.ts indexedText), or why there is none. */
 export type Extraction = { text: string } | { failed: string };
 
+// A worker whose heap is larger than this after a document is ended rather than kept idle holding it.
+const KEEP_HEAP_BYTES = 64 * 1024 ** 2;
+const MEMORY_CHECK_MS = 50;
+
 /**
  * Runs extraction in one worker thread, a document at a time. A document that takes longer than
- * `timeoutMs` (a PDF that loops) gets its worker terminated, which also frees whatever it allocated;
- * the next document starts a fresh one.
+ * `timeoutMs` (a PDF that loops), or while which the process grows by more than `maxMemoryBytes`, gets
+ * its worker terminated, which also frees whatever it allocated; so does a document after which the
+ * worker's heap stays large. The next document starts a fresh one.
  */
 export class Extractor {
   private worker: Worker | null = null;
   private nextId = 1;
 
-  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number }) {}
+  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number; maxMemoryBytes: number }) {}
 
   private spawn(): Worker {
     if (this.worker) return this.worker;
@@ -31,20 +36,29 @@ export class Extractor {
   extract(name: string, bytes: Uint8Array): Promise<Extraction> {
     const worker = this.spawn();
     const id = this.nextId++;
+    // Bun's workers take no heap limit (resourceLimits), so the process's growth meanwhile is the measure.
+    const baseline = process.memoryUsage.rss();
     return new Promise((resolve) => {
       const done = (result: Extraction, kill: boolean) => {
         clearTimeout(timer);
+        clearInterval(watch);
         worker.removeEventListener('message', onMessage);
         worker.removeEventListener('error', onError);
         if (kill) this.kill();
         resolve(result);
       };
       const onMessage = (event: MessageEvent<ExtractReply>) => {
-        if (event.data.id !== id) return;
-        done('text' in event.data ? { text: event.data.text } : { failed: event.data.error }, false);
+        const reply = event.data;
+        if (reply.id !== id) return;
+        done('text' in reply ? { text: reply.text } : { failed: reply.error }, reply.heapBytes > KEEP_HEAP_BYTES);
       };
       const onError = (event: ErrorEvent) => done({ failed: `extraction worker failed: ${event.message}` }, true);
       const timer = setTimeout(() => done({ failed: `extraction took longer than ${this.opts.timeoutMs} ms` }, true), this.opts.timeoutMs);
+      const watch = setInterval(() => {
+        if (process.memoryUsage.rss() - baseline > this.opts.maxMemoryBytes) {
+          done({ failed: `extraction needed more than ${Math.round(this.opts.maxMemoryBytes / 1024 ** 2)} MiB of memory` }, true);
+        }
+      }, MEMORY_CHECK_MS);
       worker.addEventListener('message', onMessage);
       worker.addEventListener('error', onError);
       worker.postMessage({ id, name, bytes, maxTextBytes: this.opts.maxTextBytes } satisfies ExtractRequest, {
