@@ -5,7 +5,7 @@ import type { ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ContentSearchService } from './content-search.ts';
-import { Extractor, IndexWriter } from './extractor.ts';
+import { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
 
 export interface SearchServices {
   contentSearch: ContentSearchService;
@@ -36,6 +36,7 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
       maxMemoryBytes: EXTRACT_MAX_MEMORY_BYTES,
     }),
     writer: new IndexWriter(infra.paths.database),
+    snippets: new SnippetReader(infra.paths.database),
     clock: infra.clock,
     log: infra.log,
     limits: config.search,
