@@ -71,22 +71,31 @@ describe('extraction', () => {
   });
 });
 
-/** The nice value of each thread of this process named `name` (worker threads are named "Worker"). */
-function threadNices(name: string): number[] {
-  return fs.readdirSync('/proc/self/task').flatMap((tid) => {
+/** Worker threads of this process (Bun names them "Worker") and the nice value of each, by thread id. */
+function workerThreads(): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
     const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) return [];
-    return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-  });
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'Worker') {
+      threads.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    }
+  }
+  return threads;
+}
+
+/** The worker threads started since `before` was taken (other suites in this process may keep their own). */
+function startedSince(before: Map<string, number>): Map<string, number> {
+  return new Map([...workerThreads()].filter(([tid]) => !before.has(tid)));
 }
 
 describe('extraction worker', () => {
   test('markup that never closes is read in one pass: 420 KB of `<script`, a DOCX of `<a<b<c…`; the worker runs niced', async () => {
     const extractor = new Extractor({ timeoutMs: 5000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 512 * 1024 ** 2 });
+    const before = workerThreads();
     try {
       const page = enc(`<p>before</p>${'<script'.repeat(60_000)}`);
       expect(await extractor.extract('page.html', page)).toEqual({ text: 'before' });
-      expect(threadNices('Worker')).toEqual([10]);
+      expect([...startedSince(before).values()]).toEqual([10]);
       const letters = Array.from({ length: 200_000 }, (_, i) => `<${String.fromCharCode(97 + (i % 26))}`).join('');
       const docx = zipSync({ 'word/document.xml': strToU8(`<w:document><w:t>opening</w:t>${letters}`) });
       const result = await extractor.extract('letters.docx', docx);
@@ -107,14 +116,15 @@ describe('extraction worker memory', () => {
 
   test('the worker is ended after a document that left its heap large, kept after a small one', async () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
+    const before = workerThreads();
     try {
-      await eventually(() => expect(threadNices('Worker')).toEqual([]));
       expect(await extractor.extract('small.txt', enc('a few words'))).toEqual({ text: 'a few words' });
       await Bun.sleep(100); // a worker that is kept stays: nothing to wait for
-      expect(threadNices('Worker')).toHaveLength(1);
+      const [kept] = [...startedSince(before).keys()];
+      expect(kept).toBeDefined();
       const result = await extractor.extract('big.docx', bigDocx());
       expect('text' in result && result.text.startsWith('some words of text')).toBe(true);
-      await eventually(() => expect(threadNices('Worker')).toEqual([]));
+      await eventually(() => expect(workerThreads().has(kept!)).toBe(false));
     } finally {
       extractor.kill();
     }
@@ -122,9 +132,10 @@ describe('extraction worker memory', () => {
 
   test('a document during which the process grows past maxMemoryBytes has its worker terminated', async () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 });
+    const before = workerThreads();
     try {
       expect(await extractor.extract('big.docx', bigDocx())).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
-      await eventually(() => expect(threadNices('Worker')).toEqual([]));
+      await eventually(() => expect(startedSince(before).size).toBe(0));
       expect(await extractor.extract('small.txt', enc('still reads'))).toEqual({ text: 'still reads' });
     } finally {
       extractor.kill();
