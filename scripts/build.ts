@@ -113,9 +113,10 @@ const common = [
   '--define',
   `COFFER_BUILD_DATE=${JSON.stringify(new Date(process.env.SOURCE_DATE_EPOCH ? Number(process.env.SOURCE_DATE_EPOCH) * 1000 : Date.now()).toISOString().replace(/\.\d+Z$/, 'Z'))}`,
   'src/main.ts',
-  // A worker thread's module is its own entry point in the executable (content search's extraction and index writes).
+  // A worker thread's module is its own entry point in the executable (content search's extraction, index writes and snippets).
   'src/services/search/extract-worker.ts',
   'src/services/search/index-writer.ts',
+  'src/services/search/snippet-reader.ts',
   // Thumbnails are made in worker threads: their module is an entry point of its own.
   'src/services/thumbnails/worker.ts',
   path.relative(ROOT, bundleFile),

@@ -1,4 +1,4 @@
-import { strToU8, zipSync } from 'fflate';
+import { strToU8, Zip, ZipDeflate, zipSync } from 'fflate';
 
 const zip = (entries: Record<string, string>) =>
   zipSync(Object.fromEntries(Object.entries(entries).map(([name, text]) => [name, strToU8(text)])), { level: 6 });
@@ -57,43 +57,81 @@ export const searchable = {
     ),
   /** A PDF with `text` drawn in Helvetica (ASCII only), 90 characters a line, 35 lines a page, with a correct cross-reference table. */
   pdf: (text: string) => {
-    const lines = (text.match(/.{1,90}(\s|$)/g) ?? []).map((l) => `(${l.trim().replace(/[()\\]/g, '\\$&')}) Tj T*`);
+    const lines = text.match(/.{1,90}(\s|$)/g) ?? [];
     const pages: string[][] = [];
     for (let i = 0; i < Math.max(1, lines.length); i += 35) pages.push(lines.slice(i, i + 35));
-    // Objects: 1 catalog, 2 page tree, 3 font, then a page and its content stream for each page.
-    const kids = pages.map((_, i) => `${4 + 2 * i} 0 R`).join(' ');
-    const objects = [
-      '<< /Type /Catalog /Pages 2 0 R >>',
-      `<< /Type /Pages /Kids [${kids}] /Count ${pages.length} >>`,
-      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-      ...pages.flatMap((page, i) => {
-        const stream = `BT /F1 18 Tf 20 TL 72 740 Td ${page.join(' ')} ET`;
-        return [
-          `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${5 + 2 * i} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`,
-          `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-        ];
-      }),
-    ];
-    let out = '%PDF-1.4\n';
-    const offsets = objects.map((o, i) => {
-      const at = out.length;
-      out += `${i + 1} 0 obj\n${o}\nendobj\n`;
-      return at;
-    });
-    const xref = out.length;
-    out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-    out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-    return strToU8(out);
+    return pdfOf(pages);
   },
+  /** A PDF of one page per text. */
+  pdfPages: (texts: string[]) => pdfOf(texts.map((t) => [t])),
 };
+
+/**
+ * A PDF of the given pages, each a list of lines drawn in Helvetica (ASCII only), with a correct cross-reference
+ * table; with `sharedPages`, that many pages all draw the one content stream of `pages[0]`.
+ */
+function pdfOf(pages: string[][], sharedPages?: number): Uint8Array {
+  const streamOf = (lines: string[]) =>
+    `BT /F1 18 Tf 20 TL 72 740 Td ${lines.map((l) => `(${l.trim().replace(/[()\\]/g, '\\$&')}) Tj T*`).join(' ')} ET`;
+  const page = (contents: number) =>
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${contents} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`;
+  const stream = (text: string) => `<< /Length ${text.length} >>\nstream\n${text}\nendstream`;
+  // Objects: 1 catalog, 2 page tree, 3 font, then a page and its content stream for each page (or the one stream, then the pages).
+  const body =
+    sharedPages === undefined
+      ? pages.flatMap((lines, i) => [page(5 + 2 * i), stream(streamOf(lines))])
+      : [stream(streamOf(pages[0] ?? [])), ...Array.from({ length: sharedPages }, () => page(4))];
+  const pageNumbers = sharedPages === undefined ? pages.map((_, i) => 4 + 2 * i) : Array.from({ length: sharedPages }, (_, i) => 5 + i);
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${pageNumbers.map((n) => `${n} 0 R`).join(' ')}] /Count ${pageNumbers.length} >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    ...body,
+  ];
+  const out: string[] = ['%PDF-1.4\n'];
+  let length = out[0]!.length;
+  const offsets = objects.map((o, i) => {
+    const at = length;
+    const text = `${i + 1} 0 obj\n${o}\nendobj\n`;
+    out.push(text);
+    length += text.length;
+    return at;
+  });
+  out.push(
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`,
+  );
+  out.push(`trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`);
+  return strToU8(out.join(''));
+}
 
 /** Documents built to hurt a reader: each must give no text, without a crash or unbounded memory. */
 export const hostile = {
   /** A DOCX whose document.xml inflates to 300 MiB from a few hundred KiB. */
   zipBomb: () =>
     zipSync({ '[Content_Types].xml': strToU8('<Types/>'), 'word/document.xml': new Uint8Array(300 * 1024 ** 2) }, { level: 9 }),
+  /**
+   * A DOCX of four 16 MiB parts written as a stream: each local header says size 0 (the sizes follow in a
+   * data descriptor), so a reader that takes the ratio from the local header sees no compressed size.
+   */
+  descriptorBomb: () => {
+    const chunks: Uint8Array[] = [];
+    const zip = new Zip((err, chunk) => {
+      if (err) throw err;
+      chunks.push(chunk);
+    });
+    for (const name of ['word/document.xml', 'word/header1.xml', 'word/header2.xml', 'word/header3.xml']) {
+      const part = new ZipDeflate(name, { level: 9 });
+      zip.add(part);
+      part.push(new Uint8Array(16 * 1024 ** 2), true);
+    }
+    zip.end();
+    return new Uint8Array(Buffer.concat(chunks));
+  },
   /** A DOCX nested 100,000 elements deep. */
   deepXml: () => zip({ 'word/document.xml': `<w:document>${'<w:p>'.repeat(100_000)}secret words${'</w:p>'.repeat(100_000)}</w:document>` }),
+  /** 8,000 pages that all draw one content stream: 1.2 MB that reads as 8,000 pages of text. */
+  sharedStreamPdf: () =>
+    pdfOf([Array.from({ length: 35 }, (_, i) => `line ${i} of the page that every page draws, again and again`)], 8000),
   /** A PDF whose page tree points at itself and whose cross-reference table lies. */
   loopingPdf: () =>
     strToU8(

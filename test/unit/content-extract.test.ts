@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { strToU8, zipSync } from 'fflate';
 import { capText, extractText, htmlText, kindOf, xmlText } from '../../src/services/search/extract.ts';
+import { Extractor } from '../../src/services/search/extractor.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
 import { hostile, searchable } from '../helpers/search-documents.ts';
 
@@ -39,11 +44,103 @@ describe('extraction', () => {
     await expect(extractText('bomb.docx', hostile.zipBomb(), limits)).rejects.toThrow('inflates past its caps');
   }, 30_000);
 
+  test('a PDF is read a page at a time, up to 1,000 pages or the text cap: 8,000 pages drawing one stream stay small', async () => {
+    const pages = await extractText('pages.pdf', searchable.pdfPages(Array.from({ length: 1001 }, (_, i) => `pageword${i + 1}`)), limits);
+    expect(pages.split('\n').at(-1)).toBe('pageword1000');
+    // In a process of its own, so its peak memory is the extraction's: every page at once took 4 GiB, one at a time about 150 MiB.
+    const script = `
+      const { extractText } = await import(${JSON.stringify(path.join(import.meta.dir, '../../src/services/search/extract.ts'))});
+      const { hostile } = await import(${JSON.stringify(path.join(import.meta.dir, '../helpers/search-documents.ts'))});
+      const text = await extractText('shared.pdf', hostile.sharedStreamPdf(), { maxTextBytes: ${limits.maxTextBytes} });
+      const peak = /VmHWM:\\s*(\\d+) kB/.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1];
+      console.log(JSON.stringify({ bytes: Buffer.byteLength(text), peakMiB: Number(peak) / 1024 }));`;
+    const run = Bun.spawnSync([process.execPath, '-e', script], { stderr: 'inherit' });
+    const { bytes, peakMiB } = JSON.parse(run.stdout.toString());
+    expect(bytes).toBe(limits.maxTextBytes);
+    expect(peakMiB).toBeLessThan(768);
+  }, 120_000);
+
+  test('a DOCX whose parts say size 0 (data descriptors) is held to the ratio of the bytes read', async () => {
+    await expect(extractText('streamed.docx', hostile.descriptorBomb(), limits)).rejects.toThrow('inflates past its caps');
+  });
+
   test('each office format gives its words, runs joined', async () => {
     expect(await extractText('a.docx', searchable.docx('Radiator leaks'), limits)).toBe('Radiator leaks');
     expect(await extractText('a.pptx', searchable.pptx('One', 'Two'), limits)).toBe('One\nTwo');
     expect(await extractText('a.pdf', searchable.pdf('Boiler repair'), limits)).toBe('Boiler repair');
   });
+});
+
+/** Worker threads of this process (Bun names them "Worker") and the nice value of each, by thread id. */
+function workerThreads(): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'Worker') {
+      threads.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    }
+  }
+  return threads;
+}
+
+/** The worker threads started since `before` was taken (other suites in this process may keep their own). */
+function startedSince(before: Map<string, number>): Map<string, number> {
+  return new Map([...workerThreads()].filter(([tid]) => !before.has(tid)));
+}
+
+describe('extraction worker', () => {
+  test('markup that never closes is read in one pass: 420 KB of `<script`, a DOCX of `<a<b<c…`; the worker runs niced', async () => {
+    const extractor = new Extractor({ timeoutMs: 5000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 512 * 1024 ** 2 });
+    const before = workerThreads();
+    try {
+      const page = enc(`<p>before</p>${'<script'.repeat(60_000)}`);
+      expect(await extractor.extract('page.html', page)).toEqual({ text: 'before' });
+      expect([...startedSince(before).values()]).toEqual([10]);
+      const letters = Array.from({ length: 200_000 }, (_, i) => `<${String.fromCharCode(97 + (i % 26))}`).join('');
+      const docx = zipSync({ 'word/document.xml': strToU8(`<w:document><w:t>opening</w:t>${letters}`) });
+      const result = await extractor.extract('letters.docx', docx);
+      expect('text' in result && result.text.startsWith('opening<a<b<c')).toBe(true);
+    } finally {
+      extractor.kill();
+    }
+  }, 30_000);
+});
+
+describe('extraction worker memory', () => {
+  // A 24 MiB part of plain XML: under every ZIP cap, yet its extraction holds a few hundred MiB for a moment.
+  const bigDocx = () =>
+    zipSync(
+      { 'word/document.xml': strToU8(`<w:document>${'<w:p><w:t>some words of text</w:t></w:p>'.repeat(680_000)}</w:document>`) },
+      { level: 0 },
+    );
+
+  test('the worker is ended after a document that left its heap large, kept after a small one', async () => {
+    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
+    const before = workerThreads();
+    try {
+      expect(await extractor.extract('small.txt', enc('a few words'))).toEqual({ text: 'a few words' });
+      await Bun.sleep(100); // a worker that is kept stays: nothing to wait for
+      const [kept] = [...startedSince(before).keys()];
+      expect(kept).toBeDefined();
+      const result = await extractor.extract('big.docx', bigDocx());
+      expect('text' in result && result.text.startsWith('some words of text')).toBe(true);
+      await eventually(() => expect(workerThreads().has(kept!)).toBe(false));
+    } finally {
+      extractor.kill();
+    }
+  }, 60_000);
+
+  test('a document during which the process grows past maxMemoryBytes has its worker terminated', async () => {
+    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 });
+    const before = workerThreads();
+    try {
+      expect(await extractor.extract('big.docx', bigDocx())).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
+      await eventually(() => expect(startedSince(before).size).toBe(0));
+      expect(await extractor.extract('small.txt', enc('still reads'))).toEqual({ text: 'still reads' });
+    } finally {
+      extractor.kill();
+    }
+  }, 60_000);
 });
 
 describe('queries and snippets', () => {

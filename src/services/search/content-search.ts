@@ -14,7 +14,7 @@ import type { ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import { kindOf, needsWholeFile } from './extract.ts';
-import type { Extractor, IndexWriter } from './extractor.ts';
+import type { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
 import { matchExpression, snippetHtml } from './text.ts';
 
 interface ContentSearchLimits {
@@ -33,6 +33,7 @@ interface Deps {
   storage: SealedStore;
   extractor: Extractor;
   writer: IndexWriter;
+  snippets: SnippetReader;
   clock: Clock;
   log: Logger;
   limits: ContentSearchLimits;
@@ -109,7 +110,10 @@ export class ContentSearchService {
    * Each content match carries `snippet` (null for a login without `files.download`, who may see that a
    * file matches but not its words). Names only while the switch is off or the account opted out.
    */
-  search(principal: Principal, input: { q: string; limit?: number; content?: boolean; includeShared?: boolean }): SearchHit[] {
+  async search(
+    principal: Principal,
+    input: { q: string; limit?: number; content?: boolean; includeShared?: boolean },
+  ): Promise<SearchHit[]> {
     const byName = this.d.itemService.search(principal, input);
     if (!input.content || !this.enabled() || this.d.users.contentSearchOptOut(principal.accountId)) return byName;
     const match = matchExpression(input.q);
@@ -120,7 +124,7 @@ export class ContentSearchService {
     const readable = can(principal, 'files.download');
     const snippets =
       readable && match
-        ? this.d.repo.snippets(
+        ? await this.d.snippets.snippets(
             [...new Set(hits.map((h) => h.accountId))],
             match,
             hits.map((h) => h.seq),
@@ -180,6 +184,7 @@ export class ContentSearchService {
     await this.loop;
     this.d.extractor.kill();
     await this.d.writer.close();
+    await this.d.snippets.close();
   }
 
   /** Lets an idle indexer look at once (a setting changed, or new work was queued in this process). */

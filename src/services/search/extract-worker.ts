@@ -1,8 +1,17 @@
+import { heapSize } from 'bun:jsc';
+import os from 'node:os';
 import { extractText, HostileDocumentError } from './extract.ts';
 import { indexedText } from './text.ts';
 
 /** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
 declare const self: Worker;
+
+// Indexing is background work: this thread yields the CPU to request handling.
+try {
+  os.setPriority(10);
+} catch {
+  // Not permitted in some containers: extraction then competes at normal priority.
+}
 
 export interface ExtractRequest {
   id: number;
@@ -11,15 +20,21 @@ export interface ExtractRequest {
   maxTextBytes: number;
 }
 
-export type ExtractReply = { id: number; text: string } | { id: number; error: string; hostile: boolean };
+/** `heapBytes`: this thread's heap once the document is done, so the server can end a thread that grew. */
+export type ExtractReply = { id: number; heapBytes: number } & ({ text: string } | { error: string; hostile: boolean });
 
 self.onmessage = async (event: MessageEvent<ExtractRequest>) => {
   const { id, name, bytes, maxTextBytes } = event.data;
   try {
     // Prepared for the index here too, so the request thread does no work proportional to the text.
     const text = indexedText(await extractText(name, bytes, { maxTextBytes }));
-    self.postMessage({ id, text } satisfies ExtractReply);
+    self.postMessage({ id, heapBytes: heapSize(), text } satisfies ExtractReply);
   } catch (err) {
-    self.postMessage({ id, error: String(err), hostile: err instanceof HostileDocumentError } satisfies ExtractReply);
+    self.postMessage({
+      id,
+      heapBytes: heapSize(),
+      error: String(err),
+      hostile: err instanceof HostileDocumentError,
+    } satisfies ExtractReply);
   }
 };

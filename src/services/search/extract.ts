@@ -10,7 +10,10 @@ const ZIP_MAX_ENTRIES = 10_000;
 const ZIP_MAX_ENTRY_BYTES = 64 * 1024 ** 2;
 const ZIP_MAX_TOTAL_BYTES = 256 * 1024 ** 2;
 const ZIP_MAX_RATIO = 200;
+// Below this much inflated text the ratio is not looked at: small parts of XML compress well.
+const ZIP_RATIO_GRACE = 1024 ** 2;
 const XML_MAX_DEPTH = 256;
+const PDF_MAX_PAGES = 1000;
 
 export class HostileDocumentError extends Error {}
 
@@ -87,6 +90,71 @@ function decodeEntities(text: string): string {
 }
 
 /**
+ * Searches one text for the ends of markup, remembering each answer: a later search for the same end from
+ * further on never reads the same characters again, so a page of unclosed `<script` or `<a<b<c` is read once.
+ */
+class Scanner {
+  private readonly found = new Map<string | RegExp, { from: number; at: number }>();
+
+  constructor(readonly text: string) {}
+
+  /** The first index at or after `from` where `what` (a string, or a global regex) occurs; -1 when none. */
+  find(what: string | RegExp, from: number): number {
+    const known = this.found.get(what);
+    if (known && known.from <= from && (known.at < 0 || known.at >= from)) return known.at;
+    let at: number;
+    if (typeof what === 'string') at = this.text.indexOf(what, from);
+    else {
+      what.lastIndex = from;
+      at = what.exec(this.text)?.index ?? -1;
+    }
+    this.found.set(what, { from, at });
+    return at;
+  }
+}
+
+type Markup = { end: number; cdata?: string; tag?: { name: string; attrs: string; closing: boolean; selfClosing: boolean } };
+
+const DOCTYPE_SUBSET_END = /\]\s*>/g;
+const NOT_NAME = /[\s/>!?]/;
+
+/** The XML markup that starts at `at` (a `<`), or null when that `<` is text. */
+function xmlMarkupAt(scan: Scanner, at: number): Markup | null {
+  const xml = scan.text;
+  if (xml.startsWith('<![CDATA[', at)) {
+    const close = scan.find(']]>', at + 9);
+    if (close >= 0) return { end: close + 3, cdata: xml.slice(at + 9, close) };
+  } else if (xml.startsWith('<!--', at)) {
+    const close = scan.find('-->', at + 4);
+    if (close >= 0) return { end: close + 3 };
+  } else if (xml.startsWith('<!DOCTYPE', at)) {
+    const gt = scan.find('>', at);
+    const bracket = scan.find('[', at);
+    if (bracket >= 0 && (gt < 0 || bracket < gt)) {
+      const close = scan.find(DOCTYPE_SUBSET_END, bracket + 1);
+      if (close >= 0) return { end: xml.indexOf('>', close) + 1 };
+    }
+  }
+  const second = xml[at + 1];
+  if (second === '!' || second === '?') {
+    const gt = scan.find('>', at);
+    return gt < 0 ? null : { end: gt + 1 };
+  }
+  const closing = second === '/';
+  const nameStart = at + (closing ? 2 : 1);
+  if (nameStart >= xml.length || NOT_NAME.test(xml[nameStart]!)) return null;
+  const gt = scan.find('>', nameStart);
+  if (gt < 0) return null;
+  let nameEnd = nameStart + 1;
+  while (nameEnd < gt && !NOT_NAME.test(xml[nameEnd]!)) nameEnd++;
+  const selfClosing = gt > nameEnd && xml[gt - 1] === '/';
+  return {
+    end: gt + 1,
+    tag: { name: xml.slice(nameStart, nameEnd), attrs: xml.slice(nameEnd, selfClosing ? gt - 1 : gt), closing, selfClosing },
+  };
+}
+
+/**
  * Text of an XML document: character data joined as written, a line break after the elements named in
  * `breaks`, a space for those in `spaces`, nothing from those in `skip`. Only the five XML entities and
  * character references are decoded (no DTD, so no entity expansion); nesting deeper than 256 is hostile.
@@ -95,35 +163,37 @@ export function xmlText(
   xml: string,
   opts: { breaks: ReadonlySet<string>; spaces?: ReadonlySet<string>; skip?: (tag: string, attrs: string) => boolean },
 ): string {
+  const scan = new Scanner(xml);
   const out: string[] = [];
   let depth = 0;
   let skipDepth = -1;
-  const tagPattern =
-    /<(\/?)([^\s/>!?]+)([^>]*?)(\/?)>|<!\[CDATA\[([\s\S]*?)\]\]>|<!DOCTYPE[^[>]*\[[\s\S]*?\]\s*>|<!--[\s\S]*?-->|<[!?][^>]*>/g;
   let last = 0;
-  for (let m = tagPattern.exec(xml); m !== null; m = tagPattern.exec(xml)) {
-    if (skipDepth < 0 && m.index > last) out.push(decodeEntities(xml.slice(last, m.index)));
-    last = tagPattern.lastIndex;
-    if (m[5] !== undefined) {
-      if (skipDepth < 0) out.push(m[5]);
+  for (let at = xml.indexOf('<'); at >= 0; at = xml.indexOf('<', at)) {
+    const markup = xmlMarkupAt(scan, at);
+    if (!markup) {
+      at++;
       continue;
     }
-    const tag = m[2];
-    if (tag === undefined) continue;
-    const closing = m[1] === '/';
-    const selfClosing = m[4] === '/';
-    if (closing) {
+    if (skipDepth < 0 && at > last) out.push(decodeEntities(xml.slice(last, at)));
+    last = at = markup.end;
+    if (markup.cdata !== undefined) {
+      if (skipDepth < 0) out.push(markup.cdata);
+      continue;
+    }
+    const tag = markup.tag;
+    if (!tag) continue;
+    if (tag.closing) {
       depth--;
       if (depth === skipDepth) skipDepth = -1;
-      if (skipDepth < 0 && opts.breaks.has(tag)) out.push('\n');
+      if (skipDepth < 0 && opts.breaks.has(tag.name)) out.push('\n');
       continue;
     }
-    if (skipDepth < 0 && opts.spaces?.has(tag)) out.push(' ');
-    if (selfClosing) {
-      if (skipDepth < 0 && opts.breaks.has(tag)) out.push('\n');
+    if (skipDepth < 0 && opts.spaces?.has(tag.name)) out.push(' ');
+    if (tag.selfClosing) {
+      if (skipDepth < 0 && opts.breaks.has(tag.name)) out.push('\n');
       continue;
     }
-    if (skipDepth < 0 && opts.skip?.(tag, m[3] ?? '')) skipDepth = depth;
+    if (skipDepth < 0 && opts.skip?.(tag.name, tag.attrs)) skipDepth = depth;
     depth++;
     if (depth > XML_MAX_DEPTH) throw new HostileDocumentError('XML nested too deeply');
   }
@@ -131,25 +201,57 @@ export function xmlText(
   return out.join('');
 }
 
+const RAW_TEXT = /(script|style|template|noscript)\b/iy;
+const RAW_TEXT_END: Record<string, RegExp> = {
+  script: /<\/script\s*>/gi,
+  style: /<\/style\s*>/gi,
+  template: /<\/template\s*>/gi,
+  noscript: /<\/noscript\s*>/gi,
+};
+const BLOCK_END = /^(?:<\/(p|div|li|tr|h[1-6]|section|article|pre|blockquote)\s*>|<br\s*\/?>)$/i;
+
 /** Text of an HTML page: scripts, styles and markup dropped, block ends as line breaks. */
 export function htmlText(html: string): string {
-  return decodeEntities(
-    html
-      .replace(/<!--[\s\S]*?-->/g, ' ')
-      .replace(/<(script|style|template|noscript)\b[\s\S]*?<\/\1\s*>/gi, ' ')
-      .replace(/<\/(p|div|li|tr|h[1-6]|section|article|pre|blockquote)\s*>|<br\s*\/?>/gi, '\n')
-      .replace(/<[^>]*>/g, ' '),
-  );
+  const scan = new Scanner(html);
+  const out: string[] = [];
+  let last = 0;
+  for (let at = html.indexOf('<'); at >= 0; at = html.indexOf('<', at)) {
+    let end = -1;
+    let replacement = ' ';
+    RAW_TEXT.lastIndex = at + 1;
+    const raw = RAW_TEXT.exec(html)?.[1];
+    if (html.startsWith('<!--', at)) {
+      const close = scan.find('-->', at + 4);
+      if (close >= 0) end = close + 3;
+    } else if (raw !== undefined) {
+      // An element left open runs to the end of the page, as a browser reads it.
+      const close = scan.find(RAW_TEXT_END[raw.toLowerCase()]!, at + 1);
+      end = close < 0 ? html.length : html.indexOf('>', close) + 1;
+    }
+    if (end < 0) {
+      const gt = scan.find('>', at);
+      if (gt < 0) break;
+      end = gt + 1;
+      if (BLOCK_END.test(html.slice(at, end))) replacement = '\n';
+    }
+    out.push(html.slice(last, at), replacement);
+    last = at = end;
+  }
+  out.push(html.slice(last));
+  return decodeEntities(out.join(''));
 }
 
 /**
  * The entries of a ZIP whose names `want` accepts, inflated with caps on the number of entries, each
  * entry's size, the total and the compression ratio: past a cap the document is hostile (a zip bomb).
+ * The ratio holds for each entry whose local header gives its size, and for the total against the bytes
+ * read so far, which no header can lie about (a part streamed with a data descriptor says size 0).
  */
 function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<string, Uint8Array> {
   const found = new Map<string, Uint8Array>();
   let entries = 0;
   let total = 0;
+  let consumed = 0;
   let failure: Error | null = null;
   const unzip = new Unzip((file: UnzipFile) => {
     entries++;
@@ -169,7 +271,8 @@ function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<s
       if (
         size > ZIP_MAX_ENTRY_BYTES ||
         total > ZIP_MAX_TOTAL_BYTES ||
-        (compressed > 0 && size > 1024 ** 2 && size > compressed * ZIP_MAX_RATIO)
+        (compressed > 0 && size > ZIP_RATIO_GRACE && size > compressed * ZIP_MAX_RATIO) ||
+        (total > ZIP_RATIO_GRACE && total > consumed * ZIP_MAX_RATIO)
       ) {
         failure = new HostileDocumentError(`ZIP entry ${file.name} inflates past its caps`);
         file.terminate();
@@ -184,7 +287,8 @@ function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<s
   // Fed in slices so a cap stops inflation part-way instead of after a whole giant entry.
   const slice = 64 * 1024;
   for (let at = 0; at < bytes.length && !failure; at += slice) {
-    unzip.push(bytes.subarray(at, Math.min(bytes.length, at + slice)), at + slice >= bytes.length);
+    consumed = Math.min(bytes.length, at + slice);
+    unzip.push(bytes.subarray(at, consumed), consumed === bytes.length);
   }
   if (failure) throw failure;
   return found;
@@ -229,12 +333,25 @@ function officeText(kind: 'docx' | 'xlsx' | 'pptx' | 'odf', bytes: Uint8Array): 
   return [strings, ...sheets].join('\n');
 }
 
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const { extractText, getDocumentProxy } = await import('unpdf');
+/**
+ * The text layer of a PDF, page by page, until `maxTextBytes` of text or PDF_MAX_PAGES pages: each page is
+ * let go before the next is read, so pages drawing one shared stream cost one page's memory at a time.
+ */
+async function pdfText(bytes: Uint8Array, maxTextBytes: number): Promise<string> {
+  const { getDocumentProxy } = await import('unpdf');
   const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: false, verbosity: 0 });
   try {
-    const { text } = await extractText(pdf, { mergePages: false });
-    return text.join('\n');
+    const pages: string[] = [];
+    let length = 0;
+    for (let n = 1; n <= Math.min(pdf.numPages, PDF_MAX_PAGES) && length < maxTextBytes; n++) {
+      const page = await pdf.getPage(n);
+      const { items } = await page.getTextContent();
+      const text = items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join('');
+      page.cleanup();
+      pages.push(text);
+      length += text.length;
+    }
+    return pages.join('\n');
   } finally {
     await pdf.cleanup();
   }
@@ -262,7 +379,7 @@ export async function extractText(name: string, bytes: Uint8Array, limits: Extra
       text = htmlText(utf8.decode(bytes));
       break;
     case 'pdf':
-      text = await pdfText(bytes);
+      text = await pdfText(bytes, limits.maxTextBytes);
       break;
     default:
       text = officeText(kind, bytes);

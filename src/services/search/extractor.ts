@@ -1,21 +1,27 @@
 import type { DocState, PendingFile } from '../../db/repos/content.ts';
 import type { ExtractReply, ExtractRequest } from './extract-worker.ts';
 import type { WriterReply, WriterRequest } from './index-writer.ts';
+import type { ReaderReply, ReaderRequest } from './snippet-reader.ts';
 import { startWorker } from './workers.ts';
 
 /** The text as the index stores it (text.ts indexedText), or why there is none. */
 export type Extraction = { text: string } | { failed: string };
 
+// A worker whose heap is larger than this after a document is ended rather than kept idle holding it.
+const KEEP_HEAP_BYTES = 64 * 1024 ** 2;
+const MEMORY_CHECK_MS = 50;
+
 /**
  * Runs extraction in one worker thread, a document at a time. A document that takes longer than
- * `timeoutMs` (a PDF that loops) gets its worker terminated, which also frees whatever it allocated;
- * the next document starts a fresh one.
+ * `timeoutMs` (a PDF that loops), or while which the process grows by more than `maxMemoryBytes`, gets
+ * its worker terminated, which also frees whatever it allocated; so does a document after which the
+ * worker's heap stays large. The next document starts a fresh one.
  */
 export class Extractor {
   private worker: Worker | null = null;
   private nextId = 1;
 
-  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number }) {}
+  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number; maxMemoryBytes: number }) {}
 
   private spawn(): Worker {
     if (this.worker) return this.worker;
@@ -31,20 +37,29 @@ export class Extractor {
   extract(name: string, bytes: Uint8Array): Promise<Extraction> {
     const worker = this.spawn();
     const id = this.nextId++;
+    // Bun's workers take no heap limit (resourceLimits), so the process's growth meanwhile is the measure.
+    const baseline = process.memoryUsage.rss();
     return new Promise((resolve) => {
       const done = (result: Extraction, kill: boolean) => {
         clearTimeout(timer);
+        clearInterval(watch);
         worker.removeEventListener('message', onMessage);
         worker.removeEventListener('error', onError);
         if (kill) this.kill();
         resolve(result);
       };
       const onMessage = (event: MessageEvent<ExtractReply>) => {
-        if (event.data.id !== id) return;
-        done('text' in event.data ? { text: event.data.text } : { failed: event.data.error }, false);
+        const reply = event.data;
+        if (reply.id !== id) return;
+        done('text' in reply ? { text: reply.text } : { failed: reply.error }, reply.heapBytes > KEEP_HEAP_BYTES);
       };
       const onError = (event: ErrorEvent) => done({ failed: `extraction worker failed: ${event.message}` }, true);
       const timer = setTimeout(() => done({ failed: `extraction took longer than ${this.opts.timeoutMs} ms` }, true), this.opts.timeoutMs);
+      const watch = setInterval(() => {
+        if (process.memoryUsage.rss() - baseline > this.opts.maxMemoryBytes) {
+          done({ failed: `extraction needed more than ${Math.round(this.opts.maxMemoryBytes / 1024 ** 2)} MiB of memory` }, true);
+        }
+      }, MEMORY_CHECK_MS);
       worker.addEventListener('message', onMessage);
       worker.addEventListener('error', onError);
       worker.postMessage({ id, name, bytes, maxTextBytes: this.opts.maxTextBytes } satisfies ExtractRequest, {
@@ -59,42 +74,69 @@ export class Extractor {
   }
 }
 
-/** The index writer thread (index-writer.ts): one request at a time, in order. */
-export class IndexWriter {
+type WorkerName = Parameters<typeof startWorker>[0];
+
+/** A thread of content search with its own connection to the database: one request at a time, in order. */
+class DatabaseThread<Request extends { id: number }, Reply extends { id: number }> {
   private worker: Worker | null = null;
   private nextId = 1;
-  private readonly waiting = new Map<number, (reply: WriterReply) => void>();
+  private readonly waiting = new Map<number, (reply: Reply) => void>();
 
-  constructor(private readonly database: string) {}
+  constructor(
+    private readonly name: WorkerName,
+    private readonly database: string,
+  ) {}
 
-  private call(request: WriterRequest): Promise<WriterReply> {
+  protected call(request: (id: number) => Request | { kind: 'close'; id: number }): Promise<Reply> {
     if (!this.worker) {
-      const worker = startWorker('index-writer');
-      worker.onmessage = (event: MessageEvent<WriterReply>) => {
+      const worker = startWorker(this.name);
+      worker.onmessage = (event: MessageEvent<Reply>) => {
         this.waiting.get(event.data.id)?.(event.data);
         this.waiting.delete(event.data.id);
       };
       this.worker = worker;
-      worker.postMessage({ kind: 'open', id: this.nextId++, database: this.database } satisfies WriterRequest);
+      worker.postMessage({ kind: 'open', id: this.nextId++, database: this.database });
     }
     const worker = this.worker;
+    const message = request(this.nextId++);
     return new Promise((resolve) => {
-      this.waiting.set(request.id, resolve);
-      worker.postMessage(request);
+      this.waiting.set(message.id, resolve);
+      worker.postMessage(message);
     });
-  }
-
-  /** ContentRepo.record on the writer's connection: true when the text was stored. */
-  async record(file: PendingFile, state: DocState, text: string, at: number): Promise<boolean> {
-    const reply = await this.call({ kind: 'record', id: this.nextId++, file, state, text, at });
-    if ('error' in reply) throw new Error(reply.error);
-    return reply.recorded;
   }
 
   async close(): Promise<void> {
     if (!this.worker) return;
-    await this.call({ kind: 'close', id: this.nextId++ });
+    await this.call((id) => ({ kind: 'close', id }));
     this.worker.terminate();
     this.worker = null;
+  }
+}
+
+/** The index writer thread (index-writer.ts). */
+export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> {
+  constructor(database: string) {
+    super('index-writer', database);
+  }
+
+  /** ContentRepo.record on the writer's connection: true when the text was stored. */
+  async record(file: PendingFile, state: DocState, text: string, at: number): Promise<boolean> {
+    const reply = await this.call((id) => ({ kind: 'record', id, file, state, text, at }));
+    if ('error' in reply) throw new Error(reply.error);
+    return reply.recorded;
+  }
+}
+
+/** The snippet reader thread (snippet-reader.ts). */
+export class SnippetReader extends DatabaseThread<ReaderRequest, ReaderReply> {
+  constructor(database: string) {
+    super('snippet-reader', database);
+  }
+
+  /** ContentRepo.snippets on the reader's connection. */
+  async snippets(accountIds: string[], match: string, seqs: number[], tokens: number): Promise<Map<number, string>> {
+    const reply = await this.call((id) => ({ kind: 'snippets', id, accountIds, match, seqs, tokens }));
+    if ('error' in reply) throw new Error(reply.error);
+    return new Map(reply.snippets);
   }
 }

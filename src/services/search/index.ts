@@ -5,7 +5,7 @@ import type { ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ContentSearchService } from './content-search.ts';
-import { Extractor, IndexWriter } from './extractor.ts';
+import { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
 
 export interface SearchServices {
   contentSearch: ContentSearchService;
@@ -15,6 +15,8 @@ type SearchDeps = { settings: SettingsService; views: ItemViews; tree: Tree } & 
 
 // A document whose extraction takes longer than this (a PDF that loops) gives no text.
 const EXTRACT_TIMEOUT_MS = 30_000;
+// A document whose extraction grows the server by more than this gives no text.
+const EXTRACT_MAX_MEMORY_BYTES = 512 * 1024 ** 2;
 
 /** Content search: the index of words in documents, its background indexer and queries. */
 export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
@@ -28,8 +30,13 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     tree: d.tree,
     settings: d.settings,
     storage: infra.storage,
-    extractor: new Extractor({ timeoutMs: EXTRACT_TIMEOUT_MS, maxTextBytes: config.search.maxTextBytes }),
+    extractor: new Extractor({
+      timeoutMs: EXTRACT_TIMEOUT_MS,
+      maxTextBytes: config.search.maxTextBytes,
+      maxMemoryBytes: EXTRACT_MAX_MEMORY_BYTES,
+    }),
     writer: new IndexWriter(infra.paths.database),
+    snippets: new SnippetReader(infra.paths.database),
     clock: infra.clock,
     log: infra.log,
     limits: config.search,
