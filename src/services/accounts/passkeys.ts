@@ -13,9 +13,11 @@ import {
 import type { Clock } from '../../clock.ts';
 import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
-import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, Messages, notFound, unauthorized } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import type { MfaService } from './mfa.ts';
+import { verifyPassword } from './passwords.ts';
 import type { Principal } from './principal.ts';
 import type { RequestInfo } from './sessions.ts';
 
@@ -52,6 +54,11 @@ const PasskeyMessages = {
     "This passkey's signature counter did not move forward: the answer was replayed, or the key was copied. Sign in another way, and remove the passkey if you do not recognise this.",
   tooMany: `A login can hold at most ${MAX_PASSKEYS} passkeys. Remove one first.`,
   alreadyAdded: 'This passkey is already registered.',
+  passwordNeeded: 'Enter your password to add a passkey: a passkey signs in on its own, so Coffer checks it is you first.',
+  codeNeeded:
+    'Enter a code from your authenticator app, or a backup code, to add a passkey: a passkey signs in on its own, so Coffer checks it is you first.',
+  noProof:
+    'This account has no Coffer password and no two-factor authentication, so Coffer cannot check it is you before adding a passkey. Turn on two-factor authentication first.',
   insecureOrigin: (origin: string) =>
     `Passkeys need HTTPS, or http://localhost: browsers refuse them at ${origin}. Open Coffer at its https:// address (see docs/accounts.md, "Passkeys").`,
 } as const;
@@ -78,8 +85,12 @@ export interface PasskeyDeps {
   clock: Clock;
   repo: PasskeysRepo;
   users: UsersRepo;
+  mfa: MfaService;
   audit: AuditService;
 }
+
+/** What a login gives to prove it is itself again: its password, or a code of its second factor. */
+export type Confirmation = { password?: string; code?: string } | null;
 
 /**
  * Passkeys (WebAuthn): adding and removing a login's own, and checking a sign-in assertion, on its own
@@ -106,7 +117,9 @@ export class PasskeyService {
     return row ? (this.d.users.byId(row.userId)?.email ?? null) : null;
   }
 
-  async registrationOptions(principal: Principal, rp: RelyingParty): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  /** Starts adding a passkey, once the login has confirmed it is itself: a session alone is not enough. */
+  async registrationOptions(principal: Principal, rp: RelyingParty, proof: Confirmation): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    await this.confirm(principal, proof);
     const existing = this.d.repo.list(principal.loginId);
     if (existing.length >= MAX_PASSKEYS) throw badRequest(PasskeyMessages.tooMany);
     const options = await generateRegistrationOptions({
@@ -164,6 +177,33 @@ export class PasskeyService {
       details: { name: row.name, backedUp: row.backedUp },
     });
     return view(row);
+  }
+
+  /** The password when the login has one, else a code of its second factor; 400 saying which is needed. */
+  private async confirm(principal: Principal, proof: Confirmation): Promise<void> {
+    const login = this.d.users.byId(principal.loginId);
+    if (!login) throw unauthorized(Messages.sessionRevoked);
+    const refuse = (reason: string, message: string): never => {
+      this.d.audit.record({
+        action: AuditActions.passkeyAdd,
+        status: 'failure',
+        principal,
+        targetType: 'user',
+        targetId: login.id,
+        details: { reason },
+      });
+      throw badRequest(message);
+    };
+    if (login.passwordHash && proof?.password) {
+      if (!(await verifyPassword(proof.password, login.passwordHash))) refuse('wrong_password', Messages.wrongCurrentPassword);
+      return;
+    }
+    if (login.mfaEnabled && proof?.code) {
+      if (!(await this.d.mfa.checkCode(login.id, proof.code))) refuse('invalid_mfa_code', Messages.invalidMfaCode);
+      return;
+    }
+    if (login.passwordHash) throw badRequest(PasskeyMessages.passwordNeeded);
+    throw badRequest(login.mfaEnabled ? PasskeyMessages.codeNeeded : PasskeyMessages.noProof);
   }
 
   remove(principal: Principal, id: string): { message: string } {
