@@ -30,7 +30,7 @@ export function passkeyRoutes(ctx: AppContext) {
     route('DELETE /api/passkeys/:id', { handler: ({ principal, params }) => passkeys.remove(principal, params.id) }),
     route('POST /api/passkeys/sign-in/options', {
       summary: 'Options for navigator.credentials.get(), valid for one sign-in within 5 minutes',
-      handler: ({ request }) => passkeys.signInOptions(rp(request)),
+      handler: ({ request }) => passkeys.signInOptions(rp(request), requestMeta(request).ip),
     }),
     route('POST /api/passkeys/sign-in', {
       body: assertionBody,

@@ -41,6 +41,8 @@ const view = (row: Passkey): PasskeyEntry => ({
 const CEREMONY_TIMEOUT_MS = 5 * 60_000;
 /** Ceremonies in flight at once, whoever started them: the map of challenges never grows past it. */
 const MAX_PENDING = 10_000;
+/** Ceremonies in flight from one client address (or for one login): past it, that client's own oldest goes. */
+const MAX_PENDING_PER_CLIENT = 64;
 const MAX_PASSKEYS = 50;
 
 const PasskeyMessages = {
@@ -53,6 +55,7 @@ const PasskeyMessages = {
   replayed:
     "This passkey's signature counter did not move forward: the answer was replayed, or the key was copied. Sign in another way, and remove the passkey if you do not recognise this.",
   tooMany: `A login can hold at most ${MAX_PASSKEYS} passkeys. Remove one first.`,
+  busy: 'Too many passkey sign-ins are under way on this Coffer. Try again in a few minutes, or sign in with your password.',
   alreadyAdded: 'This passkey is already registered.',
   passwordNeeded: 'Enter your password to add a passkey: a passkey signs in on its own, so Coffer checks it is you first.',
   codeNeeded:
@@ -64,7 +67,7 @@ const PasskeyMessages = {
 } as const;
 
 type Ceremony = { kind: 'register'; loginId: string } | { kind: 'sign-in' };
-type Pending = Ceremony & { challenge: string; rp: RelyingParty; expiresAt: number };
+type Pending = Ceremony & { challenge: string; rp: RelyingParty; expiresAt: number; client: string };
 
 /** An IPv4 or IPv6 address: browsers refuse an address as a relying party id. */
 const isAddress = (host: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
@@ -99,6 +102,8 @@ export type Confirmation = { password?: string; code?: string } | null;
  */
 export class PasskeyService {
   private readonly pending = new Map<string, Pending>();
+  /** Each client's challenges in `pending`, oldest first: a flood from one address only ever evicts its own. */
+  private readonly byClient = new Map<string, string[]>();
 
   constructor(private readonly d: PasskeyDeps) {}
 
@@ -133,7 +138,7 @@ export class PasskeyService {
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       timeout: CEREMONY_TIMEOUT_MS,
     });
-    this.hold(options.challenge, rp, { kind: 'register', loginId: principal.loginId });
+    this.hold(options.challenge, rp, { kind: 'register', loginId: principal.loginId }, `login:${principal.loginId}`);
     return options;
   }
 
@@ -234,10 +239,13 @@ export class PasskeyService {
     return removed;
   }
 
-  /** Options for a sign-in: no allowed list, so the browser offers every passkey it holds for this host. */
-  async signInOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  /**
+   * Options for a sign-in from client address `ip`: no allowed list, so the browser offers every passkey it
+   * holds for this host. 503 while the instance already holds as many ceremonies as it keeps.
+   */
+  async signInOptions(rp: RelyingParty, ip: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
-    this.hold(options.challenge, rp, { kind: 'sign-in' });
+    this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${ip}`);
     return options;
   }
 
@@ -310,14 +318,27 @@ export class PasskeyService {
     return login;
   }
 
-  private hold(challenge: string, rp: RelyingParty, ceremony: Ceremony): void {
+  private hold(challenge: string, rp: RelyingParty, ceremony: Ceremony, client: string): void {
+    const now = this.d.clock.now();
+    const mine = this.byClient.get(client) ?? [];
+    if (mine.length >= MAX_PENDING_PER_CLIENT) this.drop(mine[0]!);
     if (this.pending.size >= MAX_PENDING) {
-      const now = this.d.clock.now();
-      for (const [key, value] of this.pending) if (value.expiresAt <= now) this.pending.delete(key);
-      // Still full: the oldest goes (a Map keeps insertion order), so a flood of options never locks others out.
-      if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
+      for (const [key, value] of this.pending) if (value.expiresAt <= now) this.drop(key);
+      // Still full: refused rather than evicting ceremonies other clients have started.
+      if (this.pending.size >= MAX_PENDING) throw new AppError(503, PasskeyMessages.busy);
     }
-    this.pending.set(challenge, { ...ceremony, challenge, rp, expiresAt: this.d.clock.now() + CEREMONY_TIMEOUT_MS });
+    this.pending.set(challenge, { ...ceremony, challenge, rp, client, expiresAt: now + CEREMONY_TIMEOUT_MS });
+    this.byClient.set(client, [...(this.byClient.get(client) ?? []), challenge]);
+  }
+
+  /** Forgets a ceremony, in both maps. */
+  private drop(challenge: string): void {
+    const entry = this.pending.get(challenge);
+    if (!entry) return;
+    this.pending.delete(challenge);
+    const rest = (this.byClient.get(entry.client) ?? []).filter((c) => c !== challenge);
+    if (rest.length > 0) this.byClient.set(entry.client, rest);
+    else this.byClient.delete(entry.client);
   }
 
   /** The ceremony an answer's clientDataJSON names, spent whatever happens next; null when unknown or expired. */
@@ -331,7 +352,7 @@ export class PasskeyService {
     if (typeof challenge !== 'string') return null;
     const entry = this.pending.get(challenge);
     if (!entry) return null;
-    this.pending.delete(challenge);
+    this.drop(challenge);
     return entry.expiresAt > this.d.clock.now() ? entry : null;
   }
 }

@@ -292,15 +292,34 @@ describe('signing in with a passkey', () => {
     expect((await passkeySignIn(passkey)).res.status).toBe(200);
   });
 
-  test('at most 10,000 ceremonies are held: past that the oldest is dropped, so a flood of options locks nobody out', async () => {
+  test("a flood of options from one address evicts only that address's own ceremonies; past 10,000 in all new ones are refused", async () => {
     const o = await seed.owner(t);
     const { passkey } = await addPasskey(await signInAs(o));
     const c = client();
-    const oldest = await json(await c.post('/api/passkeys/sign-in/options'));
+    const mine = await json(await c.post('/api/passkeys/sign-in/options'));
     const rp = { id: 'localhost', origin };
-    for (let i = 0; i < 10_000; i++) await t.server.ctx.services.passkeys.signInOptions(rp);
-    const dropped = await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, oldest, origin));
-    expect((await json(dropped)).message).toBe('This passkey request has expired or was already used. Start again.');
+    const passkeys = t.server.ctx.services.passkeys;
+    const flooder = await passkeys.signInOptions(rp, '203.0.113.9');
+    for (let i = 0; i < 10_000; i++) await passkeys.signInOptions(rp, '203.0.113.9');
+    // The flooder's first ceremony made way for its later ones; the other address's is intact.
+    const evicted = await client().post('/api/passkeys/sign-in', await signWithPasskey(passkey, flooder, origin));
+    expect((await json(evicted)).message).toBe('This passkey request has expired or was already used. Start again.');
+    expect((await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, mine, origin))).status).toBe(200);
+
+    // Many addresses at once: once 10,000 are held, a new one is refused and none already held is evicted.
+    const held = await json(await client().post('/api/passkeys/sign-in/options'));
+    let refused: unknown = null;
+    for (let i = 0; i < 10_000 && refused === null; i++) {
+      await passkeys.signInOptions(rp, `198.51.${i >> 8}.${i & 255}`).catch((err: unknown) => {
+        refused = err;
+      });
+    }
+    expect(refused).toMatchObject({ status: 503, message: expect.stringContaining('Too many passkey sign-ins are under way') });
+    const full = await client().post('/api/passkeys/sign-in/options');
+    expect(full.status).toBe(503);
+    expect((await client().post('/api/passkeys/sign-in', await signWithPasskey(passkey, held, origin))).status).toBe(200);
+    // Expired ceremonies make room again.
+    clock.advance(5 * 60_000 + 1);
     expect((await passkeySignIn(passkey)).res.status).toBe(200);
   });
 
