@@ -17,8 +17,8 @@ export function registerRollback(program: Command): void {
 Before it migrates a database, Coffer writes the database and secrets.json into
 <data dir>/snapshots/<old version>-<time>/ (the newest three are kept). With the server stopped,
 \`coffer rollback --to <that directory>\` puts them back; then start the older executable. The database
-being replaced is kept beside it as coffer.db.before-rollback-<time> (its write-ahead log folded in), and
-the secrets.json being replaced as secrets.json.before-rollback-<time>. Stored files are only ever added by
+being replaced is kept beside it as coffer.db.before-rollback-<time>, with its write-ahead log (-wal,
+-shm) renamed alike, and the secrets.json being replaced as secrets.json.before-rollback-<time>. Stored files are only ever added by
 an upgrade, so the older version finds every file it knew; files uploaded since the upgrade are not in
 the older database (\`coffer orphans\` lists them).`,
       ),

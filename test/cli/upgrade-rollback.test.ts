@@ -6,7 +6,7 @@ import { dataPaths } from '../../src/data-dir.ts';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
 import { embeddedMigrations } from '../../src/db/migrations.ts';
-import { listUpgradeSnapshots, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
+import { listUpgradeSnapshots, rollbackTo, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
@@ -149,6 +149,14 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     expect(fs.readFileSync(secretsKeptAs, 'utf8')).toBe('{"masterKey":"the rotated key"}');
     expect(fs.statSync(secretsKeptAs).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(paths.secrets, 'utf8')).toBe('{"masterKey":"the key of the older version"}');
+    expect(schemaObjects(paths.database)).not.toContain('written_after_upgrade');
+
+    // A database SQLite cannot open (it would delete the log on trying) goes aside too, its log with it.
+    fs.writeFileSync(paths.database, 'x'.repeat(4096));
+    fs.writeFileSync(`${paths.database}-wal`, 'its log');
+    const again = rollbackTo(paths, snapshotDir, Date.now() + 60_000);
+    expect(fs.readFileSync(again.keptAs, 'utf8')).toBe('x'.repeat(4096));
+    expect(fs.readFileSync(`${again.keptAs}-wal`, 'utf8')).toBe('its log');
     expect(schemaObjects(paths.database)).not.toContain('written_after_upgrade');
   });
 

@@ -40,16 +40,6 @@ export class DatabaseRepo {
     this.sqlite.query('VACUUM INTO ?').run(file);
   }
 
-  /** Folds a database file's write-ahead log into the file itself (no process may have it open), so the file alone holds every commit. */
-  static checkpointFile(file: string): void {
-    const db = new Database(file);
-    try {
-      db.run('PRAGMA wal_checkpoint(TRUNCATE)');
-    } finally {
-      db.close();
-    }
-  }
-
   /** Every object key the file and version rows of a snapshot name, in key order. */
   static snapshotStorageKeys(file: string): string[] {
     const db = new Database(file, { readonly: true });

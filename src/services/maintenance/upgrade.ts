@@ -108,8 +108,8 @@ function takeSnapshot(db: Db, paths: DataPaths, o: { schema: string; pending: st
 /**
  * `coffer rollback --to SNAPSHOT`: puts a snapshot's database and secrets.json back in place, for the older
  * Coffer to run on (objects are only ever added by an upgrade, so today's objects serve it). The current
- * database is kept beside it as coffer.db.before-rollback-<time>, its write-ahead log folded in (a killed
- * server's last commits are there), and the current secrets.json as secrets.json.before-rollback-<time>
+ * database is kept beside it as coffer.db.before-rollback-<time> with its write-ahead log (-wal, -shm: a
+ * killed server's last commits are there), and the current secrets.json as secrets.json.before-rollback-<time>
  * (after a key rotation, only it opens the kept database). The server must be stopped (the caller holds the lock).
  */
 export function rollbackTo(
@@ -143,10 +143,9 @@ export function rollbackTo(
   fs.copyFileSync(db, staged);
   fs.chmodSync(staged, 0o600);
   if (fs.existsSync(paths.database)) {
-    DatabaseRepo.checkpointFile(paths.database);
-    fs.renameSync(paths.database, keptAs);
-    // Emptied by the checkpoint; kept with the database whatever they hold, never deleted.
-    for (const suffix of ['-wal', '-shm']) {
+    // Renamed, not opened: SQLite may delete the log of a database it fails to open, and it is where a
+    // killed server's last commits are. Opening the kept database reads them from its renamed log.
+    for (const suffix of ['-wal', '-shm', '']) {
       if (fs.existsSync(`${paths.database}${suffix}`)) fs.renameSync(`${paths.database}${suffix}`, `${keptAs}${suffix}`);
     }
   }
