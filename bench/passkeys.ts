@@ -48,10 +48,11 @@ export async function runPasskeysBench(): Promise<void> {
   try {
     // Browsers refuse an address as the relying party: speak to the server as localhost.
     const origin = server.url.replace('127.0.0.1', 'localhost');
-    const token = await adminToken(origin);
+    const password = 'bench password';
+    const token = await adminToken(origin, undefined, password);
     const passkeys: SoftPasskey[] = [];
     for (let i = 0; i < CONCURRENCY; i++) {
-      const options = (await (await post(origin, '/api/passkeys/register/options', undefined, token)).json()) as CreationOptions;
+      const options = (await (await post(origin, '/api/passkeys/register/options', { password }, token)).json()) as CreationOptions;
       const { passkey, response } = await createPasskey(options, origin);
       const res = await post(origin, '/api/passkeys', { name: `Bench ${i}`, response }, token);
       if (res.status !== 201) throw new Error(`adding a passkey answered ${res.status}`);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type Config, secretText } from '../src/config.ts';
 import { formatSize } from '../src/contract/size.ts';
-import { type PassphraseSource, restoreFullBackup, verifyFullBackup } from '../src/services/maintenance/restore.ts';
+import { decryptDatabaseBackup, type PassphraseSource, restoreFullBackup, verifyFullBackup } from '../src/services/maintenance/restore.ts';
 import {
   action,
   addDataDirOption,
@@ -17,7 +17,7 @@ import {
 
 const MiB = 1024 ** 2;
 
-/** BACKUP_PASSPHRASE_FILE's passphrase, or null: full backups are then written unencrypted. */
+/** BACKUP_PASSPHRASE_FILE's passphrase, or null: backups are then written unencrypted. */
 function configuredPassphrase(config: Config): string | null {
   const file = config.backup.passphraseFile;
   return file ? secretText({ source: 'file', path: file }, 'BACKUP_PASSPHRASE_FILE') : null;
@@ -43,6 +43,20 @@ async function verify(archive: string | undefined, opts: { dataDir?: string; jso
   print(`backup taken ${result.header.createdAt} by Coffer ${result.header.cofferVersion}`);
 }
 
+async function decrypt(backup: string | undefined, opts: BackupOptions) {
+  if (!backup || !opts.out) {
+    throw new UsageError(
+      'name the backup and where to write its database: coffer backup decrypt FILE --out DB (to write a backup named decrypt, use ./decrypt)',
+    );
+  }
+  const result = await decryptDatabaseBackup(backup, opts.out, { passphrase: passphraseFor(configFrom(opts)), force: opts.force });
+  if (opts.json) return printJson(result);
+  print(`${result.file}: the database, decrypted (${formatSize(result.bytes)}, integrity ok)`);
+  print(result.matchesManifest ? 'it matches the manifest beside the backup' : 'no manifest beside the backup to check it against');
+}
+
+type BackupOptions = { dataDir?: string; json?: boolean; force?: boolean; full?: boolean; out?: string };
+
 export function registerBackup(program: Command): void {
   adminCommand(
     program
@@ -52,6 +66,7 @@ export function registerBackup(program: Command): void {
       )
       .option('--full', 'one archive with the database snapshot, secrets.json, every stored object and a manifest of checksums')
       .option('--force', 'replace <file> if it exists')
+      .option('--out <db>', 'with `backup decrypt FILE`: where to write the decrypted database')
       .addHelpText(
         'after',
         `
@@ -65,17 +80,20 @@ and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S
 key (secrets.json) are not in it: copy them alongside, after the snapshot (a bucket is backed up with its
 own tools). Without secrets.json no file can be read.
 
-With BACKUP_PASSPHRASE_FILE set, a full backup is encrypted with that passphrase (scrypt, AES-256-GCM
-segments): nothing in it is readable without the passphrase.
+With BACKUP_PASSPHRASE_FILE set, every backup, full or not, is encrypted with that passphrase (scrypt,
+AES-256-GCM segments): nothing in it is readable without the passphrase.
+\`coffer backup decrypt FILE --out DB\` writes an encrypted snapshot's database to DB, checked against
+FILE.manifest.json when it is beside it (the manifest, never encrypted, holds counts and checksums only).
 
 \`coffer backup verify FILE\` reads a full backup through and checks every part (each object, secrets.json
 and the database, with its integrity) without restoring it: exit 0 when sound, 1 with the reason when not.
 An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for. To write a
-backup to a file named verify, write ./verify.`,
+backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
       ),
   ).action(
-    action((file: string, archive: string | undefined, opts: { dataDir?: string; json?: boolean; force?: boolean; full?: boolean }) => {
+    action((file: string, archive: string | undefined, opts: BackupOptions) => {
       if (file === 'verify') return verify(archive, opts);
+      if (file === 'decrypt') return decrypt(archive, opts);
       if (archive !== undefined) throw new UsageError(`unexpected argument ${archive}: coffer backup <file> takes one file`);
       return withContext(opts, async (ctx) => {
         if (opts.full) {
@@ -107,9 +125,12 @@ backup to a file named verify, write ./verify.`,
           }
           return;
         }
-        const { file: written, manifestFile, manifest } = await ctx.services.backup.create(file, { force: opts.force });
+        const passphrase = configuredPassphrase(ctx.config);
+        const { file: written, manifestFile, manifest } = await ctx.services.backup.create(file, { force: opts.force, passphrase });
         if (opts.json) return printJson({ file: written, manifestFile, manifest });
-        print(`database snapshot: ${written} (${formatSize(manifest.database.bytes)}, sha256 ${manifest.database.sha256.slice(0, 16)}…)`);
+        print(
+          `database snapshot: ${written} (${formatSize(manifest.database.bytes)}, sha256 ${manifest.database.sha256.slice(0, 16)}…)${passphrase ? ', encrypted with BACKUP_PASSPHRASE_FILE' : ''}`,
+        );
         print(`manifest:          ${manifestFile}`);
         print(
           `contains ${manifest.counts.users} user(s), ${manifest.counts.files} file(s) (${formatSize(manifest.counts.storedBytes)}), ${manifest.counts.folders} folder(s)`,

@@ -17,7 +17,8 @@ export function registerRollback(program: Command): void {
 Before it migrates a database, Coffer writes the database and secrets.json into
 <data dir>/snapshots/<old version>-<time>/ (the newest three are kept). With the server stopped,
 \`coffer rollback --to <that directory>\` puts them back; then start the older executable. The database
-being replaced is kept beside it as coffer.db.before-rollback-<time>. Stored files are only ever added by
+being replaced is kept beside it as coffer.db.before-rollback-<time>, with its write-ahead log (-wal,
+-shm) renamed alike, and the secrets.json being replaced as secrets.json.before-rollback-<time>. Stored files are only ever added by
 an upgrade, so the older version finds every file it knew; files uploaded since the upgrade are not in
 the older database (\`coffer orphans\` lists them).`,
       ),
@@ -36,10 +37,11 @@ the older database (\`coffer orphans\` lists them).`,
         );
         return;
       }
-      const { snapshot, keptAs, root } = rollbackInstance(config, opts.to);
-      if (opts.json) return printJson({ snapshot, keptAs });
+      const { snapshot, keptAs, secretsKeptAs, root } = rollbackInstance(config, opts.to);
+      if (opts.json) return printJson({ snapshot, keptAs, secretsKeptAs });
       print(`rolled back to the database of Coffer ${snapshot.cofferVersion} (${snapshot.createdAt})`);
       print(`the newer database is kept as ${keptAs}`);
+      if (secretsKeptAs) print(`the newer secrets.json is kept as ${secretsKeptAs} (the kept database needs it)`);
       print(`now start Coffer ${snapshot.cofferVersion} on ${root}`);
     }),
   );

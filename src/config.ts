@@ -76,7 +76,7 @@ export interface BackupConfig {
   keep: number;
   /** A local directory, or a bucket (then the passphrase is required). */
   destination: { kind: 'dir'; dir: string } | { kind: 's3'; s3: S3Config };
-  /** BACKUP_PASSPHRASE_FILE: every full backup is encrypted with the passphrase it holds. */
+  /** BACKUP_PASSPHRASE_FILE: every backup, full or not, is encrypted with the passphrase it holds. */
   passphraseFile: string | null;
 }
 
@@ -217,7 +217,7 @@ Backups (see docs/backup.md):
   BACKUP_S3_BUCKET                send scheduled backups to this bucket instead (needs BACKUP_PASSPHRASE_FILE);
                                   BACKUP_S3_PREFIX (default coffer-backups/), BACKUP_S3_ENDPOINT, _REGION,
                                   _ACCESS_KEY_ID, _SECRET_ACCESS_KEY(_FILE) default to the S3_* settings
-  BACKUP_PASSPHRASE_FILE          a file holding the passphrase every full backup is encrypted with
+  BACKUP_PASSPHRASE_FILE          a file holding the passphrase every backup is encrypted with
 
 Single sign-on (OpenID Connect; issuer, client id and secret turn it on together):
   OIDC_ISSUER_URL                 the provider's issuer URL (https://, or http:// on loopback)

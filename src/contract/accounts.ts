@@ -28,6 +28,8 @@ export const changePasswordBody = z.object({
   newPassword: password('newPassword'),
   // WebDAV devices keep working after a password change unless the user asks (issue 22).
   revokeAppPasswords: z.boolean().optional(),
+  // Passkeys sign in without the password, so a changed password leaves them working unless the user asks.
+  removePasskeys: z.boolean().optional(),
 });
 export const logoutAllBody = z.object({ revokeAppPasswords: z.boolean().optional() }).nullable();
 export const idpMfaBody = z.object({

@@ -69,7 +69,7 @@ import type {
   trashQuery,
   uploadCheckBody,
 } from './files.ts';
-import type { assertionBody, PasskeyEntry, registerBody, WebAuthnOptions } from './passkeys.ts';
+import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   linkListQuery,
   linkOptionsBody,
@@ -162,7 +162,7 @@ export interface Api {
   'POST /api/mfa/backup-codes/regenerate': { response: { backupCodes: string[] } };
   'GET /api/mfa/backup-codes/count': { response: { count: number } };
   'GET /api/passkeys': { response: { passkeys: PasskeyEntry[] } };
-  'POST /api/passkeys/register/options': { response: WebAuthnOptions };
+  'POST /api/passkeys/register/options': { body: In<typeof registerOptionsBody>; response: WebAuthnOptions };
   'POST /api/passkeys': { body: In<typeof registerBody>; response: { passkey: PasskeyEntry } };
   'DELETE /api/passkeys/:id': { response: Message };
   'POST /api/passkeys/sign-in/options': { response: WebAuthnOptions };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PASSKEY_NAME_MAX } from './limits.ts';
+import { MFA_CODE_MAX, PASSKEY_NAME_MAX, PASSWORD } from './limits.ts';
 
 /** Passkeys (WebAuthn): the answers a browser sends and what the server shows of a login's passkeys. */
 
@@ -41,6 +41,14 @@ export const assertionBody = z.object({
   clientExtensionResults: extensions,
   authenticatorAttachment: attachment,
 });
+
+/** Starting to add a passkey: the login's password, or (without one) a code of its second factor, asked again. */
+export const registerOptionsBody = z
+  .object({
+    password: z.string().max(PASSWORD.max, `password must be at most ${PASSWORD.max} characters`).optional(),
+    code: z.string().max(MFA_CODE_MAX, `code must be at most ${MFA_CODE_MAX} characters`).optional(),
+  })
+  .nullable();
 
 /** A new passkey: the answer of `navigator.credentials.create()` and an optional name. */
 export const registerBody = z.object({

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import { assertionBody, registerBody } from '../contract/passkeys.ts';
+import { assertionBody, registerBody, registerOptionsBody } from '../contract/passkeys.ts';
 import { relyingPartyOf } from '../services/accounts/passkeys.ts';
 import { clientInfo } from './accounts.ts';
 import { tokenCookie } from './cookies.ts';
@@ -14,8 +14,10 @@ export function passkeyRoutes(ctx: AppContext) {
   return routes(ctx, 'http/passkeys', [
     route('GET /api/passkeys', { handler: ({ principal }) => ({ passkeys: passkeys.list(principal) }) }),
     route('POST /api/passkeys/register/options', {
-      summary: 'Options for navigator.credentials.create(), valid for one registration within 5 minutes',
-      handler: ({ principal, request }) => passkeys.registrationOptions(principal, rp(request)),
+      summary:
+        'Options for navigator.credentials.create(), valid for one registration within 5 minutes; asks for the password (or a code) again',
+      body: registerOptionsBody,
+      handler: ({ principal, request, body }) => passkeys.registrationOptions(principal, rp(request), body),
     }),
     route('POST /api/passkeys', {
       body: registerBody,
@@ -28,7 +30,7 @@ export function passkeyRoutes(ctx: AppContext) {
     route('DELETE /api/passkeys/:id', { handler: ({ principal, params }) => passkeys.remove(principal, params.id) }),
     route('POST /api/passkeys/sign-in/options', {
       summary: 'Options for navigator.credentials.get(), valid for one sign-in within 5 minutes',
-      handler: ({ request }) => passkeys.signInOptions(rp(request)),
+      handler: ({ request }) => passkeys.signInOptions(rp(request), requestMeta(request).ip),
     }),
     route('POST /api/passkeys/sign-in', {
       body: assertionBody,

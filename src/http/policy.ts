@@ -86,7 +86,8 @@ export const ROUTES = {
   'GET /api/mfa/backup-codes/count': session,
 
   'GET /api/passkeys': session,
-  'POST /api/passkeys/register/options': session,
+  // Checks the password (or a code) again: it spends the login's sign-in attempts, like a password change.
+  'POST /api/passkeys/register/options': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
   'POST /api/passkeys': session,
   'DELETE /api/passkeys/:id': session,
   'POST /api/passkeys/sign-in/options': publicGeneral,

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
-import { runCli } from '../helpers/cli.ts';
+import { createHash } from 'node:crypto';
+import { Database } from 'bun:sqlite';
+import { parseJson, runCli } from '../helpers/cli.ts';
 import { downloaded, upload } from '../helpers/files.ts';
 
 const dirs: string[] = [];
@@ -105,6 +107,55 @@ describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
       r = await runCli(['backup', 'verify', path.join(out, 'junk')]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('not usable');
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+
+  test('a database-only backup is encrypted too; backup decrypt gives back its database, checked against the manifest', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-db-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      const name = `medical-letter-${randomBytes(4).toString('hex')}.txt`;
+      await upload(owner.client, name, 'hello');
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const file = path.join(out, 'coffer.db.enc');
+      let r = await runCli(['backup', file, '--json', '--data-dir', t.dataDir], { env, timeoutMs: 120_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const { manifest } = parseJson(r);
+      expect(manifest.encrypted).toBe(true);
+      const bytes = fs.readFileSync(file);
+      for (const needle of [name, owner.email, 'SQLite format 3']) expect(bytes.includes(Buffer.from(needle))).toBe(false);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+
+      const db = path.join(out, 'decrypted.db');
+      r = await runCli(['backup', 'decrypt', file, '--out', db], { stdin: 'not the passphrase\n', timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('the passphrase is wrong');
+      expect(fs.existsSync(db)).toBe(false);
+      r = await runCli(['backup', 'decrypt', file, '--out', db], { env, timeoutMs: 60_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('it matches the manifest');
+      expect(createHash('sha256').update(fs.readFileSync(db)).digest('hex')).toBe(manifest.database.sha256);
+      expect(fs.statSync(db).mode & 0o777).toBe(0o600);
+      const opened = new Database(db, { readonly: true });
+      try {
+        expect(opened.query('SELECT name FROM items WHERE name = ?').all(name)).toEqual([{ name }]);
+      } finally {
+        opened.close();
+      }
+      r = await runCli(['backup', 'decrypt', file, '--out', db], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('already exists');
+      r = await runCli(['backup', 'decrypt', db, '--out', path.join(out, 'again.db')], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('is not encrypted');
     } finally {
       await t.stop();
     }

@@ -6,7 +6,7 @@ import { dataPaths } from '../../src/data-dir.ts';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
 import { embeddedMigrations } from '../../src/db/migrations.ts';
-import { listUpgradeSnapshots, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
+import { listUpgradeSnapshots, rollbackTo, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
@@ -110,6 +110,55 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
       await t.stop();
     }
   }, 120_000);
+
+  test("rollback keeps the newer database with its write-ahead log's commits, and the newer secrets.json beside it (0600)", async () => {
+    const dir = tempDir('coffer-rollback-keeps-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{"masterKey":"the key of the older version"}', { mode: 0o600 });
+    const db = openDatabase(paths.database);
+    let snapshotDir: string;
+    try {
+      upgradeDatabase(db, paths);
+      revertLatest((sql) => db.$client.run(sql));
+      db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(latest.tag);
+      snapshotDir = upgradeDatabase(db, paths).snapshot!.dir;
+      // A key rotation after the upgrade: only the newer secrets.json opens the newer database.
+      fs.writeFileSync(paths.secrets, '{"masterKey":"the rotated key"}');
+      // The last commits of a server killed with -9 live only in the write-ahead log.
+      db.$client.run('PRAGMA wal_autocheckpoint = 0');
+      db.$client.run('CREATE TABLE written_after_upgrade (what TEXT)');
+      db.$client.run("INSERT INTO written_after_upgrade VALUES ('the last commit')");
+      for (const suffix of ['', '-wal']) fs.copyFileSync(`${paths.database}${suffix}`, path.join(dir, `killed${suffix}`));
+    } finally {
+      closeDatabase(db);
+    }
+    for (const suffix of ['', '-wal']) fs.renameSync(path.join(dir, `killed${suffix}`), `${paths.database}${suffix}`);
+    expect(fs.statSync(`${paths.database}-wal`).size).toBeGreaterThan(0);
+
+    const r = await runCli(['rollback', '--to', snapshotDir, '--data-dir', dir, '--json']);
+    expect(r.stderr).toBe('');
+    const { keptAs, secretsKeptAs } = parseJson(r);
+    const kept = new Database(keptAs, { readonly: true });
+    try {
+      expect(kept.query('SELECT what FROM written_after_upgrade').all()).toEqual([{ what: 'the last commit' }]);
+    } finally {
+      kept.close();
+    }
+    expect(secretsKeptAs).toBe(`${paths.secrets}.before-rollback-${path.basename(keptAs).split('.before-rollback-')[1]}`);
+    expect(fs.readFileSync(secretsKeptAs, 'utf8')).toBe('{"masterKey":"the rotated key"}');
+    expect(fs.statSync(secretsKeptAs).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(paths.secrets, 'utf8')).toBe('{"masterKey":"the key of the older version"}');
+    expect(schemaObjects(paths.database)).not.toContain('written_after_upgrade');
+
+    // A database SQLite cannot open (it would delete the log on trying) goes aside too, its log with it.
+    fs.writeFileSync(paths.database, 'x'.repeat(4096));
+    fs.writeFileSync(`${paths.database}-wal`, 'its log');
+    const again = rollbackTo(paths, snapshotDir, Date.now() + 60_000);
+    expect(fs.readFileSync(again.keptAs, 'utf8')).toBe('x'.repeat(4096));
+    expect(fs.readFileSync(`${again.keptAs}-wal`, 'utf8')).toBe('its log');
+    expect(schemaObjects(paths.database)).not.toContain('written_after_upgrade');
+  });
 
   test('the newest three snapshots are kept, and a fresh database takes none', () => {
     const dir = tempDir('coffer-snapshots-');

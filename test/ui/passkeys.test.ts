@@ -62,6 +62,11 @@ describe('passkeys in the browser', () => {
     await signIn(page, o.email, o.password, '/settings/security');
     await page.getByText('No passkeys yet.').waitFor();
     await page.getByLabel('Passkey name').fill('Work laptop');
+    // A session alone cannot add one: the password is asked again.
+    await button(page, 'Add a passkey').click();
+    await page.getByRole('alert').filter({ hasText: 'Enter your password to add a passkey' }).waitFor();
+    expect(await credentials()).toHaveLength(0);
+    await page.getByLabel('Your password').fill(o.password);
     await button(page, 'Add a passkey').click();
     const row = page.getByRole('listitem', { name: 'Work laptop' });
     await row.waitFor();
@@ -111,13 +116,14 @@ describe('passkeys in the browser', () => {
     // B has a passkey (elsewhere) and two-factor on; this browser holds only A's.
     const bc = new TestClient(origin);
     await bc.post('/api/login', { email: b.email, password: b.password });
-    const { response } = await createPasskey(await json(await bc.post('/api/passkeys/register/options')), origin);
+    const { response } = await createPasskey(await json(await bc.post('/api/passkeys/register/options', { password: b.password })), origin);
     expect((await bc.post('/api/passkeys', { response })).status).toBe(201);
     await enableMfa(b);
 
     const { page, context: ctx, errors } = await withAuthenticator();
     try {
       await signIn(page, a.email, a.password, '/settings/security');
+      await page.getByLabel('Your password').fill(a.password);
       await button(page, 'Add a passkey').click();
       await page.getByRole('listitem', { name: 'Passkey 1' }).waitFor();
       await signOut(page);
@@ -127,6 +133,33 @@ describe('passkeys in the browser', () => {
       await button(page, 'Use a passkey instead').click();
       await page.getByRole('alert').filter({ hasText: 'This passkey belongs to another account.' }).waitFor();
       expect(new URL(page.url()).pathname).toBe('/login');
+      expect(errors).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  test('changing the password lists the passkeys, which would keep signing in, and removes them when asked', async () => {
+    const o = await seed.owner(t);
+    const { page, context: ctx, errors } = await withAuthenticator();
+    try {
+      await signIn(page, o.email, o.password, '/settings/security');
+      await page.getByLabel('Passkey name').fill('Phone');
+      await page.getByLabel('Your password').fill(o.password);
+      await button(page, 'Add a passkey').click();
+      await page.getByRole('listitem', { name: 'Phone' }).waitFor();
+      await page
+        .getByRole('list', { name: /keep working after the change/ })
+        .getByText('Phone')
+        .waitFor();
+      await page.getByLabel('Current password').fill(o.password);
+      await page.getByLabel('New password', { exact: true }).fill('brand new secret');
+      await page.getByLabel('Repeat new password').fill('brand new secret');
+      await page.getByLabel('Also remove this passkey').check();
+      await button(page, 'Change password').click();
+      await page.getByText('Your passkeys were removed.').waitFor();
+      await button(page, 'Sign in with a passkey').click();
+      await page.getByRole('alert').filter({ hasText: 'This passkey is not registered on this Coffer' }).waitFor();
       expect(errors).toEqual([]);
     } finally {
       await ctx.close();
@@ -149,6 +182,7 @@ describe('passkeys in the browser', () => {
         await screenshot(page, `passkeys-sign-in-${name}`);
         if (name === 'phone-dark') await expectAccessible(page, 'sign-in with passkeys, dark, phone');
         await signIn(page, o.email, o.password, '/settings/security');
+        await page.getByLabel('Your password').fill(o.password);
         await button(page, 'Add a passkey').click();
         // This round's own passkey: the earlier rounds' are listed at once.
         await page.getByRole('listitem', { name: `Passkey ${n + 1}` }).waitFor();

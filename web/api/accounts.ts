@@ -60,7 +60,7 @@ export const subUsers = {
 /** The signed-in login's passkeys, and signing in with one (no email). */
 export const passkeys = {
   list: () => call('GET /api/passkeys'),
-  registrationOptions: () => call('POST /api/passkeys/register/options'),
+  registrationOptions: (body: ApiBody<'POST /api/passkeys/register/options'>) => call('POST /api/passkeys/register/options', { body }),
   add: (body: ApiBody<'POST /api/passkeys'>) => call('POST /api/passkeys', { body }),
   remove: (id: string) => call('DELETE /api/passkeys/:id', { params: { id } }),
   signInOptions: () => call('POST /api/passkeys/sign-in/options', { anonymous }),

@@ -5,6 +5,7 @@ import {
   startAuthentication,
   startRegistration,
 } from '@simplewebauthn/browser';
+import { signal } from '@preact/signals';
 import type { ApiBody } from '../../src/contract/api.ts';
 import { api } from '../api/index.ts';
 import { ApiError } from './api.ts';
@@ -14,6 +15,9 @@ import { ApiError } from './api.ts';
  * and its host is a name (browsers refuse an address such as 127.0.0.1 or 192.168.1.5, secure or not).
  */
 export const passkeysAvailable = () => window.isSecureContext && !/^[\d.]+$|^\[/.test(location.hostname) && browserSupportsWebAuthn();
+
+/** Bumped when this page adds or removes a passkey, so every list of them on the page loads again. */
+export const passkeysChanged = signal(0);
 
 /** What a failed passkey ceremony means to the person at the keyboard. */
 export function passkeyErrorText(err: unknown): string {
@@ -34,9 +38,9 @@ export async function passkeyAnswer(): Promise<ApiBody<'POST /api/passkeys/sign-
   return startAuthentication({ optionsJSON });
 }
 
-/** Creates a passkey on this device for the signed-in login and registers it under `name`. */
-export async function createPasskey(name: string): Promise<void> {
-  const optionsJSON = (await api.passkeys.registrationOptions()) as PublicKeyCredentialCreationOptionsJSON;
+/** Creates a passkey on this device for the signed-in login and registers it under `name`; `proof` is the password or a code, asked again. */
+export async function createPasskey(name: string, proof: ApiBody<'POST /api/passkeys/register/options'>): Promise<void> {
+  const optionsJSON = (await api.passkeys.registrationOptions(proof)) as PublicKeyCredentialCreationOptionsJSON;
   const response = await startRegistration({ optionsJSON });
   await api.passkeys.add({ ...(name.trim() ? { name: name.trim() } : {}), response });
 }

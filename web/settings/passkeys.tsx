@@ -4,18 +4,24 @@ import type { PasskeyEntry } from '../../src/contract/passkeys.ts';
 import { api } from '../api/index.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
-import { createPasskey, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
-import { refreshSession } from '../app/session.ts';
+import { createPasskey, passkeyErrorText, passkeysAvailable, passkeysChanged } from '../app/passkeys.ts';
+import { profile, refreshSession } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
-/** Passkeys: named, with their last use; added on this device, removed here. */
+/**
+ * Passkeys: named, with their last use; added on this device, removed here. A passkey signs in on its own,
+ * so adding one asks for the password again (a code of the second factor for an account without one).
+ */
 export function Passkeys() {
   const list = useLoad(api.passkeys.list);
   const [name, setName] = useState('');
+  const [secret, setSecret] = useState('');
+  const byPassword = profile.value?.signInMethods.includes('password') ?? true;
+  const byCode = !byPassword && Boolean(profile.value?.mfaEnabled);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const available = passkeysAvailable();
@@ -25,9 +31,11 @@ export function Passkeys() {
     setBusy(true);
     setError(null);
     try {
-      await createPasskey(name);
+      await createPasskey(name, byPassword ? { password: secret } : { code: secret });
       toast(name.trim() ? `Passkey “${name.trim()}” added` : 'Passkey added');
       setName('');
+      setSecret('');
+      passkeysChanged.value++;
       await Promise.all([list.reload(), refreshSession()]);
     } catch (err) {
       setError(passkeyErrorText(err));
@@ -49,6 +57,7 @@ export function Passkeys() {
     } catch (err) {
       toastError(err);
     }
+    passkeysChanged.value++;
     await Promise.all([list.reload(), refreshSession()]);
   };
 
@@ -85,11 +94,28 @@ export function Passkeys() {
           ))}
         </ul>
       )}
-      {available ? (
+      {available && !byPassword && !byCode ? (
+        <p class="notice" role="note">
+          Adding a passkey asks for your password or a code from your authenticator app, and this account has neither. Turn on two-factor
+          authentication first.
+        </p>
+      ) : available ? (
         <form noValidate class="form passkey-add" onSubmit={add}>
           <Field label="Passkey name" hint="Optional: which device or key it is, such as “Work laptop” or “YubiKey”.">
             <input type="text" maxLength={PASSKEY_NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
+          {byPassword ? (
+            <Field label="Your password" hint="A passkey signs you in on its own, so Coffer checks it is you first.">
+              <PasswordInput purpose="current" value={secret} onValue={setSecret} />
+            </Field>
+          ) : (
+            <Field
+              label="Authenticator or backup code"
+              hint="A passkey signs you in on its own, so Coffer checks it is you first: a code from your authenticator app or a backup code."
+            >
+              <input autoComplete="one-time-code" required maxLength={9} value={secret} onInput={(e) => setSecret(e.currentTarget.value)} />
+            </Field>
+          )}
           <FormError message={error} />
           <div class="form-actions">
             <button type="submit" class="button primary" disabled={busy}>

@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
 import { PASSWORD } from '../../src/contract/limits.ts';
 import { api } from '../api/index.ts';
+import { formatDate } from '../app/format.ts';
+import { useLoad } from '../app/load.ts';
+import { passkeysChanged } from '../app/passkeys.ts';
 import { instance, passwordSignIn, profile, providerName, toSignIn } from '../app/session.ts';
 import { Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
@@ -17,6 +20,7 @@ export function ChangePassword() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [revokeDevices, setRevokeDevices] = useState(false);
+  const [removePasskeys, setRemovePasskeys] = useState(false);
   if (profile.value && !profile.value.signInMethods.includes('password')) {
     const via = providerName.value ?? 'single sign-on';
     return (
@@ -70,8 +74,15 @@ export function ChangePassword() {
           setBusy(true);
           setError(null);
           try {
-            await api.accounts.changePassword({ oldPassword: current, newPassword: next, revokeAppPasswords: revokeDevices });
-            toSignIn('Your password was changed and every session was signed out, this one included. Sign in with your new password.');
+            await api.accounts.changePassword({
+              oldPassword: current,
+              newPassword: next,
+              revokeAppPasswords: revokeDevices,
+              removePasskeys,
+            });
+            toSignIn(
+              `Your password was changed and every session was signed out, this one included.${removePasskeys ? ' Your passkeys were removed.' : ''} Sign in with your new password.`,
+            );
           } catch (err) {
             setError((err as Error).message);
             setBusy(false);
@@ -91,6 +102,7 @@ export function ChangePassword() {
           <input type="checkbox" checked={revokeDevices} onChange={(e) => setRevokeDevices(e.currentTarget.checked)} />
           Also revoke app passwords (drives and apps connected over WebDAV)
         </label>
+        <PasskeysToRemove key={passkeysChanged.value} checked={removePasskeys} onChange={setRemovePasskeys} />
         <FormError message={error} />
         <div class="form-actions">
           <button type="submit" class="button primary" disabled={busy}>
@@ -99,5 +111,31 @@ export function ChangePassword() {
         </div>
       </form>
     </Section>
+  );
+}
+
+/**
+ * The login's passkeys, which sign in without the password: a new password leaves them working, so the
+ * form lists them and offers to remove them with the change (one added by someone else, say).
+ */
+function PasskeysToRemove({ checked, onChange }: { checked: boolean; onChange: (remove: boolean) => void }) {
+  const list = useLoad(api.passkeys.list);
+  const passkeys = list.data?.passkeys ?? [];
+  if (passkeys.length === 0) return null;
+  return (
+    <div>
+      <p id="passkeys-still-sign-in">These passkeys sign in without your password, so they keep working after the change:</p>
+      <ul aria-labelledby="passkeys-still-sign-in">
+        {passkeys.map((p) => (
+          <li key={p.id}>
+            {p.name} <span class="muted small">(added {formatDate(p.createdAt).toLowerCase()})</span>
+          </li>
+        ))}
+      </ul>
+      <label class="checkbox">
+        <input type="checkbox" checked={checked} onChange={(e) => onChange(e.currentTarget.checked)} />
+        Also remove {passkeys.length === 1 ? 'this passkey' : `these ${passkeys.length} passkeys`}
+      </label>
+    </div>
   );
 }

@@ -266,7 +266,7 @@ export class AccountService {
 
   async changePassword(
     principal: Principal,
-    input: { oldPassword: string; newPassword: string; revokeAppPasswords?: boolean },
+    input: { oldPassword: string; newPassword: string; revokeAppPasswords?: boolean; removePasskeys?: boolean },
   ): Promise<{ message: string }> {
     checkPassword(input.newPassword, { subUser: false, field: 'newPassword' });
     if (input.oldPassword === input.newPassword) {
@@ -294,6 +294,7 @@ export class AccountService {
     }
     await this.storePassword(row.id, input.newPassword);
     if (input.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
+    if (input.removePasskeys) this.d.passkeys.removeAll(row.id, principal);
     record('success');
     return { message: 'Password changed. Please log in again.' };
   }

@@ -13,9 +13,11 @@ import {
 import type { Clock } from '../../clock.ts';
 import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
-import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, Messages, notFound, unauthorized } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import type { MfaService } from './mfa.ts';
+import { verifyPassword } from './passwords.ts';
 import type { Principal } from './principal.ts';
 import type { RequestInfo } from './sessions.ts';
 
@@ -39,6 +41,8 @@ const view = (row: Passkey): PasskeyEntry => ({
 const CEREMONY_TIMEOUT_MS = 5 * 60_000;
 /** Ceremonies in flight at once, whoever started them: the map of challenges never grows past it. */
 const MAX_PENDING = 10_000;
+/** Ceremonies in flight from one client address (or for one login): past it, that client's own oldest goes. */
+const MAX_PENDING_PER_CLIENT = 64;
 const MAX_PASSKEYS = 50;
 
 const PasskeyMessages = {
@@ -51,13 +55,19 @@ const PasskeyMessages = {
   replayed:
     "This passkey's signature counter did not move forward: the answer was replayed, or the key was copied. Sign in another way, and remove the passkey if you do not recognise this.",
   tooMany: `A login can hold at most ${MAX_PASSKEYS} passkeys. Remove one first.`,
+  busy: 'Too many passkey sign-ins are under way on this Coffer. Try again in a few minutes, or sign in with your password.',
   alreadyAdded: 'This passkey is already registered.',
+  passwordNeeded: 'Enter your password to add a passkey: a passkey signs in on its own, so Coffer checks it is you first.',
+  codeNeeded:
+    'Enter a code from your authenticator app, or a backup code, to add a passkey: a passkey signs in on its own, so Coffer checks it is you first.',
+  noProof:
+    'This account has no Coffer password and no two-factor authentication, so Coffer cannot check it is you before adding a passkey. Turn on two-factor authentication first.',
   insecureOrigin: (origin: string) =>
     `Passkeys need HTTPS, or http://localhost: browsers refuse them at ${origin}. Open Coffer at its https:// address (see docs/accounts.md, "Passkeys").`,
 } as const;
 
 type Ceremony = { kind: 'register'; loginId: string } | { kind: 'sign-in' };
-type Pending = Ceremony & { challenge: string; rp: RelyingParty; expiresAt: number };
+type Pending = Ceremony & { challenge: string; rp: RelyingParty; expiresAt: number; client: string };
 
 /** An IPv4 or IPv6 address: browsers refuse an address as a relying party id. */
 const isAddress = (host: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
@@ -78,8 +88,12 @@ export interface PasskeyDeps {
   clock: Clock;
   repo: PasskeysRepo;
   users: UsersRepo;
+  mfa: MfaService;
   audit: AuditService;
 }
+
+/** What a login gives to prove it is itself again: its password, or a code of its second factor. */
+export type Confirmation = { password?: string; code?: string } | null;
 
 /**
  * Passkeys (WebAuthn): adding and removing a login's own, and checking a sign-in assertion, on its own
@@ -88,6 +102,8 @@ export interface PasskeyDeps {
  */
 export class PasskeyService {
   private readonly pending = new Map<string, Pending>();
+  /** Each client's challenges in `pending`, oldest first: a flood from one address only ever evicts its own. */
+  private readonly byClient = new Map<string, string[]>();
 
   constructor(private readonly d: PasskeyDeps) {}
 
@@ -106,7 +122,9 @@ export class PasskeyService {
     return row ? (this.d.users.byId(row.userId)?.email ?? null) : null;
   }
 
-  async registrationOptions(principal: Principal, rp: RelyingParty): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  /** Starts adding a passkey, once the login has confirmed it is itself: a session alone is not enough. */
+  async registrationOptions(principal: Principal, rp: RelyingParty, proof: Confirmation): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    await this.confirm(principal, proof);
     const existing = this.d.repo.list(principal.loginId);
     if (existing.length >= MAX_PASSKEYS) throw badRequest(PasskeyMessages.tooMany);
     const options = await generateRegistrationOptions({
@@ -120,7 +138,7 @@ export class PasskeyService {
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       timeout: CEREMONY_TIMEOUT_MS,
     });
-    this.hold(options.challenge, rp, { kind: 'register', loginId: principal.loginId });
+    this.hold(options.challenge, rp, { kind: 'register', loginId: principal.loginId }, `login:${principal.loginId}`);
     return options;
   }
 
@@ -166,6 +184,33 @@ export class PasskeyService {
     return view(row);
   }
 
+  /** The password when the login has one, else a code of its second factor; 400 saying which is needed. */
+  private async confirm(principal: Principal, proof: Confirmation): Promise<void> {
+    const login = this.d.users.byId(principal.loginId);
+    if (!login) throw unauthorized(Messages.sessionRevoked);
+    const refuse = (reason: string, message: string): never => {
+      this.d.audit.record({
+        action: AuditActions.passkeyAdd,
+        status: 'failure',
+        principal,
+        targetType: 'user',
+        targetId: login.id,
+        details: { reason },
+      });
+      throw badRequest(message);
+    };
+    if (login.passwordHash && proof?.password) {
+      if (!(await verifyPassword(proof.password, login.passwordHash))) refuse('wrong_password', Messages.wrongCurrentPassword);
+      return;
+    }
+    if (login.mfaEnabled && proof?.code) {
+      if (!(await this.d.mfa.checkCode(login.id, proof.code))) refuse('invalid_mfa_code', Messages.invalidMfaCode);
+      return;
+    }
+    if (login.passwordHash) throw badRequest(PasskeyMessages.passwordNeeded);
+    throw badRequest(login.mfaEnabled ? PasskeyMessages.codeNeeded : PasskeyMessages.noProof);
+  }
+
   remove(principal: Principal, id: string): { message: string } {
     const row = this.d.repo.delete(principal.loginId, id);
     // Another login's passkey is as absent as one that never existed.
@@ -194,10 +239,13 @@ export class PasskeyService {
     return removed;
   }
 
-  /** Options for a sign-in: no allowed list, so the browser offers every passkey it holds for this host. */
-  async signInOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  /**
+   * Options for a sign-in from client address `ip`: no allowed list, so the browser offers every passkey it
+   * holds for this host. 503 while the instance already holds as many ceremonies as it keeps.
+   */
+  async signInOptions(rp: RelyingParty, ip: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
-    this.hold(options.challenge, rp, { kind: 'sign-in' });
+    this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${ip}`);
     return options;
   }
 
@@ -270,14 +318,27 @@ export class PasskeyService {
     return login;
   }
 
-  private hold(challenge: string, rp: RelyingParty, ceremony: Ceremony): void {
+  private hold(challenge: string, rp: RelyingParty, ceremony: Ceremony, client: string): void {
+    const now = this.d.clock.now();
+    const mine = this.byClient.get(client) ?? [];
+    if (mine.length >= MAX_PENDING_PER_CLIENT) this.drop(mine[0]!);
     if (this.pending.size >= MAX_PENDING) {
-      const now = this.d.clock.now();
-      for (const [key, value] of this.pending) if (value.expiresAt <= now) this.pending.delete(key);
-      // Still full: the oldest goes (a Map keeps insertion order), so a flood of options never locks others out.
-      if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
+      for (const [key, value] of this.pending) if (value.expiresAt <= now) this.drop(key);
+      // Still full: refused rather than evicting ceremonies other clients have started.
+      if (this.pending.size >= MAX_PENDING) throw new AppError(503, PasskeyMessages.busy);
     }
-    this.pending.set(challenge, { ...ceremony, challenge, rp, expiresAt: this.d.clock.now() + CEREMONY_TIMEOUT_MS });
+    this.pending.set(challenge, { ...ceremony, challenge, rp, client, expiresAt: now + CEREMONY_TIMEOUT_MS });
+    this.byClient.set(client, [...(this.byClient.get(client) ?? []), challenge]);
+  }
+
+  /** Forgets a ceremony, in both maps. */
+  private drop(challenge: string): void {
+    const entry = this.pending.get(challenge);
+    if (!entry) return;
+    this.pending.delete(challenge);
+    const rest = (this.byClient.get(entry.client) ?? []).filter((c) => c !== challenge);
+    if (rest.length > 0) this.byClient.set(entry.client, rest);
+    else this.byClient.delete(entry.client);
   }
 
   /** The ceremony an answer's clientDataJSON names, spent whatever happens next; null when unknown or expired. */
@@ -291,7 +352,7 @@ export class PasskeyService {
     if (typeof challenge !== 'string') return null;
     const entry = this.pending.get(challenge);
     if (!entry) return null;
-    this.pending.delete(challenge);
+    this.drop(challenge);
     return entry.expiresAt > this.d.clock.now() ? entry : null;
   }
 }

@@ -30,6 +30,8 @@ export interface BackupManifest {
   alongside: { blobs: string; secrets: string };
   /** Where the objects are: a bucket's objects are never copied by `coffer backup`. */
   storage: StorageLocation;
+  /** The file is sealed under BACKUP_PASSPHRASE_FILE's passphrase; `database` describes what `coffer backup decrypt` gives back. */
+  encrypted?: true;
 }
 
 /** What a full backup archive says about itself: its first entry, and (with checksums) its last. */
@@ -122,6 +124,19 @@ class ArchiveSink {
   }
 }
 
+/** Writes a stream to a new file (0600) in few large writes, then syncs it. */
+async function writeAll(file: string, body: AsyncIterable<Uint8Array>): Promise<void> {
+  const handle = await fsp.open(file, 'wx', 0o600);
+  try {
+    const sink = new ArchiveSink(handle);
+    for await (const chunk of body) await sink.write(chunk);
+    await sink.flush();
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * `coffer backup`: an online, consistent snapshot of the database (SQLite copies one
  * transaction's view while the server keeps writing), checked, hashed and described by a manifest.
@@ -150,16 +165,26 @@ export class BackupService {
     return file;
   }
 
-  async create(target: string, opts: { force?: boolean } = {}): Promise<{ file: string; manifestFile: string; manifest: BackupManifest }> {
+  /** With a passphrase the snapshot is sealed as a full backup is: it holds emails, file names and content-search text. */
+  async create(
+    target: string,
+    opts: { force?: boolean; passphrase?: string | null } = {},
+  ): Promise<{ file: string; manifestFile: string; manifest: BackupManifest }> {
     const file = this.checkTarget(target, opts.force);
     const manifestFile = `${file}.manifest.json`;
 
     const partial = `${file}.partial-${process.pid}`;
+    const sealed = `${file}.sealed-${process.pid}`;
     fs.rmSync(partial, { force: true });
+    fs.rmSync(sealed, { force: true });
     try {
       this.database.snapshotTo(partial);
       const manifest = await this.describe(partial, path.basename(file));
-      fs.renameSync(partial, file);
+      if (opts.passphrase) {
+        await writeAll(sealed, sealWithPassphrase(Bun.file(partial).stream(), opts.passphrase));
+        fs.renameSync(sealed, file);
+        manifest.encrypted = true;
+      } else fs.renameSync(partial, file);
       // Created anew, so --force over an older, wider manifest leaves it 0600 too.
       fs.rmSync(manifestFile, { force: true });
       fs.writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
@@ -168,11 +193,12 @@ export class BackupService {
         actor: 'cli',
         targetType: 'backup',
         targetId: file,
-        details: { bytes: manifest.database.bytes, sha256: manifest.database.sha256 },
+        details: { bytes: manifest.database.bytes, sha256: manifest.database.sha256, encrypted: Boolean(opts.passphrase) },
       });
       return { file, manifestFile, manifest };
     } finally {
       fs.rmSync(partial, { force: true });
+      fs.rmSync(sealed, { force: true });
     }
   }
 
@@ -197,15 +223,7 @@ export class BackupService {
     fs.rmSync(partial, { force: true });
     try {
       const archive = this.fullArchive(opts);
-      const handle = await fsp.open(partial, 'wx', 0o600);
-      try {
-        const sink = new ArchiveSink(handle);
-        for await (const chunk of archive.body) await sink.write(chunk);
-        await sink.flush();
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await writeAll(partial, archive.body);
       fs.renameSync(partial, file);
       const { manifest } = archive.result();
       const bytes = fs.statSync(file).size;

@@ -234,6 +234,59 @@ export async function verifyFullBackup(
   }
 }
 
+export interface DecryptedDatabase {
+  file: string;
+  bytes: number;
+  sha256: string;
+  /** The backup's `<file>.manifest.json` was beside it and its checksum matched. */
+  matchesManifest: boolean;
+}
+
+/**
+ * `coffer backup decrypt`: the database of an encrypted `coffer backup FILE`, written to `out` (0600) once
+ * it opened under the passphrase, passes SQLite's integrity check and matches the manifest beside the backup.
+ */
+export async function decryptDatabaseBackup(
+  backup: string,
+  out: string,
+  opts: { passphrase: PassphraseSource; force?: boolean },
+): Promise<DecryptedDatabase> {
+  const file = path.resolve(backup);
+  const target = path.resolve(out);
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
+  if (fs.existsSync(target) && !opts.force) throw badRequest(`${target} already exists; choose another name or pass --force to replace it`);
+  const head = new Uint8Array(await Bun.file(file).slice(0, 8).arrayBuffer());
+  if (!isPassphraseSealed(head)) throw badRequest(`${file} is not encrypted: it is the database itself, use it as it is`);
+  const partial = `${target}.partial-${process.pid}`;
+  fs.rmSync(partial, { force: true });
+  try {
+    let written: ArchivedFile;
+    try {
+      written = await writeHashed(partial, openSealed(Bun.file(file).stream(), await opts.passphrase()));
+    } catch (err) {
+      throw err instanceof SealedStreamError ? badRequest(`${file} cannot be decrypted: ${err.message}`) : err;
+    }
+    const { integrity, facts } = DatabaseRepo.inspectSnapshot(partial);
+    if (!facts) throw badRequest(`the decrypted database fails its integrity check: ${integrity.join('; ')}`);
+    const manifestFile = `${file}.manifest.json`;
+    let manifest: { database?: ArchivedFile } | null = null;
+    try {
+      if (fs.existsSync(manifestFile)) manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
+    } catch {
+      throw badRequest(`${manifestFile} is not a backup manifest (move it aside to decrypt without checking against it)`);
+    }
+    if (manifest?.database && manifest.database.sha256 !== written.sha256) {
+      throw badRequest(
+        `the decrypted database does not match ${manifestFile} (sha256 ${written.sha256}, expected ${manifest.database.sha256})`,
+      );
+    }
+    fs.renameSync(partial, target);
+    return { file: target, ...written, matchesManifest: Boolean(manifest?.database) };
+  } finally {
+    fs.rmSync(partial, { force: true });
+  }
+}
+
 /** The objects are now on local disk: a database that recorded a bucket records local storage instead. */
 function storeLocally(database: string, from: StorageLocation | undefined): void {
   if (!from || from.driver === 'local') return;

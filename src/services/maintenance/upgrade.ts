@@ -108,9 +108,15 @@ function takeSnapshot(db: Db, paths: DataPaths, o: { schema: string; pending: st
 /**
  * `coffer rollback --to SNAPSHOT`: puts a snapshot's database and secrets.json back in place, for the older
  * Coffer to run on (objects are only ever added by an upgrade, so today's objects serve it). The current
- * database is kept beside it as coffer.db.before-rollback-<time>. The server must be stopped (the caller holds the lock).
+ * database is kept beside it as coffer.db.before-rollback-<time> with its write-ahead log (-wal, -shm: a
+ * killed server's last commits are there), and the current secrets.json as secrets.json.before-rollback-<time>
+ * (after a key rotation, only it opens the kept database). The server must be stopped (the caller holds the lock).
  */
-export function rollbackTo(paths: DataPaths, snapshotDir: string, now = Date.now()): { snapshot: UpgradeSnapshot; keptAs: string } {
+export function rollbackTo(
+  paths: DataPaths,
+  snapshotDir: string,
+  now = Date.now(),
+): { snapshot: UpgradeSnapshot; keptAs: string; secretsKeptAs: string | null } {
   const dir = path.resolve(snapshotDir);
   let snapshot: UpgradeSnapshot;
   try {
@@ -123,17 +129,31 @@ export function rollbackTo(paths: DataPaths, snapshotDir: string, now = Date.now
   const { integrity, facts } = DatabaseRepo.inspectSnapshot(db);
   if (!facts) throw badRequest(`the snapshot's database fails its integrity check: ${integrity.join('; ')}`);
   const keptAs = `${paths.database}.before-rollback-${timeStamp(now)}`;
+  const secrets = path.join(dir, 'secrets.json');
+  const replacesSecrets = fs.existsSync(secrets) && fs.existsSync(paths.secrets);
+  const secretsKeptAs = replacesSecrets ? `${paths.secrets}.before-rollback-${timeStamp(now)}` : null;
+  for (const kept of [keptAs, secretsKeptAs]) {
+    if (kept && fs.existsSync(kept)) throw badRequest(`${kept} already exists (a rollback this very second); run it again in a second`);
+  }
+  if (secretsKeptAs) {
+    fs.copyFileSync(paths.secrets, secretsKeptAs, fs.constants.COPYFILE_EXCL);
+    fs.chmodSync(secretsKeptAs, 0o600);
+  }
   const staged = `${paths.database}.rollback-${process.pid}`;
   fs.copyFileSync(db, staged);
   fs.chmodSync(staged, 0o600);
-  if (fs.existsSync(paths.database)) fs.renameSync(paths.database, keptAs);
-  for (const suffix of ['-wal', '-shm']) fs.rmSync(`${paths.database}${suffix}`, { force: true });
+  if (fs.existsSync(paths.database)) {
+    // Renamed, not opened: SQLite may delete the log of a database it fails to open, and it is where a
+    // killed server's last commits are. Opening the kept database reads them from its renamed log.
+    for (const suffix of ['-wal', '-shm', '']) {
+      if (fs.existsSync(`${paths.database}${suffix}`)) fs.renameSync(`${paths.database}${suffix}`, `${keptAs}${suffix}`);
+    }
+  }
   fs.renameSync(staged, paths.database);
-  const secrets = path.join(dir, 'secrets.json');
   if (fs.existsSync(secrets)) {
     fs.copyFileSync(secrets, `${paths.secrets}.rollback`);
     fs.chmodSync(`${paths.secrets}.rollback`, 0o600);
     fs.renameSync(`${paths.secrets}.rollback`, paths.secrets);
   }
-  return { snapshot, keptAs };
+  return { snapshot, keptAs, secretsKeptAs };
 }

@@ -13,12 +13,16 @@ const clock = new ManualClock(Date.now());
 // Browsers refuse an address as the relying party: the tests speak to the server as localhost.
 let origin: string;
 const client = () => new TestClient(origin);
+// Adding a passkey asks for the password again: each signed-in client remembers its login's.
+const passwordOf = new WeakMap<TestClient, string>();
 const signInAs = async (s: seed.SeededLogin) => {
   const c = client();
   const res = await c.post('/api/login', { email: s.email, password: s.password });
   expect(res.status).toBe(200);
+  passwordOf.set(c, s.password);
   return c;
 };
+const registerOptions = (c: TestClient) => c.post('/api/passkeys/register/options', { password: passwordOf.get(c) });
 
 beforeAll(async () => {
   t = await startTestServer({ clock });
@@ -28,7 +32,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 async function addPasskey(c: TestClient, name?: string): Promise<{ passkey: SoftPasskey; id: string }> {
-  const options = await json(await c.post('/api/passkeys/register/options'));
+  const options = await json(await registerOptions(c));
   const { passkey, response } = await createPasskey(options, origin);
   const res = await c.post('/api/passkeys', { ...(name === undefined ? {} : { name }), response });
   expect(res.status).toBe(201);
@@ -42,11 +46,13 @@ async function passkeySignIn(passkey: SoftPasskey, opts: Parameters<typeof signW
   return { c, answer, res: await c.post('/api/passkeys/sign-in', answer) };
 }
 
-async function enableMfa(c: TestClient) {
+async function enableMfa(c: TestClient): Promise<{ secret: string; backupCodes: string[] }> {
   const setup = await json(await c.post('/api/mfa/setup'));
   const code = await generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) });
-  expect((await c.post('/api/mfa/verify', { code })).status).toBe(200);
+  const verified = await c.post('/api/mfa/verify', { code });
+  expect(verified.status).toBe(200);
   clock.advance(30_000);
+  return { secret: setup.secret, backupCodes: (await json(verified)).backupCodes };
 }
 
 const auditOf = (action: string, loginId: string) => {
@@ -62,7 +68,7 @@ describe('passkeys in settings', () => {
     const o = await seed.owner(t);
     const c = await signInAs(o);
     expect(await json(await c.get('/api/passkeys'))).toEqual({ passkeys: [] });
-    const options = await json(await c.post('/api/passkeys/register/options'));
+    const options = await json(await registerOptions(c));
     expect(options.rp).toEqual({ name: 'Coffer', id: 'localhost' });
     expect(options.authenticatorSelection).toMatchObject({ residentKey: 'required' });
 
@@ -74,7 +80,7 @@ describe('passkeys in settings', () => {
     expect((await json(await c.get('/api/profile'))).signInMethods).toEqual(['password', 'passkey']);
 
     // The second registration excludes the first credential, so one authenticator is not added twice.
-    const again = await json(await c.post('/api/passkeys/register/options'));
+    const again = await json(await registerOptions(c));
     expect(again.excludeCredentials).toHaveLength(2);
 
     expect(await json(await c.delete(`/api/passkeys/${id}`))).toEqual({ message: 'Passkey removed' });
@@ -106,7 +112,7 @@ describe('passkeys in settings', () => {
   test('bad input: a forged or foreign answer, a reused challenge, a long name, an address as host are 4xx that say why', async () => {
     const o = await seed.owner(t);
     const c = await signInAs(o);
-    const options = await json(await c.post('/api/passkeys/register/options'));
+    const options = await json(await registerOptions(c));
     const { response } = await createPasskey(options, 'http://localhost:1');
     const wrongOrigin = await c.post('/api/passkeys', { response });
     expect(wrongOrigin.status).toBe(400);
@@ -116,7 +122,7 @@ describe('passkeys in settings', () => {
     expect((await json(await c.post('/api/passkeys', { response: fresh.response }))).message).toBe(
       'This passkey request has expired or was already used. Start again.',
     );
-    const long = await createPasskey(await json(await c.post('/api/passkeys/register/options')), origin);
+    const long = await createPasskey(await json(await registerOptions(c)), origin);
     const named = await c.post('/api/passkeys', { name: 'x'.repeat(65), response: long.response });
     expect(named.status).toBe(422);
     expect((await json(named)).details).toEqual([{ field: 'name', message: 'Passkey name must be at most 64 characters' }]);
@@ -124,7 +130,7 @@ describe('passkeys in settings', () => {
 
     // Another login's registration challenge is not this one's.
     const other = await signInAs(await seed.owner(t));
-    const foreign = await createPasskey(await json(await other.post('/api/passkeys/register/options')), origin);
+    const foreign = await createPasskey(await json(await registerOptions(other)), origin);
     expect((await c.post('/api/passkeys', { response: foreign.response })).status).toBe(400);
 
     const byAddress = await (await seed.login(t, o.email, o.password)).post('/api/passkeys/register/options');
@@ -132,6 +138,67 @@ describe('passkeys in settings', () => {
     expect((await json(byAddress)).message).toStartWith(`Passkeys need HTTPS, or http://localhost: browsers refuse them at ${t.url}.`);
     expect((await t.client().post('/api/passkeys/sign-in/options')).status).toBe(400);
     expect((await client().post('/api/passkeys/register/options')).status).toBe(401);
+  });
+});
+
+describe('adding a passkey asks who you are again', () => {
+  test('a session alone is refused: the password, or a code of the second factor, is asked again and checked', async () => {
+    const o = await seed.owner(t);
+    const c = await signInAs(o);
+    const bare = await c.post('/api/passkeys/register/options');
+    expect(bare.status).toBe(400);
+    expect((await json(bare)).message).toStartWith('Enter your password to add a passkey');
+    const wrong = await c.post('/api/passkeys/register/options', { password: 'not the password' });
+    expect(wrong.status).toBe(400);
+    expect((await json(wrong)).message).toBe(Messages.wrongCurrentPassword);
+    expect(auditOf('passkey.add', o.id)).toMatchObject([{ status: 'failure', details: { reason: 'wrong_password' } }]);
+    expect((await json(await c.get('/api/passkeys'))).passkeys).toEqual([]);
+
+    // With two-factor on, a code will do instead of the password; a wrong one is refused.
+    const { secret } = await enableMfa(c);
+    const badCode = await c.post('/api/passkeys/register/options', { code: '000000' });
+    expect(badCode.status).toBe(400);
+    expect((await json(badCode)).message).toBe(Messages.invalidMfaCode);
+    const code = await generate({ secret, epoch: Math.floor(clock.now() / 1000) });
+    const options = await json(await c.post('/api/passkeys/register/options', { code }));
+    const { response } = await createPasskey(options, origin);
+    expect((await c.post('/api/passkeys', { response })).status).toBe(201);
+    expect((await registerOptions(c)).status).toBe(200);
+  });
+
+  test('a login without a password confirms with a code, and without a second factor is told to turn one on', async () => {
+    const row = await t.server.ctx.services.accounts.createLogin({ email: seed.uniqueEmail('sso'), password: null, name: 'SSO' });
+    const { token } = await t.server.ctx.services.sessions.start(row.id, { ip: '127.0.0.1', userAgent: 'test', requestId: 'test' });
+    const c = client();
+    c.cookies.set('token', token);
+    const refused = await c.post('/api/passkeys/register/options', { password: 'anything' });
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).message).toEndWith('Turn on two-factor authentication first.');
+    const { backupCodes } = await enableMfa(c);
+    const asked = await c.post('/api/passkeys/register/options');
+    expect((await json(asked)).message).toStartWith('Enter a code from your authenticator app, or a backup code');
+    expect((await c.post('/api/passkeys/register/options', { code: backupCodes[0] })).status).toBe(200);
+  });
+
+  test('a password change keeps the passkeys unless asked to remove them, and then they sign in no more', async () => {
+    const o = await seed.owner(t);
+    const kept = await addPasskey(await signInAs(o), 'Kept');
+    const changed = await (await signInAs(o)).post('/api/change-password', { oldPassword: o.password, newPassword: 'second password' });
+    expect(changed.status).toBe(200);
+    expect((await passkeySignIn(kept.passkey)).res.status).toBe(200);
+
+    const c = client();
+    expect((await c.post('/api/login', { email: o.email, password: 'second password' })).status).toBe(200);
+    passwordOf.set(c, 'second password');
+    const planted = await addPasskey(c, 'Planted');
+    const cleared = await c.post('/api/change-password', {
+      oldPassword: 'second password',
+      newPassword: 'third password',
+      removePasskeys: true,
+    });
+    expect(cleared.status).toBe(200);
+    for (const { passkey } of [kept, planted]) expect((await passkeySignIn(passkey)).res.status).toBe(401);
+    expect(auditOf('passkey.remove', o.id)).toMatchObject([{ targetType: 'user', details: { removed: 2 } }]);
   });
 });
 
@@ -225,15 +292,34 @@ describe('signing in with a passkey', () => {
     expect((await passkeySignIn(passkey)).res.status).toBe(200);
   });
 
-  test('at most 10,000 ceremonies are held: past that the oldest is dropped, so a flood of options locks nobody out', async () => {
+  test("a flood of options from one address evicts only that address's own ceremonies; past 10,000 in all new ones are refused", async () => {
     const o = await seed.owner(t);
     const { passkey } = await addPasskey(await signInAs(o));
     const c = client();
-    const oldest = await json(await c.post('/api/passkeys/sign-in/options'));
+    const mine = await json(await c.post('/api/passkeys/sign-in/options'));
     const rp = { id: 'localhost', origin };
-    for (let i = 0; i < 10_000; i++) await t.server.ctx.services.passkeys.signInOptions(rp);
-    const dropped = await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, oldest, origin));
-    expect((await json(dropped)).message).toBe('This passkey request has expired or was already used. Start again.');
+    const passkeys = t.server.ctx.services.passkeys;
+    const flooder = await passkeys.signInOptions(rp, '203.0.113.9');
+    for (let i = 0; i < 10_000; i++) await passkeys.signInOptions(rp, '203.0.113.9');
+    // The flooder's first ceremony made way for its later ones; the other address's is intact.
+    const evicted = await client().post('/api/passkeys/sign-in', await signWithPasskey(passkey, flooder, origin));
+    expect((await json(evicted)).message).toBe('This passkey request has expired or was already used. Start again.');
+    expect((await c.post('/api/passkeys/sign-in', await signWithPasskey(passkey, mine, origin))).status).toBe(200);
+
+    // Many addresses at once: once 10,000 are held, a new one is refused and none already held is evicted.
+    const held = await json(await client().post('/api/passkeys/sign-in/options'));
+    let refused: unknown = null;
+    for (let i = 0; i < 10_000 && refused === null; i++) {
+      await passkeys.signInOptions(rp, `198.51.${i >> 8}.${i & 255}`).catch((err: unknown) => {
+        refused = err;
+      });
+    }
+    expect(refused).toMatchObject({ status: 503, message: expect.stringContaining('Too many passkey sign-ins are under way') });
+    const full = await client().post('/api/passkeys/sign-in/options');
+    expect(full.status).toBe(503);
+    expect((await client().post('/api/passkeys/sign-in', await signWithPasskey(passkey, held, origin))).status).toBe(200);
+    // Expired ceremonies make room again.
+    clock.advance(5 * 60_000 + 1);
     expect((await passkeySignIn(passkey)).res.status).toBe(200);
   });
 
@@ -253,16 +339,17 @@ describe('signing in with a passkey', () => {
   });
 
   test('passkey sign-ins count against the sign-in limit of the login they name', async () => {
-    const limited = await startTestServer({ env: { COFFER_AUTH_RATE_LIMIT: '4' } });
+    const limited = await startTestServer({ env: { COFFER_AUTH_RATE_LIMIT: '5' } });
     try {
       const local = `http://localhost:${new URL(limited.url).port}`;
       const a = await seed.admin(limited);
       const c = new TestClient(local);
       await c.post('/api/login', { email: a.email, password: a.password });
-      const options = await json(await c.post('/api/passkeys/register/options'));
+      const options = await json(await c.post('/api/passkeys/register/options', { password: a.password }));
       const { passkey, response } = await createPasskey(options, local);
       expect((await c.post('/api/passkeys', { response })).status).toBe(201);
-      // Sign-up and sign-in spent two of the login's four attempts; two passkey sign-ins spend the rest.
+      // Sign-up, sign-in and the password asked again before adding spent three of the login's five attempts;
+      // two passkey sign-ins spend the rest.
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) {
         const anon = new TestClient(local);
