@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, apiSettled, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, apiSettled, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { upload } from '../helpers/files.ts';
+import { listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -48,6 +48,46 @@ describe('file manager layout at desktop and phone widths', () => {
       await eventually(async () => (await tilesInFirstRow(page)) > 4, { message: 'the reloaded grid fills the width' });
       expect(switched).toBe(await tilesInFirstRow(page));
       await page.getByRole('button', { name: 'List view' }).click();
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test('at 390 px the selection bar fits the screen: every action is in it or under More, Delete and More within reach', async () => {
+    for (const dark of [false, true]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, dark, touch: true });
+      await page.goto('/files');
+      await page
+        .getByRole('row', { name: /^report-03\.txt,/ })
+        .getByRole('checkbox')
+        .click();
+      const bar = page.getByRole('toolbar', { name: 'Selection actions' });
+      await bar.getByText('1 selected').waitFor();
+      const [scrollWidth, clientWidth] = await bar.evaluate((el: any) => [el.scrollWidth, el.clientWidth]);
+      expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+      for (const button of await bar.getByRole('button').all()) {
+        const box = (await button.boundingBox())!;
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+      }
+      const inBar = (await bar
+        .getByRole('button')
+        .evaluateAll((els: any[]) => els.map((e) => e.textContent.trim() || e.getAttribute('aria-label')))) as string[];
+      expect(inBar).toContain('Delete');
+      expect(inBar).toContain('More actions');
+      await screenshot(page, `layout-selection-${dark ? 'dark' : 'light'}-390`);
+      if (!dark) await expectAccessible(page, 'selection bar at 390 px');
+
+      // What did not fit is under More, and works from there.
+      await bar.getByRole('button', { name: 'More actions' }).click();
+      const menu = page.getByRole('menu', { name: 'More actions' });
+      for (const label of ['Move', 'Copy', 'Cut']) await menu.getByRole('menuitem', { name: label, exact: true }).waitFor();
+      await screenshot(page, `layout-selection-more-${dark ? 'dark' : 'light'}-390`);
+      await menu.getByRole('menuitem', { name: /^(Star|Unstar)/ }).click();
+      await eventually(async () => {
+        const starred = (await listAll(o.client, '/api/files/starred')).map((i) => i.name);
+        return dark ? starred.length === 0 : starred.join() === 'report-03.txt';
+      });
       expect(errors).toEqual([]);
       await context.close();
     }
