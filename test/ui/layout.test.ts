@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, apiSettled, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { listAll, upload } from '../helpers/files.ts';
+import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -88,6 +88,34 @@ describe('file manager layout at desktop and phone widths', () => {
         const starred = (await listAll(o.client, '/api/files/starred')).map((i) => i.name);
         return dark ? starred.length === 0 : starred.join() === 'report-03.txt';
       });
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test('at 390 px a shared name keeps room to be read, and its link badge sits beside it, not over it', async () => {
+    const owner = await seed.owner(t);
+    t.server.ctx.db.$client.query("UPDATE users SET name = 'Maria Fernanda Lopez Hernandez' WHERE id = ?").run(owner.id);
+    const trip = await folder(owner.client, 'Lisbon trip 2024');
+    await owner.client.post('/api/files/share', { ids: [trip.id], shared: true, expiry: '30d' });
+    await owner.client.post(`/api/files/${trip.id}/members`, { email: o.email, role: 'editor' });
+    for (const dark of [false, true]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, dark, touch: true });
+      await page.goto('/shared-with-me');
+      const row = page.getByRole('row', { name: /^Lisbon trip 2024,/ });
+      await row.waitFor();
+      await screenshot(page, `layout-shared-with-me-${dark ? 'dark' : 'light'}-390`);
+      const name = row.locator('.tname');
+      const nameBox = (await name.boundingBox())!;
+      const badgeBox = (await row.locator('.badge.shared').boundingBox())!;
+      expect(nameBox.x + nameBox.width).toBeLessThanOrEqual(badgeBox.x);
+      // Its start keeps at least six letters' room ("Lisbon"), its end ("p 2024") stays whole.
+      const head = (await row.locator('.tname-head').boundingBox())!;
+      expect(head.width).toBeGreaterThanOrEqual(6 * 8);
+      const tail = (await row.locator('.tname-tail').boundingBox())!;
+      expect(tail.x + tail.width).toBeLessThanOrEqual(nameBox.x + nameBox.width + 0.5);
+      expect(await row.getByText('Maria Fernanda Lopez Hernandez').isVisible()).toBe(true);
+      if (dark) await expectAccessible(page, 'Shared with me at 390 px');
       expect(errors).toEqual([]);
       await context.close();
     }
