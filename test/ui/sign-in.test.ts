@@ -270,7 +270,15 @@ describe('first visit to a server reachable beyond loopback', () => {
       await page.getByLabel('Email').fill('grace@example.test');
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Create account' }).click();
-      await page.getByRole('alert').filter({ hasText: 'setup code is not right' }).waitFor();
+      const refusal = page.getByRole('alert').filter({ hasText: 'setup code is not right' });
+      await refusal.waitFor();
+      // The server quotes the command between back-ticks: the page shows it as code, without them.
+      expect(await refusal.textContent()).toBe('That setup code is not right: check it against coffer setup-code on the server');
+      expect(await refusal.locator('code').textContent()).toBe('coffer setup-code');
+      await screenshot(page, 'signup-setup-code-wrong-light-desktop');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.setViewportSize(PHONE);
+      await screenshot(page, 'signup-setup-code-wrong-dark-phone');
       expect(lan.ctx.services.accounts.noLoginYet()).toBe(true);
       await page.getByLabel('Setup code').fill(code);
       await page.getByRole('button', { name: 'Create account' }).click();
