@@ -218,7 +218,7 @@ export interface Api {
   'GET /api/user/backups': { response: BackupStatus };
   /** 202: the backup runs as a job; 409 while one waits or runs. */
   'POST /api/user/backups/run': { response: { jobId: string } };
-  'GET /api/version': { response: { backend: string } };
+  'GET /api/version': { response: { backend: string; updateFeed: boolean } };
   'GET /api/version/latest': { response: Record<string, unknown> };
 }
 

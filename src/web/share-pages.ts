@@ -15,7 +15,7 @@ table{width:100%;border-collapse:collapse}th,td{padding:10px 8px;border-bottom:1
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
 td a{color:var(--fg);text-decoration:none;overflow-wrap:anywhere}
 td a:hover{text-decoration:underline}
-.kind{width:2rem;color:var(--muted)}.icon{width:20px;height:20px;vertical-align:-4px}
+.kind{width:2rem;color:var(--muted)}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}.icon{width:20px;height:20px;vertical-align:-4px}
 h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
 .empty{color:var(--muted);text-align:center;padding:32px}
 .meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}
@@ -176,7 +176,7 @@ ${pictures
 ${v.upload ? dropArea(v.token, []) : ''}<section class="card">
 ${gallery}
 <table>
-<thead><tr><th class="kind"><span hidden>Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>
+<thead><tr><th class="kind"><span class="sr-only">Type</span></th><th>Name</th><th>Size</th><th class="hide-small">Modified</th></tr></thead>
 <tbody>
 ${rows || '<tr><td class="empty" colspan="4">This folder is empty.</td></tr>'}
 </tbody>

@@ -381,6 +381,33 @@ describe('admin console', () => {
     await context.close();
   });
 
+  test('About without an update feed says none is configured, and the page asks for none (no 502 from the server)', async () => {
+    const bare = await startTestServer();
+    try {
+      const a = await seed.admin(bare);
+      for (const [tag, opts] of [
+        ['light-desktop', { viewport: { width: 1440, height: 900 } }],
+        ['dark-phone', { viewport: PHONE, dark: true, touch: true }],
+      ] as const) {
+        const { context, page, errors } = await signedInContext(browser, bare.url, a, opts);
+        const refused: string[] = [];
+        page.on('response', (r) => {
+          if (r.status() >= 500) refused.push(`${r.status()} ${new URL(r.url()).pathname}`);
+        });
+        await page.goto('/admin/about');
+        await page.getByRole('status').filter({ hasText: 'Update checks are not configured: no update feed is set.' }).waitFor();
+        await apiSettled(page);
+        expect(refused).toEqual([]);
+        expect(await page.getByText('could not be reached').count()).toBe(0);
+        await screenshot(page, `admin-about-no-feed-${tag}`);
+        expect(errors).toEqual([]);
+        await context.close();
+      }
+    } finally {
+      await bare.stop();
+    }
+  });
+
   test('an owner has no way into the admin console: no link, and a plain page instead of the screens', async () => {
     const o = await seed.owner(t);
     const { context, page } = await signedInContext(browser, t.url, o);

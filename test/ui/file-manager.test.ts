@@ -9,6 +9,7 @@ import {
   dropFiles,
   dropTree,
   expectAccessible,
+  PHONE,
   releaseBrowser,
   screenshot,
   signedInContext,
@@ -811,6 +812,31 @@ describe('file manager', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL('**/trash');
     await context.close();
+  });
+
+  test('the command palette with nothing matching says so outside its list, which holds options only (axe-core); light and dark', async () => {
+    const o = await seed.owner(t);
+    for (const [opts, tag] of [
+      [{}, 'light-desktop'],
+      [{ viewport: PHONE, dark: true, touch: true }, 'dark-phone'],
+    ] as const) {
+      const { context, page, errors } = await openFolder(o, '/files', opts);
+      await page.getByText('This folder is empty.').waitFor();
+      await page.keyboard.press('Control+k');
+      const palette = page.getByRole('dialog', { name: 'Command palette' });
+      await palette.getByRole('combobox').fill('qwxz nothing like this');
+      await palette.getByText('Nothing matches.').waitFor();
+      await expectAccessible(page, `command palette with nothing matching (${tag})`);
+      const list = palette.getByRole('listbox', { name: 'Commands and files' });
+      expect(await list.locator(':scope > :not([role="option"])').count()).toBe(0);
+      expect(await palette.getByRole('status').textContent()).toBe('Nothing matches.');
+      await screenshot(page, `palette-nothing-matches-${tag}`);
+      await palette.getByRole('combobox').fill('trash');
+      await palette.getByRole('option', { name: 'Go to Trash' }).waitFor();
+      expect(await palette.getByText('Nothing matches.').count()).toBe(0);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 
   test('a folder bigger than a page loads further pages as it scrolls, with few rows in the page', async () => {

@@ -131,4 +131,25 @@ describe('Photos', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 120_000);
+  test("a photo's details say when it was taken, read from the picture, beside when the file was modified; light and dark", async () => {
+    for (const [opts, tag] of [
+      [{}, 'light-desktop'],
+      [{ dark: true, viewport: PHONE, touch: true }, 'dark-phone'],
+    ] as const) {
+      const { context, page, errors } = await signedInContext(browser, t.url, owner, opts);
+      await page.goto('/photos');
+      await page.getByRole('listbox', { name: 'Photos' }).getByRole('option', { name: 'nov-01.jpg', exact: true }).click();
+      const viewer = page.getByRole('dialog', { name: 'nov-01.jpg' });
+      await viewer.getByRole('img', { name: 'nov-01.jpg' }).waitFor();
+      await viewer.getByRole('button', { name: 'Get info' }).click();
+      const details = viewer.locator('.info-panel');
+      await details.getByText('Location').waitFor();
+      // nov-01.jpg says 2026:11:11 12:00:00; it was uploaded by this test, on another day.
+      expect(await details.locator('dt:text-is("Taken") + dd').textContent()).toContain('November 11, 2026');
+      expect(await details.locator('dt:text-is("Modified") + dd').textContent()).not.toContain('November 11, 2026');
+      await screenshot(page, `photos-details-taken-${tag}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  }, 120_000);
 });

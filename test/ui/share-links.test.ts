@@ -122,6 +122,32 @@ describe('share link options in the web app', () => {
   });
 });
 
+describe('the public page of a shared folder', () => {
+  test('its listing passes axe-core, every column header named (the icon column too); light at desktop width, dark at phone width', async () => {
+    const o = await seed.owner(t);
+    const trip = await folder(o.client, 'Lisbon trip 2024');
+    await folder(o.client, 'Day 1', trip.id);
+    await upload(o.client, 'itinerary.txt', 'day by day', { parentId: trip.id });
+    const shared = await json(await o.client.post('/api/files/share', { ids: [trip.id], shared: true }));
+    const url = new URL(shared.links[trip.id]);
+    for (const [dark, viewport, suffix] of [
+      [false, { width: 1440, height: 900 }, 'light-desktop'],
+      [true, PHONE, 'dark-phone'],
+      [false, PHONE, 'light-phone'],
+      [true, { width: 1440, height: 900 }, 'dark-desktop'],
+    ] as const) {
+      const { context, page, errors } = await openContext(browser, t.url, { viewport, dark, touch: viewport === PHONE });
+      await page.goto(url.pathname);
+      await page.getByRole('link', { name: 'itinerary.txt' }).waitFor();
+      expect(await page.getByRole('columnheader', { name: 'Type', exact: true }).count()).toBe(1);
+      if (suffix === 'light-desktop' || suffix === 'dark-phone') await expectAccessible(page, `public folder page ${suffix}`);
+      await screenshot(page, `share-folder-${suffix}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+});
+
 describe('the public pages of a protected drop folder', () => {
   test('password form (wrong then right), then the drop page on a phone: pick files, name, progress, receipt of this visit only', async () => {
     const o = await seed.owner(t);

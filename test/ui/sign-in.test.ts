@@ -61,6 +61,42 @@ describe('sign-in pages', () => {
     await context.close();
   });
 
+  test('sign-in refused by the rate limit says how long to wait, from the Retry-After the server sends', async () => {
+    for (const [tag, opts] of [
+      ['light-desktop', { viewport: DESKTOP }],
+      ['dark-phone', { viewport: PHONE, dark: true, touch: true }],
+    ] as const) {
+      // Two attempts per window (signing the owner in took one): a server of its own, so no other test's count.
+      const limited = await startTestServer({ env: { COFFER_AUTH_RATE_LIMIT: '2' } });
+      try {
+        const o = await seed.owner(limited);
+        const { context, page, errors } = await openContext(browser, limited.url, opts);
+        await page.goto('/login');
+        await page.getByLabel('Email').fill(o.email);
+        await page.getByLabel('Password').fill('not the password');
+        const refusal = page.getByRole('alert');
+        let wait = 0;
+        for (let i = 0; i < 4 && !wait; i++) {
+          const answer = page.waitForResponse((r) => r.url().endsWith('/api/login'));
+          await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+          const res = await answer;
+          if (res.status() === 429) wait = Number(res.headers()['retry-after']);
+          else await refusal.filter({ hasText: 'Invalid credentials' }).waitFor();
+        }
+        expect(wait).toBeGreaterThan(0);
+        await refusal.filter({ hasText: 'Too many requests' }).waitFor();
+        expect(await refusal.textContent()).toBe(
+          `Too many requests. Try again in ${wait < 60 ? `${wait} s` : `${Math.round(wait / 60)} min`}.`,
+        );
+        await screenshot(page, `signin-rate-limited-${tag}`);
+        expect(errors).toEqual([]);
+        await context.close();
+      } finally {
+        await limited.stop();
+      }
+    }
+  });
+
   test("sign-in shows the server's refusal, then returns to the page that was wanted", async () => {
     const o = await seed.owner(t);
     for (const [name, opts] of [
@@ -234,7 +270,15 @@ describe('first visit to a server reachable beyond loopback', () => {
       await page.getByLabel('Email').fill('grace@example.test');
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Create account' }).click();
-      await page.getByRole('alert').filter({ hasText: 'setup code is not right' }).waitFor();
+      const refusal = page.getByRole('alert').filter({ hasText: 'setup code is not right' });
+      await refusal.waitFor();
+      // The server quotes the command between back-ticks: the page shows it as code, without them.
+      expect(await refusal.textContent()).toBe('That setup code is not right: check it against coffer setup-code on the server');
+      expect(await refusal.locator('code').textContent()).toBe('coffer setup-code');
+      await screenshot(page, 'signup-setup-code-wrong-light-desktop');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.setViewportSize(PHONE);
+      await screenshot(page, 'signup-setup-code-wrong-dark-phone');
       expect(lan.ctx.services.accounts.noLoginYet()).toBe(true);
       await page.getByLabel('Setup code').fill(code);
       await page.getByRole('button', { name: 'Create account' }).click();

@@ -1,6 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/index.ts';
-import { ApiError } from '../app/api.ts';
 import { Icon } from '../ui/icons.tsx';
 import { Section } from '../ui/page.tsx';
 
@@ -32,16 +31,19 @@ export function About() {
     try {
       setLatest({ state: 'ok', feed: await api.admin.latestVersion() });
     } catch (err) {
-      if (err instanceof ApiError && err.body.configured === false) setLatest({ state: 'unconfigured' });
-      else setLatest({ state: 'unreachable', message: (err as Error).message });
+      setLatest({ state: 'unreachable', message: (err as Error).message });
     }
   };
   useEffect(() => {
     api.admin.version().then(
-      (v) => setBackend(v.backend),
+      (v) => {
+        setBackend(v.backend);
+        // Without a feed the server can only refuse (502): ask it only when there is one.
+        if (v.updateFeed) void check();
+        else setLatest({ state: 'unconfigured' });
+      },
       () => setBackend(null),
     );
-    void check();
   }, []);
 
   let status;

@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import type { Api, ApiKey, PathParams } from '../../src/contract/api.ts';
 import type { Item } from '../../src/contract/files.ts';
+import { formatDuration } from './format.ts';
 
 /** A refused or failed call, carrying the server's own message for the user. */
 export class ApiError extends Error {
@@ -34,6 +35,15 @@ export interface CallOptions {
   anonymous?: boolean;
 }
 
+/** What a refusal says to the user: the server's message, and for a rate limit how long to wait. */
+export function refusalMessage(status: number, body: Record<string, unknown>, retryAfter: string | null, fallback: string): string {
+  const seconds = Number(retryAfter);
+  // A rate limit's answer says only "later"; its Retry-After header says how much later.
+  if (status === 429 && body.retryAfterMs === undefined && seconds > 0)
+    return `Too many requests. Try again in ${formatDuration(seconds)}.`;
+  return String(body.message ?? body.error ?? fallback);
+}
+
 async function errorFrom(res: Response): Promise<ApiError> {
   let body: Record<string, unknown> = {};
   try {
@@ -41,7 +51,7 @@ async function errorFrom(res: Response): Promise<ApiError> {
   } catch {
     // A non-JSON error (a proxy's page): the status text below says enough.
   }
-  const message = String(body.message ?? body.error ?? `${res.status} ${res.statusText || 'Request failed'}`);
+  const message = refusalMessage(res.status, body, res.headers.get('Retry-After'), `${res.status} ${res.statusText || 'Request failed'}`);
   return new ApiError(res.status, message, body);
 }
 

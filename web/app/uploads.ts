@@ -1,5 +1,5 @@
 import { computed, type Signal, signal } from '@preact/signals';
-import { ApiError, OFFLINE_MESSAGE } from './api.ts';
+import { ApiError, OFFLINE_MESSAGE, refusalMessage } from './api.ts';
 import type { Item } from '../../src/contract/files.ts';
 import { formatSize } from './format.ts';
 import { invalidateListings, type Listing } from './listings.ts';
@@ -72,7 +72,14 @@ const multipartTransport: UploadTransport = {
           const failed = (body.failed as { error: string }[] | undefined)?.[0];
           if (failed) reject(new ApiError(400, failed.error));
           else resolve(((body.files as Item[] | undefined)?.[0] ?? body) as Item);
-        } else reject(new ApiError(xhr.status, String(body.message ?? body.error ?? `Upload failed (${xhr.status})`), body));
+        } else
+          reject(
+            new ApiError(
+              xhr.status,
+              refusalMessage(xhr.status, body, xhr.getResponseHeader('Retry-After'), `Upload failed (${xhr.status})`),
+              body,
+            ),
+          );
       };
       xhr.onerror = () => reject(new ApiError(0, OFFLINE_MESSAGE));
       xhr.onabort = () => reject(new DOMException('cancelled', 'AbortError'));
@@ -84,7 +91,9 @@ const multipartTransport: UploadTransport = {
 };
 
 /** The server's answer to a failed tus request, as the user's message. */
-function tusError(err: Error & { originalResponse?: { getStatus(): number; getBody(): string } | null }): ApiError {
+function tusError(
+  err: Error & { originalResponse?: { getStatus(): number; getBody(): string; getHeader(name: string): string | undefined } | null },
+): ApiError {
   const res = err.originalResponse;
   if (!res) return new ApiError(0, OFFLINE_MESSAGE);
   let body: Record<string, unknown> = {};
@@ -93,7 +102,8 @@ function tusError(err: Error & { originalResponse?: { getStatus(): number; getBo
   } catch {
     // Not JSON (a proxy's page): the status says enough.
   }
-  return new ApiError(res.getStatus(), String(body.message ?? body.error ?? `Upload failed (${res.getStatus()})`), body);
+  const status = res.getStatus();
+  return new ApiError(status, refusalMessage(status, body, res.getHeader('Retry-After') ?? null, `Upload failed (${status})`), body);
 }
 
 /**

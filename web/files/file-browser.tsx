@@ -112,6 +112,27 @@ let shown: { current: PageHandlers } | null = null;
 document.addEventListener('keydown', (e) => shown?.current.keydown(e));
 document.addEventListener('paste', (e) => shown?.current.paste(e));
 
+/** Below this width (styles.css) the selection's actions sit in a bar along the bottom of the screen. */
+const BOTTOM_BAR_MAX = 760;
+
+/**
+ * How many action buttons the bottom bar holds beside Clear, the count and More (about 210 px together),
+ * each 44 px wide and 6 apart; above the phone width every action has room.
+ */
+function selectionBarRoom(width: number): number {
+  return width > BOTTOM_BAR_MAX ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor((width - 210) / 50));
+}
+
+function useWindowWidth(): number {
+  const [width, setWidth] = useState(window.innerWidth);
+  useEffect(() => {
+    const resized = () => setWidth(window.innerWidth);
+    window.addEventListener('resize', resized);
+    return () => window.removeEventListener('resize', resized);
+  }, []);
+  return width;
+}
+
 /** The file manager: one folder or view, its toolbar, list or grid, selection, keys, drops and details. */
 export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps) {
   const by = sortBy.value;
@@ -130,6 +151,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const [sharedWithMe, setSharedWithMe] = useState<ItemInfo['sharedWithMe']>(undefined);
   const [slow, setSlow] = useState(false);
   const [dropping, setDropping] = useState(false);
+  const windowWidth = useWindowWidth();
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
 
@@ -349,8 +371,12 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     kind === 'folder' ? (crumbs[crumbs.length - 1]?.name ?? 'My files') : kind === 'search' ? `Results for “${query}”` : TITLES[kind];
   const sharedRoot = kind === 'folder' ? [...crumbs].reverse().find((c) => sharedFolders.value.has(c.id)) : undefined;
   const globals = actions.filter((a) => a.global);
-  const onSelection = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
-  const more = actions.filter((a) => !a.global && a.secondary);
+  const selectionActions = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
+  // On a phone the bar keeps what fits (Delete always) and hands the rest to More.
+  const room = selectionBarRoom(windowWidth) - selectionActions.filter((a) => a.danger).length;
+  let kept = 0;
+  const onSelection = selectionActions.filter((a) => a.danger || kept++ < room);
+  const more = [...selectionActions.filter((a) => !onSelection.includes(a)), ...actions.filter((a) => !a.global && a.secondary)];
   const info = infoOpen && selection.length === 1 ? selection[0]! : null;
   const canDrop = kind === 'folder' && can('files.upload');
 

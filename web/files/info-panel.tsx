@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Item, ItemInfo } from '../../src/contract/files.ts';
+import type { Item, ItemInfo, Photo } from '../../src/contract/files.ts';
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
@@ -14,7 +14,7 @@ type Tab = 'details' | 'versions';
  * Get info: location, size, dates, share expiry and folder totals, beside the list (Drive's details
  * pane); for a file, a Versions tab with its earlier contents.
  */
-export function InfoPanel({ item, onClose }: { item: Item; onClose: () => void }) {
+export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 'takenAt'>>; onClose: () => void }) {
   const [tab, setTab] = useState<Tab>('details');
   const [info, setInfo] = useState<ItemInfo | null>(null);
   const [path, setPath] = useState<string | null>(null);
@@ -111,7 +111,8 @@ function DetailsList({
   shared,
   people,
 }: {
-  item: Item;
+  /** From Photos, with when it was taken. */
+  item: Item & Partial<Pick<Photo, 'takenAt'>>;
   info: ItemInfo | null;
   path: string | null;
   error: string | null;
@@ -139,6 +140,13 @@ function DetailsList({
               : '…'
             : `${formatSize(item.size ?? 0)} (${(item.size ?? 0).toLocaleString()} bytes)`}
         </dd>
+        {/* Photos says the modification time when the picture does not say when it was taken. */}
+        {item.takenAt && item.takenAt !== item.modified && (
+          <>
+            <dt>Taken</dt>
+            <dd>{exactDate(item.takenAt)}</dd>
+          </>
+        )}
         <dt>Modified</dt>
         <dd title={exactDate(item.modified)}>{exactDate(item.modified)}</dd>
         <dt>Last opened</dt>

@@ -135,13 +135,14 @@ export function ItemList(p: ListProps) {
   // Tiles share the row's width; a name gets the two lines its tile has room for, losing its middle.
   const tileChars = Math.max(16, 2 * Math.floor(((width - 16) / cols - 24) / 7.5) - 2);
 
+  // List and grid scroll in different elements: switching views must observe the new one.
   useLayoutEffect(() => {
     const el = scroller.current!;
     const ro = new ResizeObserver(() => setWidth(el.clientWidth));
     ro.observe(el);
     setWidth(el.clientWidth);
     return () => ro.disconnect();
-  }, []);
+  }, [p.mode]);
 
   const v = useVirtualizer({ count: rowCount, getScrollElement: () => scroller.current, estimateSize: () => rowSize, overscan: 6 });
   useEffect(() => v.measure(), [p.mode, cols]);

@@ -131,8 +131,13 @@ function Palette({ close }: { close: () => void }) {
             {e.keys && <kbd>{e.keys}</kbd>}
           </li>
         ))}
-        {entries.length === 0 && <li class="muted palette-empty">Nothing matches.</li>}
       </ul>
+      {/* Outside the list: a listbox holds options only. */}
+      {entries.length === 0 && (
+        <p class="muted palette-empty" role="status">
+          Nothing matches.
+        </p>
+      )}
     </Dialog>
   );
 }

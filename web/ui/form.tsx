@@ -80,7 +80,14 @@ export function FormError({ message }: { message: string | null }) {
   if (!message) return null;
   return (
     <p class="field-error" role="alert" ref={ref}>
-      {message}
+      {withCode(message)}
     </p>
   );
+}
+
+/** A server message quotes a command between back-ticks (`coffer setup-code`): shown as code, without them. */
+function withCode(message: string): ComponentChildren {
+  const parts = message.split('`');
+  if (parts.length % 2 === 0) return message;
+  return parts.map((part, n) => (n % 2 ? <code key={n}>{part}</code> : part));
 }

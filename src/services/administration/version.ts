@@ -39,8 +39,9 @@ export class VersionService {
     private readonly feedTimeoutMs = FEED_TIMEOUT_MS,
   ) {}
 
-  current(): { backend: string } {
-    return { backend: BACKEND_VERSION };
+  /** This server's version, and whether an update feed is set (so a client need not ask `latest()` only to be refused). */
+  current(): { backend: string; updateFeed: boolean } {
+    return { backend: BACKEND_VERSION, updateFeed: Boolean(this.ctx.config.updateFeedUrl) };
   }
 
   /**

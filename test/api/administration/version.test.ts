@@ -50,7 +50,9 @@ describe('GET /api/version/latest', () => {
 
   test('needs a session; /api/version answers the dotted backend version', async () => {
     expect((await t.client().get('/api/version/latest')).status).toBe(401);
-    expect((await json(await admin.client.get('/api/version'))).backend).toMatch(/^\d+\.\d+\.\d+$/);
+    const version = await json(await admin.client.get('/api/version'));
+    expect(version.backend).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(version.updateFeed).toBe(true);
   });
 });
 
@@ -67,6 +69,7 @@ describe('without a reachable feed', () => {
         const res = await a.client.get('/api/version/latest');
         expect(res.status).toBe(502);
         expect(await json(res)).toEqual({ message: 'Update feed unavailable', configured: 'UPDATE_FEED_URL' in env });
+        expect((await json(await a.client.get('/api/version'))).updateFeed).toBe('UPDATE_FEED_URL' in env);
       } finally {
         await t.stop();
       }
