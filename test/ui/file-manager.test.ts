@@ -259,6 +259,37 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('rename and new folder open with the name field focused, the base name selected: typing and Enter are enough', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'report.txt', 'r');
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'report.txt').click();
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename file' });
+    await rename.waitFor();
+    const field = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLInputElement;
+        return { label: el.labels?.[0]?.textContent, value: el.value, from: el.selectionStart, to: el.selectionEnd };
+      });
+    expect(await field()).toEqual({ label: 'Name', value: 'report.txt', from: 0, to: 'report'.length });
+    await page.keyboard.type('summary');
+    await page.keyboard.press('Enter');
+    await row(page, 'summary.txt').waitFor();
+    expect(await names(o)).toEqual(['summary.txt']);
+
+    await page.keyboard.press('Escape');
+    await button(page, 'New folder').click();
+    await page.getByRole('dialog', { name: 'New folder' }).waitFor();
+    expect(await field()).toEqual({ label: 'Name', value: 'New folder', from: 0, to: 'New folder'.length });
+    await page.keyboard.type('Projects');
+    await page.keyboard.press('Enter');
+    await row(page, 'Projects').waitFor();
+    expect(await names(o)).toEqual(['Projects', 'summary.txt']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('organise: new folder, rename (F2) with Undo, move by dialog and by drag, copy as a job, star, cut and paste', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r');
