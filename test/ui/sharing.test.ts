@@ -65,6 +65,51 @@ describe('sharing with people', () => {
     await context.close();
   });
 
+  test('a folder shared only with people is labelled so, and managing it never makes a public link', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    const trips = await folder(o.client, 'Trips', family.id);
+    await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' });
+    const links = async () => (await json(await o.client.get(`/api/files/share/links?itemId=${family.id}`))).links;
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+
+    await page.goto('/files');
+    await row(page, 'Family').click();
+    await page.keyboard.press('i');
+    const details = page.getByRole('complementary', { name: 'Details of Family' });
+    await details.getByText('Shared with people').waitFor();
+    expect(await details.getByText('Shared by link').count()).toBe(0);
+
+    await page.goto(`/files/${trips.id}`);
+    await page.getByRole('note').filter({ hasText: 'Inside “Family”, which is shared with people' }).waitFor();
+    await page.goto(`/files/${family.id}`);
+    const banner = page.getByRole('note').filter({ hasText: 'This folder is shared with people' });
+    await banner.waitFor();
+    expect(await page.getByRole('note').filter({ hasText: 'shared by link' }).count()).toBe(0);
+    expect(await button(page, 'Manage link').count()).toBe(0);
+    await expectAccessible(page, 'folder shared with people');
+    await screenshot(page, 'people-only-banner-light-desktop');
+
+    await banner.getByRole('button', { name: 'Manage sharing' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Family”' });
+    await dialog.getByRole('combobox', { name: `Role for ${member.email}` }).waitFor();
+    await dialog.getByRole('group', { name: 'Link expires after' }).waitFor();
+    // Choosing an expiry or closing makes no link; only Create link does.
+    await dialog.getByLabel('30 days').check();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await links()).toEqual([]);
+    await banner.getByRole('button', { name: 'Manage sharing' }).click();
+    await dialog.getByRole('button', { name: 'Create link' }).click();
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    expect(await links()).toHaveLength(1);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('note').filter({ hasText: 'This folder is shared by link' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('the People section at phone width in dark', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { JSX } from 'preact';
 import type { Item, ItemInfo, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
 import { cutItems } from '../app/clipboard.ts';
-import { ancestors, type Crumb, itemInfo, knownAncestors, sharedFolders } from '../app/folders.ts';
+import { ancestors, type Crumb, itemInfo, knownAncestors, peopleFolders, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
 import {
   collectionSource,
@@ -348,6 +348,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const title =
     kind === 'folder' ? (crumbs[crumbs.length - 1]?.name ?? 'My files') : kind === 'search' ? `Results for “${query}”` : TITLES[kind];
   const sharedRoot = kind === 'folder' ? [...crumbs].reverse().find((c) => sharedFolders.value.has(c.id)) : undefined;
+  // Shared with people only (no link above it either): said so, and never managed as a link.
+  const peopleRoot = kind === 'folder' && !sharedRoot ? [...crumbs].reverse().find((c) => peopleFolders.value.has(c.id)) : undefined;
   const globals = actions.filter((a) => a.global);
   const onSelection = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
   const more = actions.filter((a) => !a.global && a.secondary);
@@ -629,6 +631,26 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         </div>
       )}
 
+      {peopleRoot && (
+        <div class="banner shared-banner" role="note">
+          <Icon name="users" size={18} />
+          <span>
+            {peopleRoot.id === folderId ? 'This folder is shared with people' : `Inside “${peopleRoot.name}”, which is shared with people`}:
+            only the people you added can see it, and it has no public link.
+          </span>
+          {can('files.share') && (
+            <button
+              type="button"
+              class="button small"
+              onClick={() =>
+                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item])
+              }
+            >
+              Manage sharing
+            </button>
+          )}
+        </div>
+      )}
       {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
 
       <div class="browser-body">

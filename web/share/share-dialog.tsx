@@ -291,6 +291,8 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   };
 
   const entries = links ? items.filter((i) => links[i.id]) : [];
+  // Only a link that exists is re-timed or removed here; anything else waits for Create link.
+  const linked = entries.length > 0;
   const mode = link?.mode ?? settings.mode;
   return (
     <>
@@ -311,7 +313,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                 }.`}{' '}
           No sign-in needed{settings.password || link?.hasPassword ? ', only the password' : ''}.
         </p>
-        {links && entries.length > 0 && (
+        {links && linked && (
           <div class="share-links">
             {entries.map((i) => (
               <div key={i.id} class="share-link-row">
@@ -343,7 +345,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
           </div>
         )}
         <fieldset class="radio-row">
-          <legend>{links ? 'Change expiry' : 'Link expires after'}</legend>
+          <legend>{linked ? 'Change expiry' : 'Link expires after'}</legend>
           {EXPIRIES.map((e) => (
             <label key={e.value} class="radio">
               <input
@@ -353,7 +355,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                 checked={expiry === e.value}
                 onChange={() => {
                   setExpiry(e.value);
-                  if (links) void share(e.value);
+                  if (linked) void share(e.value);
                 }}
               />
               <span>{e.label}</span>
@@ -373,7 +375,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
         )}
       </div>
       <div class="dialog-actions">
-        {links ? (
+        {linked ? (
           <>
             <button
               type="button"
@@ -398,7 +400,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
               {single ? 'Done' : 'Cancel'}
             </button>
             <button type="button" class="button primary" disabled={busy} onClick={create}>
-              Create
+              Create link
             </button>
           </>
         )}
