@@ -844,6 +844,30 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('Backspace and Alt+Up to the parent folder focus and select the folder left', async () => {
+    const o = await seed.owner(t);
+    await folder(o.client, 'Alpha');
+    const beta = await folder(o.client, 'Beta');
+    await upload(o.client, 'inside.txt', 'i', { parentId: beta.id });
+    await upload(o.client, 'top.txt', 't');
+    const { context, page, errors } = await openFolder(o);
+    const focusedRow = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.tagName);
+    for (const key of ['Backspace', 'Alt+ArrowUp']) {
+      await row(page, 'Beta').focus();
+      await page.keyboard.press('Enter');
+      await row(page, 'inside.txt').waitFor();
+      await page.keyboard.press(key);
+      await page.waitForURL(/\/files$/);
+      await eventually(async () => expect(await focusedRow()).toMatch(/^Beta,/));
+      expect(await row(page, 'Beta').getAttribute('aria-selected')).toBe('true');
+      // The keys act from there: the next item down.
+      await page.keyboard.press('ArrowDown');
+      await eventually(async () => expect(await focusedRow()).toMatch(/^top\.txt,/));
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('a folder bigger than a page loads further pages as it scrolls, with few rows in the page', async () => {
     const o = await seed.owner(t);
     const big = await folder(o.client, 'Big');

@@ -112,6 +112,16 @@ let shown: { current: PageHandlers } | null = null;
 document.addEventListener('keydown', (e) => shown?.current.keydown(e));
 document.addEventListener('paste', (e) => shown?.current.paste(e));
 
+// What the next file browser focuses and selects once it lists it: the folder Backspace left, or an item
+// a notification names.
+let revealNext: string | null = null;
+
+/** Opens `path` with `id` focused and selected in its list (when it is there). */
+export function navigateToItem(path: string, id: string): void {
+  revealNext = id;
+  navigate(path);
+}
+
 /** The file manager: one folder or view, its toolbar, list or grid, selection, keys, drops and details. */
 export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps) {
   const by = sortBy.value;
@@ -132,6 +142,13 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const [dropping, setDropping] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
+  const [reveal, setReveal] = useState(() => {
+    const id = revealNext;
+    revealNext = null;
+    return id;
+  });
+  // Bumped to move keyboard focus into the list, to the focused item, wherever focus was.
+  const [claimFocus, setClaimFocus] = useState(0);
 
   useEffect(() => {
     listing.watchers++;
@@ -176,6 +193,22 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       }),
     [sharedWithMe],
   );
+
+  useEffect(() => {
+    if (!reveal || !loaded) return;
+    const at = items.findIndex((i) => i.id === reveal);
+    if (at < 0) {
+      // Folders come first, so the folder left is found after a few pages at most.
+      if (listing.more.value) void listing.loadMore();
+      else setReveal(null);
+      return;
+    }
+    setReveal(null);
+    setSelected(new Set([reveal]));
+    setFocus(at);
+    anchor.current = at;
+    setClaimFocus((n) => n + 1);
+  }, [items, loaded, reveal]);
 
   // Items that disappeared (moved, deleted elsewhere) leave the selection.
   useEffect(() => {
@@ -238,7 +271,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     else if (k === 'End') moveFocus(items.length - 1, e);
     else if (k === 'PageDown') moveFocus(focus + page, e);
     else if (k === 'PageUp') moveFocus(focus - page, e);
-    else if ((k === 'Backspace' || (k === 'ArrowUp' && e.altKey)) && kind === 'folder' && folderId) navigate(folderPath(parentId));
+    else if ((k === 'Backspace' || (k === 'ArrowUp' && e.altKey)) && kind === 'folder' && folderId)
+      navigateToItem(folderPath(parentId), folderId);
     else if (k === 'a' && (e.ctrlKey || e.metaKey)) setSelected(new Set(items.map((i) => i.id)));
     else if (k === 'Escape' && (selected.size || infoOpen)) {
       setSelected(new Set());
@@ -365,6 +399,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       columns={COLUMNS[kind]}
       selected={selected}
       focus={Math.min(focus, Math.max(0, items.length - 1))}
+      claimFocus={claimFocus}
       sort={sortable ? { by: by as SortKey, order } : null}
       onSort={
         sortable
