@@ -110,6 +110,50 @@ describe('sharing with people', () => {
     await context.close();
   });
 
+  test('a notification opens what it is about: the shared folder, a shared file in Shared with me, the folder files were dropped into', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await upload(o.client, 'photo.txt', 'photo bytes', { parentId: family.id });
+    const plan = await upload(o.client, 'plan.txt', 'the plan');
+    await upload(o.client, 'other.txt', 'not this one');
+    for (const id of [family.id, plan.id]) await o.client.post(`/api/files/${id}/members`, { email: member.email, role: 'viewer' });
+    const inbox = await folder(o.client, 'Inbox');
+    const link = new URL(
+      (await json(await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' }))).links[inbox.id],
+    );
+    const form = new FormData();
+    form.append('uploader', 'Ada');
+    form.append('file', new File(['one'], 'dropped.txt'));
+    expect(
+      (await fetch(`${t.url}${link.pathname}/upload`, { method: 'POST', body: form, headers: { accept: 'application/json' } })).status,
+    ).toBe(201);
+
+    const openNotification = async (page: Page, text: string) => {
+      await page.getByRole('button', { name: /^Notifications/ }).click();
+      await page.getByRole('dialog', { name: 'Notifications' }).getByRole('button', { name: text }).click();
+    };
+    const m = await signedInContext(browser, t.url, member);
+    await m.page.goto('/files');
+    await openNotification(m.page, 'shared "Family" with you');
+    await m.page.waitForURL(`**/files/${family.id}`);
+    await row(m.page, 'photo.txt').waitFor();
+    await openNotification(m.page, 'shared "plan.txt" with you');
+    await m.page.waitForURL('**/shared-with-me');
+    await eventually(async () => (await row(m.page, 'plan.txt').getAttribute('aria-selected')) === 'true');
+    expect(await row(m.page, 'plan.txt').evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(m.errors).toEqual([]);
+    await m.context.close();
+
+    const owner = await signedInContext(browser, t.url, o);
+    await owner.page.goto('/files');
+    await openNotification(owner.page, 'Ada added 1 file to "Inbox"');
+    await owner.page.waitForURL(`**/files/${inbox.id}`);
+    await row(owner.page, 'dropped.txt').waitFor();
+    expect(owner.errors).toEqual([]);
+    await owner.context.close();
+  });
+
   test('the People section at phone width in dark', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
