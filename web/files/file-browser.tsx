@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { JSX } from 'preact';
 import type { Item, ItemInfo, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
 import { cutItems } from '../app/clipboard.ts';
@@ -142,11 +142,12 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const [dropping, setDropping] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
-  const [reveal, setReveal] = useState(() => {
-    const id = revealNext;
+  // Dropped once shown, or as soon as the person acts on the list themselves.
+  const reveal = useRef<string | null>(null);
+  if (revealNext) {
+    reveal.current = revealNext;
     revealNext = null;
-    return id;
-  });
+  }
   // Bumped to move keyboard focus into the list, to the focused item, wherever focus was.
   const [claimFocus, setClaimFocus] = useState(0);
 
@@ -194,21 +195,23 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     [sharedWithMe],
   );
 
-  useEffect(() => {
-    if (!reveal || !loaded) return;
-    const at = items.findIndex((i) => i.id === reveal);
+  // Before the next paint, so keys pressed as soon as the list shows act after it, not before.
+  useLayoutEffect(() => {
+    const id = reveal.current;
+    if (!id || !loaded) return;
+    const at = items.findIndex((i) => i.id === id);
     if (at < 0) {
       // Folders come first, so the folder left is found after a few pages at most.
       if (listing.more.value) void listing.loadMore();
-      else setReveal(null);
+      else reveal.current = null;
       return;
     }
-    setReveal(null);
-    setSelected(new Set([reveal]));
+    reveal.current = null;
+    setSelected(new Set([id]));
     setFocus(at);
     anchor.current = at;
     setClaimFocus((n) => n + 1);
-  }, [items, loaded, reveal]);
+  }, [items, loaded]);
 
   // Items that disappeared (moved, deleted elsewhere) leave the selection.
   useEffect(() => {
@@ -261,6 +264,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const onKey = (e: KeyboardEvent, c: number) => {
     cols.current = c;
     if (e.defaultPrevented || isTyping(e.target) || document.querySelector('dialog[open], .menu')) return;
+    reveal.current = null;
     const k = e.key;
     const page = 10 * c;
     if (k === 'ArrowDown') moveFocus(focus + c, e);
@@ -413,6 +417,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           : undefined
       }
       onPress={(index, e, touch) => {
+        reveal.current = null;
         const item = items[index]!;
         setFocus(index);
         if (e.shiftKey) selectRange(index);
@@ -438,7 +443,10 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       onMenu={showMenu}
       onKey={onKey}
       onNearEnd={() => void listing.loadMore()}
-      onFocusIndex={setFocus}
+      onFocusIndex={(index) => {
+        reveal.current = null;
+        setFocus(index);
+      }}
       onHover={onHover}
       onDropOnFolder={(folder, data) => void dropOnFolder(folder, data)}
       dragIds={(index) => {
