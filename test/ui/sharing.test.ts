@@ -141,7 +141,7 @@ describe('sharing with people', () => {
     await openNotification(m.page, 'shared "plan.txt" with you');
     await m.page.waitForURL('**/shared-with-me');
     await eventually(async () => (await row(m.page, 'plan.txt').getAttribute('aria-selected')) === 'true');
-    expect(await row(m.page, 'plan.txt').evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await row(m.page, 'plan.txt').evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true);
     expect(m.errors).toEqual([]);
     await m.context.close();
 
