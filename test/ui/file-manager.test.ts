@@ -260,6 +260,38 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('rename and new folder open with the name field focused, the base name selected: typing and Enter are enough', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'report.txt', 'r');
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'report.txt').click();
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename file' });
+    await rename.waitFor();
+    const field = () =>
+      page.evaluate(() => {
+        const el = (globalThis as any).document.activeElement;
+        return { label: el.labels?.[0]?.textContent, value: el.value, from: el.selectionStart, to: el.selectionEnd };
+      });
+    expect(await field()).toEqual({ label: 'Name', value: 'report.txt', from: 0, to: 'report'.length });
+    await page.keyboard.type('summary');
+    await page.keyboard.press('Enter');
+    await row(page, 'summary.txt').waitFor();
+    // The row is renamed before the server answers (optimistic).
+    await eventually(async () => expect(await names(o)).toEqual(['summary.txt']));
+
+    await page.keyboard.press('Escape');
+    await button(page, 'New folder').click();
+    await page.getByRole('dialog', { name: 'New folder' }).waitFor();
+    expect(await field()).toEqual({ label: 'Name', value: 'New folder', from: 0, to: 'New folder'.length });
+    await page.keyboard.type('Projects');
+    await page.keyboard.press('Enter');
+    await row(page, 'Projects').waitFor();
+    expect(await names(o)).toEqual(['Projects', 'summary.txt']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('organise: new folder, rename (F2) with Undo, move by dialog and by drag, copy as a job, star, cut and paste', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r');
@@ -837,6 +869,34 @@ describe('file manager', () => {
       expect(errors).toEqual([]);
       await context.close();
     }
+  });
+
+  test('Backspace and Alt+Up to the parent folder focus and select the folder left', async () => {
+    const o = await seed.owner(t);
+    await folder(o.client, 'Alpha');
+    const beta = await folder(o.client, 'Beta');
+    await upload(o.client, 'inside.txt', 'i', { parentId: beta.id });
+    await upload(o.client, 'top.txt', 't');
+    const { context, page, errors } = await openFolder(o);
+    const focusedRow = () =>
+      page.evaluate(() => {
+        const el = (globalThis as any).document.activeElement;
+        return el?.getAttribute('aria-label') ?? el?.tagName;
+      });
+    for (const key of ['Backspace', 'Alt+ArrowUp']) {
+      await row(page, 'Beta').focus();
+      await page.keyboard.press('Enter');
+      await row(page, 'inside.txt').waitFor();
+      await page.keyboard.press(key);
+      await page.waitForURL(/\/files$/);
+      await eventually(async () => expect(await focusedRow()).toMatch(/^Beta,/));
+      expect(await row(page, 'Beta').getAttribute('aria-selected')).toBe('true');
+      // The keys act from there: the next item down.
+      await page.keyboard.press('ArrowDown');
+      await eventually(async () => expect(await focusedRow()).toMatch(/^top\.txt,/));
+    }
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   test('a folder bigger than a page loads further pages as it scrolls, with few rows in the page', async () => {

@@ -96,6 +96,53 @@ describe('share link options in the web app', () => {
     await context.close();
   });
 
+  test('Done, Esc and changing the expiry keep unsaved mode, password and limit changes, or ask before dropping them', async () => {
+    const o = await seed.owner(t);
+    const box = await folder(o.client, 'Tax papers');
+    await o.client.post('/api/files/share', { ids: [box.id], shared: true, expiry: '7d' });
+    const current = async () => (await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links[0];
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/files');
+    await row(page, 'Tax papers').click();
+    await button(page, 'Share').click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Tax papers”' });
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    await dialog.getByLabel('Upload only').check();
+    await dialog.getByLabel('Password', { exact: true }).fill('tax secret');
+    const ask = page.getByRole('dialog', { name: 'Discard link settings?' });
+
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await ask.waitFor();
+    await expectAccessible(page, 'discard link settings?');
+    await screenshot(page, 'share-discard-light-desktop');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    // Re-timing the link reloads it, and leaves the edits on screen.
+    await dialog.getByLabel('30 days').check();
+    await dialog.getByText(/^Expires in (29|30) days/).waitFor();
+    expect(await dialog.getByLabel('Upload only').isChecked()).toBe(true);
+    expect(await dialog.getByLabel('Password', { exact: true }).inputValue()).toBe('tax secret');
+
+    await page.keyboard.press('Escape');
+    await ask.waitFor();
+    await ask.getByRole('button', { name: 'Discard changes' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await current()).toMatchObject({ mode: 'view', hasPassword: false, maxDownloads: null });
+
+    // Saved changes close without a question.
+    await button(page, 'Share').click();
+    await dialog.getByLabel('Limit downloads').check();
+    await dialog.getByLabel('Maximum downloads').fill('3');
+    await dialog.getByRole('button', { name: 'Save settings' }).click();
+    await dialog.getByRole('status').filter({ hasText: 'Link settings saved' }).waitFor();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await ask.count()).toBe(0);
+    expect(await current()).toMatchObject({ mode: 'view', maxDownloads: 3 });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('dark, phone width: the dialog and the Shared view fit', async () => {
     const o = await seed.owner(t);
     const box = await folder(o.client, 'Family photos with a rather long name');

@@ -65,6 +65,95 @@ describe('sharing with people', () => {
     await context.close();
   });
 
+  test('a folder shared only with people is labelled so, and managing it never makes a public link', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    const trips = await folder(o.client, 'Trips', family.id);
+    await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' });
+    const links = async () => (await json(await o.client.get(`/api/files/share/links?itemId=${family.id}`))).links;
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+
+    await page.goto('/files');
+    await row(page, 'Family').click();
+    await page.keyboard.press('i');
+    const details = page.getByRole('complementary', { name: 'Details of Family' });
+    await details.getByText('Shared with people').waitFor();
+    expect(await details.getByText('Shared by link').count()).toBe(0);
+
+    await page.goto(`/files/${trips.id}`);
+    await page.getByRole('note').filter({ hasText: 'Inside “Family”, which is shared with people' }).waitFor();
+    await page.goto(`/files/${family.id}`);
+    const banner = page.getByRole('note').filter({ hasText: 'This folder is shared with people' });
+    await banner.waitFor();
+    expect(await page.getByRole('note').filter({ hasText: 'shared by link' }).count()).toBe(0);
+    expect(await button(page, 'Manage link').count()).toBe(0);
+    await expectAccessible(page, 'folder shared with people');
+    await screenshot(page, 'people-only-banner-light-desktop');
+
+    await banner.getByRole('button', { name: 'Manage sharing' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Share “Family”' });
+    await dialog.getByRole('combobox', { name: `Role for ${member.email}` }).waitFor();
+    await dialog.getByRole('group', { name: 'Link expires after' }).waitFor();
+    // Choosing an expiry or closing makes no link; only Create link does.
+    await dialog.getByLabel('30 days').check();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await links()).toEqual([]);
+    await banner.getByRole('button', { name: 'Manage sharing' }).click();
+    await dialog.getByRole('button', { name: 'Create link' }).click();
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    expect(await links()).toHaveLength(1);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('note').filter({ hasText: 'This folder is shared by link' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a notification opens what it is about: the shared folder, a shared file in Shared with me, the folder files were dropped into', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await upload(o.client, 'photo.txt', 'photo bytes', { parentId: family.id });
+    const plan = await upload(o.client, 'plan.txt', 'the plan');
+    await upload(o.client, 'other.txt', 'not this one');
+    for (const id of [family.id, plan.id]) await o.client.post(`/api/files/${id}/members`, { email: member.email, role: 'viewer' });
+    const inbox = await folder(o.client, 'Inbox');
+    const link = new URL(
+      (await json(await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' }))).links[inbox.id],
+    );
+    const form = new FormData();
+    form.append('uploader', 'Ada');
+    form.append('file', new File(['one'], 'dropped.txt'));
+    expect(
+      (await fetch(`${t.url}${link.pathname}/upload`, { method: 'POST', body: form, headers: { accept: 'application/json' } })).status,
+    ).toBe(201);
+
+    const openNotification = async (page: Page, text: string) => {
+      await page.getByRole('button', { name: /^Notifications/ }).click();
+      await page.getByRole('dialog', { name: 'Notifications' }).getByRole('button', { name: text }).click();
+    };
+    const m = await signedInContext(browser, t.url, member);
+    await m.page.goto('/files');
+    await openNotification(m.page, 'shared "Family" with you');
+    await m.page.waitForURL(`**/files/${family.id}`);
+    await row(m.page, 'photo.txt').waitFor();
+    await openNotification(m.page, 'shared "plan.txt" with you');
+    await m.page.waitForURL('**/shared-with-me');
+    await eventually(async () => (await row(m.page, 'plan.txt').getAttribute('aria-selected')) === 'true');
+    expect(await row(m.page, 'plan.txt').evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true);
+    expect(m.errors).toEqual([]);
+    await m.context.close();
+
+    const owner = await signedInContext(browser, t.url, o);
+    await owner.page.goto('/files');
+    await openNotification(owner.page, 'Ada added 1 file to "Inbox"');
+    await owner.page.waitForURL(`**/files/${inbox.id}`);
+    await row(owner.page, 'dropped.txt').waitFor();
+    expect(owner.errors).toEqual([]);
+    await owner.context.close();
+  });
+
   test('the People section at phone width in dark', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);

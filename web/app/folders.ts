@@ -58,16 +58,25 @@ export async function ancestors(id: string): Promise<Crumb[]> {
   return trail;
 }
 
-/** Ids of the account's shared folders: inside one, everything is reachable through its link (COMPAT). */
+/** The account's folders shared by link, with their expiry: inside one, everything is reachable through its link (COMPAT). */
 export const sharedFolders = signal<Map<string, string | null>>(new Map());
+/** The account's folders shared with people only: no link reaches them. */
+export const peopleFolders = signal<Set<string>>(new Set());
 
 export async function loadSharedFolders(): Promise<void> {
-  const map = new Map<string, string | null>();
+  const linked = new Map<string, string | null>();
+  const people = new Set<string>();
   let cursor: string | undefined;
   do {
     const page = await api.files.collection('shared', { limit: 500, cursor });
-    for (const i of page.items) if (i.type === 'folder') map.set(i.id, i.expiresAt);
+    for (const i of page.items) {
+      if (i.type !== 'folder') continue;
+      // The list also holds folders shared with people only, and those have no link (shared is false).
+      if (i.shared) linked.set(i.id, i.expiresAt);
+      else people.add(i.id);
+    }
     cursor = page.nextCursor ?? undefined;
-  } while (cursor && map.size < 5000);
-  sharedFolders.value = map;
+  } while (cursor && linked.size + people.size < 5000);
+  sharedFolders.value = linked;
+  peopleFolders.value = people;
 }

@@ -1,8 +1,8 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { JSX } from 'preact';
 import type { Item, ItemInfo, SearchHit, SortField, SortOrder } from '../../src/contract/files.ts';
 import { cutItems } from '../app/clipboard.ts';
-import { ancestors, type Crumb, itemInfo, knownAncestors, sharedFolders } from '../app/folders.ts';
+import { ancestors, type Crumb, itemInfo, knownAncestors, peopleFolders, sharedFolders } from '../app/folders.ts';
 import { plural } from '../app/format.ts';
 import {
   collectionSource,
@@ -133,6 +133,16 @@ function useWindowWidth(): number {
   return width;
 }
 
+// What the next file browser focuses and selects once it lists it: the folder Backspace left, or an item
+// a notification names.
+let revealNext: string | null = null;
+
+/** Opens `path` with `id` focused and selected in its list (when it is there). */
+export function navigateToItem(path: string, id: string): void {
+  revealNext = id;
+  navigate(path);
+}
+
 /** The file manager: one folder or view, its toolbar, list or grid, selection, keys, drops and details. */
 export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps) {
   const by = sortBy.value;
@@ -154,6 +164,14 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const windowWidth = useWindowWidth();
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
+  // Dropped once shown, or as soon as the person acts on the list themselves.
+  const reveal = useRef<string | null>(null);
+  if (revealNext) {
+    reveal.current = revealNext;
+    revealNext = null;
+  }
+  // Bumped to move keyboard focus into the list, to the focused item, wherever focus was.
+  const [claimFocus, setClaimFocus] = useState(0);
 
   useEffect(() => {
     listing.watchers++;
@@ -198,6 +216,24 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       }),
     [sharedWithMe],
   );
+
+  // Before the next paint, so keys pressed as soon as the list shows act after it, not before.
+  useLayoutEffect(() => {
+    const id = reveal.current;
+    if (!id || !loaded) return;
+    const at = items.findIndex((i) => i.id === id);
+    if (at < 0) {
+      // Folders come first, so the folder left is found after a few pages at most.
+      if (listing.more.value) void listing.loadMore();
+      else reveal.current = null;
+      return;
+    }
+    reveal.current = null;
+    setSelected(new Set([id]));
+    setFocus(at);
+    anchor.current = at;
+    setClaimFocus((n) => n + 1);
+  }, [items, loaded]);
 
   // Items that disappeared (moved, deleted elsewhere) leave the selection.
   useEffect(() => {
@@ -250,6 +286,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const onKey = (e: KeyboardEvent, c: number) => {
     cols.current = c;
     if (e.defaultPrevented || isTyping(e.target) || document.querySelector('dialog[open], .menu')) return;
+    reveal.current = null;
     const k = e.key;
     const page = 10 * c;
     if (k === 'ArrowDown') moveFocus(focus + c, e);
@@ -260,7 +297,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     else if (k === 'End') moveFocus(items.length - 1, e);
     else if (k === 'PageDown') moveFocus(focus + page, e);
     else if (k === 'PageUp') moveFocus(focus - page, e);
-    else if ((k === 'Backspace' || (k === 'ArrowUp' && e.altKey)) && kind === 'folder' && folderId) navigate(folderPath(parentId));
+    else if ((k === 'Backspace' || (k === 'ArrowUp' && e.altKey)) && kind === 'folder' && folderId)
+      navigateToItem(folderPath(parentId), folderId);
     else if (k === 'a' && (e.ctrlKey || e.metaKey)) setSelected(new Set(items.map((i) => i.id)));
     else if (k === 'Escape' && (selected.size || infoOpen)) {
       setSelected(new Set());
@@ -370,6 +408,8 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const title =
     kind === 'folder' ? (crumbs[crumbs.length - 1]?.name ?? 'My files') : kind === 'search' ? `Results for “${query}”` : TITLES[kind];
   const sharedRoot = kind === 'folder' ? [...crumbs].reverse().find((c) => sharedFolders.value.has(c.id)) : undefined;
+  // Shared with people only (no link above it either): said so, and never managed as a link.
+  const peopleRoot = kind === 'folder' && !sharedRoot ? [...crumbs].reverse().find((c) => peopleFolders.value.has(c.id)) : undefined;
   const globals = actions.filter((a) => a.global);
   const selectionActions = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
   // On a phone the bar keeps what fits (Delete always) and hands the rest to More.
@@ -389,6 +429,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       columns={COLUMNS[kind]}
       selected={selected}
       focus={Math.min(focus, Math.max(0, items.length - 1))}
+      claimFocus={claimFocus}
       sort={sortable ? { by: by as SortKey, order } : null}
       onSort={
         sortable
@@ -402,6 +443,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           : undefined
       }
       onPress={(index, e, touch) => {
+        reveal.current = null;
         const item = items[index]!;
         setFocus(index);
         if (e.shiftKey) selectRange(index);
@@ -427,7 +469,10 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       onMenu={showMenu}
       onKey={onKey}
       onNearEnd={() => void listing.loadMore()}
-      onFocusIndex={setFocus}
+      onFocusIndex={(index) => {
+        reveal.current = null;
+        setFocus(index);
+      }}
       onHover={onHover}
       onDropOnFolder={(folder, data) => void dropOnFolder(folder, data)}
       dragIds={(index) => {
@@ -655,6 +700,26 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
         </div>
       )}
 
+      {peopleRoot && (
+        <div class="banner shared-banner" role="note">
+          <Icon name="users" size={18} />
+          <span>
+            {peopleRoot.id === folderId ? 'This folder is shared with people' : `Inside “${peopleRoot.name}”, which is shared with people`}:
+            only the people you added can see it, and it has no public link.
+          </span>
+          {can('files.share') && (
+            <button
+              type="button"
+              class="button small"
+              onClick={() =>
+                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item])
+              }
+            >
+              Manage sharing
+            </button>
+          )}
+        </div>
+      )}
       {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
 
       <div class="browser-body">

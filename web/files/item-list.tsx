@@ -34,6 +34,8 @@ export interface ListProps {
   columns: Column[];
   selected: Set<string>;
   focus: number;
+  /** A change moves keyboard focus to `focus` even when it is outside the list. */
+  claimFocus?: number;
   sort: { by: SortKey; order: 'asc' | 'desc' } | null;
   onSort?: (by: SortKey) => void;
   /** A click or tap on an item, with its modifiers (selection and opening are the caller's rules). */
@@ -156,20 +158,26 @@ export function ItemList(p: ListProps) {
 
   // Keyboard focus follows the focus index, scrolling it into view first.
   const focusWanted = useRef(false);
-  useLayoutEffect(() => {
+  const focusItem = () => {
     if (!focusWanted.current) return;
     const el = scroller.current?.querySelector<HTMLElement>(`[data-index="${p.focus}"]`);
     if (el) {
       el.focus({ preventScroll: true });
       focusWanted.current = false;
     }
-  });
+  };
+  useLayoutEffect(focusItem);
+  const claimed = useRef(p.claimFocus);
   useEffect(() => {
-    if (scroller.current?.contains(document.activeElement)) {
+    const claim = p.claimFocus !== claimed.current;
+    claimed.current = p.claimFocus;
+    if (claim || scroller.current?.contains(document.activeElement)) {
       focusWanted.current = true;
       v.scrollToIndex(Math.floor(p.focus / cols), { align: 'auto' });
+      // An item already in view gets no render from the scroll: focus it now.
+      focusItem();
     }
-  }, [p.focus]);
+  }, [p.focus, p.claimFocus]);
 
   const itemProps = (item: Item, index: number) => ({
     'data-index': index,

@@ -1,11 +1,32 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { ItemInfo } from '../../src/contract/files.ts';
 import type { NotificationEntry } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import { formatDate } from '../app/format.ts';
 import { loadNotifications, markNotificationsRead, unreadNotifications } from '../app/people.ts';
-import { navigate } from '../app/router.ts';
+import { folderPath, navigate } from '../app/router.ts';
 import { toastError } from '../app/toasts.ts';
+import { navigateToItem } from '../files/file-browser.tsx';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
+
+/** Opens what a notification is about: a folder itself, a file where it is listed (a shared one under Shared with me). */
+async function openNotified(n: NotificationEntry): Promise<void> {
+  // Removal leaves nothing to open.
+  if (n.type === 'share.removed' || !n.itemId) return;
+  let info: ItemInfo;
+  try {
+    info = await api.files.info(n.itemId);
+  } catch (err) {
+    // No longer shared (or gone): what is still shared is under Shared with me.
+    if (n.type.startsWith('share.')) navigate('/shared-with-me');
+    else toastError(err);
+    return;
+  }
+  if (info.type === 'folder') navigate(folderPath(info.id));
+  else if (info.sharedWithMe?.rootId === info.id) navigateToItem('/shared-with-me', info.id);
+  else navigateToItem(folderPath(info.parentId), info.id);
+}
 
 function NotificationList({ close }: { close: () => void }) {
   const [items, setItems] = useState<NotificationEntry[] | null>(null);
@@ -16,8 +37,7 @@ function NotificationList({ close }: { close: () => void }) {
   const open = (n: NotificationEntry) => {
     if (!n.readAt) void markNotificationsRead({ ids: [n.id] }).catch(toastError);
     close();
-    // Removal leaves nothing to open; everything else is found under Shared with me.
-    if (n.type !== 'share.removed') navigate('/shared-with-me');
+    void openNotified(n);
   };
   const readAll = async () => {
     try {

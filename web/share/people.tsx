@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
+import { loadSharedFolders } from '../app/folders.ts';
 import { toast, toastError } from '../app/toasts.ts';
 
 const ROLES: { value: Member['role']; label: string }[] = [
@@ -46,6 +47,7 @@ export function PeopleSection({ item }: { item: Item }) {
       const member = await api.people.add(item.id, email.trim(), role);
       setMembers((list) => [...(list ?? []), member]);
       setEmail('');
+      void loadSharedFolders().catch(() => {});
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -66,6 +68,7 @@ export function PeopleSection({ item }: { item: Item }) {
     try {
       await api.people.remove(item.id, m.accountId);
       setMembers((list) => list?.filter((x) => x.accountId !== m.accountId) ?? null);
+      void loadSharedFolders().catch(() => {});
       toast(`${m.name || m.email} no longer has “${item.name}”`);
     } catch (err) {
       toastError(err);

@@ -6,7 +6,7 @@ import { loadSharedFolders } from '../app/folders.ts';
 import { formatExpiry } from '../app/format.ts';
 import { invalidateListings, patchListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
-import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { confirmDialog, Dialog, openDialog } from '../ui/dialog.tsx';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
 import { PeopleSection } from './people.tsx';
@@ -187,6 +187,17 @@ export const settingsOf = (link: ShareLinkView | null): SettingsState => ({
   maxDownloads: String(link?.maxDownloads ?? 10),
 });
 
+/** Whether two states of the form set the same options (showing the password or not is no option). */
+function sameSettings(a: SettingsState, b: SettingsState, folders: boolean): boolean {
+  return (
+    (!folders || a.mode === b.mode) &&
+    a.password === b.password &&
+    a.removePassword === b.removePassword &&
+    a.limitDownloads === b.limitDownloads &&
+    (!a.limitDownloads || a.maxDownloads === b.maxDownloads)
+  );
+}
+
 /** The options to send: only what the owner changed from the link (everything, for a new link). */
 export function optionsFrom(v: SettingsState, link: ShareLinkView | null, folders: boolean): LinkOptions | string {
   const out: LinkOptions = {};
@@ -216,12 +227,18 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   const [saved, setSaved] = useState<string | null>(null);
   const [expiresAt, setExpiresAt] = useState(single?.expiresAt ?? null);
   const linkRef = useRef<HTMLInputElement>(null);
+  // The settings as last loaded or saved: anything else on screen is unsaved.
+  const baseline = useRef(settingsOf(null));
 
-  const loadLink = async (itemId: string) => {
+  /** The item's link as it is now; `keepEdits` leaves what the owner changed and has not saved on screen. */
+  const loadLink = async (itemId: string, keepEdits: boolean) => {
     const page = await api.sharing.linkPage({ itemId, limit: 1 });
     const found = page.links[0] ?? null;
+    const fresh = settingsOf(found);
+    const before = baseline.current;
+    baseline.current = fresh;
     setLink(found);
-    setSettings(settingsOf(found));
+    setSettings((now) => (keepEdits && !sameSettings(now, before, folders) ? now : fresh));
   };
 
   useEffect(() => {
@@ -230,10 +247,11 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
       (r) => setLinks(r.links),
       (err: Error) => setError(err.message),
     );
-    if (single) loadLink(single.id).catch((err: Error) => setError(err.message));
+    if (single) loadLink(single.id, true).catch((err: Error) => setError(err.message));
   }, []);
 
-  const share = async (choice: Expiry, options: LinkOptions = {}) => {
+  /** Creates or re-times the links; true when done. `created`: the settings on screen are now the link's. */
+  const share = async (choice: Expiry, options: LinkOptions = {}, created = false): Promise<boolean> => {
     setBusy(true);
     setError(null);
     try {
@@ -250,9 +268,11 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
         true,
         at,
       );
-      if (single) await loadLink(single.id);
+      if (single) await loadLink(single.id, !created);
+      return true;
     } catch (err) {
       setError((err as Error).message);
+      return false;
     } finally {
       setBusy(false);
     }
@@ -261,7 +281,10 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   const create = () => {
     const options = optionsFrom(settings, null, folders);
     if (typeof options === 'string') return setError(options);
-    void share(expiry, options);
+    const used = settings;
+    void share(expiry, options, true).then((done) => {
+      if (done && !single) baseline.current = used;
+    });
   };
 
   const saveSettings = async () => {
@@ -274,13 +297,15 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
       if (link) {
         const updated = await api.sharing.updateLink(link.token, options);
         setLink(updated);
-        setSettings(settingsOf(updated));
+        baseline.current = settingsOf(updated);
+        setSettings(baseline.current);
       } else {
         await api.sharing.share(
           items.map((i) => i.id),
           expiry,
           options,
         );
+        baseline.current = settings;
       }
       setSaved('Link settings saved');
     } catch (err) {
@@ -291,9 +316,26 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   };
 
   const entries = links ? items.filter((i) => links[i.id]) : [];
+  // Only a link that exists is re-timed or removed here; anything else waits for Create link.
+  const linked = entries.length > 0;
+
+  // Done, Esc, Close and a click outside all come here: changed settings are not dropped without asking.
+  const leave = async () => {
+    if (sameSettings(settings, baseline.current, folders)) return props.close();
+    const discard = await confirmDialog({
+      title: 'Discard link settings?',
+      message: `You changed the mode, password or download limit and did not save it. Discard the change, or choose Cancel and press ${
+        linked ? 'Save settings' : 'Create link'
+      }.`,
+      confirm: 'Discard changes',
+      danger: true,
+    });
+    if (discard) props.close();
+  };
   const mode = link?.mode ?? settings.mode;
+  const title = single ? `Share “${single.name}”` : `Share ${items.length} items`;
   return (
-    <>
+    <Dialog title={title} onClose={() => void leave()} wide>
       <div class="dialog-body share">
         {single && <PeopleSection item={single} />}
         {single && <h3 class="share-link-title">Public link</h3>}
@@ -311,7 +353,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                 }.`}{' '}
           No sign-in needed{settings.password || link?.hasPassword ? ', only the password' : ''}.
         </p>
-        {links && entries.length > 0 && (
+        {links && linked && (
           <div class="share-links">
             {entries.map((i) => (
               <div key={i.id} class="share-link-row">
@@ -343,7 +385,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
           </div>
         )}
         <fieldset class="radio-row">
-          <legend>{links ? 'Change expiry' : 'Link expires after'}</legend>
+          <legend>{linked ? 'Change expiry' : 'Link expires after'}</legend>
           {EXPIRIES.map((e) => (
             <label key={e.value} class="radio">
               <input
@@ -353,7 +395,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
                 checked={expiry === e.value}
                 onChange={() => {
                   setExpiry(e.value);
-                  if (links) void share(e.value);
+                  if (linked) void share(e.value);
                 }}
               />
               <span>{e.label}</span>
@@ -373,7 +415,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
         )}
       </div>
       <div class="dialog-actions">
-        {links ? (
+        {linked ? (
           <>
             <button
               type="button"
@@ -388,31 +430,26 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
             <button type="button" class="button" disabled={busy} onClick={() => void saveSettings()}>
               Save settings
             </button>
-            <button type="button" class="button primary" onClick={props.close}>
+            <button type="button" class="button primary" onClick={() => void leave()}>
               Done
             </button>
           </>
         ) : (
           <>
-            <button type="button" class="button" onClick={props.close}>
+            <button type="button" class="button" onClick={() => void leave()}>
               {single ? 'Done' : 'Cancel'}
             </button>
             <button type="button" class="button primary" disabled={busy} onClick={create}>
-              Create
+              Create link
             </button>
           </>
         )}
       </div>
-    </>
+    </Dialog>
   );
 }
 
 /** Create, copy, re-time or remove the public links of the selected items. */
 export function openShareDialog(items: Item[]): void {
-  const title = items.length === 1 ? `Share “${items[0]!.name}”` : `Share ${items.length} items`;
-  void openDialog<void>((close) => (
-    <Dialog title={title} onClose={() => close()} wide>
-      <ShareForm items={items} close={() => close()} />
-    </Dialog>
-  ));
+  void openDialog<void>((close) => <ShareForm items={items} close={() => close()} />);
 }

@@ -147,11 +147,9 @@ function PromptForm(props: {
   const [busy, setBusy] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
   const errId = useId();
-  useLayoutEffect(() => {
-    const i = inputRef.current!;
-    i.focus();
-    i.setSelectionRange(0, props.selectEnd ?? props.value.length);
-  }, []);
+  // The dialog is not open yet (its own effect runs after this one): select here, and let showModal focus
+  // the field through autofocus, or it focuses the first button (Close) instead.
+  useLayoutEffect(() => inputRef.current!.setSelectionRange(0, props.selectEnd ?? props.value.length), []);
   return (
     <form
       onSubmit={async (e) => {
@@ -172,6 +170,7 @@ function PromptForm(props: {
           <span>{props.label}</span>
           <input
             ref={inputRef}
+            autofocus
             value={value}
             onInput={(e) => setValue(e.currentTarget.value)}
             aria-invalid={error ? 'true' : undefined}
