@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
-import { folder, upload } from '../../helpers/files.ts';
+import { downloaded, folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -116,7 +116,7 @@ describe("saves of shared documents and the owner's versions", () => {
     expect(answer.error).toBe(1);
     expect(answer.message).toStartWith('Storage limit exceeded.');
     expect(await versionSizes(o.client, diary)).toEqual([edited.length, edited.length, edited.length]);
-    expect(new Uint8Array(await (await o.client.get(`/api/files/${file.id}/download`)).arrayBuffer())).toEqual(original);
+    expect((await downloaded(o.client, file.id)).equals(original)).toBe(true);
 
     // The owner saving the same edit: the oldest private version goes, just enough for it.
     const asOwner = await json(await o.client.get(`/api/docserver/config/${file.id}`));
@@ -125,6 +125,6 @@ describe("saves of shared documents and the owner's versions", () => {
     double.edit(key, edited);
     expect(await json(await double.callback(key, 2))).toEqual({ error: 0 });
     expect(await versionSizes(o.client, diary)).toEqual([edited.length, edited.length]);
-    expect(new Uint8Array(await (await o.client.get(`/api/files/${file.id}/download`)).arrayBuffer())).toEqual(edited);
+    expect((await downloaded(o.client, file.id)).equals(edited)).toBe(true);
   });
 });
