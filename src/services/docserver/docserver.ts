@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { DocserverRepo, DocumentKey } from '../../db/repos/docserver.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
-import type { UsersRepo } from '../../db/repos/users.ts';
+import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, unauthorized, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { Schedules } from '../../jobs/schedules.ts';
@@ -487,6 +487,7 @@ export class DocserverService {
 
   private async save(session: DocumentKey, p: CallbackPayload, url: string, docserver: Docserver, ip: string): Promise<CallbackAnswer> {
     const actor = this.actorOf(session, p.users, ip);
+    const room = this.roomOf(session, p.users);
     const refuse = (reason: string): CallbackAnswer => {
       this.d.log.warn('edited document not saved', { key: session.key, status: p.status, reason });
       this.d.audit.record({
@@ -515,7 +516,7 @@ export class DocserverService {
     let committed = false;
     try {
       const res = await this.downloadFromDocserver(url, docserver.url);
-      object = await this.d.uploads.storeReplacement(current, brokenOffAsRefusal(res.body!), format.mime);
+      object = await this.d.uploads.storeReplacement(current, brokenOffAsRefusal(res.body!), format.mime, room);
       const detected = object.detected ? object.mimeType : null;
       if (!contentFits(format, detected))
         throw new SaveRefused(`the edited version is not a .${fileType} file (detected ${detected ?? 'nothing'})`);
@@ -530,6 +531,7 @@ export class DocserverService {
           return row;
         },
         origin: { source: 'docserver', authorId: actor.loginId },
+        room,
         during: () => {
           if (!this.d.repo.recordSave(session.key, url, now)) throw new AlreadySaved();
           this.d.repo.moveTo(session.key, storageKey, now);
@@ -610,12 +612,24 @@ export class DocserverService {
   /** Who saved: the last editor the document server names when that login belongs to the account, else the owner. */
   private actorOf(session: DocumentKey, users: readonly string[] | undefined, ip: string): AuditPrincipal {
     for (const id of users ?? []) {
-      const login = this.d.users.byId(id);
-      if (login && (login.id === session.accountId || login.parentUserId === session.accountId)) {
-        return { loginId: login.id, accountId: session.accountId, email: login.email, ip };
-      }
+      const login = this.ownLogin(session, id);
+      if (login) return { loginId: login.id, accountId: session.accountId, email: login.email, ip };
     }
     return { loginId: session.accountId, accountId: session.accountId, ip };
+  }
+
+  /**
+   * How a save finds room: the account's oldest versions go only when every editor the document server
+   * names is one of its own logins; a member of a share (or nobody named) takes the free space.
+   */
+  private roomOf(session: DocumentKey, users: readonly string[] | undefined): 'evict' | 'free' {
+    return users?.length && users.every((id) => this.ownLogin(session, id)) ? 'evict' : 'free';
+  }
+
+  /** The login `id` when it is the session's account's owner or one of its sub-users, else null. */
+  private ownLogin(session: DocumentKey, id: string): User | null {
+    const login = this.d.users.byId(id);
+    return login && (login.id === session.accountId || login.parentUserId === session.accountId) ? login : null;
   }
 }
 

@@ -14,7 +14,7 @@ import type { DiskSpaceService } from './disk-space.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { startedBy } from './file-jobs.ts';
-import type { QuotaService } from './quota.ts';
+import { type QuotaService, roomRuleOf } from './quota.ts';
 import type { Tree } from './tree.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 
@@ -32,6 +32,13 @@ export interface CopyDeps {
 }
 
 const CHILD_PAGE = 500;
+
+/** Where a copy's rows go: the job whose ids derive them, the account that owns them and how their commits find room. */
+interface CopyTarget {
+  jobId: string;
+  accountId: string;
+  room: 'evict' | 'free';
+}
 
 /**
  * Ids and storage keys of a copy are derived from the job id and the source id, so a job that runs
@@ -55,7 +62,8 @@ export class CopyService {
     const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = this.d.tree.liveBytes(rows);
-    this.d.quota.assertRoom(principal.accountId, bytes);
+    // Nothing is removed before the copy runs: each file's commit makes its own room.
+    this.d.quota.assertCouldFit(principal.accountId, bytes, roomRuleOf(principal));
     this.d.disk.assertRoom(bytes);
     const crossing = source.accountId !== principal.accountId ? { sourceAccountId: source.accountId } : {};
     const jobId = this.d.queue.enqueue(
@@ -74,11 +82,12 @@ export class CopyService {
   async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = shallow ? source.size : this.d.tree.liveBytes([source]);
-    this.d.quota.assertRoom(principal.accountId, bytes);
+    const room = roomRuleOf(principal);
+    this.d.quota.assertCouldFit(principal.accountId, bytes, room);
     this.d.disk.assertRoom(bytes);
-    const jobId = newId();
-    const root = await this.copyItem(jobId, source, principal.accountId, parentId, true, name);
-    if (source.type === 'folder' && !shallow) await this.copyChildren(jobId, source.accountId, principal.accountId, source.id, root.id);
+    const into = { jobId: newId(), accountId: principal.accountId, room };
+    const root = await this.copyItem(into, source, parentId, true, name);
+    if (source.type === 'folder' && !shallow) await this.copyChildren(into, source.accountId, source.id, root.id);
     this.d.events.item(principal, FileEventType.copied, root);
     return root;
   }
@@ -116,6 +125,7 @@ export class CopyService {
       const target = repo.getLive(p.accountId, p.parentId);
       if (!target || target.type !== 'folder') throw new PermanentJobError('the target folder no longer exists');
     }
+    const into = { jobId, accountId: p.accountId, room: roomRuleOf(p) };
     const ids: string[] = [];
     const created: Item[] = [];
     for (const sourceId of p.ids) {
@@ -123,10 +133,10 @@ export class CopyService {
       const existing = repo.get(p.accountId, copyId);
       const source = repo.getLive(from, sourceId);
       if (!source && !existing) continue;
-      const root = existing ?? (await this.copyItem(jobId, source!, p.accountId, p.parentId, true));
+      const root = existing ?? (await this.copyItem(into, source!, p.parentId, true));
       if (!existing) created.push(root);
       ids.push(root.id);
-      if (source?.type === 'folder') await this.copyChildren(jobId, from, p.accountId, source.id, root.id, signal);
+      if (source?.type === 'folder') await this.copyChildren(into, from, source.id, root.id, signal);
     }
     for (const row of created) this.d.events.item(p, FileEventType.copied, row);
     return { count: ids.length, ids };
@@ -134,9 +144,8 @@ export class CopyService {
 
   /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */
   private async copyChildren(
-    jobId: string,
+    target: CopyTarget,
     sourceAccountId: string,
-    accountId: string,
     sourceFolder: string,
     copyFolder: string,
     signal?: AbortSignal,
@@ -146,32 +155,25 @@ export class CopyService {
       signal?.throwIfAborted();
       const children = this.d.items.liveChildren(sourceAccountId, sourceFolder, after, CHILD_PAGE);
       for (const child of children) {
-        const copyId = derived(jobId, child.id, 'id');
-        const copy = this.d.items.get(accountId, copyId) ?? (await this.copyItem(jobId, child, accountId, copyFolder, false));
-        if (child.type === 'folder') await this.copyChildren(jobId, sourceAccountId, accountId, child.id, copy.id, signal);
+        const copyId = derived(target.jobId, child.id, 'id');
+        const copy = this.d.items.get(target.accountId, copyId) ?? (await this.copyItem(target, child, copyFolder, false));
+        if (child.type === 'folder') await this.copyChildren(target, sourceAccountId, child.id, copy.id, signal);
       }
       if (children.length < CHILD_PAGE) return;
       after = children[children.length - 1]!.id;
     }
   }
 
-  /** One item of `accountId`: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
-  private async copyItem(
-    jobId: string,
-    source: Item,
-    accountId: string,
-    parentId: string | null,
-    isRoot: boolean,
-    name?: string,
-  ): Promise<Item> {
-    const storageKey = source.type === 'file' ? derived(jobId, source.id, 'key') : null;
+  /** One item of the target's account: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
+  private async copyItem(target: CopyTarget, source: Item, parentId: string | null, isRoot: boolean, name?: string): Promise<Item> {
+    const storageKey = source.type === 'file' ? derived(target.jobId, source.id, 'key') : null;
     try {
       if (storageKey) {
         this.d.disk.assertRoom(source.size);
         this.d.intents.record(storageKey);
         await this.d.storage.copy(source.storageKey!, storageKey);
       }
-      return this.insertCopy(derived(jobId, source.id, 'id'), source, accountId, storageKey, parentId, isRoot, this.d.clock.now(), name);
+      return this.insertCopy(target, source, storageKey, parentId, isRoot, name);
     } catch (err) {
       if (storageKey) await this.discard(storageKey);
       throw err;
@@ -189,19 +191,19 @@ export class CopyService {
   }
 
   private insertCopy(
-    id: string,
+    target: CopyTarget,
     source: Item,
-    accountId: string,
     storageKey: string | null,
     parentId: string | null,
     isRoot: boolean,
-    now: number,
     name?: string,
   ): Item {
+    const { accountId } = target;
+    const now = this.d.clock.now();
     return this.d.transactions.immediate(() => {
-      if (source.type === 'file') this.d.quota.assertRoom(accountId, source.size);
+      if (source.type === 'file') this.d.quota.assertRoomFor(accountId, source.size, target.room);
       const row = this.d.items.insert({
-        id,
+        id: derived(target.jobId, source.id, 'id'),
         accountId,
         parentId,
         type: source.type,

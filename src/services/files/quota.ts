@@ -18,9 +18,12 @@ const EVICT_PAGE = 100;
  */
 export type RoomRule = 'evict' | 'free' | 'reserved';
 
-/** The rule of a login's upload: a member acting inside another account's shared folder never evicts. */
-export function roomRuleOf(principal: { share?: unknown }): 'evict' | 'free' {
-  return principal.share ? 'free' : 'evict';
+/**
+ * The rule of a login's write: a member acting inside another account's shared folder (a principal's
+ * `share`, a job's `memberAccountId`) never evicts.
+ */
+export function roomRuleOf(principal: { share?: unknown; memberAccountId?: string }): 'evict' | 'free' {
+  return principal.share || principal.memberAccountId ? 'free' : 'evict';
 }
 
 /**

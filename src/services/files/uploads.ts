@@ -250,7 +250,7 @@ export class UploadService {
         // A member uploading into a shared folder spends the sharing owner's quota.
         principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
         this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.budget(principal, 0, req.sizeHint);
+        return this.budget(principal.accountId, roomRuleOf(principal), 0, req.sizeHint);
       });
       // parentId may come after the file part: the target is decided from the whole form.
       principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
@@ -493,7 +493,7 @@ export class UploadService {
         fields,
         part,
         object: newObject,
-      } = await this.readOneFile(req, stored, () => this.budget(principal, current.size, req.sizeHint));
+      } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, roomRuleOf(principal), current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
       if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
         newObject.mimeType = current.mimeType;
@@ -513,11 +513,17 @@ export class UploadService {
 
   /**
    * New content for `current` from a stream (a document server's edited version), stored under a new key
-   * with the same budget as a replace: the max upload size, and the quota with the file's own bytes freed.
-   * The object is not the file's until commitReplacement; `discard` removes it otherwise.
+   * with the same budget as a replace under `room` (by default an own login's): the max upload size, and
+   * the quota with the file's own bytes freed. The object is not the file's until commitReplacement;
+   * `discard` removes it otherwise.
    */
-  storeReplacement(current: Item, body: AsyncIterable<Uint8Array>, defaultType: string): Promise<StoredObject> {
-    return this.store({ body, mimeType: defaultType }, this.budget({ accountId: current.accountId }, current.size));
+  storeReplacement(
+    current: Item,
+    body: AsyncIterable<Uint8Array>,
+    defaultType: string,
+    room: 'evict' | 'free' = 'evict',
+  ): Promise<StoredObject> {
+    return this.store({ body, mimeType: defaultType }, this.budget(current.accountId, room, current.size));
   }
 
   /**
@@ -618,7 +624,7 @@ export class UploadService {
       let name = '';
       const { fields, object } = await this.readOneFile(req, stored, (part) => {
         name = uploadedFileName(part.filename);
-        return this.budget(principal, 0, req.sizeHint);
+        return this.budget(principal.accountId, roomRuleOf(principal), 0, req.sizeHint);
       });
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const row = this.transactions.immediate(() => {
@@ -713,7 +719,7 @@ export class UploadService {
   private budgetBeforeTarget(caller: Principal, sizeHint?: number): Budget {
     let free: number | null = 0;
     for (const accountId of this.d.tree.writableAccounts(caller)) {
-      const room = this.roomOf(accountId === caller.accountId ? caller : { accountId, share: true });
+      const room = this.roomOf(accountId, accountId === caller.accountId ? roomRuleOf(caller) : 'free');
       if (room === null) {
         free = null;
         break;
@@ -724,13 +730,13 @@ export class UploadService {
   }
 
   /** The room of an upload: free space, plus what versions hold when its commit may remove them. */
-  private budget(principal: { accountId: string; share?: unknown }, freedBytes: number, sizeHint?: number): Budget {
-    const free = this.roomOf(principal);
+  private budget(accountId: string, rule: 'evict' | 'free', freedBytes: number, sizeHint?: number): Budget {
+    const free = this.roomOf(accountId, rule);
     return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
   }
 
-  private roomOf(principal: { accountId: string; share?: unknown }): number | null {
-    return roomRuleOf(principal) === 'evict' ? this.quota.room(principal.accountId) : this.quota.usage(principal.accountId).free;
+  private roomOf(accountId: string, rule: 'evict' | 'free'): number | null {
+    return rule === 'evict' ? this.quota.room(accountId) : this.quota.usage(accountId).free;
   }
 
   /**

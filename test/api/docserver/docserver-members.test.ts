@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { json } from '../../helpers/client.ts';
+import { randomBytes } from 'node:crypto';
+import { json, type TestClient } from '../../helpers/client.ts';
 import { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
-import { folder, upload } from '../../helpers/files.ts';
+import { downloaded, folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -72,5 +73,58 @@ describe('the document editor on shared documents', () => {
     expect((await fetch(link)).status).toBe(403);
     expect((await admin.client.delete(`/api/user/${o.id}`)).status).toBeLessThan(300);
     expect((await open(member)).status).toBe(404);
+  });
+});
+
+async function versionSizes(client: TestClient, id: string): Promise<number[]> {
+  const res = await client.get(`/api/files/${id}/versions`);
+  if (res.status !== 200) throw new Error(`versions: ${res.status} ${await res.text()}`);
+  return (await json(res)).versions.map((v: { size: number }) => v.size);
+}
+
+/** A private file of `size` bytes replaced `times` times: as many versions of `size` bytes. */
+async function privateHistory(client: TestClient, size: number, times: number): Promise<string> {
+  const file = await upload(client, 'diary.bin', randomBytes(size), { parentId: (await folder(client, 'Private')).id });
+  for (let i = 0; i < times; i++) {
+    const form = new FormData();
+    form.append('file', new File([randomBytes(size)], 'diary.bin'));
+    const res = await client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form });
+    if (res.status !== 200) throw new Error(`replace: ${res.status} ${await res.text()}`);
+  }
+  return file.id;
+}
+
+describe("saves of shared documents and the owner's versions", () => {
+  test("a member's save takes only the free space ({error: 1} beyond it, every version stays); the owner's own save still makes room", async () => {
+    const o = await seed.owner(t);
+    const editor = await seed.owner(t);
+    const root = await folder(o.client, 'Reports');
+    const original = await documents.docx('shared plan');
+    const file = await upload(o.client, 'plan.docx', original, { parentId: root.id });
+    expect((await o.client.post(`/api/files/${root.id}/members`, { email: editor.email, role: 'editor' })).status).toBe(201);
+    const edited = await documents.docx(`edited by a member ${randomBytes(600).toString('hex')}`);
+    const diary = await privateHistory(o.client, edited.length, 3);
+    const { used } = t.server.ctx.services.quota.usage(o.id);
+    // Half the edited version is free; the private file's versions hold three times it.
+    t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(used + (edited.length >> 1), o.id);
+
+    const asEditor = await json(await editor.client.get(`/api/docserver/config/${file.id}`));
+    await double.open(asEditor.config, asEditor.token);
+    const key = asEditor.config.document.key as string;
+    double.edit(key, edited);
+    const answer = await json(await double.callback(key, 6, { forcesavetype: 1 }));
+    expect(answer.error).toBe(1);
+    expect(answer.message).toStartWith('Storage limit exceeded.');
+    expect(await versionSizes(o.client, diary)).toEqual([edited.length, edited.length, edited.length]);
+    expect((await downloaded(o.client, file.id)).equals(original)).toBe(true);
+
+    // The owner saving the same edit: the oldest private version goes, just enough for it.
+    const asOwner = await json(await o.client.get(`/api/docserver/config/${file.id}`));
+    await double.open(asOwner.config, asOwner.token);
+    expect(asOwner.config.document.key).toBe(key);
+    double.edit(key, edited);
+    expect(await json(await double.callback(key, 2))).toEqual({ error: 0 });
+    expect(await versionSizes(o.client, diary)).toEqual([edited.length, edited.length]);
+    expect((await downloaded(o.client, file.id)).equals(edited)).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { json, type TestClient } from '../../helpers/client.ts';
-import { folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import { folder, listAll, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { createUpload, patchUpload, TUS } from '../../helpers/tus.ts';
@@ -117,6 +118,53 @@ describe("the account's versions make room only for bytes its own logins commit"
     expect(history).toHaveLength(20);
     const oldest = await o.client.get(`/api/files/${shared.id}/versions/${history.at(-1)!.id}/download`);
     expect(Buffer.from(await oldest.arrayBuffer()).equals(original)).toBe(true);
+  });
+
+  test("an editor's copy into a shared folder takes only the free space, checked again when the job commits its bytes", async () => {
+    const o = await seed.owner(t);
+    const file = await fileWithHistory(o.client, [1000, 1000, 1000, 1000]);
+    const { root, editor } = await sharedWithEditor(o);
+    const big = await upload(editor.client, 'big.bin', randomBytes(2000));
+    const small = await upload(editor.client, 'small.bin', randomBytes(400));
+    setLimit(o.id, 4500);
+    const refused = await editor.client.post('/api/files/copy', { ids: [big.id], parentId: root.id });
+    expect(refused.status).toBe(413);
+    expect((await json(refused)).message).toBe('Storage limit exceeded. Required: 2000, available: 500.');
+    expect(await versions(o.client, file.id)).toHaveLength(3);
+    // It fits when queued; by the time the job runs the free space is gone, and the versions stay.
+    expect((await editor.client.post('/api/files/copy', { ids: [small.id], parentId: root.id })).status).toBe(202);
+    setLimit(o.id, 4000);
+    await t.server.worker.drain();
+    expect(await listAll(o.client, `/api/files?parentId=${root.id}`)).toEqual([]);
+    expect(await versions(o.client, file.id)).toHaveLength(3);
+  });
+
+  test("an editor's WebDAV COPY inside a shared folder is 507 beyond the free space; the owner's versions stay", async () => {
+    const o = await seed.owner(t);
+    const file = await fileWithHistory(o.client, [1000, 1000, 1000, 1000]);
+    const { root, editor } = await sharedWithEditor(o);
+    await upload(o.client, 'notes.bin', randomBytes(1000), { parentId: root.id });
+    setLimit(o.id, 5500);
+    const dav = await davLogin(t, editor);
+    const res = await dav.request('COPY', 'Shared%20with%20me/Team/notes.bin', {
+      headers: { destination: `${t.url}/dav/Shared%20with%20me/Team/copy.bin` },
+    });
+    expect(res.status).toBe(507);
+    expect(await versions(o.client, file.id)).toHaveLength(3);
+    expect((await listAll(o.client, `/api/files?parentId=${root.id}`)).map((i) => i.name)).toEqual(['notes.bin']);
+  });
+
+  test("the owner's own copy counts on versions and removes them only when the job commits its bytes", async () => {
+    const o = await seed.owner(t);
+    const file = await fileWithHistory(o.client, [1000, 1000, 1000, 1000]);
+    const target = await folder(o.client, 'Copies');
+    setLimit(o.id, 4500);
+    expect((await o.client.post('/api/files/copy', { ids: [file.id], parentId: target.id })).status).toBe(202);
+    expect(await versions(o.client, file.id)).toHaveLength(3);
+    await t.server.worker.drain();
+    expect((await listAll(o.client, `/api/files?parentId=${target.id}`)).map((i) => i.name)).toEqual(['diary.bin']);
+    // 500 were free: the oldest version (1000 bytes) made room for the other 500.
+    expect(await versions(o.client, file.id)).toHaveLength(2);
   });
 
   test("the owner's own tus upload counts on versions, removing them only once its bytes are committed", async () => {
