@@ -66,7 +66,7 @@ describe('passkeys in the browser', () => {
     await button(page, 'Add a passkey').click();
     await page.getByRole('alert').filter({ hasText: 'Enter your password to add a passkey' }).waitFor();
     expect(await credentials()).toHaveLength(0);
-    await page.getByLabel('Your password').fill(o.password);
+    await page.getByLabel('Your password', { exact: true }).fill(o.password);
     await button(page, 'Add a passkey').click();
     const row = page.getByRole('listitem', { name: 'Work laptop' });
     await row.waitFor();
@@ -123,7 +123,7 @@ describe('passkeys in the browser', () => {
     const { page, context: ctx, errors } = await withAuthenticator();
     try {
       await signIn(page, a.email, a.password, '/settings/security');
-      await page.getByLabel('Your password').fill(a.password);
+      await page.getByLabel('Your password', { exact: true }).fill(a.password);
       await button(page, 'Add a passkey').click();
       await page.getByRole('listitem', { name: 'Passkey 1' }).waitFor();
       await signOut(page);
@@ -145,7 +145,7 @@ describe('passkeys in the browser', () => {
     try {
       await signIn(page, o.email, o.password, '/settings/security');
       await page.getByLabel('Passkey name').fill('Phone');
-      await page.getByLabel('Your password').fill(o.password);
+      await page.getByLabel('Your password', { exact: true }).fill(o.password);
       await button(page, 'Add a passkey').click();
       await page.getByRole('listitem', { name: 'Phone' }).waitFor();
       await page
@@ -182,7 +182,7 @@ describe('passkeys in the browser', () => {
         await screenshot(page, `passkeys-sign-in-${name}`);
         if (name === 'phone-dark') await expectAccessible(page, 'sign-in with passkeys, dark, phone');
         await signIn(page, o.email, o.password, '/settings/security');
-        await page.getByLabel('Your password').fill(o.password);
+        await page.getByLabel('Your password', { exact: true }).fill(o.password);
         await button(page, 'Add a passkey').click();
         // This round's own passkey: the earlier rounds' are listed at once.
         await page.getByRole('listitem', { name: `Passkey ${n + 1}` }).waitFor();
