@@ -19,6 +19,7 @@ import m0016 from '../../migrations/0016_thumbnails.sql' with { type: 'text' };
 import m0017 from '../../migrations/0017_content_search.sql' with { type: 'text' };
 import m0018 from '../../migrations/0018_photos_taken_at.sql' with { type: 'text' };
 import m0019 from '../../migrations/0019_thumbnail_sources.sql' with { type: 'text' };
+import m0020 from '../../migrations/0020_tree_versions.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -45,6 +46,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   // Generated (its expression index written back by hand: drizzle-kit quotes it apart), then the backfill and triggers.
   { tag: '0018_photos_taken_at', sql: m0018 },
   { tag: '0019_thumbnail_sources', sql: m0019 },
+  { tag: '0020_tree_versions', sql: m0020 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);
