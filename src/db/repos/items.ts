@@ -523,14 +523,17 @@ export class ItemsRepo {
 
   /** Marks a live item trashed as part of `rootId`'s trash entry; 0 when it was not live. */
   markTrashed(id: string, rootId: string, at: number): number {
-    return this.changing(() => {
-      const row = this.sqlite
+    const mark = () =>
+      this.sqlite
         .query<{ accountId: string; parentId: string | null }, [number, string, string]>(
           'UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING account_id AS accountId, parent_id AS parentId',
         )
         .get(at, rootId, id);
-      // The members of a trashed folder go with it: only the trash root's parent sees a change.
-      if (row && id === rootId) this.touchAncestors(row.accountId, row.parentId);
+    // The members of a trashed folder go with it: only the trash root's parent sees a change.
+    if (id !== rootId) return mark() ? 1 : 0;
+    return this.changing(() => {
+      const row = mark();
+      if (row) this.touchAncestors(row.accountId, row.parentId);
       return row ? 1 : 0;
     });
   }

@@ -94,6 +94,21 @@ describe('Nextcloud clients: discovery and account', () => {
       expect(data).toMatchObject({ id: o.id, 'display-name': 'Owner', email: o.email });
       expect(data.quota).toMatchObject({ free: -3, used: 0 });
     }
+    // The account password works where WebDAV allows it (the admin's setting), and desktop-only access leaves these open.
+    const account = `Basic ${Buffer.from(`${o.email}:${o.password}`).toString('base64')}`;
+    const userUrl = `${t.url}/ocs/v2.php/cloud/user?format=json`;
+    expect((await fetch(userUrl, { headers: { authorization: account } })).status).toBe(401);
+    t.server.ctx.services.settings.set('davAccountPasswords', true);
+    t.server.ctx.services.settings.set('desktopOnlyAccess', true);
+    try {
+      expect((await json(await fetch(userUrl, { headers: { authorization: account } }))).ocs.data.id).toBe(o.id);
+      expect((await fetch(`${t.url}/status.php`)).status).toBe(200);
+      expect((await fetch(`${t.url}/remote.php/webdav/`, { method: 'PROPFIND', headers: { authorization: account } })).status).toBe(207);
+      expect((await fetch(`${t.url}/api/files`)).status).toBe(403);
+    } finally {
+      t.server.ctx.services.settings.set('davAccountPasswords', false);
+      t.server.ctx.services.settings.set('desktopOnlyAccess', false);
+    }
     const bad = `Basic ${Buffer.from(`${o.email}:wrong`).toString('base64')}`;
     const v1 = await fetch(`${t.url}/ocs/v1.php/cloud/user?format=json`, { headers: { authorization: bad } });
     expect(v1.status).toBe(401);

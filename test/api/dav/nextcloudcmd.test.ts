@@ -133,4 +133,25 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd)', 
     expect(copies.map(([, content]) => content.toString())).toEqual(['edited on the laptop, at length']);
     expect(await (await dav.request('GET', 'Notes/todo.txt')).text()).toBe('edited on the server');
   });
+
+  test('a local folder rename arrives as a move (the folder keeps its id) and a local delete lands in the trash', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'moves');
+    fs.mkdirSync(path.join(local, 'Old name', 'inner'), { recursive: true });
+    fs.writeFileSync(path.join(local, 'Old name', 'inner', 'keep.txt'), 'kept');
+    fs.writeFileSync(path.join(local, 'gone.txt'), 'to be deleted');
+    await sync(o.email, dav.password, local);
+    await sync(o.email, dav.password, local);
+    const before = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Old name');
+    fs.renameSync(path.join(local, 'Old name'), path.join(local, 'New name'));
+    fs.rmSync(path.join(local, 'gone.txt'));
+    const requests = await sync(o.email, dav.password, local);
+    expect(requests.filter((r) => r.startsWith('MOVE '))).toHaveLength(1);
+    expect(requests.filter((r) => r.startsWith('PUT ') || r.startsWith('MKCOL '))).toEqual([]);
+    const root = await listAll(o.client, '/api/files');
+    expect(root.map((i) => i.name).sort()).toEqual(['New name']);
+    expect(root[0].id).toBe(before.id);
+    expect((await listAll(o.client, '/api/files/trash')).map((i) => i.name)).toEqual(['gone.txt']);
+  });
 });
