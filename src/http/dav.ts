@@ -16,7 +16,7 @@ import {
   type PropPatch,
   SHARED_WITH_ME,
 } from '../services/dav/dav.ts';
-import type { Principal } from '../services/accounts/principal.ts';
+import { can, type Principal } from '../services/accounts/principal.ts';
 import { readBody, readText } from './body.ts';
 import { fileResponse } from './download-responses.ts';
 import { davAuthenticate } from './guard.ts';
@@ -25,7 +25,11 @@ import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
 const DAV = 'DAV:';
-const PREFIX = '/dav';
+const OC = 'http://owncloud.org/ns';
+const NC = 'http://nextcloud.org/ns';
+/** The Nextcloud clients' doors: the login's id (cloud/user's `id`) follows FILES_DOOR. */
+const WEBDAV_DOOR = '/remote.php/webdav';
+const FILES_DOOR = '/remote.php/dav/files/';
 const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK';
 const XML_TYPE = 'application/xml; charset=utf-8';
 const XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n';
@@ -43,6 +47,11 @@ const ALLPROP = [
   'supportedlock',
 ];
 const LIVE = new Set([...ALLPROP, 'quota-available-bytes', 'quota-used-bytes']);
+/** The ownCloud and Nextcloud properties the Nextcloud clients ask for, answered from the tree (never stored as dead ones). */
+const OC_LIVE = new Set(['fileid', 'id', 'permissions', 'size', 'checksums']);
+const NC_LIVE = new Set(['has-preview']);
+const isLive = (ns: string, name: string) =>
+  ns === DAV ? LIVE.has(name) : ns === OC ? OC_LIVE.has(name) : ns === NC ? NC_LIVE.has(name) : false;
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
@@ -67,8 +76,8 @@ function encodeSegment(s: string): string {
   return RESERVED.test(encoded) ? encoded.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`) : encoded;
 }
 
-function hrefOf(path: DavPath, folder: boolean): string {
-  const base = PREFIX + path.segments.map((s) => `/${encodeSegment(s)}`).join('');
+function hrefOf(prefix: string, path: DavPath, folder: boolean): string {
+  const base = prefix + path.segments.map((s) => `/${encodeSegment(s)}`).join('');
   return folder ? `${base}/` : base;
 }
 
@@ -76,38 +85,74 @@ function hrefOf(path: DavPath, folder: boolean): string {
  * Where a request path points: the caller's own tree, the SHARED_WITH_ME folder (its shares as
  * children), or inside one share, whose path is mapped onto the owner's tree and back for hrefs.
  */
-type Place =
+type Place = { prefix: string } & (
   | { kind: 'own'; principal: Principal; path: DavPath }
   | { kind: 'list'; principal: Principal; path: DavPath; shares: DavShare[] }
-  | { kind: 'mount'; principal: Principal; path: DavPath; mount: DavMount; isRoot: boolean };
+  | { kind: 'mount'; principal: Principal; path: DavPath; mount: DavMount; isRoot: boolean }
+);
 
 const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 
-function placeOf(dav: DavService, caller: Principal, path: DavPath): Place {
-  if (path.segments.length === 0 || davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) return { kind: 'own', principal: caller, path };
+function placeOf(dav: DavService, caller: Principal, urlPath: string): Place {
+  const prefix = doorOf(urlPath, caller);
+  const path = pathOfUrlPath(prefix, urlPath);
+  if (path.segments.length === 0 || davPath(path.segments.slice(0, 1)).key !== SHARED_KEY)
+    return { prefix, kind: 'own', principal: caller, path };
   const shares = dav.shares(caller);
-  if (shares.length === 0) return { kind: 'own', principal: caller, path };
-  if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
+  if (shares.length === 0) return { prefix, kind: 'own', principal: caller, path };
+  if (path.segments.length === 1) return { prefix, kind: 'list', principal: caller, path, shares };
   const mount = dav.mount(caller, path.segments[1]!);
   if (!mount) throw notFound(Messages.itemNotFound);
   const rest = path.segments.slice(2);
-  return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
+  return {
+    prefix,
+    kind: 'mount',
+    principal: mount.principal,
+    path: davPath([...mount.ownerSegments, ...rest]),
+    mount,
+    isRoot: rest.length === 0,
+  };
 }
 
 /** The href of a path of `place`'s tree: inside a share, under SHARED_WITH_ME/<name> rather than the owner's path. */
 function hrefIn(place: Place, path: DavPath, folder: boolean): string {
-  if (place.kind !== 'mount') return hrefOf(path, folder);
+  if (place.kind !== 'mount') return hrefOf(place.prefix, path, folder);
   const rest = path.segments.slice(place.mount.ownerSegments.length);
-  return hrefOf(davPath([SHARED_WITH_ME, place.mount.name, ...rest]), folder);
+  return hrefOf(place.prefix, davPath([SHARED_WITH_ME, place.mount.name, ...rest]), folder);
 }
+
+/** The paths WebDAV serves, every door. */
+const DAV_PATH = /^\/(dav|remote\.php\/webdav)(\/|$)|^\/remote\.php\/dav\/files\//;
 
 const WRITES = new Set(['PUT', 'MKCOL', 'DELETE', 'MOVE', 'COPY', 'PROPPATCH', 'LOCK']);
 
-/** The path of a request target (`/dav/a%20b/c`) as decoded segments; 400 for bad escapes or dot segments. */
-function pathOfUrlPath(urlPath: string): DavPath {
-  if (urlPath !== PREFIX && !urlPath.startsWith(`${PREFIX}/`)) throw new AppError(502, 'The destination is not on this WebDAV server');
+const under = (urlPath: string, prefix: string) => urlPath === prefix || urlPath.startsWith(`${prefix}/`);
+
+/**
+ * The prefix a WebDAV path enters by (hrefs are written under it): /dav, or the Nextcloud clients'
+ * /remote.php/webdav and /remote.php/dav/files/<login id>, where another login's id is 404.
+ */
+function doorOf(urlPath: string, principal: Principal): string {
+  if (under(urlPath, '/dav')) return '/dav';
+  if (under(urlPath, WEBDAV_DOOR)) return WEBDAV_DOOR;
+  if (urlPath.startsWith(FILES_DOOR)) {
+    const user = urlPath.slice(FILES_DOOR.length).split('/')[0]!;
+    let id: string;
+    try {
+      id = decodeURIComponent(user);
+    } catch {
+      throw badRequest('The path has a malformed percent-escape');
+    }
+    if (id !== principal.loginId) throw notFound(Messages.itemNotFound);
+    return FILES_DOOR + user;
+  }
+  throw new AppError(502, 'The destination is not on this WebDAV server');
+}
+
+/** The path of a request target under its door's prefix (`/dav/a%20b/c`) as decoded segments; 400 for bad escapes or dot segments. */
+function pathOfUrlPath(prefix: string, urlPath: string): DavPath {
   const segments: string[] = [];
-  for (const raw of urlPath.slice(PREFIX.length).split('/')) {
+  for (const raw of urlPath.slice(prefix.length).split('/')) {
     if (raw === '') continue;
     let segment: string;
     try {
@@ -260,7 +305,7 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
   const dav = ctx.services.dav;
   const handle = async ({ request }: { request: Request }) => {
     try {
-      return await serve(dav, request);
+      return await serve(dav, request, ctx.instanceId);
     } catch (err) {
       // RFC 4918 §9.7.1: a PUT or COPY that would exceed the quota is 507 Insufficient Storage.
       if (err instanceof StorageLimitError) throw new AppError(507, err.message);
@@ -274,7 +319,7 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
   const app = new Elysia({ name: 'http/dav', seed: ctx.instanceId }).onRequest(async ({ request }) => {
     // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
     // has no body here): WebDAV's HEAD is served before routing, behind the same guard.
-    if (request.method !== 'HEAD' || !/^\/dav(\/|$)/.test(requestMeta(request).path)) return;
+    if (request.method !== 'HEAD' || !DAV_PATH.test(requestMeta(request).path)) return;
     await davAuthenticate(ctx, limits, request);
     return handle({ request });
   });
@@ -286,12 +331,18 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
       route('GET /dav/*', { handler: handle }),
       route('ALL /dav', { handler: handle }),
       route('ALL /dav/*', { handler: handle }),
+      route('GET /remote.php/webdav', { handler: handle }),
+      route('GET /remote.php/webdav/*', { handler: handle }),
+      route('ALL /remote.php/webdav', { handler: handle }),
+      route('ALL /remote.php/webdav/*', { handler: handle }),
+      route('GET /remote.php/dav/files/*', { handler: handle }),
+      route('ALL /remote.php/dav/files/*', { handler: handle }),
     ],
     app,
   );
 }
 
-async function serve(dav: DavService, request: Request): Promise<Response> {
+async function serve(dav: DavService, request: Request, instanceId: string): Promise<Response> {
   const meta = requestMeta(request);
   const method = request.method.toUpperCase();
   if (method === 'OPTIONS') {
@@ -299,8 +350,8 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
   }
   // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
   if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');
-  const place = placeOf(dav, meta.principal!, pathOfUrlPath(meta.path));
-  if (place.kind === 'list') return sharedList(dav, request, method, place);
+  const place = placeOf(dav, meta.principal!, meta.path);
+  if (place.kind === 'list') return sharedList(dav, request, method, place, instanceId);
   if (place.kind === 'mount' && WRITES.has(method)) {
     if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
     if (place.isRoot && method !== 'COPY') throw forbidden(Messages.sharedRootOwnerOnly);
@@ -319,16 +370,16 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
     case 'HEAD':
       return get(dav, principal, request, target, res);
     case 'PROPFIND':
-      return propfind(dav, principal, request, target, res);
+      return propfind(dav, treeView(dav, place, instanceId), request, target, res);
     case 'PROPPATCH':
       return proppatch(dav, principal, request, target, res);
     case 'PUT':
-      return put(dav, principal, request, target, res);
+      return put(dav, principal, request, target, res, instanceId);
     case 'MKCOL': {
       if ((await readText(request)).length > 0) throw new AppError(415, 'MKCOL takes no body');
       checkWrite(dav, principal, request, res, target);
       const created = dav.mkcol(principal, path);
-      return new Response(null, { status: 201, headers: { ETag: created.etag } });
+      return new Response(null, { status: 201, headers: { ETag: created.etag, 'OC-FileId': ocIdOf(created.seq, instanceId) } });
     }
     case 'DELETE': {
       if (!target) throw notFound(Messages.itemNotFound);
@@ -360,9 +411,15 @@ async function serve(dav: DavService, request: Request): Promise<Response> {
 }
 
 /** SHARED_WITH_ME itself: read-only, its children are the shares. */
-async function sharedList(dav: DavService, request: Request, method: string, place: Place & { kind: 'list' }): Promise<Response> {
-  const res: Resource = { path: place.path, href: hrefOf(place.path, true), item: null };
-  if (method === 'PROPFIND') return propfind(dav, place.principal, request, { kind: 'root' }, res, place.shares);
+async function sharedList(
+  dav: DavService,
+  request: Request,
+  method: string,
+  place: Place & { kind: 'list' },
+  instanceId: string,
+): Promise<Response> {
+  const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
+  if (method === 'PROPFIND') return propfind(dav, treeView(dav, place, instanceId), request, { kind: 'root' }, res, place.shares);
   if (method === 'GET' || method === 'HEAD') {
     const headers = { 'Content-Type': 'text/html; charset=utf-8' };
     if (method === 'HEAD') return new Response(null, { headers });
@@ -411,7 +468,8 @@ function checkConditions(dav: DavService, principal: Principal, request: Request
     if (list.tag) {
       let tagPath: DavPath;
       try {
-        tagPath = pathOfUrlPath(new URL(list.tag, 'http://x').pathname);
+        const tagUrlPath = new URL(list.tag, 'http://x').pathname;
+        tagPath = pathOfUrlPath(doorOf(tagUrlPath, principal), tagUrlPath);
       } catch {
         return false;
       }
@@ -493,20 +551,21 @@ function folderPage(dav: DavService, principal: Principal, res: Resource, head: 
 
 async function propfind(
   dav: DavService,
-  principal: Principal,
+  view: TreeView,
   request: Request,
   target: DavTarget | null,
   res: Resource,
   /** Listing SHARED_WITH_ME: its children are these shares, under their WebDAV names. */
   shares?: DavShare[],
 ): Promise<Response> {
+  const principal = view.principal;
   const depthHeader = (request.headers.get('depth') ?? '1').trim().toLowerCase();
   if (depthHeader === 'infinity')
     return davError(403, 'propfind-finite-depth', 'PROPFIND with Depth: infinity is not served; use Depth 0 or 1');
   if (depthHeader !== '0' && depthHeader !== '1') throw badRequest('Depth must be 0, 1 or infinity');
   const want = propRequestOf(await xmlBody(request));
   if (!target) throw notFound(Messages.itemNotFound);
-  const answer = new PropfindAnswer(dav, principal, want, dav.usage(principal), !!shares);
+  const answer = new PropfindAnswer(dav, view, want, dav.usage(principal), !!shares);
 
   const self = res.item;
   const first =
@@ -532,14 +591,71 @@ async function propfind(
       );
     }
     // The root also lists SHARED_WITH_ME while something is shared with the account.
-    if (!shares && !self && depthHeader === '1' && dav.shares(principal).length > 0)
-      yield new ListParts([answer.responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, undefined)]);
+    if (!shares && !self && depthHeader === '1' && view.sharedEtag)
+      yield new ListParts([answer.responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, undefined, true)]);
     for await (const page of pages ?? [])
       for (let at = 0; at < page.length; at += DEAD_BATCH)
         yield new ChildParts(answer, page.slice(at, at + DEAD_BATCH), res.path.key, base);
     yield new ListParts(['</D:multistatus>']);
   }
   return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+}
+
+/** oc:id and OC-FileId: the numeric id zero-padded to eight digits, then the instance's id (as Nextcloud writes them). */
+const ocIdOf = (seq: number, instanceId: string) => `${String(seq).padStart(8, '0')}${instanceId}`;
+
+/**
+ * What a PROPFIND says of the tree a request acts in beyond its rows: who acts, the instance (oc:id),
+ * the ETags of the root and of SHARED_WITH_ME, and the role that limits what oc:permissions offers.
+ */
+interface TreeView {
+  principal: Principal;
+  instanceId: string;
+  rootEtag: string | null;
+  /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
+  sharedEtag: string | null;
+  /** The place's role: 'owner' in the account's own tree. */
+  role: 'owner' | 'viewer' | 'editor';
+  /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
+  shareRoots: Map<string, 'viewer' | 'editor'>;
+}
+
+function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
+  const view = { principal: place.principal, instanceId, rootEtag: null, sharedEtag: null, shareRoots: new Map() };
+  if (place.kind === 'mount') {
+    const rootId = place.principal.share!.rootId;
+    return { ...view, role: place.mount.role, shareRoots: new Map([[rootId, place.mount.role]]) };
+  }
+  const shares = place.kind === 'list' ? place.shares : dav.shares(place.principal);
+  return {
+    ...view,
+    role: place.kind === 'list' ? 'viewer' : 'owner',
+    rootEtag: dav.rootEtag(place.principal, shares),
+    sharedEtag: shares.length ? dav.sharedEtag(shares) : null,
+    shareRoots: new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []),
+  };
+}
+
+/**
+ * oc:permissions: the letters of RGDNVWCKS this login may use on a resource, from its permissions and
+ * its role: R share, G read, D delete, N rename, V move, W write (files), C and K create (folders), S shared with it.
+ */
+function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean): string {
+  const p = view.principal;
+  const read = can(p, 'files.download') ? 'G' : '';
+  if (sharedList) return read;
+  const role = (item && view.shareRoots.get(item.id)) || view.role;
+  // The root and a shared item itself cannot be deleted, renamed or moved from here.
+  const top = !item || view.shareRoots.has(item.id);
+  const write = role !== 'viewer';
+  const folder = !item || item.type === 'folder';
+  let out = role === 'owner' && item && can(p, 'files.share') ? 'R' : '';
+  out += read;
+  if (write && !top && can(p, 'files.delete')) out += 'D';
+  if (write && !top && can(p, 'files.edit')) out += 'NV';
+  if (write && !folder && can(p, 'files.edit')) out += 'W';
+  if (write && folder && can(p, 'files.upload')) out += 'CK';
+  return role === 'owner' ? out : `${out}S`;
 }
 
 /** An item's dead properties by propKey. */
@@ -560,16 +676,36 @@ class PropfindAnswer {
   private readonly plainAllprop: boolean;
   private readonly needsDead: boolean;
 
+  private readonly principal: Principal;
+
   constructor(
     private readonly dav: DavService,
-    private readonly principal: Principal,
+    private readonly view: TreeView,
     private readonly want: PropRequest,
     private readonly usage: ReturnType<DavService['usage']>,
     /** The resource is SHARED_WITH_ME (its displayname). */
     private readonly sharedList: boolean,
   ) {
+    this.principal = view.principal;
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
-    this.needsDead = want.kind !== 'prop' || want.names.some((n) => !(n.ns === DAV && LIVE.has(n.name)));
+    this.needsDead = want.kind !== 'prop' || want.names.some((n) => !isLive(n.ns, n.name));
+  }
+
+  /** An ownCloud or Nextcloud property's value on a resource (null item: the root, or SHARED_WITH_ME with `shared`). */
+  private ncValue(item: Listed | null, ns: string, name: string, shared: boolean): string | undefined {
+    if (ns === NC) return name === 'has-preview' ? 'false' : undefined;
+    switch (name) {
+      case 'fileid':
+        return item ? String(item.seq) : undefined;
+      case 'id':
+        return item ? escapeXml(ocIdOf(item.seq, this.view.instanceId)) : undefined;
+      case 'permissions':
+        return permissionsOf(this.view, item, shared);
+      case 'size':
+        if (shared) return undefined;
+        return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item?.id ?? null)) : String(item.size);
+    }
+    return undefined;
   }
 
   /** Dead properties of some rows, by item id (one query for them all; a listed child says whether it has any). */
@@ -584,7 +720,7 @@ class PropfindAnswer {
   }
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
-  private liveValue(item: Listed | null, key: string, name: string): string | undefined {
+  private liveValue(item: Listed | null, key: string, name: string, shared: boolean): string | undefined {
     const folder = !item || item.type === 'folder';
     switch (name) {
       case 'resourcetype':
@@ -600,7 +736,7 @@ class PropfindAnswer {
       case 'getcontenttype':
         return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
       case 'getetag':
-        return item ? etagXml(item) : undefined;
+        return item ? etagXml(item) : escapeXml((shared ? this.view.sharedEtag : this.view.rootEtag) ?? '') || undefined;
       case 'supportedlock':
         return SUPPORTED_LOCK;
       case 'lockdiscovery':
@@ -629,14 +765,14 @@ class PropfindAnswer {
     return `${out}${ALLPROP_TAIL}`;
   }
 
-  /** A resource's response element (`item` null: the account's root or SHARED_WITH_ME). */
-  responseXml(item: Listed | null, key: string, href: string, dead: Dead = NO_DEAD): string {
+  /** A resource's response element (`item` null: the account's root, or SHARED_WITH_ME with `shared`). */
+  responseXml(item: Listed | null, key: string, href: string, dead: Dead = NO_DEAD, shared = this.sharedList && !item): string {
     const want = this.want;
     if (this.plainAllprop && item && dead.size === 0) return this.allpropXml(item, key, href);
     let found = '';
     let missing = '';
     if (want.kind === 'propname') {
-      for (const name of ALLPROP) if (this.liveValue(item, key, name) !== undefined) found += propXml(DAV, name);
+      for (const name of ALLPROP) if (this.liveValue(item, key, name, shared) !== undefined) found += propXml(DAV, name);
       for (const p of dead.values()) found += propXml(p.ns, p.name);
     } else {
       const extra = want.kind === 'allprop' && (dead.size > 0 || want.include.length > 0);
@@ -648,7 +784,12 @@ class PropfindAnswer {
           if (seen.has(id)) continue;
           seen.add(id);
         }
-        const value = ns === DAV && LIVE.has(name) ? this.liveValue(item, key, name) : dead.get(id)?.value;
+        const value =
+          ns === DAV && LIVE.has(name)
+            ? this.liveValue(item, key, name, shared)
+            : isLive(ns, name)
+              ? this.ncValue(item, ns, name, shared)
+              : dead.get(id)?.value;
         if (value === undefined) {
           if (want.kind === 'prop') missing += propXml(ns, name);
         } else found += propXml(ns, name, value);
@@ -760,7 +901,7 @@ async function proppatch(
     }
   }
   if (patches.length === 0) throw badRequest('PROPPATCH names no property to set or remove');
-  const protectedProp = (p: PropPatch) => p.ns === DAV && LIVE.has(p.name);
+  const protectedProp = (p: PropPatch) => isLive(p.ns, p.name);
   const refused = target.kind === 'root' || patches.some(protectedProp);
   if (!refused) dav.patchProperties(principal, target.item, patches);
   const stat = (list: PropPatch[], code: number) =>
@@ -783,7 +924,14 @@ async function proppatch(
   );
 }
 
-async function put(dav: DavService, principal: Principal, request: Request, target: DavTarget | null, res: Resource): Promise<Response> {
+async function put(
+  dav: DavService,
+  principal: Principal,
+  request: Request,
+  target: DavTarget | null,
+  res: Resource,
+  instanceId: string,
+): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
   checkWrite(dav, principal, request, res, target);
   const mtime = request.headers.get('x-oc-mtime');
@@ -796,8 +944,9 @@ async function put(dav: DavService, principal: Principal, request: Request, targ
     signal: request.signal,
     sizeHint: Number.isFinite(declared) ? declared : undefined,
   });
-  const headers: Record<string, string> = { ETag: item.etag };
-  if (modifiedMs !== null) headers['X-OC-Mtime'] = 'accepted';
+  // The Nextcloud clients read the new ETag and the file's id from these rather than PROPFIND again.
+  const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
+  if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
   return new Response(null, { status: created ? 201 : 204, headers });
 }
 
@@ -820,7 +969,7 @@ async function transfer(
   if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
   const { principal } = place;
   // A Destination in another tree (the caller's own, another share) would hand items to another account.
-  const destPlace = placeOf(dav, requestMeta(request).principal!, pathOfUrlPath(url.pathname));
+  const destPlace = placeOf(dav, requestMeta(request).principal!, url.pathname);
   const sameTree =
     destPlace.kind === place.kind && (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.name === place.mount.name));
   if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);

@@ -26,6 +26,8 @@ export interface RoutePolicy {
   htmlErrors?: boolean;
   /** Checks or sets a password (argon2): each call also spends one of the client address's password hashes. */
   hashesPassword?: boolean;
+  /** A Nextcloud OCS endpoint: its refusals, the guard's included, are an OCS envelope in the format asked for. */
+  ocs?: boolean;
 }
 
 const open = { access: 'public', desktopOpen: true, limit: false } as const satisfies RoutePolicy;
@@ -44,6 +46,9 @@ const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
 });
 // Desktop-only access locks browsers out; WebDAV clients are the desktop's own file managers.
 const dav = { access: 'dav', desktopOpen: true } as const satisfies RoutePolicy;
+// The Nextcloud clients' OCS endpoints: discovery before sign-in, the rest signed in as WebDAV is.
+const ocsOpen = { access: 'public', desktopOpen: true, ocs: true } as const satisfies RoutePolicy;
+const ocsDav = { access: 'dav', desktopOpen: true, ocs: true } as const satisfies RoutePolicy;
 const orphansAdmin = { access: 'admin', adminMessage: Messages.orphansAdminOnly } as const satisfies RoutePolicy;
 
 /**
@@ -222,6 +227,24 @@ export const ROUTES = {
   'GET /dav/*': dav,
   'ALL /dav': dav,
   'ALL /dav/*': dav,
+  // The same WebDAV under the Nextcloud clients' paths, and what those clients ask first.
+  'GET /remote.php/webdav': dav,
+  'GET /remote.php/webdav/*': dav,
+  'ALL /remote.php/webdav': dav,
+  'ALL /remote.php/webdav/*': dav,
+  'GET /remote.php/dav/files/*': dav,
+  'ALL /remote.php/dav/files/*': dav,
+  'GET /status.php': { access: 'public', desktopOpen: true },
+  'GET /index.php/204': { access: 'public', desktopOpen: true },
+  'GET /ocs/v1.php/cloud/capabilities': ocsOpen,
+  'GET /ocs/v2.php/cloud/capabilities': ocsOpen,
+  'GET /ocs/v1.php/cloud/user': ocsDav,
+  'GET /ocs/v2.php/cloud/user': ocsDav,
+  'GET /ocs/v2.php/core/navigation/apps': ocsDav,
+  'GET /ocs/v2.php/apps/notifications/api/v2/notifications': ocsDav,
+  'GET /ocs/v2.php/apps/user_status/api/v1/user_status': ocsDav,
+  'GET /ocs/*': ocsOpen,
+  'ALL /ocs/*': ocsOpen,
 
   // The web app: hashed assets, and its page for every other path a browser navigates to.
   'GET /assets/:name': { access: 'public', limit: false },

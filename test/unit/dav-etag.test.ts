@@ -7,7 +7,7 @@ test('a listed row’s ETag as XML text is escapeXml of its ETag, for files and 
   for (const id of odd)
     for (const storageKey of [null, '', 'objects/ab/cdef0123456789', `"<&>'x"-y-z`, 'é名🎉é名🎉é名🎉'])
       for (const type of ['file', 'folder'] as const) {
-        const row = { id, type, storageKey, size: 4096, modifiedAt: 1_704_067_200_123 };
+        const row = { id, type, storageKey, size: 4096, treeVersion: 1_704_067 };
         expect(etagXmlOf(row)).toBe(escapeXml(etagOf(row)));
       }
 });

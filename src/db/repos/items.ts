@@ -3,12 +3,16 @@ import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
 
 /** A row of the file tree (SPEC "Item" before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
-export type Item = Omit<typeof items.$inferSelect, 'seq' | 'parentKey' | 'takenAt'>;
+export type Item = Omit<typeof items.$inferSelect, 'parentKey' | 'takenAt'>;
 type ItemType = Item['type'];
 /** What list pages read: everything an API item shows, without the object's key material. */
-export type ListedItem = Omit<Item, 'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt' | 'contentSource' | 'contentAuthorId'>;
+export type ListedItem = Omit<
+  Item,
+  'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt' | 'contentSource' | 'contentAuthorId' | 'treeVersion' | 'seq'
+>;
 type ContentOrigin = Pick<Item, 'contentSource' | 'contentAuthorId'>;
-export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId' | keyof ContentOrigin> & Partial<ContentOrigin>;
+export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId' | 'treeVersion' | 'seq' | keyof ContentOrigin> &
+  Partial<ContentOrigin>;
 /** What purging a trash entry needs of each row. */
 export type ExportFolder = Pick<Item, 'id' | 'parentId' | 'name' | 'modifiedAt' | 'deletedAt'>;
 export type ExportFile = ExportFolder & Pick<Item, 'size' | 'storageKey' | 'wrappedKey'> & { seq: number };
@@ -46,6 +50,7 @@ export interface TreeTotals {
 }
 
 const ITEM_KEYS = [
+  'seq',
   'id',
   'accountId',
   'parentId',
@@ -65,8 +70,10 @@ const ITEM_KEYS = [
   'createdAt',
   'deletedAt',
   'deletedRootId',
+  'treeVersion',
 ] as const satisfies ReadonlyArray<keyof Item>;
 const CHILD_ENTRY_KEYS = [
+  'seq',
   'id',
   'type',
   'name',
@@ -76,12 +83,13 @@ const CHILD_ENTRY_KEYS = [
   'storageKey',
   'modifiedAt',
   'createdAt',
+  'treeVersion',
 ] as const satisfies ReadonlyArray<keyof Item>;
 export type ChildEntry = Pick<Item, (typeof CHILD_ENTRY_KEYS)[number]> & { hasProperties: boolean };
 const CHILD_ENTRY = selectList(items, CHILD_ENTRY_KEYS);
 /** The columns of a ListedItem, for other repositories' statements that join items. */
 export const LISTED_KEYS = ITEM_KEYS.filter(
-  (k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId'].includes(k),
+  (k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId', 'treeVersion', 'seq'].includes(k),
 );
 const ITEM = selectList(items, ITEM_KEYS);
 const LISTED = selectList(items, LISTED_KEYS);
@@ -111,6 +119,10 @@ const SCOPE_WHERE: Record<ListScope['kind'], string> = {
   trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
 };
 
+/** What a deleted row tells of where it was. */
+type Gone = Pick<Item, 'accountId' | 'parentId' | 'deletedAt'>;
+const GONE = 'RETURNING account_id AS accountId, parent_id AS parentId, deleted_at AS deletedAt';
+
 /** Case-insensitive key of a name (the `name_key` column): collisions and name ordering ignore case. */
 export function nameKeyOf(name: string): string {
   return name.toLowerCase();
@@ -130,6 +142,34 @@ function itemList<T extends { starred: boolean }>(rows: T[]): T[] {
 /** The SQL of the file tree (`items`). Hot paths are prepared raw statements; rows are keyed as in the schema. */
 export class ItemsRepo {
   constructor(private readonly sqlite: Database) {}
+
+  /**
+   * Marks a change below `parentId` (null: at the root): the tree version of that folder, of each of its
+   * ancestors and of the account's root goes up, so their ETags move. Every write of the tree calls it in
+   * the write's own transaction, for the parent the changed item is under (before and after a move).
+   */
+  private touchAncestors(accountId: string, parentId: string | null): void {
+    if (parentId !== null)
+      this.sqlite
+        .query(
+          `WITH RECURSIVE up(id) AS (SELECT ?1 UNION SELECT i.parent_id FROM items i JOIN up ON i.id = up.id WHERE i.parent_id IS NOT NULL)
+           UPDATE items SET tree_version = tree_version + 1 WHERE id IN (SELECT id FROM up)`,
+        )
+        .run(parentId);
+    this.sqlite
+      .query('INSERT INTO tree_versions (account_id, version) VALUES (?, 1) ON CONFLICT (account_id) DO UPDATE SET version = version + 1')
+      .run(accountId);
+  }
+
+  /** A write and the tree versions it moves, all or nothing (a savepoint inside the caller's transaction). */
+  private changing<T>(write: () => T): T {
+    return this.sqlite.transaction(write)();
+  }
+
+  /** The account root's tree version (0 before its first change). */
+  rootVersion(accountId: string): number {
+    return this.sqlite.query<{ v: number }, [string]>('SELECT version AS v FROM tree_versions WHERE account_id = ?').get(accountId)?.v ?? 0;
+  }
 
   get(accountId: string, id: string): Item | null {
     return item(this.sqlite.query<Item, [string, string]>(`SELECT ${ITEM} FROM items WHERE id = ? AND account_id = ?`).get(id, accountId));
@@ -158,6 +198,13 @@ export class ItemsRepo {
   }
 
   insert(row: NewItem): Item {
+    return this.changing(() => {
+      this.touchAncestors(row.accountId, row.parentId);
+      return this.insertRow(row);
+    });
+  }
+
+  private insertRow(row: NewItem): Item {
     return item(
       this.sqlite
         .query<Item, SQLQueryBindings[]>(
@@ -294,6 +341,17 @@ export class ItemsRepo {
     return { totalSize: row.total ?? 0, fileCount: row.files ?? 0, folderCount: row.folders ?? 0 };
   }
 
+  /** The size of an account's live files together. */
+  liveFilesSize(accountId: string): number {
+    return (
+      this.sqlite
+        .query<{ n: number | null }, [string]>(
+          `SELECT SUM(size) AS n FROM items WHERE account_id = ? AND type = 'file' AND deleted_at IS NULL`,
+        )
+        .get(accountId)!.n ?? 0
+    );
+  }
+
   /** Totals of what was trashed with a trash root (the root itself not counted). */
   trashSetTotals(rootId: string): TreeTotals {
     const row = this.sqlite
@@ -384,21 +442,31 @@ export class ItemsRepo {
   }
 
   rename(id: string, name: string): Item {
-    return item(
-      this.sqlite
-        .query<Item, [string, string, string]>(`UPDATE items SET name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`)
-        .get(name, nameKeyOf(name), id),
-    )!;
+    return this.changing(() => {
+      const row = item(
+        this.sqlite
+          .query<Item, [string, string, string]>(`UPDATE items SET name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`)
+          .get(name, nameKeyOf(name), id),
+      )!;
+      if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId);
+      return row;
+    });
   }
 
   move(id: string, parentId: string | null, name: string): Item {
-    return item(
-      this.sqlite
-        .query<Item, [string | null, string, string, string]>(
-          `UPDATE items SET parent_id = ?, name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`,
-        )
-        .get(parentId, name, nameKeyOf(name), id),
-    )!;
+    return this.changing(() => {
+      const before = this.parentOf(id);
+      const row = item(
+        this.sqlite
+          .query<Item, [string | null, string, string, string]>(
+            `UPDATE items SET parent_id = ?, name = ?, name_key = ? WHERE id = ? RETURNING ${ITEM}`,
+          )
+          .get(parentId, name, nameKeyOf(name), id),
+      )!;
+      if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before);
+      this.touchAncestors(row.accountId, parentId);
+      return row;
+    });
   }
 
   setStarred(id: string, starred: boolean): void {
@@ -413,6 +481,14 @@ export class ItemsRepo {
       'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt' | 'contentSource' | 'contentAuthorId'
     >,
   ): Item {
+    return this.changing(() => {
+      const row = this.writeContent(id, content);
+      if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId);
+      return row;
+    });
+  }
+
+  private writeContent(id: string, content: Parameters<ItemsRepo['replaceContent']>[1]): Item {
     return item(
       this.sqlite
         .query<Item, SQLQueryBindings[]>(
@@ -447,8 +523,19 @@ export class ItemsRepo {
 
   /** Marks a live item trashed as part of `rootId`'s trash entry; 0 when it was not live. */
   markTrashed(id: string, rootId: string, at: number): number {
-    return this.sqlite.query('UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL').run(at, rootId, id)
-      .changes;
+    const mark = () =>
+      this.sqlite
+        .query<{ accountId: string; parentId: string | null }, [number, string, string]>(
+          'UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING account_id AS accountId, parent_id AS parentId',
+        )
+        .get(at, rootId, id);
+    // The members of a trashed folder go with it: only the trash root's parent sees a change.
+    if (id !== rootId) return mark() ? 1 : 0;
+    return this.changing(() => {
+      const row = mark();
+      if (row) this.touchAncestors(row.accountId, row.parentId);
+      return row ? 1 : 0;
+    });
   }
 
   /** Items trashed with a trash root (the root excluded), at most `cap`. */
@@ -467,14 +554,18 @@ export class ItemsRepo {
 
   /** Puts a trash root back under `parentId` with `name`. */
   restoreRoot(id: string, parentId: string | null, name: string): Item {
-    return item(
-      this.sqlite
-        .query<Item, [string | null, string, string, string]>(
-          `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL, parent_id = ?, name = ?, name_key = ?
-            WHERE id = ? RETURNING ${ITEM}`,
-        )
-        .get(parentId, name, nameKeyOf(name), id),
-    )!;
+    return this.changing(() => {
+      const row = item(
+        this.sqlite
+          .query<Item, [string | null, string, string, string]>(
+            `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL, parent_id = ?, name = ?, name_key = ?
+              WHERE id = ? RETURNING ${ITEM}`,
+          )
+          .get(parentId, name, nameKeyOf(name), id),
+      )!;
+      this.touchAncestors(row.accountId, parentId);
+      return row;
+    });
   }
 
   hasTrash(accountId: string): boolean {
@@ -532,7 +623,12 @@ export class ItemsRepo {
   }
 
   delete(id: string): void {
-    this.sqlite.query('DELETE FROM items WHERE id = ?').run(id);
+    this.changing(() => this.touchIfLive(this.sqlite.query<Gone, [string]>(`DELETE FROM items WHERE id = ? ${GONE}`).get(id)));
+  }
+
+  /** A deleted row that was live (not a trash purge) changed its folder. */
+  private touchIfLive(gone: Gone | null): void {
+    if (gone && gone.deletedAt === null) this.touchAncestors(gone.accountId, gone.parentId);
   }
 
   // ---- whole-instance walks (orphans, doctor, keys) ----
@@ -607,7 +703,13 @@ export class ItemsRepo {
 
   /** Deletes a row only while it still points at `storageKey`. */
   deleteIfKey(id: string, storageKey: string): boolean {
-    return this.sqlite.query('DELETE FROM items WHERE id = ? AND storage_key = ?').run(id, storageKey).changes > 0;
+    return this.changing(() => {
+      const gone = this.sqlite
+        .query<Gone, [string, string]>(`DELETE FROM items WHERE id = ? AND storage_key = ? ${GONE}`)
+        .get(id, storageKey);
+      this.touchIfLive(gone);
+      return gone !== null;
+    });
   }
 
   /** How many rows (files and versions) each master key wraps. */

@@ -39,3 +39,11 @@ export const davProperties = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.itemId, t.ns, t.name] })],
 );
+
+/** The root folder's counterpart of items.tree_version: changes anywhere in the account's tree, for the root's ETag. */
+export const treeVersions = sqliteTable('tree_versions', {
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  version: integer('version').notNull(),
+});

@@ -41,6 +41,8 @@ export const items = sqliteTable(
     deletedRootId: text('deleted_root_id'),
     // Photos: when the current content was taken (EXIF DateTimeOriginal), copied from its thumbnail record by triggers.
     takenAt: integer('taken_at'),
+    // Folders: counts the changes below it (sync clients compare a folder's ETag, made of it, to skip unchanged subtrees).
+    treeVersion: integer('tree_version').notNull().default(0),
   },
   (t) => [
     uniqueIndex('items_id_idx').on(t.id),

@@ -1,3 +1,4 @@
+import { ocsResponse } from '../nextcloud.ts';
 import { Elysia } from 'elysia';
 import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
@@ -144,7 +145,13 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
         set.status = status;
         if (known) {
           if (known.headers) Object.assign(set.headers, known.headers);
-          if (error instanceof AppError && policyOfPath(request.method, requestMeta(request).path)?.htmlErrors) {
+          const policy = error instanceof AppError ? policyOfPath(request.method, requestMeta(request).path) : undefined;
+          if (error instanceof AppError && policy?.ocs) {
+            const ocs = ocsResponse(request, status, error.message, []);
+            set.headers['Content-Type'] = ocs.contentType;
+            return ocs.body;
+          }
+          if (error instanceof AppError && policy?.htmlErrors) {
             const page = renderErrorPage(status, error.message);
             Object.assign(set.headers, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': page.csp });
             return page.html;

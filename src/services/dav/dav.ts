@@ -30,22 +30,23 @@ export type DavItem = HeldItem & { etag: string };
 /** A listed child as PROPFIND and the HTML listing show it: its ETag, as XML text, in place of its storage key. */
 export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etagXml: string; hasProperties: boolean };
 
-type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'>;
+type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'treeVersion'>;
 
 export const etagOf = (row: EtagParts) =>
-  row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-${row.modifiedAt}"`;
+  row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-t${row.treeVersion}"`;
 
 /** escapeXml(etagOf(row)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
 export const etagXmlOf = (row: EtagParts) =>
   row.type === 'file'
     ? `&quot;${escapeXml(row.id)}-${escapeXml(row.storageKey?.slice(0, 12) ?? '')}-${row.size}&quot;`
-    : `&quot;${escapeXml(row.id)}-${row.modifiedAt}&quot;`;
+    : `&quot;${escapeXml(row.id)}-t${row.treeVersion}&quot;`;
 
-/** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with its modification time. */
+/** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with any change below it. */
 function davItem(row: Item): DavItem {
   const etag = etagOf(row);
   // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
   return {
+    seq: row.seq,
     id: row.id,
     accountId: row.accountId,
     parentId: row.parentId,
@@ -62,6 +63,7 @@ function davItem(row: Item): DavItem {
     createdAt: row.createdAt,
     deletedAt: row.deletedAt,
     deletedRootId: row.deletedRootId,
+    treeVersion: row.treeVersion,
     etag,
   };
 }
@@ -115,6 +117,7 @@ const MOUNT_LIMIT = 1000;
 export interface DavShare {
   name: string;
   item: DavItem;
+  role: 'viewer' | 'editor';
 }
 
 /** A path under SHARED_WITH_ME/<name>: the member acting for the owner, and the shared item's path in the owner's tree. */
@@ -207,7 +210,7 @@ export class DavService {
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     return rows.map((r) => {
       const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
-      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!) };
+      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!), role: r.role };
     });
   }
 
@@ -257,6 +260,7 @@ export class DavService {
       const rows = this.d.items.liveChildEntriesByName(principal.accountId, folderId, after, PAGE);
       if (rows.length)
         yield rows.map((r) => ({
+          seq: r.seq,
           id: r.id,
           type: r.type,
           name: r.name,
@@ -265,12 +269,31 @@ export class DavService {
           mimeType: r.mimeType,
           modifiedAt: r.modifiedAt,
           createdAt: r.createdAt,
+          treeVersion: r.treeVersion,
           etagXml: etagXmlOf(r),
           hasProperties: r.hasProperties,
         }));
       if (rows.length < PAGE) return;
       after = rows.at(-1)!.nameKey;
     }
+  }
+
+  /**
+   * The ETag of the account's root (of the tree `principal` acts in): it moves with any change in the
+   * tree and, for SHARED_WITH_ME's sake, with any change in what is shared with the account.
+   */
+  rootEtag(principal: Principal, shares: readonly DavShare[]): string {
+    return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}"`;
+  }
+
+  /** The ETag of SHARED_WITH_ME: moves when a share comes or goes or anything inside one changes. */
+  sharedEtag(shares: readonly DavShare[]): string {
+    return `"shared-${sharesTag(shares)}"`;
+  }
+
+  /** A folder's size: its live files below it, at any depth (null: the account's root). */
+  folderSize(principal: Principal, folderId: string | null): number {
+    return folderId === null ? this.d.items.liveFilesSize(principal.accountId) : this.d.items.liveTreeTotals(folderId).totalSize;
   }
 
   usage(principal: Principal): Usage {
@@ -513,6 +536,13 @@ export class DavService {
     this.d.locks.unlock(token);
     return { message: 'Lock removed' };
   }
+}
+
+/** A digest of the shares' names and ETags. */
+function sharesTag(shares: readonly DavShare[]): string {
+  const hash = new Bun.CryptoHasher('sha1');
+  for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** A PUT body as the upload pipeline's parts: the fields, then the one file. */

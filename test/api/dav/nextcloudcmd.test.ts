@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { davLogin } from '../../helpers/dav.ts';
+import { downloaded, listAll, upload } from '../../helpers/files.ts';
+import { memoryLogger } from '../../helpers/logs.ts';
+import { skipWithout } from '../../helpers/prerequisites.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+
+// The Nextcloud desktop client's command-line twin, from Debian (`apt-get install nextcloud-desktop-cmd`).
+const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
+const NO_NEXTCLOUDCMD = skipWithout(
+  NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
+  'the Nextcloud desktop client (nextcloudcmd) tests',
+);
+
+const logger = memoryLogger();
+let t: TestServer;
+let dir: string;
+
+beforeAll(async () => {
+  if (NO_NEXTCLOUDCMD) return;
+  t = await startTestServer({ logger });
+  await seed.admin(t);
+  dir = tempDir('coffer-nextcloudcmd-');
+});
+afterAll(async () => {
+  if (NO_NEXTCLOUDCMD) return;
+  await t.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** One sync run of `local` with the account; the requests it made to the server, as `METHOD path`. */
+async function sync(email: string, password: string, local: string): Promise<string[]> {
+  const from = logger.lines.length;
+  // Spawned, not spawnSync: the server answers from this process's event loop.
+  const proc = Bun.spawn([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, t.url], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
+  if ((await proc.exited) !== 0) throw new Error(`nextcloudcmd failed (${proc.exitCode}): ${stderr.slice(-4000)}`);
+  // The access log line of the last answer comes right after it.
+  await Bun.sleep(50);
+  return logger.lines
+    .slice(from)
+    .filter((l) => l.msg === 'request')
+    .map((l) => `${l.fields.method} ${decodeURIComponent(String(l.fields.path))}`);
+}
+
+/** Every file under `root`, by its path relative to it, with its bytes. */
+function localFiles(root: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    const rel = path.relative(root, full);
+    if (rel.startsWith('.sync_') || rel.startsWith('._sync_') || rel.includes('.sync-exclude')) continue;
+    out.set(rel.normalize('NFC'), fs.readFileSync(full));
+  }
+  return out;
+}
+
+describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd)', () => {
+  test('first sync of a tree with nested folders and odd names is byte-exact; an API change arrives; an unchanged tree costs one PROPFIND', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'sync');
+    const tree: Record<string, string | Buffer> = {
+      'top.txt': 'top',
+      'with spaces/a b c.txt': 'spaces',
+      'Accents é à ü/naïve café.txt': 'accents',
+      'emoji 🎉/party 🎈.txt': 'emoji',
+      'deep/1/2/3/4/leaf.bin': Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 31) % 256)),
+    };
+    for (let i = 0; i < 20; i++) tree[`many/file-${i}.txt`] = `file ${i}`;
+    for (const [rel, content] of Object.entries(tree)) {
+      fs.mkdirSync(path.dirname(path.join(local, rel)), { recursive: true });
+      fs.writeFileSync(path.join(local, rel), content);
+    }
+
+    await sync(o.email, dav.password, local);
+    for (const [rel, content] of Object.entries(tree)) {
+      const res = await dav.request('GET', rel.split('/').map(encodeURIComponent).join('/'));
+      expect({ rel, status: res.status }).toEqual({ rel, status: 200 });
+      expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(content))).toBe(true);
+    }
+    // The uploads moved the folders' ETags: this run learns them.
+    await sync(o.email, dav.password, local);
+
+    // Changes made through the API deep in the tree reach the local folder on the next run: the folders' ETags above them moved.
+    const byPath = async (names: string[]) => {
+      let found: { id: string; name: string } | undefined;
+      for (const name of names) {
+        found = (await listAll(o.client, found ? `/api/files?parentId=${found.id}` : '/api/files')).find((i) => i.name === name);
+      }
+      return found!;
+    };
+    const leaf = await byPath(['deep', '1', '2', '3', '4', 'leaf.bin']);
+    const form = new FormData();
+    form.append('file', new Blob(['leaf, changed on the server']), 'leaf.bin');
+    expect((await o.client.request(`/api/files/${leaf.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    await upload(o.client, 'from the web 🌍.txt', 'uploaded in the browser', { parentId: (await byPath(['emoji 🎉'])).id });
+    await sync(o.email, dav.password, local);
+    const files = localFiles(local);
+    expect(files.get('deep/1/2/3/4/leaf.bin')?.toString()).toBe('leaf, changed on the server');
+    expect(files.get('emoji 🎉/from the web 🌍.txt')?.toString()).toBe('uploaded in the browser');
+    expect((await downloaded(o.client, leaf.id)).toString()).toBe('leaf, changed on the server');
+
+    // Nothing changed since: the root's ETag is the same, so the client stops after one PROPFIND.
+    const requests = await sync(o.email, dav.password, local);
+    const propfinds = requests.filter((r) => r.startsWith('PROPFIND '));
+    expect(propfinds).toEqual([`PROPFIND /remote.php/dav/files/${o.id}/`]);
+    expect(requests.filter((r) => r.includes(' /remote.php/'))).toEqual(propfinds);
+  });
+
+  test('an edit on both sides keeps both contents: the server’s in the file, the local one in a conflict copy beside it', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'conflict');
+    fs.mkdirSync(path.join(local, 'Notes'), { recursive: true });
+    fs.writeFileSync(path.join(local, 'Notes', 'todo.txt'), 'first');
+    await sync(o.email, dav.password, local);
+    await sync(o.email, dav.password, local);
+    expect((await dav.put('Notes/todo.txt', 'edited on the server')).status).toBe(204);
+    // Of another size: with the same size and modified second, the client takes both sides for the same content.
+    fs.writeFileSync(path.join(local, 'Notes', 'todo.txt'), 'edited on the laptop, at length');
+    await sync(o.email, dav.password, local);
+    const files = localFiles(local);
+    expect(files.get('Notes/todo.txt')?.toString()).toBe('edited on the server');
+    const copies = [...files.entries()].filter(([rel]) => rel.startsWith('Notes/todo (conflicted copy'));
+    expect(copies.map(([, content]) => content.toString())).toEqual(['edited on the laptop, at length']);
+    expect(await (await dav.request('GET', 'Notes/todo.txt')).text()).toBe('edited on the server');
+  });
+
+  test('a local folder rename arrives as a move (the folder keeps its id) and a local delete lands in the trash', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'moves');
+    fs.mkdirSync(path.join(local, 'Old name', 'inner'), { recursive: true });
+    fs.writeFileSync(path.join(local, 'Old name', 'inner', 'keep.txt'), 'kept');
+    fs.writeFileSync(path.join(local, 'gone.txt'), 'to be deleted');
+    await sync(o.email, dav.password, local);
+    await sync(o.email, dav.password, local);
+    const before = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Old name');
+    fs.renameSync(path.join(local, 'Old name'), path.join(local, 'New name'));
+    fs.rmSync(path.join(local, 'gone.txt'));
+    const requests = await sync(o.email, dav.password, local);
+    expect(requests.filter((r) => r.startsWith('MOVE '))).toHaveLength(1);
+    expect(requests.filter((r) => r.startsWith('PUT ') || r.startsWith('MKCOL '))).toEqual([]);
+    const root = await listAll(o.client, '/api/files');
+    expect(root.map((i) => i.name).sort()).toEqual(['New name']);
+    expect(root[0].id).toBe(before.id);
+    expect((await listAll(o.client, '/api/files/trash')).map((i) => i.name)).toEqual(['gone.txt']);
+  });
+});
