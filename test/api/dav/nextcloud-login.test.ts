@@ -128,7 +128,7 @@ describe('Nextcloud login flow v2 (desktop)', () => {
 
   test('a sub-user grants access for itself: the app password is its own, with its own permissions', async () => {
     const o = await seed.owner(t);
-    const sub = await seed.subUser(t, o, ['downloads.file']);
+    const sub = await seed.subUser(t, o, ['files.download']);
     const flow = await startFlow(ANDROID_UA);
     await sub.client.post(`/api/login-flows/${tokenOf(flow)}/grant`);
     const credentials = await json(await poll(flow));

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
+import { ManualClock } from '../../src/clock.ts';
+import type { Browser } from 'playwright-core';
+import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { DavClient } from '../helpers/dav.ts';
+import { eventually } from '../helpers/eventually.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const DESKTOP_UA = 'Mozilla/5.0 (Linux) mirall/3.7.3 (Nextcloud, debian-6.1.0-13-amd64 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
+const ANDROID_UA = 'Mozilla/5.0 (Android) Nextcloud-android/3.29.1';
+
+let t: TestServer;
+let browser: Browser;
+let admin: seed.SeededLogin;
+// Codes of later time steps without waiting for them (a code is used once).
+const clock = new ManualClock();
+const totp = (secret: string) => generate({ secret, epoch: Math.floor(clock.now() / 1000) });
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer({ clock }), acquireBrowser()]);
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+type Flow = { poll: { token: string; endpoint: string }; login: string };
+
+async function startFlow(): Promise<Flow> {
+  return json(await fetch(`${t.url}/index.php/login/v2`, { method: 'POST', headers: { 'user-agent': DESKTOP_UA } }));
+}
+
+const poll = (flow: Flow) =>
+  fetch(flow.poll.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${encodeURIComponent(flow.poll.token)}`,
+  });
+
+describe('Nextcloud clients: the browser sign-in', () => {
+  test('login flow v2: the browser opened by the desktop client signs in with two-step verification, names the client, and "Grant access" hands it an app password', async () => {
+    const o = await seed.owner(t);
+    const setup = await json(await o.client.post('/api/mfa/setup'));
+    await o.client.post('/api/mfa/verify', { code: await totp(setup.secret) });
+    clock.advance(30_000);
+    const flow = await startFlow();
+    const { context, page, errors } = await openContext(browser, t.url);
+    await page.goto(flow.login);
+    // Not signed in: Coffer's own sign-in first, then back to the question.
+    await page.waitForURL((u) => u.pathname === '/login');
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(o.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Authentication code', { exact: true }).fill(await totp(setup.secret));
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(new URL(flow.login).pathname);
+    await page.getByText('Nextcloud desktop (Linux)', { exact: true }).waitFor();
+    await page.getByText(o.email, { exact: true }).waitFor();
+    await expectAccessible(page, 'the consent page of a login flow');
+    await screenshot(page, 'nextcloud-connect-light-desktop');
+    expect((await poll(flow)).status).toBe(404);
+
+    await page.getByRole('button', { name: 'Grant access' }).click();
+    await page.getByRole('heading', { name: 'Access granted' }).waitFor();
+    await page.getByText('Nextcloud desktop (Linux) is signed in.', { exact: false }).waitFor();
+    await expectAccessible(page, 'a granted login flow');
+    const credentials = await json(await poll(flow));
+    expect(credentials).toMatchObject({ server: t.url, loginName: o.email });
+    expect((await new DavClient(t.url, o.email, credentials.appPassword).propfind('', '0')).status).toBe(207);
+    // The same sign-in once more: already signed in, the question comes at once; Cancel gives nothing.
+    const second = await startFlow();
+    await page.goto(second.login);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('heading', { name: 'Access not granted' }).waitFor();
+    expect((await poll(second)).status).toBe(404);
+    const names = (await json(await o.client.get('/api/user/app-passwords'))).appPasswords.map((p: { name: string }) => p.name);
+    expect(names).toEqual(['Nextcloud desktop (Linux)']);
+    // A used link says so, in words that say what to do.
+    await page.goto(flow.login);
+    await page.getByRole('heading', { name: 'Sign-in request not found' }).waitFor();
+    await page.getByText('Start the sign-in again from the app', { exact: false }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('login flow v1: the mobile app web view ends at the nc://login/ address with a working app password (dark, phone width)', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
+    await page.setExtraHTTPHeaders({ 'OCS-APIREQUEST': 'true', 'User-Agent': ANDROID_UA });
+    await page.goto('/index.php/login/flow');
+    await page.setExtraHTTPHeaders({});
+    await page.waitForURL((u) => u.pathname === '/login');
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(o.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
+    await page.getByText('Nextcloud Android', { exact: true }).waitFor();
+    await expectAccessible(page, 'the consent page at phone width, dark');
+    await screenshot(page, 'nextcloud-connect-dark-phone');
+    const granted = page.waitForResponse((r) => r.url().endsWith('/grant'));
+    await page.getByRole('button', { name: 'Grant access' }).click();
+    const { redirect } = await (await granted).json();
+    const m = /^nc:\/\/login\/server:(.+)&user:(.+)&password:(.+)$/.exec(redirect)!;
+    expect([m[1], decodeURIComponent(m[2]!)]).toEqual([t.url, o.email]);
+    expect((await new DavClient(t.url, o.email, decodeURIComponent(m[3]!)).propfind('', '0')).status).toBe(207);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('Admin → Clients shows a Nextcloud client with its platform and version', async () => {
+    const o = await seed.owner(t);
+    const password = (await json(await o.client.post('/api/user/app-passwords', { name: 'laptop' }))).password as string;
+    const dav = new DavClient(t.url, o.email, password);
+    await fetch(`${t.url}/remote.php/dav/files/${o.id}/`, {
+      method: 'PROPFIND',
+      headers: { authorization: dav.authorization, depth: '0', 'user-agent': DESKTOP_UA },
+    });
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/clients');
+    const row = page.getByRole('row').filter({ hasText: o.email });
+    await eventually(async () => expect(await row.getByRole('cell').allInnerTexts()).toContain('3.7.3'));
+    expect(await row.getByRole('cell').allInnerTexts()).toContain('Linux');
+    await expectAccessible(page, 'Admin → Clients with a Nextcloud client');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
