@@ -85,6 +85,7 @@ describe('Nextcloud login flow v2 (desktop)', () => {
     expect((await asJson({ token: flow.poll.token })).status).toBe(404);
     expect((await asJson({ token: 'nope' })).status).toBe(404);
     expect((await asJson({})).status).toBe(404);
+    expect((await fetch(flow.poll.endpoint, { method: 'POST' })).status).toBe(404);
     // The login token is not a poll token.
     expect((await asJson({ token: tokenOf(flow) })).status).toBe(404);
     await admin.client.post(`/api/login-flows/${tokenOf(flow)}/grant`);
@@ -179,8 +180,13 @@ describe('Nextcloud clients: sign-out, Admin → Clients, desktop-only access', 
         method: 'DELETE',
         headers: { authorization: basic(p), 'ocs-apirequest': 'true' },
       });
+    // The revoked password's WebDAV lock goes with it.
+    const lock = `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`;
+    expect((await new DavClient(t.url, o.email, first).request('LOCK', 'locked.txt', { body: lock })).status).toBe(201);
+    expect((await json(await o.client.get('/api/user/dav-locks'))).locks).toHaveLength(1);
     const res = await revoke(first);
     expect(res.status).toBe(200);
+    expect((await json(await o.client.get('/api/user/dav-locks'))).locks).toEqual([]);
     expect((await json(res)).ocs.meta.statuscode).toBe(200);
     expect((await new DavClient(t.url, o.email, first).propfind('', '0')).status).toBe(401);
     expect((await new DavClient(t.url, o.email, second).propfind('', '0')).status).toBe(207);
