@@ -30,8 +30,10 @@ afterAll(async () => {
 
 type Flow = { poll: { token: string; endpoint: string }; login: string };
 
+/** Started as the desktop client starts it: its User-Agent then names the computer and the platform. */
 async function startFlow(): Promise<Flow> {
-  return json(await fetch(`${t.url}/index.php/login/v2`, { method: 'POST', headers: { 'user-agent': DESKTOP_UA } }));
+  const headers = { 'user-agent': 'anna-laptop (Desktop Client - Linux)', 'content-length': '0' };
+  return json(await fetch(`${t.url}/index.php/login/v2`, { method: 'POST', headers }));
 }
 
 const poll = (flow: Flow) =>
@@ -49,7 +51,8 @@ describe('Nextcloud clients: the browser sign-in', () => {
     clock.advance(30_000);
     const flow = await startFlow();
     const { context, page, errors } = await openContext(browser, t.url);
-    await page.goto(flow.login);
+    // The desktop client adds the computer's user name to the address it opens.
+    await page.goto(`${flow.login}?user=anna`);
     // Not signed in: Coffer's own sign-in first, then back to the question.
     await page.waitForURL((u) => u.pathname === '/login');
     await page.getByLabel('Email').fill(o.email);
@@ -59,7 +62,7 @@ describe('Nextcloud clients: the browser sign-in', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
     expect(new URL(page.url()).pathname).toBe(new URL(flow.login).pathname);
-    await page.getByText('Nextcloud desktop (Linux)', { exact: true }).waitFor();
+    await page.getByText('Nextcloud desktop on anna-laptop (Linux)', { exact: true }).waitFor();
     await page.getByText(o.email, { exact: true }).waitFor();
     await expectAccessible(page, 'the consent page of a login flow');
     await screenshot(page, 'nextcloud-connect-light-desktop');
@@ -67,7 +70,7 @@ describe('Nextcloud clients: the browser sign-in', () => {
 
     await page.getByRole('button', { name: 'Grant access' }).click();
     await page.getByRole('heading', { name: 'Access granted' }).waitFor();
-    await page.getByText('Nextcloud desktop (Linux) is signed in.', { exact: false }).waitFor();
+    await page.getByText('Nextcloud desktop on anna-laptop (Linux) is signed in.', { exact: false }).waitFor();
     await expectAccessible(page, 'a granted login flow');
     const credentials = await json(await poll(flow));
     expect(credentials).toMatchObject({ server: t.url, loginName: o.email });
@@ -79,7 +82,7 @@ describe('Nextcloud clients: the browser sign-in', () => {
     await page.getByRole('heading', { name: 'Access not granted' }).waitFor();
     expect((await poll(second)).status).toBe(404);
     const names = (await json(await o.client.get('/api/user/app-passwords'))).appPasswords.map((p: { name: string }) => p.name);
-    expect(names).toEqual(['Nextcloud desktop (Linux)']);
+    expect(names).toEqual(['Nextcloud desktop on anna-laptop (Linux)']);
     // A used link says so, in words that say what to do.
     await page.goto(flow.login);
     await page.getByRole('heading', { name: 'Sign-in request not found' }).waitFor();

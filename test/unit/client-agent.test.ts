@@ -23,6 +23,10 @@ describe('Nextcloud clients from their User-Agent', () => {
     expect(clientName(cases[0]![0])).toBe('Nextcloud desktop (Linux)');
     expect(clientName(cases[2]![0])).toBe('Nextcloud desktop (macOS)');
     expect(clientName(cases[3]![0])).toBe('Nextcloud Android');
+    // What the desktop client sends when it starts signing in: the computer's name and the platform.
+    expect(clientName('anna-laptop (Desktop Client - Windows)')).toBe('Nextcloud desktop on anna-laptop (Windows)');
+    expect(clientName('studio.local (Desktop Client - Macintosh)')).toBe('Nextcloud desktop on studio.local (macOS)');
+    expect(clientName(' (Desktop Client - Linux)')).toBe('Nextcloud desktop (Linux)');
   });
 
   test('browsers and other WebDAV clients are not Nextcloud clients; their name is their agent, shortened and without control characters', () => {

@@ -5,6 +5,7 @@ export interface NextcloudAgent {
   appVersion: string;
 }
 
+const AGENT_MAX = 512;
 const DESKTOP_PLATFORMS: Record<string, string> = { linux: 'Linux', windows: 'Windows', macintosh: 'macOS', macos: 'macOS' };
 
 /**
@@ -14,12 +15,14 @@ const DESKTOP_PLATFORMS: Record<string, string> = { linux: 'Linux', windows: 'Wi
  */
 export function nextcloudAgent(userAgent: string | null): NextcloudAgent | null {
   if (!userAgent) return null;
-  const desktop = /\(([^)]*)\)\s*mirall\/([\w.+-]{1,40})/i.exec(userAgent);
+  // The clients' agents are short; a long one is read no further, so the patterns below stay cheap.
+  const ua = userAgent.slice(0, AGENT_MAX);
+  const desktop = /\(([^)]{0,60})\)\s*mirall\/([\w.+-]{1,40})/i.exec(ua);
   if (desktop) {
     const platform = DESKTOP_PLATFORMS[desktop[1]!.trim().toLowerCase()] ?? desktop[1]!.trim().slice(0, 40);
     return { app: 'Nextcloud desktop', platform, appVersion: desktop[2]! };
   }
-  const mobile = /Nextcloud-(android|iOS)\/([\w.+-]{1,40})/i.exec(userAgent);
+  const mobile = /Nextcloud-(android|iOS)\/([\w.+-]{1,40})/i.exec(ua);
   if (mobile) {
     const android = mobile[1]!.toLowerCase() === 'android';
     return { app: android ? 'Nextcloud Android' : 'Nextcloud iOS', platform: android ? 'Android' : 'iOS', appVersion: mobile[2]! };
@@ -29,11 +32,25 @@ export function nextcloudAgent(userAgent: string | null): NextcloudAgent | null 
 
 const NAME_MAX = 100;
 
-/** The name a client's app password gets: the Nextcloud app and its platform, else the agent itself, shortened. */
+const DESKTOP_SIGN_IN = '(Desktop Client - ';
+const clean = (text: string) => text.replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
+const shorten = (text: string) => (text.length > NAME_MAX ? `${text.slice(0, NAME_MAX - 1)}…` : text);
+
+/**
+ * The name a client's app password gets: the Nextcloud app and its platform (and the computer's name, which
+ * the desktop client sends as `<host> (Desktop Client - <platform>)` when it starts signing in), else the
+ * agent itself, shortened.
+ */
 export function clientName(userAgent: string | null): string {
-  const agent = nextcloudAgent(userAgent);
+  const text = clean((userAgent ?? '').slice(0, AGENT_MAX));
+  const at = text.lastIndexOf(DESKTOP_SIGN_IN);
+  if (at >= 0 && text.endsWith(')')) {
+    const named = text.slice(at + DESKTOP_SIGN_IN.length, -1).trim();
+    const platform = DESKTOP_PLATFORMS[named.toLowerCase()] ?? named.slice(0, 40);
+    const host = text.slice(0, at).trim();
+    return shorten(host ? `Nextcloud desktop on ${host} (${platform})` : `Nextcloud desktop (${platform})`);
+  }
+  const agent = nextcloudAgent(text);
   if (agent) return agent.app.endsWith(agent.platform) ? agent.app : `${agent.app} (${agent.platform})`;
-  const text = (userAgent ?? '').replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
-  if (!text) return 'Unnamed client';
-  return text.length > NAME_MAX ? `${text.slice(0, NAME_MAX - 1)}…` : text;
+  return text ? shorten(text) : 'Unnamed client';
 }

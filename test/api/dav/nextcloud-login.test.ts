@@ -8,6 +8,8 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 const DESKTOP_UA = 'Mozilla/5.0 (Linux) mirall/3.7.3 (Nextcloud, debian-6.1.0-13-amd64 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
 const WINDOWS_UA = 'Mozilla/5.0 (Windows) mirall/3.13.2 (Nextcloud, windows-10.0.19045 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
 const ANDROID_UA = 'Mozilla/5.0 (Android) Nextcloud-android/3.29.1';
+// What the desktop client sends when it starts signing in: the computer's name and the platform.
+const DESKTOP_SIGN_IN_UA = 'anna-laptop (Desktop Client - Linux)';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -40,7 +42,7 @@ const tokenOf = (flow: Flow) => new URL(flow.login).pathname.split('/').pop()!;
 describe('Nextcloud login flow v2 (desktop)', () => {
   test('start, sign in and grant: the poll answers 404, then once the credentials, then 404; the app password is named after the client and works', async () => {
     const o = await seed.owner(t);
-    const flow = await startFlow();
+    const flow = await startFlow(DESKTOP_SIGN_IN_UA);
     expect(flow.poll.endpoint).toBe(`${t.url}/index.php/login/v2/poll`);
     expect(flow.login).toStartWith(`${t.url}/connect/`);
     expect(flow.poll.token).not.toBe(tokenOf(flow));
@@ -51,7 +53,7 @@ describe('Nextcloud login flow v2 (desktop)', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     const view = await o.client.get(`/api/login-flows/${tokenOf(flow)}`);
-    expect(await json(view)).toEqual({ clientName: 'Nextcloud desktop (Linux)', kind: 'v2' });
+    expect(await json(view)).toEqual({ clientName: 'Nextcloud desktop on anna-laptop (Linux)', kind: 'v2' });
     expect((await o.client.fresh().get(`/api/login-flows/${tokenOf(flow)}`)).status).toBe(401);
 
     const grant = await o.client.post(`/api/login-flows/${tokenOf(flow)}/grant`);
@@ -71,7 +73,7 @@ describe('Nextcloud login flow v2 (desktop)', () => {
     expect((await poll(flow)).status).toBe(404);
 
     const list = await json(await o.client.get('/api/user/app-passwords'));
-    expect(list.appPasswords.map((p: { name: string }) => p.name)).toEqual(['Nextcloud desktop (Linux)']);
+    expect(list.appPasswords.map((p: { name: string }) => p.name)).toEqual(['Nextcloud desktop on anna-laptop (Linux)']);
     const dav = new DavClient(t.url, credentials.loginName, credentials.appPassword);
     expect((await dav.propfind('', '0')).status).toBe(207);
     const user = await fetch(`${t.url}/ocs/v2.php/cloud/user?format=json`, { headers: { authorization: dav.authorization } });
