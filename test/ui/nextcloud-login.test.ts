@@ -10,7 +10,8 @@ import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const DESKTOP_UA = 'Mozilla/5.0 (Linux) mirall/3.7.3 (Nextcloud, debian-6.1.0-13-amd64 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
-const ANDROID_UA = 'Mozilla/5.0 (Android) Nextcloud-android/3.29.1';
+// The Android app's sign-in web view names the phone.
+const ANDROID_WEB_VIEW_UA = 'Google Pixel 7 (Android)';
 
 let t: TestServer;
 let browser: Browser;
@@ -94,7 +95,7 @@ describe('Nextcloud clients: the browser sign-in', () => {
   test('login flow v1: the mobile app web view ends at the nc://login/ address with a working app password (dark, phone width)', async () => {
     const o = await seed.owner(t);
     const { context, page, errors } = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
-    await page.setExtraHTTPHeaders({ 'OCS-APIREQUEST': 'true', 'User-Agent': ANDROID_UA });
+    await page.setExtraHTTPHeaders({ 'OCS-APIREQUEST': 'true', 'User-Agent': ANDROID_WEB_VIEW_UA });
     await page.goto('/index.php/login/flow');
     await page.setExtraHTTPHeaders({});
     await page.waitForURL((u) => u.pathname === '/login');
@@ -102,7 +103,7 @@ describe('Nextcloud clients: the browser sign-in', () => {
     await page.getByLabel('Password').fill(o.password);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
-    await page.getByText('Nextcloud Android', { exact: true }).waitFor();
+    await page.getByText('Nextcloud Android on Google Pixel 7', { exact: true }).waitFor();
     await expectAccessible(page, 'the consent page at phone width, dark');
     await screenshot(page, 'nextcloud-connect-dark-phone');
     const granted = page.waitForResponse((r) => r.url().endsWith('/grant'));

@@ -27,6 +27,8 @@ describe('Nextcloud clients from their User-Agent', () => {
     expect(clientName('anna-laptop (Desktop Client - Windows)')).toBe('Nextcloud desktop on anna-laptop (Windows)');
     expect(clientName('studio.local (Desktop Client - Macintosh)')).toBe('Nextcloud desktop on studio.local (macOS)');
     expect(clientName(' (Desktop Client - Linux)')).toBe('Nextcloud desktop (Linux)');
+    // The Android app's sign-in web view: the phone's maker and model.
+    expect(clientName('Google Pixel 7 (Android)')).toBe('Nextcloud Android on Google Pixel 7');
   });
 
   test('browsers and other WebDAV clients are not Nextcloud clients; their name is their agent, shortened and without control characters', () => {

@@ -38,8 +38,8 @@ const shorten = (text: string) => (text.length > NAME_MAX ? `${text.slice(0, NAM
 
 /**
  * The name a client's app password gets: the Nextcloud app and its platform (and the computer's name, which
- * the desktop client sends as `<host> (Desktop Client - <platform>)` when it starts signing in), else the
- * agent itself, shortened.
+ * the desktop client sends as `<host> (Desktop Client - <platform>)` when it starts signing in, or the phone's),
+ * else the agent itself, shortened.
  */
 export function clientName(userAgent: string | null): string {
   const text = clean((userAgent ?? '').slice(0, AGENT_MAX));
@@ -50,6 +50,9 @@ export function clientName(userAgent: string | null): string {
     const host = text.slice(0, at).trim();
     return shorten(host ? `Nextcloud desktop on ${host} (${platform})` : `Nextcloud desktop (${platform})`);
   }
+  // The Android app's sign-in web view names the phone: `<maker> <model> (Android)`.
+  const phone = /^([^()]{1,60}) \(Android\)$/.exec(text);
+  if (phone) return `Nextcloud Android on ${phone[1]!.trim()}`;
   const agent = nextcloudAgent(text);
   if (agent) return agent.app.endsWith(agent.platform) ? agent.app : `${agent.app} (${agent.platform})`;
   return text ? shorten(text) : 'Unnamed client';
