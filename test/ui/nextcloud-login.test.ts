@@ -1,11 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import { ManualClock } from '../../src/clock.ts';
-import type { Browser } from 'playwright-core';
-import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import type { Browser, Page } from 'playwright-core';
+import {
+  acquireBrowser,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+  signIn,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { DavClient } from '../helpers/dav.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { newPerson, type SsoServer, startSsoServer, startTestProvider, type TestProvider } from '../helpers/oidc.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -31,10 +41,10 @@ afterAll(async () => {
 
 type Flow = { poll: { token: string; endpoint: string }; login: string };
 
-/** Started as the desktop client starts it: its User-Agent then names the computer and the platform. */
-async function startFlow(): Promise<Flow> {
+/** Started as the desktop client starts it (at `server`): its User-Agent then names the computer and the platform. */
+async function startFlow(server = t.url): Promise<Flow> {
   const headers = { 'user-agent': 'anna-laptop (Desktop Client - Linux)', 'content-length': '0' };
-  return json(await fetch(`${t.url}/index.php/login/v2`, { method: 'POST', headers }));
+  return json(await fetch(`${server}/index.php/login/v2`, { method: 'POST', headers }));
 }
 
 const poll = (flow: Flow) =>
@@ -132,5 +142,75 @@ describe('Nextcloud clients: the browser sign-in', () => {
     await expectAccessible(page, 'Admin → Clients with a Nextcloud client');
     expect(errors).toEqual([]);
     await context.close();
+  });
+});
+
+/** The consent page reached after signing in: "Grant access" hands the polling client its app password. */
+async function grantAndPoll(page: Page, flow: Flow, email: string): Promise<void> {
+  await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
+  expect(new URL(page.url()).pathname).toBe(new URL(flow.login).pathname);
+  await page.getByRole('button', { name: 'Grant access' }).click();
+  await page.getByRole('heading', { name: 'Access granted' }).waitFor();
+  const credentials = await json(await poll(flow));
+  expect(credentials.loginName).toBe(email);
+  const dav = new DavClient(credentials.server, email, credentials.appPassword);
+  expect((await dav.propfind('', '0')).status).toBe(207);
+}
+
+describe('Nextcloud clients: every way of signing in the web app offers', () => {
+  test('a passkey: "Sign in with a passkey" on the sign-in page, then the question', async () => {
+    // Browsers refuse an address as a passkey's host: the flow starts at localhost, as the page is opened.
+    const origin = `http://localhost:${new URL(t.url).port}`;
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openContext(browser, origin);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    await signIn(page, o.email, o.password, '/settings/security');
+    await page.getByLabel('Passkey name').fill('Laptop');
+    await page.getByLabel('Your password', { exact: true }).fill(o.password);
+    await page.getByRole('button', { name: 'Add a passkey', exact: true }).click();
+    await page.getByRole('listitem', { name: 'Laptop' }).waitFor();
+    await context.clearCookies();
+
+    const flow = await startFlow(origin);
+    await page.goto(flow.login);
+    await page.waitForURL((u) => u.pathname === '/login');
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await grantAndPoll(page, flow, o.email);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  describe('single sign-on', () => {
+    let provider: TestProvider;
+    let sso: SsoServer;
+    beforeAll(async () => {
+      provider = await startTestProvider();
+      sso = await startSsoServer(provider, { env: { OIDC_PROVIDER_NAME: 'Authentik' } });
+    });
+    afterAll(async () => {
+      await sso.t.stop();
+      await provider.stop();
+    });
+
+    test('the provider, then back to the question', async () => {
+      const person = newPerson(provider);
+      const flow = await startFlow(sso.t.url);
+      const { context, page, errors } = await openContext(browser, sso.t.url);
+      await page.goto(flow.login);
+      // A fresh instance: its first account signs up, through the provider here.
+      await page.getByRole('link', { name: 'Sign up with Authentik' }).click();
+      await page.waitForURL((u) => u.origin === provider.issuer);
+      await page.locator('input[name="login"]').fill(person);
+      await page.locator('input[name="password"]').fill('any password');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await grantAndPoll(page, flow, provider.accounts.get(person)!.email!);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
   });
 });
