@@ -8,7 +8,7 @@ const SHARE_UNLOCK_ATTEMPTS = 10;
 /** Adding a member answers whether an email has an account: an account may ask this often per 15 minutes. */
 export const MEMBER_LOOKUPS = 30;
 /** Login flows a client address may start per 15 minutes, and polls it may make (one a second). */
-export const LOGIN_FLOW_STARTS = 30;
+const LOGIN_FLOW_STARTS = 30;
 const LOGIN_FLOW_POLLS = 900;
 
 /** The limiters of SPEC "Limits", one instance per app; how many each allows is configured (SPEC's by default). */
