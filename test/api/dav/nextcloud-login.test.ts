@@ -1,9 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { DavClient } from '../../helpers/dav.ts';
+import { downloaded, listAll } from '../../helpers/files.ts';
+import { skipWithout } from '../../helpers/prerequisites.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+
+const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
+const NO_NEXTCLOUDCMD = skipWithout(
+  NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
+  'the Nextcloud desktop client (nextcloudcmd) signing in with a login flow',
+);
 
 const DESKTOP_UA = 'Mozilla/5.0 (Linux) mirall/3.7.3 (Nextcloud, debian-6.1.0-13-amd64 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
 const WINDOWS_UA = 'Mozilla/5.0 (Windows) mirall/3.13.2 (Nextcloud, windows-10.0.19045 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
@@ -252,6 +262,37 @@ describe('Nextcloud clients: sign-out, Admin → Clients, desktop-only access', 
       expect((await json(browser)).error).toBe('DESKTOP_ONLY_ACCESS');
     } finally {
       await admin.client.put('/api/user/desktop-only-access-config', { enabled: false }, { 'x-desktop-client': '1' });
+    }
+  });
+});
+
+describe.skipIf(NO_NEXTCLOUDCMD)('the real Nextcloud desktop client (nextcloudcmd)', () => {
+  test('syncs with the app password a login flow handed out, and Admin → Clients lists it as Linux with its version', async () => {
+    const o = await seed.owner(t);
+    const flow = await startFlow(DESKTOP_SIGN_IN_UA);
+    await o.client.post(`/api/login-flows/${tokenOf(flow)}/grant`);
+    const credentials = await json(await poll(flow));
+    const local = tempDir('coffer-nextcloudcmd-login-');
+    try {
+      fs.writeFileSync(path.join(local, 'hello.txt'), 'from the laptop');
+      // Spawned, not spawnSync: the server answers from this process's event loop.
+      const proc = Bun.spawn(
+        [NEXTCLOUDCMD!, '--non-interactive', '-u', credentials.loginName, '-p', credentials.appPassword, local, credentials.server],
+        {
+          stdout: 'pipe',
+          stderr: 'pipe',
+        },
+      );
+      const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
+      expect({ code: await proc.exited, stderr: stderr.slice(-2000) }).toMatchObject({ code: 0 });
+      const item = (await listAll(o.client, '/api/files')).find((i) => i.name === 'hello.txt');
+      expect((await downloaded(o.client, item.id)).toString()).toBe('from the laptop');
+      const version = /version (\S+)/.exec(Bun.spawnSync([NEXTCLOUDCMD!, '--version']).stdout.toString())![1];
+      const { clients } = await json(await admin.client.get('/api/user/active-clients'));
+      const mine = clients.filter((c: { userId: string }) => c.userId === o.id);
+      expect(mine.map((c: { platform: string; appVersion: string }) => [c.platform, c.appVersion])).toEqual([['Linux', version]]);
+    } finally {
+      fs.rmSync(local, { recursive: true, force: true });
     }
   });
 });
