@@ -33,7 +33,11 @@ export function nextcloudAgent(userAgent: string | null): NextcloudAgent | null 
 const NAME_MAX = 100;
 
 const DESKTOP_SIGN_IN = '(Desktop Client - ';
-const clean = (text: string) => text.normalize('NFC').replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
+const clean = (text: string) =>
+  text
+    .normalize('NFC')
+    .replace(/[\p{Cc}\p{Cf}]/gu, '')
+    .trim();
 const shorten = (text: string) => (text.length > NAME_MAX ? `${text.slice(0, NAME_MAX - 1)}…` : text);
 
 /**
