@@ -98,6 +98,19 @@ describe('Nextcloud clients: the browser sign-in', () => {
     await page.goto(flow.login);
     await page.getByRole('heading', { name: 'Sign-in request not found' }).waitFor();
     await page.getByText('Start the sign-in again from the app', { exact: false }).waitFor();
+    // Signed in as someone else: "Use another account" signs out and comes back to the question after the sign-in.
+    const other = await seed.owner(t);
+    const third = await startFlow();
+    await page.goto(third.login);
+    await page.getByRole('button', { name: 'Use another account' }).click();
+    await page.waitForURL((u) => u.pathname === '/login');
+    await page.getByLabel('Email').fill(other.email);
+    await page.getByLabel('Password').fill(other.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText(other.email, { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Grant access' }).click();
+    await page.getByRole('heading', { name: 'Access granted' }).waitFor();
+    expect((await json(await poll(third))).loginName).toBe(other.email);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { LoginFlowView } from '../../src/contract/accounts.ts';
 import { api } from '../api/index.ts';
 import { ApiError } from '../app/api.ts';
-import { profile } from '../app/session.ts';
+import { navigate } from '../app/router.ts';
+import { profile, signOut } from '../app/session.ts';
 import { Card } from '../signin/signin.tsx';
 import { FormError } from '../ui/form.tsx';
 
@@ -52,6 +53,13 @@ export function ConnectClient({ token }: { token: string }) {
     }
   };
 
+  // Signed in as someone else in this browser: sign out, then sign in again and come back to the question.
+  const switchAccount = async () => {
+    const here = location.pathname + location.search;
+    await signOut();
+    navigate(`/login?next=${encodeURIComponent(here)}`, { replace: true });
+  };
+
   if (step.kind === 'loading') return <div class="splash" role="progressbar" aria-busy="true" aria-label="Loading the sign-in request" />;
   if (step.kind === 'gone')
     return (
@@ -95,6 +103,12 @@ export function ConnectClient({ token }: { token: string }) {
           Grant access
         </button>
       </div>
+      <p class="auth-alt">
+        Not you?{' '}
+        <button type="button" class="button ghost small" disabled={busy} onClick={() => void switchAccount()}>
+          Use another account
+        </button>
+      </p>
     </Card>
   );
 }
