@@ -37,6 +37,7 @@ import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
 import { davRoutes } from './http/dav.ts';
+import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
 
 export interface AppOptions {
@@ -82,6 +83,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
     .use(davRoutes(ctx, limits))
+    .use(nextcloudLoginRoutes(ctx))
     .use(nextcloudRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));

@@ -109,6 +109,12 @@ export interface AppPassword {
   lastIp: string | null;
 }
 
+/** GET /api/login-flows/:token: which Nextcloud client asks for access (v2 desktop, v1 mobile). */
+export interface LoginFlowView {
+  clientName: string;
+  kind: 'v1' | 'v2';
+}
+
 /** A WebDAV lock of the account, as its owner's list shows it. */
 export interface DavLock {
   token: string;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type {
   AppPassword,
+  LoginFlowView,
   appPasswordBody,
   changePasswordBody,
   DavLock,
@@ -170,6 +171,9 @@ export interface Api {
   'GET /api/user/app-passwords': { response: { appPasswords: AppPassword[] } };
   'POST /api/user/app-passwords': { body: In<typeof appPasswordBody>; response: AppPassword & { password: string } };
   'DELETE /api/user/app-passwords/:id': { response: Message };
+  'GET /api/login-flows/:token': { response: LoginFlowView };
+  'POST /api/login-flows/:token/grant': { response: { redirect: string | null } };
+  'POST /api/login-flows/:token/cancel': { response: Message };
   'GET /api/user/dav-locks': { response: { locks: DavLock[] } };
   'DELETE /api/user/dav-locks/:token': { response: Message };
   'GET /api/user/sub-users': { response: { subUsers: SubUser[]; availablePermissions: PermissionInfo[] } };

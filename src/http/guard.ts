@@ -133,6 +133,7 @@ export async function davAuthenticate(ctx: AppContext, limits: Limits, request: 
   meta.loginId = principal.loginId;
   meta.principal = principal;
   enforceLimit(limits.general, `login:${principal.loginId}`, ctx.clock);
+  ctx.services.clients.seen(principal, request.headers.get('user-agent'), meta.ip);
 }
 
 /**

@@ -7,6 +7,9 @@ const MINUTE = 60_000;
 const SHARE_UNLOCK_ATTEMPTS = 10;
 /** Adding a member answers whether an email has an account: an account may ask this often per 15 minutes. */
 export const MEMBER_LOOKUPS = 30;
+/** Login flows a client address may start per 15 minutes, and polls it may make (one a second). */
+const LOGIN_FLOW_STARTS = 30;
+const LOGIN_FLOW_POLLS = 900;
 
 /** The limiters of SPEC "Limits", one instance per app; how many each allows is configured (SPEC's by default). */
 export interface Limits {
@@ -21,6 +24,10 @@ export interface Limits {
   shareUnlock: FixedWindowLimiter;
   /** Members added (each looks an email up) per account, its sub-users included. */
   memberLookup: FixedWindowLimiter;
+  /** Nextcloud login flows started per client address. */
+  loginFlowStart: FixedWindowLimiter;
+  /** Polls of Nextcloud login flows per client address. */
+  loginFlowPoll: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -35,6 +42,8 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
     shareUnlock: new FixedWindowLimiter(SHARE_UNLOCK_ATTEMPTS, 15 * MINUTE, clock),
     memberLookup: new FixedWindowLimiter(MEMBER_LOOKUPS, 15 * MINUTE, clock),
+    loginFlowStart: new FixedWindowLimiter(LOGIN_FLOW_STARTS, 15 * MINUTE, clock),
+    loginFlowPoll: new FixedWindowLimiter(LOGIN_FLOW_POLLS, 15 * MINUTE, clock),
   };
 }
 

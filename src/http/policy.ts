@@ -220,6 +220,10 @@ export const ROUTES = {
   'GET /api/user/app-passwords': session,
   'POST /api/user/app-passwords': session,
   'DELETE /api/user/app-passwords/:id': session,
+  // The Nextcloud clients' browser sign-in: the consent page's questions and answers (cookie changes refuse other sites).
+  'GET /api/login-flows/:token': session,
+  'POST /api/login-flows/:token/grant': session,
+  'POST /api/login-flows/:token/cancel': session,
   'GET /api/user/dav-locks': owner,
   'DELETE /api/user/dav-locks/:token': owner,
   // WebDAV (every method: OPTIONS, PROPFIND, LOCK, ...).
@@ -243,6 +247,11 @@ export const ROUTES = {
   'GET /ocs/v2.php/core/navigation/apps': ocsDav,
   'GET /ocs/v2.php/apps/notifications/api/v2/notifications': ocsDav,
   'GET /ocs/v2.php/apps/user_status/api/v1/user_status': ocsDav,
+  'DELETE /ocs/v2.php/core/apppassword': ocsDav,
+  // Login flows: started and polled by the clients before they have a password, each limited per address.
+  'POST /index.php/login/v2': { access: 'public', desktopOpen: true, limit: { limiter: 'loginFlowStart', key: 'ip' } },
+  'POST /index.php/login/v2/poll': { access: 'public', desktopOpen: true, limit: { limiter: 'loginFlowPoll', key: 'ip' } },
+  'GET /index.php/login/flow': { access: 'public', limit: { limiter: 'loginFlowStart', key: 'ip' }, htmlErrors: true },
   'GET /ocs/*': ocsOpen,
   'ALL /ocs/*': ocsOpen,
 

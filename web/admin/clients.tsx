@@ -10,7 +10,7 @@ export function Clients() {
   return (
     <Section
       title="Desktop clients"
-      intro="Coffer desktop apps that checked in during the last five minutes, with their version, so you can see who still runs an old one."
+      intro="Coffer desktop apps and Nextcloud clients (desktop and mobile) that checked in during the last five minutes, with their version and platform, so you can see who still runs an old one."
     >
       {list.error && <LoadError message={list.error} retry={list.reload} />}
       {list.data && clients.length === 0 && <p class="muted">No desktop client has checked in during the last five minutes.</p>}

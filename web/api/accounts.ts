@@ -46,6 +46,10 @@ export const devices = {
   revokeAppPassword: (id: string) => call('DELETE /api/user/app-passwords/:id', { params: { id } }),
   locks: () => call('GET /api/user/dav-locks'),
   removeLock: (token: string) => call('DELETE /api/user/dav-locks/:token', { params: { token } }),
+  /** A Nextcloud client's browser sign-in: which client asks, and the answer. */
+  loginFlow: (token: string) => call('GET /api/login-flows/:token', { params: { token } }),
+  grantLoginFlow: (token: string) => call('POST /api/login-flows/:token/grant', { params: { token } }),
+  cancelLoginFlow: (token: string) => call('POST /api/login-flows/:token/cancel', { params: { token } }),
 };
 
 /** An account owner's sub-users. */

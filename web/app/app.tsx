@@ -1,6 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { Admin } from '../admin/admin.tsx';
+import { ConnectClient } from '../connect/connect.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { NotificationBell } from '../notifications/bell.tsx';
@@ -294,6 +295,8 @@ function Shell() {
 export function App() {
   const state = sessionState.value;
   const path = route.value.path;
+  // A Nextcloud client's browser sign-in ends here, on its own page outside the file manager.
+  const connect = /^\/connect\/([^/]+)$/.exec(path);
   useEffect(() => {
     if (state === 'signed-out' && !SIGN_IN_PATHS.includes(path)) toSignIn();
     if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate(wantedPage(), { replace: true });
@@ -301,6 +304,7 @@ export function App() {
   let body;
   if (state === 'loading') body = <div class="splash" role="progressbar" aria-busy="true" aria-label="Loading Coffer" />;
   else if (state === 'desktop-only') body = <DesktopOnly />;
+  else if (state === 'signed-in' && connect) body = <ConnectClient token={decodeURIComponent(connect[1]!)} />;
   else if (state === 'signed-in' && !SIGN_IN_PATHS.includes(path)) body = <Shell />;
   else if (path === '/signup') body = <SignUp />;
   else body = <SignIn />;

@@ -3,7 +3,7 @@ import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { AppPasswordsRepo } from '../../db/repos/app-passwords.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { AppError, Messages, notFound, validationFailed } from '../../errors.ts';
+import { AppError, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { emailKey } from './email.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
@@ -39,7 +39,8 @@ function newSecret(): string {
 const DAV_REALM = 'Coffer WebDAV';
 
 /** The session id of a WebDAV request signed in with an app password: what its locks are taken with. */
-const credentialOf = (id: string) => `app-password:${id}`;
+const APP_PASSWORD_SESSION = 'app-password:';
+const credentialOf = (id: string) => `${APP_PASSWORD_SESSION}${id}`;
 
 /** 401 for WebDAV, with the challenge that makes a client ask for a password. */
 export function davUnauthorized(message: string): AppError {
@@ -102,6 +103,12 @@ export class AppPasswordService {
     this.d.davLocks.forgetCredential(principal.accountId, credentialOf(id));
     this.d.audit.record({ action: AuditActions.appPasswordRevoke, principal, targetType: 'app_password', targetId: id });
     return { message: 'App password revoked' };
+  }
+
+  /** The app password this request signed in with, revoked by its own client (the Nextcloud apps' sign-out). */
+  revokeCurrent(principal: Principal): { message: string } {
+    if (!principal.sessionId.startsWith(APP_PASSWORD_SESSION)) throw forbidden('This request is not signed in with an app password');
+    return this.revoke(principal, principal.sessionId.slice(APP_PASSWORD_SESSION.length));
   }
 
   /** Password change or logout-all with `revokeAppPasswords`: every app password of the login goes, and every lock it took. */

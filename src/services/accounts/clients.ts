@@ -1,6 +1,7 @@
 import type { ActiveClient } from '../../contract/admin.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Presence } from '../../events/presence.ts';
+import { nextcloudAgent } from './client-agent.ts';
 import type { Principal } from './principal.ts';
 import type { SessionService } from './sessions.ts';
 
@@ -23,6 +24,18 @@ export class ClientService {
       meta: { kind: 'desktop', appVersion: input.appVersion, platform: input.platform ?? '' },
     });
     this.sessions.heartbeat(principal, { ip });
+  }
+
+  /** A WebDAV or OCS request from a Nextcloud client counts as its heartbeat, one entry per app password. */
+  seen(principal: Principal, userAgent: string | null, ip: string): void {
+    const agent = nextcloudAgent(userAgent);
+    if (!agent) return;
+    this.presence.beat(`${principal.loginId}:${principal.sessionId}`, {
+      loginId: principal.loginId,
+      sessionId: principal.sessionId,
+      ip,
+      meta: { kind: 'desktop', appVersion: agent.appVersion, platform: agent.platform },
+    });
   }
 
   active(): { clients: ActiveClient[] } {

@@ -6,6 +6,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import { AccountService } from './accounts.ts';
 import { AppPasswordService } from './app-passwords.ts';
 import { ClientService } from './clients.ts';
+import { LoginFlowService } from './login-flows.ts';
 import { MfaService } from './mfa.ts';
 import { PasskeyService } from './passkeys.ts';
 import { SessionService } from './sessions.ts';
@@ -23,11 +24,12 @@ export interface AccountsServices {
   subUsers: SubUserService;
   clients: ClientService;
   appPasswords: AppPasswordService;
+  loginFlows: LoginFlowService;
 }
 
 type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<FilesServices, 'quota' | 'trash'>;
 
-/** Accounts, their logins (sub-users, app passwords, desktop clients), sessions and second factors. */
+/** Accounts, their logins (sub-users, app passwords and the clients' sign-in flows, desktop clients), sessions and second factors. */
 export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash }: AccountsDeps) {
   const { clock, config, queue, repos, jwtSecret } = infra;
   const { transactions } = repos;
@@ -81,6 +83,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks),
     clients: new ClientService(repos.users, infra.presence, sessions),
     appPasswords,
+    loginFlows: new LoginFlowService(clock, appPasswords),
   };
   return { services };
 }
