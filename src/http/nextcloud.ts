@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { escapeXml } from '../lib/xml.ts';
-import { requestMeta } from './request-meta.ts';
+import { queryOf, requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
 /**
@@ -17,7 +17,7 @@ type OcsValue = string | number | boolean | null | OcsValue[] | { [key: string]:
 
 /** OCS answers JSON for `?format=json` or an `Accept` naming JSON, XML otherwise. */
 function wantsJson(request: Request): boolean {
-  const format = new URL(request.url).searchParams.get('format');
+  const format = new URLSearchParams(queryOf(request.url)).get('format');
   if (format) return format.toLowerCase() === 'json';
   return (request.headers.get('accept') ?? '').includes('application/json');
 }

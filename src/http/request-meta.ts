@@ -105,6 +105,14 @@ export function pathOf(url: string): string {
   return url.slice(start, end) || '/';
 }
 
+/** The query of a request URL (without `?`), never parsing the URL, for the same reason as pathOf. */
+export function queryOf(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return '';
+  const end = url.indexOf('#', start);
+  return url.slice(start + 1, end < 0 ? url.length : end);
+}
+
 // A DNS name, IPv4 address or bracketed IPv6 address, then an optional port (RFC 9110 7.2, RFC 3986 3.2.2).
 const HOST = /^(?:[A-Za-z0-9_~-]+(?:\.[A-Za-z0-9_~-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 

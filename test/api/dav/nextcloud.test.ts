@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { DavClient, davLogin } from '../../helpers/dav.ts';
 import { json } from '../../helpers/client.ts';
+import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -82,6 +83,16 @@ describe('Nextcloud clients: discovery and account', () => {
     expect(text).toContain('<statuscode>100</statuscode>');
     expect(text).toContain('<webdav-root>remote.php/webdav</webdav-root>');
     expect((await fetch(`${t.url}/index.php/204`)).status).toBe(204);
+  });
+
+  test('an OCS error for a request with an empty Host is the OCS envelope, not a 500 (the query is read without parsing the URL)', async () => {
+    for (const head of [
+      'PATCH /ocs/nothing?format=json HTTP/1.1\r\nHost: \r\nContent-Length: 0\r\n\r\n',
+      'GET /ocs/v2.php/x HTTP/1.1\r\nHost: \r\n\r\n',
+    ]) {
+      const res = await rawRequest(t.url, head);
+      expect(res.status).toBeLessThan(500);
+    }
   });
 
   test('cloud/user with an app password (and the account password where allowed); bad credentials are 401 with WWW-Authenticate in an OCS envelope', async () => {
