@@ -206,7 +206,8 @@ describe('local driver', () => {
           Bun.gc(true);
           return !isOpen(file);
         },
-        { timeoutMs: 500, intervalMs: 10 },
+        // A full collection takes far longer on a loaded machine (one CI run under load missed 500 ms).
+        { timeoutMs: 5000, intervalMs: 10 },
       );
       expect(isOpen(file)).toBe(false);
     });
