@@ -38,6 +38,8 @@ import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
 import { davRoutes } from './http/dav.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
+import { davTrashbinRoutes } from './http/dav-trashbin.ts';
+import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -83,6 +85,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(appPasswordRoutes(ctx))
     .use(davRoutes(ctx, limits))
     .use(nextcloudRoutes(ctx))
+    .use(davTrashbinRoutes(ctx))
+    .use(nextcloudPreviewRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

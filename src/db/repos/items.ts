@@ -568,6 +568,33 @@ export class ItemsRepo {
     });
   }
 
+  /** Trash roots of an account in fileid (seq) order after `afterSeq`: the Nextcloud clients' trash listing. */
+  trashRootsBySeq(accountId: string, afterSeq: number, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, number, number]>(
+          `SELECT ${ITEM} FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id AND seq > ? ORDER BY seq LIMIT ?`,
+        )
+        .all(accountId, afterSeq, limit),
+    );
+  }
+
+  /** The trash root of an account with this fileid (seq), if any. */
+  trashRootBySeq(accountId: string, seq: number): Item | null {
+    return item(
+      this.sqlite
+        .query<Item, [number, string]>(
+          `SELECT ${ITEM} FROM items WHERE seq = ? AND account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id`,
+        )
+        .get(seq, accountId),
+    );
+  }
+
+  /** The live item with this fileid (seq), in any account: its owner's tree is checked by the caller. */
+  liveBySeq(seq: number): Item | null {
+    return item(this.sqlite.query<Item, [number]>(`SELECT ${ITEM} FROM items WHERE seq = ? AND deleted_at IS NULL`).get(seq));
+  }
+
   hasTrash(accountId: string): boolean {
     return (
       this.sqlite

@@ -20,6 +20,7 @@ import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
 import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
+import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
@@ -106,6 +107,8 @@ export interface DavDeps {
   audit: AuditService;
   tree: Tree;
   members: MembersRepo;
+  /** Which files have (or can have made) a thumbnail: nc:has-preview. */
+  previews: Pick<ThumbnailService, 'previewable'>;
 }
 
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
@@ -212,6 +215,11 @@ export class DavService {
       const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
       return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!), role: r.role };
     });
+  }
+
+  /** The account's own items it shares with people or by a link. */
+  sharedOut(principal: Principal): Set<string> {
+    return this.d.members.sharedOutIds(principal.accountId);
   }
 
   /** The share named `name` under SHARED_WITH_ME, checked like any other door (Tree.actor); null when there is none. */
@@ -414,6 +422,11 @@ export class DavService {
     const row = this.d.items.getLive(principal.accountId, id);
     if (!row) throw notFound(Messages.itemNotFound);
     return row;
+  }
+
+  /** Of these items, the files with a thumbnail for the Nextcloud apps' previews. */
+  previewable(ids: readonly string[]): Set<string> {
+    return this.d.previews.previewable(ids);
   }
 
   /** Dead properties of the given items. */
