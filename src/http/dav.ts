@@ -616,6 +616,8 @@ interface TreeView {
   rootEtag: string | null;
   /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
   sharedEtag: string | null;
+  /** SHARED_WITH_ME's modified time: its newest share's (the clients refuse a folder without one). */
+  sharedModifiedAt: number;
   /** The place's role: 'owner' in the account's own tree. */
   role: 'owner' | 'viewer' | 'editor';
   /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
@@ -630,6 +632,7 @@ function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
     instanceId,
     rootEtag: null,
     sharedEtag: null,
+    sharedModifiedAt: 0,
     shareRoots: new Map(),
     sharedOut: new Set<string>(),
   };
@@ -643,6 +646,7 @@ function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
     role: place.kind === 'list' ? 'viewer' : 'owner',
     rootEtag: dav.rootEtag(place.principal, shares),
     sharedEtag: shares.length ? dav.sharedEtag(shares) : null,
+    sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
     shareRoots: new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []),
     sharedOut: place.kind === 'own' ? dav.sharedOut(place.principal) : view.sharedOut,
   };
@@ -719,10 +723,11 @@ class PropfindAnswer {
   private ncValue(item: Listed | null, ns: string, name: string, shared: boolean): string | undefined {
     if (ns === NC) return name === 'has-preview' ? String(!!item && this.previews.has(item.id)) : undefined;
     switch (name) {
+      // SHARED_WITH_ME is no item; the clients refuse a folder without an id, so it gets 0, which no item has.
       case 'fileid':
-        return item ? String(item.seq) : undefined;
+        return item ? String(item.seq) : shared ? '0' : undefined;
       case 'id':
-        return item ? escapeXml(ocIdOf(item.seq, this.view.instanceId)) : undefined;
+        return item || shared ? escapeXml(ocIdOf(item?.seq ?? 0, this.view.instanceId)) : undefined;
       case 'permissions':
         return permissionsOf(this.view, item, shared);
       case 'size':
@@ -754,7 +759,7 @@ class PropfindAnswer {
       case 'creationdate':
         return item ? isoString(item.createdAt) : undefined;
       case 'getlastmodified':
-        return item ? utcString(item.modifiedAt) : undefined;
+        return item ? utcString(item.modifiedAt) : shared ? utcString(this.view.sharedModifiedAt) : undefined;
       case 'getcontentlength':
         return folder ? undefined : String(item!.size);
       case 'getcontenttype':
