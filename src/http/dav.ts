@@ -732,7 +732,7 @@ class PropfindAnswer {
         return permissionsOf(this.view, item, shared);
       case 'size':
         if (shared) return undefined;
-        return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item?.id ?? null)) : String(item.size);
+        return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item)) : String(item.size);
     }
     return undefined;
   }

@@ -65,6 +65,7 @@ function davItem(row: Item): DavItem {
     deletedAt: row.deletedAt,
     deletedRootId: row.deletedRootId,
     treeVersion: row.treeVersion,
+    treeSize: row.treeSize,
     etag,
   };
 }
@@ -278,6 +279,7 @@ export class DavService {
           modifiedAt: r.modifiedAt,
           createdAt: r.createdAt,
           treeVersion: r.treeVersion,
+          treeSize: r.treeSize,
           etagXml: etagXmlOf(r),
           hasProperties: r.hasProperties,
         }));
@@ -299,9 +301,9 @@ export class DavService {
     return `"shared-${sharesTag(shares)}"`;
   }
 
-  /** A folder's size: its live files below it, at any depth (null: the account's root). */
-  folderSize(principal: Principal, folderId: string | null): number {
-    return folderId === null ? this.d.items.liveFilesSize(principal.accountId) : this.d.items.liveTreeTotals(folderId).totalSize;
+  /** A folder's size: its live files below it, at any depth (null: the account's root), as stored with each change. */
+  folderSize(principal: Principal, folder: { treeSize: number } | null): number {
+    return folder === null ? this.d.items.rootSize(principal.accountId) : folder.treeSize;
   }
 
   usage(principal: Principal): Usage {

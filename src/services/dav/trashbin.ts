@@ -77,7 +77,7 @@ export class DavTrashbin {
       item: { ...row, etag: etagOf(row) },
       originalLocation: folder === null ? row.name : `${folder}${row.name}`,
       deletedAt: Math.floor(row.deletedAt! / 1000),
-      size: row.type === 'file' ? row.size : this.d.items.trashSetTotals(row.id).totalSize,
+      size: row.type === 'file' ? row.size : row.treeSize,
     };
   }
 

@@ -210,3 +210,77 @@ describe('Nextcloud clients: previews and oc:permissions S', () => {
     expect(perms).toEqual({ Family: 'RGDNVCKS', 'linked.txt': 'RGDNVWS', 'private.txt': 'RGDNVW' });
   });
 });
+
+/** Every folder's stored tree size beside a walk of its live subtree, and the root's beside the account's live files. */
+function storedAndWalked(accountId: string) {
+  const sqlite = t.server.ctx.db.$client;
+  const folders = sqlite
+    .query<{ id: string; name: string; treeSize: number }, [string]>(
+      "SELECT id, name, tree_size AS treeSize FROM items WHERE account_id = ? AND type = 'folder' AND deleted_at IS NULL",
+    )
+    .all(accountId);
+  const walk = (id: string) => t.server.ctx.repos.items.liveTreeTotals(id).totalSize;
+  const files = sqlite
+    .query<{ n: number | null }, [string]>("SELECT SUM(size) AS n FROM items WHERE account_id = ? AND type = 'file' AND deleted_at IS NULL")
+    .get(accountId)!.n;
+  return {
+    stored: {
+      root: t.server.ctx.repos.items.rootSize(accountId),
+      ...Object.fromEntries(folders.map((f) => [`${f.name} ${f.id}`, f.treeSize])),
+    },
+    walked: { root: files ?? 0, ...Object.fromEntries(folders.map((f) => [`${f.name} ${f.id}`, walk(f.id)])) },
+  };
+}
+
+describe('Nextcloud clients: stored folder sizes', () => {
+  test('oc:size of every folder follows uploads, replaces, moves, copies, trash, restore, purge and a member’s edits without a subtree walk', async () => {
+    const o = await seed.owner(t);
+    const a = await app(o);
+    const check = (step: string) => {
+      const { stored, walked } = storedAndWalked(o.id);
+      expect({ step, ...stored }).toEqual({ step, ...walked });
+    };
+    for (const f of ['A', 'A/B', 'A/B/C', 'D']) await a.files('MKCOL', f);
+    await a.files('PUT', 'A/B/C/one.txt', {}, '12345');
+    await a.files('PUT', 'A/two.txt', {}, '123');
+    await a.files('PUT', 'top.txt', {}, '1');
+    check('uploads');
+    const rows = await a.send(
+      'PROPFIND',
+      `/remote.php/dav/files/${o.id}/`,
+      { depth: '1' },
+      '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:size/></d:prop></d:propfind>',
+    );
+    expect(rowsOf(await rows.text()).map((r) => r.props.size)).toEqual(['9', '8', '0', '1']);
+    await a.files('PUT', 'A/B/C/one.txt', {}, '1234567890');
+    check('replace, larger');
+    await a.files('MOVE', 'A/B', { destination: `${t.url}/remote.php/dav/files/${o.id}/D/B` });
+    check('move a folder');
+    await a.files('COPY', 'D/B', { destination: `${t.url}/remote.php/dav/files/${o.id}/A/B2` });
+    check('copy a folder');
+    await a.files('DELETE', 'D/B/C/one.txt');
+    await a.files('DELETE', 'D/B');
+    check('trash a file, then its folder');
+    const trash = await a.trash();
+    const folderEntry = trash.find((r) => r.props['trashbin-filename'] === 'B')!;
+    expect(folderEntry.props.size).toBe('0');
+    const fileEntry = trash.find((r) => r.props['trashbin-filename'] === 'one.txt')!;
+    await a.send('MOVE', encodeURI(folderEntry.href), { destination: `${t.url}/remote.php/dav/trashbin/${o.id}/restore/B` });
+    check('restore the folder');
+    await a.send('MOVE', encodeURI(fileEntry.href), { destination: `${t.url}/remote.php/dav/trashbin/${o.id}/restore/one.txt` });
+    check('restore the file into it');
+    await a.files('DELETE', 'A');
+    const [aEntry] = (await a.trash()).filter((r) => r.props['trashbin-filename'] === 'A');
+    expect(aEntry!.props.size).toBe('13');
+    await a.send('DELETE', encodeURI(aEntry!.href));
+    check('purge');
+
+    const member = await seed.owner(t);
+    const d = (await listAll(o.client, '/api/files')).find((i) => i.name === 'D');
+    expect((await o.client.post(`/api/files/${d.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const m = await app(member);
+    expect((await m.files('PUT', 'Shared%20with%20me/D/B/C/from-member.txt', {}, 'member!')).status).toBe(201);
+    await upload(o.client, 'via-api.txt', 'api', { parentId: d.id });
+    check('a member’s upload and an API upload');
+  });
+});
