@@ -236,7 +236,7 @@ export function propXml(ns: string, name: string, value = ''): string {
   return value ? `<${open}>${value}</${close}>` : `<${open}/>`;
 }
 
-export function xmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
+function xmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
   return new Response(XML_HEAD + body, { status, headers: { 'Content-Type': XML_TYPE, ...headers } });
 }
 

@@ -4,7 +4,7 @@ import type { memoryLogger } from './logs.ts';
 import { skipWithout } from './prerequisites.ts';
 
 /** The Nextcloud desktop client's command-line twin, from Debian (`apt-get install nextcloud-desktop-cmd`). */
-export const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
+const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
 export const NO_NEXTCLOUDCMD = skipWithout(
   NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
   'the Nextcloud desktop client (nextcloudcmd) tests',
