@@ -108,6 +108,22 @@ export async function runSyncBench(): Promise<void> {
       `sync.nothing_changed_s median ${fmt(median(idle.map((r) => r.seconds)), 2)} (runs ${idle.map((r) => fmt(r.seconds, 2)).join(', ')}, goal < 1), requests ${idle[0]!.requests.length} in all, ${Math.max(...idleRequests)} WebDAV (goal <= 5): ${idle[0]!.requests.join(', ')}`,
     );
 
+    // The server's part of an idle run: the one PROPFIND of the root, with the client's properties.
+    const rootRuns: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const t = performance.now();
+      const res = await fetch(`${server.url}/remote.php/dav/files/${profile.id}/`, {
+        method: 'PROPFIND',
+        headers: { authorization: basic, depth: '1' },
+        body: CLIENT_PROPS,
+      });
+      await res.text();
+      rootRuns.push(performance.now() - t);
+    }
+    console.log(
+      `sync.idle_root_propfind_ms median ${fmt(median(rootRuns))} (the root: 101 folders with their stored oc:size, median of 10)`,
+    );
+
     const put = await fetch(`${server.url}/remote.php/dav/files/${profile.id}/d1/d2/d3/d4/d5/d6/d7/d8/leaf.txt`, {
       method: 'PUT',
       headers: { authorization: basic },

@@ -622,8 +622,16 @@ interface TreeView {
   role: 'owner' | 'viewer' | 'editor';
   /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
   shareRoots: Map<string, 'viewer' | 'editor'>;
-  /** In the account's own tree, the items it shares with people or by a link (S). */
-  sharedOut: ReadonlySet<string>;
+  /** In the account's own tree, the items it shares with people or by a link (S): read once, when first asked. */
+  sharedOut: () => ReadonlySet<string>;
+}
+
+const NOTHING_SHARED: ReadonlySet<string> = new Set();
+
+/** `make`'s value, made on the first call only. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
 }
 
 function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
@@ -634,7 +642,7 @@ function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
     sharedEtag: null,
     sharedModifiedAt: 0,
     shareRoots: new Map(),
-    sharedOut: new Set<string>(),
+    sharedOut: () => NOTHING_SHARED,
   };
   if (place.kind === 'mount') {
     const rootId = place.principal.share!.rootId;
@@ -648,7 +656,7 @@ function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
     sharedEtag: shares.length ? dav.sharedEtag(shares) : null,
     sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
     shareRoots: new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []),
-    sharedOut: place.kind === 'own' ? dav.sharedOut(place.principal) : view.sharedOut,
+    sharedOut: place.kind === 'own' ? once(() => dav.sharedOut(place.principal)) : view.sharedOut,
   };
 }
 
@@ -672,7 +680,7 @@ function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean)
   if (write && !top && can(p, 'files.edit')) out += 'NV';
   if (write && !folder && can(p, 'files.edit')) out += 'W';
   if (write && folder && can(p, 'files.upload')) out += 'CK';
-  return role !== 'owner' || (item && view.sharedOut.has(item.id)) ? `${out}S` : out;
+  return role !== 'owner' || (item && view.sharedOut().has(item.id)) ? `${out}S` : out;
 }
 
 /** An item's dead properties by propKey. */

@@ -62,7 +62,7 @@ async function app(login: seed.SeededLogin): Promise<App> {
 
 describe('Nextcloud clients: the trashbin', () => {
   test('a delete lists in the trashbin with its name, where it was and when; MOVE into restore/ puts it back with its fileid; DELETE purges', async () => {
-    const capabilities = await (await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`)).json();
+    const capabilities = (await (await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`)).json()) as any;
     expect(capabilities.ocs.data.capabilities.files.undelete).toBe(true);
     const o = await seed.owner(t);
     const a = await app(o);
