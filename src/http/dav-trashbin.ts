@@ -130,7 +130,8 @@ function multistatus(first: string, pages: AsyncGenerator<string[]> | null): Res
 
 async function propfind(trashbin: DavTrashbin, principal: Principal, request: Request, target: Target, base: string, instanceId: string) {
   const depth = (request.headers.get('depth') ?? '1').trim().toLowerCase();
-  if (depth !== '0' && depth !== '1') throw forbidden('PROPFIND of the trash takes Depth 0 or 1');
+  if (depth === 'infinity') throw forbidden('PROPFIND of the trash takes Depth 0 or 1');
+  if (depth !== '0' && depth !== '1') throw badRequest('Depth must be 0, 1 or infinity');
   const want = propRequestOf(await xmlBody(request));
   const entryXml = (e: TrashbinEntry) =>
     responseXml(`${base}trash/${encodeURIComponent(e.entryName)}${e.item.type === 'folder' ? '/' : ''}`, want, (ns, name) =>
@@ -179,15 +180,15 @@ export function davTrashbinRoutes(ctx: AppContext) {
         if (target.kind !== 'entry') throw forbidden('Only a trash entry can be moved: into restore/ to restore it');
         const entry = trashbin.entry(principal, target.name);
         const destination = request.headers.get('destination');
-        let destPath: string;
+        if (!destination) throw badRequest(`MOVE needs a Destination header: ${base}restore/<name>`);
+        let url: URL;
         try {
-          const url = new URL(destination ?? '', meta.origin);
-          if (!destination || url.host !== meta.host) throw new AppError(502, 'The destination is on another server');
-          destPath = url.pathname;
-        } catch (err) {
-          if (err instanceof AppError) throw err;
+          url = new URL(destination, meta.origin);
+        } catch {
           throw badRequest('The Destination header is not a URL');
         }
+        if (url.host !== meta.host) throw new AppError(502, 'The destination is on another server');
+        const destPath = url.pathname;
         if (!destPath.startsWith(`${base}restore/`) || destPath.length === `${base}restore/`.length)
           throw forbidden(`A trash entry is restored by a MOVE into ${base}restore/<name>`);
         await readText(request);

@@ -152,6 +152,28 @@ describe('Nextcloud clients: the trashbin', () => {
     expect((await a.send('DELETE', `/remote.php/dav/trashbin/${o.id}/trash`)).status).toBe(204);
     expect(await a.trash()).toEqual([]);
     expect((await fetch(`${t.url}/remote.php/dav/trashbin/${o.id}/trash`, { method: 'PROPFIND' })).status).toBe(401);
+
+    // Bad requests are a 4xx that says what to send.
+    await a.files('PUT', 'three.txt', {}, '3');
+    await a.files('DELETE', 'three.txt');
+    const [three] = await a.trash();
+    const threeUrl = encodeURI(three!.href);
+    const trashUrl = `/remote.php/dav/trashbin/${o.id}/trash`;
+    for (const [res, status] of [
+      [await a.send('MOVE', threeUrl), 400],
+      [await a.send('MOVE', threeUrl, { destination: 'http://[bad' }), 400],
+      [await a.send('MOVE', threeUrl, { destination: `http://elsewhere.example/remote.php/dav/trashbin/${o.id}/restore/x` }), 502],
+      [await a.send('PROPFIND', trashUrl, { depth: 'infinity' }), 403],
+      [await a.send('PROPFIND', trashUrl, { depth: 'two' }), 400],
+      [await a.send('PROPFIND', trashUrl, { depth: '1' }, '<d:propfind xmlns:d="DAV:"><d:prop>'), 400],
+      [await a.send('PROPFIND', `${trashUrl}/%E0%A4%A`, { depth: '0' }), 400],
+      [await a.send('PROPFIND', `${trashUrl}/no-number-here.d1`, { depth: '0' }), 404],
+      [await a.send('PROPFIND', `${trashUrl}/1-a/deeper`, { depth: '0' }), 404],
+      [await a.send('DELETE', `/remote.php/dav/trashbin/${o.id}/restore`), 403],
+      [await a.send('GET', threeUrl), 405],
+    ] as const)
+      expect(res.status).toBe(status);
+    expect(await a.trash()).toHaveLength(1);
   });
 });
 
