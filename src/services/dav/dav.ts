@@ -43,7 +43,7 @@ export const etagXmlOf = (row: EtagParts) =>
     : `&quot;${escapeXml(row.id)}-t${row.treeVersion}&quot;`;
 
 /** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with any change below it. */
-function davItem(row: Item): DavItem {
+export function davItem(row: Item): DavItem {
   const etag = etagOf(row);
   // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
   return {

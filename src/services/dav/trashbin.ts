@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.ts';
 import { Messages, notFound } from '../../errors.ts';
 import type { Principal } from '../accounts/principal.ts';
 import type { TrashService } from '../files/trash.ts';
-import { type DavItem, type DavService, etagOf } from './dav.ts';
+import { type DavItem, type DavService, davItem } from './dav.ts';
 
 /** One trash entry as the Nextcloud clients list it under /remote.php/dav/trashbin/<id>/trash/. */
 export interface TrashbinEntry {
@@ -74,7 +74,7 @@ export class DavTrashbin {
     const folder = row.parentId ? this.pathOf(row.accountId, row.parentId, parents) : '';
     return {
       entryName: entryNameOf(row),
-      item: { ...row, etag: etagOf(row) },
+      item: davItem(row),
       originalLocation: folder === null ? row.name : `${folder}${row.name}`,
       deletedAt: Math.floor(row.deletedAt! / 1000),
       size: row.type === 'file' ? row.size : row.treeSize,
