@@ -39,6 +39,8 @@ import { appPasswordRoutes } from './http/app-passwords.ts';
 import { davRoutes } from './http/dav.ts';
 import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
+import { davTrashbinRoutes } from './http/dav-trashbin.ts';
+import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -85,6 +87,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(davRoutes(ctx, limits))
     .use(nextcloudLoginRoutes(ctx))
     .use(nextcloudRoutes(ctx))
+    .use(davTrashbinRoutes(ctx))
+    .use(nextcloudPreviewRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

@@ -45,7 +45,7 @@ function createServices(infra: Infrastructure) {
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
   const thumbnails = createThumbnailServices(infra, { tree, events });
-  const dav = createDavServices(infra, { audit, tree, ...files.services });
+  const dav = createDavServices(infra, { audit, tree, thumbnails: thumbnails.services.thumbnails, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });

@@ -24,9 +24,9 @@ import type { Limits } from './limits.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-const DAV = 'DAV:';
-const OC = 'http://owncloud.org/ns';
-const NC = 'http://nextcloud.org/ns';
+export const DAV = 'DAV:';
+export const OC = 'http://owncloud.org/ns';
+export const NC = 'http://nextcloud.org/ns';
 /** The Nextcloud clients' doors: the login's id (cloud/user's `id`) follows FILES_DOOR. */
 const WEBDAV_DOOR = '/remote.php/webdav';
 const FILES_DOOR = '/remote.php/dav/files/';
@@ -60,7 +60,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   424: 'Failed Dependency',
 };
-const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''}`;
+export const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''}`;
 
 /** A resource as the protocol sees it: its path, href and row (null: the account's root). */
 interface Resource {
@@ -229,7 +229,7 @@ const ALLPROP_TAIL = `<D:supportedlock>${SUPPORTED_LOCK}</D:supportedlock></D:pr
 const propKey = (ns: string, name: string) => `${ns}\n${name}`;
 
 /** A property element with its value (or empty), in its own namespace. */
-function propXml(ns: string, name: string, value = ''): string {
+export function propXml(ns: string, name: string, value = ''): string {
   if (ns === DAV) return value ? `<D:${name}>${value}</D:${name}>` : `<D:${name}/>`;
   const open = ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`;
   const close = ns ? `x:${name}` : name;
@@ -247,7 +247,7 @@ function davError(status: number, condition: string, message: string): Response 
   );
 }
 
-async function xmlBody(request: Request): Promise<XmlElement | null> {
+export async function xmlBody(request: Request): Promise<XmlElement | null> {
   const text = await readText(request);
   if (text.trim() === '') return null;
   try {
@@ -259,8 +259,8 @@ async function xmlBody(request: Request): Promise<XmlElement | null> {
   }
 }
 
-type PropName = { ns: string; name: string };
-type PropRequest = { kind: 'allprop'; include: PropName[] } | { kind: 'propname' } | { kind: 'prop'; names: PropName[] };
+export type PropName = { ns: string; name: string };
+export type PropRequest = { kind: 'allprop'; include: PropName[] } | { kind: 'propname' } | { kind: 'prop'; names: PropName[] };
 
 /**
  * What one PROPFIND may name (clients name tens): each name is answered, found or not, for every
@@ -282,7 +282,7 @@ function propNamesOf(el: XmlElement): PropName[] {
   return names;
 }
 
-function propRequestOf(body: XmlElement | null): PropRequest {
+export function propRequestOf(body: XmlElement | null): PropRequest {
   if (!body) return { kind: 'allprop', include: [] };
   if (body.ns !== DAV || body.name !== 'propfind') throw badRequest('A PROPFIND body must be a DAV:propfind element');
   const [first, ...rest] = childElements(body, DAV);
@@ -568,6 +568,7 @@ async function propfind(
   const answer = new PropfindAnswer(dav, view, want, dav.usage(principal), !!shares);
 
   const self = res.item;
+  if (self) answer.notePreviews([self]);
   const first =
     XML_HEAD +
     '<D:multistatus xmlns:D="DAV:">' +
@@ -579,6 +580,7 @@ async function propfind(
     yield new ListParts([first]);
     if (shares && depthHeader === '1') {
       const dead = answer.deadOf(shares.map((s) => s.item));
+      answer.notePreviews(shares.map((s) => s.item));
       yield new ListParts(
         shares.map((s) =>
           answer.responseXml(
@@ -602,7 +604,7 @@ async function propfind(
 }
 
 /** oc:id and OC-FileId: the numeric id zero-padded to eight digits, then the instance's id (as Nextcloud writes them). */
-const ocIdOf = (seq: number, instanceId: string) => `${String(seq).padStart(8, '0')}${instanceId}`;
+export const ocIdOf = (seq: number, instanceId: string) => `${String(seq).padStart(8, '0')}${instanceId}`;
 
 /**
  * What a PROPFIND says of the tree a request acts in beyond its rows: who acts, the instance (oc:id),
@@ -614,14 +616,34 @@ interface TreeView {
   rootEtag: string | null;
   /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
   sharedEtag: string | null;
+  /** SHARED_WITH_ME's modified time: its newest share's (the clients refuse a folder without one). */
+  sharedModifiedAt: number;
   /** The place's role: 'owner' in the account's own tree. */
   role: 'owner' | 'viewer' | 'editor';
   /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
   shareRoots: Map<string, 'viewer' | 'editor'>;
+  /** In the account's own tree, the items it shares with people or by a link (S): read once, when first asked. */
+  sharedOut: () => ReadonlySet<string>;
+}
+
+const NOTHING_SHARED: ReadonlySet<string> = new Set();
+
+/** `make`'s value, made on the first call only. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
 }
 
 function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
-  const view = { principal: place.principal, instanceId, rootEtag: null, sharedEtag: null, shareRoots: new Map() };
+  const view = {
+    principal: place.principal,
+    instanceId,
+    rootEtag: null,
+    sharedEtag: null,
+    sharedModifiedAt: 0,
+    shareRoots: new Map(),
+    sharedOut: () => NOTHING_SHARED,
+  };
   if (place.kind === 'mount') {
     const rootId = place.principal.share!.rootId;
     return { ...view, role: place.mount.role, shareRoots: new Map([[rootId, place.mount.role]]) };
@@ -632,13 +654,16 @@ function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
     role: place.kind === 'list' ? 'viewer' : 'owner',
     rootEtag: dav.rootEtag(place.principal, shares),
     sharedEtag: shares.length ? dav.sharedEtag(shares) : null,
+    sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
     shareRoots: new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []),
+    sharedOut: place.kind === 'own' ? once(() => dav.sharedOut(place.principal)) : view.sharedOut,
   };
 }
 
 /**
  * oc:permissions: the letters of RGDNVWCKS this login may use on a resource, from its permissions and
- * its role: R share, G read, D delete, N rename, V move, W write (files), C and K create (folders), S shared with it.
+ * its role: R share, G read, D delete, N rename, V move, W write (files), C and K create (folders), S shared
+ * (with it, or by its owner with people or by a link).
  */
 function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean): string {
   const p = view.principal;
@@ -655,7 +680,7 @@ function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean)
   if (write && !top && can(p, 'files.edit')) out += 'NV';
   if (write && !folder && can(p, 'files.edit')) out += 'W';
   if (write && folder && can(p, 'files.upload')) out += 'CK';
-  return role === 'owner' ? out : `${out}S`;
+  return role !== 'owner' || (item && view.sharedOut().has(item.id)) ? `${out}S` : out;
 }
 
 /** An item's dead properties by propKey. */
@@ -675,6 +700,9 @@ class PropfindAnswer {
   /** allprop without include: rows without dead properties (nearly all) take allpropXml. */
   private readonly plainAllprop: boolean;
   private readonly needsDead: boolean;
+  private readonly needsPreviews: boolean;
+  /** The listed files nc:has-preview is true of, gathered a batch of rows at a time (notePreviews). */
+  private readonly previews = new Set<string>();
 
   private readonly principal: Principal;
 
@@ -689,21 +717,30 @@ class PropfindAnswer {
     this.principal = view.principal;
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
     this.needsDead = want.kind !== 'prop' || want.names.some((n) => !isLive(n.ns, n.name));
+    this.needsPreviews = want.kind === 'prop' && want.names.some((n) => n.ns === NC && n.name === 'has-preview');
+  }
+
+  /** Reads which of these rows have a preview, when the request asks for nc:has-preview (one query for them all). */
+  notePreviews(rows: readonly Listed[]): void {
+    if (!this.needsPreviews) return;
+    const files = rows.filter((r) => r.type === 'file').map((r) => r.id);
+    if (files.length) for (const id of this.dav.previewable(files)) this.previews.add(id);
   }
 
   /** An ownCloud or Nextcloud property's value on a resource (null item: the root, or SHARED_WITH_ME with `shared`). */
   private ncValue(item: Listed | null, ns: string, name: string, shared: boolean): string | undefined {
-    if (ns === NC) return name === 'has-preview' ? 'false' : undefined;
+    if (ns === NC) return name === 'has-preview' ? String(!!item && this.previews.has(item.id)) : undefined;
     switch (name) {
+      // SHARED_WITH_ME is no item; the clients refuse a folder without an id, so it gets 0, which no item has.
       case 'fileid':
-        return item ? String(item.seq) : undefined;
+        return item ? String(item.seq) : shared ? '0' : undefined;
       case 'id':
-        return item ? escapeXml(ocIdOf(item.seq, this.view.instanceId)) : undefined;
+        return item || shared ? escapeXml(ocIdOf(item?.seq ?? 0, this.view.instanceId)) : undefined;
       case 'permissions':
         return permissionsOf(this.view, item, shared);
       case 'size':
         if (shared) return undefined;
-        return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item?.id ?? null)) : String(item.size);
+        return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item)) : String(item.size);
     }
     return undefined;
   }
@@ -730,7 +767,7 @@ class PropfindAnswer {
       case 'creationdate':
         return item ? isoString(item.createdAt) : undefined;
       case 'getlastmodified':
-        return item ? utcString(item.modifiedAt) : undefined;
+        return item ? utcString(item.modifiedAt) : shared ? utcString(this.view.sharedModifiedAt) : undefined;
       case 'getcontentlength':
         return folder ? undefined : String(item!.size);
       case 'getcontenttype':
@@ -833,6 +870,7 @@ class ChildParts implements Parts {
   ) {
     this.count = rows.length;
     this.dead = answer.deadOf(rows);
+    answer.notePreviews(rows);
   }
   part(i: number): string {
     const c = this.rows[i]!;

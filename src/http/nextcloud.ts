@@ -67,7 +67,7 @@ function ocsOk(request: Request, data: OcsValue): Response {
 /** What Coffer does that the Nextcloud clients ask about; nothing it does not do. */
 const CAPABILITIES = {
   version: { ...NEXTCLOUD_VERSION, string: VERSION_STRING, edition: '', extendedSupport: false },
-  capabilities: { core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav' } },
+  capabilities: { core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav' }, files: { undelete: true } },
 } satisfies OcsValue;
 
 /**

@@ -238,6 +238,11 @@ export const ROUTES = {
   'ALL /remote.php/webdav/*': dav,
   'GET /remote.php/dav/files/*': dav,
   'ALL /remote.php/dav/files/*': dav,
+  // The Nextcloud apps' trashbin and previews, signed in as WebDAV is.
+  'GET /remote.php/dav/trashbin/*': dav,
+  'ALL /remote.php/dav/trashbin/*': dav,
+  'GET /index.php/core/preview': dav,
+  'GET /index.php/core/preview.png': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,

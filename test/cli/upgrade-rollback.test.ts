@@ -25,8 +25,9 @@ const added = {
   triggers: [...latest.sql.matchAll(/CREATE TRIGGER `?(\w+)`?/g)].map((m) => m[1]!),
   columns: [...latest.sql.matchAll(/ALTER TABLE `?(\w+)`? ADD (?:COLUMN )?`?(\w+)`?/g)].map((m) => [m[1]!, m[2]!] as const),
 };
-// A schema object the latest migration adds, to tell its database from the previous release's.
-const newObject = added.tables[0] ?? added.indexes[0] ?? added.triggers[0]!;
+// A schema object the latest migration adds (a column as `table.column`), to tell its database from the previous release's.
+const newObject =
+  added.tables[0] ?? added.indexes[0] ?? added.triggers[0] ?? added.columns.map(([table, column]) => `${table}.${column}`)[0]!;
 
 /** Undoes the latest migration's schema (not its record). */
 function revertLatest(run: (sql: string) => void): void {
@@ -53,7 +54,10 @@ const schemaObjects = (database: string) => {
   const db = new Database(database, { readonly: true });
   try {
     return db
-      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'trigger')")
+      .query<{ name: string }, []>(
+        `SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'trigger')
+         UNION ALL SELECT m.name || '.' || c.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table'`,
+      )
       .all()
       .map((r) => r.name);
   } finally {

@@ -60,3 +60,52 @@ describe('0018_photos_taken_at', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('0022_tree_sizes', () => {
+  test('gives each folder the bytes of the live files below it, a trashed folder those trashed with it, and each account its total', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0022_tree_sizes');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    for (const u of ['u', 'v'])
+      sqlite.run(
+        `INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('${u}', '${u}@example.test', '${u}@example.test', 0, 0)`,
+      );
+    const add = (
+      id: string,
+      parent: string | null,
+      type: 'file' | 'folder',
+      size: number,
+      trashedWith: string | null = null,
+      account = 'u',
+    ) =>
+      sqlite.run(
+        `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, starred, modified_at, accessed_at, created_at, deleted_at, deleted_root_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?)`,
+        [id, account, parent, type, id, id, size, trashedWith ? 1 : null, trashedWith],
+      );
+    add('A', null, 'folder', 0);
+    add('B', 'A', 'folder', 0);
+    add('f1', 'B', 'file', 5);
+    add('f2', 'A', 'file', 3);
+    add('gone', 'B', 'file', 100, 'gone');
+    add('T', 'A', 'folder', 0, 'T');
+    add('t1', 'T', 'file', 7, 'T');
+    add('top', null, 'file', 1);
+    add('other', null, 'file', 50, null, 'v');
+    migrate(db);
+    const size = (id: string) => sqlite.query<{ n: number }, [string]>('SELECT tree_size AS n FROM items WHERE id = ?').get(id)!.n;
+    expect([size('A'), size('B'), size('T')]).toEqual([8, 5, 7]);
+    const root = (account: string) =>
+      sqlite
+        .query<{ n: number; v: number }, [string]>('SELECT size AS n, version AS v FROM tree_versions WHERE account_id = ?')
+        .get(account);
+    expect([root('u'), root('v')]).toEqual([
+      { n: 9, v: 0 },
+      { n: 50, v: 0 },
+    ]);
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

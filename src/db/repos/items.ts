@@ -8,10 +8,10 @@ type ItemType = Item['type'];
 /** What list pages read: everything an API item shows, without the object's key material. */
 export type ListedItem = Omit<
   Item,
-  'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt' | 'contentSource' | 'contentAuthorId' | 'treeVersion' | 'seq'
+  'storageKey' | 'wrappedKey' | 'keyId' | 'createdAt' | 'contentSource' | 'contentAuthorId' | 'treeVersion' | 'treeSize' | 'seq'
 >;
 type ContentOrigin = Pick<Item, 'contentSource' | 'contentAuthorId'>;
-export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId' | 'treeVersion' | 'seq' | keyof ContentOrigin> &
+export type NewItem = Omit<Item, 'nameKey' | 'deletedAt' | 'deletedRootId' | 'treeVersion' | 'treeSize' | 'seq' | keyof ContentOrigin> &
   Partial<ContentOrigin>;
 /** What purging a trash entry needs of each row. */
 export type ExportFolder = Pick<Item, 'id' | 'parentId' | 'name' | 'modifiedAt' | 'deletedAt'>;
@@ -71,6 +71,7 @@ const ITEM_KEYS = [
   'deletedAt',
   'deletedRootId',
   'treeVersion',
+  'treeSize',
 ] as const satisfies ReadonlyArray<keyof Item>;
 const CHILD_ENTRY_KEYS = [
   'seq',
@@ -84,12 +85,14 @@ const CHILD_ENTRY_KEYS = [
   'modifiedAt',
   'createdAt',
   'treeVersion',
+  'treeSize',
 ] as const satisfies ReadonlyArray<keyof Item>;
 export type ChildEntry = Pick<Item, (typeof CHILD_ENTRY_KEYS)[number]> & { hasProperties: boolean };
 const CHILD_ENTRY = selectList(items, CHILD_ENTRY_KEYS);
 /** The columns of a ListedItem, for other repositories' statements that join items. */
 export const LISTED_KEYS = ITEM_KEYS.filter(
-  (k) => !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId', 'treeVersion', 'seq'].includes(k),
+  (k) =>
+    !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId', 'treeVersion', 'treeSize', 'seq'].includes(k),
 );
 const ITEM = selectList(items, ITEM_KEYS);
 const LISTED = selectList(items, LISTED_KEYS);
@@ -119,9 +122,12 @@ const SCOPE_WHERE: Record<ListScope['kind'], string> = {
   trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
 };
 
-/** What a deleted row tells of where it was. */
-type Gone = Pick<Item, 'accountId' | 'parentId' | 'deletedAt'>;
-const GONE = 'RETURNING account_id AS accountId, parent_id AS parentId, deleted_at AS deletedAt';
+/** What a deleted row tells of where it was and what it weighed. */
+type Gone = Pick<Item, 'accountId' | 'parentId' | 'deletedAt' | 'type' | 'size' | 'treeSize'>;
+const GONE = 'RETURNING account_id AS accountId, parent_id AS parentId, deleted_at AS deletedAt, type, size, tree_size AS treeSize';
+
+/** The bytes a row counts for in its folders' tree_size: a file's size, a folder's own tree_size. */
+const weightOf = (row: Pick<Item, 'type' | 'size' | 'treeSize'>) => (row.type === 'file' ? row.size : row.treeSize);
 
 /** Case-insensitive key of a name (the `name_key` column): collisions and name ordering ignore case. */
 export function nameKeyOf(name: string): string {
@@ -145,25 +151,33 @@ export class ItemsRepo {
 
   /**
    * Marks a change below `parentId` (null: at the root): the tree version of that folder, of each of its
-   * ancestors and of the account's root goes up, so their ETags move. Every write of the tree calls it in
-   * the write's own transaction, for the parent the changed item is under (before and after a move).
+   * ancestors and of the account's root goes up, so their ETags move, and their tree sizes by `bytes`.
+   * Every write of the tree calls it in the write's own transaction, for the parent the changed item is
+   * under (before and after a move).
    */
-  private touchAncestors(accountId: string, parentId: string | null): void {
+  private touchAncestors(accountId: string, parentId: string | null, bytes = 0): void {
     if (parentId !== null)
       this.sqlite
         .query(
           `WITH RECURSIVE up(id) AS (SELECT ?1 UNION SELECT i.parent_id FROM items i JOIN up ON i.id = up.id WHERE i.parent_id IS NOT NULL)
-           UPDATE items SET tree_version = tree_version + 1 WHERE id IN (SELECT id FROM up)`,
+           UPDATE items SET tree_version = tree_version + 1, tree_size = tree_size + ?2 WHERE id IN (SELECT id FROM up)`,
         )
-        .run(parentId);
+        .run(parentId, bytes);
     this.sqlite
-      .query('INSERT INTO tree_versions (account_id, version) VALUES (?, 1) ON CONFLICT (account_id) DO UPDATE SET version = version + 1')
-      .run(accountId);
+      .query(
+        'INSERT INTO tree_versions (account_id, version, size) VALUES (?1, 1, ?2) ON CONFLICT (account_id) DO UPDATE SET version = version + 1, size = size + ?2',
+      )
+      .run(accountId, bytes);
   }
 
   /** A write and the tree versions it moves, all or nothing (a savepoint inside the caller's transaction). */
   private changing<T>(write: () => T): T {
     return this.sqlite.transaction(write)();
+  }
+
+  /** The bytes of the account's live files (the root's tree size). */
+  rootSize(accountId: string): number {
+    return this.sqlite.query<{ n: number }, [string]>('SELECT size AS n FROM tree_versions WHERE account_id = ?').get(accountId)?.n ?? 0;
   }
 
   /** The account root's tree version (0 before its first change). */
@@ -199,7 +213,7 @@ export class ItemsRepo {
 
   insert(row: NewItem): Item {
     return this.changing(() => {
-      this.touchAncestors(row.accountId, row.parentId);
+      this.touchAncestors(row.accountId, row.parentId, row.type === 'file' ? row.size : 0);
       return this.insertRow(row);
     });
   }
@@ -341,17 +355,6 @@ export class ItemsRepo {
     return { totalSize: row.total ?? 0, fileCount: row.files ?? 0, folderCount: row.folders ?? 0 };
   }
 
-  /** The size of an account's live files together. */
-  liveFilesSize(accountId: string): number {
-    return (
-      this.sqlite
-        .query<{ n: number | null }, [string]>(
-          `SELECT SUM(size) AS n FROM items WHERE account_id = ? AND type = 'file' AND deleted_at IS NULL`,
-        )
-        .get(accountId)!.n ?? 0
-    );
-  }
-
   /** Totals of what was trashed with a trash root (the root itself not counted). */
   trashSetTotals(rootId: string): TreeTotals {
     const row = this.sqlite
@@ -463,8 +466,9 @@ export class ItemsRepo {
           )
           .get(parentId, name, nameKeyOf(name), id),
       )!;
-      if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before);
-      this.touchAncestors(row.accountId, parentId);
+      const bytes = row.deletedAt === null && before !== parentId ? weightOf(row) : 0;
+      if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before, -bytes);
+      this.touchAncestors(row.accountId, parentId, bytes);
       return row;
     });
   }
@@ -482,8 +486,9 @@ export class ItemsRepo {
     >,
   ): Item {
     return this.changing(() => {
+      const before = this.sqlite.query<{ size: number }, [string]>('SELECT size FROM items WHERE id = ?').get(id)?.size ?? 0;
       const row = this.writeContent(id, content);
-      if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId);
+      if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId, row.size - before);
       return row;
     });
   }
@@ -525,15 +530,15 @@ export class ItemsRepo {
   markTrashed(id: string, rootId: string, at: number): number {
     const mark = () =>
       this.sqlite
-        .query<{ accountId: string; parentId: string | null }, [number, string, string]>(
-          'UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING account_id AS accountId, parent_id AS parentId',
+        .query<Gone, [number, string, string]>(
+          `UPDATE items SET deleted_at = ?, deleted_root_id = ? WHERE id = ? AND deleted_at IS NULL ${GONE}`,
         )
         .get(at, rootId, id);
-    // The members of a trashed folder go with it: only the trash root's parent sees a change.
+    // The members of a trashed folder go with it: only the trash root's parent sees a change (the root keeps its tree size for a restore).
     if (id !== rootId) return mark() ? 1 : 0;
     return this.changing(() => {
       const row = mark();
-      if (row) this.touchAncestors(row.accountId, row.parentId);
+      if (row) this.touchAncestors(row.accountId, row.parentId, -weightOf(row));
       return row ? 1 : 0;
     });
   }
@@ -563,9 +568,36 @@ export class ItemsRepo {
           )
           .get(parentId, name, nameKeyOf(name), id),
       )!;
-      this.touchAncestors(row.accountId, parentId);
+      this.touchAncestors(row.accountId, parentId, weightOf(row));
       return row;
     });
+  }
+
+  /** Trash roots of an account in fileid (seq) order after `afterSeq`: the Nextcloud clients' trash listing. */
+  trashRootsBySeq(accountId: string, afterSeq: number, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, number, number]>(
+          `SELECT ${ITEM} FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id AND seq > ? ORDER BY seq LIMIT ?`,
+        )
+        .all(accountId, afterSeq, limit),
+    );
+  }
+
+  /** The trash root of an account with this fileid (seq), if any. */
+  trashRootBySeq(accountId: string, seq: number): Item | null {
+    return item(
+      this.sqlite
+        .query<Item, [number, string]>(
+          `SELECT ${ITEM} FROM items WHERE seq = ? AND account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id`,
+        )
+        .get(seq, accountId),
+    );
+  }
+
+  /** The live item with this fileid (seq), in any account: its owner's tree is checked by the caller. */
+  liveBySeq(seq: number): Item | null {
+    return item(this.sqlite.query<Item, [number]>(`SELECT ${ITEM} FROM items WHERE seq = ? AND deleted_at IS NULL`).get(seq));
   }
 
   hasTrash(accountId: string): boolean {
@@ -628,7 +660,7 @@ export class ItemsRepo {
 
   /** A deleted row that was live (not a trash purge) changed its folder. */
   private touchIfLive(gone: Gone | null): void {
-    if (gone && gone.deletedAt === null) this.touchAncestors(gone.accountId, gone.parentId);
+    if (gone && gone.deletedAt === null) this.touchAncestors(gone.accountId, gone.parentId, -weightOf(gone));
   }
 
   // ---- whole-instance walks (orphans, doctor, keys) ----

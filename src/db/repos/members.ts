@@ -147,6 +147,17 @@ export class MembersRepo {
       .all(ownerId);
   }
 
+  /** The owner's items shared with people or by a link (oc:permissions' S). */
+  sharedOutIds(ownerId: string): Set<string> {
+    const rows = this.sqlite
+      .query<{ id: string }, [string]>(
+        `SELECT item_id AS id FROM item_members WHERE owner_id = ?1
+         UNION SELECT si.item_id FROM share_items si JOIN share_links l ON l.id = si.link_id WHERE l.account_id = ?1`,
+      )
+      .all(ownerId);
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** How many items each of the given owners shares with people. */
   sharedCounts(ownerIds: readonly string[]): Map<string, number> {
     const rows = this.sqlite

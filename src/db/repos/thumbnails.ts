@@ -48,6 +48,16 @@ export class ThumbnailsRepo {
       .run(row.storageKey, row.status, row.smallSize, row.largeSize, row.width, row.height, row.takenAt, row.createdAt);
   }
 
+  /** Of these items, each file's type and whether a thumbnail was made of its content (`ready`), could not be (`none`) or not yet (null). */
+  statusOfItems(ids: readonly string[]): Array<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null }> {
+    return this.sqlite
+      .query<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null }, [string]>(
+        `SELECT i.id, i.mime_type AS mimeType, t.status FROM items i LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+          WHERE i.id IN (SELECT value FROM json_each(?)) AND i.type = 'file' AND i.storage_key IS NOT NULL`,
+      )
+      .all(JSON.stringify(ids));
+  }
+
   delete(storageKey: string): void {
     this.sqlite.query('DELETE FROM thumbnails WHERE storage_key = ?').run(storageKey);
   }

@@ -40,10 +40,12 @@ export const davProperties = sqliteTable(
   (t) => [primaryKey({ columns: [t.itemId, t.ns, t.name] })],
 );
 
-/** The root folder's counterpart of items.tree_version: changes anywhere in the account's tree, for the root's ETag. */
+/** The root folder's counterpart of items.tree_version and tree_size: changes anywhere in the account's tree, for the root's ETag and size. */
 export const treeVersions = sqliteTable('tree_versions', {
   accountId: text('account_id')
     .primaryKey()
     .references(() => users.id, { onDelete: 'cascade' }),
   version: integer('version').notNull(),
+  // The root's counterpart of items.tree_size: the bytes of the account's live files.
+  size: integer('size').notNull().default(0),
 });

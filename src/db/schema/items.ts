@@ -43,6 +43,8 @@ export const items = sqliteTable(
     takenAt: integer('taken_at'),
     // Folders: counts the changes below it (sync clients compare a folder's ETag, made of it, to skip unchanged subtrees).
     treeVersion: integer('tree_version').notNull().default(0),
+    // Folders: the bytes of the live files below it, at any depth (a trashed folder keeps what was trashed with it).
+    treeSize: integer('tree_size').notNull().default(0),
   },
   (t) => [
     uniqueIndex('items_id_idx').on(t.id),

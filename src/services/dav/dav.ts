@@ -20,6 +20,7 @@ import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
 import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
+import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
@@ -42,7 +43,7 @@ export const etagXmlOf = (row: EtagParts) =>
     : `&quot;${escapeXml(row.id)}-t${row.treeVersion}&quot;`;
 
 /** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with any change below it. */
-function davItem(row: Item): DavItem {
+export function davItem(row: Item): DavItem {
   const etag = etagOf(row);
   // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
   return {
@@ -64,6 +65,7 @@ function davItem(row: Item): DavItem {
     deletedAt: row.deletedAt,
     deletedRootId: row.deletedRootId,
     treeVersion: row.treeVersion,
+    treeSize: row.treeSize,
     etag,
   };
 }
@@ -106,6 +108,8 @@ export interface DavDeps {
   audit: AuditService;
   tree: Tree;
   members: MembersRepo;
+  /** Which files have (or can have made) a thumbnail: nc:has-preview. */
+  previews: Pick<ThumbnailService, 'previewable'>;
 }
 
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
@@ -214,6 +218,11 @@ export class DavService {
     });
   }
 
+  /** The account's own items it shares with people or by a link. */
+  sharedOut(principal: Principal): Set<string> {
+    return this.d.members.sharedOutIds(principal.accountId);
+  }
+
   /** The share named `name` under SHARED_WITH_ME, checked like any other door (Tree.actor); null when there is none. */
   mount(principal: Principal, name: string): DavMount | null {
     const key = nameKeyOf(normalizeName(name));
@@ -270,6 +279,7 @@ export class DavService {
           modifiedAt: r.modifiedAt,
           createdAt: r.createdAt,
           treeVersion: r.treeVersion,
+          treeSize: r.treeSize,
           etagXml: etagXmlOf(r),
           hasProperties: r.hasProperties,
         }));
@@ -291,9 +301,9 @@ export class DavService {
     return `"shared-${sharesTag(shares)}"`;
   }
 
-  /** A folder's size: its live files below it, at any depth (null: the account's root). */
-  folderSize(principal: Principal, folderId: string | null): number {
-    return folderId === null ? this.d.items.liveFilesSize(principal.accountId) : this.d.items.liveTreeTotals(folderId).totalSize;
+  /** A folder's size: its live files below it, at any depth (null: the account's root), as stored with each change. */
+  folderSize(principal: Principal, folder: { treeSize: number } | null): number {
+    return folder === null ? this.d.items.rootSize(principal.accountId) : folder.treeSize;
   }
 
   usage(principal: Principal): Usage {
@@ -414,6 +424,11 @@ export class DavService {
     const row = this.d.items.getLive(principal.accountId, id);
     if (!row) throw notFound(Messages.itemNotFound);
     return row;
+  }
+
+  /** Of these items, the files with a thumbnail for the Nextcloud apps' previews. */
+  previewable(ids: readonly string[]): Set<string> {
+    return this.d.previews.previewable(ids);
   }
 
   /** Dead properties of the given items. */

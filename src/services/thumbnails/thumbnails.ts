@@ -95,6 +95,21 @@ export class ThumbnailService {
     return this.serveStored(this.d.tree.requireLive(this.d.tree.actor(caller, { ids: [id] }, 'view'), id), size, etag);
   }
 
+  /** The Nextcloud apps' preview by fileid (an item's seq): as forCaller, found by its number. */
+  forFileId(caller: Principal, fileId: number, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+    const row = this.d.items.liveBySeq(fileId);
+    if (!row) throw notFound(Messages.noThumbnail);
+    return this.forCaller(caller, row.id, size, etag);
+  }
+
+  /** Which of these items have a thumbnail, or can have one made when asked (none tried yet): nc:has-preview. */
+  previewable(ids: readonly string[]): Set<string> {
+    const out = new Set<string>();
+    for (const r of this.d.thumbnails.statusOfItems(ids))
+      if (r.status === 'ready' || (r.status === null && this.canHave(r.mimeType))) out.add(r.id);
+    return out;
+  }
+
   /** A thumbnail of `row` (already found and checked by the caller), made now when it was not yet. */
   serve(row: HeldItem, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
     if (row.type !== 'file' || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);

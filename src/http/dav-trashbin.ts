@@ -1,0 +1,215 @@
+import type { AppContext } from '../context.ts';
+import { AppError, badRequest, forbidden, Messages, notFound } from '../errors.ts';
+import { utcString } from '../lib/dates.ts';
+import { escapeXml } from '../lib/xml.ts';
+import type { Principal } from '../services/accounts/principal.ts';
+import type { DavTrashbin, TrashbinEntry } from '../services/dav/trashbin.ts';
+import { DAV, NC, OC, ocIdOf, type PropName, type PropRequest, propRequestOf, propXml, statusLine, xmlBody } from './dav.ts';
+import { readText } from './body.ts';
+import { requestMeta } from './request-meta.ts';
+import { route, routes } from './route.ts';
+
+const DOOR = '/remote.php/dav/trashbin/';
+const METHODS = 'OPTIONS, PROPFIND, MOVE, DELETE';
+
+/** What a trashbin path names: the login's trashbin, its `trash` or `restore` folder, or one trash entry. */
+type Target = { kind: 'home' } | { kind: 'trash' } | { kind: 'restore' } | { kind: 'entry'; name: string };
+
+/** The path under /remote.php/dav/trashbin/<login id>/; another login's id, or a deeper path, is 404. */
+function targetOf(urlPath: string, principal: Principal): { target: Target; base: string } {
+  let segments: string[];
+  try {
+    segments = urlPath
+      .slice(DOOR.length)
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
+  } catch {
+    throw badRequest('The path has a malformed percent-escape');
+  }
+  const [user, folder, entry, ...rest] = segments;
+  if (user !== principal.loginId || rest.length > 0) throw notFound(Messages.itemNotFound);
+  const base = `${DOOR}${encodeURIComponent(user)}/`;
+  if (folder === undefined) return { target: { kind: 'home' }, base };
+  if (folder === 'restore' && entry === undefined) return { target: { kind: 'restore' }, base };
+  if (folder !== 'trash') throw notFound(Messages.itemNotFound);
+  return { target: entry === undefined ? { kind: 'trash' } : { kind: 'entry', name: entry }, base };
+}
+
+/** The properties of a trash entry the clients read, by namespace and name. */
+function entryValue(entry: TrashbinEntry, instanceId: string, ns: string, name: string): string | undefined {
+  const { item } = entry;
+  const folder = item.type === 'folder';
+  if (ns === DAV) {
+    switch (name) {
+      case 'resourcetype':
+        return folder ? '<D:collection/>' : '';
+      case 'displayname':
+        return escapeXml(item.name);
+      case 'getlastmodified':
+        return utcString(item.modifiedAt);
+      case 'getetag':
+        return escapeXml(item.etag);
+      case 'getcontentlength':
+        return folder ? undefined : String(item.size);
+      case 'getcontenttype':
+        return folder ? undefined : escapeXml(item.mimeType ?? 'application/octet-stream');
+    }
+  } else if (ns === OC) {
+    switch (name) {
+      case 'fileid':
+        return String(item.seq);
+      case 'id':
+        return escapeXml(ocIdOf(item.seq, instanceId));
+      case 'size':
+        return String(entry.size);
+    }
+  } else if (ns === NC) {
+    switch (name) {
+      case 'trashbin-filename':
+        return escapeXml(item.name);
+      case 'trashbin-original-location':
+        return escapeXml(entry.originalLocation);
+      case 'trashbin-deletion-time':
+        return String(entry.deletedAt);
+      case 'has-preview':
+        return 'false';
+    }
+  }
+  return undefined;
+}
+
+const ENTRY_PROPS: PropName[] = [
+  ...['resourcetype', 'displayname', 'getlastmodified', 'getetag', 'getcontentlength', 'getcontenttype'].map((name) => ({ ns: DAV, name })),
+  ...['fileid', 'id', 'size'].map((name) => ({ ns: OC, name })),
+  ...['trashbin-filename', 'trashbin-original-location', 'trashbin-deletion-time'].map((name) => ({ ns: NC, name })),
+];
+
+/** One response element: the found properties, and with a named list, the missing ones as 404. */
+function responseXml(href: string, want: PropRequest, value: (ns: string, name: string) => string | undefined): string {
+  const names = want.kind === 'prop' ? want.names : ENTRY_PROPS;
+  let found = '';
+  let missing = '';
+  for (const { ns, name } of names) {
+    const v = value(ns, name);
+    if (v !== undefined) found += want.kind === 'propname' ? propXml(ns, name) : propXml(ns, name, v);
+    else if (want.kind === 'prop') missing += propXml(ns, name);
+  }
+  let out = `<D:response><D:href>${escapeXml(href)}</D:href>`;
+  if (found || !missing) out += `<D:propstat><D:prop>${found}</D:prop><D:status>${statusLine(200)}</D:status></D:propstat>`;
+  if (missing) out += `<D:propstat><D:prop>${missing}</D:prop><D:status>${statusLine(404)}</D:status></D:propstat>`;
+  return `${out}</D:response>`;
+}
+
+const collectionValue = (displayName: string) => (ns: string, name: string) =>
+  ns === DAV && name === 'resourcetype' ? '<D:collection/>' : ns === DAV && name === 'displayname' ? escapeXml(displayName) : undefined;
+
+/** A streamed multistatus: the collection first, then the entries a page at a time. */
+function multistatus(first: string, pages: AsyncGenerator<string[]> | null): Response {
+  const encoder = new TextEncoder();
+  let started = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        controller.enqueue(encoder.encode(`<?xml version="1.0" encoding="utf-8"?>\n<D:multistatus xmlns:D="DAV:">${first}`));
+        return;
+      }
+      const next = pages ? await pages.next() : { done: true as const, value: undefined };
+      if (next.done) {
+        controller.enqueue(encoder.encode('</D:multistatus>'));
+        controller.close();
+      } else controller.enqueue(encoder.encode(next.value.join('')));
+    },
+    async cancel() {
+      await pages?.return(undefined);
+    },
+  });
+  return new Response(body, { status: 207, headers: { 'Content-Type': 'application/xml; charset=utf-8' } });
+}
+
+async function propfind(trashbin: DavTrashbin, principal: Principal, request: Request, target: Target, base: string, instanceId: string) {
+  const depth = (request.headers.get('depth') ?? '1').trim().toLowerCase();
+  if (depth === 'infinity') throw forbidden('PROPFIND of the trash takes Depth 0 or 1');
+  if (depth !== '0' && depth !== '1') throw badRequest('Depth must be 0, 1 or infinity');
+  const want = propRequestOf(await xmlBody(request));
+  const entryXml = (e: TrashbinEntry) =>
+    responseXml(`${base}trash/${encodeURIComponent(e.entryName)}${e.item.type === 'folder' ? '/' : ''}`, want, (ns, name) =>
+      entryValue(e, instanceId, ns, name),
+    );
+  switch (target.kind) {
+    case 'home': {
+      const self = responseXml(base, want, collectionValue(principal.loginId));
+      if (depth === '0') return multistatus(self, null);
+      const children = ['trash', 'restore'].map((n) => responseXml(`${base}${n}/`, want, collectionValue(n))).join('');
+      return multistatus(self + children, null);
+    }
+    case 'restore':
+      return multistatus(responseXml(`${base}restore/`, want, collectionValue('restore')), null);
+    case 'trash': {
+      const self = responseXml(`${base}trash/`, want, collectionValue('trash'));
+      if (depth === '0') return multistatus(self, null);
+      async function* pages() {
+        for await (const page of trashbin.entries(principal)) yield page.map(entryXml);
+      }
+      return multistatus(self, pages());
+    }
+    case 'entry':
+      return multistatus(entryXml(trashbin.entry(principal, target.name)), null);
+  }
+}
+
+/**
+ * The Nextcloud clients' trashbin (/remote.php/dav/trashbin/<login id>/): PROPFIND lists the trash with
+ * where each entry was and when it was deleted, MOVE of an entry into `restore/` restores it, DELETE of
+ * an entry deletes it for good (of `trash/` itself, empties the trash). Signed in as WebDAV is.
+ */
+export function davTrashbinRoutes(ctx: AppContext) {
+  const trashbin = ctx.services.davTrashbin;
+  const handle = async ({ request }: { request: Request }): Promise<Response> => {
+    const method = request.method.toUpperCase();
+    if (method === 'OPTIONS') return new Response(null, { headers: { DAV: '1', Allow: METHODS, 'Content-Length': '0' } });
+    const meta = requestMeta(request);
+    const principal = meta.principal!;
+    // A member acting inside a share has no trash of its own there: the trashbin is the login's account's.
+    const { target, base } = targetOf(meta.path, principal);
+    switch (method) {
+      case 'PROPFIND':
+        return propfind(trashbin, principal, request, target, base, ctx.instanceId);
+      case 'MOVE': {
+        if (target.kind !== 'entry') throw forbidden('Only a trash entry can be moved: into restore/ to restore it');
+        const entry = trashbin.entry(principal, target.name);
+        const destination = request.headers.get('destination');
+        if (!destination) throw badRequest(`MOVE needs a Destination header: ${base}restore/<name>`);
+        let url: URL;
+        try {
+          url = new URL(destination, meta.origin);
+        } catch {
+          throw badRequest('The Destination header is not a URL');
+        }
+        if (url.host !== meta.host) throw new AppError(502, 'The destination is on another server');
+        const destPath = url.pathname;
+        if (!destPath.startsWith(`${base}restore/`) || destPath.length === `${base}restore/`.length)
+          throw forbidden(`A trash entry is restored by a MOVE into ${base}restore/<name>`);
+        await readText(request);
+        trashbin.restore(principal, entry);
+        return new Response(null, { status: 201 });
+      }
+      case 'DELETE': {
+        if (target.kind === 'entry') trashbin.purge(principal, trashbin.entry(principal, target.name));
+        else if (target.kind === 'trash') trashbin.empty(principal);
+        else throw forbidden('Delete a trash entry, or trash/ to empty the trash');
+        return new Response(null, { status: 204 });
+      }
+      default:
+        return new Response(JSON.stringify({ message: `${method} is not served on the trashbin` }), {
+          status: 405,
+          headers: { Allow: METHODS, 'Content-Type': 'application/json' },
+        });
+    }
+  };
+  return routes(ctx, 'http/dav-trashbin', [
+    route('GET /remote.php/dav/trashbin/*', { handler: handle }),
+    route('ALL /remote.php/dav/trashbin/*', { handler: handle }),
+  ]);
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { davLogin } from '../../helpers/dav.ts';
+import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
+import { memoryLogger } from '../../helpers/logs.ts';
+import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd } from '../../helpers/nextcloudcmd.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+
+const logger = memoryLogger();
+let t: TestServer;
+let dir: string;
+
+beforeAll(async () => {
+  if (NO_NEXTCLOUDCMD) return;
+  t = await startTestServer({ logger });
+  await seed.admin(t);
+  dir = tempDir('coffer-nextcloudcmd-access-');
+});
+afterAll(async () => {
+  if (NO_NEXTCLOUDCMD) return;
+  await t.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const sync = (email: string, password: string, local: string) => nextcloudcmd(t.url, logger, email, password, local);
+
+/** A run that must succeed. */
+async function syncOk(email: string, password: string, local: string) {
+  const run = await sync(email, password, local);
+  if (run.exitCode !== 0) throw new Error(`nextcloudcmd failed (${run.exitCode}): ${run.output.slice(-4000)}`);
+  return run;
+}
+
+/** Every file of the account's tree (below `parentId`), by path, with its bytes. */
+async function serverFiles(client: seed.SeededLogin['client'], parentId?: string, prefix = ''): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const item of await listAll(client, parentId ? `/api/files?parentId=${parentId}` : '/api/files')) {
+    if (item.type === 'folder') for (const [k, v] of await serverFiles(client, item.id, `${prefix}${item.name}/`)) out.set(k, v);
+    else out.set(`${prefix}${item.name}`, (await downloaded(client, item.id)).toString());
+  }
+  return out;
+}
+
+/** Local changes of every kind inside `folderPath`: a new file, an edit, a delete, a new folder. */
+function changeLocally(folderPath: string) {
+  fs.writeFileSync(path.join(folderPath, 'new here.txt'), 'made offline');
+  fs.writeFileSync(path.join(folderPath, 'notes.txt'), 'edited offline, at length');
+  fs.rmSync(path.join(folderPath, 'keep.txt'));
+  fs.mkdirSync(path.join(folderPath, 'New folder'));
+  fs.writeFileSync(path.join(folderPath, 'New folder', 'inside.txt'), 'inside');
+}
+
+/** After a refused sync: nothing changed on the server, and every local change is still on disk somewhere. */
+function expectLocalKept(files: Map<string, Buffer>, prefix: string) {
+  expect(files.get(`${prefix}new here.txt`)?.toString()).toBe('made offline');
+  expect(files.get(`${prefix}New folder/inside.txt`)?.toString()).toBe('inside');
+  // The server's content comes back; the local edit is kept beside it as a conflict copy.
+  expect(files.get(`${prefix}notes.txt`)?.toString()).toBe('notes');
+  const edits = [...files.entries()].filter(([rel]) => rel.startsWith(`${prefix}notes (conflicted copy`));
+  expect(edits.map(([, content]) => content.toString())).toEqual(['edited offline, at length']);
+  // A file deleted locally that may not be deleted on the server is downloaded again.
+  expect(files.get(`${prefix}keep.txt`)?.toString()).toBe('keep');
+}
+
+describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): odd names, permissions, revoked passwords', () => {
+  test('a first sync of 200 files in nested folders with spaces, accents and emoji in their names is byte-exact on Coffer', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'many');
+    const names = ['plain', 'with spaces', 'Accents éàü ñ', 'emoji 🎉🌍', 'Ünïcödé – dash', "quote's & amp"];
+    const tree = new Map<string, string>();
+    for (let i = 0; i < 200; i++) {
+      const folderName = names[i % names.length]!;
+      const sub = i % 3 === 0 ? `${folderName}/deeper ${names[(i + 1) % names.length]}/` : `${folderName}/`;
+      tree.set(`${sub}file ${i} ${names[(i + 2) % names.length]}.txt`, `content of ${i} ${'é🎉'.repeat(i % 7)}`);
+    }
+    for (const [rel, content] of tree) {
+      fs.mkdirSync(path.dirname(path.join(local, rel)), { recursive: true });
+      fs.writeFileSync(path.join(local, rel), content);
+    }
+    await syncOk(o.email, dav.password, local);
+    const onServer = await serverFiles(o.client);
+    expect(onServer.size).toBe(200);
+    expect(new Map([...onServer].sort())).toEqual(new Map([...tree].sort()));
+  });
+
+  test('a sub-user without Upload cannot change anything, and its local changes stay on its disk', async () => {
+    const o = await seed.owner(t);
+    const work = await folder(o.client, 'Work');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: work.id });
+    await upload(o.client, 'keep.txt', 'keep', { parentId: work.id });
+    const before = await serverFiles(o.client);
+    const sub = await seed.subUser(t, o, ['files.download']);
+    const dav = await davLogin(t, sub, 'nextcloudcmd');
+    const local = path.join(dir, 'sub-user');
+    fs.mkdirSync(local);
+    await syncOk(sub.email, dav.password, local);
+    expect(localFiles(local).get('Work/notes.txt')?.toString()).toBe('notes');
+
+    changeLocally(path.join(local, 'Work'));
+    const run = await sync(sub.email, dav.password, local);
+    expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
+    expect(await serverFiles(o.client)).toEqual(before);
+    expectLocalKept(localFiles(local), 'Work/');
+  });
+
+  test('a viewer member cannot change anything in the share, and its local changes stay on its disk', async () => {
+    const o = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: family.id });
+    await upload(o.client, 'keep.txt', 'keep', { parentId: family.id });
+    const before = await serverFiles(o.client);
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'viewer');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    const inShare = 'Shared with me/Family/';
+    expect(localFiles(local).get(`${inShare}notes.txt`)?.toString()).toBe('notes');
+
+    changeLocally(path.join(local, 'Shared with me', 'Family'));
+    const run = await sync(member.email, dav.password, local);
+    expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
+    expect(await serverFiles(o.client)).toEqual(before);
+    expectLocalKept(localFiles(local), inShare);
+  });
+
+  test('a revoked app password stops the next run with an authentication error, and nothing local is touched', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'revoked');
+    fs.mkdirSync(local);
+    fs.writeFileSync(path.join(local, 'mine.txt'), 'mine');
+    await syncOk(o.email, dav.password, local);
+    expect((await o.client.request(`/api/user/app-passwords/${dav.id}`, { method: 'DELETE' })).status).toBe(200);
+    fs.writeFileSync(path.join(local, 'later.txt'), 'later');
+    const run = await sync(o.email, dav.password, local);
+    expect(run.exitCode).not.toBe(0);
+    expect(run.output).toMatch(/authentication|credentials|401|Host requires authentication/i);
+    expect(run.requests.filter((r) => r.startsWith('PUT '))).toEqual([]);
+    expect([...localFiles(local).keys()].sort()).toEqual(['later.txt', 'mine.txt']);
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['mine.txt']);
+  });
+});

@@ -1,0 +1,53 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { memoryLogger } from './logs.ts';
+import { skipWithout } from './prerequisites.ts';
+
+/** The Nextcloud desktop client's command-line twin, from Debian (`apt-get install nextcloud-desktop-cmd`). */
+const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
+export const NO_NEXTCLOUDCMD = skipWithout(
+  NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
+  'the Nextcloud desktop client (nextcloudcmd) tests',
+);
+
+/** One run's outcome: its exit code, its output, and the requests it made to the server as `METHOD path`. */
+export interface SyncRun {
+  exitCode: number;
+  output: string;
+  requests: string[];
+}
+
+/** One sync run of `local` with the server at `url` (its access log in `logger`). */
+export async function nextcloudcmd(
+  url: string,
+  logger: ReturnType<typeof memoryLogger>,
+  email: string,
+  password: string,
+  local: string,
+): Promise<SyncRun> {
+  const from = logger.lines.length;
+  // Spawned, not spawnSync: the server answers from this process's event loop.
+  const proc = Bun.spawn([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, url], { stdout: 'pipe', stderr: 'pipe' });
+  const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
+  const exitCode = await proc.exited;
+  // The access log line of the last answer comes right after it.
+  await Bun.sleep(50);
+  const requests = logger.lines
+    .slice(from)
+    .filter((l) => l.msg === 'request')
+    .map((l) => `${l.fields.method} ${decodeURIComponent(String(l.fields.path))}`);
+  return { exitCode, output: stdout + stderr, requests };
+}
+
+/** Every file under `root`, by its path relative to it (NFC), with its bytes; the client's own files left out. */
+export function localFiles(root: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    const rel = path.relative(root, full);
+    if (rel.startsWith('.sync_') || rel.startsWith('._sync_') || rel.includes('.sync-exclude')) continue;
+    out.set(rel.normalize('NFC'), fs.readFileSync(full));
+  }
+  return out;
+}
