@@ -38,6 +38,7 @@ import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
 import { davRoutes } from './http/dav.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
+import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -83,6 +84,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(appPasswordRoutes(ctx))
     .use(davRoutes(ctx, limits))
     .use(nextcloudRoutes(ctx))
+    .use(nextcloudUploadRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

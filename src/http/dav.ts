@@ -303,18 +303,7 @@ function propRequestOf(body: XmlElement | null): PropRequest {
  */
 export function davRoutes(ctx: AppContext, limits: Limits) {
   const dav = ctx.services.dav;
-  const handle = async ({ request }: { request: Request }) => {
-    try {
-      return await serve(dav, request, ctx.instanceId);
-    } catch (err) {
-      // RFC 4918 §9.7.1: a PUT or COPY that would exceed the quota is 507 Insufficient Storage.
-      if (err instanceof StorageLimitError) throw new AppError(507, err.message);
-      if (err instanceof AppError && err.extra?.davCondition) {
-        return davError(err.status, String(err.extra.davCondition), err.message);
-      }
-      throw err;
-    }
-  };
+  const handle = ({ request }: { request: Request }) => davErrors(() => serve(dav, request, ctx.instanceId));
   // GET wins over the web app's `GET /*` only registered on its own; every other method comes through `all`.
   const app = new Elysia({ name: 'http/dav', seed: ctx.instanceId }).onRequest(async ({ request }) => {
     // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
@@ -924,6 +913,16 @@ async function proppatch(
   );
 }
 
+/** OC-Checksum's SHA1 (`SHA1:<hex>`, among others the header may list); undefined without one, 400 when malformed. */
+function sha1Of(request: Request): string | undefined {
+  const header = request.headers.get('oc-checksum');
+  const sha1 = header?.split(/\s+/).find((c) => c.toUpperCase().startsWith('SHA1:'));
+  if (!sha1) return undefined;
+  const hex = sha1.slice(5);
+  if (!/^[0-9a-fA-F]{40}$/.test(hex)) throw badRequest('OC-Checksum names a SHA1 of 40 hexadecimal digits: SHA1:<hex>');
+  return hex;
+}
+
 async function put(
   dav: DavService,
   principal: Principal,
@@ -931,16 +930,19 @@ async function put(
   target: DavTarget | null,
   res: Resource,
   instanceId: string,
+  /** The content when it is not the request's body (a chunked upload's final MOVE). */
+  content?: { body: AsyncIterable<Uint8Array>; size: number },
 ): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
   checkWrite(dav, principal, request, res, target);
   const mtime = request.headers.get('x-oc-mtime');
   const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
-  const declared = Number(request.headers.get('content-length'));
+  const declared = content ? content.size : Number(request.headers.get('content-length'));
   const { created, item } = await dav.put(principal, res.path, {
-    body: readBody(request),
-    contentType: request.headers.get('content-type') ?? '',
+    body: content ? content.body : readBody(request),
+    contentType: content ? '' : (request.headers.get('content-type') ?? ''),
     modifiedMs,
+    sha1: sha1Of(request),
     signal: request.signal,
     sizeHint: Number.isFinite(declared) ? declared : undefined,
   });
@@ -948,6 +950,62 @@ async function put(
   const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
   if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
   return new Response(null, { status: created ? 201 : 204, headers });
+}
+
+/**
+ * The final MOVE of a chunked upload: `content` written at the request's Destination (any WebDAV door,
+ * "Shared with me" included) as a PUT there would write it: the same checks (If-Match, locks, the
+ * viewer's 403), X-OC-Mtime, OC-Checksum and answer.
+ */
+export async function putAtDestination(
+  dav: DavService,
+  request: Request,
+  content: { body: AsyncIterable<Uint8Array>; size: number },
+  instanceId: string,
+): Promise<Response> {
+  const destination = request.headers.get('destination');
+  if (!destination) throw badRequest('MOVE needs a Destination header');
+  let url: URL;
+  try {
+    url = new URL(destination, requestMeta(request).origin);
+  } catch {
+    throw badRequest('The Destination header is not a URL');
+  }
+  if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
+  const place = placeOf(dav, requestMeta(request).principal!, url.pathname);
+  if (place.kind === 'list')
+    throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
+  if (place.kind === 'mount' && place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
+  if (place.kind === 'mount' && place.isRoot) throw forbidden(Messages.sharedRootOwnerOnly);
+  const target = dav.resolve(place.principal, place.path);
+  const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
+  return put(dav, place.principal, request, target, res, instanceId, content);
+}
+
+/** The principal a Destination's writes act as: the caller, or the owner of the share it points into (whose quota a file there takes). */
+export function destinationPrincipal(dav: DavService, request: Request): Principal {
+  const destination = request.headers.get('destination');
+  const caller = requestMeta(request).principal!;
+  if (!destination) return caller;
+  try {
+    const place = placeOf(dav, caller, new URL(destination, requestMeta(request).origin).pathname);
+    return place.principal;
+  } catch {
+    return caller;
+  }
+}
+
+/** WebDAV's answers for service errors: 507 for the quota (RFC 4918 §9.7.1), XML conditions where a lock or precondition says so. */
+export async function davErrors(serve: () => Promise<Response>): Promise<Response> {
+  try {
+    return await serve();
+  } catch (err) {
+    if (err instanceof StorageLimitError) throw new AppError(507, err.message);
+    if (err instanceof AppError && err.extra?.davCondition) {
+      return davError(err.status, String(err.extra.davCondition), err.message);
+    }
+    throw err;
+  }
 }
 
 async function transfer(

@@ -234,6 +234,8 @@ export const ROUTES = {
   'ALL /remote.php/webdav/*': dav,
   'GET /remote.php/dav/files/*': dav,
   'ALL /remote.php/dav/files/*': dav,
+  'GET /remote.php/dav/uploads/*': dav,
+  'ALL /remote.php/dav/uploads/*': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,

@@ -144,6 +144,8 @@ interface PutInput {
   body: AsyncIterable<Uint8Array>;
   contentType: string;
   modifiedMs: number | null;
+  /** The content's SHA1 the client sent (OC-Checksum), hex: checked against the bytes before anything is kept. */
+  sha1?: string;
   signal?: AbortSignal;
   sizeHint?: number;
 }
@@ -314,7 +316,8 @@ export class DavService {
     return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
   }
 
-  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
+  private async putNow(principal: Principal, path: DavPath, given: PutInput): Promise<{ created: boolean; item: DavItem }> {
+    const input = given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given;
     const target = this.resolve(principal, path);
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
@@ -543,6 +546,18 @@ function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
   for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
   return hash.digest('hex').slice(0, 16);
+}
+
+/** The body, failing (400) at its end when its SHA1 is not `expected`: the upload pipeline then keeps nothing. */
+async function* sha1Checked(body: AsyncIterable<Uint8Array>, expected: string): AsyncGenerator<Uint8Array> {
+  const hash = new Bun.CryptoHasher('sha1');
+  for await (const chunk of body) {
+    hash.update(chunk);
+    yield chunk;
+  }
+  const actual = hash.digest('hex');
+  if (actual !== expected.toLowerCase())
+    throw badRequest(`The content's SHA1 is ${actual}, not the ${expected} of OC-Checksum: nothing was stored; send the file again`);
 }
 
 /** A PUT body as the upload pipeline's parts: the fields, then the one file. */

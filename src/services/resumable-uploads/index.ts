@@ -35,6 +35,7 @@ export function createResumableUploadServices(infra: Infrastructure, d: Resumabl
     drops: d.shares,
     expiryMs: infra.config.tusExpiryHours * 3600_000,
   });
+  d.diskSpace.addPromised(() => repos.tusUploads.promised(clock.now()));
   // Files of uploads a crash left fully stored are created now, not at the next scheduled sweep.
   const resumableUploads: Lifecycle = {
     name: 'resumable uploads',

@@ -166,7 +166,7 @@ export class TusUploadService {
     };
     this.d.transactions.immediate(() => {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
-      this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
+      this.d.disk.assertRoomToReserve(length);
       this.d.tree.requireFolder(principal, row.parentId);
       if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
       // Nothing is removed for a reservation: an own login's may count on versions, removed once its bytes commit.
