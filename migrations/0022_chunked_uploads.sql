@@ -12,6 +12,13 @@ CREATE TABLE `chunked_uploads` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `chunked_uploads_login_transfer_idx` ON `chunked_uploads` (`login_id`,`transfer`);--> statement-breakpoint
 CREATE INDEX `chunked_uploads_expires_idx` ON `chunked_uploads` (`expires_at`);--> statement-breakpoint
+CREATE TABLE `file_checksums` (
+	`item_id` text PRIMARY KEY NOT NULL,
+	`storage_key` text NOT NULL,
+	`sha1` text NOT NULL,
+	FOREIGN KEY (`item_id`) REFERENCES `items`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
 CREATE TABLE `upload_chunks` (
 	`upload_id` text NOT NULL,
 	`name` text NOT NULL,

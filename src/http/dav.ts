@@ -557,6 +557,7 @@ async function propfind(
   const answer = new PropfindAnswer(dav, view, want, dav.usage(principal), !!shares);
 
   const self = res.item;
+  answer.loadChecksums(self ? [self] : []);
   const first =
     XML_HEAD +
     '<D:multistatus xmlns:D="DAV:">' +
@@ -568,6 +569,7 @@ async function propfind(
     yield new ListParts([first]);
     if (shares && depthHeader === '1') {
       const dead = answer.deadOf(shares.map((s) => s.item));
+      answer.loadChecksums(shares.map((s) => s.item));
       yield new ListParts(
         shares.map((s) =>
           answer.responseXml(
@@ -666,6 +668,9 @@ class PropfindAnswer {
   private readonly needsDead: boolean;
 
   private readonly principal: Principal;
+  private readonly needsChecksums: boolean;
+  /** oc:checksums of the rows being written (a batch at a time), by item id. */
+  private checksums: Map<string, string> = new Map();
 
   constructor(
     private readonly dav: DavService,
@@ -678,6 +683,12 @@ class PropfindAnswer {
     this.principal = view.principal;
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
     this.needsDead = want.kind !== 'prop' || want.names.some((n) => !isLive(n.ns, n.name));
+    this.needsChecksums = want.kind === 'prop' && want.names.some((n) => n.ns === OC && n.name === 'checksums');
+  }
+
+  /** Reads the known SHA1s of the rows about to be written (one query for them all), when oc:checksums is asked for. */
+  loadChecksums(rows: readonly Listed[]): void {
+    if (this.needsChecksums) this.checksums = this.dav.checksums(rows.filter((r) => r.type === 'file').map((r) => r.id));
   }
 
   /** An ownCloud or Nextcloud property's value on a resource (null item: the root, or SHARED_WITH_ME with `shared`). */
@@ -690,6 +701,10 @@ class PropfindAnswer {
         return item ? escapeXml(ocIdOf(item.seq, this.view.instanceId)) : undefined;
       case 'permissions':
         return permissionsOf(this.view, item, shared);
+      case 'checksums': {
+        const sha1 = item && this.checksums.get(item.id);
+        return sha1 ? `<x:checksum>SHA1:${sha1}</x:checksum>` : undefined;
+      }
       case 'size':
         if (shared) return undefined;
         return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item?.id ?? null)) : String(item.size);
@@ -822,6 +837,7 @@ class ChildParts implements Parts {
   ) {
     this.count = rows.length;
     this.dead = answer.deadOf(rows);
+    answer.loadChecksums(rows);
   }
   part(i: number): string {
     const c = this.rows[i]!;

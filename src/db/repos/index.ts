@@ -19,6 +19,7 @@ import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
 import { ThumbnailsRepo } from './thumbnails.ts';
 import { ChunkedUploadsRepo } from './chunked-uploads.ts';
+import { FileChecksumsRepo } from './file-checksums.ts';
 import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
@@ -158,6 +159,7 @@ export interface Repos {
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
   chunkedUploads: ChunkedUploadsRepo;
+  fileChecksums: FileChecksumsRepo;
   storageLocation: StorageLocationRepo;
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
@@ -188,6 +190,7 @@ export function createRepos(db: Db): Repos {
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
     chunkedUploads: new ChunkedUploadsRepo(sqlite),
+    fileChecksums: new FileChecksumsRepo(sqlite),
     storageLocation: new StorageLocationRepo(sqlite),
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),

@@ -1,4 +1,5 @@
 import type { DavProperty, DavPropertiesRepo } from '../../db/repos/dav-properties.ts';
+import type { FileChecksumsRepo } from '../../db/repos/file-checksums.ts';
 import { type ChildEntry, type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -94,6 +95,7 @@ export interface PropPatch {
 export interface DavDeps {
   transactions: Transactions;
   items: ItemsRepo;
+  checksums: FileChecksumsRepo;
   properties: DavPropertiesRepo;
   listing: ItemService;
   uploads: UploadService;
@@ -317,7 +319,20 @@ export class DavService {
   }
 
   private async putNow(principal: Principal, path: DavPath, given: PutInput): Promise<{ created: boolean; item: DavItem }> {
-    const input = given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given;
+    const written = await this.write(principal, path, given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given);
+    if (given.sha1) {
+      const row = this.d.items.getLive(principal.accountId, written.item.id);
+      if (row?.storageKey) this.d.checksums.set(row.id, row.storageKey, given.sha1.toLowerCase());
+    }
+    return written;
+  }
+
+  /** The SHA1s known of some files' current content, by item id (those a client sent and the bytes matched). */
+  checksums(ids: readonly string[]): Map<string, string> {
+    return this.d.checksums.ofItems(ids);
+  }
+
+  private async write(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
     const target = this.resolve(principal, path);
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });

@@ -30,6 +30,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     dav: new DavService({
       transactions: repos.transactions,
       items: repos.items,
+      checksums: repos.fileChecksums,
       properties: repos.davProperties,
       listing: d.items,
       uploads: d.uploads,

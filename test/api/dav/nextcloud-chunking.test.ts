@@ -41,6 +41,15 @@ class Nc {
   filesUrl(rel: string) {
     return `${t.url}/remote.php/dav/files/${this.id}/${rel}`;
   }
+  /** oc:checksums of a file (Depth 0), or null where none is known. */
+  async checksum(rel: string): Promise<string | null> {
+    const body = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:checksums/><d:getetag/></d:prop></d:propfind>`;
+    const res = await this.files('PROPFIND', rel, { headers: { depth: '0' }, body });
+    expect(res.status).toBe(207);
+    const xml = await res.text();
+    const found = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(xml)![1]!;
+    return /<x:checksum>([^<]*)<\/x:checksum>/.exec(found)?.[1] ?? null;
+  }
   /** MOVE of the upload's assembled file to `rel` under the files door. */
   finish(transfer: string, rel: string, headers: Record<string, string> = {}) {
     return this.uploads('MOVE', `${transfer}/.file`, { headers: { destination: this.filesUrl(rel), ...headers } });
@@ -111,6 +120,7 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     const got = await c.files('GET', 'Big/file.bin');
     expect(Buffer.from(await got.arrayBuffer()).equals(whole)).toBe(true);
     expect(new Date(got.headers.get('last-modified')!).getTime()).toBe(mtime * 1000);
+    expect(await c.checksum('Big/file.bin')).toBe(`SHA1:${sha1(whole)}`);
     expect((await c.uploads('PROPFIND', 'transfer-1', { headers: { depth: '1' } })).status).toBe(404);
     expect(chunkRows()).toBe(0);
   });
@@ -145,15 +155,22 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(JSON.stringify(versions)).toContain('"size":14');
   });
 
-  test('OC-Checksum on a plain PUT: a mismatch is 400 and creates nothing; a match is stored', async () => {
+  test('OC-Checksum on a plain PUT: a mismatch is 400 and creates nothing; a match is kept as oc:checksums while the content lasts', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);
     const bad = await c.files('PUT', 'p.txt', { body: 'hello', headers: { 'oc-checksum': `SHA1:${sha1(Buffer.from('hullo'))}` } });
     expect(bad.status).toBe(400);
     expect((await c.files('GET', 'p.txt')).status).toBe(404);
     expect((await c.files('PUT', 'p.txt', { body: 'hello', headers: { 'oc-checksum': 'SHA1:xyz' } })).status).toBe(400);
-    const good = await c.files('PUT', 'p.txt', { body: 'hello', headers: { 'oc-checksum': `SHA1:${sha1(Buffer.from('hello'))}` } });
+    const good = await c.files('PUT', 'p.txt', {
+      body: 'hello',
+      headers: { 'oc-checksum': `SHA1:${sha1(Buffer.from('hello')).toUpperCase()}` },
+    });
     expect(good.status).toBe(201);
+    expect(await c.checksum('p.txt')).toBe(`SHA1:${sha1(Buffer.from('hello'))}`);
+    // A new content without one: the SHA1 of the old one is no longer said.
+    expect((await c.files('PUT', 'p.txt', { body: 'changed' })).status).toBe(204);
+    expect(await c.checksum('p.txt')).toBeNull();
     // Other checksum types are not checked, and do not stop the upload.
     expect((await c.files('PUT', 'q.txt', { body: 'x', headers: { 'oc-checksum': 'MD5:0123' } })).status).toBe(201);
   });
