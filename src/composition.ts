@@ -49,7 +49,13 @@ function createServices(infra: Infrastructure) {
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
-  const resumable = createResumableUploadServices(infra, { settings, tree, views, ...files.services });
+  const resumable = createResumableUploadServices(infra, {
+    settings,
+    tree,
+    views,
+    otherStaging: dav.services.chunkedUploads,
+    ...files.services,
+  });
   const maintenance = createMaintenanceServices(infra, {
     audit,
     metrics: administration.services.metrics,

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
+import type { AssembledObject } from '../services/dav/chunked-uploads.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
   type DavEntry,
@@ -930,7 +931,7 @@ async function proppatch(
 }
 
 /** OC-Checksum's SHA1 (`SHA1:<hex>`, among others the header may list); undefined without one, 400 when malformed. */
-function sha1Of(request: Request): string | undefined {
+export function sha1Of(request: Request): string | undefined {
   const header = request.headers.get('oc-checksum');
   const sha1 = header?.split(/\s+/).find((c) => c.toUpperCase().startsWith('SHA1:'));
   if (!sha1) return undefined;
@@ -938,6 +939,9 @@ function sha1Of(request: Request): string | undefined {
   if (!/^[0-9a-fA-F]{40}$/.test(hex)) throw badRequest('OC-Checksum names a SHA1 of 40 hexadecimal digits: SHA1:<hex>');
   return hex;
 }
+
+/** A chunked upload's content: its own sealed object, or its chunks read in order. */
+type PutContent = { object: AssembledObject; size: number } | { body: AsyncIterable<Uint8Array>; size: number };
 
 async function put(
   dav: DavService,
@@ -947,38 +951,43 @@ async function put(
   res: Resource,
   instanceId: string,
   /** The content when it is not the request's body (a chunked upload's final MOVE). */
-  content?: { body: AsyncIterable<Uint8Array>; size: number },
+  content?: PutContent,
 ): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
   checkWrite(dav, principal, request, res, target);
   const mtime = request.headers.get('x-oc-mtime');
   const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
   const declared = content ? content.size : Number(request.headers.get('content-length'));
-  const { created, item } = await dav.put(principal, res.path, {
-    body: content ? content.body : readBody(request),
-    contentType: content ? '' : (request.headers.get('content-type') ?? ''),
-    modifiedMs,
-    sha1: sha1Of(request),
-    signal: request.signal,
-    sizeHint: Number.isFinite(declared) ? declared : undefined,
-  });
+  const sha1 = sha1Of(request);
+  const { created, item } =
+    content && 'object' in content
+      ? await dav.putObject(principal, res.path, content.object, { modifiedMs, sha1 })
+      : await dav.put(principal, res.path, {
+          body: content ? content.body : readBody(request),
+          contentType: content ? '' : (request.headers.get('content-type') ?? ''),
+          modifiedMs,
+          sha1,
+          signal: request.signal,
+          sizeHint: Number.isFinite(declared) ? declared : undefined,
+        });
   // The Nextcloud clients read the new ETag and the file's id from these rather than PROPFIND again.
   const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
   if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
   return new Response(null, { status: created ? 201 : 204, headers });
 }
 
+/** Where a chunked upload's final MOVE writes: the Destination's tree, resource and what is there. */
+export interface DavDestination {
+  principal: Principal;
+  target: DavTarget | null;
+  res: Resource;
+}
+
 /**
- * The final MOVE of a chunked upload: `content` written at the request's Destination (any WebDAV door,
- * "Shared with me" included) as a PUT there would write it: the same checks (If-Match, locks, the
- * viewer's 403), X-OC-Mtime, OC-Checksum and answer.
+ * The final MOVE's Destination (any WebDAV door, "Shared with me" included), checked as a PUT there is
+ * before anything is assembled: the viewer's 403, If-Match (412) and locks (423).
  */
-export async function putAtDestination(
-  dav: DavService,
-  request: Request,
-  content: { body: AsyncIterable<Uint8Array>; size: number },
-  instanceId: string,
-): Promise<Response> {
+export function davDestination(dav: DavService, request: Request): DavDestination {
   const destination = request.headers.get('destination');
   if (!destination) throw badRequest('MOVE needs a Destination header');
   let url: URL;
@@ -995,7 +1004,13 @@ export async function putAtDestination(
   if (place.kind === 'mount' && place.isRoot) throw forbidden(Messages.sharedRootOwnerOnly);
   const target = dav.resolve(place.principal, place.path);
   const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
-  return put(dav, place.principal, request, target, res, instanceId, content);
+  checkWrite(dav, place.principal, request, res, target);
+  return { principal: place.principal, target, res };
+}
+
+/** Writes a chunked upload at its Destination, as a PUT there would (X-OC-Mtime, OC-Checksum, the answer's headers). */
+export function putAtDestination(dav: DavService, request: Request, dest: DavDestination, content: PutContent, instanceId: string) {
+  return put(dav, dest.principal, request, dest.target, dest.res, instanceId, content);
 }
 
 /** The principal a Destination's writes act as: the caller, or the owner of the share it points into (whose quota a file there takes). */

@@ -5,7 +5,7 @@ import { escapeXml } from '../lib/xml.ts';
 import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../services/dav/chunked-uploads.ts';
 import type { DavService } from '../services/dav/dav.ts';
 import { readBody, readText } from './body.ts';
-import { davErrors, destinationPrincipal, putAtDestination } from './dav.ts';
+import { davDestination, davErrors, destinationPrincipal, putAtDestination, sha1Of } from './dav.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
@@ -106,10 +106,17 @@ async function serveUploads(chunked: ChunkedUploadService, dav: DavService, requ
     }
     case 'MOVE': {
       if (chunk !== ASSEMBLED) throw forbidden(`Only ${ASSEMBLED} is moved: it is the file the chunks make`);
-      const upload = chunked.assemble(principal, transfer, totalLengthOf(request));
+      const dest = davDestination(dav, request);
+      const upload = await chunked.assemble(principal, transfer, {
+        principal: dest.principal,
+        declared: totalLengthOf(request),
+        sha1: sha1Of(request),
+      });
       try {
-        const response = await putAtDestination(dav, request, upload, instanceId);
-        await chunked.finish(upload.id);
+        const content = upload.kind === 'object' ? { object: upload.object, size: upload.size } : { body: upload.body, size: upload.size };
+        const response = await putAtDestination(dav, request, dest, content, instanceId);
+        // An upload written from its own object ended with the file; one read from its chunks ends now.
+        if (upload.kind === 'stream') await chunked.finish(upload.id);
         return response;
       } finally {
         upload.release();

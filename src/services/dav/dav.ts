@@ -9,6 +9,7 @@ import { AppError, badRequest, conflict, forbidden, Messages, notFound, properti
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { CopyService } from '../files/copy.ts';
+import type { AssembledObject } from './chunked-uploads.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
@@ -356,6 +357,37 @@ export class DavService {
     const parts = partsOf(fields, name, input);
     const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
     return { created: true, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
+  }
+
+  /**
+   * The final MOVE of a chunked upload sealed straight into its object: that object becomes the content
+   * of the file at `path` (created, or replaced with its content before kept as a version), checked as
+   * a PUT is; the upload ends inside the transaction that writes the file.
+   */
+  async putObject(principal: Principal, path: DavPath, object: AssembledObject, input: { modifiedMs: number | null; sha1?: string }) {
+    return this.writes.run(`${principal.accountId}\n${path.key}`, async (): Promise<{ created: boolean; item: DavItem }> => {
+      const target = this.resolve(principal, path);
+      if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
+      if (target?.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
+      const replaced = target?.item ?? null;
+      this.allow(principal, replaced ? 'uploads.replace' : 'uploads.upload');
+      const parentId = replaced ? replaced.parentId : this.parentFolder(principal, path);
+      const view = await this.d.uploads.commitResumed(
+        principal,
+        {
+          ...object,
+          clientType: null,
+          name: replaced ? replaced.name : this.newName(path),
+          parentId,
+          relativePath: null,
+          modified: input.modifiedMs,
+          replaceId: replaced?.id ?? null,
+        },
+        () => object.within(),
+      );
+      if (input.sha1) this.d.checksums.set(view.id, object.storageKey, input.sha1.toLowerCase());
+      return { created: !replaced, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
+    });
   }
 
   mkcol(principal: Principal, path: DavPath): DavItem {

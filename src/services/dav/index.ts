@@ -3,6 +3,7 @@ import type { SettingsService } from '../administration/settings.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { ResumableStore } from '../../storage/resumable.ts';
 import { ChunkedUploadService } from './chunked-uploads.ts';
 import { DavService } from './dav.ts';
 import { DavLockService } from './dav-locks.ts';
@@ -50,6 +51,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
       transactions: repos.transactions,
       repo: repos.chunkedUploads,
       sealed: infra.storage,
+      resumable: new ResumableStore(infra.storage),
       quota: d.quota,
       settings: d.settings,
       disk: d.diskSpace,

@@ -114,6 +114,8 @@ export class TusUploadService {
       views: ItemViews;
       /** Records who sent a file through a drop folder's link, in the transaction that creates it. */
       drops: { recordResumed(upload: TusUpload, item: Item): void };
+      /** The other uploads staging objects here (chunked uploads): their staged bytes are never strays. */
+      otherStaging: { keysInUse(keys: readonly string[]): Set<string> };
       expiryMs: number;
     },
   ) {}
@@ -449,8 +451,10 @@ export class TusUploadService {
   private async strayStaged() {
     const staged = [];
     for await (const o of this.d.sealed.driver.staging.list()) staged.push(o);
-    const owned = this.d.repo.keysInUse(staged.map((s) => s.key));
-    return staged.filter((s) => !owned.has(s.key));
+    const keys = staged.map((s) => s.key);
+    const owned = this.d.repo.keysInUse(keys);
+    const others = this.d.otherStaging.keysInUse(keys);
+    return staged.filter((s) => !owned.has(s.key) && !others.has(s.key));
   }
 
   /**

@@ -19,6 +19,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
+const chunkKeys = () =>
+  t.server.ctx.db.$client
+    .query<{ k: string }, []>('SELECT storage_key AS k FROM upload_chunks WHERE storage_key IS NOT NULL')
+    .all()
+    .map((r) => r.k);
 const chunkRows = () => t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM upload_chunks').get()!.n;
 const sha1 = (b: Uint8Array) => createHash('sha1').update(b).digest('hex');
 
@@ -123,6 +128,38 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(await c.checksum('Big/file.bin')).toBe(`SHA1:${sha1(whole)}`);
     expect((await c.uploads('PROPFIND', 'transfer-1', { headers: { depth: '1' } })).status).toBe(404);
     expect(chunkRows()).toBe(0);
+  });
+
+  test('with OC-Total-Length the chunks are sealed into the file as they come: its size is reserved, its SHA1 checked, a restart survived', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const whole = bytes(300_000, 5);
+    const parts = [whole.subarray(0, 100_000), whole.subarray(100_000, 250_000), whole.subarray(250_000)];
+    expect((await admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1_000_000 })).status).toBe(200);
+    const free = async () => (await json(await o.client.get('/api/user/storage'))).free;
+    const start = await free();
+    const headers = { 'oc-total-length': String(whole.length), destination: c.filesUrl('sealed.bin') };
+    expect((await c.uploads('MKCOL', 'sealed', { headers })).status).toBe(201);
+    expect(await free()).toBe(start - whole.length);
+    // A second upload that would not fit beside the first one's reservation is refused up front.
+    expect((await c.uploads('MKCOL', 'second', { headers: { 'oc-total-length': String(start - whole.length + 1) } })).status).toBe(507);
+    expect((await c.uploads('PUT', 'sealed/1', { body: parts[0] })).status).toBe(201);
+    expect((await c.uploads('PUT', 'sealed/0', { body: 'x' })).status).toBe(400);
+    expect((await c.uploads('PUT', 'sealed/1', { body: parts[0] })).status).toBe(409);
+    // Sealed into the upload's own object: no chunk is an object of its own.
+    expect(chunkKeys()).toEqual([]);
+    await t.restart({ samePort: true });
+    expect((await c.uploads('PUT', 'sealed/2', { body: parts[1] })).status).toBe(201);
+    expect((await c.uploads('PUT', 'sealed/3', { body: parts[2] })).status).toBe(201);
+    const wrong = await c.finish('sealed', 'sealed.bin', { 'oc-checksum': `SHA1:${sha1(Buffer.from('no'))}` });
+    expect(wrong.status).toBe(400);
+    expect((await c.files('GET', 'sealed.bin')).status).toBe(404);
+    const done = await c.finish('sealed', 'sealed.bin', { 'oc-checksum': `SHA1:${sha1(whole)}`, 'x-oc-mtime': '1500000000' });
+    expect(done.status).toBe(201);
+    expect(Buffer.from(await (await c.files('GET', 'sealed.bin')).arrayBuffer()).equals(whole)).toBe(true);
+    expect(await c.checksum('sealed.bin')).toBe(`SHA1:${sha1(whole)}`);
+    expect(await free()).toBe(start - whole.length);
+    expect((await c.uploads('PROPFIND', 'sealed')).status).toBe(404);
   });
 
   test('the MOVE onto an existing file keeps a version; a stale If-Match is 412 and a wrong OC-Checksum 400, each changing nothing', async () => {
@@ -241,7 +278,8 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
       ['to-family', 'Family'],
       ['to-team', 'Team'],
     ] as const) {
-      expect((await m.uploads('MKCOL', transfer)).status).toBe(201);
+      // Without Destination the size is reserved in the member's own account; the file still lands in the owner's.
+      expect((await m.uploads('MKCOL', transfer, { headers: { 'oc-total-length': String(`for ${into}`.length) } })).status).toBe(201);
       expect((await m.uploads('PUT', `${transfer}/1`, { body: `for ${into}` })).status).toBe(201);
     }
     expect((await m.finish('to-family', 'Shared%20with%20me/Family/x.txt')).status).toBe(403);
