@@ -1013,14 +1013,17 @@ export function putAtDestination(dav: DavService, request: Request, dest: DavDes
   return put(dav, dest.principal, request, dest.target, dest.res, instanceId, content);
 }
 
-/** The principal a Destination's writes act as: the caller, or the owner of the share it points into (whose quota a file there takes). */
+/**
+ * The principal a Destination's writes act as: the owner of the share it points into when the caller
+ * may write there (whose quota a file there takes), else the caller.
+ */
 export function destinationPrincipal(dav: DavService, request: Request): Principal {
   const destination = request.headers.get('destination');
   const caller = requestMeta(request).principal!;
   if (!destination) return caller;
   try {
     const place = placeOf(dav, caller, new URL(destination, requestMeta(request).origin).pathname);
-    return place.principal;
+    return place.kind === 'mount' && place.mount.role === 'editor' ? place.principal : caller;
   } catch {
     return caller;
   }

@@ -282,10 +282,25 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
       expect((await m.uploads('MKCOL', transfer, { headers: { 'oc-total-length': String(`for ${into}`.length) } })).status).toBe(201);
       expect((await m.uploads('PUT', `${transfer}/1`, { body: `for ${into}` })).status).toBe(201);
     }
+    // With Destination in a share the member may write to, the size is reserved in the owner's account, and the
+    // upload's object becomes the owner's file; a viewer's Destination reserves nothing there.
+    expect((await admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1_000_000 })).status).toBe(200);
+    const ownerFree = async () => (await json(await o.client.get('/api/user/storage'))).free;
+    const freeBefore = await ownerFree();
+    const into = (share: string) => ({ 'oc-total-length': '7', destination: m.filesUrl(`Shared%20with%20me/${share}/y.txt`) });
+    expect((await m.uploads('MKCOL', 'family-y', { headers: into('Family') })).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore);
+    expect((await m.uploads('MKCOL', 'team-y', { headers: into('Team') })).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore - 7);
+    expect((await m.uploads('PUT', 'team-y/1', { body: 'team y!' })).status).toBe(201);
+    expect((await m.finish('team-y', 'Shared%20with%20me/Team/y.txt')).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore - 7);
     expect((await m.finish('to-family', 'Shared%20with%20me/Family/x.txt')).status).toBe(403);
     expect((await m.finish('to-team', 'Shared%20with%20me/Team/x.txt')).status).toBe(201);
     const inTeam = await listAll(o.client, `/api/files?parentId=${team.id}`);
-    expect((await downloaded(o.client, inTeam[0].id)).toString()).toBe('for Team');
+    expect(inTeam.map((i) => i.name).sort()).toEqual(['x.txt', 'y.txt']);
+    expect((await downloaded(o.client, inTeam.find((i) => i.name === 'x.txt').id)).toString()).toBe('for Team');
+    expect((await downloaded(o.client, inTeam.find((i) => i.name === 'y.txt').id)).toString()).toBe('team y!');
     expect(await listAll(o.client, `/api/files?parentId=${family.id}`)).toEqual([]);
   });
 
