@@ -6,6 +6,7 @@ import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll } from '../../helpers/files.ts';
+import { hangUpMidBody } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -156,10 +157,31 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect((await c.files('GET', 'sealed.bin')).status).toBe(404);
     const done = await c.finish('sealed', 'sealed.bin', { 'oc-checksum': `SHA1:${sha1(whole)}`, 'x-oc-mtime': '1500000000' });
     expect(done.status).toBe(201);
-    expect(Buffer.from(await (await c.files('GET', 'sealed.bin')).arrayBuffer()).equals(whole)).toBe(true);
+    expect(done.headers.get('x-oc-mtime')).toBe('accepted');
+    expect(done.headers.get('oc-fileid')).toMatch(/^\d{8}/);
+    const got = await c.files('GET', 'sealed.bin');
+    expect(got.headers.get('etag')).toBe(done.headers.get('oc-etag'));
+    expect(new Date(got.headers.get('last-modified')!).getTime()).toBe(1_500_000_000_000);
+    expect(Buffer.from(await got.arrayBuffer()).equals(whole)).toBe(true);
     expect(await c.checksum('sealed.bin')).toBe(`SHA1:${sha1(whole)}`);
     expect(await free()).toBe(start - whole.length);
     expect((await c.uploads('PROPFIND', 'sealed')).status).toBe(404);
+  });
+
+  test('a chunk cut off mid-body is sent again from its start and the file is whole', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const whole = bytes(400_000, 11);
+    expect((await c.uploads('MKCOL', 'cut', { headers: { 'oc-total-length': String(whole.length) } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'cut/1', { body: whole.subarray(0, 100_000) })).status).toBe(201);
+    const head =
+      `PUT /remote.php/dav/uploads/${o.id}/cut/2 HTTP/1.1\r\nHost: ${new URL(t.url).host}\r\n` +
+      `Authorization: ${c.authorization}\r\nContent-Length: 300000\r\n\r\n`;
+    await hangUpMidBody(t.url, head, whole.subarray(100_000, 250_000), 200);
+    // Whether the cut-off request is still ending (the chunk then waits as an object of its own) or not, it is taken.
+    expect((await c.uploads('PUT', 'cut/2', { body: whole.subarray(100_000) })).status).toBe(201);
+    expect((await c.finish('cut', 'cut.bin', { 'oc-checksum': `SHA1:${sha1(whole)}` })).status).toBe(201);
+    expect(Buffer.from(await (await c.files('GET', 'cut.bin')).arrayBuffer()).equals(whole)).toBe(true);
   });
 
   test('the MOVE onto an existing file keeps a version; a stale If-Match is 412 and a wrong OC-Checksum 400, each changing nothing', async () => {
