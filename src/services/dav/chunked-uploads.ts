@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { ChunkedUpload, ChunkedUploadsRepo, UploadChunk } from '../../db/repos/chunked-uploads.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { AppError, badRequest, conflict, fileTooLarge, forbidden, notFound } from '../../errors.ts';
+import { noBytes } from '../../lib/buffers.ts';
 import { newToken } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { wrappedKeyId } from '../../storage/keyring.ts';
@@ -31,7 +32,7 @@ function sortKeyOf(name: string): string {
 }
 
 /** A numeric name's value (null: not a number, or too large to be a chunk's index or offset). */
-function valueOf(name: string): number | null {
+function numberOf(name: string): number | null {
   if (!/^\d{1,16}$/.test(name)) return null;
   const n = Number(name);
   return Number.isSafeInteger(n) ? n : null;
@@ -298,7 +299,7 @@ export class ChunkedUploadService {
   /** Whether a chunk named `name` comes right after what the upload's object holds. */
   private isNext(upload: ChunkedUpload, name: string): boolean {
     if (!upload.storageKey || upload.broken) return false;
-    const value = valueOf(name);
+    const value = numberOf(name);
     if (value === null) return false;
     if (upload.lastStreamed === null) return value === 0 || value === 1;
     const last = Number(upload.lastStreamed.slice(1));
@@ -427,6 +428,8 @@ export class ChunkedUploadService {
       upload = this.d.repo.get(upload.id)!;
     }
     const size = upload.totalLength!;
+    // An empty file has no chunk to write its object's header.
+    if (size === 0) await this.d.resumable.append(this.objectOf(upload), noBytes());
     await this.d.resumable.publish({ key: upload.storageKey!, length: size });
     const info = { size, wrappedKey: upload.wrappedKey! };
     if (target.sha1) {

@@ -252,6 +252,9 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect((await c.uploads('PUT', 'small/1', { body: bytes(11, 1) })).status).toBe(400);
     expect((await c.uploads('MKCOL', 'small')).status).toBe(405);
     expect((await c.uploads('MKCOL', 'bad name!')).status).toBe(400);
+    expect((await c.uploads('MKCOL', 'empty', { headers: { 'oc-total-length': '0' } })).status).toBe(201);
+    expect((await c.finish('empty', 'empty.txt')).status).toBe(201);
+    expect(await (await c.files('GET', 'empty.txt')).text()).toBe('');
     expect((await c.uploads('PUT', 'open/.file', { body: 'x' })).status).toBe(400);
     const before = chunkRows();
     expect((await c.uploads('DELETE', 'open')).status).toBe(204);
