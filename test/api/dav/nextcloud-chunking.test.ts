@@ -334,13 +334,24 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     const c = await nc(o);
     expect((await c.uploads('MKCOL', 'abandoned')).status).toBe(201);
     expect((await c.uploads('PUT', 'abandoned/1', { body: bytes(5000, 3) })).status).toBe(201);
+    // One sealed into its own object as it came: its staged bytes go with it too.
+    expect((await c.uploads('MKCOL', 'abandoned-sealed', { headers: { 'oc-total-length': '10000' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'abandoned-sealed/1', { body: bytes(5000, 4) })).status).toBe(201);
+    const staged = async () => {
+      const keys: string[] = [];
+      for await (const o of t.server.ctx.storage.driver.staging.list()) keys.push(o.key);
+      return keys;
+    };
+    expect((await staged()).length).toBeGreaterThanOrEqual(1);
     const chunked = t.server.ctx.services.chunkedUploads;
     const report = await t.server.ctx.services.orphans.scan({ graceMinutes: 0 });
     expect(report.storageOrphans.count).toBe(0);
     expect(await chunked.sweep()).toBe(0);
     clock.advance(25 * 3600_000);
-    expect(await chunked.sweep()).toBeGreaterThanOrEqual(1);
+    expect(await chunked.sweep()).toBeGreaterThanOrEqual(2);
     expect((await c.uploads('PROPFIND', 'abandoned')).status).toBe(404);
+    expect((await c.uploads('PROPFIND', 'abandoned-sealed')).status).toBe(404);
+    expect(await staged()).toEqual([]);
     expect((await t.server.ctx.services.orphans.scan({ graceMinutes: 0 })).storageOrphans.count).toBe(0);
   });
 });
