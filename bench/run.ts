@@ -13,6 +13,7 @@ import { runBackupBench } from './backup.ts';
 import { runExportBench, runScheduledBackupBench, runUpgradeSnapshotBench } from './backup-runs.ts';
 import { runBuildsBench } from './builds.ts';
 import { runTusBench } from './tus.ts';
+import { runNcChunkingBench } from './nc-chunking.ts';
 import { runS3Bench } from './s3.ts';
 import { runDavBench } from './dav.ts';
 import { runDavLocksBench } from './dav-locks.ts';
@@ -49,6 +50,7 @@ const benches: Record<string, () => Promise<void>> = {
   'upgrade-snapshot': runUpgradeSnapshotBench,
   builds: runBuildsBench,
   tus: runTusBench,
+  'nc-chunking': runNcChunkingBench,
   s3: runS3Bench,
   dav: runDavBench,
   'dav-locks': runDavLocksBench,

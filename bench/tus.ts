@@ -42,7 +42,7 @@ async function multipartRun(url: string, token: string, file: string): Promise<n
 }
 
 /** One upload with tus-js-client in 8 MiB chunks; resolves with the created file's id. */
-function tusUpload(
+export function tusUpload(
   url: string,
   token: string,
   data: Buffer,

@@ -41,6 +41,7 @@ import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
 import { davTrashbinRoutes } from './http/dav-trashbin.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
+import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
@@ -89,6 +90,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(nextcloudRoutes(ctx))
     .use(davTrashbinRoutes(ctx))
     .use(nextcloudPreviewRoutes(ctx))
+    .use(nextcloudUploadRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

@@ -45,16 +45,23 @@ function createServices(infra: Infrastructure) {
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
   const thumbnails = createThumbnailServices(infra, { tree, events });
-  const dav = createDavServices(infra, { audit, tree, thumbnails: thumbnails.services.thumbnails, ...files.services });
+  const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
-  const resumable = createResumableUploadServices(infra, { settings, tree, views, ...files.services });
+  const resumable = createResumableUploadServices(infra, {
+    settings,
+    tree,
+    views,
+    otherStaging: dav.services.chunkedUploads,
+    ...files.services,
+  });
   const maintenance = createMaintenanceServices(infra, {
     audit,
     metrics: administration.services.metrics,
     ...files.services,
     ...resumable.services,
+    chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
   return {

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
+import type { AssembledObject } from '../services/dav/chunked-uploads.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import {
   type DavEntry,
@@ -303,18 +304,7 @@ export function propRequestOf(body: XmlElement | null): PropRequest {
  */
 export function davRoutes(ctx: AppContext, limits: Limits) {
   const dav = ctx.services.dav;
-  const handle = async ({ request }: { request: Request }) => {
-    try {
-      return await serve(dav, request, ctx.instanceId);
-    } catch (err) {
-      // RFC 4918 §9.7.1: a PUT or COPY that would exceed the quota is 507 Insufficient Storage.
-      if (err instanceof StorageLimitError) throw new AppError(507, err.message);
-      if (err instanceof AppError && err.extra?.davCondition) {
-        return davError(err.status, String(err.extra.davCondition), err.message);
-      }
-      throw err;
-    }
-  };
+  const handle = ({ request }: { request: Request }) => davErrors(() => serve(dav, request, ctx.instanceId));
   // GET wins over the web app's `GET /*` only registered on its own; every other method comes through `all`.
   const app = new Elysia({ name: 'http/dav', seed: ctx.instanceId }).onRequest(async ({ request }) => {
     // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
@@ -568,7 +558,7 @@ async function propfind(
   const answer = new PropfindAnswer(dav, view, want, dav.usage(principal), !!shares);
 
   const self = res.item;
-  if (self) answer.notePreviews([self]);
+  answer.loadExtras(self ? [self] : []);
   const first =
     XML_HEAD +
     '<D:multistatus xmlns:D="DAV:">' +
@@ -580,7 +570,7 @@ async function propfind(
     yield new ListParts([first]);
     if (shares && depthHeader === '1') {
       const dead = answer.deadOf(shares.map((s) => s.item));
-      answer.notePreviews(shares.map((s) => s.item));
+      answer.loadExtras(shares.map((s) => s.item));
       yield new ListParts(
         shares.map((s) =>
           answer.responseXml(
@@ -705,6 +695,9 @@ class PropfindAnswer {
   private readonly previews = new Set<string>();
 
   private readonly principal: Principal;
+  private readonly needsChecksums: boolean;
+  /** oc:checksums of the rows being written (a batch at a time), by item id. */
+  private checksums: Map<string, string> = new Map();
 
   constructor(
     private readonly dav: DavService,
@@ -718,13 +711,14 @@ class PropfindAnswer {
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
     this.needsDead = want.kind !== 'prop' || want.names.some((n) => !isLive(n.ns, n.name));
     this.needsPreviews = want.kind === 'prop' && want.names.some((n) => n.ns === NC && n.name === 'has-preview');
+    this.needsChecksums = want.kind === 'prop' && want.names.some((n) => n.ns === OC && n.name === 'checksums');
   }
 
-  /** Reads which of these rows have a preview, when the request asks for nc:has-preview (one query for them all). */
-  notePreviews(rows: readonly Listed[]): void {
-    if (!this.needsPreviews) return;
+  /** Reads what the rows about to be written need beyond themselves (previews, SHA1s): one query each, only when asked for. */
+  loadExtras(rows: readonly Listed[]): void {
     const files = rows.filter((r) => r.type === 'file').map((r) => r.id);
-    if (files.length) for (const id of this.dav.previewable(files)) this.previews.add(id);
+    if (this.needsPreviews && files.length) for (const id of this.dav.previewable(files)) this.previews.add(id);
+    if (this.needsChecksums) this.checksums = this.dav.checksums(files);
   }
 
   /** An ownCloud or Nextcloud property's value on a resource (null item: the root, or SHARED_WITH_ME with `shared`). */
@@ -738,6 +732,10 @@ class PropfindAnswer {
         return item || shared ? escapeXml(ocIdOf(item?.seq ?? 0, this.view.instanceId)) : undefined;
       case 'permissions':
         return permissionsOf(this.view, item, shared);
+      case 'checksums': {
+        const sha1 = item && this.checksums.get(item.id);
+        return sha1 ? `<x:checksum>SHA1:${sha1}</x:checksum>` : undefined;
+      }
       case 'size':
         if (shared) return undefined;
         return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item)) : String(item.size);
@@ -870,7 +868,7 @@ class ChildParts implements Parts {
   ) {
     this.count = rows.length;
     this.dead = answer.deadOf(rows);
-    answer.notePreviews(rows);
+    answer.loadExtras(rows);
   }
   part(i: number): string {
     const c = this.rows[i]!;
@@ -962,6 +960,19 @@ async function proppatch(
   );
 }
 
+/** OC-Checksum's SHA1 (`SHA1:<hex>`, among others the header may list); undefined without one, 400 when malformed. */
+export function sha1Of(request: Request): string | undefined {
+  const header = request.headers.get('oc-checksum');
+  const sha1 = header?.split(/\s+/).find((c) => c.toUpperCase().startsWith('SHA1:'));
+  if (!sha1) return undefined;
+  const hex = sha1.slice(5);
+  if (!/^[0-9a-fA-F]{40}$/.test(hex)) throw badRequest('OC-Checksum names a SHA1 of 40 hexadecimal digits: SHA1:<hex>');
+  return hex;
+}
+
+/** A chunked upload's content: its own sealed object, or its chunks read in order. */
+type PutContent = { object: AssembledObject; size: number } | { body: AsyncIterable<Uint8Array>; size: number };
+
 async function put(
   dav: DavService,
   principal: Principal,
@@ -969,23 +980,96 @@ async function put(
   target: DavTarget | null,
   res: Resource,
   instanceId: string,
+  /** The content when it is not the request's body (a chunked upload's final MOVE). */
+  content?: PutContent,
 ): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
   checkWrite(dav, principal, request, res, target);
   const mtime = request.headers.get('x-oc-mtime');
   const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
-  const declared = Number(request.headers.get('content-length'));
-  const { created, item } = await dav.put(principal, res.path, {
-    body: readBody(request),
-    contentType: request.headers.get('content-type') ?? '',
-    modifiedMs,
-    signal: request.signal,
-    sizeHint: Number.isFinite(declared) ? declared : undefined,
-  });
+  const declared = content ? content.size : Number(request.headers.get('content-length'));
+  const sha1 = sha1Of(request);
+  const { created, item } =
+    content && 'object' in content
+      ? await dav.putObject(principal, res.path, content.object, { modifiedMs, sha1 })
+      : await dav.put(principal, res.path, {
+          body: content ? content.body : readBody(request),
+          contentType: content ? '' : (request.headers.get('content-type') ?? ''),
+          modifiedMs,
+          sha1,
+          signal: request.signal,
+          sizeHint: Number.isFinite(declared) ? declared : undefined,
+        });
   // The Nextcloud clients read the new ETag and the file's id from these rather than PROPFIND again.
   const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
   if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
   return new Response(null, { status: created ? 201 : 204, headers });
+}
+
+/** Where a chunked upload's final MOVE writes: the Destination's tree, resource and what is there. */
+export interface DavDestination {
+  principal: Principal;
+  target: DavTarget | null;
+  res: Resource;
+}
+
+/**
+ * The final MOVE's Destination (any WebDAV door, "Shared with me" included), checked as a PUT there is
+ * before anything is assembled: the viewer's 403, If-Match (412) and locks (423).
+ */
+export function davDestination(dav: DavService, request: Request): DavDestination {
+  const destination = request.headers.get('destination');
+  if (!destination) throw badRequest('MOVE needs a Destination header');
+  let url: URL;
+  try {
+    url = new URL(destination, requestMeta(request).origin);
+  } catch {
+    throw badRequest('The Destination header is not a URL');
+  }
+  if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
+  const place = placeOf(dav, requestMeta(request).principal!, url.pathname);
+  if (place.kind === 'list')
+    throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
+  if (place.kind === 'mount' && place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
+  if (place.kind === 'mount' && place.isRoot) throw forbidden(Messages.sharedRootOwnerOnly);
+  const target = dav.resolve(place.principal, place.path);
+  const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
+  checkWrite(dav, place.principal, request, res, target);
+  return { principal: place.principal, target, res };
+}
+
+/** Writes a chunked upload at its Destination, as a PUT there would (X-OC-Mtime, OC-Checksum, the answer's headers). */
+export function putAtDestination(dav: DavService, request: Request, dest: DavDestination, content: PutContent, instanceId: string) {
+  return put(dav, dest.principal, request, dest.target, dest.res, instanceId, content);
+}
+
+/**
+ * The principal a Destination's writes act as: the owner of the share it points into when the caller
+ * may write there (whose quota a file there takes), else the caller.
+ */
+export function destinationPrincipal(dav: DavService, request: Request): Principal {
+  const destination = request.headers.get('destination');
+  const caller = requestMeta(request).principal!;
+  if (!destination) return caller;
+  try {
+    const place = placeOf(dav, caller, new URL(destination, requestMeta(request).origin).pathname);
+    return place.kind === 'mount' && place.mount.role === 'editor' ? place.principal : caller;
+  } catch {
+    return caller;
+  }
+}
+
+/** WebDAV's answers for service errors: 507 for the quota (RFC 4918 §9.7.1), XML conditions where a lock or precondition says so. */
+export async function davErrors(serve: () => Promise<Response>): Promise<Response> {
+  try {
+    return await serve();
+  } catch (err) {
+    if (err instanceof StorageLimitError) throw new AppError(507, err.message);
+    if (err instanceof AppError && err.extra?.davCondition) {
+      return davError(err.status, String(err.extra.davCondition), err.message);
+    }
+    throw err;
+  }
 }
 
 async function transfer(

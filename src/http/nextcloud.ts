@@ -67,7 +67,13 @@ function ocsOk(request: Request, data: OcsValue): Response {
 /** What Coffer does that the Nextcloud clients ask about; nothing it does not do. */
 const CAPABILITIES = {
   version: { ...NEXTCLOUD_VERSION, string: VERSION_STRING, edition: '', extendedSupport: false },
-  capabilities: { core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav' }, files: { undelete: true } },
+  capabilities: {
+    core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav' },
+    // Chunked upload (/remote.php/dav/uploads/) and OC-Checksum, checked on PUT and on the final MOVE.
+    dav: { chunking: '1.0' },
+    files: { bigfilechunking: true, undelete: true },
+    checksums: { supportedTypes: ['SHA1'], preferredUploadType: 'SHA1' },
+  },
 } satisfies OcsValue;
 
 /**

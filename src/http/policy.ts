@@ -243,6 +243,8 @@ export const ROUTES = {
   'ALL /remote.php/dav/trashbin/*': dav,
   'GET /index.php/core/preview': dav,
   'GET /index.php/core/preview.png': dav,
+  'GET /remote.php/dav/uploads/*': dav,
+  'ALL /remote.php/dav/uploads/*': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,

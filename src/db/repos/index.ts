@@ -18,6 +18,8 @@ import { SessionsRepo } from './sessions.ts';
 import { SettingsRepo } from './settings.ts';
 import { SharesRepo } from './shares.ts';
 import { ThumbnailsRepo } from './thumbnails.ts';
+import { ChunkedUploadsRepo } from './chunked-uploads.ts';
+import { FileChecksumsRepo } from './file-checksums.ts';
 import { TusUploadsRepo } from './tus-uploads.ts';
 import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
@@ -156,6 +158,8 @@ export interface Repos {
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
+  chunkedUploads: ChunkedUploadsRepo;
+  fileChecksums: FileChecksumsRepo;
   storageLocation: StorageLocationRepo;
   docserver: DocserverRepo;
   appPasswords: AppPasswordsRepo;
@@ -185,6 +189,8 @@ export function createRepos(db: Db): Repos {
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
+    chunkedUploads: new ChunkedUploadsRepo(sqlite),
+    fileChecksums: new FileChecksumsRepo(sqlite),
     storageLocation: new StorageLocationRepo(sqlite),
     docserver: new DocserverRepo(sqlite),
     appPasswords: new AppPasswordsRepo(sqlite),

@@ -46,7 +46,8 @@ function finishTreeJob(
 
 /** The handler of every job in the catalog (the type refuses a missing one); each calls services as the system. */
 function jobHandlers(ctx: AppContext): Handlers {
-  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, docserver, scheduledBackups } = ctx.services;
+  const { trash, copy, orphans, sessions, shares, audit, uploadIntents, tusUploads, chunkedUploads, docserver, scheduledBackups } =
+    ctx.services;
   return {
     filesCopy: async (p, run) => {
       const result = await copy.run(run.job.id, p, run.signal);
@@ -88,7 +89,8 @@ function jobHandlers(ctx: AppContext): Handlers {
     uploadsSweep: async () => ({ count: (await uploadIntents.sweep()).removedObjects }),
     tusSweep: async () => {
       const swept = await tusUploads.sweep();
-      return { count: swept.finished + swept.expired + swept.strays };
+      const chunked = await chunkedUploads.sweep();
+      return { count: swept.finished + swept.expired + swept.strays + chunked };
     },
     orphansScan: ({ graceMinutes }, { signal }) => orphans.scan({ graceMinutes, signal }),
     orphansDelete: ({ requestedBy, ...input }) => {

@@ -1,4 +1,5 @@
 import type { DavProperty, DavPropertiesRepo } from '../../db/repos/dav-properties.ts';
+import type { FileChecksumsRepo } from '../../db/repos/file-checksums.ts';
 import { type ChildEntry, type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -8,6 +9,7 @@ import { AppError, badRequest, conflict, forbidden, Messages, notFound, properti
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { CopyService } from '../files/copy.ts';
+import type { AssembledObject } from './chunked-uploads.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
@@ -96,6 +98,7 @@ export interface PropPatch {
 export interface DavDeps {
   transactions: Transactions;
   items: ItemsRepo;
+  checksums: FileChecksumsRepo;
   properties: DavPropertiesRepo;
   listing: ItemService;
   uploads: UploadService;
@@ -148,6 +151,8 @@ interface PutInput {
   body: AsyncIterable<Uint8Array>;
   contentType: string;
   modifiedMs: number | null;
+  /** The content's SHA1 the client sent (OC-Checksum), hex: checked against the bytes before anything is kept. */
+  sha1?: string;
   signal?: AbortSignal;
   sizeHint?: number;
 }
@@ -324,7 +329,21 @@ export class DavService {
     return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
   }
 
-  private async putNow(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
+  private async putNow(principal: Principal, path: DavPath, given: PutInput): Promise<{ created: boolean; item: DavItem }> {
+    const written = await this.write(principal, path, given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given);
+    if (given.sha1) {
+      const row = this.d.items.getLive(principal.accountId, written.item.id);
+      if (row?.storageKey) this.d.checksums.set(row.id, row.storageKey, given.sha1.toLowerCase());
+    }
+    return written;
+  }
+
+  /** The SHA1s known of some files' current content, by item id (those a client sent and the bytes matched). */
+  checksums(ids: readonly string[]): Map<string, string> {
+    return this.d.checksums.ofItems(ids);
+  }
+
+  private async write(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
     const target = this.resolve(principal, path);
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
@@ -348,6 +367,37 @@ export class DavService {
     const parts = partsOf(fields, name, input);
     const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
     return { created: true, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
+  }
+
+  /**
+   * The final MOVE of a chunked upload sealed straight into its object: that object becomes the content
+   * of the file at `path` (created, or replaced with its content before kept as a version), checked as
+   * a PUT is; the upload ends inside the transaction that writes the file.
+   */
+  async putObject(principal: Principal, path: DavPath, object: AssembledObject, input: { modifiedMs: number | null; sha1?: string }) {
+    return this.writes.run(`${principal.accountId}\n${path.key}`, async (): Promise<{ created: boolean; item: DavItem }> => {
+      const target = this.resolve(principal, path);
+      if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
+      if (target?.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
+      const replaced = target?.item ?? null;
+      this.allow(principal, replaced ? 'uploads.replace' : 'uploads.upload');
+      const parentId = replaced ? replaced.parentId : this.parentFolder(principal, path);
+      const view = await this.d.uploads.commitResumed(
+        principal,
+        {
+          ...object,
+          clientType: null,
+          name: replaced ? replaced.name : this.newName(path),
+          parentId,
+          relativePath: null,
+          modified: input.modifiedMs,
+          replaceId: replaced?.id ?? null,
+        },
+        () => object.within(),
+      );
+      if (input.sha1) this.d.checksums.set(view.id, object.storageKey, input.sha1.toLowerCase());
+      return { created: !replaced, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
+    });
   }
 
   mkcol(principal: Principal, path: DavPath): DavItem {
@@ -558,6 +608,18 @@ function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
   for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
   return hash.digest('hex').slice(0, 16);
+}
+
+/** The body, failing (400) at its end when its SHA1 is not `expected`: the upload pipeline then keeps nothing. */
+async function* sha1Checked(body: AsyncIterable<Uint8Array>, expected: string): AsyncGenerator<Uint8Array> {
+  const hash = new Bun.CryptoHasher('sha1');
+  for await (const chunk of body) {
+    hash.update(chunk);
+    yield chunk;
+  }
+  const actual = hash.digest('hex');
+  if (actual !== expected.toLowerCase())
+    throw badRequest(`The content's SHA1 is ${actual}, not the ${expected} of OC-Checksum: nothing was stored; send the file again`);
 }
 
 /** A PUT body as the upload pipeline's parts: the fields, then the one file. */

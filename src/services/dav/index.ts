@@ -1,7 +1,10 @@
 import type { AuditService } from '../administration/audit.ts';
+import type { SettingsService } from '../administration/settings.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { ResumableStore } from '../../storage/resumable.ts';
+import { ChunkedUploadService } from './chunked-uploads.ts';
 import { DavService } from './dav.ts';
 import { DavLockService } from './dav-locks.ts';
 import { DavTrashbin } from './trashbin.ts';
@@ -10,11 +13,15 @@ import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 export interface DavServices {
   dav: DavService;
   davTrashbin: DavTrashbin;
+  chunkedUploads: ChunkedUploadService;
 }
 
-type DavDeps = { audit: AuditService; tree: Tree; thumbnails: ThumbnailService } & Pick<
+// Nextcloud removes an upload folder untouched for a day; so does Coffer.
+const CHUNKED_UPLOAD_EXPIRY_MS = 24 * 3600_000;
+
+type DavDeps = { audit: AuditService; tree: Tree; settings: SettingsService; thumbnails: ThumbnailService } & Pick<
   FilesServices,
-  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members'
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members' | 'diskSpace'
 >;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
@@ -22,9 +29,11 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const { repos } = infra;
   const davLocks = new DavLockService(infra.clock);
   d.members.onEditorEnd(({ ownerId, itemId, accountId }) => davLocks.forgetShare(ownerId, itemId, accountId));
+  d.diskSpace.addPromised(() => repos.chunkedUploads.promised(infra.clock.now()));
   const dav = new DavService({
     transactions: repos.transactions,
     items: repos.items,
+    checksums: repos.fileChecksums,
     properties: repos.davProperties,
     listing: d.items,
     uploads: d.uploads,
@@ -42,6 +51,18 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const services: DavServices = {
     dav,
     davTrashbin: new DavTrashbin({ items: repos.items, trash: d.trash, dav, clock: infra.clock }),
+    chunkedUploads: new ChunkedUploadService({
+      clock: infra.clock,
+      log: infra.log,
+      transactions: repos.transactions,
+      repo: repos.chunkedUploads,
+      sealed: infra.storage,
+      resumable: new ResumableStore(infra.storage),
+      quota: d.quota,
+      settings: d.settings,
+      disk: d.diskSpace,
+      expiryMs: CHUNKED_UPLOAD_EXPIRY_MS,
+    }),
   };
   return { services, shared: { davLocks } };
 }

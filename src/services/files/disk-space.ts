@@ -31,6 +31,8 @@ export function isDiskFullError(err: unknown): boolean {
  */
 export class DiskSpaceService {
   private lastWarning = 0;
+  /** What unfinished uploads (tus, chunked) announced and are yet to send, each kind's own count. */
+  private readonly promisers: Array<() => number> = [];
 
   constructor(private readonly ctx: Pick<Infrastructure, 'config' | 'paths' | 'log' | 'driver'>) {}
 
@@ -52,12 +54,19 @@ export class DiskSpaceService {
     this.assertFree(this.ctx.driver.location.driver === 'local' ? bytes : 0);
   }
 
-  /**
-   * The 507 unless `bytes` of a resumable upload fit beside the `promised` bytes unfinished ones are still
-   * to receive, above the reserve. Staged bytes are on this disk whatever the driver.
-   */
-  assertRoomToStage(bytes: number, promised = 0): void {
-    this.assertFree(bytes + promised);
+  /** Counts the bytes a kind of unfinished upload is yet to receive in every later assertRoomToStage. */
+  addPromised(promised: () => number): void {
+    this.promisers.push(promised);
+  }
+
+  /** The 507 unless `bytes` more of an upload already counted fit above the reserve. Staged bytes are on this disk whatever the driver. */
+  assertRoomToStage(bytes: number): void {
+    this.assertFree(bytes);
+  }
+
+  /** The 507 unless a new upload's `bytes` fit beside the bytes unfinished ones are still to receive, above the reserve. */
+  assertRoomToReserve(bytes: number): void {
+    this.assertFree(this.promisers.reduce((sum, promised) => sum + promised(), bytes));
   }
 
   private assertFree(bytes: number): void {

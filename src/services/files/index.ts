@@ -50,7 +50,9 @@ interface FilesDeps {
 export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation }: FilesDeps) {
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
-  const quota = new QuotaService(repos.users, repos.tusUploads, repos.versions, queue, config.defaultStorageLimit);
+  // Unfinished uploads that announced their length (tus, chunked) hold it against the quota until they end.
+  const reservations = { reserved: (accountId: string) => repos.tusUploads.reserved(accountId) + repos.chunkedUploads.reserved(accountId) };
+  const quota = new QuotaService(repos.users, reservations, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);

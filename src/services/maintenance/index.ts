@@ -6,6 +6,7 @@ import { stagingDirOf } from '../../storage/local.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import type { ResumableUploadServices } from '../resumable-uploads/index.ts';
+import type { ChunkedUploadService } from '../dav/chunked-uploads.ts';
 import { BackupService } from './backup.ts';
 import { DoctorService } from './doctor.ts';
 import { ExportService } from './export.ts';
@@ -24,11 +25,18 @@ export interface MaintenanceServices {
   storageMigration: StorageMigrationService;
 }
 
-type MaintenanceDeps = { audit: AuditService; metrics: MetricsService } & Pick<FilesServices, 'quota' | 'diskSpace'> &
+type MaintenanceDeps = {
+  audit: AuditService;
+  metrics: MetricsService;
+  chunkedUploads: Pick<ChunkedUploadService, 'keysInUse'>;
+} & Pick<FilesServices, 'quota' | 'diskSpace'> &
   ResumableUploadServices;
 
 /** Wired last: backup, keys, orphans and the doctor inspect and repair what the other domains own. */
-export function createMaintenanceServices(infra: Infrastructure, { audit, metrics, quota, diskSpace, tusUploads }: MaintenanceDeps) {
+export function createMaintenanceServices(
+  infra: Infrastructure,
+  { audit, metrics, quota, diskSpace, tusUploads, chunkedUploads }: MaintenanceDeps,
+) {
   const { clock, config, paths, keyring, driver, queue, repos } = infra;
   const { transactions } = repos;
   const backup = new BackupService(repos.database, paths, driver, clock, audit);
@@ -56,7 +64,8 @@ export function createMaintenanceServices(infra: Infrastructure, { audit, metric
       users: repos.users,
       quota,
       audit,
-      tusUploads,
+      // Both kinds of unfinished upload hold objects that orphan review must never offer.
+      tusUploads: { keysInUse: (keys) => new Set([...tusUploads.keysInUse(keys), ...chunkedUploads.keysInUse(keys)]) },
     }),
     keys,
     backup,

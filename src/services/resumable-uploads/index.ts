@@ -11,10 +11,12 @@ export interface ResumableUploadServices {
   tusUploads: TusUploadService;
 }
 
-type ResumableUploadDeps = { settings: SettingsService; tree: Tree; views: ItemViews } & Pick<
-  FilesServices,
-  'quota' | 'diskSpace' | 'uploads' | 'shares'
->;
+type ResumableUploadDeps = {
+  settings: SettingsService;
+  tree: Tree;
+  views: ItemViews;
+  otherStaging: { keysInUse(keys: readonly string[]): Set<string> };
+} & Pick<FilesServices, 'quota' | 'diskSpace' | 'uploads' | 'shares'>;
 
 /** Uploads that resume after a broken connection (tus). */
 export function createResumableUploadServices(infra: Infrastructure, d: ResumableUploadDeps) {
@@ -33,8 +35,10 @@ export function createResumableUploadServices(infra: Infrastructure, d: Resumabl
     uploads: d.uploads,
     views: d.views,
     drops: d.shares,
+    otherStaging: d.otherStaging,
     expiryMs: infra.config.tusExpiryHours * 3600_000,
   });
+  d.diskSpace.addPromised(() => repos.tusUploads.promised(clock.now()));
   // Files of uploads a crash left fully stored are created now, not at the next scheduled sweep.
   const resumableUploads: Lifecycle = {
     name: 'resumable uploads',

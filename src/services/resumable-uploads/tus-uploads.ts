@@ -114,6 +114,8 @@ export class TusUploadService {
       views: ItemViews;
       /** Records who sent a file through a drop folder's link, in the transaction that creates it. */
       drops: { recordResumed(upload: TusUpload, item: Item): void };
+      /** The other uploads staging objects here (chunked uploads): their staged bytes are never strays. */
+      otherStaging: { keysInUse(keys: readonly string[]): Set<string> };
       expiryMs: number;
     },
   ) {}
@@ -166,7 +168,7 @@ export class TusUploadService {
     };
     this.d.transactions.immediate(() => {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
-      this.d.disk.assertRoomToStage(length, this.d.repo.promised(now));
+      this.d.disk.assertRoomToReserve(length);
       this.d.tree.requireFolder(principal, row.parentId);
       if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
       // Nothing is removed for a reservation: an own login's may count on versions, removed once its bytes commit.
@@ -449,8 +451,10 @@ export class TusUploadService {
   private async strayStaged() {
     const staged = [];
     for await (const o of this.d.sealed.driver.staging.list()) staged.push(o);
-    const owned = this.d.repo.keysInUse(staged.map((s) => s.key));
-    return staged.filter((s) => !owned.has(s.key));
+    const keys = staged.map((s) => s.key);
+    const owned = this.d.repo.keysInUse(keys);
+    const others = this.d.otherStaging.keysInUse(keys);
+    return staged.filter((s) => !owned.has(s.key) && !others.has(s.key));
   }
 
   /**

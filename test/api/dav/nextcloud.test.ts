@@ -72,8 +72,7 @@ describe('Nextcloud clients: discovery and account', () => {
       const ocs = (await json(res)).ocs;
       expect(ocs.meta.statuscode).toBe(v === 'v1' ? 100 : 200);
       expect(ocs.data.capabilities.core['webdav-root']).toBe('remote.php/webdav');
-      expect(ocs.data.capabilities.dav?.chunking).toBeUndefined();
-      expect(ocs.data.capabilities.files?.bigfilechunking).toBeUndefined();
+      expect(ocs.data.capabilities.dav.chunking).toBe('1.0');
       const viaAccept = await fetch(`${t.url}/ocs/${v}.php/cloud/capabilities`, { headers: { accept: 'application/json' } });
       expect((await json(viaAccept)).ocs.data.version.string).toBe(ocs.data.version.string);
     }

@@ -1,0 +1,357 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ManualClock } from '../../../src/clock.ts';
+import { json } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import { downloaded, folder, listAll } from '../../helpers/files.ts';
+import { hangUpMidBody } from '../../helpers/raw-http.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+const clock = new ManualClock();
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer({ clock });
+  admin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+const chunkKeys = () =>
+  t.server.ctx.db.$client
+    .query<{ k: string }, []>('SELECT storage_key AS k FROM upload_chunks WHERE storage_key IS NOT NULL')
+    .all()
+    .map((r) => r.k);
+const chunkRows = () => t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM upload_chunks').get()!.n;
+const sha1 = (b: Uint8Array) => createHash('sha1').update(b).digest('hex');
+
+/** A Nextcloud client's requests: the uploads and files doors, HTTP Basic with an app password. */
+class Nc {
+  constructor(
+    readonly id: string,
+    readonly authorization: string,
+  ) {}
+  uploads(method: string, rel: string, opts: { headers?: Record<string, string>; body?: RequestInit['body'] } = {}) {
+    return fetch(`${t.url}/remote.php/dav/uploads/${this.id}/${rel}`, {
+      method,
+      headers: { authorization: this.authorization, ...opts.headers },
+      body: opts.body,
+    });
+  }
+  files(method: string, rel: string, opts: { headers?: Record<string, string>; body?: RequestInit['body'] } = {}) {
+    return fetch(`${this.filesUrl(rel)}`, { method, headers: { authorization: this.authorization, ...opts.headers }, body: opts.body });
+  }
+  filesUrl(rel: string) {
+    return `${t.url}/remote.php/dav/files/${this.id}/${rel}`;
+  }
+  /** oc:checksums of a file (Depth 0), or null where none is known. */
+  async checksum(rel: string): Promise<string | null> {
+    const body = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:checksums/><d:getetag/></d:prop></d:propfind>`;
+    const res = await this.files('PROPFIND', rel, { headers: { depth: '0' }, body });
+    expect(res.status).toBe(207);
+    const xml = await res.text();
+    const found = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(xml)![1]!;
+    return /<x:checksum>([^<]*)<\/x:checksum>/.exec(found)?.[1] ?? null;
+  }
+  /** MOVE of the upload's assembled file to `rel` under the files door. */
+  finish(transfer: string, rel: string, headers: Record<string, string> = {}) {
+    return this.uploads('MOVE', `${transfer}/.file`, { headers: { destination: this.filesUrl(rel), ...headers } });
+  }
+}
+
+async function nc(login: seed.SeededLogin): Promise<Nc> {
+  const dav = await davLogin(t, login, 'Nextcloud chunking test');
+  return new Nc(login.id, dav.authorization);
+}
+
+function bytes(n: number, seedByte: number): Buffer {
+  return Buffer.from(Array.from({ length: n }, (_, i) => (i * 7 + seedByte) % 251));
+}
+
+/** Every file under the data directory holding `needle`. */
+function filesHolding(root: string, needle: Buffer): string[] {
+  const found: string[] = [];
+  for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    if (fs.readFileSync(full).includes(needle)) found.push(full);
+  }
+  return found;
+}
+
+describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
+  test('capabilities advertise chunking and SHA1 checksums', async () => {
+    const caps = (await json(await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`))).ocs.data.capabilities;
+    expect(caps.dav.chunking).toBe('1.0');
+    expect(caps.files.bigfilechunking).toBe(true);
+    expect(caps.checksums).toEqual({ supportedTypes: ['SHA1'], preferredUploadType: 'SHA1' });
+  });
+
+  test('chunks sent out of order are sealed on disk, listed, and the final MOVE makes the file in name order with its mtime', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const marker = Buffer.from('CHUNK-PLAINTEXT-MARKER-7f3a9c');
+    const parts = [Buffer.concat([marker, bytes(100 * 1024, 1)]), bytes(70_001, 2), Buffer.from('tail')];
+    const whole = Buffer.concat(parts);
+    expect((await c.files('MKCOL', 'Big')).status).toBe(201);
+    const mk = await c.uploads('MKCOL', 'transfer-1', {
+      headers: { 'oc-total-length': String(whole.length), destination: c.filesUrl('Big/file.bin') },
+    });
+    expect(mk.status).toBe(201);
+    // The desktop client's names: zero-padded offsets; chunking v2's: 1 to 10,000. Either sorts by value.
+    const names = ['0000000000000001', '2', '00010'];
+    for (const i of [2, 0, 1]) {
+      const res = await c.uploads('PUT', `transfer-1/${names[i]}`, { body: parts[i] });
+      expect(res.status).toBe(201);
+    }
+    expect(filesHolding(t.dataDir, marker)).toEqual([]);
+    const listing = await c.uploads('PROPFIND', 'transfer-1', { headers: { depth: '1' } });
+    expect(listing.status).toBe(207);
+    const text = await listing.text();
+    for (const [i, name] of names.entries()) {
+      expect(text).toContain(`${name}</d:href>`);
+      expect(text).toContain(`<d:getcontentlength>${parts[i]!.length}</d:getcontentlength>`);
+    }
+    expect((await c.uploads('GET', `transfer-1/${names[0]}`)).status).toBe(403);
+
+    const mtime = 1_600_000_000;
+    const done = await c.finish('transfer-1', 'Big/file.bin', { 'x-oc-mtime': String(mtime), 'oc-checksum': `SHA1:${sha1(whole)}` });
+    expect(done.status).toBe(201);
+    expect(done.headers.get('x-oc-mtime')).toBe('accepted');
+    expect(done.headers.get('oc-fileid')).toMatch(/^\d{8}/);
+    expect(done.headers.get('oc-etag')).toBe(done.headers.get('etag'));
+    const got = await c.files('GET', 'Big/file.bin');
+    expect(Buffer.from(await got.arrayBuffer()).equals(whole)).toBe(true);
+    expect(new Date(got.headers.get('last-modified')!).getTime()).toBe(mtime * 1000);
+    expect(await c.checksum('Big/file.bin')).toBe(`SHA1:${sha1(whole)}`);
+    expect((await c.uploads('PROPFIND', 'transfer-1', { headers: { depth: '1' } })).status).toBe(404);
+    expect(chunkRows()).toBe(0);
+  });
+
+  test('with OC-Total-Length the chunks are sealed into the file as they come: its size is reserved, its SHA1 checked, a restart survived', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const whole = bytes(300_000, 5);
+    const parts = [whole.subarray(0, 100_000), whole.subarray(100_000, 250_000), whole.subarray(250_000)];
+    expect((await admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1_000_000 })).status).toBe(200);
+    const free = async () => (await json(await o.client.get('/api/user/storage'))).free;
+    const start = await free();
+    const headers = { 'oc-total-length': String(whole.length), destination: c.filesUrl('sealed.bin') };
+    expect((await c.uploads('MKCOL', 'sealed', { headers })).status).toBe(201);
+    expect(await free()).toBe(start - whole.length);
+    // A second upload that would not fit beside the first one's reservation is refused up front.
+    expect((await c.uploads('MKCOL', 'second', { headers: { 'oc-total-length': String(start - whole.length + 1) } })).status).toBe(507);
+    expect((await c.uploads('PUT', 'sealed/1', { body: parts[0] })).status).toBe(201);
+    expect((await c.uploads('PUT', 'sealed/0', { body: 'x' })).status).toBe(400);
+    expect((await c.uploads('PUT', 'sealed/1', { body: parts[0] })).status).toBe(409);
+    // Sealed into the upload's own object: no chunk is an object of its own.
+    expect(chunkKeys()).toEqual([]);
+    await t.restart({ samePort: true });
+    expect((await c.uploads('PUT', 'sealed/2', { body: parts[1] })).status).toBe(201);
+    expect((await c.uploads('PUT', 'sealed/3', { body: parts[2] })).status).toBe(201);
+    const wrong = await c.finish('sealed', 'sealed.bin', { 'oc-checksum': `SHA1:${sha1(Buffer.from('no'))}` });
+    expect(wrong.status).toBe(400);
+    expect((await c.files('GET', 'sealed.bin')).status).toBe(404);
+    const done = await c.finish('sealed', 'sealed.bin', { 'oc-checksum': `SHA1:${sha1(whole)}`, 'x-oc-mtime': '1500000000' });
+    expect(done.status).toBe(201);
+    expect(done.headers.get('x-oc-mtime')).toBe('accepted');
+    expect(done.headers.get('oc-fileid')).toMatch(/^\d{8}/);
+    const got = await c.files('GET', 'sealed.bin');
+    expect(got.headers.get('etag')).toBe(done.headers.get('oc-etag'));
+    expect(new Date(got.headers.get('last-modified')!).getTime()).toBe(1_500_000_000_000);
+    expect(Buffer.from(await got.arrayBuffer()).equals(whole)).toBe(true);
+    expect(await c.checksum('sealed.bin')).toBe(`SHA1:${sha1(whole)}`);
+    expect(await free()).toBe(start - whole.length);
+    expect((await c.uploads('PROPFIND', 'sealed')).status).toBe(404);
+  });
+
+  test('a chunk cut off mid-body is sent again from its start and the file is whole', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const whole = bytes(400_000, 11);
+    expect((await c.uploads('MKCOL', 'cut', { headers: { 'oc-total-length': String(whole.length) } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'cut/1', { body: whole.subarray(0, 100_000) })).status).toBe(201);
+    const head =
+      `PUT /remote.php/dav/uploads/${o.id}/cut/2 HTTP/1.1\r\nHost: ${new URL(t.url).host}\r\n` +
+      `Authorization: ${c.authorization}\r\nContent-Length: 300000\r\n\r\n`;
+    await hangUpMidBody(t.url, head, whole.subarray(100_000, 250_000), 200);
+    // Whether the cut-off request is still ending (the chunk then waits as an object of its own) or not, it is taken.
+    expect((await c.uploads('PUT', 'cut/2', { body: whole.subarray(100_000) })).status).toBe(201);
+    expect((await c.finish('cut', 'cut.bin', { 'oc-checksum': `SHA1:${sha1(whole)}` })).status).toBe(201);
+    expect(Buffer.from(await (await c.files('GET', 'cut.bin')).arrayBuffer()).equals(whole)).toBe(true);
+  });
+
+  test('the MOVE onto an existing file keeps a version; a stale If-Match is 412 and a wrong OC-Checksum 400, each changing nothing', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    expect((await c.files('PUT', 'doc.bin', { body: 'first content' })).status).toBe(201);
+    const etag = (await c.files('HEAD', 'doc.bin')).headers.get('etag')!;
+    const next = bytes(200_000, 9);
+    const send = async (transfer: string) => {
+      expect((await c.uploads('MKCOL', transfer)).status).toBe(201);
+      expect((await c.uploads('PUT', `${transfer}/1`, { body: next.subarray(0, 150_000) })).status).toBe(201);
+      expect((await c.uploads('PUT', `${transfer}/2`, { body: next.subarray(150_000) })).status).toBe(201);
+    };
+    await send('wrong-sum');
+    const wrong = await c.finish('wrong-sum', 'doc.bin', { 'oc-checksum': `SHA1:${sha1(Buffer.from('other'))}` });
+    expect(wrong.status).toBe(400);
+    expect((await json(wrong)).message).toContain('SHA1');
+    expect(await (await c.files('GET', 'doc.bin')).text()).toBe('first content');
+
+    await c.files('PUT', 'doc.bin', { body: 'second content' });
+    const stale = await c.finish('wrong-sum', 'doc.bin', { 'if-match': etag });
+    expect(stale.status).toBe(412);
+    expect(await (await c.files('GET', 'doc.bin')).text()).toBe('second content');
+
+    const ok = await c.finish('wrong-sum', 'doc.bin', { 'oc-checksum': `SHA1:${sha1(next)}`, 'oc-total-length': String(next.length) });
+    expect(ok.status).toBe(204);
+    expect(Buffer.from(await (await c.files('GET', 'doc.bin')).arrayBuffer()).equals(next)).toBe(true);
+    const [file] = await listAll(o.client, '/api/files');
+    const versions = await json(await o.client.get(`/api/files/${file.id}/versions`));
+    expect(JSON.stringify(versions)).toContain('"size":14');
+  });
+
+  test('OC-Checksum on a plain PUT: a mismatch is 400 and creates nothing; a match is kept as oc:checksums while the content lasts', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const bad = await c.files('PUT', 'p.txt', { body: 'hello', headers: { 'oc-checksum': `SHA1:${sha1(Buffer.from('hullo'))}` } });
+    expect(bad.status).toBe(400);
+    expect((await c.files('GET', 'p.txt')).status).toBe(404);
+    expect((await c.files('PUT', 'p.txt', { body: 'hello', headers: { 'oc-checksum': 'SHA1:xyz' } })).status).toBe(400);
+    const good = await c.files('PUT', 'p.txt', {
+      body: 'hello',
+      headers: { 'oc-checksum': `SHA1:${sha1(Buffer.from('hello')).toUpperCase()}` },
+    });
+    expect(good.status).toBe(201);
+    expect(await c.checksum('p.txt')).toBe(`SHA1:${sha1(Buffer.from('hello'))}`);
+    // A new content without one: the SHA1 of the old one is no longer said.
+    expect((await c.files('PUT', 'p.txt', { body: 'changed' })).status).toBe(204);
+    expect(await c.checksum('p.txt')).toBeNull();
+    // Other checksum types are not checked, and do not stop the upload.
+    expect((await c.files('PUT', 'q.txt', { body: 'x', headers: { 'oc-checksum': 'MD5:0123' } })).status).toBe(201);
+  });
+
+  test('checked up front: OC-Total-Length over the max upload size is 413, over the quota 507; a chunk past it is refused; DELETE aborts', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    t.server.ctx.services.settings.set('maxUploadBytes', 1024 * 1024);
+    try {
+      expect((await c.uploads('MKCOL', 'huge', { headers: { 'oc-total-length': String(2 * 1024 * 1024) } })).status).toBe(413);
+      expect((await c.uploads('MKCOL', 'open')).status).toBe(201);
+      expect((await c.uploads('PUT', 'open/1', { body: bytes(700_000, 1) })).status).toBe(201);
+      expect((await c.uploads('PUT', 'open/2', { body: bytes(700_000, 2) })).status).toBe(413);
+    } finally {
+      t.server.ctx.services.settings.set('maxUploadBytes', 10 * 1024 ** 3);
+    }
+    expect((await admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1000 })).status).toBe(200);
+    expect((await c.uploads('MKCOL', 'full', { headers: { 'oc-total-length': '5000' } })).status).toBe(507);
+    expect((await c.uploads('MKCOL', 'small', { headers: { 'oc-total-length': '10' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'small/1', { body: bytes(11, 1) })).status).toBe(400);
+    expect((await c.uploads('MKCOL', 'small')).status).toBe(405);
+    expect((await c.uploads('MKCOL', 'bad name!')).status).toBe(400);
+    expect((await c.uploads('MKCOL', 'empty', { headers: { 'oc-total-length': '0' } })).status).toBe(201);
+    expect((await c.finish('empty', 'empty.txt')).status).toBe(201);
+    expect(await (await c.files('GET', 'empty.txt')).text()).toBe('');
+    expect((await c.uploads('PUT', 'open/.file', { body: 'x' })).status).toBe(400);
+    const before = chunkRows();
+    expect((await c.uploads('DELETE', 'open')).status).toBe(204);
+    expect((await c.uploads('PROPFIND', 'open')).status).toBe(404);
+    expect((await c.uploads('PUT', 'open/3', { body: 'x' })).status).toBe(404);
+    expect(chunkRows()).toBe(before - 1);
+  });
+
+  test('another login’s uploads are 404; a sub-user without Upload is 403; a viewer member’s MOVE is 403, an editor’s lands in the share', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const other = await nc(await seed.owner(t));
+    expect((await c.uploads('MKCOL', 'mine')).status).toBe(201);
+    expect((await c.uploads('PUT', 'mine/1', { body: 'secret' })).status).toBe(201);
+    const theirs = (method: string, rel: string, headers: Record<string, string> = {}) =>
+      fetch(`${t.url}/remote.php/dav/uploads/${o.id}/${rel}`, { method, headers: { authorization: other.authorization, ...headers } });
+    for (const res of [
+      await theirs('PROPFIND', 'mine'),
+      await theirs('PUT', 'mine/2'),
+      await theirs('DELETE', 'mine'),
+      await theirs('MOVE', 'mine/.file', { destination: other.filesUrl('stolen.txt') }),
+      await other.uploads('PROPFIND', 'mine'),
+      await other.uploads('MOVE', 'mine/.file', { headers: { destination: other.filesUrl('stolen.txt') } }),
+    ])
+      expect(res.status).toBe(404);
+    expect((await c.finish('mine', 'mine.txt')).status).toBe(201);
+    expect(await (await c.files('GET', 'mine.txt')).text()).toBe('secret');
+
+    const reader = await nc(await seed.subUser(t, o, ['files.download']));
+    expect((await reader.uploads('MKCOL', 's1')).status).toBe(403);
+    // Without Upload a sub-user may still replace a file's content (Edit), not create one.
+    const editor = await nc(await seed.subUser(t, o, ['files.download', 'files.edit']));
+    expect((await editor.uploads('MKCOL', 's1')).status).toBe(201);
+    expect((await editor.uploads('PUT', 's1/1', { body: 'edited' })).status).toBe(201);
+    expect((await editor.finish('s1', 'new.txt')).status).toBe(403);
+    expect((await editor.finish('s1', 'mine.txt')).status).toBe(204);
+    expect(await (await c.files('GET', 'mine.txt')).text()).toBe('edited');
+
+    const member = await seed.owner(t);
+    const m = await nc(member);
+    const team = await folder(o.client, 'Team');
+    const family = await folder(o.client, 'Family');
+    expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    expect((await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    for (const [transfer, into] of [
+      ['to-family', 'Family'],
+      ['to-team', 'Team'],
+    ] as const) {
+      // Without Destination the size is reserved in the member's own account; the file still lands in the owner's.
+      expect((await m.uploads('MKCOL', transfer, { headers: { 'oc-total-length': String(`for ${into}`.length) } })).status).toBe(201);
+      expect((await m.uploads('PUT', `${transfer}/1`, { body: `for ${into}` })).status).toBe(201);
+    }
+    // With Destination in a share the member may write to, the size is reserved in the owner's account, and the
+    // upload's object becomes the owner's file; a viewer's Destination reserves nothing there.
+    expect((await admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1_000_000 })).status).toBe(200);
+    const ownerFree = async () => (await json(await o.client.get('/api/user/storage'))).free;
+    const freeBefore = await ownerFree();
+    const into = (share: string) => ({ 'oc-total-length': '7', destination: m.filesUrl(`Shared%20with%20me/${share}/y.txt`) });
+    expect((await m.uploads('MKCOL', 'family-y', { headers: into('Family') })).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore);
+    expect((await m.uploads('MKCOL', 'team-y', { headers: into('Team') })).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore - 7);
+    expect((await m.uploads('PUT', 'team-y/1', { body: 'team y!' })).status).toBe(201);
+    expect((await m.finish('team-y', 'Shared%20with%20me/Team/y.txt')).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore - 7);
+    expect((await m.finish('to-family', 'Shared%20with%20me/Family/x.txt')).status).toBe(403);
+    expect((await m.finish('to-team', 'Shared%20with%20me/Team/x.txt')).status).toBe(201);
+    const inTeam = await listAll(o.client, `/api/files?parentId=${team.id}`);
+    expect(inTeam.map((i) => i.name).sort()).toEqual(['x.txt', 'y.txt']);
+    expect((await downloaded(o.client, inTeam.find((i) => i.name === 'x.txt').id)).toString()).toBe('for Team');
+    expect((await downloaded(o.client, inTeam.find((i) => i.name === 'y.txt').id)).toString()).toBe('team y!');
+    expect(await listAll(o.client, `/api/files?parentId=${family.id}`)).toEqual([]);
+  });
+
+  test('an abandoned upload is kept from orphan review, then removed with its chunks after 24 hours', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    expect((await c.uploads('MKCOL', 'abandoned')).status).toBe(201);
+    expect((await c.uploads('PUT', 'abandoned/1', { body: bytes(5000, 3) })).status).toBe(201);
+    // One sealed into its own object as it came: its staged bytes go with it too.
+    expect((await c.uploads('MKCOL', 'abandoned-sealed', { headers: { 'oc-total-length': '10000' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'abandoned-sealed/1', { body: bytes(5000, 4) })).status).toBe(201);
+    const staged = async () => {
+      const keys: string[] = [];
+      for await (const o of t.server.ctx.storage.driver.staging.list()) keys.push(o.key);
+      return keys;
+    };
+    expect((await staged()).length).toBeGreaterThanOrEqual(1);
+    const chunked = t.server.ctx.services.chunkedUploads;
+    const report = await t.server.ctx.services.orphans.scan({ graceMinutes: 0 });
+    expect(report.storageOrphans.count).toBe(0);
+    expect(await chunked.sweep()).toBe(0);
+    clock.advance(25 * 3600_000);
+    expect(await chunked.sweep()).toBeGreaterThanOrEqual(2);
+    expect((await c.uploads('PROPFIND', 'abandoned')).status).toBe(404);
+    expect((await c.uploads('PROPFIND', 'abandoned-sealed')).status).toBe(404);
+    expect(await staged()).toEqual([]);
+    expect((await t.server.ctx.services.orphans.scan({ graceMinutes: 0 })).storageOrphans.count).toBe(0);
+  });
+});

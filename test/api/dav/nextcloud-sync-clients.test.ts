@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { davLogin } from '../../helpers/dav.ts';
+import { listAll } from '../../helpers/files.ts';
+import { memoryLogger } from '../../helpers/logs.ts';
+import { skipWithout } from '../../helpers/prerequisites.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+
+// Real clients from Debian: `apt-get install nextcloud-desktop-cmd rclone`.
+const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
+const RCLONE = Bun.which('rclone');
+const NO_NEXTCLOUDCMD = skipWithout(
+  NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
+  'the Nextcloud desktop client (nextcloudcmd) chunked upload test',
+);
+const NO_RCLONE = skipWithout(
+  RCLONE ? null : 'the `rclone` command is not installed (apt-get install rclone)',
+  'the rclone nextcloud vendor test',
+);
+
+const logger = memoryLogger();
+let t: TestServer;
+let dir: string;
+
+beforeAll(async () => {
+  if (NO_NEXTCLOUDCMD && NO_RCLONE) return;
+  t = await startTestServer({ logger });
+  await seed.admin(t);
+  dir = tempDir('coffer-nc-clients-');
+});
+afterAll(async () => {
+  if (NO_NEXTCLOUDCMD && NO_RCLONE) return;
+  await t.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs a client to its end (spawned: the server answers from this process); its requests to the server, as `METHOD path`. */
+async function run(cmd: string[], env: Record<string, string> = {}): Promise<string[]> {
+  const from = logger.lines.length;
+  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, ...env } });
+  const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
+  if ((await proc.exited) !== 0) throw new Error(`${cmd[0]} failed (${proc.exitCode}): ${stderr.slice(-4000)}`);
+  // The access log line of the last answer comes right after it.
+  await Bun.sleep(50);
+  const requests = logger.lines
+    .slice(from)
+    .filter((l) => l.msg === 'request')
+    .map((l) => `${l.fields.method} ${decodeURIComponent(String(l.fields.path))}`);
+  return Object.assign(requests, { stdout });
+}
+
+describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd) and chunked upload', () => {
+  test('a 40 MiB file goes up in chunks, with its SHA1, and arrives byte-exact; nothing of the upload is left', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'big');
+    fs.mkdirSync(path.join(local, 'Videos'), { recursive: true });
+    const content = randomBytes(40 * 1024 * 1024);
+    fs.writeFileSync(path.join(local, 'Videos', 'holiday film.mp4'), content);
+    const requests = await run([NEXTCLOUDCMD!, '--non-interactive', '-u', o.email, '-p', dav.password, local, t.url]);
+    const uploads = requests.filter((r) => r.includes(' /remote.php/dav/uploads/'));
+    expect(uploads.filter((r) => r.startsWith('MKCOL '))).toHaveLength(1);
+    // The client picks its chunk size (it grows while uploads are fast): more than one chunk, whatever it is.
+    expect(uploads.filter((r) => r.startsWith('PUT ')).length).toBeGreaterThanOrEqual(2);
+    expect(uploads.filter((r) => r.startsWith('MOVE ')).map((r) => r.split('/').at(-1))).toEqual(['.file']);
+    expect(requests.filter((r) => r.startsWith('PUT /remote.php/dav/files/'))).toEqual([]);
+    const res = await dav.request('GET', 'Videos/holiday%20film.mp4');
+    expect(Buffer.from(await res.arrayBuffer()).equals(content)).toBe(true);
+    // The client sent the file's SHA1 with the final MOVE (the capabilities ask for it); the server checked and kept it.
+    const props = await dav.propfind(
+      'Videos/holiday%20film.mp4',
+      '0',
+      '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:checksums/></d:prop></d:propfind>',
+    );
+    expect(await props.text()).toContain(`SHA1:${createHash('sha1').update(content).digest('hex')}`);
+    expect(t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM chunked_uploads').get()!.n).toBe(0);
+    // The next run finds nothing to do: the file's ETag and id came back with the MOVE.
+    const again = await run([NEXTCLOUDCMD!, '--non-interactive', '-u', o.email, '-p', dav.password, local, t.url]);
+    expect(again.filter((r) => !r.startsWith('PROPFIND ') && r.includes(' /remote.php/'))).toEqual([]);
+  });
+});
+
+describe.skipIf(NO_RCLONE)('rclone with the nextcloud vendor', () => {
+  test('a 100 MiB file goes up with its modification time kept and its SHA1 matching oc:checksums', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'rclone');
+    const local = path.join(dir, 'rclone');
+    fs.mkdirSync(local, { recursive: true });
+    const file = path.join(local, 'archive.bin');
+    const content = randomBytes(100 * 1024 * 1024);
+    fs.writeFileSync(file, content);
+    const mtime = new Date('2021-03-04T05:06:07Z');
+    fs.utimesSync(file, mtime, mtime);
+    const obscured = (await run([RCLONE!, 'obscure', dav.password])) as string[] & { stdout: string };
+    const remote = `:webdav,url='${t.url}/remote.php/dav/files/${o.id}/',vendor=nextcloud,user='${o.email}',pass='${obscured.stdout.trim()}':`;
+    const flags = ['--config', '/dev/null', '--low-level-retries', '1', '--retries', '1'];
+    await run([RCLONE!, ...flags, 'copy', local, `${remote}Backup`]);
+    const [stored] = await listAll(o.client, `/api/files?parentId=${(await listAll(o.client, '/api/files'))[0].id}`);
+    expect(stored.name).toBe('archive.bin');
+    expect(stored.size).toBe(content.length);
+    const listed = (await run([RCLONE!, ...flags, 'lsjson', '--hash', `${remote}Backup`])) as string[] & { stdout: string };
+    const [entry] = JSON.parse(listed.stdout);
+    expect(new Date(entry.ModTime).getTime()).toBe(mtime.getTime());
+    expect(entry.Hashes.sha1).toBe(createHash('sha1').update(content).digest('hex'));
+    // rclone's own check compares sizes and SHA1s on both sides.
+    await run([RCLONE!, ...flags, 'check', local, `${remote}Backup`]);
+  });
+});
