@@ -71,7 +71,7 @@ const CAPABILITIES = {
     core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav' },
     // Chunked upload (/remote.php/dav/uploads/) and OC-Checksum, checked on PUT and on the final MOVE.
     dav: { chunking: '1.0' },
-    files: { bigfilechunking: true, undelete: true },
+    files: { bigfilechunking: true, undelete: true, versioning: true },
     checksums: { supportedTypes: ['SHA1'], preferredUploadType: 'SHA1' },
   },
 } satisfies OcsValue;

@@ -238,9 +238,11 @@ export const ROUTES = {
   'ALL /remote.php/webdav/*': dav,
   'GET /remote.php/dav/files/*': dav,
   'ALL /remote.php/dav/files/*': dav,
-  // The Nextcloud apps' trashbin and previews, signed in as WebDAV is.
+  // The Nextcloud apps' trashbin, versions and previews, signed in as WebDAV is.
   'GET /remote.php/dav/trashbin/*': dav,
   'ALL /remote.php/dav/trashbin/*': dav,
+  'GET /remote.php/dav/versions/*': dav,
+  'ALL /remote.php/dav/versions/*': dav,
   'GET /index.php/core/preview': dav,
   'GET /index.php/core/preview.png': dav,
   'GET /remote.php/dav/uploads/*': dav,
