@@ -124,6 +124,8 @@ export function nextcloudRoutes(ctx: AppContext) {
     route('GET /ocs/v2.php/core/navigation/apps', { handler: empty }),
     route('GET /ocs/v2.php/apps/notifications/api/v2/notifications', { handler: empty }),
     route('GET /ocs/v2.php/apps/user_status/api/v1/user_status', { handler: empty }),
+    // The desktop tray's search asks for providers first; none is offered through this API.
+    route('GET /ocs/v2.php/search/providers', { handler: empty }),
     route('GET /ocs/*', { handler: unknown }),
     route('ALL /ocs/*', { handler: unknown }),
   ]);

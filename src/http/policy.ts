@@ -256,6 +256,7 @@ export const ROUTES = {
   'GET /ocs/v2.php/core/navigation/apps': ocsDav,
   'GET /ocs/v2.php/apps/notifications/api/v2/notifications': ocsDav,
   'GET /ocs/v2.php/apps/user_status/api/v1/user_status': ocsDav,
+  'GET /ocs/v2.php/search/providers': ocsDav,
   'DELETE /ocs/v2.php/core/apppassword': ocsDav,
   // Login flows: started and polled by the clients before they have a password, each limited per address.
   'POST /index.php/login/v2': { access: 'public', desktopOpen: true, limit: { limiter: 'loginFlowStart', key: 'ip' } },
