@@ -127,7 +127,12 @@ describe('Nextcloud clients: discovery and account', () => {
     const v2 = await fetch(`${t.url}/ocs/v2.php/cloud/user`, { headers: { authorization: bad } });
     expect(v2.status).toBe(401);
     expect(await v2.text()).toContain('<statuscode>401</statuscode>');
-    for (const path of ['core/navigation/apps', 'apps/notifications/api/v2/notifications', 'apps/user_status/api/v1/user_status', 'search/providers']) {
+    for (const path of [
+      'core/navigation/apps',
+      'apps/notifications/api/v2/notifications',
+      'apps/user_status/api/v1/user_status',
+      'search/providers',
+    ]) {
       const res = await fetch(`${t.url}/ocs/v2.php/${path}?format=json`, { headers: { authorization: nc.authorization } });
       expect(res.status).toBe(200);
       expect((await json(res)).ocs.data).toEqual([]);
