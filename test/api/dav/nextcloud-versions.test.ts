@@ -103,6 +103,10 @@ describe('Nextcloud clients: file versions', () => {
     expect(got.status).toBe(200);
     expect(await got.text()).toBe('first');
     expect(got.headers.get('etag')).toBe(first!.props.getetag!.replaceAll('&quot;', '"'));
+    const cached = await a.send('GET', `/remote.php/dav/versions/${o.id}/versions/${fileid}/${T0}`, {
+      'if-none-match': got.headers.get('etag')!,
+    });
+    expect(cached.status).toBe(304);
     const ranged = await a.send('GET', `/remote.php/dav/versions/${o.id}/versions/${fileid}/${T0}`, { range: 'bytes=1-2' });
     expect(ranged.status).toBe(206);
     expect(await ranged.text()).toBe('ir');
@@ -178,6 +182,19 @@ describe('Nextcloud clients: file versions', () => {
     expect((await vw.restore(fileid, names[0]!)).status).toBe(403);
     expect((await ed.restore(fileid, names[0]!)).status).toBe(201);
     expect(await (await a.files('GET', 'Team/plan.txt')).text()).toBe('third!!!');
+  });
+
+  test('two versions modified in the same second list once, as the newer: the name the apps restore by names one version', async () => {
+    const o = await seed.owner(t);
+    const a = await app(o);
+    for (const body of ['older', 'newer', 'current'])
+      expect((await a.files('PUT', 'same.txt', { 'x-oc-mtime': String(T0), 'content-type': 'text/plain' }, body)).status).toBeLessThan(300);
+    const fileid = await a.fileid('same.txt');
+    const listed = await a.versions(fileid);
+    expect(listed.map((r) => r.href.split('/').at(-1))).toEqual([String(T0)]);
+    expect(await (await a.send('GET', `/remote.php/dav/versions/${o.id}/versions/${fileid}/${T0}`)).text()).toBe('newer');
+    const all = (await (await o.client.get(`/api/files/${(await listAll(o.client, '/api/files'))[0].id}/versions`)).json()) as any;
+    expect(all.versions).toHaveLength(2);
   });
 
   test('bad requests are a 4xx that says what to send', async () => {
