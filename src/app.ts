@@ -40,6 +40,7 @@ import { davRoutes } from './http/dav.ts';
 import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
 import { davTrashbinRoutes } from './http/dav-trashbin.ts';
+import { davVersionRoutes } from './http/dav-versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
 
@@ -89,6 +90,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(nextcloudLoginRoutes(ctx))
     .use(nextcloudRoutes(ctx))
     .use(davTrashbinRoutes(ctx))
+    .use(davVersionRoutes(ctx))
     .use(nextcloudPreviewRoutes(ctx))
     .use(nextcloudUploadRoutes(ctx))
     .use(openApiRoutes(ctx, () => app.routes))

@@ -4,7 +4,8 @@ import { utcString } from '../lib/dates.ts';
 import { escapeXml } from '../lib/xml.ts';
 import type { Principal } from '../services/accounts/principal.ts';
 import type { DavTrashbin, TrashbinEntry } from '../services/dav/trashbin.ts';
-import { DAV, NC, OC, ocIdOf, type PropName, type PropRequest, propRequestOf, propXml, statusLine, xmlBody } from './dav.ts';
+import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, xmlBody } from './dav.ts';
+import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
 import { readText } from './body.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
@@ -85,69 +86,26 @@ const ENTRY_PROPS: PropName[] = [
   ...['trashbin-filename', 'trashbin-original-location', 'trashbin-deletion-time'].map((name) => ({ ns: NC, name })),
 ];
 
-/** One response element: the found properties, and with a named list, the missing ones as 404. */
-function responseXml(href: string, want: PropRequest, value: (ns: string, name: string) => string | undefined): string {
-  const names = want.kind === 'prop' ? want.names : ENTRY_PROPS;
-  let found = '';
-  let missing = '';
-  for (const { ns, name } of names) {
-    const v = value(ns, name);
-    if (v !== undefined) found += want.kind === 'propname' ? propXml(ns, name) : propXml(ns, name, v);
-    else if (want.kind === 'prop') missing += propXml(ns, name);
-  }
-  let out = `<D:response><D:href>${escapeXml(href)}</D:href>`;
-  if (found || !missing) out += `<D:propstat><D:prop>${found}</D:prop><D:status>${statusLine(200)}</D:status></D:propstat>`;
-  if (missing) out += `<D:propstat><D:prop>${missing}</D:prop><D:status>${statusLine(404)}</D:status></D:propstat>`;
-  return `${out}</D:response>`;
-}
-
-const collectionValue = (displayName: string) => (ns: string, name: string) =>
-  ns === DAV && name === 'resourcetype' ? '<D:collection/>' : ns === DAV && name === 'displayname' ? escapeXml(displayName) : undefined;
-
-/** A streamed multistatus: the collection first, then the entries a page at a time. */
-function multistatus(first: string, pages: AsyncGenerator<string[]> | null): Response {
-  const encoder = new TextEncoder();
-  let started = false;
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (!started) {
-        started = true;
-        controller.enqueue(encoder.encode(`<?xml version="1.0" encoding="utf-8"?>\n<D:multistatus xmlns:D="DAV:">${first}`));
-        return;
-      }
-      const next = pages ? await pages.next() : { done: true as const, value: undefined };
-      if (next.done) {
-        controller.enqueue(encoder.encode('</D:multistatus>'));
-        controller.close();
-      } else controller.enqueue(encoder.encode(next.value.join('')));
-    },
-    async cancel() {
-      await pages?.return(undefined);
-    },
-  });
-  return new Response(body, { status: 207, headers: { 'Content-Type': 'application/xml; charset=utf-8' } });
-}
-
 async function propfind(trashbin: DavTrashbin, principal: Principal, request: Request, target: Target, base: string, instanceId: string) {
   const depth = (request.headers.get('depth') ?? '1').trim().toLowerCase();
   if (depth === 'infinity') throw forbidden('PROPFIND of the trash takes Depth 0 or 1');
   if (depth !== '0' && depth !== '1') throw badRequest('Depth must be 0, 1 or infinity');
   const want = propRequestOf(await xmlBody(request));
   const entryXml = (e: TrashbinEntry) =>
-    responseXml(`${base}trash/${encodeURIComponent(e.entryName)}${e.item.type === 'folder' ? '/' : ''}`, want, (ns, name) =>
+    responseXml(`${base}trash/${encodeURIComponent(e.entryName)}${e.item.type === 'folder' ? '/' : ''}`, want, ENTRY_PROPS, (ns, name) =>
       entryValue(e, instanceId, ns, name),
     );
   switch (target.kind) {
     case 'home': {
-      const self = responseXml(base, want, collectionValue(principal.loginId));
+      const self = responseXml(base, want, ENTRY_PROPS, collectionValue(principal.loginId));
       if (depth === '0') return multistatus(self, null);
-      const children = ['trash', 'restore'].map((n) => responseXml(`${base}${n}/`, want, collectionValue(n))).join('');
+      const children = ['trash', 'restore'].map((n) => responseXml(`${base}${n}/`, want, ENTRY_PROPS, collectionValue(n))).join('');
       return multistatus(self + children, null);
     }
     case 'restore':
-      return multistatus(responseXml(`${base}restore/`, want, collectionValue('restore')), null);
+      return multistatus(responseXml(`${base}restore/`, want, ENTRY_PROPS, collectionValue('restore')), null);
     case 'trash': {
-      const self = responseXml(`${base}trash/`, want, collectionValue('trash'));
+      const self = responseXml(`${base}trash/`, want, ENTRY_PROPS, collectionValue('trash'));
       if (depth === '0') return multistatus(self, null);
       async function* pages() {
         for await (const page of trashbin.entries(principal)) yield page.map(entryXml);

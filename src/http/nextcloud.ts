@@ -71,7 +71,7 @@ const CAPABILITIES = {
     core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav' },
     // Chunked upload (/remote.php/dav/uploads/) and OC-Checksum, checked on PUT and on the final MOVE.
     dav: { chunking: '1.0' },
-    files: { bigfilechunking: true, undelete: true },
+    files: { bigfilechunking: true, undelete: true, versioning: true },
     checksums: { supportedTypes: ['SHA1'], preferredUploadType: 'SHA1' },
   },
 } satisfies OcsValue;
@@ -124,6 +124,8 @@ export function nextcloudRoutes(ctx: AppContext) {
     route('GET /ocs/v2.php/core/navigation/apps', { handler: empty }),
     route('GET /ocs/v2.php/apps/notifications/api/v2/notifications', { handler: empty }),
     route('GET /ocs/v2.php/apps/user_status/api/v1/user_status', { handler: empty }),
+    // The desktop tray's search asks for providers first; none is offered through this API.
+    route('GET /ocs/v2.php/search/providers', { handler: empty }),
     route('GET /ocs/*', { handler: unknown }),
     route('ALL /ocs/*', { handler: unknown }),
   ]);

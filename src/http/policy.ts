@@ -238,9 +238,11 @@ export const ROUTES = {
   'ALL /remote.php/webdav/*': dav,
   'GET /remote.php/dav/files/*': dav,
   'ALL /remote.php/dav/files/*': dav,
-  // The Nextcloud apps' trashbin and previews, signed in as WebDAV is.
+  // The Nextcloud apps' trashbin, versions and previews, signed in as WebDAV is.
   'GET /remote.php/dav/trashbin/*': dav,
   'ALL /remote.php/dav/trashbin/*': dav,
+  'GET /remote.php/dav/versions/*': dav,
+  'ALL /remote.php/dav/versions/*': dav,
   'GET /index.php/core/preview': dav,
   'GET /index.php/core/preview.png': dav,
   'GET /remote.php/dav/uploads/*': dav,
@@ -254,6 +256,7 @@ export const ROUTES = {
   'GET /ocs/v2.php/core/navigation/apps': ocsDav,
   'GET /ocs/v2.php/apps/notifications/api/v2/notifications': ocsDav,
   'GET /ocs/v2.php/apps/user_status/api/v1/user_status': ocsDav,
+  'GET /ocs/v2.php/search/providers': ocsDav,
   'DELETE /ocs/v2.php/core/apppassword': ocsDav,
   // Login flows: started and polled by the clients before they have a password, each limited per address.
   'POST /index.php/login/v2': { access: 'public', desktopOpen: true, limit: { limiter: 'loginFlowStart', key: 'ip' } },

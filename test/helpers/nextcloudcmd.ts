@@ -10,24 +10,19 @@ export const NO_NEXTCLOUDCMD = skipWithout(
   'the Nextcloud desktop client (nextcloudcmd) tests',
 );
 
-/** One run's outcome: its exit code, its output, and the requests it made to the server as `METHOD path`. */
-export interface SyncRun {
+/** One run's outcome: its exit code, its output (stdout, and stdout with stderr), and its requests to the server as `METHOD path`. */
+export interface ClientRun {
   exitCode: number;
+  stdout: string;
   output: string;
   requests: string[];
 }
 
-/** One sync run of `local` with the server at `url` (its access log in `logger`). */
-export async function nextcloudcmd(
-  url: string,
-  logger: ReturnType<typeof memoryLogger>,
-  email: string,
-  password: string,
-  local: string,
-): Promise<SyncRun> {
+/** Runs a client (nextcloudcmd, rclone) to its end against the server whose access log is in `logger`. */
+export async function runClient(cmd: string[], logger: ReturnType<typeof memoryLogger>): Promise<ClientRun> {
   const from = logger.lines.length;
   // Spawned, not spawnSync: the server answers from this process's event loop.
-  const proc = Bun.spawn([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, url], { stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe' });
   const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
   const exitCode = await proc.exited;
   // The access log line of the last answer comes right after it.
@@ -36,7 +31,25 @@ export async function nextcloudcmd(
     .slice(from)
     .filter((l) => l.msg === 'request')
     .map((l) => `${l.fields.method} ${decodeURIComponent(String(l.fields.path))}`);
-  return { exitCode, output: stdout + stderr, requests };
+  return { exitCode, stdout, output: stdout + stderr, requests };
+}
+
+/** The run, which must have succeeded; else an error with the end of its output. */
+export async function succeeded(run: Promise<ClientRun>): Promise<ClientRun> {
+  const done = await run;
+  if (done.exitCode !== 0) throw new Error(`the client failed (${done.exitCode}): ${done.output.slice(-4000)}`);
+  return done;
+}
+
+/** One sync run of `local` with the server at `url` (its access log in `logger`). */
+export function nextcloudcmd(
+  url: string,
+  logger: ReturnType<typeof memoryLogger>,
+  email: string,
+  password: string,
+  local: string,
+): Promise<ClientRun> {
+  return runClient([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, url], logger);
 }
 
 /** Every file under `root`, by its path relative to it (NFC), with its bytes; the client's own files left out. */

@@ -8,11 +8,13 @@ import { ChunkedUploadService } from './chunked-uploads.ts';
 import { DavService } from './dav.ts';
 import { DavLockService } from './dav-locks.ts';
 import { DavTrashbin } from './trashbin.ts';
+import { DavVersions } from './versions.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 
 export interface DavServices {
   dav: DavService;
   davTrashbin: DavTrashbin;
+  davVersions: DavVersions;
   chunkedUploads: ChunkedUploadService;
 }
 
@@ -21,7 +23,7 @@ const CHUNKED_UPLOAD_EXPIRY_MS = 24 * 3600_000;
 
 type DavDeps = { audit: AuditService; tree: Tree; settings: SettingsService; thumbnails: ThumbnailService } & Pick<
   FilesServices,
-  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members' | 'diskSpace'
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members' | 'diskSpace' | 'versions'
 >;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
@@ -51,6 +53,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const services: DavServices = {
     dav,
     davTrashbin: new DavTrashbin({ items: repos.items, trash: d.trash, dav, clock: infra.clock }),
+    davVersions: new DavVersions({ items: repos.items, versions: d.versions, dav }),
     chunkedUploads: new ChunkedUploadService({
       clock: infra.clock,
       log: infra.log,

@@ -107,8 +107,13 @@ export class VersionService {
 
   /** GET /api/files/:id/versions: newest first, the current content not included. */
   list(principal: Principal, itemId: string): { versions: VersionView[] } {
+    return { versions: this.rows(principal, itemId).map(view) };
+  }
+
+  /** A file's versions as stored, newest first, for a caller who may view the file; else 404. */
+  rows(principal: Principal, itemId: string): ListedVersion[] {
     const row = this.requireFile(this.d.tree.actor(principal, { ids: [itemId] }, 'view'), itemId);
-    return { versions: this.d.versions.list(row.id).map(view) };
+    return this.d.versions.list(row.id);
   }
 
   /** The file and the version to download, shaped as a file row with the version's content; else 404. */

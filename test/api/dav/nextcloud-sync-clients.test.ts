@@ -5,17 +5,13 @@ import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { listAll } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
+import { NO_NEXTCLOUDCMD, nextcloudcmd, runClient, succeeded } from '../../helpers/nextcloudcmd.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
 
-// Real clients from Debian: `apt-get install nextcloud-desktop-cmd rclone`.
-const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
+// rclone from Debian: `apt-get install rclone`.
 const RCLONE = Bun.which('rclone');
-const NO_NEXTCLOUDCMD = skipWithout(
-  NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
-  'the Nextcloud desktop client (nextcloudcmd) chunked upload test',
-);
 const NO_RCLONE = skipWithout(
   RCLONE ? null : 'the `rclone` command is not installed (apt-get install rclone)',
   'the rclone nextcloud vendor test',
@@ -37,20 +33,8 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs a client to its end (spawned: the server answers from this process); its requests to the server, as `METHOD path`. */
-async function run(cmd: string[], env: Record<string, string> = {}): Promise<string[]> {
-  const from = logger.lines.length;
-  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, ...env } });
-  const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
-  if ((await proc.exited) !== 0) throw new Error(`${cmd[0]} failed (${proc.exitCode}): ${stderr.slice(-4000)}`);
-  // The access log line of the last answer comes right after it.
-  await Bun.sleep(50);
-  const requests = logger.lines
-    .slice(from)
-    .filter((l) => l.msg === 'request')
-    .map((l) => `${l.fields.method} ${decodeURIComponent(String(l.fields.path))}`);
-  return Object.assign(requests, { stdout });
-}
+/** Runs rclone, which must succeed. */
+const rclone = (args: string[]) => succeeded(runClient([RCLONE!, ...args], logger));
 
 describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd) and chunked upload', () => {
   test('a 40 MiB file goes up in chunks, with its SHA1, and arrives byte-exact; nothing of the upload is left', async () => {
@@ -60,7 +44,7 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd) an
     fs.mkdirSync(path.join(local, 'Videos'), { recursive: true });
     const content = randomBytes(40 * 1024 * 1024);
     fs.writeFileSync(path.join(local, 'Videos', 'holiday film.mp4'), content);
-    const requests = await run([NEXTCLOUDCMD!, '--non-interactive', '-u', o.email, '-p', dav.password, local, t.url]);
+    const { requests } = await succeeded(nextcloudcmd(t.url, logger, o.email, dav.password, local));
     const uploads = requests.filter((r) => r.includes(' /remote.php/dav/uploads/'));
     expect(uploads.filter((r) => r.startsWith('MKCOL '))).toHaveLength(1);
     // The client picks its chunk size (it grows while uploads are fast): more than one chunk, whatever it is.
@@ -78,8 +62,8 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd) an
     expect(await props.text()).toContain(`SHA1:${createHash('sha1').update(content).digest('hex')}`);
     expect(t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM chunked_uploads').get()!.n).toBe(0);
     // The next run finds nothing to do: the file's ETag and id came back with the MOVE.
-    const again = await run([NEXTCLOUDCMD!, '--non-interactive', '-u', o.email, '-p', dav.password, local, t.url]);
-    expect(again.filter((r) => !r.startsWith('PROPFIND ') && r.includes(' /remote.php/'))).toEqual([]);
+    const again = await succeeded(nextcloudcmd(t.url, logger, o.email, dav.password, local));
+    expect(again.requests.filter((r) => !r.startsWith('PROPFIND ') && r.includes(' /remote.php/'))).toEqual([]);
   });
 });
 
@@ -94,18 +78,18 @@ describe.skipIf(NO_RCLONE)('rclone with the nextcloud vendor', () => {
     fs.writeFileSync(file, content);
     const mtime = new Date('2021-03-04T05:06:07Z');
     fs.utimesSync(file, mtime, mtime);
-    const obscured = (await run([RCLONE!, 'obscure', dav.password])) as string[] & { stdout: string };
+    const obscured = await rclone(['obscure', dav.password]);
     const remote = `:webdav,url='${t.url}/remote.php/dav/files/${o.id}/',vendor=nextcloud,user='${o.email}',pass='${obscured.stdout.trim()}':`;
     const flags = ['--config', '/dev/null', '--low-level-retries', '1', '--retries', '1'];
-    await run([RCLONE!, ...flags, 'copy', local, `${remote}Backup`]);
+    await rclone([...flags, 'copy', local, `${remote}Backup`]);
     const [stored] = await listAll(o.client, `/api/files?parentId=${(await listAll(o.client, '/api/files'))[0].id}`);
     expect(stored.name).toBe('archive.bin');
     expect(stored.size).toBe(content.length);
-    const listed = (await run([RCLONE!, ...flags, 'lsjson', '--hash', `${remote}Backup`])) as string[] & { stdout: string };
+    const listed = await rclone([...flags, 'lsjson', '--hash', `${remote}Backup`]);
     const [entry] = JSON.parse(listed.stdout);
     expect(new Date(entry.ModTime).getTime()).toBe(mtime.getTime());
     expect(entry.Hashes.sha1).toBe(createHash('sha1').update(content).digest('hex'));
     // rclone's own check compares sizes and SHA1s on both sides.
-    await run([RCLONE!, ...flags, 'check', local, `${remote}Backup`]);
+    await rclone([...flags, 'check', local, `${remote}Backup`]);
   });
 });

@@ -127,11 +127,23 @@ describe('Nextcloud clients: discovery and account', () => {
     const v2 = await fetch(`${t.url}/ocs/v2.php/cloud/user`, { headers: { authorization: bad } });
     expect(v2.status).toBe(401);
     expect(await v2.text()).toContain('<statuscode>401</statuscode>');
-    for (const path of ['core/navigation/apps', 'apps/notifications/api/v2/notifications', 'apps/user_status/api/v1/user_status']) {
+    for (const path of [
+      'core/navigation/apps',
+      'apps/notifications/api/v2/notifications',
+      'apps/user_status/api/v1/user_status',
+      'search/providers',
+    ]) {
       const res = await fetch(`${t.url}/ocs/v2.php/${path}?format=json`, { headers: { authorization: nc.authorization } });
       expect(res.status).toBe(200);
       expect((await json(res)).ocs.data).toEqual([]);
     }
+    const providers = await fetch(`${t.url}/ocs/v2.php/search/providers`, { headers: { authorization: nc.authorization } });
+    expect(await providers.text()).toContain('<statuscode>200</statuscode>');
+    expect((await fetch(`${t.url}/ocs/v2.php/search/providers`)).status).toBe(401);
+    // A remote wipe check and an avatar are 404, which the apps read as "no wipe pending" and "no picture".
+    const wipe = await fetch(`${t.url}/index.php/core/wipe/check`, { method: 'POST', body: new URLSearchParams({ token: 'x' }) });
+    expect(wipe.status).toBe(404);
+    expect((await fetch(`${t.url}/index.php/avatar/${o.id}/128`, { headers: { authorization: nc.authorization } })).status).toBe(404);
     const unknown = await fetch(`${t.url}/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json`);
     expect(unknown.status).toBe(404);
     expect((await json(unknown)).ocs.meta.statuscode).toBe(404);

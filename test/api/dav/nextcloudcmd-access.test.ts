@@ -4,7 +4,7 @@ import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
-import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd } from '../../helpers/nextcloudcmd.ts';
+import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, succeeded } from '../../helpers/nextcloudcmd.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
 
@@ -27,11 +27,7 @@ afterAll(async () => {
 const sync = (email: string, password: string, local: string) => nextcloudcmd(t.url, logger, email, password, local);
 
 /** A run that must succeed. */
-async function syncOk(email: string, password: string, local: string) {
-  const run = await sync(email, password, local);
-  if (run.exitCode !== 0) throw new Error(`nextcloudcmd failed (${run.exitCode}): ${run.output.slice(-4000)}`);
-  return run;
-}
+const syncOk = (email: string, password: string, local: string) => succeeded(sync(email, password, local));
 
 /** Every file of the account's tree (below `parentId`), by path, with its bytes. */
 async function serverFiles(client: seed.SeededLogin['client'], parentId?: string, prefix = ''): Promise<Map<string, string>> {

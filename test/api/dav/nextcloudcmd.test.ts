@@ -4,16 +4,9 @@ import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, listAll, upload } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
-import { skipWithout } from '../../helpers/prerequisites.ts';
+import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, succeeded } from '../../helpers/nextcloudcmd.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
-
-// The Nextcloud desktop client's command-line twin, from Debian (`apt-get install nextcloud-desktop-cmd`).
-const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
-const NO_NEXTCLOUDCMD = skipWithout(
-  NEXTCLOUDCMD ? null : 'the `nextcloudcmd` command is not installed (apt-get install nextcloud-desktop-cmd)',
-  'the Nextcloud desktop client (nextcloudcmd) tests',
-);
 
 const logger = memoryLogger();
 let t: TestServer;
@@ -31,36 +24,9 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** One sync run of `local` with the account; the requests it made to the server, as `METHOD path`. */
-async function sync(email: string, password: string, local: string): Promise<string[]> {
-  const from = logger.lines.length;
-  // Spawned, not spawnSync: the server answers from this process's event loop.
-  const proc = Bun.spawn([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, t.url], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
-  if ((await proc.exited) !== 0) throw new Error(`nextcloudcmd failed (${proc.exitCode}): ${stderr.slice(-4000)}`);
-  // The access log line of the last answer comes right after it.
-  await Bun.sleep(50);
-  return logger.lines
-    .slice(from)
-    .filter((l) => l.msg === 'request')
-    .map((l) => `${l.fields.method} ${decodeURIComponent(String(l.fields.path))}`);
-}
-
-/** Every file under `root`, by its path relative to it, with its bytes. */
-function localFiles(root: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const full = path.join(entry.parentPath, entry.name);
-    const rel = path.relative(root, full);
-    if (rel.startsWith('.sync_') || rel.startsWith('._sync_') || rel.includes('.sync-exclude')) continue;
-    out.set(rel.normalize('NFC'), fs.readFileSync(full));
-  }
-  return out;
-}
+/** One sync run of `local` with the account, which must succeed; the requests it made to the server, as `METHOD path`. */
+const sync = async (email: string, password: string, local: string) =>
+  (await succeeded(nextcloudcmd(t.url, logger, email, password, local))).requests;
 
 describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd)', () => {
   test('first sync of a tree with nested folders and odd names is byte-exact; an API change arrives; an unchanged tree costs one PROPFIND', async () => {
