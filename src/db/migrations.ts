@@ -20,6 +20,7 @@ import m0017 from '../../migrations/0017_content_search.sql' with { type: 'text'
 import m0018 from '../../migrations/0018_photos_taken_at.sql' with { type: 'text' };
 import m0019 from '../../migrations/0019_thumbnail_sources.sql' with { type: 'text' };
 import m0020 from '../../migrations/0020_tus_drop_limits.sql' with { type: 'text' };
+import m0021 from '../../migrations/0021_groups.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -47,6 +48,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0018_photos_taken_at', sql: m0018 },
   { tag: '0019_thumbnail_sources', sql: m0019 },
   { tag: '0020_tus_drop_limits', sql: m0020 },
+  { tag: '0021_groups', sql: m0021 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -11,6 +11,7 @@ import { IdpRepo } from './idp.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
+import { GroupsRepo } from './groups.ts';
 import { MembersRepo } from './members.ts';
 import { MfaRepo } from './mfa.ts';
 import { PasskeysRepo } from './passkeys.ts';
@@ -151,6 +152,7 @@ export interface Repos {
   items: ItemsRepo;
   shares: SharesRepo;
   members: MembersRepo;
+  groups: GroupsRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
   keys: KeysRepo;
@@ -180,6 +182,7 @@ export function createRepos(db: Db): Repos {
     items: new ItemsRepo(sqlite),
     shares: new SharesRepo(sqlite),
     members: new MembersRepo(sqlite),
+    groups: new GroupsRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),

@@ -75,8 +75,9 @@ export class MembersRepo {
   }
 
   /**
-   * The share through which `accountId` reaches `itemId`: the item or its nearest ancestor shared with
-   * the account, while the sharing owner's account is active; null when there is none.
+   * The share through which `accountId` reaches `itemId`: among the item and its ancestors shared with
+   * the account or with a group it is in, while the sharing owner's account is active, the strongest role
+   * and then the nearest share; null when there is none.
    */
   membershipOf(accountId: string, itemId: string): Membership | null {
     return this.sqlite
@@ -84,22 +85,32 @@ export class MembersRepo {
         `WITH RECURSIVE up(id, parent_id, depth) AS (
            SELECT id, parent_id, 0 FROM items WHERE id = ?1
            UNION ALL SELECT i.id, i.parent_id, up.depth + 1 FROM items i JOIN up ON i.id = up.parent_id WHERE up.depth < ?3
+         ),
+         reach(item_id, owner_id, role, depth) AS (
+           SELECT m.item_id, m.owner_id, m.role, up.depth FROM up JOIN item_members m ON m.item_id = up.id AND m.account_id = ?2
+           UNION ALL
+           SELECT g.item_id, g.owner_id, g.role, up.depth FROM up JOIN item_groups g ON g.item_id = up.id
+             JOIN group_members gm ON gm.group_id = g.group_id AND gm.account_id = ?2
          )
-         SELECT m.item_id AS itemId, m.owner_id AS ownerId, m.role
-           FROM up JOIN item_members m ON m.item_id = up.id AND m.account_id = ?2
-           JOIN users o ON o.id = m.owner_id
-          WHERE ${ACTIVE_OWNER}
-          ORDER BY up.depth LIMIT 1`,
+         SELECT r.item_id AS itemId, r.owner_id AS ownerId, r.role
+           FROM reach r JOIN users o ON o.id = r.owner_id
+          WHERE r.owner_id <> ?2 AND ${ACTIVE_OWNER}
+          ORDER BY r.role = 'editor' DESC, r.depth LIMIT 1`,
       )
       .get(itemId, accountId, MAX_DEPTH);
   }
 
-  /** The active owner accounts that share an item with `accountId` as editor. */
+  /** The active owner accounts that share an item with `accountId`, or with a group it is in, as editor. */
   editorOwnersOf(accountId: string): string[] {
     return this.sqlite
       .query<{ ownerId: string }, [string]>(
-        `SELECT DISTINCT m.owner_id AS ownerId FROM item_members m JOIN users o ON o.id = m.owner_id
-          WHERE m.account_id = ? AND m.role = 'editor' AND ${ACTIVE_OWNER}`,
+        `SELECT DISTINCT s.owner_id AS ownerId FROM (
+           SELECT owner_id FROM item_members WHERE account_id = ?1 AND role = 'editor'
+           UNION ALL
+           SELECT g.owner_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id
+            WHERE gm.account_id = ?1 AND g.role = 'editor'
+         ) s JOIN users o ON o.id = s.owner_id
+          WHERE s.owner_id <> ?1 AND ${ACTIVE_OWNER}`,
       )
       .all(accountId)
       .map((r) => r.ownerId);
@@ -120,17 +131,32 @@ export class MembersRepo {
     );
   }
 
-  /** One keyset page of the live items shared with an account, newest share first. */
+  /**
+   * One keyset page of the live items shared with an account or a group it is in, newest share first:
+   * an item shared several ways shows once, at its first share, with the strongest role.
+   */
   sharedWith(accountId: string, after: After | null, limit: number): SharedWithRow[] {
     const rows = this.sqlite
       .query<SharedWithRow, [string, number, number, number]>(
-        `SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, m.role, m.added_at AS addedAt, m.rowid AS seq
-           FROM item_members m
-           JOIN items i ON i.id = m.item_id
-           JOIN users o ON o.id = m.owner_id
-          WHERE m.account_id = ?1 AND i.deleted_at IS NULL AND ${ACTIVE_OWNER}
-            AND (m.added_at < ?2 OR (m.added_at = ?2 AND m.rowid < ?3))
-          ORDER BY m.added_at DESC, m.rowid DESC
+        `WITH s(item_id, owner_id, role, added_at, seq) AS (
+           SELECT item_id, owner_id, role, added_at, rowid FROM item_members WHERE account_id = ?1
+           UNION ALL
+           -- Negative: a group share's order never collides with a person share's.
+           SELECT g.item_id, g.owner_id, g.role, g.added_at, -g.rowid FROM group_members gm
+             JOIN item_groups g ON g.group_id = gm.group_id WHERE gm.account_id = ?1 AND g.owner_id <> ?1
+         ),
+         ranked AS (
+           SELECT s.*, MIN(role) OVER (PARTITION BY item_id) AS best,
+                  ROW_NUMBER() OVER (PARTITION BY item_id ORDER BY added_at, seq) AS n
+             FROM s
+         )
+         SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, r.best AS role, r.added_at AS addedAt, r.seq AS seq
+           FROM ranked r
+           JOIN items i ON i.id = r.item_id
+           JOIN users o ON o.id = r.owner_id
+          WHERE r.n = 1 AND i.deleted_at IS NULL AND ${ACTIVE_OWNER}
+            AND (r.added_at < ?2 OR (r.added_at = ?2 AND r.seq < ?3))
+          ORDER BY r.added_at DESC, r.seq DESC
           LIMIT ?4`,
       )
       .all(accountId, after?.at ?? Number.MAX_SAFE_INTEGER, after?.seq ?? Number.MAX_SAFE_INTEGER, limit);
@@ -138,20 +164,24 @@ export class MembersRepo {
     return rows;
   }
 
-  /** Every member of every item an owner shares (for delivering its file events). */
+  /** Every member of every item an owner shares, in person or through a group (for delivering its file events). */
   ofOwner(ownerId: string): Array<{ itemId: string; accountId: string }> {
     return this.sqlite
       .query<{ itemId: string; accountId: string }, [string]>(
-        'SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?',
+        `SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?1
+         UNION
+         SELECT g.item_id, gm.account_id FROM item_groups g JOIN group_members gm ON gm.group_id = g.group_id
+          WHERE g.owner_id = ?1 AND gm.account_id <> ?1`,
       )
       .all(ownerId);
   }
 
-  /** How many items each of the given owners shares with people. */
+  /** How many items each of the given owners shares with people or groups. */
   sharedCounts(ownerIds: readonly string[]): Map<string, number> {
     const rows = this.sqlite
       .query<{ ownerId: string; n: number }, [string]>(
-        `SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members
+        `SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n
+           FROM (SELECT owner_id, item_id FROM item_members UNION ALL SELECT owner_id, item_id FROM item_groups)
           WHERE owner_id IN (SELECT value FROM json_each(?)) GROUP BY owner_id`,
       )
       .all(JSON.stringify(ownerIds));

@@ -59,6 +59,12 @@ export const AuditActions = {
   memberAdd: 'share.member_add',
   memberRole: 'share.member_role',
   memberRemove: 'share.member_remove',
+  groupCreate: 'group.create',
+  groupUpdate: 'group.update',
+  groupDelete: 'group.delete',
+  groupMemberAdd: 'group.member_add',
+  groupMemberRemove: 'group.member_remove',
+  groupAdmin: 'group.admin',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

@@ -1,0 +1,64 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { items } from './items.ts';
+import { users } from './users.ts';
+
+/**
+ * Groups of owner accounts, made by the admin or by the identity provider (`source = 'idp'`: its
+ * memberships follow the sign-on claim). Items are shared with a group as with a person.
+ */
+export const groups = sqliteTable(
+  'groups',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    // Lower-cased name: names are unique whatever their case.
+    nameKey: text('name_key').notNull(),
+    description: text('description').notNull().default(''),
+    source: text('source', { enum: ['admin', 'idp'] })
+      .notNull()
+      .default('admin'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('groups_name_key_idx').on(t.nameKey)],
+);
+
+/** An owner account in a group; a group administrator may add and remove the group's members. */
+export const groupMembers = sqliteTable(
+  'group_members',
+  {
+    groupId: text('group_id')
+      .notNull()
+      .references(() => groups.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    isAdmin: integer('is_admin', { mode: 'boolean' }).notNull().default(false),
+    addedAt: integer('added_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.accountId] }), index('group_members_account_idx').on(t.accountId, t.groupId)],
+);
+
+/** An item (and everything below it) shared with a group: each member reaches it as a person member would. */
+export const itemGroups = sqliteTable(
+  'item_groups',
+  {
+    itemId: text('item_id')
+      .notNull()
+      .references(() => items.id, { onDelete: 'cascade' }),
+    // The sharing owner's account (the item's account).
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    groupId: text('group_id')
+      .notNull()
+      .references(() => groups.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['viewer', 'editor'] }).notNull(),
+    addedBy: text('added_by'),
+    addedAt: integer('added_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('item_groups_item_group_idx').on(t.itemId, t.groupId),
+    index('item_groups_group_idx').on(t.groupId, t.addedAt),
+    index('item_groups_owner_idx').on(t.ownerId),
+  ],
+);
