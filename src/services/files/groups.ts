@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.ts';
-import type { GroupChoice, GroupDetail, GroupMember, GroupView } from '../../contract/groups.ts';
+import { GROUP_NAME_MAX, type GroupChoice, type GroupDetail, type GroupMember, type GroupView } from '../../contract/groups.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { GroupMemberRow, GroupRow, GroupSource, GroupsRepo } from '../../db/repos/groups.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -58,6 +58,12 @@ export class GroupService {
 
   list(): GroupView[] {
     return this.d.groups.all().map(toView);
+  }
+
+  /** A group by id or name (any case), for the command line. */
+  find(ref: string): GroupView | null {
+    const group = this.d.groups.get(ref) ?? this.d.groups.get(this.d.groups.byNameKey(ref.trim().toLowerCase())?.id ?? '');
+    return group ? toView(group) : null;
   }
 
   get(actor: GroupActor, id: string): GroupDetail {
@@ -158,7 +164,7 @@ export class GroupService {
     const wanted = new Map<string, string>();
     for (const raw of names) {
       const name = raw.trim();
-      if (name && name.length <= 64) wanted.set(name.toLowerCase(), name);
+      if (name && name.length <= GROUP_NAME_MAX) wanted.set(name.toLowerCase(), name);
     }
     const by = { idp: actor } as const;
     for (const [key, name] of wanted) {
@@ -238,7 +244,7 @@ function isInstanceAdmin(actor: GroupActor): boolean {
 /** A group's name: 1 to 64 characters once trimmed, no control characters. */
 function groupName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1 || name.length > 64) throw badRequest('A group name is 1 to 64 characters.');
+  if (name.length < 1 || name.length > GROUP_NAME_MAX) throw badRequest(`A group name is 1 to ${GROUP_NAME_MAX} characters.`);
   if (/[\u0000-\u001f\u007f]/.test(name)) throw badRequest('A group name cannot hold control characters.');
   return name;
 }

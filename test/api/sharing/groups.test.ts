@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
+import { parseJson, runCli } from '../../helpers/cli.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
@@ -113,7 +114,39 @@ describe('groups (admin)', () => {
     const sub = await seed.subUser(t, lead, ['files.share']);
     expect(await status(sub.client.post(`/api/groups/${group.id}/members`, { email: newcomer.email }))).toBe(403);
     res = await lead.client.get('/api/groups?q=design');
-    expect((await json(res)).groups.find((g: any) => g.id === group.id)).toEqual({ id: group.id, name: group.name, size: 2, member: true, admin: true });
+    expect((await json(res)).groups.find((g: any) => g.id === group.id)).toEqual({
+      id: group.id,
+      name: group.name,
+      size: 2,
+      member: true,
+      admin: true,
+    });
+  });
+
+  test('`coffer groups` lists, creates, adds, removes and deletes, and the server sees it at the next request', async () => {
+    const owner = await seed.owner(t);
+    const a = await seed.owner(t);
+    const root = await folder(owner.client, 'Cli');
+    const cli = (...args: string[]) => runCli(['groups', ...args, '--data-dir', t.dataDir]);
+    let r = await cli('create', 'Night shift', '--description', 'After 22:00', '--json');
+    expect(r.code).toBe(0);
+    const group = parseJson(r);
+    expect(group).toMatchObject({ name: 'Night shift', description: 'After 22:00', size: 0 });
+    expect((await cli('create', 'night SHIFT')).code).toBe(1);
+    await shareWithGroup(owner.client, root.id, group.id, 'viewer');
+    r = await cli('add', 'night shift', a.email, '--admin');
+    expect(r.stdout).toContain(`added ${a.email} to Night shift as group administrator`);
+    expect(await status(a.client.get(`/api/files?parentId=${root.id}`))).toBe(200);
+    r = await cli('list', '--json');
+    expect(parseJson(r).groups.find((g: any) => g.id === group.id)).toMatchObject({ size: 1, items: 1 });
+    expect((await cli('list', 'Night shift')).stdout).toContain('group admin');
+    expect((await cli('add', 'No such group', a.email)).stderr).toContain('no group named No such group');
+    r = await cli('remove', group.id, a.email);
+    expect(r.stdout).toContain(`Removed ${a.email} from Night shift`);
+    expect(await status(a.client.get(`/api/files?parentId=${root.id}`))).toBe(404);
+    r = await cli('delete', 'Night shift');
+    expect(r.code).toBe(0);
+    expect((await json(await owner.client.get(`/api/files/${root.id}/members`))).groups).toEqual([]);
   });
 
   test('the audit names who did what to a group', async () => {
@@ -121,7 +154,9 @@ describe('groups (admin)', () => {
     const group = await newGroup(a);
     await eventually(async () => {
       const rows = t.server.ctx.db.$client
-        .query<{ action: string; email: string }, [string]>("SELECT action, email FROM audit_log WHERE target_type = 'group' AND target_id = ? ORDER BY id")
+        .query<{ action: string; email: string }, [string]>(
+          "SELECT action, email FROM audit_log WHERE target_type = 'group' AND target_id = ? ORDER BY id",
+        )
         .all(group.id);
       expect(rows.map((r) => r.action)).toEqual(['group.create', 'group.member_add']);
       expect(rows.every((r) => r.email === admin.email)).toBe(true);
@@ -142,7 +177,9 @@ describe('sharing with a group', () => {
     expect(await status(owner.client.post(`/api/files/${root.id}/members`, { groupId: group.id, role: 'editor' }))).toBe(409);
     expect(await status(owner.client.post(`/api/files/${root.id}/members`, { groupId: 'nope', role: 'editor' }))).toBe(404);
     expect(await status(owner.client.post(`/api/files/${root.id}/members`, { role: 'editor' }))).toBe(422);
-    expect(await status(owner.client.post(`/api/files/${root.id}/members`, { groupId: group.id, email: both.email, role: 'editor' }))).toBe(422);
+    expect(await status(owner.client.post(`/api/files/${root.id}/members`, { groupId: group.id, email: both.email, role: 'editor' }))).toBe(
+      422,
+    );
     expect((await owner.client.post(`/api/files/${root.id}/members`, { email: both.email, role: 'editor' })).status).toBe(201);
 
     const members = await json(await viewer.client.get(`/api/files/${root.id}/members`));
@@ -229,7 +266,10 @@ describe('the door matrix for group shares', () => {
     const other = await newGroup();
     expect(await status(admin.client.post(`/api/admin/groups/${other.id}/members`, { email: otherLead.email, admin: true }))).toBe(201);
     const root = await folder(owner.client, 'Shared');
-    const png = (background: string) => sharp({ create: { width: 8, height: 8, channels: 3, background } }).png().toBuffer();
+    const png = (background: string) =>
+      sharp({ create: { width: 8, height: 8, channels: 3, background } })
+        .png()
+        .toBuffer();
     const picture = await upload(owner.client, 'needle.png', await png('#123456'), { parentId: root.id });
     const doc = await upload(owner.client, 'plan.docx', await documents.docx('plan'), { parentId: root.id });
     const form = new FormData();
@@ -340,7 +380,8 @@ describe('the door matrix for group shares', () => {
     expect(await (await davViewer.request('GET', `${inShare}/dav.txt`)).text()).toBe('from dav');
     expect(await status(davStranger.request('GET', `${inShare}/dav.txt`))).toBe(404);
 
-    const search = async (c: TestClient) => (await json(await c.get('/api/files/search?q=needle&includeShared=true'))).map((i: any) => i.name);
+    const search = async (c: TestClient) =>
+      (await json(await c.get('/api/files/search?q=needle&includeShared=true'))).map((i: any) => i.name);
     expect(await search(s.viewer.client)).toEqual(['needle.png']);
     expect(await search(s.stranger.client)).toEqual([]);
 
