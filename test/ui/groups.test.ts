@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser } from 'playwright-core';
+import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { folder } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+describe('Admin → Groups', () => {
+  test('create a group by keyboard, add members by email, make a group administrator, rename, and delete saying what it removes', async () => {
+    const ana = await seed.owner(t);
+    const ben = await seed.owner(t);
+    const owner = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByText('No groups yet.').waitFor();
+    await expectAccessible(page, 'admin groups, empty');
+
+    await page.getByLabel('Group name', { exact: true }).focus();
+    await page.keyboard.type('Family');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Members of Family' });
+    await dialog.getByText('No one is in Family yet.').waitFor();
+    // The email field has focus and completes from the accounts.
+    await page.keyboard.type(ana.email);
+    await page.keyboard.press('Enter');
+    const members = dialog.getByRole('list', { name: 'Members of Family' });
+    await members.getByText(ana.email).waitFor();
+    await dialog.getByLabel('Email', { exact: true }).fill('nobody@example.test');
+    await dialog.getByRole('button', { name: 'Add member' }).click();
+    await dialog.getByText('No account with this email').waitFor();
+    await dialog.getByLabel('Email', { exact: true }).fill(ben.email);
+    await dialog.getByRole('button', { name: 'Add member' }).click();
+    await members.getByText(ben.email).waitFor();
+    await dialog.getByRole('button', { name: `Make administrator: ${ben.email}` }).click();
+    await members.getByText('Group administrator').waitFor();
+    await expectAccessible(page, 'admin group members');
+    await dialog.getByRole('button', { name: `Remove ${ana.email}` }).click();
+    await members.getByText(ana.email).waitFor({ state: 'detached' });
+    await dialog.getByRole('button', { name: 'Done' }).click();
+
+    const groups = page.getByRole('list', { name: 'Groups' });
+    await groups.getByText('1 person · nothing shared with it').waitFor();
+    const [group] = (await json(await admin.client.get('/api/admin/groups'))).groups;
+    const root = await folder(owner.client, 'Holidays');
+    expect((await owner.client.post(`/api/files/${root.id}/members`, { groupId: group.id, role: 'viewer' })).status).toBe(201);
+    expect((await ben.client.get(`/api/files?parentId=${root.id}`)).status).toBe(200);
+
+    await page.getByRole('button', { name: 'Rename Family' }).click();
+    const rename = page.getByRole('dialog', { name: 'Rename Family' });
+    await rename.getByLabel('Group name').fill('Household');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await groups.getByText('Household', { exact: true }).waitFor();
+    await groups.getByText('1 person · shared with 1 item').waitFor();
+
+    for (const [name, opts] of [
+      ['light-desktop', {}],
+      ['dark-desktop', { dark: true }],
+      ['light-phone', { viewport: PHONE, touch: true }],
+    ] as const) {
+      const shot = await signedInContext(browser, t.url, admin, opts);
+      await shot.page.goto('/admin/groups');
+      await shot.page.getByRole('list', { name: 'Groups' }).getByText('Household').waitFor();
+      await screenshot(shot.page, `admin-groups-${name}`);
+      await shot.page.getByRole('button', { name: 'Members of Household' }).click();
+      await shot.page.getByRole('dialog', { name: 'Members of Household' }).getByText(ben.email).waitFor();
+      await screenshot(shot.page, `admin-group-members-${name}`);
+      if (name === 'light-phone') await expectAccessible(shot.page, 'admin group members on a phone');
+      await shot.context.close();
+    }
+
+    await page.getByRole('button', { name: 'Delete Household' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete Household?' });
+    await confirm.getByText('1 person in it lose what was shared with the group (1 item) at once').waitFor();
+    await confirm.getByRole('button', { name: 'Delete group' }).click();
+    await page.getByText('No groups yet.').waitFor();
+    expect((await ben.client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
