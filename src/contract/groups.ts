@@ -4,7 +4,7 @@ import { EMAIL } from './accounts.ts';
 /** Groups of accounts: the admin's API, a group administrator's, and completion in the share dialog. */
 
 export const GROUP_NAME_MAX = 64;
-export const GROUP_DESCRIPTION_MAX = 500;
+const GROUP_DESCRIPTION_MAX = 500;
 
 const name = z
   .string({ error: 'name is required' })
