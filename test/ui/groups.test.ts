@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { folder } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -90,5 +91,45 @@ describe('Admin → Groups', () => {
     expect((await ben.client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  test('the share dialog completes groups beside people ("Design · 2 people"), sets their role and removes them', async () => {
+    const o = await seed.owner(t);
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    const design = await json(await admin.client.post('/api/admin/groups', { name: 'Design studio' }));
+    for (const m of [a, b]) expect((await admin.client.post(`/api/admin/groups/${design.id}/members`, { email: m.email })).status).toBe(201);
+    const root = await folder(o.client, 'Logos');
+    for (const [name, opts] of [
+      ['light-desktop', {}],
+      ['dark-phone', { dark: true, viewport: PHONE, touch: true }],
+    ] as const) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      await page.goto('/files');
+      await page.getByRole('row', { name: /^Logos,/ }).click();
+      await page.getByRole('button', { name: 'Share', exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: 'Share “Logos”' });
+      const input = dialog.getByLabel('Group', { exact: true });
+      await input.fill('design');
+      await dialog.locator('datalist option[label="Design studio · 2 people"]').waitFor({ state: 'attached' });
+      await input.fill('Design studio');
+      await dialog.getByRole('combobox', { name: 'Group role' }).selectOption('editor');
+      await dialog.getByRole('button', { name: 'Add group' }).click();
+      const role = dialog.getByRole('combobox', { name: 'Role for Design studio' });
+      await role.waitFor();
+      expect(await role.inputValue()).toBe('editor');
+      await dialog.getByText('Group · 2 people').waitFor();
+      await expectAccessible(page, `share dialog with a group, ${name}`);
+      await screenshot(page, `share-dialog-group-${name}`);
+      expect((await a.client.post('/api/files/folder', { name: `by-${name}`, parentId: root.id })).status).toBe(200);
+      await role.selectOption('viewer');
+      await eventually(async () => (await json(await o.client.get(`/api/files/${root.id}/members`))).groups[0].role === 'viewer');
+      expect((await a.client.post('/api/files/folder', { name: 'no', parentId: root.id })).status).toBe(403);
+      await dialog.getByRole('button', { name: 'Remove Design studio' }).click();
+      await role.waitFor({ state: 'detached' });
+      expect((await a.client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 });

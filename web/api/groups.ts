@@ -1,6 +1,7 @@
+import type { MemberRole, SharedGroup } from '../../src/contract/sharing.ts';
 import { call } from '../app/api.ts';
 
-/** Groups of accounts: the admin's console. */
+/** Groups of accounts: the admin's console, and items shared with a group. */
 export const groups = {
   all: () => call('GET /api/admin/groups').then((r) => r.groups),
   one: (id: string) => call('GET /api/admin/groups/:id', { params: { id } }),
@@ -12,4 +13,16 @@ export const groups = {
   setAdmin: (id: string, accountId: string, admin: boolean) =>
     call('PATCH /api/admin/groups/:id/members/:accountId', { params: { id, accountId }, body: { admin } }).then((r) => r.member),
   removeMember: (id: string, accountId: string) => call('DELETE /api/admin/groups/:id/members/:accountId', { params: { id, accountId } }),
+  /** Groups whose name starts with `q`, else the caller's own (the share dialog's completion). */
+  choices: (q: string) => call('GET /api/groups', { query: { q } }).then((r) => r.groups),
+  /** The groups an item is shared with. */
+  ofItem: (itemId: string) => call('GET /api/files/:id/members', { params: { id: itemId } }).then((r) => r.groups),
+  // Sent a group id, the answer names the group.
+  shareWith: (itemId: string, groupId: string, role: MemberRole) =>
+    call('POST /api/files/:id/members', { params: { id: itemId }, body: { groupId, role } }).then(
+      (r) => (r as { group: SharedGroup }).group,
+    ),
+  setRole: (itemId: string, groupId: string, role: MemberRole) =>
+    call('PATCH /api/files/:id/groups/:groupId', { params: { id: itemId, groupId }, body: { role } }).then((r) => r.group),
+  unshare: (itemId: string, groupId: string) => call('DELETE /api/files/:id/groups/:groupId', { params: { id: itemId, groupId } }),
 };
