@@ -49,10 +49,11 @@ export function registerGroups(program: Command): void {
 
   adminCommand(groups.command('create <name>').description('a new group (1 to 64 characters, unique whatever the case)'))
     .option('--description <text>', 'what the group is for')
+    .option('--from-sign-on', "single sign-on sets its members from the provider's groups claim (OIDC_GROUPS_CLAIM)")
     .action(
-      action((name: string, opts: Flags & { description?: string }) =>
+      action((name: string, opts: Flags & { description?: string; fromSignOn?: boolean }) =>
         withContext(opts, (ctx) => {
-          const group = ctx.services.groups.create(cli, { name, description: opts.description });
+          const group = ctx.services.groups.create(cli, { name, description: opts.description, source: opts.fromSignOn ? 'idp' : 'admin' });
           if (opts.json) return printJson(group);
           print(`created group ${group.name} (${group.id})`);
         }),

@@ -16,7 +16,12 @@ const description = z
   .trim()
   .max(GROUP_DESCRIPTION_MAX, 'description must be at most 500 characters');
 
-export const groupBody = z.object({ name, description: description.optional() });
+export const groupBody = z.object({
+  name,
+  description: description.optional(),
+  // `idp`: single sign-on sets its members from the groups claim (OIDC_GROUPS_CLAIM).
+  source: z.enum(['admin', 'idp'], { error: 'source must be admin or idp' }).optional(),
+});
 export const groupPatchBody = z
   .object({ name: name.optional(), description: description.optional() })
   .refine((b) => b.name !== undefined || b.description !== undefined, 'Send name or description');

@@ -98,7 +98,8 @@ describe('Admin → Groups', () => {
     const a = await seed.owner(t);
     const b = await seed.owner(t);
     const design = await json(await admin.client.post('/api/admin/groups', { name: 'Design studio' }));
-    for (const m of [a, b]) expect((await admin.client.post(`/api/admin/groups/${design.id}/members`, { email: m.email })).status).toBe(201);
+    for (const m of [a, b])
+      expect((await admin.client.post(`/api/admin/groups/${design.id}/members`, { email: m.email })).status).toBe(201);
     const root = await folder(o.client, 'Logos');
     for (const [name, opts] of [
       ['light-desktop', {}],

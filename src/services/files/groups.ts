@@ -71,7 +71,8 @@ export class GroupService {
     return { ...toView(group), members: this.d.groups.members(id).map(toMember) };
   }
 
-  create(actor: GroupActor, input: { name: string; description?: string }, source: GroupSource = 'admin'): GroupDetail {
+  create(actor: GroupActor, input: { name: string; description?: string | undefined; source?: GroupSource | undefined }): GroupDetail {
+    const source = input.source ?? 'admin';
     const name = groupName(input.name);
     const id = newId();
     this.d.transactions.immediate(() => {
@@ -170,7 +171,7 @@ export class GroupService {
     for (const [key, name] of wanted) {
       let group = this.d.groups.byNameKey(key);
       if (!group && create) {
-        this.create(by, { name }, 'idp');
+        this.create(by, { name, source: 'idp' });
         group = this.d.groups.byNameKey(key);
       }
       if (!group || group.source !== 'idp' || this.d.groups.member(group.id, accountId)) continue;
