@@ -32,5 +32,5 @@ CREATE TABLE `item_groups` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `item_groups_item_group_idx` ON `item_groups` (`item_id`,`group_id`);--> statement-breakpoint
-CREATE INDEX `item_groups_group_idx` ON `item_groups` (`group_id`,`added_at`);--> statement-breakpoint
+CREATE INDEX `item_groups_group_idx` ON `item_groups` (`group_id`,`added_at`,`item_id`,`owner_id`);--> statement-breakpoint
 CREATE INDEX `item_groups_owner_idx` ON `item_groups` (`owner_id`);

@@ -58,7 +58,8 @@ export const itemGroups = sqliteTable(
   },
   (t) => [
     uniqueIndex('item_groups_item_group_idx').on(t.itemId, t.groupId),
-    index('item_groups_group_idx').on(t.groupId, t.addedAt),
+    // Covers the shares of an account's groups in time order (shared-with-me reads no table rows for them).
+    index('item_groups_group_idx').on(t.groupId, t.addedAt, t.itemId, t.ownerId),
     index('item_groups_owner_idx').on(t.ownerId),
   ],
 );

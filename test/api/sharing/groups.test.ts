@@ -209,6 +209,36 @@ describe('sharing with a group', () => {
     expect(await status(owner.client.delete(`/api/files/${root.id}/groups/${group.id}`))).toBe(404);
   });
 
+  test('shared-with-me: an item shared in person and through groups shows once, at its newest share, with the strongest role; pages skip trashed items', async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const one = await newGroup(member);
+    const two = await newGroup(member);
+    const folders = [];
+    for (let i = 0; i < 24; i++) folders.push(await folder(owner.client, `F${String(i).padStart(2, '0')}`));
+    for (const f of folders) await shareWithGroup(owner.client, f.id, one.id, 'viewer');
+    // F00 again through the second group as editor, then in person as viewer: newest now, editor still.
+    await shareWithGroup(owner.client, folders[0].id, two.id, 'editor');
+    expect((await owner.client.post(`/api/files/${folders[0].id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    // The 20 newest group shares after F00's first go to the trash: a page must reach past them.
+    expect((await owner.client.post('/api/files/delete', { ids: folders.slice(4).map((f) => f.id) })).status).toBe(200);
+
+    const seen: Array<[string, string]> = [];
+    let cursor = '';
+    for (let page = 0; page < 10; page++) {
+      const body = await json(await member.client.get(`/api/files/shared-with-me?limit=2${cursor ? `&cursor=${cursor}` : ''}`));
+      seen.push(...body.items.map((i: any) => [i.name, i.role] as [string, string]));
+      if (!body.nextCursor) break;
+      cursor = body.nextCursor;
+    }
+    expect(seen).toEqual([
+      ['F00', 'editor'],
+      ['F03', 'viewer'],
+      ['F02', 'viewer'],
+      ['F01', 'viewer'],
+    ]);
+  });
+
   test('joining grants at once and notifies; leaving revokes at once, and open streams learn it', async () => {
     const owner = await seed.owner(t);
     const member = await seed.owner(t);
