@@ -33,4 +33,11 @@ CREATE TABLE `item_groups` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `item_groups_item_group_idx` ON `item_groups` (`item_id`,`group_id`);--> statement-breakpoint
 CREATE INDEX `item_groups_group_idx` ON `item_groups` (`group_id`,`added_at`,`item_id`,`owner_id`);--> statement-breakpoint
-CREATE INDEX `item_groups_owner_idx` ON `item_groups` (`owner_id`);
+CREATE INDEX `item_groups_owner_idx` ON `item_groups` (`owner_id`);--> statement-breakpoint
+CREATE TABLE `team_folders` (
+	`account_id` text PRIMARY KEY NOT NULL,
+	`folder_id` text NOT NULL,
+	`created_by` text,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);

@@ -79,6 +79,10 @@ import type {
   groupMemberBody,
   groupPatchBody,
   groupSearchQuery,
+  TeamFolderView,
+  teamFolderBody,
+  teamFolderGroupsBody,
+  teamFolderPatchBody,
 } from './groups.ts';
 import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
@@ -156,6 +160,11 @@ export interface Api {
   'POST /api/admin/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
   'PATCH /api/admin/groups/:id/members/:accountId': { body: In<typeof groupAdminBody>; response: { member: GroupMember } };
   'DELETE /api/admin/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/team-folders': { response: { teamFolders: TeamFolderView[] } };
+  'POST /api/admin/team-folders': { body: In<typeof teamFolderBody>; response: TeamFolderView };
+  'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };
+  'PUT /api/admin/team-folders/:id/groups': { body: In<typeof teamFolderGroupsBody>; response: TeamFolderView };
+  'DELETE /api/admin/team-folders/:id': { response: Message & { jobId: string } };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };

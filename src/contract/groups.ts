@@ -62,3 +62,44 @@ export interface GroupChoice {
   member: boolean;
   admin: boolean;
 }
+
+const grants = z
+  .array(
+    z.object({
+      groupId: z.string({ error: 'groupId is required' }).min(1).max(64),
+      role: z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' }),
+    }),
+    { error: 'groups must be a list of {groupId, role}' },
+  )
+  .max(100, 'At most 100 groups');
+const quota = z
+  .number({ error: 'quota must be a whole number of bytes, or null for the instance default' })
+  .int('quota must be a whole number of bytes')
+  .positive('quota must be positive')
+  .max(Number.MAX_SAFE_INTEGER)
+  .nullable();
+export const teamFolderBody = z.object({
+  name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),
+  groups: grants.default([]),
+  quota: quota.default(null),
+});
+export const teamFolderPatchBody = z
+  .object({ name: z.string().min(1, 'name must not be empty').max(200).optional(), quota: quota.optional() })
+  .refine((b) => b.name !== undefined || b.quota !== undefined, 'Send name or quota');
+export const teamFolderGroupsBody = z.object({ groups: grants });
+
+/** A team folder as Admin → Team folders shows it. */
+export interface TeamFolderView {
+  id: string;
+  name: string;
+  /** The folder itself: open it as /files/<folderId>. */
+  folderId: string;
+  /** Bytes it holds, trash and versions included. */
+  size: number;
+  /** Its limit in effect (its own, else the instance default); null when unlimited. */
+  quota: number | null;
+  /** Whether the limit is its own rather than the instance default. */
+  ownQuota: boolean;
+  groups: Array<{ groupId: string; name: string; size: number; role: 'viewer' | 'editor' }>;
+  createdAt: string;
+}

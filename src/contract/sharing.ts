@@ -114,8 +114,13 @@ export interface Member {
   addedAt: string;
 }
 
-/** An item another account shares with this one. */
-export type SharedWithMeItem = Item & { owner: { id: string; name: string; email: string }; role: MemberRole; sharedAt: string };
+/** An item another account shares with this one; `teamFolder`: a team folder (its owner is the team: no email). */
+export type SharedWithMeItem = Item & {
+  owner: { id: string; name: string; email: string };
+  role: MemberRole;
+  sharedAt: string;
+  teamFolder: boolean;
+};
 
 export interface NotificationEntry {
   id: string;

@@ -13,6 +13,7 @@ import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
 import { GroupsRepo } from './groups.ts';
 import { MembersRepo } from './members.ts';
+import { TeamFoldersRepo } from './team-folders.ts';
 import { MfaRepo } from './mfa.ts';
 import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
@@ -153,6 +154,7 @@ export interface Repos {
   shares: SharesRepo;
   members: MembersRepo;
   groups: GroupsRepo;
+  teamFolders: TeamFoldersRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
   keys: KeysRepo;
@@ -183,6 +185,7 @@ export function createRepos(db: Db): Repos {
     shares: new SharesRepo(sqlite),
     members: new MembersRepo(sqlite),
     groups: new GroupsRepo(sqlite),
+    teamFolders: new TeamFoldersRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),

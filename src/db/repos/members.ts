@@ -24,7 +24,14 @@ export interface Membership {
 }
 
 /** An item shared with an account, with who shares it. */
-export type SharedWithRow = ListedItem & { ownerName: string; ownerEmail: string; role: MemberRole; addedAt: number; seq: number };
+export type SharedWithRow = ListedItem & {
+  ownerName: string;
+  ownerEmail: string;
+  role: MemberRole;
+  addedAt: number;
+  seq: number;
+  teamFolder: boolean;
+};
 
 /** Where a keyset page continues: a time, and the row's insertion order for rows of the same millisecond. */
 export interface After {
@@ -53,6 +60,7 @@ const SHARES_OF_ACCOUNT = `WITH s(item_id, owner_id, added_at, seq) AS (
 const SHARED_WITH_WINDOW = `${SHARES_OF_ACCOUNT} SELECT COUNT(*) AS n FROM ordered`;
 const SHARED_WITH_PAGE = `${SHARES_OF_ACCOUNT}
   SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, r.added_at AS addedAt, r.seq AS seq,
+         EXISTS (SELECT 1 FROM team_folders t WHERE t.account_id = r.owner_id) AS teamFolder,
          (SELECT MIN(role) FROM (
             SELECT role FROM item_members WHERE item_id = r.item_id AND account_id = ?1
             UNION ALL
@@ -179,7 +187,10 @@ export class MembersRepo {
         rows.length >= limit ||
         this.sqlite.query<{ n: number }, [string, number, number, number]>(SHARED_WITH_WINDOW).get(accountId, at, seq, window)!.n < window;
       if (exhausted) {
-        for (const row of rows) row.starred = toBoolean(row.starred);
+        for (const row of rows) {
+          row.starred = toBoolean(row.starred);
+          row.teamFolder = toBoolean(row.teamFolder);
+        }
         return rows;
       }
     }

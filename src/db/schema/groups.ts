@@ -63,3 +63,17 @@ export const itemGroups = sqliteTable(
     index('item_groups_owner_idx').on(t.ownerId),
   ],
 );
+
+/**
+ * Team folders: a folder that belongs to no person. Each has an account of its own (a users row nobody
+ * signs in to, its email not an address) that holds the folder's tree, trash, versions and usage against
+ * its own limit; groups reach the folder as they reach anything shared with them.
+ */
+export const teamFolders = sqliteTable('team_folders', {
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  folderId: text('folder_id').notNull(),
+  createdBy: text('created_by'),
+  createdAt: integer('created_at').notNull(),
+});

@@ -11,6 +11,7 @@ import { PasskeyService } from './passkeys.ts';
 import { SessionService } from './sessions.ts';
 import { SetupCodeService } from './setup-code.ts';
 import { SubUserService } from './sub-users.ts';
+import { TeamFolderService } from './team-folders.ts';
 import { UsersService } from './users.ts';
 
 export interface AccountsServices {
@@ -23,12 +24,16 @@ export interface AccountsServices {
   subUsers: SubUserService;
   clients: ClientService;
   appPasswords: AppPasswordService;
+  teamFolders: TeamFolderService;
 }
 
-type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<FilesServices, 'quota' | 'trash'>;
+type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<
+  FilesServices,
+  'quota' | 'trash' | 'members'
+>;
 
 /** Accounts, their logins (sub-users, app passwords, desktop clients), sessions and second factors. */
-export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash }: AccountsDeps) {
+export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash, members }: AccountsDeps) {
   const { clock, config, queue, repos, jwtSecret } = infra;
   const { transactions } = repos;
   const sessions = new SessionService({
@@ -70,6 +75,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
       users: repos.users,
       items: repos.items,
       members: repos.members,
+      teamFolders: repos.teamFolders,
       quota,
       audit,
       sessions,
@@ -81,6 +87,18 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks),
     clients: new ClientService(repos.users, infra.presence, sessions),
     appPasswords,
+    teamFolders: new TeamFolderService({
+      clock,
+      transactions,
+      users: repos.users,
+      items: repos.items,
+      groups: repos.groups,
+      teamFolders: repos.teamFolders,
+      queue,
+      quota,
+      audit,
+      members,
+    }),
   };
   return { services };
 }

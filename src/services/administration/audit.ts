@@ -65,6 +65,9 @@ export const AuditActions = {
   groupMemberAdd: 'group.member_add',
   groupMemberRemove: 'group.member_remove',
   groupAdmin: 'group.admin',
+  teamFolderCreate: 'team_folder.create',
+  teamFolderUpdate: 'team_folder.update',
+  teamFolderDelete: 'team_folder.delete',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

@@ -82,6 +82,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     items: repos.items,
     shareLinks: repos.shares,
     members: repos.members,
+    teamFolders: repos.teamFolders,
     tree,
     views,
     access,

@@ -359,9 +359,10 @@ export class MemberService {
     return {
       ...view,
       parentId: null,
-      owner: { id: r.accountId, name: r.ownerName, email: r.ownerEmail },
+      owner: { id: r.accountId, name: r.ownerName, email: r.teamFolder ? '' : r.ownerEmail },
       role: r.role,
       sharedAt: iso(r.addedAt),
+      teamFolder: r.teamFolder,
     };
   }
 

@@ -1,0 +1,195 @@
+import type { Clock } from '../../clock.ts';
+import type { TeamFolderView } from '../../contract/groups.ts';
+import { nameProblem, normalizeName } from '../../contract/names.ts';
+import type { MemberRole } from '../../contract/sharing.ts';
+import type { GroupsRepo } from '../../db/repos/groups.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { TeamFolderRow, TeamFoldersRepo } from '../../db/repos/team-folders.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import { Jobs } from '../../jobs/catalog.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { newId } from '../../lib/ids.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
+import type { MemberService } from '../files/members.ts';
+import type { QuotaService } from '../files/quota.ts';
+import type { Principal } from './principal.ts';
+
+interface TeamFolderDeps {
+  clock: Clock;
+  transactions: Transactions;
+  users: UsersRepo;
+  items: ItemsRepo;
+  groups: GroupsRepo;
+  teamFolders: TeamFoldersRepo;
+  queue: JobQueue;
+  quota: QuotaService;
+  audit: AuditService;
+  members: MemberService;
+}
+
+const NOT_FOUND = 'Team folder not found';
+
+/** A team folder's grants: each group once. */
+type Grants = ReadonlyArray<{ groupId: string; role: MemberRole }>;
+
+/**
+ * Team folders: folders that belong to a team rather than a person. Each has an account of its own,
+ * which no one signs in to, so its bytes count against its own limit and deleting any person's account
+ * leaves it alone; its groups reach it through the one access rule, as anything shared with a group.
+ * The admin grants groups their roles through the members service, acting for the team's account.
+ */
+export class TeamFolderService {
+  constructor(private readonly d: TeamFolderDeps) {}
+
+  list(): { teamFolders: TeamFolderView[] } {
+    return { teamFolders: this.d.teamFolders.all().map((r) => this.view(r)) };
+  }
+
+  create(principal: Principal, input: { name: string; groups: Grants; quota: number | null }): TeamFolderView {
+    const name = folderName(input.name);
+    this.requireGroups(input.groups);
+    const id = newId();
+    const folderId = newId();
+    const now = this.d.clock.now();
+    this.d.transactions.immediate(() => {
+      // Not an email address: nothing that names an account by email can reach this one.
+      this.d.users.insert({
+        id,
+        email: `team:${id}`,
+        emailKey: `team:${id.toLowerCase()}`,
+        name,
+        passwordHash: null,
+        isAdmin: false,
+        parentUserId: null,
+        permissions: null,
+        createdAt: now,
+      });
+      this.d.users.setStorageLimit(id, input.quota, now);
+      this.d.items.insert({
+        id: folderId,
+        accountId: id,
+        parentId: null,
+        type: 'folder',
+        name,
+        size: 0,
+        mimeType: null,
+        storageKey: null,
+        wrappedKey: null,
+        keyId: null,
+        starred: false,
+        modifiedAt: now,
+        accessedAt: now,
+        createdAt: now,
+      });
+      this.d.teamFolders.insert({ accountId: id, folderId, createdBy: principal.loginId, createdAt: now });
+    });
+    this.d.audit.record({
+      action: AuditActions.teamFolderCreate,
+      principal,
+      targetType: 'team_folder',
+      targetId: id,
+      details: { name, quota: input.quota },
+    });
+    const team = this.acting(principal, id);
+    for (const grant of input.groups) this.d.members.add(team, folderId, grant);
+    return this.view(this.require(id));
+  }
+
+  /** Renames the folder, changes its limit (null: the instance default). */
+  update(principal: Principal, id: string, input: { name?: string | undefined; quota?: number | null | undefined }): TeamFolderView {
+    const row = this.require(id);
+    const now = this.d.clock.now();
+    if (input.name !== undefined) {
+      const name = folderName(input.name);
+      this.d.transactions.immediate(() => {
+        this.d.items.rename(row.folderId, name);
+        this.d.users.setName(id, name, now);
+      });
+    }
+    if (input.quota !== undefined) this.d.users.setStorageLimit(id, input.quota, now);
+    this.d.audit.record({
+      action: AuditActions.teamFolderUpdate,
+      principal,
+      targetType: 'team_folder',
+      targetId: id,
+      details: { ...input },
+    });
+    return this.view(this.require(id));
+  }
+
+  /** Sets which groups reach the folder and with which role: others lose it at once. */
+  setGroups(principal: Principal, id: string, groups: Grants): TeamFolderView {
+    const row = this.require(id);
+    this.requireGroups(groups);
+    const team = this.acting(principal, id);
+    const current = new Map(this.d.groups.ofItem(row.folderId).map((g) => [g.groupId, g.role]));
+    const wanted = new Map(groups.map((g) => [g.groupId, g.role]));
+    for (const groupId of current.keys()) if (!wanted.has(groupId)) this.d.members.removeGroup(team, row.folderId, groupId);
+    for (const [groupId, role] of wanted) {
+      if (!current.has(groupId)) this.d.members.add(team, row.folderId, { groupId, role });
+      else if (current.get(groupId) !== role) this.d.members.setGroupRole(team, row.folderId, groupId, role);
+    }
+    return this.view(this.require(id));
+  }
+
+  /** Deletes the folder and everything in it (a job, as for an account); its groups lose it at once. */
+  remove(principal: Principal, id: string): { message: string; jobId: string } {
+    const row = this.require(id);
+    const team = this.acting(principal, id);
+    for (const g of this.d.groups.ofItem(row.folderId)) this.d.members.removeGroup(team, row.folderId, g.groupId);
+    const now = this.d.clock.now();
+    const jobId = this.d.transactions.immediate(() => {
+      this.d.users.setAccountDisabled(id, now, now);
+      this.d.users.markForDeletion(id, now);
+      return this.d.queue.insert(Jobs.accountDelete, { accountId: id });
+    });
+    this.d.audit.record({
+      action: AuditActions.teamFolderDelete,
+      principal,
+      targetType: 'team_folder',
+      targetId: id,
+      details: { name: row.name },
+    });
+    return { message: `Deleting the team folder ${row.name}`, jobId };
+  }
+
+  private require(id: string): TeamFolderRow {
+    const row = this.d.teamFolders.get(id);
+    if (!row || row.deleting) throw notFound(NOT_FOUND);
+    return row;
+  }
+
+  private requireGroups(groups: Grants): void {
+    if (new Set(groups.map((g) => g.groupId)).size !== groups.length) throw badRequest('Name each group once.');
+    for (const g of groups) if (!this.d.groups.get(g.groupId)) throw notFound(`No group with id ${g.groupId}`);
+  }
+
+  /** The admin acting for the team's account: what it does is recorded under the admin's login. */
+  private acting(principal: Principal, id: string): Principal {
+    return { ...principal, accountId: id, isOwner: true, isAdmin: false };
+  }
+
+  private view(r: TeamFolderRow): TeamFolderView {
+    const usage = this.d.quota.usage(r.id);
+    return {
+      id: r.id,
+      name: r.name,
+      folderId: r.folderId,
+      size: r.storageUsed,
+      quota: usage.total,
+      ownQuota: r.storageLimit !== null,
+      groups: this.d.groups.ofItem(r.folderId).map((g) => ({ groupId: g.groupId, name: g.name, size: g.size, role: g.role })),
+      createdAt: new Date(r.createdAt).toISOString(),
+    };
+  }
+}
+
+/** A team folder's name follows the rule of every item name. */
+function folderName(raw: string): string {
+  const name = normalizeName(raw.trim());
+  const problem = nameProblem(name);
+  if (problem) throw badRequest(problem);
+  return name;
+}
