@@ -1,3 +1,4 @@
+import type { ApiBody } from '../../src/contract/api.ts';
 import type { MemberRole, SharedGroup } from '../../src/contract/sharing.ts';
 import { call } from '../app/api.ts';
 
@@ -25,4 +26,15 @@ export const groups = {
   setRole: (itemId: string, groupId: string, role: MemberRole) =>
     call('PATCH /api/files/:id/groups/:groupId', { params: { id: itemId, groupId }, body: { role } }).then((r) => r.group),
   unshare: (itemId: string, groupId: string) => call('DELETE /api/files/:id/groups/:groupId', { params: { id: itemId, groupId } }),
+};
+
+/** Team folders (Admin → Team folders). */
+export const teamFolders = {
+  all: () => call('GET /api/admin/team-folders').then((r) => r.teamFolders),
+  create: (body: ApiBody<'POST /api/admin/team-folders'>) => call('POST /api/admin/team-folders', { body }),
+  update: (id: string, body: ApiBody<'PATCH /api/admin/team-folders/:id'>) =>
+    call('PATCH /api/admin/team-folders/:id', { params: { id }, body }),
+  setGroups: (id: string, groups: ApiBody<'PUT /api/admin/team-folders/:id/groups'>['groups']) =>
+    call('PUT /api/admin/team-folders/:id/groups', { params: { id }, body: { groups } }),
+  remove: (id: string) => call('DELETE /api/admin/team-folders/:id', { params: { id } }),
 };
