@@ -153,17 +153,16 @@ export class UsersRepo {
 
   // ---- owners and sub-users ----
 
-  /** Owners in creation order after the position, `limit` of them. */
-  ownersPage(after: { createdAt: number; id: string } | null, limit: number): User[] {
+  /** Owners in creation order after the position, `limit` of them; team folders' accounts only when asked. */
+  ownersPage(after: { createdAt: number; id: string } | null, limit: number, opts: { teams?: boolean } = {}): User[] {
     const position = after
       ? or(gt(users.createdAt, after.createdAt), and(eq(users.createdAt, after.createdAt), gt(users.id, after.id)))
       : undefined;
+    const people = opts.teams ? undefined : notInArray(users.id, this.db.select({ id: teamFolders.accountId }).from(teamFolders));
     return this.db
       .select()
       .from(users)
-      .where(
-        and(isNull(users.parentUserId), notInArray(users.id, this.db.select({ id: teamFolders.accountId }).from(teamFolders)), position),
-      )
+      .where(and(isNull(users.parentUserId), people, position))
       .orderBy(asc(users.createdAt), asc(users.id))
       .limit(limit)
       .all();

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
 import { runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
@@ -198,6 +200,20 @@ describe('team folders', () => {
     expect(await status(admin.client.delete(`/api/admin/team-folders/${s.team.id}`))).toBe(404);
     await eventually(() => expect(t.server.ctx.services.accounts.findById(s.team.id)).toBeNull());
     expect((await json(await s.viewer.client.get('/api/files/shared-with-me'))).items).toEqual([]);
+  });
+
+  test('`coffer export` writes each team folder under its account, team:<id>', async () => {
+    const s = await scene();
+    const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
+    await upload(s.editor.client, 'inside.txt', 'team bytes', { parentId: sub.id });
+    const out = tempDir('coffer-team-export-');
+    try {
+      const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+      expect(fs.readFileSync(path.join(out, `team:${s.team.id}`, s.name, 'Sub', 'inside.txt'), 'utf8')).toBe('team bytes');
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
   });
 
   test('the audit names the admin for the folder and the member for what they wrote', async () => {
