@@ -72,7 +72,7 @@ const ms = (x: number) => x.toFixed(2);
 
 /**
  * Groups: a 200-item folder shared with a group, listed by a member against its owner (alternating, same
- * run); shared-with-me of an account in 50 groups each sharing 20 folders; and the access check itself
+ * run); a 200-item team folder listed by a member against the group's administrator; shared-with-me of an account in 50 groups each sharing 20 folders; and the access check itself
  * (the membership query Tree.actor runs when its cache is cold, and Tree.actor warm) in process.
  */
 export async function runGroupsBench(): Promise<void> {
@@ -84,7 +84,9 @@ export async function runGroupsBench(): Promise<void> {
     };
     const ctx = openContext(loadConfig({ dataDir: server.dataDir }, {}), { mode: 'cli', logger: createLogger('silent') });
     let member: { id: string; token: string };
+    let lead: { id: string; token: string };
     let folderId: string;
+    let teamFolderId: string;
     let deepId: string;
     try {
       member = await account(ctx, 'member@example.test');
@@ -102,6 +104,27 @@ export async function runGroupsBench(): Promise<void> {
         addedBy: owner.id,
         addedAt: now,
       });
+      // A team folder of 200 items for the same group, whose administrator is another account.
+      lead = await account(ctx, 'lead@example.test');
+      ctx.repos.groups.addMember(listed.id, lead.id, true, now);
+      const adminPrincipal = {
+        loginId: owner.id,
+        accountId: owner.id,
+        sessionId: 'bench',
+        ip: '127.0.0.1',
+        email: 'bench@example.test',
+        name: 'bench',
+        isOwner: true,
+        isAdmin: true,
+        permissions: new Set<never>(),
+      };
+      const team = ctx.services.teamFolders.create(adminPrincipal, {
+        name: 'Team',
+        groups: [{ groupId: listed.id, role: 'editor' }],
+        quota: null,
+      });
+      teamFolderId = team.folderId;
+      seedItems(ctx, team.id, teamFolderId, FOLDER_ITEMS, 'Asset');
       // 50 groups, each with its own sharing owner and 20 shared folders; the member in every one.
       let parent: string | null = null;
       for (let g = 0; g < GROUPS; g++) {
@@ -181,6 +204,28 @@ export async function runGroupsBench(): Promise<void> {
     console.log(`groups.list_200_owner_ms median ${ms(median(asOwner))} p99 ${ms(pct(asOwner, 0.99))} (${ROUNDS} requests, alternating)`);
     console.log(`groups.list_200_group_member_ms median ${ms(median(asMember))} p99 ${ms(pct(asMember, 0.99))}`);
     console.log(`groups.list_200_member_vs_owner ${((ratio - 1) * 100).toFixed(1)}% (goal: within 10%)`);
+
+    const teamList = `${server.url}/api/files?parentId=${teamFolderId}&limit=${FOLDER_ITEMS}`;
+    for (const token of [lead.token, member.token]) {
+      const shown = (await (await fetch(teamList, { headers: { authorization: `Bearer ${token}` } })).json()) as unknown[];
+      if (shown.length !== FOLDER_ITEMS) throw new Error(`the team folder lists ${shown.length} items, not ${FOLDER_ITEMS}`);
+    }
+    const asLead: number[] = [];
+    const asTeamMember: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      await timeGet(teamList, lead.token);
+      await timeGet(teamList, member.token);
+    }
+    for (let i = 0; i < ROUNDS; i++) {
+      asLead.push(await timeGet(teamList, lead.token));
+      asTeamMember.push(await timeGet(teamList, member.token));
+    }
+    const teamRatio = median(asTeamMember) / median(asLead);
+    console.log(
+      `groups.team_folder_list_200_administrator_ms median ${ms(median(asLead))} p99 ${ms(pct(asLead, 0.99))} (the group's administrator)`,
+    );
+    console.log(`groups.team_folder_list_200_member_ms median ${ms(median(asTeamMember))} p99 ${ms(pct(asTeamMember, 0.99))}`);
+    console.log(`groups.team_folder_list_200_member_vs_administrator ${((teamRatio - 1) * 100).toFixed(1)}% (goal: within 10%)`);
 
     const sharedUrl = `${server.url}/api/files/shared-with-me`;
     const first = (await (await fetch(`${sharedUrl}?limit=200`, { headers: { authorization: `Bearer ${member.token}` } })).json()) as {
