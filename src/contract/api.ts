@@ -165,6 +165,9 @@ export interface Api {
   'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };
   'PUT /api/admin/team-folders/:id/groups': { body: In<typeof teamFolderGroupsBody>; response: TeamFolderView };
   'DELETE /api/admin/team-folders/:id': { response: Message & { jobId: string } };
+  'GET /api/team-folders/:id/trash': { query: In<typeof trashQuery>; response: Item[] };
+  'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
+  'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };

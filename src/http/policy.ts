@@ -212,6 +212,10 @@ export const ROUTES = {
   'PATCH /api/admin/team-folders/:id': admin,
   'PUT /api/admin/team-folders/:id/groups': admin,
   'DELETE /api/admin/team-folders/:id': admin,
+  // A team folder's trash, for its administrators (the service checks who administers it).
+  'GET /api/team-folders/:id/trash': session,
+  'POST /api/team-folders/:id/trash/restore': can('trash.restore'),
+  'POST /api/team-folders/:id/trash/delete': can('trash.delete'),
   'GET /api/notifications': session,
   'POST /api/notifications/read': session,
   'GET /s/:token': share,

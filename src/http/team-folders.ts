@@ -1,8 +1,10 @@
 import type { AppContext } from '../context.ts';
+import { idsBody, trashQuery } from '../contract/files.ts';
 import { teamFolderBody, teamFolderGroupsBody, teamFolderPatchBody } from '../contract/groups.ts';
+import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
 
-/** Team folders: the admin makes them, gives groups their roles, sets their limits and deletes them. */
+/** Team folders: the admin makes them, gives groups their roles, sets their limits and deletes them; their administrators keep their trash. */
 export function teamFolderRoutes(ctx: AppContext) {
   const { teamFolders } = ctx.services;
   return routes(ctx, 'http/team-folders', [
@@ -22,6 +24,31 @@ export function teamFolderRoutes(ctx: AppContext) {
     route('PUT /api/admin/team-folders/:id/groups', {
       body: teamFolderGroupsBody,
       handler: ({ principal, params, body }) => teamFolders.setGroups(principal, params.id, body.groups),
+    }),
+    route('GET /api/team-folders/:id/trash', {
+      query: trashQuery,
+      handler: ({ principal, params, query, set }) => pageResponse(teamFolders.trashPage(principal, params.id, query), set),
+    }),
+    route('POST /api/team-folders/:id/trash/restore', {
+      body: idsBody,
+      handler: async ({ principal, params, body, set }) => {
+        const plan = teamFolders.restore(principal, params.id, body.ids);
+        if (plan.queued) {
+          set.status = 202;
+          return { message: 'Queued as a background job', queued: true, jobId: plan.jobId };
+        }
+        for (;;) {
+          const step = await plan.run.next();
+          if (step.done) return step.value;
+        }
+      },
+    }),
+    route('POST /api/team-folders/:id/trash/delete', {
+      body: idsBody,
+      handler: ({ principal, params, body, set }) => {
+        set.status = 202;
+        return teamFolders.deleteForever(principal, params.id, body.ids);
+      },
     }),
     route('DELETE /api/admin/team-folders/:id', {
       handler: ({ principal, params, set }) => {

@@ -55,4 +55,17 @@ export class TeamFoldersRepo {
       )
       .all(accountId);
   }
+
+  /** Whether an account administers a team folder: a group administrator of a group given it as editor. */
+  administers(accountId: string, teamId: string): boolean {
+    return (
+      this.sqlite
+        .query(
+          `SELECT 1 FROM team_folders t CROSS JOIN item_groups g ON g.item_id = t.folder_id AND g.role = 'editor'
+             CROSS JOIN group_members gm ON gm.group_id = g.group_id AND gm.account_id = ?1 AND gm.is_admin = 1
+            WHERE t.account_id = ?2 LIMIT 1`,
+        )
+        .get(accountId, teamId) !== null
+    );
+  }
 }

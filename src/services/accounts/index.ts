@@ -98,6 +98,9 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
       quota,
       audit,
       members,
+      membership: repos.members,
+      trash,
+      peopleSharing: () => settings.get('peopleSharing'),
     }),
   };
   return { services };

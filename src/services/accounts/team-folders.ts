@@ -7,13 +7,17 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { TeamFolderRow, TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { badRequest, notFound } from '../../errors.ts';
+import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { MemberService } from '../files/members.ts';
+import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
+import type { TrashPlan, TrashService } from '../files/trash.ts';
+import type { PageQuery } from '../files/tree.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import type { Principal } from './principal.ts';
 
 interface TeamFolderDeps {
@@ -27,6 +31,9 @@ interface TeamFolderDeps {
   quota: QuotaService;
   audit: AuditService;
   members: MemberService;
+  membership: MembersRepo;
+  trash: TrashService;
+  peopleSharing: () => boolean;
 }
 
 const NOT_FOUND = 'Team folder not found';
@@ -153,6 +160,46 @@ export class TeamFolderService {
       details: { name: row.name },
     });
     return { message: `Deleting the team folder ${row.name}`, jobId };
+  }
+
+  /** The team folder's trash, for its administrators. */
+  trashPage(principal: Principal, id: string, q: PageQuery): Page {
+    return this.d.trash.list(this.administered(principal, id), q);
+  }
+
+  restore(principal: Principal, id: string, ids: string[]): TrashPlan {
+    return this.d.trash.planRestore(this.administered(principal, id), ids);
+  }
+
+  deleteForever(principal: Principal, id: string, ids: string[]): { message: string; queued: true; jobId: string } {
+    return this.d.trash.startPermanentDelete(this.administered(principal, id), ids);
+  }
+
+  /**
+   * The caller acting for the team's account, when its account administers the team folder (a group
+   * administrator of a group given it as editor); a member otherwise 403, anyone else 404. What it does
+   * is recorded under its own login.
+   */
+  private administered(principal: Principal, id: string): Principal {
+    const row = this.d.teamFolders.get(id);
+    const reaches =
+      row && !row.deleting && this.d.peopleSharing() && this.d.membership.membershipOf(principal.accountId, row.folderId) !== null;
+    if (!row || !reaches) throw notFound(NOT_FOUND);
+    if (!this.d.teamFolders.administers(principal.accountId, id)) {
+      throw forbidden('Only an administrator of a group that edits this team folder manages its trash.');
+    }
+    return {
+      loginId: principal.loginId,
+      sessionId: principal.sessionId,
+      ip: principal.ip,
+      requestId: principal.requestId,
+      email: principal.email,
+      name: principal.name,
+      permissions: principal.permissions,
+      isOwner: principal.isOwner,
+      isAdmin: false,
+      accountId: id,
+    };
   }
 
   private require(id: string): TeamFolderRow {

@@ -202,6 +202,44 @@ describe('team folders', () => {
     expect((await json(await s.viewer.client.get('/api/files/shared-with-me'))).items).toEqual([]);
   });
 
+  test('its trash is kept by its administrators (group administrators of an editor group): list, restore, delete forever', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    const viewerLead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.viewers}/members`, { email: viewerLead.email, admin: true }))).toBe(201);
+    const file = await upload(s.editor.client, 'draft.txt', 'draft bytes', { parentId: s.team.folderId });
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
+    const trash = `/api/team-folders/${s.team.id}/trash`;
+
+    expect((await json(await lead.client.get(trash))).map((i: any) => i.name)).toEqual(['draft.txt']);
+    for (const c of [s.editor.client, viewerLead.client]) {
+      expect(await status(c.get(trash))).toBe(403);
+      expect(await status(c.post(`${trash}/restore`, { ids: [file.id] }))).toBe(403);
+    }
+    for (const c of [s.stranger.client, admin.client]) {
+      expect(await status(c.get(trash))).toBe(404);
+      expect(await status(c.post(`${trash}/delete`, { ids: [file.id] }))).toBe(404);
+    }
+    const blind = await seed.subUser(t, lead, []);
+    expect(await status(blind.client.post(`${trash}/restore`, { ids: [file.id] }))).toBe(403);
+
+    expect(await status(lead.client.post(`${trash}/restore`, { ids: [file.id] }))).toBe(200);
+    expect((await downloaded(s.viewer.client, file.id)).toString()).toBe('draft bytes');
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
+    const res = await lead.client.post(`${trash}/delete`, { ids: [file.id] });
+    expect(res.status).toBe(202);
+    const { jobId } = await json(res);
+    await eventually(async () => expect((await json(await lead.client.get(`/api/files/jobs/${jobId}`))).status).toBe('completed'));
+    expect(await json(await lead.client.get(trash))).toEqual([]);
+    expect((await teamOf(s.team.id)).size).toBe(0);
+    t.server.ctx.services.audit.flush();
+    const restored = t.server.ctx.db.$client
+      .query<{ email: string }, [string]>("SELECT email FROM audit_log WHERE action = 'file.restore' AND account_id = ?")
+      .all(s.team.id);
+    expect(restored).toEqual([{ email: lead.email }]);
+  });
+
   test('`coffer export` writes each team folder under its account, team:<id>', async () => {
     const s = await scene();
     const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
