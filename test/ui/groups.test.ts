@@ -133,4 +133,45 @@ describe('Admin → Groups', () => {
       await context.close();
     }
   });
+
+  test('Settings → Groups: a group administrator adds and removes its members, never another administrator; a plain member only sees the group', async () => {
+    const lead = await seed.owner(t);
+    const plain = await seed.owner(t);
+    const newcomer = await seed.owner(t);
+    const crew = await json(await admin.client.post('/api/admin/groups', { name: 'Night crew' }));
+    expect((await admin.client.post(`/api/admin/groups/${crew.id}/members`, { email: lead.email, admin: true })).status).toBe(201);
+    expect((await admin.client.post(`/api/admin/groups/${crew.id}/members`, { email: plain.email })).status).toBe(201);
+
+    const { context, page, errors } = await signedInContext(browser, t.url, lead);
+    await page.goto('/settings/groups');
+    const list = page.getByRole('list', { name: 'Your groups' });
+    await list.getByText('Group administrator').waitFor();
+    await page.getByRole('button', { name: 'Members of Night crew' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Members of Night crew' });
+    const members = dialog.getByRole('list', { name: 'Members of Night crew' });
+    await members.getByText(plain.email).waitFor();
+    // Only the admin makes or removes administrators.
+    expect(await dialog.getByRole('button', { name: /administrator/ }).count()).toBe(0);
+    expect(await dialog.getByRole('button', { name: `Remove ${lead.email}` }).count()).toBe(0);
+    await page.keyboard.type(newcomer.email);
+    await page.keyboard.press('Enter');
+    await members.getByText(newcomer.email).waitFor();
+    await dialog.getByRole('button', { name: `Remove ${plain.email}` }).click();
+    await members.getByText(plain.email).waitFor({ state: 'detached' });
+    await expectAccessible(page, 'group administrator members');
+    await screenshot(page, 'settings-group-members-light-desktop');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await list.getByText('2 people').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+
+    const other = await signedInContext(browser, t.url, newcomer, { dark: true, viewport: PHONE, touch: true });
+    await other.page.goto('/settings/groups');
+    await other.page.getByRole('list', { name: 'Your groups' }).getByText('Night crew').waitFor();
+    expect(await other.page.getByRole('button', { name: 'Members of Night crew' }).count()).toBe(0);
+    await expectAccessible(other.page, 'settings groups, dark phone');
+    await screenshot(other.page, 'settings-groups-dark-phone');
+    expect(other.errors).toEqual([]);
+    await other.context.close();
+  });
 });

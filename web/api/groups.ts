@@ -14,6 +14,12 @@ export const groups = {
   setAdmin: (id: string, accountId: string, admin: boolean) =>
     call('PATCH /api/admin/groups/:id/members/:accountId', { params: { id, accountId }, body: { admin } }).then((r) => r.member),
   removeMember: (id: string, accountId: string) => call('DELETE /api/admin/groups/:id/members/:accountId', { params: { id, accountId } }),
+  /** The groups the account is in, and whether it administers each. */
+  mine: () => call('GET /api/groups', { query: {} }).then((r) => r.groups),
+  /** A group administrator's: its group's members, add and remove them. */
+  led: (id: string) => call('GET /api/groups/:id', { params: { id } }),
+  addToLed: (id: string, email: string) => call('POST /api/groups/:id/members', { params: { id }, body: { email } }).then((r) => r.member),
+  removeFromLed: (id: string, accountId: string) => call('DELETE /api/groups/:id/members/:accountId', { params: { id, accountId } }),
   /** Groups whose name starts with `q`, else the caller's own (the share dialog's completion). */
   choices: (q: string) => call('GET /api/groups', { query: { q } }).then((r) => r.groups),
   /** The groups an item is shared with. */
