@@ -15,6 +15,7 @@ CREATE TABLE `groups` (
 	`name_key` text NOT NULL,
 	`description` text DEFAULT '' NOT NULL,
 	`source` text DEFAULT 'admin' NOT NULL,
+	`team_folder_bytes` integer,
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint
@@ -37,7 +38,9 @@ CREATE INDEX `item_groups_owner_idx` ON `item_groups` (`owner_id`);--> statement
 CREATE TABLE `team_folders` (
 	`account_id` text PRIMARY KEY NOT NULL,
 	`folder_id` text NOT NULL,
+	`group_id` text,
 	`created_by` text,
 	`created_at` integer NOT NULL,
-	FOREIGN KEY (`account_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+	FOREIGN KEY (`account_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`group_id`) REFERENCES `groups`(`id`) ON UPDATE no action ON DELETE set null
 );

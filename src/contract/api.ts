@@ -79,6 +79,7 @@ import type {
   groupMemberBody,
   groupPatchBody,
   groupSearchQuery,
+  groupTeamFolderBody,
   TeamFolderView,
   teamFolderBody,
   teamFolderGroupsBody,
@@ -165,6 +166,7 @@ export interface Api {
   'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };
   'PUT /api/admin/team-folders/:id/groups': { body: In<typeof teamFolderGroupsBody>; response: TeamFolderView };
   'DELETE /api/admin/team-folders/:id': { response: Message & { jobId: string } };
+  'POST /api/groups/:id/team-folders': { body: In<typeof groupTeamFolderBody>; response: TeamFolderView };
   'GET /api/team-folders/:id/trash': { query: In<typeof trashQuery>; response: Item[] };
   'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
   'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };

@@ -22,9 +22,19 @@ export const groupBody = z.object({
   // `idp`: single sign-on sets its members from the groups claim (OIDC_GROUPS_CLAIM).
   source: z.enum(['admin', 'idp'], { error: 'source must be admin or idp' }).optional(),
 });
+// Bytes of quota the group's administrators may give team folders they make for it; null: they make none.
+const teamFolderBytes = z
+  .number({ error: 'teamFolderBytes must be a whole number of bytes, or null' })
+  .int('teamFolderBytes must be a whole number of bytes')
+  .positive('teamFolderBytes must be positive')
+  .max(Number.MAX_SAFE_INTEGER)
+  .nullable();
 export const groupPatchBody = z
-  .object({ name: name.optional(), description: description.optional() })
-  .refine((b) => b.name !== undefined || b.description !== undefined, 'Send name or description');
+  .object({ name: name.optional(), description: description.optional(), teamFolderBytes: teamFolderBytes.optional() })
+  .refine(
+    (b) => b.name !== undefined || b.description !== undefined || b.teamFolderBytes !== undefined,
+    'Send name, description or teamFolderBytes',
+  );
 export const groupMemberBody = z.object({ email: EMAIL, admin: z.boolean({ error: 'admin must be true or false' }).optional() });
 export const groupAdminBody = z.object({ admin: z.boolean({ error: 'admin must be true or false' }) });
 export const groupSearchQuery = z.object({ q: z.string().max(GROUP_NAME_MAX, 'q must be at most 64 characters').optional() });
@@ -36,6 +46,8 @@ export interface GroupView {
   description: string;
   /** `admin`: made here; `idp`: made by single sign-on, its memberships follow the identity provider. */
   source: 'admin' | 'idp';
+  /** Bytes of quota its administrators may give team folders they make for it; null: they make none. */
+  teamFolderBytes: number | null;
   /** Accounts in it. */
   size: number;
   /** Items shared with it. */
@@ -87,6 +99,11 @@ export const teamFolderPatchBody = z
   .object({ name: z.string().min(1, 'name must not be empty').max(200).optional(), quota: quota.optional() })
   .refine((b) => b.name !== undefined || b.quota !== undefined, 'Send name or quota');
 export const teamFolderGroupsBody = z.object({ groups: grants });
+/** A group administrator's team folder: for its group (as editor), its quota out of the group's allowance. */
+export const groupTeamFolderBody = z.object({
+  name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),
+  quota: quota.unwrap(),
+});
 
 /** A team folder as Admin → Team folders shows it. */
 export interface TeamFolderView {

@@ -212,6 +212,8 @@ export const ROUTES = {
   'PATCH /api/admin/team-folders/:id': admin,
   'PUT /api/admin/team-folders/:id/groups': admin,
   'DELETE /api/admin/team-folders/:id': admin,
+  // A group administrator's team folder, out of the group's allowance (the service checks who administers the group).
+  'POST /api/groups/:id/team-folders': owner,
   // A team folder's trash, for its administrators (the service checks who administers it).
   'GET /api/team-folders/:id/trash': session,
   'POST /api/team-folders/:id/trash/restore': can('trash.restore'),

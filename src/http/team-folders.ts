@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { idsBody, trashQuery } from '../contract/files.ts';
-import { teamFolderBody, teamFolderGroupsBody, teamFolderPatchBody } from '../contract/groups.ts';
+import { groupTeamFolderBody, teamFolderBody, teamFolderGroupsBody, teamFolderPatchBody } from '../contract/groups.ts';
 import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
 
@@ -24,6 +24,14 @@ export function teamFolderRoutes(ctx: AppContext) {
     route('PUT /api/admin/team-folders/:id/groups', {
       body: teamFolderGroupsBody,
       handler: ({ principal, params, body }) => teamFolders.setGroups(principal, params.id, body.groups),
+    }),
+    route('POST /api/groups/:id/team-folders', {
+      body: groupTeamFolderBody,
+      handler: ({ principal, params, body, set }) => {
+        const result = teamFolders.createForGroup(principal, params.id, body);
+        set.status = 201;
+        return result;
+      },
     }),
     route('GET /api/team-folders/:id/trash', {
       query: trashQuery,

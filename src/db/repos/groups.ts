@@ -27,7 +27,7 @@ export interface ItemGroupRow {
   addedAt: number;
 }
 
-const GROUP = selectList(groups, ['id', 'name', 'nameKey', 'description', 'source', 'createdAt'], 'g.');
+const GROUP = selectList(groups, ['id', 'name', 'nameKey', 'description', 'source', 'teamFolderBytes', 'createdAt'], 'g.');
 const COUNTS = `(SELECT COUNT(*) FROM group_members gm WHERE gm.group_id = g.id) AS size,
   (SELECT COUNT(*) FROM item_groups ig WHERE ig.group_id = g.id) AS items`;
 
@@ -37,14 +37,19 @@ export class GroupsRepo {
 
   insert(row: Group): void {
     this.sqlite
-      .query('INSERT INTO groups (id, name, name_key, description, source, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(row.id, row.name, row.nameKey, row.description, row.source, row.createdAt);
+      .query('INSERT INTO groups (id, name, name_key, description, source, team_folder_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(row.id, row.name, row.nameKey, row.description, row.source, row.teamFolderBytes, row.createdAt);
   }
 
   update(id: string, fields: { name: string; nameKey: string; description: string }): void {
     this.sqlite
       .query('UPDATE groups SET name = ?, name_key = ?, description = ? WHERE id = ?')
       .run(fields.name, fields.nameKey, fields.description, id);
+  }
+
+  /** What the group's administrators may give team folders they make for it, in bytes; null: none. */
+  setTeamFolderBytes(id: string, bytes: number | null): void {
+    this.sqlite.query('UPDATE groups SET team_folder_bytes = ? WHERE id = ?').run(bytes, id);
   }
 
   delete(id: string): boolean {

@@ -19,10 +19,20 @@ const ROW = `SELECT u.id, u.name, t.folder_id AS folderId, u.storage_used AS sto
 export class TeamFoldersRepo {
   constructor(private readonly sqlite: Database) {}
 
-  insert(row: { accountId: string; folderId: string; createdBy: string | null; createdAt: number }): void {
+  insert(row: { accountId: string; folderId: string; groupId: string | null; createdBy: string | null; createdAt: number }): void {
     this.sqlite
-      .query('INSERT INTO team_folders (account_id, folder_id, created_by, created_at) VALUES (?, ?, ?, ?)')
-      .run(row.accountId, row.folderId, row.createdBy, row.createdAt);
+      .query('INSERT INTO team_folders (account_id, folder_id, group_id, created_by, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(row.accountId, row.folderId, row.groupId, row.createdBy, row.createdAt);
+  }
+
+  /** The quota already given to team folders a group's administrators made for it (those being deleted aside). */
+  allowanceUsed(groupId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string]>(
+        `SELECT COALESCE(SUM(u.storage_limit), 0) AS n FROM team_folders t JOIN users u ON u.id = t.account_id
+          WHERE t.group_id = ? AND u.deletion_requested_at IS NULL`,
+      )
+      .get(groupId)!.n;
   }
 
   /** Every team folder, by name. */

@@ -17,6 +17,8 @@ export const groups = sqliteTable(
     source: text('source', { enum: ['admin', 'idp'] })
       .notNull()
       .default('admin'),
+    // Bytes of quota the group's administrators may give team folders they make for it; null: they make none.
+    teamFolderBytes: integer('team_folder_bytes'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('groups_name_key_idx').on(t.nameKey)],
@@ -74,6 +76,8 @@ export const teamFolders = sqliteTable('team_folders', {
     .primaryKey()
     .references(() => users.id, { onDelete: 'cascade' }),
   folderId: text('folder_id').notNull(),
+  // The group whose administrators made it, out of that group's allowance; null: the admin made it.
+  groupId: text('group_id').references(() => groups.id, { onDelete: 'set null' }),
   createdBy: text('created_by'),
   createdAt: integer('created_at').notNull(),
 });

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { TeamFolderView } from '../../contract/groups.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
+import { formatSize } from '../../contract/size.ts';
 import type { MemberRole } from '../../contract/sharing.ts';
 import type { GroupsRepo } from '../../db/repos/groups.ts';
 import type { Transactions } from '../../db/repos/index.ts';
@@ -54,7 +55,11 @@ export class TeamFolderService {
     return { teamFolders: this.d.teamFolders.all().map((r) => this.view(r)) };
   }
 
-  create(principal: Principal, input: { name: string; groups: Grants; quota: number | null }): TeamFolderView {
+  create(
+    principal: Principal,
+    input: { name: string; groups: Grants; quota: number | null },
+    forGroup: string | null = null,
+  ): TeamFolderView {
     const name = folderName(input.name);
     this.requireGroups(input.groups);
     const id = newId();
@@ -90,7 +95,7 @@ export class TeamFolderService {
         accessedAt: now,
         createdAt: now,
       });
-      this.d.teamFolders.insert({ accountId: id, folderId, createdBy: principal.loginId, createdAt: now });
+      this.d.teamFolders.insert({ accountId: id, folderId, groupId: forGroup, createdBy: principal.loginId, createdAt: now });
     });
     this.d.audit.record({
       action: AuditActions.teamFolderCreate,
@@ -102,6 +107,23 @@ export class TeamFolderService {
     const team = this.acting(principal, id);
     for (const grant of input.groups) this.d.members.add(team, folderId, grant);
     return this.view(this.require(id));
+  }
+
+  /**
+   * A group administrator's team folder: for its own group, as editor, with a quota out of what the admin
+   * allows that group's administrators to give (never more); the admin manages it afterwards.
+   */
+  createForGroup(principal: Principal, groupId: string, input: { name: string; quota: number }): TeamFolderView {
+    const group = this.d.groups.get(groupId);
+    const membership = group ? this.d.groups.member(groupId, principal.accountId) : null;
+    if (!group || !membership) throw notFound('Group not found');
+    if (!membership.isAdmin) throw forbidden('Only an administrator of this group makes team folders for it.');
+    if (group.teamFolderBytes === null) throw forbidden(`The admin has not let the administrators of ${group.name} make team folders.`);
+    const left = group.teamFolderBytes - this.d.teamFolders.allowanceUsed(groupId);
+    if (input.quota > left) {
+      throw forbidden(`${group.name} may give team folders ${formatSize(Math.max(0, left))} more; ask the admin for a larger allowance.`);
+    }
+    return this.create(principal, { name: input.name, groups: [{ groupId, role: 'editor' }], quota: input.quota }, groupId);
   }
 
   /** Renames the folder, changes its limit (null: the instance default). */

@@ -31,6 +31,7 @@ const toView = (g: GroupRow): GroupView => ({
   name: g.name,
   description: g.description,
   source: g.source,
+  teamFolderBytes: g.teamFolderBytes,
   size: g.size,
   items: g.items,
   createdAt: iso(g.createdAt),
@@ -83,6 +84,7 @@ export class GroupService {
         nameKey: name.toLowerCase(),
         description: input.description?.trim() ?? '',
         source,
+        teamFolderBytes: null,
         createdAt: this.d.clock.now(),
       });
     });
@@ -90,15 +92,20 @@ export class GroupService {
     return this.get(actor, id);
   }
 
-  update(actor: GroupActor, id: string, input: { name?: string; description?: string }): GroupDetail {
+  update(
+    actor: GroupActor,
+    id: string,
+    input: { name?: string | undefined; description?: string | undefined; teamFolderBytes?: number | null | undefined },
+  ): GroupDetail {
     const group = this.require(id);
     const name = input.name === undefined ? group.name : groupName(input.name);
     this.d.transactions.immediate(() => {
       const taken = this.d.groups.byNameKey(name.toLowerCase());
       if (taken && taken.id !== id) throw conflict(`A group named "${name}" already exists.`);
       this.d.groups.update(id, { name, nameKey: name.toLowerCase(), description: input.description?.trim() ?? group.description });
+      if (input.teamFolderBytes !== undefined) this.d.groups.setTeamFolderBytes(id, input.teamFolderBytes);
     });
-    this.record(actor, AuditActions.groupUpdate, id, { name, before: group.name });
+    this.record(actor, AuditActions.groupUpdate, id, { name, before: group.name, teamFolderBytes: input.teamFolderBytes });
     return this.get(actor, id);
   }
 

@@ -240,6 +240,43 @@ describe('team folders', () => {
     expect(restored).toEqual([{ email: lead.email }]);
   });
 
+  test('a group administrator makes team folders for its group out of the allowance the admin gives it, never more', async () => {
+    const lead = await seed.owner(t);
+    const member = await seed.owner(t);
+    const otherLead = await seed.owner(t);
+    const group = await newGroup(member);
+    const other = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${group}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect(await status(admin.client.post(`/api/admin/groups/${other}/members`, { email: otherLead.email, admin: true }))).toBe(201);
+    const make = (c: TestClient, name: string, quota: number) => c.post(`/api/groups/${group}/team-folders`, { name, quota });
+
+    let res = await make(lead.client, 'Not yet', 100);
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toContain('has not let the administrators');
+    res = await admin.client.send('PATCH', `/api/admin/groups/${group}`, { teamFolderBytes: 150 });
+    expect((await json(res)).teamFolderBytes).toBe(150);
+
+    res = await make(lead.client, 'Sprint', 100);
+    expect(res.status).toBe(201);
+    const sprint = await json(res);
+    expect(sprint).toMatchObject({ name: 'Sprint', quota: 100, ownQuota: true, groups: [{ groupId: group, role: 'editor' }] });
+    res = await make(lead.client, 'Too big', 60);
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toContain('50 B more');
+    expect(await status(make(lead.client, 'Fits', 50))).toBe(201);
+    expect(await status(make(member.client, 'Member', 1))).toBe(403);
+    expect(await status(make(otherLead.client, 'Other', 1))).toBe(404);
+    const sub = await seed.subUser(t, lead, ['files.upload']);
+    expect(await status(make(sub.client, 'Sub', 1))).toBe(403);
+    expect(await status(make(lead.client, 'Zero', 0))).toBe(422);
+    // Its quota and groups are the admin's to change.
+    expect(await status(lead.client.send('PATCH', `/api/admin/team-folders/${sprint.id}`, { quota: 10_000 }))).toBe(403);
+    expect(await status(member.client.post('/api/files/folder', { name: 'In', parentId: sprint.folderId }))).toBe(200);
+    // Deleting one gives its quota back to the allowance.
+    expect(await status(admin.client.delete(`/api/admin/team-folders/${sprint.id}`))).toBe(202);
+    expect(await status(make(lead.client, 'Again', 100))).toBe(201);
+  });
+
   test('`coffer export` writes each team folder under its account, team:<id>', async () => {
     const s = await scene();
     const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
