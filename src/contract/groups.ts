@@ -73,6 +73,8 @@ export interface GroupChoice {
   size: number;
   member: boolean;
   admin: boolean;
+  /** To its administrators: the quota they may give team folders they make for it (null: none). */
+  teamFolderBytes: number | null;
 }
 
 const grants = z

@@ -66,6 +66,14 @@ describe('Admin → Groups', () => {
     await rename.getByRole('button', { name: 'Rename' }).click();
     await groups.getByText('Household', { exact: true }).waitFor();
     await groups.getByText('1 person · shared with 1 item').waitFor();
+    await page.getByRole('button', { name: 'Team folder allowance of Household' }).click();
+    const allowance = page.getByRole('dialog', { name: 'Team folder allowance of Household' });
+    await allowance.getByLabel(/Quota its administrators may give/).fill('lots');
+    await allowance.getByRole('button', { name: 'Save' }).click();
+    await allowance.getByText('“lots” is not a size').waitFor();
+    await allowance.getByLabel(/Quota its administrators may give/).fill('1G');
+    await allowance.getByRole('button', { name: 'Save' }).click();
+    await groups.getByText('1 person · shared with 1 item · its administrators may make team folders of 1.00 GiB in all').waitFor();
 
     for (const [name, opts] of [
       ['light-desktop', {}],
@@ -162,6 +170,21 @@ describe('Admin → Groups', () => {
     await screenshot(page, 'settings-group-members-light-desktop');
     await dialog.getByRole('button', { name: 'Done' }).click();
     await list.getByText('2 people').waitFor();
+
+    expect((await admin.client.send('PATCH', `/api/admin/groups/${crew.id}`, { teamFolderBytes: 1024 ** 3 })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'New team folder for Night crew' }).click();
+    const make = page.getByRole('dialog', { name: 'New team folder for Night crew' });
+    await page.keyboard.type('Rota');
+    await make.getByLabel('Quota').fill('2G');
+    await make.getByRole('button', { name: 'Make team folder' }).click();
+    await make.getByText('Night crew may give team folders 1.00 GiB more').waitFor();
+    await make.getByLabel('Quota').fill('512M');
+    await expectAccessible(page, 'new team folder for a group');
+    await make.getByRole('button', { name: 'Make team folder' }).click();
+    await page.getByRole('status').filter({ hasText: 'Team folder Rota made for Night crew' }).waitFor();
+    const top = await json(await newcomer.client.get('/api/files'));
+    expect(top[0]).toMatchObject({ name: 'Rota', teamFolder: true });
     expect(errors).toEqual([]);
     await context.close();
 

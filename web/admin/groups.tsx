@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { GROUP_NAME_MAX, type GroupView } from '../../src/contract/groups.ts';
 import { api } from '../api/index.ts';
-import { plural } from '../app/format.ts';
+import { parseSize } from '../../src/contract/size.ts';
+import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
@@ -89,6 +90,29 @@ export function Groups() {
     await load();
   };
 
+  const allowance = async (g: GroupView) => {
+    const typed = await promptDialog({
+      title: `Team folder allowance of ${g.name}`,
+      label: 'Quota its administrators may give team folders they make for it: a size such as 100G, or empty for none',
+      value: g.teamFolderBytes === null ? '' : sizeInput(g.teamFolderBytes),
+      confirm: 'Save',
+      maxLength: 20,
+      submit: async (v) => {
+        const bytes = v.trim() ? parseSize(v) : null;
+        if (v.trim() && (bytes === null || bytes <= 0)) return `“${v}” is not a size. Type one such as 100G, or leave it empty.`;
+        try {
+          await api.groups.setAllowance(g.id, bytes);
+          return null;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      },
+    });
+    if (typed === undefined) return;
+    toast(`Team folder allowance of ${g.name} saved`);
+    await load();
+  };
+
   const remove = async (g: GroupView) => {
     const sure = await confirmDialog({
       title: `Delete ${g.name}?`,
@@ -133,12 +157,16 @@ export function Groups() {
                 </span>
                 <span class="muted small">
                   {summary(g)}
+                  {g.teamFolderBytes !== null && ` · its administrators may make team folders of ${formatSize(g.teamFolderBytes)} in all`}
                   {g.description && ` · ${g.description}`}
                 </span>
               </div>
               <div class="entry-side">
                 <button type="button" class="button small" aria-label={`Members of ${g.name}`} onClick={() => members(g)}>
                   Members
+                </button>
+                <button type="button" class="button small" aria-label={`Team folder allowance of ${g.name}`} onClick={() => allowance(g)}>
+                  Allowance
                 </button>
                 <button type="button" class="button small" aria-label={`Rename ${g.name}`} onClick={() => rename(g)}>
                   Rename

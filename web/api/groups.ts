@@ -8,6 +8,11 @@ export const groups = {
   one: (id: string) => call('GET /api/admin/groups/:id', { params: { id } }),
   create: (name: string, description: string) => call('POST /api/admin/groups', { body: { name, description } }),
   rename: (id: string, name: string) => call('PATCH /api/admin/groups/:id', { params: { id }, body: { name } }),
+  setAllowance: (id: string, teamFolderBytes: number | null) =>
+    call('PATCH /api/admin/groups/:id', { params: { id }, body: { teamFolderBytes } }),
+  /** A group administrator's team folder for its group. */
+  makeTeamFolder: (id: string, name: string, quota: number) =>
+    call('POST /api/groups/:id/team-folders', { params: { id }, body: { name, quota } }),
   remove: (id: string) => call('DELETE /api/admin/groups/:id', { params: { id } }),
   addMember: (id: string, email: string, admin: boolean) =>
     call('POST /api/admin/groups/:id/members', { params: { id }, body: { email, admin } }).then((r) => r.member),

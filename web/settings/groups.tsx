@@ -2,8 +2,12 @@ import { useEffect, useState } from 'preact/hooks';
 import type { GroupChoice } from '../../src/contract/groups.ts';
 import { MembersForm, type MembersClient } from '../admin/group-members.tsx';
 import { api } from '../api/index.ts';
-import { plural } from '../app/format.ts';
-import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { MAX_NAME_LENGTH } from '../../src/contract/names.ts';
+import { parseSize } from '../../src/contract/size.ts';
+import { formatSize, plural } from '../app/format.ts';
+import { toast } from '../app/toasts.ts';
+import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
 const LEAD_CLIENT: MembersClient = {
@@ -13,7 +17,49 @@ const LEAD_CLIENT: MembersClient = {
   emails: () => Promise.resolve([]),
 };
 
-/** Settings → Groups: the groups the account is in; in those it administers, their members. */
+/** A group administrator's team folder: a name and a quota out of the group's allowance. */
+function TeamFolderForm({ group, close }: { group: GroupChoice; close: (name?: string) => void }) {
+  const [name, setName] = useState('');
+  const [quota, setQuota] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <form
+      noValidate
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const bytes = parseSize(quota);
+        if (!name.trim()) return setError('Give the team folder a name.');
+        if (bytes === null || bytes <= 0) return setError(`“${quota}” is not a size. Type one such as 10G.`);
+        setBusy(true);
+        setError(null);
+        try {
+          const made = await api.groups.makeTeamFolder(group.id, name.trim(), bytes);
+          close(made.name);
+        } catch (err) {
+          setError((err as Error).message);
+          setBusy(false);
+        }
+      }}
+    >
+      <div class="dialog-body form">
+        <Field label="Team folder name">
+          <input maxLength={MAX_NAME_LENGTH} value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
+        </Field>
+        <Field
+          label="Quota"
+          hint={`A size such as 10G, out of the ${formatSize(group.teamFolderBytes ?? 0)} the admin lets ${group.name} give its team folders.`}
+        >
+          <input value={quota} placeholder="10G" onInput={(e) => setQuota(e.currentTarget.value)} />
+        </Field>
+        <FormError message={error} />
+      </div>
+      <FormButtons submit="Make team folder" busy={busy} cancel={() => close()} />
+    </form>
+  );
+}
+
+/** Settings → Groups: the groups the account is in; in those it administers, their members and new team folders. */
 export function Groups() {
   const [groups, setGroups] = useState<GroupChoice[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -36,6 +82,15 @@ export function Groups() {
     await load();
   };
 
+  const makeTeamFolder = async (g: GroupChoice) => {
+    const made = await openDialog<string>((close) => (
+      <Dialog title={`New team folder for ${g.name}`} onClose={() => close()}>
+        <TeamFolderForm group={g} close={close} />
+      </Dialog>
+    ));
+    if (made) toast(`Team folder ${made} made for ${g.name}: it is at the top of My files`);
+  };
+
   return (
     <Section
       title="Groups"
@@ -56,6 +111,16 @@ export function Groups() {
               </div>
               {g.admin && (
                 <div class="entry-side">
+                  {g.teamFolderBytes !== null && (
+                    <button
+                      type="button"
+                      class="button small"
+                      aria-label={`New team folder for ${g.name}`}
+                      onClick={() => makeTeamFolder(g)}
+                    >
+                      New team folder
+                    </button>
+                  )}
                   <button type="button" class="button small" aria-label={`Members of ${g.name}`} onClick={() => members(g)}>
                     Members
                   </button>

@@ -159,7 +159,10 @@ export class GroupService {
     const prefix = q?.trim().toLowerCase() ?? '';
     const rows = prefix ? this.d.groups.named(prefix, COMPLETIONS) : this.d.groups.ofAccount(accountId);
     return {
-      groups: rows.map((g) => ({ id: g.id, name: g.name, size: g.size, member: mine.has(g.id), admin: mine.get(g.id) ?? false })),
+      groups: rows.map((g) => {
+        const admin = mine.get(g.id) ?? false;
+        return { id: g.id, name: g.name, size: g.size, member: mine.has(g.id), admin, teamFolderBytes: admin ? g.teamFolderBytes : null };
+      }),
     };
   }
 

@@ -120,6 +120,7 @@ describe('groups (admin)', () => {
       size: 2,
       member: true,
       admin: true,
+      teamFolderBytes: null,
     });
   });
 
