@@ -35,10 +35,10 @@ export class TeamFoldersRepo {
       .get(groupId)!.n;
   }
 
-  /** Every team folder, by name. */
+  /** Every team folder, by name; those being deleted are gone already. */
   all(): TeamFolderRow[] {
     return this.sqlite
-      .query<TeamFolderRow, []>(`${ROW} ORDER BY lower(u.name), u.id`)
+      .query<TeamFolderRow, []>(`${ROW} WHERE u.deletion_requested_at IS NULL ORDER BY lower(u.name), u.id`)
       .all()
       .map((r) => ({ ...r, deleting: Boolean(r.deleting) }));
   }
