@@ -80,6 +80,7 @@ import type {
   groupPatchBody,
   groupSearchQuery,
   groupTeamFolderBody,
+  TeamFolderChoice,
   TeamFolderView,
   teamFolderBody,
   teamFolderGroupsBody,
@@ -167,6 +168,7 @@ export interface Api {
   'PUT /api/admin/team-folders/:id/groups': { body: In<typeof teamFolderGroupsBody>; response: TeamFolderView };
   'DELETE /api/admin/team-folders/:id': { response: Message & { jobId: string } };
   'POST /api/groups/:id/team-folders': { body: In<typeof groupTeamFolderBody>; response: TeamFolderView };
+  'GET /api/team-folders': { response: { teamFolders: TeamFolderChoice[] } };
   'GET /api/team-folders/:id/trash': { query: In<typeof trashQuery>; response: Item[] };
   'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
   'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };

@@ -122,3 +122,11 @@ export interface TeamFolderView {
   groups: Array<{ groupId: string; name: string; size: number; role: 'viewer' | 'editor' }>;
   createdAt: string;
 }
+
+/** A team folder the account reaches, and whether it administers it (keeps its trash). */
+export interface TeamFolderChoice {
+  id: string;
+  name: string;
+  folderId: string;
+  administrator: boolean;
+}

@@ -215,6 +215,7 @@ export const ROUTES = {
   // A group administrator's team folder, out of the group's allowance (the service checks who administers the group).
   'POST /api/groups/:id/team-folders': owner,
   // A team folder's trash, for its administrators (the service checks who administers it).
+  'GET /api/team-folders': session,
   'GET /api/team-folders/:id/trash': session,
   'POST /api/team-folders/:id/trash/restore': can('trash.restore'),
   'POST /api/team-folders/:id/trash/delete': can('trash.delete'),

@@ -33,6 +33,7 @@ export function teamFolderRoutes(ctx: AppContext) {
         return result;
       },
     }),
+    route('GET /api/team-folders', { handler: ({ principal }) => teamFolders.mine(principal) }),
     route('GET /api/team-folders/:id/trash', {
       query: trashQuery,
       handler: ({ principal, params, query, set }) => pageResponse(teamFolders.trashPage(principal, params.id, query), set),

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { folder } from '../helpers/files.ts';
+import { folder, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -185,6 +185,24 @@ describe('Admin → Groups', () => {
     await page.getByRole('status').filter({ hasText: 'Team folder Rota made for Night crew' }).waitFor();
     const top = await json(await newcomer.client.get('/api/files'));
     expect(top[0]).toMatchObject({ name: 'Rota', teamFolder: true });
+
+    // What members trash in the team folder, its administrator restores or deletes forever.
+    const shifts = await upload(newcomer.client, 'shifts.txt', 'mon tue', { parentId: top[0].id });
+    const old = await upload(newcomer.client, 'old.txt', 'old', { parentId: top[0].id });
+    expect((await newcomer.client.post('/api/files/delete', { ids: [shifts.id, old.id] })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Trash of Rota' }).click();
+    const bin = page.getByRole('dialog', { name: 'Trash of Rota' });
+    const trashed = bin.getByRole('list', { name: 'Trash of Rota' });
+    await trashed.getByText('shifts.txt').waitFor();
+    await expectAccessible(page, 'team folder trash');
+    await screenshot(page, 'settings-team-folder-trash-light-desktop');
+    await bin.getByRole('button', { name: 'Restore shifts.txt' }).click();
+    await trashed.getByText('shifts.txt').waitFor({ state: 'detached' });
+    expect((await newcomer.client.get(`/api/files/${shifts.id}/download`)).status).toBe(200);
+    await bin.getByRole('button', { name: 'Delete forever: old.txt' }).click();
+    await page.getByRole('dialog', { name: 'Delete old.txt forever?' }).getByRole('button', { name: 'Delete forever' }).click();
+    await bin.getByText('The trash of Rota is empty.').waitFor();
     expect(errors).toEqual([]);
     await context.close();
 

@@ -48,4 +48,9 @@ export const teamFolders = {
   setGroups: (id: string, groups: ApiBody<'PUT /api/admin/team-folders/:id/groups'>['groups']) =>
     call('PUT /api/admin/team-folders/:id/groups', { params: { id }, body: { groups } }),
   remove: (id: string) => call('DELETE /api/admin/team-folders/:id', { params: { id } }),
+  /** The team folders the account reaches, and whether it administers each. */
+  mine: () => call('GET /api/team-folders').then((r) => r.teamFolders),
+  trash: (id: string) => call('GET /api/team-folders/:id/trash', { params: { id }, query: { limit: 200 } }),
+  restore: (id: string, ids: string[]) => call('POST /api/team-folders/:id/trash/restore', { params: { id }, body: { ids } }),
+  deleteForever: (id: string, ids: string[]) => call('POST /api/team-folders/:id/trash/delete', { params: { id }, body: { ids } }),
 };

@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { GroupChoice } from '../../src/contract/groups.ts';
+import type { Item } from '../../src/contract/files.ts';
+import type { GroupChoice, TeamFolderChoice } from '../../src/contract/groups.ts';
 import { MembersForm, type MembersClient } from '../admin/group-members.tsx';
 import { api } from '../api/index.ts';
 import { MAX_NAME_LENGTH } from '../../src/contract/names.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import { formatSize, plural } from '../app/format.ts';
-import { toast } from '../app/toasts.ts';
-import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { toast, toastError } from '../app/toasts.ts';
+import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -59,14 +60,81 @@ function TeamFolderForm({ group, close }: { group: GroupChoice; close: (name?: s
   );
 }
 
+/** A team folder's trash, for its administrators: restore or delete forever, item by item. */
+function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => void }) {
+  const [items, setItems] = useState<Item[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = () => api.teamFolders.trash(folder.id).then(setItems, (err: Error) => setError(err.message));
+  useEffect(() => void load(), [folder.id]);
+  const act = async (item: Item, restore: boolean) => {
+    const sure =
+      restore ||
+      (await confirmDialog({
+        title: `Delete ${item.name} forever?`,
+        message: `It is removed from the trash of ${folder.name} for everyone in its groups and cannot be restored.`,
+        confirm: 'Delete forever',
+        danger: true,
+      }));
+    if (!sure) return;
+    try {
+      if (restore) await api.teamFolders.restore(folder.id, [item.id]);
+      else await api.teamFolders.deleteForever(folder.id, [item.id]);
+      toast(restore ? `${item.name} restored to ${folder.name}` : `Deleting ${item.name} forever`);
+      setItems((list) => list?.filter((x) => x.id !== item.id) ?? null);
+    } catch (err) {
+      toastError(err);
+    }
+  };
+  return (
+    <>
+      <div class="dialog-body">
+        {error && <LoadError message={error} retry={load} />}
+        {items?.length === 0 && <p class="muted">The trash of {folder.name} is empty.</p>}
+        {items && items.length > 0 && (
+          <ul class="entries" aria-label={`Trash of ${folder.name}`}>
+            {items.map((i) => (
+              <li key={i.id} class="entry">
+                <div class="entry-main">
+                  <span class="entry-title">{i.name}</span>
+                  <span class="muted small">{i.type === 'folder' ? 'Folder' : formatSize(i.size ?? 0)}</span>
+                </div>
+                <div class="entry-side">
+                  <button type="button" class="button small" aria-label={`Restore ${i.name}`} onClick={() => act(i, true)}>
+                    Restore
+                  </button>
+                  <button
+                    type="button"
+                    class="button small danger-ghost"
+                    aria-label={`Delete forever: ${i.name}`}
+                    onClick={() => act(i, false)}
+                  >
+                    Delete forever
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={close}>
+          Done
+        </button>
+      </div>
+    </>
+  );
+}
+
 /** Settings → Groups: the groups the account is in; in those it administers, their members and new team folders. */
 export function Groups() {
   const [groups, setGroups] = useState<GroupChoice[] | null>(null);
+  const [teams, setTeams] = useState<TeamFolderChoice[]>([]);
   const [error, setError] = useState<string | null>(null);
   const load = () =>
-    api.groups.mine().then(
-      (mine) => {
+    Promise.all([api.groups.mine(), api.teamFolders.mine()]).then(
+      ([mine, reached]) => {
         setGroups(mine);
+        setTeams(reached.filter((f) => f.administrator));
         setError(null);
       },
       (err: Error) => setError(err.message),
@@ -81,6 +149,13 @@ export function Groups() {
     ));
     await load();
   };
+
+  const trash = (f: TeamFolderChoice) =>
+    openDialog<void>((close) => (
+      <Dialog title={`Trash of ${f.name}`} onClose={() => close()} wide>
+        <TeamTrash folder={f} close={() => close()} />
+      </Dialog>
+    ));
 
   const makeTeamFolder = async (g: GroupChoice) => {
     const made = await openDialog<string>((close) => (
@@ -129,6 +204,23 @@ export function Groups() {
             </li>
           ))}
         </ul>
+      )}
+      {teams.length > 0 && (
+        <>
+          <h3>Team folders you administer</h3>
+          <ul class="entries" aria-label="Team folders you administer">
+            {teams.map((f) => (
+              <li key={f.id} class="entry">
+                <span class="entry-title">{f.name}</span>
+                <div class="entry-side">
+                  <button type="button" class="button small" aria-label={`Trash of ${f.name}`} onClick={() => trash(f)}>
+                    Trash
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        </>
       )}
     </Section>
   );

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.ts';
-import type { TeamFolderView } from '../../contract/groups.ts';
+import type { TeamFolderChoice, TeamFolderView } from '../../contract/groups.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { formatSize } from '../../contract/size.ts';
 import type { MemberRole } from '../../contract/sharing.ts';
@@ -182,6 +182,19 @@ export class TeamFolderService {
       details: { name: row.name },
     });
     return { message: `Deleting the team folder ${row.name}`, jobId };
+  }
+
+  /** The team folders the caller's account reaches, and whether it administers each. */
+  mine(principal: Principal): { teamFolders: TeamFolderChoice[] } {
+    if (!this.d.peopleSharing()) return { teamFolders: [] };
+    return {
+      teamFolders: this.d.teamFolders.reachedBy(principal.accountId).map((f) => ({
+        id: f.id,
+        name: this.d.teamFolders.get(f.id)?.name ?? '',
+        folderId: f.folderId,
+        administrator: this.d.teamFolders.administers(principal.accountId, f.id),
+      })),
+    };
   }
 
   /** The team folder's trash, for its administrators. */

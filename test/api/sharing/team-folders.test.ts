@@ -211,6 +211,11 @@ describe('team folders', () => {
     const file = await upload(s.editor.client, 'draft.txt', 'draft bytes', { parentId: s.team.folderId });
     expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
     const trash = `/api/team-folders/${s.team.id}/trash`;
+    const mine = async (c: TestClient) => (await json(await c.get('/api/team-folders'))).teamFolders;
+    expect(await mine(lead.client)).toEqual([{ id: s.team.id, name: s.name, folderId: s.team.folderId, administrator: true }]);
+    expect((await mine(s.editor.client))[0].administrator).toBe(false);
+    expect((await mine(viewerLead.client))[0].administrator).toBe(false);
+    expect(await mine(s.stranger.client)).toEqual([]);
 
     expect((await json(await lead.client.get(trash))).map((i: any) => i.name)).toEqual(['draft.txt']);
     for (const c of [s.editor.client, viewerLead.client]) {
