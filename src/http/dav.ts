@@ -84,21 +84,29 @@ type Place =
 const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 
 function placeOf(dav: DavService, caller: Principal, path: DavPath): Place {
-  if (path.segments.length === 0 || davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) return { kind: 'own', principal: caller, path };
+  if (path.segments.length === 0) return { kind: 'own', principal: caller, path };
+  if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
+    // A team folder the account reaches is at the root too, unless an own item has its name.
+    const team = dav.teamMount(caller, path.segments[0]!);
+    return team ? mountPlace(team, path.segments.slice(1)) : { kind: 'own', principal: caller, path };
+  }
   const shares = dav.shares(caller);
   if (shares.length === 0) return { kind: 'own', principal: caller, path };
   if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
   const mount = dav.mount(caller, path.segments[1]!);
   if (!mount) throw notFound(Messages.itemNotFound);
-  const rest = path.segments.slice(2);
+  return mountPlace(mount, path.segments.slice(2));
+}
+
+function mountPlace(mount: DavMount, rest: string[]): Place {
   return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
 }
 
-/** The href of a path of `place`'s tree: inside a share, under SHARED_WITH_ME/<name> rather than the owner's path. */
+/** The href of a path of `place`'s tree: inside a share, under its mount (SHARED_WITH_ME/<name>, or a team folder's name) rather than the owner's path. */
 function hrefIn(place: Place, path: DavPath, folder: boolean): string {
   if (place.kind !== 'mount') return hrefOf(path, folder);
   const rest = path.segments.slice(place.mount.ownerSegments.length);
-  return hrefOf(davPath([SHARED_WITH_ME, place.mount.name, ...rest]), folder);
+  return hrefOf(davPath([...place.mount.prefix, ...rest]), folder);
 }
 
 const WRITES = new Set(['PUT', 'MKCOL', 'DELETE', 'MOVE', 'COPY', 'PROPPATCH', 'LOCK']);
@@ -531,9 +539,16 @@ async function propfind(
         ),
       );
     }
-    // The root also lists SHARED_WITH_ME while something is shared with the account.
+    // The root also lists SHARED_WITH_ME while something is shared with the account, and its team folders.
     if (!shares && !self && depthHeader === '1' && dav.shares(principal).length > 0)
       yield new ListParts([answer.responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, undefined)]);
+    if (!shares && !self && depthHeader === '1') {
+      const teams = dav.teamFolders(principal);
+      const dead = answer.deadOf(teams.map((t) => t.item));
+      yield new ListParts(
+        teams.map((t) => answer.responseXml(t.item, davPath([t.name]).key, `${base}${encodeSegment(t.name)}/`, dead.get(t.item.id))),
+      );
+    }
     for await (const page of pages ?? [])
       for (let at = 0; at < page.length; at += DEAD_BATCH)
         yield new ChildParts(answer, page.slice(at, at + DEAD_BATCH), res.path.key, base);
@@ -822,7 +837,8 @@ async function transfer(
   // A Destination in another tree (the caller's own, another share) would hand items to another account.
   const destPlace = placeOf(dav, requestMeta(request).principal!, pathOfUrlPath(url.pathname));
   const sameTree =
-    destPlace.kind === place.kind && (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.name === place.mount.name));
+    destPlace.kind === place.kind &&
+    (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.prefix.join('/') === place.mount.prefix.join('/')));
   if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);
   const dest = destPlace.path;
   const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();

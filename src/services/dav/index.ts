@@ -35,6 +35,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
       audit: d.audit,
       tree: d.tree,
       members: repos.members,
+      teamFolders: repos.teamFolders,
     }),
   };
   return { services, shared: { davLocks } };

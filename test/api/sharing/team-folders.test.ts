@@ -282,6 +282,33 @@ describe('team folders', () => {
     expect(await status(make(lead.client, 'Again', 100))).toBe(201);
   });
 
+  test('WebDAV: a team folder is at the root as /dav/<name>/ (an own item of that name hides it); viewers read, strangers 404', async () => {
+    const s = await scene();
+    const dav = await davLogin(t, s.editor);
+    const viewerDav = await davLogin(t, s.viewer);
+    const strangerDav = await davLogin(t, s.stranger);
+    const at = encodeURIComponent(s.name);
+    expect(await dav.list('')).toContain(`/dav/${s.name}/`);
+    expect(await status(dav.put(`${at}/plan.txt`, 'via dav'))).toBe(201);
+    expect(await status(dav.request('MKCOL', `${at}/Sub`))).toBe(201);
+    expect((await dav.list(`${at}/`)).sort()).toEqual([`/dav/${s.name}/`, `/dav/${s.name}/Sub/`, `/dav/${s.name}/plan.txt`]);
+    let res = await dav.request('MOVE', `${at}/plan.txt`, { headers: { destination: `${t.url}/dav/${at}/Sub/plan.txt` } });
+    expect(res.status).toBe(201);
+    // Out of the team folder into the member's own files: the boundary of a share.
+    res = await dav.request('MOVE', `${at}/Sub/plan.txt`, { headers: { destination: `${t.url}/dav/plan.txt` } });
+    expect(res.status).toBe(403);
+    expect(await (await viewerDav.request('GET', `${at}/Sub/plan.txt`)).text()).toBe('via dav');
+    expect(await status(viewerDav.put(`${at}/no.txt`, 'x'))).toBe(403);
+    expect(await status(strangerDav.request('GET', `${at}/Sub/plan.txt`))).toBe(404);
+    expect(await strangerDav.list('')).not.toContain(`/dav/${s.name}/`);
+    expect((await teamOf(s.team.id)).size).toBe(7);
+
+    // The viewer's own folder of the same name takes the root path; the team folder stays under Shared with me.
+    await folder(s.viewer.client, s.name);
+    expect(await viewerDav.list(`${at}/`)).toEqual([`/dav/${s.name}/`]);
+    expect(await status(viewerDav.request('GET', `Shared%20with%20me/${at}/Sub/plan.txt`))).toBe(200);
+  });
+
   test('`coffer export` writes each team folder under its account, team:<id>', async () => {
     const s = await scene();
     const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
