@@ -172,6 +172,7 @@ export interface Api {
   'GET /api/team-folders/:id/trash': { query: In<typeof trashQuery>; response: Item[] };
   'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
   'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
+  'POST /api/team-folders/:id/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };

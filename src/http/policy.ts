@@ -219,6 +219,7 @@ export const ROUTES = {
   'GET /api/team-folders/:id/trash': session,
   'POST /api/team-folders/:id/trash/restore': can('trash.restore'),
   'POST /api/team-folders/:id/trash/delete': can('trash.delete'),
+  'POST /api/team-folders/:id/share': can('shares.share'),
   'GET /api/notifications': session,
   'POST /api/notifications/read': session,
   'GET /s/:token': share,

@@ -1,7 +1,9 @@
 import type { AppContext } from '../context.ts';
 import { idsBody, trashQuery } from '../contract/files.ts';
 import { groupTeamFolderBody, teamFolderBody, teamFolderGroupsBody, teamFolderPatchBody } from '../contract/groups.ts';
+import { shareBody } from '../contract/sharing.ts';
 import { pageResponse } from './fields.ts';
+import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
 /** Team folders: the admin makes them, gives groups their roles, sets their limits and deletes them; their administrators keep their trash. */
@@ -57,6 +59,13 @@ export function teamFolderRoutes(ctx: AppContext) {
       handler: ({ principal, params, body, set }) => {
         set.status = 202;
         return teamFolders.deleteForever(principal, params.id, body.ids);
+      },
+    }),
+    route('POST /api/team-folders/:id/share', {
+      body: shareBody,
+      handler: ({ principal, params, body, request }) => {
+        const { ids, shared, expiry, ...options } = body;
+        return teamFolders.share(principal, params.id, { ids, shared, expiry, options, origin: requestMeta(request).origin });
       },
     }),
     route('DELETE /api/admin/team-folders/:id', {

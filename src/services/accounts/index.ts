@@ -29,11 +29,11 @@ export interface AccountsServices {
 
 type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<
   FilesServices,
-  'quota' | 'trash' | 'members'
+  'quota' | 'trash' | 'members' | 'shares'
 >;
 
 /** Accounts, their logins (sub-users, app passwords, desktop clients), sessions and second factors. */
-export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash, members }: AccountsDeps) {
+export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash, members, shares }: AccountsDeps) {
   const { clock, config, queue, repos, jwtSecret } = infra;
   const { transactions } = repos;
   const sessions = new SessionService({
@@ -100,6 +100,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
       members,
       membership: repos.members,
       trash,
+      shares,
       peopleSharing: () => settings.get('peopleSharing'),
     }),
   };

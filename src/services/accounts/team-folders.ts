@@ -16,7 +16,9 @@ import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { MemberService } from '../files/members.ts';
 import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
+import type { ShareOptions, ShareService } from '../files/shares.ts';
 import type { TrashPlan, TrashService } from '../files/trash.ts';
+import type { Expiry } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { Principal } from './principal.ts';
@@ -34,6 +36,7 @@ interface TeamFolderDeps {
   members: MemberService;
   membership: MembersRepo;
   trash: TrashService;
+  shares: ShareService;
   peopleSharing: () => boolean;
 }
 
@@ -210,6 +213,18 @@ export class TeamFolderService {
     return this.d.trash.startPermanentDelete(this.administered(principal, id), ids);
   }
 
+  /** Public links of items in the team folder, made or removed by its administrators (the links are the team's). */
+  share(
+    principal: Principal,
+    id: string,
+    input: { ids: readonly string[]; shared: boolean; expiry: Expiry; options: ShareOptions; origin: string },
+  ): Promise<{ links: Record<string, string> }> | { message: string } {
+    const team = this.administered(principal, id);
+    return input.shared
+      ? this.d.shares.share(team, input.ids, input.expiry, input.origin, input.options)
+      : this.d.shares.unshare(team, input.ids);
+  }
+
   /**
    * The caller acting for the team's account, when its account administers the team folder (a group
    * administrator of a group given it as editor); a member otherwise 403, anyone else 404. What it does
@@ -221,7 +236,7 @@ export class TeamFolderService {
       row && !row.deleting && this.d.peopleSharing() && this.d.membership.membershipOf(principal.accountId, row.folderId) !== null;
     if (!row || !reaches) throw notFound(NOT_FOUND);
     if (!this.d.teamFolders.administers(principal.accountId, id)) {
-      throw forbidden('Only an administrator of a group that edits this team folder manages its trash.');
+      throw forbidden('Only an administrator of a group that edits this team folder manages its trash and links.');
     }
     return {
       loginId: principal.loginId,

@@ -309,6 +309,27 @@ describe('team folders', () => {
     expect(await status(viewerDav.request('GET', `Shared%20with%20me/${at}/Sub/plan.txt`))).toBe(200);
   });
 
+  test('its administrators make and remove public links of what is in it; members 403, others 404, nothing outside it', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    const file = await upload(s.editor.client, 'flyer.txt', 'public flyer', { parentId: s.team.folderId });
+    const mine = await upload(lead.client, 'mine.txt', 'mine');
+    const share = (c: TestClient, ids: string[], shared = true) =>
+      c.post(`/api/team-folders/${s.team.id}/share`, { ids, shared, expiry: '7d' });
+
+    const res = await share(lead.client, [file.id]);
+    expect(res.status).toBe(200);
+    const link = new URL((await json(res)).links[file.id]);
+    const visitor = await fetch(`${t.url}${link.pathname}`);
+    expect(visitor.status).toBe(200);
+    expect(await status(share(s.editor.client, [file.id]))).toBe(403);
+    expect(await status(share(s.stranger.client, [file.id]))).toBe(404);
+    expect(await status(share(lead.client, [mine.id]))).toBe(404);
+    expect(await status(share(lead.client, [file.id], false))).toBe(200);
+    expect((await fetch(`${t.url}${link.pathname}`)).status).toBe(404);
+  });
+
   test('`coffer export` writes each team folder under its account, team:<id>', async () => {
     const s = await scene();
     const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
