@@ -266,6 +266,9 @@ BACKUP_DIR=$BACKUP_DIR
 # OIDC_AUTO_CREATE=false
 # OIDC_DISABLE_PASSWORD_LOGIN=false
 # OIDC_ALLOW_HTTP=false
+# Groups from the provider: the claim listing a person's groups, and whether unknown ones are created (docs/groups.md).
+# OIDC_GROUPS_CLAIM=groups
+# OIDC_GROUPS_CREATE=false
 ENV
   [ "$SYSTEMD" -eq 1 ] && chown "root:$SERVICE_USER" "$ENV_FILE" && chmod 0640 "$ENV_FILE"
   echo "wrote $CONFIG_DIR/coffer.env"

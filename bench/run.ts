@@ -25,6 +25,7 @@ import { runPhotosBench } from './photos.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
+import { runGroupsBench } from './groups.ts';
 import { runEventStreamsBench } from './event-streams.ts';
 import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
@@ -62,6 +63,7 @@ const benches: Record<string, () => Promise<void>> = {
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
+  groups: runGroupsBench,
   streams: runEventStreamsBench,
   soak: runSoakBench,
   requests: runRequestsBench,

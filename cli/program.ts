@@ -4,6 +4,7 @@ import { registerServe } from './serve.ts';
 import { registerInit } from './init.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerUsers } from './users.ts';
+import { registerGroups } from './groups.ts';
 import { registerSettings } from './settings.ts';
 import { registerOrphans } from './orphans.ts';
 import { registerBackup } from './backup.ts';
@@ -43,6 +44,7 @@ ${EXIT_CODES_HELP}`,
   registerMigrate(program);
   registerSetupCode(program);
   registerUsers(program);
+  registerGroups(program);
   registerSettings(program);
   registerOrphans(program);
   registerBackup(program);

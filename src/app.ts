@@ -30,6 +30,8 @@ import { backupRoutes } from './http/backups.ts';
 import { metricsRoutes } from './http/metrics.ts';
 import { shareRoutes } from './http/shares.ts';
 import { memberRoutes } from './http/members.ts';
+import { groupRoutes } from './http/groups.ts';
+import { teamFolderRoutes } from './http/team-folders.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
@@ -81,6 +83,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))
     .use(memberRoutes(ctx))
+    .use(groupRoutes(ctx))
+    .use(teamFolderRoutes(ctx))
     .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))

@@ -47,7 +47,7 @@ function createServices(infra: Infrastructure) {
   const thumbnails = createThumbnailServices(infra, { tree, events });
   const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
-  const signOn = createSignOnServices(infra, { audit, ...accounts.services });
+  const signOn = createSignOnServices(infra, { audit, groups: files.services.groups, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, {
     settings,

@@ -94,6 +94,10 @@ export interface IdpConfig {
   disablePasswordLogin: boolean;
   /** OIDC_ALLOW_HTTP: plain http to a provider that is not on loopback (a LAN test set-up). */
   allowHttp: boolean;
+  /** OIDC_GROUPS_CLAIM: the claim naming the person's groups; each sign-on sets the provider's groups from it. Null: groups are not synced. */
+  groupsClaim: string | null;
+  /** OIDC_GROUPS_CREATE: a group named in the claim and unknown here is created. */
+  groupsCreate: boolean;
 }
 
 export interface RateLimits {
@@ -231,7 +235,10 @@ Single sign-on (OpenID Connect; issuer, client id and secret turn it on together
   OIDC_AUTO_CREATE                true: create accounts on first sign-in even when sign-up is closed
                                   (default false)
   OIDC_DISABLE_PASSWORD_LOGIN     true: only the provider signs people in; the CLI still works (default false)
-  OIDC_ALLOW_HTTP                 true: accept an http:// issuer that is not on loopback (LAN tests only)`;
+  OIDC_ALLOW_HTTP                 true: accept an http:// issuer that is not on loopback (LAN tests only)
+  OIDC_GROUPS_CLAIM               the claim listing a person's groups (e.g. groups): each sign-on sets their
+                                  membership in the provider's groups from it (default: not synced)
+  OIDC_GROUPS_CREATE              true: create a group named in the claim on first sight (default false)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -362,6 +369,10 @@ function idpConfig(env: Env, cwd: string): IdpConfig | null {
   const scopes = (text('OIDC_SCOPES') ?? 'openid email profile').split(/[\s,]+/).filter(Boolean);
   if (!scopes.includes('openid')) throw new ConfigError(`OIDC_SCOPES must include "openid", got "${env.OIDC_SCOPES}"`);
   const providerName = text('OIDC_PROVIDER_NAME') ?? 'Single sign-on';
+  const groupsClaim = text('OIDC_GROUPS_CLAIM');
+  if (groupsClaim !== undefined && !/^[\w.:/-]{1,100}$/.test(groupsClaim)) {
+    throw new ConfigError(`OIDC_GROUPS_CLAIM must be a claim name such as groups, got "${groupsClaim}"`);
+  }
   if (providerName.length > 60) throw new ConfigError('OIDC_PROVIDER_NAME must be at most 60 characters');
   return {
     issuerUrl: issuer!,
@@ -373,6 +384,8 @@ function idpConfig(env: Env, cwd: string): IdpConfig | null {
     autoCreate: booleanVar('OIDC_AUTO_CREATE', env.OIDC_AUTO_CREATE, false),
     disablePasswordLogin: booleanVar('OIDC_DISABLE_PASSWORD_LOGIN', env.OIDC_DISABLE_PASSWORD_LOGIN, false),
     allowHttp,
+    groupsClaim: groupsClaim ?? null,
+    groupsCreate: booleanVar('OIDC_GROUPS_CREATE', env.OIDC_GROUPS_CREATE, false),
   };
 }
 

@@ -70,6 +70,23 @@ import type {
   trashQuery,
   uploadCheckBody,
 } from './files.ts';
+import type {
+  GroupChoice,
+  GroupDetail,
+  GroupMember,
+  GroupView,
+  groupAdminBody,
+  groupBody,
+  groupMemberBody,
+  groupPatchBody,
+  groupSearchQuery,
+  groupTeamFolderBody,
+  TeamFolderChoice,
+  TeamFolderView,
+  teamFolderBody,
+  teamFolderGroupsBody,
+  teamFolderPatchBody,
+} from './groups.ts';
 import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   linkListQuery,
@@ -80,6 +97,7 @@ import type {
   notificationsReadBody,
   peoplePageQuery,
   roleBody,
+  SharedGroup,
   SharedWithMeItem,
   ShareLinkPage,
   ShareLinks,
@@ -127,10 +145,35 @@ export interface Api {
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
   'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
   'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
-  'GET /api/files/:id/members': { response: { members: Member[] } };
-  'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } };
+  'GET /api/files/:id/members': { response: { members: Member[]; groups: SharedGroup[] } };
+  'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } | { group: SharedGroup } };
   'PATCH /api/files/:id/members/:accountId': { body: In<typeof roleBody>; response: { member: Member } };
   'DELETE /api/files/:id/members/:accountId': { response: Message };
+  'PATCH /api/files/:id/groups/:groupId': { body: In<typeof roleBody>; response: { group: SharedGroup } };
+  'DELETE /api/files/:id/groups/:groupId': { response: Message };
+  'GET /api/groups': { query: In<typeof groupSearchQuery>; response: { groups: GroupChoice[] } };
+  'GET /api/groups/:id': { response: GroupDetail };
+  'POST /api/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
+  'DELETE /api/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/groups': { response: { groups: GroupView[] } };
+  'POST /api/admin/groups': { body: In<typeof groupBody>; response: GroupDetail };
+  'GET /api/admin/groups/:id': { response: GroupDetail };
+  'PATCH /api/admin/groups/:id': { body: In<typeof groupPatchBody>; response: GroupDetail };
+  'DELETE /api/admin/groups/:id': { response: Message };
+  'POST /api/admin/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
+  'PATCH /api/admin/groups/:id/members/:accountId': { body: In<typeof groupAdminBody>; response: { member: GroupMember } };
+  'DELETE /api/admin/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/team-folders': { response: { teamFolders: TeamFolderView[] } };
+  'POST /api/admin/team-folders': { body: In<typeof teamFolderBody>; response: TeamFolderView };
+  'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };
+  'PUT /api/admin/team-folders/:id/groups': { body: In<typeof teamFolderGroupsBody>; response: TeamFolderView };
+  'DELETE /api/admin/team-folders/:id': { response: Message & { jobId: string } };
+  'POST /api/groups/:id/team-folders': { body: In<typeof groupTeamFolderBody>; response: TeamFolderView };
+  'GET /api/team-folders': { response: { teamFolders: TeamFolderChoice[] } };
+  'GET /api/team-folders/:id/trash': { query: In<typeof trashQuery>; response: Item[] };
+  'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
+  'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
+  'POST /api/team-folders/:id/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };

@@ -69,6 +69,8 @@ export interface Item {
   deletedAt?: string;
   /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
   hasThumbnail?: boolean;
+  /** A team folder at the top level of My files: it belongs to a team the account is in through a group. */
+  teamFolder?: boolean;
 }
 
 /** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */

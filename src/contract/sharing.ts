@@ -81,7 +81,10 @@ export interface ShareLinkPage {
 /** Sharing with people: members of an item, what is shared with an account, notifications. */
 export type MemberRole = 'viewer' | 'editor';
 const role = z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' });
-export const memberBody = z.object({ email: EMAIL, role });
+// A person by email, or a group by id.
+export const memberBody = z
+  .object({ email: EMAIL.optional(), groupId: z.string().min(1, 'groupId is required').max(64).optional(), role })
+  .refine((b) => (b.email === undefined) !== (b.groupId === undefined), 'Send email (a person) or groupId (a group), one of the two');
 export const roleBody = z.object({ role });
 export const peoplePageQuery = z.object({
   limit: z.coerce
@@ -111,8 +114,13 @@ export interface Member {
   addedAt: string;
 }
 
-/** An item another account shares with this one. */
-export type SharedWithMeItem = Item & { owner: { id: string; name: string; email: string }; role: MemberRole; sharedAt: string };
+/** An item another account shares with this one; `teamFolder`: a team folder (its owner is the team: no email). */
+export type SharedWithMeItem = Item & {
+  owner: { id: string; name: string; email: string };
+  role: MemberRole;
+  sharedAt: string;
+  teamFolder: boolean;
+};
 
 export interface NotificationEntry {
   id: string;
@@ -121,4 +129,14 @@ export interface NotificationEntry {
   itemId: string | null;
   createdAt: string;
   readAt: string | null;
+}
+
+/** A group an item is shared with: every account in it reaches the item with this role. */
+export interface SharedGroup {
+  groupId: string;
+  name: string;
+  /** Accounts in the group. */
+  size: number;
+  role: MemberRole;
+  addedAt: string;
 }

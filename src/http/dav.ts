@@ -97,14 +97,21 @@ const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 function placeOf(dav: DavService, caller: Principal, urlPath: string): Place {
   const prefix = doorOf(urlPath, caller);
   const path = pathOfUrlPath(prefix, urlPath);
-  if (path.segments.length === 0 || davPath(path.segments.slice(0, 1)).key !== SHARED_KEY)
-    return { prefix, kind: 'own', principal: caller, path };
+  if (path.segments.length === 0) return { prefix, kind: 'own', principal: caller, path };
+  if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
+    // A team folder the account reaches is at the root too, unless an own item has its name.
+    const team = dav.teamMount(caller, path.segments[0]!);
+    return team ? mountPlace(prefix, team, path.segments.slice(1)) : { prefix, kind: 'own', principal: caller, path };
+  }
   const shares = dav.shares(caller);
   if (shares.length === 0) return { prefix, kind: 'own', principal: caller, path };
   if (path.segments.length === 1) return { prefix, kind: 'list', principal: caller, path, shares };
   const mount = dav.mount(caller, path.segments[1]!);
   if (!mount) throw notFound(Messages.itemNotFound);
-  const rest = path.segments.slice(2);
+  return mountPlace(prefix, mount, path.segments.slice(2));
+}
+
+function mountPlace(prefix: string, mount: DavMount, rest: string[]): Place {
   return {
     prefix,
     kind: 'mount',
@@ -115,11 +122,11 @@ function placeOf(dav: DavService, caller: Principal, urlPath: string): Place {
   };
 }
 
-/** The href of a path of `place`'s tree: inside a share, under SHARED_WITH_ME/<name> rather than the owner's path. */
+/** The href of a path of `place`'s tree: inside a share, under its mount (SHARED_WITH_ME/<name>, or a team folder's name) rather than the owner's path. */
 function hrefIn(place: Place, path: DavPath, folder: boolean): string {
   if (place.kind !== 'mount') return hrefOf(place.prefix, path, folder);
   const rest = path.segments.slice(place.mount.ownerSegments.length);
-  return hrefOf(place.prefix, davPath([SHARED_WITH_ME, place.mount.name, ...rest]), folder);
+  return hrefOf(place.prefix, davPath([...place.mount.prefix, ...rest]), folder);
 }
 
 /** The paths WebDAV serves, every door. */
@@ -582,9 +589,16 @@ async function propfind(
         ),
       );
     }
-    // The root also lists SHARED_WITH_ME while something is shared with the account.
+    // The root also lists SHARED_WITH_ME while something is shared with the account, and its team folders.
     if (!shares && !self && depthHeader === '1' && view.sharedEtag)
       yield new ListParts([answer.responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, undefined, true)]);
+    if (!shares && !self && depthHeader === '1') {
+      const teams = dav.teamFolders(principal);
+      const dead = answer.deadOf(teams.map((t) => t.item));
+      yield new ListParts(
+        teams.map((t) => answer.responseXml(t.item, davPath([t.name]).key, `${base}${encodeSegment(t.name)}/`, dead.get(t.item.id))),
+      );
+    }
     for await (const page of pages ?? [])
       for (let at = 0; at < page.length; at += DEAD_BATCH)
         yield new ChildParts(answer, page.slice(at, at + DEAD_BATCH), res.path.key, base);
@@ -1093,7 +1107,8 @@ async function transfer(
   // A Destination in another tree (the caller's own, another share) would hand items to another account.
   const destPlace = placeOf(dav, requestMeta(request).principal!, url.pathname);
   const sameTree =
-    destPlace.kind === place.kind && (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.name === place.mount.name));
+    destPlace.kind === place.kind &&
+    (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.prefix.join('/') === place.mount.prefix.join('/')));
   if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);
   const dest = destPlace.path;
   const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();

@@ -15,6 +15,8 @@ export interface ProviderAccount {
   email?: string;
   email_verified?: boolean;
   name?: string;
+  /** The `groups` claim (scope `groups`). */
+  groups?: string[];
 }
 
 type TokenBody = Record<string, unknown>;
@@ -55,7 +57,7 @@ export async function startTestProvider(): Promise<TestProvider> {
       const account = accounts.get(sub);
       return account ? { accountId: sub, claims: () => ({ sub, ...account }) } : undefined;
     },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
     features: { devInteractions: { enabled: true } },
     pkce: { required: () => true },
     ttl: { ...TTL, AuthorizationCode: () => state.codeTtlSeconds },

@@ -164,7 +164,16 @@ describe('single sign-on (OIDC_*)', () => {
       autoCreate: false,
       disablePasswordLogin: false,
       allowHttp: false,
+      groupsClaim: null,
+      groupsCreate: false,
     });
+  });
+
+  test('groups: OIDC_GROUPS_CLAIM names the claim, OIDC_GROUPS_CREATE creates unknown groups; a claim name with spaces is refused', () => {
+    const c = loadConfig({}, { ...base, OIDC_GROUPS_CLAIM: 'groups', OIDC_GROUPS_CREATE: 'true' }).idp!;
+    expect([c.groupsClaim, c.groupsCreate]).toEqual(['groups', true]);
+    expect(() => loadConfig({}, { ...base, OIDC_GROUPS_CLAIM: 'my groups' })).toThrow(/OIDC_GROUPS_CLAIM must be a claim name/);
+    expect(() => loadConfig({}, { ...base, OIDC_GROUPS_CREATE: 'maybe' })).toThrow(/OIDC_GROUPS_CREATE must be true or false/);
   });
 
   test('every variable is read: the secret from a file, redirect URL, scopes, name and the switches', () => {

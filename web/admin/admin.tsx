@@ -5,12 +5,16 @@ import { NotAvailable, type Tab, TabbedPage } from '../ui/page.tsx';
 import { About } from './about.tsx';
 import { Backups } from './backups.tsx';
 import { Clients } from './clients.tsx';
+import { Groups } from './groups.tsx';
 import { Instance } from './instance.tsx';
 import { Orphans } from './orphans.tsx';
+import { TeamFolders } from './team-folders.tsx';
 import { Users } from './users.tsx';
 
 const TABS: Tab[] = [
   { href: '/admin/users', label: 'Users', icon: 'users' },
+  { href: '/admin/groups', label: 'Groups', icon: 'users' },
+  { href: '/admin/team-folders', label: 'Team folders', icon: 'folder' },
   { href: '/admin/instance', label: 'Instance', icon: 'sliders' },
   { href: '/admin/orphans', label: 'Orphans', icon: 'scan' },
   { href: '/admin/backups', label: 'Backups', icon: 'server' },
@@ -20,6 +24,8 @@ const TABS: Tab[] = [
 
 const SCREENS: Record<string, () => preact.JSX.Element | null> = {
   '/admin/users': Users,
+  '/admin/groups': Groups,
+  '/admin/team-folders': TeamFolders,
   '/admin/instance': Instance,
   '/admin/orphans': Orphans,
   '/admin/backups': Backups,

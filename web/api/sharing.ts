@@ -1,4 +1,4 @@
-import type { Expiry, LinkOptions, MemberRole } from '../../src/contract/sharing.ts';
+import type { Expiry, LinkOptions, Member, MemberRole } from '../../src/contract/sharing.ts';
 import { call } from '../app/api.ts';
 
 /** Share links (SPEC "Files": share, share/links) and their options (list, change). */
@@ -18,7 +18,8 @@ export const sharing = {
 export const people = {
   members: (id: string) => call('GET /api/files/:id/members', { params: { id } }).then((r) => r.members),
   add: (id: string, email: string, role: MemberRole) =>
-    call('POST /api/files/:id/members', { params: { id }, body: { email, role } }).then((r) => r.member),
+    // Sent an email, the answer names a person.
+    call('POST /api/files/:id/members', { params: { id }, body: { email, role } }).then((r) => (r as { member: Member }).member),
   setRole: (id: string, accountId: string, role: MemberRole) =>
     call('PATCH /api/files/:id/members/:accountId', { params: { id, accountId }, body: { role } }).then((r) => r.member),
   remove: (id: string, accountId: string) => call('DELETE /api/files/:id/members/:accountId', { params: { id, accountId } }),

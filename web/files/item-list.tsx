@@ -107,6 +107,12 @@ function Badges({ item }: { item: Item }) {
           <span class="sr-only">, starred</span>
         </span>
       )}
+      {item.teamFolder && (
+        <span class="badge shared" title="Team folder: it belongs to a team you are in">
+          <Icon name="users" size={14} />
+          <span class="sr-only">, team folder</span>
+        </span>
+      )}
       {item.shared && (
         <span class="badge shared" title={`Shared by link · ${formatExpiry(item.expiresAt)}`}>
           <Icon name="link" size={14} />
@@ -287,7 +293,7 @@ export function ItemList(p: ListProps) {
   };
 
   const label = (item: Item, name: string) =>
-    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
+    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.teamFolder ? ', team folder' : ''}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
 
   const keyDown = (e: KeyboardEvent) => p.onKey(e, cols);
   const anySelected = p.selected.size > 0;

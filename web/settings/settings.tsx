@@ -4,6 +4,7 @@ import { isSubUser } from '../app/session.ts';
 import { NotAvailable, type Tab, TabbedPage } from '../ui/page.tsx';
 import { AppPasswords } from './app-passwords.tsx';
 import { Appearance } from './appearance.tsx';
+import { Groups } from './groups.tsx';
 import { Profile } from './profile.tsx';
 import { Security } from './security.tsx';
 import { Sessions } from './sessions.tsx';
@@ -21,6 +22,7 @@ export function Settings() {
     { href: '/settings/sessions', label: 'Sessions', icon: 'devices' },
     { href: '/settings/app-passwords', label: 'App passwords', icon: 'lock' },
     ...(isSubUser.value ? [] : [{ href: '/settings/sub-users', label: 'Sub-users', icon: 'users' } as Tab]),
+    ...(isSubUser.value ? [] : [{ href: '/settings/groups', label: 'Groups', icon: 'users' } as Tab]),
     { href: '/settings/appearance', label: 'Appearance', icon: 'palette' },
   ];
   let body;
@@ -35,6 +37,14 @@ export function Settings() {
       </NotAvailable>
     ) : (
       <SubUsers />
+    );
+  } else if (path === '/settings/groups') {
+    body = isSubUser.value ? (
+      <NotAvailable title="Groups are the account owner's">
+        Only the owner of this account sees its groups and administers them.
+      </NotAvailable>
+    ) : (
+      <Groups />
     );
   } else if (path === '/settings/appearance') body = <Appearance />;
   else if (path === '/settings' || path === '/settings/') return null;

@@ -4,28 +4,8 @@ import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { toast, toastError } from '../app/toasts.ts';
-
-const ROLES: { value: Member['role']; label: string }[] = [
-  { value: 'viewer', label: 'Can view' },
-  { value: 'editor', label: 'Can edit' },
-];
-
-function RoleSelect(props: { label: string; value: Member['role']; onChange: (role: Member['role']) => void; disabled?: boolean }) {
-  return (
-    <select
-      aria-label={props.label}
-      value={props.value}
-      disabled={props.disabled}
-      onChange={(e) => props.onChange(e.currentTarget.value as Member['role'])}
-    >
-      {ROLES.map((r) => (
-        <option key={r.value} value={r.value}>
-          {r.label}
-        </option>
-      ))}
-    </select>
-  );
-}
+import { GroupsWithAccess } from './groups.tsx';
+import { ROLES, RoleSelect } from './roles.tsx';
 
 /** The share dialog's People section: who this item is shared with on this Coffer, and their roles. */
 export function PeopleSection({ item }: { item: Item }) {
@@ -130,6 +110,7 @@ export function PeopleSection({ item }: { item: Item }) {
         </ul>
       )}
       {members?.length === 0 && <p class="muted small">Not shared with anyone yet.</p>}
+      <GroupsWithAccess item={item} />
     </section>
   );
 }

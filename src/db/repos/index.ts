@@ -11,7 +11,9 @@ import { IdpRepo } from './idp.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
+import { GroupsRepo } from './groups.ts';
 import { MembersRepo } from './members.ts';
+import { TeamFoldersRepo } from './team-folders.ts';
 import { MfaRepo } from './mfa.ts';
 import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
@@ -153,6 +155,8 @@ export interface Repos {
   items: ItemsRepo;
   shares: SharesRepo;
   members: MembersRepo;
+  groups: GroupsRepo;
+  teamFolders: TeamFoldersRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
   keys: KeysRepo;
@@ -184,6 +188,8 @@ export function createRepos(db: Db): Repos {
     items: new ItemsRepo(sqlite),
     shares: new SharesRepo(sqlite),
     members: new MembersRepo(sqlite),
+    groups: new GroupsRepo(sqlite),
+    teamFolders: new TeamFoldersRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     keys: new KeysRepo(db),

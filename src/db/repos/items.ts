@@ -118,7 +118,7 @@ const SCOPE_WHERE: Record<ListScope['kind'], string> = {
   shared: 'account_id = ?1 AND deleted_at IS NULL AND id IN (SELECT item_id FROM share_items)',
   // Shared by link or with people (members).
   sharedAny:
-    'account_id = ?1 AND deleted_at IS NULL AND (id IN (SELECT item_id FROM share_items) OR id IN (SELECT item_id FROM item_members WHERE owner_id = ?1))',
+    'account_id = ?1 AND deleted_at IS NULL AND (id IN (SELECT item_id FROM share_items) OR id IN (SELECT item_id FROM item_members WHERE owner_id = ?1) OR id IN (SELECT item_id FROM item_groups WHERE owner_id = ?1))',
   trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
 };
 

@@ -24,7 +24,14 @@ export interface Membership {
 }
 
 /** An item shared with an account, with who shares it. */
-export type SharedWithRow = ListedItem & { ownerName: string; ownerEmail: string; role: MemberRole; addedAt: number; seq: number };
+export type SharedWithRow = ListedItem & {
+  ownerName: string;
+  ownerEmail: string;
+  role: MemberRole;
+  addedAt: number;
+  seq: number;
+  teamFolder: boolean;
+};
 
 /** Where a keyset page continues: a time, and the row's insertion order for rows of the same millisecond. */
 export interface After {
@@ -38,6 +45,37 @@ const NOTIFICATION = selectList(notifications, ['id', 'accountId', 'type', 'text
 const MAX_DEPTH = 10_000;
 // Accounts whose shares count: not disabled, not being deleted.
 const ACTIVE_OWNER = 'o.disabled_at IS NULL AND o.deletion_requested_at IS NULL';
+
+// Every share that gives an account an item, in person (rowid) or through a group (rowid below zero: never the same order, newer still higher).
+const GROUP_SEQ = `- ${Number.MAX_SAFE_INTEGER}`;
+const SHARES_OF_ACCOUNT = `WITH s(item_id, owner_id, added_at, seq) AS (
+    SELECT item_id, owner_id, added_at, rowid FROM item_members WHERE account_id = ?1
+    UNION ALL
+    SELECT g.item_id, g.owner_id, g.added_at, g.rowid ${GROUP_SEQ} FROM group_members gm CROSS JOIN item_groups g ON g.group_id = gm.group_id
+     WHERE gm.account_id = ?1 AND g.owner_id <> ?1
+  ),
+  ordered AS (
+    SELECT * FROM s WHERE added_at < ?2 OR (added_at = ?2 AND seq < ?3) ORDER BY added_at DESC, seq DESC LIMIT ?4
+  )`;
+const SHARED_WITH_WINDOW = `${SHARES_OF_ACCOUNT} SELECT COUNT(*) AS n FROM ordered`;
+const SHARED_WITH_PAGE = `${SHARES_OF_ACCOUNT}
+  SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, r.added_at AS addedAt, r.seq AS seq,
+         EXISTS (SELECT 1 FROM team_folders t WHERE t.account_id = r.owner_id) AS teamFolder,
+         (SELECT MIN(role) FROM (
+            SELECT role FROM item_members WHERE item_id = r.item_id AND account_id = ?1
+            UNION ALL
+            SELECT g.role FROM item_groups g CROSS JOIN group_members gm ON gm.group_id = g.group_id AND gm.account_id = ?1 WHERE g.item_id = r.item_id
+          )) AS role
+    FROM ordered r CROSS JOIN items i ON i.id = r.item_id CROSS JOIN users o ON o.id = r.owner_id
+   WHERE i.deleted_at IS NULL AND ${ACTIVE_OWNER}
+     -- Shown once, at its newest share.
+     AND NOT EXISTS (SELECT 1 FROM item_members m2 WHERE m2.item_id = r.item_id AND m2.account_id = ?1
+                      AND (m2.added_at > r.added_at OR (m2.added_at = r.added_at AND m2.rowid > r.seq)))
+     AND NOT EXISTS (SELECT 1 FROM item_groups g2 CROSS JOIN group_members gm2 ON gm2.group_id = g2.group_id AND gm2.account_id = ?1
+                      WHERE g2.item_id = r.item_id AND g2.owner_id <> ?1
+                        AND (g2.added_at > r.added_at OR (g2.added_at = r.added_at AND g2.rowid ${GROUP_SEQ} > r.seq)))
+   ORDER BY r.added_at DESC, r.seq DESC
+   LIMIT ?5`;
 
 /** The SQL of sharing with people (`item_members`) and of notifications. */
 export class MembersRepo {
@@ -75,8 +113,9 @@ export class MembersRepo {
   }
 
   /**
-   * The share through which `accountId` reaches `itemId`: the item or its nearest ancestor shared with
-   * the account, while the sharing owner's account is active; null when there is none.
+   * The share through which `accountId` reaches `itemId`: among the item and its ancestors shared with
+   * the account or with a group it is in, while the sharing owner's account is active, the strongest role
+   * and then the nearest share; null when there is none.
    */
   membershipOf(accountId: string, itemId: string): Membership | null {
     return this.sqlite
@@ -84,22 +123,33 @@ export class MembersRepo {
         `WITH RECURSIVE up(id, parent_id, depth) AS (
            SELECT id, parent_id, 0 FROM items WHERE id = ?1
            UNION ALL SELECT i.id, i.parent_id, up.depth + 1 FROM items i JOIN up ON i.id = up.parent_id WHERE up.depth < ?3
+         ),
+         -- CROSS JOIN keeps this order: from the item up, never from every share of the account (measured 43 µs against 620).
+         reach(item_id, owner_id, role, depth) AS (
+           SELECT m.item_id, m.owner_id, m.role, up.depth FROM up CROSS JOIN item_members m ON m.item_id = up.id AND m.account_id = ?2
+           UNION ALL
+           SELECT g.item_id, g.owner_id, g.role, up.depth FROM up CROSS JOIN item_groups g ON g.item_id = up.id
+             CROSS JOIN group_members gm ON gm.group_id = g.group_id AND gm.account_id = ?2
          )
-         SELECT m.item_id AS itemId, m.owner_id AS ownerId, m.role
-           FROM up JOIN item_members m ON m.item_id = up.id AND m.account_id = ?2
-           JOIN users o ON o.id = m.owner_id
-          WHERE ${ACTIVE_OWNER}
-          ORDER BY up.depth LIMIT 1`,
+         SELECT r.item_id AS itemId, r.owner_id AS ownerId, r.role
+           FROM reach r CROSS JOIN users o ON o.id = r.owner_id
+          WHERE r.owner_id <> ?2 AND ${ACTIVE_OWNER}
+          ORDER BY r.role = 'editor' DESC, r.depth LIMIT 1`,
       )
       .get(itemId, accountId, MAX_DEPTH);
   }
 
-  /** The active owner accounts that share an item with `accountId` as editor. */
+  /** The active owner accounts that share an item with `accountId`, or with a group it is in, as editor. */
   editorOwnersOf(accountId: string): string[] {
     return this.sqlite
       .query<{ ownerId: string }, [string]>(
-        `SELECT DISTINCT m.owner_id AS ownerId FROM item_members m JOIN users o ON o.id = m.owner_id
-          WHERE m.account_id = ? AND m.role = 'editor' AND ${ACTIVE_OWNER}`,
+        `SELECT DISTINCT s.owner_id AS ownerId FROM (
+           SELECT owner_id FROM item_members WHERE account_id = ?1 AND role = 'editor'
+           UNION ALL
+           SELECT g.owner_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id
+            WHERE gm.account_id = ?1 AND g.role = 'editor'
+         ) s JOIN users o ON o.id = s.owner_id
+          WHERE s.owner_id <> ?1 AND ${ACTIVE_OWNER}`,
       )
       .all(accountId)
       .map((r) => r.ownerId);
@@ -120,29 +170,40 @@ export class MembersRepo {
     );
   }
 
-  /** One keyset page of the live items shared with an account, newest share first. */
+  /**
+   * One keyset page of the live items shared with an account or a group it is in, newest share first:
+   * an item shared several ways shows once, at its newest share, with the strongest role. The page is
+   * cut from the ordered shares before anything is joined, so its cost follows the page, not every share
+   * of the account; a window that filtering (trashed items, inactive owners) leaves short is widened.
+   */
   sharedWith(accountId: string, after: After | null, limit: number): SharedWithRow[] {
-    const rows = this.sqlite
-      .query<SharedWithRow, [string, number, number, number]>(
-        `SELECT ${LISTED}, o.name AS ownerName, o.email AS ownerEmail, m.role, m.added_at AS addedAt, m.rowid AS seq
-           FROM item_members m
-           JOIN items i ON i.id = m.item_id
-           JOIN users o ON o.id = m.owner_id
-          WHERE m.account_id = ?1 AND i.deleted_at IS NULL AND ${ACTIVE_OWNER}
-            AND (m.added_at < ?2 OR (m.added_at = ?2 AND m.rowid < ?3))
-          ORDER BY m.added_at DESC, m.rowid DESC
-          LIMIT ?4`,
-      )
-      .all(accountId, after?.at ?? Number.MAX_SAFE_INTEGER, after?.seq ?? Number.MAX_SAFE_INTEGER, limit);
-    for (const row of rows) row.starred = toBoolean(row.starred);
-    return rows;
+    const at = after?.at ?? Number.MAX_SAFE_INTEGER;
+    const seq = after?.seq ?? Number.MAX_SAFE_INTEGER;
+    for (let window = limit + 16; ; window *= 4) {
+      const rows = this.sqlite
+        .query<SharedWithRow, [string, number, number, number, number]>(SHARED_WITH_PAGE)
+        .all(accountId, at, seq, window, limit);
+      const exhausted =
+        rows.length >= limit ||
+        this.sqlite.query<{ n: number }, [string, number, number, number]>(SHARED_WITH_WINDOW).get(accountId, at, seq, window)!.n < window;
+      if (exhausted) {
+        for (const row of rows) {
+          row.starred = toBoolean(row.starred);
+          row.teamFolder = toBoolean(row.teamFolder);
+        }
+        return rows;
+      }
+    }
   }
 
-  /** Every member of every item an owner shares (for delivering its file events). */
+  /** Every member of every item an owner shares, in person or through a group (for delivering its file events). */
   ofOwner(ownerId: string): Array<{ itemId: string; accountId: string }> {
     return this.sqlite
       .query<{ itemId: string; accountId: string }, [string]>(
-        'SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?',
+        `SELECT item_id AS itemId, account_id AS accountId FROM item_members WHERE owner_id = ?1
+         UNION
+         SELECT g.item_id, gm.account_id FROM item_groups g JOIN group_members gm ON gm.group_id = g.group_id
+          WHERE g.owner_id = ?1 AND gm.account_id <> ?1`,
       )
       .all(ownerId);
   }
@@ -158,11 +219,12 @@ export class MembersRepo {
     return new Set(rows.map((r) => r.id));
   }
 
-  /** How many items each of the given owners shares with people. */
+  /** How many items each of the given owners shares with people or groups. */
   sharedCounts(ownerIds: readonly string[]): Map<string, number> {
     const rows = this.sqlite
       .query<{ ownerId: string; n: number }, [string]>(
-        `SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n FROM item_members
+        `SELECT owner_id AS ownerId, COUNT(DISTINCT item_id) AS n
+           FROM (SELECT owner_id, item_id FROM item_members UNION ALL SELECT owner_id, item_id FROM item_groups)
           WHERE owner_id IN (SELECT value FROM json_each(?)) GROUP BY owner_id`,
       )
       .all(JSON.stringify(ownerIds));

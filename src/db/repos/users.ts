@@ -1,5 +1,6 @@
-import { and, asc, count, eq, getTableColumns, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gt, isNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
+import { teamFolders } from '../schema/groups.ts';
 import { users } from '../schema/users.ts';
 import { selectList, toBoolean, changesOf } from '../select.ts';
 
@@ -31,8 +32,13 @@ export class UsersRepo {
     return user(this.db.$client.query<User, [string]>(`SELECT ${USER} FROM users WHERE id = ?`).get(id));
   }
 
+  /** The login with this email; a team folder's account has none anyone can name. */
   byEmailKey(emailKey: string): User | null {
-    return user(this.db.$client.query<User, [string]>(`SELECT ${USER} FROM users WHERE email_key = ?`).get(emailKey));
+    return user(
+      this.db.$client
+        .query<User, [string]>(`SELECT ${USER} FROM users WHERE email_key = ? AND id NOT IN (SELECT account_id FROM team_folders)`)
+        .get(emailKey),
+    );
   }
 
   /** Hot: every authenticated request. */
@@ -42,8 +48,11 @@ export class UsersRepo {
     return row;
   }
 
+  /** Logins, team folders' accounts left out. */
   count(): number {
-    return this.db.select({ n: count() }).from(users).get()!.n;
+    return this.db.$client
+      .query<{ n: number }, []>('SELECT COUNT(*) AS n FROM users WHERE id NOT IN (SELECT account_id FROM team_folders)')
+      .get()!.n;
   }
 
   hasAny(): boolean {
@@ -109,6 +118,10 @@ export class UsersRepo {
     this.db.update(users).set({ contentSearchOptOut: optOut, updatedAt: at }).where(eq(users.id, accountId)).run();
   }
 
+  setName(id: string, name: string, at: number): void {
+    this.db.update(users).set({ name, updatedAt: at }).where(eq(users.id, id)).run();
+  }
+
   setStorageLimit(accountId: string, limit: number | null, at: number): void {
     this.db.update(users).set({ storageLimit: limit, updatedAt: at }).where(eq(users.id, accountId)).run();
   }
@@ -140,15 +153,16 @@ export class UsersRepo {
 
   // ---- owners and sub-users ----
 
-  /** Owners in creation order after the position, `limit` of them. */
-  ownersPage(after: { createdAt: number; id: string } | null, limit: number): User[] {
+  /** Owners in creation order after the position, `limit` of them; team folders' accounts only when asked. */
+  ownersPage(after: { createdAt: number; id: string } | null, limit: number, opts: { teams?: boolean } = {}): User[] {
     const position = after
       ? or(gt(users.createdAt, after.createdAt), and(eq(users.createdAt, after.createdAt), gt(users.id, after.id)))
       : undefined;
+    const people = opts.teams ? undefined : notInArray(users.id, this.db.select({ id: teamFolders.accountId }).from(teamFolders));
     return this.db
       .select()
       .from(users)
-      .where(and(isNull(users.parentUserId), position))
+      .where(and(isNull(users.parentUserId), people, position))
       .orderBy(asc(users.createdAt), asc(users.id))
       .limit(limit)
       .all();

@@ -12,6 +12,7 @@ import { PasskeyService } from './passkeys.ts';
 import { SessionService } from './sessions.ts';
 import { SetupCodeService } from './setup-code.ts';
 import { SubUserService } from './sub-users.ts';
+import { TeamFolderService } from './team-folders.ts';
 import { UsersService } from './users.ts';
 
 export interface AccountsServices {
@@ -25,12 +26,16 @@ export interface AccountsServices {
   clients: ClientService;
   appPasswords: AppPasswordService;
   loginFlows: LoginFlowService;
+  teamFolders: TeamFolderService;
 }
 
-type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<FilesServices, 'quota' | 'trash'>;
+type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<
+  FilesServices,
+  'quota' | 'trash' | 'members' | 'shares'
+>;
 
 /** Accounts, their logins (sub-users, app passwords and the clients' sign-in flows, desktop clients), sessions and second factors. */
-export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash }: AccountsDeps) {
+export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash, members, shares }: AccountsDeps) {
   const { clock, config, queue, repos, jwtSecret } = infra;
   const { transactions } = repos;
   const sessions = new SessionService({
@@ -72,6 +77,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
       users: repos.users,
       items: repos.items,
       members: repos.members,
+      teamFolders: repos.teamFolders,
       quota,
       audit,
       sessions,
@@ -84,6 +90,22 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
     clients: new ClientService(repos.users, infra.presence, sessions),
     appPasswords,
     loginFlows: new LoginFlowService(clock, appPasswords),
+    teamFolders: new TeamFolderService({
+      clock,
+      transactions,
+      users: repos.users,
+      items: repos.items,
+      groups: repos.groups,
+      teamFolders: repos.teamFolders,
+      queue,
+      quota,
+      audit,
+      members,
+      membership: repos.members,
+      trash,
+      shares,
+      peopleSharing: () => settings.get('peopleSharing'),
+    }),
   };
   return { services };
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -22,6 +23,7 @@ export interface UsersDeps {
   users: UsersRepo;
   items: ItemsRepo;
   members: MembersRepo;
+  teamFolders: TeamFoldersRepo;
   quota: QuotaService;
   audit: AuditService;
   sessions: SessionService;
@@ -74,7 +76,8 @@ export class UsersService {
   /** Sets an owner's limit in bytes; null returns it to the instance default. Sub-users share their owner's. */
   setStorageLimit(targetUserId: string, storageLimit: number | null, by?: Actor): { storageLimit: number | null } {
     const row = this.d.users.byId(targetUserId);
-    if (!row) throw notFound(Messages.userNotFound);
+    // A team folder's limit is set on the team folder.
+    if (!row || this.d.teamFolders.isTeam(row.id)) throw notFound(Messages.userNotFound);
     if (row.parentUserId) throw badRequest(Messages.subUserSharesLimit);
     this.d.users.setStorageLimit(targetUserId, storageLimit, this.d.clock.now());
     if (by)
@@ -91,7 +94,7 @@ export class UsersService {
   /** An account the admin may disable or delete: an owner that is not the first admin. */
   private manageable(targetUserId: string): User {
     const row = this.d.users.byId(targetUserId);
-    if (!row) throw notFound(Messages.userNotFound);
+    if (!row || this.d.teamFolders.isTeam(row.id)) throw notFound(Messages.userNotFound);
     if (row.parentUserId) throw badRequest(Messages.subUserOfAccount);
     if (row.isAdmin) throw forbidden(Messages.firstAdminProtected);
     return row;

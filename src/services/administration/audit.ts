@@ -59,6 +59,15 @@ export const AuditActions = {
   memberAdd: 'share.member_add',
   memberRole: 'share.member_role',
   memberRemove: 'share.member_remove',
+  groupCreate: 'group.create',
+  groupUpdate: 'group.update',
+  groupDelete: 'group.delete',
+  groupMemberAdd: 'group.member_add',
+  groupMemberRemove: 'group.member_remove',
+  groupAdmin: 'group.admin',
+  teamFolderCreate: 'team_folder.create',
+  teamFolderUpdate: 'team_folder.update',
+  teamFolderDelete: 'team_folder.delete',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

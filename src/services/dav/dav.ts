@@ -3,6 +3,7 @@ import type { FileChecksumsRepo } from '../../db/repos/file-checksums.ts';
 import { type ChildEntry, type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
+import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { AppError, badRequest, conflict, forbidden, Messages, notFound, propertiesFull } from '../../errors.ts';
@@ -113,6 +114,7 @@ export interface DavDeps {
   members: MembersRepo;
   /** Which files have (or can have made) a thumbnail: nc:has-preview. */
   previews: Pick<ThumbnailService, 'previewable'>;
+  teamFolders: TeamFoldersRepo;
 }
 
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
@@ -127,10 +129,12 @@ export interface DavShare {
   role: 'viewer' | 'editor';
 }
 
-/** A path under SHARED_WITH_ME/<name>: the member acting for the owner, and the shared item's path in the owner's tree. */
+/** A path under SHARED_WITH_ME/<name> (or a team folder's /<name>): the member acting for the owner, and the shared item's path in the owner's tree. */
 export interface DavMount {
   principal: Principal;
   name: string;
+  /** Where the mount is in the caller's WebDAV paths: SHARED_WITH_ME and its name, or a team folder's name at the root. */
+  prefix: string[];
   /** The shared item's path in the owner's tree: what the rest of the request's path is resolved under. */
   ownerSegments: string[];
   role: 'viewer' | 'editor';
@@ -232,12 +236,36 @@ export class DavService {
   mount(principal: Principal, name: string): DavMount | null {
     const key = nameKeyOf(normalizeName(name));
     const share = this.shares(principal).find((s) => nameKeyOf(s.name) === key);
-    if (!share) return null;
+    return share ? this.mounted(principal, share, [SHARED_WITH_ME, share.name]) : null;
+  }
+
+  /** The team folders the account reaches, named for the WebDAV root: those an own item of the same name hides are left out. */
+  teamFolders(principal: Principal): DavShare[] {
+    if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
+    const out: DavShare[] = [];
+    for (const team of this.d.teamFolders.reachedBy(principal.accountId)) {
+      const row = this.d.items.getLive(team.id, team.folderId);
+      if (!row || this.d.items.liveByName(principal.accountId, null, row.name)) continue;
+      const role = this.d.tree.actor(principal, { ids: [row.id] }, 'view').share?.role ?? 'viewer';
+      out.push({ name: row.name, item: davItem(row), role });
+    }
+    return out;
+  }
+
+  /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
+  teamMount(principal: Principal, name: string): DavMount | null {
+    if (principal.share || this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
+    const key = nameKeyOf(normalizeName(name));
+    const team = this.teamFolders(principal).find((s) => nameKeyOf(s.name) === key);
+    return team ? this.mounted(principal, team, [team.name]) : null;
+  }
+
+  private mounted(principal: Principal, share: DavShare, prefix: string[]): DavMount {
     const actor = this.d.tree.actor(principal, { ids: [share.item.id] }, 'view');
     const ownerSegments: string[] = [];
     for (let at: HeldItem | null = share.item; at; at = at.parentId ? this.d.items.getLive(at.accountId, at.parentId) : null)
       ownerSegments.unshift(at.name);
-    return { principal: actor, name: share.name, ownerSegments, role: actor.share!.role };
+    return { principal: actor, name: share.name, prefix, ownerSegments, role: actor.share!.role };
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {

@@ -48,6 +48,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     audit: d.audit,
     tree: d.tree,
     members: repos.members,
+    teamFolders: repos.teamFolders,
     previews: d.thumbnails,
   });
   const services: DavServices = {

@@ -10,6 +10,7 @@ import { DiskSpaceService } from './disk-space.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
+import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
@@ -36,6 +37,7 @@ export interface FilesServices {
   fileJobs: FileJobService;
   shares: ShareService;
   members: MemberService;
+  groups: GroupService;
   notifications: NotificationService;
   versions: VersionService;
 }
@@ -82,6 +84,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     items: repos.items,
     shareLinks: repos.shares,
     members: repos.members,
+    teamFolders: repos.teamFolders,
     tree,
     views,
     access,
@@ -120,7 +123,12 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, versions: repos.versions, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
-    { clock, transactions, members: repos.members, users: repos.users, tree, views, hub: infra.hub, audit, settings },
+    { clock, transactions, members: repos.members, groups: repos.groups, users: repos.users, tree, views, hub: infra.hub, audit, settings },
+    notifications,
+  );
+  const groups = new GroupService(
+    { clock, transactions, groups: repos.groups, members: repos.members, users: repos.users, audit },
+    members,
     notifications,
   );
   const services: FilesServices = {
@@ -136,6 +144,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     fileJobs: new FileJobService(queue),
     shares,
     members,
+    groups,
     notifications,
     versions,
   };

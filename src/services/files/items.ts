@@ -3,6 +3,7 @@ import type { ItemInfo } from '../../contract/files.ts';
 import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
+import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -39,6 +40,7 @@ export interface ItemDeps {
   items: ItemsRepo;
   shareLinks: SharesRepo;
   members: MembersRepo;
+  teamFolders: TeamFoldersRepo;
   tree: Tree;
   views: ItemViews;
   access: AccessTracker;
@@ -66,10 +68,23 @@ export class ItemService {
     // The folder check is cached with the page: both hold until the database changes.
     const { page, folder } = this.d.pages.get(key, () => {
       const folder = this.d.tree.requireFolder(principal, query.parentId);
-      return { page: this.buildPage({ kind: 'folder', accountId, parentId: folder?.id ?? null }, q), folder };
+      const own = this.buildPage({ kind: 'folder', accountId, parentId: folder?.id ?? null }, q);
+      const atTop = !folder && !q.cursor && !principal.share;
+      return { page: atTop ? { ...own, items: [...this.teamFoldersOf(accountId), ...own.items] } : own, folder };
     });
     if (folder) this.d.access.touch([folder]);
     return page;
+  }
+
+  /** The team folders an account reaches through its groups: first in its top level, marked. */
+  private teamFoldersOf(accountId: string): ItemView[] {
+    if (!this.d.tree.peopleSharingEnabled()) return [];
+    const out: ItemView[] = [];
+    for (const team of this.d.teamFolders.reachedBy(accountId)) {
+      const row = this.d.items.getLive(team.id, team.folderId);
+      if (row) out.push({ ...this.d.views.one(team.id, row), teamFolder: true });
+    }
+    return out;
   }
 
   private buildPage(scope: ListScope, q: PageQuery): Page {

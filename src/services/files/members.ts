@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
-import type { Member, NotificationEntry, SharedWithMeItem } from '../../contract/sharing.ts';
+import type { Member, NotificationEntry, SharedGroup, SharedWithMeItem } from '../../contract/sharing.ts';
+import type { GroupsRepo, ItemGroupRow } from '../../db/repos/groups.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { After, MemberRole, MemberRow, MembersRepo, Notification, SharedWithRow } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
@@ -19,10 +20,20 @@ export const NotificationType = {
   removed: 'share.removed',
   roleChanged: 'share.role_changed',
   dropped: 'drop.files_added',
+  groupJoined: 'group.joined',
+  groupLeft: 'group.left',
 } as const;
 
 /** The live event an account's open streams get when it loses an item shared with it. */
 const SHARE_REMOVED_EVENT = 'share.removed';
+
+const toSharedGroup = (g: ItemGroupRow): SharedGroup => ({
+  groupId: g.groupId,
+  name: g.name,
+  size: g.size,
+  role: g.role,
+  addedAt: iso(g.addedAt),
+});
 
 const toMember = (m: MemberRow): Member => ({
   accountId: m.accountId,
@@ -53,6 +64,7 @@ interface MemberDeps {
   clock: Clock;
   transactions: Transactions;
   members: MembersRepo;
+  groups: GroupsRepo;
   users: UsersRepo;
   tree: Tree;
   views: ItemViews;
@@ -142,8 +154,14 @@ export class MemberService {
     this.editorEndListeners.push(listener);
   }
 
-  private editorEnded(ownerId: string, itemId: string, accountId: string): void {
+  /** An account stopped being an editor of an item (removed, made viewer, or out of the group that made it one). */
+  editorEnded(ownerId: string, itemId: string, accountId: string): void {
     for (const listener of this.editorEndListeners) listener({ ownerId, itemId, accountId });
+  }
+
+  /** An account no longer reaches an item: its open pages leave it at once. */
+  accessRemoved(accountId: string, item: { id: string; name: string }): void {
+    this.d.hub.publish(accountId, SHARE_REMOVED_EVENT, { id: item.id, name: item.name });
   }
 
   /** The caller's own live item to manage; a member of it gets 403, anyone else 404. */
@@ -153,13 +171,25 @@ export class MemberService {
   }
 
   /** GET /api/files/:id/members: the owner's account and members alike may see who an item is shared with. */
-  list(principal: Principal, id: string): { members: Member[] } {
+  list(principal: Principal, id: string): { members: Member[]; groups: SharedGroup[] } {
     const actor = this.d.tree.actor(principal, { ids: [id] }, 'view');
     const row = this.d.tree.requireLive(actor, id);
-    return { members: this.d.members.ofItem(row.id).map(toMember) };
+    return { members: this.d.members.ofItem(row.id).map(toMember), groups: this.d.groups.ofItem(row.id).map(toSharedGroup) };
   }
 
-  add(principal: Principal, id: string, input: { email: string; role: MemberRole }): { member: Member } {
+  /** POST /api/files/:id/members: a person by email, or a group by id. */
+  add(
+    principal: Principal,
+    id: string,
+    input: { email?: string | undefined; groupId?: string | undefined; role: MemberRole },
+  ): { member: Member } | { group: SharedGroup } {
+    if (input.groupId !== undefined) return this.addGroup(principal, id, input.groupId, input.role);
+    if (input.email === undefined) throw badRequest('Send email (a person) or groupId (a group), one of the two');
+    return this.addPerson(principal, id, input.email, input.role);
+  }
+
+  private addPerson(principal: Principal, id: string, email: string, role: MemberRole): { member: Member } {
+    const input = { email, role };
     if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
     const item = this.ownItem(principal, id);
     const account = this.d.users.byEmailKey(input.email.trim().toLowerCase());
@@ -195,7 +225,9 @@ export class MemberService {
     if (!before) throw notFound('This person is not a member of this item.');
     if (before.role !== role) {
       this.d.members.setRole(item.id, accountId, role);
-      if (role === 'viewer') this.editorEnded(principal.accountId, item.id, accountId);
+      if (role === 'viewer' && this.d.members.membershipOf(accountId, item.id)?.role !== 'editor') {
+        this.editorEnded(principal.accountId, item.id, accountId);
+      }
       this.record(principal, AuditActions.memberRole, item, { email: before.email, role });
       this.notifications.notify(
         accountId,
@@ -213,9 +245,11 @@ export class MemberService {
     const before = this.d.members.one(item.id, accountId);
     if (!before || !this.d.members.remove(item.id, accountId)) throw notFound('This person is not a member of this item.');
     this.record(principal, AuditActions.memberRemove, item, { email: before.email });
-    this.editorEnded(principal.accountId, item.id, accountId);
+    // A group the account is in may still give it the item.
+    const left = this.d.members.membershipOf(accountId, item.id);
+    if (left?.role !== 'editor') this.editorEnded(principal.accountId, item.id, accountId);
     // Open pages of the removed account leave the item at once.
-    this.d.hub.publish(accountId, SHARE_REMOVED_EVENT, { id: item.id, name: item.name });
+    if (!left) this.accessRemoved(accountId, item);
     this.notifications.notify(
       accountId,
       NotificationType.removed,
@@ -224,6 +258,80 @@ export class MemberService {
       principal.accountId,
     );
     return { message: `Stopped sharing with ${before.email}` };
+  }
+
+  private addGroup(principal: Principal, id: string, groupId: string, role: MemberRole): { group: SharedGroup } {
+    if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
+    const item = this.ownItem(principal, id);
+    const group = this.d.groups.get(groupId);
+    if (!group) throw notFound('Group not found');
+    this.d.transactions.immediate(() => {
+      if (this.d.groups.ofItem(item.id).some((g) => g.groupId === groupId))
+        throw conflict(`"${item.name}" is already shared with ${group.name}.`);
+      this.d.groups.shareWith({
+        itemId: item.id,
+        ownerId: principal.accountId,
+        groupId,
+        role,
+        addedBy: principal.loginId,
+        addedAt: this.d.clock.now(),
+      });
+    });
+    this.record(principal, AuditActions.memberAdd, item, { group: group.name, groupId, role });
+    const text = `${this.ownerName(principal)} shared "${item.name}" with ${group.name} as ${role}.`;
+    for (const m of this.d.groups.members(groupId)) {
+      if (m.accountId !== principal.accountId)
+        this.notifications.notify(m.accountId, NotificationType.shared, text, item.id, principal.accountId);
+    }
+    return { group: this.sharedGroup(item.id, groupId) };
+  }
+
+  setGroupRole(principal: Principal, id: string, groupId: string, role: MemberRole): { group: SharedGroup } {
+    const item = this.ownItem(principal, id);
+    const before = this.d.groups.ofItem(item.id).find((g) => g.groupId === groupId);
+    if (!before) throw notFound('This item is not shared with this group.');
+    if (before.role !== role) {
+      this.d.groups.setShareRole(item.id, groupId, role);
+      if (role === 'viewer') this.groupAccessChanged(item, groupId);
+      this.record(principal, AuditActions.memberRole, item, { group: before.name, groupId, role });
+      const text = `${this.ownerName(principal)} made ${before.name} ${role} of "${item.name}".`;
+      for (const m of this.d.groups.members(groupId)) {
+        if (m.accountId !== principal.accountId)
+          this.notifications.notify(m.accountId, NotificationType.roleChanged, text, item.id, principal.accountId);
+      }
+    }
+    return { group: this.sharedGroup(item.id, groupId) };
+  }
+
+  removeGroup(principal: Principal, id: string, groupId: string): { message: string } {
+    const item = this.ownItem(principal, id);
+    const before = this.d.groups.ofItem(item.id).find((g) => g.groupId === groupId);
+    if (!before || !this.d.groups.unshare(item.id, groupId)) throw notFound('This item is not shared with this group.');
+    this.record(principal, AuditActions.memberRemove, item, { group: before.name, groupId });
+    const text = `${this.ownerName(principal)} stopped sharing "${item.name}" with ${before.name}.`;
+    for (const accountId of this.groupAccessChanged(item, groupId)) {
+      this.notifications.notify(accountId, NotificationType.removed, text, item.id, principal.accountId);
+    }
+    return { message: `Stopped sharing with ${before.name}` };
+  }
+
+  /** After a group's share of an item weakened or ended: ends edits and access its members no longer have; returns those who lost the item. */
+  private groupAccessChanged(item: { id: string; name: string; accountId: string }, groupId: string): string[] {
+    const lost: string[] = [];
+    for (const m of this.d.groups.members(groupId)) {
+      if (m.accountId === item.accountId) continue;
+      const left = this.d.members.membershipOf(m.accountId, item.id);
+      if (left?.role !== 'editor') this.editorEnded(item.accountId, item.id, m.accountId);
+      if (!left) {
+        this.accessRemoved(m.accountId, item);
+        lost.push(m.accountId);
+      }
+    }
+    return lost;
+  }
+
+  private sharedGroup(itemId: string, groupId: string): SharedGroup {
+    return toSharedGroup(this.d.groups.ofItem(itemId).find((g) => g.groupId === groupId)!);
   }
 
   /** What an owner account shares with people, item by item (`coffer users shares`). */
@@ -251,9 +359,10 @@ export class MemberService {
     return {
       ...view,
       parentId: null,
-      owner: { id: r.accountId, name: r.ownerName, email: r.ownerEmail },
+      owner: { id: r.accountId, name: r.ownerName, email: r.teamFolder ? '' : r.ownerEmail },
       role: r.role,
       sharedAt: iso(r.addedAt),
+      teamFolder: r.teamFolder,
     };
   }
 

@@ -72,8 +72,9 @@ export class ExportService {
       return [owner];
     }
     const owners: User[] = [];
-    for (let page = this.d.users.ownersPage(null, 100); page.length; page = this.d.users.ownersPage(page.at(-1)!, 100))
-      owners.push(...page);
+    // Team folders too, each under its account's name (team:<id>).
+    const page = (after: User | null) => this.d.users.ownersPage(after, 100, { teams: true });
+    for (let rows = page(null); rows.length; rows = page(rows.at(-1)!)) owners.push(...rows);
     return owners;
   }
 

@@ -15,6 +15,7 @@ import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { MfaService } from '../accounts/mfa.ts';
 import type { RequestInfo } from '../accounts/sessions.ts';
 import type { SetupCodeService } from '../accounts/setup-code.ts';
+import type { GroupService } from '../files/groups.ts';
 
 export const STATE_TTL_S = 10 * 60;
 export const PENDING_MFA_TTL_S = 5 * 60;
@@ -101,6 +102,18 @@ function classify(err: unknown): IdpFailure {
 }
 
 const isTrue = (v: unknown) => v === true || v === 'true';
+// More group names than any person has; past it the claim is cut, not the sign-in refused.
+const MAX_GROUPS_IN_CLAIM = 500;
+
+/** The group names of a groups claim: a list of names, or one name; anything else is none. */
+function groupNames(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+  // Keycloak names groups by path ("/Design") when its mapper's "Full group path" is on.
+  return list
+    .filter((v): v is string => typeof v === 'string')
+    .slice(0, MAX_GROUPS_IN_CLAIM)
+    .map((v) => v.replace(/^\//, ''));
+}
 
 export interface IdpDeps {
   config: IdpConfig | null;
@@ -112,6 +125,7 @@ export interface IdpDeps {
   mfa: MfaService;
   audit: AuditService;
   setupCode: SetupCodeService;
+  groups: Pick<GroupService, 'syncFromIdp'>;
 }
 
 /**
@@ -293,8 +307,10 @@ export class IdpService {
     }
     const claims = tokens.claims()!;
     let profile: Record<string, unknown> = claims;
-    // Providers that follow the spec strictly (oidc-provider, Authelia) put email and name only in userinfo.
-    if (typeof claims.email !== 'string' && client.serverMetadata().userinfo_endpoint) {
+    // Providers that follow the spec strictly (oidc-provider, Authelia) put email, name and groups only in userinfo.
+    const groupsClaim = this.d.config!.groupsClaim;
+    const wantsUserinfo = typeof claims.email !== 'string' || (groupsClaim !== null && !(groupsClaim in claims));
+    if (wantsUserinfo && client.serverMetadata().userinfo_endpoint) {
       try {
         profile = { ...claims, ...(await oidc.fetchUserInfo(client, tokens.access_token, claims.sub)) };
       } catch (err) {
@@ -305,6 +321,11 @@ export class IdpService {
     const user = await this.accountFor(issuer, claims.sub, profile, input.info.ip);
     const row = this.d.accounts.findById(user.id)!;
     if (row.disabledAt !== null) throw new IdpFailure('account_disabled', `the account ${row.email} is disabled`);
+    // Groups are of owner accounts: a sub-user's claim says nothing about its owner's.
+    if (groupsClaim !== null && row.parentUserId === null) {
+      const by = { loginId: row.id, accountId: row.id, email: row.email, ip: input.info.ip };
+      this.d.groups.syncFromIdp(by, groupNames(profile[groupsClaim]), this.d.config!.groupsCreate);
+    }
     if (row.mfaEnabled) {
       const pendingId = this.addPending({ loginId: row.id, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
       return { kind: 'mfa', pendingId, next: s.next };

@@ -1,6 +1,7 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AccountsServices } from '../accounts/index.ts';
 import type { AuditService } from '../administration/audit.ts';
+import type { GroupService } from '../files/groups.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { IdpService } from './idp.ts';
 
@@ -8,10 +9,10 @@ export interface SignOnServices {
   idp: IdpService;
 }
 
-type SignOnDeps = { audit: AuditService } & Pick<AccountsServices, 'accounts' | 'mfa' | 'setupCode'>;
+type SignOnDeps = { audit: AuditService; groups: GroupService } & Pick<AccountsServices, 'accounts' | 'mfa' | 'setupCode'>;
 
 /** Sign-on through an OpenID Connect identity provider. */
-export function createSignOnServices(infra: Infrastructure, { audit, accounts, mfa, setupCode }: SignOnDeps) {
+export function createSignOnServices(infra: Infrastructure, { audit, groups, accounts, mfa, setupCode }: SignOnDeps) {
   const idp = new IdpService({
     config: infra.config.idp,
     clock: infra.clock,
@@ -22,6 +23,7 @@ export function createSignOnServices(infra: Infrastructure, { audit, accounts, m
     mfa,
     audit,
     setupCode,
+    groups,
   });
   // Start reads the client secret (a start-up error if it cannot); discovery goes on in the background.
   const identityProvider: Lifecycle = { name: 'identity provider', start: () => idp.start(), stop: () => idp.stop() };

@@ -61,7 +61,7 @@ describe('members of an item', () => {
     const member = await seed.owner(t);
     const added = await addMember(owner.client, root.id, member.email.toUpperCase(), 'viewer');
     expect(added).toEqual({ accountId: member.id, email: member.email, name: 'Owner', role: 'viewer', addedAt: expect.any(String) });
-    expect(await json(await owner.client.get(`/api/files/${root.id}/members`))).toEqual({ members: [added] });
+    expect(await json(await owner.client.get(`/api/files/${root.id}/members`))).toEqual({ members: [added], groups: [] });
 
     let res = await owner.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
     expect(res.status).toBe(200);
@@ -72,7 +72,7 @@ describe('members of an item', () => {
     res = await owner.client.delete(`/api/files/${root.id}/members/${member.id}`);
     expect(res.status).toBe(200);
     expect((await json(res)).message).toContain(member.email);
-    expect(await json(await owner.client.get(`/api/files/${root.id}/members`))).toEqual({ members: [] });
+    expect(await json(await owner.client.get(`/api/files/${root.id}/members`))).toEqual({ members: [], groups: [] });
     expect((await owner.client.delete(`/api/files/${root.id}/members/${member.id}`)).status).toBe(404);
   });
 

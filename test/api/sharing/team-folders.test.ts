@@ -1,0 +1,364 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runCli } from '../../helpers/cli.ts';
+import { json, type TestClient } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+import { createUpload, patchUpload } from '../../helpers/tus.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+const status = async (res: Promise<Response>) => (await res).status;
+let counter = 0;
+
+async function newGroup(...members: seed.SeededLogin[]): Promise<string> {
+  const res = await admin.client.post('/api/admin/groups', { name: `Team group ${++counter}` });
+  expect(res.status).toBe(201);
+  const { id } = await json(res);
+  for (const m of members) expect(await status(admin.client.post(`/api/admin/groups/${id}/members`, { email: m.email }))).toBe(201);
+  return id;
+}
+
+/** A team folder with an editor group and a viewer group, each of one person. */
+async function scene(quota: number | null = null) {
+  const editor = await seed.owner(t);
+  const viewer = await seed.owner(t);
+  const stranger = await seed.owner(t);
+  const editors = await newGroup(editor);
+  const viewers = await newGroup(viewer);
+  const name = `Design ${++counter}`;
+  const res = await admin.client.post('/api/admin/team-folders', {
+    name,
+    quota,
+    groups: [
+      { groupId: editors, role: 'editor' },
+      { groupId: viewers, role: 'viewer' },
+    ],
+  });
+  expect(res.status).toBe(201);
+  const team = await json(res);
+  return { editor, viewer, stranger, editors, viewers, team, name };
+}
+
+const used = async (c: TestClient) => (await json(await c.get('/api/user/storage'))).used as number;
+const teamOf = async (id: string) =>
+  (await json(await admin.client.get('/api/admin/team-folders'))).teamFolders.find((f: any) => f.id === id);
+
+describe('team folders', () => {
+  test('the admin creates one with groups and a quota; members find it at the top of My files and in Shared with me, marked', async () => {
+    const s = await scene(1000);
+    expect(s.team).toMatchObject({ name: s.name, size: 0, quota: 1000, ownQuota: true });
+    expect(s.team.groups.map((g: any) => g.role).sort()).toEqual(['editor', 'viewer']);
+    const top = await json(await s.editor.client.get('/api/files'));
+    expect(top[0]).toMatchObject({ id: s.team.folderId, name: s.name, type: 'folder', teamFolder: true, parentId: null });
+    const shared = (await json(await s.viewer.client.get('/api/files/shared-with-me'))).items;
+    expect(shared).toMatchObject([{ id: s.team.folderId, teamFolder: true, role: 'viewer', owner: { name: s.name, email: '' } }]);
+    expect((await json(await s.stranger.client.get('/api/files'))).some((i: any) => i.id === s.team.folderId)).toBe(false);
+    // A page after the first holds no team folder again.
+    const res = await s.editor.client.get('/api/files?limit=1');
+    expect(res.headers.get('x-next-cursor')).toBeNull();
+
+    for (const c of [s.editor.client, s.viewer.client]) {
+      expect(await status(c.get('/api/admin/team-folders'))).toBe(403);
+      expect(await status(c.post('/api/admin/team-folders', { name: 'Mine' }))).toBe(403);
+    }
+    expect(await status(admin.client.post('/api/admin/team-folders', { name: 'a/b' }))).toBe(400);
+    expect(await status(admin.client.post('/api/admin/team-folders', { name: 'X', groups: [{ groupId: 'nope', role: 'viewer' }] }))).toBe(
+      404,
+    );
+    expect(
+      await status(
+        admin.client.post('/api/admin/team-folders', {
+          name: 'X',
+          groups: [
+            { groupId: s.editors, role: 'viewer' },
+            { groupId: s.editors, role: 'editor' },
+          ],
+        }),
+      ),
+    ).toBe(400);
+  });
+
+  test('its bytes count against its own quota: 413 on the API and 507 over WebDAV at its limit, members\u2019 own quotas untouched', async () => {
+    const s = await scene(100);
+    // The editor's own limit is smaller than what it writes into the team folder.
+    t.server.ctx.db.$client.query('UPDATE users SET storage_limit = 10 WHERE id = ?').run(s.editor.id);
+    const before = await used(s.editor.client);
+    await upload(s.editor.client, 'a.bin', 'x'.repeat(60), { parentId: s.team.folderId });
+    expect((await teamOf(s.team.id)).size).toBe(60);
+    expect(await used(s.editor.client)).toBe(before);
+    const res = await uploadRaw(s.editor.client, 'b.bin', 'x'.repeat(60), { parentId: s.team.folderId });
+    expect(res.status).toBe(413);
+    const dav = await davLogin(t, s.editor);
+    const put = await dav.put(`Shared%20with%20me/${encodeURIComponent(s.name)}/c.bin`, 'x'.repeat(60));
+    expect(put.status).toBe(507);
+    expect(await status(s.editor.client.post('/api/files/upload/check', { fileSize: 41, parentId: s.team.folderId }))).toBe(413);
+    expect(await status(s.editor.client.post('/api/files/upload/check', { fileSize: 40, parentId: s.team.folderId }))).toBe(200);
+    // The admin gives it more room.
+    const patched = await json(await admin.client.send('PATCH', `/api/admin/team-folders/${s.team.id}`, { quota: 1000 }));
+    expect(patched.quota).toBe(1000);
+    expect(await status(uploadRaw(s.editor.client, 'b.bin', 'x'.repeat(60), { parentId: s.team.folderId }))).toBe(200);
+    expect(await used(s.editor.client)).toBe(before);
+  });
+
+  test('deleting the account of whoever wrote into it deletes nothing in it; the team account is no one\u2019s to manage as a user', async () => {
+    const s = await scene();
+    const file = await upload(s.editor.client, 'plan.txt', 'the plan', { parentId: s.team.folderId });
+    expect(await status(admin.client.delete(`/api/user/${s.editor.id}`))).toBe(202);
+    await eventually(() => expect(t.server.ctx.services.accounts.findById(s.editor.id)).toBeNull());
+    expect((await downloaded(s.viewer.client, file.id)).toString()).toBe('the plan');
+    expect((await teamOf(s.team.id)).size).toBe(8);
+
+    const all = (await json(await admin.client.get('/api/user/all?limit=100'))).users;
+    expect(all.some((u: any) => u.id === s.team.id || u.email.startsWith('team:'))).toBe(false);
+    expect(await status(admin.client.send('PATCH', `/api/user/${s.team.id}`, { disabled: true }))).toBe(404);
+    expect(await status(admin.client.delete(`/api/user/${s.team.id}`))).toBe(404);
+    expect(await status(admin.client.put('/api/user/storage-limit', { targetUserId: s.team.id, storageLimit: 5 }))).toBe(404);
+    // No email names it, not even at the command line: nobody can be given its sign-in.
+    const r = await runCli(['users', 'reset-password', `team:${s.team.id}`, '--data-dir', t.dataDir], { stdin: 'a long new password\n' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no user with email');
+  });
+
+  test('the door matrix: viewers read and 403 on writes, strangers and another group\u2019s administrator 404, a sub-user without the permission 403', async () => {
+    const s = await scene();
+    const file = await upload(s.editor.client, 'doc.txt', 'doc', { parentId: s.team.folderId });
+    const otherLead = await seed.owner(t);
+    const other = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${other}/members`, { email: otherLead.email, admin: true }))).toBe(201);
+    const writes = (c: TestClient) => [
+      c.post('/api/files/folder', { name: `f${Math.random()}`, parentId: s.team.folderId }),
+      uploadRaw(c, `u${Math.random()}.txt`, 'x', { parentId: s.team.folderId }),
+      createUpload(c, 1, { filename: `t${Math.random()}.txt`, parentId: s.team.folderId }),
+      c.post('/api/files/rename', { id: file.id, name: `r${Math.random()}.txt` }),
+      c.post('/api/files/delete', { ids: [file.id] }),
+    ];
+    const reads = (c: TestClient) => [
+      c.get(`/api/files?parentId=${s.team.folderId}`),
+      c.get(`/api/files/${file.id}/download`),
+      c.get(`/api/files/${file.id}/info`),
+      c.get(`/api/files/${file.id}/versions`),
+      c.get(`/api/files/${s.team.folderId}/members`),
+    ];
+    for (const res of reads(s.viewer.client)) expect(await status(res)).toBe(200);
+    for (const res of writes(s.viewer.client)) expect(await status(res)).toBe(403);
+    // The team folder itself is the team's: no member renames, trashes or shares it.
+    for (const res of [
+      s.editor.client.post('/api/files/rename', { id: s.team.folderId, name: 'Mine' }),
+      s.editor.client.post('/api/files/delete', { ids: [s.team.folderId] }),
+      s.editor.client.post('/api/files/share', { ids: [s.team.folderId], shared: true }),
+      s.editor.client.post(`/api/files/${s.team.folderId}/members`, { email: s.stranger.email, role: 'viewer' }),
+    ])
+      expect(await status(res)).toBe(403);
+    for (const outsider of [s.stranger, otherLead]) {
+      for (const res of [...reads(outsider.client), ...writes(outsider.client)]) expect(await status(res)).toBe(404);
+    }
+    const blind = await seed.subUser(t, s.editor, []);
+    for (const res of [
+      blind.client.get(`/api/files/${file.id}/download`),
+      uploadRaw(blind.client, 'x.txt', 'x', { parentId: s.team.folderId }),
+      blind.client.post('/api/files/folder', { name: 'x', parentId: s.team.folderId }),
+    ])
+      expect(await status(res)).toBe(403);
+  });
+
+  test('groups changed, a member removed while uploading, the folder deleted: access ends at the next request', async () => {
+    const s = await scene();
+    const res = await createUpload(s.editor.client, 4, { filename: 'half.txt', parentId: s.team.folderId });
+    expect(res.status).toBe(201);
+    const location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect(await status(patchUpload(s.editor.client, location, 0, new TextEncoder().encode('ha')))).toBe(204);
+    expect(await status(admin.client.delete(`/api/admin/groups/${s.editors}/members/${s.editor.id}`))).toBe(200);
+    expect(await status(patchUpload(s.editor.client, location, 2, new TextEncoder().encode('lf')))).toBe(404);
+
+    // The viewer group made editor, then taken off the folder.
+    let team = await json(
+      await admin.client.put(`/api/admin/team-folders/${s.team.id}/groups`, { groups: [{ groupId: s.viewers, role: 'editor' }] }),
+    );
+    expect(team.groups.map((g: any) => [g.groupId, g.role])).toEqual([[s.viewers, 'editor']]);
+    expect(await status(s.viewer.client.post('/api/files/folder', { name: 'Now', parentId: s.team.folderId }))).toBe(200);
+    team = await json(await admin.client.send('PATCH', `/api/admin/team-folders/${s.team.id}`, { name: 'Renamed team' }));
+    expect(team.name).toBe('Renamed team');
+    expect((await json(await s.viewer.client.get('/api/files')))[0]).toMatchObject({ name: 'Renamed team', teamFolder: true });
+
+    const removed = await admin.client.delete(`/api/admin/team-folders/${s.team.id}`);
+    expect(removed.status).toBe(202);
+    expect(await status(s.viewer.client.get(`/api/files?parentId=${s.team.folderId}`))).toBe(404);
+    expect((await json(await s.viewer.client.get('/api/files'))).some((i: any) => i.teamFolder)).toBe(false);
+    expect(await teamOf(s.team.id)).toBeUndefined();
+    expect(await status(admin.client.delete(`/api/admin/team-folders/${s.team.id}`))).toBe(404);
+    await eventually(() => expect(t.server.ctx.services.accounts.findById(s.team.id)).toBeNull());
+    expect((await json(await s.viewer.client.get('/api/files/shared-with-me'))).items).toEqual([]);
+  });
+
+  test('its trash is kept by its administrators (group administrators of an editor group): list, restore, delete forever', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    const viewerLead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.viewers}/members`, { email: viewerLead.email, admin: true }))).toBe(201);
+    const file = await upload(s.editor.client, 'draft.txt', 'draft bytes', { parentId: s.team.folderId });
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
+    const trash = `/api/team-folders/${s.team.id}/trash`;
+    const mine = async (c: TestClient) => (await json(await c.get('/api/team-folders'))).teamFolders;
+    expect(await mine(lead.client)).toEqual([{ id: s.team.id, name: s.name, folderId: s.team.folderId, administrator: true }]);
+    expect((await mine(s.editor.client))[0].administrator).toBe(false);
+    expect((await mine(viewerLead.client))[0].administrator).toBe(false);
+    expect(await mine(s.stranger.client)).toEqual([]);
+
+    expect((await json(await lead.client.get(trash))).map((i: any) => i.name)).toEqual(['draft.txt']);
+    for (const c of [s.editor.client, viewerLead.client]) {
+      expect(await status(c.get(trash))).toBe(403);
+      expect(await status(c.post(`${trash}/restore`, { ids: [file.id] }))).toBe(403);
+    }
+    for (const c of [s.stranger.client, admin.client]) {
+      expect(await status(c.get(trash))).toBe(404);
+      expect(await status(c.post(`${trash}/delete`, { ids: [file.id] }))).toBe(404);
+    }
+    const blind = await seed.subUser(t, lead, []);
+    expect(await status(blind.client.post(`${trash}/restore`, { ids: [file.id] }))).toBe(403);
+
+    expect(await status(lead.client.post(`${trash}/restore`, { ids: [file.id] }))).toBe(200);
+    expect((await downloaded(s.viewer.client, file.id)).toString()).toBe('draft bytes');
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
+    const res = await lead.client.post(`${trash}/delete`, { ids: [file.id] });
+    expect(res.status).toBe(202);
+    const { jobId } = await json(res);
+    await eventually(async () => expect((await json(await lead.client.get(`/api/files/jobs/${jobId}`))).status).toBe('completed'));
+    expect(await json(await lead.client.get(trash))).toEqual([]);
+    expect((await teamOf(s.team.id)).size).toBe(0);
+    t.server.ctx.services.audit.flush();
+    const restored = t.server.ctx.db.$client
+      .query<{ email: string }, [string]>("SELECT email FROM audit_log WHERE action = 'file.restore' AND account_id = ?")
+      .all(s.team.id);
+    expect(restored).toEqual([{ email: lead.email }]);
+  });
+
+  test('a group administrator makes team folders for its group out of the allowance the admin gives it, never more', async () => {
+    const lead = await seed.owner(t);
+    const member = await seed.owner(t);
+    const otherLead = await seed.owner(t);
+    const group = await newGroup(member);
+    const other = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${group}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect(await status(admin.client.post(`/api/admin/groups/${other}/members`, { email: otherLead.email, admin: true }))).toBe(201);
+    const make = (c: TestClient, name: string, quota: number) => c.post(`/api/groups/${group}/team-folders`, { name, quota });
+
+    let res = await make(lead.client, 'Not yet', 100);
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toContain('has not let the administrators');
+    res = await admin.client.send('PATCH', `/api/admin/groups/${group}`, { teamFolderBytes: 150 });
+    expect((await json(res)).teamFolderBytes).toBe(150);
+
+    res = await make(lead.client, 'Sprint', 100);
+    expect(res.status).toBe(201);
+    const sprint = await json(res);
+    expect(sprint).toMatchObject({ name: 'Sprint', quota: 100, ownQuota: true, groups: [{ groupId: group, role: 'editor' }] });
+    res = await make(lead.client, 'Too big', 60);
+    expect(res.status).toBe(403);
+    expect((await json(res)).message).toContain('50 B more');
+    expect(await status(make(lead.client, 'Fits', 50))).toBe(201);
+    expect(await status(make(member.client, 'Member', 1))).toBe(403);
+    expect(await status(make(otherLead.client, 'Other', 1))).toBe(404);
+    const sub = await seed.subUser(t, lead, ['files.upload']);
+    expect(await status(make(sub.client, 'Sub', 1))).toBe(403);
+    expect(await status(make(lead.client, 'Zero', 0))).toBe(422);
+    // Its quota and groups are the admin's to change.
+    expect(await status(lead.client.send('PATCH', `/api/admin/team-folders/${sprint.id}`, { quota: 10_000 }))).toBe(403);
+    expect(await status(member.client.post('/api/files/folder', { name: 'In', parentId: sprint.folderId }))).toBe(200);
+    // Deleting one gives its quota back to the allowance.
+    expect(await status(admin.client.delete(`/api/admin/team-folders/${sprint.id}`))).toBe(202);
+    expect(await status(make(lead.client, 'Again', 100))).toBe(201);
+  });
+
+  test('WebDAV: a team folder is at the root as /dav/<name>/ (an own item of that name hides it); viewers read, strangers 404', async () => {
+    const s = await scene();
+    const dav = await davLogin(t, s.editor);
+    const viewerDav = await davLogin(t, s.viewer);
+    const strangerDav = await davLogin(t, s.stranger);
+    const at = encodeURIComponent(s.name);
+    expect(await dav.list('')).toContain(`/dav/${s.name}/`);
+    // A sync client stops at an unchanged root ETag, so a change inside the team folder must move the viewer's root.
+    const rootEtag = async () => /<d:getetag>([^<]*)<\/d:getetag>/i.exec(await (await viewerDav.propfind('', '0')).text())?.[1];
+    const before = await rootEtag();
+    expect(await status(dav.put(`${at}/plan.txt`, 'via dav'))).toBe(201);
+    expect(await rootEtag()).not.toBe(before);
+    expect(await status(dav.request('MKCOL', `${at}/Sub`))).toBe(201);
+    expect((await dav.list(`${at}/`)).sort()).toEqual([`/dav/${s.name}/`, `/dav/${s.name}/Sub/`, `/dav/${s.name}/plan.txt`]);
+    let res = await dav.request('MOVE', `${at}/plan.txt`, { headers: { destination: `${t.url}/dav/${at}/Sub/plan.txt` } });
+    expect(res.status).toBe(201);
+    // Out of the team folder into the member's own files: the boundary of a share.
+    res = await dav.request('MOVE', `${at}/Sub/plan.txt`, { headers: { destination: `${t.url}/dav/plan.txt` } });
+    expect(res.status).toBe(403);
+    expect(await (await viewerDav.request('GET', `${at}/Sub/plan.txt`)).text()).toBe('via dav');
+    expect(await status(viewerDav.put(`${at}/no.txt`, 'x'))).toBe(403);
+    expect(await status(strangerDav.request('GET', `${at}/Sub/plan.txt`))).toBe(404);
+    expect(await strangerDav.list('')).not.toContain(`/dav/${s.name}/`);
+    expect((await teamOf(s.team.id)).size).toBe(7);
+
+    // The viewer's own folder of the same name takes the root path; the team folder stays under Shared with me.
+    await folder(s.viewer.client, s.name);
+    expect(await viewerDav.list(`${at}/`)).toEqual([`/dav/${s.name}/`]);
+    expect(await status(viewerDav.request('GET', `Shared%20with%20me/${at}/Sub/plan.txt`))).toBe(200);
+  });
+
+  test('its administrators make and remove public links of what is in it; members 403, others 404, nothing outside it', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    const file = await upload(s.editor.client, 'flyer.txt', 'public flyer', { parentId: s.team.folderId });
+    const mine = await upload(lead.client, 'mine.txt', 'mine');
+    const share = (c: TestClient, ids: string[], shared = true) =>
+      c.post(`/api/team-folders/${s.team.id}/share`, { ids, shared, expiry: '7d' });
+
+    const res = await share(lead.client, [file.id]);
+    expect(res.status).toBe(200);
+    const link = new URL((await json(res)).links[file.id]);
+    const visitor = await fetch(`${t.url}${link.pathname}`);
+    expect(visitor.status).toBe(200);
+    expect(await status(share(s.editor.client, [file.id]))).toBe(403);
+    expect(await status(share(s.stranger.client, [file.id]))).toBe(404);
+    expect(await status(share(lead.client, [mine.id]))).toBe(404);
+    expect(await status(share(lead.client, [file.id], false))).toBe(200);
+    expect((await fetch(`${t.url}${link.pathname}`)).status).toBe(404);
+  });
+
+  test('`coffer export` writes each team folder under its account, team:<id>', async () => {
+    const s = await scene();
+    const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
+    await upload(s.editor.client, 'inside.txt', 'team bytes', { parentId: sub.id });
+    const out = tempDir('coffer-team-export-');
+    try {
+      const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+      expect(fs.readFileSync(path.join(out, `team:${s.team.id}`, s.name, 'Sub', 'inside.txt'), 'utf8')).toBe('team bytes');
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  test('the audit names the admin for the folder and the member for what they wrote', async () => {
+    const s = await scene();
+    await upload(s.editor.client, 'audited.txt', 'x', { parentId: s.team.folderId });
+    await folder(s.editor.client, 'Sub', s.team.folderId);
+    t.server.ctx.services.audit.flush();
+    const rows = t.server.ctx.db.$client
+      .query<{ action: string; email: string }, [string, string]>(
+        "SELECT action, email FROM audit_log WHERE (target_type = 'team_folder' AND target_id = ?) OR (action = 'file.upload' AND account_id = ?) ORDER BY id",
+      )
+      .all(s.team.id, s.team.id);
+    expect(rows).toContainEqual({ action: 'team_folder.create', email: admin.email });
+    expect(rows).toContainEqual({ action: 'file.upload', email: s.editor.email });
+  });
+});

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json } from '../../helpers/client.ts';
+import { folder } from '../../helpers/files.ts';
+import { newPerson, type SsoServer, signInWithProvider, startSsoServer, startTestProvider, type TestProvider } from '../../helpers/oidc.ts';
+import * as seed from '../../helpers/seed.ts';
+
+let provider: TestProvider;
+let c: SsoServer;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  provider = await startTestProvider();
+  c = await startSsoServer(provider, {
+    env: { OIDC_SCOPES: 'openid email profile groups', OIDC_GROUPS_CLAIM: 'groups', OIDC_GROUPS_CREATE: 'true', OIDC_AUTO_CREATE: 'true' },
+  });
+  admin = await seed.admin(c.t);
+});
+afterAll(async () => {
+  await c.t.stop();
+  await provider.stop();
+});
+
+/** The groups the account of `email` is in, by name, with where each comes from. */
+async function groupsOf(email: string): Promise<string[]> {
+  const all = (await json(await admin.client.get('/api/admin/groups'))).groups as Array<{ id: string; name: string; source: string }>;
+  const out: string[] = [];
+  for (const g of all) {
+    const detail = await json(await admin.client.get(`/api/admin/groups/${g.id}`));
+    if (detail.members.some((m: any) => m.email === email)) out.push(`${g.name} (${g.source})`);
+  }
+  return out.sort();
+}
+
+async function signIn(subject: string) {
+  const client = c.t.client();
+  expect(await signInWithProvider(provider, client, subject)).toBe('/');
+  return client;
+}
+
+describe('groups from the identity provider (OIDC_GROUPS_CLAIM)', () => {
+  test('claim added, changed and removed: memberships in the provider groups follow it at each sign-on; groups made here are left alone', async () => {
+    const local = await json(await admin.client.post('/api/admin/groups', { name: 'Local' }));
+    const sub = newPerson(provider, { groups: ['Design', '/Family', 'Local'] });
+    const email = provider.accounts.get(sub)!.email!;
+    const client = await signIn(sub);
+    // Created on first sight; "Local" is the admin's, not the provider's: not joined.
+    expect(await groupsOf(email)).toEqual(['Design (idp)', 'Family (idp)']);
+
+    // Sharing with a provider group reaches the person; the admin adds them to the local group by hand.
+    const owner = await seed.owner(c.t);
+    const root = await folder(owner.client, 'Family photos');
+    const family = (await json(await admin.client.get('/api/admin/groups'))).groups.find((g: any) => g.name === 'Family');
+    expect((await owner.client.post(`/api/files/${root.id}/members`, { groupId: family.id, role: 'viewer' })).status).toBe(201);
+    expect((await client.get(`/api/files?parentId=${root.id}`)).status).toBe(200);
+    expect((await admin.client.post(`/api/admin/groups/${local.id}/members`, { email })).status).toBe(201);
+
+    provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: ['Design', 'Sales'] });
+    await signIn(sub);
+    expect(await groupsOf(email)).toEqual(['Design (idp)', 'Local (admin)', 'Sales (idp)']);
+    // Out of Family: what it gave ends for every session of the account.
+    expect((await client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
+
+    const { groups: _, ...withoutGroups } = provider.accounts.get(sub)!;
+    provider.accounts.set(sub, withoutGroups);
+    await signIn(sub);
+    expect(await groupsOf(email)).toEqual(['Local (admin)']);
+    const audit = c.t.server.ctx.db.$client
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM audit_queue WHERE event LIKE '%group.member_remove%' AND event LIKE '%sign-on%'")
+      .get()!.n;
+    const logged = c.t.server.ctx.db.$client
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM audit_log WHERE action = 'group.member_remove' AND details LIKE '%sign-on%'")
+      .get()!.n;
+    expect(audit + logged).toBe(3);
+  });
+
+  test('a group the admin made for sign-on (source idp) is synced by name; without OIDC_GROUPS_CREATE nothing new is made', async () => {
+    const other = await startSsoServer(provider, {
+      env: { OIDC_SCOPES: 'openid email profile groups', OIDC_GROUPS_CLAIM: 'groups', OIDC_AUTO_CREATE: 'true' },
+    });
+    try {
+      const otherAdmin = await seed.admin(other.t);
+      const res = await otherAdmin.client.post('/api/admin/groups', { name: 'Engineering', source: 'idp' });
+      expect(res.status).toBe(201);
+      const sub = newPerson(provider, { groups: ['engineering', 'Unknown'] });
+      const client = other.t.client();
+      expect(await signInWithProvider(provider, client, sub)).toBe('/');
+      const groups = (await json(await otherAdmin.client.get('/api/admin/groups'))).groups;
+      expect(groups.map((g: any) => [g.name, g.size])).toEqual([['Engineering', 1]]);
+    } finally {
+      await other.t.stop();
+    }
+  });
+});
