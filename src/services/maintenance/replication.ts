@@ -1,0 +1,485 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ReplicationConfig } from '../../config.ts';
+import type { Clock } from '../../clock.ts';
+import type { DataPaths } from '../../data-dir.ts';
+import { WalHold } from '../../db/wal-hold.ts';
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import { Counter, Gauge } from '../../lib/metrics.ts';
+import { framesBetween, positionIn, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
+import type { Logger } from '../../log.ts';
+import type { MetricsService } from '../administration/metrics.ts';
+import {
+  generationKey,
+  generationTime,
+  newDescriptor,
+  newGenerationId,
+  objectName,
+  parseObjectName,
+  SealedObjectWriter,
+  type SecretsDescription,
+  type SegmentDescription,
+  type SnapshotDescription,
+} from './replica-format.ts';
+import { replicaStore, type ReplicaStore } from './replica-store.ts';
+
+const DAY = 86_400_000;
+/** Frames shipped from the log before the follower checkpoints it (SQLite's own default is 1000 pages). */
+const CHECKPOINT_FRAMES = 1000;
+const COPY_CHUNK = 1024 * 1024;
+/** The longest wait between tries once the destination failed, so catching up starts soon after it is back. */
+const MAX_BACKOFF_MS = 5000;
+/** How often a stopped replication tries to begin a new generation. */
+const RETRY_BROKEN_MS = 30_000;
+const KIND_ORDER = { descriptor: 0, secrets: 1, snapshot: 2, wal: 3 } as const;
+
+interface Generation {
+  id: string;
+  key: Buffer;
+  startedAt: number;
+  /** Where the next segment starts reading the log. */
+  position: WalPosition | null;
+  /** Frames read from the log since the last checkpoint. */
+  framesSinceCheckpoint: number;
+  nextIndex: number;
+  snapshotBytes: number;
+  /** Sealed log bytes shipped since the snapshot: a new generation starts when they pass its size. */
+  walBytes: number;
+}
+
+interface Deps {
+  config: ReplicationConfig;
+  paths: DataPaths;
+  clock: Clock;
+  metrics: MetricsService;
+  log: Logger;
+  /** BACKUP_PASSPHRASE_FILE's passphrase. */
+  passphrase: () => string | null;
+  stagingDir: string;
+}
+
+export interface ReplicationStatus {
+  destination: string;
+  generation: string | null;
+  /** Seconds since the oldest change not yet at the destination (0: none waiting). */
+  lagSeconds: number;
+  lastShippedAt: string | null;
+  backlogBytes: number;
+  /** Why shipping stopped or fails, for the admin's banner; null while all is well. */
+  problem: string | null;
+}
+
+/**
+ * Continuous replication of the database to REPLICATE_TO: a sealed snapshot of the database file, then
+ * every committed transaction's log frames as numbered sealed segments within REPLICATE_INTERVAL_MS. It
+ * takes over checkpointing from the log's point of view: a WalHold keeps every frame in the log until it
+ * has been read into a segment. Segments are written to an outbox on disk first, so the destination
+ * being away never holds the database back; the outbox is sent in order as soon as it answers.
+ */
+export class ReplicationService {
+  private readonly store: ReplicaStore;
+  private readonly outbox: string;
+  private hold: WalHold | null = null;
+  private gen: Generation | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private problem: string | null = null;
+  /** Set when shipping had to stop (a full disk, an outbox over REPLICATE_MAX_LAG_BYTES): a new generation starts once it can. */
+  private broken = false;
+  private uploadFailures = 0;
+  private nextUploadAt = 0;
+  private lastShippedAt = 0;
+  private lastPruneAt = 0;
+  /** While broken: when to try a new generation again. */
+  private retryAt = 0;
+  private readonly failures: Counter;
+
+  constructor(private readonly deps: Deps) {
+    this.store = replicaStore(deps.config.destination!, deps.stagingDir);
+    this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
+    const { registry } = deps.metrics;
+    registry.register(
+      new Gauge(
+        'coffer_replication_lag_seconds',
+        'Seconds since the oldest change not yet at the replica destination (0: none waiting).',
+        (g) => g.set(this.lagSeconds()),
+      ),
+    );
+    registry.register(
+      new Gauge(
+        'coffer_replication_last_shipped_timestamp_seconds',
+        'When the last replica object reached the destination, in seconds since the Unix epoch (0: never).',
+        (g) => g.set(Math.floor(this.lastShippedAt / 1000)),
+      ),
+    );
+    registry.register(
+      new Gauge('coffer_replication_backlog_bytes', 'Sealed replica bytes on disk waiting for the destination.', (g) =>
+        g.set(this.backlogBytes()),
+      ),
+    );
+    this.failures = registry.register(
+      new Counter('coffer_replication_failures_total', 'Failed attempts to ship to the replica destination since the server started.'),
+    );
+    this.failures.inc({}, 0);
+  }
+
+  lifecycle(): Lifecycle {
+    return {
+      name: 'replication',
+      start: async () => {
+        fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
+        for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
+        if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
+        // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its snapshot.
+        if (!(await this.startGeneration())) throw new Error('the database stayed too busy to begin a replica generation');
+        this.schedule();
+      },
+      stop: async (graceMs) => {
+        this.stopped = true;
+        if (this.timer) clearTimeout(this.timer);
+        await this.running;
+        try {
+          if (!this.broken && this.gen) this.shipNew();
+        } catch (err) {
+          this.deps.log.error('replication: the last changes could not be written to the outbox', { error: String(err) });
+        }
+        this.nextUploadAt = 0;
+        await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
+        this.hold?.close();
+        this.hold = null;
+      },
+    };
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick().finally(() => {
+        this.running = null;
+        this.schedule();
+      });
+    }, this.deps.config.intervalMs);
+  }
+
+  /** One round: read new commits into a segment, checkpoint or begin a generation when due, send the outbox. */
+  private async tick(): Promise<void> {
+    const { log, clock } = this.deps;
+    try {
+      if (this.broken) {
+        // Start again only once the destination answers, or the new snapshot would pile up beside the old backlog.
+        if (clock.now() >= this.retryAt && (await this.upload()) && (await this.reachable())) {
+          this.retryAt = clock.now() + RETRY_BROKEN_MS;
+          await this.startGeneration();
+        }
+      } else if (this.gen) {
+        this.shipNew();
+        const g = this.gen;
+        if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024))
+          await this.startGeneration();
+        else if (g.framesSinceCheckpoint >= CHECKPOINT_FRAMES) this.checkpoint();
+      }
+    } catch (err) {
+      this.stopShipping(err);
+    }
+    if (this.backlogBytes() > this.deps.config.maxLagBytes) {
+      this.dropBacklog();
+      return;
+    }
+    try {
+      await this.upload();
+      if (clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
+    } catch (err) {
+      log.warn('replication: pruning old generations failed', { error: String(err) });
+    }
+  }
+
+  /** A failure writing locally (a full disk): the hold goes, so the database checkpoints as usual and the server keeps serving. */
+  private stopShipping(err: unknown): void {
+    const code = (err as NodeJS.ErrnoException).code;
+    this.problem =
+      code === 'ENOSPC'
+        ? 'replication stopped: the disk is full; it starts again with a new generation once there is space'
+        : `replication stopped: ${err instanceof Error ? err.message : String(err)}`;
+    this.deps.log.error('replication stopped', { error: String(err) });
+    this.failures.inc();
+    this.broken = true;
+    this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    this.gen = null;
+    this.hold?.close();
+    this.hold = null;
+  }
+
+  private dropBacklog(): void {
+    const { log, config } = this.deps;
+    for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
+    this.problem = `the replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
+    log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
+    this.broken = true;
+    this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    this.gen = null;
+    this.hold?.close();
+    this.hold = null;
+  }
+
+  private async reachable(): Promise<boolean> {
+    try {
+      await this.store.list();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private walFile(): string {
+    return `${this.deps.paths.database}-wal`;
+  }
+
+  /** Reads what was committed since the last segment into the next one. */
+  private shipNew(): void {
+    const g = this.gen!;
+    const fd = openOrNull(this.walFile());
+    if (fd === null) return;
+    try {
+      const header = readWalHeader(fd);
+      if (!header) return;
+      const from = positionIn(header, g.position);
+      const run = scanCommitted(fd, header, from);
+      if (!run) {
+        g.position = from;
+        return;
+      }
+      const at = this.deps.clock.now();
+      const index = g.nextIndex;
+      const name = objectName.wal(g.id, index, at);
+      const frames = run.lastFrame - from.nextFrame + 1;
+      const description: SegmentDescription = {
+        kind: 'wal',
+        generation: g.id,
+        index,
+        at,
+        frames,
+        pageSize: header.pageSize,
+        dbPages: run.dbPages,
+      };
+      const bytes = this.writeOutbox(name, description, (w) => {
+        const pgno = Buffer.alloc(4);
+        for (const f of framesBetween(fd, header, from.nextFrame, run.lastFrame)) {
+          pgno.writeUInt32BE(f.pgno);
+          w.write(pgno);
+          w.write(f.page);
+        }
+      });
+      g.nextIndex++;
+      g.walBytes += bytes;
+      g.framesSinceCheckpoint += frames;
+      g.position = { salt1: header.salt1, salt2: header.salt2, nextFrame: run.lastFrame + 1, checksum: run.checksum };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Where the log ends now (the caller holds the write lock). */
+  private logEnd(): WalPosition | null {
+    const fd = openOrNull(this.walFile());
+    if (fd === null) return null;
+    try {
+      const header = readWalHeader(fd);
+      if (!header) return null;
+      const from = positionIn(header, null);
+      const run = scanCommitted(fd, header, from);
+      return run ? { salt1: header.salt1, salt2: header.salt2, nextFrame: run.lastFrame + 1, checksum: run.checksum } : from;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  private checkpoint(): void {
+    const done = this.hold!.checkpointAfter(() => this.shipNew());
+    if (done !== null) this.gen!.framesSinceCheckpoint = 0;
+  }
+
+  /** Writes a sealed object into the outbox (synced, then renamed into place); returns its size. */
+  private writeOutbox(name: string, description: object, body: (w: SealedObjectWriter) => void): number {
+    const aside = path.join(this.outbox, `.${name}`);
+    const fd = fs.openSync(aside, 'w', 0o600);
+    let bytes: number;
+    try {
+      const w = new SealedObjectWriter(this.gen!.key, name, fd, description);
+      body(w);
+      w.finish();
+      fs.fsyncSync(fd);
+      bytes = w.bytes;
+    } catch (err) {
+      fs.closeSync(fd);
+      fs.rmSync(aside, { force: true });
+      throw err;
+    }
+    fs.closeSync(fd);
+    fs.renameSync(aside, path.join(this.outbox, name));
+    return bytes;
+  }
+
+  /**
+   * Ends the current generation with its last segment and begins one with a snapshot of the database file.
+   * The snapshot is taken once a checkpoint has copied every frame into the file, with the hold then
+   * reading the file alone, so no checkpoint can change the file while it is copied and the new
+   * generation's first segment starts exactly where the file ends.
+   */
+  private async startGeneration(): Promise<boolean> {
+    const { clock, paths, passphrase } = this.deps;
+    const id = newGenerationId(clock.now());
+    const descriptor = newDescriptor(id);
+    const key = await generationKey(passphrase()!, descriptor);
+    this.hold ??= new WalHold(paths.database);
+    let start: WalPosition | null = null;
+    let complete = false;
+    for (let attempt = 0; attempt < 50 && !complete; attempt++) {
+      const done = this.hold.checkpointAfter(() => {
+        if (this.gen && !this.broken) this.shipNew();
+        start = this.logEnd();
+      });
+      complete = done === true;
+      if (!complete) await Bun.sleep(20);
+    }
+    if (!complete) {
+      // The current generation goes on; the next round tries again.
+      this.deps.log.warn('replication: the database was too busy to checkpoint for a new generation');
+      return false;
+    }
+    const startedAt = clock.now();
+    this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
+    this.broken = false;
+    fs.writeFileSync(path.join(this.outbox, objectName.descriptor(id)), JSON.stringify(descriptor), { mode: 0o600 });
+    const secrets = fs.readFileSync(paths.secrets);
+    this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
+      w.write(secrets),
+    );
+    const db = fs.openSync(paths.database, 'r');
+    try {
+      const size = fs.fstatSync(db).size;
+      const head = Buffer.alloc(18);
+      fs.readSync(db, head, 0, 18, 0);
+      const pageSize = head.readUInt16BE(16);
+      const description: SnapshotDescription = {
+        kind: 'snapshot',
+        generation: id,
+        at: startedAt,
+        bytes: size,
+        pageSize: pageSize === 1 ? 65536 : pageSize,
+      };
+      const chunk = Buffer.allocUnsafe(COPY_CHUNK);
+      this.gen.snapshotBytes = this.writeOutbox(objectName.snapshot(id), description, (w) => {
+        for (let offset = 0; offset < size; ) {
+          const n = fs.readSync(db, chunk, 0, Math.min(COPY_CHUNK, size - offset), offset);
+          if (n === 0) throw new Error('the database file shrank while it was copied');
+          w.write(chunk.subarray(0, n));
+          offset += n;
+        }
+      });
+    } finally {
+      fs.closeSync(db);
+    }
+    this.problem = null;
+    this.deps.log.info('replication: generation started', { generation: id, destination: this.store.where });
+    return true;
+  }
+
+  /** Sends the outbox in order; true when it is empty afterwards. */
+  private async upload(): Promise<boolean> {
+    const { clock, log } = this.deps;
+    if (clock.now() < this.nextUploadAt) return false;
+    const names = this.pending();
+    for (const name of names) {
+      const file = path.join(this.outbox, name);
+      try {
+        await this.store.putFile(name, file);
+      } catch (err) {
+        this.failures.inc();
+        this.uploadFailures++;
+        this.nextUploadAt = clock.now() + Math.min(MAX_BACKOFF_MS, this.deps.config.intervalMs * 2 ** this.uploadFailures);
+        this.problem = `the replica destination ${this.store.where} cannot be written to: ${err instanceof Error ? err.message : String(err)}`;
+        if (this.uploadFailures === 1) log.warn('replication: the destination failed; changes wait on disk', { error: String(err) });
+        return false;
+      }
+      fs.rmSync(file, { force: true });
+      this.lastShippedAt = clock.now();
+      if (this.uploadFailures > 0) log.info('replication: the destination is back', { after: this.uploadFailures });
+      this.uploadFailures = 0;
+      if (!this.broken) this.problem = null;
+    }
+    return true;
+  }
+
+  /** Outbox objects in the order a restore needs them: by generation, then descriptor, secrets, snapshot, segments. */
+  private pending(): string[] {
+    const entries = fs.existsSync(this.outbox) ? fs.readdirSync(this.outbox).filter((n) => !n.startsWith('.')) : [];
+    return entries
+      .map((name) => ({ name, o: parseObjectName(name) }))
+      .filter((e) => e.o !== null)
+      .sort((a, b) => {
+        if (a.o!.generation !== b.o!.generation) return a.o!.generation < b.o!.generation ? -1 : 1;
+        if (a.o!.kind !== b.o!.kind) return KIND_ORDER[a.o!.kind] - KIND_ORDER[b.o!.kind];
+        return a.o!.kind === 'wal' && b.o!.kind === 'wal' ? a.o!.index - b.o!.index : 0;
+      })
+      .map((e) => e.name);
+  }
+
+  /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
+  private async prune(): Promise<void> {
+    const now = this.deps.clock.now();
+    this.lastPruneAt = now;
+    const objects = await this.store.list();
+    const generations = [...new Set(objects.map((o) => parseObjectName(o.name)?.generation).filter((g): g is string => !!g))].sort();
+    const complete = new Set(
+      objects.filter((o) => parseObjectName(o.name)?.kind === 'snapshot').map((o) => parseObjectName(o.name)!.generation),
+    );
+    const cutoff = now - this.deps.config.retentionMs;
+    let keepFrom = 0;
+    for (let i = 0; i < generations.length; i++) {
+      if (complete.has(generations[i]!) && generationTime(generations[i]!) <= cutoff) keepFrom = i;
+    }
+    const doomed = new Set(generations.slice(0, keepFrom));
+    for (const o of objects) {
+      const g = parseObjectName(o.name)?.generation;
+      if (g && doomed.has(g)) await this.store.delete(o.name);
+    }
+  }
+
+  private backlogBytes(): number {
+    if (!fs.existsSync(this.outbox)) return 0;
+    let total = 0;
+    for (const name of fs.readdirSync(this.outbox))
+      total += fs.statSync(path.join(this.outbox, name), { throwIfNoEntry: false })?.size ?? 0;
+    return total;
+  }
+
+  private lagSeconds(): number {
+    const first = this.pending()
+      .map(parseObjectName)
+      .find((o) => o?.kind === 'wal');
+    if (first?.kind === 'wal') return Math.max(0, (this.deps.clock.now() - first.at) / 1000);
+    if (this.broken && this.lastShippedAt) return (this.deps.clock.now() - this.lastShippedAt) / 1000;
+    return 0;
+  }
+
+  status(): ReplicationStatus {
+    return {
+      destination: this.store.where,
+      generation: this.gen?.id ?? null,
+      lagSeconds: this.lagSeconds(),
+      lastShippedAt: this.lastShippedAt ? new Date(this.lastShippedAt).toISOString() : null,
+      backlogBytes: this.backlogBytes(),
+      problem: this.problem,
+    };
+  }
+}
+
+function openOrNull(file: string): number | null {
+  try {
+    return fs.openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
