@@ -47,6 +47,25 @@ function printListing(l: ReplicaListing): void {
 }
 
 export function registerReplica(program: Command): void {
+  program
+    .command('promote')
+    .description('make the standby running on this machine (coffer serve --standby) the primary')
+    .option('-p, --port <port>', 'the port the standby listens on (env PORT, default 3000)')
+    .option('--json', 'print machine-readable JSON on stdout')
+    .action(
+      action(async (opts: { port?: string; json?: boolean }) => {
+        const config = configFrom({ port: opts.port });
+        const base = `http://127.0.0.1:${config.port}`;
+        const res = await fetch(`${base}/api/admin/promote`, { method: 'POST' }).catch(() => null);
+        if (!res) throw new UsageError(`no standby answers at ${base}: start one with coffer serve --standby DEST, or pass --port`);
+        const body = (await res.json()) as { error?: string; generation?: string };
+        if (!res.ok) throw new UsageError(body.error ?? `the standby answered ${res.status}`);
+        if (opts.json) return printJson(body);
+        print(
+          `promoted: the database is the replica's generation ${body.generation}, checked; the server now starts as the primary at ${base}`,
+        );
+      }),
+    );
   const replica = program.command('replica').description('inspect a replica that REPLICATE_TO writes (see docs/replication.md)');
   adminCommand(
     replica

@@ -11,7 +11,7 @@ const FRAME_HEADER = 24;
 const MAGIC_LE = 0x377f0682;
 const MAGIC_BE = 0x377f0683;
 
-export type Checksum = readonly [number, number];
+type Checksum = readonly [number, number];
 
 export interface WalHeader {
   pageSize: number;

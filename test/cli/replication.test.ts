@@ -10,6 +10,7 @@ import { upload, uploadRaw } from '../helpers/files.ts';
 import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { startTestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { DavClient, davLogin } from '../helpers/dav.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -72,10 +73,6 @@ describe('replication to a directory', () => {
     );
     const client = new TestClient(server.url);
     const signup = await client.post('/api/signup', { email: seed.uniqueEmail('admin'), password: 'correct horse battery', name: 'A' });
-    if (signup.status !== 200) {
-      server.proc.kill();
-      console.log(await signup.text(), r.stderr);
-    }
     expect(signup.status).toBe(200);
 
     const acked = { files: new Map<string, number>(), renames: [] as Array<{ id: string; name: string; at: number }> };
@@ -321,3 +318,84 @@ describe('replication to a bucket (s3rver)', () => {
     }
   }, 60_000);
 });
+
+describe('a standby', () => {
+  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const storageEnv = s3.env();
+    const primaryEnv = { ...env, ...storageEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    const primaryDir = path.join(dir, 'primary');
+    let primary = await startTestServer({ dataDir: primaryDir, env: primaryEnv });
+    let standby: Awaited<ReturnType<typeof serveCli>> | null = null;
+    try {
+      const a = await seed.admin(primary);
+      const dav = await davLogin(primary, a);
+      await upload(a.client, 'before.txt', 'written before the standby started');
+      standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+        env: { ...env, ...storageEnv, REPLICATE_INTERVAL_MS: '100' },
+      });
+      const health = async () => (await fetch(`${standby!.url}/health`)).json() as Promise<any>;
+      expect((await health()).status).toBe('standby');
+      const refused = await fetch(`${standby.url}/api/files`);
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: string }).error).toContain('standby');
+
+      const after = await upload(a.client, 'after.txt', 'written while the standby follows');
+      const shippedAt = Date.now();
+      await eventually(async () => {
+        const h = await health();
+        expect(Date.parse(h.appliedAt)).toBeGreaterThanOrEqual(shippedAt - 1000);
+        expect(h.lagSeconds).toBe(0);
+      });
+      await primary.server.stop();
+
+      const started = performance.now();
+      const promoted = await runCli(['promote', '--port', new URL(standby.url).port]);
+      expect(promoted.stderr).toBe('');
+      expect(promoted.stdout).toContain('promoted');
+      await eventually(async () => expect((await fetch(`${standby!.url}/health`)).status).toBe(200));
+      await eventually(async () => expect((await login(standby!.url, a.email)).status).toBe(200));
+      const promoteSeconds = (performance.now() - started) / 1000;
+      expect(promoteSeconds).toBeLessThan(5);
+
+      const client = new TestClient(standby.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      const download = await client.get(`/api/files/${after.id}/download`);
+      expect(download.status).toBe(200);
+      expect(await download.text()).toBe('written while the standby follows');
+      const davGet = await new DavClient(standby.url, dav.email, dav.password).request('GET', 'before.txt');
+      expect(davGet.status).toBe(200);
+      expect(await davGet.text()).toBe('written before the standby started');
+      // The promoted server replicates under a new generation and holds the fence.
+      await upload(client, 'after-promotion.txt', 'on the new primary');
+      await eventually(() => {
+        const fence = JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8'));
+        expect(fs.readdirSync(dest).some((n) => n.startsWith(fence.generation) && n.includes('_wal_'))).toBe(true);
+      });
+      const fenced = JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation;
+
+      // The old primary comes back: it keeps serving, but ships nothing and says why.
+      const others = () =>
+        fs
+          .readdirSync(dest)
+          .filter((n) => !n.startsWith(fenced))
+          .sort();
+      const before = others();
+      primary = await startTestServer({ dataDir: primaryDir, env: primaryEnv });
+      const replication = primary.server.ctx.services.replication!;
+      await eventually(() => expect(replication.status().problem).toContain('another server took over the replica'));
+      expect(others()).toEqual(before);
+      expect(JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation).toBe(fenced);
+    } finally {
+      await standby?.stop();
+      await primary.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
+function login(url: string, email: string): Promise<Response> {
+  return new TestClient(url).post('/api/login', { email, password: 'correct horse battery' });
+}

@@ -23,7 +23,12 @@ const RECORD = 1024 * 1024;
 const KDF = { logN: 15, r: 8, p: 1 };
 
 export const FENCE_NAME = 'coffer-replica-fence';
-const GENERATION = /^g\d{8}T\d{9}Z-[0-9a-f]{8}$/;
+
+/** The fence: the one generation that may ship to a destination, and since when. */
+export interface Fence {
+  generation: string;
+  since: string;
+}
 const OBJECT = /^(g\d{8}T\d{9}Z-[0-9a-f]{8})_(descriptor|snapshot|secrets|wal_(\d{10})_(\d{13}))$/;
 
 export type ReplicaObject =
@@ -33,10 +38,6 @@ export type ReplicaObject =
 export function newGenerationId(now: number): string {
   const stamp = new Date(now).toISOString().replace(/[-:.]/g, '');
   return `g${stamp}-${randomBytes(4).toString('hex')}`;
-}
-
-export function isGenerationId(text: string): boolean {
-  return GENERATION.test(text);
 }
 
 /** Milliseconds since the epoch a generation's id names. */

@@ -26,7 +26,7 @@ interface Segment {
   at: number;
 }
 
-interface GenerationObjects {
+export interface GenerationObjects {
   generation: string;
   startedAt: number;
   descriptor: boolean;
@@ -37,7 +37,7 @@ interface GenerationObjects {
   bytes: number;
 }
 
-export interface ReplicaGenerationView {
+interface ReplicaGenerationView {
   generation: string;
   startedAt: string;
   /** Its descriptor, snapshot and secrets are all there: it can be restored from. */
@@ -55,7 +55,7 @@ export interface ReplicaListing {
   restorable: { from: string; to: string } | null;
 }
 
-async function inventory(store: ReplicaStore): Promise<GenerationObjects[]> {
+export async function inventory(store: ReplicaStore): Promise<GenerationObjects[]> {
   let objects: Array<{ name: string; size: number }>;
   try {
     objects = await store.list();
@@ -88,7 +88,7 @@ async function inventory(store: ReplicaStore): Promise<GenerationObjects[]> {
   return generations;
 }
 
-const isComplete = (g: GenerationObjects) => g.descriptor && g.snapshot && g.secrets;
+export const isComplete = (g: GenerationObjects) => g.descriptor && g.snapshot && g.secrets;
 const lastAt = (g: GenerationObjects) => g.segments.at(-1)?.at ?? g.startedAt;
 
 /** `coffer replica list`: the generations at a destination and the range of moments a restore can reach. */
@@ -129,7 +129,7 @@ async function read(store: ReplicaStore, name: string): Promise<AsyncIterable<Ui
   return body;
 }
 
-async function keyOf(store: ReplicaStore, generation: string, passphrase: string): Promise<Buffer> {
+export async function keyOf(store: ReplicaStore, generation: string, passphrase: string): Promise<Buffer> {
   const name = objectName.descriptor(generation);
   const bytes = await store.getBytes(name);
   if (!bytes) throw new ReplicaDamagedError(name, 'is missing');
@@ -177,7 +177,7 @@ async function readSecrets(store: ReplicaStore, key: Buffer, generation: string)
 }
 
 /** Applies one segment's pages to the database file, as a checkpoint would, then cuts the file to the database's size. */
-async function applySegment(
+export async function applySegment(
   store: ReplicaStore,
   key: Buffer,
   generation: string,
@@ -201,7 +201,7 @@ async function applySegment(
 }
 
 /** Builds a generation's database at `file` through its segments shipped by `until`; returns the last one applied. */
-async function build(
+export async function build(
   store: ReplicaStore,
   g: GenerationObjects,
   passphrase: string,
@@ -230,7 +230,7 @@ async function build(
 }
 
 /** The database a replica built passes its integrity check and has a schema this Coffer knows. */
-function checkDatabase(file: string, generation: string): string {
+export function checkDatabase(file: string, generation: string): string {
   const { integrity, facts } = DatabaseRepo.inspectSnapshot(file);
   if (!facts)
     throw new ReplicaDamagedError(

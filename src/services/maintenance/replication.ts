@@ -10,6 +10,8 @@ import { framesBetween, positionIn, readWalHeader, scanCommitted, type WalPositi
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from '../administration/metrics.ts';
 import {
+  FENCE_NAME,
+  type Fence,
   generationKey,
   generationTime,
   newDescriptor,
@@ -45,6 +47,33 @@ interface Generation {
   snapshotBytes: number;
   /** Sealed log bytes shipped since the snapshot: a new generation starts when they pass its size. */
   walBytes: number;
+}
+
+/** What a data directory remembers of its replication (`replication/state.json`). */
+export interface ReplicationState {
+  /** Generations this data directory began (or followed, as a standby): the fence may name any of them. */
+  generations: string[];
+  /** Set by a promotion: the next generation takes the destination over whatever the fence names. */
+  takeover?: boolean;
+}
+
+function replicationStateFile(root: string): string {
+  return path.join(root, 'replication', 'state.json');
+}
+
+export function readReplicationState(root: string): ReplicationState {
+  try {
+    return JSON.parse(fs.readFileSync(replicationStateFile(root), 'utf8')) as ReplicationState;
+  } catch {
+    return { generations: [] };
+  }
+}
+
+export function writeReplicationState(root: string, state: ReplicationState): void {
+  const file = replicationStateFile(root);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(`${file}.partial`, JSON.stringify(state), { mode: 0o600 });
+  fs.renameSync(`${file}.partial`, file);
 }
 
 interface Deps {
@@ -93,6 +122,8 @@ export class ReplicationService {
   private lastPruneAt = 0;
   /** While broken: when to try a new generation again. */
   private retryAt = 0;
+  /** Set once the fence names another server's generation: this one never ships to the destination again. */
+  private fenced = false;
   private readonly failures: Counter;
 
   constructor(private readonly deps: Deps) {
@@ -165,6 +196,7 @@ export class ReplicationService {
   /** One round: read new commits into a segment, checkpoint or begin a generation when due, send the outbox. */
   private async tick(): Promise<void> {
     const { log, clock } = this.deps;
+    if (this.fenced) return;
     try {
       if (this.broken) {
         // Start again only once the destination answers, or the new snapshot would pile up beside the old backlog.
@@ -348,6 +380,8 @@ export class ReplicationService {
       return false;
     }
     const startedAt = clock.now();
+    const state = readReplicationState(paths.root);
+    writeReplicationState(paths.root, { ...state, generations: [...state.generations.slice(-99), id] });
     this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
     this.broken = false;
     fs.writeFileSync(path.join(this.outbox, objectName.descriptor(id)), JSON.stringify(descriptor), { mode: 0o600 });
@@ -388,11 +422,12 @@ export class ReplicationService {
   /** Sends the outbox in order; true when it is empty afterwards. */
   private async upload(): Promise<boolean> {
     const { clock, log } = this.deps;
-    if (clock.now() < this.nextUploadAt) return false;
+    if (this.fenced || clock.now() < this.nextUploadAt) return false;
     const names = this.pending();
     for (const name of names) {
       const file = path.join(this.outbox, name);
       try {
+        if (!(await this.checkFence(parseObjectName(name)!.generation))) return false;
         await this.store.putFile(name, file);
       } catch (err) {
         this.failures.inc();
@@ -409,6 +444,36 @@ export class ReplicationService {
       if (!this.broken) this.problem = null;
     }
     return true;
+  }
+
+  /**
+   * Before each object goes out: the fence must name a generation of this data directory (or none, or this
+   * one taking over after a promotion), else another server was promoted and this one stops shipping for good.
+   */
+  private async checkFence(generation: string): Promise<boolean> {
+    const bytes = await this.store.getBytes(FENCE_NAME);
+    const fence = bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+    if (fence?.generation === generation) return true;
+    const state = readReplicationState(this.deps.paths.root);
+    if (fence && !state.generations.includes(fence.generation) && !state.takeover) {
+      this.fence(fence);
+      return false;
+    }
+    const next: Fence = { generation, since: new Date(this.deps.clock.now()).toISOString() };
+    await this.store.putBytes(FENCE_NAME, new TextEncoder().encode(JSON.stringify(next)));
+    if (state.takeover) writeReplicationState(this.deps.paths.root, { generations: state.generations });
+    return true;
+  }
+
+  private fence(fence: Fence): void {
+    this.problem = `another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+    this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
+    this.fenced = true;
+    this.broken = true;
+    this.gen = null;
+    this.hold?.close();
+    this.hold = null;
+    for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
   }
 
   /** Outbox objects in the order a restore needs them: by generation, then descriptor, secrets, snapshot, segments. */
