@@ -384,8 +384,12 @@ describe('a standby', () => {
           .sort();
       const before = others();
       primary = await startTestServer({ dataDir: primaryDir, env: primaryEnv });
-      const replication = primary.server.ctx.services.replication!;
-      await eventually(() => expect(replication.status().problem).toContain('another server took over the replica'));
+      const oldAdmin = await seed.login(primary, a.email);
+      await eventually(async () => {
+        const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string; generation: null } };
+        expect(status.replication.warning).toContain('Another server took over the replica');
+        expect(status.replication.generation).toBeNull();
+      });
       expect(others()).toEqual(before);
       expect(JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation).toBe(fenced);
     } finally {

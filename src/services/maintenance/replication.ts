@@ -9,6 +9,7 @@ import { Counter, Gauge } from '../../lib/metrics.ts';
 import { framesBetween, positionIn, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from '../administration/metrics.ts';
+import type { ReplicationStatus } from '../../contract/admin.ts';
 import {
   FENCE_NAME,
   type Fence,
@@ -31,6 +32,8 @@ const CHECKPOINT_FRAMES = 1000;
 const COPY_CHUNK = 1024 * 1024;
 /** The longest wait between tries once the destination failed, so catching up starts soon after it is back. */
 const MAX_BACKOFF_MS = 5000;
+/** Behind by more than this (or ten intervals), the admin is told. */
+const BEHIND_MS = 10_000;
 /** How often a stopped replication tries to begin a new generation. */
 const RETRY_BROKEN_MS = 30_000;
 const KIND_ORDER = { descriptor: 0, secrets: 1, snapshot: 2, wal: 3 } as const;
@@ -85,17 +88,6 @@ interface Deps {
   /** BACKUP_PASSPHRASE_FILE's passphrase. */
   passphrase: () => string | null;
   stagingDir: string;
-}
-
-export interface ReplicationStatus {
-  destination: string;
-  generation: string | null;
-  /** Seconds since the oldest change not yet at the destination (0: none waiting). */
-  lagSeconds: number;
-  lastShippedAt: string | null;
-  backlogBytes: number;
-  /** Why shipping stopped or fails, for the admin's banner; null while all is well. */
-  problem: string | null;
 }
 
 /**
@@ -231,8 +223,8 @@ export class ReplicationService {
     const code = (err as NodeJS.ErrnoException).code;
     this.problem =
       code === 'ENOSPC'
-        ? 'replication stopped: the disk is full; it starts again with a new generation once there is space'
-        : `replication stopped: ${err instanceof Error ? err.message : String(err)}`;
+        ? 'Replication stopped: the disk is full; it starts again with a new generation once there is space'
+        : `Replication stopped: ${err instanceof Error ? err.message : String(err)}`;
     this.deps.log.error('replication stopped', { error: String(err) });
     this.failures.inc();
     this.broken = true;
@@ -245,7 +237,7 @@ export class ReplicationService {
   private dropBacklog(): void {
     const { log, config } = this.deps;
     for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
-    this.problem = `the replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
+    this.problem = `The replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
     log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
     this.broken = true;
     this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
@@ -433,7 +425,7 @@ export class ReplicationService {
         this.failures.inc();
         this.uploadFailures++;
         this.nextUploadAt = clock.now() + Math.min(MAX_BACKOFF_MS, this.deps.config.intervalMs * 2 ** this.uploadFailures);
-        this.problem = `the replica destination ${this.store.where} cannot be written to: ${err instanceof Error ? err.message : String(err)}`;
+        this.problem = `The replica destination ${this.store.where} cannot be written to: ${err instanceof Error ? err.message : String(err)}`;
         if (this.uploadFailures === 1) log.warn('replication: the destination failed; changes wait on disk', { error: String(err) });
         return false;
       }
@@ -466,7 +458,7 @@ export class ReplicationService {
   }
 
   private fence(fence: Fence): void {
-    this.problem = `another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+    this.problem = `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
     this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
     this.fenced = true;
     this.broken = true;
@@ -529,13 +521,15 @@ export class ReplicationService {
   }
 
   status(): ReplicationStatus {
+    const lagSeconds = this.lagSeconds();
+    const behind = lagSeconds * 1000 > Math.max(BEHIND_MS, 10 * this.deps.config.intervalMs);
     return {
       destination: this.store.where,
       generation: this.gen?.id ?? null,
-      lagSeconds: this.lagSeconds(),
+      lagSeconds,
       lastShippedAt: this.lastShippedAt ? new Date(this.lastShippedAt).toISOString() : null,
       backlogBytes: this.backlogBytes(),
-      problem: this.problem,
+      warning: this.problem ?? (behind ? `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk` : null),
     };
   }
 }
