@@ -27,6 +27,7 @@ import { runPeopleBench } from './people.ts';
 import { runEventStreamsBench } from './event-streams.ts';
 import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
+import { runReplicationBench } from './replication.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -62,6 +63,7 @@ const benches: Record<string, () => Promise<void>> = {
   streams: runEventStreamsBench,
   soak: runSoakBench,
   requests: runRequestsBench,
+  replication: runReplicationBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

@@ -105,14 +105,27 @@ export function scanCommitted(fd: number, header: WalHeader, from: WalPosition):
   return found;
 }
 
-/** Each frame's page number and page, from `first` through `last` (already checked by scanCommitted). */
-export function* framesBetween(fd: number, header: WalHeader, first: number, last: number): Generator<{ pgno: number; page: Buffer }> {
-  const size = FRAME_HEADER + header.pageSize;
+/**
+ * The frames from `first` through `last` (already checked by scanCommitted) that hold the last version of
+ * their page in that run, in log order: applying only these gives the same database as applying them all.
+ */
+export function lastFramePerPage(fd: number, header: WalHeader, first: number, last: number): number[] {
+  const latest = new Map<number, number>();
+  const head = Buffer.allocUnsafe(FRAME_HEADER);
   for (let frame = first; frame <= last; frame++) {
-    const buf = readExactly(fd, size, frameOffset(header, frame));
-    if (!buf || buf.readUInt32BE(8) !== header.salt1 || buf.readUInt32BE(12) !== header.salt2) {
-      throw new Error(`the write-ahead log lost frame ${frame} while it was read`);
-    }
-    yield { pgno: buf.readUInt32BE(0), page: buf.subarray(FRAME_HEADER) };
+    if (fs.readSync(fd, head, 0, FRAME_HEADER, frameOffset(header, frame)) !== FRAME_HEADER) throw lost(frame);
+    latest.set(head.readUInt32BE(0), frame);
   }
+  return [...latest.values()].sort((a, b) => a - b);
+}
+
+function lost(frame: number): Error {
+  return new Error(`the write-ahead log lost frame ${frame} while it was read`);
+}
+
+/** One frame's page number and page. */
+export function readFrame(fd: number, header: WalHeader, frame: number): { pgno: number; page: Buffer } {
+  const buf = readExactly(fd, FRAME_HEADER + header.pageSize, frameOffset(header, frame));
+  if (!buf || buf.readUInt32BE(8) !== header.salt1 || buf.readUInt32BE(12) !== header.salt2) throw lost(frame);
+  return { pgno: buf.readUInt32BE(0), page: buf.subarray(FRAME_HEADER) };
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { AppError } from '../../errors.ts';
 import { createCipheriv, createDecipheriv, randomBytes, scrypt } from 'node:crypto';
+import { constants as zlib, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 
 /**
  * A replica's objects, all flat names in one directory or bucket prefix:
@@ -10,9 +11,10 @@ import { createCipheriv, createDecipheriv, randomBytes, scrypt } from 'node:cryp
  *   <gen>_wal_<index>_<unix ms>   committed log frames, numbered from 1, each shipped at that time
  *   coffer-replica-fence          which generation may ship here (plain JSON)
  * Every object but the descriptor and the fence is sealed: header (16 bytes: `CFREPL01`, a 7-byte random
- * nonce prefix, a zero) then 1 MiB records under AES-256-GCM with the key scrypt derives from the
- * passphrase and the generation's salt; nonce = prefix ‖ record index ‖ last flag, associated data = the
- * header and the object's name, so a changed byte, a cut, or an object renamed into another's place fails.
+ * nonce prefix, a zero) then records, each up to 1 MiB of plaintext compressed with zstd and sealed with
+ * AES-256-GCM under the key scrypt derives from the passphrase and the generation's salt, preceded by its
+ * sealed length (u32 BE); nonce = prefix ‖ record index ‖ last flag, associated data = the header and the
+ * object's name, so a changed byte, a cut, or an object renamed into another's place fails.
  * Plaintext: a u32 length and a JSON description, then the payload (the database file, secrets.json, or
  * frames of a u32 page number and one page each).
  */
@@ -145,10 +147,15 @@ export class SealedObjectWriter {
   }
 
   private seal(last: boolean): void {
+    const packed = zstdCompressSync(this.buffer.subarray(0, this.used), { params: { [zlib.ZSTD_c_compressionLevel]: 1 } });
     const c = createCipheriv('aes-256-gcm', this.key, nonce(this.header, this.index++, last));
     c.setAAD(this.aad);
-    this.out(c.update(this.buffer.subarray(0, this.used)));
+    const body = c.update(packed);
     c.final();
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(body.length + TAG);
+    this.out(length);
+    this.out(body);
     this.out(c.getAuthTag());
     this.used = 0;
   }
@@ -172,18 +179,30 @@ export class SealedObjectWriter {
 
 /** The plaintext of a sealed object, record by record; ReplicaDamagedError names it when anything fails. */
 async function* openRecords(key: Buffer, name: string, source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
-  let pending = Buffer.alloc(0);
-  let aad: Buffer | null = null;
-  let header: Buffer | null = null;
-  let index = 0;
-  const open = (sealed: Buffer, last: boolean): Buffer => {
-    const d = createDecipheriv('aes-256-gcm', key, nonce(header!, index, last));
-    d.setAAD(aad!);
-    d.setAuthTag(sealed.subarray(sealed.length - TAG));
+  const input = new ByteReader(
+    (async function* () {
+      for await (const chunk of source) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    })(),
+  );
+  const header = await input.read(HEADER);
+  if (!header) throw new ReplicaDamagedError(name, 'was cut short');
+  if (!header.subarray(0, 8).equals(MAGIC)) throw new ReplicaDamagedError(name, 'is not a sealed replica object');
+  const aad = Buffer.concat([header, Buffer.from(name)]);
+  const nonceHeader = Buffer.from(header);
+  let length = await input.read(4);
+  if (!length) throw new ReplicaDamagedError(name, 'was cut short');
+  for (let index = 0; length; index++) {
+    const size = length.readUInt32BE(0);
+    if (size < TAG || size > RECORD + 64 * 1024) throw new ReplicaDamagedError(name, `fails its check at record ${index}: it was altered`);
+    const sealed = await input.read(size);
+    if (!sealed) throw new ReplicaDamagedError(name, 'was cut short');
+    length = await input.read(4);
+    const d = createDecipheriv('aes-256-gcm', key, nonce(nonceHeader, index, length === null));
+    d.setAAD(aad);
+    d.setAuthTag(sealed.subarray(size - TAG));
+    let packed: Buffer;
     try {
-      const plain = Buffer.concat([d.update(sealed.subarray(0, sealed.length - TAG)), d.final()]);
-      index++;
-      return plain;
+      packed = Buffer.concat([d.update(sealed.subarray(0, size - TAG)), d.final()]);
     } catch {
       throw new ReplicaDamagedError(
         name,
@@ -192,31 +211,8 @@ async function* openRecords(key: Buffer, name: string, source: AsyncIterable<Uin
           : `fails its check at record ${index}: it was altered or cut short`,
       );
     }
-  };
-  // Chunks are gathered and joined once a record's worth is there, not copied into a growing buffer each time.
-  let parts: Buffer[] = [];
-  let gathered = 0;
-  for await (const chunk of source) {
-    parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    gathered += chunk.byteLength;
-    if (header ? gathered <= RECORD + TAG : gathered < HEADER) continue;
-    pending = Buffer.concat(parts);
-    if (!header) {
-      header = Buffer.from(pending.subarray(0, HEADER));
-      if (!header.subarray(0, 8).equals(MAGIC)) throw new ReplicaDamagedError(name, 'is not a sealed replica object');
-      aad = Buffer.concat([header, Buffer.from(name)]);
-      pending = pending.subarray(HEADER);
-    }
-    while (pending.length > RECORD + TAG) {
-      yield open(pending.subarray(0, RECORD + TAG), false);
-      pending = pending.subarray(RECORD + TAG);
-    }
-    parts = [pending];
-    gathered = pending.length;
+    yield zstdDecompressSync(packed, { maxOutputLength: RECORD });
   }
-  pending = Buffer.concat(parts);
-  if (!header || pending.length < TAG) throw new ReplicaDamagedError(name, 'was cut short');
-  yield open(pending, true);
 }
 
 /** Exact-length reads over a stream of buffers. */
@@ -225,10 +221,20 @@ class ByteReader {
   constructor(private readonly source: AsyncIterator<Buffer>) {}
 
   async read(n: number): Promise<Buffer | null> {
-    while (this.pending.length < n) {
-      const next = await this.source.next();
-      if (next.done) return null;
-      this.pending = this.pending.length ? Buffer.concat([this.pending, next.value]) : next.value;
+    if (this.pending.length < n) {
+      // Gathered, then joined once: a record arrives in many chunks.
+      const parts = [this.pending];
+      let have = this.pending.length;
+      while (have < n) {
+        const next = await this.source.next();
+        if (next.done) {
+          this.pending = Buffer.concat(parts);
+          return null;
+        }
+        parts.push(next.value);
+        have += next.value.length;
+      }
+      this.pending = Buffer.concat(parts);
     }
     const out = this.pending.subarray(0, n);
     this.pending = this.pending.subarray(n);

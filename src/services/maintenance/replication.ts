@@ -6,7 +6,7 @@ import type { DataPaths } from '../../data-dir.ts';
 import { WalHold } from '../../db/wal-hold.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import { Counter, Gauge } from '../../lib/metrics.ts';
-import { framesBetween, positionIn, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
+import { lastFramePerPage, positionIn, readFrame, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from '../administration/metrics.ts';
 import type { ReplicationStatus } from '../../contract/admin.ts';
@@ -276,7 +276,10 @@ export class ReplicationService {
       const at = this.deps.clock.now();
       const index = g.nextIndex;
       const name = objectName.wal(g.id, index, at);
-      const frames = run.lastFrame - from.nextFrame + 1;
+      const read = run.lastFrame - from.nextFrame + 1;
+      // A page written by several commits of the segment goes once, as the last of them left it.
+      const kept = lastFramePerPage(fd, header, from.nextFrame, run.lastFrame);
+      const frames = kept.length;
       const description: SegmentDescription = {
         kind: 'wal',
         generation: g.id,
@@ -288,7 +291,8 @@ export class ReplicationService {
       };
       const bytes = this.writeOutbox(name, description, (w) => {
         const pgno = Buffer.alloc(4);
-        for (const f of framesBetween(fd, header, from.nextFrame, run.lastFrame)) {
+        for (const frame of kept) {
+          const f = readFrame(fd, header, frame);
           pgno.writeUInt32BE(f.pgno);
           w.write(pgno);
           w.write(f.page);
@@ -296,7 +300,7 @@ export class ReplicationService {
       });
       g.nextIndex++;
       g.walBytes += bytes;
-      g.framesSinceCheckpoint += frames;
+      g.framesSinceCheckpoint += read;
       g.position = { salt1: header.salt1, salt2: header.salt2, nextFrame: run.lastFrame + 1, checksum: run.checksum };
     } finally {
       fs.closeSync(fd);
