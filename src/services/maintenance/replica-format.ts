@@ -178,7 +178,7 @@ export class SealedObjectWriter {
 }
 
 /** The plaintext of a sealed object, record by record; ReplicaDamagedError names it when anything fails. */
-async function* openRecords(key: Buffer, name: string, source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
+async function* openRecords(key: Buffer, name: string, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<Buffer> {
   const input = new ByteReader(
     (async function* () {
       for await (const chunk of source) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -252,7 +252,7 @@ class ByteReader {
 export async function openObject<D>(
   key: Buffer,
   name: string,
-  source: AsyncIterable<Uint8Array>,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
 ): Promise<{ description: D; reader: ByteReader }> {
   const reader = new ByteReader(openRecords(key, name, source));
   const len = await reader.read(4);

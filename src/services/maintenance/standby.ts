@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../../clock.ts';
 import { type DataPaths, dataPaths } from '../../data-dir.ts';
 import { StartupError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { applySegment, build, checkDatabase, type GenerationObjects, inventory, isComplete, keyOf } from './replica-restore.ts';
+import { applySegments, build, checkDatabase, type GenerationObjects, inventory, isComplete, keyOf } from './replica-restore.ts';
 import { replicaStore, type ReplicaStore } from './replica-store.ts';
 import { readReplicationState, writeReplicationState } from './replication.ts';
 
@@ -138,12 +138,11 @@ export class StandbyFollower {
     }
     const fd = fs.openSync(this.deps.paths.database, 'r+');
     try {
-      for (const s of next) {
-        if (s.index !== f.applied + 1) break;
-        await applySegment(this.deps.store, f.key, g.generation, s, fd, f.pageSize);
+      const contiguous = next.filter((s, i) => s.index === f.applied + 1 + i);
+      await applySegments(this.deps.store, f.key, g.generation, contiguous, fd, f.pageSize, (s) => {
         f.applied = s.index;
         f.appliedAt = s.at;
-      }
+      });
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
