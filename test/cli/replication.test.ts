@@ -4,6 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
 import { startTestServer, tempDir } from '../helpers/server.ts';
+import { ManualClock } from '../../src/clock.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
 import { upload, uploadRaw } from '../helpers/files.ts';
@@ -263,6 +264,38 @@ describe('replication to a directory', () => {
     const v = await runCli(['replica', 'verify', dest], { env: { BACKUP_PASSPHRASE_FILE: wrong } });
     expect(v.code).toBe(1);
     expect(v.stderr).toContain('the passphrase is wrong');
+  }, 60_000);
+});
+
+describe('generations', () => {
+  test('a new generation a day; older ones go once no moment within REPLICATE_RETENTION needs them', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const clock = new ManualClock();
+    const t = await startTestServer({
+      clock,
+      env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_RETENTION: '1h' },
+    });
+    const generations = () => [...new Set(fs.readdirSync(dest).map((n) => n.split('_')[0]!))].filter((g) => g.startsWith('g')).sort();
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'day-one.txt', 'one');
+      await eventually(() => expect(generations()).toHaveLength(1));
+      const [first] = generations();
+      clock.advance(25 * 3_600_000);
+      await upload(a.client, 'day-two.txt', 'two');
+      // A day on: a new generation; the first stays, since the hour before the second began needs it.
+      await eventually(() => expect(generations()).toHaveLength(2));
+      await upload(a.client, 'day-two-later.txt', 'three');
+      clock.advance(2 * 3_600_000);
+      await eventually(() => expect(generations()).not.toContain(first));
+      expect(generations()).toHaveLength(1);
+    } finally {
+      await t.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['day-one.txt', 'day-two-later.txt', 'day-two.txt']);
   }, 60_000);
 });
 
