@@ -75,8 +75,10 @@ async function standby(config: Config, destText: string): Promise<void> {
       // After the answer is on its way: the listener gives its port to the server.
       setTimeout(async () => {
         await listener.stop();
-        server = await startServer({ ...config, port: listener.port, replication: { ...config.replication, destination: dest } });
-        notify(server, `READY=1\nSTATUS=promoted; listening on ${server.url}`);
+        const primary = await startServer({ ...config, port: listener.port, replication: { ...config.replication, destination: dest } });
+        server = primary;
+        notify(primary, `READY=1\nSTATUS=promoted; listening on ${primary.url}`);
+        if (primary.ctx.driver.name === 'local') await reportMissingContents(primary);
       }, 50);
       return status;
     },
@@ -90,6 +92,19 @@ async function standby(config: Config, destText: string): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+}
+
+/** With local storage the replica brought the database, not the files: say which ones this box lacks. */
+async function reportMissingContents(server: RunningServer): Promise<void> {
+  const { missingObjects: missing } = await server.ctx.services.doctor.check();
+  if (missing.count === 0) return;
+  server.ctx.log.warn(
+    'promoted with local storage: file contents missing on this box (copy blobs/ from the old primary, or keep files in S3)',
+    {
+      files: missing.count,
+      examples: missing.items.slice(0, 10).map((m) => m.name),
+    },
+  );
 }
 
 /** Tells systemd (a Type=notify unit) how the server is doing; a failure is logged, never fatal. */

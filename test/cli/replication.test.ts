@@ -433,6 +433,52 @@ describe('a standby', () => {
   }, 60_000);
 });
 
+describe('a standby with local storage', () => {
+  test('once promoted it serves the database and names the files whose contents stayed on the old box', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(primary);
+    const item = await upload(a.client, 'left-behind.txt', 'only on the old box');
+    const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+      env: { ...env, REPLICATE_INTERVAL_MS: '100' },
+    });
+    const logged = readAll(standby.proc.stdout);
+    try {
+      await eventually(async () => {
+        const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
+        expect(h.generation).not.toBeNull();
+        expect(h.lagSeconds).toBe(0);
+      });
+      await primary.stop();
+      const promoted = await runCli(['promote', '--port', new URL(standby.url).port]);
+      expect(promoted.code).toBe(0);
+      await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
+      const client = new TestClient(standby.url);
+      await client.post('/api/login', { email: a.email, password: a.password });
+      const listed = (await (await client.get('/api/files')).json()) as Array<{ name: string }>;
+      expect(listed.map((i) => i.name)).toContain('left-behind.txt');
+      expect((await client.get(`/api/files/${item.id}/download`)).status).not.toBe(200);
+    } finally {
+      await standby.stop();
+    }
+    const log = await logged;
+    expect(log).toContain('file contents missing on this box');
+    expect(log).toContain('left-behind.txt');
+  }, 60_000);
+});
+
+/** The rest of a process's output, once it ends (serveCli has read up to its "listening" line). */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let out = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return out;
+    out += new TextDecoder().decode(value);
+  }
+}
+
 function login(url: string, email: string): Promise<Response> {
   return new TestClient(url).post('/api/login', { email, password: 'correct horse battery' });
 }
