@@ -127,6 +127,8 @@ export async function runReplicationBench(): Promise<void> {
   const dbMiB = num('REPLICATION_BENCH_DB_MIB', 1024);
   const segmentsWanted = num('REPLICATION_BENCH_SEGMENTS', 1800);
   const soakMinutes = num('REPLICATION_BENCH_SOAK_MINUTES', 2);
+  // REPLICATION_BENCH_PARTS=restore,soak runs only those (throughput, outage, restore, soak).
+  const parts = new Set((process.env.REPLICATION_BENCH_PARTS ?? 'throughput,outage,restore,soak').split(','));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-replication-'));
   const pass = path.join(work, 'passphrase');
   fs.writeFileSync(pass, 'bench replica passphrase\n', { mode: 0o600 });
@@ -139,38 +141,40 @@ export async function runReplicationBench(): Promise<void> {
   const servers: BenchServer[] = [];
   try {
     // 1. Throughput off and on, alternated twice; lag sampled from the metric while on.
-    const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
-    const lags: number[] = [];
-    for (const mode of ['off', 'on', 'off', 'on'] as const) {
-      const dest = path.join(work, `throughput-${rates[mode].length}-${mode}`);
-      const server = await startBenchServer(mode === 'on' ? { ...base, REPLICATE_TO: dest } : base);
-      servers.push(server);
-      const token = await adminToken(server.url);
-      let sampling = mode === 'on';
-      const sampler = (async () => {
-        while (sampling) {
-          lags.push(await metric(server.url, 'coffer_replication_lag_seconds'));
-          await Bun.sleep(100);
-        }
-      })();
-      const r = await mixedLoad(server.url, token, seconds);
-      sampling = false;
-      await sampler;
-      rates[mode].push(r.uploadsPerSec);
-      await server.stop();
+    if (parts.has('throughput')) {
+      const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+      const lags: number[] = [];
+      for (const mode of ['off', 'on', 'off', 'on'] as const) {
+        const dest = path.join(work, `throughput-${rates[mode].length}-${mode}`);
+        const server = await startBenchServer(mode === 'on' ? { ...base, REPLICATE_TO: dest } : base);
+        servers.push(server);
+        const token = await adminToken(server.url);
+        let sampling = mode === 'on';
+        const sampler = (async () => {
+          while (sampling) {
+            lags.push(await metric(server.url, 'coffer_replication_lag_seconds'));
+            await Bun.sleep(100);
+          }
+        })();
+        const r = await mixedLoad(server.url, token, seconds);
+        sampling = false;
+        await sampler;
+        rates[mode].push(r.uploadsPerSec);
+        await server.stop();
+      }
+      const off = median(rates.off);
+      const on = median(rates.on);
+      console.log(
+        `replication.throughput_4KiB_uploads_s off ${off.toFixed(0)} on ${on.toFixed(0)} (on/off ${(on / off).toFixed(3)}; runs off ${rates.off.map((x) => x.toFixed(0)).join(', ')}, on ${rates.on.map((x) => x.toFixed(0)).join(', ')}; 8 clients, 3 uploads, a rename and a listing in every 5 operations, ${seconds} s each)`,
+      );
+      lags.sort((a, b) => a - b);
+      console.log(
+        `replication.lag_seconds under that load: p50 ${quantile(lags, 0.5).toFixed(2)} p99 ${quantile(lags, 0.99).toFixed(2)} max ${lags.at(-1)!.toFixed(2)} (coffer_replication_lag_seconds every 100 ms, ${lags.length} samples; a commit also waits up to REPLICATE_INTERVAL_MS = 1 s before its segment is written)`,
+      );
     }
-    const off = median(rates.off);
-    const on = median(rates.on);
-    console.log(
-      `replication.throughput_4KiB_uploads_s off ${off.toFixed(0)} on ${on.toFixed(0)} (on/off ${(on / off).toFixed(3)}; runs off ${rates.off.map((x) => x.toFixed(0)).join(', ')}, on ${rates.on.map((x) => x.toFixed(0)).join(', ')}; 8 clients, 3 uploads, a rename and a listing in every 5 operations, ${seconds} s each)`,
-    );
-    lags.sort((a, b) => a - b);
-    console.log(
-      `replication.lag_seconds under that load: p50 ${quantile(lags, 0.5).toFixed(2)} p99 ${quantile(lags, 0.99).toFixed(2)} max ${lags.at(-1)!.toFixed(2)} (coffer_replication_lag_seconds every 100 ms, ${lags.length} samples; a commit also waits up to REPLICATE_INTERVAL_MS = 1 s before its segment is written)`,
-    );
 
     // 2. A destination outage under load, then the catch-up.
-    {
+    if (parts.has('outage')) {
       const dest = path.join(work, 'outage');
       const server = await startBenchServer({ ...base, REPLICATE_TO: dest });
       servers.push(server);
@@ -212,7 +216,7 @@ export async function runReplicationBench(): Promise<void> {
     }
 
     // 3. A large database with many segments: restore, standby, promotion.
-    {
+    if (parts.has('restore')) {
       const dataDir = path.join(work, 'big');
       const dest = path.join(work, 'big-replica');
       let server = await startBenchServer(base, dataDir, { keepDataDir: true });
@@ -231,7 +235,7 @@ export async function runReplicationBench(): Promise<void> {
       const token = await signIn(server.url);
       const c = clientOf(server.url, token);
       const id = await c.upload('renamed-every-segment.txt', randomBytes(100));
-      const segments = () => fs.readdirSync(dest).filter((n) => n.includes('_wal_')).length;
+      const segments = () => (fs.existsSync(dest) ? fs.readdirSync(dest).filter((n) => n.includes('_wal_')).length : 0);
       const producing = performance.now();
       for (let i = 0; segments() < segmentsWanted; i++) {
         await c.post('/api/files/rename', { id, name: `renamed-${i}.txt` });
@@ -302,7 +306,7 @@ export async function runReplicationBench(): Promise<void> {
     }
 
     // 4. The replica's growth under a soak-like mix at the soak bench's rate (10 operations a second).
-    {
+    if (parts.has('soak')) {
       const dest = path.join(work, 'soak');
       const server = await startBenchServer({ ...base, REPLICATE_TO: dest });
       servers.push(server);

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { ReplicationConfig } from '../../config.ts';
 import type { Clock } from '../../clock.ts';
@@ -114,6 +115,8 @@ export class ReplicationService {
   private lastPruneAt = 0;
   /** While broken: when to try a new generation again. */
   private retryAt = 0;
+  /** Objects written beside the outbox, waiting for settle(). */
+  private unsynced: Array<{ aside: string; name: string }> = [];
   /** Set once the fence names another server's generation: this one never ships to the destination again. */
   private fenced = false;
   private readonly failures: Counter;
@@ -164,6 +167,7 @@ export class ReplicationService {
         await this.running;
         try {
           if (!this.broken && this.gen) this.shipNew();
+          await this.settle();
         } catch (err) {
           this.deps.log.error('replication: the last changes could not be written to the outbox', { error: String(err) });
         }
@@ -203,10 +207,11 @@ export class ReplicationService {
           await this.startGeneration();
         else if (g.framesSinceCheckpoint >= CHECKPOINT_FRAMES) this.checkpoint();
       }
+      await this.settle();
     } catch (err) {
       this.stopShipping(err);
     }
-    if (this.backlogBytes() > this.deps.config.maxLagBytes) {
+    if (this.backlogBytes((name) => name.includes('_wal_')) > this.deps.config.maxLagBytes) {
       this.dropBacklog();
       return;
     }
@@ -229,6 +234,7 @@ export class ReplicationService {
     this.failures.inc();
     this.broken = true;
     this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    this.unsynced = [];
     this.gen = null;
     this.hold?.close();
     this.hold = null;
@@ -241,6 +247,7 @@ export class ReplicationService {
     log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
     this.broken = true;
     this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    this.unsynced = [];
     this.gen = null;
     this.hold?.close();
     this.hold = null;
@@ -327,25 +334,40 @@ export class ReplicationService {
     if (done !== null) this.gen!.framesSinceCheckpoint = 0;
   }
 
-  /** Writes a sealed object into the outbox (synced, then renamed into place); returns its size. */
+  /**
+   * Writes a sealed object beside the outbox (`.name`), synchronously: it runs between commits and must not
+   * wait on the disk. settle() syncs it and renames it into the outbox, off the event loop, before it is sent.
+   */
   private writeOutbox(name: string, description: object, body: (w: SealedObjectWriter) => void): number {
     const aside = path.join(this.outbox, `.${name}`);
     const fd = fs.openSync(aside, 'w', 0o600);
-    let bytes: number;
     try {
       const w = new SealedObjectWriter(this.gen!.key, name, fd, description);
       body(w);
       w.finish();
-      fs.fsyncSync(fd);
-      bytes = w.bytes;
+      this.unsynced.push({ aside, name });
+      return w.bytes;
     } catch (err) {
-      fs.closeSync(fd);
       fs.rmSync(aside, { force: true });
       throw err;
+    } finally {
+      fs.closeSync(fd);
     }
-    fs.closeSync(fd);
-    fs.renameSync(aside, path.join(this.outbox, name));
-    return bytes;
+  }
+
+  /** Syncs what writeOutbox wrote and moves it into the outbox, in order. */
+  private async settle(): Promise<void> {
+    while (this.unsynced.length) {
+      const { aside, name } = this.unsynced[0]!;
+      const handle = await fsp.open(aside, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(aside, path.join(this.outbox, name));
+      this.unsynced.shift();
+    }
   }
 
   /**
@@ -385,11 +407,13 @@ export class ReplicationService {
     this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
       w.write(secrets),
     );
-    const db = fs.openSync(paths.database, 'r');
+    const db = await fsp.open(paths.database, 'r');
+    const aside = path.join(this.outbox, `.${objectName.snapshot(id)}`);
+    const out = fs.openSync(aside, 'w', 0o600);
     try {
-      const size = fs.fstatSync(db).size;
+      const size = (await db.stat()).size;
       const head = Buffer.alloc(18);
-      fs.readSync(db, head, 0, 18, 0);
+      await db.read(head, 0, 18, 0);
       const pageSize = head.readUInt16BE(16);
       const description: SnapshotDescription = {
         kind: 'snapshot',
@@ -398,18 +422,26 @@ export class ReplicationService {
         bytes: size,
         pageSize: pageSize === 1 ? 65536 : pageSize,
       };
+      // Read a chunk at a time off the event loop: the server keeps answering while a large database is copied.
+      const w = new SealedObjectWriter(key, objectName.snapshot(id), out, description);
       const chunk = Buffer.allocUnsafe(COPY_CHUNK);
-      this.gen.snapshotBytes = this.writeOutbox(objectName.snapshot(id), description, (w) => {
-        for (let offset = 0; offset < size; ) {
-          const n = fs.readSync(db, chunk, 0, Math.min(COPY_CHUNK, size - offset), offset);
-          if (n === 0) throw new Error('the database file shrank while it was copied');
-          w.write(chunk.subarray(0, n));
-          offset += n;
-        }
-      });
+      for (let offset = 0; offset < size; ) {
+        const { bytesRead } = await db.read(chunk, 0, Math.min(COPY_CHUNK, size - offset), offset);
+        if (bytesRead === 0) throw new Error('the database file shrank while it was copied');
+        w.write(chunk.subarray(0, bytesRead));
+        offset += bytesRead;
+      }
+      w.finish();
+      this.gen.snapshotBytes = w.bytes;
+      this.unsynced.push({ aside, name: objectName.snapshot(id) });
+    } catch (err) {
+      fs.rmSync(aside, { force: true });
+      throw err;
     } finally {
-      fs.closeSync(db);
+      fs.closeSync(out);
+      await db.close();
     }
+    await this.settle();
     this.problem = null;
     this.deps.log.info('replication: generation started', { generation: id, destination: this.store.where });
     return true;
@@ -466,6 +498,7 @@ export class ReplicationService {
     this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
     this.fenced = true;
     this.broken = true;
+    this.unsynced = [];
     this.gen = null;
     this.hold?.close();
     this.hold = null;
