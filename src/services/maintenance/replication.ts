@@ -540,11 +540,13 @@ export class ReplicationService {
     }
   }
 
-  private backlogBytes(): number {
+  /** Bytes in the outbox; REPLICATE_MAX_LAG_BYTES bounds the segments' share, not a generation's snapshot. */
+  private backlogBytes(which: (name: string) => boolean = () => true): number {
     if (!fs.existsSync(this.outbox)) return 0;
     let total = 0;
-    for (const name of fs.readdirSync(this.outbox))
+    for (const name of fs.readdirSync(this.outbox).filter(which)) {
       total += fs.statSync(path.join(this.outbox, name), { throwIfNoEntry: false })?.size ?? 0;
+    }
     return total;
   }
 
