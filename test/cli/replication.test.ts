@@ -267,6 +267,45 @@ describe('replication to a directory', () => {
   }, 60_000);
 });
 
+describe('a long outage', () => {
+  test('past REPLICATE_MAX_LAG_BYTES the waiting changes are dropped, the admin is told, and a new generation starts once the destination is back', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_MAX_LAG_BYTES: '64K' } });
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'before.txt', 'one');
+      await eventually(() => expect(fs.readdirSync(dest).some((n) => n.includes('_wal_'))).toBe(true));
+      const first = fs
+        .readdirSync(dest)
+        .find((n) => n.endsWith('_snapshot'))!
+        .split('_')[0]!;
+      fs.renameSync(dest, `${dest}.away`);
+      fs.writeFileSync(dest, 'the destination is away');
+      const status = async () =>
+        ((await (await a.client.get('/api/user/backups')).json()) as { replication: { warning: string | null } }).replication;
+      for (let i = 0; (await status()).warning?.includes('REPLICATE_MAX_LAG_BYTES') !== true; i++) {
+        if (i > 400) throw new Error('the backlog was never dropped');
+        await upload(a.client, `during-${i}.bin`, randomBytes(2048));
+      }
+      expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox')).filter((n) => n.includes('_wal_'))).toEqual([]);
+      fs.rmSync(dest);
+      fs.renameSync(`${dest}.away`, dest);
+      await upload(a.client, 'after.txt', 'three');
+      await eventually(async () => {
+        expect(fs.readdirSync(dest).filter((n) => n.endsWith('_snapshot') && !n.startsWith(first))).toHaveLength(1);
+        expect((await status()).warning).toBeNull();
+      });
+    } finally {
+      await t.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toContain('after.txt');
+    expect(fileNames(out)).toContain('during-0.bin');
+  }, 60_000);
+});
+
 describe('generations', () => {
   test('a new generation a day; older ones go once no moment within REPLICATE_RETENTION needs them', async () => {
     const { dir, env } = workDir();

@@ -246,7 +246,8 @@ export class ReplicationService {
     this.problem = `The replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
     log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
     this.broken = true;
-    this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    // Tried every round: a new generation starts as soon as the destination answers.
+    this.retryAt = 0;
     this.unsynced = [];
     this.gen = null;
     this.hold?.close();
