@@ -153,13 +153,16 @@ export class ReplicationService {
   lifecycle(): Lifecycle {
     return {
       name: 'replication',
-      start: async () => {
+      start: () => {
         fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
         for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
         if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
-        // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its snapshot.
-        if (!(await this.startGeneration())) throw new Error('the database stayed too busy to begin a replica generation');
-        this.schedule();
+        // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its
+        // snapshot, and so is whatever is committed before it is taken, so the server need not wait for its copy.
+        this.running = this.firstGeneration().finally(() => {
+          this.running = null;
+          this.schedule();
+        });
       },
       stop: async (graceMs) => {
         this.stopped = true;
@@ -177,6 +180,14 @@ export class ReplicationService {
         this.hold = null;
       },
     };
+  }
+
+  private async firstGeneration(): Promise<void> {
+    try {
+      if (!(await this.startGeneration())) this.broken = true;
+    } catch (err) {
+      this.stopShipping(err);
+    }
   }
 
   private schedule(): void {
