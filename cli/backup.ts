@@ -179,6 +179,10 @@ are not in a replica: with S3 storage they are in the bucket; with local storage
         if (opts.json) return printJson(result);
         print(`restored into ${result.dataDir}: the database (integrity ok, schema ${result.schema}) and secrets.json`);
         print(`state as shipped at ${result.stateAt} (generation ${result.generation}, ${result.segments} segment(s) applied)`);
+        const t = result.seconds;
+        print(
+          `took ${(t.snapshot + t.segments + t.check).toFixed(1)} s: snapshot ${t.snapshot.toFixed(1)} s, segments ${t.segments.toFixed(1)} s, integrity check ${t.check.toFixed(1)} s`,
+        );
         print(`start the server on it: coffer serve --data-dir ${result.dataDir}`);
         return;
       }

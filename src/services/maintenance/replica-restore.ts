@@ -227,11 +227,13 @@ export async function build(
   passphrase: string,
   file: string,
   until: number,
-): Promise<{ secrets: Buffer; applied: number; stateAt: number }> {
+): Promise<{ secrets: Buffer; applied: number; stateAt: number; seconds: { snapshot: number; segments: number } }> {
   checkSequence(g);
+  const started = performance.now();
   const key = await keyOf(store, g.generation, passphrase);
   const secrets = await readSecrets(store, key, g.generation);
   const pageSize = await writeSnapshot(store, key, g.generation, file);
+  const snapshotDone = performance.now();
   const fd = fs.openSync(file, 'r+');
   let applied = 0;
   let stateAt = g.startedAt;
@@ -245,7 +247,8 @@ export async function build(
   } finally {
     fs.closeSync(fd);
   }
-  return { secrets, applied, stateAt };
+  const seconds = { snapshot: (snapshotDone - started) / 1000, segments: (performance.now() - snapshotDone) / 1000 };
+  return { secrets, applied, stateAt, seconds };
 }
 
 /** The database a replica built passes its integrity check and has a schema this Coffer knows. */
@@ -269,6 +272,8 @@ export interface ReplicaRestoreResult {
   stateAt: string;
   segments: number;
   schema: string;
+  /** Where the time went: the snapshot (with the key), the segments, the integrity check. */
+  seconds: { snapshot: number; segments: number; check: number };
 }
 
 function sameMoment(at: number | undefined): number {
@@ -301,13 +306,22 @@ export async function restoreFromReplica(
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   const building = path.join(root, `.replica-restore-${process.pid}.db`);
   try {
-    const { secrets, applied, stateAt } = await build(store, g, passphrase, building, until);
+    const { secrets, applied, stateAt, seconds } = await build(store, g, passphrase, building, until);
+    const checking = performance.now();
     const schema = checkDatabase(building, g.generation);
+    const check = (performance.now() - checking) / 1000;
     fs.mkdirSync(paths.blobs, { mode: 0o700 });
     fs.writeFileSync(paths.secrets, secrets, { mode: 0o600, flag: 'wx' });
     fs.renameSync(building, paths.database);
     giveToOwnerOf(root);
-    return { dataDir: root, generation: g.generation, stateAt: new Date(stateAt).toISOString(), segments: applied, schema };
+    return {
+      dataDir: root,
+      generation: g.generation,
+      stateAt: new Date(stateAt).toISOString(),
+      segments: applied,
+      schema,
+      seconds: { ...seconds, check },
+    };
   } catch (err) {
     if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
     else fs.rmSync(root, { recursive: true, force: true });
