@@ -245,6 +245,7 @@ export class ReplicationService {
     this.failures.inc();
     this.broken = true;
     this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    for (const { aside } of this.unsynced) fs.rmSync(aside, { force: true });
     this.unsynced = [];
     this.gen = null;
     this.hold?.close();
