@@ -616,7 +616,13 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
   ]) {
     s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
   }
-  const s3 = storageConfig('s3', s3Env, cwd);
+  let s3: StorageConfig;
+  try {
+    s3 = storageConfig('s3', s3Env, cwd);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'REPLICATE_TO names a bucket'));
+  }
   if (s3.driver !== 's3') throw new ConfigError('REPLICATE_TO names a bucket');
   return { kind: 's3', s3 };
 }
