@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
 import { startTestServer, tempDir } from '../helpers/server.ts';
@@ -473,16 +474,19 @@ describe('a standby', () => {
 });
 
 describe('a standby with local storage', () => {
-  test('once promoted it serves the database and names the files whose contents stayed on the old box', async () => {
+  test('promotion is refused from outside loopback; once promoted it serves the database and names the files whose contents stayed on the old box', async () => {
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
     const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
     const a = await seed.admin(primary);
     const item = await upload(a.client, 'left-behind.txt', 'only on the old box');
-    const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+    // Listening on every address, so a request can come from one that is not loopback.
+    const standby = await serveCli(['--port', '0', '--host', '0.0.0.0', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
       env: { ...env, REPLICATE_INTERVAL_MS: '100' },
     });
     const logged = readAll(standby.proc.stdout);
+    const port = new URL(standby.url).port;
+    standby.url = `http://127.0.0.1:${port}`;
     try {
       await eventually(async () => {
         const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
@@ -490,7 +494,15 @@ describe('a standby with local storage', () => {
         expect(h.lagSeconds).toBe(0);
       });
       await primary.stop();
-      const promoted = await runCli(['promote', '--port', new URL(standby.url).port]);
+      const outside = Object.values(os.networkInterfaces())
+        .flat()
+        .find((i) => i?.family === 'IPv4' && !i.internal)?.address;
+      if (outside) {
+        const refused = await fetch(`http://${outside}:${port}/api/admin/promote`, { method: 'POST' });
+        expect(refused.status).toBe(403);
+        expect(((await refused.json()) as { error: string }).error).toContain('loopback only');
+      }
+      const promoted = await runCli(['promote', '--port', port]);
       expect(promoted.code).toBe(0);
       await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
       const client = new TestClient(standby.url);
