@@ -99,7 +99,7 @@ interface Deps {
  * being away never holds the database back; the outbox is sent in order as soon as it answers.
  */
 export class ReplicationService {
-  private readonly store: ReplicaStore;
+  private replica: ReplicaStore | null = null;
   private readonly outbox: string;
   private hold: WalHold | null = null;
   private gen: Generation | null = null;
@@ -122,7 +122,6 @@ export class ReplicationService {
   private readonly failures: Counter;
 
   constructor(private readonly deps: Deps) {
-    this.store = replicaStore(deps.config.destination!, deps.stagingDir);
     this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
     const { registry } = deps.metrics;
     registry.register(
@@ -148,6 +147,12 @@ export class ReplicationService {
       new Counter('coffer_replication_failures_total', 'Failed attempts to ship to the replica destination since the server started.'),
     );
     this.failures.inc({}, 0);
+  }
+
+  /** Built on first use: a command beside the server never reads the bucket's secret key. */
+  private get store(): ReplicaStore {
+    this.replica ??= replicaStore(this.deps.config.destination!, this.deps.stagingDir);
+    return this.replica;
   }
 
   lifecycle(): Lifecycle {
