@@ -36,7 +36,13 @@ describe.skipIf(noDisk)('replication on a full disk', () => {
     try {
       const a = await admin(t);
       const item = await upload(a.client, 'kept.txt', 'content');
-      await eventually(() => expect(fs.readdirSync(path.join(dataDir, 'replication', 'outbox'))).toEqual([]));
+      // More than a checkpoint's worth of log: it is checkpointed and started over, so the commits below reuse
+      // the log's space and can succeed on the full disk, leaving replication alone short of room.
+      const wal = path.join(dataDir, 'coffer.db-wal');
+      for (let i = 0; i < 400 && fs.statSync(wal).size < 6 * 1024 * 1024; i++) {
+        await a.client.post('/api/files/rename', { id: item.id, name: `warm-${i}.txt` });
+      }
+      await eventually(() => expect(fs.readdirSync(path.join(dataDir, 'replication', 'outbox'))).toEqual([]), { timeoutMs: 15_000 });
       const fd = fs.openSync(filler, 'w');
       try {
         for (;;) fs.writeSync(fd, randomBytes(64 * 1024));
@@ -48,11 +54,14 @@ describe.skipIf(noDisk)('replication on a full disk', () => {
       const status = async () =>
         ((await (await a.client.get('/api/user/backups')).json()) as { replication: { warning: string | null; generation: string | null } })
           .replication;
-      await eventually(async () => {
-        // A change, so there is something to ship (it may itself fail for want of space: that is SQLite's, not replication's).
-        await a.client.post('/api/files/rename', { id: item.id, name: `full-${randomBytes(3).toString('hex')}.txt` });
-        expect((await status()).warning).toContain('the disk is full');
-      });
+      await eventually(
+        async () => {
+          // A change, so there is something to ship (it may itself fail for want of space: that is SQLite's, not replication's).
+          await a.client.post('/api/files/rename', { id: item.id, name: `full-${randomBytes(3).toString('hex')}.txt` });
+          expect((await status()).warning).toContain('the disk is full');
+        },
+        { timeoutMs: 15_000 },
+      );
       expect((await status()).generation).toBeNull();
       // Still serving; and once there is space again, writing works as it did.
       expect((await a.client.get('/api/files')).status).toBe(200);
