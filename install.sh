@@ -246,6 +246,11 @@ LOG_FORMAT=journald
 BACKUP_DIR=$BACKUP_DIR
 # BACKUP_PASSPHRASE_FILE=$CONFIG_DIR/backup-passphrase
 # BACKUP_S3_BUCKET=
+# Continuous replication of the database (docs/replication.md); needs BACKUP_PASSPHRASE_FILE:
+# REPLICATE_TO=s3://bucket/coffer-replica/
+# REPLICATE_INTERVAL_MS=1000
+# REPLICATE_RETENTION=7d
+# REPLICATE_MAX_LAG_BYTES=1G
 # Built-in HTTPS without a reverse proxy (both files readable by the service user):
 # COFFER_TLS_CERT=/etc/coffer/tls/fullchain.pem
 # COFFER_TLS_KEY=/etc/coffer/tls/privkey.pem

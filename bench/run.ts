@@ -30,6 +30,7 @@ import { runEventStreamsBench } from './event-streams.ts';
 import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
+import { runReplicationBench } from './replication.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -68,6 +69,7 @@ const benches: Record<string, () => Promise<void>> = {
   soak: runSoakBench,
   requests: runRequestsBench,
   sync: runSyncBench,
+  replication: runReplicationBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

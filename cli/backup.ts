@@ -14,6 +14,8 @@ import {
   UsageError,
   withContext,
 } from './common.ts';
+import { parseMoment, replicaPassphrase, storeAt } from './replica.ts';
+import { restoreFromReplica } from '../src/services/maintenance/replica-restore.ts';
 
 const MiB = 1024 ** 2;
 
@@ -147,8 +149,12 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
 
   addDataDirOption(
     program
-      .command('restore <file>')
-      .description('restore a full backup (coffer backup --full) into an empty or new data directory, checking every part')
+      .command('restore [file]')
+      .description(
+        'restore a full backup (coffer backup --full), or a replica (--from-replica), into an empty or new data directory, checking every part',
+      )
+      .option('--from-replica <dest>', 'restore the database and secrets.json from the replica at DEST (a directory or s3://bucket/prefix)')
+      .option('--at <time>', 'with --from-replica: the state as shipped by this time (ISO 8601 or Unix seconds), to the second')
       .option('--json', 'print machine-readable JSON on stdout')
       .addHelpText(
         'after',
@@ -157,11 +163,31 @@ Every part is checked against the archive's manifest (sha256) and the database's
 does not match, nothing is kept and the directory is left as it was. A directory that is not empty is
 refused: move the old data directory aside first. Then start the server on the restored directory.
 An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for on the
-terminal (or read from the first line of standard input).`,
+terminal (or read from the first line of standard input).
+
+With --from-replica DEST the newest state the replica holds (or the state at --at) is rebuilt, every
+segment authenticated, and the database integrity-checked before it is moved into place. File contents
+are not in a replica: with S3 storage they are in the bucket; with local storage copy blobs/ alongside.`,
       ),
   ).action(
-    action(async (file: string, opts: { dataDir?: string; json?: boolean }) => {
+    action(async (file: string | undefined, opts: { dataDir?: string; json?: boolean; fromReplica?: string; at?: string }) => {
       const config = configFrom(opts);
+      if (opts.fromReplica) {
+        if (file) throw new UsageError('give either a backup file or --from-replica DEST, not both');
+        const at = opts.at === undefined ? undefined : parseMoment(opts.at);
+        const result = await restoreFromReplica(storeAt(opts.fromReplica), config.dataDir, { at, passphrase: replicaPassphrase(config) });
+        if (opts.json) return printJson(result);
+        print(`restored into ${result.dataDir}: the database (integrity ok, schema ${result.schema}) and secrets.json`);
+        print(`state as shipped at ${result.stateAt} (generation ${result.generation}, ${result.segments} segment(s) applied)`);
+        const t = result.seconds;
+        print(
+          `took ${(t.snapshot + t.segments + t.check).toFixed(1)} s: snapshot ${t.snapshot.toFixed(1)} s, segments ${t.segments.toFixed(1)} s, integrity check ${t.check.toFixed(1)} s`,
+        );
+        print(`start the server on it: coffer serve --data-dir ${result.dataDir}`);
+        return;
+      }
+      if (opts.at) throw new UsageError('--at goes with --from-replica');
+      if (!file) throw new UsageError('name the backup to restore, or --from-replica DEST');
       const bar = progressBar();
       const result = await restoreFullBackup(file, config.dataDir, {
         passphrase: passphraseFor(config),

@@ -8,6 +8,7 @@ import { registerGroups } from './groups.ts';
 import { registerSettings } from './settings.ts';
 import { registerOrphans } from './orphans.ts';
 import { registerBackup } from './backup.ts';
+import { registerReplica } from './replica.ts';
 import { registerRollback } from './rollback.ts';
 import { registerExport } from './export.ts';
 import { registerKeys } from './keys.ts';
@@ -48,6 +49,7 @@ ${EXIT_CODES_HELP}`,
   registerSettings(program);
   registerOrphans(program);
   registerBackup(program);
+  registerReplica(program);
   registerRollback(program);
   registerExport(program);
   registerKeys(program);

@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
-import { ENVIRONMENT_HELP, type ConfigFlags } from '../src/config.ts';
+import { type Config, ENVIRONMENT_HELP, type ConfigFlags, parseReplicaDestination, withConfigFile } from '../src/config.ts';
+import { standbyListener } from '../src/http/standby.ts';
+import { createLogger } from '../src/log.ts';
+import { createStandby } from '../src/services/maintenance/standby.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { sdNotify } from '../src/lib/sd-notify.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
@@ -15,11 +18,16 @@ export function registerServe(program: Command): void {
       .option('--log-level <level>', 'debug, info, warn, error or silent (env LOG_LEVEL)')
       .option('--storage <driver>', 'where file contents go: local or s3 (env COFFER_STORAGE, default local; s3 reads the S3_* variables)')
       .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (env COFFER_TLS_CERT; needs --tls-key)')
-      .option('--tls-key <file>', 'the PEM private key of --tls-cert (env COFFER_TLS_KEY)'),
+      .option('--tls-key <file>', 'the PEM private key of --tls-cert (env COFFER_TLS_KEY)')
+      .option(
+        '--standby <dest>',
+        'follow the replica at DEST (a directory or s3://bucket/prefix) and serve only /health until promoted (coffer promote)',
+      ),
   )
     .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
     .action(
-      action(async (opts: ConfigFlags) => {
+      action(async (opts: ConfigFlags & { standby?: string }) => {
+        if (opts.standby) return standby(configFrom(opts), opts.standby);
         let server: RunningServer | null = null;
         let requested: string | null = null;
         let signals = 0;
@@ -45,6 +53,58 @@ export function registerServe(program: Command): void {
         }
       }),
     );
+}
+
+/**
+ * A standby: follows the replica until promoted, then becomes the primary in the same process, on the same
+ * port, replicating to the same destination under a new generation.
+ */
+async function standby(config: Config, destText: string): Promise<void> {
+  const log = createLogger(config.logLevel, config.logFormat);
+  const dest = parseReplicaDestination(destText, withConfigFile(process.env), process.cwd());
+  const follower = createStandby(config, dest, log);
+  await follower.start();
+  let server: RunningServer | null = null;
+  const listener = standbyListener({
+    follower,
+    host: config.host,
+    port: config.port,
+    promote: async () => {
+      const status = await follower.promote();
+      log.info('standby: promoted; starting as the primary', { generation: status.generation });
+      // After the answer is on its way: the listener gives its port to the server.
+      setTimeout(async () => {
+        await listener.stop();
+        const primary = await startServer({ ...config, port: listener.port, replication: { ...config.replication, destination: dest } });
+        server = primary;
+        notify(primary, `READY=1\nSTATUS=promoted; listening on ${primary.url}`);
+        if (primary.ctx.driver.name === 'local') await reportMissingContents(primary);
+      }, 50);
+      return status;
+    },
+  });
+  log.info('listening', { url: listener.url, dataDir: config.dataDir, standby: destText });
+  const shutdown = async () => {
+    await follower.stop();
+    await listener.stop();
+    await (server as RunningServer | null)?.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+/** With local storage the replica brought the database, not the files: say which ones this box lacks. */
+async function reportMissingContents(server: RunningServer): Promise<void> {
+  const { missingObjects: missing } = await server.ctx.services.doctor.check();
+  if (missing.count === 0) return;
+  server.ctx.log.warn(
+    'promoted with local storage: file contents missing on this box (copy blobs/ from the old primary, or keep files in S3)',
+    {
+      files: missing.count,
+      examples: missing.items.slice(0, 10).map((m) => m.name),
+    },
+  );
 }
 
 /** Tells systemd (a Type=notify unit) how the server is doing; a failure is logged, never fatal. */

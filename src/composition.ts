@@ -276,6 +276,8 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
   // Stopping walks back from the listener: requests finish, then the worker, the audit log, and the database last.
   const lifecycles: Lifecycle[] = [
     { name: 'data directory', stop: () => ctx.close() },
+    // Right after the database opens, and stopped just before it closes: every commit in between is shipped.
+    domain.replication,
     { name: 'event streams', stop: () => ctx.hub.close() },
     domain.accessTimes,
     domain.masterKeys,

@@ -61,6 +61,22 @@ export interface Config {
   idp: IdpConfig | null;
   /** Scheduled backups (BACKUP_*) and the passphrase full backups are encrypted with. */
   backup: BackupConfig;
+  /** Continuous replication of the database (REPLICATE_*); null destination: off. */
+  replication: ReplicationConfig;
+}
+
+/** Where a replica lives: a directory, or a bucket (`s3://bucket/prefix`). */
+export type ReplicaDestination = { kind: 'dir'; dir: string } | { kind: 's3'; s3: S3Config };
+
+export interface ReplicationConfig {
+  /** REPLICATE_TO; null: replication is off. */
+  destination: ReplicaDestination | null;
+  /** Longest time between a commit and its segment being written (REPLICATE_INTERVAL_MS). */
+  intervalMs: number;
+  /** How long older generations are kept (REPLICATE_RETENTION). */
+  retentionMs: number;
+  /** The most sealed bytes kept on disk waiting for the destination (REPLICATE_MAX_LAG_BYTES). */
+  maxLagBytes: number;
 }
 
 /** When scheduled backups run, in server-local time. */
@@ -222,6 +238,15 @@ Backups (see docs/backup.md):
                                   BACKUP_S3_PREFIX (default coffer-backups/), BACKUP_S3_ENDPOINT, _REGION,
                                   _ACCESS_KEY_ID, _SECRET_ACCESS_KEY(_FILE) default to the S3_* settings
   BACKUP_PASSPHRASE_FILE          a file holding the passphrase every backup is encrypted with
+
+Replication (see docs/replication.md):
+  REPLICATE_TO                    a directory or s3://bucket/prefix the database is replicated to, sealed with
+                                  BACKUP_PASSPHRASE_FILE's passphrase (required); a bucket's endpoint and keys
+                                  come from BACKUP_S3_* then S3_*
+  REPLICATE_INTERVAL_MS           longest time from a commit to its shipment (default 1000)
+  REPLICATE_RETENTION             how long older generations are kept, e.g. 7d or 36h (default 7d)
+  REPLICATE_MAX_LAG_BYTES         sealed changes kept on disk while the destination is unreachable; beyond
+                                  it they are dropped and a new generation starts once it is back (default 1G)
 
 Single sign-on (OpenID Connect; issuer, client id and secret turn it on together):
   OIDC_ISSUER_URL                 the provider's issuer URL (https://, or http:// on loopback)
@@ -499,6 +524,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     warnings,
     idp: idpConfig(env, cwd),
     backup: backupConfig(env, cwd, dataDir),
+    replication: replicationConfig(env, cwd),
   });
 }
 
@@ -563,6 +589,55 @@ function backupConfig(env: Env, cwd: string, dataDir: string): BackupConfig {
   }
   if (s3.driver !== 's3') throw new ConfigError('BACKUP_S3_BUCKET names a bucket');
   return { schedule, keep, destination: { kind: 's3', s3 }, passphraseFile };
+}
+
+function replicationConfig(env: Env, cwd: string): ReplicationConfig {
+  const text = env.REPLICATE_TO?.trim();
+  const retention = (env.REPLICATE_RETENTION ?? '7d').trim();
+  const m = /^(\d+)\s*([dhm])$/i.exec(retention);
+  const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+  const retentionMs = m ? Number(m[1]) * unit[m[2]!.toLowerCase() as keyof typeof unit] : Number.NaN;
+  if (!(retentionMs >= 60_000 && retentionMs <= 3650 * 86_400_000)) {
+    throw new ConfigError(`REPLICATE_RETENTION must be a duration such as 7d, 36h or 90m (at least 1m), got "${env.REPLICATE_RETENTION}"`);
+  }
+  const destination = text ? parseReplicaDestination(text, env, cwd) : null;
+  if (destination && !env.BACKUP_PASSPHRASE_FILE?.trim()) {
+    throw new ConfigError('BACKUP_PASSPHRASE_FILE is required when REPLICATE_TO is set: a replica is always encrypted');
+  }
+  return {
+    destination,
+    intervalMs: integer('REPLICATE_INTERVAL_MS', env.REPLICATE_INTERVAL_MS, 1000, 50, 3_600_000),
+    retentionMs,
+    maxLagBytes: sizeVar('REPLICATE_MAX_LAG_BYTES', env.REPLICATE_MAX_LAG_BYTES, 1024 ** 3),
+  };
+}
+
+/** REPLICATE_TO or a command's DEST: `s3://bucket/prefix` (endpoint and keys from BACKUP_S3_*, then S3_*), else a directory. */
+export function parseReplicaDestination(text: string, env: Env, cwd: string): ReplicaDestination {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(text.trim());
+  if (!m) return { kind: 'dir', dir: path.resolve(cwd, text.trim()) };
+  const prefix = m[2] ? m[2].replace(/\/*$/, '/') : '';
+  const s3Env: Env = { S3_BUCKET: m[1], S3_PREFIX: prefix };
+  for (const name of [
+    'ENDPOINT',
+    'REGION',
+    'ACCESS_KEY_ID',
+    'SECRET_ACCESS_KEY',
+    'SECRET_ACCESS_KEY_FILE',
+    'FORCE_PATH_STYLE',
+    'TIMEOUT_SECONDS',
+  ]) {
+    s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
+  }
+  let s3: StorageConfig;
+  try {
+    s3 = storageConfig('s3', s3Env, cwd);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'REPLICATE_TO names a bucket'));
+  }
+  if (s3.driver !== 's3') throw new ConfigError('REPLICATE_TO names a bucket');
+  return { kind: 's3', s3 };
 }
 
 function booleanVar(name: string, text: string | undefined, fallback: boolean): boolean {

@@ -188,4 +188,20 @@ export interface BackupStatus {
   nextRunAt: string | null;
   /** Why an admin should look: the last scheduled backup failed, or the last success is older than twice the interval. */
   warning: string | null;
+  /** Continuous replication (REPLICATE_TO); absent or null when it is off. */
+  replication?: ReplicationStatus | null;
+}
+
+export interface ReplicationStatus {
+  /** The directory or `s3://bucket/prefix`. */
+  destination: string;
+  /** The generation being shipped; null while shipping is stopped. */
+  generation: string | null;
+  /** Seconds since the oldest change not yet at the destination (0: none waiting). */
+  lagSeconds: number;
+  lastShippedAt: string | null;
+  /** Sealed bytes on disk waiting for the destination. */
+  backlogBytes: number;
+  /** Why an admin should look: shipping stopped, the destination fails, or the replica is behind. */
+  warning: string | null;
 }

@@ -3,11 +3,11 @@ import { route, routes } from './route.ts';
 
 /** Admin → Backups: the scheduled backups' state, and "Back up now" (a job; 409 while one waits or runs). */
 export function backupRoutes(ctx: AppContext) {
-  const { scheduledBackups } = ctx.services;
+  const { scheduledBackups, replication } = ctx.services;
   return routes(ctx, 'http/backups', [
     route('GET /api/user/backups', {
-      summary: 'The schedule, the last and next backup run, the latest failure',
-      handler: () => scheduledBackups.status(),
+      summary: 'The schedule, the last and next backup run, the latest failure, and the replica',
+      handler: () => ({ ...scheduledBackups.status(), replication: replication?.status() ?? null }),
     }),
     route('POST /api/user/backups/run', {
       summary: 'Back up now',

@@ -5,6 +5,35 @@ import os from 'node:os';
 import { ConfigError, loadConfig, parseEnvFile, withConfigFile } from '../../src/config.ts';
 
 describe('loadConfig', () => {
+  test('REPLICATE_*: off by default; a directory or s3://bucket/prefix with the backup bucket settings; the passphrase required; bad values named', () => {
+    expect(loadConfig({}, {}, '/srv').replication).toEqual({
+      destination: null,
+      intervalMs: 1000,
+      retentionMs: 7 * 86_400_000,
+      maxLagBytes: 1024 ** 3,
+    });
+    const pass = { BACKUP_PASSPHRASE_FILE: '/etc/coffer/pass' };
+    expect(loadConfig({}, { ...pass, REPLICATE_TO: 'replica' }, '/srv').replication.destination).toEqual({
+      kind: 'dir',
+      dir: '/srv/replica',
+    });
+    const bucket = loadConfig(
+      {},
+      { ...pass, REPLICATE_TO: 's3://box/one', BACKUP_S3_ENDPOINT: 'http://nas:3900', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' },
+      '/srv',
+    ).replication.destination;
+    expect(bucket).toMatchObject({ kind: 's3', s3: { bucket: 'box', prefix: 'one/', endpoint: 'http://nas:3900', accessKeyId: 'k' } });
+    expect(loadConfig({}, { ...pass, REPLICATE_TO: 'r', REPLICATE_RETENTION: '36h' }).replication.retentionMs).toBe(36 * 3_600_000);
+    expect(() => loadConfig({}, { REPLICATE_TO: '/mnt/replica' })).toThrow(/BACKUP_PASSPHRASE_FILE is required when REPLICATE_TO is set/);
+    expect(() => loadConfig({}, { ...pass, REPLICATE_TO: 'r', REPLICATE_RETENTION: 'a week' })).toThrow(
+      /REPLICATE_RETENTION must be a duration/,
+    );
+    expect(() => loadConfig({}, { ...pass, REPLICATE_TO: 'r', REPLICATE_INTERVAL_MS: '10' })).toThrow(
+      /REPLICATE_INTERVAL_MS must be between 50/,
+    );
+    expect(() => loadConfig({}, { ...pass, REPLICATE_TO: 's3://box/one' })).toThrow(/BACKUP_S3_ACCESS_KEY_ID/);
+  });
+
   test('defaults: port 3000, host 0.0.0.0, ./data', () => {
     const c = loadConfig({}, {}, '/srv');
     expect(c.port).toBe(3000);

@@ -111,6 +111,35 @@ export function Backups() {
           </dl>
         )}
       </Section>
+      {s?.replication && (
+        <Section
+          title="Replication"
+          intro="Every change to the database is sealed and shipped to the replica within a second (REPLICATE_TO). Restore with coffer restore --from-replica; a standby follows it with coffer serve --standby."
+        >
+          {s.replication.warning && (
+            <p class="update-state warn" role="alert">
+              <Icon name="alert" />
+              <span>{s.replication.warning}</span>
+            </p>
+          )}
+          <dl class="info-list wide">
+            <dt>Replica</dt>
+            <dd>
+              <code>{s.replication.destination}</code>
+            </dd>
+            <dt>State</dt>
+            <dd>{s.replication.generation ? `Shipping (generation ${s.replication.generation})` : 'Stopped'}</dd>
+            <dt>Lag</dt>
+            <dd>{s.replication.lagSeconds < 1 ? 'Up to date' : formatDuration(Math.round(s.replication.lagSeconds))}</dd>
+            <dt>Last shipped</dt>
+            <dd>
+              <When iso={s.replication.lastShippedAt} exact />
+            </dd>
+            <dt>Waiting on disk</dt>
+            <dd>{formatSize(s.replication.backlogBytes)}</dd>
+          </dl>
+        </Section>
+      )}
       {s?.lastFailure && (
         <Section title="Latest failure">
           <p class="update-state warn">

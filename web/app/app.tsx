@@ -107,10 +107,10 @@ function StatusBanner() {
   return null;
 }
 
-/** For the admin only: the last scheduled backup failed, or the last good one is too old (GET /api/user/backups says which). */
+/** For the admin only: the last scheduled backup failed, the last good one is too old, or the replica is behind (GET /api/user/backups says which). */
 function BackupWarning() {
-  const status = useLoad(api.admin.backups, { everyMs: 300_000 });
-  const warning = status.data?.warning;
+  const status = useLoad(api.admin.backups, { everyMs: 60_000 });
+  const warning = status.data?.warning ?? status.data?.replication?.warning;
   if (!warning || route.value.path === '/admin/backups') return null;
   return (
     <div class="banner error-banner" role="alert">

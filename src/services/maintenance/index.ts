@@ -12,6 +12,7 @@ import { DoctorService } from './doctor.ts';
 import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
+import { ReplicationService } from './replication.ts';
 import { ScheduledBackupService } from './scheduled-backups.ts';
 import { StorageMigrationService } from './storage-migration.ts';
 
@@ -23,6 +24,8 @@ export interface MaintenanceServices {
   exporter: ExportService;
   doctor: DoctorService;
   storageMigration: StorageMigrationService;
+  /** Null when REPLICATE_TO is not set. */
+  replication: ReplicationService | null;
 }
 
 type MaintenanceDeps = {
@@ -52,6 +55,17 @@ export function createMaintenanceServices(
     paths,
     stagingDir: stagingDirOf(paths.blobs),
   });
+  const replication = config.replication.destination
+    ? new ReplicationService({
+        config: config.replication,
+        paths,
+        clock,
+        metrics,
+        log: infra.log,
+        passphrase: () => scheduledBackups.passphrase(),
+        stagingDir: stagingDirOf(paths.blobs),
+      })
+    : null;
   const keys = new KeyService({ config, paths, clock, keyring, transactions, keys: repos.keys, items: repos.items, audit });
   const services: MaintenanceServices = {
     orphans: new OrphanService({
@@ -88,6 +102,7 @@ export function createMaintenanceServices(
       items: repos.items,
       thumbnails: repos.thumbnails,
     }),
+    replication,
   };
   const masterKeys: Lifecycle = {
     name: 'master keys',
@@ -101,5 +116,12 @@ export function createMaintenanceServices(
       );
     },
   };
-  return { services, lifecycles: { masterKeys, scheduledBackups: scheduledBackups.lifecycle() } };
+  return {
+    services,
+    lifecycles: {
+      masterKeys,
+      scheduledBackups: scheduledBackups.lifecycle(),
+      replication: replication?.lifecycle() ?? { name: 'replication' },
+    },
+  };
 }

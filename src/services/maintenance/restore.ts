@@ -55,7 +55,7 @@ async function writeHashed(file: string, body: AsyncIterable<Uint8Array>): Promi
   return { bytes, sha256: hasher.digest('hex') };
 }
 
-function isEmptyDir(dir: string): boolean {
+export function isEmptyDir(dir: string): boolean {
   return fs.readdirSync(dir).length === 0;
 }
 
@@ -299,7 +299,7 @@ function storeLocally(database: string, from: StorageLocation | undefined): void
 }
 
 /** Run as root into a directory someone else owns (the service user's): what was restored becomes theirs. */
-function giveToOwnerOf(root: string): void {
+export function giveToOwnerOf(root: string): void {
   const { uid, gid } = fs.statSync(root);
   if (process.getuid?.() !== 0 || uid === 0) return;
   const walk = (p: string) => {

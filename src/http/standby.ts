@@ -1,0 +1,50 @@
+import { isLoopback } from '../lib/ip.ts';
+import type { StandbyFollower, StandbyStatus } from '../services/maintenance/standby.ts';
+
+export interface StandbyListener {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+const json = (status: number, body: unknown) => Response.json(body, { status, headers: { 'cache-control': 'no-store' } });
+
+/**
+ * What a standby answers: `/health` with how far behind it is, `POST /api/admin/promote` from loopback,
+ * and 503 with the reason for everything else (its database is a copy in progress, never served).
+ */
+export function standbyListener(opts: {
+  follower: StandbyFollower;
+  host: string;
+  port: number;
+  promote: () => Promise<StandbyStatus>;
+}): StandbyListener {
+  let promoting: Promise<StandbyStatus> | null = null;
+  const server = Bun.serve({
+    hostname: opts.host,
+    port: opts.port,
+    fetch: async (req, srv) => {
+      const { pathname } = new URL(req.url);
+      if (pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+        return json(200, { status: 'standby', ...opts.follower.status() });
+      }
+      if (pathname === '/api/admin/promote' && req.method === 'POST') {
+        const address = srv.requestIP(req)?.address ?? '';
+        if (!isLoopback(address)) return json(403, { error: 'promote a standby from the machine it runs on (loopback only)' });
+        promoting ??= opts.promote();
+        try {
+          return json(200, { promoted: true, ...(await promoting) });
+        } catch (err) {
+          promoting = null;
+          return json(409, { error: `the standby could not be promoted: ${err instanceof Error ? err.message : String(err)}` });
+        }
+      }
+      const { destination } = opts.follower.status();
+      return json(503, {
+        error: `this server is a standby following the replica at ${destination}: it serves nothing until it is promoted (coffer promote)`,
+      });
+    },
+  });
+  const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${server.port}`;
+  return { url, port: server.port!, stop: () => server.stop(true) };
+}

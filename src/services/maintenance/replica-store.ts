@@ -1,0 +1,128 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { type ReplicaDestination, secretText } from '../../config.ts';
+import { S3Driver } from '../../storage/s3.ts';
+
+/** Where a replica's objects go: the same flat names in a directory or under a bucket prefix. */
+export interface ReplicaStore {
+  /** `s3://bucket/prefix` or the directory, for messages. */
+  readonly where: string;
+  /** Copies a local file in; the object appears whole or not at all. */
+  putFile(name: string, file: string): Promise<void>;
+  putBytes(name: string, data: Uint8Array): Promise<void>;
+  /** The object's bytes, or null when there is no such object. */
+  get(name: string): Promise<AsyncIterable<Uint8Array> | null>;
+  getBytes(name: string): Promise<Uint8Array | null>;
+  list(): Promise<Array<{ name: string; size: number }>>;
+  delete(name: string): Promise<void>;
+}
+
+class DirectoryStore implements ReplicaStore {
+  constructor(private readonly dir: string) {}
+
+  get where(): string {
+    return this.dir;
+  }
+
+  private async place(name: string, write: (aside: string) => Promise<void>): Promise<void> {
+    await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const aside = path.join(this.dir, `.${name}.${process.pid}.partial`);
+    try {
+      await write(aside);
+      const handle = await fsp.open(aside, 'r');
+      await handle.sync();
+      await handle.close();
+      await fsp.rename(aside, path.join(this.dir, name));
+      const dir = await fsp.open(this.dir, 'r');
+      await dir.sync();
+      await dir.close();
+    } finally {
+      await fsp.rm(aside, { force: true });
+    }
+  }
+
+  putFile(name: string, file: string): Promise<void> {
+    return this.place(name, (aside) => fsp.copyFile(file, aside));
+  }
+
+  putBytes(name: string, data: Uint8Array): Promise<void> {
+    return this.place(name, (aside) => fsp.writeFile(aside, data, { mode: 0o600 }));
+  }
+
+  async get(name: string): Promise<AsyncIterable<Uint8Array> | null> {
+    const file = path.join(this.dir, name);
+    return fs.existsSync(file) ? Bun.file(file).stream() : null;
+  }
+
+  async getBytes(name: string): Promise<Uint8Array | null> {
+    const file = path.join(this.dir, name);
+    return fs.existsSync(file) ? new Uint8Array(await Bun.file(file).arrayBuffer()) : null;
+  }
+
+  async list(): Promise<Array<{ name: string; size: number }>> {
+    if (!fs.existsSync(this.dir)) return [];
+    const out: Array<{ name: string; size: number }> = [];
+    for (const name of await fsp.readdir(this.dir)) {
+      if (name.startsWith('.')) continue;
+      const st = await fsp.stat(path.join(this.dir, name));
+      if (st.isFile()) out.push({ name, size: st.size });
+    }
+    return out;
+  }
+
+  async delete(name: string): Promise<void> {
+    await fsp.rm(path.join(this.dir, name), { force: true });
+  }
+}
+
+class BucketStore implements ReplicaStore {
+  constructor(private readonly driver: S3Driver) {}
+
+  get where(): string {
+    const o = this.driver.opts;
+    return `s3://${o.bucket}/${o.prefix}`;
+  }
+
+  async putFile(name: string, file: string): Promise<void> {
+    await this.driver.put(name, Bun.file(file).stream());
+  }
+
+  async putBytes(name: string, data: Uint8Array): Promise<void> {
+    await this.driver.put(
+      name,
+      (async function* () {
+        yield data;
+      })(),
+    );
+  }
+
+  async get(name: string): Promise<AsyncIterable<Uint8Array> | null> {
+    if ((await this.driver.head(name)) === null) return null;
+    return this.driver.get(name);
+  }
+
+  async getBytes(name: string): Promise<Uint8Array | null> {
+    const body = await this.get(name);
+    return body ? new Uint8Array(await new Response(body as ReadableStream<Uint8Array>).arrayBuffer()) : null;
+  }
+
+  async list(): Promise<Array<{ name: string; size: number }>> {
+    const out: Array<{ name: string; size: number }> = [];
+    for await (const o of this.driver.list()) out.push({ name: o.key, size: o.size });
+    return out;
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.driver.delete(name);
+  }
+}
+
+/** The store a destination names; `stagingDir` is the bucket client's (unused: replicas are written whole). */
+export function replicaStore(destination: ReplicaDestination, stagingDir: string): ReplicaStore {
+  if (destination.kind === 'dir') return new DirectoryStore(destination.dir);
+  const { s3 } = destination;
+  return new BucketStore(
+    new S3Driver({ ...s3, stagingDir, secretAccessKey: secretText(s3.secretAccessKey, 'BACKUP_S3_SECRET_ACCESS_KEY_FILE') }),
+  );
+}

@@ -1,0 +1,601 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { ReplicationConfig } from '../../config.ts';
+import type { Clock } from '../../clock.ts';
+import type { DataPaths } from '../../data-dir.ts';
+import { WalHold } from '../../db/wal-hold.ts';
+import type { Lifecycle } from '../../lib/lifecycle.ts';
+import { Counter, Gauge } from '../../lib/metrics.ts';
+import { lastFramePerPage, positionIn, readFrame, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
+import type { Logger } from '../../log.ts';
+import type { MetricsService } from '../administration/metrics.ts';
+import type { ReplicationStatus } from '../../contract/admin.ts';
+import {
+  FENCE_NAME,
+  type Fence,
+  generationKey,
+  generationTime,
+  newDescriptor,
+  newGenerationId,
+  objectName,
+  parseObjectName,
+  SealedObjectWriter,
+  type SecretsDescription,
+  type SegmentDescription,
+  type SnapshotDescription,
+} from './replica-format.ts';
+import { replicaStore, type ReplicaStore } from './replica-store.ts';
+
+const DAY = 86_400_000;
+/** Frames shipped from the log before the follower checkpoints it (SQLite's own default is 1000 pages). */
+const CHECKPOINT_FRAMES = 1000;
+const COPY_CHUNK = 1024 * 1024;
+/** The longest wait between tries once the destination failed, so catching up starts soon after it is back. */
+const MAX_BACKOFF_MS = 5000;
+/** Behind by more than this (or ten intervals), the admin is told. */
+const BEHIND_MS = 10_000;
+/** How often a stopped replication tries to begin a new generation. */
+const RETRY_BROKEN_MS = 30_000;
+const KIND_ORDER = { descriptor: 0, secrets: 1, snapshot: 2, wal: 3 } as const;
+
+interface Generation {
+  id: string;
+  key: Buffer;
+  startedAt: number;
+  /** Where the next segment starts reading the log. */
+  position: WalPosition | null;
+  /** Frames read from the log since the last checkpoint. */
+  framesSinceCheckpoint: number;
+  nextIndex: number;
+  snapshotBytes: number;
+  /** Sealed log bytes shipped since the snapshot: a new generation starts when they pass its size. */
+  walBytes: number;
+}
+
+/** What a data directory remembers of its replication (`replication/state.json`). */
+export interface ReplicationState {
+  /** Generations this data directory began (or followed, as a standby): the fence may name any of them. */
+  generations: string[];
+  /** Set by a promotion: the next generation takes the destination over whatever the fence names. */
+  takeover?: boolean;
+}
+
+function replicationStateFile(root: string): string {
+  return path.join(root, 'replication', 'state.json');
+}
+
+export function readReplicationState(root: string): ReplicationState {
+  try {
+    return JSON.parse(fs.readFileSync(replicationStateFile(root), 'utf8')) as ReplicationState;
+  } catch {
+    return { generations: [] };
+  }
+}
+
+export function writeReplicationState(root: string, state: ReplicationState): void {
+  const file = replicationStateFile(root);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(`${file}.partial`, JSON.stringify(state), { mode: 0o600 });
+  fs.renameSync(`${file}.partial`, file);
+}
+
+interface Deps {
+  config: ReplicationConfig;
+  paths: DataPaths;
+  clock: Clock;
+  metrics: MetricsService;
+  log: Logger;
+  /** BACKUP_PASSPHRASE_FILE's passphrase. */
+  passphrase: () => string | null;
+  stagingDir: string;
+}
+
+/**
+ * Continuous replication of the database to REPLICATE_TO: a sealed snapshot of the database file, then
+ * every committed transaction's log frames as numbered sealed segments within REPLICATE_INTERVAL_MS. It
+ * takes over checkpointing from the log's point of view: a WalHold keeps every frame in the log until it
+ * has been read into a segment. Segments are written to an outbox on disk first, so the destination
+ * being away never holds the database back; the outbox is sent in order as soon as it answers.
+ */
+export class ReplicationService {
+  private replica: ReplicaStore | null = null;
+  private readonly outbox: string;
+  private hold: WalHold | null = null;
+  private gen: Generation | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private problem: string | null = null;
+  /** Set when shipping had to stop (a full disk, an outbox over REPLICATE_MAX_LAG_BYTES): a new generation starts once it can. */
+  private broken = false;
+  private uploadFailures = 0;
+  private nextUploadAt = 0;
+  private lastShippedAt = 0;
+  private lastPruneAt = 0;
+  /** While broken: when to try a new generation again. */
+  private retryAt = 0;
+  /** Objects written beside the outbox, waiting for settle(). */
+  private unsynced: Array<{ aside: string; name: string }> = [];
+  /** Set once the fence names another server's generation: this one never ships to the destination again. */
+  private fenced = false;
+  private readonly failures: Counter;
+
+  constructor(private readonly deps: Deps) {
+    this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
+    const { registry } = deps.metrics;
+    registry.register(
+      new Gauge(
+        'coffer_replication_lag_seconds',
+        'Seconds since the oldest change not yet at the replica destination (0: none waiting).',
+        (g) => g.set(this.lagSeconds()),
+      ),
+    );
+    registry.register(
+      new Gauge(
+        'coffer_replication_last_shipped_timestamp_seconds',
+        'When the last replica object reached the destination, in seconds since the Unix epoch (0: never).',
+        (g) => g.set(Math.floor(this.lastShippedAt / 1000)),
+      ),
+    );
+    registry.register(
+      new Gauge('coffer_replication_backlog_bytes', 'Sealed replica bytes on disk waiting for the destination.', (g) =>
+        g.set(this.backlogBytes()),
+      ),
+    );
+    this.failures = registry.register(
+      new Counter('coffer_replication_failures_total', 'Failed attempts to ship to the replica destination since the server started.'),
+    );
+    this.failures.inc({}, 0);
+  }
+
+  /** Built on first use: a command beside the server never reads the bucket's secret key. */
+  private get store(): ReplicaStore {
+    this.replica ??= replicaStore(this.deps.config.destination!, this.deps.stagingDir);
+    return this.replica;
+  }
+
+  lifecycle(): Lifecycle {
+    return {
+      name: 'replication',
+      start: () => {
+        fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
+        for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
+        if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
+        // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its
+        // snapshot, and so is whatever is committed before it is taken, so the server need not wait for its copy.
+        this.running = this.firstGeneration().finally(() => {
+          this.running = null;
+          this.schedule();
+        });
+      },
+      stop: async (graceMs) => {
+        this.stopped = true;
+        if (this.timer) clearTimeout(this.timer);
+        await this.running;
+        try {
+          if (!this.broken && this.gen) this.shipNew();
+          await this.settle();
+        } catch (err) {
+          this.deps.log.error('replication: the last changes could not be written to the outbox', { error: String(err) });
+        }
+        this.nextUploadAt = 0;
+        await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
+        this.hold?.close();
+        this.hold = null;
+      },
+    };
+  }
+
+  private async firstGeneration(): Promise<void> {
+    try {
+      if (!(await this.startGeneration())) this.broken = true;
+    } catch (err) {
+      this.stopShipping(err);
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick().finally(() => {
+        this.running = null;
+        this.schedule();
+      });
+    }, this.deps.config.intervalMs);
+  }
+
+  /** One round: read new commits into a segment, checkpoint or begin a generation when due, send the outbox. */
+  private async tick(): Promise<void> {
+    const { log, clock } = this.deps;
+    if (this.fenced) return;
+    try {
+      if (this.broken) {
+        // Start again only once the destination answers, or the new snapshot would pile up beside the old backlog.
+        if (clock.now() >= this.retryAt && (await this.upload()) && (await this.reachable())) {
+          this.retryAt = clock.now() + RETRY_BROKEN_MS;
+          await this.startGeneration();
+        }
+      } else if (this.gen) {
+        this.shipNew();
+        const g = this.gen;
+        if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024))
+          await this.startGeneration();
+        else if (g.framesSinceCheckpoint >= CHECKPOINT_FRAMES) this.checkpoint();
+      }
+      await this.settle();
+    } catch (err) {
+      this.stopShipping(err);
+    }
+    if (this.backlogBytes((name) => name.includes('_wal_')) > this.deps.config.maxLagBytes) {
+      this.dropBacklog();
+      return;
+    }
+    try {
+      await this.upload();
+      if (clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
+    } catch (err) {
+      log.warn('replication: pruning old generations failed', { error: String(err) });
+    }
+  }
+
+  /** A failure writing locally (a full disk): the hold goes, so the database checkpoints as usual and the server keeps serving. */
+  private stopShipping(err: unknown): void {
+    const code = (err as NodeJS.ErrnoException).code;
+    this.problem =
+      code === 'ENOSPC'
+        ? 'Replication stopped: the disk is full; it starts again with a new generation once there is space'
+        : `Replication stopped: ${err instanceof Error ? err.message : String(err)}`;
+    this.deps.log.error('replication stopped', { error: String(err) });
+    this.failures.inc();
+    this.broken = true;
+    this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    for (const { aside } of this.unsynced) fs.rmSync(aside, { force: true });
+    this.unsynced = [];
+    this.gen = null;
+    this.hold?.close();
+    this.hold = null;
+  }
+
+  private dropBacklog(): void {
+    const { log, config } = this.deps;
+    for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
+    this.problem = `The replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
+    log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
+    this.broken = true;
+    // Tried every round: a new generation starts as soon as the destination answers.
+    this.retryAt = 0;
+    this.unsynced = [];
+    this.gen = null;
+    this.hold?.close();
+    this.hold = null;
+  }
+
+  private async reachable(): Promise<boolean> {
+    try {
+      await this.store.list();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private walFile(): string {
+    return `${this.deps.paths.database}-wal`;
+  }
+
+  /** Reads what was committed since the last segment into the next one. */
+  private shipNew(): void {
+    const g = this.gen!;
+    const fd = openOrNull(this.walFile());
+    if (fd === null) return;
+    try {
+      const header = readWalHeader(fd);
+      if (!header) return;
+      const from = positionIn(header, g.position);
+      const run = scanCommitted(fd, header, from);
+      if (!run) {
+        g.position = from;
+        return;
+      }
+      const at = this.deps.clock.now();
+      const index = g.nextIndex;
+      const name = objectName.wal(g.id, index, at);
+      const read = run.lastFrame - from.nextFrame + 1;
+      // A page written by several commits of the segment goes once, as the last of them left it.
+      const kept = lastFramePerPage(fd, header, from.nextFrame, run.lastFrame);
+      const frames = kept.length;
+      const description: SegmentDescription = {
+        kind: 'wal',
+        generation: g.id,
+        index,
+        at,
+        frames,
+        pageSize: header.pageSize,
+        dbPages: run.dbPages,
+      };
+      const bytes = this.writeOutbox(name, description, (w) => {
+        const pgno = Buffer.alloc(4);
+        for (const frame of kept) {
+          const f = readFrame(fd, header, frame);
+          pgno.writeUInt32BE(f.pgno);
+          w.write(pgno);
+          w.write(f.page);
+        }
+      });
+      g.nextIndex++;
+      g.walBytes += bytes;
+      g.framesSinceCheckpoint += read;
+      g.position = { salt1: header.salt1, salt2: header.salt2, nextFrame: run.lastFrame + 1, checksum: run.checksum };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Where the log ends now (the caller holds the write lock). */
+  private logEnd(): WalPosition | null {
+    const fd = openOrNull(this.walFile());
+    if (fd === null) return null;
+    try {
+      const header = readWalHeader(fd);
+      if (!header) return null;
+      const from = positionIn(header, null);
+      const run = scanCommitted(fd, header, from);
+      return run ? { salt1: header.salt1, salt2: header.salt2, nextFrame: run.lastFrame + 1, checksum: run.checksum } : from;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  private checkpoint(): void {
+    const done = this.hold!.checkpointAfter(() => this.shipNew());
+    if (done !== null) this.gen!.framesSinceCheckpoint = 0;
+  }
+
+  /**
+   * Writes a sealed object beside the outbox (`.name`), synchronously: it runs between commits and must not
+   * wait on the disk. settle() syncs it and renames it into the outbox, off the event loop, before it is sent.
+   */
+  private writeOutbox(name: string, description: object, body: (w: SealedObjectWriter) => void): number {
+    const aside = path.join(this.outbox, `.${name}`);
+    const fd = fs.openSync(aside, 'w', 0o600);
+    try {
+      const w = new SealedObjectWriter(this.gen!.key, name, fd, description);
+      body(w);
+      w.finish();
+      this.unsynced.push({ aside, name });
+      return w.bytes;
+    } catch (err) {
+      fs.rmSync(aside, { force: true });
+      throw err;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Syncs what writeOutbox wrote and moves it into the outbox, in order. */
+  private async settle(): Promise<void> {
+    while (this.unsynced.length) {
+      const { aside, name } = this.unsynced[0]!;
+      const handle = await fsp.open(aside, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(aside, path.join(this.outbox, name));
+      this.unsynced.shift();
+    }
+  }
+
+  /**
+   * Ends the current generation with its last segment and begins one with a snapshot of the database file.
+   * The snapshot is taken once a checkpoint has copied every frame into the file, with the hold then
+   * reading the file alone, so no checkpoint can change the file while it is copied and the new
+   * generation's first segment starts exactly where the file ends.
+   */
+  private async startGeneration(): Promise<boolean> {
+    const { clock, paths, passphrase } = this.deps;
+    const id = newGenerationId(clock.now());
+    const descriptor = newDescriptor(id);
+    const key = await generationKey(passphrase()!, descriptor);
+    this.hold ??= new WalHold(paths.database);
+    let start: WalPosition | null = null;
+    let complete = false;
+    for (let attempt = 0; attempt < 50 && !complete; attempt++) {
+      const done = this.hold.checkpointAfter(() => {
+        if (this.gen && !this.broken) this.shipNew();
+        start = this.logEnd();
+      });
+      complete = done === true;
+      if (!complete) await Bun.sleep(20);
+    }
+    if (!complete) {
+      // The current generation goes on; the next round tries again.
+      this.deps.log.warn('replication: the database was too busy to checkpoint for a new generation');
+      return false;
+    }
+    const startedAt = clock.now();
+    const state = readReplicationState(paths.root);
+    writeReplicationState(paths.root, { ...state, generations: [...state.generations.slice(-99), id] });
+    this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
+    this.broken = false;
+    fs.writeFileSync(path.join(this.outbox, objectName.descriptor(id)), JSON.stringify(descriptor), { mode: 0o600 });
+    const secrets = fs.readFileSync(paths.secrets);
+    this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
+      w.write(secrets),
+    );
+    const db = await fsp.open(paths.database, 'r');
+    const aside = path.join(this.outbox, `.${objectName.snapshot(id)}`);
+    const out = fs.openSync(aside, 'w', 0o600);
+    try {
+      const size = (await db.stat()).size;
+      const head = Buffer.alloc(18);
+      await db.read(head, 0, 18, 0);
+      const pageSize = head.readUInt16BE(16);
+      const description: SnapshotDescription = {
+        kind: 'snapshot',
+        generation: id,
+        at: startedAt,
+        bytes: size,
+        pageSize: pageSize === 1 ? 65536 : pageSize,
+      };
+      // Read a chunk at a time off the event loop: the server keeps answering while a large database is copied.
+      const w = new SealedObjectWriter(key, objectName.snapshot(id), out, description);
+      const chunk = Buffer.allocUnsafe(COPY_CHUNK);
+      for (let offset = 0; offset < size; ) {
+        const { bytesRead } = await db.read(chunk, 0, Math.min(COPY_CHUNK, size - offset), offset);
+        if (bytesRead === 0) throw new Error('the database file shrank while it was copied');
+        w.write(chunk.subarray(0, bytesRead));
+        offset += bytesRead;
+      }
+      w.finish();
+      this.gen.snapshotBytes = w.bytes;
+      this.unsynced.push({ aside, name: objectName.snapshot(id) });
+    } catch (err) {
+      fs.rmSync(aside, { force: true });
+      throw err;
+    } finally {
+      fs.closeSync(out);
+      await db.close();
+    }
+    await this.settle();
+    this.problem = null;
+    this.deps.log.info('replication: generation started', { generation: id, destination: this.store.where });
+    return true;
+  }
+
+  /** Sends the outbox in order; true when it is empty afterwards. */
+  private async upload(): Promise<boolean> {
+    const { clock, log } = this.deps;
+    if (this.fenced || clock.now() < this.nextUploadAt) return false;
+    const names = this.pending();
+    for (const name of names) {
+      const file = path.join(this.outbox, name);
+      try {
+        if (!(await this.checkFence(parseObjectName(name)!.generation))) return false;
+        await this.store.putFile(name, file);
+      } catch (err) {
+        this.failures.inc();
+        this.uploadFailures++;
+        this.nextUploadAt = clock.now() + Math.min(MAX_BACKOFF_MS, this.deps.config.intervalMs * 2 ** this.uploadFailures);
+        this.problem = `The replica destination ${this.store.where} cannot be written to: ${err instanceof Error ? err.message : String(err)}`;
+        if (this.uploadFailures === 1) log.warn('replication: the destination failed; changes wait on disk', { error: String(err) });
+        return false;
+      }
+      fs.rmSync(file, { force: true });
+      this.lastShippedAt = clock.now();
+      if (this.uploadFailures > 0) log.info('replication: the destination is back', { after: this.uploadFailures });
+      this.uploadFailures = 0;
+      if (!this.broken) this.problem = null;
+    }
+    return true;
+  }
+
+  /**
+   * Before each object goes out: the fence must name a generation of this data directory (or none, or this
+   * one taking over after a promotion), else another server was promoted and this one stops shipping for good.
+   */
+  private async checkFence(generation: string): Promise<boolean> {
+    const bytes = await this.store.getBytes(FENCE_NAME);
+    const fence = bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+    if (fence?.generation === generation) return true;
+    const state = readReplicationState(this.deps.paths.root);
+    if (fence && !state.generations.includes(fence.generation) && !state.takeover) {
+      this.fence(fence);
+      return false;
+    }
+    const next: Fence = { generation, since: new Date(this.deps.clock.now()).toISOString() };
+    await this.store.putBytes(FENCE_NAME, new TextEncoder().encode(JSON.stringify(next)));
+    if (state.takeover) writeReplicationState(this.deps.paths.root, { generations: state.generations });
+    return true;
+  }
+
+  private fence(fence: Fence): void {
+    this.problem = `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+    this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
+    this.fenced = true;
+    this.broken = true;
+    this.unsynced = [];
+    this.gen = null;
+    this.hold?.close();
+    this.hold = null;
+    for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
+  }
+
+  /** Outbox objects in the order a restore needs them: by generation, then descriptor, secrets, snapshot, segments. */
+  private pending(): string[] {
+    const entries = fs.existsSync(this.outbox) ? fs.readdirSync(this.outbox).filter((n) => !n.startsWith('.')) : [];
+    return entries
+      .map((name) => ({ name, o: parseObjectName(name) }))
+      .filter((e) => e.o !== null)
+      .sort((a, b) => {
+        if (a.o!.generation !== b.o!.generation) return a.o!.generation < b.o!.generation ? -1 : 1;
+        if (a.o!.kind !== b.o!.kind) return KIND_ORDER[a.o!.kind] - KIND_ORDER[b.o!.kind];
+        return a.o!.kind === 'wal' && b.o!.kind === 'wal' ? a.o!.index - b.o!.index : 0;
+      })
+      .map((e) => e.name);
+  }
+
+  /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
+  private async prune(): Promise<void> {
+    const now = this.deps.clock.now();
+    this.lastPruneAt = now;
+    const objects = await this.store.list();
+    const generations = [...new Set(objects.map((o) => parseObjectName(o.name)?.generation).filter((g): g is string => !!g))].sort();
+    const complete = new Set(
+      objects.filter((o) => parseObjectName(o.name)?.kind === 'snapshot').map((o) => parseObjectName(o.name)!.generation),
+    );
+    const cutoff = now - this.deps.config.retentionMs;
+    let keepFrom = 0;
+    for (let i = 0; i < generations.length; i++) {
+      if (complete.has(generations[i]!) && generationTime(generations[i]!) <= cutoff) keepFrom = i;
+    }
+    const doomed = new Set(generations.slice(0, keepFrom));
+    for (const o of objects) {
+      const g = parseObjectName(o.name)?.generation;
+      if (g && doomed.has(g)) await this.store.delete(o.name);
+    }
+  }
+
+  /** Bytes in the outbox; REPLICATE_MAX_LAG_BYTES bounds the segments' share, not a generation's snapshot. */
+  private backlogBytes(which: (name: string) => boolean = () => true): number {
+    if (!fs.existsSync(this.outbox)) return 0;
+    let total = 0;
+    for (const name of fs.readdirSync(this.outbox).filter(which)) {
+      total += fs.statSync(path.join(this.outbox, name), { throwIfNoEntry: false })?.size ?? 0;
+    }
+    return total;
+  }
+
+  private lagSeconds(): number {
+    const first = this.pending()
+      .map(parseObjectName)
+      .find((o) => o?.kind === 'wal');
+    if (first?.kind === 'wal') return Math.max(0, (this.deps.clock.now() - first.at) / 1000);
+    if (this.broken && this.lastShippedAt) return (this.deps.clock.now() - this.lastShippedAt) / 1000;
+    return 0;
+  }
+
+  status(): ReplicationStatus {
+    const lagSeconds = this.lagSeconds();
+    const behind = lagSeconds * 1000 > Math.max(BEHIND_MS, 10 * this.deps.config.intervalMs);
+    return {
+      destination: this.store.where,
+      generation: this.gen?.id ?? null,
+      lagSeconds,
+      lastShippedAt: this.lastShippedAt ? new Date(this.lastShippedAt).toISOString() : null,
+      backlogBytes: this.backlogBytes(),
+      warning: this.problem ?? (behind ? `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk` : null),
+    };
+  }
+}
+
+function openOrNull(file: string): number | null {
+  try {
+    return fs.openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}

@@ -1,0 +1,535 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Database } from 'bun:sqlite';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import { ManualClock } from '../../src/clock.ts';
+import * as seed from '../helpers/seed.ts';
+import { TestClient } from '../helpers/client.ts';
+import { upload, uploadRaw } from '../helpers/files.ts';
+import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
+import { startTestS3 } from '../helpers/s3.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { DavClient, davLogin } from '../helpers/dav.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+function workDir(): { dir: string; pass: string; env: Record<string, string> } {
+  const dir = tempDir('coffer-replication-');
+  dirs.push(dir);
+  const pass = path.join(dir, 'passphrase');
+  fs.writeFileSync(pass, 'a long replica passphrase\n', { mode: 0o600 });
+  return { dir, pass, env: { BACKUP_PASSPHRASE_FILE: pass } };
+}
+
+function query<T>(dataDir: string, sql: string): T[] {
+  const db = new Database(path.join(dataDir, 'coffer.db'), { readonly: true });
+  try {
+    return db.query<T, []>(sql).all();
+  } finally {
+    db.close();
+  }
+}
+
+const fileNames = (dataDir: string) =>
+  query<{ name: string }>(dataDir, `SELECT name FROM items WHERE type = 'file' ORDER BY name`).map((r) => r.name);
+
+/** Waits until the wall clock is past the second `at` falls in, so a later change is shipped in a later second. */
+async function nextSecond(at: number): Promise<void> {
+  const target = Math.floor(at / 1000) * 1000 + 1100;
+  await Bun.sleep(Math.max(0, target - Date.now()));
+}
+
+async function restore(dest: string, env: Record<string, string>, extra: string[] = []) {
+  const out = path.join(tempDir('coffer-replica-restored-'));
+  dirs.push(out);
+  fs.rmSync(out, { recursive: true });
+  const r = await runCli(['restore', '--from-replica', dest, '--data-dir', out, '--json', ...extra], { env });
+  return { r, out };
+}
+
+describe('replication to a directory', () => {
+  test('kill -9 under mixed writes while another process checkpoints: the restore holds every change committed an interval and a second before the kill', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const interval = 200;
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+      env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: String(interval) },
+    });
+    // Checkpoints from outside, as fast as SQLite allows: the known way WAL shipping loses frames. No busy
+    // timeout: a RESTART that waits for readers holds the write lock meanwhile, and would starve the server.
+    const checkpointer = Bun.spawn(
+      [
+        process.execPath,
+        '-e',
+        `const { Database } = require('bun:sqlite');
+           const db = new Database(${JSON.stringify(path.join(dataDir, 'coffer.db'))});
+           db.run('PRAGMA busy_timeout = 0');
+           for (;;) { for (const mode of ['PASSIVE', 'RESTART', 'TRUNCATE']) { try { db.query('PRAGMA wal_checkpoint(' + mode + ')').get(); } catch {} } Bun.sleepSync(3); }`,
+      ],
+      { stdout: 'ignore', stderr: 'ignore' },
+    );
+    const client = new TestClient(server.url);
+    const signup = await client.post('/api/signup', { email: seed.uniqueEmail('admin'), password: 'correct horse battery', name: 'A' });
+    expect(signup.status).toBe(200);
+
+    const acked = { files: new Map<string, number>(), renames: [] as Array<{ id: string; name: string; at: number }> };
+    const shares: Array<{ id: string; at: number }> = [];
+    const versions: Array<{ id: string; at: number }> = [];
+    const ids: string[] = [];
+    let running = true;
+    const worker = async (w: number) => {
+      for (let i = 0; running; i++) {
+        try {
+          const kind = ids.length < 4 ? 0 : i % 4;
+          if (kind === 0) {
+            const item = await upload(client, `w${w}-${i}-${randomBytes(3).toString('hex')}.bin`, randomBytes(4096));
+            ids.push(item.id);
+            acked.files.set(item.id, Date.now());
+          } else {
+            const id = ids[Math.floor(Math.random() * ids.length)]!;
+            if (kind === 1) {
+              const name = `renamed-${w}-${i}.bin`;
+              if ((await client.post('/api/files/rename', { id, name })).status === 200) acked.renames.push({ id, name, at: Date.now() });
+            } else if (kind === 2) {
+              const res = await client.post('/api/files/share', { ids: [id], shared: true, expiry: 'never' });
+              if (res.status === 200) shares.push({ id, at: Date.now() });
+            } else {
+              const form = new FormData();
+              form.append('file', new File([randomBytes(4096)], 'v.bin'));
+              const res = await client.request(`/api/files/${id}/replace`, { method: 'POST', body: form });
+              if (res.status === 200) versions.push({ id, at: Date.now() });
+            }
+          }
+        } catch {
+          // The kill cuts requests off; only acknowledged changes count.
+        }
+      }
+    };
+    const load = [0, 1, 2, 3].map(worker);
+    await Bun.sleep(4000);
+    server.proc.kill('SIGKILL');
+    const killedAt = Date.now();
+    await server.proc.exited;
+    running = false;
+    await Promise.all(load);
+    checkpointer.kill('SIGKILL');
+    await checkpointer.exited;
+
+    const { r, out } = await restore(dest, env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const cutoff = killedAt - interval - 1000;
+    const files = new Map(
+      query<{ id: string; name: string }>(out, `SELECT id, name FROM items WHERE type = 'file'`).map((f) => [f.id, f.name]),
+    );
+    const due = [...acked.files].filter(([, at]) => at < cutoff);
+    expect(due.length).toBeGreaterThan(20);
+    for (const [id] of due) expect(files.has(id)).toBe(true);
+    for (const rn of acked.renames.filter((x) => x.at < cutoff)) {
+      // A later rename of the same file may be there too.
+      const later = acked.renames.filter((x) => x.id === rn.id && x.at >= rn.at).map((x) => x.name);
+      expect(later).toContain(files.get(rn.id)!);
+    }
+    const linked = new Set(query<{ id: string }>(out, 'SELECT item_id AS id FROM share_links').map((s) => s.id));
+    for (const s of shares.filter((x) => x.at < cutoff)) expect(linked.has(s.id)).toBe(true);
+    const versionCount = new Map(
+      query<{ id: string; n: number }>(out, 'SELECT item_id AS id, COUNT(*) AS n FROM file_versions GROUP BY item_id').map((v) => [
+        v.id,
+        v.n,
+      ]),
+    );
+    for (const id of new Set(versions.map((v) => v.id))) {
+      const due = versions.filter((v) => v.id === id && v.at < cutoff).length;
+      expect(versionCount.get(id) ?? 0).toBeGreaterThanOrEqual(due);
+    }
+    // The blobs stayed on the dead box's disk: beside the restored database, nothing it names is missing.
+    fs.cpSync(path.join(dataDir, 'blobs'), path.join(out, 'blobs'), { recursive: true });
+    const doctor = parseJson(await runCli(['doctor', '--json', '--data-dir', out], { env }));
+    expect(doctor.database.integrity).toBe('ok');
+    expect(doctor.missingObjects.count).toBe(0);
+  }, 60_000);
+
+  test('point-in-time restores return exactly the rows of three moments; nothing readable reaches the destination', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const email = seed.uniqueEmail('pitr');
+      const a = await seed.admin(t, email);
+      const moments: Array<{ at: number; names: string[] }> = [];
+      const names: string[] = [];
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 3; i++) {
+          const name = `moment-${round}-${i}-confidential.txt`;
+          await upload(a.client, name, `content ${round} ${i}`);
+          names.push(name);
+        }
+        // Shipped within the interval: the moment is taken once it surely has been.
+        await Bun.sleep(400);
+        moments.push({ at: Date.now(), names: [...names].sort() });
+        await nextSecond(Date.now());
+      }
+      await upload(a.client, 'after-every-moment.txt', 'later');
+      await eventually(async () => {
+        const listing = parseJson(await runCli(['replica', 'list', dest, '--json'], { env }));
+        expect(Date.parse(listing.restorable.to)).toBeGreaterThan(moments[2]!.at);
+      });
+      for (const m of moments) {
+        const { r, out } = await restore(dest, env, ['--at', new Date(m.at).toISOString()]);
+        expect(r.code).toBe(0);
+        expect(fileNames(out)).toEqual(m.names);
+      }
+      const { r, out } = await restore(dest, env);
+      expect(r.code).toBe(0);
+      expect(fileNames(out)).toContain('after-every-moment.txt');
+      const early = await restore(dest, env, ['--at', '2001-01-01T00:00:00Z']);
+      expect(early.r.code).toBe(1);
+      expect(early.r.stderr).toContain('the replica reaches back only to');
+
+      // Every object at the destination is sealed: no name, no email, no SQLite page in the clear.
+      const objects = fs.readdirSync(dest);
+      expect(objects.some((n) => n.includes('_wal_'))).toBe(true);
+      for (const name of objects) {
+        const bytes = fs.readFileSync(path.join(dest, name));
+        for (const needle of ['confidential', email, 'SQLite format 3', 'CREATE TABLE']) expect(bytes.includes(needle)).toBe(false);
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+
+  test('a flipped byte, a removed segment and a reordered one are refused by verify and restore, naming the segment', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await seed.admin(t);
+      for (let i = 0; i < 4; i++) {
+        await upload(a.client, `f-${i}.txt`, `content ${i}`);
+        await Bun.sleep(250);
+      }
+    } finally {
+      await t.stop();
+    }
+    const verify = await runCli(['replica', 'verify', dest], { env });
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toContain('sound: 1 generation(s)');
+    const segments = fs
+      .readdirSync(dest)
+      .filter((n) => n.includes('_wal_'))
+      .sort();
+    expect(segments.length).toBeGreaterThanOrEqual(3);
+
+    const tampered = (label: string, damage: (copy: string) => string) => {
+      const copy = path.join(dir, label);
+      fs.cpSync(dest, copy, { recursive: true });
+      return { copy, named: damage(copy) };
+    };
+    const cases = [
+      tampered('flipped', (copy) => {
+        const file = path.join(copy, segments[1]!);
+        const bytes = fs.readFileSync(file);
+        bytes[bytes.length - 40]! ^= 0x01;
+        fs.writeFileSync(file, bytes);
+        return segments[1]!;
+      }),
+      tampered('removed', (copy) => {
+        fs.rmSync(path.join(copy, segments[1]!));
+        return segments[1]!.replace(/_\d{13}$/, '');
+      }),
+      tampered('reordered', (copy) => {
+        // Segments 1 and 2 swap contents under each other's names.
+        const [x, y] = [path.join(copy, segments[0]!), path.join(copy, segments[1]!)];
+        const bx = fs.readFileSync(x);
+        fs.writeFileSync(x, fs.readFileSync(y));
+        fs.writeFileSync(y, bx);
+        return segments[0]!;
+      }),
+    ];
+    for (const { copy, named } of cases) {
+      const v = await runCli(['replica', 'verify', copy], { env });
+      expect(v.code).toBe(1);
+      expect(v.stderr).toContain(named);
+      const { r, out } = await restore(copy, env);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(named);
+      expect(fs.existsSync(out)).toBe(false);
+    }
+    const wrong = path.join(dir, 'wrong');
+    fs.writeFileSync(wrong, 'not the passphrase\n');
+    const v = await runCli(['replica', 'verify', dest], { env: { BACKUP_PASSPHRASE_FILE: wrong } });
+    expect(v.code).toBe(1);
+    expect(v.stderr).toContain('the passphrase is wrong');
+  }, 60_000);
+});
+
+describe('a long outage', () => {
+  test('past REPLICATE_MAX_LAG_BYTES the waiting changes are dropped, the admin is told, and a new generation starts once the destination is back', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_MAX_LAG_BYTES: '64K' } });
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'before.txt', 'one');
+      await eventually(() => expect(fs.readdirSync(dest).some((n) => n.includes('_wal_'))).toBe(true));
+      const first = fs
+        .readdirSync(dest)
+        .find((n) => n.endsWith('_snapshot'))!
+        .split('_')[0]!;
+      fs.renameSync(dest, `${dest}.away`);
+      fs.writeFileSync(dest, 'the destination is away');
+      const status = async () =>
+        ((await (await a.client.get('/api/user/backups')).json()) as { replication: { warning: string | null } }).replication;
+      for (let i = 0; (await status()).warning?.includes('REPLICATE_MAX_LAG_BYTES') !== true; i++) {
+        if (i > 400) throw new Error('the backlog was never dropped');
+        await upload(a.client, `during-${i}.bin`, randomBytes(2048));
+      }
+      expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox')).filter((n) => n.includes('_wal_'))).toEqual([]);
+      fs.rmSync(dest);
+      fs.renameSync(`${dest}.away`, dest);
+      await upload(a.client, 'after.txt', 'three');
+      await eventually(async () => {
+        expect(fs.readdirSync(dest).filter((n) => n.endsWith('_snapshot') && !n.startsWith(first))).toHaveLength(1);
+        expect((await status()).warning).toBeNull();
+      });
+    } finally {
+      await t.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toContain('after.txt');
+    expect(fileNames(out)).toContain('during-0.bin');
+  }, 60_000);
+});
+
+describe('generations', () => {
+  test('a new generation a day; older ones go once no moment within REPLICATE_RETENTION needs them', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const clock = new ManualClock();
+    const t = await startTestServer({
+      clock,
+      env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_RETENTION: '1h' },
+    });
+    const generations = () => [...new Set(fs.readdirSync(dest).map((n) => n.split('_')[0]!))].filter((g) => g.startsWith('g')).sort();
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'day-one.txt', 'one');
+      await eventually(() => expect(generations()).toHaveLength(1));
+      const [first] = generations();
+      clock.advance(25 * 3_600_000);
+      await upload(a.client, 'day-two.txt', 'two');
+      // A day on: a new generation; the first stays, since the hour before the second began needs it.
+      await eventually(() => expect(generations()).toHaveLength(2));
+      await upload(a.client, 'day-two-later.txt', 'three');
+      clock.advance(2 * 3_600_000);
+      await eventually(() => expect(generations()).not.toContain(first));
+      expect(generations()).toHaveLength(1);
+    } finally {
+      await t.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['day-one.txt', 'day-two-later.txt', 'day-two.txt']);
+  }, 60_000);
+});
+
+describe('replication to a bucket (s3rver)', () => {
+  test('a bucket outage under load loses nothing: changes wait on disk, the lag shows, and it catches up', async () => {
+    const s3 = await startTestS3();
+    const { env } = workDir();
+    const prefix = `replica-${randomBytes(3).toString('hex')}/`;
+    const s3Env = s3.env(prefix);
+    const bucketEnv = {
+      ...env,
+      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
+      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
+      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
+    };
+    const dest = `s3://${s3.bucket}/${prefix}`;
+    const t = await startTestServer({ env: { ...bucketEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'before-the-outage.txt', 'one');
+      await eventually(() => expect(s3.objectKeys(prefix).some((k) => k.includes('_wal_'))).toBe(true));
+      const metric = async (name: string) => {
+        const text = await (await t.client().get('/metrics')).text();
+        return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+      };
+      s3.failNext(1_000_000, 503, 'ServiceUnavailable', (method) => method === 'PUT');
+      const during: string[] = [];
+      for (let i = 0; i < 15; i++) {
+        const name = `during-${i}.txt`;
+        expect((await uploadRaw(a.client, name, `x${i}`)).status).toBe(200);
+        during.push(name);
+        await Bun.sleep(100);
+      }
+      await eventually(async () => expect(await metric('coffer_replication_lag_seconds')).toBeGreaterThan(0.5));
+      expect(await metric('coffer_replication_failures_total')).toBeGreaterThan(0);
+      s3.clearFailures();
+      await eventually(async () => expect(await metric('coffer_replication_lag_seconds')).toBe(0), { timeoutMs: 15_000 });
+      expect(await metric('coffer_replication_last_shipped_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 10);
+
+      const listing = parseJson(await runCli(['replica', 'list', dest, '--json'], { env: bucketEnv }));
+      expect(listing.generations).toHaveLength(1);
+      const { r, out } = await restore(dest, bucketEnv);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(fileNames(out)).toEqual(['before-the-outage.txt', ...during].sort());
+      const verify = await runCli(['replica', 'verify', dest], { env: bucketEnv });
+      expect(verify.code).toBe(0);
+      // The secrets shipped with the generation open the restored files: the master key came along.
+      expect(fs.readFileSync(path.join(out, 'secrets.json'), 'utf8')).toBe(fs.readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8'));
+    } finally {
+      await t.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
+describe('a standby', () => {
+  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const storageEnv = s3.env();
+    const primaryEnv = { ...env, ...storageEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    const primaryDir = path.join(dir, 'primary');
+    let primary = await startTestServer({ dataDir: primaryDir, env: primaryEnv });
+    let standby: Awaited<ReturnType<typeof serveCli>> | null = null;
+    try {
+      const a = await seed.admin(primary);
+      const dav = await davLogin(primary, a);
+      await upload(a.client, 'before.txt', 'written before the standby started');
+      standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+        env: { ...env, ...storageEnv, REPLICATE_INTERVAL_MS: '100' },
+      });
+      const health = async () => (await fetch(`${standby!.url}/health`)).json() as Promise<any>;
+      expect((await health()).status).toBe('standby');
+      const refused = await fetch(`${standby.url}/api/files`);
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: string }).error).toContain('standby');
+
+      const after = await upload(a.client, 'after.txt', 'written while the standby follows');
+      const shippedAt = Date.now();
+      await eventually(async () => {
+        const h = await health();
+        expect(Date.parse(h.appliedAt)).toBeGreaterThanOrEqual(shippedAt - 1000);
+        expect(h.lagSeconds).toBe(0);
+      });
+      await primary.server.stop();
+
+      const started = performance.now();
+      const promoted = await runCli(['promote', '--port', new URL(standby.url).port]);
+      expect(promoted.stderr).toBe('');
+      expect(promoted.stdout).toContain('promoted');
+      await eventually(async () => expect((await fetch(`${standby!.url}/health`)).status).toBe(200));
+      await eventually(async () => expect((await login(standby!.url, a.email)).status).toBe(200));
+      const promoteSeconds = (performance.now() - started) / 1000;
+      expect(promoteSeconds).toBeLessThan(5);
+
+      const client = new TestClient(standby.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      const download = await client.get(`/api/files/${after.id}/download`);
+      expect(download.status).toBe(200);
+      expect(await download.text()).toBe('written while the standby follows');
+      const davGet = await new DavClient(standby.url, dav.email, dav.password).request('GET', 'before.txt');
+      expect(davGet.status).toBe(200);
+      expect(await davGet.text()).toBe('written before the standby started');
+      // The promoted server replicates under a new generation and holds the fence.
+      await upload(client, 'after-promotion.txt', 'on the new primary');
+      await eventually(() => {
+        const fence = JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8'));
+        expect(fs.readdirSync(dest).some((n) => n.startsWith(fence.generation) && n.includes('_wal_'))).toBe(true);
+      });
+      const fenced = JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation;
+
+      // The old primary comes back: it keeps serving, but ships nothing and says why.
+      const others = () =>
+        fs
+          .readdirSync(dest)
+          .filter((n) => !n.startsWith(fenced))
+          .sort();
+      const before = others();
+      primary = await startTestServer({ dataDir: primaryDir, env: primaryEnv });
+      const oldAdmin = await seed.login(primary, a.email);
+      await eventually(async () => {
+        const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string; generation: null } };
+        expect(status.replication.warning).toContain('Another server took over the replica');
+        expect(status.replication.generation).toBeNull();
+      });
+      expect(others()).toEqual(before);
+      expect(JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation).toBe(fenced);
+    } finally {
+      await standby?.stop();
+      await primary.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
+describe('a standby with local storage', () => {
+  test('promotion is refused from outside loopback; once promoted it serves the database and names the files whose contents stayed on the old box', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(primary);
+    const item = await upload(a.client, 'left-behind.txt', 'only on the old box');
+    // Listening on every address, so a request can come from one that is not loopback.
+    const standby = await serveCli(['--port', '0', '--host', '0.0.0.0', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+      env: { ...env, REPLICATE_INTERVAL_MS: '100' },
+    });
+    const logged = readAll(standby.proc.stdout);
+    const port = new URL(standby.url).port;
+    standby.url = `http://127.0.0.1:${port}`;
+    try {
+      await eventually(async () => {
+        const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
+        expect(h.generation).not.toBeNull();
+        expect(h.lagSeconds).toBe(0);
+      });
+      await primary.stop();
+      const outside = Object.values(os.networkInterfaces())
+        .flat()
+        .find((i) => i?.family === 'IPv4' && !i.internal)?.address;
+      if (outside) {
+        const refused = await fetch(`http://${outside}:${port}/api/admin/promote`, { method: 'POST' });
+        expect(refused.status).toBe(403);
+        expect(((await refused.json()) as { error: string }).error).toContain('loopback only');
+      }
+      const promoted = await runCli(['promote', '--port', port]);
+      expect(promoted.code).toBe(0);
+      await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
+      const client = new TestClient(standby.url);
+      await client.post('/api/login', { email: a.email, password: a.password });
+      const listed = (await (await client.get('/api/files')).json()) as Array<{ name: string }>;
+      expect(listed.map((i) => i.name)).toContain('left-behind.txt');
+      expect((await client.get(`/api/files/${item.id}/download`)).status).not.toBe(200);
+    } finally {
+      await standby.stop();
+    }
+    const log = await logged;
+    expect(log).toContain('file contents missing on this box');
+    expect(log).toContain('left-behind.txt');
+  }, 60_000);
+});
+
+/** The rest of a process's output, once it ends (serveCli has read up to its "listening" line). */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let out = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return out;
+    out += new TextDecoder().decode(value);
+  }
+}
+
+function login(url: string, email: string): Promise<Response> {
+  return new TestClient(url).post('/api/login', { email, password: 'correct horse battery' });
+}
