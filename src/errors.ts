@@ -84,6 +84,10 @@ export const Messages = {
   // Users
   subUserNotFound: 'Sub-user not found',
   userNotFound: 'User not found',
+  invitationNotFound: 'This invitation link is not valid: ask the administrator for a new one',
+  invitationUsed: 'This invitation was already used: sign in with the password set then, or ask the administrator for a new one',
+  invitationExpired: 'This invitation has expired: ask the administrator for a new one',
+  invitationPending: 'An invitation to this address is already waiting: withdraw it first to send a new one',
   accountDisabled: 'This account is disabled: ask the administrator',
   firstAdminProtected: 'The first admin cannot be disabled or deleted',
   subUserOfAccount: "Sub-users are managed by their account's owner; disable or delete the owner's account instead",

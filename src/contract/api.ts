@@ -42,6 +42,11 @@ import type {
   VersionsConfig,
   versionsConfigBody,
   userListQuery,
+  addUserBody,
+  invitationTokenBody,
+  acceptInvitationBody,
+  InvitationEntry,
+  InvitationView,
 } from './admin.ts';
 import type {
   FileVersion,
@@ -146,6 +151,8 @@ export interface Api {
 
   'GET /api/signup-status': { response: SignupStatus };
   'POST /api/signup': { body: In<typeof signupBody>; response: SignedIn };
+  'POST /api/invitations/view': { body: In<typeof invitationTokenBody>; response: InvitationView };
+  'POST /api/invitations/accept': { body: In<typeof acceptInvitationBody>; response: SignedIn };
   'POST /api/login': { body: In<typeof loginBody>; response: SignedIn };
   'POST /api/idp/mfa-verify': { body: In<typeof idpMfaBody>; response: SignedIn };
   'POST /api/logout': { response: Message };
@@ -204,6 +211,10 @@ export interface Api {
   'PUT /api/user/content-search-preference': { body: In<typeof optOutBody>; response: ContentSearchPreference };
   'GET /api/user/people-sharing-config': { response: { enabled: boolean } };
   'PUT /api/user/people-sharing-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
+  'POST /api/user/accounts': { body: In<typeof addUserBody>; response: SignedIn };
+  'GET /api/user/invitations': { response: { invitations: InvitationEntry[] } };
+  'POST /api/user/invitations': { body: In<typeof addUserBody>; response: { invitation: InvitationEntry; url: string } };
+  'DELETE /api/user/invitations/:id': { response: Message };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
   'PATCH /api/user/:id': { body: In<typeof accountStateBody>; response: { id: string; email: string; disabled: boolean } };
   'DELETE /api/user/:id': { response: QueuedJob };

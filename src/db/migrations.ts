@@ -21,6 +21,7 @@ import m0018 from '../../migrations/0018_photos_taken_at.sql' with { type: 'text
 import m0019 from '../../migrations/0019_thumbnail_sources.sql' with { type: 'text' };
 import m0020 from '../../migrations/0020_tus_drop_limits.sql' with { type: 'text' };
 import m0021 from '../../migrations/0021_tree_versions.sql' with { type: 'text' };
+import m0022 from '../../migrations/0022_invitations.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -49,6 +50,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0019_thumbnail_sources', sql: m0019 },
   { tag: '0020_tus_drop_limits', sql: m0020 },
   { tag: '0021_tree_versions', sql: m0021 },
+  { tag: '0022_invitations', sql: m0022 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -62,6 +62,9 @@ export const ROUTES = {
 
   'POST /api/signup': signIn,
   'POST /api/login': signIn,
+  // An invitation link: its token is 256 random bits; accepting it sets a password (argon2).
+  'POST /api/invitations/view': publicGeneral,
+  'POST /api/invitations/accept': { access: 'public', limit: { limiter: 'auth', key: 'ip' }, hashesPassword: true },
   'GET /api/signup-status': publicGeneral,
   'POST /api/logout': session,
   'POST /api/logout-all': session,
@@ -133,6 +136,10 @@ export const ROUTES = {
   'PUT /api/user/sub-users/:id': owner,
   'DELETE /api/user/sub-users/:id': owner,
   'GET /api/user/all': admin,
+  'POST /api/user/accounts': { ...admin, hashesPassword: true },
+  'GET /api/user/invitations': admin,
+  'POST /api/user/invitations': admin,
+  'DELETE /api/user/invitations/:id': admin,
   'PATCH /api/user/:id': admin,
   'DELETE /api/user/:id': admin,
   'GET /api/user/storage': session,

@@ -8,6 +8,7 @@ import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
 import { IdpRepo } from './idp.ts';
+import { InvitationsRepo } from './invitations.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -143,6 +144,7 @@ export interface Repos {
   transactions: Transactions;
   database: DatabaseRepo;
   users: UsersRepo;
+  invitations: InvitationsRepo;
   idp: IdpRepo;
   mfa: MfaRepo;
   passkeys: PasskeysRepo;
@@ -172,6 +174,7 @@ export function createRepos(db: Db): Repos {
     transactions: new Transactions(sqlite),
     database: new DatabaseRepo(sqlite),
     users: new UsersRepo(db),
+    invitations: new InvitationsRepo(sqlite),
     idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
     passkeys: new PasskeysRepo(sqlite),

@@ -15,3 +15,4 @@ export * from './versions.ts';
 export * from './passkeys.ts';
 export * from './backups.ts';
 export * from './members.ts';
+export * from './invitations.ts';

@@ -72,8 +72,8 @@ export class ExportService {
       return [owner];
     }
     const owners: User[] = [];
-    for (let page = this.d.users.ownersPage(null, 100); page.length; page = this.d.users.ownersPage(page.at(-1)!, 100))
-      owners.push(...page);
+    const page = (after: User | null) => this.d.users.ownersPage({ sort: 'created', after: after && [after.createdAt, after.id] }, 100);
+    for (let rows = page(null); rows.length; rows = page(rows.at(-1)!)) owners.push(...rows);
     return owners;
   }
 
