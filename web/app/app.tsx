@@ -9,6 +9,7 @@ import { CommandPalette, openPalette } from '../palette/palette.tsx';
 import { openShortcuts } from '../palette/shortcuts.tsx';
 import { SearchBox } from '../search/search-box.tsx';
 import { Settings } from '../settings/settings.tsx';
+import { AcceptInvitation, INVITATION_PATH } from '../signin/invitation.tsx';
 import { DesktopOnly, SignIn, SignUp } from '../signin/signin.tsx';
 import { TrashScreen } from '../trash/trash.tsx';
 import { DialogHost } from '../ui/dialog.tsx';
@@ -296,11 +297,13 @@ export function App() {
   const path = route.value.path;
   useEffect(() => {
     if (state === 'signed-out' && !SIGN_IN_PATHS.includes(path)) toSignIn();
-    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate(wantedPage(), { replace: true });
+    // An invitation opened while signed in stays open: accepting it is what signs in as the new account.
+    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path) && path !== INVITATION_PATH) navigate(wantedPage(), { replace: true });
   }, [state, path]);
   let body;
   if (state === 'loading') body = <div class="splash" role="progressbar" aria-busy="true" aria-label="Loading Coffer" />;
   else if (state === 'desktop-only') body = <DesktopOnly />;
+  else if (path === INVITATION_PATH) body = <AcceptInvitation />;
   else if (state === 'signed-in' && !SIGN_IN_PATHS.includes(path)) body = <Shell />;
   else if (path === '/signup') body = <SignUp />;
   else body = <SignIn />;

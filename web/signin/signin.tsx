@@ -10,7 +10,7 @@ import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { EmailInput, Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
-function Card({ title, children }: { title: string; children: ComponentChildren }) {
+export function Card({ title, children }: { title: string; children: ComponentChildren }) {
   return (
     <main class="auth">
       <div class="auth-card">
