@@ -95,6 +95,9 @@ export const Messages = {
   subUserSharesLimit: "Sub-users share their owner's storage limit; set the owner's limit instead",
   // Files
   itemNotFound: 'File or folder not found',
+  albumNotFound: 'Album not found',
+  albumPhotosOnly: 'Only photos and videos go in albums: folders and other files stay where they are',
+  albumCoverNotInAlbum: 'The cover must be a photo or video in the album',
   shareBoundary: 'Items cannot be moved into or out of a folder shared with you: copy them instead.',
   sharedRootOwnerOnly: 'Only its owner can rename, move or trash the shared item itself.',
   viewerOnly: 'You can view this shared item but not change it. Ask its owner for the editor role.',

@@ -19,6 +19,7 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
+import type { Album, AlbumPage, albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from './albums.ts';
 import type {
   ActiveClient,
   accountStateBody,
@@ -110,6 +111,13 @@ export interface Api {
   'GET /api/files/trash': { query: In<typeof trashQuery>; response: Item[] };
   'GET /api/files/recent': { query: In<typeof recentQuery>; response: Item[] };
   'GET /api/files/photos': { query: In<typeof photosQuery>; response: Photo[] };
+  'GET /api/albums': { query: In<typeof albumListQuery>; response: { albums: Album[]; nextCursor: string | null } };
+  'POST /api/albums': { body: In<typeof newAlbumBody>; response: { album: Album } };
+  'GET /api/albums/:id': { query: In<typeof albumItemsQuery>; response: AlbumPage };
+  'PATCH /api/albums/:id': { body: In<typeof albumPatchBody>; response: { album: Album } };
+  'DELETE /api/albums/:id': { response: Message };
+  'POST /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; added: number } };
+  'DELETE /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; removed: number } };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };

@@ -22,6 +22,7 @@ import m0019 from '../../migrations/0019_thumbnail_sources.sql' with { type: 'te
 import m0020 from '../../migrations/0020_tus_drop_limits.sql' with { type: 'text' };
 import m0021 from '../../migrations/0021_tree_versions.sql' with { type: 'text' };
 import m0022 from '../../migrations/0022_invitations.sql' with { type: 'text' };
+import m0023 from '../../migrations/0023_albums.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -51,6 +52,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0020_tus_drop_limits', sql: m0020 },
   { tag: '0021_tree_versions', sql: m0021 },
   { tag: '0022_invitations', sql: m0022 },
+  { tag: '0023_albums', sql: m0023 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'bun:sqlite';
 import type { Db } from '../client.ts';
+import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
 import { ContentRepo } from './content.ts';
@@ -164,6 +165,7 @@ export interface Repos {
   davProperties: DavPropertiesRepo;
   content: ContentRepo;
   thumbnails: ThumbnailsRepo;
+  albums: AlbumsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
 }
@@ -194,6 +196,7 @@ export function createRepos(db: Db): Repos {
     davProperties: new DavPropertiesRepo(sqlite),
     content: new ContentRepo(sqlite),
     thumbnails: new ThumbnailsRepo(sqlite),
+    albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
   };

@@ -16,3 +16,4 @@ export * from './passkeys.ts';
 export * from './backups.ts';
 export * from './members.ts';
 export * from './invitations.ts';
+export * from './albums.ts';
