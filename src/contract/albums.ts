@@ -3,7 +3,7 @@ import type { Photo } from './files.ts';
 
 /** Albums: named sets of an account's photos and videos, holding references to the files. */
 
-const ALBUM_NAME_MAX = 200;
+export const ALBUM_NAME_MAX = 200;
 const albumName = z
   .string({ error: 'name is required' })
   .trim()

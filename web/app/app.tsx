@@ -4,6 +4,7 @@ import { Admin } from '../admin/admin.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { NotificationBell } from '../notifications/bell.tsx';
+import { AlbumScreen, AlbumsScreen } from '../photos/albums.tsx';
 import { PhotosScreen } from '../photos/photos.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
 import { openShortcuts } from '../palette/shortcuts.tsx';
@@ -37,7 +38,7 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') && !viewingShared.value },
   { href: '/recent', label: 'Recent', icon: 'clock', match: (p) => p === '/recent' },
   { href: '/starred', label: 'Starred', icon: 'star', match: (p) => p === '/starred' },
-  { href: '/photos', label: 'Photos', icon: 'photo', match: (p) => p === '/photos' },
+  { href: '/photos', label: 'Photos', icon: 'photo', match: (p) => p === '/photos' || p.startsWith('/photos/') },
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
   {
     href: '/shared-with-me',
@@ -179,6 +180,9 @@ function Screen() {
     return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/shared-with-me') return <FileBrowser key={path} kind="sharedWithMe" />;
   if (path === '/photos') return <PhotosScreen />;
+  if (path === '/photos/albums') return <AlbumsScreen />;
+  const album = /^\/photos\/albums\/([^/]+)$/.exec(path);
+  if (album) return <AlbumScreen key={album[1]} id={decodeURIComponent(album[1]!)} />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';

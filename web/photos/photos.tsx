@@ -1,11 +1,14 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
-import { hideExtensions } from '../app/session.ts';
+import { type ListingSource, listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
+import { route } from '../app/router.ts';
+import { can, hideExtensions } from '../app/session.ts';
 import { displayName, plural } from '../app/format.ts';
 import { toastError } from '../app/toasts.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import { ItemPicture } from '../files/item-picture.tsx';
-import { Icon } from '../ui/icons.tsx';
+import { Icon, type IconName } from '../ui/icons.tsx';
+import { addToAlbum } from './add-to-album.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
@@ -54,9 +57,74 @@ function layout(items: PhotoItem[], cols: number) {
   return { rows, months, monthOfRow, rowOf };
 }
 
+/** A selection tool a photo view adds before the file manager's actions. */
+interface PhotoTool {
+  id: string;
+  label: string;
+  icon: IconName;
+  run: () => unknown;
+}
+
+interface PhotoGridProps {
+  source: ListingSource;
+  /** The view's title and its own controls, above the toolbar. */
+  head: ComponentChildren;
+  /** The grid's accessible name. */
+  label: string;
+  empty: ComponentChildren;
+  tools: (selection: PhotoItem[], clear: () => void) => PhotoTool[];
+}
+
+/** All photos, or Albums: the two views of Photos. */
+export function PhotoViews() {
+  const path = route.value.path;
+  const albums = path.startsWith('/photos/albums');
+  return (
+    <nav class="photo-views" aria-label="Photos views">
+      <a href="/photos" aria-current={albums ? undefined : 'page'}>
+        All photos
+      </a>
+      <a href="/photos/albums" aria-current={albums && path === '/photos/albums' ? 'page' : undefined}>
+        Albums
+      </a>
+    </nav>
+  );
+}
+
 /** Photos: every image and video of the account, newest taken first, by month, with the file manager's actions. */
 export function PhotosScreen() {
-  const listing = listingFor(photosSource);
+  return (
+    <PhotoGrid
+      source={photosSource}
+      head={
+        <>
+          <h1 class="view-title">Photos</h1>
+          <PhotoViews />
+        </>
+      }
+      label="Photos"
+      empty={<p>No photos or videos yet. Pictures and videos you upload anywhere in your files appear here, newest first.</p>}
+      tools={(selection, clear) =>
+        can('files.edit')
+          ? [
+              {
+                id: 'album',
+                label: 'Add to album',
+                icon: 'album',
+                run: async () => {
+                  if (await addToAlbum(selection)) clear();
+                },
+              },
+            ]
+          : []
+      }
+    />
+  );
+}
+
+/** A grid of photos by month (all of them, or an album's), with selection and the file manager's actions. */
+export function PhotoGrid(props: PhotoGridProps) {
+  const listing = listingFor(props.source);
   const items = listing.items.value as PhotoItem[];
   const loaded = listing.loaded.value;
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -137,6 +205,7 @@ export function PhotosScreen() {
   };
   // Details need the file manager's side panel; everything else acts the same here.
   const actions = available(ctx).filter((a) => !a.global && a.id !== 'info' && a.id !== 'open');
+  const tools = selection.length ? props.tools(selection, () => setSelected(new Set())) : [];
   const run = (a: Action, c = ctx) => void Promise.resolve(a.run(c)).catch(toastError);
 
   const toggle = (index: number) => {
@@ -190,9 +259,7 @@ export function PhotosScreen() {
   const hide = hideExtensions.value;
   return (
     <div class="browser photos">
-      <header class="browser-head">
-        <h1 class="view-title">Photos</h1>
-      </header>
+      <header class="browser-head">{props.head}</header>
       <div class={`toolbar ${selection.length ? 'has-selection' : ''}`} role="toolbar" aria-label="Selection actions">
         {selection.length > 0 ? (
           <>
@@ -202,6 +269,12 @@ export function PhotosScreen() {
             <span class="selection-count" aria-live="polite">
               {selection.length} selected
             </span>
+            {tools.map((a) => (
+              <button key={a.id} type="button" class="tool" onClick={() => void Promise.resolve(a.run()).catch(toastError)}>
+                <Icon name={a.icon} size={18} />
+                <span class="tool-label">{a.label}</span>
+              </button>
+            ))}
             {actions.map((a) => (
               <button key={a.id} type="button" class={`tool ${a.danger ? 'danger' : ''}`} onClick={() => run(a)}>
                 <Icon name={a.icon} size={18} />
@@ -218,16 +291,14 @@ export function PhotosScreen() {
       {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
       <div class="browser-body">
         {loaded && items.length === 0 ? (
-          <div class="empty">
-            <p>No photos or videos yet. Pictures and videos you upload anywhere in your files appear here, newest first.</p>
-          </div>
+          <div class="empty">{props.empty}</div>
         ) : (
           <>
             <div
               ref={scroller}
               class={`scroller photo-grid ${selected.size ? 'selecting' : ''}`}
               role="listbox"
-              aria-label="Photos"
+              aria-label={props.label}
               aria-multiselectable="true"
               onKeyDown={onKey}
             >
