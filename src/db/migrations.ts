@@ -23,6 +23,7 @@ import m0020 from '../../migrations/0020_tus_drop_limits.sql' with { type: 'text
 import m0021 from '../../migrations/0021_tree_versions.sql' with { type: 'text' };
 import m0022 from '../../migrations/0022_invitations.sql' with { type: 'text' };
 import m0023 from '../../migrations/0023_albums.sql' with { type: 'text' };
+import m0024 from '../../migrations/0024_photo_exif.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -53,6 +54,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0021_tree_versions', sql: m0021 },
   { tag: '0022_invitations', sql: m0022 },
   { tag: '0023_albums', sql: m0023 },
+  { tag: '0024_photo_exif', sql: m0024 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -174,6 +174,10 @@ export class ThumbnailService {
         width: null,
         height: null,
         takenAt: null,
+        camera: null,
+        lens: null,
+        latitude: null,
+        longitude: null,
         createdAt: this.d.clock.now(),
       };
     };
@@ -200,6 +204,10 @@ export class ThumbnailService {
           width: result.width,
           height: result.height,
           takenAt: result.takenAt ?? (kind === 'video' ? await this.recordedAt(row, key, wrappedKey) : null),
+          camera: result.camera,
+          lens: result.lens,
+          latitude: result.latitude,
+          longitude: result.longitude,
           createdAt: this.d.clock.now(),
         };
       }
