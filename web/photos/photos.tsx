@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ListingSource, listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
+import { type PhotoSize, photoSize } from '../app/prefs.ts';
 import { route } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { displayName, plural } from '../app/format.ts';
@@ -14,11 +15,22 @@ import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
 const monthFmt = new Intl.DateTimeFormat(undefined, { month: 'long', year: 'numeric' });
-const HEADER = 44;
-const MIN_TILE = 150;
-const GAP = 4;
+const dayFmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'long' });
+const takenFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'full' });
+const MONTH_HEADER = 44;
+const DAY_HEADER = 34;
+// Each tile's margin on either side (the .photo rule).
+const MARGIN = 2;
+/** The row height each density aims at; a full row is scaled to the width, a day's last row keeps it. */
+const ROW_HEIGHT = { small: 110, medium: 170, large: 260 } as const;
+// A row of very wide panoramas would be a sliver, a row of one tall photo a tower: tiles keep within these ratios.
+const MIN_RATIO = 0.5;
+const MAX_RATIO = 3;
 
-type Row = { kind: 'month'; key: string; label: string } | { kind: 'tiles'; key: string; start: number; end: number };
+type Row =
+  | { kind: 'month'; key: string; label: string; count: number }
+  | { kind: 'day'; key: string; label: string; count: number }
+  | { kind: 'tiles'; key: string; start: number; end: number; height: number; widths: number[] };
 
 interface Month {
   key: string;
@@ -27,34 +39,74 @@ interface Month {
   row: number;
 }
 
-/** Month headers and rows of `cols` tiles, in the photos' order (newest first, local time). */
-function layout(items: PhotoItem[], cols: number) {
+const ratioOf = (p: PhotoItem) => (p.width && p.height ? Math.min(MAX_RATIO, Math.max(MIN_RATIO, p.width / p.height)) : 1);
+const sameDay = (a: Date, b: Date) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+
+/**
+ * Month headers, day headers and justified rows (each photo at its own ratio, a full row as wide as `inner`),
+ * in the photos' order (newest first, local time).
+ */
+function layout(items: PhotoItem[], inner: number, target: number) {
   const rows: Row[] = [];
   const months: Month[] = [];
   const monthOfRow: number[] = [];
   const rowOf = new Int32Array(items.length);
+  const dates = items.map((p) => new Date(p.takenAt));
   let i = 0;
   while (i < items.length) {
-    const d = new Date(items[i]!.takenAt);
+    const d = dates[i]!;
+    let monthEnd = i + 1;
+    while (monthEnd < items.length && dates[monthEnd]!.getFullYear() === d.getFullYear() && dates[monthEnd]!.getMonth() === d.getMonth())
+      monthEnd++;
     const key = `${d.getFullYear()}-${d.getMonth()}`;
     const label = monthFmt.format(d);
-    let end = i + 1;
-    while (end < items.length) {
-      const e = new Date(items[end]!.takenAt);
-      if (e.getFullYear() !== d.getFullYear() || e.getMonth() !== d.getMonth()) break;
-      end++;
-    }
     months.push({ key, label, row: rows.length });
-    rows.push({ kind: 'month', key: `m:${key}`, label });
+    rows.push({ kind: 'month', key: `m:${key}`, label, count: monthEnd - i });
     monthOfRow.push(months.length - 1);
-    for (let s = i; s < end; s += cols) {
-      rowOf.fill(rows.length, s, Math.min(end, s + cols));
-      rows.push({ kind: 'tiles', key: `t:${items[s]!.id}`, start: s, end: Math.min(end, s + cols) });
+    while (i < monthEnd) {
+      let dayEnd = i + 1;
+      while (dayEnd < monthEnd && sameDay(dates[dayEnd]!, dates[i]!)) dayEnd++;
+      rows.push({ kind: 'day', key: `d:${items[i]!.id}`, label: dayFmt.format(dates[i]!), count: dayEnd - i });
       monthOfRow.push(months.length - 1);
+      for (let s = i; s < dayEnd; ) {
+        let e = s;
+        let ratios = 0;
+        let full = false;
+        while (e < dayEnd && !full) {
+          ratios += ratioOf(items[e]!);
+          e++;
+          full = ratios * target + (e - s) * 2 * MARGIN >= inner;
+        }
+        const height = full ? Math.max(1, Math.floor((inner - (e - s) * 2 * MARGIN) / ratios)) : target;
+        const widths = items.slice(s, e).map((p) => Math.max(1, Math.floor(ratioOf(p) * height)));
+        rowOf.fill(rows.length, s, e);
+        rows.push({ kind: 'tiles', key: `t:${items[s]!.id}`, start: s, end: e, height, widths });
+        monthOfRow.push(months.length - 1);
+        s = e;
+      }
+      i = dayEnd;
     }
-    i = end;
   }
   return { rows, months, monthOfRow, rowOf };
+}
+
+/** The tile of the next (or previous) row of tiles nearest below (above) the middle of tile `index`. */
+function verticalNeighbour(rows: Row[], rowOf: Int32Array, index: number, step: 1 | -1): number {
+  const here = rows[rowOf[index]!] as Extract<Row, { kind: 'tiles' }>;
+  let x = 0;
+  for (let k = here.start; k < index; k++) x += here.widths[k - here.start]! + 2 * MARGIN;
+  x += here.widths[index - here.start]! / 2;
+  for (let r = rowOf[index]! + step; r >= 0 && r < rows.length; r += step) {
+    const row = rows[r]!;
+    if (row.kind !== 'tiles') continue;
+    let left = 0;
+    for (let k = row.start; k < row.end; k++) {
+      left += row.widths[k - row.start]! + 2 * MARGIN;
+      if (x < left) return k;
+    }
+    return row.end - 1;
+  }
+  return index;
 }
 
 /** A selection tool a photo view adds before the file manager's actions. */
@@ -155,17 +207,19 @@ export function PhotoGrid(props: PhotoGridProps) {
     return () => ro.disconnect();
   }, [loaded && items.length > 0]);
 
-  const inner = Math.max(0, width - 2 * GAP);
-  const cols = Math.max(2, Math.floor(inner / MIN_TILE));
-  const tile = Math.floor(inner / cols);
-  const { rows, months, monthOfRow, rowOf } = useMemo(() => layout(items, cols), [items, cols]);
+  const inner = Math.max(0, width - 8);
+  const target = ROW_HEIGHT[photoSize.value];
+  const { rows, months, monthOfRow, rowOf } = useMemo(() => layout(items, inner, target), [items, inner, target]);
   const v = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scroller.current,
-    estimateSize: (i) => (rows[i]?.kind === 'month' ? HEADER : tile),
+    estimateSize: (i) => {
+      const row = rows[i];
+      return row?.kind === 'month' ? MONTH_HEADER : row?.kind === 'day' ? DAY_HEADER : (row?.height ?? target) + 2 * MARGIN;
+    },
     overscan: 4,
   });
-  useEffect(() => v.measure(), [tile, rows]);
+  useEffect(() => v.measure(), [rows]);
   const visible = v.getVirtualItems();
   const offset = v.scrollOffset ?? 0;
   const top = visible.find((r) => r.end > offset) ?? visible[0];
@@ -241,8 +295,8 @@ export function PhotoGrid(props: PhotoGridProps) {
     if (Number.isNaN(index)) return;
     if (e.key === 'ArrowRight') moveFocus(index + 1);
     else if (e.key === 'ArrowLeft') moveFocus(index - 1);
-    else if (e.key === 'ArrowDown') moveFocus(index + cols);
-    else if (e.key === 'ArrowUp') moveFocus(index - cols);
+    else if (e.key === 'ArrowDown') moveFocus(verticalNeighbour(rows, rowOf, index, 1));
+    else if (e.key === 'ArrowUp') moveFocus(verticalNeighbour(rows, rowOf, index, -1));
     else if (e.key === 'Home') moveFocus(0);
     else if (e.key === 'End') moveFocus(items.length - 1);
     else if (e.key === 'Enter') openItem(ctx, items[index]!);
@@ -283,9 +337,21 @@ export function PhotoGrid(props: PhotoGridProps) {
             ))}
           </>
         ) : (
-          <span class="muted photos-count">
-            {loaded ? `${plural(items.length, 'photo')}${more ? ' loaded; more on the way' : ''}` : 'Loading…'}
-          </span>
+          <>
+            <span class="muted photos-count">
+              {loaded ? `${plural(items.length, 'photo')}${more ? ' loaded; more on the way' : ''}` : 'Loading…'}
+            </span>
+            <span class="push-left photo-size">
+              <label class="photo-size-label" for="photo-size">
+                Size
+              </label>
+              <select id="photo-size" value={photoSize.value} onChange={(e) => (photoSize.value = e.currentTarget.value as PhotoSize)}>
+                <option value="small">Small</option>
+                <option value="medium">Medium</option>
+                <option value="large">Large</option>
+              </select>
+            </span>
+          </>
         )}
       </div>
       {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
@@ -310,10 +376,15 @@ export function PhotoGrid(props: PhotoGridProps) {
               <div class="spacer" style={{ height: `${v.getTotalSize()}px` }} role="none">
                 {visible.map((r) => {
                   const row = rows[r.index]!;
-                  if (row.kind === 'month')
+                  if (row.kind !== 'tiles')
                     return (
-                      <div key={row.key} role="none" class="photo-month" style={{ transform: `translateY(${r.start}px)` }}>
-                        {row.label}
+                      <div
+                        key={row.key}
+                        role="none"
+                        class={row.kind === 'month' ? 'photo-month' : 'photo-day'}
+                        style={{ transform: `translateY(${r.start}px)` }}
+                      >
+                        {row.label} <span class="photo-count">{plural(row.count, 'item')}</span>
                       </div>
                     );
                   return (
@@ -321,22 +392,22 @@ export function PhotoGrid(props: PhotoGridProps) {
                       key={row.key}
                       role="none"
                       class="photo-row"
-                      style={{
-                        transform: `translateY(${r.start}px)`,
-                        gridTemplateColumns: `repeat(${cols}, ${tile}px)`,
-                        height: `${tile}px`,
-                      }}
+                      style={{ transform: `translateY(${r.start}px)`, height: `${row.height + 2 * MARGIN}px` }}
                     >
                       {items.slice(row.start, row.end).map((item, n) => {
                         const index = row.start + n;
                         const on = selected.has(item.id);
+                        const box = Math.max(row.widths[n]!, row.height);
                         return (
                           <div
                             key={item.id}
                             role="option"
                             aria-label={displayName(item.name, item.type, hide)}
+                            // The date a screen reader says after the name: the day headers are not in the list.
+                            aria-describedby={`taken-${item.id}`}
                             aria-selected={on}
                             data-index={index}
+                            style={{ width: `${row.widths[n]}px`, height: `${row.height}px` }}
                             tabIndex={index === Math.min(focus, items.length - 1) ? 0 : -1}
                             class={`photo ${on ? 'selected' : ''}`}
                             onClick={(e) => {
@@ -348,7 +419,10 @@ export function PhotoGrid(props: PhotoGridProps) {
                               showMenu(index, e.clientX, e.clientY);
                             }}
                           >
-                            <ItemPicture item={item} box={tile} icon={48} />
+                            <ItemPicture item={item} box={box} icon={48} />
+                            <span id={`taken-${item.id}`} class="sr-only">
+                              {takenFmt.format(new Date(item.takenAt))}
+                            </span>
                             <span
                               class={`check ${on ? 'on' : ''}`}
                               aria-hidden="true"
