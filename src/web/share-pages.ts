@@ -4,6 +4,18 @@ import { formatSize } from '../contract/size.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import type { PublicItem } from '../services/files/item-views.ts';
+import type { ShareFacts } from '../services/files/shares.ts';
+
+// The visitor's time zone is unknown to the server: dates are said as the UTC day.
+const dayFmt = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+
+/** "Shared by Ada · until 12 December 2026 · 3 downloads left" */
+function factsLine(f: ShareFacts): string {
+  const parts = [f.sharedBy ? `Shared by ${nameHtml(f.sharedBy)}` : 'Shared with you'];
+  if (f.expiresAt !== null) parts.push(`until ${escapeHtml(dayFmt.format(f.expiresAt))}`);
+  if (f.downloadsLeft !== null) parts.push(`${f.downloadsLeft} download${f.downloadsLeft === 1 ? '' : 's'} left`);
+  return `<p class="meta facts">${parts.join(' &middot; ')}</p>`;
+}
 
 const STYLE = `${PAGE_BASE_STYLE}
 *{box-sizing:border-box}
@@ -52,12 +64,18 @@ x.upload.onprogress=(ev)=>{if(ev.lengthComputable){p.value=ev.loaded/ev.total;s.
 x.onload=()=>{if(x.status===201){location.reload()}else{p.hidden=true;let m='Upload failed ('+x.status+')';try{m=JSON.parse(x.responseText).message||m}catch{}s.textContent=m}};
 x.onerror=()=>{p.hidden=true;s.textContent='Upload failed: the connection was lost. Try again.'};x.send(new FormData(f))})})()`;
 
+// The picture viewer's keys: ←/→ step, Esc closes; focus goes to the viewer opened and back to its picture when it closes.
+const VIEWER_SCRIPT = `(()=>{let last=null;const open=()=>document.querySelector('.lightbox:target');
+const sync=()=>{const b=open();if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a)a.focus()}};
+addEventListener('hashchange',sync);sync();
+addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;const a=b.querySelector(e.key==='Escape'?'a[data-close]':e.key==='ArrowRight'?'a[data-step=next]':e.key==='ArrowLeft'?'a[data-step=prev]':'');if(a){e.preventDefault();a.click()}})})()`;
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 /**
- * CSP of every share page: nothing external; the one stylesheet and the drop area's one script are allowed by
- * their hashes; forms (password, drop area) post only to this server.
+ * CSP of every share page: nothing external; the one stylesheet, the drop area's script and the picture viewer's
+ * are allowed by their hashes; forms (password, drop area) post only to this server.
  */
-export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
+export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}' 'sha256-${sha256(VIEWER_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
 
 // Inline SVG, so icons show without emoji fonts or any request beyond the page itself.
 const FOLDER_ICON =
@@ -89,14 +107,17 @@ function dropArea(token: string, received: ReadonlyArray<{ name: string; size: n
 export function renderDropPage(v: {
   token: string;
   folderName: string;
-  expiresAt: number | null;
+  facts: ShareFacts;
   received: ReadonlyArray<{ name: string; size: number }>;
 }): string {
-  const until = v.expiresAt === null ? '' : ` You can send files until ${escapeHtml(new Date(v.expiresAt).toISOString().slice(0, 10))}.`;
+  const until = v.facts.expiresAt === null ? '' : ` You can send files until ${escapeHtml(dayFmt.format(v.facts.expiresAt))}.`;
+  const whose = v.facts.sharedBy
+    ? `${nameHtml(v.facts.sharedBy)}’s folder ${nameHtml(v.folderName)}`
+    : `the folder ${nameHtml(v.folderName)}`;
   return layout(
     `Send files to ${v.folderName}`,
     `<header><h1>${FOLDER_ICON} Send files to ${nameHtml(v.folderName)}</h1></header>
-<p class="meta">Files you send land in this folder. You can see only what you sent.${until}</p>
+<p class="meta">Files you send go to ${whose}. You can see only what you sent.${until}</p>
 ${dropArea(v.token, v.received)}`,
   );
 }
@@ -132,6 +153,7 @@ export interface FolderPageView {
   limit: number;
   /** A view-and-upload link's root shows the drop area above the listing (where what was sent appears). */
   upload?: boolean;
+  facts: ShareFacts;
 }
 
 export function renderFolderPage(v: FolderPageView): string {
@@ -149,7 +171,7 @@ export function renderFolderPage(v: FolderPageView): string {
       }</td><td class="num hide-small">${escapeHtml(date(item.modified))}</td></tr>`;
     })
     .join('\n');
-  // Pictures first, as a gallery; each opens a full-screen view (CSS :target, as the page runs no script) with
+  // Pictures first, as a gallery; each opens a full-screen view (CSS :target, so it works without the script) with
   // the previous and next picture, the download of that one, and a way back.
   const pictures = v.items.filter((item) => item.hasThumbnail);
   const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
@@ -162,10 +184,12 @@ export function renderFolderPage(v: FolderPageView): string {
         .join('')}</ul>
 ${pictures
   .map((p, i) => {
-    const step = (to: PublicItem | undefined, label: string) => (to ? `<a href="#view-${enc(to.id)}">${label}</a>` : '');
-    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#">Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;')}</div></div>`;
+    const step = (to: PublicItem | undefined, label: string, dir: 'prev' | 'next') =>
+      to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
-  .join('\n')}`
+  .join('\n')}
+<script>${VIEWER_SCRIPT}</script>`
     : '';
   const pager = v.nextCursor
     ? `<p class="pager"><a href="${folderHref(v.folder.id, v.isRoot)}?cursor=${enc(v.nextCursor)}&amp;limit=${v.limit}">Next page &rarr;</a></p>`
@@ -173,6 +197,7 @@ ${pictures
   return layout(
     v.folder.name,
     `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${nameHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
+${factsLine(v.facts)}
 ${v.upload ? dropArea(v.token, []) : ''}<section class="card">
 ${gallery}
 <table>
@@ -186,7 +211,7 @@ ${pager}
   );
 }
 
-export function renderFilePage(v: { token: string; file: PublicItem; pictured: boolean; previewable: boolean }): string {
+export function renderFilePage(v: { token: string; file: PublicItem; pictured: boolean; previewable: boolean; facts: ShareFacts }): string {
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
   // The large thumbnail where there is one (HEIC and PDF too), fitted to the screen; else a browser-safe image as it is.
   const alt = `Preview of ${escapeHtml(stripBidiControls(v.file.name))}`;
@@ -198,6 +223,7 @@ export function renderFilePage(v: { token: string; file: PublicItem; pictured: b
   return layout(
     v.file.name,
     `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
+${factsLine(v.facts)}
 <section class="card">
 <p class="meta">${escapeHtml(formatSize(v.file.size ?? 0))} &middot; ${escapeHtml(v.file.mimeType ?? 'unknown type')} &middot; modified ${escapeHtml(date(v.file.modified))}</p>
 ${preview}

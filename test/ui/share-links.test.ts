@@ -222,7 +222,7 @@ describe('the public pages of a protected drop folder', () => {
       await page.getByLabel('Password').fill('class of 2026');
       await page.getByRole('button', { name: 'Unlock' }).click();
       await page.getByRole('heading', { name: 'Send files to Homework inbox' }).waitFor();
-      await page.getByText(/You can send files until \d{4}-\d{2}-\d{2}\./).waitFor();
+      await page.getByText(/Files you send go to .+’s folder Homework inbox\. .*You can send files until \d{1,2} \w+ \d{4}\./).waitFor();
       expect(await page.content()).not.toContain('teacher-notes.txt');
       await expectAccessible(page, `drop page ${suffix}`);
       await screenshot(page, `share-drop-${suffix}`);
