@@ -36,12 +36,13 @@ form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
 input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
 button{padding:10px 18px;border:0;border-radius:8px;background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;margin-top:12px}
 .error{color:#c62828;font-weight:600}@media (prefers-color-scheme:dark){.error{color:#ff8a80}button{color:#0b1220}}
-.drop{position:relative;display:block;border:2px dashed var(--line);border-radius:12px;padding:32px 16px;text-align:center;margin:0}
+.drop{position:relative;display:block;border:2px dashed var(--line);border-radius:12px;padding:32px 16px;text-align:center;margin:16px 0 0}
 .drop:focus-within,.drop.over{border-color:var(--accent)}
 .drop input[type=file]{position:absolute;inset:0;width:100%;height:100%;opacity:0;cursor:pointer}
 .drop strong{display:block;font-size:1.1rem}.drop span{color:var(--muted);font-weight:400}
 .receipt h2{font-size:1rem;margin:0 0 4px}.receipt ul{margin:0;padding-left:20px}
-progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
+progress{width:120px;height:10px;vertical-align:middle}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
+.progress-list{list-style:none;margin:12px 0 0;padding:0}.progress-list li{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:center;padding:4px 0;overflow-wrap:anywhere}.progress-list li span:first-child{flex:1 1 160px}
 .upload{margin-bottom:16px}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:0 0 16px;padding:0;list-style:none}
 .gallery a{display:block;border-radius:8px;overflow:hidden;background:var(--line);aspect-ratio:4/3}
@@ -55,14 +56,21 @@ progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receip
 @media (prefers-color-scheme:dark){.button{color:#0b1220}}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}.gallery{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}}`;
 
-// The drop area's one script: uploads with a progress bar, then reloads to show the receipt. Without it the form still posts.
-const DROP_SCRIPT = `(()=>{const f=document.getElementById('drop-form');if(!f)return;const a=f.querySelector('.drop'),i=f.querySelector('input[type=file]'),p=f.querySelector('progress'),s=f.querySelector('[role=status]');
+// The drop area's script: files upload as soon as they are chosen or dropped, one request each, each with its own
+// row and progress; the page then reloads to show the receipt. Without it the form posts with its button.
+const DROP_SCRIPT = `(()=>{const f=document.getElementById('drop-form');if(!f)return;
+const a=f.querySelector('.drop'),i=f.querySelector('input[type=file]'),l=f.querySelector('.progress-list'),s=f.querySelector('[role=status]'),u=f.querySelector('#uploader');
+f.querySelector('button[type=submit]').hidden=true;
 for(const e of['dragenter','dragover'])a.addEventListener(e,()=>a.classList.add('over'));for(const e of['dragleave','drop'])a.addEventListener(e,()=>a.classList.remove('over'));
-i.addEventListener('change',()=>{s.textContent=i.files.length+' file(s) chosen'});
-f.addEventListener('submit',(e)=>{if(!i.files.length)return;e.preventDefault();const x=new XMLHttpRequest();x.open('POST',f.action);x.setRequestHeader('accept','application/json');p.hidden=false;
-x.upload.onprogress=(ev)=>{if(ev.lengthComputable){p.value=ev.loaded/ev.total;s.textContent='Uploading… '+Math.round(100*ev.loaded/ev.total)+'%'}};
-x.onload=()=>{if(x.status===201){location.reload()}else{p.hidden=true;let m='Upload failed ('+x.status+')';try{m=JSON.parse(x.responseText).message||m}catch{}s.textContent=m}};
-x.onerror=()=>{p.hidden=true;s.textContent='Upload failed: the connection was lost. Try again.'};x.send(new FormData(f))})})()`;
+const row=(file)=>{const li=document.createElement('li'),n=document.createElement('span'),p=document.createElement('progress'),t=document.createElement('span');
+n.textContent=file.name;p.max=1;p.value=0;p.setAttribute('aria-label','Progress of '+file.name);t.className='num';t.textContent='waiting';li.append(n,' ',p,' ',t);l.append(li);return{p,t}};
+const send=(file,r)=>new Promise((done)=>{const x=new XMLHttpRequest(),d=new FormData();d.append('uploader',u.value);d.append('file',file);x.open('POST',f.action);x.setRequestHeader('accept','application/json');
+x.upload.onprogress=(ev)=>{if(ev.lengthComputable){r.p.value=ev.loaded/ev.total;r.t.textContent=Math.round(100*ev.loaded/ev.total)+'%'}};
+x.onload=()=>{if(x.status===201){r.p.value=1;r.t.textContent='sent';done(true)}else{let m=String(x.status);try{m=JSON.parse(x.responseText).message||m}catch{}r.t.textContent='not sent: '+m;done(false)}};
+x.onerror=()=>{r.t.textContent='not sent: the connection was lost';done(false)};x.send(d)});
+i.addEventListener('change',async()=>{const files=[...i.files];if(!files.length)return;i.disabled=true;const rows=files.map(row);let ok=0;s.textContent='Sending '+files.length+' file(s)…';
+for(let k=0;k<files.length;k++)if(await send(files[k],rows[k]))ok++;
+if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textContent=(files.length-ok)+' of '+files.length+' file(s) not sent: the reason is beside each. Choose them again to retry.'}})})()`;
 
 // The picture viewer's keys: ←/→ step, Esc closes; focus goes to the viewer opened and back to its picture when it closes.
 const VIEWER_SCRIPT = `(()=>{let last=null;const open=()=>document.querySelector('.lightbox:target');
@@ -87,7 +95,7 @@ function layout(title: string, body: string): string {
   return pageShell(title, `<main>\n${body}\n</main>`, { style: STYLE, referrer: 'no-referrer' });
 }
 
-/** The upload area of a drop folder: a form that works without the script, and with it shows progress. */
+/** The upload area of a drop folder: a form that works without the script; with it, files go as soon as chosen, each with its progress. */
 function dropArea(token: string, received: ReadonlyArray<{ name: string; size: number }>): string {
   const receipt = received.length
     ? `<section class="receipt" aria-labelledby="sent"><h2 id="sent">You sent</h2><ul>${received
@@ -95,10 +103,10 @@ function dropArea(token: string, received: ReadonlyArray<{ name: string; size: n
         .join('')}</ul></section>`
     : '';
   return `<section class="card upload"><form id="drop-form" method="post" action="/s/${enc(token)}/upload" enctype="multipart/form-data">
-<label class="drop"><strong>Drop files here</strong><span>or tap to choose files</span><input type="file" name="file" multiple required aria-label="Choose files to upload"></label>
 <label for="uploader">Your name (optional)</label><input type="text" id="uploader" name="uploader" maxlength="100" autocomplete="name">
+<label class="drop"><strong>Drop files here</strong><span>or tap to choose files: they are sent at once</span><input type="file" name="file" multiple required aria-label="Choose files to upload"></label>
 <div><button type="submit">Upload</button></div>
-<progress hidden max="1" value="0" aria-label="Upload progress"></progress><p role="status" class="meta"></p>
+<ul class="progress-list" aria-label="Files being sent"></ul><p role="status" class="meta"></p>
 </form>${receipt}</section>
 <script>${DROP_SCRIPT}</script>`;
 }

@@ -227,12 +227,13 @@ describe('the public pages of a protected drop folder', () => {
       await expectAccessible(page, `drop page ${suffix}`);
       await screenshot(page, `share-drop-${suffix}`);
 
+      // The name first: files go as soon as they are chosen, each with its own progress row, with no button to press.
+      await page.getByLabel('Your name (optional)').fill('Sam');
+      expect(await page.getByRole('button', { name: 'Upload', exact: true }).isVisible()).toBe(false);
       await page.getByLabel('Choose files to upload').setInputFiles([
         { name: `essay-${suffix}.txt`, mimeType: 'text/plain', buffer: Buffer.from('my essay') },
         { name: 'drawing.txt', mimeType: 'text/plain', buffer: Buffer.from('a drawing') },
       ]);
-      await page.getByLabel('Your name (optional)').fill('Sam');
-      await page.getByRole('button', { name: 'Upload', exact: true }).click();
       const receipt = page.getByRole('region', { name: 'You sent' });
       await receipt.getByText(`essay-${suffix}.txt`).waitFor();
       expect(await receipt.getByRole('listitem').count()).toBe(2);
