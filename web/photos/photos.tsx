@@ -39,8 +39,31 @@ interface Month {
   row: number;
 }
 
+/** A photo's local day as one number (yyyymmdd), kept per item: layout runs again as every page arrives. */
+const dayKeys = new WeakMap<PhotoItem, number>();
+function dayOf(p: PhotoItem): number {
+  let key = dayKeys.get(p);
+  if (key === undefined) {
+    const d = new Date(p.takenAt);
+    key = d.getFullYear() * 10_000 + d.getMonth() * 100 + d.getDate();
+    dayKeys.set(p, key);
+  }
+  return key;
+}
+const labels = new Map<string, string>();
+/** A header's words, formatted once per month or day. */
+function headerLabel(kind: 'month' | 'day', day: number): string {
+  const id = `${kind}:${day}`;
+  let label = labels.get(id);
+  if (label === undefined) {
+    const date = new Date(Math.floor(day / 10_000), Math.floor(day / 100) % 100, day % 100);
+    label = (kind === 'month' ? monthFmt : dayFmt).format(date);
+    labels.set(id, label);
+  }
+  return label;
+}
+
 const ratioOf = (p: PhotoItem) => (p.width && p.height ? Math.min(MAX_RATIO, Math.max(MIN_RATIO, p.width / p.height)) : 1);
-const sameDay = (a: Date, b: Date) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
 
 /**
  * Month headers, day headers and justified rows (each photo at its own ratio, a full row as wide as `inner`),
@@ -51,22 +74,22 @@ function layout(items: PhotoItem[], inner: number, target: number) {
   const months: Month[] = [];
   const monthOfRow: number[] = [];
   const rowOf = new Int32Array(items.length);
-  const dates = items.map((p) => new Date(p.takenAt));
   let i = 0;
   while (i < items.length) {
-    const d = dates[i]!;
+    const day = dayOf(items[i]!);
+    const month = Math.floor(day / 100);
     let monthEnd = i + 1;
-    while (monthEnd < items.length && dates[monthEnd]!.getFullYear() === d.getFullYear() && dates[monthEnd]!.getMonth() === d.getMonth())
-      monthEnd++;
-    const key = `${d.getFullYear()}-${d.getMonth()}`;
-    const label = monthFmt.format(d);
+    while (monthEnd < items.length && Math.floor(dayOf(items[monthEnd]!) / 100) === month) monthEnd++;
+    const key = String(month);
+    const label = headerLabel('month', day);
     months.push({ key, label, row: rows.length });
     rows.push({ kind: 'month', key: `m:${key}`, label, count: monthEnd - i });
     monthOfRow.push(months.length - 1);
     while (i < monthEnd) {
+      const today = dayOf(items[i]!);
       let dayEnd = i + 1;
-      while (dayEnd < monthEnd && sameDay(dates[dayEnd]!, dates[i]!)) dayEnd++;
-      rows.push({ kind: 'day', key: `d:${items[i]!.id}`, label: dayFmt.format(dates[i]!), count: dayEnd - i });
+      while (dayEnd < monthEnd && dayOf(items[dayEnd]!) === today) dayEnd++;
+      rows.push({ kind: 'day', key: `d:${items[i]!.id}`, label: headerLabel('day', today), count: dayEnd - i });
       monthOfRow.push(months.length - 1);
       for (let s = i; s < dayEnd; ) {
         let e = s;
