@@ -32,7 +32,7 @@ async function menuHints(page: Page) {
 }
 
 describe('on a phone', () => {
-  test('Settings tabs fade out where more of them are; touch menus leave keyboard hints out (a desktop keeps them)', async () => {
+  test('Settings tabs fade out where more of them are; touch menus leave keyboard hints out; a floating New button (a desktop keeps its toolbar)', async () => {
     const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true, dark: true });
     await page.goto('/settings');
     await page.getByRole('navigation', { name: 'Settings sections' }).or(page.locator('nav.tabs')).first().waitFor();
@@ -44,14 +44,40 @@ describe('on a phone', () => {
     await expectAccessible(page, 'settings tabs, phone');
     await screenshot(page, 'settings-tabs-scrolled-dark-phone');
     expect(await menuHints(page)).toBe(false);
+
+    // One floating New button stands for the toolbar's upload and new-folder buttons.
+    await page.goto('/files');
+    await page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Upload files' }).isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    const menu = page.getByRole('menu', { name: 'New' });
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['New folder', 'Upload files', 'Upload folder']);
+    await expectAccessible(page, 'New menu, phone');
+    await screenshot(page, 'files-new-menu-dark-phone');
+    await menu.getByRole('menuitem', { name: 'New folder' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByRole('textbox').fill('From the phone');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('row', { name: /^From the phone,/ }).waitFor();
     expect(errors).toEqual([]);
     await context.close();
+
+    const viewer = await seed.subUser(t, { id: owner.id }, ['files.download']);
+    const sub = await signedInContext(browser, t.url, viewer, { viewport: PHONE, touch: true });
+    await sub.page.goto('/files');
+    await sub.page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    expect(await sub.page.getByRole('button', { name: 'New', exact: true }).count()).toBe(0);
+    await sub.context.close();
 
     const desktop = await signedInContext(browser, t.url, owner);
     await desktop.page.goto('/settings');
     await desktop.page.locator('nav.tabs').waitFor();
     expect(await more(desktop.page)).toBe('');
     expect(await menuHints(desktop.page)).toBe(true);
+    await desktop.page.goto('/files');
+    await desktop.page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    expect(await desktop.page.getByRole('button', { name: 'New', exact: true }).isVisible()).toBe(false);
+    expect(await desktop.page.getByRole('button', { name: 'Upload files' }).isVisible()).toBe(true);
     await desktop.context.close();
   });
 });
