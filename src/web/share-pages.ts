@@ -30,7 +30,7 @@ td a:hover{text-decoration:underline}
 .kind{width:2rem;color:var(--muted)}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}.icon{width:20px;height:20px;vertical-align:-4px}
 h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
 .empty{color:var(--muted);text-align:center;padding:32px}
-.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}
+.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}video.preview{width:100%;background:#000}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
 input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
@@ -80,10 +80,10 @@ addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.me
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 /**
- * CSP of every share page: nothing external; the one stylesheet, the drop area's script and the picture viewer's
- * are allowed by their hashes; forms (password, drop area) post only to this server.
+ * CSP of every share page: nothing external (a shared video plays from this server); the one stylesheet, the drop
+ * area's script and the picture viewer's are allowed by their hashes; forms (password, drop area) post only to this server.
  */
-export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}' 'sha256-${sha256(VIEWER_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
+export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; media-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}' 'sha256-${sha256(VIEWER_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
 
 // Inline SVG, so icons show without emoji fonts or any request beyond the page itself.
 const FOLDER_ICON =
@@ -223,11 +223,16 @@ export function renderFilePage(v: { token: string; file: PublicItem; pictured: b
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
   // The large thumbnail where there is one (HEIC and PDF too), fitted to the screen; else a browser-safe image as it is.
   const alt = `Preview of ${escapeHtml(stripBidiControls(v.file.name))}`;
-  const preview = v.pictured
-    ? `<img class="preview" src="/s/${enc(v.token)}/thumbnail/${enc(v.file.id)}?size=large" alt="${alt}">`
-    : v.previewable
-      ? `<img class="preview" src="${href}?inline=1" alt="${alt}">`
-      : '';
+  const large = `/s/${enc(v.token)}/thumbnail/${enc(v.file.id)}?size=large`;
+  // A video plays in the page, muted until the visitor turns the sound on; nothing is fetched before Play
+  // (playing reads the file from its start, so it counts as a download of a download-limited link).
+  const preview = v.file.mimeType?.startsWith('video/')
+    ? `<video class="preview" src="${href}" controls muted playsinline preload="none"${v.pictured ? ` poster="${large}"` : ''} aria-label="${escapeHtml(stripBidiControls(v.file.name))}"><a href="${href}">Download the video</a></video>`
+    : v.pictured
+      ? `<img class="preview" src="${large}" alt="${alt}">`
+      : v.previewable
+        ? `<img class="preview" src="${href}?inline=1" alt="${alt}">`
+        : '';
   return layout(
     v.file.name,
     `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
-import { folder, listAll } from '../helpers/files.ts';
+import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -16,7 +16,7 @@ afterAll(async () => {
   await t.stop();
 });
 
-describe('the drop page', () => {
+describe('public pages', () => {
   test('each file chosen is sent at once with its own row; one refused says why beside it and nothing reloads', async () => {
     const o = await seed.owner(t);
     const inbox = await folder(o.client, 'Scans');
@@ -45,5 +45,26 @@ describe('the drop page', () => {
     expect((await listAll(o.client, `/api/files?parentId=${inbox.id}`)).map((i: { name: string }) => i.name)).toEqual(['page-1.txt']);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  test('a shared video is a player in the page, muted, with Download beside it (light desktop, dark phone)', async () => {
+    const o = await seed.owner(t);
+    const clip = await upload(o.client, 'holiday.mp4', new Uint8Array(2048).fill(1), { type: 'video/mp4' });
+    const links = (await json(await o.client.post('/api/files/share', { ids: [clip.id], shared: true }))).links;
+    for (const [opts, tag] of [
+      [{}, 'light-desktop'],
+      [{ viewport: PHONE, dark: true, touch: true }, 'dark-phone'],
+    ] as const) {
+      const { context, page, errors } = await openContext(browser, t.url, opts);
+      await page.goto(new URL(links[clip.id]).pathname);
+      const video = page.locator('video.preview');
+      await video.waitFor();
+      expect(await video.evaluate((v: any) => v.muted && v.paused && v.controls)).toBe(true);
+      await page.getByText('Shared by Owner').waitFor();
+      await expectAccessible(page, `shared video ${tag}`);
+      await screenshot(page, `share-video-${tag}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 });

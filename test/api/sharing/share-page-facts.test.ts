@@ -61,3 +61,30 @@ describe('what a share page says of its link', () => {
     expect(html).toContain('You can send files until 29 December 2026.');
   });
 });
+
+describe('a shared video', () => {
+  test('plays in the page, muted, from the link (its bytes served with Range); nothing is read before Play', async () => {
+    const o = await seed.owner(t);
+    const clip = await upload(o.client, 'clip.mp4', new Uint8Array(4096).fill(7), { type: 'video/mp4' });
+    const token = await shareWith(o.client, clip.id, { expiry: 'never', maxDownloads: 5 });
+    const res = await fetch(`${t.url}/s/${token}`, { headers: HTML });
+    expect(res.headers.get('content-security-policy')).toContain("media-src 'self'");
+    const html = await res.text();
+    const video = /<video [^>]*>/.exec(html)?.[0] ?? '';
+    expect(video).toContain(`src="/s/${token}/file/${clip.id}"`);
+    for (const attribute of ['controls', 'muted', 'playsinline', 'preload="none"', 'aria-label="clip.mp4"'])
+      expect(video).toContain(attribute);
+    // Rendering the page read nothing of the file: no download was counted.
+    expect(html).toContain('5 downloads left');
+    const part = await fetch(`${t.url}/s/${token}/file/${clip.id}`, { headers: { range: 'bytes=100-199' } });
+    expect(part.status).toBe(206);
+    expect((await part.arrayBuffer()).byteLength).toBe(100);
+  });
+
+  test('a file that is not a video has no player', async () => {
+    const o = await seed.owner(t);
+    const file = await upload(o.client, 'notes.txt', 'words', { type: 'text/plain' });
+    const token = await shareWith(o.client, file.id, { expiry: 'never' });
+    expect(await page(token)).not.toContain('<video');
+  });
+});
