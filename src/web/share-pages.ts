@@ -72,9 +72,10 @@ i.addEventListener('change',async()=>{const files=[...i.files];if(!files.length)
 for(let k=0;k<files.length;k++)if(await send(files[k],rows[k]))ok++;
 if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textContent=(files.length-ok)+' of '+files.length+' file(s) not sent: the reason is beside each. Choose them again to retry.'}})})()`;
 
-// The picture viewer's keys: ←/→ step, Esc closes; focus goes to the viewer opened and back to its picture when it closes.
+// The picture viewer's keys: ←/→ step, Esc closes; focus goes to the viewer opened and back to its picture when it
+// closes (after the browser has finished going to the empty fragment, which can move the focus itself).
 const VIEWER_SCRIPT = `(()=>{let last=null;const open=()=>document.querySelector('.lightbox:target');
-const sync=()=>{const b=open();if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a)a.focus()}};
+const sync=()=>{const b=open();if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a)setTimeout(()=>a.focus(),0)}};
 addEventListener('hashchange',sync);sync();
 addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;const a=b.querySelector(e.key==='Escape'?'a[data-close]':e.key==='ArrowRight'?'a[data-step=next]':e.key==='ArrowLeft'?'a[data-step=prev]':'');if(a){e.preventDefault();a.click()}})})()`;
 
