@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
 import { EMAIL } from '../src/contract/accounts.ts';
 import { emailKey } from '../src/services/accounts/email.ts';
+import { invitationUrl } from '../src/services/accounts/invitations.ts';
 import { formatSize, parseSize } from '../src/contract/size.ts';
 import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';
 
@@ -21,7 +22,7 @@ function loginByEmail(ctx: AppContext, address: string): Login {
 export function registerUsers(program: Command): void {
   const users = program
     .command('users')
-    .description('list accounts, create one, reset a password or MFA, set a storage limit, disable or delete one');
+    .description('list accounts, create or invite one, reset a password or MFA, set a storage limit, disable or delete one');
 
   adminCommand(users.command('list').description('every account: owners, each followed by its sub-users')).action(
     action((opts: Flags) =>
@@ -89,6 +90,29 @@ export function registerUsers(program: Command): void {
         const row = await ctx.services.accounts.createLogin({ email: address, password, name: opts.name, admin: opts.admin }, 'cli');
         if (opts.json) return printJson({ user: { id: row.id, email: row.email, name: row.name, admin: Boolean(row.isAdmin) } });
         print(`created ${row.isAdmin ? 'admin' : 'account'} ${row.email} (id ${row.id})`);
+      });
+    }),
+  );
+
+  adminCommand(
+    users
+      .command('invite <email>')
+      .description('invite someone: prints a one-time link, valid 7 days, on which they choose their password')
+      .option('--name <name>', 'display name', '')
+      .option('--storage-limit <size>', 'their storage limit, e.g. 10G (default: the instance default)'),
+  ).action(
+    action((address: string, opts: Flags & { name: string; storageLimit?: string }) => {
+      if (!EMAIL.safeParse(address).success) throw new UsageError(`not a valid email address: ${address}`);
+      const storageLimit = opts.storageLimit === undefined ? null : parseSize(opts.storageLimit);
+      if (opts.storageLimit !== undefined && (storageLimit === null || storageLimit <= 0))
+        throw new UsageError(`not a size: "${opts.storageLimit}" (use e.g. 10G or 500M)`);
+      return withContext(opts, (ctx) => {
+        const { invitation, token } = ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
+        const host = ctx.config.host === '0.0.0.0' || ctx.config.host === '::' ? 'localhost' : ctx.config.host;
+        const url = invitationUrl(ctx.config.publicUrl ?? `http://${host}:${ctx.config.port}`, token);
+        if (opts.json) return printJson({ invitation, url });
+        print(`invitation for ${invitation.email}, valid until ${invitation.expiresAt.slice(0, 16).replace('T', ' ')} UTC; it works once:`);
+        print(url);
       });
     }),
   );

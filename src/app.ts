@@ -10,6 +10,7 @@ import { idpRoutes } from './http/idp.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
 import { thumbnailRoutes } from './http/thumbnails.ts';
+import { albumRoutes } from './http/albums.ts';
 import { fileVersionRoutes } from './http/file-versions.ts';
 import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
@@ -79,6 +80,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(tusRoutes(ctx))
     .use(downloadRoutes(ctx))
     .use(thumbnailRoutes(ctx))
+    .use(albumRoutes(ctx))
     .use(fileVersionRoutes(ctx))
     .use(trashRoutes(ctx))
     .use(shareRoutes(ctx))

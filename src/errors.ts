@@ -84,6 +84,10 @@ export const Messages = {
   // Users
   subUserNotFound: 'Sub-user not found',
   userNotFound: 'User not found',
+  invitationNotFound: 'This invitation link is not valid: ask the administrator for a new one',
+  invitationUsed: 'This invitation was already used: sign in with the password set then, or ask the administrator for a new one',
+  invitationExpired: 'This invitation has expired: ask the administrator for a new one',
+  invitationPending: 'An invitation to this address is already waiting: withdraw it first to send a new one',
   accountDisabled: 'This account is disabled: ask the administrator',
   firstAdminProtected: 'The first admin cannot be disabled or deleted',
   subUserOfAccount: "Sub-users are managed by their account's owner; disable or delete the owner's account instead",
@@ -91,6 +95,9 @@ export const Messages = {
   subUserSharesLimit: "Sub-users share their owner's storage limit; set the owner's limit instead",
   // Files
   itemNotFound: 'File or folder not found',
+  albumNotFound: 'Album not found',
+  albumPhotosOnly: 'Only photos and videos go in albums: folders and other files stay where they are',
+  albumCoverNotInAlbum: 'The cover must be a photo or video in the album',
   shareBoundary: 'Items cannot be moved into or out of a folder shared with you: copy them instead.',
   sharedRootOwnerOnly: 'Only its owner can rename, move or trash the shared item itself.',
   viewerOnly: 'You can view this shared item but not change it. Ask its owner for the editor role.',

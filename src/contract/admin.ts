@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { EMAIL } from './accounts.ts';
+import { PASSWORD } from './limits.ts';
 
 /** The administrator's API: instance settings, accounts and their limits, desktop clients, orphan review. */
 
@@ -24,6 +26,10 @@ export interface VersionsConfig {
   maxPerFile: number;
 }
 
+/** How Admin → Users orders owners: by creation (the default), name, email or storage used (largest first). */
+const USER_SORTS = ['created', 'name', 'email', 'storage'] as const;
+export type UserSort = (typeof USER_SORTS)[number];
+
 export const userListQuery = z.object({
   limit: z.coerce
     .number()
@@ -32,15 +38,48 @@ export const userListQuery = z.object({
     .max(100, 'limit must be at most 100')
     .default(50),
   cursor: z.string().optional(),
+  // A widening: owners whose email or name contains `q`, each still followed by its sub-users.
+  q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
+  sort: z.enum(USER_SORTS, { message: `sort must be one of ${USER_SORTS.join(', ')}` }).optional(),
 });
+const storageLimit = z
+  .number()
+  .int('storageLimit must be a whole number of bytes')
+  .positive('storageLimit must be positive')
+  .max(Number.MAX_SAFE_INTEGER);
+/** Admin → Users → Add user: an invitation link, or (with `password`) the account at once. */
+export const addUserBody = z.object({
+  email: EMAIL,
+  name: z.string().optional(),
+  storageLimit: storageLimit.nullish(),
+  // Shape only: the password rule is the accounts service's.
+  password: z.string().max(PASSWORD.max).optional(),
+});
+export const invitationTokenBody = z.object({ token: z.string().min(1, 'token is required').max(200, 'token is too long') });
+export const acceptInvitationBody = z.object({
+  token: z.string().min(1, 'token is required').max(200, 'token is too long'),
+  password: z.string({ error: 'password is required' }),
+  name: z.string().optional(),
+});
+
+/** An invitation as the admin sees it; `url` only in the answer that created it (the token is not kept). */
+export interface InvitationEntry {
+  id: string;
+  email: string;
+  name: string;
+  storageLimit: number | null;
+  createdAt: string;
+  expiresAt: string;
+}
+/** What the invitation page shows before the invitee sets a password. */
+export interface InvitationView {
+  email: string;
+  name: string;
+  expiresAt: string;
+}
 export const storageLimitBody = z.object({
   targetUserId: z.string().min(1, 'targetUserId is required'),
-  storageLimit: z
-    .number()
-    .int('storageLimit must be a whole number of bytes')
-    .positive('storageLimit must be positive')
-    .max(Number.MAX_SAFE_INTEGER)
-    .nullish(),
+  storageLimit: storageLimit.nullish(),
 });
 export const accountStateBody = z.object({ disabled: z.boolean({ message: 'disabled must be true or false' }) });
 export const clientHeartbeatBody = z.object({

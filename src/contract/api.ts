@@ -20,6 +20,7 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
+import type { Album, AlbumPage, albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from './albums.ts';
 import type {
   ActiveClient,
   accountStateBody,
@@ -43,6 +44,11 @@ import type {
   VersionsConfig,
   versionsConfigBody,
   userListQuery,
+  addUserBody,
+  invitationTokenBody,
+  acceptInvitationBody,
+  InvitationEntry,
+  InvitationView,
 } from './admin.ts';
 import type {
   FileVersion,
@@ -124,6 +130,13 @@ export interface Api {
   'GET /api/files/trash': { query: In<typeof trashQuery>; response: Item[] };
   'GET /api/files/recent': { query: In<typeof recentQuery>; response: Item[] };
   'GET /api/files/photos': { query: In<typeof photosQuery>; response: Photo[] };
+  'GET /api/albums': { query: In<typeof albumListQuery>; response: { albums: Album[]; nextCursor: string | null } };
+  'POST /api/albums': { body: In<typeof newAlbumBody>; response: { album: Album } };
+  'GET /api/albums/:id': { query: In<typeof albumItemsQuery>; response: AlbumPage };
+  'PATCH /api/albums/:id': { body: In<typeof albumPatchBody>; response: { album: Album } };
+  'DELETE /api/albums/:id': { response: Message };
+  'POST /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; added: number } };
+  'DELETE /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; removed: number } };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };
@@ -190,6 +203,8 @@ export interface Api {
 
   'GET /api/signup-status': { response: SignupStatus };
   'POST /api/signup': { body: In<typeof signupBody>; response: SignedIn };
+  'POST /api/invitations/view': { body: In<typeof invitationTokenBody>; response: InvitationView };
+  'POST /api/invitations/accept': { body: In<typeof acceptInvitationBody>; response: SignedIn };
   'POST /api/login': { body: In<typeof loginBody>; response: SignedIn };
   'POST /api/idp/mfa-verify': { body: In<typeof idpMfaBody>; response: SignedIn };
   'POST /api/logout': { response: Message };
@@ -251,6 +266,10 @@ export interface Api {
   'PUT /api/user/content-search-preference': { body: In<typeof optOutBody>; response: ContentSearchPreference };
   'GET /api/user/people-sharing-config': { response: { enabled: boolean } };
   'PUT /api/user/people-sharing-config': { body: In<typeof enabledBody>; response: { enabled: boolean } };
+  'POST /api/user/accounts': { body: In<typeof addUserBody>; response: SignedIn };
+  'GET /api/user/invitations': { response: { invitations: InvitationEntry[] } };
+  'POST /api/user/invitations': { body: In<typeof addUserBody>; response: { invitation: InvitationEntry; url: string } };
+  'DELETE /api/user/invitations/:id': { response: Message };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
   'PATCH /api/user/:id': { body: In<typeof accountStateBody>; response: { id: string; email: string; disabled: boolean } };
   'DELETE /api/user/:id': { response: QueuedJob };

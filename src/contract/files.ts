@@ -114,6 +114,18 @@ export type ItemSummary = Pick<Item, 'id' | 'name' | 'type' | 'modified'>;
 /** What creating a folder answers. */
 export type NewFolder = ItemSummary & { type: 'folder'; size: null };
 
+/** What a photo says of itself, read from its EXIF when its thumbnail was made; null where it says nothing. */
+export interface PhotoDetails {
+  takenAt: string | null;
+  /** Upright pixels. */
+  width: number | null;
+  height: number | null;
+  camera: string | null;
+  lens: string | null;
+  /** The GPS position in degrees (WGS 84, north and east positive). */
+  location: { latitude: number; longitude: number } | null;
+}
+
 export interface ItemInfo {
   id: string;
   name: string;
@@ -131,6 +143,8 @@ export interface ItemInfo {
   droppedBy?: { uploader: string | null; at: string };
   /** Inside an item another account shares with this one: whose it is and what this account may do. */
   sharedWithMe?: { owner: { id: string; name: string; email: string } | null; role: 'viewer' | 'editor'; rootId: string };
+  /** A file with a thumbnail made: what its picture says of itself. */
+  photo?: PhotoDetails;
 }
 
 export interface StorageUsage {

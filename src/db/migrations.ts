@@ -24,6 +24,7 @@ import m0021 from '../../migrations/0021_tree_versions.sql' with { type: 'text' 
 import m0022 from '../../migrations/0022_tree_sizes.sql' with { type: 'text' };
 import m0023 from '../../migrations/0023_chunked_uploads.sql' with { type: 'text' };
 import m0024 from '../../migrations/0024_groups.sql' with { type: 'text' };
+import m0025 from '../../migrations/0025_invitations_albums_photo_exif.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -55,6 +56,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0022_tree_sizes', sql: m0022 },
   { tag: '0023_chunked_uploads', sql: m0023 },
   { tag: '0024_groups', sql: m0024 },
+  { tag: '0025_invitations_albums_photo_exif', sql: m0025 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { changePasswordBody, loginBody, logoutAllBody, signupBody } from '../contract/accounts.ts';
+import { acceptInvitationBody, invitationTokenBody } from '../contract/admin.ts';
 import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
@@ -9,14 +10,24 @@ export function clientInfo(request: Request) {
   return { ip: meta.ip, userAgent: request.headers.get('user-agent') ?? '', requestId: meta.id };
 }
 
-/** Sign-up, sign-in, sign-out, password change and profile. */
+/** Sign-up, invitations, sign-in, sign-out, password change and profile. */
 export function accountRoutes(ctx: AppContext) {
-  const { accounts } = ctx.services;
+  const { accounts, invitations } = ctx.services;
   return routes(ctx, 'http/accounts', [
     route('POST /api/signup', {
       body: signupBody,
       handler: async ({ body, request, set }) => {
         const { user, token } = await accounts.signup(body, clientInfo(request));
+        set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
+        return { user };
+      },
+    }),
+    route('POST /api/invitations/view', { body: invitationTokenBody, handler: ({ body }) => invitations.view(body.token) }),
+    route('POST /api/invitations/accept', {
+      body: acceptInvitationBody,
+      handler: async ({ body, request, set }) => {
+        const { user, token } = await invitations.accept(body, clientInfo(request));
+        set.status = 201;
         set.headers['set-cookie'] = tokenCookie(token, requestMeta(request).secure);
         return { user };
       },

@@ -158,7 +158,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     if (wantsJson(request)) return page;
     let forPage = rendered.get(page);
     if (!forPage) rendered.set(page, (forPage = new Map()));
-    const key = `${token}/${folder.id}/${upload}`;
+    const facts = shares.facts(link);
+    // The link's own state (downloads left, expiry, the owner's name) is said on the page: part of what was rendered.
+    const key = `${token}/${folder.id}/${upload}/${facts.downloadsLeft}/${facts.expiresAt}/${facts.sharedBy}`;
     let html = forPage.get(key);
     if (html === undefined) {
       html = renderFolderPage({
@@ -170,6 +172,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
         nextCursor: page.nextCursor,
         limit: q.limit,
         upload,
+        facts,
       });
       forPage.set(key, html);
     }
@@ -188,7 +191,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
             const visit = readCookie(request, VISIT_COOKIE);
             const received = visit ? shares.dropsOfVisit(link, visit) : [];
             if (wantsJson(request)) return { items: [], nextCursor: null, received };
-            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, expiresAt: link.expiresAt, received }));
+            return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, facts: shares.facts(link), received }));
           }
           if (root.type === 'folder') return folderView(request, set, link, root, root, c);
           if (wantsJson(request)) return { items: [toPublicItem(root, thumbnails.canHave)], nextCursor: null };
@@ -196,7 +199,13 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
           return htmlPage(
             set,
-            renderFilePage({ token: params.token, file: toPublicItem(root, thumbnails.canHave), pictured, previewable }),
+            renderFilePage({
+              token: params.token,
+              file: toPublicItem(root, thumbnails.canHave),
+              pictured,
+              previewable,
+              facts: shares.facts(link),
+            }),
           );
         }),
     }),

@@ -1,12 +1,14 @@
 import type { AppContext } from '../context.ts';
 import { permissionsBody, subUserBody } from '../contract/accounts.ts';
-import { accountStateBody, clientHeartbeatBody, storageLimitBody, userListQuery } from '../contract/admin.ts';
+import { accountStateBody, addUserBody, clientHeartbeatBody, storageLimitBody, userListQuery } from '../contract/admin.ts';
+import { invitationUrl } from '../services/accounts/invitations.ts';
+import { badRequest } from '../errors.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Sub-users, the admin's user list and storage limits, storage usage, desktop clients. */
+/** Sub-users, the admin's user list, invitations and storage limits, storage usage, desktop clients. */
 export function userRoutes(ctx: AppContext) {
-  const { subUsers, users, quota, clients } = ctx.services;
+  const { subUsers, users, quota, clients, invitations } = ctx.services;
   return routes(ctx, 'http/users', [
     route('GET /api/user/sub-users', { handler: ({ principal }) => subUsers.list(principal) }),
     route('POST /api/user/sub-users', {
@@ -23,6 +25,27 @@ export function userRoutes(ctx: AppContext) {
     }),
     route('DELETE /api/user/sub-users/:id', { handler: ({ principal, params }) => subUsers.remove(principal, params.id) }),
     route('GET /api/user/all', { query: userListQuery, handler: ({ query }) => users.list(query) }),
+    route('POST /api/user/accounts', {
+      body: addUserBody,
+      handler: async ({ principal, body, set }) => {
+        const { password, ...rest } = body;
+        if (password === undefined) throw badRequest('password is required: without one, send an invitation instead');
+        const result = await invitations.addWithPassword({ ...rest, password }, principal);
+        set.status = 201;
+        return result;
+      },
+    }),
+    route('GET /api/user/invitations', { handler: () => invitations.pending() }),
+    route('POST /api/user/invitations', {
+      body: addUserBody,
+      handler: ({ principal, body, request, set }) => {
+        if (body.password !== undefined) throw badRequest('An invitation carries no password: the invitee chooses one');
+        const { invitation, token } = invitations.invite(body, principal);
+        set.status = 201;
+        return { invitation, url: invitationUrl(ctx.config.publicUrl ?? requestMeta(request).origin, token) };
+      },
+    }),
+    route('DELETE /api/user/invitations/:id', { handler: ({ principal, params }) => invitations.revoke(params.id, principal) }),
     route('PATCH /api/user/:id', {
       body: accountStateBody,
       handler: ({ principal, params, body }) => users.setDisabled(params.id, body.disabled, principal),

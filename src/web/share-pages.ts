@@ -4,6 +4,18 @@ import { formatSize } from '../contract/size.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import type { PublicItem } from '../services/files/item-views.ts';
+import type { ShareFacts } from '../services/files/shares.ts';
+
+// The visitor's time zone is unknown to the server: dates are said as the UTC day.
+const dayFmt = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+
+/** "Shared by Ada · until 12 December 2026 · 3 downloads left" */
+function factsLine(f: ShareFacts): string {
+  const parts = [f.sharedBy ? `Shared by ${nameHtml(f.sharedBy)}` : 'Shared with you'];
+  if (f.expiresAt !== null) parts.push(`until ${escapeHtml(dayFmt.format(f.expiresAt))}`);
+  if (f.downloadsLeft !== null) parts.push(`${f.downloadsLeft} download${f.downloadsLeft === 1 ? '' : 's'} left`);
+  return `<p class="meta facts">${parts.join(' &middot; ')}</p>`;
+}
 
 const STYLE = `${PAGE_BASE_STYLE}
 *{box-sizing:border-box}
@@ -18,18 +30,19 @@ td a:hover{text-decoration:underline}
 .kind{width:2rem;color:var(--muted)}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}.icon{width:20px;height:20px;vertical-align:-4px}
 h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
 .empty{color:var(--muted);text-align:center;padding:32px}
-.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}
+.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}video.preview{width:100%;background:#000}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
 input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
 button{padding:10px 18px;border:0;border-radius:8px;background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;margin-top:12px}
 .error{color:#c62828;font-weight:600}@media (prefers-color-scheme:dark){.error{color:#ff8a80}button{color:#0b1220}}
-.drop{position:relative;display:block;border:2px dashed var(--line);border-radius:12px;padding:32px 16px;text-align:center;margin:0}
+.drop{position:relative;display:block;border:2px dashed var(--line);border-radius:12px;padding:32px 16px;text-align:center;margin:16px 0 0}
 .drop:focus-within,.drop.over{border-color:var(--accent)}
 .drop input[type=file]{position:absolute;inset:0;width:100%;height:100%;opacity:0;cursor:pointer}
 .drop strong{display:block;font-size:1.1rem}.drop span{color:var(--muted);font-weight:400}
 .receipt h2{font-size:1rem;margin:0 0 4px}.receipt ul{margin:0;padding-left:20px}
-progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
+progress{width:120px;height:10px;vertical-align:middle}.receipt{margin-top:16px}.receipt li{overflow-wrap:anywhere}
+.progress-list{list-style:none;margin:12px 0 0;padding:0}.progress-list li{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:center;padding:4px 0;overflow-wrap:anywhere}.progress-list li span:first-child{flex:1 1 160px}
 .upload{margin-bottom:16px}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:0 0 16px;padding:0;list-style:none}
 .gallery a{display:block;border-radius:8px;overflow:hidden;background:var(--line);aspect-ratio:4/3}
@@ -43,21 +56,35 @@ progress{width:100%;height:10px;margin-top:12px}.receipt{margin-top:16px}.receip
 @media (prefers-color-scheme:dark){.button{color:#0b1220}}
 @media (max-width:600px){.hide-small{display:none}main{padding:10px}th,td{padding:8px 4px}.gallery{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}}`;
 
-// The drop area's one script: uploads with a progress bar, then reloads to show the receipt. Without it the form still posts.
-const DROP_SCRIPT = `(()=>{const f=document.getElementById('drop-form');if(!f)return;const a=f.querySelector('.drop'),i=f.querySelector('input[type=file]'),p=f.querySelector('progress'),s=f.querySelector('[role=status]');
+// The drop area's script: files upload as soon as they are chosen or dropped, one request each, each with its own
+// row and progress; the page then reloads to show the receipt. Without it the form posts with its button.
+const DROP_SCRIPT = `(()=>{const f=document.getElementById('drop-form');if(!f)return;
+const a=f.querySelector('.drop'),i=f.querySelector('input[type=file]'),l=f.querySelector('.progress-list'),s=f.querySelector('[role=status]'),u=f.querySelector('#uploader');
+f.querySelector('button[type=submit]').hidden=true;
 for(const e of['dragenter','dragover'])a.addEventListener(e,()=>a.classList.add('over'));for(const e of['dragleave','drop'])a.addEventListener(e,()=>a.classList.remove('over'));
-i.addEventListener('change',()=>{s.textContent=i.files.length+' file(s) chosen'});
-f.addEventListener('submit',(e)=>{if(!i.files.length)return;e.preventDefault();const x=new XMLHttpRequest();x.open('POST',f.action);x.setRequestHeader('accept','application/json');p.hidden=false;
-x.upload.onprogress=(ev)=>{if(ev.lengthComputable){p.value=ev.loaded/ev.total;s.textContent='Uploading… '+Math.round(100*ev.loaded/ev.total)+'%'}};
-x.onload=()=>{if(x.status===201){location.reload()}else{p.hidden=true;let m='Upload failed ('+x.status+')';try{m=JSON.parse(x.responseText).message||m}catch{}s.textContent=m}};
-x.onerror=()=>{p.hidden=true;s.textContent='Upload failed: the connection was lost. Try again.'};x.send(new FormData(f))})})()`;
+const row=(file)=>{const li=document.createElement('li'),n=document.createElement('span'),p=document.createElement('progress'),t=document.createElement('span');
+n.textContent=file.name;p.max=1;p.value=0;p.setAttribute('aria-label','Progress of '+file.name);t.className='num';t.textContent='waiting';li.append(n,' ',p,' ',t);l.append(li);return{p,t}};
+const send=(file,r)=>new Promise((done)=>{const x=new XMLHttpRequest(),d=new FormData();d.append('uploader',u.value);d.append('file',file);x.open('POST',f.action);x.setRequestHeader('accept','application/json');
+x.upload.onprogress=(ev)=>{if(ev.lengthComputable){r.p.value=ev.loaded/ev.total;r.t.textContent=Math.round(100*ev.loaded/ev.total)+'%'}};
+x.onload=()=>{if(x.status===201){r.p.value=1;r.t.textContent='sent';done(true)}else{let m=String(x.status);try{m=JSON.parse(x.responseText).message||m}catch{}r.t.textContent='not sent: '+m;done(false)}};
+x.onerror=()=>{r.t.textContent='not sent: the connection was lost';done(false)};x.send(d)});
+i.addEventListener('change',async()=>{const files=[...i.files];if(!files.length)return;i.disabled=true;const rows=files.map(row);let ok=0;s.textContent='Sending '+files.length+' file(s)…';
+for(let k=0;k<files.length;k++)if(await send(files[k],rows[k]))ok++;
+if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textContent=(files.length-ok)+' of '+files.length+' file(s) not sent: the reason is beside each. Choose them again to retry.'}})})()`;
+
+// The picture viewer's keys: ←/→ step, Esc closes; focus goes to the viewer opened and back to its picture when it
+// closes (after the browser has finished going to the empty fragment, which can move the focus itself).
+const VIEWER_SCRIPT = `(()=>{let last=null;const open=()=>document.querySelector('.lightbox:target');
+const sync=()=>{const b=open();if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a)setTimeout(()=>a.focus(),0)}};
+addEventListener('hashchange',sync);sync();
+addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;const a=b.querySelector(e.key==='Escape'?'a[data-close]':e.key==='ArrowRight'?'a[data-step=next]':e.key==='ArrowLeft'?'a[data-step=prev]':'');if(a){e.preventDefault();a.click()}})})()`;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 /**
- * CSP of every share page: nothing external; the one stylesheet and the drop area's one script are allowed by
- * their hashes; forms (password, drop area) post only to this server.
+ * CSP of every share page: nothing external (a shared video plays from this server); the one stylesheet, the drop
+ * area's script and the picture viewer's are allowed by their hashes; forms (password, drop area) post only to this server.
  */
-export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
+export const SHARE_PAGE_CSP = `default-src 'none'; img-src 'self'; media-src 'self'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(DROP_SCRIPT)}' 'sha256-${sha256(VIEWER_SCRIPT)}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
 
 // Inline SVG, so icons show without emoji fonts or any request beyond the page itself.
 const FOLDER_ICON =
@@ -69,7 +96,7 @@ function layout(title: string, body: string): string {
   return pageShell(title, `<main>\n${body}\n</main>`, { style: STYLE, referrer: 'no-referrer' });
 }
 
-/** The upload area of a drop folder: a form that works without the script, and with it shows progress. */
+/** The upload area of a drop folder: a form that works without the script; with it, files go as soon as chosen, each with its progress. */
 function dropArea(token: string, received: ReadonlyArray<{ name: string; size: number }>): string {
   const receipt = received.length
     ? `<section class="receipt" aria-labelledby="sent"><h2 id="sent">You sent</h2><ul>${received
@@ -77,10 +104,10 @@ function dropArea(token: string, received: ReadonlyArray<{ name: string; size: n
         .join('')}</ul></section>`
     : '';
   return `<section class="card upload"><form id="drop-form" method="post" action="/s/${enc(token)}/upload" enctype="multipart/form-data">
-<label class="drop"><strong>Drop files here</strong><span>or tap to choose files</span><input type="file" name="file" multiple required aria-label="Choose files to upload"></label>
 <label for="uploader">Your name (optional)</label><input type="text" id="uploader" name="uploader" maxlength="100" autocomplete="name">
+<label class="drop"><strong>Drop files here</strong><span>or tap to choose files: they are sent at once</span><input type="file" name="file" multiple required aria-label="Choose files to upload"></label>
 <div><button type="submit">Upload</button></div>
-<progress hidden max="1" value="0" aria-label="Upload progress"></progress><p role="status" class="meta"></p>
+<ul class="progress-list" aria-label="Files being sent"></ul><p role="status" class="meta"></p>
 </form>${receipt}</section>
 <script>${DROP_SCRIPT}</script>`;
 }
@@ -89,14 +116,17 @@ function dropArea(token: string, received: ReadonlyArray<{ name: string; size: n
 export function renderDropPage(v: {
   token: string;
   folderName: string;
-  expiresAt: number | null;
+  facts: ShareFacts;
   received: ReadonlyArray<{ name: string; size: number }>;
 }): string {
-  const until = v.expiresAt === null ? '' : ` You can send files until ${escapeHtml(new Date(v.expiresAt).toISOString().slice(0, 10))}.`;
+  const until = v.facts.expiresAt === null ? '' : ` You can send files until ${escapeHtml(dayFmt.format(v.facts.expiresAt))}.`;
+  const whose = v.facts.sharedBy
+    ? `${nameHtml(v.facts.sharedBy)}’s folder ${nameHtml(v.folderName)}`
+    : `the folder ${nameHtml(v.folderName)}`;
   return layout(
     `Send files to ${v.folderName}`,
     `<header><h1>${FOLDER_ICON} Send files to ${nameHtml(v.folderName)}</h1></header>
-<p class="meta">Files you send land in this folder. You can see only what you sent.${until}</p>
+<p class="meta">Files you send go to ${whose}. You can see only what you sent.${until}</p>
 ${dropArea(v.token, v.received)}`,
   );
 }
@@ -132,6 +162,7 @@ export interface FolderPageView {
   limit: number;
   /** A view-and-upload link's root shows the drop area above the listing (where what was sent appears). */
   upload?: boolean;
+  facts: ShareFacts;
 }
 
 export function renderFolderPage(v: FolderPageView): string {
@@ -149,7 +180,7 @@ export function renderFolderPage(v: FolderPageView): string {
       }</td><td class="num hide-small">${escapeHtml(date(item.modified))}</td></tr>`;
     })
     .join('\n');
-  // Pictures first, as a gallery; each opens a full-screen view (CSS :target, as the page runs no script) with
+  // Pictures first, as a gallery; each opens a full-screen view (CSS :target, so it works without the script) with
   // the previous and next picture, the download of that one, and a way back.
   const pictures = v.items.filter((item) => item.hasThumbnail);
   const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
@@ -162,10 +193,12 @@ export function renderFolderPage(v: FolderPageView): string {
         .join('')}</ul>
 ${pictures
   .map((p, i) => {
-    const step = (to: PublicItem | undefined, label: string) => (to ? `<a href="#view-${enc(to.id)}">${label}</a>` : '');
-    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#">Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;')}</div></div>`;
+    const step = (to: PublicItem | undefined, label: string, dir: 'prev' | 'next') =>
+      to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
-  .join('\n')}`
+  .join('\n')}
+<script>${VIEWER_SCRIPT}</script>`
     : '';
   const pager = v.nextCursor
     ? `<p class="pager"><a href="${folderHref(v.folder.id, v.isRoot)}?cursor=${enc(v.nextCursor)}&amp;limit=${v.limit}">Next page &rarr;</a></p>`
@@ -173,6 +206,7 @@ ${pictures
   return layout(
     v.folder.name,
     `<header><div>${v.trail.length > 1 ? `<nav>${crumbs}</nav>` : ''}<h1>${nameHtml(v.folder.name)}</h1></div><a class="button" href="${zipHref}">Download all (ZIP)</a></header>
+${factsLine(v.facts)}
 ${v.upload ? dropArea(v.token, []) : ''}<section class="card">
 ${gallery}
 <table>
@@ -186,18 +220,24 @@ ${pager}
   );
 }
 
-export function renderFilePage(v: { token: string; file: PublicItem; pictured: boolean; previewable: boolean }): string {
+export function renderFilePage(v: { token: string; file: PublicItem; pictured: boolean; previewable: boolean; facts: ShareFacts }): string {
   const href = `/s/${enc(v.token)}/file/${enc(v.file.id)}`;
   // The large thumbnail where there is one (HEIC and PDF too), fitted to the screen; else a browser-safe image as it is.
   const alt = `Preview of ${escapeHtml(stripBidiControls(v.file.name))}`;
-  const preview = v.pictured
-    ? `<img class="preview" src="/s/${enc(v.token)}/thumbnail/${enc(v.file.id)}?size=large" alt="${alt}">`
-    : v.previewable
-      ? `<img class="preview" src="${href}?inline=1" alt="${alt}">`
-      : '';
+  const large = `/s/${enc(v.token)}/thumbnail/${enc(v.file.id)}?size=large`;
+  // A video plays in the page, muted until the visitor turns the sound on; nothing is fetched before Play
+  // (playing reads the file from its start, so it counts as a download of a download-limited link).
+  const preview = v.file.mimeType?.startsWith('video/')
+    ? `<video class="preview" src="${href}" controls muted playsinline preload="none"${v.pictured ? ` poster="${large}"` : ''} aria-label="${escapeHtml(stripBidiControls(v.file.name))}"><a href="${href}">Download the video</a></video>`
+    : v.pictured
+      ? `<img class="preview" src="${large}" alt="${alt}">`
+      : v.previewable
+        ? `<img class="preview" src="${href}?inline=1" alt="${alt}">`
+        : '';
   return layout(
     v.file.name,
     `<header><h1>${FILE_ICON} ${nameHtml(v.file.name)}</h1><a class="button" href="${href}">Download</a></header>
+${factsLine(v.facts)}
 <section class="card">
 <p class="meta">${escapeHtml(formatSize(v.file.size ?? 0))} &middot; ${escapeHtml(v.file.mimeType ?? 'unknown type')} &middot; modified ${escapeHtml(date(v.file.modified))}</p>
 ${preview}

@@ -30,6 +30,7 @@ describe('--help everywhere', () => {
   test.each([
     'users list',
     'users create',
+    'users invite',
     'users reset-password',
     'users reset-mfa',
     'users set-limit',
@@ -132,6 +133,34 @@ describe('coffer users, beside the running server', () => {
       expect(bad.code).toBe(1);
       expect(bad.stderr).toMatch(message);
       expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  test('invite prints a one-time link that the running server accepts once; bad input exits 1', async () => {
+    const email = seed.uniqueEmail('cli-invite');
+    const r = await cli(['users', 'invite', email, '--name', 'Invited', '--storage-limit', '1G']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`invitation for ${email}, valid until`);
+    const url = r.stdout.trim().split('\n').at(-1)!;
+    expect(url).toMatch(/^http:\/\/.+\/invite#[\w-]{40,}$/);
+    const token = new URL(url).hash.slice(1);
+    const guest = t.client();
+    const accepted = await guest.post('/api/invitations/accept', { token, password: 'a good password' });
+    expect(accepted.status).toBe(201);
+    expect((await json(await guest.get('/api/user/storage'))).total).toBe(2 ** 30);
+    expect((await t.client().post('/api/invitations/accept', { token, password: 'a good password' })).status).toBe(410);
+
+    const asJson = parseJson(await cli(['users', 'invite', seed.uniqueEmail('cli-invite'), '--json']));
+    expect(asJson.url).toContain('/invite#');
+    expect(asJson.invitation.expiresAt).toBeString();
+    for (const [args, message] of [
+      [['users', 'invite', 'not-an-email'], /not a valid email/],
+      [['users', 'invite', email], /Email already in use/],
+      [['users', 'invite', seed.uniqueEmail(), '--storage-limit', 'lots'], /not a size/],
+    ] as const) {
+      const bad = await cli([...args]);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(message);
     }
   });
 

@@ -64,6 +64,19 @@ const inView = (page: Page, name: string) =>
     })
     .catch(() => false);
 
+/** Scrolls the grid from the top until the photo is rendered (the grid is virtualised, a day header over each day). */
+async function reveal(page: Page, name: string) {
+  const option = page.getByRole('listbox', { name: 'Photos' }).getByRole('option', { name, exact: true });
+  await page.locator('.photo-grid').evaluate((el: any) => el.scrollTo(0, 0));
+  await eventually(async () => {
+    if ((await option.count()) > 0) return true;
+    await page.locator('.photo-grid').evaluate((el: any) => el.scrollBy(0, 300));
+    return false;
+  });
+  await option.scrollIntoViewIfNeeded();
+  return option;
+}
+
 describe('Photos', () => {
   test('the sidebar view: every photo by month, newest first, a sticky month and the scrubber; light, dark and phone', async () => {
     const { context, page, errors } = await signedInContext(browser, t.url, owner);
@@ -108,7 +121,7 @@ describe('Photos', () => {
     const { context, page, errors } = await signedInContext(browser, t.url, owner);
     await page.goto('/photos');
     const grid = page.getByRole('listbox', { name: 'Photos' });
-    await grid.getByRole('option', { name: 'nov-01.jpg', exact: true }).click();
+    await (await reveal(page, 'nov-01.jpg')).click();
     const viewer = page.getByRole('dialog', { name: 'nov-01.jpg' });
     await viewer.getByRole('img', { name: 'nov-01.jpg' }).waitFor();
     // The next photo in the Photos order is the newest of the month before, not the folder's next file.
@@ -117,8 +130,8 @@ describe('Photos', () => {
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
 
-    await grid.getByRole('option', { name: 'nov-14.jpg', exact: true }).click({ modifiers: ['Control'] });
-    await grid.getByRole('option', { name: 'nov-12.jpg', exact: true }).click({ modifiers: ['Control'] });
+    await (await reveal(page, 'nov-14.jpg')).click({ modifiers: ['Control'] });
+    await (await reveal(page, 'nov-12.jpg')).click({ modifiers: ['Control'] });
     expect(await grid.getByRole('option', { selected: true }).count()).toBe(2);
     const toolbar = page.getByRole('toolbar', { name: 'Selection actions' });
     await toolbar.getByText('2 selected').waitFor();
@@ -138,7 +151,7 @@ describe('Photos', () => {
     ] as const) {
       const { context, page, errors } = await signedInContext(browser, t.url, owner, opts);
       await page.goto('/photos');
-      await page.getByRole('listbox', { name: 'Photos' }).getByRole('option', { name: 'nov-01.jpg', exact: true }).click();
+      await (await reveal(page, 'nov-01.jpg')).click();
       const viewer = page.getByRole('dialog', { name: 'nov-01.jpg' });
       await viewer.getByRole('img', { name: 'nov-01.jpg' }).waitFor();
       await viewer.getByRole('button', { name: 'Get info' }).click();

@@ -222,17 +222,18 @@ describe('the public pages of a protected drop folder', () => {
       await page.getByLabel('Password').fill('class of 2026');
       await page.getByRole('button', { name: 'Unlock' }).click();
       await page.getByRole('heading', { name: 'Send files to Homework inbox' }).waitFor();
-      await page.getByText(/You can send files until \d{4}-\d{2}-\d{2}\./).waitFor();
+      await page.getByText(/Files you send go to .+’s folder Homework inbox\. .*You can send files until \d{1,2} \w+ \d{4}\./).waitFor();
       expect(await page.content()).not.toContain('teacher-notes.txt');
       await expectAccessible(page, `drop page ${suffix}`);
       await screenshot(page, `share-drop-${suffix}`);
 
+      // The name first: files go as soon as they are chosen, each with its own progress row, with no button to press.
+      await page.getByLabel('Your name (optional)').fill('Sam');
+      expect(await page.getByRole('button', { name: 'Upload', exact: true }).isVisible()).toBe(false);
       await page.getByLabel('Choose files to upload').setInputFiles([
         { name: `essay-${suffix}.txt`, mimeType: 'text/plain', buffer: Buffer.from('my essay') },
         { name: 'drawing.txt', mimeType: 'text/plain', buffer: Buffer.from('a drawing') },
       ]);
-      await page.getByLabel('Your name (optional)').fill('Sam');
-      await page.getByRole('button', { name: 'Upload', exact: true }).click();
       const receipt = page.getByRole('region', { name: 'You sent' });
       await receipt.getByText(`essay-${suffix}.txt`).waitFor();
       expect(await receipt.getByRole('listitem').count()).toBe(2);

@@ -175,6 +175,23 @@ describe('share pages', () => {
     await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).waitFor();
     await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).getByRole('link', { name: 'Close' }).click();
     await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).waitFor({ state: 'hidden' });
+
+    // The keyboard: the view takes focus, ←/→ step through the pictures, Esc closes onto the picture opened.
+    const focused = () =>
+      page.evaluate(
+        'document.activeElement?.textContent || document.activeElement?.getAttribute("aria-label") || document.activeElement?.querySelector("img")?.alt',
+      );
+    await gallery.getByRole('link', { name: 'IMG_0002.jpg' }).click();
+    await page.getByRole('dialog', { name: 'IMG_0002.jpg' }).waitFor();
+    await eventually(async () => (await focused()) === 'Close');
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('dialog', { name: 'IMG_0003.jpg' }).waitFor();
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await page.getByRole('dialog', { name: 'IMG_0001.jpg' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'IMG_0001.jpg' }).waitFor({ state: 'hidden' });
+    await eventually(async () => (await focused()) === 'IMG_0001.jpg');
     // Everything came through the link: no session, nothing under /api/.
     expect(requested.filter((p) => p.includes('thumbnail')).every((p) => p.startsWith('/s/'))).toBe(true);
     expect(requested.some((p) => p.startsWith('/api/'))).toBe(false);

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
-import type { UserEntry } from '../../src/contract/admin.ts';
+import type { InvitationEntry, UserEntry, UserSort } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatSize, plural, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
@@ -10,8 +10,15 @@ import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
+import { addUser } from './add-user.tsx';
 
 const PAGE = 50;
+const SORTS: ReadonlyArray<[UserSort, string]> = [
+  ['created', 'Oldest first'],
+  ['name', 'Name'],
+  ['email', 'Email'],
+  ['storage', 'Storage used'],
+];
 const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
 
 /** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit". */
@@ -88,14 +95,20 @@ function Person({ u, admin }: { u: UserEntry; admin?: boolean }) {
   );
 }
 
-/** Every account, owners in the order they were created, each with its sub-users nested; storage limits. */
+/** Every account, found and ordered as asked, each with its sub-users nested; adding people, storage limits. */
 export function Users() {
   const [users, setUsers] = useState<UserEntry[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const page = (from: string | null) => api.admin.users({ limit: PAGE, cursor: from ?? undefined });
+  const [q, setQ] = useState('');
+  const [sort, setSort] = useState<UserSort>('created');
+  const [invitations, setInvitations] = useState<InvitationEntry[]>([]);
+  const [adminId, setAdminId] = useState<string | null>(null);
+
+  const page = (from: string | null) =>
+    api.admin.users({ limit: PAGE, cursor: from ?? undefined, sort, ...(q.trim() ? { q: q.trim() } : {}) });
   /** The next page; or, with `again`, every page shown so far afresh (after a change). */
   const load = async (from: string | null, again = false) => {
     setBusy(true);
@@ -117,7 +130,42 @@ export function Users() {
       setBusy(false);
     }
   };
-  useEffect(() => void load(null), []);
+  // A search waits for a pause in typing; a new sort or search starts from the first page.
+  useEffect(() => {
+    const timer = setTimeout(() => void load(null), q ? 250 : 0);
+    return () => clearTimeout(timer);
+  }, [q, sort]);
+  const loadInvitations = () =>
+    api.admin
+      .invitations()
+      .then((r) => setInvitations(r.invitations))
+      .catch(toastError);
+  useEffect(() => {
+    void loadInvitations();
+    // The administrator is the first account created: the first owner in creation order.
+    api.admin
+      .users({ limit: 1 })
+      .then((r) => setAdminId(r.users[0]?.id ?? null))
+      .catch(() => {});
+  }, []);
+
+  const add = async () => {
+    const added = await addUser();
+    if (!added) return;
+    toast(added.kind === 'invitation' ? `Invitation for ${added.email} created` : `${added.email} added`);
+    if (added.kind === 'invitation') await loadInvitations();
+    else await load(null, true);
+  };
+
+  const withdraw = async (i: InvitationEntry) => {
+    try {
+      await api.admin.withdrawInvitation(i.id);
+      toast(`Invitation for ${i.email} withdrawn`);
+    } catch (err) {
+      toastError(err);
+    }
+    await loadInvitations();
+  };
 
   const setLimit = async (u: UserEntry) => {
     const changed = await openDialog<boolean>((close) => (
@@ -175,15 +223,72 @@ export function Users() {
   const owners = (users ?? []).filter((u) => u.parentUserId === null);
   return (
     <Section title="Users" intro="Every account on this Coffer, each followed by its sub-users, who share its storage and limit.">
+      <div class="users-tools">
+        <div class="field users-search">
+          <label for="users-search">Search accounts</label>
+          <input
+            id="users-search"
+            type="search"
+            placeholder="Email or name"
+            maxLength={200}
+            value={q}
+            onInput={(e) => setQ(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="users-sort">Sort by</label>
+          <select id="users-sort" value={sort} onChange={(e) => setSort(e.currentTarget.value as UserSort)}>
+            {SORTS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="button" class="button primary" onClick={add}>
+          Add user
+        </button>
+      </div>
+      {invitations.length > 0 && (
+        <ul class="entries" aria-label="Invitations waiting">
+          {invitations.map((i) => (
+            <li key={i.id} class="entry account">
+              <div class="entry-row">
+                <div class="entry-main">
+                  <span class="entry-title">
+                    {i.name || i.email}
+                    <span class="pill">Invited</span>
+                  </span>
+                  <span class="muted small">
+                    {i.email} · <span title={exactDate(i.expiresAt)}>link valid until {formatDate(i.expiresAt).toLowerCase()}</span>
+                  </span>
+                </div>
+                <div class="entry-side">
+                  <button
+                    type="button"
+                    class="button small"
+                    aria-label={`Withdraw the invitation for ${i.email}`}
+                    onClick={() => withdraw(i)}
+                  >
+                    Withdraw
+                  </button>
+                </div>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
       {error && <LoadError message={error} retry={() => load(null)} />}
       {users && (
         <ul class="entries" aria-label="Accounts">
-          {owners.map((o, n) => {
+          {owners.length === 0 && <li class="entry muted">No account matches “{q.trim()}”.</li>}
+          {owners.map((o) => {
+            const isAdmin = o.id === adminId;
             const subs = users.filter((u) => u.parentUserId === o.id);
             return (
               <li key={o.id} class="entry account">
                 <div class="entry-row">
-                  <Person u={o} admin={n === 0} />
+                  <Person u={o} admin={isAdmin} />
                   <div class="entry-side">
                     <span class="small">{usage(o)}</span>
                     {(o.sharedWithPeople ?? 0) > 0 && (
@@ -200,7 +305,7 @@ export function Users() {
                     <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => setLimit(o)}>
                       Storage limit
                     </button>
-                    {n > 0 && !o.deletionPending && (
+                    {!isAdmin && adminId !== null && !o.deletionPending && (
                       <>
                         <button
                           type="button"
@@ -244,8 +349,9 @@ export function Users() {
       {users && (
         <p class="muted small">
           {owners.length} account{owners.length === 1 ? '' : 's'} shown{cursor ? '; more to load' : ''}. From a terminal:{' '}
-          <code>coffer users list</code>, <code>coffer users set-limit &lt;email&gt; 50G</code>,{' '}
-          <code>coffer users disable &lt;email&gt;</code>, <code>coffer users delete &lt;email&gt;</code>.
+          <code>coffer users list</code>, <code>coffer users invite &lt;email&gt;</code>,{' '}
+          <code>coffer users set-limit &lt;email&gt; 50G</code>, <code>coffer users disable &lt;email&gt;</code>,{' '}
+          <code>coffer users delete &lt;email&gt;</code>.
         </p>
       )}
     </Section>

@@ -1,4 +1,4 @@
-import type { ApiBody } from '../../src/contract/api.ts';
+import type { ApiBody, ApiQuery } from '../../src/contract/api.ts';
 import { call, send } from '../app/api.ts';
 
 /** Instance settings: what every login reads, and the switches the admin turns. */
@@ -29,7 +29,11 @@ export const settings = {
 
 /** The admin's accounts, desktop clients, orphan review and version. */
 export const admin = {
-  users: (query: { limit: number; cursor?: string }) => call('GET /api/user/all', { query }),
+  users: (query: ApiQuery<'GET /api/user/all'>) => call('GET /api/user/all', { query }),
+  invitations: () => call('GET /api/user/invitations'),
+  invite: (body: ApiBody<'POST /api/user/invitations'>) => call('POST /api/user/invitations', { body }),
+  withdrawInvitation: (id: string) => call('DELETE /api/user/invitations/:id', { params: { id } }),
+  addAccount: (body: ApiBody<'POST /api/user/accounts'>) => call('POST /api/user/accounts', { body }),
   setDisabled: (id: string, disabled: boolean) => call('PATCH /api/user/:id', { params: { id }, body: { disabled } }),
   deleteUser: (id: string) => call('DELETE /api/user/:id', { params: { id } }),
   setStorageLimit: (body: ApiBody<'PUT /api/user/storage-limit'>) => call('PUT /api/user/storage-limit', { body }),

@@ -1,5 +1,6 @@
 import { accounts, devices, mfa, passkeys, sessions, subUsers } from './accounts.ts';
 import { admin, settings } from './admin.ts';
+import { albums } from './albums.ts';
 import { files } from './files.ts';
 import { groups, teamFolders } from './groups.ts';
 import { notifications, people, sharing } from './sharing.ts';
@@ -7,6 +8,7 @@ import { notifications, people, sharing } from './sharing.ts';
 /** The web app's one way to the server: a typed client per area, over the contract (src/contract/api.ts). */
 export const api = {
   files,
+  albums,
   sharing,
   people,
   notifications,

@@ -5,11 +5,13 @@ import { ConnectClient } from '../connect/connect.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
 import { Home } from '../home/home.tsx';
 import { NotificationBell } from '../notifications/bell.tsx';
+import { AlbumScreen, AlbumsScreen } from '../photos/albums.tsx';
 import { PhotosScreen } from '../photos/photos.tsx';
 import { CommandPalette, openPalette } from '../palette/palette.tsx';
 import { openShortcuts } from '../palette/shortcuts.tsx';
 import { SearchBox } from '../search/search-box.tsx';
 import { Settings } from '../settings/settings.tsx';
+import { AcceptInvitation, INVITATION_PATH } from '../signin/invitation.tsx';
 import { DesktopOnly, SignIn, SignUp } from '../signin/signin.tsx';
 import { TrashScreen } from '../trash/trash.tsx';
 import { DialogHost } from '../ui/dialog.tsx';
@@ -37,7 +39,7 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/files', label: 'My files', icon: 'folder', match: (p) => p.startsWith('/files') && !viewingShared.value },
   { href: '/recent', label: 'Recent', icon: 'clock', match: (p) => p === '/recent' },
   { href: '/starred', label: 'Starred', icon: 'star', match: (p) => p === '/starred' },
-  { href: '/photos', label: 'Photos', icon: 'photo', match: (p) => p === '/photos' },
+  { href: '/photos', label: 'Photos', icon: 'photo', match: (p) => p === '/photos' || p.startsWith('/photos/') },
   { href: '/shared', label: 'Shared', icon: 'link', match: (p) => p === '/shared' },
   {
     href: '/shared-with-me',
@@ -179,6 +181,9 @@ function Screen() {
     return <FileBrowser key={path} kind={path.slice(1) as 'recent' | 'starred' | 'shared'} />;
   if (path === '/shared-with-me') return <FileBrowser key={path} kind="sharedWithMe" />;
   if (path === '/photos') return <PhotosScreen />;
+  if (path === '/photos/albums') return <AlbumsScreen />;
+  const album = /^\/photos\/albums\/([^/]+)$/.exec(path);
+  if (album) return <AlbumScreen key={album[1]} id={decodeURIComponent(album[1]!)} />;
   if (path === '/trash') return <TrashScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
@@ -299,12 +304,14 @@ export function App() {
   const connect = /^\/connect\/([^/]+)$/.exec(path);
   useEffect(() => {
     if (state === 'signed-out' && !SIGN_IN_PATHS.includes(path)) toSignIn();
-    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path)) navigate(wantedPage(), { replace: true });
+    // An invitation opened while signed in stays open: accepting it is what signs in as the new account.
+    if (state === 'signed-in' && SIGN_IN_PATHS.includes(path) && path !== INVITATION_PATH) navigate(wantedPage(), { replace: true });
   }, [state, path]);
   let body;
   if (state === 'loading') body = <div class="splash" role="progressbar" aria-busy="true" aria-label="Loading Coffer" />;
   else if (state === 'desktop-only') body = <DesktopOnly />;
   else if (state === 'signed-in' && connect) body = <ConnectClient token={decodeURIComponent(connect[1]!)} />;
+  else if (path === INVITATION_PATH) body = <AcceptInvitation />;
   else if (state === 'signed-in' && !SIGN_IN_PATHS.includes(path)) body = <Shell />;
   else if (path === '/signup') body = <SignUp />;
   else body = <SignIn />;

@@ -223,6 +223,16 @@ const photoItem = (p: Photo): PhotoItem => ({
   hasThumbnail: p.mimeType.startsWith('image/') || p.width !== null,
 });
 
+/** An album's photos, in the Photos order; the view acts as Photos does. */
+export const albumSource = (id: string): ListingSource => ({
+  key: `album:${id}`,
+  view: 'photos',
+  load: async (cursor, limit, signal) => {
+    const page = await api.albums.get(id, { cursor, limit: Math.min(limit, 1000) }, { signal });
+    return { items: page.items.map(photoItem), nextCursor: page.nextCursor };
+  },
+});
+
 export const photosSource: ListingSource = {
   key: 'photos',
   view: 'photos',

@@ -24,6 +24,8 @@ export const theme = stored('theme', ['system', 'light', 'dark'] as const, 'syst
 export const viewMode = stored('view', ['list', 'grid'] as const, 'list');
 export const sortBy = stored('sortBy', ['name', 'size', 'modified'] as const, 'name');
 export const sortOrder = stored('sortOrder', ['asc', 'desc'] as const, 'asc');
+export const photoSize = stored('photoSize', ['small', 'medium', 'large'] as const, 'medium');
+export type PhotoSize = typeof photoSize.value;
 
 export function applyTheme(): void {
   effect(() => {

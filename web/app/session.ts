@@ -34,7 +34,7 @@ export const can = (permission: Permission) => {
 };
 export const isSubUser = computed(() => profile.value?.permissions != null);
 
-export const SIGN_IN_PATHS = ['/login', '/signup'];
+export const SIGN_IN_PATHS = ['/login', '/signup', '/invite'];
 
 /** Sends the user to sign in, remembering where they were so they come back there. */
 export function toSignIn(notice?: string): void {

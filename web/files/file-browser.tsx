@@ -631,7 +631,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               <button
                 key={a.id}
                 type="button"
-                class={`tool ${a.id === 'upload-files' ? 'primary' : ''}`}
+                class={`tool global ${a.id === 'upload-files' ? 'primary' : ''}`}
                 title={a.keys ? `${labelOf(a, ctx)} (${a.keys})` : undefined}
                 aria-keyshortcuts={a.keys}
                 onClick={() => run(a)}
@@ -751,6 +751,26 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
           </div>
         )}
       </div>
+      {/* On a phone the toolbar's upload and new-folder buttons give way to one floating button. */}
+      {selection.length === 0 && globals.length > 0 && (
+        <button
+          type="button"
+          class="fab"
+          aria-label="New"
+          aria-haspopup="menu"
+          onClick={(e) => {
+            const r = e.currentTarget.getBoundingClientRect();
+            openMenu(
+              r.right,
+              r.top,
+              globals.map((a) => ({ label: labelOf(a, ctx), icon: a.icon, run: () => run(a) })),
+              'New',
+            );
+          }}
+        >
+          <Icon name="plus" size={26} />
+        </button>
+      )}
       {loaded && (items.length > 0 || inText.length > 0) && (
         <p class="list-foot muted" aria-live="polite">
           {plural(items.length, 'item')}

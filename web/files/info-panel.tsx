@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Item, ItemInfo, Photo } from '../../src/contract/files.ts';
+import type { Item, ItemInfo, Photo, PhotoDetails } from '../../src/contract/files.ts';
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
@@ -103,6 +103,45 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
   );
 }
 
+/** "51.50000° N, 0.11667° W" */
+function place({ latitude, longitude }: { latitude: number; longitude: number }): string {
+  return `${Math.abs(latitude).toFixed(5)}° ${latitude < 0 ? 'S' : 'N'}, ${Math.abs(longitude).toFixed(5)}° ${longitude < 0 ? 'W' : 'E'}`;
+}
+
+/** What the picture says of itself: its size in pixels, the camera and lens, where it was taken. */
+function PhotoFacts({ photo }: { photo: PhotoDetails }) {
+  return (
+    <>
+      {photo.width !== null && photo.height !== null && (
+        <>
+          <dt>Dimensions</dt>
+          <dd>
+            {photo.width.toLocaleString()} × {photo.height.toLocaleString()} px ({((photo.width * photo.height) / 1e6).toFixed(1)} MP)
+          </dd>
+        </>
+      )}
+      {photo.camera && (
+        <>
+          <dt>Camera</dt>
+          <dd>{photo.camera}</dd>
+        </>
+      )}
+      {photo.lens && (
+        <>
+          <dt>Lens</dt>
+          <dd>{photo.lens}</dd>
+        </>
+      )}
+      {photo.location && (
+        <>
+          <dt>Place</dt>
+          <dd>{place(photo.location)}</dd>
+        </>
+      )}
+    </>
+  );
+}
+
 function DetailsList({
   item,
   info,
@@ -141,12 +180,13 @@ function DetailsList({
             : `${formatSize(item.size ?? 0)} (${(item.size ?? 0).toLocaleString()} bytes)`}
         </dd>
         {/* Photos says the modification time when the picture does not say when it was taken. */}
-        {item.takenAt && item.takenAt !== item.modified && (
+        {(info?.photo?.takenAt ?? (item.takenAt !== item.modified ? item.takenAt : null)) && (
           <>
             <dt>Taken</dt>
-            <dd>{exactDate(item.takenAt)}</dd>
+            <dd>{exactDate(info?.photo?.takenAt ?? item.takenAt!)}</dd>
           </>
         )}
+        {info?.photo && <PhotoFacts photo={info.photo} />}
         <dt>Modified</dt>
         <dd title={exactDate(item.modified)}>{exactDate(item.modified)}</dd>
         <dt>Last opened</dt>

@@ -1,21 +1,36 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
-import { hideExtensions } from '../app/session.ts';
+import { type ListingSource, listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
+import { type PhotoSize, photoSize } from '../app/prefs.ts';
+import { route } from '../app/router.ts';
+import { can, hideExtensions } from '../app/session.ts';
 import { displayName, plural } from '../app/format.ts';
 import { toastError } from '../app/toasts.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import { ItemPicture } from '../files/item-picture.tsx';
-import { Icon } from '../ui/icons.tsx';
+import { Icon, type IconName } from '../ui/icons.tsx';
+import { addToAlbum } from './add-to-album.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
 const monthFmt = new Intl.DateTimeFormat(undefined, { month: 'long', year: 'numeric' });
-const HEADER = 44;
-const MIN_TILE = 150;
-const GAP = 4;
+const dayFmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'long' });
+const takenFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'full' });
+const MONTH_HEADER = 44;
+const DAY_HEADER = 34;
+// Each tile's margin on either side (the .photo rule).
+const MARGIN = 2;
+/** The row height each density aims at; a full row is scaled to the width, a day's last row keeps it. */
+const ROW_HEIGHT = { small: 110, medium: 170, large: 260 } as const;
+// A row of very wide panoramas would be a sliver, a row of one tall photo a tower: tiles keep within these ratios.
+const MIN_RATIO = 0.5;
+const MAX_RATIO = 3;
 
-type Row = { kind: 'month'; key: string; label: string } | { kind: 'tiles'; key: string; start: number; end: number };
+type Row =
+  | { kind: 'month'; key: string; label: string; count: number }
+  | { kind: 'day'; key: string; label: string; count: number }
+  | { kind: 'tiles'; key: string; start: number; end: number; height: number; widths: number[] };
 
 interface Month {
   key: string;
@@ -24,39 +39,167 @@ interface Month {
   row: number;
 }
 
-/** Month headers and rows of `cols` tiles, in the photos' order (newest first, local time). */
-function layout(items: PhotoItem[], cols: number) {
+/** A photo's local day as one number (yyyymmdd), kept per item: layout runs again as every page arrives. */
+const dayKeys = new WeakMap<PhotoItem, number>();
+function dayOf(p: PhotoItem): number {
+  let key = dayKeys.get(p);
+  if (key === undefined) {
+    const d = new Date(p.takenAt);
+    key = d.getFullYear() * 10_000 + d.getMonth() * 100 + d.getDate();
+    dayKeys.set(p, key);
+  }
+  return key;
+}
+const labels = new Map<string, string>();
+/** A header's words, formatted once per month or day. */
+function headerLabel(kind: 'month' | 'day', day: number): string {
+  const id = `${kind}:${day}`;
+  let label = labels.get(id);
+  if (label === undefined) {
+    const date = new Date(Math.floor(day / 10_000), Math.floor(day / 100) % 100, day % 100);
+    label = (kind === 'month' ? monthFmt : dayFmt).format(date);
+    labels.set(id, label);
+  }
+  return label;
+}
+
+const ratioOf = (p: PhotoItem) => (p.width && p.height ? Math.min(MAX_RATIO, Math.max(MIN_RATIO, p.width / p.height)) : 1);
+
+/**
+ * Month headers, day headers and justified rows (each photo at its own ratio, a full row as wide as `inner`),
+ * in the photos' order (newest first, local time).
+ */
+function layout(items: PhotoItem[], inner: number, target: number) {
   const rows: Row[] = [];
   const months: Month[] = [];
   const monthOfRow: number[] = [];
   const rowOf = new Int32Array(items.length);
   let i = 0;
   while (i < items.length) {
-    const d = new Date(items[i]!.takenAt);
-    const key = `${d.getFullYear()}-${d.getMonth()}`;
-    const label = monthFmt.format(d);
-    let end = i + 1;
-    while (end < items.length) {
-      const e = new Date(items[end]!.takenAt);
-      if (e.getFullYear() !== d.getFullYear() || e.getMonth() !== d.getMonth()) break;
-      end++;
-    }
+    const day = dayOf(items[i]!);
+    const month = Math.floor(day / 100);
+    let monthEnd = i + 1;
+    while (monthEnd < items.length && Math.floor(dayOf(items[monthEnd]!) / 100) === month) monthEnd++;
+    const key = String(month);
+    const label = headerLabel('month', day);
     months.push({ key, label, row: rows.length });
-    rows.push({ kind: 'month', key: `m:${key}`, label });
+    rows.push({ kind: 'month', key: `m:${key}`, label, count: monthEnd - i });
     monthOfRow.push(months.length - 1);
-    for (let s = i; s < end; s += cols) {
-      rowOf.fill(rows.length, s, Math.min(end, s + cols));
-      rows.push({ kind: 'tiles', key: `t:${items[s]!.id}`, start: s, end: Math.min(end, s + cols) });
+    while (i < monthEnd) {
+      const today = dayOf(items[i]!);
+      let dayEnd = i + 1;
+      while (dayEnd < monthEnd && dayOf(items[dayEnd]!) === today) dayEnd++;
+      rows.push({ kind: 'day', key: `d:${items[i]!.id}`, label: headerLabel('day', today), count: dayEnd - i });
       monthOfRow.push(months.length - 1);
+      for (let s = i; s < dayEnd; ) {
+        let e = s;
+        let ratios = 0;
+        let full = false;
+        while (e < dayEnd && !full) {
+          ratios += ratioOf(items[e]!);
+          e++;
+          full = ratios * target + (e - s) * 2 * MARGIN >= inner;
+        }
+        const height = full ? Math.max(1, Math.floor((inner - (e - s) * 2 * MARGIN) / ratios)) : target;
+        const widths = items.slice(s, e).map((p) => Math.max(1, Math.floor(ratioOf(p) * height)));
+        rowOf.fill(rows.length, s, e);
+        rows.push({ kind: 'tiles', key: `t:${items[s]!.id}`, start: s, end: e, height, widths });
+        monthOfRow.push(months.length - 1);
+        s = e;
+      }
+      i = dayEnd;
     }
-    i = end;
   }
   return { rows, months, monthOfRow, rowOf };
 }
 
+/** The tile of the next (or previous) row of tiles nearest below (above) the middle of tile `index`. */
+function verticalNeighbour(rows: Row[], rowOf: Int32Array, index: number, step: 1 | -1): number {
+  const here = rows[rowOf[index]!] as Extract<Row, { kind: 'tiles' }>;
+  let x = 0;
+  for (let k = here.start; k < index; k++) x += here.widths[k - here.start]! + 2 * MARGIN;
+  x += here.widths[index - here.start]! / 2;
+  for (let r = rowOf[index]! + step; r >= 0 && r < rows.length; r += step) {
+    const row = rows[r]!;
+    if (row.kind !== 'tiles') continue;
+    let left = 0;
+    for (let k = row.start; k < row.end; k++) {
+      left += row.widths[k - row.start]! + 2 * MARGIN;
+      if (x < left) return k;
+    }
+    return row.end - 1;
+  }
+  return index;
+}
+
+/** A selection tool a photo view adds before the file manager's actions. */
+interface PhotoTool {
+  id: string;
+  label: string;
+  icon: IconName;
+  run: () => unknown;
+}
+
+interface PhotoGridProps {
+  source: ListingSource;
+  /** The view's title and its own controls, above the toolbar. */
+  head: ComponentChildren;
+  /** The grid's accessible name. */
+  label: string;
+  empty: ComponentChildren;
+  tools: (selection: PhotoItem[], clear: () => void) => PhotoTool[];
+}
+
+/** All photos, or Albums: the two views of Photos. */
+export function PhotoViews() {
+  const path = route.value.path;
+  const albums = path.startsWith('/photos/albums');
+  return (
+    <nav class="photo-views" aria-label="Photos views">
+      <a href="/photos" aria-current={albums ? undefined : 'page'}>
+        All photos
+      </a>
+      <a href="/photos/albums" aria-current={albums && path === '/photos/albums' ? 'page' : undefined}>
+        Albums
+      </a>
+    </nav>
+  );
+}
+
 /** Photos: every image and video of the account, newest taken first, by month, with the file manager's actions. */
 export function PhotosScreen() {
-  const listing = listingFor(photosSource);
+  return (
+    <PhotoGrid
+      source={photosSource}
+      head={
+        <>
+          <h1 class="view-title">Photos</h1>
+          <PhotoViews />
+        </>
+      }
+      label="Photos"
+      empty={<p>No photos or videos yet. Pictures and videos you upload anywhere in your files appear here, newest first.</p>}
+      tools={(selection, clear) =>
+        can('files.edit')
+          ? [
+              {
+                id: 'album',
+                label: 'Add to album',
+                icon: 'album',
+                run: async () => {
+                  if (await addToAlbum(selection)) clear();
+                },
+              },
+            ]
+          : []
+      }
+    />
+  );
+}
+
+/** A grid of photos by month (all of them, or an album's), with selection and the file manager's actions. */
+export function PhotoGrid(props: PhotoGridProps) {
+  const listing = listingFor(props.source);
   const items = listing.items.value as PhotoItem[];
   const loaded = listing.loaded.value;
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -87,17 +230,19 @@ export function PhotosScreen() {
     return () => ro.disconnect();
   }, [loaded && items.length > 0]);
 
-  const inner = Math.max(0, width - 2 * GAP);
-  const cols = Math.max(2, Math.floor(inner / MIN_TILE));
-  const tile = Math.floor(inner / cols);
-  const { rows, months, monthOfRow, rowOf } = useMemo(() => layout(items, cols), [items, cols]);
+  const inner = Math.max(0, width - 8);
+  const target = ROW_HEIGHT[photoSize.value];
+  const { rows, months, monthOfRow, rowOf } = useMemo(() => layout(items, inner, target), [items, inner, target]);
   const v = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scroller.current,
-    estimateSize: (i) => (rows[i]?.kind === 'month' ? HEADER : tile),
+    estimateSize: (i) => {
+      const row = rows[i];
+      return row?.kind === 'month' ? MONTH_HEADER : row?.kind === 'day' ? DAY_HEADER : (row?.height ?? target) + 2 * MARGIN;
+    },
     overscan: 4,
   });
-  useEffect(() => v.measure(), [tile, rows]);
+  useEffect(() => v.measure(), [rows]);
   const visible = v.getVirtualItems();
   const offset = v.scrollOffset ?? 0;
   const top = visible.find((r) => r.end > offset) ?? visible[0];
@@ -137,6 +282,7 @@ export function PhotosScreen() {
   };
   // Details need the file manager's side panel; everything else acts the same here.
   const actions = available(ctx).filter((a) => !a.global && a.id !== 'info' && a.id !== 'open');
+  const tools = selection.length ? props.tools(selection, () => setSelected(new Set())) : [];
   const run = (a: Action, c = ctx) => void Promise.resolve(a.run(c)).catch(toastError);
 
   const toggle = (index: number) => {
@@ -172,8 +318,8 @@ export function PhotosScreen() {
     if (Number.isNaN(index)) return;
     if (e.key === 'ArrowRight') moveFocus(index + 1);
     else if (e.key === 'ArrowLeft') moveFocus(index - 1);
-    else if (e.key === 'ArrowDown') moveFocus(index + cols);
-    else if (e.key === 'ArrowUp') moveFocus(index - cols);
+    else if (e.key === 'ArrowDown') moveFocus(verticalNeighbour(rows, rowOf, index, 1));
+    else if (e.key === 'ArrowUp') moveFocus(verticalNeighbour(rows, rowOf, index, -1));
     else if (e.key === 'Home') moveFocus(0);
     else if (e.key === 'End') moveFocus(items.length - 1);
     else if (e.key === 'Enter') openItem(ctx, items[index]!);
@@ -190,9 +336,7 @@ export function PhotosScreen() {
   const hide = hideExtensions.value;
   return (
     <div class="browser photos">
-      <header class="browser-head">
-        <h1 class="view-title">Photos</h1>
-      </header>
+      <header class="browser-head">{props.head}</header>
       <div class={`toolbar ${selection.length ? 'has-selection' : ''}`} role="toolbar" aria-label="Selection actions">
         {selection.length > 0 ? (
           <>
@@ -202,6 +346,12 @@ export function PhotosScreen() {
             <span class="selection-count" aria-live="polite">
               {selection.length} selected
             </span>
+            {tools.map((a) => (
+              <button key={a.id} type="button" class="tool" onClick={() => void Promise.resolve(a.run()).catch(toastError)}>
+                <Icon name={a.icon} size={18} />
+                <span class="tool-label">{a.label}</span>
+              </button>
+            ))}
             {actions.map((a) => (
               <button key={a.id} type="button" class={`tool ${a.danger ? 'danger' : ''}`} onClick={() => run(a)}>
                 <Icon name={a.icon} size={18} />
@@ -210,24 +360,34 @@ export function PhotosScreen() {
             ))}
           </>
         ) : (
-          <span class="muted photos-count">
-            {loaded ? `${plural(items.length, 'photo')}${more ? ' loaded; more on the way' : ''}` : 'Loading…'}
-          </span>
+          <>
+            <span class="muted photos-count">
+              {loaded ? `${plural(items.length, 'photo')}${more ? ' loaded; more on the way' : ''}` : 'Loading…'}
+            </span>
+            <span class="push-left photo-size">
+              <label class="photo-size-label" for="photo-size">
+                Size
+              </label>
+              <select id="photo-size" value={photoSize.value} onChange={(e) => (photoSize.value = e.currentTarget.value as PhotoSize)}>
+                <option value="small">Small</option>
+                <option value="medium">Medium</option>
+                <option value="large">Large</option>
+              </select>
+            </span>
+          </>
         )}
       </div>
       {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
       <div class="browser-body">
         {loaded && items.length === 0 ? (
-          <div class="empty">
-            <p>No photos or videos yet. Pictures and videos you upload anywhere in your files appear here, newest first.</p>
-          </div>
+          <div class="empty">{props.empty}</div>
         ) : (
           <>
             <div
               ref={scroller}
               class={`scroller photo-grid ${selected.size ? 'selecting' : ''}`}
               role="listbox"
-              aria-label="Photos"
+              aria-label={props.label}
               aria-multiselectable="true"
               onKeyDown={onKey}
             >
@@ -239,10 +399,15 @@ export function PhotosScreen() {
               <div class="spacer" style={{ height: `${v.getTotalSize()}px` }} role="none">
                 {visible.map((r) => {
                   const row = rows[r.index]!;
-                  if (row.kind === 'month')
+                  if (row.kind !== 'tiles')
                     return (
-                      <div key={row.key} role="none" class="photo-month" style={{ transform: `translateY(${r.start}px)` }}>
-                        {row.label}
+                      <div
+                        key={row.key}
+                        role="none"
+                        class={row.kind === 'month' ? 'photo-month' : 'photo-day'}
+                        style={{ transform: `translateY(${r.start}px)` }}
+                      >
+                        {row.label} <span class="photo-count">{plural(row.count, 'item')}</span>
                       </div>
                     );
                   return (
@@ -250,22 +415,22 @@ export function PhotosScreen() {
                       key={row.key}
                       role="none"
                       class="photo-row"
-                      style={{
-                        transform: `translateY(${r.start}px)`,
-                        gridTemplateColumns: `repeat(${cols}, ${tile}px)`,
-                        height: `${tile}px`,
-                      }}
+                      style={{ transform: `translateY(${r.start}px)`, height: `${row.height + 2 * MARGIN}px` }}
                     >
                       {items.slice(row.start, row.end).map((item, n) => {
                         const index = row.start + n;
                         const on = selected.has(item.id);
+                        const box = Math.max(row.widths[n]!, row.height);
                         return (
                           <div
                             key={item.id}
                             role="option"
                             aria-label={displayName(item.name, item.type, hide)}
+                            // The date a screen reader says after the name: the day headers are not in the list.
+                            aria-describedby={`taken-${item.id}`}
                             aria-selected={on}
                             data-index={index}
+                            style={{ width: `${row.widths[n]}px`, height: `${row.height}px` }}
                             tabIndex={index === Math.min(focus, items.length - 1) ? 0 : -1}
                             class={`photo ${on ? 'selected' : ''}`}
                             onClick={(e) => {
@@ -277,7 +442,10 @@ export function PhotosScreen() {
                               showMenu(index, e.clientX, e.clientY);
                             }}
                           >
-                            <ItemPicture item={item} box={tile} icon={48} />
+                            <ItemPicture item={item} box={box} icon={48} />
+                            <span id={`taken-${item.id}`} class="sr-only">
+                              {takenFmt.format(new Date(item.takenAt))}
+                            </span>
                             <span
                               class={`check ${on ? 'on' : ''}`}
                               aria-hidden="true"

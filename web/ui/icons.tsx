@@ -57,6 +57,10 @@ const PATHS = {
   lock: 'M6 11h12v10H6zM8 11V7a4 4 0 0 1 8 0v4',
   key: 'M8 11a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM10.8 12.2 20 3M16 7l3 3M13.5 9.5l2 2',
   photo: 'M4 5h16v14H4zM4 16l5-5 4 4 2.5-2.5L20 17M15.5 8.5h.01',
+  album: 'M7 3h14v14H7zM4 7v14h14M7 14l4-4 3 3 2-2 5 5',
+  plus: 'M12 5v14M5 12h14',
+  albumRemove: 'M7 3h14v14H7zM4 7v14h14M11 10h6',
+  cover: 'M7 3h14v14H7zM4 7v14h14M14 6.5l1.5 3 3 .4-2.2 2.1.5 3-2.8-1.5-2.8 1.5.5-3-2.2-2.1 3-.4z',
 } as const;
 
 export type IconName = keyof typeof PATHS;

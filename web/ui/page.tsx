@@ -25,6 +25,24 @@ export function TabbedPage({
   const nav = useRef<HTMLElement>(null);
   // On a phone the row of tabs scrolls: keep the current one in view.
   useLayoutEffect(() => nav.current?.querySelector('[aria-current]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' }), [current]);
+  // …and show that it does: the side with more tabs beyond it fades out (data-more on the nav, for the CSS).
+  useLayoutEffect(() => {
+    const list = nav.current?.querySelector('ul');
+    if (!list) return;
+    const mark = () => {
+      const left = list.scrollLeft > 1;
+      const right = list.scrollLeft + list.clientWidth < list.scrollWidth - 1;
+      nav.current!.dataset.more = left && right ? 'both' : left ? 'left' : right ? 'right' : '';
+    };
+    mark();
+    list.addEventListener('scroll', mark, { passive: true });
+    const ro = new ResizeObserver(mark);
+    ro.observe(list);
+    return () => {
+      list.removeEventListener('scroll', mark);
+      ro.disconnect();
+    };
+  }, []);
   return (
     <div class="tabbed">
       <h1>{title}</h1>

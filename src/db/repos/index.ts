@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'bun:sqlite';
 import type { Db } from '../client.ts';
+import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
 import { ContentRepo } from './content.ts';
@@ -8,6 +9,7 @@ import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
 import { IdpRepo } from './idp.ts';
+import { InvitationsRepo } from './invitations.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';
 import { KeysRepo } from './keys.ts';
@@ -147,6 +149,7 @@ export interface Repos {
   transactions: Transactions;
   database: DatabaseRepo;
   users: UsersRepo;
+  invitations: InvitationsRepo;
   idp: IdpRepo;
   mfa: MfaRepo;
   passkeys: PasskeysRepo;
@@ -170,6 +173,7 @@ export interface Repos {
   davProperties: DavPropertiesRepo;
   content: ContentRepo;
   thumbnails: ThumbnailsRepo;
+  albums: AlbumsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
 }
@@ -180,6 +184,7 @@ export function createRepos(db: Db): Repos {
     transactions: new Transactions(sqlite),
     database: new DatabaseRepo(sqlite),
     users: new UsersRepo(db),
+    invitations: new InvitationsRepo(sqlite),
     idp: new IdpRepo(db),
     mfa: new MfaRepo(db),
     passkeys: new PasskeysRepo(sqlite),
@@ -203,6 +208,7 @@ export function createRepos(db: Db): Repos {
     davProperties: new DavPropertiesRepo(sqlite),
     content: new ContentRepo(sqlite),
     thumbnails: new ThumbnailsRepo(sqlite),
+    albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
   };

@@ -33,7 +33,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<ThumbnailRow, [string]>(
         `SELECT storage_key AS storageKey, status, small_size AS smallSize, large_size AS largeSize, width, height,
-                taken_at AS takenAt, created_at AS createdAt
+                taken_at AS takenAt, camera, lens, latitude, longitude, created_at AS createdAt
          FROM thumbnails WHERE storage_key = ?`,
       )
       .get(storageKey);
@@ -42,10 +42,23 @@ export class ThumbnailsRepo {
   save(row: ThumbnailRow): void {
     this.sqlite
       .query(
-        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(row.storageKey, row.status, row.smallSize, row.largeSize, row.width, row.height, row.takenAt, row.createdAt);
+      .run(
+        row.storageKey,
+        row.status,
+        row.smallSize,
+        row.largeSize,
+        row.width,
+        row.height,
+        row.takenAt,
+        row.camera,
+        row.lens,
+        row.latitude,
+        row.longitude,
+        row.createdAt,
+      );
   }
 
   /** Of these items, each file's type and whether a thumbnail was made of its content (`ready`), could not be (`none`) or not yet (null). */

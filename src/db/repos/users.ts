@@ -1,8 +1,16 @@
-import { and, asc, eq, getTableColumns, gt, isNull, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
+import type { UserSort } from '../../contract/admin.ts';
 import type { Db } from '../client.ts';
-import { teamFolders } from '../schema/groups.ts';
 import { users } from '../schema/users.ts';
 import { selectList, toBoolean, changesOf } from '../select.ts';
+
+// lower() as SQLite computes it folds ASCII only, as does sortValue's toLowerCase for the names people type here.
+const SORT_KEYS: Record<UserSort, { expr: string; desc: boolean }> = {
+  created: { expr: 'created_at', desc: false },
+  name: { expr: 'lower(name)', desc: false },
+  email: { expr: 'email_key', desc: false },
+  storage: { expr: 'storage_used', desc: true },
+};
 
 /** A login (owner or sub-user) as the schema describes it. */
 export type User = typeof users.$inferSelect;
@@ -153,19 +161,43 @@ export class UsersRepo {
 
   // ---- owners and sub-users ----
 
-  /** Owners in creation order after the position, `limit` of them; team folders' accounts only when asked. */
-  ownersPage(after: { createdAt: number; id: string } | null, limit: number, opts: { teams?: boolean } = {}): User[] {
-    const position = after
-      ? or(gt(users.createdAt, after.createdAt), and(eq(users.createdAt, after.createdAt), gt(users.id, after.id)))
-      : undefined;
-    const people = opts.teams ? undefined : notInArray(users.id, this.db.select({ id: teamFolders.accountId }).from(teamFolders));
-    return this.db
-      .select()
-      .from(users)
-      .where(and(isNull(users.parentUserId), people, position))
-      .orderBy(asc(users.createdAt), asc(users.id))
-      .limit(limit)
-      .all();
+  /**
+   * Owners in `sort` order (storage largest first, the rest ascending; id breaks ties), after the keyset
+   * position `after` ([sort value, id]); with `q`, only owners whose email or name, or a sub-user's, contains it;
+   * team folders' accounts only with `teams`.
+   */
+  ownersPage(opts: { sort: UserSort; q?: string; after: [string | number, string] | null; teams?: boolean }, limit: number): User[] {
+    const key = SORT_KEYS[opts.sort];
+    const where = ['parent_user_id IS NULL'];
+    if (!opts.teams) where.push('id NOT IN (SELECT account_id FROM team_folders)');
+    const args: Array<string | number> = [];
+    if (opts.q) {
+      const like = `%${opts.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.push(
+        `(email_key LIKE ?1 ESCAPE '\\' OR lower(name) LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM users s WHERE s.parent_user_id = users.id AND (s.email_key LIKE ?1 ESCAPE '\\' OR lower(s.name) LIKE ?1 ESCAPE '\\')))`,
+      );
+      args.push(like);
+    }
+    if (opts.after) {
+      const n = args.length;
+      where.push(`(${key.expr} ${key.desc ? '<' : '>'} ?${n + 1} OR (${key.expr} = ?${n + 1} AND id > ?${n + 2}))`);
+      args.push(opts.after[0], opts.after[1]);
+    }
+    args.push(limit);
+    const rows = this.db.$client
+      .query<User, Array<string | number>>(
+        `SELECT ${USER} FROM users WHERE ${where.join(' AND ')} ORDER BY ${key.expr} ${key.desc ? 'DESC' : 'ASC'}, id ASC LIMIT ?${args.length}`,
+      )
+      .all(...args);
+    return rows.map((r) => user(r)!);
+  }
+
+  /** The value a row is sorted by in `ownersPage`, for its cursor. */
+  sortValue(row: User, sort: UserSort): string | number {
+    if (sort === 'name') return row.name.toLowerCase();
+    if (sort === 'email') return row.emailKey;
+    if (sort === 'storage') return row.storageUsed;
+    return row.createdAt;
   }
 
   subUsersOf(ownerId: string): User[] {

@@ -16,3 +16,5 @@ export * from './passkeys.ts';
 export * from './backups.ts';
 export * from './members.ts';
 export * from './groups.ts';
+export * from './invitations.ts';
+export * from './albums.ts';

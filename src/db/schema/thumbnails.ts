@@ -1,10 +1,11 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /**
  * What was made from one stored object (by its key, so a replaced file's new content gets its own row
  * and a copy that shares nothing gets its own): `ready` with the two sealed thumbnail objects beside it
  * (`<key>_thumb_small`, `<key>_thumb_large`), or `none` when it cannot have one (malformed, too large).
- * Width, height (upright) and the time the photo was taken feed the Photos view.
+ * Width, height (upright) and the time the photo was taken feed the Photos view; the camera, lens and
+ * GPS position (read from EXIF with the time) the photo's details.
  */
 export const thumbnails = sqliteTable(
   'thumbnails',
@@ -16,6 +17,12 @@ export const thumbnails = sqliteTable(
     width: integer('width'),
     height: integer('height'),
     takenAt: integer('taken_at'),
+    // "Make Model" as the camera writes them; NULL when the photo does not say.
+    camera: text('camera'),
+    lens: text('lens'),
+    // Degrees, WGS 84 (north and east positive); both or neither.
+    latitude: real('latitude'),
+    longitude: real('longitude'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [index('thumbnails_status_idx').on(t.status)],

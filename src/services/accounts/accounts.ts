@@ -47,7 +47,7 @@ function checkPassword(password: string, opts: { subUser: boolean; field?: strin
 const MAX_NAME = DISPLAY_NAME_MAX;
 
 /** A login's display name: trimmed, at most 100 characters (sub-users must have one). 422 naming `name`. */
-function displayName(name: string, opts: { required?: boolean } = {}): string {
+export function displayName(name: string, opts: { required?: boolean } = {}): string {
   const trimmed = name.trim();
   if (opts.required && trimmed === '') throw validationFailed([{ field: 'name', message: 'Name is required' }]);
   if (trimmed.length > MAX_NAME) throw validationFailed([{ field: 'name', message: `Name must be at most ${MAX_NAME} characters` }]);
@@ -64,6 +64,8 @@ export interface NewLogin {
   admin?: boolean;
   /** Single sign-on: the provider identity linked in the same transaction. */
   identity?: { issuer: string; subject: string };
+  /** Runs in the insert's transaction (an invitation claimed with the login); throwing undoes the insert. */
+  alongside?: (row: User) => void;
 }
 
 export interface AccountDeps {
@@ -120,6 +122,7 @@ export class AccountService {
         createdAt: now,
       });
       if (input.identity) this.d.identities.link({ ...input.identity, userId: row.id, createdAt: now });
+      input.alongside?.(row);
       if (first) this.d.settings.set('signupEnabled', false);
       return row;
     });
@@ -150,7 +153,7 @@ export class AccountService {
     return !this.d.idp?.disablePasswordLogin;
   }
 
-  private refuseWhenPasswordLoginDisabled(): void {
+  refuseWhenPasswordLoginDisabled(): void {
     if (this.d.idp?.disablePasswordLogin) throw forbidden(passwordLoginDisabled(this.d.idp.providerName));
   }
 

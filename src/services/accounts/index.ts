@@ -7,6 +7,7 @@ import { AccountService } from './accounts.ts';
 import { AppPasswordService } from './app-passwords.ts';
 import { ClientService } from './clients.ts';
 import { LoginFlowService } from './login-flows.ts';
+import { InvitationService } from './invitations.ts';
 import { MfaService } from './mfa.ts';
 import { PasskeyService } from './passkeys.ts';
 import { SessionService } from './sessions.ts';
@@ -22,6 +23,7 @@ export interface AccountsServices {
   accounts: AccountService;
   setupCode: SetupCodeService;
   users: UsersService;
+  invitations: InvitationService;
   subUsers: SubUserService;
   clients: ClientService;
   appPasswords: AppPasswordService;
@@ -86,6 +88,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
       hub: infra.hub,
       davLocks,
     }),
+    invitations: new InvitationService({ clock, invitations: repos.invitations, users: repos.users, accounts, sessions, audit }),
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks),
     clients: new ClientService(repos.users, infra.presence, sessions),
     appPasswords,

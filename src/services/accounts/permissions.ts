@@ -25,6 +25,7 @@ const OPERATION_PERMISSIONS = {
   'items.rename': 'files.edit',
   'items.move': 'files.edit',
   'items.star': 'files.edit',
+  'albums.edit': 'files.edit',
   'uploads.replace': 'files.edit',
   'shares.share': 'files.share',
   'shares.links': 'files.share',

@@ -1,4 +1,4 @@
-import type { UserEntry } from '../../contract/admin.ts';
+import type { UserEntry, UserSort } from '../../contract/admin.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -43,11 +43,13 @@ export class UsersService {
     return this.d.users.count();
   }
 
-  /** Owners in creation order, `limit` per page, each followed by all of its sub-users. */
-  list(input: { limit: number; cursor?: string }): { users: UserEntry[]; nextCursor: string | null } {
-    const after = input.cursor ? decodeCursor(input.cursor, ['number', 'string']) : null;
+  /** Owners in `sort` order (creation by default), `limit` per page, each followed by all of its sub-users; `q` filters. */
+  list(input: { limit: number; cursor?: string; q?: string; sort?: UserSort }): { users: UserEntry[]; nextCursor: string | null } {
+    const sort = input.sort ?? 'created';
+    const after = input.cursor ? decodeCursor(input.cursor, [sort === 'name' || sort === 'email' ? 'string' : 'number', 'string']) : null;
     if (input.cursor && !after) throw badRequest(Messages.invalidCursor);
-    const owners = this.d.users.ownersPage(after ? { createdAt: after[0] as number, id: after[1] as string } : null, input.limit + 1);
+    const position = after ? ([after[0], after[1]] as [string | number, string]) : null;
+    const owners = this.d.users.ownersPage({ sort, q: input.q || undefined, after: position }, input.limit + 1);
     const page = owners.slice(0, input.limit);
     const shared = this.d.members.sharedCounts(page.map((o) => o.id));
     const users: UserEntry[] = [];
@@ -70,7 +72,7 @@ export class UsersService {
       users.push({ ...entry(owner), sharedWithPeople: shared.get(owner.id) ?? 0 }, ...this.d.users.subUsersOf(owner.id).map(entry));
     }
     const last = page.at(-1);
-    return { users, nextCursor: owners.length > input.limit && last ? encodeCursor([last.createdAt, last.id]) : null };
+    return { users, nextCursor: owners.length > input.limit && last ? encodeCursor([this.d.users.sortValue(last, sort), last.id]) : null };
   }
 
   /** Sets an owner's limit in bytes; null returns it to the instance default. Sub-users share their owner's. */

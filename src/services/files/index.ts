@@ -91,6 +91,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     events,
     shares,
     pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
+    thumbnails: repos.thumbnails,
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(infra);

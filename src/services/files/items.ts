@@ -1,10 +1,11 @@
 import type { Clock } from '../../clock.ts';
-import type { ItemInfo } from '../../contract/files.ts';
+import type { ItemInfo, PhotoDetails } from '../../contract/files.ts';
 import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
+import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { AccessTracker } from './access.ts';
@@ -47,6 +48,7 @@ export interface ItemDeps {
   events: FileEvents;
   shares: ShareService;
   pages: PageCache<{ page: Page; folder: Item | null }>;
+  thumbnails: ThumbnailsRepo;
 }
 
 /** The file tree as users see it: listing, search, info, folders, rename, move, star. Items belong to the account. */
@@ -158,6 +160,22 @@ export class ItemService {
     return this.d.views.many(principal.accountId, this.d.items.recentFiles(principal.accountId, limit));
   }
 
+  /** What the file's thumbnail record keeps of its picture, once made. */
+  private photoDetails(row: Item): { photo?: PhotoDetails } {
+    const made = row.storageKey ? this.d.thumbnails.get(row.storageKey) : null;
+    if (made?.status !== 'ready') return {};
+    return {
+      photo: {
+        takenAt: made.takenAt === null ? null : iso(made.takenAt),
+        width: made.width,
+        height: made.height,
+        camera: made.camera,
+        lens: made.lens,
+        location: made.latitude !== null && made.longitude !== null ? { latitude: made.latitude, longitude: made.longitude } : null,
+      },
+    };
+  }
+
   /** GET /api/files/:id/info; reading details does not mark the item as read. */
   info(caller: Principal, id: string): ItemInfo {
     const principal = this.d.tree.actor(caller, { ids: [id] }, 'view');
@@ -198,6 +216,7 @@ export class ItemService {
       ...place,
       // Sent by a visitor through an upload link: the name they gave (if any) and when.
       ...(drop ? { droppedBy: { uploader: drop.uploader, at: iso(drop.createdAt) } } : {}),
+      ...this.photoDetails(row),
     };
   }
 

@@ -34,6 +34,13 @@ export interface PublicLink {
   hasPassword: boolean;
 }
 
+/** What a share page says of the link: whose it is (the owner's display name, never an email), until when, downloads left. */
+export interface ShareFacts {
+  sharedBy: string | null;
+  expiresAt: number | null;
+  downloadsLeft: number | null;
+}
+
 const publicLink = (l: ShareLink): PublicLink => ({
   id: l.id,
   token: l.token,
@@ -499,6 +506,14 @@ export class ShareService {
    * Public visits and downloads, for the audit log (the visitor is anonymous: only the address is known).
    * Page views are recorded once per link, address and 10 minutes, so browsing a folder is one event.
    */
+  facts(link: PublicLink): ShareFacts {
+    return {
+      sharedBy: this.d.users.byId(link.accountId)?.name.trim() || null,
+      expiresAt: link.expiresAt,
+      downloadsLeft: link.maxDownloads === null ? null : Math.max(0, link.maxDownloads - link.downloads),
+    };
+  }
+
   recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
     if (kind === 'access') {
       const key = `${link.id}|${ip}`;

@@ -73,7 +73,8 @@ export class ExportService {
     }
     const owners: User[] = [];
     // Team folders too, each under its account's name (team:<id>).
-    const page = (after: User | null) => this.d.users.ownersPage(after, 100, { teams: true });
+    const page = (after: User | null) =>
+      this.d.users.ownersPage({ sort: 'created', after: after && [after.createdAt, after.id], teams: true }, 100);
     for (let rows = page(null); rows.length; rows = page(rows.at(-1)!)) owners.push(...rows);
     return owners;
   }

@@ -59,8 +59,17 @@ export interface MakeRequest {
 /** How to get the bytes a thumbnail is made of (a file's, or a video's first frame): run in the pool's slot. */
 export type MakeSource = () => Promise<Uint8Array | Extract<MakeResult, { ok: false }>>;
 
+/** What a photo's EXIF says: when it was taken (ms), the camera, the lens and the GPS position; null where it says nothing. */
+export interface PhotoFacts {
+  takenAt: number | null;
+  camera: string | null;
+  lens: string | null;
+  latitude: number | null;
+  longitude: number | null;
+}
+
 export type MakeResult =
-  | { ok: true; small: Uint8Array; large: Uint8Array; width: number; height: number; takenAt: number | null }
+  | ({ ok: true; small: Uint8Array; large: Uint8Array; width: number; height: number } & PhotoFacts)
   | { ok: false; reason: string };
 
 export interface WorkerSetup {

@@ -3,6 +3,7 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { AlbumService } from './albums.ts';
 import { ThumbnailPool } from './pool.ts';
 import { ThumbnailService } from './thumbnails.ts';
 import { VideoFrames } from './video.ts';
@@ -12,6 +13,7 @@ export const THUMBNAIL_CATCH_UP_DELAY_MS = 500;
 
 export interface ThumbnailServices {
   thumbnails: ThumbnailService;
+  albums: AlbumService;
 }
 
 interface ThumbnailDeps {
@@ -19,7 +21,7 @@ interface ThumbnailDeps {
   events: FileEvents;
 }
 
-/** Thumbnails: the worker threads that make them and the service that stores, serves and removes them. */
+/** Thumbnails (the worker threads that make them, the service that stores, serves and removes them) and albums. */
 export function createThumbnailServices(infra: Infrastructure, { tree, events }: ThumbnailDeps) {
   const { config, clock, log, queue, storage, repos, paths } = infra;
   // libvips, embedded in the executable, is written out here once to be loaded.
@@ -44,7 +46,8 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events }:
   events.onContentChange((mimeType) => {
     if (mimeType === null || thumbnails.canHave(mimeType)) thumbnails.requestSweep();
   });
-  const services: ThumbnailServices = { thumbnails };
+  const albums = new AlbumService({ clock, transactions: repos.transactions, albums: repos.albums, tree });
+  const services: ThumbnailServices = { thumbnails, albums };
   let catchUp: ReturnType<typeof setTimeout> | undefined;
   const lifecycles = {
     thumbnails: {

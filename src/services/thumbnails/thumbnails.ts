@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import type { PhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -26,6 +26,15 @@ const SWEEP_PAUSE_MS = 250;
 
 // The Photos view's images: every type a thumbnail is made of except documents (PDF).
 const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
+
+/** Whether a file belongs in Photos (and in albums): an image a thumbnail is made of, or a video. */
+export const isPhotoType = (mimeType: string | null) =>
+  mimeType !== null && (PHOTO_IMAGE_TYPES.includes(mimeType) || mimeType.startsWith('video/'));
+
+/** A Photos row as the API answers it. */
+export function photoOf({ modifiedAt, starred, ...r }: PhotoRow): Photo {
+  return { ...r, takenAt: new Date(r.takenAt).toISOString(), modified: new Date(modifiedAt).toISOString(), starred: starred === 1 };
+}
 
 export interface ServedThumbnail {
   etag: string;
@@ -80,12 +89,7 @@ export class ThumbnailService {
     const page = more ? rows.slice(0, q.limit) : rows;
     const last = page.at(-1);
     return {
-      items: page.map(({ modifiedAt, starred, ...r }) => ({
-        ...r,
-        takenAt: new Date(r.takenAt).toISOString(),
-        modified: new Date(modifiedAt).toISOString(),
-        starred: starred === 1,
-      })),
+      items: page.map(photoOf),
       nextCursor: more && last ? encodeCursor([last.takenAt, last.id]) : null,
     };
   }
@@ -185,6 +189,10 @@ export class ThumbnailService {
         width: null,
         height: null,
         takenAt: null,
+        camera: null,
+        lens: null,
+        latitude: null,
+        longitude: null,
         createdAt: this.d.clock.now(),
       };
     };
@@ -211,6 +219,10 @@ export class ThumbnailService {
           width: result.width,
           height: result.height,
           takenAt: result.takenAt ?? (kind === 'video' ? await this.recordedAt(row, key, wrappedKey) : null),
+          camera: result.camera,
+          lens: result.lens,
+          latitude: result.latitude,
+          longitude: result.longitude,
           createdAt: this.d.clock.now(),
         };
       }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import exifr from 'exifr';
 import type { Sharp } from 'sharp';
 import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
-import type { MakeRequest, MakeResult, WorkerSetup } from './formats.ts';
+import type { MakeRequest, MakeResult, PhotoFacts, WorkerSetup } from './formats.ts';
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
 import { loadPdfium, openFirstPage, type Pdfium } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
@@ -52,15 +52,38 @@ async function encode(input: Sharp): Promise<{ small: Buffer; large: Buffer; wid
   return { small: smallOut, large, width: info.width, height: info.height };
 }
 
-async function takenAt(bytes: Uint8Array): Promise<number | null> {
+// A camera or lens name longer than this is not one: the rest is cut.
+const EXIF_TEXT_MAX = 100;
+
+const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, EXIF_TEXT_MAX) : null);
+
+/** What the photo's EXIF says of when it was taken, with what, and where; nulls where it says nothing. */
+async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
+  let tags: Record<string, unknown> | undefined;
   try {
-    const tags = (await exifr.parse(bytes, ['DateTimeOriginal'])) as { DateTimeOriginal?: Date } | undefined;
-    const t = tags?.DateTimeOriginal?.getTime();
-    return t !== undefined && Number.isFinite(t) ? t : null;
+    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true });
   } catch {
-    return null;
+    return NO_FACTS;
   }
+  if (!tags) return NO_FACTS;
+  const t = tags.DateTimeOriginal instanceof Date ? tags.DateTimeOriginal.getTime() : Number.NaN;
+  const make = text(tags.Make);
+  const model = text(tags.Model);
+  // Most cameras repeat the maker in the model ("Canon" + "Canon EOS R6").
+  const camera = model && make && !model.toLowerCase().startsWith(make.toLowerCase()) ? `${make} ${model}` : (model ?? make);
+  const { latitude, longitude } = tags;
+  const placed = typeof latitude === 'number' && typeof longitude === 'number' && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180;
+  return {
+    takenAt: Number.isFinite(t) ? t : null,
+    camera: camera ? camera.slice(0, EXIF_TEXT_MAX) : null,
+    lens: text(tags.LensModel),
+    latitude: placed ? latitude : null,
+    longitude: placed ? longitude : null,
+  };
 }
+
+const EXIF_TAGS = ['DateTimeOriginal', 'Make', 'Model', 'LensModel', 'GPSLatitude', 'GPSLongitude', 'GPSLatitudeRef', 'GPSLongitudeRef'];
+const NO_FACTS: PhotoFacts = { takenAt: null, camera: null, lens: null, latitude: null, longitude: null };
 
 async function fromImage(bytes: Uint8Array) {
   const opts = { failOn: 'error' as const, limitInputPixels: setup.maxPixels, pages: 1 };
@@ -72,7 +95,7 @@ async function fromImage(bytes: Uint8Array) {
   const swap = (meta.orientation ?? 1) >= 5;
   const w = meta.width ?? out.width;
   const h = meta.pageHeight ?? meta.height ?? out.height;
-  return { ...out, width: swap ? h : w, height: swap ? w : h, takenAt: await takenAt(bytes) };
+  return { ...out, width: swap ? h : w, height: swap ? w : h, ...(await exifOf(bytes)) };
 }
 
 /** The reduced pixels turned upright as libheif would: each transform in its order, one pass each. */
@@ -100,7 +123,7 @@ async function applyTransforms(heic: ReducedHeic): Promise<Sharp> {
 async function fromHeic(bytes: Uint8Array) {
   const heic = decodeHeicReduced(bytes, { maxPixels: setup.maxPixels, minLongEdge: THUMBNAIL_SIZES.large });
   const out = await encode(await applyTransforms(heic));
-  return { ...out, width: heic.fullWidth, height: heic.fullHeight, takenAt: await takenAt(bytes) };
+  return { ...out, width: heic.fullWidth, height: heic.fullHeight, ...(await exifOf(bytes)) };
 }
 
 async function fromPdf(bytes: Uint8Array) {
@@ -119,7 +142,7 @@ async function fromPdf(bytes: Uint8Array) {
     const out = await encode(
       sharp(px, { raw: { width: bitmap.width, height: bitmap.height, channels: 4 } }).flatten({ background: '#ffffff' }),
     );
-    return { ...out, width: Math.round(w), height: Math.round(h), takenAt: null };
+    return { ...out, width: Math.round(w), height: Math.round(h), ...NO_FACTS };
   } finally {
     close();
   }
@@ -127,7 +150,7 @@ async function fromPdf(bytes: Uint8Array) {
 
 /** A video's first frame, a PNG from ffmpeg: the image pipeline (its pixel cap too); the date is the file's. */
 async function fromVideoFrame(bytes: Uint8Array) {
-  return { ...(await fromImage(bytes)), takenAt: null };
+  return { ...(await fromImage(bytes)), ...NO_FACTS };
 }
 
 const MAKERS = { image: fromImage, heic: fromHeic, pdf: fromPdf, video: fromVideoFrame };

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { Photo } from './files.ts';
+
+/** Albums: named sets of an account's photos and videos, holding references to the files. */
+
+export const ALBUM_NAME_MAX = 200;
+const albumName = z
+  .string({ error: 'name is required' })
+  .trim()
+  .min(1, 'Give the album a name')
+  .max(ALBUM_NAME_MAX, `An album name is at most ${ALBUM_NAME_MAX} characters`);
+const albumItemIds = z
+  .array(z.string().min(1), { error: 'ids must be an array of file ids' })
+  .min(1, 'Select at least one photo or video')
+  .max(500, 'At most 500 ids per request');
+
+export const albumListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .default(100),
+  cursor: z.string().min(1).optional(),
+});
+export const albumItemsQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(1000, 'limit must be at most 1000')
+    .default(200),
+  cursor: z.string().min(1).optional(),
+});
+export const newAlbumBody = z.object({ name: albumName, ids: albumItemIds.optional() });
+export const albumPatchBody = z.object({
+  name: albumName.optional(),
+  // A file in the album, or null for the newest one.
+  coverItemId: z.string().min(1).nullable().optional(),
+});
+export const albumItemsBody = z.object({ ids: albumItemIds });
+
+export interface Album {
+  id: string;
+  name: string;
+  /** Live photos and videos in it (files in the trash are not counted). */
+  itemCount: number;
+  /** The file chosen as its cover; null when none was (the newest stands for it). */
+  coverItemId: string | null;
+  /** The file that stands for it: the cover, else the newest; null when it is empty. */
+  coverId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AlbumPage {
+  album: Album;
+  items: Photo[];
+  nextCursor: string | null;
+}

@@ -1,0 +1,99 @@
+import type { Database } from 'bun:sqlite';
+import type { albums } from '../schema/albums.ts';
+import { changesOf } from '../select.ts';
+import type { PhotoRow } from './thumbnails.ts';
+
+type AlbumTable = typeof albums.$inferSelect;
+/** An album with what its list shows: how many live files it holds and the one that stands for it. */
+export type AlbumRow = AlbumTable & { itemCount: number; coverId: string | null };
+
+const LIVE = 'i.deleted_at IS NULL';
+const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
+const ALBUM = `a.id, a.account_id AS accountId, a.name, a.cover_item_id AS coverItemId, a.created_at AS createdAt, a.updated_at AS updatedAt,
+  (SELECT count(*) FROM album_items ai JOIN items i ON i.id = ai.item_id WHERE ai.album_id = a.id AND ${LIVE}) AS itemCount,
+  coalesce(
+    (SELECT i.id FROM album_items ai JOIN items i ON i.id = ai.item_id WHERE ai.album_id = a.id AND ai.item_id = a.cover_item_id AND ${LIVE}),
+    (SELECT i.id FROM album_items ai JOIN items i ON i.id = ai.item_id WHERE ai.album_id = a.id AND ${LIVE}
+     ORDER BY ${TAKEN} DESC, i.id DESC LIMIT 1)
+  ) AS coverId`;
+
+/** The SQL of albums and the files in them (`albums`, `album_items`). */
+export class AlbumsRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  insert(row: { id: string; accountId: string; name: string; at: number }): void {
+    this.sqlite
+      .query('INSERT INTO albums (id, account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
+      .run(row.id, row.accountId, row.name, row.at, row.at);
+  }
+
+  /** The album when it belongs to `accountId`. */
+  byId(accountId: string, id: string): AlbumRow | null {
+    return this.sqlite
+      .query<AlbumRow, [string, string]>(`SELECT ${ALBUM} FROM albums a WHERE a.id = ? AND a.account_id = ?`)
+      .get(id, accountId);
+  }
+
+  /** The account's albums, newest first, after the keyset position `after`. */
+  page(accountId: string, after: { createdAt: number; id: string } | null, limit: number): AlbumRow[] {
+    const keyset = after ? 'AND (a.created_at < ? OR (a.created_at = ? AND a.id < ?))' : '';
+    const args: Array<string | number> = [accountId, ...(after ? [after.createdAt, after.createdAt, after.id] : []), limit];
+    return this.sqlite
+      .query<AlbumRow, Array<string | number>>(
+        `SELECT ${ALBUM} FROM albums a WHERE a.account_id = ? ${keyset} ORDER BY a.created_at DESC, a.id DESC LIMIT ?`,
+      )
+      .all(...args);
+  }
+
+  update(id: string, patch: { name?: string; coverItemId?: string | null }, at: number): void {
+    if (patch.name !== undefined) this.sqlite.query('UPDATE albums SET name = ?, updated_at = ? WHERE id = ?').run(patch.name, at, id);
+    if (patch.coverItemId !== undefined)
+      this.sqlite.query('UPDATE albums SET cover_item_id = ?, updated_at = ? WHERE id = ?').run(patch.coverItemId, at, id);
+  }
+
+  delete(id: string): void {
+    this.sqlite.query('DELETE FROM albums WHERE id = ?').run(id);
+  }
+
+  /** Adds the files (already checked); those already in it stay as they were. Returns how many were new. */
+  addItems(albumId: string, itemIds: readonly string[], at: number): number {
+    const insert = this.sqlite.query('INSERT OR IGNORE INTO album_items (album_id, item_id, added_at) VALUES (?, ?, ?)');
+    let added = 0;
+    for (const itemId of itemIds) added += changesOf(insert.run(albumId, itemId, at));
+    if (added) this.sqlite.query('UPDATE albums SET updated_at = ? WHERE id = ?').run(at, albumId);
+    return added;
+  }
+
+  removeItems(albumId: string, itemIds: readonly string[], at: number): number {
+    const remove = this.sqlite.query('DELETE FROM album_items WHERE album_id = ? AND item_id = ?');
+    let removed = 0;
+    for (const itemId of itemIds) removed += changesOf(remove.run(albumId, itemId));
+    // A cover taken out of the album is no longer its cover.
+    if (removed)
+      this.sqlite
+        .query(
+          'UPDATE albums SET updated_at = ?, cover_item_id = CASE WHEN cover_item_id IN (SELECT item_id FROM album_items WHERE album_id = ?) THEN cover_item_id END WHERE id = ?',
+        )
+        .run(at, albumId, albumId);
+    return removed;
+  }
+
+  contains(albumId: string, itemId: string): boolean {
+    return this.sqlite.query('SELECT 1 FROM album_items WHERE album_id = ? AND item_id = ?').get(albumId, itemId) !== null;
+  }
+
+  /** The album's live files as the Photos view lists them: newest taken first, after `after`. */
+  itemsPage(albumId: string, after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
+    const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
+    const args: Array<string | number> = [albumId, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
+    return this.sqlite
+      .query<PhotoRow, Array<string | number>>(
+        `SELECT i.id, i.name, ${TAKEN} AS takenAt, t.width, t.height, i.parent_id AS parentId,
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
+         FROM album_items ai JOIN items i ON i.id = ai.item_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         WHERE ai.album_id = ? AND ${LIVE} ${keyset}
+         ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
+      )
+      .all(...args);
+  }
+}

@@ -1,0 +1,35 @@
+import type { AppContext } from '../context.ts';
+import { albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from '../contract/albums.ts';
+import { route, routes } from './route.ts';
+
+/** Albums: an account's named sets of its photos and videos. */
+export function albumRoutes(ctx: AppContext) {
+  const { albums } = ctx.services;
+  return routes(ctx, 'http/albums', [
+    route('GET /api/albums', { query: albumListQuery, handler: ({ principal, query }) => albums.list(principal, query) }),
+    route('POST /api/albums', {
+      body: newAlbumBody,
+      handler: ({ principal, body, set }) => {
+        set.status = 201;
+        return albums.create(principal, body);
+      },
+    }),
+    route('GET /api/albums/:id', {
+      query: albumItemsQuery,
+      handler: ({ principal, params, query }) => albums.get(principal, params.id, query),
+    }),
+    route('PATCH /api/albums/:id', {
+      body: albumPatchBody,
+      handler: ({ principal, params, body }) => albums.update(principal, params.id, body),
+    }),
+    route('DELETE /api/albums/:id', { handler: ({ principal, params }) => albums.remove(principal, params.id) }),
+    route('POST /api/albums/:id/items', {
+      body: albumItemsBody,
+      handler: ({ principal, params, body }) => albums.addItems(principal, params.id, body.ids),
+    }),
+    route('DELETE /api/albums/:id/items', {
+      body: albumItemsBody,
+      handler: ({ principal, params, body }) => albums.removeItems(principal, params.id, body.ids),
+    }),
+  ]);
+}

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { acquireBrowser, apiSettled, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { upload } from '../helpers/files.ts';
+import * as img from '../helpers/images.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+let owner: seed.SeededLogin;
+const NAMES = ['dawn.jpg', 'noon.jpg', 'dusk.jpg'];
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  owner = await seed.owner(t);
+  for (const [i, name] of NAMES.entries())
+    await upload(owner.client, name, await img.photo(i, 480, 360, `2025:06:1${i + 1} 12:00:00`), { type: 'image/jpeg' });
+  await eventually(async () => {
+    const photos = await json(await owner.client.get('/api/files/photos'));
+    expect(photos.filter((p: { width: number | null }) => p.width === 480)).toHaveLength(3);
+  });
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
+const tile = (page: Page, name: string) => page.getByRole('option', { name, exact: true });
+
+describe('albums', () => {
+  test('a selection in Photos makes an album; its page shows them with Photos’ tools; cover, remove, rename and delete (light, dark, phone)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, owner);
+    await page.goto('/photos');
+    await tile(page, 'dusk.jpg').click({ modifiers: ['Control'] });
+    await tile(page, 'dawn.jpg').click({ modifiers: ['Control'] });
+    await button(page, 'Add to album').click();
+    const dialog = page.getByRole('dialog', { name: 'Add 2 items to an album' });
+    await dialog.getByLabel('Name of the new album').fill('Summer');
+    await expectAccessible(page, 'add to album');
+    await screenshot(page, 'albums-add-dialog');
+    await dialog.getByRole('button', { name: 'Create album' }).click();
+    await page.getByText('Added to “Summer”').waitFor();
+
+    await page.getByRole('navigation', { name: 'Photos views' }).getByRole('link', { name: 'Albums' }).click();
+    const card = page.getByRole('link', { name: 'Summer 2 items' });
+    await card.waitFor();
+    await expectAccessible(page, 'albums');
+    await screenshot(page, 'albums-list');
+    await card.click();
+    await page.getByRole('heading', { name: 'Summer' }).waitFor();
+    const grid = page.getByRole('listbox', { name: 'Photos in Summer' });
+    await grid.getByRole('option', { name: 'dusk.jpg' }).waitFor();
+    expect(await grid.getByRole('option').allInnerTexts()).toHaveLength(2);
+    expect(await grid.getByRole('option', { name: 'noon.jpg' }).count()).toBe(0);
+    await expectAccessible(page, 'album');
+    await screenshot(page, 'album-page');
+
+    // Add the third from Photos into the existing album.
+    await page.getByRole('link', { name: 'All photos' }).click();
+    await tile(page, 'noon.jpg').click({ modifiers: ['Control'] });
+    await button(page, 'Add to album').click();
+    const again = page.getByRole('dialog', { name: 'Add 1 item to an album' });
+    // The newest album is chosen once the list has arrived.
+    await again.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('Added to “Summer”').first().waitFor();
+    await page.getByRole('button', { name: 'Open album' }).last().click();
+    await page.getByRole('heading', { name: 'Summer' }).waitFor();
+    await grid.getByRole('option', { name: 'noon.jpg' }).waitFor();
+
+    await grid.getByRole('option', { name: 'noon.jpg' }).click({ modifiers: ['Control'] });
+    await button(page, 'Use as cover').click();
+    await page.getByText('Album cover set').waitFor();
+    const album = (await json(await owner.client.get('/api/albums'))).albums[0];
+    expect(album.coverItemId).toBe(album.coverId);
+
+    await grid.getByRole('option', { name: 'dawn.jpg' }).click({ modifiers: ['Control'] });
+    await button(page, 'Remove from album').click();
+    await page.getByText('1 item removed from the album; they stay in your files').waitFor();
+    await eventually(async () => (await grid.getByRole('option').count()) === 2);
+    expect((await json(await owner.client.get('/api/files/photos'))).length).toBe(3);
+
+    await button(page, 'Rename').click();
+    const rename = page.getByRole('dialog', { name: 'Rename album' });
+    await rename.getByLabel('Album name').fill('Summer 2025');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('heading', { name: 'Summer 2025' }).waitFor();
+
+    // Dark, then a phone.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expectAccessible(page, 'album, dark');
+    await screenshot(page, 'album-page-dark');
+    await page.setViewportSize(PHONE);
+    await apiSettled(page);
+    await expectAccessible(page, 'album, phone');
+    await screenshot(page, 'album-page-phone-dark');
+    await page.getByRole('link', { name: 'Albums', exact: true }).click();
+    await page.getByRole('link', { name: 'Summer 2025 2 items' }).waitFor();
+    await screenshot(page, 'albums-list-phone-dark');
+    await page.getByRole('link', { name: 'Summer 2025 2 items' }).click();
+
+    await button(page, 'Delete album').click();
+    const confirm = page.getByRole('dialog', { name: 'Delete the album “Summer 2025”?' });
+    await confirm.getByText('stay where they are').waitFor();
+    await confirm.getByRole('button', { name: 'Delete album' }).click();
+    await page.getByText('No albums yet.').waitFor();
+    expect((await json(await owner.client.get('/api/files/photos'))).length).toBe(3);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a sub-user without Modify sees albums but no way to change them', async () => {
+    const photos = await json(await owner.client.get('/api/files/photos'));
+    await owner.client.post('/api/albums', { name: 'Read only', ids: [photos[0].id] });
+    const sub = await seed.subUser(t, { id: owner.id }, ['files.download']);
+    const { context, page, errors } = await signedInContext(browser, t.url, sub);
+    await page.goto('/photos/albums');
+    await page.getByRole('link', { name: 'Read only 1 item' }).click();
+    await page.getByRole('listbox', { name: 'Photos in Read only' }).getByRole('option').first().waitFor();
+    expect(await button(page, 'Rename').count()).toBe(0);
+    expect(await button(page, 'Delete album').count()).toBe(0);
+    await page.getByRole('link', { name: 'All photos' }).click();
+    await tile(page, photos[0].name).click({ modifiers: ['Control'] });
+    await page.getByText('1 selected').waitFor();
+    expect(await button(page, 'Add to album').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

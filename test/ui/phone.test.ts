@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+let owner: seed.SeededLogin;
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  owner = await seed.owner(t);
+  await upload(owner.client, 'notes.txt', 'some notes', { type: 'text/plain' });
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+const more = (page: Page) => page.locator('nav.tabs').getAttribute('data-more');
+/** The keyboard hint shown beside the first menu entry that has one, after a right click (a long press) on the file. */
+async function menuHints(page: Page) {
+  await page.goto('/files');
+  await page.getByRole('row', { name: /^notes\.txt,/ }).click({ button: 'right' });
+  const menu = page.getByRole('menu');
+  await menu.waitFor();
+  const shown = await menu.locator('.menu-item kbd').first().isVisible();
+  await page.keyboard.press('Escape');
+  return shown;
+}
+
+describe('on a phone', () => {
+  test('Settings tabs fade out where more of them are; touch menus leave keyboard hints out; a floating New button (a desktop keeps its toolbar)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true, dark: true });
+    await page.goto('/settings');
+    await page.getByRole('navigation', { name: 'Settings sections' }).or(page.locator('nav.tabs')).first().waitFor();
+    await eventually(async () => (await more(page)) === 'right');
+    await page.locator('nav.tabs ul').evaluate((el: any) => el.scrollTo(el.scrollWidth / 2 - el.clientWidth / 2, 0));
+    await eventually(async () => (await more(page)) === 'both');
+    await page.locator('nav.tabs ul').evaluate((el: any) => el.scrollTo(el.scrollWidth, 0));
+    await eventually(async () => (await more(page)) === 'left');
+    await expectAccessible(page, 'settings tabs, phone');
+    await screenshot(page, 'settings-tabs-scrolled-dark-phone');
+    expect(await menuHints(page)).toBe(false);
+
+    // One floating New button stands for the toolbar's upload and new-folder buttons.
+    await page.goto('/files');
+    await page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Upload files' }).isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    const menu = page.getByRole('menu', { name: 'New' });
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['New folder', 'Upload files', 'Upload folder']);
+    await expectAccessible(page, 'New menu, phone');
+    await screenshot(page, 'files-new-menu-dark-phone');
+    await menu.getByRole('menuitem', { name: 'New folder' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByRole('textbox').fill('From the phone');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('row', { name: /^From the phone,/ }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+
+    const viewer = await seed.subUser(t, { id: owner.id }, ['files.download']);
+    const sub = await signedInContext(browser, t.url, viewer, { viewport: PHONE, touch: true });
+    await sub.page.goto('/files');
+    await sub.page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    expect(await sub.page.getByRole('button', { name: 'New', exact: true }).count()).toBe(0);
+    await sub.context.close();
+
+    const desktop = await signedInContext(browser, t.url, owner);
+    await desktop.page.goto('/settings');
+    await desktop.page.locator('nav.tabs').waitFor();
+    expect(await more(desktop.page)).toBe('');
+    expect(await menuHints(desktop.page)).toBe(true);
+    await desktop.page.goto('/files');
+    await desktop.page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    expect(await desktop.page.getByRole('button', { name: 'New', exact: true }).isVisible()).toBe(false);
+    expect(await desktop.page.getByRole('button', { name: 'Upload files' }).isVisible()).toBe(true);
+    await desktop.context.close();
+  });
+});

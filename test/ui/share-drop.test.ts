@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser } from 'playwright-core';
+import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { folder, listAll, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+describe('public pages', () => {
+  test('each file chosen is sent at once with its own row; one refused says why beside it and nothing reloads', async () => {
+    const o = await seed.owner(t);
+    const inbox = await folder(o.client, 'Scans');
+    const links = (await json(await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' }))).links;
+    const { context, page, errors } = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
+    await page.goto(new URL(links[inbox.id]).pathname);
+    await page.getByText('Files you send go to Owner’s folder Scans.').waitFor();
+    // The second request is refused as a full disk would be; the first goes through.
+    let calls = 0;
+    await page.route('**/upload', (route) =>
+      ++calls === 2
+        ? route.fulfill({ status: 507, contentType: 'application/json', body: JSON.stringify({ message: 'Not enough space left' }) })
+        : route.fallback(),
+    );
+    await page.getByLabel('Choose files to upload').setInputFiles([
+      { name: 'page-1.txt', mimeType: 'text/plain', buffer: Buffer.from('one') },
+      { name: 'page-2.txt', mimeType: 'text/plain', buffer: Buffer.from('two') },
+    ]);
+    const rows = page.getByRole('list', { name: 'Files being sent' });
+    await rows.getByRole('listitem').filter({ hasText: 'page-2.txt' }).getByText('not sent: Not enough space left').waitFor();
+    await rows.getByRole('listitem').filter({ hasText: 'page-1.txt' }).getByText('sent', { exact: true }).waitFor();
+    await page.getByRole('status').filter({ hasText: '1 of 2 file(s) not sent' }).waitFor();
+    expect(await page.getByRole('progressbar', { name: 'Progress of page-1.txt' }).getAttribute('value')).toBe('1');
+    await expectAccessible(page, 'drop page, one file refused, dark phone');
+    await screenshot(page, 'share-drop-refused-dark-phone');
+    expect((await listAll(o.client, `/api/files?parentId=${inbox.id}`)).map((i: { name: string }) => i.name)).toEqual(['page-1.txt']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a shared video is a player in the page, muted, with Download beside it (light desktop, dark phone)', async () => {
+    const o = await seed.owner(t);
+    const clip = await upload(o.client, 'holiday.mp4', new Uint8Array(2048).fill(1), { type: 'video/mp4' });
+    const links = (await json(await o.client.post('/api/files/share', { ids: [clip.id], shared: true }))).links;
+    for (const [opts, tag] of [
+      [{}, 'light-desktop'],
+      [{ viewport: PHONE, dark: true, touch: true }, 'dark-phone'],
+    ] as const) {
+      const { context, page, errors } = await openContext(browser, t.url, opts);
+      await page.goto(new URL(links[clip.id]).pathname);
+      const video = page.locator('video.preview');
+      await video.waitFor();
+      expect(await video.evaluate((v: any) => v.muted && v.paused && v.controls)).toBe(true);
+      await page.getByText('Shared by Owner').waitFor();
+      await expectAccessible(page, `shared video ${tag}`);
+      await screenshot(page, `share-video-${tag}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+});
