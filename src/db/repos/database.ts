@@ -23,6 +23,11 @@ export class DatabaseRepo {
     return `${this.dataVersion()}:${own}`;
   }
 
+  /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it). */
+  accessVersion(): number {
+    return this.sqlite.query<{ g: number }, []>('SELECT generation AS g FROM access_generation WHERE id = 1').get()!.g;
+  }
+
   integrityCheck(): string[] {
     return this.sqlite
       .query<{ integrity_check: string }, []>('PRAGMA integrity_check')
