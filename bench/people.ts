@@ -96,7 +96,11 @@ async function waitFor(
  * 100 members reaching all their open event streams.
  */
 export async function runPeopleBench(): Promise<void> {
-  const server = await startBenchServer({ COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_MAX_CONNECTIONS_PER_IP: '0' });
+  const server = await startBenchServer({
+    COFFER_GENERAL_RATE_LIMIT: '1000000000',
+    COFFER_MAX_CONNECTIONS_PER_IP: '0',
+    COFFER_MEMBER_LOOKUP_RATE_LIMIT: '1000000000',
+  });
   try {
     const ownerToken = await adminToken(server.url);
     const auth = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });

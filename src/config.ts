@@ -123,6 +123,7 @@ export interface RateLimits {
   mfa: number;
   backupCodes: number;
   passwordHashes: number;
+  memberLookups: number;
 }
 
 /** Each limiter's variable and its default (SPEC's, for SPEC's limiters); the table in docs/configuration.md names the same. */
@@ -134,6 +135,8 @@ const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: num
   backupCodes: ['COFFER_BACKUP_CODES_RATE_LIMIT', 3],
   // Above what one household's devices and people need; each check costs a core ~80 ms and 19 MiB.
   passwordHashes: ['COFFER_PASSWORD_HASH_RATE_LIMIT', 60],
+  // Adding a member tells whether an email has an account: few per account, so emails cannot be probed in bulk.
+  memberLookups: ['COFFER_MEMBER_LOOKUP_RATE_LIMIT', 30],
 };
 
 export type StorageConfig = { driver: 'local' } | S3Config;
@@ -197,6 +200,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_BACKUP_CODES_RATE_LIMIT  backup-code regenerations per 10 minutes per IP and login (default 3)
   COFFER_PASSWORD_HASH_RATE_LIMIT password checks per minute per IP, whatever the email: sign-in, sign-up,
                                   password change, sub-user creation, WebDAV (default 60)
+  COFFER_MEMBER_LOOKUP_RATE_LIMIT members added (each looks an email up) per 15 minutes per account, its
+                                  sub-users included (default 30)
   COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
                                   download (default 30, at most 255; event streams are exempt)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
