@@ -1,14 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import {
-  acquireBrowser,
-  expectAccessible,
-  openContext,
-  PHONE,
-  releaseBrowser,
-  screenshot,
-  signedInContext,
-} from '../helpers/browser.ts';
+import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import * as seed from '../helpers/seed.ts';
