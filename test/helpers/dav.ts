@@ -47,3 +47,17 @@ export async function davLogin(t: TestServer, login: SeededLogin, name = 'test d
   const body = await json(res);
   return Object.assign(new DavClient(t.url, login.email, body.password), { id: body.id as string });
 }
+
+/** One resource of a PROPFIND answer: its href and the found properties by local name. */
+export type PropfindRow = { href: string; props: Record<string, string> };
+
+/** The resources of a multistatus answer, with the properties found (200) in each. */
+export function propfindRows(xml: string): PropfindRow[] {
+  return [...xml.matchAll(/<D:response>([\s\S]*?)<\/D:response>/g)].map((m) => {
+    const href = decodeURIComponent(/<D:href>([^<]*)<\/D:href>/.exec(m[1]!)![1]!);
+    const ok = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(m[1]!)?.[1] ?? '';
+    const props: Record<string, string> = {};
+    for (const p of ok.matchAll(/<(?:D|x):([\w-]+)(?: xmlns:x="[^"]*")?(?:\/>|>([\s\S]*?)<\/(?:D|x):\1>)/g)) props[p[1]!] = p[2] ?? '';
+    return { href, props };
+  });
+}
