@@ -4,7 +4,7 @@ import { utcString } from '../lib/dates.ts';
 import { escapeXml } from '../lib/xml.ts';
 import type { Principal } from '../services/accounts/principal.ts';
 import type { DavTrashbin, TrashbinEntry } from '../services/dav/trashbin.ts';
-import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, xmlBody } from './dav.ts';
+import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
 import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
 import { readText } from './body.ts';
 import { requestMeta } from './request-meta.ts';
@@ -18,17 +18,7 @@ type Target = { kind: 'home' } | { kind: 'trash' } | { kind: 'restore' } | { kin
 
 /** The path under /remote.php/dav/trashbin/<login id>/; another login's id, or a deeper path, is 404. */
 function targetOf(urlPath: string, principal: Principal): { target: Target; base: string } {
-  let segments: string[];
-  try {
-    segments = urlPath
-      .slice(DOOR.length)
-      .split('/')
-      .filter((s) => s !== '')
-      .map(decodeURIComponent);
-  } catch {
-    throw badRequest('The path has a malformed percent-escape');
-  }
-  const [user, folder, entry, ...rest] = segments;
+  const [user, folder, entry, ...rest] = segmentsAfter(DOOR, urlPath);
   if (user !== principal.loginId || rest.length > 0) throw notFound(Messages.itemNotFound);
   const base = `${DOOR}${encodeURIComponent(user)}/`;
   if (folder === undefined) return { target: { kind: 'home' }, base };

@@ -5,7 +5,7 @@ import { escapeXml } from '../lib/xml.ts';
 import type { Principal } from '../services/accounts/principal.ts';
 import type { DavVersion, DavVersions } from '../services/dav/versions.ts';
 import { readText } from './body.ts';
-import { DAV, OC, type PropName, type PropRequest, propRequestOf, xmlBody } from './dav.ts';
+import { DAV, OC, type PropName, type PropRequest, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
 import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
 import { fileResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
@@ -24,17 +24,7 @@ type Target =
 
 /** The path under /remote.php/dav/versions/<login id>/; another login's id, or a path that names nothing, is 404. */
 function targetOf(urlPath: string, principal: Principal): { target: Target; base: string } {
-  let segments: string[];
-  try {
-    segments = urlPath
-      .slice(DOOR.length)
-      .split('/')
-      .filter((s) => s !== '')
-      .map(decodeURIComponent);
-  } catch {
-    throw badRequest('The path has a malformed percent-escape');
-  }
-  const [user, folder, fileId, name, ...rest] = segments;
+  const [user, folder, fileId, name, ...rest] = segmentsAfter(DOOR, urlPath);
   if (user !== principal.loginId || rest.length > 0) throw notFound(Messages.itemNotFound);
   const base = `${DOOR}${encodeURIComponent(user)}/`;
   if (folder === undefined) return { target: { kind: 'home' }, base };

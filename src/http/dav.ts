@@ -157,6 +157,20 @@ function doorOf(urlPath: string, principal: Principal): string {
   throw new AppError(502, 'The destination is not on this WebDAV server');
 }
 
+/** The decoded, non-empty segments of a URL path after `door`; 400 for a bad escape. */
+export function segmentsAfter(door: string, urlPath: string): string[] {
+  const segments: string[] = [];
+  for (const raw of urlPath.slice(door.length).split('/')) {
+    if (raw === '') continue;
+    try {
+      segments.push(decodeURIComponent(raw));
+    } catch {
+      throw badRequest('The path has a malformed percent-escape');
+    }
+  }
+  return segments;
+}
+
 /** The path of a request target under its door's prefix (`/dav/a%20b/c`) as decoded segments; 400 for bad escapes or dot segments. */
 function pathOfUrlPath(prefix: string, urlPath: string): DavPath {
   const segments: string[] = [];
