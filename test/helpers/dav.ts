@@ -61,3 +61,18 @@ export function propfindRows(xml: string): PropfindRow[] {
     return { href, props };
   });
 }
+
+/** A Nextcloud app: HTTP Basic with an app password, on the /remote.php and /index.php paths. */
+export class NextcloudApp {
+  constructor(
+    readonly dav: DavClient,
+    readonly userId: string,
+  ) {}
+  send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+    return fetch(`${this.dav.baseUrl}${path}`, { method, headers: { authorization: this.dav.authorization, ...headers }, body });
+  }
+  /** `path` below the login's /remote.php/dav/files/<id>/, as it goes on the wire. */
+  files(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+    return this.send(method, `/remote.php/dav/files/${this.userId}/${path}`, headers, body);
+  }
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { DavClient, davLogin, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
 import { folder, listAll, upload } from '../../helpers/files.ts';
 import { jpeg } from '../../helpers/images.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -20,18 +20,8 @@ const TRASH_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="h
 const FILE_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>
   <oc:fileid/><oc:permissions/><nc:has-preview/></d:prop></d:propfind>`;
 
-/** A Nextcloud app: HTTP Basic with an app password, on the /remote.php and /index.php paths. */
-class App {
-  constructor(
-    readonly dav: DavClient,
-    readonly userId: string,
-  ) {}
-  send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return fetch(`${t.url}${path}`, { method, headers: { authorization: this.dav.authorization, ...headers }, body });
-  }
-  files(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return this.send(method, `/remote.php/dav/files/${this.userId}/${path}`, headers, body);
-  }
+/** A Nextcloud app, with what these tests ask of it. */
+class App extends NextcloudApp {
   async filesProps(path: string, depth = '1'): Promise<PropfindRow[]> {
     const res = await this.files('PROPFIND', path, { depth }, FILE_PROPS);
     expect(res.status).toBe(207);

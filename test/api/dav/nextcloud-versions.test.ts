@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { DavClient, davLogin, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
 import { listAll } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -16,18 +16,8 @@ afterAll(() => t.stop());
 const VERSION_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>
   <d:getcontenttype/><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:creationdate/><d:getetag/><oc:id/><oc:size/></d:prop></d:propfind>`;
 
-/** A Nextcloud app signed in with an app password. */
-class App {
-  constructor(
-    readonly dav: DavClient,
-    readonly userId: string,
-  ) {}
-  send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return fetch(`${t.url}${path}`, { method, headers: { authorization: this.dav.authorization, ...headers }, body });
-  }
-  files(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return this.send(method, `/remote.php/dav/files/${this.userId}/${path}`, headers, body);
-  }
+/** A Nextcloud app, with what these tests ask of it. */
+class App extends NextcloudApp {
   async fileid(path: string): Promise<string> {
     const res = await this.files(
       'PROPFIND',
