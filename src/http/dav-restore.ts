@@ -1,5 +1,5 @@
-import { AppError, badRequest, forbidden } from '../errors.ts';
-import type { RequestMeta } from './request-meta.ts';
+import { badRequest, forbidden } from '../errors.ts';
+import { destinationUrl } from './dav.ts';
 
 /** A PROPFIND's Depth on the trashbin and versions doors: 0 or 1 (the default); infinity is 403 there, as Nextcloud's. */
 export function shallowDepth(request: Request, what: string): '0' | '1' {
@@ -10,16 +10,8 @@ export function shallowDepth(request: Request, what: string): '0' | '1' {
 }
 
 /** Checks that a MOVE's Destination names something inside `<base>restore/` on this server, which is how the clients ask for a restore. */
-export function requireRestoreDestination(request: Request, meta: RequestMeta, base: string, the: { what: string; example: string }): void {
-  const destination = request.headers.get('destination');
-  if (!destination) throw badRequest(`MOVE needs a Destination header: ${base}restore/${the.example}`);
-  let url: URL;
-  try {
-    url = new URL(destination, meta.origin);
-  } catch {
-    throw badRequest('The Destination header is not a URL');
-  }
-  if (url.host !== meta.host) throw new AppError(502, 'The destination is on another server');
+export function requireRestoreDestination(request: Request, base: string, the: { what: string; example: string }): void {
+  const url = destinationUrl(request, `MOVE needs a Destination header: ${base}restore/${the.example}`);
   const into = `${base}restore/`;
   if (!url.pathname.startsWith(into) || url.pathname.length === into.length)
     throw forbidden(`${the.what} is restored by a MOVE into ${into}<name>`);

@@ -126,7 +126,7 @@ export function davTrashbinRoutes(ctx: AppContext) {
       case 'MOVE': {
         if (target.kind !== 'entry') throw forbidden('Only a trash entry can be moved: into restore/ to restore it');
         const entry = trashbin.entry(principal, target.name);
-        requireRestoreDestination(request, meta, base, { what: 'A trash entry', example: '<name>' });
+        requireRestoreDestination(request, base, { what: 'A trash entry', example: '<name>' });
         await readText(request);
         trashbin.restore(principal, entry);
         return new Response(null, { status: 201 });

@@ -135,7 +135,7 @@ export function davVersionRoutes(ctx: AppContext) {
       case 'MOVE': {
         if (target.kind !== 'version') throw forbidden('Only a version can be moved: into restore/ to restore it');
         versions.entry(principal, target.fileId, target.name);
-        requireRestoreDestination(request, meta, base, { what: 'A version', example: 'target' });
+        requireRestoreDestination(request, base, { what: 'A version', example: 'target' });
         await readText(request);
         versions.restore(principal, target.fileId, target.name);
         return new Response(null, { status: 201 });
