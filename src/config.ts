@@ -570,29 +570,7 @@ function backupConfig(env: Env, cwd: string, dataDir: string): BackupConfig {
   // A backup that leaves the machine holds the master key: it goes encrypted or not at all.
   if (!passphraseFile)
     throw new ConfigError('BACKUP_PASSPHRASE_FILE is required when BACKUP_S3_BUCKET is set: backups sent to a bucket are encrypted');
-  // BACKUP_S3_* first, then the storage's S3_* settings, so one store can hold both.
-  const s3Env: Env = { S3_BUCKET: env.BACKUP_S3_BUCKET, S3_PREFIX: env.BACKUP_S3_PREFIX ?? 'coffer-backups/' };
-  for (const name of [
-    'ENDPOINT',
-    'REGION',
-    'ACCESS_KEY_ID',
-    'SECRET_ACCESS_KEY',
-    'SECRET_ACCESS_KEY_FILE',
-    'FORCE_PATH_STYLE',
-    'PART_SIZE',
-    'TIMEOUT_SECONDS',
-  ]) {
-    s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
-  }
-  let s3: StorageConfig;
-  try {
-    s3 = storageConfig('s3', s3Env, cwd);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    // The same checks as the storage's bucket, named as the backup settings they came from.
-    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'BACKUP_S3_BUCKET is set'));
-  }
-  if (s3.driver !== 's3') throw new ConfigError('BACKUP_S3_BUCKET names a bucket');
+  const s3 = backupBucket(env.BACKUP_S3_BUCKET!, env.BACKUP_S3_PREFIX ?? 'coffer-backups/', env, cwd, 'BACKUP_S3_BUCKET is set');
   return { schedule, keep, destination: { kind: 's3', s3 }, passphraseFile };
 }
 
@@ -622,7 +600,16 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
   const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(text.trim());
   if (!m) return { kind: 'dir', dir: path.resolve(cwd, text.trim()) };
   const prefix = m[2] ? m[2].replace(/\/*$/, '/') : '';
-  const s3Env: Env = { S3_BUCKET: m[1], S3_PREFIX: prefix };
+  const s3 = backupBucket(m[1]!, prefix, env, cwd, 'REPLICATE_TO names a bucket');
+  return { kind: 's3', s3 };
+}
+
+/**
+ * A bucket of backups or replicas: BACKUP_S3_* first, then the storage's S3_* settings, so one store can hold
+ * both; errors name the BACKUP_S3_* settings and `why` the bucket is needed.
+ */
+function backupBucket(bucket: string, prefix: string, env: Env, cwd: string, why: string): S3Config {
+  const s3Env: Env = { S3_BUCKET: bucket, S3_PREFIX: prefix };
   for (const name of [
     'ENDPOINT',
     'REGION',
@@ -630,6 +617,7 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
     'SECRET_ACCESS_KEY',
     'SECRET_ACCESS_KEY_FILE',
     'FORCE_PATH_STYLE',
+    'PART_SIZE',
     'TIMEOUT_SECONDS',
   ]) {
     s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
@@ -639,10 +627,11 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
     s3 = storageConfig('s3', s3Env, cwd);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'REPLICATE_TO names a bucket'));
+    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', why));
   }
-  if (s3.driver !== 's3') throw new ConfigError('REPLICATE_TO names a bucket');
-  return { kind: 's3', s3 };
+  // storageConfig('s3') always answers a bucket; this narrows its type.
+  if (s3.driver !== 's3') throw new ConfigError(`${why}: not a bucket`);
+  return s3;
 }
 
 function booleanVar(name: string, text: string | undefined, fallback: boolean): boolean {
