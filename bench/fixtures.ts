@@ -157,3 +157,32 @@ export function seedItems(
     closeDatabase(db);
   }
 }
+
+/** `count` children of `parentId` straight into the tree through `ctx` (one folder in ten, the rest photos); their ids. */
+export function seedTree(ctx: AppContext, accountId: string, parentId: string | null, count: number, name: string): string[] {
+  const now = Date.now();
+  const ids: string[] = [];
+  ctx.db.$client.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const folder = i % 10 === 0;
+      const row = ctx.repos.items.insert({
+        id: newId(),
+        accountId,
+        parentId,
+        type: folder ? 'folder' : 'file',
+        name: `${name} ${String(i).padStart(4, '0')}${folder ? '' : '.jpg'}`,
+        size: folder ? 0 : 1000 + i,
+        mimeType: folder ? null : 'image/jpeg',
+        storageKey: null,
+        wrappedKey: null,
+        keyId: null,
+        starred: false,
+        modifiedAt: now - i * 60_000,
+        accessedAt: now,
+        createdAt: now,
+      });
+      ids.push(row.id);
+    }
+  })();
+  return ids;
+}

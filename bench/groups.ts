@@ -4,6 +4,7 @@ import type { AppContext } from '../src/context.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createLogger } from '../src/log.ts';
 import { Tree } from '../src/services/files/tree.ts';
+import { seedTree } from './fixtures.ts';
 import { adminToken, startBenchServer } from './server.ts';
 import { median } from './streams.ts';
 
@@ -27,36 +28,6 @@ async function account(ctx: AppContext, email: string): Promise<{ id: string; to
   });
   const { token } = await ctx.services.sessions.start(row.id, { ip: '127.0.0.1', userAgent: 'bench' });
   return { id: row.id, token };
-}
-
-/** `count` children of `parentId` straight into the tree, one folder in ten. */
-function seedItems(ctx: AppContext, accountId: string, parentId: string | null, count: number, name: string): string[] {
-  const now = Date.now();
-  const ids: string[] = [];
-  ctx.db.$client.transaction(() => {
-    for (let i = 0; i < count; i++) {
-      const folder = i % 10 === 0;
-      ids.push(
-        ctx.repos.items.insert({
-          id: newId(),
-          accountId,
-          parentId,
-          type: folder ? 'folder' : 'file',
-          name: `${name} ${String(i).padStart(4, '0')}${folder ? '' : '.jpg'}`,
-          size: folder ? 0 : 1000 + i,
-          mimeType: folder ? null : 'image/jpeg',
-          storageKey: null,
-          wrappedKey: null,
-          keyId: null,
-          starred: false,
-          modifiedAt: now - i * 60_000,
-          accessedAt: now,
-          createdAt: now,
-        }).id,
-      );
-    }
-  })();
-  return ids;
 }
 
 async function timeGet(url: string, token: string): Promise<number> {
@@ -91,8 +62,8 @@ export async function runGroupsBench(): Promise<void> {
     let deepId: string;
     try {
       member = await account(ctx, 'member@example.test');
-      folderId = seedItems(ctx, owner.id, null, 1, 'Team')[0]!;
-      seedItems(ctx, owner.id, folderId, FOLDER_ITEMS, 'Photo');
+      folderId = seedTree(ctx, owner.id, null, 1, 'Team')[0]!;
+      seedTree(ctx, owner.id, folderId, FOLDER_ITEMS, 'Photo');
       const now = Date.now();
       const cli = { cli: true } as const;
       const listed = ctx.services.groups.create(cli, { name: 'Listed' });
@@ -125,14 +96,14 @@ export async function runGroupsBench(): Promise<void> {
         quota: null,
       });
       teamFolderId = team.folderId;
-      seedItems(ctx, team.id, teamFolderId, FOLDER_ITEMS, 'Asset');
+      seedTree(ctx, team.id, teamFolderId, FOLDER_ITEMS, 'Asset');
       // 50 groups, each with its own sharing owner and 20 shared folders; the member in every one.
       let parent: string | null = null;
       for (let g = 0; g < GROUPS; g++) {
         const group = ctx.services.groups.create(cli, { name: `Group ${g}` });
         ctx.repos.groups.addMember(group.id, member.id, false, now);
         const sharer = await account(ctx, `sharer-${g}@example.test`);
-        const folders = seedItems(ctx, sharer.id, null, FOLDERS_PER_GROUP, `Shared ${g}`);
+        const folders = seedTree(ctx, sharer.id, null, FOLDERS_PER_GROUP, `Shared ${g}`);
         ctx.db.$client.transaction(() => {
           folders.forEach((itemId, i) =>
             ctx.repos.groups.shareWith({
@@ -148,7 +119,7 @@ export async function runGroupsBench(): Promise<void> {
         // A path 5 folders deep under the last group's first folder: what a request inside a share names.
         if (g === GROUPS - 1) {
           parent = folders[0]!;
-          for (let depth = 0; depth < 5; depth++) parent = seedItems(ctx, sharer.id, parent, 1, `Level ${depth}`)[0]!;
+          for (let depth = 0; depth < 5; depth++) parent = seedTree(ctx, sharer.id, parent, 1, `Level ${depth}`)[0]!;
         }
       }
       deepId = parent!;

@@ -3,6 +3,7 @@ import { openContext } from '../src/composition.ts';
 import { createLogger } from '../src/log.ts';
 import { newId } from '../src/lib/ids.ts';
 import type { AppContext } from '../src/context.ts';
+import { seedTree } from './fixtures.ts';
 import { adminToken, startBenchServer } from './server.ts';
 import { median } from './streams.ts';
 
@@ -32,35 +33,6 @@ async function accounts(ctx: AppContext, n: number, prefix: string): Promise<Arr
     out.push({ id: row.id, email, token });
   }
   return out;
-}
-
-/** Items straight into the owner's tree: `count` children of `parentId`. */
-function seedItems(ctx: AppContext, accountId: string, parentId: string | null, count: number, name: string): string[] {
-  const now = Date.now();
-  const ids: string[] = [];
-  ctx.db.$client.transaction(() => {
-    for (let i = 0; i < count; i++) {
-      const folder = i % 10 === 0;
-      const row = ctx.repos.items.insert({
-        id: newId(),
-        accountId,
-        parentId,
-        type: folder ? 'folder' : 'file',
-        name: `${name} ${String(i).padStart(4, '0')}${folder ? '' : '.jpg'}`,
-        size: folder ? 0 : 1000 + i,
-        mimeType: folder ? null : 'image/jpeg',
-        storageKey: null,
-        wrappedKey: null,
-        keyId: null,
-        starred: false,
-        modifiedAt: now - i * 60_000,
-        accessedAt: now,
-        createdAt: now,
-      });
-      ids.push(row.id);
-    }
-  })();
-  return ids;
 }
 
 async function timeGet(url: string, token: string): Promise<number> {
@@ -96,7 +68,11 @@ async function waitFor(
  * 100 members reaching all their open event streams.
  */
 export async function runPeopleBench(): Promise<void> {
-  const server = await startBenchServer({ COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_MAX_CONNECTIONS_PER_IP: '0' });
+  const server = await startBenchServer({
+    COFFER_GENERAL_RATE_LIMIT: '1000000000',
+    COFFER_MAX_CONNECTIONS_PER_IP: '0',
+    COFFER_MEMBER_LOOKUP_RATE_LIMIT: '1000000000',
+  });
   try {
     const ownerToken = await adminToken(server.url);
     const auth = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
@@ -106,12 +82,12 @@ export async function runPeopleBench(): Promise<void> {
     let folderId: string;
     try {
       members = await accounts(ctx, MEMBERS, 'member');
-      folderId = seedItems(ctx, owner.id, null, 1, 'Shared')[0]!;
-      seedItems(ctx, owner.id, folderId, FOLDER_ITEMS, 'Photo');
+      folderId = seedTree(ctx, owner.id, null, 1, 'Shared')[0]!;
+      seedTree(ctx, owner.id, folderId, FOLDER_ITEMS, 'Photo');
       // 1,000 items of another owner, each shared with the first member.
       const [other] = await accounts(ctx, 1, 'sharer');
       const now = Date.now();
-      const shared = seedItems(ctx, other!.id, null, SHARES, 'Item');
+      const shared = seedTree(ctx, other!.id, null, SHARES, 'Item');
       ctx.db.$client.transaction(() => {
         shared.forEach((itemId, i) =>
           ctx.repos.members.insert({

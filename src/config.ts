@@ -123,6 +123,7 @@ export interface RateLimits {
   mfa: number;
   backupCodes: number;
   passwordHashes: number;
+  memberLookups: number;
 }
 
 /** Each limiter's variable and its default (SPEC's, for SPEC's limiters); the table in docs/configuration.md names the same. */
@@ -134,6 +135,8 @@ const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: num
   backupCodes: ['COFFER_BACKUP_CODES_RATE_LIMIT', 3],
   // Above what one household's devices and people need; each check costs a core ~80 ms and 19 MiB.
   passwordHashes: ['COFFER_PASSWORD_HASH_RATE_LIMIT', 60],
+  // Adding a member tells whether an email has an account: few per account, so emails cannot be probed in bulk.
+  memberLookups: ['COFFER_MEMBER_LOOKUP_RATE_LIMIT', 30],
 };
 
 export type StorageConfig = { driver: 'local' } | S3Config;
@@ -197,6 +200,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_BACKUP_CODES_RATE_LIMIT  backup-code regenerations per 10 minutes per IP and login (default 3)
   COFFER_PASSWORD_HASH_RATE_LIMIT password checks per minute per IP, whatever the email: sign-in, sign-up,
                                   password change, sub-user creation, WebDAV (default 60)
+  COFFER_MEMBER_LOOKUP_RATE_LIMIT members added (each looks an email up) per 15 minutes per account, its
+                                  sub-users included (default 30)
   COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
                                   download (default 30, at most 255; event streams are exempt)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
@@ -565,29 +570,7 @@ function backupConfig(env: Env, cwd: string, dataDir: string): BackupConfig {
   // A backup that leaves the machine holds the master key: it goes encrypted or not at all.
   if (!passphraseFile)
     throw new ConfigError('BACKUP_PASSPHRASE_FILE is required when BACKUP_S3_BUCKET is set: backups sent to a bucket are encrypted');
-  // BACKUP_S3_* first, then the storage's S3_* settings, so one store can hold both.
-  const s3Env: Env = { S3_BUCKET: env.BACKUP_S3_BUCKET, S3_PREFIX: env.BACKUP_S3_PREFIX ?? 'coffer-backups/' };
-  for (const name of [
-    'ENDPOINT',
-    'REGION',
-    'ACCESS_KEY_ID',
-    'SECRET_ACCESS_KEY',
-    'SECRET_ACCESS_KEY_FILE',
-    'FORCE_PATH_STYLE',
-    'PART_SIZE',
-    'TIMEOUT_SECONDS',
-  ]) {
-    s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
-  }
-  let s3: StorageConfig;
-  try {
-    s3 = storageConfig('s3', s3Env, cwd);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    // The same checks as the storage's bucket, named as the backup settings they came from.
-    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'BACKUP_S3_BUCKET is set'));
-  }
-  if (s3.driver !== 's3') throw new ConfigError('BACKUP_S3_BUCKET names a bucket');
+  const s3 = backupBucket(env.BACKUP_S3_BUCKET!, env.BACKUP_S3_PREFIX ?? 'coffer-backups/', env, cwd, 'BACKUP_S3_BUCKET is set');
   return { schedule, keep, destination: { kind: 's3', s3 }, passphraseFile };
 }
 
@@ -617,7 +600,16 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
   const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(text.trim());
   if (!m) return { kind: 'dir', dir: path.resolve(cwd, text.trim()) };
   const prefix = m[2] ? m[2].replace(/\/*$/, '/') : '';
-  const s3Env: Env = { S3_BUCKET: m[1], S3_PREFIX: prefix };
+  const s3 = backupBucket(m[1]!, prefix, env, cwd, 'REPLICATE_TO names a bucket');
+  return { kind: 's3', s3 };
+}
+
+/**
+ * A bucket of backups or replicas: BACKUP_S3_* first, then the storage's S3_* settings, so one store can hold
+ * both; errors name the BACKUP_S3_* settings and `why` the bucket is needed.
+ */
+function backupBucket(bucket: string, prefix: string, env: Env, cwd: string, why: string): S3Config {
+  const s3Env: Env = { S3_BUCKET: bucket, S3_PREFIX: prefix };
   for (const name of [
     'ENDPOINT',
     'REGION',
@@ -625,6 +617,7 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
     'SECRET_ACCESS_KEY',
     'SECRET_ACCESS_KEY_FILE',
     'FORCE_PATH_STYLE',
+    'PART_SIZE',
     'TIMEOUT_SECONDS',
   ]) {
     s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
@@ -634,10 +627,11 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
     s3 = storageConfig('s3', s3Env, cwd);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', 'REPLICATE_TO names a bucket'));
+    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', why));
   }
-  if (s3.driver !== 's3') throw new ConfigError('REPLICATE_TO names a bucket');
-  return { kind: 's3', s3 };
+  // storageConfig('s3') always answers a bucket; this narrows its type.
+  if (s3.driver !== 's3') throw new ConfigError(`${why}: not a bucket`);
+  return s3;
 }
 
 function booleanVar(name: string, text: string | undefined, fallback: boolean): boolean {

@@ -1,11 +1,12 @@
 import type { AppContext } from '../context.ts';
-import { AppError, badRequest, forbidden, Messages, notFound } from '../errors.ts';
+import { forbidden, Messages, notFound } from '../errors.ts';
 import { utcString } from '../lib/dates.ts';
 import { escapeXml } from '../lib/xml.ts';
 import type { Principal } from '../services/accounts/principal.ts';
 import type { DavTrashbin, TrashbinEntry } from '../services/dav/trashbin.ts';
-import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, xmlBody } from './dav.ts';
+import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
 import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
+import { requireRestoreDestination, shallowDepth } from './dav-restore.ts';
 import { readText } from './body.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
@@ -18,17 +19,7 @@ type Target = { kind: 'home' } | { kind: 'trash' } | { kind: 'restore' } | { kin
 
 /** The path under /remote.php/dav/trashbin/<login id>/; another login's id, or a deeper path, is 404. */
 function targetOf(urlPath: string, principal: Principal): { target: Target; base: string } {
-  let segments: string[];
-  try {
-    segments = urlPath
-      .slice(DOOR.length)
-      .split('/')
-      .filter((s) => s !== '')
-      .map(decodeURIComponent);
-  } catch {
-    throw badRequest('The path has a malformed percent-escape');
-  }
-  const [user, folder, entry, ...rest] = segments;
+  const [user, folder, entry, ...rest] = segmentsAfter(DOOR, urlPath);
   if (user !== principal.loginId || rest.length > 0) throw notFound(Messages.itemNotFound);
   const base = `${DOOR}${encodeURIComponent(user)}/`;
   if (folder === undefined) return { target: { kind: 'home' }, base };
@@ -87,9 +78,7 @@ const ENTRY_PROPS: PropName[] = [
 ];
 
 async function propfind(trashbin: DavTrashbin, principal: Principal, request: Request, target: Target, base: string, instanceId: string) {
-  const depth = (request.headers.get('depth') ?? '1').trim().toLowerCase();
-  if (depth === 'infinity') throw forbidden('PROPFIND of the trash takes Depth 0 or 1');
-  if (depth !== '0' && depth !== '1') throw badRequest('Depth must be 0, 1 or infinity');
+  const depth = shallowDepth(request, 'the trash');
   const want = propRequestOf(await xmlBody(request));
   const entryXml = (e: TrashbinEntry) =>
     responseXml(`${base}trash/${encodeURIComponent(e.entryName)}${e.item.type === 'folder' ? '/' : ''}`, want, ENTRY_PROPS, (ns, name) =>
@@ -137,18 +126,7 @@ export function davTrashbinRoutes(ctx: AppContext) {
       case 'MOVE': {
         if (target.kind !== 'entry') throw forbidden('Only a trash entry can be moved: into restore/ to restore it');
         const entry = trashbin.entry(principal, target.name);
-        const destination = request.headers.get('destination');
-        if (!destination) throw badRequest(`MOVE needs a Destination header: ${base}restore/<name>`);
-        let url: URL;
-        try {
-          url = new URL(destination, meta.origin);
-        } catch {
-          throw badRequest('The Destination header is not a URL');
-        }
-        if (url.host !== meta.host) throw new AppError(502, 'The destination is on another server');
-        const destPath = url.pathname;
-        if (!destPath.startsWith(`${base}restore/`) || destPath.length === `${base}restore/`.length)
-          throw forbidden(`A trash entry is restored by a MOVE into ${base}restore/<name>`);
+        requireRestoreDestination(request, base, { what: 'A trash entry', example: '<name>' });
         await readText(request);
         trashbin.restore(principal, entry);
         return new Response(null, { status: 201 });

@@ -1,12 +1,13 @@
 import type { AppContext } from '../context.ts';
-import { AppError, badRequest, forbidden, Messages, notFound } from '../errors.ts';
+import { AppError, forbidden, Messages, notFound } from '../errors.ts';
 import { isoString, utcString } from '../lib/dates.ts';
 import { escapeXml } from '../lib/xml.ts';
 import type { Principal } from '../services/accounts/principal.ts';
 import type { DavVersion, DavVersions } from '../services/dav/versions.ts';
 import { readText } from './body.ts';
-import { DAV, OC, type PropName, type PropRequest, propRequestOf, xmlBody } from './dav.ts';
+import { DAV, OC, type PropName, type PropRequest, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
 import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
+import { requireRestoreDestination, shallowDepth } from './dav-restore.ts';
 import { fileResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
@@ -24,17 +25,7 @@ type Target =
 
 /** The path under /remote.php/dav/versions/<login id>/; another login's id, or a path that names nothing, is 404. */
 function targetOf(urlPath: string, principal: Principal): { target: Target; base: string } {
-  let segments: string[];
-  try {
-    segments = urlPath
-      .slice(DOOR.length)
-      .split('/')
-      .filter((s) => s !== '')
-      .map(decodeURIComponent);
-  } catch {
-    throw badRequest('The path has a malformed percent-escape');
-  }
-  const [user, folder, fileId, name, ...rest] = segments;
+  const [user, folder, fileId, name, ...rest] = segmentsAfter(DOOR, urlPath);
   if (user !== principal.loginId || rest.length > 0) throw notFound(Messages.itemNotFound);
   const base = `${DOOR}${encodeURIComponent(user)}/`;
   if (folder === undefined) return { target: { kind: 'home' }, base };
@@ -94,9 +85,7 @@ function versionXml(base: string, fileId: number, v: DavVersion, want: PropReque
 }
 
 async function propfind(versions: DavVersions, principal: Principal, request: Request, target: Target, base: string) {
-  const depth = (request.headers.get('depth') ?? '1').trim().toLowerCase();
-  if (depth === 'infinity') throw forbidden('PROPFIND of versions takes Depth 0 or 1');
-  if (depth !== '0' && depth !== '1') throw badRequest('Depth must be 0, 1 or infinity');
+  const depth = shallowDepth(request, 'versions');
   const want = propRequestOf(await xmlBody(request));
   const collection = (href: string, name: string) => responseXml(href, want, VERSION_PROPS, collectionValue(name));
   switch (target.kind) {
@@ -146,18 +135,7 @@ export function davVersionRoutes(ctx: AppContext) {
       case 'MOVE': {
         if (target.kind !== 'version') throw forbidden('Only a version can be moved: into restore/ to restore it');
         versions.entry(principal, target.fileId, target.name);
-        const destination = request.headers.get('destination');
-        if (!destination) throw badRequest(`MOVE needs a Destination header: ${base}restore/target`);
-        let url: URL;
-        try {
-          url = new URL(destination, meta.origin);
-        } catch {
-          throw badRequest('The Destination header is not a URL');
-        }
-        if (url.host !== meta.host) throw new AppError(502, 'The destination is on another server');
-        const into = `${base}restore/`;
-        if (!url.pathname.startsWith(into) || url.pathname.length === into.length)
-          throw forbidden(`A version is restored by a MOVE into ${into}<name>`);
+        requireRestoreDestination(request, base, { what: 'A version', example: 'target' });
         await readText(request);
         versions.restore(principal, target.fileId, target.name);
         return new Response(null, { status: 201 });

@@ -157,6 +157,20 @@ function doorOf(urlPath: string, principal: Principal): string {
   throw new AppError(502, 'The destination is not on this WebDAV server');
 }
 
+/** The decoded, non-empty segments of a URL path after `door`; 400 for a bad escape. */
+export function segmentsAfter(door: string, urlPath: string): string[] {
+  const segments: string[] = [];
+  for (const raw of urlPath.slice(door.length).split('/')) {
+    if (raw === '') continue;
+    try {
+      segments.push(decodeURIComponent(raw));
+    } catch {
+      throw badRequest('The path has a malformed percent-escape');
+    }
+  }
+  return segments;
+}
+
 /** The path of a request target under its door's prefix (`/dav/a%20b/c`) as decoded segments; 400 for bad escapes or dot segments. */
 function pathOfUrlPath(prefix: string, urlPath: string): DavPath {
   const segments: string[] = [];
@@ -1027,13 +1041,10 @@ export interface DavDestination {
   res: Resource;
 }
 
-/**
- * The final MOVE's Destination (any WebDAV door, "Shared with me" included), checked as a PUT there is
- * before anything is assembled: the viewer's 403, If-Match (412) and locks (423).
- */
-export function davDestination(dav: DavService, request: Request): DavDestination {
+/** The Destination header as a URL on this server; 400 without one (saying `missing`) or when it is no URL, 502 on another host. */
+export function destinationUrl(request: Request, missing: string): URL {
   const destination = request.headers.get('destination');
-  if (!destination) throw badRequest('MOVE needs a Destination header');
+  if (!destination) throw badRequest(missing);
   let url: URL;
   try {
     url = new URL(destination, requestMeta(request).origin);
@@ -1041,6 +1052,15 @@ export function davDestination(dav: DavService, request: Request): DavDestinatio
     throw badRequest('The Destination header is not a URL');
   }
   if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
+  return url;
+}
+
+/**
+ * The final MOVE's Destination (any WebDAV door, "Shared with me" included), checked as a PUT there is
+ * before anything is assembled: the viewer's 403, If-Match (412) and locks (423).
+ */
+export function davDestination(dav: DavService, request: Request): DavDestination {
+  const url = destinationUrl(request, 'MOVE needs a Destination header');
   const place = placeOf(dav, requestMeta(request).principal!, url.pathname);
   if (place.kind === 'list')
     throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
@@ -1094,15 +1114,7 @@ async function transfer(
   target: DavTarget | null,
   res: Resource,
 ): Promise<Response> {
-  const destination = request.headers.get('destination');
-  if (!destination) throw badRequest(`${method} needs a Destination header`);
-  let url: URL;
-  try {
-    url = new URL(destination, requestMeta(request).origin);
-  } catch {
-    throw badRequest('The Destination header is not a URL');
-  }
-  if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
+  const url = destinationUrl(request, `${method} needs a Destination header`);
   const { principal } = place;
   // A Destination in another tree (the caller's own, another share) would hand items to another account.
   const destPlace = placeOf(dav, requestMeta(request).principal!, url.pathname);

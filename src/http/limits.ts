@@ -5,8 +5,6 @@ import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-l
 
 const MINUTE = 60_000;
 const SHARE_UNLOCK_ATTEMPTS = 10;
-/** Adding a member answers whether an email has an account: an account may ask this often per 15 minutes. */
-export const MEMBER_LOOKUPS = 30;
 /** Login flows a client address may start per 15 minutes, and polls it may make (one a second). */
 const LOGIN_FLOW_STARTS = 30;
 const LOGIN_FLOW_POLLS = 900;
@@ -41,7 +39,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
     passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
     shareUnlock: new FixedWindowLimiter(SHARE_UNLOCK_ATTEMPTS, 15 * MINUTE, clock),
-    memberLookup: new FixedWindowLimiter(MEMBER_LOOKUPS, 15 * MINUTE, clock),
+    memberLookup: new FixedWindowLimiter(counts.memberLookups, 15 * MINUTE, clock),
     loginFlowStart: new FixedWindowLimiter(LOGIN_FLOW_STARTS, 15 * MINUTE, clock),
     loginFlowPoll: new FixedWindowLimiter(LOGIN_FLOW_POLLS, 15 * MINUTE, clock),
   };

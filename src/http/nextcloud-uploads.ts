@@ -5,7 +5,7 @@ import { escapeXml } from '../lib/xml.ts';
 import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../services/dav/chunked-uploads.ts';
 import type { DavService } from '../services/dav/dav.ts';
 import { readBody, readText } from './body.ts';
-import { davDestination, davErrors, destinationPrincipal, putAtDestination, sha1Of } from './dav.ts';
+import { davDestination, davErrors, destinationPrincipal, putAtDestination, segmentsAfter, sha1Of } from './dav.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
@@ -19,20 +19,6 @@ function totalLengthOf(request: Request): number | null {
   const n = Number(header.trim());
   if (!/^\d{1,16}$/.test(header.trim()) || !Number.isSafeInteger(n)) throw badRequest('OC-Total-Length is a number of bytes');
   return n;
-}
-
-/** The decoded segments after the door: the login's id, then the upload folder and a chunk. */
-function segmentsOf(urlPath: string): string[] {
-  const segments: string[] = [];
-  for (const raw of urlPath.slice(UPLOADS_DOOR.length).split('/')) {
-    if (raw === '') continue;
-    try {
-      segments.push(decodeURIComponent(raw));
-    } catch {
-      throw badRequest('The path has a malformed percent-escape');
-    }
-  }
-  return segments;
 }
 
 function folderXml(href: string, modifiedAt: number): string {
@@ -68,7 +54,7 @@ async function serveUploads(chunked: ChunkedUploadService, dav: DavService, requ
   const meta = requestMeta(request);
   const principal = meta.principal!;
   const method = request.method.toUpperCase();
-  const [user, transfer, chunk, ...rest] = segmentsOf(meta.path);
+  const [user, transfer, chunk, ...rest] = segmentsAfter(UPLOADS_DOOR, meta.path);
   if (user !== principal.loginId || rest.length > 0) throw notFound('No such upload');
   const base = `${UPLOADS_DOOR}${encodeURIComponent(user)}/`;
   if (transfer === undefined) {

@@ -47,3 +47,32 @@ export async function davLogin(t: TestServer, login: SeededLogin, name = 'test d
   const body = await json(res);
   return Object.assign(new DavClient(t.url, login.email, body.password), { id: body.id as string });
 }
+
+/** One resource of a PROPFIND answer: its href and the found properties by local name. */
+export type PropfindRow = { href: string; props: Record<string, string> };
+
+/** The resources of a multistatus answer, with the properties found (200) in each. */
+export function propfindRows(xml: string): PropfindRow[] {
+  return [...xml.matchAll(/<D:response>([\s\S]*?)<\/D:response>/g)].map((m) => {
+    const href = decodeURIComponent(/<D:href>([^<]*)<\/D:href>/.exec(m[1]!)![1]!);
+    const ok = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(m[1]!)?.[1] ?? '';
+    const props: Record<string, string> = {};
+    for (const p of ok.matchAll(/<(?:D|x):([\w-]+)(?: xmlns:x="[^"]*")?(?:\/>|>([\s\S]*?)<\/(?:D|x):\1>)/g)) props[p[1]!] = p[2] ?? '';
+    return { href, props };
+  });
+}
+
+/** A Nextcloud app: HTTP Basic with an app password, on the /remote.php and /index.php paths. */
+export class NextcloudApp {
+  constructor(
+    readonly dav: DavClient,
+    readonly userId: string,
+  ) {}
+  send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+    return fetch(`${this.dav.baseUrl}${path}`, { method, headers: { authorization: this.dav.authorization, ...headers }, body });
+  }
+  /** `path` below the login's /remote.php/dav/files/<id>/, as it goes on the wire. */
+  files(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+    return this.send(method, `/remote.php/dav/files/${this.userId}/${path}`, headers, body);
+  }
+}

@@ -52,6 +52,7 @@ describe('loadConfig', () => {
       mfa: 5,
       backupCodes: 3,
       passwordHashes: 60,
+      memberLookups: 30,
     });
     const env = {
       COFFER_GENERAL_RATE_LIMIT: '1',
@@ -60,8 +61,17 @@ describe('loadConfig', () => {
       COFFER_MFA_RATE_LIMIT: '4',
       COFFER_BACKUP_CODES_RATE_LIMIT: '5',
       COFFER_PASSWORD_HASH_RATE_LIMIT: '6',
+      COFFER_MEMBER_LOOKUP_RATE_LIMIT: '7',
     };
-    expect(loadConfig({}, env).rateLimits).toEqual({ general: 1, auth: 2, upload: 3, mfa: 4, backupCodes: 5, passwordHashes: 6 });
+    expect(loadConfig({}, env).rateLimits).toEqual({
+      general: 1,
+      auth: 2,
+      upload: 3,
+      mfa: 4,
+      backupCodes: 5,
+      passwordHashes: 6,
+      memberLookups: 7,
+    });
     expect(() => loadConfig({}, { COFFER_UPLOAD_RATE_LIMIT: 'lots' })).toThrow(/COFFER_UPLOAD_RATE_LIMIT must be a whole number/);
     expect(() => loadConfig({}, { COFFER_AUTH_RATE_LIMIT: '0' })).toThrow(/COFFER_AUTH_RATE_LIMIT must be between 1 and/);
   });

@@ -5,7 +5,7 @@ import type { MemberRole, SharedGroup } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { plural } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
-import { ROLES, RoleSelect } from './roles.tsx';
+import { AccessRow, RoleField } from './roles.tsx';
 
 const people = (n: number) => plural(n, 'person', 'people');
 
@@ -91,16 +91,7 @@ export function GroupsWithAccess({ item }: { item: Item }) {
               <option key={g.id} value={g.name} label={`${g.name} · ${people(g.size)}`} />
             ))}
         </datalist>
-        <label class="field role-field">
-          <span>Group role</span>
-          <select value={role} onChange={(e) => setRole(e.currentTarget.value as MemberRole)}>
-            {ROLES.map((r) => (
-              <option key={r.value} value={r.value}>
-                {r.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <RoleField label="Group role" value={role} onChange={setRole} />
         <button type="submit" class="button" disabled={busy || !name.trim()}>
           Add group
         </button>
@@ -113,19 +104,15 @@ export function GroupsWithAccess({ item }: { item: Item }) {
       {groups && groups.length > 0 && (
         <ul class="people-list" aria-label="Groups with access">
           {groups.map((g) => (
-            <li key={g.groupId} class="person">
-              <span class="person-avatar" aria-hidden="true">
-                {g.name.slice(0, 1).toUpperCase()}
-              </span>
-              <span class="person-name">
-                {g.name}
-                <span class="muted small">Group · {people(g.size)}</span>
-              </span>
-              <RoleSelect label={`Role for ${g.name}`} value={g.role} onChange={(r) => void change(g, r)} />
-              <button type="button" class="button danger-ghost" aria-label={`Remove ${g.name}`} onClick={() => void remove(g)}>
-                Remove
-              </button>
-            </li>
+            <AccessRow
+              key={g.groupId}
+              name={g.name}
+              detail={`Group · ${people(g.size)}`}
+              who={g.name}
+              role={g.role}
+              onRole={(r) => void change(g, r)}
+              onRemove={() => void remove(g)}
+            />
           ))}
         </ul>
       )}

@@ -5,7 +5,7 @@ import { api } from '../api/index.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { GroupsWithAccess } from './groups.tsx';
-import { ROLES, RoleSelect } from './roles.tsx';
+import { AccessRow, RoleField } from './roles.tsx';
 
 /** The share dialog's People section: who this item is shared with on this Coffer, and their roles. */
 export function PeopleSection({ item }: { item: Item }) {
@@ -71,16 +71,7 @@ export function PeopleSection({ item }: { item: Item }) {
             onInput={(e) => setEmail(e.currentTarget.value)}
           />
         </label>
-        <label class="field role-field">
-          <span>Role</span>
-          <select value={role} onChange={(e) => setRole(e.currentTarget.value as Member['role'])}>
-            {ROLES.map((r) => (
-              <option key={r.value} value={r.value}>
-                {r.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <RoleField label="Role" value={role} onChange={setRole} />
         <button type="submit" class="button" disabled={busy || !email.trim()}>
           Add person
         </button>
@@ -93,19 +84,15 @@ export function PeopleSection({ item }: { item: Item }) {
       {members && members.length > 0 && (
         <ul class="people-list" aria-label="People with access">
           {members.map((m) => (
-            <li key={m.accountId} class="person">
-              <span class="person-avatar" aria-hidden="true">
-                {(m.name || m.email).slice(0, 1).toUpperCase()}
-              </span>
-              <span class="person-name">
-                {m.name || m.email}
-                {m.name && <span class="muted small">{m.email}</span>}
-              </span>
-              <RoleSelect label={`Role for ${m.email}`} value={m.role} onChange={(r) => void change(m, r)} />
-              <button type="button" class="button danger-ghost" aria-label={`Remove ${m.email}`} onClick={() => void remove(m)}>
-                Remove
-              </button>
-            </li>
+            <AccessRow
+              key={m.accountId}
+              name={m.name || m.email}
+              detail={m.name ? m.email : undefined}
+              who={m.email}
+              role={m.role}
+              onRole={(r) => void change(m, r)}
+              onRemove={() => void remove(m)}
+            />
           ))}
         </ul>
       )}

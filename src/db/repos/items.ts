@@ -218,6 +218,23 @@ export class ItemsRepo {
     });
   }
 
+  /** A new empty folder, created, modified and accessed `at`. */
+  insertFolder(folder: Pick<NewItem, 'id' | 'accountId' | 'parentId' | 'name'>, at: number): Item {
+    return this.insert({
+      ...folder,
+      type: 'folder',
+      size: 0,
+      mimeType: null,
+      storageKey: null,
+      wrappedKey: null,
+      keyId: null,
+      starred: false,
+      modifiedAt: at,
+      accessedAt: at,
+      createdAt: at,
+    });
+  }
+
   private insertRow(row: NewItem): Item {
     return item(
       this.sqlite

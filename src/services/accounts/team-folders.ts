@@ -82,22 +82,7 @@ export class TeamFolderService {
         createdAt: now,
       });
       this.d.users.setStorageLimit(id, input.quota, now);
-      this.d.items.insert({
-        id: folderId,
-        accountId: id,
-        parentId: null,
-        type: 'folder',
-        name,
-        size: 0,
-        mimeType: null,
-        storageKey: null,
-        wrappedKey: null,
-        keyId: null,
-        starred: false,
-        modifiedAt: now,
-        accessedAt: now,
-        createdAt: now,
-      });
+      this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
       this.d.teamFolders.insert({ accountId: id, folderId, groupId: forGroup, createdBy: principal.loginId, createdAt: now });
     });
     this.d.audit.record({

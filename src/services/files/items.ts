@@ -236,23 +236,8 @@ export class ItemService {
 
   /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */
   insertFolder(accountId: string, parentId: string | null, name: string): Item {
-    const now = this.d.clock.now();
-    return this.d.items.insert({
-      id: newId(),
-      accountId,
-      parentId,
-      type: 'folder',
-      name: this.d.tree.uniqueName(accountId, parentId, name),
-      size: 0,
-      mimeType: null,
-      storageKey: null,
-      wrappedKey: null,
-      keyId: null,
-      starred: false,
-      modifiedAt: now,
-      accessedAt: now,
-      createdAt: now,
-    });
+    const folder = { id: newId(), accountId, parentId, name: this.d.tree.uniqueName(accountId, parentId, name) };
+    return this.d.items.insertFolder(folder, this.d.clock.now());
   }
 
   /** Rename in place; another live sibling with the name (any case) is 409. */

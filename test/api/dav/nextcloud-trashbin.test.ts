@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { DavClient, davLogin } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
 import { folder, listAll, upload } from '../../helpers/files.ts';
 import { jpeg } from '../../helpers/images.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -20,39 +20,17 @@ const TRASH_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="h
 const FILE_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>
   <oc:fileid/><oc:permissions/><nc:has-preview/></d:prop></d:propfind>`;
 
-type Row = { href: string; props: Record<string, string> };
-
-function rowsOf(xml: string): Row[] {
-  return [...xml.matchAll(/<D:response>([\s\S]*?)<\/D:response>/g)].map((m) => {
-    const href = decodeURIComponent(/<D:href>([^<]*)<\/D:href>/.exec(m[1]!)![1]!);
-    const ok = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(m[1]!)?.[1] ?? '';
-    const props: Record<string, string> = {};
-    for (const p of ok.matchAll(/<(?:D|x):([\w-]+)(?: xmlns:x="[^"]*")?(?:\/>|>([\s\S]*?)<\/(?:D|x):\1>)/g)) props[p[1]!] = p[2] ?? '';
-    return { href, props };
-  });
-}
-
-/** A Nextcloud app: HTTP Basic with an app password, on the /remote.php and /index.php paths. */
-class App {
-  constructor(
-    readonly dav: DavClient,
-    readonly userId: string,
-  ) {}
-  send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return fetch(`${t.url}${path}`, { method, headers: { authorization: this.dav.authorization, ...headers }, body });
-  }
-  files(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return this.send(method, `/remote.php/dav/files/${this.userId}/${path}`, headers, body);
-  }
-  async filesProps(path: string, depth = '1'): Promise<Row[]> {
+/** A Nextcloud app, with what these tests ask of it. */
+class App extends NextcloudApp {
+  async filesProps(path: string, depth = '1'): Promise<PropfindRow[]> {
     const res = await this.files('PROPFIND', path, { depth }, FILE_PROPS);
     expect(res.status).toBe(207);
-    return rowsOf(await res.text());
+    return propfindRows(await res.text());
   }
-  async trash(): Promise<Row[]> {
+  async trash(): Promise<PropfindRow[]> {
     const res = await this.send('PROPFIND', `/remote.php/dav/trashbin/${this.userId}/trash`, { depth: '1' }, TRASH_PROPS);
     expect(res.status).toBe(207);
-    return rowsOf(await res.text()).slice(1);
+    return propfindRows(await res.text()).slice(1);
   }
 }
 
@@ -90,14 +68,14 @@ describe('Nextcloud clients: the trashbin', () => {
 
     // The home lists trash/ and restore/; Depth 0 of an entry answers it alone.
     const home = await a.send('PROPFIND', `/remote.php/dav/trashbin/${o.id}/`, { depth: '1' });
-    expect(rowsOf(await home.text()).map((r) => r.href)).toEqual([
+    expect(propfindRows(await home.text()).map((r) => r.href)).toEqual([
       `/remote.php/dav/trashbin/${o.id}/`,
       `/remote.php/dav/trashbin/${o.id}/trash/`,
       `/remote.php/dav/trashbin/${o.id}/restore/`,
     ]);
     const entryUrl = encodeURI(report.href);
     const one = await a.send('PROPFIND', entryUrl, { depth: '0' }, TRASH_PROPS);
-    expect(rowsOf(await one.text())[0]!.props['trashbin-filename']).toBe('report 🎉.txt');
+    expect(propfindRows(await one.text())[0]!.props['trashbin-filename']).toBe('report 🎉.txt');
 
     const restore = await a.send('MOVE', entryUrl, {
       destination: `${t.url}/remote.php/dav/trashbin/${o.id}/restore/${encodeURIComponent('report 🎉.txt')}`,
@@ -275,7 +253,7 @@ describe('Nextcloud clients: stored folder sizes', () => {
       { depth: '1' },
       '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:size/></d:prop></d:propfind>',
     );
-    expect(rowsOf(await rows.text()).map((r) => r.props.size)).toEqual(['9', '8', '0', '1']);
+    expect(propfindRows(await rows.text()).map((r) => r.props.size)).toEqual(['9', '8', '0', '1']);
     await a.files('PUT', 'A/B/C/one.txt', {}, '1234567890');
     check('replace, larger');
     await a.files('MOVE', 'A/B', { destination: `${t.url}/remote.php/dav/files/${o.id}/D/B` });

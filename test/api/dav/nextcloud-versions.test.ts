@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { DavClient, davLogin } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
 import { listAll } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -16,30 +16,8 @@ afterAll(() => t.stop());
 const VERSION_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>
   <d:getcontenttype/><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:creationdate/><d:getetag/><oc:id/><oc:size/></d:prop></d:propfind>`;
 
-type Row = { href: string; props: Record<string, string> };
-
-function rowsOf(xml: string): Row[] {
-  return [...xml.matchAll(/<D:response>([\s\S]*?)<\/D:response>/g)].map((m) => {
-    const href = decodeURIComponent(/<D:href>([^<]*)<\/D:href>/.exec(m[1]!)![1]!);
-    const ok = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(m[1]!)?.[1] ?? '';
-    const props: Record<string, string> = {};
-    for (const p of ok.matchAll(/<(?:D|x):([\w-]+)(?: xmlns:x="[^"]*")?(?:\/>|>([\s\S]*?)<\/(?:D|x):\1>)/g)) props[p[1]!] = p[2] ?? '';
-    return { href, props };
-  });
-}
-
-/** A Nextcloud app signed in with an app password. */
-class App {
-  constructor(
-    readonly dav: DavClient,
-    readonly userId: string,
-  ) {}
-  send(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return fetch(`${t.url}${path}`, { method, headers: { authorization: this.dav.authorization, ...headers }, body });
-  }
-  files(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    return this.send(method, `/remote.php/dav/files/${this.userId}/${path}`, headers, body);
-  }
+/** A Nextcloud app, with what these tests ask of it. */
+class App extends NextcloudApp {
   async fileid(path: string): Promise<string> {
     const res = await this.files(
       'PROPFIND',
@@ -47,13 +25,13 @@ class App {
       { depth: '0' },
       '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>',
     );
-    return rowsOf(await res.text())[0]!.props.fileid!;
+    return propfindRows(await res.text())[0]!.props.fileid!;
   }
   /** The version entries of a file (the collection itself, first in the answer, left out as the apps do). */
-  async versions(fileid: string): Promise<Row[]> {
+  async versions(fileid: string): Promise<PropfindRow[]> {
     const res = await this.send('PROPFIND', `/remote.php/dav/versions/${this.userId}/versions/${fileid}`, { depth: '1' }, VERSION_PROPS);
     expect(res.status).toBe(207);
-    const rows = rowsOf(await res.text());
+    const rows = propfindRows(await res.text());
     expect(rows[0]!.href).toBe(`/remote.php/dav/versions/${this.userId}/versions/${fileid}/`);
     return rows.slice(1);
   }
@@ -133,9 +111,9 @@ describe('Nextcloud clients: file versions', () => {
 
     // Depth 0 names the collection alone; the home lists versions/ and restore/.
     const zero = await a.send('PROPFIND', `/remote.php/dav/versions/${o.id}/versions/${fileid}`, { depth: '0' });
-    expect(rowsOf(await zero.text())).toHaveLength(1);
+    expect(propfindRows(await zero.text())).toHaveLength(1);
     const home = await a.send('PROPFIND', `/remote.php/dav/versions/${o.id}`, { depth: '1' });
-    expect(rowsOf(await home.text()).map((r) => r.href)).toEqual([
+    expect(propfindRows(await home.text()).map((r) => r.href)).toEqual([
       `/remote.php/dav/versions/${o.id}/`,
       `/remote.php/dav/versions/${o.id}/versions/`,
       `/remote.php/dav/versions/${o.id}/restore/`,

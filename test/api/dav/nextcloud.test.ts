@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { DavClient, davLogin } from '../../helpers/dav.ts';
+import { DavClient, davLogin, type PropfindRow, propfindRows } from '../../helpers/dav.ts';
 import { json } from '../../helpers/client.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
@@ -18,19 +18,6 @@ const OC_PROPS = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http
   <d:getetag/><d:getlastmodified/><d:getcontentlength/><d:resourcetype/><oc:fileid/><oc:id/><oc:permissions/><oc:size/>
   <nc:has-preview/><oc:checksums/></d:prop></d:propfind>`;
 
-/** One resource of a PROPFIND answer: its href and the found properties by local name. */
-type Row = { href: string; props: Record<string, string> };
-
-function rowsOf(xml: string): Row[] {
-  return [...xml.matchAll(/<D:response>([\s\S]*?)<\/D:response>/g)].map((m) => {
-    const href = decodeURIComponent(/<D:href>([^<]*)<\/D:href>/.exec(m[1]!)![1]!);
-    const ok = /<D:propstat><D:prop>([\s\S]*?)<\/D:prop><D:status>HTTP\/1.1 200/.exec(m[1]!)?.[1] ?? '';
-    const props: Record<string, string> = {};
-    for (const p of ok.matchAll(/<(?:D|x):([\w-]+)(?: xmlns:x="[^"]*")?(?:\/>|>([\s\S]*?)<\/(?:D|x):\1>)/g)) props[p[1]!] = p[2] ?? '';
-    return { href, props };
-  });
-}
-
 /** A Nextcloud client: WebDAV under /remote.php/dav/files/<id>/ and OCS, HTTP Basic with an app password. */
 class NextcloudClient extends DavClient {
   constructor(
@@ -46,10 +33,10 @@ class NextcloudClient extends DavClient {
       body: opts.body,
     });
   }
-  async props(path: string, depth: '0' | '1' = '0'): Promise<Row[]> {
+  async props(path: string, depth: '0' | '1' = '0'): Promise<PropfindRow[]> {
     const res = await this.files('PROPFIND', path, { headers: { depth }, body: OC_PROPS });
     expect(res.status).toBe(207);
-    return rowsOf(await res.text());
+    return propfindRows(await res.text());
   }
   async etag(path: string): Promise<string> {
     return (await this.props(path))[0]!.props.getetag!;
@@ -265,7 +252,7 @@ describe('Nextcloud clients: folder ETags', () => {
     await nc.files('PUT', 'X/Y/f.txt', { body: 'v1' });
     const chain = ['', 'X/', 'X/Y/'];
     const tags = async () => Promise.all(chain.map((p) => nc.etag(p)));
-    const dav = async () => rowsOf(await (await nc.propfind('X/Y/', '0')).text())[0]!.props.getetag!;
+    const dav = async () => propfindRows(await (await nc.propfind('X/Y/', '0')).text())[0]!.props.getetag!;
     let before = await tags();
     let davBefore = await dav();
     expect(davBefore).toBe(before[2]!);
