@@ -24,8 +24,9 @@ export class DatabaseRepo {
   }
 
   /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it). */
-  accessVersion(): number {
-    return this.sqlite.query<{ g: number }, []>('SELECT generation AS g FROM access_generation WHERE id = 1').get()!.g;
+  accessVersion(): string {
+    // As text: a random 64-bit number does not fit a JavaScript number exactly.
+    return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
   }
 
   integrityCheck(): string[] {

@@ -46,7 +46,7 @@ export const notifications = sqliteTable(
 );
 
 /**
- * One row whose number moves, by triggers in the writing transaction, on every write that can change who
+ * One row whose number takes a new random value, by triggers in the writing transaction, on every write that can change who
  * reaches which item (shares, groups, their members, team folders, an item's place or account, an
  * owner's account state): Tree's access cache lives until it moves, so other writes keep it.
  */

@@ -56,11 +56,11 @@ export class Tree {
     readonly items: ItemsRepo,
     private readonly members: MembersRepo,
     private readonly peopleSharingOn: () => boolean,
-    accessVersion: () => number,
+    accessVersion: () => string,
   ) {
     // An id not in the tree is not kept: creating an item does not move the access version.
     this.reach = new PageCache(
-      () => String(accessVersion()),
+      accessVersion,
       () => 1,
       (value) => value.accountId !== null,
     );
