@@ -111,6 +111,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     events,
     quota,
     settings,
+    administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
   const fileDeps = {
     clock,
