@@ -94,7 +94,7 @@ describe('Admin → Team folders', () => {
 });
 
 describe('a team folder\u2019s links and versions in the web app', () => {
-  test('its administrator shares an item from inside it and manages the link in Shared; members see no Share; Versions offers what each may do', async () => {
+  test('its administrator shares an item from inside it and the team folder itself, and manages the link in Shared; members see no Share; Versions offers what each may do', async () => {
     const lead = await seed.owner(t);
     const editor = await seed.owner(t);
     const viewer = await seed.owner(t);
@@ -168,6 +168,17 @@ describe('a team folder\u2019s links and versions in the web app', () => {
     await links.waitFor({ state: 'detached' });
     expect(await teamLinks()).toEqual([]);
     expect((await fetch(made.url.replace(/^https?:\/\/[^/]+/, t.url))).status).toBe(404);
+
+    // The team folder itself, from My files: a folder's link, with its modes.
+    await page.goto('/files');
+    await row(page, 'Press kit').click();
+    await page.getByRole('button', { name: 'Share', exact: true }).click();
+    const whole = page.getByRole('dialog', { name: 'Share “Press kit”' });
+    await whole.getByLabel('View and upload').check();
+    await whole.getByRole('button', { name: 'Create link' }).click();
+    await whole.getByRole('textbox', { name: 'Share link' }).waitFor();
+    expect(await teamLinks()).toEqual([expect.objectContaining({ itemId: team.folderId, mode: 'view_upload' })]);
+    await whole.getByRole('button', { name: 'Done' }).click();
     expect(errors).toEqual([]);
     await context.close();
 
@@ -177,7 +188,12 @@ describe('a team folder\u2019s links and versions in the web app', () => {
       [viewer, 0],
     ] as const) {
       const member = await signedInContext(browser, t.url, who);
-      await openFlyer(member.page);
+      await member.page.goto('/files');
+      await row(member.page, 'Press kit').click();
+      await member.page.getByRole('button', { name: 'Details', exact: true }).waitFor();
+      expect(await member.page.getByRole('button', { name: 'Share', exact: true }).count()).toBe(0);
+      await row(member.page, 'Press kit').dblclick();
+      await row(member.page, 'flyer.txt').click();
       await member.page.getByRole('button', { name: 'Details', exact: true }).waitFor();
       expect(await member.page.getByRole('button', { name: 'Share', exact: true }).count()).toBe(0);
       await member.page.getByRole('button', { name: 'Details', exact: true }).click();

@@ -22,5 +22,9 @@ export function loadAdministeredTeams(reload = false): Promise<void> {
 export const administeredTeam = (ownerId: string | null | undefined): TeamFolderChoice | undefined =>
   ownerId ? administeredTeams.value.get(ownerId) : undefined;
 
+/** The administered team folder whose own folder `folderId` is (a team folder's row in My files). */
+export const administeredTeamOfFolder = (folderId: string): TeamFolderChoice | undefined =>
+  [...administeredTeams.value.values()].find((f) => f.folderId === folderId);
+
 /** Where the links of items of `teamId` (a team's account), or of the caller's own items, are managed. */
 export const linkCalls = (teamId?: string): LinkCalls => (teamId ? api.teamSharing(teamId) : api.sharing);

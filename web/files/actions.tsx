@@ -526,6 +526,8 @@ export function available(ctx: ActionContext): Action[] {
  */
 function memberMay(a: Action, ctx: ActionContext): boolean {
   const role = ctx.kind === 'sharedWithMe' ? 'viewer' : ctx.sharedRole;
+  // A team folder itself is shared by link only by its administrators (on the team's routes).
+  if (a.id === 'share' && ctx.selection.some((i) => i.teamFolder)) return ctx.team !== undefined;
   if (!role || !a.permission) return true;
   // A team folder's administrators make its links, from inside it.
   if (a.id === 'share' && ctx.team) return true;

@@ -25,7 +25,7 @@ import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LoadError } from '../ui/page.tsx';
-import { administeredTeam, loadAdministeredTeams } from '../app/team-folders.ts';
+import { administeredTeam, administeredTeamOfFolder, loadAdministeredTeams } from '../app/team-folders.ts';
 import { LinkScope, SharedLinks, TeamLinks } from '../share/shared-links.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { filesFromDrop, filesFromInput } from '../uploads/drop.ts';
@@ -240,6 +240,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     setClaimFocus((n) => n + 1);
   }, [items, loaded]);
 
+  // Team folders listed: which of them this account administers decides where their links are made.
+  useEffect(() => {
+    if (items.some((i) => i.teamFolder)) void loadAdministeredTeams();
+  }, [items]);
+
   // Items that disappeared (moved, deleted elsewhere) leave the selection.
   useEffect(() => {
     if (!selected.size) return;
@@ -263,7 +268,9 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     toggleInfo: () => setInfoOpen((o) => !o),
     pickUpload: (folder) => (folder ? folderInput : fileInput).current?.click(),
     sharedRole: sharedWithMe?.role,
-    team: administeredTeam(sharedWithMe?.owner?.id)?.id,
+    team:
+      administeredTeam(sharedWithMe?.owner?.id)?.id ??
+      (selection.length === 1 && selection[0]!.teamFolder ? administeredTeamOfFolder(selection[0]!.id)?.id : undefined),
   };
   const actions = available(ctx);
   const run = (a: Action) => Promise.resolve(a.run(ctx)).catch(toastError);
