@@ -413,6 +413,13 @@ describe('team folders', () => {
     expect((await fetch(`${t.url}${new URL(made[file.id]).pathname}`)).status).toBe(404);
     expect(await status(lead.client.delete(`${base}/links/${fileLink.token}`))).toBe(404);
     expect((await json(await lead.client.get(`${base}/links`))).links.map((l: any) => l.itemId)).toEqual([sub.id]);
+    // The team folder itself is the team's to share by link, as a folder.
+    res = await lead.client.post(base, { ids: [s.team.folderId], shared: true, expiry: 'never', mode: 'upload' });
+    expect(res.status).toBe(200);
+    expect((await json(await lead.client.get(`${base}/links?itemId=${s.team.folderId}`))).links[0]).toMatchObject({
+      mode: 'upload',
+      expiresAt: null,
+    });
     // Leaving the editor group's administrators ends it: the former lead is then a stranger to the team folder.
     expect(await status(admin.client.delete(`/api/admin/groups/${s.editors}/members/${lead.id}`))).toBe(200);
     expect(await status(lead.client.get(`${base}/links`))).toBe(404);
