@@ -3,6 +3,7 @@ import type { ChangeRow, ChangesRepo } from '../../db/repos/changes.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { CHANGE_ACTOR_KINDS } from '../../db/schema/changes.ts';
 import { deleteInBatches } from '../../db/select.ts';
+import type { Principal } from '../accounts/principal.ts';
 import type { Tree } from '../files/tree.ts';
 
 /** The kinds of change the log records, one const table for every consumer. */
@@ -26,7 +27,7 @@ export const ChangeKinds = {
 
 export type ChangeKind = (typeof ChangeKinds)[keyof typeof ChangeKinds];
 export const CHANGE_KINDS: readonly ChangeKind[] = Object.values(ChangeKinds);
-export type ChangeActorKind = (typeof CHANGE_ACTOR_KINDS)[number];
+type ChangeActorKind = (typeof CHANGE_ACTOR_KINDS)[number];
 export type { ChangeRow };
 
 /** Who changed an account's tree: `accountId` is the tree's owner (the sharing owner's when a member acts in a share). */
@@ -50,12 +51,8 @@ export interface ChangeOptions {
   details?: Record<string, unknown>;
 }
 
-/** Who asks for changes: a login acting for its account (a principal, never one already scoped to a share). */
-export interface ChangeReader {
-  accountId: string;
-  loginId: string;
-  isOwner: boolean;
-}
+/** Who asks for changes: a request's principal (one Tree.actor scoped to a share reads as its own account). */
+export type ChangeReader = Pick<Principal, 'accountId' | 'share'>;
 
 export interface ChangeQuery {
   afterSeq: number;
@@ -71,6 +68,8 @@ export interface ChangePage {
   /** The seq to continue after: the last row looked at, shown or not (rows the reader may not see are skipped). */
   nextAfterSeq: number;
 }
+
+const ownAccount = (reader: ChangeReader): string => reader.share?.memberAccountId ?? reader.accountId;
 
 const NEW_ITEM = new Set<ChangeKind>([ChangeKinds.created, ChangeKinds.uploaded, ChangeKinds.copied, ChangeKinds.dropped]);
 const MAX_LIMIT = 1000;
@@ -123,15 +122,16 @@ export class ChangeLog {
    * by a group or a team folder, as Tree.reachesShared decides), so nothing shows after its removal.
    */
   changesFor(reader: ChangeReader, q: ChangeQuery): ChangePage {
+    const own = ownAccount(reader);
     const limit = Math.max(1, Math.min(MAX_LIMIT, q.limit));
-    const accounts = [reader.accountId, ...this.d.members.ownersSharingWith(reader.accountId)];
+    const accounts = [own, ...this.d.members.ownersSharingWith(own)];
     const rows: ChangeRow[] = [];
     let after = q.afterSeq;
     for (let round = 0; round < SCAN_ROUNDS && rows.length < limit; round++) {
       const batch = q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
       for (const row of batch) {
         after = row.seq;
-        if (this.matches(row, q) && this.visible(reader, row)) rows.push(row);
+        if (this.matches(row, q) && this.visible(own, row)) rows.push(row);
         if (rows.length === limit) break;
       }
       if (batch.length < limit) break;
@@ -139,11 +139,15 @@ export class ChangeLog {
     return { rows, nextAfterSeq: after };
   }
 
-  /** Whether `reader` may see one row (the rule of changesFor). */
-  visible(reader: ChangeReader, row: ChangeRow): boolean {
-    if (row.accountId === reader.accountId) return true;
+  /** Whether `reader` may see one row (the rule of changesFor, for a consumer that is handed rows live). */
+  maySee(reader: ChangeReader, row: ChangeRow): boolean {
+    return this.visible(ownAccount(reader), row);
+  }
+
+  private visible(accountId: string, row: ChangeRow): boolean {
+    if (row.accountId === accountId) return true;
     for (const id of [row.itemId, row.parentBefore, row.parentAfter]) {
-      if (id && this.d.members.accountOf(id) === row.accountId && this.d.tree.reachesShared(reader.accountId, id)) return true;
+      if (id && this.d.members.accountOf(id) === row.accountId && this.d.tree.reachesShared(accountId, id)) return true;
     }
     return false;
   }

@@ -131,7 +131,19 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const downloads = new DownloadService({ clock, log, storage, items: repos.items, versions: repos.versions, tree, access, audit });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
-    { clock, transactions, members: repos.members, groups: repos.groups, users: repos.users, tree, views, hub: infra.hub, audit, settings, changes },
+    {
+      clock,
+      transactions,
+      members: repos.members,
+      groups: repos.groups,
+      users: repos.users,
+      tree,
+      views,
+      hub: infra.hub,
+      audit,
+      settings,
+      changes,
+    },
     notifications,
   );
   const groups = new GroupService(

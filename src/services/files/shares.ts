@@ -238,7 +238,9 @@ export class ShareService {
       const removed = this.d.shares.removeForItems([link.itemId]);
       const item = this.d.items.get(link.accountId, link.itemId);
       const changer: ChangeBy =
-        by === 'cli' ? { accountId: link.accountId, actor: { kind: 'system', id: null } } : { loginId: by.loginId, accountId: link.accountId };
+        by === 'cli'
+          ? { accountId: link.accountId, actor: { kind: 'system', id: null } }
+          : { loginId: by.loginId, accountId: link.accountId };
       if (item) this.recordRemoved(changer, removed, [item]);
     });
     this.d.audit.record({

@@ -245,6 +245,7 @@ export class TrashService {
     if (!root) return 0;
     const removeBatch = (rows: PurgedItem[], last = false) =>
       this.d.transactions.immediate(() => {
+        if (last) this.recordPurged(by, rootId);
         let bytes = 0;
         const keys: string[] = [];
         for (const r of rows) {
@@ -258,7 +259,6 @@ export class TrashService {
         }
         this.d.quota.adjust(accountId, -bytes);
         if (keys.length) this.d.queue.insert(Jobs.storageDelete, { keys });
-        if (last) this.recordPurged(by, rootId);
         run.onBatch?.(rows.length);
         return rows.length;
       });
