@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
+import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
@@ -56,6 +57,7 @@ const publicLink = (l: ShareLink): PublicLink => ({
 
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
+const EXPIRED_LINK_BATCH = 500;
 const VISIT_DEDUP_MS = 10 * 60_000;
 /** How long an unlocked link stays unlocked in one browser. */
 export const UNLOCK_TTL_MS = 24 * 3600_000;
@@ -324,7 +326,18 @@ export class ShareService {
 
   /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */
   purgeExpiredLinks(): number {
-    return this.d.shares.purgeExpiredBefore(this.d.clock.now() - EXPIRED_LINK_KEEP_MS);
+    const cutoff = this.d.clock.now() - EXPIRED_LINK_KEEP_MS;
+    return deleteInBatches(EXPIRED_LINK_BATCH, (limit) =>
+      this.d.transactions.immediate(() => {
+        const links = this.d.shares.expiredBefore(cutoff, limit);
+        for (const link of links) {
+          const item = this.d.items.get(link.accountId, link.itemId);
+          const by: ChangeBy = { accountId: link.accountId, actor: { kind: 'system', id: null } };
+          if (item) this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
+        }
+        return this.d.shares.removeLinks(links.map((l) => l.id));
+      }),
+    );
   }
 
   // ---- the public side (no session) ----

@@ -383,6 +383,28 @@ describe('who sees which changes', () => {
     ]);
   });
 
+  test("a team folder: its root made and renamed by the admin, a group member's upload inside, seen by the group's members", async () => {
+    const member = await seed.owner(t);
+    const made = await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` });
+    const group = await json(made);
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const start = changes().latestSeq();
+    const res = await admin.client.post('/api/admin/team-folders', { name: 'Crew files', groups: [{ groupId: group.id, role: 'editor' }] });
+    expect(res.status).toBe(201);
+    const team = await json(res);
+    expect((await admin.client.send('PATCH', `/api/admin/team-folders/${team.id}`, { name: 'Crew docs' })).status).toBe(200);
+    const root = rowsAfter(start).find((r) => r.kind === 'item.created')!;
+    const inside = await upload(member.client, 'crew.txt', 'c', { parentId: root.itemId });
+    const seen = changes().changesFor({ accountId: member.id }, { afterSeq: start, limit: 100 }).rows;
+    expect(seen.map((r) => [r.kind, r.itemId, r.actorId])).toEqual([
+      ['item.created', root.itemId, admin.id],
+      ['member.added', root.itemId, admin.id],
+      ['item.renamed', root.itemId, admin.id],
+      ['item.uploaded', inside.id, member.id],
+    ]);
+    expect(seen.every((r) => r.accountId === team.id)).toBe(true);
+  });
+
   test("a sub-user without any permission sees its account's changes (it lists the whole tree); filters and keyset pages", async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);
@@ -406,6 +428,22 @@ describe('who sees which changes', () => {
     ).toEqual(['item.uploaded', 'item.renamed']);
     expect(changes().changesFor(reader, { afterSeq: start, limit: 10, actor: sub.id }).rows).toEqual([]);
     expect(changes().changesFor(reader, { afterSeq: start, limit: 10, actor: o.id }).rows).toHaveLength(6);
+  });
+});
+
+describe('changes the server makes itself', () => {
+  test('an expired link removed by the daily clean-up logs link.removed by the system', async () => {
+    const o = await seed.owner(t);
+    const file = await upload(o.client, 'short-lived.txt', 's');
+    await shareLink(o, file.id, { expiry: '7d' });
+    clock.advance(38 * DAY);
+    const rows = await appended(async () => {
+      t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
+      await drain();
+    });
+    expect(rows.filter((r) => r.itemId === file.id)).toMatchObject([
+      { kind: 'link.removed', accountId: o.id, actorKind: 'system', actorId: null },
+    ]);
   });
 });
 
