@@ -25,7 +25,7 @@ const COLLECT_AFTER_BYTES = 256 * 1024 * 1024;
 
 /**
  * A full garbage collection once a transfer of `bytes` has ended, when it was large. What sealing it in
- * 64 KiB segments leaves behind (each segment's cipher with its native context, small buffers) waits
+ * 64 KiB segments leaves behind (a cipher object per segment, small buffers) waits
  * otherwise for a collection the runtime runs rarely, and the next upload starts 20-50 MiB higher: a
  * chunked upload that followed a tus upload peaked at 172-184 MiB against 125-136 MiB after this
  * (issue 42). It costs about 20 ms of CPU, once per 256 MiB or more.
