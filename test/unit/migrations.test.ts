@@ -110,7 +110,7 @@ describe('0022_tree_sizes', () => {
   });
 });
 
-describe('0026_access_generation', () => {
+describe('0027_access_generation', () => {
   test('every write that can change access gives the generation a new value in its transaction; other writes and a rollback leave it', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
     const db = openDatabase(path.join(dir, 'coffer.db'));
