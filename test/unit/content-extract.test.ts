@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test';
-import fs from 'node:fs';
 import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { capText, extractText, htmlText, kindOf, xmlText } from '../../src/services/search/extract.ts';
