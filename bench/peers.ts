@@ -48,6 +48,8 @@ interface Row {
   propfindMs: number;
   idleRss: number;
   peakRss: number;
+  /** The peak (VmHWM, which only grows) after each phase: where the peak was reached. */
+  peakAfter: { propfind: number; small: number; big: number };
 }
 
 function flag(name: string, fallback: number): number {
@@ -314,6 +316,7 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
     propfindMs: NaN,
     idleRss: NaN,
     peakRss: NaN,
+    peakAfter: { propfind: NaN, small: NaN, big: NaN },
   };
   const target = await peer.start(root, bigBytes);
   if (typeof target === 'string') return { name: peer.name, skips: peer.skips, missing: target, ...empty };
@@ -327,7 +330,9 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
       for (let i = 0; i < 5; i++) runs.push(await target.propfind());
       propfindMs = median(runs);
     }
+    const afterPropfind = rssMiB(target.pid).peak;
     const small = await smallUploads(target, 0);
+    const afterSmall = rssMiB(target.pid).peak;
     const ups: Array<{ mibs: number; withSync: number; cpu: number }> = [];
     const downs: Array<{ mibs: number; cpu: number }> = [];
     const perGiB = (cpu: number) => (cpu * 1024 ** 3) / bigBytes;
@@ -361,6 +366,7 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
       propfindMs,
       idleRss,
       peakRss: rssMiB(target.pid).peak,
+      peakAfter: { propfind: afterPropfind, small: afterSmall, big: rssMiB(target.pid).peak },
     };
   } finally {
     await target.stop();
@@ -458,6 +464,11 @@ export async function runPeersBench(): Promise<void> {
     console.log(
       `| bare Bun, compiled (write, fsync, rename, fsync of the folder) | | | | | PUT ${fmt(bare.put.perSec)}, multipart ${fmt(bare.post.perSec)} | PUT ${fmt(bare.put.cpuMs, 2)}, multipart ${fmt(bare.post.cpuMs, 2)} | | ${fmt(bare.idleRss, 1)} / – | no encryption, no database |`,
     );
+    for (const r of rows.filter((row) => !row.missing)) {
+      console.log(
+        `peers.peak_rss_MiB ${r.name}: after PROPFIND ${fmt(r.peakAfter.propfind, 1)}, after the 4 KiB files ${fmt(r.peakAfter.small, 1)}, after the ${size} transfers ${fmt(r.peakAfter.big, 1)}`,
+      );
+    }
     console.log(
       `(${size} transfers best of 3 with \`sync\` before each upload; ${SMALL_FILES} × 4 KiB from ${CLIENTS} clients; PROPFIND Depth 1 median of 5; ${load()})`,
     );
