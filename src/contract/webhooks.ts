@@ -29,7 +29,7 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const TEST_EVENT = 'webhook.test';
 
 /** Longest hook URL accepted. */
-export const WEBHOOK_URL_MAX = 2000;
+const WEBHOOK_URL_MAX = 2000;
 /** Hooks per account, and for the instance. */
 export const WEBHOOKS_PER_ACCOUNT = 20;
 /** Deliveries kept per hook, newest first. */

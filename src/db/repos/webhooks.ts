@@ -68,7 +68,11 @@ export class WebhooksRepo {
 
   /** A hook of the account (null: an instance hook), or null. */
   get(accountId: string | null, id: string): WebhookRow | null {
-    return hook(this.sqlite.query<WebhookRow, [string, string | null]>(`SELECT ${HOOK} FROM webhooks WHERE id = ? AND account_id IS ?`).get(id, accountId));
+    return hook(
+      this.sqlite
+        .query<WebhookRow, [string, string | null]>(`SELECT ${HOOK} FROM webhooks WHERE id = ? AND account_id IS ?`)
+        .get(id, accountId),
+    );
   }
 
   byId(id: string): WebhookRow | null {
@@ -102,7 +106,11 @@ export class WebhooksRepo {
     return this.sqlite.query<{ n: number }, [string | null]>('SELECT count(*) AS n FROM webhooks WHERE account_id IS ?').get(accountId)!.n;
   }
 
-  update(id: string, fields: Partial<Pick<WebhookRow, 'url' | 'events' | 'folderId' | 'enabled' | 'secretSealed' | 'failingSince' | 'disabledReason'>>, at: number): void {
+  update(
+    id: string,
+    fields: Partial<Pick<WebhookRow, 'url' | 'events' | 'folderId' | 'enabled' | 'secretSealed' | 'failingSince' | 'disabledReason'>>,
+    at: number,
+  ): void {
     const sets: string[] = ['updated_at = ?'];
     const values: Array<string | number | null> = [at];
     const column: Record<string, string> = {
@@ -125,7 +133,9 @@ export class WebhooksRepo {
   /** Marks the start of a run of failures, keeping an earlier start. */
   markFailing(id: string, at: number): number {
     return this.sqlite
-      .query<{ since: number }, [number, string]>('UPDATE webhooks SET failing_since = coalesce(failing_since, ?1) WHERE id = ?2 RETURNING failing_since AS since')
+      .query<{ since: number }, [number, string]>(
+        'UPDATE webhooks SET failing_since = coalesce(failing_since, ?1) WHERE id = ?2 RETURNING failing_since AS since',
+      )
       .get(at, id)!.since;
   }
 
@@ -164,13 +174,23 @@ export class WebhooksRepo {
   /** A hook's deliveries, newest first. */
   deliveries(webhookId: string, limit: number): WebhookDeliveryRow[] {
     return this.sqlite
-      .query<WebhookDeliveryRow, [string, number]>(`SELECT ${DELIVERY} FROM webhook_deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?`)
+      .query<WebhookDeliveryRow, [string, number]>(
+        `SELECT ${DELIVERY} FROM webhook_deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?`,
+      )
       .all(webhookId, limit);
   }
 
   recordAttempt(
     id: string,
-    a: { status: WebhookDeliveryStatus; responseStatus: number | null; durationMs: number; responseExcerpt: string | null; error: string | null; at: number; nextAttemptAt: number | null },
+    a: {
+      status: WebhookDeliveryStatus;
+      responseStatus: number | null;
+      durationMs: number;
+      responseExcerpt: string | null;
+      error: string | null;
+      at: number;
+      nextAttemptAt: number | null;
+    },
   ): void {
     this.sqlite
       .query(
@@ -183,7 +203,9 @@ export class WebhooksRepo {
   /** Pending deliveries of a hook are failed at once (it was disabled or deleted). */
   failPending(webhookId: string, error: string, at: number): number {
     return this.sqlite
-      .query(`UPDATE webhook_deliveries SET status = 'failed', error = ?, next_attempt_at = NULL, attempted_at = coalesce(attempted_at, ?) WHERE webhook_id = ? AND status = 'pending'`)
+      .query(
+        `UPDATE webhook_deliveries SET status = 'failed', error = ?, next_attempt_at = NULL, attempted_at = coalesce(attempted_at, ?) WHERE webhook_id = ? AND status = 'pending'`,
+      )
       .run(error, at, webhookId).changes;
   }
 
@@ -194,6 +216,8 @@ export class WebhooksRepo {
   }
 
   setCursor(name: string, seq: number): void {
-    this.sqlite.query('INSERT INTO webhook_cursor (name, seq) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = excluded.seq').run(name, seq);
+    this.sqlite
+      .query('INSERT INTO webhook_cursor (name, seq) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = excluded.seq')
+      .run(name, seq);
   }
 }

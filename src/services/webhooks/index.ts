@@ -42,9 +42,16 @@ export function createWebhookServices(infra: Infrastructure, d: WebhookDeps) {
     webhooks.emit(login.parentUserId ?? login.id, 'account.signed_in', { login: { id: login.id, email: login.email }, method }),
   );
   d.shares.onLinkOpened(({ link, item }) =>
-    webhooks.emit(link.accountId, 'share.link_opened', { link: { id: link.id }, item: { id: item.id, name: item.name, type: item.type } }, item.id),
+    webhooks.emit(
+      link.accountId,
+      'share.link_opened',
+      { link: { id: link.id }, item: { id: item.id, name: item.name, type: item.type } },
+      item.id,
+    ),
   );
-  d.scheduledBackups.onFailure((run) => webhooks.emit(null, 'backup.failed', { run: { id: run.id, trigger: run.trigger }, error: run.error }));
+  d.scheduledBackups.onFailure((run) =>
+    webhooks.emit(null, 'backup.failed', { run: { id: run.id, trigger: run.trigger }, error: run.error }),
+  );
   let timer: ReturnType<typeof setInterval> | null = null;
   const dispatcher = {
     name: 'webhook dispatcher',

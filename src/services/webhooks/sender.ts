@@ -4,7 +4,7 @@ import https from 'node:https';
 import { DestinationRefused, type Destinations } from './destination.ts';
 
 /** The first bytes of a response kept in the delivery log. */
-export const RESPONSE_EXCERPT_BYTES = 1024;
+const RESPONSE_EXCERPT_BYTES = 1024;
 const SECRET_PREFIX = 'whsec_';
 
 /** A new signing secret, Standard Webhooks style: `whsec_` and 32 random bytes in base64. */
@@ -13,7 +13,7 @@ export function newSecret(): string {
 }
 
 /** `webhook-signature`'s value: v1 and the base64 HMAC-SHA256 of "id.timestamp.body" keyed by the secret's bytes. */
-export function sign(secret: string, messageId: string, timestamp: number, body: string): string {
+function sign(secret: string, messageId: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   return `v1,${createHmac('sha256', key).update(`${messageId}.${timestamp}.${body}`).digest('base64')}`;
 }

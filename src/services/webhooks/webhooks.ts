@@ -1,5 +1,12 @@
 import type { Clock } from '../../clock.ts';
-import { TEST_EVENT, type Webhook, type WebhookDelivery, type WebhookEvent, WEBHOOKS_PER_ACCOUNT, DELIVERIES_KEPT } from '../../contract/webhooks.ts';
+import {
+  TEST_EVENT,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookEvent,
+  WEBHOOKS_PER_ACCOUNT,
+  DELIVERIES_KEPT,
+} from '../../contract/webhooks.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
@@ -21,7 +28,7 @@ import { newSecret, type WebhookSender } from './sender.ts';
 
 const HOUR = 3600_000;
 /** Retries stop, and a hook failing this long is disabled (Standard Webhooks' usual window). */
-export const RETRY_WINDOW_MS = 24 * HOUR;
+const RETRY_WINDOW_MS = 24 * HOUR;
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 4 * HOUR;
 /** Change-log rows read per dispatcher round. */
@@ -29,7 +36,7 @@ const DISPATCH_BATCH = 500;
 const CURSOR = 'changes';
 
 /** The wait before retry `attempt` (1: after the first failure): 30 s doubling up to 4 h. */
-export function retryDelay(attempt: number): number {
+function retryDelay(attempt: number): number {
   return Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempt - 1), MAX_RETRY_MS);
 }
 
@@ -147,7 +154,12 @@ export class WebhookService {
     scope: HookScope,
     principal: Principal,
     id: string,
-    input: { url?: string | undefined; events?: WebhookEvent[] | undefined; folderId?: string | null | undefined; enabled?: boolean | undefined },
+    input: {
+      url?: string | undefined;
+      events?: WebhookEvent[] | undefined;
+      folderId?: string | null | undefined;
+      enabled?: boolean | undefined;
+    },
   ): { webhook: Webhook } {
     const row = this.require(scope, id);
     const now = this.d.clock.now();
@@ -260,7 +272,8 @@ export class WebhookService {
     const matches = rows.map((change) => ({ change, hooks: hooks.filter((h) => this.matches(h, change)) }));
     this.d.transactions.immediate(() => {
       for (const { change, hooks: matched } of matches) {
-        for (const hook of matched) this.enqueue(hook, { type: change.kind, data: changeData(change), changeSeq: change.seq, at: change.at });
+        for (const hook of matched)
+          this.enqueue(hook, { type: change.kind, data: changeData(change), changeSeq: change.seq, at: change.at });
       }
       this.d.repo.setCursor(CURSOR, rows.at(-1)!.seq);
     });
@@ -278,7 +291,12 @@ export class WebhookService {
     if (!hook) return { status: 'gone' };
     const started = this.d.clock.now();
     if (!hook.enabled) {
-      this.record(delivery, { ok: false, responseStatus: null, durationMs: 0, responseExcerpt: null, error: 'the webhook is disabled' }, started, null);
+      this.record(
+        delivery,
+        { ok: false, responseStatus: null, durationMs: 0, responseExcerpt: null, error: 'the webhook is disabled' },
+        started,
+        null,
+      );
       return { status: 'failed' };
     }
     const secret = this.d.keyring.openSecret(hook.secretSealed);
@@ -327,7 +345,8 @@ export class WebhookService {
     this.d.repo.update(hook.id, { enabled: false, disabledReason: reason }, now);
     this.d.repo.failPending(hook.id, 'the webhook was disabled after failing for 24 hours', now);
     const recipient = hook.accountId ?? hook.createdBy;
-    if (recipient) this.d.notifications.notify(recipient, 'webhook.disabled', `Webhook to ${hook.url} was disabled: it failed for 24 hours.`, null);
+    if (recipient)
+      this.d.notifications.notify(recipient, 'webhook.disabled', `Webhook to ${hook.url} was disabled: it failed for 24 hours.`, null);
     this.d.log.warn('webhook disabled', { webhookId: hook.id, accountId: hook.accountId });
   }
 
