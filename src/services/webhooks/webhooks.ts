@@ -176,7 +176,7 @@ export class WebhookService {
       },
       now,
     );
-    if (input.enabled === false) this.d.repo.failPending(row.id, 'the webhook was disabled', now);
+    if (input.enabled === false) return this.disable(scope, row.id);
     return { webhook: toWebhook(this.d.repo.byId(row.id)!) };
   }
 
@@ -233,6 +233,15 @@ export class WebhookService {
     const row = this.d.repo.byId(id);
     if (!row) throw notFound(Messages.webhookNotFound);
     return { accountId: row.accountId };
+  }
+
+  /** Stops sending to a hook; what it still had pending is failed. */
+  disable(scope: HookScope, id: string): { webhook: Webhook } {
+    const row = this.require(scope, id);
+    const now = this.d.clock.now();
+    this.d.repo.update(row.id, { enabled: false }, now);
+    this.d.repo.failPending(row.id, 'the webhook was disabled', now);
+    return { webhook: toWebhook(this.d.repo.byId(row.id)!) };
   }
 
   /**
@@ -316,7 +325,7 @@ export class WebhookService {
     const failingSince = this.d.repo.markFailing(hook.id, now);
     if (now - failingSince >= RETRY_WINDOW_MS) {
       this.record(delivery, attempt, now, null);
-      this.disable(hook, now);
+      this.disableAfterFailures(hook, now);
       return { status: 'failed' };
     }
     const retryAt = now + retryDelay(delivery.attempts + 1);
@@ -340,7 +349,7 @@ export class WebhookService {
     });
   }
 
-  private disable(hook: WebhookRow, now: number): void {
+  private disableAfterFailures(hook: WebhookRow, now: number): void {
     const reason = 'Disabled after failing for 24 hours';
     this.d.repo.update(hook.id, { enabled: false, disabledReason: reason }, now);
     this.d.repo.failPending(hook.id, 'the webhook was disabled after failing for 24 hours', now);
