@@ -4,6 +4,7 @@ import { albums } from './albums.ts';
 import { files } from './files.ts';
 import { groups, teamFolders } from './groups.ts';
 import { notifications, people, sharing } from './sharing.ts';
+import { instanceWebhooks, webhooks } from './webhooks.ts';
 
 /** The web app's one way to the server: a typed client per area, over the contract (src/contract/api.ts). */
 export const api = {
@@ -22,4 +23,6 @@ export const api = {
   admin,
   groups,
   teamFolders,
+  webhooks,
+  instanceWebhooks,
 };
