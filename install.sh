@@ -220,6 +220,9 @@ LOG_FORMAT=journald
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
 # TUS_EXPIRY_HOURS=24
+# Webhooks (docs/webhooks.md): hosts allowed although they resolve to a private or loopback address, the receiver's time limit:
+# WEBHOOK_ALLOWED_HOSTS=
+# WEBHOOK_TIMEOUT_MS=10000
 # Thumbnails (docs/thumbnails.md, "Thumbnails and photos"):
 # THUMBNAIL_CONCURRENCY=1
 # THUMBNAIL_MAX_PIXELS=100000000

@@ -22,7 +22,7 @@ export const CHANGE_EVENTS = [
 /** Events raised where they happen rather than from the change log. */
 export const OTHER_EVENTS = ['share.link_opened', 'account.signed_in', 'backup.failed'] as const;
 
-export const WEBHOOK_EVENTS = [...CHANGE_EVENTS, ...OTHER_EVENTS] as const;
+const WEBHOOK_EVENTS = [...CHANGE_EVENTS, ...OTHER_EVENTS] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The type of the message "Send test event" sends, whatever the hook asked for. */
