@@ -115,7 +115,7 @@ describe('Settings → Webhooks', () => {
     await page.getByRole('list', { name: 'Webhooks' }).waitFor();
     await expectAccessible(page, 'webhooks, phone, dark');
     await screenshot(page, 'settings-webhooks-phone-dark');
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
     expect(errors).toEqual([]);
     await context.close();
 
