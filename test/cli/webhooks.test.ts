@@ -64,4 +64,22 @@ describe('coffer webhooks, beside the running server', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Webhook not found');
   });
+
+  test('coffer keys rotate re-seals every webhook secret under the new key; deliveries still sign with the same secret', async () => {
+    const o = await seed.owner(t);
+    const { webhook, secret } = await json(await o.client.post('/api/webhooks', { url: `${receiver.url}/k`, events: ['item.moved'] }));
+    const sealed = () =>
+      t.server.ctx.db.$client.query<{ s: string }, [string]>('SELECT secret_sealed AS s FROM webhooks WHERE id = ?').get(webhook.id)!.s;
+    const before = sealed();
+    const rotated = await cli(['keys', 'rotate', '--json']);
+    expect(rotated.code).toBe(0);
+    const { keyId, remaining } = parseJson(rotated);
+    expect(remaining).toBe(0);
+    expect(before.startsWith(`k1.${keyId}.`)).toBe(false);
+    expect(sealed().startsWith(`k1.${keyId}.`)).toBe(true);
+    const mark = receiver.received.length;
+    await o.client.post(`/api/webhooks/${webhook.id}/test`);
+    const r = await eventually(() => receiver.received[mark] ?? false, { timeoutMs: 10_000 });
+    expect(verifyStandardWebhook(secret, r)).toBe(true);
+  });
 });
