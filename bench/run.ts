@@ -31,6 +31,7 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runChangeLogBench } from './change-log.ts';
 import { runWebhooksBench } from './webhooks.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
@@ -71,6 +72,7 @@ const benches: Record<string, () => Promise<void>> = {
   requests: runRequestsBench,
   sync: runSyncBench,
   replication: runReplicationBench,
+  'change-log': runChangeLogBench,
   webhooks: runWebhooksBench,
 };
 

@@ -3,6 +3,7 @@ import type { Db } from '../client.ts';
 import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { ChangesRepo } from './changes.ts';
 import { ContentRepo } from './content.ts';
 import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
@@ -163,6 +164,7 @@ export interface Repos {
   teamFolders: TeamFoldersRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
+  changes: ChangesRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
@@ -199,6 +201,7 @@ export function createRepos(db: Db): Repos {
     teamFolders: new TeamFoldersRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
+    changes: new ChangesRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),

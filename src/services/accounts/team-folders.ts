@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { TeamFolderChoice, TeamFolderView } from '../../contract/groups.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { formatSize } from '../../contract/size.ts';
@@ -37,6 +38,7 @@ interface TeamFolderDeps {
   membership: MembersRepo;
   trash: TrashService;
   shares: ShareService;
+  changes: ChangeLog;
   peopleSharing: () => boolean;
 }
 
@@ -82,7 +84,8 @@ export class TeamFolderService {
         createdAt: now,
       });
       this.d.users.setStorageLimit(id, input.quota, now);
-      this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
+      const folder = this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
+      this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.created, folder);
       this.d.teamFolders.insert({ accountId: id, folderId, groupId: forGroup, createdBy: principal.loginId, createdAt: now });
     });
     this.d.audit.record({
@@ -121,7 +124,10 @@ export class TeamFolderService {
     if (input.name !== undefined) {
       const name = folderName(input.name);
       this.d.transactions.immediate(() => {
-        this.d.items.rename(row.folderId, name);
+        const before = this.d.items.get(id, row.folderId);
+        const renamed = this.d.items.rename(row.folderId, name);
+        if (before && before.name !== renamed.name)
+          this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.renamed, renamed, { before });
         this.d.users.setName(id, name, now);
       });
     }

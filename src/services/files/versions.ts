@@ -8,6 +8,7 @@ import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { Principal } from '../accounts/principal.ts';
+import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { FileVersion as VersionView, Item as ItemView } from '../../contract/files.ts';
 import type { ItemViews } from './item-views.ts';
@@ -57,6 +58,7 @@ export interface VersionDeps {
   tree: Tree;
   views: ItemViews;
   events: FileEvents;
+  changes: ChangeLog;
   quota: QuotaService;
   settings: SettingsService;
 }
@@ -145,6 +147,7 @@ export class VersionService {
         contentAuthorId: principal.loginId,
       });
       this.thinItem(row.id);
+      this.d.changes.record(principal, ChangeKinds.versionRestored, item, { details: { versionId, size: item.size } });
       return item;
     });
     this.d.events.item(principal, FileEventType.updated, updated, { size: updated.size, mimeType: updated.mimeType });
