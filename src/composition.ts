@@ -71,6 +71,7 @@ function createServices(infra: Infrastructure) {
     scheduledBackups: maintenance.services.scheduledBackups,
     notifications: files.services.notifications,
     shares: files.services.shares,
+    changes: files.services.changes,
   });
   return {
     services: {

@@ -16,7 +16,7 @@ type WebhookDeps = {
   tree: Tree;
   accounts: AccountService;
   scheduledBackups: ScheduledBackupService;
-} & Pick<FilesServices, 'notifications' | 'shares'>;
+} & Pick<FilesServices, 'notifications' | 'shares' | 'changes'>;
 
 /** How often the dispatcher looks for new change-log rows. */
 const DISPATCH_INTERVAL_MS = 500;
@@ -34,6 +34,7 @@ export function createWebhookServices(infra: Infrastructure, d: WebhookDeps) {
     keyring: infra.keyring,
     queue: infra.queue,
     tree: d.tree,
+    changes: d.changes,
     notifications: d.notifications,
     destinations,
     sender: new WebhookSender(destinations, infra.config.webhooks.timeoutMs, `Coffer-Webhooks/${BACKEND_VERSION}`),

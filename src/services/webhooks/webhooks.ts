@@ -22,7 +22,7 @@ import type { Principal } from '../accounts/principal.ts';
 import { iso } from '../files/item-views.ts';
 import type { NotificationService } from '../files/members.ts';
 import type { Tree } from '../files/tree.ts';
-import type { ChangeFeed, ChangeRecord } from './change-feed.ts';
+import type { ChangeLog, ChangeRow } from '../changes/change-log.ts';
 import { type Destinations, parseHookUrl } from './destination.ts';
 import { newSecret, type WebhookSender } from './sender.ts';
 
@@ -53,6 +53,7 @@ interface WebhookDeps {
   keyring: Keyring;
   queue: JobQueue;
   tree: Tree;
+  changes: Pick<ChangeLog, 'after'>;
   notifications: NotificationService;
   destinations: Destinations;
   sender: WebhookSender;
@@ -86,7 +87,7 @@ const toDelivery = (r: WebhookDeliveryRow): WebhookDelivery => ({
 });
 
 /** The data of a change event: who did what to which item, before and after. */
-function changeData(c: ChangeRecord) {
+function changeData(c: ChangeRow) {
   return {
     seq: c.seq,
     accountId: c.accountId,
@@ -94,7 +95,7 @@ function changeData(c: ChangeRecord) {
     item: c.itemId === null ? null : { id: c.itemId, type: c.itemType },
     before: { name: c.nameBefore, parentId: c.parentBefore },
     after: { name: c.nameAfter, parentId: c.parentAfter },
-    details: c.details ?? null,
+    details: c.details === null ? null : (JSON.parse(c.details) as unknown),
   };
 }
 
@@ -103,14 +104,7 @@ function changeData(c: ChangeRecord) {
  * for 24 hours, the delivery log, and the dispatcher that turns change-log rows into deliveries.
  */
 export class WebhookService {
-  private feed: ChangeFeed | null = null;
-
   constructor(private readonly d: WebhookDeps) {}
-
-  /** The change log the dispatcher reads; until one is attached, only directly raised events are sent. */
-  attachFeed(feed: ChangeFeed): void {
-    this.feed = feed;
-  }
 
   list(scope: HookScope): { webhooks: Webhook[] } {
     return { webhooks: this.d.repo.list(scope.accountId).map(toWebhook) };
@@ -267,15 +261,9 @@ export class WebhookService {
    * Returns how many rows were read.
    */
   dispatch(): number {
-    const feed = this.feed;
-    if (!feed) return 0;
-    let cursor = this.d.repo.cursor(CURSOR);
-    if (cursor === null) {
-      // First run: the log's history predates every hook.
-      cursor = feed.latestSeq();
-      this.d.repo.setCursor(CURSOR, cursor);
-    }
-    const rows = feed.after(cursor, DISPATCH_BATCH);
+    // From the start of the log the first time: older rows predate every hook (`matches` skips them).
+    const cursor = this.d.repo.cursor(CURSOR) ?? 0;
+    const rows = this.d.changes.after(cursor, DISPATCH_BATCH);
     if (rows.length === 0) return 0;
     const hooks = this.d.repo.enabled();
     const matches = rows.map((change) => ({ change, hooks: hooks.filter((h) => this.matches(h, change)) }));
@@ -381,7 +369,7 @@ export class WebhookService {
   }
 
   /** Whether a change goes to a hook: its account's (an instance hook takes all), asked for, under its folder. */
-  private matches(hook: WebhookRow, c: ChangeRecord): boolean {
+  private matches(hook: WebhookRow, c: ChangeRow): boolean {
     if (hook.accountId !== null && hook.accountId !== c.accountId) return false;
     if (c.at < hook.createdAt || !this.wants(hook, c.kind)) return false;
     if (hook.folderId === null) return true;
