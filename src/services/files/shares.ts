@@ -221,6 +221,13 @@ export class ShareService {
     return this.view(link, requestOrigin);
   }
 
+  /** Removes the link of one of the account's tokens (and the item's places in other links); another account's token is 404. */
+  unshareToken(principal: Principal, token: string): { message: string } {
+    const link = this.d.shares.ownedByToken(principal.accountId, token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    return this.unshare(principal, [link.itemId]);
+  }
+
   /** One page of an account's links, newest first (every account's for `null`, as the CLI lists them). */
   list(accountId: string | null, opts: { limit: number; cursor?: string; itemId?: string }, requestOrigin: string) {
     let after: { createdAt: number; id: string } | null = null;
