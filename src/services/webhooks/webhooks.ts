@@ -22,7 +22,8 @@ import type { Principal } from '../accounts/principal.ts';
 import { iso } from '../files/item-views.ts';
 import type { NotificationService } from '../files/members.ts';
 import type { Tree } from '../files/tree.ts';
-import type { ChangeLog, ChangeRow } from '../changes/change-log.ts';
+import type { ChangeRow } from '../../db/repos/changes.ts';
+import type { ChangeLog } from '../changes/change-log.ts';
 import { type Destinations, parseHookUrl } from './destination.ts';
 import { newSecret, type WebhookSender } from './sender.ts';
 
