@@ -33,7 +33,12 @@ export const isPhotoType = (mimeType: string | null) =>
 
 /** A Photos row as the API answers it. */
 export function photoOf({ modifiedAt, starred, duration, ...r }: PhotoRow): Photo {
-  const photo: Photo = { ...r, takenAt: new Date(r.takenAt).toISOString(), modified: new Date(modifiedAt).toISOString(), starred: starred === 1 };
+  const photo: Photo = {
+    ...r,
+    takenAt: new Date(r.takenAt).toISOString(),
+    modified: new Date(modifiedAt).toISOString(),
+    starred: starred === 1,
+  };
   if (duration != null) photo.duration = duration;
   return photo;
 }
