@@ -4,10 +4,11 @@ import { type ListingSource, listingFor, type PhotoItem, photosSource } from '..
 import { type PhotoSize, photoSize } from '../app/prefs.ts';
 import { route } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
-import { displayName, plural } from '../app/format.ts';
+import { displayName, familyOf, formatDuration, plural } from '../app/format.ts';
 import { toastError } from '../app/toasts.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import { ItemPicture } from '../files/item-picture.tsx';
+import { VideoBadge } from '../files/video-badge.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
 import { addToAlbum } from './add-to-album.tsx';
 import { LoadError } from '../ui/page.tsx';
@@ -62,6 +63,10 @@ function headerLabel(kind: 'month' | 'day', day: number): string {
   }
   return label;
 }
+
+/** What a screen reader says of a video before its date: that it is one, and how long. */
+const videoWords = (p: PhotoItem) =>
+  familyOf(p) !== 'video' ? '' : p.duration === undefined ? 'Video, ' : `Video, ${formatDuration(p.duration)}, `;
 
 const ratioOf = (p: PhotoItem) => (p.width && p.height ? Math.min(MAX_RATIO, Math.max(MIN_RATIO, p.width / p.height)) : 1);
 
@@ -443,7 +448,9 @@ export function PhotoGrid(props: PhotoGridProps) {
                             }}
                           >
                             <ItemPicture item={item} box={box} icon={48} />
+                            <VideoBadge item={item} />
                             <span id={`taken-${item.id}`} class="sr-only">
+                              {videoWords(item)}
                               {takenFmt.format(new Date(item.takenAt))}
                             </span>
                             <span
