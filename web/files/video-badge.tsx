@@ -7,7 +7,8 @@ export function VideoBadge({ item }: { item: { name: string; type: string; mimeT
   return (
     <span class="video-badge" aria-hidden="true">
       <Icon name="play" size={12} />
-      {item.duration !== undefined && <span class="video-duration">{runningTime(item.duration)}</span>}
+      {/* Drawn by CSS: the tile's name is its file name, and text inside it would have to be part of it. */}
+      {item.duration !== undefined && <span class="video-duration" data-time={runningTime(item.duration)} />}
     </span>
   );
 }

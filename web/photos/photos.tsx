@@ -11,6 +11,7 @@ import { ItemPicture } from '../files/item-picture.tsx';
 import { VideoBadge } from '../files/video-badge.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
 import { addToAlbum } from './add-to-album.tsx';
+import { type Month, MonthScrubber } from './month-scrubber.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
@@ -32,13 +33,6 @@ type Row =
   | { kind: 'month'; key: string; label: string; count: number }
   | { kind: 'day'; key: string; label: string; count: number }
   | { kind: 'tiles'; key: string; start: number; end: number; height: number; widths: number[] };
-
-interface Month {
-  key: string;
-  label: string;
-  /** Its header's row. */
-  row: number;
-}
 
 /** A photo's local day as one number (yyyymmdd), kept per item: layout runs again as every page arrives. */
 const dayKeys = new WeakMap<PhotoItem, number>();
@@ -471,24 +465,7 @@ export function PhotoGrid(props: PhotoGridProps) {
                 })}
               </div>
             </div>
-            {months.length > 1 && (
-              <nav class="photo-scrubber" aria-label="Jump to month">
-                <ul>
-                  {months.map((m) => (
-                    <li key={m.key}>
-                      <button
-                        type="button"
-                        class={m === current ? 'current' : ''}
-                        aria-current={m === current ? 'true' : undefined}
-                        onClick={() => v.scrollToIndex(m.row, { align: 'start' })}
-                      >
-                        {m.label}
-                      </button>
-                    </li>
-                  ))}
-                </ul>
-              </nav>
-            )}
+            <MonthScrubber months={months} current={current} jump={(m) => v.scrollToIndex(m.row, { align: 'start' })} />
           </>
         )}
       </div>

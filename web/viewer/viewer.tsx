@@ -52,13 +52,14 @@ function Viewer(props: { files: Item[]; start: number; find?: string; tools?: Vi
   const [at, setAt] = useState(start);
   const [info, setInfo] = useState(false);
   const item = files[at]!;
-  const goTo = (index: number) => {
-    const next = Math.min(files.length - 1, Math.max(0, index));
-    if (next === at) return;
-    performance.mark('viewer:step', { detail: files[next]!.id });
-    setAt(next);
-  };
-  const go = (d: 1 | -1) => goTo(at + d);
+  // From the index the viewer is at when the step is made: keys pressed faster than renders all count.
+  const goTo = (index: number | ((at: number) => number)) =>
+    setAt((now) => {
+      const next = Math.min(files.length - 1, Math.max(0, typeof index === 'number' ? index : index(now)));
+      if (next !== now) performance.mark('viewer:step', { detail: files[next]!.id });
+      return next;
+    });
+  const go = (d: 1 | -1) => goTo((now) => now + d);
   const tools = props.tools?.(item, () => setInfo((o) => !o)) ?? [];
   const use = (tool: ViewerTool) => {
     void tool.run();
@@ -83,7 +84,7 @@ function Viewer(props: { files: Item[]; start: number; find?: string; tools?: Vi
     };
     addEventListener('keydown', keys);
     return () => removeEventListener('keydown', keys);
-  }, [files, at]);
+  }, [files]);
   return (
     <Dialog title={displayName(item.name, item.type, hideExtensions.value)} onClose={close} class="preview viewer">
       <div class="preview-bar">
