@@ -193,7 +193,6 @@ describe('the photo viewer', () => {
         expect(await video.getAttribute('poster')).toContain('/thumbnail?size=large');
         expect(await video.evaluate((v: any) => v.controls && v.playsInline)).toBe(true);
         await expectAccessible(page, `video in the viewer ${tag}`);
-        await screenshot(page, `viewer-video-${tag}`);
         expect(errors).toEqual([]);
         await context.close();
       }
