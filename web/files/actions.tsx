@@ -79,7 +79,7 @@ export function openItem(ctx: ActionContext, item: Item): void {
  * Opens the viewer on `item` among `files` with the file manager's tools (Share, Delete, Get info where the
  * permissions allow), the same from a folder, Photos, an album, search, Recent or Starred.
  */
-export function viewFile(files: Item[], item: Item, ctx: Omit<ActionContext, 'selection' | 'toggleInfo'>, find?: string): void {
+function viewFile(files: Item[], item: Item, ctx: Omit<ActionContext, 'selection' | 'toggleInfo'>, find?: string): void {
   openViewer(files, item, find, (shown, toggleInfo) => {
     const here: ActionContext = { ...ctx, selection: [shown], toggleInfo };
     return available(here)
