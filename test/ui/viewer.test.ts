@@ -261,4 +261,54 @@ describe('the photo viewer', () => {
     expect(await page.getByRole('slider', { name: 'Jump to month' }).count()).toBe(0);
     await context.close();
   }, 90_000);
+
+  test('with MAP_TILE_URL, the place is drawn on one tile of that server (allowed by the page’s CSP); without, no map', async () => {
+    const asked: string[] = [];
+    const png = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#cde' } })
+      .png()
+      .toBuffer();
+    const tiles = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req) => {
+        asked.push(new URL(req.url).pathname);
+        return new Response(png, { headers: { 'Content-Type': 'image/png' } });
+      },
+    });
+    const mapped = await startTestServer({ env: { MAP_TILE_URL: `http://127.0.0.1:${tiles.port}/{z}/{x}/{y}.png` } });
+    try {
+      const user = await seed.owner(mapped);
+      const exif = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3a7' } })
+        .jpeg()
+        .withExif({ IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '48/1 51/1 30/1', GPSLongitudeRef: 'E', GPSLongitude: '2/1 17/1 40/1' } })
+        .toBuffer();
+      const file = await upload(user.client, 'tower.jpg', exif, { type: 'image/jpeg' });
+      await eventually(async () => (await json(await user.client.get(`/api/files/${file.id}/info`))).photo?.location, {
+        timeoutMs: 30_000,
+      });
+      expect((await user.client.get('/api/files')).headers.get('content-security-policy')).toContain(
+        `img-src 'self' data: blob: http://127.0.0.1:${tiles.port}`,
+      );
+      expect((await json(await user.client.get('/api/user/signup-status'))).mapTileUrl).toBe(
+        `http://127.0.0.1:${tiles.port}/{z}/{x}/{y}.png`,
+      );
+      const { context, page, errors } = await signedInContext(browser, mapped.url, user, { dark: true });
+      const viewer = await openPhoto(page, 'tower.jpg');
+      await viewer.getByRole('button', { name: 'Get info' }).click();
+      const map = viewer.getByRole('img', { name: 'Map of the place the photo was taken' });
+      await eventually(async () => (await map.evaluate((i: any) => i.complete && i.naturalWidth)) === 256);
+      // The Eiffel Tower at zoom 14: tile 8296/5636.
+      expect(asked).toEqual(['/14/8296/5636.png']);
+      await expectAccessible(page, 'viewer details with a map tile, dark');
+      await screenshot(page, 'viewer-details-map-dark-desktop');
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      await mapped.stop();
+      void tiles.stop(true);
+    }
+    // The main server has none configured: its pages allow no other image origin.
+    expect((await owner.client.get('/api/files')).headers.get('content-security-policy')).toContain("img-src 'self' data: blob:;");
+    expect('mapTileUrl' in (await json(await owner.client.get('/api/user/signup-status')))).toBe(false);
+  }, 90_000);
 });

@@ -6,6 +6,7 @@ import { ancestors, sharedFolders } from '../app/folders.ts';
 import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural, runningTime } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { MapTile } from './map-tile.tsx';
 import { VersionsTab } from './versions-tab.tsx';
 
 type Tab = 'details' | 'versions';
@@ -141,7 +142,10 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
       {photo.location && (
         <>
           <dt>Place</dt>
-          <dd>{place(photo.location)}</dd>
+          <dd>
+            {place(photo.location)}
+            <MapTile {...photo.location} />
+          </dd>
         </>
       )}
     </>
