@@ -114,7 +114,7 @@ describe('the photo viewer', () => {
     await context.close();
   }, 90_000);
 
-  test('on a phone: a swipe steps, a counter instead of the filmstrip (dark, 390 px, touch)', async () => {
+  test('on a phone: a swipe steps, a double tap zooms, a counter instead of the filmstrip (dark, 390 px, touch)', async () => {
     const { context, page, errors } = await signedInContext(browser, t.url, owner, { dark: true, viewport: PHONE, touch: true });
     await page.goto('/photos');
     await page.getByRole('listbox', { name: 'Photos' }).getByRole('option', { name: names[0]!, exact: true }).tap();
@@ -133,6 +133,17 @@ describe('the photo viewer', () => {
     await eventually(async () => (await heading(page)) === names[1]);
     await swipe(60, 320);
     await eventually(async () => (await heading(page)) === names[0]);
+    // A double tap zooms in where it lands, and another fits the picture again.
+    const tap = async () => {
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: 195, y: 420 }] });
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+    };
+    await tap();
+    await tap();
+    await eventually(async () => (await scaleOf(page)) > 2);
+    await tap();
+    await tap();
+    await eventually(async () => (await scaleOf(page)) === 1);
     await expectAccessible(page, 'photo viewer, dark phone');
     await screenshot(page, 'viewer-dark-phone');
     expect(errors).toEqual([]);

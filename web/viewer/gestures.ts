@@ -27,6 +27,7 @@ export function attachGestures(el: HTMLElement, v: View, h: Handlers): () => voi
   const pointers = new Map<number, { x: number; y: number }>();
   let gesture: { dist: number; scale: number; startX: number; startY: number; moved: boolean } | null = null;
   let lastTap = 0;
+  let lastPointer = '';
   const fromMiddle = (clientX: number, clientY: number) => {
     const r = el.getBoundingClientRect();
     return [clientX - (r.left + r.width / 2), clientY - (r.top + r.height / 2)] as const;
@@ -42,8 +43,10 @@ export function attachGestures(el: HTMLElement, v: View, h: Handlers): () => voi
     // Trackpads send many small deltas, a mouse wheel few large ones: the factor follows the delta.
     h.zoom(Math.exp(-Math.max(-100, Math.min(100, e.deltaY)) / 300), ...fromMiddle(e.clientX, e.clientY));
   };
-  const dblclick = (e: MouseEvent) => toggle(e.clientX, e.clientY);
+  // A touch screen may also send dblclick for two taps: the double-tap below has them already.
+  const dblclick = (e: MouseEvent) => lastPointer !== 'touch' && toggle(e.clientX, e.clientY);
   const down = (e: PointerEvent) => {
+    lastPointer = e.pointerType;
     el.setPointerCapture(e.pointerId);
     pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
     gesture = { dist: spread(), scale: v.scale, startX: e.clientX, startY: e.clientY, moved: false };
