@@ -23,6 +23,8 @@ export interface Config {
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
   auditRetentionDays: number;
+  /** Days the change log keeps its rows (CHANGES_RETENTION_DAYS); the daily maintenance job thins older ones. */
+  changesRetentionDays: number;
   metricsAllowedIps: string[];
   queueMetricsIntervalSeconds: number;
   updateFeedUrl: string | null;
@@ -190,6 +192,7 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   journalctl -p err finds the errors (default json)
   TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
   AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
+  CHANGES_RETENTION_DAYS          keep the change log this long (default 30)
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
   QUEUE_METRICS_INTERVAL_SECONDS  refresh interval of the queue gauges (default 60)
   UPDATE_FEED_URL                 update feed proxied by /api/version/latest
@@ -509,6 +512,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     defaultStorageLimit,
     trashRetentionDays: integer('TRASH_RETENTION_DAYS', env.TRASH_RETENTION_DAYS, 30, 0, 36500),
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
+    changesRetentionDays: integer('CHANGES_RETENTION_DAYS', env.CHANGES_RETENTION_DAYS, 30, 1, 36500),
     metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')
       .split(',')
       .map((s) => s.trim())

@@ -103,6 +103,7 @@ export const Messages = {
   viewerOnly: 'You can view this shared item but not change it. Ask its owner for the editor role.',
   memberCannotStar: "Shared items cannot be starred: stars belong to the item, and this one is its owner's.",
   memberCannotManage: 'Only the owner of this item can share it or change who it is shared with.',
+  versionDeleteOwnerOnly: 'Only the owner of this file deletes its versions; in a team folder, the administrators of its editor groups.',
   peopleSharingOff: 'Sharing with people is turned off on this instance. Ask the admin to turn it back on.',
   noAccountWithEmail: 'No account with this email',
   folderNotFound: 'Folder not found',

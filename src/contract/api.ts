@@ -187,6 +187,10 @@ export interface Api {
   'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
   'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
   'POST /api/team-folders/:id/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
+  'POST /api/team-folders/:id/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/team-folders/:id/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/team-folders/:id/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'DELETE /api/team-folders/:id/share/links/:token': { response: Message };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };

@@ -57,6 +57,7 @@ export const Jobs = {
   sharesCleanup: defineJob('shares.cleanup', none),
   presenceSweep: defineJob('presence.sweep', none),
   auditRetention: defineJob('audit.retention', none),
+  changesThin: defineJob('changes.thin', none),
   jobsCleanup: defineJob('jobs.cleanup', none),
   // One per open document key, fired by its auto-save schedule; failures are retried with backoff.
   docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),

@@ -29,6 +29,8 @@ export interface ActionContext {
   pickUpload(folder: boolean): void;
   /** Inside an item another account shares with this one: the role this account has there. */
   sharedRole?: 'viewer' | 'editor';
+  /** Inside a team folder this account administers: the team's account, whose links it manages. */
+  team?: string;
 }
 
 export interface Action {
@@ -361,7 +363,7 @@ export const ACTIONS: Action[] = [
     keys: 'Shift+S',
     permission: 'files.share',
     applies: (ctx) => some(ctx) && notTrash(ctx),
-    run: (ctx) => openShareDialog(ctx.selection),
+    run: (ctx) => openShareDialog(ctx.selection, ctx.team),
   },
   {
     id: 'download',
@@ -540,7 +542,11 @@ export function available(ctx: ActionContext): Action[] {
  */
 function memberMay(a: Action, ctx: ActionContext): boolean {
   const role = ctx.kind === 'sharedWithMe' ? 'viewer' : ctx.sharedRole;
+  // A team folder itself is shared by link only by its administrators (on the team's routes).
+  if (a.id === 'share' && ctx.selection.some((i) => i.teamFolder)) return ctx.team !== undefined;
   if (!role || !a.permission) return true;
+  // A team folder's administrators make its links, from inside it.
+  if (a.id === 'share' && ctx.team) return true;
   if (a.permission === 'files.share' || a.id === 'star') return false;
   if (a.id === 'copy') return true;
   return role === 'editor' || a.permission === 'files.download';

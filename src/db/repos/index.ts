@@ -3,6 +3,7 @@ import type { Db } from '../client.ts';
 import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { ChangesRepo } from './changes.ts';
 import { ContentRepo } from './content.ts';
 import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
@@ -162,6 +163,7 @@ export interface Repos {
   teamFolders: TeamFoldersRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
+  changes: ChangesRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
@@ -197,6 +199,7 @@ export function createRepos(db: Db): Repos {
     teamFolders: new TeamFoldersRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
+    changes: new ChangesRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
