@@ -56,7 +56,8 @@ function MonthRail({ months, current, jump }: ScrubberProps) {
     const r = rail.current!.getBoundingClientRect();
     return Math.round(Math.max(0, Math.min(1, (clientY - r.top) / r.height)) * last);
   };
-  const top = `${(at / last) * 100}%`;
+  // The handle's middle runs from half its height below the rail's top to half above its bottom.
+  const top = `calc(${at / last} * (100% - 28px) + 14px)`;
   return (
     <div
       ref={rail}
