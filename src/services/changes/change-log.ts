@@ -28,7 +28,6 @@ export const ChangeKinds = {
 export type ChangeKind = (typeof ChangeKinds)[keyof typeof ChangeKinds];
 export const CHANGE_KINDS: readonly ChangeKind[] = Object.values(ChangeKinds);
 type ChangeActorKind = (typeof CHANGE_ACTOR_KINDS)[number];
-export type { ChangeRow };
 
 /** Who changed an account's tree: `accountId` is the tree's owner (the sharing owner's when a member acts in a share). */
 export type ChangeBy =
