@@ -22,6 +22,7 @@ import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
 import { runPhotosBench } from './photos.ts';
+import { runPhotoViewerBench } from './photo-viewer.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -63,6 +64,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,

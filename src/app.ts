@@ -61,7 +61,15 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
   const app = new Elysia();
   return app
-    .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
+    .use(
+      corePlugin({
+        log: ctx.log,
+        ipResolver,
+        seed: ctx.instanceId,
+        addressCap: new AddressCap(ctx.config.maxConnectionsPerIp),
+        mapTileOrigin: ctx.config.mapTileUrl && new URL(ctx.config.mapTileUrl.replace(/\{[zxy]\}/g, '0')).origin,
+      }),
+    )
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
     .use(guardPlugin(ctx, limits))
