@@ -229,6 +229,8 @@ LOG_FORMAT=journald
 # THUMBNAIL_MAX_PIXELS=100000000
 # Videos get a first-frame thumbnail with ffmpeg (apt-get install ffmpeg), found on PATH or named here:
 # FFMPEG_PATH=/usr/bin/ffmpeg
+# A map tile server for the photo viewer's place, e.g. https://tile.example.home/{z}/{x}/{y}.png (empty: no map, no request):
+# MAP_TILE_URL=
 # The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):
 # COFFER_PUBLIC_URL=
 # The document server (docs/documents.md, "Editing documents"):
