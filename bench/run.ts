@@ -33,6 +33,7 @@ import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runWebhooksBench } from './webhooks.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -74,6 +75,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  webhooks: runWebhooksBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

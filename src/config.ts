@@ -41,6 +41,8 @@ export interface Config {
   tls: { cert: string; key: string } | null;
   /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
   tusExpiryHours: number;
+  /** Webhooks: hosts allowed although they resolve to a refused address (WEBHOOK_ALLOWED_HOSTS), and a delivery's time limit. */
+  webhooks: { allowedHosts: string[]; timeoutMs: number };
   /** Content search: text kept per file (SEARCH_MAX_TEXT_BYTES) and the largest file read (SEARCH_MAX_FILE_BYTES). */
   search: { maxTextBytes: number; maxFileBytes: number };
   /** Thumbnails made at once (worker threads); default half the cores, at least 1. */
@@ -217,6 +219,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_TLS_KEY                  PEM private key of that certificate
   TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
                                   fractions allowed)
+  WEBHOOK_ALLOWED_HOSTS           comma-separated host names webhooks may reach although they resolve to a
+                                  loopback, private, link-local or other refused address (default none)
+  WEBHOOK_TIMEOUT_MS              how long a webhook receiver has to answer (default 10000)
   THUMBNAIL_CONCURRENCY           thumbnails made at once, each in its own worker thread (default half the
                                   cores, at least 1)
   THUMBNAIL_MAX_PIXELS            images with more pixels, and PDFs whose first page draws images of more
@@ -532,6 +537,13 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     minFreeBytes,
     tls,
     tusExpiryHours,
+    webhooks: {
+      allowedHosts: (env.WEBHOOK_ALLOWED_HOSTS ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 10_000, 100, 60_000),
+    },
     search,
     thumbnailConcurrency: integer(
       'THUMBNAIL_CONCURRENCY',

@@ -28,6 +28,7 @@ import m0025 from '../../migrations/0025_invitations_albums_photo_exif.sql' with
 import m0026 from '../../migrations/0026_changes.sql' with { type: 'text' };
 import m0027 from '../../migrations/0027_access_generation.sql' with { type: 'text' };
 import m0028 from '../../migrations/0028_video_duration.sql' with { type: 'text' };
+import m0029 from '../../migrations/0029_webhooks.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -64,6 +65,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   // Generated, then its one row and the triggers that move it added by hand.
   { tag: '0027_access_generation', sql: m0027 },
   { tag: '0028_video_duration', sql: m0028 },
+  { tag: '0029_webhooks', sql: m0029 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

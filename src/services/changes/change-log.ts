@@ -155,6 +155,14 @@ export class ChangeLog {
     return (!q.kind || row.kind === q.kind) && (!q.actor || row.actorId === q.actor);
   }
 
+  /**
+   * Every account's rows after `afterSeq`, unfiltered: for a consumer that applies its own rule per row
+   * (the webhook dispatcher: an account's hooks take its account's rows, the instance's all of them).
+   */
+  after(afterSeq: number, limit: number): ChangeRow[] {
+    return this.d.repo.pageAfter(afterSeq, Math.max(1, Math.min(MAX_LIMIT, limit)));
+  }
+
   /** The oldest seq still kept (a consumer resuming before it has lost changes); null while the log is empty. */
   oldestSeq(): number | null {
     return this.d.repo.oldestSeq();

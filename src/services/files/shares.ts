@@ -99,7 +99,14 @@ export interface ShareDeps {
 export class ShareService {
   private readonly recentVisits = new Map<string, number>();
 
+  private readonly openListeners: Array<(open: { link: PublicLink; item: HeldItem }) => void> = [];
+
   constructor(private readonly d: ShareDeps) {}
+
+  /** `listener` runs when a link's page is opened (once per link, address and 10 minutes). */
+  onLinkOpened(listener: (open: { link: PublicLink; item: HeldItem }) => void): void {
+    this.openListeners.push(listener);
+  }
 
   /** Links use the share base URL when one is set, else the origin the client used (via known proxies). */
   private linkBase(requestOrigin: string, token: string): string {
@@ -569,6 +576,7 @@ export class ShareService {
       if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
       this.recentVisits.set(key, now);
       this.d.shares.touch(link.id, now);
+      for (const listener of this.openListeners) listener({ link, item });
     }
     this.d.audit.record({
       action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
