@@ -34,6 +34,7 @@ import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runWebhooksBench } from './webhooks.ts';
+import { runInfraBench } from './infra.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -76,6 +77,7 @@ const benches: Record<string, () => Promise<void>> = {
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
   webhooks: runWebhooksBench,
+  infra: runInfraBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).
