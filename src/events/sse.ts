@@ -16,7 +16,7 @@ const KEEPALIVE = encoder.encode(': keepalive\n\n');
 const WHEEL_SLOTS = 30;
 
 /**
- * Server-Sent Event streams of an account's file events (docs/compatibility.md › Events framing: `data: <json>` only, a
+ * Server-Sent Event streams of an account's file events (docs/compatibility.md › Events: `data: <json>` only, a
  * `{"type":"connected"}` first, keepalive comments). Each stream has a bounded buffer, is counted per
  * login, and is cleaned up at once when the client goes away or the hub closes.
  */
