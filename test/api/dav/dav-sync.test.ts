@@ -158,13 +158,13 @@ describe('sync-collection (RFC 6578)', () => {
     const box = await folder(o.client, 'Box');
     const sub = await folder(o.client, 'Sub', box.id);
     const outside = await upload(o.client, 'outside.txt', 'o');
-    const kept = await upload(o.client, 'kept.txt', 'k', { parentId: box.id });
+    await upload(o.client, 'kept.txt', 'k', { parentId: box.id });
     const toRename = await upload(o.client, 'old-name.txt', 'r', { parentId: box.id });
     const toMoveOut = await upload(o.client, 'leaves.txt', 'l', { parentId: box.id });
     const toTrash = await upload(o.client, 'trashed.txt', 't', { parentId: box.id });
     const toRestore = await upload(o.client, 'restored.txt', 'r', { parentId: box.id });
     const toPurge = await upload(o.client, 'purged.txt', 'p', { parentId: box.id });
-    const deep = await upload(o.client, 'deep.txt', 'd', { parentId: sub.id });
+    await upload(o.client, 'deep.txt', 'd', { parentId: sub.id });
     await o.client.post('/api/files/delete', { ids: [toRestore.id] });
 
     const one = await sync(dav, 'Box/', '', '1');
