@@ -46,12 +46,16 @@ import { davTrashbinRoutes } from './http/dav-trashbin.ts';
 import { davVersionRoutes } from './http/dav-versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
+import { pushRoutes } from './http/push.ts';
+import { PushHub, type PushOptions } from './events/push.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
   knownProxies?: string[];
   /** Event stream tuning (tests shorten the keepalive). */
   sse?: SseOptions;
+  /** Desktop push tuning (tests shorten the ping and lower the caps). */
+  push?: PushOptions;
 }
 
 /** Builds the HTTP app: the shared conventions, then one plugin per area. Never listens. */
@@ -99,6 +103,16 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(davVersionRoutes(ctx))
     .use(nextcloudPreviewRoutes(ctx))
     .use(nextcloudUploadRoutes(ctx))
+    .use(
+      pushRoutes(
+        ctx,
+        limits,
+        new PushHub(
+          { clock: ctx.clock, changes: ctx.services.changes, repo: ctx.repos.changes, members: ctx.repos.members, hub: ctx.hub },
+          opts.push,
+        ),
+      ),
+    )
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }
