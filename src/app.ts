@@ -47,7 +47,7 @@ import { davVersionRoutes } from './http/dav-versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
 import { pushRoutes } from './http/push.ts';
-import { PushHub, type PushOptions } from './events/push.ts';
+import { PushHub, type PushOptions } from './services/changes/desktop-push.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */

@@ -2,7 +2,7 @@ import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest } from '../errors.ts';
-import type { PushHub, PushLogin, PushSocket } from '../events/push.ts';
+import type { PushHub, PushLogin, PushSocket } from '../services/changes/desktop-push.ts';
 import { passwordPrincipal } from './guard.ts';
 import type { Limits } from './limits.ts';
 import { requestMeta } from './request-meta.ts';

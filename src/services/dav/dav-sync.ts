@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { Principal } from '../accounts/principal.ts';
-import type { ChangeLog, ChangeRow } from '../changes/change-log.ts';
+import type { ChangeRow } from '../../db/repos/changes.ts';
+import type { ChangeLog } from '../changes/change-log.ts';
 import { type DavEntry, type DavItem, type DavService, davItem } from './dav.ts';
 
 /** How deep a sync-collection reports: the collection's children, or everything below it. */

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.ts';
-import type { ChangesRepo } from '../db/repos/changes.ts';
-import type { MembersRepo } from '../db/repos/members.ts';
-import type { ChangeLog } from '../services/changes/change-log.ts';
-import type { EventHub } from './hub.ts';
+import type { Clock } from '../../clock.ts';
+import type { ChangesRepo } from '../../db/repos/changes.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
+import type { ChangeLog } from './change-log.ts';
+import type { EventHub } from '../../events/hub.ts';
 
 /** One desktop client's socket, as the push hub drives it. */
 export interface PushSocket {
