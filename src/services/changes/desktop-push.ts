@@ -42,7 +42,7 @@ interface Connection {
 const PRE_AUTH_MS = 15_000;
 const MAX_PRE_AUTH = 10_000;
 const ROWS_PER_POLL = 1000;
-export const NOTIFY_FILE = 'notify_file';
+const NOTIFY_FILE = 'notify_file';
 
 /**
  * notify_push for the Nextcloud desktop client: sockets signed in with an app password (or a pre_auth

@@ -33,7 +33,7 @@ interface TokenState {
 const PREFIX = 'urn:coffer:sync:';
 const MAC_BYTES = 16;
 /** Responses one report sends at most (RFC 6578 §3.6 lets a server truncate); the token continues. */
-export const SYNC_MAX_RESULTS = 20_000;
+const SYNC_MAX_RESULTS = 20_000;
 /** Change log rows one report reads at most. */
 const SCAN_MAX_ROWS = 20_000;
 const SCAN_PAGE = 1000;
