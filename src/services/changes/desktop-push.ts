@@ -138,7 +138,7 @@ export class PushHub {
   private startTimers(): void {
     this.seen = this.d.changes.latestSeq();
     this.poller = setInterval(() => this.poll(), this.pollMs);
-    this.pinger = setInterval(() => this.pingAll(), this.pingMs);
+    this.pinger = setInterval(() => this.pingRound(), this.pingMs);
   }
 
   private stopTimers(): void {
@@ -175,7 +175,8 @@ export class PushHub {
     }
   }
 
-  private pingAll(): void {
+  /** Closes the sockets that left the last ping unanswered and pings the others (every pingMs). */
+  pingRound(): void {
     for (const c of [...this.connections.values()]) {
       if (!c.answeredPing) {
         this.remove(c.socket);
