@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
+import { json } from '../../helpers/client.ts';
 import { type DavClient, davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -389,5 +390,28 @@ describe('sync-collection (RFC 6578)', () => {
     // The sub-user's Nextcloud token goes on working through /dav/ (same account, same collection).
     const subNext = await sync(subDav, 'Team/', ncToken, '1');
     expect(sorted(subNext.members.keys())).toEqual(['/dav/Team/after-removal.txt']);
+  });
+
+  test("a team folder syncs at the WebDAV root under its name: a group member sees the folder's changes, and nothing once out of the group", async () => {
+    const admin = await seed.admin(t);
+    const member = await seed.owner(t);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const made = await admin.client.post('/api/admin/team-folders', {
+      name: 'Crew files',
+      groups: [{ groupId: group.id, role: 'editor' }],
+    });
+    expect(made.status).toBe(201);
+    const dav = await davLogin(t, member);
+    const first = await sync(dav, 'Crew%20files/', '', 'infinite');
+    expect(first.status).toBe(207);
+    expect(first.members.size).toBe(0);
+    await davPut(dav, 'Crew%20files/plan.txt', 'p');
+    expect((await dav.request('MKCOL', 'Crew%20files/Sub')).status).toBe(201);
+    const next = await sync(dav, 'Crew%20files/', first.token, 'infinite');
+    expect(sorted(next.members.keys())).toEqual(['/dav/Crew files/Sub/', '/dav/Crew files/plan.txt']);
+    // Out of the group: the folder is gone from its root.
+    expect((await admin.client.send('DELETE', `/api/admin/groups/${group.id}/members/${member.id}`)).status).toBe(200);
+    expect((await dav.request('REPORT', 'Crew%20files/', { body: syncBody(next.token, 'infinite') })).status).toBe(404);
   });
 });

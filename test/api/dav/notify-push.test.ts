@@ -126,6 +126,24 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect(strangerPush.messages).toEqual(['authenticated']);
   });
 
+  test("a team folder's group member is told of a change inside it", async () => {
+    const admin = await seed.admin(t);
+    const member = await seed.owner(t);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    expect(
+      (await admin.client.post('/api/admin/team-folders', { name: 'Crew', groups: [{ groupId: group.id, role: 'editor' }] })).status,
+    ).toBe(201);
+    const memberDav = await davLogin(t, member);
+    const push = await signedIn(member.email, memberDav.password);
+    const adminDav = await davLogin(t, admin);
+    const other = await signedIn(admin.email, adminDav.password);
+    expect((await memberDav.put('Crew/plan.txt', 'p')).status).toBe(201);
+    await push.next('notify_file', 1000);
+    await quiet(200);
+    expect(other.messages).toEqual(['authenticated']);
+  });
+
   test('pre_auth: a one-use token from an authenticated POST signs a socket in with an empty login', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
