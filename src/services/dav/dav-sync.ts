@@ -99,24 +99,29 @@ export class SyncRun {
       const existed = row.nameBefore !== null;
       then.set(row.itemId, { firstSeq: row.seq, row, parentId: existed ? row.parentBefore : undefined, name: row.nameBefore });
     }
-    for (const [id, t] of then) {
+    const plans = [...then].map(([id, t]) => {
       const was = t.name === null ? null : this.sync.segmentsThen(this.principal, this.collectionId, id, then);
       const now = this.sync.currentItem(this.principal, this.collectionId, id);
       const moved = !!now && (!was || !sameSegments(was, now.segments));
-      const gone = !!was && (!now || moved);
-      const reported = (gone ? 1 : 0) + (now ? 1 : 0);
-      const withinLevel = (segs: string[] | null) => segs && (this.level === 'infinite' || segs.length === 1);
-      const count = (gone && withinLevel(was) ? 1 : 0) + (now && withinLevel(now.segments) ? 1 : 0);
-      if (reported === 0 || count === 0) continue;
+      return { id, t, was, now, moved, gone: !!was && (!now || moved) };
+    });
+    // An href that now names another member (a file deleted and another put in its place) is reported once, as it is.
+    const present = new Set(plans.flatMap((p) => (p.now ? [p.now.segments.join('/')] : [])));
+    const withinLevel = (segs: string[] | null) => !!segs && (this.level === 'infinite' || segs.length === 1);
+    for (const { id, t, was, now, moved, gone } of plans) {
+      const removes = gone && withinLevel(was) && !present.has(was!.join('/'));
+      const lists = !!now && withinLevel(now.segments);
+      const count = (removes ? 1 : 0) + (lists ? 1 : 0);
+      if (count === 0) continue;
       if (!this.room(count)) {
         this.truncate({ s: t.firstSeq - 1 });
         return;
       }
-      if (gone && withinLevel(was)) {
+      if (removes) {
         this.sent++;
         yield { kind: 'removed', segments: was!, folder: t.row.itemType === 'folder' };
       }
-      if (now && withinLevel(now.segments) && !this.emitted.has(id)) {
+      if (now && lists && !this.emitted.has(id)) {
         this.sent++;
         this.emitted.add(id);
         yield { kind: 'member', item: davItem(now.item), segments: now.segments };

@@ -9,9 +9,11 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 const DAY = 24 * 3600_000;
 const clock = new ManualClock(Date.now());
 let t: TestServer;
+let admin: seed.SeededLogin;
 
 beforeAll(async () => {
   t = await startTestServer({ clock, startWorker: false });
+  admin = await seed.admin(t);
 });
 afterAll(() => t.stop());
 
@@ -115,6 +117,12 @@ describe('sync-collection (RFC 6578)', () => {
     expect(sorted(next.members.keys())).toEqual(['/dav/home/mail.mbox', '/dav/home/test.doc']);
     expect(next.removed).toEqual(['/dav/home/vcard.vcf']);
     expect(next.members.get('/dav/home/test.doc')).not.toBe(first.members.get('/dav/home/test.doc'));
+
+    // Deleted and put again under the same name: one response, the new member.
+    expect((await dav.request('DELETE', 'home/mail.mbox')).status).toBe(204);
+    await davPut(dav, 'home/mail.mbox', 'another');
+    const again = await sync(dav, 'home/', next.token);
+    expect([sorted(again.members.keys()), again.removed]).toEqual([['/dav/home/mail.mbox'], []]);
   });
 
   test('DAV:sync-token is a live property of collections, named only; REPORT and the report are advertised', async () => {
@@ -393,11 +401,12 @@ describe('sync-collection (RFC 6578)', () => {
   });
 
   test("a team folder syncs at the WebDAV root under its name: a group member sees the folder's changes, and nothing once out of the group", async () => {
-    const admin = await seed.admin(t);
     const member = await seed.owner(t);
-    const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
-    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
-    const made = await admin.client.post('/api/admin/team-folders', {
+    // Signed in again: the expired-token test moved the clock past the admin's session.
+    const adminClient = await seed.login(t, admin.email, admin.password);
+    const group = await json(await adminClient.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
+    expect((await adminClient.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const made = await adminClient.post('/api/admin/team-folders', {
       name: 'Crew files',
       groups: [{ groupId: group.id, role: 'editor' }],
     });
@@ -411,7 +420,7 @@ describe('sync-collection (RFC 6578)', () => {
     const next = await sync(dav, 'Crew%20files/', first.token, 'infinite');
     expect(sorted(next.members.keys())).toEqual(['/dav/Crew files/Sub/', '/dav/Crew files/plan.txt']);
     // Out of the group: the folder is gone from its root.
-    expect((await admin.client.send('DELETE', `/api/admin/groups/${group.id}/members/${member.id}`)).status).toBe(200);
+    expect((await adminClient.send('DELETE', `/api/admin/groups/${group.id}/members/${member.id}`)).status).toBe(200);
     expect((await dav.request('REPORT', 'Crew%20files/', { body: syncBody(next.token, 'infinite') })).status).toBe(404);
   });
 });

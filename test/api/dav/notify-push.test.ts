@@ -6,10 +6,12 @@ import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let t: TestServer;
+let admin: seed.SeededLogin;
 const sockets: WebSocket[] = [];
 
 beforeAll(async () => {
   t = await startTestServer();
+  admin = await seed.admin(t);
 });
 afterAll(async () => {
   for (const s of sockets) s.close();
@@ -127,7 +129,6 @@ describe('notify_push for the Nextcloud desktop client', () => {
   });
 
   test("a team folder's group member is told of a change inside it", async () => {
-    const admin = await seed.admin(t);
     const member = await seed.owner(t);
     const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
     expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
