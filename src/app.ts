@@ -46,7 +46,7 @@ import { davTrashbinRoutes } from './http/dav-trashbin.ts';
 import { davVersionRoutes } from './http/dav-versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
-import { pushRoutes } from './http/push.ts';
+import { PUSH_MAX_MESSAGE_BYTES, pushRoutes } from './http/push.ts';
 import { PushHub, type PushOptions } from './services/changes/desktop-push.ts';
 
 export interface AppOptions {
@@ -62,7 +62,8 @@ export interface AppOptions {
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
-  const app = new Elysia();
+  // The only WebSockets are desktop push's, whose client sends two short credentials and nothing else of size.
+  const app = new Elysia({ websocket: { maxPayloadLength: PUSH_MAX_MESSAGE_BYTES } });
   return app
     .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
     .use(shareDomainPlugin(ctx))

@@ -14,6 +14,10 @@ export const PRE_AUTH_PATH = '/index.php/apps/notify_push/pre_auth';
 /** The client has this long to send its two credential messages (notify_push's own limit). */
 const AUTH_TIMEOUT_MS = 15_000;
 const MAX_CREDENTIAL_CHARS = 1024;
+/** Sockets from one address that have not signed in yet. */
+const MAX_PENDING_PER_ADDRESS = 20;
+/** The largest message a socket may send (Bun closes one that sends more). */
+export const PUSH_MAX_MESSAGE_BYTES = 4 * MAX_CREDENTIAL_CHARS;
 
 /** What a socket carries through Bun's handlers (Elysia's global websocket handler calls these). */
 interface SocketData {
@@ -45,11 +49,32 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
     return socket;
   };
 
+  const pending = new Map<string, number>();
+  // Sockets still signing in are not the hub's yet: shutdown closes them here.
+  const signingIn = new Set<ServerWebSocket<SocketData>>();
+  ctx.hub.onClose(() => {
+    for (const ws of signingIn) ws.close(1001, 'server shutting down');
+    signingIn.clear();
+  });
+  const settle = (ip: string) => {
+    const left = (pending.get(ip) ?? 1) - 1;
+    if (left > 0) pending.set(ip, left);
+    else pending.delete(ip);
+  };
+
   function socketData(ip: string): SocketData {
     const said: string[] = [];
     let timer: ReturnType<typeof setTimeout> | null = null;
     let done = false;
+    let waiting = true;
+    let socket: ServerWebSocket<SocketData> | null = null;
+    const signedInOrGone = () => {
+      if (waiting) settle(ip);
+      waiting = false;
+      if (socket) signingIn.delete(socket);
+    };
     const fail = (ws: ServerWebSocket<SocketData>, message: string) => {
+      signedInOrGone();
       done = true;
       ws.sendText(message);
       ws.close(1008, message.slice(0, 120));
@@ -70,10 +95,13 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
       if (ws.readyState !== WebSocket.OPEN) return;
       const refused = hub.add(adapt(ws), login);
       if (refused) return fail(ws, `err: ${refused}`);
+      signedInOrGone();
       ws.sendText('authenticated');
     };
     return {
       open(ws) {
+        socket = ws;
+        if (waiting) signingIn.add(ws);
         timer = setTimeout(() => fail(ws, 'Authentication timeout'), AUTH_TIMEOUT_MS);
       },
       message(ws, message) {
@@ -90,6 +118,7 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
         });
       },
       close(ws) {
+        signedInOrGone();
         done = true;
         if (timer) clearTimeout(timer);
         const socket = socketOf.get(ws);
@@ -110,7 +139,11 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
         handler: ({ request, server }) => {
           if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
             throw badRequest('This is the desktop push WebSocket: connect with a WebSocket client');
-          if (!server?.upgrade(request, { data: socketData(requestMeta(request).ip) })) throw badRequest('The WebSocket upgrade failed');
+          const { ip } = requestMeta(request);
+          if ((pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS)
+            throw new AppError(429, 'Too many push sockets from this address are still signing in; try again shortly');
+          if (!server?.upgrade(request, { data: socketData(ip) })) throw badRequest('The WebSocket upgrade failed');
+          pending.set(ip, (pending.get(ip) ?? 0) + 1);
           return undefined;
         },
       }),

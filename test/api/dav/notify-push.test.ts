@@ -178,6 +178,10 @@ describe('notify_push for the Nextcloud desktop client', () => {
     const binary = await connect();
     binary.ws.send(new Uint8Array([1, 2, 3]));
     await binary.next(/^err: /);
+    // A message past the cap closes the socket.
+    const huge = await connect();
+    huge.ws.send('x'.repeat(100_000));
+    await huge.closed;
     let limited = false;
     for (let i = 0; i < 40 && !limited; i++) {
       const c = await connect();
@@ -186,6 +190,24 @@ describe('notify_push for the Nextcloud desktop client', () => {
       limited = (await c.next(/^err: /)).includes('too many');
     }
     expect(limited).toBe(true);
+  });
+
+  test('at most 20 sockets per address may be signing in at once', async () => {
+    const waiting = [];
+    for (let i = 0; i < 20; i++) waiting.push(await connect());
+    const res = await fetch(`${t.url}/push/ws`, {
+      headers: {
+        upgrade: 'websocket',
+        connection: 'Upgrade',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
+    });
+    expect(res.status).toBe(429);
+    for (const c of waiting) c.ws.close();
+    await Promise.all(waiting.map((c) => c.closed));
+    await quiet(100);
+    await connect();
   });
 
   test('at most 20 sockets per login; one over the cap is told why and closed', async () => {
@@ -209,8 +231,12 @@ describe('notify_push for the Nextcloud desktop client', () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
     const push = await signedIn(o.email, dav.password);
+    const signingIn = await connect();
+    const started = performance.now();
     await t.restart();
-    await push.closed;
+    await Promise.all([push.closed, signingIn.closed]);
     expect(push.ws.readyState).toBe(WebSocket.CLOSED);
+    // Closed first: the listener did not wait out its 10 s grace for them.
+    expect(performance.now() - started).toBeLessThan(8000);
   });
 });
