@@ -931,7 +931,10 @@ class PropfindAnswer {
       case 'supported-report-set':
         return folder && this.view.syncToken ? SUPPORTED_REPORTS : undefined;
       case 'sync-token':
-        return folder && this.view.syncToken && !shared ? escapeXml(this.view.syncToken(item?.id ?? null)) : undefined;
+        // A team folder listed at the root is another tree: its token comes from a PROPFIND on it.
+        if (!folder || !this.view.syncToken || shared || (item && 'accountId' in item && item.accountId !== this.principal.accountId))
+          return undefined;
+        return escapeXml(this.view.syncToken(item?.id ?? null));
     }
     return undefined;
   }

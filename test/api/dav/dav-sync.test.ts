@@ -412,6 +412,14 @@ describe('sync-collection (RFC 6578)', () => {
     });
     expect(made.status).toBe(201);
     const dav = await davLogin(t, member);
+    const named = '<D:propfind xmlns:D="DAV:"><D:prop><D:sync-token/></D:prop></D:propfind>';
+    // Listed at the root it has no token (another tree); asked on itself, one that its report takes.
+    const atRoot = await (await dav.propfind('', '1', named)).text();
+    expect(
+      /<D:href>\/dav\/Crew%20files\/<\/D:href><D:propstat><D:prop><D:sync-token\/><\/D:prop><D:status>HTTP\/1.1 404/.test(atRoot),
+    ).toBe(true);
+    const own = /<D:sync-token>([^<]+)<\/D:sync-token>/.exec(await (await dav.propfind('Crew%20files/', '0', named)).text())![1]!;
+    expect((await sync(dav, 'Crew%20files/', own, 'infinite')).status).toBe(207);
     const first = await sync(dav, 'Crew%20files/', '', 'infinite');
     expect(first.status).toBe(207);
     expect(first.members.size).toBe(0);
