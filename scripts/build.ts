@@ -98,7 +98,10 @@ const hostSharpPlatform = () => {
 fs.mkdirSync(DIST, { recursive: true });
 const bundle = await buildWebBundle({ minify: true });
 const bundleFile = path.join(DIST, `${BUNDLE_FILE_PREFIX}.bundle`);
-fs.writeFileSync(bundleFile, encodeWebBundle(bundle));
+// Written aside and renamed into place: another build (the test suite runs two at once) may be compiling from it.
+const bundleAside = `${bundleFile}.${process.pid}`;
+fs.writeFileSync(bundleAside, encodeWebBundle(bundle));
+fs.renameSync(bundleAside, bundleFile);
 
 const common = [
   'build',
