@@ -53,6 +53,8 @@ interface RunResult {
   output: string;
   exitCode: number;
   seconds: number;
+  /** CPU seconds of the process and every process it waited for (servers, Chromium, clients). */
+  cpuSeconds: number;
   timings: Record<string, number>;
 }
 
@@ -143,7 +145,8 @@ async function runBunTest(files: string[], storage: Storage, flags: string[], ti
     const relative = path.relative(ROOT, path.resolve(ROOT, file));
     if (files.includes(relative)) timings[key(relative, storage)] = ms;
   }
-  return { output, exitCode, seconds: (performance.now() - started) / 1000, timings };
+  const cpuSeconds = Number(proc.resourceUsage()?.cpuTime.total ?? 0n) / 1e6;
+  return { output, exitCode, seconds: (performance.now() - started) / 1000, cpuSeconds, timings };
 }
 
 interface Totals {
@@ -193,7 +196,7 @@ if (process.argv[2] === '--reset') {
       }
       const failed = runs.some((r) => r.exitCode !== 0);
       console.log(
-        `\n===== shard ${i + 1}/${shards.length}: ${shard.units.length} files, ${runs.map((r) => r.seconds.toFixed(0)).join(' + ')} s (expected ${(shard.ms / 1000).toFixed(0)} s)${failed ? ', FAILED' : ''} =====`,
+        `\n===== shard ${i + 1}/${shards.length}: ${shard.units.length} files, ${runs.map((r) => r.seconds.toFixed(0)).join(' + ')} s (expected ${(shard.ms / 1000).toFixed(0)} s), CPU ${runs.reduce((n, r) => n + r.cpuSeconds, 0).toFixed(0)} s${failed ? ', FAILED' : ''} =====`,
       );
       for (const run of runs) process.stdout.write(run.output);
       return runs;
@@ -207,7 +210,7 @@ if (process.argv[2] === '--reset') {
   const failures = [...new Set(runs.flatMap((r) => failedNames(r.output)))];
   const crashed = runs.filter((r) => r.exitCode !== 0 && countsOf(r.output).fail === 0).length;
   console.log(
-    `\nAll shards: ${sum('pass')} pass, ${sum('fail')} fail, ${sum('skip')} skip, ${sum('todo')} todo in ${((performance.now() - started) / 1000).toFixed(0)} s` +
+    `\nAll shards: ${sum('pass')} pass, ${sum('fail')} fail, ${sum('skip')} skip, ${sum('todo')} todo in ${((performance.now() - started) / 1000).toFixed(0)} s, CPU ${runs.reduce((n, r) => n + r.cpuSeconds, 0).toFixed(0)} s` +
       (crashed > 0 ? `; ${crashed} bun test runs exited non-zero without a failing test (see their output)` : ''),
   );
   if (failures.length > 0) console.log(`Failed tests (${failures.length}):\n${failures.map((f) => `  ${f}`).join('\n')}`);
