@@ -14,7 +14,7 @@ import { SKIP_LOG } from '../test/helpers/prerequisites.ts';
 const ROOT = path.join(import.meta.dir, '..');
 const DURATIONS = path.join(ROOT, 'test', 'durations.json');
 const DEFAULT_SHARDS = 4;
-/** A file not yet in test/durations.json counts as this long until the next refresh. */
+/** A file not yet in test/durations.json counts as long as the average listed file (this long when none is). */
 const UNKNOWN_FILE_MS = 10_000;
 
 /** The files `npm test` also runs with the S3 driver (against s3rver), as `npm run test:s3` does alone. */
@@ -174,10 +174,12 @@ if (process.argv[2] === '--reset') {
   const s3Only = args.includes('--s3');
   const flags = args.filter((a) => a.startsWith('-') && a !== '--update-durations' && a !== '--s3');
   const durations = readDurations();
+  const known = Object.values(durations);
+  const unknownMs = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : UNKNOWN_FILE_MS;
   const units = selectUnits(
     args.filter((a) => !a.startsWith('-')),
     s3Only,
-  ).map((u) => ({ ...u, ms: durations[key(u.file, u.storage)] ?? UNKNOWN_FILE_MS }));
+  ).map((u) => ({ ...u, ms: durations[key(u.file, u.storage)] ?? unknownMs }));
   const shardCount = Math.max(1, Number(process.env.COFFER_TEST_SHARDS) || DEFAULT_SHARDS);
   const shards = balance(units, shardCount);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-run-tests-'));
@@ -189,10 +191,18 @@ if (process.argv[2] === '--reset') {
   const results = await Promise.all(
     shards.map(async (shard, i) => {
       const runs: RunResult[] = [];
-      for (const storage of ['local', 's3'] as const) {
-        const files = shard.units.filter((u) => u.storage === storage).map((u) => u.file);
+      // bun test runs its files in path order, which would start every shard's Chromium together at the end:
+      // half the shards run their browser tests first, the other half last.
+      const isBrowser = (u: Unit) => u.file.startsWith('test/ui/');
+      const browser = { name: 'browser', storage: 'local' as const, pick: (u: Unit) => u.storage === 'local' && isBrowser(u) };
+      const groups = [
+        { name: 'local', storage: 'local' as const, pick: (u: Unit) => u.storage === 'local' && !isBrowser(u) },
+        { name: 's3', storage: 's3' as const, pick: (u: Unit) => u.storage === 's3' },
+      ];
+      for (const group of i % 2 === 0 ? [browser, ...groups] : [...groups, browser]) {
+        const files = shard.units.filter(group.pick).map((u) => u.file);
         if (files.length === 0) continue;
-        runs.push(await runBunTest(files, storage, flags, path.join(tmp, `shard-${i}-${storage}.json`)));
+        runs.push(await runBunTest(files, group.storage, flags, path.join(tmp, `shard-${i}-${group.name}.json`)));
       }
       const failed = runs.some((r) => r.exitCode !== 0);
       console.log(
