@@ -79,7 +79,14 @@ function sharpFor(platform: string): string[] {
       const version = SHARP_VERSIONS[name];
       if (!version) throw new Error(`sharp has no package ${name}`);
       fs.mkdirSync(path.dirname(installed), { recursive: true });
-      fs.symlinkSync(fetchPackage(name, version), installed, 'dir');
+      // A link left dangling (made by a checkout since deleted, when node_modules was shared) is replaced;
+      // relative, the new one holds wherever node_modules is reached from.
+      fs.rmSync(installed, { force: true });
+      try {
+        fs.symlinkSync(path.relative(path.dirname(installed), fetchPackage(name, version)), installed, 'dir');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.existsSync(installed)) throw err;
+      }
     }
     libvipsDir = path.join(installed, 'lib');
   }
