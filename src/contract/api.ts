@@ -101,14 +101,17 @@ import type {
   memberBody,
   NotificationEntry,
   notificationsReadBody,
+  PersonSuggestion,
   peoplePageQuery,
   roleBody,
   SharedGroup,
   SharedWithMeItem,
   ShareLinkPage,
+  ShareLinkQr,
   ShareLinks,
   ShareLinkView,
   shareBody,
+  suggestionQuery,
 } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
@@ -158,6 +161,8 @@ export interface Api {
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
   'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
   'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'GET /api/people/suggestions': { query: In<typeof suggestionQuery>; response: { people: PersonSuggestion[] } };
+  'GET /api/files/share/links/:token/qr': { response: ShareLinkQr };
   'GET /api/files/:id/members': { response: { members: Member[]; groups: SharedGroup[] } };
   'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } | { group: SharedGroup } };
   'PATCH /api/files/:id/members/:accountId': { body: In<typeof roleBody>; response: { member: Member } };

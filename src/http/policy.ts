@@ -207,6 +207,9 @@ export const ROUTES = {
   'POST /api/files/link-parent-share': can('shares.linkParent'),
   'GET /api/files/share/links': can('shares.list'),
   'PATCH /api/files/share/links/:token': can('shares.update'),
+  'GET /api/files/share/links/:token/qr': can('shares.list'),
+  // Suggestions look accounts up as adding a person does, so they spend the same allowance.
+  'GET /api/people/suggestions': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
   'GET /api/files/shared-with-me': session,
   'GET /api/files/:id/members': session,
   'POST /api/files/:id/members': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
