@@ -10,7 +10,10 @@ export function memberRoutes(ctx: AppContext) {
       query: peoplePageQuery,
       handler: ({ principal, query }) => members.sharedWithMe(principal, query),
     }),
-    route('GET /api/people/suggestions', { query: suggestionQuery, handler: ({ principal, query }) => members.suggest(principal, query.q) }),
+    route('GET /api/people/suggestions', {
+      query: suggestionQuery,
+      handler: ({ principal, query }) => members.suggest(principal, query.q),
+    }),
     route('GET /api/files/:id/members', { handler: ({ principal, params }) => members.list(principal, params.id) }),
     route('POST /api/files/:id/members', {
       body: memberBody,

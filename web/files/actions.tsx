@@ -11,6 +11,7 @@ import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
 import { openPreview } from '../preview/preview.tsx';
+import { copyItemLink, createItemLink } from '../share/link-actions.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
 import type { IconName } from '../ui/icons.tsx';
@@ -346,6 +347,24 @@ export const ACTIONS: Action[] = [
     permission: 'files.share',
     applies: (ctx) => some(ctx) && notTrash(ctx),
     run: (ctx) => openShareDialog(ctx.selection),
+  },
+  {
+    id: 'copy-link',
+    label: 'Copy link',
+    icon: 'copy',
+    permission: 'files.share',
+    secondary: true,
+    applies: (ctx) => one(ctx) && notTrash(ctx) && ctx.kind !== 'sharedWithMe' && !ctx.sharedRole && ctx.selection[0]!.shared,
+    run: (ctx) => copyItemLink(ctx.selection[0]!),
+  },
+  {
+    id: 'create-link',
+    label: 'Create link',
+    icon: 'link',
+    permission: 'files.share',
+    secondary: true,
+    applies: (ctx) => one(ctx) && notTrash(ctx) && ctx.kind !== 'sharedWithMe' && !ctx.sharedRole && !ctx.selection[0]!.shared,
+    run: (ctx) => createItemLink(ctx.selection[0]!),
   },
   {
     id: 'download',

@@ -424,6 +424,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const list = (
     <ItemList
       items={items}
+      canShare={can('files.share') && kind !== 'sharedWithMe' && kind !== 'trash' && !ctx.sharedRole}
       mode={viewMode.value}
       label={title}
       columns={COLUMNS[kind]}
@@ -683,15 +684,18 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog([
-                  {
-                    id: sharedRoot.id,
-                    name: sharedRoot.name,
-                    type: 'folder',
-                    shared: true,
-                    expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
-                  } as Item,
-                ])
+                openShareDialog(
+                  [
+                    {
+                      id: sharedRoot.id,
+                      name: sharedRoot.name,
+                      type: 'folder',
+                      shared: true,
+                      expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
+                    } as Item,
+                  ],
+                  'link',
+                )
               }
             >
               Manage link
@@ -712,7 +716,10 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item])
+                openShareDialog(
+                  [{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item],
+                  'people',
+                )
               }
             >
               Manage sharing

@@ -53,7 +53,10 @@ export class UsersRepo {
    * Usable owner accounts (not `exclude`) whose name, or a word of it, starts with `prefix`, and with
    * `byEmail` also those whose email does; by name.
    */
-  suggestions(prefix: string, opts: { exclude: string; byEmail: boolean; limit: number }): Array<{ id: string; name: string; email: string }> {
+  suggestions(
+    prefix: string,
+    opts: { exclude: string; byEmail: boolean; limit: number },
+  ): Array<{ id: string; name: string; email: string }> {
     const like = `${prefix.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const email = opts.byEmail ? "OR email_key LIKE ?2 ESCAPE '\\'" : '';
     return this.db.$client

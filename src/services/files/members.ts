@@ -203,7 +203,12 @@ export class MemberService {
     return this.addPerson(principal, id, { email: input.email }, input.role);
   }
 
-  private addPerson(principal: Principal, id: string, who: { email: string } | { accountId: string }, role: MemberRole): { member: Member } {
+  private addPerson(
+    principal: Principal,
+    id: string,
+    who: { email: string } | { accountId: string },
+    role: MemberRole,
+  ): { member: Member } {
     const input = { role };
     if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
     const item = this.ownItem(principal, id);
