@@ -21,7 +21,7 @@ const expiresAtOf = (choice: ExpiryChoice) =>
       : new Date(Date.now() + (choice === '7d' ? 7 : 30) * 86_400_000).toISOString();
 
 /** The share dialog's Link part: nothing public until "Create link"; then every change saves as it is made. */
-export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => void }) {
+export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => void; close: () => void }) {
   const { items, say } = props;
   const ids = items.map((i) => i.id);
   const single = items.length === 1 ? items[0]! : null;
@@ -184,9 +184,10 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
           type="button"
           class="button danger-ghost push-left"
           onClick={() => {
-            setLinks({});
-            setLink(null);
-            setExpiresAt(undefined);
+            // Nothing left to save: the toast offers Undo on the page.
+            pending.current = null;
+            unsaved.current = null;
+            props.close();
             void removeLinks(items);
           }}
         >

@@ -71,7 +71,7 @@ function ShareDialog(props: { items: Item[]; part: Part; close: () => void }) {
         )}
         {part === 'link' && (
           <div id="share-panel-link" role={single ? 'tabpanel' : undefined} aria-labelledby={single ? 'share-tab-link' : undefined}>
-            <LinkTab items={props.items} say={setStatus} />
+            <LinkTab items={props.items} say={setStatus} close={props.close} />
           </div>
         )}
         <SaveLine status={status} />
