@@ -20,7 +20,17 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
-import type { Album, AlbumPage, albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from './albums.ts';
+import type {
+  Album,
+  AlbumMember,
+  AlbumPage,
+  albumItemsBody,
+  albumItemsQuery,
+  albumListQuery,
+  albumMemberBody,
+  albumPatchBody,
+  newAlbumBody,
+} from './albums.ts';
 import type {
   ActiveClient,
   accountStateBody,
@@ -140,6 +150,9 @@ export interface Api {
   'DELETE /api/albums/:id': { response: Message };
   'POST /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; added: number } };
   'DELETE /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; removed: number } };
+  'GET /api/albums/:id/members': { response: { members: AlbumMember[] } };
+  'POST /api/albums/:id/members': { body: In<typeof albumMemberBody>; response: { member: AlbumMember } };
+  'DELETE /api/albums/:id/members/:accountId': { response: Message };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };

@@ -164,6 +164,11 @@ export const ROUTES = {
   'DELETE /api/albums/:id': can('albums.edit'),
   'POST /api/albums/:id/items': can('albums.edit'),
   'DELETE /api/albums/:id/items': can('albums.edit'),
+  'GET /api/albums/:id/items/:itemId/thumbnail': session,
+  'GET /api/albums/:id/members': session,
+  // Sharing an album looks a person up as sharing a file does, and needs the same permission.
+  'POST /api/albums/:id/members': { access: { operation: 'albums.share' }, limit: { limiter: 'memberLookup', key: 'account' } },
+  'DELETE /api/albums/:id/members/:accountId': can('albums.share'),
   'GET /api/files/starred': session,
   'GET /api/files/shared': session,
   'GET /api/files/:id/info': session,

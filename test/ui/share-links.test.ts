@@ -126,6 +126,7 @@ describe('share link options in the web app', () => {
     // A date in about two months: the link works to the end of that local day.
     const day = new Date(Date.now() + 60 * 86_400_000);
     const value = `${day.getFullYear()}-${String(day.getMonth() + 1).padStart(2, '0')}-${String(day.getDate()).padStart(2, '0')}`;
+    await dialog.getByLabel('On a date').check();
     await dialog.getByLabel('Expiry date').fill(value);
     await dialog.getByRole('status').filter({ hasText: 'Saved: Expiry saved' }).waitFor();
     expect(await dialog.getByLabel('On a date').isChecked()).toBe(true);

@@ -62,22 +62,26 @@ export function ExpiryField(props: { legend: string; expiresAt: string | null | 
         <input type="radio" name="expiry" value="date" checked={state.preset === 'date'} onChange={() => pickDay(state.day)} />
         <span>On a date</span>
       </label>
-      <label class="field expiry-date">
-        <span class="sr-only">Expiry date</span>
-        <input
-          type="date"
-          min={tomorrow}
-          max={last}
-          value={state.day}
-          aria-describedby="expiry-date-hint"
-          onChange={(e) => pickDay(e.currentTarget.value)}
-        />
-      </label>
-      <small id="expiry-date-hint" class="muted">
-        {state.preset === 'date' && (state.day < tomorrow || state.day > last)
-          ? 'Pick a day from tomorrow to ten years ahead.'
-          : 'The link works until the end of that day.'}
-      </small>
+      {state.preset === 'date' && (
+        <>
+          <label class="field expiry-date">
+            <span class="sr-only">Expiry date</span>
+            <input
+              type="date"
+              min={tomorrow}
+              max={last}
+              value={state.day}
+              aria-describedby="expiry-date-hint"
+              onChange={(e) => pickDay(e.currentTarget.value)}
+            />
+          </label>
+          <small id="expiry-date-hint" class="muted">
+            {state.day < tomorrow || state.day > last
+              ? 'Pick a day from tomorrow to ten years ahead.'
+              : 'The link works until the end of that day.'}
+          </small>
+        </>
+      )}
     </fieldset>
   );
 }
