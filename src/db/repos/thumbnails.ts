@@ -155,10 +155,21 @@ export class ThumbnailsRepo {
    * Photos and videos in what other active accounts share with `accountId` (itself or through a group),
    * newest taken first after `after`: the shared files, and the files anywhere below the shared folders.
    */
-  sharedPhotosPage(accountId: string, imageTypes: readonly string[], after: { takenAt: number; id: string } | null, limit: number): SharedPhotoRow[] {
+  sharedPhotosPage(
+    accountId: string,
+    imageTypes: readonly string[],
+    after: { takenAt: number; id: string } | null,
+    limit: number,
+  ): SharedPhotoRow[] {
     const marks = imageTypes.map(() => '?').join(', ');
     const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
-    const args: Array<string | number> = [accountId, MAX_DEPTH, ...imageTypes, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
+    const args: Array<string | number> = [
+      accountId,
+      MAX_DEPTH,
+      ...imageTypes,
+      ...(after ? [after.takenAt, after.takenAt, after.id] : []),
+      limit,
+    ];
     return this.sqlite
       .query<SharedPhotoRow, Array<string | number>>(
         `WITH RECURSIVE roots(id) AS (

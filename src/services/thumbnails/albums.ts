@@ -102,7 +102,10 @@ export class AlbumService {
     return rows.map((r) => r.id);
   }
 
-  list(caller: Principal, q: { limit: number; cursor?: string; whose?: 'mine' | 'shared' }): { albums: Album[]; nextCursor: string | null } {
+  list(
+    caller: Principal,
+    q: { limit: number; cursor?: string; whose?: 'mine' | 'shared' },
+  ): { albums: Album[]; nextCursor: string | null } {
     const after = cursorOf(q.cursor);
     if (q.whose === 'shared') {
       const rows = this.d.albums.sharedPage(caller.accountId, after && { addedAt: after[0], id: after[1] }, q.limit + 1);
@@ -113,7 +116,10 @@ export class AlbumService {
     const rows = this.d.albums.page(caller.accountId, after && { createdAt: after[0], id: after[1] }, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
-    return { albums: page.map((r) => albumOf(r)), nextCursor: rows.length > q.limit && last ? encodeCursor([last.createdAt, last.id]) : null };
+    return {
+      albums: page.map((r) => albumOf(r)),
+      nextCursor: rows.length > q.limit && last ? encodeCursor([last.createdAt, last.id]) : null,
+    };
   }
 
   create(caller: Principal, input: { name: string; ids?: string[] }): { album: Album } {
@@ -187,7 +193,9 @@ export class AlbumService {
   ): { member: AlbumMember } {
     const album = this.owned(caller, id);
     const account =
-      input.accountId !== undefined ? this.d.users.personById(input.accountId) : this.d.users.byEmailKey((input.email ?? '').trim().toLowerCase());
+      input.accountId !== undefined
+        ? this.d.users.personById(input.accountId)
+        : this.d.users.byEmailKey((input.email ?? '').trim().toLowerCase());
     if (!account || account.parentUserId !== null || account.disabledAt !== null || account.deletionRequestedAt !== null)
       throw notFound(input.accountId !== undefined ? 'No account with this id on this Coffer.' : Messages.noAccountWithEmail);
     if (account.id === album.accountId) throw conflict('This is your album: share it with someone else.');
@@ -207,7 +215,13 @@ export class AlbumService {
    * GET /api/albums/:id/items/:itemId/thumbnail: a file of the album through the album's door, so a member
    * sees the owner's photos it could not otherwise read; a file not (or no longer) in it is 404.
    */
-  thumbnail(caller: Principal, id: string, itemId: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+  thumbnail(
+    caller: Principal,
+    id: string,
+    itemId: string,
+    size: ThumbnailSize,
+    etag: string | null,
+  ): Promise<ServedThumbnail | 'not-modified'> {
     this.reach(caller, id);
     const accountId = this.d.albums.liveItemAccount(id, itemId);
     if (!accountId) throw notFound(Messages.noThumbnail);

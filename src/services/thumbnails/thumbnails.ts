@@ -121,7 +121,10 @@ export class ThumbnailService {
    * GET /api/files/photos: the account's live images and videos, newest taken first; the cursor is the last
    * item's (takenAt, id), so a page never repeats or skips an item when newer ones arrive meanwhile.
    */
-  photos(caller: Principal, q: { limit: number; cursor?: string; whose?: 'mine' | 'shared' | 'all' }): { items: Photo[]; nextCursor: string | null } {
+  photos(
+    caller: Principal,
+    q: { limit: number; cursor?: string; whose?: 'mine' | 'shared' | 'all' },
+  ): { items: Photo[]; nextCursor: string | null } {
     let after: { takenAt: number; id: string } | null = null;
     if (q.cursor) {
       const values = decodeCursor(q.cursor, ['number', 'string']);
