@@ -441,7 +441,7 @@ export function PhotoGrid(props: PhotoGridProps) {
                           <div
                             key={item.id}
                             role="option"
-                            aria-label={displayName(item.name, item.type, hide)}
+                            aria-label={`${displayName(item.name, item.type, hide)}${item.owner ? `, shared by ${item.owner.name}` : ''}`}
                             // The date a screen reader says after the name: the day headers are not in the list.
                             aria-describedby={`taken-${item.id}`}
                             aria-selected={on}
@@ -461,7 +461,6 @@ export function PhotoGrid(props: PhotoGridProps) {
                             <ItemPicture item={item} box={box} icon={48} />
                             <span id={`taken-${item.id}`} class="sr-only">
                               {takenFmt.format(new Date(item.takenAt))}
-                              {item.owner ? `, shared by ${item.owner.name}` : ''}
                             </span>
                             {item.owner && (
                               <span class="photo-owner" aria-hidden="true" title={`Shared by ${item.owner.name}`}>
