@@ -20,7 +20,7 @@ const dayOf = (ms: number) => {
 const endOfDay = (day: string) => new Date(`${day}T23:59:59`).toISOString();
 
 /** What the radios show for a link that ends at `expiresAt` (null: never; undefined: no link yet). */
-export function choiceOf(expiresAt: string | null | undefined): { preset: Expiry | 'date'; day: string } {
+function choiceOf(expiresAt: string | null | undefined): { preset: Expiry | 'date'; day: string } {
   const week = dayOf(Date.now() + 7 * DAY);
   if (expiresAt === undefined) return { preset: '7d', day: week };
   if (expiresAt === null) return { preset: 'never', day: week };

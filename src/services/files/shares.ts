@@ -20,7 +20,7 @@ import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
-export type Expiry = keyof typeof EXPIRIES;
+type Expiry = keyof typeof EXPIRIES;
 /** A preset, or a moment the owner picked (milliseconds since the epoch). */
 export type LinkExpiry = Expiry | { at: number };
 const MAX_EXPIRY_MS = 10 * 365 * 24 * 3600_000;
