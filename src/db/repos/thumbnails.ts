@@ -151,12 +151,26 @@ export class ThumbnailsRepo {
       .all(...args);
   }
 
+  /** The active accounts that share something with `accountId` (itself or through a group). */
+  sharingOwners(accountId: string): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string]>(
+        `SELECT m.owner_id AS id FROM item_members m WHERE m.account_id = ?1 AND m.owner_id <> ?1
+         UNION
+         SELECT g.owner_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id WHERE gm.account_id = ?1 AND g.owner_id <> ?1`,
+      )
+      .all(accountId)
+      .map((r) => r.id);
+  }
+
   /**
-   * Photos and videos in what other active accounts share with `accountId` (itself or through a group),
-   * newest taken first after `after`: the shared files, and the files anywhere below the shared folders.
+   * The photos and videos `ownerId` (an active account) shares with `accountId`, itself or through a group,
+   * newest taken first after `after`: the shared files and the files anywhere below the shared folders.
+   * Read in the owner's Photos order from its index, kept when inside what is shared.
    */
   sharedPhotosPage(
     accountId: string,
+    ownerId: string,
     imageTypes: readonly string[],
     after: { takenAt: number; id: string } | null,
     limit: number,
@@ -165,6 +179,7 @@ export class ThumbnailsRepo {
     const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
     const args: Array<string | number> = [
       accountId,
+      ownerId,
       MAX_DEPTH,
       ...imageTypes,
       ...(after ? [after.takenAt, after.takenAt, after.id] : []),
@@ -173,23 +188,24 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<SharedPhotoRow, Array<string | number>>(
         `WITH RECURSIVE roots(id) AS (
-           SELECT m.item_id FROM item_members m JOIN users o ON o.id = m.owner_id
-            WHERE m.account_id = ?1 AND m.owner_id <> ?1 AND o.disabled_at IS NULL AND o.deletion_requested_at IS NULL
+           SELECT m.item_id FROM item_members m WHERE m.account_id = ?1 AND m.owner_id = ?2
            UNION
-           SELECT g.item_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id JOIN users o ON o.id = g.owner_id
-            WHERE gm.account_id = ?1 AND g.owner_id <> ?1 AND o.disabled_at IS NULL AND o.deletion_requested_at IS NULL
+           SELECT g.item_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id
+            WHERE gm.account_id = ?1 AND g.owner_id = ?2
          ),
          folders(id, depth) AS (
            SELECT i.id, 0 FROM roots r JOIN items i ON i.id = r.id WHERE i.type = 'folder' AND i.deleted_at IS NULL
            UNION
            SELECT c.id, f.depth + 1 FROM folders f JOIN items c ON c.parent_id = f.id
-            WHERE c.type = 'folder' AND c.deleted_at IS NULL AND f.depth < ?2
+            WHERE c.type = 'folder' AND c.deleted_at IS NULL AND f.depth < ?3
          )
          SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, NULL AS albumId
-         FROM items i JOIN users o ON o.id = i.account_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
-         WHERE (i.parent_id IN (SELECT id FROM folders) OR i.id IN (SELECT id FROM roots))
-           AND i.account_id <> ?1 AND i.type = 'file' AND i.deleted_at IS NULL
+         FROM users o JOIN items i INDEXED BY items_photos_idx ON i.account_id = o.id
+         LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         WHERE o.id = ?2 AND o.disabled_at IS NULL AND o.deletion_requested_at IS NULL
+           AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
+           AND (i.parent_id IN (SELECT id FROM folders) OR i.id IN (SELECT id FROM roots))
          ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);

@@ -137,7 +137,8 @@ export class ThumbnailService {
     const sources: Array<Array<PhotoRow | SharedPhotoRow>> = [];
     if (whose !== 'shared') sources.push(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, n));
     if (whose !== 'mine') {
-      sources.push(this.d.thumbnails.sharedPhotosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, n));
+      for (const owner of this.d.thumbnails.sharingOwners(caller.accountId))
+        sources.push(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, after, n));
       sources.push(this.d.thumbnails.albumPhotosPage(caller.accountId, after, n).filter((r) => isPhotoType(r.mimeType)));
     }
     const { rows, cut } = mergePhotoPages(sources, n);
