@@ -188,7 +188,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<SharedPhotoRow, Array<string | number>>(
         `WITH RECURSIVE roots(id) AS (
-           SELECT m.item_id FROM item_members m WHERE m.account_id = ?1 AND m.owner_id = ?2
+           SELECT m.item_id FROM item_members m INDEXED BY item_members_account_idx WHERE m.account_id = ?1 AND m.owner_id = ?2
            UNION
            SELECT g.item_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id
             WHERE gm.account_id = ?1 AND g.owner_id = ?2
@@ -196,8 +196,8 @@ export class ThumbnailsRepo {
          folders(id, depth) AS (
            SELECT i.id, 0 FROM roots r JOIN items i ON i.id = r.id WHERE i.type = 'folder' AND i.deleted_at IS NULL
            UNION
-           SELECT c.id, f.depth + 1 FROM folders f JOIN items c ON c.parent_id = f.id
-            WHERE c.type = 'folder' AND c.deleted_at IS NULL AND f.depth < ?3
+           SELECT c.id, f.depth + 1 FROM folders f CROSS JOIN items c INDEXED BY items_live_parent_name_idx ON c.account_id = ?2 AND c.parent_id = f.id AND c.type = 'folder'
+            WHERE c.deleted_at IS NULL AND f.depth < ?3
          )
          SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, NULL AS albumId
          FROM users o JOIN items i INDEXED BY items_photos_idx ON i.account_id = o.id
