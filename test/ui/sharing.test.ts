@@ -180,6 +180,12 @@ describe('sharing with people', () => {
     await dialog.getByRole('combobox', { name: `Role for ${member.email}` }).waitFor();
     await expectAccessible(page, 'share dialog with people, dark phone');
     await screenshot(page, 'people-share-people-dark-phone');
+    await dialog.getByRole('tab', { name: 'Link' }).click();
+    await dialog.getByText('No public link yet').waitFor();
+    await dialog.getByLabel('On a date').check();
+    await dialog.getByLabel('Expiry date').waitFor();
+    await expectAccessible(page, 'share dialog, Link part, dark phone');
+    await screenshot(page, 'share-link-dark-phone');
     expect(errors).toEqual([]);
     await context.close();
   });
