@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { albumItemsBody, albumItemsQuery, albumListQuery, albumMemberBody, albumPatchBody, newAlbumBody } from '../contract/albums.ts';
 import { thumbnailQuery } from '../contract/files.ts';
+import { fileResponse } from './download-responses.ts';
 import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
 
@@ -37,6 +38,14 @@ export function albumRoutes(ctx: AppContext) {
       query: thumbnailQuery,
       handler: async ({ principal, params, query, request }) =>
         thumbnailResponse(await albums.thumbnail(principal, params.id, params.itemId, query.size, request.headers.get('if-none-match'))),
+    }),
+    // A member downloads the album's files through the album, as it sees their thumbnails.
+    route('GET /api/albums/:id/items/:itemId/download', {
+      handler: ({ principal, params, query, request }) =>
+        fileResponse(ctx.services.downloads, albums.item(principal, params.id, params.itemId), request, {
+          inline: query.inline === '1',
+          reader: principal,
+        }),
     }),
     route('GET /api/albums/:id/members', { handler: ({ principal, params }) => albums.members(principal, params.id) }),
     route('POST /api/albums/:id/members', {

@@ -165,6 +165,7 @@ export const ROUTES = {
   'POST /api/albums/:id/items': can('albums.edit'),
   'DELETE /api/albums/:id/items': can('albums.edit'),
   'GET /api/albums/:id/items/:itemId/thumbnail': session,
+  'GET /api/albums/:id/items/:itemId/download': can('downloads.file'),
   'GET /api/albums/:id/members': session,
   // Sharing an album looks a person up as sharing a file does, and needs the same permission.
   'POST /api/albums/:id/members': { access: { operation: 'albums.share' }, limit: { limiter: 'memberLookup', key: 'account' } },

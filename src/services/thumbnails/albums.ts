@@ -8,7 +8,7 @@ import { badRequest, conflict, forbidden, Messages, notFound, validationFailed }
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Principal } from '../accounts/principal.ts';
-import type { Tree } from '../files/tree.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
 import { isPhotoType, photoOf, type ServedThumbnail, type ThumbnailService } from './thumbnails.ts';
 
 export interface AlbumDeps {
@@ -209,6 +209,14 @@ export class AlbumService {
     const member = this.d.albums.members(id).find((m) => m.accountId === accountId);
     if (!member || !this.d.albums.removeMember(id, accountId)) throw notFound('This person is not a member of this album.');
     return { message: `Stopped sharing the album with ${member.name || member.email}` };
+  }
+
+  /** A live file of an album the caller reaches (its own, or shared with it), whoever's it is; else 404. */
+  item(caller: Principal, id: string, itemId: string): HeldItem {
+    this.reach(caller, id);
+    const accountId = this.d.albums.liveItemAccount(id, itemId);
+    if (!accountId) throw notFound(Messages.itemNotFound);
+    return this.d.tree.requireLive({ accountId }, itemId);
   }
 
   /**

@@ -51,6 +51,9 @@ describe('albums shared with people', () => {
     expect(door.headers.get('content-type')).toBe('image/webp');
     expect((await member.client.get(`/api/files/${a.id}/thumbnail`)).status).toBe(404);
     expect((await member.client.get(`/api/files/${a.id}/download`)).status).toBe(404);
+    const download = await member.client.get(`/api/albums/${album.id}/items/${a.id}/download`);
+    expect(download.status).toBe(200);
+    expect((await download.arrayBuffer()).byteLength).toBe(a.size);
 
     // A viewer changes nothing.
     const theirs = await photo(member, 'theirs.jpg');
@@ -85,7 +88,12 @@ describe('albums shared with people', () => {
     expect((await member.client.get(thumb(album.id, b.id))).status).toBe(404);
 
     expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(200);
-    for (const path of [`/api/albums/${album.id}`, thumb(album.id, a.id), `/api/albums/${album.id}/members`]) {
+    for (const path of [
+      `/api/albums/${album.id}`,
+      thumb(album.id, a.id),
+      `/api/albums/${album.id}/members`,
+      `/api/albums/${album.id}/items/${a.id}/download`,
+    ]) {
       const res = await member.client.get(path);
       expect(res.status, path).toBe(404);
     }
@@ -104,6 +112,7 @@ describe('albums shared with people', () => {
       ['POST', `/api/albums/${album.id}/members`, { email: other.email, role: 'viewer' }],
       ['DELETE', `/api/albums/${album.id}/members/${o.id}`, undefined],
       ['GET', thumb(album.id, a.id), undefined],
+      ['GET', `/api/albums/${album.id}/items/${a.id}/download`, undefined],
     ] as const) {
       const res = await other.client.send(method, path, body);
       expect(res.status, `${method} ${path}`).toBe(404);
@@ -118,6 +127,10 @@ describe('albums shared with people', () => {
       expect(res.status).toBe(403);
       expect((await json(res)).message).toContain('"Share"');
     }
+    // Downloading through the album needs Download, as any download does.
+    const looker = await seed.subUser(t, { id: o.id }, []);
+    expect((await looker.client.get(`/api/albums/${album.id}/items/${a.id}/download`)).status).toBe(403);
+    expect((await helper.client.get(`/api/albums/${album.id}/items/${a.id}/download`)).status).toBe(200);
     // Reading is no sharing: the sub-user sees its account's album and its members.
     expect((await helper.client.get(`/api/albums/${album.id}/members`)).status).toBe(200);
     const sharer = await seed.subUser(t, { id: o.id }, ['files.share']);
