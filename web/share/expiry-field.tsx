@@ -4,6 +4,14 @@ import type { Expiry } from '../../src/contract/sharing.ts';
 /** A preset, or the last moment of a day the owner picked (ISO). */
 export type ExpiryChoice = Expiry | { at: string };
 
+/** When a link saved now with this choice ends (ISO), null for never. */
+export const expiresAtOf = (choice: ExpiryChoice) =>
+  typeof choice !== 'string'
+    ? choice.at
+    : choice === 'never'
+      ? null
+      : new Date(Date.now() + (choice === '7d' ? 7 : 30) * 86_400_000).toISOString();
+
 const PRESETS: { value: Expiry; label: string }[] = [
   { value: '7d', label: '7 days' },
   { value: '30d', label: '30 days' },

@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
-import type { ShareLinkView } from '../../src/contract/sharing.ts';
+import type { LinkOptions, ShareLinkView } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { formatExpiry } from '../app/format.ts';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
-import { type ExpiryChoice, ExpiryField } from './expiry-field.tsx';
+import { type ExpiryChoice, ExpiryField, expiresAtOf } from './expiry-field.tsx';
 import { afterShareChange, removeLinks } from './link-actions.ts';
 import { LinkQr } from './link-qr.tsx';
 import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
@@ -13,41 +13,36 @@ import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } 
 /** What the dialog's status line says about the last change. */
 export type SaveStatus = { kind: 'saving' | 'saved' | 'error'; text: string };
 
-const expiresAtOf = (choice: ExpiryChoice) =>
-  typeof choice !== 'string'
-    ? choice.at
-    : choice === 'never'
-      ? null
-      : new Date(Date.now() + (choice === '7d' ? 7 : 30) * 86_400_000).toISOString();
-
 /** The share dialog's Link part: nothing public until "Create link"; then every change saves as it is made. */
 export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => void; close: () => void }) {
   const { items, say } = props;
   const ids = items.map((i) => i.id);
   const single = items.length === 1 ? items[0]! : null;
   const folders = items.every((i) => i.type === 'folder');
+  const linked = items.every((i) => i.shared);
   const [links, setLinks] = useState<Record<string, string> | null>(null);
   const [link, setLink] = useState<ShareLinkView | null>(null);
   const [settings, setSettings] = useState<SettingsState>(settingsOf(null));
-  const [expiresAt, setExpiresAt] = useState<string | null | undefined>(
-    items.every((i) => i.shared) ? (single?.expiresAt ?? null) : undefined,
-  );
-  const [loading, setLoading] = useState(items.every((i) => i.shared));
+  const [expiresAt, setExpiresAt] = useState<string | null | undefined>(linked ? (single?.expiresAt ?? null) : undefined);
+  const [loading, setLoading] = useState(linked);
   const choice = useRef<ExpiryChoice>('7d');
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // Saves run one after another, each against the link as the last one left it: answers never cross.
+  const queue = useRef<Promise<void>>(Promise.resolve());
+  const latest = useRef<ShareLinkView | null>(null);
+  const keep = (l: ShareLinkView | null) => setLink((latest.current = l));
   // What is still to save when the dialog closes: a debounced change, a typed password.
   const pending = useRef<(() => void) | null>(null);
   const unsaved = useRef<(() => void) | null>(null);
-
   const loadLink = async () => {
     if (!single) return;
     const found = (await api.sharing.linkPage({ itemId: single.id, limit: 1 })).links[0] ?? null;
-    setLink(found);
+    keep(found);
     setSettings((now) => ({ ...settingsOf(found), showPassword: now.showPassword }));
     if (found) setExpiresAt(found.expiresAt);
   };
   useEffect(() => {
-    if (!items.every((i) => i.shared)) return;
+    if (!linked) return;
     api.sharing
       .links(ids)
       .then(
@@ -66,14 +61,15 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
     [],
   );
 
-  const save = async (what: string, run: () => Promise<void>) => {
+  const save = (what: string, run: () => Promise<void>) => {
     say({ kind: 'saving', text: 'Saving…' });
-    try {
-      await run();
-      say({ kind: 'saved', text: what });
-    } catch (err) {
-      say({ kind: 'error', text: (err as Error).message });
-    }
+    queue.current = queue.current.then(() =>
+      run().then(
+        () => say({ kind: 'saved', text: what }),
+        (err: Error) => say({ kind: 'error', text: err.message }),
+      ),
+    );
+    return queue.current;
   };
 
   /** Creates the links (the one explicit door to a public link) or re-times them. */
@@ -88,7 +84,8 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
     });
 
   const saveOptions = (v: SettingsState, withPassword: boolean) => {
-    const options = optionsFrom(withPassword ? v : { ...v, password: '' }, link, folders);
+    const wanted = withPassword ? v : { ...v, password: '' };
+    const options = optionsFrom(wanted, latest.current, folders);
     if (typeof options === 'string') return say({ kind: 'error', text: options });
     if (Object.keys(options).length === 0) return;
     const what = options.password ? 'Password set' : options.password === null ? 'Password removed' : 'Link settings saved';
@@ -97,8 +94,11 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
       setSettings((now) => ({ ...now, password: '', removePassword: false }));
     }
     void save(what, async () => {
-      if (link) setLink(await api.sharing.updateLink(link.token, options));
-      else await api.sharing.share(ids, choice.current, options);
+      const now = latest.current;
+      const changes = optionsFrom(wanted, now, folders) as LinkOptions;
+      if (Object.keys(changes).length === 0) return;
+      if (now) keep(await api.sharing.updateLink(now.token, changes));
+      else await api.sharing.share(ids, choice.current, changes);
     });
   };
 
