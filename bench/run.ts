@@ -22,6 +22,7 @@ import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
 import { runPhotosBench } from './photos.ts';
+import { runPhotoViewerBench } from './photo-viewer.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -31,6 +32,8 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runChangeLogBench } from './change-log.ts';
+import { runWebhooksBench } from './webhooks.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -61,6 +64,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
@@ -70,6 +74,8 @@ const benches: Record<string, () => Promise<void>> = {
   requests: runRequestsBench,
   sync: runSyncBench,
   replication: runReplicationBench,
+  'change-log': runChangeLogBench,
+  webhooks: runWebhooksBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

@@ -113,6 +113,8 @@ export interface Photo {
   owner?: { id: string; name: string };
   /** Reached only through this album shared with the caller: its thumbnail comes through the album's door. */
   albumId?: string;
+  /** A video's length in seconds, when its container says (MP4, QuickTime); absent otherwise. */
+  duration?: number;
 }
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */
@@ -130,6 +132,8 @@ export interface PhotoDetails {
   lens: string | null;
   /** The GPS position in degrees (WGS 84, north and east positive). */
   location: { latitude: number; longitude: number } | null;
+  /** A video's length in seconds, when its container says; absent otherwise. */
+  duration?: number;
 }
 
 export interface ItemInfo {

@@ -1,5 +1,6 @@
 import type { Item } from '../../src/contract/files.ts';
 import { api } from '../api/index.ts';
+import type { LinkCalls } from '../api/sharing.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { formatExpiry } from '../app/format.ts';
 import { invalidateListings, patchListings } from '../app/listings.ts';
@@ -13,17 +14,17 @@ export function afterShareChange(ids: string[], shared: boolean, expiresAt?: str
   void loadSharedFolders().catch(() => {});
 }
 
-/** Removes the items' links, with an Undo that makes new ones (the old URLs are gone for good). */
-export async function removeLinks(items: Item[]): Promise<void> {
+/** Removes the items' links, with an Undo that makes new ones (the old URLs are gone for good); `calls`: a team folder's. */
+export async function removeLinks(items: Item[], calls: LinkCalls = api.sharing): Promise<void> {
   const ids = items.map((i) => i.id);
   try {
-    await api.sharing.unshare(ids);
+    await calls.unshare(ids);
   } catch (err) {
     return toastError(err);
   }
   afterShareChange(ids, false);
   const again = async () => {
-    const r = await api.sharing.share(ids, '7d');
+    const r = await calls.share(ids, '7d');
     afterShareChange(Object.keys(r.links), true, new Date(Date.now() + 7 * 86_400_000).toISOString());
     toast('Shared again with a new link, for 7 days');
   };

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { LinkOptions, ShareLinkView } from '../../src/contract/sharing.ts';
-import { api } from '../api/index.ts';
+import type { LinkCalls } from '../api/sharing.ts';
 import { formatExpiry } from '../app/format.ts';
 import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
@@ -14,8 +14,8 @@ import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } 
 export type SaveStatus = { kind: 'saving' | 'saved' | 'error'; text: string };
 
 /** The share dialog's Link part: nothing public until "Create link"; then every change saves as it is made. */
-export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => void; close: () => void }) {
-  const { items, say } = props;
+export function LinkTab(props: { items: Item[]; calls: LinkCalls; team: boolean; say: (status: SaveStatus) => void; close: () => void }) {
+  const { items, calls, say } = props;
   const ids = items.map((i) => i.id);
   const single = items.length === 1 ? items[0]! : null;
   const folders = items.every((i) => i.type === 'folder');
@@ -36,14 +36,14 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
   const unsaved = useRef<(() => void) | null>(null);
   const loadLink = async () => {
     if (!single) return;
-    const found = (await api.sharing.linkPage({ itemId: single.id, limit: 1 })).links[0] ?? null;
+    const found = (await calls.linkPage({ itemId: single.id, limit: 1 })).links[0] ?? null;
     keep(found);
     setSettings((now) => ({ ...settingsOf(found), showPassword: now.showPassword }));
     if (found) setExpiresAt(found.expiresAt);
   };
   useEffect(() => {
     if (!linked) return;
-    api.sharing
+    calls
       .links(ids)
       .then(
         (r) => setLinks(r.links),
@@ -75,7 +75,7 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
   /** Creates the links (the one explicit door to a public link) or re-times them. */
   const share = (next: ExpiryChoice, what: string) =>
     save(what, async () => {
-      const r = await api.sharing.share(ids, next);
+      const r = await calls.share(ids, next);
       choice.current = next;
       setLinks(r.links);
       setExpiresAt(expiresAtOf(next));
@@ -97,8 +97,8 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
       const now = latest.current;
       const changes = optionsFrom(wanted, now, folders) as LinkOptions;
       if (Object.keys(changes).length === 0) return;
-      if (now) keep(await api.sharing.updateLink(now.token, changes));
-      else await api.sharing.share(ids, choice.current, changes);
+      if (now) keep(await calls.updateLink(now.token, changes));
+      else await calls.share(ids, choice.current, changes);
     });
   };
 
@@ -165,7 +165,7 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
           </p>
         )}
       </div>
-      {single && link && <LinkQr token={link.token} name={single.name} />}
+      {single && link && !props.team && <LinkQr token={link.token} name={single.name} />}
       <ExpiryField legend="Expires" expiresAt={expiresAt} onChange={(c) => void share(c, 'Expiry saved')} />
       <div
         onFocusOut={(e) => {
@@ -188,7 +188,7 @@ export function LinkTab(props: { items: Item[]; say: (status: SaveStatus) => voi
             pending.current = null;
             unsaved.current = null;
             props.close();
-            void removeLinks(items);
+            void removeLinks(items, calls);
           }}
         >
           Remove link

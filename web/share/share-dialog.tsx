@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
+import { linkCalls } from '../app/team-folders.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LinkTab, type SaveStatus } from './link-tab.tsx';
@@ -55,8 +56,9 @@ function SaveLine({ status }: { status: SaveStatus | null }) {
   );
 }
 
-function ShareDialog(props: { items: Item[]; part: Part; close: () => void }) {
-  const single = props.items.length === 1 ? props.items[0]! : null;
+function ShareDialog(props: { items: Item[]; part: Part; team: string | undefined; close: () => void }) {
+  // A team folder's people are its groups, which the admin sets: its administrators get the Link part only.
+  const single = props.items.length === 1 && !props.team ? props.items[0]! : null;
   const [part, setPart] = useState<Part>(single ? props.part : 'link');
   const [status, setStatus] = useState<SaveStatus | null>(null);
   const title = single ? `Share “${single.name}”` : `Share ${props.items.length} items`;
@@ -71,7 +73,13 @@ function ShareDialog(props: { items: Item[]; part: Part; close: () => void }) {
         )}
         {part === 'link' && (
           <div id="share-panel-link" role={single ? 'tabpanel' : undefined} aria-labelledby={single ? 'share-tab-link' : undefined}>
-            <LinkTab items={props.items} say={setStatus} close={props.close} />
+            <LinkTab
+              items={props.items}
+              calls={linkCalls(props.team)}
+              team={props.team !== undefined}
+              say={setStatus}
+              close={props.close}
+            />
           </div>
         )}
         <SaveLine status={status} />
@@ -87,9 +95,10 @@ function ShareDialog(props: { items: Item[]; part: Part; close: () => void }) {
 
 /**
  * Shares the selected items: People (one item: who on this Coffer has it) and Link (the public links).
- * It opens on `part`, by default People for an item without a link and Link for one that has it.
+ * It opens on `part`, by default People for an item without a link and Link for one that has it;
+ * `team`: the items are in a team folder this account administers, whose links are the team's.
  */
-export function openShareDialog(items: Item[], part?: Part): void {
-  const start = part ?? (items.length === 1 && !items[0]!.shared ? 'people' : 'link');
-  void openDialog<void>((close) => <ShareDialog items={items} part={start} close={() => close()} />);
+export function openShareDialog(items: Item[], opts: { part?: Part; team?: string | undefined } = {}): void {
+  const start = opts.part ?? (items.length === 1 && !items[0]!.shared ? 'people' : 'link');
+  void openDialog<void>((close) => <ShareDialog items={items} part={start} team={opts.team} close={() => close()} />);
 }

@@ -3,6 +3,7 @@ import type { Db } from '../client.ts';
 import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { ChangesRepo } from './changes.ts';
 import { ContentRepo } from './content.ts';
 import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
@@ -29,6 +30,7 @@ import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 import { VersionsRepo } from './versions.ts';
+import { WebhooksRepo } from './webhooks.ts';
 
 interface GroupedWrite {
   fn: () => unknown;
@@ -162,6 +164,7 @@ export interface Repos {
   teamFolders: TeamFoldersRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
+  changes: ChangesRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
@@ -176,6 +179,7 @@ export interface Repos {
   albums: AlbumsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
+  webhooks: WebhooksRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -197,6 +201,7 @@ export function createRepos(db: Db): Repos {
     teamFolders: new TeamFoldersRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
+    changes: new ChangesRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
@@ -211,5 +216,6 @@ export function createRepos(db: Db): Repos {
     albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
+    webhooks: new WebhooksRepo(sqlite),
   };
 }

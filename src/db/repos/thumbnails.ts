@@ -23,6 +23,8 @@ export interface PhotoRow {
   size: number;
   modifiedAt: number;
   starred: number;
+  /** Seconds, for a video whose container says (see ThumbnailRow). */
+  duration?: number | null;
 }
 
 /** A Photos row of another account's file: whose it is and, for a file reached only through an album, which one. */
@@ -42,7 +44,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<ThumbnailRow, [string]>(
         `SELECT storage_key AS storageKey, status, small_size AS smallSize, large_size AS largeSize, width, height,
-                taken_at AS takenAt, camera, lens, latitude, longitude, created_at AS createdAt
+                taken_at AS takenAt, camera, lens, latitude, longitude, duration, created_at AS createdAt
          FROM thumbnails WHERE storage_key = ?`,
       )
       .get(storageKey);
@@ -51,8 +53,8 @@ export class ThumbnailsRepo {
   save(row: ThumbnailRow): void {
     this.sqlite
       .query(
-        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, duration, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         row.storageKey,
@@ -66,6 +68,7 @@ export class ThumbnailsRepo {
         row.lens,
         row.latitude,
         row.longitude,
+        row.duration,
         row.createdAt,
       );
   }
@@ -142,7 +145,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
-                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration
          FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}

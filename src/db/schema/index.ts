@@ -18,3 +18,5 @@ export * from './members.ts';
 export * from './groups.ts';
 export * from './invitations.ts';
 export * from './albums.ts';
+export * from './changes.ts';
+export * from './webhooks.ts';
