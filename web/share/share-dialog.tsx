@@ -57,11 +57,12 @@ function SaveLine({ status }: { status: SaveStatus | null }) {
 }
 
 function ShareDialog(props: { items: Item[]; part: Part; team: string | undefined; close: () => void }) {
+  const only = props.items.length === 1 ? props.items[0]! : null;
   // A team folder's people are its groups, which the admin sets: its administrators get the Link part only.
-  const single = props.items.length === 1 && !props.team ? props.items[0]! : null;
+  const single = props.team ? null : only;
   const [part, setPart] = useState<Part>(single ? props.part : 'link');
   const [status, setStatus] = useState<SaveStatus | null>(null);
-  const title = single ? `Share “${single.name}”` : `Share ${props.items.length} items`;
+  const title = only ? `Share “${only.name}”` : `Share ${props.items.length} items`;
   return (
     <Dialog title={title} onClose={props.close} wide class="share-dialog">
       <div class="dialog-body share">
