@@ -58,7 +58,12 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const reservations = { reserved: (accountId: string) => repos.tusUploads.reserved(accountId) + repos.chunkedUploads.reserved(accountId) };
   const quota = new QuotaService(repos.users, reservations, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
-  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
+  const tree = new Tree(
+    repos.items,
+    repos.members,
+    () => settings.get('peopleSharing'),
+    () => repos.database.accessVersion(),
+  );
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
   const views = new ItemViews(repos.shares, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
@@ -112,6 +117,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     changes,
     quota,
     settings,
+    administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
   const fileDeps = {
     clock,

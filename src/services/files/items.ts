@@ -174,6 +174,7 @@ export class ItemService {
         camera: made.camera,
         lens: made.lens,
         location: made.latitude !== null && made.longitude !== null ? { latitude: made.latitude, longitude: made.longitude } : null,
+        ...(made.duration !== null && { duration: made.duration }),
       },
     };
   }

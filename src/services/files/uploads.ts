@@ -13,6 +13,7 @@ import {
   tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
+import { collectAfterTransfer } from '../../lib/buffers.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -685,6 +686,7 @@ export class UploadService {
         room: 'reserved',
       });
       this.d.events.item(uploader, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+      collectAfterTransfer(file.size);
       return this.d.views.one(uploader.accountId, row);
     }
     const result = this.transactions.immediate(() => {
@@ -700,6 +702,7 @@ export class UploadService {
     });
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
     this.published(uploader, result.row);
+    collectAfterTransfer(file.size);
     return this.d.views.one(uploader.accountId, result.row);
   }
 
