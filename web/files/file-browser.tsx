@@ -730,10 +730,9 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog(
-                  [{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item],
-                  { part: 'people' },
-                )
+                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item], {
+                  part: 'people',
+                })
               }
             >
               Manage sharing

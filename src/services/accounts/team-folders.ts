@@ -19,7 +19,7 @@ import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { LinkExpiry, ShareOptions, ShareService } from '../files/shares.ts';
 import type { TrashPlan, TrashService } from '../files/trash.ts';
-import type { Expiry, ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
+import type { ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { Principal } from './principal.ts';
