@@ -33,6 +33,7 @@ import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
@@ -75,6 +76,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
 };
 

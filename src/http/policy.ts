@@ -322,6 +322,9 @@ export const ROUTES = {
   'GET /index.php/core/preview.png': dav,
   'GET /remote.php/dav/uploads/*': dav,
   'ALL /remote.php/dav/uploads/*': dav,
+  // notify_push: the socket signs in with its first two messages (sign-in limiter); pre_auth as WebDAV.
+  'GET /push/ws': { access: 'public', desktopOpen: true },
+  'POST /index.php/apps/notify_push/pre_auth': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,
