@@ -33,6 +33,7 @@ import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
 import { runInfraBench } from './infra.ts';
 
@@ -76,6 +77,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
   infra: runInfraBench,
 };

@@ -91,6 +91,8 @@ export const photosQuery = z.object({
     .max(1000, 'limit must be at most 1000')
     .default(200),
   cursor: z.string().min(1).optional(),
+  // mine: the account's own; shared: what other accounts share with it (folders and albums); all: both.
+  whose: z.enum(['mine', 'shared', 'all'], { error: 'whose must be mine, shared or all' }).default('mine'),
 });
 
 /** One image or video of the Photos view: `takenAt` is EXIF DateTimeOriginal when known, else the modification time. */
@@ -107,6 +109,10 @@ export interface Photo {
   size: number;
   modified: string;
   starred: boolean;
+  /** Another account's file: whose it is. */
+  owner?: { id: string; name: string };
+  /** Reached only through this album shared with the caller: its thumbnail comes through the album's door. */
+  albumId?: string;
   /** A video's length in seconds, when its container says (MP4, QuickTime); absent otherwise. */
   duration?: number;
 }

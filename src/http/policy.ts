@@ -164,6 +164,12 @@ export const ROUTES = {
   'DELETE /api/albums/:id': can('albums.edit'),
   'POST /api/albums/:id/items': can('albums.edit'),
   'DELETE /api/albums/:id/items': can('albums.edit'),
+  'GET /api/albums/:id/items/:itemId/thumbnail': session,
+  'GET /api/albums/:id/items/:itemId/download': can('downloads.file'),
+  'GET /api/albums/:id/members': session,
+  // Sharing an album looks a person up as sharing a file does, and needs the same permission.
+  'POST /api/albums/:id/members': { access: { operation: 'albums.share' }, limit: { limiter: 'memberLookup', key: 'account' } },
+  'DELETE /api/albums/:id/members/:accountId': can('albums.share'),
   'GET /api/files/starred': session,
   'GET /api/files/shared': session,
   'GET /api/files/:id/info': session,
@@ -207,6 +213,9 @@ export const ROUTES = {
   'POST /api/files/link-parent-share': can('shares.linkParent'),
   'GET /api/files/share/links': can('shares.list'),
   'PATCH /api/files/share/links/:token': can('shares.update'),
+  'GET /api/files/share/links/:token/qr': can('shares.list'),
+  // Suggestions look accounts up as adding a person does, so they spend the same allowance.
+  'GET /api/people/suggestions': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
   'GET /api/files/shared-with-me': session,
   'GET /api/files/:id/members': session,
   'POST /api/files/:id/members': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
@@ -313,6 +322,9 @@ export const ROUTES = {
   'GET /index.php/core/preview.png': dav,
   'GET /remote.php/dav/uploads/*': dav,
   'ALL /remote.php/dav/uploads/*': dav,
+  // notify_push: the socket signs in with its first two messages (sign-in limiter); pre_auth as WebDAV.
+  'GET /push/ws': { access: 'public', desktopOpen: true },
+  'POST /index.php/apps/notify_push/pre_auth': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,

@@ -13,8 +13,9 @@ export function shareRoutes(ctx: AppContext) {
     route('POST /api/files/share', {
       body: shareBody,
       handler: ({ principal, body, request }) => {
-        const { ids, shared, expiry, ...options } = body;
-        return shared ? shares.share(principal, ids, expiry, origin(request), options) : shares.unshare(principal, ids);
+        const { ids, shared, expiry, expiresAt, ...options } = body;
+        const until = expiresAt ? { at: Date.parse(expiresAt) } : expiry;
+        return shared ? shares.share(principal, ids, until, origin(request), options) : shares.unshare(principal, ids);
       },
     }),
     route('POST /api/files/share/links', {
@@ -31,6 +32,9 @@ export function shareRoutes(ctx: AppContext) {
     route('PATCH /api/files/share/links/:token', {
       body: linkOptionsBody,
       handler: ({ principal, params, body, request }) => shares.update(principal, params.token, body, origin(request)),
+    }),
+    route('GET /api/files/share/links/:token/qr', {
+      handler: ({ principal, params, request }) => shares.qrCode(principal, params.token, origin(request)),
     }),
     route('POST /api/files/link-parent-share', {
       body: idsBody,

@@ -26,6 +26,7 @@ const OPERATION_PERMISSIONS = {
   'items.move': 'files.edit',
   'items.star': 'files.edit',
   'albums.edit': 'files.edit',
+  'albums.share': 'files.share',
   'uploads.replace': 'files.edit',
   'shares.share': 'files.share',
   'shares.links': 'files.share',
