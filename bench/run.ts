@@ -35,6 +35,7 @@ import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
+import { runInfraBench } from './infra.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -78,6 +79,7 @@ const benches: Record<string, () => Promise<void>> = {
   'change-log': runChangeLogBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
+  infra: runInfraBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

@@ -163,7 +163,7 @@ export interface Api {
   'POST /api/files/star': { body: In<typeof starBody>; response: Message };
   'POST /api/files/copy': { body: In<typeof placeBody>; response: QueuedJob };
   'GET /api/files/jobs/:jobId': { response: JobStatus };
-  /** NDJSON progress lines when asked for (SPEC "Progress streaming"). */
+  /** NDJSON progress lines when asked for (docs/api.md › Progress streaming). */
   'POST /api/files/delete': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };

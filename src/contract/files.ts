@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The file API's requests (SPEC "Files", "Upload rules", "Trash") and the answers the web app reads. */
+/** The file API's requests (docs/api.md › API reference, Upload rules) and the answers the web app reads. */
 
 const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -202,13 +202,13 @@ export interface JobStatus {
   result?: { count: number; ids?: string[] };
 }
 
-/** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
+/** One line of an NDJSON progress answer (docs/api.md › Progress streaming). */
 export type ProgressLine =
   | { type: 'progress'; done: number; total: number }
   | { type: 'done'; message: string }
   | { type: 'error'; message: string };
 
-/** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
+/** A message of GET /api/files/events (docs/compatibility.md › Events). */
 export interface FileEvent {
   type: string;
   timestamp?: string;
