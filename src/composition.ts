@@ -29,6 +29,7 @@ import { createResumableUploadServices } from './services/resumable-uploads/inde
 import { createSearchServices } from './services/search/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
 import { createThumbnailServices } from './services/thumbnails/index.ts';
+import { createWebhookServices } from './services/webhooks/index.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createDriver, verifyDriver } from './storage/drivers.ts';
 import { cleanupTempFiles } from './storage/local.ts';
@@ -64,6 +65,14 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
+  const webhooks = createWebhookServices(infra, {
+    tree,
+    accounts: accounts.services.accounts,
+    scheduledBackups: maintenance.services.scheduledBackups,
+    notifications: files.services.notifications,
+    shares: files.services.shares,
+    changes: files.services.changes,
+  });
   return {
     services: {
       ...administration.services,
@@ -76,6 +85,7 @@ function createServices(infra: Infrastructure) {
       ...resumable.services,
       ...maintenance.services,
       ...search.services,
+      ...webhooks.services,
     },
     lifecycles: {
       ...administration.lifecycles,
@@ -85,6 +95,7 @@ function createServices(infra: Infrastructure) {
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
       ...search.lifecycles,
+      ...webhooks.lifecycles,
     },
   };
 }
@@ -302,9 +313,12 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     },
     domain.thumbnails,
     http,
+    // Stopped before the listener waits for requests to finish: desktop push sockets would hold it for its whole grace.
+    { name: 'live connections', stop: () => ctx.hub.close() },
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,
+    ...(background ? [domain.webhookDispatcher] : []),
   ];
   return { ctx, worker, http, lifecycles };
 }

@@ -4,6 +4,7 @@ import { albums } from './albums.ts';
 import { files } from './files.ts';
 import { groups, teamFolders } from './groups.ts';
 import { notifications, people, sharing, teamSharing } from './sharing.ts';
+import { instanceWebhooks, webhooks } from './webhooks.ts';
 
 /** The web app's one way to the server: a typed client per area, over the contract (src/contract/api.ts). */
 export const api = {
@@ -23,4 +24,6 @@ export const api = {
   admin,
   groups,
   teamFolders,
+  webhooks,
+  instanceWebhooks,
 };

@@ -3,17 +3,18 @@ import type { Item, ItemInfo, Photo, PhotoDetails } from '../../src/contract/fil
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
-import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
+import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural, runningTime } from '../app/format.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { administeredTeam, loadAdministeredTeams } from '../app/team-folders.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { MapTile } from './map-tile.tsx';
 import { type VersionAccess, VersionsTab } from './versions-tab.tsx';
 
 type Tab = 'details' | 'versions';
 
 /**
  * What the Versions tab offers: nothing but the list until the file's details arrive; in something shared
- * with this account, Restore for editors and Delete only in a team folder it administers (SPEC: the owner's).
+ * with this account, Restore for editors and Delete only in a team folder it administers (docs/versions.md › In the web app: the owner's).
  */
 function versionAccess(info: ItemInfo | null): VersionAccess {
   if (!info) return { restore: false, remove: false };
@@ -126,7 +127,7 @@ function place({ latitude, longitude }: { latitude: number; longitude: number })
   return `${Math.abs(latitude).toFixed(5)}° ${latitude < 0 ? 'S' : 'N'}, ${Math.abs(longitude).toFixed(5)}° ${longitude < 0 ? 'W' : 'E'}`;
 }
 
-/** What the picture says of itself: its size in pixels, the camera and lens, where it was taken. */
+/** What the picture says of itself: its size in pixels, a video's length, the camera and lens, where it was taken. */
 function PhotoFacts({ photo }: { photo: PhotoDetails }) {
   return (
     <>
@@ -136,6 +137,12 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
           <dd>
             {photo.width.toLocaleString()} × {photo.height.toLocaleString()} px ({((photo.width * photo.height) / 1e6).toFixed(1)} MP)
           </dd>
+        </>
+      )}
+      {photo.duration !== undefined && (
+        <>
+          <dt>Duration</dt>
+          <dd>{runningTime(photo.duration)}</dd>
         </>
       )}
       {photo.camera && (
@@ -153,7 +160,10 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
       {photo.location && (
         <>
           <dt>Place</dt>
-          <dd>{place(photo.location)}</dd>
+          <dd>
+            {place(photo.location)}
+            <MapTile {...photo.location} />
+          </dd>
         </>
       )}
     </>

@@ -30,6 +30,7 @@ import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 import { VersionsRepo } from './versions.ts';
+import { WebhooksRepo } from './webhooks.ts';
 
 interface GroupedWrite {
   fn: () => unknown;
@@ -178,6 +179,7 @@ export interface Repos {
   albums: AlbumsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
+  webhooks: WebhooksRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -214,5 +216,6 @@ export function createRepos(db: Db): Repos {
     albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
+    webhooks: new WebhooksRepo(sqlite),
   };
 }

@@ -19,3 +19,4 @@ export * from './groups.ts';
 export * from './invitations.ts';
 export * from './albums.ts';
 export * from './changes.ts';
+export * from './webhooks.ts';

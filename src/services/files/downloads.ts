@@ -1,3 +1,4 @@
+// ZIPs are written with archiver, not fflate (docs/development.md › ZIP): ZIP64 past 65,535 entries or 4 GiB, 0.81 against 2.48 CPU s/GiB.
 import { Readable } from 'node:stream';
 import type { Archiver, ZipEntryData } from 'archiver';
 import type { Clock } from '../../clock.ts';

@@ -116,7 +116,7 @@ export class ItemService {
   }
 
   /**
-   * Case-insensitive substring search on names, live items only (COMPAT): exact matches first, then
+   * Case-insensitive substring search on names, live items only (docs/compatibility.md › Files): exact matches first, then
    * prefix, then other substrings, each newest first. `%` and `_` are ordinary characters: the text
    * never reaches a LIKE pattern. Substrings come from the trigram index (three characters or more).
    */
@@ -174,6 +174,7 @@ export class ItemService {
         camera: made.camera,
         lens: made.lens,
         location: made.latitude !== null && made.longitude !== null ? { latitude: made.latitude, longitude: made.longitude } : null,
+        ...(made.duration !== null && { duration: made.duration }),
       },
     };
   }

@@ -158,7 +158,7 @@ async function* replay(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
   yield* chunks;
 }
 
-/** SPEC: milliseconds since the epoch as text; anything else is ignored. */
+/** docs/compatibility.md › Files: milliseconds since the epoch as text; anything else is ignored. */
 export function parseModifiedTime(text: string | undefined): number | null {
   if (text === undefined || !/^\d{1,16}$/.test(text.trim())) return null;
   const ms = Number(text.trim());
@@ -174,7 +174,7 @@ async function sniff(head: Uint8Array): Promise<string | null> {
   }
 }
 
-/** SPEC "Upload rules" 1: the type detected from the content, else the client's, else the default. */
+/** docs/api.md › Upload rules 1: the type detected from the content, else the client's, else the default. */
 async function detectType(head: Uint8Array, clientType: string | null): Promise<{ mimeType: string; detected: boolean }> {
   const detected = await sniff(head);
   return { mimeType: detected ?? (clientType || DEFAULT_TYPE), detected: detected !== null };
