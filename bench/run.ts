@@ -33,6 +33,7 @@ import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runPeersBench } from './peers.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
 import { runInfraBench } from './infra.ts';
@@ -77,6 +78,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  peers: runPeersBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
   infra: runInfraBench,

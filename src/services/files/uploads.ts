@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
@@ -36,6 +35,7 @@ import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
 import type { VersionService } from './versions.ts';
+import { detectMimeType } from '../../lib/file-type.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -168,7 +168,7 @@ export function parseModifiedTime(text: string | undefined): number | null {
 async function sniff(head: Uint8Array): Promise<string | null> {
   if (head.byteLength === 0) return null;
   try {
-    return (await fileTypeFromBuffer(head))?.mime ?? null;
+    return await detectMimeType(head);
   } catch {
     return null;
   }
