@@ -392,8 +392,8 @@ export class DavService {
     const name = this.newName(path);
     if (parentId) fields.push({ kind: 'field', name: 'parentId', value: parentId });
     const parts = partsOf(fields, name, input);
-    const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
-    return { created: true, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
+    const { row } = await this.d.uploads.uploadRow(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
+    return { created: true, item: davItem(row) };
   }
 
   /**
