@@ -58,16 +58,12 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const reservations = { reserved: (accountId: string) => repos.tusUploads.reserved(accountId) + repos.chunkedUploads.reserved(accountId) };
   const quota = new QuotaService(repos.users, reservations, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
-  const tree = new Tree(
-    repos.items,
-    repos.members,
-    () => settings.get('peopleSharing'),
-    () => repos.database.accessVersion(),
-  );
+  const accessVersion = () => repos.database.accessVersion();
+  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
   const views = new ItemViews(repos.shares, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
-  const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
+  const events = new FileEvents(infra.hub, audit, repos.members, repos.items, accessVersion);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
