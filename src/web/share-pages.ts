@@ -5,6 +5,7 @@ import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import type { PublicItem } from '../services/files/item-views.ts';
 import type { ShareFacts } from '../services/files/shares.ts';
+import type { PublicPhoto } from '../contract/albums.ts';
 
 // The visitor's time zone is unknown to the server: dates are said as the UTC day.
 const dayFmt = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
@@ -49,7 +50,7 @@ progress{width:120px;height:10px;vertical-align:middle}.receipt{margin-top:16px}
 .gallery img{display:block;width:100%;height:100%;object-fit:cover}
 .lightbox{display:none;position:fixed;inset:0;z-index:1;background:rgba(8,10,14,.94);color:#fff;flex-direction:column}
 .lightbox:target{display:flex}.lightbox figure{flex:1;min-height:0;margin:0;display:flex;align-items:center;justify-content:center;padding:8px}
-.lightbox figure img{max-width:100%;max-height:100%;object-fit:contain}
+.lightbox figure img,.lightbox figure video{max-width:100%;max-height:100%;object-fit:contain}
 .lightbox .bar{display:flex;gap:12px;align-items:center;justify-content:space-between;padding:10px 16px}
 .lightbox .bar a{color:#fff;padding:8px 12px;border-radius:8px;background:rgba(255,255,255,.14);text-decoration:none;white-space:nowrap}
 .lightbox .bar span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
@@ -132,13 +133,13 @@ ${dropArea(v.token, v.received)}`,
 }
 
 /** The password form of a protected link; `next` is where the visitor was going (a path under the link). */
-export function renderPasswordPage(v: { token: string; next: string; wrong: boolean }): string {
+export function renderPasswordPage(v: { token: string; next: string; wrong: boolean; base?: string }): string {
   return layout(
     'Password required',
     `<section class="card"><h1>Password required</h1>
 <p class="meta">This link is protected. Enter the password its owner gave you.</p>
 ${v.wrong ? '<p class="error" role="alert">That password is not right. Check it and try again.</p>' : ''}
-<form method="post" action="/s/${enc(v.token)}/unlock">
+<form method="post" action="${v.base ?? `/s/${enc(v.token)}`}/unlock">
 <input type="hidden" name="next" value="${escapeHtml(v.next)}">
 <label for="password">Password</label><input type="password" id="password" name="password" required autocomplete="current-password" autofocus>
 <div><button type="submit">Unlock</button></div>
@@ -215,6 +216,53 @@ ${gallery}
 ${rows || '<tr><td class="empty" colspan="4">This folder is empty.</td></tr>'}
 </tbody>
 </table>
+${pager}
+</section>`,
+  );
+}
+
+/** An album's public link: its photos and videos as a gallery, each opening full screen with the previous and next. */
+export function renderAlbumPage(v: {
+  token: string;
+  name: string;
+  items: PublicPhoto[];
+  nextCursor: string | null;
+  limit: number;
+  facts: ShareFacts;
+}): string {
+  const base = `/s/album/${enc(v.token)}`;
+  const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
+  const file = (id: string) => `${base}/file/${enc(id)}`;
+  const alt = (p: PublicPhoto) => escapeHtml(stripBidiControls(p.name));
+  const gallery = v.items.length
+    ? `<ul class="gallery" aria-label="Photos">${v.items
+        .map(
+          (p) =>
+            `<li><a href="#view-${enc(p.id)}"><img src="${thumb(p.id, 'small')}" alt="${alt(p)}" loading="lazy" decoding="async"></a></li>`,
+        )
+        .join('')}</ul>
+${v.items
+  .map((p, i) => {
+    const step = (to: PublicPhoto | undefined, label: string, dir: 'prev' | 'next') =>
+      to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
+    // A video plays muted in the viewer; nothing is fetched before Play (playing counts as a download, as on a file link).
+    const media = p.mimeType.startsWith('video/')
+      ? `<video src="${file(p.id)}" controls muted playsinline preload="none" poster="${thumb(p.id, 'large')}" aria-label="${alt(p)}"></video>`
+      : `<img src="${thumb(p.id, 'large')}" alt="${alt(p)}" loading="lazy">`;
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
+  })
+  .join('\n')}
+<script>${VIEWER_SCRIPT}</script>`
+    : '<p class="empty">This album is empty.</p>';
+  const pager = v.nextCursor
+    ? `<p class="pager"><a href="${base}?cursor=${enc(v.nextCursor)}&amp;limit=${v.limit}">More photos &rarr;</a></p>`
+    : '';
+  return layout(
+    v.name,
+    `<header><h1>${nameHtml(v.name)}</h1></header>
+${factsLine(v.facts)}
+<section class="card">
+${gallery}
 ${pager}
 </section>`,
   );

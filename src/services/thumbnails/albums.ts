@@ -77,7 +77,7 @@ export class AlbumService {
   }
 
   /** The owner's album to manage: a member gets 403, anyone else 404. */
-  private owned(caller: Principal, id: string): AlbumRow {
+  owned(caller: Principal, id: string): AlbumRow {
     const reached = this.reach(caller, id);
     if (reached.role !== 'owner') throw forbidden(OWNER_ONLY);
     return reached.row;
