@@ -4,6 +4,8 @@ import { changesOf } from '../select.ts';
 import type { PhotoRow } from './thumbnails.ts';
 
 type AlbumTable = typeof albums.$inferSelect;
+/** A file in an album, with whose it is (an editor adds its own files). */
+export type AlbumPhotoRow = PhotoRow & { accountId: string; addedBy: string };
 /** An album's public link. */
 export type AlbumLinkRow = typeof albumLinks.$inferSelect;
 const LINK = `album_id AS albumId, token, created_by AS createdBy, created_at AS createdAt, expires_at AS expiresAt,
@@ -157,14 +159,16 @@ export class AlbumsRepo {
   }
 
   /** The album's live files as the Photos view lists them: newest taken first, after `after`. */
-  itemsPage(albumId: string, after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
+  itemsPage(albumId: string, after: { takenAt: number; id: string } | null, limit: number): AlbumPhotoRow[] {
     const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
     const args: Array<string | number> = [albumId, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
     return this.sqlite
-      .query<PhotoRow, Array<string | number>>(
+      .query<AlbumPhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, ${TAKEN} AS takenAt, t.width, t.height, t.duration, i.parent_id AS parentId,
-                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
-         FROM album_items ai JOIN items i ON i.id = ai.item_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred,
+                i.account_id AS accountId, coalesce(nullif(trim(u.name), ''), u.email) AS addedBy
+         FROM album_items ai JOIN items i ON i.id = ai.item_id JOIN users u ON u.id = i.account_id
+         LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE ai.album_id = ? AND ${LIVE} ${keyset}
          ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
