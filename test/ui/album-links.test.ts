@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -84,5 +84,81 @@ describe('album links', () => {
     await visitor.context.close();
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  test('the gallery’s viewer: wheel, double-click and keys zoom, a drag pans; on a touch phone a swipe steps and a double tap zooms', async () => {
+    const { link } = await json(await ada.client.post(`/api/albums/${album.id}/link`, { expiry: 'never' }));
+    const scaleOf = async (page: Page, name: string) => {
+      const t = await page
+        .getByRole('dialog', { name })
+        .locator('figure img')
+        .evaluate((i: { style: { transform: string } }) => i.style.transform);
+      return Number(/scale\(([\d.]+)\)/.exec(t)?.[1] ?? 1);
+    };
+
+    const desk = await openContext(browser, t.url);
+    await desk.page.goto(
+      `${link.url}#view-${(await json(await fetch(link.url, { headers: { accept: 'application/json' } }))).items[0].id}`,
+    );
+    const first = desk.page.getByRole('dialog', { name: 'tiles.jpg' });
+    await first.getByText('1 of 2').waitFor();
+    const box = (await first.locator('figure').boundingBox())!;
+    await desk.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 3; i++) await desk.page.mouse.wheel(0, -120);
+    await eventually(async () => (await scaleOf(desk.page, 'tiles.jpg')) > 1.5);
+    // A drag pans the zoomed picture instead of stepping to the next one.
+    const before = await first.locator('figure img').evaluate((i: { style: { transform: string } }) => i.style.transform);
+    await desk.page.mouse.down();
+    await desk.page.mouse.move(box.x + box.width / 2 - 120, box.y + box.height / 2, { steps: 5 });
+    await desk.page.mouse.up();
+    expect(await first.locator('figure img').evaluate((i: { style: { transform: string } }) => i.style.transform)).not.toBe(before);
+    expect(await desk.page.evaluate('location.hash')).toContain('view-');
+    await first.getByText('1 of 2').waitFor();
+    await desk.page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+    await eventually(async () => (await scaleOf(desk.page, 'tiles.jpg')) === 1);
+    await desk.page.keyboard.press('+');
+    await eventually(async () => (await scaleOf(desk.page, 'tiles.jpg')) > 1);
+    await desk.page.keyboard.press('0');
+    await eventually(async () => (await scaleOf(desk.page, 'tiles.jpg')) === 1);
+    // Stepping starts the next picture fitted.
+    await desk.page.keyboard.press('+');
+    await desk.page.keyboard.press('ArrowRight');
+    await desk.page.getByRole('dialog', { name: 'tram.jpg' }).getByText('2 of 2').waitFor();
+    expect(await scaleOf(desk.page, 'tram.jpg')).toBe(1);
+    expect(desk.errors).toEqual([]);
+    await desk.context.close();
+
+    const phone = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
+    await phone.page.goto(link.url);
+    await phone.page.getByRole('list', { name: 'Photos' }).getByRole('link').first().tap();
+    await phone.page.getByRole('dialog', { name: 'tiles.jpg' }).getByText('1 of 2').waitFor();
+    const cdp = await phone.context.newCDPSession(phone.page);
+    const swipe = async (from: number, to: number) => {
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: from, y: 420 }] });
+      for (let s = 1; s <= 5; s++)
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: from + ((to - from) * s) / 5, y: 420 }] });
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+    };
+    await swipe(320, 60);
+    await phone.page.getByRole('dialog', { name: 'tram.jpg' }).getByText('2 of 2').waitFor();
+    await swipe(60, 320);
+    await phone.page.getByRole('dialog', { name: 'tiles.jpg' }).getByText('1 of 2').waitFor();
+    const doubleTap = () =>
+      Promise.all(
+        ['touchStart', 'touchEnd', 'touchStart', 'touchEnd'].map((type) =>
+          cdp.send('Input.dispatchTouchEvent', {
+            type: type as 'touchStart',
+            touchPoints: type === 'touchStart' ? [{ x: 195, y: 420 }] : [],
+          }),
+        ),
+      );
+    await doubleTap();
+    await eventually(async () => (await scaleOf(phone.page, 'tiles.jpg')) > 2);
+    await expectAccessible(phone.page, 'album link viewer, zoomed, dark phone');
+    await screenshot(phone.page, 'album-link-viewer-dark-phone');
+    await doubleTap();
+    await eventually(async () => (await scaleOf(phone.page, 'tiles.jpg')) === 1);
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
   });
 });
