@@ -47,7 +47,7 @@ progress{width:120px;height:10px;vertical-align:middle}.receipt{margin-top:16px}
 .upload{margin-bottom:16px}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:0 0 16px;padding:0;list-style:none}
 .gallery a{display:block;border-radius:8px;overflow:hidden;background:var(--line);aspect-ratio:4/3}
-.gallery img{display:block;width:100%;height:100%;object-fit:cover}
+.gallery img{display:block;width:100%;height:100%;object-fit:cover}.gallery .tile-name{display:flex;height:100%;align-items:center;justify-content:center;padding:8px;color:var(--fg);overflow-wrap:anywhere;text-align:center}
 .lightbox{display:none;position:fixed;inset:0;z-index:1;background:rgba(8,10,14,.94);color:#fff;flex-direction:column}
 .lightbox:target{display:flex}.lightbox figure{flex:1;min-height:0;margin:0;display:flex;align-items:center;justify-content:center;padding:8px;overflow:hidden;touch-action:none;user-select:none}
 .lightbox figure img,.lightbox figure video{max-width:100%;max-height:100%;object-fit:contain}.lightbox figure img{-webkit-user-drag:none;pointer-events:none}
@@ -257,11 +257,13 @@ export function renderAlbumPage(v: {
   const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
   const file = (id: string) => `${base}/file/${enc(id)}`;
   const alt = (p: PublicPhoto) => escapeHtml(stripBidiControls(p.name));
+  // A video has a picture only when its frame was taken (with ffmpeg): its size is known then.
+  const pictured = (p: PublicPhoto) => !p.mimeType.startsWith('video/') || p.width !== null;
   const gallery = v.items.length
     ? `<ul class="gallery" aria-label="Photos">${v.items
         .map(
           (p) =>
-            `<li><a href="#view-${enc(p.id)}"><img src="${thumb(p.id, 'small')}" alt="${alt(p)}" loading="lazy" decoding="async"></a></li>`,
+            `<li><a href="#view-${enc(p.id)}">${pictured(p) ? `<img src="${thumb(p.id, 'small')}" alt="${alt(p)}" loading="lazy" decoding="async">` : `<span class="tile-name">${nameHtml(p.name)}</span>`}</a></li>`,
         )
         .join('')}</ul>
 ${v.items
@@ -270,7 +272,7 @@ ${v.items
       to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
     // A video plays muted in the viewer; nothing is fetched before Play (playing counts as a download, as on a file link).
     const media = p.mimeType.startsWith('video/')
-      ? `<video src="${file(p.id)}" controls muted playsinline preload="none" poster="${thumb(p.id, 'large')}" aria-label="${alt(p)}"></video>`
+      ? `<video src="${file(p.id)}" controls muted playsinline preload="none"${pictured(p) ? ` poster="${thumb(p.id, 'large')}"` : ''} aria-label="${alt(p)}"></video>`
       : `<img src="${thumb(p.id, 'large')}" alt="${alt(p)}" loading="lazy">`;
     return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })

@@ -5,14 +5,14 @@ import type { Clock } from '../../clock.ts';
 import type { AlbumLinkRow, AlbumRow, AlbumsRepo } from '../../db/repos/albums.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { AppError, badRequest, conflict, Messages, notFound, validationFailed } from '../../errors.ts';
+import { AppError, conflict, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newToken } from '../../lib/ids.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { type LinkExpiry, type ShareFacts, UNLOCK_TTL_MS } from '../files/shares.ts';
+import { expiryTime, type LinkExpiry, type ShareFacts, UNLOCK_TTL_MS } from '../files/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
 
@@ -44,19 +44,9 @@ export interface OpenAlbumLink {
   unlocked: boolean;
 }
 
-const PRESETS = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
-const MAX_EXPIRY_MS = 10 * 365 * 24 * 3600_000;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-function expiryTime(expiry: LinkExpiry, now: number): number | null {
-  if (typeof expiry === 'string') {
-    const ttl = PRESETS[expiry];
-    return ttl === null ? null : now + ttl;
-  }
-  if (expiry.at <= now) throw badRequest('Pick an expiry date in the future.');
-  if (expiry.at > now + MAX_EXPIRY_MS) throw badRequest('Pick an expiry date at most ten years ahead, or choose Never.');
-  return expiry.at;
-}
+/** Page views go to the audit log once per link, address and 10 minutes, as a file link's. */
+const VISIT_DEDUP_MS = 10 * 60_000;
 
 /**
  * An album's public link: a gallery of the album's live photos for anyone with the token, with the options a
@@ -64,6 +54,8 @@ function expiryTime(expiry: LinkExpiry, now: number): number | null {
  * shows is the album as it is now, so a file taken out of the album is gone from it and a deleted album's link 404s.
  */
 export class AlbumLinkService {
+  private readonly recentVisits = new Map<string, number>();
+
   constructor(private readonly d: AlbumLinkDeps) {}
 
   private url(requestOrigin: string, token: string): string {
@@ -210,7 +202,15 @@ export class AlbumLinkService {
 
   /** Visits and downloads go to the audit log as a file link's do (the visitor is known only by address). */
   recordVisit(open: OpenAlbumLink, ip: string, kind: 'access' | 'download', item?: HeldItem): void {
-    if (kind === 'access') this.d.albums.touchLink(open.link.albumId, this.d.clock.now());
+    if (kind === 'access') {
+      const key = `${open.link.token}|${ip}`;
+      const now = this.d.clock.now();
+      const last = this.recentVisits.get(key);
+      if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
+      if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
+      this.recentVisits.set(key, now);
+      this.d.albums.touchLink(open.link.albumId, now);
+    }
     this.d.audit.record({
       action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
       ip,
