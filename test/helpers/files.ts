@@ -217,6 +217,22 @@ export class SseReader {
     }
   }
 
+  /** The next message with its `id:` and `event:` fields (comments skipped). */
+  async nextEvent(ms = 3000): Promise<{ data: any; id?: string; event?: string }> {
+    for (;;) {
+      const block = await this.next(ms);
+      if (block.startsWith(':')) continue;
+      const out: { data: any; id?: string; event?: string } = { data: undefined };
+      for (const line of block.split('\n')) {
+        const colon = line.indexOf(': ');
+        const [field, value] = [line.slice(0, colon), line.slice(colon + 2)];
+        if (field === 'data') out.data = JSON.parse(value);
+        else if (field === 'id' || field === 'event') out[field] = value;
+      }
+      return out;
+    }
+  }
+
   /** Resolves with true if nothing but comments arrives within `ms`. */
   async quietFor(ms: number): Promise<boolean> {
     try {

@@ -30,9 +30,9 @@ export class ChangesRepo {
     return this.sqlite.inTransaction;
   }
 
-  /** Hot: one insert per change, inside the change's transaction. */
-  append(row: NewChangeRow): void {
-    this.sqlite
+  /** Hot: one insert per change, inside the change's transaction; answers the row's seq. */
+  append(row: NewChangeRow): number {
+    const result = this.sqlite
       .query(
         `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_type, name_before, parent_before, name_after, parent_after, details)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -51,6 +51,7 @@ export class ChangesRepo {
         row.parentAfter,
         row.details,
       );
+    return Number(result.lastInsertRowid);
   }
 
   /** Up to `limit` rows after `afterSeq` of any of `accountIds`, in seq order. */

@@ -76,6 +76,8 @@ const MAX_LIMIT = 1000;
 // Rows read per round while filtering a page; a page ends after this many rounds even if short.
 const SCAN_ROUNDS = 8;
 const THIN_BATCH = 1000;
+// Seqs recorded but not yet claimed by their live event; a change whose event never comes ages out.
+const MAX_UNCLAIMED = 10_000;
 const DAY_MS = 24 * 3600_000;
 
 /**
@@ -84,6 +86,8 @@ const DAY_MS = 24 * 3600_000;
  * through one visibility rule.
  */
 export class ChangeLog {
+  private readonly unclaimed = new Map<string, number>();
+
   constructor(
     private readonly d: {
       clock: Clock;
@@ -94,12 +98,12 @@ export class ChangeLog {
     },
   ) {}
 
-  /** Appends one change; must run inside the transaction that makes the change (throws otherwise). */
-  record(by: ChangeBy, kind: ChangeKind, item: ChangedItem, options: ChangeOptions = {}): void {
+  /** Appends one change and answers its seq; must run inside the transaction that makes the change (throws otherwise). */
+  record(by: ChangeBy, kind: ChangeKind, item: ChangedItem, options: ChangeOptions = {}): number {
     if (!this.d.repo.inTransaction()) throw new Error(`change ${kind} of ${item.id} recorded outside its transaction`);
     const before = options.before !== undefined ? options.before : NEW_ITEM.has(kind) ? null : item;
     const actor = 'loginId' in by ? { kind: 'login' as const, id: by.loginId } : by.actor;
-    this.d.repo.append({
+    const seq = this.d.repo.append({
       at: this.d.clock.now(),
       accountId: by.accountId,
       actorKind: actor.kind,
@@ -113,6 +117,17 @@ export class ChangeLog {
       parentAfter: options.gone ? null : item.parentId,
       details: options.details ? JSON.stringify(options.details) : null,
     });
+    this.unclaimed.delete(item.id);
+    this.unclaimed.set(item.id, seq);
+    if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
+    return seq;
+  }
+
+  /** The seq of the item's latest change not yet claimed, once: the live event published after the commit carries it as its id. */
+  claimSeq(itemId: string): number | undefined {
+    const seq = this.unclaimed.get(itemId);
+    if (seq !== undefined) this.unclaimed.delete(itemId);
+    return seq;
   }
 
   /**
