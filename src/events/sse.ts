@@ -9,9 +9,13 @@ export interface SseOptions {
   maxPerLogin?: number;
 }
 
-/** A stream resumed after a drop: where it starts (asked once it is subscribed) and the missed events, a page at a time. */
+/**
+ * The change log behind a stream: where it starts, asked once it is subscribed (after the client's
+ * `Last-Event-ID` up to the latest seq, a reset when changes after it are gone, or fresh at the latest seq),
+ * and the missed events, a page at a time.
+ */
 export interface Replay {
-  start(): { afterSeq: number; untilSeq: number } | 'reset';
+  start(): { afterSeq: number; untilSeq: number } | { reset: true; latestSeq: number } | { latestSeq: number };
   page(afterSeq: number, untilSeq: number, limit: number): { events: HubEvent[]; nextAfterSeq: number; done: boolean };
 }
 
@@ -21,7 +25,9 @@ const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(paylo
 const eventText = (e: HubEvent) =>
   `data: ${JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data })}\n${e.seq === undefined ? '' : `id: ${e.seq}\n`}\n`;
 const KEEPALIVE = encoder.encode(': keepalive\n\n');
-const RESET = encoder.encode('data: {"type":"reset"}\nevent: reset\n\n');
+const CONNECTED = 'data: {"type":"connected"}\n';
+// The latest seq as the id: a browser that reconnects after it resumes from there.
+const startFrame = (text: string, latestSeq: number) => encoder.encode(`${text}id: ${latestSeq}\n\n`);
 // Changes read from the log per page of a replay: one chunk on the stream, so memory stays bounded by the buffer.
 const REPLAY_PAGE = 200;
 const REPLAY_QUEUED = 4;
@@ -130,7 +136,6 @@ export class SseStreams {
             if ((controller.desiredSize ?? 0) <= 0) return end();
             controller.enqueue(chunk);
           };
-          controller.enqueue(frame({ type: 'connected' }));
           cleanups.push(
             this.hub.subscribe(accountId, (event: HubEvent) => {
               if (range) {
@@ -139,11 +144,16 @@ export class SseStreams {
               } else if (event.seq === undefined || event.seq > replayedUntil) send(this.frameOf(event));
             }),
           );
-          if (replay) {
-            const start = replay.start();
-            if (start === 'reset') controller.enqueue(RESET);
-            else range = start;
-          }
+          const start = replay?.start();
+          if (!start) controller.enqueue(frame({ type: 'connected' }));
+          else if ('afterSeq' in start) {
+            // No id: the client keeps its own until the replayed events bring theirs.
+            controller.enqueue(frame({ type: 'connected' }));
+            range = start;
+          } else if ('reset' in start) {
+            controller.enqueue(frame({ type: 'connected' }));
+            controller.enqueue(startFrame('data: {"type":"reset"}\nevent: reset\n', start.latestSeq));
+          } else controller.enqueue(startFrame(CONNECTED, start.latestSeq));
           cleanups.push(this.hub.onClose(end));
           cleanups.push(this.hub.onLoginEnd(loginId, end));
           cleanups.push(

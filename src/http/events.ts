@@ -10,12 +10,10 @@ export function eventRoutes(ctx: AppContext, streams: SseStreams) {
       handler: ({ principal, request, server }) => {
         const lastEventId = request.headers.get('last-event-id');
         const changes = ctx.services.changeEvents;
-        const replay: Replay | undefined = lastEventId
-          ? {
-              start: () => changes.resumeFrom(lastEventId),
-              page: (afterSeq, untilSeq, limit) => changes.replay(principal, afterSeq, untilSeq, limit),
-            }
-          : undefined;
+        const replay: Replay = {
+          start: () => changes.resumeFrom(lastEventId || null),
+          page: (afterSeq, untilSeq, limit) => changes.replay(principal, afterSeq, untilSeq, limit),
+        };
         const stream = streams.open(
           principal.accountId,
           principal.loginId,

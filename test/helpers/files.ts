@@ -213,7 +213,8 @@ export class SseReader {
   async nextData(ms = 3000): Promise<any> {
     for (;;) {
       const block = await this.next(ms);
-      if (block.startsWith('data: ')) return JSON.parse(block.slice(6));
+      // A change's `id:` line follows its `data:` line.
+      if (block.startsWith('data: ')) return JSON.parse(block.split('\n')[0]!.slice(6));
     }
   }
 

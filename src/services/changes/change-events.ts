@@ -2,8 +2,8 @@ import type { HubEvent } from '../../events/hub.ts';
 import { FileEventType, type FileEventName } from '../files/file-events.ts';
 import { type ChangeKind, ChangeKinds, type ChangeLog, type ChangeReader, type ChangeRow } from './change-log.ts';
 
-/** Where a resuming stream starts: after a seq, or with a reset when changes after the client's seq are gone. */
-export type ResumePoint = { afterSeq: number; untilSeq: number } | 'reset';
+/** Where a stream starts: after the client's seq, with a reset when changes after it are gone, or fresh. */
+export type ResumePoint = { afterSeq: number; untilSeq: number } | { reset: true; latestSeq: number } | { latestSeq: number };
 
 export interface ReplayPage {
   events: HubEvent[];
@@ -38,14 +38,16 @@ const SEQ = /^\d{1,15}$/;
 export class ChangeEvents {
   constructor(private readonly log: ChangeLog) {}
 
-  /** Where a stream resumed with `Last-Event-ID: lastEventId` starts; a seq not handed out or since thinned is a reset. */
-  resumeFrom(lastEventId: string): ResumePoint {
+  /** Where a stream opened with `Last-Event-ID: lastEventId` (or without) starts; a seq not handed out or since thinned is a reset. */
+  resumeFrom(lastEventId: string | null): ResumePoint {
     const latest = this.log.latestSeq();
-    if (!SEQ.test(lastEventId)) return 'reset';
+    if (lastEventId === null) return { latestSeq: latest };
+    const reset = { reset: true as const, latestSeq: latest };
+    if (!SEQ.test(lastEventId)) return reset;
     const after = Number(lastEventId);
-    if (after > latest) return 'reset';
+    if (after > latest) return reset;
     const oldest = this.log.oldestSeq() ?? latest + 1;
-    return oldest > after + 1 ? 'reset' : { afterSeq: after, untilSeq: latest };
+    return oldest > after + 1 ? reset : { afterSeq: after, untilSeq: latest };
   }
 
   /** The next events `reader` may see after `afterSeq`, up to `untilSeq`, at most about `limit` changes. */

@@ -19,7 +19,11 @@ async function open(client: TestClient, lastEventId?: string): Promise<SseReader
   const res = await client.get('/api/files/events', lastEventId === undefined ? undefined : { 'Last-Event-ID': lastEventId });
   expect(res.status).toBe(200);
   const reader = new SseReader(res);
-  expect(await reader.nextEvent()).toEqual({ data: { type: 'connected' } });
+  const connected = await reader.nextEvent();
+  expect(connected.data).toEqual({ type: 'connected' });
+  // A fresh stream's first id is the latest seq (a reconnect resumes from there); a resumed one keeps the client's.
+  if (lastEventId === undefined) expect(Number(connected.id)).toBeGreaterThanOrEqual(0);
+  else expect(connected.id).toBeUndefined();
   return reader;
 }
 
@@ -35,6 +39,20 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await o.client.post('/api/files/star', { ids: [dir.id], starred: true });
     expect(await stream.nextEvent()).toEqual({ data: expect.objectContaining({ type: 'file.starred' }) });
     await stream.close();
+  });
+
+  test('a stream that saw no change resumes from the id of its `connected` message', async () => {
+    const o = await seed.owner(t);
+    const quiet = await open(o.client);
+    await quiet.close();
+    const res = await o.client.get('/api/files/events');
+    const first = new SseReader(res);
+    const { id } = await first.nextEvent();
+    await first.close();
+    const missed = await folder(o.client, 'missed');
+    const resumed = await open(o.client, id);
+    expect((await resumed.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: missed.id } });
+    await resumed.close();
   });
 
   test('after a drop: 50 missed changes replayed in order, the same events as live, then live without a gap or duplicate', async () => {
@@ -101,9 +119,10 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await stream.close();
     expect(await (await open(o.client, id)).quietFor(100)).toBe(true);
 
-    for (const bad of [String(t.server.ctx.services.changes.latestSeq() + 10), 'abc']) {
+    const latest = String(t.server.ctx.services.changes.latestSeq());
+    for (const bad of [String(Number(latest) + 10), 'abc']) {
       const reader = await open(o.client, bad);
-      expect(await reader.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset' });
+      expect(await reader.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset', id: latest });
       await reader.close();
     }
 
@@ -113,7 +132,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     t.server.ctx.services.changes.thin();
     const again = await seed.login(t, o.email);
     const reset = await open(again, id);
-    expect(await reset.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset' });
+    expect(await reset.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset', id: String(t.server.ctx.services.changes.latestSeq()) });
     const fresh = await folder(again, 'fresh');
     expect((await reset.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: fresh.id } });
     await reset.close();
