@@ -186,7 +186,8 @@ export class SseStreams {
             }
             range = null;
             replayedUntil = untilSeq;
-            for (const event of held.splice(0)) if (event.seq === undefined || event.seq > replayedUntil) controller.enqueue(this.frameOf(event));
+            for (const event of held.splice(0))
+              if (event.seq === undefined || event.seq > replayedUntil) controller.enqueue(this.frameOf(event));
           }
         },
         cancel: finish,

@@ -75,6 +75,23 @@ export class ChangesRepo {
       .all(itemId, afterSeq, limit);
   }
 
+  /** Up to `limit` rows before `beforeSeq` of any of `accountIds`, newest first (the Activity view's order). */
+  pageOfAccountsBefore(accountIds: readonly string[], beforeSeq: number, limit: number): ChangeRow[] {
+    if (accountIds.length === 0) return [];
+    return this.sqlite
+      .query<ChangeRow, [string, number, number]>(
+        `SELECT ${ROW} FROM changes WHERE account_id IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .all(JSON.stringify(accountIds), beforeSeq, limit);
+  }
+
+  /** Up to `limit` rows of one item before `beforeSeq`, newest first. */
+  pageOfItemBefore(itemId: string, beforeSeq: number, limit: number): ChangeRow[] {
+    return this.sqlite
+      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+      .all(itemId, beforeSeq, limit);
+  }
+
   /** The oldest seq still kept; null while the log is empty. */
   oldestSeq(): number | null {
     return this.sqlite.query<{ seq: number | null }, []>('SELECT MIN(seq) AS seq FROM changes').get()?.seq ?? null;

@@ -90,7 +90,9 @@ export function eventsOf(row: ChangeRow): HubEvent[] {
     case FileEventType.renamed:
       return [event(type, { oldName: row.nameBefore })];
     case FileEventType.moved:
-      return row.nameBefore !== row.nameAfter ? [event(type, {}), event(FileEventType.renamed, { oldName: row.nameBefore })] : [event(type, {})];
+      return row.nameBefore !== row.nameAfter
+        ? [event(type, {}), event(FileEventType.renamed, { oldName: row.nameBefore })]
+        : [event(type, {})];
     case FileEventType.shared:
       return [event(type, { shared: row.kind === ChangeKinds.linkCreated })];
     default:

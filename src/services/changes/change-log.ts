@@ -55,7 +55,12 @@ export interface ChangeOptions {
 export type ChangeReader = Pick<Principal, 'accountId' | 'share'>;
 
 export interface ChangeQuery {
+  /** The seq to read after (in seq order), or with `newestFirst` before. */
   afterSeq: number;
+  /** Newest first, before `afterSeq` (the Activity view); seq order otherwise. */
+  newestFirst?: boolean;
+  /** Only changes whose item, or its folder before or after, lies in this folder (at any depth, as it is now). */
+  folderId?: string;
   limit: number;
   itemId?: string;
   kind?: ChangeKind;
@@ -67,6 +72,8 @@ export interface ChangePage {
   rows: ChangeRow[];
   /** The seq to continue after: the last row looked at, shown or not (rows the reader may not see are skipped). */
   nextAfterSeq: number;
+  /** Whether the reads reached the end of the log (none left after nextAfterSeq), rather than stopping at the limit or the scan's bound. */
+  end: boolean;
 }
 
 const ownAccount = (reader: ChangeReader): string => reader.share?.memberAccountId ?? reader.accountId;
@@ -142,16 +149,26 @@ export class ChangeLog {
     const accounts = [own, ...this.d.members.ownersSharingWith(own)];
     const rows: ChangeRow[] = [];
     let after = q.afterSeq;
+    let end = false;
     for (let round = 0; round < SCAN_ROUNDS && rows.length < limit; round++) {
-      const batch = q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
+      const batch = this.batch(accounts, q, after, limit);
       for (const row of batch) {
         after = row.seq;
         if (this.matches(row, q) && this.visible(own, row)) rows.push(row);
         if (rows.length === limit) break;
       }
-      if (batch.length < limit) break;
+      if (batch.length < limit) {
+        end = batch.length === 0 || batch.at(-1)!.seq === after;
+        break;
+      }
     }
-    return { rows, nextAfterSeq: after };
+    return { rows, nextAfterSeq: after, end };
+  }
+
+  private batch(accounts: string[], q: ChangeQuery, after: number, limit: number): ChangeRow[] {
+    if (q.newestFirst)
+      return q.itemId ? this.d.repo.pageOfItemBefore(q.itemId, after, limit) : this.d.repo.pageOfAccountsBefore(accounts, after, limit);
+    return q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
   }
 
   /** Whether `reader` may see one row (the rule of changesFor, for a consumer that is handed rows live). */
@@ -168,7 +185,11 @@ export class ChangeLog {
   }
 
   private matches(row: ChangeRow, q: ChangeQuery): boolean {
-    return (!q.kind || row.kind === q.kind) && (!q.actor || row.actorId === q.actor);
+    if (q.kind && row.kind !== q.kind) return false;
+    if (q.actor && row.actorId !== q.actor) return false;
+    if (!q.folderId) return true;
+    const folder = new Set([q.folderId]);
+    return [row.itemId, row.parentBefore, row.parentAfter].some((id) => id !== null && this.d.tree.isInside(folder, id));
   }
 
   /** The oldest seq still kept (a consumer resuming before it has lost changes); null while the log is empty. */

@@ -4,6 +4,7 @@ import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { StorageLocationService } from '../administration/storage-location.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { ActivityService } from '../changes/activity.ts';
 import { ChangeEvents } from '../changes/change-events.ts';
 import { ChangeLog } from '../changes/change-log.ts';
 import { AccessTracker } from './access.ts';
@@ -29,6 +30,7 @@ import { VersionService } from './versions.ts';
 export interface FilesServices {
   changes: ChangeLog;
   changeEvents: ChangeEvents;
+  activity: ActivityService;
   quota: QuotaService;
   access: AccessTracker;
   items: ItemService;
@@ -156,6 +158,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const services: FilesServices = {
     changes,
     changeEvents: new ChangeEvents(changes),
+    activity: new ActivityService({ changes, items: repos.items, members: repos.members, users: repos.users, tree }),
     quota,
     access,
     items,

@@ -147,7 +147,9 @@ export class VersionService {
         contentAuthorId: principal.loginId,
       });
       this.thinItem(row.id);
-      this.d.changes.record(principal, ChangeKinds.versionRestored, item, { details: { versionId, size: item.size, mimeType: item.mimeType } });
+      this.d.changes.record(principal, ChangeKinds.versionRestored, item, {
+        details: { versionId, size: item.size, mimeType: item.mimeType },
+      });
       return item;
     });
     this.d.events.item(principal, FileEventType.updated, updated, { size: updated.size, mimeType: updated.mimeType });

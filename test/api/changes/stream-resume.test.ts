@@ -132,7 +132,11 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     t.server.ctx.services.changes.thin();
     const again = await seed.login(t, o.email);
     const reset = await open(again, id);
-    expect(await reset.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset', id: String(t.server.ctx.services.changes.latestSeq()) });
+    expect(await reset.nextEvent()).toEqual({
+      data: { type: 'reset' },
+      event: 'reset',
+      id: String(t.server.ctx.services.changes.latestSeq()),
+    });
     const fresh = await folder(again, 'fresh');
     expect((await reset.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: fresh.id } });
     await reset.close();
