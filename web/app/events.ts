@@ -9,7 +9,11 @@ export const streamState = signal<StreamState>('closed');
 
 type Listener = (event: FileEvent) => void;
 const listeners = new Set<Listener>();
-/** Called for every change event, and with `{type: 'resync'}` after a reconnect (events may have been missed). */
+/**
+ * Called for every change event, and with `{type: 'resync'}` when events may have been missed: after a
+ * new connection, or a resume the server could not replay (`event: reset`). The browser's own reconnect
+ * sends `Last-Event-ID` and the server replays what was missed, so a short drop needs no re-listing.
+ */
 export function onFileEvent(fn: Listener): () => void {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -24,6 +28,11 @@ function connect(): void {
   streamState.value = everConnected ? 'reconnecting' : 'connecting';
   const es = new EventSource(api.files.eventsUrl);
   source = es;
+  let opened = false;
+  const resync = () => {
+    for (const fn of listeners) fn({ type: 'resync' });
+  };
+  es.addEventListener('reset', resync);
   es.onmessage = (m) => {
     let event: FileEvent;
     try {
@@ -32,17 +41,24 @@ function connect(): void {
       return;
     }
     if (event.type === 'connected') {
-      const missed = everConnected;
+      // A new EventSource has no last id to resume from; the same one reconnecting has.
+      const missed = everConnected && !opened;
       everConnected = true;
+      opened = true;
       backoff = 1000;
       streamState.value = 'live';
-      if (missed) for (const fn of listeners) fn({ type: 'resync' });
+      if (missed) resync();
       return;
     }
     for (const fn of listeners) fn(event);
   };
-  // The browser's own retry gives up on a refused stream (401, 429): retry ourselves, with backoff.
+  // A dropped stream the browser retries itself, resuming after its last id; a refused one (401, 429) it
+  // gives up on: retry ourselves, with backoff.
   es.onerror = () => {
+    if (es.readyState === EventSource.CONNECTING) {
+      streamState.value = 'reconnecting';
+      return;
+    }
     es.close();
     if (source !== es) return;
     streamState.value = 'reconnecting';
@@ -53,7 +69,8 @@ function connect(): void {
 
 // Back online: try at once instead of waiting out the backoff.
 const onOnline = () => {
-  if (!source || streamState.value === 'live') return;
+  // Still the browser's to retry (it resumes after the last id): only a stream given up on starts over.
+  if (!source || source.readyState !== EventSource.CLOSED) return;
   if (retry) clearTimeout(retry);
   source.close();
   backoff = 1000;
