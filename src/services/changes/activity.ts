@@ -1,38 +1,11 @@
+import type { ActivityLine, ActivityPage, ActivityQuery } from '../../contract/activity.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import type { Tree } from '../files/tree.ts';
-import { CHANGE_KINDS, type ChangeKind, type ChangeLog, type ChangeReader, type ChangeRow } from './change-log.ts';
-
-export interface ActivityQuery {
-  cursor?: string;
-  limit?: number;
-  itemId?: string;
-  folderId?: string;
-  actor?: string;
-  kind?: string;
-}
-
-/** One line of the Activity view: who did what to which item, when; paths as the reader sees them. */
-export interface ActivityLine {
-  seq: number;
-  at: string;
-  kind: ChangeKind;
-  actor: { kind: ChangeRow['actorKind']; id: string | null; name: string };
-  item: { id: string; type: ChangeRow['itemType']; name: string | null; path: string | null };
-  /** The folder the change happened in (where the item went; where it was, once gone): null id for the top. */
-  folder: { id: string | null; path: string | null };
-  before: { name: string; folderId: string | null } | null;
-  after: { name: string; folderId: string | null } | null;
-  details: Record<string, unknown>;
-}
-
-export interface ActivityPage {
-  items: ActivityLine[];
-  nextCursor: string | null;
-}
+import { CHANGE_KINDS, type ChangeLog, type ChangeReader, type ChangeRow } from './change-log.ts';
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -84,7 +57,7 @@ export class ActivityService {
     return {
       seq: row.seq,
       at: new Date(row.at).toISOString(),
-      kind: row.kind as ChangeKind,
+      kind: row.kind,
       actor: { kind: row.actorKind, id: row.actorId, name: this.actorName(row, details, names) },
       item: {
         id: row.itemId,
