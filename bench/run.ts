@@ -32,6 +32,7 @@ import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runActivityBench } from './activity.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -72,6 +73,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  activity: runActivityBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

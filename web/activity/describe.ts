@@ -51,7 +51,7 @@ export function verbOf(group: ActivityGroup): string {
 const dayFmt = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
 
 /** "Today", "Yesterday" or the date: the heading of a day's changes. */
-export function dayLabel(iso: string, now = new Date()): string {
+function dayLabel(iso: string, now = new Date()): string {
   const d = new Date(iso);
   const start = (x: Date) => new Date(x.getFullYear(), x.getMonth(), x.getDate()).getTime();
   const days = Math.round((start(now) - start(d)) / 86_400_000);
