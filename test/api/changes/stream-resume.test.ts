@@ -169,6 +169,32 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await ofSub.close();
   });
 
+  test('a member removed mid-stream: live events stop at the removal, and resuming after it replays nothing', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Project');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const live = await open(member.client);
+    const before = await upload(o.client, 'before.txt', 'b', { parentId: shared.id });
+    const seen = await live.nextEvent();
+    expect(seen.data).toMatchObject({ type: 'file.uploaded', data: { id: before.id } });
+    expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    const after = await upload(o.client, 'after.txt', 'a', { parentId: shared.id });
+    await o.client.post('/api/files/rename', { id: before.id, name: 'renamed.txt' });
+    // The removal's own notice may come; nothing about the items does.
+    const got: any[] = [];
+    for (;;) {
+      const next = await live.nextEvent(300).catch(() => null);
+      if (!next) break;
+      got.push(next.data);
+    }
+    expect(got.filter((e) => [before.id, after.id].includes(e.data?.id))).toEqual([]);
+    await live.close();
+    const resumed = await open(member.client, seen.id);
+    expect(await resumed.quietFor(300)).toBe(true);
+    await resumed.close();
+  });
+
   test('a member still in the share gets replayed only what is under it', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
