@@ -90,9 +90,9 @@ function eventsOf(row: ChangeRow): HubEvent[] {
     case FileEventType.renamed:
       return [event(type, { oldName: row.nameBefore })];
     case FileEventType.moved:
-      return row.nameBefore !== row.nameAfter
-        ? [event(type, {}), event(FileEventType.renamed, { oldName: row.nameBefore })]
-        : [event(type, {})];
+      if (row.nameBefore === row.nameAfter) return [event(type, {})];
+      // Live, the rename that went with the move carried no id of its own: the move's is the change's.
+      return [event(type, {}), { ...event(FileEventType.renamed, { oldName: row.nameBefore }), seq: undefined }];
     case FileEventType.shared:
       return [event(type, { shared: row.kind === ChangeKinds.linkCreated })];
     default:

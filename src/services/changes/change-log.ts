@@ -78,6 +78,8 @@ export interface ChangePage {
 
 const ownAccount = (reader: ChangeReader): string => reader.share?.memberAccountId ?? reader.accountId;
 
+// Kinds the live stream announces no event for: their seq is never claimed.
+const NO_LIVE_EVENT = new Set<ChangeKind>([ChangeKinds.memberAdded, ChangeKinds.memberRemoved]);
 const NEW_ITEM = new Set<ChangeKind>([ChangeKinds.created, ChangeKinds.uploaded, ChangeKinds.copied, ChangeKinds.dropped]);
 const MAX_LIMIT = 1000;
 // Rows read per round while filtering a page; a page ends after this many rounds even if short.
@@ -125,7 +127,7 @@ export class ChangeLog {
       details: options.details ? JSON.stringify(options.details) : null,
     });
     this.unclaimed.delete(item.id);
-    this.unclaimed.set(item.id, seq);
+    if (!NO_LIVE_EVENT.has(kind)) this.unclaimed.set(item.id, seq);
     if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
     return seq;
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import type { TestClient } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { folder, SseReader, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -91,6 +92,44 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const next = await resumed.nextEvent();
     expect(next.data).toMatchObject({ type: 'folder.created', data: { id: after.id } });
     expect(Number(next.id)).toBe(ids[49]! + 1);
+    await resumed.close();
+  });
+
+  test('through WebDAV too (a move that also renames is two events, one id): the replay is what was sent live', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const watcher = await open(o.client);
+    expect((await dav.request('MKCOL', 'Docs')).status).toBe(201);
+    const first = await watcher.nextEvent();
+    expect((await dav.put('Docs/n.txt', 'one')).status).toBe(201);
+    expect((await dav.put('Docs/n.txt', 'two')).status).toBe(204);
+    expect((await dav.request('MOVE', 'Docs/n.txt', { headers: { destination: `${t.url}/dav/Docs/m.txt` } })).status).toBe(201);
+    expect((await dav.request('MOVE', 'Docs/m.txt', { headers: { destination: `${t.url}/dav/m2.txt` } })).status).toBe(201);
+    expect((await dav.request('COPY', 'm2.txt', { headers: { destination: `${t.url}/dav/Docs/c.txt` } })).status).toBe(201);
+    expect((await dav.request('DELETE', 'm2.txt')).status).toBe(204);
+    const until = async (reader: SseReader) => {
+      const out = [];
+      for (;;) {
+        const next = await reader.nextEvent(500).catch(() => null);
+        if (!next) return out;
+        out.push({ id: next.id, type: next.data.type, data: next.data.data });
+      }
+    };
+    const live = await until(watcher);
+    await watcher.close();
+    expect(live.map((e) => e.type)).toEqual([
+      'file.uploaded',
+      'file.updated',
+      'file.renamed',
+      'file.moved',
+      'file.renamed',
+      'file.copied',
+      'file.deleted',
+    ]);
+    expect(live[3]!.id).toBeDefined();
+    expect(live[4]!.id).toBeUndefined();
+    const resumed = await open(o.client, first.id);
+    expect(await until(resumed)).toEqual(live);
     await resumed.close();
   });
 
