@@ -43,7 +43,8 @@ export function ActivityFeed({ filters, label }: { filters: Omit<ActivityQuery, 
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | null = null;
-    const off = onFileEvent(() => {
+    const off = onFileEvent((e) => {
+      if (e.type === 'resumed') return;
       timer ??= setTimeout(() => {
         timer = null;
         setReloads((n) => n + 1);

@@ -215,6 +215,12 @@ function Shell() {
     void loadSharedFolders().catch(() => {});
     let timer: ReturnType<typeof setTimeout> | null = null;
     const off = onFileEvent((e) => {
+      // Back after a short drop, the missed changes replayed: what the log does not hold is asked again, no listing.
+      if (e.type === 'resumed') {
+        void loadSharedFolders().catch(() => {});
+        void refreshSession();
+        return;
+      }
       if (e.type === 'notification') {
         liveUnread(e.data?.unread ?? unreadNotifications.value + 1);
         if (e.data?.text) toast(e.data.text);

@@ -12,7 +12,8 @@ const listeners = new Set<Listener>();
 /**
  * Called for every change event, and with `{type: 'resync'}` when events may have been missed: after a
  * new connection, or a resume the server could not replay (`event: reset`). The browser's own reconnect
- * sends `Last-Event-ID` and the server replays what was missed, so a short drop needs no re-listing.
+ * sends `Last-Event-ID` and the server replays what was missed, so a short drop needs no re-listing:
+ * `{type: 'resumed'}` then, for what the log does not replay (notifications, a share taken away).
  */
 export function onFileEvent(fn: Listener): () => void {
   listeners.add(fn);
@@ -43,11 +44,13 @@ function connect(): void {
     if (event.type === 'connected') {
       // A new EventSource has no last id to resume from; the same one reconnecting has.
       const missed = everConnected && !opened;
+      const resumed = opened;
       everConnected = true;
       opened = true;
       backoff = 1000;
       streamState.value = 'live';
       if (missed) resync();
+      if (resumed) for (const fn of listeners) fn({ type: 'resumed' });
       return;
     }
     for (const fn of listeners) fn(event);
