@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import { eventsQuery } from '../contract/files.ts';
 import { route, routes } from './route.ts';
 import { RateLimitedError } from '../errors.ts';
 import type { Replay, SseStreams } from '../events/sse.ts';
@@ -7,8 +8,9 @@ import type { Replay, SseStreams } from '../events/sse.ts';
 export function eventRoutes(ctx: AppContext, streams: SseStreams) {
   return routes(ctx, 'http/events', [
     route('GET /api/files/events', {
-      handler: ({ principal, request, server }) => {
-        const lastEventId = request.headers.get('last-event-id');
+      query: eventsQuery,
+      handler: ({ principal, request, server, query }) => {
+        const lastEventId = request.headers.get('last-event-id') ?? query.lastEventId ?? null;
         const changes = ctx.services.changeEvents;
         const replay: Replay = {
           start: () => changes.resumeFrom(lastEventId || null),

@@ -10,10 +10,9 @@ export const streamState = signal<StreamState>('closed');
 type Listener = (event: FileEvent) => void;
 const listeners = new Set<Listener>();
 /**
- * Called for every change event, and with `{type: 'resync'}` when events may have been missed: after a
- * new connection, or a resume the server could not replay (`event: reset`). The browser's own reconnect
- * sends `Last-Event-ID` and the server replays what was missed, so a short drop needs no re-listing:
- * `{type: 'resumed'}` then, for what the log does not replay (notifications, a share taken away).
+ * Called for every change event; after a reconnect, with `{type: 'resumed'}` when the server replayed what
+ * was missed (from the last event's id), or `{type: 'resync'}` when it could not (`event: reset`) or there
+ * was no id to resume from: then whatever is shown must be listed again.
  */
 export function onFileEvent(fn: Listener): () => void {
   listeners.add(fn);
@@ -24,17 +23,23 @@ let source: EventSource | null = null;
 let retry: ReturnType<typeof setTimeout> | null = null;
 let backoff = 1000;
 let everConnected = false;
+// The id of the last event received: a reconnect asks the server to replay what came after it.
+let lastId = '';
 
 function connect(): void {
   streamState.value = everConnected ? 'reconnecting' : 'connecting';
-  const es = new EventSource(api.files.eventsUrl);
+  const resuming = lastId;
+  const es = new EventSource(resuming ? `${api.files.eventsUrl}?lastEventId=${encodeURIComponent(resuming)}` : api.files.eventsUrl);
   source = es;
-  let opened = false;
   const resync = () => {
     for (const fn of listeners) fn({ type: 'resync' });
   };
-  es.addEventListener('reset', resync);
+  es.addEventListener('reset', (m) => {
+    lastId = (m as MessageEvent).lastEventId;
+    resync();
+  });
   es.onmessage = (m) => {
+    if (m.lastEventId) lastId = m.lastEventId;
     let event: FileEvent;
     try {
       event = JSON.parse(m.data) as FileEvent;
@@ -42,26 +47,19 @@ function connect(): void {
       return;
     }
     if (event.type === 'connected') {
-      // A new EventSource has no last id to resume from; the same one reconnecting has.
-      const missed = everConnected && !opened;
-      const resumed = opened;
+      const missed = everConnected;
       everConnected = true;
-      opened = true;
       backoff = 1000;
       streamState.value = 'live';
-      if (missed) resync();
-      if (resumed) for (const fn of listeners) fn({ type: 'resumed' });
+      if (missed && resuming) for (const fn of listeners) fn({ type: 'resumed' });
+      else if (missed) resync();
       return;
     }
     for (const fn of listeners) fn(event);
   };
-  // A dropped stream the browser retries itself, resuming after its last id; a refused one (401, 429) it
-  // gives up on: retry ourselves, with backoff.
+  // Every drop is retried here, with backoff, resuming after the last id (the browser's own retry gives up on a
+  // refused stream, 401 or 429, and cannot ask for a replay after a new EventSource).
   es.onerror = () => {
-    if (es.readyState === EventSource.CONNECTING) {
-      streamState.value = 'reconnecting';
-      return;
-    }
     es.close();
     if (source !== es) return;
     streamState.value = 'reconnecting';
@@ -72,8 +70,7 @@ function connect(): void {
 
 // Back online: try at once instead of waiting out the backoff.
 const onOnline = () => {
-  // Still the browser's to retry (it resumes after the last id): only a stream given up on starts over.
-  if (!source || source.readyState !== EventSource.CLOSED) return;
+  if (!source || streamState.value === 'live') return;
   if (retry) clearTimeout(retry);
   source.close();
   backoff = 1000;
@@ -83,6 +80,7 @@ const onOnline = () => {
 export function startEvents(): void {
   if (source) return;
   everConnected = false;
+  lastId = '';
   addEventListener('online', onOnline);
   connect();
 }

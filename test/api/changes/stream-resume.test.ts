@@ -133,6 +133,21 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
   });
 
+  test('a client that cannot send the header (a new EventSource) names its last id in `?lastEventId=`', async () => {
+    const o = await seed.owner(t);
+    const mark = await open(o.client);
+    await folder(o.client, 'one');
+    const { id } = await mark.nextEvent();
+    await mark.close();
+    const missed = await folder(o.client, 'two');
+    const res = await o.client.get(`/api/files/events?lastEventId=${id}`);
+    const reader = new SseReader(res);
+    expect(await reader.nextEvent()).toEqual({ data: { type: 'connected' } });
+    expect((await reader.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: missed.id } });
+    await reader.close();
+    expect((await o.client.get(`/api/files/events?lastEventId=${'9'.repeat(40)}`)).status).toBe(422);
+  });
+
   test('changes made while the replay is running come once, after it', async () => {
     const o = await seed.owner(t);
     const mark = await open(o.client);
