@@ -23,6 +23,7 @@ import { createAdministrationServices } from './services/administration/index.ts
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
+import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
@@ -64,6 +65,7 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
+  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members });
   return {
     services: {
       ...administration.services,
@@ -76,6 +78,7 @@ function createServices(infra: Infrastructure) {
       ...resumable.services,
       ...maintenance.services,
       ...search.services,
+      ...libraries.services,
     },
     lifecycles: {
       ...administration.lifecycles,
@@ -85,6 +88,7 @@ function createServices(infra: Infrastructure) {
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
       ...search.lifecycles,
+      ...libraries.lifecycles,
     },
   };
 }
@@ -305,6 +309,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,
+    domain.libraryWatch,
   ];
   return { ctx, worker, http, lifecycles };
 }

@@ -22,6 +22,8 @@ export interface Config {
   jwtSecret: string | null;
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
+  /** Libraries: minutes between full rescans (0 = none but the one after start), and whether inotify watches them. */
+  libraries: { rescanMinutes: number; watch: boolean };
   auditRetentionDays: number;
   metricsAllowedIps: string[];
   queueMetricsIntervalSeconds: number;
@@ -187,6 +189,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   LOG_FORMAT                      json, or journald: each line behind its syslog priority, so that
                                   journalctl -p err finds the errors (default json)
   TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
+  LIBRARY_RESCAN_MINUTES          rescan every library this often, beside the one after start (default 60;
+                                  0 = only after start)
+  LIBRARY_WATCH                   1 (default) follows changes to libraries as they happen (inotify); 0 leaves
+                                  them to the rescans
   AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
   QUEUE_METRICS_INTERVAL_SECONDS  refresh interval of the queue gauges (default 60)
@@ -492,6 +498,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     jwtSecret: env.JWT_SECRET || null,
     defaultStorageLimit,
     trashRetentionDays: integer('TRASH_RETENTION_DAYS', env.TRASH_RETENTION_DAYS, 30, 0, 36500),
+    libraries: {
+      rescanMinutes: integer('LIBRARY_RESCAN_MINUTES', env.LIBRARY_RESCAN_MINUTES, 60, 0, 525600),
+      watch: integer('LIBRARY_WATCH', env.LIBRARY_WATCH, 1, 0, 1) === 1,
+    },
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
     metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')
       .split(',')

@@ -25,6 +25,7 @@ import m0022 from '../../migrations/0022_tree_sizes.sql' with { type: 'text' };
 import m0023 from '../../migrations/0023_chunked_uploads.sql' with { type: 'text' };
 import m0024 from '../../migrations/0024_groups.sql' with { type: 'text' };
 import m0025 from '../../migrations/0025_invitations_albums_photo_exif.sql' with { type: 'text' };
+import m0026 from '../../migrations/0026_libraries.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -57,6 +58,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0023_chunked_uploads', sql: m0023 },
   { tag: '0024_groups', sql: m0024 },
   { tag: '0025_invitations_albums_photo_exif', sql: m0025 },
+  // Generated, then the trigger that drops an item's library entry added by hand.
+  { tag: '0026_libraries', sql: m0026 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -6,6 +6,7 @@ import type { FilesServices } from './files/index.ts';
 import type { MaintenanceServices } from './maintenance/index.ts';
 import type { ResumableUploadServices } from './resumable-uploads/index.ts';
 import type { SearchServices } from './search/index.ts';
+import type { LibraryServices } from './libraries/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
 import type { ThumbnailServices } from './thumbnails/index.ts';
 
@@ -19,4 +20,5 @@ export type Services = AdministrationServices &
   DocserverServices &
   ResumableUploadServices &
   MaintenanceServices &
-  SearchServices;
+  SearchServices &
+  LibraryServices;

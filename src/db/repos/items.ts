@@ -145,9 +145,20 @@ function itemList<T extends { starred: boolean }>(rows: T[]): T[] {
   return rows;
 }
 
+/** A change the tree is about to make: a row placed under `parentId`, or the row `itemId` renamed, moved, rewritten or trashed. */
+export type ItemChange = { kind: 'insert'; parentId: string | null } | { kind: 'change'; itemId: string; parentId?: string | null };
+
 /** The SQL of the file tree (`items`). Hot paths are prepared raw statements; rows are keyed as in the schema. */
 export class ItemsRepo {
+  // Refuses changes some items may not have (a library's, written only as its host folder allows); throws to refuse.
+  private guard: (change: ItemChange) => void = () => {};
+
   constructor(private readonly sqlite: Database) {}
+
+  /** Sets the check every insert, rename, move, content change and trashing passes first, through every door. */
+  guardChanges(guard: (change: ItemChange) => void): void {
+    this.guard = guard;
+  }
 
   /**
    * Marks a change below `parentId` (null: at the root): the tree version of that folder, of each of its
@@ -212,6 +223,7 @@ export class ItemsRepo {
   }
 
   insert(row: NewItem): Item {
+    this.guard({ kind: 'insert', parentId: row.parentId });
     return this.changing(() => {
       this.touchAncestors(row.accountId, row.parentId, row.type === 'file' ? row.size : 0);
       return this.insertRow(row);
@@ -462,6 +474,7 @@ export class ItemsRepo {
   }
 
   rename(id: string, name: string): Item {
+    this.guard({ kind: 'change', itemId: id });
     return this.changing(() => {
       const row = item(
         this.sqlite
@@ -474,6 +487,7 @@ export class ItemsRepo {
   }
 
   move(id: string, parentId: string | null, name: string): Item {
+    this.guard({ kind: 'change', itemId: id, parentId });
     return this.changing(() => {
       const before = this.parentOf(id);
       const row = item(
@@ -502,6 +516,7 @@ export class ItemsRepo {
       'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt' | 'contentSource' | 'contentAuthorId'
     >,
   ): Item {
+    this.guard({ kind: 'change', itemId: id });
     return this.changing(() => {
       const before = this.sqlite.query<{ size: number }, [string]>('SELECT size FROM items WHERE id = ?').get(id)?.size ?? 0;
       const row = this.writeContent(id, content);
@@ -553,6 +568,7 @@ export class ItemsRepo {
         .get(at, rootId, id);
     // The members of a trashed folder go with it: only the trash root's parent sees a change (the root keeps its tree size for a restore).
     if (id !== rootId) return mark() ? 1 : 0;
+    this.guard({ kind: 'change', itemId: id });
     return this.changing(() => {
       const row = mark();
       if (row) this.touchAncestors(row.accountId, row.parentId, -weightOf(row));

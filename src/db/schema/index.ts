@@ -18,3 +18,4 @@ export * from './members.ts';
 export * from './groups.ts';
 export * from './invitations.ts';
 export * from './albums.ts';
+export * from './libraries.ts';

@@ -12,6 +12,7 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
+import { LibraryFiles } from './library-files.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
@@ -58,7 +59,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const changeVersion = () => repos.database.changeVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
-  const views = new ItemViews(repos.shares, hasThumbnail);
+  const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
@@ -121,7 +122,18 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     versions: repos.versions,
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
-  const downloads = new DownloadService({ clock, log, storage, items: repos.items, versions: repos.versions, tree, access, audit });
+  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
+  const downloads = new DownloadService({
+    clock,
+    log,
+    storage,
+    items: repos.items,
+    versions: repos.versions,
+    tree,
+    access,
+    audit,
+    libraryFiles,
+  });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
     { clock, transactions, members: repos.members, groups: repos.groups, users: repos.users, tree, views, hub: infra.hub, audit, settings },
@@ -162,5 +174,5 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     } satisfies Lifecycle,
   };
   // Other domains build on the tree, its views and its events; routes reach them through the services only.
-  return { services, shared: { tree, views, events }, lifecycles };
+  return { services, shared: { tree, views, events, libraryFiles }, lifecycles };
 }
