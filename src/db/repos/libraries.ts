@@ -77,6 +77,19 @@ export class LibrariesRepo {
     );
   }
 
+  /** The libraries an account reaches through its groups (the library's group given its folder), by name. */
+  reachedBy(accountId: string): Array<{ ownerId: string; folderId: string }> {
+    return this.sqlite
+      .query<{ ownerId: string; folderId: string }, [string]>(
+        `SELECT DISTINCT l.account_id AS ownerId, l.folder_id AS folderId
+           FROM group_members gm CROSS JOIN libraries l ON l.group_id = gm.group_id
+           JOIN item_groups g ON g.item_id = l.folder_id AND g.group_id = l.group_id
+          WHERE gm.account_id = ?1 AND l.account_id <> ?1
+          ORDER BY lower(l.name)`,
+      )
+      .all(accountId);
+  }
+
   remove(id: string): void {
     this.sqlite.query('DELETE FROM libraries WHERE id = ?').run(id);
   }

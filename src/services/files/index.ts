@@ -86,6 +86,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     shareLinks: repos.shares,
     members: repos.members,
     teamFolders: repos.teamFolders,
+    libraries: repos.libraries,
     tree,
     views,
     access,

@@ -40,7 +40,14 @@ export class LibraryService {
   // One scan per library at a time in this process; a second request waits for the running one.
   private readonly running = new Map<string, { progress: ScanProgress; done: Promise<ScanResult> }>();
 
+  private readonly listeners: Array<() => void> = [];
+
   constructor(private readonly d: LibraryDeps) {}
+
+  /** `listener` runs after a library is added or removed in this process (the watch follows at once). */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
 
   list(): { libraries: LibraryView[] } {
     const counts = this.d.libraries.counts();
@@ -107,6 +114,7 @@ export class LibraryService {
       targetId: id,
       details: { name, path: checked.root, owner: owner.email, readOnly: input.readOnly ?? false, group: group?.name ?? null },
     });
+    for (const listener of this.listeners) listener();
     return { library: this.get(id), warning: LIBRARY_NOT_ENCRYPTED };
   }
 
@@ -125,6 +133,7 @@ export class LibraryService {
       targetId: id,
       details: { name: row.name, path: row.path },
     });
+    for (const listener of this.listeners) listener();
     return { message: `Removed the library ${row.name}; its files stay in ${row.path}.` };
   }
 

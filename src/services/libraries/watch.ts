@@ -22,7 +22,8 @@ export class LibraryWatcher implements Lifecycle {
   private readonly watchers = new Map<string, fs.FSWatcher>();
   private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
   private timers: Array<ReturnType<typeof setInterval>> = [];
-  private stopped = false;
+  // Only a started server watches: the CLI builds the same services and never starts this.
+  private started = false;
 
   constructor(
     private readonly d: {
@@ -33,10 +34,12 @@ export class LibraryWatcher implements Lifecycle {
       rescanMinutes: number;
       watch: boolean;
     },
-  ) {}
+  ) {
+    d.libraries.onChange(() => this.refresh());
+  }
 
   start(): void {
-    this.stopped = false;
+    this.started = true;
     this.refresh();
     this.d.libraries.scanAll().catch((err: unknown) => this.d.log.warn('library scan after start failed', { err: String(err) }));
     if (this.d.rescanMinutes > 0) {
@@ -50,7 +53,7 @@ export class LibraryWatcher implements Lifecycle {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.started = false;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     for (const t of this.pending.values()) clearTimeout(t);
@@ -61,7 +64,7 @@ export class LibraryWatcher implements Lifecycle {
 
   /** Watches libraries added since the last look and drops those removed; retries roots that were away. */
   private refresh(): void {
-    if (this.stopped) return;
+    if (!this.started) return;
     const current = new Map(this.d.repo.all().map((l) => [l.id, l]));
     for (const [id, w] of this.watchers) {
       if (!current.has(id)) {
@@ -91,7 +94,7 @@ export class LibraryWatcher implements Lifecycle {
   }
 
   private changed(id: string): void {
-    if (this.stopped) return;
+    if (!this.started) return;
     const waiting = this.pending.get(id);
     if (waiting) clearTimeout(waiting);
     this.pending.set(

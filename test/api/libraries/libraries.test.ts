@@ -2,17 +2,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { LIBRARY_NOT_ENCRYPTED } from '../../../src/contract/libraries.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { listAll } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { addLibrary as addLibraryAs, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
-const hostDirs: string[] = [];
 
 // Changes are followed by the rescans this file asks for: inotify has its own file (watch.test.ts).
 beforeAll(async () => {
@@ -21,37 +19,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.stop();
-  for (const d of hostDirs) fs.rmSync(d, { recursive: true, force: true });
+  cleanHostDirs();
 });
 
-function hostDir(): string {
-  const dir = tempDir('coffer-library-');
-  hostDirs.push(dir);
-  return dir;
-}
-
-function write(root: string, rel: string, content: string | Uint8Array): void {
-  fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-  fs.writeFileSync(path.join(root, rel), content);
-}
-
 let counter = 0;
-async function addLibrary(root: string, owner: seed.SeededLogin, extra: Record<string, unknown> = {}) {
-  const res = await admin.client.post('/api/admin/libraries', { path: root, name: `Library ${++counter}`, owner: owner.email, ...extra });
-  expect(res.status).toBe(201);
-  const body = await json(res);
-  expect(body.warning).toBe(LIBRARY_NOT_ENCRYPTED);
-  await scanned(body.library.id);
-  return body.library as { id: string; name: string; folderId: string };
-}
-
-/** Waits for the library's running scan to end; the view after it. */
-async function scanned(id: string) {
-  return eventually(async () => {
-    const view = await json((await admin.client.get(`/api/admin/libraries/${id}`)) as Response);
-    return view.scanning === null && view.scannedAt !== null ? view : false;
-  });
-}
+const addLibrary = (root: string, owner: seed.SeededLogin, extra: Record<string, unknown> = {}) => addLibraryAs(admin, root, owner, extra);
 
 async function rescan(id: string) {
   const before = (await json(await admin.client.get(`/api/admin/libraries/${id}`))).scannedAt;
@@ -60,11 +32,6 @@ async function rescan(id: string) {
     const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
     return view.scanning === null && view.scannedAt !== before ? view : false;
   });
-}
-
-const children = (owner: seed.SeededLogin, parentId: string) => listAll(owner.client, `/api/files?parentId=${parentId}`);
-async function childNamed(owner: seed.SeededLogin, parentId: string, name: string) {
-  return (await children(owner, parentId)).find((i) => i.name === name);
 }
 
 describe('POST /api/admin/libraries', () => {
@@ -350,6 +317,26 @@ describe('rescan', () => {
     expect(away.available).toBe(false);
     expect(away.scanError).toMatch(/mounted/);
     expect((await children(owner, library.folderId)).map((i) => i.id)).toEqual(before.map((i) => i.id));
+  });
+});
+
+describe('scan after start', () => {
+  test('changes made while the server was down are found by the scan after start (inotify off)', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'before.txt', 'b');
+    const library = await addLibrary(root, owner);
+    const before = await childNamed(owner, library.folderId, 'before.txt');
+    await t.restart({
+      whileDown: async () => {
+        write(root, 'while-down.txt', 'new');
+        fs.renameSync(path.join(root, 'before.txt'), path.join(root, 'after.txt'));
+      },
+    });
+    admin.client = await seed.login(t, admin.email);
+    owner.client = await seed.login(t, owner.email);
+    await eventually(async () => Boolean(await childNamed(owner, library.folderId, 'while-down.txt')));
+    expect((await childNamed(owner, library.folderId, 'after.txt')).id).toBe(before.id);
   });
 });
 
