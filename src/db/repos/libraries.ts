@@ -100,6 +100,10 @@ export class LibrariesRepo {
       .run(at, entries, error, available ? 1 : 0, id);
   }
 
+  setAvailable(id: string, available: boolean): void {
+    this.sqlite.query('UPDATE libraries SET available = ? WHERE id = ?').run(available ? 1 : 0, id);
+  }
+
   entry(itemId: string): LibraryEntryRow | null {
     const row = this.sqlite
       .query<

@@ -137,20 +137,34 @@ export class LibraryService {
     return { message: `Removed the library ${row.name}; its files stay in ${row.path}.` };
   }
 
-  /** Scans a library (waits for the scan already running, if any); progress reports every batch. */
+  /** Scans a library (a second full scan asked meanwhile shares the one running); progress reports every batch. */
   scan(id: string, onProgress?: (p: ScanProgress) => void): Promise<ScanResult> {
-    const row = this.require(id);
     const running = this.running.get(id);
     if (running) return running.done;
+    return this.start(id, onProgress);
+  }
+
+  /** Scans only the folders a watch saw changes in (host paths from the root), after any scan running now. */
+  async scanFolders(id: string, folders: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
+    for (let running = this.running.get(id); running; running = this.running.get(id)) await running.done;
+    return this.start(id, undefined, folders);
+  }
+
+  private start(id: string, onProgress?: (p: ScanProgress) => void, folders?: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
+    const row = this.require(id);
     const state: { progress: ScanProgress; done: Promise<ScanResult> } = {
       progress: { entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0 },
       done: Promise.resolve({ entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0, available: true, error: null }),
     };
     state.done = this.d.scanner
-      .scan(row, (p) => {
-        state.progress = p;
-        onProgress?.(p);
-      })
+      .scan(
+        row,
+        (p) => {
+          state.progress = p;
+          onProgress?.(p);
+        },
+        folders,
+      )
       .catch((err: unknown) => {
         const error = `The scan stopped: ${err instanceof Error ? err.message : String(err)}`;
         this.d.log.warn('library scan failed', { library: id, err: error });

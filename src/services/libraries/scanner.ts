@@ -88,7 +88,11 @@ export class LibraryScanner {
     },
   ) {}
 
-  async scan(library: LibraryRow, onProgress?: (p: ScanProgress) => void): Promise<ScanResult> {
+  /**
+   * Scans the whole library, or with `folders` (host paths from the root, as a watch reports them) only those
+   * folders' own entries (and what is new below them): what left them is removed, what came is added.
+   */
+  async scan(library: LibraryRow, onProgress?: (p: ScanProgress) => void, folders?: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
     const progress: ScanProgress = { entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0 };
     const indexed = this.d.libraries.indexed(library.id);
     const rootEntry = indexed.find((e) => e.itemId === library.folderId);
@@ -120,21 +124,23 @@ export class LibraryScanner {
         }),
       );
     };
-    const queue: Seen[] = [
-      {
-        item: rootEntry ?? {
-          itemId: library.folderId,
-          parentId: null,
-          type: 'folder',
-          name: library.name,
-          size: 0,
-          fileId: root.fileId,
-          hostModifiedAt: 0,
-          unavailable: false,
-        },
-        names: [],
+    const rootSeen: Seen = {
+      item: rootEntry ?? {
+        itemId: library.folderId,
+        parentId: null,
+        type: 'folder',
+        name: library.name,
+        size: 0,
+        fileId: root.fileId,
+        hostModifiedAt: 0,
+        unavailable: false,
       },
-    ];
+      names: [],
+    };
+    const partial = folders !== undefined && rootEntry !== undefined;
+    const queue: Seen[] = partial ? this.startingFolders(rootSeen, children, folders) : [rootSeen];
+    // The folders whose entries were listed: only their children can have gone (the whole library on a full scan).
+    const listedFolders = new Set<string>();
     writes.push(() =>
       this.d.libraries.putEntry({
         itemId: library.folderId,
@@ -152,6 +158,7 @@ export class LibraryScanner {
         if (!folder.item.unavailable) writes.push(() => this.setUnavailable(library.id, folder.item, true));
         continue;
       }
+      listedFolders.add(folder.item.itemId);
       if (folder.item.unavailable && folder.item.itemId !== library.folderId)
         writes.push(() => this.setUnavailable(library.id, folder.item, false));
       const siblings = children.get(folder.item.itemId) ?? new Map<string, IndexedEntry>();
@@ -228,7 +235,10 @@ export class LibraryScanner {
               }),
             );
           }
-          if (type === 'folder' && host.available) queue.push({ item: { ...item, parentId: folder.item.itemId, name: host.name }, names });
+          // A partial scan lists only the folders a change was seen in; a folder moved keeps what is under it.
+          if (type === 'folder' && host.available && !partial) {
+            queue.push({ item: { ...item, parentId: folder.item.itemId, name: host.name }, names });
+          }
         } else {
           progress.added++;
           const itemId = newId();
@@ -287,7 +297,8 @@ export class LibraryScanner {
       for (let p = e.parentId; p; p = byId.get(p)?.parentId ?? null) if (unlisted.has(p)) return true;
       return false;
     };
-    const gone = indexed.filter((e) => !seen.has(e.itemId) && !underUnlisted(e));
+    const inScope = (e: IndexedEntry) => !partial || (e.parentId !== null && listedFolders.has(e.parentId));
+    const gone = indexed.filter((e) => !seen.has(e.itemId) && !underUnlisted(e) && inScope(e));
     const goneIds = new Set(gone.map((e) => e.itemId));
     for (const e of gone) {
       // A folder's removal takes its subtree: only the topmost gone items are removed one by one.
@@ -302,10 +313,33 @@ export class LibraryScanner {
     }
     flush();
     const at = this.d.clock.now();
-    this.d.libraries.scanned(library.id, at, progress.entries, null, true);
+    if (partial) this.d.libraries.setAvailable(library.id, true);
+    else this.d.libraries.scanned(library.id, at, progress.entries, null, true);
     onProgress?.({ ...progress });
-    if (indexed.length > 0 && changed.length <= EVENTS_PER_SCAN) this.publish(library, changed);
+    if (rootEntry && changed.length <= EVENTS_PER_SCAN) this.publish(library, changed);
     return { ...progress, available: true, error: null };
+  }
+
+  /**
+   * The indexed folders at `folders` (names from the root); a path not indexed (yet) is scanned from its
+   * nearest indexed ancestor, so a new folder is found with what is in it.
+   */
+  private startingFolders(
+    root: Seen,
+    children: ReadonlyMap<string, ReadonlyMap<string, IndexedEntry>>,
+    folders: ReadonlyArray<readonly string[]>,
+  ): Seen[] {
+    const out = new Map<string, Seen>();
+    for (const path of folders) {
+      let at = root;
+      for (const name of path) {
+        const next = children.get(at.item.itemId)?.get(nameKeyOf(name));
+        if (!next || next.type !== 'folder' || next.unavailable) break;
+        at = { item: next, names: [...at.names, next.name] };
+      }
+      out.set(at.item.itemId, at);
+    }
+    return [...out.values()];
   }
 
   /**

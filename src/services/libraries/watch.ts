@@ -21,6 +21,8 @@ export class LibraryWatcher implements Lifecycle {
   readonly name = 'library watch';
   private readonly watchers = new Map<string, fs.FSWatcher>();
   private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
+  // Per library: the folders changes were seen in since its last scan; null when a whole scan is needed.
+  private readonly changedFolders = new Map<string, Map<string, string[]> | null>();
   private timers: Array<ReturnType<typeof setInterval>> = [];
   // Only a started server watches: the CLI builds the same services and never starts this.
   private started = false;
@@ -78,13 +80,13 @@ export class LibraryWatcher implements Lifecycle {
       try {
         const watcher = fs.watch(library.path, { recursive: true }, (_event, name) => {
           if (typeof name === 'string' && (name === LIBRARY_TRASH || name.startsWith(`${LIBRARY_TRASH}/`))) return;
-          this.changed(library.id);
+          this.changed(library.id, typeof name === 'string' ? name : null);
         });
         watcher.on('error', () => {
           // The root went away (unmounted, removed): a scan marks the library unavailable; the next refresh watches it again.
           watcher.close();
           this.watchers.delete(library.id);
-          this.changed(library.id);
+          this.changed(library.id, null);
         });
         this.watchers.set(library.id, watcher);
       } catch (err) {
@@ -93,15 +95,27 @@ export class LibraryWatcher implements Lifecycle {
     }
   }
 
-  private changed(id: string): void {
+  /** A change at `name` (a path from the library root; null: anywhere): its folder is scanned once the burst settles. */
+  private changed(id: string, name: string | null): void {
     if (!this.started) return;
+    const folders = this.changedFolders.get(id);
+    if (name === null) this.changedFolders.set(id, null);
+    else if (folders !== null) {
+      const names = name.split('/').slice(0, -1);
+      const map = folders ?? new Map<string, string[]>();
+      map.set(names.join('/'), names);
+      this.changedFolders.set(id, map);
+    }
     const waiting = this.pending.get(id);
     if (waiting) clearTimeout(waiting);
     this.pending.set(
       id,
       setTimeout(() => {
         this.pending.delete(id);
-        this.d.libraries.scan(id).catch((err: unknown) => this.d.log.warn('library scan failed', { library: id, err: String(err) }));
+        const seen = this.changedFolders.get(id);
+        this.changedFolders.delete(id);
+        const scan = seen ? this.d.libraries.scanFolders(id, [...seen.values()]) : this.d.libraries.scan(id);
+        scan.catch((err: unknown) => this.d.log.warn('library scan failed', { library: id, err: String(err) }));
       }, SETTLE_MS),
     );
   }
