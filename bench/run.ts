@@ -31,6 +31,7 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runLibrariesBench } from './libraries.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -61,6 +62,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  libraries: runLibrariesBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,

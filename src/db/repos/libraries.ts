@@ -104,18 +104,6 @@ export class LibrariesRepo {
     this.sqlite.query('UPDATE libraries SET available = ? WHERE id = ?').run(available ? 1 : 0, id);
   }
 
-  entry(itemId: string): LibraryEntryRow | null {
-    const row = this.sqlite
-      .query<
-        LibraryEntryRow,
-        [string]
-      >(`SELECT ${selectList(libraryEntries, ['itemId', 'libraryId', 'fileId', 'hostModifiedAt', 'unavailable'])}
-        FROM library_entries WHERE item_id = ?`)
-      .get(itemId);
-    if (row) row.unavailable = toBoolean(row.unavailable);
-    return row;
-  }
-
   /** The library status of each of these items that is in a library (one statement per list). */
   statusOf(itemIds: readonly string[]): Map<string, { unavailable: boolean }> {
     const out = new Map<string, { unavailable: boolean }>();

@@ -50,12 +50,14 @@ interface HostEntry {
   modifiedAt: number;
 }
 
+/** The service user's ids, read once: a scan asks for every file. */
+const self = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, groups: new Set(process.getgroups?.() ?? []) };
+
 /** Whether the service user may read a host entry, from its mode bits (no extra system call per file). */
 function readable(st: fs.Stats): boolean {
-  const uid = process.getuid?.() ?? 0;
-  if (uid === 0) return true;
-  if (st.uid === uid) return (st.mode & 0o400) !== 0;
-  if (st.gid === process.getgid?.() || (process.getgroups?.() ?? []).includes(st.gid)) return (st.mode & 0o040) !== 0;
+  if (self.uid === 0) return true;
+  if (st.uid === self.uid) return (st.mode & 0o400) !== 0;
+  if (st.gid === self.gid || self.groups.has(st.gid)) return (st.mode & 0o040) !== 0;
   return (st.mode & 0o004) !== 0;
 }
 

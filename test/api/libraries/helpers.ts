@@ -39,7 +39,7 @@ export async function addLibrary(admin: seed.SeededLogin, root: string, owner: s
 }
 
 /** Waits for the library's running scan to end; the view after it. */
-export function scanned(admin: seed.SeededLogin, id: string) {
+function scanned(admin: seed.SeededLogin, id: string) {
   return eventually(async () => {
     const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
     return view.scanning === null && view.scannedAt !== null ? view : false;

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
@@ -99,7 +98,7 @@ describe('scan', () => {
     fs.symlinkSync(path.join(root, 'photo.png'), path.join(root, 'link-in.png'));
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'link-out.txt'));
     fs.symlinkSync(outside, path.join(root, 'link-out-folder'));
-    expect(spawnSync('mkfifo', [path.join(root, 'a-fifo')]).status).toBe(0);
+    expect(Bun.spawnSync(['mkfifo', path.join(root, 'a-fifo')]).exitCode).toBe(0);
 
     const library = await addLibrary(root, owner);
     const top = await children(owner, '');
