@@ -3,6 +3,7 @@ import { admin, settings } from './admin.ts';
 import { albums } from './albums.ts';
 import { files } from './files.ts';
 import { groups, teamFolders } from './groups.ts';
+import { libraries } from './libraries.ts';
 import { notifications, people, sharing } from './sharing.ts';
 
 /** The web app's one way to the server: a typed client per area, over the contract (src/contract/api.ts). */
@@ -22,4 +23,5 @@ export const api = {
   admin,
   groups,
   teamFolders,
+  libraries,
 };
