@@ -120,14 +120,33 @@ export class LibrariesRepo {
 
   /** Every indexed entry of a library with its live item's place, name and size. */
   indexed(libraryId: string): IndexedEntry[] {
+    return this.indexedWhere('e.library_id = ?1', libraryId);
+  }
+
+  /** One indexed entry (a library's own folder, say), or null. */
+  indexedItem(libraryId: string, itemId: string): IndexedEntry | null {
+    return this.indexedWhere('e.library_id = ?1 AND e.item_id = ?2', libraryId, itemId)[0] ?? null;
+  }
+
+  /** The indexed entries directly in a folder of the library. */
+  indexedChildren(libraryId: string, folderId: string): IndexedEntry[] {
+    return this.indexedWhere('e.library_id = ?1 AND e.item_id IN (SELECT id FROM items WHERE parent_id = ?2)', libraryId, folderId);
+  }
+
+  /** The indexed entries of one host file (a hard link has several names). */
+  indexedByFileId(libraryId: string, fileId: string): IndexedEntry[] {
+    return this.indexedWhere('e.library_id = ?1 AND e.file_id = ?2', libraryId, fileId);
+  }
+
+  private indexedWhere(where: string, ...args: string[]): IndexedEntry[] {
     return this.sqlite
-      .query<IndexedEntry, [string]>(
+      .query<IndexedEntry, string[]>(
         `SELECT e.item_id AS itemId, i.parent_id AS parentId, i.type, i.name, i.size, e.file_id AS fileId,
                 e.host_modified_at AS hostModifiedAt, e.unavailable
            FROM library_entries e JOIN items i ON i.id = e.item_id
-          WHERE e.library_id = ? AND i.deleted_at IS NULL`,
+          WHERE ${where} AND i.deleted_at IS NULL`,
       )
-      .all(libraryId)
+      .all(...args)
       .map((r) => ({ ...r, unavailable: toBoolean(r.unavailable) }));
   }
 

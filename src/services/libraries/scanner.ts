@@ -69,6 +69,51 @@ function typeByName(name: string): string | null {
   return type === 'application/octet-stream' ? null : type;
 }
 
+/** What a scan knows of the index: entries by folder and name, by host file id, and (a full scan's) all of them. */
+interface LibraryIndex {
+  root: IndexedEntry | undefined;
+  children(folderId: string): ReadonlyMap<string, IndexedEntry>;
+  sameFile(fileId: string): readonly IndexedEntry[];
+  all(): readonly IndexedEntry[];
+  /** Whether an entry lies below one of `folders`. */
+  under(entry: IndexedEntry, folders: ReadonlySet<string>): boolean;
+}
+
+const byName = (entries: readonly IndexedEntry[]) => new Map(entries.map((e) => [nameKeyOf(e.name), e]));
+const NONE: ReadonlyMap<string, IndexedEntry> = new Map();
+
+/** The whole index of a library, read at once (a full scan compares every entry). */
+function fullIndex(indexed: readonly IndexedEntry[], folderId: string): LibraryIndex {
+  const children = new Map<string, Map<string, IndexedEntry>>();
+  const files = new Map<string, IndexedEntry[]>();
+  const byId = new Map<string, IndexedEntry>();
+  let root: IndexedEntry | undefined;
+  for (const e of indexed) {
+    byId.set(e.itemId, e);
+    if (e.itemId === folderId) {
+      root = e;
+      continue;
+    }
+    let siblings = children.get(e.parentId ?? '');
+    if (!siblings) children.set(e.parentId ?? '', (siblings = new Map()));
+    siblings.set(nameKeyOf(e.name), e);
+    const same = files.get(e.fileId);
+    if (same) same.push(e);
+    else files.set(e.fileId, [e]);
+  }
+  const rest = indexed.filter((e) => e !== root);
+  return {
+    root,
+    children: (id) => children.get(id) ?? NONE,
+    sameFile: (fileId) => files.get(fileId) ?? [],
+    all: () => rest,
+    under: (entry, folders) => {
+      for (let p = entry.parentId; p; p = byId.get(p)?.parentId ?? null) if (folders.has(p)) return true;
+      return false;
+    },
+  };
+}
+
 /**
  * Indexes a library: one item per host file and folder under the library's folder item, compared with what
  * was indexed before. A name seen again is the same item (its content changed when its size or time did);
@@ -96,21 +141,13 @@ export class LibraryScanner {
    */
   async scan(library: LibraryRow, onProgress?: (p: ScanProgress) => void, folders?: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
     const progress: ScanProgress = { entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0 };
-    const indexed = this.d.libraries.indexed(library.id);
-    const rootEntry = indexed.find((e) => e.itemId === library.folderId);
+    // A full scan reads the whole index at once; a partial one (a watch's) only the folders it lists and the files it meets.
+    const index = folders === undefined ? fullIndex(this.d.libraries.indexed(library.id), library.folderId) : this.partialIndex(library.id);
+    const rootEntry = index.root ?? this.d.libraries.indexedItem(library.id, library.folderId) ?? undefined;
     const root = this.rootState(library, rootEntry);
     if (root.error) {
       this.d.libraries.scanned(library.id, this.d.clock.now(), library.scanEntries, root.error, false);
       return { ...progress, available: false, error: root.error };
-    }
-    const children = new Map<string, Map<string, IndexedEntry>>();
-    const byFileId = new Map<string, IndexedEntry[]>();
-    for (const e of indexed) {
-      if (e.itemId === library.folderId) continue;
-      let siblings = children.get(e.parentId ?? '');
-      if (!siblings) children.set(e.parentId ?? '', (siblings = new Map()));
-      siblings.set(nameKeyOf(e.name), e);
-      byFileId.set(e.fileId, [...(byFileId.get(e.fileId) ?? []), e]);
     }
     const seen = new Set<string>([library.folderId]);
     // Folders the scan could not list: what was indexed under them stays.
@@ -140,7 +177,7 @@ export class LibraryScanner {
       names: [],
     };
     const partial = folders !== undefined && rootEntry !== undefined;
-    const queue: Seen[] = partial ? this.startingFolders(rootSeen, children, folders) : [rootSeen];
+    const queue: Seen[] = partial ? this.startingFolders(rootSeen, index, folders) : [rootSeen];
     // The folders whose entries were listed: only their children can have gone (the whole library on a full scan).
     const listedFolders = new Set<string>();
     writes.push(() =>
@@ -163,7 +200,7 @@ export class LibraryScanner {
       listedFolders.add(folder.item.itemId);
       if (folder.item.unavailable && folder.item.itemId !== library.folderId)
         writes.push(() => this.setUnavailable(library.id, folder.item, false));
-      const siblings = children.get(folder.item.itemId) ?? new Map<string, IndexedEntry>();
+      const siblings = index.children(folder.item.itemId);
       const taken = new Set<string>();
       for (const host of listed) {
         const key = nameKeyOf(host.name);
@@ -177,7 +214,7 @@ export class LibraryScanner {
         const type = host.type;
         let current = siblings.get(key);
         if (current && current.type !== type) current = undefined;
-        if (!current) current = this.movedHere(library, byFileId.get(host.fileId), type, seen);
+        if (!current) current = this.movedHere(library, index.sameFile(host.fileId), type, seen);
         const names = [...folder.names, host.name];
         if (current) {
           seen.add(current.itemId);
@@ -294,13 +331,9 @@ export class LibraryScanner {
         }
       }
     }
-    const byId = new Map(indexed.map((e) => [e.itemId, e]));
-    const underUnlisted = (e: IndexedEntry): boolean => {
-      for (let p = e.parentId; p; p = byId.get(p)?.parentId ?? null) if (unlisted.has(p)) return true;
-      return false;
-    };
-    const inScope = (e: IndexedEntry) => !partial || (e.parentId !== null && listedFolders.has(e.parentId));
-    const gone = indexed.filter((e) => !seen.has(e.itemId) && !underUnlisted(e) && inScope(e));
+    const gone = partial
+      ? [...listedFolders].flatMap((id) => [...index.children(id).values()].filter((e) => !seen.has(e.itemId)))
+      : index.all().filter((e) => !seen.has(e.itemId) && !index.under(e, unlisted));
     const goneIds = new Set(gone.map((e) => e.itemId));
     for (const e of gone) {
       // A folder's removal takes its subtree: only the topmost gone items are removed one by one.
@@ -322,20 +355,32 @@ export class LibraryScanner {
     return { ...progress, available: true, error: null };
   }
 
+  /** An index read as the scan goes: each folder's entries when it is listed, each file id when it is met. */
+  private partialIndex(libraryId: string): LibraryIndex {
+    const folders = new Map<string, Map<string, IndexedEntry>>();
+    return {
+      root: undefined,
+      children: (folderId) => {
+        let map = folders.get(folderId);
+        if (!map) folders.set(folderId, (map = byName(this.d.libraries.indexedChildren(libraryId, folderId))));
+        return map;
+      },
+      sameFile: (fileId) => this.d.libraries.indexedByFileId(libraryId, fileId),
+      all: () => [...folders.values()].flatMap((m) => [...m.values()]),
+      under: () => false,
+    };
+  }
+
   /**
    * The indexed folders at `folders` (names from the root); a path not indexed (yet) is scanned from its
    * nearest indexed ancestor, so a new folder is found with what is in it.
    */
-  private startingFolders(
-    root: Seen,
-    children: ReadonlyMap<string, ReadonlyMap<string, IndexedEntry>>,
-    folders: ReadonlyArray<readonly string[]>,
-  ): Seen[] {
+  private startingFolders(root: Seen, index: LibraryIndex, folders: ReadonlyArray<readonly string[]>): Seen[] {
     const out = new Map<string, Seen>();
     for (const path of folders) {
       let at = root;
       for (const name of path) {
-        const next = children.get(at.item.itemId)?.get(nameKeyOf(name));
+        const next = index.children(at.item.itemId).get(nameKeyOf(name));
         if (!next || next.type !== 'folder' || next.unavailable) break;
         at = { item: next, names: [...at.names, next.name] };
       }
@@ -369,7 +414,7 @@ export class LibraryScanner {
   /** An indexed entry of the same host file whose old name is gone from the host: the file was moved or renamed. */
   private movedHere(
     library: LibraryRow,
-    candidates: IndexedEntry[] | undefined,
+    candidates: readonly IndexedEntry[] | undefined,
     type: 'file' | 'folder',
     seen: Set<string>,
   ): IndexedEntry | undefined {
