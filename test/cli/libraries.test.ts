@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LIBRARY_NOT_ENCRYPTED } from '../../src/contract/libraries.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
+import { json } from '../helpers/client.ts';
 import { listAll } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../helpers/server.ts';
@@ -47,6 +48,13 @@ describe('coffer libraries', () => {
     const nobody = await cli(['libraries', 'add', tempDir(), '--name', 'Y', '--owner', 'nobody@example.test']);
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toContain('No account with email');
+  });
+
+  test('doctor and orphans count no library file as a missing object or as usage; the owner uses no storage for them', async () => {
+    const doctor = parseJson(await cli(['doctor', '--json']));
+    expect(doctor.missingObjects.count).toBe(0);
+    expect(doctor.usage.mismatches).toEqual([]);
+    expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(0);
   });
 
   test('list and rescan: a new file on the host is found by the rescan', async () => {

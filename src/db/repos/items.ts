@@ -122,6 +122,9 @@ const SCOPE_WHERE: Record<ListScope['kind'], string> = {
   trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
 };
 
+/** Rows of Coffer's own store: a library's files stay in their host folder, with no object, no usage and nothing to export. */
+const STORED = 'NOT EXISTS (SELECT 1 FROM library_entries le WHERE le.item_id = items.id)';
+
 /** What a deleted row tells of where it was and what it weighed. */
 type Gone = Pick<Item, 'accountId' | 'parentId' | 'deletedAt' | 'type' | 'size' | 'treeSize'>;
 const GONE = 'RETURNING account_id AS accountId, parent_id AS parentId, deleted_at AS deletedAt, type, size, tree_size AS treeSize';
@@ -723,7 +726,9 @@ export class ItemsRepo {
 
   countFiles(opts: { withKey?: boolean } = {}): number {
     return this.sqlite
-      .query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''}`)
+      .query<{ n: number }, []>(
+        `SELECT COUNT(*) AS n FROM items WHERE type = 'file' AND ${STORED}${opts.withKey ? ' AND storage_key IS NOT NULL' : ''}`,
+      )
       .get()!.n;
   }
 
@@ -733,7 +738,7 @@ export class ItemsRepo {
       this.sqlite
         .query<Item, [string, number]>(
           `SELECT ${ITEM} FROM items
-            WHERE id > ? AND type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
+            WHERE id > ? AND type = 'file' AND ${STORED}${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
         )
         .all(afterId, limit),
     );
@@ -839,7 +844,7 @@ export class ItemsRepo {
       .query<ExportFile, [string, number, number]>(
         `SELECT seq, id, parent_id AS parentId, name, size, modified_at AS modifiedAt, deleted_at AS deletedAt,
                 storage_key AS storageKey, wrapped_key AS wrappedKey
-         FROM items WHERE account_id = ? AND type = 'file' AND seq > ? ${includeTrash ? '' : 'AND deleted_at IS NULL'}
+         FROM items WHERE account_id = ? AND type = 'file' AND seq > ? AND ${STORED} ${includeTrash ? '' : 'AND deleted_at IS NULL'}
          ORDER BY seq LIMIT ?`,
       )
       .all(accountId, afterSeq, limit);
@@ -849,7 +854,7 @@ export class ItemsRepo {
     return this.sqlite
       .query<{ files: number; bytes: number }, [string]>(
         `SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM items
-         WHERE account_id = ? AND type = 'file' ${includeTrash ? '' : 'AND deleted_at IS NULL'}`,
+         WHERE account_id = ? AND type = 'file' AND ${STORED} ${includeTrash ? '' : 'AND deleted_at IS NULL'}`,
       )
       .get(accountId)!;
   }
