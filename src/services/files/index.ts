@@ -109,6 +109,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     quota,
     settings,
   });
+  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
     clock,
     queue,
@@ -123,7 +124,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     versions: repos.versions,
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
-  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const downloads = new DownloadService({
     clock,
     log,
@@ -154,7 +154,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     diskSpace,
     downloads,
     trash,
-    copy: new CopyService(fileDeps),
+    copy: new CopyService({ ...fileDeps, libraryFiles }),
     fileJobs: new FileJobService(queue),
     shares,
     members,
