@@ -163,6 +163,11 @@ export class ItemsRepo {
     this.guard = guard;
   }
 
+  /** Runs that check ahead of a write (before an upload's bytes are received, say), so a refusal comes first. */
+  checkChange(change: ItemChange): void {
+    this.guard(change);
+  }
+
   /**
    * Marks a change below `parentId` (null: at the root): the tree version of that folder, of each of its
    * ancestors and of the account's root goes up, so their ETags move, and their tree sizes by `bytes`.

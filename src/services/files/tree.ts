@@ -76,6 +76,7 @@ export class Tree {
    * Anything else is 404 as if it did not exist; naming items on both sides of a share is 403.
    */
   actor<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
+    if (need === 'edit') this.checkWrite(ref);
     if (principal.share) return principal;
     const ids = [...(ref.ids ?? [])];
     if (ref.parentId) ids.push(ref.parentId);
@@ -103,6 +104,12 @@ export class Tree {
       accountId: scope.ownerId,
       share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId },
     };
+  }
+
+  /** Refuses up front a write the tree's guard would refuse at its commit (into a read-only library, say). */
+  private checkWrite(ref: ItemRef): void {
+    if (ref.parentId) this.items.checkChange({ kind: 'insert', parentId: ref.parentId });
+    for (const id of ref.ids ?? []) this.items.checkChange({ kind: 'change', itemId: id });
   }
 
   /** Every account whose tree a login of `principal`'s account may add files to: its own, then those sharing with it as editor. */
