@@ -22,6 +22,7 @@ import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
 import { runPhotosBench } from './photos.ts';
+import { runPhotoViewerBench } from './photo-viewer.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -32,6 +33,8 @@ import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runLibrariesBench } from './libraries.ts';
+import { runChangeLogBench } from './change-log.ts';
+import { runWebhooksBench } from './webhooks.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -63,6 +66,7 @@ const benches: Record<string, () => Promise<void>> = {
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
   libraries: runLibrariesBench,
+  'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
@@ -72,6 +76,8 @@ const benches: Record<string, () => Promise<void>> = {
   requests: runRequestsBench,
   sync: runSyncBench,
   replication: runReplicationBench,
+  'change-log': runChangeLogBench,
+  webhooks: runWebhooksBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

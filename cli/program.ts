@@ -16,6 +16,7 @@ import { registerKeys } from './keys.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerAudit } from './audit.ts';
 import { registerShares } from './shares.ts';
+import { registerWebhooks } from './webhooks.ts';
 import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
 import { registerSearch } from './search.ts';
@@ -58,6 +59,7 @@ ${EXIT_CODES_HELP}`,
   registerDoctor(program);
   registerAudit(program);
   registerShares(program);
+  registerWebhooks(program);
   registerStorage(program);
   registerSearch(program);
   registerThumbnails(program);

@@ -40,6 +40,7 @@ import { webAppRoutes } from './http/web-app.ts';
 import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
+import { webhookRoutes } from './http/webhooks.ts';
 import { davRoutes } from './http/dav.ts';
 import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
@@ -61,7 +62,15 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
   const app = new Elysia();
   return app
-    .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
+    .use(
+      corePlugin({
+        log: ctx.log,
+        ipResolver,
+        seed: ctx.instanceId,
+        addressCap: new AddressCap(ctx.config.maxConnectionsPerIp),
+        mapTileOrigin: ctx.config.mapTileUrl && new URL(ctx.config.mapTileUrl.replace(/\{[zxy]\}/g, '0')).origin,
+      }),
+    )
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
     .use(guardPlugin(ctx, limits))
@@ -94,6 +103,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(davRoutes(ctx, limits))
     .use(nextcloudLoginRoutes(ctx))
     .use(nextcloudRoutes(ctx))

@@ -30,6 +30,7 @@ import { createResumableUploadServices } from './services/resumable-uploads/inde
 import { createSearchServices } from './services/search/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
 import { createThumbnailServices } from './services/thumbnails/index.ts';
+import { createWebhookServices } from './services/webhooks/index.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createDriver, verifyDriver } from './storage/drivers.ts';
 import { cleanupTempFiles } from './storage/local.ts';
@@ -66,6 +67,14 @@ function createServices(infra: Infrastructure) {
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
   const libraries = createLibraryServices(infra, { audit, events, members: files.services.members });
+  const webhooks = createWebhookServices(infra, {
+    tree,
+    accounts: accounts.services.accounts,
+    scheduledBackups: maintenance.services.scheduledBackups,
+    notifications: files.services.notifications,
+    shares: files.services.shares,
+    changes: files.services.changes,
+  });
   return {
     services: {
       ...administration.services,
@@ -79,6 +88,7 @@ function createServices(infra: Infrastructure) {
       ...maintenance.services,
       ...search.services,
       ...libraries.services,
+      ...webhooks.services,
     },
     lifecycles: {
       ...administration.lifecycles,
@@ -89,6 +99,7 @@ function createServices(infra: Infrastructure) {
       ...maintenance.lifecycles,
       ...search.lifecycles,
       ...libraries.lifecycles,
+      ...webhooks.lifecycles,
     },
   };
 }
@@ -310,6 +321,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     domain.diskSpace,
     domain.contentIndexer,
     domain.libraryWatch,
+    ...(background ? [domain.webhookDispatcher] : []),
   ];
   return { ctx, worker, http, lifecycles };
 }

@@ -20,6 +20,7 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
+import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
 import type { Album, AlbumPage, albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from './albums.ts';
 import type {
   ActiveClient,
@@ -193,6 +194,10 @@ export interface Api {
   'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
   'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
   'POST /api/team-folders/:id/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
+  'POST /api/team-folders/:id/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/team-folders/:id/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/team-folders/:id/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'DELETE /api/team-folders/:id/share/links/:token': { response: Message };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };
@@ -240,6 +245,24 @@ export interface Api {
   'POST /api/login-flows/:token/cancel': { response: Message };
   'GET /api/user/dav-locks': { response: { locks: DavLock[] } };
   'DELETE /api/user/dav-locks/:token': { response: Message };
+  'GET /api/webhooks': { response: { webhooks: Webhook[] } };
+  'POST /api/webhooks': { body: In<typeof newWebhookBody>; response: WebhookWithSecret };
+  'GET /api/webhooks/:id': { response: { webhook: Webhook } };
+  'PATCH /api/webhooks/:id': { body: In<typeof webhookPatchBody>; response: { webhook: Webhook } };
+  'DELETE /api/webhooks/:id': { response: Message };
+  'POST /api/webhooks/:id/rotate-secret': { response: WebhookWithSecret };
+  'GET /api/webhooks/:id/deliveries': { response: { deliveries: WebhookDelivery[] } };
+  'POST /api/webhooks/:id/test': { response: { delivery: WebhookDelivery } };
+  'POST /api/webhooks/:id/deliveries/:deliveryId/redeliver': { response: { delivery: WebhookDelivery } };
+  'GET /api/admin/webhooks': { response: { webhooks: Webhook[] } };
+  'POST /api/admin/webhooks': { body: In<typeof newWebhookBody>; response: WebhookWithSecret };
+  'GET /api/admin/webhooks/:id': { response: { webhook: Webhook } };
+  'PATCH /api/admin/webhooks/:id': { body: In<typeof webhookPatchBody>; response: { webhook: Webhook } };
+  'DELETE /api/admin/webhooks/:id': { response: Message };
+  'POST /api/admin/webhooks/:id/rotate-secret': { response: WebhookWithSecret };
+  'GET /api/admin/webhooks/:id/deliveries': { response: { deliveries: WebhookDelivery[] } };
+  'POST /api/admin/webhooks/:id/test': { response: { delivery: WebhookDelivery } };
+  'POST /api/admin/webhooks/:id/deliveries/:deliveryId/redeliver': { response: { delivery: WebhookDelivery } };
   'GET /api/user/sub-users': { response: { subUsers: SubUser[]; availablePermissions: PermissionInfo[] } };
   'POST /api/user/sub-users': { body: In<typeof subUserBody>; response: { subUser: SubUser } };
   'PUT /api/user/sub-users/:id': { body: In<typeof permissionsBody>; response: { subUser: SubUser } };

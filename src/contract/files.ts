@@ -111,6 +111,8 @@ export interface Photo {
   size: number;
   modified: string;
   starred: boolean;
+  /** A video's length in seconds, when its container says (MP4, QuickTime); absent otherwise. */
+  duration?: number;
 }
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */
@@ -128,6 +130,8 @@ export interface PhotoDetails {
   lens: string | null;
   /** The GPS position in degrees (WGS 84, north and east positive). */
   location: { latitude: number; longitude: number } | null;
+  /** A video's length in seconds, when its container says; absent otherwise. */
+  duration?: number;
 }
 
 export interface ItemInfo {

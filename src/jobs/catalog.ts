@@ -57,6 +57,7 @@ export const Jobs = {
   sharesCleanup: defineJob('shares.cleanup', none),
   presenceSweep: defineJob('presence.sweep', none),
   auditRetention: defineJob('audit.retention', none),
+  changesThin: defineJob('changes.thin', none),
   jobsCleanup: defineJob('jobs.cleanup', none),
   // One per open document key, fired by its auto-save schedule; failures are retried with backoff.
   docserverForcesave: defineJob('docserver.forcesave', z.object({ key: z.string().min(1) })),
@@ -66,6 +67,8 @@ export const Jobs = {
   versionsThin: defineJob('versions.thin', none),
   // A run a restart cuts short runs again from the start (its partial archive is removed).
   backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),
+  // One attempt of one webhook delivery; the service asks for its retries (RetryLaterError), for 24 hours.
+  webhookDeliver: defineJob('webhook.deliver', z.object({ deliveryId: z.string().min(1) })),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

@@ -9,6 +9,7 @@ import type { SearchServices } from './search/index.ts';
 import type { LibraryServices } from './libraries/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
 import type { ThumbnailServices } from './thumbnails/index.ts';
+import type { WebhookServices } from './webhooks/index.ts';
 
 /** The services of every domain, as routes, job handlers and CLI commands reach them (`ctx.services.items`). */
 export type Services = AdministrationServices &
@@ -21,4 +22,5 @@ export type Services = AdministrationServices &
   ResumableUploadServices &
   MaintenanceServices &
   SearchServices &
-  LibraryServices;
+  LibraryServices &
+  WebhookServices;

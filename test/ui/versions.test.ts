@@ -38,7 +38,11 @@ async function autoSaves(o: seed.SeededLogin, fileId: string, saves: number, eve
       })(),
       'text/plain',
     );
-    uploads.commitReplacement(o.id, object, { current, origin: { source: 'docserver', authorId: o.id } });
+    uploads.commitReplacement(o.id, object, {
+      current,
+      by: { accountId: o.id, actor: { kind: 'docserver', id: null } },
+      origin: { source: 'docserver', authorId: o.id },
+    });
   }
 }
 

@@ -1,6 +1,6 @@
-import { expect, test } from 'bun:test';
+import { expect, spyOn, test } from 'bun:test';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { handOver, releaseChunk, releaseHandedOver, releaseSoleView } from '../../src/lib/buffers.ts';
+import { collectAfterTransfer, handOver, releaseChunk, releaseHandedOver, releaseSoleView } from '../../src/lib/buffers.ts';
 
 test('releaseChunk frees a chunk that is its whole buffer, and leaves views of shared buffers alone', () => {
   const whole = new Uint8Array(256 * 1024).fill(7);
@@ -36,4 +36,17 @@ test('releaseHandedOver frees only a chunk its producer handed over, and only on
   expect(given.byteLength).toBe(0);
   releaseHandedOver(given);
   expect(given.byteLength).toBe(0);
+});
+
+test('collectAfterTransfer runs a full collection after a transfer of 256 MiB or more, never after a smaller one', () => {
+  const gc = spyOn(Bun, 'gc');
+  try {
+    collectAfterTransfer(256 * 1024 * 1024 - 1);
+    expect(gc).not.toHaveBeenCalled();
+    collectAfterTransfer(256 * 1024 * 1024);
+    expect(gc).toHaveBeenCalledTimes(1);
+    expect(gc).toHaveBeenLastCalledWith(true);
+  } finally {
+    gc.mockRestore();
+  }
 });

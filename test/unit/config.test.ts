@@ -289,3 +289,16 @@ describe('FFMPEG_PATH', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('MAP_TILE_URL', () => {
+  test('none by default; an http(s) template with {z}, {x} and {y} is kept; anything else is a warning and none', () => {
+    expect(loadConfig({}, {}).mapTileUrl).toBeNull();
+    const template = 'https://tiles.example.com/{z}/{x}/{y}.png';
+    expect(loadConfig({}, { MAP_TILE_URL: ` ${template} ` }).mapTileUrl).toBe(template);
+    for (const bad of ['https://tiles.example.com/{z}/{x}.png', 'ftp://tiles.example.com/{z}/{x}/{y}.png', 'not a url {z}{x}{y}']) {
+      const c = loadConfig({}, { MAP_TILE_URL: bad });
+      expect(c.mapTileUrl).toBeNull();
+      expect(c.warnings).toEqual([`MAP_TILE_URL "${bad}" is not an http(s) URL with {z}, {x} and {y}; photo details show no map`]);
+    }
+  });
+});

@@ -11,6 +11,7 @@ import { Libraries } from './libraries.tsx';
 import { Orphans } from './orphans.tsx';
 import { TeamFolders } from './team-folders.tsx';
 import { Users } from './users.tsx';
+import { Webhooks } from '../settings/webhooks.tsx';
 
 const TABS: Tab[] = [
   { href: '/admin/users', label: 'Users', icon: 'users' },
@@ -21,6 +22,7 @@ const TABS: Tab[] = [
   { href: '/admin/orphans', label: 'Orphans', icon: 'scan' },
   { href: '/admin/backups', label: 'Backups', icon: 'server' },
   { href: '/admin/clients', label: 'Clients', icon: 'devices' },
+  { href: '/admin/webhooks', label: 'Webhooks', icon: 'link' },
   { href: '/admin/about', label: 'About', icon: 'info' },
 ];
 
@@ -33,6 +35,7 @@ const SCREENS: Record<string, () => preact.JSX.Element | null> = {
   '/admin/orphans': Orphans,
   '/admin/backups': Backups,
   '/admin/clients': Clients,
+  '/admin/webhooks': () => <Webhooks scope="instance" />,
   '/admin/about': About,
 };
 

@@ -14,6 +14,27 @@ export const sharing = {
   updateLink: (token: string, options: LinkOptions) => call('PATCH /api/files/share/links/:token', { params: { token }, body: options }),
 };
 
+/** The links of one account's items: the caller's own (`sharing`), or a team folder's for its administrators. */
+export interface LinkCalls {
+  share: typeof sharing.share;
+  unshare: (ids: string[]) => Promise<unknown>;
+  links: typeof sharing.links;
+  linkPage: typeof sharing.linkPage;
+  updateLink: typeof sharing.updateLink;
+}
+
+/** The same calls on a team folder's links (its administrators only; the links are the team's). */
+export const teamSharing = (id: string): LinkCalls => ({
+  share: (ids, expiry, options = {}) =>
+    call('POST /api/team-folders/:id/share', { params: { id }, body: { ids, shared: true, expiry, ...options } }).then((r) =>
+      'links' in r ? r : { links: {} },
+    ),
+  unshare: (ids) => call('POST /api/team-folders/:id/share', { params: { id }, body: { ids, shared: false } }),
+  links: (ids) => call('POST /api/team-folders/:id/share/links', { params: { id }, body: { ids } }),
+  linkPage: (query = {}) => call('GET /api/team-folders/:id/share/links', { params: { id }, query: { limit: 100, ...query } }),
+  updateLink: (token, options) => call('PATCH /api/team-folders/:id/share/links/:token', { params: { id, token }, body: options }),
+});
+
 /** Sharing with people: an item's members and what other accounts share with this one. */
 export const people = {
   members: (id: string) => call('GET /api/files/:id/members', { params: { id } }).then((r) => r.members),

@@ -209,8 +209,8 @@ export const searchSource = (q: string): ListingSource => ({
   },
 });
 
-/** A photo as the file actions see it (an item), with when it was taken and its size in pixels. */
-export type PhotoItem = Item & Pick<Photo, 'takenAt' | 'width' | 'height'>;
+/** A photo as the file actions see it (an item), with when it was taken, its size in pixels and a video's length. */
+export type PhotoItem = Item & Pick<Photo, 'takenAt' | 'width' | 'height' | 'duration'>;
 
 const photoItem = (p: Photo): PhotoItem => ({
   ...p,

@@ -3,12 +3,27 @@ import type { Item, ItemInfo, Photo, PhotoDetails } from '../../src/contract/fil
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
-import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
-import { hideExtensions } from '../app/session.ts';
+import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural, runningTime } from '../app/format.ts';
+import { can, hideExtensions } from '../app/session.ts';
+import { administeredTeam, loadAdministeredTeams } from '../app/team-folders.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
-import { VersionsTab } from './versions-tab.tsx';
+import { MapTile } from './map-tile.tsx';
+import { type VersionAccess, VersionsTab } from './versions-tab.tsx';
 
 type Tab = 'details' | 'versions';
+
+/**
+ * What the Versions tab offers: nothing but the list until the file's details arrive; in something shared
+ * with this account, Restore for editors and Delete only in a team folder it administers (SPEC: the owner's).
+ */
+function versionAccess(info: ItemInfo | null): VersionAccess {
+  if (!info) return { restore: false, remove: false };
+  const shared = info.sharedWithMe;
+  return {
+    restore: can('files.edit') && (!shared || shared.role === 'editor'),
+    remove: can('files.delete') && (!shared || administeredTeam(shared.owner?.id) !== undefined),
+  };
+}
 
 /**
  * Get info: location, size, dates, share expiry and folder totals, beside the list (Drive's details
@@ -31,7 +46,11 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
     );
     // Fresh details each time: sizes and totals change.
     api.files.info(item.id).then(
-      (i) => live && setInfo(i),
+      (i) => {
+        if (!live) return;
+        setInfo(i);
+        if (i.sharedWithMe) void loadAdministeredTeams();
+      },
       (err: Error) => live && setError(err.message),
     );
     (item.parentId
@@ -88,7 +107,7 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
       )}
       {shown === 'versions' ? (
         <div id="info-panel-versions" role="tabpanel" aria-labelledby="info-tab-versions">
-          <VersionsTab item={item} />
+          <VersionsTab item={item} access={versionAccess(info)} />
         </div>
       ) : (
         <div
@@ -108,7 +127,7 @@ function place({ latitude, longitude }: { latitude: number; longitude: number })
   return `${Math.abs(latitude).toFixed(5)}° ${latitude < 0 ? 'S' : 'N'}, ${Math.abs(longitude).toFixed(5)}° ${longitude < 0 ? 'W' : 'E'}`;
 }
 
-/** What the picture says of itself: its size in pixels, the camera and lens, where it was taken. */
+/** What the picture says of itself: its size in pixels, a video's length, the camera and lens, where it was taken. */
 function PhotoFacts({ photo }: { photo: PhotoDetails }) {
   return (
     <>
@@ -118,6 +137,12 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
           <dd>
             {photo.width.toLocaleString()} × {photo.height.toLocaleString()} px ({((photo.width * photo.height) / 1e6).toFixed(1)} MP)
           </dd>
+        </>
+      )}
+      {photo.duration !== undefined && (
+        <>
+          <dt>Duration</dt>
+          <dd>{runningTime(photo.duration)}</dd>
         </>
       )}
       {photo.camera && (
@@ -135,7 +160,10 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
       {photo.location && (
         <>
           <dt>Place</dt>
-          <dd>{place(photo.location)}</dd>
+          <dd>
+            {place(photo.location)}
+            <MapTile {...photo.location} />
+          </dd>
         </>
       )}
     </>

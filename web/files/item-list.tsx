@@ -7,6 +7,7 @@ import { displayName, exactDate, formatDate, formatExpiry, formatSize, middleTru
 import { hideExtensions } from '../app/session.ts';
 import { Icon } from '../ui/icons.tsx';
 import { ItemPicture } from './item-picture.tsx';
+import { VideoBadge } from './video-badge.tsx';
 import { Name } from '../ui/name.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
@@ -346,6 +347,7 @@ export function ItemList(p: ListProps) {
                       <Icon name="check" size={14} />
                     </span>
                     <ItemPicture item={item} box={96} icon={64} />
+                    <VideoBadge item={item} />
                     <span class="tile-name" title={name}>
                       {middleTruncate(name, tileChars)}
                     </span>

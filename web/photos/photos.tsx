@@ -4,12 +4,14 @@ import { type ListingSource, listingFor, type PhotoItem, photosSource } from '..
 import { type PhotoSize, photoSize } from '../app/prefs.ts';
 import { route } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
-import { displayName, plural } from '../app/format.ts';
+import { displayName, familyOf, formatDuration, plural } from '../app/format.ts';
 import { toastError } from '../app/toasts.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import { ItemPicture } from '../files/item-picture.tsx';
+import { VideoBadge } from '../files/video-badge.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
 import { addToAlbum } from './add-to-album.tsx';
+import { type Month, MonthScrubber } from './month-scrubber.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
@@ -31,13 +33,6 @@ type Row =
   | { kind: 'month'; key: string; label: string; count: number }
   | { kind: 'day'; key: string; label: string; count: number }
   | { kind: 'tiles'; key: string; start: number; end: number; height: number; widths: number[] };
-
-interface Month {
-  key: string;
-  label: string;
-  /** Its header's row. */
-  row: number;
-}
 
 /** A photo's local day as one number (yyyymmdd), kept per item: layout runs again as every page arrives. */
 const dayKeys = new WeakMap<PhotoItem, number>();
@@ -62,6 +57,10 @@ function headerLabel(kind: 'month' | 'day', day: number): string {
   }
   return label;
 }
+
+/** What a screen reader says of a video before its date: that it is one, and how long. */
+const videoWords = (p: PhotoItem) =>
+  familyOf(p) !== 'video' ? '' : p.duration === undefined ? 'Video, ' : `Video, ${formatDuration(p.duration)}, `;
 
 const ratioOf = (p: PhotoItem) => (p.width && p.height ? Math.min(MAX_RATIO, Math.max(MIN_RATIO, p.width / p.height)) : 1);
 
@@ -443,7 +442,9 @@ export function PhotoGrid(props: PhotoGridProps) {
                             }}
                           >
                             <ItemPicture item={item} box={box} icon={48} />
+                            <VideoBadge item={item} />
                             <span id={`taken-${item.id}`} class="sr-only">
+                              {videoWords(item)}
                               {takenFmt.format(new Date(item.takenAt))}
                             </span>
                             <span
@@ -464,24 +465,7 @@ export function PhotoGrid(props: PhotoGridProps) {
                 })}
               </div>
             </div>
-            {months.length > 1 && (
-              <nav class="photo-scrubber" aria-label="Jump to month">
-                <ul>
-                  {months.map((m) => (
-                    <li key={m.key}>
-                      <button
-                        type="button"
-                        class={m === current ? 'current' : ''}
-                        aria-current={m === current ? 'true' : undefined}
-                        onClick={() => v.scrollToIndex(m.row, { align: 'start' })}
-                      >
-                        {m.label}
-                      </button>
-                    </li>
-                  ))}
-                </ul>
-              </nav>
-            )}
+            <MonthScrubber months={months} current={current} jump={(m) => v.scrollToIndex(m.row, { align: 'start' })} />
           </>
         )}
       </div>

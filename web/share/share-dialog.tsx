@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { Expiry, LinkOptions, ShareLinkView, ShareMode } from '../../src/contract/sharing.ts';
-import { api } from '../api/index.ts';
+import type { LinkCalls } from '../api/sharing.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { formatExpiry } from '../app/format.ts';
 import { invalidateListings, patchListings } from '../app/listings.ts';
+import { linkCalls } from '../app/team-folders.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, openDialog } from '../ui/dialog.tsx';
 import { copyText } from '../ui/copy.ts';
@@ -56,23 +57,23 @@ function afterShareChange(ids: string[], shared: boolean, expiresAt?: string | n
   void loadSharedFolders().catch(() => {});
 }
 
-async function shareAgain(items: Item[], expiry: Expiry): Promise<void> {
+async function shareAgain(calls: LinkCalls, items: Item[], expiry: Expiry): Promise<void> {
   const ids = items.map((i) => i.id);
-  await api.sharing.share(ids, expiry);
+  await calls.share(ids, expiry);
   afterShareChange(ids, true);
 }
 
-async function removeLinks(items: Item[]): Promise<void> {
+async function removeLinks(calls: LinkCalls, items: Item[]): Promise<void> {
   const ids = items.map((i) => i.id);
   const expiry = items[0] ? expiryOf(items[0]) : '7d';
   try {
-    await api.sharing.unshare(ids);
+    await calls.unshare(ids);
   } catch (err) {
     return toastError(err);
   }
   afterShareChange(ids, false);
   toast(items.length === 1 ? `Link to “${items[0]!.name}” removed` : `${items.length} links removed`, {
-    action: { label: 'Undo', run: () => shareAgain(items, expiry).then(() => toast('Shared again with a new link'), toastError) },
+    action: { label: 'Undo', run: () => shareAgain(calls, items, expiry).then(() => toast('Shared again with a new link'), toastError) },
   });
 }
 
@@ -213,8 +214,9 @@ export function optionsFrom(v: SettingsState, link: ShareLinkView | null, folder
   return out;
 }
 
-function ShareForm(props: { items: Item[]; close: () => void }) {
+function ShareForm(props: { items: Item[]; team?: string | undefined; close: () => void }) {
   const { items } = props;
+  const calls = linkCalls(props.team);
   const single = items.length === 1 ? items[0]! : null;
   const folders = items.every((i) => i.type === 'folder');
   const alreadyShared = items.every((i) => i.shared);
@@ -232,7 +234,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
 
   /** The item's link as it is now; `keepEdits` leaves what the owner changed and has not saved on screen. */
   const loadLink = async (itemId: string, keepEdits: boolean) => {
-    const page = await api.sharing.linkPage({ itemId, limit: 1 });
+    const page = await calls.linkPage({ itemId, limit: 1 });
     const found = page.links[0] ?? null;
     const fresh = settingsOf(found);
     const before = baseline.current;
@@ -243,7 +245,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
 
   useEffect(() => {
     if (!alreadyShared) return;
-    api.sharing.links(items.map((i) => i.id)).then(
+    calls.links(items.map((i) => i.id)).then(
       (r) => setLinks(r.links),
       (err: Error) => setError(err.message),
     );
@@ -255,7 +257,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const r = await api.sharing.share(
+      const r = await calls.share(
         items.map((i) => i.id),
         choice,
         options,
@@ -295,12 +297,12 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
     setSaved(null);
     try {
       if (link) {
-        const updated = await api.sharing.updateLink(link.token, options);
+        const updated = await calls.updateLink(link.token, options);
         setLink(updated);
         baseline.current = settingsOf(updated);
         setSettings(baseline.current);
       } else {
-        await api.sharing.share(
+        await calls.share(
           items.map((i) => i.id),
           expiry,
           options,
@@ -337,7 +339,8 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   return (
     <Dialog title={title} onClose={() => void leave()} wide>
       <div class="dialog-body share">
-        {single && <PeopleSection item={single} />}
+        {/* A team folder's people are its groups, which the admin sets. */}
+        {single && !props.team && <PeopleSection item={single} />}
         {single && <h3 class="share-link-title">Public link</h3>}
         <p class="muted">
           {mode === 'upload'
@@ -422,7 +425,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
               class="button danger-ghost push-left"
               onClick={() => {
                 props.close();
-                void removeLinks(items);
+                void removeLinks(calls, items);
               }}
             >
               Remove link
@@ -449,7 +452,7 @@ function ShareForm(props: { items: Item[]; close: () => void }) {
   );
 }
 
-/** Create, copy, re-time or remove the public links of the selected items. */
-export function openShareDialog(items: Item[]): void {
-  void openDialog<void>((close) => <ShareForm items={items} close={() => close()} />);
+/** Create, copy, re-time or remove the public links of the selected items; `team`: of a team folder this account administers. */
+export function openShareDialog(items: Item[], team?: string): void {
+  void openDialog<void>((close) => <ShareForm items={items} team={team} close={() => close()} />);
 }

@@ -3,6 +3,7 @@ import type { Db } from '../client.ts';
 import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
+import { ChangesRepo } from './changes.ts';
 import { ContentRepo } from './content.ts';
 import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
@@ -30,6 +31,7 @@ import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 import { VersionsRepo } from './versions.ts';
+import { WebhooksRepo } from './webhooks.ts';
 
 interface GroupedWrite {
   fn: () => unknown;
@@ -164,6 +166,7 @@ export interface Repos {
   libraries: LibrariesRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
+  changes: ChangesRepo;
   keys: KeysRepo;
   uploadIntents: UploadIntentsRepo;
   tusUploads: TusUploadsRepo;
@@ -178,6 +181,7 @@ export interface Repos {
   albums: AlbumsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
+  webhooks: WebhooksRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -200,6 +204,7 @@ export function createRepos(db: Db): Repos {
     libraries: new LibrariesRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
+    changes: new ChangesRepo(sqlite),
     keys: new KeysRepo(db),
     uploadIntents: new UploadIntentsRepo(sqlite),
     tusUploads: new TusUploadsRepo(sqlite),
@@ -214,5 +219,6 @@ export function createRepos(db: Db): Repos {
     albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
+    webhooks: new WebhooksRepo(sqlite),
   };
 }

@@ -155,6 +155,21 @@ export class MembersRepo {
       .map((r) => r.ownerId);
   }
 
+  /** The active owner accounts that share an item with `accountId`, or with a group it is in, in any role. */
+  ownersSharingWith(accountId: string): string[] {
+    return this.sqlite
+      .query<{ ownerId: string }, [string]>(
+        `SELECT DISTINCT s.owner_id AS ownerId FROM (
+           SELECT owner_id FROM item_members WHERE account_id = ?1
+           UNION ALL
+           SELECT g.owner_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id WHERE gm.account_id = ?1
+         ) s JOIN users o ON o.id = s.owner_id
+          WHERE s.owner_id <> ?1 AND ${ACTIVE_OWNER}`,
+      )
+      .all(accountId)
+      .map((r) => r.ownerId);
+  }
+
   /** An owner account as members see it. */
   ownerCard(ownerId: string): { id: string; name: string; email: string } | null {
     return this.sqlite

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { shareDrops, shareLinks } from '../schema/shares.ts';
-import { deleteInBatches, selectList } from '../select.ts';
+import { selectList } from '../select.ts';
 
 type LinkRow = typeof shareLinks.$inferSelect;
 export type ShareLink = Pick<
@@ -218,14 +218,17 @@ export class SharesRepo {
     return this.sqlite.query('DELETE FROM share_items WHERE link_id = ? AND item_id = ?').run(linkId, itemId).changes;
   }
 
-  /** Removes links that expired before `cutoff` (their memberships go with them), in batches. */
-  purgeExpiredBefore(cutoff: number, batch = 500): number {
-    return deleteInBatches(
-      batch,
-      (limit) =>
-        this.sqlite
-          .query('DELETE FROM share_links WHERE id IN (SELECT id FROM share_links WHERE expires_at IS NOT NULL AND expires_at < ? LIMIT ?)')
-          .run(cutoff, limit).changes,
-    );
+  /** Up to `limit` links that expired before `cutoff`, oldest first. */
+  expiredBefore(cutoff: number, limit: number): Array<{ id: string; accountId: string; itemId: string }> {
+    return this.sqlite
+      .query<{ id: string; accountId: string; itemId: string }, [number, number]>(
+        'SELECT id, account_id AS accountId, item_id AS itemId FROM share_links WHERE expires_at IS NOT NULL AND expires_at < ? ORDER BY expires_at LIMIT ?',
+      )
+      .all(cutoff, limit);
+  }
+
+  /** Removes links by id (their memberships go with them). */
+  removeLinks(ids: readonly string[]): number {
+    return this.sqlite.query('DELETE FROM share_links WHERE id IN (SELECT value FROM json_each(?))').run(JSON.stringify(ids)).changes;
   }
 }

@@ -23,6 +23,8 @@ export interface PhotoRow {
   size: number;
   modifiedAt: number;
   starred: number;
+  /** Seconds, for a video whose container says (see ThumbnailRow). */
+  duration?: number | null;
 }
 
 /** The SQL of what was made from each stored object (`thumbnails`). */
@@ -33,7 +35,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<ThumbnailRow, [string]>(
         `SELECT storage_key AS storageKey, status, small_size AS smallSize, large_size AS largeSize, width, height,
-                taken_at AS takenAt, camera, lens, latitude, longitude, created_at AS createdAt
+                taken_at AS takenAt, camera, lens, latitude, longitude, duration, created_at AS createdAt
          FROM thumbnails WHERE storage_key = ?`,
       )
       .get(storageKey);
@@ -42,8 +44,8 @@ export class ThumbnailsRepo {
   save(row: ThumbnailRow): void {
     this.sqlite
       .query(
-        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, duration, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         row.storageKey,
@@ -57,6 +59,7 @@ export class ThumbnailsRepo {
         row.lens,
         row.latitude,
         row.longitude,
+        row.duration,
         row.createdAt,
       );
   }
@@ -133,7 +136,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
-                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration
          FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}

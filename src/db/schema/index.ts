@@ -19,3 +19,5 @@ export * from './groups.ts';
 export * from './invitations.ts';
 export * from './albums.ts';
 export * from './libraries.ts';
+export * from './changes.ts';
+export * from './webhooks.ts';

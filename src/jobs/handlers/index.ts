@@ -67,7 +67,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     // Only what was in the trash when emptying was asked for: the job may run later (queue, restart).
     trashEmpty: (p, run) =>
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
-        trash.emptyTrash(p.accountId, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
+        trash.emptyTrash(p, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
       ),
     accountDelete: (p, run) => ({
       ...ctx.services.users.purgeAccount(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
@@ -101,12 +101,14 @@ function jobHandlers(ctx: AppContext): Handlers {
     sharesCleanup: () => ({ count: shares.purgeExpiredLinks() }),
     presenceSweep: () => ({ count: ctx.presence.sweep() }),
     auditRetention: () => ({ count: audit.applyRetention() }),
+    changesThin: () => ({ count: ctx.services.changes.thin() }),
     jobsCleanup: () => ({ count: ctx.queue.purgeFinished(ctx.clock.now() - KEEP_FINISHED_MS) }),
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
     thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
     backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
+    webhookDeliver: ({ deliveryId }, { signal }) => ctx.services.webhooks.deliver(deliveryId, signal),
   };
 }
 
@@ -122,6 +124,7 @@ export function ensureSystemSchedules(ctx: AppContext): void {
   ctx.schedules.ensure('__presence.sweep__', { job: Jobs.presenceSweep, intervalMs: 10 * 60_000 });
   ctx.schedules.ensure('__sessions.purge__', { job: Jobs.sessionsPurge, intervalMs: DAY });
   ctx.schedules.ensure('__audit.retention__', { job: Jobs.auditRetention, intervalMs: DAY });
+  ctx.schedules.ensure('__changes.thin__', { job: Jobs.changesThin, intervalMs: DAY });
   ctx.schedules.ensure('__shares.cleanup__', { job: Jobs.sharesCleanup, intervalMs: DAY });
   ctx.schedules.ensure('__trash.purge__', { job: Jobs.trashPurge, intervalMs: DAY });
   ctx.schedules.ensure('__uploads.sweep__', { job: Jobs.uploadsSweep, intervalMs: HOUR });

@@ -86,7 +86,14 @@ export interface AccountDeps {
 
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
 export class AccountService {
+  private readonly signInListeners: Array<(signIn: { login: User; method: SignInMethod }) => void> = [];
+
   constructor(private readonly d: AccountDeps) {}
+
+  /** `listener` runs after each sign-in, whichever way it was made. */
+  onSignIn(listener: (signIn: { login: User; method: SignInMethod }) => void): void {
+    this.signInListeners.push(listener);
+  }
 
   findByEmail(email: string): User | null {
     return this.d.users.byEmailKey(emailKey(email));
@@ -244,6 +251,7 @@ export class AccountService {
       targetId: sessionId,
       details: { method, mfa: row.mfaEnabled },
     });
+    for (const listener of this.signInListeners) listener({ login: row, method });
     return token;
   }
 

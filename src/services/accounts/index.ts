@@ -33,11 +33,14 @@ export interface AccountsServices {
 
 type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<
   FilesServices,
-  'quota' | 'trash' | 'members' | 'shares'
+  'quota' | 'trash' | 'members' | 'shares' | 'changes'
 >;
 
 /** Accounts, their logins (sub-users, app passwords and the clients' sign-in flows, desktop clients), sessions and second factors. */
-export function createAccountsServices(infra: Infrastructure, { audit, settings, davLocks, quota, trash, members, shares }: AccountsDeps) {
+export function createAccountsServices(
+  infra: Infrastructure,
+  { audit, settings, davLocks, quota, trash, members, shares, changes }: AccountsDeps,
+) {
   const { clock, config, queue, repos, jwtSecret } = infra;
   const { transactions } = repos;
   const sessions = new SessionService({
@@ -107,6 +110,7 @@ export function createAccountsServices(infra: Infrastructure, { audit, settings,
       membership: repos.members,
       trash,
       shares,
+      changes,
       peopleSharing: () => settings.get('peopleSharing'),
     }),
   };

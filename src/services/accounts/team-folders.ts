@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { TeamFolderChoice, TeamFolderView } from '../../contract/groups.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { formatSize } from '../../contract/size.ts';
@@ -18,7 +19,7 @@ import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { ShareOptions, ShareService } from '../files/shares.ts';
 import type { TrashPlan, TrashService } from '../files/trash.ts';
-import type { Expiry } from '../../contract/sharing.ts';
+import type { Expiry, ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { Principal } from './principal.ts';
@@ -37,6 +38,7 @@ interface TeamFolderDeps {
   membership: MembersRepo;
   trash: TrashService;
   shares: ShareService;
+  changes: ChangeLog;
   peopleSharing: () => boolean;
 }
 
@@ -82,7 +84,8 @@ export class TeamFolderService {
         createdAt: now,
       });
       this.d.users.setStorageLimit(id, input.quota, now);
-      this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
+      const folder = this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
+      this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.created, folder);
       this.d.teamFolders.insert({ accountId: id, folderId, groupId: forGroup, createdBy: principal.loginId, createdAt: now });
     });
     this.d.audit.record({
@@ -121,7 +124,10 @@ export class TeamFolderService {
     if (input.name !== undefined) {
       const name = folderName(input.name);
       this.d.transactions.immediate(() => {
-        this.d.items.rename(row.folderId, name);
+        const before = this.d.items.get(id, row.folderId);
+        const renamed = this.d.items.rename(row.folderId, name);
+        if (before && before.name !== renamed.name)
+          this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.renamed, renamed, { before });
         this.d.users.setName(id, name, now);
       });
     }
@@ -208,6 +214,25 @@ export class TeamFolderService {
     return input.shared
       ? this.d.shares.share(team, input.ids, input.expiry, input.origin, input.options)
       : this.d.shares.unshare(team, input.ids);
+  }
+
+  /** The existing public links of items in the team folder, by item id; creates none. */
+  links(principal: Principal, id: string, ids: readonly string[], origin: string): { links: Record<string, string> } {
+    return this.d.shares.links(this.administered(principal, id), ids, origin);
+  }
+
+  /** A page of the team folder's links with their options, newest first (its administrators manage them as an owner does). */
+  linkPage(principal: Principal, id: string, query: { limit: number; cursor?: string; itemId?: string }, origin: string): ShareLinkPage {
+    const { links, nextCursor } = this.d.shares.list(this.administered(principal, id).accountId, query, origin);
+    return { links: links.map(({ accountId: _, ...link }) => link), nextCursor };
+  }
+
+  updateLink(principal: Principal, id: string, token: string, options: ShareOptions, origin: string): Promise<ShareLinkView> {
+    return this.d.shares.update(this.administered(principal, id), token, options, origin);
+  }
+
+  removeLink(principal: Principal, id: string, token: string): { message: string } {
+    return this.d.shares.unshareToken(this.administered(principal, id), token);
   }
 
   /**

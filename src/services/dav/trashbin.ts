@@ -67,7 +67,7 @@ export class DavTrashbin {
   /** Empties the account's trash of what is in it now. */
   empty(principal: Principal): void {
     this.d.dav.allow(principal, 'trash.empty');
-    this.d.trash.emptyTrash(principal.accountId, this.d.clock.now());
+    this.d.trash.emptyTrash(principal, this.d.clock.now());
   }
 
   private entryOf(row: Item, parents: Map<string, string | null>): TrashbinEntry {

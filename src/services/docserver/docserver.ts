@@ -530,6 +530,8 @@ export class DocserverService {
           if (!row) throw new SaveRefused('the file was deleted while its edited version was being saved');
           return row;
         },
+        by: { accountId: session.accountId, actor: { kind: 'docserver', id: null } },
+        details: { loginId: actor.loginId, key: session.key },
         origin: { source: 'docserver', authorId: actor.loginId },
         room,
         during: () => {

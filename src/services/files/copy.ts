@@ -11,6 +11,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import { PermanentJobError } from '../../jobs/registry.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { DiskSpaceService } from './disk-space.ts';
+import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { LibraryFiles } from './library-files.ts';
 import type { Principal } from '../accounts/principal.ts';
@@ -31,6 +32,7 @@ export interface CopyDeps {
   disk: DiskSpaceService;
   events: FileEvents;
   libraryFiles: Pick<LibraryFiles, 'libraryOf'>;
+  changes: ChangeLog;
 }
 
 const CHILD_PAGE = 500;
@@ -41,6 +43,8 @@ interface CopyTarget {
   jobId: string;
   accountId: string;
   room: 'evict' | 'free';
+  /** The login the change log names for the copy. */
+  loginId: string;
 }
 
 /**
@@ -90,7 +94,7 @@ export class CopyService {
     const room = roomRuleOf(principal);
     this.d.quota.assertCouldFit(principal.accountId, bytes, room);
     this.d.disk.assertRoom(bytes);
-    const into = { jobId: newId(), accountId: principal.accountId, room };
+    const into = { jobId: newId(), accountId: principal.accountId, room, loginId: principal.loginId };
     const root = await this.copyItem(into, source, parentId, true, name);
     if (source.type === 'folder' && !shallow) await this.copyChildren(into, source.accountId, source.id, root.id);
     this.d.events.item(principal, FileEventType.copied, root);
@@ -131,7 +135,7 @@ export class CopyService {
       const target = repo.getLive(p.accountId, p.parentId);
       if (!target || target.type !== 'folder') throw new PermanentJobError('the target folder no longer exists');
     }
-    const into = { jobId, accountId: p.accountId, room: roomRuleOf(p) };
+    const into = { jobId, accountId: p.accountId, room: roomRuleOf(p), loginId: p.loginId };
     const ids: string[] = [];
     const created: Item[] = [];
     for (const sourceId of p.ids) {
@@ -232,6 +236,7 @@ export class CopyService {
       });
       if (source.type === 'file') this.d.quota.adjust(accountId, source.size);
       if (storageKey) this.d.intents.committed(storageKey);
+      if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });
       return row;
     });
   }

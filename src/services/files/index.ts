@@ -4,6 +4,7 @@ import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { StorageLocationService } from '../administration/storage-location.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { ChangeLog } from '../changes/change-log.ts';
 import { AccessTracker } from './access.ts';
 import { CopyService } from './copy.ts';
 import { DiskSpaceService } from './disk-space.ts';
@@ -26,6 +27,7 @@ import { UploadService } from './uploads.ts';
 import { VersionService } from './versions.ts';
 
 export interface FilesServices {
+  changes: ChangeLog;
   quota: QuotaService;
   access: AccessTracker;
   items: ItemService;
@@ -57,11 +59,17 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const reservations = { reserved: (accountId: string) => repos.tusUploads.reserved(accountId) + repos.chunkedUploads.reserved(accountId) };
   const quota = new QuotaService(repos.users, reservations, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
-  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
+  const tree = new Tree(
+    repos.items,
+    repos.members,
+    () => settings.get('peopleSharing'),
+    () => repos.database.accessVersion(),
+  );
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
   const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
+  const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
     hasThumbnail,
@@ -73,6 +81,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     users: repos.users,
     tree,
     events,
+    changes,
     audit,
     settings,
     pages: new PageCache(changeVersion, (page) => page.items.length),
@@ -91,6 +100,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     views,
     access,
     events,
+    changes,
     shares,
     pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
     thumbnails: repos.thumbnails,
@@ -106,8 +116,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     tree,
     views,
     events,
+    changes,
     quota,
     settings,
+    administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
   const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
@@ -118,6 +130,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     items: repos.items,
     tree,
     events,
+    changes,
     quota,
     intents: uploadIntents,
     disk: diskSpace,
@@ -137,7 +150,19 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
-    { clock, transactions, members: repos.members, groups: repos.groups, users: repos.users, tree, views, hub: infra.hub, audit, settings },
+    {
+      clock,
+      transactions,
+      members: repos.members,
+      groups: repos.groups,
+      users: repos.users,
+      tree,
+      views,
+      hub: infra.hub,
+      audit,
+      settings,
+      changes,
+    },
     notifications,
   );
   const groups = new GroupService(
@@ -146,6 +171,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     notifications,
   );
   const services: FilesServices = {
+    changes,
     quota,
     access,
     items,
@@ -175,5 +201,5 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     } satisfies Lifecycle,
   };
   // Other domains build on the tree, its views and its events; routes reach them through the services only.
-  return { services, shared: { tree, views, events, libraryFiles }, lifecycles };
+  return { services, shared: { tree, views, events, changes, libraryFiles }, lifecycles };
 }

@@ -9,6 +9,7 @@ import type { SharesRepo } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { AccessTracker } from './access.ts';
 import { type FileEventName, FileEventType, type FileEvents } from './file-events.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
@@ -48,6 +49,7 @@ export interface ItemDeps {
   views: ItemViews;
   access: AccessTracker;
   events: FileEvents;
+  changes: ChangeLog;
   shares: ShareService;
   pages: PageCache<{ page: Page; folder: Item | null }>;
   thumbnails: ThumbnailsRepo;
@@ -179,6 +181,7 @@ export class ItemService {
         camera: made.camera,
         lens: made.lens,
         location: made.latitude !== null && made.longitude !== null ? { latitude: made.latitude, longitude: made.longitude } : null,
+        ...(made.duration !== null && { duration: made.duration }),
       },
     };
   }
@@ -235,7 +238,9 @@ export class ItemService {
     const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
     const row = this.d.transactions.immediate(() => {
       const parent = this.d.tree.requireFolder(principal, input.parentId);
-      return this.insertFolder(principal.accountId, parent?.id ?? null, name);
+      const folder = this.insertFolder(principal.accountId, parent?.id ?? null, name);
+      this.d.changes.record(principal, ChangeKinds.created, folder);
+      return folder;
     });
     this.d.events.item(principal, FileEventType.folderCreated, row);
     return { id: row.id, name: row.name, type: 'folder', size: null, modified: iso(row.modifiedAt) };
@@ -255,7 +260,9 @@ export class ItemService {
       const item = this.d.tree.requireLive(principal, input.id);
       const clash = this.d.items.liveByName(principal.accountId, item.parentId, name);
       if (clash && clash.id !== item.id) throw conflict(Messages.nameTaken);
-      return { row: this.d.items.rename(item.id, name), oldName: item.name };
+      const row = this.d.items.rename(item.id, name);
+      if (row.name !== item.name) this.d.changes.record(principal, ChangeKinds.renamed, row, { before: item });
+      return { row, oldName: item.name };
     });
     if (oldName !== row.name) this.d.events.item(principal, FileEventType.renamed, row, { oldName });
     return { id: row.id, name: row.name, type: row.type, modified: iso(row.modifiedAt) };
@@ -271,7 +278,9 @@ export class ItemService {
       const out: Item[] = [];
       for (const row of rows) {
         if (row.parentId === targetId) continue;
-        out.push(this.d.items.move(row.id, targetId, this.d.tree.uniqueName(principal.accountId, targetId, row.name)));
+        const moved = this.d.items.move(row.id, targetId, this.d.tree.uniqueName(principal.accountId, targetId, row.name));
+        this.d.changes.record(principal, ChangeKinds.moved, moved, { before: row });
+        out.push(moved);
       }
       this.d.shares.leaveSharesOutside(out.map((r) => r.id));
       return out;
@@ -294,6 +303,8 @@ export class ItemService {
       if (clash && clash.id !== before.id) throw conflict(Messages.nameTaken);
       const row = this.d.items.move(before.id, targetId, name);
       if (targetId !== before.parentId) this.d.shares.leaveSharesOutside([row.id]);
+      const kind = targetId !== before.parentId ? ChangeKinds.moved : ChangeKinds.renamed;
+      if (targetId !== before.parentId || name !== before.name) this.d.changes.record(principal, kind, row, { before });
       return { row, before };
     });
     if (before.parentId !== row.parentId) this.d.events.item(principal, FileEventType.moved, row);

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { Member, NotificationEntry, SharedGroup, SharedWithMeItem } from '../../contract/sharing.ts';
 import type { GroupsRepo, ItemGroupRow } from '../../db/repos/groups.ts';
 import type { Transactions } from '../../db/repos/index.ts';
@@ -71,6 +72,7 @@ interface MemberDeps {
   hub: EventHub;
   audit: AuditService;
   settings: SettingsService;
+  changes: ChangeLog;
 }
 
 /** Notifications one account may send another per window; past it they are dropped (the change itself still applies). */
@@ -207,6 +209,7 @@ export class MemberService {
         addedBy: principal.loginId,
         addedAt: now,
       });
+      this.d.changes.record(principal, ChangeKinds.memberAdded, item, { details: { memberId: account.id, role: input.role } });
     });
     this.record(principal, AuditActions.memberAdd, item, { email: account.email, role: input.role });
     this.notifications.notify(
@@ -243,7 +246,14 @@ export class MemberService {
   remove(principal: Principal, id: string, accountId: string): { message: string } {
     const item = this.ownItem(principal, id);
     const before = this.d.members.one(item.id, accountId);
-    if (!before || !this.d.members.remove(item.id, accountId)) throw notFound('This person is not a member of this item.');
+    const removed =
+      before !== null &&
+      this.d.transactions.immediate(() => {
+        if (!this.d.members.remove(item.id, accountId)) return false;
+        this.d.changes.record(principal, ChangeKinds.memberRemoved, item, { details: { memberId: accountId } });
+        return true;
+      });
+    if (!before || !removed) throw notFound('This person is not a member of this item.');
     this.record(principal, AuditActions.memberRemove, item, { email: before.email });
     // A group the account is in may still give it the item.
     const left = this.d.members.membershipOf(accountId, item.id);
@@ -276,6 +286,7 @@ export class MemberService {
         addedBy: principal.loginId,
         addedAt: this.d.clock.now(),
       });
+      this.d.changes.record(principal, ChangeKinds.memberAdded, item, { details: { groupId, role } });
     });
     this.record(principal, AuditActions.memberAdd, item, { group: group.name, groupId, role });
     const text = `${this.ownerName(principal)} shared "${item.name}" with ${group.name} as ${role}.`;
@@ -306,7 +317,14 @@ export class MemberService {
   removeGroup(principal: Principal, id: string, groupId: string): { message: string } {
     const item = this.ownItem(principal, id);
     const before = this.d.groups.ofItem(item.id).find((g) => g.groupId === groupId);
-    if (!before || !this.d.groups.unshare(item.id, groupId)) throw notFound('This item is not shared with this group.');
+    const removed =
+      before !== undefined &&
+      this.d.transactions.immediate(() => {
+        if (!this.d.groups.unshare(item.id, groupId)) return false;
+        this.d.changes.record(principal, ChangeKinds.memberRemoved, item, { details: { groupId } });
+        return true;
+      });
+    if (!before || !removed) throw notFound('This item is not shared with this group.');
     this.record(principal, AuditActions.memberRemove, item, { group: before.name, groupId });
     const text = `${this.ownerName(principal)} stopped sharing "${item.name}" with ${before.name}.`;
     for (const accountId of this.groupAccessChanged(item, groupId)) {

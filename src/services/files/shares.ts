@@ -9,6 +9,8 @@ import { AppError, badRequest, forbidden, Messages, notFound } from '../../error
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
+import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
@@ -55,6 +57,7 @@ const publicLink = (l: ShareLink): PublicLink => ({
 
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
+const EXPIRED_LINK_BATCH = 500;
 const VISIT_DEDUP_MS = 10 * 60_000;
 /** How long an unlocked link stays unlocked in one browser. */
 export const UNLOCK_TTL_MS = 24 * 3600_000;
@@ -78,6 +81,7 @@ export interface ShareDeps {
   users: UsersRepo;
   tree: Tree;
   events: FileEvents;
+  changes: ChangeLog;
   audit: AuditService;
   settings: SettingsService;
   notifications: Pick<NotificationService, 'notify'>;
@@ -95,7 +99,14 @@ export interface ShareDeps {
 export class ShareService {
   private readonly recentVisits = new Map<string, number>();
 
+  private readonly openListeners: Array<(open: { link: PublicLink; item: HeldItem }) => void> = [];
+
   constructor(private readonly d: ShareDeps) {}
+
+  /** `listener` runs when a link's page is opened (once per link, address and 10 minutes). */
+  onLinkOpened(listener: (open: { link: PublicLink; item: HeldItem }) => void): void {
+    this.openListeners.push(listener);
+  }
 
   /** Links use the share base URL when one is set, else the origin the client used (via known proxies). */
   private linkBase(requestOrigin: string, token: string): string {
@@ -148,6 +159,7 @@ export class ShareService {
             downloads: 0,
           };
           this.d.shares.insertLink(link, principal.loginId, now);
+          this.d.changes.record(principal, ChangeKinds.linkCreated, item, { details: { linkId: link.id, mode } });
           created.push(link);
         }
         links[item.id] = this.linkBase(requestOrigin, link.token);
@@ -171,7 +183,9 @@ export class ShareService {
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
     const { rows, removed } = this.d.transactions.immediate(() => {
       const rows = this.ownItems(principal, ids);
-      return { rows, removed: this.d.shares.removeForItems(rows.map((r) => r.id)) };
+      const removed = this.d.shares.removeForItems(rows.map((r) => r.id));
+      this.recordRemoved(principal, removed, rows);
+      return { rows, removed };
     });
     for (const l of removed) {
       this.d.audit.record({
@@ -207,6 +221,13 @@ export class ShareService {
     return this.view(link, requestOrigin);
   }
 
+  /** Removes the link of one of the account's tokens (and the item's places in other links); another account's token is 404. */
+  unshareToken(principal: Principal, token: string): { message: string } {
+    const link = this.d.shares.ownedByToken(principal.accountId, token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    return this.unshare(principal, [link.itemId]);
+  }
+
   /** One page of an account's links, newest first (every account's for `null`, as the CLI lists them). */
   list(accountId: string | null, opts: { limit: number; cursor?: string; itemId?: string }, requestOrigin: string) {
     let after: { createdAt: number; id: string } | null = null;
@@ -229,7 +250,15 @@ export class ShareService {
   revoke(by: Actor, token: string): { itemId: string } {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
-    this.d.transactions.immediate(() => this.d.shares.removeForItems([link.itemId]));
+    this.d.transactions.immediate(() => {
+      const removed = this.d.shares.removeForItems([link.itemId]);
+      const item = this.d.items.get(link.accountId, link.itemId);
+      const changer: ChangeBy =
+        by === 'cli'
+          ? { accountId: link.accountId, actor: { kind: 'system', id: null } }
+          : { loginId: by.loginId, accountId: link.accountId };
+      if (item) this.recordRemoved(changer, removed, [item]);
+    });
     this.d.audit.record({
       action: AuditActions.shareRemove,
       ...actorFields(by),
@@ -255,6 +284,15 @@ export class ShareService {
       downloads: l.downloads,
       lastUsedAt: iso(l.lastUsedAt),
     };
+  }
+
+  /** The change log's link.removed rows of links just removed from `items`. */
+  private recordRemoved(by: ChangeBy, removed: ReadonlyArray<{ id: string; itemId: string }>, items: readonly Item[]): void {
+    const byId = new Map(items.map((i) => [i.id, i]));
+    for (const link of removed) {
+      const item = byId.get(link.itemId);
+      if (item) this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id } });
+    }
   }
 
   /** Existing links of the items; creates none. */
@@ -302,7 +340,18 @@ export class ShareService {
 
   /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */
   purgeExpiredLinks(): number {
-    return this.d.shares.purgeExpiredBefore(this.d.clock.now() - EXPIRED_LINK_KEEP_MS);
+    const cutoff = this.d.clock.now() - EXPIRED_LINK_KEEP_MS;
+    return deleteInBatches(EXPIRED_LINK_BATCH, (limit) =>
+      this.d.transactions.immediate(() => {
+        const links = this.d.shares.expiredBefore(cutoff, limit);
+        for (const link of links) {
+          const item = this.d.items.get(link.accountId, link.itemId);
+          const by: ChangeBy = { accountId: link.accountId, actor: { kind: 'system', id: null } };
+          if (item) this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
+        }
+        return this.d.shares.removeLinks(links.map((l) => l.id));
+      }),
+    );
   }
 
   // ---- the public side (no session) ----
@@ -354,8 +403,12 @@ export class ShareService {
       await store(owner, (inserted, fields) => {
         uploader = uploaderName(fields.get('uploader'));
         const now = this.d.clock.now();
-        for (const row of inserted)
+        for (const row of inserted) {
           this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
+          this.d.changes.record({ accountId: link.accountId, actor: { kind: 'link', id: link.id } }, ChangeKinds.dropped, row, {
+            details: { size: row.size, linkId: link.id, uploader },
+          });
+        }
         this.d.shares.touch(link.id, now);
         rows.push(...inserted);
       });
@@ -523,6 +576,7 @@ export class ShareService {
       if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
       this.recentVisits.set(key, now);
       this.d.shares.touch(link.id, now);
+      for (const listener of this.openListeners) listener({ link, item });
     }
     this.d.audit.record({
       action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,

@@ -5,6 +5,7 @@ import type { Item, ItemsRepo, PurgedItem } from '../../db/repos/items.ts';
 import { Messages } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
+import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { ItemService, Page } from './items.ts';
 import type { Principal } from '../accounts/principal.ts';
@@ -44,6 +45,7 @@ export interface TrashDeps {
   listing: ItemService;
   quota: QuotaService;
   events: FileEvents;
+  changes: ChangeLog;
   versions: VersionsRepo;
 }
 
@@ -93,7 +95,10 @@ export class TrashService {
     for (let i = 0; i < steps.length; i += size) {
       const batch = steps.slice(i, i + size);
       this.d.transactions.batch(() => {
-        for (const s of batch) this.d.items.markTrashed(s.id, s.root, now);
+        for (const s of batch) {
+          const changed = this.d.items.markTrashed(s.id, s.root, now);
+          if (changed && s.id === s.root) this.recordTrashed(principal, s.root);
+        }
       });
       yield { done: Math.min(total, i + batch.length), total };
     }
@@ -114,7 +119,11 @@ export class TrashService {
         const batch = subtree.slice(i, i + JOB_BATCH);
         count += this.d.transactions.batch(() => {
           let changed = 0;
-          for (const itemId of batch) changed += this.d.items.markTrashed(itemId, root.id, now);
+          for (const itemId of batch) {
+            const marked = this.d.items.markTrashed(itemId, root.id, now);
+            if (marked && itemId === root.id) this.recordTrashed({ accountId, loginId }, root.id);
+            changed += marked;
+          }
           run.onBatch?.(changed);
           return changed;
         });
@@ -148,7 +157,7 @@ export class TrashService {
       this.d.transactions.immediate(() => {
         for (const s of batch) {
           if (s.id === s.root) {
-            const row = this.restoreRoot(principal.accountId, s.root);
+            const row = this.restoreRoot(principal, s.root);
             if (row) restored.push(row);
           } else this.d.items.restoreMember(s.id, s.root);
         }
@@ -160,12 +169,21 @@ export class TrashService {
   }
 
   /** Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`. */
-  private restoreRoot(accountId: string, rootId: string): Item | null {
+  private restoreRoot(by: { accountId: string; loginId: string }, rootId: string): Item | null {
+    const { accountId } = by;
     const root = this.d.items.get(accountId, rootId);
     if (!root || root.deletedRootId !== root.id) return null;
     const parent = root.parentId ? this.d.items.getLive(accountId, root.parentId) : null;
     const parentId = parent?.type === 'folder' ? parent.id : null;
-    return this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
+    const row = this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
+    this.d.changes.record(by, ChangeKinds.restored, row, { before: root });
+    return row;
+  }
+
+  /** The change log's row of a trash root just marked, in the batch's transaction. */
+  private recordTrashed(by: { accountId: string; loginId: string }, rootId: string): void {
+    const root = this.d.items.get(by.accountId, rootId);
+    if (root) this.d.changes.record(by, ChangeKinds.trashed, root);
   }
 
   /** Job body of `files.restore`: members first in batches, the root last; safe to run again. */
@@ -186,7 +204,7 @@ export class TrashService {
         });
       }
       const restored = this.d.transactions.immediate(() => {
-        const row = this.restoreRoot(accountId, root.id);
+        const row = this.restoreRoot({ accountId, loginId }, root.id);
         if (row) run.onBatch?.(1);
         return row;
       });
@@ -221,11 +239,13 @@ export class TrashService {
    * Removes one trash root and everything trashed with it: rows in batches (the root last), each batch
    * in one transaction with the usage counter and a queued deletion of its objects.
    */
-  private purgeRoot(accountId: string, rootId: string, run: BatchRun = {}): number {
+  private purgeRoot(by: ChangeBy, rootId: string, run: BatchRun = {}): number {
+    const { accountId } = by;
     const root = this.d.items.trashRoot(accountId, rootId);
     if (!root) return 0;
-    const removeBatch = (rows: PurgedItem[]) =>
+    const removeBatch = (rows: PurgedItem[], last = false) =>
       this.d.transactions.immediate(() => {
+        if (last) this.recordPurged(by, rootId);
         let bytes = 0;
         const keys: string[] = [];
         for (const r of rows) {
@@ -249,7 +269,13 @@ export class TrashService {
       if (rows.length === 0) break;
       count += removeBatch(rows);
     }
-    return count + removeBatch([root]);
+    return count + removeBatch([root], true);
+  }
+
+  /** The change log's row of a trash root going for good, before its row does (its name and place are kept). */
+  private recordPurged(by: ChangeBy, rootId: string): void {
+    const row = this.d.items.get(by.accountId, rootId);
+    if (row) this.d.changes.record(by, ChangeKinds.purged, row, { gone: true });
   }
 
   /** Job body of `trash.delete`. */
@@ -258,19 +284,19 @@ export class TrashService {
     for (const id of ids) {
       const root = this.d.items.get(accountId, id);
       if (!root || root.deletedRootId !== root.id) continue;
-      count += this.purgeRoot(accountId, id, run);
+      count += this.purgeRoot({ accountId, loginId }, id, run);
       this.d.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
     }
     return count;
   }
 
   /** Job body of `trash.empty`: every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for). */
-  emptyTrash(accountId: string, trashedUpTo: number, run: BatchRun = {}): number {
+  emptyTrash(by: { accountId: string; loginId: string }, trashedUpTo: number, run: BatchRun = {}): number {
     let count = 0;
     for (;;) {
-      const roots = this.d.items.trashRootIds(accountId, trashedUpTo, 100);
+      const roots = this.d.items.trashRootIds(by.accountId, trashedUpTo, 100);
       if (roots.length === 0) return count;
-      for (const id of roots) count += this.purgeRoot(accountId, id, run);
+      for (const id of roots) count += this.purgeRoot(by, id, run);
     }
   }
 
@@ -282,7 +308,7 @@ export class TrashService {
     for (;;) {
       const roots = this.d.items.expiredTrashRoots(cutoff, 100);
       if (roots.length === 0) return count;
-      for (const r of roots) count += this.purgeRoot(r.accountId, r.id, run);
+      for (const r of roots) count += this.purgeRoot({ accountId: r.accountId, actor: { kind: 'system', id: null } }, r.id, run);
     }
   }
 }

@@ -49,16 +49,21 @@ const MAX_DEPTH = 10_000;
  * sizes and free names. Every service that walks or places items uses this one module.
  */
 export class Tree {
-  // Which account holds an item and the share that gives it to another account, until the database changes.
+  // Which account holds an item and the share that gives it to another account, until access can have changed.
   private readonly reach: PageCache<{ accountId: string | null; membership: Membership | null }>;
 
   constructor(
     readonly items: ItemsRepo,
     private readonly members: MembersRepo,
     private readonly peopleSharingOn: () => boolean,
-    changeVersion: () => string,
+    accessVersion: () => string,
   ) {
-    this.reach = new PageCache(changeVersion, () => 1);
+    // An id not in the tree is not kept: creating an item does not move the access version.
+    this.reach = new PageCache(
+      accessVersion,
+      () => 1,
+      (value) => value.accountId !== null,
+    );
   }
 
   private reachOf(accountId: string, id: string): { accountId: string | null; membership: Membership | null } {

@@ -13,9 +13,11 @@ import {
   tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
+import { collectAfterTransfer } from '../../lib/buffers.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
+import { type ChangeBy, type ChangeKind, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { ItemService } from './items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { ItemViews } from './item-views.ts';
@@ -97,6 +99,8 @@ export interface ResumedFile {
   replaceId?: string | null;
   /** Sent by a login of the account itself: its commit may remove the oldest versions its reservation counted on. */
   evicts: boolean;
+  /** The upload link a visitor sent it through: the change is then a drop by that link. */
+  droppedVia?: string | null;
 }
 
 interface Budget {
@@ -192,6 +196,7 @@ export interface UploadDeps {
   folders: ItemService;
   views: ItemViews;
   events: FileEvents;
+  changes: ChangeLog;
   quota: QuotaService;
   settings: SettingsService;
   intents: UploadIntentService;
@@ -257,10 +262,12 @@ export class UploadService {
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
-        return this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), {
+        const row = this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), {
           source,
           room: roomRuleOf(principal),
         });
+        this.recordUpload(principal, row);
+        return row;
       });
       stored.length = 0;
       this.published(principal, row);
@@ -391,6 +398,7 @@ export class UploadService {
                 parseModifiedTime(lists.lastModifiedTimes[entry.index]),
                 { room: roomRuleOf(principal) },
               );
+              this.recordUpload(principal, row);
               files.push({ row, index: entry.index });
             } catch (err) {
               if (!(err instanceof AppError)) throw err;
@@ -499,6 +507,7 @@ export class UploadService {
         newObject.mimeType = current.mimeType;
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => this.requireFile(principal, id),
+        by: principal,
         origin: { source, authorId: principal.loginId },
         modified: parseModifiedTime(fields.get('lastModifiedTimes')),
         room: roomRuleOf(principal),
@@ -537,6 +546,10 @@ export class UploadService {
     object: StoredObject,
     opts: {
       current: () => Item;
+      /** Who the change log names; the kind is item.replaced unless `kind` says otherwise. */
+      by: ChangeBy;
+      kind?: ChangeKind;
+      details?: Record<string, unknown>;
       origin: ContentOrigin;
       modified?: number | null;
       during?: (updated: Item) => void;
@@ -564,6 +577,7 @@ export class UploadService {
       this.quota.adjust(accountId, added);
       if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
       this.intents.committed(object.storageKey);
+      this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, { details: { size: updated.size, ...opts.details } });
       opts.during?.(updated);
       return updated;
     });
@@ -573,6 +587,7 @@ export class UploadService {
   commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Item {
     const row = this.commitReplacement(principal.accountId, object, {
       current: () => this.requireFile(principal, id),
+      by: principal,
       origin: { source: 'webdav', authorId: principal.loginId },
       modified,
       room: roomRuleOf(principal),
@@ -608,6 +623,9 @@ export class UploadService {
         this.quota.adjust(principal.accountId, -dest.size);
         if (dest.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [dest.storageKey] });
       }
+      // Two items changed: the source is gone, the destination holds its content.
+      this.d.changes.record(principal, ChangeKinds.purged, source, { gone: true, details: { movedOnto: dest.id } });
+      this.d.changes.record(principal, ChangeKinds.replaced, row, { details: { size: row.size, movedFrom: source.id } });
       return { row, source };
     });
     this.d.events.item(principal, FileEventType.permanentlyDeleted, updated.source);
@@ -629,7 +647,9 @@ export class UploadService {
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       const row = this.transactions.immediate(() => {
         const source = this.requireFile(principal, id);
-        return this.insertFile(principal, source.parentId, name, object, modified, { room: roomRuleOf(principal) });
+        const row = this.insertFile(principal, source.parentId, name, object, modified, { room: roomRuleOf(principal) });
+        this.recordUpload(principal, row);
+        return row;
       });
       stored.length = 0;
       this.published(principal, row);
@@ -653,17 +673,20 @@ export class UploadService {
       within(row);
       if (file.evicts) this.quota.settleReserved(uploader.accountId, file.size);
     };
+    const by: ChangeBy = file.droppedVia ? { accountId: uploader.accountId, actor: { kind: 'link', id: file.droppedVia } } : uploader;
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
     if (target?.type === 'file') {
       if (!type.detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
       const row = this.commitReplacement(uploader.accountId, object, {
         current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
+        by,
         origin: { source: 'replace', authorId: uploader.loginId },
         modified: file.modified,
         during: ended,
         room: 'reserved',
       });
       this.d.events.item(uploader, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
+      collectAfterTransfer(file.size);
       return this.d.views.one(uploader.accountId, row);
     }
     const result = this.transactions.immediate(() => {
@@ -672,11 +695,14 @@ export class UploadService {
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
       const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved' });
+      if (file.droppedVia) this.d.changes.record(by, ChangeKinds.dropped, row, { details: { size: row.size, linkId: file.droppedVia } });
+      else this.recordUpload(uploader, row);
       ended(row);
       return { row, created };
     });
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
     this.published(uploader, result.row);
+    collectAfterTransfer(file.size);
     return this.d.views.one(uploader.accountId, result.row);
   }
 
@@ -845,12 +871,18 @@ export class UploadService {
         parentId = existing.id;
       } else {
         const folder = this.d.folders.insertFolder(principal.accountId, parentId, segment);
+        this.d.changes.record(principal, ChangeKinds.created, folder);
         created.push(folder);
         parentId = folder.id;
       }
       folders.set(path, parentId);
     }
     return parentId;
+  }
+
+  /** The change log's row of a new file, in the transaction that inserts it. */
+  private recordUpload(principal: AuditPrincipal, row: Item): void {
+    this.d.changes.record(principal, ChangeKinds.uploaded, row, { details: { size: row.size } });
   }
 
   private published(principal: AuditPrincipal, row: Item): void {

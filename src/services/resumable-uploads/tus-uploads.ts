@@ -423,6 +423,7 @@ export class TusUploadService {
         relativePath: row.relativePath,
         modified: row.modifiedAt,
         evicts,
+        droppedVia: row.shareLinkId,
       },
       (item) => {
         const now = this.d.clock.now();

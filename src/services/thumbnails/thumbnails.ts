@@ -15,7 +15,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { type HasThumbnail, hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
-import { videoRecordedAt } from './video-date.ts';
+import { type MovieHeader, movieHeader } from './movie-header.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
 const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
@@ -32,8 +32,15 @@ export const isPhotoType = (mimeType: string | null) =>
   mimeType !== null && (PHOTO_IMAGE_TYPES.includes(mimeType) || mimeType.startsWith('video/'));
 
 /** A Photos row as the API answers it. */
-export function photoOf({ modifiedAt, starred, ...r }: PhotoRow): Photo {
-  return { ...r, takenAt: new Date(r.takenAt).toISOString(), modified: new Date(modifiedAt).toISOString(), starred: starred === 1 };
+export function photoOf({ modifiedAt, starred, duration, ...r }: PhotoRow): Photo {
+  const photo: Photo = {
+    ...r,
+    takenAt: new Date(r.takenAt).toISOString(),
+    modified: new Date(modifiedAt).toISOString(),
+    starred: starred === 1,
+  };
+  if (duration != null) photo.duration = duration;
+  return photo;
 }
 
 export interface ServedThumbnail {
@@ -193,6 +200,7 @@ export class ThumbnailService {
         lens: null,
         latitude: null,
         longitude: null,
+        duration: null,
         createdAt: this.d.clock.now(),
       };
     };
@@ -211,6 +219,7 @@ export class ThumbnailService {
             })(),
           );
         const [smallSize, largeSize] = await Promise.all([put('small', result.small), put('large', result.large)]);
+        const movie = kind === 'video' ? await this.movieHeader(row, key, wrappedKey) : null;
         made = {
           storageKey: key,
           status: 'ready',
@@ -218,11 +227,12 @@ export class ThumbnailService {
           largeSize,
           width: result.width,
           height: result.height,
-          takenAt: result.takenAt ?? (kind === 'video' ? await this.recordedAt(row, key, wrappedKey) : null),
+          takenAt: result.takenAt ?? movie?.recordedAt ?? null,
           camera: result.camera,
           lens: result.lens,
           latitude: result.latitude,
           longitude: result.longitude,
+          duration: movie?.duration ?? null,
           createdAt: this.d.clock.now(),
         };
       }
@@ -236,8 +246,11 @@ export class ThumbnailService {
     return made;
   }
 
-  /** A video's recording date from its container (MP4, QuickTime), or null: the Photos order then uses the file's time. */
-  private async recordedAt(row: Item, key: string, wrappedKey: string): Promise<number | null> {
+  /**
+   * A video's recording date and duration from its container (MP4, QuickTime), null where it has none: the
+   * Photos order then uses the file's time, and its tile shows no length.
+   */
+  private async movieHeader(row: Item, key: string, wrappedKey: string): Promise<MovieHeader> {
     const size = row.size;
     const read = async (start: number, length: number) => {
       const end = Math.min(size, start + length);
@@ -245,10 +258,10 @@ export class ThumbnailService {
       return this.d.storage.readBytes(key, { size, wrappedKey }, { start, end });
     };
     try {
-      return await videoRecordedAt(size, read, this.d.clock.now());
+      return await movieHeader(size, read, this.d.clock.now());
     } catch (err) {
-      this.d.log.info('no recording date', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
-      return null;
+      this.d.log.info('no movie header', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
+      return { recordedAt: null, duration: null };
     }
   }
 

@@ -289,7 +289,11 @@ describe('retention', () => {
           })(),
           'text/plain',
         ),
-        { current: () => t.server.ctx.repos.items.getLive(o.id, file.id)!, origin: { source: 'replace', authorId: o.id } },
+        {
+          current: () => t.server.ctx.repos.items.getLive(o.id, file.id)!,
+          by: { accountId: o.id, loginId: o.id },
+          origin: { source: 'replace', authorId: o.id },
+        },
       );
     }
     const now = clock.now();

@@ -1,0 +1,100 @@
+import type { Database } from 'bun:sqlite';
+import { changes } from '../schema/changes.ts';
+import { selectList } from '../select.ts';
+
+export type ChangeRow = typeof changes.$inferSelect;
+export type NewChangeRow = Omit<ChangeRow, 'seq'>;
+
+const ROW = selectList(changes, [
+  'seq',
+  'at',
+  'accountId',
+  'actorKind',
+  'actorId',
+  'kind',
+  'itemId',
+  'itemType',
+  'nameBefore',
+  'parentBefore',
+  'nameAfter',
+  'parentAfter',
+  'details',
+]);
+
+/** The SQL of the change log (`changes`): appends, keyset pages by seq, and thinning. */
+export class ChangesRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  /** Whether a transaction is open on the connection: an append outside one would not commit with its change. */
+  inTransaction(): boolean {
+    return this.sqlite.inTransaction;
+  }
+
+  /** Hot: one insert per change, inside the change's transaction. */
+  append(row: NewChangeRow): void {
+    this.sqlite
+      .query(
+        `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_type, name_before, parent_before, name_after, parent_after, details)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        row.at,
+        row.accountId,
+        row.actorKind,
+        row.actorId,
+        row.kind,
+        row.itemId,
+        row.itemType,
+        row.nameBefore,
+        row.parentBefore,
+        row.nameAfter,
+        row.parentAfter,
+        row.details,
+      );
+  }
+
+  /** Up to `limit` rows after `afterSeq` of any of `accountIds`, in seq order. */
+  pageOfAccounts(accountIds: readonly string[], afterSeq: number, limit: number): ChangeRow[] {
+    if (accountIds.length === 0) return [];
+    if (accountIds.length === 1)
+      return this.sqlite
+        .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+        .all(accountIds[0]!, afterSeq, limit);
+    return this.sqlite
+      .query<ChangeRow, [string, number, number]>(
+        `SELECT ${ROW} FROM changes WHERE account_id IN (SELECT value FROM json_each(?)) AND seq > ? ORDER BY seq LIMIT ?`,
+      )
+      .all(JSON.stringify(accountIds), afterSeq, limit);
+  }
+
+  /** Up to `limit` rows of every account after `afterSeq`, in seq order (the webhook dispatcher's read). */
+  pageAfter(afterSeq: number, limit: number): ChangeRow[] {
+    return this.sqlite
+      .query<ChangeRow, [number, number]>(`SELECT ${ROW} FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`)
+      .all(afterSeq, limit);
+  }
+
+  /** Up to `limit` rows of one item after `afterSeq`, in seq order. */
+  pageOfItem(itemId: string, afterSeq: number, limit: number): ChangeRow[] {
+    return this.sqlite
+      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .all(itemId, afterSeq, limit);
+  }
+
+  /** The oldest seq still kept; null while the log is empty. */
+  oldestSeq(): number | null {
+    return this.sqlite.query<{ seq: number | null }, []>('SELECT MIN(seq) AS seq FROM changes').get()?.seq ?? null;
+  }
+
+  /** The newest seq handed out (kept or thinned); 0 before the first change. */
+  latestSeq(): number {
+    return this.sqlite.query<{ seq: number }, []>(`SELECT seq FROM sqlite_sequence WHERE name = 'changes'`).get()?.seq ?? 0;
+  }
+
+  /** Deletes up to `limit` of the oldest rows older than `before` (epoch ms); answers how many went. */
+  thinBatch(before: number, limit: number): number {
+    return this.sqlite
+      .query('DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE at < ? ORDER BY seq LIMIT ?)')
+      .run(before, limit).changes;
+  }
+}

@@ -1,0 +1,181 @@
+import type { Clock } from '../../clock.ts';
+import type { ChangeRow, ChangesRepo } from '../../db/repos/changes.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
+import type { CHANGE_ACTOR_KINDS } from '../../db/schema/changes.ts';
+import { deleteInBatches } from '../../db/select.ts';
+import type { Principal } from '../accounts/principal.ts';
+import type { Tree } from '../files/tree.ts';
+
+/** The kinds of change the log records, one const table for every consumer. */
+export const ChangeKinds = {
+  created: 'item.created',
+  uploaded: 'item.uploaded',
+  replaced: 'item.replaced',
+  renamed: 'item.renamed',
+  moved: 'item.moved',
+  trashed: 'item.trashed',
+  restored: 'item.restored',
+  purged: 'item.purged',
+  copied: 'item.copied',
+  versionRestored: 'item.version_restored',
+  linkCreated: 'link.created',
+  linkRemoved: 'link.removed',
+  memberAdded: 'member.added',
+  memberRemoved: 'member.removed',
+  dropped: 'item.dropped',
+} as const;
+
+export type ChangeKind = (typeof ChangeKinds)[keyof typeof ChangeKinds];
+export const CHANGE_KINDS: readonly ChangeKind[] = Object.values(ChangeKinds);
+type ChangeActorKind = (typeof CHANGE_ACTOR_KINDS)[number];
+
+/** Who changed an account's tree: `accountId` is the tree's owner (the sharing owner's when a member acts in a share). */
+export type ChangeBy =
+  | { accountId: string; loginId: string }
+  | { accountId: string; actor: { kind: Exclude<ChangeActorKind, 'login'>; id: string | null } };
+
+/** The item a change is about, as it is after the change (before it, for a purge). */
+export interface ChangedItem {
+  id: string;
+  type: 'file' | 'folder';
+  name: string;
+  parentId: string | null;
+}
+
+export interface ChangeOptions {
+  /** The item's name and parent before the change; defaults to none for a new item, to the item's own for others. */
+  before?: { name: string; parentId: string | null } | null;
+  /** Whether the item is gone after the change (a purge): no name or parent after. */
+  gone?: boolean;
+  details?: Record<string, unknown>;
+}
+
+/** Who asks for changes: a request's principal (one Tree.actor scoped to a share reads as its own account). */
+export type ChangeReader = Pick<Principal, 'accountId' | 'share'>;
+
+export interface ChangeQuery {
+  afterSeq: number;
+  limit: number;
+  itemId?: string;
+  kind?: ChangeKind;
+  /** A login id or share link id. */
+  actor?: string;
+}
+
+export interface ChangePage {
+  rows: ChangeRow[];
+  /** The seq to continue after: the last row looked at, shown or not (rows the reader may not see are skipped). */
+  nextAfterSeq: number;
+}
+
+const ownAccount = (reader: ChangeReader): string => reader.share?.memberAccountId ?? reader.accountId;
+
+const NEW_ITEM = new Set<ChangeKind>([ChangeKinds.created, ChangeKinds.uploaded, ChangeKinds.copied, ChangeKinds.dropped]);
+const MAX_LIMIT = 1000;
+// Rows read per round while filtering a page; a page ends after this many rounds even if short.
+const SCAN_ROUNDS = 8;
+const THIN_BATCH = 1000;
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * The durable change log: every change to an item is appended by the service that makes it, in the
+ * change's own transaction, and read back by the consumers (streams, sync, push, webhooks, activity)
+ * through one visibility rule.
+ */
+export class ChangeLog {
+  constructor(
+    private readonly d: {
+      clock: Clock;
+      repo: ChangesRepo;
+      members: MembersRepo;
+      tree: Tree;
+      retentionDays: number;
+    },
+  ) {}
+
+  /** Appends one change; must run inside the transaction that makes the change (throws otherwise). */
+  record(by: ChangeBy, kind: ChangeKind, item: ChangedItem, options: ChangeOptions = {}): void {
+    if (!this.d.repo.inTransaction()) throw new Error(`change ${kind} of ${item.id} recorded outside its transaction`);
+    const before = options.before !== undefined ? options.before : NEW_ITEM.has(kind) ? null : item;
+    const actor = 'loginId' in by ? { kind: 'login' as const, id: by.loginId } : by.actor;
+    this.d.repo.append({
+      at: this.d.clock.now(),
+      accountId: by.accountId,
+      actorKind: actor.kind,
+      actorId: actor.id,
+      kind,
+      itemId: item.id,
+      itemType: item.type,
+      nameBefore: before?.name ?? null,
+      parentBefore: before?.parentId ?? null,
+      nameAfter: options.gone ? null : item.name,
+      parentAfter: options.gone ? null : item.parentId,
+      details: options.details ? JSON.stringify(options.details) : null,
+    });
+  }
+
+  /**
+   * The changes `reader` may see after `q.afterSeq`, in seq order: its account's (a login of the account
+   * lists the whole live tree, so a sub-user sees them all), and those of accounts sharing with it whose
+   * item, or the item's parent before or after, lies under a share it is still a member of (in person,
+   * by a group or a team folder, as Tree.reachesShared decides), so nothing shows after its removal.
+   */
+  changesFor(reader: ChangeReader, q: ChangeQuery): ChangePage {
+    const own = ownAccount(reader);
+    const limit = Math.max(1, Math.min(MAX_LIMIT, q.limit));
+    const accounts = [own, ...this.d.members.ownersSharingWith(own)];
+    const rows: ChangeRow[] = [];
+    let after = q.afterSeq;
+    for (let round = 0; round < SCAN_ROUNDS && rows.length < limit; round++) {
+      const batch = q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
+      for (const row of batch) {
+        after = row.seq;
+        if (this.matches(row, q) && this.visible(own, row)) rows.push(row);
+        if (rows.length === limit) break;
+      }
+      if (batch.length < limit) break;
+    }
+    return { rows, nextAfterSeq: after };
+  }
+
+  /** Whether `reader` may see one row (the rule of changesFor, for a consumer that is handed rows live). */
+  maySee(reader: ChangeReader, row: ChangeRow): boolean {
+    return this.visible(ownAccount(reader), row);
+  }
+
+  private visible(accountId: string, row: ChangeRow): boolean {
+    if (row.accountId === accountId) return true;
+    for (const id of [row.itemId, row.parentBefore, row.parentAfter]) {
+      if (id && this.d.members.accountOf(id) === row.accountId && this.d.tree.reachesShared(accountId, id)) return true;
+    }
+    return false;
+  }
+
+  private matches(row: ChangeRow, q: ChangeQuery): boolean {
+    return (!q.kind || row.kind === q.kind) && (!q.actor || row.actorId === q.actor);
+  }
+
+  /**
+   * Every account's rows after `afterSeq`, unfiltered: for a consumer that applies its own rule per row
+   * (the webhook dispatcher: an account's hooks take its account's rows, the instance's all of them).
+   */
+  after(afterSeq: number, limit: number): ChangeRow[] {
+    return this.d.repo.pageAfter(afterSeq, Math.max(1, Math.min(MAX_LIMIT, limit)));
+  }
+
+  /** The oldest seq still kept (a consumer resuming before it has lost changes); null while the log is empty. */
+  oldestSeq(): number | null {
+    return this.d.repo.oldestSeq();
+  }
+
+  /** The newest seq handed out; 0 before the first change. */
+  latestSeq(): number {
+    return this.d.repo.latestSeq();
+  }
+
+  /** Retention: rows older than CHANGES_RETENTION_DAYS go, in batches. */
+  thin(): number {
+    const cutoff = this.d.clock.now() - this.d.retentionDays * DAY_MS;
+    return deleteInBatches(THIN_BATCH, (limit) => this.d.repo.thinBatch(cutoff, limit));
+  }
+}
