@@ -66,7 +66,7 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
-  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members });
+  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members, changes: files.services.changes });
   const webhooks = createWebhookServices(infra, {
     tree,
     accounts: accounts.services.accounts,

@@ -1,4 +1,5 @@
 import type { AuditService } from '../administration/audit.ts';
+import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../files/members.ts';
 import type { Infrastructure } from '../infrastructure.ts';
@@ -12,7 +13,10 @@ export interface LibraryServices {
 }
 
 /** Libraries: host folders shown as they are in an account's tree, indexed and kept in step with the host. */
-export function createLibraryServices(infra: Infrastructure, d: { audit: AuditService; events: FileEvents; members: MemberService }) {
+export function createLibraryServices(
+  infra: Infrastructure,
+  d: { audit: AuditService; events: FileEvents; members: MemberService; changes: ChangeLog },
+) {
   const { clock, log, repos, config } = infra;
   const guard = new LibraryWriteGuard(repos.libraries);
   repos.items.guardChanges(guard.check);
@@ -23,6 +27,7 @@ export function createLibraryServices(infra: Infrastructure, d: { audit: AuditSe
     items: repos.items,
     libraries: repos.libraries,
     events: d.events,
+    changes: d.changes,
     asHost: (fn) => guard.asHost(fn),
   });
   const libraries = new LibraryService({
@@ -36,6 +41,7 @@ export function createLibraryServices(infra: Infrastructure, d: { audit: AuditSe
     libraries: repos.libraries,
     members: d.members,
     audit: d.audit,
+    changes: d.changes,
     scanner,
   });
   const libraryWatch = new LibraryWatcher({

@@ -13,10 +13,14 @@ import { libraryRootProblem } from '../../storage/host-paths.ts';
 import { emailKey } from '../accounts/email.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type Actor, actorFields, AuditActions, type AuditService } from '../administration/audit.ts';
+import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { MemberService } from '../files/members.ts';
 import type { LibraryScanner, ScanProgress, ScanResult } from './scanner.ts';
 
 const NOT_FOUND = 'Library not found';
+
+/** Adding and removing a library changes its owner's tree as the system does (the audit log names the admin). */
+const systemChange = (accountId: string): ChangeBy => ({ accountId, actor: { kind: 'system', id: null } });
 
 interface LibraryDeps {
   clock: Clock;
@@ -29,6 +33,7 @@ interface LibraryDeps {
   libraries: LibrariesRepo;
   members: MemberService;
   audit: AuditService;
+  changes: ChangeLog;
   scanner: LibraryScanner;
 }
 
@@ -92,6 +97,14 @@ export class LibraryService {
         throw conflict(`${owner.email} already has an item named "${name}" at the top of My files: choose another --name.`);
       }
       this.d.items.insertFolder({ id: folderId, accountId: owner.id, parentId: null, name }, now);
+      this.d.changes.record(
+        systemChange(owner.id),
+        ChangeKinds.created,
+        { id: folderId, type: 'folder', name, parentId: null },
+        {
+          details: { library: id },
+        },
+      );
       this.d.libraries.insert({
         id,
         name,
@@ -122,7 +135,9 @@ export class LibraryService {
   remove(by: Actor, id: string): { message: string } {
     const row = this.require(id);
     const ids = this.d.items.liveSubtreeIds(row.folderId);
+    const folder = { id: row.folderId, type: 'folder' as const, name: row.name, parentId: null };
     this.d.transactions.immediate(() => {
+      this.d.changes.record(systemChange(row.accountId), ChangeKinds.purged, folder, { gone: true, details: { library: id } });
       for (let i = ids.length - 1; i >= 0; i--) this.d.items.delete(ids[i]!);
       this.d.libraries.remove(id);
     });

@@ -8,6 +8,7 @@ import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/lib
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { hostNameProblem, hostPath, isInside, openInside } from '../../storage/host-paths.ts';
+import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 
 /** The folder a writable library's deletes go to (restorable from Coffer's trash); never indexed. */
@@ -62,6 +63,9 @@ function readable(st: fs.Stats): boolean {
 }
 
 const fileIdOf = (st: fs.Stats) => `${st.dev}:${st.ino}`;
+
+/** A change made by another program on the host: the library's owner's tree, changed by the system. */
+const libraryChange = (library: LibraryRow): ChangeBy => ({ accountId: library.accountId, actor: { kind: 'system', id: null } });
 
 /** The type of a name from its extension alone (no read), or null when the extension says nothing. */
 function typeByName(name: string): string | null {
@@ -130,6 +134,7 @@ export class LibraryScanner {
       items: ItemsRepo;
       libraries: LibrariesRepo;
       events: FileEvents;
+      changes: ChangeLog;
       /** Runs the scanner's writes as the host's own (a read-only library refuses every other write). */
       asHost: <T>(fn: () => T) => T;
     },
@@ -141,6 +146,8 @@ export class LibraryScanner {
    */
   async scan(library: LibraryRow, onProgress?: (p: ScanProgress) => void, folders?: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
     const progress: ScanProgress = { entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0 };
+    const by = libraryChange(library);
+    const details = { library: library.id };
     // A full scan reads the whole index at once; a partial one (a watch's) only the folders it lists and the files it meets.
     const index = folders === undefined ? fullIndex(this.d.libraries.indexed(library.id), library.folderId) : this.partialIndex(library.id);
     const rootEntry = index.root ?? this.d.libraries.indexedItem(library.id, library.folderId) ?? undefined;
@@ -224,8 +231,18 @@ export class LibraryScanner {
             progress.moved++;
             const occupant = siblings.get(key);
             writes.push(() => {
-              if (occupant && occupant.itemId !== item.itemId && !seen.has(occupant.itemId)) this.removeItem(occupant.itemId);
+              if (occupant && occupant.itemId !== item.itemId && !seen.has(occupant.itemId)) this.removeItem(library, occupant);
               this.d.items.move(item.itemId, folder.item.itemId, host.name);
+              const kind = item.parentId === folder.item.itemId ? ChangeKinds.renamed : ChangeKinds.moved;
+              this.d.changes.record(
+                by,
+                kind,
+                { id: item.itemId, type, name: host.name, parentId: folder.item.itemId },
+                {
+                  before: { name: item.name, parentId: item.parentId },
+                  details,
+                },
+              );
             });
             changed.push({
               type: item.name !== host.name && item.parentId === folder.item.itemId ? FileEventType.renamed : FileEventType.moved,
@@ -253,6 +270,12 @@ export class LibraryScanner {
                   contentSource: null,
                   contentAuthorId: null,
                 });
+                this.d.changes.record(
+                  by,
+                  ChangeKinds.replaced,
+                  { id: item.itemId, type, name: host.name, parentId: folder.item.itemId },
+                  { details: { ...details, size: host.size } },
+                );
               }
               this.d.libraries.putEntry({
                 itemId: item.itemId,
@@ -301,6 +324,9 @@ export class LibraryScanner {
               accessedAt: host.modifiedAt,
               createdAt: this.d.clock.now(),
             });
+            const changed = { id: itemId, type, name: host.name, parentId };
+            if (type === 'folder') this.d.changes.record(by, ChangeKinds.created, changed, { details });
+            else this.d.changes.record(by, ChangeKinds.uploaded, changed, { details: { ...details, size: host.size } });
             this.d.libraries.putEntry({
               itemId,
               libraryId: library.id,
@@ -344,7 +370,7 @@ export class LibraryScanner {
         itemId: e.itemId,
         extra: { name: e.name, parentId: e.parentId, type: e.type },
       });
-      writes.push(() => this.removeItem(e.itemId));
+      writes.push(() => this.removeItem(library, e));
     }
     flush();
     const at = this.d.clock.now();
@@ -352,6 +378,7 @@ export class LibraryScanner {
     else this.d.libraries.scanned(library.id, at, progress.entries, null, true);
     onProgress?.({ ...progress });
     if (rootEntry && changed.length <= EVENTS_PER_SCAN) this.publish(library, changed);
+    else if (changed.length > 0) this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.length });
     return { ...progress, available: true, error: null };
   }
 
@@ -512,8 +539,10 @@ export class LibraryScanner {
   }
 
   /** Removes an item and everything below it from the index (the host is not touched: it is already gone there). */
-  private removeItem(itemId: string): void {
-    const ids = this.d.items.liveSubtreeIds(itemId);
+  private removeItem(library: LibraryRow, entry: IndexedEntry): void {
+    const ids = this.d.items.liveSubtreeIds(entry.itemId);
+    const item = { id: entry.itemId, type: entry.type, name: entry.name, parentId: entry.parentId };
+    this.d.changes.record(libraryChange(library), ChangeKinds.purged, item, { gone: true, details: { library: library.id } });
     for (let i = ids.length - 1; i >= 0; i--) this.d.items.delete(ids[i]!);
   }
 
