@@ -55,7 +55,8 @@ function toItemView(
     expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
   };
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
-  if (row.type === 'file') view.hasThumbnail = hasThumbnail(row.mimeType);
+  // A library file's bytes are not in the store: no thumbnail is made of it (nc:has-preview says the same).
+  if (row.type === 'file') view.hasThumbnail = !library && hasThumbnail(row.mimeType);
   if (library) {
     view.library = true;
     if (library.unavailable) view.unavailable = true;

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
-import { davLogin } from '../../helpers/dav.ts';
+import { davLogin, propfindRows } from '../../helpers/dav.ts';
+import { upload } from '../../helpers/files.ts';
+import { png } from '../../helpers/images.ts';
 import { createUpload } from '../../helpers/tus.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -171,6 +173,24 @@ describe('reads', () => {
     const got = await dav.request('GET', `${encodeURIComponent(library.name)}/music/track.bin`);
     expect(got.status).toBe(200);
     expect(Buffer.from(await got.arrayBuffer()).equals(content)).toBe(true);
+  });
+
+  test('a library image has no thumbnail, and every door says so alike: hasThumbnail false, nc:has-preview false, the thumbnail 404', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'beach.png', await png(64, 48));
+    const library = await addLibrary(root, owner);
+    const beach = await childNamed(owner, library.folderId, 'beach.png');
+    expect(beach).toMatchObject({ mimeType: 'image/png', library: true, hasThumbnail: false });
+    expect((await owner.client.get(`/api/files/${beach.id}/thumbnail`)).status).toBe(404);
+    const stored = await upload(owner.client, 'stored.png', await png(64, 48), { type: 'image/png' });
+    expect(stored.hasThumbnail).toBe(true);
+
+    const dav = await davLogin(t, owner);
+    const props = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:has-preview/></d:prop></d:propfind>`;
+    const res = await dav.propfind(`${encodeURIComponent(library.name)}/beach.png`, '0', props);
+    expect(res.status).toBe(207);
+    expect(propfindRows(await res.text())[0]!.props['has-preview']).toBe('false');
   });
 
   test('a file replaced on the host by a symlink leading out is refused (409), never read', async () => {
