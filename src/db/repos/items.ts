@@ -148,18 +148,28 @@ function itemList<T extends { starred: boolean }>(rows: T[]): T[] {
   return rows;
 }
 
-/** A change the tree is about to make: a row placed under `parentId`, or the row `itemId` renamed, moved, rewritten or trashed. */
-export type ItemChange = { kind: 'insert'; parentId: string | null } | { kind: 'change'; itemId: string; parentId?: string | null };
+/**
+ * A change the tree is about to make: a row placed under `parentId` (`item` known at the write, not ahead of
+ * it), the row `itemId` given a new name or parent (`place`), new content or trashed; `change` is an edit
+ * of `itemId` checked ahead of the request's work, before its kind is known.
+ */
+export type ItemChange =
+  | { kind: 'insert'; parentId: string | null; type: 'file' | 'folder' | 'unknown'; item?: { id: string; name: string } }
+  | { kind: 'place'; itemId: string; parentId?: string | null; name?: string }
+  | { kind: 'content' | 'trash' | 'change'; itemId: string };
+
+/** What a guard wants done inside the write's transaction, after its rows are written (a host folder made, say). */
+type AfterChange = (() => void) | undefined;
 
 /** The SQL of the file tree (`items`). Hot paths are prepared raw statements; rows are keyed as in the schema. */
 export class ItemsRepo {
   // Refuses changes some items may not have (a library's, written only as its host folder allows); throws to refuse.
-  private guard: (change: ItemChange) => void = () => {};
+  private guard: (change: ItemChange) => AfterChange = () => undefined;
 
   constructor(private readonly sqlite: Database) {}
 
   /** Sets the check every insert, rename, move, content change and trashing passes first, through every door. */
-  guardChanges(guard: (change: ItemChange) => void): void {
+  guardChanges(guard: (change: ItemChange) => AfterChange): void {
     this.guard = guard;
   }
 
@@ -231,10 +241,12 @@ export class ItemsRepo {
   }
 
   insert(row: NewItem): Item {
-    this.guard({ kind: 'insert', parentId: row.parentId });
+    const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name } });
     return this.changing(() => {
       this.touchAncestors(row.accountId, row.parentId, row.type === 'file' ? row.size : 0);
-      return this.insertRow(row);
+      const inserted = this.insertRow(row);
+      after?.();
+      return inserted;
     });
   }
 
@@ -482,7 +494,7 @@ export class ItemsRepo {
   }
 
   rename(id: string, name: string): Item {
-    this.guard({ kind: 'change', itemId: id });
+    const after = this.guard({ kind: 'place', itemId: id, name });
     return this.changing(() => {
       const row = item(
         this.sqlite
@@ -490,12 +502,13 @@ export class ItemsRepo {
           .get(name, nameKeyOf(name), id),
       )!;
       if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId);
+      after?.();
       return row;
     });
   }
 
   move(id: string, parentId: string | null, name: string): Item {
-    this.guard({ kind: 'change', itemId: id, parentId });
+    const after = this.guard({ kind: 'place', itemId: id, parentId, name });
     return this.changing(() => {
       const before = this.parentOf(id);
       const row = item(
@@ -508,6 +521,7 @@ export class ItemsRepo {
       const bytes = row.deletedAt === null && before !== parentId ? weightOf(row) : 0;
       if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before, -bytes);
       this.touchAncestors(row.accountId, parentId, bytes);
+      after?.();
       return row;
     });
   }
@@ -524,7 +538,7 @@ export class ItemsRepo {
       'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt' | 'contentSource' | 'contentAuthorId'
     >,
   ): Item {
-    this.guard({ kind: 'change', itemId: id });
+    this.guard({ kind: 'content', itemId: id });
     return this.changing(() => {
       const before = this.sqlite.query<{ size: number }, [string]>('SELECT size FROM items WHERE id = ?').get(id)?.size ?? 0;
       const row = this.writeContent(id, content);
@@ -576,7 +590,7 @@ export class ItemsRepo {
         .get(at, rootId, id);
     // The members of a trashed folder go with it: only the trash root's parent sees a change (the root keeps its tree size for a restore).
     if (id !== rootId) return mark() ? 1 : 0;
-    this.guard({ kind: 'change', itemId: id });
+    this.guard({ kind: 'trash', itemId: id });
     return this.changing(() => {
       const row = mark();
       if (row) this.touchAncestors(row.accountId, row.parentId, -weightOf(row));

@@ -235,7 +235,7 @@ export class ItemService {
     input: { name: string; parentId?: string | null },
   ): { id: string; name: string; type: 'folder'; size: null; modified: string } {
     const name = typedName(input.name);
-    const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
+    const principal = this.d.tree.actor(caller, { parentId: input.parentId, folder: true }, 'edit');
     const row = this.d.transactions.immediate(() => {
       const parent = this.d.tree.requireFolder(principal, input.parentId);
       const folder = this.insertFolder(principal.accountId, parent?.id ?? null, name);

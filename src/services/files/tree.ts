@@ -39,6 +39,8 @@ export type Need = 'view' | 'edit';
 export interface ItemRef {
   ids?: readonly string[];
   parentId?: string | null;
+  /** What is placed under `parentId` is a new folder (not a file's bytes). */
+  folder?: boolean;
 }
 
 const MAX_DEPTH = 10_000;
@@ -113,8 +115,13 @@ export class Tree {
 
   /** Refuses up front a write the tree's guard would refuse at its commit (into a read-only library, say). */
   private checkWrite(ref: ItemRef): void {
-    if (ref.parentId) this.items.checkChange({ kind: 'insert', parentId: ref.parentId });
-    for (const id of ref.ids ?? []) this.items.checkChange({ kind: 'change', itemId: id });
+    const ids = ref.ids ?? [];
+    if (ids.length > 0 && ref.parentId !== undefined) {
+      for (const id of ids) this.items.checkChange({ kind: 'place', itemId: id, parentId: ref.parentId });
+      return;
+    }
+    if (ref.parentId) this.items.checkChange({ kind: 'insert', parentId: ref.parentId, type: ref.folder ? 'folder' : 'unknown' });
+    for (const id of ids) this.items.checkChange({ kind: 'change', itemId: id });
   }
 
   /** Every account whose tree a login of `principal`'s account may add files to: its own, then those sharing with it as editor. */

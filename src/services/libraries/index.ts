@@ -3,6 +3,7 @@ import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../files/members.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { LibraryHostWrites } from './host-writes.ts';
 import { LibraryService } from './libraries.ts';
 import { LibraryScanner } from './scanner.ts';
 import { LibraryWatcher } from './watch.ts';
@@ -18,7 +19,7 @@ export function createLibraryServices(
   d: { audit: AuditService; events: FileEvents; members: MemberService; changes: ChangeLog },
 ) {
   const { clock, log, repos, config } = infra;
-  const guard = new LibraryWriteGuard(repos.libraries);
+  const guard = new LibraryWriteGuard(repos.libraries, new LibraryHostWrites({ items: repos.items, libraries: repos.libraries }));
   repos.items.guardChanges(guard.check);
   const scanner = new LibraryScanner({
     clock,
