@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
-import { davLogin } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { createUpload } from '../../helpers/tus.ts';
@@ -81,6 +81,45 @@ describe('writable library: folders, renames and moves land in the host folder',
     expect(fs.readFileSync(path.join(root, 'Albums', 'tune.mp3'), 'utf8')).toBe('la la');
     const got = await dav.request('GET', `${base}/Albums/tune.mp3`);
     expect(await got.text()).toBe('la la');
+  });
+
+  test('the Nextcloud paths: MKCOL and MOVE are made on the host', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'scan.pdf', 'pdf');
+    const library = await addLibrary(admin, root, owner);
+    const nc = new NextcloudApp(await davLogin(t, owner), owner.id);
+    const base = encodeURIComponent(library.name);
+    expect((await nc.files('MKCOL', `${base}/Scans`)).status).toBe(201);
+    const destination = `${t.url}/remote.php/dav/files/${owner.id}/${base}/Scans/scan-1.pdf`;
+    expect((await nc.files('MOVE', `${base}/scan.pdf`, { destination })).status).toBe(201);
+    expect(fs.readdirSync(root)).toEqual(['Scans']);
+    expect(fs.readFileSync(path.join(root, 'Scans', 'scan-1.pdf'), 'utf8')).toBe('pdf');
+  });
+
+  test("the door rules hold: a group's editor writes, a sub-user without the permission gets 403, another account 404", async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const outsider = await seed.owner(t);
+    const sub = await seed.subUser(t, owner, ['files.download']);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Writers ${Date.now()}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const root = hostDir();
+    write(root, 'draft.txt', 'draft');
+    const library = await addLibrary(admin, root, owner, { group: group.name });
+    const draft = await childNamed(owner, library.folderId, 'draft.txt');
+
+    expect((await member.client.post('/api/files/rename', { id: draft.id, name: 'final.txt' })).status).toBe(200);
+    expect(fs.readdirSync(root)).toEqual(['final.txt']);
+    const made = await member.client.post('/api/files/folder', { name: 'Shared work', parentId: library.folderId });
+    expect(made.status).toBe(200);
+    expect(fs.statSync(path.join(root, 'Shared work')).isDirectory()).toBe(true);
+
+    expect((await sub.client.post('/api/files/rename', { id: draft.id, name: 'sub.txt' })).status).toBe(403);
+    expect((await sub.client.post('/api/files/folder', { name: 'Sub', parentId: library.folderId })).status).toBe(403);
+    expect((await outsider.client.post('/api/files/rename', { id: draft.id, name: 'theirs.txt' })).status).toBe(404);
+    expect((await outsider.client.post('/api/files/folder', { name: 'Theirs', parentId: library.folderId })).status).toBe(404);
+    expect(fs.readdirSync(root).sort()).toEqual(['Shared work', 'final.txt']);
   });
 
   test('a name the host cannot hold → 400 saying why; an entry already on the host that Coffer does not list → 409; nothing changes', async () => {
