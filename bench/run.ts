@@ -34,7 +34,10 @@ import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runPeersBench } from './peers.ts';
+import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
+import { runInfraBench } from './infra.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -77,7 +80,10 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  peers: runPeersBench,
+  'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
+  infra: runInfraBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

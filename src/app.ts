@@ -48,19 +48,24 @@ import { davTrashbinRoutes } from './http/dav-trashbin.ts';
 import { davVersionRoutes } from './http/dav-versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
+import { PUSH_MAX_MESSAGE_BYTES, pushRoutes } from './http/push.ts';
+import { PushHub, type PushOptions } from './services/changes/desktop-push.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
   knownProxies?: string[];
   /** Event stream tuning (tests shorten the keepalive). */
   sse?: SseOptions;
+  /** Desktop push tuning (tests shorten the ping and lower the caps). */
+  push?: PushOptions;
 }
 
 /** Builds the HTTP app: the shared conventions, then one plugin per area. Never listens. */
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
-  const app = new Elysia();
+  // The only WebSockets are desktop push's, whose client sends two short credentials and nothing else of size.
+  const app = new Elysia({ websocket: { maxPayloadLength: PUSH_MAX_MESSAGE_BYTES } });
   return app
     .use(
       corePlugin({
@@ -111,6 +116,16 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(davVersionRoutes(ctx))
     .use(nextcloudPreviewRoutes(ctx))
     .use(nextcloudUploadRoutes(ctx))
+    .use(
+      pushRoutes(
+        ctx,
+        limits,
+        new PushHub(
+          { clock: ctx.clock, changes: ctx.services.changes, repo: ctx.repos.changes, members: ctx.repos.members, hub: ctx.hub },
+          opts.push,
+        ),
+      ),
+    )
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

@@ -317,6 +317,8 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     },
     domain.thumbnails,
     http,
+    // Stopped before the listener waits for requests to finish: desktop push sockets would hold it for its whole grace.
+    { name: 'live connections', stop: () => ctx.hub.close() },
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,

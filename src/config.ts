@@ -31,7 +31,7 @@ export interface Config {
   queueMetricsIntervalSeconds: number;
   updateFeedUrl: string | null;
   workerConcurrency: number;
-  /** Requests each rate limiter allows per window (SPEC "Limits" by default); the windows are SPEC's. */
+  /** Requests each rate limiter allows per window (docs/api.md › Limits by default); the windows are that table's. */
   rateLimits: RateLimits;
   /** Seconds a connection may send and receive nothing before it is closed (idle keep-alive, stalled upload). */
   idleTimeoutSeconds: number;
@@ -134,7 +134,7 @@ export interface RateLimits {
   memberLookups: number;
 }
 
-/** Each limiter's variable and its default (SPEC's, for SPEC's limiters); the table in docs/configuration.md names the same. */
+/** Each limiter's variable and its default (docs/api.md › Limits, for the limiters it lists); the table in docs/configuration.md names the same. */
 const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: number]> = {
   general: ['COFFER_GENERAL_RATE_LIMIT', 10_000],
   auth: ['COFFER_AUTH_RATE_LIMIT', 25],
@@ -333,7 +333,7 @@ export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env
 
 const DEFAULT_AUTOSAVE_MS = 5 * 60_000;
 
-/** SPEC: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
+/** docs/api.md › Limits: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
 function autosaveInterval(text: string | undefined, warnings: string[]): number {
   if (text === undefined || text.trim() === '') return DEFAULT_AUTOSAVE_MS;
   const ms = Number(text.trim());

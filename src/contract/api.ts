@@ -21,7 +21,17 @@ import type {
   subUserBody,
 } from './accounts.ts';
 import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
-import type { Album, AlbumPage, albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from './albums.ts';
+import type {
+  Album,
+  AlbumMember,
+  AlbumPage,
+  albumItemsBody,
+  albumItemsQuery,
+  albumListQuery,
+  albumMemberBody,
+  albumPatchBody,
+  newAlbumBody,
+} from './albums.ts';
 import type {
   ActiveClient,
   accountStateBody,
@@ -103,14 +113,17 @@ import type {
   memberBody,
   NotificationEntry,
   notificationsReadBody,
+  PersonSuggestion,
   peoplePageQuery,
   roleBody,
   SharedGroup,
   SharedWithMeItem,
   ShareLinkPage,
+  ShareLinkQr,
   ShareLinks,
   ShareLinkView,
   shareBody,
+  suggestionQuery,
 } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
@@ -139,6 +152,9 @@ export interface Api {
   'DELETE /api/albums/:id': { response: Message };
   'POST /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; added: number } };
   'DELETE /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; removed: number } };
+  'GET /api/albums/:id/members': { response: { members: AlbumMember[] } };
+  'POST /api/albums/:id/members': { body: In<typeof albumMemberBody>; response: { member: AlbumMember } };
+  'DELETE /api/albums/:id/members/:accountId': { response: Message };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };
@@ -148,7 +164,7 @@ export interface Api {
   'POST /api/files/star': { body: In<typeof starBody>; response: Message };
   'POST /api/files/copy': { body: In<typeof placeBody>; response: QueuedJob };
   'GET /api/files/jobs/:jobId': { response: JobStatus };
-  /** NDJSON progress lines when asked for (SPEC "Progress streaming"). */
+  /** NDJSON progress lines when asked for (docs/api.md › Progress streaming). */
   'POST /api/files/delete': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
@@ -160,6 +176,8 @@ export interface Api {
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
   'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
   'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'GET /api/people/suggestions': { query: In<typeof suggestionQuery>; response: { people: PersonSuggestion[] } };
+  'GET /api/files/share/links/:token/qr': { response: ShareLinkQr };
   'GET /api/files/:id/members': { response: { members: Member[]; groups: SharedGroup[] } };
   'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } | { group: SharedGroup } };
   'PATCH /api/files/:id/members/:accountId': { body: In<typeof roleBody>; response: { member: Member } };

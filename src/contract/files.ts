@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The file API's requests (SPEC "Files", "Upload rules", "Trash") and the answers the web app reads. */
+/** The file API's requests (docs/api.md › API reference, Upload rules) and the answers the web app reads. */
 
 const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -95,6 +95,8 @@ export const photosQuery = z.object({
     .max(1000, 'limit must be at most 1000')
     .default(200),
   cursor: z.string().min(1).optional(),
+  // mine: the account's own; shared: what other accounts share with it (folders and albums); all: both.
+  whose: z.enum(['mine', 'shared', 'all'], { error: 'whose must be mine, shared or all' }).default('mine'),
 });
 
 /** One image or video of the Photos view: `takenAt` is EXIF DateTimeOriginal when known, else the modification time. */
@@ -111,6 +113,10 @@ export interface Photo {
   size: number;
   modified: string;
   starred: boolean;
+  /** Another account's file: whose it is. */
+  owner?: { id: string; name: string };
+  /** Reached only through this album shared with the caller: its thumbnail comes through the album's door. */
+  albumId?: string;
   /** A video's length in seconds, when its container says (MP4, QuickTime); absent otherwise. */
   duration?: number;
 }
@@ -200,13 +206,13 @@ export interface JobStatus {
   result?: { count: number; ids?: string[] };
 }
 
-/** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
+/** One line of an NDJSON progress answer (docs/api.md › Progress streaming). */
 export type ProgressLine =
   | { type: 'progress'; done: number; total: number }
   | { type: 'done'; message: string }
   | { type: 'error'; message: string };
 
-/** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
+/** A message of GET /api/files/events (docs/compatibility.md › Events). */
 export interface FileEvent {
   type: string;
   timestamp?: string;

@@ -18,9 +18,9 @@ export interface RoutePolicy {
   limit?: { limiter: LimiterName; key: LimitKey } | false;
   /** Reachable while desktop-only access is on (share links, liveness, metrics). */
   desktopOpen?: boolean;
-  /** Served on the share base URL's host, which serves nothing else (COMPAT "Sharing"). */
+  /** Served on the share base URL's host, which serves nothing else (docs/compatibility.md › Sharing). */
   shareDomain?: boolean;
-  /** Message of the admin refusal, where SPEC gives one of its own (orphans). */
+  /** Message of the admin refusal, where the contract gives one of its own (docs/api.md › Orphaned files). */
   adminMessage?: string;
   /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
   htmlErrors?: boolean;
@@ -37,7 +37,7 @@ const admin = { access: 'admin' } as const satisfies RoutePolicy;
 const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
 const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
 const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
-// Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
+// Called by the document server, which has no session: open under desktop-only access (docs/compatibility.md › Operations) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
 const docserverCalls = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
@@ -70,7 +70,7 @@ export const ROUTES = {
   'POST /api/logout-all': session,
   'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
   'GET /api/profile': session,
-  // Single sign-on: a sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
+  // Single sign-on: a sign-in page asks before anyone is signed in (docs/compatibility.md › Deliberate widenings).
   'GET /api/idp/enabled': publicGeneral,
   'GET /api/idp/login': publicGeneral,
   'GET /api/idp/callback': { access: 'public', limit: { limiter: 'auth', key: 'ip' } },
@@ -164,6 +164,12 @@ export const ROUTES = {
   'DELETE /api/albums/:id': can('albums.edit'),
   'POST /api/albums/:id/items': can('albums.edit'),
   'DELETE /api/albums/:id/items': can('albums.edit'),
+  'GET /api/albums/:id/items/:itemId/thumbnail': session,
+  'GET /api/albums/:id/items/:itemId/download': can('downloads.file'),
+  'GET /api/albums/:id/members': session,
+  // Sharing an album looks a person up as sharing a file does, and needs the same permission.
+  'POST /api/albums/:id/members': { access: { operation: 'albums.share' }, limit: { limiter: 'memberLookup', key: 'account' } },
+  'DELETE /api/albums/:id/members/:accountId': can('albums.share'),
   'GET /api/files/starred': session,
   'GET /api/files/shared': session,
   'GET /api/files/:id/info': session,
@@ -207,6 +213,9 @@ export const ROUTES = {
   'POST /api/files/link-parent-share': can('shares.linkParent'),
   'GET /api/files/share/links': can('shares.list'),
   'PATCH /api/files/share/links/:token': can('shares.update'),
+  'GET /api/files/share/links/:token/qr': can('shares.list'),
+  // Suggestions look accounts up as adding a person does, so they spend the same allowance.
+  'GET /api/people/suggestions': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
   'GET /api/files/shared-with-me': session,
   'GET /api/files/:id/members': session,
   'POST /api/files/:id/members': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
@@ -318,6 +327,9 @@ export const ROUTES = {
   'GET /index.php/core/preview.png': dav,
   'GET /remote.php/dav/uploads/*': dav,
   'ALL /remote.php/dav/uploads/*': dav,
+  // notify_push: the socket signs in with its first two messages (sign-in limiter); pre_auth as WebDAV.
+  'GET /push/ws': { access: 'public', desktopOpen: true },
+  'POST /index.php/apps/notify_push/pre_auth': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,

@@ -64,8 +64,9 @@ export function teamFolderRoutes(ctx: AppContext) {
     route('POST /api/team-folders/:id/share', {
       body: shareBody,
       handler: ({ principal, params, body, request }) => {
-        const { ids, shared, expiry, ...options } = body;
-        return teamFolders.share(principal, params.id, { ids, shared, expiry, options, origin: requestMeta(request).origin });
+        const { ids, shared, expiry, expiresAt, ...options } = body;
+        const until = expiresAt ? { at: Date.parse(expiresAt) } : expiry;
+        return teamFolders.share(principal, params.id, { ids, shared, expiry: until, options, origin: requestMeta(request).origin });
       },
     }),
     route('POST /api/team-folders/:id/share/links', {

@@ -174,9 +174,11 @@ describe('a team folder\u2019s links and versions in the web app', () => {
     await row(page, 'Press kit').click();
     await page.getByRole('button', { name: 'Share', exact: true }).click();
     const whole = page.getByRole('dialog', { name: 'Share “Press kit”' });
-    await whole.getByLabel('View and upload').check();
     await whole.getByRole('button', { name: 'Create link' }).click();
     await whole.getByRole('textbox', { name: 'Share link' }).waitFor();
+    // Every change saves as it is made, on the team's link.
+    await whole.getByLabel('View and upload').check();
+    await whole.getByRole('status').filter({ hasText: 'Saved: Link settings saved' }).waitFor();
     expect(await teamLinks()).toEqual([expect.objectContaining({ itemId: team.folderId, mode: 'view_upload' })]);
     await whole.getByRole('button', { name: 'Done' }).click();
     expect(errors).toEqual([]);

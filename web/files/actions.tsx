@@ -10,6 +10,7 @@ import { navigate, folderPath } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
+import { copyItemLink, createItemLink } from '../share/link-actions.ts';
 import { openViewer } from '../viewer/viewer.tsx';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
@@ -363,7 +364,25 @@ export const ACTIONS: Action[] = [
     keys: 'Shift+S',
     permission: 'files.share',
     applies: (ctx) => some(ctx) && notTrash(ctx),
-    run: (ctx) => openShareDialog(ctx.selection, ctx.team),
+    run: (ctx) => openShareDialog(ctx.selection, { team: ctx.team }),
+  },
+  {
+    id: 'copy-link',
+    label: 'Copy link',
+    icon: 'copy',
+    permission: 'files.share',
+    secondary: true,
+    applies: (ctx) => one(ctx) && notTrash(ctx) && ctx.kind !== 'sharedWithMe' && !ctx.sharedRole && ctx.selection[0]!.shared,
+    run: (ctx) => copyItemLink(ctx.selection[0]!),
+  },
+  {
+    id: 'create-link',
+    label: 'Create link',
+    icon: 'link',
+    permission: 'files.share',
+    secondary: true,
+    applies: (ctx) => one(ctx) && notTrash(ctx) && ctx.kind !== 'sharedWithMe' && !ctx.sharedRole && !ctx.selection[0]!.shared,
+    run: (ctx) => createItemLink(ctx.selection[0]!),
   },
   {
     id: 'download',

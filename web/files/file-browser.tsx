@@ -437,6 +437,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const list = (
     <ItemList
       items={items}
+      canShare={can('files.share') && kind !== 'sharedWithMe' && kind !== 'trash' && !ctx.sharedRole}
       mode={viewMode.value}
       label={title}
       columns={COLUMNS[kind]}
@@ -697,15 +698,18 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog([
-                  {
-                    id: sharedRoot.id,
-                    name: sharedRoot.name,
-                    type: 'folder',
-                    shared: true,
-                    expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
-                  } as Item,
-                ])
+                openShareDialog(
+                  [
+                    {
+                      id: sharedRoot.id,
+                      name: sharedRoot.name,
+                      type: 'folder',
+                      shared: true,
+                      expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
+                    } as Item,
+                  ],
+                  { part: 'link' },
+                )
               }
             >
               Manage link
@@ -726,7 +730,9 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item])
+                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item], {
+                  part: 'people',
+                })
               }
             >
               Manage sharing

@@ -14,7 +14,7 @@ type Tab = 'details' | 'versions';
 
 /**
  * What the Versions tab offers: nothing but the list until the file's details arrive; in something shared
- * with this account, Restore for editors and Delete only in a team folder it administers (SPEC: the owner's).
+ * with this account, Restore for editors and Delete only in a team folder it administers (docs/versions.md › In the web app: the owner's).
  */
 function versionAccess(info: ItemInfo | null): VersionAccess {
   if (!info) return { restore: false, remove: false };

@@ -10,7 +10,7 @@ import { invalidateListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText } from '../ui/copy.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
-import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './share-dialog.tsx';
+import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
 
 function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; calls: LinkCalls; close: (updated?: ShareLinkView) => void }) {
   const [settings, setSettings] = useState<SettingsState>(settingsOf(props.link));

@@ -2,7 +2,7 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
 
-/** A row of the file tree (SPEC "Item" before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
+/** A row of the file tree (a docs/api.md › Conventions item before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
 export type Item = Omit<typeof items.$inferSelect, 'parentKey' | 'takenAt'>;
 type ItemType = Item['type'];
 /** What list pages read: everything an API item shows, without the object's key material. */

@@ -17,9 +17,9 @@ import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { MemberService } from '../files/members.ts';
 import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
-import type { ShareOptions, ShareService } from '../files/shares.ts';
+import type { LinkExpiry, ShareOptions, ShareService } from '../files/shares.ts';
 import type { TrashPlan, TrashService } from '../files/trash.ts';
-import type { Expiry, ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
+import type { ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { Principal } from './principal.ts';
@@ -208,7 +208,7 @@ export class TeamFolderService {
   share(
     principal: Principal,
     id: string,
-    input: { ids: readonly string[]; shared: boolean; expiry: Expiry; options: ShareOptions; origin: string },
+    input: { ids: readonly string[]; shared: boolean; expiry: LinkExpiry; options: ShareOptions; origin: string },
   ): Promise<{ links: Record<string, string> }> | { message: string } {
     const team = this.administered(principal, id);
     return input.shared

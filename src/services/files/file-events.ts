@@ -5,7 +5,7 @@ import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService 
 
 const MAX_DEPTH = 10_000;
 
-/** The event types of COMPAT "Events (SSE)". */
+/** The event types of docs/compatibility.md › Events. */
 export const FileEventType = {
   uploaded: 'file.uploaded',
   deleted: 'file.deleted',

@@ -123,7 +123,7 @@ export class ItemService {
   }
 
   /**
-   * Case-insensitive substring search on names, live items only (COMPAT): exact matches first, then
+   * Case-insensitive substring search on names, live items only (docs/compatibility.md › Files): exact matches first, then
    * prefix, then other substrings, each newest first. `%` and `_` are ordinary characters: the text
    * never reaches a LIKE pattern. Substrings come from the trigram index (three characters or more).
    */

@@ -248,7 +248,7 @@ export class Tree {
   }
 
   /**
-   * `name` if it is free in the folder, else `base (n)ext` with the smallest free n (COMPAT). The
+   * `name` if it is free in the folder, else `base (n)ext` with the smallest free n (docs/compatibility.md › Files). The
    * numbered siblings are read with one index range scan.
    */
   uniqueName(accountId: string, parentId: string | null, name: string): string {
