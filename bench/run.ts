@@ -32,6 +32,7 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runPeersBench } from './peers.ts';
 import { runDavSyncBench } from './dav-sync.ts';
@@ -67,6 +68,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  libraries: runLibrariesBench,
   'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,

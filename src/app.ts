@@ -33,6 +33,7 @@ import { shareRoutes } from './http/shares.ts';
 import { memberRoutes } from './http/members.ts';
 import { groupRoutes } from './http/groups.ts';
 import { teamFolderRoutes } from './http/team-folders.ts';
+import { libraryRoutes } from './http/libraries.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
@@ -101,6 +102,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(memberRoutes(ctx))
     .use(groupRoutes(ctx))
     .use(teamFolderRoutes(ctx))
+    .use(libraryRoutes(ctx))
     .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))

@@ -104,6 +104,7 @@ import type {
   teamFolderGroupsBody,
   teamFolderPatchBody,
 } from './groups.ts';
+import type { LibraryView, libraryBody } from './libraries.ts';
 import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   linkListQuery,
@@ -195,6 +196,11 @@ export interface Api {
   'POST /api/admin/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
   'PATCH /api/admin/groups/:id/members/:accountId': { body: In<typeof groupAdminBody>; response: { member: GroupMember } };
   'DELETE /api/admin/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/libraries': { response: { libraries: LibraryView[] } };
+  'POST /api/admin/libraries': { body: In<typeof libraryBody>; response: { library: LibraryView; warning: string } };
+  'GET /api/admin/libraries/:id': { response: LibraryView };
+  'POST /api/admin/libraries/:id/rescan': { response: Message & { library: LibraryView } };
+  'DELETE /api/admin/libraries/:id': { response: Message };
   'GET /api/admin/team-folders': { response: { teamFolders: TeamFolderView[] } };
   'POST /api/admin/team-folders': { body: In<typeof teamFolderBody>; response: TeamFolderView };
   'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };

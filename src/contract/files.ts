@@ -71,6 +71,10 @@ export interface Item {
   hasThumbnail?: boolean;
   /** A team folder at the top level of My files: it belongs to a team the account is in through a group. */
   teamFolder?: boolean;
+  /** In a library: a host folder's file or folder, not encrypted by Coffer (the library's own folder included). */
+  library?: boolean;
+  /** A library item Coffer cannot read now: unreadable on the host, a symlink leading out, or its library's disk away. */
+  unavailable?: boolean;
 }
 
 /** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */

@@ -240,6 +240,15 @@ function DetailsList({
             <dd title={exactDate(info.droppedBy.at)}>{info.droppedBy.uploader ?? 'A visitor (no name given)'}, through a share link</dd>
           </>
         )}
+        {item.library && (
+          <>
+            <dt>Stored</dt>
+            <dd>
+              In a library: kept as it is in a folder on the server, not encrypted by Coffer
+              {item.unavailable ? '. Coffer cannot read it now.' : ''}
+            </dd>
+          </>
+        )}
         <dt>Sharing</dt>
         <dd>
           {shared
