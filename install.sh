@@ -204,7 +204,11 @@ LOG_LEVEL=info
 LOG_FORMAT=journald
 # COFFER_DEFAULT_STORAGE_LIMIT=50G
 # TRASH_RETENTION_DAYS=30
+# Libraries (docs/libraries.md):
+# LIBRARY_RESCAN_MINUTES=60
+# LIBRARY_WATCH=1
 # AUDIT_RETENTION_DAYS=90
+# CHANGES_RETENTION_DAYS=30
 # METRICS_ALLOWED_IPS=127.0.0.1,::1,::ffff:127.0.0.1
 # QUEUE_METRICS_INTERVAL_SECONDS=60
 # UPDATE_FEED_URL=
@@ -220,11 +224,16 @@ LOG_FORMAT=journald
 # COFFER_MAX_CONNECTIONS_PER_IP=64
 # COFFER_MIN_FREE_BYTES=512M
 # TUS_EXPIRY_HOURS=24
+# Webhooks (docs/webhooks.md): hosts allowed although they resolve to a private or loopback address, the receiver's time limit:
+# WEBHOOK_ALLOWED_HOSTS=
+# WEBHOOK_TIMEOUT_MS=10000
 # Thumbnails (docs/thumbnails.md, "Thumbnails and photos"):
 # THUMBNAIL_CONCURRENCY=1
 # THUMBNAIL_MAX_PIXELS=100000000
 # Videos get a first-frame thumbnail with ffmpeg (apt-get install ffmpeg), found on PATH or named here:
 # FFMPEG_PATH=/usr/bin/ffmpeg
+# A map tile server for the photo viewer's place, e.g. https://tile.example.home/{z}/{x}/{y}.png (empty: no map, no request):
+# MAP_TILE_URL=
 # The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):
 # COFFER_PUBLIC_URL=
 # The document server (docs/documents.md, "Editing documents"):

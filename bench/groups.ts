@@ -44,7 +44,8 @@ const ms = (x: number) => x.toFixed(2);
 /**
  * Groups: a 200-item folder shared with a group, listed by a member against its owner (alternating, same
  * run); a 200-item team folder listed by a member against the group's administrator; shared-with-me of an account in 50 groups each sharing 20 folders; and the access check itself
- * (the membership query Tree.actor runs when its cache is cold, and Tree.actor warm) in process.
+ * (the membership query Tree.actor runs when its cache is cold, Tree.actor warm, and Tree.actor after a write that
+ * cannot change access) in process.
  */
 export async function runGroupsBench(): Promise<void> {
   const server = await startBenchServer({ COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_MAX_CONNECTIONS_PER_IP: '0' });
@@ -132,7 +133,7 @@ export async function runGroupsBench(): Promise<void> {
         ctx.repos.items,
         ctx.repos.members,
         () => true,
-        () => ctx.repos.database.changeVersion(),
+        () => ctx.repos.database.accessVersion(),
       );
       const principal = {
         loginId: member.id,
@@ -149,8 +150,17 @@ export async function runGroupsBench(): Promise<void> {
       start = performance.now();
       for (let i = 0; i < CHECKS; i++) tree.actor(principal, { ids: [deepId] }, 'edit');
       const warm = ((performance.now() - start) * 1000) / CHECKS;
+      // A write that cannot change access before each check (what a download does to its item): the cache must survive it.
+      const touch = ctx.db.$client.query('UPDATE items SET accessed_at = ? WHERE id = ?');
+      let afterWrites = 0;
+      for (let i = 0; i < CHECKS; i++) {
+        touch.run(Date.now(), deepId);
+        const t = performance.now();
+        tree.actor(principal, { ids: [deepId] }, 'edit');
+        afterWrites += performance.now() - t;
+      }
       console.log(
-        `groups.access_check_us membership query ${cold.toFixed(1)} µs, Tree.actor ${warm.toFixed(2)} µs (an item 5 folders deep in a group share, account in ${GROUPS + 1} groups, ${CHECKS} checks each, goal < 50 µs)`,
+        `groups.access_check_us membership query ${cold.toFixed(1)} µs, Tree.actor ${warm.toFixed(2)} µs, Tree.actor after an unrelated write ${((afterWrites * 1000) / CHECKS).toFixed(2)} µs (an item 5 folders deep in a group share, account in ${GROUPS + 1} groups, ${CHECKS} checks each, goal < 50 µs)`,
       );
     } finally {
       ctx.close();

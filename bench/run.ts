@@ -22,6 +22,7 @@ import { runSigninBench } from './signin.ts';
 import { runSearchBench } from './search.ts';
 import { runThumbnailsBench } from './thumbnails.ts';
 import { runPhotosBench } from './photos.ts';
+import { runPhotoViewerBench } from './photo-viewer.ts';
 import { runVersionsBench } from './versions.ts';
 import { runPasskeysBench } from './passkeys.ts';
 import { runPeopleBench } from './people.ts';
@@ -31,8 +32,13 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runActivityBench } from './activity.ts';
+import { runPeersBench } from './peers.ts';
+import { runDavSyncBench } from './dav-sync.ts';
+import { runWebhooksBench } from './webhooks.ts';
+import { runInfraBench } from './infra.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -63,6 +69,8 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  libraries: runLibrariesBench,
+  'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
   people: runPeopleBench,
@@ -74,6 +82,10 @@ const benches: Record<string, () => Promise<void>> = {
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
   activity: runActivityBench,
+  peers: runPeersBench,
+  'dav-sync': runDavSyncBench,
+  webhooks: runWebhooksBench,
+  infra: runInfraBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

@@ -79,7 +79,14 @@ function sharpFor(platform: string): string[] {
       const version = SHARP_VERSIONS[name];
       if (!version) throw new Error(`sharp has no package ${name}`);
       fs.mkdirSync(path.dirname(installed), { recursive: true });
-      fs.symlinkSync(fetchPackage(name, version), installed, 'dir');
+      // A link left dangling (made by a checkout since deleted, when node_modules was shared) is replaced;
+      // relative, the new one holds wherever node_modules is reached from.
+      fs.rmSync(installed, { force: true });
+      try {
+        fs.symlinkSync(path.relative(path.dirname(installed), fetchPackage(name, version)), installed, 'dir');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.existsSync(installed)) throw err;
+      }
     }
     libvipsDir = path.join(installed, 'lib');
   }
@@ -98,7 +105,10 @@ const hostSharpPlatform = () => {
 fs.mkdirSync(DIST, { recursive: true });
 const bundle = await buildWebBundle({ minify: true });
 const bundleFile = path.join(DIST, `${BUNDLE_FILE_PREFIX}.bundle`);
-fs.writeFileSync(bundleFile, encodeWebBundle(bundle));
+// Written aside and renamed into place: another build (the test suite runs two at once) may be compiling from it.
+const bundleAside = `${bundleFile}.${process.pid}`;
+fs.writeFileSync(bundleAside, encodeWebBundle(bundle));
+fs.renameSync(bundleAside, bundleFile);
 
 const common = [
   'build',

@@ -34,12 +34,14 @@ import { shareRoutes } from './http/shares.ts';
 import { memberRoutes } from './http/members.ts';
 import { groupRoutes } from './http/groups.ts';
 import { teamFolderRoutes } from './http/team-folders.ts';
+import { libraryRoutes } from './http/libraries.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
 import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
+import { webhookRoutes } from './http/webhooks.ts';
 import { davRoutes } from './http/dav.ts';
 import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
@@ -47,21 +49,34 @@ import { davTrashbinRoutes } from './http/dav-trashbin.ts';
 import { davVersionRoutes } from './http/dav-versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
 import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
+import { PUSH_MAX_MESSAGE_BYTES, pushRoutes } from './http/push.ts';
+import { PushHub, type PushOptions } from './services/changes/desktop-push.ts';
 
 export interface AppOptions {
   /** Known proxies as IPs/CIDRs (hostnames resolved by the caller), read once at start-up. */
   knownProxies?: string[];
   /** Event stream tuning (tests shorten the keepalive). */
   sse?: SseOptions;
+  /** Desktop push tuning (tests shorten the ping and lower the caps). */
+  push?: PushOptions;
 }
 
 /** Builds the HTTP app: the shared conventions, then one plugin per area. Never listens. */
 export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
-  const app = new Elysia();
+  // The only WebSockets are desktop push's, whose client sends two short credentials and nothing else of size.
+  const app = new Elysia({ websocket: { maxPayloadLength: PUSH_MAX_MESSAGE_BYTES } });
   return app
-    .use(corePlugin({ log: ctx.log, ipResolver, seed: ctx.instanceId, addressCap: new AddressCap(ctx.config.maxConnectionsPerIp) }))
+    .use(
+      corePlugin({
+        log: ctx.log,
+        ipResolver,
+        seed: ctx.instanceId,
+        addressCap: new AddressCap(ctx.config.maxConnectionsPerIp),
+        mapTileOrigin: ctx.config.mapTileUrl && new URL(ctx.config.mapTileUrl.replace(/\{[zxy]\}/g, '0')).origin,
+      }),
+    )
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
     .use(guardPlugin(ctx, limits))
@@ -88,12 +103,14 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(memberRoutes(ctx))
     .use(groupRoutes(ctx))
     .use(teamFolderRoutes(ctx))
+    .use(libraryRoutes(ctx))
     .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(activityRoutes(ctx))
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(davRoutes(ctx, limits))
     .use(nextcloudLoginRoutes(ctx))
     .use(nextcloudRoutes(ctx))
@@ -101,6 +118,16 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(davVersionRoutes(ctx))
     .use(nextcloudPreviewRoutes(ctx))
     .use(nextcloudUploadRoutes(ctx))
+    .use(
+      pushRoutes(
+        ctx,
+        limits,
+        new PushHub(
+          { clock: ctx.clock, changes: ctx.services.changes, repo: ctx.repos.changes, members: ctx.repos.members, hub: ctx.hub },
+          opts.push,
+        ),
+      ),
+    )
     .use(openApiRoutes(ctx, () => app.routes))
     .use(webAppRoutes(ctx));
 }

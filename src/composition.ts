@@ -23,12 +23,14 @@ import { createAdministrationServices } from './services/administration/index.ts
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
+import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
 import { createSearchServices } from './services/search/index.ts';
 import { createSignOnServices } from './services/sign-on/index.ts';
 import { createThumbnailServices } from './services/thumbnails/index.ts';
+import { createWebhookServices } from './services/webhooks/index.ts';
 import type { StorageDriver } from './storage/driver.ts';
 import { createDriver, verifyDriver } from './storage/drivers.ts';
 import { cleanupTempFiles } from './storage/local.ts';
@@ -64,6 +66,15 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
+  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members, changes: files.services.changes });
+  const webhooks = createWebhookServices(infra, {
+    tree,
+    accounts: accounts.services.accounts,
+    scheduledBackups: maintenance.services.scheduledBackups,
+    notifications: files.services.notifications,
+    shares: files.services.shares,
+    changes: files.services.changes,
+  });
   return {
     services: {
       ...administration.services,
@@ -76,6 +87,8 @@ function createServices(infra: Infrastructure) {
       ...resumable.services,
       ...maintenance.services,
       ...search.services,
+      ...libraries.services,
+      ...webhooks.services,
     },
     lifecycles: {
       ...administration.lifecycles,
@@ -85,6 +98,8 @@ function createServices(infra: Infrastructure) {
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
       ...search.lifecycles,
+      ...libraries.lifecycles,
+      ...webhooks.lifecycles,
     },
   };
 }
@@ -302,9 +317,13 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     },
     domain.thumbnails,
     http,
+    // Stopped before the listener waits for requests to finish: desktop push sockets would hold it for its whole grace.
+    { name: 'live connections', stop: () => ctx.hub.close() },
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,
+    domain.libraryWatch,
+    ...(background ? [domain.webhookDispatcher] : []),
   ];
   return { ctx, worker, http, lifecycles };
 }

@@ -22,6 +22,8 @@ export interface Config {
   jwtSecret: string | null;
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
+  /** Libraries: minutes between full rescans (0 = none but the one after start), and whether inotify watches them. */
+  libraries: { rescanMinutes: number; watch: boolean };
   auditRetentionDays: number;
   /** Days the change log keeps its rows (CHANGES_RETENTION_DAYS); the daily maintenance job thins older ones. */
   changesRetentionDays: number;
@@ -29,7 +31,7 @@ export interface Config {
   queueMetricsIntervalSeconds: number;
   updateFeedUrl: string | null;
   workerConcurrency: number;
-  /** Requests each rate limiter allows per window (SPEC "Limits" by default); the windows are SPEC's. */
+  /** Requests each rate limiter allows per window (docs/api.md › Limits by default); the windows are that table's. */
   rateLimits: RateLimits;
   /** Seconds a connection may send and receive nothing before it is closed (idle keep-alive, stalled upload). */
   idleTimeoutSeconds: number;
@@ -41,6 +43,8 @@ export interface Config {
   tls: { cert: string; key: string } | null;
   /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
   tusExpiryHours: number;
+  /** Webhooks: hosts allowed although they resolve to a refused address (WEBHOOK_ALLOWED_HOSTS), and a delivery's time limit. */
+  webhooks: { allowedHosts: string[]; timeoutMs: number };
   /** Content search: text kept per file (SEARCH_MAX_TEXT_BYTES) and the largest file read (SEARCH_MAX_FILE_BYTES). */
   search: { maxTextBytes: number; maxFileBytes: number };
   /** Thumbnails made at once (worker threads); default half the cores, at least 1. */
@@ -55,6 +59,8 @@ export interface Config {
   docserverAutosaveIntervalMs: number;
   /** The origin the document server reaches Coffer at; null: the share base URL, else the request's origin. */
   docserverBackendUrl: string | null;
+  /** MAP_TILE_URL: a tile server's URL template ({z}/{x}/{y}) for the small map of a photo's place; null: no map, no request. */
+  mapTileUrl: string | null;
   /** COFFER_PUBLIC_URL: the origin browsers use, whose host is the passkeys' relying party; null: the request's. */
   publicUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
@@ -128,7 +134,7 @@ export interface RateLimits {
   memberLookups: number;
 }
 
-/** Each limiter's variable and its default (SPEC's, for SPEC's limiters); the table in docs/configuration.md names the same. */
+/** Each limiter's variable and its default (docs/api.md › Limits, for the limiters it lists); the table in docs/configuration.md names the same. */
 const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: number]> = {
   general: ['COFFER_GENERAL_RATE_LIMIT', 10_000],
   auth: ['COFFER_AUTH_RATE_LIMIT', 25],
@@ -189,6 +195,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   LOG_FORMAT                      json, or journald: each line behind its syslog priority, so that
                                   journalctl -p err finds the errors (default json)
   TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
+  LIBRARY_RESCAN_MINUTES          rescan every library this often, beside the one after start (default 60;
+                                  0 = only after start)
+  LIBRARY_WATCH                   1 (default) follows changes to libraries as they happen (inotify); 0 leaves
+                                  them to the rescans
   AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
   CHANGES_RETENTION_DAYS          keep the change log this long (default 30)
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
@@ -215,6 +225,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_TLS_KEY                  PEM private key of that certificate
   TUS_EXPIRY_HOURS                hours a resumable upload may receive nothing before it is deleted (default 24;
                                   fractions allowed)
+  WEBHOOK_ALLOWED_HOSTS           comma-separated host names webhooks may reach although they resolve to a
+                                  loopback, private, link-local or other refused address (default none)
+  WEBHOOK_TIMEOUT_MS              how long a webhook receiver has to answer (default 10000)
   THUMBNAIL_CONCURRENCY           thumbnails made at once, each in its own worker thread (default half the
                                   cores, at least 1)
   THUMBNAIL_MAX_PIXELS            images with more pixels, and PDFs whose first page draws images of more
@@ -225,6 +238,9 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
                                   it is given (default: the share base URL, else the URL the browser used)
+  MAP_TILE_URL                    a map tile server's URL template, e.g. https://tiles.example.com/{z}/{x}/{y}.png:
+                                  the photo details show the place on one tile of it (default: none, no map
+                                  and no request to any other server; not a template: a warning and none)
   COFFER_PUBLIC_URL               the URL people open Coffer at, e.g. https://files.example.com; passkeys are
                                   bound to its host name (default: the host each request names)
   COFFER_STORAGE                  where file contents go: local (default, <data dir>/blobs) or s3
@@ -317,7 +333,7 @@ export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env
 
 const DEFAULT_AUTOSAVE_MS = 5 * 60_000;
 
-/** SPEC: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
+/** docs/api.md › Limits: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
 function autosaveInterval(text: string | undefined, warnings: string[]): number {
   if (text === undefined || text.trim() === '') return DEFAULT_AUTOSAVE_MS;
   const ms = Number(text.trim());
@@ -338,6 +354,17 @@ function ffmpegPath(configured: string | undefined, searchPath: string | undefin
   const found = Bun.which(configured.trim(), where);
   if (!found) warnings.push(`FFMPEG_PATH "${configured}" is not an executable; videos get no thumbnail`);
   return found;
+}
+
+/** MAP_TILE_URL when it is an http(s) URL template naming {z}, {x} and {y}; else a warning and none. */
+function mapTileUrl(configured: string | undefined, warnings: string[]): string | null {
+  const template = configured?.trim();
+  if (!template) return null;
+  const sample = template.replace(/\{[zxy]\}/g, '0');
+  const ok = ['{z}', '{x}', '{y}'].every((p) => template.includes(p)) && URL.canParse(sample) && /^https?:$/.test(new URL(sample).protocol);
+  if (ok) return template;
+  warnings.push(`MAP_TILE_URL "${template}" is not an http(s) URL with {z}, {x} and {y}; photo details show no map`);
+  return null;
 }
 
 function pick(flag: string | number | undefined, envValue: string | undefined): string | undefined {
@@ -495,6 +522,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     jwtSecret: env.JWT_SECRET || null,
     defaultStorageLimit,
     trashRetentionDays: integer('TRASH_RETENTION_DAYS', env.TRASH_RETENTION_DAYS, 30, 0, 36500),
+    libraries: {
+      rescanMinutes: integer('LIBRARY_RESCAN_MINUTES', env.LIBRARY_RESCAN_MINUTES, 60, 0, 525600),
+      watch: integer('LIBRARY_WATCH', env.LIBRARY_WATCH, 1, 0, 1) === 1,
+    },
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
     changesRetentionDays: integer('CHANGES_RETENTION_DAYS', env.CHANGES_RETENTION_DAYS, 30, 1, 36500),
     metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')
@@ -516,6 +547,13 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     minFreeBytes,
     tls,
     tusExpiryHours,
+    webhooks: {
+      allowedHosts: (env.WEBHOOK_ALLOWED_HOSTS ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 10_000, 100, 60_000),
+    },
     search,
     thumbnailConcurrency: integer(
       'THUMBNAIL_CONCURRENCY',
@@ -529,6 +567,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     storage,
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
+    mapTileUrl: mapTileUrl(env.MAP_TILE_URL, warnings),
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     warnings,
     idp: idpConfig(env, cwd),

@@ -123,6 +123,8 @@ export interface InstanceStatus {
   canToggleAllowPasswordChange: boolean;
   totalUsers?: number;
   additionalUsers?: number;
+  /** MAP_TILE_URL's template ({z}/{x}/{y}), when configured: the photo details draw the place on one tile. */
+  mapTileUrl?: string;
 }
 
 /** An entry of the admin's account list: owners, each followed by its sub-users. */

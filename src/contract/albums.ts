@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EMAIL } from './accounts.ts';
 import type { Photo } from './files.ts';
 
 /** Albums: named sets of an account's photos and videos, holding references to the files. */
@@ -22,6 +23,8 @@ export const albumListQuery = z.object({
     .max(200, 'limit must be at most 200')
     .default(100),
   cursor: z.string().min(1).optional(),
+  // mine: the account's own albums; shared: albums other accounts share with it.
+  whose: z.enum(['mine', 'shared'], { error: 'whose must be mine or shared' }).default('mine'),
 });
 export const albumItemsQuery = z.object({
   limit: z.coerce
@@ -39,6 +42,26 @@ export const albumPatchBody = z.object({
   coverItemId: z.string().min(1).nullable().optional(),
 });
 export const albumItemsBody = z.object({ ids: albumItemIds });
+/** A person to share an album with: by email or by account id (a suggestion picked), and a role. */
+export const albumMemberBody = z
+  .object({
+    email: EMAIL.optional(),
+    accountId: z.string().min(1, 'accountId is required').max(64).optional(),
+    role: z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' }),
+  })
+  .refine((b) => (b.email === undefined) !== (b.accountId === undefined), 'Send email or accountId, one of the two');
+
+/** The caller's part in an album: its owner, or a member with a role. */
+export type AlbumRole = 'owner' | 'viewer' | 'editor';
+
+/** An account an album is shared with. */
+export interface AlbumMember {
+  accountId: string;
+  email: string;
+  name: string;
+  role: 'viewer' | 'editor';
+  addedAt: string;
+}
 
 export interface Album {
   id: string;
@@ -51,6 +74,10 @@ export interface Album {
   coverId: string | null;
   createdAt: string;
   updatedAt: string;
+  /** What the caller may do: an owner everything, an editor add and remove files, a viewer look. */
+  role: AlbumRole;
+  /** Whose album it is, when it is another account's. */
+  owner?: { id: string; name: string };
 }
 
 export interface AlbumPage {

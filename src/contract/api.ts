@@ -21,7 +21,18 @@ import type {
   subUserBody,
 } from './accounts.ts';
 import type { ActivityPage, activityQuery } from './activity.ts';
-import type { Album, AlbumPage, albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from './albums.ts';
+import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
+import type {
+  Album,
+  AlbumMember,
+  AlbumPage,
+  albumItemsBody,
+  albumItemsQuery,
+  albumListQuery,
+  albumMemberBody,
+  albumPatchBody,
+  newAlbumBody,
+} from './albums.ts';
 import type {
   ActiveClient,
   accountStateBody,
@@ -94,6 +105,7 @@ import type {
   teamFolderGroupsBody,
   teamFolderPatchBody,
 } from './groups.ts';
+import type { LibraryView, libraryBody } from './libraries.ts';
 import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   linkListQuery,
@@ -102,14 +114,17 @@ import type {
   memberBody,
   NotificationEntry,
   notificationsReadBody,
+  PersonSuggestion,
   peoplePageQuery,
   roleBody,
   SharedGroup,
   SharedWithMeItem,
   ShareLinkPage,
+  ShareLinkQr,
   ShareLinks,
   ShareLinkView,
   shareBody,
+  suggestionQuery,
 } from './sharing.ts';
 
 type In<S extends z.ZodType> = z.input<S>;
@@ -139,6 +154,9 @@ export interface Api {
   'DELETE /api/albums/:id': { response: Message };
   'POST /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; added: number } };
   'DELETE /api/albums/:id/items': { body: In<typeof albumItemsBody>; response: { album: Album; removed: number } };
+  'GET /api/albums/:id/members': { response: { members: AlbumMember[] } };
+  'POST /api/albums/:id/members': { body: In<typeof albumMemberBody>; response: { member: AlbumMember } };
+  'DELETE /api/albums/:id/members/:accountId': { response: Message };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };
@@ -148,7 +166,7 @@ export interface Api {
   'POST /api/files/star': { body: In<typeof starBody>; response: Message };
   'POST /api/files/copy': { body: In<typeof placeBody>; response: QueuedJob };
   'GET /api/files/jobs/:jobId': { response: JobStatus };
-  /** NDJSON progress lines when asked for (SPEC "Progress streaming"). */
+  /** NDJSON progress lines when asked for (docs/api.md › Progress streaming). */
   'POST /api/files/delete': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
@@ -160,6 +178,8 @@ export interface Api {
   'POST /api/files/share/links': { body: In<typeof idsBody>; response: ShareLinks };
   'GET /api/files/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
   'PATCH /api/files/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'GET /api/people/suggestions': { query: In<typeof suggestionQuery>; response: { people: PersonSuggestion[] } };
+  'GET /api/files/share/links/:token/qr': { response: ShareLinkQr };
   'GET /api/files/:id/members': { response: { members: Member[]; groups: SharedGroup[] } };
   'POST /api/files/:id/members': { body: In<typeof memberBody>; response: { member: Member } | { group: SharedGroup } };
   'PATCH /api/files/:id/members/:accountId': { body: In<typeof roleBody>; response: { member: Member } };
@@ -178,6 +198,11 @@ export interface Api {
   'POST /api/admin/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
   'PATCH /api/admin/groups/:id/members/:accountId': { body: In<typeof groupAdminBody>; response: { member: GroupMember } };
   'DELETE /api/admin/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/libraries': { response: { libraries: LibraryView[] } };
+  'POST /api/admin/libraries': { body: In<typeof libraryBody>; response: { library: LibraryView; warning: string } };
+  'GET /api/admin/libraries/:id': { response: LibraryView };
+  'POST /api/admin/libraries/:id/rescan': { response: Message & { library: LibraryView } };
+  'DELETE /api/admin/libraries/:id': { response: Message };
   'GET /api/admin/team-folders': { response: { teamFolders: TeamFolderView[] } };
   'POST /api/admin/team-folders': { body: In<typeof teamFolderBody>; response: TeamFolderView };
   'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };
@@ -189,6 +214,10 @@ export interface Api {
   'POST /api/team-folders/:id/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob };
   'POST /api/team-folders/:id/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
   'POST /api/team-folders/:id/share': { body: In<typeof shareBody>; response: ShareLinks | Message };
+  'POST /api/team-folders/:id/share/links': { body: In<typeof idsBody>; response: ShareLinks };
+  'GET /api/team-folders/:id/share/links': { query: In<typeof linkListQuery>; response: ShareLinkPage };
+  'PATCH /api/team-folders/:id/share/links/:token': { body: In<typeof linkOptionsBody>; response: ShareLinkView };
+  'DELETE /api/team-folders/:id/share/links/:token': { response: Message };
   'GET /api/files/shared-with-me': {
     query: In<typeof peoplePageQuery>;
     response: { items: SharedWithMeItem[]; nextCursor: string | null };
@@ -236,6 +265,24 @@ export interface Api {
   'POST /api/login-flows/:token/cancel': { response: Message };
   'GET /api/user/dav-locks': { response: { locks: DavLock[] } };
   'DELETE /api/user/dav-locks/:token': { response: Message };
+  'GET /api/webhooks': { response: { webhooks: Webhook[] } };
+  'POST /api/webhooks': { body: In<typeof newWebhookBody>; response: WebhookWithSecret };
+  'GET /api/webhooks/:id': { response: { webhook: Webhook } };
+  'PATCH /api/webhooks/:id': { body: In<typeof webhookPatchBody>; response: { webhook: Webhook } };
+  'DELETE /api/webhooks/:id': { response: Message };
+  'POST /api/webhooks/:id/rotate-secret': { response: WebhookWithSecret };
+  'GET /api/webhooks/:id/deliveries': { response: { deliveries: WebhookDelivery[] } };
+  'POST /api/webhooks/:id/test': { response: { delivery: WebhookDelivery } };
+  'POST /api/webhooks/:id/deliveries/:deliveryId/redeliver': { response: { delivery: WebhookDelivery } };
+  'GET /api/admin/webhooks': { response: { webhooks: Webhook[] } };
+  'POST /api/admin/webhooks': { body: In<typeof newWebhookBody>; response: WebhookWithSecret };
+  'GET /api/admin/webhooks/:id': { response: { webhook: Webhook } };
+  'PATCH /api/admin/webhooks/:id': { body: In<typeof webhookPatchBody>; response: { webhook: Webhook } };
+  'DELETE /api/admin/webhooks/:id': { response: Message };
+  'POST /api/admin/webhooks/:id/rotate-secret': { response: WebhookWithSecret };
+  'GET /api/admin/webhooks/:id/deliveries': { response: { deliveries: WebhookDelivery[] } };
+  'POST /api/admin/webhooks/:id/test': { response: { delivery: WebhookDelivery } };
+  'POST /api/admin/webhooks/:id/deliveries/:deliveryId/redeliver': { response: { delivery: WebhookDelivery } };
   'GET /api/user/sub-users': { response: { subUsers: SubUser[]; availablePermissions: PermissionInfo[] } };
   'POST /api/user/sub-users': { body: In<typeof subUserBody>; response: { subUser: SubUser } };
   'PUT /api/user/sub-users/:id': { body: In<typeof permissionsBody>; response: { subUser: SubUser } };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The file API's requests (SPEC "Files", "Upload rules", "Trash") and the answers the web app reads. */
+/** The file API's requests (docs/api.md › API reference, Upload rules) and the answers the web app reads. */
 
 const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -73,6 +73,10 @@ export interface Item {
   hasThumbnail?: boolean;
   /** A team folder at the top level of My files: it belongs to a team the account is in through a group. */
   teamFolder?: boolean;
+  /** In a library: a host folder's file or folder, not encrypted by Coffer (the library's own folder included). */
+  library?: boolean;
+  /** A library item Coffer cannot read now: unreadable on the host, a symlink leading out, or its library's disk away. */
+  unavailable?: boolean;
 }
 
 /** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */
@@ -93,6 +97,8 @@ export const photosQuery = z.object({
     .max(1000, 'limit must be at most 1000')
     .default(200),
   cursor: z.string().min(1).optional(),
+  // mine: the account's own; shared: what other accounts share with it (folders and albums); all: both.
+  whose: z.enum(['mine', 'shared', 'all'], { error: 'whose must be mine, shared or all' }).default('mine'),
 });
 
 /** One image or video of the Photos view: `takenAt` is EXIF DateTimeOriginal when known, else the modification time. */
@@ -109,6 +115,12 @@ export interface Photo {
   size: number;
   modified: string;
   starred: boolean;
+  /** Another account's file: whose it is. */
+  owner?: { id: string; name: string };
+  /** Reached only through this album shared with the caller: its thumbnail comes through the album's door. */
+  albumId?: string;
+  /** A video's length in seconds, when its container says (MP4, QuickTime); absent otherwise. */
+  duration?: number;
 }
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */
@@ -126,6 +138,8 @@ export interface PhotoDetails {
   lens: string | null;
   /** The GPS position in degrees (WGS 84, north and east positive). */
   location: { latitude: number; longitude: number } | null;
+  /** A video's length in seconds, when its container says; absent otherwise. */
+  duration?: number;
 }
 
 export interface ItemInfo {
@@ -194,13 +208,13 @@ export interface JobStatus {
   result?: { count: number; ids?: string[] };
 }
 
-/** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
+/** One line of an NDJSON progress answer (docs/api.md › Progress streaming). */
 export type ProgressLine =
   | { type: 'progress'; done: number; total: number }
   | { type: 'done'; message: string }
   | { type: 'error'; message: string };
 
-/** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
+/** A message of GET /api/files/events (docs/compatibility.md › Events). */
 export interface FileEvent {
   type: string;
   timestamp?: string;

@@ -23,10 +23,14 @@ export const linkOptionsBody = z.object({
     .optional(),
 });
 
-/** Share links (SPEC "Files": share, share/links, link-parent-share), with a link's options. */
+/** Share links (docs/api.md › API reference, Sharing), with a link's options. */
 export const shareBody = idsBody.extend({
   shared: z.boolean({ error: 'shared must be true or false' }),
   expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).default('7d'),
+  // A date the owner picked; when given it wins over `expiry`.
+  expiresAt: z.iso
+    .datetime({ offset: true, error: 'expiresAt must be an ISO 8601 date and time, such as 2026-12-12T23:59:59Z' })
+    .optional(),
   ...linkOptionsBody.shape,
 });
 
@@ -81,10 +85,36 @@ export interface ShareLinkPage {
 /** Sharing with people: members of an item, what is shared with an account, notifications. */
 export type MemberRole = 'viewer' | 'editor';
 const role = z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' });
-// A person by email, or a group by id.
+// A person by email or by account id (a suggestion picked), or a group by id.
 export const memberBody = z
-  .object({ email: EMAIL.optional(), groupId: z.string().min(1, 'groupId is required').max(64).optional(), role })
-  .refine((b) => (b.email === undefined) !== (b.groupId === undefined), 'Send email (a person) or groupId (a group), one of the two');
+  .object({
+    email: EMAIL.optional(),
+    accountId: z.string().min(1, 'accountId is required').max(64).optional(),
+    groupId: z.string().min(1, 'groupId is required').max(64).optional(),
+    role,
+  })
+  .refine(
+    (b) => [b.email, b.accountId, b.groupId].filter((v) => v !== undefined).length === 1,
+    'Send email or accountId (a person) or groupId (a group), one of them',
+  );
+/** GET /api/people/suggestions: accounts of this instance whose name or email starts with `q`. */
+export const suggestionQuery = z.object({
+  q: z
+    .string({ error: 'q is required' })
+    .trim()
+    .min(2, 'Type at least 2 characters of a name or email')
+    .max(100, 'q must be at most 100 characters'),
+});
+/** An account offered while typing a person's name; `email` only for an account owner (a sub-user sees names). */
+export interface PersonSuggestion {
+  accountId: string;
+  name: string;
+  email?: string;
+}
+/** The link's QR code as a PNG data URL. */
+export interface ShareLinkQr {
+  qrCode: string;
+}
 export const roleBody = z.object({ role });
 export const peoplePageQuery = z.object({
   limit: z.coerce

@@ -26,6 +26,11 @@ import m0023 from '../../migrations/0023_chunked_uploads.sql' with { type: 'text
 import m0024 from '../../migrations/0024_groups.sql' with { type: 'text' };
 import m0025 from '../../migrations/0025_invitations_albums_photo_exif.sql' with { type: 'text' };
 import m0026 from '../../migrations/0026_changes.sql' with { type: 'text' };
+import m0027 from '../../migrations/0027_access_generation.sql' with { type: 'text' };
+import m0028 from '../../migrations/0028_video_duration.sql' with { type: 'text' };
+import m0029 from '../../migrations/0029_webhooks.sql' with { type: 'text' };
+import m0030 from '../../migrations/0030_album_members.sql' with { type: 'text' };
+import m0031 from '../../migrations/0031_libraries.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -59,6 +64,13 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0024_groups', sql: m0024 },
   { tag: '0025_invitations_albums_photo_exif', sql: m0025 },
   { tag: '0026_changes', sql: m0026 },
+  // Generated, then its one row and the triggers that move it added by hand.
+  { tag: '0027_access_generation', sql: m0027 },
+  { tag: '0028_video_duration', sql: m0028 },
+  { tag: '0029_webhooks', sql: m0029 },
+  { tag: '0030_album_members', sql: m0030 },
+  // Generated, then the trigger that removes a library entry with its item added by hand.
+  { tag: '0031_libraries', sql: m0031 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -1,11 +1,11 @@
 import type { EventHub, HubEvent } from './hub.ts';
 
 export interface SseOptions {
-  /** A `: keepalive` comment this often (COMPAT: 30 s). */
+  /** A `: keepalive` comment this often (docs/compatibility.md › Events: 30 s). */
   keepaliveMs?: number;
   /** Messages a subscriber may fall behind by before its stream is ended (it reconnects and resyncs). */
   maxBuffered?: number;
-  /** Concurrent streams per login (SPEC: 20). */
+  /** Concurrent streams per login (docs/api.md › Limits: 20). */
   maxPerLogin?: number;
 }
 
@@ -35,7 +35,7 @@ const REPLAY_QUEUED = 4;
 const WHEEL_SLOTS = 30;
 
 /**
- * Server-Sent Event streams of an account's file events (COMPAT framing: `data: <json>` only, a
+ * Server-Sent Event streams of an account's file events (docs/compatibility.md › Events: `data: <json>` only, a
  * `{"type":"connected"}` first, keepalive comments). Each stream has a bounded buffer, is counted per
  * login, and is cleaned up at once when the client goes away or the hub closes.
  */

@@ -1,6 +1,9 @@
 import type { AppContext } from '../context.ts';
-import { albumItemsBody, albumItemsQuery, albumListQuery, albumPatchBody, newAlbumBody } from '../contract/albums.ts';
+import { albumItemsBody, albumItemsQuery, albumListQuery, albumMemberBody, albumPatchBody, newAlbumBody } from '../contract/albums.ts';
+import { thumbnailQuery } from '../contract/files.ts';
+import { fileResponse } from './download-responses.ts';
 import { route, routes } from './route.ts';
+import { thumbnailResponse } from './thumbnails.ts';
 
 /** Albums: an account's named sets of its photos and videos. */
 export function albumRoutes(ctx: AppContext) {
@@ -30,6 +33,31 @@ export function albumRoutes(ctx: AppContext) {
     route('DELETE /api/albums/:id/items', {
       body: albumItemsBody,
       handler: ({ principal, params, body }) => albums.removeItems(principal, params.id, body.ids),
+    }),
+    route('GET /api/albums/:id/items/:itemId/thumbnail', {
+      query: thumbnailQuery,
+      handler: async ({ principal, params, query, request }) =>
+        thumbnailResponse(await albums.thumbnail(principal, params.id, params.itemId, query.size, request.headers.get('if-none-match'))),
+    }),
+    // A member downloads the album's files through the album, as it sees their thumbnails.
+    route('GET /api/albums/:id/items/:itemId/download', {
+      handler: ({ principal, params, query, request }) =>
+        fileResponse(ctx.services.downloads, albums.item(principal, params.id, params.itemId), request, {
+          inline: query.inline === '1',
+          reader: principal,
+        }),
+    }),
+    route('GET /api/albums/:id/members', { handler: ({ principal, params }) => albums.members(principal, params.id) }),
+    route('POST /api/albums/:id/members', {
+      body: albumMemberBody,
+      handler: ({ principal, params, body, set }) => {
+        const result = albums.addMember(principal, params.id, body);
+        set.status = 201;
+        return result;
+      },
+    }),
+    route('DELETE /api/albums/:id/members/:accountId', {
+      handler: ({ principal, params }) => albums.removeMember(principal, params.id, params.accountId),
     }),
   ]);
 }

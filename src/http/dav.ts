@@ -5,6 +5,7 @@ import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
 import type { AssembledObject } from '../services/dav/chunked-uploads.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
+import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../services/dav/dav-sync.ts';
 import {
   type DavEntry,
   type DavItem,
@@ -31,7 +32,7 @@ export const NC = 'http://nextcloud.org/ns';
 /** The Nextcloud clients' doors: the login's id (cloud/user's `id`) follows FILES_DOOR. */
 const WEBDAV_DOOR = '/remote.php/webdav';
 const FILES_DOOR = '/remote.php/dav/files/';
-const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK';
+const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT';
 const XML_TYPE = 'application/xml; charset=utf-8';
 const XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n';
 
@@ -47,7 +48,8 @@ const ALLPROP = [
   'resourcetype',
   'supportedlock',
 ];
-const LIVE = new Set([...ALLPROP, 'quota-available-bytes', 'quota-used-bytes']);
+/** RFC 6578's sync-token and RFC 3253's supported-report-set are live on collections, only when named. */
+const LIVE = new Set([...ALLPROP, 'quota-available-bytes', 'quota-used-bytes', 'sync-token', 'supported-report-set']);
 /** The ownCloud and Nextcloud properties the Nextcloud clients ask for, answered from the tree (never stored as dead ones). */
 const OC_LIVE = new Set(['fileid', 'id', 'permissions', 'size', 'checksums']);
 const NC_LIVE = new Set(['has-preview']);
@@ -59,6 +61,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
+  507: 'Insufficient Storage',
   424: 'Failed Dependency',
 };
 export const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''}`;
@@ -244,6 +247,8 @@ const SUPPORTED_LOCK =
   '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
   '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
 
+const SUPPORTED_REPORTS = '<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>';
+
 /** How every allprop answer ends: supportedlock, then the one propstat's status. */
 const ALLPROP_TAIL = `<D:supportedlock>${SUPPORTED_LOCK}</D:supportedlock></D:prop><D:status>${statusLine(200)}</D:status></D:propstat></D:response>`;
 
@@ -325,7 +330,8 @@ export function propRequestOf(body: XmlElement | null): PropRequest {
  */
 export function davRoutes(ctx: AppContext, limits: Limits) {
   const dav = ctx.services.dav;
-  const handle = ({ request }: { request: Request }) => davErrors(() => serve(dav, request, ctx.instanceId));
+  const sync = ctx.services.davSync;
+  const handle = ({ request }: { request: Request }) => davErrors(() => serve(dav, sync, request, ctx.instanceId));
   // GET wins over the web app's `GET /*` only registered on its own; every other method comes through `all`.
   const app = new Elysia({ name: 'http/dav', seed: ctx.instanceId }).onRequest(async ({ request }) => {
     // The router answers HEAD by running GET and reading its whole body to count it (and a file's HEAD
@@ -353,7 +359,7 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
   );
 }
 
-async function serve(dav: DavService, request: Request, instanceId: string): Promise<Response> {
+async function serve(dav: DavService, sync: DavSync, request: Request, instanceId: string): Promise<Response> {
   const meta = requestMeta(request);
   const method = request.method.toUpperCase();
   if (method === 'OPTIONS') {
@@ -362,7 +368,7 @@ async function serve(dav: DavService, request: Request, instanceId: string): Pro
   // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
   if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');
   const place = placeOf(dav, meta.principal!, meta.path);
-  if (place.kind === 'list') return sharedList(dav, request, method, place, instanceId);
+  if (place.kind === 'list') return sharedList(dav, sync, request, method, place, instanceId);
   if (place.kind === 'mount' && WRITES.has(method)) {
     if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
     if (place.isRoot && method !== 'COPY') throw forbidden(Messages.sharedRootOwnerOnly);
@@ -381,7 +387,9 @@ async function serve(dav: DavService, request: Request, instanceId: string): Pro
     case 'HEAD':
       return get(dav, principal, request, target, res);
     case 'PROPFIND':
-      return propfind(dav, treeView(dav, place, instanceId), request, target, res);
+      return propfind(dav, treeView(dav, sync, place, instanceId), request, target, res);
+    case 'REPORT':
+      return report(dav, sync, place, treeView(dav, sync, place, instanceId), request, target, res);
     case 'PROPPATCH':
       return proppatch(dav, principal, request, target, res);
     case 'PUT':
@@ -424,13 +432,15 @@ async function serve(dav: DavService, request: Request, instanceId: string): Pro
 /** SHARED_WITH_ME itself: read-only, its children are the shares. */
 async function sharedList(
   dav: DavService,
+  sync: DavSync,
   request: Request,
   method: string,
   place: Place & { kind: 'list' },
   instanceId: string,
 ): Promise<Response> {
   const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
-  if (method === 'PROPFIND') return propfind(dav, treeView(dav, place, instanceId), request, { kind: 'root' }, res, place.shares);
+  if (method === 'PROPFIND') return propfind(dav, treeView(dav, sync, place, instanceId), request, { kind: 'root' }, res, place.shares);
+  if (method === 'REPORT') return davError(403, 'supported-report', `"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
   if (method === 'GET' || method === 'HEAD') {
     const headers = { 'Content-Type': 'text/html; charset=utf-8' };
     if (method === 'HEAD') return new Response(null, { headers });
@@ -621,6 +631,113 @@ async function propfind(
   return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
 
+/** The text inside an element (its text children joined), trimmed. */
+function textOf(el: XmlElement | undefined): string {
+  return el
+    ? el.children
+        .map((c) => (c.kind === 'text' ? c.text : ''))
+        .join('')
+        .trim()
+    : '';
+}
+
+/** What a sync-collection REPORT asks (RFC 6578 §6.1): a token (empty: the first sync), a level, a limit, properties. */
+interface SyncRequest {
+  token: string;
+  level: SyncLevel;
+  limit: number | null;
+  names: PropName[];
+}
+
+function syncRequestOf(body: XmlElement | null): SyncRequest | null {
+  if (!body) throw badRequest('A REPORT body names the report: DAV:sync-collection');
+  if (body.ns !== DAV || body.name !== 'sync-collection') return null;
+  const level = textOf(childElements(body, DAV, 'sync-level')[0]) || '1';
+  if (level !== '1' && level !== 'infinite') throw badRequest('DAV:sync-level is 1 or infinite');
+  const limitEl = childElements(body, DAV, 'limit')[0];
+  let limit: number | null = null;
+  if (limitEl) {
+    const n = textOf(childElements(limitEl, DAV, 'nresults')[0]);
+    if (!/^\d{1,9}$/.test(n) || Number(n) < 1) throw badRequest('DAV:limit names DAV:nresults, a whole number of 1 or more');
+    limit = Number(n);
+  }
+  const prop = childElements(body, DAV, 'prop')[0];
+  if (!prop) throw badRequest('A sync-collection names the properties to return in DAV:prop');
+  return { token: textOf(childElements(body, DAV, 'sync-token')[0]), level, limit, names: propNamesOf(prop) };
+}
+
+/** A batch of sync-collection results: members with their properties (dead ones read together), removed ones as 404. */
+class SyncParts implements Parts {
+  readonly count: number;
+  private readonly dead: Map<string, Dead>;
+  constructor(
+    private readonly answer: PropfindAnswer,
+    private readonly results: readonly SyncResult[],
+    private readonly place: Place,
+    private readonly base: DavPath,
+  ) {
+    this.count = results.length;
+    const members = results.flatMap((r) => (r.kind === 'member' ? [r.item] : []));
+    this.dead = answer.deadOf(members);
+    answer.loadExtras(members);
+  }
+  part(i: number): string {
+    const r = this.results[i]!;
+    const path = davPath([...this.base.segments, ...r.segments]);
+    if (r.kind === 'removed')
+      return `<D:response><D:href>${escapeXml(hrefIn(this.place, path, r.folder))}</D:href><D:status>${statusLine(404)}</D:status></D:response>`;
+    return this.answer.responseXml(r.item, path.key, hrefIn(this.place, path, r.item.type === 'folder'), this.dead.get(r.item.id));
+  }
+}
+
+/**
+ * REPORT: RFC 6578's sync-collection on a collection (RFC 3253's DAV:supported-report for any other
+ * report). The answer streams; past the client's limit (or the server's) the request-URI gets a 507
+ * and the token continues where the answer stopped.
+ */
+async function report(
+  dav: DavService,
+  sync: DavSync,
+  place: Place,
+  view: TreeView,
+  request: Request,
+  target: DavTarget | null,
+  res: Resource,
+): Promise<Response> {
+  const depth = (request.headers.get('depth') ?? '0').trim();
+  if (depth !== '0') throw badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
+  const want = syncRequestOf(await xmlBody(request));
+  if (!want) return davError(403, 'supported-report', 'The only REPORT served here is DAV:sync-collection');
+  if (!target) throw notFound(Messages.itemNotFound);
+  if (target.kind === 'item' && target.item.type !== 'folder')
+    return davError(403, 'supported-report', 'sync-collection reports on a collection, not a file');
+  let run: ReturnType<DavSync['start']>;
+  try {
+    run = sync.start(view.principal, target.kind === 'root' ? null : target.item.id, want.level, want.token, want.limit);
+  } catch (err) {
+    if (err instanceof SyncTokenError) return davError(403, 'valid-sync-token', err.message);
+    throw err;
+  }
+  const answer = new PropfindAnswer(dav, view, { kind: 'prop', names: want.names }, dav.usage(view.principal), false);
+  async function* parts(): AsyncGenerator<Parts> {
+    yield new ListParts([`${XML_HEAD}<D:multistatus xmlns:D="DAV:">`]);
+    let batch: SyncResult[] = [];
+    for await (const r of run.results()) {
+      batch.push(r);
+      if (batch.length === DEAD_BATCH) {
+        yield new SyncParts(answer, batch, place, res.path);
+        batch = [];
+      }
+    }
+    if (batch.length) yield new SyncParts(answer, batch, place, res.path);
+    const truncated = run.truncated
+      ? `<D:response><D:href>${escapeXml(res.href)}</D:href><D:status>${statusLine(507)}</D:status></D:response>`
+      : '';
+    yield new ListParts([`${truncated}<D:sync-token>${escapeXml(run.token)}</D:sync-token></D:multistatus>`]);
+  }
+  return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+}
+
 /** oc:id and OC-FileId: the numeric id zero-padded to eight digits, then the instance's id (as Nextcloud writes them). */
 export const ocIdOf = (seq: number, instanceId: string) => `${String(seq).padStart(8, '0')}${instanceId}`;
 
@@ -642,6 +759,8 @@ interface TreeView {
   shareRoots: Map<string, 'viewer' | 'editor'>;
   /** In the account's own tree, the items it shares with people or by a link (S): read once, when first asked. */
   sharedOut: () => ReadonlySet<string>;
+  /** A collection's DAV:sync-token (null: the tree's root); null for SHARED_WITH_ME, which has none. */
+  syncToken: ((collectionId: string | null) => string) | null;
 }
 
 const NOTHING_SHARED: ReadonlySet<string> = new Set();
@@ -652,10 +771,11 @@ function once<T>(make: () => T): () => T {
   return () => (made ??= { value: make() }).value;
 }
 
-function treeView(dav: DavService, place: Place, instanceId: string): TreeView {
+function treeView(dav: DavService, sync: DavSync, place: Place, instanceId: string): TreeView {
   const view = {
     principal: place.principal,
     instanceId,
+    syncToken: place.kind === 'list' ? null : (collectionId: string | null) => sync.tokenOf(place.principal, collectionId),
     rootEtag: null,
     sharedEtag: null,
     sharedModifiedAt: 0,
@@ -808,6 +928,13 @@ class PropfindAnswer {
         return String(this.usage.used);
       case 'quota-available-bytes':
         return this.usage.free === null ? undefined : String(this.usage.free);
+      case 'supported-report-set':
+        return folder && this.view.syncToken ? SUPPORTED_REPORTS : undefined;
+      case 'sync-token':
+        // A team folder listed at the root is another tree: its token comes from a PROPFIND on it.
+        if (!folder || !this.view.syncToken || shared || (item && 'accountId' in item && item.accountId !== this.principal.accountId))
+          return undefined;
+        return escapeXml(this.view.syncToken(item?.id ?? null));
     }
     return undefined;
   }

@@ -4,7 +4,7 @@ import { route, routes } from './route.ts';
 import { RateLimitedError } from '../errors.ts';
 import type { Replay, SseStreams } from '../events/sse.ts';
 
-/** GET /api/files/events: the account's file events as Server-Sent Events (COMPAT "Events (SSE)"), resumed after `Last-Event-ID`. */
+/** GET /api/files/events: the account's file events as Server-Sent Events (docs/compatibility.md › Events), resumed after `Last-Event-ID`. */
 export function eventRoutes(ctx: AppContext, streams: SseStreams) {
   return routes(ctx, 'http/events', [
     route('GET /api/files/events', {

@@ -146,12 +146,14 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
   const decoded = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
   if (colon < 0) throw davUnauthorized('Sign in with your email and an app password (Settings → App passwords)');
-  const email = decoded.slice(0, colon);
-  const key = `${meta.ip}|${emailKey(email)}`;
+  return passwordPrincipal(ctx, limits, meta.ip, decoded.slice(0, colon), decoded.slice(colon + 1));
+}
+
+/** An email and an app password (or the account's, where allowed) from `ip`, counted against the sign-in limiter as davPrincipal says. */
+export async function passwordPrincipal(ctx: AppContext, limits: Limits, ip: string, email: string, password: string): Promise<Principal> {
+  const key = `${ip}|${emailKey(email)}`;
   const counted = enforceLimit(limits.auth, key, ctx.clock);
-  const principal = await ctx.services.appPasswords.authenticate(email, decoded.slice(colon + 1), meta.ip, () =>
-    spendPasswordHash(limits, meta.ip, ctx.clock),
-  );
+  const principal = await ctx.services.appPasswords.authenticate(email, password, ip, () => spendPasswordHash(limits, ip, ctx.clock));
   limits.auth.release(key, counted);
   return principal;
 }

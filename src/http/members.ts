@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import { memberBody, notificationsReadBody, peoplePageQuery, roleBody } from '../contract/sharing.ts';
+import { memberBody, notificationsReadBody, peoplePageQuery, roleBody, suggestionQuery } from '../contract/sharing.ts';
 import { route, routes } from './route.ts';
 
 /** Sharing with people: an item's members, what is shared with the caller, and notifications. */
@@ -9,6 +9,10 @@ export function memberRoutes(ctx: AppContext) {
     route('GET /api/files/shared-with-me', {
       query: peoplePageQuery,
       handler: ({ principal, query }) => members.sharedWithMe(principal, query),
+    }),
+    route('GET /api/people/suggestions', {
+      query: suggestionQuery,
+      handler: ({ principal, query }) => members.suggest(principal, query.q),
     }),
     route('GET /api/files/:id/members', { handler: ({ principal, params }) => members.list(principal, params.id) }),
     route('POST /api/files/:id/members', {

@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { escapeXml } from '../lib/xml.ts';
 import { queryOf, requestMeta } from './request-meta.ts';
+import { PRE_AUTH_PATH, PUSH_SOCKET_PATH } from './push.ts';
 import { route, routes } from './route.ts';
 
 /**
@@ -76,6 +77,16 @@ const CAPABILITIES = {
   },
 } satisfies OcsValue;
 
+/** The capabilities with notify_push's endpoints on the address the client reached this server by. */
+function capabilities(request: Request): OcsValue {
+  const { origin } = requestMeta(request);
+  const notify_push = {
+    type: ['files'],
+    endpoints: { websocket: `${origin.replace(/^http/, 'ws')}${PUSH_SOCKET_PATH}`, pre_auth: `${origin}${PRE_AUTH_PATH}` },
+  };
+  return { ...CAPABILITIES, capabilities: { ...CAPABILITIES.capabilities, notify_push } };
+}
+
 /**
  * The Nextcloud clients' discovery and account endpoints (status.php, OCS capabilities and user), and
  * empty successes for what they ask at start that Coffer has no use for. Files go through WebDAV (http/dav.ts).
@@ -117,8 +128,8 @@ export function nextcloudRoutes(ctx: AppContext) {
       }),
     }),
     route('GET /index.php/204', { handler: () => new Response(null, { status: 204 }) }),
-    route('GET /ocs/v1.php/cloud/capabilities', { handler: ({ request }) => ocsOk(request, CAPABILITIES) }),
-    route('GET /ocs/v2.php/cloud/capabilities', { handler: ({ request }) => ocsOk(request, CAPABILITIES) }),
+    route('GET /ocs/v1.php/cloud/capabilities', { handler: ({ request }) => ocsOk(request, capabilities(request)) }),
+    route('GET /ocs/v2.php/cloud/capabilities', { handler: ({ request }) => ocsOk(request, capabilities(request)) }),
     route('GET /ocs/v1.php/cloud/user', { handler: user }),
     route('GET /ocs/v2.php/cloud/user', { handler: user }),
     route('GET /ocs/v2.php/core/navigation/apps', { handler: empty }),

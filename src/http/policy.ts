@@ -18,9 +18,9 @@ export interface RoutePolicy {
   limit?: { limiter: LimiterName; key: LimitKey } | false;
   /** Reachable while desktop-only access is on (share links, liveness, metrics). */
   desktopOpen?: boolean;
-  /** Served on the share base URL's host, which serves nothing else (COMPAT "Sharing"). */
+  /** Served on the share base URL's host, which serves nothing else (docs/compatibility.md › Sharing). */
   shareDomain?: boolean;
-  /** Message of the admin refusal, where SPEC gives one of its own (orphans). */
+  /** Message of the admin refusal, where the contract gives one of its own (docs/api.md › Orphaned files). */
   adminMessage?: string;
   /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
   htmlErrors?: boolean;
@@ -37,7 +37,7 @@ const admin = { access: 'admin' } as const satisfies RoutePolicy;
 const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
 const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
 const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
-// Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
+// Called by the document server, which has no session: open under desktop-only access (docs/compatibility.md › Operations) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
 const docserverCalls = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
@@ -70,7 +70,7 @@ export const ROUTES = {
   'POST /api/logout-all': session,
   'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
   'GET /api/profile': session,
-  // Single sign-on: a sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
+  // Single sign-on: a sign-in page asks before anyone is signed in (docs/compatibility.md › Deliberate widenings).
   'GET /api/idp/enabled': publicGeneral,
   'GET /api/idp/login': publicGeneral,
   'GET /api/idp/callback': { access: 'public', limit: { limiter: 'auth', key: 'ip' } },
@@ -164,6 +164,12 @@ export const ROUTES = {
   'DELETE /api/albums/:id': can('albums.edit'),
   'POST /api/albums/:id/items': can('albums.edit'),
   'DELETE /api/albums/:id/items': can('albums.edit'),
+  'GET /api/albums/:id/items/:itemId/thumbnail': session,
+  'GET /api/albums/:id/items/:itemId/download': can('downloads.file'),
+  'GET /api/albums/:id/members': session,
+  // Sharing an album looks a person up as sharing a file does, and needs the same permission.
+  'POST /api/albums/:id/members': { access: { operation: 'albums.share' }, limit: { limiter: 'memberLookup', key: 'account' } },
+  'DELETE /api/albums/:id/members/:accountId': can('albums.share'),
   'GET /api/files/starred': session,
   'GET /api/files/shared': session,
   'GET /api/files/:id/info': session,
@@ -208,6 +214,9 @@ export const ROUTES = {
   'POST /api/files/link-parent-share': can('shares.linkParent'),
   'GET /api/files/share/links': can('shares.list'),
   'PATCH /api/files/share/links/:token': can('shares.update'),
+  'GET /api/files/share/links/:token/qr': can('shares.list'),
+  // Suggestions look accounts up as adding a person does, so they spend the same allowance.
+  'GET /api/people/suggestions': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
   'GET /api/files/shared-with-me': session,
   'GET /api/files/:id/members': session,
   'POST /api/files/:id/members': { access: { operation: 'members.manage' }, limit: { limiter: 'memberLookup', key: 'account' } },
@@ -228,6 +237,11 @@ export const ROUTES = {
   'POST /api/admin/groups/:id/members': admin,
   'PATCH /api/admin/groups/:id/members/:accountId': admin,
   'DELETE /api/admin/groups/:id/members/:accountId': admin,
+  'GET /api/admin/libraries': admin,
+  'POST /api/admin/libraries': admin,
+  'GET /api/admin/libraries/:id': admin,
+  'POST /api/admin/libraries/:id/rescan': admin,
+  'DELETE /api/admin/libraries/:id': admin,
   'GET /api/admin/team-folders': admin,
   'POST /api/admin/team-folders': admin,
   'PATCH /api/admin/team-folders/:id': admin,
@@ -241,6 +255,10 @@ export const ROUTES = {
   'POST /api/team-folders/:id/trash/restore': can('trash.restore'),
   'POST /api/team-folders/:id/trash/delete': can('trash.delete'),
   'POST /api/team-folders/:id/share': can('shares.share'),
+  'POST /api/team-folders/:id/share/links': can('shares.links'),
+  'GET /api/team-folders/:id/share/links': can('shares.list'),
+  'PATCH /api/team-folders/:id/share/links/:token': can('shares.update'),
+  'DELETE /api/team-folders/:id/share/links/:token': can('shares.share'),
   'GET /api/notifications': session,
   'POST /api/notifications/read': session,
   'GET /s/:token': share,
@@ -269,6 +287,25 @@ export const ROUTES = {
   'POST /api/login-flows/:token/grant': session,
   'POST /api/login-flows/:token/cancel': session,
   'GET /api/user/dav-locks': owner,
+  // Webhooks: an account's by its owner (a sub-user gets 403), the instance's by the admin.
+  'GET /api/webhooks': owner,
+  'POST /api/webhooks': owner,
+  'GET /api/webhooks/:id': owner,
+  'PATCH /api/webhooks/:id': owner,
+  'DELETE /api/webhooks/:id': owner,
+  'POST /api/webhooks/:id/rotate-secret': owner,
+  'GET /api/webhooks/:id/deliveries': owner,
+  'POST /api/webhooks/:id/test': owner,
+  'POST /api/webhooks/:id/deliveries/:deliveryId/redeliver': owner,
+  'GET /api/admin/webhooks': admin,
+  'POST /api/admin/webhooks': admin,
+  'GET /api/admin/webhooks/:id': admin,
+  'PATCH /api/admin/webhooks/:id': admin,
+  'DELETE /api/admin/webhooks/:id': admin,
+  'POST /api/admin/webhooks/:id/rotate-secret': admin,
+  'GET /api/admin/webhooks/:id/deliveries': admin,
+  'POST /api/admin/webhooks/:id/test': admin,
+  'POST /api/admin/webhooks/:id/deliveries/:deliveryId/redeliver': admin,
   'DELETE /api/user/dav-locks/:token': owner,
   // WebDAV (every method: OPTIONS, PROPFIND, LOCK, ...).
   'GET /dav': dav,
@@ -291,6 +328,9 @@ export const ROUTES = {
   'GET /index.php/core/preview.png': dav,
   'GET /remote.php/dav/uploads/*': dav,
   'ALL /remote.php/dav/uploads/*': dav,
+  // notify_push: the socket signs in with its first two messages (sign-in limiter); pre_auth as WebDAV.
+  'GET /push/ws': { access: 'public', desktopOpen: true },
+  'POST /index.php/apps/notify_push/pre_auth': dav,
   'GET /status.php': { access: 'public', desktopOpen: true },
   'GET /index.php/204': { access: 'public', desktopOpen: true },
   'GET /ocs/v1.php/cloud/capabilities': ocsOpen,

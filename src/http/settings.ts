@@ -13,7 +13,7 @@ import { DOCSERVER_EXTENSIONS } from '../services/docserver/docserver.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
+/** Instance settings (docs/api.md › Instance settings); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
   const { settings, accounts, setupCode, idp, contentSearch } = ctx.services;
   return routes(ctx, 'http/settings', [
@@ -26,7 +26,13 @@ export function settingsRoutes(ctx: AppContext) {
         idp: idp.info(),
       }),
     }),
-    route('GET /api/user/signup-status', { handler: ({ principal }) => settings.signupStatus(principal) }),
+    // Widened for the web app (docs/thumbnails.md): the map tile template, when one is configured.
+    route('GET /api/user/signup-status', {
+      handler: ({ principal }) => {
+        const status = settings.signupStatus(principal);
+        return ctx.config.mapTileUrl ? { ...status, mapTileUrl: ctx.config.mapTileUrl } : status;
+      },
+    }),
     route('POST /api/user/signup-toggle', {
       body: enabledBody,
       handler: ({ principal, body }) => ({ signupEnabled: settings.update('signupEnabled', body.enabled, 'enabled', principal) }),

@@ -4,7 +4,7 @@ import { linkListQuery, linkOptionsBody, shareBody } from '../contract/sharing.t
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Creating, listing, changing and removing share links (SPEC "Files": share, share/links, link-parent-share). */
+/** Creating, listing, changing and removing share links (docs/api.md › API reference, Sharing). */
 export function shareRoutes(ctx: AppContext) {
   const { shares } = ctx.services;
   // The shares service decides a link's origin: the share base URL, else the one the client used.
@@ -13,8 +13,9 @@ export function shareRoutes(ctx: AppContext) {
     route('POST /api/files/share', {
       body: shareBody,
       handler: ({ principal, body, request }) => {
-        const { ids, shared, expiry, ...options } = body;
-        return shared ? shares.share(principal, ids, expiry, origin(request), options) : shares.unshare(principal, ids);
+        const { ids, shared, expiry, expiresAt, ...options } = body;
+        const until = expiresAt ? { at: Date.parse(expiresAt) } : expiry;
+        return shared ? shares.share(principal, ids, until, origin(request), options) : shares.unshare(principal, ids);
       },
     }),
     route('POST /api/files/share/links', {
@@ -31,6 +32,9 @@ export function shareRoutes(ctx: AppContext) {
     route('PATCH /api/files/share/links/:token', {
       body: linkOptionsBody,
       handler: ({ principal, params, body, request }) => shares.update(principal, params.token, body, origin(request)),
+    }),
+    route('GET /api/files/share/links/:token/qr', {
+      handler: ({ principal, params, request }) => shares.qrCode(principal, params.token, origin(request)),
     }),
     route('POST /api/files/link-parent-share', {
       body: idsBody,

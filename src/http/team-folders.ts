@@ -1,12 +1,12 @@
 import type { AppContext } from '../context.ts';
 import { idsBody, trashQuery } from '../contract/files.ts';
 import { groupTeamFolderBody, teamFolderBody, teamFolderGroupsBody, teamFolderPatchBody } from '../contract/groups.ts';
-import { shareBody } from '../contract/sharing.ts';
+import { linkListQuery, linkOptionsBody, shareBody } from '../contract/sharing.ts';
 import { pageResponse } from './fields.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Team folders: the admin makes them, gives groups their roles, sets their limits and deletes them; their administrators keep their trash. */
+/** Team folders: the admin makes them, gives groups their roles, sets their limits and deletes them; their administrators keep their trash and links. */
 export function teamFolderRoutes(ctx: AppContext) {
   const { teamFolders } = ctx.services;
   return routes(ctx, 'http/team-folders', [
@@ -64,9 +64,26 @@ export function teamFolderRoutes(ctx: AppContext) {
     route('POST /api/team-folders/:id/share', {
       body: shareBody,
       handler: ({ principal, params, body, request }) => {
-        const { ids, shared, expiry, ...options } = body;
-        return teamFolders.share(principal, params.id, { ids, shared, expiry, options, origin: requestMeta(request).origin });
+        const { ids, shared, expiry, expiresAt, ...options } = body;
+        const until = expiresAt ? { at: Date.parse(expiresAt) } : expiry;
+        return teamFolders.share(principal, params.id, { ids, shared, expiry: until, options, origin: requestMeta(request).origin });
       },
+    }),
+    route('POST /api/team-folders/:id/share/links', {
+      body: idsBody,
+      handler: ({ principal, params, body, request }) => teamFolders.links(principal, params.id, body.ids, requestMeta(request).origin),
+    }),
+    route('GET /api/team-folders/:id/share/links', {
+      query: linkListQuery,
+      handler: ({ principal, params, query, request }) => teamFolders.linkPage(principal, params.id, query, requestMeta(request).origin),
+    }),
+    route('PATCH /api/team-folders/:id/share/links/:token', {
+      body: linkOptionsBody,
+      handler: ({ principal, params, body, request }) =>
+        teamFolders.updateLink(principal, params.id, params.token, body, requestMeta(request).origin),
+    }),
+    route('DELETE /api/team-folders/:id/share/links/:token', {
+      handler: ({ principal, params }) => teamFolders.removeLink(principal, params.id, params.token),
     }),
     route('DELETE /api/admin/team-folders/:id', {
       handler: ({ principal, params, set }) => {

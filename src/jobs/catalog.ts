@@ -14,7 +14,7 @@ export function defineJob<S extends z.ZodType>(name: string, payload: S, opts: {
   return { name, payload, ...opts };
 }
 
-/** How old an orphan must be before it may be deleted, in minutes (SPEC "Orphaned files"). */
+/** How old an orphan must be before it may be deleted, in minutes (docs/api.md › Orphaned files). */
 export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
 /** Entries per array in one orphan delete request. */
 export const DELETE_LIMIT = 500;
@@ -67,6 +67,8 @@ export const Jobs = {
   versionsThin: defineJob('versions.thin', none),
   // A run a restart cuts short runs again from the start (its partial archive is removed).
   backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),
+  // One attempt of one webhook delivery; the service asks for its retries (RetryLaterError), for 24 hours.
+  webhookDeliver: defineJob('webhook.deliver', z.object({ deliveryId: z.string().min(1) })),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

@@ -6,8 +6,10 @@ import type { FilesServices } from './files/index.ts';
 import type { MaintenanceServices } from './maintenance/index.ts';
 import type { ResumableUploadServices } from './resumable-uploads/index.ts';
 import type { SearchServices } from './search/index.ts';
+import type { LibraryServices } from './libraries/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
 import type { ThumbnailServices } from './thumbnails/index.ts';
+import type { WebhookServices } from './webhooks/index.ts';
 
 /** The services of every domain, as routes, job handlers and CLI commands reach them (`ctx.services.items`). */
 export type Services = AdministrationServices &
@@ -19,4 +21,6 @@ export type Services = AdministrationServices &
   DocserverServices &
   ResumableUploadServices &
   MaintenanceServices &
-  SearchServices;
+  SearchServices &
+  LibraryServices &
+  WebhookServices;

@@ -9,6 +9,31 @@ import { eventually } from './eventually.ts';
 /** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
 const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS ?? path.join(os.tmpdir(), 'coffer-screens');
 
+const UNPACK_LOCK = path.join(os.tmpdir(), 'coffer-chromium-unpack.lock');
+
+/**
+ * @sparticuz/chromium unpacks Chromium into the temp directory and takes a file already there as complete,
+ * so test processes running side by side (the suite's shards) take turns; a lock older than a minute was left by a killed process.
+ */
+async function chromiumPath(): Promise<string> {
+  for (;;) {
+    try {
+      fs.mkdirSync(UNPACK_LOCK);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = Date.now() - (fs.statSync(UNPACK_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 60_000) fs.rmSync(UNPACK_LOCK, { recursive: true, force: true });
+      else await Bun.sleep(100);
+    }
+  }
+  try {
+    return await sparticuz.executablePath();
+  } finally {
+    fs.rmSync(UNPACK_LOCK, { recursive: true, force: true });
+  }
+}
+
 let shared: Promise<Browser> | null = null;
 let users = 0;
 
@@ -18,7 +43,7 @@ export async function acquireBrowser(): Promise<Browser> {
   // The package's serverless flags include --single-process, under which closing a context can take the
   // whole browser down; tests open and close many contexts.
   const args = sparticuz.args.filter((a) => a !== '--single-process');
-  shared ??= (async () => chromium.launch({ executablePath: await sparticuz.executablePath(), args, headless: true }))();
+  shared ??= (async () => chromium.launch({ executablePath: await chromiumPath(), args, headless: true }))();
   return shared;
 }
 

@@ -8,10 +8,11 @@ interface EventuallyOptions {
 /**
  * Runs `check` until it neither throws nor returns `false` (an assertion that holds, a condition that is
  * met, a value that is ready) and returns what it returned; at the deadline rethrows its last failure.
+ * The default deadline is generous: the suite runs files side by side, so background work can lag.
  */
 export async function eventually<T>(
   check: () => T | Promise<T>,
-  { timeoutMs = 5000, intervalMs = 50, message = 'the condition did not hold' }: EventuallyOptions = {},
+  { timeoutMs = 20_000, intervalMs = 50, message = 'the condition did not hold' }: EventuallyOptions = {},
 ): Promise<Exclude<T, false>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

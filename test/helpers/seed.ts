@@ -32,8 +32,8 @@ export async function admin(t: TestServer, email = uniqueEmail('admin')): Promis
 }
 
 /** Another owner account, created through the service layer (signup is closed after the admin). */
-export async function owner(t: TestServer, email = uniqueEmail('owner')): Promise<SeededLogin> {
-  const row = await t.server.ctx.services.accounts.createLogin({ email, password: PASSWORD, name: 'Owner' });
+export async function owner(t: TestServer, email = uniqueEmail('owner'), name = 'Owner'): Promise<SeededLogin> {
+  const row = await t.server.ctx.services.accounts.createLogin({ email, password: PASSWORD, name });
   return { id: row.id, email, password: PASSWORD, client: await login(t, email) };
 }
 

@@ -493,9 +493,10 @@ describe('file manager', () => {
     await row(page, 'Holiday').click();
     await button(page, 'Share').click();
     const dialog = page.getByRole('dialog', { name: 'Share “Holiday”' });
+    await dialog.getByRole('tab', { name: 'Link' }).click();
     await dialog.getByLabel('7 days').check();
     await expectAccessible(page, 'share dialog');
-    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByRole('button', { name: 'Create link' }).click();
     const link = dialog.getByRole('textbox', { name: 'Share link' });
     await link.waitFor();
     const url = await link.inputValue();

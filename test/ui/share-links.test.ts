@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -22,30 +23,44 @@ const row = (page: Page, name: string) => page.getByRole('row', { name: new RegE
 const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });
 
 describe('share link options in the web app', () => {
-  test('the share dialog sets mode, a generated password and a download limit, and shows the link’s state', async () => {
+  test('the Link part: Create link, then mode, a generated password and a download limit each save as made; a QR code', async () => {
     const o = await seed.owner(t);
     const box = await folder(o.client, 'Receipts 2026');
+    const current = async () => (await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links[0];
     const { context, page, errors } = await signedInContext(browser, t.url, o);
     await page.goto('/files');
     await row(page, 'Receipts 2026').click();
     await button(page, 'Share').click();
     const dialog = page.getByRole('dialog', { name: 'Share “Receipts 2026”' });
+    await dialog.getByRole('tab', { name: 'Link' }).click();
+    await dialog.getByRole('tab', { name: 'Link', selected: true }).waitFor();
+    await dialog.getByText('No public link yet').waitFor();
+    await dialog.getByRole('status').filter({ hasText: 'Changes save as you make them.' }).waitFor();
+    await expectAccessible(page, 'share dialog, Link part without a link');
+    await screenshot(page, 'share-link-none-light-desktop');
+    await dialog.getByRole('button', { name: 'Create link' }).click();
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    await dialog.getByRole('status').filter({ hasText: 'Saved: Link created' }).waitFor();
+
     await dialog.getByLabel('Upload only').check();
+    await eventually(async () => (await current()).mode === 'upload');
     await dialog.getByRole('button', { name: 'Generate password' }).click();
     const password = await dialog.getByLabel('Password', { exact: true }).inputValue();
     expect(password).toMatch(/^[a-z2-9]{4}(-[a-z2-9]{4}){3}$/);
+    await dialog.getByRole('button', { name: 'Set password' }).click();
+    await dialog.getByRole('status').filter({ hasText: 'Saved: Password set' }).waitFor();
     await dialog.getByLabel('Limit downloads').check();
     await dialog.getByLabel('Maximum downloads').fill('5');
-    await expectAccessible(page, 'share dialog with options');
-    await screenshot(page, 'share-options-light-desktop');
-    await dialog.getByRole('button', { name: 'Create' }).click();
-    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
     await dialog.getByText('Upload only · Password protected · 0 of 5 downloads used').waitFor();
+    expect(await current()).toMatchObject({ mode: 'upload', hasPassword: true, maxDownloads: 5 });
+    await dialog.getByRole('button', { name: 'Show QR code' }).click();
+    const qr = dialog.getByRole('img', { name: 'QR code of the link to “Receipts 2026”' });
+    await qr.waitFor();
+    expect(await qr.getAttribute('src')).toStartWith('data:image/png;base64,');
+    await expectAccessible(page, 'share dialog with options');
     await screenshot(page, 'share-options-created-light-desktop');
 
-    const [link] = (await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links;
-    expect(link).toMatchObject({ mode: 'upload', hasPassword: true, maxDownloads: 5 });
-    const token = link.token as string;
+    const token = (await current()).token as string;
     expect(
       (
         await fetch(`${t.url}/s/${token}/unlock`, {
@@ -56,15 +71,12 @@ describe('share link options in the web app', () => {
       ).status,
     ).toBe(204);
 
-    // Removing the password and the limit from the dialog of an existing link.
+    // Removing the password and the limit: each saves at once.
     await dialog.getByLabel('Remove password').check();
+    await dialog.getByRole('status').filter({ hasText: 'Saved: Password removed' }).waitFor();
     await dialog.getByLabel('Limit downloads').uncheck();
-    await dialog.getByRole('button', { name: 'Save settings' }).click();
     await dialog.getByText('Upload only · No password · 0 downloads').waitFor();
-    expect((await json(await o.client.get(`/api/files/share/links?itemId=${box.id}`))).links[0]).toMatchObject({
-      hasPassword: false,
-      maxDownloads: null,
-    });
+    expect(await current()).toMatchObject({ hasPassword: false, maxDownloads: null });
     await dialog.getByRole('button', { name: 'Done' }).click();
 
     // The Shared view lists the link with its options; its settings change there, and it can be removed.
@@ -96,7 +108,7 @@ describe('share link options in the web app', () => {
     await context.close();
   });
 
-  test('Done, Esc and changing the expiry keep unsaved mode, password and limit changes, or ask before dropping them', async () => {
+  test('one save model: a typed password is kept on Done, a picked date is the expiry, nothing asks before closing', async () => {
     const o = await seed.owner(t);
     const box = await folder(o.client, 'Tax papers');
     await o.client.post('/api/files/share', { ids: [box.id], shared: true, expiry: '7d' });
@@ -106,39 +118,44 @@ describe('share link options in the web app', () => {
     await row(page, 'Tax papers').click();
     await button(page, 'Share').click();
     const dialog = page.getByRole('dialog', { name: 'Share “Tax papers”' });
+    // An item with a link opens on the Link part.
+    await dialog.getByRole('tab', { name: 'Link', selected: true }).waitFor();
     await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    expect(await dialog.getByLabel('7 days').isChecked()).toBe(true);
+
+    // A date in about two months: the link works to the end of that local day.
+    const day = new Date(Date.now() + 60 * 86_400_000);
+    const value = `${day.getFullYear()}-${String(day.getMonth() + 1).padStart(2, '0')}-${String(day.getDate()).padStart(2, '0')}`;
+    await dialog.getByLabel('On a date').check();
+    await dialog.getByLabel('Expiry date').fill(value);
+    await dialog.getByRole('status').filter({ hasText: 'Saved: Expiry saved' }).waitFor();
+    expect(await dialog.getByLabel('On a date').isChecked()).toBe(true);
+    const expected = await page.evaluate((v) => new Date(`${v}T23:59:59`).getTime(), value);
+    await eventually(async () => Date.parse((await current()).expiresAt) === expected);
+    await dialog.getByText(/^Expires in (59|60|61) days/).waitFor();
+    await screenshot(page, 'share-expiry-date-light-desktop');
+
     await dialog.getByLabel('Upload only').check();
     await dialog.getByLabel('Password', { exact: true }).fill('tax secret');
-    const ask = page.getByRole('dialog', { name: 'Discard link settings?' });
-
     await dialog.getByRole('button', { name: 'Done' }).click();
-    await ask.waitFor();
-    await expectAccessible(page, 'discard link settings?');
-    await screenshot(page, 'share-discard-light-desktop');
-    await ask.getByRole('button', { name: 'Cancel' }).click();
-    await ask.waitFor({ state: 'detached' });
-    // Re-timing the link reloads it, and leaves the edits on screen.
-    await dialog.getByLabel('30 days').check();
-    await dialog.getByText(/^Expires in (29|30) days/).waitFor();
-    expect(await dialog.getByLabel('Upload only').isChecked()).toBe(true);
-    expect(await dialog.getByLabel('Password', { exact: true }).inputValue()).toBe('tax secret');
-
-    await page.keyboard.press('Escape');
-    await ask.waitFor();
-    await ask.getByRole('button', { name: 'Discard changes' }).click();
     await dialog.waitFor({ state: 'detached' });
-    expect(await current()).toMatchObject({ mode: 'view', hasPassword: false, maxDownloads: null });
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    await eventually(async () => (await current()).hasPassword === true);
+    expect(await current()).toMatchObject({ mode: 'upload', hasPassword: true });
 
-    // Saved changes close without a question.
+    // Reopened, it shows the picked date as a date.
     await button(page, 'Share').click();
-    await dialog.getByLabel('Limit downloads').check();
-    await dialog.getByLabel('Maximum downloads').fill('3');
-    await dialog.getByRole('button', { name: 'Save settings' }).click();
-    await dialog.getByRole('status').filter({ hasText: 'Link settings saved' }).waitFor();
-    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    expect(await dialog.getByLabel('On a date').isChecked()).toBe(true);
+    expect(await dialog.getByLabel('Expiry date').inputValue()).toBe(value);
+    await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    expect(await ask.count()).toBe(0);
-    expect(await current()).toMatchObject({ mode: 'view', maxDownloads: 3 });
+
+    // Copy link from the row, without the dialog.
+    await row(page, 'Tax papers').hover();
+    await page.getByRole('button', { name: 'Copy link to Tax papers' }).click();
+    await page.getByRole('status').filter({ hasText: 'Link to “Tax papers” copied' }).waitFor();
+    expect(await page.getByRole('dialog').count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

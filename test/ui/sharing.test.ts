@@ -32,16 +32,17 @@ describe('sharing with people', () => {
     await row(page, 'Family').click();
     await button(page, 'Share').click();
     const dialog = page.getByRole('dialog', { name: 'Share “Family”' });
-    await dialog.getByRole('heading', { name: 'People' }).waitFor();
-    await dialog.getByLabel('Email').fill('nobody@example.test');
+    await dialog.getByRole('tab', { name: 'People', selected: true }).waitFor();
+    await dialog.getByLabel('Name or email').fill('nobody@example.test');
     await dialog.getByRole('button', { name: 'Add person' }).click();
     await dialog.getByRole('alert').filter({ hasText: 'No account with this email' }).waitFor();
-    await dialog.getByLabel('Email').fill(member.email);
+    await dialog.getByLabel('Name or email').fill(member.email);
     await dialog.getByRole('combobox', { name: 'Role', exact: true }).selectOption('editor');
     await dialog.getByRole('button', { name: 'Add person' }).click();
     const role = dialog.getByRole('combobox', { name: `Role for ${member.email}` });
     await role.waitFor();
     expect(await role.inputValue()).toBe('editor');
+    await dialog.getByRole('status').filter({ hasText: 'Saved: Shared with' }).waitFor();
     await expectAccessible(page, 'share dialog with people');
     await screenshot(page, 'people-share-people-light-desktop');
     const members = async () => (await json(await o.client.get(`/api/files/${family.id}/members`))).members;
@@ -94,13 +95,25 @@ describe('sharing with people', () => {
     await banner.getByRole('button', { name: 'Manage sharing' }).click();
     const dialog = page.getByRole('dialog', { name: 'Share “Family”' });
     await dialog.getByRole('combobox', { name: `Role for ${member.email}` }).waitFor();
-    await dialog.getByRole('group', { name: 'Link expires after' }).waitFor();
-    // Choosing an expiry or closing makes no link; only Create link does.
+    await dialog.getByRole('tab', { name: 'Link' }).click();
+    await dialog.getByRole('group', { name: 'The link will expire after' }).waitFor();
+    // Choosing an expiry, a date or closing makes no link; only Create link does.
     await dialog.getByLabel('30 days').check();
+    await dialog.getByLabel('On a date').check();
     await dialog.getByRole('button', { name: 'Done' }).click();
     await dialog.waitFor({ state: 'detached' });
     expect(await links()).toEqual([]);
+    // Nor does the context menu, which offers Create link by that name only.
+    await page.goto('/files');
+    await row(page, 'Family').click({ button: 'right' });
+    const menu = page.getByRole('menu');
+    expect(await menu.getByRole('menuitem', { name: /Copy link/ }).count()).toBe(0);
+    await menu.getByRole('menuitem', { name: /Create link/ }).waitFor();
+    await page.keyboard.press('Escape');
+    expect(await links()).toEqual([]);
+    await row(page, 'Family').dblclick();
     await banner.getByRole('button', { name: 'Manage sharing' }).click();
+    await dialog.getByRole('tab', { name: 'Link' }).click();
     await dialog.getByRole('button', { name: 'Create link' }).click();
     await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
     expect(await links()).toHaveLength(1);
@@ -167,6 +180,12 @@ describe('sharing with people', () => {
     await dialog.getByRole('combobox', { name: `Role for ${member.email}` }).waitFor();
     await expectAccessible(page, 'share dialog with people, dark phone');
     await screenshot(page, 'people-share-people-dark-phone');
+    await dialog.getByRole('tab', { name: 'Link' }).click();
+    await dialog.getByText('No public link yet').waitFor();
+    await dialog.getByLabel('On a date').check();
+    await dialog.getByLabel('Expiry date').waitFor();
+    await expectAccessible(page, 'share dialog, Link part, dark phone');
+    await screenshot(page, 'share-link-dark-phone');
     expect(errors).toEqual([]);
     await context.close();
   });

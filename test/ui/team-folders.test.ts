@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
@@ -90,5 +90,124 @@ describe('Admin → Team folders', () => {
     expect((await ben.client.get(`/api/files?parentId=${made.folderId}`)).status).toBe(404);
     expect(errors).toEqual([]);
     await context.close();
+  });
+});
+
+describe('a team folder\u2019s links and versions in the web app', () => {
+  test('its administrator shares an item from inside it and the team folder itself, and manages the link in Shared; members see no Share; Versions offers what each may do', async () => {
+    const lead = await seed.owner(t);
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const editors = await json(await admin.client.post('/api/admin/groups', { name: 'Press' }));
+    const viewers = await json(await admin.client.post('/api/admin/groups', { name: 'Readers' }));
+    expect((await admin.client.post(`/api/admin/groups/${editors.id}/members`, { email: lead.email, admin: true })).status).toBe(201);
+    expect((await admin.client.post(`/api/admin/groups/${editors.id}/members`, { email: editor.email })).status).toBe(201);
+    expect((await admin.client.post(`/api/admin/groups/${viewers.id}/members`, { email: viewer.email })).status).toBe(201);
+    const team = await json(
+      await admin.client.post('/api/admin/team-folders', {
+        name: 'Press kit',
+        quota: null,
+        groups: [
+          { groupId: editors.id, role: 'editor' },
+          { groupId: viewers.id, role: 'viewer' },
+        ],
+      }),
+    );
+    const flyer = await upload(editor.client, 'flyer.txt', 'first', { parentId: team.folderId });
+    const form = new FormData();
+    form.append('file', new File(['second'], 'flyer.txt'));
+    expect((await editor.client.request(`/api/files/${flyer.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    const teamLinks = async () => (await json(await lead.client.get(`/api/team-folders/${team.id}/share/links`))).links;
+
+    const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name.replace('.', '\\.')},`) });
+    const openFlyer = async (page: Page) => {
+      await page.goto('/files');
+      await row(page, 'Press kit').dblclick();
+      await row(page, 'flyer.txt').click();
+    };
+
+    const { context, page, errors } = await signedInContext(browser, t.url, lead);
+    await openFlyer(page);
+    await page.getByRole('button', { name: 'Share', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Share “flyer.txt”' });
+    await dialog.getByRole('button', { name: 'Create link' }).click();
+    await dialog.getByRole('textbox', { name: 'Share link' }).waitFor();
+    // No People part: a team folder's people are its groups.
+    expect(await dialog.getByRole('heading', { name: 'People' }).count()).toBe(0);
+    const [made] = await teamLinks();
+    expect(made).toMatchObject({ itemId: flyer.id, mode: 'view' });
+    expect(await dialog.getByRole('textbox', { name: 'Share link' }).inputValue()).toBe(made.url);
+    expect((await json(await lead.client.get('/api/files/share/links'))).links).toEqual([]);
+    await expectAccessible(page, 'share dialog of a team folder item');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+
+    // Versions: its administrator restores and deletes.
+    await page.getByRole('button', { name: 'Details', exact: true }).click();
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    const versions = page.getByRole('tabpanel', { name: 'Versions' }).getByRole('listitem');
+    await versions.getByRole('button', { name: 'Delete' }).waitFor();
+    await versions.getByRole('button', { name: 'Restore' }).waitFor();
+
+    // The Shared view lists the team's links under its name; settings change there, and the link is removed.
+    await page.getByRole('link', { name: 'Shared', exact: true }).click();
+    const links = page.getByRole('list', { name: 'Share links of Press kit' });
+    await links.getByText('flyer.txt').waitFor();
+    expect(await page.getByRole('list', { name: 'Share links', exact: true }).count()).toBe(0);
+    await expectAccessible(page, 'Shared view with a team folder\u2019s links');
+    await screenshot(page, 'team-folder-links-light-desktop');
+    await page.getByRole('button', { name: 'Settings of the link to flyer.txt' }).click();
+    const settings = page.getByRole('dialog', { name: 'Link settings for “flyer.txt”' });
+    // A file's link has no upload mode.
+    expect(await settings.getByLabel('Upload only').count()).toBe(0);
+    await settings.getByLabel('Limit downloads').check();
+    await settings.getByLabel('Maximum downloads').fill('3');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await links.getByText(/0 of 3 downloads used/).waitFor();
+    expect((await teamLinks())[0]).toMatchObject({ maxDownloads: 3 });
+    await page.getByRole('button', { name: 'Remove the link to flyer.txt' }).click();
+    await links.waitFor({ state: 'detached' });
+    expect(await teamLinks()).toEqual([]);
+    expect((await fetch(made.url.replace(/^https?:\/\/[^/]+/, t.url))).status).toBe(404);
+
+    // The team folder itself, from My files: a folder's link, with its modes.
+    await page.goto('/files');
+    await row(page, 'Press kit').click();
+    await page.getByRole('button', { name: 'Share', exact: true }).click();
+    const whole = page.getByRole('dialog', { name: 'Share “Press kit”' });
+    await whole.getByRole('button', { name: 'Create link' }).click();
+    await whole.getByRole('textbox', { name: 'Share link' }).waitFor();
+    // Every change saves as it is made, on the team's link.
+    await whole.getByLabel('View and upload').check();
+    await whole.getByRole('status').filter({ hasText: 'Saved: Link settings saved' }).waitFor();
+    expect(await teamLinks()).toEqual([expect.objectContaining({ itemId: team.folderId, mode: 'view_upload' })]);
+    await whole.getByRole('button', { name: 'Done' }).click();
+    expect(errors).toEqual([]);
+    await context.close();
+
+    // An editor who administers nothing: no Share, Restore without Delete; a viewer: neither.
+    for (const [who, restore] of [
+      [editor, 1],
+      [viewer, 0],
+    ] as const) {
+      const member = await signedInContext(browser, t.url, who);
+      await member.page.goto('/files');
+      await row(member.page, 'Press kit').click();
+      await member.page.getByRole('button', { name: 'Details', exact: true }).waitFor();
+      expect(await member.page.getByRole('button', { name: 'Share', exact: true }).count()).toBe(0);
+      await row(member.page, 'Press kit').dblclick();
+      await row(member.page, 'flyer.txt').click();
+      await member.page.getByRole('button', { name: 'Details', exact: true }).waitFor();
+      expect(await member.page.getByRole('button', { name: 'Share', exact: true }).count()).toBe(0);
+      await member.page.getByRole('button', { name: 'Details', exact: true }).click();
+      // The file's details have arrived (what the tab offers follows them).
+      await member.page.getByText(restore ? /you can edit/ : /you can view/).waitFor();
+      await member.page.getByRole('tab', { name: 'Versions' }).click();
+      const items = member.page.getByRole('tabpanel', { name: 'Versions' }).getByRole('listitem');
+      await items.first().getByRole('link', { name: 'Download' }).waitFor();
+      expect(await items.getByRole('button', { name: 'Restore' }).count()).toBe(restore);
+      expect(await items.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+      expect(member.errors).toEqual([]);
+      await member.context.close();
+    }
   });
 });

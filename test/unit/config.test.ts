@@ -44,7 +44,7 @@ describe('loadConfig', () => {
     expect(c.trashRetentionDays).toBe(30);
   });
 
-  test("every rate limiter defaults to SPEC's count (the password-hash budget to 60) and is set by its own variable; a bad value names it", () => {
+  test("every rate limiter defaults to the contract's count (the password-hash budget to 60) and is set by its own variable; a bad value names it", () => {
     expect(loadConfig({}, {}).rateLimits).toEqual({
       general: 10_000,
       auth: 25,
@@ -287,5 +287,18 @@ describe('FFMPEG_PATH', () => {
       expect(c.warnings).toEqual([`FFMPEG_PATH "${bad}" is not an executable; videos get no thumbnail`]);
     }
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('MAP_TILE_URL', () => {
+  test('none by default; an http(s) template with {z}, {x} and {y} is kept; anything else is a warning and none', () => {
+    expect(loadConfig({}, {}).mapTileUrl).toBeNull();
+    const template = 'https://tiles.example.com/{z}/{x}/{y}.png';
+    expect(loadConfig({}, { MAP_TILE_URL: ` ${template} ` }).mapTileUrl).toBe(template);
+    for (const bad of ['https://tiles.example.com/{z}/{x}.png', 'ftp://tiles.example.com/{z}/{x}/{y}.png', 'not a url {z}{x}{y}']) {
+      const c = loadConfig({}, { MAP_TILE_URL: bad });
+      expect(c.mapTileUrl).toBeNull();
+      expect(c.warnings).toEqual([`MAP_TILE_URL "${bad}" is not an http(s) URL with {z}, {x} and {y}; photo details show no map`]);
+    }
   });
 });

@@ -109,3 +109,81 @@ describe('0022_tree_sizes', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('0027_access_generation', () => {
+  test('every write that can change access gives the generation a new value in its transaction; other writes and a rollback leave it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    migrate(db);
+    const generation = () =>
+      sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
+    const seen = new Set([generation()]);
+    /** Runs `sql` and answers whether the generation took a value it never had before. */
+    const moves = (sql: string) => {
+      sqlite.run(sql);
+      const g = generation();
+      const fresh = !seen.has(g);
+      seen.add(g);
+      return fresh;
+    };
+    for (const u of ['o', 'm', 't'])
+      sqlite.run(`INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('${u}', '${u}@x.test', '${u}@x.test', 0, 0)`);
+    const item = (id: string, parent: string | null) =>
+      `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, starred, modified_at, accessed_at, created_at)
+       VALUES ('${id}', 'o', ${parent ? `'${parent}'` : 'NULL'}, 'folder', '${id}', '${id}', 0, 0, 0, 0, 0)`;
+    // Creating items, renaming, starring, reading and writing content keep it: an id the cache never held cannot be stale.
+    expect(moves(item('a', null))).toBe(false);
+    expect(moves(item('b', 'a'))).toBe(false);
+    expect(moves(item('c', null))).toBe(false);
+    expect(moves("UPDATE items SET name = 'A', name_key = 'a2', starred = 1, accessed_at = 9 WHERE id = 'a'")).toBe(false);
+    expect(moves("UPDATE users SET name = 'Owner', storage_used = 5 WHERE id = 'o'")).toBe(false);
+    expect(moves("UPDATE items SET parent_id = 'a' WHERE id = 'b'")).toBe(false);
+    const changes = [
+      "INSERT INTO item_members (item_id, owner_id, account_id, role, added_by, added_at) VALUES ('a', 'o', 'm', 'editor', 'o', 0)",
+      "UPDATE item_members SET role = 'viewer' WHERE item_id = 'a'",
+      "DELETE FROM item_members WHERE item_id = 'a'",
+      "INSERT INTO groups (id, name, name_key, created_at) VALUES ('g', 'G', 'g', 0)",
+      "INSERT INTO group_members (group_id, account_id, added_at) VALUES ('g', 'm', 0)",
+      'UPDATE group_members SET is_admin = 1',
+      "INSERT INTO item_groups (item_id, owner_id, group_id, role, added_at) VALUES ('a', 'o', 'g', 'editor', 0)",
+      "UPDATE item_groups SET role = 'viewer'",
+      "DELETE FROM group_members WHERE account_id = 'm'",
+      "INSERT INTO group_members (group_id, account_id, added_at) VALUES ('g', 'm', 0)",
+      // A group deleted takes its members and shares with it (cascades, whose own triggers fire too).
+      "DELETE FROM groups WHERE id = 'g'",
+      "INSERT INTO team_folders (account_id, folder_id, created_at) VALUES ('t', 'c', 0)",
+      "DELETE FROM team_folders WHERE account_id = 't'",
+      "UPDATE items SET parent_id = 'a' WHERE id = 'c'",
+      "UPDATE items SET parent_id = NULL WHERE id = 'c'",
+      "UPDATE items SET account_id = 'm' WHERE id = 'c'",
+      "DELETE FROM items WHERE id = 'c'",
+      "UPDATE users SET disabled_at = 1 WHERE id = 'o'",
+      "UPDATE users SET disabled_at = NULL WHERE id = 'o'",
+      "UPDATE users SET deletion_requested_at = 1 WHERE id = 'o'",
+      "DELETE FROM users WHERE id = 'm'",
+    ];
+    for (const sql of changes) expect([sql, moves(sql)]).toEqual([sql, true]);
+    expect(sqlite.query('SELECT COUNT(*) AS n FROM group_members').get()).toEqual({ n: 0 });
+    // A rolled-back change restores the value; the next change takes a value never seen, not the one the rollback undid.
+    const before = generation();
+    let undone = '';
+    expect(() =>
+      sqlite.transaction(() => {
+        sqlite.run(
+          "INSERT INTO item_members (item_id, owner_id, account_id, role, added_by, added_at) VALUES ('a', 'o', 't', 'viewer', 'o', 0)",
+        );
+        undone = generation();
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(generation()).toBe(before);
+    expect(undone).not.toBe(before);
+    sqlite.run(
+      "INSERT INTO item_members (item_id, owner_id, account_id, role, added_by, added_at) VALUES ('a', 'o', 't', 'viewer', 'o', 0)",
+    );
+    expect([before, undone]).not.toContain(generation());
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -10,7 +10,12 @@ export const albums = {
   update: (id: string, body: ApiBody<'PATCH /api/albums/:id'>) => call('PATCH /api/albums/:id', { params: { id }, body }),
   remove: (id: string) => call('DELETE /api/albums/:id', { params: { id } }),
   addItems: (id: string, ids: string[]) => call('POST /api/albums/:id/items', { params: { id }, body: { ids } }),
-  /** The small thumbnail of the file that stands for an album. */
-  coverUrl: (coverId: string) => urlOf('GET /api/files/:id/thumbnail', { id: coverId }, { size: 'small' }),
+  /** The small thumbnail of the file that stands for an album, through the album's door (a shared album's is another account's). */
+  coverUrl: (album: { id: string; coverId: string }) =>
+    urlOf('GET /api/albums/:id/items/:itemId/thumbnail', { id: album.id, itemId: album.coverId }, { size: 'small' }),
+  members: (id: string) => call('GET /api/albums/:id/members', { params: { id } }).then((r) => r.members),
+  addMember: (id: string, body: ApiBody<'POST /api/albums/:id/members'>) =>
+    call('POST /api/albums/:id/members', { params: { id }, body }).then((r) => r.member),
+  removeMember: (id: string, accountId: string) => call('DELETE /api/albums/:id/members/:accountId', { params: { id, accountId } }),
   removeItems: (id: string, ids: string[]) => call('DELETE /api/albums/:id/items', { params: { id }, body: { ids } }),
 };

@@ -15,7 +15,7 @@ async function waitForJob(jobId: string, signal?: AbortSignal): Promise<JobStatu
 }
 
 /**
- * Trash or restore with the server's NDJSON progress (SPEC "Progress streaming"); a tree too big for
+ * Trash or restore with the server's NDJSON progress (docs/api.md › Progress streaming); a tree too big for
  * the web process comes back as a queued job, which is then awaited.
  */
 async function withProgress(
@@ -48,7 +48,7 @@ async function withProgress(
   }
 }
 
-/** The file API (SPEC "Files", "Trash", "Upload rules"): lists, changes, jobs, uploads' URLs, downloads. */
+/** The file API (docs/api.md › API reference, Upload rules): lists, changes, jobs, uploads' URLs, downloads. */
 export const files = {
   list: (query: ApiQuery<'GET /api/files'>, opts: Opts = {}) => page('GET /api/files', { query, ...opts }),
   // Shared lists what is shared by link and with people.
@@ -98,8 +98,13 @@ export const files = {
   eventsUrl: urlOf('GET /api/files/events'),
   downloadUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/files/:id/download', { id: item.id }),
   /** Cached for good by the browser: `v` (the content's time and size) makes new content a new URL. */
-  thumbnailUrl: (item: Pick<Item, 'id' | 'modified' | 'size'>, size: ThumbnailSize = 'small') =>
-    urlOf('GET /api/files/:id/thumbnail', { id: item.id }, { size, v: `${Date.parse(item.modified).toString(36)}-${item.size ?? 0}` }),
+  // A photo reached only through an album shared with the account comes through the album's door.
+  thumbnailUrl: (item: Pick<Item, 'id' | 'modified' | 'size'> & { albumId?: string }, size: ThumbnailSize = 'small') => {
+    const query = { size, v: `${Date.parse(item.modified).toString(36)}-${item.size ?? 0}` };
+    return item.albumId
+      ? urlOf('GET /api/albums/:id/items/:itemId/thumbnail', { id: item.albumId, itemId: item.id }, query)
+      : urlOf('GET /api/files/:id/thumbnail', { id: item.id }, query);
+  },
   /** A form posts here so the browser's download manager, not page memory, holds the ZIP. */
   zipUrl: urlOf('POST /api/files/download/bulk'),
   editorUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/docserver/viewer/:id', { id: item.id }),

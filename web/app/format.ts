@@ -63,6 +63,15 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`;
 }
 
+/** A video's length as players show it: "0:07", "4:05", "1:02:03". */
+export function runningTime(seconds: number): string {
+  const s = Math.round(seconds);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0 ? `${h}:${two(m)}:${two(s % 60)}` : `${m}:${two(s % 60)}`;
+}
+
 /** The extension including its dot, as the server splits names (`.bashrc` has none). */
 export function extensionOf(name: string): string {
   const dot = name.lastIndexOf('.');

@@ -209,8 +209,8 @@ export const searchSource = (q: string): ListingSource => ({
   },
 });
 
-/** A photo as the file actions see it (an item), with when it was taken and its size in pixels. */
-export type PhotoItem = Item & Pick<Photo, 'takenAt' | 'width' | 'height'>;
+/** A photo as the file actions see it (an item), with when it was taken, its size in pixels and a video's length. */
+export type PhotoItem = Item & Pick<Photo, 'takenAt' | 'width' | 'height' | 'duration' | 'owner' | 'albumId'>;
 
 const photoItem = (p: Photo): PhotoItem => ({
   ...p,
@@ -223,21 +223,35 @@ const photoItem = (p: Photo): PhotoItem => ({
   hasThumbnail: p.mimeType.startsWith('image/') || p.width !== null,
 });
 
-/** An album's photos, in the Photos order; the view acts as Photos does. */
+/** An album's photos, in the Photos order; the view acts as Photos does. Each comes through the album's door (a shared album's are another account's). */
 export const albumSource = (id: string): ListingSource => ({
   key: `album:${id}`,
   view: 'photos',
   load: async (cursor, limit, signal) => {
     const page = await api.albums.get(id, { cursor, limit: Math.min(limit, 1000) }, { signal });
-    return { items: page.items.map(photoItem), nextCursor: page.nextCursor };
+    // A shared album's photos are its owner's: marked so, they are only looked at here.
+    const owner = page.album.owner;
+    return { items: page.items.map((p) => photoItem({ ...p, albumId: id, ...(owner ? { owner } : {}) })), nextCursor: page.nextCursor };
   },
 });
 
-export const photosSource: ListingSource = {
-  key: 'photos',
-  view: 'photos',
-  load: async (cursor, limit, signal) => {
-    const page = await api.files.photos({ cursor, limit: Math.min(limit, 1000) }, { signal });
-    return { items: page.items.map(photoItem), nextCursor: page.nextCursor };
-  },
-};
+/** Whose photos Photos shows: the account's, what others share with it, or both. */
+export type PhotosWhose = 'mine' | 'shared' | 'all';
+
+const photosSources = new Map<PhotosWhose, ListingSource>();
+/** Photos' listing for one choice of whose; each keeps its own pages. */
+export function photosSource(whose: PhotosWhose): ListingSource {
+  let source = photosSources.get(whose);
+  if (!source) {
+    source = {
+      key: whose === 'mine' ? 'photos' : `photos:${whose}`,
+      view: 'photos',
+      load: async (cursor, limit, signal) => {
+        const page = await api.files.photos({ cursor, limit: Math.min(limit, 1000), whose }, { signal });
+        return { items: page.items.map(photoItem), nextCursor: page.nextCursor };
+      },
+    };
+    photosSources.set(whose, source);
+  }
+  return source;
+}

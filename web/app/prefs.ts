@@ -26,6 +26,8 @@ export const sortBy = stored('sortBy', ['name', 'size', 'modified'] as const, 'n
 export const sortOrder = stored('sortOrder', ['asc', 'desc'] as const, 'asc');
 export const photoSize = stored('photoSize', ['small', 'medium', 'large'] as const, 'medium');
 export type PhotoSize = typeof photoSize.value;
+/** Whose photos Photos shows: the account's own, what others share with it, or both. */
+export const photosWhose = stored('photosWhose', ['all', 'mine', 'shared'] as const, 'all');
 
 export function applyTheme(): void {
   effect(() => {

@@ -5,12 +5,13 @@ import { api } from '../api/index.ts';
 import { cutItems } from '../app/clipboard.ts';
 import { forgetInfo } from '../app/folders.ts';
 import { extensionOf, formatSize, plural } from '../app/format.ts';
-import { invalidateListings, type Listing, optimistic, showsFolder } from '../app/listings.ts';
+import { invalidateListings, type Listing, type ListingSource, listingFor, optimistic, showsFolder } from '../app/listings.ts';
 import { navigate, folderPath } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
 import { openInEditor, opensInEditor } from '../app/editor.ts';
 import { toast, toastError, track } from '../app/toasts.ts';
-import { openPreview } from '../preview/preview.tsx';
+import { copyItemLink, createItemLink } from '../share/link-actions.ts';
+import { openViewer } from '../viewer/viewer.tsx';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
 import type { IconName } from '../ui/icons.tsx';
@@ -29,6 +30,8 @@ export interface ActionContext {
   pickUpload(folder: boolean): void;
   /** Inside an item another account shares with this one: the role this account has there. */
   sharedRole?: 'viewer' | 'editor';
+  /** Inside a team folder this account administers: the team's account, whose links it manages. */
+  team?: string;
 }
 
 export interface Action {
@@ -68,8 +71,19 @@ export function openItem(ctx: ActionContext, item: Item): void {
     if (ctx.kind !== 'trash') navigate(folderPath(item.id));
     return;
   }
-  const files = ctx.listing.items.value.filter((i) => i.type === 'file');
-  openPreview(files, item, undefined, (shown, toggleInfo) => {
+  viewFile(
+    ctx.listing.items.value.filter((i) => i.type === 'file'),
+    item,
+    ctx,
+  );
+}
+
+/**
+ * Opens the viewer on `item` among `files` with the file manager's tools (Share, Delete, Get info where the
+ * permissions allow), the same from a folder, Photos, an album, search, Recent or Starred.
+ */
+function viewFile(files: Item[], item: Item, ctx: Omit<ActionContext, 'selection' | 'toggleInfo'>, find?: string): void {
+  openViewer(files, item, find, (shown, toggleInfo) => {
     const here: ActionContext = { ...ctx, selection: [shown], toggleInfo };
     return available(here)
       .filter((a) => VIEWER_ACTIONS.includes(a.id))
@@ -77,7 +91,12 @@ export function openItem(ctx: ActionContext, item: Item): void {
   });
 }
 
-// The file manager's own actions the preview offers beside Download, in this order.
+/** The viewer opened outside a file list (Recent on the home page, text matches, the palette): the same tools. */
+export function viewFileFrom(kind: ViewKind, source: ListingSource, files: Item[], item: Item, find?: string): void {
+  viewFile(files, item, { kind, folderId: null, listing: listingFor(source), select: () => {}, pickUpload: () => {} }, find);
+}
+
+// The file manager's own actions the viewer offers beside Download, in this order.
 const VIEWER_ACTIONS = ['share', 'delete', 'info'];
 
 /** Moves at once on screen (out of their folders, new parent elsewhere); back where they were if refused. */
@@ -345,7 +364,25 @@ export const ACTIONS: Action[] = [
     keys: 'Shift+S',
     permission: 'files.share',
     applies: (ctx) => some(ctx) && notTrash(ctx),
-    run: (ctx) => openShareDialog(ctx.selection),
+    run: (ctx) => openShareDialog(ctx.selection, { team: ctx.team }),
+  },
+  {
+    id: 'copy-link',
+    label: 'Copy link',
+    icon: 'copy',
+    permission: 'files.share',
+    secondary: true,
+    applies: (ctx) => one(ctx) && notTrash(ctx) && ctx.kind !== 'sharedWithMe' && !ctx.sharedRole && ctx.selection[0]!.shared,
+    run: (ctx) => copyItemLink(ctx.selection[0]!),
+  },
+  {
+    id: 'create-link',
+    label: 'Create link',
+    icon: 'link',
+    permission: 'files.share',
+    secondary: true,
+    applies: (ctx) => one(ctx) && notTrash(ctx) && ctx.kind !== 'sharedWithMe' && !ctx.sharedRole && !ctx.selection[0]!.shared,
+    run: (ctx) => createItemLink(ctx.selection[0]!),
   },
   {
     id: 'download',
@@ -524,7 +561,11 @@ export function available(ctx: ActionContext): Action[] {
  */
 function memberMay(a: Action, ctx: ActionContext): boolean {
   const role = ctx.kind === 'sharedWithMe' ? 'viewer' : ctx.sharedRole;
+  // A team folder itself is shared by link only by its administrators (on the team's routes).
+  if (a.id === 'share' && ctx.selection.some((i) => i.teamFolder)) return ctx.team !== undefined;
   if (!role || !a.permission) return true;
+  // A team folder's administrators make its links, from inside it.
+  if (a.id === 'share' && ctx.team) return true;
   if (a.permission === 'files.share' || a.id === 'star') return false;
   if (a.id === 'copy') return true;
   return role === 'editor' || a.permission === 'files.download';

@@ -25,7 +25,8 @@ import { screenCommands } from '../palette/commands.ts';
 import { openShareDialog } from '../share/share-dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LoadError } from '../ui/page.tsx';
-import { LinkScope, SharedLinks } from '../share/shared-links.tsx';
+import { administeredTeam, administeredTeamOfFolder, loadAdministeredTeams } from '../app/team-folders.ts';
+import { LinkScope, SharedLinks, TeamLinks } from '../share/shared-links.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { filesFromDrop, filesFromInput } from '../uploads/drop.ts';
 import { startUploads } from '../uploads/start.tsx';
@@ -193,7 +194,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       (err) => live && toastError(err),
     );
     itemInfo(folderId).then(
-      (info) => live && setSharedWithMe(info.sharedWithMe),
+      (info) => {
+        if (!live) return;
+        setSharedWithMe(info.sharedWithMe);
+        if (info.sharedWithMe) void loadAdministeredTeams();
+      },
       () => {},
     );
     return () => {
@@ -235,6 +240,11 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     setClaimFocus((n) => n + 1);
   }, [items, loaded]);
 
+  // Team folders listed: which of them this account administers decides where their links are made.
+  useEffect(() => {
+    if (items.some((i) => i.teamFolder)) void loadAdministeredTeams();
+  }, [items]);
+
   // Items that disappeared (moved, deleted elsewhere) leave the selection.
   useEffect(() => {
     if (!selected.size) return;
@@ -258,6 +268,9 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     toggleInfo: () => setInfoOpen((o) => !o),
     pickUpload: (folder) => (folder ? folderInput : fileInput).current?.click(),
     sharedRole: sharedWithMe?.role,
+    team:
+      administeredTeam(sharedWithMe?.owner?.id)?.id ??
+      (selection.length === 1 && selection[0]!.teamFolder ? administeredTeamOfFolder(selection[0]!.id)?.id : undefined),
   };
   const actions = available(ctx);
   const run = (a: Action) => Promise.resolve(a.run(ctx)).catch(toastError);
@@ -424,6 +437,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
   const list = (
     <ItemList
       items={items}
+      canShare={can('files.share') && kind !== 'sharedWithMe' && kind !== 'trash' && !ctx.sharedRole}
       mode={viewMode.value}
       label={title}
       columns={COLUMNS[kind]}
@@ -671,6 +685,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       </div>
 
       {kind === 'shared' && can('files.share') && <SharedLinks />}
+      {kind === 'shared' && can('files.share') && <TeamLinks />}
       {sharedRoot && (
         <div class="banner shared-banner" role="note">
           <Icon name="link" size={18} />
@@ -683,15 +698,18 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog([
-                  {
-                    id: sharedRoot.id,
-                    name: sharedRoot.name,
-                    type: 'folder',
-                    shared: true,
-                    expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
-                  } as Item,
-                ])
+                openShareDialog(
+                  [
+                    {
+                      id: sharedRoot.id,
+                      name: sharedRoot.name,
+                      type: 'folder',
+                      shared: true,
+                      expiresAt: sharedFolders.value.get(sharedRoot.id) ?? null,
+                    } as Item,
+                  ],
+                  { part: 'link' },
+                )
               }
             >
               Manage link
@@ -712,7 +730,9 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
               type="button"
               class="button small"
               onClick={() =>
-                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item])
+                openShareDialog([{ id: peopleRoot.id, name: peopleRoot.name, type: 'folder', shared: false, expiresAt: null } as Item], {
+                  part: 'people',
+                })
               }
             >
               Manage sharing

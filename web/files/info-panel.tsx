@@ -3,13 +3,28 @@ import type { Item, ItemInfo, Photo, PhotoDetails } from '../../src/contract/fil
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { ancestors, sharedFolders } from '../app/folders.ts';
-import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural } from '../app/format.ts';
-import { hideExtensions } from '../app/session.ts';
+import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize, plural, runningTime } from '../app/format.ts';
+import { can, hideExtensions } from '../app/session.ts';
+import { administeredTeam, loadAdministeredTeams } from '../app/team-folders.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
 import { ItemActivity } from '../activity/item-activity.tsx';
-import { VersionsTab } from './versions-tab.tsx';
+import { MapTile } from './map-tile.tsx';
+import { type VersionAccess, VersionsTab } from './versions-tab.tsx';
 
 type Tab = 'details' | 'versions' | 'activity';
+
+/**
+ * What the Versions tab offers: nothing but the list until the file's details arrive; in something shared
+ * with this account, Restore for editors and Delete only in a team folder it administers (docs/versions.md › In the web app: the owner's).
+ */
+function versionAccess(info: ItemInfo | null): VersionAccess {
+  if (!info) return { restore: false, remove: false };
+  const shared = info.sharedWithMe;
+  return {
+    restore: can('files.edit') && (!shared || shared.role === 'editor'),
+    remove: can('files.delete') && (!shared || administeredTeam(shared.owner?.id) !== undefined),
+  };
+}
 
 /**
  * Get info: location, size, dates, share expiry and folder totals, beside the list (Drive's details
@@ -32,7 +47,11 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
     );
     // Fresh details each time: sizes and totals change.
     api.files.info(item.id).then(
-      (i) => live && setInfo(i),
+      (i) => {
+        if (!live) return;
+        setInfo(i);
+        if (i.sharedWithMe) void loadAdministeredTeams();
+      },
       (err: Error) => live && setError(err.message),
     );
     (item.parentId
@@ -89,7 +108,7 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
       </div>
       {shown === 'versions' ? (
         <div id="info-panel-versions" role="tabpanel" aria-labelledby="info-tab-versions">
-          <VersionsTab item={item} />
+          <VersionsTab item={item} access={versionAccess(info)} />
         </div>
       ) : shown === 'activity' ? (
         <div id="info-panel-activity" role="tabpanel" aria-labelledby="info-tab-activity">
@@ -109,7 +128,7 @@ function place({ latitude, longitude }: { latitude: number; longitude: number })
   return `${Math.abs(latitude).toFixed(5)}° ${latitude < 0 ? 'S' : 'N'}, ${Math.abs(longitude).toFixed(5)}° ${longitude < 0 ? 'W' : 'E'}`;
 }
 
-/** What the picture says of itself: its size in pixels, the camera and lens, where it was taken. */
+/** What the picture says of itself: its size in pixels, a video's length, the camera and lens, where it was taken. */
 function PhotoFacts({ photo }: { photo: PhotoDetails }) {
   return (
     <>
@@ -119,6 +138,12 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
           <dd>
             {photo.width.toLocaleString()} × {photo.height.toLocaleString()} px ({((photo.width * photo.height) / 1e6).toFixed(1)} MP)
           </dd>
+        </>
+      )}
+      {photo.duration !== undefined && (
+        <>
+          <dt>Duration</dt>
+          <dd>{runningTime(photo.duration)}</dd>
         </>
       )}
       {photo.camera && (
@@ -136,7 +161,10 @@ function PhotoFacts({ photo }: { photo: PhotoDetails }) {
       {photo.location && (
         <>
           <dt>Place</dt>
-          <dd>{place(photo.location)}</dd>
+          <dd>
+            {place(photo.location)}
+            <MapTile {...photo.location} />
+          </dd>
         </>
       )}
     </>
@@ -211,6 +239,15 @@ function DetailsList({
           <>
             <dt>Sent by</dt>
             <dd title={exactDate(info.droppedBy.at)}>{info.droppedBy.uploader ?? 'A visitor (no name given)'}, through a share link</dd>
+          </>
+        )}
+        {item.library && (
+          <>
+            <dt>Stored</dt>
+            <dd>
+              In a library: kept as it is in a folder on the server, not encrypted by Coffer
+              {item.unavailable ? '. Coffer cannot read it now.' : ''}
+            </dd>
           </>
         )}
         <dt>Sharing</dt>

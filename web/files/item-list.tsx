@@ -2,11 +2,13 @@ import { Fragment } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { SharedWithMeItem } from '../../src/contract/sharing.ts';
-import { itemInfo } from '../app/folders.ts';
+import { itemInfo, peopleFolders } from '../app/folders.ts';
 import { displayName, exactDate, formatDate, formatExpiry, formatSize, middleTruncate } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
+import { copyItemLink } from '../share/link-actions.ts';
 import { Icon } from '../ui/icons.tsx';
 import { ItemPicture } from './item-picture.tsx';
+import { VideoBadge } from './video-badge.tsx';
 import { Name } from '../ui/name.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
@@ -53,6 +55,8 @@ export interface ListProps {
   /** Ids being dragged (set by dragstart) so the screen can act on drop. */
   dragIds(index: number): string[];
   hasMore: boolean;
+  /** The caller may manage links here: a row with a link offers Copy link. */
+  canShare?: boolean;
 }
 
 export function FolderName({ id }: { id: string | null }) {
@@ -111,6 +115,18 @@ function Badges({ item }: { item: Item }) {
         <span class="badge shared" title="Team folder: it belongs to a team you are in">
           <Icon name="users" size={14} />
           <span class="sr-only">, team folder</span>
+        </span>
+      )}
+      {item.library && (
+        <span class="badge shared" title={item.unavailable ? 'Library: unavailable now' : 'Library: a folder on the server, not encrypted'}>
+          <Icon name="server" size={14} />
+          <span class="sr-only">, library{item.unavailable ? ', unavailable' : ''}</span>
+        </span>
+      )}
+      {!item.shared && peopleFolders.value.has(item.id) && (
+        <span class="badge shared" title="Shared with people: no public link">
+          <Icon name="users" size={14} />
+          <span class="sr-only">, shared with people</span>
         </span>
       )}
       {item.shared && (
@@ -293,7 +309,7 @@ export function ItemList(p: ListProps) {
   };
 
   const label = (item: Item, name: string) =>
-    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.teamFolder ? ', team folder' : ''}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
+    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.teamFolder ? ', team folder' : ''}${item.library ? ', library' : ''}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
 
   const keyDown = (e: KeyboardEvent) => p.onKey(e, cols);
   const anySelected = p.selected.size > 0;
@@ -340,6 +356,7 @@ export function ItemList(p: ListProps) {
                       <Icon name="check" size={14} />
                     </span>
                     <ItemPicture item={item} box={96} icon={64} />
+                    <VideoBadge item={item} />
                     <span class="tile-name" title={name}>
                       {middleTruncate(name, tileChars)}
                     </span>
@@ -420,6 +437,21 @@ export function ItemList(p: ListProps) {
                   <ItemPicture item={item} box={28} icon={24} />
                   <Name text={name} />
                   <Badges item={item} />
+                  {item.shared && p.canShare && (
+                    <button
+                      type="button"
+                      class="icon-button row-more row-copy"
+                      tabIndex={-1}
+                      aria-label={`Copy link to ${name}`}
+                      title="Copy link"
+                      onClick={(e) => {
+                        e.stopPropagation();
+                        void copyItemLink(item);
+                      }}
+                    >
+                      <Icon name="copy" size={18} />
+                    </button>
+                  )}
                 </div>
                 {p.columns.map((c) => (
                   <div key={c} role="gridcell" class={`col col-${c}`}>

@@ -43,8 +43,14 @@ function byDay(versions: FileVersion[]): Array<{ day: string; versions: FileVers
   return groups;
 }
 
+/** Which of Restore and Delete this login may use on the file's versions (Download follows its permission). */
+export interface VersionAccess {
+  restore: boolean;
+  remove: boolean;
+}
+
 /** The Versions tab of a file's details: its earlier contents, with Download, Restore (with Undo) and Delete. */
-export function VersionsTab({ item }: { item: Item }) {
+export function VersionsTab({ item, access }: { item: Item; access: VersionAccess }) {
   const [versions, setVersions] = useState<FileVersion[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -145,13 +151,13 @@ export function VersionsTab({ item }: { item: Item }) {
                       Download
                     </a>
                   )}
-                  {can('files.edit') && (
+                  {access.restore && (
                     <button type="button" class="button small ghost" disabled={busy} onClick={() => void restore(v)}>
                       <Icon name="restore" size={16} />
                       Restore
                     </button>
                   )}
-                  {can('files.delete') && (
+                  {access.remove && (
                     <button type="button" class="button small danger-ghost" disabled={busy} onClick={() => void remove(v)}>
                       <Icon name="trash" size={16} />
                       Delete

@@ -6,8 +6,8 @@ import { displayName, exactDate, familyOf, formatDate, formatSize } from '../app
 import { folderPath, navigate } from '../app/router.ts';
 import { can, hideExtensions, profile } from '../app/session.ts';
 import { toastError } from '../app/toasts.ts';
-import { createFolder } from '../files/actions.tsx';
-import { openPreview } from '../preview/preview.tsx';
+import { createFolder, viewFileFrom } from '../files/actions.tsx';
+import { recentSource } from '../app/listings.ts';
 import { FileIcon, Icon, type IconName } from '../ui/icons.tsx';
 import { Name } from '../ui/name.tsx';
 import { filesFromInput } from '../uploads/drop.ts';
@@ -77,7 +77,7 @@ export function Home() {
           <ul>
             {recent.map((item) => (
               <li key={item.id}>
-                <button type="button" class="recent-item" onClick={() => openPreview(recent, item)}>
+                <button type="button" class="recent-item" onClick={() => viewFileFrom('recent', recentSource, recent, item)}>
                   <FileIcon family={familyOf(item)} size={32} />
                   <Name class="recent-name" text={displayName(item.name, item.type, hideExtensions.value)} />
                   <span class="muted small" title={exactDate(item.accessedAt)}>

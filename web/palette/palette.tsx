@@ -6,7 +6,8 @@ import { displayName, familyOf } from '../app/format.ts';
 import { theme } from '../app/prefs.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { hideExtensions, isAdmin, isSubUser, sessionState, signOut } from '../app/session.ts';
-import { openPreview } from '../preview/preview.tsx';
+import { searchSource } from '../app/listings.ts';
+import { viewFileFrom } from '../files/actions.tsx';
 import { Dialog } from '../ui/dialog.tsx';
 import { FileIcon, Icon } from '../ui/icons.tsx';
 import { type Command, screenCommands } from './commands.ts';
@@ -78,7 +79,7 @@ function Palette({ close }: { close: () => void }) {
       id: `i${item.id}`,
       label: displayName(item.name, item.type, hideExtensions.value),
       item,
-      run: () => (item.type === 'folder' ? navigate(folderPath(item.id)) : openPreview([item], item)),
+      run: () => (item.type === 'folder' ? navigate(folderPath(item.id)) : viewFileFrom('search', searchSource(q.trim()), [item], item)),
     })),
   ];
   const pick = (n: number) => {

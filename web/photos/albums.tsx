@@ -11,6 +11,7 @@ import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { albumPath } from './add-to-album.tsx';
+import { openAlbumShare } from './album-share.tsx';
 import { PhotoGrid, PhotoViews } from './photos.tsx';
 
 /** Asks for a name; null when cancelled. `save` answers the server's refusal, shown in the dialog. */
@@ -40,12 +41,18 @@ function AlbumCard({ album }: { album: Album }) {
       <a href={albumPath(album.id)}>
         <span class="album-cover">
           {album.coverId && !broken ? (
-            <img src={api.albums.coverUrl(album.coverId)} alt="" loading="lazy" onError={() => setBroken(true)} />
+            <img
+              src={api.albums.coverUrl({ id: album.id, coverId: album.coverId })}
+              alt=""
+              loading="lazy"
+              onError={() => setBroken(true)}
+            />
           ) : (
             <Icon name="album" size={40} />
           )}
         </span>
         <span class="album-name">{album.name}</span> <span class="muted small">{plural(album.itemCount, 'item')}</span>
+        {album.owner && <span class="muted small album-owner">Shared by {album.owner.name}</span>}
       </a>
     </li>
   );
@@ -54,6 +61,7 @@ function AlbumCard({ album }: { album: Album }) {
 /** Albums: the account's albums, newest first, each with its cover, name and size. */
 export function AlbumsScreen() {
   const list = useLoad(() => api.albums.list({ limit: 200 }));
+  const shared = useLoad(() => api.albums.list({ limit: 200, whose: 'shared' }));
   const mayEdit = can('files.edit');
   const create = async () => {
     let made: Album | undefined;
@@ -89,6 +97,16 @@ export function AlbumsScreen() {
           </ul>
         )}
         {list.data?.nextCursor && <p class="muted small">The 200 newest albums are shown.</p>}
+        {shared.data && shared.data.albums.length > 0 && (
+          <>
+            <h2 class="albums-heading">Shared with you</h2>
+            <ul class="album-grid" aria-label="Albums shared with you">
+              {shared.data.albums.map((a) => (
+                <AlbumCard key={a.id} album={a} />
+              ))}
+            </ul>
+          </>
+        )}
       </div>
     </div>
   );
@@ -98,7 +116,9 @@ export function AlbumsScreen() {
 export function AlbumScreen({ id }: { id: string }) {
   const meta = useLoad(() => api.albums.get(id, { limit: 1 }));
   const album = meta.data?.album;
-  const mayEdit = can('files.edit');
+  // Another account's album: an editor adds and takes out photos, a viewer looks; only the owner renames, deletes or shares.
+  const owner = album?.role === 'owner';
+  const mayEdit = can('files.edit') && (album?.role === 'owner' || album?.role === 'editor');
   const changed = () => {
     invalidateListings();
     void meta.reload();
@@ -134,14 +154,28 @@ export function AlbumScreen({ id }: { id: string }) {
         <>
           <h1 class="view-title">{album?.name ?? 'Album'}</h1>
           <PhotoViews />
-          {mayEdit && album && (
+          {album && !owner && album.owner && (
+            <span class="muted small push-left">
+              Shared by {album.owner.name} · you can {album.role === 'editor' ? 'add and remove photos' : 'view'}
+            </span>
+          )}
+          {owner && album && (
             <span class="push-left album-tools">
-              <button type="button" class="button small" onClick={rename}>
-                Rename
-              </button>
-              <button type="button" class="button small danger-ghost" onClick={remove}>
-                Delete album
-              </button>
+              {can('files.share') && (
+                <button type="button" class="button small" onClick={() => openAlbumShare(album)}>
+                  <Icon name="users" size={16} /> Share
+                </button>
+              )}
+              {mayEdit && (
+                <>
+                  <button type="button" class="button small" onClick={rename}>
+                    Rename
+                  </button>
+                  <button type="button" class="button small danger-ghost" onClick={remove}>
+                    Delete album
+                  </button>
+                </>
+              )}
             </span>
           )}
         </>
@@ -160,12 +194,14 @@ export function AlbumScreen({ id }: { id: string }) {
                     id,
                     selection.map((s) => s.id),
                   );
-                  toast(`${plural(removed, 'item')} removed from the album; they stay in your files`);
+                  toast(
+                    `${plural(removed, 'item')} removed from the album; ${owner ? 'they stay in your files' : 'the files stay where they are'}`,
+                  );
                   clear();
                   changed();
                 },
               },
-              ...(selection.length === 1
+              ...(selection.length === 1 && owner
                 ? [
                     {
                       id: 'album-cover',

@@ -1,15 +1,18 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ListingSource, listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
-import { type PhotoSize, photoSize } from '../app/prefs.ts';
+import { type PhotoSize, photoSize, photosWhose } from '../app/prefs.ts';
 import { route } from '../app/router.ts';
 import { can, hideExtensions } from '../app/session.ts';
-import { displayName, plural } from '../app/format.ts';
+import { displayName, familyOf, formatDuration, plural } from '../app/format.ts';
 import { toastError } from '../app/toasts.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import { ItemPicture } from '../files/item-picture.tsx';
+import { VideoBadge } from '../files/video-badge.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
 import { addToAlbum } from './add-to-album.tsx';
+import { PhotosWhose } from './photos-whose.tsx';
+import { type Month, MonthScrubber } from './month-scrubber.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { openMenu } from '../ui/menu.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
@@ -31,13 +34,6 @@ type Row =
   | { kind: 'month'; key: string; label: string; count: number }
   | { kind: 'day'; key: string; label: string; count: number }
   | { kind: 'tiles'; key: string; start: number; end: number; height: number; widths: number[] };
-
-interface Month {
-  key: string;
-  label: string;
-  /** Its header's row. */
-  row: number;
-}
 
 /** A photo's local day as one number (yyyymmdd), kept per item: layout runs again as every page arrives. */
 const dayKeys = new WeakMap<PhotoItem, number>();
@@ -62,6 +58,10 @@ function headerLabel(kind: 'month' | 'day', day: number): string {
   }
   return label;
 }
+
+/** What a screen reader says of a video before its date: that it is one, and how long. */
+const videoWords = (p: PhotoItem) =>
+  familyOf(p) !== 'video' ? '' : p.duration === undefined ? 'Video, ' : `Video, ${formatDuration(p.duration)}, `;
 
 const ratioOf = (p: PhotoItem) => (p.width && p.height ? Math.min(MAX_RATIO, Math.max(MIN_RATIO, p.width / p.height)) : 1);
 
@@ -150,6 +150,12 @@ interface PhotoGridProps {
   tools: (selection: PhotoItem[], clear: () => void) => PhotoTool[];
 }
 
+/** Another account's photos are only looked at and downloaded here (an album-only one not even that): they are not ours to change. */
+function fitsShared(a: Action, selection: PhotoItem[]): boolean {
+  if (selection.every((p) => !p.owner)) return true;
+  return a.id === 'download' && selection.every((p) => !p.albumId);
+}
+
 /** All photos, or Albums: the two views of Photos. */
 export function PhotoViews() {
   const path = route.value.path;
@@ -166,21 +172,30 @@ export function PhotoViews() {
   );
 }
 
-/** Photos: every image and video of the account, newest taken first, by month, with the file manager's actions. */
+/** Photos: every image and video of the account (and what others share with it), newest taken first, by month. */
 export function PhotosScreen() {
+  const whose = photosWhose.value;
   return (
     <PhotoGrid
-      source={photosSource}
+      key={whose}
+      source={photosSource(whose)}
       head={
         <>
           <h1 class="view-title">Photos</h1>
           <PhotoViews />
+          <PhotosWhose />
         </>
       }
       label="Photos"
-      empty={<p>No photos or videos yet. Pictures and videos you upload anywhere in your files appear here, newest first.</p>}
+      empty={
+        <p>
+          {whose === 'shared'
+            ? 'Nothing shared with you yet. Photos and videos in folders and albums others share with you appear here.'
+            : 'No photos or videos yet. Pictures and videos you upload anywhere in your files appear here, newest first.'}
+        </p>
+      }
       tools={(selection, clear) =>
-        can('files.edit')
+        can('files.edit') && selection.every((p) => !p.owner)
           ? [
               {
                 id: 'album',
@@ -281,7 +296,7 @@ export function PhotoGrid(props: PhotoGridProps) {
     pickUpload: () => {},
   };
   // Details need the file manager's side panel; everything else acts the same here.
-  const actions = available(ctx).filter((a) => !a.global && a.id !== 'info' && a.id !== 'open');
+  const actions = available(ctx).filter((a) => !a.global && a.id !== 'info' && a.id !== 'open' && fitsShared(a, selection));
   const tools = selection.length ? props.tools(selection, () => setSelected(new Set())) : [];
   const run = (a: Action, c = ctx) => void Promise.resolve(a.run(c)).catch(toastError);
 
@@ -308,7 +323,7 @@ export function PhotoGrid(props: PhotoGridProps) {
       x,
       y,
       available(menuCtx)
-        .filter((a) => !a.global && a.id !== 'info')
+        .filter((a) => !a.global && a.id !== 'info' && fitsShared(a, sel))
         .map((a) => ({ label: labelOf(a, menuCtx), icon: a.icon, keys: a.keys, danger: a.danger, run: () => run(a, menuCtx) })),
       sel.length === 1 ? `Actions for ${sel[0]!.name}` : `Actions for ${sel.length} items`,
     );
@@ -425,7 +440,7 @@ export function PhotoGrid(props: PhotoGridProps) {
                           <div
                             key={item.id}
                             role="option"
-                            aria-label={displayName(item.name, item.type, hide)}
+                            aria-label={`${displayName(item.name, item.type, hide)}${item.owner ? `, shared by ${item.owner.name}` : ''}`}
                             // The date a screen reader says after the name: the day headers are not in the list.
                             aria-describedby={`taken-${item.id}`}
                             aria-selected={on}
@@ -443,9 +458,17 @@ export function PhotoGrid(props: PhotoGridProps) {
                             }}
                           >
                             <ItemPicture item={item} box={box} icon={48} />
+                            <VideoBadge item={item} />
                             <span id={`taken-${item.id}`} class="sr-only">
+                              {videoWords(item)}
                               {takenFmt.format(new Date(item.takenAt))}
                             </span>
+                            {item.owner && (
+                              <span class="photo-owner" aria-hidden="true" title={`Shared by ${item.owner.name}`}>
+                                <Icon name="users" size={12} />
+                                {item.owner.name}
+                              </span>
+                            )}
                             <span
                               class={`check ${on ? 'on' : ''}`}
                               aria-hidden="true"
@@ -464,24 +487,7 @@ export function PhotoGrid(props: PhotoGridProps) {
                 })}
               </div>
             </div>
-            {months.length > 1 && (
-              <nav class="photo-scrubber" aria-label="Jump to month">
-                <ul>
-                  {months.map((m) => (
-                    <li key={m.key}>
-                      <button
-                        type="button"
-                        class={m === current ? 'current' : ''}
-                        aria-current={m === current ? 'true' : undefined}
-                        onClick={() => v.scrollToIndex(m.row, { align: 'start' })}
-                      >
-                        {m.label}
-                      </button>
-                    </li>
-                  ))}
-                </ul>
-              </nav>
-            )}
+            <MonthScrubber months={months} current={current} jump={(m) => v.scrollToIndex(m.row, { align: 'start' })} />
           </>
         )}
       </div>

@@ -1,8 +1,9 @@
 import type { SearchHit } from '../../src/contract/files.ts';
 import { displayName, familyOf } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
+import { searchSource, textMatches } from '../app/listings.ts';
+import { viewFileFrom } from '../files/actions.tsx';
 import { FolderName } from '../files/item-list.tsx';
-import { openPreview } from '../preview/preview.tsx';
 import { FileIcon } from '../ui/icons.tsx';
 
 /** Text of escaped HTML (`&amp;` → `&`), without running or inserting any markup. */
@@ -31,7 +32,7 @@ const firstMatch = (snippet: string | null | undefined) => (snippet ? pieces(sni
  * highlighted. Enter or a click opens the preview at the match; ↑/↓ move between results.
  */
 export function TextMatches({ hits }: { hits: SearchHit[] }) {
-  const open = (hit: SearchHit) => openPreview(hits, hit, firstMatch(hit.snippet));
+  const open = (hit: SearchHit) => viewFileFrom('search', searchSource(textMatches.value.q), hits, hit, firstMatch(hit.snippet));
   return (
     <section class="text-matches" aria-labelledby="text-matches-title">
       <h2 id="text-matches-title">In the text</h2>

@@ -9,6 +9,7 @@ import { Profile } from './profile.tsx';
 import { Security } from './security.tsx';
 import { Sessions } from './sessions.tsx';
 import { SubUsers } from './sub-users.tsx';
+import { Webhooks } from './webhooks.tsx';
 
 /** Settings of the signed-in login: one tab per concern, each with its own URL. */
 export function Settings() {
@@ -23,6 +24,7 @@ export function Settings() {
     { href: '/settings/app-passwords', label: 'App passwords', icon: 'lock' },
     ...(isSubUser.value ? [] : [{ href: '/settings/sub-users', label: 'Sub-users', icon: 'users' } as Tab]),
     ...(isSubUser.value ? [] : [{ href: '/settings/groups', label: 'Groups', icon: 'users' } as Tab]),
+    ...(isSubUser.value ? [] : [{ href: '/settings/webhooks', label: 'Webhooks', icon: 'link' } as Tab]),
     { href: '/settings/appearance', label: 'Appearance', icon: 'palette' },
   ];
   let body;
@@ -45,6 +47,14 @@ export function Settings() {
       </NotAvailable>
     ) : (
       <Groups />
+    );
+  } else if (path === '/settings/webhooks') {
+    body = isSubUser.value ? (
+      <NotAvailable title="Webhooks are the account owner's">
+        Only the owner of this account adds webhooks and sees their deliveries.
+      </NotAvailable>
+    ) : (
+      <Webhooks scope="account" />
     );
   } else if (path === '/settings/appearance') body = <Appearance />;
   else if (path === '/settings' || path === '/settings/') return null;

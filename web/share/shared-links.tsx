@@ -1,15 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { TeamFolderChoice } from '../../src/contract/groups.ts';
 import type { ShareLinkPage, ShareLinkView } from '../../src/contract/sharing.ts';
+import type { LinkCalls } from '../api/sharing.ts';
 import { api } from '../api/index.ts';
 import { loadSharedFolders, sharedFolders } from '../app/folders.ts';
+import { administeredTeams, linkCalls, loadAdministeredTeams } from '../app/team-folders.ts';
 import { formatDate, formatExpiry } from '../app/format.ts';
 import { invalidateListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText } from '../ui/copy.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
-import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './share-dialog.tsx';
+import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
 
-function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; close: (updated?: ShareLinkView) => void }) {
+function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; calls: LinkCalls; close: (updated?: ShareLinkView) => void }) {
   const [settings, setSettings] = useState<SettingsState>(settingsOf(props.link));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -19,7 +22,7 @@ function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; close: 
     if (typeof options === 'string') return setError(options);
     setBusy(true);
     try {
-      props.close(await api.sharing.updateLink(props.link.token, options));
+      props.close(await props.calls.updateLink(props.link.token, options));
     } catch (err) {
       setError((err as Error).message);
       setBusy(false);
@@ -74,14 +77,19 @@ export function LinkScope(props: { folderId: string; canAsk: boolean }) {
   return <>{SCOPES[mode]}</>;
 }
 
-/** The Shared view's list of links with their options: state at a glance, copy, change settings, remove. */
-export function SharedLinks() {
+/**
+ * The Shared view's list of links with their options: state at a glance, copy, change settings, remove.
+ * With `team`, the links of that team folder's items, for its administrators.
+ */
+export function SharedLinks({ team }: { team?: TeamFolderChoice }) {
+  const calls = linkCalls(team?.id);
+  const titleId = team ? `shared-links-title-${team.id}` : 'shared-links-title';
   const [page, setPage] = useState<ShareLinkPage | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState(true);
 
   const load = (cursor?: string) =>
-    api.sharing.linkPage({ cursor }).then(
+    calls.linkPage({ cursor }).then(
       (next) => setPage((prev) => (cursor && prev ? { links: [...prev.links, ...next.links], nextCursor: next.nextCursor } : next)),
       (err: Error) => setError(err.message),
     );
@@ -90,9 +98,18 @@ export function SharedLinks() {
   }, []);
 
   const edit = async (link: ShareLinkView) => {
+    let folder = sharedFolders.value.has(link.itemId);
+    // The account's shared folders are known; a team folder's items are asked for.
+    if (team) {
+      try {
+        folder = (await api.files.info(link.itemId)).type === 'folder';
+      } catch (err) {
+        return toastError(err);
+      }
+    }
     const updated = await openDialog<ShareLinkView>((close) => (
       <Dialog title={`Link settings for “${link.itemName}”`} onClose={() => close()} wide>
-        <LinkSettingsForm link={link} folder={sharedFolders.value.has(link.itemId)} close={close} />
+        <LinkSettingsForm link={link} folder={folder} calls={calls} close={close} />
       </Dialog>
     ));
     if (!updated) return;
@@ -101,7 +118,7 @@ export function SharedLinks() {
   };
   const remove = async (link: ShareLinkView) => {
     try {
-      await api.sharing.unshare([link.itemId]);
+      await calls.unshare([link.itemId]);
     } catch (err) {
       return toastError(err);
     }
@@ -111,7 +128,7 @@ export function SharedLinks() {
     // Undo shares it again with its mode and limit; a password is stored only as a hash, so it cannot come back.
     const again = async () => {
       const expiry = link.expiresAt === null ? 'never' : Date.parse(link.expiresAt) - Date.now() > 8 * 86_400_000 ? '30d' : '7d';
-      await api.sharing.share([link.itemId], expiry, { mode: link.mode, maxDownloads: link.maxDownloads });
+      await calls.share([link.itemId], expiry, { mode: link.mode, maxDownloads: link.maxDownloads });
       invalidateListings();
       void loadSharedFolders().catch(() => {});
       void load();
@@ -128,15 +145,15 @@ export function SharedLinks() {
     );
   if (!page || page.links.length === 0) return null;
   return (
-    <section class="shared-links" aria-labelledby="shared-links-title">
+    <section class="shared-links" aria-labelledby={titleId}>
       <button type="button" class="shared-links-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
-        <h2 id="shared-links-title">
-          Links ({page.links.length}
+        <h2 id={titleId}>
+          {team ? `Links of ${team.name}` : 'Links'} ({page.links.length}
           {page.nextCursor ? '+' : ''})
         </h2>
       </button>
       {open && (
-        <ul class="shared-links-list" aria-label="Share links">
+        <ul class="shared-links-list" aria-label={team ? `Share links of ${team.name}` : 'Share links'}>
           {page.links.map((link) => (
             <li key={link.token} class="shared-link">
               <div class="shared-link-main">
@@ -186,5 +203,17 @@ export function SharedLinks() {
         </ul>
       )}
     </section>
+  );
+}
+
+/** The links of the team folders this account administers, each under its own heading, below the account's own. */
+export function TeamLinks() {
+  useEffect(() => void loadAdministeredTeams(true), []);
+  return (
+    <>
+      {[...administeredTeams.value.values()].map((team) => (
+        <SharedLinks key={team.id} team={team} />
+      ))}
+    </>
   );
 }

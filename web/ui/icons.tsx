@@ -62,6 +62,7 @@ const PATHS = {
   plus: 'M12 5v14M5 12h14',
   albumRemove: 'M7 3h14v14H7zM4 7v14h14M11 10h6',
   cover: 'M7 3h14v14H7zM4 7v14h14M14 6.5l1.5 3 3 .4-2.2 2.1.5 3-2.8-1.5-2.8 1.5.5-3-2.2-2.1 3-.4z',
+  play: 'M8 5v14l11-7z',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -6,6 +6,17 @@ import type { PhotoRow } from './thumbnails.ts';
 type AlbumTable = typeof albums.$inferSelect;
 /** An album with what its list shows: how many live files it holds and the one that stands for it. */
 export type AlbumRow = AlbumTable & { itemCount: number; coverId: string | null };
+export type AlbumRole = 'viewer' | 'editor';
+/** An album as another account reaches it: its owner, and the role it was given. */
+export type SharedAlbumRow = AlbumRow & { role: AlbumRole; ownerName: string; ownerEmail: string; addedAt: number };
+/** An account an album is shared with. */
+export interface AlbumMemberRow {
+  accountId: string;
+  email: string;
+  name: string;
+  role: AlbumRole;
+  addedAt: number;
+}
 
 const LIVE = 'i.deleted_at IS NULL';
 const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
@@ -32,6 +43,65 @@ export class AlbumsRepo {
     return this.sqlite
       .query<AlbumRow, [string, string]>(`SELECT ${ALBUM} FROM albums a WHERE a.id = ? AND a.account_id = ?`)
       .get(id, accountId);
+  }
+
+  /** The album when it is shared with `accountId`, with that account's role. */
+  sharedById(accountId: string, id: string): SharedAlbumRow | null {
+    return this.sqlite
+      .query<SharedAlbumRow, [string, string]>(
+        `SELECT ${ALBUM}, m.role, m.added_at AS addedAt, u.name AS ownerName, u.email AS ownerEmail
+         FROM album_members m JOIN albums a ON a.id = m.album_id JOIN users u ON u.id = a.account_id
+         WHERE m.album_id = ? AND m.account_id = ?`,
+      )
+      .get(id, accountId);
+  }
+
+  /** Albums shared with `accountId`, newest share first, after the keyset position `after`. */
+  sharedPage(accountId: string, after: { addedAt: number; id: string } | null, limit: number): SharedAlbumRow[] {
+    const keyset = after ? 'AND (m.added_at < ? OR (m.added_at = ? AND a.id < ?))' : '';
+    const args: Array<string | number> = [accountId, ...(after ? [after.addedAt, after.addedAt, after.id] : []), limit];
+    return this.sqlite
+      .query<SharedAlbumRow, Array<string | number>>(
+        `SELECT ${ALBUM}, m.role, m.added_at AS addedAt, u.name AS ownerName, u.email AS ownerEmail
+         FROM album_members m JOIN albums a ON a.id = m.album_id JOIN users u ON u.id = a.account_id
+         WHERE m.account_id = ? ${keyset} ORDER BY m.added_at DESC, a.id DESC LIMIT ?`,
+      )
+      .all(...args);
+  }
+
+  members(albumId: string): AlbumMemberRow[] {
+    return this.sqlite
+      .query<AlbumMemberRow, [string]>(
+        `SELECT m.account_id AS accountId, u.email, u.name, m.role, m.added_at AS addedAt
+         FROM album_members m JOIN users u ON u.id = m.account_id WHERE m.album_id = ? ORDER BY m.added_at, m.account_id`,
+      )
+      .all(albumId);
+  }
+
+  /** Adds the account, or changes its role when it is a member already. */
+  putMember(row: { albumId: string; accountId: string; role: AlbumRole; addedBy: string; at: number }): void {
+    this.sqlite
+      .query(
+        `INSERT INTO album_members (album_id, account_id, role, added_by, added_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (album_id, account_id) DO UPDATE SET role = excluded.role`,
+      )
+      .run(row.albumId, row.accountId, row.role, row.addedBy, row.at);
+  }
+
+  removeMember(albumId: string, accountId: string): boolean {
+    return changesOf(this.sqlite.query('DELETE FROM album_members WHERE album_id = ? AND account_id = ?').run(albumId, accountId)) > 0;
+  }
+
+  /** The account of the live file `itemId` when it is in the album (an editor's file is of the editor's account). */
+  liveItemAccount(albumId: string, itemId: string): string | null {
+    return (
+      this.sqlite
+        .query<{ accountId: string }, [string, string]>(
+          `SELECT i.account_id AS accountId FROM album_items ai JOIN items i ON i.id = ai.item_id
+           WHERE ai.album_id = ? AND ai.item_id = ? AND ${LIVE}`,
+        )
+        .get(albumId, itemId)?.accountId ?? null
+    );
   }
 
   /** The account's albums, newest first, after the keyset position `after`. */

@@ -68,6 +68,13 @@ export class ChangesRepo {
       .all(JSON.stringify(accountIds), afterSeq, limit);
   }
 
+  /** Up to `limit` rows of every account after `afterSeq`, in seq order (the webhook dispatcher's and desktop push's read of each new row). */
+  pageAfter(afterSeq: number, limit: number): ChangeRow[] {
+    return this.sqlite
+      .query<ChangeRow, [number, number]>(`SELECT ${ROW} FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`)
+      .all(afterSeq, limit);
+  }
+
   /** Up to `limit` rows of one item after `afterSeq`, in seq order. */
   pageOfItem(itemId: string, afterSeq: number, limit: number): ChangeRow[] {
     return this.sqlite

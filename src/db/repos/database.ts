@@ -23,6 +23,12 @@ export class DatabaseRepo {
     return `${this.dataVersion()}:${own}`;
   }
 
+  /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it). */
+  accessVersion(): string {
+    // As text: a random 64-bit number does not fit a JavaScript number exactly.
+    return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
+  }
+
   integrityCheck(): string[] {
     return this.sqlite
       .query<{ integrity_check: string }, []>('PRAGMA integrity_check')

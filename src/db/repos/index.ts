@@ -17,6 +17,7 @@ import { KeysRepo } from './keys.ts';
 import { GroupsRepo } from './groups.ts';
 import { MembersRepo } from './members.ts';
 import { TeamFoldersRepo } from './team-folders.ts';
+import { LibrariesRepo } from './libraries.ts';
 import { MfaRepo } from './mfa.ts';
 import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
@@ -30,6 +31,7 @@ import { StorageLocationRepo } from './storage-location.ts';
 import { UploadIntentsRepo } from './upload-intents.ts';
 import { UsersRepo } from './users.ts';
 import { VersionsRepo } from './versions.ts';
+import { WebhooksRepo } from './webhooks.ts';
 
 interface GroupedWrite {
   fn: () => unknown;
@@ -161,6 +163,7 @@ export interface Repos {
   members: MembersRepo;
   groups: GroupsRepo;
   teamFolders: TeamFoldersRepo;
+  libraries: LibrariesRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
   changes: ChangesRepo;
@@ -178,6 +181,7 @@ export interface Repos {
   albums: AlbumsRepo;
   versions: VersionsRepo;
   backupRuns: BackupRunsRepo;
+  webhooks: WebhooksRepo;
 }
 
 export function createRepos(db: Db): Repos {
@@ -197,6 +201,7 @@ export function createRepos(db: Db): Repos {
     members: new MembersRepo(sqlite),
     groups: new GroupsRepo(sqlite),
     teamFolders: new TeamFoldersRepo(sqlite),
+    libraries: new LibrariesRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     changes: new ChangesRepo(sqlite),
@@ -214,5 +219,6 @@ export function createRepos(db: Db): Repos {
     albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),
     backupRuns: new BackupRunsRepo(db),
+    webhooks: new WebhooksRepo(sqlite),
   };
 }

@@ -7,7 +7,7 @@ import { users } from '../schema/users.ts';
 export type KeyRotation = Pick<typeof keyRotations.$inferSelect, 'id' | 'toKeyId' | 'startedAt'>;
 export type SealedSecrets = Pick<typeof users.$inferSelect, 'id' | 'mfaSecret' | 'mfaPendingSecret'>;
 
-/** The SQL of master key rotation: `key_rotations` and the sealed MFA secrets of `users` (items' keys: ItemsRepo). */
+/** The SQL of master key rotation: `key_rotations`, the sealed MFA secrets of `users` and webhooks' signing secrets (items' keys: ItemsRepo). */
 export class KeysRepo {
   constructor(private readonly db: Db) {}
 
@@ -44,12 +44,34 @@ export class KeysRepo {
 
   /** Logins with a sealed secret not sealed under `keyId` (sealed values start `k1.<key id>.`). */
   countSecretsNotUnder(keyId: string): number {
-    return this.db.$client
-      .query<{ n: number }, [string]>(
-        `SELECT COUNT(*) AS n FROM users
+    return (
+      this.db.$client
+        .query<{ n: number }, [string]>(
+          `SELECT COUNT(*) AS n FROM users
           WHERE (mfa_secret IS NOT NULL AND mfa_secret NOT LIKE ?1) OR (mfa_pending_secret IS NOT NULL AND mfa_pending_secret NOT LIKE ?1)`,
-      )
+        )
+        .get(`k1.${keyId}.%`)!.n + this.countWebhookSecretsNotUnder(keyId)
+    );
+  }
+
+  private countWebhookSecretsNotUnder(keyId: string): number {
+    return this.db.$client
+      .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM webhooks WHERE secret_sealed NOT LIKE ?')
       .get(`k1.${keyId}.%`)!.n;
+  }
+
+  /** Webhooks whose signing secret is sealed under another key than `keyId`, by id. */
+  webhookSecretsNotUnderPage(keyId: string, afterId: string, limit: number): Array<{ id: string; sealed: string }> {
+    return this.db.$client
+      .query<{ id: string; sealed: string }, [string, string, number]>(
+        'SELECT id, secret_sealed AS sealed FROM webhooks WHERE id > ? AND secret_sealed NOT LIKE ? ORDER BY id LIMIT ?',
+      )
+      .all(afterId, `k1.${keyId}.%`, limit);
+  }
+
+  /** Compare-and-set of a re-sealed webhook secret: one rotated meanwhile is left alone. */
+  resealWebhookSecret(id: string, from: string, to: string): number {
+    return this.db.$client.query('UPDATE webhooks SET secret_sealed = ? WHERE id = ? AND secret_sealed = ?').run(to, id, from).changes;
   }
 
   secretsNotUnderPage(keyId: string, afterId: string, limit: number): SealedSecrets[] {

@@ -23,7 +23,18 @@ export interface PhotoRow {
   size: number;
   modifiedAt: number;
   starred: number;
+  /** Seconds, for a video whose container says (see ThumbnailRow). */
+  duration?: number | null;
 }
+
+/** A Photos row of another account's file: whose it is and, for a file reached only through an album, which one. */
+export type SharedPhotoRow = PhotoRow & { ownerId: string; ownerName: string; albumId: string | null };
+
+const PHOTO_COLUMNS = `i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
+  i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred`;
+const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
+// Deep enough for any real tree; a bound so a corrupt cycle cannot loop.
+const MAX_DEPTH = 10_000;
 
 /** The SQL of what was made from each stored object (`thumbnails`). */
 export class ThumbnailsRepo {
@@ -33,7 +44,7 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<ThumbnailRow, [string]>(
         `SELECT storage_key AS storageKey, status, small_size AS smallSize, large_size AS largeSize, width, height,
-                taken_at AS takenAt, camera, lens, latitude, longitude, created_at AS createdAt
+                taken_at AS takenAt, camera, lens, latitude, longitude, duration, created_at AS createdAt
          FROM thumbnails WHERE storage_key = ?`,
       )
       .get(storageKey);
@@ -42,8 +53,8 @@ export class ThumbnailsRepo {
   save(row: ThumbnailRow): void {
     this.sqlite
       .query(
-        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, camera, lens, latitude, longitude, duration, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         row.storageKey,
@@ -57,6 +68,7 @@ export class ThumbnailsRepo {
         row.lens,
         row.latitude,
         row.longitude,
+        row.duration,
         row.createdAt,
       );
   }
@@ -133,11 +145,86 @@ export class ThumbnailsRepo {
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
-                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration
          FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
          ORDER BY coalesce(i.taken_at, i.modified_at) DESC, i.id DESC LIMIT ?`,
+      )
+      .all(...args);
+  }
+
+  /** The active accounts that share something with `accountId` (itself or through a group). */
+  sharingOwners(accountId: string): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string]>(
+        `SELECT m.owner_id AS id FROM item_members m WHERE m.account_id = ?1 AND m.owner_id <> ?1
+         UNION
+         SELECT g.owner_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id WHERE gm.account_id = ?1 AND g.owner_id <> ?1`,
+      )
+      .all(accountId)
+      .map((r) => r.id);
+  }
+
+  /**
+   * The photos and videos `ownerId` (an active account) shares with `accountId`, itself or through a group,
+   * newest taken first after `after`: the shared files and the files anywhere below the shared folders.
+   * Read in the owner's Photos order from its index, kept when inside what is shared.
+   */
+  sharedPhotosPage(
+    accountId: string,
+    ownerId: string,
+    imageTypes: readonly string[],
+    after: { takenAt: number; id: string } | null,
+    limit: number,
+  ): SharedPhotoRow[] {
+    const marks = imageTypes.map(() => '?').join(', ');
+    const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
+    const args: Array<string | number> = [
+      accountId,
+      ownerId,
+      MAX_DEPTH,
+      ...imageTypes,
+      ...(after ? [after.takenAt, after.takenAt, after.id] : []),
+      limit,
+    ];
+    return this.sqlite
+      .query<SharedPhotoRow, Array<string | number>>(
+        `WITH RECURSIVE roots(id) AS (
+           SELECT m.item_id FROM item_members m INDEXED BY item_members_account_idx WHERE m.account_id = ?1 AND m.owner_id = ?2
+           UNION
+           SELECT g.item_id FROM group_members gm JOIN item_groups g ON g.group_id = gm.group_id
+            WHERE gm.account_id = ?1 AND g.owner_id = ?2
+         ),
+         folders(id, depth) AS (
+           SELECT i.id, 0 FROM roots r JOIN items i ON i.id = r.id WHERE i.type = 'folder' AND i.deleted_at IS NULL
+           UNION
+           SELECT c.id, f.depth + 1 FROM folders f CROSS JOIN items c INDEXED BY items_live_parent_name_idx ON c.account_id = ?2 AND c.parent_id = f.id AND c.type = 'folder'
+            WHERE c.deleted_at IS NULL AND f.depth < ?3
+         )
+         SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, NULL AS albumId
+         FROM users o JOIN items i INDEXED BY items_photos_idx ON i.account_id = o.id
+         LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         WHERE o.id = ?2 AND o.disabled_at IS NULL AND o.deletion_requested_at IS NULL
+           AND i.type = 'file' AND i.deleted_at IS NULL
+           AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
+           AND (i.parent_id IN (SELECT id FROM folders) OR i.id IN (SELECT id FROM roots))
+         ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
+      )
+      .all(...args);
+  }
+
+  /** Other accounts' photos and videos in albums shared with `accountId`, newest taken first after `after`. */
+  albumPhotosPage(accountId: string, after: { takenAt: number; id: string } | null, limit: number): SharedPhotoRow[] {
+    const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
+    const args: Array<string | number> = [accountId, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
+    return this.sqlite
+      .query<SharedPhotoRow, Array<string | number>>(
+        `SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, min(am.album_id) AS albumId
+         FROM album_members am JOIN album_items ai ON ai.album_id = am.album_id JOIN items i ON i.id = ai.item_id
+         JOIN users o ON o.id = i.account_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         WHERE am.account_id = ?1 AND i.account_id <> ?1 AND i.type = 'file' AND i.deleted_at IS NULL ${keyset}
+         GROUP BY i.id ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);
   }

@@ -49,6 +49,36 @@ export class UsersRepo {
     );
   }
 
+  /**
+   * Usable owner accounts (not `exclude`) whose name, or a word of it, starts with `prefix`, and with
+   * `byEmail` also those whose email does; by name.
+   */
+  suggestions(
+    prefix: string,
+    opts: { exclude: string; byEmail: boolean; limit: number },
+  ): Array<{ id: string; name: string; email: string }> {
+    const like = `${prefix.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const email = opts.byEmail ? "OR email_key LIKE ?2 ESCAPE '\\'" : '';
+    return this.db.$client
+      .query<{ id: string; name: string; email: string }, [string, string, string, number]>(
+        `SELECT id, name, email FROM users
+         WHERE parent_user_id IS NULL AND disabled_at IS NULL AND deletion_requested_at IS NULL AND id <> ?1
+           AND (lower(name) LIKE ?2 ESCAPE '\\' OR lower(name) LIKE ?3 ESCAPE '\\' ${email})
+           AND id NOT IN (SELECT account_id FROM team_folders)
+         ORDER BY lower(name), email_key LIMIT ?4`,
+      )
+      .all(opts.exclude, like, `% ${like}`, opts.limit);
+  }
+
+  /** The login with this id; a team folder's account has none anyone can pick. */
+  personById(id: string): User | null {
+    return user(
+      this.db.$client
+        .query<User, [string]>(`SELECT ${USER} FROM users WHERE id = ? AND id NOT IN (SELECT account_id FROM team_folders)`)
+        .get(id),
+    );
+  }
+
   /** Hot: every authenticated request. */
   authUser(id: string): AuthUser | null {
     const row = this.db.$client.query<AuthUser, [string]>(`SELECT ${AUTH} FROM users WHERE id = ?`).get(id);
@@ -139,7 +169,8 @@ export class UsersRepo {
     return this.db.$client
       .query<{ id: string; email: string; storageUsed: number; actual: number }, []>(
         `SELECT u.id, u.email, u.storage_used AS storageUsed,
-                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file')
+                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file'
+                   AND NOT EXISTS (SELECT 1 FROM library_entries le WHERE le.item_id = i.id))
                   + (SELECT COALESCE(SUM(v.size), 0) FROM file_versions v WHERE v.account_id = u.id) AS actual
          FROM users u WHERE u.parent_user_id IS NULL ORDER BY u.created_at, u.id`,
       )
@@ -151,7 +182,8 @@ export class UsersRepo {
     return (
       this.db.$client
         .query(
-          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file')
+          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items
+                WHERE account_id = ?1 AND type = 'file' AND NOT EXISTS (SELECT 1 FROM library_entries le WHERE le.item_id = items.id))
               + (SELECT COALESCE(SUM(size), 0) FROM file_versions WHERE account_id = ?1)
             WHERE id = ?1`,
         )

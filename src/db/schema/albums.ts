@@ -34,3 +34,21 @@ export const albumItems = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.albumId, t.itemId] }), index('album_items_item_idx').on(t.itemId)],
 );
+
+/** An account an album is shared with: a viewer sees it, an editor also adds and removes its files. */
+export const albumMembers = sqliteTable(
+  'album_members',
+  {
+    albumId: text('album_id')
+      .notNull()
+      .references(() => albums.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['viewer', 'editor'] }).notNull(),
+    addedBy: text('added_by').notNull(),
+    addedAt: integer('added_at').notNull(),
+  },
+  // By account: the albums shared with it, newest first.
+  (t) => [primaryKey({ columns: [t.albumId, t.accountId] }), index('album_members_account_idx').on(t.accountId, t.addedAt)],
+);

@@ -44,3 +44,13 @@ export const notifications = sqliteTable(
   },
   (t) => [index('notifications_account_idx').on(t.accountId, t.createdAt, t.id)],
 );
+
+/**
+ * One row whose number takes a new random value, by triggers in the writing transaction, on every write that can change who
+ * reaches which item (shares, groups, their members, team folders, an item's place or account, an
+ * owner's account state): Tree's access cache lives until it moves, so other writes keep it.
+ */
+export const accessGeneration = sqliteTable('access_generation', {
+  id: integer('id').primaryKey(),
+  generation: integer('generation').notNull(),
+});

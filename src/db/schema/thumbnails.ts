@@ -5,7 +5,7 @@ import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core
  * and a copy that shares nothing gets its own): `ready` with the two sealed thumbnail objects beside it
  * (`<key>_thumb_small`, `<key>_thumb_large`), or `none` when it cannot have one (malformed, too large).
  * Width, height (upright) and the time the photo was taken feed the Photos view; the camera, lens and
- * GPS position (read from EXIF with the time) the photo's details.
+ * GPS position (read from EXIF with the time) the photo's details, a video's duration its tile and details.
  */
 export const thumbnails = sqliteTable(
   'thumbnails',
@@ -23,6 +23,8 @@ export const thumbnails = sqliteTable(
     // Degrees, WGS 84 (north and east positive); both or neither.
     latitude: real('latitude'),
     longitude: real('longitude'),
+    // A video's length in seconds, from its container (MP4, QuickTime); NULL for pictures and other videos.
+    duration: real('duration'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [index('thumbnails_status_idx').on(t.status)],

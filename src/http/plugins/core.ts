@@ -12,24 +12,29 @@ import { isValidHost, pathOf, requestMeta, setRequestMeta, type RequestMeta } fr
 import { policyOfPath } from '../policy.ts';
 import { renderErrorPage } from '../../web/error-page.ts';
 
-export const SECURITY_HEADERS: Record<string, string> = {
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
-  'Content-Security-Policy': [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data: blob:",
-    "media-src 'self' blob:",
-    "frame-src 'self' blob:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-    "form-action 'self'",
-  ].join('; '),
-};
+/** The headers every answer carries; `images` adds origins pages may show pictures from (a map tile server). */
+function securityHeaders(images: string[] = []): Record<string, string> {
+  return {
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Content-Security-Policy': [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      ["img-src 'self' data: blob:", ...images].join(' '),
+      "media-src 'self' blob:",
+      "frame-src 'self' blob:",
+      "connect-src 'self'",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+      "form-action 'self'",
+    ].join('; '),
+  };
+}
+
+export const SECURITY_HEADERS = securityHeaders();
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -79,8 +84,16 @@ export function lastResortErrorHandler(log: Logger) {
  * Conventions every route shares: request id, client IP and origin, security headers, deferred body
  * reading, error mapping and the access log. Registered first, globally.
  */
-export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; seed: string; addressCap: AddressCap }) {
+export function corePlugin(deps: {
+  log: Logger;
+  ipResolver: ClientIpResolver;
+  seed: string;
+  addressCap: AddressCap;
+  /** MAP_TILE_URL's origin, which the photo details load their map tile from. */
+  mapTileOrigin?: string | null;
+}) {
   const { log, ipResolver, addressCap } = deps;
+  const headers = deps.mapTileOrigin ? securityHeaders([deps.mapTileOrigin]) : SECURITY_HEADERS;
   return (
     new Elysia({ name: 'http/core', seed: deps.seed })
       .error({ APP: AppError })
@@ -104,7 +117,7 @@ export function corePlugin(deps: { log: Logger; ipResolver: ClientIpResolver; se
           secure: proto === 'https',
         };
         setRequestMeta(request, meta);
-        Object.assign(set.headers, SECURITY_HEADERS);
+        Object.assign(set.headers, headers);
         set.headers['X-Request-Id'] = id;
         // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
         if (host === null) throw badRequest(Messages.invalidHost);

@@ -108,6 +108,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
     backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
+    webhookDeliver: ({ deliveryId }, { signal }) => ctx.services.webhooks.deliver(deliveryId, signal),
   };
 }
 

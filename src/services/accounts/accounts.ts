@@ -33,7 +33,7 @@ export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabl
 }
 
 const MAX_PASSWORD = PASSWORD.max;
-/** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
+/** docs/api.md › Limits: passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
 const minPassword = (subUser: boolean) => (subUser ? PASSWORD.subUserMin : PASSWORD.min);
 
 /** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */
@@ -86,7 +86,14 @@ export interface AccountDeps {
 
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
 export class AccountService {
+  private readonly signInListeners: Array<(signIn: { login: User; method: SignInMethod }) => void> = [];
+
   constructor(private readonly d: AccountDeps) {}
+
+  /** `listener` runs after each sign-in, whichever way it was made. */
+  onSignIn(listener: (signIn: { login: User; method: SignInMethod }) => void): void {
+    this.signInListeners.push(listener);
+  }
 
   findByEmail(email: string): User | null {
     return this.d.users.byEmailKey(emailKey(email));
@@ -244,6 +251,7 @@ export class AccountService {
       targetId: sessionId,
       details: { method, mfa: row.mfaEnabled },
     });
+    for (const listener of this.signInListeners) listener({ login: row, method });
     return token;
   }
 

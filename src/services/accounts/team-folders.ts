@@ -17,9 +17,9 @@ import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { MemberService } from '../files/members.ts';
 import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
-import type { ShareOptions, ShareService } from '../files/shares.ts';
+import type { LinkExpiry, ShareOptions, ShareService } from '../files/shares.ts';
 import type { TrashPlan, TrashService } from '../files/trash.ts';
-import type { Expiry } from '../../contract/sharing.ts';
+import type { ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { Principal } from './principal.ts';
@@ -208,12 +208,31 @@ export class TeamFolderService {
   share(
     principal: Principal,
     id: string,
-    input: { ids: readonly string[]; shared: boolean; expiry: Expiry; options: ShareOptions; origin: string },
+    input: { ids: readonly string[]; shared: boolean; expiry: LinkExpiry; options: ShareOptions; origin: string },
   ): Promise<{ links: Record<string, string> }> | { message: string } {
     const team = this.administered(principal, id);
     return input.shared
       ? this.d.shares.share(team, input.ids, input.expiry, input.origin, input.options)
       : this.d.shares.unshare(team, input.ids);
+  }
+
+  /** The existing public links of items in the team folder, by item id; creates none. */
+  links(principal: Principal, id: string, ids: readonly string[], origin: string): { links: Record<string, string> } {
+    return this.d.shares.links(this.administered(principal, id), ids, origin);
+  }
+
+  /** A page of the team folder's links with their options, newest first (its administrators manage them as an owner does). */
+  linkPage(principal: Principal, id: string, query: { limit: number; cursor?: string; itemId?: string }, origin: string): ShareLinkPage {
+    const { links, nextCursor } = this.d.shares.list(this.administered(principal, id).accountId, query, origin);
+    return { links: links.map(({ accountId: _, ...link }) => link), nextCursor };
+  }
+
+  updateLink(principal: Principal, id: string, token: string, options: ShareOptions, origin: string): Promise<ShareLinkView> {
+    return this.d.shares.update(this.administered(principal, id), token, options, origin);
+  }
+
+  removeLink(principal: Principal, id: string, token: string): { message: string } {
+    return this.d.shares.unshareToken(this.administered(principal, id), token);
   }
 
   /**

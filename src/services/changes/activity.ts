@@ -5,7 +5,8 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import type { Tree } from '../files/tree.ts';
-import { CHANGE_KINDS, type ChangeLog, type ChangeReader, type ChangeRow } from './change-log.ts';
+import type { ChangeRow } from '../../db/repos/changes.ts';
+import { CHANGE_KINDS, type ChangeLog, type ChangeReader } from './change-log.ts';
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;

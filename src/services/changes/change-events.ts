@@ -1,6 +1,7 @@
 import type { HubEvent } from '../../events/hub.ts';
 import { FileEventType, type FileEventName } from '../files/file-events.ts';
-import { type ChangeKind, ChangeKinds, type ChangeLog, type ChangeReader, type ChangeRow } from './change-log.ts';
+import type { ChangeRow } from '../../db/repos/changes.ts';
+import { type ChangeKind, ChangeKinds, type ChangeLog, type ChangeReader } from './change-log.ts';
 
 /** Where a stream starts: after the client's seq, with a reset when changes after it are gone, or fresh. */
 export type ResumePoint = { afterSeq: number; untilSeq: number } | { reset: true; latestSeq: number } | { latestSeq: number };

@@ -28,7 +28,6 @@ export const ChangeKinds = {
 export type ChangeKind = (typeof ChangeKinds)[keyof typeof ChangeKinds];
 export const CHANGE_KINDS: readonly ChangeKind[] = Object.values(ChangeKinds);
 type ChangeActorKind = (typeof CHANGE_ACTOR_KINDS)[number];
-export type { ChangeRow };
 
 /** Who changed an account's tree: `accountId` is the tree's owner (the sharing owner's when a member acts in a share). */
 export type ChangeBy =
@@ -192,6 +191,14 @@ export class ChangeLog {
     if (!q.folderId) return true;
     const folder = new Set([q.folderId]);
     return [row.itemId, row.parentBefore, row.parentAfter].some((id) => id !== null && this.d.tree.isInside(folder, id));
+  }
+
+  /**
+   * Every account's rows after `afterSeq`, unfiltered: for a consumer that applies its own rule per row
+   * (the webhook dispatcher: an account's hooks take its account's rows, the instance's all of them).
+   */
+  after(afterSeq: number, limit: number): ChangeRow[] {
+    return this.d.repo.pageAfter(afterSeq, Math.max(1, Math.min(MAX_LIMIT, limit)));
   }
 
   /** The oldest seq still kept (a consumer resuming before it has lost changes); null while the log is empty. */

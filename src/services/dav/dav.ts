@@ -295,9 +295,8 @@ export class DavService {
     return name;
   }
 
-  /** Live children of a folder (null: the root) in name order, a page at a time. */
-  async *children(principal: Principal, folderId: string | null): AsyncGenerator<DavEntry[]> {
-    let after = '';
+  /** Live children of a folder (null: the root) in name order after the name key `after`, a page at a time. */
+  async *children(principal: Principal, folderId: string | null, after = ''): AsyncGenerator<DavEntry[]> {
     for (;;) {
       const rows = this.d.items.liveChildEntriesByName(principal.accountId, folderId, after, PAGE);
       if (rows.length)

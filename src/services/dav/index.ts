@@ -6,6 +6,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import { ResumableStore } from '../../storage/resumable.ts';
 import { ChunkedUploadService } from './chunked-uploads.ts';
 import { DavService } from './dav.ts';
+import { DavSync } from './dav-sync.ts';
 import { DavLockService } from './dav-locks.ts';
 import { DavTrashbin } from './trashbin.ts';
 import { DavVersions } from './versions.ts';
@@ -13,6 +14,7 @@ import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 
 export interface DavServices {
   dav: DavService;
+  davSync: DavSync;
   davTrashbin: DavTrashbin;
   davVersions: DavVersions;
   chunkedUploads: ChunkedUploadService;
@@ -23,7 +25,7 @@ const CHUNKED_UPLOAD_EXPIRY_MS = 24 * 3600_000;
 
 type DavDeps = { audit: AuditService; tree: Tree; settings: SettingsService; thumbnails: ThumbnailService } & Pick<
   FilesServices,
-  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members' | 'diskSpace' | 'versions'
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members' | 'diskSpace' | 'versions' | 'changes'
 >;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
@@ -53,6 +55,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
   });
   const services: DavServices = {
     dav,
+    davSync: new DavSync({ dav, items: repos.items, changes: d.changes }, infra.jwtSecret),
     davTrashbin: new DavTrashbin({ items: repos.items, trash: d.trash, dav, clock: infra.clock }),
     davVersions: new DavVersions({ items: repos.items, versions: d.versions, dav }),
     chunkedUploads: new ChunkedUploadService({

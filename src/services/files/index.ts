@@ -15,6 +15,7 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
+import { LibraryFiles } from './library-files.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
@@ -62,9 +63,14 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const reservations = { reserved: (accountId: string) => repos.tusUploads.reserved(accountId) + repos.chunkedUploads.reserved(accountId) };
   const quota = new QuotaService(repos.users, reservations, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
-  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), changeVersion);
+  const tree = new Tree(
+    repos.items,
+    repos.members,
+    () => settings.get('peopleSharing'),
+    () => repos.database.accessVersion(),
+  );
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
-  const views = new ItemViews(repos.shares, hasThumbnail);
+  const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId));
@@ -93,6 +99,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     shareLinks: repos.shares,
     members: repos.members,
     teamFolders: repos.teamFolders,
+    libraries: repos.libraries,
     tree,
     views,
     access,
@@ -116,7 +123,9 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     changes,
     quota,
     settings,
+    administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
+  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
     clock,
     queue,
@@ -132,7 +141,17 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     versions: repos.versions,
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
-  const downloads = new DownloadService({ clock, log, storage, items: repos.items, versions: repos.versions, tree, access, audit });
+  const downloads = new DownloadService({
+    clock,
+    log,
+    storage,
+    items: repos.items,
+    versions: repos.versions,
+    tree,
+    access,
+    audit,
+    libraryFiles,
+  });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
     {
@@ -167,7 +186,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     diskSpace,
     downloads,
     trash,
-    copy: new CopyService(fileDeps),
+    copy: new CopyService({ ...fileDeps, libraryFiles }),
     fileJobs: new FileJobService(queue),
     shares,
     members,
@@ -188,5 +207,5 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     } satisfies Lifecycle,
   };
   // Other domains build on the tree, its views and its events; routes reach them through the services only.
-  return { services, shared: { tree, views, events, changes }, lifecycles };
+  return { services, shared: { tree, views, events, changes, libraryFiles }, lifecycles };
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
-import type { Member, NotificationEntry, SharedGroup, SharedWithMeItem } from '../../contract/sharing.ts';
+import type { Member, NotificationEntry, PersonSuggestion, SharedGroup, SharedWithMeItem } from '../../contract/sharing.ts';
 import type { GroupsRepo, ItemGroupRow } from '../../db/repos/groups.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { After, MemberRole, MemberRow, MembersRepo, Notification, SharedWithRow } from '../../db/repos/members.ts';
@@ -15,7 +15,7 @@ import type { Principal } from '../accounts/principal.ts';
 import { iso, type ItemViews } from './item-views.ts';
 import type { Tree } from './tree.ts';
 
-/** The notification types (COMPAT-style names; clients show `text`). */
+/** The notification types (named like those of docs/compatibility.md › Events; clients show `text`). */
 export const NotificationType = {
   shared: 'share.added',
   removed: 'share.removed',
@@ -74,6 +74,9 @@ interface MemberDeps {
   settings: SettingsService;
   changes: ChangeLog;
 }
+
+/** How many people a suggestion answer names at most. */
+const SUGGESTIONS = 8;
 
 /** Notifications one account may send another per window; past it they are dropped (the change itself still applies). */
 export const NOTIFICATIONS_PER_SENDER = 30;
@@ -179,24 +182,41 @@ export class MemberService {
     return { members: this.d.members.ofItem(row.id).map(toMember), groups: this.d.groups.ofItem(row.id).map(toSharedGroup) };
   }
 
-  /** POST /api/files/:id/members: a person by email, or a group by id. */
+  /**
+   * GET /api/people/suggestions: accounts of this instance to share with, found by the start of a name
+   * (or of an email, for an account owner); a sub-user never sees another account's email.
+   */
+  suggest(principal: Principal, q: string): { people: PersonSuggestion[] } {
+    if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
+    const owner = principal.isOwner;
+    const rows = this.d.users.suggestions(q, { exclude: principal.accountId, byEmail: owner, limit: SUGGESTIONS });
+    return { people: rows.map((r) => (owner ? { accountId: r.id, name: r.name, email: r.email } : { accountId: r.id, name: r.name })) };
+  }
+
+  /** POST /api/files/:id/members: a person by email or account id, or a group by id. */
   add(
     principal: Principal,
     id: string,
-    input: { email?: string | undefined; groupId?: string | undefined; role: MemberRole },
+    input: { email?: string | undefined; accountId?: string | undefined; groupId?: string | undefined; role: MemberRole },
   ): { member: Member } | { group: SharedGroup } {
     if (input.groupId !== undefined) return this.addGroup(principal, id, input.groupId, input.role);
-    if (input.email === undefined) throw badRequest('Send email (a person) or groupId (a group), one of the two');
-    return this.addPerson(principal, id, input.email, input.role);
+    if (input.accountId !== undefined) return this.addPerson(principal, id, { accountId: input.accountId }, input.role);
+    if (input.email === undefined) throw badRequest('Send email or accountId (a person) or groupId (a group), one of them');
+    return this.addPerson(principal, id, { email: input.email }, input.role);
   }
 
-  private addPerson(principal: Principal, id: string, email: string, role: MemberRole): { member: Member } {
-    const input = { email, role };
+  private addPerson(
+    principal: Principal,
+    id: string,
+    who: { email: string } | { accountId: string },
+    role: MemberRole,
+  ): { member: Member } {
+    const input = { role };
     if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
     const item = this.ownItem(principal, id);
-    const account = this.d.users.byEmailKey(input.email.trim().toLowerCase());
+    const account = 'email' in who ? this.d.users.byEmailKey(who.email.trim().toLowerCase()) : this.d.users.personById(who.accountId);
     const usable = account && account.parentUserId === null && account.disabledAt === null && account.deletionRequestedAt === null;
-    if (!usable) throw notFound(Messages.noAccountWithEmail);
+    if (!usable) throw notFound('email' in who ? Messages.noAccountWithEmail : 'No account with this id on this Coffer.');
     if (account.id === principal.accountId) throw conflict('You own this item: share it with someone else.');
     const now = this.d.clock.now();
     this.d.transactions.immediate(() => {

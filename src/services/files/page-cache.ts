@@ -14,6 +14,8 @@ export class PageCache<T> {
     /** Moves whenever the database changes, on this connection or another (DatabaseRepo.changeVersion). */
     private readonly currentVersion: () => string,
     private readonly weigh: (value: T) => number,
+    /** Whether a built value may be kept (a value that a write the version ignores could change may not). */
+    private readonly keep: (value: T) => boolean = () => true,
   ) {}
 
   get(key: string, build: () => T): T {
@@ -32,7 +34,7 @@ export class PageCache<T> {
     }
     const value = build();
     // Building may itself write (nothing today); a changed version means the page may already be stale.
-    if (this.currentVersion() !== version) return value;
+    if (this.currentVersion() !== version || !this.keep(value)) return value;
     const weight = Math.max(1, this.weigh(value));
     this.entries.set(key, { value, weight });
     this.weight += weight;

@@ -1,3 +1,4 @@
+import QRCode from 'qrcode';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
@@ -21,7 +22,10 @@ import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
-export type Expiry = keyof typeof EXPIRIES;
+type Expiry = keyof typeof EXPIRIES;
+/** A preset, or a moment the owner picked (milliseconds since the epoch). */
+export type LinkExpiry = Expiry | { at: number };
+const MAX_EXPIRY_MS = 10 * 365 * 24 * 3600_000;
 
 /** A link as the public door sees it: whether it has a password, never its hash (passwords are checked here). */
 export interface PublicLink {
@@ -71,6 +75,17 @@ export interface ShareOptions {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** When a link made now with this expiry ends; a picked moment must be in the future and within ten years (400). */
+function expiryTime(expiry: LinkExpiry, now: number): number | null {
+  if (typeof expiry === 'string') {
+    const ttl = EXPIRIES[expiry];
+    return ttl === null ? null : now + ttl;
+  }
+  if (expiry.at <= now) throw badRequest('Pick an expiry date in the future.');
+  if (expiry.at > now + MAX_EXPIRY_MS) throw badRequest('Pick an expiry date at most ten years ahead, or choose Never.');
+  return expiry.at;
+}
+
 type PublicPage = { items: PublicItem[]; nextCursor: string | null };
 
 export interface ShareDeps {
@@ -99,7 +114,14 @@ export interface ShareDeps {
 export class ShareService {
   private readonly recentVisits = new Map<string, number>();
 
+  private readonly openListeners: Array<(open: { link: PublicLink; item: HeldItem }) => void> = [];
+
   constructor(private readonly d: ShareDeps) {}
+
+  /** `listener` runs when a link's page is opened (once per link, address and 10 minutes). */
+  onLinkOpened(listener: (open: { link: PublicLink; item: HeldItem }) => void): void {
+    this.openListeners.push(listener);
+  }
 
   /** Links use the share base URL when one is set, else the origin the client used (via known proxies). */
   private linkBase(requestOrigin: string, token: string): string {
@@ -120,13 +142,12 @@ export class ShareService {
   async share(
     principal: Principal,
     ids: readonly string[],
-    expiry: Expiry,
+    expiry: LinkExpiry,
     requestOrigin: string,
     options: ShareOptions = {},
   ): Promise<{ links: Record<string, string> }> {
     const now = this.d.clock.now();
-    const ttl = EXPIRIES[expiry];
-    const expiresAt = ttl === null ? null : now + ttl;
+    const expiresAt = expiryTime(expiry, now);
     const stored = await storedOptions(options);
     const { links, created, rows } = this.d.transactions.immediate(() => {
       const rows = this.ownItems(principal, ids);
@@ -165,7 +186,7 @@ export class ShareService {
         principal,
         targetType: 'share',
         targetId: link.id,
-        details: { itemId: link.itemId, expiry, ...optionDetails(options) },
+        details: { itemId: link.itemId, expiry: typeof expiry === 'string' ? expiry : iso(expiresAt), ...optionDetails(options) },
       });
     }
     for (const row of rows) this.d.events.item(principal, FileEventType.shared, row, { shared: true });
@@ -212,6 +233,21 @@ export class ShareService {
       details: { itemId: link.itemId, ...optionDetails(options) },
     });
     return this.view(link, requestOrigin);
+  }
+
+  /** GET /api/files/share/links/:token/qr: the link's URL as a QR code; another account's token is 404. */
+  async qrCode(principal: Principal, token: string, requestOrigin: string): Promise<{ qrCode: string }> {
+    const link = this.d.shares.ownedByToken(principal.accountId, token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    const url = this.linkBase(requestOrigin, link.token);
+    return { qrCode: await QRCode.toDataURL(url, { type: 'image/png', margin: 1, width: 240 }) };
+  }
+
+  /** Removes the link of one of the account's tokens (and the item's places in other links); another account's token is 404. */
+  unshareToken(principal: Principal, token: string): { message: string } {
+    const link = this.d.shares.ownedByToken(principal.accountId, token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    return this.unshare(principal, [link.itemId]);
   }
 
   /** One page of an account's links, newest first (every account's for `null`, as the CLI lists them). */
@@ -562,6 +598,7 @@ export class ShareService {
       if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
       this.recentVisits.set(key, now);
       this.d.shares.touch(link.id, now);
+      for (const listener of this.openListeners) listener({ link, item });
     }
     this.d.audit.record({
       action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,

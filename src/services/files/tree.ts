@@ -39,6 +39,8 @@ export type Need = 'view' | 'edit';
 export interface ItemRef {
   ids?: readonly string[];
   parentId?: string | null;
+  /** What is placed under `parentId` is a new folder (not a file's bytes). */
+  folder?: boolean;
 }
 
 const MAX_DEPTH = 10_000;
@@ -49,16 +51,21 @@ const MAX_DEPTH = 10_000;
  * sizes and free names. Every service that walks or places items uses this one module.
  */
 export class Tree {
-  // Which account holds an item and the share that gives it to another account, until the database changes.
+  // Which account holds an item and the share that gives it to another account, until access can have changed.
   private readonly reach: PageCache<{ accountId: string | null; membership: Membership | null }>;
 
   constructor(
     readonly items: ItemsRepo,
     private readonly members: MembersRepo,
     private readonly peopleSharingOn: () => boolean,
-    changeVersion: () => string,
+    accessVersion: () => string,
   ) {
-    this.reach = new PageCache(changeVersion, () => 1);
+    // An id not in the tree is not kept: creating an item does not move the access version.
+    this.reach = new PageCache(
+      accessVersion,
+      () => 1,
+      (value) => value.accountId !== null,
+    );
   }
 
   private reachOf(accountId: string, id: string): { accountId: string | null; membership: Membership | null } {
@@ -76,6 +83,7 @@ export class Tree {
    * Anything else is 404 as if it did not exist; naming items on both sides of a share is 403.
    */
   actor<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
+    if (need === 'edit') this.checkWrite(ref);
     if (principal.share) return principal;
     const ids = [...(ref.ids ?? [])];
     if (ref.parentId) ids.push(ref.parentId);
@@ -103,6 +111,17 @@ export class Tree {
       accountId: scope.ownerId,
       share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId },
     };
+  }
+
+  /** Refuses up front a write the tree's guard would refuse at its commit (into a read-only library, say). */
+  private checkWrite(ref: ItemRef): void {
+    const ids = ref.ids ?? [];
+    if (ids.length > 0 && ref.parentId !== undefined) {
+      for (const id of ids) this.items.checkChange({ kind: 'place', itemId: id, parentId: ref.parentId });
+      return;
+    }
+    if (ref.parentId) this.items.checkChange({ kind: 'insert', parentId: ref.parentId, type: ref.folder ? 'folder' : 'unknown' });
+    for (const id of ids) this.items.checkChange({ kind: 'change', itemId: id });
   }
 
   /** Every account whose tree a login of `principal`'s account may add files to: its own, then those sharing with it as editor. */
@@ -229,7 +248,7 @@ export class Tree {
   }
 
   /**
-   * `name` if it is free in the folder, else `base (n)ext` with the smallest free n (COMPAT). The
+   * `name` if it is free in the folder, else `base (n)ext` with the smallest free n (docs/compatibility.md › Files). The
    * numbered siblings are read with one index range scan.
    */
   uniqueName(accountId: string, parentId: string | null, name: string): string {

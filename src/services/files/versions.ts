@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { FileVersion, ListedVersion, RemovedVersion, VersionAge, VersionsRepo } from '../../db/repos/versions.ts';
-import { badRequest, Messages, notFound } from '../../errors.ts';
+import { badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -61,6 +61,8 @@ export interface VersionDeps {
   changes: ChangeLog;
   quota: QuotaService;
   settings: SettingsService;
+  /** Whether an account administers the team folder of a team's account (its versions are theirs to delete). */
+  administersTeam: (accountId: string, teamId: string) => boolean;
 }
 
 /**
@@ -157,7 +159,10 @@ export class VersionService {
   }
 
   /** DELETE /api/files/:id/versions/:versionId. */
-  delete(principal: Principal, itemId: string, versionId: string): { message: string } {
+  delete(caller: Principal, itemId: string, versionId: string): { message: string } {
+    // A member sees the versions but deleting one is the owner's; a team folder has none, its administrators act for it.
+    const principal = this.d.tree.actor(caller, { ids: [itemId] }, 'edit');
+    if (principal.share && !this.d.administersTeam(caller.accountId, principal.accountId)) throw forbidden(Messages.versionDeleteOwnerOnly);
     this.d.transactions.immediate(() => {
       const { version } = this.requireVersion(principal, itemId, versionId);
       this.d.versions.delete(version.id);

@@ -67,7 +67,7 @@ interface RewrapPhase<R extends { id: string }> {
 
 /**
  * Master key rotation (`coffer keys rotate`). The new key goes into secrets.json first (the old one
- * stays in previousMasterKeys), then every item's wrapped data key and every sealed MFA secret is
+ * stays in previousMasterKeys), then every item's wrapped data key, every sealed MFA secret and webhook secret is
  * re-wrapped in batches, each batch one transaction. Blobs are never touched: their data keys do not
  * change. Progress is the rows themselves (`key_id`), so an interrupted run resumes where it stopped.
  */
@@ -122,6 +122,7 @@ export class KeyService {
       result.unreadable = { count: 0, itemIds: [] };
       if (!this.runPhase(this.itemsPhase(keyId, result), batchSize, budget, result, opts)) break;
       if (!this.runPhase(this.secretsPhase(keyId), batchSize, budget, result, opts)) break;
+      if (!this.runPhase(this.webhookSecretsPhase(keyId), batchSize, budget, result, opts)) break;
       if (this.remaining(keyId) - result.unreadable.count <= 0) break;
     }
     result.remaining = this.remaining(keyId);
@@ -198,6 +199,29 @@ export class KeyService {
           return false;
         }
         return this.d.keys.resealSecrets(row, secret, pending);
+      },
+      counted: (r, changed) => {
+        r.secretsRewrapped += changed;
+        this.d.keys.addProgress(r.rotationId, 0, changed);
+      },
+    };
+  }
+
+  private webhookSecretsPhase(keyId: string): RewrapPhase<{ id: string; sealed: string }> {
+    const keyring = this.d.keyring;
+    return {
+      name: 'secrets',
+      total: this.d.keys.countSecretsNotUnder(keyId),
+      page: (after, limit) => this.d.keys.webhookSecretsNotUnderPage(keyId, after, limit),
+      rewrap: (row) => {
+        let sealed: string;
+        try {
+          sealed = keyring.sealSecret(keyring.openSecret(row.sealed));
+        } catch (err) {
+          if (!isUnreadable(err)) throw err;
+          return false;
+        }
+        return this.d.keys.resealWebhookSecret(row.id, row.sealed, sealed);
       },
       counted: (r, changed) => {
         r.secretsRewrapped += changed;

@@ -84,6 +84,7 @@ export class ScheduledBackupService {
   /** The last "Back up now" job, so a second click while it waits is refused. */
   private requested: string | null = null;
   private readonly failures: Counter;
+  private readonly failureListeners: Array<(run: { id: string; trigger: BackupRun['trigger']; error: string }) => void> = [];
 
   constructor(private readonly deps: Deps) {
     const { registry } = deps.metrics;
@@ -159,6 +160,11 @@ export class ScheduledBackupService {
     };
   }
 
+  /** `listener` runs when a run fails (not when a shutdown stops it). */
+  onFailure(listener: (run: { id: string; trigger: BackupRun['trigger']; error: string }) => void): void {
+    this.failureListeners.push(listener);
+  }
+
   /** "Back up now": queued as a job; refused while one is queued or running. */
   requestNow(): { jobId: string } {
     const { queue, runs } = this.deps;
@@ -219,6 +225,7 @@ export class ScheduledBackupService {
       runs.finish(id, { status: 'failed', finishedAt: clock.now(), bytes: null, archive: null, error });
       this.failures.inc();
       log.error('backup failed', { error });
+      for (const listener of this.failureListeners) listener({ id, trigger, error });
     }
     return runs.latest()!;
   }

@@ -1,22 +1,42 @@
-import type { Album, AlbumPage } from '../../contract/albums.ts';
+import type { Album, AlbumMember, AlbumPage, AlbumRole } from '../../contract/albums.ts';
+import type { ThumbnailSize } from '../../contract/files.ts';
 import type { Clock } from '../../clock.ts';
-import type { AlbumRow, AlbumsRepo } from '../../db/repos/albums.ts';
+import type { AlbumMemberRow, AlbumRow, AlbumsRepo, SharedAlbumRow } from '../../db/repos/albums.ts';
 import type { Transactions } from '../../db/repos/index.ts';
-import { badRequest, Messages, notFound, validationFailed } from '../../errors.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { badRequest, conflict, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Principal } from '../accounts/principal.ts';
-import type { Tree } from '../files/tree.ts';
-import { isPhotoType, photoOf } from './thumbnails.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
+import { isPhotoType, photoOf, type ServedThumbnail, type ThumbnailService } from './thumbnails.ts';
 
 export interface AlbumDeps {
   clock: Clock;
   transactions: Transactions;
   albums: AlbumsRepo;
+  users: UsersRepo;
   tree: Tree;
+  thumbnails: ThumbnailService;
 }
 
-const albumOf = (r: AlbumRow): Album => ({
+/** An album as the caller reaches it, and the caller's part in it. */
+type Reached = { row: AlbumRow; role: AlbumRole };
+
+const OWNER_ONLY = "Only the album's owner can do that.";
+const VIEWER_ONLY = 'You can view this album: ask its owner to make you an editor to add or remove photos.';
+
+const toMember = (m: AlbumMemberRow): AlbumMember => ({
+  accountId: m.accountId,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  addedAt: new Date(m.addedAt).toISOString(),
+});
+
+const sharedOf = (r: SharedAlbumRow): Album => ({ ...albumOf(r, r.role), owner: { id: r.accountId, name: r.ownerName || r.ownerEmail } });
+
+const albumOf = (r: AlbumRow, role: AlbumRole = 'owner'): Album => ({
   id: r.id,
   name: r.name,
   itemCount: r.itemCount,
@@ -24,6 +44,7 @@ const albumOf = (r: AlbumRow): Album => ({
   coverId: r.coverId,
   createdAt: new Date(r.createdAt).toISOString(),
   updatedAt: new Date(r.updatedAt).toISOString(),
+  role,
 });
 
 function cursorOf(cursor: string | undefined): [number, string] | null {
@@ -46,6 +67,34 @@ export class AlbumService {
     return row;
   }
 
+  /** The caller's own album, or one shared with its account; anyone else 404 (a removed member too). */
+  private reach(caller: Principal, id: string): Reached {
+    const own = this.d.albums.byId(caller.accountId, id);
+    if (own) return { row: own, role: 'owner' };
+    const shared = this.d.albums.sharedById(caller.accountId, id);
+    if (!shared) throw notFound(Messages.albumNotFound);
+    return { row: shared, role: shared.role };
+  }
+
+  /** The owner's album to manage: a member gets 403, anyone else 404. */
+  private owned(caller: Principal, id: string): AlbumRow {
+    const reached = this.reach(caller, id);
+    if (reached.role !== 'owner') throw forbidden(OWNER_ONLY);
+    return reached.row;
+  }
+
+  /** An album whose files the caller may change: its owner or an editor; a viewer 403. */
+  private editable(caller: Principal, id: string): Reached {
+    const reached = this.reach(caller, id);
+    if (reached.role === 'viewer') throw forbidden(VIEWER_ONLY);
+    return reached;
+  }
+
+  private view(caller: Principal, id: string): Album {
+    const reached = this.reach(caller, id);
+    return reached.role === 'owner' ? albumOf(reached.row) : sharedOf(reached.row as SharedAlbumRow);
+  }
+
   /** The account's live photos and videos for these ids, else 404 (another account's) or 400 (not a photo). */
   private photos(caller: Principal, ids: readonly string[]): string[] {
     const rows = this.d.tree.requireLiveMany({ accountId: caller.accountId }, ids);
@@ -53,12 +102,24 @@ export class AlbumService {
     return rows.map((r) => r.id);
   }
 
-  list(caller: Principal, q: { limit: number; cursor?: string }): { albums: Album[]; nextCursor: string | null } {
+  list(
+    caller: Principal,
+    q: { limit: number; cursor?: string; whose?: 'mine' | 'shared' },
+  ): { albums: Album[]; nextCursor: string | null } {
     const after = cursorOf(q.cursor);
+    if (q.whose === 'shared') {
+      const rows = this.d.albums.sharedPage(caller.accountId, after && { addedAt: after[0], id: after[1] }, q.limit + 1);
+      const page = rows.slice(0, q.limit);
+      const last = page.at(-1);
+      return { albums: page.map(sharedOf), nextCursor: rows.length > q.limit && last ? encodeCursor([last.addedAt, last.id]) : null };
+    }
     const rows = this.d.albums.page(caller.accountId, after && { createdAt: after[0], id: after[1] }, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
-    return { albums: page.map(albumOf), nextCursor: rows.length > q.limit && last ? encodeCursor([last.createdAt, last.id]) : null };
+    return {
+      albums: page.map((r) => albumOf(r)),
+      nextCursor: rows.length > q.limit && last ? encodeCursor([last.createdAt, last.id]) : null,
+    };
   }
 
   create(caller: Principal, input: { name: string; ids?: string[] }): { album: Album } {
@@ -73,13 +134,13 @@ export class AlbumService {
   }
 
   get(caller: Principal, id: string, q: { limit: number; cursor?: string }): AlbumPage {
-    const album = this.require(caller, id);
+    const album = this.view(caller, id);
     const after = cursorOf(q.cursor);
     const rows = this.d.albums.itemsPage(id, after && { takenAt: after[0], id: after[1] }, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
     return {
-      album: albumOf(album),
+      album,
       items: page.map(photoOf),
       nextCursor: rows.length > q.limit && last ? encodeCursor([last.takenAt, last.id]) : null,
     };
@@ -87,7 +148,7 @@ export class AlbumService {
 
   update(caller: Principal, id: string, patch: { name?: string; coverItemId?: string | null }): { album: Album } {
     this.d.transactions.immediate(() => {
-      this.require(caller, id);
+      this.owned(caller, id);
       if (patch.coverItemId && !this.d.albums.contains(id, patch.coverItemId)) throw badRequest(Messages.albumCoverNotInAlbum);
       this.d.albums.update(id, patch, this.d.clock.now());
     });
@@ -96,25 +157,82 @@ export class AlbumService {
 
   /** Deletes the album only: its files stay where they are. */
   remove(caller: Principal, id: string): { message: string } {
-    const album = this.require(caller, id);
+    const album = this.owned(caller, id);
     this.d.albums.delete(id);
     return { message: `Album “${album.name}” deleted; its photos and videos stay in your files` };
   }
 
   addItems(caller: Principal, id: string, ids: string[]): { album: Album; added: number } {
     const added = this.d.transactions.immediate(() => {
-      this.require(caller, id);
+      this.editable(caller, id);
       return this.d.albums.addItems(id, this.photos(caller, ids), this.d.clock.now());
     });
-    return { album: albumOf(this.require(caller, id)), added };
+    return { album: this.view(caller, id), added };
   }
 
   /** Takes files out of the album (they stay in the files); ids not in it change nothing. */
   removeItems(caller: Principal, id: string, ids: string[]): { album: Album; removed: number } {
     const removed = this.d.transactions.immediate(() => {
-      this.require(caller, id);
+      this.editable(caller, id);
       return this.d.albums.removeItems(id, [...new Set(ids)], this.d.clock.now());
     });
-    return { album: albumOf(this.require(caller, id)), removed };
+    return { album: this.view(caller, id), removed };
+  }
+
+  /** GET /api/albums/:id/members: the owner and the members alike see who has the album. */
+  members(caller: Principal, id: string): { members: AlbumMember[] } {
+    this.reach(caller, id);
+    return { members: this.d.albums.members(id).map(toMember) };
+  }
+
+  /** POST /api/albums/:id/members: shares the album with an owner account of this instance, or changes its role. */
+  addMember(
+    caller: Principal,
+    id: string,
+    input: { email?: string | undefined; accountId?: string | undefined; role: 'viewer' | 'editor' },
+  ): { member: AlbumMember } {
+    const album = this.owned(caller, id);
+    const account =
+      input.accountId !== undefined
+        ? this.d.users.personById(input.accountId)
+        : this.d.users.byEmailKey((input.email ?? '').trim().toLowerCase());
+    if (!account || account.parentUserId !== null || account.disabledAt !== null || account.deletionRequestedAt !== null)
+      throw notFound(input.accountId !== undefined ? 'No account with this id on this Coffer.' : Messages.noAccountWithEmail);
+    if (account.id === album.accountId) throw conflict('This is your album: share it with someone else.');
+    this.d.albums.putMember({ albumId: id, accountId: account.id, role: input.role, addedBy: caller.loginId, at: this.d.clock.now() });
+    return { member: toMember(this.d.albums.members(id).find((m) => m.accountId === account.id)!) };
+  }
+
+  /** DELETE /api/albums/:id/members/:accountId: the owner stops sharing; the account then gets 404 for it. */
+  removeMember(caller: Principal, id: string, accountId: string): { message: string } {
+    this.owned(caller, id);
+    const member = this.d.albums.members(id).find((m) => m.accountId === accountId);
+    if (!member || !this.d.albums.removeMember(id, accountId)) throw notFound('This person is not a member of this album.');
+    return { message: `Stopped sharing the album with ${member.name || member.email}` };
+  }
+
+  /** A live file of an album the caller reaches (its own, or shared with it), whoever's it is; else 404. */
+  item(caller: Principal, id: string, itemId: string): HeldItem {
+    this.reach(caller, id);
+    const accountId = this.d.albums.liveItemAccount(id, itemId);
+    if (!accountId) throw notFound(Messages.itemNotFound);
+    return this.d.tree.requireLive({ accountId }, itemId);
+  }
+
+  /**
+   * GET /api/albums/:id/items/:itemId/thumbnail: a file of the album through the album's door, so a member
+   * sees the owner's photos it could not otherwise read; a file not (or no longer) in it is 404.
+   */
+  thumbnail(
+    caller: Principal,
+    id: string,
+    itemId: string,
+    size: ThumbnailSize,
+    etag: string | null,
+  ): Promise<ServedThumbnail | 'not-modified'> {
+    this.reach(caller, id);
+    const accountId = this.d.albums.liveItemAccount(id, itemId);
+    if (!accountId) throw notFound(Messages.noThumbnail);
+    return this.d.thumbnails.serve(this.d.tree.requireLive({ accountId }, itemId), size, etag);
   }
 }

@@ -46,7 +46,7 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events }:
   events.onContentChange((mimeType) => {
     if (mimeType === null || thumbnails.canHave(mimeType)) thumbnails.requestSweep();
   });
-  const albums = new AlbumService({ clock, transactions: repos.transactions, albums: repos.albums, tree });
+  const albums = new AlbumService({ clock, transactions: repos.transactions, albums: repos.albums, users: repos.users, tree, thumbnails });
   const services: ThumbnailServices = { thumbnails, albums };
   let catchUp: ReturnType<typeof setTimeout> | undefined;
   const lifecycles = {

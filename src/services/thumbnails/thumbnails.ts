@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { PhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import type { PhotoRow, SharedPhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -15,7 +15,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { type HasThumbnail, hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
-import { videoRecordedAt } from './video-date.ts';
+import { type MovieHeader, movieHeader } from './movie-header.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
 const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
@@ -31,9 +31,54 @@ const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
 export const isPhotoType = (mimeType: string | null) =>
   mimeType !== null && (PHOTO_IMAGE_TYPES.includes(mimeType) || mimeType.startsWith('video/'));
 
-/** A Photos row as the API answers it. */
-export function photoOf({ modifiedAt, starred, ...r }: PhotoRow): Photo {
-  return { ...r, takenAt: new Date(r.takenAt).toISOString(), modified: new Date(modifiedAt).toISOString(), starred: starred === 1 };
+/** A Photos row as the API answers it; another account's says whose it is (and its album, when reached only through one). */
+export function photoOf(row: PhotoRow | SharedPhotoRow): Photo {
+  const { modifiedAt, starred, duration, ...r } = row;
+  const base: Photo = {
+    id: r.id,
+    name: r.name,
+    takenAt: new Date(r.takenAt).toISOString(),
+    width: r.width,
+    height: r.height,
+    parentId: r.parentId,
+    mimeType: r.mimeType,
+    size: r.size,
+    modified: new Date(modifiedAt).toISOString(),
+    starred: starred === 1,
+  };
+  if (duration != null) base.duration = duration;
+  if (!('ownerId' in row)) return base;
+  return { ...base, owner: { id: row.ownerId, name: row.ownerName }, ...(row.albumId ? { albumId: row.albumId } : {}) };
+}
+
+/**
+ * Keyset pages of one order (newest taken, then id, first), each of at most `limit` rows, merged into one,
+ * each file once (the first source wins). `cut`: a source ran out of the rows it was given before the page
+ * was full, so what comes after it is not known here, and the page ends early with more to come.
+ */
+function mergePhotoPages<T extends PhotoRow>(sources: T[][], limit: number): { rows: T[]; cut: boolean } {
+  if (sources.length === 1) return { rows: sources[0]!.slice(0, limit), cut: false };
+  const out: T[] = [];
+  const seen = new Set<string>();
+  const at = sources.map(() => 0);
+  while (out.length < limit) {
+    let best = -1;
+    for (let s = 0; s < sources.length; s++) {
+      const row = sources[s]![at[s]!];
+      if (!row) {
+        if (sources[s]!.length === limit) return { rows: out, cut: true };
+        continue;
+      }
+      const top = best < 0 ? null : sources[best]![at[best]!]!;
+      if (!top || row.takenAt > top.takenAt || (row.takenAt === top.takenAt && row.id > top.id)) best = s;
+    }
+    if (best < 0) break;
+    const row = sources[best]![at[best]!++]!;
+    if (seen.has(row.id)) continue;
+    seen.add(row.id);
+    out.push(row);
+  }
+  return { rows: out, cut: false };
 }
 
 export interface ServedThumbnail {
@@ -77,15 +122,28 @@ export class ThumbnailService {
    * GET /api/files/photos: the account's live images and videos, newest taken first; the cursor is the last
    * item's (takenAt, id), so a page never repeats or skips an item when newer ones arrive meanwhile.
    */
-  photos(caller: Principal, q: { limit: number; cursor?: string }): { items: Photo[]; nextCursor: string | null } {
+  photos(
+    caller: Principal,
+    q: { limit: number; cursor?: string; whose?: 'mine' | 'shared' | 'all' },
+  ): { items: Photo[]; nextCursor: string | null } {
     let after: { takenAt: number; id: string } | null = null;
     if (q.cursor) {
       const values = decodeCursor(q.cursor, ['number', 'string']);
       if (!values) throw validationFailed([{ field: 'cursor', message: Messages.invalidCursor }]);
       after = { takenAt: values[0] as number, id: values[1] as string };
     }
-    const rows = this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, q.limit + 1);
-    const more = rows.length > q.limit;
+    const whose = q.whose ?? 'mine';
+    const n = q.limit + 1;
+    // Each source is a keyset page in the same order; merged, the first `limit` rows are the page.
+    const sources: Array<Array<PhotoRow | SharedPhotoRow>> = [];
+    if (whose !== 'shared') sources.push(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, n));
+    if (whose !== 'mine') {
+      for (const owner of this.d.thumbnails.sharingOwners(caller.accountId))
+        sources.push(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, after, n));
+      sources.push(this.d.thumbnails.albumPhotosPage(caller.accountId, after, n).filter((r) => isPhotoType(r.mimeType)));
+    }
+    const { rows, cut } = mergePhotoPages(sources, n);
+    const more = rows.length > q.limit || (cut && rows.length > 0);
     const page = more ? rows.slice(0, q.limit) : rows;
     const last = page.at(-1);
     return {
@@ -193,6 +251,7 @@ export class ThumbnailService {
         lens: null,
         latitude: null,
         longitude: null,
+        duration: null,
         createdAt: this.d.clock.now(),
       };
     };
@@ -211,6 +270,7 @@ export class ThumbnailService {
             })(),
           );
         const [smallSize, largeSize] = await Promise.all([put('small', result.small), put('large', result.large)]);
+        const movie = kind === 'video' ? await this.movieHeader(row, key, wrappedKey) : null;
         made = {
           storageKey: key,
           status: 'ready',
@@ -218,11 +278,12 @@ export class ThumbnailService {
           largeSize,
           width: result.width,
           height: result.height,
-          takenAt: result.takenAt ?? (kind === 'video' ? await this.recordedAt(row, key, wrappedKey) : null),
+          takenAt: result.takenAt ?? movie?.recordedAt ?? null,
           camera: result.camera,
           lens: result.lens,
           latitude: result.latitude,
           longitude: result.longitude,
+          duration: movie?.duration ?? null,
           createdAt: this.d.clock.now(),
         };
       }
@@ -236,8 +297,11 @@ export class ThumbnailService {
     return made;
   }
 
-  /** A video's recording date from its container (MP4, QuickTime), or null: the Photos order then uses the file's time. */
-  private async recordedAt(row: Item, key: string, wrappedKey: string): Promise<number | null> {
+  /**
+   * A video's recording date and duration from its container (MP4, QuickTime), null where it has none: the
+   * Photos order then uses the file's time, and its tile shows no length.
+   */
+  private async movieHeader(row: Item, key: string, wrappedKey: string): Promise<MovieHeader> {
     const size = row.size;
     const read = async (start: number, length: number) => {
       const end = Math.min(size, start + length);
@@ -245,10 +309,10 @@ export class ThumbnailService {
       return this.d.storage.readBytes(key, { size, wrappedKey }, { start, end });
     };
     try {
-      return await videoRecordedAt(size, read, this.d.clock.now());
+      return await movieHeader(size, read, this.d.clock.now());
     } catch (err) {
-      this.d.log.info('no recording date', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
-      return null;
+      this.d.log.info('no movie header', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
+      return { recordedAt: null, duration: null };
     }
   }
 

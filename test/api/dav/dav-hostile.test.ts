@@ -75,14 +75,15 @@ describe('dead properties and what a PROPFIND may ask', () => {
     transactions.batch(() => {
       for (let i = 0; i < 50_000; i++) davProperties.set({ itemId: file!.id, ns: 'urn:x', name: `p${i}`, value: '' });
     });
-    const started = performance.now();
+    // CPU time of this process (the server runs in it), not wall time: other load on the machine does not count.
+    const started = process.cpuUsage();
     const res = await dav.propfind('many.txt', '0');
     const text = await res.text();
-    const ms = performance.now() - started;
+    const { user, system } = process.cpuUsage(started);
     expect(res.status).toBe(207);
     expect(text.match(/<x:p\d+ /g)).toHaveLength(50_000);
     // Finding each name among all of them took 8 s here.
-    expect(ms).toBeLessThan(1500);
+    expect((user + system) / 1000).toBeLessThan(1500);
   });
 
   test('a PROPFIND naming more than 1,000 properties or 65,536 characters of names is 413; at the limits every row gets its answer', async () => {

@@ -381,6 +381,34 @@ describe('the door matrix for group shares', () => {
     expect(await status(c.get(`/api/files?parentId=${s.root.id}`))).toBe(200);
   });
 
+  test('the access check outlives writes that cannot change access, and not one that can: a move out, the owner disabled, a person share gone', async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const group = await newGroup(member);
+    const root = await folder(owner.client, 'Kept');
+    const inner = await folder(owner.client, 'Inner', root.id);
+    await shareWithGroup(owner.client, root.id, group.id, 'editor');
+    const innerPage = () => status(member.client.get(`/api/files?parentId=${inner.id}`));
+    expect(await innerPage()).toBe(200);
+    // Writes elsewhere (an upload, a rename) leave the answer as it was.
+    await upload(member.client, 'a.txt', 'a', { parentId: inner.id });
+    expect(await status(owner.client.post('/api/files/rename', { id: inner.id, name: 'Inner 2' }))).toBe(200);
+    expect(await innerPage()).toBe(200);
+    // Moved out of the shared folder by its owner: gone for the member at the next request.
+    expect(await status(owner.client.post('/api/files/move', { ids: [inner.id], parentId: null }))).toBe(200);
+    expect(await innerPage()).toBe(404);
+    expect(await status(owner.client.post('/api/files/move', { ids: [inner.id], parentId: root.id }))).toBe(200);
+    expect(await innerPage()).toBe(200);
+    // The group's share gone while a person share of the member stays: the person's viewer role is what is left.
+    expect(await status(owner.client.post(`/api/files/${root.id}/members`, { email: member.email, role: 'viewer' }))).toBe(201);
+    expect(await status(member.client.post('/api/files/folder', { name: 'Yes', parentId: inner.id }))).toBe(200);
+    expect(await status(owner.client.delete(`/api/files/${root.id}/groups/${group.id}`))).toBe(200);
+    expect(await status(member.client.post('/api/files/folder', { name: 'No', parentId: inner.id }))).toBe(403);
+    expect(await innerPage()).toBe(200);
+    expect((await admin.client.send('PATCH', `/api/user/${owner.id}`, { disabled: true })).status).toBe(200);
+    expect(await innerPage()).toBe(404);
+  });
+
   test('removed from the group, and the group deleted: every door is 404 at the next request', async () => {
     const s = await scene();
     const before = reads(s.editor.client, s);

@@ -334,6 +334,138 @@ describe('team folders', () => {
     expect((await fetch(`${t.url}${link.pathname}`)).status).toBe(404);
   });
 
+  test('its administrators list, look up, change and remove its links; members 403, outsiders and another team\u2019s administrators 404', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    const sub = await folder(s.editor.client, 'Flyers', s.team.folderId);
+    const file = await upload(s.editor.client, 'flyer.txt', 'public flyer', { parentId: sub.id });
+    const mine = await upload(lead.client, 'mine.txt', 'mine');
+    const base = `/api/team-folders/${s.team.id}/share`;
+    let res = await lead.client.post(base, { ids: [file.id, sub.id], shared: true, expiry: '7d' });
+    expect(res.status).toBe(200);
+    const made = (await json(res)).links;
+    expect(await status(lead.client.post('/api/files/share', { ids: [mine.id], shared: true }))).toBe(200);
+
+    // Look up: the existing links, none made; an item outside the team folder is 404.
+    res = await lead.client.post(`${base}/links`, { ids: [file.id, sub.id] });
+    expect(await json(res)).toEqual({ links: made });
+    expect(await status(lead.client.post(`${base}/links`, { ids: [mine.id] }))).toBe(404);
+
+    // The list: the team's links only, with their options; the lead's own list keeps only the lead's link.
+    res = await lead.client.get(`${base}/links`);
+    expect(res.status).toBe(200);
+    const page = await json(res);
+    expect(page.links.map((l: any) => l.itemId).sort()).toEqual([file.id, sub.id].sort());
+    expect(page.links[0]).not.toHaveProperty('accountId');
+    const fileLink = page.links.find((l: any) => l.itemId === file.id);
+    expect(fileLink).toMatchObject({ itemName: 'flyer.txt', mode: 'view', hasPassword: false, url: made[file.id] });
+    expect((await json(await lead.client.get(`${base}/links?itemId=${sub.id}`))).links.map((l: any) => l.itemId)).toEqual([sub.id]);
+    expect((await json(await lead.client.get('/api/files/share/links'))).links.map((l: any) => l.itemId)).toEqual([mine.id]);
+    expect(await status(lead.client.get(`${base}/links?limit=0`))).toBe(422);
+
+    // Change: a password and a download limit; a file cannot take an upload mode (400); another account's token 404.
+    res = await lead.client.send('PATCH', `${base}/links/${fileLink.token}`, { password: 'secret-words', maxDownloads: 3 });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ token: fileLink.token, hasPassword: true, maxDownloads: 3 });
+    expect(await status(lead.client.send('PATCH', `${base}/links/${fileLink.token}`, { mode: 'upload' }))).toBe(400);
+    const subLink = page.links.find((l: any) => l.itemId === sub.id);
+    expect((await json(await lead.client.send('PATCH', `${base}/links/${subLink.token}`, { mode: 'view_upload' }))).mode).toBe(
+      'view_upload',
+    );
+    const ownToken = (await json(await lead.client.get('/api/files/share/links'))).links[0].token;
+    expect(await status(lead.client.send('PATCH', `${base}/links/${ownToken}`, { maxDownloads: 1 }))).toBe(404);
+    expect(await status(lead.client.send('PATCH', `/api/files/share/links/${fileLink.token}`, { maxDownloads: 1 }))).toBe(404);
+
+    // Who may not: a member 403, a stranger and an administrator of another team folder 404, a sub-user without Share 403.
+    const otherLead = await seed.owner(t);
+    const otherGroup = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${otherGroup}/members`, { email: otherLead.email, admin: true }))).toBe(201);
+    const other = await json(
+      await admin.client.post('/api/admin/team-folders', {
+        name: `Other ${++counter}`,
+        quota: null,
+        groups: [{ groupId: otherGroup, role: 'editor' }],
+      }),
+    );
+    const doors = (c: TestClient, teamId = s.team.id) => [
+      c.post(`/api/team-folders/${teamId}/share/links`, { ids: [file.id] }),
+      c.get(`/api/team-folders/${teamId}/share/links`),
+      c.send('PATCH', `/api/team-folders/${teamId}/share/links/${fileLink.token}`, { maxDownloads: 9 }),
+      c.delete(`/api/team-folders/${teamId}/share/links/${fileLink.token}`),
+    ];
+    for (const c of [s.editor.client, s.viewer.client]) for (const r of doors(c)) expect(await status(r)).toBe(403);
+    for (const c of [s.stranger.client, otherLead.client]) for (const r of doors(c)) expect(await status(r)).toBe(404);
+    // Through its own team folder, another team's administrator finds neither the items nor the token.
+    const [lookup, , patch, remove] = doors(otherLead.client, other.id);
+    expect(await status(lookup!)).toBe(404);
+    expect(await status(patch!)).toBe(404);
+    expect(await status(remove!)).toBe(404);
+    const blind = await seed.subUser(t, lead, ['files.download']);
+    for (const r of doors(blind.client)) expect(await status(r)).toBe(403);
+    expect(await status(lead.client.get('/api/team-folders/nope/share/links'))).toBe(404);
+    expect((await json(await lead.client.get(`${base}/links`))).links.find((l: any) => l.itemId === file.id).maxDownloads).toBe(3);
+
+    // Remove: the link stops answering at once; a second time 404.
+    res = await lead.client.delete(`${base}/links/${fileLink.token}`);
+    expect(res.status).toBe(200);
+    expect((await json(res)).message).toBe('Item is no longer shared');
+    expect((await fetch(`${t.url}${new URL(made[file.id]).pathname}`)).status).toBe(404);
+    expect(await status(lead.client.delete(`${base}/links/${fileLink.token}`))).toBe(404);
+    expect((await json(await lead.client.get(`${base}/links`))).links.map((l: any) => l.itemId)).toEqual([sub.id]);
+    // The team folder itself is the team's to share by link, as a folder.
+    res = await lead.client.post(base, { ids: [s.team.folderId], shared: true, expiry: 'never', mode: 'upload' });
+    expect(res.status).toBe(200);
+    expect((await json(await lead.client.get(`${base}/links?itemId=${s.team.folderId}`))).links[0]).toMatchObject({
+      mode: 'upload',
+      expiresAt: null,
+    });
+    // Leaving the editor group's administrators ends it: the former lead is then a stranger to the team folder.
+    expect(await status(admin.client.delete(`/api/admin/groups/${s.editors}/members/${lead.id}`))).toBe(200);
+    expect(await status(lead.client.get(`${base}/links`))).toBe(404);
+  });
+
+  test('versions of its files: members list and download them, editors restore, its administrators delete, viewers 403, outsiders 404', async () => {
+    const s = await scene();
+    const file = await upload(s.editor.client, 'plan.txt', 'first', { parentId: s.team.folderId });
+    const form = new FormData();
+    form.append('file', new File(['second'], 'plan.txt'));
+    expect(await status(s.viewer.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form }))).toBe(403);
+    expect(await status(s.editor.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form }))).toBe(200);
+    const list = async (c: TestClient) => (await json(await c.get(`/api/files/${file.id}/versions`))).versions as any[];
+    const versions = await list(s.viewer.client);
+    expect(versions).toHaveLength(1);
+    expect(versions[0].author).toMatchObject({ id: s.editor.id });
+    const versionId = versions[0].id as string;
+    expect(await (await s.viewer.client.get(`/api/files/${file.id}/versions/${versionId}/download`)).text()).toBe('first');
+    expect(await status(s.viewer.client.post(`/api/files/${file.id}/versions/${versionId}/restore`))).toBe(403);
+    expect(await status(s.viewer.client.delete(`/api/files/${file.id}/versions/${versionId}`))).toBe(403);
+    for (const r of [
+      s.stranger.client.get(`/api/files/${file.id}/versions`),
+      s.stranger.client.get(`/api/files/${file.id}/versions/${versionId}/download`),
+      s.stranger.client.post(`/api/files/${file.id}/versions/${versionId}/restore`),
+    ])
+      expect(await status(r)).toBe(404);
+    expect(await status(s.editor.client.post(`/api/files/${file.id}/versions/${versionId}/restore`))).toBe(200);
+    expect((await downloaded(s.editor.client, file.id)).toString()).toBe('first');
+    // The content replaced by the restore is kept as a version, counted against the team's quota, not the editor's.
+    const [kept] = await list(s.editor.client);
+    expect(kept).toMatchObject({ source: 'replace', size: 6 });
+    expect(await used(s.editor.client)).toBe(0);
+    expect((await teamOf(s.team.id)).size).toBe(11);
+    // Deleting a version is the team's: its administrators do it; an editor who is not one, and the administrator of the viewer group only, 403.
+    const lead = await seed.owner(t);
+    const viewerLead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.viewers}/members`, { email: viewerLead.email, admin: true }))).toBe(201);
+    expect(await status(s.editor.client.delete(`/api/files/${file.id}/versions/${kept.id}`))).toBe(403);
+    expect(await status(viewerLead.client.delete(`/api/files/${file.id}/versions/${kept.id}`))).toBe(403);
+    expect(await status(s.stranger.client.delete(`/api/files/${file.id}/versions/${kept.id}`))).toBe(404);
+    expect(await status(lead.client.delete(`/api/files/${file.id}/versions/${kept.id}`))).toBe(200);
+    expect(await list(s.viewer.client)).toEqual([]);
+    expect((await teamOf(s.team.id)).size).toBe(5);
+  });
+
   test('`coffer export` writes each team folder under its account, team:<id>', async () => {
     const s = await scene();
     const sub = await folder(s.editor.client, 'Sub', s.team.folderId);

@@ -89,6 +89,33 @@ if (!skipWithout(img.ffmpegMissing(), 'video thumbnails (ffmpeg)')) {
       expect(order.indexOf(camera.id)).toBeGreaterThan(order.indexOf(unset.id));
     });
 
+    test('an MP4’s duration (its movie header) is kept with its thumbnail: in Photos and in its details; a WebM and a picture have none', async () => {
+      const clip = await upload(owner.client, 'length.mp4', img.video('mp4', 160, 90), { type: 'video/mp4' });
+      const webm = await upload(owner.client, 'length.webm', img.video('webm', 160, 90), { type: 'video/webm' });
+      const still = await upload(owner.client, 'still.jpg', await img.photo(3, 160, 120), { type: 'image/jpeg' });
+      const ids = [clip.id, webm.id, still.id];
+      const photos = await eventually(
+        async () => {
+          const all = await listAll(owner.client, '/api/files/photos');
+          const mine = ids.map((id) => all.find((p) => p.id === id));
+          return mine.every((p) => p?.width) && mine;
+        },
+        { timeoutMs: 60_000 },
+      );
+      // Half a second of red, then 10 s of test pattern.
+      expect(photos[0]!.duration).toBe(10.5);
+      expect('duration' in photos[1]!).toBe(false);
+      expect('duration' in photos[2]!).toBe(false);
+      const info = async (id: string) => (await json(await owner.client.get(`/api/files/${id}/info`))).photo;
+      expect(await info(clip.id)).toMatchObject({ width: 160, height: 90, duration: 10.5 });
+      expect('duration' in (await info(webm.id))).toBe(false);
+      expect('duration' in (await info(still.id))).toBe(false);
+      // Another account finds neither the video nor its details.
+      const other = await seed.owner(t);
+      expect((await other.client.get(`/api/files/${clip.id}/info`)).status).toBe(404);
+      expect((await listAll(other.client, '/api/files/photos')).map((p) => p.id)).not.toContain(clip.id);
+    });
+
     test('a file that only claims to be a video gets no thumbnail (404), and the server stays healthy', async () => {
       const fake = await upload(owner.client, 'fake.mp4', new Uint8Array(4096).fill(7), { type: 'video/mp4' });
       expect(fake.hasThumbnail).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { videoRecordedAt } from '../../src/services/thumbnails/video-date.ts';
+import { movieHeader } from '../../src/services/thumbnails/movie-header.ts';
 
 const QUICKTIME_EPOCH_OFFSET = 2_082_844_800;
 const NOW = Date.UTC(2026, 10, 27);
@@ -12,13 +12,23 @@ function box(type: string, body: Uint8Array = new Uint8Array(0)): Buffer {
   return Buffer.concat([head, body]);
 }
 
-/** A movie header of `version` 0 (32-bit times) or 1 (64-bit), created at `ms` (Unix milliseconds). */
-function mvhd(ms: number, version: 0 | 1 = 0): Buffer {
+/**
+ * A movie header of `version` 0 (32-bit times) or 1 (64-bit), created at `ms` (Unix milliseconds), `units`
+ * long at `timescale` units a second (none: 0, an unknown length).
+ */
+function mvhd(ms: number, version: 0 | 1 = 0, timescale = 0, units = 0): Buffer {
   const seconds = ms / 1000 + QUICKTIME_EPOCH_OFFSET;
   const body = Buffer.alloc(version === 1 ? 112 : 100);
   body.writeUInt8(version, 0);
-  if (version === 1) body.writeBigUInt64BE(BigInt(seconds), 4);
-  else body.writeUInt32BE(seconds, 4);
+  if (version === 1) {
+    body.writeBigUInt64BE(BigInt(seconds), 4);
+    body.writeUInt32BE(timescale, 20);
+    body.writeBigUInt64BE(BigInt(units), 24);
+  } else {
+    body.writeUInt32BE(seconds, 4);
+    body.writeUInt32BE(timescale, 12);
+    body.writeUInt32BE(units, 16);
+  }
   return box('mvhd', body);
 }
 
@@ -41,9 +51,10 @@ function sparse(pieces: Array<[number, Uint8Array]>) {
 }
 
 const whole = (bytes: Buffer) => sparse([[0, bytes]]).read;
-const recorded = (bytes: Buffer, now = NOW) => videoRecordedAt(bytes.byteLength, whole(bytes), now);
+const header = (bytes: Buffer, now = NOW) => movieHeader(bytes.byteLength, whole(bytes), now);
+const recorded = async (bytes: Buffer, now = NOW) => (await header(bytes, now)).recordedAt;
 
-describe('a video’s recording date from its MP4 or QuickTime movie header', () => {
+describe('a video’s recording date and duration from its MP4 or QuickTime movie header', () => {
   test('moov first (faststart) or after the media data; mvhd version 0 or 1', async () => {
     const ftyp = box('ftyp', Buffer.from('isom\0\0\x02\0isomiso2mp41', 'latin1'));
     const moov = (v: 0 | 1) => box('moov', Buffer.concat([mvhd(WHEN, v), box('trak', Buffer.alloc(40))]));
@@ -67,8 +78,19 @@ describe('a video’s recording date from its MP4 or QuickTime movie header', ()
       [ftyp.length, mdatHead],
       [ftyp.length + big, moov],
     ]);
-    expect(await videoRecordedAt(ftyp.length + big + moov.length, file.read, NOW)).toBe(WHEN);
+    expect((await movieHeader(ftyp.length + big + moov.length, file.read, NOW)).recordedAt).toBe(WHEN);
     expect(file.reads).toBeLessThanOrEqual(5);
+  });
+
+  test('its duration: units over the timescale, in either version; none when unknown, zero or absurd', async () => {
+    const file = (header: Buffer) => Buffer.concat([box('ftyp', Buffer.alloc(8)), box('moov', header)]);
+    expect(await header(file(mvhd(WHEN, 0, 1000, 10_500)))).toEqual({ recordedAt: WHEN, duration: 10.5 });
+    expect((await header(file(mvhd(WHEN, 1, 90_000, 90_000 * 3725)))).duration).toBe(3725);
+    expect((await header(file(mvhd(0, 0, 600, 1234)))).duration).toBe(2.057);
+    expect((await header(file(mvhd(WHEN, 0, 0, 500)))).duration).toBeNull();
+    expect((await header(file(mvhd(WHEN, 0, 1000, 0)))).duration).toBeNull();
+    expect((await header(file(mvhd(WHEN, 0, 1000, 0xffffffff)))).duration).toBeNull();
+    expect((await header(file(mvhd(WHEN, 0, 1, 8 * 86_400)))).duration).toBeNull();
   });
 
   test('a last box of size 0 reaches to the end of the file', async () => {
@@ -112,7 +134,7 @@ describe('a video’s recording date from its MP4 or QuickTime movie header', ()
   test('a hostile file of many tiny boxes is walked no further than 64 of them', async () => {
     const many = Buffer.concat([...Array.from({ length: 10_000 }, () => box('free')), box('moov', mvhd(WHEN))]);
     const file = sparse([[0, many]]);
-    expect(await videoRecordedAt(many.length, file.read, NOW)).toBeNull();
+    expect(await movieHeader(many.length, file.read, NOW)).toEqual({ recordedAt: null, duration: null });
     expect(file.reads).toBeLessThanOrEqual(64);
     const few = Buffer.concat([...Array.from({ length: 60 }, () => box('free')), box('moov', mvhd(WHEN))]);
     expect(await recorded(few)).toBe(WHEN);

@@ -10,22 +10,41 @@ const EARLIEST = Date.UTC(1990, 0, 1);
 
 type Box = { type: string; body: number; end: number };
 
+/** What a movie header says: when it was recorded (Unix ms) and how long it plays (seconds); null where it says nothing usable. */
+export interface MovieHeader {
+  recordedAt: number | null;
+  duration: number | null;
+}
+
+const NOTHING: MovieHeader = { recordedAt: null, duration: null };
+// Longer than this (a week) is a corrupt header, not a recording.
+const LONGEST_SECONDS = 7 * 86_400;
+
 /**
- * When an MP4 or QuickTime video was recorded: the creation time of its movie header (`moov/mvhd`, UTC),
- * or null when the file is not one, has none, or gives one before 1990 or in the future. Reads only box
- * headers and the header it wants, wherever `moov` lies (a phone writes it after the media data).
+ * When an MP4 or QuickTime video was recorded and how long it is: the creation time (UTC) and duration of
+ * its movie header (`moov/mvhd`). A date before 1990 or in the future is dropped, as is a duration of 0 or
+ * absurd length. Reads only box headers and the header it wants, wherever `moov` lies (a phone writes it
+ * after the media data); a file that is not one answers nothing.
  */
-export async function videoRecordedAt(size: number, read: ReadBytes, now: number): Promise<number | null> {
+export async function movieHeader(size: number, read: ReadBytes, now: number): Promise<MovieHeader> {
   const moov = await find(read, 'moov', 0, size);
   const mvhd = moov && (await find(read, 'mvhd', moov.body, moov.end));
-  if (!mvhd) return null;
-  const b = await read(mvhd.body, 12);
-  if (b.byteLength < 12) return null;
+  if (!mvhd) return NOTHING;
+  const b = await read(mvhd.body, 32);
+  const version = b.byteLength > 0 ? b[0] : -1;
+  if ((version !== 0 && version !== 1) || b.byteLength < (version === 1 ? 32 : 20)) return NOTHING;
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const version = view.getUint8(0);
-  const seconds = version === 1 ? Number(view.getBigUint64(4)) : version === 0 ? view.getUint32(4) : 0;
+  // Version 1 has 64-bit creation, modification and duration; version 0 32-bit ones.
+  const seconds = version === 1 ? Number(view.getBigUint64(4)) : view.getUint32(4);
+  const timescale = view.getUint32(version === 1 ? 20 : 12);
+  const units = version === 1 ? Number(view.getBigUint64(24)) : view.getUint32(16);
   const at = (seconds - QUICKTIME_EPOCH_OFFSET) * 1000;
-  return seconds > 0 && at >= EARLIEST && at <= now + 86_400_000 ? at : null;
+  const length = timescale > 0 ? units / timescale : 0;
+  return {
+    recordedAt: seconds > 0 && at >= EARLIEST && at <= now + 86_400_000 ? at : null,
+    // An unknown length is written as all ones.
+    duration: length > 0 && length <= LONGEST_SECONDS && units !== 0xffffffff ? Math.round(length * 1000) / 1000 : null,
+  };
 }
 
 /** The first box of `type` among those from `from` to `to`, or null (a malformed box ends the search). */

@@ -1,0 +1,1 @@
+ALTER TABLE `thumbnails` ADD `duration` real;

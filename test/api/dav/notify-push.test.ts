@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import { folder, upload } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+const sockets: WebSocket[] = [];
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  for (const s of sockets) s.close();
+  await t.stop();
+});
+
+/** A socket and every text message it received, in order. */
+interface PushClient {
+  ws: WebSocket;
+  messages: string[];
+  closed: Promise<void>;
+  /** Resolves with the next message matching `match` (one already received counts), rejects after `ms`. */
+  next(match: string | RegExp, ms?: number): Promise<string>;
+}
+
+async function connect(): Promise<PushClient> {
+  const url = `${t.url.replace(/^http/, 'ws')}/push/ws`;
+  const ws = new WebSocket(url);
+  sockets.push(ws);
+  const messages: string[] = [];
+  const waiters = new Set<() => void>();
+  ws.onmessage = (e) => {
+    messages.push(String(e.data));
+    for (const w of [...waiters]) w();
+  };
+  const closed = new Promise<void>((resolve) => ws.addEventListener('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error('socket error'));
+  });
+  let read = 0;
+  const next = (match: string | RegExp, ms = 2000) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        while (read < messages.length) {
+          const m = messages[read++]!;
+          if (typeof match === 'string' ? m === match : match.test(m)) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(m);
+            return;
+          }
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`no ${match} within ${ms} ms; got ${JSON.stringify(messages)}`));
+      }, ms);
+      waiters.add(check);
+      check();
+    });
+  return { ws, messages, closed, next };
+}
+
+async function signedIn(user: string, password: string): Promise<PushClient> {
+  const c = await connect();
+  c.ws.send(user);
+  c.ws.send(password);
+  await c.next('authenticated');
+  return c;
+}
+
+const quiet = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('notify_push for the Nextcloud desktop client', () => {
+  test('the capability names the socket and pre_auth on the address the client used', async () => {
+    const res = await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`, { headers: { 'OCS-APIRequest': 'true' } });
+    const caps = (await json(res)).ocs.data.capabilities;
+    expect(caps.notify_push).toEqual({
+      type: ['files'],
+      endpoints: { websocket: `${t.url.replace('http', 'ws')}/push/ws`, pre_auth: `${t.url}/index.php/apps/notify_push/pre_auth` },
+    });
+    // A plain GET is told what the path is for.
+    expect((await fetch(`${t.url}/push/ws`)).status).toBe(400);
+  });
+
+  test('signed in with an app password: notify_file within a second of a change in the tree or in a share, nothing of others', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const shared = await folder(o.client, 'Shared');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const ownerPush = await signedIn(o.email, (await davLogin(t, o)).password);
+    const memberPush = await signedIn(member.email, (await davLogin(t, member)).password);
+    const strangerPush = await signedIn(stranger.email, (await davLogin(t, stranger)).password);
+    const sub = await seed.subUser(t, { id: o.id }, []);
+    const subPush = await signedIn(sub.email, (await davLogin(t, sub)).password);
+
+    let started = performance.now();
+    await upload(o.client, 'private.txt', 'p');
+    await ownerPush.next('notify_file', 1000);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await subPush.next('notify_file', 1000);
+
+    started = performance.now();
+    await upload(o.client, 'inside.txt', 'i', { parentId: shared.id });
+    await memberPush.next('notify_file', 1000);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await ownerPush.next('notify_file', 1000);
+
+    // A member's change in the share reaches the owner.
+    await upload(member.client, 'by-member.txt', 'm', { parentId: shared.id });
+    await ownerPush.next('notify_file', 1000);
+    await memberPush.next('notify_file', 1000);
+
+    // After removal the member hears nothing of the owner's tree.
+    expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    await memberPush.next('notify_file', 1000).catch(() => ''); // the removal itself is a change it could see
+    const before = memberPush.messages.length;
+    await upload(o.client, 'after.txt', 'a', { parentId: shared.id });
+    await ownerPush.next('notify_file', 1000);
+    await quiet(300);
+    expect(memberPush.messages.length).toBe(before);
+    expect(strangerPush.messages).toEqual(['authenticated']);
+  });
+
+  test("a team folder's group member is told of a change inside it", async () => {
+    const member = await seed.owner(t);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    expect(
+      (await admin.client.post('/api/admin/team-folders', { name: 'Crew', groups: [{ groupId: group.id, role: 'editor' }] })).status,
+    ).toBe(201);
+    const memberDav = await davLogin(t, member);
+    const push = await signedIn(member.email, memberDav.password);
+    const adminDav = await davLogin(t, admin);
+    const other = await signedIn(admin.email, adminDav.password);
+    expect((await memberDav.put('Crew/plan.txt', 'p')).status).toBe(201);
+    await push.next('notify_file', 1000);
+    await quiet(200);
+    expect(other.messages).toEqual(['authenticated']);
+  });
+
+  test('pre_auth: a one-use token from an authenticated POST signs a socket in with an empty login', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const res = await fetch(`${t.url}/index.php/apps/notify_push/pre_auth`, {
+      method: 'POST',
+      headers: { authorization: dav.authorization },
+    });
+    expect(res.status).toBe(200);
+    const token = await res.text();
+    expect(token.length).toBeGreaterThan(20);
+    const push = await signedIn('', token);
+    await upload(o.client, 'x.txt', 'x');
+    await push.next('notify_file', 1000);
+    // Spent: a second socket with it is refused.
+    const again = await connect();
+    again.ws.send('');
+    again.ws.send(token);
+    await again.next('err: Invalid credentials');
+    await again.closed;
+    expect((await fetch(`${t.url}/index.php/apps/notify_push/pre_auth`, { method: 'POST' })).status).toBe(401);
+  });
+
+  test('wrong credentials are refused and closed, and repeated failures hit the sign-in limiter', async () => {
+    const o = await seed.owner(t);
+    const bad = await connect();
+    bad.ws.send(o.email);
+    bad.ws.send('not the password');
+    await bad.next('err: Invalid credentials');
+    await bad.closed;
+    // A binary message is no credential.
+    const binary = await connect();
+    binary.ws.send(new Uint8Array([1, 2, 3]));
+    await binary.next(/^err: /);
+    // A message past the cap closes the socket.
+    const huge = await connect();
+    huge.ws.send('x'.repeat(100_000));
+    await huge.closed;
+    let limited = false;
+    for (let i = 0; i < 40 && !limited; i++) {
+      const c = await connect();
+      c.ws.send(o.email);
+      c.ws.send(`wrong ${i}`);
+      limited = (await c.next(/^err: /)).includes('too many');
+    }
+    expect(limited).toBe(true);
+  });
+
+  test('at most 20 sockets per address may be signing in at once', async () => {
+    const waiting = [];
+    for (let i = 0; i < 20; i++) waiting.push(await connect());
+    const res = await fetch(`${t.url}/push/ws`, {
+      headers: {
+        upgrade: 'websocket',
+        connection: 'Upgrade',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
+    });
+    expect(res.status).toBe(429);
+    for (const c of waiting) c.ws.close();
+    await Promise.all(waiting.map((c) => c.closed));
+    await quiet(100);
+    await connect();
+  });
+
+  test('at most 20 sockets per login; one over the cap is told why and closed', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const open = [];
+    for (let i = 0; i < 20; i++) open.push(await signedIn(o.email, dav.password));
+    const over = await connect();
+    over.ws.send(o.email);
+    over.ws.send(dav.password);
+    expect(await over.next(/^err: /)).toContain('too many push connections for this login');
+    await over.closed;
+    // Closing one makes room.
+    open[0]!.ws.close();
+    await open[0]!.closed;
+    await quiet(100);
+    await signedIn(o.email, dav.password);
+  });
+
+  test('the server closes push sockets when it stops', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const push = await signedIn(o.email, dav.password);
+    const signingIn = await connect();
+    const started = performance.now();
+    await t.restart();
+    await Promise.all([push.closed, signingIn.closed]);
+    expect(push.ws.readyState).toBe(WebSocket.CLOSED);
+    // Closed first: the listener did not wait out its 10 s grace for them.
+    expect(performance.now() - started).toBeLessThan(8000);
+  });
+});

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { upload } from '../../helpers/files.ts';
+import * as img from '../../helpers/images.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.stop());
+
+/** A photo of `o` whose thumbnail is made (its width known to Photos). */
+async function photo(o: seed.SeededLogin, name: string) {
+  const file = await upload(o.client, name, await img.jpeg(24, 16), { type: 'image/jpeg' });
+  await eventually(async () =>
+    (await json(await o.client.get('/api/files/photos'))).some(
+      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 24,
+    ),
+  );
+  return file;
+}
+
+const thumb = (albumId: string, itemId: string) => `/api/albums/${albumId}/items/${itemId}/thumbnail`;
+
+describe('albums shared with people', () => {
+  test('a viewer sees the album and its photos through the album only; an editor adds and removes; a removed member gets 404', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t, undefined, 'Grace Hopper');
+    const [a, b] = [await photo(o, 'a.jpg'), await photo(o, 'b.jpg')];
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Lisbon', ids: [a.id, b.id] }));
+
+    const added = await o.client.post(`/api/albums/${album.id}/members`, { email: member.email, role: 'viewer' });
+    expect(added.status).toBe(201);
+    expect((await json(added)).member).toMatchObject({ accountId: member.id, email: member.email, name: 'Grace Hopper', role: 'viewer' });
+    expect((await json(await o.client.get(`/api/albums/${album.id}/members`))).members).toHaveLength(1);
+
+    const shared = (await json(await member.client.get('/api/albums?whose=shared'))).albums;
+    expect(shared).toEqual([
+      expect.objectContaining({ id: album.id, name: 'Lisbon', itemCount: 2, role: 'viewer', owner: { id: o.id, name: 'Owner' } }),
+    ]);
+    expect((await json(await member.client.get('/api/albums'))).albums).toEqual([]);
+    const page = await json(await member.client.get(`/api/albums/${album.id}`));
+    expect(page.album.role).toBe('viewer');
+    expect(page.items.map((i: { id: string }) => i.id).sort()).toEqual([a.id, b.id].sort());
+    // The album is the door: the same file by its own door is another account's, 404.
+    const door = await member.client.get(thumb(album.id, a.id));
+    expect(door.status).toBe(200);
+    expect(door.headers.get('content-type')).toBe('image/webp');
+    expect((await member.client.get(`/api/files/${a.id}/thumbnail`)).status).toBe(404);
+    expect((await member.client.get(`/api/files/${a.id}/download`)).status).toBe(404);
+    const download = await member.client.get(`/api/albums/${album.id}/items/${a.id}/download`);
+    expect(download.status).toBe(200);
+    expect((await download.arrayBuffer()).byteLength).toBe(a.size);
+
+    // A viewer changes nothing.
+    const theirs = await photo(member, 'theirs.jpg');
+    for (const [method, path, body] of [
+      ['PATCH', `/api/albums/${album.id}`, { name: 'Mine now' }],
+      ['DELETE', `/api/albums/${album.id}`, undefined],
+      ['POST', `/api/albums/${album.id}/items`, { ids: [theirs.id] }],
+      ['DELETE', `/api/albums/${album.id}/items`, { ids: [a.id] }],
+      ['POST', `/api/albums/${album.id}/members`, { email: o.email, role: 'editor' }],
+      ['DELETE', `/api/albums/${album.id}/members/${member.id}`, undefined],
+    ] as const) {
+      const res = await member.client.send(method, path, body);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect((await json(res)).message).toBeTruthy();
+    }
+
+    // Made an editor (the same POST changes the role): adds a photo of its own and takes one out.
+    expect((await json(await o.client.post(`/api/albums/${album.id}/members`, { accountId: member.id, role: 'editor' }))).member.role).toBe(
+      'editor',
+    );
+    expect((await json(await member.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] }))).added).toBe(1);
+    expect((await json(await member.client.send('DELETE', `/api/albums/${album.id}/items`, { ids: [b.id] }))).removed).toBe(1);
+    // An editor still neither renames, deletes nor shares the album.
+    expect((await member.client.send('PATCH', `/api/albums/${album.id}`, { name: 'Mine now' })).status).toBe(403);
+    expect((await member.client.send('DELETE', `/api/albums/${album.id}`)).status).toBe(403);
+    // The owner sees the editor's photo through the album, and only there.
+    const owned = await json(await o.client.get(`/api/albums/${album.id}`));
+    expect(owned.items.map((i: { id: string }) => i.id).sort()).toEqual([a.id, theirs.id].sort());
+    expect((await o.client.get(thumb(album.id, theirs.id))).status).toBe(200);
+    expect((await o.client.get(`/api/files/${theirs.id}/thumbnail`)).status).toBe(404);
+    // A file taken out of the album is no longer reachable through it.
+    expect((await member.client.get(thumb(album.id, b.id))).status).toBe(404);
+
+    expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(200);
+    for (const path of [
+      `/api/albums/${album.id}`,
+      thumb(album.id, a.id),
+      `/api/albums/${album.id}/members`,
+      `/api/albums/${album.id}/items/${a.id}/download`,
+    ]) {
+      const res = await member.client.get(path);
+      expect(res.status, path).toBe(404);
+    }
+    expect((await member.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] })).status).toBe(404);
+    expect((await json(await member.client.get('/api/albums?whose=shared'))).albums).toEqual([]);
+    expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(404);
+  });
+
+  test('the door: another account 404 everywhere, a sub-user without Share 403, bad people 404/409, bad input 422', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Private', ids: [a.id] }));
+    for (const [method, path, body] of [
+      ['GET', `/api/albums/${album.id}/members`, undefined],
+      ['POST', `/api/albums/${album.id}/members`, { email: other.email, role: 'viewer' }],
+      ['DELETE', `/api/albums/${album.id}/members/${o.id}`, undefined],
+      ['GET', thumb(album.id, a.id), undefined],
+      ['GET', `/api/albums/${album.id}/items/${a.id}/download`, undefined],
+    ] as const) {
+      const res = await other.client.send(method, path, body);
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+
+    const helper = await seed.subUser(t, { id: o.id }, ['files.download', 'files.edit']);
+    for (const [method, path, body] of [
+      ['POST', `/api/albums/${album.id}/members`, { email: other.email, role: 'viewer' }],
+      ['DELETE', `/api/albums/${album.id}/members/${other.id}`, undefined],
+    ] as const) {
+      const res = await helper.client.send(method, path, body);
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toContain('"Share"');
+    }
+    // Downloading through the album needs Download, as any download does.
+    const looker = await seed.subUser(t, { id: o.id }, []);
+    expect((await looker.client.get(`/api/albums/${album.id}/items/${a.id}/download`)).status).toBe(403);
+    expect((await helper.client.get(`/api/albums/${album.id}/items/${a.id}/download`)).status).toBe(200);
+    // Reading is no sharing: the sub-user sees its account's album and its members.
+    expect((await helper.client.get(`/api/albums/${album.id}/members`)).status).toBe(200);
+    const sharer = await seed.subUser(t, { id: o.id }, ['files.share']);
+    expect((await sharer.client.post(`/api/albums/${album.id}/members`, { email: other.email, role: 'viewer' })).status).toBe(201);
+
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { email: 'nobody@example.test', role: 'viewer' })).status).toBe(404);
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { accountId: helper.id, role: 'viewer' })).status).toBe(404);
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { email: o.email, role: 'viewer' })).status).toBe(409);
+    for (const body of [
+      { email: other.email, role: 'owner' },
+      { role: 'viewer' },
+      { email: other.email, accountId: other.id, role: 'viewer' },
+    ]) {
+      const res = await o.client.post(`/api/albums/${album.id}/members`, body);
+      expect(res.status).toBe(422);
+      expect((await json(res)).details?.length).toBeGreaterThan(0);
+    }
+    expect((await o.client.get(`/api/albums?whose=theirs`)).status).toBe(422);
+    expect((await o.client.get(thumb(album.id, 'not-in-it'))).status).toBe(404);
+    // A file in the trash is not reachable through the album either.
+    await o.client.post('/api/files/delete', { ids: [a.id] });
+    expect((await other.client.get(thumb(album.id, a.id))).status).toBe(404);
+  });
+});

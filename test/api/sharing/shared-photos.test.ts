@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { folder, upload } from '../../helpers/files.ts';
+import * as img from '../../helpers/images.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+/** A photo taken on day `day` of May 2024, its taken date read (Photos orders by it). */
+async function photo(o: seed.SeededLogin, name: string, day: number, parentId?: string) {
+  const taken = `2024:05:${String(day).padStart(2, '0')} 10:00:00`;
+  const file = await upload(o.client, name, await img.jpegTakenAt(taken, 20, 20), { type: 'image/jpeg', parentId });
+  await eventually(async () =>
+    (await json(await o.client.get('/api/files/photos?limit=1000'))).some(
+      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 20,
+    ),
+  );
+  return file;
+}
+
+type P = { name: string; owner?: { id: string; name: string }; albumId?: string };
+/** Every page of a Photos listing, `limit` at a time. */
+async function all(client: seed.SeededLogin['client'], whose: string, limit = 1000): Promise<P[]> {
+  const out: P[] = [];
+  let cursor = '';
+  for (;;) {
+    const res = await client.get(`/api/files/photos?whose=${whose}&limit=${limit}${cursor}`);
+    expect(res.status).toBe(200);
+    out.push(...(await json(res)));
+    const next = res.headers.get('x-next-cursor');
+    if (!next) return out;
+    cursor = `&cursor=${next}`;
+  }
+}
+const names = (list: P[]) => list.map((p) => p.name);
+
+describe('Photos: what others share with you', () => {
+  test('photos in folders shared with you (also through a group, also deep), and in albums shared with you, marked with the owner; mine, shared, all; keyset pages', async () => {
+    const o = await seed.owner(t, undefined, 'Ada');
+    const me = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const trip = await folder(o.client, 'Trip');
+    const deep = await folder(o.client, 'Day 2', trip.id);
+    const team = await folder(o.client, 'Team');
+    await photo(o, 'trip-1.jpg', 1, trip.id);
+    await photo(o, 'trip-4.jpg', 4, deep.id);
+    await photo(o, 'team-6.jpg', 6, team.id);
+    const loose = await photo(o, 'album-only-3.jpg', 3);
+    await photo(o, 'private-7.jpg', 7);
+    await photo(me, 'mine-2.jpg', 2);
+    await photo(me, 'mine-5.jpg', 5);
+    await upload(o.client, 'notes.txt', 'not a photo', { parentId: trip.id });
+
+    expect((await o.client.post(`/api/files/${trip.id}/members`, { email: me.email, role: 'viewer' })).status).toBe(201);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: 'Crew' }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: me.email })).status).toBe(201);
+    expect((await o.client.post(`/api/files/${team.id}/members`, { groupId: group.id, role: 'viewer' })).status).toBe(201);
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Picks', ids: [loose.id] }));
+    await o.client.post(`/api/albums/${album.id}/members`, { email: me.email, role: 'viewer' });
+
+    const shared = await all(me.client, 'shared');
+    expect(names(shared)).toEqual(['team-6.jpg', 'trip-4.jpg', 'album-only-3.jpg', 'trip-1.jpg']);
+    expect(shared.every((p) => p.owner?.id === o.id && p.owner.name === 'Ada')).toBe(true);
+    expect(shared.map((p) => p.albumId ?? null)).toEqual([null, null, album.id, null]);
+    expect(names(await all(me.client, 'mine'))).toEqual(['mine-5.jpg', 'mine-2.jpg']);
+    // The default stays the account's own, as before.
+    expect(names(await json(await me.client.get('/api/files/photos')))).toEqual(['mine-5.jpg', 'mine-2.jpg']);
+    const everything = ['team-6.jpg', 'mine-5.jpg', 'trip-4.jpg', 'album-only-3.jpg', 'mine-2.jpg', 'trip-1.jpg'];
+    expect(names(await all(me.client, 'all'))).toEqual(everything);
+    for (const limit of [1, 2, 4]) expect(names(await all(me.client, 'all', limit))).toEqual(everything);
+    expect((await all(me.client, 'all')).find((p) => p.name === 'mine-5.jpg')?.owner).toBeUndefined();
+
+    // What is shared is readable through its door: the folder's photos by their own, the album's through the album.
+    const four = shared.find((p) => p.name === 'trip-4.jpg') as P & { id: string };
+    expect((await me.client.get(`/api/files/${four.id}/thumbnail`)).status).toBe(200);
+    expect((await me.client.get(`/api/files/${loose.id}/thumbnail`)).status).toBe(404);
+    expect((await me.client.get(`/api/albums/${album.id}/items/${loose.id}/thumbnail`)).status).toBe(200);
+
+    // A sub-user of the account sees what is shared with its account; a stranger sees nothing of it.
+    const helper = await seed.subUser(t, { id: me.id }, []);
+    expect(names(await all(helper.client, 'shared'))).toEqual(names(shared));
+    expect(await all(stranger.client, 'shared')).toEqual([]);
+    expect((await me.client.get('/api/files/photos?whose=theirs')).status).toBe(422);
+
+    // Trashed, unshared or left: gone at once.
+    await o.client.post('/api/files/delete', { ids: [four.id] });
+    await o.client.send('DELETE', `/api/files/${trip.id}/members/${me.id}`);
+    await o.client.send('DELETE', `/api/albums/${album.id}/members/${me.id}`);
+    expect(names(await all(me.client, 'shared'))).toEqual(['team-6.jpg']);
+    await admin.client.send('DELETE', `/api/admin/groups/${group.id}/members/${me.id}`);
+    expect(await all(me.client, 'shared')).toEqual([]);
+  });
+});

@@ -1,0 +1,168 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ManualClock } from '../../../src/clock.ts';
+import { json } from '../../helpers/client.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
+import { startReceiver, verifyStandardWebhook } from '../../helpers/webhook-receiver.ts';
+
+const HOUR = 3600_000;
+const cleanup: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+async function setup(env: Record<string, string> = {}) {
+  const receiver = startReceiver();
+  const clock = new ManualClock();
+  const t = await startTestServer({ clock, startWorker: false, env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...env } });
+  cleanup.push(
+    () => receiver.stop(),
+    () => t.stop(),
+  );
+  const admin = await seed.admin(t);
+  return { receiver, clock, t, admin };
+}
+
+async function hook(t: TestServer, client: seed.SeededLogin['client'], url: string, events = ['account.signed_in']) {
+  const res = await client.post('/api/webhooks', { url, events });
+  expect(res.status).toBe(201);
+  return (await json(res)) as { webhook: { id: string }; secret: string };
+}
+
+const deliveries = async (client: seed.SeededLogin['client'], id: string) =>
+  (await json(await client.get(`/api/webhooks/${id}/deliveries`))).deliveries as any[];
+
+describe('retries', () => {
+  test('a failed delivery is retried after a restart with the same webhook-id: none lost, none duplicated', async () => {
+    const { receiver, clock, t, admin } = await setup();
+    receiver.answer(() => ({ status: 503, body: 'busy' }));
+    const { webhook, secret } = await hook(t, admin.client, `${receiver.url}/in`, ['item.created']);
+    await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+    await t.server.worker.drain();
+    let [d] = await deliveries(admin.client, webhook.id);
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, responseStatus: 503, response: 'busy', error: 'answered 503' });
+    expect(Date.parse(d.nextAttemptAt) - clock.now()).toBe(30_000);
+    expect(receiver.received).toHaveLength(1);
+
+    await t.restart();
+    receiver.answer(() => ({ status: 204 }));
+    // Not due yet: nothing is sent.
+    await t.server.worker.drain();
+    expect(receiver.received).toHaveLength(1);
+    clock.advance(30_000);
+    await t.server.worker.drain();
+    await t.server.worker.drain();
+    const client = await seed.login(t, admin.email);
+    [d] = await deliveries(client, webhook.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 2, responseStatus: 204, error: null, nextAttemptAt: null });
+    // The sign-in just now is a new message of its own; the test message came twice, under one id.
+    const test = receiver.received.filter((r) => JSON.parse(r.body).type === 'webhook.test');
+    expect(test).toHaveLength(2);
+    expect(new Set(test.map((r) => r.headers['webhook-id']))).toEqual(new Set([d.messageId]));
+    expect(test.every((r) => verifyStandardWebhook(secret, r))).toBe(true);
+    await t.server.worker.drain();
+    expect(receiver.received.filter((r) => JSON.parse(r.body).type === 'webhook.test')).toHaveLength(2);
+  });
+
+  test('the backoff doubles from 30 s; a hook failing for 24 hours is disabled and its owner notified', async () => {
+    const { receiver, clock, t, admin } = await setup();
+    receiver.answer(() => ({ status: 500 }));
+    const { webhook } = await hook(t, admin.client, `${receiver.url}/down`);
+    await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      await t.server.worker.drain();
+      const [d] = await deliveries(admin.client, webhook.id);
+      const wait = Date.parse(d.nextAttemptAt) - clock.now();
+      waits.push(wait);
+      clock.advance(wait);
+    }
+    expect(waits).toEqual([30_000, 60_000, 120_000, 240_000]);
+    const hookNow = (await json(await admin.client.get(`/api/webhooks/${webhook.id}`))).webhook;
+    expect(hookNow.enabled).toBe(true);
+    expect(hookNow.failingSince).not.toBeNull();
+
+    clock.advance(25 * HOUR);
+    await t.server.worker.drain();
+    const after = (await json(await admin.client.get(`/api/webhooks/${webhook.id}`))).webhook;
+    expect(after).toMatchObject({ enabled: false, disabledReason: 'Disabled after failing for 24 hours' });
+    const [d] = await deliveries(admin.client, webhook.id);
+    expect(d.status).toBe('failed');
+    const notes = (await json(await admin.client.get('/api/notifications'))).notifications;
+    expect(notes[0]).toMatchObject({
+      type: 'webhook.disabled',
+      text: `Webhook to ${receiver.url}/down was disabled: it failed for 24 hours.`,
+    });
+    // Nothing more is sent to a disabled hook; enabling it again starts afresh.
+    const count = receiver.received.length;
+    await seed.login(t, admin.email);
+    await t.server.worker.drain();
+    expect(receiver.received).toHaveLength(count);
+    const enabled = (await json(await admin.client.send('PATCH', `/api/webhooks/${webhook.id}`, { enabled: true }))).webhook;
+    expect(enabled).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+  });
+
+  test('a delivery whose retries would pass 24 hours fails for good; a success in between clears the failing mark', async () => {
+    const { receiver, clock, t, admin } = await setup();
+    receiver.answer(() => ({ status: 500 }));
+    const { webhook } = await hook(t, admin.client, `${receiver.url}/flaky`);
+    await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+    // Read through the service: a day of the manual clock outlives the session.
+    const scope = { accountId: admin.id };
+    const log = () => t.server.ctx.services.webhooks.deliveries(scope, webhook.id).deliveries;
+    const hookNow = () => t.server.ctx.services.webhooks.get(scope, webhook.id).webhook;
+    let failed = false;
+    for (let i = 0; i < 40 && !failed; i++) {
+      await t.server.worker.drain();
+      const d = log().at(-1)!;
+      failed = d.status === 'failed';
+      // A success of another message keeps the hook from being disabled.
+      if (i % 5 === 4) {
+        receiver.answer(() => ({ status: 200 }));
+        t.server.ctx.services.webhooks.sendTest(scope, webhook.id);
+        await t.server.worker.drain();
+        receiver.answer(() => ({ status: 500 }));
+        expect(hookNow().failingSince).toBeNull();
+      }
+      if (!failed) clock.advance(Date.parse(d.nextAttemptAt!) - clock.now());
+    }
+    const first = log().at(-1)!;
+    expect(first.status).toBe('failed');
+    expect(first.attempts).toBeGreaterThan(10);
+    expect(Date.parse(first.attemptedAt!) - Date.parse(first.createdAt)).toBeLessThanOrEqual(24 * HOUR);
+    expect(hookNow().enabled).toBe(true);
+  });
+
+  test('a receiver that does not answer in WEBHOOK_TIMEOUT_MS is a timed-out attempt', async () => {
+    const { receiver, t, admin } = await setup({ WEBHOOK_TIMEOUT_MS: '300' });
+    receiver.answer(() => 'hang');
+    const { webhook } = await hook(t, admin.client, `${receiver.url}/slow`);
+    await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+    await t.server.worker.drain();
+    const [d] = await deliveries(admin.client, webhook.id);
+    expect(d).toMatchObject({ status: 'pending', error: 'timed out after 0.3 s', responseStatus: null });
+    expect(d.durationMs).toBeGreaterThanOrEqual(290);
+    expect(d.durationMs).toBeLessThan(5000);
+  });
+
+  test('backup.failed goes to the instance hooks', async () => {
+    const root = tempDir('coffer-webhook-backup-');
+    cleanup.push(() => fs.rmSync(root, { recursive: true, force: true }));
+    const passFile = path.join(root, 'passphrase');
+    fs.writeFileSync(passFile, 'a long household passphrase\n', { mode: 0o600 });
+    const dir = path.join(root, 'archives');
+    const { receiver, t, admin } = await setup({ BACKUP_DIR: dir, BACKUP_PASSPHRASE_FILE: passFile });
+    const res = await admin.client.post('/api/admin/webhooks', { url: `${receiver.url}/ops`, events: ['backup.failed'] });
+    const { webhook } = await json(res);
+    fs.writeFileSync(dir, 'a file where the directory should be');
+    await admin.client.post('/api/user/backups/run', {});
+    await t.server.worker.drain();
+    await t.server.worker.drain();
+    const [d] = (await json(await admin.client.get(`/api/admin/webhooks/${webhook.id}/deliveries`))).deliveries;
+    expect(d).toMatchObject({ type: 'backup.failed', status: 'succeeded' });
+    const body = JSON.parse(receiver.received.at(-1)!.body);
+    expect(body).toMatchObject({ type: 'backup.failed', data: { run: { trigger: 'manual' }, error: expect.stringContaining('EEXIST') } });
+  });
+});

@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { ManualClock } from '../../src/clock.ts';
+import type { ChangeRow, ChangesRepo } from '../../src/db/repos/changes.ts';
+import type { MembersRepo } from '../../src/db/repos/members.ts';
+import { EventHub } from '../../src/events/hub.ts';
+import type { ChangeLog } from '../../src/services/changes/change-log.ts';
+import { PushHub, type PushSocket } from '../../src/services/changes/desktop-push.ts';
+
+/** A socket that records what it was sent, with a settable backlog. */
+class FakeSocket implements PushSocket {
+  sent: string[] = [];
+  pings = 0;
+  closed: { code: number; reason: string } | null = null;
+  backlog = 0;
+  send(text: string) {
+    this.sent.push(text);
+    return text.length;
+  }
+  ping() {
+    this.pings++;
+  }
+  close(code: number, reason: string) {
+    this.closed = { code, reason };
+  }
+  bufferedAmount() {
+    return this.backlog;
+  }
+}
+
+const row = (seq: number, accountId: string): ChangeRow =>
+  ({ seq, accountId, itemId: `item-${seq}`, parentBefore: null, parentAfter: null }) as unknown as ChangeRow;
+
+let hubs: PushHub[] = [];
+afterEach(() => {
+  for (const h of hubs) h.close();
+  hubs = [];
+});
+
+/** A push hub over a log held in memory: `rows` are the log, `shared` the accounts each owner shares with. */
+function setup(opts: ConstructorParameters<typeof PushHub>[1] = {}) {
+  const rows: ChangeRow[] = [];
+  const shared = new Map<string, string[]>();
+  const clock = new ManualClock(1_000_000);
+  const events = new EventHub();
+  const push = new PushHub(
+    {
+      clock,
+      changes: {
+        latestSeq: () => rows.at(-1)?.seq ?? 0,
+        maySee: (reader: { accountId: string }, r: ChangeRow) =>
+          r.accountId === reader.accountId || (shared.get(r.accountId) ?? []).includes(reader.accountId),
+      } as unknown as ChangeLog,
+      repo: { pageAfter: (after: number, limit: number) => rows.filter((r) => r.seq > after).slice(0, limit) } as unknown as ChangesRepo,
+      members: {
+        ofOwner: (owner: string) => (shared.get(owner) ?? []).map((accountId) => ({ itemId: 'x', accountId })),
+      } as unknown as MembersRepo,
+      hub: events,
+    },
+    { pollMs: 60_000, pingMs: 60_000, ...opts },
+  );
+  hubs.push(push);
+  return { push, rows, shared, clock, events };
+}
+
+describe('PushHub', () => {
+  test('one notify_file per poll to the account and to members the rule lets see the row; nothing to others', () => {
+    const { push, rows, shared } = setup();
+    const owner = new FakeSocket();
+    const member = new FakeSocket();
+    const other = new FakeSocket();
+    expect(push.add(owner, { loginId: 'l1', accountId: 'a' })).toBeNull();
+    expect(push.add(member, { loginId: 'l2', accountId: 'm' })).toBeNull();
+    expect(push.add(other, { loginId: 'l3', accountId: 'o' })).toBeNull();
+    rows.push(row(1, 'a'), row(2, 'a'), row(3, 'a'));
+    push.poll();
+    expect([owner.sent, member.sent, other.sent]).toEqual([['notify_file'], [], []]);
+    shared.set('a', ['m']);
+    rows.push(row(4, 'a'));
+    push.poll();
+    expect([owner.sent.length, member.sent, other.sent]).toEqual([2, ['notify_file'], []]);
+    // Nothing new: nothing sent.
+    push.poll();
+    expect(owner.sent.length).toBe(2);
+  });
+
+  test('a slow reader is dropped; a socket that misses a ping is closed; caps per login and in all', () => {
+    const { push, rows } = setup({ maxPerLogin: 2, maxSockets: 3, maxBuffered: 100 });
+    const slow = new FakeSocket();
+    const fine = new FakeSocket();
+    push.add(slow, { loginId: 'l1', accountId: 'a' });
+    push.add(fine, { loginId: 'l1', accountId: 'a' });
+    expect(push.add(new FakeSocket(), { loginId: 'l1', accountId: 'a' })).toContain('too many push connections for this login');
+    slow.backlog = 101;
+    rows.push(row(1, 'a'));
+    push.poll();
+    expect(slow.closed?.code).toBe(1008);
+    expect(fine.sent).toEqual(['notify_file']);
+    expect(push.openCount()).toBe(1);
+    push.add(new FakeSocket(), { loginId: 'l2', accountId: 'b' });
+    push.add(new FakeSocket(), { loginId: 'l3', accountId: 'c' });
+    expect(push.add(new FakeSocket(), { loginId: 'l4', accountId: 'd' })).toContain('too many push connections on this server');
+
+    // Pings: one that is answered keeps the socket; one that is not closes it at the next.
+    push.pingRound();
+    expect(fine.pings).toBe(1);
+    push.pong(fine);
+    push.pingRound();
+    expect([fine.pings, fine.closed]).toEqual([2, null]);
+    push.pingRound();
+    expect(fine.closed?.reason).toBe('no answer to ping');
+    expect(push.openCount()).toBe(0);
+  });
+
+  test('pre_auth tokens are spent once and expire after 15 s; closing the event hub closes every socket', () => {
+    const { push, clock, events } = setup();
+    const login = { loginId: 'l1', accountId: 'a' };
+    const token = push.issuePreAuth(login);
+    expect(push.spendPreAuth(token)).toEqual(login);
+    expect(push.spendPreAuth(token)).toBeNull();
+    const late = push.issuePreAuth(login);
+    clock.advance(15_001);
+    expect(push.spendPreAuth(late)).toBeNull();
+    expect(push.spendPreAuth('made up')).toBeNull();
+
+    const socket = new FakeSocket();
+    push.add(socket, login);
+    events.close();
+    expect(socket.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+    expect(push.add(new FakeSocket(), login)).toBe('the server is shutting down');
+  });
+});
