@@ -13,7 +13,7 @@ export interface ReplayPage {
   done: boolean;
 }
 
-// The live event each kind of change is announced with (COMPAT "Events (SSE)"); member changes have none.
+// The live event each kind of change is announced with (docs/compatibility.md › Events); member changes have none.
 const EVENT_OF: Partial<Record<ChangeKind, FileEventName>> = {
   [ChangeKinds.created]: FileEventType.folderCreated,
   [ChangeKinds.uploaded]: FileEventType.uploaded,
