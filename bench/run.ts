@@ -34,6 +34,7 @@ import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runActivityBench } from './activity.ts';
 import { runPeersBench } from './peers.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
@@ -80,6 +81,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  activity: runActivityBench,
   peers: runPeersBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,

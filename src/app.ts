@@ -16,6 +16,7 @@ import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
 import { uploadRoutes } from './http/uploads.ts';
 import { tusRoutes } from './http/tus.ts';
+import { activityRoutes } from './http/activity.ts';
 import { SseStreams, type SseOptions } from './events/sse.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
@@ -106,6 +107,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
+    .use(activityRoutes(ctx))
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
     .use(webhookRoutes(ctx))

@@ -20,6 +20,7 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
+import type { ActivityPage, activityQuery } from './activity.ts';
 import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
 import type {
   Album,
@@ -139,6 +140,7 @@ type OrphanJobPending = { jobId: string; status: string };
  * and its body schemas are the ones named here; the web app's clients (web/api/) call through this map.
  */
 export interface Api {
+  'GET /api/activity': { query: In<typeof activityQuery>; response: ActivityPage };
   'GET /api/files': { query: In<typeof folderQuery>; response: Item[] };
   'GET /api/files/starred': { query: In<typeof liveListQuery>; response: Item[] };
   'GET /api/files/shared': { query: In<typeof sharedQuery>; response: Item[] };

@@ -33,6 +33,8 @@ export const searchQuery = z.object({
 });
 // include=people also lists items shared with people (widening: absent means links only, as before).
 export const sharedQuery = liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) });
+/** GET /api/files/events: `lastEventId` for a client that cannot send the `Last-Event-ID` header (a new EventSource). */
+export const eventsQuery = z.object({ lastEventId: z.string().max(32, 'lastEventId is too long').optional() });
 export const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
 
 const idsField = z

@@ -46,6 +46,8 @@ export class FileEvents {
     private readonly audit: AuditService,
     private readonly members: MembersRepo,
     private readonly items: ItemsRepo,
+    /** The change log's seq of the item's change just committed (see ChangeLog.claimSeq). */
+    private readonly claimSeq: (itemId: string) => number | undefined,
   ) {}
 
   /**
@@ -64,8 +66,10 @@ export class FileEvents {
       for (const listener of this.contentListeners) listener(mimeType);
     }
     const data = { id: row.id, name: row.name, type: row.type, parentId: row.parentId, userId: actor.loginId, ...extra };
-    this.hub.publish(actor.accountId, type, data);
-    for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data);
+    const seq = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
+    const at = new Date();
+    this.hub.publish(actor.accountId, type, data, at, seq);
+    for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data, at, seq);
     const action = audit?.action ?? AUDITED[type];
     if (action) {
       this.audit.record({

@@ -4,6 +4,8 @@ import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { StorageLocationService } from '../administration/storage-location.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { ActivityService } from '../changes/activity.ts';
+import { ChangeEvents } from '../changes/change-events.ts';
 import { ChangeLog } from '../changes/change-log.ts';
 import { AccessTracker } from './access.ts';
 import { CopyService } from './copy.ts';
@@ -28,6 +30,8 @@ import { VersionService } from './versions.ts';
 
 export interface FilesServices {
   changes: ChangeLog;
+  changeEvents: ChangeEvents;
+  activity: ActivityService;
   quota: QuotaService;
   access: AccessTracker;
   items: ItemService;
@@ -68,8 +72,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
   const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
-  const events = new FileEvents(infra.hub, audit, repos.members, repos.items);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
+  const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId));
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
     hasThumbnail,
@@ -172,6 +176,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   );
   const services: FilesServices = {
     changes,
+    changeEvents: new ChangeEvents(changes),
+    activity: new ActivityService({ changes, items: repos.items, members: repos.members, users: repos.users, tree }),
     quota,
     access,
     items,
