@@ -32,9 +32,13 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runActivityBench } from './activity.ts';
+import { runPeersBench } from './peers.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
+import { runInfraBench } from './infra.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -65,6 +69,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  libraries: runLibrariesBench,
   'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
@@ -76,8 +81,11 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  activity: runActivityBench,
+  peers: runPeersBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
+  infra: runInfraBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

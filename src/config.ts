@@ -22,6 +22,8 @@ export interface Config {
   jwtSecret: string | null;
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
+  /** Libraries: minutes between full rescans (0 = none but the one after start), and whether inotify watches them. */
+  libraries: { rescanMinutes: number; watch: boolean };
   auditRetentionDays: number;
   /** Days the change log keeps its rows (CHANGES_RETENTION_DAYS); the daily maintenance job thins older ones. */
   changesRetentionDays: number;
@@ -29,7 +31,7 @@ export interface Config {
   queueMetricsIntervalSeconds: number;
   updateFeedUrl: string | null;
   workerConcurrency: number;
-  /** Requests each rate limiter allows per window (SPEC "Limits" by default); the windows are SPEC's. */
+  /** Requests each rate limiter allows per window (docs/api.md › Limits by default); the windows are that table's. */
   rateLimits: RateLimits;
   /** Seconds a connection may send and receive nothing before it is closed (idle keep-alive, stalled upload). */
   idleTimeoutSeconds: number;
@@ -132,7 +134,7 @@ export interface RateLimits {
   memberLookups: number;
 }
 
-/** Each limiter's variable and its default (SPEC's, for SPEC's limiters); the table in docs/configuration.md names the same. */
+/** Each limiter's variable and its default (docs/api.md › Limits, for the limiters it lists); the table in docs/configuration.md names the same. */
 const RATE_LIMIT_VARS: Record<keyof RateLimits, [variable: string, fallback: number]> = {
   general: ['COFFER_GENERAL_RATE_LIMIT', 10_000],
   auth: ['COFFER_AUTH_RATE_LIMIT', 25],
@@ -193,6 +195,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   LOG_FORMAT                      json, or journald: each line behind its syslog priority, so that
                                   journalctl -p err finds the errors (default json)
   TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
+  LIBRARY_RESCAN_MINUTES          rescan every library this often, beside the one after start (default 60;
+                                  0 = only after start)
+  LIBRARY_WATCH                   1 (default) follows changes to libraries as they happen (inotify); 0 leaves
+                                  them to the rescans
   AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
   CHANGES_RETENTION_DAYS          keep the change log this long (default 30)
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
@@ -327,7 +333,7 @@ export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env
 
 const DEFAULT_AUTOSAVE_MS = 5 * 60_000;
 
-/** SPEC: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
+/** docs/api.md › Limits: 1 to 60 whole minutes that divide an hour evenly, so saves fall on the same minutes every hour. */
 function autosaveInterval(text: string | undefined, warnings: string[]): number {
   if (text === undefined || text.trim() === '') return DEFAULT_AUTOSAVE_MS;
   const ms = Number(text.trim());
@@ -516,6 +522,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     jwtSecret: env.JWT_SECRET || null,
     defaultStorageLimit,
     trashRetentionDays: integer('TRASH_RETENTION_DAYS', env.TRASH_RETENTION_DAYS, 30, 0, 36500),
+    libraries: {
+      rescanMinutes: integer('LIBRARY_RESCAN_MINUTES', env.LIBRARY_RESCAN_MINUTES, 60, 0, 525600),
+      watch: integer('LIBRARY_WATCH', env.LIBRARY_WATCH, 1, 0, 1) === 1,
+    },
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
     changesRetentionDays: integer('CHANGES_RETENTION_DAYS', env.CHANGES_RETENTION_DAYS, 30, 1, 36500),
     metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')

@@ -18,7 +18,7 @@ export class AppError extends Error {
   }
 }
 
-/** Rate-limiter refusals have their own body shape (SPEC "Errors"): `{error}`, not `{message}`. */
+/** Rate-limiter refusals have their own body shape (docs/api.md › Errors): `{error}`, not `{message}`. */
 export class RateLimitedError extends AppError {
   constructor(headers: Record<string, string>) {
     super(429, Messages.tooManyRequests, undefined, headers);
@@ -42,7 +42,7 @@ export interface ValidationDetail {
 }
 export const validationFailed = (details: ValidationDetail[]) => new AppError(422, Messages.validationFailed, { details });
 
-/** Strings clients match on (SPEC.md and COMPAT.md), kept in one place. */
+/** Strings clients match on (docs/api.md › The contract and docs/compatibility.md), kept in one place. */
 export const Messages = {
   validationFailed: 'Validation failed',
   notFoundRoute: 'Not found',
@@ -183,7 +183,7 @@ export function passwordLoginDisabled(providerName: string): string {
   return `Password sign-in is turned off on this Coffer: sign in with ${providerName} instead`;
 }
 
-/** 499 (SPEC "Upload rules" 4): the client hung up mid-upload. */
+/** 499 (docs/api.md › Upload rules 4): the client hung up mid-upload. */
 export function uploadAborted(): AppError {
   return new AppError(499, Messages.uploadAborted, { error: 'REQUEST_ABORTED' });
 }
@@ -233,14 +233,14 @@ export function formTextTooLarge(limit: number): AppError {
   return tooLarge(`Too much text in the form: the fields besides the files may add up to at most ${limit} bytes in one request`);
 }
 
-/** The account's storage limit ran out: 413 on the API (SPEC), 507 over WebDAV (RFC 4918), which tells them apart by type. */
+/** The account's storage limit ran out: 413 on the API (docs/api.md › Errors), 507 over WebDAV (RFC 4918), which tells them apart by type. */
 export class StorageLimitError extends AppError {
   constructor(required: number, available: number) {
     super(413, `Storage limit exceeded. Required: ${required}, available: ${Math.max(0, available)}.`);
   }
 }
 
-/** `Storage limit exceeded. Required: X, available: Y.` (SPEC "Errors", 413). */
+/** `Storage limit exceeded. Required: X, available: Y.` (docs/api.md › Errors, 413). */
 export function storageLimitExceeded(required: number, available: number): AppError {
   return new StorageLimitError(required, available);
 }

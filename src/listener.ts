@@ -11,7 +11,7 @@ import type { Lifecycle } from './lib/lifecycle.ts';
 // Uploads up to the 100 GiB setting plus multipart framing must not be cut off by Bun's default 128 MiB.
 const MAX_REQUEST_BODY = 101 * 1024 ** 3;
 
-/** Known proxies are read once at start (SPEC: changing them needs a restart); hostnames are resolved now. */
+/** Known proxies are read once at start (docs/api.md › Limits: changing them needs a restart); hostnames are resolved now. */
 async function resolveKnownProxies(ctx: AppContext): Promise<string[]> {
   const out: string[] = [];
   for (const entry of ctx.services.settings.get('knownProxies')) {

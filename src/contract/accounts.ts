@@ -5,7 +5,7 @@ import { PERMISSION_CATALOG, type Permission } from './permissions.ts';
 
 /** Accounts: sign-up, sign-in, sessions, two-factor, app passwords and sub-users. */
 
-/** What an email address must look like (SPEC "Limits"): the API's fields and the CLI check with this. */
+/** What an email address must look like (docs/api.md › Limits): the API's fields and the CLI check with this. */
 export const EMAIL = z.email({ message: 'Enter a valid email address' }).max(EMAIL_MAX, `Email must be at most ${EMAIL_MAX} characters`);
 
 // Shapes only: the password, name and email rules are the accounts service's.

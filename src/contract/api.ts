@@ -20,6 +20,7 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
+import type { ActivityPage, activityQuery } from './activity.ts';
 import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
 import type {
   Album,
@@ -106,6 +107,7 @@ import type {
   teamFolderGroupsBody,
   teamFolderPatchBody,
 } from './groups.ts';
+import type { LibraryView, libraryBody } from './libraries.ts';
 import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   linkListQuery,
@@ -140,6 +142,7 @@ type OrphanJobPending = { jobId: string; status: string };
  * and its body schemas are the ones named here; the web app's clients (web/api/) call through this map.
  */
 export interface Api {
+  'GET /api/activity': { query: In<typeof activityQuery>; response: ActivityPage };
   'GET /api/files': { query: In<typeof folderQuery>; response: Item[] };
   'GET /api/files/starred': { query: In<typeof liveListQuery>; response: Item[] };
   'GET /api/files/shared': { query: In<typeof sharedQuery>; response: Item[] };
@@ -169,7 +172,7 @@ export interface Api {
   'POST /api/files/star': { body: In<typeof starBody>; response: Message };
   'POST /api/files/copy': { body: In<typeof placeBody>; response: QueuedJob };
   'GET /api/files/jobs/:jobId': { response: JobStatus };
-  /** NDJSON progress lines when asked for (SPEC "Progress streaming"). */
+  /** NDJSON progress lines when asked for (docs/api.md › Progress streaming). */
   'POST /api/files/delete': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/restore': { body: In<typeof idsBody>; response: Message | QueuedJob; stream: true };
   'POST /api/files/trash/delete': { body: In<typeof idsBody>; response: QueuedJob };
@@ -201,6 +204,11 @@ export interface Api {
   'POST /api/admin/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
   'PATCH /api/admin/groups/:id/members/:accountId': { body: In<typeof groupAdminBody>; response: { member: GroupMember } };
   'DELETE /api/admin/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/libraries': { response: { libraries: LibraryView[] } };
+  'POST /api/admin/libraries': { body: In<typeof libraryBody>; response: { library: LibraryView; warning: string } };
+  'GET /api/admin/libraries/:id': { response: LibraryView };
+  'POST /api/admin/libraries/:id/rescan': { response: Message & { library: LibraryView } };
+  'DELETE /api/admin/libraries/:id': { response: Message };
   'GET /api/admin/team-folders': { response: { teamFolders: TeamFolderView[] } };
   'POST /api/admin/team-folders': { body: In<typeof teamFolderBody>; response: TeamFolderView };
   'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The file API's requests (SPEC "Files", "Upload rules", "Trash") and the answers the web app reads. */
+/** The file API's requests (docs/api.md › API reference, Upload rules) and the answers the web app reads. */
 
 const SORT_FIELDS = ['name', 'size', 'modified', 'accessedAt', 'deletedAt'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -33,6 +33,8 @@ export const searchQuery = z.object({
 });
 // include=people also lists items shared with people (widening: absent means links only, as before).
 export const sharedQuery = liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) });
+/** GET /api/files/events: `lastEventId` for a client that cannot send the `Last-Event-ID` header (a new EventSource). */
+export const eventsQuery = z.object({ lastEventId: z.string().max(32, 'lastEventId is too long').optional() });
 export const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
 
 const idsField = z
@@ -71,6 +73,10 @@ export interface Item {
   hasThumbnail?: boolean;
   /** A team folder at the top level of My files: it belongs to a team the account is in through a group. */
   teamFolder?: boolean;
+  /** In a library: a host folder's file or folder, not encrypted by Coffer (the library's own folder included). */
+  library?: boolean;
+  /** A library item Coffer cannot read now: unreadable on the host, a symlink leading out, or its library's disk away. */
+  unavailable?: boolean;
 }
 
 /** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */
@@ -202,13 +208,13 @@ export interface JobStatus {
   result?: { count: number; ids?: string[] };
 }
 
-/** One line of an NDJSON progress answer (SPEC "Progress streaming"). */
+/** One line of an NDJSON progress answer (docs/api.md › Progress streaming). */
 export type ProgressLine =
   | { type: 'progress'; done: number; total: number }
   | { type: 'done'; message: string }
   | { type: 'error'; message: string };
 
-/** A message of GET /api/files/events (COMPAT "Events (SSE)"). */
+/** A message of GET /api/files/events (docs/compatibility.md › Events). */
 export interface FileEvent {
   type: string;
   timestamp?: string;

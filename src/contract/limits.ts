@@ -1,4 +1,4 @@
-/** Field limits (SPEC "Limits") the server enforces and the web app's inputs carry. */
+/** Field limits (docs/api.md › Limits) the server enforces and the web app's inputs carry. */
 export const PASSWORD = {
   min: 6,
   /** A sub-user's first password, set by its owner. */

@@ -1,4 +1,4 @@
-/** The item-name rule (SPEC "Files", issue 4): the server enforces it, the web app's dialogs say it first. */
+/** The item-name rule (docs/api.md › Limits, issue 4): the server enforces it, the web app's dialogs say it first. */
 export const MAX_NAME_LENGTH = 100;
 
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;

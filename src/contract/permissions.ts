@@ -1,4 +1,4 @@
-/** The permission catalog, in display order (COMPAT.md "Permissions"): what an account owner may grant a sub-user: the key the server checks, the label and description people read. */
+/** The permission catalog, in display order (docs/compatibility.md › Permissions): what an account owner may grant a sub-user: the key the server checks, the label and description people read. */
 export const PERMISSION_CATALOG = [
   { key: 'files.download', label: 'Download', description: 'Download files and folders.' },
   { key: 'files.upload', label: 'Upload & create', description: 'Upload files, create folders and make copies.' },

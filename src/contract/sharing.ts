@@ -23,7 +23,7 @@ export const linkOptionsBody = z.object({
     .optional(),
 });
 
-/** Share links (SPEC "Files": share, share/links, link-parent-share), with a link's options. */
+/** Share links (docs/api.md › API reference, Sharing), with a link's options. */
 export const shareBody = idsBody.extend({
   shared: z.boolean({ error: 'shared must be true or false' }),
   expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).default('7d'),

@@ -2,7 +2,7 @@ import { TOKEN_LIFETIME_MS } from '../services/accounts/tokens.ts';
 
 const TOKEN_COOKIE = 'token';
 
-/** `token` cookie: HttpOnly, SameSite=Lax, Path=/, 7 days, Secure over HTTPS (COMPAT "Accounts and sign-in"). */
+/** `token` cookie: HttpOnly, SameSite=Lax, Path=/, 7 days, Secure over HTTPS (docs/compatibility.md › Accounts and sign-in). */
 export function tokenCookie(token: string, secure: boolean): string {
   return `${TOKEN_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${TOKEN_LIFETIME_MS / 1000}${secure ? '; Secure' : ''}`;
 }

@@ -7,7 +7,7 @@ import { requestMeta } from './request-meta.ts';
 
 type Set = { headers: Record<string, string | number>; status?: number | string };
 
-/** An HTML page as a plain body with its headers on `set`; the viewer may be framed by Coffer's own pages (COMPAT). */
+/** An HTML page as a plain body with its headers on `set`; the viewer may be framed by Coffer's own pages (docs/compatibility.md › Operations). */
 function htmlPage(set: Set, page: EditorPage): string {
   Object.assign(set.headers, {
     'Content-Type': 'text/html; charset=utf-8',
@@ -20,7 +20,7 @@ function htmlPage(set: Set, page: EditorPage): string {
 }
 
 /**
- * The document server integration (SPEC "Document server integration"): the editor config and viewer
+ * The document server integration (docs/api.md › Document server): the editor config and viewer
  * page for signed-in logins, and the file link and callback the document server itself calls, which
  * carry no session and are trusted only through their signatures. The rules live in DocserverService.
  */

@@ -5,7 +5,7 @@ import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
 
-/** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (COMPAT), bidi controls dropped. */
+/** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
 function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   const filename = stripBidiControls(name);
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
@@ -18,7 +18,7 @@ const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style
 
 /**
  * A single file as a response: Range (206, or 416 with `bytes *\/size`), `inline=1` only for a sniffed
- * raster image, Content-Disposition per COMPAT. `reader` is the login to audit, when there is one; `etag`
+ * raster image, Content-Disposition per docs/compatibility.md › Files. `reader` is the login to audit, when there is one; `etag`
  * is given for immutable content only.
  */
 export async function fileResponse(

@@ -13,7 +13,7 @@ import {
 import { pageResponse } from './fields.ts';
 import { route, routes } from './route.ts';
 
-/** The file tree (SPEC "Files"): lists, search, details, folders, rename, move, star, copy and job polling. */
+/** The file tree (docs/api.md › API reference): lists, search, details, folders, rename, move, star, copy and job polling. */
 export function itemRoutes(ctx: AppContext) {
   const { items, copy, fileJobs } = ctx.services;
   return routes(ctx, 'http/items', [

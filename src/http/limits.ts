@@ -9,7 +9,7 @@ const SHARE_UNLOCK_ATTEMPTS = 10;
 const LOGIN_FLOW_STARTS = 30;
 const LOGIN_FLOW_POLLS = 900;
 
-/** The limiters of SPEC "Limits", one instance per app; how many each allows is configured (SPEC's by default). */
+/** The limiters of docs/api.md › Limits, one instance per app; how many each allows is configured (that table's by default). */
 export interface Limits {
   general: FixedWindowLimiter;
   auth: FixedWindowLimiter;
@@ -45,7 +45,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
   };
 }
 
-/** Counts a hit; over the limit throws the 429 of SPEC (body `{error}` and the RateLimit headers). */
+/** Counts a hit; over the limit throws the 429 of docs/api.md › Errors (body `{error}` and the RateLimit headers). */
 export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Clock): LimitResult {
   const result = limiter.hit(key);
   if (!result.allowed) throw new RateLimitedError(rateLimitHeaders(result, clock.now()));

@@ -56,7 +56,7 @@ function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unk
         ...(detail.parameters ?? []),
       ],
       responses: {
-        '200': { description: 'Success (SPEC describes each body)' },
+        '200': { description: 'Success (docs/api.md and the page of each feature describe the body)' },
         '4XX': {
           description: 'A problem the caller can fix',
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },

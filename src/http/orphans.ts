@@ -33,7 +33,7 @@ const deleteBody = z.object({
   graceMinutes: graceField.default(GRACE_MINUTES.default),
 });
 
-/** Orphan review (SPEC "Orphaned files"): the admin only; everyone else is refused with SPEC's message and audited. */
+/** Orphan review (docs/api.md › Orphaned files): the admin only; everyone else is refused with that section's message and audited. */
 export function orphanRoutes(ctx: AppContext) {
   const { orphans } = ctx.services;
   return routes(ctx, 'http/orphans', [

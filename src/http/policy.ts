@@ -18,9 +18,9 @@ export interface RoutePolicy {
   limit?: { limiter: LimiterName; key: LimitKey } | false;
   /** Reachable while desktop-only access is on (share links, liveness, metrics). */
   desktopOpen?: boolean;
-  /** Served on the share base URL's host, which serves nothing else (COMPAT "Sharing"). */
+  /** Served on the share base URL's host, which serves nothing else (docs/compatibility.md › Sharing). */
   shareDomain?: boolean;
-  /** Message of the admin refusal, where SPEC gives one of its own (orphans). */
+  /** Message of the admin refusal, where the contract gives one of its own (docs/api.md › Orphaned files). */
   adminMessage?: string;
   /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
   htmlErrors?: boolean;
@@ -37,7 +37,7 @@ const admin = { access: 'admin' } as const satisfies RoutePolicy;
 const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
 const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
 const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
-// Called by the document server, which has no session: open under desktop-only access (COMPAT) and on the
+// Called by the document server, which has no session: open under desktop-only access (docs/compatibility.md › Operations) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
 const docserverCalls = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
@@ -70,7 +70,7 @@ export const ROUTES = {
   'POST /api/logout-all': session,
   'POST /api/change-password': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
   'GET /api/profile': session,
-  // Single sign-on: a sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
+  // Single sign-on: a sign-in page asks before anyone is signed in (docs/compatibility.md › Deliberate widenings).
   'GET /api/idp/enabled': publicGeneral,
   'GET /api/idp/login': publicGeneral,
   'GET /api/idp/callback': { access: 'public', limit: { limiter: 'auth', key: 'ip' } },
@@ -178,6 +178,7 @@ export const ROUTES = {
   'GET /api/files/shared': session,
   'GET /api/files/:id/info': session,
   'GET /api/files/events': session,
+  'GET /api/activity': session,
   'POST /api/files/folder': can('items.createFolder'),
   'POST /api/files/move': can('items.move'),
   'POST /api/files/rename': can('items.rename'),
@@ -240,6 +241,11 @@ export const ROUTES = {
   'POST /api/admin/groups/:id/members': admin,
   'PATCH /api/admin/groups/:id/members/:accountId': admin,
   'DELETE /api/admin/groups/:id/members/:accountId': admin,
+  'GET /api/admin/libraries': admin,
+  'POST /api/admin/libraries': admin,
+  'GET /api/admin/libraries/:id': admin,
+  'POST /api/admin/libraries/:id/rescan': admin,
+  'DELETE /api/admin/libraries/:id': admin,
   'GET /api/admin/team-folders': admin,
   'POST /api/admin/team-folders': admin,
   'PATCH /api/admin/team-folders/:id': admin,

@@ -13,7 +13,7 @@ import { DOCSERVER_EXTENSIONS } from '../services/docserver/docserver.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Instance settings (SPEC "Instance settings"); the rules live in SettingsService. */
+/** Instance settings (docs/api.md › Instance settings); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
   const { settings, accounts, setupCode, idp, contentSearch } = ctx.services;
   return routes(ctx, 'http/settings', [

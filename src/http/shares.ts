@@ -4,7 +4,7 @@ import { linkListQuery, linkOptionsBody, shareBody } from '../contract/sharing.t
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
-/** Creating, listing, changing and removing share links (SPEC "Files": share, share/links, link-parent-share). */
+/** Creating, listing, changing and removing share links (docs/api.md › API reference, Sharing). */
 export function shareRoutes(ctx: AppContext) {
   const { shares } = ctx.services;
   // The shares service decides a link's origin: the share base URL, else the one the client used.

@@ -13,7 +13,7 @@ const ndjsonLine = (value: ProgressLine) => new TextEncoder().encode(`${JSON.str
 export function trashRoutes(ctx: AppContext) {
   const { trash } = ctx.services;
 
-  /** SPEC "Progress streaming": NDJSON lines when asked for, else the single JSON body. */
+  /** docs/api.md › Progress streaming: NDJSON lines when asked for, else the single JSON body. */
   const answerPlan = async (plan: TrashPlan, request: Request, set: { status?: number | string }) => {
     if (plan.queued) {
       set.status = 202;

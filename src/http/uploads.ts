@@ -9,7 +9,7 @@ export function uploadRequest(request: Request) {
   return { parts: readMultipart(request), signal: request.signal, sizeHint: Number.isFinite(declared) ? declared : undefined };
 }
 
-/** Uploads (SPEC "Upload rules"): check, one file, bulk, replace and derive, streamed after the guard. */
+/** Uploads (docs/api.md › Upload rules): check, one file, bulk, replace and derive, streamed after the guard. */
 export function uploadRoutes(ctx: AppContext) {
   const { uploads } = ctx.services;
   return routes(ctx, 'http/uploads', [

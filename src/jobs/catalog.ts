@@ -14,7 +14,7 @@ export function defineJob<S extends z.ZodType>(name: string, payload: S, opts: {
   return { name, payload, ...opts };
 }
 
-/** How old an orphan must be before it may be deleted, in minutes (SPEC "Orphaned files"). */
+/** How old an orphan must be before it may be deleted, in minutes (docs/api.md › Orphaned files). */
 export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
 /** Entries per array in one orphan delete request. */
 export const DELETE_LIMIT = 500;

@@ -1,3 +1,4 @@
+// Kept over prom-client (docs/development.md › Metrics registry): 494 against 558 CPU ns per update or render, without its 86 ms import.
 /**
  * A minimal Prometheus registry: counters, gauges and histograms with labels, rendered in the text
  * exposition format (version 0.0.4). Knows nothing of Coffer.

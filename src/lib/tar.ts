@@ -1,3 +1,4 @@
+// Kept over tar-stream (docs/development.md › Tar): 0.34 against 0.50 CPU s/GiB written and read back, and no dependency.
 /**
  * The POSIX tar (pax) format, written and read as streams: a full backup is one tar file any `tar tvf`
  * can list. Names longer than 100 bytes and sizes of 8 GiB or more go in a pax extended header.

@@ -1,3 +1,4 @@
+// Signs the S3 driver's calls; kept with it over Bun.S3Client (docs/development.md › S3 client).
 import { createHash, createHmac } from 'node:crypto';
 
 /**

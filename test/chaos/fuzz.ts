@@ -273,7 +273,7 @@ function rawCase(rng: Rng, target: FuzzTarget): { head: string; body?: Uint8Arra
   };
 }
 
-/** Whether an answer of 500 or more is one the interface documents (COMPAT): the update feed's 502, a failed job's 500. */
+/** Whether an answer of 500 or more is one the interface documents (docs/compatibility.md › Operations, Jobs): the update feed's 502, a failed job's 500. */
 function documented(path: string, status: number, body: string): boolean {
   if (status === 502 && path.startsWith('/api/version/latest')) return true;
   if (status === 500 && path.startsWith('/api/files/jobs/') && body.includes('Background file operation failed')) return true;

@@ -1,4 +1,4 @@
-/** Expected error bodies, written once with SPEC/COMPAT's exact strings. */
+/** Expected error bodies, written once with the exact strings of docs/api.md › The contract and docs/compatibility.md. */
 export const errors = {
   noToken: { message: 'No token provided' },
   invalidToken: { message: 'Invalid token' },

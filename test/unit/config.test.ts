@@ -44,7 +44,7 @@ describe('loadConfig', () => {
     expect(c.trashRetentionDays).toBe(30);
   });
 
-  test("every rate limiter defaults to SPEC's count (the password-hash budget to 60) and is set by its own variable; a bad value names it", () => {
+  test("every rate limiter defaults to the contract's count (the password-hash budget to 60) and is set by its own variable; a bad value names it", () => {
     expect(loadConfig({}, {}).rateLimits).toEqual({
       general: 10_000,
       auth: 25,

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test';
-import fs from 'node:fs';
 import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { capText, extractText, htmlText, kindOf, xmlText } from '../../src/services/search/extract.ts';
 import { Extractor } from '../../src/services/search/extractor.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { startedSince, workerThreads } from '../helpers/threads.ts';
 import { indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
 import { hostile, searchable } from '../helpers/search-documents.ts';
 
@@ -71,23 +71,6 @@ describe('extraction', () => {
   });
 });
 
-/** Worker threads of this process (Bun names them "Worker") and the nice value of each, by thread id. */
-function workerThreads(): Map<string, number> {
-  const threads = new Map<string, number>();
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'Worker') {
-      threads.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-    }
-  }
-  return threads;
-}
-
-/** The worker threads started since `before` was taken (other suites in this process may keep their own). */
-function startedSince(before: Map<string, number>): Map<string, number> {
-  return new Map([...workerThreads()].filter(([tid]) => !before.has(tid)));
-}
-
 describe('extraction worker', () => {
   test('markup that never closes is read in one pass: 420 KB of `<script`, a DOCX of `<a<b<c…`; the worker runs niced', async () => {
     const extractor = new Extractor({ timeoutMs: 5000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 512 * 1024 ** 2 });
@@ -129,6 +112,21 @@ describe('extraction worker memory', () => {
       extractor.kill();
     }
   }, 60_000);
+
+  test('a worker left without a document for idleMs is ended, and the next document starts another', async () => {
+    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3, idleMs: 300 });
+    const before = workerThreads();
+    try {
+      expect(await extractor.extract('a.txt', enc('first words'))).toEqual({ text: 'first words' });
+      const [first] = [...startedSince(before).keys()];
+      expect(first).toBeDefined();
+      await eventually(() => expect(workerThreads().has(first!)).toBe(false));
+      expect(await extractor.extract('b.txt', enc('second words'))).toEqual({ text: 'second words' });
+      expect(startedSince(before).size).toBe(1);
+    } finally {
+      extractor.kill();
+    }
+  }, 30_000);
 
   test('a document during which the process grows past maxMemoryBytes has its worker terminated', async () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 });

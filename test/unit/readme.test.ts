@@ -14,6 +14,15 @@ function documents(): string[] {
   return [README, ...docs.sort().map((f) => path.join(DOCS, f))];
 }
 const withoutCode = (text: string) => text.replace(/```[\s\S]*?```/g, '');
+/** The source files a clone holds, where comments live: src, cli, web, test, scripts, bench. */
+function sources(): string[] {
+  return ['src', 'cli', 'web', 'test', 'scripts', 'bench'].flatMap((dir) =>
+    fs
+      .readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(ts|tsx|css)$/.test(f) && !/(^|\/)(node_modules|dist)\//.test(f))
+      .map((f) => path.join(ROOT, dir, f)),
+  );
+}
 
 /** The anchors GitHub gives a document's headings (github-slugger: lower case, punctuation dropped, spaces to dashes, -1, -2... for repeats). */
 function anchors(text: string): Set<string> {
@@ -84,6 +93,34 @@ describe('README and docs/', () => {
       // COFFER_CONFIG names the file itself, so it cannot be set inside it.
       if (name === 'COFFER_CONFIG') continue;
       expect({ name, inTemplate: new RegExp(`^#? ?${name}=`, 'm').test(template) }).toEqual({ name, inTemplate: true });
+    }
+  });
+
+  test('comments cite what a clone holds: no source file names the contract documents kept outside the repository, and every "docs/<page>.md › <Section>" is a heading of that page', () => {
+    const files = sources();
+    expect(files.length).toBeGreaterThan(100);
+    let pointers = 0;
+    for (const file of files) {
+      // This file spells the two names in its own pattern.
+      if (file === import.meta.path) continue;
+      const where = path.relative(ROOT, file);
+      const text = read(file);
+      const cites = text.split('\n').filter((line) => /\b(SPEC|COMPAT)\b/.test(line));
+      expect({ where, cites }).toEqual({ where, cites: [] });
+      for (const [, page, after] of text.matchAll(/docs\/([\w-]+\.md) › ([^\n]+)/g)) {
+        pointers++;
+        const doc = path.join(DOCS, page!);
+        const headings = fs.existsSync(doc) ? [...withoutCode(read(doc)).matchAll(/^#{1,6} +(.+?) *$/gm)].map((m) => m[1]!) : [];
+        const named = headings.some((h) => after!.startsWith(h) && !/^\w/.test(after!.slice(h.length)));
+        expect({ where, pointer: `docs/${page} › ${after}`, named }).toEqual({ where, pointer: `docs/${page} › ${after}`, named: true });
+      }
+    }
+    expect(pointers).toBeGreaterThan(50);
+    for (const file of documents()) {
+      const cites = read(file)
+        .split('\n')
+        .filter((line) => /\b(SPEC|COMPAT)\b/.test(line));
+      expect({ where: path.relative(ROOT, file), cites }).toEqual({ where: path.relative(ROOT, file), cites: [] });
     }
   });
 

@@ -9,7 +9,7 @@ import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
-// SPEC "Instance settings": the maximum upload size the server accepts, in bytes.
+// docs/api.md › Instance settings: the maximum upload size the server accepts, in bytes.
 const MAX_UPLOAD = { min: 1024 ** 2, max: 100 * 1024 ** 3 };
 
 /** What a save said: the server's refusal, or that it was saved. */

@@ -6,7 +6,7 @@ import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section, TableWrap } from '../ui/page.tsx';
 
-// SPEC "Orphaned files": the grace window in minutes, and the default.
+// docs/api.md › Orphaned files: the grace window in minutes, and the default.
 const GRACE = { min: 60, max: 525_600, default: 1440 };
 
 /** 1440 → "1 day", 120 → "2 hours", 90 → "90 minutes". */

@@ -22,7 +22,7 @@ export const accounts = {
   changePassword: (body: ApiBody<'POST /api/change-password'>) => call('POST /api/change-password', { body }),
 };
 
-/** Signed-in sessions and presence (SPEC "Events" 3). */
+/** Signed-in sessions and presence (docs/api.md › Sessions and presence). */
 export const sessions = {
   list: () => call('GET /api/sessions', { query: { refreshIp: 'true' } }),
   revoke: (sessionId: string) => call('DELETE /api/sessions/:sessionId', { params: { sessionId } }),

@@ -15,7 +15,7 @@ async function waitForJob(jobId: string, signal?: AbortSignal): Promise<JobStatu
 }
 
 /**
- * Trash or restore with the server's NDJSON progress (SPEC "Progress streaming"); a tree too big for
+ * Trash or restore with the server's NDJSON progress (docs/api.md › Progress streaming); a tree too big for
  * the web process comes back as a queued job, which is then awaited.
  */
 async function withProgress(
@@ -48,7 +48,7 @@ async function withProgress(
   }
 }
 
-/** The file API (SPEC "Files", "Trash", "Upload rules"): lists, changes, jobs, uploads' URLs, downloads. */
+/** The file API (docs/api.md › API reference, Upload rules): lists, changes, jobs, uploads' URLs, downloads. */
 export const files = {
   list: (query: ApiQuery<'GET /api/files'>, opts: Opts = {}) => page('GET /api/files', { query, ...opts }),
   // Shared lists what is shared by link and with people.
@@ -112,6 +112,7 @@ export const files = {
   /** A form posts here so the browser's download manager, not page memory, holds the ZIP. */
   zipUrl: urlOf('POST /api/files/download/bulk'),
   editorUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/docserver/viewer/:id', { id: item.id }),
+  activity: (query: ApiQuery<'GET /api/activity'>, opts: Opts = {}) => call('GET /api/activity', { query, ...opts }),
   versions: (id: string) => call('GET /api/files/:id/versions', { params: { id } }).then((r) => r.versions),
   versionDownloadUrl: (id: string, versionId: string) => urlOf('GET /api/files/:id/versions/:versionId/download', { id, versionId }),
   restoreVersion: (id: string, versionId: string) => call('POST /api/files/:id/versions/:versionId/restore', { params: { id, versionId } }),

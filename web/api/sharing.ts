@@ -1,7 +1,7 @@
 import type { Expiry, LinkOptions, Member, MemberRole } from '../../src/contract/sharing.ts';
 import { call } from '../app/api.ts';
 
-/** Share links (SPEC "Files": share, share/links) and their options (list, change). */
+/** Share links (docs/api.md › API reference, Sharing) and their options (list, change). */
 export const sharing = {
   // Sharing answers the links; unsharing (the same route) only a message. Options not named keep their value.
   // `expiry` a preset, or an ISO moment the owner picked.

@@ -58,7 +58,7 @@ export async function ancestors(id: string): Promise<Crumb[]> {
   return trail;
 }
 
-/** The account's folders shared by link, with their expiry: inside one, everything is reachable through its link (COMPAT). */
+/** The account's folders shared by link, with their expiry: inside one, everything is reachable through its link (docs/compatibility.md › Deliberate widenings). */
 export const sharedFolders = signal<Map<string, string | null>>(new Map());
 /** The account's folders shared with people only: no link reaches them. */
 export const peopleFolders = signal<Set<string>>(new Set());

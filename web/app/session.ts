@@ -18,7 +18,7 @@ export const hideExtensions = computed(() => instance.value?.hideFileExtensions 
 export const maxUploadBytes = signal<number | null>(null);
 /** Extensions the document server opens (lower case, no dot); empty when no document server is connected. */
 export const editorExtensions = signal<ReadonlySet<string>>(new Set());
-/** The admin (the first account): SPEC gives the admin, and only the admin, every `canToggle`. */
+/** The admin (the first account): docs/api.md › Permissions gives the admin, and only the admin, every `canToggle`. */
 export const isAdmin = computed(() => instance.value?.canToggle === true);
 /** The single sign-on provider's name while the instance offers it (it changes only with a restart). */
 export const providerName = signal<string | null>(null);
@@ -141,7 +141,7 @@ export async function signOut(): Promise<void> {
   }
 }
 
-// Presence (SPEC "Events" 3): a heartbeat every two minutes while visible; hidden or gone = offline.
+// Presence (docs/api.md › Sessions and presence): a heartbeat every two minutes while visible; hidden or gone = offline.
 let heartbeat: ReturnType<typeof setInterval> | null = null;
 const beat = () => {
   if (document.visibilityState === 'visible') api.sessions.heartbeat().catch(() => {});

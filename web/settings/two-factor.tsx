@@ -15,7 +15,7 @@ type Stage =
   | { step: 'codes'; codes: string[]; fresh: boolean }
   | { step: 'disable' };
 
-// The server's own shapes for codes (SPEC: a 6-digit TOTP, or an 8-character backup code).
+// The server's own shapes for codes (docs/compatibility.md › Two-factor: a 6-digit TOTP, or an 8-character backup code).
 const TOTP = /^\d{6}$/;
 const BACKUP = /^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/;
 

@@ -177,7 +177,7 @@ export class SharesRepo {
   }
 
   /**
-   * Share status of the given items (SPEC Item fields): sharedAt is the earliest join; expiresAt is null
+   * Share status of the given items (docs/api.md › Conventions, item fields): sharedAt is the earliest join; expiresAt is null
    * when any link has no expiry, else the latest. Items in no share are absent. One cheap probe skips
    * the lookup for accounts that share nothing.
    */

@@ -6,7 +6,7 @@ import { requestMeta } from '../request-meta.ts';
 import { SECURITY_HEADERS } from './core.ts';
 
 /**
- * With a share base URL set, its host serves share links only (COMPAT "Sharing"): the app's session
+ * With a share base URL set, its host serves share links only (docs/compatibility.md › Sharing): the app's session
  * cookie and API never live on the domain strangers are sent to.
  */
 export function shareDomainPlugin(ctx: AppContext) {

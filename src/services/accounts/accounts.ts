@@ -33,7 +33,7 @@ export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabl
 }
 
 const MAX_PASSWORD = PASSWORD.max;
-/** SPEC "Limits": passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
+/** docs/api.md › Limits: passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
 const minPassword = (subUser: boolean) => (subUser ? PASSWORD.subUserMin : PASSWORD.min);
 
 /** The password rule, for every way a password is set: signup, change, sub-users, the CLI. 422 naming `field`. */

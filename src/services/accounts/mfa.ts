@@ -1,6 +1,4 @@
 import { createHash, randomInt } from 'node:crypto';
-import { generate, generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
 import type { Clock } from '../../clock.ts';
 import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
 import type { Keyring } from '../../storage/keyring.ts';
@@ -13,6 +11,8 @@ const BACKUP_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const BACKUP_CODE_COUNT = 10;
 const REGENERATE_COOLDOWN_MS = 5 * 60_000;
 const PERIOD_S = 30;
+// Loaded at the first two-factor setup or code: a server without two-factor logins never holds it.
+const otp = () => import('otplib');
 
 function normalizeBackupCode(code: string): string {
   return code.replace(/-/g, '').trim().toUpperCase();
@@ -61,9 +61,11 @@ export class MfaService {
   async setup(principal: Principal): Promise<{ secret: string; qrCode: string }> {
     const row = this.row(principal.loginId);
     if (row.mfaEnabled) throw badRequest(Messages.mfaAlreadyEnabled);
+    const { generateSecret, generateURI } = await otp();
     const secret = generateSecret({ length: 20 });
     this.repo.setPendingSecret(principal.loginId, this.keyring.sealSecret(secret), this.clock.now());
     const uri = generateURI({ issuer: 'Coffer', label: row.email, secret });
+    const { default: QRCode } = await import('qrcode');
     return { secret, qrCode: await QRCode.toDataURL(uri, { type: 'image/png', margin: 1, width: 240 }) };
   }
 
@@ -160,12 +162,14 @@ export class MfaService {
   }
 
   /** The code an authenticator shows now; for tests and the CLI's self-check. */
-  currentCode(secret: string): Promise<string> {
+  async currentCode(secret: string): Promise<string> {
+    const { generate } = await otp();
     return generate({ secret, epoch: Math.floor(this.clock.now() / 1000) });
   }
 
   private async acceptTotp(userId: string, secret: string, code: string, lastStep: number | null): Promise<boolean> {
     if (!isTotpShape(code)) return false;
+    const { verify } = await otp();
     const result = await verify({
       secret,
       token: code,

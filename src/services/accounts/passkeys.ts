@@ -1,12 +1,10 @@
 import type { PasskeyEntry } from '../../contract/passkeys.ts';
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
@@ -17,6 +15,9 @@ import { AppError, badRequest, Messages, notFound, unauthorized } from '../../er
 import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
 import type { MfaService } from './mfa.ts';
+
+// Loaded at the first passkey ceremony: most servers never hold a passkey, and the library weighs on idle memory.
+const webauthn = () => import('@simplewebauthn/server');
 import { verifyPassword } from './passwords.ts';
 import type { Principal } from './principal.ts';
 import type { RequestInfo } from './sessions.ts';
@@ -127,6 +128,7 @@ export class PasskeyService {
     await this.confirm(principal, proof);
     const existing = this.d.repo.list(principal.loginId);
     if (existing.length >= MAX_PASSKEYS) throw badRequest(PasskeyMessages.tooMany);
+    const { generateRegistrationOptions } = await webauthn();
     const options = await generateRegistrationOptions({
       rpName: 'Coffer',
       rpID: rp.id,
@@ -147,6 +149,7 @@ export class PasskeyService {
     if (pending?.kind !== 'register' || pending.loginId !== principal.loginId) throw badRequest(PasskeyMessages.expired);
     let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
     try {
+      const { verifyRegistrationResponse } = await webauthn();
       const result = await verifyRegistrationResponse({
         response: input.response,
         expectedChallenge: pending.challenge,
@@ -244,6 +247,7 @@ export class PasskeyService {
    * holds for this host. 503 while the instance already holds as many ceremonies as it keeps.
    */
   async signInOptions(rp: RelyingParty, ip: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const { generateAuthenticationOptions } = await webauthn();
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
     this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${ip}`);
     return options;
@@ -279,6 +283,7 @@ export class PasskeyService {
     if (forLogin && row.userId !== forLogin.id) return fail('other_login', PasskeyMessages.otherLogin);
     let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {
+      const { verifyAuthenticationResponse } = await webauthn();
       result = await verifyAuthenticationResponse({
         response,
         expectedChallenge: pending.challenge,

@@ -2,7 +2,7 @@ import type { Permission } from '../../contract/permissions.ts';
 
 /**
  * What each file operation needs of a sub-user (owners hold every permission). Listing, searching and
- * reading details need none (SPEC "Authentication" 6). The route guard reads this table; a new
+ * reading details need none (docs/api.md › Permissions). The route guard reads this table; a new
  * operation is added here, not in a route's options.
  */
 const OPERATION_PERMISSIONS = {

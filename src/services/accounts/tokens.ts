@@ -20,7 +20,7 @@ const VERIFIED_CACHE_SIZE = 10_000;
 // The three base64url parts of a compact JWS; an HS256 signature is 32 bytes, 43 characters.
 const COMPACT_HS256 = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/;
 
-/** HS256 session tokens (COMPAT: login id, token version, session id; 7-day lifetime). */
+/** HS256 session tokens (docs/compatibility.md › Accounts and sign-in: login id, token version, session id; 7-day lifetime). */
 export class TokenSigner {
   private readonly verified = new Map<string, TokenClaims & { exp: number }>();
 

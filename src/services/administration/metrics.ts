@@ -23,7 +23,7 @@ function procMaxFds(): number | null {
 const AUDIT_FAILURE_REASONS = ['enqueue', 'processing', 'invalid_event'] as const;
 
 /**
- * What /metrics exposes (SPEC "Monitoring and version"): process metrics (`process_*`, and the runtime's
+ * What /metrics exposes (docs/api.md › Monitoring and version): process metrics (`process_*`, and the runtime's
  * own as `bun_*`) and the seven `audit_*` metrics. Nothing else: no request counters or latencies.
  */
 export class MetricsService {

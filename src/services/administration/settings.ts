@@ -9,7 +9,7 @@ import { actorFields, AuditActions, type Actor, type AuditService } from './audi
 import type { Principal } from '../accounts/principal.ts';
 import type { VersionsConfig } from '../../contract/admin.ts';
 
-/** Instance settings with their defaults (COMPAT.md "Instance defaults"). */
+/** Instance settings with their defaults (docs/compatibility.md › Instance defaults). */
 export interface InstanceSettings {
   signupEnabled: boolean;
   hideFileExtensions: boolean;

@@ -47,7 +47,7 @@ export class VersionService {
   /**
    * The update feed's answer, passed through unchanged ({frontend, backend, desktop}). No feed
    * configured, a timeout, an error status or a body that is not a JSON object: 502, whose
-   * `configured` (a widening of SPEC) tells "not set up" from "set up but not answering".
+   * `configured` (a widening of docs/api.md › Monitoring and version) tells "not set up" from "set up but not answering".
    */
   async latest(): Promise<Record<string, unknown>> {
     const url = this.ctx.config.updateFeedUrl;

@@ -100,7 +100,7 @@ function newDocumentKey(itemId: string): string {
   return `${itemId}.${randomBytes(12).toString('base64url')}`;
 }
 
-/** The fields of a callback Coffer reads (SPEC: status, key, url, forcesavetype; users, filetype from the API). */
+/** The fields of a callback Coffer reads (docs/api.md › Document server: status, key, url, forcesavetype; users, filetype from the API). */
 const callbackPayload = z
   .object({
     key: z.string().regex(DOCUMENT_KEY, 'key is not a document key'),

@@ -6,7 +6,7 @@ const FLUSH_EVERY_MS = 5_000;
 const FLUSH_AT = 500;
 
 /**
- * accessedAt, written behind (COMPAT): a read marks an item only when its stored value is an hour old
+ * accessedAt, written behind (docs/compatibility.md › Files): a read marks an item only when its stored value is an hour old
  * or more, and marks are written in one transaction per batch, not one write per request.
  */
 export class AccessTracker {

@@ -18,7 +18,7 @@ type FileJobStatus =
   | { pending: true; body: { jobId: string; status: 'created' | 'active' } }
   | { pending: false; body: { jobId: string; status: 'completed'; result: { count: number; ids?: string[] } } };
 
-/** Polling of background file jobs (SPEC, COMPAT "Jobs"): the account's, and those its login started inside a share. */
+/** Polling of background file jobs (docs/compatibility.md › Jobs): the account's, and those its login started inside a share. */
 export class FileJobService {
   constructor(private readonly queue: JobQueue) {}
 

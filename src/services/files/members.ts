@@ -15,7 +15,7 @@ import type { Principal } from '../accounts/principal.ts';
 import { iso, type ItemViews } from './item-views.ts';
 import type { Tree } from './tree.ts';
 
-/** The notification types (COMPAT-style names; clients show `text`). */
+/** The notification types (named like those of docs/compatibility.md › Events; clients show `text`). */
 export const NotificationType = {
   shared: 'share.added',
   removed: 'share.removed',

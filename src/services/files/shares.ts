@@ -428,7 +428,7 @@ export class ShareService {
         for (const row of inserted) {
           this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
           this.d.changes.record({ accountId: link.accountId, actor: { kind: 'link', id: link.id } }, ChangeKinds.dropped, row, {
-            details: { size: row.size, linkId: link.id, uploader },
+            details: { size: row.size, mimeType: row.mimeType, linkId: link.id, uploader },
           });
         }
         this.d.shares.touch(link.id, now);

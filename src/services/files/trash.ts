@@ -13,7 +13,7 @@ import { startedBy } from './file-jobs.ts';
 import type { QuotaService } from './quota.ts';
 import type { PageQuery, Tree } from './tree.ts';
 
-/** SPEC: trees up to this many items are handled in the request; larger ones are queued. */
+/** docs/api.md › Limits: trees up to this many items are handled in the request; larger ones are queued. */
 const WEB_PROCESS_LIMIT = 1000;
 const JOB_BATCH = 500;
 
@@ -29,7 +29,7 @@ export interface BatchRun {
   onBatch?: (count: number) => void;
 }
 
-/** COMPAT: one progress line per batch of max(25, ceil(N/20)) ids. */
+/** docs/compatibility.md › Jobs: one progress line per batch of max(25, ceil(N/20)) ids. */
 function progressBatch(total: number): number {
   return Math.max(25, Math.ceil(total / 20));
 }
@@ -300,7 +300,7 @@ export class TrashService {
     }
   }
 
-  /** Job body of `trash.purge`: trash roots older than the retention (COMPAT), every account. */
+  /** Job body of `trash.purge`: trash roots older than the retention (docs/compatibility.md › Files), every account. */
   purgeExpired(retentionDays: number, run: BatchRun = {}): number {
     if (retentionDays <= 0) return 0;
     const cutoff = this.d.clock.now() - retentionDays * 24 * 3600_000;

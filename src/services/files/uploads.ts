@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
@@ -36,6 +35,7 @@ import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
 import type { VersionService } from './versions.ts';
+import { detectMimeType } from '../../lib/file-type.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -158,7 +158,7 @@ async function* replay(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
   yield* chunks;
 }
 
-/** SPEC: milliseconds since the epoch as text; anything else is ignored. */
+/** docs/compatibility.md › Files: milliseconds since the epoch as text; anything else is ignored. */
 export function parseModifiedTime(text: string | undefined): number | null {
   if (text === undefined || !/^\d{1,16}$/.test(text.trim())) return null;
   const ms = Number(text.trim());
@@ -168,13 +168,13 @@ export function parseModifiedTime(text: string | undefined): number | null {
 async function sniff(head: Uint8Array): Promise<string | null> {
   if (head.byteLength === 0) return null;
   try {
-    return (await fileTypeFromBuffer(head))?.mime ?? null;
+    return await detectMimeType(head);
   } catch {
     return null;
   }
 }
 
-/** SPEC "Upload rules" 1: the type detected from the content, else the client's, else the default. */
+/** docs/api.md › Upload rules 1: the type detected from the content, else the client's, else the default. */
 async function detectType(head: Uint8Array, clientType: string | null): Promise<{ mimeType: string; detected: boolean }> {
   const detected = await sniff(head);
   return { mimeType: detected ?? (clientType || DEFAULT_TYPE), detected: detected !== null };
@@ -577,7 +577,9 @@ export class UploadService {
       this.quota.adjust(accountId, added);
       if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
       this.intents.committed(object.storageKey);
-      this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, { details: { size: updated.size, ...opts.details } });
+      this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, {
+        details: { size: updated.size, mimeType: updated.mimeType, ...opts.details },
+      });
       opts.during?.(updated);
       return updated;
     });
@@ -695,7 +697,10 @@ export class UploadService {
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
       const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved' });
-      if (file.droppedVia) this.d.changes.record(by, ChangeKinds.dropped, row, { details: { size: row.size, linkId: file.droppedVia } });
+      if (file.droppedVia)
+        this.d.changes.record(by, ChangeKinds.dropped, row, {
+          details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
+        });
       else this.recordUpload(uploader, row);
       ended(row);
       return { row, created };
@@ -882,7 +887,7 @@ export class UploadService {
 
   /** The change log's row of a new file, in the transaction that inserts it. */
   private recordUpload(principal: AuditPrincipal, row: Item): void {
-    this.d.changes.record(principal, ChangeKinds.uploaded, row, { details: { size: row.size } });
+    this.d.changes.record(principal, ChangeKinds.uploaded, row, { details: { size: row.size, mimeType: row.mimeType } });
   }
 
   private published(principal: AuditPrincipal, row: Item): void {

@@ -17,7 +17,7 @@ import { type JobOutcome, pollJob } from '../files/job-status.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { TusUploadService } from '../resumable-uploads/tus-uploads.ts';
 
-/** Items per category in a report (SPEC "Orphan scan report"). */
+/** Items per category in a report (docs/api.md › Orphaned files). */
 const REPORT_LIMIT = 2000;
 
 // Keys looked up per query and rows checked per page: what the scan holds in memory at once.
@@ -55,7 +55,7 @@ function parseUploadName(name: string): { key: string; uploadId: string } | null
 }
 
 /**
- * Orphaned files (SPEC "Orphaned files"): stored objects no file row points at, and file rows whose
+ * Orphaned files (docs/api.md › Orphaned files): stored objects no file row points at, and file rows whose
  * object is missing. The scan only reads; deletion re-verifies every entry at the moment it acts.
  * Nothing here runs automatically: only an admin's request (API or CLI) starts either.
  */

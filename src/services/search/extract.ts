@@ -1,3 +1,4 @@
+// Documents are read with fflate; archiver, which writes the downloads, cannot read (docs/development.md › ZIP).
 import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
 
 /** What one extraction may produce and read: text is cut at `maxTextBytes`; archives are capped entry by entry. */

@@ -10,6 +10,8 @@ export type Extraction = { text: string } | { failed: string };
 // A worker whose heap is larger than this after a document is ended rather than kept idle holding it.
 const KEEP_HEAP_BYTES = 64 * 1024 ** 2;
 const MEMORY_CHECK_MS = 50;
+// A worker with no document for this long is ended: its libraries (pdf.js, fflate) leave the process's memory.
+const IDLE_MS = 60_000;
 
 /**
  * Runs extraction in one worker thread, a document at a time. A document that takes longer than
@@ -20,8 +22,10 @@ const MEMORY_CHECK_MS = 50;
 export class Extractor {
   private worker: Worker | null = null;
   private nextId = 1;
+  private running = 0;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number; maxMemoryBytes: number }) {}
+  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number; maxMemoryBytes: number; idleMs?: number }) {}
 
   private spawn(): Worker {
     if (this.worker) return this.worker;
@@ -35,8 +39,10 @@ export class Extractor {
   }
 
   extract(name: string, bytes: Uint8Array): Promise<Extraction> {
+    clearTimeout(this.idleTimer);
     const worker = this.spawn();
     const id = this.nextId++;
+    this.running++;
     // Bun's workers take no heap limit (resourceLimits), so the process's growth meanwhile is the measure.
     const baseline = process.memoryUsage.rss();
     return new Promise((resolve) => {
@@ -46,6 +52,10 @@ export class Extractor {
         worker.removeEventListener('message', onMessage);
         worker.removeEventListener('error', onError);
         if (kill) this.kill();
+        if (--this.running === 0 && this.worker) {
+          this.idleTimer = setTimeout(() => this.kill(), this.opts.idleMs ?? IDLE_MS);
+          this.idleTimer.unref();
+        }
         resolve(result);
       };
       const onMessage = (event: MessageEvent<ExtractReply>) => {
@@ -69,6 +79,7 @@ export class Extractor {
   }
 
   kill(): void {
+    clearTimeout(this.idleTimer);
     this.worker?.terminate();
     this.worker = null;
   }

@@ -12,6 +12,7 @@ interface Slot {
   worker: Worker;
   ready: Promise<void>;
   tasks: number;
+  idleTimer?: ReturnType<typeof setTimeout>;
 }
 
 // The worker's module: beside this one from source; inside the executable, where the build put that entry point.
@@ -22,6 +23,8 @@ const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
 const TASK_TIMEOUT_MS = 120_000;
 // Wasm memory (libheif, pdfium) never shrinks, and libvips keeps some: a worker is replaced after this many.
 const TASKS_PER_WORKER = 200;
+// A worker left idle this long is ended: libvips, libheif and pdfium leave the process's memory until the next thumbnail.
+const IDLE_MS = 60_000;
 
 /**
  * At most `size` thumbnails made at once, each in a worker thread; requests someone waits for go ahead
@@ -38,6 +41,7 @@ export class ThumbnailPool {
     private readonly setup: WorkerSetup,
     readonly size: number,
     private readonly log: Logger,
+    private readonly idleMs = IDLE_MS,
   ) {}
 
   /** Tasks waiting for a worker. */
@@ -58,7 +62,10 @@ export class ThumbnailPool {
     this.stopped = true;
     for (const task of [...this.urgent.splice(0), ...this.background.splice(0)])
       task.resolve({ ok: false, reason: 'the server is stopping' });
-    for (const slot of this.idle.splice(0)) slot.worker.terminate();
+    for (const slot of this.idle.splice(0)) {
+      clearTimeout(slot.idleTimer);
+      slot.worker.terminate();
+    }
   }
 
   private next(): void {
@@ -94,6 +101,7 @@ export class ThumbnailPool {
     if (!(bytes instanceof Uint8Array)) return task.resolve(bytes);
     if (this.stopped) return task.resolve({ ok: false, reason: 'the server is stopping' });
     const slot = this.idle.pop() ?? this.spawn();
+    clearTimeout(slot.idleTimer);
     let keep = false;
     try {
       await slot.ready;
@@ -105,9 +113,20 @@ export class ThumbnailPool {
       this.log.warn('thumbnail worker failed', { err: err instanceof Error ? err.message : String(err) });
       task.resolve({ ok: false, reason: 'the thumbnail worker failed' });
     } finally {
-      if (keep && !this.stopped) this.idle.push(slot);
+      if (keep && !this.stopped) this.rest(slot);
       else slot.worker.terminate();
     }
+  }
+
+  private rest(slot: Slot): void {
+    this.idle.push(slot);
+    slot.idleTimer = setTimeout(() => {
+      const at = this.idle.indexOf(slot);
+      if (at < 0) return;
+      this.idle.splice(at, 1);
+      slot.worker.terminate();
+    }, this.idleMs);
+    slot.idleTimer.unref();
   }
 
   private ask(slot: Slot, kind: SourceKind, source: Uint8Array): Promise<{ result: MakeResult; kept: boolean }> {

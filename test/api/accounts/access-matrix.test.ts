@@ -54,7 +54,7 @@ const MATRIX: Row[] = [
   // Passkeys are each login's own: a sub-user has its own list (another login's id is 404: passkeys.test.ts).
   ['GET', () => '/api/passkeys', undefined, anyLogin],
   ['GET', () => '/api/signup-status', undefined, { admin: 200, owner: 200, subUser: 200, anonymous: 200 }],
-  // A sign-in page asks before anyone is signed in (COMPAT "Deliberate widenings").
+  // A sign-in page asks before anyone is signed in (docs/compatibility.md › Deliberate widenings).
   ['GET', () => '/api/idp/enabled', undefined, { admin: 200, owner: 200, subUser: 200, anonymous: 200 }],
 ];
 

@@ -217,7 +217,7 @@ describe('POST /api/change-password', () => {
     await seed.login(t, o.email, 'brand new pw');
   });
 
-  test('the new password follows SPEC for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
+  test('the new password follows the contract for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);
     const short = await sub.client.post('/api/change-password', { oldPassword: sub.password, newPassword: '12345' });

@@ -48,7 +48,7 @@ async function remove(client: TestClient, body: unknown): Promise<any> {
 }
 
 describe('orphan review is for the admin only', () => {
-  test("an owner and a sub-user get 403 with SPEC's message on both endpoints, and each attempt is audited", async () => {
+  test("an owner and a sub-user get 403 with the contract's message on both endpoints, and each attempt is audited", async () => {
     const sub = await seed.subUser(t, owner, ['files.upload', 'files.trash', 'files.delete']);
     for (const login of [owner, sub]) {
       let res = await login.client.get('/api/user/orphans');
@@ -204,7 +204,7 @@ describe('POST /api/user/orphans/delete', () => {
     if (field) expect(details.map((d) => d.field)).toContain(field);
   });
 
-  test("re-verifies every entry: deletes what still qualifies and skips the rest with each of SPEC's reasons", async () => {
+  test("re-verifies every entry: deletes what still qualifies and skips the rest with each of the contract's reasons", async () => {
     const before = ctx().services.quota.usage(owner.id).used;
     const oldStray = await strayObject(ctx(), { ageMs: 2 * DAY });
     const referencedAgain = await strayObject(ctx(), { ageMs: 2 * DAY });

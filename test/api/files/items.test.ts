@@ -431,7 +431,7 @@ describe('shared status comes from share_links and share_items', () => {
   });
 });
 
-/** Every route of SPEC "Authentication" 6 that this issue builds, with the permission it needs. */
+/** Every route of docs/api.md › Permissions that this issue builds, with the permission it needs. */
 function permissionRoutes(ids: { file: string; folder: string; trashed: string }) {
   const form = () => {
     const f = new FormData();
@@ -468,7 +468,7 @@ async function send(client: TestClient, method: string, path: string, body: unkn
   return method === 'GET' ? client.get(path) : client.post(path, body);
 }
 
-describe('permissions (SPEC Authentication 6)', () => {
+describe('permissions (docs/api.md › Permissions)', () => {
   test('a sub-user without the permission → 403 naming its label, before any body byte is stored', async () => {
     const o = await seed.owner(t);
     const file = await upload(o.client, 'keep.txt', 'keep');

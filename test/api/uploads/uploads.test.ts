@@ -107,7 +107,7 @@ describe('POST /api/files/upload', () => {
     expect((await uploadRaw(o.client, 'after.txt', 'fine')).status).toBe(200);
   });
 
-  test('quota exceeded mid-stream → 413 with the SPEC message; no object, no temp file, no row, usage unchanged', async () => {
+  test('quota exceeded mid-stream → 413 with the contract message; no object, no temp file, no row, usage unchanged', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'small.bin', randomBytes(1000));
     setLimit(o.id, 2 * MiB);
