@@ -24,9 +24,11 @@ import type { ActivityPage, activityQuery } from './activity.ts';
 import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
 import type {
   Album,
+  AlbumLinkView,
   AlbumMember,
   AlbumPage,
   albumItemsBody,
+  albumLinkBody,
   albumItemsQuery,
   albumListQuery,
   albumMemberBody,
@@ -157,6 +159,10 @@ export interface Api {
   'GET /api/albums/:id/members': { response: { members: AlbumMember[] } };
   'POST /api/albums/:id/members': { body: In<typeof albumMemberBody>; response: { member: AlbumMember } };
   'DELETE /api/albums/:id/members/:accountId': { response: Message };
+  'GET /api/albums/:id/link': { response: { link: AlbumLinkView | null } };
+  'POST /api/albums/:id/link': { body: In<typeof albumLinkBody>; response: { link: AlbumLinkView } };
+  'PATCH /api/albums/:id/link': { body: In<typeof albumLinkBody>; response: { link: AlbumLinkView } };
+  'DELETE /api/albums/:id/link': { response: Message };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };

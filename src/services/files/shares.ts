@@ -76,7 +76,7 @@ export interface ShareOptions {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** When a link made now with this expiry ends; a picked moment must be in the future and within ten years (400). */
-function expiryTime(expiry: LinkExpiry, now: number): number | null {
+export function expiryTime(expiry: LinkExpiry, now: number): number | null {
   if (typeof expiry === 'string') {
     const ttl = EXPIRIES[expiry];
     return ttl === null ? null : now + ttl;
