@@ -32,7 +32,9 @@ import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
+import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
+import { runActivityBench } from './activity.ts';
 import { runPeersBench } from './peers.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
@@ -67,6 +69,7 @@ const benches: Record<string, () => Promise<void>> = {
   search: runSearchBench,
   thumbnails: runThumbnailsBench,
   photos: runPhotosBench,
+  libraries: runLibrariesBench,
   'photo-viewer': runPhotoViewerBench,
   versions: runVersionsBench,
   passkeys: runPasskeysBench,
@@ -78,6 +81,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
+  activity: runActivityBench,
   peers: runPeersBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,

@@ -5,6 +5,7 @@ import { registerInit } from './init.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerUsers } from './users.ts';
 import { registerGroups } from './groups.ts';
+import { registerLibraries } from './libraries.ts';
 import { registerSettings } from './settings.ts';
 import { registerOrphans } from './orphans.ts';
 import { registerBackup } from './backup.ts';
@@ -47,6 +48,7 @@ ${EXIT_CODES_HELP}`,
   registerSetupCode(program);
   registerUsers(program);
   registerGroups(program);
+  registerLibraries(program);
   registerSettings(program);
   registerOrphans(program);
   registerBackup(program);

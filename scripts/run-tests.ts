@@ -13,7 +13,7 @@ import { SKIP_LOG } from '../test/helpers/prerequisites.ts';
 
 const ROOT = path.join(import.meta.dir, '..');
 const DURATIONS = path.join(ROOT, 'test', 'durations.json');
-const DEFAULT_SHARDS = 4;
+const DEFAULT_SHARDS = 2;
 /** A file not yet in test/durations.json counts as long as the average listed file (this long when none is). */
 const UNKNOWN_FILE_MS = 10_000;
 

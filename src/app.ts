@@ -16,6 +16,7 @@ import { itemRoutes } from './http/items.ts';
 import { trashRoutes } from './http/trash.ts';
 import { uploadRoutes } from './http/uploads.ts';
 import { tusRoutes } from './http/tus.ts';
+import { activityRoutes } from './http/activity.ts';
 import { SseStreams, type SseOptions } from './events/sse.ts';
 import { healthRoutes } from './http/health.ts';
 import { versionRoutes } from './http/version.ts';
@@ -33,6 +34,7 @@ import { shareRoutes } from './http/shares.ts';
 import { memberRoutes } from './http/members.ts';
 import { groupRoutes } from './http/groups.ts';
 import { teamFolderRoutes } from './http/team-folders.ts';
+import { libraryRoutes } from './http/libraries.ts';
 import { publicShareRoutes } from './http/public-shares.ts';
 import { shareDomainPlugin } from './http/plugins/share-domain.ts';
 import { webAppRoutes } from './http/web-app.ts';
@@ -101,9 +103,11 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(memberRoutes(ctx))
     .use(groupRoutes(ctx))
     .use(teamFolderRoutes(ctx))
+    .use(libraryRoutes(ctx))
     .use(publicShareRoutes(ctx, limits))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
+    .use(activityRoutes(ctx))
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
     .use(webhookRoutes(ctx))

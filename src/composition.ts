@@ -23,6 +23,7 @@ import { createAdministrationServices } from './services/administration/index.ts
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
+import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
 import { createResumableUploadServices } from './services/resumable-uploads/index.ts';
@@ -45,7 +46,7 @@ function createServices(infra: Infrastructure) {
   const { audit, settings, storageLocation } = administration.services;
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
-  const thumbnails = createThumbnailServices(infra, { tree, events });
+  const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings });
   const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, groups: files.services.groups, ...accounts.services });
@@ -65,6 +66,7 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
+  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members, changes: files.services.changes });
   const webhooks = createWebhookServices(infra, {
     tree,
     accounts: accounts.services.accounts,
@@ -85,6 +87,7 @@ function createServices(infra: Infrastructure) {
       ...resumable.services,
       ...maintenance.services,
       ...search.services,
+      ...libraries.services,
       ...webhooks.services,
     },
     lifecycles: {
@@ -95,6 +98,7 @@ function createServices(infra: Infrastructure) {
       ...resumable.lifecycles,
       ...maintenance.lifecycles,
       ...search.lifecycles,
+      ...libraries.lifecycles,
       ...webhooks.lifecycles,
     },
   };
@@ -318,6 +322,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,
+    domain.libraryWatch,
     ...(background ? [domain.webhookDispatcher] : []),
   ];
   return { ctx, worker, http, lifecycles };

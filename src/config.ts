@@ -22,6 +22,8 @@ export interface Config {
   jwtSecret: string | null;
   defaultStorageLimit: number | null;
   trashRetentionDays: number;
+  /** Libraries: minutes between full rescans (0 = none but the one after start), and whether inotify watches them. */
+  libraries: { rescanMinutes: number; watch: boolean };
   auditRetentionDays: number;
   /** Days the change log keeps its rows (CHANGES_RETENTION_DAYS); the daily maintenance job thins older ones. */
   changesRetentionDays: number;
@@ -193,6 +195,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   LOG_FORMAT                      json, or journald: each line behind its syslog priority, so that
                                   journalctl -p err finds the errors (default json)
   TRASH_RETENTION_DAYS            purge trash older than this (default 30; 0 = never)
+  LIBRARY_RESCAN_MINUTES          rescan every library this often, beside the one after start (default 60;
+                                  0 = only after start)
+  LIBRARY_WATCH                   1 (default) follows changes to libraries as they happen (inotify); 0 leaves
+                                  them to the rescans
   AUDIT_RETENTION_DAYS            keep audit events this long (default 90)
   CHANGES_RETENTION_DAYS          keep the change log this long (default 30)
   METRICS_ALLOWED_IPS             comma-separated IPs/CIDRs allowed to read /metrics (default loopback)
@@ -516,6 +522,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     jwtSecret: env.JWT_SECRET || null,
     defaultStorageLimit,
     trashRetentionDays: integer('TRASH_RETENTION_DAYS', env.TRASH_RETENTION_DAYS, 30, 0, 36500),
+    libraries: {
+      rescanMinutes: integer('LIBRARY_RESCAN_MINUTES', env.LIBRARY_RESCAN_MINUTES, 60, 0, 525600),
+      watch: integer('LIBRARY_WATCH', env.LIBRARY_WATCH, 1, 0, 1) === 1,
+    },
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
     changesRetentionDays: integer('CHANGES_RETENTION_DAYS', env.CHANGES_RETENTION_DAYS, 30, 1, 36500),
     metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')

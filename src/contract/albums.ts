@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EMAIL } from './accounts.ts';
+import { linkOptionsBody } from './sharing.ts';
 import type { Photo } from './files.ts';
 
 /** Albums: named sets of an account's photos and videos, holding references to the files. */
@@ -85,3 +86,29 @@ export interface AlbumPage {
   items: Photo[];
   nextCursor: string | null;
 }
+
+/** POST/PATCH /api/albums/:id/link: an album link's options; absent fields keep their value, null removes one. */
+export const albumLinkBody = z.object({
+  expiry: z.enum(['7d', '30d', 'never'], { error: 'expiry must be 7d, 30d or never' }).optional(),
+  // A date the owner picked; when given it wins over `expiry`.
+  expiresAt: z.iso
+    .datetime({ offset: true, error: 'expiresAt must be an ISO 8601 date and time, such as 2026-12-12T23:59:59Z' })
+    .optional(),
+  password: linkOptionsBody.shape.password,
+  maxDownloads: linkOptionsBody.shape.maxDownloads,
+});
+
+/** An album's public link as its owner sees it: never the password or its hash, only whether there is one. */
+export interface AlbumLinkView {
+  token: string;
+  url: string;
+  createdAt: string;
+  expiresAt: string | null;
+  hasPassword: boolean;
+  maxDownloads: number | null;
+  downloads: number;
+  lastUsedAt: string | null;
+}
+
+/** A photo or video of an album as its public link shows it: nothing of where it is kept or who starred it. */
+export type PublicPhoto = Pick<Photo, 'id' | 'name' | 'takenAt' | 'width' | 'height' | 'mimeType' | 'size' | 'duration'>;

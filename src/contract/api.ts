@@ -20,12 +20,15 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
+import type { ActivityPage, activityQuery } from './activity.ts';
 import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
 import type {
   Album,
+  AlbumLinkView,
   AlbumMember,
   AlbumPage,
   albumItemsBody,
+  albumLinkBody,
   albumItemsQuery,
   albumListQuery,
   albumMemberBody,
@@ -104,6 +107,7 @@ import type {
   teamFolderGroupsBody,
   teamFolderPatchBody,
 } from './groups.ts';
+import type { LibraryView, libraryBody } from './libraries.ts';
 import type { assertionBody, PasskeyEntry, registerBody, registerOptionsBody, WebAuthnOptions } from './passkeys.ts';
 import type {
   linkListQuery,
@@ -138,6 +142,7 @@ type OrphanJobPending = { jobId: string; status: string };
  * and its body schemas are the ones named here; the web app's clients (web/api/) call through this map.
  */
 export interface Api {
+  'GET /api/activity': { query: In<typeof activityQuery>; response: ActivityPage };
   'GET /api/files': { query: In<typeof folderQuery>; response: Item[] };
   'GET /api/files/starred': { query: In<typeof liveListQuery>; response: Item[] };
   'GET /api/files/shared': { query: In<typeof sharedQuery>; response: Item[] };
@@ -154,6 +159,10 @@ export interface Api {
   'GET /api/albums/:id/members': { response: { members: AlbumMember[] } };
   'POST /api/albums/:id/members': { body: In<typeof albumMemberBody>; response: { member: AlbumMember } };
   'DELETE /api/albums/:id/members/:accountId': { response: Message };
+  'GET /api/albums/:id/link': { response: { link: AlbumLinkView | null } };
+  'POST /api/albums/:id/link': { body: In<typeof albumLinkBody>; response: { link: AlbumLinkView } };
+  'PATCH /api/albums/:id/link': { body: In<typeof albumLinkBody>; response: { link: AlbumLinkView } };
+  'DELETE /api/albums/:id/link': { response: Message };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };
   'GET /api/files/:id/info': { response: ItemInfo };
@@ -195,6 +204,11 @@ export interface Api {
   'POST /api/admin/groups/:id/members': { body: In<typeof groupMemberBody>; response: { member: GroupMember } };
   'PATCH /api/admin/groups/:id/members/:accountId': { body: In<typeof groupAdminBody>; response: { member: GroupMember } };
   'DELETE /api/admin/groups/:id/members/:accountId': { response: Message };
+  'GET /api/admin/libraries': { response: { libraries: LibraryView[] } };
+  'POST /api/admin/libraries': { body: In<typeof libraryBody>; response: { library: LibraryView; warning: string } };
+  'GET /api/admin/libraries/:id': { response: LibraryView };
+  'POST /api/admin/libraries/:id/rescan': { response: Message & { library: LibraryView } };
+  'DELETE /api/admin/libraries/:id': { response: Message };
   'GET /api/admin/team-folders': { response: { teamFolders: TeamFolderView[] } };
   'POST /api/admin/team-folders': { body: In<typeof teamFolderBody>; response: TeamFolderView };
   'PATCH /api/admin/team-folders/:id': { body: In<typeof teamFolderPatchBody>; response: TeamFolderView };

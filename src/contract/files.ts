@@ -33,6 +33,8 @@ export const searchQuery = z.object({
 });
 // include=people also lists items shared with people (widening: absent means links only, as before).
 export const sharedQuery = liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) });
+/** GET /api/files/events: `lastEventId` for a client that cannot send the `Last-Event-ID` header (a new EventSource). */
+export const eventsQuery = z.object({ lastEventId: z.string().max(32, 'lastEventId is too long').optional() });
 export const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
 
 const idsField = z
@@ -71,6 +73,10 @@ export interface Item {
   hasThumbnail?: boolean;
   /** A team folder at the top level of My files: it belongs to a team the account is in through a group. */
   teamFolder?: boolean;
+  /** In a library: a host folder's file or folder, not encrypted by Coffer (the library's own folder included). */
+  library?: boolean;
+  /** A library item Coffer cannot read now: unreadable on the host, a symlink leading out, or its library's disk away. */
+  unavailable?: boolean;
 }
 
 /** A search result: where it matched and, for a match in the text, a few words around it as HTML (null without Download). */

@@ -30,6 +30,8 @@ import m0027 from '../../migrations/0027_access_generation.sql' with { type: 'te
 import m0028 from '../../migrations/0028_video_duration.sql' with { type: 'text' };
 import m0029 from '../../migrations/0029_webhooks.sql' with { type: 'text' };
 import m0030 from '../../migrations/0030_album_members.sql' with { type: 'text' };
+import m0031 from '../../migrations/0031_libraries.sql' with { type: 'text' };
+import m0032 from '../../migrations/0032_album_links.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -68,6 +70,9 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0028_video_duration', sql: m0028 },
   { tag: '0029_webhooks', sql: m0029 },
   { tag: '0030_album_members', sql: m0030 },
+  // Generated, then the trigger that removes a library entry with its item added by hand.
+  { tag: '0031_libraries', sql: m0031 },
+  { tag: '0032_album_links', sql: m0032 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

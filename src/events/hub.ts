@@ -3,6 +3,8 @@ export interface HubEvent {
   type: string;
   timestamp: string;
   data: Record<string, unknown>;
+  /** The change log's seq of the change, sent as the SSE `id:` (events that are not item changes have none). */
+  seq?: number;
 }
 
 export type HubListener = (event: HubEvent) => void;
@@ -25,10 +27,15 @@ export class EventHub {
     };
   }
 
-  publish(accountId: string, type: string, data: Record<string, unknown>, timestamp = new Date()): void {
+  publish(accountId: string, type: string, data: Record<string, unknown>, timestamp = new Date(), seq?: number): void {
     const set = this.channels.get(accountId);
     if (!set) return;
     const event: HubEvent = { type, timestamp: timestamp.toISOString(), data };
+    if (seq !== undefined) event.seq = seq;
+    this.deliver(set, event);
+  }
+
+  private deliver(set: Set<HubListener>, event: HubEvent): void {
     for (const listener of [...set]) {
       try {
         listener(event);

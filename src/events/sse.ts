@@ -9,9 +9,28 @@ export interface SseOptions {
   maxPerLogin?: number;
 }
 
+/**
+ * The change log behind a stream: where it starts, asked once it is subscribed (after the client's
+ * `Last-Event-ID` up to the latest seq, a reset when changes after it are gone, or fresh at the latest seq),
+ * and the missed events, a page at a time.
+ */
+export interface Replay {
+  start(): { afterSeq: number; untilSeq: number } | { reset: true; latestSeq: number } | { latestSeq: number };
+  page(afterSeq: number, untilSeq: number, limit: number): { events: HubEvent[]; nextAfterSeq: number; done: boolean };
+}
+
 const encoder = new TextEncoder();
 const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
+// `data:` first, `id:` after (the same event to EventSource): clients reading only `data:` blocks see no change.
+const eventText = (e: HubEvent) =>
+  `data: ${JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data })}\n${e.seq === undefined ? '' : `id: ${e.seq}\n`}\n`;
 const KEEPALIVE = encoder.encode(': keepalive\n\n');
+const CONNECTED = 'data: {"type":"connected"}\n';
+// The latest seq as the id: a browser that reconnects after it resumes from there.
+const startFrame = (text: string, latestSeq: number) => encoder.encode(`${text}id: ${latestSeq}\n\n`);
+// Changes read from the log per page of a replay: one chunk on the stream, so memory stays bounded by the buffer.
+const REPLAY_PAGE = 200;
+const REPLAY_QUEUED = 4;
 /** Slots of the keepalive wheel: one timer ticks a slot every keepaliveMs / WHEEL_SLOTS, however many streams are open. */
 const WHEEL_SLOTS = 30;
 
@@ -43,7 +62,7 @@ export class SseStreams {
 
   private frameOf(event: HubEvent): Uint8Array {
     let bytes = this.frames.get(event);
-    if (!bytes) this.frames.set(event, (bytes = frame(event)));
+    if (!bytes) this.frames.set(event, (bytes = encoder.encode(eventText(event))));
     return bytes;
   }
 
@@ -74,11 +93,22 @@ export class SseStreams {
   /**
    * A new stream for the login, or null when it already has the maximum open. `signedIn` is asked at each
    * keepalive: a session revoked by another process (the CLI disabling the account) ends the stream then.
+   * With `replay`, the missed events come first; live events that arrive meanwhile are held (as many as the
+   * buffer) and sent after them, those the replay already sent skipped by seq.
    */
-  open(accountId: string, loginId: string, signal?: AbortSignal, signedIn?: () => boolean): ReadableStream<Uint8Array> | null {
+  open(
+    accountId: string,
+    loginId: string,
+    signal?: AbortSignal,
+    signedIn?: () => boolean,
+    replay?: Replay,
+  ): ReadableStream<Uint8Array> | null {
     if (this.openCount(loginId) >= this.maxPerLogin) return null;
     this.perLogin.set(loginId, this.openCount(loginId) + 1);
     let finished = false;
+    let range: { afterSeq: number; untilSeq: number } | null = null;
+    let replayedUntil = 0;
+    const held: HubEvent[] = [];
     const cleanups: Array<() => void> = [];
     const finish = () => {
       if (finished) return;
@@ -106,8 +136,24 @@ export class SseStreams {
             if ((controller.desiredSize ?? 0) <= 0) return end();
             controller.enqueue(chunk);
           };
-          controller.enqueue(frame({ type: 'connected' }));
-          cleanups.push(this.hub.subscribe(accountId, (event: HubEvent) => send(this.frameOf(event))));
+          cleanups.push(
+            this.hub.subscribe(accountId, (event: HubEvent) => {
+              if (range) {
+                if (held.length >= this.maxBuffered) return end();
+                held.push(event);
+              } else if (event.seq === undefined || event.seq > replayedUntil) send(this.frameOf(event));
+            }),
+          );
+          const start = replay?.start();
+          if (!start) controller.enqueue(frame({ type: 'connected' }));
+          else if ('afterSeq' in start) {
+            // No id: the client keeps its own until the replayed events bring theirs.
+            controller.enqueue(frame({ type: 'connected' }));
+            range = start;
+          } else if ('reset' in start) {
+            controller.enqueue(frame({ type: 'connected' }));
+            controller.enqueue(startFrame('data: {"type":"reset"}\nevent: reset\n', start.latestSeq));
+          } else controller.enqueue(startFrame(CONNECTED, start.latestSeq));
           cleanups.push(this.hub.onClose(end));
           cleanups.push(this.hub.onLoginEnd(loginId, end));
           cleanups.push(
@@ -126,6 +172,22 @@ export class SseStreams {
             const onAbort = () => end();
             signal.addEventListener('abort', onAbort, { once: true });
             cleanups.push(() => signal.removeEventListener('abort', onAbort));
+          }
+        },
+        pull: (controller) => {
+          // A few pages queued at most: the next is read from the log once the client has taken one.
+          while (replay && range && !finished && (controller.desiredSize ?? 0) > Math.max(0, this.maxBuffered - REPLAY_QUEUED)) {
+            const { afterSeq, untilSeq } = range;
+            const page = replay.page(afterSeq, untilSeq, REPLAY_PAGE);
+            if (page.events.length > 0) controller.enqueue(encoder.encode(page.events.map(eventText).join('')));
+            if (!page.done) {
+              range = { afterSeq: page.nextAfterSeq, untilSeq };
+              continue;
+            }
+            range = null;
+            replayedUntil = untilSeq;
+            for (const event of held.splice(0))
+              if (event.seq === undefined || event.seq > replayedUntil) controller.enqueue(this.frameOf(event));
           }
         },
         cancel: finish,

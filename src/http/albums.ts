@@ -1,13 +1,28 @@
 import type { AppContext } from '../context.ts';
-import { albumItemsBody, albumItemsQuery, albumListQuery, albumMemberBody, albumPatchBody, newAlbumBody } from '../contract/albums.ts';
+import type { z } from 'zod';
+import {
+  albumItemsBody,
+  albumLinkBody,
+  albumItemsQuery,
+  albumListQuery,
+  albumMemberBody,
+  albumPatchBody,
+  newAlbumBody,
+} from '../contract/albums.ts';
 import { thumbnailQuery } from '../contract/files.ts';
 import { fileResponse } from './download-responses.ts';
+import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
 
 /** Albums: an account's named sets of its photos and videos. */
 export function albumRoutes(ctx: AppContext) {
-  const { albums } = ctx.services;
+  const { albums, albumLinks } = ctx.services;
+  const origin = (request: Request) => requestMeta(request).origin;
+  const linkOptions = ({ expiry, expiresAt, ...rest }: z.infer<typeof albumLinkBody>) => ({
+    ...rest,
+    ...(expiresAt ? { expiry: { at: Date.parse(expiresAt) } } : expiry ? { expiry } : {}),
+  });
   return routes(ctx, 'http/albums', [
     route('GET /api/albums', { query: albumListQuery, handler: ({ principal, query }) => albums.list(principal, query) }),
     route('POST /api/albums', {
@@ -56,6 +71,23 @@ export function albumRoutes(ctx: AppContext) {
         return result;
       },
     }),
+    // The album's public link (the gallery share page), its owner's alone.
+    route('GET /api/albums/:id/link', {
+      handler: ({ principal, params, request }) => albumLinks.get(principal, params.id, origin(request)),
+    }),
+    route('POST /api/albums/:id/link', {
+      body: albumLinkBody,
+      handler: async ({ principal, params, body, request, set }) => {
+        const result = await albumLinks.create(principal, params.id, linkOptions(body), origin(request));
+        set.status = 201;
+        return result;
+      },
+    }),
+    route('PATCH /api/albums/:id/link', {
+      body: albumLinkBody,
+      handler: ({ principal, params, body, request }) => albumLinks.update(principal, params.id, linkOptions(body), origin(request)),
+    }),
+    route('DELETE /api/albums/:id/link', { handler: ({ principal, params }) => albumLinks.remove(principal, params.id) }),
     route('DELETE /api/albums/:id/members/:accountId', {
       handler: ({ principal, params }) => albums.removeMember(principal, params.id, params.accountId),
     }),

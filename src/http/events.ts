@@ -1,15 +1,27 @@
 import type { AppContext } from '../context.ts';
+import { eventsQuery } from '../contract/files.ts';
 import { route, routes } from './route.ts';
 import { RateLimitedError } from '../errors.ts';
-import type { SseStreams } from '../events/sse.ts';
+import type { Replay, SseStreams } from '../events/sse.ts';
 
-/** GET /api/files/events: the account's file events as Server-Sent Events (docs/compatibility.md › Events). */
+/** GET /api/files/events: the account's file events as Server-Sent Events (docs/compatibility.md › Events), resumed after `Last-Event-ID`. */
 export function eventRoutes(ctx: AppContext, streams: SseStreams) {
   return routes(ctx, 'http/events', [
     route('GET /api/files/events', {
-      handler: ({ principal, request, server }) => {
-        const stream = streams.open(principal.accountId, principal.loginId, request.signal, () =>
-          ctx.services.sessions.isSignedIn(principal.loginId, principal.sessionId),
+      query: eventsQuery,
+      handler: ({ principal, request, server, query }) => {
+        const lastEventId = request.headers.get('last-event-id') ?? query.lastEventId ?? null;
+        const changes = ctx.services.changeEvents;
+        const replay: Replay = {
+          start: () => changes.resumeFrom(lastEventId || null),
+          page: (afterSeq, untilSeq, limit) => changes.replay(principal, afterSeq, untilSeq, limit),
+        };
+        const stream = streams.open(
+          principal.accountId,
+          principal.loginId,
+          request.signal,
+          () => ctx.services.sessions.isSignedIn(principal.loginId, principal.sessionId),
+          replay,
         );
         if (!stream) {
           throw new RateLimitedError({

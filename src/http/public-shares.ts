@@ -8,6 +8,7 @@ import { toPublicItem } from '../services/files/item-views.ts';
 import { type PublicLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
+  renderAlbumPage,
   renderDropPage,
   renderErrorPage,
   renderFilePage,
@@ -50,18 +51,20 @@ type Set = { headers: Record<string, string | number>; status?: number | string 
 // Both cookies are scoped to one link's path, so a link's cookie never reaches another link.
 const UNLOCK_COOKIE = 'coffer_unlock';
 const VISIT_COOKIE = 'coffer_drop';
-const linkCookie = (name: string, token: string, value: string, secure: boolean, maxAgeSeconds?: number) =>
-  `${name}=${value}; Path=/s/${token}; HttpOnly; SameSite=Lax${maxAgeSeconds ? `; Max-Age=${maxAgeSeconds}` : ''}${secure ? '; Secure' : ''}`;
+const linkCookie = (name: string, token: string, value: string, secure: boolean, maxAgeSeconds?: number, base = `/s/${token}`) =>
+  `${name}=${value}; Path=${base}; HttpOnly; SameSite=Lax${maxAgeSeconds ? `; Max-Age=${maxAgeSeconds}` : ''}${secure ? '; Secure' : ''}`;
 
 /** Where a visitor goes after unlocking: a path under the link, else the link's page (never another site). */
-function nextPath(token: string, next: string | undefined): string {
-  const base = `/s/${token}`;
+function nextPath(token: string, next: string | undefined, base = `/s/${token}`): string {
   return next && (next === base || next.startsWith(`${base}/`) || next.startsWith(`${base}?`)) && !next.includes('//') ? next : base;
 }
 
 /** A password-protected link without a valid unlock cookie: the HTML answer is the password form. */
 class LockedError extends AppError {
-  constructor(readonly token: string) {
+  constructor(
+    readonly token: string,
+    readonly base = `/s/${token}`,
+  ) {
     super(401, Messages.sharePasswordRequired);
   }
 }
@@ -79,7 +82,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * likewise. A drop folder also takes files here, by form post or resumable (tus) upload.
  */
 export function publicShareRoutes(ctx: AppContext, limits: Limits) {
-  const { shares, downloads, uploads, tusUploads, settings, thumbnails } = ctx.services;
+  const { shares, downloads, uploads, tusUploads, settings, thumbnails, albumLinks } = ctx.services;
   const tus = tusProtocol(tusUploads);
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
@@ -91,8 +94,8 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
         if (err instanceof LockedError) {
           const url = new URL(request.url);
           // After unlocking, a page is shown again; a refused post (an upload) goes back to the link's page.
-          const next = request.method === 'GET' ? url.pathname + url.search : `/s/${err.token}`;
-          return htmlPage(set, renderPasswordPage({ token: err.token, next, wrong: false }), 401);
+          const next = request.method === 'GET' ? url.pathname + url.search : err.base;
+          return htmlPage(set, renderPasswordPage({ token: err.token, next, wrong: false, base: err.base }), 401);
         }
         return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
       }
@@ -179,7 +182,90 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     return htmlPage(set, html);
   };
 
+  /** An album's link, checked as a file link is: live, unlocked, then its download cap (`cap` as for `open`). */
+  const openAlbum = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
+    const opened = albumLinks.resolve(token, { pastCap: true, unlockCookie: readCookie(request, UNLOCK_COOKIE) });
+    if (!opened.unlocked) throw new LockedError(token, `/s/album/${token}`);
+    if (cap === 'count') albumLinks.countDownload(opened.link);
+    else if (cap === 'page') albumLinks.resolve(token);
+    return opened;
+  };
+
   return routes(ctx, 'http/public-shares', [
+    // An album's link: a gallery of the album's live photos and videos, each reached only through the album.
+    route('GET /s/album/:token', {
+      query: pageQuery,
+      handler: ({ params, query, request, set }) =>
+        answer(request, set, () => {
+          const opened = openAlbum(request, params.token, 'page');
+          albumLinks.recordVisit(opened, requestMeta(request).ip, 'access');
+          const page = albumLinks.page(opened.album, query);
+          if (wantsJson(request)) return { name: opened.album.name, ...page };
+          return htmlPage(
+            set,
+            renderAlbumPage({
+              token: opened.link.token,
+              name: opened.album.name,
+              ...page,
+              limit: query.limit,
+              facts: albumLinks.facts(opened),
+            }),
+          );
+        }),
+    }),
+    route('GET /s/album/:token/file/:id', {
+      handler: ({ params, query, request, set }) =>
+        answer(request, set, async () => {
+          const opened = openAlbum(request, params.token, 'none');
+          const item = albumLinks.item(opened, params.id);
+          const cap = downloadCap(request, item);
+          if (cap !== 'none') openAlbum(request, params.token, cap);
+          if (cap === 'count') albumLinks.recordVisit(opened, requestMeta(request).ip, 'download', item);
+          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+        }),
+    }),
+    route('GET /s/album/:token/thumbnail/:id', {
+      query: thumbnailQuery,
+      handler: (c) =>
+        answer(c.request, c.set, async () => {
+          const opened = openAlbum(c.request, c.params.token, 'page');
+          return thumbnailResponse(await albumLinks.thumbnail(opened, c.params.id, c.query.size, c.request.headers.get('if-none-match')));
+        }),
+    }),
+    route('POST /s/album/:token/unlock', {
+      body: unlockBody,
+      read: (request) => readJsonOrForm(request, []),
+      handler: ({ params, body, request, set }) =>
+        answer(request, set, async () => {
+          const opened = albumLinks.resolve(params.token, { pastCap: true });
+          const base = `/s/album/${opened.link.token}`;
+          const { ip, secure } = requestMeta(request);
+          const next = nextPath(opened.link.token, body.next, base);
+          const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
+          // As a file link's: spent before the check, given back by a right password.
+          const key = `album:${opened.album.id}|${ip}`;
+          const counted = limits.shareUnlock.hit(key);
+          if (!counted.allowed) throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
+          let cookie: string | null;
+          try {
+            cookie = await albumLinks.unlock(opened, body.password, ip);
+          } catch (err) {
+            if (form && err instanceof AppError && err.status === 401)
+              return htmlPage(set, renderPasswordPage({ token: opened.link.token, next, wrong: true, base }), 401);
+            throw err;
+          }
+          limits.shareUnlock.release(key, counted);
+          if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, opened.link.token, cookie, secure, UNLOCK_TTL_MS / 1000, base);
+          set.headers['Cache-Control'] = 'no-store';
+          if (form) {
+            set.headers.Location = next;
+            set.status = 303;
+            return '';
+          }
+          set.status = 204;
+          return '';
+        }),
+    }),
     route('GET /s/:token', {
       query: pageQuery,
       handler: (c) =>

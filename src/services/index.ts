@@ -6,6 +6,7 @@ import type { FilesServices } from './files/index.ts';
 import type { MaintenanceServices } from './maintenance/index.ts';
 import type { ResumableUploadServices } from './resumable-uploads/index.ts';
 import type { SearchServices } from './search/index.ts';
+import type { LibraryServices } from './libraries/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
 import type { ThumbnailServices } from './thumbnails/index.ts';
 import type { WebhookServices } from './webhooks/index.ts';
@@ -21,4 +22,5 @@ export type Services = AdministrationServices &
   ResumableUploadServices &
   MaintenanceServices &
   SearchServices &
+  LibraryServices &
   WebhookServices;

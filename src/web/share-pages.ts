@@ -5,6 +5,7 @@ import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import type { PublicItem } from '../services/files/item-views.ts';
 import type { ShareFacts } from '../services/files/shares.ts';
+import type { PublicPhoto } from '../contract/albums.ts';
 
 // The visitor's time zone is unknown to the server: dates are said as the UTC day.
 const dayFmt = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
@@ -46,10 +47,10 @@ progress{width:120px;height:10px;vertical-align:middle}.receipt{margin-top:16px}
 .upload{margin-bottom:16px}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:0 0 16px;padding:0;list-style:none}
 .gallery a{display:block;border-radius:8px;overflow:hidden;background:var(--line);aspect-ratio:4/3}
-.gallery img{display:block;width:100%;height:100%;object-fit:cover}
+.gallery img{display:block;width:100%;height:100%;object-fit:cover}.gallery .tile-name{display:flex;height:100%;align-items:center;justify-content:center;padding:8px;color:var(--fg);overflow-wrap:anywhere;text-align:center}
 .lightbox{display:none;position:fixed;inset:0;z-index:1;background:rgba(8,10,14,.94);color:#fff;flex-direction:column}
-.lightbox:target{display:flex}.lightbox figure{flex:1;min-height:0;margin:0;display:flex;align-items:center;justify-content:center;padding:8px}
-.lightbox figure img{max-width:100%;max-height:100%;object-fit:contain}
+.lightbox:target{display:flex}.lightbox figure{flex:1;min-height:0;margin:0;display:flex;align-items:center;justify-content:center;padding:8px;overflow:hidden;touch-action:none;user-select:none}
+.lightbox figure img,.lightbox figure video{max-width:100%;max-height:100%;object-fit:contain}.lightbox figure img{-webkit-user-drag:none;pointer-events:none}
 .lightbox .bar{display:flex;gap:12px;align-items:center;justify-content:space-between;padding:10px 16px}
 .lightbox .bar a{color:#fff;padding:8px 12px;border-radius:8px;background:rgba(255,255,255,.14);text-decoration:none;white-space:nowrap}
 .lightbox .bar span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
@@ -72,12 +73,35 @@ i.addEventListener('change',async()=>{const files=[...i.files];if(!files.length)
 for(let k=0;k<files.length;k++)if(await send(files[k],rows[k]))ok++;
 if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textContent=(files.length-ok)+' of '+files.length+' file(s) not sent: the reason is beside each. Choose them again to retry.'}})})()`;
 
-// The picture viewer's keys: ←/→ step, Esc closes; focus goes to the viewer opened and back to its picture when it
-// closes (after the browser has finished going to the empty fragment, which can move the focus itself).
-const VIEWER_SCRIPT = `(()=>{let last=null;const open=()=>document.querySelector('.lightbox:target');
-const sync=()=>{const b=open();if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a)setTimeout(()=>a.focus(),0)}};
+// The picture viewer (the app's viewer/gestures.ts, brought to these script-only pages): ←/→ step, Esc closes, +/−/0
+// zoom; the wheel zooms towards the pointer, a double click or double tap zooms in and back, a pinch zooms, a drag
+// pans once zoomed, a swipe steps. Focus goes to the viewer opened and back to its picture when it closes (after
+// the browser has finished going to the empty fragment, which can move the focus itself).
+const VIEWER_SCRIPT = `(()=>{let last=null,v={s:1,x:0,y:0},img=null;const open=()=>document.querySelector('.lightbox:target');
+const apply=()=>{if(img)img.style.transform=v.s===1?'':'translate('+v.x+'px,'+v.y+'px) scale('+v.s+')'};
+const zoom=(f,cx=0,cy=0)=>{const b=open(),p=b&&b.querySelector('figure img');if(!p)return;if(p!==img){if(img)img.style.transform='';img=p;v={s:1,x:0,y:0}}
+const s=f===0?1:Math.min(8,Math.max(1,v.s*f)),k=s/v.s;v.x=s===1?0:cx-(cx-v.x)*k;v.y=s===1?0:cy-(cy-v.y)*k;v.s=s;apply()};
+const step=(d)=>{const b=open(),a=b&&b.querySelector(d>0?'a[data-step=next]':'a[data-step=prev]');if(a)a.click()};
+const sync=()=>{if(img)img.style.transform='';img=null;v={s:1,x:0,y:0};const b=open();
+if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a)setTimeout(()=>a.focus(),0)}};
 addEventListener('hashchange',sync);sync();
-addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;const a=b.querySelector(e.key==='Escape'?'a[data-close]':e.key==='ArrowRight'?'a[data-step=next]':e.key==='ArrowLeft'?'a[data-step=prev]':'');if(a){e.preventDefault();a.click()}})})()`;
+addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;
+if(e.key==='+'||e.key==='='){zoom(1.25);e.preventDefault();return}if(e.key==='-'){zoom(0.8);e.preventDefault();return}if(e.key==='0'){zoom(0);e.preventDefault();return}
+const a=b.querySelector(e.key==='Escape'?'a[data-close]':e.key==='ArrowRight'?'a[data-step=next]':e.key==='ArrowLeft'?'a[data-step=prev]':'');if(a){e.preventDefault();a.click()}});
+for(const el of document.querySelectorAll('.lightbox figure')){const P=new Map();let g=null,tap=0,kind='';
+const mid=(x,y)=>{const r=el.getBoundingClientRect();return[x-(r.left+r.width/2),y-(r.top+r.height/2)]};
+const spread=()=>{const[a,b]=[...P.values()];return a&&b?Math.hypot(a.x-b.x,a.y-b.y):0};
+const toggle=(x,y)=>v.s>1?zoom(0):zoom(2.5,...mid(x,y));
+el.addEventListener('wheel',(e)=>{if(!open())return;e.preventDefault();zoom(Math.exp(-Math.max(-100,Math.min(100,e.deltaY))/300),...mid(e.clientX,e.clientY))},{passive:false});
+el.addEventListener('dblclick',(e)=>{if(kind!=='touch')toggle(e.clientX,e.clientY)});
+el.addEventListener('pointerdown',(e)=>{if(e.target.tagName==='VIDEO')return;kind=e.pointerType;el.setPointerCapture(e.pointerId);P.set(e.pointerId,{x:e.clientX,y:e.clientY});g={d:spread(),s:v.s,x:e.clientX,y:e.clientY,m:false}});
+el.addEventListener('pointermove',(e)=>{const p=P.get(e.pointerId);if(!p||!g)return;P.set(e.pointerId,{x:e.clientX,y:e.clientY});
+if(P.size===2&&g.d){zoom(Math.min(8,Math.max(1,g.s*spread()/g.d))/v.s);if(v.s===1)v.x=v.y=0}else if(v.s>1){v.x+=e.clientX-p.x;v.y+=e.clientY-p.y}
+if(Math.hypot(e.clientX-g.x,e.clientY-g.y)>10)g.m=true;apply()});
+const up=(e)=>{const h=g,many=P.size>1;P.delete(e.pointerId);if(!h||P.size>0)return;g=null;const dx=e.clientX-h.x;
+if(v.s===1&&!many&&Math.abs(dx)>60)return step(dx<0?1:-1);if(e.pointerType!=='touch'||h.m||many)return;
+if(e.timeStamp-tap<300){tap=0;toggle(e.clientX,e.clientY)}else tap=e.timeStamp};
+el.addEventListener('pointerup',up);el.addEventListener('pointercancel',up)}})()`;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 /**
@@ -132,13 +156,13 @@ ${dropArea(v.token, v.received)}`,
 }
 
 /** The password form of a protected link; `next` is where the visitor was going (a path under the link). */
-export function renderPasswordPage(v: { token: string; next: string; wrong: boolean }): string {
+export function renderPasswordPage(v: { token: string; next: string; wrong: boolean; base?: string }): string {
   return layout(
     'Password required',
     `<section class="card"><h1>Password required</h1>
 <p class="meta">This link is protected. Enter the password its owner gave you.</p>
 ${v.wrong ? '<p class="error" role="alert">That password is not right. Check it and try again.</p>' : ''}
-<form method="post" action="/s/${enc(v.token)}/unlock">
+<form method="post" action="${v.base ?? `/s/${enc(v.token)}`}/unlock">
 <input type="hidden" name="next" value="${escapeHtml(v.next)}">
 <label for="password">Password</label><input type="password" id="password" name="password" required autocomplete="current-password" autofocus>
 <div><button type="submit">Unlock</button></div>
@@ -215,6 +239,55 @@ ${gallery}
 ${rows || '<tr><td class="empty" colspan="4">This folder is empty.</td></tr>'}
 </tbody>
 </table>
+${pager}
+</section>`,
+  );
+}
+
+/** An album's public link: its photos and videos as a gallery, each opening full screen with the previous and next. */
+export function renderAlbumPage(v: {
+  token: string;
+  name: string;
+  items: PublicPhoto[];
+  nextCursor: string | null;
+  limit: number;
+  facts: ShareFacts;
+}): string {
+  const base = `/s/album/${enc(v.token)}`;
+  const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
+  const file = (id: string) => `${base}/file/${enc(id)}`;
+  const alt = (p: PublicPhoto) => escapeHtml(stripBidiControls(p.name));
+  // A video has a picture only when its frame was taken (with ffmpeg): its size is known then.
+  const pictured = (p: PublicPhoto) => !p.mimeType.startsWith('video/') || p.width !== null;
+  const gallery = v.items.length
+    ? `<ul class="gallery" aria-label="Photos">${v.items
+        .map(
+          (p) =>
+            `<li><a href="#view-${enc(p.id)}">${pictured(p) ? `<img src="${thumb(p.id, 'small')}" alt="${alt(p)}" loading="lazy" decoding="async">` : `<span class="tile-name">${nameHtml(p.name)}</span>`}</a></li>`,
+        )
+        .join('')}</ul>
+${v.items
+  .map((p, i) => {
+    const step = (to: PublicPhoto | undefined, label: string, dir: 'prev' | 'next') =>
+      to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
+    // A video plays muted in the viewer; nothing is fetched before Play (playing counts as a download, as on a file link).
+    const media = p.mimeType.startsWith('video/')
+      ? `<video src="${file(p.id)}" controls muted playsinline preload="none"${pictured(p) ? ` poster="${thumb(p.id, 'large')}"` : ''} aria-label="${alt(p)}"></video>`
+      : `<img src="${thumb(p.id, 'large')}" alt="${alt(p)}" loading="lazy">`;
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
+  })
+  .join('\n')}
+<script>${VIEWER_SCRIPT}</script>`
+    : '<p class="empty">This album is empty.</p>';
+  const pager = v.nextCursor
+    ? `<p class="pager"><a href="${base}?cursor=${enc(v.nextCursor)}&amp;limit=${v.limit}">More photos &rarr;</a></p>`
+    : '';
+  return layout(
+    v.name,
+    `<header><h1>${nameHtml(v.name)}</h1></header>
+${factsLine(v.facts)}
+<section class="card">
+${gallery}
 ${pager}
 </section>`,
   );

@@ -350,7 +350,8 @@ describe('coffer settings', () => {
     for (const key of ['docserver', 'shareBaseUrl', 'knownProxies']) expect((await cli(['settings', 'set', key, 'none'])).code).toBe(0);
     expect((await cli(['settings', 'set', 'allowPasswordChange', 'true'])).code).toBe(0);
     expect(parseJson(await cli(['settings', 'get', '--json']))).toMatchObject({ docserver: null, shareBaseUrl: null, knownProxies: [] });
-  });
+    // About forty CLI processes, each starting the runtime and opening the database.
+  }, 180_000);
 
   test('invalid values exit 1 naming the problem', async () => {
     for (const [args, message] of [

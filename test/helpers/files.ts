@@ -213,7 +213,24 @@ export class SseReader {
   async nextData(ms = 3000): Promise<any> {
     for (;;) {
       const block = await this.next(ms);
-      if (block.startsWith('data: ')) return JSON.parse(block.slice(6));
+      // A change's `id:` line follows its `data:` line.
+      if (block.startsWith('data: ')) return JSON.parse(block.split('\n')[0]!.slice(6));
+    }
+  }
+
+  /** The next message with its `id:` and `event:` fields (comments skipped). */
+  async nextEvent(ms = 3000): Promise<{ data: any; id?: string; event?: string }> {
+    for (;;) {
+      const block = await this.next(ms);
+      if (block.startsWith(':')) continue;
+      const out: { data: any; id?: string; event?: string } = { data: undefined };
+      for (const line of block.split('\n')) {
+        const colon = line.indexOf(': ');
+        const [field, value] = [line.slice(0, colon), line.slice(colon + 2)];
+        if (field === 'data') out.data = JSON.parse(value);
+        else if (field === 'id' || field === 'event') out[field] = value;
+      }
+      return out;
     }
   }
 

@@ -7,6 +7,7 @@ import { Backups } from './backups.tsx';
 import { Clients } from './clients.tsx';
 import { Groups } from './groups.tsx';
 import { Instance } from './instance.tsx';
+import { Libraries } from './libraries.tsx';
 import { Orphans } from './orphans.tsx';
 import { TeamFolders } from './team-folders.tsx';
 import { Users } from './users.tsx';
@@ -16,6 +17,7 @@ const TABS: Tab[] = [
   { href: '/admin/users', label: 'Users', icon: 'users' },
   { href: '/admin/groups', label: 'Groups', icon: 'users' },
   { href: '/admin/team-folders', label: 'Team folders', icon: 'folder' },
+  { href: '/admin/libraries', label: 'Libraries', icon: 'server' },
   { href: '/admin/instance', label: 'Instance', icon: 'sliders' },
   { href: '/admin/orphans', label: 'Orphans', icon: 'scan' },
   { href: '/admin/backups', label: 'Backups', icon: 'server' },
@@ -28,6 +30,7 @@ const SCREENS: Record<string, () => preact.JSX.Element | null> = {
   '/admin/users': Users,
   '/admin/groups': Groups,
   '/admin/team-folders': TeamFolders,
+  '/admin/libraries': Libraries,
   '/admin/instance': Instance,
   '/admin/orphans': Orphans,
   '/admin/backups': Backups,

@@ -17,5 +17,11 @@ export const albums = {
   addMember: (id: string, body: ApiBody<'POST /api/albums/:id/members'>) =>
     call('POST /api/albums/:id/members', { params: { id }, body }).then((r) => r.member),
   removeMember: (id: string, accountId: string) => call('DELETE /api/albums/:id/members/:accountId', { params: { id, accountId } }),
+  link: (id: string) => call('GET /api/albums/:id/link', { params: { id } }).then((r) => r.link),
+  createLink: (id: string, body: ApiBody<'POST /api/albums/:id/link'>) =>
+    call('POST /api/albums/:id/link', { params: { id }, body }).then((r) => r.link),
+  updateLink: (id: string, body: ApiBody<'PATCH /api/albums/:id/link'>) =>
+    call('PATCH /api/albums/:id/link', { params: { id }, body }).then((r) => r.link),
+  removeLink: (id: string) => call('DELETE /api/albums/:id/link', { params: { id } }),
   removeItems: (id: string, ids: string[]) => call('DELETE /api/albums/:id/items', { params: { id }, body: { ids } }),
 };

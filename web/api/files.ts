@@ -96,7 +96,11 @@ export const files = {
   tusResult: (uploadUrl: string) =>
     call('GET /api/files/tus/:uploadId', { params: { uploadId: uploadUrl.slice(uploadUrl.lastIndexOf('/') + 1) } }),
   eventsUrl: urlOf('GET /api/files/events'),
-  downloadUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/files/:id/download', { id: item.id }),
+  // A photo reached through an album comes through the album's door (another account's file is 404 by its own).
+  downloadUrl: (item: Pick<Item, 'id'> & { albumId?: string | undefined }) =>
+    item.albumId
+      ? urlOf('GET /api/albums/:id/items/:itemId/download', { id: item.albumId, itemId: item.id })
+      : urlOf('GET /api/files/:id/download', { id: item.id }),
   /** Cached for good by the browser: `v` (the content's time and size) makes new content a new URL. */
   // A photo reached only through an album shared with the account comes through the album's door.
   thumbnailUrl: (item: Pick<Item, 'id' | 'modified' | 'size'> & { albumId?: string }, size: ThumbnailSize = 'small') => {
@@ -108,6 +112,7 @@ export const files = {
   /** A form posts here so the browser's download manager, not page memory, holds the ZIP. */
   zipUrl: urlOf('POST /api/files/download/bulk'),
   editorUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/docserver/viewer/:id', { id: item.id }),
+  activity: (query: ApiQuery<'GET /api/activity'>, opts: Opts = {}) => call('GET /api/activity', { query, ...opts }),
   versions: (id: string) => call('GET /api/files/:id/versions', { params: { id } }).then((r) => r.versions),
   versionDownloadUrl: (id: string, versionId: string) => urlOf('GET /api/files/:id/versions/:versionId/download', { id, versionId }),
   restoreVersion: (id: string, versionId: string) => call('POST /api/files/:id/versions/:versionId/restore', { params: { id, versionId } }),

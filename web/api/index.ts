@@ -3,6 +3,7 @@ import { admin, settings } from './admin.ts';
 import { albums } from './albums.ts';
 import { files } from './files.ts';
 import { groups, teamFolders } from './groups.ts';
+import { libraries } from './libraries.ts';
 import { notifications, people, sharing, teamSharing } from './sharing.ts';
 import { instanceWebhooks, webhooks } from './webhooks.ts';
 
@@ -24,6 +25,7 @@ export const api = {
   admin,
   groups,
   teamFolders,
+  libraries,
   webhooks,
   instanceWebhooks,
 };

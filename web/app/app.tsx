@@ -13,6 +13,7 @@ import { SearchBox } from '../search/search-box.tsx';
 import { Settings } from '../settings/settings.tsx';
 import { AcceptInvitation, INVITATION_PATH } from '../signin/invitation.tsx';
 import { DesktopOnly, SignIn, SignUp } from '../signin/signin.tsx';
+import { ActivityScreen } from '../activity/activity-screen.tsx';
 import { TrashScreen } from '../trash/trash.tsx';
 import { DialogHost } from '../ui/dialog.tsx';
 import { Icon, type IconName } from '../ui/icons.tsx';
@@ -47,6 +48,7 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
     icon: 'users',
     match: (p) => p === '/shared-with-me' || (p.startsWith('/files/') && viewingShared.value),
   },
+  { href: '/activity', label: 'Activity', icon: 'activity', match: (p) => p === '/activity' },
   { href: '/trash', label: 'Trash', icon: 'trash', match: (p) => p === '/trash' },
 ];
 
@@ -185,6 +187,7 @@ function Screen() {
   const album = /^\/photos\/albums\/([^/]+)$/.exec(path);
   if (album) return <AlbumScreen key={album[1]} id={decodeURIComponent(album[1]!)} />;
   if (path === '/trash') return <TrashScreen />;
+  if (path === '/activity') return <ActivityScreen />;
   if (path === '/search') {
     const q = query.get('q')?.trim() ?? '';
     return q ? (
@@ -212,6 +215,12 @@ function Shell() {
     void loadSharedFolders().catch(() => {});
     let timer: ReturnType<typeof setTimeout> | null = null;
     const off = onFileEvent((e) => {
+      // Back after a short drop, the missed changes replayed: what the log does not hold is asked again, no listing.
+      if (e.type === 'resumed') {
+        void loadSharedFolders().catch(() => {});
+        void refreshSession();
+        return;
+      }
       if (e.type === 'notification') {
         liveUnread(e.data?.unread ?? unreadNotifications.value + 1);
         if (e.data?.text) toast(e.data.text);

@@ -9,7 +9,11 @@ export const streamState = signal<StreamState>('closed');
 
 type Listener = (event: FileEvent) => void;
 const listeners = new Set<Listener>();
-/** Called for every change event, and with `{type: 'resync'}` after a reconnect (events may have been missed). */
+/**
+ * Called for every change event; after a reconnect, with `{type: 'resumed'}` when the server replayed what
+ * was missed (from the last event's id), or `{type: 'resync'}` when it could not (`event: reset`) or there
+ * was no id to resume from: then whatever is shown must be listed again.
+ */
 export function onFileEvent(fn: Listener): () => void {
   listeners.add(fn);
   return () => listeners.delete(fn);
@@ -19,12 +23,23 @@ let source: EventSource | null = null;
 let retry: ReturnType<typeof setTimeout> | null = null;
 let backoff = 1000;
 let everConnected = false;
+// The id of the last event received: a reconnect asks the server to replay what came after it.
+let lastId = '';
 
 function connect(): void {
   streamState.value = everConnected ? 'reconnecting' : 'connecting';
-  const es = new EventSource(api.files.eventsUrl);
+  const resuming = lastId;
+  const es = new EventSource(resuming ? `${api.files.eventsUrl}?lastEventId=${encodeURIComponent(resuming)}` : api.files.eventsUrl);
   source = es;
+  const resync = () => {
+    for (const fn of listeners) fn({ type: 'resync' });
+  };
+  es.addEventListener('reset', (m) => {
+    lastId = (m as MessageEvent).lastEventId;
+    resync();
+  });
   es.onmessage = (m) => {
+    if (m.lastEventId) lastId = m.lastEventId;
     let event: FileEvent;
     try {
       event = JSON.parse(m.data) as FileEvent;
@@ -36,12 +51,14 @@ function connect(): void {
       everConnected = true;
       backoff = 1000;
       streamState.value = 'live';
-      if (missed) for (const fn of listeners) fn({ type: 'resync' });
+      if (missed && resuming) for (const fn of listeners) fn({ type: 'resumed' });
+      else if (missed) resync();
       return;
     }
     for (const fn of listeners) fn(event);
   };
-  // The browser's own retry gives up on a refused stream (401, 429): retry ourselves, with backoff.
+  // Every drop is retried here, with backoff, resuming after the last id (the browser's own retry gives up on a
+  // refused stream, 401 or 429, and cannot ask for a replay after a new EventSource).
   es.onerror = () => {
     es.close();
     if (source !== es) return;
@@ -63,6 +80,7 @@ const onOnline = () => {
 export function startEvents(): void {
   if (source) return;
   everConnected = false;
+  lastId = '';
   addEventListener('online', onOnline);
   connect();
 }

@@ -229,9 +229,9 @@ export const albumSource = (id: string): ListingSource => ({
   view: 'photos',
   load: async (cursor, limit, signal) => {
     const page = await api.albums.get(id, { cursor, limit: Math.min(limit, 1000) }, { signal });
-    // A shared album's photos are its owner's: marked so, they are only looked at here.
-    const owner = page.album.owner;
-    return { items: page.items.map((p) => photoItem({ ...p, albumId: id, ...(owner ? { owner } : {}) })), nextCursor: page.nextCursor };
+    // Another account's photo (the owner's in a shared album, an editor's in one's own) comes marked with whose it is:
+    // only looked at and downloaded here, through the album.
+    return { items: page.items.map((p) => photoItem({ ...p, albumId: id })), nextCursor: page.nextCursor };
   },
 });
 

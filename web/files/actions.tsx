@@ -84,6 +84,8 @@ export function openItem(ctx: ActionContext, item: Item): void {
  */
 function viewFile(files: Item[], item: Item, ctx: Omit<ActionContext, 'selection' | 'toggleInfo'>, find?: string): void {
   openViewer(files, item, find, (shown, toggleInfo) => {
+    // Another account's photo (shared with this one, or an editor's in an album) is only looked at and downloaded here.
+    if ('owner' in shown && shown.owner) return [];
     const here: ActionContext = { ...ctx, selection: [shown], toggleInfo };
     return available(here)
       .filter((a) => VIEWER_ACTIONS.includes(a.id))

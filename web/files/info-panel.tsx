@@ -7,10 +7,11 @@ import { displayName, exactDate, familyOf, formatDate, formatExpiry, formatSize,
 import { can, hideExtensions } from '../app/session.ts';
 import { administeredTeam, loadAdministeredTeams } from '../app/team-folders.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { ItemActivity } from '../activity/item-activity.tsx';
 import { MapTile } from './map-tile.tsx';
 import { type VersionAccess, VersionsTab } from './versions-tab.tsx';
 
-type Tab = 'details' | 'versions';
+type Tab = 'details' | 'versions' | 'activity';
 
 /**
  * What the Versions tab offers: nothing but the list until the file's details arrive; in something shared
@@ -27,7 +28,7 @@ function versionAccess(info: ItemInfo | null): VersionAccess {
 
 /**
  * Get info: location, size, dates, share expiry and folder totals, beside the list (Drive's details
- * pane); for a file, a Versions tab with its earlier contents.
+ * pane); for a file, a Versions tab with its earlier contents; an Activity tab with its history.
  */
 export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 'takenAt'>>; onClose: () => void }) {
   const [tab, setTab] = useState<Tab>('details');
@@ -66,7 +67,8 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
   }, [item.id, item.name, item.modified]);
   const name = displayName(item.name, item.type, hideExtensions.value);
   const shared = item.shared || sharedFolders.value.has(item.id);
-  const shown: Tab = item.type === 'file' ? tab : 'details';
+  const tabs: Tab[] = item.type === 'file' ? ['details', 'versions', 'activity'] : ['details', 'activity'];
+  const shown: Tab = tabs.includes(tab) ? tab : 'details';
   const tabButton = (id: Tab, label: string) => (
     <button
       type="button"
@@ -79,7 +81,7 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
       onClick={() => setTab(id)}
       onKeyDown={(e) => {
         if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
-        const other: Tab = id === 'details' ? 'versions' : 'details';
+        const other = tabs[(tabs.indexOf(id) + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length]!;
         setTab(other);
         document.getElementById(`info-tab-${other}`)?.focus();
       }}
@@ -99,22 +101,21 @@ export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 
         <FileIcon family={familyOf(item)} size={72} />
         <p class="info-name">{name}</p>
       </div>
-      {item.type === 'file' && (
-        <div class="info-tabs" role="tablist" aria-label="Details or versions">
-          {tabButton('details', 'Details')}
-          {tabButton('versions', 'Versions')}
-        </div>
-      )}
+      <div class="info-tabs" role="tablist" aria-label="Details, versions or activity">
+        {tabButton('details', 'Details')}
+        {item.type === 'file' && tabButton('versions', 'Versions')}
+        {tabButton('activity', 'Activity')}
+      </div>
       {shown === 'versions' ? (
         <div id="info-panel-versions" role="tabpanel" aria-labelledby="info-tab-versions">
           <VersionsTab item={item} access={versionAccess(info)} />
         </div>
+      ) : shown === 'activity' ? (
+        <div id="info-panel-activity" role="tabpanel" aria-labelledby="info-tab-activity">
+          <ItemActivity item={item} />
+        </div>
       ) : (
-        <div
-          id="info-panel-details"
-          role={item.type === 'file' ? 'tabpanel' : undefined}
-          aria-labelledby={item.type === 'file' ? 'info-tab-details' : undefined}
-        >
+        <div id="info-panel-details" role="tabpanel" aria-labelledby="info-tab-details">
           <DetailsList item={item} info={info} path={path} error={error} shared={shared} people={people} />
         </div>
       )}
@@ -238,6 +239,15 @@ function DetailsList({
           <>
             <dt>Sent by</dt>
             <dd title={exactDate(info.droppedBy.at)}>{info.droppedBy.uploader ?? 'A visitor (no name given)'}, through a share link</dd>
+          </>
+        )}
+        {item.library && (
+          <>
+            <dt>Stored</dt>
+            <dd>
+              In a library: kept as it is in a folder on the server, not encrypted by Coffer
+              {item.unavailable ? '. Coffer cannot read it now.' : ''}
+            </dd>
           </>
         )}
         <dt>Sharing</dt>

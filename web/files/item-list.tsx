@@ -117,6 +117,12 @@ function Badges({ item }: { item: Item }) {
           <span class="sr-only">, team folder</span>
         </span>
       )}
+      {item.library && (
+        <span class="badge shared" title={item.unavailable ? 'Library: unavailable now' : 'Library: a folder on the server, not encrypted'}>
+          <Icon name="server" size={14} />
+          <span class="sr-only">, library{item.unavailable ? ', unavailable' : ''}</span>
+        </span>
+      )}
       {!item.shared && peopleFolders.value.has(item.id) && (
         <span class="badge shared" title="Shared with people: no public link">
           <Icon name="users" size={14} />
@@ -303,7 +309,7 @@ export function ItemList(p: ListProps) {
   };
 
   const label = (item: Item, name: string) =>
-    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.teamFolder ? ', team folder' : ''}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
+    `${name}, ${item.type === 'folder' ? 'folder' : formatSize(item.size ?? 0)}${item.teamFolder ? ', team folder' : ''}${item.library ? ', library' : ''}${item.starred ? ', starred' : ''}${item.shared ? ', shared' : ''}`;
 
   const keyDown = (e: KeyboardEvent) => p.onKey(e, cols);
   const anySelected = p.selected.size > 0;

@@ -14,8 +14,11 @@ function generatePassword(): string {
   return [0, 4, 8, 12].map((i) => chars.slice(i, i + 4).join('')).join('-');
 }
 
+/** What the settings read of a link: a file link, or an album's (always view). */
+type LinkLike = Pick<ShareLinkView, 'mode' | 'hasPassword' | 'maxDownloads' | 'downloads'>;
+
 /** One line of what a link is now: mode, password, downloads, last use. */
-export function linkState(link: ShareLinkView): string {
+export function linkState(link: LinkLike): string {
   const parts = [MODES.find((m) => m.value === link.mode)!.label];
   parts.push(link.hasPassword ? 'Password protected' : 'No password');
   parts.push(
@@ -29,7 +32,7 @@ export function linkState(link: ShareLinkView): string {
 /** Password, mode and download limit, as a form section; `onChange` gets the options the owner set. */
 export function LinkSettings(props: {
   folders: boolean;
-  link: ShareLinkView | null;
+  link: LinkLike | null;
   value: SettingsState;
   onChange: (next: SettingsState) => void;
 }) {
@@ -128,7 +131,7 @@ export interface SettingsState {
   maxDownloads: string;
 }
 
-export const settingsOf = (link: ShareLinkView | null): SettingsState => ({
+export const settingsOf = (link: LinkLike | null): SettingsState => ({
   mode: link?.mode ?? 'view',
   password: '',
   showPassword: false,
@@ -138,7 +141,7 @@ export const settingsOf = (link: ShareLinkView | null): SettingsState => ({
 });
 
 /** The options to send: only what the owner changed from the link (everything, for a new link). */
-export function optionsFrom(v: SettingsState, link: ShareLinkView | null, folders: boolean): LinkOptions | string {
+export function optionsFrom(v: SettingsState, link: LinkLike | null, folders: boolean): LinkOptions | string {
   const out: LinkOptions = {};
   if (v.password) {
     if (v.password.length < 6 || v.password.length > 128) return 'The password must be 6 to 128 characters.';

@@ -6,14 +6,14 @@ import { Icon } from '../ui/icons.tsx';
 import { LinkTab, type SaveStatus } from './link-tab.tsx';
 import { PeopleSection } from './people.tsx';
 
-type Part = 'people' | 'link';
+export type Part = 'people' | 'link';
 const PARTS: { value: Part; label: string; icon: 'users' | 'link' }[] = [
   { value: 'people', label: 'People', icon: 'users' },
   { value: 'link', label: 'Link', icon: 'link' },
 ];
 
 /** The two parts as tabs: ←/→ move between them, as a tab list should. */
-function PartTabs(props: { part: Part; onPart: (part: Part) => void }) {
+export function PartTabs(props: { part: Part; onPart: (part: Part) => void }) {
   const keyDown = (e: KeyboardEvent) => {
     if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
     e.preventDefault();
@@ -42,7 +42,7 @@ function PartTabs(props: { part: Part; onPart: (part: Part) => void }) {
 }
 
 /** One line that says what the last change did: every change in this dialog saves as it is made. */
-function SaveLine({ status }: { status: SaveStatus | null }) {
+export function SaveLine({ status }: { status: SaveStatus | null }) {
   if (status?.kind === 'error')
     return (
       <p class="field-error share-status" role="alert">

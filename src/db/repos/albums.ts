@@ -1,9 +1,15 @@
 import type { Database } from 'bun:sqlite';
-import type { albums } from '../schema/albums.ts';
+import type { albumLinks, albums } from '../schema/albums.ts';
 import { changesOf } from '../select.ts';
 import type { PhotoRow } from './thumbnails.ts';
 
 type AlbumTable = typeof albums.$inferSelect;
+/** A file in an album, with whose it is (an editor adds its own files). */
+export type AlbumPhotoRow = PhotoRow & { accountId: string; addedBy: string };
+/** An album's public link. */
+export type AlbumLinkRow = typeof albumLinks.$inferSelect;
+const LINK = `album_id AS albumId, token, created_by AS createdBy, created_at AS createdAt, expires_at AS expiresAt,
+  password_hash AS passwordHash, max_downloads AS maxDownloads, downloads, last_used_at AS lastUsedAt`;
 /** An album with what its list shows: how many live files it holds and the one that stands for it. */
 export type AlbumRow = AlbumTable & { itemCount: number; coverId: string | null };
 export type AlbumRole = 'viewer' | 'editor';
@@ -153,17 +159,80 @@ export class AlbumsRepo {
   }
 
   /** The album's live files as the Photos view lists them: newest taken first, after `after`. */
-  itemsPage(albumId: string, after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
+  itemsPage(albumId: string, after: { takenAt: number; id: string } | null, limit: number): AlbumPhotoRow[] {
     const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
     const args: Array<string | number> = [albumId, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
     return this.sqlite
-      .query<PhotoRow, Array<string | number>>(
-        `SELECT i.id, i.name, ${TAKEN} AS takenAt, t.width, t.height, i.parent_id AS parentId,
-                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred
-         FROM album_items ai JOIN items i ON i.id = ai.item_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+      .query<AlbumPhotoRow, Array<string | number>>(
+        `SELECT i.id, i.name, ${TAKEN} AS takenAt, t.width, t.height, t.duration, i.parent_id AS parentId,
+                i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred,
+                i.account_id AS accountId, coalesce(nullif(trim(u.name), ''), u.email) AS addedBy
+         FROM album_items ai JOIN items i ON i.id = ai.item_id JOIN users u ON u.id = i.account_id
+         LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE ai.album_id = ? AND ${LIVE} ${keyset}
          ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);
+  }
+
+  /** The album's public link, if it has one. */
+  linkOf(albumId: string): AlbumLinkRow | null {
+    return this.sqlite.query<AlbumLinkRow, [string]>(`SELECT ${LINK} FROM album_links WHERE album_id = ?`).get(albumId);
+  }
+
+  linkByToken(token: string): AlbumLinkRow | null {
+    return this.sqlite.query<AlbumLinkRow, [string]>(`SELECT ${LINK} FROM album_links WHERE token = ?`).get(token);
+  }
+
+  insertLink(row: {
+    albumId: string;
+    token: string;
+    createdBy: string;
+    createdAt: number;
+    expiresAt: number | null;
+    passwordHash: string | null;
+    maxDownloads: number | null;
+  }): void {
+    this.sqlite
+      .query(
+        'INSERT INTO album_links (album_id, token, created_by, created_at, expires_at, password_hash, max_downloads) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(row.albumId, row.token, row.createdBy, row.createdAt, row.expiresAt, row.passwordHash, row.maxDownloads);
+  }
+
+  /** Sets the options named; an absent one keeps its value. */
+  updateLink(albumId: string, patch: { expiresAt?: number | null; passwordHash?: string | null; maxDownloads?: number | null }): void {
+    if (patch.expiresAt !== undefined)
+      this.sqlite.query('UPDATE album_links SET expires_at = ? WHERE album_id = ?').run(patch.expiresAt, albumId);
+    if (patch.passwordHash !== undefined)
+      this.sqlite.query('UPDATE album_links SET password_hash = ? WHERE album_id = ?').run(patch.passwordHash, albumId);
+    if (patch.maxDownloads !== undefined)
+      this.sqlite.query('UPDATE album_links SET max_downloads = ? WHERE album_id = ?').run(patch.maxDownloads, albumId);
+  }
+
+  removeLink(albumId: string): boolean {
+    return changesOf(this.sqlite.query('DELETE FROM album_links WHERE album_id = ?').run(albumId)) > 0;
+  }
+
+  /** Counts one download unless the cap is reached; one statement, so concurrent downloads never pass the cap. */
+  countLinkDownload(albumId: string, at: number): boolean {
+    return (
+      changesOf(
+        this.sqlite
+          .query(
+            'UPDATE album_links SET downloads = downloads + 1, last_used_at = ? WHERE album_id = ? AND (max_downloads IS NULL OR downloads < max_downloads)',
+          )
+          .run(at, albumId),
+      ) === 1
+    );
+  }
+
+  touchLink(albumId: string, at: number): void {
+    this.sqlite.query('UPDATE album_links SET last_used_at = ? WHERE album_id = ?').run(at, albumId);
+  }
+
+  /** The album's row whoever owns it (the public door knows only the link). */
+  byIdAnyAccount(id: string): AlbumRow | null {
+    return this.sqlite.query<AlbumRow, [string]>(`SELECT ${ALBUM} FROM albums a WHERE a.id = ?`).get(id);
   }
 }

@@ -30,9 +30,9 @@ export class ChangesRepo {
     return this.sqlite.inTransaction;
   }
 
-  /** Hot: one insert per change, inside the change's transaction. */
-  append(row: NewChangeRow): void {
-    this.sqlite
+  /** Hot: one insert per change, inside the change's transaction; answers the row's seq. */
+  append(row: NewChangeRow): number {
+    const result = this.sqlite
       .query(
         `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_type, name_before, parent_before, name_after, parent_after, details)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -51,6 +51,7 @@ export class ChangesRepo {
         row.parentAfter,
         row.details,
       );
+    return Number(result.lastInsertRowid);
   }
 
   /** Up to `limit` rows after `afterSeq` of any of `accountIds`, in seq order. */
@@ -79,6 +80,23 @@ export class ChangesRepo {
     return this.sqlite
       .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
       .all(itemId, afterSeq, limit);
+  }
+
+  /** Up to `limit` rows before `beforeSeq` of any of `accountIds`, newest first (the Activity view's order). */
+  pageOfAccountsBefore(accountIds: readonly string[], beforeSeq: number, limit: number): ChangeRow[] {
+    if (accountIds.length === 0) return [];
+    return this.sqlite
+      .query<ChangeRow, [string, number, number]>(
+        `SELECT ${ROW} FROM changes WHERE account_id IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .all(JSON.stringify(accountIds), beforeSeq, limit);
+  }
+
+  /** Up to `limit` rows of one item before `beforeSeq`, newest first. */
+  pageOfItemBefore(itemId: string, beforeSeq: number, limit: number): ChangeRow[] {
+    return this.sqlite
+      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+      .all(itemId, beforeSeq, limit);
   }
 
   /** The oldest seq still kept; null while the log is empty. */

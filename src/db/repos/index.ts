@@ -17,6 +17,7 @@ import { KeysRepo } from './keys.ts';
 import { GroupsRepo } from './groups.ts';
 import { MembersRepo } from './members.ts';
 import { TeamFoldersRepo } from './team-folders.ts';
+import { LibrariesRepo } from './libraries.ts';
 import { MfaRepo } from './mfa.ts';
 import { PasskeysRepo } from './passkeys.ts';
 import { SessionsRepo } from './sessions.ts';
@@ -162,6 +163,7 @@ export interface Repos {
   members: MembersRepo;
   groups: GroupsRepo;
   teamFolders: TeamFoldersRepo;
+  libraries: LibrariesRepo;
   jobs: JobsRepo;
   audit: AuditRepo;
   changes: ChangesRepo;
@@ -199,6 +201,7 @@ export function createRepos(db: Db): Repos {
     members: new MembersRepo(sqlite),
     groups: new GroupsRepo(sqlite),
     teamFolders: new TeamFoldersRepo(sqlite),
+    libraries: new LibrariesRepo(sqlite),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     changes: new ChangesRepo(sqlite),

@@ -122,6 +122,9 @@ const SCOPE_WHERE: Record<ListScope['kind'], string> = {
   trash: 'account_id = ?1 AND deleted_at IS NOT NULL AND deleted_root_id = id',
 };
 
+/** Rows of Coffer's own store: a library's files stay in their host folder, with no object, no usage and nothing to export. */
+const STORED = 'NOT EXISTS (SELECT 1 FROM library_entries le WHERE le.item_id = items.id)';
+
 /** What a deleted row tells of where it was and what it weighed. */
 type Gone = Pick<Item, 'accountId' | 'parentId' | 'deletedAt' | 'type' | 'size' | 'treeSize'>;
 const GONE = 'RETURNING account_id AS accountId, parent_id AS parentId, deleted_at AS deletedAt, type, size, tree_size AS treeSize';
@@ -145,9 +148,35 @@ function itemList<T extends { starred: boolean }>(rows: T[]): T[] {
   return rows;
 }
 
+/**
+ * A change the tree is about to make: a row placed under `parentId` (`item` known at the write, not ahead of
+ * it), the row `itemId` given a new name or parent (`place`), new content or trashed; `change` is an edit
+ * of `itemId` checked ahead of the request's work, before its kind is known.
+ */
+export type ItemChange =
+  | { kind: 'insert'; parentId: string | null; type: 'file' | 'folder' | 'unknown'; item?: { id: string; name: string } }
+  | { kind: 'place'; itemId: string; parentId?: string | null; name?: string }
+  | { kind: 'content' | 'trash' | 'change'; itemId: string };
+
+/** What a guard wants done inside the write's transaction, after its rows are written (a host folder made, say). */
+type AfterChange = (() => void) | undefined;
+
 /** The SQL of the file tree (`items`). Hot paths are prepared raw statements; rows are keyed as in the schema. */
 export class ItemsRepo {
+  // Refuses changes some items may not have (a library's, written only as its host folder allows); throws to refuse.
+  private guard: (change: ItemChange) => AfterChange = () => undefined;
+
   constructor(private readonly sqlite: Database) {}
+
+  /** Sets the check every insert, rename, move, content change and trashing passes first, through every door. */
+  guardChanges(guard: (change: ItemChange) => AfterChange): void {
+    this.guard = guard;
+  }
+
+  /** Runs that check ahead of a write (before an upload's bytes are received, say), so a refusal comes first. */
+  checkChange(change: ItemChange): void {
+    this.guard(change);
+  }
 
   /**
    * Marks a change below `parentId` (null: at the root): the tree version of that folder, of each of its
@@ -212,9 +241,12 @@ export class ItemsRepo {
   }
 
   insert(row: NewItem): Item {
+    const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name } });
     return this.changing(() => {
       this.touchAncestors(row.accountId, row.parentId, row.type === 'file' ? row.size : 0);
-      return this.insertRow(row);
+      const inserted = this.insertRow(row);
+      after?.();
+      return inserted;
     });
   }
 
@@ -462,6 +494,7 @@ export class ItemsRepo {
   }
 
   rename(id: string, name: string): Item {
+    const after = this.guard({ kind: 'place', itemId: id, name });
     return this.changing(() => {
       const row = item(
         this.sqlite
@@ -469,11 +502,13 @@ export class ItemsRepo {
           .get(name, nameKeyOf(name), id),
       )!;
       if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId);
+      after?.();
       return row;
     });
   }
 
   move(id: string, parentId: string | null, name: string): Item {
+    const after = this.guard({ kind: 'place', itemId: id, parentId, name });
     return this.changing(() => {
       const before = this.parentOf(id);
       const row = item(
@@ -486,6 +521,7 @@ export class ItemsRepo {
       const bytes = row.deletedAt === null && before !== parentId ? weightOf(row) : 0;
       if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before, -bytes);
       this.touchAncestors(row.accountId, parentId, bytes);
+      after?.();
       return row;
     });
   }
@@ -502,6 +538,7 @@ export class ItemsRepo {
       'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt' | 'contentSource' | 'contentAuthorId'
     >,
   ): Item {
+    this.guard({ kind: 'content', itemId: id });
     return this.changing(() => {
       const before = this.sqlite.query<{ size: number }, [string]>('SELECT size FROM items WHERE id = ?').get(id)?.size ?? 0;
       const row = this.writeContent(id, content);
@@ -553,6 +590,7 @@ export class ItemsRepo {
         .get(at, rootId, id);
     // The members of a trashed folder go with it: only the trash root's parent sees a change (the root keeps its tree size for a restore).
     if (id !== rootId) return mark() ? 1 : 0;
+    this.guard({ kind: 'trash', itemId: id });
     return this.changing(() => {
       const row = mark();
       if (row) this.touchAncestors(row.accountId, row.parentId, -weightOf(row));
@@ -707,7 +745,9 @@ export class ItemsRepo {
 
   countFiles(opts: { withKey?: boolean } = {}): number {
     return this.sqlite
-      .query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM items WHERE type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''}`)
+      .query<{ n: number }, []>(
+        `SELECT COUNT(*) AS n FROM items WHERE type = 'file' AND ${STORED}${opts.withKey ? ' AND storage_key IS NOT NULL' : ''}`,
+      )
       .get()!.n;
   }
 
@@ -717,7 +757,7 @@ export class ItemsRepo {
       this.sqlite
         .query<Item, [string, number]>(
           `SELECT ${ITEM} FROM items
-            WHERE id > ? AND type = 'file'${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
+            WHERE id > ? AND type = 'file' AND ${STORED}${opts.withKey ? ' AND storage_key IS NOT NULL' : ''} ORDER BY id LIMIT ?`,
         )
         .all(afterId, limit),
     );
@@ -823,7 +863,7 @@ export class ItemsRepo {
       .query<ExportFile, [string, number, number]>(
         `SELECT seq, id, parent_id AS parentId, name, size, modified_at AS modifiedAt, deleted_at AS deletedAt,
                 storage_key AS storageKey, wrapped_key AS wrappedKey
-         FROM items WHERE account_id = ? AND type = 'file' AND seq > ? ${includeTrash ? '' : 'AND deleted_at IS NULL'}
+         FROM items WHERE account_id = ? AND type = 'file' AND seq > ? AND ${STORED} ${includeTrash ? '' : 'AND deleted_at IS NULL'}
          ORDER BY seq LIMIT ?`,
       )
       .all(accountId, afterSeq, limit);
@@ -833,7 +873,7 @@ export class ItemsRepo {
     return this.sqlite
       .query<{ files: number; bytes: number }, [string]>(
         `SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM items
-         WHERE account_id = ? AND type = 'file' ${includeTrash ? '' : 'AND deleted_at IS NULL'}`,
+         WHERE account_id = ? AND type = 'file' AND ${STORED} ${includeTrash ? '' : 'AND deleted_at IS NULL'}`,
       )
       .get(accountId)!;
   }

@@ -169,7 +169,8 @@ export class UsersRepo {
     return this.db.$client
       .query<{ id: string; email: string; storageUsed: number; actual: number }, []>(
         `SELECT u.id, u.email, u.storage_used AS storageUsed,
-                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file')
+                (SELECT COALESCE(SUM(i.size), 0) FROM items i WHERE i.account_id = u.id AND i.type = 'file'
+                   AND NOT EXISTS (SELECT 1 FROM library_entries le WHERE le.item_id = i.id))
                   + (SELECT COALESCE(SUM(v.size), 0) FROM file_versions v WHERE v.account_id = u.id) AS actual
          FROM users u WHERE u.parent_user_id IS NULL ORDER BY u.created_at, u.id`,
       )
@@ -181,7 +182,8 @@ export class UsersRepo {
     return (
       this.db.$client
         .query(
-          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items WHERE account_id = ?1 AND type = 'file')
+          `UPDATE users SET storage_used = (SELECT COALESCE(SUM(size), 0) FROM items
+                WHERE account_id = ?1 AND type = 'file' AND NOT EXISTS (SELECT 1 FROM library_entries le WHERE le.item_id = items.id))
               + (SELECT COALESCE(SUM(size), 0) FROM file_versions WHERE account_id = ?1)
             WHERE id = ?1`,
         )

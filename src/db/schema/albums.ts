@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { items } from './items.ts';
 import { users } from './users.ts';
 
@@ -51,4 +51,27 @@ export const albumMembers = sqliteTable(
   },
   // By account: the albums shared with it, newest first.
   (t) => [primaryKey({ columns: [t.albumId, t.accountId] }), index('album_members_account_idx').on(t.accountId, t.addedAt)],
+);
+
+/** An album's public link (one per album): a gallery of its photos for anyone with the token, as a folder's link. */
+export const albumLinks = sqliteTable(
+  'album_links',
+  {
+    albumId: text('album_id')
+      .primaryKey()
+      .references(() => albums.id, { onDelete: 'cascade' }),
+    // At least 128 random bits, as a file link's.
+    token: text('token').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: integer('created_at').notNull(),
+    // NULL: never expires.
+    expiresAt: integer('expires_at'),
+    // argon2id (Bun.password); NULL: no password. Unlock cookies are signed over it, so a change ends them.
+    passwordHash: text('password_hash'),
+    // NULL: no cap on downloads.
+    maxDownloads: integer('max_downloads'),
+    downloads: integer('downloads').notNull().default(0),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (t) => [uniqueIndex('album_links_token_idx').on(t.token)],
 );

@@ -18,5 +18,6 @@ export * from './members.ts';
 export * from './groups.ts';
 export * from './invitations.ts';
 export * from './albums.ts';
+export * from './libraries.ts';
 export * from './changes.ts';
 export * from './webhooks.ts';

@@ -71,6 +71,8 @@ export const AuditActions = {
   teamFolderCreate: 'team_folder.create',
   teamFolderUpdate: 'team_folder.update',
   teamFolderDelete: 'team_folder.delete',
+  libraryAdd: 'library.add',
+  libraryRemove: 'library.remove',
   // Documents edited through the document server
   documentSave: 'document.save',
   // Operations

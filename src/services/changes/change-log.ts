@@ -54,7 +54,12 @@ export interface ChangeOptions {
 export type ChangeReader = Pick<Principal, 'accountId' | 'share'>;
 
 export interface ChangeQuery {
+  /** The seq to read after (in seq order), or with `newestFirst` before. */
   afterSeq: number;
+  /** Newest first, before `afterSeq` (the Activity view); seq order otherwise. */
+  newestFirst?: boolean;
+  /** Only changes whose item, or its folder before or after, lies in this folder (at any depth, as it is now). */
+  folderId?: string;
   limit: number;
   itemId?: string;
   kind?: ChangeKind;
@@ -66,15 +71,21 @@ export interface ChangePage {
   rows: ChangeRow[];
   /** The seq to continue after: the last row looked at, shown or not (rows the reader may not see are skipped). */
   nextAfterSeq: number;
+  /** Whether the reads reached the end of the log (none left after nextAfterSeq), rather than stopping at the limit or the scan's bound. */
+  end: boolean;
 }
 
 const ownAccount = (reader: ChangeReader): string => reader.share?.memberAccountId ?? reader.accountId;
 
+// Kinds the live stream announces no event for: their seq is never claimed.
+const NO_LIVE_EVENT = new Set<ChangeKind>([ChangeKinds.memberAdded, ChangeKinds.memberRemoved]);
 const NEW_ITEM = new Set<ChangeKind>([ChangeKinds.created, ChangeKinds.uploaded, ChangeKinds.copied, ChangeKinds.dropped]);
 const MAX_LIMIT = 1000;
 // Rows read per round while filtering a page; a page ends after this many rounds even if short.
 const SCAN_ROUNDS = 8;
 const THIN_BATCH = 1000;
+// Seqs recorded but not yet claimed by their live event; a change whose event never comes ages out.
+const MAX_UNCLAIMED = 10_000;
 const DAY_MS = 24 * 3600_000;
 
 /**
@@ -83,6 +94,8 @@ const DAY_MS = 24 * 3600_000;
  * through one visibility rule.
  */
 export class ChangeLog {
+  private readonly unclaimed = new Map<string, number>();
+
   constructor(
     private readonly d: {
       clock: Clock;
@@ -93,12 +106,12 @@ export class ChangeLog {
     },
   ) {}
 
-  /** Appends one change; must run inside the transaction that makes the change (throws otherwise). */
-  record(by: ChangeBy, kind: ChangeKind, item: ChangedItem, options: ChangeOptions = {}): void {
+  /** Appends one change and answers its seq; must run inside the transaction that makes the change (throws otherwise). */
+  record(by: ChangeBy, kind: ChangeKind, item: ChangedItem, options: ChangeOptions = {}): number {
     if (!this.d.repo.inTransaction()) throw new Error(`change ${kind} of ${item.id} recorded outside its transaction`);
     const before = options.before !== undefined ? options.before : NEW_ITEM.has(kind) ? null : item;
     const actor = 'loginId' in by ? { kind: 'login' as const, id: by.loginId } : by.actor;
-    this.d.repo.append({
+    const seq = this.d.repo.append({
       at: this.d.clock.now(),
       accountId: by.accountId,
       actorKind: actor.kind,
@@ -112,6 +125,17 @@ export class ChangeLog {
       parentAfter: options.gone ? null : item.parentId,
       details: options.details ? JSON.stringify(options.details) : null,
     });
+    this.unclaimed.delete(item.id);
+    if (!NO_LIVE_EVENT.has(kind)) this.unclaimed.set(item.id, seq);
+    if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
+    return seq;
+  }
+
+  /** The seq of the item's latest change not yet claimed, once: the live event published after the commit carries it as its id. */
+  claimSeq(itemId: string): number | undefined {
+    const seq = this.unclaimed.get(itemId);
+    if (seq !== undefined) this.unclaimed.delete(itemId);
+    return seq;
   }
 
   /**
@@ -126,16 +150,26 @@ export class ChangeLog {
     const accounts = [own, ...this.d.members.ownersSharingWith(own)];
     const rows: ChangeRow[] = [];
     let after = q.afterSeq;
+    let end = false;
     for (let round = 0; round < SCAN_ROUNDS && rows.length < limit; round++) {
-      const batch = q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
+      const batch = this.batch(accounts, q, after, limit);
       for (const row of batch) {
         after = row.seq;
         if (this.matches(row, q) && this.visible(own, row)) rows.push(row);
         if (rows.length === limit) break;
       }
-      if (batch.length < limit) break;
+      if (batch.length < limit) {
+        end = batch.length === 0 || batch.at(-1)!.seq === after;
+        break;
+      }
     }
-    return { rows, nextAfterSeq: after };
+    return { rows, nextAfterSeq: after, end };
+  }
+
+  private batch(accounts: string[], q: ChangeQuery, after: number, limit: number): ChangeRow[] {
+    if (q.newestFirst)
+      return q.itemId ? this.d.repo.pageOfItemBefore(q.itemId, after, limit) : this.d.repo.pageOfAccountsBefore(accounts, after, limit);
+    return q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
   }
 
   /** Whether `reader` may see one row (the rule of changesFor, for a consumer that is handed rows live). */
@@ -152,7 +186,11 @@ export class ChangeLog {
   }
 
   private matches(row: ChangeRow, q: ChangeQuery): boolean {
-    return (!q.kind || row.kind === q.kind) && (!q.actor || row.actorId === q.actor);
+    if (q.kind && row.kind !== q.kind) return false;
+    if (q.actor && row.actorId !== q.actor) return false;
+    if (!q.folderId) return true;
+    const folder = new Set([q.folderId]);
+    return [row.itemId, row.parentBefore, row.parentAfter].some((id) => id !== null && this.d.tree.isInside(folder, id));
   }
 
   /**

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import { badRequest, Messages } from '../../errors.ts';
+import { badRequest, forbidden, Messages } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs, type Payload } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -13,6 +13,7 @@ import type { SealedStore } from '../../storage/sealed.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
+import type { LibraryFiles } from './library-files.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';
@@ -30,10 +31,12 @@ export interface CopyDeps {
   intents: UploadIntentService;
   disk: DiskSpaceService;
   events: FileEvents;
+  libraryFiles: Pick<LibraryFiles, 'libraryOf'>;
   changes: ChangeLog;
 }
 
 const CHILD_PAGE = 500;
+const LIBRARY_COPY = 'Copying out of a library is not available yet: download the files, or copy them on the server.';
 
 /** Where a copy's rows go: the job whose ids derive them, the account that owns them and how their commits find room. */
 interface CopyTarget {
@@ -63,6 +66,7 @@ export class CopyService {
     const source = this.d.tree.actor(caller, { ids: input.ids }, 'view');
     const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
     const rows = this.d.tree.requireLiveMany(source, input.ids);
+    this.refuseLibraryItems(rows);
     const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = this.d.tree.liveBytes(rows);
@@ -84,6 +88,7 @@ export class CopyService {
    * the whole tree first.
    */
   async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
+    this.refuseLibraryItems([source]);
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = shallow ? source.size : this.d.tree.liveBytes([source]);
     const room = roomRuleOf(principal);
@@ -102,6 +107,7 @@ export class CopyService {
    * The copy is removed when the commit throws.
    */
   async copyOnto(source: Item, commit: (object: StoredObject) => Item): Promise<Item> {
+    this.refuseLibraryItems([source]);
     this.d.disk.assertRoom(source.size);
     const storageKey = newStorageKey();
     this.d.intents.record(storageKey);
@@ -166,6 +172,11 @@ export class CopyService {
       if (children.length < CHILD_PAGE) return;
       after = children[children.length - 1]!.id;
     }
+  }
+
+  /** A library's files have no object to copy: a copy of one (or of a folder holding them) is refused before anything is made. */
+  private refuseLibraryItems(rows: ReadonlyArray<Pick<Item, 'id'>>): void {
+    if (rows.some((r) => this.d.libraryFiles.libraryOf(r.id))) throw forbidden(LIBRARY_COPY);
   }
 
   /** One item of the target's account: the object first (a byte copy under a derived key, same wrapped data key), then its row. */

@@ -7,6 +7,7 @@ import { Messages, notFound } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 import type { AccessTracker } from './access.ts';
+import type { LibraryFiles } from './library-files.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
 import type { HeldItem, Tree } from './tree.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -58,6 +59,7 @@ export interface DownloadDeps {
   tree: Tree;
   access: AccessTracker;
   audit: AuditService;
+  libraryFiles: LibraryFiles;
 }
 
 /** Reading content: single files (with ranges) and folders or selections as streamed ZIPs. */
@@ -74,14 +76,7 @@ export class DownloadService {
    * read, and audits a download by `reader` once per transfer (not for every later range of a stream).
    */
   async openFile(row: DownloadFile, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
-    const stored = this.stored(row);
-    const stream = await this.d.storage.get(stored.storageKey, { size: stored.size, wrappedKey: stored.wrappedKey }, range, (err) =>
-      // The response is under way: the client sees it cut off, the admin reads why here.
-      this.d.log.warn('download failed part-way', {
-        fileId: row.id,
-        err: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    const stream = this.libraryContent(row, range) ?? (await this.sealedContent(row, range));
     this.d.access.touch([row]);
     if (reader && (!range || range.start === 0)) {
       this.d.audit.record({
@@ -95,6 +90,24 @@ export class DownloadService {
     return stream;
   }
 
+  /** A library file's bytes from its host folder as they are, or null for a file of the encrypted store (or a version). */
+  private libraryContent(row: DownloadFile, range?: ByteRange): ReadableStream<Uint8Array> | null {
+    if (row.versionId) return null;
+    const location = this.d.libraryFiles.locate(row);
+    return location ? this.d.libraryFiles.open(location, row.size, range) : null;
+  }
+
+  private sealedContent(row: DownloadFile, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+    const stored = this.stored(row);
+    return this.d.storage.get(stored.storageKey, { size: stored.size, wrappedKey: stored.wrappedKey }, range, (err) =>
+      // The response is under way: the client sees it cut off, the admin reads why here.
+      this.d.log.warn('download failed part-way', {
+        fileId: row.id,
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+
   /** The detected image type when the content is a raster image safe to show inline, else null. */
   async inlineImageType(row: DownloadFile): Promise<string | null> {
     if (row.type !== 'file' || !row.mimeType?.startsWith('image/')) return null;
@@ -105,6 +118,8 @@ export class DownloadService {
   /** The type the file's first bytes show (decrypting only the first segment); null when unrecognised or empty. */
   async detectType(row: DownloadFile): Promise<string | null> {
     if (row.type !== 'file' || row.size === 0) return null;
+    const location = row.versionId ? null : this.d.libraryFiles.locate(row);
+    if (location) return detectMimeType(this.d.libraryFiles.head(location, SNIFF_BYTES)).catch(() => null);
     const stored = this.stored(row);
     const bytes = await this.d.storage.readBytes(
       stored.storageKey,
@@ -227,7 +242,10 @@ export class DownloadService {
             if (entry.row.type === 'folder') {
               await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
             } else {
-              const body = await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
+              const location = entry.row.storageKey === null ? this.d.libraryFiles.locate(entry.row) : null;
+              const body = location
+                ? this.d.libraryFiles.open(location, entry.row.size)
+                : await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
               if (cancelled) {
                 // Cancelled while the file was being opened: nothing else will close it.
                 await body.cancel();

@@ -49,6 +49,8 @@ export class FileEvents {
     private readonly audit: AuditService,
     private readonly members: MembersRepo,
     private readonly items: ItemsRepo,
+    /** The change log's seq of the item's change just committed (see ChangeLog.claimSeq). */
+    private readonly claimSeq: (itemId: string) => number | undefined,
     accessVersion: () => string,
   ) {
     this.sharesByRoot = new PageCache(accessVersion, (byRoot) => byRoot.size);
@@ -70,8 +72,10 @@ export class FileEvents {
       for (const listener of this.contentListeners) listener(mimeType);
     }
     const data = { id: row.id, name: row.name, type: row.type, parentId: row.parentId, userId: actor.loginId, ...extra };
-    this.hub.publish(actor.accountId, type, data);
-    for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data);
+    const seq = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
+    const at = new Date();
+    this.hub.publish(actor.accountId, type, data, at, seq);
+    for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data, at, seq);
     const action = audit?.action ?? AUDITED[type];
     if (action) {
       this.audit.record({
@@ -107,6 +111,16 @@ export class FileEvents {
    */
   onContentChange(listener: (mimeType: string | null) => void): void {
     this.contentListeners.push(listener);
+  }
+
+  /**
+   * One event for many changes not reported one by one (a library scan's): `{userId, action, count}` as a
+   * job's, to the account and the members reaching `itemId`, so their clients list again.
+   */
+  many(accountId: string, itemId: string, data: { action: string; count: number }): void {
+    const payload = { userId: accountId, id: itemId, ...data };
+    this.hub.publish(accountId, FileEventType.updated, payload);
+    for (const member of this.membersReaching(accountId, itemId)) this.hub.publish(member, FileEventType.updated, payload);
   }
 
   /** One event per finished background job, `{userId, action, count}`: to the account, and to the starting member's. */

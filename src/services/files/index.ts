@@ -4,6 +4,8 @@ import type { AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { StorageLocationService } from '../administration/storage-location.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { ActivityService } from '../changes/activity.ts';
+import { ChangeEvents } from '../changes/change-events.ts';
 import { ChangeLog } from '../changes/change-log.ts';
 import { AccessTracker } from './access.ts';
 import { CopyService } from './copy.ts';
@@ -13,6 +15,7 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
+import { LibraryFiles } from './library-files.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
@@ -27,6 +30,8 @@ import { VersionService } from './versions.ts';
 
 export interface FilesServices {
   changes: ChangeLog;
+  changeEvents: ChangeEvents;
+  activity: ActivityService;
   quota: QuotaService;
   access: AccessTracker;
   items: ItemService;
@@ -61,10 +66,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const accessVersion = () => repos.database.accessVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
-  const views = new ItemViews(repos.shares, hasThumbnail);
+  const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
-  const events = new FileEvents(infra.hub, audit, repos.members, repos.items, accessVersion);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
+  const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
     hasThumbnail,
@@ -90,6 +95,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     shareLinks: repos.shares,
     members: repos.members,
     teamFolders: repos.teamFolders,
+    libraries: repos.libraries,
     tree,
     views,
     access,
@@ -115,6 +121,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     settings,
     administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
+  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
     clock,
     queue,
@@ -130,7 +137,17 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     versions: repos.versions,
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
-  const downloads = new DownloadService({ clock, log, storage, items: repos.items, versions: repos.versions, tree, access, audit });
+  const downloads = new DownloadService({
+    clock,
+    log,
+    storage,
+    items: repos.items,
+    versions: repos.versions,
+    tree,
+    access,
+    audit,
+    libraryFiles,
+  });
   const trash = new TrashService({ ...fileDeps, listing: items });
   const members = new MemberService(
     {
@@ -155,6 +172,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   );
   const services: FilesServices = {
     changes,
+    changeEvents: new ChangeEvents(changes),
+    activity: new ActivityService({ changes, items: repos.items, members: repos.members, users: repos.users, tree }),
     quota,
     access,
     items,
@@ -163,7 +182,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     diskSpace,
     downloads,
     trash,
-    copy: new CopyService(fileDeps),
+    copy: new CopyService({ ...fileDeps, libraryFiles }),
     fileJobs: new FileJobService(queue),
     shares,
     members,
@@ -184,5 +203,5 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     } satisfies Lifecycle,
   };
   // Other domains build on the tree, its views and its events; routes reach them through the services only.
-  return { services, shared: { tree, views, events, changes }, lifecycles };
+  return { services, shared: { tree, views, events, changes, libraryFiles }, lifecycles };
 }

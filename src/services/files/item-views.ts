@@ -1,5 +1,6 @@
 import type { Item, ListedItem } from '../../db/repos/items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
+import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 
@@ -33,7 +34,12 @@ export function toPublicItem(
   return item;
 }
 
-function toItemView(row: ListedItem, share: ShareStatus | undefined, hasThumbnail: HasThumbnail): ItemView {
+function toItemView(
+  row: ListedItem,
+  share: ShareStatus | undefined,
+  library: { unavailable: boolean } | undefined,
+  hasThumbnail: HasThumbnail,
+): ItemView {
   const view: ItemView = {
     id: row.id,
     name: row.name,
@@ -49,7 +55,12 @@ function toItemView(row: ListedItem, share: ShareStatus | undefined, hasThumbnai
     expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
   };
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
-  if (row.type === 'file') view.hasThumbnail = hasThumbnail(row.mimeType);
+  // A library file's bytes are not in the store: no thumbnail is made of it (nc:has-preview says the same).
+  if (row.type === 'file') view.hasThumbnail = !library && hasThumbnail(row.mimeType);
+  if (library) {
+    view.library = true;
+    if (library.unavailable) view.unavailable = true;
+  }
   return view;
 }
 
@@ -57,15 +68,15 @@ function toItemView(row: ListedItem, share: ShareStatus | undefined, hasThumbnai
 export class ItemViews {
   constructor(
     private readonly shares: SharesRepo,
+    private readonly libraries: LibrariesRepo,
     private readonly hasThumbnail: HasThumbnail,
   ) {}
 
   many(accountId: string, rows: readonly ListedItem[]): ItemView[] {
-    const status = this.shares.statusOf(
-      accountId,
-      rows.map((r) => r.id),
-    );
-    return rows.map((r) => toItemView(r, status.get(r.id), this.hasThumbnail));
+    const ids = rows.map((r) => r.id);
+    const status = this.shares.statusOf(accountId, ids);
+    const library = this.libraries.statusOf(ids);
+    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), this.hasThumbnail));
   }
 
   one(accountId: string, row: ListedItem): ItemView {

@@ -4,6 +4,7 @@ import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/r
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
+import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
@@ -43,6 +44,7 @@ export interface ItemDeps {
   shareLinks: SharesRepo;
   members: MembersRepo;
   teamFolders: TeamFoldersRepo;
+  libraries: LibrariesRepo;
   tree: Tree;
   views: ItemViews;
   access: AccessTracker;
@@ -80,13 +82,18 @@ export class ItemService {
     return page;
   }
 
-  /** The team folders an account reaches through its groups: first in its top level, marked. */
+  /** The team folders and group libraries an account reaches through its groups: first in its top level, marked. */
   private teamFoldersOf(accountId: string): ItemView[] {
     if (!this.d.tree.peopleSharingEnabled()) return [];
     const out: ItemView[] = [];
     for (const team of this.d.teamFolders.reachedBy(accountId)) {
       const row = this.d.items.getLive(team.id, team.folderId);
       if (row) out.push({ ...this.d.views.one(team.id, row), teamFolder: true });
+    }
+    // Libraries given to a group the account is in: at the top too, marked as libraries by their view.
+    for (const library of this.d.libraries.reachedBy(accountId)) {
+      const row = this.d.items.getLive(library.ownerId, library.folderId);
+      if (row) out.push(this.d.views.one(library.ownerId, row));
     }
     return out;
   }
@@ -228,7 +235,7 @@ export class ItemService {
     input: { name: string; parentId?: string | null },
   ): { id: string; name: string; type: 'folder'; size: null; modified: string } {
     const name = typedName(input.name);
-    const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
+    const principal = this.d.tree.actor(caller, { parentId: input.parentId, folder: true }, 'edit');
     const row = this.d.transactions.immediate(() => {
       const parent = this.d.tree.requireFolder(principal, input.parentId);
       const folder = this.insertFolder(principal.accountId, parent?.id ?? null, name);

@@ -76,7 +76,7 @@ export interface ShareOptions {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** When a link made now with this expiry ends; a picked moment must be in the future and within ten years (400). */
-function expiryTime(expiry: LinkExpiry, now: number): number | null {
+export function expiryTime(expiry: LinkExpiry, now: number): number | null {
   if (typeof expiry === 'string') {
     const ttl = EXPIRIES[expiry];
     return ttl === null ? null : now + ttl;
@@ -428,7 +428,7 @@ export class ShareService {
         for (const row of inserted) {
           this.d.shares.insertDrop({ itemId: row.id, linkId: link.id, visitId: visit.visitId, uploader, ip: visit.ip, createdAt: now });
           this.d.changes.record({ accountId: link.accountId, actor: { kind: 'link', id: link.id } }, ChangeKinds.dropped, row, {
-            details: { size: row.size, linkId: link.id, uploader },
+            details: { size: row.size, mimeType: row.mimeType, linkId: link.id, uploader },
           });
         }
         this.d.shares.touch(link.id, now);

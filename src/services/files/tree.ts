@@ -39,6 +39,8 @@ export type Need = 'view' | 'edit';
 export interface ItemRef {
   ids?: readonly string[];
   parentId?: string | null;
+  /** What is placed under `parentId` is a new folder (not a file's bytes). */
+  folder?: boolean;
 }
 
 const MAX_DEPTH = 10_000;
@@ -84,6 +86,7 @@ export class Tree {
    * Anything else is 404 as if it did not exist; naming items on both sides of a share is 403.
    */
   actor<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
+    if (need === 'edit') this.checkWrite(ref);
     if (principal.share) return principal;
     const ids = [...(ref.ids ?? [])];
     if (ref.parentId) ids.push(ref.parentId);
@@ -111,6 +114,17 @@ export class Tree {
       accountId: scope.ownerId,
       share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId },
     };
+  }
+
+  /** Refuses up front a write the tree's guard would refuse at its commit (into a read-only library, say). */
+  private checkWrite(ref: ItemRef): void {
+    const ids = ref.ids ?? [];
+    if (ids.length > 0 && ref.parentId !== undefined) {
+      for (const id of ids) this.items.checkChange({ kind: 'place', itemId: id, parentId: ref.parentId });
+      return;
+    }
+    if (ref.parentId) this.items.checkChange({ kind: 'insert', parentId: ref.parentId, type: ref.folder ? 'folder' : 'unknown' });
+    for (const id of ids) this.items.checkChange({ kind: 'change', itemId: id });
   }
 
   /** Every account whose tree a login of `principal`'s account may add files to: its own, then those sharing with it as editor. */

@@ -583,7 +583,9 @@ export class UploadService {
       this.quota.adjust(accountId, added);
       if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
       this.intents.committed(object.storageKey);
-      this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, { details: { size: updated.size, ...opts.details } });
+      this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, {
+        details: { size: updated.size, mimeType: updated.mimeType, ...opts.details },
+      });
       opts.during?.(updated);
       return updated;
     });
@@ -701,7 +703,10 @@ export class UploadService {
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
       const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved' });
-      if (file.droppedVia) this.d.changes.record(by, ChangeKinds.dropped, row, { details: { size: row.size, linkId: file.droppedVia } });
+      if (file.droppedVia)
+        this.d.changes.record(by, ChangeKinds.dropped, row, {
+          details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
+        });
       else this.recordUpload(uploader, row);
       ended(row);
       return { row, created };
@@ -889,7 +894,7 @@ export class UploadService {
 
   /** The change log's row of a new file, in the transaction that inserts it. */
   private recordUpload(principal: AuditPrincipal, row: Item): void {
-    this.d.changes.record(principal, ChangeKinds.uploaded, row, { details: { size: row.size } });
+    this.d.changes.record(principal, ChangeKinds.uploaded, row, { details: { size: row.size, mimeType: row.mimeType } });
   }
 
   private published(principal: AuditPrincipal, row: Item): void {

@@ -149,7 +149,9 @@ export class VersionService {
         contentAuthorId: principal.loginId,
       });
       this.thinItem(row.id);
-      this.d.changes.record(principal, ChangeKinds.versionRestored, item, { details: { versionId, size: item.size } });
+      this.d.changes.record(principal, ChangeKinds.versionRestored, item, {
+        details: { versionId, size: item.size, mimeType: item.mimeType },
+      });
       return item;
     });
     this.d.events.item(principal, FileEventType.updated, updated, { size: updated.size, mimeType: updated.mimeType });

@@ -77,7 +77,7 @@ export class AlbumService {
   }
 
   /** The owner's album to manage: a member gets 403, anyone else 404. */
-  private owned(caller: Principal, id: string): AlbumRow {
+  owned(caller: Principal, id: string): AlbumRow {
     const reached = this.reach(caller, id);
     if (reached.role !== 'owner') throw forbidden(OWNER_ONLY);
     return reached.row;
@@ -141,7 +141,10 @@ export class AlbumService {
     const last = page.at(-1);
     return {
       album,
-      items: page.map(photoOf),
+      // A file of another account (the owner's in a shared album, an editor's in one's own) is marked as theirs.
+      items: page.map(({ accountId, addedBy, ...r }) =>
+        accountId === caller.accountId ? photoOf(r) : { ...photoOf(r), owner: { id: accountId, name: addedBy } },
+      ),
       nextCursor: rows.length > q.limit && last ? encodeCursor([last.takenAt, last.id]) : null,
     };
   }

@@ -3,6 +3,10 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { createHmac } from 'node:crypto';
+import type { AuditService } from '../administration/audit.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import { AlbumLinkService } from './album-links.ts';
 import { AlbumService } from './albums.ts';
 import { ThumbnailPool } from './pool.ts';
 import { ThumbnailService } from './thumbnails.ts';
@@ -14,15 +18,18 @@ export const THUMBNAIL_CATCH_UP_DELAY_MS = 500;
 export interface ThumbnailServices {
   thumbnails: ThumbnailService;
   albums: AlbumService;
+  albumLinks: AlbumLinkService;
 }
 
 interface ThumbnailDeps {
   tree: Tree;
   events: FileEvents;
+  audit: AuditService;
+  settings: SettingsService;
 }
 
 /** Thumbnails (the worker threads that make them, the service that stores, serves and removes them) and albums. */
-export function createThumbnailServices(infra: Infrastructure, { tree, events }: ThumbnailDeps) {
+export function createThumbnailServices(infra: Infrastructure, { tree, events, audit, settings }: ThumbnailDeps) {
   const { config, clock, log, queue, storage, repos, paths } = infra;
   // libvips, embedded in the executable, is written out here once to be loaded.
   const pool = new ThumbnailPool(
@@ -47,7 +54,20 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events }:
     if (mimeType === null || thumbnails.canHave(mimeType)) thumbnails.requestSweep();
   });
   const albums = new AlbumService({ clock, transactions: repos.transactions, albums: repos.albums, users: repos.users, tree, thumbnails });
-  const services: ThumbnailServices = { thumbnails, albums };
+  const albumLinks = new AlbumLinkService({
+    clock,
+    transactions: repos.transactions,
+    albums: repos.albums,
+    users: repos.users,
+    tree,
+    thumbnails,
+    albumService: albums,
+    settings,
+    audit,
+    // A key of its own, so an album link's unlock cookie can never pass for a file link's or a session's.
+    unlockKey: createHmac('sha256', infra.jwtSecret).update('coffer album link unlock cookies').digest(),
+  });
+  const services: ThumbnailServices = { thumbnails, albums, albumLinks };
   let catchUp: ReturnType<typeof setTimeout> | undefined;
   const lifecycles = {
     thumbnails: {

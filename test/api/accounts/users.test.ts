@@ -237,7 +237,7 @@ describe('admin: disabling and deleting accounts', () => {
     const dav = new DavClient(s.url, o.email, appPassword);
     expect((await dav.propfind('', '0')).status).toBe(207);
     const events = new SseReader(await sub.client.get('/api/files/events'));
-    expect(await events.next()).toBe('data: {"type":"connected"}');
+    expect(await events.next()).toMatch(/^data: \{"type":"connected"\}\nid: \d+$/);
     let res = await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true });
     expect(res.status).toBe(200);
     expect(await json(res)).toEqual({ id: o.id, email: o.email, disabled: true });

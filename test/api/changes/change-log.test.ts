@@ -85,13 +85,13 @@ describe('the change log through the API', () => {
     expect(rows).toMatchObject([
       { kind: 'item.uploaded', itemId: file.id, itemType: 'file', nameAfter: 'plan.txt', parentAfter: dir.id, ...login },
     ]);
-    expect(details(rows[0]!)).toEqual({ size: 5 });
+    expect(details(rows[0]!)).toEqual({ size: 5, mimeType: 'application/octet-stream' });
 
     rows = await appended(() =>
       o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: multipart('plan.txt', 'second!') }),
     );
     expect(rows).toMatchObject([{ kind: 'item.replaced', itemId: file.id, ...login }]);
-    expect(details(rows[0]!)).toEqual({ size: 7 });
+    expect(details(rows[0]!)).toEqual({ size: 7, mimeType: 'application/octet-stream' });
 
     rows = await appended(() => o.client.post('/api/files/rename', { id: file.id, name: 'plan-v2.txt' }));
     expect(rows).toMatchObject([

@@ -364,11 +364,11 @@ describe('turning it off', () => {
     try {
       const set = (value: string) => cli.run(`UPDATE settings SET value = ? WHERE key = 'contentSearch'`, [value]);
       set('true');
-      await eventually(async () => expect(inText(await search(o.client, 'quokkas'))).toHaveLength(1), { timeoutMs: 30_000 });
+      await eventually(async () => expect(inText(await search(o.client, 'quokkas'))).toHaveLength(1), { timeoutMs: 60_000 });
       set('false');
-      await eventually(() => content.progress().indexed === 0, { timeoutMs: 30_000 });
+      await eventually(() => content.progress().indexed === 0, { timeoutMs: 60_000 });
     } finally {
       cli.close();
     }
-  }, 90_000);
+  }, 150_000);
 });

@@ -32,7 +32,7 @@ describe('GET /api/files/events', () => {
     expect(res.headers.get('cache-control')).toBe('no-cache');
     expect(res.headers.get('x-accel-buffering')).toBe('no');
     const reader = new SseReader(res);
-    expect(await reader.next()).toBe('data: {"type":"connected"}');
+    expect(await reader.next()).toMatch(/^data: \{"type":"connected"\}\nid: \d+$/);
     await reader.close();
     expect((await t.client().get('/api/files/events')).status).toBe(401);
   });

@@ -102,6 +102,31 @@ describe('albums shared with people', () => {
     expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(404);
   });
 
+  test('each file of an album says whose it is when it is not the caller’s: the owner sees an editor’s, the editor the owner’s', async () => {
+    const o = await seed.owner(t, undefined, 'Ada Lovelace');
+    const editor = await seed.owner(t, undefined, 'Grace Hopper');
+    const mine = await photo(o, 'mine.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Together', ids: [mine.id] }));
+    await o.client.post(`/api/albums/${album.id}/members`, { accountId: editor.id, role: 'editor' });
+    const theirs = await photo(editor, 'theirs.jpg');
+    await editor.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] });
+
+    const owners = async (who: seed.SeededLogin) =>
+      Object.fromEntries(
+        (await json(await who.client.get(`/api/albums/${album.id}`))).items.map((i: { id: string; owner?: unknown }) => [
+          i.id,
+          i.owner ?? null,
+        ]),
+      );
+    expect(await owners(o)).toEqual({ [mine.id]: null, [theirs.id]: { id: editor.id, name: 'Grace Hopper' } });
+    expect(await owners(editor)).toEqual({ [mine.id]: { id: o.id, name: 'Ada Lovelace' }, [theirs.id]: null });
+    // What is marked as another's answers 404 by its own door and is downloaded through the album's.
+    expect((await o.client.get(`/api/files/${theirs.id}/download`)).status).toBe(404);
+    expect((await o.client.get(`/api/albums/${album.id}/items/${theirs.id}/download`)).status).toBe(200);
+    expect((await editor.client.get(`/api/files/${mine.id}/download`)).status).toBe(404);
+    expect((await editor.client.get(`/api/albums/${album.id}/items/${mine.id}/download?inline=1`)).status).toBe(200);
+  });
+
   test('the door: another account 404 everywhere, a sub-user without Share 403, bad people 404/409, bad input 422', async () => {
     const o = await seed.owner(t);
     const other = await seed.owner(t);

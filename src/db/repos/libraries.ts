@@ -1,0 +1,173 @@
+import type { Database } from 'bun:sqlite';
+import { libraries, libraryEntries } from '../schema/libraries.ts';
+import { selectList, toBoolean } from '../select.ts';
+
+export type LibraryRow = typeof libraries.$inferSelect;
+export type LibraryEntryRow = typeof libraryEntries.$inferSelect;
+
+/** An indexed entry of a library with what its item row says: the scan compares the host with these. */
+export interface IndexedEntry {
+  itemId: string;
+  parentId: string | null;
+  type: 'file' | 'folder';
+  name: string;
+  size: number;
+  fileId: string;
+  hostModifiedAt: number;
+  unavailable: boolean;
+}
+
+const LIBRARY = selectList(libraries, [
+  'id',
+  'name',
+  'path',
+  'accountId',
+  'folderId',
+  'readOnly',
+  'groupId',
+  'createdBy',
+  'createdAt',
+  'scannedAt',
+  'scanEntries',
+  'scanError',
+  'available',
+]);
+
+function library(row: LibraryRow | null): LibraryRow | null {
+  if (!row) return null;
+  row.readOnly = toBoolean(row.readOnly);
+  row.available = toBoolean(row.available);
+  return row;
+}
+
+/** The SQL of libraries and of their entries (which host file each library item is). */
+export class LibrariesRepo {
+  constructor(private readonly sqlite: Database) {}
+
+  insert(
+    row: Pick<LibraryRow, 'id' | 'name' | 'path' | 'accountId' | 'folderId' | 'readOnly' | 'groupId' | 'createdBy' | 'createdAt'>,
+  ): void {
+    this.sqlite
+      .query(
+        `INSERT INTO libraries (id, name, path, account_id, folder_id, read_only, group_id, created_by, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.id, row.name, row.path, row.accountId, row.folderId, row.readOnly ? 1 : 0, row.groupId, row.createdBy, row.createdAt);
+  }
+
+  all(): LibraryRow[] {
+    return this.sqlite
+      .query<LibraryRow, []>(`SELECT ${LIBRARY} FROM libraries ORDER BY lower(name), id`)
+      .all()
+      .map((r) => library(r)!);
+  }
+
+  get(id: string): LibraryRow | null {
+    return library(this.sqlite.query<LibraryRow, [string]>(`SELECT ${LIBRARY} FROM libraries WHERE id = ?`).get(id));
+  }
+
+  /** The library an item belongs to (its root folder or anything below it), or null for an item of the encrypted store. */
+  ofItem(itemId: string): LibraryRow | null {
+    return library(
+      this.sqlite
+        .query<LibraryRow, [string]>(
+          `SELECT ${LIBRARY} FROM libraries WHERE id = (SELECT library_id FROM library_entries WHERE item_id = ?)`,
+        )
+        .get(itemId),
+    );
+  }
+
+  /** The libraries an account reaches through its groups (the library's group given its folder), by name. */
+  reachedBy(accountId: string): Array<{ ownerId: string; folderId: string }> {
+    return this.sqlite
+      .query<{ ownerId: string; folderId: string }, [string]>(
+        `SELECT DISTINCT l.account_id AS ownerId, l.folder_id AS folderId
+           FROM group_members gm CROSS JOIN libraries l ON l.group_id = gm.group_id
+           JOIN item_groups g ON g.item_id = l.folder_id AND g.group_id = l.group_id
+          WHERE gm.account_id = ?1 AND l.account_id <> ?1
+          ORDER BY lower(l.name)`,
+      )
+      .all(accountId);
+  }
+
+  remove(id: string): void {
+    this.sqlite.query('DELETE FROM libraries WHERE id = ?').run(id);
+  }
+
+  scanned(id: string, at: number, entries: number, error: string | null, available: boolean): void {
+    this.sqlite
+      .query('UPDATE libraries SET scanned_at = ?, scan_entries = ?, scan_error = ?, available = ? WHERE id = ?')
+      .run(at, entries, error, available ? 1 : 0, id);
+  }
+
+  setAvailable(id: string, available: boolean): void {
+    this.sqlite.query('UPDATE libraries SET available = ? WHERE id = ?').run(available ? 1 : 0, id);
+  }
+
+  /** The library status of each of these items that is in a library (one statement per list). */
+  statusOf(itemIds: readonly string[]): Map<string, { unavailable: boolean }> {
+    const out = new Map<string, { unavailable: boolean }>();
+    if (itemIds.length === 0) return out;
+    const rows = this.sqlite
+      .query<{ itemId: string; unavailable: number }, [string]>(
+        `SELECT e.item_id AS itemId, e.unavailable OR NOT l.available AS unavailable FROM library_entries e JOIN libraries l ON l.id = e.library_id
+          WHERE e.item_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(itemIds));
+    for (const r of rows) out.set(r.itemId, { unavailable: Boolean(r.unavailable) });
+    return out;
+  }
+
+  /** Every indexed entry of a library with its live item's place, name and size. */
+  indexed(libraryId: string): IndexedEntry[] {
+    return this.indexedWhere('e.library_id = ?1', libraryId);
+  }
+
+  /** One indexed entry (a library's own folder, say), or null. */
+  indexedItem(libraryId: string, itemId: string): IndexedEntry | null {
+    return this.indexedWhere('e.library_id = ?1 AND e.item_id = ?2', libraryId, itemId)[0] ?? null;
+  }
+
+  /** The indexed entries directly in a folder of the library. */
+  indexedChildren(libraryId: string, folderId: string): IndexedEntry[] {
+    return this.indexedWhere('e.library_id = ?1 AND e.item_id IN (SELECT id FROM items WHERE parent_id = ?2)', libraryId, folderId);
+  }
+
+  /** The indexed entries of one host file (a hard link has several names). */
+  indexedByFileId(libraryId: string, fileId: string): IndexedEntry[] {
+    return this.indexedWhere('e.library_id = ?1 AND e.file_id = ?2', libraryId, fileId);
+  }
+
+  private indexedWhere(where: string, ...args: string[]): IndexedEntry[] {
+    return this.sqlite
+      .query<IndexedEntry, string[]>(
+        `SELECT e.item_id AS itemId, i.parent_id AS parentId, i.type, i.name, i.size, e.file_id AS fileId,
+                e.host_modified_at AS hostModifiedAt, e.unavailable
+           FROM library_entries e JOIN items i ON i.id = e.item_id
+          WHERE ${where} AND i.deleted_at IS NULL`,
+      )
+      .all(...args)
+      .map((r) => ({ ...r, unavailable: toBoolean(r.unavailable) }));
+  }
+
+  putEntry(row: LibraryEntryRow): void {
+    this.sqlite
+      .query(
+        `INSERT INTO library_entries (item_id, library_id, file_id, host_modified_at, unavailable) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (item_id) DO UPDATE SET file_id = excluded.file_id, host_modified_at = excluded.host_modified_at, unavailable = excluded.unavailable`,
+      )
+      .run(row.itemId, row.libraryId, row.fileId, row.hostModifiedAt, row.unavailable ? 1 : 0);
+  }
+
+  /** How many entries each library has indexed. */
+  counts(): Map<string, { files: number; folders: number; bytes: number }> {
+    const rows = this.sqlite
+      .query<{ libraryId: string; files: number; folders: number; bytes: number }, []>(
+        `SELECT e.library_id AS libraryId, SUM(i.type = 'file') AS files, SUM(i.type = 'folder') AS folders,
+                COALESCE(SUM(CASE WHEN i.type = 'file' THEN i.size END), 0) AS bytes
+           FROM library_entries e JOIN items i ON i.id = e.item_id WHERE i.deleted_at IS NULL GROUP BY e.library_id`,
+      )
+      .all();
+    return new Map(rows.map((r) => [r.libraryId, { files: r.files, folders: r.folders, bytes: r.bytes }]));
+  }
+}

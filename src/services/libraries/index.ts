@@ -1,0 +1,57 @@
+import type { AuditService } from '../administration/audit.ts';
+import type { ChangeLog } from '../changes/change-log.ts';
+import type { FileEvents } from '../files/file-events.ts';
+import type { MemberService } from '../files/members.ts';
+import type { Infrastructure } from '../infrastructure.ts';
+import { LibraryHostWrites } from './host-writes.ts';
+import { LibraryService } from './libraries.ts';
+import { LibraryScanner } from './scanner.ts';
+import { LibraryWatcher } from './watch.ts';
+import { LibraryWriteGuard } from './write-guard.ts';
+
+export interface LibraryServices {
+  libraries: LibraryService;
+}
+
+/** Libraries: host folders shown as they are in an account's tree, indexed and kept in step with the host. */
+export function createLibraryServices(
+  infra: Infrastructure,
+  d: { audit: AuditService; events: FileEvents; members: MemberService; changes: ChangeLog },
+) {
+  const { clock, log, repos, config } = infra;
+  const guard = new LibraryWriteGuard(repos.libraries, new LibraryHostWrites({ items: repos.items, libraries: repos.libraries }));
+  repos.items.guardChanges(guard.check);
+  const scanner = new LibraryScanner({
+    clock,
+    log,
+    transactions: repos.transactions,
+    items: repos.items,
+    libraries: repos.libraries,
+    events: d.events,
+    changes: d.changes,
+    asHost: (fn) => guard.asHost(fn),
+  });
+  const libraries = new LibraryService({
+    clock,
+    log,
+    dataDir: infra.paths.root,
+    transactions: repos.transactions,
+    users: repos.users,
+    groups: repos.groups,
+    items: repos.items,
+    libraries: repos.libraries,
+    members: d.members,
+    audit: d.audit,
+    changes: d.changes,
+    scanner,
+  });
+  const libraryWatch = new LibraryWatcher({
+    clock,
+    log,
+    libraries,
+    repo: repos.libraries,
+    rescanMinutes: config.libraries.rescanMinutes,
+    watch: config.libraries.watch,
+  });
+  return { services: { libraries } satisfies LibraryServices, lifecycles: { libraryWatch } };
+}

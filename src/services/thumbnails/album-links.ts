@@ -1,0 +1,256 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { AlbumLinkView, PublicPhoto } from '../../contract/albums.ts';
+import type { ThumbnailSize } from '../../contract/files.ts';
+import type { Clock } from '../../clock.ts';
+import type { AlbumLinkRow, AlbumRow, AlbumsRepo } from '../../db/repos/albums.ts';
+import type { Transactions } from '../../db/repos/index.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
+import { AppError, conflict, Messages, notFound, validationFailed } from '../../errors.ts';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
+import { newToken } from '../../lib/ids.ts';
+import type { Principal } from '../accounts/principal.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
+import type { SettingsService } from '../administration/settings.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
+import { expiryTime, type LinkExpiry, type ShareFacts, UNLOCK_TTL_MS } from '../files/shares.ts';
+import type { AlbumService } from './albums.ts';
+import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
+
+export interface AlbumLinkDeps {
+  clock: Clock;
+  transactions: Transactions;
+  albums: AlbumsRepo;
+  users: UsersRepo;
+  tree: Tree;
+  thumbnails: ThumbnailService;
+  albumService: AlbumService;
+  settings: SettingsService;
+  audit: AuditService;
+  /** Key of the unlock cookies' signatures (derived from the instance's token secret). */
+  unlockKey: Uint8Array;
+}
+
+/** Options of an album's link; absent fields keep their value, null removes it. */
+export interface AlbumLinkOptions {
+  expiry?: LinkExpiry;
+  password?: string | null;
+  maxDownloads?: number | null;
+}
+
+/** A resolved album link as its public door uses it. */
+export interface OpenAlbumLink {
+  link: AlbumLinkRow;
+  album: AlbumRow;
+  unlocked: boolean;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** Page views go to the audit log once per link, address and 10 minutes, as a file link's. */
+const VISIT_DEDUP_MS = 10 * 60_000;
+
+/**
+ * An album's public link: a gallery of the album's live photos for anyone with the token, with the options a
+ * file link has (expiry, password, download cap). Only the album's owner makes, changes or removes it; what it
+ * shows is the album as it is now, so a file taken out of the album is gone from it and a deleted album's link 404s.
+ */
+export class AlbumLinkService {
+  private readonly recentVisits = new Map<string, number>();
+
+  constructor(private readonly d: AlbumLinkDeps) {}
+
+  private url(requestOrigin: string, token: string): string {
+    const base = this.d.settings.get('shareBaseUrl');
+    return `${base ? new URL(base).origin : requestOrigin}/s/album/${token}`;
+  }
+
+  private view(l: AlbumLinkRow, requestOrigin: string): AlbumLinkView {
+    return {
+      token: l.token,
+      url: this.url(requestOrigin, l.token),
+      createdAt: iso(l.createdAt)!,
+      expiresAt: iso(l.expiresAt),
+      hasPassword: l.passwordHash !== null,
+      maxDownloads: l.maxDownloads,
+      downloads: l.downloads,
+      lastUsedAt: iso(l.lastUsedAt),
+    };
+  }
+
+  /** GET /api/albums/:id/link: the owner's view of the album's link, or null. */
+  get(caller: Principal, albumId: string, requestOrigin: string): { link: AlbumLinkView | null } {
+    this.d.albumService.owned(caller, albumId);
+    const link = this.d.albums.linkOf(albumId);
+    return { link: link && this.view(link, requestOrigin) };
+  }
+
+  /** POST /api/albums/:id/link: makes the album's link (409 when it has one); 7 days unless an expiry is given. */
+  async create(caller: Principal, albumId: string, options: AlbumLinkOptions, requestOrigin: string): Promise<{ link: AlbumLinkView }> {
+    const now = this.d.clock.now();
+    const expiresAt = expiryTime(options.expiry ?? '7d', now);
+    const passwordHash = options.password ? await Bun.password.hash(options.password, 'argon2id') : null;
+    const link = this.d.transactions.immediate(() => {
+      this.d.albumService.owned(caller, albumId);
+      if (this.d.albums.linkOf(albumId)) throw conflict('This album already has a link: change its options or remove it.');
+      this.d.albums.insertLink({
+        albumId,
+        token: newToken(),
+        createdBy: caller.loginId,
+        createdAt: now,
+        expiresAt,
+        passwordHash,
+        maxDownloads: options.maxDownloads ?? null,
+      });
+      return this.d.albums.linkOf(albumId)!;
+    });
+    this.d.audit.record({ action: AuditActions.shareCreate, principal: caller, targetType: 'album', targetId: albumId });
+    return { link: this.view(link, requestOrigin) };
+  }
+
+  /** PATCH /api/albums/:id/link: changes the options the request names; 404 when the album has no link. */
+  async update(caller: Principal, albumId: string, options: AlbumLinkOptions, requestOrigin: string): Promise<{ link: AlbumLinkView }> {
+    const now = this.d.clock.now();
+    const patch: { expiresAt?: number | null; passwordHash?: string | null; maxDownloads?: number | null } = {};
+    if (options.expiry !== undefined) patch.expiresAt = expiryTime(options.expiry, now);
+    if (options.password !== undefined)
+      patch.passwordHash = options.password === null ? null : await Bun.password.hash(options.password, 'argon2id');
+    if (options.maxDownloads !== undefined) patch.maxDownloads = options.maxDownloads;
+    const link = this.d.transactions.immediate(() => {
+      this.d.albumService.owned(caller, albumId);
+      if (!this.d.albums.linkOf(albumId)) throw notFound('This album has no link.');
+      this.d.albums.updateLink(albumId, patch);
+      return this.d.albums.linkOf(albumId)!;
+    });
+    this.d.audit.record({ action: AuditActions.shareUpdate, principal: caller, targetType: 'album', targetId: albumId });
+    return { link: this.view(link, requestOrigin) };
+  }
+
+  /** DELETE /api/albums/:id/link: the link stops working at once (404). */
+  remove(caller: Principal, albumId: string): { message: string } {
+    this.d.albumService.owned(caller, albumId);
+    if (!this.d.albums.removeLink(albumId)) throw notFound('This album has no link.');
+    this.d.audit.record({ action: AuditActions.shareRemove, principal: caller, targetType: 'album', targetId: albumId });
+    return { message: 'The album’s link no longer works' };
+  }
+
+  // ---- the public side (no session) ----
+
+  /**
+   * The link of a token and its album: 404 when missing (the album deleted, the owner disabled), 410 when
+   * expired or (unless `pastCap`) its downloads are used up. `unlocked`: no password, or a valid unlock cookie.
+   */
+  resolve(token: string, opts: { pastCap?: boolean; unlockCookie?: string | null } = {}): OpenAlbumLink {
+    const link = this.d.albums.linkByToken(token);
+    if (!link) throw notFound(Messages.shareNotFound);
+    if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
+    if (!opts.pastCap && link.maxDownloads !== null && link.downloads >= link.maxDownloads)
+      throw new AppError(410, Messages.shareDownloadsUsed);
+    const album = this.d.albums.byIdAnyAccount(link.albumId);
+    if (!album || this.d.users.authUser(album.accountId)?.disabledAt != null) throw notFound(Messages.shareNotFound);
+    return { link, album, unlocked: this.isUnlocked(link, opts.unlockCookie ?? null) };
+  }
+
+  /** One page of the album's live photos and videos, newest taken first, as a visitor sees them. */
+  page(album: AlbumRow, q: { limit: number; cursor?: string | undefined }): { items: PublicPhoto[]; nextCursor: string | null } {
+    let after: { takenAt: number; id: string } | null = null;
+    if (q.cursor) {
+      const values = decodeCursor(q.cursor, ['number', 'string']);
+      if (!values) throw validationFailed([{ field: 'cursor', message: Messages.invalidCursor }]);
+      after = { takenAt: values[0] as number, id: values[1] as string };
+    }
+    const rows = this.d.albums.itemsPage(album.id, after, q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const last = page.at(-1);
+    return {
+      items: page.map((r) => ({
+        id: r.id,
+        name: r.name,
+        takenAt: new Date(r.takenAt).toISOString(),
+        width: r.width,
+        height: r.height,
+        mimeType: r.mimeType,
+        size: r.size,
+        ...(r.duration != null ? { duration: r.duration } : {}),
+      })),
+      nextCursor: rows.length > q.limit && last ? encodeCursor([last.takenAt, last.id]) : null,
+    };
+  }
+
+  /** A live file of the link's album, whoever added it; a file not (or no longer) in it is 404. */
+  item(open: OpenAlbumLink, itemId: string): HeldItem {
+    const accountId = this.d.albums.liveItemAccount(open.album.id, itemId);
+    if (!accountId) throw notFound(Messages.itemNotInShare);
+    return this.d.tree.requireLive({ accountId }, itemId);
+  }
+
+  thumbnail(open: OpenAlbumLink, itemId: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+    return this.d.thumbnails.serve(this.item(open, itemId), size, etag);
+  }
+
+  /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
+  countDownload(link: AlbumLinkRow): void {
+    if (!this.d.albums.countLinkDownload(link.albumId, this.d.clock.now())) throw new AppError(410, Messages.shareDownloadsUsed);
+  }
+
+  facts(open: OpenAlbumLink): ShareFacts {
+    const { link, album } = open;
+    return {
+      sharedBy: this.d.users.byId(album.accountId)?.name.trim() || null,
+      expiresAt: link.expiresAt,
+      downloadsLeft: link.maxDownloads === null ? null : Math.max(0, link.maxDownloads - link.downloads),
+    };
+  }
+
+  /** Visits and downloads go to the audit log as a file link's do (the visitor is known only by address). */
+  recordVisit(open: OpenAlbumLink, ip: string, kind: 'access' | 'download', item?: HeldItem): void {
+    if (kind === 'access') {
+      const key = `${open.link.token}|${ip}`;
+      const now = this.d.clock.now();
+      const last = this.recentVisits.get(key);
+      if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
+      if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
+      this.recentVisits.set(key, now);
+      this.d.albums.touchLink(open.link.albumId, now);
+    }
+    this.d.audit.record({
+      action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
+      ip,
+      accountId: open.album.accountId,
+      targetType: 'album',
+      targetId: open.album.id,
+      details: item ? { itemId: item.id, name: item.name } : { name: open.album.name },
+    });
+  }
+
+  /** Checks a link's password (the caller has spent one limiter attempt): the unlock cookie's value, null without a password, else 401. */
+  async unlock(open: OpenAlbumLink, password: string, ip: string): Promise<string | null> {
+    const { link, album } = open;
+    if (link.passwordHash === null) return null;
+    const ok = await Bun.password.verify(password, link.passwordHash).catch(() => false);
+    this.d.audit.record({
+      action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
+      status: ok ? 'success' : 'failure',
+      ip,
+      accountId: album.accountId,
+      targetType: 'album',
+      targetId: album.id,
+    });
+    if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
+    const expires = this.d.clock.now() + UNLOCK_TTL_MS;
+    return `${expires}.${this.signature(link, expires)}`;
+  }
+
+  private isUnlocked(link: AlbumLinkRow, cookie: string | null): boolean {
+    if (link.passwordHash === null) return true;
+    const m = cookie ? /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookie) : null;
+    if (!m) return false;
+    const expires = Number(m[1]);
+    const now = this.d.clock.now();
+    if (expires <= now || expires > now + UNLOCK_TTL_MS) return false;
+    return timingSafeEqual(Buffer.from(m[2]!), Buffer.from(this.signature(link, expires)));
+  }
+
+  // Over the token and the password's hash (new salt on every change), so a new password ends old cookies.
+  private signature(link: AlbumLinkRow, expires: number): string {
+    return createHmac('sha256', this.d.unlockKey).update(`${link.token}\n${link.passwordHash}\n${expires}`).digest('base64url');
+  }
+}

@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The one way to a library's host files: every path is a library root plus names checked one by one
+ * (no `..`, no `/`, no NUL, nothing absolute), and every file opened is checked, after opening, to be
+ * inside the root, so a symlink (at any depth, swapped in at any time) cannot lead out of it.
+ */
+
+/** A name or path that would leave the library, or that the host filesystem cannot hold. */
+export class HostPathError extends Error {}
+
+// Linux file systems take at most 255 bytes in one name.
+const NAME_MAX_BYTES = 255;
+
+/** Why the host filesystem cannot hold `name` as one entry of a folder, or null when it can. */
+export function hostNameProblem(name: string): string | null {
+  if (name.length === 0) return 'A name cannot be empty.';
+  if (name === '.' || name === '..') return `"${name}" cannot be the name of a file or folder on the host.`;
+  if (name.includes('/')) return 'A name in a library cannot contain "/": the host folder cannot hold it.';
+  if (name.includes('\0')) return 'A name cannot contain a NUL character.';
+  const bytes = Buffer.byteLength(name);
+  if (bytes > NAME_MAX_BYTES) return `The name is ${bytes} bytes long in UTF-8; the host folder holds at most ${NAME_MAX_BYTES}.`;
+  return null;
+}
+
+/** The names of a path relative to a library root ('a/b/c'); anything absolute, `..`, `.` or NUL refused. */
+export function relativeNames(relative: string): string[] {
+  if (relative.includes('\0')) throw new HostPathError('A path cannot contain a NUL character.');
+  if (relative.startsWith('/')) throw new HostPathError('A path inside a library cannot be absolute.');
+  if (relative === '') return [];
+  const names = relative.split('/');
+  for (const name of names) {
+    const problem = hostNameProblem(name);
+    if (problem) throw new HostPathError(problem);
+  }
+  return names;
+}
+
+/** `root` joined with `names`, each checked; `root` must be absolute. Never leaves the root by its text. */
+export function hostPath(root: string, names: readonly string[]): string {
+  if (!path.isAbsolute(root) || root.includes('\0')) throw new HostPathError('A library root must be an absolute path.');
+  for (const name of names) {
+    const problem = hostNameProblem(name);
+    if (problem) throw new HostPathError(problem);
+  }
+  return names.length === 0 ? root : `${root === '/' ? '' : root}/${names.join('/')}`;
+}
+
+/** Whether `child` is `parent` or below it (both absolute and normalised). */
+export function isInside(parent: string, child: string): boolean {
+  if (child === parent) return true;
+  return child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
+}
+
+/** Where an open descriptor really is (Linux's /proc names the file itself, whatever led to it). */
+function realPathOf(fd: number): string {
+  return fs.readlinkSync(`/proc/self/fd/${fd}`);
+}
+
+/**
+ * Opens `names` under `root` for reading and returns the descriptor, once it is shown to be a regular file
+ * inside the root; a symlink leading out, a folder or a special file is refused.
+ */
+export function openInside(root: string, names: readonly string[]): number {
+  const fd = fs.openSync(hostPath(root, names), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    if (!isInside(root, realPathOf(fd))) throw new HostPathError('The file leads outside its library.');
+    if (!fs.fstatSync(fd).isFile()) throw new HostPathError('Not a regular file.');
+    return fd;
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}
+
+/** The real path of a folder under `root`, checked to be inside it (a symlinked parent leading out is refused). */
+export function folderInside(root: string, names: readonly string[]): string {
+  const real = fs.realpathSync(hostPath(root, names));
+  if (!isInside(root, real)) throw new HostPathError('The folder leads outside its library.');
+  if (!fs.statSync(real).isDirectory()) throw new HostPathError('Not a folder.');
+  return real;
+}
+
+/** Why `candidate` cannot be a library root, or null; `candidate` is what the admin typed. */
+export function libraryRootProblem(
+  candidate: string,
+  opts: { dataDir: string; otherRoots: readonly string[] },
+): { problem: string } | { root: string } {
+  if (candidate.includes('\0')) return { problem: 'The path contains a NUL character.' };
+  if (!path.isAbsolute(candidate)) return { problem: `${candidate} is not an absolute path: give the full path, starting with /.` };
+  let root: string;
+  try {
+    root = fs.realpathSync(candidate);
+  } catch {
+    return { problem: `${candidate} does not exist (or the service user cannot reach it).` };
+  }
+  if (!fs.statSync(root).isDirectory()) return { problem: `${candidate} is not a folder.` };
+  if (root === '/') return { problem: 'The root of the file system cannot be a library.' };
+  const dataDir = realOrSelf(opts.dataDir);
+  if (isInside(dataDir, root)) return { problem: `${candidate} is inside Coffer's data directory (${dataDir}).` };
+  if (isInside(root, dataDir)) return { problem: `${candidate} holds Coffer's data directory (${dataDir}).` };
+  for (const other of opts.otherRoots) {
+    if (isInside(other, root)) return { problem: `${candidate} is inside the library at ${other}.` };
+    if (isInside(root, other)) return { problem: `${candidate} holds the library at ${other}.` };
+  }
+  return { root };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}

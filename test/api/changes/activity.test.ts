@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json, type TestClient } from '../../helpers/client.ts';
+import { folder, upload } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer({ startWorker: false });
+  await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+async function activity(client: TestClient, query = ''): Promise<{ items: any[]; nextCursor: string | null }> {
+  const res = await client.get(`/api/activity${query}`);
+  expect(res.status).toBe(200);
+  return json(res);
+}
+
+const summary = (lines: any[]) => lines.map((l) => `${l.actor.name} ${l.kind} ${l.item.path ?? l.item.name}`);
+
+describe('GET /api/activity', () => {
+  test('newest first: who (display name), what, which item with its path, the folder, when', async () => {
+    const o = await seed.owner(t);
+    const holidays = await folder(o.client, 'Holidays');
+    const year = await folder(o.client, '2026', holidays.id);
+    const a = await upload(o.client, 'a.jpg', 'a', { parentId: year.id });
+    await upload(o.client, 'b.jpg', 'b', { parentId: year.id });
+    await o.client.post('/api/files/rename', { id: a.id, name: 'beach.jpg' });
+    await o.client.post('/api/files/delete', { ids: [a.id] });
+
+    const { items, nextCursor } = await activity(o.client);
+    expect(nextCursor).toBeNull();
+    expect(summary(items)).toEqual([
+      'Owner item.trashed beach.jpg',
+      'Owner item.renamed beach.jpg',
+      'Owner item.uploaded Holidays/2026/b.jpg',
+      'Owner item.uploaded a.jpg',
+      'Owner item.created Holidays/2026',
+      'Owner item.created Holidays',
+    ]);
+    // A trashed item has no path (it is not where it was); its folder still has one.
+    expect(items[0]).toMatchObject({
+      kind: 'item.trashed',
+      actor: { kind: 'login', id: o.id, name: 'Owner' },
+      item: { id: a.id, type: 'file', name: 'beach.jpg', path: null },
+      folder: { id: year.id, path: 'Holidays/2026' },
+    });
+    expect(items[1]).toMatchObject({ before: { name: 'a.jpg', folderId: year.id }, after: { name: 'beach.jpg', folderId: year.id } });
+    expect(items[2]).toMatchObject({ details: { size: 1 }, folder: { path: 'Holidays/2026' } });
+    expect(items[5]).toMatchObject({ folder: { id: null, path: '' } });
+    expect(Date.parse(items[0].at)).toBeGreaterThanOrEqual(Date.parse(items[5].at));
+    expect(items.map((l) => l.seq)).toEqual([...items.map((l) => l.seq)].sort((x, y) => y - x));
+  });
+
+  test('keyset pages by seq; filters by item, folder, kind and person; bad input is a 400', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, ['files.upload']);
+    const dir = await folder(o.client, 'Docs');
+    const mine = await upload(o.client, 'mine.txt', 'm', { parentId: dir.id });
+    await upload(sub.client, 'theirs.txt', 't', { parentId: dir.id });
+    await upload(o.client, 'outside.txt', 'o');
+    await o.client.post('/api/files/rename', { id: mine.id, name: 'mine2.txt' });
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: any[]; nextCursor: string | null } = await activity(o.client, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((l) => l.item.name));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(['mine2.txt', 'outside.txt', 'theirs.txt', 'mine.txt', 'Docs']);
+
+    expect(summary((await activity(o.client, `?itemId=${mine.id}`)).items)).toEqual([
+      'Owner item.renamed Docs/mine2.txt',
+      'Owner item.uploaded Docs/mine2.txt',
+    ]);
+    // The name the item had then; its path where it is now.
+    expect((await activity(o.client, `?folderId=${dir.id}`)).items.map((l) => l.item.name)).toEqual([
+      'mine2.txt',
+      'theirs.txt',
+      'mine.txt',
+      'Docs',
+    ]);
+    expect(summary((await activity(o.client, `?actor=${sub.id}`)).items)).toEqual(['Sub item.uploaded Docs/theirs.txt']);
+    expect((await activity(o.client, '?kind=item.renamed')).items).toHaveLength(1);
+
+    for (const [query, status, message] of [
+      ['?kind=item.exploded', 400, /Unknown kind/],
+      ['?cursor=not-a-cursor!', 400, /Invalid cursor/],
+      ['?limit=0', 422, /limit must be at least 1/],
+      ['?limit=201', 422, /limit must be at most 200/],
+    ] as const) {
+      const res = await o.client.get(`/api/activity${query}`);
+      expect(res.status).toBe(status);
+      expect(await res.text()).toMatch(message);
+    }
+    expect((await t.client().get('/api/activity')).status).toBe(401);
+  });
+
+  test('visibility: another account nothing (404 for its ids), a member only inside the share and nothing once removed, a sub-user without permissions its account', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const bare = await seed.subUser(t, o, []);
+    const shared = await folder(o.client, 'Shared');
+    const nested = await folder(o.client, 'Inner', shared.id);
+    await upload(o.client, 'private.txt', 'p');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const inside = await upload(o.client, 'inside.txt', 'i', { parentId: nested.id });
+    await upload(member.client, 'by-member.txt', 'm', { parentId: shared.id });
+
+    expect((await activity(stranger.client)).items).toEqual([]);
+    for (const id of [shared.id, inside.id]) {
+      expect((await stranger.client.get(`/api/activity?itemId=${id}`)).status).toBe(404);
+      expect((await stranger.client.get(`/api/activity?folderId=${id}`)).status).toBe(404);
+    }
+
+    // The member's paths start at the shared folder; nothing of the owner's own tree shows.
+    expect(summary((await activity(member.client)).items)).toEqual([
+      'Owner item.uploaded Shared/by-member.txt',
+      'Owner item.uploaded Shared/Inner/inside.txt',
+      'Owner member.added Shared',
+      'Owner item.created Shared/Inner',
+      'Owner item.created Shared',
+    ]);
+    expect((await activity(member.client)).items[0].actor).toMatchObject({ id: member.id });
+    expect((await activity(member.client, `?itemId=${inside.id}`)).items).toHaveLength(1);
+
+    expect(summary((await activity(bare.client)).items)).toContain('Owner item.uploaded private.txt');
+    expect((await activity(bare.client)).items).toHaveLength(6);
+
+    expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    await upload(o.client, 'after.txt', 'a', { parentId: shared.id });
+    expect((await activity(member.client)).items).toEqual([]);
+    expect((await member.client.get(`/api/activity?itemId=${inside.id}`)).status).toBe(404);
+  });
+});

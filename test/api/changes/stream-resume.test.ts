@@ -1,0 +1,265 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { ManualClock } from '../../../src/clock.ts';
+import type { TestClient } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import { folder, SseReader, upload } from '../../helpers/files.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+const DAY = 24 * 3600_000;
+const clock = new ManualClock(Date.now());
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer({ clock, startWorker: false });
+  await seed.admin(t);
+});
+afterAll(() => t.stop());
+
+async function open(client: TestClient, lastEventId?: string): Promise<SseReader> {
+  const res = await client.get('/api/files/events', lastEventId === undefined ? undefined : { 'Last-Event-ID': lastEventId });
+  expect(res.status).toBe(200);
+  const reader = new SseReader(res);
+  const connected = await reader.nextEvent();
+  expect(connected.data).toEqual({ type: 'connected' });
+  // A fresh stream's first id is the latest seq (a reconnect resumes from there); a resumed one keeps the client's.
+  if (lastEventId === undefined) expect(Number(connected.id)).toBeGreaterThanOrEqual(0);
+  else expect(connected.id).toBeUndefined();
+  return reader;
+}
+
+describe('GET /api/files/events with Last-Event-ID', () => {
+  test('each change event carries its seq as `id:` after its `data:` line; a star (not a change) has none', async () => {
+    const o = await seed.owner(t);
+    const stream = await open(o.client);
+    const dir = await folder(o.client, 'box');
+    const block = await stream.next();
+    const seq = t.server.ctx.services.changes.latestSeq();
+    expect(block).toStartWith('data: {"type":"folder.created"');
+    expect(block).toEndWith(`\nid: ${seq}`);
+    await o.client.post('/api/files/star', { ids: [dir.id], starred: true });
+    expect(await stream.nextEvent()).toEqual({ data: expect.objectContaining({ type: 'file.starred' }) });
+    await stream.close();
+  });
+
+  test('a stream that saw no change resumes from the id of its `connected` message', async () => {
+    const o = await seed.owner(t);
+    const quiet = await open(o.client);
+    await quiet.close();
+    const res = await o.client.get('/api/files/events');
+    const first = new SseReader(res);
+    const { id } = await first.nextEvent();
+    await first.close();
+    const missed = await folder(o.client, 'missed');
+    const resumed = await open(o.client, id);
+    expect((await resumed.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: missed.id } });
+    await resumed.close();
+  });
+
+  test('after a drop: 50 missed changes replayed in order, the same events as live, then live without a gap or duplicate', async () => {
+    const o = await seed.owner(t);
+    const live = await open(o.client);
+    const first = await upload(o.client, 'first.txt', 'one', { type: 'text/plain' });
+    const seen = await live.nextEvent();
+    expect(seen.data).toMatchObject({ type: 'file.uploaded', data: { id: first.id } });
+    await live.close();
+
+    // Every kind the stream announces, then folders up to 50 changes: each is recorded while no stream is open.
+    const watcher = await open(o.client);
+    const dir = await folder(o.client, 'dir');
+    const file = await upload(o.client, 'a.txt', 'abc', { type: 'text/plain' });
+    await o.client.post('/api/files/rename', { id: file.id, name: 'b.txt' });
+    await o.client.post('/api/files/move', { ids: [file.id], parentId: dir.id });
+    await o.client.post('/api/files/delete', { ids: [file.id] });
+    await o.client.post('/api/files/trash/restore', { ids: [file.id] });
+    for (let i = 0; i < 44; i++) await folder(o.client, `f${i}`);
+    const liveEvents = [];
+    for (let i = 0; i < 50; i++) liveEvents.push(await watcher.nextEvent());
+    await watcher.close();
+
+    const resumed = await open(o.client, seen.id);
+    const replayed = [];
+    for (let i = 0; i < 50; i++) replayed.push(await resumed.nextEvent());
+    const ids = replayed.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(50);
+    expect(ids[0]).toBeGreaterThan(Number(seen.id));
+    // The same types, data and ids as the live stream sent them (timestamps are the change's time).
+    const shape = (e: { data: any; id?: string }) => ({ id: e.id, type: e.data.type, data: e.data.data });
+    expect(replayed.map(shape)).toEqual(liveEvents.map(shape));
+    expect(await resumed.quietFor(200)).toBe(true);
+    const after = await folder(o.client, 'after');
+    const next = await resumed.nextEvent();
+    expect(next.data).toMatchObject({ type: 'folder.created', data: { id: after.id } });
+    expect(Number(next.id)).toBe(ids[49]! + 1);
+    await resumed.close();
+  });
+
+  test('through WebDAV too (a move that also renames is two events, one id): the replay is what was sent live', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const watcher = await open(o.client);
+    expect((await dav.request('MKCOL', 'Docs')).status).toBe(201);
+    const first = await watcher.nextEvent();
+    expect((await dav.put('Docs/n.txt', 'one')).status).toBe(201);
+    expect((await dav.put('Docs/n.txt', 'two')).status).toBe(204);
+    expect((await dav.request('MOVE', 'Docs/n.txt', { headers: { destination: `${t.url}/dav/Docs/m.txt` } })).status).toBe(201);
+    expect((await dav.request('MOVE', 'Docs/m.txt', { headers: { destination: `${t.url}/dav/m2.txt` } })).status).toBe(201);
+    expect((await dav.request('COPY', 'm2.txt', { headers: { destination: `${t.url}/dav/Docs/c.txt` } })).status).toBe(201);
+    expect((await dav.request('DELETE', 'm2.txt')).status).toBe(204);
+    const until = async (reader: SseReader) => {
+      const out = [];
+      for (;;) {
+        const next = await reader.nextEvent(500).catch(() => null);
+        if (!next) return out;
+        out.push({ id: next.id, type: next.data.type, data: next.data.data });
+      }
+    };
+    const live = await until(watcher);
+    await watcher.close();
+    expect(live.map((e) => e.type)).toEqual([
+      'file.uploaded',
+      'file.updated',
+      'file.renamed',
+      'file.moved',
+      'file.renamed',
+      'file.copied',
+      'file.deleted',
+    ]);
+    expect(live[3]!.id).toBeDefined();
+    expect(live[4]!.id).toBeUndefined();
+    const resumed = await open(o.client, first.id);
+    expect(await until(resumed)).toEqual(live);
+    await resumed.close();
+  });
+
+  test('a client that cannot send the header (a new EventSource) names its last id in `?lastEventId=`', async () => {
+    const o = await seed.owner(t);
+    const mark = await open(o.client);
+    await folder(o.client, 'one');
+    const { id } = await mark.nextEvent();
+    await mark.close();
+    const missed = await folder(o.client, 'two');
+    const res = await o.client.get(`/api/files/events?lastEventId=${id}`);
+    const reader = new SseReader(res);
+    expect(await reader.nextEvent()).toEqual({ data: { type: 'connected' } });
+    expect((await reader.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: missed.id } });
+    await reader.close();
+    expect((await o.client.get(`/api/files/events?lastEventId=${'9'.repeat(40)}`)).status).toBe(422);
+  });
+
+  test('changes made while the replay is running come once, after it', async () => {
+    const o = await seed.owner(t);
+    const mark = await open(o.client);
+    await folder(o.client, 'mark');
+    const { id } = await mark.nextEvent();
+    await mark.close();
+    for (let i = 0; i < 30; i++) await folder(o.client, `m${i}`);
+    const resumed = await open(o.client, id);
+    const during = folder(o.client, 'during');
+    const names: string[] = [];
+    for (let i = 0; i < 31; i++) names.push((await resumed.nextEvent()).data.data.name);
+    await during;
+    expect(names).toEqual([...Array.from({ length: 30 }, (_, i) => `m${i}`), 'during']);
+    expect(await resumed.quietFor(200)).toBe(true);
+    await resumed.close();
+  });
+
+  test('a seq already thinned, not handed out, or not a number starts with `event: reset`, then live', async () => {
+    const o = await seed.owner(t);
+    const stream = await open(o.client);
+    await folder(o.client, 'old');
+    const { id } = await stream.nextEvent();
+    await stream.close();
+    expect(await (await open(o.client, id)).quietFor(100)).toBe(true);
+
+    const latest = String(t.server.ctx.services.changes.latestSeq());
+    for (const bad of [String(Number(latest) + 10), 'abc']) {
+      const reader = await open(o.client, bad);
+      expect(await reader.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset', id: latest });
+      await reader.close();
+    }
+
+    // Nothing was missed after the latest seq, even with the log emptied: a change after it must be thinned for a reset.
+    await folder(o.client, 'lost');
+    clock.advance(31 * DAY);
+    t.server.ctx.services.changes.thin();
+    const again = await seed.login(t, o.email);
+    const reset = await open(again, id);
+    expect(await reset.nextEvent()).toEqual({
+      data: { type: 'reset' },
+      event: 'reset',
+      id: String(t.server.ctx.services.changes.latestSeq()),
+    });
+    const fresh = await folder(again, 'fresh');
+    expect((await reset.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: fresh.id } });
+    await reset.close();
+  });
+
+  test('replay shows only what the login may see: not another account, not a share after removal; a sub-user its account', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const sub = await seed.subUser(t, o, []);
+    const shared = await folder(o.client, 'Shared');
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    await upload(o.client, 'inside.txt', 'ours', { parentId: shared.id });
+    await upload(o.client, 'private.txt', 'mine');
+    expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    await upload(o.client, 'after.txt', 'later', { parentId: shared.id });
+
+    // Removed: nothing of the owner's, not even what happened while it was a member.
+    for (const client of [stranger.client, member.client]) {
+      const reader = await open(client, from);
+      expect(await reader.quietFor(300)).toBe(true);
+      await reader.close();
+    }
+    const ofSub = await open(sub.client, from);
+    const got: string[] = [];
+    for (let i = 0; i < 3; i++) got.push((await ofSub.nextEvent()).data.data.name);
+    expect(got).toEqual(['inside.txt', 'private.txt', 'after.txt']);
+    expect(await ofSub.quietFor(200)).toBe(true);
+    await ofSub.close();
+  });
+
+  test('a member removed mid-stream: live events stop at the removal, and resuming after it replays nothing', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Project');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const live = await open(member.client);
+    const before = await upload(o.client, 'before.txt', 'b', { parentId: shared.id });
+    const seen = await live.nextEvent();
+    expect(seen.data).toMatchObject({ type: 'file.uploaded', data: { id: before.id } });
+    expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    const after = await upload(o.client, 'after.txt', 'a', { parentId: shared.id });
+    await o.client.post('/api/files/rename', { id: before.id, name: 'renamed.txt' });
+    // The removal's own notice may come; nothing about the items does.
+    const got: any[] = [];
+    for (;;) {
+      const next = await live.nextEvent(300).catch(() => null);
+      if (!next) break;
+      got.push(next.data);
+    }
+    expect(got.filter((e) => [before.id, after.id].includes(e.data?.id))).toEqual([]);
+    await live.close();
+    const resumed = await open(member.client, seen.id);
+    expect(await resumed.quietFor(300)).toBe(true);
+    await resumed.close();
+  });
+
+  test('a member still in the share gets replayed only what is under it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Team');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    await upload(o.client, 'mine.txt', 'x');
+    const inside = await upload(o.client, 'ours.txt', 'y', { parentId: shared.id });
+    const reader = await open(member.client, from);
+    expect((await reader.nextEvent()).data).toMatchObject({ type: 'file.uploaded', data: { id: inside.id, parentId: shared.id } });
+    expect(await reader.quietFor(300)).toBe(true);
+    await reader.close();
+  });
+});

@@ -1,0 +1,53 @@
+import { expect } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { LIBRARY_NOT_ENCRYPTED } from '../../../src/contract/libraries.ts';
+import { json } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { listAll } from '../../helpers/files.ts';
+import type * as seed from '../../helpers/seed.ts';
+import { tempDir } from '../../helpers/server.ts';
+
+/** Host folders made for libraries, removed with `cleanHostDirs`. */
+const made: string[] = [];
+
+export function hostDir(): string {
+  const dir = tempDir('coffer-library-');
+  made.push(dir);
+  return dir;
+}
+
+export function cleanHostDirs(): void {
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+}
+
+export function write(root: string, rel: string, content: string | Uint8Array): void {
+  fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+  fs.writeFileSync(path.join(root, rel), content);
+}
+
+let counter = 0;
+
+/** Adds `root` as a library of `owner` through the admin API and waits for its first scan. */
+export async function addLibrary(admin: seed.SeededLogin, root: string, owner: seed.SeededLogin, extra: Record<string, unknown> = {}) {
+  const res = await admin.client.post('/api/admin/libraries', { path: root, name: `Library ${++counter}`, owner: owner.email, ...extra });
+  expect(res.status).toBe(201);
+  const body = await json(res);
+  expect(body.warning).toBe(LIBRARY_NOT_ENCRYPTED);
+  await scanned(admin, body.library.id);
+  return body.library as { id: string; name: string; folderId: string };
+}
+
+/** Waits for the library's running scan to end; the view after it. */
+function scanned(admin: seed.SeededLogin, id: string) {
+  return eventually(async () => {
+    const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
+    return view.scanning === null && view.scannedAt !== null ? view : false;
+  });
+}
+
+export const children = (login: seed.SeededLogin, parentId: string) => listAll(login.client, `/api/files?parentId=${parentId}`);
+
+export async function childNamed(login: seed.SeededLogin, parentId: string, name: string) {
+  return (await children(login, parentId)).find((i) => i.name === name);
+}

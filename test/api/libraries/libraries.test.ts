@@ -1,0 +1,379 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { json } from '../../helpers/client.ts';
+import { davLogin, propfindRows } from '../../helpers/dav.ts';
+import { upload } from '../../helpers/files.ts';
+import { png } from '../../helpers/images.ts';
+import { createUpload } from '../../helpers/tus.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { addLibrary as addLibraryAs, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+// Changes are followed by the rescans this file asks for: inotify has its own file (watch.test.ts).
+beforeAll(async () => {
+  t = await startTestServer({ env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await t.stop();
+  cleanHostDirs();
+});
+
+let counter = 0;
+const addLibrary = (root: string, owner: seed.SeededLogin, extra: Record<string, unknown> = {}) => addLibraryAs(admin, root, owner, extra);
+
+async function rescan(id: string) {
+  const before = (await json(await admin.client.get(`/api/admin/libraries/${id}`))).scannedAt;
+  expect((await admin.client.post(`/api/admin/libraries/${id}/rescan`)).status).toBe(202);
+  return eventually(async () => {
+    const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
+    return view.scanning === null && view.scannedAt !== before ? view : false;
+  });
+}
+
+describe('POST /api/admin/libraries', () => {
+  test('a path that is relative, missing, /, inside the data directory or inside another library → 400 naming why', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    await addLibrary(root, owner);
+    fs.mkdirSync(path.join(root, 'inner'));
+    const cases: Array<[string, RegExp]> = [
+      ['relative/path', /not an absolute path/],
+      [path.join(root, 'nothing-here'), /does not exist/],
+      ['/', /root of the file system/],
+      [t.dataDir, /data directory/],
+      [path.join(t.dataDir, 'blobs'), /data directory/],
+      [path.join(root, 'inner'), /inside the library/],
+      [path.dirname(root) === '/' ? '/' : path.dirname(path.dirname(t.dataDir)), /holds|data directory|root/],
+    ];
+    for (const [p, message] of cases) {
+      const res = await admin.client.post('/api/admin/libraries', { path: p, name: `Bad ${++counter}`, owner: owner.email });
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toMatch(message);
+    }
+    const file = path.join(hostDir(), 'file.txt');
+    fs.writeFileSync(file, 'x');
+    const res = await admin.client.post('/api/admin/libraries', { path: file, name: `Bad ${++counter}`, owner: owner.email });
+    expect(res.status).toBe(400);
+    expect((await json(res)).message).toMatch(/not a folder/);
+  });
+
+  test('a non-admin → 403; an unknown owner → 404; nothing added', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const denied = await owner.client.post('/api/admin/libraries', { path: root, name: 'Mine', owner: owner.email });
+    expect(denied.status).toBe(403);
+    const unknown = await admin.client.post('/api/admin/libraries', { path: root, name: 'Mine', owner: 'nobody@example.test' });
+    expect(unknown.status).toBe(404);
+    const { libraries } = await json(await admin.client.get('/api/admin/libraries'));
+    expect(libraries.some((l: { path: string }) => l.path === fs.realpathSync(root))).toBe(false);
+    expect((await children(owner, '')).length).toBe(0);
+  });
+});
+
+describe('scan', () => {
+  test('a generated tree: deep, wide, unicode and odd names; symlinks in and out; a FIFO skipped; folders first at the top, marked', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const outside = hostDir();
+    write(outside, 'secret.txt', 'not yours');
+    let deep = '';
+    for (let i = 0; i < 30; i++) deep += `level-${i}/`;
+    write(root, `${deep}bottom.txt`, 'deep down');
+    for (let i = 0; i < 300; i++) write(root, `wide/file-${i}.txt`, `file ${i}`);
+    const odd = ['Ünïcødé 照片.txt', "quote's.txt", 'emoji 🎞.txt', '-dash.txt', '#hash%percent.txt', ' leading space.txt'];
+    for (const name of odd) write(root, `odd/${name}`, name);
+    // Names Coffer's name rule refuses are left out of the index (and counted), never a failed scan.
+    for (const name of ['tab\t.txt', 'double "quote".txt', 'back\\slash.txt', 'x'.repeat(150)]) write(root, `odd/${name}`, name);
+    write(
+      root,
+      'photo.png',
+      Buffer.from(
+        '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a7d6b0e50000000049454e44ae426082',
+        'hex',
+      ),
+    );
+    fs.symlinkSync(path.join(root, 'photo.png'), path.join(root, 'link-in.png'));
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'link-out.txt'));
+    fs.symlinkSync(outside, path.join(root, 'link-out-folder'));
+    expect(Bun.spawnSync(['mkfifo', path.join(root, 'a-fifo')]).exitCode).toBe(0);
+
+    const library = await addLibrary(root, owner);
+    const top = await children(owner, '');
+    expect(top.map((i) => i.name)).toEqual([library.name]);
+    expect(top[0].library).toBe(true);
+    expect(top[0].type).toBe('folder');
+
+    const inside = await children(owner, library.folderId);
+    const names = inside.map((i) => i.name);
+    expect(names).not.toContain('a-fifo');
+    expect(names).toEqual(
+      expect.arrayContaining(['level-0', 'wide', 'odd', 'photo.png', 'link-in.png', 'link-out.txt', 'link-out-folder']),
+    );
+    const byName = new Map(inside.map((i) => [i.name, i]));
+    expect(byName.get('photo.png')).toMatchObject({ library: true, size: 70, mimeType: 'image/png' });
+    expect(byName.get('photo.png').unavailable).toBeUndefined();
+    expect(byName.get('link-in.png')).toMatchObject({ size: 70 });
+    expect(byName.get('link-in.png').unavailable).toBeUndefined();
+    expect(byName.get('link-out.txt')).toMatchObject({ unavailable: true });
+    expect(byName.get('link-out-folder')).toMatchObject({ unavailable: true });
+
+    expect((await children(owner, byName.get('wide').id)).length).toBe(300);
+    const oddNames = (await children(owner, byName.get('odd').id)).map((i) => i.name).sort();
+    expect(oddNames).toEqual([...odd].sort());
+    let folderId = byName.get('level-0').id;
+    for (let i = 1; i < 30; i++) folderId = (await childNamed(owner, folderId, `level-${i}`)).id;
+    const bottom = await childNamed(owner, folderId, 'bottom.txt');
+    expect(bottom).toMatchObject({ size: 9, library: true });
+
+    const view = await json(await admin.client.get(`/api/admin/libraries/${library.id}`));
+    // Files: the wide ones, the odd ones, bottom.txt, photo.png and the two file links; folders: 30 levels, wide, odd and the folder link.
+    expect(view).toMatchObject({ files: 300 + odd.length + 4, folders: 33, available: true, scanError: null });
+  });
+
+  test('another account sees none of it: not in its My files, each id 404', async () => {
+    const owner = await seed.owner(t);
+    const stranger = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'hello');
+    const library = await addLibrary(root, owner);
+    const file = await childNamed(owner, library.folderId, 'a.txt');
+    expect((await children(stranger, '')).length).toBe(0);
+    expect((await stranger.client.get(`/api/files?parentId=${library.folderId}`)).status).toBe(404);
+    expect((await stranger.client.get(`/api/files/${file.id}/download`)).status).toBe(404);
+    expect((await stranger.client.get(`/api/files/${file.id}/info`)).status).toBe(404);
+  });
+});
+
+describe('reads', () => {
+  test('API download and a range stream the host file as it is; WebDAV GET and PROPFIND show it under /dav/', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const content = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < content.length; i++) content[i] = (i * 7) % 251;
+    write(root, 'music/track.bin', content);
+    const library = await addLibrary(root, owner);
+    const music = await childNamed(owner, library.folderId, 'music');
+    const track = await childNamed(owner, music.id, 'track.bin');
+    const res = await owner.client.get(`/api/files/${track.id}/download`);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(content)).toBe(true);
+    const part = await owner.client.get(`/api/files/${track.id}/download`, { range: 'bytes=1000-1999' });
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).equals(content.subarray(1000, 2000))).toBe(true);
+
+    const dav = await davLogin(t, owner);
+    const listed = await dav.list('');
+    expect(listed.some((href) => href.endsWith(`/dav/${library.name}/`))).toBe(true);
+    const got = await dav.request('GET', `${encodeURIComponent(library.name)}/music/track.bin`);
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer()).equals(content)).toBe(true);
+  });
+
+  test('a library image has no thumbnail, and every door says so alike: hasThumbnail false, nc:has-preview false, the thumbnail 404', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'beach.png', await png(64, 48));
+    const library = await addLibrary(root, owner);
+    const beach = await childNamed(owner, library.folderId, 'beach.png');
+    expect(beach).toMatchObject({ mimeType: 'image/png', library: true, hasThumbnail: false });
+    expect((await owner.client.get(`/api/files/${beach.id}/thumbnail`)).status).toBe(404);
+    const stored = await upload(owner.client, 'stored.png', await png(64, 48), { type: 'image/png' });
+    expect(stored.hasThumbnail).toBe(true);
+
+    const dav = await davLogin(t, owner);
+    const props = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:has-preview/></d:prop></d:propfind>`;
+    const res = await dav.propfind(`${encodeURIComponent(library.name)}/beach.png`, '0', props);
+    expect(res.status).toBe(207);
+    expect(propfindRows(await res.text())[0]!.props['has-preview']).toBe('false');
+  });
+
+  test('a file replaced on the host by a symlink leading out is refused (409), never read', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const outside = hostDir();
+    write(outside, 'secret.txt', 'top secret!');
+    write(root, 'doc.txt', 'public text');
+    const library = await addLibrary(root, owner);
+    const doc = await childNamed(owner, library.folderId, 'doc.txt');
+    fs.rmSync(path.join(root, 'doc.txt'));
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'doc.txt'));
+    const res = await owner.client.get(`/api/files/${doc.id}/download`);
+    expect(res.status).toBe(409);
+    expect(await res.text()).not.toContain('top secret');
+  });
+});
+
+describe('read-only library', () => {
+  test('every write answers 403 "This library is read-only", through the API and WebDAV; the host folder is untouched', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'keep.txt', 'keep me');
+    fs.mkdirSync(path.join(root, 'sub'));
+    const library = await addLibrary(root, owner, { readOnly: true });
+    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const sub = await childNamed(owner, library.folderId, 'sub');
+    const own = await json(await owner.client.post('/api/files/folder', { name: 'Mine' }));
+    const attempts: Array<[string, Promise<Response>]> = [
+      ['upload', owner.client.request('/api/files/upload', { method: 'POST', body: form('new.txt', 'x', library.folderId) })],
+      ['folder', owner.client.post('/api/files/folder', { name: 'New', parentId: library.folderId })],
+      ['rename', owner.client.post('/api/files/rename', { id: keep.id, name: 'renamed.txt' })],
+      ['move out', owner.client.post('/api/files/move', { ids: [keep.id], parentId: own.id })],
+      ['move in', owner.client.post('/api/files/move', { ids: [own.id], parentId: sub.id })],
+      ['trash', owner.client.post('/api/files/delete', { ids: [keep.id] })],
+    ];
+    for (const [what, attempt] of attempts) {
+      const res = await attempt;
+      expect({ what, status: res.status }).toEqual({ what, status: 403 });
+      expect((await json(res)).message).toBe('This library is read-only');
+    }
+    const dav = await davLogin(t, owner);
+    const base = encodeURIComponent(library.name);
+    for (const res of [
+      await dav.put(`${base}/new.txt`, 'x'),
+      await dav.request('MKCOL', `${base}/newdir`),
+      await dav.request('DELETE', `${base}/keep.txt`),
+      await dav.request('MOVE', `${base}/keep.txt`, { headers: { destination: `${t.url}/dav/${base}/moved.txt` } }),
+    ]) {
+      expect(res.status).toBe(403);
+    }
+    // tus: refused at creation, before a byte is sent.
+    const created = await createUpload(owner.client, 4, { filename: 'tus.txt', parentId: library.folderId });
+    expect(created.status).toBe(403);
+    expect((await json(created)).message).toBe('This library is read-only');
+    expect(fs.readdirSync(root).sort()).toEqual(['keep.txt', 'sub']);
+    expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep me');
+    expect((await children(owner, library.folderId)).map((i) => i.name).sort()).toEqual(['keep.txt', 'sub']);
+  });
+
+  test("the library's own folder cannot be renamed or trashed (403)", async () => {
+    const owner = await seed.owner(t);
+    const library = await addLibrary(hostDir(), owner);
+    expect((await owner.client.post('/api/files/rename', { id: library.folderId, name: 'Other' })).status).toBe(403);
+    expect((await owner.client.post('/api/files/delete', { ids: [library.folderId] })).status).toBe(403);
+  });
+});
+
+function form(name: string, content: string, parentId: string): FormData {
+  const f = new FormData();
+  f.append('parentId', parentId);
+  f.append('files', new File([content], name));
+  return f;
+}
+
+describe('rescan', () => {
+  test('create, modify, rename (same item), delete and a folder moved by another program are followed', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    write(root, 'b.txt', 'bee');
+    write(root, 'gone.txt', 'bye');
+    write(root, 'box/inner.txt', 'inside');
+    fs.mkdirSync(path.join(root, 'shelf'));
+    const library = await addLibrary(root, owner);
+    const a = await childNamed(owner, library.folderId, 'a.txt');
+    const b = await childNamed(owner, library.folderId, 'b.txt');
+    const box = await childNamed(owner, library.folderId, 'box');
+    const shelf = await childNamed(owner, library.folderId, 'shelf');
+    const inner = await childNamed(owner, box.id, 'inner.txt');
+
+    write(root, 'new.txt', 'fresh');
+    fs.writeFileSync(path.join(root, 'a.txt'), 'one, then more');
+    fs.renameSync(path.join(root, 'b.txt'), path.join(root, 'bee.txt'));
+    fs.rmSync(path.join(root, 'gone.txt'));
+    fs.renameSync(path.join(root, 'box'), path.join(root, 'shelf', 'box'));
+    const result = await rescan(library.id);
+    expect(result.scanError).toBeNull();
+
+    const top = new Map((await children(owner, library.folderId)).map((i) => [i.name, i]));
+    expect([...top.keys()].sort()).toEqual(['a.txt', 'bee.txt', 'new.txt', 'shelf']);
+    expect(top.get('a.txt')).toMatchObject({ id: a.id, size: 14 });
+    expect(top.get('bee.txt').id).toBe(b.id);
+    const moved = await childNamed(owner, shelf.id, 'box');
+    expect(moved.id).toBe(box.id);
+    expect((await childNamed(owner, box.id, 'inner.txt')).id).toBe(inner.id);
+    const downloaded = await owner.client.get(`/api/files/${a.id}/download`);
+    expect(await downloaded.text()).toBe('one, then more');
+  });
+
+  test('a library folder removed while the server runs: items shown unavailable, not deleted, back when it returns', async () => {
+    const owner = await seed.owner(t);
+    const parent = hostDir();
+    const root = path.join(parent, 'archive');
+    write(root, 'x/y.txt', 'why');
+    write(root, 'z.txt', 'zed');
+    const library = await addLibrary(root, owner);
+    const before = await children(owner, library.folderId);
+    fs.renameSync(root, path.join(parent, 'archive-away'));
+    const away = await rescan(library.id);
+    expect(away.available).toBe(false);
+    expect(away.scanError).toMatch(/cannot be reached/);
+    const during = await children(owner, library.folderId);
+    expect(during.map((i) => i.id).sort()).toEqual(before.map((i) => i.id).sort());
+    for (const item of during) expect(item.unavailable).toBe(true);
+    const z = during.find((i) => i.name === 'z.txt');
+    expect((await owner.client.get(`/api/files/${z.id}/download`)).status).toBe(409);
+
+    fs.renameSync(path.join(parent, 'archive-away'), root);
+    const back = await rescan(library.id);
+    expect(back).toMatchObject({ available: true, scanError: null });
+    const after = await children(owner, library.folderId);
+    expect(after.map((i) => i.id).sort()).toEqual(before.map((i) => i.id).sort());
+    for (const item of after) expect(item.unavailable).toBeUndefined();
+    expect(await (await owner.client.get(`/api/files/${z.id}/download`)).text()).toBe('zed');
+  });
+
+  test('an empty mount point in place of the indexed folder (a disk unmounted) keeps every item', async () => {
+    const owner = await seed.owner(t);
+    const parent = hostDir();
+    const root = path.join(parent, 'disk');
+    write(root, 'photo.jpg', 'jpeg bytes');
+    const library = await addLibrary(root, owner);
+    const before = await children(owner, library.folderId);
+    fs.renameSync(root, path.join(parent, 'disk-away'));
+    fs.mkdirSync(root);
+    const away = await rescan(library.id);
+    expect(away.available).toBe(false);
+    expect(away.scanError).toMatch(/mounted/);
+    expect((await children(owner, library.folderId)).map((i) => i.id)).toEqual(before.map((i) => i.id));
+  });
+});
+
+describe('scan after start', () => {
+  test('changes made while the server was down are found by the scan after start (inotify off)', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'before.txt', 'b');
+    const library = await addLibrary(root, owner);
+    const before = await childNamed(owner, library.folderId, 'before.txt');
+    await t.restart({
+      whileDown: async () => {
+        write(root, 'while-down.txt', 'new');
+        fs.renameSync(path.join(root, 'before.txt'), path.join(root, 'after.txt'));
+      },
+    });
+    admin.client = await seed.login(t, admin.email);
+    owner.client = await seed.login(t, owner.email);
+    await eventually(async () => Boolean(await childNamed(owner, library.folderId, 'while-down.txt')));
+    expect((await childNamed(owner, library.folderId, 'after.txt')).id).toBe(before.id);
+  });
+});
+
+describe('DELETE /api/admin/libraries/:id', () => {
+  test('forgets the library and its items; the host folder stays as it was', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'stay.txt', 'stay');
+    const library = await addLibrary(root, owner);
+    const res = await admin.client.delete(`/api/admin/libraries/${library.id}`);
+    expect(res.status).toBe(200);
+    expect((await children(owner, '')).length).toBe(0);
+    expect(fs.readFileSync(path.join(root, 'stay.txt'), 'utf8')).toBe('stay');
+    expect((await admin.client.get(`/api/admin/libraries/${library.id}`)).status).toBe(404);
+  });
+});

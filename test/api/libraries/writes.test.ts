@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { json } from '../../helpers/client.ts';
+import { davLogin, NextcloudApp } from '../../helpers/dav.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { createUpload } from '../../helpers/tus.ts';
+import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await t.stop();
+  cleanHostDirs();
+});
+
+const NO_FILE_WRITES =
+  'Coffer does not yet upload, replace or delete files in a library: change these files on the host, and the library follows. New folders, renames and moves within the library work.';
+const NOT_ACROSS =
+  "Moving between a library and Coffer's own files (or another library) is not built yet: download the files and upload them where they go.";
+
+const rowsAfter = (accountId: string, seq: number) => t.server.ctx.repos.changes.pageOfAccounts([accountId], seq, 10_000);
+const latest = () => t.server.ctx.repos.changes.latestSeq();
+
+describe('writable library: folders, renames and moves land in the host folder', () => {
+  test('API: a new folder, a rename and a move within the library are made on the host; the items keep their ids; the watch adds nothing', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'notes.txt', 'my notes');
+    const library = await addLibrary(admin, root, owner);
+    const notes = await childNamed(owner, library.folderId, 'notes.txt');
+    const mark = latest();
+
+    const made = await owner.client.post('/api/files/folder', { name: 'Trips', parentId: library.folderId });
+    expect(made.status).toBe(200);
+    const trips = await json(made);
+    expect(fs.statSync(path.join(root, 'Trips')).isDirectory()).toBe(true);
+    expect(await childNamed(owner, library.folderId, 'Trips')).toMatchObject({ id: trips.id, library: true });
+
+    expect((await owner.client.post('/api/files/rename', { id: notes.id, name: 'Notes 2026 ✓.txt' })).status).toBe(200);
+    expect(fs.existsSync(path.join(root, 'notes.txt'))).toBe(false);
+    expect(fs.readFileSync(path.join(root, 'Notes 2026 ✓.txt'), 'utf8')).toBe('my notes');
+
+    expect((await owner.client.post('/api/files/move', { ids: [notes.id], parentId: trips.id })).status).toBe(200);
+    expect(fs.readFileSync(path.join(root, 'Trips', 'Notes 2026 ✓.txt'), 'utf8')).toBe('my notes');
+    expect(fs.readdirSync(root).sort()).toEqual(['Trips']);
+    expect((await children(owner, trips.id)).map((i) => [i.id, i.name])).toEqual([[notes.id, 'Notes 2026 ✓.txt']]);
+    const download = await owner.client.get(`/api/files/${notes.id}/download`);
+    expect(await download.text()).toBe('my notes');
+
+    // The change log has the owner's own three changes; the watch, seeing the host as the index says, adds none.
+    await Bun.sleep(1500);
+    expect(rowsAfter(owner.id, mark).map((r) => [r.kind, r.actorKind])).toEqual([
+      ['item.created', 'login'],
+      ['item.renamed', 'login'],
+      ['item.moved', 'login'],
+    ]);
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['Trips']);
+  });
+
+  test('WebDAV: MKCOL and MOVE (a rename, then into a folder) are made on the host', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'song.mp3', 'la la');
+    const library = await addLibrary(admin, root, owner);
+    const dav = await davLogin(t, owner);
+    const base = encodeURIComponent(library.name);
+    expect((await dav.request('MKCOL', `${base}/Albums`)).status).toBe(201);
+    expect(fs.statSync(path.join(root, 'Albums')).isDirectory()).toBe(true);
+    const renamed = await dav.request('MOVE', `${base}/song.mp3`, { headers: { destination: `${t.url}/dav/${base}/tune.mp3` } });
+    expect(renamed.status).toBe(201);
+    const moved = await dav.request('MOVE', `${base}/tune.mp3`, { headers: { destination: `${t.url}/dav/${base}/Albums/tune.mp3` } });
+    expect(moved.status).toBe(201);
+    expect(fs.readdirSync(root)).toEqual(['Albums']);
+    expect(fs.readFileSync(path.join(root, 'Albums', 'tune.mp3'), 'utf8')).toBe('la la');
+    const got = await dav.request('GET', `${base}/Albums/tune.mp3`);
+    expect(await got.text()).toBe('la la');
+  });
+
+  test('the Nextcloud paths: MKCOL and MOVE are made on the host', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'scan.pdf', 'pdf');
+    const library = await addLibrary(admin, root, owner);
+    const nc = new NextcloudApp(await davLogin(t, owner), owner.id);
+    const base = encodeURIComponent(library.name);
+    expect((await nc.files('MKCOL', `${base}/Scans`)).status).toBe(201);
+    const destination = `${t.url}/remote.php/dav/files/${owner.id}/${base}/Scans/scan-1.pdf`;
+    expect((await nc.files('MOVE', `${base}/scan.pdf`, { destination })).status).toBe(201);
+    expect(fs.readdirSync(root)).toEqual(['Scans']);
+    expect(fs.readFileSync(path.join(root, 'Scans', 'scan-1.pdf'), 'utf8')).toBe('pdf');
+  });
+
+  test("the door rules hold: a group's editor writes, a sub-user without the permission gets 403, another account 404", async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const outsider = await seed.owner(t);
+    const sub = await seed.subUser(t, owner, ['files.download']);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Writers ${Date.now()}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const root = hostDir();
+    write(root, 'draft.txt', 'draft');
+    const library = await addLibrary(admin, root, owner, { group: group.name });
+    const draft = await childNamed(owner, library.folderId, 'draft.txt');
+
+    expect((await member.client.post('/api/files/rename', { id: draft.id, name: 'final.txt' })).status).toBe(200);
+    expect(fs.readdirSync(root)).toEqual(['final.txt']);
+    const made = await member.client.post('/api/files/folder', { name: 'Shared work', parentId: library.folderId });
+    expect(made.status).toBe(200);
+    expect(fs.statSync(path.join(root, 'Shared work')).isDirectory()).toBe(true);
+
+    expect((await sub.client.post('/api/files/rename', { id: draft.id, name: 'sub.txt' })).status).toBe(403);
+    expect((await sub.client.post('/api/files/folder', { name: 'Sub', parentId: library.folderId })).status).toBe(403);
+    expect((await outsider.client.post('/api/files/rename', { id: draft.id, name: 'theirs.txt' })).status).toBe(404);
+    expect((await outsider.client.post('/api/files/folder', { name: 'Theirs', parentId: library.folderId })).status).toBe(404);
+    expect(fs.readdirSync(root).sort()).toEqual(['Shared work', 'final.txt']);
+  });
+
+  test('a name the host cannot hold → 400 saying why; an entry already on the host that Coffer does not list → 409; nothing changes', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'a');
+    fs.mkdirSync(path.join(root, '.coffer-trash'));
+    const library = await addLibrary(admin, root, owner);
+    const a = await childNamed(owner, library.folderId, 'a.txt');
+    // 90 characters, 270 bytes in UTF-8: within Coffer's name rule, beyond the host's 255 bytes.
+    const long = '中'.repeat(90);
+    const tooLong = await owner.client.post('/api/files/folder', { name: long, parentId: library.folderId });
+    expect(tooLong.status).toBe(400);
+    expect((await json(tooLong)).message).toBe('The name is 270 bytes long in UTF-8; the host folder holds at most 255.');
+    const renamed = await owner.client.post('/api/files/rename', { id: a.id, name: long });
+    expect(renamed.status).toBe(400);
+    const taken = await owner.client.post('/api/files/folder', { name: '.coffer-trash', parentId: library.folderId });
+    expect(taken.status).toBe(409);
+    expect((await json(taken)).message).toBe('".coffer-trash" already exists in the library\'s folder on the server.');
+    const over = await owner.client.post('/api/files/rename', { id: a.id, name: '.coffer-trash' });
+    expect(over.status).toBe(409);
+    expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'a.txt']);
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['a.txt']);
+  });
+
+  test('what is not built answers 403 saying so, through the API, WebDAV and tus; the host folder is untouched', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'keep.txt', 'keep me');
+    const library = await addLibrary(admin, root, owner);
+    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const own = await json(await owner.client.post('/api/files/folder', { name: 'Mine' }));
+    const upload = new FormData();
+    upload.append('parentId', library.folderId);
+    upload.append('files', new File(['x'], 'new.txt'));
+    const attempts: Array<[string, Promise<Response>, string]> = [
+      ['upload', owner.client.request('/api/files/upload', { method: 'POST', body: upload }), NO_FILE_WRITES],
+      ['trash', owner.client.post('/api/files/delete', { ids: [keep.id] }), NO_FILE_WRITES],
+      ['move out', owner.client.post('/api/files/move', { ids: [keep.id], parentId: own.id }), NOT_ACROSS],
+      ['move to the top', owner.client.post('/api/files/move', { ids: [keep.id], parentId: null }), NOT_ACROSS],
+      ['move in', owner.client.post('/api/files/move', { ids: [own.id], parentId: library.folderId }), NOT_ACROSS],
+    ];
+    for (const [what, attempt, message] of attempts) {
+      const res = await attempt;
+      expect({ what, status: res.status, message: (await json(res)).message }).toEqual({ what, status: 403, message });
+    }
+    const tus = await createUpload(owner.client, 4, { filename: 'tus.txt', parentId: library.folderId });
+    expect(tus.status).toBe(403);
+    expect((await json(tus)).message).toBe(NO_FILE_WRITES);
+    const dav = await davLogin(t, owner);
+    const base = encodeURIComponent(library.name);
+    expect((await dav.put(`${base}/new.txt`, 'x')).status).toBe(403);
+    expect((await dav.request('DELETE', `${base}/keep.txt`)).status).toBe(403);
+    const out = await dav.request('MOVE', `${base}/keep.txt`, { headers: { destination: `${t.url}/dav/Mine/keep.txt` } });
+    expect(out.status).toBe(403);
+    expect(fs.readdirSync(root)).toEqual(['keep.txt']);
+    expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep me');
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['keep.txt']);
+  });
+});

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { json } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { upload } from '../../helpers/files.ts';
+import * as img from '../../helpers/images.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.stop());
+
+async function photo(o: seed.SeededLogin, name: string) {
+  const file = await upload(o.client, name, await img.jpeg(24, 16), { type: 'image/jpeg' });
+  await eventually(async () =>
+    (await json(await o.client.get('/api/files/photos'))).some(
+      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 24,
+    ),
+  );
+  return file;
+}
+
+const JSON_ACCEPT = { headers: { accept: 'application/json' } };
+const tokenOf = (url: string) => url.split('/s/album/')[1]!;
+
+describe('album links', () => {
+  test('the gallery shows only the album’s live files through the link’s door; removed files and a deleted album are gone', async () => {
+    const o = await seed.owner(t, undefined, 'Ada Lovelace');
+    const [a, b, outside] = [await photo(o, 'a.jpg'), await photo(o, 'b.jpg'), await photo(o, 'outside.jpg')];
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Lisbon', ids: [a.id, b.id] }));
+    expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link).toBeNull();
+
+    const created = await o.client.post(`/api/albums/${album.id}/link`, { expiry: 'never' });
+    expect(created.status).toBe(201);
+    const { link } = await json(created);
+    expect(link).toMatchObject({ expiresAt: null, hasPassword: false, maxDownloads: null, downloads: 0 });
+    expect(link.url).toBe(`${t.url}/s/album/${link.token}`);
+    expect((await o.client.post(`/api/albums/${album.id}/link`, {})).status).toBe(409);
+    const token = tokenOf(link.url);
+
+    const listed = await json(await fetch(`${t.url}/s/album/${token}`, JSON_ACCEPT));
+    expect(listed.name).toBe('Lisbon');
+    expect(listed.items.map((i: { id: string }) => i.id).sort()).toEqual([a.id, b.id].sort());
+    expect(Object.keys(listed.items[0]).sort()).toEqual(['height', 'id', 'mimeType', 'name', 'size', 'takenAt', 'width']);
+    const html = await (await fetch(`${t.url}/s/album/${token}`, { headers: { accept: 'text/html' } })).text();
+    expect(html).toContain('Lisbon');
+    expect(html).toContain('Shared by <bdi>Ada Lovelace</bdi>');
+    expect(html).toContain(`/s/album/${token}/thumbnail/${a.id}`);
+
+    const thumb = await fetch(`${t.url}/s/album/${token}/thumbnail/${a.id}`);
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/webp');
+    const file = await fetch(`${t.url}/s/album/${token}/file/${a.id}`);
+    expect(file.status).toBe(200);
+    expect((await file.arrayBuffer()).byteLength).toBe(a.size);
+    // A file of the owner's not in the album is not behind the link; nor is a made-up id.
+    expect((await fetch(`${t.url}/s/album/${token}/file/${outside.id}`)).status).toBe(404);
+    expect((await fetch(`${t.url}/s/album/${token}/thumbnail/${outside.id}`)).status).toBe(404);
+    expect((await fetch(`${t.url}/s/album/${token}/file/nope`)).status).toBe(404);
+    // Nor does the album's link open a file link's door, or the other way round.
+    expect((await fetch(`${t.url}/s/${token}`, JSON_ACCEPT)).status).toBe(404);
+
+    // A file taken out of the album disappears from the link; a trashed one too.
+    await o.client.send('DELETE', `/api/albums/${album.id}/items`, { ids: [b.id] });
+    expect((await fetch(`${t.url}/s/album/${token}/file/${b.id}`)).status).toBe(404);
+    expect((await json(await fetch(`${t.url}/s/album/${token}`, JSON_ACCEPT))).items.map((i: { id: string }) => i.id)).toEqual([a.id]);
+    expect((await o.client.post('/api/files/delete', { ids: [a.id] })).status).toBe(200);
+    expect((await fetch(`${t.url}/s/album/${token}/thumbnail/${a.id}`)).status).toBe(404);
+    expect((await json(await fetch(`${t.url}/s/album/${token}`, JSON_ACCEPT))).items).toEqual([]);
+
+    // Removing the link ends it at once; a new one has a new token; deleting the album ends that one.
+    expect((await o.client.send('DELETE', `/api/albums/${album.id}/link`)).status).toBe(200);
+    expect((await fetch(`${t.url}/s/album/${token}`, JSON_ACCEPT)).status).toBe(404);
+    expect((await o.client.send('DELETE', `/api/albums/${album.id}/link`)).status).toBe(404);
+    const again = tokenOf((await json(await o.client.post(`/api/albums/${album.id}/link`, {}))).link.url);
+    expect(again).not.toBe(token);
+    expect((await fetch(`${t.url}/s/album/${again}`, JSON_ACCEPT)).status).toBe(200);
+    expect((await o.client.send('DELETE', `/api/albums/${album.id}`)).status).toBe(200);
+    expect((await fetch(`${t.url}/s/album/${again}`, JSON_ACCEPT)).status).toBe(404);
+    expect((await fetch(`${t.url}/s/album/${again}`, { headers: { accept: 'text/html' } })).status).toBe(404);
+  });
+
+  test('downloads count against the cap; a password locks the gallery, its files and thumbnails until unlocked', async () => {
+    const o = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Capped', ids: [a.id] }));
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, { maxDownloads: 2 }));
+    expect(link.expiresAt).not.toBeNull();
+    const token = tokenOf(link.url);
+    expect((await fetch(`${t.url}/s/album/${token}/file/${a.id}`)).status).toBe(200);
+    // Thumbnails and the page are not downloads.
+    expect((await fetch(`${t.url}/s/album/${token}/thumbnail/${a.id}`)).status).toBe(200);
+    expect((await fetch(`${t.url}/s/album/${token}/file/${a.id}`)).status).toBe(200);
+    expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(2);
+    expect((await fetch(`${t.url}/s/album/${token}/file/${a.id}`)).status).toBe(410);
+    expect((await fetch(`${t.url}/s/album/${token}`, JSON_ACCEPT)).status).toBe(410);
+
+    const patched = await json(
+      await o.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: null, password: 'secret-words' }),
+    );
+    expect(patched.link).toMatchObject({ maxDownloads: null, hasPassword: true });
+    for (const path of ['', `/file/${a.id}`, `/thumbnail/${a.id}`])
+      expect((await fetch(`${t.url}/s/album/${token}${path}`, JSON_ACCEPT)).status, path).toBe(401);
+    const locked = await fetch(`${t.url}/s/album/${token}`, { headers: { accept: 'text/html' } });
+    expect(locked.status).toBe(401);
+    expect(await locked.text()).toContain(`action="/s/album/${token}/unlock"`);
+    expect(
+      (
+        await fetch(`${t.url}/s/album/${token}/unlock`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ password: 'wrong-words' }),
+        })
+      ).status,
+    ).toBe(401);
+    const unlocked = await fetch(`${t.url}/s/album/${token}/unlock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: 'secret-words' }),
+    });
+    expect(unlocked.status).toBe(204);
+    const cookie = unlocked.headers.get('set-cookie')!;
+    expect(cookie).toContain(`Path=/s/album/${token}`);
+    const value = cookie.split(';')[0]!;
+    expect((await fetch(`${t.url}/s/album/${token}/file/${a.id}`, { headers: { cookie: value } })).status).toBe(200);
+
+    // Bad options are a clear 4xx.
+    expect((await o.client.send('PATCH', `/api/albums/${album.id}/link`, { expiresAt: '2001-01-01T00:00:00Z' })).status).toBe(400);
+    expect((await o.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: 0 })).status).toBe(422);
+    expect((await o.client.send('PATCH', `/api/albums/${album.id}/link`, { password: 'abc' })).status).toBe(422);
+  });
+
+  test('the door: the owner only; a member 403, a sub-user without Share 403, another account 404', async () => {
+    const o = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Door', ids: [a.id] }));
+    const member = await seed.owner(t, undefined, 'Member');
+    await o.client.post(`/api/albums/${album.id}/members`, { accountId: member.id, role: 'editor' });
+    const stranger = await seed.owner(t, undefined, 'Stranger');
+    const looker = await seed.subUser(t, { id: o.id }, ['files.download', 'files.edit']);
+    const sharer = await seed.subUser(t, { id: o.id }, ['files.share']);
+    const calls = [
+      ['GET', undefined],
+      ['POST', {}],
+      ['PATCH', { expiry: 'never' }],
+      ['DELETE', undefined],
+    ] as const;
+    for (const [method, body] of calls) {
+      const path = `/api/albums/${album.id}/link`;
+      expect((await stranger.client.send(method, path, body)).status, `stranger ${method}`).toBe(404);
+      expect((await member.client.send(method, path, body)).status, `member ${method}`).toBe(403);
+      expect((await looker.client.send(method, path, body)).status, `sub-user ${method}`).toBe(403);
+    }
+    // A sub-user with Share manages its account's album link.
+    expect((await sharer.client.post(`/api/albums/${album.id}/link`, {})).status).toBe(201);
+    expect((await stranger.client.get(`/api/albums/${album.id}/link`)).status).toBe(404);
+    expect((await o.client.get(`/api/albums/${album.id}/link`)).status).toBe(200);
+    expect((await fetch(`${t.url}/s/album/not-a-token`, JSON_ACCEPT)).status).toBe(404);
+  });
+});

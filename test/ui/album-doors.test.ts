@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { acquireBrowser, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { upload } from '../helpers/files.ts';
+import * as img from '../helpers/images.ts';
+import * as seed from '../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+let browser: Browser;
+let ada: seed.SeededLogin;
+let grace: seed.SeededLogin;
+let album: { id: string };
+let mine: { id: string };
+let theirs: { id: string };
+
+async function photo(o: seed.SeededLogin, name: string, i: number) {
+  const file = await upload(o.client, name, await img.photo(i, 480, 360, `2025:06:1${i} 12:00:00`), { type: 'image/jpeg' });
+  await eventually(async () =>
+    (await json(await o.client.get('/api/files/photos'))).some(
+      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 480,
+    ),
+  );
+  return file;
+}
+
+beforeAll(async () => {
+  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  await seed.admin(t);
+  ada = await seed.owner(t, seed.uniqueEmail('ada'), 'Ada Lovelace');
+  grace = await seed.owner(t, seed.uniqueEmail('grace'), 'Grace Hopper');
+  mine = await photo(ada, 'mine.jpg', 1);
+  album = (await json(await ada.client.post('/api/albums', { name: 'Together', ids: [mine.id] }))).album;
+  await ada.client.post(`/api/albums/${album.id}/members`, { accountId: grace.id, role: 'editor' });
+  theirs = await photo(grace, 'theirs.jpg', 2);
+  await grace.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] });
+});
+afterAll(async () => {
+  await releaseBrowser();
+  await t.stop();
+});
+
+/** Opens the viewer on a tile of the album's page; answers the viewer and its Download link's address. */
+async function view(page: Page, tileName: RegExp, name: string) {
+  await page.getByRole('option', { name: tileName }).click();
+  const viewer = page.getByRole('dialog', { name });
+  const download = viewer.getByRole('link', { name: 'Download' });
+  await download.waitFor();
+  const href = (await download.getAttribute('href'))!;
+  // The address the viewer offers answers the file, not a 404.
+  expect(await page.evaluate(`fetch(${JSON.stringify(href)}).then((r) => r.status)`)).toBe(200);
+  return { viewer, href };
+}
+
+describe('album files through the album’s door', () => {
+  test('the owner’s album marks an editor’s photo as theirs: only looked at and downloaded, through the album', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, ada);
+    await page.goto(`/photos/albums/${album.id}`);
+    await page.getByRole('option', { name: 'theirs.jpg, shared by Grace Hopper' }).waitFor();
+    await page.getByRole('option', { name: /^mine\.jpg$/ }).waitFor();
+    const { viewer, href } = await view(page, /^theirs\.jpg, shared by Grace Hopper$/, 'theirs.jpg');
+    expect(href).toBe(`/api/albums/${album.id}/items/${theirs.id}/download`);
+    expect(await viewer.getByRole('button', { name: /Share|Move to trash|Get info/ }).count()).toBe(0);
+    await screenshot(page, 'album-editor-photo-viewer-light-desktop');
+    await page.keyboard.press('Escape');
+    // The owner's own photo keeps the file manager's tools.
+    const own = await view(page, /^mine\.jpg$/, 'mine.jpg');
+    expect(await own.viewer.getByRole('button', { name: /Share/ }).count()).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a member downloads the owner’s photo from the viewer through the album (its own door is 404 to them)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, grace, { dark: true });
+    await page.goto(`/photos/albums/${album.id}`);
+    const { viewer, href } = await view(page, /^mine\.jpg, shared by Ada Lovelace$/, 'mine.jpg');
+    expect(href).toBe(`/api/albums/${album.id}/items/${mine.id}/download`);
+    expect(await page.evaluate(`fetch('/api/files/${mine.id}/download').then((r) => r.status)`)).toBe(404);
+    expect(await viewer.getByRole('button', { name: /Share|Move to trash/ }).count()).toBe(0);
+    await screenshot(page, 'album-member-viewer-dark-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
