@@ -221,6 +221,9 @@ export class LocalDriver implements StorageDriver {
   readonly staging: FileStaging;
   readonly location: StorageLocation = { driver: 'local', bucket: null, prefix: '' };
 
+  /** Shard directories known to exist (at most 65,536): a publish there skips its mkdir. */
+  private readonly shardDirs = new Set<string>();
+
   constructor(readonly root: string) {
     fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });
     this.staging = new FileStaging({ head: (key) => this.head(key), adopt: (file, key) => this.publish(file, key) }, stagingDirOf(root));
@@ -239,8 +242,16 @@ export class LocalDriver implements StorageDriver {
   async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
     const dir = path.dirname(final);
-    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
-    await fsp.rename(temp, final);
+    if (!this.shardDirs.has(dir)) await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    try {
+      await fsp.rename(temp, final);
+    } catch (err) {
+      // A shard directory removed behind the server's back: made again.
+      if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
+      await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+      await fsp.rename(temp, final);
+    }
+    this.shardDirs.add(dir);
     await fsyncDir(dir);
   }
 

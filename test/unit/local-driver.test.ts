@@ -49,6 +49,18 @@ describe('local driver', () => {
     expect(fs.existsSync(path.join(d.root, 'Ab', 'Cd', key))).toBe(true);
   });
 
+  test('a shard directory removed after a write there is made again by the next write into it', async () => {
+    const d = driver();
+    const first = newStorageKey();
+    await d.put(first, from('one'));
+    const shard = path.join(d.root, first.slice(0, 2));
+    fs.rmSync(shard, { recursive: true });
+    const second = `${first.slice(0, 4)}${newStorageKey().slice(4)}`;
+    expect(await d.put(second, from('two'))).toEqual({ size: 3 });
+    expect(await text(await d.get(second))).toBe('two');
+    expect(tempFiles(d)).toEqual([]);
+  });
+
   test('atomic write: a failing stream leaves no object and no temp file', async () => {
     const d = driver();
     const key = newStorageKey();

@@ -24,6 +24,7 @@ import { noBytes } from '../../lib/buffers.ts';
 import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
+import { PageCache } from '../files/page-cache.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
@@ -115,6 +116,8 @@ export interface DavDeps {
   /** Which files have (or can have made) a thumbnail: nc:has-preview. */
   previews: Pick<ThumbnailService, 'previewable'>;
   teamFolders: TeamFoldersRepo;
+  /** Moves on any write that can change who reaches an item (DatabaseRepo.accessVersion). */
+  accessVersion: () => string;
 }
 
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
@@ -184,7 +187,12 @@ export class DavService {
   /** PUTs to one path, one at a time: the first creates the file, the next replace it (never a `(n)` copy beside it). */
   private readonly writes = new KeyedMutex();
 
-  constructor(private readonly d: DavDeps) {}
+  /** Whether an account reaches any team folder, read once per access version rather than per request. */
+  private readonly reachesTeams: PageCache<boolean>;
+
+  constructor(private readonly d: DavDeps) {
+    this.reachesTeams = new PageCache(d.accessVersion, () => 1);
+  }
 
   get locks(): DavLockService {
     return this.d.locks;
@@ -255,6 +263,7 @@ export class DavService {
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
   teamMount(principal: Principal, name: string): DavMount | null {
     if (principal.share || this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
+    if (!this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0)) return null;
     const key = nameKeyOf(normalizeName(name));
     const team = this.teamFolders(principal).find((s) => nameKeyOf(s.name) === key);
     return team ? this.mounted(principal, team, [team.name]) : null;
@@ -392,8 +401,8 @@ export class DavService {
     const name = this.newName(path);
     if (parentId) fields.push({ kind: 'field', name: 'parentId', value: parentId });
     const parts = partsOf(fields, name, input);
-    const view = await this.d.uploads.upload(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
-    return { created: true, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
+    const { row } = await this.d.uploads.uploadRow(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
+    return { created: true, item: davItem(row) };
   }
 
   /**

@@ -51,6 +51,7 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     tree: d.tree,
     members: repos.members,
     teamFolders: repos.teamFolders,
+    accessVersion: () => repos.database.accessVersion(),
     previews: d.thumbnails,
   });
   const services: DavServices = {

@@ -2,6 +2,7 @@ import type { EventHub } from '../../events/hub.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { PageCache } from './page-cache.ts';
 
 const MAX_DEPTH = 10_000;
 
@@ -40,6 +41,8 @@ const CONTENT_CHANGES = new Set<FileEventName>(['file.uploaded', 'file.updated',
 /** Reports file-system changes: to the account's event streams, the audit log, and whoever follows new content. */
 export class FileEvents {
   private readonly contentListeners: Array<(mimeType: string | null) => void> = [];
+  /** An owner's shared items and the member accounts of each, read once per access version rather than per event. */
+  private readonly sharesByRoot: PageCache<Map<string, string[]>>;
 
   constructor(
     private readonly hub: EventHub,
@@ -48,7 +51,10 @@ export class FileEvents {
     private readonly items: ItemsRepo,
     /** The change log's seq of the item's change just committed (see ChangeLog.claimSeq). */
     private readonly claimSeq: (itemId: string) => number | undefined,
-  ) {}
+    accessVersion: () => string,
+  ) {
+    this.sharesByRoot = new PageCache(accessVersion, (byRoot) => byRoot.size);
+  }
 
   /**
    * `{id, name, type, parentId, userId}` plus the type's own fields; `actor` is the request's principal or a
@@ -85,10 +91,12 @@ export class FileEvents {
   /** The member accounts of `ownerId`'s shares that contain `itemId` (its own share included). */
   private membersReaching(ownerId: string, itemId: string): Set<string> {
     const out = new Set<string>();
-    const shares = this.members.ofOwner(ownerId);
-    if (shares.length === 0) return out;
-    const byRoot = new Map<string, string[]>();
-    for (const m of shares) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);
+    const byRoot = this.sharesByRoot.get(ownerId, () => {
+      const byRoot = new Map<string, string[]>();
+      for (const m of this.members.ofOwner(ownerId)) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);
+      return byRoot;
+    });
+    if (byRoot.size === 0) return out;
     let current: string | null | undefined = itemId;
     for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
       for (const accountId of byRoot.get(current) ?? []) out.add(accountId);

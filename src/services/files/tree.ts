@@ -53,6 +53,8 @@ const MAX_DEPTH = 10_000;
 export class Tree {
   // Which account holds an item and the share that gives it to another account, until access can have changed.
   private readonly reach: PageCache<{ accountId: string | null; membership: Membership | null }>;
+  /** The owners sharing with an account as editor, read once per access version rather than per upload. */
+  private readonly editorOwners: PageCache<string[]>;
 
   constructor(
     readonly items: ItemsRepo,
@@ -66,6 +68,7 @@ export class Tree {
       () => 1,
       (value) => value.accountId !== null,
     );
+    this.editorOwners = new PageCache(accessVersion, (owners) => owners.length);
   }
 
   private reachOf(accountId: string, id: string): { accountId: string | null; membership: Membership | null } {
@@ -127,7 +130,7 @@ export class Tree {
   /** Every account whose tree a login of `principal`'s account may add files to: its own, then those sharing with it as editor. */
   writableAccounts(principal: Principal): string[] {
     if (principal.share || !this.peopleSharingEnabled()) return [principal.accountId];
-    return [principal.accountId, ...this.members.editorOwnersOf(principal.accountId)];
+    return [principal.accountId, ...this.editorOwners.get(principal.accountId, () => this.members.editorOwnersOf(principal.accountId))];
   }
 
   /** The admin switch of sharing with people (Admin → Instance). */

@@ -241,8 +241,14 @@ export class UploadService {
     return { allowed: true };
   }
 
-  /** POST /upload (and a WebDAV PUT of a new file): one file (the first file part), optional parentId and lastModifiedTimes. */
+  /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
   async upload(caller: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
+    const { principal, row } = await this.uploadRow(caller, req, source);
+    return this.d.views.one(principal.accountId, row);
+  }
+
+  /** An upload as `upload` makes it, answered with its row (a WebDAV PUT answers from the row, not a view). */
+  async uploadRow(caller: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<{ principal: Principal; row: Item }> {
     const stored: StoredObject[] = [];
     let principal = caller;
     // Its intent and its row: concurrent uploads wait a moment to share those commits.
@@ -271,7 +277,7 @@ export class UploadService {
       });
       stored.length = 0;
       this.published(principal, row);
-      return this.d.views.one(principal.accountId, row);
+      return { principal, row };
     } finally {
       settled();
       await this.discard(stored);
@@ -748,16 +754,17 @@ export class UploadService {
    * accounts the caller may add files to. The real account's quota is checked again when the row is inserted.
    */
   private budgetBeforeTarget(caller: Principal, sizeHint?: number): Budget {
-    let free: number | null = 0;
+    const maxBytes = this.settings.get('maxUploadBytes');
+    let free = this.roomOf(caller.accountId, roomRuleOf(caller));
+    // Unlimited room in the caller's own account is the most there is: the shares need not be read.
+    if (free === null) return { maxBytes, free, sizeHint };
     for (const accountId of this.d.tree.writableAccounts(caller)) {
-      const room = this.roomOf(accountId, accountId === caller.accountId ? roomRuleOf(caller) : 'free');
-      if (room === null) {
-        free = null;
-        break;
-      }
+      if (accountId === caller.accountId) continue;
+      const room = this.roomOf(accountId, 'free');
+      if (room === null) return { maxBytes, free: null, sizeHint };
       free = Math.max(free, room);
     }
-    return { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint };
+    return { maxBytes, free, sizeHint };
   }
 
   /** The room of an upload: free space, plus what versions hold when its commit may remove them. */

@@ -402,6 +402,12 @@ describe('live events and notifications', () => {
     const inside = await upload(owner.client, 'inside.txt', 'x', { parentId: root.id });
     const event = await nextOfType(events, 'file.uploaded');
     expect(event.data).toMatchObject({ id: inside.id, name: 'inside.txt', parentId: root.id });
+    // Once removed, the former member hears no more of the folder (the owner's uploads before and after count the same).
+    expect((await owner.client.delete(`/api/files/${root.id}/members/${member.id}`)).status).toBe(200);
+    expect(await nextOfType(events, 'share.removed')).toMatchObject({ data: { id: root.id } });
+    expect(await nextOfType(events, 'notification')).toMatchObject({ data: { type: 'share.removed', itemId: root.id } });
+    await upload(owner.client, 'after.txt', 'x', { parentId: root.id });
+    expect(await events.quietFor(300)).toBe(true);
     await events.close();
     // A non-member's first upload event is its own upload: the shared folder's came before it and never arrived.
     const own = await upload(stranger.client, 'own.txt', 'x');

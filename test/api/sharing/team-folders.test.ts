@@ -306,6 +306,9 @@ describe('team folders', () => {
     expect(await status(strangerDav.request('GET', `${at}/Sub/plan.txt`))).toBe(404);
     expect(await strangerDav.list('')).not.toContain(`/dav/${s.name}/`);
     expect((await teamOf(s.team.id)).size).toBe(7);
+    // Added to the team's group, the stranger reaches it at the next request: what was known of their team folders is dropped.
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: s.stranger.email }))).toBe(201);
+    expect(await (await strangerDav.request('GET', `${at}/Sub/plan.txt`)).text()).toBe('via dav');
 
     // The viewer's own folder of the same name takes the root path; the team folder stays under Shared with me.
     await folder(s.viewer.client, s.name);
