@@ -5,7 +5,8 @@ import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
 import { parseRange } from '../lib/byte-range.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { type PublicLink, UNLOCK_TTL_MS } from '../services/files/shares.ts';
+import { UNLOCK_TTL_MS } from '../services/files/link-unlock.ts';
+import type { PublicLink } from '../services/files/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderAlbumPage,

@@ -2,7 +2,6 @@ import QRCode from 'qrcode';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ShareLinkView } from '../../contract/sharing.ts';
 import type { LinkOptions, OwnedLink, ShareLink, ShareMode, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
@@ -16,6 +15,7 @@ import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
+import { isUnlocked, unlockCookie } from './link-unlock.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -64,7 +64,6 @@ const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
 const EXPIRED_LINK_BATCH = 500;
 const VISIT_DEDUP_MS = 10 * 60_000;
 /** How long an unlocked link stays unlocked in one browser. */
-export const UNLOCK_TTL_MS = 24 * 3600_000;
 
 /** Options a request may set on a link; absent fields keep their value, null removes it. */
 export interface ShareOptions {
@@ -544,23 +543,11 @@ export class ShareService {
     });
     if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
     this.d.shares.touch(link.id, this.d.clock.now());
-    const expires = this.d.clock.now() + UNLOCK_TTL_MS;
-    return `${expires}.${this.unlockSignature(link, expires)}`;
+    return unlockCookie(this.d.unlockKey, link, this.d.clock.now());
   }
 
   private isUnlocked(link: ShareLink, cookie: string | null): boolean {
-    if (link.passwordHash === null) return true;
-    const m = cookie ? /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookie) : null;
-    if (!m) return false;
-    const expires = Number(m[1]);
-    const now = this.d.clock.now();
-    if (expires <= now || expires > now + UNLOCK_TTL_MS) return false;
-    return timingSafeEqual(Buffer.from(m[2]!), Buffer.from(this.unlockSignature(link, expires)));
-  }
-
-  // Signed over the token and the password's hash (new salt on every change), so a new password ends old cookies.
-  private unlockSignature(link: ShareLink, expires: number): string {
-    return createHmac('sha256', this.d.unlockKey).update(`${link.token}\n${link.passwordHash}\n${expires}`).digest('base64url');
+    return isUnlocked(this.d.unlockKey, link, cookie, this.d.clock.now());
   }
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */

@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AlbumLinkView, PublicPhoto } from '../../contract/albums.ts';
 import type { ThumbnailSize } from '../../contract/files.ts';
 import type { Clock } from '../../clock.ts';
@@ -12,7 +11,8 @@ import type { Principal } from '../accounts/principal.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { expiryTime, type LinkExpiry, type ShareFacts, UNLOCK_TTL_MS } from '../files/shares.ts';
+import { isUnlocked, unlockCookie } from '../files/link-unlock.ts';
+import { expiryTime, type LinkExpiry, type ShareFacts } from '../files/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
 
@@ -235,22 +235,10 @@ export class AlbumLinkService {
       targetId: album.id,
     });
     if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
-    const expires = this.d.clock.now() + UNLOCK_TTL_MS;
-    return `${expires}.${this.signature(link, expires)}`;
+    return unlockCookie(this.d.unlockKey, link, this.d.clock.now());
   }
 
   private isUnlocked(link: AlbumLinkRow, cookie: string | null): boolean {
-    if (link.passwordHash === null) return true;
-    const m = cookie ? /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(cookie) : null;
-    if (!m) return false;
-    const expires = Number(m[1]);
-    const now = this.d.clock.now();
-    if (expires <= now || expires > now + UNLOCK_TTL_MS) return false;
-    return timingSafeEqual(Buffer.from(m[2]!), Buffer.from(this.signature(link, expires)));
-  }
-
-  // Over the token and the password's hash (new salt on every change), so a new password ends old cookies.
-  private signature(link: AlbumLinkRow, expires: number): string {
-    return createHmac('sha256', this.d.unlockKey).update(`${link.token}\n${link.passwordHash}\n${expires}`).digest('base64url');
+    return isUnlocked(this.d.unlockKey, link, cookie, this.d.clock.now());
   }
 }
