@@ -52,8 +52,11 @@ const notAllowed = (method: string, where: string) => new AppError(405, `${metho
  */
 async function serveUploads(chunked: ChunkedUploadService, dav: DavService, request: Request, instanceId: string): Promise<Response> {
   const meta = requestMeta(request);
-  const principal = meta.principal!;
   const method = request.method.toUpperCase();
+  // The WebDAV guard lets an OPTIONS without credentials through, as clients probe before signing in.
+  if (method === 'OPTIONS')
+    return new Response(null, { headers: { DAV: '1, 2', Allow: 'OPTIONS, PROPFIND, MKCOL, PUT, MOVE, DELETE', 'Content-Length': '0' } });
+  const principal = meta.principal!;
   const [user, transfer, chunk, ...rest] = segmentsAfter(UPLOADS_DOOR, meta.path);
   if (user !== principal.loginId || rest.length > 0) throw notFound('No such upload');
   const base = `${UPLOADS_DOOR}${encodeURIComponent(user)}/`;

@@ -13,6 +13,15 @@ import { type VersionAccess, VersionsTab } from './versions-tab.tsx';
 
 type Tab = 'details' | 'versions' | 'activity';
 
+/** What the panel has learnt about one item so far. */
+interface Loaded {
+  id: string;
+  info?: ItemInfo | null;
+  path?: string | null;
+  error?: string | null;
+  people?: Member[] | null;
+}
+
 /**
  * What the Versions tab offers: nothing but the list until the file's details arrive; in something shared
  * with this account, Restore for editors and Delete only in a team folder it administers (docs/versions.md › In the web app: the owner's).
@@ -32,34 +41,33 @@ function versionAccess(info: ItemInfo | null): VersionAccess {
  */
 export function InfoPanel({ item, onClose }: { item: Item & Partial<Pick<Photo, 'takenAt'>>; onClose: () => void }) {
   const [tab, setTab] = useState<Tab>('details');
-  const [info, setInfo] = useState<ItemInfo | null>(null);
-  const [path, setPath] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [people, setPeople] = useState<Member[] | null>(null);
+  // Each answer is kept with the item it is about: the first render after stepping to another item shows none of the last one's.
+  const [loaded, setLoaded] = useState<Loaded>({ id: item.id });
+  const current = loaded.id === item.id ? loaded : { id: item.id };
+  const { info = null, path = null, error = null, people = null } = current;
   useEffect(() => {
     let live = true;
-    setInfo(null);
-    setError(null);
-    setPeople(null);
-    api.people.members(item.id).then(
-      (m) => live && setPeople(m),
-      () => live && setPeople([]),
+    const id = item.id;
+    const keep = (patch: Omit<Loaded, 'id'>) => live && setLoaded((now) => ({ ...(now.id === id ? now : { id }), ...patch }));
+    setLoaded({ id });
+    api.people.members(id).then(
+      (m) => keep({ people: m }),
+      () => keep({ people: [] }),
     );
     // Fresh details each time: sizes and totals change.
-    api.files.info(item.id).then(
+    api.files.info(id).then(
       (i) => {
-        if (!live) return;
-        setInfo(i);
-        if (i.sharedWithMe) void loadAdministeredTeams();
+        keep({ info: i });
+        if (live && i.sharedWithMe) void loadAdministeredTeams();
       },
-      (err: Error) => live && setError(err.message),
+      (err: Error) => keep({ error: err.message }),
     );
     (item.parentId
       ? ancestors(item.parentId).then((t) => ['My files', ...t.map((c) => c.name)].join(' / '))
       : Promise.resolve('My files')
     ).then(
-      (p) => live && setPath(p),
-      () => live && setPath(null),
+      (p) => keep({ path: p }),
+      () => keep({ path: null }),
     );
     return () => {
       live = false;

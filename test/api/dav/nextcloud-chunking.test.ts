@@ -83,6 +83,18 @@ function filesHolding(root: string, needle: Buffer): string[] {
 }
 
 describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
+  test('an OPTIONS probe without credentials is answered (the guard lets it through), with or without a session cookie', async () => {
+    const o = await seed.owner(t);
+    for (const [path, headers] of [
+      ['/remote.php/dav/uploads/x', {}],
+      ['/remote.php/dav/uploads/*?parentId=not-a-uuid', {}],
+      ['/remote.php/dav/uploads/x/y', { cookie: [...o.client.cookies].map(([k, v]) => `${k}=${v}`).join('; ') }],
+    ] as const) {
+      const res = await fetch(`${t.url}${path}`, { method: 'OPTIONS', headers });
+      expect({ path, status: res.status, dav: res.headers.get('dav') }).toEqual({ path, status: 200, dav: '1, 2' });
+    }
+  });
+
   test('capabilities advertise chunking and SHA1 checksums', async () => {
     const caps = (await json(await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`))).ocs.data.capabilities;
     expect(caps.dav.chunking).toBe('1.0');
