@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError, Messages } from '../../errors.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
 
 /** How long a password-protected link stays open in a browser after its password was given. */
 export const UNLOCK_TTL_MS = 24 * 3600_000;
@@ -27,4 +29,20 @@ export function isUnlocked(key: Uint8Array, link: LockedLink, cookie: string | n
   const expires = Number(m[1]);
   if (expires <= now || expires > now + UNLOCK_TTL_MS) return false;
   return timingSafeEqual(Buffer.from(m[2]!), Buffer.from(signature(key, link, expires)));
+}
+
+/** Checks the password given for a locked link, audited either way (file links and album links alike); 401 when wrong. */
+export async function checkLinkPassword(
+  audit: AuditService,
+  passwordHash: string,
+  password: string,
+  about: { ip: string; accountId: string; targetType: 'share' | 'album'; targetId: string },
+): Promise<void> {
+  const ok = await Bun.password.verify(password, passwordHash).catch(() => false);
+  audit.record({
+    action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
+    status: ok ? 'success' : 'failure',
+    ...about,
+  });
+  if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
 }

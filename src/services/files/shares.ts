@@ -15,7 +15,7 @@ import { FileEventType, type FileEvents } from './file-events.ts';
 import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
-import { isUnlocked, unlockCookie } from './link-unlock.ts';
+import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -532,16 +532,12 @@ export class ShareService {
     const link = this.d.shares.linkByToken(opened.token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.passwordHash === null) return null;
-    const ok = await Bun.password.verify(password, link.passwordHash).catch(() => false);
-    this.d.audit.record({
-      action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
-      status: ok ? 'success' : 'failure',
+    await checkLinkPassword(this.d.audit, link.passwordHash, password, {
       ip,
       accountId: link.accountId,
       targetType: 'share',
       targetId: link.id,
     });
-    if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
     this.d.shares.touch(link.id, this.d.clock.now());
     return unlockCookie(this.d.unlockKey, link, this.d.clock.now());
   }

@@ -11,7 +11,7 @@ import type { Principal } from '../accounts/principal.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { isUnlocked, unlockCookie } from '../files/link-unlock.ts';
+import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../files/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
@@ -225,16 +225,12 @@ export class AlbumLinkService {
   async unlock(open: OpenAlbumLink, password: string, ip: string): Promise<string | null> {
     const { link, album } = open;
     if (link.passwordHash === null) return null;
-    const ok = await Bun.password.verify(password, link.passwordHash).catch(() => false);
-    this.d.audit.record({
-      action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
-      status: ok ? 'success' : 'failure',
+    await checkLinkPassword(this.d.audit, link.passwordHash, password, {
       ip,
       accountId: album.accountId,
       targetType: 'album',
       targetId: album.id,
     });
-    if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
     return unlockCookie(this.d.unlockKey, link, this.d.clock.now());
   }
 
