@@ -607,8 +607,7 @@ export function uploaderName(text: string | undefined): string | null {
 /** The options as stored: the password hashed (argon2id), absent fields left absent. */
 async function storedOptions(options: ShareOptions): Promise<LinkOptions> {
   const out: LinkOptions = {};
-  if (options.password !== undefined)
-    out.passwordHash = options.password === null ? null : await hashPassword(options.password);
+  if (options.password !== undefined) out.passwordHash = options.password === null ? null : await hashPassword(options.password);
   if (options.mode !== undefined) out.mode = options.mode ?? 'view';
   if (options.maxDownloads !== undefined) out.maxDownloads = options.maxDownloads;
   return out;

@@ -112,8 +112,7 @@ export class AlbumLinkService {
     const now = this.d.clock.now();
     const patch: { expiresAt?: number | null; passwordHash?: string | null; maxDownloads?: number | null } = {};
     if (options.expiry !== undefined) patch.expiresAt = expiryTime(options.expiry, now);
-    if (options.password !== undefined)
-      patch.passwordHash = options.password === null ? null : await hashPassword(options.password);
+    if (options.password !== undefined) patch.passwordHash = options.password === null ? null : await hashPassword(options.password);
     if (options.maxDownloads !== undefined) patch.maxDownloads = options.maxDownloads;
     const link = this.d.transactions.immediate(() => {
       this.d.albumService.owned(caller, albumId);
