@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
@@ -16,6 +15,7 @@ import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
+import { hashPassword } from '../accounts/passwords.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -239,6 +239,7 @@ export class ShareService {
     const link = this.d.shares.ownedByToken(principal.accountId, token);
     if (!link) throw notFound(Messages.shareNotFound);
     const url = this.linkBase(requestOrigin, link.token);
+    const { default: QRCode } = await import('qrcode');
     return { qrCode: await QRCode.toDataURL(url, { type: 'image/png', margin: 1, width: 240 }) };
   }
 
@@ -606,8 +607,7 @@ export function uploaderName(text: string | undefined): string | null {
 /** The options as stored: the password hashed (argon2id), absent fields left absent. */
 async function storedOptions(options: ShareOptions): Promise<LinkOptions> {
   const out: LinkOptions = {};
-  if (options.password !== undefined)
-    out.passwordHash = options.password === null ? null : await Bun.password.hash(options.password, 'argon2id');
+  if (options.password !== undefined) out.passwordHash = options.password === null ? null : await hashPassword(options.password);
   if (options.mode !== undefined) out.mode = options.mode ?? 'view';
   if (options.maxDownloads !== undefined) out.maxDownloads = options.maxDownloads;
   return out;
