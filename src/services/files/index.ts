@@ -16,6 +16,7 @@ import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
 import { LibraryFiles } from './library-files.ts';
+import { LibraryHostWrites } from '../libraries/host-writes.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
@@ -136,7 +137,8 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     disk: diskSpace,
     versions: repos.versions,
   };
-  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
+  const host = new LibraryHostWrites({ items: repos.items, libraries: repos.libraries });
+  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings, libraries: repos.libraries, host });
   const downloads = new DownloadService({
     clock,
     log,

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, diskFull, forbidden } from '../../errors.ts';
-import { folderInside, HostPathError, hostNameProblem } from '../../storage/host-paths.ts';
+import { folderInside, HostPathError, hostNameProblem, STAGING_PREFIX, type StagedHostFile } from '../../storage/host-paths.ts';
 
 const MAX_DEPTH = 10_000;
 
@@ -30,8 +31,9 @@ function hostError(err: unknown, library: LibraryRow, name: string): AppError {
 
 /**
  * The changes Coffer makes in a writable library's host folder, through the safe-path module: a folder
- * made, an entry renamed or moved within the library (never over an existing entry). Each runs inside
- * the index write's transaction, so a refusal by the host leaves the index as it was.
+ * made, an entry renamed or moved within the library (never over an existing entry), a file's content
+ * staged under a temporary name and renamed into place. Each but the staging runs inside the index
+ * write's transaction, so a refusal by the host leaves the index as it was.
  */
 export class LibraryHostWrites {
   constructor(
@@ -58,6 +60,68 @@ export class LibraryHostWrites {
       });
     } catch (err) {
       throw hostError(err, library, item.name);
+    }
+  }
+
+  /**
+   * Writes `body` to a new temporary file in the host folder of `folderId` (a folder of `library`), synced,
+   * with `modifiedAt` as its mtime; `land` renames it into place at the commit, `unstage` removes it.
+   */
+  async stage(library: LibraryRow, folderId: string, body: AsyncIterable<Uint8Array>, modifiedAt: number): Promise<StagedHostFile> {
+    let path: string | null = null;
+    try {
+      const folder = folderInside(library.path, this.namesOf(library, folderId));
+      path = `${folder}/${STAGING_PREFIX}${randomBytes(9).toString('base64url')}`;
+      const file = await fs.promises.open(path, 'wx', 0o666);
+      try {
+        for await (const chunk of body) {
+          let done = 0;
+          while (done < chunk.byteLength) done += (await file.write(chunk, done)).bytesWritten;
+        }
+        await file.utimes(new Date(modifiedAt), new Date(modifiedAt));
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      return { libraryId: library.id, path, modifiedAt };
+    } catch (err) {
+      if (path) this.unstage({ libraryId: library.id, path, modifiedAt });
+      throw hostError(err, library, 'the file');
+    }
+  }
+
+  /** Removes a staged file that was not landed (a failed or refused commit); gone already is fine. */
+  unstage(staged: StagedHostFile): void {
+    fs.rmSync(staged.path, { force: true });
+  }
+
+  /**
+   * Renames staged content into place as the file `itemId` (its row already written in this transaction) and
+   * indexes it under its new inode, so the watch sees nothing new. A new file never replaces an entry Coffer
+   * does not list (`409`); new content of an indexed file replaces it in one rename, never half-written.
+   */
+  land(library: LibraryRow, itemId: string, staged: StagedHostFile, replace: boolean): void {
+    const names = this.namesOf(library, itemId);
+    const name = names.at(-1)!;
+    try {
+      if (staged.libraryId !== library.id) throw conflict('The file was uploaded for another library: upload it again.');
+      const problem = hostNameProblem(name);
+      if (problem) throw badRequest(problem);
+      const folder = folderInside(library.path, names.slice(0, -1));
+      const target = `${folder}/${name}`;
+      if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+      fs.renameSync(staged.path, target);
+      syncFolder(folder);
+      const st = fs.statSync(target);
+      this.d.libraries.putEntry({
+        itemId,
+        libraryId: library.id,
+        fileId: `${st.dev}:${st.ino}`,
+        hostModifiedAt: Math.floor(st.mtimeMs),
+        unavailable: false,
+      });
+    } catch (err) {
+      throw hostError(err, library, name);
     }
   }
 
@@ -99,6 +163,16 @@ export class LibraryHostWrites {
     }
     if (id !== library.folderId) throw conflict('The item is not in its library any more.');
     return names;
+  }
+}
+
+/** Makes a rename in `folder` durable (its entry written), as the store's own writes are. */
+function syncFolder(folder: string): void {
+  const fd = fs.openSync(folder, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

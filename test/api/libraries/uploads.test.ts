@@ -1,0 +1,280 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { STAGING_PREFIX } from '../../../src/storage/host-paths.ts';
+import { json } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { createUpload, tusUpload } from '../../helpers/tus.ts';
+import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+
+let t: TestServer;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await seed.admin(t);
+});
+afterAll(async () => {
+  await t.stop();
+  cleanHostDirs();
+});
+
+const rowsAfter = (accountId: string, seq: number) => t.server.ctx.repos.changes.pageOfAccounts([accountId], seq, 10_000);
+const latest = () => t.server.ctx.repos.changes.latestSeq();
+/** The objects in the encrypted store (files under blobs/, its temp files aside). */
+const storedObjects = () =>
+  (fs.readdirSync(path.join(t.dataDir, 'blobs'), { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter(
+    (e) => e.isFile() && !e.name.includes('tmp'),
+  ).length;
+
+function form(fields: Record<string, string>, files: Array<[name: string, content: string | Uint8Array]>): FormData {
+  const body = new FormData();
+  for (const [k, v] of Object.entries(fields)) body.append(k, v);
+  for (const [name, content] of files) body.append('files', new File([content], name));
+  return body;
+}
+
+/** Every entry under `root` (relative paths, sorted), the library's trash left out. */
+function hostTree(root: string): string[] {
+  return (fs.readdirSync(root, { recursive: true }) as string[]).sort();
+}
+
+describe('uploads into a writable library land in the host folder', () => {
+  test('API: one file, a bulk upload with folders, a replace; the host holds the bytes under their names, no temporary file is left, the store keeps no object', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Docs/old.txt', 'old');
+    const library = await addLibrary(admin, root, owner);
+    const docs = await childNamed(owner, library.folderId, 'Docs');
+    const objectsBefore = storedObjects();
+    const mark = latest();
+
+    const one = await owner.client.request('/api/files/upload', {
+      method: 'POST',
+      body: form({ parentId: library.folderId, lastModifiedTimes: '1700000000000' }, [['hello.txt', 'hello world']]),
+    });
+    expect(one.status).toBe(200);
+    const hello = await json(one);
+    expect(hello).toMatchObject({ name: 'hello.txt', size: 11, library: true });
+    expect(fs.readFileSync(path.join(root, 'hello.txt'), 'utf8')).toBe('hello world');
+    expect(fs.statSync(path.join(root, 'hello.txt')).mtimeMs).toBe(1700000000000);
+
+    const bulk = await owner.client.request('/api/files/upload/bulk', {
+      method: 'POST',
+      body: (() => {
+        const b = form({ parentId: docs.id }, [
+          ['a.txt', 'alpha'],
+          ['b.txt', 'beta'],
+        ]);
+        b.append('relativePaths', '2026/March/a.txt');
+        b.append('relativePaths', 'b.txt');
+        return b;
+      })(),
+    });
+    expect(bulk.status).toBe(200);
+    expect((await json(bulk)).successful).toBe(2);
+    expect(fs.readFileSync(path.join(root, 'Docs/2026/March/a.txt'), 'utf8')).toBe('alpha');
+    expect(fs.readFileSync(path.join(root, 'Docs/b.txt'), 'utf8')).toBe('beta');
+
+    const old = await childNamed(owner, docs.id, 'old.txt');
+    const replaced = await owner.client.request(`/api/files/${old.id}/replace`, {
+      method: 'POST',
+      body: form({}, [['old.txt', 'new content']]),
+    });
+    expect(replaced.status).toBe(200);
+    expect(await json(replaced)).toMatchObject({ id: old.id, size: 11 });
+    expect(fs.readFileSync(path.join(root, 'Docs/old.txt'), 'utf8')).toBe('new content');
+    expect(await (await owner.client.get(`/api/files/${old.id}/download`)).text()).toBe('new content');
+
+    expect(hostTree(root)).toEqual([
+      'Docs',
+      'Docs/2026',
+      'Docs/2026/March',
+      'Docs/2026/March/a.txt',
+      'Docs/b.txt',
+      'Docs/old.txt',
+      'hello.txt',
+    ]);
+    // The encrypted copies the doors stored first are deleted once the host files are in place.
+    await t.server.worker.drain();
+    expect(storedObjects()).toBe(objectsBefore);
+
+    // The owner's own changes only; the watch, seeing the host as the index says, adds nothing (no "system" change).
+    await Bun.sleep(1500);
+    expect(rowsAfter(owner.id, mark).map((r) => [r.kind, r.actorKind])).toEqual([
+      ['item.uploaded', 'login'],
+      ['item.created', 'login'],
+      ['item.created', 'login'],
+      ['item.uploaded', 'login'],
+      ['item.uploaded', 'login'],
+      ['item.replaced', 'login'],
+    ]);
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['Docs', 'hello.txt']);
+  });
+
+  test('WebDAV PUT (new and over an existing file) and the Nextcloud path PUT write the host folder', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'notes.md', 'v1');
+    const library = await addLibrary(admin, root, owner);
+    const notes = await childNamed(owner, library.folderId, 'notes.md');
+    const dav = await davLogin(t, owner);
+    const base = encodeURIComponent(library.name);
+    expect((await dav.put(`${base}/fresh.md`, 'fresh')).status).toBe(201);
+    expect((await dav.put(`${base}/notes.md`, 'v2')).status).toBe(204);
+    const nc = await fetch(`${t.url}/remote.php/dav/files/${owner.id}/${base}/nc.md`, {
+      method: 'PUT',
+      headers: { authorization: dav.authorization },
+      body: 'from nextcloud',
+    });
+    expect(nc.status).toBe(201);
+    expect(fs.readFileSync(path.join(root, 'fresh.md'), 'utf8')).toBe('fresh');
+    expect(fs.readFileSync(path.join(root, 'notes.md'), 'utf8')).toBe('v2');
+    expect(fs.readFileSync(path.join(root, 'nc.md'), 'utf8')).toBe('from nextcloud');
+    expect((await childNamed(owner, library.folderId, 'notes.md')).id).toBe(notes.id);
+    expect(hostTree(root)).toEqual(['fresh.md', 'nc.md', 'notes.md']);
+  });
+
+  test('tus (tus-js-client) creates a file in a library folder and replaces one', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Video/clip.bin', 'short');
+    const library = await addLibrary(admin, root, owner);
+    const video = await childNamed(owner, library.folderId, 'Video');
+    const clip = await childNamed(owner, video.id, 'clip.bin');
+    const data = Buffer.alloc(3 * 1024 * 1024, 7);
+    const made = await tusUpload(t.url, owner.client, data, {
+      chunkSize: 1024 * 1024,
+      metadata: { filename: 'big.bin', parentId: video.id },
+    }).done;
+    expect(made.itemId).not.toBeNull();
+    expect(fs.readFileSync(path.join(root, 'Video/big.bin')).equals(data)).toBe(true);
+    const again = Buffer.alloc(1024 * 1024, 9);
+    await tusUpload(t.url, owner.client, again, { metadata: { filename: 'clip.bin', replaceId: clip.id } }).done;
+    expect(fs.readFileSync(path.join(root, 'Video/clip.bin')).equals(again)).toBe(true);
+    expect(hostTree(root)).toEqual(['Video', 'Video/big.bin', 'Video/clip.bin']);
+  });
+
+  test('Nextcloud chunked upload: the MOVE of .file lands in the library', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const library = await addLibrary(admin, root, owner);
+    const dav = await davLogin(t, owner);
+    const uploads = (method: string, rel: string, headers: Record<string, string> = {}, body?: Uint8Array) =>
+      fetch(`${t.url}/remote.php/dav/uploads/${owner.id}/${rel}`, {
+        method,
+        headers: { authorization: dav.authorization, ...headers },
+        body,
+      });
+    const parts = [Buffer.alloc(5 * 1024 * 1024, 1), Buffer.alloc(1000, 2)];
+    const destination = `${t.url}/remote.php/dav/files/${owner.id}/${encodeURIComponent(library.name)}/chunked.bin`;
+    expect((await uploads('MKCOL', 'transfer-lib', { destination })).status).toBe(201);
+    expect((await uploads('PUT', 'transfer-lib/00001', {}, parts[0])).status).toBe(201);
+    expect((await uploads('PUT', 'transfer-lib/00002', {}, parts[1])).status).toBe(201);
+    const done = await uploads('MOVE', 'transfer-lib/.file', { destination });
+    expect(done.status).toBe(201);
+    expect(fs.readFileSync(path.join(root, 'chunked.bin')).equals(Buffer.concat(parts))).toBe(true);
+    expect(hostTree(root)).toEqual(['chunked.bin']);
+  });
+
+  test('a reader polling the real path during a large replace sees the old content or the new one, never a part', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const size = 32 * 1024 * 1024;
+    write(root, 'big.bin', Buffer.alloc(size, 0x61));
+    const library = await addLibrary(admin, root, owner);
+    const big = await childNamed(owner, library.folderId, 'big.bin');
+    const target = path.join(root, 'big.bin');
+    const stop = path.join(root, '..', `${path.basename(root)}.stop`);
+    // Another process, as another program on the host would read it.
+    const reader = Bun.spawn(
+      [
+        process.execPath,
+        '-e',
+        `const fs = require('node:fs');
+         const [file, stop, size] = [process.argv[1], process.argv[2], Number(process.argv[3])];
+         let reads = 0, bad = 0, seen = new Set();
+         while (!fs.existsSync(stop)) {
+           const b = fs.readFileSync(file); reads++;
+           const first = b[0], last = b[b.length - 1];
+           if (b.length !== size || first !== last || b.indexOf(first === 0x61 ? 0x62 : 0x61) !== -1) bad++;
+           seen.add(first);
+         }
+         console.log(JSON.stringify({ reads, bad, seen: [...seen].sort() }));`,
+        target,
+        stop,
+        String(size),
+      ],
+      { stdout: 'pipe' },
+    );
+    await Bun.sleep(300);
+    const res = await owner.client.request(`/api/files/${big.id}/replace`, {
+      method: 'POST',
+      body: form({}, [['big.bin', new Uint8Array(size).fill(0x62)]]),
+    });
+    expect(res.status).toBe(200);
+    await Bun.sleep(300);
+    fs.writeFileSync(stop, '');
+    const report = JSON.parse(await new Response(reader.stdout).text());
+    fs.rmSync(stop);
+    expect(report.bad).toBe(0);
+    expect(report.reads).toBeGreaterThan(2);
+    expect(report.seen).toEqual([0x61, 0x62]);
+    expect(fs.readdirSync(root)).toEqual(['big.bin']);
+  }, 120_000);
+});
+
+describe('uploads into a library: the door rules', () => {
+  test('a sub-user without upload gets 403, another account 404; nothing is written', async () => {
+    const owner = await seed.owner(t);
+    const outsider = await seed.owner(t);
+    const sub = await seed.subUser(t, owner, ['files.download']);
+    const root = hostDir();
+    write(root, 'keep.txt', 'keep');
+    const library = await addLibrary(admin, root, owner);
+    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const up = (login: seed.SeededLogin) =>
+      login.client.request('/api/files/upload', { method: 'POST', body: form({ parentId: library.folderId }, [['x.txt', 'x']]) });
+    const replace = (login: seed.SeededLogin) =>
+      login.client.request(`/api/files/${keep.id}/replace`, { method: 'POST', body: form({}, [['keep.txt', 'x']]) });
+    expect((await up(sub)).status).toBe(403);
+    expect((await replace(sub)).status).toBe(403);
+    expect((await up(outsider)).status).toBe(404);
+    expect((await replace(outsider)).status).toBe(404);
+    expect((await createUpload(outsider.client, 4, { filename: 'tus.txt', parentId: library.folderId })).status).toBe(404);
+    expect(hostTree(root)).toEqual(['keep.txt']);
+    expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep');
+  });
+
+  test('a read-only library refuses uploads through every door with "This library is read-only"', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'keep.txt', 'keep');
+    const library = await addLibrary(admin, root, owner, { readOnly: true });
+    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const dav = await davLogin(t, owner);
+    const base = encodeURIComponent(library.name);
+    const refusals = [
+      await owner.client.request('/api/files/upload/bulk', {
+        method: 'POST',
+        body: form({ parentId: library.folderId }, [['x.txt', 'x']]),
+      }),
+      await owner.client.request(`/api/files/${keep.id}/replace`, { method: 'POST', body: form({}, [['keep.txt', 'x']]) }),
+      await dav.put(`${base}/keep.txt`, 'x'),
+      await fetch(`${t.url}/remote.php/dav/files/${owner.id}/${base}/n.txt`, {
+        method: 'PUT',
+        headers: { authorization: dav.authorization },
+        body: 'n',
+      }),
+      await createUpload(owner.client, 4, { filename: 'keep.txt', replaceId: keep.id }),
+    ];
+    for (const res of refusals) expect(res.status).toBe(403);
+    const bulk = await json(refusals[0]!).catch(() => null);
+    expect(bulk?.message ?? bulk?.failed?.[0]?.error).toBe('This library is read-only');
+    expect((await json(refusals[1]!)).message).toBe('This library is read-only');
+    expect(hostTree(root)).toEqual(['keep.txt']);
+    expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep');
+  });
+});
