@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { STAGING_PREFIX } from '../../../src/storage/host-paths.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
