@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
-import { AppError, badRequest, conflict, diskFull, forbidden } from '../../errors.ts';
+import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
 import { folderInside, HostPathError, hostNameProblem, STAGING_PREFIX, type StagedHostFile } from '../../storage/host-paths.ts';
 
 const MAX_DEPTH = 10_000;
@@ -20,7 +20,8 @@ function hostError(err: unknown, library: LibraryRow, name: string): AppError {
   if (err instanceof HostPathError) return badRequest(err.message);
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'EEXIST' || code === 'ENOTEMPTY') return conflict(`"${name}" already exists in the library's folder on the server.`);
-  if (code === 'ENOSPC' || code === 'EDQUOT') return diskFull();
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return new AppError(507, `The disk of the library folder ${library.path} is full: free some space there, or save the file elsewhere.`);
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return forbidden(`The server cannot write in the library folder ${library.path} (${code}): its permissions allow no change by Coffer.`);
   }

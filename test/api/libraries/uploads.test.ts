@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
+import { mountSmallDisk } from '../../helpers/small-disk.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { createUpload, tusUpload } from '../../helpers/tus.ts';
@@ -275,5 +276,36 @@ describe('uploads into a library: the door rules', () => {
     expect((await json(refusals[1]!)).message).toBe('This library is read-only');
     expect(hostTree(root)).toEqual(['keep.txt']);
     expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep');
+  });
+});
+
+describe('a library on a full disk', () => {
+  test('an upload or a replace larger than the free space → 507 naming the library folder; nothing half-written is left, the index is unchanged', async () => {
+    const disk = mountSmallDisk(1);
+    if (typeof disk === 'string') throw new Error(disk);
+    let libraryId: string | null = null;
+    try {
+      const owner = await seed.owner(t);
+      write(disk.dir, 'small.txt', 'small');
+      const library = await addLibrary(admin, disk.dir, owner);
+      libraryId = library.id;
+      const small = await childNamed(owner, library.folderId, 'small.txt');
+      const tooBig = new Uint8Array(2 * 1024 * 1024).fill(1);
+      const message = `The disk of the library folder ${disk.dir} is full: free some space there, or save the file elsewhere.`;
+      const up = await owner.client.request('/api/files/upload', { method: 'POST', body: form({ parentId: library.folderId }, [['big.bin', tooBig]]) });
+      expect(up.status).toBe(507);
+      expect((await json(up)).message).toBe(message);
+      const replaced = await owner.client.request(`/api/files/${small.id}/replace`, { method: 'POST', body: form({}, [['small.txt', tooBig]]) });
+      expect(replaced.status).toBe(507);
+      expect((await json(replaced)).message).toBe(message);
+      const dav = await davLogin(t, owner);
+      expect((await dav.put(`${encodeURIComponent(library.name)}/big.bin`, tooBig)).status).toBe(507);
+      expect(hostTree(disk.dir)).toEqual(['small.txt']);
+      expect(fs.readFileSync(path.join(disk.dir, 'small.txt'), 'utf8')).toBe('small');
+      expect((await children(owner, library.folderId)).map((i) => [i.id, i.name, i.size])).toEqual([[small.id, 'small.txt', 5]]);
+    } finally {
+      if (libraryId) await admin.client.delete(`/api/admin/libraries/${libraryId}`);
+      disk.unmount();
+    }
   });
 });
