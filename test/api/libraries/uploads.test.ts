@@ -227,6 +227,33 @@ describe('uploads into a writable library land in the host folder', () => {
 });
 
 describe('uploads into a library: the door rules', () => {
+  test("a share link's drop into a library folder writes the host folder; into a read-only library it is refused (403)", async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    fs.mkdirSync(path.join(root, 'Inbox'));
+    const library = await addLibrary(admin, root, owner);
+    const inbox = await childNamed(owner, library.folderId, 'Inbox');
+    const fixedRoot = hostDir();
+    fs.mkdirSync(path.join(fixedRoot, 'Inbox'));
+    const fixed = await addLibrary(admin, fixedRoot, owner, { readOnly: true });
+    const fixedInbox = await childNamed(owner, fixed.folderId, 'Inbox');
+    const drop = async (folderId: string) => {
+      const shared = await owner.client.post('/api/files/share', { ids: [folderId], shared: true, mode: 'view_upload' });
+      expect(shared.status).toBe(200);
+      const token = /\/s\/([A-Za-z0-9_-]+)/.exec((await json(shared)).links[folderId])![1]!;
+      const body = new FormData();
+      body.append('file', new File(['dropped by a visitor'], 'visitor.txt'));
+      return fetch(`${t.url}/s/${token}/upload`, { method: 'POST', headers: { accept: 'application/json' }, body });
+    };
+    expect((await drop(inbox.id)).status).toBe(201);
+    expect(fs.readFileSync(path.join(root, 'Inbox/visitor.txt'), 'utf8')).toBe('dropped by a visitor');
+    expect((await children(owner, inbox.id)).map((i) => i.name)).toEqual(['visitor.txt']);
+    const refused = await drop(fixedInbox.id);
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).message).toBe('This library is read-only');
+    expect(hostTree(fixedRoot)).toEqual(['Inbox']);
+  });
+
   test('a sub-user without upload gets 403, another account 404; nothing is written', async () => {
     const owner = await seed.owner(t);
     const outsider = await seed.owner(t);
@@ -292,10 +319,16 @@ describe('a library on a full disk', () => {
       const small = await childNamed(owner, library.folderId, 'small.txt');
       const tooBig = new Uint8Array(2 * 1024 * 1024).fill(1);
       const message = `The disk of the library folder ${disk.dir} is full: free some space there, or save the file elsewhere.`;
-      const up = await owner.client.request('/api/files/upload', { method: 'POST', body: form({ parentId: library.folderId }, [['big.bin', tooBig]]) });
+      const up = await owner.client.request('/api/files/upload', {
+        method: 'POST',
+        body: form({ parentId: library.folderId }, [['big.bin', tooBig]]),
+      });
       expect(up.status).toBe(507);
       expect((await json(up)).message).toBe(message);
-      const replaced = await owner.client.request(`/api/files/${small.id}/replace`, { method: 'POST', body: form({}, [['small.txt', tooBig]]) });
+      const replaced = await owner.client.request(`/api/files/${small.id}/replace`, {
+        method: 'POST',
+        body: form({}, [['small.txt', tooBig]]),
+      });
       expect(replaced.status).toBe(507);
       expect((await json(replaced)).message).toBe(message);
       const dav = await davLogin(t, owner);
