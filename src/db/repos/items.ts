@@ -165,7 +165,8 @@ export type ItemChange =
     }
   | { kind: 'place'; itemId: string; parentId?: string | null; name?: string }
   | { kind: 'content'; itemId: string; staged?: StagedHostFile }
-  | { kind: 'trash' | 'change'; itemId: string };
+  | { kind: 'restore'; itemId: string; parentId: string | null; name: string }
+  | { kind: 'trash' | 'purge' | 'change'; itemId: string };
 
 /** What a guard wants done inside the write's transaction, after its rows are written (a host folder made, say). */
 type AfterChange = (() => void) | undefined;
@@ -601,10 +602,11 @@ export class ItemsRepo {
         .get(at, rootId, id);
     // The members of a trashed folder go with it: only the trash root's parent sees a change (the root keeps its tree size for a restore).
     if (id !== rootId) return mark() ? 1 : 0;
-    this.guard({ kind: 'trash', itemId: id });
+    const after = this.guard({ kind: 'trash', itemId: id });
     return this.changing(() => {
       const row = mark();
       if (row) this.touchAncestors(row.accountId, row.parentId, -weightOf(row));
+      if (row) after?.();
       return row ? 1 : 0;
     });
   }
@@ -625,6 +627,7 @@ export class ItemsRepo {
 
   /** Puts a trash root back under `parentId` with `name`. */
   restoreRoot(id: string, parentId: string | null, name: string): Item {
+    const after = this.guard({ kind: 'restore', itemId: id, parentId, name });
     return this.changing(() => {
       const row = item(
         this.sqlite
@@ -635,6 +638,7 @@ export class ItemsRepo {
           .get(parentId, name, nameKeyOf(name), id),
       )!;
       this.touchAncestors(row.accountId, parentId, weightOf(row));
+      after?.();
       return row;
     });
   }
@@ -722,6 +726,15 @@ export class ItemsRepo {
 
   delete(id: string): void {
     this.changing(() => this.touchIfLive(this.sqlite.query<Gone, [string]>(`DELETE FROM items WHERE id = ? ${GONE}`).get(id)));
+  }
+
+  /** Deletes a trashed row for good (emptying the trash): what the guard keeps for it (a library's host file) goes too. */
+  purge(id: string): void {
+    const after = this.guard({ kind: 'purge', itemId: id });
+    this.changing(() => {
+      this.touchIfLive(this.sqlite.query<Gone, [string]>(`DELETE FROM items WHERE id = ? ${GONE}`).get(id));
+      after?.();
+    });
   }
 
   /** A deleted row that was live (not a trash purge) changed its folder. */

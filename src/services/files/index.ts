@@ -150,7 +150,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     audit,
     libraryFiles,
   });
-  const trash = new TrashService({ ...fileDeps, listing: items });
+  const trash = new TrashService({ ...fileDeps, listing: items, libraries: repos.libraries });
   const members = new MemberService(
     {
       clock,

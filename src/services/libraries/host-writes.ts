@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
-import { folderInside, HostPathError, hostNameProblem, STAGING_PREFIX, type StagedHostFile } from '../../storage/host-paths.ts';
+import { folderInside, HostPathError, hostNameProblem, hostPath, STAGING_PREFIX, type StagedHostFile } from '../../storage/host-paths.ts';
+import { LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
 
@@ -123,6 +124,48 @@ export class LibraryHostWrites {
       });
     } catch (err) {
       throw hostError(err, library, name);
+    }
+  }
+
+  /**
+   * Moves a trashed item's host file or folder into the library's trash folder, named by the item's id (the
+   * index keeps its name and place for the restore); the scans and listings never show that folder.
+   */
+  trash(library: LibraryRow, itemId: string): void {
+    const names = this.namesOf(library, itemId);
+    try {
+      const source = `${folderInside(library.path, names.slice(0, -1))}/${names.at(-1)!}`;
+      const bin = hostPath(library.path, [LIBRARY_TRASH]);
+      fs.mkdirSync(bin, { recursive: true, mode: 0o700 });
+      fs.renameSync(source, `${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`);
+    } catch (err) {
+      throw hostError(err, library, names.at(-1)!);
+    }
+  }
+
+  /** Moves a trashed item back from the library's trash folder to `name` in the folder `parentId` (never over an entry). */
+  restore(library: LibraryRow, itemId: string, parentId: string, name: string): void {
+    try {
+      const problem = hostNameProblem(name);
+      if (problem) throw badRequest(problem);
+      const kept = `${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`;
+      if (!exists(kept)) throw conflict(`"${name}" is no longer in the library's trash folder on the server (${LIBRARY_TRASH}).`);
+      const target = `${folderInside(library.path, this.namesOf(library, parentId))}/${name}`;
+      if (exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+      fs.renameSync(kept, target);
+    } catch (err) {
+      throw hostError(err, library, name);
+    }
+  }
+
+  /** Removes what the library's trash folder keeps for a trashed item (nothing for an item trashed inside a folder). */
+  purgeTrashed(library: LibraryRow, itemId: string): void {
+    try {
+      fs.rmSync(`${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`, { recursive: true, force: true });
+    } catch (err) {
+      // A library whose folder (or trash folder) is gone has nothing left to remove.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw hostError(err, library, itemId);
     }
   }
 

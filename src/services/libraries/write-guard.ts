@@ -5,8 +5,6 @@ import { conflict, forbidden } from '../../errors.ts';
 import type { LibraryHostWrites } from './host-writes.ts';
 
 const ROOT_MANAGED = "A library's own folder is managed by the admin (Admin → Libraries): it cannot be renamed, moved or deleted here.";
-const NO_DELETES =
-  'Coffer does not yet delete files in a library: delete them on the host, and the library follows. Uploads, new folders, renames and moves within the library work.';
 const NOT_COPIED_IN =
   "Copying Coffer's own files (or another library's) into a library is not built yet: download the files and upload them into the library.";
 const LEFT_LIBRARY = 'The folder left its library while the file was being uploaded: upload it again.';
@@ -16,8 +14,9 @@ const NOT_ACROSS =
 /**
  * What Coffer may change in a library. A read-only one: nothing but what the host folder itself did (the
  * scanner's own writes, made inside `asHost`). A writable one: new folders, renames and moves within it,
- * and file content staged in the host folder by the upload (every door's), each made on the host inside
- * the write's transaction (LibraryHostWrites); deletes not yet. Every door's writes reach the tree's
+ * file content staged in the host folder by the upload (every door's), and deletes into its trash folder
+ * (restored from it, purged with Coffer's trash), each made on the host inside the write's transaction
+ * (LibraryHostWrites). Every door's writes reach the tree's
  * repository, which asks this guard first, so a write into a library cannot land in Coffer's index without
  * landing on the host.
  */
@@ -45,6 +44,8 @@ export class LibraryWriteGuard {
     const library = this.libraries.ofItem(change.itemId);
     if (change.kind === 'place') return this.place(change, library);
     if (!library) return this.outside(change);
+    // A purge removes what the trash kept on the host, whatever the library has become since.
+    if (change.kind === 'purge') return () => this.host.purgeTrashed(library, change.itemId);
     if (library.readOnly) throw forbidden(LIBRARY_READ_ONLY);
     if (library.folderId === change.itemId) throw forbidden(ROOT_MANAGED);
     // Ahead of an edit whose kind is not known yet, a writable library lets it through to its own check.
@@ -54,7 +55,12 @@ export class LibraryWriteGuard {
       if (!staged) throw forbidden(NOT_COPIED_IN);
       return () => this.host.land(library, change.itemId, staged, true);
     }
-    throw forbidden(NO_DELETES);
+    if (change.kind === 'restore') {
+      const target = change.parentId ? this.libraries.ofItem(change.parentId) : null;
+      if (target?.id !== library.id) throw forbidden(NOT_ACROSS);
+      return () => this.host.restore(library, change.itemId, change.parentId!, change.name);
+    }
+    return () => this.host.trash(library, change.itemId);
   };
 
   private insert(change: Extract<ItemChange, { kind: 'insert' }>): (() => void) | undefined {
