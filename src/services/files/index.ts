@@ -15,6 +15,7 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
+import { LibraryContent } from './library-content.ts';
 import { LibraryFiles } from './library-files.ts';
 import { LibraryHostWrites } from '../libraries/host-writes.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
@@ -108,6 +109,17 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(infra);
+  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
+  const libraryContent = new LibraryContent({
+    clock,
+    log,
+    storage,
+    intents: uploadIntents,
+    libraries: repos.libraries,
+    files: libraryFiles,
+    host: new LibraryHostWrites({ items: repos.items, libraries: repos.libraries }),
+    settings,
+  });
   const versions = new VersionService({
     clock,
     queue,
@@ -120,9 +132,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     changes,
     quota,
     settings,
+    libraryContent,
+    intents: uploadIntents,
     administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
-  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
     clock,
     queue,
@@ -137,8 +150,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     disk: diskSpace,
     versions: repos.versions,
   };
-  const host = new LibraryHostWrites({ items: repos.items, libraries: repos.libraries });
-  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings, libraries: repos.libraries, host });
+  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings, libraryContent });
   const downloads = new DownloadService({
     clock,
     log,

@@ -5,7 +5,6 @@ import {
   AppError,
   badRequest,
   fileTooLarge,
-  forbidden,
   Messages,
   notFound,
   StorageLimitError,
@@ -37,10 +36,8 @@ import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
 import type { VersionService } from './versions.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
-import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { StagedHostFile } from '../../storage/host-paths.ts';
-import type { LibraryHostWrites } from '../libraries/host-writes.ts';
-import { LIBRARY_READ_ONLY } from '../../contract/libraries.ts';
+import type { LibraryContent, SealedObject } from './library-content.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -87,6 +84,8 @@ export interface StoredObject {
   detected: boolean;
   /** Its bytes written again, in a library's host folder: the file lands there, and the object is deleted. */
   host?: StagedHostFile;
+  /** The content a library file had before, kept in the store to become its version. */
+  kept?: SealedObject;
 }
 
 /** The bytes of a resumable upload, stored and published under their key: POST /upload's pipeline makes the file. */
@@ -200,8 +199,7 @@ export interface UploadDeps {
   log: Logger;
   queue: JobQueue;
   storage: Pick<SealedStore, 'put' | 'get' | 'delete'>;
-  libraries: LibrariesRepo;
-  host: Pick<LibraryHostWrites, 'stage' | 'unstage'>;
+  libraryContent: LibraryContent;
   transactions: Transactions;
   items: ItemsRepo;
   tree: Tree;
@@ -529,7 +527,7 @@ export class UploadService {
       if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
         newObject.mimeType = current.mimeType;
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
-      await this.toLibrary(current.parentId, newObject, modified);
+      await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => this.requireFile(principal, id),
         by: principal,
@@ -559,7 +557,7 @@ export class UploadService {
   ): Promise<StoredObject> {
     const object = await this.store({ body, mimeType: defaultType }, this.budget(current.accountId, room, current.size));
     try {
-      await this.toLibrary(current.parentId, object, null);
+      await this.toLibrary(current.parentId, object, null, current);
     } catch (err) {
       await this.discard([object]);
       throw err;
@@ -592,9 +590,11 @@ export class UploadService {
     const host = object.host;
     return this.transactions.immediate(() => {
       const row = opts.current();
-      const kept = !host && this.d.versions.keepReplaced(row);
-      // A kept version still counts, so the whole new object needs room; otherwise only the growth does. A library file takes none.
-      const added = host ? 0 : kept ? object.size : object.size - row.size;
+      // A kept version still counts, so the whole new object needs room; otherwise only the growth does.
+      // A library file's content before is the copy kept in the store, if any; the file itself takes no room.
+      const before = host ? (object.kept ? { ...row, ...object.kept } : null) : row;
+      const kept = before !== null && this.d.versions.keepReplaced(before);
+      const added = host ? (kept ? before.size : 0) : kept ? object.size : object.size - row.size;
       if (added > 0) this.quota.assertRoomFor(accountId, added, opts.room ?? 'evict');
       const updated = this.d.items.replaceContent(
         row.id,
@@ -611,7 +611,9 @@ export class UploadService {
       );
       this.quota.adjust(accountId, added);
       if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
-      if (host) this.d.queue.insert(Jobs.storageDelete, { keys: [object.storageKey] });
+      if (host)
+        this.d.queue.insert(Jobs.storageDelete, { keys: [object.storageKey, ...(object.kept && !kept ? [object.kept.storageKey] : [])] });
+      if (object.kept) this.intents.committed(object.kept.storageKey);
       this.intents.committed(object.storageKey);
       this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, {
         details: { size: updated.size, mimeType: updated.mimeType, ...opts.details },
@@ -711,11 +713,11 @@ export class UploadService {
     const replaced = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
     const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
     const folderId = replaced?.type === 'file' ? replaced.parentId : parent?.type === 'folder' ? parent.id : null;
-    await this.toLibrary(folderId, object, file.modified);
+    await this.toLibrary(folderId, object, file.modified, replaced?.type === 'file' ? replaced : undefined);
     try {
       return this.commitResumedObject(uploader, file, object, type.detected, within);
     } catch (err) {
-      if (object.host) this.d.host.unstage(object.host);
+      await this.d.libraryContent.drop(object.host, object.kept);
       throw err;
     }
   }
@@ -769,15 +771,15 @@ export class UploadService {
 
   /**
    * When `folderId` is a folder of a writable library, writes the stored object's bytes to a temporary file
-   * in its host folder (`object.host`), which the commit renames into place; every door calls it once the
-   * target is known, as the bytes reach the encrypted store before it is. A read-only library refuses.
+   * in its host folder (`object.host`), which the commit renames into place, and keeps the content of the
+   * file it `replaces` for its version (`object.kept`). Every door calls it once the target is known, as
+   * the bytes reach the encrypted store before it is; `discard` removes both when the commit does not happen.
    */
-  private async toLibrary(folderId: string | null, object: StoredObject, modified: number | null): Promise<void> {
-    const library = folderId ? this.d.libraries.ofItem(folderId) : null;
-    if (!library || !folderId) return;
-    if (library.readOnly) throw forbidden(LIBRARY_READ_ONLY);
-    const body = await this.d.storage.get(object.storageKey, object);
-    object.host = await this.d.host.stage(library, folderId, body, modified ?? this.clock.now());
+  private async toLibrary(folderId: string | null, object: StoredObject, modified: number | null, replaces?: Item): Promise<void> {
+    const staged = await this.d.libraryContent.stage(folderId, object, modified);
+    if (!staged) return;
+    object.host = staged;
+    if (replaces) object.kept = (await this.d.libraryContent.keep(replaces)) ?? undefined;
   }
 
   /**
@@ -971,7 +973,7 @@ export class UploadService {
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
   async discard(objects: StoredObject[]): Promise<void> {
     for (const o of objects) {
-      if (o.host) this.d.host.unstage(o.host);
+      await this.d.libraryContent.drop(o.host, o.kept);
       try {
         await this.d.storage.delete(o.storageKey);
         this.intents.forget(o.storageKey);
