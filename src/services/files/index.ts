@@ -196,7 +196,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     diskSpace,
     downloads,
     trash,
-    copy: new CopyService({ ...fileDeps, libraryFiles }),
+    copy: new CopyService({ ...fileDeps, libraryFiles, libraryContent }),
     fileJobs: new FileJobService(queue),
     shares,
     members,
