@@ -21,6 +21,7 @@ import { startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';
 import type { Tree } from './tree.ts';
 import type { UploadIntentService } from './upload-intents.ts';
+import type { TrashService } from './trash.ts';
 
 export interface CopyDeps {
   clock: Clock;
@@ -36,6 +37,7 @@ export interface CopyDeps {
   libraryFiles: Pick<LibraryFiles, 'libraryOf' | 'locate' | 'open'>;
   libraryContent: Pick<LibraryContent, 'stage' | 'drop'>;
   changes: ChangeLog;
+  trash: Pick<TrashService, 'trashTrees' | 'deleteRoots'>;
 }
 
 const CHILD_PAGE = 500;
@@ -132,6 +134,48 @@ export class CopyService {
       await this.discard(storageKey);
       throw err;
     }
+  }
+
+  /** Whether moving `ids` into `parentId` crosses between a library and the store (or two libraries): a copy then a delete. */
+  crossesLibraries(ids: readonly string[], parentId: string | null): boolean {
+    const target = parentId ? (this.d.libraryFiles.libraryOf(parentId)?.id ?? null) : null;
+    return ids.some((id) => (this.d.libraryFiles.libraryOf(id)?.id ?? null) !== target);
+  }
+
+  /**
+   * A move between a library and the store (or two libraries), in the request: each item is copied into the
+   * target (under `name`, else a free name) with the quota rules of the target's account, then its source is
+   * deleted for good (a library's host files with it). A failing copy is removed and leaves its source as it was.
+   */
+  async moveAcross(principal: Principal, ids: readonly string[], parentId: string | null, name?: string): Promise<Item[]> {
+    const rows = this.d.tree.requireLiveMany(principal, ids);
+    const targetId = this.d.tree.requireFolder(principal, parentId)?.id ?? null;
+    if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
+    const bytes = this.d.tree.liveBytes(rows);
+    const room = roomRuleOf(principal);
+    if (!(targetId && this.d.libraryFiles.libraryOf(targetId))) this.d.quota.assertCouldFit(principal.accountId, bytes, room);
+    this.d.disk.assertRoom(bytes);
+    const { accountId, loginId } = principal;
+    const moved: Item[] = [];
+    for (const row of rows) {
+      const into = { jobId: newId(), accountId, room, loginId };
+      let copy: Item | null = null;
+      try {
+        copy = await this.copyItem(into, row, targetId, true, name);
+        if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
+      } catch (err) {
+        if (copy) {
+          this.d.trash.trashTrees(accountId, loginId, [copy.id]);
+          this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
+        }
+        throw err;
+      }
+      this.d.trash.trashTrees(accountId, loginId, [row.id]);
+      this.d.trash.deleteRoots(accountId, loginId, [row.id]);
+      this.d.events.item(principal, FileEventType.copied, copy);
+      moved.push(copy);
+    }
+    return moved;
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */

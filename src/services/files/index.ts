@@ -163,6 +163,9 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     libraryFiles,
   });
   const trash = new TrashService({ ...fileDeps, listing: items, libraries: repos.libraries });
+  const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });
+  // Moves across a library's edge are a copy then a delete, which the tree's own moves leave to the copies.
+  items.moveAcrossWith(copy);
   const members = new MemberService(
     {
       clock,
@@ -196,7 +199,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     diskSpace,
     downloads,
     trash,
-    copy: new CopyService({ ...fileDeps, libraryFiles, libraryContent }),
+    copy,
     fileJobs: new FileJobService(queue),
     shares,
     members,

@@ -254,7 +254,8 @@ export class TrashService {
         for (const r of rows) {
           if (r.type === 'file') {
             const versions = this.d.versions.deleteOfItem(r.id);
-            bytes += r.size + versions.bytes;
+            // A library file's own bytes never counted (they are on the host); its versions did.
+            bytes += (this.d.libraries.ofItem(r.id) ? 0 : r.size) + versions.bytes;
             keys.push(...versions.keys);
           }
           this.d.items.purge(r.id);

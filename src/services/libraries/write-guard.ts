@@ -8,8 +8,7 @@ const ROOT_MANAGED = "A library's own folder is managed by the admin (Admin → 
 const NOT_COPIED_IN =
   "Copying Coffer's own files (or another library's) into a library is not built yet: download the files and upload them into the library.";
 const LEFT_LIBRARY = 'The folder left its library while the file was being uploaded: upload it again.';
-const NOT_ACROSS =
-  "Moving between a library and Coffer's own files (or another library) is not built yet: download the files and upload them where they go.";
+const NOT_ACROSS = "An item cannot be moved across a library's edge this way: copy it where it goes, then delete the original.";
 
 /**
  * What Coffer may change in a library. A read-only one: nothing but what the host folder itself did (the

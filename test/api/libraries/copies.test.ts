@@ -4,6 +4,7 @@ import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
+import { mountSmallDisk } from '../../helpers/small-disk.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
@@ -101,5 +102,74 @@ describe('copies between a library and the encrypted store', () => {
     expect(refused.status).toBe(403);
     expect((await json(refused)).message).toBe('This library is read-only');
     expect(fs.readdirSync(root)).toEqual(['a.txt']);
+  });
+});
+
+describe('moves between a library and the encrypted store: a copy, then a delete', () => {
+  test('API: a library file moved into the store leaves the host folder; a store folder moved into a library lands there and leaves the store; the usage follows', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'report.txt', 'quarterly');
+    const library = await addLibrary(admin, root, owner);
+    const report = await childNamed(owner, library.folderId, 'report.txt');
+    const mine = await folder(owner.client, 'Mine');
+    const base = used(owner);
+
+    const out = await owner.client.post('/api/files/move', { ids: [report.id], parentId: mine.id });
+    expect(out.status).toBe(200);
+    expect(fs.readdirSync(root)).toEqual(['.coffer-trash']);
+    expect(fs.readdirSync(path.join(root, '.coffer-trash'))).toEqual([]);
+    const moved = await childNamed(owner, mine.id, 'report.txt');
+    expect(moved.library ?? false).toBe(false);
+    expect(await text(owner, moved.id)).toBe('quarterly');
+    expect(await children(owner, library.folderId)).toEqual([]);
+    expect(used(owner)).toBe(base + 9);
+
+    const photos = await folder(owner.client, 'Photos', mine.id);
+    await upload(owner.client, 'cat.jpg', 'meow', { parentId: photos.id });
+    const inward = await owner.client.post('/api/files/move', { ids: [photos.id], parentId: library.folderId });
+    expect(inward.status).toBe(200);
+    expect(fs.readFileSync(path.join(root, 'Photos', 'cat.jpg'), 'utf8')).toBe('meow');
+    expect((await children(owner, mine.id)).map((i) => i.name)).toEqual(['report.txt']);
+    const landed = await childNamed(owner, library.folderId, 'Photos');
+    expect(landed.library).toBe(true);
+    expect(used(owner)).toBe(base + 9);
+    await t.server.worker.drain();
+  });
+
+  test('WebDAV MOVE out of a library and into one', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'tune.mp3', 'la');
+    const library = await addLibrary(admin, root, owner);
+    await upload(owner.client, 'mine.txt', 'my own');
+    const dav = await davLogin(t, owner);
+    const base = encodeURIComponent(library.name);
+    expect((await dav.request('MOVE', `${base}/tune.mp3`, { headers: { destination: `${t.url}/dav/tune.mp3` } })).status).toBe(201);
+    expect((await dav.request('MOVE', 'mine.txt', { headers: { destination: `${t.url}/dav/${base}/mine.txt` } })).status).toBe(201);
+    expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'mine.txt']);
+    expect(await (await dav.request('GET', 'tune.mp3')).text()).toBe('la');
+    expect((await children(owner, '')).map((i) => i.name).sort()).toEqual([library.name, 'tune.mp3'].sort());
+  });
+
+  test('a move that fails on the way (the library disk is full) leaves the source as it was and no partial copy', async () => {
+    const disk = mountSmallDisk(1);
+    if (typeof disk === 'string') throw new Error(disk);
+    let libraryId: string | null = null;
+    try {
+      const owner = await seed.owner(t);
+      const library = await addLibrary(admin, disk.dir, owner);
+      libraryId = library.id;
+      const big = await upload(owner.client, 'big.bin', new Uint8Array(2 * 1024 * 1024).fill(3));
+      const res = await owner.client.post('/api/files/move', { ids: [big.id], parentId: library.folderId });
+      expect(res.status).toBe(507);
+      expect((await children(owner, '')).map((i) => i.name).sort()).toEqual([library.name, 'big.bin'].sort());
+      expect((await (await owner.client.get(`/api/files/${big.id}/download`)).arrayBuffer()).byteLength).toBe(2 * 1024 * 1024);
+      expect(fs.readdirSync(disk.dir)).toEqual([]);
+      expect(await children(owner, library.folderId)).toEqual([]);
+    } finally {
+      if (libraryId) await admin.client.delete(`/api/admin/libraries/${libraryId}`);
+      disk.unmount();
+    }
   });
 });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { listAll } from '../../helpers/files.ts';
+import { listAll, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
@@ -88,6 +88,9 @@ describe('deleting library items: the host file goes into <library>/.coffer-tras
     const a = await childNamed(owner, library.folderId, 'a.txt');
     const b = await childNamed(owner, library.folderId, 'b.txt');
     const old = await childNamed(owner, library.folderId, 'Old');
+    await upload(owner.client, 'own.txt', 'x'.repeat(100));
+    const usedBefore = t.server.ctx.services.quota.usage(owner.id).used;
+    expect(usedBefore).toBe(100);
     const dav = await davLogin(t, owner);
     expect((await dav.request('DELETE', `${encodeURIComponent(library.name)}/a.txt`)).status).toBe(204);
     expect(fs.readdirSync(bin(root))).toEqual([a.id]);
@@ -101,6 +104,8 @@ describe('deleting library items: the host file goes into <library>/.coffer-tras
     expect(fs.readdirSync(bin(root))).toEqual([]);
     expect(fs.readdirSync(root)).toEqual(['.coffer-trash']);
     expect(await trashOf(owner)).toEqual([]);
+    // Library files never counted in the usage: purging them takes nothing off it.
+    expect(t.server.ctx.services.quota.usage(owner.id).used).toBe(usedBefore);
   });
 
   test('a sub-user without the delete permission gets 403, another account 404; a read-only library 403; nothing moves', async () => {

@@ -19,9 +19,6 @@ afterAll(async () => {
   cleanHostDirs();
 });
 
-const NOT_ACROSS =
-  "Moving between a library and Coffer's own files (or another library) is not built yet: download the files and upload them where they go.";
-
 const rowsAfter = (accountId: string, seq: number) => t.server.ctx.repos.changes.pageOfAccounts([accountId], seq, 10_000);
 const latest = () => t.server.ctx.repos.changes.latestSeq();
 
@@ -140,30 +137,5 @@ describe('writable library: folders, renames and moves land in the host folder',
     expect(over.status).toBe(409);
     expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'a.txt']);
     expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['a.txt']);
-  });
-
-  test('what is not built answers 403 saying so, through the API and WebDAV; the host folder is untouched', async () => {
-    const owner = await seed.owner(t);
-    const root = hostDir();
-    write(root, 'keep.txt', 'keep me');
-    const library = await addLibrary(admin, root, owner);
-    const keep = await childNamed(owner, library.folderId, 'keep.txt');
-    const own = await json(await owner.client.post('/api/files/folder', { name: 'Mine' }));
-    const attempts: Array<[string, Promise<Response>, string]> = [
-      ['move out', owner.client.post('/api/files/move', { ids: [keep.id], parentId: own.id }), NOT_ACROSS],
-      ['move to the top', owner.client.post('/api/files/move', { ids: [keep.id], parentId: null }), NOT_ACROSS],
-      ['move in', owner.client.post('/api/files/move', { ids: [own.id], parentId: library.folderId }), NOT_ACROSS],
-    ];
-    for (const [what, attempt, message] of attempts) {
-      const res = await attempt;
-      expect({ what, status: res.status, message: (await json(res)).message }).toEqual({ what, status: 403, message });
-    }
-    const dav = await davLogin(t, owner);
-    const base = encodeURIComponent(library.name);
-    const out = await dav.request('MOVE', `${base}/keep.txt`, { headers: { destination: `${t.url}/dav/Mine/keep.txt` } });
-    expect(out.status).toBe(403);
-    expect(fs.readdirSync(root)).toEqual(['keep.txt']);
-    expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep me');
-    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['keep.txt']);
   });
 });
