@@ -5,6 +5,7 @@ import {
   AppError,
   badRequest,
   fileTooLarge,
+  forbidden,
   Messages,
   notFound,
   StorageLimitError,
@@ -131,6 +132,7 @@ const MAX_FILES_PER_REQUEST = 1000;
 // other requests are answered while a large one commits.
 const INSERT_CHUNK = 100;
 
+const LIBRARY_ONTO = 'A library file cannot be moved onto another file yet: move it beside the other, or delete the other first.';
 // A library file's row: its content is the host file, not an object of the store.
 const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
@@ -645,6 +647,8 @@ export class UploadService {
     const updated = this.transactions.immediate(() => {
       const source = this.requireFile(principal, sourceId);
       const dest = this.requireFile(principal, destId);
+      // A library file has no object to hand over: its bytes are a host file.
+      if (!source.storageKey) throw forbidden(LIBRARY_ONTO);
       const kept = this.d.versions.keepReplaced(dest);
       this.d.versions.reassign(source.id, dest.id);
       this.d.items.delete(source.id);
