@@ -112,6 +112,7 @@ export class LibraryHostWrites {
       const folder = folderInside(library.path, names.slice(0, -1));
       const target = `${folder}/${name}`;
       if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+      if (replace) keepMode(target, staged.path);
       fs.renameSync(staged.path, target);
       syncFolder(folder);
       const st = fs.statSync(target);
@@ -208,6 +209,17 @@ export class LibraryHostWrites {
     if (id !== library.folderId) throw conflict('The item is not in its library any more.');
     return names;
   }
+}
+
+/** New content of a host file keeps the file's permission bits, as other programs set them. */
+function keepMode(target: string, replacement: string): void {
+  let mode: number;
+  try {
+    mode = fs.statSync(target).mode & 0o7777;
+  } catch {
+    return;
+  }
+  fs.chmodSync(replacement, mode);
 }
 
 /** Makes a rename in `folder` durable (its entry written), as the store's own writes are. */

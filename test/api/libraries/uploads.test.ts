@@ -78,6 +78,7 @@ describe('uploads into a writable library land in the host folder', () => {
     expect(fs.readFileSync(path.join(root, 'Docs/2026/March/a.txt'), 'utf8')).toBe('alpha');
     expect(fs.readFileSync(path.join(root, 'Docs/b.txt'), 'utf8')).toBe('beta');
 
+    fs.chmodSync(path.join(root, 'Docs/old.txt'), 0o640);
     const old = await childNamed(owner, docs.id, 'old.txt');
     const replaced = await owner.client.request(`/api/files/${old.id}/replace`, {
       method: 'POST',
@@ -86,6 +87,7 @@ describe('uploads into a writable library land in the host folder', () => {
     expect(replaced.status).toBe(200);
     expect(await json(replaced)).toMatchObject({ id: old.id, size: 11 });
     expect(fs.readFileSync(path.join(root, 'Docs/old.txt'), 'utf8')).toBe('new content');
+    expect(fs.statSync(path.join(root, 'Docs/old.txt')).mode & 0o777).toBe(0o640);
     expect(await (await owner.client.get(`/api/files/${old.id}/download`)).text()).toBe('new content');
 
     expect(hostTree(root)).toEqual([
