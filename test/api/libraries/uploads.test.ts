@@ -181,7 +181,7 @@ describe('uploads into a writable library land in the host folder', () => {
     expect(hostTree(root)).toEqual(['chunked.bin']);
   });
 
-  test('a reader polling the real path during a large replace sees the old content or the new one, never a part', async () => {
+  test('a reader polling the real paths during a large replace and a large new upload sees the old content or the new one (or no file yet), never a part', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
     const size = 32 * 1024 * 1024;
@@ -197,17 +197,22 @@ describe('uploads into a writable library land in the host folder', () => {
         '-e',
         `const fs = require('node:fs');
          const [file, stop, size] = [process.argv[1], process.argv[2], Number(process.argv[3])];
-         let reads = 0, bad = 0, seen = new Set();
+         const fresh = process.argv[4];
+         let reads = 0, bad = 0, seen = new Set(), freshSeen = false;
          while (!fs.existsSync(stop)) {
            const b = fs.readFileSync(file); reads++;
            const first = b[0], last = b[b.length - 1];
            if (b.length !== size || first !== last || b.indexOf(first === 0x61 ? 0x62 : 0x61) !== -1) bad++;
            seen.add(first);
+           let f = null;
+           try { f = fs.readFileSync(fresh); } catch {}
+           if (f) { freshSeen = true; if (f.length !== size || f.some((x) => x !== 0x63)) bad++; }
          }
-         console.log(JSON.stringify({ reads, bad, seen: [...seen].sort() }));`,
+         console.log(JSON.stringify({ reads, bad, seen: [...seen].sort(), freshSeen }));`,
         target,
         stop,
         String(size),
+        path.join(root, 'fresh.bin'),
       ],
       { stdout: 'pipe' },
     );
@@ -217,6 +222,11 @@ describe('uploads into a writable library land in the host folder', () => {
       body: form({}, [['big.bin', new Uint8Array(size).fill(0x62)]]),
     });
     expect(res.status).toBe(200);
+    const fresh = await owner.client.request('/api/files/upload', {
+      method: 'POST',
+      body: form({ parentId: library.folderId }, [['fresh.bin', new Uint8Array(size).fill(0x63)]]),
+    });
+    expect(fresh.status).toBe(200);
     await Bun.sleep(300);
     fs.writeFileSync(stop, '');
     const report = JSON.parse(await new Response(reader.stdout).text());
@@ -224,11 +234,26 @@ describe('uploads into a writable library land in the host folder', () => {
     expect(report.bad).toBe(0);
     expect(report.reads).toBeGreaterThan(2);
     expect(report.seen).toEqual([0x61, 0x62]);
-    expect(fs.readdirSync(root)).toEqual(['big.bin']);
+    expect(report.freshSeen).toBe(true);
+    expect(fs.readdirSync(root).sort()).toEqual(['big.bin', 'fresh.bin']);
   }, 120_000);
 });
 
 describe('uploads into a library: the door rules', () => {
+  test('a name the host cannot hold (over 255 bytes) → 400 saying why; nothing is written', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const library = await addLibrary(admin, root, owner);
+    const res = await owner.client.request('/api/files/upload', {
+      method: 'POST',
+      body: form({ parentId: library.folderId }, [[`${'中'.repeat(90)}.txt`, 'x']]),
+    });
+    expect(res.status).toBe(400);
+    expect((await json(res)).message).toBe('The name is 274 bytes long in UTF-8; the host folder holds at most 255.');
+    expect(fs.readdirSync(root)).toEqual([]);
+    expect(await children(owner, library.folderId)).toEqual([]);
+  });
+
   test("a share link's drop into a library folder writes the host folder; into a read-only library it is refused (403)", async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
@@ -299,6 +324,16 @@ describe('uploads into a library: the door rules', () => {
       }),
       await createUpload(owner.client, 4, { filename: 'keep.txt', replaceId: keep.id }),
     ];
+    const uploads = (method: string, rel: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(`${t.url}/remote.php/dav/uploads/${owner.id}/${rel}`, {
+        method,
+        headers: { authorization: dav.authorization, ...headers },
+        body,
+      });
+    const destination = `${t.url}/remote.php/dav/files/${owner.id}/${base}/chunked.txt`;
+    await uploads('MKCOL', 'transfer-ro', { destination });
+    await uploads('PUT', 'transfer-ro/00001', {}, 'chunk');
+    refusals.push(await uploads('MOVE', 'transfer-ro/.file', { destination }));
     for (const res of refusals) expect(res.status).toBe(403);
     const bulk = await json(refusals[0]!).catch(() => null);
     expect(bulk?.message ?? bulk?.failed?.[0]?.error).toBe('This library is read-only');
