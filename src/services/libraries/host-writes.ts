@@ -159,14 +159,16 @@ export class LibraryHostWrites {
     }
   }
 
-  /** Removes what the library's trash folder keeps for a trashed item (nothing for an item trashed inside a folder). */
+  /**
+   * Removes what the library's trash folder keeps for a trashed item (nothing for an item trashed inside a
+   * folder). A host that refuses (its folder gone, its permissions) keeps the entry in its trash folder, and
+   * the item still leaves Coffer's trash, which must never be stuck on a host.
+   */
   purgeTrashed(library: LibraryRow, itemId: string): void {
     try {
       fs.rmSync(`${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`, { recursive: true, force: true });
-    } catch (err) {
-      // A library whose folder (or trash folder) is gone has nothing left to remove.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw hostError(err, library, itemId);
+    } catch {
+      // The entry stays in the library's trash folder on the host.
     }
   }
 

@@ -116,6 +116,26 @@ describe('uploads into a writable library land in the host folder', () => {
     expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['Docs', 'hello.txt']);
   });
 
+  test('a derived file (POST /:id/derived) is made beside its original in the host folder', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Scans/page.png', 'png');
+    const library = await addLibrary(admin, root, owner);
+    const scans = await childNamed(owner, library.folderId, 'Scans');
+    const page = await childNamed(owner, scans.id, 'page.png');
+    const res = await owner.client.request(`/api/files/${page.id}/derived`, {
+      method: 'POST',
+      body: form({}, [['page.pdf', 'pdf of the page']]),
+    });
+    expect(res.status).toBe(200);
+    expect(fs.readFileSync(path.join(root, 'Scans/page.pdf'), 'utf8')).toBe('pdf of the page');
+    expect(fs.readdirSync(path.join(root, 'Scans')).sort()).toEqual(['page.pdf', 'page.png']);
+    expect((await children(owner, scans.id)).map((i) => [i.name, i.library])).toEqual([
+      ['page.pdf', true],
+      ['page.png', true],
+    ]);
+  });
+
   test('WebDAV PUT (new and over an existing file) and the Nextcloud path PUT write the host folder', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
