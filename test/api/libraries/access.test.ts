@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
