@@ -301,6 +301,26 @@ describe('uploads into a library: the door rules', () => {
     expect(hostTree(fixedRoot)).toEqual(['Inbox']);
   });
 
+  test("a member of the library's group (an editor) uploads and deletes in it as the owner does", async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Uploaders ${Date.now()}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const root = hostDir();
+    write(root, 'old.txt', 'old');
+    const library = await addLibrary(admin, root, owner, { group: group.name });
+    const up = await member.client.request('/api/files/upload', {
+      method: 'POST',
+      body: form({ parentId: library.folderId }, [['from-member.txt', 'hi']]),
+    });
+    expect(up.status).toBe(200);
+    expect(fs.readFileSync(path.join(root, 'from-member.txt'), 'utf8')).toBe('hi');
+    const old = await childNamed(owner, library.folderId, 'old.txt');
+    expect((await member.client.post('/api/files/delete', { ids: [old.id] })).status).toBe(200);
+    expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'from-member.txt']);
+    expect(fs.readdirSync(path.join(root, '.coffer-trash'))).toEqual([old.id]);
+  });
+
   test('a sub-user without upload gets 403, another account 404; nothing is written', async () => {
     const owner = await seed.owner(t);
     const outsider = await seed.owner(t);
