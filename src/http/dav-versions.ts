@@ -137,7 +137,7 @@ export function davVersionRoutes(ctx: AppContext) {
         versions.entry(principal, target.fileId, target.name);
         requireRestoreDestination(request, base, { what: 'A version', example: 'target' });
         await readText(request);
-        versions.restore(principal, target.fileId, target.name);
+        await versions.restore(principal, target.fileId, target.name);
         return new Response(null, { status: 201 });
       }
       default:

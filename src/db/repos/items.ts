@@ -1,6 +1,7 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
+import type { StagedHostFile } from '../../storage/host-paths.ts';
 
 /** A row of the file tree (a docs/api.md › Conventions item before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
 export type Item = Omit<typeof items.$inferSelect, 'parentKey' | 'takenAt'>;
@@ -154,9 +155,18 @@ function itemList<T extends { starred: boolean }>(rows: T[]): T[] {
  * of `itemId` checked ahead of the request's work, before its kind is known.
  */
 export type ItemChange =
-  | { kind: 'insert'; parentId: string | null; type: 'file' | 'folder' | 'unknown'; item?: { id: string; name: string } }
+  | {
+      kind: 'insert';
+      parentId: string | null;
+      type: 'file' | 'folder' | 'unknown';
+      item?: { id: string; name: string };
+      /** The file's content staged in a library's host folder (a file inserted into a library). */
+      staged?: StagedHostFile;
+    }
   | { kind: 'place'; itemId: string; parentId?: string | null; name?: string }
-  | { kind: 'content' | 'trash' | 'change'; itemId: string };
+  | { kind: 'content'; itemId: string; staged?: StagedHostFile }
+  | { kind: 'restore'; itemId: string; parentId: string | null; name: string }
+  | { kind: 'trash' | 'purge' | 'change'; itemId: string };
 
 /** What a guard wants done inside the write's transaction, after its rows are written (a host folder made, say). */
 type AfterChange = (() => void) | undefined;
@@ -240,8 +250,8 @@ export class ItemsRepo {
     );
   }
 
-  insert(row: NewItem): Item {
-    const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name } });
+  insert(row: NewItem, staged?: StagedHostFile): Item {
+    const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name }, staged });
     return this.changing(() => {
       this.touchAncestors(row.accountId, row.parentId, row.type === 'file' ? row.size : 0);
       const inserted = this.insertRow(row);
@@ -530,19 +540,21 @@ export class ItemsRepo {
     this.sqlite.query('UPDATE items SET starred = ? WHERE id = ?').run(starred ? 1 : 0, id);
   }
 
-  /** New content of a file: object, size, type, times, and how and by whom it was written. */
+  /** New content of a file: object, size, type, times, and how and by whom it was written (`staged`: a library file's). */
   replaceContent(
     id: string,
     content: Pick<
       Item,
       'size' | 'mimeType' | 'storageKey' | 'wrappedKey' | 'keyId' | 'modifiedAt' | 'accessedAt' | 'contentSource' | 'contentAuthorId'
     >,
+    staged?: StagedHostFile,
   ): Item {
-    this.guard({ kind: 'content', itemId: id });
+    const after = this.guard({ kind: 'content', itemId: id, staged });
     return this.changing(() => {
       const before = this.sqlite.query<{ size: number }, [string]>('SELECT size FROM items WHERE id = ?').get(id)?.size ?? 0;
       const row = this.writeContent(id, content);
       if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId, row.size - before);
+      after?.();
       return row;
     });
   }
@@ -590,10 +602,11 @@ export class ItemsRepo {
         .get(at, rootId, id);
     // The members of a trashed folder go with it: only the trash root's parent sees a change (the root keeps its tree size for a restore).
     if (id !== rootId) return mark() ? 1 : 0;
-    this.guard({ kind: 'trash', itemId: id });
+    const after = this.guard({ kind: 'trash', itemId: id });
     return this.changing(() => {
       const row = mark();
       if (row) this.touchAncestors(row.accountId, row.parentId, -weightOf(row));
+      if (row) after?.();
       return row ? 1 : 0;
     });
   }
@@ -614,6 +627,7 @@ export class ItemsRepo {
 
   /** Puts a trash root back under `parentId` with `name`. */
   restoreRoot(id: string, parentId: string | null, name: string): Item {
+    const after = this.guard({ kind: 'restore', itemId: id, parentId, name });
     return this.changing(() => {
       const row = item(
         this.sqlite
@@ -624,6 +638,7 @@ export class ItemsRepo {
           .get(parentId, name, nameKeyOf(name), id),
       )!;
       this.touchAncestors(row.accountId, parentId, weightOf(row));
+      after?.();
       return row;
     });
   }
@@ -711,6 +726,15 @@ export class ItemsRepo {
 
   delete(id: string): void {
     this.changing(() => this.touchIfLive(this.sqlite.query<Gone, [string]>(`DELETE FROM items WHERE id = ? ${GONE}`).get(id)));
+  }
+
+  /** Deletes a trashed row for good (emptying the trash): what the guard keeps for it (a library's host file) goes too. */
+  purge(id: string): void {
+    const after = this.guard({ kind: 'purge', itemId: id });
+    this.changing(() => {
+      this.touchIfLive(this.sqlite.query<Gone, [string]>(`DELETE FROM items WHERE id = ? ${GONE}`).get(id));
+      after?.();
+    });
   }
 
   /** A deleted row that was live (not a trash purge) changed its folder. */

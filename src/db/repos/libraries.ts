@@ -159,6 +159,16 @@ export class LibrariesRepo {
       .run(row.itemId, row.libraryId, row.fileId, row.hostModifiedAt, row.unavailable ? 1 : 0);
   }
 
+  /** What a library file's content is now (its host file and mtime, as indexed), or null when the item is no library file. */
+  contentTag(itemId: string): string | null {
+    const row = this.sqlite
+      .query<{ fileId: string; at: number }, [string]>(
+        'SELECT file_id AS fileId, host_modified_at AS at FROM library_entries WHERE item_id = ?',
+      )
+      .get(itemId);
+    return row ? `host:${row.fileId}:${row.at}` : null;
+  }
+
   /** How many entries each library has indexed. */
   counts(): Map<string, { files: number; folders: number; bytes: number }> {
     const rows = this.sqlite

@@ -495,7 +495,10 @@ export class DavService {
       this.d.trash.trashTrees(principal.accountId, principal.loginId, [replaced.id]);
       this.d.locks.forget(principal.accountId, dest.key);
     }
-    if (op === 'move') {
+    if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
+      await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
+      this.d.locks.forget(principal.accountId, source.path.key);
+    } else if (op === 'move') {
       this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
       this.d.locks.forget(principal.accountId, source.path.key);
     } else {

@@ -59,10 +59,10 @@ export class DavVersions {
   }
 
   /** The version becomes the file's content, the current one its newest version; needs Edit (an editor member's role). */
-  restore(principal: Principal, fileId: number, name: string): void {
+  async restore(principal: Principal, fileId: number, name: string): Promise<void> {
     const { itemId, version } = this.entry(principal, fileId, name);
     this.d.dav.allow(principal, 'versions.restore');
-    this.d.versions.restore(principal, itemId, version.id);
+    await this.d.versions.restore(principal, itemId, version.id);
   }
 
   private itemIdOf(fileId: number): string {

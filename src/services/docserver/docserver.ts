@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { DocserverRepo, DocumentKey } from '../../db/repos/docserver.ts';
-import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, unauthorized, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -164,6 +165,7 @@ export interface DocserverDeps {
   jwtSecret: Uint8Array;
   repo: DocserverRepo;
   items: ItemsRepo;
+  libraries: LibrariesRepo;
   users: UsersRepo;
   tree: Tree;
   settings: SettingsService;
@@ -218,7 +220,7 @@ export class DocserverService {
     // A viewer of a shared document reads it; an editor edits it like the owner's own logins.
     const mode = format.editable && can(principal, 'files.edit') && actor.share?.role !== 'viewer' ? 'edit' : 'view';
     const session = this.d.repo.openKey(
-      { key: newDocumentKey(row.id), itemId: row.id, accountId: row.accountId, storageKey: row.storageKey! },
+      { key: newDocumentKey(row.id), itemId: row.id, accountId: row.accountId, storageKey: this.contentOf(row) },
       now,
     );
     this.ensureAutosave(session.key, now);
@@ -294,7 +296,7 @@ export class DocserverService {
     // A member's link ends with its membership.
     if (readerAccount && readerAccount !== account && !this.d.tree.reachesShared(readerAccount, id)) throw notFound(Messages.itemNotFound);
     const row = this.d.tree.requireLive({ accountId: account }, id);
-    if (row.storageKey !== session.storageKey) throw new AppError(409, Messages.docserverFileChanged);
+    if (this.contentOf(row) !== session.storageKey) throw new AppError(409, Messages.docserverFileChanged);
     return { row, reader: { loginId: login, accountId: account, ip } };
   }
 
@@ -445,6 +447,13 @@ export class DocserverService {
     });
   }
 
+  /** What a session edits: the file's stored object, or a library file's host content as indexed. */
+  private contentOf(row: Item): string {
+    const content = row.storageKey ?? this.d.libraries.contentTag(row.id);
+    if (!content) throw new AppError(409, Messages.docserverFileChanged);
+    return content;
+  }
+
   private endSession(key: string): void {
     this.d.repo.close(key, this.d.clock.now());
     this.d.schedules.remove(scheduleName(key));
@@ -523,7 +532,6 @@ export class DocserverService {
       // A bare container says nothing more precise than the extension does.
       if (detected === null || detected === ZIP || detected === CFB) object.mimeType = format.mime;
       const now = this.d.clock.now();
-      const storageKey = object.storageKey;
       const updated = this.d.uploads.commitReplacement(session.accountId, object, {
         current: () => {
           const row = this.d.items.get(session.accountId, session.itemId);
@@ -534,9 +542,9 @@ export class DocserverService {
         details: { loginId: actor.loginId, key: session.key },
         origin: { source: 'docserver', authorId: actor.loginId },
         room,
-        during: () => {
+        during: (saved) => {
           if (!this.d.repo.recordSave(session.key, url, now)) throw new AlreadySaved();
-          this.d.repo.moveTo(session.key, storageKey, now);
+          this.d.repo.moveTo(session.key, this.contentOf(saved), now);
         },
       });
       committed = true;

@@ -25,6 +25,7 @@ export function createDocserverServices(infra: Infrastructure, d: DocserverDeps)
       jwtSecret: infra.jwtSecret,
       repo: infra.repos.docserver,
       items: infra.repos.items,
+      libraries: infra.repos.libraries,
       users: infra.repos.users,
       tree: d.tree,
       settings: d.settings,

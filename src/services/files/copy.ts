@@ -14,16 +14,19 @@ import type { DiskSpaceService } from './disk-space.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { LibraryFiles } from './library-files.ts';
+import type { LibraryContent } from './library-content.ts';
+import type { StagedHostFile } from '../../storage/host-paths.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';
 import type { Tree } from './tree.ts';
 import type { UploadIntentService } from './upload-intents.ts';
+import type { TrashService } from './trash.ts';
 
 export interface CopyDeps {
   clock: Clock;
   queue: JobQueue;
-  storage: Pick<SealedStore, 'copy' | 'delete'>;
+  storage: Pick<SealedStore, 'copy' | 'put' | 'delete'>;
   transactions: Transactions;
   items: ItemsRepo;
   tree: Tree;
@@ -31,12 +34,16 @@ export interface CopyDeps {
   intents: UploadIntentService;
   disk: DiskSpaceService;
   events: FileEvents;
-  libraryFiles: Pick<LibraryFiles, 'libraryOf'>;
+  libraryFiles: Pick<LibraryFiles, 'libraryOf' | 'locate' | 'open'>;
+  libraryContent: Pick<LibraryContent, 'stage' | 'drop'>;
   changes: ChangeLog;
+  trash: Pick<TrashService, 'trashTrees' | 'deleteRoots'>;
 }
 
 const CHILD_PAGE = 500;
-const LIBRARY_COPY = 'Copying out of a library is not available yet: download the files, or copy them on the server.';
+const LIBRARY_COPY = 'Copying a library file onto another file is not available yet: download it and upload it over the other.';
+// A library file's row: its content is the host file, not an object of the store.
+const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
 /** Where a copy's rows go: the job whose ids derive them, the account that owns them and how their commits find room. */
 interface CopyTarget {
@@ -56,7 +63,11 @@ function derived(jobId: string, sourceId: string, purpose: 'id' | 'key'): string
   return purpose === 'id' ? digest.slice(0, 22) : digest.slice(0, 32);
 }
 
-/** Deep copies of files and folders, always on the job queue. */
+/**
+ * Deep copies of files and folders, always on the job queue. A library file copied into the store is read
+ * from its host file and encrypted; a copy into a library is written to its host folder (a temporary file
+ * renamed into place at the commit of its row), taking no room in the store.
+ */
 export class CopyService {
   constructor(private readonly d: CopyDeps) {}
 
@@ -66,7 +77,6 @@ export class CopyService {
     const source = this.d.tree.actor(caller, { ids: input.ids }, 'view');
     const principal = this.d.tree.actor(caller, { parentId: input.parentId }, 'edit');
     const rows = this.d.tree.requireLiveMany(source, input.ids);
-    this.refuseLibraryItems(rows);
     const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = this.d.tree.liveBytes(rows);
@@ -88,7 +98,6 @@ export class CopyService {
    * the whole tree first.
    */
   async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
-    this.refuseLibraryItems([source]);
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
     const bytes = shallow ? source.size : this.d.tree.liveBytes([source]);
     const room = roomRuleOf(principal);
@@ -125,6 +134,48 @@ export class CopyService {
       await this.discard(storageKey);
       throw err;
     }
+  }
+
+  /** Whether moving `ids` into `parentId` crosses between a library and the store (or two libraries): a copy then a delete. */
+  crossesLibraries(ids: readonly string[], parentId: string | null): boolean {
+    const target = parentId ? (this.d.libraryFiles.libraryOf(parentId)?.id ?? null) : null;
+    return ids.some((id) => (this.d.libraryFiles.libraryOf(id)?.id ?? null) !== target);
+  }
+
+  /**
+   * A move between a library and the store (or two libraries), in the request: each item is copied into the
+   * target (under `name`, else a free name) with the quota rules of the target's account, then its source is
+   * deleted for good (a library's host files with it). A failing copy is removed and leaves its source as it was.
+   */
+  async moveAcross(principal: Principal, ids: readonly string[], parentId: string | null, name?: string): Promise<Item[]> {
+    const rows = this.d.tree.requireLiveMany(principal, ids);
+    const targetId = this.d.tree.requireFolder(principal, parentId)?.id ?? null;
+    if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
+    const bytes = this.d.tree.liveBytes(rows);
+    const room = roomRuleOf(principal);
+    if (!(targetId && this.d.libraryFiles.libraryOf(targetId))) this.d.quota.assertCouldFit(principal.accountId, bytes, room);
+    this.d.disk.assertRoom(bytes);
+    const { accountId, loginId } = principal;
+    const moved: Item[] = [];
+    for (const row of rows) {
+      const into = { jobId: newId(), accountId, room, loginId };
+      let copy: Item | null = null;
+      try {
+        copy = await this.copyItem(into, row, targetId, true, name);
+        if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
+      } catch (err) {
+        if (copy) {
+          this.d.trash.trashTrees(accountId, loginId, [copy.id]);
+          this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
+        }
+        throw err;
+      }
+      this.d.trash.trashTrees(accountId, loginId, [row.id]);
+      this.d.trash.deleteRoots(accountId, loginId, [row.id]);
+      this.d.events.item(principal, FileEventType.copied, copy);
+      moved.push(copy);
+    }
+    return moved;
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
@@ -179,17 +230,36 @@ export class CopyService {
     if (rows.some((r) => this.d.libraryFiles.libraryOf(r.id))) throw forbidden(LIBRARY_COPY);
   }
 
-  /** One item of the target's account: the object first (a byte copy under a derived key, same wrapped data key), then its row. */
+  /**
+   * One item of the target's account: the object first (a byte copy under a derived key, same wrapped data
+   * key; a library file's bytes encrypted anew), then its row; into a library, the object staged in the host
+   * folder first and deleted once the row is committed.
+   */
   private async copyItem(target: CopyTarget, source: Item, parentId: string | null, isRoot: boolean, name?: string): Promise<Item> {
     const storageKey = source.type === 'file' ? derived(target.jobId, source.id, 'key') : null;
+    let staged: StagedHostFile | null = null;
     try {
+      let content: Pick<Item, 'storageKey' | 'wrappedKey' | 'keyId'> = source;
       if (storageKey) {
         this.d.disk.assertRoom(source.size);
         this.d.intents.record(storageKey);
-        await this.d.storage.copy(source.storageKey!, storageKey);
+        const location = source.storageKey ? null : this.d.libraryFiles.locate(source);
+        if (location) {
+          const info = await this.d.storage.put(storageKey, this.d.libraryFiles.open(location, source.size));
+          content = { storageKey, wrappedKey: info.wrappedKey, keyId: info.keyId };
+        } else {
+          await this.d.storage.copy(source.storageKey!, storageKey);
+          content = { storageKey, wrappedKey: source.wrappedKey, keyId: source.keyId };
+        }
+        staged = await this.d.libraryContent.stage(
+          parentId,
+          { storageKey, wrappedKey: content.wrappedKey!, size: source.size },
+          source.modifiedAt,
+        );
       }
-      return this.insertCopy(target, source, storageKey, parentId, isRoot, name);
+      return this.insertCopy(target, source, content, staged, parentId, isRoot, name);
     } catch (err) {
+      await this.d.libraryContent.drop(staged, null);
       if (storageKey) await this.discard(storageKey);
       throw err;
     }
@@ -208,34 +278,40 @@ export class CopyService {
   private insertCopy(
     target: CopyTarget,
     source: Item,
-    storageKey: string | null,
+    content: Pick<Item, 'storageKey' | 'wrappedKey' | 'keyId'>,
+    staged: StagedHostFile | null,
     parentId: string | null,
     isRoot: boolean,
     name?: string,
   ): Item {
     const { accountId } = target;
     const now = this.d.clock.now();
+    const storageKey = source.type === 'file' ? content.storageKey : null;
     return this.d.transactions.immediate(() => {
-      if (source.type === 'file') this.d.quota.assertRoomFor(accountId, source.size, target.room);
-      const row = this.d.items.insert({
-        id: derived(target.jobId, source.id, 'id'),
-        accountId,
-        parentId,
-        type: source.type,
-        // Inside a new folder the names are already unique; only the top-level copy can collide.
-        name: name ?? (isRoot ? this.d.tree.uniqueName(accountId, parentId, source.name) : source.name),
-        size: source.size,
-        mimeType: source.mimeType,
-        storageKey,
-        wrappedKey: source.wrappedKey,
-        keyId: source.keyId,
-        starred: source.starred,
-        modifiedAt: source.modifiedAt,
-        accessedAt: now,
-        createdAt: now,
-      });
-      if (source.type === 'file') this.d.quota.adjust(accountId, source.size);
+      // A copy into a library takes no room in the store.
+      const counted = source.type === 'file' && !staged;
+      if (counted) this.d.quota.assertRoomFor(accountId, source.size, target.room);
+      const row = this.d.items.insert(
+        {
+          id: derived(target.jobId, source.id, 'id'),
+          accountId,
+          parentId,
+          type: source.type,
+          // Inside a new folder the names are already unique; only the top-level copy can collide.
+          name: name ?? (isRoot ? this.d.tree.uniqueName(accountId, parentId, source.name) : source.name),
+          size: source.size,
+          mimeType: source.mimeType,
+          ...(staged || source.type === 'folder' ? HOST_CONTENT : { storageKey, wrappedKey: content.wrappedKey, keyId: content.keyId }),
+          starred: source.starred,
+          modifiedAt: staged?.modifiedAt ?? source.modifiedAt,
+          accessedAt: now,
+          createdAt: now,
+        },
+        staged ?? undefined,
+      );
+      if (counted) this.d.quota.adjust(accountId, source.size);
       if (storageKey) this.d.intents.committed(storageKey);
+      if (staged && storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [storageKey] });
       if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });
       return row;
     });

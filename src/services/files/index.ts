@@ -15,7 +15,9 @@ import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
 import { ItemViews } from './item-views.ts';
+import { LibraryContent } from './library-content.ts';
 import { LibraryFiles } from './library-files.ts';
+import { LibraryHostWrites } from '../libraries/host-writes.ts';
 import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
@@ -107,6 +109,17 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(infra);
+  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
+  const libraryContent = new LibraryContent({
+    clock,
+    log,
+    storage,
+    intents: uploadIntents,
+    libraries: repos.libraries,
+    files: libraryFiles,
+    host: new LibraryHostWrites({ items: repos.items, libraries: repos.libraries }),
+    settings,
+  });
   const versions = new VersionService({
     clock,
     queue,
@@ -119,9 +132,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     changes,
     quota,
     settings,
+    libraryContent,
+    intents: uploadIntents,
     administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
   });
-  const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
     clock,
     queue,
@@ -136,7 +150,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     disk: diskSpace,
     versions: repos.versions,
   };
-  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings });
+  const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings, libraryContent });
   const downloads = new DownloadService({
     clock,
     log,
@@ -148,7 +162,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     audit,
     libraryFiles,
   });
-  const trash = new TrashService({ ...fileDeps, listing: items });
+  const trash = new TrashService({ ...fileDeps, listing: items, libraries: repos.libraries });
+  const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });
+  // Moves across a library's edge are a copy then a delete, which the tree's own moves leave to the copies.
+  items.moveAcrossWith(copy);
   const members = new MemberService(
     {
       clock,
@@ -182,7 +199,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     diskSpace,
     downloads,
     trash,
-    copy: new CopyService({ ...fileDeps, libraryFiles }),
+    copy,
     fileJobs: new FileJobService(queue),
     shares,
     members,

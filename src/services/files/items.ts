@@ -5,6 +5,7 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
+import type { CopyService } from './copy.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
@@ -57,6 +58,8 @@ export interface ItemDeps {
 
 /** The file tree as users see it: listing, search, info, folders, rename, move, star. Items belong to the account. */
 export class ItemService {
+  private across: Pick<CopyService, 'crossesLibraries' | 'moveAcross'> | null = null;
+
   constructor(private readonly d: ItemDeps) {}
 
   /** Any list: one keyset page of `scope`, folders first, with the items' share status. */
@@ -268,8 +271,32 @@ export class ItemService {
     return { id: row.id, name: row.name, type: row.type, modified: iso(row.modifiedAt) };
   }
 
-  /** Moves items into a folder (or the root); colliding names get `(n)`; a folder never moves below itself. */
-  move(caller: Principal, input: { ids: string[]; parentId?: string | null }): { message: string } {
+  /** Sets what moves items across a library's edge (a copy then a delete). */
+  moveAcrossWith(across: Pick<CopyService, 'crossesLibraries' | 'moveAcross'>): void {
+    this.across = across;
+  }
+
+  /**
+   * Moves items into a folder (or the root); colliding names get `(n)`; a folder never moves below itself.
+   * Items that cross a library's edge are copied into the target, then deleted (`moveAcross`).
+   */
+  async move(caller: Principal, input: { ids: string[]; parentId?: string | null }): Promise<{ message: string }> {
+    const across = this.across;
+    const targetId = input.parentId ?? null;
+    if (across?.crossesLibraries(input.ids, targetId)) {
+      const principal = this.d.tree.actor(caller, { ids: input.ids }, 'edit');
+      if (this.d.tree.actor(caller, { parentId: input.parentId }, 'edit').accountId !== principal.accountId)
+        throw forbidden(Messages.shareBoundary);
+      const crossing = input.ids.filter((id) => across.crossesLibraries([id], targetId));
+      const within = input.ids.filter((id) => !crossing.includes(id));
+      const moved = await across.moveAcross(principal, crossing, targetId);
+      const rest = within.length ? this.moveWithin(caller, { ids: within, parentId: input.parentId }) : 0;
+      return { message: `Moved ${plural(moved.length + rest, 'item')}` };
+    }
+    return { message: `Moved ${plural(this.moveWithin(caller, input), 'item')}` };
+  }
+
+  private moveWithin(caller: Principal, input: { ids: string[]; parentId?: string | null }): number {
     const principal = this.d.tree.actor(caller, { ids: input.ids, parentId: input.parentId }, 'edit');
     const moved = this.d.transactions.immediate(() => {
       const rows = this.d.tree.requireLiveMany(principal, input.ids);
@@ -286,7 +313,7 @@ export class ItemService {
       return out;
     });
     for (const row of moved) this.d.events.item(principal, FileEventType.moved, row);
-    return { message: `Moved ${plural(moved.length, 'item')}` };
+    return moved.length;
   }
 
   /**

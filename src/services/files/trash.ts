@@ -1,3 +1,4 @@
+import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
@@ -47,6 +48,7 @@ export interface TrashDeps {
   events: FileEvents;
   changes: ChangeLog;
   versions: VersionsRepo;
+  libraries: Pick<LibrariesRepo, 'ofItem'>;
 }
 
 /**
@@ -174,7 +176,8 @@ export class TrashService {
     const root = this.d.items.get(accountId, rootId);
     if (!root || root.deletedRootId !== root.id) return null;
     const parent = root.parentId ? this.d.items.getLive(accountId, root.parentId) : null;
-    const parentId = parent?.type === 'folder' ? parent.id : null;
+    // A library's item whose folder is gone goes back to its library's folder: its file cannot leave the library.
+    const parentId = parent?.type === 'folder' ? parent.id : (this.d.libraries.ofItem(root.id)?.folderId ?? null);
     const row = this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
     this.d.changes.record(by, ChangeKinds.restored, row, { before: root });
     return row;
@@ -251,10 +254,11 @@ export class TrashService {
         for (const r of rows) {
           if (r.type === 'file') {
             const versions = this.d.versions.deleteOfItem(r.id);
-            bytes += r.size + versions.bytes;
+            // A library file's own bytes never counted (they are on the host); its versions did.
+            bytes += (this.d.libraries.ofItem(r.id) ? 0 : r.size) + versions.bytes;
             keys.push(...versions.keys);
           }
-          this.d.items.delete(r.id);
+          this.d.items.purge(r.id);
           if (r.storageKey) keys.push(r.storageKey);
         }
         this.d.quota.adjust(accountId, -bytes);

@@ -5,6 +5,7 @@ import {
   AppError,
   badRequest,
   fileTooLarge,
+  forbidden,
   Messages,
   notFound,
   StorageLimitError,
@@ -36,6 +37,8 @@ import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
 import type { VersionService } from './versions.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
+import type { StagedHostFile } from '../../storage/host-paths.ts';
+import type { LibraryContent, SealedObject } from './library-content.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -80,6 +83,10 @@ export interface StoredObject {
   mimeType: string;
   /** Whether mimeType was detected from the content (else it is the client's, or the default). */
   detected: boolean;
+  /** Its bytes written again, in a library's host folder: the file lands there, and the object is deleted. */
+  host?: StagedHostFile;
+  /** The content a library file had before, kept in the store to become its version. */
+  kept?: SealedObject;
 }
 
 /** The bytes of a resumable upload, stored and published under their key: POST /upload's pipeline makes the file. */
@@ -124,6 +131,10 @@ const MAX_FILES_PER_REQUEST = 1000;
 // Rows of a bulk or drop request inserted per transaction, with a turn of the event loop between two, so
 // other requests are answered while a large one commits.
 const INSERT_CHUNK = 100;
+
+const LIBRARY_ONTO = 'A library file cannot be moved onto another file yet: move it beside the other, or delete the other first.';
+// A library file's row: its content is the host file, not an object of the store.
+const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -189,7 +200,8 @@ export interface UploadDeps {
   clock: Clock;
   log: Logger;
   queue: JobQueue;
-  storage: Pick<SealedStore, 'put' | 'delete'>;
+  storage: Pick<SealedStore, 'put' | 'get' | 'delete'>;
+  libraryContent: LibraryContent;
   transactions: Transactions;
   items: ItemsRepo;
   tree: Tree;
@@ -265,10 +277,12 @@ export class UploadService {
       });
       // parentId may come after the file part: the target is decided from the whole form.
       principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
+      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      await this.toLibrary(this.d.tree.requireFolder(principal, fields.get('parentId'))?.id ?? null, object, modified);
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
-        const row = this.insertFile(principal, parent?.id ?? null, name, object, parseModifiedTime(fields.get('lastModifiedTimes')), {
+        const row = this.insertFile(principal, parent?.id ?? null, name, object, modified, {
           source,
           room: roomRuleOf(principal),
         });
@@ -366,6 +380,9 @@ export class UploadService {
       await Promise.all(inFlight);
       if (bulkFailure) throw bulkFailure;
       if (incoming.length === 0) throw badRequest(Messages.noFile);
+      const target = this.d.tree.requireFolder(principal, parentId)?.id ?? null;
+      for (const entry of incoming)
+        if (entry.object) await this.toLibrary(target, entry.object, parseModifiedTime(lists.lastModifiedTimes[entry.index]));
 
       const result = {
         files: [] as Array<{ row: Item; index: number }>,
@@ -413,7 +430,7 @@ export class UploadService {
           }
           return { created, files, failed };
         });
-        const committed = new Set(done.files.map((f) => f.row.storageKey));
+        const committed = new Set(done.files.map((f) => incoming[f.index]!.object!.storageKey));
         toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
         for (const folder of done.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
         for (const { row } of done.files) this.published(principal, row);
@@ -472,18 +489,18 @@ export class UploadService {
         incoming.push({ name, object });
       }
       if (incoming.length === 0) throw badRequest(Messages.noFile);
+      for (const f of incoming) await this.toLibrary(folderId, f.object, null);
       const rows: Item[] = [];
       for (let i = 0; i < incoming.length; i += INSERT_CHUNK) {
         if (i > 0) await nextTurn();
+        const chunk = incoming.slice(i, i + INSERT_CHUNK);
         const inserted = this.transactions.immediate(() => {
           if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
-          const rows = incoming
-            .slice(i, i + INSERT_CHUNK)
-            .map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' }));
+          const rows = chunk.map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' }));
           within(rows, fields);
           return rows;
         });
-        const committed = new Set(inserted.map((r) => r.storageKey));
+        const committed = new Set(chunk.map((f) => f.object.storageKey));
         stored.splice(0, stored.length, ...stored.filter((o) => !committed.has(o.storageKey)));
         for (const row of inserted) this.published(owner, row);
         rows.push(...inserted);
@@ -511,11 +528,13 @@ export class UploadService {
       // Content not recognised and no useful client type: keep the type the file had.
       if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
         newObject.mimeType = current.mimeType;
+      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => this.requireFile(principal, id),
         by: principal,
         origin: { source, authorId: principal.loginId },
-        modified: parseModifiedTime(fields.get('lastModifiedTimes')),
+        modified,
         room: roomRuleOf(principal),
       });
       stored.length = 0;
@@ -532,13 +551,20 @@ export class UploadService {
    * the quota with the file's own bytes freed. The object is not the file's until commitReplacement;
    * `discard` removes it otherwise.
    */
-  storeReplacement(
+  async storeReplacement(
     current: Item,
     body: AsyncIterable<Uint8Array>,
     defaultType: string,
     room: 'evict' | 'free' = 'evict',
   ): Promise<StoredObject> {
-    return this.store({ body, mimeType: defaultType }, this.budget(current.accountId, room, current.size));
+    const object = await this.store({ body, mimeType: defaultType }, this.budget(current.accountId, room, current.size));
+    try {
+      await this.toLibrary(current.parentId, object, null, current);
+    } catch (err) {
+      await this.discard([object]);
+      throw err;
+    }
+    return object;
   }
 
   /**
@@ -563,25 +589,33 @@ export class UploadService {
     },
   ): Item {
     const now = this.clock.now();
+    const host = object.host;
     return this.transactions.immediate(() => {
       const row = opts.current();
-      const kept = this.d.versions.keepReplaced(row);
       // A kept version still counts, so the whole new object needs room; otherwise only the growth does.
-      const added = kept ? object.size : object.size - row.size;
+      // A library file's content before is the copy kept in the store, if any; the file itself takes no room.
+      const before = host ? (object.kept ? { ...row, ...object.kept } : null) : row;
+      const kept = before !== null && this.d.versions.keepReplaced(before);
+      const added = host ? (kept ? before.size : 0) : kept ? object.size : object.size - row.size;
       if (added > 0) this.quota.assertRoomFor(accountId, added, opts.room ?? 'evict');
-      const updated = this.d.items.replaceContent(row.id, {
-        size: object.size,
-        mimeType: object.mimeType,
-        storageKey: object.storageKey,
-        wrappedKey: object.wrappedKey,
-        keyId: object.keyId,
-        modifiedAt: opts.modified ?? now,
-        accessedAt: now,
-        contentSource: opts.origin.source,
-        contentAuthorId: opts.origin.authorId,
-      });
+      const updated = this.d.items.replaceContent(
+        row.id,
+        {
+          size: object.size,
+          mimeType: object.mimeType,
+          ...(host ? HOST_CONTENT : { storageKey: object.storageKey, wrappedKey: object.wrappedKey, keyId: object.keyId }),
+          modifiedAt: host?.modifiedAt ?? opts.modified ?? now,
+          accessedAt: now,
+          contentSource: opts.origin.source,
+          contentAuthorId: opts.origin.authorId,
+        },
+        host,
+      );
       this.quota.adjust(accountId, added);
       if (!kept && row.storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [row.storageKey] });
+      if (host)
+        this.d.queue.insert(Jobs.storageDelete, { keys: [object.storageKey, ...(object.kept && !kept ? [object.kept.storageKey] : [])] });
+      if (object.kept) this.intents.committed(object.kept.storageKey);
       this.intents.committed(object.storageKey);
       this.d.changes.record(opts.by, opts.kind ?? ChangeKinds.replaced, updated, {
         details: { size: updated.size, mimeType: updated.mimeType, ...opts.details },
@@ -613,6 +647,8 @@ export class UploadService {
     const updated = this.transactions.immediate(() => {
       const source = this.requireFile(principal, sourceId);
       const dest = this.requireFile(principal, destId);
+      // A library file has no object to hand over: its bytes are a host file.
+      if (!source.storageKey) throw forbidden(LIBRARY_ONTO);
       const kept = this.d.versions.keepReplaced(dest);
       this.d.versions.reassign(source.id, dest.id);
       this.d.items.delete(source.id);
@@ -653,6 +689,7 @@ export class UploadService {
         return this.budget(principal.accountId, roomRuleOf(principal), 0, req.sizeHint);
       });
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      await this.toLibrary(this.requireFile(principal, id).parentId, object, modified);
       const row = this.transactions.immediate(() => {
         const source = this.requireFile(principal, id);
         const row = this.insertFile(principal, source.parentId, name, object, modified, { room: roomRuleOf(principal) });
@@ -677,6 +714,25 @@ export class UploadService {
   async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
     const type = await detectType(file.head, file.clientType);
     const object: StoredObject = { ...file, ...type };
+    const replaced = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
+    const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
+    const folderId = replaced?.type === 'file' ? replaced.parentId : parent?.type === 'folder' ? parent.id : null;
+    await this.toLibrary(folderId, object, file.modified, replaced?.type === 'file' ? replaced : undefined);
+    try {
+      return this.commitResumedObject(uploader, file, object, type.detected, within);
+    } catch (err) {
+      await this.d.libraryContent.drop(object.host, object.kept);
+      throw err;
+    }
+  }
+
+  private commitResumedObject(
+    uploader: AuditPrincipal,
+    file: ResumedFile,
+    object: StoredObject,
+    detected: boolean,
+    within: (row: Item) => void,
+  ): ItemView {
     const ended = (row: Item) => {
       within(row);
       if (file.evicts) this.quota.settleReserved(uploader.accountId, file.size);
@@ -684,7 +740,7 @@ export class UploadService {
     const by: ChangeBy = file.droppedVia ? { accountId: uploader.accountId, actor: { kind: 'link', id: file.droppedVia } } : uploader;
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
     if (target?.type === 'file') {
-      if (!type.detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
+      if (!detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
       const row = this.commitReplacement(uploader.accountId, object, {
         current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
         by,
@@ -715,6 +771,19 @@ export class UploadService {
     this.published(uploader, result.row);
     collectAfterTransfer(file.size);
     return this.d.views.one(uploader.accountId, result.row);
+  }
+
+  /**
+   * When `folderId` is a folder of a writable library, writes the stored object's bytes to a temporary file
+   * in its host folder (`object.host`), which the commit renames into place, and keeps the content of the
+   * file it `replaces` for its version (`object.kept`). Every door calls it once the target is known, as
+   * the bytes reach the encrypted store before it is; `discard` removes both when the commit does not happen.
+   */
+  private async toLibrary(folderId: string | null, object: StoredObject, modified: number | null, replaces?: Item): Promise<void> {
+    const staged = await this.d.libraryContent.stage(folderId, object, modified);
+    if (!staged) return;
+    object.host = staged;
+    if (replaces) object.kept = (await this.d.libraryContent.keep(replaces)) ?? undefined;
   }
 
   /**
@@ -837,27 +906,31 @@ export class UploadService {
     modified: number | null,
     opts: { room: RoomRule; source?: VersionSource },
   ): Item {
-    this.quota.assertRoomFor(principal.accountId, object.size, opts.room);
+    const host = object.host;
+    // A library file takes no room in the store: its object goes once the host file is in place.
+    if (!host) this.quota.assertRoomFor(principal.accountId, object.size, opts.room);
     const now = this.clock.now();
-    const row = this.d.items.insert({
-      id: newId(),
-      accountId: principal.accountId,
-      parentId,
-      type: 'file',
-      name: this.d.tree.uniqueName(principal.accountId, parentId, name),
-      size: object.size,
-      mimeType: object.mimeType,
-      storageKey: object.storageKey,
-      wrappedKey: object.wrappedKey,
-      keyId: object.keyId,
-      starred: false,
-      modifiedAt: modified ?? now,
-      accessedAt: now,
-      createdAt: now,
-      contentSource: opts.source ?? 'upload',
-      contentAuthorId: principal.loginId,
-    });
-    this.quota.adjust(principal.accountId, object.size);
+    const row = this.d.items.insert(
+      {
+        id: newId(),
+        accountId: principal.accountId,
+        parentId,
+        type: 'file',
+        name: this.d.tree.uniqueName(principal.accountId, parentId, name),
+        size: object.size,
+        mimeType: object.mimeType,
+        ...(host ? HOST_CONTENT : { storageKey: object.storageKey, wrappedKey: object.wrappedKey, keyId: object.keyId }),
+        starred: false,
+        modifiedAt: host?.modifiedAt ?? modified ?? now,
+        accessedAt: now,
+        createdAt: now,
+        contentSource: opts.source ?? 'upload',
+        contentAuthorId: principal.loginId,
+      },
+      host,
+    );
+    if (host) this.d.queue.insert(Jobs.storageDelete, { keys: [object.storageKey] });
+    else this.quota.adjust(principal.accountId, object.size);
     this.intents.committed(object.storageKey);
     return row;
   }
@@ -904,6 +977,7 @@ export class UploadService {
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
   async discard(objects: StoredObject[]): Promise<void> {
     for (const o of objects) {
+      await this.d.libraryContent.drop(o.host, o.kept);
       try {
         await this.d.storage.delete(o.storageKey);
         this.intents.forget(o.storageKey);

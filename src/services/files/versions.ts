@@ -15,6 +15,9 @@ import type { ItemViews } from './item-views.ts';
 import type { QuotaService } from './quota.ts';
 import type { DownloadFile } from './downloads.ts';
 import type { Tree } from './tree.ts';
+import type { LibraryContent, SealedObject } from './library-content.ts';
+import type { StagedHostFile } from '../../storage/host-paths.ts';
+import type { UploadIntentService } from './upload-intents.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -61,6 +64,8 @@ export interface VersionDeps {
   changes: ChangeLog;
   quota: QuotaService;
   settings: SettingsService;
+  libraryContent: LibraryContent;
+  intents: UploadIntentService;
   /** Whether an account administers the team folder of a team's account (its versions are theirs to delete). */
   administersTeam: (accountId: string, teamId: string) => boolean;
 }
@@ -127,35 +132,67 @@ export class VersionService {
     return { ...held, size: version.size, mimeType: version.mimeType, modifiedAt: version.modifiedAt, versionId };
   }
 
-  /** POST /api/files/:id/versions/:versionId/restore: that content becomes current, the current one the newest version. */
-  restore(caller: Principal, itemId: string, versionId: string): ItemView {
+  /**
+   * POST /api/files/:id/versions/:versionId/restore: that content becomes current, the current one the newest
+   * version. A library file's version is written to its host file (temporary name, then a rename), and its
+   * current host content is kept in the store first.
+   */
+  async restore(caller: Principal, itemId: string, versionId: string): Promise<ItemView> {
     // Editors of a shared folder restore like its owner (versions count against the owner).
     const principal = this.d.tree.actor(caller, { ids: [itemId] }, 'edit');
+    const found = this.requireVersion(principal, itemId, versionId);
     const now = this.d.clock.now();
-    const updated = this.d.transactions.immediate(() => {
-      const { row, version } = this.requireVersion(principal, itemId, versionId);
-      this.d.versions.delete(version.id);
-      // The replaced content stays whatever the setting says: restoring must not lose it.
-      this.d.versions.insert(this.versionOf(row, now));
-      const item = this.d.items.replaceContent(row.id, {
+    const staged = await this.d.libraryContent.stage(found.row.parentId, found.version, now);
+    // The replaced content stays whatever the setting says: restoring must not lose it.
+    const kept = staged ? await this.d.libraryContent.keep(found.row, true) : null;
+    let updated: Item;
+    try {
+      updated = this.d.transactions.immediate(() => this.restoreIn(principal, itemId, versionId, now, staged ? { staged, kept } : null));
+    } catch (err) {
+      await this.d.libraryContent.drop(staged, kept);
+      throw err;
+    }
+    this.d.events.item(principal, FileEventType.updated, updated, { size: updated.size, mimeType: updated.mimeType });
+    return this.d.views.one(principal.accountId, updated);
+  }
+
+  private restoreIn(
+    principal: Principal,
+    itemId: string,
+    versionId: string,
+    now: number,
+    library: { staged: StagedHostFile; kept: SealedObject | null } | null,
+  ): Item {
+    const { row, version } = this.requireVersion(principal, itemId, versionId);
+    this.d.versions.delete(version.id);
+    const before = library ? (library.kept ? { ...row, ...library.kept } : null) : row;
+    if (before) this.d.versions.insert(this.versionOf(before, now));
+    const item = this.d.items.replaceContent(
+      row.id,
+      {
         size: version.size,
         mimeType: version.mimeType,
-        storageKey: version.storageKey,
-        wrappedKey: version.wrappedKey,
-        keyId: version.keyId,
-        modifiedAt: now,
+        ...(library
+          ? { storageKey: null, wrappedKey: null, keyId: null }
+          : { storageKey: version.storageKey, wrappedKey: version.wrappedKey, keyId: version.keyId }),
+        modifiedAt: library?.staged.modifiedAt ?? now,
         accessedAt: now,
         contentSource: 'restore',
         contentAuthorId: principal.loginId,
-      });
-      this.thinItem(row.id);
-      this.d.changes.record(principal, ChangeKinds.versionRestored, item, {
-        details: { versionId, size: item.size, mimeType: item.mimeType },
-      });
-      return item;
+      },
+      library?.staged,
+    );
+    if (library) {
+      // The version's bytes are the host file now; the content kept before takes its place among the versions.
+      this.d.quota.adjust(principal.accountId, (library.kept?.size ?? 0) - version.size);
+      this.d.queue.insert(Jobs.storageDelete, { keys: [version.storageKey] });
+      if (library.kept) this.d.intents.committed(library.kept.storageKey);
+    }
+    this.thinItem(row.id);
+    this.d.changes.record(principal, ChangeKinds.versionRestored, item, {
+      details: { versionId, size: item.size, mimeType: item.mimeType },
     });
-    this.d.events.item(principal, FileEventType.updated, updated, { size: updated.size, mimeType: updated.mimeType });
-    return this.d.views.one(principal.accountId, updated);
+    return item;
   }
 
   /** DELETE /api/files/:id/versions/:versionId. */

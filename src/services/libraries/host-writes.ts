@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
-import { AppError, badRequest, conflict, diskFull, forbidden } from '../../errors.ts';
-import { folderInside, HostPathError, hostNameProblem } from '../../storage/host-paths.ts';
+import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
+import { folderInside, HostPathError, hostNameProblem, hostPath, STAGING_PREFIX, type StagedHostFile } from '../../storage/host-paths.ts';
+import { LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
 
@@ -19,7 +21,8 @@ function hostError(err: unknown, library: LibraryRow, name: string): AppError {
   if (err instanceof HostPathError) return badRequest(err.message);
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'EEXIST' || code === 'ENOTEMPTY') return conflict(`"${name}" already exists in the library's folder on the server.`);
-  if (code === 'ENOSPC' || code === 'EDQUOT') return diskFull();
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return new AppError(507, `The disk of the library folder ${library.path} is full: free some space there, or save the file elsewhere.`);
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return forbidden(`The server cannot write in the library folder ${library.path} (${code}): its permissions allow no change by Coffer.`);
   }
@@ -30,8 +33,9 @@ function hostError(err: unknown, library: LibraryRow, name: string): AppError {
 
 /**
  * The changes Coffer makes in a writable library's host folder, through the safe-path module: a folder
- * made, an entry renamed or moved within the library (never over an existing entry). Each runs inside
- * the index write's transaction, so a refusal by the host leaves the index as it was.
+ * made, an entry renamed or moved within the library (never over an existing entry), a file's content
+ * staged under a temporary name and renamed into place. Each but the staging runs inside the index
+ * write's transaction, so a refusal by the host leaves the index as it was.
  */
 export class LibraryHostWrites {
   constructor(
@@ -58,6 +62,113 @@ export class LibraryHostWrites {
       });
     } catch (err) {
       throw hostError(err, library, item.name);
+    }
+  }
+
+  /**
+   * Writes `body` to a new temporary file in the host folder of `folderId` (a folder of `library`), synced,
+   * with `modifiedAt` as its mtime; `land` renames it into place at the commit, `unstage` removes it.
+   */
+  async stage(library: LibraryRow, folderId: string, body: AsyncIterable<Uint8Array>, modifiedAt: number): Promise<StagedHostFile> {
+    let path: string | null = null;
+    try {
+      const folder = folderInside(library.path, this.namesOf(library, folderId));
+      path = `${folder}/${STAGING_PREFIX}${randomBytes(9).toString('base64url')}`;
+      const file = await fs.promises.open(path, 'wx', 0o666);
+      try {
+        for await (const chunk of body) {
+          let done = 0;
+          while (done < chunk.byteLength) done += (await file.write(chunk, done)).bytesWritten;
+        }
+        await file.utimes(new Date(modifiedAt), new Date(modifiedAt));
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      return { libraryId: library.id, path, modifiedAt };
+    } catch (err) {
+      if (path) this.unstage({ libraryId: library.id, path, modifiedAt });
+      throw hostError(err, library, 'the file');
+    }
+  }
+
+  /** Removes a staged file that was not landed (a failed or refused commit); gone already is fine. */
+  unstage(staged: StagedHostFile): void {
+    fs.rmSync(staged.path, { force: true });
+  }
+
+  /**
+   * Renames staged content into place as the file `itemId` (its row already written in this transaction) and
+   * indexes it under its new inode, so the watch sees nothing new. A new file never replaces an entry Coffer
+   * does not list (`409`); new content of an indexed file replaces it in one rename, never half-written.
+   */
+  land(library: LibraryRow, itemId: string, staged: StagedHostFile, replace: boolean): void {
+    const names = this.namesOf(library, itemId);
+    const name = names.at(-1)!;
+    try {
+      if (staged.libraryId !== library.id) throw conflict('The file was uploaded for another library: upload it again.');
+      const problem = hostNameProblem(name);
+      if (problem) throw badRequest(problem);
+      const folder = folderInside(library.path, names.slice(0, -1));
+      const target = `${folder}/${name}`;
+      if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+      if (replace) keepMode(target, staged.path);
+      fs.renameSync(staged.path, target);
+      syncFolder(folder);
+      const st = fs.statSync(target);
+      this.d.libraries.putEntry({
+        itemId,
+        libraryId: library.id,
+        fileId: `${st.dev}:${st.ino}`,
+        hostModifiedAt: Math.floor(st.mtimeMs),
+        unavailable: false,
+      });
+    } catch (err) {
+      throw hostError(err, library, name);
+    }
+  }
+
+  /**
+   * Moves a trashed item's host file or folder into the library's trash folder, named by the item's id (the
+   * index keeps its name and place for the restore); the scans and listings never show that folder.
+   */
+  trash(library: LibraryRow, itemId: string): void {
+    const names = this.namesOf(library, itemId);
+    try {
+      const source = `${folderInside(library.path, names.slice(0, -1))}/${names.at(-1)!}`;
+      const bin = hostPath(library.path, [LIBRARY_TRASH]);
+      fs.mkdirSync(bin, { recursive: true, mode: 0o700 });
+      fs.renameSync(source, `${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`);
+    } catch (err) {
+      throw hostError(err, library, names.at(-1)!);
+    }
+  }
+
+  /** Moves a trashed item back from the library's trash folder to `name` in the folder `parentId` (never over an entry). */
+  restore(library: LibraryRow, itemId: string, parentId: string, name: string): void {
+    try {
+      const problem = hostNameProblem(name);
+      if (problem) throw badRequest(problem);
+      const kept = `${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`;
+      if (!exists(kept)) throw conflict(`"${name}" is no longer in the library's trash folder on the server (${LIBRARY_TRASH}).`);
+      const target = `${folderInside(library.path, this.namesOf(library, parentId))}/${name}`;
+      if (exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+      fs.renameSync(kept, target);
+    } catch (err) {
+      throw hostError(err, library, name);
+    }
+  }
+
+  /**
+   * Removes what the library's trash folder keeps for a trashed item (nothing for an item trashed inside a
+   * folder). A host that refuses (its folder gone, its permissions) keeps the entry in its trash folder, and
+   * the item still leaves Coffer's trash, which must never be stuck on a host.
+   */
+  purgeTrashed(library: LibraryRow, itemId: string): void {
+    try {
+      fs.rmSync(`${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`, { recursive: true, force: true });
+    } catch {
+      // The entry stays in the library's trash folder on the host.
     }
   }
 
@@ -99,6 +210,27 @@ export class LibraryHostWrites {
     }
     if (id !== library.folderId) throw conflict('The item is not in its library any more.');
     return names;
+  }
+}
+
+/** New content of a host file keeps the file's permission bits, as other programs set them. */
+function keepMode(target: string, replacement: string): void {
+  let mode: number;
+  try {
+    mode = fs.statSync(target).mode & 0o7777;
+  } catch {
+    return;
+  }
+  fs.chmodSync(replacement, mode);
+}
+
+/** Makes a rename in `folder` durable (its entry written), as the store's own writes are. */
+function syncFolder(folder: string): void {
+  const fd = fs.openSync(folder, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

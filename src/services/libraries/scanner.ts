@@ -7,7 +7,7 @@ import { type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
-import { hostNameProblem, hostPath, isInside, openInside } from '../../storage/host-paths.ts';
+import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 
@@ -480,7 +480,7 @@ export class LibraryScanner {
     }
     const out: HostEntry[] = [];
     for (const d of dirents) {
-      if (names.length === 0 && d.name === LIBRARY_TRASH) continue;
+      if ((names.length === 0 && d.name === LIBRARY_TRASH) || d.name.startsWith(STAGING_PREFIX)) continue;
       if (hostNameProblem(d.name)) continue;
       let st: fs.Stats;
       try {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
@@ -37,23 +36,6 @@ describe('library items through the door matrix', () => {
     expect(hits.map((h: { id: string }) => h.id)).toContain(file.id);
     const stranger = await seed.owner(t);
     expect(await json(await stranger.client.get('/api/files/search?q=holiday-beach'))).toEqual([]);
-  });
-
-  test('copying out of a library (API or WebDAV) → 403 saying so; nothing is copied', async () => {
-    const owner = await seed.owner(t);
-    const root = hostDir();
-    write(root, 'song.txt', 'la la');
-    const library = await addLibrary(admin, root, owner);
-    const song = await childNamed(owner, library.folderId, 'song.txt');
-    const res = await owner.client.post('/api/files/copy', { ids: [song.id], parentId: null });
-    expect(res.status).toBe(403);
-    expect((await json(res)).message).toContain('Copying out of a library is not available yet');
-    const dav = await davLogin(t, owner);
-    const copied = await dav.request('COPY', `${encodeURIComponent(library.name)}/song.txt`, {
-      headers: { destination: `${t.url}/dav/song-copy.txt` },
-    });
-    expect(copied.status).toBe(403);
-    expect((await children(owner, '')).map((i) => i.name)).toEqual([library.name]);
   });
 
   test('a share link to a library file serves the host bytes; unsharing ends it', async () => {

@@ -5,7 +5,6 @@ import { json } from '../../helpers/client.ts';
 import { davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { createUpload } from '../../helpers/tus.ts';
 import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
 
 let t: TestServer;
@@ -19,11 +18,6 @@ afterAll(async () => {
   await t.stop();
   cleanHostDirs();
 });
-
-const NO_FILE_WRITES =
-  'Coffer does not yet upload, replace or delete files in a library: change these files on the host, and the library follows. New folders, renames and moves within the library work.';
-const NOT_ACROSS =
-  "Moving between a library and Coffer's own files (or another library) is not built yet: download the files and upload them where they go.";
 
 const rowsAfter = (accountId: string, seq: number) => t.server.ctx.repos.changes.pageOfAccounts([accountId], seq, 10_000);
 const latest = () => t.server.ctx.repos.changes.latestSeq();
@@ -143,40 +137,5 @@ describe('writable library: folders, renames and moves land in the host folder',
     expect(over.status).toBe(409);
     expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'a.txt']);
     expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['a.txt']);
-  });
-
-  test('what is not built answers 403 saying so, through the API, WebDAV and tus; the host folder is untouched', async () => {
-    const owner = await seed.owner(t);
-    const root = hostDir();
-    write(root, 'keep.txt', 'keep me');
-    const library = await addLibrary(admin, root, owner);
-    const keep = await childNamed(owner, library.folderId, 'keep.txt');
-    const own = await json(await owner.client.post('/api/files/folder', { name: 'Mine' }));
-    const upload = new FormData();
-    upload.append('parentId', library.folderId);
-    upload.append('files', new File(['x'], 'new.txt'));
-    const attempts: Array<[string, Promise<Response>, string]> = [
-      ['upload', owner.client.request('/api/files/upload', { method: 'POST', body: upload }), NO_FILE_WRITES],
-      ['trash', owner.client.post('/api/files/delete', { ids: [keep.id] }), NO_FILE_WRITES],
-      ['move out', owner.client.post('/api/files/move', { ids: [keep.id], parentId: own.id }), NOT_ACROSS],
-      ['move to the top', owner.client.post('/api/files/move', { ids: [keep.id], parentId: null }), NOT_ACROSS],
-      ['move in', owner.client.post('/api/files/move', { ids: [own.id], parentId: library.folderId }), NOT_ACROSS],
-    ];
-    for (const [what, attempt, message] of attempts) {
-      const res = await attempt;
-      expect({ what, status: res.status, message: (await json(res)).message }).toEqual({ what, status: 403, message });
-    }
-    const tus = await createUpload(owner.client, 4, { filename: 'tus.txt', parentId: library.folderId });
-    expect(tus.status).toBe(403);
-    expect((await json(tus)).message).toBe(NO_FILE_WRITES);
-    const dav = await davLogin(t, owner);
-    const base = encodeURIComponent(library.name);
-    expect((await dav.put(`${base}/new.txt`, 'x')).status).toBe(403);
-    expect((await dav.request('DELETE', `${base}/keep.txt`)).status).toBe(403);
-    const out = await dav.request('MOVE', `${base}/keep.txt`, { headers: { destination: `${t.url}/dav/Mine/keep.txt` } });
-    expect(out.status).toBe(403);
-    expect(fs.readdirSync(root)).toEqual(['keep.txt']);
-    expect(fs.readFileSync(path.join(root, 'keep.txt'), 'utf8')).toBe('keep me');
-    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['keep.txt']);
   });
 });

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { json } from '../../helpers/client.ts';
+import { DocserverDouble } from '../../helpers/docserver-double.ts';
+import { documents } from '../../helpers/documents.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, cleanHostDirs, hostDir, write } from './helpers.ts';
+
+let t: TestServer;
+let double: DocserverDouble;
+let admin: seed.SeededLogin;
+
+beforeAll(async () => {
+  double = DocserverDouble.start();
+  t = await startTestServer();
+  admin = await seed.admin(t);
+  expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
+});
+afterAll(async () => {
+  await double.settled();
+  await t.stop();
+  double.stop();
+  cleanHostDirs();
+});
+
+async function openIn(login: seed.SeededLogin, id: string): Promise<string> {
+  const res = await login.client.get(`/api/docserver/config/${id}`);
+  expect(res.status).toBe(200);
+  const opened = await json(res);
+  await double.open(opened.config, opened.token);
+  return opened.config.document.key;
+}
+
+describe('document server save into a library', () => {
+  test("a writable library's document is saved over its host file (same item, no temporary file left)", async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Reports/q1.docx', await documents.docx('first version'));
+    const library = await addLibrary(admin, root, owner);
+    const reports = await childNamed(owner, library.folderId, 'Reports');
+    const q1 = await childNamed(owner, reports.id, 'q1.docx');
+    const key = await openIn(owner, q1.id);
+    const edited = await documents.docx('second version, saved by the editor');
+    double.edit(key, edited);
+    const res = await double.callback(key, 2);
+    expect(await json(res)).toEqual({ error: 0 });
+    expect(Buffer.from(edited).equals(fs.readFileSync(path.join(root, 'Reports/q1.docx')))).toBe(true);
+    expect(fs.readdirSync(path.join(root, 'Reports'))).toEqual(['q1.docx']);
+    expect(await childNamed(owner, reports.id, 'q1.docx')).toMatchObject({ id: q1.id, size: edited.length });
+  });
+
+  test('a read-only library: the save is refused with "This library is read-only", the host file unchanged', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const first = await documents.docx('kept as it is');
+    write(root, 'fixed.docx', first);
+    const library = await addLibrary(admin, root, owner, { readOnly: true });
+    const fixed = await childNamed(owner, library.folderId, 'fixed.docx');
+    const key = await openIn(owner, fixed.id);
+    double.edit(key, await documents.docx('an edit that cannot be saved'));
+    const answer = await json(await double.callback(key, 2));
+    expect(answer.error).toBe(1);
+    expect(answer.message).toContain('This library is read-only');
+    expect(Buffer.from(first).equals(fs.readFileSync(path.join(root, 'fixed.docx')))).toBe(true);
+    expect(fs.readdirSync(root)).toEqual(['fixed.docx']);
+  });
+});
