@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { PhotoRow, SharedPhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import type { PhotoRow, PhotoWindow, SharedPhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -136,11 +136,17 @@ export class ThumbnailService {
     const n = q.limit + 1;
     // Each source is a keyset page in the same order; merged, the first `limit` rows are the page.
     const sources: Array<Array<PhotoRow | SharedPhotoRow>> = [];
-    if (whose !== 'shared') sources.push(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, n));
+    const window: PhotoWindow = { after, floor: null };
+    // Once one source fills a page, no row older than its last can be on it: the next sources read down to there only.
+    const add = (rows: Array<PhotoRow | SharedPhotoRow>) => {
+      sources.push(rows);
+      if (window.floor === null && rows.length === n) window.floor = rows.at(-1)!.takenAt;
+    };
+    if (whose !== 'shared') add(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, window, n));
     if (whose !== 'mine') {
       for (const owner of this.d.thumbnails.sharingOwners(caller.accountId))
-        sources.push(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, after, n));
-      sources.push(this.d.thumbnails.albumPhotosPage(caller.accountId, after, n).filter((r) => isPhotoType(r.mimeType)));
+        add(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, window, n));
+      add(this.d.thumbnails.albumPhotosPage(caller.accountId, window, n).filter((r) => isPhotoType(r.mimeType)));
     }
     const { rows, cut } = mergePhotoPages(sources, n);
     const more = rows.length > q.limit || (cut && rows.length > 0);
