@@ -54,6 +54,11 @@ describe('album links', () => {
     await share.getByRole('checkbox', { name: 'Limit downloads' }).check();
     await share.getByRole('status').filter({ hasText: 'Saved: Link settings saved' }).waitFor();
     await eventually(async () => (await json(await ada.client.get(`/api/albums/${album.id}/link`))).link.maxDownloads === 10);
+    // The link as a QR code, as a file link's.
+    await share.getByRole('button', { name: 'Show QR code' }).click();
+    const qr = share.getByRole('img', { name: 'QR code of the link to “Lisbon”' });
+    await qr.waitFor();
+    expect(await qr.evaluate((i: { naturalWidth: number }) => i.naturalWidth)).toBe(240);
     await expectAccessible(page, 'album share dialog, Link part');
     await screenshot(page, 'album-link-light-desktop');
 
@@ -63,6 +68,7 @@ describe('album links', () => {
     await visitor.page.getByRole('heading', { name: 'Lisbon' }).waitFor();
     await visitor.page.getByText('Shared by Ada Lovelace').waitFor();
     await visitor.page.getByText('10 downloads left').waitFor();
+    expect(await visitor.page.getByRole('link', { name: 'Download all (ZIP)' }).getAttribute('href')).toBe(`${new URL(url).pathname}/zip`);
     const gallery = visitor.page.getByRole('list', { name: 'Photos' });
     expect(await gallery.getByRole('img').count()).toBe(2);
     expect(await visitor.page.getByRole('img', { name: 'private.jpg' }).count()).toBe(0);
