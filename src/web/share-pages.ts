@@ -284,7 +284,7 @@ ${v.items
     : '';
   return layout(
     v.name,
-    `<header><h1>${nameHtml(v.name)}</h1></header>
+    `<header><div><h1>${nameHtml(v.name)}</h1></div>${v.items.length ? `<a class="button" href="${base}/zip">Download all (ZIP)</a>` : ''}</header>
 ${factsLine(v.facts)}
 <section class="card">
 ${gallery}
