@@ -15,6 +15,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { type HasThumbnail, hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
+import { isMatroska, matroskaHeader } from './matroska-header.ts';
 import { type MovieHeader, movieHeader } from './movie-header.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
@@ -304,7 +305,7 @@ export class ThumbnailService {
   }
 
   /**
-   * A video's recording date and duration from its container (MP4, QuickTime), null where it has none: the
+   * A video's recording date and duration from its container (MP4, QuickTime, WebM, Matroska), null where it has none: the
    * Photos order then uses the file's time, and its tile shows no length.
    */
   private async movieHeader(row: Item, key: string, wrappedKey: string): Promise<MovieHeader> {
@@ -315,7 +316,8 @@ export class ThumbnailService {
       return this.d.storage.readBytes(key, { size, wrappedKey }, { start, end });
     };
     try {
-      return await movieHeader(size, read, this.d.clock.now());
+      const parse = isMatroska(await read(0, 4)) ? matroskaHeader : movieHeader;
+      return await parse(size, read, this.d.clock.now());
     } catch (err) {
       this.d.log.info('no movie header', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
       return { recordedAt: null, duration: null };
