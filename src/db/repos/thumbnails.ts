@@ -102,6 +102,17 @@ export class ThumbnailsRepo {
       .all(JSON.stringify(ids));
   }
 
+  /** The running time (seconds) of those of these files whose thumbnail's record has one: a video's, from its container. */
+  durationsOf(ids: readonly string[]): Map<string, number> {
+    const rows = this.sqlite
+      .query<{ id: string; duration: number }, [string]>(
+        `SELECT i.id, t.duration FROM items i JOIN thumbnails t ON t.storage_key = i.storage_key
+          WHERE i.id IN (SELECT value FROM json_each(?)) AND t.duration IS NOT NULL`,
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((r) => [r.id, r.duration]));
+  }
+
   delete(storageKey: string): void {
     this.sqlite.query('DELETE FROM thumbnails WHERE storage_key = ?').run(storageKey);
   }

@@ -111,6 +111,11 @@ if (!skipWithout(img.ffmpegMissing(), 'video thumbnails (ffmpeg)')) {
       const info = async (id: string) => (await json(await owner.client.get(`/api/files/${id}/info`))).photo;
       expect(await info(clip.id)).toMatchObject({ width: 160, height: 90, duration: 10.5 });
       expect(await info(webm.id)).toMatchObject({ duration: 10.5 });
+      // A folder's listing carries it too (an optional field of the item, for the grid's tiles); a picture's has none.
+      const listed = await listAll(owner.client, '/api/files');
+      const inList = (id: string) => listed.find((i) => i.id === id) as Record<string, unknown>;
+      expect([clip.id, webm.id, mkv.id].map((id) => inList(id).duration)).toEqual([10.5, 10.5, 10.5]);
+      expect('duration' in inList(still.id)).toBe(false);
       expect('duration' in (await info(still.id))).toBe(false);
       // Another account finds neither the video nor its details.
       const other = await seed.owner(t);
