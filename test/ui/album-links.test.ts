@@ -110,8 +110,15 @@ describe('album links', () => {
     await first.getByText('1 of 2').waitFor();
     const box = (await first.locator('figure').boundingBox())!;
     await desk.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const picture = first.locator('figure img');
+    expect(await picture.getAttribute('src')).toContain('/thumbnail/');
     for (let i = 0; i < 3; i++) await desk.page.mouse.wheel(0, -120);
     await eventually(async () => (await scaleOf(desk.page, 'tiles.jpg')) > 1.5);
+    // No download cap: zoomed, the picture becomes the original (a download, on the record), still zoomed where it was.
+    await eventually(async () => ((await picture.getAttribute('src')) ?? '').includes('/file/'));
+    expect(await picture.getAttribute('src')).toEndWith('?inline=1');
+    expect(await scaleOf(desk.page, 'tiles.jpg')).toBeGreaterThan(1.5);
+    await eventually(async () => (await json(await ada.client.get(`/api/albums/${album.id}/link`))).link.downloads === 1);
     // A drag pans the zoomed picture instead of stepping to the next one.
     const before = await first.locator('figure img').evaluate((i: { style: { transform: string } }) => i.style.transform);
     await desk.page.mouse.down();
@@ -133,6 +140,25 @@ describe('album links', () => {
     expect(await scaleOf(desk.page, 'tram.jpg')).toBe(1);
     expect(desk.errors).toEqual([]);
     await desk.context.close();
+
+    // With a download cap the viewer zooms the large thumbnail: the original would spend a download.
+    await ada.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: 5 });
+    const capped = await openContext(browser, t.url);
+    await capped.page.goto(
+      `${link.url}#view-${(await json(await fetch(link.url, { headers: { accept: 'application/json' } }))).items[0].id}`,
+    );
+    const kept = capped.page.getByRole('dialog', { name: 'tiles.jpg' });
+    await kept.getByText('1 of 2').waitFor();
+    await capped.page.keyboard.press('+');
+    await capped.page.keyboard.press('+');
+    await eventually(async () => (await scaleOf(capped.page, 'tiles.jpg')) > 1.5);
+    await capped.page.waitForTimeout(300);
+    expect(await kept.locator('figure img').getAttribute('src')).toContain('/thumbnail/');
+    expect(await kept.locator('figure img').getAttribute('data-full')).toBeNull();
+    expect((await json(await ada.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+    expect(capped.errors).toEqual([]);
+    await capped.context.close();
+    await ada.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: null });
 
     const phone = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
     await phone.page.goto(link.url);

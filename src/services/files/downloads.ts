@@ -28,6 +28,9 @@ const INLINE_IMAGE_TYPES = new Set([
   'image/x-icon',
   'image/vnd.microsoft.icon',
 ]);
+/** Whether a browser may display a stored image of this type as it is (the share pages' full zoom). */
+export const isInlineImageType = (mimeType: string | null) => mimeType !== null && INLINE_IMAGE_TYPES.has(mimeType);
+
 // One 64 KiB segment is decrypted whatever is asked of it; office documents (ZIP containers) need most of it.
 const SNIFF_BYTES = 64 * 1024;
 const CHILD_PAGE = 500;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { readZip, upload } from '../../helpers/files.ts';
+import { folder, readZip, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -216,5 +216,32 @@ describe('album links', () => {
     expect((await fetch(`${t.url}/s/album/${token}/zip`, JSON_ACCEPT)).status).toBe(401);
     await o.client.send('DELETE', `/api/albums/${album.id}/link`);
     expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(404);
+  });
+
+  test('the viewer zooms into the original only on a link without a download cap (else the large thumbnail)', async () => {
+    const o = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Zoom', ids: [a.id] }));
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, {}));
+    const token = tokenOf(link.url);
+    const page = async (url: string) => (await fetch(url, { headers: { accept: 'text/html' } })).text();
+    expect(await page(link.url)).toContain(`data-full="/s/album/${token}/file/${a.id}?inline=1"`);
+    await o.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: 3 });
+    const capped = await page(link.url);
+    expect(capped).toContain(`/s/album/${token}/thumbnail/${a.id}?size=large`);
+    expect(capped).not.toContain('data-full');
+
+    // A folder link's gallery alike.
+    const dir = await folder(o.client, 'Pictures');
+    await o.client.post('/api/files/move', { ids: [a.id], parentId: dir.id });
+    const shared = await json(await o.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+    const folderUrl = shared.links[dir.id];
+    const folderToken = new URL(folderUrl).pathname.split('/s/')[1]!;
+    const open = await page(folderUrl);
+    expect(open).toContain(`data-full="/s/${folderToken}/file/${a.id}?inline=1"`);
+    const links = await json(await o.client.get('/api/files/share/links?limit=100'));
+    const folderLink = links.links.find((l: { itemId: string }) => l.itemId === dir.id);
+    await o.client.send('PATCH', `/api/files/share/links/${folderLink.token}`, { maxDownloads: 3 });
+    expect(await page(folderUrl)).not.toContain('data-full');
   });
 });
