@@ -225,6 +225,8 @@ describe('the photo viewer', () => {
         const badge = page.getByRole('option', { name: /clip\.mp4/ }).locator('.video-badge');
         await badge.waitFor();
         expect(await badge.locator('.video-duration').getAttribute('data-time')).toBe('0:11');
+        // A screen reader hears it after the name, as in Photos.
+        await page.getByRole('option', { name: /^clip\.mp4 Video, 11 s, / }).waitFor();
         await expectAccessible(page, `video tile in the folder grid ${tag}`);
         await screenshot(page, `video-tile-grid-${tag}`);
         expect(errors).toEqual([]);
