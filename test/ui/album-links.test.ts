@@ -61,6 +61,21 @@ describe('album links', () => {
     expect(await qr.evaluate((i: { naturalWidth: number }) => i.naturalWidth)).toBe(240);
     await expectAccessible(page, 'album share dialog, Link part');
     await screenshot(page, 'album-link-light-desktop');
+    // The same part in the dark at phone width: the link row, its QR code and Remove link fit.
+    const phone = await signedInContext(browser, t.url, ada, { viewport: PHONE, dark: true, touch: true });
+    await phone.page.goto(`/photos/albums/${album.id}`);
+    await phone.page.getByRole('heading', { name: 'Lisbon' }).waitFor();
+    await phone.page.getByRole('button', { name: 'Share' }).click();
+    const small = phone.page.getByRole('dialog', { name: 'Share the album “Lisbon”' });
+    await small.getByRole('tab', { name: 'Link' }).click();
+    await small.getByRole('button', { name: 'Show QR code' }).click();
+    await small.getByRole('img', { name: 'QR code of the link to “Lisbon”' }).waitFor();
+    const width = await phone.page.evaluate('document.documentElement.scrollWidth');
+    expect(width).toBeLessThanOrEqual(390);
+    await expectAccessible(phone.page, 'album share dialog, Link part, dark phone');
+    await screenshot(phone.page, 'album-link-dark-phone');
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
 
     // A visitor, signed in nowhere, at phone width in the dark.
     const visitor = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
