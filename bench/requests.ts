@@ -136,6 +136,39 @@ export async function runRequestsBench(): Promise<void> {
       `requests.profile_c32 ${fmt(prof.result.requestsPerSec, 0)} req/s p50 ${prof.result.p50} p99 ${prof.result.p99} server CPU ${fmt((prof.cpu / (prof.result.requestsPerSec * 10)) * 1e6, 0)} µs per request (wrk -t2 -c32 -d10s, goal >= 25000 req/s)`,
     );
 
+    // The same reads in bare Bun, in its own process over the same database (bench/bare-read.ts): the goal's 1.2×.
+    const barePort = 30000 + Math.floor(Math.random() * 2700);
+    const bareRead = Bun.spawn([process.execPath, path.join(import.meta.dir, 'bare-read.ts'), dbPath, String(barePort), profile.id], {
+      stdout: 'ignore',
+      stderr: 'inherit',
+    });
+    try {
+      const bareUrl = `http://127.0.0.1:${barePort}`;
+      for (let i = 0; ; i++) {
+        try {
+          if ((await fetch(`${bareUrl}/profile`)).ok) break;
+        } catch {
+          if (bareRead.exitCode !== null || i > 500) throw new Error('the bare read server did not start');
+          await Bun.sleep(20);
+        }
+      }
+      const cpuPerRequest = (r: { result: { requestsPerSec: number }; cpu: number }) => (r.cpu / (r.result.requestsPerSec * 10)) * 1e6;
+      for (const [name, url, coffer] of [
+        ['profile', `${bareUrl}/profile`, prof],
+        ['list_200_item_page', `${bareUrl}/list?parentId=${folder}`, list],
+      ] as const) {
+        wrk(url, { threads: 2, connections: 32, seconds: 2 });
+        const b = await serverCpu(bareRead.pid, async () => wrk(url, { threads: 2, connections: 32, seconds: 10 }));
+        if (b.result.non2xx) throw new Error(`${b.result.non2xx} non-2xx responses from the bare ${name} route`);
+        console.log(
+          `requests.bare_bun_${name}_c32 ${fmt(b.result.requestsPerSec, 0)} req/s server CPU ${fmt(cpuPerRequest(b), 0)} µs per request; Coffer ${fmt(cpuPerRequest(coffer) / cpuPerRequest(b), 2)}× its CPU per request and ${fmt(coffer.result.requestsPerSec / b.result.requestsPerSec, 2)}× its req/s (goal: within 1.2×)`,
+        );
+      }
+    } finally {
+      bareRead.kill('SIGTERM');
+      await bareRead.exited;
+    }
+
     const appPassword = await fetch(`${server.url}/api/user/app-passwords`, {
       method: 'POST',
       headers: { ...cookie, 'content-type': 'application/json' },

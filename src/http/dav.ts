@@ -1036,6 +1036,8 @@ class ChildParts implements Parts {
 const DEAD_BATCH = 50;
 /** Text is sent once this much is gathered (or the parts end). */
 const STREAM_CHUNK = 64 * 1024;
+/** Characters of a streamed answer past which the garbage it left is collected when it ends. */
+const BIG_ANSWER = 1024 * 1024;
 
 /**
  * Streams groups of parts, a part (a response element) at a time, gathered into chunks of about
@@ -1046,6 +1048,7 @@ const STREAM_CHUNK = 64 * 1024;
 function streamText(groups: AsyncGenerator<Parts>): ReadableStream<string> {
   let group: Parts | null = null;
   let at = 0;
+  let sent = 0;
   return new ReadableStream<string>({
     async pull(controller) {
       let chunk = '';
@@ -1055,6 +1058,9 @@ function streamText(groups: AsyncGenerator<Parts>): ReadableStream<string> {
           if (next.done) {
             if (chunk) controller.enqueue(chunk);
             controller.close();
+            // A young-generation collection once a big answer is out: 30 PROPFINDs of 10,000 items peaked at 177 MiB
+            // without it, 151 with it, at no more CPU (a full collection held 120 but cost 65% more CPU per PROPFIND).
+            if (sent + chunk.length >= BIG_ANSWER) setTimeout(() => Bun.gc(false), 10);
             return;
           }
           group = next.value;
@@ -1063,6 +1069,7 @@ function streamText(groups: AsyncGenerator<Parts>): ReadableStream<string> {
         }
         chunk += group.part(at++);
       }
+      sent += chunk.length;
       controller.enqueue(chunk);
     },
     async cancel() {

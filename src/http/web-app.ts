@@ -20,17 +20,21 @@ const RESERVED = /^\/(api|s)(\/|$)|^\/(health|metrics)$/;
  */
 class WebBundleSource {
   private built: { at: number; bundle: Promise<WebBundle> } | null = null;
-  private readonly embedded: Promise<WebBundle> | null;
+  private readonly embeddedFile: Blob | undefined;
+  // Read at the first page or asset asked for: a server used only through its API and WebDAV never holds it.
+  private embedded: Promise<WebBundle> | null = null;
 
   constructor(private readonly log: AppContext['log']) {
-    const file = Bun.isStandaloneExecutable
+    this.embeddedFile = Bun.isStandaloneExecutable
       ? Bun.embeddedFiles.find((f) => (f as Blob & { name: string }).name.startsWith(BUNDLE_FILE_PREFIX))
       : undefined;
-    this.embedded = file ? file.bytes().then(decodeWebBundle) : null;
   }
 
   get(): Promise<WebBundle> {
-    if (this.embedded) return this.embedded;
+    if (this.embeddedFile) {
+      this.embedded ??= this.embeddedFile.bytes().then(decodeWebBundle);
+      return this.embedded;
+    }
     const changed = newestSourceChange();
     if (!this.built || changed > this.built.at) {
       const bundle = buildWebBundle({ minify: true });

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, Messages } from '../../errors.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { verifyPassword } from '../accounts/passwords.ts';
 
 /** How long a password-protected link stays open in a browser after its password was given. */
 export const UNLOCK_TTL_MS = 24 * 3600_000;
@@ -38,7 +39,7 @@ export async function checkLinkPassword(
   password: string,
   about: { ip: string; accountId: string; targetType: 'share' | 'album'; targetId: string },
 ): Promise<void> {
-  const ok = await Bun.password.verify(password, passwordHash).catch(() => false);
+  const ok = await verifyPassword(password, passwordHash).catch(() => false);
   audit.record({
     action: ok ? AuditActions.shareUnlock : AuditActions.shareUnlockFailed,
     status: ok ? 'success' : 'failure',

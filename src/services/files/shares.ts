@@ -16,6 +16,7 @@ import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
+import { hashPassword } from '../accounts/passwords.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -606,8 +607,7 @@ export function uploaderName(text: string | undefined): string | null {
 /** The options as stored: the password hashed (argon2id), absent fields left absent. */
 async function storedOptions(options: ShareOptions): Promise<LinkOptions> {
   const out: LinkOptions = {};
-  if (options.password !== undefined)
-    out.passwordHash = options.password === null ? null : await Bun.password.hash(options.password, 'argon2id');
+  if (options.password !== undefined) out.passwordHash = options.password === null ? null : await hashPassword(options.password);
   if (options.mode !== undefined) out.mode = options.mode ?? 'view';
   if (options.maxDownloads !== undefined) out.maxDownloads = options.maxDownloads;
   return out;

@@ -15,6 +15,7 @@ import type { SettingsService } from '../administration/settings.ts';
 import type { DownloadService, ZipDownload } from '../files/downloads.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
+import { hashPassword } from '../accounts/passwords.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../files/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
@@ -94,7 +95,7 @@ export class AlbumLinkService {
   async create(caller: Principal, albumId: string, options: AlbumLinkOptions, requestOrigin: string): Promise<{ link: AlbumLinkView }> {
     const now = this.d.clock.now();
     const expiresAt = expiryTime(options.expiry ?? '7d', now);
-    const passwordHash = options.password ? await Bun.password.hash(options.password, 'argon2id') : null;
+    const passwordHash = options.password ? await hashPassword(options.password) : null;
     const link = this.d.transactions.immediate(() => {
       this.d.albumService.owned(caller, albumId);
       if (this.d.albums.linkOf(albumId)) throw conflict('This album already has a link: change its options or remove it.');
@@ -118,8 +119,7 @@ export class AlbumLinkService {
     const now = this.d.clock.now();
     const patch: { expiresAt?: number | null; passwordHash?: string | null; maxDownloads?: number | null } = {};
     if (options.expiry !== undefined) patch.expiresAt = expiryTime(options.expiry, now);
-    if (options.password !== undefined)
-      patch.passwordHash = options.password === null ? null : await Bun.password.hash(options.password, 'argon2id');
+    if (options.password !== undefined) patch.passwordHash = options.password === null ? null : await hashPassword(options.password);
     if (options.maxDownloads !== undefined) patch.maxDownloads = options.maxDownloads;
     const link = this.d.transactions.immediate(() => {
       this.d.albumService.owned(caller, albumId);

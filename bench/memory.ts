@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { seedItems } from './fixtures.ts';
+import { cpuSeconds, rssMiB } from './live-server.ts';
+import { adminToken, benchExecutable, spawnServer } from './server.ts';
+
+const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000' };
+const LISTED = 10_000;
+const PROPFINDS = 30;
+
+const fmt = (n: number) => n.toFixed(1);
+const range = (xs: number[]) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+
+/** A server of `exe` on a fresh data directory, signed up to once; stopped and removed by `stop`. */
+async function started(exe: string) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-memory-'));
+  const { url, proc } = await spawnServer([exe], root, ENV);
+  const token = await adminToken(url);
+  return {
+    url,
+    root,
+    pid: proc.pid,
+    cookie: { Cookie: `token=${token}` },
+    async stop() {
+      proc.kill('SIGTERM');
+      await proc.exited;
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+const signIn = (url: string) =>
+  fetch(`${url}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.test', password: 'bench password' }),
+  }).then((r) => {
+    if (!r.ok) throw new Error(`sign-in failed: ${r.status}`);
+  });
+
+/** RSS one second after start, sign-up and one sign-in (as the peers bench reads it), and the peak so far. */
+async function idle(exe: string): Promise<{ rss: number; peak: number }> {
+  const s = await started(exe);
+  try {
+    await signIn(s.url);
+    await Bun.sleep(1000);
+    return rssMiB(s.pid);
+  } finally {
+    await s.stop();
+  }
+}
+
+/** The peak while four sign-ins arrive at once (each an argon2id hash of 19 MiB), and how long all four took. */
+async function signInBurst(exe: string): Promise<{ peak: number; ms: number }> {
+  const s = await started(exe);
+  try {
+    await Bun.sleep(500);
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: 4 }, () => signIn(s.url)));
+    return { peak: rssMiB(s.pid).peak, ms: performance.now() - t0 };
+  } finally {
+    await s.stop();
+  }
+}
+
+/** PROPFIND Depth 1 of a 10,000-item folder PROPFINDS times: the peak after them and the server's CPU per PROPFIND. */
+async function propfinds(exe: string): Promise<{ peak: number; cpuMs: number }> {
+  const s = await started(exe);
+  try {
+    const post = async (p: string, body: unknown) => {
+      const res = await fetch(`${s.url}${p}`, {
+        method: 'POST',
+        headers: { ...s.cookie, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${p}: ${res.status}`);
+      return (await res.json()) as Record<string, string>;
+    };
+    const profile = (await (await fetch(`${s.url}/api/profile`, { headers: s.cookie })).json()) as { id: string; email: string };
+    const { password } = await post('/api/user/app-passwords', { name: 'bench' });
+    const folder = await post('/api/files/folder', { name: 'Ten thousand' });
+    seedItems(
+      path.join(s.root, 'coffer.db'),
+      profile.id,
+      (i) => ({ parentId: folder.id!, name: `photo ${String(i).padStart(5, '0')}.jpg` }),
+      LISTED,
+    );
+    const headers = { authorization: `Basic ${Buffer.from(`${profile.email}:${password}`).toString('base64')}`, depth: '1' };
+    const before = cpuSeconds(s.pid);
+    for (let i = 0; i < PROPFINDS; i++) {
+      const res = await fetch(`${s.url}/dav/Ten%20thousand/`, { method: 'PROPFIND', headers });
+      const text = await res.text();
+      if (res.status !== 207 || text.split('<D:response>').length !== LISTED + 2) throw new Error(`PROPFIND answered ${res.status}`);
+    }
+    const after = cpuSeconds(s.pid);
+    return { peak: rssMiB(s.pid).peak, cpuMs: ((after.user + after.system - before.user - before.system) * 1000) / PROPFINDS };
+  } finally {
+    await s.stop();
+  }
+}
+
+/**
+ * `npm run bench -- memory`: the built executable's idle RSS (three starts), its peak over four sign-ins at
+ * once, and its peak over 30 PROPFINDs of 10,000 items. With COFFER_BENCH_BEFORE_EXE=<path> the two
+ * executables alternate, so a change is measured before → after in one run on a loaded machine.
+ */
+export async function runMemoryBench(): Promise<void> {
+  const exes: Array<[string, string]> = [['after', benchExecutable()]];
+  if (process.env.COFFER_BENCH_BEFORE_EXE) exes.unshift(['before', process.env.COFFER_BENCH_BEFORE_EXE]);
+  const idles = new Map<string, { rss: number; peak: number }[]>(exes.map(([n]) => [n, []]));
+  const bursts = new Map<string, { peak: number; ms: number }[]>(exes.map(([n]) => [n, []]));
+  for (let run = 0; run < 3; run++)
+    for (const [name, exe] of exes) {
+      idles.get(name)!.push(await idle(exe));
+      bursts.get(name)!.push(await signInBurst(exe));
+    }
+  const load = os.loadavg()[0]!.toFixed(1);
+  for (const [name, exe] of exes) {
+    const i = idles.get(name)!;
+    const b = bursts.get(name)!;
+    console.log(
+      `memory.idle_rss_MiB ${name} (${exe}): ${range(i.map((x) => x.rss))}, peak after sign-up and sign-in ${range(i.map((x) => x.peak))}`,
+    );
+    console.log(
+      `memory.sign_in_burst_peak_MiB ${name}: 4 at once peak ${range(b.map((x) => x.peak))}, all four in ${range(b.map((x) => x.ms))} ms`,
+    );
+  }
+  for (const [name, exe] of exes) {
+    const p = await propfinds(exe);
+    console.log(`memory.propfind_10000_peak_MiB ${name}: ${fmt(p.peak)} after ${PROPFINDS} PROPFINDs, server CPU ${fmt(p.cpuMs)} ms each`);
+  }
+  console.log(`(load average ${load} → ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores)`);
+}
