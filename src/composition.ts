@@ -46,7 +46,7 @@ function createServices(infra: Infrastructure) {
   const { audit, settings, storageLocation } = administration.services;
   const files = createFilesServices(infra, { audit, settings, storageLocation });
   const { tree, views, events } = files.shared;
-  const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings });
+  const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings, downloads: files.services.downloads });
   const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, groups: files.services.groups, ...accounts.services });

@@ -162,6 +162,7 @@ export interface Api {
   'GET /api/albums/:id/link': { response: { link: AlbumLinkView | null } };
   'POST /api/albums/:id/link': { body: In<typeof albumLinkBody>; response: { link: AlbumLinkView } };
   'PATCH /api/albums/:id/link': { body: In<typeof albumLinkBody>; response: { link: AlbumLinkView } };
+  'GET /api/albums/:id/link/qr': { response: ShareLinkQr };
   'DELETE /api/albums/:id/link': { response: Message };
   'GET /api/files/search': { query: In<typeof searchQuery>; response: SearchHit[] };
   'GET /api/files/stats': { response: Stats };

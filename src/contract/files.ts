@@ -71,6 +71,8 @@ export interface Item {
   deletedAt?: string;
   /** Files: whether the type can have a thumbnail (GET /api/files/:id/thumbnail). */
   hasThumbnail?: boolean;
+  /** A video whose container says how long it plays: its running time in seconds (as in Photos). */
+  duration?: number;
   /** A team folder at the top level of My files: it belongs to a team the account is in through a group. */
   teamFolder?: boolean;
   /** In a library: a host folder's file or folder, not encrypted by Coffer (the library's own folder included). */

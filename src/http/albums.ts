@@ -87,6 +87,9 @@ export function albumRoutes(ctx: AppContext) {
       body: albumLinkBody,
       handler: ({ principal, params, body, request }) => albumLinks.update(principal, params.id, linkOptions(body), origin(request)),
     }),
+    route('GET /api/albums/:id/link/qr', {
+      handler: ({ principal, params, request }) => albumLinks.qrCode(principal, params.id, origin(request)),
+    }),
     route('DELETE /api/albums/:id/link', { handler: ({ principal, params }) => albumLinks.remove(principal, params.id) }),
     route('DELETE /api/albums/:id/members/:accountId', {
       handler: ({ principal, params }) => albums.removeMember(principal, params.id, params.accountId),

@@ -233,6 +233,16 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
           return thumbnailResponse(await albumLinks.thumbnail(opened, c.params.id, c.query.size, c.request.headers.get('if-none-match')));
         }),
     }),
+    // "Download all": one ZIP counts as one download, as a file link's folder ZIP does.
+    route('GET /s/album/:token/zip', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => {
+          const opened = openAlbum(request, params.token, 'page');
+          if (request.method !== 'HEAD') albumLinks.countDownload(opened.link);
+          albumLinks.recordVisit(opened, requestMeta(request).ip, 'download');
+          return zipResponse(albumLinks.zip(opened), request);
+        }),
+    }),
     route('POST /s/album/:token/unlock', {
       body: unlockBody,
       read: (request) => readJsonOrForm(request, []),

@@ -3,6 +3,7 @@ import { escapeHtml } from '../lib/html.ts';
 import { formatSize } from '../contract/size.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
+import { isInlineImageType } from '../services/files/downloads.ts';
 import type { PublicItem } from '../services/files/item-views.ts';
 import type { ShareFacts } from '../services/files/shares.ts';
 import type { PublicPhoto } from '../contract/albums.ts';
@@ -77,10 +78,12 @@ if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textCo
 // zoom; the wheel zooms towards the pointer, a double click or double tap zooms in and back, a pinch zooms, a drag
 // pans once zoomed, a swipe steps. Focus goes to the viewer opened and back to its picture when it closes, and
 // back again for a moment if going to the empty fragment drops it on the page (a loaded browser does that late).
+// Zoomed past fit, a picture with data-full swaps its large thumbnail for the original once that has loaded.
 const VIEWER_SCRIPT = `(()=>{let last=null,v={s:1,x:0,y:0},img=null;const open=()=>document.querySelector('.lightbox:target');
 const apply=()=>{if(img)img.style.transform=v.s===1?'':'translate('+v.x+'px,'+v.y+'px) scale('+v.s+')'};
 const zoom=(f,cx=0,cy=0)=>{const b=open(),p=b&&b.querySelector('figure img');if(!p)return;if(p!==img){if(img)img.style.transform='';img=p;v={s:1,x:0,y:0}}
-const s=f===0?1:Math.min(8,Math.max(1,v.s*f)),k=s/v.s;v.x=s===1?0:cx-(cx-v.x)*k;v.y=s===1?0:cy-(cy-v.y)*k;v.s=s;apply()};
+const s=f===0?1:Math.min(8,Math.max(1,v.s*f)),k=s/v.s;v.x=s===1?0:cx-(cx-v.x)*k;v.y=s===1?0:cy-(cy-v.y)*k;v.s=s;apply();if(s>1)full(p)};
+const full=(p)=>{const u=p.dataset.full;if(!u||p.dataset.zoomed)return;p.dataset.zoomed='1';const o=new Image();o.onload=()=>{p.src=u};o.src=u};
 const step=(d)=>{const b=open(),a=b&&b.querySelector(d>0?'a[data-step=next]':'a[data-step=prev]');if(a)a.click()};
 const sync=()=>{if(img)img.style.transform='';img=null;v={s:1,x:0,y:0};const b=open();
 if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a){a.focus();const back=(n)=>{const f=document.activeElement;if(!f||f===document.body)a.focus();if(n>0)setTimeout(()=>back(n-1),50)};setTimeout(()=>back(6),0)}}};
@@ -189,6 +192,13 @@ export interface FolderPageView {
   facts: ShareFacts;
 }
 
+/**
+ * The original to zoom into, for a picture a browser shows as it is, on a link without a download cap: fetching it
+ * counts as a download, so a capped link's viewer keeps zooming the large thumbnail.
+ */
+const fullZoom = (facts: ShareFacts, mimeType: string | null, href: string) =>
+  facts.downloadsLeft === null && isInlineImageType(mimeType) ? ` data-full="${href}?inline=1"` : '';
+
 export function renderFolderPage(v: FolderPageView): string {
   const base = `/s/${enc(v.token)}`;
   const folderHref = (id: string, isRoot: boolean) => (isRoot ? base : `${base}/folder/${enc(id)}`);
@@ -219,7 +229,7 @@ ${pictures
   .map((p, i) => {
     const step = (to: PublicItem | undefined, label: string, dir: 'prev' | 'next') =>
       to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
-    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;', 'next')}</div></div>`;
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, `${base}/file/${enc(p.id)}`)} alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
   .join('\n')}
 <script>${VIEWER_SCRIPT}</script>`
@@ -273,7 +283,7 @@ ${v.items
     // A video plays muted in the viewer; nothing is fetched before Play (playing counts as a download, as on a file link).
     const media = p.mimeType.startsWith('video/')
       ? `<video src="${file(p.id)}" controls muted playsinline preload="none"${pictured(p) ? ` poster="${thumb(p.id, 'large')}"` : ''} aria-label="${alt(p)}"></video>`
-      : `<img src="${thumb(p.id, 'large')}" alt="${alt(p)}" loading="lazy">`;
+      : `<img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, file(p.id))} alt="${alt(p)}" loading="lazy">`;
     return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
   .join('\n')}
@@ -284,7 +294,7 @@ ${v.items
     : '';
   return layout(
     v.name,
-    `<header><h1>${nameHtml(v.name)}</h1></header>
+    `<header><div><h1>${nameHtml(v.name)}</h1></div>${v.items.length ? `<a class="button" href="${base}/zip">Download all (ZIP)</a>` : ''}</header>
 ${factsLine(v.facts)}
 <section class="card">
 ${gallery}

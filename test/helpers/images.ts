@@ -192,14 +192,15 @@ export function ffmpegMissing(): string | null {
 /**
  * A video of `width`×`height` made by ffmpeg (lavfi): half a second of red, then 10 s of testsrc, so its
  * first frame is plain red. `mp4` keeps the index (moov) at the end, as cameras write it, and is large
- * enough (lossless, ≈ 0.5 MB) that ffmpeg cannot read it from a pipe; `mp4-faststart` moves the index first.
+ * enough (lossless, ≈ 0.5 MB) that ffmpeg cannot read it from a pipe; `mp4-faststart` moves the index first;
+ * `webm` and `mkv` are VP9 in Matroska.
  * `recorded` (an ISO time) goes in the container as its creation time.
  */
-export function video(format: 'mp4' | 'mp4-faststart' | 'webm', width = 640, height = 360, recorded?: string): Buffer {
+export function video(format: 'mp4' | 'mp4-faststart' | 'webm' | 'mkv', width = 640, height = 360, recorded?: string): Buffer {
   const dir = tempDir('coffer-video-');
-  const output = path.join(dir, format === 'webm' ? 'out.webm' : 'out.mp4');
+  const output = path.join(dir, format === 'webm' || format === 'mkv' ? `out.${format}` : 'out.mp4');
   const codec =
-    format === 'webm'
+    format === 'webm' || format === 'mkv'
       ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '200k']
       : ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', ...(format === 'mp4-faststart' ? ['-movflags', '+faststart'] : [])];
   const size = `${width}x${height}`;

@@ -54,8 +54,28 @@ describe('album links', () => {
     await share.getByRole('checkbox', { name: 'Limit downloads' }).check();
     await share.getByRole('status').filter({ hasText: 'Saved: Link settings saved' }).waitFor();
     await eventually(async () => (await json(await ada.client.get(`/api/albums/${album.id}/link`))).link.maxDownloads === 10);
+    // The link as a QR code, as a file link's.
+    await share.getByRole('button', { name: 'Show QR code' }).click();
+    const qr = share.getByRole('img', { name: 'QR code of the link to “Lisbon”' });
+    await qr.waitFor();
+    expect(await qr.evaluate((i: { naturalWidth: number }) => i.naturalWidth)).toBe(240);
     await expectAccessible(page, 'album share dialog, Link part');
     await screenshot(page, 'album-link-light-desktop');
+    // The same part in the dark at phone width: the link row, its QR code and Remove link fit.
+    const phone = await signedInContext(browser, t.url, ada, { viewport: PHONE, dark: true, touch: true });
+    await phone.page.goto(`/photos/albums/${album.id}`);
+    await phone.page.getByRole('heading', { name: 'Lisbon' }).waitFor();
+    await phone.page.getByRole('button', { name: 'Share' }).click();
+    const small = phone.page.getByRole('dialog', { name: 'Share the album “Lisbon”' });
+    await small.getByRole('tab', { name: 'Link' }).click();
+    await small.getByRole('button', { name: 'Show QR code' }).click();
+    await small.getByRole('img', { name: 'QR code of the link to “Lisbon”' }).waitFor();
+    const width = await phone.page.evaluate('document.documentElement.scrollWidth');
+    expect(width).toBeLessThanOrEqual(390);
+    await expectAccessible(phone.page, 'album share dialog, Link part, dark phone');
+    await screenshot(phone.page, 'album-link-dark-phone');
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
 
     // A visitor, signed in nowhere, at phone width in the dark.
     const visitor = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
@@ -63,6 +83,7 @@ describe('album links', () => {
     await visitor.page.getByRole('heading', { name: 'Lisbon' }).waitFor();
     await visitor.page.getByText('Shared by Ada Lovelace').waitFor();
     await visitor.page.getByText('10 downloads left').waitFor();
+    expect(await visitor.page.getByRole('link', { name: 'Download all (ZIP)' }).getAttribute('href')).toBe(`${new URL(url).pathname}/zip`);
     const gallery = visitor.page.getByRole('list', { name: 'Photos' });
     expect(await gallery.getByRole('img').count()).toBe(2);
     expect(await visitor.page.getByRole('img', { name: 'private.jpg' }).count()).toBe(0);
@@ -104,8 +125,15 @@ describe('album links', () => {
     await first.getByText('1 of 2').waitFor();
     const box = (await first.locator('figure').boundingBox())!;
     await desk.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const picture = first.locator('figure img');
+    expect(await picture.getAttribute('src')).toContain('/thumbnail/');
     for (let i = 0; i < 3; i++) await desk.page.mouse.wheel(0, -120);
     await eventually(async () => (await scaleOf(desk.page, 'tiles.jpg')) > 1.5);
+    // No download cap: zoomed, the picture becomes the original (a download, on the record), still zoomed where it was.
+    await eventually(async () => ((await picture.getAttribute('src')) ?? '').includes('/file/'));
+    expect(await picture.getAttribute('src')).toEndWith('?inline=1');
+    expect(await scaleOf(desk.page, 'tiles.jpg')).toBeGreaterThan(1.5);
+    await eventually(async () => (await json(await ada.client.get(`/api/albums/${album.id}/link`))).link.downloads === 1);
     // A drag pans the zoomed picture instead of stepping to the next one.
     const before = await first.locator('figure img').evaluate((i: { style: { transform: string } }) => i.style.transform);
     await desk.page.mouse.down();
@@ -127,6 +155,25 @@ describe('album links', () => {
     expect(await scaleOf(desk.page, 'tram.jpg')).toBe(1);
     expect(desk.errors).toEqual([]);
     await desk.context.close();
+
+    // With a download cap the viewer zooms the large thumbnail: the original would spend a download.
+    await ada.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: 5 });
+    const capped = await openContext(browser, t.url);
+    await capped.page.goto(
+      `${link.url}#view-${(await json(await fetch(link.url, { headers: { accept: 'application/json' } }))).items[0].id}`,
+    );
+    const kept = capped.page.getByRole('dialog', { name: 'tiles.jpg' });
+    await kept.getByText('1 of 2').waitFor();
+    await capped.page.keyboard.press('+');
+    await capped.page.keyboard.press('+');
+    await eventually(async () => (await scaleOf(capped.page, 'tiles.jpg')) > 1.5);
+    await capped.page.waitForTimeout(300);
+    expect(await kept.locator('figure img').getAttribute('src')).toContain('/thumbnail/');
+    expect(await kept.locator('figure img').getAttribute('data-full')).toBeNull();
+    expect((await json(await ada.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+    expect(capped.errors).toEqual([]);
+    await capped.context.close();
+    await ada.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: null });
 
     const phone = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
     await phone.page.goto(link.url);

@@ -211,18 +211,27 @@ describe('the photo viewer', () => {
         expect(errors).toEqual([]);
         await context.close();
       }
-      // In the folder's grid, the video's tile has the play badge too.
-      const { context, page } = await signedInContext(browser, t.url, owner);
+      // In the folder's grid, the video's tile has the play badge and its running time too (the listing carries it).
       const trip = (await listAll(owner.client, '/api/files')).find((i) => i.name === 'Trip')!;
-      await page.goto(`/files/${trip.id}`);
-      const toggle = page.getByRole('button', { name: 'Grid view' });
-      if ((await toggle.getAttribute('aria-pressed')) !== 'true') await toggle.click();
-      await page
-        .getByRole('option', { name: /clip\.mp4/ })
-        .locator('.video-badge')
-        .waitFor();
-      await screenshot(page, 'video-tile-grid-light-desktop');
-      await context.close();
+      for (const [opts, tag] of [
+        [{}, 'light-desktop'],
+        [{ dark: true }, 'dark-desktop'],
+        [{ viewport: PHONE, touch: true }, 'light-phone'],
+      ] as const) {
+        const { context, page, errors } = await signedInContext(browser, t.url, owner, opts);
+        await page.goto(`/files/${trip.id}`);
+        const toggle = page.getByRole('button', { name: 'Grid view' });
+        if ((await toggle.getAttribute('aria-pressed')) !== 'true') await toggle.click();
+        const badge = page.getByRole('option', { name: /clip\.mp4/ }).locator('.video-badge');
+        await badge.waitFor();
+        expect(await badge.locator('.video-duration').getAttribute('data-time')).toBe('0:11');
+        // A screen reader hears it after the name, as in Photos.
+        await page.getByRole('option', { name: /^clip\.mp4 Video, 11 s, / }).waitFor();
+        await expectAccessible(page, `video tile in the folder grid ${tag}`);
+        await screenshot(page, `video-tile-grid-${tag}`);
+        expect(errors).toEqual([]);
+        await context.close();
+      }
     }, 180_000);
 
   test('Photos at 390 px: the months are a thin rail whose handle is dragged, its month in a bubble; a slider to keyboards', async () => {

@@ -22,6 +22,7 @@ export const albums = {
     call('POST /api/albums/:id/link', { params: { id }, body }).then((r) => r.link),
   updateLink: (id: string, body: ApiBody<'PATCH /api/albums/:id/link'>) =>
     call('PATCH /api/albums/:id/link', { params: { id }, body }).then((r) => r.link),
+  linkQr: (id: string) => call('GET /api/albums/:id/link/qr', { params: { id } }).then((r) => r.qrCode),
   removeLink: (id: string) => call('DELETE /api/albums/:id/link', { params: { id } }),
   removeItems: (id: string, ids: string[]) => call('DELETE /api/albums/:id/items', { params: { id }, body: { ids } }),
 };

@@ -8,7 +8,7 @@ import { hideExtensions } from '../app/session.ts';
 import { copyItemLink } from '../share/link-actions.ts';
 import { Icon } from '../ui/icons.tsx';
 import { ItemPicture } from './item-picture.tsx';
-import { VideoBadge } from './video-badge.tsx';
+import { VideoBadge, VideoWords } from './video-badge.tsx';
 import { Name } from '../ui/name.tsx';
 import { useVirtualizer } from '../ui/virtual.ts';
 
@@ -361,6 +361,7 @@ export function ItemList(p: ListProps) {
                       {middleTruncate(name, tileChars)}
                     </span>
                     <span class="tile-meta">
+                      <VideoWords item={item} />
                       <Badges item={item} />
                       {item.type === 'folder' ? formatDate(item.modified) : formatSize(item.size ?? 0)}
                     </span>

@@ -3,10 +3,11 @@ import type { Album, AlbumLinkView } from '../../src/contract/albums.ts';
 import type { LinkOptions } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { formatExpiry } from '../app/format.ts';
-import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
 import { type ExpiryChoice, ExpiryField } from '../share/expiry-field.tsx';
 import type { SaveStatus } from '../share/link-tab.tsx';
+import { LinkQr } from '../share/link-qr.tsx';
+import { LinkFooter, LinkRow } from '../share/link-row.tsx';
 import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from '../share/link-settings.tsx';
 
 const asLink = (l: AlbumLinkView) => ({ ...l, mode: 'view' as const });
@@ -101,19 +102,12 @@ export function AlbumLinkPart(props: { album: Album; say: (status: SaveStatus) =
         {settings.password || link.hasPassword ? ', with the password' : ', without signing in'}.
       </p>
       <div class="share-links">
-        <div class="share-link-row">
-          <label class="field">
-            <span>Album link</span>
-            <input readOnly value={link.url} onFocus={(e) => e.currentTarget.select()} />
-          </label>
-          <button type="button" class="button" onClick={() => void copyText(link.url, 'Link copied')}>
-            <Icon name="copy" size={18} /> Copy link
-          </button>
-        </div>
+        <LinkRow label="Album link" url={link.url} />
         <p class="muted small">
           {formatExpiry(link.expiresAt)} · {linkState(asLink(link)).replace('View and download · ', '')}
         </p>
       </div>
+      <LinkQr link={link.token} name={album.name} load={() => api.albums.linkQr(album.id)} />
       <ExpiryField
         legend="Expires"
         expiresAt={link.expiresAt}
@@ -126,27 +120,18 @@ export function AlbumLinkPart(props: { album: Album; say: (status: SaveStatus) =
       >
         <LinkSettings folders={false} link={asLink(link)} value={settings} onChange={change} />
       </div>
-      <div class="dialog-actions inline">
-        {settings.password && (
-          <button type="button" class="button" onClick={() => saveOptions(settings, true)}>
-            Set password
-          </button>
-        )}
-        <button
-          type="button"
-          class="button danger-ghost push-left"
-          onClick={() =>
-            save('Link removed: it no longer works', async () => {
-              clearTimeout(timer.current);
-              await api.albums.removeLink(album.id);
-              keep(null);
-              setSettings(settingsOf(null));
-            })
-          }
-        >
-          Remove link
-        </button>
-      </div>
+      <LinkFooter
+        password={settings.password !== ''}
+        setPassword={() => saveOptions(settings, true)}
+        remove={() =>
+          save('Link removed: it no longer works', async () => {
+            clearTimeout(timer.current);
+            await api.albums.removeLink(album.id);
+            keep(null);
+            setSettings(settingsOf(null));
+          })
+        }
+      />
     </div>
   );
 }

@@ -1,22 +1,24 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api/index.ts';
 
-/** The link as a QR code (made by the server), for a phone across the room; hidden behind a button until wanted. */
-export function LinkQr(props: { token: string; name: string }) {
+/**
+ * The link as a QR code (made by the server, `load`), for a phone across the room; hidden behind a button until
+ * wanted. `link` names the link (its token or URL): a new one loads its own code.
+ */
+export function LinkQr(props: { link: string; name: string; load: () => Promise<string> }) {
   const [shown, setShown] = useState(false);
   const [src, setSrc] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     if (!shown) return;
     let live = true;
-    api.sharing.qrCode(props.token).then(
+    props.load().then(
       (qr) => live && setSrc(qr),
       (err: Error) => live && setError(err.message),
     );
     return () => {
       live = false;
     };
-  }, [shown, props.token]);
+  }, [shown, props.link]);
   return (
     <div class="link-qr">
       <button type="button" class="button" aria-expanded={shown} onClick={() => setShown(!shown)}>

@@ -1,13 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { LinkOptions, ShareLinkView } from '../../src/contract/sharing.ts';
+import { api } from '../api/index.ts';
 import type { LinkCalls } from '../api/sharing.ts';
 import { formatExpiry } from '../app/format.ts';
-import { copyText } from '../ui/copy.ts';
 import { Icon } from '../ui/icons.tsx';
 import { type ExpiryChoice, ExpiryField, expiresAtOf } from './expiry-field.tsx';
 import { afterShareChange, removeLinks } from './link-actions.ts';
 import { LinkQr } from './link-qr.tsx';
+import { LinkFooter, LinkRow } from './link-row.tsx';
 import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
 
 /** What the dialog's status line says about the last change. */
@@ -148,15 +149,7 @@ export function LinkTab(props: { items: Item[]; calls: LinkCalls; team: boolean;
       </p>
       <div class="share-links">
         {entries.map((i) => (
-          <div key={i.id} class="share-link-row">
-            <label class="field">
-              <span>{single ? 'Share link' : `Share link for ${i.name}`}</span>
-              <input readOnly value={links![i.id]} onFocus={(e) => e.currentTarget.select()} />
-            </label>
-            <button type="button" class="button" onClick={() => void copyText(links![i.id]!, 'Link copied')}>
-              <Icon name="copy" size={18} /> Copy link
-            </button>
-          </div>
+          <LinkRow key={i.id} label={single ? 'Share link' : `Share link for ${i.name}`} url={links![i.id]!} />
         ))}
         {single && (
           <p class="muted small">
@@ -165,7 +158,7 @@ export function LinkTab(props: { items: Item[]; calls: LinkCalls; team: boolean;
           </p>
         )}
       </div>
-      {single && link && !props.team && <LinkQr token={link.token} name={single.name} />}
+      {single && link && !props.team && <LinkQr link={link.token} name={single.name} load={() => api.sharing.qrCode(link.token)} />}
       <ExpiryField legend="Expires" expiresAt={expiresAt} onChange={(c) => void share(c, 'Expiry saved')} />
       <div
         onFocusOut={(e) => {
@@ -174,26 +167,17 @@ export function LinkTab(props: { items: Item[]; calls: LinkCalls; team: boolean;
       >
         <LinkSettings folders={folders} link={link} value={settings} onChange={change} />
       </div>
-      <div class="dialog-actions inline">
-        {settings.password && (
-          <button type="button" class="button" onClick={() => saveOptions(settings, true)}>
-            Set password
-          </button>
-        )}
-        <button
-          type="button"
-          class="button danger-ghost push-left"
-          onClick={() => {
-            // Nothing left to save: the toast offers Undo on the page.
-            pending.current = null;
-            unsaved.current = null;
-            props.close();
-            void removeLinks(items, calls);
-          }}
-        >
-          Remove link
-        </button>
-      </div>
+      <LinkFooter
+        password={settings.password !== ''}
+        setPassword={() => saveOptions(settings, true)}
+        remove={() => {
+          // Nothing left to save: the toast offers Undo on the page.
+          pending.current = null;
+          unsaved.current = null;
+          props.close();
+          void removeLinks(items, calls);
+        }}
+      />
     </div>
   );
 }

@@ -384,6 +384,18 @@ export class ItemsRepo {
     );
   }
 
+  /** An album's live files of any account, in id order after `afterId` (an album link's "Download all"). */
+  liveFilesOfAlbum(albumId: string, afterId: string, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, string, number]>(
+          `SELECT ${ITEM} FROM items WHERE id IN (SELECT item_id FROM album_items WHERE album_id = ? AND item_id > ?)
+             AND type = 'file' AND deleted_at IS NULL ORDER BY id LIMIT ?`,
+        )
+        .all(albumId, afterId, limit),
+    );
+  }
+
   /**
    * Live children of a folder (null: the root) in name-key order after `afterKey`, one range of the unique
    * name index, with only what a WebDAV listing shows (a 10,000-item PROPFIND spent 12 ms making the ten

@@ -31,8 +31,27 @@ export interface PhotoRow {
 export type SharedPhotoRow = PhotoRow & { ownerId: string; ownerName: string; albumId: string | null };
 
 const PHOTO_COLUMNS = `i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
-  i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred`;
+  i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration`;
 const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
+
+/**
+ * Where a page of the Photos order starts and ends: after the keyset position `after` (its takenAt and id),
+ * and no older than `floor` when another source already filled the page down to it.
+ */
+export interface PhotoWindow {
+  after: { takenAt: number; id: string } | null;
+  floor: number | null;
+}
+
+// Bounds (<=, >=) and a filter: SQLite makes an index range of the bounds, not of an OR or a row value.
+function windowSql(w: PhotoWindow): { sql: string; args: Array<string | number> } {
+  const after = w.after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
+  const floor = w.floor !== null ? `AND ${TAKEN} >= ?` : '';
+  return {
+    sql: `${after} ${floor}`,
+    args: [...(w.after ? [w.after.takenAt, w.after.takenAt, w.after.id] : []), ...(w.floor !== null ? [w.floor] : [])],
+  };
+}
 // Deep enough for any real tree; a bound so a corrupt cycle cannot loop.
 const MAX_DEPTH = 10_000;
 
@@ -81,6 +100,17 @@ export class ThumbnailsRepo {
           WHERE i.id IN (SELECT value FROM json_each(?)) AND i.type = 'file' AND i.storage_key IS NOT NULL`,
       )
       .all(JSON.stringify(ids));
+  }
+
+  /** The running time (seconds) of those of these files whose thumbnail's record has one: a video's, from its container. */
+  durationsOf(ids: readonly string[]): Map<string, number> {
+    const rows = this.sqlite
+      .query<{ id: string; duration: number }, [string]>(
+        `SELECT i.id, t.duration FROM items i JOIN thumbnails t ON t.storage_key = i.storage_key
+          WHERE i.id IN (SELECT value FROM json_each(?)) AND t.duration IS NOT NULL`,
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((r) => [r.id, r.duration]));
   }
 
   delete(storageKey: string): void {
@@ -137,18 +167,17 @@ export class ThumbnailsRepo {
    * keyset position `after` (its takenAt and id): items_photos_idx walks (account, taken-or-modified, id)
    * in order, so a page reads its own rows and stops.
    */
-  photosPage(accountId: string, imageTypes: readonly string[], after: { takenAt: number; id: string } | null, limit: number): PhotoRow[] {
+  photosPage(accountId: string, imageTypes: readonly string[], window: PhotoWindow, limit: number): PhotoRow[] {
     const marks = imageTypes.map(() => '?').join(', ');
-    // A bound (<=) and a filter: SQLite makes an index range of the bound, not of an OR or a row value.
-    const keyset = after ? 'AND coalesce(i.taken_at, i.modified_at) <= ? AND (coalesce(i.taken_at, i.modified_at) < ? OR i.id < ?)' : '';
-    const args: Array<string | number> = [accountId, ...imageTypes, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
+    const keyset = windowSql(window);
+    const args: Array<string | number> = [accountId, ...imageTypes, ...keyset.args, limit];
     return this.sqlite
       .query<PhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
                 i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration
          FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
-           AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
+           AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset.sql}
          ORDER BY coalesce(i.taken_at, i.modified_at) DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);
@@ -175,19 +204,12 @@ export class ThumbnailsRepo {
     accountId: string,
     ownerId: string,
     imageTypes: readonly string[],
-    after: { takenAt: number; id: string } | null,
+    window: PhotoWindow,
     limit: number,
   ): SharedPhotoRow[] {
     const marks = imageTypes.map(() => '?').join(', ');
-    const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
-    const args: Array<string | number> = [
-      accountId,
-      ownerId,
-      MAX_DEPTH,
-      ...imageTypes,
-      ...(after ? [after.takenAt, after.takenAt, after.id] : []),
-      limit,
-    ];
+    const keyset = windowSql(window);
+    const args: Array<string | number> = [accountId, ownerId, MAX_DEPTH, ...imageTypes, ...keyset.args, limit];
     return this.sqlite
       .query<SharedPhotoRow, Array<string | number>>(
         `WITH RECURSIVE roots(id) AS (
@@ -207,7 +229,7 @@ export class ThumbnailsRepo {
          LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
          WHERE o.id = ?2 AND o.disabled_at IS NULL AND o.deletion_requested_at IS NULL
            AND i.type = 'file' AND i.deleted_at IS NULL
-           AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset}
+           AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset.sql}
            AND (i.parent_id IN (SELECT id FROM folders) OR i.id IN (SELECT id FROM roots))
          ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
@@ -215,15 +237,15 @@ export class ThumbnailsRepo {
   }
 
   /** Other accounts' photos and videos in albums shared with `accountId`, newest taken first after `after`. */
-  albumPhotosPage(accountId: string, after: { takenAt: number; id: string } | null, limit: number): SharedPhotoRow[] {
-    const keyset = after ? `AND ${TAKEN} <= ? AND (${TAKEN} < ? OR i.id < ?)` : '';
-    const args: Array<string | number> = [accountId, ...(after ? [after.takenAt, after.takenAt, after.id] : []), limit];
+  albumPhotosPage(accountId: string, window: PhotoWindow, limit: number): SharedPhotoRow[] {
+    const keyset = windowSql(window);
+    const args: Array<string | number> = [accountId, ...keyset.args, limit];
     return this.sqlite
       .query<SharedPhotoRow, Array<string | number>>(
         `SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, min(am.album_id) AS albumId
          FROM album_members am JOIN album_items ai ON ai.album_id = am.album_id JOIN items i ON i.id = ai.item_id
          JOIN users o ON o.id = i.account_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
-         WHERE am.account_id = ?1 AND i.account_id <> ?1 AND i.type = 'file' AND i.deleted_at IS NULL ${keyset}
+         WHERE am.account_id = ?1 AND i.account_id <> ?1 AND i.type = 'file' AND i.deleted_at IS NULL ${keyset.sql}
          GROUP BY i.id ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);

@@ -28,6 +28,9 @@ const INLINE_IMAGE_TYPES = new Set([
   'image/x-icon',
   'image/vnd.microsoft.icon',
 ]);
+/** Whether a browser may display a stored image of this type as it is (the share pages' full zoom). */
+export const isInlineImageType = (mimeType: string | null) => mimeType !== null && INLINE_IMAGE_TYPES.has(mimeType);
+
 // One 64 KiB segment is decrypted whatever is asked of it; office documents (ZIP containers) need most of it.
 const SNIFF_BYTES = 64 * 1024;
 const CHILD_PAGE = 500;
@@ -185,8 +188,34 @@ export class DownloadService {
    * large files are already compressed and the box has two cores.
    */
   private zip(accountId: string, roots: Item[]): ReadableStream<Uint8Array> {
+    return this.zipStream(() => this.rootEntries(accountId, roots));
+  }
+
+  /**
+   * Files of any accounts (the caller checked them), each at the ZIP's top level, read `next(afterId)` a page at
+   * a time in id order until a page is empty: an album link's "Download all".
+   */
+  zipFiles(filename: string, next: (afterId: string) => Item[]): ZipDownload {
+    const names = uniqueNames();
+    async function* entries(): AsyncGenerator<ZipEntry> {
+      for (let after = ''; ; ) {
+        const page = next(after);
+        if (page.length === 0) return;
+        for (const row of page) if (row.type === 'file') yield { path: names(row.name), row };
+        after = page.at(-1)!.id;
+      }
+    }
+    return { filename, stream: this.zipStream(entries) };
+  }
+
+  private async *rootEntries(accountId: string, roots: Item[]): AsyncGenerator<ZipEntry> {
+    const names = uniqueNames();
+    for (const root of roots) yield* this.walk(accountId, root, names(root.name));
+  }
+
+  private zipStream(entries: () => AsyncIterable<ZipEntry>): ReadableStream<Uint8Array> {
     let session: Promise<ZipSession> | null = null;
-    const open = () => (session ??= this.zipSession(accountId, roots));
+    const open = () => (session ??= this.zipSession(entries));
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => (await open()).pull(controller),
@@ -198,7 +227,7 @@ export class DownloadService {
     );
   }
 
-  private async zipSession(accountId: string, roots: Item[]): Promise<ZipSession> {
+  private async zipSession(entries: () => AsyncIterable<ZipEntry>): Promise<ZipSession> {
     // Loaded at the first ZIP download: archiver and its streams weigh on the idle server's memory.
     const { ZipArchive } = await import('archiver');
     const archive = new ZipArchive({ store: true, highWaterMark: 256 * 1024 });
@@ -206,15 +235,6 @@ export class DownloadService {
     // An aborted archive never reports the entry in flight: cancelling settles it and closes its source.
     const stop = new AbortController();
     let current: Readable | null = null;
-    const used = new Set<string>();
-    // Entry names never carry bidirectional controls, which would disguise a file's type in an unzip tool.
-    const rootNames = roots.map((r) => {
-      const plain = stripBidiControls(r.name);
-      let name = plain;
-      for (let n = 1; used.has(name.toLowerCase()); n++) name = numberedName(plain, n);
-      used.add(name.toLowerCase());
-      return name;
-    });
 
     const append = (source: Buffer | Readable, data: ZipEntryData) =>
       new Promise<void>((resolve, reject) => {
@@ -234,27 +254,25 @@ export class DownloadService {
 
     const produce = async () => {
       try {
-        for (const [i, root] of roots.entries()) {
-          for await (const entry of this.walk(accountId, root, rootNames[i]!)) {
-            if (cancelled) return;
-            this.d.access.touch([entry.row]);
-            const date = new Date(entry.row.modifiedAt);
-            if (entry.row.type === 'folder') {
-              await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
-            } else {
-              const location = entry.row.storageKey === null ? this.d.libraryFiles.locate(entry.row) : null;
-              const body = location
-                ? this.d.libraryFiles.open(location, entry.row.size)
-                : await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
-              if (cancelled) {
-                // Cancelled while the file was being opened: nothing else will close it.
-                await body.cancel();
-                return;
-              }
-              current = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
-              await append(current, { name: entry.path, date });
-              current = null;
+        for await (const entry of entries()) {
+          if (cancelled) return;
+          this.d.access.touch([entry.row]);
+          const date = new Date(entry.row.modifiedAt);
+          if (entry.row.type === 'folder') {
+            await append(Buffer.alloc(0), { name: entry.path, type: 'directory', date });
+          } else {
+            const location = entry.row.storageKey === null ? this.d.libraryFiles.locate(entry.row) : null;
+            const body = location
+              ? this.d.libraryFiles.open(location, entry.row.size)
+              : await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
+            if (cancelled) {
+              // Cancelled while the file was being opened: nothing else will close it.
+              await body.cancel();
+              return;
             }
+            current = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
+            await append(current, { name: entry.path, date });
+            current = null;
           }
         }
         if (!cancelled) await archive.finalize();
@@ -286,6 +304,19 @@ export class DownloadService {
       },
     };
   }
+}
+
+/** Names for the ZIP's top level, each once whatever its case (`a (1).jpg` after `A.jpg`). */
+function uniqueNames(): (name: string) => string {
+  const used = new Set<string>();
+  return (original) => {
+    // Entry names never carry bidirectional controls, which would disguise a file's type in an unzip tool.
+    const plain = stripBidiControls(original);
+    let name = plain;
+    for (let n = 1; used.has(name.toLowerCase()); n++) name = numberedName(plain, n);
+    used.add(name.toLowerCase());
+    return name;
+  };
 }
 
 /** A ZIP being produced: the stream's pull and cancel, once archiver is loaded. */

@@ -2,6 +2,7 @@ import type { Item, ListedItem } from '../../db/repos/items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
+import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 
 /** An item as a share page shows it. */
@@ -39,6 +40,7 @@ function toItemView(
   share: ShareStatus | undefined,
   library: { unavailable: boolean } | undefined,
   hasThumbnail: HasThumbnail,
+  duration: number | undefined,
 ): ItemView {
   const view: ItemView = {
     id: row.id,
@@ -57,6 +59,7 @@ function toItemView(
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
   // A library file's bytes are not in the store: no thumbnail is made of it (nc:has-preview says the same).
   if (row.type === 'file') view.hasThumbnail = !library && hasThumbnail(row.mimeType);
+  if (duration !== undefined) view.duration = duration;
   if (library) {
     view.library = true;
     if (library.unavailable) view.unavailable = true;
@@ -69,6 +72,7 @@ export class ItemViews {
   constructor(
     private readonly shares: SharesRepo,
     private readonly libraries: LibrariesRepo,
+    private readonly thumbnails: ThumbnailsRepo,
     private readonly hasThumbnail: HasThumbnail,
   ) {}
 
@@ -76,7 +80,10 @@ export class ItemViews {
     const ids = rows.map((r) => r.id);
     const status = this.shares.statusOf(accountId, ids);
     const library = this.libraries.statusOf(ids);
-    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), this.hasThumbnail));
+    // Only a page with videos asks for running times.
+    const videos = rows.filter((r) => r.type === 'file' && r.mimeType?.startsWith('video/')).map((r) => r.id);
+    const durations = videos.length ? this.thumbnails.durationsOf(videos) : new Map<string, number>();
+    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), this.hasThumbnail, durations.get(r.id)));
   }
 
   one(accountId: string, row: ListedItem): ItemView {

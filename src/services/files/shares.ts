@@ -1,3 +1,4 @@
+import { qrCodeOf } from '../../lib/qr-code.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
@@ -239,8 +240,7 @@ export class ShareService {
     const link = this.d.shares.ownedByToken(principal.accountId, token);
     if (!link) throw notFound(Messages.shareNotFound);
     const url = this.linkBase(requestOrigin, link.token);
-    const { default: QRCode } = await import('qrcode');
-    return { qrCode: await QRCode.toDataURL(url, { type: 'image/png', margin: 1, width: 240 }) };
+    return { qrCode: await qrCodeOf(url) };
   }
 
   /** Removes the link of one of the account's tokens (and the item's places in other links); another account's token is 404. */

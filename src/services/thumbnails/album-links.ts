@@ -3,13 +3,16 @@ import type { ThumbnailSize } from '../../contract/files.ts';
 import type { Clock } from '../../clock.ts';
 import type { AlbumLinkRow, AlbumRow, AlbumsRepo } from '../../db/repos/albums.ts';
 import type { Transactions } from '../../db/repos/index.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, conflict, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newToken } from '../../lib/ids.ts';
+import { qrCodeOf } from '../../lib/qr-code.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
+import type { DownloadService, ZipDownload } from '../files/downloads.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
 import { hashPassword } from '../accounts/passwords.ts';
@@ -25,6 +28,8 @@ export interface AlbumLinkDeps {
   tree: Tree;
   thumbnails: ThumbnailService;
   albumService: AlbumService;
+  items: ItemsRepo;
+  downloads: DownloadService;
   settings: SettingsService;
   audit: AuditService;
   /** Key of the unlock cookies' signatures (derived from the instance's token secret). */
@@ -48,6 +53,8 @@ export interface OpenAlbumLink {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 /** Page views go to the audit log once per link, address and 10 minutes, as a file link's. */
 const VISIT_DEDUP_MS = 10 * 60_000;
+// Files read from the database at a time while an album's ZIP is written.
+const ZIP_PAGE = 200;
 
 /**
  * An album's public link: a gallery of the album's live photos for anyone with the token, with the options a
@@ -124,6 +131,14 @@ export class AlbumLinkService {
     return { link: this.view(link, requestOrigin) };
   }
 
+  /** GET /api/albums/:id/link/qr: the link's URL as a QR code, as a file link's; 404 when the album has no link. */
+  async qrCode(caller: Principal, albumId: string, requestOrigin: string): Promise<{ qrCode: string }> {
+    this.d.albumService.owned(caller, albumId);
+    const link = this.d.albums.linkOf(albumId);
+    if (!link) throw notFound('This album has no link.');
+    return { qrCode: await qrCodeOf(this.url(requestOrigin, link.token)) };
+  }
+
   /** DELETE /api/albums/:id/link: the link stops working at once (404). */
   remove(caller: Principal, albumId: string): { message: string } {
     this.d.albumService.owned(caller, albumId);
@@ -184,6 +199,12 @@ export class AlbumLinkService {
 
   thumbnail(open: OpenAlbumLink, itemId: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
     return this.d.thumbnails.serve(this.item(open, itemId), size, etag);
+  }
+
+  /** "Download all": the album's live files as `<album>.zip`, whoever added them (the caller counted the download). */
+  zip(open: OpenAlbumLink): ZipDownload {
+    const albumId = open.album.id;
+    return this.d.downloads.zipFiles(`${open.album.name}.zip`, (after) => this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE));
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
+import type { DownloadService } from '../files/downloads.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
@@ -26,10 +27,11 @@ interface ThumbnailDeps {
   events: FileEvents;
   audit: AuditService;
   settings: SettingsService;
+  downloads: DownloadService;
 }
 
 /** Thumbnails (the worker threads that make them, the service that stores, serves and removes them) and albums. */
-export function createThumbnailServices(infra: Infrastructure, { tree, events, audit, settings }: ThumbnailDeps) {
+export function createThumbnailServices(infra: Infrastructure, { tree, events, audit, settings, downloads }: ThumbnailDeps) {
   const { config, clock, log, queue, storage, repos, paths } = infra;
   // libvips, embedded in the executable, is written out here once to be loaded.
   const pool = new ThumbnailPool(
@@ -62,6 +64,8 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events, a
     tree,
     thumbnails,
     albumService: albums,
+    items: repos.items,
+    downloads,
     settings,
     audit,
     // A key of its own, so an album link's unlock cookie can never pass for a file link's or a session's.

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { PhotoRow, SharedPhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import type { PhotoRow, PhotoWindow, SharedPhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -15,6 +15,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { type HasThumbnail, hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
+import { isMatroska, matroskaHeader } from './matroska-header.ts';
 import { type MovieHeader, movieHeader } from './movie-header.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
@@ -136,11 +137,17 @@ export class ThumbnailService {
     const n = q.limit + 1;
     // Each source is a keyset page in the same order; merged, the first `limit` rows are the page.
     const sources: Array<Array<PhotoRow | SharedPhotoRow>> = [];
-    if (whose !== 'shared') sources.push(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, after, n));
+    const window: PhotoWindow = { after, floor: null };
+    // Once one source fills a page, no row older than its last can be on it: the next sources read down to there only.
+    const add = (rows: Array<PhotoRow | SharedPhotoRow>) => {
+      sources.push(rows);
+      if (window.floor === null && rows.length === n) window.floor = rows.at(-1)!.takenAt;
+    };
+    if (whose !== 'shared') add(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, window, n));
     if (whose !== 'mine') {
       for (const owner of this.d.thumbnails.sharingOwners(caller.accountId))
-        sources.push(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, after, n));
-      sources.push(this.d.thumbnails.albumPhotosPage(caller.accountId, after, n).filter((r) => isPhotoType(r.mimeType)));
+        add(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, window, n));
+      add(this.d.thumbnails.albumPhotosPage(caller.accountId, window, n).filter((r) => isPhotoType(r.mimeType)));
     }
     const { rows, cut } = mergePhotoPages(sources, n);
     const more = rows.length > q.limit || (cut && rows.length > 0);
@@ -298,7 +305,7 @@ export class ThumbnailService {
   }
 
   /**
-   * A video's recording date and duration from its container (MP4, QuickTime), null where it has none: the
+   * A video's recording date and duration from its container (MP4, QuickTime, WebM, Matroska), null where it has none: the
    * Photos order then uses the file's time, and its tile shows no length.
    */
   private async movieHeader(row: Item, key: string, wrappedKey: string): Promise<MovieHeader> {
@@ -309,7 +316,8 @@ export class ThumbnailService {
       return this.d.storage.readBytes(key, { size, wrappedKey }, { start, end });
     };
     try {
-      return await movieHeader(size, read, this.d.clock.now());
+      const parse = isMatroska(await read(0, 4)) ? matroskaHeader : movieHeader;
+      return await parse(size, read, this.d.clock.now());
     } catch (err) {
       this.d.log.info('no movie header', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
       return { recordedAt: null, duration: null };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { upload } from '../../helpers/files.ts';
+import { folder, readZip, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -142,21 +142,106 @@ describe('album links', () => {
     const looker = await seed.subUser(t, { id: o.id }, ['files.download', 'files.edit']);
     const sharer = await seed.subUser(t, { id: o.id }, ['files.share']);
     const calls = [
-      ['GET', undefined],
-      ['POST', {}],
-      ['PATCH', { expiry: 'never' }],
-      ['DELETE', undefined],
+      ['GET', undefined, ''],
+      ['POST', {}, ''],
+      ['PATCH', { expiry: 'never' }, ''],
+      ['DELETE', undefined, ''],
+      ['GET', undefined, '/qr'],
     ] as const;
-    for (const [method, body] of calls) {
-      const path = `/api/albums/${album.id}/link`;
-      expect((await stranger.client.send(method, path, body)).status, `stranger ${method}`).toBe(404);
-      expect((await member.client.send(method, path, body)).status, `member ${method}`).toBe(403);
-      expect((await looker.client.send(method, path, body)).status, `sub-user ${method}`).toBe(403);
+    for (const [method, body, tail] of calls) {
+      const path = `/api/albums/${album.id}/link${tail}`;
+      expect((await stranger.client.send(method, path, body)).status, `stranger ${method} ${path}`).toBe(404);
+      expect((await member.client.send(method, path, body)).status, `member ${method} ${path}`).toBe(403);
+      expect((await looker.client.send(method, path, body)).status, `sub-user ${method} ${path}`).toBe(403);
     }
     // A sub-user with Share manages its account's album link.
     expect((await sharer.client.post(`/api/albums/${album.id}/link`, {})).status).toBe(201);
+    expect((await sharer.client.get(`/api/albums/${album.id}/link/qr`)).status).toBe(200);
+    expect((await stranger.client.get(`/api/albums/${album.id}/link/qr`)).status).toBe(404);
     expect((await stranger.client.get(`/api/albums/${album.id}/link`)).status).toBe(404);
     expect((await o.client.get(`/api/albums/${album.id}/link`)).status).toBe(200);
     expect((await fetch(`${t.url}/s/album/not-a-token`, JSON_ACCEPT)).status).toBe(404);
+  });
+
+  test('the link as a QR code: a PNG of its URL for the owner; 404 while the album has no link', async () => {
+    const o = await seed.owner(t);
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Coded' }));
+    const none = await o.client.get(`/api/albums/${album.id}/link/qr`);
+    expect(none.status).toBe(404);
+    expect((await json(none)).message).toBe('This album has no link.');
+    await o.client.post(`/api/albums/${album.id}/link`, {});
+    const { qrCode } = await json(await o.client.get(`/api/albums/${album.id}/link/qr`));
+    expect(qrCode).toStartWith('data:image/png;base64,');
+    const png = Buffer.from(qrCode.slice('data:image/png;base64,'.length), 'base64');
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    // A new link is a new code.
+    await o.client.send('DELETE', `/api/albums/${album.id}/link`);
+    expect((await o.client.get(`/api/albums/${album.id}/link/qr`)).status).toBe(404);
+    await o.client.post(`/api/albums/${album.id}/link`, {});
+    expect((await json(await o.client.get(`/api/albums/${album.id}/link/qr`))).qrCode).not.toBe(qrCode);
+  });
+
+  test('"Download all": one ZIP of the album’s live files, whoever added them, counted as one download against the cap, behind the password', async () => {
+    const o = await seed.owner(t);
+    const editor = await seed.owner(t, undefined, 'Editor');
+    const [a, b, gone] = [await photo(o, 'same.jpg'), await photo(o, 'b.jpg'), await photo(o, 'gone.jpg')];
+    const theirs = await photo(editor, 'same.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Porto', ids: [a.id, b.id, gone.id] }));
+    await o.client.post(`/api/albums/${album.id}/members`, { accountId: editor.id, role: 'editor' });
+    expect((await editor.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] })).status).toBe(200);
+    await o.client.post('/api/files/delete', { ids: [gone.id] });
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, { maxDownloads: 2 }));
+    const token = tokenOf(link.url);
+    const html = await (await fetch(`${t.url}/s/album/${token}`, { headers: { accept: 'text/html' } })).text();
+    expect(html).toContain(`href="/s/album/${token}/zip">Download all (ZIP)</a>`);
+
+    const res = await fetch(`${t.url}/s/album/${token}/zip`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/zip');
+    expect(res.headers.get('content-disposition')).toContain('filename="Porto.zip"');
+    const entries = readZip(Buffer.from(await res.arrayBuffer()));
+    expect(entries.map((e) => e.name).sort()).toEqual(['b.jpg', 'same (1).jpg', 'same.jpg']);
+    const sizes = entries.map((e) => e.data.length).sort();
+    expect(sizes).toEqual([a.size, b.size, theirs.size].sort());
+    expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+    // HEAD asks without spending a download.
+    expect((await fetch(`${t.url}/s/album/${token}/zip`, { method: 'HEAD' })).status).toBe(200);
+    expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+    expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(200);
+    // The cap is spent: the ZIP, like the page, is gone.
+    expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(410);
+    expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(2);
+
+    await o.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: null, password: 'secret-words' });
+    expect((await fetch(`${t.url}/s/album/${token}/zip`, JSON_ACCEPT)).status).toBe(401);
+    await o.client.send('DELETE', `/api/albums/${album.id}/link`);
+    expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(404);
+  });
+
+  test('the viewer zooms into the original only on a link without a download cap (else the large thumbnail)', async () => {
+    const o = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Zoom', ids: [a.id] }));
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, {}));
+    const token = tokenOf(link.url);
+    const page = async (url: string) => (await fetch(url, { headers: { accept: 'text/html' } })).text();
+    expect(await page(link.url)).toContain(`data-full="/s/album/${token}/file/${a.id}?inline=1"`);
+    await o.client.send('PATCH', `/api/albums/${album.id}/link`, { maxDownloads: 3 });
+    const capped = await page(link.url);
+    expect(capped).toContain(`/s/album/${token}/thumbnail/${a.id}?size=large`);
+    expect(capped).not.toContain('data-full');
+
+    // A folder link's gallery alike.
+    const dir = await folder(o.client, 'Pictures');
+    await o.client.post('/api/files/move', { ids: [a.id], parentId: dir.id });
+    const shared = await json(await o.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+    const folderUrl = shared.links[dir.id];
+    const folderToken = new URL(folderUrl).pathname.split('/s/')[1]!;
+    const open = await page(folderUrl);
+    expect(open).toContain(`data-full="/s/${folderToken}/file/${a.id}?inline=1"`);
+    const links = await json(await o.client.get('/api/files/share/links?limit=100'));
+    const folderLink = links.links.find((l: { itemId: string }) => l.itemId === dir.id);
+    await o.client.send('PATCH', `/api/files/share/links/${folderLink.token}`, { maxDownloads: 3 });
+    expect(await page(folderUrl)).not.toContain('data-full');
   });
 });

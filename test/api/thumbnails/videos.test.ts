@@ -66,7 +66,7 @@ if (!skipWithout(img.ffmpegMissing(), 'video thumbnails (ffmpeg)')) {
       expect(photos.find((p) => p.id === file.id)).toMatchObject({ width: 320, height: 240 });
     });
 
-    test('Photos orders an MP4 by when it was recorded (its movie header), other videos by their modification time', async () => {
+    test('Photos orders an MP4 or WebM by when it was recorded (its movie header, its Info’s DateUTC), a video without a date by its modification time', async () => {
       const recorded = '2019-05-04T10:20:30.000Z';
       const camera = await upload(owner.client, 'recorded.mp4', img.video('mp4', 160, 90, recorded), { type: 'video/mp4' });
       const web = await upload(owner.client, 'recorded-faststart.mp4', img.video('mp4-faststart', 160, 90, recorded), {
@@ -83,17 +83,18 @@ if (!skipWithout(img.ffmpegMissing(), 'video thumbnails (ffmpeg)')) {
         },
         { timeoutMs: 60_000 },
       );
-      expect(photos.map((p) => p.takenAt)).toEqual([recorded, recorded, unset.modified, webm.modified]);
+      expect(photos.map((p) => p.takenAt)).toEqual([recorded, recorded, unset.modified, recorded]);
       // The oldest recording sorts after everything uploaded today.
       const order = (await listAll(owner.client, '/api/files/photos')).map((p) => p.id);
       expect(order.indexOf(camera.id)).toBeGreaterThan(order.indexOf(unset.id));
     });
 
-    test('an MP4’s duration (its movie header) is kept with its thumbnail: in Photos and in its details; a WebM and a picture have none', async () => {
+    test('a video’s duration (an MP4’s movie header, a WebM’s or MKV’s Segment Info) is kept with its thumbnail: in Photos and in its details; a picture has none', async () => {
       const clip = await upload(owner.client, 'length.mp4', img.video('mp4', 160, 90), { type: 'video/mp4' });
       const webm = await upload(owner.client, 'length.webm', img.video('webm', 160, 90), { type: 'video/webm' });
       const still = await upload(owner.client, 'still.jpg', await img.photo(3, 160, 120), { type: 'image/jpeg' });
-      const ids = [clip.id, webm.id, still.id];
+      const mkv = await upload(owner.client, 'length.mkv', img.video('mkv', 160, 90), { type: 'video/x-matroska' });
+      const ids = [clip.id, webm.id, still.id, mkv.id];
       const photos = await eventually(
         async () => {
           const all = await listAll(owner.client, '/api/files/photos');
@@ -104,11 +105,17 @@ if (!skipWithout(img.ffmpegMissing(), 'video thumbnails (ffmpeg)')) {
       );
       // Half a second of red, then 10 s of test pattern.
       expect(photos[0]!.duration).toBe(10.5);
-      expect('duration' in photos[1]!).toBe(false);
+      expect(photos[1]!.duration).toBe(10.5);
       expect('duration' in photos[2]!).toBe(false);
+      expect(photos[3]!.duration).toBe(10.5);
       const info = async (id: string) => (await json(await owner.client.get(`/api/files/${id}/info`))).photo;
       expect(await info(clip.id)).toMatchObject({ width: 160, height: 90, duration: 10.5 });
-      expect('duration' in (await info(webm.id))).toBe(false);
+      expect(await info(webm.id)).toMatchObject({ duration: 10.5 });
+      // A folder's listing carries it too (an optional field of the item, for the grid's tiles); a picture's has none.
+      const listed = await listAll(owner.client, '/api/files');
+      const inList = (id: string) => listed.find((i) => i.id === id) as Record<string, unknown>;
+      expect([clip.id, webm.id, mkv.id].map((id) => inList(id).duration)).toEqual([10.5, 10.5, 10.5]);
+      expect('duration' in inList(still.id)).toBe(false);
       expect('duration' in (await info(still.id))).toBe(false);
       // Another account finds neither the video nor its details.
       const other = await seed.owner(t);
