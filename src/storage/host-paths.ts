@@ -117,12 +117,3 @@ function realOrSelf(p: string): string {
 
 /** The prefix of a file Coffer is writing in a library folder: scans and listings never show it. */
 export const STAGING_PREFIX = '.coffer-upload-';
-
-/** New content of a library file, written and synced under a temporary name in its library's host folder. */
-export interface StagedHostFile {
-  libraryId: string;
-  /** The temporary file (in the folder of the file's parent when staged), renamed into place at the commit. */
-  path: string;
-  /** The time the content was given (the host file's mtime), in ms. */
-  modifiedAt: number;
-}

@@ -1,7 +1,7 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
-import type { StagedHostFile } from '../../storage/host-paths.ts';
+import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 
 /** A row of the file tree (a docs/api.md › Conventions item before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
 export type Item = Omit<typeof items.$inferSelect, 'parentKey' | 'takenAt'>;

@@ -21,7 +21,8 @@ import { splitExtension } from '../files/names.ts';
 import { can, type Principal } from '../accounts/principal.ts';
 import type { InstanceSettings, SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import type { StoredObject, UploadService } from '../files/uploads.ts';
+import type { UploadService } from '../files/uploads.ts';
+import type { StoredObject } from '../files/stored-object.ts';
 
 type DocumentType = 'word' | 'cell' | 'slide' | 'pdf';
 type Docserver = NonNullable<InstanceSettings['docserver']>;

@@ -1,5 +1,5 @@
 import { newStorageKey } from '../../storage/keys.ts';
-import type { StoredObject } from './uploads.ts';
+import type { StoredObject } from './stored-object.ts';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
@@ -15,7 +15,7 @@ import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { LibraryFiles } from './library-files.ts';
 import type { LibraryContent } from './library-content.ts';
-import type { StagedHostFile } from '../../storage/host-paths.ts';
+import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';

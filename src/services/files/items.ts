@@ -5,7 +5,6 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
-import type { CopyService } from './copy.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
@@ -56,9 +55,15 @@ export interface ItemDeps {
   thumbnails: ThumbnailsRepo;
 }
 
+/** Moves items across a library's edge: the copy service, given at composition (it uses this service itself). */
+export interface LibraryCrossing {
+  crossesLibraries(ids: readonly string[], parentId: string | null): boolean;
+  moveAcross(principal: Principal, ids: readonly string[], parentId: string | null): Promise<Item[]>;
+}
+
 /** The file tree as users see it: listing, search, info, folders, rename, move, star. Items belong to the account. */
 export class ItemService {
-  private across: Pick<CopyService, 'crossesLibraries' | 'moveAcross'> | null = null;
+  private across: LibraryCrossing | null = null;
 
   constructor(private readonly d: ItemDeps) {}
 
@@ -272,7 +277,7 @@ export class ItemService {
   }
 
   /** Sets what moves items across a library's edge (a copy then a delete). */
-  moveAcrossWith(across: Pick<CopyService, 'crossesLibraries' | 'moveAcross'>): void {
+  moveAcrossWith(across: LibraryCrossing): void {
     this.across = across;
   }
 

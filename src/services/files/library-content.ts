@@ -4,7 +4,7 @@ import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import { LIBRARY_READ_ONLY } from '../../contract/libraries.ts';
 import { forbidden } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { StagedHostFile } from '../../storage/host-paths.ts';
+import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { SettingsService } from '../administration/settings.ts';

@@ -37,8 +37,8 @@ import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
 import type { VersionService } from './versions.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
-import type { StagedHostFile } from '../../storage/host-paths.ts';
-import type { LibraryContent, SealedObject } from './library-content.ts';
+import type { LibraryContent } from './library-content.ts';
+import type { StoredObject } from './stored-object.ts';
 
 interface UploadFieldPart {
   kind: 'field';
@@ -73,20 +73,6 @@ export interface BulkUploadResult {
   total: number;
   successful: number;
   failedCount: number;
-}
-
-export interface StoredObject {
-  storageKey: string;
-  size: number;
-  wrappedKey: string;
-  keyId: string;
-  mimeType: string;
-  /** Whether mimeType was detected from the content (else it is the client's, or the default). */
-  detected: boolean;
-  /** Its bytes written again, in a library's host folder: the file lands there, and the object is deleted. */
-  host?: StagedHostFile;
-  /** The content a library file had before, kept in the store to become its version. */
-  kept?: SealedObject;
 }
 
 /** The bytes of a resumable upload, stored and published under their key: POST /upload's pipeline makes the file. */

@@ -16,7 +16,7 @@ import type { QuotaService } from './quota.ts';
 import type { DownloadFile } from './downloads.ts';
 import type { Tree } from './tree.ts';
 import type { LibraryContent, SealedObject } from './library-content.ts';
-import type { StagedHostFile } from '../../storage/host-paths.ts';
+import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 
 const HOUR = 3600_000;

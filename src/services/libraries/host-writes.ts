@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
-import { folderInside, HostPathError, hostNameProblem, hostPath, STAGING_PREFIX, type StagedHostFile } from '../../storage/host-paths.ts';
+import type { StagedHostFile } from '../../lib/staged-host-file.ts';
+import { folderInside, HostPathError, hostNameProblem, hostPath, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
