@@ -36,7 +36,7 @@ export interface Selection<T extends Keyed = Keyed> {
   move(index: number, e: { shiftKey: boolean; ctrlKey: boolean; metaKey: boolean }): number;
 }
 
-function createSelection<T extends Keyed>(): Selection<T> {
+export function createSelection<T extends Keyed>(): Selection<T> {
   const ids = signal<Set<string>>(new Set());
   const focus = signal(0);
   const s: Selection<T> = {
