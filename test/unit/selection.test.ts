@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { createSelection } from '../../web/ui/selection.ts';
+import { createSelection, prune } from '../../web/ui/selection.ts';
 
 const items = ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id }));
 const plain = { shiftKey: false, ctrlKey: false, metaKey: false };
@@ -62,5 +62,16 @@ describe('selection model (web/ui/selection.ts)', () => {
     expect(s.focus.value).toBe(3);
     s.clear();
     expect(s.picked()).toEqual([]);
+  });
+
+  test('items no longer listed leave the selection; the focus stays inside the list', () => {
+    const s = fresh();
+    s.set(['b', 'e']);
+    s.focus.value = 4;
+    const shorter = items.slice(0, 3);
+    s.items = shorter;
+    prune(s, shorter);
+    expect(ids(s)).toEqual(['b']);
+    expect(s.focus.value).toBe(2);
   });
 });

@@ -9,7 +9,7 @@ import { toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
 import { SharedLinks, TeamLinks } from '../share/shared-links.tsx';
 import { LoadError } from '../ui/page.tsx';
-import { useSelection } from '../ui/selection.ts';
+import { useSelection } from '../ui/use-selection.ts';
 import { filesFromInput } from '../uploads/drop.ts';
 import { startUploads } from '../uploads/start.tsx';
 import { openActionMenu } from './action-menu.ts';

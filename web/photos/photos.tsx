@@ -10,7 +10,7 @@ import { openActionMenu } from '../files/action-menu.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
 import type { IconName } from '../ui/icons.tsx';
 import { SelectionToolbar, type Tool } from '../ui/selection-toolbar.tsx';
-import { useSelection } from '../ui/selection.ts';
+import { useSelection } from '../ui/use-selection.ts';
 import { addToAlbum } from './add-to-album.tsx';
 import { PhotosWhose } from './photos-whose.tsx';
 import { MonthScrubber } from './month-scrubber.tsx';

@@ -1,7 +1,6 @@
 import { type Signal, signal } from '@preact/signals';
-import { useEffect, useMemo } from 'preact/hooks';
 
-interface Keyed {
+export interface Keyed {
   id: string;
 }
 
@@ -89,19 +88,11 @@ export function createSelection<T extends Keyed>(): Selection<T> {
   return s;
 }
 
-/**
- * One selection for the lifetime of a list component, kept in step with `items`: items that disappear (moved,
- * deleted elsewhere) leave the selection, and the focus stays inside the list.
- */
-export function useSelection<T extends Keyed>(items: T[]): Selection<T> {
-  const s = useMemo(() => createSelection<T>(), []);
-  s.items = items;
-  useEffect(() => {
-    const ids = s.ids.value;
-    if (!ids.size) return;
-    const present = new Set(items.map((i) => i.id));
-    if ([...ids].some((id) => !present.has(id))) s.ids.value = new Set([...ids].filter((id) => present.has(id)));
-    if (s.focus.value >= items.length && items.length) s.focus.value = items.length - 1;
-  }, [items]);
-  return s;
+/** Items no longer listed (moved, deleted elsewhere) leave the selection, and the focus stays inside the list. */
+export function prune<T extends Keyed>(s: Selection<T>, items: T[]): void {
+  const ids = s.ids.value;
+  if (!ids.size) return;
+  const present = new Set(items.map((i) => i.id));
+  if ([...ids].some((id) => !present.has(id))) s.ids.value = new Set([...ids].filter((id) => present.has(id)));
+  if (s.focus.value >= items.length && items.length) s.focus.value = items.length - 1;
 }
