@@ -41,55 +41,81 @@ export function ItemGrid(g: {
             class="tile-row"
             style={{ transform: `translateY(${r.start}px)`, gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }}
           >
-            {p.items.slice(r.index * cols, r.index * cols + cols).map((item, n) => {
-              const index = r.index * cols + n;
-              const name = displayName(item.name, item.type, g.hide);
-              return (
-                <div
-                  key={item.id}
-                  role="option"
-                  aria-posinset={index + 1}
-                  aria-setsize={p.items.length}
-                  class={`tile ${p.selected.has(item.id) ? 'selected' : ''} ${g.dropOn === item.id ? 'drop' : ''}`}
-                  {...g.itemProps(item, index)}
-                >
-                  <span
-                    class={`check tile-check ${p.selected.has(item.id) ? 'on' : ''}`}
-                    aria-hidden="true"
-                    onClick={(e) => {
-                      e.stopPropagation();
-                      p.onToggle(index);
-                    }}
-                  >
-                    <Icon name="check" size={14} />
-                  </span>
-                  <ItemPicture item={item} box={96} icon={64} />
-                  <VideoBadge item={item} />
-                  <span class="tile-name" title={name}>
-                    {middleTruncate(name, g.tileChars)}
-                  </span>
-                  <span class="tile-meta">
-                    <Badges item={item} />
-                    {item.type === 'folder' ? formatDate(item.modified) : formatSize(item.size ?? 0)}
-                  </span>
-                  <span
-                    class="icon-button row-more"
-                    aria-hidden="true"
-                    onClick={(e) => {
-                      e.stopPropagation();
-                      const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
-                      p.onMenu(index, r.left, r.bottom);
-                    }}
-                  >
-                    <Icon name="more" size={18} />
-                  </span>
-                </div>
-              );
-            })}
+            {p.items.slice(r.index * cols, r.index * cols + cols).map((item, n) => (
+              <ItemTile
+                key={item.id}
+                p={p}
+                index={r.index * cols + n}
+                tileChars={g.tileChars}
+                hide={g.hide}
+                dropOn={g.dropOn}
+                itemProps={g.itemProps}
+              />
+            ))}
           </div>
         ))}
       </div>
       {p.hasMore && <p class="loading-more">Loading more…</p>}
+    </div>
+  );
+}
+
+/** One item's tile: check mark, picture, name (losing its middle to fit) with badges and size or date, More. */
+function ItemTile({
+  p,
+  index,
+  tileChars,
+  hide,
+  dropOn,
+  itemProps,
+}: {
+  p: ListProps;
+  index: number;
+  tileChars: number;
+  hide: boolean;
+  dropOn: string | null;
+  itemProps: ItemProps;
+}) {
+  const item = p.items[index]!;
+  const name = displayName(item.name, item.type, hide);
+  return (
+    <div
+      role="option"
+      aria-posinset={index + 1}
+      aria-setsize={p.items.length}
+      class={`tile ${p.selected.has(item.id) ? 'selected' : ''} ${dropOn === item.id ? 'drop' : ''}`}
+      {...itemProps(item, index)}
+    >
+      <span
+        class={`check tile-check ${p.selected.has(item.id) ? 'on' : ''}`}
+        aria-hidden="true"
+        onClick={(e) => {
+          e.stopPropagation();
+          p.onToggle(index);
+        }}
+      >
+        <Icon name="check" size={14} />
+      </span>
+      <ItemPicture item={item} box={96} icon={64} />
+      <VideoBadge item={item} />
+      <span class="tile-name" title={name}>
+        {middleTruncate(name, tileChars)}
+      </span>
+      <span class="tile-meta">
+        <Badges item={item} />
+        {item.type === 'folder' ? formatDate(item.modified) : formatSize(item.size ?? 0)}
+      </span>
+      <span
+        class="icon-button row-more"
+        aria-hidden="true"
+        onClick={(e) => {
+          e.stopPropagation();
+          const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+          p.onMenu(index, r.left, r.bottom);
+        }}
+      >
+        <Icon name="more" size={18} />
+      </span>
     </div>
   );
 }

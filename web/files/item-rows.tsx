@@ -52,77 +52,17 @@ export function ItemRows(g: {
       </div>
       <div ref={g.scroller} class="scroller" role="rowgroup">
         <div class="spacer" style={{ height: `${g.total}px` }} role="none">
-          {g.rows.map((r) => {
-            const item = p.items[r.index]!;
-            const name = displayName(item.name, item.type, g.hide);
-            const index = r.index;
-            return (
-              <div
-                key={item.id}
-                role="row"
-                aria-rowindex={index + 2}
-                aria-label={rowLabel(item, name)}
-                class={`row ${p.selected.has(item.id) ? 'selected' : ''} ${g.dropOn === item.id ? 'drop' : ''}`}
-                style={{ transform: `translateY(${r.start}px)` }}
-                {...g.itemProps(item, index)}
-              >
-                <div role="gridcell" class="col col-check">
-                  <span class="check">
-                    <input
-                      type="checkbox"
-                      tabIndex={-1}
-                      checked={p.selected.has(item.id)}
-                      aria-label={`Select ${name}`}
-                      onClick={(e) => {
-                        e.stopPropagation();
-                        p.onToggle(index);
-                      }}
-                    />
-                  </span>
-                </div>
-                <div role="gridcell" class="col col-name">
-                  <ItemPicture item={item} box={28} icon={24} />
-                  <Name text={name} />
-                  <Badges item={item} />
-                  {item.shared && p.canShare && (
-                    <button
-                      type="button"
-                      class="icon-button row-more row-copy"
-                      tabIndex={-1}
-                      aria-label={`Copy link to ${name}`}
-                      title="Copy link"
-                      onClick={(e) => {
-                        e.stopPropagation();
-                        void copyItemLink(item);
-                      }}
-                    >
-                      <Icon name="copy" size={18} />
-                    </button>
-                  )}
-                </div>
-                {p.columns.map((c) => (
-                  <div key={c} role="gridcell" class={`col col-${c}`}>
-                    {cell(item, c)}
-                  </div>
-                ))}
-                <div role="gridcell" class="col col-more">
-                  <button
-                    type="button"
-                    class="icon-button row-more"
-                    tabIndex={-1}
-                    aria-label={`More actions for ${name}`}
-                    onClick={(e) => {
-                      e.stopPropagation();
-                      const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
-                      p.onMenu(index, r.left, r.bottom);
-                    }}
-                  >
-                    <Icon name="more" size={18} />
-                  </button>
-                </div>
-              </div>
-            );
-          })}
+          {g.rows.map((r) => (
+            <ItemRow
+              key={p.items[r.index]!.id}
+              p={p}
+              index={r.index}
+              top={r.start}
+              hide={g.hide}
+              dropOn={g.dropOn}
+              itemProps={g.itemProps}
+            />
+          ))}
         </div>
         {p.hasMore && <p class="loading-more">Loading more…</p>}
       </div>
@@ -144,6 +84,91 @@ function SortHeader({ p, sortKey = 'name', title }: { p: ListProps; sortKey?: So
       ) : (
         title
       )}
+    </div>
+  );
+}
+
+/** One item's row: check box, picture, name and badges (Copy link where it has one), the view's columns, More. */
+function ItemRow({
+  p,
+  index,
+  top,
+  hide,
+  dropOn,
+  itemProps,
+}: {
+  p: ListProps;
+  index: number;
+  top: number;
+  hide: boolean;
+  dropOn: string | null;
+  itemProps: ItemProps;
+}) {
+  const item = p.items[index]!;
+  const name = displayName(item.name, item.type, hide);
+  return (
+    <div
+      role="row"
+      aria-rowindex={index + 2}
+      aria-label={rowLabel(item, name)}
+      class={`row ${p.selected.has(item.id) ? 'selected' : ''} ${dropOn === item.id ? 'drop' : ''}`}
+      style={{ transform: `translateY(${top}px)` }}
+      {...itemProps(item, index)}
+    >
+      <div role="gridcell" class="col col-check">
+        <span class="check">
+          <input
+            type="checkbox"
+            tabIndex={-1}
+            checked={p.selected.has(item.id)}
+            aria-label={`Select ${name}`}
+            onClick={(e) => {
+              e.stopPropagation();
+              p.onToggle(index);
+            }}
+          />
+        </span>
+      </div>
+      <div role="gridcell" class="col col-name">
+        <ItemPicture item={item} box={28} icon={24} />
+        <Name text={name} />
+        <Badges item={item} />
+        {item.shared && p.canShare && (
+          <button
+            type="button"
+            class="icon-button row-more row-copy"
+            tabIndex={-1}
+            aria-label={`Copy link to ${name}`}
+            title="Copy link"
+            onClick={(e) => {
+              e.stopPropagation();
+              void copyItemLink(item);
+            }}
+          >
+            <Icon name="copy" size={18} />
+          </button>
+        )}
+      </div>
+      {p.columns.map((c) => (
+        <div key={c} role="gridcell" class={`col col-${c}`}>
+          {cell(item, c)}
+        </div>
+      ))}
+      <div role="gridcell" class="col col-more">
+        <button
+          type="button"
+          class="icon-button row-more"
+          tabIndex={-1}
+          aria-label={`More actions for ${name}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+            p.onMenu(index, r.left, r.bottom);
+          }}
+        >
+          <Icon name="more" size={18} />
+        </button>
+      </div>
     </div>
   );
 }

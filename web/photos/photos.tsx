@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ListingSource, listingFor, type PhotoItem, photosSource } from '../app/listings.ts';
 import { type PhotoSize, photoSize, photosWhose } from '../app/prefs.ts';
@@ -99,30 +99,9 @@ export function PhotosScreen() {
   );
 }
 
-/** A grid of photos by month (all of them, or an album's), with selection and the file manager's actions. */
-export function PhotoGrid(props: PhotoGridProps) {
-  const listing = listingFor(props.source);
-  const items = listing.items.value as PhotoItem[];
-  const loaded = listing.loaded.value;
-  const sel = useSelection(items);
-  const selected = sel.ids.value;
-  const focus = sel.focus.value;
-  const focusWanted = useRef(false);
-  const scroller = useRef<HTMLDivElement>(null);
+/** The grid's rows at the scroller's width and the chosen density, virtualized, and the month at the top of the view. */
+function usePhotoRows(items: PhotoItem[], scroller: RefObject<HTMLDivElement | null>, shown: boolean) {
   const [width, setWidth] = useState(0);
-
-  useEffect(() => {
-    listing.watchers++;
-    if (listing.stale || !listing.loaded.value) void listing.refresh();
-    return () => void listing.watchers--;
-  }, [listing]);
-
-  // Every page is fetched in the background (newest first), so the scrubber knows every month.
-  const more = listing.more.value;
-  useEffect(() => {
-    if (loaded && more) void listing.loadMore();
-  }, [loaded, more, items.length]);
-
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
@@ -130,7 +109,7 @@ export function PhotoGrid(props: PhotoGridProps) {
     ro.observe(el);
     setWidth(el.clientWidth);
     return () => ro.disconnect();
-  }, [loaded && items.length > 0]);
+  }, [shown]);
 
   const inner = Math.max(0, width - 8);
   const target = ROW_HEIGHT[photoSize.value];
@@ -149,6 +128,33 @@ export function PhotoGrid(props: PhotoGridProps) {
   const offset = v.scrollOffset ?? 0;
   const top = visible.find((r) => r.end > offset) ?? visible[0];
   const current = top ? months[monthOfRow[top.index]!] : undefined;
+  return { rows, months, rowOf, v, visible, current };
+}
+
+/** A grid of photos by month (all of them, or an album's), with selection and the file manager's actions. */
+export function PhotoGrid(props: PhotoGridProps) {
+  const listing = listingFor(props.source);
+  const items = listing.items.value as PhotoItem[];
+  const loaded = listing.loaded.value;
+  const sel = useSelection(items);
+  const selected = sel.ids.value;
+  const focus = sel.focus.value;
+  const focusWanted = useRef(false);
+  const scroller = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    listing.watchers++;
+    if (listing.stale || !listing.loaded.value) void listing.refresh();
+    return () => void listing.watchers--;
+  }, [listing]);
+
+  // Every page is fetched in the background (newest first), so the scrubber knows every month.
+  const more = listing.more.value;
+  useEffect(() => {
+    if (loaded && more) void listing.loadMore();
+  }, [loaded, more, items.length]);
+
+  const { rows, months, rowOf, v, visible, current } = usePhotoRows(items, scroller, loaded && items.length > 0);
 
   // Keyboard focus follows the focus index, once its row is rendered.
   useLayoutEffect(() => {
