@@ -3,6 +3,7 @@ import type { ActivityLine } from '../../src/contract/activity.ts';
 import { api } from '../api/index.ts';
 import { navigate, route } from '../app/router.ts';
 import { pickFolder } from '../files/folder-picker.tsx';
+import { Field } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { ActivityFeed } from './activity-feed.tsx';
 import { KINDS } from './describe.ts';
@@ -58,9 +59,8 @@ export function ActivityScreen() {
     <div class="page activity-page">
       <h1>Activity</h1>
       <div class="activity-filters" role="group" aria-label="Filters">
-        <div class="field">
-          <label for="activity-person">Person</label>
-          <select id="activity-person" value={actor} onChange={(e) => setFilter('actor', e.currentTarget.value || null)}>
+        <Field label="Person">
+          <select value={actor} onChange={(e) => setFilter('actor', e.currentTarget.value || null)}>
             <option value="">Everyone</option>
             {people.map((p) => (
               <option key={p.id} value={p.id}>
@@ -68,10 +68,9 @@ export function ActivityScreen() {
               </option>
             ))}
           </select>
-        </div>
-        <div class="field">
-          <label for="activity-kind">Change</label>
-          <select id="activity-kind" value={kind} onChange={(e) => setFilter('kind', e.currentTarget.value || null)}>
+        </Field>
+        <Field label="Change">
+          <select value={kind} onChange={(e) => setFilter('kind', e.currentTarget.value || null)}>
             <option value="">All changes</option>
             {Object.entries(KINDS).map(([k, v]) => (
               <option key={k} value={k}>
@@ -79,7 +78,7 @@ export function ActivityScreen() {
               </option>
             ))}
           </select>
-        </div>
+        </Field>
         <div class="field">
           <span class="label">Folder</span>
           <div class="activity-folder">

@@ -1,10 +1,12 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { OrphanDeletion, OrphanReport } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatDuration, formatSize, plural } from '../app/format.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section, TableWrap } from '../ui/page.tsx';
+import type { Selection } from '../ui/selection.ts';
+import { useSelection } from '../ui/use-selection.ts';
 
 // docs/api.md › Orphaned files: the grace window in minutes, and the default.
 const GRACE = { min: 60, max: 525_600, default: 1440 };
@@ -37,22 +39,14 @@ function OrphanTable<T extends { size: number }>(props: {
   part: { items: T[]; count: number; totalBytes: number; truncated: boolean };
   idOf: (entry: T) => string;
   columns: { title: string; cell: (entry: T) => preact.ComponentChildren }[];
-  selected: Set<string>;
-  setSelected: (s: Set<string>) => void;
+  selection: Selection;
   outcome: Outcome;
 }) {
-  const { part, selected, idOf } = props;
+  const { part, selection, idOf } = props;
+  const selected = selection.ids.value;
   // Entries already deleted cannot be chosen again.
   const ids = part.items.map(idOf).filter((id) => !props.outcome.get(id)?.deleted);
   const all = ids.length > 0 && ids.every((id) => selected.has(id));
-  const mark = (which: string[], on: boolean) => {
-    const next = new Set(selected);
-    for (const id of which) {
-      if (on) next.add(id);
-      else next.delete(id);
-    }
-    props.setSelected(next);
-  };
   return (
     <Section title={props.title} intro={props.intro}>
       <p>
@@ -70,7 +64,7 @@ function OrphanTable<T extends { size: number }>(props: {
                     aria-label={`Select all: ${props.title}`}
                     checked={all}
                     disabled={!ids.length}
-                    onChange={(e) => mark(ids, e.currentTarget.checked)}
+                    onChange={(e) => (e.currentTarget.checked ? selection.set(ids) : selection.clear())}
                   />
                 </th>
                 {props.columns.map((c) => (
@@ -83,7 +77,7 @@ function OrphanTable<T extends { size: number }>(props: {
               </tr>
             </thead>
             <tbody>
-              {part.items.map((entry) => {
+              {part.items.map((entry, index) => {
                 const id = idOf(entry);
                 const done = props.outcome.get(id);
                 return (
@@ -94,7 +88,7 @@ function OrphanTable<T extends { size: number }>(props: {
                         aria-label={`Select ${id}`}
                         disabled={done?.deleted}
                         checked={selected.has(id)}
-                        onChange={(e) => mark([id], e.currentTarget.checked)}
+                        onChange={() => selection.toggle(index)}
                       />
                     </td>
                     {props.columns.map((c) => (
@@ -131,8 +125,9 @@ export function Orphans() {
   const [since, setSince] = useState(0);
   const [now, setNow] = useState(Date.now());
   const [error, setError] = useState<string | null>(null);
-  const [keys, setKeys] = useState(new Set<string>());
-  const [rows, setRows] = useState(new Set<string>());
+  // One selection per table, over the entries' ids (a stored object's key, a file row's id).
+  const keys = useSelection(useMemo(() => (report?.storageOrphans.items ?? []).map((o) => ({ id: o.key })), [report]));
+  const rows = useSelection(useMemo(() => (report?.databaseOrphans.items ?? []).map((o) => ({ id: o.id })), [report]));
   const [outcome, setOutcome] = useState<Outcome>(new Map());
   const [summary, setSummary] = useState<string | null>(null);
   const alive = useRef(true);
@@ -163,8 +158,8 @@ export function Orphans() {
       );
       if (!r) return;
       setReport(r);
-      setKeys(new Set());
-      setRows(new Set());
+      keys.clear();
+      rows.clear();
       setOutcome(new Map());
     } catch (err) {
       setError((err as Error).message);
@@ -203,8 +198,8 @@ export function Orphans() {
       for (const e of r.storage.results) next.set(e.key, { deleted: e.deleted, reason: e.reason });
       for (const e of r.database.results) next.set(e.id, { deleted: e.deleted, reason: e.reason });
       setOutcome(next);
-      setKeys(new Set());
-      setRows(new Set());
+      keys.clear();
+      rows.clear();
       const deleted = r.storage.deleted + r.database.deleted;
       const skipped = r.storage.skipped + r.database.skipped;
       setSummary(`Deleted ${plural(deleted, 'entry', 'entries')}${skipped ? `; skipped ${skipped} (the reason is beside each)` : ''}.`);
@@ -215,7 +210,7 @@ export function Orphans() {
     }
   };
 
-  const chosen = keys.size + rows.size;
+  const chosen = keys.ids.value.size + rows.ids.value.size;
   return (
     <>
       <Section
@@ -285,8 +280,7 @@ export function Orphans() {
               { title: 'Object', cell: (o) => <code class="key">{o.key}</code> },
               { title: 'Written', cell: (o) => <span title={exactDate(o.lastModified)}>{formatDate(o.lastModified)}</span> },
             ]}
-            selected={keys}
-            setSelected={setKeys}
+            selection={keys}
             outcome={outcome}
           />
           <OrphanTable
@@ -306,8 +300,7 @@ export function Orphans() {
               },
               { title: 'Owner', cell: (o) => o.ownerEmail ?? '—' },
             ]}
-            selected={rows}
-            setSelected={setRows}
+            selection={rows}
             outcome={outcome}
           />
           <div class="sticky-actions">

@@ -1,15 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { parseSize } from '../../src/contract/size.ts';
-import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
 import type { InvitationEntry, UserEntry, UserSort } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
-import { exactDate, formatDate, formatSize, plural, sizeInput } from '../app/format.ts';
+import { formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
+import { AccountEntry, Invitations } from './account-entry.tsx';
 import { addUser } from './add-user.tsx';
 
 const PAGE = 50;
@@ -19,14 +19,6 @@ const SORTS: ReadonlyArray<[UserSort, string]> = [
   ['email', 'Email'],
   ['storage', 'Storage used'],
 ];
-const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
-
-/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit". */
-function usage(u: UserEntry): string {
-  if (u.storageTotal === null) return `${formatSize(u.storageUsed)}, no limit`;
-  return `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
-}
-
 function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean) => void }) {
   const [text, setText] = useState(user.storageLimit === null ? '' : sizeInput(user.storageLimit));
   const [error, setError] = useState<string | null>(null);
@@ -76,22 +68,6 @@ function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean
         )}
       </FormButtons>
     </form>
-  );
-}
-
-function Person({ u, admin }: { u: UserEntry; admin?: boolean }) {
-  return (
-    <div class="entry-main">
-      <span class="entry-title">
-        {u.name || u.email}
-        {admin && <span class="pill accent">Administrator</span>}
-        {u.deletionPending ? <span class="pill warn">Being deleted</span> : u.disabled && <span class="pill warn">Disabled</span>}
-        <span class={`pill ${u.mfaEnabled ? 'ok' : ''}`}>Two-factor {u.mfaEnabled ? 'on' : 'off'}</span>
-      </span>
-      <span class="muted small">
-        {u.email} · <span title={exactDate(u.createdAt)}>created {formatDate(u.createdAt).toLowerCase()}</span>
-      </span>
-    </div>
   );
 }
 
@@ -224,119 +200,39 @@ export function Users() {
   return (
     <Section title="Users" intro="Every account on this Coffer, each followed by its sub-users, who share its storage and limit.">
       <div class="users-tools">
-        <div class="field users-search">
-          <label for="users-search">Search accounts</label>
-          <input
-            id="users-search"
-            type="search"
-            placeholder="Email or name"
-            maxLength={200}
-            value={q}
-            onInput={(e) => setQ(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="users-sort">Sort by</label>
-          <select id="users-sort" value={sort} onChange={(e) => setSort(e.currentTarget.value as UserSort)}>
+        <Field label="Search accounts" class="users-search">
+          <input type="search" placeholder="Email or name" maxLength={200} value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+        </Field>
+        <Field label="Sort by">
+          <select value={sort} onChange={(e) => setSort(e.currentTarget.value as UserSort)}>
             {SORTS.map(([value, label]) => (
               <option key={value} value={value}>
                 {label}
               </option>
             ))}
           </select>
-        </div>
+        </Field>
         <button type="button" class="button primary" onClick={add}>
           Add user
         </button>
       </div>
-      {invitations.length > 0 && (
-        <ul class="entries" aria-label="Invitations waiting">
-          {invitations.map((i) => (
-            <li key={i.id} class="entry account">
-              <div class="entry-row">
-                <div class="entry-main">
-                  <span class="entry-title">
-                    {i.name || i.email}
-                    <span class="pill">Invited</span>
-                  </span>
-                  <span class="muted small">
-                    {i.email} · <span title={exactDate(i.expiresAt)}>link valid until {formatDate(i.expiresAt).toLowerCase()}</span>
-                  </span>
-                </div>
-                <div class="entry-side">
-                  <button
-                    type="button"
-                    class="button small"
-                    aria-label={`Withdraw the invitation for ${i.email}`}
-                    onClick={() => withdraw(i)}
-                  >
-                    Withdraw
-                  </button>
-                </div>
-              </div>
-            </li>
-          ))}
-        </ul>
-      )}
+      <Invitations invitations={invitations} withdraw={withdraw} />
       {error && <LoadError message={error} retry={() => load(null)} />}
       {users && (
         <ul class="entries" aria-label="Accounts">
           {owners.length === 0 && <li class="entry muted">No account matches “{q.trim()}”.</li>}
-          {owners.map((o) => {
-            const isAdmin = o.id === adminId;
-            const subs = users.filter((u) => u.parentUserId === o.id);
-            return (
-              <li key={o.id} class="entry account">
-                <div class="entry-row">
-                  <Person u={o} admin={isAdmin} />
-                  <div class="entry-side">
-                    <span class="small">{usage(o)}</span>
-                    {(o.sharedWithPeople ?? 0) > 0 && (
-                      <span class="small muted">shares {plural(o.sharedWithPeople ?? 0, 'item')} with people</span>
-                    )}
-                    {o.storageTotal !== null && (
-                      <progress
-                        class="meter"
-                        value={Math.min(1, o.storageUsed / o.storageTotal)}
-                        max={1}
-                        aria-label={`Storage used by ${o.email}`}
-                      />
-                    )}
-                    <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => setLimit(o)}>
-                      Storage limit
-                    </button>
-                    {!isAdmin && adminId !== null && !o.deletionPending && (
-                      <>
-                        <button
-                          type="button"
-                          class="button small"
-                          aria-label={`${o.disabled ? 'Enable' : 'Disable'} ${o.email}`}
-                          onClick={() => setDisabled(o, !o.disabled)}
-                        >
-                          {o.disabled ? 'Enable' : 'Disable'}
-                        </button>
-                        <button type="button" class="button small danger-ghost" aria-label={`Delete ${o.email}`} onClick={() => remove(o)}>
-                          Delete…
-                        </button>
-                      </>
-                    )}
-                  </div>
-                </div>
-                {subs.length > 0 && (
-                  <ul class="sub-entries" aria-label={`Sub-users of ${o.email}`}>
-                    {subs.map((s) => (
-                      <li key={s.id} class="entry sub">
-                        <Person u={s} />
-                        <span class="small muted">
-                          Sub-user · may {s.permissions?.length ? s.permissions.map(labelOf).join(', ') : 'only browse'}
-                        </span>
-                      </li>
-                    ))}
-                  </ul>
-                )}
-              </li>
-            );
-          })}
+          {owners.map((o) => (
+            <AccountEntry
+              key={o.id}
+              o={o}
+              subs={users.filter((u) => u.parentUserId === o.id)}
+              isAdmin={o.id === adminId}
+              adminKnown={adminId !== null}
+              setLimit={setLimit}
+              setDisabled={setDisabled}
+              remove={remove}
+            />
+          ))}
         </ul>
       )}
       {cursor && (

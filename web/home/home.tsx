@@ -6,7 +6,8 @@ import { displayName, exactDate, familyOf, formatDate, formatSize } from '../app
 import { folderPath, navigate } from '../app/router.ts';
 import { can, hideExtensions, profile } from '../app/session.ts';
 import { toastError } from '../app/toasts.ts';
-import { createFolder, viewFileFrom } from '../files/actions.tsx';
+import { viewFileFrom } from '../files/actions.tsx';
+import { createFolder } from '../files/item-operations.ts';
 import { recentSource } from '../app/listings.ts';
 import { FileIcon, Icon, type IconName } from '../ui/icons.tsx';
 import { Name } from '../ui/name.tsx';

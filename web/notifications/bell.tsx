@@ -6,7 +6,7 @@ import { formatDate } from '../app/format.ts';
 import { loadNotifications, markNotificationsRead, unreadNotifications } from '../app/people.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { toastError } from '../app/toasts.ts';
-import { navigateToItem } from '../files/file-browser.tsx';
+import { navigateToItem } from '../files/reveal.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
 

@@ -3,7 +3,7 @@ import { displayName, familyOf } from '../app/format.ts';
 import { hideExtensions } from '../app/session.ts';
 import { searchSource, textMatches } from '../app/listings.ts';
 import { viewFileFrom } from '../files/actions.tsx';
-import { FolderName } from '../files/item-list.tsx';
+import { FolderName } from '../files/item-cells.tsx';
 import { FileIcon } from '../ui/icons.tsx';
 
 /** Text of escaped HTML (`&amp;` → `&`), without running or inserting any markup. */

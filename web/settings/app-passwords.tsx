@@ -4,11 +4,10 @@ import type { AppPassword } from '../../src/contract/accounts.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { isSubUser, profile } from '../app/session.ts';
-import { toast, toastError } from '../app/toasts.ts';
 import { copyText } from '../ui/copy.ts';
-import { confirmDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
-import { LoadError, Section } from '../ui/page.tsx';
+import { Section } from '../ui/page.tsx';
+import { CredentialList, removeEntry, When } from './credential-list.tsx';
 import { DavLocks } from './dav-locks.tsx';
 
 const NAME_MAX = 100;
@@ -90,23 +89,21 @@ export function AppPasswords() {
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<(AppPassword & { password: string }) | null>(null);
 
-  const revoke = async (p: AppPassword) => {
-    const ok = await confirmDialog({
-      title: `Revoke “${p.name}”?`,
-      message: 'The device using it is signed out at its next request and must be given a new app password.',
-      confirm: 'Revoke',
-      danger: true,
+  const revoke = (p: AppPassword) =>
+    removeEntry({
+      confirm: {
+        title: `Revoke “${p.name}”?`,
+        message: 'The device using it is signed out at its next request and must be given a new app password.',
+        confirm: 'Revoke',
+        danger: true,
+      },
+      call: async () => {
+        await api.devices.revokeAppPassword(p.id);
+        if (created?.id === p.id) setCreated(null);
+      },
+      done: `Revoked “${p.name}”`,
+      reload: list.reload,
     });
-    if (!ok) return;
-    try {
-      await api.devices.revokeAppPassword(p.id);
-      toast(`Revoked “${p.name}”`);
-      if (created?.id === p.id) setCreated(null);
-    } catch (err) {
-      toastError(err);
-    }
-    await list.reload();
-  };
 
   const passwords = list.data?.appPasswords ?? [];
   return (
@@ -147,32 +144,27 @@ export function AppPasswords() {
             </div>
           </form>
         )}
-        {list.error && <LoadError message={list.error} retry={list.reload} />}
-        {list.data && passwords.length === 0 && <p class="muted">No app passwords yet.</p>}
-        {passwords.length > 0 && (
-          <ul class="entries" aria-label="App passwords">
-            {passwords.map((p) => (
-              <li key={p.id} class="entry">
-                <div class="entry-main">
-                  <span class="entry-title">{p.name}</span>
-                  <span class="muted small">
-                    <span title={exactDate(p.createdAt)}>created {formatDate(p.createdAt).toLowerCase()}</span> ·{' '}
-                    {p.lastUsedAt ? (
-                      <span title={exactDate(p.lastUsedAt)}>
-                        last used {formatDate(p.lastUsedAt).toLowerCase()} from {p.lastIp}
-                      </span>
-                    ) : (
-                      'never used'
-                    )}
-                  </span>
-                </div>
-                <button type="button" class="button small" aria-label={`Revoke ${p.name}`} onClick={() => revoke(p)}>
-                  Revoke
-                </button>
-              </li>
-            ))}
-          </ul>
-        )}
+        <CredentialList
+          label="App passwords"
+          list={list}
+          entries={passwords}
+          keyOf={(p) => p.id}
+          empty="No app passwords yet."
+          title={(p) => p.name}
+          facts={(p) => (
+            <>
+              <When words="created" at={p.createdAt} /> ·{' '}
+              {p.lastUsedAt ? (
+                <span title={exactDate(p.lastUsedAt)}>
+                  last used {formatDate(p.lastUsedAt).toLowerCase()} from {p.lastIp}
+                </span>
+              ) : (
+                'never used'
+              )}
+            </>
+          )}
+          action={(p) => ({ label: 'Revoke', name: `Revoke ${p.name}`, run: () => void revoke(p) })}
+        />
       </Section>
       <MountInstructions />
       {!isSubUser.value && <DavLocks />}

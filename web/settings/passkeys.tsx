@@ -2,15 +2,14 @@ import { useState } from 'preact/hooks';
 import { PASSKEY_NAME_MAX } from '../../src/contract/limits.ts';
 import type { PasskeyEntry } from '../../src/contract/passkeys.ts';
 import { api } from '../api/index.ts';
-import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { createPasskey, passkeyErrorText, passkeysAvailable, passkeysChanged } from '../app/passkeys.ts';
 import { profile, refreshSession } from '../app/session.ts';
-import { toast, toastError } from '../app/toasts.ts';
-import { confirmDialog } from '../ui/dialog.tsx';
+import { toast } from '../app/toasts.ts';
 import { Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
-import { LoadError, Section } from '../ui/page.tsx';
+import { Section } from '../ui/page.tsx';
+import { CredentialList, removeEntry, When } from './credential-list.tsx';
 
 /**
  * Passkeys: named, with their last use; added on this device, removed here. A passkey signs in on its own,
@@ -43,23 +42,21 @@ export function Passkeys() {
     setBusy(false);
   };
 
-  const remove = async (p: PasskeyEntry) => {
-    const ok = await confirmDialog({
-      title: `Remove “${p.name}”?`,
-      message: 'It will no longer sign you in to Coffer. Also delete it from the device or password manager that holds it.',
-      confirm: 'Remove',
-      danger: true,
+  const remove = (p: PasskeyEntry) =>
+    removeEntry({
+      confirm: {
+        title: `Remove “${p.name}”?`,
+        message: 'It will no longer sign you in to Coffer. Also delete it from the device or password manager that holds it.',
+        confirm: 'Remove',
+        danger: true,
+      },
+      call: () => api.passkeys.remove(p.id),
+      done: `Removed “${p.name}”`,
+      reload: () => {
+        passkeysChanged.value++;
+        return Promise.all([list.reload(), refreshSession()]);
+      },
     });
-    if (!ok) return;
-    try {
-      await api.passkeys.remove(p.id);
-      toast(`Removed “${p.name}”`);
-    } catch (err) {
-      toastError(err);
-    }
-    passkeysChanged.value++;
-    await Promise.all([list.reload(), refreshSession()]);
-  };
 
   const passkeys = list.data?.passkeys ?? [];
   return (
@@ -67,33 +64,26 @@ export function Passkeys() {
       title="Passkeys"
       intro="Sign in with your fingerprint, face, device PIN or a security key instead of typing a password. With two-factor authentication on, a passkey also replaces the code."
     >
-      {list.error && <LoadError message={list.error} retry={list.reload} />}
-      {list.data && passkeys.length === 0 && <p class="muted">No passkeys yet.</p>}
-      {passkeys.length > 0 && (
-        <ul class="entries" aria-label="Passkeys">
-          {passkeys.map((p) => (
-            <li key={p.id} class="entry" aria-label={p.name}>
-              <div class="entry-main">
-                <span class="entry-title">
-                  {p.name}
-                  {p.backedUp && <span class="pill ok">Synced</span>}
-                </span>
-                <span class="muted small">
-                  <span title={exactDate(p.createdAt)}>added {formatDate(p.createdAt).toLowerCase()}</span> ·{' '}
-                  {p.lastUsedAt ? (
-                    <span title={exactDate(p.lastUsedAt)}>last used {formatDate(p.lastUsedAt).toLowerCase()}</span>
-                  ) : (
-                    'never used'
-                  )}
-                </span>
-              </div>
-              <button type="button" class="button small" onClick={() => remove(p)}>
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      <CredentialList
+        label="Passkeys"
+        list={list}
+        entries={passkeys}
+        keyOf={(p) => p.id}
+        empty="No passkeys yet."
+        entryName={(p) => p.name}
+        title={(p) => (
+          <>
+            {p.name}
+            {p.backedUp && <span class="pill ok">Synced</span>}
+          </>
+        )}
+        facts={(p) => (
+          <>
+            <When words="added" at={p.createdAt} /> · {p.lastUsedAt ? <When words="last used" at={p.lastUsedAt} /> : 'never used'}
+          </>
+        )}
+        action={(p) => ({ label: 'Remove', run: () => void remove(p) })}
+      />
       {available && !byPassword && !byCode ? (
         <p class="notice" role="note">
           Adding a passkey asks for your password or a code from your authenticator app, and this account has neither. Turn on two-factor

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api/index.ts';
 import type { Session } from '../../src/contract/accounts.ts';
-import { exactDate, formatDate, plural } from '../app/format.ts';
+import { plural } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toSignIn } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { LoadError, Section } from '../ui/page.tsx';
+import { Section } from '../ui/page.tsx';
+import { CredentialList, removeEntry, When } from './credential-list.tsx';
 import { describeAgent } from './user-agent.ts';
 
 /** Where this login is signed in: each browser or app, whether it is there now, and revoking it. */
@@ -18,53 +19,39 @@ export function Sessions() {
   const others = sessions.filter((s) => !s.isCurrent);
   const [revokeDevices, setRevokeDevices] = useState(false);
 
-  const revoke = async (s: Session) => {
-    try {
-      await api.sessions.revoke(s.id);
-      toast(`Signed out ${describeAgent(s.user_agent)}`);
-    } catch (err) {
-      toastError(err);
-    }
-    await list.reload();
-  };
+  const revoke = (s: Session) =>
+    removeEntry({ call: () => api.sessions.revoke(s.id), done: `Signed out ${describeAgent(s.user_agent)}`, reload: list.reload });
 
   return (
     <>
       <Section title="Sessions" intro="Every browser and app signed in as you. Online means it was open in the last three minutes.">
-        {list.error && <LoadError message={list.error} retry={list.reload} />}
-        {list.data && (
-          <ul class="entries" aria-label="Sessions">
-            {sessions.map((s) => {
-              const device = describeAgent(s.user_agent);
-              // This browser is here now, whether or not its first heartbeat has been counted yet.
-              const online = s.is_online || s.isCurrent;
-              return (
-                <li key={s.id} class="entry">
-                  <div class="entry-main">
-                    <span class="entry-title">
-                      {device}
-                      {s.isCurrent && <span class="pill accent">Current</span>}
-                      <span class={`pill ${online ? 'ok' : ''}`}>
-                        <span class={`dot ${online ? 'on' : ''}`} aria-hidden="true" />
-                        {online ? 'Online' : 'Offline'}
-                      </span>
-                    </span>
-                    <span class="muted small">
-                      {s.ip_address || 'address unknown'} ·{' '}
-                      <span title={exactDate(s.last_activity)}>active {formatDate(s.last_activity).toLowerCase()}</span> ·{' '}
-                      <span title={exactDate(s.created_at)}>signed in {formatDate(s.created_at).toLowerCase()}</span>
-                    </span>
-                  </div>
-                  {!s.isCurrent && (
-                    <button type="button" class="button small" onClick={() => revoke(s)}>
-                      Revoke
-                    </button>
-                  )}
-                </li>
-              );
-            })}
-          </ul>
-        )}
+        <CredentialList
+          label="Sessions"
+          list={list}
+          entries={sessions}
+          keyOf={(s) => s.id}
+          title={(s) => {
+            // This browser is here now, whether or not its first heartbeat has been counted yet.
+            const online = s.is_online || s.isCurrent;
+            return (
+              <>
+                {describeAgent(s.user_agent)}
+                {s.isCurrent && <span class="pill accent">Current</span>}
+                <span class={`pill ${online ? 'ok' : ''}`}>
+                  <span class={`dot ${online ? 'on' : ''}`} aria-hidden="true" />
+                  {online ? 'Online' : 'Offline'}
+                </span>
+              </>
+            );
+          }}
+          facts={(s) => (
+            <>
+              {s.ip_address || 'address unknown'} · <When words="active" at={s.last_activity} /> ·{' '}
+              <When words="signed in" at={s.created_at} />
+            </>
+          )}
+          action={(s) => (s.isCurrent ? null : { label: 'Revoke', run: () => void revoke(s) })}
+        />
       </Section>
       <Section title="Sign out elsewhere">
         <label class="checkbox">

@@ -234,52 +234,26 @@ export function TwoFactor() {
     );
   } else {
     body = (
-      <>
-        <p>
-          On. Signing in asks for a code from your authenticator app.{' '}
-          {left !== null && (
-            <span>{left === 0 ? 'No backup codes left: make new ones.' : `${left} unused backup code${left === 1 ? '' : 's'} left.`}</span>
-          )}
-        </p>
-        {wait !== null && (
-          <p class="field-error" role="alert">
-            New backup codes can be made again in {formatDuration(wait / 1000)}, at{' '}
-            {new Date(Date.now() + wait).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}.
-          </p>
-        )}
-        <FormError message={error} />
-        <div class="form-actions">
-          <button
-            type="button"
-            class="button"
-            disabled={busy}
-            onClick={async () => {
-              const ok = await confirmDialog({
-                title: 'Make new backup codes?',
-                message: `You get ten new codes. ${left ? `The ${left} unused code${left === 1 ? '' : 's'} you have now stop working.` : ''}`,
-                confirm: 'Regenerate backup codes',
-              });
-              if (!ok) return;
-              await run(async () => {
-                try {
-                  const r = await api.mfa.regenerateBackupCodes();
-                  setWait(null);
-                  setStage({ step: 'codes', codes: r.backupCodes, fresh: false });
-                } catch (err) {
-                  const ms = err instanceof ApiError ? Number(err.body.retryAfterMs) : Number.NaN;
-                  if (!Number.isFinite(ms)) throw err;
-                  setWait(ms);
-                }
-              });
-            }}
-          >
-            Regenerate backup codes
-          </button>
-          <button type="button" class="button danger-ghost" onClick={() => setStage({ step: 'disable' })}>
-            Disable two-factor authentication
-          </button>
-        </div>
-      </>
+      <TwoFactorOn
+        left={left}
+        wait={wait}
+        error={error}
+        busy={busy}
+        regenerate={() =>
+          run(async () => {
+            try {
+              const r = await api.mfa.regenerateBackupCodes();
+              setWait(null);
+              setStage({ step: 'codes', codes: r.backupCodes, fresh: false });
+            } catch (err) {
+              const ms = err instanceof ApiError ? Number(err.body.retryAfterMs) : Number.NaN;
+              if (!Number.isFinite(ms)) throw err;
+              setWait(ms);
+            }
+          })
+        }
+        disable={() => setStage({ step: 'disable' })}
+      />
     );
   }
   return (
@@ -287,5 +261,56 @@ export function TwoFactor() {
       {body}
       {askSessions && <SessionsPrompt done={() => setAskSessions(false)} />}
     </Section>
+  );
+}
+
+/** Two-factor on: how many backup codes are left, making new ones (asked first) and turning it off. */
+function TwoFactorOn(p: {
+  left: number | null;
+  /** Milliseconds until new backup codes may be made again, after the server refused. */
+  wait: number | null;
+  error: string | null;
+  busy: boolean;
+  regenerate: () => Promise<void>;
+  disable: () => void;
+}) {
+  const { left, wait } = p;
+  return (
+    <>
+      <p>
+        On. Signing in asks for a code from your authenticator app.{' '}
+        {left !== null && (
+          <span>{left === 0 ? 'No backup codes left: make new ones.' : `${left} unused backup code${left === 1 ? '' : 's'} left.`}</span>
+        )}
+      </p>
+      {wait !== null && (
+        <p class="field-error" role="alert">
+          New backup codes can be made again in {formatDuration(wait / 1000)}, at{' '}
+          {new Date(Date.now() + wait).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}.
+        </p>
+      )}
+      <FormError message={p.error} />
+      <div class="form-actions">
+        <button
+          type="button"
+          class="button"
+          disabled={p.busy}
+          onClick={async () => {
+            const ok = await confirmDialog({
+              title: 'Make new backup codes?',
+              message: `You get ten new codes. ${left ? `The ${left} unused code${left === 1 ? '' : 's'} you have now stop working.` : ''}`,
+              confirm: 'Regenerate backup codes',
+            });
+            if (!ok) return;
+            await p.regenerate();
+          }}
+        >
+          Regenerate backup codes
+        </button>
+        <button type="button" class="button danger-ghost" onClick={p.disable}>
+          Disable two-factor authentication
+        </button>
+      </div>
+    </>
   );
 }

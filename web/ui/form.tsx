@@ -50,17 +50,20 @@ export function PasswordInput({
 export function Field({
   label,
   hint,
+  class: cls,
   children,
 }: {
   label: string;
   hint?: ComponentChildren;
+  /** A class beside `field`, for the place the field takes in its row. */
+  class?: string;
   children: VNode<{ 'aria-describedby'?: string }>;
 }) {
   const id = useId();
   const hintId = `${id}-hint`;
   const describedBy = [children.props['aria-describedby'], hint ? hintId : null].filter(Boolean).join(' ') || undefined;
   return (
-    <div class="field">
+    <div class={cls ? `field ${cls}` : 'field'}>
       <label for={id}>{label}</label>
       {cloneElement(children, { id, 'aria-describedby': describedBy })}
       {hint && (

@@ -1,0 +1,120 @@
+import type { InvitationEntry, UserEntry } from '../../src/contract/admin.ts';
+import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
+import { exactDate, formatDate, formatSize, plural } from '../app/format.ts';
+
+const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
+
+/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit". */
+function usage(u: UserEntry): string {
+  if (u.storageTotal === null) return `${formatSize(u.storageUsed)}, no limit`;
+  return `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
+}
+
+function Person({ u, admin }: { u: UserEntry; admin?: boolean }) {
+  return (
+    <div class="entry-main">
+      <span class="entry-title">
+        {u.name || u.email}
+        {admin && <span class="pill accent">Administrator</span>}
+        {u.deletionPending ? <span class="pill warn">Being deleted</span> : u.disabled && <span class="pill warn">Disabled</span>}
+        <span class={`pill ${u.mfaEnabled ? 'ok' : ''}`}>Two-factor {u.mfaEnabled ? 'on' : 'off'}</span>
+      </span>
+      <span class="muted small">
+        {u.email} · <span title={exactDate(u.createdAt)}>created {formatDate(u.createdAt).toLowerCase()}</span>
+      </span>
+    </div>
+  );
+}
+
+/** An account with its storage, its buttons (limit, disable, delete) and its sub-users nested below it. */
+export function AccountEntry(p: {
+  o: UserEntry;
+  subs: UserEntry[];
+  isAdmin: boolean;
+  /** Until the administrator is known, no account offers Disable or Delete. */
+  adminKnown: boolean;
+  setLimit: (u: UserEntry) => void;
+  setDisabled: (u: UserEntry, disabled: boolean) => void;
+  remove: (u: UserEntry) => void;
+}) {
+  const { o, subs } = p;
+  return (
+    <li class="entry account">
+      <div class="entry-row">
+        <Person u={o} admin={p.isAdmin} />
+        <div class="entry-side">
+          <span class="small">{usage(o)}</span>
+          {(o.sharedWithPeople ?? 0) > 0 && <span class="small muted">shares {plural(o.sharedWithPeople ?? 0, 'item')} with people</span>}
+          {o.storageTotal !== null && (
+            <progress class="meter" value={Math.min(1, o.storageUsed / o.storageTotal)} max={1} aria-label={`Storage used by ${o.email}`} />
+          )}
+          <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => p.setLimit(o)}>
+            Storage limit
+          </button>
+          {!p.isAdmin && p.adminKnown && !o.deletionPending && (
+            <>
+              <button
+                type="button"
+                class="button small"
+                aria-label={`${o.disabled ? 'Enable' : 'Disable'} ${o.email}`}
+                onClick={() => p.setDisabled(o, !o.disabled)}
+              >
+                {o.disabled ? 'Enable' : 'Disable'}
+              </button>
+              <button type="button" class="button small danger-ghost" aria-label={`Delete ${o.email}`} onClick={() => p.remove(o)}>
+                Delete…
+              </button>
+            </>
+          )}
+        </div>
+      </div>
+      {subs.length > 0 && (
+        <ul class="sub-entries" aria-label={`Sub-users of ${o.email}`}>
+          {subs.map((s) => (
+            <li key={s.id} class="entry sub">
+              <Person u={s} />
+              <span class="small muted">
+                Sub-user · may {s.permissions?.length ? s.permissions.map(labelOf).join(', ') : 'only browse'}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+/** Invitations not yet accepted, each with Withdraw. */
+export function Invitations({ invitations, withdraw }: { invitations: InvitationEntry[]; withdraw: (i: InvitationEntry) => void }) {
+  return (
+    invitations.length > 0 && (
+      <ul class="entries" aria-label="Invitations waiting">
+        {invitations.map((i) => (
+          <li key={i.id} class="entry account">
+            <div class="entry-row">
+              <div class="entry-main">
+                <span class="entry-title">
+                  {i.name || i.email}
+                  <span class="pill">Invited</span>
+                </span>
+                <span class="muted small">
+                  {i.email} · <span title={exactDate(i.expiresAt)}>link valid until {formatDate(i.expiresAt).toLowerCase()}</span>
+                </span>
+              </div>
+              <div class="entry-side">
+                <button
+                  type="button"
+                  class="button small"
+                  aria-label={`Withdraw the invitation for ${i.email}`}
+                  onClick={() => withdraw(i)}
+                >
+                  Withdraw
+                </button>
+              </div>
+            </div>
+          </li>
+        ))}
+      </ul>
+    )
+  );
+}

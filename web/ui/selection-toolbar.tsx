@@ -1,0 +1,84 @@
+import type { ComponentChildren } from 'preact';
+import { Icon, type IconName } from './icons.tsx';
+import { openMenu } from './menu.tsx';
+
+/** One button of a list's toolbar: a selection action, or a tool the view adds. */
+export interface Tool {
+  id: string;
+  label: string;
+  icon: IconName;
+  /** The key that runs it, shown in its tooltip (only where the list listens for it). */
+  keys?: string;
+  danger?: boolean;
+  run: () => void;
+}
+
+/**
+ * A list's toolbar: while items are selected, Clear, the count and the actions on them (those that do not fit
+ * under More); otherwise what the view offers with nothing selected (`idle`).
+ */
+export function SelectionToolbar(p: {
+  count: number;
+  onClear: () => void;
+  tools: Tool[];
+  more?: Tool[];
+  /** The toolbar's name with nothing selected. */
+  idleLabel: string;
+  idle: ComponentChildren;
+}) {
+  const more = p.more ?? [];
+  return (
+    <div class={`toolbar ${p.count ? 'has-selection' : ''}`} role="toolbar" aria-label={p.count ? 'Selection actions' : p.idleLabel}>
+      {p.count > 0 ? (
+        <>
+          <button type="button" class="icon-button" aria-label="Clear selection" onClick={p.onClear}>
+            <Icon name="close" size={18} />
+          </button>
+          <span class="selection-count" aria-live="polite">
+            {p.count} selected
+          </span>
+          {p.tools.map((a) => (
+            <ToolButton key={a.id} tool={a} class={`tool ${a.danger ? 'danger' : ''}`} />
+          ))}
+          {more.length > 0 && (
+            <button
+              type="button"
+              class="tool"
+              aria-label="More actions"
+              aria-haspopup="menu"
+              onClick={(e) => {
+                const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
+                openMenu(
+                  r.left,
+                  r.bottom + 4,
+                  more.map((a) => ({ label: a.label, icon: a.icon, keys: a.keys, run: a.run })),
+                  'More actions',
+                );
+              }}
+            >
+              <Icon name="more" size={18} />
+            </button>
+          )}
+        </>
+      ) : (
+        p.idle
+      )}
+    </div>
+  );
+}
+
+/** A toolbar button: its icon and label, its key in the tooltip. */
+export function ToolButton({ tool, class: cls }: { tool: Tool; class: string }) {
+  return (
+    <button
+      type="button"
+      class={cls}
+      title={tool.keys ? `${tool.label} (${tool.keys})` : undefined}
+      aria-keyshortcuts={tool.keys}
+      onClick={tool.run}
+    >
+      <Icon name={tool.icon} size={18} />
+      <span class="tool-label">{tool.label}</span>
+    </button>
+  );
+}
