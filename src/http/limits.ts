@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
-import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-limit.ts';
+import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from '../lib/rate-limit.ts';
 
 const MINUTE = 60_000;
 const SHARE_UNLOCK_ATTEMPTS = 10;

@@ -21,7 +21,7 @@ import { readJsonOrForm } from './body.ts';
 import { readCookie } from './cookies.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import type { Limits } from './limits.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
+import { rateLimitHeaders } from '../lib/rate-limit.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { describeTus, tusProtocol } from './tus.ts';
