@@ -104,7 +104,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(groupRoutes(ctx))
     .use(teamFolderRoutes(ctx))
     .use(libraryRoutes(ctx))
-    .use(publicShareRoutes(ctx, limits))
+    .use(publicShareRoutes(ctx))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(activityRoutes(ctx))

@@ -16,6 +16,7 @@ import { type PublicItem, toPublicItem } from './item-views.ts';
 import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
+import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -114,8 +115,11 @@ export class ShareService {
   private readonly recentVisits = new Map<string, number>();
 
   private readonly openListeners: Array<(open: { link: PublicLink; item: HeldItem }) => void> = [];
+  private readonly unlockAttempts: UnlockAttempts;
 
-  constructor(private readonly d: ShareDeps) {}
+  constructor(private readonly d: ShareDeps) {
+    this.unlockAttempts = new UnlockAttempts(d.clock);
+  }
 
   /** `listener` runs when a link's page is opened (once per link, address and 10 minutes). */
   onLinkOpened(listener: (open: { link: PublicLink; item: HeldItem }) => void): void {
@@ -382,7 +386,7 @@ export class ShareService {
    * `pastCap`, for the rest of a download already counted) when its downloads are used up. `unlocked`: the
    * request may use it (no password, or `unlockCookie` signed for this link and its current password).
    */
-  resolve(
+  private resolve(
     token: string,
     opts: { pastCap?: boolean; unlockCookie?: string | null } = {},
   ): { link: PublicLink; root: HeldItem; unlocked: boolean } {
@@ -398,8 +402,92 @@ export class ShareService {
     return { link: publicLink(link), root, unlocked: this.isUnlocked(link, opts.unlockCookie ?? null) };
   }
 
+  /**
+   * The link of `token` as a visitor's request may use it, checked in this order on every URL under it: it
+   * exists and is live, the visitor unlocked it (when it has a password), then its download cap (`cap`).
+   */
+  open(token: string, visit: LinkVisit, cap: DownloadCap): { link: PublicLink; root: HeldItem } {
+    const opened = this.resolve(token, { pastCap: true, unlockCookie: visit.unlockCookie });
+    if (!opened.unlocked) throw new LinkLockedError(token, 'file');
+    if (cap === 'count') this.countDownload(opened.link);
+    else if (cap === 'page') this.resolve(token);
+    return opened;
+  }
+
+  /** The link's own page (its root): its visit is recorded. */
+  openRoot(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+    const opened = this.open(token, visit, 'page');
+    this.recordVisit(opened.link, opened.root, visit.ip, 'access');
+    return opened;
+  }
+
+  /** `open` for what the link shows (a page, a thumbnail): a drop folder shows nothing of its content. */
+  openShown(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+    const opened = this.open(token, visit, 'page');
+    if (opened.link.mode === 'upload') throw notFound(Messages.itemNotInShare);
+    return opened;
+  }
+
+  /** An item under the link as its pages and thumbnails show it (no download counted). */
+  openItem(token: string, visit: LinkVisit, itemId: string): { link: PublicLink; root: HeldItem; item: HeldItem } {
+    const { link, root } = this.openShown(token, visit);
+    return { link, root, item: this.itemUnder(link, root, itemId) };
+  }
+
+  /** A folder under the link as its page shows it; its visit is recorded. */
+  openFolder(token: string, visit: LinkVisit, folderId: string): { link: PublicLink; root: HeldItem; folder: HeldItem } {
+    const { link, root, item } = this.openItem(token, visit, folderId);
+    if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+    this.recordVisit(link, item, visit.ip, 'access');
+    return { link, root, folder: item };
+  }
+
+  /** An item's bytes (a folder's as a ZIP): the download is counted and recorded when what is served covers byte 0. */
+  openDownload(token: string, visit: LinkVisit, itemId: string): { link: PublicLink; item: HeldItem } {
+    const { link, root } = this.open(token, visit, 'none');
+    if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
+    const item = this.itemUnder(link, root, itemId);
+    const cap = downloadCap(visit, item);
+    if (cap !== 'none') this.open(token, visit, cap);
+    if (cap === 'count') this.recordVisit(link, item, visit.ip, 'download');
+    return { link, item };
+  }
+
+  /** The shared folder whole as a ZIP: one download (HEAD none), recorded. */
+  openZip(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+    const { link, root } = this.openShown(token, visit);
+    if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+    if (!visit.headOnly) this.countDownload(link);
+    this.recordVisit(link, root, visit.ip, 'download');
+    return { link, root };
+  }
+
+  /**
+   * A link that takes uploads into its folder (403 for a view-only link or a file). Bytes (`page`) stop with
+   * the page once its downloads are used up; reading or ending an upload (`none`) does not.
+   */
+  openDrop(token: string, visit: LinkVisit, cap: 'page' | 'none'): { link: PublicLink; root: HeldItem } {
+    const opened = this.open(token, visit, cap);
+    if (opened.link.mode === 'view' || opened.root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
+    return opened;
+  }
+
+  /**
+   * A visitor's password for a link, one attempt of the link and address's limit (429 past it, audited);
+   * the unlock cookie's value, or null for a link without a password (nothing to unlock); 401 when wrong.
+   */
+  async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
+    const { link } = this.resolve(token, { pastCap: true });
+    const cookie = await this.unlockAttempts.spend(
+      `${link.id}|${ip}`,
+      () => this.unlock(link, password, ip),
+      () => this.recordUnlockRefused(link, ip),
+    );
+    return { token: link.token, cookie };
+  }
+
   /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
-  itemUnder(link: PublicLink, root: HeldItem, itemId: string): HeldItem {
+  private itemUnder(link: PublicLink, root: HeldItem, itemId: string): HeldItem {
     if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
@@ -507,7 +595,7 @@ export class ShareService {
   }
 
   /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
-  recordUnlockRefused(link: PublicLink, ip: string): void {
+  private recordUnlockRefused(link: PublicLink, ip: string): void {
     this.d.audit.record({
       action: AuditActions.shareUnlockFailed,
       status: 'denied',
@@ -519,16 +607,15 @@ export class ShareService {
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
-  countDownload(link: PublicLink): void {
+  private countDownload(link: PublicLink): void {
     if (!this.d.shares.countDownload(link.id, this.d.clock.now())) throw new AppError(410, Messages.shareDownloadsUsed);
   }
 
   /**
-   * Checks a password for a link; the caller has already spent one attempt of the link and address's
-   * limiter. Answers the unlock cookie's value (expiry and signature), null for a link without a password
-   * (nothing to unlock), or throws 401 (audited).
+   * Checks a password for a link (one attempt already spent): the unlock cookie's value (expiry and
+   * signature), null for a link without a password, or 401 (audited).
    */
-  async unlock(opened: PublicLink, password: string, ip: string): Promise<string | null> {
+  private async unlock(opened: PublicLink, password: string, ip: string): Promise<string | null> {
     const link = this.d.shares.linkByToken(opened.token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.passwordHash === null) return null;
@@ -572,7 +659,7 @@ export class ShareService {
     };
   }
 
-  recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
+  private recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
     if (kind === 'access') {
       const key = `${link.id}|${ip}`;
       const now = this.d.clock.now();
