@@ -3,7 +3,6 @@ import type { AppContext } from '../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
 import { isoString, utcString } from '../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
-import type { AssembledObject } from '../services/dav/chunked-uploads.ts';
 import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
 import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../services/dav/dav-sync.ts';
 import {
@@ -1116,7 +1115,7 @@ async function proppatch(
 }
 
 /** OC-Checksum's SHA1 (`SHA1:<hex>`, among others the header may list); undefined without one, 400 when malformed. */
-export function sha1Of(request: Request): string | undefined {
+function sha1Of(request: Request): string | undefined {
   const header = request.headers.get('oc-checksum');
   const sha1 = header?.split(/\s+/).find((c) => c.toUpperCase().startsWith('SHA1:'));
   if (!sha1) return undefined;
@@ -1125,8 +1124,8 @@ export function sha1Of(request: Request): string | undefined {
   return hex;
 }
 
-/** A chunked upload's content: its own sealed object, or its chunks read in order. */
-type PutContent = { object: AssembledObject; size: number } | { body: AsyncIterable<Uint8Array>; size: number };
+/** Writes content that is not the request's body (a chunked upload's final MOVE), with what the request says of it. */
+type PutFrom = (input: { modifiedMs: number | null; sha1?: string; signal: AbortSignal }) => Promise<{ created: boolean; item: DavItem }>;
 
 async function put(
   dav: DavService,
@@ -1135,26 +1134,22 @@ async function put(
   target: DavTarget | null,
   res: Resource,
   instanceId: string,
-  /** The content when it is not the request's body (a chunked upload's final MOVE). */
-  content?: PutContent,
+  from?: PutFrom,
 ): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
   checkWrite(dav, principal, request, res, target);
   const mtime = request.headers.get('x-oc-mtime');
   const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
-  const declared = content ? content.size : Number(request.headers.get('content-length'));
-  const sha1 = sha1Of(request);
-  const { created, item } =
-    content && 'object' in content
-      ? await dav.putObject(principal, res.path, content.object, { modifiedMs, sha1 })
-      : await dav.put(principal, res.path, {
-          body: content ? content.body : readBody(request),
-          contentType: content ? '' : (request.headers.get('content-type') ?? ''),
-          modifiedMs,
-          sha1,
-          signal: request.signal,
-          sizeHint: Number.isFinite(declared) ? declared : undefined,
-        });
+  const declared = Number(request.headers.get('content-length'));
+  const input = { modifiedMs, sha1: sha1Of(request), signal: request.signal };
+  const { created, item } = from
+    ? await from(input)
+    : await dav.put(principal, res.path, {
+        ...input,
+        body: readBody(request),
+        contentType: request.headers.get('content-type') ?? '',
+        sizeHint: Number.isFinite(declared) ? declared : undefined,
+      });
   // The Nextcloud clients read the new ETag and the file's id from these rather than PROPFIND again.
   const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
   if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
@@ -1200,8 +1195,8 @@ export function davDestination(dav: DavService, request: Request): DavDestinatio
 }
 
 /** Writes a chunked upload at its Destination, as a PUT there would (X-OC-Mtime, OC-Checksum, the answer's headers). */
-export function putAtDestination(dav: DavService, request: Request, dest: DavDestination, content: PutContent, instanceId: string) {
-  return put(dav, dest.principal, request, dest.target, dest.res, instanceId, content);
+export function putAtDestination(dav: DavService, request: Request, dest: DavDestination, from: PutFrom, instanceId: string) {
+  return put(dav, dest.principal, request, dest.target, dest.res, instanceId, from);
 }
 
 /**

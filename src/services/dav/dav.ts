@@ -10,7 +10,7 @@ import { AppError, badRequest, conflict, forbidden, Messages, notFound, properti
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { CopyService } from '../files/copy.ts';
-import type { AssembledObject } from './chunked-uploads.ts';
+import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
@@ -118,6 +118,7 @@ export interface DavDeps {
   teamFolders: TeamFoldersRepo;
   /** Moves on any write that can change who reaches an item (DatabaseRepo.accessVersion). */
   accessVersion: () => string;
+  chunked: ChunkedUploadService;
 }
 
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
@@ -410,7 +411,36 @@ export class DavService {
    * of the file at `path` (created, or replaced with its content before kept as a version), checked as
    * a PUT is; the upload ends inside the transaction that writes the file.
    */
-  async putObject(principal: Principal, path: DavPath, object: AssembledObject, input: { modifiedMs: number | null; sha1?: string }) {
+  /**
+   * A chunked upload's final MOVE (`owner` its uploader): the file its chunks make, written at `path` as a
+   * PUT there is, from the upload's own sealed object when it has one, else from its chunks read in order.
+   */
+  async putAssembled(
+    owner: Principal,
+    transfer: string,
+    principal: Principal,
+    path: DavPath,
+    input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal },
+  ): Promise<{ created: boolean; item: DavItem }> {
+    const { declared, ...given } = input;
+    const upload = await this.d.chunked.assemble(owner, transfer, { principal, declared, sha1: given.sha1 });
+    try {
+      // An upload written from its own object ends with the file; one read from its chunks ends after it.
+      if (upload.kind === 'object') return await this.putObject(principal, path, upload.object, given);
+      const written = await this.put(principal, path, { ...given, body: upload.body, contentType: '', sizeHint: upload.size });
+      await this.d.chunked.finish(upload.id);
+      return written;
+    } finally {
+      upload.release();
+    }
+  }
+
+  private async putObject(
+    principal: Principal,
+    path: DavPath,
+    object: AssembledObject,
+    input: { modifiedMs: number | null; sha1?: string },
+  ) {
     return this.writes.run(`${principal.accountId}\n${path.key}`, async (): Promise<{ created: boolean; item: DavItem }> => {
       const target = this.resolve(principal, path);
       if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');

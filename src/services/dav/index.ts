@@ -34,6 +34,18 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const davLocks = new DavLockService(infra.clock);
   d.members.onEditorEnd(({ ownerId, itemId, accountId }) => davLocks.forgetShare(ownerId, itemId, accountId));
   d.diskSpace.addPromised(() => repos.chunkedUploads.promised(infra.clock.now()));
+  const chunkedUploads = new ChunkedUploadService({
+    clock: infra.clock,
+    log: infra.log,
+    transactions: repos.transactions,
+    repo: repos.chunkedUploads,
+    sealed: infra.storage,
+    resumable: new ResumableStore(infra.storage),
+    quota: d.quota,
+    settings: d.settings,
+    disk: d.diskSpace,
+    expiryMs: CHUNKED_UPLOAD_EXPIRY_MS,
+  });
   const dav = new DavService({
     transactions: repos.transactions,
     items: repos.items,
@@ -53,24 +65,14 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     teamFolders: repos.teamFolders,
     accessVersion: () => repos.database.accessVersion(),
     previews: d.thumbnails,
+    chunked: chunkedUploads,
   });
   const services: DavServices = {
     dav,
     davSync: new DavSync({ dav, items: repos.items, changes: d.changes }, infra.jwtSecret),
     davTrashbin: new DavTrashbin({ items: repos.items, trash: d.trash, dav, clock: infra.clock }),
     davVersions: new DavVersions({ items: repos.items, versions: d.versions, dav }),
-    chunkedUploads: new ChunkedUploadService({
-      clock: infra.clock,
-      log: infra.log,
-      transactions: repos.transactions,
-      repo: repos.chunkedUploads,
-      sealed: infra.storage,
-      resumable: new ResumableStore(infra.storage),
-      quota: d.quota,
-      settings: d.settings,
-      disk: d.diskSpace,
-      expiryMs: CHUNKED_UPLOAD_EXPIRY_MS,
-    }),
+    chunkedUploads,
   };
   return { services, shared: { davLocks } };
 }
