@@ -1,4 +1,4 @@
-import { escapeXml } from '../lib/xml.ts';
+import { escapeXml } from '../../lib/xml.ts';
 import { DAV, type PropName, type PropRequest, propXml, statusLine } from './dav.ts';
 
 /** A property's value by namespace and name; undefined where the resource has none. */

@@ -1,10 +1,10 @@
 import { Elysia } from 'elysia';
-import type { AppContext } from '../context.ts';
-import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../errors.ts';
-import { isoString, utcString } from '../lib/dates.ts';
-import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../lib/xml.ts';
-import { type DavLock, DavLockService } from '../services/dav/dav-locks.ts';
-import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../services/dav/dav-sync.ts';
+import type { AppContext } from '../../context.ts';
+import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../../errors.ts';
+import { isoString, utcString } from '../../lib/dates.ts';
+import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../../lib/xml.ts';
+import { type DavLock, DavLockService } from '../../services/dav/dav-locks.ts';
+import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../../services/dav/dav-sync.ts';
 import {
   type DavEntry,
   type DavItem,
@@ -16,14 +16,14 @@ import {
   type DavTarget,
   type PropPatch,
   SHARED_WITH_ME,
-} from '../services/dav/dav.ts';
-import { can, type Principal } from '../services/accounts/principal.ts';
-import { readBody, readText } from './body.ts';
-import { fileResponse } from './download-responses.ts';
-import { davAuthenticate } from './guard.ts';
-import type { Limits } from './limits.ts';
-import { requestMeta } from './request-meta.ts';
-import { route, routes } from './route.ts';
+} from '../../services/dav/dav.ts';
+import { can, type Principal } from '../../services/accounts/principal.ts';
+import { readBody, readText } from '../body.ts';
+import { fileResponse } from '../download-responses.ts';
+import { davAuthenticate } from '../guard.ts';
+import type { Limits } from '../limits.ts';
+import { requestMeta } from '../request-meta.ts';
+import { route, routes } from '../route.ts';
 
 export const DAV = 'DAV:';
 export const OC = 'http://owncloud.org/ns';

@@ -1,16 +1,16 @@
-import type { AppContext } from '../context.ts';
-import { AppError, forbidden, Messages, notFound } from '../errors.ts';
-import { isoString, utcString } from '../lib/dates.ts';
-import { escapeXml } from '../lib/xml.ts';
-import type { Principal } from '../services/accounts/principal.ts';
-import type { DavVersion, DavVersions } from '../services/dav/versions.ts';
-import { readText } from './body.ts';
+import type { AppContext } from '../../context.ts';
+import { AppError, forbidden, Messages, notFound } from '../../errors.ts';
+import { isoString, utcString } from '../../lib/dates.ts';
+import { escapeXml } from '../../lib/xml.ts';
+import type { Principal } from '../../services/accounts/principal.ts';
+import type { DavVersion, DavVersions } from '../../services/dav/versions.ts';
+import { readText } from '../body.ts';
 import { DAV, OC, type PropName, type PropRequest, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
-import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
-import { requireRestoreDestination, shallowDepth } from './dav-restore.ts';
-import { fileResponse } from './download-responses.ts';
-import { requestMeta } from './request-meta.ts';
-import { route, routes } from './route.ts';
+import { collectionValue, multistatus, responseXml } from './multistatus.ts';
+import { requireRestoreDestination, shallowDepth } from './restore.ts';
+import { fileResponse } from '../download-responses.ts';
+import { requestMeta } from '../request-meta.ts';
+import { route, routes } from '../route.ts';
 
 const DOOR = '/remote.php/dav/versions/';
 const METHODS = 'OPTIONS, PROPFIND, GET, HEAD, MOVE';

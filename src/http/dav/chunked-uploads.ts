@@ -1,13 +1,13 @@
-import type { AppContext } from '../context.ts';
-import { AppError, badRequest, forbidden, notFound } from '../errors.ts';
-import { utcString } from '../lib/dates.ts';
-import { escapeXml } from '../lib/xml.ts';
-import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../services/dav/chunked-uploads.ts';
-import type { DavService } from '../services/dav/dav.ts';
-import { readBody, readText } from './body.ts';
+import type { AppContext } from '../../context.ts';
+import { AppError, badRequest, forbidden, notFound } from '../../errors.ts';
+import { utcString } from '../../lib/dates.ts';
+import { escapeXml } from '../../lib/xml.ts';
+import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../../services/dav/chunked-uploads.ts';
+import type { DavService } from '../../services/dav/dav.ts';
+import { readBody, readText } from '../body.ts';
 import { davDestination, davErrors, destinationPrincipal, putAtDestination, segmentsAfter } from './dav.ts';
-import { requestMeta } from './request-meta.ts';
-import { route, routes } from './route.ts';
+import { requestMeta } from '../request-meta.ts';
+import { route, routes } from '../route.ts';
 
 const UPLOADS_DOOR = '/remote.php/dav/uploads/';
 const XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n';

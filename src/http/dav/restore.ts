@@ -1,4 +1,4 @@
-import { badRequest, forbidden } from '../errors.ts';
+import { badRequest, forbidden } from '../../errors.ts';
 import { destinationUrl } from './dav.ts';
 
 /** A PROPFIND's Depth on the trashbin and versions doors: 0 or 1 (the default); infinity is 403 there, as Nextcloud's. */
