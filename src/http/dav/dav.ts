@@ -3,17 +3,20 @@ import type { AppContext } from '../../context.ts';
 import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, parseXml, serializeNodes, type XmlElement, XmlError } from '../../lib/xml.ts';
-import { type DavLock, DavLockService } from '../../services/dav/dav-locks.ts';
+import { type DavLock, DavLockService, locksCovering } from '../../services/dav/dav-locks.ts';
 import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../../services/dav/dav-sync.ts';
 import {
   type DavEntry,
   type DavItem,
-  type DavMount,
+  type DavListingNeeds,
   type DavPath,
   davPath,
+  type DavPlace,
+  type DavRows,
   type DavService,
-  type DavShare,
   type DavTarget,
+  type DavTreeView,
+  type DavWalk,
   type PropPatch,
   SHARED_WITH_ME,
 } from '../../services/dav/dav.ts';
@@ -84,44 +87,16 @@ function hrefOf(prefix: string, path: DavPath, folder: boolean): string {
   return folder ? `${base}/` : base;
 }
 
-/**
- * Where a request path points: the caller's own tree, the SHARED_WITH_ME folder (its shares as
- * children), or inside one share, whose path is mapped onto the owner's tree and back for hrefs.
- */
-type Place = { prefix: string } & (
-  | { kind: 'own'; principal: Principal; path: DavPath }
-  | { kind: 'list'; principal: Principal; path: DavPath; shares: DavShare[] }
-  | { kind: 'mount'; principal: Principal; path: DavPath; mount: DavMount; isRoot: boolean }
-);
+/** Where a request path points (the service's walk) and the door it came in by (hrefs are written under it). */
+type Place = DavPlace & { prefix: string };
+type Walked = DavWalk & { prefix: string };
 
 const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 
-function placeOf(dav: DavService, caller: Principal, urlPath: string): Place {
+/** The request's walk into the tree: the door and path are read here, the rest is the service's (one visit). */
+function walkTo(dav: DavService, caller: Principal, urlPath: string, opts: Parameters<DavService['walk']>[2] = {}): Walked {
   const prefix = doorOf(urlPath, caller);
-  const path = pathOfUrlPath(prefix, urlPath);
-  if (path.segments.length === 0) return { prefix, kind: 'own', principal: caller, path };
-  if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
-    // A team folder the account reaches is at the root too, unless an own item has its name.
-    const team = dav.teamMount(caller, path.segments[0]!);
-    return team ? mountPlace(prefix, team, path.segments.slice(1)) : { prefix, kind: 'own', principal: caller, path };
-  }
-  const shares = dav.shares(caller);
-  if (shares.length === 0) return { prefix, kind: 'own', principal: caller, path };
-  if (path.segments.length === 1) return { prefix, kind: 'list', principal: caller, path, shares };
-  const mount = dav.mount(caller, path.segments[1]!);
-  if (!mount) throw notFound(Messages.itemNotFound);
-  return mountPlace(prefix, mount, path.segments.slice(2));
-}
-
-function mountPlace(prefix: string, mount: DavMount, rest: string[]): Place {
-  return {
-    prefix,
-    kind: 'mount',
-    principal: mount.principal,
-    path: davPath([...mount.ownerSegments, ...rest]),
-    mount,
-    isRoot: rest.length === 0,
-  };
+  return { ...dav.walk(caller, pathOfUrlPath(prefix, urlPath), opts), prefix };
 }
 
 /** The href of a path of `place`'s tree: inside a share, under its mount (SHARED_WITH_ME/<name>, or a team folder's name) rather than the owner's path. */
@@ -366,15 +341,14 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   }
   // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
   if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');
-  const place = placeOf(dav, meta.principal!, meta.path);
-  if (place.kind === 'list') return sharedList(dav, sync, request, method, place, instanceId);
-  if (place.kind === 'mount' && WRITES.has(method)) {
-    if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
-    if (place.isRoot && method !== 'COPY') throw forbidden(Messages.sharedRootOwnerOnly);
-  }
-  const { principal, path } = place;
+  // A PROPFIND is read before the walk: what it asks for is what the walk brings back with the rows.
+  const asked = method === 'PROPFIND' ? await propfindOf(request) : null;
+  if (asked instanceof Response) return asked;
+  const write = WRITES.has(method) ? (method === 'COPY' ? 'copy' : 'write') : undefined;
+  const place = walkTo(dav, meta.principal!, meta.path, { write, listing: asked?.needs });
+  if (place.kind === 'list') return sharedList(sync, request, method, place, instanceId, asked);
+  const { principal, path, target } = place;
   const trailingSlash = meta.path.endsWith('/');
-  const target = dav.resolve(principal, path);
   const resource = (t: DavTarget | null): Resource => ({
     path,
     href: hrefIn(place, path, t?.kind === 'root' || t?.item.type === 'folder' || (!t && trailingSlash)),
@@ -386,9 +360,9 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
     case 'HEAD':
       return get(dav, principal, request, target, res);
     case 'PROPFIND':
-      return propfind(dav, treeView(dav, sync, place, instanceId), request, target, res);
+      return propfind(place, treeView(sync, place, instanceId), asked!, res);
     case 'REPORT':
-      return report(dav, sync, place, treeView(dav, sync, place, instanceId), request, target, res);
+      return report(dav, sync, request, res, instanceId);
     case 'PROPPATCH':
       return proppatch(dav, principal, request, target, res);
     case 'PUT':
@@ -430,15 +404,15 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
 
 /** SHARED_WITH_ME itself: read-only, its children are the shares. */
 async function sharedList(
-  dav: DavService,
   sync: DavSync,
   request: Request,
   method: string,
-  place: Place & { kind: 'list' },
+  place: Walked & { kind: 'list' },
   instanceId: string,
+  asked: Propfind | null,
 ): Promise<Response> {
   const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
-  if (method === 'PROPFIND') return propfind(dav, treeView(dav, sync, place, instanceId), request, { kind: 'root' }, res, place.shares);
+  if (method === 'PROPFIND') return propfind(place, treeView(sync, place, instanceId), asked!, res);
   if (method === 'REPORT') return davError(403, 'supported-report', `"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
   if (method === 'GET' || method === 'HEAD') {
     const headers = { 'Content-Type': 'text/html; charset=utf-8' };
@@ -569,40 +543,53 @@ function folderPage(dav: DavService, principal: Principal, res: Resource, head: 
   return new Response(stream, { headers });
 }
 
-async function propfind(
-  dav: DavService,
-  view: TreeView,
-  request: Request,
-  target: DavTarget | null,
-  res: Resource,
-  /** Listing SHARED_WITH_ME: its children are these shares, under their WebDAV names. */
-  shares?: DavShare[],
-): Promise<Response> {
-  const principal = view.principal;
-  const depthHeader = (request.headers.get('depth') ?? '1').trim().toLowerCase();
-  if (depthHeader === 'infinity')
-    return davError(403, 'propfind-finite-depth', 'PROPFIND with Depth: infinity is not served; use Depth 0 or 1');
-  if (depthHeader !== '0' && depthHeader !== '1') throw badRequest('Depth must be 0, 1 or infinity');
-  const want = propRequestOf(await xmlBody(request));
-  if (!target) throw notFound(Messages.itemNotFound);
-  const answer = new PropfindAnswer(dav, view, want, dav.usage(principal), !!shares);
+/** What a PROPFIND asks: its depth, its properties and so what the walk brings back with the rows. */
+interface Propfind {
+  depth: '0' | '1';
+  want: PropRequest;
+  needs: DavListingNeeds;
+}
 
+/** The PROPFIND's Depth and body; Depth: infinity is answered (403) rather than walked. */
+async function propfindOf(request: Request): Promise<Propfind | Response> {
+  const depth = (request.headers.get('depth') ?? '1').trim().toLowerCase();
+  if (depth === 'infinity') return davError(403, 'propfind-finite-depth', 'PROPFIND with Depth: infinity is not served; use Depth 0 or 1');
+  if (depth !== '0' && depth !== '1') throw badRequest('Depth must be 0, 1 or infinity');
+  const want = propRequestOf(await xmlBody(request));
+  return { depth, want, needs: needsOf(want, depth === '1') };
+}
+
+/** What the answer to `want` reads beyond the rows. */
+function needsOf(want: PropRequest, children: boolean): DavListingNeeds {
+  const named = (ns: string, name: string) => want.kind === 'prop' && want.names.some((n) => n.ns === ns && n.name === name);
+  return {
+    children,
+    dead: want.kind !== 'prop' || want.names.some((n) => !isLive(n.ns, n.name)),
+    previews: named(NC, 'has-preview'),
+    checksums: named(OC, 'checksums'),
+    sharedOut: named(OC, 'permissions'),
+  };
+}
+
+function propfind(place: Walked, view: TreeView | null, asked: Propfind, res: Resource): Response {
+  if (!place.target || !view) throw notFound(Messages.itemNotFound);
+  const { depth, want } = asked;
+  const tree = place.view!;
+  const listsShares = place.kind === 'list';
+  const answer = new PropfindAnswer(view, want, listsShares);
   const self = res.item;
-  answer.loadExtras(self ? [self] : []);
+  const selfDead = answer.take(tree.self);
   const first =
     XML_HEAD +
     '<D:multistatus xmlns:D="DAV:">' +
-    answer.responseXml(self, res.path.key, res.href, self ? answer.deadOf([self]).get(self.id) : undefined);
-  const isFolder = !self || self.type === 'folder';
-  const pages = depthHeader === '1' && isFolder && !shares ? dav.children(principal, self?.id ?? null) : null;
+    answer.responseXml(self, res.path.key, res.href, self ? selfDead.get(self.id) : undefined);
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([first]);
-    if (shares && depthHeader === '1') {
-      const dead = answer.deadOf(shares.map((s) => s.item));
-      answer.loadExtras(shares.map((s) => s.item));
+    if (listsShares && depth === '1') {
+      const dead = answer.take(tree.mounts.rows);
       yield new ListParts(
-        shares.map((s) =>
+        tree.mounts.shares.map((s) =>
           answer.responseXml(
             s.item,
             `${res.path.key}/${davPath([s.name]).key.slice(1)}`,
@@ -613,18 +600,17 @@ async function propfind(
       );
     }
     // The root also lists SHARED_WITH_ME while something is shared with the account, and its team folders.
-    if (!shares && !self && depthHeader === '1' && view.sharedEtag)
+    if (!listsShares && !self && depth === '1' && view!.sharedEtag)
       yield new ListParts([answer.responseXml(null, SHARED_KEY, `${base}${encodeSegment(SHARED_WITH_ME)}/`, undefined, true)]);
-    if (!shares && !self && depthHeader === '1') {
-      const teams = dav.teamFolders(principal);
-      const dead = answer.deadOf(teams.map((t) => t.item));
+    if (!listsShares && !self && depth === '1') {
+      const dead = answer.take(tree.mounts.rows);
       yield new ListParts(
-        teams.map((t) => answer.responseXml(t.item, davPath([t.name]).key, `${base}${encodeSegment(t.name)}/`, dead.get(t.item.id))),
+        tree.mounts.shares.map((t) =>
+          answer.responseXml(t.item, davPath([t.name]).key, `${base}${encodeSegment(t.name)}/`, dead.get(t.item.id)),
+        ),
       );
     }
-    for await (const page of pages ?? [])
-      for (let at = 0; at < page.length; at += DEAD_BATCH)
-        yield new ChildParts(answer, page.slice(at, at + DEAD_BATCH), res.path.key, base);
+    for await (const batch of tree.children ?? []) yield new ChildParts(answer, batch, res.path.key, base);
     yield new ListParts(['</D:multistatus>']);
   }
   return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
@@ -672,13 +658,12 @@ class SyncParts implements Parts {
   constructor(
     private readonly answer: PropfindAnswer,
     private readonly results: readonly SyncResult[],
+    members: DavRows<Listed>,
     private readonly place: Place,
     private readonly base: DavPath,
   ) {
     this.count = results.length;
-    const members = results.flatMap((r) => (r.kind === 'member' ? [r.item] : []));
-    this.dead = answer.deadOf(members);
-    answer.loadExtras(members);
+    this.dead = answer.take(members);
   }
   part(i: number): string {
     const r = this.results[i]!;
@@ -694,20 +679,19 @@ class SyncParts implements Parts {
  * report). The answer streams; past the client's limit (or the server's) the request-URI gets a 507
  * and the token continues where the answer stopped.
  */
-async function report(
-  dav: DavService,
-  sync: DavSync,
-  place: Place,
-  view: TreeView,
-  request: Request,
-  target: DavTarget | null,
-  res: Resource,
-): Promise<Response> {
+async function report(dav: DavService, sync: DavSync, request: Request, res: Resource, instanceId: string): Promise<Response> {
   const depth = (request.headers.get('depth') ?? '0').trim();
   if (depth !== '0') throw badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
   const want = syncRequestOf(await xmlBody(request));
   if (!want) return davError(403, 'supported-report', 'The only REPORT served here is DAV:sync-collection');
-  if (!target) throw notFound(Messages.itemNotFound);
+  const asked: PropRequest = { kind: 'prop', names: want.names };
+  const needs = needsOf(asked, false);
+  // Walked again now that the properties are known: the answer's tree (ETags, roles, usage) comes with it.
+  const meta = requestMeta(request);
+  const place = walkTo(dav, meta.principal!, meta.path, { listing: needs });
+  const target = place.target;
+  const view = treeView(sync, place, instanceId);
+  if (!target || !view) throw notFound(Messages.itemNotFound);
   if (target.kind === 'item' && target.item.type !== 'folder')
     return davError(403, 'supported-report', 'sync-collection reports on a collection, not a file');
   let run: ReturnType<DavSync['start']>;
@@ -717,18 +701,23 @@ async function report(
     if (err instanceof SyncTokenError) return davError(403, 'valid-sync-token', err.message);
     throw err;
   }
-  const answer = new PropfindAnswer(dav, view, { kind: 'prop', names: want.names }, dav.usage(view.principal), false);
+  const answer = new PropfindAnswer(view, asked, false);
+  const members = (batch: readonly SyncResult[]) =>
+    dav.rowsOf(
+      batch.flatMap((r) => (r.kind === 'member' ? [r.item] : [])),
+      needs,
+    );
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([`${XML_HEAD}<D:multistatus xmlns:D="DAV:">`]);
     let batch: SyncResult[] = [];
     for await (const r of run.results()) {
       batch.push(r);
       if (batch.length === DEAD_BATCH) {
-        yield new SyncParts(answer, batch, place, res.path);
+        yield new SyncParts(answer, batch, members(batch), place, res.path);
         batch = [];
       }
     }
-    if (batch.length) yield new SyncParts(answer, batch, place, res.path);
+    if (batch.length) yield new SyncParts(answer, batch, members(batch), place, res.path);
     const truncated = run.truncated
       ? `<D:response><D:href>${escapeXml(res.href)}</D:href><D:status>${statusLine(507)}</D:status></D:response>`
       : '';
@@ -740,61 +729,19 @@ async function report(
 /** oc:id and OC-FileId: the numeric id zero-padded to eight digits, then the instance's id (as Nextcloud writes them). */
 export const ocIdOf = (seq: number, instanceId: string) => `${String(seq).padStart(8, '0')}${instanceId}`;
 
-/**
- * What a PROPFIND says of the tree a request acts in beyond its rows: who acts, the instance (oc:id),
- * the ETags of the root and of SHARED_WITH_ME, and the role that limits what oc:permissions offers.
- */
-interface TreeView {
+/** What a PROPFIND says of the tree a request acts in (the walk's view), who acts, the instance (oc:id) and the sync tokens. */
+type TreeView = DavTreeView & {
   principal: Principal;
   instanceId: string;
-  rootEtag: string | null;
-  /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
-  sharedEtag: string | null;
-  /** SHARED_WITH_ME's modified time: its newest share's (the clients refuse a folder without one). */
-  sharedModifiedAt: number;
-  /** The place's role: 'owner' in the account's own tree. */
-  role: 'owner' | 'viewer' | 'editor';
-  /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
-  shareRoots: Map<string, 'viewer' | 'editor'>;
-  /** In the account's own tree, the items it shares with people or by a link (S): read once, when first asked. */
-  sharedOut: () => ReadonlySet<string>;
   /** A collection's DAV:sync-token (null: the tree's root); null for SHARED_WITH_ME, which has none. */
   syncToken: ((collectionId: string | null) => string) | null;
-}
+};
 
-const NOTHING_SHARED: ReadonlySet<string> = new Set();
-
-/** `make`'s value, made on the first call only. */
-function once<T>(make: () => T): () => T {
-  let made: { value: T } | null = null;
-  return () => (made ??= { value: make() }).value;
-}
-
-function treeView(dav: DavService, sync: DavSync, place: Place, instanceId: string): TreeView {
-  const view = {
-    principal: place.principal,
-    instanceId,
-    syncToken: place.kind === 'list' ? null : (collectionId: string | null) => sync.tokenOf(place.principal, collectionId),
-    rootEtag: null,
-    sharedEtag: null,
-    sharedModifiedAt: 0,
-    shareRoots: new Map(),
-    sharedOut: () => NOTHING_SHARED,
-  };
-  if (place.kind === 'mount') {
-    const rootId = place.principal.share!.rootId;
-    return { ...view, role: place.mount.role, shareRoots: new Map([[rootId, place.mount.role]]) };
-  }
-  const shares = place.kind === 'list' ? place.shares : dav.shares(place.principal);
-  return {
-    ...view,
-    role: place.kind === 'list' ? 'viewer' : 'owner',
-    rootEtag: dav.rootEtag(place.principal, shares),
-    sharedEtag: shares.length ? dav.sharedEtag(shares) : null,
-    sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
-    shareRoots: new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []),
-    sharedOut: place.kind === 'own' ? once(() => dav.sharedOut(place.principal)) : view.sharedOut,
-  };
+function treeView(sync: DavSync, place: Walked, instanceId: string): TreeView | null {
+  if (!place.view) return null;
+  const { principal } = place;
+  const syncToken = place.kind === 'list' ? null : (collectionId: string | null) => sync.tokenOf(principal, collectionId);
+  return { ...place.view, principal, instanceId, syncToken };
 }
 
 /**
@@ -817,7 +764,7 @@ function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean)
   if (write && !top && can(p, 'files.edit')) out += 'NV';
   if (write && !folder && can(p, 'files.edit')) out += 'W';
   if (write && folder && can(p, 'files.upload')) out += 'CK';
-  return role !== 'owner' || (item && view.sharedOut().has(item.id)) ? `${out}S` : out;
+  return role !== 'owner' || (item && view.sharedOut.has(item.id)) ? `${out}S` : out;
 }
 
 /** An item's dead properties by propKey. */
@@ -836,36 +783,34 @@ const ALL_NAMES: PropName[] = ALLPROP.map((name) => ({ ns: DAV, name }));
 class PropfindAnswer {
   /** allprop without include: rows without dead properties (nearly all) take allpropXml. */
   private readonly plainAllprop: boolean;
-  private readonly needsDead: boolean;
-  private readonly needsPreviews: boolean;
-  /** The listed files nc:has-preview is true of, gathered a batch of rows at a time (notePreviews). */
-  private readonly previews = new Set<string>();
+  /** The files of the rows being written (a batch at a time) that nc:has-preview is true of. */
+  private previews: ReadonlySet<string> = new Set();
 
   private readonly principal: Principal;
-  private readonly needsChecksums: boolean;
   /** oc:checksums of the rows being written (a batch at a time), by item id. */
-  private checksums: Map<string, string> = new Map();
+  private checksums: ReadonlyMap<string, string> = new Map();
 
   constructor(
-    private readonly dav: DavService,
     private readonly view: TreeView,
     private readonly want: PropRequest,
-    private readonly usage: ReturnType<DavService['usage']>,
     /** The resource is SHARED_WITH_ME (its displayname). */
     private readonly sharedList: boolean,
   ) {
     this.principal = view.principal;
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
-    this.needsDead = want.kind !== 'prop' || want.names.some((n) => !isLive(n.ns, n.name));
-    this.needsPreviews = want.kind === 'prop' && want.names.some((n) => n.ns === NC && n.name === 'has-preview');
-    this.needsChecksums = want.kind === 'prop' && want.names.some((n) => n.ns === OC && n.name === 'checksums');
   }
 
-  /** Reads what the rows about to be written need beyond themselves (previews, SHA1s): one query each, only when asked for. */
-  loadExtras(rows: readonly Listed[]): void {
-    const files = rows.filter((r) => r.type === 'file').map((r) => r.id);
-    if (this.needsPreviews && files.length) for (const id of this.dav.previewable(files)) this.previews.add(id);
-    if (this.needsChecksums) this.checksums = this.dav.checksums(files);
+  /** Takes what a batch of rows about to be written brought beyond itself (previews, SHA1s); their dead properties by item id. */
+  take(batch: DavRows<Listed>): Map<string, Dead> {
+    this.previews = batch.previews;
+    this.checksums = batch.checksums;
+    const byId = new Map<string, Dead>();
+    for (const [id, list] of batch.dead) {
+      const props: Dead = new Map();
+      for (const p of list) props.set(propKey(p.ns, p.name), p);
+      byId.set(id, props);
+    }
+    return byId;
   }
 
   /** An ownCloud or Nextcloud property's value on a resource (null item: the root, or SHARED_WITH_ME with `shared`). */
@@ -885,20 +830,9 @@ class PropfindAnswer {
       }
       case 'size':
         if (shared) return undefined;
-        return !item || item.type === 'folder' ? String(this.dav.folderSize(this.principal, item)) : String(item.size);
+        return String(!item ? this.view.rootSize : item.type === 'folder' ? item.treeSize : item.size);
     }
     return undefined;
-  }
-
-  /** Dead properties of some rows, by item id (one query for them all; a listed child says whether it has any). */
-  deadOf(rows: readonly Listed[]): Map<string, Dead> {
-    const byId = new Map<string, Dead>();
-    if (!this.needsDead) return byId;
-    for (const p of this.dav.properties(rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id))) {
-      const props = byId.get(p.itemId) ?? byId.set(p.itemId, new Map()).get(p.itemId)!;
-      props.set(propKey(p.ns, p.name), p);
-    }
-    return byId;
   }
 
   /** A live property's value on a resource (`key`: its path key, for locks); undefined where it has none. */
@@ -922,11 +856,11 @@ class PropfindAnswer {
       case 'supportedlock':
         return SUPPORTED_LOCK;
       case 'lockdiscovery':
-        return this.dav.locks.covering(this.principal.accountId, key).map(lockXml).join('');
+        return locksCovering(this.view.locks, key).map(lockXml).join('');
       case 'quota-used-bytes':
-        return String(this.usage.used);
+        return String(this.view.usage.used);
       case 'quota-available-bytes':
-        return this.usage.free === null ? undefined : String(this.usage.free);
+        return this.view.usage.free === null ? undefined : String(this.view.usage.free);
       case 'supported-report-set':
         return folder && this.view.syncToken ? SUPPORTED_REPORTS : undefined;
       case 'sync-token':
@@ -941,7 +875,7 @@ class PropfindAnswer {
   /** A row's allprop answer without dead properties: the general loop's elements in ALLPROP order, written out. */
   private allpropXml(item: Listed, key: string, href: string): string {
     const file = item.type !== 'folder';
-    const locks = this.dav.locks.covering(this.principal.accountId, key);
+    const locks = locksCovering(this.view.locks, key);
     let out = `<D:response><D:href>${escapeXml(href)}</D:href><D:propstat><D:prop><D:creationdate>${isoString(item.createdAt)}</D:creationdate>`;
     out += propXml(DAV, 'displayname', escapeXml(item.name));
     if (file) {
@@ -1011,18 +945,19 @@ class ListParts implements Parts {
 /** A batch of listed children's response elements, their dead properties read together. */
 class ChildParts implements Parts {
   readonly count: number;
+  private readonly rows: readonly DavEntry[];
   private readonly dead: Map<string, Dead>;
   constructor(
     private readonly answer: PropfindAnswer,
-    private readonly rows: readonly DavEntry[],
+    batch: DavRows<DavEntry>,
     /** The folder's path key: a child's is it and the child's name key (stored names are already normalized). */
     private readonly folderKey: string,
     /** The folder's href, ending in '/'. */
     private readonly base: string,
   ) {
-    this.count = rows.length;
-    this.dead = answer.deadOf(rows);
-    answer.loadExtras(rows);
+    this.rows = batch.rows;
+    this.count = batch.rows.length;
+    this.dead = answer.take(batch);
   }
   part(i: number): string {
     const c = this.rows[i]!;
@@ -1125,7 +1060,12 @@ function sha1Of(request: Request): string | undefined {
 }
 
 /** Writes content that is not the request's body (a chunked upload's final MOVE), with what the request says of it. */
-type PutFrom = (input: { modifiedMs: number | null; sha1?: string; signal: AbortSignal }) => Promise<{ created: boolean; item: DavItem }>;
+type PutFrom = (input: {
+  modifiedMs: number | null;
+  sha1?: string;
+  signal: AbortSignal;
+  lock: { tokens: ReadonlySet<string>; href: string };
+}) => Promise<{ created: boolean; item: DavItem }>;
 
 async function put(
   dav: DavService,
@@ -1137,11 +1077,12 @@ async function put(
   from?: PutFrom,
 ): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
-  checkWrite(dav, principal, request, res, target);
+  // The locks are the service's to check, with the write.
+  const tokens = checkConditions(dav, principal, request, res, target);
   const mtime = request.headers.get('x-oc-mtime');
   const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
   const declared = Number(request.headers.get('content-length'));
-  const input = { modifiedMs, sha1: sha1Of(request), signal: request.signal };
+  const input = { modifiedMs, sha1: sha1Of(request), signal: request.signal, lock: { tokens, href: res.href } };
   const { created, item } = from
     ? await from(input)
     : await dav.put(principal, res.path, {
@@ -1183,12 +1124,10 @@ export function destinationUrl(request: Request, missing: string): URL {
  */
 export function davDestination(dav: DavService, request: Request): DavDestination {
   const url = destinationUrl(request, 'MOVE needs a Destination header');
-  const place = placeOf(dav, requestMeta(request).principal!, url.pathname);
+  const place = walkTo(dav, requestMeta(request).principal!, url.pathname, { write: 'write' });
   if (place.kind === 'list')
     throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
-  if (place.kind === 'mount' && place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
-  if (place.kind === 'mount' && place.isRoot) throw forbidden(Messages.sharedRootOwnerOnly);
-  const target = dav.resolve(place.principal, place.path);
+  const { target } = place;
   const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
   checkWrite(dav, place.principal, request, res, target);
   return { principal: place.principal, target, res };
@@ -1208,7 +1147,7 @@ export function destinationPrincipal(dav: DavService, request: Request): Princip
   const caller = requestMeta(request).principal!;
   if (!destination) return caller;
   try {
-    const place = placeOf(dav, caller, new URL(destination, requestMeta(request).origin).pathname);
+    const place = walkTo(dav, caller, new URL(destination, requestMeta(request).origin).pathname);
     return place.kind === 'mount' && place.mount.role === 'editor' ? place.principal : caller;
   } catch {
     return caller;
@@ -1239,7 +1178,7 @@ async function transfer(
   const url = destinationUrl(request, `${method} needs a Destination header`);
   const { principal } = place;
   // A Destination in another tree (the caller's own, another share) would hand items to another account.
-  const destPlace = placeOf(dav, requestMeta(request).principal!, url.pathname);
+  const destPlace = walkTo(dav, requestMeta(request).principal!, url.pathname);
   const sameTree =
     destPlace.kind === place.kind &&
     (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.prefix.join('/') === place.mount.prefix.join('/')));
@@ -1252,7 +1191,7 @@ async function transfer(
     throw badRequest(method === 'MOVE' ? 'MOVE takes Depth: infinity' : 'COPY takes Depth 0 or infinity');
   if (!target) throw notFound(Messages.itemNotFound);
   if (target.kind === 'root') throw forbidden(`The root folder cannot be ${method === 'MOVE' ? 'moved' : 'copied'}`);
-  const destTarget = dav.resolve(principal, dest);
+  const destTarget = destPlace.target;
   const destRes: Resource = {
     path: dest,
     href: hrefIn(place, dest, target.item.type === 'folder'),
