@@ -10,7 +10,7 @@ import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
 import { Presence } from './events/presence.ts';
-import { ensureSystemSchedules, registerJobHandlers } from './jobs/handlers/index.ts';
+import { ensureSystemSchedules, registerJobHandlers } from './job-handlers/index.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';

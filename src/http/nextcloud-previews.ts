@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { THUMBNAIL_SIZES, type ThumbnailSize } from '../contract/files.ts';
 import { AppError, badRequest, Messages, notFound } from '../errors.ts';
-import type { Principal } from '../services/accounts/principal.ts';
+import type { Principal } from '../services/identity/principal.ts';
 import { davPath, type DavService, type DavTarget } from '../services/dav/dav.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';

@@ -54,7 +54,7 @@ function partOf(file: string): string {
   const f = file.slice('src/'.length);
   if (['context.ts', 'composition.ts', 'listener.ts', 'app.ts', 'server.ts', 'main.ts'].includes(f)) return 'root';
   if (f.startsWith('contract/')) return 'contract';
-  if (f.startsWith('http/') || f.startsWith('web/') || f.startsWith('jobs/handlers/')) return 'entry';
+  if (f.startsWith('http/') || f.startsWith('web/') || f.startsWith('job-handlers/')) return 'entry';
   if (f.startsWith('services/')) return 'services';
   if (f.startsWith('db/')) return 'db';
   if (f.startsWith('storage/')) return 'storage';

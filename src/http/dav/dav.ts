@@ -20,7 +20,7 @@ import {
   type PropPatch,
   SHARED_WITH_ME,
 } from '../../services/dav/dav.ts';
-import { can, type Principal } from '../../services/accounts/principal.ts';
+import { can, type Principal } from '../../services/identity/principal.ts';
 import { readBody, readText } from '../body.ts';
 import { fileResponse } from '../download-responses.ts';
 import { davAuthenticate } from '../guard.ts';

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import { forbidden, Messages, notFound } from '../../errors.ts';
 import { utcString } from '../../lib/dates.ts';
 import { escapeXml } from '../../lib/xml.ts';
-import type { Principal } from '../../services/accounts/principal.ts';
+import type { Principal } from '../../services/identity/principal.ts';
 import type { DavTrashbin, TrashbinEntry } from '../../services/dav/trashbin.ts';
 import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
 import { collectionValue, multistatus, responseXml } from './multistatus.ts';

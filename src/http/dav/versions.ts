@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.ts';
 import { AppError, forbidden, Messages, notFound } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
 import { escapeXml } from '../../lib/xml.ts';
-import type { Principal } from '../../services/accounts/principal.ts';
+import type { Principal } from '../../services/identity/principal.ts';
 import type { DavVersion, DavVersions } from '../../services/dav/versions.ts';
 import { readText } from '../body.ts';
 import { DAV, OC, type PropName, type PropRequest, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';

@@ -23,7 +23,7 @@ import type { AppPasswordService } from './app-passwords.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
 import { ALL_PERMISSIONS } from '../../contract/permissions.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';

@@ -9,7 +9,7 @@ import { emailKey } from './email.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { verifyAgainstDummy, verifyPassword } from './passwords.ts';
-import { parsePermissions, type Principal } from './principal.ts';
+import { parsePermissions, type Principal } from '../identity/principal.ts';
 import type { SettingsService } from '../administration/settings.ts';
 
 const MAX_PER_LOGIN = 50;

@@ -19,7 +19,7 @@ import type { MfaService } from './mfa.ts';
 // Loaded at the first passkey ceremony: most servers never hold a passkey, and the library weighs on idle memory.
 const webauthn = () => import('@simplewebauthn/server');
 import { verifyPassword } from './passwords.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo } from './sessions.ts';
 
 /** A sign-in assertion as the browser sends it (`navigator.credentials.get`, JSON-encoded). */

@@ -7,7 +7,7 @@ import { Messages, notFound, unauthorized } from '../../errors.ts';
 import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
-import { parsePermissions, type Principal } from './principal.ts';
+import { parsePermissions, type Principal } from '../identity/principal.ts';
 import { TOKEN_LIFETIME_MS, TokenSigner } from './tokens.ts';
 
 const ONLINE_WINDOW_MS = 3 * 60_000;

@@ -5,7 +5,7 @@ import { Messages, notFound } from '../../errors.ts';
 import type { AccountService } from './accounts.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { PERMISSION_CATALOG, type Permission } from '../../contract/permissions.ts';
-import { parsePermissions, type Principal } from './principal.ts';
+import { parsePermissions, type Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 

@@ -22,7 +22,7 @@ import type { TrashPlan, TrashService } from '../files/trash.ts';
 import type { ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 
 interface TeamFolderDeps {
   clock: Clock;

@@ -12,7 +12,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from '../administration/audit.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
-import { parsePermissions } from './principal.ts';
+import { parsePermissions } from '../identity/principal.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { SessionService } from './sessions.ts';
 import type { BatchRun, TrashService } from '../files/trash.ts';

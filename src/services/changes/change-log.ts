@@ -3,7 +3,7 @@ import type { ChangeRow, ChangesRepo } from '../../db/repos/changes.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { CHANGE_ACTOR_KINDS } from '../../db/schema/changes.ts';
 import { deleteInBatches } from '../../db/select.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Tree } from '../files/tree.ts';
 
 /** The kinds of change the log records, one const table for every consumer. */

@@ -1,7 +1,7 @@
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { ListedVersion } from '../../db/repos/versions.ts';
 import { Messages, notFound } from '../../errors.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { DownloadFile } from '../files/downloads.ts';
 import type { VersionService } from '../files/versions.ts';
 import type { DavService } from './dav.ts';

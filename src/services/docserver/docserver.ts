@@ -17,7 +17,7 @@ import { AuditActions, type AuditPrincipal, type AuditService } from '../adminis
 import type { DownloadService } from '../files/downloads.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { splitExtension } from '../files/names.ts';
-import { can, type Principal } from '../accounts/principal.ts';
+import { can, type Principal } from '../identity/principal.ts';
 import type { InstanceSettings, SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { StoredObject, UploadService } from '../files/uploads.ts';

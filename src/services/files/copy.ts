@@ -14,7 +14,7 @@ import type { DiskSpaceService } from './disk-space.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { LibraryFiles } from './library-files.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';
 import type { Tree } from './tree.ts';

@@ -16,7 +16,7 @@ import type { Item as ItemView } from '../../contract/files.ts';
 import { iso, type ItemViews } from './item-views.ts';
 import { typedName } from './names.ts';
 import type { PageCache } from './page-cache.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { ShareService } from './shares.ts';
 import type { PageQuery, Tree } from './tree.ts';
 

@@ -11,7 +11,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { iso, type ItemViews } from './item-views.ts';
 import type { Tree } from './tree.ts';
 

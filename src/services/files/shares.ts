@@ -17,7 +17,7 @@ import type { HasThumbnail } from '../thumbnails/formats.ts';
 import type { PageCache } from './page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, UnlockAttempts } from './link-access.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from './tree.ts';

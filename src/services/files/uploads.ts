@@ -28,7 +28,7 @@ import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { isValidUploadedName, relativeFolders, uploadedBaseName, uploadedFileName } from './names.ts';
 import type { AuditPrincipal } from '../administration/audit.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { type QuotaService, type RoomRule, roomRuleOf } from './quota.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';

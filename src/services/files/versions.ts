@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { SettingsService } from '../administration/settings.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { FileVersion as VersionView, Item as ItemView } from '../../contract/files.ts';

@@ -11,7 +11,7 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { libraryRootProblem } from '../../storage/host-paths.ts';
 import { emailKey } from '../accounts/email.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { type Actor, actorFields, AuditActions, type AuditService } from '../administration/audit.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { MemberService } from '../files/members.ts';

@@ -7,7 +7,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, conflict, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newToken } from '../../lib/ids.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';

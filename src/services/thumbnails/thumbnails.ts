@@ -8,7 +8,7 @@ import type { Logger } from '../../log.ts';
 import { StorageNotFoundError } from '../../storage/driver.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { Photo, ThumbnailSize } from '../../contract/files.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';

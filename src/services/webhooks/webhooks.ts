@@ -18,7 +18,7 @@ import { RetryLaterError } from '../../jobs/registry.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { iso } from '../files/item-views.ts';
 import type { NotificationService } from '../files/members.ts';
 import type { Tree } from '../files/tree.ts';
