@@ -23,6 +23,7 @@ import { createAdministrationServices } from './services/administration/index.ts
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
+import { hasThumbnailWith } from './services/thumbnails/formats.ts';
 import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
@@ -44,7 +45,12 @@ const PRESENCE_TTL_MS = 5 * 60_000;
 function createServices(infra: Infrastructure) {
   const administration = createAdministrationServices(infra);
   const { audit, settings, storageLocation } = administration.services;
-  const files = createFilesServices(infra, { audit, settings, storageLocation });
+  const files = createFilesServices(infra, {
+    audit,
+    settings,
+    storageLocation,
+    hasThumbnail: hasThumbnailWith(infra.config.ffmpegPath !== null),
+  });
   const { tree, views, events } = files.shared;
   const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings });
   const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });

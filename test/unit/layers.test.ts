@@ -186,6 +186,24 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
       .filter(([file]) => DOORS.some((door) => file.startsWith(door)))
       .flatMap(([file, text]) => [...new Set([...text.matchAll(KEY_MATERIAL)].map((m) => m[1]!))].map((field) => `${file} reads ${field}`)),
 
+  'no two domains (service folders) import each other back and forth, counting type-only imports': (tree) => {
+    const domainOf = (file: string) => /^src\/services\/([^/]+)\//.exec(file)?.[1];
+    const edges = new Map<string, string>();
+    for (const i of relativeImports(tree)) {
+      const [from, to] = [domainOf(i.from), domainOf(i.target)];
+      if (from && to && from !== to && !edges.has(`${from} → ${to}`)) edges.set(`${from} → ${to}`, show(i));
+    }
+    return [...edges]
+      .filter(([edge]) => {
+        const [from, to] = edge.split(' → ');
+        return from! < to! && edges.has(`${to} → ${from}`);
+      })
+      .map(([edge, first]) => {
+        const [from, to] = edge.split(' → ');
+        return `${from} ↔ ${to}: ${first} and ${edges.get(`${to} → ${from}`)}`;
+      });
+  },
+
   'bun:sqlite, new Database and $client only in src/db': (tree) =>
     [...tree]
       .filter(([file]) => !file.startsWith('src/db/'))
@@ -401,6 +419,9 @@ describe('layers: src/, cli/ and web/', () => {
     'no route or web module reads key material, whatever type it came in': [
       { 'src/http/planted.ts': 'export const locked = (link: { hasPassword: boolean }) => (link as any).passwordHash !== null;\n' },
       { 'web/planted.ts': 'export const wrapped = (item: object) => (item as { wrappedKey?: string }).wrappedKey;\n' },
+    ],
+    'no two domains (service folders) import each other back and forth, counting type-only imports': [
+      { 'src/services/identity/planted.ts': "import type { Tree } from '../files/tree.ts';\n" },
     ],
     'bun:sqlite, new Database and $client only in src/db': [{ 'cli/planted.ts': "import { Database } from 'bun:sqlite';\n" }],
     'SQL lives in src/db only (any case)': [{ 'src/services/planted.ts': "const q = 'select id from items where x = ?';\n" }],

@@ -14,9 +14,8 @@ import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
 import { GroupService } from './groups.ts';
-import { ItemViews } from './item-views.ts';
+import { type HasThumbnail, ItemViews } from './item-views.ts';
 import { LibraryFiles } from './library-files.ts';
-import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
 import { MemberService, NotificationService } from './members.ts';
 import { PageCache } from './page-cache.ts';
@@ -53,10 +52,12 @@ interface FilesDeps {
   audit: AuditService;
   settings: SettingsService;
   storageLocation: StorageLocationService;
+  /** Which types get a thumbnail (the thumbnails domain's rule, given by the composition root). */
+  hasThumbnail: HasThumbnail;
 }
 
 /** The file tree and everything done to it: listing, uploads, downloads, trash, copies, quotas, share links. */
-export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation }: FilesDeps) {
+export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation, hasThumbnail }: FilesDeps) {
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
   // Unfinished uploads that announced their length (tus, chunked) hold it against the quota until they end.
@@ -65,7 +66,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const changeVersion = () => repos.database.changeVersion();
   const accessVersion = () => repos.database.accessVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
-  const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
   const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });

@@ -12,8 +12,7 @@ import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditS
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
-import { type PublicItem, toPublicItem } from './item-views.ts';
-import type { HasThumbnail } from '../thumbnails/formats.ts';
+import { type HasThumbnail, type PublicItem, toPublicItem } from './item-views.ts';
 import type { PageCache } from './page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, UnlockAttempts } from './link-access.ts';
