@@ -15,7 +15,7 @@ import {
   validationFailed,
 } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../administration/audit.ts';
 import { emailKey } from './email.ts';
 import type { MfaService } from './mfa.ts';
 import type { PasskeyResponse, PasskeyService } from './passkeys.ts';
@@ -201,9 +201,7 @@ export class AccountService {
       this.d.audit.record({
         action: AuditActions.signIn,
         status: 'failure',
-        loginId: row?.id ?? null,
-        accountId: row ? (row.parentUserId ?? row.id) : null,
-        email: row?.email ?? input.email,
+        ...loginFields(row, input.email),
         ip: info.ip,
         requestId: info.requestId,
         details: { reason },
@@ -241,9 +239,7 @@ export class AccountService {
     const { token, sessionId } = await this.d.sessions.start(row.id, info);
     this.d.audit.record({
       action: AuditActions.signIn,
-      loginId: row.id,
-      accountId: row.parentUserId ?? row.id,
-      email: row.email,
+      ...loginFields(row),
       ip: info.ip,
       requestId: info.requestId,
       actor: 'login',

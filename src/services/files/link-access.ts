@@ -2,11 +2,14 @@ import type { Clock } from '../../clock.ts';
 import { AppError, Messages, RateLimitedError } from '../../errors.ts';
 import { parseRange } from '../../lib/byte-range.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
+import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { HeldItem } from './tree.ts';
 
 /** Password attempts on one link from one address per window; a right password gives its attempt back. */
 const UNLOCK_ATTEMPTS = 10;
 const UNLOCK_WINDOW_MS = 15 * 60_000;
+/** Page views go to the audit log once per link, address and this long, so browsing a folder is one event. */
+const VISIT_DEDUP_MS = 10 * 60_000;
 
 /**
  * What a request under a link does to its download cap: `page` is refused once the downloads are used up,
@@ -65,5 +68,32 @@ export class UnlockAttempts {
     const result = await check();
     this.limiter.release(key, counted);
     return result;
+  }
+}
+
+/** A public link's visits and downloads as audit records, file links and album links alike (the visitor is known only by address). */
+export class LinkVisits {
+  private readonly recent = new Map<string, number>();
+
+  constructor(
+    private readonly audit: AuditService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records a download, or a page view unless this link and address had one in the last 10 minutes (then false). */
+  record(
+    kind: 'access' | 'download',
+    visit: { ip: string; accountId: string; targetType: 'share' | 'album'; targetId: string; details: Record<string, unknown> },
+  ): boolean {
+    if (kind === 'access') {
+      const key = `${visit.targetId}|${visit.ip}`;
+      const now = this.clock.now();
+      const last = this.recent.get(key);
+      if (last !== undefined && now - last < VISIT_DEDUP_MS) return false;
+      if (this.recent.size >= 10_000) this.recent.clear();
+      this.recent.set(key, now);
+    }
+    this.audit.record({ action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload, ...visit });
+    return true;
   }
 }

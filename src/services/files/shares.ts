@@ -15,7 +15,7 @@ import { FileEventType, type FileEvents } from './file-events.ts';
 import { type HasThumbnail, type PublicItem, toPublicItem } from './item-views.ts';
 import type { PageCache } from './page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
-import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, UnlockAttempts } from './link-access.ts';
+import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../administration/settings.ts';
@@ -62,7 +62,6 @@ const publicLink = (l: ShareLink): PublicLink => ({
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
 const EXPIRED_LINK_BATCH = 500;
-const VISIT_DEDUP_MS = 10 * 60_000;
 /** How long an unlocked link stays unlocked in one browser. */
 
 /** Options a request may set on a link; absent fields keep their value, null removes it. */
@@ -111,13 +110,13 @@ export interface ShareDeps {
  * subtree of its root, so uploads into the folder show at once and items moved out are gone.
  */
 export class ShareService {
-  private readonly recentVisits = new Map<string, number>();
-
   private readonly openListeners: Array<(open: { link: PublicLink; item: HeldItem }) => void> = [];
   private readonly unlockAttempts: UnlockAttempts;
+  private readonly visits: LinkVisits;
 
   constructor(private readonly d: ShareDeps) {
     this.unlockAttempts = new UnlockAttempts(d.clock);
+    this.visits = new LinkVisits(d.audit, d.clock);
   }
 
   /** `listener` runs when a link's page is opened (once per link, address and 10 minutes). */
@@ -523,15 +522,7 @@ export class ShareService {
     } finally {
       // Files are committed a chunk at a time: those that were stay the owner's even when a later chunk failed.
       if (rows.length > 0) {
-        this.d.audit.record({
-          action: AuditActions.shareDrop,
-          ip: visit.ip,
-          accountId: link.accountId,
-          targetType: 'share',
-          targetId: link.id,
-          details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
-        });
-        this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
+        this.recordDrop({ accountId: link.accountId, linkId: link.id, folderId: folder.id, uploader, ip: visit.ip }, rows);
       }
     }
     return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
@@ -551,14 +542,25 @@ export class ShareService {
       ip: '',
       createdAt: this.d.clock.now(),
     });
+    const drop = { accountId: upload.accountId, linkId: upload.shareLinkId, folderId: item.parentId, uploader: upload.shareUploader };
+    this.recordDrop(drop, [item]);
+  }
+
+  /** Files a visitor dropped, through the page or resumably: one audit record for them, and the owner's notification. */
+  private recordDrop(
+    drop: { accountId: string; linkId: string; folderId: string | null; uploader: string | null; ip?: string },
+    files: Item[],
+  ): void {
+    const { accountId, linkId, folderId, uploader, ip } = drop;
     this.d.audit.record({
       action: AuditActions.shareDrop,
-      accountId: upload.accountId,
+      ...(ip === undefined ? {} : { ip }),
+      accountId,
       targetType: 'share',
-      targetId: upload.shareLinkId,
-      details: { folderId: item.parentId, uploader: upload.shareUploader, files: [{ id: item.id, name: item.name, size: item.size }] },
+      targetId: linkId,
+      details: { folderId, uploader, files: files.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
     });
-    if (item.parentId) this.notifyDrop(upload.accountId, item.parentId, upload.shareUploader, 1);
+    if (folderId) this.notifyDrop(accountId, folderId, uploader, files.length);
   }
 
   /** The owner's notification of files a visitor dropped into a folder. */
@@ -659,24 +661,11 @@ export class ShareService {
   }
 
   private recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
-    if (kind === 'access') {
-      const key = `${link.id}|${ip}`;
-      const now = this.d.clock.now();
-      const last = this.recentVisits.get(key);
-      if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
-      if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
-      this.recentVisits.set(key, now);
-      this.d.shares.touch(link.id, now);
-      for (const listener of this.openListeners) listener({ link, item });
-    }
-    this.d.audit.record({
-      action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
-      ip,
-      accountId: link.accountId,
-      targetType: 'share',
-      targetId: link.id,
-      details: { itemId: item.id, name: item.name },
-    });
+    const details = { itemId: item.id, name: item.name };
+    if (!this.visits.record(kind, { ip, accountId: link.accountId, targetType: 'share', targetId: link.id, details }) || kind !== 'access')
+      return;
+    this.d.shares.touch(link.id, this.d.clock.now());
+    for (const listener of this.openListeners) listener({ link, item });
   }
 }
 

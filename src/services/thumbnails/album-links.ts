@@ -12,7 +12,7 @@ import { AuditActions, type AuditService } from '../administration/audit.ts';
 import type { SettingsService } from '../administration/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
-import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, UnlockAttempts } from '../files/link-access.ts';
+import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../files/link-access.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../files/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
@@ -65,8 +65,6 @@ const publicLink = (l: AlbumLinkRow): PublicAlbumLink => ({
 });
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-/** Page views go to the audit log once per link, address and 10 minutes, as a file link's. */
-const VISIT_DEDUP_MS = 10 * 60_000;
 
 /**
  * An album's public link: a gallery of the album's live photos for anyone with the token, with the options a
@@ -74,11 +72,12 @@ const VISIT_DEDUP_MS = 10 * 60_000;
  * shows is the album as it is now, so a file taken out of the album is gone from it and a deleted album's link 404s.
  */
 export class AlbumLinkService {
-  private readonly recentVisits = new Map<string, number>();
   private readonly unlockAttempts: UnlockAttempts;
+  private readonly visits: LinkVisits;
 
   constructor(private readonly d: AlbumLinkDeps) {
     this.unlockAttempts = new UnlockAttempts(d.clock);
+    this.visits = new LinkVisits(d.audit, d.clock);
   }
 
   private url(requestOrigin: string, token: string): string {
@@ -268,23 +267,9 @@ export class AlbumLinkService {
 
   /** Visits and downloads go to the audit log as a file link's do (the visitor is known only by address). */
   private recordVisit(open: OpenAlbumLink, ip: string, kind: 'access' | 'download', item?: HeldItem): void {
-    if (kind === 'access') {
-      const key = `${open.link.token}|${ip}`;
-      const now = this.d.clock.now();
-      const last = this.recentVisits.get(key);
-      if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
-      if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
-      this.recentVisits.set(key, now);
-      this.d.albums.touchLink(open.link.albumId, now);
-    }
-    this.d.audit.record({
-      action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
-      ip,
-      accountId: open.album.accountId,
-      targetType: 'album',
-      targetId: open.album.id,
-      details: item ? { itemId: item.id, name: item.name } : { name: open.album.name },
-    });
+    const details = item ? { itemId: item.id, name: item.name } : { name: open.album.name };
+    const visit = { ip, accountId: open.album.accountId, targetType: 'album', targetId: open.album.id, details } as const;
+    if (this.visits.record(kind, visit) && kind === 'access') this.d.albums.touchLink(open.link.albumId, this.d.clock.now());
   }
 
   /** Checks a link's password (one attempt already spent): the unlock cookie's value, null without a password, else 401. */
