@@ -19,7 +19,7 @@ import type { Lifecycle } from './lib/lifecycle.ts';
 import { httpListener, type HttpListener } from './listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createAccountsServices } from './services/accounts/index.ts';
-import { createAdministrationServices } from './services/administration/index.ts';
+import { createAdministrationServices } from './services/admin/index.ts';
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, forbidden, Messages, unauthorized } from '../errors.ts';
 import { davUnauthorized } from '../services/accounts/app-passwords.ts';
-import { AuditActions } from '../services/administration/audit.ts';
+import { AuditActions } from '../services/admin/audit.ts';
 import { permissionFor } from '../services/identity/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/identity/principal.ts';
 import { emailKey } from '../services/accounts/email.ts';

@@ -1,5 +1,5 @@
 import type { AccountsServices } from './accounts/index.ts';
-import type { AdministrationServices } from './administration/index.ts';
+import type { AdministrationServices } from './admin/index.ts';
 import type { DavServices } from './dav/index.ts';
 import type { DocserverServices } from './docserver/index.ts';
 import type { FilesServices } from './files/index.ts';

@@ -15,7 +15,7 @@ import {
   validationFailed,
 } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../administration/audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import { emailKey } from './email.ts';
 import type { MfaService } from './mfa.ts';
 import type { PasskeyResponse, PasskeyService } from './passkeys.ts';
@@ -25,7 +25,7 @@ import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
 import { ALL_PERMISSIONS } from '../../contract/permissions.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';
 
 export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {

@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.ts';
 import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { AppError, badRequest, Messages, unauthorized } from '../../errors.ts';
-import { AuditActions, type Actor, type AuditService, actorFields } from '../administration/audit.ts';
+import { AuditActions, type Actor, type AuditService, actorFields } from '../admin/audit.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
 

@@ -13,7 +13,7 @@ import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, Messages, notFound, unauthorized } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../administration/audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import type { MfaService } from './mfa.ts';
 
 // Loaded at the first passkey ceremony: most servers never hold a passkey, and the library weighs on idle memory.

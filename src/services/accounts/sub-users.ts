@@ -7,7 +7,7 @@ import type { DavLockService } from '../dav/dav-locks.ts';
 import { PERMISSION_CATALOG, type Permission } from '../../contract/permissions.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 
 const toView = (r: User): SubUser => ({
   id: r.id,

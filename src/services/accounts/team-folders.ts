@@ -13,7 +13,7 @@ import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { newId } from '../../lib/ids.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { MemberService } from '../files/members.ts';
 import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';

@@ -10,7 +10,7 @@ import { Jobs } from '../../jobs/catalog.ts';
 import type { EventHub } from '../../events/hub.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
-import { actorFields, AuditActions, type Actor, type AuditService } from '../administration/audit.ts';
+import { actorFields, AuditActions, type Actor, type AuditService } from '../admin/audit.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { parsePermissions } from '../identity/principal.ts';
 import type { QuotaService } from '../files/quota.ts';

@@ -11,7 +11,7 @@ import { ResealMismatchError, type ResumableObject, type ResumableStore } from '
 import type { SealedStore } from '../../storage/sealed.ts';
 import { permissionFor } from '../identity/permissions.ts';
 import { can, type Principal } from '../identity/principal.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import { type QuotaService, roomRuleOf } from '../files/quota.ts';
 

@@ -8,7 +8,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { AppError, badRequest, conflict, forbidden, Messages, notFound, propertiesFull } from '../../errors.ts';
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { CopyService } from '../files/copy.ts';
 import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';

@@ -13,12 +13,12 @@ import { Jobs } from '../../jobs/catalog.ts';
 import type { Schedules } from '../../jobs/schedules.ts';
 import { isNeverFetchedAddress } from '../../lib/ip.ts';
 import type { Logger } from '../../log.ts';
-import { AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { splitExtension } from '../files/names.ts';
 import { can, type Principal } from '../identity/principal.ts';
-import type { InstanceSettings, SettingsService } from '../administration/settings.ts';
+import type { InstanceSettings, SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { StoredObject, UploadService } from '../files/uploads.ts';
 

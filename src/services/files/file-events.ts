@@ -1,7 +1,7 @@
 import type { EventHub } from '../../events/hub.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
-import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { type FileEventName, FileEventType } from '../../contract/events.ts';
 import { PageCache } from './page-cache.ts';
 

@@ -6,7 +6,7 @@ import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { iso } from './item-views.ts';
 import { type MemberService, NotificationType, type NotificationService } from './members.ts';
 

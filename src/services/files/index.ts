@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
-import type { AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
-import type { StorageLocationService } from '../administration/storage-location.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
+import type { StorageLocationService } from '../admin/storage-location.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ActivityService } from '../changes/activity.ts';
 import { ChangeEvents } from '../changes/change-events.ts';

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts';
 import { AppError, Messages, RateLimitedError } from '../../errors.ts';
 import { parseRange } from '../../lib/byte-range.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { HeldItem } from './tree.ts';
 
 /** Password attempts on one link from one address per window; a right password gives its attempt back. */

@@ -8,7 +8,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
-import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
@@ -18,7 +18,7 @@ import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from './tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;

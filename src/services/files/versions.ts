@@ -6,7 +6,7 @@ import { badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { Principal } from '../identity/principal.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';

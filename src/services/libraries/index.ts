@@ -1,4 +1,4 @@
-import type { AuditService } from '../administration/audit.ts';
+import type { AuditService } from '../admin/audit.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../files/members.ts';

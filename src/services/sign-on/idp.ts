@@ -11,7 +11,7 @@ import { localPath } from '../../contract/local-path.ts';
 import type { Logger } from '../../log.ts';
 import type { PublicUser } from '../../contract/accounts.ts';
 import { type AccountService, toPublicUser } from '../accounts/accounts.ts';
-import { AuditActions, type AuditService, loginFields } from '../administration/audit.ts';
+import { AuditActions, type AuditService, loginFields } from '../admin/audit.ts';
 import type { MfaService } from '../accounts/mfa.ts';
 import type { RequestInfo } from '../accounts/sessions.ts';
 import type { SetupCodeService } from '../accounts/setup-code.ts';

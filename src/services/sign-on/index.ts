@@ -1,6 +1,6 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AccountsServices } from '../accounts/index.ts';
-import type { AuditService } from '../administration/audit.ts';
+import type { AuditService } from '../admin/audit.ts';
 import type { GroupService } from '../files/groups.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { IdpService } from './idp.ts';

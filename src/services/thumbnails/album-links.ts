@@ -8,8 +8,8 @@ import { AppError, conflict, Messages, notFound, validationFailed } from '../../
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newToken } from '../../lib/ids.ts';
 import type { Principal } from '../identity/principal.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../files/link-access.ts';

@@ -3,7 +3,7 @@ import type { FilesServices } from '../files/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import type { ScheduledBackupService } from '../maintenance/scheduled-backups.ts';
-import { BACKEND_VERSION } from '../administration/version.ts';
+import { BACKEND_VERSION } from '../admin/version.ts';
 import { Destinations } from './destination.ts';
 import { WebhookSender } from './sender.ts';
 import { WebhookService } from './webhooks.ts';
