@@ -19,7 +19,7 @@ import type { Lifecycle } from './lib/lifecycle.ts';
 import { httpListener, type HttpListener } from './listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createAccountsServices } from './services/accounts/index.ts';
-import { createAdministrationServices } from './services/admin/index.ts';
+import { createAdminServices } from './services/admin/index.ts';
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
@@ -43,8 +43,8 @@ const PRESENCE_TTL_MS = 5 * 60_000;
 
 /** Each domain's services, wired in the order they build on each other, and the lifecycles each owns. */
 function createServices(infra: Infrastructure) {
-  const administration = createAdministrationServices(infra);
-  const { audit, settings, storageLocation } = administration.services;
+  const admin = createAdminServices(infra);
+  const { audit, settings, storageLocation } = admin.services;
   const files = createFilesServices(infra, {
     audit,
     settings,
@@ -66,7 +66,7 @@ function createServices(infra: Infrastructure) {
   });
   const maintenance = createMaintenanceServices(infra, {
     audit,
-    metrics: administration.services.metrics,
+    metrics: admin.services.metrics,
     ...files.services,
     ...resumable.services,
     chunkedUploads: dav.services.chunkedUploads,
@@ -83,7 +83,7 @@ function createServices(infra: Infrastructure) {
   });
   return {
     services: {
-      ...administration.services,
+      ...admin.services,
       ...files.services,
       ...thumbnails.services,
       ...dav.services,
@@ -97,7 +97,7 @@ function createServices(infra: Infrastructure) {
       ...webhooks.services,
     },
     lifecycles: {
-      ...administration.lifecycles,
+      ...admin.lifecycles,
       ...files.lifecycles,
       ...thumbnails.lifecycles,
       ...signOn.lifecycles,

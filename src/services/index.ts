@@ -1,5 +1,5 @@
 import type { AccountsServices } from './accounts/index.ts';
-import type { AdministrationServices } from './admin/index.ts';
+import type { AdminServices } from './admin/index.ts';
 import type { DavServices } from './dav/index.ts';
 import type { DocserverServices } from './docserver/index.ts';
 import type { FilesServices } from './files/index.ts';
@@ -12,7 +12,7 @@ import type { ThumbnailServices } from './thumbnails/index.ts';
 import type { WebhookServices } from './webhooks/index.ts';
 
 /** The services of every domain, as routes, job handlers and CLI commands reach them (`ctx.services.items`). */
-export type Services = AdministrationServices &
+export type Services = AdminServices &
   FilesServices &
   ThumbnailServices &
   DavServices &
