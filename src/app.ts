@@ -6,7 +6,7 @@ import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
 import { guardPlugin } from './http/guard.ts';
 import { accountRoutes } from './http/accounts.ts';
-import { idpRoutes } from './http/idp.ts';
+import { idpRoutes } from './http/sign-on.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
 import { thumbnailRoutes } from './http/thumbnails.ts';

@@ -1,7 +1,7 @@
 import type { Profile, PublicUser, SignInMethod } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { IdpConfig } from '../../config.ts';
-import type { IdpRepo } from '../../db/repos/idp.ts';
+import type { IdpRepo } from '../../db/repos/sign-on.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import {

@@ -3,7 +3,7 @@ import type { AccountsServices } from '../accounts/index.ts';
 import type { AuditService } from '../admin/audit.ts';
 import type { GroupService } from '../files/groups.ts';
 import type { Infrastructure } from '../infrastructure.ts';
-import { IdpService } from './idp.ts';
+import { IdpService } from './sign-on.ts';
 
 export interface SignOnServices {
   idp: IdpService;

@@ -4,7 +4,7 @@ import * as oidc from 'openid-client';
 import type { Clock } from '../../clock.ts';
 import { secretText, type IdpConfig } from '../../config.ts';
 import { EMAIL } from '../../contract/accounts.ts';
-import type { IdpRepo } from '../../db/repos/idp.ts';
+import type { IdpRepo } from '../../db/repos/sign-on.ts';
 import type { User } from '../../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, unauthorized } from '../../errors.ts';
 import { localPath } from '../../contract/local-path.ts';
