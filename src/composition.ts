@@ -23,6 +23,7 @@ import { createAdminServices } from './services/admin/index.ts';
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
+import { createSharingServices } from './services/sharing/index.ts';
 import { hasThumbnailWith } from './services/thumbnails/formats.ts';
 import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
@@ -45,17 +46,36 @@ const PRESENCE_TTL_MS = 5 * 60_000;
 function createServices(infra: Infrastructure) {
   const admin = createAdminServices(infra);
   const { audit, settings, storageLocation } = admin.services;
-  const files = createFilesServices(infra, {
+  const hasThumbnail = hasThumbnailWith(infra.config.ffmpegPath !== null);
+  const files = createFilesServices(infra, { audit, settings, storageLocation, hasThumbnail });
+  const { tree, views, events, changes } = files.shared;
+  const sharing = createSharingServices(infra, {
     audit,
     settings,
-    storageLocation,
-    hasThumbnail: hasThumbnailWith(infra.config.ffmpegPath !== null),
+    tree,
+    views,
+    events,
+    changes,
+    items: files.services.items,
+    hasThumbnail,
   });
-  const { tree, views, events } = files.shared;
   const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings });
-  const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
-  const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
-  const signOn = createSignOnServices(infra, { audit, groups: files.services.groups, ...accounts.services });
+  const dav = createDavServices(infra, {
+    audit,
+    tree,
+    settings,
+    thumbnails: thumbnails.services.thumbnails,
+    ...files.services,
+    ...sharing.services,
+  });
+  const accounts = createAccountsServices(infra, {
+    audit,
+    settings,
+    davLocks: dav.shared.davLocks,
+    ...files.services,
+    ...sharing.services,
+  });
+  const signOn = createSignOnServices(infra, { audit, groups: sharing.services.groups, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, {
     settings,
@@ -63,6 +83,7 @@ function createServices(infra: Infrastructure) {
     views,
     otherStaging: dav.services.chunkedUploads,
     ...files.services,
+    ...sharing.services,
   });
   const maintenance = createMaintenanceServices(infra, {
     audit,
@@ -72,19 +93,20 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
-  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members, changes: files.services.changes });
+  const libraries = createLibraryServices(infra, { audit, events, members: sharing.services.members, changes: files.services.changes });
   const webhooks = createWebhookServices(infra, {
     tree,
     accounts: accounts.services.accounts,
     scheduledBackups: maintenance.services.scheduledBackups,
-    notifications: files.services.notifications,
-    shares: files.services.shares,
+    notifications: sharing.services.notifications,
+    shares: sharing.services.shares,
     changes: files.services.changes,
   });
   return {
     services: {
       ...admin.services,
       ...files.services,
+      ...sharing.services,
       ...thumbnails.services,
       ...dav.services,
       ...accounts.services,

@@ -4,9 +4,9 @@ import type { HeldItem } from '../services/files/tree.ts';
 import { AppError } from '../errors.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { LinkLockedError, type LinkVisit } from '../services/files/link-access.ts';
-import { UNLOCK_TTL_MS } from '../services/files/link-unlock.ts';
-import type { PublicLink } from '../services/files/shares.ts';
+import { LinkLockedError, type LinkVisit } from '../services/sharing/link-access.ts';
+import { UNLOCK_TTL_MS } from '../services/sharing/link-unlock.ts';
+import type { PublicLink } from '../services/sharing/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderAlbumPage,

@@ -7,6 +7,7 @@ import type { MaintenanceServices } from './maintenance/index.ts';
 import type { ResumableUploadServices } from './resumable-uploads/index.ts';
 import type { SearchServices } from './search/index.ts';
 import type { LibraryServices } from './libraries/index.ts';
+import type { SharingServices } from './sharing/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
 import type { ThumbnailServices } from './thumbnails/index.ts';
 import type { WebhookServices } from './webhooks/index.ts';
@@ -14,6 +15,7 @@ import type { WebhookServices } from './webhooks/index.ts';
 /** The services of every domain, as routes, job handlers and CLI commands reach them (`ctx.services.items`). */
 export type Services = AdminServices &
   FilesServices &
+  SharingServices &
   ThumbnailServices &
   DavServices &
   AccountsServices &

@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
@@ -13,14 +12,11 @@ import { DiskSpaceService } from './disk-space.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
-import { GroupService } from './groups.ts';
 import { type HasThumbnail, ItemViews } from './item-views.ts';
 import { LibraryFiles } from './library-files.ts';
 import { ItemService } from './items.ts';
-import { MemberService, NotificationService } from './members.ts';
 import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
-import { ShareService } from './shares.ts';
 import { TrashService } from './trash.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
@@ -41,10 +37,6 @@ export interface FilesServices {
   trash: TrashService;
   copy: CopyService;
   fileJobs: FileJobService;
-  shares: ShareService;
-  members: MemberService;
-  groups: GroupService;
-  notifications: NotificationService;
   versions: VersionService;
 }
 
@@ -70,24 +62,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const access = new AccessTracker(repos.items, clock);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
-  const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
-  const shares = new ShareService({
-    hasThumbnail,
-    notifications,
-    clock,
-    transactions,
-    shares: repos.shares,
-    items: repos.items,
-    users: repos.users,
-    tree,
-    events,
-    changes,
-    audit,
-    settings,
-    pages: new PageCache(changeVersion, (page) => page.items.length),
-    // A key of its own, so an unlock cookie's signature can never pass for a session token's.
-    unlockKey: createHmac('sha256', infra.jwtSecret).update('coffer share unlock cookies').digest(),
-  });
   const items = new ItemService({
     clock,
     transactions,
@@ -101,7 +75,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     access,
     events,
     changes,
-    shares,
     pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
     thumbnails: repos.thumbnails,
   });
@@ -149,27 +122,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     libraryFiles,
   });
   const trash = new TrashService({ ...fileDeps, listing: items });
-  const members = new MemberService(
-    {
-      clock,
-      transactions,
-      members: repos.members,
-      groups: repos.groups,
-      users: repos.users,
-      tree,
-      views,
-      hub: infra.hub,
-      audit,
-      settings,
-      changes,
-    },
-    notifications,
-  );
-  const groups = new GroupService(
-    { clock, transactions, groups: repos.groups, members: repos.members, users: repos.users, audit },
-    members,
-    notifications,
-  );
   const services: FilesServices = {
     changes,
     changeEvents: new ChangeEvents(changes),
@@ -184,10 +136,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     trash,
     copy: new CopyService({ ...fileDeps, libraryFiles }),
     fileJobs: new FileJobService(queue),
-    shares,
-    members,
-    groups,
-    notifications,
     versions,
   };
   const lifecycles = {

@@ -12,7 +12,7 @@ import type { AuditPrincipal } from '../admin/audit.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { ItemViews } from '../files/item-views.ts';
-import { uploaderName } from '../files/shares.ts';
+import { uploaderName } from '../sharing/shares.ts';
 import { relativeFolders, uploadedFileName } from '../files/names.ts';
 import { type Principal, requirePermission } from '../identity/principal.ts';
 import { permissionFor } from '../identity/permissions.ts';

@@ -1,7 +1,7 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AccountsServices } from '../accounts/index.ts';
 import type { AuditService } from '../admin/audit.ts';
-import type { GroupService } from '../files/groups.ts';
+import type { GroupService } from '../sharing/groups.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { IdpService } from './sign-on.ts';
 

@@ -15,7 +15,7 @@ import { AuditActions, type AuditService, loginFields } from '../admin/audit.ts'
 import type { MfaService } from '../accounts/mfa.ts';
 import type { RequestInfo } from '../accounts/sessions.ts';
 import type { SetupCodeService } from '../accounts/setup-code.ts';
-import type { GroupService } from '../files/groups.ts';
+import type { GroupService } from '../sharing/groups.ts';
 
 export const STATE_TTL_S = 10 * 60;
 export const PENDING_MFA_TTL_S = 5 * 60;

@@ -11,9 +11,9 @@ import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
-import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../files/link-access.ts';
-import { expiryTime, type LinkExpiry, type ShareFacts } from '../files/shares.ts';
+import { checkLinkPassword, isUnlocked, unlockCookie } from '../sharing/link-unlock.ts';
+import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../sharing/link-access.ts';
+import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
 

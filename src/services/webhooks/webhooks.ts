@@ -20,7 +20,7 @@ import type { Logger } from '../../log.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import type { Principal } from '../identity/principal.ts';
 import { iso } from '../files/item-views.ts';
-import type { NotificationService } from '../files/members.ts';
+import type { NotificationService } from '../sharing/members.ts';
 import type { Tree } from '../files/tree.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
 import type { ChangeLog } from '../changes/change-log.ts';

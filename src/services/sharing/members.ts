@@ -12,8 +12,8 @@ import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { Principal } from '../identity/principal.ts';
-import { iso, type ItemViews } from './item-views.ts';
-import type { Tree } from './tree.ts';
+import { iso, type ItemViews } from '../files/item-views.ts';
+import type { Tree } from '../files/tree.ts';
 
 /** The notification types (named like those of docs/compatibility.md › Events; clients show `text`). */
 export const NotificationType = {

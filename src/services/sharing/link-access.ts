@@ -3,7 +3,7 @@ import { AppError, Messages, RateLimitedError } from '../../errors.ts';
 import { parseRange } from '../../lib/byte-range.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
-import type { HeldItem } from './tree.ts';
+import type { HeldItem } from '../files/tree.ts';
 
 /** Password attempts on one link from one address per window; a right password gives its attempt back. */
 const UNLOCK_ATTEMPTS = 10;
