@@ -5,7 +5,8 @@ import { escapeXml } from '../../lib/xml.ts';
 import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../../services/dav/chunked-uploads.ts';
 import type { DavService } from '../../services/dav/dav.ts';
 import { readBody, readText } from '../body.ts';
-import { davDestination, davErrors, destinationPrincipal, putAtDestination, segmentsAfter } from './dav.ts';
+import { davDestination, davErrors, destinationPrincipal, putAtDestination } from './dav.ts';
+import { segmentsAfter } from './paths.ts';
 import { requestMeta } from '../request-meta.ts';
 import { route, routes } from '../route.ts';
 
