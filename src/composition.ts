@@ -24,6 +24,7 @@ import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
 import { createSharingServices } from './services/sharing/index.ts';
+import { createVersionService } from './services/versions/index.ts';
 import { hasThumbnailWith } from './services/thumbnails/formats.ts';
 import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
@@ -47,7 +48,14 @@ function createServices(infra: Infrastructure) {
   const admin = createAdminServices(infra);
   const { audit, settings, storageLocation } = admin.services;
   const hasThumbnail = hasThumbnailWith(infra.config.ffmpegPath !== null);
-  const files = createFilesServices(infra, { audit, settings, storageLocation, hasThumbnail });
+  const files = createFilesServices(infra, {
+    audit,
+    settings,
+    storageLocation,
+    hasThumbnail,
+    makeVersions: (deps) => createVersionService(infra, settings, deps),
+  });
+  const versions = { versions: files.shared.versions };
   const { tree, views, events, changes } = files.shared;
   const sharing = createSharingServices(infra, {
     audit,
@@ -67,6 +75,7 @@ function createServices(infra: Infrastructure) {
     thumbnails: thumbnails.services.thumbnails,
     ...files.services,
     ...sharing.services,
+    ...versions,
   });
   const accounts = createAccountsServices(infra, {
     audit,
@@ -107,6 +116,7 @@ function createServices(infra: Infrastructure) {
       ...admin.services,
       ...files.services,
       ...sharing.services,
+      ...versions,
       ...thumbnails.services,
       ...dav.services,
       ...accounts.services,

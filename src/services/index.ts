@@ -9,6 +9,7 @@ import type { SearchServices } from './search/index.ts';
 import type { LibraryServices } from './libraries/index.ts';
 import type { SharingServices } from './sharing/index.ts';
 import type { SignOnServices } from './sign-on/index.ts';
+import type { VersionsServices } from './versions/index.ts';
 import type { ThumbnailServices } from './thumbnails/index.ts';
 import type { WebhookServices } from './webhooks/index.ts';
 
@@ -16,6 +17,7 @@ import type { WebhookServices } from './webhooks/index.ts';
 export type Services = AdminServices &
   FilesServices &
   SharingServices &
+  VersionsServices &
   ThumbnailServices &
   DavServices &
   AccountsServices &

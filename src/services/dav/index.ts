@@ -2,6 +2,7 @@ import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { SharingServices } from '../sharing/index.ts';
+import type { VersionsServices } from '../versions/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ResumableStore } from '../../storage/resumable.ts';
@@ -26,9 +27,10 @@ const CHUNKED_UPLOAD_EXPIRY_MS = 24 * 3600_000;
 
 type DavDeps = { audit: AuditService; tree: Tree; settings: SettingsService; thumbnails: ThumbnailService } & Pick<
   FilesServices,
-  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'diskSpace' | 'versions' | 'changes'
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'diskSpace' | 'changes'
 > &
-  Pick<SharingServices, 'members'>;
+  Pick<SharingServices, 'members'> &
+  VersionsServices;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
 export function createDavServices(infra: Infrastructure, d: DavDeps) {

@@ -20,8 +20,7 @@ import { QuotaService } from './quota.ts';
 import { TrashService } from './trash.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
-import { UploadService } from './uploads.ts';
-import { VersionService } from './versions.ts';
+import { type ReplacedVersions, UploadService } from './uploads.ts';
 
 export interface FilesServices {
   changes: ChangeLog;
@@ -37,19 +36,32 @@ export interface FilesServices {
   trash: TrashService;
   copy: CopyService;
   fileJobs: FileJobService;
-  versions: VersionService;
 }
 
-interface FilesDeps {
+/** What the file tree gives the versions domain, which keeps a file's replaced content. */
+export interface VersionsDeps {
+  tree: Tree;
+  views: ItemViews;
+  events: FileEvents;
+  changes: ChangeLog;
+  quota: QuotaService;
+}
+
+interface FilesDeps<V> {
   audit: AuditService;
   settings: SettingsService;
   storageLocation: StorageLocationService;
   /** Which types get a thumbnail (the thumbnails domain's rule, given by the composition root). */
   hasThumbnail: HasThumbnail;
+  /** The versions domain's service, made from the tree's parts: replacing content keeps a version through it. */
+  makeVersions: (deps: VersionsDeps) => V;
 }
 
 /** The file tree and everything done to it: listing, uploads, downloads, trash, copies, quotas, share links. */
-export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation, hasThumbnail }: FilesDeps) {
+export function createFilesServices<V extends ReplacedVersions>(
+  infra: Infrastructure,
+  { audit, settings, storageLocation, hasThumbnail, makeVersions }: FilesDeps<V>,
+) {
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
   // Unfinished uploads that announced their length (tus, chunked) hold it against the quota until they end.
@@ -80,20 +92,7 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
   const diskSpace = new DiskSpaceService(infra);
-  const versions = new VersionService({
-    clock,
-    queue,
-    transactions,
-    items: repos.items,
-    versions: repos.versions,
-    tree,
-    views,
-    events,
-    changes,
-    quota,
-    settings,
-    administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
-  });
+  const versions = makeVersions({ tree, views, events, changes, quota });
   const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const fileDeps = {
     clock,
@@ -136,7 +135,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     trash,
     copy: new CopyService({ ...fileDeps, libraryFiles }),
     fileJobs: new FileJobService(queue),
-    versions,
   };
   const lifecycles = {
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
@@ -151,5 +149,5 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     } satisfies Lifecycle,
   };
   // Other domains build on the tree, its views and its events; routes reach them through the services only.
-  return { services, shared: { tree, views, events, changes, libraryFiles }, lifecycles };
+  return { services, shared: { tree, views, events, changes, libraryFiles, versions }, lifecycles };
 }

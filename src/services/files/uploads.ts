@@ -34,13 +34,18 @@ import type { SettingsService } from '../admin/settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
-import type { VersionService } from './versions.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 
 interface UploadFieldPart {
   kind: 'field';
   name: string;
   value: string;
+}
+
+/** What replacing a file's content asks of the versions domain: keep the content replaced (whether it did), move versions to another file. */
+export interface ReplacedVersions {
+  keepReplaced(row: Item): boolean;
+  reassign(fromItemId: string, toItemId: string): void;
 }
 
 export interface UploadFilePart {
@@ -201,7 +206,7 @@ export interface UploadDeps {
   settings: SettingsService;
   intents: UploadIntentService;
   disk: DiskSpaceService;
-  versions: VersionService;
+  versions: ReplacedVersions;
 }
 
 /** How new content arrived and which login wrote it: the version the replaced content becomes names them. */

@@ -9,12 +9,12 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { Principal } from '../identity/principal.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
-import { FileEventType, type FileEvents } from './file-events.ts';
+import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import type { FileVersion as VersionView, Item as ItemView } from '../../contract/files.ts';
-import type { ItemViews } from './item-views.ts';
-import type { QuotaService } from './quota.ts';
-import type { DownloadFile } from './downloads.ts';
-import type { Tree } from './tree.ts';
+import type { ItemViews } from '../files/item-views.ts';
+import type { QuotaService } from '../files/quota.ts';
+import type { DownloadFile } from '../files/downloads.ts';
+import type { Tree } from '../files/tree.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
