@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { AuditActions } from '../src/services/administration/audit.ts';
+import { AuditActions } from '../src/services/admin/audit.ts';
 import { newId } from '../src/lib/ids.ts';
 import { newStorageKey } from '../src/storage/keys.ts';
 import { loadConfig } from '../src/config.ts';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { versionLine } from '../src/services/administration/version.ts';
+import { versionLine } from '../src/services/admin/version.ts';
 import { registerServe } from './serve.ts';
 import { registerInit } from './init.ts';
 import { registerMigrate } from './migrate.ts';

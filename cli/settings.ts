@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
 import { parseSize } from '../src/contract/size.ts';
-import { SETTING_DEFAULTS, type InstanceSettings, type SettingKey } from '../src/services/administration/settings.ts';
+import { SETTING_DEFAULTS, type InstanceSettings, type SettingKey } from '../src/services/admin/settings.ts';
 import { action, adminCommand, print, printJson, readSecret, UsageError, withContext } from './common.ts';
 
 interface Flags {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BUNDLE_FILE_PREFIX, buildWebBundle, encodeWebBundle } from '../src/web/app-bundle.ts';
-import { sourceCommit } from '../src/services/administration/version.ts';
+import { sourceCommit } from '../src/services/admin/version.ts';
 import { BUILD_TARGETS, type BuildTarget } from './targets.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');

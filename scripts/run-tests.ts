@@ -24,7 +24,7 @@ const S3_SUITE = [
   'test/api/files/downloads.test.ts',
   'test/api/files/trash.test.ts',
   'test/api/sharing/shares.test.ts',
-  'test/api/administration/orphans.test.ts',
+  'test/api/admin/orphans.test.ts',
   'test/api/dav/dav.test.ts',
   'test/api/uploads/tus.test.ts',
   'test/api/files/versions.test.ts',

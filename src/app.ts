@@ -6,7 +6,7 @@ import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
 import { guardPlugin } from './http/guard.ts';
 import { accountRoutes } from './http/accounts.ts';
-import { idpRoutes } from './http/idp.ts';
+import { idpRoutes } from './http/sign-on.ts';
 import { eventRoutes } from './http/events.ts';
 import { downloadRoutes } from './http/downloads.ts';
 import { thumbnailRoutes } from './http/thumbnails.ts';
@@ -42,13 +42,13 @@ import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
 import { webhookRoutes } from './http/webhooks.ts';
-import { davRoutes } from './http/dav.ts';
+import { davRoutes } from './http/dav/dav.ts';
 import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
-import { davTrashbinRoutes } from './http/dav-trashbin.ts';
-import { davVersionRoutes } from './http/dav-versions.ts';
+import { davTrashbinRoutes } from './http/dav/trashbin.ts';
+import { davVersionRoutes } from './http/dav/versions.ts';
 import { nextcloudPreviewRoutes } from './http/nextcloud-previews.ts';
-import { nextcloudUploadRoutes } from './http/nextcloud-uploads.ts';
+import { nextcloudUploadRoutes } from './http/dav/chunked-uploads.ts';
 import { PUSH_MAX_MESSAGE_BYTES, pushRoutes } from './http/push.ts';
 import { PushHub, type PushOptions } from './services/changes/desktop-push.ts';
 
@@ -104,7 +104,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(groupRoutes(ctx))
     .use(teamFolderRoutes(ctx))
     .use(libraryRoutes(ctx))
-    .use(publicShareRoutes(ctx, limits))
+    .use(publicShareRoutes(ctx))
     .use(docserverRoutes(ctx))
     .use(eventRoutes(ctx, new SseStreams(ctx.hub, opts.sse)))
     .use(activityRoutes(ctx))

@@ -1,3 +1,4 @@
+import { LibraryHostWrites } from './services/libraries/host-writes.ts';
 import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -10,7 +11,7 @@ import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
 import { Presence } from './events/presence.ts';
-import { ensureSystemSchedules, registerJobHandlers } from './jobs/handlers/index.ts';
+import { ensureSystemSchedules, registerJobHandlers } from './job-handlers/index.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';
@@ -19,10 +20,13 @@ import type { Lifecycle } from './lib/lifecycle.ts';
 import { httpListener, type HttpListener } from './listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createAccountsServices } from './services/accounts/index.ts';
-import { createAdministrationServices } from './services/administration/index.ts';
+import { createAdminServices } from './services/admin/index.ts';
 import { createDavServices } from './services/dav/index.ts';
 import { createDocserverServices } from './services/docserver/index.ts';
 import { createFilesServices } from './services/files/index.ts';
+import { createSharingServices } from './services/sharing/index.ts';
+import { createVersionService } from './services/versions/index.ts';
+import { hasThumbnailWith } from './services/thumbnails/formats.ts';
 import { createLibraryServices } from './services/libraries/index.ts';
 import type { Infrastructure } from './services/infrastructure.ts';
 import { createMaintenanceServices } from './services/maintenance/index.ts';
@@ -42,14 +46,47 @@ const PRESENCE_TTL_MS = 5 * 60_000;
 
 /** Each domain's services, wired in the order they build on each other, and the lifecycles each owns. */
 function createServices(infra: Infrastructure) {
-  const administration = createAdministrationServices(infra);
-  const { audit, settings, storageLocation } = administration.services;
-  const files = createFilesServices(infra, { audit, settings, storageLocation });
-  const { tree, views, events } = files.shared;
+  const admin = createAdminServices(infra);
+  const { audit, settings, storageLocation } = admin.services;
+  const hasThumbnail = hasThumbnailWith(infra.config.ffmpegPath !== null);
+  const files = createFilesServices(infra, {
+    audit,
+    settings,
+    storageLocation,
+    hasThumbnail,
+    makeVersions: (deps) => createVersionService(infra, settings, deps),
+    libraryStaging: new LibraryHostWrites({ items: infra.repos.items, libraries: infra.repos.libraries }),
+  });
+  const versions = { versions: files.shared.versions };
+  const { tree, views, events, changes } = files.shared;
+  const sharing = createSharingServices(infra, {
+    audit,
+    settings,
+    tree,
+    views,
+    events,
+    changes,
+    items: files.services.items,
+    hasThumbnail,
+  });
   const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings, downloads: files.services.downloads });
-  const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
-  const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
-  const signOn = createSignOnServices(infra, { audit, groups: files.services.groups, ...accounts.services });
+  const dav = createDavServices(infra, {
+    audit,
+    tree,
+    settings,
+    thumbnails: thumbnails.services.thumbnails,
+    ...files.services,
+    ...sharing.services,
+    ...versions,
+  });
+  const accounts = createAccountsServices(infra, {
+    audit,
+    settings,
+    davLocks: dav.shared.davLocks,
+    ...files.services,
+    ...sharing.services,
+  });
+  const signOn = createSignOnServices(infra, { audit, groups: sharing.services.groups, ...accounts.services });
   const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, {
     settings,
@@ -57,28 +94,31 @@ function createServices(infra: Infrastructure) {
     views,
     otherStaging: dav.services.chunkedUploads,
     ...files.services,
+    ...sharing.services,
   });
   const maintenance = createMaintenanceServices(infra, {
     audit,
-    metrics: administration.services.metrics,
+    metrics: admin.services.metrics,
     ...files.services,
     ...resumable.services,
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
-  const libraries = createLibraryServices(infra, { audit, events, members: files.services.members, changes: files.services.changes });
+  const libraries = createLibraryServices(infra, { audit, events, members: sharing.services.members, changes: files.services.changes });
   const webhooks = createWebhookServices(infra, {
     tree,
     accounts: accounts.services.accounts,
     scheduledBackups: maintenance.services.scheduledBackups,
-    notifications: files.services.notifications,
-    shares: files.services.shares,
+    notifications: sharing.services.notifications,
+    shares: sharing.services.shares,
     changes: files.services.changes,
   });
   return {
     services: {
-      ...administration.services,
+      ...admin.services,
       ...files.services,
+      ...sharing.services,
+      ...versions,
       ...thumbnails.services,
       ...dav.services,
       ...accounts.services,
@@ -91,7 +131,7 @@ function createServices(infra: Infrastructure) {
       ...webhooks.services,
     },
     lifecycles: {
-      ...administration.lifecycles,
+      ...admin.lifecycles,
       ...files.lifecycles,
       ...thumbnails.lifecycles,
       ...signOn.lifecycles,

@@ -1,5 +1,5 @@
 import { AppError, Messages } from '../errors.ts';
-import type { AuditPrincipal } from '../services/administration/audit.ts';
+import type { AuditPrincipal } from '../services/admin/audit.ts';
 import type { DownloadFile, DownloadService, ZipDownload } from '../services/files/downloads.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';

@@ -1,10 +1,9 @@
 import type { Clock } from '../clock.ts';
 import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
-import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from './rate-limit.ts';
+import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from '../lib/rate-limit.ts';
 
 const MINUTE = 60_000;
-const SHARE_UNLOCK_ATTEMPTS = 10;
 /** Login flows a client address may start per 15 minutes, and polls it may make (one a second). */
 const LOGIN_FLOW_STARTS = 30;
 const LOGIN_FLOW_POLLS = 900;
@@ -18,8 +17,6 @@ export interface Limits {
   backupCodes: FixedWindowLimiter;
   /** Password hashes (argon2, real or dummy) per client address, whichever email they are for. */
   passwordHashes: FixedWindowLimiter;
-  /** Password attempts on one share link from one address (its right password gives its attempt back). */
-  shareUnlock: FixedWindowLimiter;
   /** Members added (each looks an email up) per account, its sub-users included. */
   memberLookup: FixedWindowLimiter;
   /** Nextcloud login flows started per client address. */
@@ -38,7 +35,6 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     mfa: new FixedWindowLimiter(counts.mfa, MINUTE, clock),
     backupCodes: new FixedWindowLimiter(counts.backupCodes, 10 * MINUTE, clock),
     passwordHashes: new FixedWindowLimiter(counts.passwordHashes, MINUTE, clock),
-    shareUnlock: new FixedWindowLimiter(SHARE_UNLOCK_ATTEMPTS, 15 * MINUTE, clock),
     memberLookup: new FixedWindowLimiter(counts.memberLookups, 15 * MINUTE, clock),
     loginFlowStart: new FixedWindowLimiter(LOGIN_FLOW_STARTS, 15 * MINUTE, clock),
     loginFlowPoll: new FixedWindowLimiter(LOGIN_FLOW_POLLS, 15 * MINUTE, clock),

@@ -1,8 +1,8 @@
 import type { AppContext } from '../context.ts';
 import { THUMBNAIL_SIZES, type ThumbnailSize } from '../contract/files.ts';
-import { badRequest, Messages, notFound } from '../errors.ts';
-import type { Principal } from '../services/accounts/principal.ts';
-import { davPath, type DavService, SHARED_WITH_ME } from '../services/dav/dav.ts';
+import { AppError, badRequest, Messages, notFound } from '../errors.ts';
+import type { Principal } from '../services/identity/principal.ts';
+import { davPath, type DavService, type DavTarget } from '../services/dav/dav.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
@@ -13,14 +13,15 @@ function sizeFor(params: URLSearchParams): ThumbnailSize {
   return side > THUMBNAIL_SIZES.small ? 'large' : 'small';
 }
 
-/** The id of the live item at a path of the caller's WebDAV tree ("Shared with me/<share>/..." included); 404 when none. */
+/** The id of the live item at a path of the caller's WebDAV tree ("Shared with me/<share>/..." and team folders included); 404 when none. */
 function itemIdAt(dav: DavService, caller: Principal, file: string): string {
-  const segments = file.split('/').filter((s) => s !== '');
-  const shared = segments.length > 1 && davPath(segments.slice(0, 1)).key === davPath([SHARED_WITH_ME]).key;
-  const mount = shared ? dav.mount(caller, segments[1]!) : null;
-  const target = mount
-    ? dav.resolve(mount.principal, davPath([...mount.ownerSegments, ...segments.slice(2)]))
-    : dav.resolve(caller, davPath(segments));
+  let target: DavTarget | null;
+  try {
+    target = dav.walk(caller, davPath(file.split('/').filter((s) => s !== ''))).target;
+  } catch (err) {
+    if (err instanceof AppError && err.status === 404) throw notFound(Messages.noThumbnail);
+    throw err;
+  }
   if (target?.kind !== 'item') throw notFound(Messages.noThumbnail);
   return target.item.id;
 }

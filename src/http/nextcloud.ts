@@ -89,7 +89,7 @@ function capabilities(request: Request): OcsValue {
 
 /**
  * The Nextcloud clients' discovery and account endpoints (status.php, OCS capabilities and user), and
- * empty successes for what they ask at start that Coffer has no use for. Files go through WebDAV (http/dav.ts).
+ * empty successes for what they ask at start that Coffer has no use for. Files go through WebDAV (http/dav/).
  */
 export function nextcloudRoutes(ctx: AppContext) {
   const unknown = () => {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../lib/html.ts';
-import { BACKEND_VERSION } from '../services/administration/version.ts';
+import { BACKEND_VERSION } from '../services/admin/version.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { route, routes } from './route.ts';
 

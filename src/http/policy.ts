@@ -1,5 +1,5 @@
 import { Messages } from '../errors.ts';
-import type { Operation } from '../services/accounts/permissions.ts';
+import type { Operation } from '../services/identity/permissions.ts';
 import type { LimiterName } from './limits.ts';
 
 /**

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { HeldItem } from '../services/files/tree.ts';
-import { AppError, Messages, notFound, RateLimitedError } from '../errors.ts';
-import { parseRange } from '../lib/byte-range.ts';
+import { AppError } from '../errors.ts';
 import { newToken } from '../lib/ids.ts';
 import { toPublicItem } from '../services/files/item-views.ts';
-import { UNLOCK_TTL_MS } from '../services/files/link-unlock.ts';
-import type { PublicLink } from '../services/files/shares.ts';
+import { LinkLockedError, type LinkVisit } from '../services/sharing/link-access.ts';
+import { UNLOCK_TTL_MS } from '../services/sharing/link-unlock.ts';
+import type { PublicLink } from '../services/sharing/shares.ts';
 import type { TusSender } from '../services/resumable-uploads/tus-uploads.ts';
 import {
   renderAlbumPage,
@@ -20,8 +20,6 @@ import {
 import { readJsonOrForm } from './body.ts';
 import { readCookie } from './cookies.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
-import type { Limits } from './limits.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { describeTus, tusProtocol } from './tus.ts';
@@ -60,15 +58,16 @@ function nextPath(token: string, next: string | undefined, base = `/s/${token}`)
   return next && (next === base || next.startsWith(`${base}/`) || next.startsWith(`${base}?`)) && !next.includes('//') ? next : base;
 }
 
-/** A password-protected link without a valid unlock cookie: the HTML answer is the password form. */
-class LockedError extends AppError {
-  constructor(
-    readonly token: string,
-    readonly base = `/s/${token}`,
-  ) {
-    super(401, Messages.sharePasswordRequired);
-  }
-}
+/** Where a link's pages live. */
+const linkBase = (kind: 'file' | 'album', token: string) => (kind === 'album' ? `/s/album/${token}` : `/s/${token}`);
+
+/** What the link rules need of a request (its cookie, address, method and Range). */
+const visitOf = (request: Request): LinkVisit => ({
+  unlockCookie: readCookie(request, UNLOCK_COOKIE),
+  ip: requestMeta(request).ip,
+  headOnly: request.method === 'HEAD',
+  range: request.headers.get('range'),
+});
 
 /** A page as a plain body with headers on `set`: a returned Response would be re-wrapped by Elysia around a stream. */
 function htmlPage(set: Set, html: string, status = 200): string {
@@ -82,7 +81,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
  * Browsers get HTML, `Accept: application/json` gets `{items, nextCursor}`; errors are a small page or JSON
  * likewise. A drop folder also takes files here, by form post or resumable (tus) upload.
  */
-export function publicShareRoutes(ctx: AppContext, limits: Limits) {
+export function publicShareRoutes(ctx: AppContext) {
   const { shares, downloads, uploads, tusUploads, settings, thumbnails, albumLinks } = ctx.services;
   const tus = tusProtocol(tusUploads);
 
@@ -92,11 +91,12 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     } catch (err) {
       if (err instanceof AppError && wantsHtml(request) && !wantsJson(request)) {
         Object.assign(set.headers, err.headers);
-        if (err instanceof LockedError) {
+        if (err instanceof LinkLockedError) {
           const url = new URL(request.url);
+          const base = linkBase(err.kind, err.token);
           // After unlocking, a page is shown again; a refused post (an upload) goes back to the link's page.
-          const next = request.method === 'GET' ? url.pathname + url.search : err.base;
-          return htmlPage(set, renderPasswordPage({ token: err.token, next, wrong: false, base: err.base }), 401);
+          const next = request.method === 'GET' ? url.pathname + url.search : base;
+          return htmlPage(set, renderPasswordPage({ token: err.token, next, wrong: false, base }), 401);
         }
         return htmlPage(set, renderErrorPage(err.status, err.message), err.status);
       }
@@ -104,28 +104,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     }
   };
 
-  /**
-   * The link, checked in this order on every URL under it: it exists and is live, the visitor unlocked it
-   * (when it has a password), then its download cap (`cap`: `page` refuses once used up, `count` spends
-   * one download, `none` for the rest of a download already counted and for asking about or ending an upload).
-   */
-  const open = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
-    const opened = shares.resolve(token, { pastCap: true, unlockCookie: readCookie(request, UNLOCK_COOKIE) });
-    if (!opened.unlocked) throw new LockedError(token);
-    if (cap === 'count') shares.countDownload(opened.link);
-    else if (cap === 'page') shares.resolve(token);
-    return opened;
-  };
-  const visibleRoot = (link: PublicLink) => {
-    if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
-  };
-  /**
-   * A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link).
-   * Bytes (`page`) stop with the page once its downloads are used up; reading or ending an upload does not.
-   */
+  /** A link that takes uploads into its folder, and the visit they belong to (a cookie scoped to the link). */
   const dropTarget = (request: Request, set: Set, token: string, cap: 'page' | 'none') => {
-    const { link, root } = open(request, token, cap);
-    if (link.mode === 'view' || root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
+    const { link, root } = shares.openDrop(token, visitOf(request), cap);
     const { ip, secure } = requestMeta(request);
     let visit = readCookie(request, VISIT_COOKIE);
     if (!visit || !/^[A-Za-z0-9_-]{22,64}$/.test(visit)) {
@@ -139,17 +120,6 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     ...shares.visitor(target.link, target.ip),
     drop: { linkId: target.link.id, visitId: target.visit },
   });
-
-  /**
-   * A download counts when what is served covers byte 0: read by the parser that serves the Range, so every
-   * form of it (a suffix, any case, spaces, leading zeros, one ignored) counts as its bytes do; HEAD never does.
-   */
-  const downloadCap = (request: Request, item: HeldItem) => {
-    if (request.method === 'HEAD') return 'page';
-    // A folder's ZIP ignores Range: it is always served whole.
-    const range = item.type === 'folder' ? null : parseRange(request.headers.get('range'), item.size);
-    return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
-  };
 
   // Pages come back as the same object until the database changes; render each once per link and folder.
   const rendered = new WeakMap<object, Map<string, string>>();
@@ -183,13 +153,38 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     return htmlPage(set, html);
   };
 
-  /** An album's link, checked as a file link is: live, unlocked, then its download cap (`cap` as for `open`). */
-  const openAlbum = (request: Request, token: string, cap: 'page' | 'count' | 'none') => {
-    const opened = albumLinks.resolve(token, { pastCap: true, unlockCookie: readCookie(request, UNLOCK_COOKIE) });
-    if (!opened.unlocked) throw new LockedError(token, `/s/album/${token}`);
-    if (cap === 'count') albumLinks.countDownload(opened.link);
-    else if (cap === 'page') albumLinks.resolve(token);
-    return opened;
+  /** A visitor's password for a link: the unlock cookie, then the page asked for (a form) or 204 (a script). */
+  const unlock = async (
+    request: Request,
+    set: Set,
+    kind: 'file' | 'album',
+    body: { password: string; next?: string | undefined },
+    attempt: (ip: string) => Promise<{ token: string; cookie: string | null }>,
+    token: string,
+  ) => {
+    const { secure, ip } = requestMeta(request);
+    const base = linkBase(kind, token);
+    const next = nextPath(token, body.next, base);
+    const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
+    let unlocked: { token: string; cookie: string | null };
+    try {
+      unlocked = await attempt(ip);
+    } catch (err) {
+      if (form && err instanceof AppError && err.status === 401)
+        return htmlPage(set, renderPasswordPage({ token, next, wrong: true, base }), 401);
+      throw err;
+    }
+    // A link without a password has nothing to unlock: the visitor simply goes on.
+    if (unlocked.cookie)
+      set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, unlocked.token, unlocked.cookie, secure, UNLOCK_TTL_MS / 1000, base);
+    set.headers['Cache-Control'] = 'no-store';
+    if (form) {
+      set.headers.Location = next;
+      set.status = 303;
+      return '';
+    }
+    set.status = 204;
+    return '';
   };
 
   return routes(ctx, 'http/public-shares', [
@@ -198,8 +193,7 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       query: pageQuery,
       handler: ({ params, query, request, set }) =>
         answer(request, set, () => {
-          const opened = openAlbum(request, params.token, 'page');
-          albumLinks.recordVisit(opened, requestMeta(request).ip, 'access');
+          const opened = albumLinks.openGallery(params.token, visitOf(request));
           const page = albumLinks.page(opened.album, query);
           if (wantsJson(request)) return { name: opened.album.name, ...page };
           return htmlPage(
@@ -217,73 +211,44 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
     route('GET /s/album/:token/file/:id', {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const opened = openAlbum(request, params.token, 'none');
-          const item = albumLinks.item(opened, params.id);
-          const cap = downloadCap(request, item);
-          if (cap !== 'none') openAlbum(request, params.token, cap);
-          if (cap === 'count') albumLinks.recordVisit(opened, requestMeta(request).ip, 'download', item);
+          const item = albumLinks.openDownload(params.token, visitOf(request), params.id);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
     }),
     route('GET /s/album/:token/thumbnail/:id', {
       query: thumbnailQuery,
       handler: (c) =>
-        answer(c.request, c.set, async () => {
-          const opened = openAlbum(c.request, c.params.token, 'page');
-          return thumbnailResponse(await albumLinks.thumbnail(opened, c.params.id, c.query.size, c.request.headers.get('if-none-match')));
-        }),
+        answer(c.request, c.set, async () =>
+          thumbnailResponse(
+            await albumLinks.thumbnail(
+              c.params.token,
+              visitOf(c.request),
+              c.params.id,
+              c.query.size,
+              c.request.headers.get('if-none-match'),
+            ),
+          ),
+        ),
     }),
     // "Download all": one ZIP counts as one download, as a file link's folder ZIP does.
     route('GET /s/album/:token/zip', {
       handler: ({ params, request, set }) =>
-        answer(request, set, () => {
-          const opened = openAlbum(request, params.token, 'page');
-          if (request.method !== 'HEAD') albumLinks.countDownload(opened.link);
-          albumLinks.recordVisit(opened, requestMeta(request).ip, 'download');
-          return zipResponse(albumLinks.zip(opened), request);
-        }),
+        answer(request, set, () => zipResponse(albumLinks.openZip(params.token, visitOf(request)), request)),
     }),
     route('POST /s/album/:token/unlock', {
       body: unlockBody,
       read: (request) => readJsonOrForm(request, []),
       handler: ({ params, body, request, set }) =>
-        answer(request, set, async () => {
-          const opened = albumLinks.resolve(params.token, { pastCap: true });
-          const base = `/s/album/${opened.link.token}`;
-          const { ip, secure } = requestMeta(request);
-          const next = nextPath(opened.link.token, body.next, base);
-          const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
-          // As a file link's: spent before the check, given back by a right password.
-          const key = `album:${opened.album.id}|${ip}`;
-          const counted = limits.shareUnlock.hit(key);
-          if (!counted.allowed) throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
-          let cookie: string | null;
-          try {
-            cookie = await albumLinks.unlock(opened, body.password, ip);
-          } catch (err) {
-            if (form && err instanceof AppError && err.status === 401)
-              return htmlPage(set, renderPasswordPage({ token: opened.link.token, next, wrong: true, base }), 401);
-            throw err;
-          }
-          limits.shareUnlock.release(key, counted);
-          if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, opened.link.token, cookie, secure, UNLOCK_TTL_MS / 1000, base);
-          set.headers['Cache-Control'] = 'no-store';
-          if (form) {
-            set.headers.Location = next;
-            set.status = 303;
-            return '';
-          }
-          set.status = 204;
-          return '';
-        }),
+        answer(request, set, () =>
+          unlock(request, set, 'album', body, (ip) => albumLinks.attemptUnlock(params.token, body.password, ip), params.token),
+        ),
     }),
     route('GET /s/:token', {
       query: pageQuery,
       handler: (c) =>
         answer(c.request, c.set, async () => {
           const { params, request, set } = c;
-          const { link, root } = open(request, params.token, 'page');
-          shares.recordVisit(link, root, requestMeta(request).ip, 'access');
+          const { link, root } = shares.openRoot(params.token, visitOf(request));
           if (link.mode === 'upload') {
             const visit = readCookie(request, VISIT_COOKIE);
             const received = visit ? shares.dropsOfVisit(link, visit) : [];
@@ -310,24 +275,14 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       query: pageQuery,
       handler: (c) =>
         answer(c.request, c.set, () => {
-          const { params, request, set } = c;
-          const { link, root } = open(request, params.token, 'page');
-          visibleRoot(link);
-          const item = shares.itemUnder(link, root, params.id);
-          if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
-          shares.recordVisit(link, item, requestMeta(request).ip, 'access');
-          return folderView(request, set, link, root, item, c);
+          const { link, root, folder } = shares.openFolder(c.params.token, visitOf(c.request), c.params.id);
+          return folderView(c.request, c.set, link, root, folder, c);
         }),
     }),
     route('GET /s/:token/file/:id', {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const { link, root } = open(request, params.token, 'none');
-          visibleRoot(link);
-          const item = shares.itemUnder(link, root, params.id);
-          const cap = downloadCap(request, item);
-          if (cap !== 'none') open(request, params.token, cap);
-          if (cap === 'count') shares.recordVisit(link, item, requestMeta(request).ip, 'download');
+          const { link, item } = shares.openDownload(params.token, visitOf(request), params.id);
           if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
@@ -338,20 +293,14 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       handler: (c) =>
         answer(c.request, c.set, async () => {
           // As the pages: the link's password and expiry apply, a drop folder shows nothing, no download is counted.
-          const { link, root } = open(c.request, c.params.token, 'page');
-          visibleRoot(link);
-          const item = shares.itemUnder(link, root, c.params.id);
+          const { item } = shares.openItem(c.params.token, visitOf(c.request), c.params.id);
           return thumbnailResponse(await thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
         }),
     }),
     route('GET /s/:token/zip', {
       handler: ({ params, request, set }) =>
         answer(request, set, () => {
-          const { link, root } = open(request, params.token, 'page');
-          visibleRoot(link);
-          if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-          if (request.method !== 'HEAD') shares.countDownload(link);
-          shares.recordVisit(link, root, requestMeta(request).ip, 'download');
+          const { link, root } = shares.openZip(params.token, visitOf(request));
           return zipResponse(downloads.zipFolder(link.accountId, root), request);
         }),
     }),
@@ -360,38 +309,9 @@ export function publicShareRoutes(ctx: AppContext, limits: Limits) {
       body: unlockBody,
       read: (request) => readJsonOrForm(request, []),
       handler: ({ params, body, request, set }) =>
-        answer(request, set, async () => {
-          const { link } = shares.resolve(params.token, { pastCap: true });
-          const { ip, secure } = requestMeta(request);
-          const next = nextPath(link.token, body.next);
-          const form = /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '');
-          // Spent before the check, so at most the limit of guesses are ever checked; a right password gives it back.
-          const key = `${link.id}|${ip}`;
-          const counted = limits.shareUnlock.hit(key);
-          if (!counted.allowed) {
-            shares.recordUnlockRefused(link, ip);
-            throw new RateLimitedError(rateLimitHeaders(counted, ctx.clock.now()));
-          }
-          let cookie: string | null;
-          try {
-            cookie = await shares.unlock(link, body.password, ip);
-          } catch (err) {
-            if (form && err instanceof AppError && err.status === 401)
-              return htmlPage(set, renderPasswordPage({ token: link.token, next, wrong: true }), 401);
-            throw err;
-          }
-          limits.shareUnlock.release(key, counted);
-          // A link without a password has nothing to unlock: the visitor simply goes on.
-          if (cookie) set.headers['Set-Cookie'] = linkCookie(UNLOCK_COOKIE, link.token, cookie, secure, UNLOCK_TTL_MS / 1000);
-          set.headers['Cache-Control'] = 'no-store';
-          if (form) {
-            set.headers.Location = next;
-            set.status = 303;
-            return '';
-          }
-          set.status = 204;
-          return '';
-        }),
+        answer(request, set, () =>
+          unlock(request, set, 'file', body, (ip) => shares.attemptUnlock(params.token, body.password, ip), params.token),
+        ),
     }),
     route('POST /s/:token/upload', {
       form: { file: 'the files, one part each (repeated)', uploader: 'who is sending them (optional, at most 100 characters)' },

@@ -1,5 +1,5 @@
 import { releaseHandedOver } from '../lib/buffers.ts';
-import type { Principal } from '../services/accounts/principal.ts';
+import type { Principal } from '../services/identity/principal.ts';
 
 /** Per-request facts computed once in onRequest and read by guards, limiters and the access log. */
 export interface RequestMeta {

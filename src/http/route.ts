@@ -2,7 +2,7 @@ import { type AnyElysia, type Context, Elysia } from 'elysia';
 import { z } from 'zod';
 import type { Api, ApiBody, ApiKey, PathParams } from '../contract/api.ts';
 import type { AppContext } from '../context.ts';
-import type { Principal } from '../services/accounts/principal.ts';
+import type { Principal } from '../services/identity/principal.ts';
 import { readJson } from './body.ts';
 import { ROUTES, type RouteKey } from './policy.ts';
 import { requestMeta } from './request-meta.ts';

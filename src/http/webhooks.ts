@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { newWebhookBody, webhookPatchBody } from '../contract/webhooks.ts';
-import type { Principal } from '../services/accounts/principal.ts';
+import type { Principal } from '../services/identity/principal.ts';
 import type { HookScope } from '../services/webhooks/webhooks.ts';
 import { route, routes } from './route.ts';
 

@@ -5,7 +5,7 @@ import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
 import { isInlineImageType } from '../services/files/downloads.ts';
 import type { PublicItem } from '../services/files/item-views.ts';
-import type { ShareFacts } from '../services/files/shares.ts';
+import type { ShareFacts } from '../services/sharing/shares.ts';
 import type { PublicPhoto } from '../contract/albums.ts';
 
 // The visitor's time zone is unknown to the server: dates are said as the UTC day.

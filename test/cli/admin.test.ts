@@ -8,7 +8,7 @@ import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/stored-files.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { SETTINGS_RECHECK_MS } from '../../src/services/administration/settings.ts';
+import { SETTINGS_RECHECK_MS } from '../../src/services/admin/settings.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BINARY, ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
-import { BACKEND_VERSION } from '../../src/services/administration/version.ts';
+import { BACKEND_VERSION } from '../../src/services/admin/version.ts';
 import { listenNotifySocket } from '../helpers/notify-socket.ts';
 import { tempDir } from '../helpers/server.ts';
 import { TestClient } from '../helpers/client.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { BACKEND_VERSION } from '../../src/services/administration/version.ts';
+import { BACKEND_VERSION } from '../../src/services/admin/version.ts';
 import {
   acquireBrowser,
   apiSettled,

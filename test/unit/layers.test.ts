@@ -54,7 +54,7 @@ function partOf(file: string): string {
   const f = file.slice('src/'.length);
   if (['context.ts', 'composition.ts', 'listener.ts', 'app.ts', 'server.ts', 'main.ts'].includes(f)) return 'root';
   if (f.startsWith('contract/')) return 'contract';
-  if (f.startsWith('http/') || f.startsWith('web/') || f.startsWith('jobs/handlers/')) return 'entry';
+  if (f.startsWith('http/') || f.startsWith('web/') || f.startsWith('job-handlers/')) return 'entry';
   if (f.startsWith('services/')) return 'services';
   if (f.startsWith('db/')) return 'db';
   if (f.startsWith('storage/')) return 'storage';
@@ -168,17 +168,41 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
     return out;
   },
 
-  'no route names a row type that carries key material': (tree) => {
-    const keyed = rowTypesWithKeyMaterial(tree);
-    return relativeImports(tree)
-      .filter((i) => i.from.startsWith('src/http/') && !i.target.startsWith('src/contract/'))
-      .flatMap((i) => i.names.filter((n) => keyed.has(n)).map((n) => `${show(i)} names ${n}`));
+  'no route or web module names a type that carries key material': (tree) => {
+    const keysOf = keyMaterialOf(tree);
+    return [...tree]
+      .filter(([file]) => DOORS.some((door) => file.startsWith(door)))
+      .flatMap(([file, text]) =>
+        [...bindingsOf(file, text).local]
+          .filter(([, binding]) => 'from' in binding)
+          .map(([name]) => [name, [...keysOf(file, name)]] as const)
+          .filter(([, keys]) => keys.length > 0)
+          .map(([name, keys]) => `${file} names ${name}, which carries ${keys.join(', ')}`),
+      );
   },
 
-  'no route reads key material, whatever type it came in': (tree) =>
+  'no route or web module reads key material, whatever type it came in': (tree) =>
     [...tree]
-      .filter(([file]) => file.startsWith('src/http/') || file.startsWith('src/web/'))
+      .filter(([file]) => DOORS.some((door) => file.startsWith(door)))
       .flatMap(([file, text]) => [...new Set([...text.matchAll(KEY_MATERIAL)].map((m) => m[1]!))].map((field) => `${file} reads ${field}`)),
+
+  'no two domains (service folders) import each other back and forth, counting type-only imports': (tree) => {
+    const domainOf = (file: string) => /^src\/services\/([^/]+)\//.exec(file)?.[1];
+    const edges = new Map<string, string>();
+    for (const i of relativeImports(tree)) {
+      const [from, to] = [domainOf(i.from), domainOf(i.target)];
+      if (from && to && from !== to && !edges.has(`${from} → ${to}`)) edges.set(`${from} → ${to}`, show(i));
+    }
+    return [...edges]
+      .filter(([edge]) => {
+        const [from, to] = edge.split(' → ');
+        return from! < to! && edges.has(`${to} → ${from}`);
+      })
+      .map(([edge, first]) => {
+        const [from, to] = edge.split(' → ');
+        return `${from} ↔ ${to}: ${first} and ${edges.get(`${to} → ${from}`)}`;
+      });
+  },
 
   'bun:sqlite, new Database and $client only in src/db': (tree) =>
     [...tree]
@@ -218,6 +242,9 @@ const RULES: Record<string, (tree: Tree) => string[]> = {
   },
 };
 
+/** What answers requests or runs in the browser: key material must not reach it, under any name. */
+const DOORS = ['src/http/', 'src/web/', 'web/'];
+
 const KEY_MATERIAL = /\b(wrappedKey|storageKey|passwordHash|mfaSecret|secretHash|tokenHash|keyHash|codeHash)\b/g;
 
 /** `text` cut at `separator` where it is outside <>, (), [] and {}. */
@@ -238,12 +265,58 @@ function splitTopLevel(text: string, separator: string): string[] {
   return parts;
 }
 
+/** Where a name used in a file comes from: declared there (its text), or imported (the module and its name there). */
+type Binding = { declared: string } | { from: string; name: string };
+
+/** Each file's type bindings: declarations (`type`, `interface`), imports and `export { a as b }` (from a module or not). */
+function bindingsOf(file: string, text: string): { local: Map<string, Binding>; exported: Map<string, Binding> } {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const local = new Map<string, Binding>();
+  const exported = new Map<string, Binding>();
+  const pairs = (list: string) =>
+    list
+      .split(',')
+      .map((n) => n.trim().replace(/^type\s+/, ''))
+      .filter(Boolean)
+      .map((n) => {
+        const [name = '', alias] = n.split(/\s+as\s+/);
+        return [name, alias ?? name] as const;
+      });
+  const resolve = (spec: string) => (spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)) : spec);
+  for (const m of code.matchAll(/^import\s+(?:type\s+)?(?:\w+\s*,\s*)?\{([^}]*)\}\s*from\s*'([^']+)'/gm))
+    for (const [name, alias] of pairs(m[1]!)) local.set(alias, { from: resolve(m[2]!), name });
+  for (const m of code.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}\s*(?:from\s*'([^']+)')?/gm))
+    for (const [name, alias] of pairs(m[1]!))
+      exported.set(alias, m[2] ? { from: resolve(m[2]), name } : (local.get(name) ?? { declared: name }));
+  for (const m of code.matchAll(/^(export\s+)?type\s+(\w+)(?:<[^>]*>)?\s*=\s*([^;]+);/gm)) {
+    local.set(m[2]!, { declared: m[3]! });
+    if (m[1]) exported.set(m[2]!, { declared: m[3]! });
+  }
+  for (const m of code.matchAll(/^(export\s+)?interface\s+(\w+)(?:<[^>]*>)?\s*(?:extends\s+([^{]+))?\{/gm)) {
+    let depth = 0;
+    let end = m.index! + m[0].length - 1;
+    for (; end < code.length; end++) {
+      if (code[end] === '{') depth++;
+      else if (code[end] === '}' && --depth === 0) break;
+    }
+    const body = `${(m[3] ?? '').split(',').join(' & ')} & ${code.slice(m.index! + m[0].length - 1, end + 1)}`;
+    local.set(m[2]!, { declared: body });
+    if (m[1]) exported.set(m[2]!, { declared: body });
+  }
+  // A declared name that is exported by a later `export { X }` is already in `local`; re-read it so it points at the declaration.
+  for (const [alias, binding] of exported)
+    if ('declared' in binding && local.has(binding.declared)) exported.set(alias, local.get(binding.declared)!);
+  return { local, exported };
+}
+
 /**
- * Types declared in src/db (exported or a local alias such as `type LinkRow = typeof shareLinks.$inferSelect`)
- * that carry key material (wrapped keys, object keys, hashes of secrets): followed through aliases, Pick, Omit,
- * wrappers such as Partial and intersections, so a row is caught however it is spelled.
+ * Which key material (wrapped keys, object keys, hashes of secrets) a type carries, for any type in src/:
+ * rows of tables holding it, followed through aliases declared anywhere (`type LinkRow = typeof
+ * shareLinks.$inferSelect` in a service as in src/db), imports and re-exports under any name (`export
+ * type { LinkRow as PublicLink }`), Pick, Omit, wrappers such as Partial, intersections, interfaces
+ * extending a row and fields typed by one, so a row is caught however it is spelled or passed on.
  */
-function rowTypesWithKeyMaterial(tree: Tree): Set<string> {
+function keyMaterialOf(tree: Tree): (file: string, name: string) => Set<string> {
   const tableKeys = new Map<string, Set<string>>();
   for (const [file, text] of tree) {
     if (!file.startsWith('src/db/schema/')) continue;
@@ -252,13 +325,10 @@ function rowTypesWithKeyMaterial(tree: Tree): Set<string> {
       if (table) tableKeys.set(table, new Set([...chunk.matchAll(KEY_MATERIAL)].map((m) => m[1]!)));
     }
   }
-  const declared = new Map<string, string>();
-  for (const [file, text] of tree) {
-    if (!file.startsWith('src/db/')) continue;
-    for (const m of text.matchAll(/^(?:export\s+)?type\s+(\w+)(?:<[^>]*>)?\s*=\s*([^;]+);/gm)) declared.set(m[1]!, m[2]!);
-  }
+  const bindings = new Map([...tree].map(([file, text]) => [file, bindingsOf(file, text)]));
   const known = new Map<string, Set<string>>();
-  const keysOf = (type: string): Set<string> => {
+
+  const keysOf = (file: string, type: string): Set<string> => {
     const out = new Set<string>();
     for (const term of splitTopLevel(type.trim(), '&')) {
       const generic = /^(\w+)<([\s\S]*)>$/.exec(term);
@@ -267,26 +337,38 @@ function rowTypesWithKeyMaterial(tree: Tree): Set<string> {
       if (generic && (generic[1] === 'Pick' || generic[1] === 'Omit')) {
         const [base = '', ...rest] = splitTopLevel(generic[2]!, ',');
         const named = new Set([...rest.join(',').matchAll(/'(\w+)'/g)].map((m) => m[1]!));
-        keys = new Set([...keysOf(base)].filter((k) => named.has(k) === (generic[1] === 'Pick')));
-      } else if (generic) keys = keysOf(generic[2]!);
+        keys = new Set([...keysOf(file, base)].filter((k) => named.has(k) === (generic[1] === 'Pick')));
+      } else if (generic) keys = keysOf(file, generic[2]!);
       else if (table) keys = tableKeys.get(table) ?? new Set();
-      else if (/^\w+$/.test(term) && declared.has(term)) keys = named(term);
-      else if (term.startsWith('{')) keys = new Set([...term.matchAll(KEY_MATERIAL)].map((m) => m[1]!));
-      else keys = new Set();
+      else if (/^\w+$/.test(term)) keys = inScope(file, term);
+      else {
+        // An object type: its own key fields, and those of every type its fields name.
+        keys = new Set([...term.matchAll(KEY_MATERIAL)].map((m) => m[1]!));
+        for (const m of term.matchAll(/:\s*([A-Z]\w*)/g)) for (const k of inScope(file, m[1]!)) keys.add(k);
+      }
       for (const k of keys) out.add(k);
     }
     return out;
   };
-  const named = (name: string): Set<string> => {
-    let keys = known.get(name);
+  const follow = (file: string, binding: Binding | undefined): Set<string> => {
+    if (!binding) return new Set();
+    if ('declared' in binding) return keysOf(file, binding.declared);
+    return exportedBy(binding.from.endsWith('.ts') || binding.from.endsWith('.tsx') ? binding.from : `${binding.from}.ts`, binding.name);
+  };
+  const memo = (key: string, compute: () => Set<string>) => {
+    let keys = known.get(key);
     if (!keys) {
-      known.set(name, new Set());
-      keys = keysOf(declared.get(name)!);
-      known.set(name, keys);
+      known.set(key, new Set());
+      keys = compute();
+      known.set(key, keys);
     }
     return keys;
   };
-  return new Set([...declared.keys()].filter((name) => named(name).size > 0));
+  const inScope = (file: string, name: string): Set<string> =>
+    memo(`${file}#${name}`, () => follow(file, bindings.get(file)?.local.get(name)));
+  const exportedBy = (file: string, name: string): Set<string> =>
+    memo(`${file}>${name}`, () => follow(file, bindings.get(file)?.exported.get(name) ?? bindings.get(file)?.local.get(name)));
+  return inScope;
 }
 
 describe('layers: src/, cli/ and web/', () => {
@@ -308,16 +390,38 @@ describe('layers: src/, cli/ and web/', () => {
       { 'src/services/planted.ts': "import type { Item } from '../db/repos/items.ts';\nexport type StoredItem = Item;\n" },
       { 'src/services/planted.ts': "import type { Item } from '../db/repos/items.ts';\nexport type { Item };\n" },
     ],
-    'no route names a row type that carries key material': [
-      { 'src/http/planted.ts': "import type { Item } from '../services/files/planted.ts';\n" },
+    'no route or web module names a type that carries key material': [
+      { 'src/http/planted.ts': "import type { Item } from '../db/repos/items.ts';\n" },
       {
         'src/db/repos/planted.ts':
           "import { shareLinks } from '../schema/shares.ts';\ntype Row = typeof shareLinks.$inferSelect;\nexport type PlantedLink = Pick<Row, 'id' | 'passwordHash'>;\n",
+        'src/http/planted.ts': "import type { PlantedLink } from '../db/repos/planted.ts';\n",
+      },
+      // The `export type { … }` form, renamed, of a row declared through a local alias in a service.
+      {
+        'src/services/files/planted.ts':
+          "import type { ShareLink } from '../../db/repos/shares.ts';\ntype LinkRow = ShareLink;\nexport type { LinkRow as PlantedLink };\n",
         'src/http/planted.ts': "import type { PlantedLink } from '../services/files/planted.ts';\n",
       },
+      {
+        'src/services/files/planted.ts':
+          "import { shareLinks } from '../../db/schema/shares.ts';\ntype Row = typeof shareLinks.$inferSelect;\nexport interface PlantedLink extends Omit<Row, 'id'> {}\n",
+        'src/http/planted.ts': "import type { PlantedLink as Link } from '../services/files/planted.ts';\n",
+      },
+      // A row passed on as a field, and re-exported from a module in between.
+      {
+        'src/services/files/planted.ts':
+          "import type { AlbumLinkRow } from '../../db/repos/albums.ts';\nexport interface Opened {\n  link: AlbumLinkRow;\n}\n",
+        'src/services/files/planted-index.ts': "export type { Opened as PlantedOpen } from './planted.ts';\n",
+        'web/planted.ts': "import type { PlantedOpen } from '../src/services/files/planted-index.ts';\n",
+      },
     ],
-    'no route reads key material, whatever type it came in': [
+    'no route or web module reads key material, whatever type it came in': [
       { 'src/http/planted.ts': 'export const locked = (link: { hasPassword: boolean }) => (link as any).passwordHash !== null;\n' },
+      { 'web/planted.ts': 'export const wrapped = (item: object) => (item as { wrappedKey?: string }).wrappedKey;\n' },
+    ],
+    'no two domains (service folders) import each other back and forth, counting type-only imports': [
+      { 'src/services/identity/planted.ts': "import type { Tree } from '../files/tree.ts';\n" },
     ],
     'bun:sqlite, new Database and $client only in src/db': [{ 'cli/planted.ts': "import { Database } from 'bun:sqlite';\n" }],
     'SQL lives in src/db only (any case)': [{ 'src/services/planted.ts': "const q = 'select id from items where x = ?';\n" }],

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../src/clock.ts';
-import { FixedWindowLimiter, rateLimitHeaders } from '../../src/http/rate-limit.ts';
+import { FixedWindowLimiter, rateLimitHeaders } from '../../src/lib/rate-limit.ts';
 import { RateLimitedError } from '../../src/errors.ts';
 
 describe('FixedWindowLimiter', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { retentionDrops } from '../../src/services/files/versions.ts';
+import { retentionDrops } from '../../src/services/versions/versions.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

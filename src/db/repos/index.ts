@@ -9,7 +9,7 @@ import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
 import { DatabaseRepo } from './database.ts';
 import { DocserverRepo } from './docserver.ts';
-import { IdpRepo } from './idp.ts';
+import { IdpRepo } from './sign-on.ts';
 import { InvitationsRepo } from './invitations.ts';
 import { ItemsRepo } from './items.ts';
 import { JobsRepo } from './jobs.ts';

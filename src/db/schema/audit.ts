@@ -10,7 +10,7 @@ export const AUDIT_QUEUE_STATUSES = ['pending', 'failed'] as const;
  */
 export const auditQueue = sqliteTable('audit_queue', {
   seq: integer('seq').primaryKey({ autoIncrement: true }),
-  // The event as JSON (QueuedEvent in services/administration/audit.ts).
+  // The event as JSON (QueuedEvent in services/admin/audit.ts).
   event: text('event').notNull(),
   status: text('status', { enum: AUDIT_QUEUE_STATUSES }).notNull().default('pending'),
   attempts: integer('attempts').notNull().default(0),

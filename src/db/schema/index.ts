@@ -8,7 +8,7 @@ export * from './tus-uploads.ts';
 export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
-export * from './idp.ts';
+export * from './sign-on.ts';
 export * from './content.ts';
 export * from './thumbnails.ts';
 export * from './versions.ts';

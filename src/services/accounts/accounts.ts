@@ -1,7 +1,7 @@
 import type { Profile, PublicUser, SignInMethod } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { IdpConfig } from '../../config.ts';
-import type { IdpRepo } from '../../db/repos/idp.ts';
+import type { IdpRepo } from '../../db/repos/sign-on.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import {
@@ -15,17 +15,17 @@ import {
   validationFailed,
 } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import { emailKey } from './email.ts';
 import type { MfaService } from './mfa.ts';
 import type { PasskeyResponse, PasskeyService } from './passkeys.ts';
 import type { AppPasswordService } from './app-passwords.ts';
-import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import { hashPassword, verifyAgainstDummy, verifyPassword } from '../identity/passwords.ts';
 import { DISPLAY_NAME_MAX, PASSWORD } from '../../contract/limits.ts';
 import { ALL_PERMISSIONS } from '../../contract/permissions.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';
 
 export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
@@ -201,9 +201,7 @@ export class AccountService {
       this.d.audit.record({
         action: AuditActions.signIn,
         status: 'failure',
-        loginId: row?.id ?? null,
-        accountId: row ? (row.parentUserId ?? row.id) : null,
-        email: row?.email ?? input.email,
+        ...loginFields(row, input.email),
         ip: info.ip,
         requestId: info.requestId,
         details: { reason },
@@ -241,9 +239,7 @@ export class AccountService {
     const { token, sessionId } = await this.d.sessions.start(row.id, info);
     this.d.audit.record({
       action: AuditActions.signIn,
-      loginId: row.id,
-      accountId: row.parentUserId ?? row.id,
-      email: row.email,
+      ...loginFields(row),
       ip: info.ip,
       requestId: info.requestId,
       actor: 'login',

@@ -6,11 +6,11 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { emailKey } from './email.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService, loginFields } from '../admin/audit.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
-import { verifyAgainstDummy, verifyPassword } from './passwords.ts';
-import { parsePermissions, type Principal } from './principal.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import { verifyAgainstDummy, verifyPassword } from '../identity/passwords.ts';
+import { parsePermissions, type Principal } from '../identity/principal.ts';
+import type { SettingsService } from '../admin/settings.ts';
 
 const MAX_PER_LOGIN = 50;
 const MAX_NAME = 100;
@@ -158,9 +158,7 @@ export class AppPasswordService {
       this.d.audit.record({
         action: AuditActions.signIn,
         status: 'failure',
-        loginId: login?.id ?? null,
-        accountId: login ? (login.parentUserId ?? login.id) : null,
-        email: login?.email ?? email,
+        ...loginFields(login, email),
         ip,
         details: { reason: disabled ? 'account_disabled' : 'invalid_credentials', via: 'webdav' },
       });

@@ -2,7 +2,7 @@ import type { ActiveClient } from '../../contract/admin.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Presence } from '../../events/presence.ts';
 import { nextcloudAgent } from './client-agent.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
 
 const ACTIVE_WINDOW_MS = 5 * 60_000;

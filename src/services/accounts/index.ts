@@ -1,7 +1,8 @@
-import type { AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import type { FilesServices } from '../files/index.ts';
+import type { SharingServices } from '../sharing/index.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { AccountService } from './accounts.ts';
 import { AppPasswordService } from './app-passwords.ts';
@@ -33,8 +34,9 @@ export interface AccountsServices {
 
 type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<
   FilesServices,
-  'quota' | 'trash' | 'members' | 'shares' | 'changes'
->;
+  'quota' | 'trash' | 'changes'
+> &
+  Pick<SharingServices, 'members' | 'shares'>;
 
 /** Accounts, their logins (sub-users, app passwords and the clients' sign-in flows, desktop clients), sessions and second factors. */
 export function createAccountsServices(

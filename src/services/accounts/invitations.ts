@@ -6,7 +6,7 @@ import type { Invitation, InvitationsRepo } from '../../db/repos/invitations.ts'
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, conflict, Messages, notFound } from '../../errors.ts';
 import { newId, newToken } from '../../lib/ids.ts';
-import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields } from '../admin/audit.ts';
 import { type AccountService, displayName, toPublicUser } from './accounts.ts';
 import { emailKey } from './email.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';

@@ -4,7 +4,7 @@ import { AppError, notFound } from '../../errors.ts';
 import { newToken } from '../../lib/ids.ts';
 import type { AppPasswordService } from './app-passwords.ts';
 import { clientName } from './client-agent.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 
 const FLOW_TTL_MS = 20 * 60_000;
 /** Flows waiting at once, whoever started them: memory stays bounded whatever the number of addresses. */

@@ -3,8 +3,8 @@ import type { Clock } from '../../clock.ts';
 import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { AppError, badRequest, Messages, unauthorized } from '../../errors.ts';
-import { AuditActions, type Actor, type AuditService, actorFields } from '../administration/audit.ts';
-import type { Principal } from './principal.ts';
+import { AuditActions, type Actor, type AuditService, actorFields } from '../admin/audit.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
 
 const BACKUP_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';

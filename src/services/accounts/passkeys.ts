@@ -13,13 +13,13 @@ import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, Messages, notFound, unauthorized } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { type Actor, AuditActions, type AuditService, actorFields } from '../administration/audit.ts';
+import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import type { MfaService } from './mfa.ts';
 
 // Loaded at the first passkey ceremony: most servers never hold a passkey, and the library weighs on idle memory.
 const webauthn = () => import('@simplewebauthn/server');
-import { verifyPassword } from './passwords.ts';
-import type { Principal } from './principal.ts';
+import { verifyPassword } from '../identity/passwords.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo } from './sessions.ts';
 
 /** A sign-in assertion as the browser sends it (`navigator.credentials.get`, JSON-encoded). */
@@ -267,9 +267,7 @@ export class PasskeyService {
       this.d.audit.record({
         action: AuditActions.passkeyUse,
         status: status === 403 ? 'denied' : 'failure',
-        loginId: who?.id ?? null,
-        accountId: who ? (who.parentUserId ?? who.id) : null,
-        email: who?.email ?? null,
+        ...loginFields(who),
         ip: info.ip,
         requestId: info.requestId,
         targetType: 'passkey',
@@ -310,9 +308,7 @@ export class PasskeyService {
     }
     this.d.audit.record({
       action: AuditActions.passkeyUse,
-      loginId: login.id,
-      accountId: login.parentUserId ?? login.id,
-      email: login.email,
+      ...loginFields(login),
       ip: info.ip,
       requestId: info.requestId,
       actor: 'login',

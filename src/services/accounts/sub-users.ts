@@ -5,9 +5,9 @@ import { Messages, notFound } from '../../errors.ts';
 import type { AccountService } from './accounts.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { PERMISSION_CATALOG, type Permission } from '../../contract/permissions.ts';
-import { parsePermissions, type Principal } from './principal.ts';
+import { parsePermissions, type Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 
 const toView = (r: User): SubUser => ({
   id: r.id,

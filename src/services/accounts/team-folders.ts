@@ -13,16 +13,16 @@ import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { newId } from '../../lib/ids.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
-import type { MemberService } from '../files/members.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { MemberService } from '../sharing/members.ts';
 import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
-import type { LinkExpiry, ShareOptions, ShareService } from '../files/shares.ts';
+import type { LinkExpiry, ShareOptions, ShareService } from '../sharing/shares.ts';
 import type { TrashPlan, TrashService } from '../files/trash.ts';
 import type { ShareLinkPage, ShareLinkView } from '../../contract/sharing.ts';
 import type { PageQuery } from '../files/tree.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 
 interface TeamFolderDeps {
   clock: Clock;

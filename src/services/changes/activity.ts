@@ -4,9 +4,8 @@ import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
-import type { Tree } from '../files/tree.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
-import { CHANGE_KINDS, type ChangeLog, type ChangeReader } from './change-log.ts';
+import { CHANGE_KINDS, type ChangeLog, type ChangeReader, type TreeReach } from './change-log.ts';
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -15,7 +14,15 @@ const ACTOR_NAMES = { link: 'Link visitor', docserver: 'Document server', system
 
 /** The Activity view and an item's history: the change log, newest first, through its visibility rule, with names and paths. */
 export class ActivityService {
-  constructor(private readonly d: { changes: ChangeLog; items: ItemsRepo; members: MembersRepo; users: UsersRepo; tree: Tree }) {}
+  constructor(
+    private readonly d: {
+      changes: ChangeLog;
+      items: ItemsRepo;
+      members: MembersRepo;
+      users: UsersRepo;
+      tree: Pick<TreeReach, 'reachesShared'>;
+    },
+  ) {}
 
   list(reader: ChangeReader, q: ActivityQuery): ActivityPage {
     const kind = q.kind ? CHANGE_KINDS.find((k) => k === q.kind) : undefined;

@@ -1,5 +1,5 @@
 import type { HubEvent } from '../../events/hub.ts';
-import { FileEventType, type FileEventName } from '../files/file-events.ts';
+import { FileEventType, type FileEventName } from '../../contract/events.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
 import { type ChangeKind, ChangeKinds, type ChangeLog, type ChangeReader } from './change-log.ts';
 

@@ -3,8 +3,7 @@ import type { ChangeRow, ChangesRepo } from '../../db/repos/changes.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { CHANGE_ACTOR_KINDS } from '../../db/schema/changes.ts';
 import { deleteInBatches } from '../../db/select.ts';
-import type { Principal } from '../accounts/principal.ts';
-import type { Tree } from '../files/tree.ts';
+import type { Principal } from '../identity/principal.ts';
 
 /** The kinds of change the log records, one const table for every consumer. */
 export const ChangeKinds = {
@@ -48,6 +47,12 @@ export interface ChangeOptions {
   /** Whether the item is gone after the change (a purge): no name or parent after. */
   gone?: boolean;
   details?: Record<string, unknown>;
+}
+
+/** What the log asks of the file tree (files/tree.ts's Tree answers it): who reaches a shared item, what is inside a folder. */
+export interface TreeReach {
+  reachesShared(accountId: string, itemId: string): boolean;
+  isInside(ancestors: ReadonlySet<string>, id: string | null): boolean;
 }
 
 /** Who asks for changes: a request's principal (one Tree.actor scoped to a share reads as its own account). */
@@ -101,7 +106,7 @@ export class ChangeLog {
       clock: Clock;
       repo: ChangesRepo;
       members: MembersRepo;
-      tree: Tree;
+      tree: TreeReach;
       retentionDays: number;
     },
   ) {}

@@ -9,9 +9,9 @@ import { wrappedKeyId } from '../../storage/keyring.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { ResealMismatchError, type ResumableObject, type ResumableStore } from '../../storage/resumable.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
-import { permissionFor } from '../accounts/permissions.ts';
-import { can, type Principal } from '../accounts/principal.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import { permissionFor } from '../identity/permissions.ts';
+import { can, type Principal } from '../identity/principal.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { DiskSpaceService } from '../files/disk-space.ts';
 import { type QuotaService, roomRuleOf } from '../files/quota.ts';
 

@@ -40,6 +40,13 @@ export function locked(href: string): AppError {
 
 const isUnder = (key: string, ancestor: string) => key === ancestor || key.startsWith(`${ancestor}/`);
 
+const NO_LOCKS: DavLock[] = [];
+
+/** Of `locks` (already read), those on `key` or covering it from above: DavLockService.covering's rule. */
+export function locksCovering(locks: readonly DavLock[], key: string): DavLock[] {
+  return locks.length === 0 ? NO_LOCKS : locks.filter((l) => l.key === key || (l.depth === 'infinity' && isUnder(key, l.key)));
+}
+
 /** `key` and the keys of its ancestors up to the root (''). */
 function* selfAndAncestors(key: string): Generator<string> {
   for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) yield key.slice(0, i);

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
 import { type DavEntry, type DavItem, type DavService, davItem } from './dav.ts';

@@ -8,15 +8,15 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { AppError, badRequest, conflict, forbidden, Messages, notFound, propertiesFull } from '../../errors.ts';
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { CopyService } from '../files/copy.ts';
-import type { AssembledObject } from './chunked-uploads.ts';
+import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts';
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
-import { type Operation, permissionFor } from '../accounts/permissions.ts';
-import { type Principal, requirePermission } from '../accounts/principal.ts';
+import { type Operation, permissionFor } from '../identity/permissions.ts';
+import { type Principal, requirePermission } from '../identity/principal.ts';
 import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
@@ -118,6 +118,7 @@ export interface DavDeps {
   teamFolders: TeamFoldersRepo;
   /** Moves on any write that can change who reaches an item (DatabaseRepo.accessVersion). */
   accessVersion: () => string;
+  chunked: ChunkedUploadService;
 }
 
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
@@ -143,6 +144,67 @@ export interface DavMount {
   role: 'viewer' | 'editor';
 }
 
+/**
+ * Where a path under a WebDAV door points: the caller's own tree, SHARED_WITH_ME itself (its shares as
+ * children), or inside one share or team folder, whose path is mapped onto the owner's tree.
+ */
+export type DavPlace =
+  | { kind: 'own'; principal: Principal; path: DavPath }
+  | { kind: 'list'; principal: Principal; path: DavPath; shares: DavShare[] }
+  | { kind: 'mount'; principal: Principal; path: DavPath; mount: DavMount; isRoot: boolean };
+
+/** What a listing (PROPFIND, REPORT) asks beyond the rows, so one walk brings it all back. */
+export interface DavListingNeeds {
+  /** Depth 1: the children (of SHARED_WITH_ME, its shares; of the root, its team folders too). */
+  children: boolean;
+  /** Dead properties, nc:has-preview, oc:checksums, oc:permissions' S (what the own tree shares out). */
+  dead: boolean;
+  previews: boolean;
+  checksums: boolean;
+  sharedOut: boolean;
+}
+
+/** Rows of a listing with what their answer needs, read together (a batch at a time while it streams). */
+export interface DavRows<Row extends DavItem | DavEntry> {
+  rows: Row[];
+  /** By item id; only the rows that have some, and only when asked for. */
+  dead: Map<string, DavProperty[]>;
+  previews: ReadonlySet<string>;
+  checksums: ReadonlyMap<string, string>;
+}
+
+/**
+ * What a listing says of the tree a request acts in beyond its rows: the ETags of the root and of
+ * SHARED_WITH_ME, the role that limits what oc:permissions offers, the usage, and the rows themselves.
+ */
+export interface DavTreeView {
+  rootEtag: string | null;
+  /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
+  sharedEtag: string | null;
+  /** SHARED_WITH_ME's modified time: its newest share's (the clients refuse a folder without one). */
+  sharedModifiedAt: number;
+  /** The place's role: 'owner' in the account's own tree. */
+  role: 'owner' | 'viewer' | 'editor';
+  /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
+  shareRoots: Map<string, 'viewer' | 'editor'>;
+  /** In the account's own tree, the items it shares with people or by a link (when asked for). */
+  sharedOut: ReadonlySet<string>;
+  usage: Usage;
+  /** The account's locks on the target, below it or covering it (DAV:lockdiscovery of every row listed). */
+  locks: DavLock[];
+  /** The size of the account's root (oc:size of the root). */
+  rootSize: number;
+  /** The target itself (when it is an item), and at depth 1 the shares or team folders listed beside the children. */
+  self: DavRows<DavItem>;
+  /** Under SHARED_WITH_ME, or the team folders at the root (depth 1). */
+  mounts: { shares: DavShare[]; rows: DavRows<DavItem> };
+  /** The target folder's children, a batch at a time (depth 1). */
+  children: AsyncGenerator<DavRows<DavEntry>> | null;
+}
+
+/** A request's walk: where it is, what is there and, for a listing, what the answer says. */
+export type DavWalk = DavPlace & { target: DavTarget | null; view: DavTreeView | null };
+
 /** A lock as the account owner's list shows it. */
 export interface DavLockView {
   token: string;
@@ -164,12 +226,24 @@ interface PutInput {
   sizeHint?: number;
 }
 
+/** What a write proves of the locks on what it touches: the lock tokens the request carried, and the href a 423 names. */
+type LockedBy = LockProof & { href: string };
+
 /** What a write needs to pass the locks on what it touches: the lock tokens the request carried. */
 export interface LockProof {
   tokens: ReadonlySet<string>;
 }
 
 const PAGE = 500;
+/** Rows whose dead properties (and previews, SHA1s) are read together while a listing streams. */
+const LISTING_BATCH = 50;
+const NOTHING_SHARED: ReadonlySet<string> = new Set();
+const NO_CHECKSUMS: ReadonlyMap<string, string> = new Map();
+const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
+
+function mountPlace(mount: DavMount, rest: string[]): DavPlace {
+  return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
+}
 
 /**
  * Caps on dead properties (a client sets a few small ones: Windows its four Win32 times and attributes,
@@ -224,7 +298,7 @@ export class DavService {
    * What other accounts share with this one, named for WebDAV: the item's name, or `<name> (<owner's
    * name>)` where two shares have one name. Empty while sharing with people is off.
    */
-  shares(principal: Principal): DavShare[] {
+  private shares(principal: Principal): DavShare[] {
     if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
     const rows = this.d.members.sharedWith(principal.accountId, null, MOUNT_LIMIT);
     const counts = new Map<string, number>();
@@ -236,19 +310,19 @@ export class DavService {
   }
 
   /** The account's own items it shares with people or by a link. */
-  sharedOut(principal: Principal): Set<string> {
+  private sharedOut(principal: Principal): Set<string> {
     return this.d.members.sharedOutIds(principal.accountId);
   }
 
   /** The share named `name` under SHARED_WITH_ME, checked like any other door (Tree.actor); null when there is none. */
-  mount(principal: Principal, name: string): DavMount | null {
+  private mount(principal: Principal, name: string): DavMount | null {
     const key = nameKeyOf(normalizeName(name));
     const share = this.shares(principal).find((s) => nameKeyOf(s.name) === key);
     return share ? this.mounted(principal, share, [SHARED_WITH_ME, share.name]) : null;
   }
 
   /** The team folders the account reaches, named for the WebDAV root: those an own item of the same name hides are left out. */
-  teamFolders(principal: Principal): DavShare[] {
+  private teamFolders(principal: Principal): DavShare[] {
     if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
     const out: DavShare[] = [];
     for (const team of this.d.teamFolders.reachedBy(principal.accountId)) {
@@ -261,7 +335,7 @@ export class DavService {
   }
 
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
-  teamMount(principal: Principal, name: string): DavMount | null {
+  private teamMount(principal: Principal, name: string): DavMount | null {
     if (principal.share || this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
     if (!this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0)) return null;
     const key = nameKeyOf(normalizeName(name));
@@ -275,6 +349,102 @@ export class DavService {
     for (let at: HeldItem | null = share.item; at; at = at.parentId ? this.d.items.getLive(at.accountId, at.parentId) : null)
       ownerSegments.unshift(at.name);
     return { principal: actor, name: share.name, prefix, ownerSegments, role: actor.share!.role };
+  }
+
+  /**
+   * One request's way into the tree, in one visit: where `path` (below a door) points, what is there, and
+   * with `listing` what a PROPFIND or REPORT answer says of it. `write` refuses what a share's role forbids:
+   * a viewer's writes, and the shared item itself except as a COPY's source.
+   */
+  walk(caller: Principal, path: DavPath, opts: { write?: 'write' | 'copy'; listing?: DavListingNeeds } = {}): DavWalk {
+    const place = this.place(caller, path);
+    if (place.kind === 'mount' && opts.write) {
+      if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
+      if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
+    }
+    const target: DavTarget | null = place.kind === 'list' ? { kind: 'root' } : this.resolve(place.principal, place.path);
+    return { ...place, target, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
+  }
+
+  private place(caller: Principal, path: DavPath): DavPlace {
+    if (path.segments.length === 0) return { kind: 'own', principal: caller, path };
+    if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
+      // A team folder the account reaches is at the root too, unless an own item has its name.
+      const team = this.teamMount(caller, path.segments[0]!);
+      return team ? mountPlace(team, path.segments.slice(1)) : { kind: 'own', principal: caller, path };
+    }
+    const shares = this.shares(caller);
+    if (shares.length === 0) return { kind: 'own', principal: caller, path };
+    if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
+    const mount = this.mount(caller, path.segments[1]!);
+    if (!mount) throw notFound(Messages.itemNotFound);
+    return mountPlace(mount, path.segments.slice(2));
+  }
+
+  private view(place: DavPlace, target: DavTarget, needs: DavListingNeeds): DavTreeView {
+    const { principal } = place;
+    const shares = place.kind === 'list' ? place.shares : place.kind === 'own' ? this.shares(principal) : [];
+    const mounted = !needs.children
+      ? []
+      : place.kind === 'list'
+        ? shares
+        : place.kind === 'own' && target.kind === 'root'
+          ? this.teamFolders(principal)
+          : [];
+    const folder = target.kind === 'root' || target.item.type === 'folder';
+    const shareRoots: Map<string, 'viewer' | 'editor'> =
+      place.kind === 'mount'
+        ? new Map([[principal.share!.rootId, place.mount.role]])
+        : new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []);
+    return {
+      rootEtag: place.kind === 'mount' ? null : this.rootEtag(principal, shares),
+      sharedEtag: place.kind !== 'mount' && shares.length ? this.sharedEtag(shares) : null,
+      sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
+      role: place.kind === 'mount' ? place.mount.role : place.kind === 'list' ? 'viewer' : 'owner',
+      shareRoots,
+      sharedOut: place.kind === 'own' && needs.sharedOut ? this.sharedOut(principal) : NOTHING_SHARED,
+      usage: this.usage(principal),
+      locks: this.d.locks.affecting(principal.accountId, place.path.key),
+      rootSize: this.d.items.rootSize(principal.accountId),
+      self: this.rowsOf(target.kind === 'item' ? [target.item] : [], needs),
+      mounts: {
+        shares: mounted,
+        rows: this.rowsOf(
+          mounted.map((s) => s.item),
+          needs,
+        ),
+      },
+      children:
+        needs.children && folder && place.kind !== 'list'
+          ? this.childRows(principal, target.kind === 'root' ? null : target.item.id, needs)
+          : null,
+    };
+  }
+
+  /** Children with what their answer needs, LISTING_BATCH rows at a time. */
+  private async *childRows(principal: Principal, folderId: string | null, needs: DavListingNeeds): AsyncGenerator<DavRows<DavEntry>> {
+    for await (const page of this.children(principal, folderId))
+      for (let at = 0; at < page.length; at += LISTING_BATCH) yield this.rowsOf(page.slice(at, at + LISTING_BATCH), needs);
+  }
+
+  /** Rows with what their answer needs: one query for each of dead properties, previews and SHA1s, only when asked for. */
+  rowsOf<Row extends DavItem | DavEntry>(rows: Row[], needs: Pick<DavListingNeeds, 'dead' | 'previews' | 'checksums'>): DavRows<Row> {
+    const dead = new Map<string, DavProperty[]>();
+    if (needs.dead) {
+      const ids = rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id);
+      for (const p of ids.length ? this.d.properties.ofItems(ids) : []) {
+        const list = dead.get(p.itemId);
+        if (list) list.push(p);
+        else dead.set(p.itemId, [p]);
+      }
+    }
+    const files = needs.previews || needs.checksums ? rows.filter((r) => r.type === 'file').map((r) => r.id) : [];
+    return {
+      rows,
+      dead,
+      previews: needs.previews && files.length ? this.d.previews.previewable(files) : NOTHING_SHARED,
+      checksums: needs.checksums && files.length ? this.d.checksums.ofItems(files) : NO_CHECKSUMS,
+    };
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {
@@ -333,18 +503,13 @@ export class DavService {
    * The ETag of the account's root (of the tree `principal` acts in): it moves with any change in the
    * tree and, for SHARED_WITH_ME's sake, with any change in what is shared with the account.
    */
-  rootEtag(principal: Principal, shares: readonly DavShare[]): string {
+  private rootEtag(principal: Principal, shares: readonly DavShare[]): string {
     return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}"`;
   }
 
   /** The ETag of SHARED_WITH_ME: moves when a share comes or goes or anything inside one changes. */
-  sharedEtag(shares: readonly DavShare[]): string {
+  private sharedEtag(shares: readonly DavShare[]): string {
     return `"shared-${sharesTag(shares)}"`;
-  }
-
-  /** A folder's size: its live files below it, at any depth (null: the account's root), as stored with each change. */
-  folderSize(principal: Principal, folder: { treeSize: number } | null): number {
-    return folder === null ? this.d.items.rootSize(principal.accountId) : folder.treeSize;
   }
 
   usage(principal: Principal): Usage {
@@ -361,7 +526,12 @@ export class DavService {
   }
 
   /** PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through the upload pipeline. */
-  async put(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
+  async put(principal: Principal, path: DavPath, input: PutInput & { lock: LockedBy }): Promise<{ created: boolean; item: DavItem }> {
+    this.assertUnlocked(principal, path, input.lock, input.lock.href);
+    return this.putUnlocked(principal, path, input);
+  }
+
+  private async putUnlocked(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
     return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
   }
 
@@ -372,11 +542,6 @@ export class DavService {
       if (row?.storageKey) this.d.checksums.set(row.id, row.storageKey, given.sha1.toLowerCase());
     }
     return written;
-  }
-
-  /** The SHA1s known of some files' current content, by item id (those a client sent and the bytes matched). */
-  checksums(ids: readonly string[]): Map<string, string> {
-    return this.d.checksums.ofItems(ids);
   }
 
   private async write(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
@@ -410,7 +575,37 @@ export class DavService {
    * of the file at `path` (created, or replaced with its content before kept as a version), checked as
    * a PUT is; the upload ends inside the transaction that writes the file.
    */
-  async putObject(principal: Principal, path: DavPath, object: AssembledObject, input: { modifiedMs: number | null; sha1?: string }) {
+  /**
+   * A chunked upload's final MOVE (`owner` its uploader): the file its chunks make, written at `path` as a
+   * PUT there is, from the upload's own sealed object when it has one, else from its chunks read in order.
+   */
+  async putAssembled(
+    owner: Principal,
+    transfer: string,
+    principal: Principal,
+    path: DavPath,
+    input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy },
+  ): Promise<{ created: boolean; item: DavItem }> {
+    this.assertUnlocked(principal, path, input.lock, input.lock.href);
+    const { declared, lock: _, ...given } = input;
+    const upload = await this.d.chunked.assemble(owner, transfer, { principal, declared, sha1: given.sha1 });
+    try {
+      // An upload written from its own object ends with the file; one read from its chunks ends after it.
+      if (upload.kind === 'object') return await this.putObject(principal, path, upload.object, given);
+      const written = await this.putUnlocked(principal, path, { ...given, body: upload.body, contentType: '', sizeHint: upload.size });
+      await this.d.chunked.finish(upload.id);
+      return written;
+    } finally {
+      upload.release();
+    }
+  }
+
+  private async putObject(
+    principal: Principal,
+    path: DavPath,
+    object: AssembledObject,
+    input: { modifiedMs: number | null; sha1?: string },
+  ) {
     return this.writes.run(`${principal.accountId}\n${path.key}`, async (): Promise<{ created: boolean; item: DavItem }> => {
       const target = this.resolve(principal, path);
       if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
@@ -515,16 +710,6 @@ export class DavService {
     return row;
   }
 
-  /** Of these items, the files with a thumbnail for the Nextcloud apps' previews. */
-  previewable(ids: readonly string[]): Set<string> {
-    return this.d.previews.previewable(ids);
-  }
-
-  /** Dead properties of the given items. */
-  properties(ids: readonly string[]): DavProperty[] {
-    return this.d.properties.ofItems(ids);
-  }
-
   /** PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing); 507 past PROPERTY_LIMITS. */
   patchProperties(principal: Principal, row: HeldItem, patches: readonly PropPatch[]): void {
     this.allow(principal, 'items.rename');
@@ -577,7 +762,7 @@ export class DavService {
     });
     if (target) return { lock, created: false };
     try {
-      await this.put(principal, path, { body: noBytes(), contentType: '', modifiedMs: null });
+      await this.putUnlocked(principal, path, { body: noBytes(), contentType: '', modifiedMs: null });
     } catch (err) {
       this.d.locks.unlock(lock.token);
       throw err;

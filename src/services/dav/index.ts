@@ -1,6 +1,8 @@
-import type { AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { FilesServices } from '../files/index.ts';
+import type { SharingServices } from '../sharing/index.ts';
+import type { VersionsServices } from '../versions/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ResumableStore } from '../../storage/resumable.ts';
@@ -25,8 +27,10 @@ const CHUNKED_UPLOAD_EXPIRY_MS = 24 * 3600_000;
 
 type DavDeps = { audit: AuditService; tree: Tree; settings: SettingsService; thumbnails: ThumbnailService } & Pick<
   FilesServices,
-  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'members' | 'diskSpace' | 'versions' | 'changes'
->;
+  'items' | 'uploads' | 'downloads' | 'trash' | 'copy' | 'quota' | 'diskSpace' | 'changes'
+> &
+  Pick<SharingServices, 'members'> &
+  VersionsServices;
 
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
 export function createDavServices(infra: Infrastructure, d: DavDeps) {
@@ -34,6 +38,18 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const davLocks = new DavLockService(infra.clock);
   d.members.onEditorEnd(({ ownerId, itemId, accountId }) => davLocks.forgetShare(ownerId, itemId, accountId));
   d.diskSpace.addPromised(() => repos.chunkedUploads.promised(infra.clock.now()));
+  const chunkedUploads = new ChunkedUploadService({
+    clock: infra.clock,
+    log: infra.log,
+    transactions: repos.transactions,
+    repo: repos.chunkedUploads,
+    sealed: infra.storage,
+    resumable: new ResumableStore(infra.storage),
+    quota: d.quota,
+    settings: d.settings,
+    disk: d.diskSpace,
+    expiryMs: CHUNKED_UPLOAD_EXPIRY_MS,
+  });
   const dav = new DavService({
     transactions: repos.transactions,
     items: repos.items,
@@ -53,24 +69,14 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     teamFolders: repos.teamFolders,
     accessVersion: () => repos.database.accessVersion(),
     previews: d.thumbnails,
+    chunked: chunkedUploads,
   });
   const services: DavServices = {
     dav,
     davSync: new DavSync({ dav, items: repos.items, changes: d.changes }, infra.jwtSecret),
     davTrashbin: new DavTrashbin({ items: repos.items, trash: d.trash, dav, clock: infra.clock }),
     davVersions: new DavVersions({ items: repos.items, versions: d.versions, dav }),
-    chunkedUploads: new ChunkedUploadService({
-      clock: infra.clock,
-      log: infra.log,
-      transactions: repos.transactions,
-      repo: repos.chunkedUploads,
-      sealed: infra.storage,
-      resumable: new ResumableStore(infra.storage),
-      quota: d.quota,
-      settings: d.settings,
-      disk: d.diskSpace,
-      expiryMs: CHUNKED_UPLOAD_EXPIRY_MS,
-    }),
+    chunkedUploads,
   };
   return { services, shared: { davLocks } };
 }

@@ -1,7 +1,7 @@
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { Clock } from '../../clock.ts';
 import { Messages, notFound } from '../../errors.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { TrashService } from '../files/trash.ts';
 import { type DavItem, type DavService, davItem } from './dav.ts';
 

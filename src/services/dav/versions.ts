@@ -1,9 +1,9 @@
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { ListedVersion } from '../../db/repos/versions.ts';
 import { Messages, notFound } from '../../errors.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { DownloadFile } from '../files/downloads.ts';
-import type { VersionService } from '../files/versions.ts';
+import type { VersionService } from '../versions/versions.ts';
 import type { DavService } from './dav.ts';
 
 /** One kept version as the Nextcloud clients see it under /remote.php/dav/versions/<id>/versions/<fileid>/. */

@@ -1,5 +1,5 @@
-import type { AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Tree } from '../files/tree.ts';

@@ -16,7 +16,7 @@ import { FileEventType, type FileEvents } from './file-events.ts';
 import type { LibraryFiles } from './library-files.ts';
 import type { LibraryContent } from './library-content.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';
 import type { Tree } from './tree.ts';

@@ -12,8 +12,8 @@ import type { VersionsRepo } from '../../db/repos/versions.ts';
 import type { HeldItem, Tree } from './tree.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { numberedName, stripBidiControls } from './names.ts';
-import type { Principal } from '../accounts/principal.ts';
-import { AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import type { Principal } from '../identity/principal.ts';
+import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 
 /** Raster image types a browser may display inline; SVG and anything scriptable never qualify. */

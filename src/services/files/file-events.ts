@@ -1,27 +1,13 @@
 import type { EventHub } from '../../events/hub.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
-import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
+import { type FileEventName, FileEventType } from '../../contract/events.ts';
 import { PageCache } from './page-cache.ts';
 
 const MAX_DEPTH = 10_000;
 
-/** The event types of docs/compatibility.md › Events. */
-export const FileEventType = {
-  uploaded: 'file.uploaded',
-  deleted: 'file.deleted',
-  renamed: 'file.renamed',
-  moved: 'file.moved',
-  copied: 'file.copied',
-  folderCreated: 'folder.created',
-  restored: 'file.restored',
-  permanentlyDeleted: 'file.permanently_deleted',
-  starred: 'file.starred',
-  shared: 'file.shared',
-  updated: 'file.updated',
-} as const;
-
-export type FileEventName = (typeof FileEventType)[keyof typeof FileEventType];
+export { FileEventType, type FileEventName } from '../../contract/events.ts';
 
 // The changes the audit log keeps (issue: uploads, moves, renames, trash, restore, permanent delete, copy).
 const AUDITED: Partial<Record<FileEventName, AuditAction>> = {

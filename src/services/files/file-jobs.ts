@@ -1,7 +1,7 @@
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { pollJob } from './job-status.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 
 /** The job kinds a client may poll through GET /api/files/jobs/:jobId. */
 const FILE_JOB_KINDS = new Set<string>(

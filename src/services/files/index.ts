@@ -1,8 +1,7 @@
-import { createHmac } from 'node:crypto';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
-import type { AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
-import type { StorageLocationService } from '../administration/storage-location.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
+import type { StorageLocationService } from '../admin/storage-location.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ActivityService } from '../changes/activity.ts';
 import { ChangeEvents } from '../changes/change-events.ts';
@@ -13,22 +12,16 @@ import { DiskSpaceService } from './disk-space.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
 import { FileJobService } from './file-jobs.ts';
-import { GroupService } from './groups.ts';
-import { ItemViews } from './item-views.ts';
-import { LibraryContent } from './library-content.ts';
+import { type HasThumbnail, ItemViews } from './item-views.ts';
+import { LibraryContent, type LibraryStaging } from './library-content.ts';
 import { LibraryFiles } from './library-files.ts';
-import { LibraryHostWrites } from '../libraries/host-writes.ts';
-import { hasThumbnailWith } from '../thumbnails/formats.ts';
 import { ItemService } from './items.ts';
-import { MemberService, NotificationService } from './members.ts';
 import { PageCache } from './page-cache.ts';
 import { QuotaService } from './quota.ts';
-import { ShareService } from './shares.ts';
 import { TrashService } from './trash.ts';
 import { Tree } from './tree.ts';
 import { UploadIntentService } from './upload-intents.ts';
-import { UploadService } from './uploads.ts';
-import { VersionService } from './versions.ts';
+import { type ReplacedVersions, UploadService } from './uploads.ts';
 
 export interface FilesServices {
   changes: ChangeLog;
@@ -44,21 +37,36 @@ export interface FilesServices {
   trash: TrashService;
   copy: CopyService;
   fileJobs: FileJobService;
-  shares: ShareService;
-  members: MemberService;
-  groups: GroupService;
-  notifications: NotificationService;
-  versions: VersionService;
 }
 
-interface FilesDeps {
+/** What the file tree gives the versions domain, which keeps a file's replaced content. */
+export interface VersionsDeps {
+  tree: Tree;
+  views: ItemViews;
+  events: FileEvents;
+  changes: ChangeLog;
+  quota: QuotaService;
+  libraryContent: LibraryContent;
+  intents: UploadIntentService;
+}
+
+interface FilesDeps<V> {
   audit: AuditService;
   settings: SettingsService;
   storageLocation: StorageLocationService;
+  /** Which types get a thumbnail (the thumbnails domain's rule, given by the composition root). */
+  hasThumbnail: HasThumbnail;
+  /** The versions domain's service, made from the tree's parts: replacing content keeps a version through it. */
+  makeVersions: (deps: VersionsDeps) => V;
+  /** Writes a library's host folder (the libraries domain's, which builds on this one). */
+  libraryStaging: LibraryStaging;
 }
 
 /** The file tree and everything done to it: listing, uploads, downloads, trash, copies, quotas, share links. */
-export function createFilesServices(infra: Infrastructure, { audit, settings, storageLocation }: FilesDeps) {
+export function createFilesServices<V extends ReplacedVersions>(
+  infra: Infrastructure,
+  { audit, settings, storageLocation, hasThumbnail, makeVersions, libraryStaging }: FilesDeps<V>,
+) {
   const { clock, log, config, queue, storage, repos } = infra;
   const { transactions } = repos;
   // Unfinished uploads that announced their length (tus, chunked) hold it against the quota until they end.
@@ -67,29 +75,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const changeVersion = () => repos.database.changeVersion();
   const accessVersion = () => repos.database.accessVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
-  const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
   const views = new ItemViews(repos.shares, repos.libraries, repos.thumbnails, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
-  const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
-  const shares = new ShareService({
-    hasThumbnail,
-    notifications,
-    clock,
-    transactions,
-    shares: repos.shares,
-    items: repos.items,
-    users: repos.users,
-    tree,
-    events,
-    changes,
-    audit,
-    settings,
-    pages: new PageCache(changeVersion, (page) => page.items.length),
-    // A key of its own, so an unlock cookie's signature can never pass for a session token's.
-    unlockKey: createHmac('sha256', infra.jwtSecret).update('coffer share unlock cookies').digest(),
-  });
   const items = new ItemService({
     clock,
     transactions,
@@ -103,7 +92,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     access,
     events,
     changes,
-    shares,
     pages: new PageCache(changeVersion, (cached) => cached.page.items.length),
     thumbnails: repos.thumbnails,
   });
@@ -117,25 +105,10 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     intents: uploadIntents,
     libraries: repos.libraries,
     files: libraryFiles,
-    host: new LibraryHostWrites({ items: repos.items, libraries: repos.libraries }),
+    host: libraryStaging,
     settings,
   });
-  const versions = new VersionService({
-    clock,
-    queue,
-    transactions,
-    items: repos.items,
-    versions: repos.versions,
-    tree,
-    views,
-    events,
-    changes,
-    quota,
-    settings,
-    libraryContent,
-    intents: uploadIntents,
-    administersTeam: (accountId, teamId) => repos.teamFolders.administers(accountId, teamId),
-  });
+  const versions = makeVersions({ tree, views, events, changes, quota, libraryContent, intents: uploadIntents });
   const fileDeps = {
     clock,
     queue,
@@ -166,27 +139,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });
   // Moves across a library's edge are a copy then a delete, which the tree's own moves leave to the copies.
   items.moveAcrossWith(copy);
-  const members = new MemberService(
-    {
-      clock,
-      transactions,
-      members: repos.members,
-      groups: repos.groups,
-      users: repos.users,
-      tree,
-      views,
-      hub: infra.hub,
-      audit,
-      settings,
-      changes,
-    },
-    notifications,
-  );
-  const groups = new GroupService(
-    { clock, transactions, groups: repos.groups, members: repos.members, users: repos.users, audit },
-    members,
-    notifications,
-  );
   const services: FilesServices = {
     changes,
     changeEvents: new ChangeEvents(changes),
@@ -201,11 +153,6 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     trash,
     copy,
     fileJobs: new FileJobService(queue),
-    shares,
-    members,
-    groups,
-    notifications,
-    versions,
   };
   const lifecycles = {
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
@@ -220,5 +167,5 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
     } satisfies Lifecycle,
   };
   // Other domains build on the tree, its views and its events; routes reach them through the services only.
-  return { services, shared: { tree, views, events, changes, libraryFiles }, lifecycles };
+  return { services, shared: { tree, views, events, changes, libraryFiles, versions }, lifecycles };
 }

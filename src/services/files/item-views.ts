@@ -3,7 +3,9 @@ import type { Item as ItemView } from '../../contract/files.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
-import type { HasThumbnail } from '../thumbnails/formats.ts';
+
+/** Whether a file of this type gets a thumbnail (the `hasThumbnail` of listings); the thumbnails domain decides. */
+export type HasThumbnail = (mimeType: string | null) => boolean;
 
 /** An item as a share page shows it. */
 export interface PublicItem {

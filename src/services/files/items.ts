@@ -16,8 +16,7 @@ import type { Item as ItemView } from '../../contract/files.ts';
 import { iso, type ItemViews } from './item-views.ts';
 import { typedName } from './names.ts';
 import type { PageCache } from './page-cache.ts';
-import type { Principal } from '../accounts/principal.ts';
-import type { ShareService } from './shares.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { PageQuery, Tree } from './tree.ts';
 
 export interface Page {
@@ -50,7 +49,6 @@ export interface ItemDeps {
   access: AccessTracker;
   events: FileEvents;
   changes: ChangeLog;
-  shares: ShareService;
   pages: PageCache<{ page: Page; folder: Item | null }>;
   thumbnails: ThumbnailsRepo;
 }
@@ -64,8 +62,18 @@ export interface LibraryCrossing {
 /** The file tree as users see it: listing, search, info, folders, rename, move, star. Items belong to the account. */
 export class ItemService {
   private across: LibraryCrossing | null = null;
+  private readonly movedListeners: Array<(ids: string[]) => void> = [];
 
   constructor(private readonly d: ItemDeps) {}
+
+  /** `listener` runs inside the transaction that moves items to another folder (sharing ends what no longer applies there). */
+  onMoved(listener: (ids: string[]) => void): void {
+    this.movedListeners.push(listener);
+  }
+
+  private moved(ids: string[]): void {
+    for (const listener of this.movedListeners) listener(ids);
+  }
 
   /** Any list: one keyset page of `scope`, folders first, with the items' share status. */
   listScope(scope: ListScope, q: PageQuery): Page {
@@ -314,7 +322,7 @@ export class ItemService {
         this.d.changes.record(principal, ChangeKinds.moved, moved, { before: row });
         out.push(moved);
       }
-      this.d.shares.leaveSharesOutside(out.map((r) => r.id));
+      this.moved(out.map((r) => r.id));
       return out;
     });
     for (const row of moved) this.d.events.item(principal, FileEventType.moved, row);
@@ -334,7 +342,7 @@ export class ItemService {
       const clash = this.d.items.liveByName(principal.accountId, targetId, name);
       if (clash && clash.id !== before.id) throw conflict(Messages.nameTaken);
       const row = this.d.items.move(before.id, targetId, name);
-      if (targetId !== before.parentId) this.d.shares.leaveSharesOutside([row.id]);
+      if (targetId !== before.parentId) this.moved([row.id]);
       const kind = targetId !== before.parentId ? ChangeKinds.moved : ChangeKinds.renamed;
       if (targetId !== before.parentId || name !== before.name) this.d.changes.record(principal, kind, row, { before });
       return { row, before };

@@ -7,8 +7,8 @@ import type { Logger } from '../../log.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
-import type { SettingsService } from '../administration/settings.ts';
-import type { LibraryHostWrites } from '../libraries/host-writes.ts';
+import type { SettingsService } from '../admin/settings.ts';
+import type { LibraryRow } from '../../db/repos/libraries.ts';
 import type { LibraryFiles } from './library-files.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 
@@ -18,6 +18,12 @@ export interface SealedObject {
   wrappedKey: string;
   keyId: string;
   size: number;
+}
+
+/** The host side of a library write (the libraries domain's host writes, given at composition). */
+export interface LibraryStaging {
+  stage(library: LibraryRow, folderId: string, body: AsyncIterable<Uint8Array>, modifiedAt: number): Promise<StagedHostFile>;
+  unstage(staged: StagedHostFile): void;
 }
 
 /**
@@ -35,7 +41,7 @@ export class LibraryContent {
       intents: UploadIntentService;
       libraries: LibrariesRepo;
       files: LibraryFiles;
-      host: Pick<LibraryHostWrites, 'stage' | 'unstage'>;
+      host: LibraryStaging;
       settings: SettingsService;
     },
   ) {}

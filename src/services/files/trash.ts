@@ -9,7 +9,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { ItemService, Page } from './items.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import type { QuotaService } from './quota.ts';
 import type { PageQuery, Tree } from './tree.ts';

@@ -11,7 +11,7 @@ import {
 import type { Membership, MembersRepo } from '../../db/repos/members.ts';
 import { badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import { numberedName, splitExtension } from './names.ts';
 import { PageCache } from './page-cache.ts';
 

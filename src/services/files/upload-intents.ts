@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { UploadIntentsRepo } from '../../db/repos/upload-intents.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
-import type { StorageLocationService } from '../administration/storage-location.ts';
+import type { StorageLocationService } from '../admin/storage-location.ts';
 
 export interface IntentSweep {
   /** Objects removed because no row will ever point at them. */

@@ -28,14 +28,13 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { isValidUploadedName, relativeFolders, uploadedBaseName, uploadedFileName } from './names.ts';
-import type { AuditPrincipal } from '../administration/audit.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { AuditPrincipal } from '../admin/audit.ts';
+import type { Principal } from '../identity/principal.ts';
 import { type QuotaService, type RoomRule, roomRuleOf } from './quota.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { UploadIntentService } from './upload-intents.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import type { VersionSource } from '../../db/repos/versions.ts';
-import type { VersionService } from './versions.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 import type { LibraryContent } from './library-content.ts';
 import type { StoredObject } from './stored-object.ts';
@@ -44,6 +43,12 @@ interface UploadFieldPart {
   kind: 'field';
   name: string;
   value: string;
+}
+
+/** What replacing a file's content asks of the versions domain: keep the content replaced (whether it did), move versions to another file. */
+export interface ReplacedVersions {
+  keepReplaced(row: Item): boolean;
+  reassign(fromItemId: string, toItemId: string): void;
 }
 
 export interface UploadFilePart {
@@ -199,7 +204,7 @@ export interface UploadDeps {
   settings: SettingsService;
   intents: UploadIntentService;
   disk: DiskSpaceService;
-  versions: VersionService;
+  versions: ReplacedVersions;
 }
 
 /** How new content arrived and which login wrote it: the version the replaced content becomes names them. */

@@ -1,7 +1,7 @@
-import type { AuditService } from '../administration/audit.ts';
+import type { AuditService } from '../admin/audit.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
-import type { MemberService } from '../files/members.ts';
+import type { MemberService } from '../sharing/members.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { LibraryHostWrites } from './host-writes.ts';
 import { LibraryService } from './libraries.ts';

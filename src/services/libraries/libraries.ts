@@ -11,10 +11,10 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { libraryRootProblem } from '../../storage/host-paths.ts';
 import { emailKey } from '../accounts/email.ts';
-import type { Principal } from '../accounts/principal.ts';
-import { type Actor, actorFields, AuditActions, type AuditService } from '../administration/audit.ts';
+import type { Principal } from '../identity/principal.ts';
+import { type Actor, actorFields, AuditActions, type AuditService } from '../admin/audit.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
-import type { MemberService } from '../files/members.ts';
+import type { MemberService } from '../sharing/members.ts';
 import type { LibraryScanner, ScanProgress, ScanResult } from './scanner.ts';
 
 const NOT_FOUND = 'Library not found';

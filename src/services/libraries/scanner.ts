@@ -9,7 +9,8 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
-import { FileEventType, type FileEvents } from '../files/file-events.ts';
+import { FileEventType } from '../../contract/events.ts';
+import type { FileEvents } from '../files/file-events.ts';
 
 /** The folder a writable library's deletes go to (restorable from Coffer's trash); never indexed. */
 export const LIBRARY_TRASH = '.coffer-trash';

@@ -12,8 +12,8 @@ import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
 import { sealWithPassphrase } from '../../lib/passphrase-seal.ts';
 import { isAlive } from '../../lib/pid.ts';
 import { TAR_END, tarHeader, tarPadding } from '../../lib/tar.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
-import { BACKEND_VERSION } from '../administration/version.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import { BACKEND_VERSION } from '../admin/version.ts';
 
 export interface BackupManifest {
   format: 'coffer-backup';

@@ -5,7 +5,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { existsMany, type ProbeStep, type StorageDriver, type StorageLocation } from '../../storage/driver.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { isValidStorageKey } from '../../storage/keys.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { DiskSpace, DiskSpaceService } from '../files/disk-space.ts';
 import type { StaleUploads, TusUploadService } from '../resumable-uploads/tus-uploads.ts';
 

@@ -1,7 +1,7 @@
 import { StartupError } from '../../errors.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
-import type { AuditService } from '../administration/audit.ts';
-import type { MetricsService } from '../administration/metrics.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { MetricsService } from '../admin/metrics.ts';
 import { stagingDirOf } from '../../storage/local.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Infrastructure } from '../infrastructure.ts';

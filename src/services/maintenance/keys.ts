@@ -8,7 +8,7 @@ import type { KeysRepo } from '../../db/repos/keys.ts';
 import { badRequest } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { KeyIntegrityError, type Keyring, KeyUnavailableError } from '../../storage/keyring.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
 
 export interface RotateOptions {
   /** Rows re-wrapped per transaction (default 1000). */

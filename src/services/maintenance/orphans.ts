@@ -11,7 +11,7 @@ export { DELETE_LIMIT, GRACE_MINUTES };
 import type { JobQueue } from '../../jobs/queue.ts';
 import { existsMany, StorageCallNotImplementedError, type IncompleteUpload, type StorageDriver } from '../../storage/driver.ts';
 import { isValidStorageKey, ownerKeyOf } from '../../storage/keys.ts';
-import { actorFields, AuditActions, type Actor, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { actorFields, AuditActions, type Actor, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { FileEventType } from '../files/file-events.ts';
 import { type JobOutcome, pollJob } from '../files/job-status.ts';
 import type { QuotaService } from '../files/quota.ts';

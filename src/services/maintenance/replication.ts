@@ -9,7 +9,7 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import { Counter, Gauge } from '../../lib/metrics.ts';
 import { lastFramePerPage, positionIn, readFrame, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
 import type { Logger } from '../../log.ts';
-import type { MetricsService } from '../administration/metrics.ts';
+import type { MetricsService } from '../admin/metrics.ts';
 import type { ReplicationStatus } from '../../contract/admin.ts';
 import {
   FENCE_NAME,

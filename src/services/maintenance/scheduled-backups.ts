@@ -12,7 +12,7 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import { Counter, Gauge } from '../../lib/metrics.ts';
 import type { Logger } from '../../log.ts';
 import { S3Driver } from '../../storage/s3.ts';
-import type { MetricsService } from '../administration/metrics.ts';
+import type { MetricsService } from '../admin/metrics.ts';
 import { type BackupService, removeStaleBackupSnapshots } from './backup.ts';
 import type { BackupRunView, BackupStatus } from '../../contract/admin.ts';
 

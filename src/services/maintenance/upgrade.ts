@@ -13,7 +13,7 @@ import {
 } from '../../db/migrate.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { badRequest, StartupError } from '../../errors.ts';
-import { BACKEND_VERSION } from '../administration/version.ts';
+import { BACKEND_VERSION } from '../admin/version.ts';
 
 /** Snapshots kept in <data dir>/snapshots: the newest three. */
 const KEEP_SNAPSHOTS = 3;

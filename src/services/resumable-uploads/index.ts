@@ -1,7 +1,8 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import { ResumableStore } from '../../storage/resumable.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { FilesServices } from '../files/index.ts';
+import type { SharingServices } from '../sharing/index.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
@@ -16,7 +17,8 @@ type ResumableUploadDeps = {
   tree: Tree;
   views: ItemViews;
   otherStaging: { keysInUse(keys: readonly string[]): Set<string> };
-} & Pick<FilesServices, 'quota' | 'diskSpace' | 'uploads' | 'shares'>;
+} & Pick<FilesServices, 'quota' | 'diskSpace' | 'uploads'> &
+  Pick<SharingServices, 'shares'>;
 
 /** Uploads that resume after a broken connection (tus). */
 export function createResumableUploadServices(infra: Infrastructure, d: ResumableUploadDeps) {

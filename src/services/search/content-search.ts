@@ -5,9 +5,9 @@ import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/re
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
-import type { Actor } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
-import { can, requireOwner, type Principal } from '../accounts/principal.ts';
+import type { Actor } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
+import { can, requireOwner, type Principal } from '../identity/principal.ts';
 import type { ItemService } from '../files/items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { ItemViews } from '../files/item-views.ts';

@@ -1,5 +1,5 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';

@@ -1,9 +1,9 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AccountsServices } from '../accounts/index.ts';
-import type { AuditService } from '../administration/audit.ts';
-import type { GroupService } from '../files/groups.ts';
+import type { AuditService } from '../admin/audit.ts';
+import type { GroupService } from '../sharing/groups.ts';
 import type { Infrastructure } from '../infrastructure.ts';
-import { IdpService } from './idp.ts';
+import { IdpService } from './sign-on.ts';
 
 export interface SignOnServices {
   idp: IdpService;

@@ -9,14 +9,15 @@ import { AppError, conflict, Messages, notFound, validationFailed } from '../../
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newToken } from '../../lib/ids.ts';
 import { qrCodeOf } from '../../lib/qr-code.ts';
-import type { Principal } from '../accounts/principal.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
+import { hashPassword } from '../identity/passwords.ts';
 import type { DownloadService, ZipDownload } from '../files/downloads.ts';
+import type { Principal } from '../identity/principal.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { checkLinkPassword, isUnlocked, unlockCookie } from '../files/link-unlock.ts';
-import { hashPassword } from '../accounts/passwords.ts';
-import { expiryTime, type LinkExpiry, type ShareFacts } from '../files/shares.ts';
+import { checkLinkPassword, isUnlocked, unlockCookie } from '../sharing/link-unlock.ts';
+import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../sharing/link-access.ts';
+import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
 
@@ -43,16 +44,33 @@ export interface AlbumLinkOptions {
   maxDownloads?: number | null;
 }
 
+/** An album's link as its public door sees it: whether it has a password, never its hash (passwords are checked here). */
+interface PublicAlbumLink {
+  albumId: string;
+  token: string;
+  expiresAt: number | null;
+  maxDownloads: number | null;
+  downloads: number;
+  hasPassword: boolean;
+}
+
 /** A resolved album link as its public door uses it. */
 export interface OpenAlbumLink {
-  link: AlbumLinkRow;
+  link: PublicAlbumLink;
   album: AlbumRow;
   unlocked: boolean;
 }
 
+const publicLink = (l: AlbumLinkRow): PublicAlbumLink => ({
+  albumId: l.albumId,
+  token: l.token,
+  expiresAt: l.expiresAt,
+  maxDownloads: l.maxDownloads,
+  downloads: l.downloads,
+  hasPassword: l.passwordHash !== null,
+});
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-/** Page views go to the audit log once per link, address and 10 minutes, as a file link's. */
-const VISIT_DEDUP_MS = 10 * 60_000;
 // Files read from the database at a time while an album's ZIP is written.
 const ZIP_PAGE = 200;
 
@@ -62,9 +80,13 @@ const ZIP_PAGE = 200;
  * shows is the album as it is now, so a file taken out of the album is gone from it and a deleted album's link 404s.
  */
 export class AlbumLinkService {
-  private readonly recentVisits = new Map<string, number>();
+  private readonly unlockAttempts: UnlockAttempts;
+  private readonly visits: LinkVisits;
 
-  constructor(private readonly d: AlbumLinkDeps) {}
+  constructor(private readonly d: AlbumLinkDeps) {
+    this.unlockAttempts = new UnlockAttempts(d.clock);
+    this.visits = new LinkVisits(d.audit, d.clock);
+  }
 
   private url(requestOrigin: string, token: string): string {
     const base = this.d.settings.get('shareBaseUrl');
@@ -153,7 +175,7 @@ export class AlbumLinkService {
    * The link of a token and its album: 404 when missing (the album deleted, the owner disabled), 410 when
    * expired or (unless `pastCap`) its downloads are used up. `unlocked`: no password, or a valid unlock cookie.
    */
-  resolve(token: string, opts: { pastCap?: boolean; unlockCookie?: string | null } = {}): OpenAlbumLink {
+  private resolve(token: string, opts: { pastCap?: boolean; unlockCookie?: string | null } = {}): OpenAlbumLink {
     const link = this.d.albums.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
@@ -161,7 +183,54 @@ export class AlbumLinkService {
       throw new AppError(410, Messages.shareDownloadsUsed);
     const album = this.d.albums.byIdAnyAccount(link.albumId);
     if (!album || this.d.users.authUser(album.accountId)?.disabledAt != null) throw notFound(Messages.shareNotFound);
-    return { link, album, unlocked: this.isUnlocked(link, opts.unlockCookie ?? null) };
+    return { link: publicLink(link), album, unlocked: this.isUnlocked(link, opts.unlockCookie ?? null) };
+  }
+
+  /** The link of `token` checked as a file link's is: live, unlocked, then its download cap (`cap`). */
+  open(token: string, visit: LinkVisit, cap: DownloadCap): OpenAlbumLink {
+    const opened = this.resolve(token, { pastCap: true, unlockCookie: visit.unlockCookie });
+    if (!opened.unlocked) throw new LinkLockedError(token, 'album');
+    if (cap === 'count') this.countDownload(opened.link);
+    else if (cap === 'page') this.resolve(token);
+    return opened;
+  }
+
+  /** The gallery's page: its visit is recorded. */
+  openGallery(token: string, visit: LinkVisit): OpenAlbumLink {
+    const opened = this.open(token, visit, 'page');
+    this.recordVisit(opened, visit.ip, 'access');
+    return opened;
+  }
+
+  /** A file's bytes: the download is counted and recorded when what is served covers byte 0. */
+  openDownload(token: string, visit: LinkVisit, itemId: string): HeldItem {
+    const opened = this.open(token, visit, 'none');
+    const item = this.item(opened, itemId);
+    const cap = downloadCap(visit, item);
+    if (cap !== 'none') this.open(token, visit, cap);
+    if (cap === 'count') this.recordVisit(opened, visit.ip, 'download', item);
+    return item;
+  }
+
+  /** A file's thumbnail through the link (no download counted). */
+  thumbnail(
+    token: string,
+    visit: LinkVisit,
+    itemId: string,
+    size: ThumbnailSize,
+    etag: string | null,
+  ): Promise<ServedThumbnail | 'not-modified'> {
+    return this.d.thumbnails.serve(this.item(this.open(token, visit, 'page'), itemId), size, etag);
+  }
+
+  /**
+   * A visitor's password for the link, one attempt of the album and address's limit (429 past it), as a
+   * file link's: the unlock cookie's value, null without a password, 401 when wrong (audited).
+   */
+  async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
+    const opened = this.resolve(token, { pastCap: true });
+    const cookie = await this.unlockAttempts.spend(`album:${opened.album.id}|${ip}`, () => this.unlock(opened, password, ip));
+    return { token: opened.link.token, cookie };
   }
 
   /** One page of the album's live photos and videos, newest taken first, as a visitor sees them. */
@@ -191,24 +260,22 @@ export class AlbumLinkService {
   }
 
   /** A live file of the link's album, whoever added it; a file not (or no longer) in it is 404. */
-  item(open: OpenAlbumLink, itemId: string): HeldItem {
+  private item(open: OpenAlbumLink, itemId: string): HeldItem {
     const accountId = this.d.albums.liveItemAccount(open.album.id, itemId);
     if (!accountId) throw notFound(Messages.itemNotInShare);
     return this.d.tree.requireLive({ accountId }, itemId);
   }
 
-  thumbnail(open: OpenAlbumLink, itemId: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
-    return this.d.thumbnails.serve(this.item(open, itemId), size, etag);
-  }
-
-  /** "Download all": the album's live files as `<album>.zip`, whoever added them (the caller counted the download). */
-  zip(open: OpenAlbumLink): ZipDownload {
-    const albumId = open.album.id;
-    return this.d.downloads.zipFiles(`${open.album.name}.zip`, (after) => this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE));
+  /** "Download all": the album's live files as `<album>.zip`, whoever added them; one ZIP is one download (HEAD counts none). */
+  openZip(token: string, visit: LinkVisit): ZipDownload {
+    const opened = this.open(token, visit, visit.headOnly ? 'page' : 'count');
+    this.recordVisit(opened, visit.ip, 'download');
+    const albumId = opened.album.id;
+    return this.d.downloads.zipFiles(`${opened.album.name}.zip`, (after) => this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE));
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
-  countDownload(link: AlbumLinkRow): void {
+  private countDownload(link: PublicAlbumLink): void {
     if (!this.d.albums.countLinkDownload(link.albumId, this.d.clock.now())) throw new AppError(410, Messages.shareDownloadsUsed);
   }
 
@@ -222,29 +289,17 @@ export class AlbumLinkService {
   }
 
   /** Visits and downloads go to the audit log as a file link's do (the visitor is known only by address). */
-  recordVisit(open: OpenAlbumLink, ip: string, kind: 'access' | 'download', item?: HeldItem): void {
-    if (kind === 'access') {
-      const key = `${open.link.token}|${ip}`;
-      const now = this.d.clock.now();
-      const last = this.recentVisits.get(key);
-      if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
-      if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
-      this.recentVisits.set(key, now);
-      this.d.albums.touchLink(open.link.albumId, now);
-    }
-    this.d.audit.record({
-      action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
-      ip,
-      accountId: open.album.accountId,
-      targetType: 'album',
-      targetId: open.album.id,
-      details: item ? { itemId: item.id, name: item.name } : { name: open.album.name },
-    });
+  private recordVisit(open: OpenAlbumLink, ip: string, kind: 'access' | 'download', item?: HeldItem): void {
+    const details = item ? { itemId: item.id, name: item.name } : { name: open.album.name };
+    const visit = { ip, accountId: open.album.accountId, targetType: 'album', targetId: open.album.id, details } as const;
+    if (this.visits.record(kind, visit) && kind === 'access') this.d.albums.touchLink(open.link.albumId, this.d.clock.now());
   }
 
-  /** Checks a link's password (the caller has spent one limiter attempt): the unlock cookie's value, null without a password, else 401. */
-  async unlock(open: OpenAlbumLink, password: string, ip: string): Promise<string | null> {
-    const { link, album } = open;
+  /** Checks a link's password (one attempt already spent): the unlock cookie's value, null without a password, else 401. */
+  private async unlock(open: OpenAlbumLink, password: string, ip: string): Promise<string | null> {
+    const { album } = open;
+    const link = this.d.albums.linkByToken(open.link.token);
+    if (!link) throw notFound(Messages.shareNotFound);
     if (link.passwordHash === null) return null;
     await checkLinkPassword(this.d.audit, link.passwordHash, password, {
       ip,

@@ -7,7 +7,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { isPhotoType, photoOf, type ServedThumbnail, type ThumbnailService } from './thumbnails.ts';
 

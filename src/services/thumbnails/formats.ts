@@ -1,3 +1,4 @@
+import type { HasThumbnail } from '../files/item-views.ts';
 /** How a type is turned into pixels: sharp (libvips) itself, libheif (wasm), pdfium (wasm) or ffmpeg's first frame. */
 export type SourceKind = 'image' | 'heic' | 'pdf' | 'video';
 
@@ -36,8 +37,6 @@ export const VIDEO_TYPES: readonly string[] = [
 ];
 
 /** Whether a type gets a thumbnail here (the `hasThumbnail` of listings): videos only when ffmpeg is configured. */
-export type HasThumbnail = (mimeType: string | null) => boolean;
-
 export function hasThumbnailWith(videos: boolean): HasThumbnail {
   return (mimeType) => {
     const kind = sourceKind(mimeType);

@@ -1,9 +1,10 @@
 import type { AccountService } from '../accounts/accounts.ts';
 import type { FilesServices } from '../files/index.ts';
+import type { SharingServices } from '../sharing/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import type { ScheduledBackupService } from '../maintenance/scheduled-backups.ts';
-import { BACKEND_VERSION } from '../administration/version.ts';
+import { BACKEND_VERSION } from '../admin/version.ts';
 import { Destinations } from './destination.ts';
 import { WebhookSender } from './sender.ts';
 import { WebhookService } from './webhooks.ts';
@@ -16,7 +17,8 @@ type WebhookDeps = {
   tree: Tree;
   accounts: AccountService;
   scheduledBackups: ScheduledBackupService;
-} & Pick<FilesServices, 'notifications' | 'shares' | 'changes'>;
+} & Pick<FilesServices, 'changes'> &
+  Pick<SharingServices, 'notifications' | 'shares'>;
 
 /** How often the dispatcher looks for new change-log rows. */
 const DISPATCH_INTERVAL_MS = 500;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
-import { NOTIFICATIONS_PER_SENDER } from '../../../src/services/files/members.ts';
+import { NOTIFICATIONS_PER_SENDER } from '../../../src/services/sharing/members.ts';
 import { json } from '../../helpers/client.ts';
 import { folder } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';

@@ -8,19 +8,19 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
-import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
+import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { deleteInBatches } from '../../db/select.ts';
-import { FileEventType, type FileEvents } from './file-events.ts';
-import { type PublicItem, toPublicItem } from './item-views.ts';
-import type { HasThumbnail } from '../thumbnails/formats.ts';
-import type { PageCache } from './page-cache.ts';
+import { FileEventType, type FileEvents } from '../files/file-events.ts';
+import { type HasThumbnail, type PublicItem, toPublicItem } from '../files/item-views.ts';
+import type { PageCache } from '../files/page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
-import { hashPassword } from '../accounts/passwords.ts';
-import type { Principal } from '../accounts/principal.ts';
+import { hashPassword } from '../identity/passwords.ts';
+import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
+import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
-import type { SettingsService } from '../administration/settings.ts';
-import type { HeldItem, Tree } from './tree.ts';
+import type { SettingsService } from '../admin/settings.ts';
+import type { HeldItem, Tree } from '../files/tree.ts';
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 type Expiry = keyof typeof EXPIRIES;
@@ -63,7 +63,6 @@ const publicLink = (l: ShareLink): PublicLink => ({
 /** How long an expired share link keeps answering 410 (expired) before it is removed and answers 404. */
 const EXPIRED_LINK_KEEP_MS = 30 * 24 * 3600_000;
 const EXPIRED_LINK_BATCH = 500;
-const VISIT_DEDUP_MS = 10 * 60_000;
 /** How long an unlocked link stays unlocked in one browser. */
 
 /** Options a request may set on a link; absent fields keep their value, null removes it. */
@@ -112,11 +111,14 @@ export interface ShareDeps {
  * subtree of its root, so uploads into the folder show at once and items moved out are gone.
  */
 export class ShareService {
-  private readonly recentVisits = new Map<string, number>();
-
   private readonly openListeners: Array<(open: { link: PublicLink; item: HeldItem }) => void> = [];
+  private readonly unlockAttempts: UnlockAttempts;
+  private readonly visits: LinkVisits;
 
-  constructor(private readonly d: ShareDeps) {}
+  constructor(private readonly d: ShareDeps) {
+    this.unlockAttempts = new UnlockAttempts(d.clock);
+    this.visits = new LinkVisits(d.audit, d.clock);
+  }
 
   /** `listener` runs when a link's page is opened (once per link, address and 10 minutes). */
   onLinkOpened(listener: (open: { link: PublicLink; item: HeldItem }) => void): void {
@@ -383,7 +385,7 @@ export class ShareService {
    * `pastCap`, for the rest of a download already counted) when its downloads are used up. `unlocked`: the
    * request may use it (no password, or `unlockCookie` signed for this link and its current password).
    */
-  resolve(
+  private resolve(
     token: string,
     opts: { pastCap?: boolean; unlockCookie?: string | null } = {},
   ): { link: PublicLink; root: HeldItem; unlocked: boolean } {
@@ -399,8 +401,92 @@ export class ShareService {
     return { link: publicLink(link), root, unlocked: this.isUnlocked(link, opts.unlockCookie ?? null) };
   }
 
+  /**
+   * The link of `token` as a visitor's request may use it, checked in this order on every URL under it: it
+   * exists and is live, the visitor unlocked it (when it has a password), then its download cap (`cap`).
+   */
+  open(token: string, visit: LinkVisit, cap: DownloadCap): { link: PublicLink; root: HeldItem } {
+    const opened = this.resolve(token, { pastCap: true, unlockCookie: visit.unlockCookie });
+    if (!opened.unlocked) throw new LinkLockedError(token, 'file');
+    if (cap === 'count') this.countDownload(opened.link);
+    else if (cap === 'page') this.resolve(token);
+    return opened;
+  }
+
+  /** The link's own page (its root): its visit is recorded. */
+  openRoot(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+    const opened = this.open(token, visit, 'page');
+    this.recordVisit(opened.link, opened.root, visit.ip, 'access');
+    return opened;
+  }
+
+  /** `open` for what the link shows (a page, a thumbnail): a drop folder shows nothing of its content. */
+  openShown(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+    const opened = this.open(token, visit, 'page');
+    if (opened.link.mode === 'upload') throw notFound(Messages.itemNotInShare);
+    return opened;
+  }
+
+  /** An item under the link as its pages and thumbnails show it (no download counted). */
+  openItem(token: string, visit: LinkVisit, itemId: string): { link: PublicLink; root: HeldItem; item: HeldItem } {
+    const { link, root } = this.openShown(token, visit);
+    return { link, root, item: this.itemUnder(link, root, itemId) };
+  }
+
+  /** A folder under the link as its page shows it; its visit is recorded. */
+  openFolder(token: string, visit: LinkVisit, folderId: string): { link: PublicLink; root: HeldItem; folder: HeldItem } {
+    const { link, root, item } = this.openItem(token, visit, folderId);
+    if (item.type !== 'folder') throw notFound(Messages.itemNotInShare);
+    this.recordVisit(link, item, visit.ip, 'access');
+    return { link, root, folder: item };
+  }
+
+  /** An item's bytes (a folder's as a ZIP): the download is counted and recorded when what is served covers byte 0. */
+  openDownload(token: string, visit: LinkVisit, itemId: string): { link: PublicLink; item: HeldItem } {
+    const { link, root } = this.open(token, visit, 'none');
+    if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
+    const item = this.itemUnder(link, root, itemId);
+    const cap = downloadCap(visit, item);
+    if (cap !== 'none') this.open(token, visit, cap);
+    if (cap === 'count') this.recordVisit(link, item, visit.ip, 'download');
+    return { link, item };
+  }
+
+  /** The shared folder whole as a ZIP: one download (HEAD none), recorded. */
+  openZip(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+    const { link, root } = this.openShown(token, visit);
+    if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+    if (!visit.headOnly) this.countDownload(link);
+    this.recordVisit(link, root, visit.ip, 'download');
+    return { link, root };
+  }
+
+  /**
+   * A link that takes uploads into its folder (403 for a view-only link or a file). Bytes (`page`) stop with
+   * the page once its downloads are used up; reading or ending an upload (`none`) does not.
+   */
+  openDrop(token: string, visit: LinkVisit, cap: 'page' | 'none'): { link: PublicLink; root: HeldItem } {
+    const opened = this.open(token, visit, cap);
+    if (opened.link.mode === 'view' || opened.root.type !== 'folder') throw new AppError(403, Messages.shareNoUploads);
+    return opened;
+  }
+
+  /**
+   * A visitor's password for a link, one attempt of the link and address's limit (429 past it, audited);
+   * the unlock cookie's value, or null for a link without a password (nothing to unlock); 401 when wrong.
+   */
+  async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
+    const { link } = this.resolve(token, { pastCap: true });
+    const cookie = await this.unlockAttempts.spend(
+      `${link.id}|${ip}`,
+      () => this.unlock(link, password, ip),
+      () => this.recordUnlockRefused(link, ip),
+    );
+    return { token: link.token, cookie };
+  }
+
   /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
-  itemUnder(link: PublicLink, root: HeldItem, itemId: string): HeldItem {
+  private itemUnder(link: PublicLink, root: HeldItem, itemId: string): HeldItem {
     if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.
@@ -437,15 +523,7 @@ export class ShareService {
     } finally {
       // Files are committed a chunk at a time: those that were stay the owner's even when a later chunk failed.
       if (rows.length > 0) {
-        this.d.audit.record({
-          action: AuditActions.shareDrop,
-          ip: visit.ip,
-          accountId: link.accountId,
-          targetType: 'share',
-          targetId: link.id,
-          details: { folderId: folder.id, uploader, files: rows.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
-        });
-        this.notifyDrop(link.accountId, folder.id, uploader, rows.length);
+        this.recordDrop({ accountId: link.accountId, linkId: link.id, folderId: folder.id, uploader, ip: visit.ip }, rows);
       }
     }
     return rows.map((r) => ({ name: r.name, size: r.size ?? 0 }));
@@ -465,14 +543,25 @@ export class ShareService {
       ip: '',
       createdAt: this.d.clock.now(),
     });
+    const drop = { accountId: upload.accountId, linkId: upload.shareLinkId, folderId: item.parentId, uploader: upload.shareUploader };
+    this.recordDrop(drop, [item]);
+  }
+
+  /** Files a visitor dropped, through the page or resumably: one audit record for them, and the owner's notification. */
+  private recordDrop(
+    drop: { accountId: string; linkId: string; folderId: string | null; uploader: string | null; ip?: string },
+    files: Item[],
+  ): void {
+    const { accountId, linkId, folderId, uploader, ip } = drop;
     this.d.audit.record({
       action: AuditActions.shareDrop,
-      accountId: upload.accountId,
+      ...(ip === undefined ? {} : { ip }),
+      accountId,
       targetType: 'share',
-      targetId: upload.shareLinkId,
-      details: { folderId: item.parentId, uploader: upload.shareUploader, files: [{ id: item.id, name: item.name, size: item.size }] },
+      targetId: linkId,
+      details: { folderId, uploader, files: files.map((r) => ({ id: r.id, name: r.name, size: r.size })) },
     });
-    if (item.parentId) this.notifyDrop(upload.accountId, item.parentId, upload.shareUploader, 1);
+    if (folderId) this.notifyDrop(accountId, folderId, uploader, files.length);
   }
 
   /** The owner's notification of files a visitor dropped into a folder. */
@@ -508,7 +597,7 @@ export class ShareService {
   }
 
   /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
-  recordUnlockRefused(link: PublicLink, ip: string): void {
+  private recordUnlockRefused(link: PublicLink, ip: string): void {
     this.d.audit.record({
       action: AuditActions.shareUnlockFailed,
       status: 'denied',
@@ -520,16 +609,15 @@ export class ShareService {
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
-  countDownload(link: PublicLink): void {
+  private countDownload(link: PublicLink): void {
     if (!this.d.shares.countDownload(link.id, this.d.clock.now())) throw new AppError(410, Messages.shareDownloadsUsed);
   }
 
   /**
-   * Checks a password for a link; the caller has already spent one attempt of the link and address's
-   * limiter. Answers the unlock cookie's value (expiry and signature), null for a link without a password
-   * (nothing to unlock), or throws 401 (audited).
+   * Checks a password for a link (one attempt already spent): the unlock cookie's value (expiry and
+   * signature), null for a link without a password, or 401 (audited).
    */
-  async unlock(opened: PublicLink, password: string, ip: string): Promise<string | null> {
+  private async unlock(opened: PublicLink, password: string, ip: string): Promise<string | null> {
     const link = this.d.shares.linkByToken(opened.token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.passwordHash === null) return null;
@@ -573,25 +661,12 @@ export class ShareService {
     };
   }
 
-  recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
-    if (kind === 'access') {
-      const key = `${link.id}|${ip}`;
-      const now = this.d.clock.now();
-      const last = this.recentVisits.get(key);
-      if (last !== undefined && now - last < VISIT_DEDUP_MS) return;
-      if (this.recentVisits.size >= 10_000) this.recentVisits.clear();
-      this.recentVisits.set(key, now);
-      this.d.shares.touch(link.id, now);
-      for (const listener of this.openListeners) listener({ link, item });
-    }
-    this.d.audit.record({
-      action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload,
-      ip,
-      accountId: link.accountId,
-      targetType: 'share',
-      targetId: link.id,
-      details: { itemId: item.id, name: item.name },
-    });
+  private recordVisit(link: PublicLink, item: HeldItem, ip: string, kind: 'access' | 'download'): void {
+    const details = { itemId: item.id, name: item.name };
+    if (!this.visits.record(kind, { ip, accountId: link.accountId, targetType: 'share', targetId: link.id, details }) || kind !== 'access')
+      return;
+    this.d.shares.touch(link.id, this.d.clock.now());
+    for (const listener of this.openListeners) listener({ link, item });
   }
 }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { createHash, randomBytes } from 'node:crypto';
 import { generate } from 'otplib';
 import { ManualClock } from '../../../src/clock.ts';
-import type { AuditEntry } from '../../../src/services/administration/audit.ts';
+import type { AuditEntry } from '../../../src/services/admin/audit.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
-import { VersionService } from '../../../src/services/administration/version.ts';
+import { VersionService } from '../../../src/services/admin/version.ts';
 import type { CoreContext } from '../../../src/context.ts';
 import { createLogger } from '../../../src/log.ts';
 import { AppError } from '../../../src/errors.ts';

@@ -8,7 +8,7 @@ import { ManualClock } from '../../../src/clock.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { openContext } from '../../../src/composition.ts';
 import { createLogger } from '../../../src/log.ts';
-import type { AuditEntry } from '../../../src/services/administration/audit.ts';
+import type { AuditEntry } from '../../../src/services/admin/audit.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 
 let t: TestServer;

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, Messages } from '../../errors.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
-import { verifyPassword } from '../accounts/passwords.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import { verifyPassword } from '../identity/passwords.ts';
 
 /** How long a password-protected link stays open in a browser after its password was given. */
 export const UNLOCK_TTL_MS = 24 * 3600_000;

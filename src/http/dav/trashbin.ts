@@ -1,15 +1,16 @@
-import type { AppContext } from '../context.ts';
-import { forbidden, Messages, notFound } from '../errors.ts';
-import { utcString } from '../lib/dates.ts';
-import { escapeXml } from '../lib/xml.ts';
-import type { Principal } from '../services/accounts/principal.ts';
-import type { DavTrashbin, TrashbinEntry } from '../services/dav/trashbin.ts';
-import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, segmentsAfter, xmlBody } from './dav.ts';
-import { collectionValue, multistatus, responseXml } from './dav-multistatus.ts';
-import { requireRestoreDestination, shallowDepth } from './dav-restore.ts';
-import { readText } from './body.ts';
-import { requestMeta } from './request-meta.ts';
-import { route, routes } from './route.ts';
+import type { AppContext } from '../../context.ts';
+import { forbidden, Messages, notFound } from '../../errors.ts';
+import { utcString } from '../../lib/dates.ts';
+import { escapeXml } from '../../lib/xml.ts';
+import type { Principal } from '../../services/identity/principal.ts';
+import type { DavTrashbin, TrashbinEntry } from '../../services/dav/trashbin.ts';
+import { segmentsAfter } from './paths.ts';
+import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, xmlBody } from './xml.ts';
+import { collectionValue, multistatus, responseXml } from './multistatus.ts';
+import { requireRestoreDestination, shallowDepth } from './restore.ts';
+import { readText } from '../body.ts';
+import { requestMeta } from '../request-meta.ts';
+import { route, routes } from '../route.ts';
 
 const DOOR = '/remote.php/dav/trashbin/';
 const METHODS = 'OPTIONS, PROPFIND, MOVE, DELETE';

@@ -6,7 +6,7 @@ import { SettingsService } from './settings.ts';
 import { StorageLocationService } from './storage-location.ts';
 import { VersionService } from './version.ts';
 
-export interface AdministrationServices {
+export interface AdminServices {
   version: VersionService;
   metrics: MetricsService;
   audit: AuditService;
@@ -15,7 +15,7 @@ export interface AdministrationServices {
 }
 
 /** Wired first: every other domain records to the audit log and reads the instance settings. */
-export function createAdministrationServices(infra: Infrastructure) {
+export function createAdminServices(infra: Infrastructure) {
   const { clock, log, config, repos } = infra;
   const metrics = new MetricsService();
   const audit = new AuditService({
@@ -26,7 +26,7 @@ export function createAdministrationServices(infra: Infrastructure) {
     retentionDays: config.auditRetentionDays,
     gaugeIntervalSeconds: config.queueMetricsIntervalSeconds,
   });
-  const services: AdministrationServices = {
+  const services: AdminServices = {
     version: new VersionService(infra),
     metrics,
     audit,

@@ -9,11 +9,11 @@ import type { EventHub } from '../../events/hub.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
-import type { SettingsService } from '../administration/settings.ts';
-import type { Principal } from '../accounts/principal.ts';
-import { iso, type ItemViews } from './item-views.ts';
-import type { Tree } from './tree.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
+import type { Principal } from '../identity/principal.ts';
+import { iso, type ItemViews } from '../files/item-views.ts';
+import type { Tree } from '../files/tree.ts';
 
 /** The notification types (named like those of docs/compatibility.md › Events; clients show `text`). */
 export const NotificationType = {

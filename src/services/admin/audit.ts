@@ -98,6 +98,14 @@ export interface AuditPrincipal {
   requestId?: string | null;
 }
 
+/** A record's caller fields for a login known before it has a principal (a sign-in): its account is the parent's for a sub-user. */
+export function loginFields(
+  login: { id: string; parentUserId: string | null; email: string } | null | undefined,
+  email: string | null = null,
+): { loginId: string | null; accountId: string | null; email: string | null } {
+  return { loginId: login?.id ?? null, accountId: login ? (login.parentUserId ?? login.id) : null, email: login?.email ?? email };
+}
+
 export interface AuditRecord {
   action: AuditAction;
   /** Default `success`. `denied`: refused by a permission or role check; `failure`: anything else that failed. */

@@ -6,8 +6,8 @@ import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { AuditActions, type AuditPrincipal, type AuditService } from '../administration/audit.ts';
-import { iso } from './item-views.ts';
+import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
+import { iso } from '../files/item-views.ts';
 import { type MemberService, NotificationType, type NotificationService } from './members.ts';
 
 /** Who changes a group: a signed-in login (the admin or a group administrator), the command line, or single sign-on. */

@@ -1,8 +1,8 @@
-import type { AppContext } from '../../context.ts';
-import { FileEventType, type FileEventName } from '../../services/files/file-events.ts';
-import type { BatchRun } from '../../services/files/trash.ts';
-import { type JobKey, Jobs, type Payload } from '../catalog.ts';
-import { type JobHandler, type JobRunContext, RetryLaterError } from '../registry.ts';
+import type { AppContext } from '../context.ts';
+import { FileEventType, type FileEventName } from '../services/files/file-events.ts';
+import type { BatchRun } from '../services/files/trash.ts';
+import { type JobKey, Jobs, type Payload } from '../jobs/catalog.ts';
+import { type JobHandler, type JobRunContext, RetryLaterError } from '../jobs/registry.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;

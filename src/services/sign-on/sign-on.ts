@@ -4,18 +4,18 @@ import * as oidc from 'openid-client';
 import type { Clock } from '../../clock.ts';
 import { secretText, type IdpConfig } from '../../config.ts';
 import { EMAIL } from '../../contract/accounts.ts';
-import type { IdpRepo } from '../../db/repos/idp.ts';
+import type { IdpRepo } from '../../db/repos/sign-on.ts';
 import type { User } from '../../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, unauthorized } from '../../errors.ts';
 import { localPath } from '../../contract/local-path.ts';
 import type { Logger } from '../../log.ts';
 import type { PublicUser } from '../../contract/accounts.ts';
 import { type AccountService, toPublicUser } from '../accounts/accounts.ts';
-import { AuditActions, type AuditService } from '../administration/audit.ts';
+import { AuditActions, type AuditService, loginFields } from '../admin/audit.ts';
 import type { MfaService } from '../accounts/mfa.ts';
 import type { RequestInfo } from '../accounts/sessions.ts';
 import type { SetupCodeService } from '../accounts/setup-code.ts';
-import type { GroupService } from '../files/groups.ts';
+import type { GroupService } from '../sharing/groups.ts';
 
 export const STATE_TTL_S = 10 * 60;
 export const PENDING_MFA_TTL_S = 5 * 60;
@@ -375,9 +375,7 @@ export class IdpService {
       this.d.identities.link({ issuer, subject, userId: existing.id, createdAt: this.d.clock.now() });
       this.d.audit.record({
         action: AuditActions.idpLink,
-        loginId: existing.id,
-        accountId: existing.parentUserId ?? existing.id,
-        email: existing.email,
+        ...loginFields(existing),
         targetType: 'user',
         targetId: existing.id,
         details: { issuer, subject },
@@ -456,9 +454,7 @@ export class IdpService {
       this.d.audit.record({
         action: AuditActions.signIn,
         status: 'failure',
-        loginId: row.id,
-        accountId: row.parentUserId ?? row.id,
-        email: row.email,
+        ...loginFields(row),
         ip: info.ip,
         details: { method: 'idp', reason: 'invalid_mfa_code' },
       });

@@ -6,7 +6,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { validationFailed } from '../../errors.ts';
 import { isCidr, isHostname, isIpAddress } from '../../lib/ip.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from './audit.ts';
-import type { Principal } from '../accounts/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { VersionsConfig } from '../../contract/admin.ts';
 
 /** Instance settings with their defaults (docs/compatibility.md › Instance defaults). */

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../client.ts';
-import { idpIdentities } from '../schema/idp.ts';
+import { idpIdentities } from '../schema/sign-on.ts';
 
 export type IdpIdentity = typeof idpIdentities.$inferSelect;
 

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { idpMfaBody } from '../contract/accounts.ts';
 import { route, routes } from './route.ts';
-import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/sign-on/idp.ts';
+import { IdpFailure, PENDING_MFA_TTL_S, STATE_TTL_S } from '../services/sign-on/sign-on.ts';
 import { clearedIdpCookie, IDP_PENDING_COOKIE, IDP_STATE_COOKIE, idpCookie, readCookie, tokenCookie } from './cookies.ts';
 import { requestMeta } from './request-meta.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../../src/db/client.ts';
 import { SettingsRepo } from '../../../src/db/repos/settings.ts';
-import { SETTINGS_RECHECK_MS } from '../../../src/services/administration/settings.ts';
+import { SETTINGS_RECHECK_MS } from '../../../src/services/admin/settings.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { errors } from '../../helpers/errors.ts';

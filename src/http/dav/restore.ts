@@ -1,5 +1,5 @@
-import { badRequest, forbidden } from '../errors.ts';
-import { destinationUrl } from './dav.ts';
+import { badRequest, forbidden } from '../../errors.ts';
+import { destinationUrl } from './paths.ts';
 
 /** A PROPFIND's Depth on the trashbin and versions doors: 0 or 1 (the default); infinity is 403 there, as Nextcloud's. */
 export function shallowDepth(request: Request, what: string): '0' | '1' {

@@ -1,5 +1,5 @@
-import { escapeXml } from '../lib/xml.ts';
-import { DAV, type PropName, type PropRequest, propXml, statusLine } from './dav.ts';
+import { escapeXml } from '../../lib/xml.ts';
+import { DAV, type PropName, type PropRequest, propXml, statusLine } from './xml.ts';
 
 /** A property's value by namespace and name; undefined where the resource has none. */
 export type PropValue = (ns: string, name: string) => string | undefined;

@@ -1,13 +1,14 @@
-import type { AppContext } from '../context.ts';
-import { AppError, badRequest, forbidden, notFound } from '../errors.ts';
-import { utcString } from '../lib/dates.ts';
-import { escapeXml } from '../lib/xml.ts';
-import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../services/dav/chunked-uploads.ts';
-import type { DavService } from '../services/dav/dav.ts';
-import { readBody, readText } from './body.ts';
-import { davDestination, davErrors, destinationPrincipal, putAtDestination, segmentsAfter, sha1Of } from './dav.ts';
-import { requestMeta } from './request-meta.ts';
-import { route, routes } from './route.ts';
+import type { AppContext } from '../../context.ts';
+import { AppError, badRequest, forbidden, notFound } from '../../errors.ts';
+import { utcString } from '../../lib/dates.ts';
+import { escapeXml } from '../../lib/xml.ts';
+import { ASSEMBLED, type ChunkedUploadService, type ChunkedUploadView } from '../../services/dav/chunked-uploads.ts';
+import type { DavService } from '../../services/dav/dav.ts';
+import { readBody, readText } from '../body.ts';
+import { davDestination, davErrors, destinationPrincipal, putAtDestination } from './dav.ts';
+import { segmentsAfter } from './paths.ts';
+import { requestMeta } from '../request-meta.ts';
+import { route, routes } from '../route.ts';
 
 const UPLOADS_DOOR = '/remote.php/dav/uploads/';
 const XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n';
@@ -96,20 +97,14 @@ async function serveUploads(chunked: ChunkedUploadService, dav: DavService, requ
     case 'MOVE': {
       if (chunk !== ASSEMBLED) throw forbidden(`Only ${ASSEMBLED} is moved: it is the file the chunks make`);
       const dest = davDestination(dav, request);
-      const upload = await chunked.assemble(principal, transfer, {
-        principal: dest.principal,
-        declared: totalLengthOf(request),
-        sha1: sha1Of(request),
-      });
-      try {
-        const content = upload.kind === 'object' ? { object: upload.object, size: upload.size } : { body: upload.body, size: upload.size };
-        const response = await putAtDestination(dav, request, dest, content, instanceId);
-        // An upload written from its own object ended with the file; one read from its chunks ends now.
-        if (upload.kind === 'stream') await chunked.finish(upload.id);
-        return response;
-      } finally {
-        upload.release();
-      }
+      const declared = totalLengthOf(request);
+      return putAtDestination(
+        dav,
+        request,
+        dest,
+        (input) => dav.putAssembled(principal, transfer, dest.principal, dest.res.path, { ...input, declared }),
+        instanceId,
+      );
     }
     case 'GET':
     case 'HEAD':

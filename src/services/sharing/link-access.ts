@@ -1,0 +1,99 @@
+import type { Clock } from '../../clock.ts';
+import { AppError, Messages, RateLimitedError } from '../../errors.ts';
+import { parseRange } from '../../lib/byte-range.ts';
+import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
+import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { HeldItem } from '../files/tree.ts';
+
+/** Password attempts on one link from one address per window; a right password gives its attempt back. */
+const UNLOCK_ATTEMPTS = 10;
+const UNLOCK_WINDOW_MS = 15 * 60_000;
+/** Page views go to the audit log once per link, address and this long, so browsing a folder is one event. */
+const VISIT_DEDUP_MS = 10 * 60_000;
+
+/**
+ * What a request under a link does to its download cap: `page` is refused once the downloads are used up,
+ * `count` spends one download, `none` is the rest of a download already counted (or asking about an upload).
+ */
+export type DownloadCap = 'page' | 'count' | 'none';
+
+/** A visitor's request under a link, as the rules need it (the door reads it from the request). */
+export interface LinkVisit {
+  /** The link-scoped unlock cookie's value, if the visitor sent one. */
+  unlockCookie: string | null;
+  ip: string;
+  /** HEAD: the answer's headers without its bytes. */
+  headOnly: boolean;
+  /** The Range asked for, as sent. */
+  range: string | null;
+}
+
+/** A password-protected link opened without a valid unlock cookie: its door answers with the password form. */
+export class LinkLockedError extends AppError {
+  constructor(
+    readonly token: string,
+    readonly kind: 'file' | 'album',
+  ) {
+    super(401, Messages.sharePasswordRequired);
+  }
+}
+
+/**
+ * Whether serving `item` counts as a download: when what is served covers byte 0, read by the parser that
+ * serves the Range, so every form of it (a suffix, any case, spaces, leading zeros, one ignored) counts as
+ * its bytes do; HEAD never does.
+ */
+export function downloadCap(visit: LinkVisit, item: HeldItem): DownloadCap {
+  if (visit.headOnly) return 'page';
+  // A folder's ZIP ignores Range: it is always served whole.
+  const range = item.type === 'folder' ? null : parseRange(visit.range, item.size);
+  return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
+}
+
+/** Password attempts on links, per link and address: spent before the check, so at most the limit of guesses are ever checked. */
+export class UnlockAttempts {
+  private readonly limiter: FixedWindowLimiter;
+
+  constructor(private readonly clock: Clock) {
+    this.limiter = new FixedWindowLimiter(UNLOCK_ATTEMPTS, UNLOCK_WINDOW_MS, clock);
+  }
+
+  /** Runs `check` with one attempt of `key` spent (429 past the limit, after `refused`); a check that passes gives it back. */
+  async spend<T>(key: string, check: () => Promise<T>, refused?: () => void): Promise<T> {
+    const counted = this.limiter.hit(key);
+    if (!counted.allowed) {
+      refused?.();
+      throw new RateLimitedError(rateLimitHeaders(counted, this.clock.now()));
+    }
+    const result = await check();
+    this.limiter.release(key, counted);
+    return result;
+  }
+}
+
+/** A public link's visits and downloads as audit records, file links and album links alike (the visitor is known only by address). */
+export class LinkVisits {
+  private readonly recent = new Map<string, number>();
+
+  constructor(
+    private readonly audit: AuditService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records a download, or a page view unless this link and address had one in the last 10 minutes (then false). */
+  record(
+    kind: 'access' | 'download',
+    visit: { ip: string; accountId: string; targetType: 'share' | 'album'; targetId: string; details: Record<string, unknown> },
+  ): boolean {
+    if (kind === 'access') {
+      const key = `${visit.targetId}|${visit.ip}`;
+      const now = this.clock.now();
+      const last = this.recent.get(key);
+      if (last !== undefined && now - last < VISIT_DEDUP_MS) return false;
+      if (this.recent.size >= 10_000) this.recent.clear();
+      this.recent.set(key, now);
+    }
+    this.audit.record({ action: kind === 'access' ? AuditActions.shareAccess : AuditActions.shareDownload, ...visit });
+    return true;
+  }
+}
