@@ -45,8 +45,8 @@ function createServices(infra: Infrastructure) {
   const administration = createAdministrationServices(infra);
   const { audit, settings, storageLocation } = administration.services;
   const files = createFilesServices(infra, { audit, settings, storageLocation });
-  const { tree, views, events } = files.shared;
-  const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings });
+  const { tree, views, events, libraryFiles } = files.shared;
+  const thumbnails = createThumbnailServices(infra, { tree, libraryFiles, events, audit, settings });
   const dav = createDavServices(infra, { audit, tree, settings, thumbnails: thumbnails.services.thumbnails, ...files.services });
   const accounts = createAccountsServices(infra, { audit, settings, davLocks: dav.shared.davLocks, ...files.services });
   const signOn = createSignOnServices(infra, { audit, groups: files.services.groups, ...accounts.services });
@@ -65,8 +65,13 @@ function createServices(infra: Infrastructure) {
     ...resumable.services,
     chunkedUploads: dav.services.chunkedUploads,
   });
-  const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
+  const search = createSearchServices(infra, { settings, views, tree, libraryFiles, items: files.services.items });
   const libraries = createLibraryServices(infra, { audit, events, members: files.services.members, changes: files.services.changes });
+  // What a scan indexes gets its thumbnails and text as uploads do: queued, in the background.
+  libraries.services.libraries.onIndexed(() => {
+    thumbnails.services.thumbnails.libraryChanged();
+    search.services.contentSearch.wake();
+  });
   const webhooks = createWebhookServices(infra, {
     tree,
     accounts: accounts.services.accounts,

@@ -252,13 +252,14 @@ export function renderAlbumPage(v: {
   nextCursor: string | null;
   limit: number;
   facts: ShareFacts;
+  /** The items with a thumbnail (AlbumLinkService.pictured). */
+  pictured: ReadonlySet<string>;
 }): string {
   const base = `/s/album/${enc(v.token)}`;
   const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
   const file = (id: string) => `${base}/file/${enc(id)}`;
   const alt = (p: PublicPhoto) => escapeHtml(stripBidiControls(p.name));
-  // A video has a picture only when its frame was taken (with ffmpeg): its size is known then.
-  const pictured = (p: PublicPhoto) => !p.mimeType.startsWith('video/') || p.width !== null;
+  const pictured = (p: PublicPhoto) => v.pictured.has(p.id);
   const gallery = v.items.length
     ? `<ul class="gallery" aria-label="Photos">${v.items
         .map(

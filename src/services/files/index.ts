@@ -66,13 +66,13 @@ export function createFilesServices(infra: Infrastructure, { audit, settings, st
   const accessVersion = () => repos.database.accessVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
   const hasThumbnail = hasThumbnailWith(config.ffmpegPath !== null);
-  const views = new ItemViews(repos.shares, repos.libraries, hasThumbnail);
+  const views = new ItemViews(repos.shares, repos.libraries, repos.thumbnails, hasThumbnail);
   const access = new AccessTracker(repos.items, clock);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
-    hasThumbnail,
+    views,
     notifications,
     clock,
     transactions,

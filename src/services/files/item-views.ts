@@ -2,7 +2,8 @@ import type { Item, ListedItem } from '../../db/repos/items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
-import type { HasThumbnail } from '../thumbnails/formats.ts';
+import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import { type HasThumbnail, withThumbnails } from '../thumbnails/formats.ts';
 
 /** An item as a share page shows it. */
 export interface PublicItem {
@@ -12,15 +13,16 @@ export interface PublicItem {
   size: number | null;
   mimeType: string | null;
   modified: string;
-  /** Files: whether the type can have a thumbnail (GET /s/:token/thumbnail/:id). */
+  /** Files: whether it has a thumbnail, or can have one made when asked (GET /s/:token/thumbnail/:id). */
   hasThumbnail?: boolean;
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
+/** `pictured`: the files with a thumbnail (ItemViews.pictured); folders have none. */
 export function toPublicItem(
   r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mimeType' | 'modifiedAt'>,
-  hasThumbnail: HasThumbnail,
+  pictured: ReadonlySet<string>,
 ): PublicItem {
   const item: PublicItem = {
     id: r.id,
@@ -30,7 +32,7 @@ export function toPublicItem(
     mimeType: r.type === 'folder' ? null : r.mimeType,
     modified: iso(r.modifiedAt),
   };
-  if (r.type === 'file') item.hasThumbnail = hasThumbnail(r.mimeType);
+  if (r.type === 'file') item.hasThumbnail = pictured.has(r.id);
   return item;
 }
 
@@ -38,7 +40,7 @@ function toItemView(
   row: ListedItem,
   share: ShareStatus | undefined,
   library: { unavailable: boolean } | undefined,
-  hasThumbnail: HasThumbnail,
+  pictured: ReadonlySet<string>,
 ): ItemView {
   const view: ItemView = {
     id: row.id,
@@ -55,8 +57,7 @@ function toItemView(
     expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
   };
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
-  // A library file's bytes are not in the store: no thumbnail is made of it (nc:has-preview says the same).
-  if (row.type === 'file') view.hasThumbnail = !library && hasThumbnail(row.mimeType);
+  if (row.type === 'file') view.hasThumbnail = pictured.has(row.id);
   if (library) {
     view.library = true;
     if (library.unavailable) view.unavailable = true;
@@ -69,14 +70,22 @@ export class ItemViews {
   constructor(
     private readonly shares: SharesRepo,
     private readonly libraries: LibrariesRepo,
+    private readonly thumbnails: ThumbnailsRepo,
     private readonly hasThumbnail: HasThumbnail,
   ) {}
+
+  /** Of these rows, the files that have a thumbnail or can have one made when asked (one lookup, only when a type can). */
+  pictured(rows: ReadonlyArray<Pick<ListedItem, 'id' | 'type' | 'mimeType'>>): Set<string> {
+    const candidates = rows.filter((r) => r.type === 'file' && this.hasThumbnail(r.mimeType)).map((r) => r.id);
+    return candidates.length === 0 ? new Set() : withThumbnails(this.thumbnails.statusOfItems(candidates), this.hasThumbnail);
+  }
 
   many(accountId: string, rows: readonly ListedItem[]): ItemView[] {
     const ids = rows.map((r) => r.id);
     const status = this.shares.statusOf(accountId, ids);
     const library = this.libraries.statusOf(ids);
-    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), this.hasThumbnail));
+    const pictured = this.pictured(rows);
+    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), pictured));
   }
 
   one(accountId: string, row: ListedItem): ItemView {

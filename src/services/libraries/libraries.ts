@@ -46,12 +46,18 @@ export class LibraryService {
   private readonly running = new Map<string, { progress: ScanProgress; done: Promise<ScanResult> }>();
 
   private readonly listeners: Array<() => void> = [];
+  private readonly indexedListeners: Array<() => void> = [];
 
   constructor(private readonly d: LibraryDeps) {}
 
   /** `listener` runs after a library is added or removed in this process (the watch follows at once). */
   onChange(listener: () => void): void {
     this.listeners.push(listener);
+  }
+
+  /** `listener` runs after a scan (or a removal) changed what is indexed: thumbnails and text follow. */
+  onIndexed(listener: () => void): void {
+    this.indexedListeners.push(listener);
   }
 
   list(): { libraries: LibraryView[] } {
@@ -149,6 +155,7 @@ export class LibraryService {
       details: { name: row.name, path: row.path },
     });
     for (const listener of this.listeners) listener();
+    for (const listener of this.indexedListeners) listener();
     return { message: `Removed the library ${row.name}; its files stay in ${row.path}.` };
   }
 
@@ -180,6 +187,10 @@ export class LibraryService {
         },
         folders,
       )
+      .then((result) => {
+        if (result.added + result.updated + result.moved + result.removed > 0) for (const listener of this.indexedListeners) listener();
+        return result;
+      })
       .catch((err: unknown) => {
         const error = `The scan stopped: ${err instanceof Error ? err.message : String(err)}`;
         this.d.log.warn('library scan failed', { library: id, err: error });

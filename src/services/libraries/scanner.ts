@@ -277,13 +277,16 @@ export class LibraryScanner {
                   { details: { ...details, size: host.size } },
                 );
               }
-              this.d.libraries.putEntry({
-                itemId: item.itemId,
-                libraryId: library.id,
-                fileId: host.fileId,
-                hostModifiedAt: host.modifiedAt,
-                unavailable: !host.available,
-              });
+              this.d.libraries.putEntry(
+                {
+                  itemId: item.itemId,
+                  libraryId: library.id,
+                  fileId: host.fileId,
+                  hostModifiedAt: host.modifiedAt,
+                  unavailable: !host.available,
+                },
+                contentChanged,
+              );
             });
             if (contentChanged) changed.push({ type: FileEventType.updated, itemId: item.itemId, extra: { size: host.size } });
           } else if (item.fileId !== host.fileId) {

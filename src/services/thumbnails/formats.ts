@@ -45,6 +45,19 @@ export function hasThumbnailWith(videos: boolean): HasThumbnail {
   };
 }
 
+/**
+ * Of these files' thumbnail states (ThumbnailsRepo.statusOfItems), those that have a thumbnail or can have
+ * one made when asked (none tried yet, and the bytes at hand): one rule for listings, share pages and WebDAV.
+ */
+export function withThumbnails(
+  rows: ReadonlyArray<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: boolean }>,
+  canHave: HasThumbnail,
+): Set<string> {
+  const out = new Set<string>();
+  for (const r of rows) if (r.status === 'ready' || (r.status === null && r.readable && canHave(r.mimeType))) out.add(r.id);
+  return out;
+}
+
 export function sourceKind(mimeType: string | null): SourceKind | null {
   if (mimeType && VIDEO_TYPES.includes(mimeType)) return 'video';
   return (mimeType && KINDS[mimeType]) || null;

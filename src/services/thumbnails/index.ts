@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { FileEvents } from '../files/file-events.ts';
+import type { LibraryFiles } from '../files/library-files.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { createHmac } from 'node:crypto';
@@ -23,13 +24,14 @@ export interface ThumbnailServices {
 
 interface ThumbnailDeps {
   tree: Tree;
+  libraryFiles: LibraryFiles;
   events: FileEvents;
   audit: AuditService;
   settings: SettingsService;
 }
 
 /** Thumbnails (the worker threads that make them, the service that stores, serves and removes them) and albums. */
-export function createThumbnailServices(infra: Infrastructure, { tree, events, audit, settings }: ThumbnailDeps) {
+export function createThumbnailServices(infra: Infrastructure, { tree, libraryFiles, events, audit, settings }: ThumbnailDeps) {
   const { config, clock, log, queue, storage, repos, paths } = infra;
   // libvips, embedded in the executable, is written out here once to be loaded.
   const pool = new ThumbnailPool(
@@ -45,6 +47,8 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events, a
     items: repos.items,
     thumbnails: repos.thumbnails,
     tree,
+    libraries: repos.libraries,
+    libraryFiles,
     pool,
     video: config.ffmpegPath ? new VideoFrames(config.ffmpegPath, config.thumbnailMaxPixels) : null,
   });
