@@ -83,6 +83,18 @@ interface LibraryIndex {
   under(entry: IndexedEntry, folders: ReadonlySet<string>): boolean;
 }
 
+type ScanChange = { type: string; itemId: string; extra?: Record<string, unknown> };
+
+/** The changes a scan reports to live streams: each while there are few, only their count past EVENTS_PER_SCAN. */
+class ScanChanges {
+  count = 0;
+  readonly kept: ScanChange[] = [];
+
+  push(change: ScanChange): void {
+    if (++this.count <= EVENTS_PER_SCAN) this.kept.push(change);
+  }
+}
+
 const byName = (entries: readonly IndexedEntry[]) => new Map(entries.map((e) => [nameKeyOf(e.name), e]));
 const NONE: ReadonlyMap<string, IndexedEntry> = new Map();
 
@@ -159,7 +171,9 @@ export class LibraryScanner {
     const seen = new Set<string>([library.folderId]);
     // Folders the scan could not list: what was indexed under them stays.
     const unlisted = new Set<string>();
-    const changed: Array<{ type: string; itemId: string; extra?: Record<string, unknown> }> = [];
+    const changed = new ScanChanges();
+    // One buffer for every file's first bytes: the scan reads them one file at a time.
+    const head = Buffer.allocUnsafe(HEAD_BYTES);
     const writes: Array<() => void> = [];
     const flush = () => {
       if (writes.length === 0) return;
@@ -255,7 +269,7 @@ export class LibraryScanner {
           const availability = type === 'file' && item.unavailable === host.available;
           if (contentChanged || availability) {
             progress.updated++;
-            const mimeType = contentChanged && host.available ? await this.detect(library.path, names, host.name) : undefined;
+            const mimeType = contentChanged && host.available ? await this.detect(library.path, names, host.name, head) : undefined;
             writes.push(() => {
               if (contentChanged) {
                 const row = this.d.items.get(library.accountId, item.itemId);
@@ -308,7 +322,7 @@ export class LibraryScanner {
           progress.added++;
           const itemId = newId();
           const mimeType =
-            type === 'file' ? (host.available ? await this.detect(library.path, names, host.name) : typeByName(host.name)) : null;
+            type === 'file' ? (host.available ? await this.detect(library.path, names, host.name, head) : typeByName(host.name)) : null;
           const parentId = folder.item.itemId;
           writes.push(() => {
             this.d.items.insert({
@@ -338,8 +352,8 @@ export class LibraryScanner {
               unavailable: !host.available,
             });
           });
+          // A new item is in no index entry: `seen` (which entries are still there) need not hold it.
           changed.push({ type: type === 'folder' ? FileEventType.folderCreated : FileEventType.uploaded, itemId });
-          seen.add(itemId);
           if (type === 'folder' && host.available) {
             const entry: IndexedEntry = {
               itemId,
@@ -380,8 +394,8 @@ export class LibraryScanner {
     if (partial) this.d.libraries.setAvailable(library.id, true);
     else this.d.libraries.scanned(library.id, at, progress.entries, null, true);
     onProgress?.({ ...progress });
-    if (rootEntry && changed.length <= EVENTS_PER_SCAN) this.publish(library, changed);
-    else if (changed.length > 0) this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.length });
+    if (rootEntry && changed.count <= EVENTS_PER_SCAN) this.publish(library, changed.kept);
+    else if (changed.count > 0) this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.count });
     return { ...progress, available: true, error: null };
   }
 
@@ -517,12 +531,11 @@ export class LibraryScanner {
   }
 
   /** The type the file's first bytes show, else its extension's; null when neither tells. */
-  private async detect(root: string, names: readonly string[], name: string): Promise<string | null> {
+  private async detect(root: string, names: readonly string[], name: string, buf: Buffer): Promise<string | null> {
     let head: Uint8Array | null = null;
     try {
       const fd = openInside(root, names);
       try {
-        const buf = Buffer.alloc(HEAD_BYTES);
         head = buf.subarray(0, fs.readSync(fd, buf, 0, HEAD_BYTES, 0));
       } finally {
         fs.closeSync(fd);
@@ -549,7 +562,7 @@ export class LibraryScanner {
     for (let i = ids.length - 1; i >= 0; i--) this.d.items.delete(ids[i]!);
   }
 
-  private publish(library: LibraryRow, changed: ReadonlyArray<{ type: string; itemId: string; extra?: Record<string, unknown> }>): void {
+  private publish(library: LibraryRow, changed: readonly ScanChange[]): void {
     const actor = { loginId: library.accountId, accountId: library.accountId };
     for (const c of changed) {
       const row = this.d.items.getLive(library.accountId, c.itemId);

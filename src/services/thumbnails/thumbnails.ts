@@ -107,6 +107,8 @@ interface Subject {
   /** False for a library file Coffer cannot read now: its thumbnail, when made before, is still served. */
   readable: boolean;
   read(range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
+  /** The file's bytes (or `range` of them) in memory: a source read in its worker's turn, a container's headers. */
+  bytes(range?: ByteRange): Promise<Uint8Array>;
 }
 
 export interface ServedThumbnail {
@@ -242,7 +244,14 @@ export class ThumbnailService {
     const { storageKey: key, wrappedKey } = row;
     if (key && wrappedKey) {
       const info = { size: row.size, wrappedKey };
-      return { row, key, wrappedKey, readable: true, read: (range) => this.d.storage.get(key, info, range) };
+      return {
+        row,
+        key,
+        wrappedKey,
+        readable: true,
+        read: (range) => this.d.storage.get(key, info, range),
+        bytes: (range) => this.d.storage.readBytes(key, info, range),
+      };
     }
     const entry = this.d.libraries.mediaEntry(row.id);
     const location = entry ? this.d.libraryFiles.locate(row) : null;
@@ -253,6 +262,7 @@ export class ThumbnailService {
       wrappedKey: this.libraryKey(location.library),
       readable: entry.readable,
       read: async (range) => this.d.libraryFiles.open(location, row.size, range),
+      bytes: async (range) => new Uint8Array(await new Response(this.d.libraryFiles.open(location, row.size, range)).arrayBuffer()),
     };
   }
 
@@ -380,7 +390,7 @@ export class ThumbnailService {
     const read = async (start: number, length: number) => {
       const end = Math.min(size, start + length);
       if (start >= end) return new Uint8Array(0);
-      return bytesOf(await subject.read({ start, end }));
+      return subject.bytes({ start, end });
     };
     try {
       return await movieHeader(size, read, this.d.clock.now());
@@ -407,7 +417,7 @@ export class ThumbnailService {
         }
       };
     }
-    return async () => bytesOf(await subject.read());
+    return () => subject.bytes();
   }
 
   /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
@@ -511,8 +521,4 @@ export class ThumbnailService {
     await Promise.all([this.d.storage.delete(thumbnailKey(storageKey, 'small')), this.d.storage.delete(thumbnailKey(storageKey, 'large'))]);
     this.d.thumbnails.delete(storageKey);
   }
-}
-
-async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(stream).arrayBuffer());
 }

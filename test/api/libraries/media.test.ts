@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseJson, runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { listAll, storedKeys } from '../../helpers/files.ts';
@@ -172,6 +173,34 @@ describe('thumbnails and Photos of library files', () => {
     const thumb = await fetch(`${t.url}/s/${token}/thumbnail/${rose.id}`);
     expect(thumb.status).toBe(200);
     expect(thumb.headers.get('content-type')).toStartWith('image/');
+  });
+});
+
+describe("the library thumbnails' key", () => {
+  test('coffer keys rotate re-wraps it: the thumbnails made before are still served as they were', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'owl.jpg', await jpegTakenAt('2010:10:10 10:10:10'));
+    const library = await addLibrary(admin, root, owner);
+    const owl = await childNamed(owner, library.folderId, 'owl.jpg');
+    const first = await owner.client.get(`/api/files/${owl.id}/thumbnail`);
+    expect(first.status).toBe(200);
+    const bytes = Buffer.from(await first.arrayBuffer());
+    const made = thumbnailRow(contentKey(owl.id))!.createdAt;
+    const keyOf = () =>
+      t.server.ctx.db.$client.query<{ k: string }, [string]>('SELECT key_id AS k FROM libraries WHERE id = ?').get(library.id)!.k;
+    const before = keyOf();
+
+    const rotated = await runCli(['keys', 'rotate', '--json', '--data-dir', t.dataDir]);
+    expect(rotated.code).toBe(0);
+    const result = parseJson(rotated);
+    expect(result).toMatchObject({ completed: true, remaining: 0 });
+    expect(keyOf()).toBe(result.keyId);
+    expect(keyOf()).not.toBe(before);
+    const again = await owner.client.get(`/api/files/${owl.id}/thumbnail`);
+    expect(again.status).toBe(200);
+    expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(thumbnailRow(contentKey(owl.id))!.createdAt).toBe(made);
   });
 });
 
