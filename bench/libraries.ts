@@ -76,6 +76,7 @@ export async function runLibrariesBench(): Promise<void> {
     };
 
     // 1. The first scan.
+    const idle = rssMiB(server.pid).rss;
     resetPeakRss(server.pid);
     let cpu = cpuTimes(server.pid);
     let t = performance.now();
@@ -85,7 +86,7 @@ export async function runLibrariesBench(): Promise<void> {
     let used = cpuTimes(server.pid);
     if (first.files !== FILES) throw new Error(`the scan found ${first.files} files, not ${FILES}`);
     console.log(
-      `libraries.scan_${FILES / 1000}k_files ${fmt(FILES / seconds, 0)} files/s (${fmt(seconds)} s; server CPU ${fmt(used.user - cpu.user)} user + ${fmt(used.system - cpu.system)} system s, ${fmt(((used.user - cpu.user + used.system - cpu.system) * 1e6) / FILES)} µs a file; peak RSS ${fmt(rssMiB(server.pid).peak, 0)} MiB)`,
+      `libraries.scan_${FILES / 1000}k_files ${fmt(FILES / seconds, 0)} files/s (${fmt(seconds)} s; server CPU ${fmt(used.user - cpu.user)} user + ${fmt(used.system - cpu.system)} system s, ${fmt(((used.user - cpu.user + used.system - cpu.system) * 1e6) / FILES)} µs a file; peak RSS ${fmt(rssMiB(server.pid).peak, 0)} MiB, ${fmt(idle, 0)} MiB before the scan)`,
     );
 
     // 2. A rescan with nothing changed: timed alone, then again under strace for its system calls.

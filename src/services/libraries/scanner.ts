@@ -95,6 +95,8 @@ class ScanChanges {
   }
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const byName = (entries: readonly IndexedEntry[]) => new Map(entries.map((e) => [nameKeyOf(e.name), e]));
 const NONE: ReadonlyMap<string, IndexedEntry> = new Map();
 
@@ -371,6 +373,9 @@ export class LibraryScanner {
         if (writes.length >= BATCH) {
           flush();
           onProgress?.({ ...progress });
+          // Type detection resolves without I/O: without a turn of the event loop here, a first scan of 100,000
+          // files would hold every request (and the release of what each batch allocated natively) until its end.
+          await nextTurn();
         }
       }
     }
