@@ -211,15 +211,16 @@ export class LibrariesRepo {
     );
   }
 
-  /** How many entries each library has indexed. */
-  counts(): Map<string, { files: number; folders: number; bytes: number }> {
+  /** How many entries each library (or only `libraryId`) has indexed. */
+  counts(libraryId?: string): Map<string, { files: number; folders: number; bytes: number }> {
     const rows = this.sqlite
-      .query<{ libraryId: string; files: number; folders: number; bytes: number }, []>(
+      .query<{ libraryId: string; files: number; folders: number; bytes: number }, [string | null]>(
         `SELECT e.library_id AS libraryId, SUM(i.type = 'file') AS files, SUM(i.type = 'folder') AS folders,
                 COALESCE(SUM(CASE WHEN i.type = 'file' THEN i.size END), 0) AS bytes
-           FROM library_entries e JOIN items i ON i.id = e.item_id WHERE i.deleted_at IS NULL GROUP BY e.library_id`,
+           FROM library_entries e JOIN items i ON i.id = e.item_id
+          WHERE (?1 IS NULL OR e.library_id = ?1) AND i.deleted_at IS NULL GROUP BY e.library_id`,
       )
-      .all();
+      .all(libraryId ?? null);
     return new Map(rows.map((r) => [r.libraryId, { files: r.files, folders: r.folders, bytes: r.bytes }]));
   }
 }

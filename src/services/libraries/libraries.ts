@@ -66,7 +66,7 @@ export class LibraryService {
   }
 
   get(id: string): LibraryView {
-    return this.view(this.require(id), this.d.libraries.counts().get(id));
+    return this.view(this.require(id), this.d.libraries.counts(id).get(id));
   }
 
   /** Finds a library by id or by name (case-insensitive), for the CLI. */
