@@ -18,8 +18,8 @@ const HEAD_BYTES = 4100;
 // Rows written per transaction: large enough that commits do not dominate, small enough not to hold the lock long.
 const BATCH = 500;
 // A long scan makes garbage faster than the collector returns it on its own (a first scan of 100,000 files
-// peaked 150 MiB above the idle server, most of it garbage): collecting every 10,000 entries bounds that.
-const COLLECT_EVERY_BATCHES = 20;
+// peaked 150 MiB above the idle server, most of it garbage): collecting every 5,000 entries bounds that.
+const COLLECT_EVERY_BATCHES = 10;
 // A scan that changes more than this publishes no event per item (a first scan of 100,000 files would flood every stream).
 const EVENTS_PER_SCAN = 200;
 
