@@ -274,7 +274,9 @@ ${v.items
     // A video plays muted in the viewer; nothing is fetched before Play (playing counts as a download, as on a file link).
     const media = p.mimeType.startsWith('video/')
       ? `<video src="${file(p.id)}" controls muted playsinline preload="none"${pictured(p) ? ` poster="${thumb(p.id, 'large')}"` : ''} aria-label="${alt(p)}"></video>`
-      : `<img src="${thumb(p.id, 'large')}" alt="${alt(p)}" loading="lazy">`;
+      : pictured(p)
+        ? `<img src="${thumb(p.id, 'large')}" alt="${alt(p)}" loading="lazy">`
+        : `<span class="tile-name">${nameHtml(p.name)}</span>`;
     return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
   .join('\n')}

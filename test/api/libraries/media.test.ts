@@ -137,14 +137,31 @@ describe('thumbnails and Photos of library files', () => {
     expect((await photos(member.client, 'mine')).map((p) => p.id)).not.toContain(picnic.id);
     expect((await member.client.get(`/api/files/${picnic.id}/thumbnail?size=large`)).status).toBe(200);
 
+    const blind = await seed.subUser(t, owner, []);
+    expect((await blind.client.get(`/api/files/${picnic.id}/thumbnail`)).status).toBe(403);
+
+    write(root, 'family/torn.jpg', malformedJpeg());
+    await rescan(library.id);
+    const torn = await childNamed(owner, family.id, 'torn.jpg');
+    await eventually(() => thumbnailRow(contentKey(torn.id))?.status === 'none');
     const album = await json(await owner.client.post('/api/albums', { name: 'Picnic' }));
-    const added = await owner.client.post(`/api/albums/${album.album.id}/items`, { ids: [picnic.id] });
+    const added = await owner.client.post(`/api/albums/${album.album.id}/items`, { ids: [picnic.id, torn.id] });
     expect(added.status).toBe(200);
-    expect((await json(added)).added).toBe(1);
+    expect((await json(added)).added).toBe(2);
+    // The album's public page shows the picture there is, and only the name of the one none could be made of.
+    const link = await json(await owner.client.post(`/api/albums/${album.album.id}/link`, { expiry: 'never' }));
+    const page = await (await fetch(`${t.url}/s/album/${link.link.token}`, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain(`/thumbnail/${picnic.id}`);
+    expect(page).not.toContain(`/thumbnail/${torn.id}"`);
+    expect(page).not.toContain(`/thumbnail/${torn.id}?`);
+    expect(page).toContain('torn.jpg');
+    expect((await fetch(`${t.url}/s/album/${link.link.token}/thumbnail/${picnic.id}`)).status).toBe(200);
     const { items } = await json(await owner.client.get(`/api/albums/${album.album.id}`));
-    expect(items.map((i: { id: string; takenAt: string; width: number }) => [i.id, i.takenAt, i.width])).toEqual([
-      [picnic.id, new Date(2018, 5, 1, 12).toISOString(), 300],
-    ]);
+    expect(
+      items
+        .filter((i: { id: string }) => i.id === picnic.id)
+        .map((i: { id: string; takenAt: string; width: number }) => [i.id, i.takenAt, i.width]),
+    ).toEqual([[picnic.id, new Date(2018, 5, 1, 12).toISOString(), 300]]);
   });
 
   test('a share page of a library folder shows the thumbnails there are: not of a text, not of a picture none could be made of', async () => {
