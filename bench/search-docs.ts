@@ -97,7 +97,7 @@ export function seedIndex(dbFile: string, accountId: string, count: number, prep
         const text = `${i % 100 === 0 ? 'the boiler pressure was checked' : ''} ${words(i + 1_000_000, 1024)}`;
         if (seq !== undefined)
           content.record(
-            { seq, id, accountId, name: '', size: 1024, storageKey: null, wrappedKey: null, optedOut: false },
+            { seq, id, accountId, name: '', size: 1024, storageKey: null, wrappedKey: null, library: false, optedOut: false },
             'indexed',
             prepare(text),
             now,

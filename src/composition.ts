@@ -58,7 +58,7 @@ function createServices(infra: Infrastructure) {
     libraryStaging: new LibraryHostWrites({ items: infra.repos.items, libraries: infra.repos.libraries }),
   });
   const versions = { versions: files.shared.versions };
-  const { tree, views, events, changes } = files.shared;
+  const { tree, views, events, changes, libraryFiles } = files.shared;
   const sharing = createSharingServices(infra, {
     audit,
     settings,
@@ -69,7 +69,14 @@ function createServices(infra: Infrastructure) {
     items: files.services.items,
     hasThumbnail,
   });
-  const thumbnails = createThumbnailServices(infra, { tree, events, audit, settings, downloads: files.services.downloads });
+  const thumbnails = createThumbnailServices(infra, {
+    tree,
+    libraryFiles,
+    events,
+    audit,
+    settings,
+    downloads: files.services.downloads,
+  });
   const dav = createDavServices(infra, {
     audit,
     tree,
@@ -103,8 +110,13 @@ function createServices(infra: Infrastructure) {
     ...resumable.services,
     chunkedUploads: dav.services.chunkedUploads,
   });
-  const search = createSearchServices(infra, { settings, views, tree, items: files.services.items });
+  const search = createSearchServices(infra, { settings, views, tree, libraryFiles, items: files.services.items });
   const libraries = createLibraryServices(infra, { audit, events, members: sharing.services.members, changes: files.services.changes });
+  // What a scan indexes gets its thumbnails and text as uploads do: queued, in the background.
+  libraries.services.libraries.onIndexed(() => {
+    thumbnails.services.thumbnails.libraryChanged();
+    search.services.contentSearch.wake();
+  });
   const webhooks = createWebhookServices(infra, {
     tree,
     accounts: accounts.services.accounts,

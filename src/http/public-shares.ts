@@ -139,7 +139,7 @@ export function publicShareRoutes(ctx: AppContext) {
     if (html === undefined) {
       html = renderFolderPage({
         token,
-        folder: toPublicItem(folder, thumbnails.canHave),
+        folder: toPublicItem(folder, new Set()),
         trail: shares.trail(root, folder),
         isRoot: folder.id === root.id,
         items: page.items,
@@ -204,6 +204,7 @@ export function publicShareRoutes(ctx: AppContext) {
               ...page,
               limit: query.limit,
               facts: albumLinks.facts(opened),
+              pictured: albumLinks.pictured(page.items),
             }),
           );
         }),
@@ -256,14 +257,15 @@ export function publicShareRoutes(ctx: AppContext) {
             return htmlPage(set, renderDropPage({ token: link.token, folderName: root.name, facts: shares.facts(link), received }));
           }
           if (root.type === 'folder') return folderView(request, set, link, root, root, c);
-          if (wantsJson(request)) return { items: [toPublicItem(root, thumbnails.canHave)], nextCursor: null };
+          const pictures = thumbnails.previewable([root.id]);
+          if (wantsJson(request)) return { items: [toPublicItem(root, pictures)], nextCursor: null };
           const pictured = await thumbnails.ready(root);
           const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
           return htmlPage(
             set,
             renderFilePage({
               token: params.token,
-              file: toPublicItem(root, thumbnails.canHave),
+              file: toPublicItem(root, pictures),
               pictured,
               previewable,
               facts: shares.facts(link),

@@ -262,13 +262,14 @@ export function renderAlbumPage(v: {
   nextCursor: string | null;
   limit: number;
   facts: ShareFacts;
+  /** The items with a thumbnail (AlbumLinkService.pictured). */
+  pictured: ReadonlySet<string>;
 }): string {
   const base = `/s/album/${enc(v.token)}`;
   const thumb = (id: string, size: 'small' | 'large') => `${base}/thumbnail/${enc(id)}${size === 'large' ? '?size=large' : ''}`;
   const file = (id: string) => `${base}/file/${enc(id)}`;
   const alt = (p: PublicPhoto) => escapeHtml(stripBidiControls(p.name));
-  // A video has a picture only when its frame was taken (with ffmpeg): its size is known then.
-  const pictured = (p: PublicPhoto) => !p.mimeType.startsWith('video/') || p.width !== null;
+  const pictured = (p: PublicPhoto) => v.pictured.has(p.id);
   const gallery = v.items.length
     ? `<ul class="gallery" aria-label="Photos">${v.items
         .map(
@@ -283,7 +284,9 @@ ${v.items
     // A video plays muted in the viewer; nothing is fetched before Play (playing counts as a download, as on a file link).
     const media = p.mimeType.startsWith('video/')
       ? `<video src="${file(p.id)}" controls muted playsinline preload="none"${pictured(p) ? ` poster="${thumb(p.id, 'large')}"` : ''} aria-label="${alt(p)}"></video>`
-      : `<img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, file(p.id))} alt="${alt(p)}" loading="lazy">`;
+      : pictured(p)
+        ? `<img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, file(p.id))} alt="${alt(p)}" loading="lazy">`
+        : `<span class="tile-name">${nameHtml(p.name)}</span>`;
     return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
   .join('\n')}

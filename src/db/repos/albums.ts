@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { albumLinks, albums } from '../schema/albums.ts';
 import { changesOf } from '../select.ts';
-import type { PhotoRow } from './thumbnails.ts';
+import { type PhotoRow, THUMBNAIL_OF_ITEM } from './thumbnails.ts';
 
 type AlbumTable = typeof albums.$inferSelect;
 /** A file in an album, with whose it is (an editor adds its own files). */
@@ -168,7 +168,7 @@ export class AlbumsRepo {
                 i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred,
                 i.account_id AS accountId, coalesce(nullif(trim(u.name), ''), u.email) AS addedBy
          FROM album_items ai JOIN items i ON i.id = ai.item_id JOIN users u ON u.id = i.account_id
-         LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         LEFT JOIN thumbnails t ON ${THUMBNAIL_OF_ITEM}
          WHERE ai.album_id = ? AND ${LIVE} ${keyset}
          ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )

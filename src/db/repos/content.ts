@@ -13,10 +13,15 @@ export interface PendingFile {
   accountId: string;
   name: string;
   size: number;
+  /** What the text is of: the stored object's key, or a library file's content key (its bytes are then on the host). */
   storageKey: string | null;
   wrappedKey: string | null;
+  library: boolean;
   optedOut: boolean;
 }
+
+/** The key of an item's current content: its stored object, or (a library file) its entry's content key. */
+const CONTENT_KEY = 'coalesce(i.storage_key, (SELECT e.content_key FROM library_entries e WHERE e.item_id = i.id))';
 
 export interface ContentHit {
   id: string;
@@ -53,14 +58,16 @@ export class ContentRepo {
   /** Up to `limit` files in the queue, oldest first, each with its account's opt-out. */
   nextPending(limit: number): PendingFile[] {
     return this.sqlite
-      .query<Omit<PendingFile, 'optedOut'> & { optedOut: number }, [number]>(
-        `SELECT p.seq, i.id, i.account_id AS accountId, i.name, i.size, i.storage_key AS storageKey, i.wrapped_key AS wrappedKey,
+      .query<Omit<PendingFile, 'optedOut' | 'library'> & { optedOut: number; library: number }, [number]>(
+        `SELECT p.seq, i.id, i.account_id AS accountId, i.name, i.size, coalesce(i.storage_key, e.content_key) AS storageKey,
+           i.wrapped_key AS wrappedKey, i.storage_key IS NULL AND e.content_key IS NOT NULL AS library,
            coalesce(u.content_search_opt_out, 0) AS optedOut
          FROM content_pending p JOIN items i ON i.seq = p.seq LEFT JOIN users u ON u.id = i.account_id
+         LEFT JOIN library_entries e ON e.item_id = i.id
          ORDER BY p.seq LIMIT ?`,
       )
       .all(limit)
-      .map((r) => ({ ...r, optedOut: r.optedOut === 1 }));
+      .map((r) => ({ ...r, library: r.library === 1, optedOut: r.optedOut === 1 }));
   }
 
   /** Records one file's text (or its absence) and takes it off the queue; not when its object changed meanwhile (it stays queued) or it left the queue. */
@@ -68,7 +75,7 @@ export class ContentRepo {
     return this.sqlite
       .transaction(() => {
         const current = this.sqlite
-          .query<{ key: string | null }, [number]>('SELECT storage_key AS key FROM items WHERE seq = ?')
+          .query<{ key: string | null }, [number]>(`SELECT ${CONTENT_KEY} AS key FROM items i WHERE i.seq = ?`)
           .get(file.seq);
         if (!current || current.key !== file.storageKey) return false;
         // No longer queued: content search was turned off or the account opted out while the text was extracted.
@@ -115,7 +122,7 @@ export class ContentRepo {
        SELECT i.seq FROM items i
        WHERE i.seq > ?1 AND i.seq <= ?2 AND i.type = 'file' AND (?3 IS NULL OR i.account_id = ?3)
          AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = i.account_id AND u.content_search_opt_out = 1)
-         AND (?4 OR NOT EXISTS (SELECT 1 FROM content_docs d WHERE d.seq = i.seq AND d.storage_key IS i.storage_key))`,
+         AND (?4 OR NOT EXISTS (SELECT 1 FROM content_docs d WHERE d.seq = i.seq AND d.storage_key IS ${CONTENT_KEY}))`,
       [afterSeq, last, opts.accountId ?? null, opts.all === true],
     );
     return last;

@@ -756,13 +756,14 @@ export class ItemsRepo {
 
   // ---- whole-instance walks (orphans, doctor, keys) ----
 
-  /** Which of the keys a row (a file or one of its versions) points at. */
+  /** Which of the keys a row (a file, one of its versions, a library file's content: its thumbnails) points at. */
   referencedKeys(keys: readonly string[]): Set<string> {
     return new Set(
       this.sqlite
         .query<{ storageKey: string }, [string]>(
           `SELECT storage_key AS storageKey FROM items WHERE storage_key IN (SELECT value FROM json_each(?1))
-           UNION ALL SELECT storage_key FROM file_versions WHERE storage_key IN (SELECT value FROM json_each(?1))`,
+           UNION ALL SELECT storage_key FROM file_versions WHERE storage_key IN (SELECT value FROM json_each(?1))
+           UNION ALL SELECT content_key FROM library_entries WHERE content_key IN (SELECT value FROM json_each(?1))`,
         )
         .all(JSON.stringify(keys))
         .map((r) => r.storageKey),
@@ -773,7 +774,8 @@ export class ItemsRepo {
     return (
       this.sqlite
         .query<{ id: string }, [string]>(
-          'SELECT id FROM items WHERE storage_key = ?1 UNION ALL SELECT id FROM file_versions WHERE storage_key = ?1',
+          `SELECT id FROM items WHERE storage_key = ?1 UNION ALL SELECT id FROM file_versions WHERE storage_key = ?1
+           UNION ALL SELECT item_id FROM library_entries WHERE content_key = ?1`,
         )
         .get(key) !== null
     );

@@ -31,6 +31,8 @@ const LIBRARY = selectList(libraries, [
   'scanEntries',
   'scanError',
   'available',
+  'wrappedKey',
+  'keyId',
 ]);
 
 function library(row: LibraryRow | null): LibraryRow | null {
@@ -150,34 +152,83 @@ export class LibrariesRepo {
       .map((r) => ({ ...r, unavailable: toBoolean(r.unavailable) }));
   }
 
-  putEntry(row: LibraryEntryRow): void {
+  /**
+   * Records where an item comes from. Its content key is new for a new entry, and when `newContent` (its size
+   * changed) or its inode or time did: its thumbnail and text are then made again (the triggers of 0033).
+   */
+  putEntry(row: Omit<LibraryEntryRow, 'contentKey'>, newContent = false): void {
     this.sqlite
       .query(
-        `INSERT INTO library_entries (item_id, library_id, file_id, host_modified_at, unavailable) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (item_id) DO UPDATE SET file_id = excluded.file_id, host_modified_at = excluded.host_modified_at, unavailable = excluded.unavailable`,
+        `INSERT INTO library_entries (item_id, library_id, file_id, host_modified_at, unavailable, content_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'lib_' || lower(hex(randomblob(16))))
+         ON CONFLICT (item_id) DO UPDATE SET file_id = excluded.file_id, host_modified_at = excluded.host_modified_at,
+           unavailable = excluded.unavailable,
+           content_key = CASE WHEN ?6 OR file_id IS NOT excluded.file_id OR host_modified_at IS NOT excluded.host_modified_at
+                              THEN excluded.content_key ELSE content_key END`,
       )
-      .run(row.itemId, row.libraryId, row.fileId, row.hostModifiedAt, row.unavailable ? 1 : 0);
+      .run(row.itemId, row.libraryId, row.fileId, row.hostModifiedAt, row.unavailable ? 1 : 0, newContent ? 1 : 0);
   }
 
-  /** What a library file's content is now (its host file and mtime, as indexed), or null when the item is no library file. */
+  /** What a library file's content is now (its content key, new whenever its host file changes), or null when the item is no library file. */
   contentTag(itemId: string): string | null {
     const row = this.sqlite
-      .query<{ fileId: string; at: number }, [string]>(
-        'SELECT file_id AS fileId, host_modified_at AS at FROM library_entries WHERE item_id = ?',
-      )
+      .query<{ contentKey: string | null }, [string]>('SELECT content_key AS contentKey FROM library_entries WHERE item_id = ?')
       .get(itemId);
-    return row ? `host:${row.fileId}:${row.at}` : null;
+    return row?.contentKey ? `host:${row.contentKey}` : null;
   }
 
-  /** How many entries each library has indexed. */
-  counts(): Map<string, { files: number; folders: number; bytes: number }> {
+  /** What thumbnails and text of a library file are made of: its current content key, and whether it can be read now. */
+  mediaEntry(itemId: string): { contentKey: string; readable: boolean } | null {
+    const row = this.sqlite
+      .query<{ contentKey: string | null; readable: number }, [string]>(
+        `SELECT e.content_key AS contentKey, NOT e.unavailable AND l.available AS readable
+           FROM library_entries e JOIN libraries l ON l.id = e.library_id WHERE e.item_id = ?`,
+      )
+      .get(itemId);
+    return row?.contentKey ? { contentKey: row.contentKey, readable: Boolean(row.readable) } : null;
+  }
+
+  /** Gives a library the data key its thumbnails are sealed under, unless another process just did (then false). */
+  setWrappedKey(id: string, wrappedKey: string, keyId: string): boolean {
+    return (
+      this.sqlite.query('UPDATE libraries SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key IS NULL').run(wrappedKey, keyId, id)
+        .changes === 1
+    );
+  }
+
+  /** Libraries whose thumbnail key is not wrapped by `keyId`, after `afterId` (a master key rotation). */
+  notUnderKeyPage(keyId: string, afterId: string, limit: number): Array<{ id: string; wrappedKey: string }> {
+    return this.sqlite
+      .query<{ id: string; wrappedKey: string }, [string, string, number]>(
+        `SELECT id, wrapped_key AS wrappedKey FROM libraries WHERE wrapped_key IS NOT NULL AND key_id IS NOT ? AND id > ? ORDER BY id LIMIT ?`,
+      )
+      .all(keyId, afterId, limit);
+  }
+
+  countNotUnderKey(keyId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string]>('SELECT count(*) AS n FROM libraries WHERE wrapped_key IS NOT NULL AND key_id IS NOT ?')
+      .get(keyId)!.n;
+  }
+
+  /** Replaces a library's wrapped key if it is still `from` (a rotation beside a running server). */
+  rewrap(id: string, from: string, to: string, keyId: string): boolean {
+    return (
+      this.sqlite.query('UPDATE libraries SET wrapped_key = ?, key_id = ? WHERE id = ? AND wrapped_key = ?').run(to, keyId, id, from)
+        .changes === 1
+    );
+  }
+
+  /** How many entries each library (or only `libraryId`) has indexed. */
+  counts(libraryId?: string): Map<string, { files: number; folders: number; bytes: number }> {
     const rows = this.sqlite
-      .query<{ libraryId: string; files: number; folders: number; bytes: number }, []>(
+      .query<{ libraryId: string; files: number; folders: number; bytes: number }, [string | null]>(
         `SELECT e.library_id AS libraryId, SUM(i.type = 'file') AS files, SUM(i.type = 'folder') AS folders,
                 COALESCE(SUM(CASE WHEN i.type = 'file' THEN i.size END), 0) AS bytes
-           FROM library_entries e JOIN items i ON i.id = e.item_id WHERE i.deleted_at IS NULL GROUP BY e.library_id`,
+           FROM library_entries e JOIN items i ON i.id = e.item_id
+          WHERE (?1 IS NULL OR e.library_id = ?1) AND i.deleted_at IS NULL GROUP BY e.library_id`,
       )
-      .all();
+      .all(libraryId ?? null);
     return new Map(rows.map((r) => [r.libraryId, { files: r.files, folders: r.folders, bytes: r.bytes }]));
   }
 }

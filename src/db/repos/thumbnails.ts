@@ -33,6 +33,11 @@ export type SharedPhotoRow = PhotoRow & { ownerId: string; ownerName: string; al
 const PHOTO_COLUMNS = `i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
   i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration`;
 const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
+/** A file's thumbnail row: by its stored object, or for a library file by its content key. */
+export const THUMBNAIL_OF_ITEM =
+  't.storage_key = coalesce(i.storage_key, (SELECT e.content_key FROM library_entries e WHERE e.item_id = i.id))';
+// Library content keys start so (libraries.ts putEntry): their thumbnail rows are one range of the key index.
+const LIBRARY_KEYS = "t.storage_key >= 'lib_' AND t.storage_key < 'lib`'";
 
 /**
  * Where a page of the Photos order starts and ends: after the keyset position `after` (its takenAt and id),
@@ -92,21 +97,29 @@ export class ThumbnailsRepo {
       );
   }
 
-  /** Of these items, each file's type and whether a thumbnail was made of its content (`ready`), could not be (`none`) or not yet (null). */
-  statusOfItems(ids: readonly string[]): Array<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null }> {
+  /**
+   * Of these items, each file's type, whether a thumbnail was made of its content (`ready`), could not be
+   * (`none`) or not yet (null), and whether its bytes can be read now (a library file may not be).
+   */
+  statusOfItems(
+    ids: readonly string[],
+  ): Array<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: boolean }> {
     return this.sqlite
-      .query<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null }, [string]>(
-        `SELECT i.id, i.mime_type AS mimeType, t.status FROM items i LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
-          WHERE i.id IN (SELECT value FROM json_each(?)) AND i.type = 'file' AND i.storage_key IS NOT NULL`,
+      .query<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: number }, [string]>(
+        `SELECT i.id, i.mime_type AS mimeType, t.status, coalesce(NOT e.unavailable AND l.available, 1) AS readable
+           FROM items i LEFT JOIN library_entries e ON e.item_id = i.id LEFT JOIN libraries l ON l.id = e.library_id
+           LEFT JOIN thumbnails t ON t.storage_key = coalesce(i.storage_key, e.content_key)
+          WHERE i.id IN (SELECT value FROM json_each(?)) AND i.type = 'file' AND (i.storage_key IS NOT NULL OR e.content_key IS NOT NULL)`,
       )
-      .all(JSON.stringify(ids));
+      .all(JSON.stringify(ids))
+      .map((r) => ({ ...r, readable: r.readable === 1 }));
   }
 
   /** The running time (seconds) of those of these files whose thumbnail's record has one: a video's, from its container. */
   durationsOf(ids: readonly string[]): Map<string, number> {
     const rows = this.sqlite
       .query<{ id: string; duration: number }, [string]>(
-        `SELECT i.id, t.duration FROM items i JOIN thumbnails t ON t.storage_key = i.storage_key
+        `SELECT i.id, t.duration FROM items i JOIN thumbnails t ON ${THUMBNAIL_OF_ITEM}
           WHERE i.id IN (SELECT value FROM json_each(?)) AND t.duration IS NOT NULL`,
       )
       .all(JSON.stringify(ids));
@@ -149,6 +162,37 @@ export class ThumbnailsRepo {
       .all(...args);
   }
 
+  /**
+   * Live, readable library files of one of `mimeTypes` with nothing made of their current content yet (every
+   * such file when `all`), in row order after `afterSeq`; `storageKey` is the content key.
+   */
+  librarySourcesPage(mimeTypes: readonly string[], opts: { afterSeq: number; limit: number; all?: boolean }): ThumbnailSource[] {
+    const marks = mimeTypes.map(() => '?').join(', ');
+    const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = e.content_key)';
+    return this.sqlite
+      .query<ThumbnailSource, Array<string | number>>(
+        `SELECT i.seq, i.id, i.account_id AS accountId, e.content_key AS storageKey
+           FROM items i JOIN library_entries e ON e.item_id = i.id JOIN libraries l ON l.id = e.library_id
+          WHERE i.seq > ? AND i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NULL AND i.mime_type IN (${marks})
+            AND e.content_key IS NOT NULL AND e.unavailable = 0 AND l.available = 1 ${missing}
+          ORDER BY i.seq LIMIT ?`,
+      )
+      .all(opts.afterSeq, ...mimeTypes, opts.limit);
+  }
+
+  /** Thumbnail rows of library content no entry names any more (the file changed or left), up to `limit`. */
+  libraryOrphans(limit: number): string[] {
+    return this.sqlite
+      .query<{ k: string }, [number]>(
+        `SELECT t.storage_key AS k FROM thumbnails t WHERE ${LIBRARY_KEYS}
+            AND NOT EXISTS (SELECT 1 FROM library_entries e WHERE e.content_key = t.storage_key)
+            AND NOT EXISTS (SELECT 1 FROM items i WHERE i.storage_key = t.storage_key)
+          LIMIT ?`,
+      )
+      .all(limit)
+      .map((r) => r.k);
+  }
+
   /** How many live files `sourcesPage` walks through, for a progress bar. */
   countSources(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }): number {
     const marks = mimeTypes.map(() => '?').join(', ');
@@ -175,7 +219,7 @@ export class ThumbnailsRepo {
       .query<PhotoRow, Array<string | number>>(
         `SELECT i.id, i.name, coalesce(i.taken_at, i.modified_at) AS takenAt, t.width, t.height, i.parent_id AS parentId,
                 i.mime_type AS mimeType, i.size, i.modified_at AS modifiedAt, i.starred, t.duration
-         FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         FROM items i INDEXED BY items_photos_idx LEFT JOIN thumbnails t ON ${THUMBNAIL_OF_ITEM}
          WHERE i.account_id = ? AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset.sql}
          ORDER BY coalesce(i.taken_at, i.modified_at) DESC, i.id DESC LIMIT ?`,
@@ -226,7 +270,7 @@ export class ThumbnailsRepo {
          )
          SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, NULL AS albumId
          FROM users o JOIN items i INDEXED BY items_photos_idx ON i.account_id = o.id
-         LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         LEFT JOIN thumbnails t ON ${THUMBNAIL_OF_ITEM}
          WHERE o.id = ?2 AND o.disabled_at IS NULL AND o.deletion_requested_at IS NULL
            AND i.type = 'file' AND i.deleted_at IS NULL
            AND (i.mime_type IN (${marks}) OR i.mime_type LIKE 'video/%') ${keyset.sql}
@@ -244,7 +288,7 @@ export class ThumbnailsRepo {
       .query<SharedPhotoRow, Array<string | number>>(
         `SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, min(am.album_id) AS albumId
          FROM album_members am JOIN album_items ai ON ai.album_id = am.album_id JOIN items i ON i.id = ai.item_id
-         JOIN users o ON o.id = i.account_id LEFT JOIN thumbnails t ON t.storage_key = i.storage_key
+         JOIN users o ON o.id = i.account_id LEFT JOIN thumbnails t ON ${THUMBNAIL_OF_ITEM}
          WHERE am.account_id = ?1 AND i.account_id <> ?1 AND i.type = 'file' AND i.deleted_at IS NULL ${keyset.sql}
          GROUP BY i.id ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )

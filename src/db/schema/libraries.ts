@@ -29,6 +29,9 @@ export const libraries = sqliteTable(
     scanError: text('scan_error'),
     // False while the folder is gone (unmounted, removed): its items stay, shown unavailable.
     available: integer('available', { mode: 'boolean' }).notNull().default(true),
+    // The data key (wrapped by the master key) its files' thumbnails are sealed under in Coffer's store; null until the first.
+    wrappedKey: text('wrapped_key'),
+    keyId: text('key_id'),
   },
   (t) => [uniqueIndex('libraries_path_idx').on(t.path), uniqueIndex('libraries_folder_idx').on(t.folderId)],
 );
@@ -47,6 +50,8 @@ export const libraryEntries = sqliteTable(
     hostModifiedAt: integer('host_modified_at').notNull(),
     // Unreadable by the service user, or a symlink leaving the library: listed, never opened.
     unavailable: integer('unavailable', { mode: 'boolean' }).notNull().default(false),
+    // Names the file's current content (new when its size, time or inode changes): what its thumbnail and text were made of.
+    contentKey: text('content_key'),
   },
-  (t) => [index('library_entries_library_idx').on(t.libraryId, t.fileId)],
+  (t) => [index('library_entries_library_idx').on(t.libraryId, t.fileId), index('library_entries_content_idx').on(t.contentKey)],
 );

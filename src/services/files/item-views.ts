@@ -7,6 +7,19 @@ import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 /** Whether a file of this type gets a thumbnail (the `hasThumbnail` of listings); the thumbnails domain decides. */
 export type HasThumbnail = (mimeType: string | null) => boolean;
 
+/**
+ * Of these files' thumbnail states (ThumbnailsRepo.statusOfItems), those that have a thumbnail or can have
+ * one made when asked (none tried yet, and the bytes at hand): one rule for listings, share pages and WebDAV.
+ */
+export function withThumbnails(
+  rows: ReadonlyArray<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: boolean }>,
+  canHave: HasThumbnail,
+): Set<string> {
+  const out = new Set<string>();
+  for (const r of rows) if (r.status === 'ready' || (r.status === null && r.readable && canHave(r.mimeType))) out.add(r.id);
+  return out;
+}
+
 /** An item as a share page shows it. */
 export interface PublicItem {
   id: string;
@@ -15,15 +28,16 @@ export interface PublicItem {
   size: number | null;
   mimeType: string | null;
   modified: string;
-  /** Files: whether the type can have a thumbnail (GET /s/:token/thumbnail/:id). */
+  /** Files: whether it has a thumbnail, or can have one made when asked (GET /s/:token/thumbnail/:id). */
   hasThumbnail?: boolean;
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
+/** `pictured`: the files with a thumbnail (ItemViews.pictured); folders have none. */
 export function toPublicItem(
   r: Pick<Item, 'id' | 'name' | 'type' | 'size' | 'mimeType' | 'modifiedAt'>,
-  hasThumbnail: HasThumbnail,
+  pictured: ReadonlySet<string>,
 ): PublicItem {
   const item: PublicItem = {
     id: r.id,
@@ -33,7 +47,7 @@ export function toPublicItem(
     mimeType: r.type === 'folder' ? null : r.mimeType,
     modified: iso(r.modifiedAt),
   };
-  if (r.type === 'file') item.hasThumbnail = hasThumbnail(r.mimeType);
+  if (r.type === 'file') item.hasThumbnail = pictured.has(r.id);
   return item;
 }
 
@@ -41,7 +55,7 @@ function toItemView(
   row: ListedItem,
   share: ShareStatus | undefined,
   library: { unavailable: boolean } | undefined,
-  hasThumbnail: HasThumbnail,
+  pictured: ReadonlySet<string>,
   duration: number | undefined,
 ): ItemView {
   const view: ItemView = {
@@ -59,8 +73,7 @@ function toItemView(
     expiresAt: share?.expiresAt != null ? iso(share.expiresAt) : null,
   };
   if (row.deletedAt !== null) view.deletedAt = iso(row.deletedAt);
-  // A library file's bytes are not in the store: no thumbnail is made of it (nc:has-preview says the same).
-  if (row.type === 'file') view.hasThumbnail = !library && hasThumbnail(row.mimeType);
+  if (row.type === 'file') view.hasThumbnail = pictured.has(row.id);
   if (duration !== undefined) view.duration = duration;
   if (library) {
     view.library = true;
@@ -78,14 +91,21 @@ export class ItemViews {
     private readonly hasThumbnail: HasThumbnail,
   ) {}
 
+  /** Of these rows, the files that have a thumbnail or can have one made when asked (one lookup, only when a type can). */
+  pictured(rows: ReadonlyArray<Pick<ListedItem, 'id' | 'type' | 'mimeType'>>): Set<string> {
+    const candidates = rows.filter((r) => r.type === 'file' && this.hasThumbnail(r.mimeType)).map((r) => r.id);
+    return candidates.length === 0 ? new Set() : withThumbnails(this.thumbnails.statusOfItems(candidates), this.hasThumbnail);
+  }
+
   many(accountId: string, rows: readonly ListedItem[]): ItemView[] {
     const ids = rows.map((r) => r.id);
     const status = this.shares.statusOf(accountId, ids);
     const library = this.libraries.statusOf(ids);
+    const pictured = this.pictured(rows);
     // Only a page with videos asks for running times.
     const videos = rows.filter((r) => r.type === 'file' && r.mimeType?.startsWith('video/')).map((r) => r.id);
     const durations = videos.length ? this.thumbnails.durationsOf(videos) : new Map<string, number>();
-    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), this.hasThumbnail, durations.get(r.id)));
+    return rows.map((r) => toItemView(r, status.get(r.id), library.get(r.id), pictured, durations.get(r.id)));
   }
 
   one(accountId: string, row: ListedItem): ItemView {

@@ -19,6 +19,8 @@ import type { LibraryScanner, ScanProgress, ScanResult } from './scanner.ts';
 
 const NOT_FOUND = 'Library not found';
 
+type LibraryCounts = { files: number; folders: number; bytes: number };
+
 /** Adding and removing a library changes its owner's tree as the system does (the audit log names the admin). */
 const systemChange = (accountId: string): ChangeBy => ({ accountId, actor: { kind: 'system', id: null } });
 
@@ -43,9 +45,11 @@ interface LibraryDeps {
  */
 export class LibraryService {
   // One scan per library at a time in this process; a second request waits for the running one.
-  private readonly running = new Map<string, { progress: ScanProgress; done: Promise<ScanResult> }>();
+  // While a scan runs, its library's counts are read once (each count walks the whole library) and kept.
+  private readonly running = new Map<string, { progress: ScanProgress; done: Promise<ScanResult>; counts?: LibraryCounts | undefined }>();
 
   private readonly listeners: Array<() => void> = [];
+  private readonly indexedListeners: Array<() => void> = [];
 
   constructor(private readonly d: LibraryDeps) {}
 
@@ -54,13 +58,22 @@ export class LibraryService {
     this.listeners.push(listener);
   }
 
+  /** `listener` runs after a scan (or a removal) changed what is indexed: thumbnails and text follow. */
+  onIndexed(listener: () => void): void {
+    this.indexedListeners.push(listener);
+  }
+
   list(): { libraries: LibraryView[] } {
     const counts = this.d.libraries.counts();
-    return { libraries: this.d.libraries.all().map((r) => this.view(r, counts.get(r.id))) };
+    return { libraries: this.d.libraries.all().map((r) => this.view(r, this.running.get(r.id)?.counts ?? counts.get(r.id))) };
   }
 
   get(id: string): LibraryView {
-    return this.view(this.require(id), this.d.libraries.counts().get(id));
+    const row = this.require(id);
+    const running = this.running.get(id);
+    if (!running) return this.view(row, this.d.libraries.counts(id).get(id));
+    running.counts ??= this.d.libraries.counts(id).get(id);
+    return this.view(row, running.counts);
   }
 
   /** Finds a library by id or by name (case-insensitive), for the CLI. */
@@ -149,6 +162,7 @@ export class LibraryService {
       details: { name: row.name, path: row.path },
     });
     for (const listener of this.listeners) listener();
+    for (const listener of this.indexedListeners) listener();
     return { message: `Removed the library ${row.name}; its files stay in ${row.path}.` };
   }
 
@@ -167,7 +181,7 @@ export class LibraryService {
 
   private start(id: string, onProgress?: (p: ScanProgress) => void, folders?: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
     const row = this.require(id);
-    const state: { progress: ScanProgress; done: Promise<ScanResult> } = {
+    const state: { progress: ScanProgress; done: Promise<ScanResult>; counts?: LibraryCounts } = {
       progress: { entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0 },
       done: Promise.resolve({ entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0, available: true, error: null }),
     };
@@ -180,6 +194,10 @@ export class LibraryService {
         },
         folders,
       )
+      .then((result) => {
+        if (result.added + result.updated + result.moved + result.removed > 0) for (const listener of this.indexedListeners) listener();
+        return result;
+      })
       .catch((err: unknown) => {
         const error = `The scan stopped: ${err instanceof Error ? err.message : String(err)}`;
         this.d.log.warn('library scan failed', { library: id, err: error });
@@ -223,7 +241,7 @@ export class LibraryService {
     return row;
   }
 
-  private view(r: LibraryRow, counts: { files: number; folders: number; bytes: number } | undefined): LibraryView {
+  private view(r: LibraryRow, counts: LibraryCounts | undefined): LibraryView {
     const owner = this.d.users.byId(r.accountId);
     const group = r.groupId ? this.d.groups.get(r.groupId) : null;
     const running = this.running.get(r.id);

@@ -66,7 +66,17 @@ export function createMaintenanceServices(
         stagingDir: stagingDirOf(paths.blobs),
       })
     : null;
-  const keys = new KeyService({ config, paths, clock, keyring, transactions, keys: repos.keys, items: repos.items, audit });
+  const keys = new KeyService({
+    config,
+    paths,
+    clock,
+    keyring,
+    transactions,
+    keys: repos.keys,
+    items: repos.items,
+    libraries: repos.libraries,
+    audit,
+  });
   const services: MaintenanceServices = {
     orphans: new OrphanService({
       clock,

@@ -3,6 +3,7 @@ import type { Config } from '../../config.ts';
 import type { DataPaths } from '../../data-dir.ts';
 import { addMasterKeyToSecrets } from '../../storage/secrets-file.ts';
 import type { Transactions } from '../../db/repos/index.ts';
+import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { KeysRepo } from '../../db/repos/keys.ts';
 import { badRequest } from '../../errors.ts';
@@ -53,6 +54,7 @@ export interface KeyDeps {
   transactions: Transactions;
   keys: KeysRepo;
   items: ItemsRepo;
+  libraries: LibrariesRepo;
   audit: AuditService;
 }
 
@@ -121,6 +123,7 @@ export class KeyService {
       // Each pass meets the unreadable values again; count them once, in the last pass.
       result.unreadable = { count: 0, itemIds: [] };
       if (!this.runPhase(this.itemsPhase(keyId, result), batchSize, budget, result, opts)) break;
+      if (!this.runPhase(this.librariesPhase(keyId), batchSize, budget, result, opts)) break;
       if (!this.runPhase(this.secretsPhase(keyId), batchSize, budget, result, opts)) break;
       if (!this.runPhase(this.webhookSecretsPhase(keyId), batchSize, budget, result, opts)) break;
       if (this.remaining(keyId) - result.unreadable.count <= 0) break;
@@ -154,7 +157,7 @@ export class KeyService {
 
   /** Wrapped values not yet under `keyId`. */
   remaining(keyId: string): number {
-    return this.d.items.countNotUnderKey(keyId) + this.d.keys.countSecretsNotUnder(keyId);
+    return this.d.items.countNotUnderKey(keyId) + this.d.libraries.countNotUnderKey(keyId) + this.d.keys.countSecretsNotUnder(keyId);
   }
 
   private itemsPhase(keyId: string, result: RotateResult): RewrapPhase<{ id: string; wrappedKey: string }> {
@@ -172,6 +175,29 @@ export class KeyService {
           return false;
         }
         return this.d.items.rewrap(row.id, row.wrappedKey, wrapped, keyId);
+      },
+      counted: (r, changed) => {
+        r.itemsRewrapped += changed;
+        this.d.keys.addProgress(r.rotationId, changed, 0);
+      },
+    };
+  }
+
+  /** The data keys libraries' thumbnails are sealed under (counted with the items' keys). */
+  private librariesPhase(keyId: string): RewrapPhase<{ id: string; wrappedKey: string }> {
+    return {
+      name: 'items',
+      total: this.d.libraries.countNotUnderKey(keyId),
+      page: (after, limit) => this.d.libraries.notUnderKeyPage(keyId, after, limit),
+      rewrap: (row) => {
+        let wrapped: string;
+        try {
+          wrapped = this.d.keyring.rewrap(row.wrappedKey);
+        } catch (err) {
+          if (!isUnreadable(err)) throw err;
+          return false;
+        }
+        return this.d.libraries.rewrap(row.id, row.wrappedKey, wrapped, keyId) ? 1 : 0;
       },
       counted: (r, changed) => {
         r.itemsRewrapped += changed;

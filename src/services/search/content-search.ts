@@ -13,6 +13,10 @@ import type { Item as ItemView } from '../../contract/files.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { LibrariesRepo } from '../../db/repos/libraries.ts';
+import { AppError } from '../../errors.ts';
+import type { ByteRange } from '../../storage/driver.ts';
+import type { LibraryFiles } from '../files/library-files.ts';
 import { kindOf, needsWholeFile } from './extract.ts';
 import type { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
 import { matchExpression, snippetHtml } from './text.ts';
@@ -31,6 +35,8 @@ interface Deps {
   tree: Tree;
   settings: SettingsService;
   storage: SealedStore;
+  libraries: LibrariesRepo;
+  libraryFiles: Pick<LibraryFiles, 'locate' | 'open'>;
   extractor: Extractor;
   writer: IndexWriter;
   snippets: SnippetReader;
@@ -238,7 +244,8 @@ export class ContentSearchService {
   }
 
   private async indexOne(file: PendingFile): Promise<void> {
-    if (file.optedOut || !file.storageKey || !file.wrappedKey) {
+    const read = file.optedOut ? null : this.reader(file);
+    if (!read) {
       this.d.repo.dropPending(file.seq);
       return;
     }
@@ -247,8 +254,13 @@ export class ContentSearchService {
     if (file.size > this.d.limits.maxFileBytes) state = 'skipped';
     else {
       try {
-        ({ state, text } = await this.extract(file));
+        ({ state, text } = await this.extract(file, read));
       } catch (err) {
+        // A library Coffer cannot read now (its disk away): the file is looked at again after the next start.
+        if (file.library && err instanceof AppError && err.status === 409) {
+          this.d.repo.dropPending(file.seq);
+          return;
+        }
         // An object that cannot be read (missing, tampered) is recorded, not retried forever.
         this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
         state = 'failed';
@@ -257,24 +269,39 @@ export class ContentSearchService {
     await this.d.writer.record(file, state, text, this.d.clock.now());
   }
 
-  private async extract(file: PendingFile): Promise<{ state: DocState; text: string }> {
-    const info = { size: file.size, wrappedKey: file.wrappedKey! };
-    const key = file.storageKey!;
-    const head = await this.read(key, info, Math.min(file.size, HEAD_BYTES));
+  /**
+   * How to read the first bytes of a file: from the encrypted store, or a library file from its host folder;
+   * null when there is nothing to read (no content, or a library file Coffer cannot read now).
+   */
+  private reader(file: PendingFile): ((length: number) => Promise<Uint8Array>) | null {
+    const key = file.storageKey;
+    if (!key) return null;
+    if (!file.library) {
+      const info = { size: file.size, wrappedKey: file.wrappedKey };
+      if (!info.wrappedKey) return null;
+      return (length) => this.d.storage.readBytes(key, { size: info.size, wrappedKey: info.wrappedKey! }, { start: 0, end: length });
+    }
+    const row = this.d.libraries.mediaEntry(file.id)?.readable ? this.d.items.getLive(file.accountId, file.id) : null;
+    const location = row && this.d.libraryFiles.locate(row);
+    if (!location) return null;
+    return async (length) => {
+      const range: ByteRange = { start: 0, end: length };
+      return new Uint8Array(await new Response(this.d.libraryFiles.open(location, file.size, range)).arrayBuffer());
+    };
+  }
+
+  private async extract(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<{ state: DocState; text: string }> {
+    const head = await read(Math.min(file.size, HEAD_BYTES));
     const kind = kindOf(file.name, head);
     if (kind === null) return { state: 'empty', text: '' };
     // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
     const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
-    const bytes = want <= head.length ? head.subarray(0, want) : await this.read(key, info, want);
+    const bytes = want <= head.length ? head.subarray(0, want) : await read(want);
     const result = await this.d.extractor.extract(file.name, bytes);
     if ('failed' in result) {
       this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });
       return { state: 'failed', text: '' };
     }
     return { state: result.text ? 'indexed' : 'empty', text: result.text };
-  }
-
-  private async read(key: string, info: { size: number; wrappedKey: string }, length: number): Promise<Uint8Array> {
-    return this.d.storage.readBytes(key, info, { start: 0, end: length });
   }
 }

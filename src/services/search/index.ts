@@ -2,6 +2,7 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { ItemViews } from '../files/item-views.ts';
+import type { LibraryFiles } from '../files/library-files.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ContentSearchService } from './content-search.ts';
@@ -11,7 +12,7 @@ export interface SearchServices {
   contentSearch: ContentSearchService;
 }
 
-type SearchDeps = { settings: SettingsService; views: ItemViews; tree: Tree } & Pick<FilesServices, 'items'>;
+type SearchDeps = { settings: SettingsService; views: ItemViews; tree: Tree; libraryFiles: LibraryFiles } & Pick<FilesServices, 'items'>;
 
 // A document whose extraction takes longer than this (a PDF that loops) gives no text.
 const EXTRACT_TIMEOUT_MS = 30_000;
@@ -30,6 +31,8 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     tree: d.tree,
     settings: d.settings,
     storage: infra.storage,
+    libraries: repos.libraries,
+    libraryFiles: d.libraryFiles,
     extractor: new Extractor({
       timeoutMs: EXTRACT_TIMEOUT_MS,
       maxTextBytes: config.search.maxTextBytes,

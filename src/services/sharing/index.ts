@@ -3,7 +3,7 @@ import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
-import type { HasThumbnail, ItemViews } from '../files/item-views.ts';
+import type { ItemViews } from '../files/item-views.ts';
 import type { ItemService } from '../files/items.ts';
 import { PageCache } from '../files/page-cache.ts';
 import type { Tree } from '../files/tree.ts';
@@ -27,20 +27,19 @@ interface SharingDeps {
   events: FileEvents;
   changes: ChangeLog;
   items: ItemService;
-  hasThumbnail: HasThumbnail;
 }
 
 /** Sharing the file tree: links (with their public pages' rules), people and groups, and the notifications they send. */
 export function createSharingServices(
   infra: Infrastructure,
-  { audit, settings, tree, views, events, changes, items, hasThumbnail }: SharingDeps,
+  { audit, settings, tree, views, events, changes, items }: SharingDeps,
 ) {
   const { clock, repos } = infra;
   const { transactions } = repos;
   const changeVersion = () => repos.database.changeVersion();
   const notifications = new NotificationService({ clock, members: repos.members, hub: infra.hub });
   const shares = new ShareService({
-    hasThumbnail,
+    views,
     notifications,
     clock,
     transactions,

@@ -12,7 +12,7 @@ import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditS
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
-import { type HasThumbnail, type PublicItem, toPublicItem } from '../files/item-views.ts';
+import { type ItemViews, type PublicItem, toPublicItem } from '../files/item-views.ts';
 import type { PageCache } from '../files/page-cache.ts';
 import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
 import { hashPassword } from '../identity/passwords.ts';
@@ -21,6 +21,9 @@ import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
+
+// Breadcrumbs are folders: none has a thumbnail.
+const NONE_PICTURED: ReadonlySet<string> = new Set();
 
 const EXPIRIES = { '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, never: null } as const;
 type Expiry = keyof typeof EXPIRIES;
@@ -100,7 +103,7 @@ export interface ShareDeps {
   settings: SettingsService;
   notifications: Pick<NotificationService, 'notify'>;
   pages: PageCache<PublicPage>;
-  hasThumbnail: HasThumbnail;
+  views: Pick<ItemViews, 'pictured'>;
   /** Key of the unlock cookies' signatures (derived from the instance's token secret). */
   unlockKey: Uint8Array;
 }
@@ -637,7 +640,7 @@ export class ShareService {
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */
   trail(root: HeldItem, folder: HeldItem): PublicItem[] {
-    return this.d.tree.trail(root, folder).map((r) => toPublicItem(r, this.d.hasThumbnail));
+    return this.d.tree.trail(root, folder).map((r) => toPublicItem(r, NONE_PICTURED));
   }
 
   /** One page of a shared folder: folders first, then by name; `cursor` continues the previous page. */
@@ -645,7 +648,8 @@ export class ShareService {
     return this.d.pages.get(JSON.stringify([accountId, folderId, opts.limit, opts.cursor ?? null]), () => {
       const scope = { kind: 'folder', accountId, parentId: folderId } as const;
       const { rows, nextCursor } = this.d.tree.page(scope, { sortBy: 'name', order: 'asc', limit: opts.limit, cursor: opts.cursor });
-      return { items: rows.map((r) => toPublicItem(r, this.d.hasThumbnail)), nextCursor };
+      const pictured = this.d.views.pictured(rows);
+      return { items: rows.map((r) => toPublicItem(r, pictured)), nextCursor };
     });
   }
 

@@ -259,6 +259,11 @@ export class AlbumLinkService {
     };
   }
 
+  /** Of a page's photos and videos, those with a thumbnail (or one that can be made when asked): the others show their name. */
+  pictured(items: ReadonlyArray<{ id: string }>): Set<string> {
+    return this.d.thumbnails.previewable(items.map((p) => p.id));
+  }
+
   /** A live file of the link's album, whoever added it; a file not (or no longer) in it is 404. */
   private item(open: OpenAlbumLink, itemId: string): HeldItem {
     const accountId = this.d.albums.liveItemAccount(open.album.id, itemId);

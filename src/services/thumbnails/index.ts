@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { FileEvents } from '../files/file-events.ts';
+import type { LibraryFiles } from '../files/library-files.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { createHmac } from 'node:crypto';
@@ -24,6 +25,7 @@ export interface ThumbnailServices {
 
 interface ThumbnailDeps {
   tree: Tree;
+  libraryFiles: LibraryFiles;
   events: FileEvents;
   audit: AuditService;
   settings: SettingsService;
@@ -31,7 +33,7 @@ interface ThumbnailDeps {
 }
 
 /** Thumbnails (the worker threads that make them, the service that stores, serves and removes them) and albums. */
-export function createThumbnailServices(infra: Infrastructure, { tree, events, audit, settings, downloads }: ThumbnailDeps) {
+export function createThumbnailServices(infra: Infrastructure, { tree, libraryFiles, events, audit, settings, downloads }: ThumbnailDeps) {
   const { config, clock, log, queue, storage, repos, paths } = infra;
   // libvips, embedded in the executable, is written out here once to be loaded.
   const pool = new ThumbnailPool(
@@ -47,6 +49,8 @@ export function createThumbnailServices(infra: Infrastructure, { tree, events, a
     items: repos.items,
     thumbnails: repos.thumbnails,
     tree,
+    libraries: repos.libraries,
+    libraryFiles,
     pool,
     video: config.ffmpegPath ? new VideoFrames(config.ffmpegPath, config.thumbnailMaxPixels) : null,
   });

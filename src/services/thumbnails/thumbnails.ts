@@ -1,18 +1,22 @@
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import type { PhotoRow, PhotoWindow, SharedPhotoRow, ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Logger } from '../../log.ts';
-import { StorageNotFoundError } from '../../storage/driver.ts';
+import { type ByteRange, StorageNotFoundError } from '../../storage/driver.ts';
+import { wrappedKeyId } from '../../storage/keyring.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { Principal } from '../identity/principal.ts';
+import type { LibraryFiles } from '../files/library-files.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { Photo, ThumbnailSize } from '../../contract/files.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
-import type { HasThumbnail } from '../files/item-views.ts';
+import { type HasThumbnail, withThumbnails } from '../files/item-views.ts';
 import { hasThumbnailWith, type MakeSource, sourceKind, THUMBNAIL_TYPES, VIDEO_TYPES } from './formats.ts';
 import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
@@ -25,6 +29,8 @@ const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
 const SWEEP_BATCH = 16;
 // The pause between two sweep jobs: existing files are caught up with at a pace the box stays usable at.
 const SWEEP_PAUSE_MS = 250;
+// Thumbnails of library content that changed or left, removed per round of the sweep.
+const PRUNE_BATCH = 500;
 
 // The Photos view's images: every type a thumbnail is made of except documents (PDF).
 const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
@@ -83,6 +89,22 @@ function mergePhotoPages<T extends PhotoRow>(sources: T[][], limit: number): { r
   return { rows: out, cut: false };
 }
 
+/**
+ * What a thumbnail is made of: a stored file's object, or a library file's bytes read from its host folder.
+ * `key` names the content (the object's key, or the library entry's content key): the thumbnail row and
+ * objects are keyed by it, sealed under `wrappedKey` (the file's own data key, or its library's).
+ */
+interface Subject {
+  row: Item;
+  key: string;
+  wrappedKey: string;
+  /** False for a library file Coffer cannot read now: its thumbnail, when made before, is still served. */
+  readable: boolean;
+  read(range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
+  /** The file's bytes (or `range` of them) in memory: a source read in its worker's turn, a container's headers. */
+  bytes(range?: ByteRange): Promise<Uint8Array>;
+}
+
 export interface ServedThumbnail {
   etag: string;
   size: number;
@@ -97,6 +119,8 @@ export interface ThumbnailDeps {
   items: ItemsRepo;
   thumbnails: ThumbnailsRepo;
   tree: Tree;
+  libraries: LibrariesRepo;
+  libraryFiles: Pick<LibraryFiles, 'locate' | 'open'>;
   pool: ThumbnailPool;
   /** ffmpeg, when configured: videos get their first frame; without it they have no thumbnail. */
   video: VideoFrames | null;
@@ -106,6 +130,10 @@ export interface ThumbnailDeps {
 export class ThumbnailService {
   // One making per object at a time: a request and the sweep asking for the same file share it.
   private readonly making = new Map<string, Promise<ThumbnailRow | null>>();
+  /** Where the sweep has got to in library files (an items seq): each pass over them is one walk, not one per batch. */
+  private libraryAfter = 0;
+  /** Library content changed or left since the last prune: its old thumbnails are removed by the next sweep. */
+  private pruneWanted = true;
   // The types a thumbnail is made of here: videos only with ffmpeg.
   private readonly types: readonly string[];
   /** Whether a file of this type can have a thumbnail (the `hasThumbnail` of listings). */
@@ -172,12 +200,12 @@ export class ThumbnailService {
     return this.forCaller(caller, row.id, size, etag);
   }
 
-  /** Which of these items have a thumbnail, or can have one made when asked (none tried yet): nc:has-preview. */
+  /**
+   * Which of these items have a thumbnail, or can have one made when asked (none tried yet, the bytes at
+   * hand): nc:has-preview, and the `hasThumbnail` of listings and share pages.
+   */
   previewable(ids: readonly string[]): Set<string> {
-    const out = new Set<string>();
-    for (const r of this.d.thumbnails.statusOfItems(ids))
-      if (r.status === 'ready' || (r.status === null && this.canHave(r.mimeType))) out.add(r.id);
-    return out;
+    return withThumbnails(this.d.thumbnails.statusOfItems(ids), this.canHave);
   }
 
   /** A thumbnail of `row` (already found and checked by the caller), made now when it was not yet. */
@@ -187,33 +215,74 @@ export class ThumbnailService {
   }
 
   private async serveStored(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
-    if (row.type !== 'file' || !row.storageKey || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);
-    const etag = `"t-${row.storageKey}-${size}"`;
-    let made = await this.current(row);
+    const subject = row.type === 'file' && this.canHave(row.mimeType) ? this.subjectOf(row) : null;
+    if (!subject) throw notFound(Messages.noThumbnail);
+    const etag = `"t-${subject.key}-${size}"`;
+    let made = await this.current(subject);
     if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
     if (ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}`)) return 'not-modified';
     try {
-      return { etag, ...(await this.open(row, made, size)) };
+      return { etag, ...(await this.open(subject, made, size)) };
     } catch (err) {
       // Restored from a backup without thumbnails, or lost: made again.
       if (!(err instanceof StorageNotFoundError)) throw err;
-      made = await this.make(row, true);
+      made = await this.makeOf(subject, true);
       if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
-      return { etag, ...(await this.open(row, made, size)) };
+      return { etag, ...(await this.open(subject, made, size)) };
     }
   }
 
-  private async open(row: Item, made: ThumbnailRow, size: ThumbnailSize) {
+  private async open(subject: Subject, made: ThumbnailRow, size: ThumbnailSize) {
     const bytes = size === 'small' ? made.smallSize! : made.largeSize!;
-    const body = await this.d.storage.get(thumbnailKey(row.storageKey!, size), { size: bytes, wrappedKey: row.wrappedKey! });
+    const body = await this.d.storage.get(thumbnailKey(subject.key, size), { size: bytes, wrappedKey: subject.wrappedKey });
     return { size: bytes, body };
+  }
+
+  /** What `row`'s thumbnails are made of, or null when it has no content Coffer keeps thumbnails of. */
+  private subjectOf(row: Item): Subject | null {
+    if (row.type !== 'file') return null;
+    const { storageKey: key, wrappedKey } = row;
+    if (key && wrappedKey) {
+      const info = { size: row.size, wrappedKey };
+      return {
+        row,
+        key,
+        wrappedKey,
+        readable: true,
+        read: (range) => this.d.storage.get(key, info, range),
+        bytes: (range) => this.d.storage.readBytes(key, info, range),
+      };
+    }
+    const entry = this.d.libraries.mediaEntry(row.id);
+    const location = entry ? this.d.libraryFiles.locate(row) : null;
+    if (!entry || !location) return null;
+    return {
+      row,
+      key: entry.contentKey,
+      wrappedKey: this.libraryKey(location.library),
+      readable: entry.readable,
+      read: async (range) => this.d.libraryFiles.open(location, row.size, range),
+      bytes: async (range) => new Uint8Array(await new Response(this.d.libraryFiles.open(location, row.size, range)).arrayBuffer()),
+    };
+  }
+
+  /** The data key a library's thumbnails are sealed under, made with its first thumbnail. */
+  private libraryKey(library: LibraryRow): string {
+    if (library.wrappedKey) return library.wrappedKey;
+    const wrapped = this.d.storage.keyring.wrap(randomBytes(32));
+    if (this.d.libraries.setWrappedKey(library.id, wrapped, wrappedKeyId(wrapped))) return wrapped;
+    // Another process gave it one meanwhile.
+    const current = this.d.libraries.get(library.id)?.wrappedKey;
+    if (!current) throw notFound(Messages.noThumbnail);
+    return current;
   }
 
   /** Whether `row` has its thumbnails (made now when they were not yet): a page shows them or does without. */
   async ready(row: HeldItem): Promise<boolean> {
     if (row.type !== 'file' || !this.canHave(row.mimeType)) return false;
     const stored = this.d.items.getLive(row.accountId, row.id);
-    return stored !== null && (await this.current(stored))?.status === 'ready';
+    const subject = stored && this.subjectOf(stored);
+    return subject !== null && (await this.current(subject))?.status === 'ready';
   }
 
   /** The stored row of a held file (its key material with it): one primary-key read; 404 once it is gone. */
@@ -223,9 +292,9 @@ export class ThumbnailService {
     return stored;
   }
 
-  /** What was made of `row`'s content, made now (ahead of background work) when nothing was yet. */
-  private async current(row: Item): Promise<ThumbnailRow | null> {
-    return (row.storageKey && this.d.thumbnails.get(row.storageKey)) || this.make(row, true);
+  /** What was made of the subject's content, made now (ahead of background work) when nothing was yet. */
+  private async current(subject: Subject): Promise<ThumbnailRow | null> {
+    return this.d.thumbnails.get(subject.key) || this.makeOf(subject, true);
   }
 
   /**
@@ -233,18 +302,24 @@ export class ThumbnailService {
    * any. `urgent`: someone waits for it, so it goes ahead of background work.
    */
   make(row: Item, urgent: boolean): Promise<ThumbnailRow | null> {
-    const key = row.storageKey;
-    const kind = this.kind(row.mimeType);
-    if (row.type !== 'file' || !key || !row.wrappedKey || !kind) return Promise.resolve(null);
+    const subject = this.subjectOf(row);
+    return subject ? this.makeOf(subject, urgent) : Promise.resolve(null);
+  }
+
+  private makeOf(subject: Subject, urgent: boolean): Promise<ThumbnailRow | null> {
+    const kind = this.kind(subject.row.mimeType);
+    if (!kind || !subject.readable) return Promise.resolve(null);
+    const key = subject.key;
     let pending = this.making.get(key);
     if (!pending) {
-      pending = this.makeNow(row, key, row.wrappedKey, kind, urgent).finally(() => this.making.delete(key));
+      pending = this.makeNow(subject, kind, urgent).finally(() => this.making.delete(key));
       this.making.set(key, pending);
     }
     return pending;
   }
 
-  private async makeNow(row: Item, key: string, wrappedKey: string, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean) {
+  private async makeNow(subject: Subject, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean) {
+    const { row, key, wrappedKey } = subject;
     const none = (reason: string): ThumbnailRow => {
       this.d.log.info('no thumbnail', { fileId: row.id, reason });
       return {
@@ -266,7 +341,7 @@ export class ThumbnailService {
     let made: ThumbnailRow;
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
     else {
-      const result = await this.d.pool.make(kind, this.source(kind, key, row.size, wrappedKey), urgent);
+      const result = await this.d.pool.make(kind, this.source(kind, subject), urgent);
       if (!result.ok) made = none(result.reason);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
@@ -278,7 +353,7 @@ export class ThumbnailService {
             })(),
           );
         const [smallSize, largeSize] = await Promise.all([put('small', result.small), put('large', result.large)]);
-        const movie = kind === 'video' ? await this.movieHeader(row, key, wrappedKey) : null;
+        const movie = kind === 'video' ? await this.movieHeader(subject) : null;
         made = {
           storageKey: key,
           status: 'ready',
@@ -309,12 +384,13 @@ export class ThumbnailService {
    * A video's recording date and duration from its container (MP4, QuickTime, WebM, Matroska), null where it has none: the
    * Photos order then uses the file's time, and its tile shows no length.
    */
-  private async movieHeader(row: Item, key: string, wrappedKey: string): Promise<MovieHeader> {
+  private async movieHeader(subject: Subject): Promise<MovieHeader> {
+    const row = subject.row;
     const size = row.size;
     const read = async (start: number, length: number) => {
       const end = Math.min(size, start + length);
       if (start >= end) return new Uint8Array(0);
-      return this.d.storage.readBytes(key, { size, wrappedKey }, { start, end });
+      return subject.bytes({ start, end });
     };
     try {
       const parse = isMatroska(await read(0, 4)) ? matroskaHeader : movieHeader;
@@ -329,12 +405,12 @@ export class ThumbnailService {
    * What the pool makes a thumbnail of, read in its slot: the file's bytes, or for a video ffmpeg's first frame
    * of it (read in ranges, never whole).
    */
-  private source(kind: string, key: string, size: number, wrappedKey: string): MakeSource {
+  private source(kind: string, subject: Subject): MakeSource {
     const video = this.d.video;
     if (kind === 'video' && video) {
       return async () => {
         try {
-          const frame = await video.firstFrame(size, (range) => this.d.storage.get(key, { size, wrappedKey }, range));
+          const frame = await video.firstFrame(subject.row.size, (range) => subject.read(range));
           return frame.ok ? frame.png : frame;
         } catch (err) {
           // ffmpeg failing on this video is its answer (no thumbnail); a file that cannot be read throws instead.
@@ -342,12 +418,23 @@ export class ThumbnailService {
         }
       };
     }
-    return () => this.d.storage.readBytes(key, { size, wrappedKey });
+    return () => subject.bytes();
   }
 
   /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
   catchUp(): void {
-    if (this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1 }).length > 0) this.requestSweep();
+    if (
+      this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1 }).length > 0 ||
+      this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: 0, limit: 1 }).length > 0 ||
+      this.d.thumbnails.libraryOrphans(1).length > 0
+    )
+      this.requestSweep();
+  }
+
+  /** A library scan changed what is indexed: thumbnails of new content are made, those of old content removed. */
+  libraryChanged(): void {
+    this.pruneWanted = true;
+    this.requestSweep();
   }
 
   /** Queues a sweep unless one waits already (files just written get theirs from it). */
@@ -360,16 +447,39 @@ export class ThumbnailService {
    * pause after the last, so a backlog (an upgrade, a large upload) never holds the worker or the cores.
    */
   async sweep(signal?: AbortSignal): Promise<number> {
-    const sources = this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: SWEEP_BATCH });
+    if (this.pruneWanted) await this.pruneLibrary();
+    const stored = this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: SWEEP_BATCH });
+    // Library files after the stored ones, from where the last batch ended: their host reads come after uploads'.
+    const room = SWEEP_BATCH - stored.length;
+    const library = room > 0 ? this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: this.libraryAfter, limit: room }) : [];
+    if (room > 0) this.libraryAfter = library.length === room ? library.at(-1)!.seq : 0;
+    const sources = [...stored, ...library];
     let count = 0;
     await this.inLanes(sources, async (s) => {
       signal?.throwIfAborted();
       const row = this.d.items.getLive(s.accountId, s.id);
-      if (row && (await this.make(row, false))) count++;
+      if (!row) return;
+      try {
+        if (await this.make(row, false)) count++;
+      } catch (err) {
+        // A library file gone or unreadable since its scan: the next scan says what became of it.
+        if (row.storageKey) throw err;
+        this.d.log.info('no thumbnail of a library file now', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
+      }
     });
     if (sources.length === SWEEP_BATCH && !this.d.queue.hasWaiting(Jobs.thumbnailsSweep))
       this.d.queue.insert(Jobs.thumbnailsSweep, null, { runAt: this.d.clock.now() + SWEEP_PAUSE_MS });
     return count;
+  }
+
+  /** Removes the thumbnails of library content no file has any more (changed on the host, or gone). */
+  private async pruneLibrary(): Promise<void> {
+    this.pruneWanted = false;
+    for (;;) {
+      const keys = this.d.thumbnails.libraryOrphans(PRUNE_BATCH);
+      for (const key of keys) await this.remove(key);
+      if (keys.length < PRUNE_BATCH) return;
+    }
   }
 
   /** `coffer thumbnails rebuild`: makes every thumbnail again (of one account's files when given), reporting progress. */

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
-import { upload } from '../../helpers/files.ts';
 import { png } from '../../helpers/images.ts';
 import { createUpload } from '../../helpers/tus.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -175,22 +174,32 @@ describe('reads', () => {
     expect(Buffer.from(await got.arrayBuffer()).equals(content)).toBe(true);
   });
 
-  test('a library image has no thumbnail, and every door says so alike: hasThumbnail false, nc:has-preview false, the thumbnail 404', async () => {
+  test('a library image has a thumbnail and every door says so alike (hasThumbnail, nc:has-preview, the thumbnail 200); one Coffer cannot read has none', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
+    const outside = hostDir();
     write(root, 'beach.png', await png(64, 48));
+    write(outside, 'private.png', await png(64, 48));
+    fs.symlinkSync(path.join(outside, 'private.png'), path.join(root, 'away.png'));
     const library = await addLibrary(root, owner);
     const beach = await childNamed(owner, library.folderId, 'beach.png');
-    expect(beach).toMatchObject({ mimeType: 'image/png', library: true, hasThumbnail: false });
-    expect((await owner.client.get(`/api/files/${beach.id}/thumbnail`)).status).toBe(404);
-    const stored = await upload(owner.client, 'stored.png', await png(64, 48), { type: 'image/png' });
-    expect(stored.hasThumbnail).toBe(true);
+    expect(beach).toMatchObject({ mimeType: 'image/png', library: true, hasThumbnail: true });
+    const thumb = await owner.client.get(`/api/files/${beach.id}/thumbnail`);
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toStartWith('image/');
+    const away = await childNamed(owner, library.folderId, 'away.png');
+    expect(away).toMatchObject({ mimeType: 'image/png', unavailable: true, hasThumbnail: false });
+    expect((await owner.client.get(`/api/files/${away.id}/thumbnail`)).status).toBe(404);
 
     const dav = await davLogin(t, owner);
     const props = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:has-preview/></d:prop></d:propfind>`;
-    const res = await dav.propfind(`${encodeURIComponent(library.name)}/beach.png`, '0', props);
-    expect(res.status).toBe(207);
-    expect(propfindRows(await res.text())[0]!.props['has-preview']).toBe('false');
+    const previewOf = async (name: string) => {
+      const res = await dav.propfind(`${encodeURIComponent(library.name)}/${name}`, '0', props);
+      expect(res.status).toBe(207);
+      return propfindRows(await res.text())[0]!.props['has-preview'];
+    };
+    expect(await previewOf('beach.png')).toBe('true');
+    expect(await previewOf('away.png')).toBe('false');
   });
 
   test('a file replaced on the host by a symlink leading out is refused (409), never read', async () => {
