@@ -67,7 +67,6 @@ function createServices(infra: Infrastructure) {
     events,
     changes,
     items: files.services.items,
-    hasThumbnail,
   });
   const thumbnails = createThumbnailServices(infra, {
     tree,

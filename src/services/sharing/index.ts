@@ -30,10 +30,7 @@ interface SharingDeps {
 }
 
 /** Sharing the file tree: links (with their public pages' rules), people and groups, and the notifications they send. */
-export function createSharingServices(
-  infra: Infrastructure,
-  { audit, settings, tree, views, events, changes, items }: SharingDeps,
-) {
+export function createSharingServices(infra: Infrastructure, { audit, settings, tree, views, events, changes, items }: SharingDeps) {
   const { clock, repos } = infra;
   const { transactions } = repos;
   const changeVersion = () => repos.database.changeVersion();
