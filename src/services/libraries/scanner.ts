@@ -18,6 +18,8 @@ export const LIBRARY_TRASH = '.coffer-trash';
 const HEAD_BYTES = 4100;
 // Rows written per transaction: large enough that commits do not dominate, small enough not to hold the lock long.
 const BATCH = 500;
+// A staged write lands within the request that made it; one this old was left by a crash.
+const STALE_STAGING_MS = 6 * 3600_000;
 // A long scan makes garbage faster than the collector returns it on its own (a first scan of 100,000 files
 // peaked 150 MiB above the idle server, most of it garbage): collecting every 5,000 entries bounds that.
 const COLLECT_EVERY_BATCHES = 10;
@@ -219,7 +221,7 @@ export class LibraryScanner {
     );
     while (queue.length > 0) {
       const folder = queue.shift()!;
-      const listed = this.list(library.path, folder.names);
+      const listed = this.list(library.path, folder.names, !library.readOnly);
       if (!listed) {
         unlisted.add(folder.item.itemId);
         if (!folder.item.unavailable) writes.push(() => this.setUnavailable(library.id, folder.item, true));
@@ -482,6 +484,17 @@ export class LibraryScanner {
     return undefined;
   }
 
+  /** Removes a temporary file of a write that never landed: its ctime (set when staged, unlike its mtime) is old. */
+  private sweepStaged(file: string): void {
+    try {
+      if (this.d.clock.now() - fs.lstatSync(file).ctimeMs < STALE_STAGING_MS) return;
+      fs.unlinkSync(file);
+      this.d.log.info('removed a temporary file left by an interrupted library write', { file });
+    } catch {
+      // Gone already, or not ours to remove: the next scan looks again.
+    }
+  }
+
   /** The host names of an indexed item from the library root, or null when its chain is broken. */
   private namesOf(library: LibraryRow, entry: IndexedEntry): string[] | null {
     const names = [entry.name];
@@ -495,8 +508,11 @@ export class LibraryScanner {
     return parent === library.folderId ? names : null;
   }
 
-  /** A folder's host entries (special files left out), or null when it cannot be listed. */
-  private list(root: string, names: readonly string[]): HostEntry[] | null {
+  /**
+   * A folder's host entries (special files left out), or null when it cannot be listed. In a writable library,
+   * Coffer's own temporary files that a crash left behind (untouched for STALE_STAGING_MS) are removed.
+   */
+  private list(root: string, names: readonly string[], sweep: boolean): HostEntry[] | null {
     const dir = hostPath(root, names);
     let dirents: fs.Dirent[];
     try {
@@ -508,7 +524,11 @@ export class LibraryScanner {
     }
     const out: HostEntry[] = [];
     for (const d of dirents) {
-      if ((names.length === 0 && d.name === LIBRARY_TRASH) || d.name.startsWith(STAGING_PREFIX)) continue;
+      if (d.name.startsWith(STAGING_PREFIX)) {
+        if (sweep && d.isFile()) this.sweepStaged(`${dir}/${d.name}`);
+        continue;
+      }
+      if (names.length === 0 && d.name === LIBRARY_TRASH) continue;
       if (hostNameProblem(d.name)) continue;
       let st: fs.Stats;
       try {
