@@ -7,7 +7,7 @@ import type { DataPaths } from '../../data-dir.ts';
 import { WalHold } from '../../db/wal-hold.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import { Counter, Gauge } from '../../lib/metrics.ts';
-import { lastFramePerPage, positionIn, readFrame, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
+import { lastFramePerPage, positionIn, readFrames, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from '../administration/metrics.ts';
 import type { ReplicationStatus } from '../../contract/admin.ts';
@@ -303,7 +303,7 @@ export class ReplicationService {
       const name = objectName.wal(g.id, index, at);
       const read = run.lastFrame - from.nextFrame + 1;
       // A page written by several commits of the segment goes once, as the last of them left it.
-      const kept = lastFramePerPage(fd, header, from.nextFrame, run.lastFrame);
+      const kept = lastFramePerPage(from.nextFrame, run.pages);
       const frames = kept.length;
       const description: SegmentDescription = {
         kind: 'wal',
@@ -315,13 +315,12 @@ export class ReplicationService {
         dbPages: run.dbPages,
       };
       const bytes = this.writeOutbox(name, description, (w) => {
-        const pgno = Buffer.alloc(4);
-        for (const frame of kept) {
-          const f = readFrame(fd, header, frame);
-          pgno.writeUInt32BE(f.pgno);
-          w.write(pgno);
-          w.write(f.page);
-        }
+        const number = Buffer.alloc(4);
+        readFrames(fd, header, kept, (pgno, page) => {
+          number.writeUInt32BE(pgno);
+          w.write(number);
+          w.write(page);
+        });
       });
       g.nextIndex++;
       g.walBytes += bytes;
