@@ -32,6 +32,7 @@ import m0029 from '../../migrations/0029_webhooks.sql' with { type: 'text' };
 import m0030 from '../../migrations/0030_album_members.sql' with { type: 'text' };
 import m0031 from '../../migrations/0031_libraries.sql' with { type: 'text' };
 import m0032 from '../../migrations/0032_album_links.sql' with { type: 'text' };
+import m0033 from '../../migrations/0033_change_actors.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -73,6 +74,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   // Generated, then the trigger that removes a library entry with its item added by hand.
   { tag: '0031_libraries', sql: m0031 },
   { tag: '0032_album_links', sql: m0032 },
+  { tag: '0033_change_actors', sql: m0033 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -84,6 +84,10 @@ const MAX_LIMIT = 1000;
 // Rows read per round while filtering a page; a page ends after this many rounds even if short.
 const SCAN_ROUNDS = 8;
 const THIN_BATCH = 1000;
+// The person filter: people per account, and the rows of each (newest first, a page at a time) looked at for one the reader may see.
+const MAX_ACTORS = 500;
+const ACTOR_SCAN = 2000;
+const ACTOR_PAGE = 200;
 // Seqs recorded but not yet claimed by their live event; a change whose event never comes ages out.
 const MAX_UNCLAIMED = 10_000;
 const DAY_MS = 24 * 3600_000;
@@ -168,8 +172,39 @@ export class ChangeLog {
 
   private batch(accounts: string[], q: ChangeQuery, after: number, limit: number): ChangeRow[] {
     if (q.newestFirst)
-      return q.itemId ? this.d.repo.pageOfItemBefore(q.itemId, after, limit) : this.d.repo.pageOfAccountsBefore(accounts, after, limit);
+      return q.itemId
+        ? this.d.repo.pageOfItemBefore(q.itemId, after, limit)
+        : this.d.repo.pageOfAccountsBefore(accounts, after, limit, q.actor);
     return q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
+  }
+
+  /**
+   * The latest change `reader` may see of each person (login or link) who changed its account's tree or
+   * what is shared with it, newest first: the Activity view's person filter. Bounded: at most MAX_ACTORS
+   * people per account, and for a sharing account at most ACTOR_SCAN rows of each looked at, newest first.
+   */
+  actorsFor(reader: ChangeReader, limit: number): ChangeRow[] {
+    const own = ownAccount(reader);
+    const latest = new Map<string, ChangeRow>();
+    for (const accountId of [own, ...this.d.members.ownersSharingWith(own)]) {
+      for (const actorId of this.d.repo.actorsOf(accountId, MAX_ACTORS)) {
+        const row = this.latestVisible(own, accountId, actorId);
+        if (row && row.seq > (latest.get(actorId)?.seq ?? 0)) latest.set(actorId, row);
+      }
+    }
+    return [...latest.values()].sort((a, b) => b.seq - a.seq).slice(0, Math.max(1, Math.min(MAX_LIMIT, limit)));
+  }
+
+  private latestVisible(own: string, accountId: string, actorId: string): ChangeRow | undefined {
+    if (accountId === own) return this.d.repo.pageOfAccountsBefore([accountId], Number.MAX_SAFE_INTEGER, 1, actorId)[0];
+    let before = Number.MAX_SAFE_INTEGER;
+    for (let looked = 0; looked < ACTOR_SCAN; looked += ACTOR_PAGE) {
+      const rows = this.d.repo.pageOfAccountsBefore([accountId], before, ACTOR_PAGE, actorId);
+      const row = rows.find((r) => this.visible(own, r));
+      if (row || rows.length < ACTOR_PAGE) return row;
+      before = rows.at(-1)!.seq;
+    }
+    return undefined;
   }
 
   /** Whether `reader` may see one row (the rule of changesFor, for a consumer that is handed rows live). */
