@@ -90,6 +90,8 @@ const ACTOR_SCAN = 2000;
 const ACTOR_PAGE = 200;
 // Seqs recorded but not yet claimed by their live event; a change whose event never comes ages out.
 const MAX_UNCLAIMED = 10_000;
+// How long a change's live event may lag its commit before later events' ids stop waiting for it.
+const ANNOUNCE_WAIT_MS = 60_000;
 const DAY_MS = 24 * 3600_000;
 
 /**
@@ -99,6 +101,8 @@ const DAY_MS = 24 * 3600_000;
  */
 export class ChangeLog {
   private readonly unclaimed = new Map<string, number>();
+  /** Seqs of this process's changes whose live event is still to come, with when each was recorded. */
+  private readonly unannounced = new Map<number, number>();
 
   constructor(
     private readonly d: {
@@ -129,17 +133,39 @@ export class ChangeLog {
       parentAfter: options.gone ? null : item.parentId,
       details: options.details ? JSON.stringify(options.details) : null,
     });
+    const superseded = this.unclaimed.get(item.id);
+    if (superseded !== undefined) this.unannounced.delete(superseded);
     this.unclaimed.delete(item.id);
-    if (!NO_LIVE_EVENT.has(kind)) this.unclaimed.set(item.id, seq);
+    if (!NO_LIVE_EVENT.has(kind)) {
+      this.unclaimed.set(item.id, seq);
+      // A seq handed out again after its transaction rolled back starts afresh.
+      this.unannounced.delete(seq);
+      this.unannounced.set(seq, this.d.clock.now());
+    }
     if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
+    if (this.unannounced.size > MAX_UNCLAIMED) this.unannounced.delete(this.unannounced.keys().next().value as number);
     return seq;
   }
 
-  /** The seq of the item's latest change not yet claimed, once: the live event published after the commit carries it as its id. */
-  claimSeq(itemId: string): number | undefined {
+  /**
+   * The seq of the item's latest change not yet claimed, once, and the id its live event carries: its seq,
+   * or just below the oldest change of this process still waiting for its event. Events are published after
+   * their commit, not always in seq order (a bulk upload announces its files once all are written), and a
+   * stream resumes after the last id it got: with that id it replays the late one rather than skip it.
+   */
+  claimSeq(itemId: string): { seq: number; resumeId: number } | undefined {
     const seq = this.unclaimed.get(itemId);
-    if (seq !== undefined) this.unclaimed.delete(itemId);
-    return seq;
+    if (seq === undefined) return undefined;
+    this.unclaimed.delete(itemId);
+    this.unannounced.delete(seq);
+    const now = this.d.clock.now();
+    let oldest = seq;
+    for (const [waiting, at] of this.unannounced) {
+      // A change whose event never came (its write failed after the row, or it announces nothing) stops holding ids back.
+      if (now - at > ANNOUNCE_WAIT_MS) this.unannounced.delete(waiting);
+      else if (waiting < oldest) oldest = waiting;
+    }
+    return { seq, resumeId: oldest === seq ? seq : oldest - 1 };
   }
 
   /**
