@@ -94,6 +94,8 @@ interface Deps {
   /** BACKUP_PASSPHRASE_FILE's passphrase. */
   passphrase: () => string | null;
   stagingDir: string;
+  /** Turns the server's own automatic checkpoints on or off: off while a hold is kept, as the hold's checkpoints replace them. */
+  autoCheckpoint: (on: boolean) => void;
 }
 
 /**
@@ -188,12 +190,19 @@ export class ReplicationService {
         }
         this.nextUploadAt = 0;
         await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
-        this.hold?.close();
-        this.hold = null;
+        this.releaseHold();
         this.worker?.terminate();
         this.worker = null;
       },
     };
+  }
+
+  /** Lets the log go: SQLite checkpoints it by itself again. */
+  private releaseHold(): void {
+    if (!this.hold) return;
+    this.hold.close();
+    this.hold = null;
+    this.deps.autoCheckpoint(true);
   }
 
   private async firstGeneration(): Promise<void> {
@@ -262,8 +271,7 @@ export class ReplicationService {
     for (const { aside } of this.unsynced) fs.rmSync(aside, { force: true });
     this.unsynced = [];
     this.gen = null;
-    this.hold?.close();
-    this.hold = null;
+    this.releaseHold();
   }
 
   private dropBacklog(): void {
@@ -276,8 +284,7 @@ export class ReplicationService {
     this.retryAt = 0;
     this.unsynced = [];
     this.gen = null;
-    this.hold?.close();
-    this.hold = null;
+    this.releaseHold();
   }
 
   private async reachable(): Promise<boolean> {
@@ -414,7 +421,10 @@ export class ReplicationService {
     const id = newGenerationId(clock.now());
     const descriptor = newDescriptor(id);
     const key = await generationKey(passphrase()!, descriptor);
-    this.hold ??= new WalHold(paths.database);
+    if (!this.hold) {
+      this.hold = new WalHold(paths.database);
+      this.deps.autoCheckpoint(false);
+    }
     let start: WalPosition | null = null;
     let complete = false;
     for (let attempt = 0; attempt < 50 && !complete; attempt++) {
@@ -533,8 +543,7 @@ export class ReplicationService {
     this.broken = true;
     this.unsynced = [];
     this.gen = null;
-    this.hold?.close();
-    this.hold = null;
+    this.releaseHold();
     for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
   }
 
