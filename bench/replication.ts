@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { adminToken, type BenchServer, startBenchServer } from './server.ts';
+import { cpuTimes, totalCpu } from './transfer-cpu.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 const MAIN = path.join(ROOT, 'src/main.ts');
@@ -31,6 +32,12 @@ function dirBytes(dir: string, filter: (name: string) => boolean = () => true): 
     .readdirSync(dir)
     .filter(filter)
     .reduce((n, name) => n + fs.statSync(path.join(dir, name)).size, 0);
+}
+
+/** CPU seconds of a process's main thread (the one that runs JavaScript's event loop and commits). */
+function mainThreadCpu(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** An API client of one account: uploads, renames, listings. */
@@ -122,7 +129,7 @@ function cli(args: string[], env: Record<string, string>): { seconds: number; co
  * worth of segments, promotion, and the replica's growth under a soak-like mix. Runs from source.
  */
 export async function runReplicationBench(): Promise<void> {
-  const seconds = num('REPLICATION_BENCH_SECONDS', 15);
+  const seconds = num('REPLICATION_BENCH_SECONDS', 8);
   const outageSeconds = num('REPLICATION_BENCH_OUTAGE_SECONDS', 60);
   const dbMiB = num('REPLICATION_BENCH_DB_MIB', 1024);
   const segmentsWanted = num('REPLICATION_BENCH_SEGMENTS', 1800);
@@ -140,37 +147,68 @@ export async function runReplicationBench(): Promise<void> {
   };
   const servers: BenchServer[] = [];
   try {
-    // 1. Throughput off and on, alternated twice; lag sampled from the metric while on.
+    // 1. Throughput off and on: both servers up at once, rounds alternating which goes first, so a change in the
+    // machine's load falls on both; the server's CPU per upload beside the rate, which load does not skew.
     if (parts.has('throughput')) {
+      const rounds = num('REPLICATION_BENCH_ROUNDS', 6);
+      const sides = {
+        off: await startBenchServer(base, undefined, { executable: !!process.env.COFFER_BENCH_EXE }),
+        on: await startBenchServer({ ...base, REPLICATE_TO: path.join(work, 'throughput') }, undefined, {
+          executable: !!process.env.COFFER_BENCH_EXE,
+        }),
+      };
+      servers.push(sides.off, sides.on);
+      const tokens = { off: await adminToken(sides.off.url), on: await adminToken(sides.on.url) };
       const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+      const cpuMs: Record<'off' | 'on', number[]> = { off: [], on: [] };
+      const mainMs: Record<'off' | 'on', number[]> = { off: [], on: [] };
       const lags: number[] = [];
-      for (const mode of ['off', 'on', 'off', 'on'] as const) {
-        const dest = path.join(work, `throughput-${rates[mode].length}-${mode}`);
-        const server = await startBenchServer(mode === 'on' ? { ...base, REPLICATE_TO: dest } : base);
-        servers.push(server);
-        const token = await adminToken(server.url);
-        let sampling = mode === 'on';
-        const sampler = (async () => {
-          while (sampling) {
-            lags.push(await metric(server.url, 'coffer_replication_lag_seconds'));
-            await Bun.sleep(100);
-          }
-        })();
-        const r = await mixedLoad(server.url, token, seconds);
-        sampling = false;
-        await sampler;
-        rates[mode].push(r.uploadsPerSec);
-        await server.stop();
+      // Warm-up: the first requests of each pay for compilation.
+      for (const mode of ['off', 'on'] as const) await mixedLoad(sides[mode].url, tokens[mode], 2);
+      for (let r = 0; r < rounds; r++) {
+        for (const mode of r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+          const server = sides[mode];
+          // Sampled from both, so the metrics' own cost falls on both; only the replicating one's lag counts.
+          let sampling = true;
+          const sampler = (async () => {
+            while (sampling) {
+              const lag = await metric(server.url, 'coffer_replication_lag_seconds');
+              if (mode === 'on') lags.push(lag);
+              await Bun.sleep(100);
+            }
+          })();
+          const cpu0 = totalCpu(cpuTimes(server.pid));
+          const main0 = mainThreadCpu(server.pid);
+          const load = await mixedLoad(server.url, tokens[mode], seconds);
+          const cpu = totalCpu(cpuTimes(server.pid)) - cpu0;
+          mainMs[mode].push(((mainThreadCpu(server.pid) - main0) * 1000) / (load.uploadsPerSec * seconds));
+          sampling = false;
+          await sampler;
+          rates[mode].push(load.uploadsPerSec);
+          cpuMs[mode].push((cpu * 1000) / (load.uploadsPerSec * seconds));
+        }
       }
       const off = median(rates.off);
       const on = median(rates.on);
+      const fmt = (xs: number[], digits = 0) => xs.map((x) => x.toFixed(digits)).join(', ');
       console.log(
-        `replication.throughput_4KiB_uploads_s off ${off.toFixed(0)} on ${on.toFixed(0)} (on/off ${(on / off).toFixed(3)}; runs off ${rates.off.map((x) => x.toFixed(0)).join(', ')}, on ${rates.on.map((x) => x.toFixed(0)).join(', ')}; 8 clients, 3 uploads, a rename and a listing in every 5 operations, ${seconds} s each)`,
+        `replication.throughput_4KiB_uploads_s off ${off.toFixed(0)} on ${on.toFixed(0)} (on/off ${(on / off).toFixed(3)}; median of ${rounds} alternating rounds, runs off ${fmt(rates.off)}, on ${fmt(rates.on)}; 8 clients, 3 uploads, a rename and a listing in every 5 operations, ${seconds} s each; load ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores)`,
+      );
+      const cpuOff = median(cpuMs.off);
+      const cpuOn = median(cpuMs.on);
+      console.log(
+        `replication.server_cpu_ms_per_upload off ${cpuOff.toFixed(2)} on ${cpuOn.toFixed(2)} (on/off ${(cpuOn / cpuOff).toFixed(3)}; the mix's server CPU over its uploads, every thread, from /proc; runs off ${fmt(cpuMs.off, 2)}, on ${fmt(cpuMs.on, 2)})`,
+      );
+      const mainOff = median(mainMs.off);
+      const mainOn = median(mainMs.on);
+      console.log(
+        `replication.main_thread_cpu_ms_per_upload off ${mainOff.toFixed(2)} on ${mainOn.toFixed(2)} (on/off ${(mainOn / mainOff).toFixed(3)}; the thread that answers requests and commits, /proc/<pid>/task/<pid>; runs off ${fmt(mainMs.off, 2)}, on ${fmt(mainMs.on, 2)})`,
       );
       lags.sort((a, b) => a - b);
       console.log(
         `replication.lag_seconds under that load: p50 ${quantile(lags, 0.5).toFixed(2)} p99 ${quantile(lags, 0.99).toFixed(2)} max ${lags.at(-1)!.toFixed(2)} (coffer_replication_lag_seconds every 100 ms, ${lags.length} samples; a commit also waits up to REPLICATE_INTERVAL_MS = 1 s before its segment is written)`,
       );
+      for (const mode of ['off', 'on'] as const) await sides[mode].stop();
     }
 
     // 2. A destination outage under load, then the catch-up.

@@ -131,6 +131,8 @@ const common = [
   'src/services/search/snippet-reader.ts',
   // Thumbnails are made in worker threads: their module is an entry point of its own.
   'src/services/thumbnails/worker.ts',
+  // Replication reads and seals its segments in a worker thread.
+  'src/services/maintenance/segment-worker.ts',
   path.relative(ROOT, bundleFile),
 ];
 if (targets.length === 0) {

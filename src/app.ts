@@ -123,7 +123,14 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
         ctx,
         limits,
         new PushHub(
-          { clock: ctx.clock, changes: ctx.services.changes, repo: ctx.repos.changes, members: ctx.repos.members, hub: ctx.hub },
+          {
+            clock: ctx.clock,
+            changes: ctx.services.changes,
+            repo: ctx.repos.changes,
+            members: ctx.repos.members,
+            items: ctx.repos.items,
+            hub: ctx.hub,
+          },
           opts.push,
         ),
       ),

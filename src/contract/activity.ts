@@ -30,6 +30,25 @@ export interface ActivityLine {
   details: Record<string, unknown>;
 }
 
+/** GET /api/activity/people: the Activity view's person filter, newest first (docs/activity.md). */
+export const activityPeopleQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('limit must be a whole number')
+    .min(1, 'limit must be at least 1')
+    .max(200, 'limit must be at most 200')
+    .optional(),
+});
+
+/** A person whose changes the reader may see: a login, or a share link's visitors. */
+export interface ActivityPerson {
+  id: string;
+  kind: 'login' | 'link';
+  name: string;
+  /** When their latest change the reader may see was made. */
+  lastAt: string;
+}
+
 export interface ActivityPage {
   items: ActivityLine[];
   nextCursor: string | null;

@@ -20,7 +20,7 @@ import type {
   signupBody,
   subUserBody,
 } from './accounts.ts';
-import type { ActivityPage, activityQuery } from './activity.ts';
+import type { ActivityPage, ActivityPerson, activityPeopleQuery, activityQuery } from './activity.ts';
 import type { newWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret, webhookPatchBody } from './webhooks.ts';
 import type {
   Album,
@@ -143,6 +143,7 @@ type OrphanJobPending = { jobId: string; status: string };
  */
 export interface Api {
   'GET /api/activity': { query: In<typeof activityQuery>; response: ActivityPage };
+  'GET /api/activity/people': { query: In<typeof activityPeopleQuery>; response: { people: ActivityPerson[] } };
   'GET /api/files': { query: In<typeof folderQuery>; response: Item[] };
   'GET /api/files/starred': { query: In<typeof liveListQuery>; response: Item[] };
   'GET /api/files/shared': { query: In<typeof sharedQuery>; response: Item[] };

@@ -3,8 +3,13 @@ export interface HubEvent {
   type: string;
   timestamp: string;
   data: Record<string, unknown>;
-  /** The change log's seq of the change, sent as the SSE `id:` (events that are not item changes have none). */
+  /** The change log's seq of the change (events that are not item changes have none). */
   seq?: number;
+  /**
+   * The SSE `id:`: the seq a stream that stops here resumes after. Below `seq` while a change made before it
+   * is still to be announced (published late, after a longer write), so a resume replays that one; else `seq`.
+   */
+  resumeId?: number;
 }
 
 export type HubListener = (event: HubEvent) => void;
@@ -27,11 +32,12 @@ export class EventHub {
     };
   }
 
-  publish(accountId: string, type: string, data: Record<string, unknown>, timestamp = new Date(), seq?: number): void {
+  publish(accountId: string, type: string, data: Record<string, unknown>, timestamp = new Date(), seq?: number, resumeId?: number): void {
     const set = this.channels.get(accountId);
     if (!set) return;
     const event: HubEvent = { type, timestamp: timestamp.toISOString(), data };
     if (seq !== undefined) event.seq = seq;
+    if (resumeId !== undefined) event.resumeId = resumeId;
     this.deliver(set, event);
   }
 

@@ -23,7 +23,7 @@ const encoder = new TextEncoder();
 const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
 // `data:` first, `id:` after (the same event to EventSource): clients reading only `data:` blocks see no change.
 const eventText = (e: HubEvent) =>
-  `data: ${JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data })}\n${e.seq === undefined ? '' : `id: ${e.seq}\n`}\n`;
+  `data: ${JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data })}\n${e.seq === undefined ? '' : `id: ${e.resumeId ?? e.seq}\n`}\n`;
 const KEEPALIVE = encoder.encode(': keepalive\n\n');
 const CONNECTED = 'data: {"type":"connected"}\n';
 // The latest seq as the id: a browser that reconnects after it resumes from there.

@@ -180,6 +180,7 @@ export const ROUTES = {
   'GET /api/files/:id/info': session,
   'GET /api/files/events': session,
   'GET /api/activity': session,
+  'GET /api/activity/people': session,
   'POST /api/files/folder': can('items.createFolder'),
   'POST /api/files/move': can('items.move'),
   'POST /api/files/rename': can('items.rename'),

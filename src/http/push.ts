@@ -30,7 +30,8 @@ interface SocketData {
 /**
  * notify_push (the Nextcloud desktop client's push): GET /push/ws upgrades to a WebSocket; the client
  * sends its login (email) then its app password, or an empty login and a pre_auth token, as two text
- * messages; the server answers `authenticated` (or `err: …` and closes) and then sends `notify_file`.
+ * messages; the server answers `authenticated` (or `err: …` and closes) and then sends `notify_file` (or
+ * `notify_file_id [ids]` once the client sent `listen notify_file_id`) and `notify_activity`.
  * Failed sign-ins count against the sign-in limiter as WebDAV's do.
  */
 export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
@@ -105,7 +106,13 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
         timer = setTimeout(() => fail(ws, 'Authentication timeout'), AUTH_TIMEOUT_MS);
       },
       message(ws, message) {
-        if (done || said.length >= 2) return;
+        if (done) return;
+        if (said.length >= 2) {
+          // Signed in (or signing in): the hub reads `listen notify_file_id`.
+          const socket = socketOf.get(ws);
+          if (socket && typeof message === 'string') hub.message(socket, message);
+          return;
+        }
         const text = typeof message === 'string' ? message.trim() : '';
         if (typeof message !== 'string' || text.length > MAX_CREDENTIAL_CHARS)
           return fail(ws, 'err: the credentials are two short text messages');

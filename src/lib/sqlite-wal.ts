@@ -39,10 +39,25 @@ export interface CommittedRun {
   checksum: Checksum;
 }
 
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 function checksum(data: Uint8Array, bigEndian: boolean, start: Checksum): [number, number] {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let s0 = start[0];
   let s1 = start[1];
+  if (bigEndian !== LITTLE_ENDIAN_HOST && data.byteOffset % 4 === 0) {
+    // The log's byte order is the machine's (as SQLite writes it): whole words in 32-bit integer arithmetic,
+    // which the JIT keeps in registers (about eight times faster than a DataView and doubles).
+    const words = new Int32Array(data.buffer, data.byteOffset, data.byteLength >>> 2);
+    let t0 = s0 | 0;
+    let t1 = s1 | 0;
+    const end = words.length - 1;
+    for (let i = 0; i < end; i += 2) {
+      t0 = (t0 + words[i]! + t1) | 0;
+      t1 = (t1 + words[i + 1]! + t0) | 0;
+    }
+    return [t0 >>> 0, t1 >>> 0];
+  }
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const little = !bigEndian;
   for (let i = 0; i + 8 <= data.byteLength; i += 8) {
     s0 = (s0 + view.getUint32(i, little) + s1) >>> 0;
@@ -87,45 +102,96 @@ function frameOffset(header: WalHeader, frame: number): number {
   return WAL_HEADER + (frame - 1) * (FRAME_HEADER + header.pageSize);
 }
 
-/** The committed frames from `from` on: null when none follow it. */
-export function scanCommitted(fd: number, header: WalHeader, from: WalPosition): CommittedRun | null {
-  let sum: Checksum = from.checksum;
-  let found: CommittedRun | null = null;
+/** Bytes read from the log at a time: a few hundred frames per system call rather than one. */
+const CHUNK = 1024 * 1024;
+/** One buffer for every read (they are synchronous); not from the pool, so word-aligned for checksum(). */
+let chunkBuffer: Buffer | null = null;
+
+/**
+ * Reads whole frames from `first` through `last` (or the file's end), a chunk at a time, until `visit`
+ * returns false; the frame given to `visit` is only valid during the call.
+ */
+function eachFrame(fd: number, header: WalHeader, first: number, last: number, visit: (frame: number, buf: Buffer) => boolean): void {
   const size = FRAME_HEADER + header.pageSize;
-  for (let frame = from.nextFrame; ; frame++) {
-    const buf = readExactly(fd, size, frameOffset(header, frame));
-    if (!buf) break;
-    if (buf.readUInt32BE(8) !== header.salt1 || buf.readUInt32BE(12) !== header.salt2) break;
-    sum = checksum(buf.subarray(0, 8), header.bigEndian, sum);
-    sum = checksum(buf.subarray(FRAME_HEADER), header.bigEndian, sum);
-    if (sum[0] !== buf.readUInt32BE(16) || sum[1] !== buf.readUInt32BE(20)) break;
-    const commit = buf.readUInt32BE(4);
-    if (commit !== 0) found = { lastFrame: frame, dbPages: commit, checksum: sum };
+  chunkBuffer ??= Buffer.allocUnsafeSlow(CHUNK + FRAME_HEADER + 65536);
+  const perChunk = Math.max(1, Math.floor(CHUNK / size));
+  for (let frame = first; frame <= last; ) {
+    const wanted = Math.min(perChunk, last - frame + 1);
+    const n = readUpTo(fd, chunkBuffer.subarray(0, wanted * size), frameOffset(header, frame));
+    const frames = Math.floor(n / size);
+    for (let i = 0; i < frames; i++, frame++) {
+      if (!visit(frame, chunkBuffer.subarray(i * size, (i + 1) * size))) return;
+    }
+    if (frames < wanted) return;
   }
-  return found;
+}
+
+function readUpTo(fd: number, buf: Buffer, offset: number): number {
+  let done = 0;
+  while (done < buf.length) {
+    const n = fs.readSync(fd, buf, done, buf.length - done, offset + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
 }
 
 /**
- * The frames from `first` through `last` (already checked by scanCommitted) that hold the last version of
- * their page in that run, in log order: applying only these gives the same database as applying them all.
+ * The committed frames from `from` on: null when none follow it. `pages[i]` is the page frame
+ * `from.nextFrame + i` holds, through `lastFrame`.
  */
-export function lastFramePerPage(fd: number, header: WalHeader, first: number, last: number): number[] {
+export function scanCommitted(fd: number, header: WalHeader, from: WalPosition): (CommittedRun & { pages: number[] }) | null {
+  let sum: Checksum = from.checksum;
+  let found: CommittedRun | null = null;
+  const pages: number[] = [];
+  eachFrame(fd, header, from.nextFrame, Number.POSITIVE_INFINITY, (frame, buf) => {
+    if (buf.readUInt32BE(8) !== header.salt1 || buf.readUInt32BE(12) !== header.salt2) return false;
+    sum = checksum(buf.subarray(0, 8), header.bigEndian, sum);
+    sum = checksum(buf.subarray(FRAME_HEADER), header.bigEndian, sum);
+    if (sum[0] !== buf.readUInt32BE(16) || sum[1] !== buf.readUInt32BE(20)) return false;
+    pages.push(buf.readUInt32BE(0));
+    const commit = buf.readUInt32BE(4);
+    if (commit !== 0) found = { lastFrame: frame, dbPages: commit, checksum: sum };
+    return true;
+  });
+  if (!found) return null;
+  const run: CommittedRun = found;
+  pages.length = run.lastFrame - from.nextFrame + 1;
+  return { ...run, pages };
+}
+
+/**
+ * The frames from `first` on (whose pages scanCommitted listed) that hold the last version of their page
+ * in that run, in log order: applying only these gives the same database as applying them all.
+ */
+export function lastFramePerPage(first: number, pages: readonly number[]): number[] {
   const latest = new Map<number, number>();
-  const head = Buffer.allocUnsafe(FRAME_HEADER);
-  for (let frame = first; frame <= last; frame++) {
-    if (fs.readSync(fd, head, 0, FRAME_HEADER, frameOffset(header, frame)) !== FRAME_HEADER) throw lost(frame);
-    latest.set(head.readUInt32BE(0), frame);
-  }
+  for (let i = 0; i < pages.length; i++) latest.set(pages[i]!, first + i);
   return [...latest.values()].sort((a, b) => a - b);
+}
+
+/**
+ * Each of `frames` (ascending, already checked by scanCommitted), its page number and page, read a chunk at
+ * a time; the page is only valid during the call.
+ */
+export function readFrames(fd: number, header: WalHeader, frames: readonly number[], each: (pgno: number, page: Buffer) => void): void {
+  for (let k = 0; k < frames.length; ) {
+    // One read covers a run of wanted frames no more than 64 apart; beyond that, a new read starts at the next.
+    let end = k;
+    while (end + 1 < frames.length && frames[end + 1]! - frames[end]! <= 64) end++;
+    let next = k;
+    eachFrame(fd, header, frames[k]!, frames[end]!, (frame, buf) => {
+      if (frame !== frames[next]) return true;
+      if (buf.readUInt32BE(8) !== header.salt1 || buf.readUInt32BE(12) !== header.salt2) throw lost(frame);
+      each(buf.readUInt32BE(0), buf.subarray(FRAME_HEADER));
+      next++;
+      return true;
+    });
+    if (next <= end) throw lost(frames[next]!);
+    k = end + 1;
+  }
 }
 
 function lost(frame: number): Error {
   return new Error(`the write-ahead log lost frame ${frame} while it was read`);
-}
-
-/** One frame's page number and page. */
-export function readFrame(fd: number, header: WalHeader, frame: number): { pgno: number; page: Buffer } {
-  const buf = readExactly(fd, FRAME_HEADER + header.pageSize, frameOffset(header, frame));
-  if (!buf || buf.readUInt32BE(8) !== header.salt1 || buf.readUInt32BE(12) !== header.salt2) throw lost(frame);
-  return { pgno: buf.readUInt32BE(0), page: buf.subarray(FRAME_HEADER) };
 }

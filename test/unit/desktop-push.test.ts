@@ -40,6 +40,9 @@ afterEach(() => {
 function setup(opts: ConstructorParameters<typeof PushHub>[1] = {}) {
   const rows: ChangeRow[] = [];
   const shared = new Map<string, string[]>();
+  const purged = new Set<string>();
+  /** Rows the rule hides from members (as one outside the shared folder). */
+  const hidden = new Set<number>();
   const clock = new ManualClock(1_000_000);
   const events = new EventHub();
   const push = new PushHub(
@@ -48,22 +51,23 @@ function setup(opts: ConstructorParameters<typeof PushHub>[1] = {}) {
       changes: {
         latestSeq: () => rows.at(-1)?.seq ?? 0,
         maySee: (reader: { accountId: string }, r: ChangeRow) =>
-          r.accountId === reader.accountId || (shared.get(r.accountId) ?? []).includes(reader.accountId),
+          r.accountId === reader.accountId || (!hidden.has(r.seq) && (shared.get(r.accountId) ?? []).includes(reader.accountId)),
       } as unknown as ChangeLog,
       repo: { pageAfter: (after: number, limit: number) => rows.filter((r) => r.seq > after).slice(0, limit) } as unknown as ChangesRepo,
       members: {
         ofOwner: (owner: string) => (shared.get(owner) ?? []).map((accountId) => ({ itemId: 'x', accountId })),
       } as unknown as MembersRepo,
+      items: { seqsOf: (ids: string[]) => new Map(ids.filter((id) => !purged.has(id)).map((id) => [id, Number(id.slice(5))])) },
       hub: events,
     },
     { pollMs: 60_000, pingMs: 60_000, ...opts },
   );
   hubs.push(push);
-  return { push, rows, shared, clock, events };
+  return { push, rows, shared, purged, hidden, clock, events };
 }
 
 describe('PushHub', () => {
-  test('one notify_file per poll to the account and to members the rule lets see the row; nothing to others', () => {
+  test('one notify_file and one notify_activity per poll to the account and to members the rule lets see the row; nothing to others', () => {
     const { push, rows, shared } = setup();
     const owner = new FakeSocket();
     const member = new FakeSocket();
@@ -73,14 +77,50 @@ describe('PushHub', () => {
     expect(push.add(other, { loginId: 'l3', accountId: 'o' })).toBeNull();
     rows.push(row(1, 'a'), row(2, 'a'), row(3, 'a'));
     push.poll();
-    expect([owner.sent, member.sent, other.sent]).toEqual([['notify_file'], [], []]);
+    expect([owner.sent, member.sent, other.sent]).toEqual([['notify_file', 'notify_activity'], [], []]);
     shared.set('a', ['m']);
     rows.push(row(4, 'a'));
     push.poll();
-    expect([owner.sent.length, member.sent, other.sent]).toEqual([2, ['notify_file'], []]);
+    expect([owner.sent.length, member.sent, other.sent]).toEqual([4, ['notify_file', 'notify_activity'], []]);
     // Nothing new: nothing sent.
     push.poll();
-    expect(owner.sent.length).toBe(2);
+    expect(owner.sent.length).toBe(4);
+  });
+
+  test('after `listen notify_file_id`: the fileids of the files it may see changed, once each; notify_file when one was purged or there are too many', () => {
+    const { push, rows, shared, purged, hidden } = setup();
+    const owner = new FakeSocket();
+    const member = new FakeSocket();
+    const plain = new FakeSocket();
+    push.add(owner, { loginId: 'l1', accountId: 'a' });
+    push.add(member, { loginId: 'l2', accountId: 'm' });
+    push.add(plain, { loginId: 'l3', accountId: 'a' });
+    push.message(owner, 'listen notify_file_id');
+    push.message(member, ' listen notify_file_id\n');
+    push.message(plain, 'listen something else');
+    shared.set('a', ['m']);
+    hidden.add(3);
+    const base = { parentBefore: null, parentAfter: null };
+    rows.push({ ...row(1, 'a'), ...base }, { ...row(2, 'a'), itemId: 'item-1' } as ChangeRow, { ...row(3, 'a'), accountId: 'a' }, {
+      ...row(4, 'm'),
+      itemId: 'item-40',
+    } as ChangeRow);
+    push.poll();
+    expect(owner.sent).toEqual(['notify_file_id [1,3]', 'notify_activity']);
+    expect(member.sent).toEqual(['notify_file_id [1,40]', 'notify_activity']);
+    expect(plain.sent).toEqual(['notify_file', 'notify_activity']);
+
+    purged.add('item-5');
+    rows.push(row(5, 'a'), row(6, 'a'));
+    push.poll();
+    expect(owner.sent.slice(2)).toEqual(['notify_file', 'notify_activity']);
+
+    for (let i = 7; i < 7 + 101; i++) rows.push(row(i, 'a'));
+    push.poll();
+    expect(owner.sent.slice(4)).toEqual(['notify_file', 'notify_activity']);
+    rows.push(row(200, 'a'));
+    push.poll();
+    expect(owner.sent.slice(6)).toEqual(['notify_file_id [200]', 'notify_activity']);
   });
 
   test('a slow reader is dropped; a socket that misses a ping is closed; caps per login and in all', () => {
@@ -94,7 +134,8 @@ describe('PushHub', () => {
     rows.push(row(1, 'a'));
     push.poll();
     expect(slow.closed?.code).toBe(1008);
-    expect(fine.sent).toEqual(['notify_file']);
+    expect(fine.sent).toEqual(['notify_file', 'notify_activity']);
+    expect(slow.sent).toEqual([]);
     expect(push.openCount()).toBe(1);
     push.add(new FakeSocket(), { loginId: 'l2', accountId: 'b' });
     push.add(new FakeSocket(), { loginId: 'l3', accountId: 'c' });

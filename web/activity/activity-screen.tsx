@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ActivityLine } from '../../src/contract/activity.ts';
 import { api } from '../api/index.ts';
 import { navigate, route } from '../app/router.ts';
 import { pickFolder } from '../files/folder-picker.tsx';
@@ -16,16 +15,12 @@ function setFilter(name: 'actor' | 'kind' | 'folder', value: string | null): voi
   navigate(`/activity${q.size ? `?${q}` : ''}`, { replace: true });
 }
 
-/** The people seen in the account's recent changes, for the person filter. */
+/** The people whose changes the reader may see (the server's list over the whole change log), for the person filter. */
 function usePeople(): Array<{ id: string; name: string }> {
   const [people, setPeople] = useState<Array<{ id: string; name: string }>>([]);
   useEffect(() => {
-    api.files.activity({ limit: 200 }).then(
-      (page) => {
-        const seen = new Map<string, string>();
-        for (const l of page.items as ActivityLine[]) if (l.actor.id && !seen.has(l.actor.id)) seen.set(l.actor.id, l.actor.name);
-        setPeople([...seen].map(([id, name]) => ({ id, name })));
-      },
+    api.files.activityPeople().then(
+      (r) => setPeople(r.people.map((p) => ({ id: p.id, name: p.name }))),
       () => setPeople([]),
     );
   }, []);

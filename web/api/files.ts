@@ -113,6 +113,7 @@ export const files = {
   zipUrl: urlOf('POST /api/files/download/bulk'),
   editorUrl: (item: Pick<Item, 'id'>) => urlOf('GET /api/docserver/viewer/:id', { id: item.id }),
   activity: (query: ApiQuery<'GET /api/activity'>, opts: Opts = {}) => call('GET /api/activity', { query, ...opts }),
+  activityPeople: (opts: Opts = {}) => call('GET /api/activity/people', { query: {}, ...opts }),
   versions: (id: string) => call('GET /api/files/:id/versions', { params: { id } }).then((r) => r.versions),
   versionDownloadUrl: (id: string, versionId: string) => urlOf('GET /api/files/:id/versions/:versionId/download', { id, versionId }),
   restoreVersion: (id: string, versionId: string) => call('POST /api/files/:id/versions/:versionId/restore', { params: { id, versionId } }),

@@ -82,14 +82,39 @@ export class ChangesRepo {
       .all(itemId, afterSeq, limit);
   }
 
-  /** Up to `limit` rows before `beforeSeq` of any of `accountIds`, newest first (the Activity view's order). */
-  pageOfAccountsBefore(accountIds: readonly string[], beforeSeq: number, limit: number): ChangeRow[] {
+  /** Up to `limit` rows before `beforeSeq` of any of `accountIds` (by `actorId` only, when given), newest first (the Activity view's order). */
+  pageOfAccountsBefore(accountIds: readonly string[], beforeSeq: number, limit: number, actorId?: string): ChangeRow[] {
     if (accountIds.length === 0) return [];
+    if (actorId !== undefined)
+      return this.sqlite
+        .query<ChangeRow, [string, string, number, number]>(
+          `SELECT ${ROW} FROM changes WHERE account_id IN (SELECT value FROM json_each(?)) AND actor_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+        )
+        .all(JSON.stringify(accountIds), actorId, beforeSeq, limit);
     return this.sqlite
       .query<ChangeRow, [string, number, number]>(
         `SELECT ${ROW} FROM changes WHERE account_id IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`,
       )
       .all(JSON.stringify(accountIds), beforeSeq, limit);
+  }
+
+  /**
+   * Up to `limit` of the distinct actors (logins, links) of an account's rows: one seek on the actor index
+   * per actor (a skip scan), however many rows each has.
+   */
+  actorsOf(accountId: string, limit: number): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string, number]>(
+        `WITH RECURSIVE actor(id) AS (
+           SELECT (SELECT MIN(actor_id) FROM changes WHERE account_id = ?1 AND actor_id IS NOT NULL)
+           UNION ALL
+           SELECT (SELECT MIN(actor_id) FROM changes WHERE account_id = ?1 AND actor_id > actor.id) FROM actor WHERE actor.id IS NOT NULL
+           LIMIT ?2 + 1
+         )
+         SELECT id FROM actor WHERE id IS NOT NULL`,
+      )
+      .all(accountId, limit)
+      .map((r) => r.id);
   }
 
   /** Up to `limit` rows of one item before `beforeSeq`, newest first. */

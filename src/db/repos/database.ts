@@ -29,6 +29,15 @@ export class DatabaseRepo {
     return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
   }
 
+  /**
+   * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
+   * off while replication checkpoints itself: blocked by its hold, each commit would sort the whole log's
+   * frames for a checkpoint that cannot run.
+   */
+  setAutoCheckpoint(on: boolean): void {
+    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on ? 1000 : 0}`);
+  }
+
   integrityCheck(): string[] {
     return this.sqlite
       .query<{ integrity_check: string }, []>('PRAGMA integrity_check')

@@ -677,6 +677,15 @@ export class ItemsRepo {
     );
   }
 
+  /** The fileids (seqs) of these items, live or in the trash; a purged one is missing. */
+  seqsOf(ids: readonly string[]): Map<string, number> {
+    if (ids.length === 0) return new Map();
+    const rows = this.sqlite
+      .query<{ id: string; seq: number }, [string]>('SELECT id, seq FROM items WHERE id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((r) => [r.id, r.seq]));
+  }
+
   /** The live item with this fileid (seq), in any account: its owner's tree is checked by the caller. */
   liveBySeq(seq: number): Item | null {
     return item(this.sqlite.query<Item, [number]>(`SELECT ${ITEM} FROM items WHERE seq = ? AND deleted_at IS NULL`).get(seq));

@@ -27,5 +27,10 @@ export const changes = sqliteTable(
     // JSON: the kind's own facts (member, role, link, version, size).
     details: text('details'),
   },
-  (t) => [index('changes_account_seq').on(t.accountId, t.seq), index('changes_item_seq').on(t.itemId, t.seq)],
+  (t) => [
+    index('changes_account_seq').on(t.accountId, t.seq),
+    index('changes_item_seq').on(t.itemId, t.seq),
+    // The Activity view's person filter and its list of people: an actor's rows of an account, by seq.
+    index('changes_account_actor_seq').on(t.accountId, t.actorId, t.seq),
+  ],
 );

@@ -1,4 +1,4 @@
-import type { ActivityLine, ActivityPage, ActivityQuery } from '../../contract/activity.ts';
+import type { ActivityLine, ActivityPage, ActivityPerson, ActivityQuery } from '../../contract/activity.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
@@ -8,6 +8,7 @@ import type { ChangeRow } from '../../db/repos/changes.ts';
 import { CHANGE_KINDS, type ChangeLog, type ChangeReader, type TreeReach } from './change-log.ts';
 
 const DEFAULT_LIMIT = 50;
+const DEFAULT_PEOPLE = 100;
 const MAX_LIMIT = 200;
 const MAX_DEPTH = 10_000;
 const ACTOR_NAMES = { link: 'Link visitor', docserver: 'Document server', system: 'Coffer' } as const;
@@ -48,6 +49,17 @@ export class ActivityService {
       items: rows.map((row) => this.line(reader, row, names, paths)),
       nextCursor: next === null ? null : encodeCursor([next]),
     };
+  }
+
+  /** The people whose changes `reader` may see, the most recently active first: the person filter's choices. */
+  people(reader: ChangeReader, limit = DEFAULT_PEOPLE): ActivityPerson[] {
+    const names = new Map<string, string>();
+    return this.d.changes.actorsFor(reader, limit).map((row) => ({
+      id: row.actorId!,
+      kind: row.actorKind === 'link' ? 'link' : 'login',
+      name: this.actorName(row, {}, names),
+      lastAt: new Date(row.at).toISOString(),
+    }));
   }
 
   private mayRead(reader: ChangeReader, itemId: string): boolean {

@@ -89,8 +89,14 @@ const MAX_LIMIT = 1000;
 // Rows read per round while filtering a page; a page ends after this many rounds even if short.
 const SCAN_ROUNDS = 8;
 const THIN_BATCH = 1000;
+// The person filter: people per account, and the rows of each (newest first, a page at a time) looked at for one the reader may see.
+const MAX_ACTORS = 500;
+const ACTOR_SCAN = 2000;
+const ACTOR_PAGE = 200;
 // Seqs recorded but not yet claimed by their live event; a change whose event never comes ages out.
 const MAX_UNCLAIMED = 10_000;
+// How long a change's live event may lag its commit before later events' ids stop waiting for it.
+const ANNOUNCE_WAIT_MS = 60_000;
 const DAY_MS = 24 * 3600_000;
 
 /**
@@ -100,6 +106,8 @@ const DAY_MS = 24 * 3600_000;
  */
 export class ChangeLog {
   private readonly unclaimed = new Map<string, number>();
+  /** Seqs of this process's changes whose live event is still to come, with when each was recorded. */
+  private readonly unannounced = new Map<number, number>();
 
   constructor(
     private readonly d: {
@@ -130,17 +138,39 @@ export class ChangeLog {
       parentAfter: options.gone ? null : item.parentId,
       details: options.details ? JSON.stringify(options.details) : null,
     });
+    const superseded = this.unclaimed.get(item.id);
+    if (superseded !== undefined) this.unannounced.delete(superseded);
     this.unclaimed.delete(item.id);
-    if (!NO_LIVE_EVENT.has(kind)) this.unclaimed.set(item.id, seq);
+    if (!NO_LIVE_EVENT.has(kind)) {
+      this.unclaimed.set(item.id, seq);
+      // A seq handed out again after its transaction rolled back starts afresh.
+      this.unannounced.delete(seq);
+      this.unannounced.set(seq, this.d.clock.now());
+    }
     if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
+    if (this.unannounced.size > MAX_UNCLAIMED) this.unannounced.delete(this.unannounced.keys().next().value as number);
     return seq;
   }
 
-  /** The seq of the item's latest change not yet claimed, once: the live event published after the commit carries it as its id. */
-  claimSeq(itemId: string): number | undefined {
+  /**
+   * The seq of the item's latest change not yet claimed, once, and the id its live event carries: its seq,
+   * or just below the oldest change of this process still waiting for its event. Events are published after
+   * their commit, not always in seq order (a bulk upload announces its files once all are written), and a
+   * stream resumes after the last id it got: with that id it replays the late one rather than skip it.
+   */
+  claimSeq(itemId: string): { seq: number; resumeId: number } | undefined {
     const seq = this.unclaimed.get(itemId);
-    if (seq !== undefined) this.unclaimed.delete(itemId);
-    return seq;
+    if (seq === undefined) return undefined;
+    this.unclaimed.delete(itemId);
+    this.unannounced.delete(seq);
+    const now = this.d.clock.now();
+    let oldest = seq;
+    for (const [waiting, at] of this.unannounced) {
+      // A change whose event never came (its write failed after the row, or it announces nothing) stops holding ids back.
+      if (now - at > ANNOUNCE_WAIT_MS) this.unannounced.delete(waiting);
+      else if (waiting < oldest) oldest = waiting;
+    }
+    return { seq, resumeId: oldest === seq ? seq : oldest - 1 };
   }
 
   /**
@@ -173,8 +203,39 @@ export class ChangeLog {
 
   private batch(accounts: string[], q: ChangeQuery, after: number, limit: number): ChangeRow[] {
     if (q.newestFirst)
-      return q.itemId ? this.d.repo.pageOfItemBefore(q.itemId, after, limit) : this.d.repo.pageOfAccountsBefore(accounts, after, limit);
+      return q.itemId
+        ? this.d.repo.pageOfItemBefore(q.itemId, after, limit)
+        : this.d.repo.pageOfAccountsBefore(accounts, after, limit, q.actor);
     return q.itemId ? this.d.repo.pageOfItem(q.itemId, after, limit) : this.d.repo.pageOfAccounts(accounts, after, limit);
+  }
+
+  /**
+   * The latest change `reader` may see of each person (login or link) who changed its account's tree or
+   * what is shared with it, newest first: the Activity view's person filter. Bounded: at most MAX_ACTORS
+   * people per account, and for a sharing account at most ACTOR_SCAN rows of each looked at, newest first.
+   */
+  actorsFor(reader: ChangeReader, limit: number): ChangeRow[] {
+    const own = ownAccount(reader);
+    const latest = new Map<string, ChangeRow>();
+    for (const accountId of [own, ...this.d.members.ownersSharingWith(own)]) {
+      for (const actorId of this.d.repo.actorsOf(accountId, MAX_ACTORS)) {
+        const row = this.latestVisible(own, accountId, actorId);
+        if (row && row.seq > (latest.get(actorId)?.seq ?? 0)) latest.set(actorId, row);
+      }
+    }
+    return [...latest.values()].sort((a, b) => b.seq - a.seq).slice(0, Math.max(1, Math.min(MAX_LIMIT, limit)));
+  }
+
+  private latestVisible(own: string, accountId: string, actorId: string): ChangeRow | undefined {
+    if (accountId === own) return this.d.repo.pageOfAccountsBefore([accountId], Number.MAX_SAFE_INTEGER, 1, actorId)[0];
+    let before = Number.MAX_SAFE_INTEGER;
+    for (let looked = 0; looked < ACTOR_SCAN; looked += ACTOR_PAGE) {
+      const rows = this.d.repo.pageOfAccountsBefore([accountId], before, ACTOR_PAGE, actorId);
+      const row = rows.find((r) => this.visible(own, r));
+      if (row || rows.length < ACTOR_PAGE) return row;
+      before = rows.at(-1)!.seq;
+    }
+    return undefined;
   }
 
   /** Whether `reader` may see one row (the rule of changesFor, for a consumer that is handed rows live). */

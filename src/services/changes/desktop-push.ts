@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { ChangesRepo } from '../../db/repos/changes.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { ChangeLog } from './change-log.ts';
 import type { EventHub } from '../../events/hub.ts';
@@ -37,18 +38,26 @@ interface Connection {
   socket: PushSocket;
   login: PushLogin;
   answeredPing: boolean;
+  /** Asked for `notify_file_id` (it sent `listen notify_file_id`). */
+  fileIds: boolean;
 }
 
 const PRE_AUTH_MS = 15_000;
 const MAX_PRE_AUTH = 10_000;
 const ROWS_PER_POLL = 1000;
 const NOTIFY_FILE = 'notify_file';
+const NOTIFY_ACTIVITY = 'notify_activity';
+const LISTEN_FILE_ID = 'listen notify_file_id';
+/** Ids in one notify_file_id; a poll with more changed files sends notify_file (the client then syncs it all). */
+const MAX_FILE_IDS = 100;
 
 /**
  * notify_push for the Nextcloud desktop client: sockets signed in with an app password (or a pre_auth
  * token) get `notify_file` when a change in the change log is one their account may see (the log's own
- * visibility rule). The log is read on a short poll while sockets are open, so changes made by any
- * process (the CLI too) reach them; a socket gets at most one message per poll however many changes.
+ * visibility rule), or `notify_file_id [fileids]` once they sent `listen notify_file_id`, and then
+ * `notify_activity` (each such change is a line of its Activity). The log is read on a short poll while
+ * sockets are open, so changes made by any process (the CLI too) reach them; a socket gets at most one
+ * of each message per poll however many changes.
  */
 export class PushHub {
   private readonly byAccount = new Map<string, Set<Connection>>();
@@ -66,7 +75,14 @@ export class PushHub {
   readonly maxBuffered: number;
 
   constructor(
-    private readonly d: { clock: Clock; changes: ChangeLog; repo: ChangesRepo; members: MembersRepo; hub: EventHub },
+    private readonly d: {
+      clock: Clock;
+      changes: ChangeLog;
+      repo: ChangesRepo;
+      members: MembersRepo;
+      items: Pick<ItemsRepo, 'seqsOf'>;
+      hub: EventHub;
+    },
     opts: PushOptions = {},
   ) {
     this.pollMs = opts.pollMs ?? 50;
@@ -101,7 +117,7 @@ export class PushHub {
     if ((this.perLogin.get(login.loginId) ?? 0) >= this.maxPerLogin)
       return `too many push connections for this login (at most ${this.maxPerLogin})`;
     if (this.connections.size >= this.maxSockets) return 'too many push connections on this server';
-    const connection: Connection = { socket, login, answeredPing: true };
+    const connection: Connection = { socket, login, answeredPing: true, fileIds: false };
     this.connections.set(socket, connection);
     this.perLogin.set(login.loginId, (this.perLogin.get(login.loginId) ?? 0) + 1);
     let set = this.byAccount.get(login.accountId);
@@ -124,6 +140,12 @@ export class PushHub {
     set?.delete(connection);
     if (set?.size === 0) this.byAccount.delete(accountId);
     if (this.connections.size === 0) this.stopTimers();
+  }
+
+  /** A text message from a signed-in socket: `listen notify_file_id` asks for the changed files' ids; others are ignored, as notify_push does. */
+  message(socket: PushSocket, text: string): void {
+    const connection = this.connections.get(socket);
+    if (connection && text.trim() === LISTEN_FILE_ID) connection.fileIds = true;
   }
 
   pong(socket: PushSocket): void {
@@ -153,26 +175,40 @@ export class PushHub {
     const rows = this.d.repo.pageAfter(this.seen, ROWS_PER_POLL);
     if (rows.length === 0) return;
     this.seen = rows.at(-1)!.seq;
-    const told = new Set<Connection>();
+    const told = new Map<Connection, Set<string>>();
+    const tell = (c: Connection, itemId: string) => {
+      let items = told.get(c);
+      if (!items) told.set(c, (items = new Set()));
+      if (c.fileIds && items.size <= MAX_FILE_IDS) items.add(itemId);
+    };
     const membersOf = new Map<string, Set<string>>();
     for (const row of rows) {
-      for (const c of this.byAccount.get(row.accountId) ?? []) told.add(c);
+      for (const c of this.byAccount.get(row.accountId) ?? []) tell(c, row.itemId);
       let members = membersOf.get(row.accountId);
       if (!members) membersOf.set(row.accountId, (members = new Set(this.d.members.ofOwner(row.accountId).map((m) => m.accountId))));
       for (const accountId of members) {
         const set = this.byAccount.get(accountId);
-        if (!set || [...set].every((c) => told.has(c))) continue;
-        if (this.d.changes.maySee({ accountId }, row)) for (const c of set) told.add(c);
+        // The rule is asked only while one of the account's sockets still has something to learn from the row.
+        if (!set || [...set].every((c) => told.has(c) && !c.fileIds)) continue;
+        if (this.d.changes.maySee({ accountId }, row)) for (const c of set) tell(c, row.itemId);
       }
     }
-    for (const c of told) this.deliver(c, NOTIFY_FILE);
+    const wanted = new Set<string>();
+    for (const [c, items] of told) if (c.fileIds && items.size <= MAX_FILE_IDS) for (const id of items) wanted.add(id);
+    const fileIds = this.d.items.seqsOf([...wanted]);
+    for (const [c, items] of told) {
+      if (this.deliver(c, c.fileIds ? fileIdMessage(items, fileIds) : NOTIFY_FILE)) this.deliver(c, NOTIFY_ACTIVITY);
+    }
   }
 
-  private deliver(c: Connection, text: string): void {
+  /** Sends one message; false when the socket was too far behind and was dropped instead. */
+  private deliver(c: Connection, text: string): boolean {
     if (c.socket.bufferedAmount() > this.maxBuffered || c.socket.send(text) === 0) {
       this.remove(c.socket);
       c.socket.close(1008, 'too slow to read push messages');
+      return false;
     }
+    return true;
   }
 
   /** Closes the sockets that left the last ping unanswered and pings the others (every pingMs). */
@@ -198,4 +234,16 @@ export class PushHub {
     }
     this.stopTimers();
   }
+}
+
+/** `notify_file_id [fileids]`, or `notify_file` when a file's id is no longer known (purged) or there are too many. */
+function fileIdMessage(items: Set<string>, fileIds: Map<string, number>): string {
+  if (items.size > MAX_FILE_IDS) return NOTIFY_FILE;
+  const ids: number[] = [];
+  for (const id of items) {
+    const seq = fileIds.get(id);
+    if (seq === undefined) return NOTIFY_FILE;
+    ids.push(seq);
+  }
+  return `notify_file_id ${JSON.stringify(ids)}`;
 }

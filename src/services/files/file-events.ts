@@ -35,8 +35,8 @@ export class FileEvents {
     private readonly audit: AuditService,
     private readonly members: MembersRepo,
     private readonly items: ItemsRepo,
-    /** The change log's seq of the item's change just committed (see ChangeLog.claimSeq). */
-    private readonly claimSeq: (itemId: string) => number | undefined,
+    /** The change log's seq of the item's change just committed, and the id its event carries (see ChangeLog.claimSeq). */
+    private readonly claimSeq: (itemId: string) => { seq: number; resumeId: number } | undefined,
     accessVersion: () => string,
   ) {
     this.sharesByRoot = new PageCache(accessVersion, (byRoot) => byRoot.size);
@@ -58,10 +58,11 @@ export class FileEvents {
       for (const listener of this.contentListeners) listener(mimeType);
     }
     const data = { id: row.id, name: row.name, type: row.type, parentId: row.parentId, userId: actor.loginId, ...extra };
-    const seq = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
+    const claimed = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
     const at = new Date();
-    this.hub.publish(actor.accountId, type, data, at, seq);
-    for (const accountId of this.membersReaching(actor.accountId, row.id)) this.hub.publish(accountId, type, data, at, seq);
+    this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
+    for (const accountId of this.membersReaching(actor.accountId, row.id))
+      this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
     const action = audit?.action ?? AUDITED[type];
     if (action) {
       this.audit.record({

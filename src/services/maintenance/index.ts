@@ -64,6 +64,7 @@ export function createMaintenanceServices(
         log: infra.log,
         passphrase: () => scheduledBackups.passphrase(),
         stagingDir: stagingDirOf(paths.blobs),
+        autoCheckpoint: (on) => repos.database.setAutoCheckpoint(on),
       })
     : null;
   const keys = new KeyService({

@@ -7,7 +7,7 @@ import type { DataPaths } from '../../data-dir.ts';
 import { WalHold } from '../../db/wal-hold.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import { Counter, Gauge } from '../../lib/metrics.ts';
-import { lastFramePerPage, positionIn, readFrame, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
+import { positionIn, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from '../admin/metrics.ts';
 import type { ReplicationStatus } from '../../contract/admin.ts';
@@ -22,9 +22,10 @@ import {
   parseObjectName,
   SealedObjectWriter,
   type SecretsDescription,
-  type SegmentDescription,
   type SnapshotDescription,
 } from './replica-format.ts';
+import { openOrNull, type SegmentInput, type SegmentOutput, writeSegment } from './replica-segment.ts';
+import type { SegmentReply } from './segment-worker.ts';
 import { replicaStore, type ReplicaStore } from './replica-store.ts';
 
 const DAY = 86_400_000;
@@ -38,6 +39,10 @@ const BEHIND_MS = 10_000;
 /** How often a stopped replication tries to begin a new generation. */
 const RETRY_BROKEN_MS = 30_000;
 const KIND_ORDER = { descriptor: 0, secrets: 1, snapshot: 2, wal: 3 } as const;
+/** The segment thread's module: its own entry point in the executable (scripts/build.ts), the .ts beside this one from source. */
+const SEGMENT_WORKER = import.meta.url.includes('/$bunfs/')
+  ? '/$bunfs/root/src/services/maintenance/segment-worker.js'
+  : new URL('./segment-worker.ts', import.meta.url).href;
 
 interface Generation {
   id: string;
@@ -89,6 +94,8 @@ interface Deps {
   /** BACKUP_PASSPHRASE_FILE's passphrase. */
   passphrase: () => string | null;
   stagingDir: string;
+  /** Turns the server's own automatic checkpoints on or off: off while a hold is kept, as the hold's checkpoints replace them. */
+  autoCheckpoint: (on: boolean) => void;
 }
 
 /**
@@ -120,6 +127,8 @@ export class ReplicationService {
   /** Set once the fence names another server's generation: this one never ships to the destination again. */
   private fenced = false;
   private readonly failures: Counter;
+  /** Where each round's segment is read and sealed (shipOffThread). */
+  private worker: Worker | null = null;
 
   constructor(private readonly deps: Deps) {
     this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
@@ -181,10 +190,19 @@ export class ReplicationService {
         }
         this.nextUploadAt = 0;
         await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
-        this.hold?.close();
-        this.hold = null;
+        this.releaseHold();
+        this.worker?.terminate();
+        this.worker = null;
       },
     };
+  }
+
+  /** Lets the log go: SQLite checkpoints it by itself again. */
+  private releaseHold(): void {
+    if (!this.hold) return;
+    this.hold.close();
+    this.hold = null;
+    this.deps.autoCheckpoint(true);
   }
 
   private async firstGeneration(): Promise<void> {
@@ -217,7 +235,7 @@ export class ReplicationService {
           await this.startGeneration();
         }
       } else if (this.gen) {
-        this.shipNew();
+        await this.shipOffThread();
         const g = this.gen;
         if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024))
           await this.startGeneration();
@@ -253,8 +271,7 @@ export class ReplicationService {
     for (const { aside } of this.unsynced) fs.rmSync(aside, { force: true });
     this.unsynced = [];
     this.gen = null;
-    this.hold?.close();
-    this.hold = null;
+    this.releaseHold();
   }
 
   private dropBacklog(): void {
@@ -267,8 +284,7 @@ export class ReplicationService {
     this.retryAt = 0;
     this.unsynced = [];
     this.gen = null;
-    this.hold?.close();
-    this.hold = null;
+    this.releaseHold();
   }
 
   private async reachable(): Promise<boolean> {
@@ -284,52 +300,58 @@ export class ReplicationService {
     return `${this.deps.paths.database}-wal`;
   }
 
-  /** Reads what was committed since the last segment into the next one. */
+  /** Reads what was committed since the last segment into the next one, on this thread: the caller may hold the write lock. */
   private shipNew(): void {
+    this.applySegment(writeSegment(this.segmentInput()));
+  }
+
+  /**
+   * shipNew on the segment thread, for each round: the thread that commits and answers requests only waits
+   * for the reply. The hold keeps every frame it reads in the log meanwhile, and a round runs alone.
+   */
+  private async shipOffThread(): Promise<void> {
     const g = this.gen!;
-    const fd = openOrNull(this.walFile());
-    if (fd === null) return;
-    try {
-      const header = readWalHeader(fd);
-      if (!header) return;
-      const from = positionIn(header, g.position);
-      const run = scanCommitted(fd, header, from);
-      if (!run) {
-        g.position = from;
-        return;
-      }
-      const at = this.deps.clock.now();
-      const index = g.nextIndex;
-      const name = objectName.wal(g.id, index, at);
-      const read = run.lastFrame - from.nextFrame + 1;
-      // A page written by several commits of the segment goes once, as the last of them left it.
-      const kept = lastFramePerPage(fd, header, from.nextFrame, run.lastFrame);
-      const frames = kept.length;
-      const description: SegmentDescription = {
-        kind: 'wal',
-        generation: g.id,
-        index,
-        at,
-        frames,
-        pageSize: header.pageSize,
-        dbPages: run.dbPages,
+    const input = this.segmentInput();
+    this.worker ??= new Worker(SEGMENT_WORKER);
+    const worker = this.worker;
+    const reply = await new Promise<SegmentReply>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<SegmentReply>) => resolve(event.data);
+      worker.onerror = (event) => {
+        worker.terminate();
+        if (this.worker === worker) this.worker = null;
+        reject(new Error(event.message || 'the replication segment thread failed'));
       };
-      const bytes = this.writeOutbox(name, description, (w) => {
-        const pgno = Buffer.alloc(4);
-        for (const frame of kept) {
-          const f = readFrame(fd, header, frame);
-          pgno.writeUInt32BE(f.pgno);
-          w.write(pgno);
-          w.write(f.page);
-        }
-      });
-      g.nextIndex++;
-      g.walBytes += bytes;
-      g.framesSinceCheckpoint += read;
-      g.position = { salt1: header.salt1, salt2: header.salt2, nextFrame: run.lastFrame + 1, checksum: run.checksum };
-    } finally {
-      fs.closeSync(fd);
+      worker.postMessage(input);
+    });
+    if (!reply.ok) throw Object.assign(new Error(reply.error), { code: reply.code });
+    if (this.gen !== g) {
+      if (reply.output.segment) fs.rmSync(reply.output.segment.aside, { force: true });
+      return;
     }
+    this.applySegment(reply.output);
+  }
+
+  private segmentInput(): SegmentInput {
+    const g = this.gen!;
+    return {
+      walFile: this.walFile(),
+      outbox: this.outbox,
+      generation: g.id,
+      key: g.key,
+      index: g.nextIndex,
+      position: g.position,
+      at: this.deps.clock.now(),
+    };
+  }
+
+  private applySegment(out: SegmentOutput): void {
+    const g = this.gen!;
+    g.position = out.position;
+    if (!out.segment) return;
+    g.nextIndex++;
+    g.walBytes += out.segment.bytes;
+    g.framesSinceCheckpoint += out.segment.read;
+    this.unsynced.push({ aside: out.segment.aside, name: out.segment.name });
   }
 
   /** Where the log ends now (the caller holds the write lock). */
@@ -399,7 +421,10 @@ export class ReplicationService {
     const id = newGenerationId(clock.now());
     const descriptor = newDescriptor(id);
     const key = await generationKey(passphrase()!, descriptor);
-    this.hold ??= new WalHold(paths.database);
+    if (!this.hold) {
+      this.hold = new WalHold(paths.database);
+      this.deps.autoCheckpoint(false);
+    }
     let start: WalPosition | null = null;
     let complete = false;
     for (let attempt = 0; attempt < 50 && !complete; attempt++) {
@@ -518,8 +543,7 @@ export class ReplicationService {
     this.broken = true;
     this.unsynced = [];
     this.gen = null;
-    this.hold?.close();
-    this.hold = null;
+    this.releaseHold();
     for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
   }
 
@@ -588,14 +612,5 @@ export class ReplicationService {
       backlogBytes: this.backlogBytes(),
       warning: this.problem ?? (behind ? `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk` : null),
     };
-  }
-}
-
-function openOrNull(file: string): number | null {
-  try {
-    return fs.openSync(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
   }
 }

@@ -137,4 +137,42 @@ describe('GET /api/activity', () => {
     expect((await activity(member.client)).items).toEqual([]);
     expect((await member.client.get(`/api/activity?itemId=${inside.id}`)).status).toBe(404);
   });
+
+  test('the person filter: everyone in the whole log, not only its latest page, through the same visibility; an indexed filter finds an old change at once', async () => {
+    const o = await seed.owner(t, undefined, 'Olga');
+    const sub = await seed.subUser(t, o, ['files.upload']);
+    const member = await seed.owner(t, undefined, 'Mia');
+    const stranger = await seed.owner(t);
+    const shared = await folder(o.client, 'Team');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    await upload(sub.client, 'private-by-sub.txt', 's');
+    await upload(member.client, 'by-mia.txt', 'm', { parentId: shared.id });
+    // More than a page of the owner's own changes after them.
+    for (let i = 0; i < 250; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => folder(o.client, `f${i + j}`)));
+
+    const people = async (client: TestClient) => {
+      const res = await client.get('/api/activity/people');
+      expect(res.status).toBe(200);
+      return ((await json(res)) as { people: Array<{ id: string; kind: string; name: string; lastAt: string }> }).people;
+    };
+    const own = await people(o.client);
+    expect(own.map((p) => p.id)).toEqual([o.id, member.id, sub.id]);
+    expect(own[0]).toMatchObject({ kind: 'login', name: 'Olga' });
+    expect(Date.parse(own[2]!.lastAt)).toBeLessThanOrEqual(Date.parse(own[0]!.lastAt));
+    expect((await people(sub.client)).map((p) => p.id)).toEqual([o.id, member.id, sub.id]);
+    // The member: the people of what is shared with it (the owner made the folder), not the sub-user's private upload.
+    expect((await people(member.client)).map((p) => p.id)).toEqual([member.id, o.id]);
+    expect(await people(stranger.client)).toEqual([]);
+
+    const page = await activity(o.client, `?actor=${sub.id}&limit=1`);
+    expect(summary(page.items)).toEqual(['Sub item.uploaded private-by-sub.txt']);
+    expect((await activity(member.client, `?actor=${sub.id}`)).items).toEqual([]);
+
+    expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    expect(await people(member.client)).toEqual([]);
+    const bad = await o.client.get('/api/activity/people?limit=500');
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toMatch(/limit must be at most 200/);
+    expect((await t.client().get('/api/activity/people')).status).toBe(401);
+  });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
+import { ChangeKinds } from '../../../src/services/changes/change-log.ts';
 import type { TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, SseReader, upload } from '../../helpers/files.ts';
@@ -162,6 +163,40 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await during;
     expect(names).toEqual([...Array.from({ length: 30 }, (_, i) => `m${i}`), 'during']);
     expect(await resumed.quietFor(200)).toBe(true);
+    await resumed.close();
+  });
+
+  test('a change announced after a later one (as a bulk upload announces its files once all are written) is replayed to a stream that resumes from the later id', async () => {
+    const o = await seed.owner(t);
+    const x = await upload(o.client, 'x.txt', 'x');
+    const y = await upload(o.client, 'y.txt', 'y');
+    const live = await open(o.client);
+    const { changes } = t.server.ctx.services;
+    // Committed now, its live event still to come.
+    const lateSeq = t.server.ctx.repos.transactions.immediate(() =>
+      changes.record({ accountId: o.id, loginId: o.id }, ChangeKinds.renamed, { id: x.id, type: 'file', name: 'x2.txt', parentId: null }),
+    );
+    await o.client.post('/api/files/rename', { id: y.id, name: 'y2.txt' });
+    const later = await live.nextEvent();
+    expect(later.data).toMatchObject({ type: 'file.renamed', data: { id: y.id } });
+    // Its id stops short of the change still to be announced, so resuming from it cannot pass over that one.
+    expect(Number(later.id)).toBe(lateSeq - 1);
+    await live.close();
+
+    const resumed = await open(o.client, later.id);
+    const replayed = [await resumed.nextEvent(), await resumed.nextEvent()];
+    expect(replayed.map((e) => [Number(e.id), e.data.data.id])).toEqual([
+      [lateSeq, x.id],
+      [lateSeq + 1, y.id],
+    ]);
+    expect(await resumed.quietFor(200)).toBe(true);
+
+    // Once it is announced, ids are each change's own seq again.
+    expect(changes.claimSeq(x.id)).toEqual({ seq: lateSeq, resumeId: lateSeq });
+    const dir = await folder(o.client, 'after');
+    const next = await resumed.nextEvent();
+    expect(next.data).toMatchObject({ type: 'folder.created', data: { id: dir.id } });
+    expect(Number(next.id)).toBe(lateSeq + 2);
     await resumed.close();
   });
 

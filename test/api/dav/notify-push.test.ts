@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { davLogin } from '../../helpers/dav.ts';
+import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -126,6 +126,28 @@ describe('notify_push for the Nextcloud desktop client', () => {
     await quiet(300);
     expect(memberPush.messages.length).toBe(before);
     expect(strangerPush.messages).toEqual(['authenticated']);
+  });
+
+  test("after `listen notify_file_id`: the changed files' fileids (as PROPFIND names them) and notify_activity; a plain socket still gets notify_file", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const withIds = await signedIn(o.email, dav.password);
+    const plain = await signedIn(o.email, dav.password);
+    withIds.ws.send('listen notify_file_id');
+    await quiet(100);
+    expect((await dav.put('report.txt', 'r')).status).toBe(201);
+    const message = await withIds.next(/^notify_file/, 1000);
+    await withIds.next('notify_activity', 1000);
+    await plain.next('notify_file', 1000);
+    await plain.next('notify_activity', 1000);
+    const props = await dav.propfind(
+      'report.txt',
+      '0',
+      '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>',
+    );
+    const fileid = Number(propfindRows(await props.text())[0]!.props.fileid);
+    expect(message).toBe(`notify_file_id [${fileid}]`);
+    expect(plain.messages).not.toContain(message);
   });
 
   test("a team folder's group member is told of a change inside it", async () => {

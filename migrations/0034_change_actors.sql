@@ -1,0 +1,1 @@
+CREATE INDEX `changes_account_actor_seq` ON `changes` (`account_id`,`actor_id`,`seq`);
