@@ -6,7 +6,8 @@ import { buildWebBundle } from '../../src/web/app-bundle.ts';
 const WEB = path.resolve(import.meta.dir, '../../web');
 /**
  * Bytes of the stylesheet the page loads, minified: 47,808 when the styles were one file (web/styles.css),
- * 47,671 once split beside their screens. It may shrink; growing it past this takes a reason and a new figure.
+ * 47,671 once split beside their screens, 47,752 with the radii and type scale as tokens. It may shrink; growing
+ * it past this takes a reason and a new figure.
  */
 const CSS_BUDGET = 47_808;
 

@@ -6,7 +6,7 @@ import { parseSize } from '../../src/contract/size.ts';
 import { api } from '../api/index.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
-import { ROLES } from '../share/roles.tsx';
+import { ROLES } from '../sharing/roles.tsx';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';

@@ -11,8 +11,8 @@ export const accounts = {
   viewInvitation: (token: string) => call('POST /api/invitations/view', { body: { token }, anonymous }),
   acceptInvitation: (body: ApiBody<'POST /api/invitations/accept'>) => call('POST /api/invitations/accept', { body, anonymous }),
   login: (body: ApiBody<'POST /api/login'>) => call('POST /api/login', { body, anonymous }),
-  idpLoginUrl: (next: string | null) => urlOf('GET /api/idp/login', {}, { next: next || undefined }),
-  idpVerify: (code: string) => call('POST /api/idp/mfa-verify', { body: { code }, anonymous }),
+  signOnUrl: (next: string | null) => urlOf('GET /api/idp/login', {}, { next: next || undefined }),
+  signOnVerify: (code: string) => call('POST /api/idp/mfa-verify', { body: { code }, anonymous }),
   profile: (opts: { anonymous?: boolean } = {}) => call('GET /api/profile', opts),
   /** The account's opt-out from content search; the owner changes it. */
   contentSearchPreference: () => call('GET /api/user/content-search-preference'),

@@ -7,7 +7,7 @@ import { can } from '../app/session.ts';
 import { administeredTeam, administeredTeamOfFolder, loadAdministeredTeams } from '../app/team-folders.ts';
 import { toastError } from '../app/toasts.ts';
 import { screenCommands } from '../palette/commands.ts';
-import { SharedLinks, TeamLinks } from '../share/shared-links.tsx';
+import { SharedLinks, TeamLinks } from '../sharing/shared-links.tsx';
 import { LoadError } from '../ui/page.tsx';
 import { useSelection } from '../ui/use-selection.ts';
 import { filesFromInput } from '../uploads/drop.ts';

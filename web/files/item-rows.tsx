@@ -1,7 +1,7 @@
 import type { VirtualItem } from '@tanstack/virtual-core';
 import type { RefObject } from 'preact';
 import { displayName } from '../app/format.ts';
-import { copyItemLink } from '../share/link-actions.ts';
+import { copyItemLink } from '../sharing/link-actions.ts';
 import { Icon } from '../ui/icons.tsx';
 import { Name } from '../ui/name.tsx';
 import { Badges, COLUMN_TITLES, cell, rowLabel } from './item-cells.tsx';

@@ -1,8 +1,8 @@
 import type { Item } from '../../src/contract/files.ts';
 import { type Crumb, peopleFolders, sharedFolders } from '../app/folders.ts';
 import { can } from '../app/session.ts';
-import { openShareDialog } from '../share/share-dialog.tsx';
-import { LinkScope } from '../share/shared-links.tsx';
+import { openShareDialog } from '../sharing/share-dialog.tsx';
+import { LinkScope } from '../sharing/shared-links.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 /** Inside a folder shared by link or with people (this one or one above it): a banner saying so, with its manager. */

@@ -4,11 +4,11 @@ import type { LinkOptions } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { formatExpiry } from '../app/format.ts';
 import { Icon } from '../ui/icons.tsx';
-import { type ExpiryChoice, ExpiryField } from '../share/expiry-field.tsx';
-import type { SaveStatus } from '../share/link-tab.tsx';
-import { LinkQr } from '../share/link-qr.tsx';
-import { LinkFooter, LinkRow } from '../share/link-row.tsx';
-import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from '../share/link-settings.tsx';
+import { type ExpiryChoice, ExpiryField } from '../sharing/expiry-field.tsx';
+import type { SaveStatus } from '../sharing/link-tab.tsx';
+import { LinkQr } from '../sharing/link-qr.tsx';
+import { LinkFooter, LinkRow } from '../sharing/link-row.tsx';
+import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from '../sharing/link-settings.tsx';
 
 const asLink = (l: AlbumLinkView) => ({ ...l, mode: 'view' as const });
 const expiryBody = (c: ExpiryChoice) => (typeof c === 'string' ? { expiry: c } : { expiresAt: c.at });

@@ -2,10 +2,10 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import type { Album, AlbumMember } from '../../src/contract/albums.ts';
 import { api } from '../api/index.ts';
 import { toastError } from '../app/toasts.ts';
-import { pickedPerson, usePersonSuggestions } from '../share/person-suggestions.ts';
-import { AccessRow, RoleField } from '../share/roles.tsx';
-import type { SaveStatus } from '../share/link-tab.tsx';
-import { type Part, PartTabs, SaveLine } from '../share/share-dialog.tsx';
+import { pickedPerson, usePersonSuggestions } from '../sharing/person-suggestions.ts';
+import { AccessRow, RoleField } from '../sharing/roles.tsx';
+import type { SaveStatus } from '../sharing/link-tab.tsx';
+import { type Part, PartTabs, SaveLine } from '../sharing/share-dialog.tsx';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { AlbumLinkPart } from './album-link.tsx';
 

@@ -51,7 +51,7 @@ const withNext = (path: string) => {
 };
 
 /** What each `/login?error=<code>` from single sign-on means, in words that say what to do. */
-const IDP_ERRORS: Record<string, (provider: string) => string> = {
+const SIGN_ON_ERRORS: Record<string, (provider: string) => string> = {
   account_disabled: () => 'This account is disabled. Ask the administrator.',
   setup_code_required: () =>
     'Coffer has no account yet. The first account is the administrator: create it here with email, password and the setup code the server printed, then link single sign-on.',
@@ -71,14 +71,14 @@ const IDP_ERRORS: Record<string, (provider: string) => string> = {
   not_configured: () => 'Single sign-on is not set up on this Coffer.',
 };
 
-function idpErrorText(code: string, provider: string): string {
-  return (IDP_ERRORS[code] ?? (() => 'Single sign-on did not complete. Please try again.'))(provider);
+function signOnErrorText(code: string, provider: string): string {
+  return (SIGN_ON_ERRORS[code] ?? (() => 'Single sign-on did not complete. Please try again.'))(provider);
 }
 
 /** The way to the identity provider: a plain link, so the browser leaves for the provider's page. */
 function ProviderButton({ status, verb }: { status: SignupStatus; verb: 'Sign in' | 'Sign up' }) {
   const next = wantedPage();
-  const href = api.accounts.idpLoginUrl(next === '/' ? null : next);
+  const href = api.accounts.signOnUrl(next === '/' ? null : next);
   return (
     <a class="button primary block" href={href}>
       <Icon name="key" size={16} />
@@ -98,12 +98,12 @@ export function SignIn() {
   const status = useSignupStatus();
   const query = route.value.query;
   // Single sign-on came back asking for the second step (the server holds it in an httpOnly cookie).
-  const [step, setStep] = useState<'password' | 'code' | 'idp-code'>(query.get('mfa') === '1' ? 'idp-code' : 'password');
+  const [step, setStep] = useState<'password' | 'code' | 'sign-on-code'>(query.get('mfa') === '1' ? 'sign-on-code' : 'password');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const [error, setError] = useState<string | null>(null);
-  const [idpError, setIdpError] = useState(query.get('error'));
+  const [signOnError, setSignOnError] = useState(query.get('error'));
   const [busy, setBusy] = useState(false);
   // The code step's 400 says whether the login has a passkey to use instead.
   const [passkeyOffered, setPasskeyOffered] = useState(false);
@@ -128,7 +128,7 @@ export function SignIn() {
   const attempt = async (work: () => Promise<void>, describe: (err: unknown) => string = (err) => (err as Error).message) => {
     setBusy(true);
     setError(null);
-    setIdpError(null);
+    setSignOnError(null);
     try {
       await work();
       await signedIn();
@@ -153,10 +153,10 @@ export function SignIn() {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    setIdpError(null);
+    setSignOnError(null);
     try {
-      if (step === 'idp-code') {
-        await api.accounts.idpVerify(code.trim());
+      if (step === 'sign-on-code') {
+        await api.accounts.signOnVerify(code.trim());
       } else {
         await api.accounts.login({ email, password, ...(step === 'code' ? { mfaCode: code.trim() } : {}) });
       }
@@ -181,9 +181,9 @@ export function SignIn() {
           {signInNotice.value}
         </p>
       )}
-      {idpError && (
+      {signOnError && (
         <p class="notice error" role="alert">
-          {idpErrorText(idpError, provider)}
+          {signOnErrorText(signOnError, provider)}
         </p>
       )}
       {offerProvider && status && <ProviderButton status={status} verb="Sign in" />}
@@ -209,7 +209,7 @@ export function SignIn() {
           ) : (
             <>
               <p class="muted">
-                {step === 'idp-code' ? `${provider} has confirmed who you are. ` : ''}
+                {step === 'sign-on-code' ? `${provider} has confirmed who you are. ` : ''}
                 Enter the 6-digit code from your authenticator app
                 {passkeyOffered ? ', or use your passkey' : ''}. Lost your phone? Use one of your backup codes instead.
               </p>
