@@ -77,7 +77,7 @@ if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textCo
 // The picture viewer (the app's viewer/gestures.ts, brought to these script-only pages): ←/→ step, Esc closes, +/−/0
 // zoom; the wheel zooms towards the pointer, a double click or double tap zooms in and back, a pinch zooms, a drag
 // pans once zoomed, a swipe steps. Focus goes to the viewer opened and back to its picture when it closes, and
-// back again for a moment if going to the empty fragment drops it on the page (a loaded browser does that late).
+// back again for up to 2 s if going to the empty fragment drops it on the page (a loaded browser does that late).
 // Zoomed past fit, a picture with data-full swaps its large thumbnail for the original once that has loaded.
 const VIEWER_SCRIPT = `(()=>{let last=null,v={s:1,x:0,y:0},img=null;const open=()=>document.querySelector('.lightbox:target');
 const apply=()=>{if(img)img.style.transform=v.s===1?'':'translate('+v.x+'px,'+v.y+'px) scale('+v.s+')'};
@@ -86,7 +86,7 @@ const s=f===0?1:Math.min(8,Math.max(1,v.s*f)),k=s/v.s;v.x=s===1?0:cx-(cx-v.x)*k;
 const full=(p)=>{const u=p.dataset.full;if(!u||p.dataset.zoomed)return;p.dataset.zoomed='1';const o=new Image();o.onload=()=>{p.src=u};o.src=u};
 const step=(d)=>{const b=open(),a=b&&b.querySelector(d>0?'a[data-step=next]':'a[data-step=prev]');if(a)a.click()};
 const sync=()=>{if(img)img.style.transform='';img=null;v={s:1,x:0,y:0};const b=open();
-if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a){a.focus();const back=(n)=>{const f=document.activeElement;if(!f||f===document.body)a.focus();if(n>0)setTimeout(()=>back(n-1),50)};setTimeout(()=>back(6),0)}}};
+if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a){a.focus();const back=(n)=>{const f=document.activeElement;if(!f||f===document.body)a.focus();if(n>0)setTimeout(()=>back(n-1),50)};setTimeout(()=>back(40),0)}}};
 addEventListener('hashchange',sync);sync();
 addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;
 if(e.key==='+'||e.key==='='){zoom(1.25);e.preventDefault();return}if(e.key==='-'){zoom(0.8);e.preventDefault();return}if(e.key==='0'){zoom(0);e.preventDefault();return}

@@ -7,7 +7,7 @@ import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
 import { skipHere } from '../helpers/prerequisites.ts';
-import { upOrExited } from '../helpers/server-process.ts';
+import { freePort, upOrExited } from '../helpers/server-process.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const MDWE = path.resolve(import.meta.dir, '../helpers/mdwe-launch.ts');
@@ -18,7 +18,7 @@ afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }
 async function serve(opts: { env?: Record<string, string>; launcher?: string[] } = {}) {
   const dir = tempDir('coffer-systemd-');
   dirs.push(dir);
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort();
   const proc = Bun.spawn(
     [
       ...(opts.launcher ?? []),

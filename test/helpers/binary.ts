@@ -1,7 +1,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { tempDir } from './server.ts';
-import { upOrExited } from './server-process.ts';
+import { freePort, upOrExited } from './server-process.ts';
 
 export const BINARY = path.resolve(import.meta.dir, '../../dist/coffer');
 
@@ -42,7 +42,7 @@ export async function startBinary({
   const exe = path.join(dir, 'coffer');
   fs.copyFileSync(binary, exe);
   fs.chmodSync(exe, 0o755);
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort();
   const proc = Bun.spawn([...runner, exe, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'warn', ...env },

@@ -3,6 +3,17 @@ import { eventually } from './eventually.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 
+/**
+ * A loopback port nothing listens on now, from the kernel: a random one in 20000–50000 could be an outgoing
+ * connection's (the ephemeral range starts at 32768), which made a server fail to start under the suite's load.
+ */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const { port } = probe;
+  probe.stop(true);
+  return port;
+}
+
 /** Waits until a server started as `proc` answers /health at `url` ('up'), or until it exits first ('exited'). */
 export function upOrExited(url: string, proc: { exitCode: number | null }, timeoutMs: number): Promise<'up' | 'exited'> {
   return eventually(
@@ -30,7 +41,7 @@ export class ServerProcess {
     private readonly env: Record<string, string> = {},
   ) {}
 
-  /** Starts on a random port; a port another process holds means another try on a new one. */
+  /** Starts on a free port; a port another process took meanwhile means another try on a new one. */
   async start(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -42,7 +53,7 @@ export class ServerProcess {
   }
 
   private async startOnce(): Promise<void> {
-    const port = 20000 + Math.floor(Math.random() * 30000);
+    const port = freePort();
     const cmd = this.binary ? [this.binary, 'serve'] : [process.execPath, MAIN, 'serve'];
     this.proc = Bun.spawn([...cmd, '--port', String(port), '--host', '127.0.0.1', '--data-dir', this.dataDir], {
       env: {
