@@ -10,7 +10,7 @@ const END = '/* static:end */';
 /** Bounds: a few dozen tokens of short values; anything else in the block is a mistake to report. */
 const MAX_TOKENS = 100;
 const MAX_VALUE = 64;
-const DECLARATION = /^\s*(--[a-z][a-z0-9-]*)\s*:\s*([^;{}]+?)\s*;\s*$/i;
+const DECLARATION = /(--[a-z][a-z0-9-]*)\s*:\s*([^;{}]+?)\s*[;}]/gi;
 
 /** The marked block of a stylesheet and what is left without it; `block` is null when there is none. */
 function splitBlock(css: string): { block: string | null; rest: string } {
@@ -27,14 +27,11 @@ export function readStaticTokens(css: string): Map<string, string> {
   const { block } = splitBlock(css);
   if (block === null) return tokens;
   const body = block.replace(/\/\*[\s\S]*?\*\//g, '');
-  for (const line of body.split('\n')) {
-    const m = DECLARATION.exec(line);
-    if (!m) continue;
-    const [, name, value] = m as unknown as [string, string, string];
+  for (const [, name, value] of body.matchAll(DECLARATION) as IterableIterator<[string, string, string]>) {
     if (value.includes('var(') || value.length > MAX_VALUE) throw new Error(`static tokens: ${name} must be a plain value`);
     tokens.set(name, value);
+    if (tokens.size > MAX_TOKENS) throw new Error(`static tokens: more than ${MAX_TOKENS}`);
   }
-  if (tokens.size > MAX_TOKENS) throw new Error(`static tokens: more than ${MAX_TOKENS}`);
   return tokens;
 }
 
