@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import type { BunPlugin } from 'bun';
+import { readStaticTokens, resolveStaticTokens } from './static-tokens.ts';
 
 /** One file of the built web app, with its precompressed forms. */
 export interface WebAsset {
@@ -21,6 +23,7 @@ export interface WebBundle {
 
 const WEB_SOURCE_DIR = path.resolve(import.meta.dir, '../../web');
 const ENTRY = path.join(WEB_SOURCE_DIR, 'app/main.tsx');
+const TOKENS = path.join(WEB_SOURCE_DIR, 'ui/tokens.css');
 /** The file `npm run build` writes and embeds into the executable (found again by its name's prefix). */
 export const BUNDLE_FILE_PREFIX = 'web-app';
 
@@ -73,6 +76,20 @@ ${scripts.map((s) => `<script type="module" src="${s}"></script>`).join('\n')}
 `;
 }
 
+/** Writes the static tokens of `web/ui/tokens.css` in place into every stylesheet the bundler loads. */
+function staticTokens(): BunPlugin {
+  return {
+    name: 'static-tokens',
+    setup(build) {
+      const tokens = readStaticTokens(fs.readFileSync(TOKENS, 'utf8'));
+      build.onLoad({ filter: /\.css$/ }, async (args) => ({
+        contents: resolveStaticTokens(await Bun.file(args.path).text(), tokens),
+        loader: 'css',
+      }));
+    },
+  };
+}
+
 /** Bundles `web/` with Bun's bundler into hashed, precompressed assets and the page that loads them. */
 export async function buildWebBundle(opts: { minify?: boolean } = {}): Promise<WebBundle> {
   const result = await Bun.build({
@@ -84,6 +101,7 @@ export async function buildWebBundle(opts: { minify?: boolean } = {}): Promise<W
     naming: { entry: '[name]-[hash].[ext]', chunk: '[name]-[hash].[ext]', asset: '[name]-[hash].[ext]' },
     publicPath: '/assets/',
     define: { 'process.env.NODE_ENV': '"production"' },
+    plugins: [staticTokens()],
     throw: false,
   });
   if (!result.success) throw new Error(`web app build failed:\n${result.logs.map(String).join('\n')}`);

@@ -71,6 +71,12 @@ describe('share link options in the web app', () => {
       ).status,
     ).toBe(204);
 
+    // A set password: the field is named for a new one and described by what leaving it empty does.
+    const newPassword = dialog.getByRole('textbox', { name: 'New password', exact: true });
+    expect(await newPassword.getAttribute('placeholder')).toBe('Password set');
+    const hint = await newPassword.getAttribute('aria-describedby');
+    expect(await dialog.locator(`[id="${hint}"]`).textContent()).toBe('Leave it empty to keep the current password.');
+
     // Removing the password and the limit: each saves at once.
     await dialog.getByLabel('Remove password').check();
     await dialog.getByRole('status').filter({ hasText: 'Saved: Password removed' }).waitFor();

@@ -1,4 +1,5 @@
 import type { LinkOptions, ShareLinkView, ShareMode } from '../../src/contract/sharing.ts';
+import { Field } from '../ui/form.tsx';
 
 const MODES: { value: ShareMode; label: string; hint: string }[] = [
   { value: 'view', label: 'View and download', hint: 'Visitors browse and download.' },
@@ -39,6 +40,8 @@ export function LinkSettings(props: {
   const { value: v, onChange } = props;
   const set = (patch: Partial<SettingsState>) => onChange({ ...v, ...patch });
   const hasPassword = props.link?.hasPassword ?? false;
+  // A password is set and stays unless the owner types a new one or removes it.
+  const keeping = hasPassword && !v.removePassword;
   return (
     <div class="link-settings">
       {props.folders && (
@@ -64,43 +67,47 @@ export function LinkSettings(props: {
           ))}
         </fieldset>
       )}
-      <div class="field">
-        <label for="share-password">{hasPassword && !v.removePassword ? 'New password' : 'Password'}</label>
-        <div class="password-row">
-          <input
-            id="share-password"
-            aria-describedby={hasPassword && !v.removePassword ? 'share-password-hint' : undefined}
-            // Preact's types tie a text input's other attributes to type text; the attributes here suit both.
-            type={(v.showPassword ? 'text' : 'password') as 'text'}
-            value={v.password}
-            maxLength={128}
-            autocomplete="new-password"
-            placeholder={hasPassword && !v.removePassword ? 'Password set' : 'No password'}
-            onInput={(e) => set({ password: e.currentTarget.value, removePassword: false })}
-          />
-          <button type="button" class="button" aria-pressed={v.showPassword} onClick={() => set({ showPassword: !v.showPassword })}>
-            {v.showPassword ? 'Hide password' : 'Show password'}
-          </button>
-          <button
-            type="button"
-            class="button"
-            onClick={() => set({ password: generatePassword(), showPassword: true, removePassword: false })}
-          >
-            Generate password
-          </button>
-        </div>
-        {hasPassword && !v.removePassword && <small id="share-password-hint">Leave it empty to keep the current password.</small>}
-        {hasPassword && (
-          <label class="checkbox">
-            <input
-              type="checkbox"
-              checked={v.removePassword}
-              onChange={(e) => set({ removePassword: e.currentTarget.checked, password: '' })}
-            />
-            <span>Remove password</span>
-          </label>
-        )}
-      </div>
+      <Field
+        label={keeping ? 'New password' : 'Password'}
+        hint={keeping && 'Leave it empty to keep the current password.'}
+        beside={
+          <>
+            <button type="button" class="button" aria-pressed={v.showPassword} onClick={() => set({ showPassword: !v.showPassword })}>
+              {v.showPassword ? 'Hide password' : 'Show password'}
+            </button>
+            <button
+              type="button"
+              class="button"
+              onClick={() => set({ password: generatePassword(), showPassword: true, removePassword: false })}
+            >
+              Generate password
+            </button>
+          </>
+        }
+        after={
+          hasPassword && (
+            <label class="checkbox">
+              <input
+                type="checkbox"
+                checked={v.removePassword}
+                onChange={(e) => set({ removePassword: e.currentTarget.checked, password: '' })}
+              />
+              <span>Remove password</span>
+            </label>
+          )
+        }
+      >
+        <input
+          id="share-password"
+          // Preact's types tie a text input's other attributes to type text; the attributes here suit both.
+          type={(v.showPassword ? 'text' : 'password') as 'text'}
+          value={v.password}
+          maxLength={128}
+          autocomplete="new-password"
+          placeholder={keeping ? 'Password set' : 'No password'}
+          onInput={(e) => set({ password: e.currentTarget.value, removePassword: false })}
+        />
+      </Field>
       <div class="field limit-row">
         <label class="checkbox">
           <input type="checkbox" checked={v.limitDownloads} onChange={(e) => set({ limitDownloads: e.currentTarget.checked })} />

@@ -45,32 +45,48 @@ export function PasswordInput({
 
 /**
  * A labelled control: its name is exactly the label; its hint is tied to it (aria-describedby) and kept
- * out of its name, beside any description the control already names (text elsewhere on the page).
+ * out of its name, beside any description the control already names (text elsewhere on the page). `beside`
+ * puts buttons that act on the control in one row with it; `after` follows the hint (a choice that changes
+ * what the field means). The control keeps an id it was given, for code that finds it.
  */
 export function Field({
   label,
   hint,
   class: cls,
+  beside,
+  after,
   children,
 }: {
   label: string;
   hint?: ComponentChildren;
   /** A class beside `field`, for the place the field takes in its row. */
   class?: string;
-  children: VNode<{ 'aria-describedby'?: string }>;
+  beside?: ComponentChildren;
+  after?: ComponentChildren;
+  children: VNode<{ id?: string; 'aria-describedby'?: string }>;
 }) {
-  const id = useId();
+  const generated = useId();
+  const id = children.props.id ?? generated;
   const hintId = `${id}-hint`;
   const describedBy = [children.props['aria-describedby'], hint ? hintId : null].filter(Boolean).join(' ') || undefined;
+  const control = cloneElement(children, { id, 'aria-describedby': describedBy });
   return (
     <div class={cls ? `field ${cls}` : 'field'}>
       <label for={id}>{label}</label>
-      {cloneElement(children, { id, 'aria-describedby': describedBy })}
+      {beside ? (
+        <div class="field-row">
+          {control}
+          {beside}
+        </div>
+      ) : (
+        control
+      )}
       {hint && (
         <small id={hintId} class="muted">
           {hint}
         </small>
       )}
+      {after}
     </div>
   );
 }
