@@ -616,15 +616,26 @@ export class UploadService {
     });
   }
 
-  /** New content for a file from an object already stored (a WebDAV COPY onto it); the event goes out as for a replace. */
-  commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Item {
-    const row = this.commitReplacement(principal.accountId, object, {
-      current: () => this.requireFile(principal, id),
-      by: principal,
-      origin: { source: 'webdav', authorId: principal.loginId },
-      modified,
-      room: roomRuleOf(principal),
-    });
+  /**
+   * New content for a file from an object already stored (a WebDAV COPY or MOVE onto it); into a library file,
+   * staged in its host folder first. The event goes out as for a replace.
+   */
+  async commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Promise<Item> {
+    const dest = this.requireFile(principal, id);
+    let row: Item;
+    try {
+      await this.toLibrary(dest.parentId, object, modified, dest);
+      row = this.commitReplacement(principal.accountId, object, {
+        current: () => this.requireFile(principal, id),
+        by: principal,
+        origin: { source: 'webdav', authorId: principal.loginId },
+        modified,
+        room: roomRuleOf(principal),
+      });
+    } catch (err) {
+      await this.d.libraryContent.drop(object.host, object.kept);
+      throw err;
+    }
     this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
     return row;
   }
