@@ -280,7 +280,9 @@ export class LibraryScanner {
             progress.updated++;
             const mimeType = contentChanged && host.available ? await this.detect(library.path, names, host.name, head) : undefined;
             writes.push(() => {
-              if (contentChanged) {
+              // Coffer's own write may have landed after the index was read: then the entry as indexed now is the host's.
+              const replaced = contentChanged && !this.indexedAs(library, item.itemId, host);
+              if (replaced) {
                 const row = this.d.items.get(library.accountId, item.itemId);
                 this.d.items.replaceContent(item.itemId, {
                   size: host.size,
@@ -308,7 +310,7 @@ export class LibraryScanner {
                   hostModifiedAt: host.modifiedAt,
                   unavailable: !host.available,
                 },
-                contentChanged,
+                replaced,
               );
             });
             if (contentChanged) changed.push({ type: FileEventType.updated, itemId: item.itemId, extra: { size: host.size } });
@@ -579,6 +581,12 @@ export class LibraryScanner {
       if (sniffed) return sniffed.mime;
     }
     return typeByName(name);
+  }
+
+  /** Whether the item's entry, as indexed now, is the host entry listed: same size, time and file id. */
+  private indexedAs(library: LibraryRow, itemId: string, host: HostEntry): boolean {
+    const now = this.d.libraries.indexedItem(library.id, itemId);
+    return now !== null && now.size === host.size && now.hostModifiedAt === host.modifiedAt && now.fileId === host.fileId;
   }
 
   private setUnavailable(libraryId: string, entry: IndexedEntry, unavailable: boolean): void {
