@@ -484,21 +484,39 @@ export class ThumbnailService {
 
   /** `coffer thumbnails rebuild`: makes every thumbnail again (of one account's files when given), reporting progress. */
   async rebuild(opts: { accountId?: string; onProgress?: (done: number, total: number) => void }): Promise<{ made: number; none: number }> {
-    const total = this.d.thumbnails.countSources(this.types, { accountId: opts.accountId, all: true });
-    let afterSeq = 0;
+    const scope = { accountId: opts.accountId, all: true };
+    const total = this.d.thumbnails.countSources(this.types, scope) + this.d.thumbnails.countLibrarySources(this.types, scope);
     let done = 0;
     const result = { made: 0, none: 0 };
-    for (;;) {
-      const page = this.d.thumbnails.sourcesPage(this.types, { afterSeq, limit: SWEEP_BATCH, accountId: opts.accountId, all: true });
-      if (page.length === 0) return result;
-      afterSeq = page.at(-1)!.seq;
-      await this.inLanes(page, async (s) => {
-        const row = this.d.items.getLive(s.accountId, s.id);
-        const made = row ? await this.make(row, true) : null;
-        if (made?.status === 'ready') result.made++;
-        else result.none++;
-        opts.onProgress?.(++done, total);
-      });
+    // Coffer's own files, then library files (those Coffer can read now).
+    for (const pageOf of [
+      (afterSeq: number) => this.d.thumbnails.sourcesPage(this.types, { ...scope, afterSeq, limit: SWEEP_BATCH }),
+      (afterSeq: number) => this.d.thumbnails.librarySourcesPage(this.types, { ...scope, afterSeq, limit: SWEEP_BATCH }),
+    ]) {
+      for (let afterSeq = 0; ; ) {
+        const page = pageOf(afterSeq);
+        if (page.length === 0) break;
+        afterSeq = page.at(-1)!.seq;
+        await this.inLanes(page, async (s) => {
+          const row = this.d.items.getLive(s.accountId, s.id);
+          const made = row ? await this.remake(row) : null;
+          if (made?.status === 'ready') result.made++;
+          else result.none++;
+          opts.onProgress?.(++done, total);
+        });
+      }
+    }
+    return result;
+  }
+
+  /** A file's thumbnail made again; a library file gone or unreadable since its scan has none now (the next scan says what became of it). */
+  private async remake(row: Item): Promise<{ status: string } | null> {
+    try {
+      return await this.make(row, true);
+    } catch (err) {
+      if (row.storageKey) throw err;
+      this.d.log.info('no thumbnail of a library file now', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
+      return null;
     }
   }
 
