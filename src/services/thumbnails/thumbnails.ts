@@ -39,8 +39,11 @@ const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
 export const isPhotoType = (mimeType: string | null) =>
   mimeType !== null && (PHOTO_IMAGE_TYPES.includes(mimeType) || mimeType.startsWith('video/'));
 
-/** A Photos row as the API answers it; another account's says whose it is (and its album, when reached only through one). */
-export function photoOf(row: PhotoRow | SharedPhotoRow): Photo {
+/**
+ * A Photos row as the API answers it, `pictured` telling which have a thumbnail (ThumbnailService.previewable);
+ * another account's says whose it is (and its album, when reached only through one).
+ */
+export function photoOf(row: PhotoRow | SharedPhotoRow, pictured: ReadonlySet<string>): Photo {
   const { modifiedAt, starred, duration, ...r } = row;
   const base: Photo = {
     id: r.id,
@@ -53,6 +56,7 @@ export function photoOf(row: PhotoRow | SharedPhotoRow): Photo {
     size: r.size,
     modified: new Date(modifiedAt).toISOString(),
     starred: starred === 1,
+    hasThumbnail: pictured.has(r.id),
   };
   if (duration != null) base.duration = duration;
   if (!('ownerId' in row)) return base;
@@ -182,8 +186,9 @@ export class ThumbnailService {
     const more = rows.length > q.limit || (cut && rows.length > 0);
     const page = more ? rows.slice(0, q.limit) : rows;
     const last = page.at(-1);
+    const pictured = this.previewable(page.map((r) => r.id));
     return {
-      items: page.map(photoOf),
+      items: page.map((r) => photoOf(r, pictured)),
       nextCursor: more && last ? encodeCursor([last.takenAt, last.id]) : null,
     };
   }

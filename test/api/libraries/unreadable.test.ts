@@ -95,6 +95,13 @@ describe('files the service user cannot read', () => {
       expect(byName.get('open.png').hasThumbnail).toBe(true);
       expect(byName.get('secret.png').hasThumbnail).toBe(false);
 
+      // Photos says the same as the listing (the web app shows a picture by it).
+      const photos = await listAll(client, '/api/files/photos');
+      expect(photos.map((p) => [p.name, p.hasThumbnail]).sort()).toEqual([
+        ['open.png', true],
+        ['secret.png', false],
+      ]);
+
       // The folder it cannot list shows nothing under it, and says so with no error.
       const locked = await client.get(`/api/files?parentId=${byName.get('locked').id}`);
       expect(locked.status).toBe(200);
