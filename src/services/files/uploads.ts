@@ -123,7 +123,7 @@ const MAX_FILES_PER_REQUEST = 1000;
 // other requests are answered while a large one commits.
 const INSERT_CHUNK = 100;
 
-const LIBRARY_ONTO = 'A library file has no stored object to hand over: it is copied onto the other file, then deleted.';
+const LIBRARY_ONTO = 'A library file has no stored object to hand over: copy it onto the other file, then delete it.';
 // A library file's row: its content is the host file, not an object of the store.
 const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
