@@ -123,6 +123,8 @@ export interface Photo {
   albumId?: string;
   /** A video's length in seconds, when its container says (MP4, QuickTime); absent otherwise. */
   duration?: number;
+  /** As in file listings: it has a thumbnail, or one can be made when asked. */
+  hasThumbnail: boolean;
 }
 
 /** What rename answers: the item's id, its name as stored, type and modification time. */

@@ -5,15 +5,17 @@ import { upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { addLibrary, childNamed, cleanHostDirs, hostDir, write } from '../api/libraries/helpers.ts';
 
 let t: TestServer;
+let admin: seed.SeededLogin;
 let owner: seed.SeededLogin;
 let other: seed.SeededLogin;
 const keys: string[] = [];
 
 beforeAll(async () => {
   t = await startTestServer();
-  await seed.admin(t);
+  admin = await seed.admin(t);
   owner = await seed.owner(t);
   other = await seed.owner(t);
   for (const [login, name, bytes] of [
@@ -27,7 +29,10 @@ beforeAll(async () => {
   }
   await eventually(() => keys.every((k) => t.server.ctx.repos.thumbnails.get(k) !== null), { timeoutMs: 30_000 });
 });
-afterAll(() => t.stop());
+afterAll(async () => {
+  await t.stop();
+  cleanHostDirs();
+});
 
 const madeAt = (key: string) => t.server.ctx.repos.thumbnails.get(key)!.createdAt;
 
@@ -56,5 +61,24 @@ describe('coffer thumbnails rebuild', () => {
     const r = await runCli(['thumbnails', 'rebuild', '--user', 'nobody@example.test', '--data-dir', t.dataDir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('no user with email nobody@example.test');
+  });
+
+  test("library files too: a library's pictures are made again, a broken one counted as having none", async () => {
+    const reader = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'garden.png', await img.png(120, 80));
+    write(root, 'torn.jpg', img.malformedJpeg());
+    const library = await addLibrary(admin, root, reader);
+    const garden = await childNamed(reader, library.folderId, 'garden.png');
+    const contentKey = (id: string) =>
+      t.server.ctx.db.$client.query<{ k: string }, [string]>('SELECT content_key AS k FROM library_entries WHERE item_id = ?').get(id)!.k;
+    const key = contentKey(garden.id);
+    await eventually(() => t.server.ctx.repos.thumbnails.get(key)?.status === 'ready', { timeoutMs: 30_000 });
+    const before = madeAt(key);
+    const r = await runCli(['thumbnails', 'rebuild', '--user', reader.email, '--json', '--data-dir', t.dataDir]);
+    expect(r.code).toBe(0);
+    expect(parseJson(r)).toEqual({ made: 1, none: 1 });
+    expect(madeAt(key)).toBeGreaterThan(before);
+    expect((await reader.client.get(`/api/files/${garden.id}/thumbnail`)).status).toBe(200);
   });
 });

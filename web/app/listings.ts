@@ -219,8 +219,7 @@ const photoItem = (p: Photo): PhotoItem => ({
   accessedAt: p.modified,
   sharedAt: null,
   expiresAt: null,
-  // Images get thumbnails (made when first asked for); a video has one when it was made (with ffmpeg): its size is known then.
-  hasThumbnail: p.mimeType.startsWith('image/') || p.width !== null,
+  hasThumbnail: p.hasThumbnail,
 });
 
 /** An album's photos, in the Photos order; the view acts as Photos does. Each comes through the album's door (a shared album's are another account's). */

@@ -164,20 +164,24 @@ export class ThumbnailsRepo {
 
   /**
    * Live, readable library files of one of `mimeTypes` with nothing made of their current content yet (every
-   * such file when `all`), in row order after `afterSeq`; `storageKey` is the content key.
+   * such file when `all`), of one account with `accountId`, in row order after `afterSeq`; `storageKey` is the content key.
    */
-  librarySourcesPage(mimeTypes: readonly string[], opts: { afterSeq: number; limit: number; all?: boolean }): ThumbnailSource[] {
-    const marks = mimeTypes.map(() => '?').join(', ');
-    const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = e.content_key)';
+  librarySourcesPage(
+    mimeTypes: readonly string[],
+    opts: { afterSeq: number; limit: number; accountId?: string; all?: boolean },
+  ): ThumbnailSource[] {
+    const where = librarySourcesWhere(mimeTypes, opts);
     return this.sqlite
       .query<ThumbnailSource, Array<string | number>>(
-        `SELECT i.seq, i.id, i.account_id AS accountId, e.content_key AS storageKey
-           FROM items i JOIN library_entries e ON e.item_id = i.id JOIN libraries l ON l.id = e.library_id
-          WHERE i.seq > ? AND i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NULL AND i.mime_type IN (${marks})
-            AND e.content_key IS NOT NULL AND e.unavailable = 0 AND l.available = 1 ${missing}
-          ORDER BY i.seq LIMIT ?`,
+        `SELECT i.seq, i.id, i.account_id AS accountId, e.content_key AS storageKey ${where.sql} AND i.seq > ? ORDER BY i.seq LIMIT ?`,
       )
-      .all(opts.afterSeq, ...mimeTypes, opts.limit);
+      .all(...where.args, opts.afterSeq, opts.limit);
+  }
+
+  /** How many library files `librarySourcesPage` walks through, for a progress bar. */
+  countLibrarySources(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }): number {
+    const where = librarySourcesWhere(mimeTypes, opts);
+    return this.sqlite.query<{ n: number }, Array<string | number>>(`SELECT count(*) AS n ${where.sql}`).get(...where.args)!.n;
   }
 
   /** Thumbnail rows of library content no entry names any more (the file changed or left), up to `limit`. */
@@ -294,4 +298,17 @@ export class ThumbnailsRepo {
       )
       .all(...args);
   }
+}
+
+/** The FROM and WHERE of the library files a thumbnail can be made of (readable now), with their arguments. */
+function librarySourcesWhere(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }) {
+  const marks = mimeTypes.map(() => '?').join(', ');
+  const account = opts.accountId ? 'AND i.account_id = ?' : '';
+  const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = e.content_key)';
+  return {
+    sql: `FROM items i JOIN library_entries e ON e.item_id = i.id JOIN libraries l ON l.id = e.library_id
+          WHERE i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NULL AND i.mime_type IN (${marks})
+            AND e.content_key IS NOT NULL AND e.unavailable = 0 AND l.available = 1 ${account} ${missing}`,
+    args: [...mimeTypes, ...(opts.accountId ? [opts.accountId] : [])],
+  };
 }

@@ -675,13 +675,22 @@ export class DavService {
     // A file onto a file: the destination stays (id, shares, stars), its content before becomes a version.
     if (replaced?.type === 'file' && source.item.type === 'file') {
       this.allow(principal, 'uploads.replace');
-      if (op === 'move') {
+      if (op === 'move' && !this.d.copy.inLibraries([source.item.id, replaced.id])) {
         this.d.uploads.moveOnto(principal, source.item.id, replaced.id);
         this.d.locks.forget(principal.accountId, source.path.key);
-      } else {
-        await this.d.copy.copyOnto(this.stored(principal, source.item.id), (object) =>
-          this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
-        );
+        return { created: false };
+      }
+      // A library file's content is a host file, not an object to hand over: a copy, then (a MOVE) a delete.
+      // A read-only library refuses before any byte is copied.
+      this.d.items.checkChange({ kind: 'change', itemId: replaced.id });
+      if (op === 'move') this.d.items.checkChange({ kind: 'change', itemId: source.item.id });
+      await this.d.copy.copyOnto(this.stored(principal, source.item.id), (object) =>
+        this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
+      );
+      if (op === 'move') {
+        this.d.trash.trashTrees(principal.accountId, principal.loginId, [source.item.id]);
+        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [source.item.id]);
+        this.d.locks.forget(principal.accountId, source.path.key);
       }
       return { created: false };
     }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import { badRequest, forbidden, Messages } from '../../errors.ts';
+import { badRequest, Messages } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs, type Payload } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -41,7 +41,6 @@ export interface CopyDeps {
 }
 
 const CHILD_PAGE = 500;
-const LIBRARY_COPY = 'Copying a library file onto another file is not available yet: download it and upload it over the other.';
 // A library file's row: its content is the host file, not an object of the store.
 const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
@@ -111,22 +110,22 @@ export class CopyService {
   }
 
   /**
-   * WebDAV COPY of a file onto another file: a byte copy of the source's object under a new key, then
-   * the destination's new content through `commit` (which keeps its content before as a version).
+   * WebDAV COPY or MOVE of a file onto another file: the source's content under a new key (a byte copy of its
+   * object, or a library file's bytes encrypted anew), then the destination's new content through `commit`
+   * (which keeps its content before as a version, and lands it in the host folder for a library file).
    * The copy is removed when the commit throws.
    */
-  async copyOnto(source: Item, commit: (object: StoredObject) => Item): Promise<Item> {
-    this.refuseLibraryItems([source]);
+  async copyOnto(source: Item, commit: (object: StoredObject) => Promise<Item>): Promise<Item> {
     this.d.disk.assertRoom(source.size);
     const storageKey = newStorageKey();
     this.d.intents.record(storageKey);
     try {
-      await this.d.storage.copy(source.storageKey!, storageKey);
-      return commit({
+      const content = await this.copyContent(source, storageKey);
+      return await commit({
         storageKey,
         size: source.size,
-        wrappedKey: source.wrappedKey!,
-        keyId: source.keyId!,
+        wrappedKey: content.wrappedKey,
+        keyId: content.keyId,
         mimeType: source.mimeType ?? 'application/octet-stream',
         detected: true,
       });
@@ -134,6 +133,19 @@ export class CopyService {
       await this.discard(storageKey);
       throw err;
     }
+  }
+
+  /** Whether any of `ids` is a library's item. */
+  inLibraries(ids: readonly string[]): boolean {
+    return ids.some((id) => this.d.libraryFiles.libraryOf(id));
+  }
+
+  /** A file's content copied to `storageKey`: its object's bytes as they are (same data key), or its host file's encrypted. */
+  private async copyContent(source: Item, storageKey: string): Promise<{ wrappedKey: string; keyId: string }> {
+    const location = source.storageKey ? null : this.d.libraryFiles.locate(source);
+    if (location) return this.d.storage.put(storageKey, this.d.libraryFiles.open(location, source.size));
+    await this.d.storage.copy(source.storageKey!, storageKey);
+    return { wrappedKey: source.wrappedKey!, keyId: source.keyId! };
   }
 
   /** Whether moving `ids` into `parentId` crosses between a library and the store (or two libraries): a copy then a delete. */
@@ -225,11 +237,6 @@ export class CopyService {
     }
   }
 
-  /** A library's files have no object to copy: a copy of one (or of a folder holding them) is refused before anything is made. */
-  private refuseLibraryItems(rows: ReadonlyArray<Pick<Item, 'id'>>): void {
-    if (rows.some((r) => this.d.libraryFiles.libraryOf(r.id))) throw forbidden(LIBRARY_COPY);
-  }
-
   /**
    * One item of the target's account: the object first (a byte copy under a derived key, same wrapped data
    * key; a library file's bytes encrypted anew), then its row; into a library, the object staged in the host
@@ -243,14 +250,7 @@ export class CopyService {
       if (storageKey) {
         this.d.disk.assertRoom(source.size);
         this.d.intents.record(storageKey);
-        const location = source.storageKey ? null : this.d.libraryFiles.locate(source);
-        if (location) {
-          const info = await this.d.storage.put(storageKey, this.d.libraryFiles.open(location, source.size));
-          content = { storageKey, wrappedKey: info.wrappedKey, keyId: info.keyId };
-        } else {
-          await this.d.storage.copy(source.storageKey!, storageKey);
-          content = { storageKey, wrappedKey: source.wrappedKey, keyId: source.keyId };
-        }
+        content = { storageKey, ...(await this.copyContent(source, storageKey)) };
         staged = await this.d.libraryContent.stage(
           parentId,
           { storageKey, wrappedKey: content.wrappedKey!, size: source.size },

@@ -123,7 +123,7 @@ const MAX_FILES_PER_REQUEST = 1000;
 // other requests are answered while a large one commits.
 const INSERT_CHUNK = 100;
 
-const LIBRARY_ONTO = 'A library file cannot be moved onto another file yet: move it beside the other, or delete the other first.';
+const LIBRARY_ONTO = 'A library file has no stored object to hand over: copy it onto the other file, then delete it.';
 // A library file's row: its content is the host file, not an object of the store.
 const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
@@ -616,15 +616,26 @@ export class UploadService {
     });
   }
 
-  /** New content for a file from an object already stored (a WebDAV COPY onto it); the event goes out as for a replace. */
-  commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Item {
-    const row = this.commitReplacement(principal.accountId, object, {
-      current: () => this.requireFile(principal, id),
-      by: principal,
-      origin: { source: 'webdav', authorId: principal.loginId },
-      modified,
-      room: roomRuleOf(principal),
-    });
+  /**
+   * New content for a file from an object already stored (a WebDAV COPY or MOVE onto it); into a library file,
+   * staged in its host folder first. The event goes out as for a replace.
+   */
+  async commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Promise<Item> {
+    const dest = this.requireFile(principal, id);
+    let row: Item;
+    try {
+      await this.toLibrary(dest.parentId, object, modified, dest);
+      row = this.commitReplacement(principal.accountId, object, {
+        current: () => this.requireFile(principal, id),
+        by: principal,
+        origin: { source: 'webdav', authorId: principal.loginId },
+        modified,
+        room: roomRuleOf(principal),
+      });
+    } catch (err) {
+      await this.d.libraryContent.drop(object.host, object.kept);
+      throw err;
+    }
     this.d.events.item(principal, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
     return row;
   }

@@ -245,6 +245,8 @@ export class LibraryScanner {
         let current = siblings.get(key);
         if (current && current.type !== type) current = undefined;
         if (!current) current = this.movedHere(library, index.sameFile(host.fileId), type, seen);
+        // Made by Coffer since the index was read (a new file or folder of an upload): the item it made.
+        if (!current) current = this.indexedSince(library, host, folder.item.itemId, key);
         const names = [...folder.names, host.name];
         if (current) {
           seen.add(current.itemId);
@@ -254,6 +256,9 @@ export class LibraryScanner {
             progress.moved++;
             const occupant = siblings.get(key);
             writes.push(() => {
+              // Coffer's own rename or move may have landed after the index was read: then it is indexed where it is.
+              const now = this.d.libraries.indexedItem(library.id, item.itemId);
+              if (now && now.parentId === folder.item.itemId && now.name === host.name) return;
               if (occupant && occupant.itemId !== item.itemId && !seen.has(occupant.itemId)) this.removeItem(library, occupant);
               this.d.items.move(item.itemId, folder.item.itemId, host.name);
               const kind = item.parentId === folder.item.itemId ? ChangeKinds.renamed : ChangeKinds.moved;
@@ -280,7 +285,9 @@ export class LibraryScanner {
             progress.updated++;
             const mimeType = contentChanged && host.available ? await this.detect(library.path, names, host.name, head) : undefined;
             writes.push(() => {
-              if (contentChanged) {
+              // Coffer's own write may have landed after the index was read: then the entry as indexed now is the host's.
+              const replaced = contentChanged && !this.indexedAs(library, item.itemId, host);
+              if (replaced) {
                 const row = this.d.items.get(library.accountId, item.itemId);
                 this.d.items.replaceContent(item.itemId, {
                   size: host.size,
@@ -308,7 +315,7 @@ export class LibraryScanner {
                   hostModifiedAt: host.modifiedAt,
                   unavailable: !host.available,
                 },
-                contentChanged,
+                replaced,
               );
             });
             if (contentChanged) changed.push({ type: FileEventType.updated, itemId: item.itemId, extra: { size: host.size } });
@@ -334,6 +341,9 @@ export class LibraryScanner {
             type === 'file' ? (host.available ? await this.detect(library.path, names, host.name, head) : typeByName(host.name)) : null;
           const parentId = folder.item.itemId;
           writes.push(() => {
+            // Coffer's own new file or folder may have landed after the index was read: it is indexed already.
+            if (this.d.libraries.indexedByFileId(library.id, host.fileId).some((e) => e.parentId === parentId && e.name === host.name))
+              return;
             this.d.items.insert({
               id: itemId,
               accountId: library.accountId,
@@ -579,6 +589,19 @@ export class LibraryScanner {
       if (sniffed) return sniffed.mime;
     }
     return typeByName(name);
+  }
+
+  /** The entry Coffer indexed for this host entry after the scan read the index, if any. */
+  private indexedSince(library: LibraryRow, host: HostEntry, parentId: string, key: string): IndexedEntry | undefined {
+    return this.d.libraries
+      .indexedByFileId(library.id, host.fileId)
+      .find((e) => e.type === host.type && e.parentId === parentId && nameKeyOf(e.name) === key);
+  }
+
+  /** Whether the item's entry, as indexed now, is the host entry listed: same size, time and file id. */
+  private indexedAs(library: LibraryRow, itemId: string, host: HostEntry): boolean {
+    const now = this.d.libraries.indexedItem(library.id, itemId);
+    return now !== null && now.size === host.size && now.hostModifiedAt === host.modifiedAt && now.fileId === host.fileId;
   }
 
   private setUnavailable(libraryId: string, entry: IndexedEntry, unavailable: boolean): void {

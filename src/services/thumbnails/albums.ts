@@ -139,11 +139,12 @@ export class AlbumService {
     const rows = this.d.albums.itemsPage(id, after && { takenAt: after[0], id: after[1] }, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
+    const pictured = this.d.thumbnails.previewable(page.map((r) => r.id));
     return {
       album,
       // A file of another account (the owner's in a shared album, an editor's in one's own) is marked as theirs.
       items: page.map(({ accountId, addedBy, ...r }) =>
-        accountId === caller.accountId ? photoOf(r) : { ...photoOf(r), owner: { id: accountId, name: addedBy } },
+        accountId === caller.accountId ? photoOf(r, pictured) : { ...photoOf(r, pictured), owner: { id: accountId, name: addedBy } },
       ),
       nextCursor: rows.length > q.limit && last ? encodeCursor([last.takenAt, last.id]) : null,
     };

@@ -39,8 +39,11 @@ const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
 export const isPhotoType = (mimeType: string | null) =>
   mimeType !== null && (PHOTO_IMAGE_TYPES.includes(mimeType) || mimeType.startsWith('video/'));
 
-/** A Photos row as the API answers it; another account's says whose it is (and its album, when reached only through one). */
-export function photoOf(row: PhotoRow | SharedPhotoRow): Photo {
+/**
+ * A Photos row as the API answers it, `pictured` telling which have a thumbnail (ThumbnailService.previewable);
+ * another account's says whose it is (and its album, when reached only through one).
+ */
+export function photoOf(row: PhotoRow | SharedPhotoRow, pictured: ReadonlySet<string>): Photo {
   const { modifiedAt, starred, duration, ...r } = row;
   const base: Photo = {
     id: r.id,
@@ -53,6 +56,7 @@ export function photoOf(row: PhotoRow | SharedPhotoRow): Photo {
     size: r.size,
     modified: new Date(modifiedAt).toISOString(),
     starred: starred === 1,
+    hasThumbnail: pictured.has(r.id),
   };
   if (duration != null) base.duration = duration;
   if (!('ownerId' in row)) return base;
@@ -182,8 +186,9 @@ export class ThumbnailService {
     const more = rows.length > q.limit || (cut && rows.length > 0);
     const page = more ? rows.slice(0, q.limit) : rows;
     const last = page.at(-1);
+    const pictured = this.previewable(page.map((r) => r.id));
     return {
-      items: page.map(photoOf),
+      items: page.map((r) => photoOf(r, pictured)),
       nextCursor: more && last ? encodeCursor([last.takenAt, last.id]) : null,
     };
   }
@@ -484,21 +489,39 @@ export class ThumbnailService {
 
   /** `coffer thumbnails rebuild`: makes every thumbnail again (of one account's files when given), reporting progress. */
   async rebuild(opts: { accountId?: string; onProgress?: (done: number, total: number) => void }): Promise<{ made: number; none: number }> {
-    const total = this.d.thumbnails.countSources(this.types, { accountId: opts.accountId, all: true });
-    let afterSeq = 0;
+    const scope = { accountId: opts.accountId, all: true };
+    const total = this.d.thumbnails.countSources(this.types, scope) + this.d.thumbnails.countLibrarySources(this.types, scope);
     let done = 0;
     const result = { made: 0, none: 0 };
-    for (;;) {
-      const page = this.d.thumbnails.sourcesPage(this.types, { afterSeq, limit: SWEEP_BATCH, accountId: opts.accountId, all: true });
-      if (page.length === 0) return result;
-      afterSeq = page.at(-1)!.seq;
-      await this.inLanes(page, async (s) => {
-        const row = this.d.items.getLive(s.accountId, s.id);
-        const made = row ? await this.make(row, true) : null;
-        if (made?.status === 'ready') result.made++;
-        else result.none++;
-        opts.onProgress?.(++done, total);
-      });
+    // Coffer's own files, then library files (those Coffer can read now).
+    for (const pageOf of [
+      (afterSeq: number) => this.d.thumbnails.sourcesPage(this.types, { ...scope, afterSeq, limit: SWEEP_BATCH }),
+      (afterSeq: number) => this.d.thumbnails.librarySourcesPage(this.types, { ...scope, afterSeq, limit: SWEEP_BATCH }),
+    ]) {
+      for (let afterSeq = 0; ; ) {
+        const page = pageOf(afterSeq);
+        if (page.length === 0) break;
+        afterSeq = page.at(-1)!.seq;
+        await this.inLanes(page, async (s) => {
+          const row = this.d.items.getLive(s.accountId, s.id);
+          const made = row ? await this.remake(row) : null;
+          if (made?.status === 'ready') result.made++;
+          else result.none++;
+          opts.onProgress?.(++done, total);
+        });
+      }
+    }
+    return result;
+  }
+
+  /** A file's thumbnail made again; a library file gone or unreadable since its scan has none now (the next scan says what became of it). */
+  private async remake(row: Item): Promise<{ status: string } | null> {
+    try {
+      return await this.make(row, true);
+    } catch (err) {
+      if (row.storageKey) throw err;
+      this.d.log.info('no thumbnail of a library file now', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
+      return null;
     }
   }
 

@@ -45,6 +45,7 @@ describe('GET /api/files/photos', () => {
       size: old.size,
       modified: old.modified,
       starred: false,
+      hasThumbnail: true,
     });
     expect(photos[0]).toMatchObject({ width: null, height: null, parentId: null, mimeType: 'video/mp4' });
     expect(Date.parse(photos[0].takenAt)).toBeGreaterThanOrEqual(Date.parse(photos[1].takenAt));
