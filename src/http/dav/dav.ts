@@ -24,7 +24,7 @@ import {
   pathOfUrlPath,
   walkTo,
 } from './paths.ts';
-import { type Propfind, propfind, propfindOf, report, treeView } from './propfind.ts';
+import { type Propfind, propfind, propfindOf, report, reportOf, treeView } from './propfind.ts';
 import { DAV, davError, isLive, lockXml, ocIdOf, propXml, statusLine, xmlBody, xmlResponse } from './xml.ts';
 
 const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT';
@@ -123,8 +123,9 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   // A PROPFIND is read before the walk: what it asks for is what the walk brings back with the rows.
   const asked = method === 'PROPFIND' ? await propfindOf(request) : null;
   if (asked instanceof Response) return asked;
+  const reported = method === 'REPORT' ? await reportOf(request) : null;
   const write = WRITES.has(method) ? (method === 'COPY' ? 'copy' : 'write') : undefined;
-  const place = walkTo(dav, meta.principal!, meta.path, { write, listing: asked?.needs });
+  const place = walkTo(dav, meta.principal!, meta.path, { write, listing: asked?.needs ?? reported?.needs });
   if (place.kind === 'list') return sharedList(sync, request, method, place, instanceId, asked);
   const { principal, path, target } = place;
   const trailingSlash = meta.path.endsWith('/');
@@ -141,7 +142,7 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
     case 'PROPFIND':
       return propfind(place, treeView(sync, place, instanceId), asked!, res);
     case 'REPORT':
-      return report(dav, sync, request, res, instanceId);
+      return report(dav, sync, request, place, reported!, res, instanceId);
     case 'PROPPATCH':
       return proppatch(dav, principal, request, target, res);
     case 'PUT':

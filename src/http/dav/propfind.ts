@@ -15,8 +15,7 @@ import {
   SHARED_WITH_ME,
 } from '../../services/dav/dav.ts';
 import { can, type Principal } from '../../services/identity/principal.ts';
-import { requestMeta } from '../request-meta.ts';
-import { type Place, type Resource, SHARED_KEY, type Walked, encodeSegment, hrefIn, walkTo } from './paths.ts';
+import { type Place, type Resource, SHARED_KEY, type Walked, encodeSegment, hrefIn } from './paths.ts';
 import {
   ALLPROP,
   ALLPROP_TAIL,
@@ -169,16 +168,38 @@ class SyncParts implements Parts {
  * report). The answer streams; past the client's limit (or the server's) the request-URI gets a 507
  * and the token continues where the answer stopped.
  */
-export async function report(dav: DavService, sync: DavSync, request: Request, res: Resource, instanceId: string): Promise<Response> {
+/** A REPORT's body, read before the walk (what it asks for comes back with the rows); its errors wait for the walk's, in the order they had. */
+export interface ReportAsked {
+  want: SyncRequest | null;
+  needs: DavListingNeeds;
+  error: unknown;
+}
+
+export async function reportOf(request: Request): Promise<ReportAsked> {
+  try {
+    const want = syncRequestOf(await xmlBody(request));
+    return { want, needs: needsOf({ kind: 'prop', names: want?.names ?? [] }, false), error: null };
+  } catch (error) {
+    return { want: null, needs: needsOf({ kind: 'prop', names: [] }, false), error };
+  }
+}
+
+export async function report(
+  dav: DavService,
+  sync: DavSync,
+  request: Request,
+  place: Walked,
+  reported: ReportAsked,
+  res: Resource,
+  instanceId: string,
+): Promise<Response> {
   const depth = (request.headers.get('depth') ?? '0').trim();
   if (depth !== '0') throw badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
-  const want = syncRequestOf(await xmlBody(request));
+  if (reported.error) throw reported.error;
+  const want = reported.want;
   if (!want) return davError(403, 'supported-report', 'The only REPORT served here is DAV:sync-collection');
   const asked: PropRequest = { kind: 'prop', names: want.names };
-  const needs = needsOf(asked, false);
-  // Walked again now that the properties are known: the answer's tree (ETags, roles, usage) comes with it.
-  const meta = requestMeta(request);
-  const place = walkTo(dav, meta.principal!, meta.path, { listing: needs });
+  const needs = reported.needs;
   const target = place.target;
   const view = treeView(sync, place, instanceId);
   if (!target || !view) throw notFound(Messages.itemNotFound);
