@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context.ts';
-import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../../errors.ts';
+import { AppError, badRequest, StorageLimitError } from '../../errors.ts';
 import { childElements, escapeXml, serializeNodes } from '../../lib/xml.ts';
 import { DavLockService } from '../../services/dav/dav-locks.ts';
 import { type DavSync } from '../../services/dav/dav-sync.ts';
@@ -25,7 +25,6 @@ import type { Limits } from '../limits.ts';
 import { requestMeta } from '../request-meta.ts';
 import { route, routes } from '../route.ts';
 import {
-  type Place,
   type Resource,
   type Walked,
   addressOf,
@@ -134,11 +133,11 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   // A PROPFIND is read before the walk: what it asks for is what the walk brings back with the rows.
   const asked = method === 'PROPFIND' ? await propfindOf(request) : null;
   if (asked instanceof Response) return asked;
-  const reported = method === 'REPORT' ? await reportOf(request) : null;
+  if (method === 'REPORT') return report(sync, request, await reportOf(request), instanceId);
   if (method === 'GET' || method === 'HEAD') return get(dav, request, method === 'HEAD');
   if (method === 'PUT') return put(dav, request, instanceId);
   if (Object.hasOwn(ONCE, method)) return ONCE[method]!(dav, request, instanceId);
-  const place = walkTo(dav, meta.principal!, meta.path, { listing: asked?.needs ?? reported?.needs });
+  const place = walkTo(dav, meta.principal!, meta.path, { listing: asked?.needs });
   if (place.kind === 'list') return sharedList(sync, request, method, place, instanceId, asked);
   const { path, target } = place;
   const folder = target?.kind === 'root' || target?.item.type === 'folder' || (!target && meta.path.endsWith('/'));
@@ -146,8 +145,6 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   switch (method) {
     case 'PROPFIND':
       return propfind(place, treeView(sync, place, instanceId), asked!, res);
-    case 'REPORT':
-      return report(dav, sync, request, place, reported!, res, instanceId);
     default:
       return new Response(JSON.stringify({ message: `${method} is not a WebDAV method served here` }), {
         status: 405,
@@ -217,7 +214,6 @@ async function sharedList(
 ): Promise<Response> {
   const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
   if (method === 'PROPFIND') return propfind(place, treeView(sync, place, instanceId), asked!, res);
-  if (method === 'REPORT') return davError(403, 'supported-report', `"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
   throw sharedListReadOnly();
 }
 

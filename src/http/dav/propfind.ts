@@ -1,8 +1,8 @@
-import { badRequest, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, type XmlElement } from '../../lib/xml.ts';
 import { locksCovering } from '../../services/dav/dav-locks.ts';
-import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../../services/dav/dav-sync.ts';
+import { type DavSync, type SyncLevel, type SyncResult } from '../../services/dav/dav-sync.ts';
 import {
   type DavEntry,
   type DavItem,
@@ -10,12 +10,12 @@ import {
   type DavPath,
   davPath,
   type DavRows,
-  type DavService,
   type DavTreeView,
   SHARED_WITH_ME,
 } from '../../services/dav/dav.ts';
 import { can, type Principal } from '../../services/identity/principal.ts';
-import { type Place, type Resource, SHARED_KEY, type Walked, encodeSegment, hrefIn } from './paths.ts';
+import { requestMeta } from '../request-meta.ts';
+import { type Place, type Resource, SHARED_KEY, type Walked, addressOf, encodeSegment, hrefIn } from './paths.ts';
 import {
   ALLPROP,
   ALLPROP_TAIL,
@@ -172,7 +172,7 @@ class SyncParts implements Parts {
 export interface ReportAsked {
   want: SyncRequest | null;
   needs: DavListingNeeds;
-  error: unknown;
+  error: AppError | null;
 }
 
 export async function reportOf(request: Request): Promise<ReportAsked> {
@@ -180,59 +180,42 @@ export async function reportOf(request: Request): Promise<ReportAsked> {
     const want = syncRequestOf(await xmlBody(request));
     return { want, needs: needsOf({ kind: 'prop', names: want?.names ?? [] }, false), error: null };
   } catch (error) {
+    if (!(error instanceof AppError)) throw error;
     return { want: null, needs: needsOf({ kind: 'prop', names: [] }, false), error };
   }
 }
 
-export async function report(
-  dav: DavService,
-  sync: DavSync,
-  request: Request,
-  place: Walked,
-  reported: ReportAsked,
-  res: Resource,
-  instanceId: string,
-): Promise<Response> {
+/** REPORT: its body read before the walk; one visit to the service (walk, checks, the run), then the answer streams. */
+export function report(sync: DavSync, request: Request, reported: ReportAsked, instanceId: string): Response {
+  const meta = requestMeta(request);
+  const { prefix, path } = addressOf(meta.principal!, meta.path);
   const depth = (request.headers.get('depth') ?? '0').trim();
-  if (depth !== '0') throw badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
-  if (reported.error) throw reported.error;
   const want = reported.want;
-  if (!want) return davError(403, 'supported-report', 'The only REPORT served here is DAV:sync-collection');
-  const asked: PropRequest = { kind: 'prop', names: want.names };
-  const needs = reported.needs;
-  const target = place.target;
-  const view = treeView(sync, place, instanceId);
-  if (!target || !view) throw notFound(Messages.itemNotFound);
-  if (target.kind === 'item' && target.item.type !== 'folder')
-    return davError(403, 'supported-report', 'sync-collection reports on a collection, not a file');
-  let run: ReturnType<DavSync['start']>;
-  try {
-    run = sync.start(view.principal, target.kind === 'root' ? null : target.item.id, want.level, want.token, want.limit);
-  } catch (err) {
-    if (err instanceof SyncTokenError) return davError(403, 'valid-sync-token', err.message);
-    throw err;
-  }
-  const answer = new PropfindAnswer(view, asked, false);
-  const members = (batch: readonly SyncResult[]) =>
-    dav.rowsOf(
-      batch.flatMap((r) => (r.kind === 'member' ? [r.item] : [])),
-      needs,
-    );
+  const { walk, answer: results } = sync.report(meta.principal!, path, {
+    needs: reported.needs,
+    refuse: () => {
+      if (depth !== '0') return badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
+      if (reported.error) return reported.error;
+      return want ? null : new AppError(403, 'The only REPORT served here is DAV:sync-collection', { davCondition: 'supported-report' });
+    },
+    want: () => want!,
+  });
+  const place: Walked = { ...walk, prefix };
+  const target = walk.target!;
+  const res: Resource = { path, href: hrefIn(place, path, true), item: target.kind === 'item' ? target.item : null };
+  const answer = new PropfindAnswer(treeView(sync, place, instanceId)!, { kind: 'prop', names: want!.names }, false);
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([`${XML_HEAD}<D:multistatus xmlns:D="DAV:">`]);
-    let batch: SyncResult[] = [];
-    for await (const r of run.results()) {
-      batch.push(r);
-      if (batch.length === DEAD_BATCH) {
-        yield new SyncParts(answer, batch, members(batch), place, res.path);
-        batch = [];
+    for await (const part of results) {
+      if (part.kind === 'results') {
+        yield new SyncParts(answer, part.results, part.rows, place, res.path);
+        continue;
       }
+      const truncated = part.truncated
+        ? `<D:response><D:href>${escapeXml(res.href)}</D:href><D:status>${statusLine(507)}</D:status></D:response>`
+        : '';
+      yield new ListParts([`${truncated}<D:sync-token>${escapeXml(part.token)}</D:sync-token></D:multistatus>`]);
     }
-    if (batch.length) yield new SyncParts(answer, batch, members(batch), place, res.path);
-    const truncated = run.truncated
-      ? `<D:response><D:href>${escapeXml(res.href)}</D:href><D:status>${statusLine(507)}</D:status></D:response>`
-      : '';
-    yield new ListParts([`${truncated}<D:sync-token>${escapeXml(run.token)}</D:sync-token></D:multistatus>`]);
   }
   return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
@@ -475,7 +458,6 @@ class ChildParts implements Parts {
 }
 
 /** Rows whose dead properties are read together while a listing streams. */
-const DEAD_BATCH = 50;
 /** Text is sent once this much is gathered (or the parts end). */
 const STREAM_CHUNK = 64 * 1024;
 /** Characters of a streamed answer past which the garbage it left is collected when it ends. */

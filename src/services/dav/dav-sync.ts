@@ -3,7 +3,18 @@ import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
-import { type DavEntry, type DavItem, type DavService, davItem } from './dav.ts';
+import { AppError, Messages, notFound } from '../../errors.ts';
+import {
+  type DavEntry,
+  type DavItem,
+  type DavListingNeeds,
+  type DavPath,
+  type DavRows,
+  type DavService,
+  type DavWalk,
+  davItem,
+  SHARED_WITH_ME,
+} from './dav.ts';
 
 /** How deep a sync-collection reports: the collection's children, or everything below it. */
 export type SyncLevel = '1' | 'infinite';
@@ -39,6 +50,15 @@ const SCAN_MAX_ROWS = 20_000;
 const SCAN_PAGE = 1000;
 const MAX_DEPTH = 10_000;
 const MAX_TOKEN_CHARS = 64 * 1024;
+/** Results whose rows (dead properties, previews, SHA1s) are read together while a report streams. */
+const ROWS_BATCH = 50;
+
+/** What a sync-collection REPORT answers, a batch at a time: members and removals with their rows, then whether it stopped short and the next token. */
+export type SyncAnswer =
+  | { kind: 'results'; results: SyncResult[]; rows: DavRows<DavEntry | DavItem> }
+  | { kind: 'end'; truncated: boolean; token: string };
+
+const unsupported = (message: string) => new AppError(403, message, { davCondition: 'supported-report' });
 
 const sameSegments = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
 
@@ -205,6 +225,56 @@ export class DavSync {
   /** The DAV:sync-token of a collection now (null: the tree's root). */
   tokenOf(principal: Principal, collectionId: string | null): string {
     return this.sign(principal, collectionId, { s: this.d.changes.latestSeq() });
+  }
+
+  /**
+   * A sync-collection REPORT in one visit: the walk (with what the answer needs), SHARED_WITH_ME refused,
+   * what the door refuses of the request, 404 where nothing is, a file refused, the token checked (403);
+   * the answer then streams its results with their rows, and ends with the next token.
+   */
+  report(
+    caller: Principal,
+    path: DavPath,
+    req: {
+      needs: DavListingNeeds;
+      refuse: () => AppError | null;
+      want: () => { level: SyncLevel; token: string; limit: number | null };
+    },
+  ): { walk: DavWalk; answer: AsyncGenerator<SyncAnswer> } {
+    const walk = this.d.dav.walk(caller, path, { listing: req.needs });
+    if (walk.kind === 'list') throw unsupported(`"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
+    const refused = req.refuse();
+    if (refused) throw refused;
+    const { target, view } = walk;
+    if (!target || !view) throw notFound(Messages.itemNotFound);
+    if (target.kind === 'item' && target.item.type !== 'folder') throw unsupported('sync-collection reports on a collection, not a file');
+    const { level, token, limit } = req.want();
+    let run: SyncRun;
+    try {
+      run = this.start(walk.principal, target.kind === 'root' ? null : target.item.id, level, token, limit);
+    } catch (err) {
+      if (err instanceof SyncTokenError) throw new AppError(403, err.message, { davCondition: 'valid-sync-token' });
+      throw err;
+    }
+    const dav = this.d.dav;
+    const rowsOf = (results: SyncResult[]) =>
+      dav.rowsOf(
+        results.flatMap((r) => (r.kind === 'member' ? [r.item] : [])),
+        req.needs,
+      );
+    async function* answer(): AsyncGenerator<SyncAnswer> {
+      let results: SyncResult[] = [];
+      for await (const r of run.results()) {
+        results.push(r);
+        if (results.length === ROWS_BATCH) {
+          yield { kind: 'results', results, rows: rowsOf(results) };
+          results = [];
+        }
+      }
+      if (results.length) yield { kind: 'results', results, rows: rowsOf(results) };
+      yield { kind: 'end', truncated: run.truncated, token: run.token };
+    }
+    return { walk, answer: answer() };
   }
 
   /** A report on a collection; throws SyncTokenError for a token that is not valid for it. */
