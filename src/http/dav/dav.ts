@@ -137,14 +137,15 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   if (method === 'GET' || method === 'HEAD') return get(dav, request, method === 'HEAD');
   if (method === 'PUT') return put(dav, request, instanceId);
   if (Object.hasOwn(ONCE, method)) return ONCE[method]!(dav, request, instanceId);
-  const place = walkTo(dav, meta.principal!, meta.path, { listing: asked?.needs });
+  const address = addressOf(meta.principal!, meta.path);
+  const place: Walked = { ...sync.walk(meta.principal!, address.path, { listing: asked?.needs }), prefix: address.prefix };
   if (place.kind === 'list') return sharedList(sync, request, method, place, instanceId, asked);
   const { path, target } = place;
   const folder = target?.kind === 'root' || target?.item.type === 'folder' || (!target && meta.path.endsWith('/'));
   const res: Resource = { path, href: hrefIn(place, path, folder), item: target?.kind === 'item' ? target.item : null };
   switch (method) {
     case 'PROPFIND':
-      return propfind(place, treeView(sync, place, instanceId), asked!, res);
+      return propfind(place, treeView(place, instanceId), asked!, res);
     default:
       return new Response(JSON.stringify({ message: `${method} is not a WebDAV method served here` }), {
         status: 405,
@@ -213,7 +214,7 @@ async function sharedList(
   asked: Propfind | null,
 ): Promise<Response> {
   const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
-  if (method === 'PROPFIND') return propfind(place, treeView(sync, place, instanceId), asked!, res);
+  if (method === 'PROPFIND') return propfind(place, treeView(place, instanceId), asked!, res);
   throw sharedListReadOnly();
 }
 

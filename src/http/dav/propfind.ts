@@ -67,6 +67,7 @@ function needsOf(want: PropRequest, children: boolean): DavListingNeeds {
     previews: named(NC, 'has-preview'),
     checksums: named(OC, 'checksums'),
     sharedOut: named(OC, 'permissions'),
+    syncTokens: want.kind !== 'prop' || named(DAV, 'sync-token'),
   };
 }
 
@@ -203,7 +204,7 @@ export function report(sync: DavSync, request: Request, reported: ReportAsked, i
   const place: Walked = { ...walk, prefix };
   const target = walk.target!;
   const res: Resource = { path, href: hrefIn(place, path, true), item: target.kind === 'item' ? target.item : null };
-  const answer = new PropfindAnswer(treeView(sync, place, instanceId)!, { kind: 'prop', names: want!.names }, false);
+  const answer = new PropfindAnswer(treeView(place, instanceId)!, { kind: 'prop', names: want!.names }, false);
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([`${XML_HEAD}<D:multistatus xmlns:D="DAV:">`]);
     for await (const part of results) {
@@ -224,15 +225,10 @@ export function report(sync: DavSync, request: Request, reported: ReportAsked, i
 type TreeView = DavTreeView & {
   principal: Principal;
   instanceId: string;
-  /** A collection's DAV:sync-token (null: the tree's root); null for SHARED_WITH_ME, which has none. */
-  syncToken: ((collectionId: string | null) => string) | null;
 };
 
-export function treeView(sync: DavSync, place: Walked, instanceId: string): TreeView | null {
-  if (!place.view) return null;
-  const { principal } = place;
-  const syncToken = place.kind === 'list' ? null : (collectionId: string | null) => sync.tokenOf(principal, collectionId);
-  return { ...place.view, principal, instanceId, syncToken };
+export function treeView(place: Walked, instanceId: string): TreeView | null {
+  return place.view ? { ...place.view, principal: place.principal, instanceId } : null;
 }
 
 /**

@@ -62,6 +62,21 @@ const unsupported = (message: string) => new AppError(403, message, { davConditi
 
 const sameSegments = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
 
+/** A token for `state`, bound to the reader, the account and the collection: a computation, no visit to the store. */
+function signToken(key: Uint8Array, principal: Principal, collectionId: string | null, state: TokenState): string {
+  const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
+  return `${PREFIX}${payload}.${macOf(key, principal, collectionId, payload)}`;
+}
+
+function macOf(key: Uint8Array, principal: Principal, collectionId: string | null, payload: string): string {
+  const reader = principal.share?.memberAccountId ?? principal.accountId;
+  return createHmac('sha256', key)
+    .update(`${reader}\n${principal.accountId}\n${collectionId ?? ''}\n${payload}`)
+    .digest()
+    .subarray(0, MAC_BYTES)
+    .toString('base64url');
+}
+
 /** What the first change after a token's seq says of an item then. */
 interface Then {
   firstSeq: number;
@@ -222,9 +237,13 @@ export class DavSync {
     this.key = new Uint8Array(createHmac('sha256', secret).update('coffer webdav sync tokens').digest());
   }
 
-  /** The DAV:sync-token of a collection now (null: the tree's root). */
-  tokenOf(principal: Principal, collectionId: string | null): string {
-    return this.sign(principal, collectionId, { s: this.d.changes.latestSeq() });
+  /** A listing's walk (DavService.walk) with the collections' DAV:sync-tokens when it asks for them: the change log's position read once. */
+  walk(caller: Principal, path: DavPath, opts: { listing?: DavListingNeeds } = {}): DavWalk {
+    const walk = this.d.dav.walk(caller, path, opts);
+    if (!walk.view || walk.kind === 'list' || !opts.listing?.syncTokens) return walk;
+    const state = { s: this.d.changes.latestSeq() };
+    const { principal } = walk;
+    return { ...walk, view: { ...walk.view, syncToken: (collectionId) => signToken(this.key, principal, collectionId, state) } };
   }
 
   /**
@@ -241,7 +260,7 @@ export class DavSync {
       want: () => { level: SyncLevel; token: string; limit: number | null };
     },
   ): { walk: DavWalk; answer: AsyncGenerator<SyncAnswer> } {
-    const walk = this.d.dav.walk(caller, path, { listing: req.needs });
+    const walk = this.walk(caller, path, { listing: req.needs });
     if (walk.kind === 'list') throw unsupported(`"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
     const refused = req.refuse();
     if (refused) throw refused;
@@ -286,17 +305,7 @@ export class DavSync {
   }
 
   sign(principal: Principal, collectionId: string | null, state: TokenState): string {
-    const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-    return `${PREFIX}${payload}.${this.mac(principal, collectionId, payload)}`;
-  }
-
-  private mac(principal: Principal, collectionId: string | null, payload: string): string {
-    const reader = principal.share?.memberAccountId ?? principal.accountId;
-    return createHmac('sha256', this.key)
-      .update(`${reader}\n${principal.accountId}\n${collectionId ?? ''}\n${payload}`)
-      .digest()
-      .subarray(0, MAC_BYTES)
-      .toString('base64url');
+    return signToken(this.key, principal, collectionId, state);
   }
 
   private verify(principal: Principal, collectionId: string | null, token: string): TokenState {
@@ -304,7 +313,7 @@ export class DavSync {
     if (token.length > MAX_TOKEN_CHARS || !token.startsWith(PREFIX)) throw invalid();
     const [payload, mac, extra] = token.slice(PREFIX.length).split('.');
     if (!payload || !mac || extra !== undefined) throw invalid();
-    const expected = Buffer.from(this.mac(principal, collectionId, payload));
+    const expected = Buffer.from(macOf(this.key, principal, collectionId, payload));
     const given = Buffer.from(mac);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
     const state = JSON.parse(Buffer.from(payload, 'base64url').toString()) as TokenState;

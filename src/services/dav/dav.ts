@@ -164,6 +164,8 @@ export interface DavListingNeeds {
   previews: boolean;
   checksums: boolean;
   sharedOut: boolean;
+  /** DAV:sync-token, read by DavSync.walk. */
+  syncTokens: boolean;
 }
 
 /** Rows of a listing with what their answer needs, read together (a batch at a time while it streams). */
@@ -202,6 +204,8 @@ export interface DavTreeView {
   mounts: { shares: DavShare[]; rows: DavRows<DavItem> };
   /** The target folder's children, a batch at a time (depth 1). */
   children: AsyncGenerator<DavRows<DavEntry>> | null;
+  /** A collection's DAV:sync-token (null: the tree's root); null for SHARED_WITH_ME, which has none, and unless asked for (DavSync.walk). */
+  syncToken: ((collectionId: string | null) => string) | null;
 }
 
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
@@ -653,6 +657,7 @@ export class DavService {
         needs.children && folder && place.kind !== 'list'
           ? this.childRows(principal, target.kind === 'root' ? null : target.item.id, needs)
           : null,
+      syncToken: null,
     };
   }
 

@@ -67,6 +67,7 @@ const LOCK_BODY =
   '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
 const SYNC_BODY =
   '<?xml version="1.0"?><D:sync-collection xmlns:D="DAV:"><D:sync-token/><D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>';
+const PROPFIND_TOKENS = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:sync-token/><D:getetag/></D:prop></D:propfind>';
 const PROPPATCH_BODY =
   '<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:x="urn:x"><D:set><D:prop><x:color>blue</x:color></D:prop></D:set></D:propertyupdate>';
 
@@ -75,6 +76,7 @@ describe('a WebDAV request crosses from the http layer into the services once, d
     const etag = (await dav.request('HEAD', 'docs/a.txt')).headers.get('etag')!;
     const cases: Array<[string, string, Parameters<typeof visitsOf>[2], number]> = [
       ['PROPFIND', 'docs/', { headers: { depth: '1' } }, 207],
+      ['PROPFIND', '', { headers: { depth: '1' }, body: PROPFIND_TOKENS }, 207],
       ['GET', 'docs/a.txt', {}, 200],
       ['GET', 'docs/a.txt', { headers: { 'if-none-match': etag } }, 304],
       ['HEAD', 'docs/a.txt', {}, 200],
