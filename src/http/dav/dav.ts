@@ -302,7 +302,7 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
   const place = { ...read.walk, prefix };
   if (read.kind === 'folder') {
     const item = place.target?.kind === 'item' ? place.target.item : null;
-    return folderPage(read.pages, { path, href: hrefIn(place, path, true), item });
+    return folderPage(read.pages, { path: place.path, href: hrefIn(place, place.path, true), item });
   }
   const row = read.item;
   const headers: Record<string, string> = { ETag: row.etag, 'Last-Modified': new Date(row.modifiedAt).toUTCString() };

@@ -203,7 +203,7 @@ export function report(sync: DavSync, request: Request, reported: ReportAsked, i
   });
   const place: Walked = { ...walk, prefix };
   const target = walk.target!;
-  const res: Resource = { path, href: hrefIn(place, path, true), item: target.kind === 'item' ? target.item : null };
+  const res: Resource = { path: walk.path, href: hrefIn(place, walk.path, true), item: target.kind === 'item' ? target.item : null };
   const answer = new PropfindAnswer(treeView(place, instanceId)!, { kind: 'prop', names: want!.names }, false);
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([`${XML_HEAD}<D:multistatus xmlns:D="DAV:">`]);
