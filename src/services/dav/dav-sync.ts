@@ -25,7 +25,7 @@ export type SyncResult =
   | { kind: 'removed'; segments: string[]; folder: boolean };
 
 /** A sync token that is garbled, forged, of another collection or account, or older than the change log keeps. */
-export class SyncTokenError extends Error {}
+class SyncTokenError extends Error {}
 
 /** A position in a listing: the ids and name keys from the listed folder down to the last member sent. */
 type Cursor = Array<[id: string, nameKey: string]>;

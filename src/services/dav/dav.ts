@@ -212,7 +212,7 @@ export interface DavTreeView {
 export type DavWalk = DavPlace & { target: DavTarget | null; view: DavTreeView | null };
 
 /** One list of the If header (RFC 4918 §10.4): its tag as the path it names (null: none here, so the list fails), and its conditions. */
-export interface DavIfList {
+interface DavIfList {
   tagged: boolean;
   path: DavPath | null;
   conditions: Array<{ not: boolean; token?: string; etag?: string }>;
