@@ -139,7 +139,7 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   if (Object.hasOwn(ONCE, method)) return ONCE[method]!(dav, request, instanceId);
   const address = addressOf(meta.principal!, meta.path);
   const place: Walked = { ...sync.walk(meta.principal!, address.path, { listing: asked?.needs }), prefix: address.prefix };
-  if (place.kind === 'list') return sharedList(sync, request, method, place, instanceId, asked);
+  if (place.kind === 'list') return sharedList(method, place, instanceId, asked);
   const { path, target } = place;
   const folder = target?.kind === 'root' || target?.item.type === 'folder' || (!target && meta.path.endsWith('/'));
   const res: Resource = { path, href: hrefIn(place, path, folder), item: target?.kind === 'item' ? target.item : null };
@@ -205,14 +205,7 @@ const ONCE: Record<string, (dav: DavService, request: Request, instanceId: strin
 };
 
 /** SHARED_WITH_ME itself: read-only, its children are the shares. */
-async function sharedList(
-  sync: DavSync,
-  request: Request,
-  method: string,
-  place: Walked & { kind: 'list' },
-  instanceId: string,
-  asked: Propfind | null,
-): Promise<Response> {
+function sharedList(method: string, place: Walked & { kind: 'list' }, instanceId: string, asked: Propfind | null): Response {
   const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
   if (method === 'PROPFIND') return propfind(place, treeView(place, instanceId), asked!, res);
   throw sharedListReadOnly();
