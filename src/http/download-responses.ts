@@ -34,7 +34,22 @@ export async function fileResponse(
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
-  const body = countedBody(request, await downloads.openFile(row, range ?? undefined, opts.reader));
+  return openedFileResponse(row, request, range, await downloads.openFile(row, range ?? undefined, opts.reader), {
+    inlineType,
+    etag: opts.etag,
+  });
+}
+
+/** A file's bytes already opened (`range` of them, null: all) as the response fileResponse writes. */
+export function openedFileResponse(
+  row: Pick<DownloadFile, 'name' | 'size' | 'mimeType'>,
+  request: Request,
+  range: { start: number; end: number } | null,
+  stream: ReadableStream<Uint8Array>,
+  opts: { inlineType?: string | null; etag?: string } = {},
+): Response {
+  const { inlineType = null } = opts;
+  const body = countedBody(request, stream);
   const headers: Record<string, string> = {
     'Content-Type': inlineType ?? row.mimeType ?? 'application/octet-stream',
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),

@@ -1,21 +1,33 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context.ts';
-import { AppError, badRequest, forbidden, Messages, notFound, StorageLimitError } from '../../errors.ts';
+import { AppError, badRequest, StorageLimitError } from '../../errors.ts';
 import { childElements, escapeXml, serializeNodes } from '../../lib/xml.ts';
 import { DavLockService } from '../../services/dav/dav-locks.ts';
 import { type DavSync } from '../../services/dav/dav-sync.ts';
-import { type DavItem, type DavPath, type DavService, type DavTarget, type PropPatch, SHARED_WITH_ME } from '../../services/dav/dav.ts';
+import {
+  type DavConditions,
+  type DavEntry,
+  type DavHref,
+  type DavWrite,
+  type DavItem,
+  type DavPath,
+  type DavService,
+  type DavTarget,
+  type PropPatch,
+  SHARED_WITH_ME,
+  sharedListReadOnly,
+} from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
 import { readBody, readText } from '../body.ts';
-import { fileResponse } from '../download-responses.ts';
+import { openedFileResponse } from '../download-responses.ts';
 import { davAuthenticate } from '../guard.ts';
 import type { Limits } from '../limits.ts';
 import { requestMeta } from '../request-meta.ts';
 import { route, routes } from '../route.ts';
 import {
-  type Place,
   type Resource,
   type Walked,
+  addressOf,
   destinationUrl,
   doorOf,
   encodeSegment,
@@ -24,14 +36,12 @@ import {
   pathOfUrlPath,
   walkTo,
 } from './paths.ts';
-import { type Propfind, propfind, propfindOf, report, treeView } from './propfind.ts';
+import { type Propfind, propfind, propfindOf, report, reportOf, treeView } from './propfind.ts';
 import { DAV, davError, isLive, lockXml, ocIdOf, propXml, statusLine, xmlBody, xmlResponse } from './xml.ts';
 
 const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT';
 /** The paths WebDAV serves, every door. */
 const DAV_PATH = /^\/(dav|remote\.php\/webdav)(\/|$)|^\/remote\.php\/dav\/files\//;
-
-const WRITES = new Set(['PUT', 'MKCOL', 'DELETE', 'MOVE', 'COPY', 'PROPPATCH', 'LOCK']);
 
 /** One `If` header list: conditions on a resource (the request's, or the tagged one). */
 interface IfList {
@@ -123,56 +133,19 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   // A PROPFIND is read before the walk: what it asks for is what the walk brings back with the rows.
   const asked = method === 'PROPFIND' ? await propfindOf(request) : null;
   if (asked instanceof Response) return asked;
-  const write = WRITES.has(method) ? (method === 'COPY' ? 'copy' : 'write') : undefined;
-  const place = walkTo(dav, meta.principal!, meta.path, { write, listing: asked?.needs });
-  if (place.kind === 'list') return sharedList(sync, request, method, place, instanceId, asked);
-  const { principal, path, target } = place;
-  const trailingSlash = meta.path.endsWith('/');
-  const resource = (t: DavTarget | null): Resource => ({
-    path,
-    href: hrefIn(place, path, t?.kind === 'root' || t?.item.type === 'folder' || (!t && trailingSlash)),
-    item: t?.kind === 'item' ? t.item : null,
-  });
-  const res = resource(target);
+  if (method === 'REPORT') return report(sync, request, await reportOf(request), instanceId);
+  if (method === 'GET' || method === 'HEAD') return get(dav, request, method === 'HEAD');
+  if (method === 'PUT') return put(dav, request, instanceId);
+  if (Object.hasOwn(ONCE, method)) return ONCE[method]!(dav, request, instanceId);
+  const address = addressOf(meta.principal!, meta.path);
+  const place: Walked = { ...sync.walk(meta.principal!, address.path, { listing: asked?.needs }), prefix: address.prefix };
+  if (place.kind === 'list') return sharedList(method, place, instanceId, asked);
+  const { path, target } = place;
+  const folder = target?.kind === 'root' || target?.item.type === 'folder' || (!target && meta.path.endsWith('/'));
+  const res: Resource = { path, href: hrefIn(place, path, folder), item: target?.kind === 'item' ? target.item : null };
   switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return get(dav, principal, request, target, res);
     case 'PROPFIND':
-      return propfind(place, treeView(sync, place, instanceId), asked!, res);
-    case 'REPORT':
-      return report(dav, sync, request, res, instanceId);
-    case 'PROPPATCH':
-      return proppatch(dav, principal, request, target, res);
-    case 'PUT':
-      return put(dav, principal, request, target, res, instanceId);
-    case 'MKCOL': {
-      if ((await readText(request)).length > 0) throw new AppError(415, 'MKCOL takes no body');
-      checkWrite(dav, principal, request, res, target);
-      const created = dav.mkcol(principal, path);
-      return new Response(null, { status: 201, headers: { ETag: created.etag, 'OC-FileId': ocIdOf(created.seq, instanceId) } });
-    }
-    case 'DELETE': {
-      if (!target) throw notFound(Messages.itemNotFound);
-      if (target.kind === 'root') throw forbidden('The root folder cannot be deleted');
-      const depth = request.headers.get('depth');
-      if (target.item.type === 'folder' && depth !== null && depth.toLowerCase() !== 'infinity')
-        throw badRequest('DELETE of a folder takes Depth: infinity');
-      checkWrite(dav, principal, request, res, target, true);
-      dav.remove(principal, path, target.item);
-      return new Response(null, { status: 204 });
-    }
-    case 'COPY':
-    case 'MOVE':
-      return transfer(dav, place, request, method, target, res);
-    case 'LOCK':
-      return lock(dav, principal, request, target, res);
-    case 'UNLOCK': {
-      const token = /^\s*<([^>]+)>\s*$/.exec(request.headers.get('lock-token') ?? '')?.[1];
-      if (!token) throw badRequest('UNLOCK needs a Lock-Token header: <token>');
-      if (!dav.unlock(principal, path, token)) return davError(409, 'lock-token-matches-request-uri', 'No such lock on this resource');
-      return new Response(null, { status: 204 });
-    }
+      return propfind(place, treeView(place, instanceId), asked!, res);
     default:
       return new Response(JSON.stringify({ message: `${method} is not a WebDAV method served here` }), {
         status: 405,
@@ -181,31 +154,76 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   }
 }
 
-/** SHARED_WITH_ME itself: read-only, its children are the shares. */
-async function sharedList(
-  sync: DavSync,
-  request: Request,
-  method: string,
-  place: Walked & { kind: 'list' },
-  instanceId: string,
-  asked: Propfind | null,
-): Promise<Response> {
-  const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
-  if (method === 'PROPFIND') return propfind(place, treeView(sync, place, instanceId), asked!, res);
-  if (method === 'REPORT') return davError(403, 'supported-report', `"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
-  if (method === 'GET' || method === 'HEAD') {
-    const headers = { 'Content-Type': 'text/html; charset=utf-8' };
-    if (method === 'HEAD') return new Response(null, { headers });
-    const items = place.shares.map((s) => {
-      const href = res.href + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : '');
-      return `<li><a href="${escapeXml(href)}">${escapeXml(s.name)}${s.item.type === 'folder' ? '/' : ''}</a></li>`;
-    });
-    const title = escapeXml(SHARED_WITH_ME);
-    return new Response(`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><ul>${items.join('')}</ul>`, {
-      headers,
-    });
+/** What a request's body says, or the 4xx it earns, refused where the method always refused it (after the walk). */
+async function deferred<T>(read: () => Promise<T> | T): Promise<{ value: T; error: null } | { value: null; error: AppError }> {
+  try {
+    return { value: await read(), error: null };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { value: null, error: err };
   }
-  throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
+}
+
+/** A write's request for the service: its preconditions, its href, and what the door refuses once the walk found what is there. */
+function writeOf(request: Request, refuse?: DavWrite['refuse']): { path: DavPath; write: DavWrite } {
+  const meta = requestMeta(request);
+  const { prefix, path } = addressOf(meta.principal!, meta.path);
+  return { path, write: { conditions: conditionsOf(request, meta.principal!), href: hrefFor(prefix, meta.path), refuse } };
+}
+
+/** The methods that cross into the service once, each a single call that walks, checks and acts. */
+const ONCE: Record<string, (dav: DavService, request: Request, instanceId: string) => Promise<Response>> = {
+  async MKCOL(dav, request, instanceId) {
+    const body = await deferred(() => readText(request));
+    const refused = body.error ?? (body.value.length > 0 ? new AppError(415, 'MKCOL takes no body') : null);
+    const { path, write } = writeOf(request, () => refused);
+    const created = dav.mkcolAt(requestMeta(request).principal!, path, write);
+    return new Response(null, { status: 201, headers: { ETag: created.etag, 'OC-FileId': ocIdOf(created.seq, instanceId) } });
+  },
+  async DELETE(dav, request) {
+    const depth = request.headers.get('depth');
+    const { path, write } = writeOf(request, (target) =>
+      target?.kind === 'item' && target.item.type === 'folder' && depth !== null && depth.toLowerCase() !== 'infinity'
+        ? badRequest('DELETE of a folder takes Depth: infinity')
+        : null,
+    );
+    dav.removeAt(requestMeta(request).principal!, path, write);
+    return new Response(null, { status: 204 });
+  },
+  async UNLOCK(dav, request) {
+    const meta = requestMeta(request);
+    const { path } = addressOf(meta.principal!, meta.path);
+    const token = /^\s*<([^>]+)>\s*$/.exec(request.headers.get('lock-token') ?? '')?.[1] ?? null;
+    if (!dav.unlockAt(meta.principal!, path, token, badRequest('UNLOCK needs a Lock-Token header: <token>')))
+      return davError(409, 'lock-token-matches-request-uri', 'No such lock on this resource');
+    return new Response(null, { status: 204 });
+  },
+  PROPPATCH: proppatch,
+  LOCK: lock,
+  COPY: (dav, request) => transfer(dav, request, 'COPY'),
+  MOVE: (dav, request) => transfer(dav, request, 'MOVE'),
+};
+
+/** SHARED_WITH_ME itself: read-only, its children are the shares. */
+function sharedList(method: string, place: Walked & { kind: 'list' }, instanceId: string, asked: Propfind | null): Response {
+  const res: Resource = { path: place.path, href: hrefOf(place.prefix, place.path, true), item: null };
+  if (method === 'PROPFIND') return propfind(place, treeView(place, instanceId), asked!, res);
+  throw sharedListReadOnly();
+}
+
+/** GET of SHARED_WITH_ME: its shares as a plain list of links. */
+function sharedPage(place: Walked & { kind: 'list' }, head: boolean): Response {
+  const headers = { 'Content-Type': 'text/html; charset=utf-8' };
+  if (head) return new Response(null, { headers });
+  const href = hrefOf(place.prefix, place.path, true);
+  const items = place.shares.map((s) => {
+    const link = href + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : '');
+    return `<li><a href="${escapeXml(link)}">${escapeXml(s.name)}${s.item.type === 'folder' ? '/' : ''}</a></li>`;
+  });
+  const title = escapeXml(SHARED_WITH_ME);
+  return new Response(`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><ul>${items.join('')}</ul>`, {
+    headers,
+  });
 }
 
 /** The `If` header (412 when false), If-Match / If-None-Match, then the locks (423) on what a write touches. */
@@ -262,19 +280,27 @@ function checkConditions(dav: DavService, principal: Principal, request: Request
   return tokens;
 }
 
-async function get(dav: DavService, principal: Principal, request: Request, target: DavTarget | null, res: Resource): Promise<Response> {
-  if (!target) throw notFound(Messages.itemNotFound);
-  if (target.kind === 'root' || target.item.type === 'folder') return folderPage(dav, principal, res, request.method === 'HEAD');
-  const row = target.item;
+/** GET and HEAD: one visit to the service (walk, 304 / 412 before 403, the bytes); the page or the file's headers written here. */
+async function get(dav: DavService, request: Request, head: boolean): Promise<Response> {
+  const meta = requestMeta(request);
+  const { prefix, path } = addressOf(meta.principal!, meta.path);
+  const header = (name: string) => request.headers.get(name);
+  const read = await dav.read(meta.principal!, path, {
+    head,
+    ifMatch: header('if-match'),
+    ifNoneMatch: header('if-none-match'),
+    range: header('range'),
+  });
+  if (read.kind === 'list') return sharedPage({ ...read.walk, prefix }, head);
+  const place = { ...read.walk, prefix };
+  if (read.kind === 'folder') {
+    const item = place.target?.kind === 'item' ? place.target.item : null;
+    return folderPage(read.pages, { path: place.path, href: hrefIn(place, place.path, true), item });
+  }
+  const row = read.item;
   const headers: Record<string, string> = { ETag: row.etag, 'Last-Modified': new Date(row.modifiedAt).toUTCString() };
-  const ifNoneMatch = request.headers.get('if-none-match');
-  if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim() === headers.ETag)))
-    return new Response(null, { status: 304, headers });
-  const ifMatch = request.headers.get('if-match');
-  if (ifMatch && ifMatch.trim() !== '*' && !ifMatch.split(',').some((t) => t.trim() === headers.ETag))
-    throw new AppError(412, 'If-Match failed: the resource changed');
-  dav.allow(principal, 'downloads.file');
-  if (request.method === 'HEAD') {
+  if (read.kind === 'not-modified') return new Response(null, { status: 304, headers });
+  if (!read.body) {
     return new Response(null, {
       headers: {
         ...headers,
@@ -284,18 +310,16 @@ async function get(dav: DavService, principal: Principal, request: Request, targ
       },
     });
   }
-  const response = await fileResponse(dav.downloads, row, request, { inline: false, reader: principal });
+  const response = openedFileResponse(row, request, read.range, read.body);
   for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
   return response;
 }
 
-/** GET of a folder: a plain list of links, for a person who opens the mount URL in a browser. */
-function folderPage(dav: DavService, principal: Principal, res: Resource, head: boolean): Response {
+/** GET of a folder: a plain list of links, for a person who opens the mount URL in a browser (HEAD: no pages, no body). */
+function folderPage(pages: AsyncGenerator<DavEntry[]> | null, res: Resource): Response {
   const headers = { 'Content-Type': 'text/html; charset=utf-8' };
-  if (head) return new Response(null, { headers });
+  if (!pages) return new Response(null, { headers });
   const encoder = new TextEncoder();
-  const folderId = res.item?.id ?? null;
-  const pages = dav.children(principal, folderId);
   const title = escapeXml(res.item?.name ?? 'Coffer');
   let started = false;
   const stream = new ReadableStream<Uint8Array>({
@@ -322,19 +346,16 @@ function folderPage(dav: DavService, principal: Principal, res: Resource, head: 
   return new Response(stream, { headers });
 }
 
-async function proppatch(
-  dav: DavService,
-  principal: Principal,
-  request: Request,
-  target: DavTarget | null,
-  res: Resource,
-): Promise<Response> {
-  const body = await xmlBody(request);
-  if (!body || body.ns !== DAV || body.name !== 'propertyupdate') throw badRequest('A PROPPATCH body must be a DAV:propertyupdate element');
-  if (!target) throw notFound(Messages.itemNotFound);
-  checkWrite(dav, principal, request, res, target);
+/** PROPPATCH: the body read first, refused (400) where it always was, after the walk; one visit to the service. */
+async function proppatch(dav: DavService, request: Request): Promise<Response> {
+  const read = await deferred(async () => {
+    const body = await xmlBody(request);
+    if (!body || body.ns !== DAV || body.name !== 'propertyupdate')
+      throw badRequest('A PROPPATCH body must be a DAV:propertyupdate element');
+    return body;
+  });
   const patches: PropPatch[] = [];
-  for (const op of childElements(body, DAV)) {
+  for (const op of read.value ? childElements(read.value, DAV) : []) {
     if (op.name !== 'set' && op.name !== 'remove') continue;
     for (const prop of childElements(op, DAV, 'prop')) {
       for (const el of childElements(prop)) {
@@ -342,10 +363,11 @@ async function proppatch(
       }
     }
   }
-  if (patches.length === 0) throw badRequest('PROPPATCH names no property to set or remove');
   const protectedProp = (p: PropPatch) => isLive(p.ns, p.name);
+  const { path, write } = writeOf(request, () => read.error);
+  const walk = dav.patchAt(requestMeta(request).principal!, path, write, patches, patches.some(protectedProp));
+  const target = walk.target!;
   const refused = target.kind === 'root' || patches.some(protectedProp);
-  if (!refused) dav.patchProperties(principal, target.item, patches);
   const stat = (list: PropPatch[], code: number) =>
     list.length
       ? `<D:propstat><D:prop>${list.map((p) => propXml(p.ns, p.name)).join('')}</D:prop><D:status>${statusLine(code)}</D:status></D:propstat>`
@@ -360,9 +382,10 @@ async function proppatch(
         424,
       )
     : stat(patches, 200);
+  const href = write.href(walk, target);
   return xmlResponse(
     207,
-    `<D:multistatus xmlns:D="DAV:"><D:response><D:href>${escapeXml(res.href)}</D:href>${propstats}</D:response></D:multistatus>`,
+    `<D:multistatus xmlns:D="DAV:"><D:response><D:href>${escapeXml(href)}</D:href>${propstats}</D:response></D:multistatus>`,
   );
 }
 
@@ -384,34 +407,110 @@ type PutFrom = (input: {
   lock: { tokens: ReadonlySet<string>; href: string };
 }) => Promise<{ created: boolean; item: DavItem }>;
 
-async function put(
+/** X-OC-Mtime in milliseconds; null without one or when it is no time. */
+function modifiedMsOf(request: Request): number | null {
+  const mtime = request.headers.get('x-oc-mtime');
+  return mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
+}
+
+/** The answer to a write of a file's content: 201 or 204, with what the Nextcloud clients read rather than PROPFIND again. */
+function written(created: boolean, item: DavItem, modifiedMs: number | null, instanceId: string): Response {
+  const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
+  if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
+  return new Response(null, { status: created ? 201 : 204, headers });
+}
+
+/** PUT: one visit to the service (walk, preconditions, locks, the write); what the protocol refuses is handed down to be refused in the order it always was. */
+async function put(dav: DavService, request: Request, instanceId: string): Promise<Response> {
+  const meta = requestMeta(request);
+  const caller = meta.principal!;
+  const { prefix, path } = addressOf(caller, meta.path);
+  const modifiedMs = modifiedMsOf(request);
+  let sha1: string | undefined;
+  let malformed: AppError | null = null;
+  try {
+    sha1 = sha1Of(request);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    malformed = err;
+  }
+  const declared = Number(request.headers.get('content-length'));
+  const { created, item } = await dav.putAt(caller, path, {
+    conditions: conditionsOf(request, caller),
+    href: hrefFor(prefix, meta.path),
+    refused: request.headers.has('content-range') ? badRequest('PUT with Content-Range is not supported; send the whole file') : null,
+    malformed,
+    modifiedMs,
+    sha1,
+    signal: request.signal,
+    body: readBody(request),
+    contentType: request.headers.get('content-type') ?? '',
+    sizeHint: Number.isFinite(declared) ? declared : undefined,
+  });
+  return written(created, item, modifiedMs, instanceId);
+}
+
+/** The request's own resource's href, as the walk found it: a folder's (or, when nothing is there, a path ending in /) with its slash. */
+function hrefFor(prefix: string, urlPath: string): DavHref {
+  return (place, target) =>
+    hrefIn(
+      { ...place, prefix },
+      place.path,
+      target?.kind === 'root' || target?.item.type === 'folder' || (!target && urlPath.endsWith('/')),
+    );
+}
+
+/** The precondition headers as the service evaluates them; an If header that does not parse is refused where it is evaluated. */
+function conditionsOf(request: Request, principal: Principal): DavConditions {
+  const conditions: DavConditions = {
+    ifMatch: request.headers.get('if-match'),
+    ifNoneMatch: request.headers.get('if-none-match'),
+    lists: [],
+    malformed: null,
+  };
+  const header = request.headers.get('if');
+  if (!header) return conditions;
+  let lists: IfList[];
+  try {
+    lists = parseIf(header);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { ...conditions, malformed: err };
+  }
+  conditions.lists = lists.map((list) => ({
+    tagged: list.tag !== null,
+    path: list.tag === null ? null : tagPathOf(list.tag, principal),
+    conditions: list.conditions,
+  }));
+  return conditions;
+}
+
+/** The path an If header's tag names on this server, null when it names none (the list then fails). */
+function tagPathOf(tag: string, principal: Principal): DavPath | null {
+  try {
+    const tagUrlPath = new URL(tag, 'http://x').pathname;
+    return pathOfUrlPath(doorOf(tagUrlPath, principal), tagUrlPath);
+  } catch {
+    return null;
+  }
+}
+
+/** A chunked upload's final MOVE: content that is not the request's body, written with what the request says of it. */
+async function putFrom(
   dav: DavService,
   principal: Principal,
   request: Request,
   target: DavTarget | null,
   res: Resource,
   instanceId: string,
-  from?: PutFrom,
+  from: PutFrom,
 ): Promise<Response> {
   if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
   // The locks are the service's to check, with the write.
   const tokens = checkConditions(dav, principal, request, res, target);
-  const mtime = request.headers.get('x-oc-mtime');
-  const modifiedMs = mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
-  const declared = Number(request.headers.get('content-length'));
-  const input = { modifiedMs, sha1: sha1Of(request), signal: request.signal, lock: { tokens, href: res.href } };
-  const { created, item } = from
-    ? await from(input)
-    : await dav.put(principal, res.path, {
-        ...input,
-        body: readBody(request),
-        contentType: request.headers.get('content-type') ?? '',
-        sizeHint: Number.isFinite(declared) ? declared : undefined,
-      });
-  // The Nextcloud clients read the new ETag and the file's id from these rather than PROPFIND again.
-  const headers: Record<string, string> = { ETag: item.etag, 'OC-ETag': item.etag, 'OC-FileId': ocIdOf(item.seq, instanceId) };
-  if (modifiedMs !== null) headers['X-OC-MTime'] = 'accepted';
-  return new Response(null, { status: created ? 201 : 204, headers });
+  const modifiedMs = modifiedMsOf(request);
+  const { created, item } = await from({ modifiedMs, sha1: sha1Of(request), signal: request.signal, lock: { tokens, href: res.href } });
+  return written(created, item, modifiedMs, instanceId);
 }
 
 /** Where a chunked upload's final MOVE writes: the Destination's tree, resource and what is there. */
@@ -428,8 +527,7 @@ export interface DavDestination {
 export function davDestination(dav: DavService, request: Request): DavDestination {
   const url = destinationUrl(request, 'MOVE needs a Destination header');
   const place = walkTo(dav, requestMeta(request).principal!, url.pathname, { write: 'write' });
-  if (place.kind === 'list')
-    throw forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
+  if (place.kind === 'list') throw sharedListReadOnly();
   const { target } = place;
   const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
   checkWrite(dav, place.principal, request, res, target);
@@ -438,7 +536,7 @@ export function davDestination(dav: DavService, request: Request): DavDestinatio
 
 /** Writes a chunked upload at its Destination, as a PUT there would (X-OC-Mtime, OC-Checksum, the answer's headers). */
 export function putAtDestination(dav: DavService, request: Request, dest: DavDestination, from: PutFrom, instanceId: string) {
-  return put(dav, dest.principal, request, dest.target, dest.res, instanceId, from);
+  return putFrom(dav, dest.principal, request, dest.target, dest.res, instanceId, from);
 }
 
 /**
@@ -470,73 +568,57 @@ export async function davErrors(serve: () => Promise<Response>): Promise<Respons
   }
 }
 
-async function transfer(
-  dav: DavService,
-  place: Place,
-  request: Request,
-  method: 'COPY' | 'MOVE',
-  target: DavTarget | null,
-  res: Resource,
-): Promise<Response> {
-  const url = destinationUrl(request, `${method} needs a Destination header`);
-  const { principal } = place;
-  // A Destination in another tree (the caller's own, another share) would hand items to another account.
-  const destPlace = walkTo(dav, requestMeta(request).principal!, url.pathname);
-  const sameTree =
-    destPlace.kind === place.kind &&
-    (place.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.prefix.join('/') === place.mount.prefix.join('/')));
-  if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);
-  const dest = destPlace.path;
+/** COPY and MOVE: the Destination read here (its 4xx refused where it always was, after the source's walk); one visit to the service. */
+async function transfer(dav: DavService, request: Request, method: 'COPY' | 'MOVE'): Promise<Response> {
+  const caller = requestMeta(request).principal!;
+  const dest = await deferred(() => addressOf(caller, destinationUrl(request, `${method} needs a Destination header`).pathname).path);
   const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();
-  if (overwrite !== 'T' && overwrite !== 'F') throw badRequest('Overwrite must be T or F');
   const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
-  if (method === 'MOVE' ? depth !== 'infinity' : depth !== '0' && depth !== 'infinity')
-    throw badRequest(method === 'MOVE' ? 'MOVE takes Depth: infinity' : 'COPY takes Depth 0 or infinity');
-  if (!target) throw notFound(Messages.itemNotFound);
-  if (target.kind === 'root') throw forbidden(`The root folder cannot be ${method === 'MOVE' ? 'moved' : 'copied'}`);
-  const destTarget = destPlace.target;
-  const destRes: Resource = {
-    path: dest,
-    href: hrefIn(place, dest, target.item.type === 'folder'),
-    item: destTarget?.kind === 'item' ? destTarget.item : null,
-  };
-  const tokens = checkConditions(dav, principal, request, res, target);
-  if (method === 'MOVE') dav.assertUnlocked(principal, res.path, { tokens }, res.href, true);
-  dav.assertUnlocked(principal, dest, { tokens }, destRes.href, true);
-  const { created } = await dav.transfer(principal, method === 'COPY' ? 'copy' : 'move', { path: res.path, item: target.item }, dest, {
-    overwrite: overwrite === 'T',
-    shallow: depth === '0',
+  const { path, write } = writeOf(request, () => {
+    if (overwrite !== 'T' && overwrite !== 'F') return badRequest('Overwrite must be T or F');
+    if (method === 'MOVE' ? depth !== 'infinity' : depth !== '0' && depth !== 'infinity')
+      return badRequest(method === 'MOVE' ? 'MOVE takes Depth: infinity' : 'COPY takes Depth 0 or infinity');
+    return null;
   });
+  const { prefix } = addressOf(caller, requestMeta(request).path);
+  const { created } = await dav.transferAt(
+    caller,
+    method === 'COPY' ? 'copy' : 'move',
+    path,
+    { ...write, dest: dest.error ?? dest.value, hrefAt: (place, at, folder) => hrefIn({ ...place, prefix }, at, folder) },
+    { overwrite: overwrite === 'T', shallow: depth === '0' },
+  );
   return new Response(null, { status: created ? 201 : 204 });
 }
 
-async function lock(dav: DavService, principal: Principal, request: Request, target: DavTarget | null, res: Resource): Promise<Response> {
-  const body = await xmlBody(request);
-  const timeout = DavLockService.timeoutOf(request.headers.get('timeout'));
-  if (!body) {
-    // A refresh: the If header names the lock.
-    const tokens = checkConditions(dav, principal, request, res, target);
-    const held = dav.refreshLock(principal, res.path, tokens, timeout);
-    if (!held) return davError(412, 'lock-token-submitted', 'A lock refresh names the lock in the If header');
-    return xmlResponse(200, `<D:prop xmlns:D="DAV:"><D:lockdiscovery>${lockXml(held)}</D:lockdiscovery></D:prop>`);
-  }
-  if (body.ns !== DAV || body.name !== 'lockinfo') throw badRequest('A LOCK body must be a DAV:lockinfo element');
-  const scopeEl = childElements(body, DAV, 'lockscope')[0];
-  const scope = scopeEl ? childElements(scopeEl, DAV)[0]?.name : undefined;
-  if (scope !== 'exclusive' && scope !== 'shared') throw badRequest('lockscope must be exclusive or shared');
-  const typeEl = childElements(body, DAV, 'locktype')[0];
-  if (!typeEl || childElements(typeEl, DAV)[0]?.name !== 'write') throw badRequest('locktype must be write');
-  const owner = childElements(body, DAV, 'owner')[0];
-  const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
-  if (depth !== '0' && depth !== 'infinity') throw badRequest('LOCK takes Depth 0 or infinity');
-  checkConditions(dav, principal, request, res, target);
-  const { lock: made, created } = await dav.lock(principal, res.path, {
-    href: res.href,
-    depth: depth === '0' ? '0' : 'infinity',
-    scope,
-    ownerXml: owner ? serializeNodes(owner.children) : '',
-    timeoutSeconds: timeout,
+/** LOCK: the body and headers read first, refused (400) where they always were, after the walk; one visit to the service. */
+async function lock(dav: DavService, request: Request): Promise<Response> {
+  const read = await deferred(async () => {
+    const body = await xmlBody(request);
+    const timeout = DavLockService.timeoutOf(request.headers.get('timeout'));
+    if (!body) return { refresh: timeout } as const;
+    if (body.ns !== DAV || body.name !== 'lockinfo') throw badRequest('A LOCK body must be a DAV:lockinfo element');
+    const scopeEl = childElements(body, DAV, 'lockscope')[0];
+    const scope = scopeEl ? childElements(scopeEl, DAV)[0]?.name : undefined;
+    if (scope !== 'exclusive' && scope !== 'shared') throw badRequest('lockscope must be exclusive or shared');
+    const typeEl = childElements(body, DAV, 'locktype')[0];
+    if (!typeEl || childElements(typeEl, DAV)[0]?.name !== 'write') throw badRequest('locktype must be write');
+    const owner = childElements(body, DAV, 'owner')[0];
+    const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
+    if (depth !== '0' && depth !== 'infinity') throw badRequest('LOCK takes Depth 0 or infinity');
+    return {
+      depth: depth === '0' ? ('0' as const) : ('infinity' as const),
+      scope: scope as 'exclusive' | 'shared',
+      ownerXml: owner ? serializeNodes(owner.children) : '',
+      timeoutSeconds: timeout,
+    };
   });
+  const { path, write } = writeOf(request, () => read.error);
+  const { lock: made, created } = await dav.lockAt(requestMeta(request).principal!, path, write, read.value ?? { refresh: 0 });
+  // A refresh: the If header names the lock.
+  if (!made) return davError(412, 'lock-token-submitted', 'A lock refresh names the lock in the If header');
+  if (read.value && 'refresh' in read.value)
+    return xmlResponse(200, `<D:prop xmlns:D="DAV:"><D:lockdiscovery>${lockXml(made)}</D:lockdiscovery></D:prop>`);
   return xmlResponse(created ? 201 : 200, `<D:prop xmlns:D="DAV:"><D:lockdiscovery>${lockXml(made)}</D:lockdiscovery></D:prop>`, {
     'Lock-Token': `<${made.token}>`,
   });

@@ -41,8 +41,14 @@ export const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 
 /** The request's walk into the tree: the door and path are read here, the rest is the service's (one visit). */
 export function walkTo(dav: DavService, caller: Principal, urlPath: string, opts: Parameters<DavService['walk']>[2] = {}): Walked {
+  const { prefix, path } = addressOf(caller, urlPath);
+  return { ...dav.walk(caller, path, opts), prefix };
+}
+
+/** The door a request path enters by and the path below it. */
+export function addressOf(caller: Principal, urlPath: string): { prefix: string; path: DavPath } {
   const prefix = doorOf(urlPath, caller);
-  return { ...dav.walk(caller, pathOfUrlPath(prefix, urlPath), opts), prefix };
+  return { prefix, path: pathOfUrlPath(prefix, urlPath) };
 }
 
 /** The href of a path of `place`'s tree: inside a share, under its mount (SHARED_WITH_ME/<name>, or a team folder's name) rather than the owner's path. */

@@ -1,8 +1,8 @@
-import { badRequest, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
 import { childElements, escapeQuotedXml, escapeXml, type XmlElement } from '../../lib/xml.ts';
 import { locksCovering } from '../../services/dav/dav-locks.ts';
-import { type DavSync, type SyncLevel, type SyncResult, SyncTokenError } from '../../services/dav/dav-sync.ts';
+import { type DavSync, type SyncLevel, type SyncResult } from '../../services/dav/dav-sync.ts';
 import {
   type DavEntry,
   type DavItem,
@@ -10,13 +10,12 @@ import {
   type DavPath,
   davPath,
   type DavRows,
-  type DavService,
   type DavTreeView,
   SHARED_WITH_ME,
 } from '../../services/dav/dav.ts';
 import { can, type Principal } from '../../services/identity/principal.ts';
 import { requestMeta } from '../request-meta.ts';
-import { type Place, type Resource, SHARED_KEY, type Walked, encodeSegment, hrefIn, walkTo } from './paths.ts';
+import { type Place, type Resource, SHARED_KEY, type Walked, addressOf, encodeSegment, hrefIn } from './paths.ts';
 import {
   ALLPROP,
   ALLPROP_TAIL,
@@ -68,6 +67,7 @@ function needsOf(want: PropRequest, children: boolean): DavListingNeeds {
     previews: named(NC, 'has-preview'),
     checksums: named(OC, 'checksums'),
     sharedOut: named(OC, 'permissions'),
+    syncTokens: want.kind !== 'prop' || named(DAV, 'sync-token'),
   };
 }
 
@@ -169,49 +169,54 @@ class SyncParts implements Parts {
  * report). The answer streams; past the client's limit (or the server's) the request-URI gets a 507
  * and the token continues where the answer stopped.
  */
-export async function report(dav: DavService, sync: DavSync, request: Request, res: Resource, instanceId: string): Promise<Response> {
-  const depth = (request.headers.get('depth') ?? '0').trim();
-  if (depth !== '0') throw badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
-  const want = syncRequestOf(await xmlBody(request));
-  if (!want) return davError(403, 'supported-report', 'The only REPORT served here is DAV:sync-collection');
-  const asked: PropRequest = { kind: 'prop', names: want.names };
-  const needs = needsOf(asked, false);
-  // Walked again now that the properties are known: the answer's tree (ETags, roles, usage) comes with it.
-  const meta = requestMeta(request);
-  const place = walkTo(dav, meta.principal!, meta.path, { listing: needs });
-  const target = place.target;
-  const view = treeView(sync, place, instanceId);
-  if (!target || !view) throw notFound(Messages.itemNotFound);
-  if (target.kind === 'item' && target.item.type !== 'folder')
-    return davError(403, 'supported-report', 'sync-collection reports on a collection, not a file');
-  let run: ReturnType<DavSync['start']>;
+/** A REPORT's body, read before the walk (what it asks for comes back with the rows); its errors wait for the walk's, in the order they had. */
+export interface ReportAsked {
+  want: SyncRequest | null;
+  needs: DavListingNeeds;
+  error: AppError | null;
+}
+
+export async function reportOf(request: Request): Promise<ReportAsked> {
   try {
-    run = sync.start(view.principal, target.kind === 'root' ? null : target.item.id, want.level, want.token, want.limit);
-  } catch (err) {
-    if (err instanceof SyncTokenError) return davError(403, 'valid-sync-token', err.message);
-    throw err;
+    const want = syncRequestOf(await xmlBody(request));
+    return { want, needs: needsOf({ kind: 'prop', names: want?.names ?? [] }, false), error: null };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return { want: null, needs: needsOf({ kind: 'prop', names: [] }, false), error };
   }
-  const answer = new PropfindAnswer(view, asked, false);
-  const members = (batch: readonly SyncResult[]) =>
-    dav.rowsOf(
-      batch.flatMap((r) => (r.kind === 'member' ? [r.item] : [])),
-      needs,
-    );
+}
+
+/** REPORT: its body read before the walk; one visit to the service (walk, checks, the run), then the answer streams. */
+export function report(sync: DavSync, request: Request, reported: ReportAsked, instanceId: string): Response {
+  const meta = requestMeta(request);
+  const { prefix, path } = addressOf(meta.principal!, meta.path);
+  const depth = (request.headers.get('depth') ?? '0').trim();
+  const want = reported.want;
+  const { walk, answer: results } = sync.report(meta.principal!, path, {
+    needs: reported.needs,
+    refuse: () => {
+      if (depth !== '0') return badRequest('A sync-collection REPORT takes Depth: 0 (DAV:sync-level says how deep)');
+      if (reported.error) return reported.error;
+      return want ? null : new AppError(403, 'The only REPORT served here is DAV:sync-collection', { davCondition: 'supported-report' });
+    },
+    want: () => want!,
+  });
+  const place: Walked = { ...walk, prefix };
+  const target = walk.target!;
+  const res: Resource = { path: walk.path, href: hrefIn(place, walk.path, true), item: target.kind === 'item' ? target.item : null };
+  const answer = new PropfindAnswer(treeView(place, instanceId)!, { kind: 'prop', names: want!.names }, false);
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([`${XML_HEAD}<D:multistatus xmlns:D="DAV:">`]);
-    let batch: SyncResult[] = [];
-    for await (const r of run.results()) {
-      batch.push(r);
-      if (batch.length === DEAD_BATCH) {
-        yield new SyncParts(answer, batch, members(batch), place, res.path);
-        batch = [];
+    for await (const part of results) {
+      if (part.kind === 'results') {
+        yield new SyncParts(answer, part.results, part.rows, place, res.path);
+        continue;
       }
+      const truncated = part.truncated
+        ? `<D:response><D:href>${escapeXml(res.href)}</D:href><D:status>${statusLine(507)}</D:status></D:response>`
+        : '';
+      yield new ListParts([`${truncated}<D:sync-token>${escapeXml(part.token)}</D:sync-token></D:multistatus>`]);
     }
-    if (batch.length) yield new SyncParts(answer, batch, members(batch), place, res.path);
-    const truncated = run.truncated
-      ? `<D:response><D:href>${escapeXml(res.href)}</D:href><D:status>${statusLine(507)}</D:status></D:response>`
-      : '';
-    yield new ListParts([`${truncated}<D:sync-token>${escapeXml(run.token)}</D:sync-token></D:multistatus>`]);
   }
   return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
@@ -220,15 +225,10 @@ export async function report(dav: DavService, sync: DavSync, request: Request, r
 type TreeView = DavTreeView & {
   principal: Principal;
   instanceId: string;
-  /** A collection's DAV:sync-token (null: the tree's root); null for SHARED_WITH_ME, which has none. */
-  syncToken: ((collectionId: string | null) => string) | null;
 };
 
-export function treeView(sync: DavSync, place: Walked, instanceId: string): TreeView | null {
-  if (!place.view) return null;
-  const { principal } = place;
-  const syncToken = place.kind === 'list' ? null : (collectionId: string | null) => sync.tokenOf(principal, collectionId);
-  return { ...place.view, principal, instanceId, syncToken };
+export function treeView(place: Walked, instanceId: string): TreeView | null {
+  return place.view ? { ...place.view, principal: place.principal, instanceId } : null;
 }
 
 /**
@@ -454,7 +454,6 @@ class ChildParts implements Parts {
 }
 
 /** Rows whose dead properties are read together while a listing streams. */
-const DEAD_BATCH = 50;
 /** Text is sent once this much is gathered (or the parts end). */
 const STREAM_CHUNK = 64 * 1024;
 /** Characters of a streamed answer past which the garbage it left is collected when it ends. */

@@ -3,7 +3,18 @@ import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
-import { type DavEntry, type DavItem, type DavService, davItem } from './dav.ts';
+import { AppError, Messages, notFound } from '../../errors.ts';
+import {
+  type DavEntry,
+  type DavItem,
+  type DavListingNeeds,
+  type DavPath,
+  type DavRows,
+  type DavService,
+  type DavWalk,
+  davItem,
+  SHARED_WITH_ME,
+} from './dav.ts';
 
 /** How deep a sync-collection reports: the collection's children, or everything below it. */
 export type SyncLevel = '1' | 'infinite';
@@ -14,7 +25,7 @@ export type SyncResult =
   | { kind: 'removed'; segments: string[]; folder: boolean };
 
 /** A sync token that is garbled, forged, of another collection or account, or older than the change log keeps. */
-export class SyncTokenError extends Error {}
+class SyncTokenError extends Error {}
 
 /** A position in a listing: the ids and name keys from the listed folder down to the last member sent. */
 type Cursor = Array<[id: string, nameKey: string]>;
@@ -39,8 +50,32 @@ const SCAN_MAX_ROWS = 20_000;
 const SCAN_PAGE = 1000;
 const MAX_DEPTH = 10_000;
 const MAX_TOKEN_CHARS = 64 * 1024;
+/** Results whose rows (dead properties, previews, SHA1s) are read together while a report streams. */
+const ROWS_BATCH = 50;
+
+/** What a sync-collection REPORT answers, a batch at a time: members and removals with their rows, then whether it stopped short and the next token. */
+export type SyncAnswer =
+  | { kind: 'results'; results: SyncResult[]; rows: DavRows<DavEntry | DavItem> }
+  | { kind: 'end'; truncated: boolean; token: string };
+
+const unsupported = (message: string) => new AppError(403, message, { davCondition: 'supported-report' });
 
 const sameSegments = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
+
+/** A token for `state`, bound to the reader, the account and the collection: a computation, no visit to the store. */
+function signToken(key: Uint8Array, principal: Principal, collectionId: string | null, state: TokenState): string {
+  const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
+  return `${PREFIX}${payload}.${macOf(key, principal, collectionId, payload)}`;
+}
+
+function macOf(key: Uint8Array, principal: Principal, collectionId: string | null, payload: string): string {
+  const reader = principal.share?.memberAccountId ?? principal.accountId;
+  return createHmac('sha256', key)
+    .update(`${reader}\n${principal.accountId}\n${collectionId ?? ''}\n${payload}`)
+    .digest()
+    .subarray(0, MAC_BYTES)
+    .toString('base64url');
+}
 
 /** What the first change after a token's seq says of an item then. */
 interface Then {
@@ -202,9 +237,63 @@ export class DavSync {
     this.key = new Uint8Array(createHmac('sha256', secret).update('coffer webdav sync tokens').digest());
   }
 
-  /** The DAV:sync-token of a collection now (null: the tree's root). */
-  tokenOf(principal: Principal, collectionId: string | null): string {
-    return this.sign(principal, collectionId, { s: this.d.changes.latestSeq() });
+  /** A listing's walk (DavService.walk) with the collections' DAV:sync-tokens when it asks for them: the change log's position read once. */
+  walk(caller: Principal, path: DavPath, opts: { listing?: DavListingNeeds } = {}): DavWalk {
+    const walk = this.d.dav.walk(caller, path, opts);
+    if (!walk.view || walk.kind === 'list' || !opts.listing?.syncTokens) return walk;
+    const state = { s: this.d.changes.latestSeq() };
+    const { principal } = walk;
+    return { ...walk, view: { ...walk.view, syncToken: (collectionId) => signToken(this.key, principal, collectionId, state) } };
+  }
+
+  /**
+   * A sync-collection REPORT in one visit: the walk (with what the answer needs), SHARED_WITH_ME refused,
+   * what the door refuses of the request, 404 where nothing is, a file refused, the token checked (403);
+   * the answer then streams its results with their rows, and ends with the next token.
+   */
+  report(
+    caller: Principal,
+    path: DavPath,
+    req: {
+      needs: DavListingNeeds;
+      refuse: () => AppError | null;
+      want: () => { level: SyncLevel; token: string; limit: number | null };
+    },
+  ): { walk: DavWalk; answer: AsyncGenerator<SyncAnswer> } {
+    const walk = this.walk(caller, path, { listing: req.needs });
+    if (walk.kind === 'list') throw unsupported(`"${SHARED_WITH_ME}" has no sync-collection: sync each of its folders`);
+    const refused = req.refuse();
+    if (refused) throw refused;
+    const { target, view } = walk;
+    if (!target || !view) throw notFound(Messages.itemNotFound);
+    if (target.kind === 'item' && target.item.type !== 'folder') throw unsupported('sync-collection reports on a collection, not a file');
+    const { level, token, limit } = req.want();
+    let run: SyncRun;
+    try {
+      run = this.start(walk.principal, target.kind === 'root' ? null : target.item.id, level, token, limit);
+    } catch (err) {
+      if (err instanceof SyncTokenError) throw new AppError(403, err.message, { davCondition: 'valid-sync-token' });
+      throw err;
+    }
+    const dav = this.d.dav;
+    const rowsOf = (results: SyncResult[]) =>
+      dav.rowsOf(
+        results.flatMap((r) => (r.kind === 'member' ? [r.item] : [])),
+        req.needs,
+      );
+    async function* answer(): AsyncGenerator<SyncAnswer> {
+      let results: SyncResult[] = [];
+      for await (const r of run.results()) {
+        results.push(r);
+        if (results.length === ROWS_BATCH) {
+          yield { kind: 'results', results, rows: rowsOf(results) };
+          results = [];
+        }
+      }
+      if (results.length) yield { kind: 'results', results, rows: rowsOf(results) };
+      yield { kind: 'end', truncated: run.truncated, token: run.token };
+    }
+    return { walk, answer: answer() };
   }
 
   /** A report on a collection; throws SyncTokenError for a token that is not valid for it. */
@@ -216,17 +305,7 @@ export class DavSync {
   }
 
   sign(principal: Principal, collectionId: string | null, state: TokenState): string {
-    const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-    return `${PREFIX}${payload}.${this.mac(principal, collectionId, payload)}`;
-  }
-
-  private mac(principal: Principal, collectionId: string | null, payload: string): string {
-    const reader = principal.share?.memberAccountId ?? principal.accountId;
-    return createHmac('sha256', this.key)
-      .update(`${reader}\n${principal.accountId}\n${collectionId ?? ''}\n${payload}`)
-      .digest()
-      .subarray(0, MAC_BYTES)
-      .toString('base64url');
+    return signToken(this.key, principal, collectionId, state);
   }
 
   private verify(principal: Principal, collectionId: string | null, token: string): TokenState {
@@ -234,7 +313,7 @@ export class DavSync {
     if (token.length > MAX_TOKEN_CHARS || !token.startsWith(PREFIX)) throw invalid();
     const [payload, mac, extra] = token.slice(PREFIX.length).split('.');
     if (!payload || !mac || extra !== undefined) throw invalid();
-    const expected = Buffer.from(this.mac(principal, collectionId, payload));
+    const expected = Buffer.from(macOf(this.key, principal, collectionId, payload));
     const given = Buffer.from(mac);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
     const state = JSON.parse(Buffer.from(payload, 'base64url').toString()) as TokenState;

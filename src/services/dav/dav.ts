@@ -25,6 +25,8 @@ import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
+import { parseRange } from '../../lib/byte-range.ts';
+import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
@@ -162,6 +164,8 @@ export interface DavListingNeeds {
   previews: boolean;
   checksums: boolean;
   sharedOut: boolean;
+  /** DAV:sync-token, read by DavSync.walk. */
+  syncTokens: boolean;
 }
 
 /** Rows of a listing with what their answer needs, read together (a batch at a time while it streams). */
@@ -200,10 +204,58 @@ export interface DavTreeView {
   mounts: { shares: DavShare[]; rows: DavRows<DavItem> };
   /** The target folder's children, a batch at a time (depth 1). */
   children: AsyncGenerator<DavRows<DavEntry>> | null;
+  /** A collection's DAV:sync-token (null: the tree's root); null for SHARED_WITH_ME, which has none, and unless asked for (DavSync.walk). */
+  syncToken: ((collectionId: string | null) => string) | null;
 }
 
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
 export type DavWalk = DavPlace & { target: DavTarget | null; view: DavTreeView | null };
+
+/** One list of the If header (RFC 4918 §10.4): its tag as the path it names (null: none here, so the list fails), and its conditions. */
+interface DavIfList {
+  tagged: boolean;
+  path: DavPath | null;
+  conditions: Array<{ not: boolean; token?: string; etag?: string }>;
+}
+
+/**
+ * A request's preconditions as the protocol read them: If-Match, If-None-Match and the If header's lists;
+ * `malformed` is an If header that did not parse, refused (400) where the header is evaluated.
+ */
+export interface DavConditions {
+  ifMatch: string | null;
+  ifNoneMatch: string | null;
+  lists: DavIfList[];
+  malformed: AppError | null;
+}
+
+/** How the door writes the address of the resource a request names (a 423 names it): the protocol's, handed down with the request. */
+export type DavHref = (place: DavPlace, target: DavTarget | null) => string;
+
+/** A write's request as the protocol read it: its preconditions, how its door writes the resource's href, and what it refuses of the request once the walk found what is there (before the preconditions). */
+export interface DavWrite {
+  conditions: DavConditions;
+  href: DavHref;
+  refuse?: (target: DavTarget | null) => AppError | null;
+}
+
+/** A write entered: where the walk put it (never SHARED_WITH_ME itself), the lock tokens it proved and its href. */
+interface Entered {
+  walk: DavWalk & { kind: 'own' | 'mount' };
+  tokens: Set<string>;
+  href: string;
+}
+
+/** GET or HEAD of a path: SHARED_WITH_ME's list, a folder's children, a 304, or a file with its bytes (none for HEAD). */
+export type DavRead =
+  | { kind: 'list'; walk: DavWalk & { kind: 'list' } }
+  | { kind: 'folder'; walk: DavWalk; pages: AsyncGenerator<DavEntry[]> | null }
+  | { kind: 'not-modified'; walk: DavWalk; item: DavItem }
+  | { kind: 'file'; walk: DavWalk; item: DavItem; range: ByteRange | null; body: ReadableStream<Uint8Array> | null };
+
+/** The answer to a write on SHARED_WITH_ME itself. */
+export const sharedListReadOnly = () =>
+  forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
 
 /** A lock as the account owner's list shows it. */
 export interface DavLockView {
@@ -366,6 +418,193 @@ export class DavService {
     return { ...place, target, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
   }
 
+  /**
+   * GET or HEAD in one visit: the walk, then for a file If-None-Match (304) and If-Match (412) before the
+   * download permission (403), then the range (416) and the bytes, read as the API's download is.
+   */
+  async read(
+    caller: Principal,
+    path: DavPath,
+    req: { head: boolean; ifMatch: string | null; ifNoneMatch: string | null; range: string | null },
+  ): Promise<DavRead> {
+    const walk = this.walk(caller, path);
+    const { principal, target } = walk;
+    if (walk.kind === 'list') return { walk, kind: 'list' };
+    if (!target) throw notFound(Messages.itemNotFound);
+    if (target.kind === 'root' || target.item.type === 'folder')
+      return { walk, kind: 'folder', pages: req.head ? null : this.children(principal, target.kind === 'root' ? null : target.item.id) };
+    const item = target.item;
+    const named = (header: string) => header.split(',').some((t) => t.trim() === item.etag);
+    if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || named(req.ifNoneMatch))) return { walk, kind: 'not-modified', item };
+    if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
+    this.allow(principal, 'downloads.file');
+    if (req.head) return { walk, kind: 'file', item, range: null, body: null };
+    const range = parseRange(req.range, item.size);
+    if (range === 'unsatisfiable')
+      throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${item.size}` });
+    return { walk, kind: 'file', item, range, body: await this.d.downloads.openFile(item, range ?? undefined, principal) };
+  }
+
+  /**
+   * PUT in one visit: the walk (a viewer's 403), then `refused` (what the protocol refuses of the request
+   * once the path is known), the preconditions (412), `malformed` (a bad checksum), then the locks (423) and the write.
+   */
+  async putAt(
+    caller: Principal,
+    path: DavPath,
+    input: PutInput & { conditions: DavConditions; href: DavHref; refused: AppError | null; malformed: AppError | null },
+  ): Promise<{ created: boolean; item: DavItem }> {
+    const walk = this.walk(caller, path, { write: 'write' });
+    if (walk.kind === 'list') throw sharedListReadOnly();
+    if (input.refused) throw input.refused;
+    const tokens = this.preconditions(walk.principal, walk.path, walk.target, input.conditions);
+    if (input.malformed) throw input.malformed;
+    const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
+    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } });
+  }
+
+  /** Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path`; returns the lock tokens the If header submitted. */
+  private preconditions(principal: Principal, path: DavPath, target: DavTarget | null, c: DavConditions): Set<string> {
+    const item = target?.kind === 'item' ? target.item : null;
+    const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
+    if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
+      throw new AppError(412, 'If-Match failed: the resource changed');
+    if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : named(c.ifNoneMatch)))
+      throw new AppError(412, 'If-None-Match failed: the resource exists');
+    if (c.malformed) throw c.malformed;
+    const tokens = new Set<string>();
+    if (c.lists.length === 0) return tokens;
+    for (const list of c.lists) for (const cond of list.conditions) if (cond.token && !cond.not) tokens.add(cond.token);
+    const holds = (list: DavIfList) => {
+      let at = path;
+      let row = item;
+      if (list.tagged) {
+        if (!list.path) return false;
+        const t = this.resolve(principal, list.path);
+        at = list.path;
+        row = t?.kind === 'item' ? t.item : null;
+      }
+      return list.conditions.every((cond) => {
+        const ok =
+          cond.token !== undefined
+            ? this.d.locks.covering(principal.accountId, at.key).some((l) => l.token === cond.token)
+            : row !== null && row.etag === cond.etag;
+        return ok !== cond.not;
+      });
+    };
+    if (!c.lists.some(holds)) throw new AppError(412, 'The If header conditions are not met');
+    return tokens;
+  }
+
+  /** The walk of a write (a share's role: 403), SHARED_WITH_ME refused, what the door refuses, then the preconditions (412). */
+  private enter(caller: Principal, path: DavPath, req: DavWrite, write?: 'write' | 'copy'): Entered {
+    const walk = this.walk(caller, path, { write });
+    if (walk.kind === 'list') throw sharedListReadOnly();
+    const refused = req.refuse?.(walk.target);
+    if (refused) throw refused;
+    const tokens = this.preconditions(walk.principal, walk.path, walk.target, req.conditions);
+    return { walk, tokens, href: req.href(walk, walk.target) };
+  }
+
+  /** MKCOL in one visit: the walk, the preconditions and the locks, then the folder. */
+  mkcolAt(caller: Principal, path: DavPath, req: DavWrite): DavItem {
+    const { walk, tokens, href } = this.enter(caller, path, req, 'write');
+    this.assertUnlocked(walk.principal, walk.path, { tokens }, href);
+    return this.mkcol(walk.principal, walk.path);
+  }
+
+  /** DELETE in one visit: the walk, 404 where nothing is, the root refused, the preconditions and the locks below, then to the trash. */
+  removeAt(caller: Principal, path: DavPath, req: DavWrite): void {
+    const { walk, tokens, href } = this.enter(
+      caller,
+      path,
+      {
+        ...req,
+        refuse: (target) => {
+          if (!target) return notFound(Messages.itemNotFound);
+          if (target.kind === 'root') return forbidden('The root folder cannot be deleted');
+          return req.refuse?.(target) ?? null;
+        },
+      },
+      'write',
+    );
+    this.assertUnlocked(walk.principal, walk.path, { tokens }, href, true);
+    this.remove(walk.principal, walk.path, (walk.target as { kind: 'item'; item: DavItem }).item);
+  }
+
+  /** UNLOCK in one visit (false: no such lock there). */
+  unlockAt(caller: Principal, path: DavPath, token: string | null, refused: AppError): boolean {
+    const walk = this.walk(caller, path);
+    if (walk.kind === 'list') throw sharedListReadOnly();
+    if (!token) throw refused;
+    return this.unlock(walk.principal, walk.path, token);
+  }
+
+  /**
+   * PROPPATCH in one visit: the walk, 404 where nothing is, the preconditions and the locks, then the
+   * patches, unless the target is the root or `protectedNamed` (the answer then refuses them all).
+   */
+  patchAt(caller: Principal, path: DavPath, req: DavWrite, patches: readonly PropPatch[], protectedNamed: boolean): DavWalk {
+    const { walk, tokens, href } = this.enter(
+      caller,
+      path,
+      {
+        ...req,
+        refuse: (target) => req.refuse?.(target) ?? (target ? null : notFound(Messages.itemNotFound)),
+      },
+      'write',
+    );
+    this.assertUnlocked(walk.principal, walk.path, { tokens }, href);
+    if (patches.length === 0) throw badRequest('PROPPATCH names no property to set or remove');
+    const target = walk.target as DavTarget;
+    if (target.kind === 'item' && !protectedNamed) this.patchProperties(walk.principal, target.item, patches);
+    return walk;
+  }
+
+  /** LOCK in one visit: the walk and the preconditions, then a new lock, or with `refresh` the one the If header names (null: it names none). */
+  async lockAt(
+    caller: Principal,
+    path: DavPath,
+    req: DavWrite,
+    input: { refresh: number } | Omit<Parameters<DavService['lock']>[2], 'href'>,
+  ): Promise<{ lock: DavLock | null; created: boolean }> {
+    const { walk, tokens, href } = this.enter(caller, path, req, 'write');
+    if ('refresh' in input) return { lock: this.refreshLock(walk.principal, walk.path, tokens, input.refresh), created: false };
+    return this.lock(walk.principal, walk.path, { ...input, href });
+  }
+
+  /**
+   * COPY or MOVE in one visit: the source's walk, the Destination's (`dest`, or the 4xx the protocol gave
+   * it), both in one tree (else 403), what the door refuses, 404 and the root refused, the preconditions,
+   * the locks on both, then the transfer.
+   */
+  async transferAt(
+    caller: Principal,
+    op: 'copy' | 'move',
+    path: DavPath,
+    req: DavWrite & { dest: DavPath | AppError; hrefAt: (place: DavPlace, path: DavPath, folder: boolean) => string },
+    opts: { overwrite: boolean; shallow: boolean },
+  ): Promise<{ created: boolean }> {
+    const walk = this.walk(caller, path, { write: op === 'copy' ? 'copy' : 'write' });
+    if (walk.kind === 'list') throw sharedListReadOnly();
+    if (req.dest instanceof AppError) throw req.dest;
+    const destPlace = this.place(caller, req.dest);
+    const sameTree =
+      destPlace.kind === walk.kind &&
+      (walk.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.prefix.join('/') === walk.mount.prefix.join('/')));
+    if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);
+    const refused = req.refuse?.(walk.target);
+    if (refused) throw refused;
+    const target = walk.target;
+    if (!target) throw notFound(Messages.itemNotFound);
+    if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
+    const tokens = this.preconditions(walk.principal, walk.path, target, req.conditions);
+    if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
+    const destHref = req.hrefAt(walk, destPlace.path, target.item.type === 'folder');
+    this.assertUnlocked(walk.principal, destPlace.path, { tokens }, destHref, true);
+    return this.transfer(walk.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts);
+  }
+
   private place(caller: Principal, path: DavPath): DavPlace {
     if (path.segments.length === 0) return { kind: 'own', principal: caller, path };
     if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
@@ -418,6 +657,7 @@ export class DavService {
         needs.children && folder && place.kind !== 'list'
           ? this.childRows(principal, target.kind === 'root' ? null : target.item.id, needs)
           : null,
+      syncToken: null,
     };
   }
 

@@ -68,6 +68,8 @@ describe('WebDAV: Shared with me', () => {
     const inF = `${SHARED}/Family`;
 
     expect(await (await dav.request('GET', `${inF}/photo.txt`)).text()).toBe('photo');
+    // The folder's page links its files under the mount, not under the owner's path.
+    expect(await (await dav.request('GET', `${inF}/`)).text()).toContain(`<a href="/dav/${inF}/photo.txt">photo.txt</a>`);
     for (const res of [
       await dav.put(`${inF}/new.txt`, 'x'),
       await dav.request('MKCOL', `${inF}/New`),
