@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import { Icon } from '../ui/icons.tsx';
 import { NoPreview } from './documents.tsx';
@@ -45,7 +45,8 @@ export function ZoomImage({ item, onSwipe }: { item: Item; onSwipe: (dir: 1 | -1
     v.scale = scale;
     apply();
   };
-  useEffect(() => {
+  // Before the first paint: a swipe made as soon as the picture shows is not lost.
+  useLayoutEffect(() => {
     const keys = (e: KeyboardEvent) => {
       if (e.key === '+' || e.key === '=') zoom(1.25);
       else if (e.key === '-') zoom(0.8);
