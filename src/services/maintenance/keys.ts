@@ -122,8 +122,11 @@ export class KeyService {
     for (let pass = 0; pass < MAX_PASSES && budget.batches > 0; pass++) {
       // Each pass meets the unreadable values again; count them once, in the last pass.
       result.unreadable = { count: 0, itemIds: [] };
-      if (!this.runPhase(this.itemsPhase(keyId, result), batchSize, budget, result, opts)) break;
-      if (!this.runPhase(this.librariesPhase(keyId), batchSize, budget, result, opts)) break;
+      const unreadable = (id: string) => {
+        if (result.unreadable.itemIds.length < 100) result.unreadable.itemIds.push(id);
+      };
+      if (!this.runPhase(this.wrappedKeysPhase(keyId, this.d.items, unreadable), batchSize, budget, result, opts)) break;
+      if (!this.runPhase(this.wrappedKeysPhase(keyId, this.d.libraries), batchSize, budget, result, opts)) break;
       if (!this.runPhase(this.secretsPhase(keyId), batchSize, budget, result, opts)) break;
       if (!this.runPhase(this.webhookSecretsPhase(keyId), batchSize, budget, result, opts)) break;
       if (this.remaining(keyId) - result.unreadable.count <= 0) break;
@@ -160,44 +163,33 @@ export class KeyService {
     return this.d.items.countNotUnderKey(keyId) + this.d.libraries.countNotUnderKey(keyId) + this.d.keys.countSecretsNotUnder(keyId);
   }
 
-  private itemsPhase(keyId: string, result: RotateResult): RewrapPhase<{ id: string; wrappedKey: string }> {
+  /**
+   * Data keys of one table wrapped again under `keyId`: the items' files, the libraries' thumbnails (counted
+   * with the items'). One that cannot be opened is left as it is and told to `unreadable`.
+   */
+  private wrappedKeysPhase(
+    keyId: string,
+    table: {
+      countNotUnderKey(keyId: string): number;
+      notUnderKeyPage(keyId: string, afterId: string, limit: number): Array<{ id: string; wrappedKey: string }>;
+      rewrap(id: string, from: string, to: string, keyId: string): number | boolean;
+    },
+    unreadable: (id: string) => void = () => {},
+  ): RewrapPhase<{ id: string; wrappedKey: string }> {
     return {
       name: 'items',
-      total: this.d.items.countNotUnderKey(keyId),
-      page: (after, limit) => this.d.items.notUnderKeyPage(keyId, after, limit),
+      total: table.countNotUnderKey(keyId),
+      page: (after, limit) => table.notUnderKeyPage(keyId, after, limit),
       rewrap: (row) => {
         let wrapped: string;
         try {
           wrapped = this.d.keyring.rewrap(row.wrappedKey);
         } catch (err) {
           if (!isUnreadable(err)) throw err;
-          if (result.unreadable.itemIds.length < 100) result.unreadable.itemIds.push(row.id);
+          unreadable(row.id);
           return false;
         }
-        return this.d.items.rewrap(row.id, row.wrappedKey, wrapped, keyId);
-      },
-      counted: (r, changed) => {
-        r.itemsRewrapped += changed;
-        this.d.keys.addProgress(r.rotationId, changed, 0);
-      },
-    };
-  }
-
-  /** The data keys libraries' thumbnails are sealed under (counted with the items' keys). */
-  private librariesPhase(keyId: string): RewrapPhase<{ id: string; wrappedKey: string }> {
-    return {
-      name: 'items',
-      total: this.d.libraries.countNotUnderKey(keyId),
-      page: (after, limit) => this.d.libraries.notUnderKeyPage(keyId, after, limit),
-      rewrap: (row) => {
-        let wrapped: string;
-        try {
-          wrapped = this.d.keyring.rewrap(row.wrappedKey);
-        } catch (err) {
-          if (!isUnreadable(err)) throw err;
-          return false;
-        }
-        return this.d.libraries.rewrap(row.id, row.wrappedKey, wrapped, keyId) ? 1 : 0;
+        return Number(table.rewrap(row.id, row.wrappedKey, wrapped, keyId));
       },
       counted: (r, changed) => {
         r.itemsRewrapped += changed;
