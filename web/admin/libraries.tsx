@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { GroupView } from '../../src/contract/groups.ts';
 import { LIBRARY_NOT_ENCRYPTED, type LibraryView } from '../../src/contract/libraries.ts';
 import { api } from '../api/index.ts';
+import { useLoad } from '../app/load.ts';
 import { formatSize, plural } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
@@ -22,9 +23,13 @@ function state(l: LibraryView): string {
 
 /** Admin → Libraries: host folders shown as they are, not encrypted, in an account's My files. */
 export function Libraries() {
-  const [libraries, setLibraries] = useState<LibraryView[] | null>(null);
-  const [groups, setGroups] = useState<GroupView[]>([]);
-  const [error, setError] = useState<string | null>(null);
+  const loaded = useLoad(async () => {
+    const [libraries, groups] = await Promise.all([api.libraries.all(), api.groups.all()]);
+    return { libraries, groups };
+  });
+  const { error, reload: load } = loaded;
+  const libraries = loaded.data?.libraries ?? null;
+  const groups: GroupView[] = loaded.data?.groups ?? [];
   const [path, setPath] = useState('');
   const [name, setName] = useState('');
   const [owner, setOwner] = useState('');
@@ -33,17 +38,6 @@ export function Libraries() {
   const [addError, setAddError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const load = async () => {
-    try {
-      const [all, known] = await Promise.all([api.libraries.all(), api.groups.all()]);
-      setLibraries(all);
-      setGroups(known);
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  useEffect(() => void load(), []);
   const scanning = libraries?.some((l) => l.scanning) ?? false;
   useEffect(() => {
     if (!scanning) return;

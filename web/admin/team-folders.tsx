@@ -1,9 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { GroupView, TeamFolderView } from '../../src/contract/groups.ts';
 import { MAX_NAME_LENGTH } from '../../src/contract/names.ts';
 import type { MemberRole } from '../../src/contract/sharing.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import { api } from '../api/index.ts';
+import { useLoad } from '../app/load.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { ROLES } from '../sharing/roles.tsx';
@@ -121,27 +122,19 @@ function GroupsForm({ folder, groups, close }: { folder: TeamFolderView; groups:
 
 /** Admin → Team folders: folders that belong to a team, with their own quota, reached through groups. */
 export function TeamFolders() {
-  const [folders, setFolders] = useState<TeamFolderView[] | null>(null);
-  const [groups, setGroups] = useState<GroupView[]>([]);
-  const [error, setError] = useState<string | null>(null);
+  const loaded = useLoad(async () => {
+    const [folders, groups] = await Promise.all([api.teamFolders.all(), api.groups.all()]);
+    return { folders, groups };
+  });
+  const { error, reload: load } = loaded;
+  const folders = loaded.data?.folders ?? null;
+  const groups: GroupView[] = loaded.data?.groups ?? [];
   const [name, setName] = useState('');
   const [quota, setQuota] = useState('');
   const [groupId, setGroupId] = useState('');
   const [role, setRole] = useState<MemberRole>('editor');
   const [createError, setCreateError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-
-  const load = async () => {
-    try {
-      const [all, known] = await Promise.all([api.teamFolders.all(), api.groups.all()]);
-      setFolders(all);
-      setGroups(known);
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  useEffect(() => void load(), []);
 
   const create = async (e: Event) => {
     e.preventDefault();
