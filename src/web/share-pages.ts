@@ -76,8 +76,10 @@ if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textCo
 
 // The picture viewer (the app's viewer/gestures.ts, brought to these script-only pages): ←/→ step, Esc closes, +/−/0
 // zoom; the wheel zooms towards the pointer, a double click or double tap zooms in and back, a pinch zooms, a drag
-// pans once zoomed, a swipe steps. Focus goes to the viewer opened and back to its picture when it closes, and
-// back again for up to 2 s if going to the empty fragment drops it on the page (a loaded browser does that late).
+// pans once zoomed, a swipe steps. Focus goes to the viewer opened and back to its picture when it closes. Close
+// goes to the picture's own fragment, not the empty one: the browser applies a fragment's focus at a later frame
+// (seconds later on a loaded machine), and the empty fragment's is to drop focus on the page; the picture's is to
+// focus it. The short retry covers leaving by the Back button, which may still land on the empty fragment.
 // Zoomed past fit, a picture with data-full swaps its large thumbnail for the original once that has loaded.
 const VIEWER_SCRIPT = `(()=>{let last=null,v={s:1,x:0,y:0},img=null;const open=()=>document.querySelector('.lightbox:target');
 const apply=()=>{if(img)img.style.transform=v.s===1?'':'translate('+v.x+'px,'+v.y+'px) scale('+v.s+')'};
@@ -222,14 +224,14 @@ export function renderFolderPage(v: FolderPageView): string {
     ? `<ul class="gallery" aria-label="Pictures">${pictures
         .map(
           (p) =>
-            `<li><a href="#view-${enc(p.id)}"><img src="${thumb(p.id, 'small')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy" decoding="async"></a></li>`,
+            `<li><a href="#view-${enc(p.id)}" id="pic-${enc(p.id)}"><img src="${thumb(p.id, 'small')}" alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy" decoding="async"></a></li>`,
         )
         .join('')}</ul>
 ${pictures
   .map((p, i) => {
     const step = (to: PublicItem | undefined, label: string, dir: 'prev' | 'next') =>
       to ? `<a href="#view-${enc(to.id)}" data-step="${dir}">${label}</a>` : '';
-    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, `${base}/file/${enc(p.id)}`)} alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;', 'next')}</div></div>`;
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${escapeHtml(stripBidiControls(p.name))}"><div class="bar"><a href="#pic-${enc(p.id)}" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${base}/file/${enc(p.id)}">Download</a></div><figure><img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, `${base}/file/${enc(p.id)}`)} alt="${escapeHtml(stripBidiControls(p.name))}" loading="lazy"></figure><div class="bar">${step(pictures[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${pictures.length}</span>${step(pictures[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
   .join('\n')}
 <script>${VIEWER_SCRIPT}</script>`
@@ -274,7 +276,7 @@ export function renderAlbumPage(v: {
     ? `<ul class="gallery" aria-label="Photos">${v.items
         .map(
           (p) =>
-            `<li><a href="#view-${enc(p.id)}">${pictured(p) ? `<img src="${thumb(p.id, 'small')}" alt="${alt(p)}" loading="lazy" decoding="async">` : `<span class="tile-name">${nameHtml(p.name)}</span>`}</a></li>`,
+            `<li><a href="#view-${enc(p.id)}" id="pic-${enc(p.id)}">${pictured(p) ? `<img src="${thumb(p.id, 'small')}" alt="${alt(p)}" loading="lazy" decoding="async">` : `<span class="tile-name">${nameHtml(p.name)}</span>`}</a></li>`,
         )
         .join('')}</ul>
 ${v.items
@@ -287,7 +289,7 @@ ${v.items
       : pictured(p)
         ? `<img src="${thumb(p.id, 'large')}"${fullZoom(v.facts, p.mimeType, file(p.id))} alt="${alt(p)}" loading="lazy">`
         : `<span class="tile-name">${nameHtml(p.name)}</span>`;
-    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
+    return `<div class="lightbox" id="view-${enc(p.id)}" role="dialog" aria-label="${alt(p)}"><div class="bar"><a href="#pic-${enc(p.id)}" data-close>Close</a><span>${nameHtml(p.name)}</span><a href="${file(p.id)}">Download</a></div><figure>${media}</figure><div class="bar">${step(v.items[i - 1], '&larr; Previous', 'prev')}<span>${i + 1} of ${v.items.length}</span>${step(v.items[i + 1], 'Next &rarr;', 'next')}</div></div>`;
   })
   .join('\n')}
 <script>${VIEWER_SCRIPT}</script>`
