@@ -263,28 +263,33 @@ const apachePeer: Peer = {
   },
 };
 
-/** copyparty with its WebDAV door; PyPI only (no Debian or npm package carries it). */
-const copypartyPeer: Peer = {
-  name: 'copyparty',
-  skips: 'no encryption, no fsync, no database (without -e2d), no versions',
-  async start(root) {
-    const command = Bun.which('copyparty')
-      ? ['copyparty']
-      : Bun.spawnSync(['python3', '-c', 'import copyparty'], { stderr: 'ignore' }).exitCode === 0
-        ? ['python3', '-m', 'copyparty']
-        : null;
-    if (!command) return 'not installed (`pip install copyparty`, or the single-file copyparty-sfx.py from its GitHub releases)';
-    const files = path.join(root, 'files');
-    writeListing(path.join(files, 'list'));
-    const port = freePort();
-    const { proc, stop } = spawnPeer([...command, '-q', '-i', '127.0.0.1', '-p', String(port), '-v', `${files}::rwd`, '--daw'], {
-      cwd: root,
-    });
-    const base = `http://127.0.0.1:${port}`;
-    await waitForAnswer(`${base}/`, proc, 'copyparty');
-    return davTarget(proc.pid, base, {}, `${base}/list/`, stop);
-  },
-};
+/**
+ * copyparty with its WebDAV door, plain or with its file index (`-e2d`, a SQLite database of the volume). No Debian
+ * or npm package carries it: `pip install copyparty`, or its source tree on PYTHONPATH (it needs jinja2).
+ */
+function copypartyPeer(indexed: boolean): Peer {
+  return {
+    name: indexed ? 'copyparty with its index (-e2d)' : 'copyparty',
+    skips: `no encryption, no fsync${indexed ? '' : ', no database'}, no versions`,
+    async start(root) {
+      const command = Bun.which('copyparty')
+        ? ['copyparty']
+        : Bun.spawnSync(['python3', '-c', 'import copyparty'], { stderr: 'ignore' }).exitCode === 0
+          ? ['python3', '-m', 'copyparty']
+          : null;
+      if (!command)
+        return 'not installed (`pip install copyparty`, the single-file copyparty-sfx.py from its GitHub releases, or its source tree on PYTHONPATH)';
+      const files = path.join(root, 'files');
+      writeListing(path.join(files, 'list'));
+      const port = freePort();
+      const args = ['-q', '-i', '127.0.0.1', '-p', String(port), '-v', `${files}::rwd`, '--daw', ...(indexed ? ['-e2d'] : [])];
+      const { proc, stop } = spawnPeer([...command, ...args], { cwd: root });
+      const base = `http://127.0.0.1:${port}`;
+      await waitForAnswer(`${base}/`, proc, 'copyparty');
+      return davTarget(proc.pid, base, {}, `${base}/list/`, stop);
+    },
+  };
+}
 
 /** 4 KiB files from 8 clients: files per second and the server's CPU milliseconds per file. */
 async function smallUploads(target: Target, prefix: number): Promise<{ perSec: number; cpuMs: number }> {
@@ -436,7 +441,7 @@ export async function runPeersBench(): Promise<void> {
     if (bigBytes === 1024 ** 3) writeRandomGiB(bigFile);
     else fs.writeFileSync(bigFile, randomBytes(bigBytes));
     const bare = await measureBare(dir);
-    const peers = [cofferPeer(exe, 'api'), cofferPeer(exe, 'dav'), rclonePeer, copypartyPeer, apachePeer];
+    const peers = [cofferPeer(exe, 'api'), cofferPeer(exe, 'dav'), rclonePeer, copypartyPeer(false), copypartyPeer(true), apachePeer];
     const rows: Row[] = [];
     for (const peer of peers) {
       const root = fs.mkdtempSync(path.join(dir, 'server-'));
