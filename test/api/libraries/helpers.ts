@@ -6,7 +6,8 @@ import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { listAll } from '../../helpers/files.ts';
 import type * as seed from '../../helpers/seed.ts';
-import { tempDir } from '../../helpers/server.ts';
+import { type TestServerOptions, tempDir } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 /** Host folders made for libraries, removed with `cleanHostDirs`. */
 const made: string[] = [];
@@ -50,4 +51,18 @@ export const children = (login: seed.SeededLogin, parentId: string) => listAll(l
 
 export async function childNamed(login: seed.SeededLogin, parentId: string, name: string) {
   return (await children(login, parentId)).find((i) => i.name === name);
+}
+
+/** A library test file's server and admin (see serverWithAdmin); after the file, the host folders it made go too. */
+export const libraryServer = (set: Parameters<typeof serverWithAdmin>[0], opts: TestServerOptions = {}) =>
+  serverWithAdmin(set, opts, cleanHostDirs);
+
+/** Asks for a rescan of a library and waits for it to end: the library's admin view after it. */
+export async function rescan(admin: seed.SeededLogin, id: string) {
+  const before = (await json(await admin.client.get(`/api/admin/libraries/${id}`))).scannedAt;
+  expect((await admin.client.post(`/api/admin/libraries/${id}/rescan`)).status).toBe(202);
+  return eventually(async () => {
+    const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
+    return view.scanning === null && view.scannedAt !== before ? view : false;
+  });
 }

@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
 // Only the watch: no periodic rescan that could make a change visible by itself.
-beforeAll(async () => {
-  t = await startTestServer({ env: { LIBRARY_RESCAN_MINUTES: '0' } });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { env: { LIBRARY_RESCAN_MINUTES: '0' } });
 
 // The figure: a change by another program visible within 2 s.
 const WITHIN = { timeoutMs: 2000 };
