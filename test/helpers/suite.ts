@@ -1,6 +1,7 @@
-import { afterAll, beforeAll } from 'bun:test';
+import { afterAll, beforeAll, expect } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { acquireBrowser, releaseBrowser } from './browser.ts';
+import { DocserverDouble } from './docserver-double.ts';
 import * as seed from './seed.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.ts';
 
@@ -25,18 +26,48 @@ export function serverWithAdmin(
 }
 
 /**
- * A UI test file's server (started with `opts`) and the shared browser, made before the file's tests, which `set`
- * hands to the file; after them the browser is released and the server stops.
+ * A UI test file's server (started with `opts`), an admin of it, and the shared browser, made before the file's
+ * tests, which `set` hands to the file; after them the browser is released and the server stops.
  */
-export function serverAndBrowser(set: (s: { t: TestServer; browser: Browser }) => void, opts: TestServerOptions = {}): void {
+export function serverAndBrowser(
+  set: (s: { t: TestServer; admin: seed.SeededLogin; browser: Browser }) => void,
+  opts: TestServerOptions = {},
+): void {
   let t: TestServer | undefined;
   beforeAll(async () => {
     const [server, browser] = await Promise.all([startTestServer(opts), acquireBrowser()]);
     t = server;
-    set({ t, browser });
+    set({ t, admin: await seed.admin(t), browser });
   });
   afterAll(async () => {
     await releaseBrowser();
     await t?.stop();
+  });
+}
+
+/**
+ * A test file's server (started with `opts`) and an admin of it whose document server is a double, started first;
+ * `set` hands them to the file. After the file's tests the double's callbacks settle, the server and the double
+ * stop, then `after` cleans up what the file made.
+ */
+export function serverWithDocserver(
+  set: (s: { t: TestServer; admin: seed.SeededLogin; double: DocserverDouble }) => void,
+  opts: TestServerOptions = {},
+  after?: () => void,
+): void {
+  let t: TestServer | undefined;
+  let double: DocserverDouble | undefined;
+  beforeAll(async () => {
+    double = DocserverDouble.start();
+    t = await startTestServer(opts);
+    const admin = await seed.admin(t);
+    expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
+    set({ t, admin, double });
+  });
+  afterAll(async () => {
+    await double?.settled();
+    await t?.stop();
+    double?.stop();
+    after?.();
   });
 }
