@@ -4,6 +4,9 @@ import { acquireBrowser, releaseBrowser } from './browser.ts';
 import { DocserverDouble } from './docserver-double.ts';
 import * as seed from './seed.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.ts';
+import { startReceiver } from './webhook-receiver.ts';
+
+type Receiver = ReturnType<typeof startReceiver>;
 
 /**
  * A test file's server (started with `opts`) and an admin of it, made before the file's tests, which `set` hands
@@ -70,4 +73,27 @@ export function serverWithDocserver(
     double?.stop();
     after?.();
   });
+}
+
+/**
+ * serverWithAdmin with a webhook receiver on loopback, started first and allowed as a webhook host; after the file's
+ * tests the server stops, then the receiver, then `after` cleans up what the file made.
+ */
+export function serverWithReceiver(
+  set: (s: { t: TestServer; admin: seed.SeededLogin; receiver: Receiver }) => void,
+  opts: TestServerOptions = {},
+  after?: () => void,
+): void {
+  let receiver: Receiver;
+  beforeAll(() => {
+    receiver = startReceiver();
+  });
+  serverWithAdmin(
+    (s) => set({ ...s, receiver }),
+    { ...opts, env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...opts.env } },
+    () => {
+      receiver?.stop();
+      after?.();
+    },
+  );
 }

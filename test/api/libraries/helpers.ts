@@ -66,3 +66,17 @@ export async function rescan(admin: seed.SeededLogin, id: string) {
     return view.scanning === null && view.scannedAt !== before ? view : false;
   });
 }
+
+/**
+ * A host folder for the tests of changes made by another program: a file to modify (`a.txt`), one to rename
+ * (`old-name.txt`), one to delete (`doomed.txt`), a folder with a file (`box/`) and an empty one (`shelf/`).
+ */
+export function changingTree(): string {
+  const root = hostDir();
+  write(root, 'a.txt', 'one');
+  write(root, 'old-name.txt', 'rename me');
+  write(root, 'doomed.txt', 'bye');
+  write(root, 'box/inner.txt', 'in the box');
+  fs.mkdirSync(path.join(root, 'shelf'));
+  return root;
+}
