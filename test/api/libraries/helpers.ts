@@ -5,8 +5,8 @@ import { LIBRARY_NOT_ENCRYPTED } from '../../../src/contract/libraries.ts';
 import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { listAll } from '../../helpers/files.ts';
-import type * as seed from '../../helpers/seed.ts';
-import { type TestServerOptions, tempDir } from '../../helpers/server.ts';
+import * as seed from '../../helpers/seed.ts';
+import { type TestServer, type TestServerOptions, tempDir } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 
 /** Host folders made for libraries, removed with `cleanHostDirs`. */
@@ -79,4 +79,19 @@ export function changingTree(): string {
   write(root, 'box/inner.txt', 'in the box');
   fs.mkdirSync(path.join(root, 'shelf'));
   return root;
+}
+
+/**
+ * A library holding `keep.txt`, its owner, a sub-user of the owner who may only download, and another account:
+ * who the refusal tests ask as.
+ */
+export async function refusalScene(t: TestServer, admin: seed.SeededLogin) {
+  const owner = await seed.owner(t);
+  const outsider = await seed.owner(t);
+  const sub = await seed.subUser(t, owner, ['files.download']);
+  const root = hostDir();
+  write(root, 'keep.txt', 'keep');
+  const library = await addLibrary(admin, root, owner);
+  const keep = await childNamed(owner, library.folderId, 'keep.txt');
+  return { owner, outsider, sub, root, library, keep };
 }

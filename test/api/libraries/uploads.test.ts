@@ -7,7 +7,7 @@ import { mountSmallDisk } from '../../helpers/small-disk.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { createUpload, tusUpload } from '../../helpers/tus.ts';
-import { addLibrary, childNamed, children, hostDir, libraryServer, write } from './helpers.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, refusalScene, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -315,13 +315,7 @@ describe('uploads into a library: the door rules', () => {
   });
 
   test('a sub-user without upload gets 403, another account 404; nothing is written', async () => {
-    const owner = await seed.owner(t);
-    const outsider = await seed.owner(t);
-    const sub = await seed.subUser(t, owner, ['files.download']);
-    const root = hostDir();
-    write(root, 'keep.txt', 'keep');
-    const library = await addLibrary(admin, root, owner);
-    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const { outsider, sub, root, library, keep } = await refusalScene(t, admin);
     const up = (login: seed.SeededLogin) =>
       login.client.request('/api/files/upload', { method: 'POST', body: form({ parentId: library.folderId }, [['x.txt', 'x']]) });
     const replace = (login: seed.SeededLogin) =>
