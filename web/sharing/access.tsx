@@ -3,8 +3,8 @@ import type { MemberRole } from '../../src/contract/sharing.ts';
 import { AccessRow, RoleField } from './roles.tsx';
 
 /**
- * Who has access to one thing (an item's people or groups, an album's people), loaded once: `put` adds one (or
- * moves it, changed, to the end), `replace` changes one in place, `drop` takes one out.
+ * Who has access to one thing (an item's people or groups, an album's people), loaded again when `of` changes:
+ * `put` adds one (or moves it, changed, to the end), `replace` changes one in place, `drop` takes one out.
  */
 export function useAccessList<T>(key: (entry: T) => string, load: () => Promise<T[]>, fail: (err: Error) => void, of: string) {
   const [list, setList] = useState<T[] | null>(null);
