@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { startReceiver, verifyStandardWebhook } from '../helpers/webhook-receiver.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverWithReceiver } from '../helpers/suite.ts';
+import { verifyStandardWebhook, type startReceiver } from '../helpers/webhook-receiver.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 let receiver: ReturnType<typeof startReceiver>;
 
-beforeAll(async () => {
-  receiver = startReceiver();
-  t = await startTestServer({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  receiver.stop();
-});
+serverWithReceiver((s) => ({ t, admin, receiver } = s));
 
 const cli = (args: string[]) => runCli([...args, '--data-dir', t.dataDir]);
 

@@ -1,7 +1,10 @@
+import { afterAll, beforeAll } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { memoryLogger } from './logs.ts';
 import { skipWithout } from './prerequisites.ts';
+import * as seed from './seed.ts';
+import { startTestServer, type TestServer, tempDir } from './server.ts';
 
 /** The Nextcloud desktop client's command-line twin, from Debian (`apt-get install nextcloud-desktop-cmd`). */
 const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
@@ -63,4 +66,29 @@ export function localFiles(root: string): Map<string, Buffer> {
     out.set(rel.normalize('NFC'), fs.readFileSync(full));
   }
   return out;
+}
+
+/**
+ * A nextcloudcmd test file's server, logging to `logger`, with an admin made, and a temp folder (`prefix`) for the
+ * client's local copies; `set` hands them to the file. Without nextcloudcmd nothing starts.
+ */
+export function nextcloudcmdServer(
+  logger: ReturnType<typeof memoryLogger>,
+  prefix: string,
+  set: (s: { t: TestServer; dir: string }) => void,
+): void {
+  let t: TestServer | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    if (NO_NEXTCLOUDCMD) return;
+    t = await startTestServer({ logger });
+    await seed.admin(t);
+    dir = tempDir(prefix);
+    set({ t, dir });
+  });
+  afterAll(async () => {
+    if (NO_NEXTCLOUDCMD) return;
+    await t?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
 }

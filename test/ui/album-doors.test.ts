@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
-import { eventually } from '../helpers/eventually.ts';
-import { upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
+import { uploadPhoto } from '../helpers/photos.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
 let browser: Browser;
@@ -16,19 +16,11 @@ let album: { id: string };
 let mine: { id: string };
 let theirs: { id: string };
 
-async function photo(o: seed.SeededLogin, name: string, i: number) {
-  const file = await upload(o.client, name, await img.photo(i, 480, 360, `2025:06:1${i} 12:00:00`), { type: 'image/jpeg' });
-  await eventually(async () =>
-    (await json(await o.client.get('/api/files/photos'))).some(
-      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 480,
-    ),
-  );
-  return file;
-}
+const photo = async (o: seed.SeededLogin, name: string, i: number) =>
+  uploadPhoto(o.client, name, await img.photo(i, 480, 360, `2025:06:1${i} 12:00:00`), 480);
 
+serverAndBrowser((s) => ({ t, browser } = s));
 beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  await seed.admin(t);
   ada = await seed.owner(t, seed.uniqueEmail('ada'), 'Ada Lovelace');
   grace = await seed.owner(t, seed.uniqueEmail('grace'), 'Grace Hopper');
   mine = await photo(ada, 'mine.jpg', 1);
@@ -36,10 +28,6 @@ beforeAll(async () => {
   await ada.client.post(`/api/albums/${album.id}/members`, { accountId: grace.id, role: 'editor' });
   theirs = await photo(grace, 'theirs.jpg', 2);
   await grace.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] });
-});
-afterAll(async () => {
-  await releaseBrowser();
-  await t.stop();
 });
 
 /** Opens the viewer on a tile of the album's page; answers the viewer and its Download link's address. */

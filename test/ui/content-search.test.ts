@@ -1,24 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { searchable } from '../helpers/search-documents.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
 let browser: Browser;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await releaseBrowser();
-  await t.stop();
-});
+serverAndBrowser((s) => ({ t, admin, browser } = s));
 
 const drained = () => eventually(() => t.server.ctx.repos.content.progress().pending === 0, { timeoutMs: 30_000 });
 

@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, openContext, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  await seed.admin(t);
-});
-afterAll(async () => {
-  await releaseBrowser();
-  await t.stop();
-});
+serverAndBrowser((s) => ({ t, browser } = s));
 
 const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name},`) });
 const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true });

@@ -1,12 +1,14 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { folder, upload } from '../helpers/files.ts';
+import { folder } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
+import { uploadPhoto } from '../helpers/photos.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
 let browser: Browser;
@@ -16,19 +18,11 @@ let trip: { id: string };
 let picks: string[];
 
 /** A photo of `o`, its thumbnail made. */
-async function photo(o: seed.SeededLogin, name: string, i: number, parentId?: string) {
-  const file = await upload(o.client, name, await img.photo(i, 480, 360, `2025:06:1${i} 12:00:00`), { type: 'image/jpeg', parentId });
-  await eventually(async () =>
-    (await json(await o.client.get('/api/files/photos'))).some(
-      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 480,
-    ),
-  );
-  return file;
-}
+const photo = async (o: seed.SeededLogin, name: string, i: number, parentId?: string) =>
+  uploadPhoto(o.client, name, await img.photo(i, 480, 360, `2025:06:1${i} 12:00:00`), 480, { parentId });
 
+serverAndBrowser((s) => ({ t, browser } = s));
 beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  await seed.admin(t);
   ada = await seed.owner(t, seed.uniqueEmail('ada'), 'Ada Lovelace');
   grace = await seed.owner(t, seed.uniqueEmail('grace'), 'Grace Hopper');
   trip = await folder(ada.client, 'Lisbon');
@@ -37,10 +31,6 @@ beforeAll(async () => {
   const loose = await photo(ada, 'sunset.jpg', 3);
   picks = [loose.id];
   await photo(grace, 'my-cat.jpg', 4);
-});
-afterAll(async () => {
-  await releaseBrowser();
-  await t.stop();
 });
 
 const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name},`) });

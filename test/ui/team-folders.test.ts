@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
 let browser: Browser;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await releaseBrowser();
-  await t.stop();
-});
+serverAndBrowser((s) => ({ t, admin, browser } = s));
 
 describe('Admin → Team folders', () => {
   test('create one with a group and a quota by keyboard, see its size, change its groups, find it in a member\u2019s My files, delete it', async () => {

@@ -1,27 +1,18 @@
-import type { VirtualItem } from '@tanstack/virtual-core';
-import type { RefObject } from 'preact';
-import { displayName, formatDate, formatSize, middleTruncate } from '../app/format.ts';
+import { formatDate, formatSize, middleTruncate } from '../app/format.ts';
 import { Icon } from '../ui/icons.tsx';
 import { Badges } from './item-cells.tsx';
-import type { ListProps } from './list-props.ts';
 import { ItemPicture } from './item-picture.tsx';
-import type { ItemProps } from './item-pointer.ts';
+import { type ItemViewProps, itemView, type ViewProps } from './item-view.ts';
 import { VideoBadge, VideoWords } from './video-badge.tsx';
 
 /** The grid view: rows of tiles, `cols` to a row. */
-export function ItemGrid(g: {
-  p: ListProps;
-  scroller: RefObject<HTMLDivElement | null>;
-  rows: VirtualItem[];
-  total: number;
-  cols: number;
-  /** How many characters of a name a tile has room for. */
-  tileChars: number;
-  hide: boolean;
-  dropOn: string | null;
-  itemProps: ItemProps;
-  onKeyDown: (e: KeyboardEvent) => void;
-}) {
+export function ItemGrid(
+  g: ViewProps & {
+    cols: number;
+    /** How many characters of a name a tile has room for. */
+    tileChars: number;
+  },
+) {
   const { p, cols } = g;
   return (
     <div
@@ -61,60 +52,25 @@ export function ItemGrid(g: {
 }
 
 /** One item's tile: check mark, picture, name (losing its middle to fit) with badges and size or date, More. */
-function ItemTile({
-  p,
-  index,
-  tileChars,
-  hide,
-  dropOn,
-  itemProps,
-}: {
-  p: ListProps;
-  index: number;
-  tileChars: number;
-  hide: boolean;
-  dropOn: string | null;
-  itemProps: ItemProps;
-}) {
-  const item = p.items[index]!;
-  const name = displayName(item.name, item.type, hide);
+function ItemTile(t: ItemViewProps & { tileChars: number }) {
+  const { p, index } = t;
+  const { item, name, selected, state, toggle, more } = itemView(t);
   return (
-    <div
-      role="option"
-      aria-posinset={index + 1}
-      aria-setsize={p.items.length}
-      class={`tile ${p.selected.has(item.id) ? 'selected' : ''} ${dropOn === item.id ? 'drop' : ''}`}
-      {...itemProps(item, index)}
-    >
-      <span
-        class={`check tile-check ${p.selected.has(item.id) ? 'on' : ''}`}
-        aria-hidden="true"
-        onClick={(e) => {
-          e.stopPropagation();
-          p.onToggle(index);
-        }}
-      >
+    <div role="option" aria-posinset={index + 1} aria-setsize={p.items.length} class={`tile ${state}`} {...t.itemProps(item, index)}>
+      <span class={`check tile-check ${selected ? 'on' : ''}`} aria-hidden="true" onClick={toggle}>
         <Icon name="check" size={14} />
       </span>
       <ItemPicture item={item} box={96} icon={64} />
       <VideoBadge item={item} />
       <span class="tile-name" title={name}>
-        {middleTruncate(name, tileChars)}
+        {middleTruncate(name, t.tileChars)}
       </span>
       <span class="tile-meta">
         <VideoWords item={item} />
         <Badges item={item} />
         {item.type === 'folder' ? formatDate(item.modified) : formatSize(item.size ?? 0)}
       </span>
-      <span
-        class="icon-button row-more"
-        aria-hidden="true"
-        onClick={(e) => {
-          e.stopPropagation();
-          const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
-          p.onMenu(index, r.left, r.bottom);
-        }}
-      >
+      <span class="icon-button row-more" aria-hidden="true" onClick={more}>
         <Icon name="more" size={18} />
       </span>
     </div>

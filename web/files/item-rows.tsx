@@ -1,25 +1,13 @@
-import type { VirtualItem } from '@tanstack/virtual-core';
-import type { RefObject } from 'preact';
-import { displayName } from '../app/format.ts';
 import { copyItemLink } from '../sharing/link-actions.ts';
 import { Icon } from '../ui/icons.tsx';
 import { Name } from '../ui/name.tsx';
 import { Badges, COLUMN_TITLES, cell, rowLabel } from './item-cells.tsx';
-import type { ListProps, SortKey } from './list-props.ts';
 import { ItemPicture } from './item-picture.tsx';
-import type { ItemProps } from './item-pointer.ts';
+import { type ItemViewProps, itemView, type ViewProps } from './item-view.ts';
+import type { ListProps, SortKey } from './list-props.ts';
 
 /** The list view: a grid of rows under sortable column headers. */
-export function ItemRows(g: {
-  p: ListProps;
-  scroller: RefObject<HTMLDivElement | null>;
-  rows: VirtualItem[];
-  total: number;
-  hide: boolean;
-  dropOn: string | null;
-  itemProps: ItemProps;
-  onKeyDown: (e: KeyboardEvent) => void;
-}) {
+export function ItemRows(g: ViewProps) {
   const { p } = g;
   return (
     <div
@@ -89,44 +77,21 @@ function SortHeader({ p, sortKey = 'name', title }: { p: ListProps; sortKey?: So
 }
 
 /** One item's row: check box, picture, name and badges (Copy link where it has one), the view's columns, More. */
-function ItemRow({
-  p,
-  index,
-  top,
-  hide,
-  dropOn,
-  itemProps,
-}: {
-  p: ListProps;
-  index: number;
-  top: number;
-  hide: boolean;
-  dropOn: string | null;
-  itemProps: ItemProps;
-}) {
-  const item = p.items[index]!;
-  const name = displayName(item.name, item.type, hide);
+function ItemRow(r: ItemViewProps & { top: number }) {
+  const { p, index } = r;
+  const { item, name, selected, state, toggle, more } = itemView(r);
   return (
     <div
       role="row"
       aria-rowindex={index + 2}
       aria-label={rowLabel(item, name)}
-      class={`row ${p.selected.has(item.id) ? 'selected' : ''} ${dropOn === item.id ? 'drop' : ''}`}
-      style={{ transform: `translateY(${top}px)` }}
-      {...itemProps(item, index)}
+      class={`row ${state}`}
+      style={{ transform: `translateY(${r.top}px)` }}
+      {...r.itemProps(item, index)}
     >
       <div role="gridcell" class="col col-check">
         <span class="check">
-          <input
-            type="checkbox"
-            tabIndex={-1}
-            checked={p.selected.has(item.id)}
-            aria-label={`Select ${name}`}
-            onClick={(e) => {
-              e.stopPropagation();
-              p.onToggle(index);
-            }}
-          />
+          <input type="checkbox" tabIndex={-1} checked={selected} aria-label={`Select ${name}`} onClick={toggle} />
         </span>
       </div>
       <div role="gridcell" class="col col-name">
@@ -155,17 +120,7 @@ function ItemRow({
         </div>
       ))}
       <div role="gridcell" class="col col-more">
-        <button
-          type="button"
-          class="icon-button row-more"
-          tabIndex={-1}
-          aria-label={`More actions for ${name}`}
-          onClick={(e) => {
-            e.stopPropagation();
-            const r = (e.currentTarget as HTMLElement).getBoundingClientRect();
-            p.onMenu(index, r.left, r.bottom);
-          }}
-        >
+        <button type="button" class="icon-button row-more" tabIndex={-1} aria-label={`More actions for ${name}`} onClick={more}>
           <Icon name="more" size={18} />
         </button>
       </div>

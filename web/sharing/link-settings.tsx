@@ -16,7 +16,7 @@ function generatePassword(): string {
 }
 
 /** What the settings read of a link: a file link, or an album's (always view). */
-type LinkLike = Pick<ShareLinkView, 'mode' | 'hasPassword' | 'maxDownloads' | 'downloads'>;
+export type LinkLike = Pick<ShareLinkView, 'mode' | 'hasPassword' | 'maxDownloads' | 'downloads'>;
 
 /** One line of what a link is now: mode, password, downloads, last use. */
 export function linkState(link: LinkLike): string {

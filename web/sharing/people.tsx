@@ -1,27 +1,27 @@
-import { useEffect, useId, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { Member } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { loadSharedFolders } from '../app/folders.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { ADD_PERSON, AddAccessForm, PeopleWithAccess, useAccessList } from './access.tsx';
 import { GroupsWithAccess } from './groups.tsx';
 import type { SaveStatus } from './link-tab.tsx';
-import { pickedPerson, usePersonSuggestions } from './person-suggestions.ts';
-import { AccessRow, RoleField } from './roles.tsx';
+import { personChoices, pickedPerson, usePersonSuggestions } from './person-suggestions.ts';
 
 /** The share dialog's People part: who this item is shared with on this Coffer; each change saves at once. */
 export function PeopleSection({ item, say }: { item: Item; say: (status: SaveStatus) => void }) {
-  const [members, setMembers] = useState<Member[] | null>(null);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Member['role']>('viewer');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const found = usePersonSuggestions(email);
-  const listId = useId();
-
-  useEffect(() => {
-    api.people.members(item.id).then(setMembers, (err: Error) => setError(err.message));
-  }, [item.id]);
+  const members = useAccessList<Member>(
+    (m) => m.accountId,
+    () => api.people.members(item.id),
+    (err) => setError(err.message),
+    item.id,
+  );
 
   const add = async (e: Event) => {
     e.preventDefault();
@@ -32,7 +32,7 @@ export function PeopleSection({ item, say }: { item: Item; say: (status: SaveSta
       if (!picked && !email.includes('@'))
         throw new Error(`No one named “${email.trim()}” on this Coffer. Pick a suggestion or type an email.`);
       const member = await api.people.add(item.id, picked ? { accountId: picked.accountId } : { email: email.trim() }, role);
-      setMembers((list) => [...(list ?? []), member]);
+      members.put(member);
       setEmail('');
       say({ kind: 'saved', text: `Shared with ${member.name || member.email}` });
       void loadSharedFolders().catch(() => {});
@@ -45,8 +45,7 @@ export function PeopleSection({ item, say }: { item: Item; say: (status: SaveSta
 
   const change = async (m: Member, next: Member['role']) => {
     try {
-      const updated = await api.people.setRole(item.id, m.accountId, next);
-      setMembers((list) => list?.map((x) => (x.accountId === m.accountId ? updated : x)) ?? null);
+      members.replace(await api.people.setRole(item.id, m.accountId, next));
       say({ kind: 'saved', text: `${m.name || m.email} ${next === 'editor' ? 'can edit' : 'can view'}` });
     } catch (err) {
       toastError(err);
@@ -56,7 +55,7 @@ export function PeopleSection({ item, say }: { item: Item; say: (status: SaveSta
   const remove = async (m: Member) => {
     try {
       await api.people.remove(item.id, m.accountId);
-      setMembers((list) => list?.filter((x) => x.accountId !== m.accountId) ?? null);
+      members.drop(m);
       void loadSharedFolders().catch(() => {});
       say({ kind: 'saved', text: `${m.name || m.email} removed` });
       toast(`${m.name || m.email} no longer has “${item.name}”`);
@@ -68,52 +67,19 @@ export function PeopleSection({ item, say }: { item: Item; say: (status: SaveSta
   return (
     <section class="share-people">
       <p class="muted small">People with an account on this Coffer. Editors can add, change and delete what is inside; it stays yours.</p>
-      <form class="people-add" onSubmit={add}>
-        <label class="field">
-          <span>Name or email</span>
-          <input
-            required
-            autoComplete="off"
-            list={listId}
-            maxLength={254}
-            value={email}
-            placeholder="Ada, or name@example.com"
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </label>
-        <datalist id={listId}>
-          {found
-            .filter((p) => !members?.some((m) => m.accountId === p.accountId))
-            .map((p) => (
-              <option key={p.accountId} value={p.email ?? p.name} label={p.email ? `${p.name} · ${p.email}` : p.name} />
-            ))}
-        </datalist>
-        <RoleField label="Role" value={role} onChange={setRole} />
-        <button type="submit" class="button" disabled={busy || !email.trim()}>
-          Add person
-        </button>
-      </form>
-      {error && (
-        <p class="field-error" role="alert">
-          {error}
-        </p>
-      )}
-      {members && members.length > 0 && (
-        <ul class="people-list" aria-label="People with access">
-          {members.map((m) => (
-            <AccessRow
-              key={m.accountId}
-              name={m.name || m.email}
-              detail={m.name ? m.email : undefined}
-              who={m.email}
-              role={m.role}
-              onRole={(r) => void change(m, r)}
-              onRemove={() => void remove(m)}
-            />
-          ))}
-        </ul>
-      )}
-      {members?.length === 0 && <p class="muted small">Not shared with anyone yet.</p>}
+      <AddAccessForm
+        {...ADD_PERSON}
+        value={email}
+        onValue={setEmail}
+        placeholder="Ada, or name@example.com"
+        choices={personChoices(found.filter((p) => !members.list?.some((m) => m.accountId === p.accountId)))}
+        role={role}
+        onRole={setRole}
+        busy={busy}
+        onSubmit={add}
+        error={error}
+      />
+      <PeopleWithAccess members={members.list} onRole={(m, r) => void change(m, r)} onRemove={(m) => void remove(m)} />
       <GroupsWithAccess item={item} />
     </section>
   );

@@ -48,3 +48,7 @@ export function pickedPerson(found: PersonSuggestion[], text: string): PersonSug
   const t = text.trim().toLowerCase();
   return found.find((p) => p.email?.toLowerCase() === t) ?? found.find((p) => p.name.toLowerCase() === t);
 }
+
+/** Suggestions as an add form's choices: the email to fill in where there is one, else the name. */
+export const personChoices = (found: PersonSuggestion[]) =>
+  found.map((p) => ({ key: p.accountId, value: p.email ?? p.name, label: p.email ? `${p.name} · ${p.email}` : p.name }));

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import { linkCalls } from '../app/team-folders.ts';
@@ -42,7 +43,7 @@ export function PartTabs(props: { part: Part; onPart: (part: Part) => void }) {
 }
 
 /** One line that says what the last change did: every change in this dialog saves as it is made. */
-export function SaveLine({ status }: { status: SaveStatus | null }) {
+function SaveLine({ status }: { status: SaveStatus | null }) {
   if (status?.kind === 'error')
     return (
       <p class="field-error share-status" role="alert">
@@ -56,6 +57,23 @@ export function SaveLine({ status }: { status: SaveStatus | null }) {
   );
 }
 
+/** A share dialog's frame (an item's, an album's): its parts, the save line under them, and Done. */
+export function ShareFrame(props: { title: string; status: SaveStatus | null; close: () => void; children: ComponentChildren }) {
+  return (
+    <Dialog title={props.title} onClose={props.close} wide class="share-dialog">
+      <div class="dialog-body share">
+        {props.children}
+        <SaveLine status={props.status} />
+      </div>
+      <div class="dialog-actions">
+        <button type="button" class="button primary" onClick={props.close}>
+          Done
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
 function ShareDialog(props: { items: Item[]; part: Part; team: string | undefined; close: () => void }) {
   const only = props.items.length === 1 ? props.items[0]! : null;
   // A team folder's people are its groups, which the admin sets: its administrators get the Link part only.
@@ -64,33 +82,19 @@ function ShareDialog(props: { items: Item[]; part: Part; team: string | undefine
   const [status, setStatus] = useState<SaveStatus | null>(null);
   const title = only ? `Share “${only.name}”` : `Share ${props.items.length} items`;
   return (
-    <Dialog title={title} onClose={props.close} wide class="share-dialog">
-      <div class="dialog-body share">
-        {single && <PartTabs part={part} onPart={setPart} />}
-        {single && part === 'people' && (
-          <div id="share-panel-people" role="tabpanel" aria-labelledby="share-tab-people">
-            <PeopleSection item={single} say={setStatus} />
-          </div>
-        )}
-        {part === 'link' && (
-          <div id="share-panel-link" role={single ? 'tabpanel' : undefined} aria-labelledby={single ? 'share-tab-link' : undefined}>
-            <LinkTab
-              items={props.items}
-              calls={linkCalls(props.team)}
-              team={props.team !== undefined}
-              say={setStatus}
-              close={props.close}
-            />
-          </div>
-        )}
-        <SaveLine status={status} />
-      </div>
-      <div class="dialog-actions">
-        <button type="button" class="button primary" onClick={props.close}>
-          Done
-        </button>
-      </div>
-    </Dialog>
+    <ShareFrame title={title} status={status} close={props.close}>
+      {single && <PartTabs part={part} onPart={setPart} />}
+      {single && part === 'people' && (
+        <div id="share-panel-people" role="tabpanel" aria-labelledby="share-tab-people">
+          <PeopleSection item={single} say={setStatus} />
+        </div>
+      )}
+      {part === 'link' && (
+        <div id="share-panel-link" role={single ? 'tabpanel' : undefined} aria-labelledby={single ? 'share-tab-link' : undefined}>
+          <LinkTab items={props.items} calls={linkCalls(props.team)} team={props.team !== undefined} say={setStatus} close={props.close} />
+        </div>
+      )}
+    </ShareFrame>
   );
 }
 

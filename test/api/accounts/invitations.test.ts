@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 
@@ -8,11 +9,7 @@ const DAY = 86_400_000;
 const clock = new ManualClock();
 let t: TestServer;
 let admin: seed.SeededLogin;
-beforeAll(async () => {
-  t = await startTestServer({ clock });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { clock });
 
 /** The token of an invitation link (`…/invite#<token>`). */
 const tokenOf = (url: string) => new URL(url).hash.slice(1);

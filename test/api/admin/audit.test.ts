@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import { generate } from 'otplib';
-import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
+import { tempDir, type TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
@@ -16,11 +17,7 @@ let admin: seed.SeededLogin;
 const clock = new ManualClock(Date.now());
 const code = (secret: string) => generate({ secret, epoch: Math.floor(clock.now() / 1000) });
 
-beforeAll(async () => {
-  t = await startTestServer({ clock, startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { clock, startWorker: false });
 
 /** Audit events of one action written since `since`, oldest first. */
 function events(action: string, filter: { user?: string } = {}): AuditEntry[] {

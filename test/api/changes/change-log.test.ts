@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import type { ChangeRow } from '../../../src/db/repos/changes.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 import { CHANGE_KINDS, type ChangeKind } from '../../../src/services/changes/change-log.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { DocserverDouble } from '../../helpers/docserver-double.ts';
+import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithDocserver } from '../../helpers/suite.ts';
 import { TUS, tusUpload } from '../../helpers/tus.ts';
 
 const DAY = 24 * 3600_000;
@@ -18,17 +19,7 @@ let t: TestServer;
 let double: DocserverDouble;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  double = DocserverDouble.start();
-  t = await startTestServer({ clock, startWorker: false });
-  admin = await seed.admin(t);
-  expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
-});
-afterAll(async () => {
-  await double.settled();
-  await t.stop();
-  double.stop();
-});
+serverWithDocserver((s) => ({ t, admin, double } = s), { clock, startWorker: false });
 
 const changes = () => t.server.ctx.services.changes;
 const drain = () => t.server.worker.drain();

@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { davLogin } from '../../helpers/dav.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer();
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s));
 
 const SHARED = 'Shared%20with%20me';
 

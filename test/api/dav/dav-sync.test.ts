@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { type DavClient, davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 const DAY = 24 * 3600_000;
 const clock = new ManualClock(Date.now());
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer({ clock, startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { clock, startWorker: false });
 
 const PROPS = '<D:prop><D:getetag/><D:displayname/><D:resourcetype/></D:prop>';
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,17 +8,14 @@ import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll } from '../../helpers/files.ts';
 import { hangUpMidBody } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 const clock = new ManualClock();
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer({ clock });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { clock });
 
 const chunkKeys = () =>
   t.server.ctx.db.$client

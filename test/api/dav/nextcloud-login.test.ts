@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
@@ -7,7 +7,8 @@ import { DavClient } from '../../helpers/dav.ts';
 import { downloaded, listAll } from '../../helpers/files.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+import { type TestServer, tempDir } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 const NEXTCLOUDCMD = Bun.which('nextcloudcmd');
 const NO_NEXTCLOUDCMD = skipWithout(
@@ -25,11 +26,7 @@ let t: TestServer;
 let admin: seed.SeededLogin;
 const clock = new ManualClock();
 
-beforeAll(async () => {
-  t = await startTestServer({ clock });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { clock });
 
 type Flow = { poll: { token: string; endpoint: string }; login: string };
 

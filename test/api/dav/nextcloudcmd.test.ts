@@ -1,28 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, listAll, upload } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
-import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, succeeded } from '../../helpers/nextcloudcmd.ts';
+import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
 
 const logger = memoryLogger();
 let t: TestServer;
 let dir: string;
 
-beforeAll(async () => {
-  if (NO_NEXTCLOUDCMD) return;
-  t = await startTestServer({ logger });
-  await seed.admin(t);
-  dir = tempDir('coffer-nextcloudcmd-');
-});
-afterAll(async () => {
-  if (NO_NEXTCLOUDCMD) return;
-  await t.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+nextcloudcmdServer(logger, 'coffer-nextcloudcmd-', (s) => ({ t, dir } = s));
 
 /** One sync run of `local` with the account, which must succeed; the requests it made to the server, as `METHOD path`. */
 const sync = async (email: string, password: string, local: string) =>

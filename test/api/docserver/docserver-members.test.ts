@@ -1,27 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { json, type TestClient } from '../../helpers/client.ts';
-import { DocserverDouble } from '../../helpers/docserver-double.ts';
+import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import { downloaded, folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithDocserver } from '../../helpers/suite.ts';
 
 let t: TestServer;
 let double: DocserverDouble;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  double = DocserverDouble.start();
-  t = await startTestServer({ startWorker: false });
-  admin = await seed.admin(t);
-  expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
-});
-afterAll(async () => {
-  await double.settled();
-  await t.stop();
-  double.stop();
-});
+serverWithDocserver((s) => ({ t, admin, double } = s), { startWorker: false });
 
 describe('the document editor on shared documents', () => {
   test('viewers open read-only, editors to edit, others 404; a removed member\u2019s file link stops answering', async () => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { folder, upload } from '../../helpers/files.ts';
@@ -11,11 +12,7 @@ let t: TestServer;
 let admin: seed.SeededLogin;
 
 // Small caps, so a "too large" file and a text cut short are quick to make.
-beforeAll(async () => {
-  t = await startTestServer({ env: { SEARCH_MAX_TEXT_BYTES: '64K', SEARCH_MAX_FILE_BYTES: '2M' } });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { env: { SEARCH_MAX_TEXT_BYTES: '64K', SEARCH_MAX_FILE_BYTES: '2M' } });
 
 const content = t_repo();
 function t_repo() {

@@ -1,16 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { DocserverDouble } from '../../helpers/docserver-double.ts';
+import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import { errors } from '../../helpers/errors.ts';
 import { downloaded, SseReader, storedKeys, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
+import { serverWithDocserver } from '../../helpers/suite.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { suiteStorage } from '../../helpers/s3.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
@@ -23,17 +24,7 @@ let t: TestServer;
 let admin: seed.SeededLogin;
 let double: DocserverDouble;
 
-beforeAll(async () => {
-  double = DocserverDouble.start();
-  t = await startTestServer({ clock, startWorker: false });
-  admin = await seed.admin(t);
-  expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
-});
-afterAll(async () => {
-  await double.settled();
-  await t.stop();
-  double.stop();
-});
+serverWithDocserver((s) => ({ t, admin, double } = s), { clock, startWorker: false });
 
 const drain = () => t.server.worker.drain();
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChangeRow } from '../../../src/db/repos/changes.ts';
@@ -6,25 +6,17 @@ import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { SseReader } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { startReceiver, verifyStandardWebhook } from '../../helpers/webhook-receiver.ts';
-import { addLibrary, childNamed, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithReceiver } from '../../helpers/suite.ts';
+import { verifyStandardWebhook, type startReceiver } from '../../helpers/webhook-receiver.ts';
+import { addLibrary, changingTree, childNamed, cleanHostDirs, hostDir, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 let receiver: ReturnType<typeof startReceiver>;
 
 // Only the watch finds changes: no periodic rescan.
-beforeAll(async () => {
-  receiver = startReceiver();
-  t = await startTestServer({ env: { LIBRARY_RESCAN_MINUTES: '0', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  receiver.stop();
-  cleanHostDirs();
-});
+serverWithReceiver((s) => ({ t, admin, receiver } = s), { env: { LIBRARY_RESCAN_MINUTES: '0' } }, cleanHostDirs);
 
 const rowsOf = (accountId: string, afterSeq = 0): ChangeRow[] => t.server.ctx.repos.changes.pageOfAccounts([accountId], afterSeq, 10_000);
 const system = { actorKind: 'system', actorId: null };
@@ -39,12 +31,7 @@ describe('library changes in the change log', () => {
     });
     expect(res.status).toBe(201);
     const { secret } = await json(res);
-    const root = hostDir();
-    write(root, 'a.txt', 'one');
-    write(root, 'old-name.txt', 'rename me');
-    write(root, 'doomed.txt', 'bye');
-    write(root, 'box/inner.txt', 'in the box');
-    fs.mkdirSync(path.join(root, 'shelf'));
+    const root = changingTree();
     const library = await addLibrary(admin, root, owner);
 
     const first = rowsOf(owner.id);

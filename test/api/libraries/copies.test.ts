@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
@@ -6,20 +6,13 @@ import { davLogin } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import { mountSmallDisk } from '../../helpers/small-disk.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer({ startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { startWorker: false });
 
 const used = (login: seed.SeededLogin) => t.server.ctx.services.quota.usage(login.id).used;
 const text = async (login: seed.SeededLogin, id: string) => (await login.client.get(`/api/files/${id}/download`)).text();

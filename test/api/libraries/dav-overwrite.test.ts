@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer({ startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { startWorker: false });
 
 const versionSizes = async (login: seed.SeededLogin, id: string) =>
   (await json(await login.client.get(`/api/files/${id}/versions`))).versions.map((v: { size: number }) => v.size);

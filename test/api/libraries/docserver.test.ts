@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
-import { DocserverDouble } from '../../helpers/docserver-double.ts';
+import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithDocserver } from '../../helpers/suite.ts';
 import { addLibrary, childNamed, cleanHostDirs, hostDir, write } from './helpers.ts';
 
 let t: TestServer;
 let double: DocserverDouble;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  double = DocserverDouble.start();
-  t = await startTestServer();
-  admin = await seed.admin(t);
-  expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
-});
-afterAll(async () => {
-  await double.settled();
-  await t.stop();
-  double.stop();
-  cleanHostDirs();
-});
+serverWithDocserver((s) => ({ t, admin, double } = s), {}, cleanHostDirs);
 
 async function openIn(login: seed.SeededLogin, id: string): Promise<string> {
   const res = await login.client.get(`/api/docserver/config/${id}`);

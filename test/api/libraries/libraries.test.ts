@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
@@ -7,33 +7,17 @@ import { png } from '../../helpers/images.ts';
 import { createUpload } from '../../helpers/tus.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary as addLibraryAs, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary as addLibraryAs, childNamed, children, hostDir, libraryServer, rescan, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
 // Changes are followed by the rescans this file asks for: inotify has its own file (watch.test.ts).
-beforeAll(async () => {
-  t = await startTestServer({ env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
 
 let counter = 0;
 const addLibrary = (root: string, owner: seed.SeededLogin, extra: Record<string, unknown> = {}) => addLibraryAs(admin, root, owner, extra);
-
-async function rescan(id: string) {
-  const before = (await json(await admin.client.get(`/api/admin/libraries/${id}`))).scannedAt;
-  expect((await admin.client.post(`/api/admin/libraries/${id}/rescan`)).status).toBe(202);
-  return eventually(async () => {
-    const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
-    return view.scanning === null && view.scannedAt !== before ? view : false;
-  });
-}
 
 describe('POST /api/admin/libraries', () => {
   test('a path that is relative, missing, /, inside the data directory or inside another library → 400 naming why', async () => {
@@ -296,7 +280,7 @@ describe('rescan', () => {
     fs.renameSync(path.join(root, 'b.txt'), path.join(root, 'bee.txt'));
     fs.rmSync(path.join(root, 'gone.txt'));
     fs.renameSync(path.join(root, 'box'), path.join(root, 'shelf', 'box'));
-    const result = await rescan(library.id);
+    const result = await rescan(admin, library.id);
     expect(result.scanError).toBeNull();
 
     const top = new Map((await children(owner, library.folderId)).map((i) => [i.name, i]));
@@ -319,7 +303,7 @@ describe('rescan', () => {
     const library = await addLibrary(root, owner);
     const before = await children(owner, library.folderId);
     fs.renameSync(root, path.join(parent, 'archive-away'));
-    const away = await rescan(library.id);
+    const away = await rescan(admin, library.id);
     expect(away.available).toBe(false);
     expect(away.scanError).toMatch(/cannot be reached/);
     const during = await children(owner, library.folderId);
@@ -329,7 +313,7 @@ describe('rescan', () => {
     expect((await owner.client.get(`/api/files/${z.id}/download`)).status).toBe(409);
 
     fs.renameSync(path.join(parent, 'archive-away'), root);
-    const back = await rescan(library.id);
+    const back = await rescan(admin, library.id);
     expect(back).toMatchObject({ available: true, scanError: null });
     const after = await children(owner, library.folderId);
     expect(after.map((i) => i.id).sort()).toEqual(before.map((i) => i.id).sort());
@@ -346,7 +330,7 @@ describe('rescan', () => {
     const before = await children(owner, library.folderId);
     fs.renameSync(root, path.join(parent, 'disk-away'));
     fs.mkdirSync(root);
-    const away = await rescan(library.id);
+    const away = await rescan(admin, library.id);
     expect(away.available).toBe(false);
     expect(away.scanError).toMatch(/mounted/);
     expect((await children(owner, library.folderId)).map((i) => i.id)).toEqual(before.map((i) => i.id));

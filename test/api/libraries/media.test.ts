@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseJson, runCli } from '../../helpers/cli.ts';
@@ -8,31 +8,17 @@ import { listAll, storedKeys } from '../../helpers/files.ts';
 import { jpegTakenAt, malformedJpeg } from '../../helpers/images.ts';
 import { searchable } from '../../helpers/search-documents.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, rescan, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
 // Changes made "by another program" are followed by the rescans asked here (inotify has watch.test.ts).
+libraryServer((s) => ({ t, admin } = s), { env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
 beforeAll(async () => {
-  t = await startTestServer({ env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
-  admin = await seed.admin(t);
   expect((await admin.client.put('/api/user/content-search-config', { enabled: true })).status).toBe(200);
 });
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
-
-async function rescan(id: string) {
-  const before = (await json(await admin.client.get(`/api/admin/libraries/${id}`))).scannedAt;
-  expect((await admin.client.post(`/api/admin/libraries/${id}/rescan`)).status).toBe(202);
-  await eventually(async () => {
-    const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
-    return view.scanning === null && view.scannedAt !== before;
-  });
-}
 
 const photos = (client: TestClient, whose = 'mine') => listAll(client, `/api/files/photos?whose=${whose}`);
 
@@ -62,7 +48,7 @@ describe('thumbnails and Photos of library files', () => {
     write(root, 'readme.txt', 'not a photo');
     const library = await addLibrary(admin, root, owner);
     write(root, 'trips/beach.jpg', await jpegTakenAt('2016:08:21 15:04:05'));
-    await rescan(library.id);
+    await rescan(admin, library.id);
     const trips = await childNamed(owner, library.folderId, 'trips');
     const beach = await childNamed(owner, trips.id, 'beach.jpg');
     expect(beach.mimeType).toBe('image/jpeg');
@@ -105,7 +91,7 @@ describe('thumbnails and Photos of library files', () => {
     expect(thumbnailRow(before)?.status).toBe('ready');
 
     write(root, 'cat.jpg', await jpegTakenAt('2020:05:06 07:08:09', 320, 240));
-    await rescan(library.id);
+    await rescan(admin, library.id);
     expect(contentKey(cat.id)).not.toBe(before);
     await eventually(async () => (await taken()) === new Date(2020, 4, 6, 7, 8, 9).toISOString());
     await eventually(() => thumbnailRow(before) === null);
@@ -114,7 +100,7 @@ describe('thumbnails and Photos of library files', () => {
     const after = contentKey(cat.id);
     await eventually(() => thumbnailRow(after)?.status === 'ready');
     fs.rmSync(path.join(root, 'cat.jpg'));
-    await rescan(library.id);
+    await rescan(admin, library.id);
     expect((await owner.client.get(`/api/files/${cat.id}/thumbnail`)).status).toBe(404);
     await eventually(() => thumbnailRow(after) === null);
     expect((await storedKeys(t)).filter((k) => k.startsWith(after))).toEqual([]);
@@ -141,7 +127,7 @@ describe('thumbnails and Photos of library files', () => {
     expect((await blind.client.get(`/api/files/${picnic.id}/thumbnail`)).status).toBe(403);
 
     write(root, 'family/torn.jpg', malformedJpeg());
-    await rescan(library.id);
+    await rescan(admin, library.id);
     const torn = await childNamed(owner, family.id, 'torn.jpg');
     await eventually(() => thumbnailRow(contentKey(torn.id))?.status === 'none');
     const album = await json(await owner.client.post('/api/albums', { name: 'Picnic' }));
@@ -237,12 +223,12 @@ describe('content search in library files', () => {
     await eventually(async () => (await searchContent(owner.client, 'marmalade')).map((h) => h.id).join() === invoice.id);
 
     write(root, 'letters/boiler.txt', 'the boiler was replaced by brightwater in april, a larger one');
-    await rescan(library.id);
+    await rescan(admin, library.id);
     await eventually(async () => (await searchContent(owner.client, 'brightwater')).map((h) => h.id).join() === boiler.id);
     expect(await searchContent(owner.client, 'quillfeather')).toEqual([]);
 
     fs.rmSync(path.join(root, 'letters/boiler.txt'));
-    await rescan(library.id);
+    await rescan(admin, library.id);
     expect(await searchContent(owner.client, 'brightwater')).toEqual([]);
     expect((await searchContent(owner.client, 'marmalade')).map((h) => h.id)).toEqual([invoice.id]);
   });
@@ -283,7 +269,7 @@ describe('content search in library files', () => {
         .get(recipe.id)!.at;
     const first = indexedAt();
     const key = contentKey(recipe.id);
-    await rescan(library.id);
+    await rescan(admin, library.id);
     expect(contentKey(recipe.id)).toBe(key);
     expect(t.server.ctx.repos.content.progress().pending).toBe(0);
     expect(indexedAt()).toBe(first);

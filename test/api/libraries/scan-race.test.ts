@@ -1,34 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, hostDir, libraryServer, rescan, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
 // Only the scans asked for here run.
-beforeAll(async () => {
-  t = await startTestServer({ env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' }, startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
-
-async function rescan(id: string) {
-  const before = (await json(await admin.client.get(`/api/admin/libraries/${id}`))).scannedAt;
-  expect((await admin.client.post(`/api/admin/libraries/${id}/rescan`)).status).toBe(202);
-  await eventually(async () => {
-    const view = await json(await admin.client.get(`/api/admin/libraries/${id}`));
-    return view.scanning === null && view.scannedAt !== before;
-  });
-}
+libraryServer((s) => ({ t, admin } = s), { env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' }, startWorker: false });
 
 describe('a full scan while Coffer writes a file', () => {
   test('a scan that read the index before the write landed and lists the host after it records no change by the system', async () => {
@@ -50,7 +33,7 @@ describe('a full scan while Coffer writes a file', () => {
     };
     const seqBefore = t.server.ctx.repos.changes.pageOfAccounts([owner.id], 0, 10_000).at(-1)!.seq;
     try {
-      await rescan(library.id);
+      await rescan(admin, library.id);
     } finally {
       repo.indexed = real;
     }
@@ -84,7 +67,7 @@ describe('a full scan while Coffer writes a file', () => {
     };
     const seqBefore = t.server.ctx.repos.changes.pageOfAccounts([owner.id], 0, 10_000).at(-1)!.seq;
     try {
-      await rescan(library.id);
+      await rescan(admin, library.id);
     } finally {
       repo.indexed = real;
     }

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, children, hostDir, libraryServer, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 const clock = new ManualClock();
 
-beforeAll(async () => {
-  t = await startTestServer({ startWorker: false, clock });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { startWorker: false, clock });
 
 async function rescan(id: string): Promise<void> {
   expect((await admin.client.post(`/api/admin/libraries/${id}/rescan`, {})).status).toBeLessThan(300);

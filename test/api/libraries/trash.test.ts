@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { listAll, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, refusalScene, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer({ startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { startWorker: false });
 
 const trashOf = (login: seed.SeededLogin) => listAll(login.client, '/api/files/trash');
 const bin = (root: string) => path.join(root, '.coffer-trash');
@@ -109,13 +102,7 @@ describe('deleting library items: the host file goes into <library>/.coffer-tras
   });
 
   test('a sub-user without the delete permission gets 403, another account 404; a read-only library 403; nothing moves', async () => {
-    const owner = await seed.owner(t);
-    const outsider = await seed.owner(t);
-    const sub = await seed.subUser(t, owner, ['files.download']);
-    const root = hostDir();
-    write(root, 'keep.txt', 'keep');
-    const library = await addLibrary(admin, root, owner);
-    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const { owner, outsider, sub, root, keep } = await refusalScene(t, admin);
     expect((await sub.client.post('/api/files/delete', { ids: [keep.id] })).status).toBe(403);
     expect((await outsider.client.post('/api/files/delete', { ids: [keep.id] })).status).toBe(404);
     const fixedRoot = hostDir();

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { mountSmallDisk } from '../../helpers/small-disk.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
 import { createUpload, tusUpload } from '../../helpers/tus.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, refusalScene, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer();
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s));
 
 const rowsAfter = (accountId: string, seq: number) => t.server.ctx.repos.changes.pageOfAccounts([accountId], seq, 10_000);
 const latest = () => t.server.ctx.repos.changes.latestSeq();
@@ -322,13 +315,7 @@ describe('uploads into a library: the door rules', () => {
   });
 
   test('a sub-user without upload gets 403, another account 404; nothing is written', async () => {
-    const owner = await seed.owner(t);
-    const outsider = await seed.owner(t);
-    const sub = await seed.subUser(t, owner, ['files.download']);
-    const root = hostDir();
-    write(root, 'keep.txt', 'keep');
-    const library = await addLibrary(admin, root, owner);
-    const keep = await childNamed(owner, library.folderId, 'keep.txt');
+    const { outsider, sub, root, library, keep } = await refusalScene(t, admin);
     const up = (login: seed.SeededLogin) =>
       login.client.request('/api/files/upload', { method: 'POST', body: form({ parentId: library.folderId }, [['x.txt', 'x']]) });
     const replace = (login: seed.SeededLogin) =>

@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, cleanHostDirs, hostDir, write } from './helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { addLibrary, changingTree, childNamed, children, libraryServer, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
 // Only the watch: no periodic rescan that could make a change visible by itself.
-beforeAll(async () => {
-  t = await startTestServer({ env: { LIBRARY_RESCAN_MINUTES: '0' } });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  cleanHostDirs();
-});
+libraryServer((s) => ({ t, admin } = s), { env: { LIBRARY_RESCAN_MINUTES: '0' } });
 
 // The figure: a change by another program visible within 2 s.
 const WITHIN = { timeoutMs: 2000 };
@@ -25,12 +18,7 @@ const WITHIN = { timeoutMs: 2000 };
 describe('watch (inotify)', () => {
   test('create, modify, rename, delete and a folder moved by another program appear within 2 s', async () => {
     const owner = await seed.owner(t);
-    const root = hostDir();
-    write(root, 'a.txt', 'one');
-    write(root, 'old-name.txt', 'rename me');
-    write(root, 'doomed.txt', 'bye');
-    write(root, 'box/inner.txt', 'in the box');
-    fs.mkdirSync(path.join(root, 'shelf'));
+    const root = changingTree();
     const library = await addLibrary(admin, root, owner);
     const renamed = await childNamed(owner, library.folderId, 'old-name.txt');
     const box = await childNamed(owner, library.folderId, 'box');

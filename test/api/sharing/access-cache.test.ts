@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { runCli } from '../../helpers/cli.ts';
 import { json } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer();
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s));
 
 const status = async (res: Promise<Response>) => (await res).status;
 let counter = 0;
@@ -23,13 +21,7 @@ async function groupsCli(...args: string[]): Promise<void> {
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
 }
 
-async function newGroup(...members: seed.SeededLogin[]): Promise<string> {
-  const res = await admin.client.post('/api/admin/groups', { name: `Cache group ${++counter}` });
-  expect(res.status).toBe(201);
-  const { id } = await json(res);
-  for (const m of members) expect(await status(admin.client.post(`/api/admin/groups/${id}/members`, { email: m.email }))).toBe(201);
-  return id;
-}
+const groupOf = (...members: seed.SeededLogin[]) => newGroup(admin, 'Cache group', ...members);
 
 /**
  * An owner's folder with a folder and a file inside, and a member who is given it by each test. `read`
@@ -63,7 +55,7 @@ describe('the access check sees every write that changes access at the very next
 
   test('a group share: added, its role lowered, removed', async () => {
     const s = await scene();
-    const group = await newGroup(s.member);
+    const group = await groupOf(s.member);
     expect(await s.read()).toBe(404);
     expect(await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: group, role: 'editor' }))).toBe(201);
     expect(await s.read()).toBe(200);
@@ -78,7 +70,7 @@ describe('the access check sees every write that changes access at the very next
   test('a group’s members: joining and leaving through the API, by its administrator, and through the CLI’s own connection', async () => {
     const s = await scene();
     const lead = await seed.owner(t);
-    const group = await newGroup();
+    const group = await groupOf();
     expect(await status(admin.client.post(`/api/admin/groups/${group}/members`, { email: lead.email, admin: true }))).toBe(201);
     expect(await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: group, role: 'editor' }))).toBe(201);
     expect(await s.read()).toBe(404);
@@ -96,8 +88,8 @@ describe('the access check sees every write that changes access at the very next
 
   test('a group deleted, by the admin and through the CLI', async () => {
     const s = await scene();
-    const first = await newGroup(s.member);
-    const second = await newGroup(s.member);
+    const first = await groupOf(s.member);
+    const second = await groupOf(s.member);
     expect(await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: first, role: 'viewer' }))).toBe(201);
     expect(await status(s.owner.client.post(`/api/files/${s.inner.id}/members`, { groupId: second, role: 'editor' }))).toBe(201);
     expect(await s.write()).toBe(200);
@@ -143,9 +135,9 @@ describe('the access check sees every write that changes access at the very next
 
   test('the sharing owner’s account disabled, enabled again, then being deleted', async () => {
     const s = await scene();
-    expect(
-      await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: await newGroup(s.member), role: 'viewer' })),
-    ).toBe(201);
+    expect(await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: await groupOf(s.member), role: 'viewer' }))).toBe(
+      201,
+    );
     expect(await s.read()).toBe(200);
     expect(await status(admin.client.send('PATCH', `/api/user/${s.owner.id}`, { disabled: true }))).toBe(200);
     expect(await s.read()).toBe(404);
@@ -171,9 +163,9 @@ describe('the access check sees every write that changes access at the very next
 
   test('a sub-user of the member: its permission taken away and given back', async () => {
     const s = await scene();
-    expect(
-      await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: await newGroup(s.member), role: 'editor' })),
-    ).toBe(201);
+    expect(await status(s.owner.client.post(`/api/files/${s.root.id}/members`, { groupId: await groupOf(s.member), role: 'editor' }))).toBe(
+      201,
+    );
     const sub = await seed.subUser(t, s.member, ['files.upload', 'files.download']);
     const download = () => status(sub.client.get(`/api/files/${s.file.id}/download`));
     const create = () => status(sub.client.post('/api/files/folder', { name: `s${++counter}`, parentId: s.inner.id }));
@@ -189,8 +181,8 @@ describe('the access check sees every write that changes access at the very next
   test('a team folder: a group’s role lowered, the group taken off it, the folder deleted', async () => {
     const member = await seed.owner(t);
     const other = await seed.owner(t);
-    const group = await newGroup(member);
-    const otherGroup = await newGroup(other);
+    const group = await groupOf(member);
+    const otherGroup = await groupOf(other);
     const res = await admin.client.post('/api/admin/team-folders', {
       name: `Cache team ${++counter}`,
       quota: null,

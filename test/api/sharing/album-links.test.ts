@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { eventually } from '../../helpers/eventually.ts';
-import { folder, readZip, upload } from '../../helpers/files.ts';
+import { folder, readZip } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
+import { uploadPhoto } from '../../helpers/photos.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -12,15 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-async function photo(o: seed.SeededLogin, name: string) {
-  const file = await upload(o.client, name, await img.jpeg(24, 16), { type: 'image/jpeg' });
-  await eventually(async () =>
-    (await json(await o.client.get('/api/files/photos'))).some(
-      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 24,
-    ),
-  );
-  return file;
-}
+const photo = async (o: seed.SeededLogin, name: string) => uploadPhoto(o.client, name, await img.jpeg(24, 16), 24);
 
 const JSON_ACCEPT = { headers: { accept: 'application/json' } };
 const tokenOf = (url: string) => url.split('/s/album/')[1]!;

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { eventually } from '../../helpers/eventually.ts';
-import { upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
+import { uploadPhoto } from '../../helpers/photos.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -13,15 +12,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 /** A photo of `o` whose thumbnail is made (its width known to Photos). */
-async function photo(o: seed.SeededLogin, name: string) {
-  const file = await upload(o.client, name, await img.jpeg(24, 16), { type: 'image/jpeg' });
-  await eventually(async () =>
-    (await json(await o.client.get('/api/files/photos'))).some(
-      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 24,
-    ),
-  );
-  return file;
-}
+const photo = async (o: seed.SeededLogin, name: string) => uploadPhoto(o.client, name, await img.jpeg(24, 16), 24);
 
 const thumb = (albumId: string, itemId: string) => `/api/albums/${albumId}/items/${itemId}/thumbnail`;
 

@@ -1,31 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { DocserverDouble } from '../../helpers/docserver-double.ts';
+import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { downloaded, folder, listAll, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithDocserver } from '../../helpers/suite.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 let double: DocserverDouble;
 
-beforeAll(async () => {
-  double = DocserverDouble.start();
-  t = await startTestServer();
-  admin = await seed.admin(t);
-  expect((await admin.client.put('/api/user/docserver-config', { url: double.url, jwtSecret: double.secret })).status).toBe(200);
-});
-afterAll(async () => {
-  await double.settled();
-  await t.stop();
-  double.stop();
-});
+serverWithDocserver((s) => ({ t, admin, double } = s));
 
 const status = async (res: Promise<Response>) => (await res).status;
 let groupCounter = 0;

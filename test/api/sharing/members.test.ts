@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { downloaded, folder, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
 import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer();
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s));
 
 /** An owner with a shared folder `Family` holding `photo.txt` and a subfolder `Trips`. */
 async function sharedFolder() {
@@ -32,6 +29,17 @@ async function addMember(owner: TestClient, itemId: string, email: string, role:
   const res = await owner.post(`/api/files/${itemId}/members`, { email, role });
   expect(res.status).toBe(201);
   return (await json(res)).member;
+}
+
+/** sharedFolder, with an editor and a viewer of it, and a stranger to it. */
+async function sharedWithEditorAndViewer() {
+  const shared = await sharedFolder();
+  const editor = await seed.owner(t);
+  const viewer = await seed.owner(t);
+  const stranger = await seed.owner(t);
+  await addMember(shared.owner.client, shared.root.id, editor.email, 'editor');
+  await addMember(shared.owner.client, shared.root.id, viewer.email, 'viewer');
+  return { ...shared, editor, viewer, stranger };
 }
 
 async function stream(client: TestClient): Promise<SseReader> {
@@ -518,12 +526,7 @@ describe('drop folders', () => {
 
 describe('the other doors', () => {
   test('tus: an editor uploads into a shared folder (owner quota); a viewer is 403, a stranger 404; removal ends a half-done upload', async () => {
-    const { owner, root } = await sharedFolder();
-    const editor = await seed.owner(t);
-    const viewer = await seed.owner(t);
-    const stranger = await seed.owner(t);
-    await addMember(owner.client, root.id, editor.email, 'editor');
-    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const { owner, root, editor, viewer, stranger } = await sharedWithEditorAndViewer();
     const before = (await json(await owner.client.get('/api/user/storage'))).used;
 
     let res = await createUpload(editor.client, 5, { filename: 'tus.txt', parentId: root.id });
@@ -592,12 +595,7 @@ describe('the other doors', () => {
   });
 
   test("upload check: a shared folder checks the sharing owner's quota, as the upload spends it; viewers 403, strangers 404", async () => {
-    const { owner, root } = await sharedFolder();
-    const editor = await seed.owner(t);
-    const viewer = await seed.owner(t);
-    const stranger = await seed.owner(t);
-    await addMember(owner.client, root.id, editor.email, 'editor');
-    await addMember(owner.client, root.id, viewer.email, 'viewer');
+    const { owner, root, editor, viewer, stranger } = await sharedWithEditorAndViewer();
     const used = (await json(await owner.client.get('/api/user/storage'))).used;
     setLimit(owner.id, used + 10);
     setLimit(editor.id, 0);

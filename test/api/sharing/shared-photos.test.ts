@@ -1,30 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { eventually } from '../../helpers/eventually.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
+import { uploadPhoto } from '../../helpers/photos.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
-beforeAll(async () => {
-  t = await startTestServer();
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s));
 
 /** A photo taken on day `day` of May 2024, its taken date read (Photos orders by it). */
-async function photo(o: seed.SeededLogin, name: string, day: number, parentId?: string) {
-  const taken = `2024:05:${String(day).padStart(2, '0')} 10:00:00`;
-  const file = await upload(o.client, name, await img.jpegTakenAt(taken, 20, 20), { type: 'image/jpeg', parentId });
-  await eventually(async () =>
-    (await json(await o.client.get('/api/files/photos?limit=1000'))).some(
-      (p: { id: string; width: number | null }) => p.id === file.id && p.width === 20,
-    ),
-  );
-  return file;
-}
+const photo = async (o: seed.SeededLogin, name: string, day: number, parentId?: string) =>
+  uploadPhoto(o.client, name, await img.jpegTakenAt(`2024:05:${String(day).padStart(2, '0')} 10:00:00`, 20, 20), 20, {
+    parentId,
+    listing: '/api/files/photos?limit=1000',
+  });
 
 type P = { name: string; owner?: { id: string; name: string }; albumId?: string };
 /** Every page of a Photos listing, `limit` at a time. */

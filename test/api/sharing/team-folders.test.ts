@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runCli } from '../../helpers/cli.ts';
@@ -6,37 +6,29 @@ import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+import { type TestServer, tempDir } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  t = await startTestServer();
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s));
 
 const status = async (res: Promise<Response>) => (await res).status;
 let counter = 0;
 
-async function newGroup(...members: seed.SeededLogin[]): Promise<string> {
-  const res = await admin.client.post('/api/admin/groups', { name: `Team group ${++counter}` });
-  expect(res.status).toBe(201);
-  const { id } = await json(res);
-  for (const m of members) expect(await status(admin.client.post(`/api/admin/groups/${id}/members`, { email: m.email }))).toBe(201);
-  return id;
-}
+const groupOf = (...members: seed.SeededLogin[]) => newGroup(admin, 'Team group', ...members);
 
 /** A team folder with an editor group and a viewer group, each of one person. */
 async function scene(quota: number | null = null) {
   const editor = await seed.owner(t);
   const viewer = await seed.owner(t);
   const stranger = await seed.owner(t);
-  const editors = await newGroup(editor);
-  const viewers = await newGroup(viewer);
+  const editors = await groupOf(editor);
+  const viewers = await groupOf(viewer);
   const name = `Design ${++counter}`;
   const res = await admin.client.post('/api/admin/team-folders', {
     name,
@@ -135,7 +127,7 @@ describe('team folders', () => {
     const s = await scene();
     const file = await upload(s.editor.client, 'doc.txt', 'doc', { parentId: s.team.folderId });
     const otherLead = await seed.owner(t);
-    const other = await newGroup();
+    const other = await groupOf();
     expect(await status(admin.client.post(`/api/admin/groups/${other}/members`, { email: otherLead.email, admin: true }))).toBe(201);
     const writes = (c: TestClient) => [
       c.post('/api/files/folder', { name: `f${Math.random()}`, parentId: s.team.folderId }),
@@ -249,8 +241,8 @@ describe('team folders', () => {
     const lead = await seed.owner(t);
     const member = await seed.owner(t);
     const otherLead = await seed.owner(t);
-    const group = await newGroup(member);
-    const other = await newGroup();
+    const group = await groupOf(member);
+    const other = await groupOf();
     expect(await status(admin.client.post(`/api/admin/groups/${group}/members`, { email: lead.email, admin: true }))).toBe(201);
     expect(await status(admin.client.post(`/api/admin/groups/${other}/members`, { email: otherLead.email, admin: true }))).toBe(201);
     const make = (c: TestClient, name: string, quota: number) => c.post(`/api/groups/${group}/team-folders`, { name, quota });
@@ -382,7 +374,7 @@ describe('team folders', () => {
 
     // Who may not: a member 403, a stranger and an administrator of another team folder 404, a sub-user without Share 403.
     const otherLead = await seed.owner(t);
-    const otherGroup = await newGroup();
+    const otherGroup = await groupOf();
     expect(await status(admin.client.post(`/api/admin/groups/${otherGroup}/members`, { email: otherLead.email, admin: true }))).toBe(201);
     const other = await json(
       await admin.client.post('/api/admin/team-folders', {

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { TestClient } from '../../helpers/client.ts';
 import { downloaded, uploadRaw } from '../../helpers/files.ts';
 import { ServerProcess } from '../../helpers/server-process.ts';
@@ -15,11 +16,7 @@ const MiB = 1024 * 1024;
 
 let t: TestServer;
 let admin: seed.SeededLogin;
-beforeAll(async () => {
-  t = await startTestServer({ startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { startWorker: false });
 
 /** The offset HEAD reports once it stops moving (a PATCH cut off is still recording what it received). */
 function settledOffset(client: TestClient, location: string): Promise<number> {

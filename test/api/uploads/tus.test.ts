@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { errors } from '../../helpers/errors.ts';
 import { downloaded, folder, listAll, readZip, upload, uploadRaw } from '../../helpers/files.ts';
@@ -14,11 +15,7 @@ import { eventually } from '../../helpers/eventually.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
-beforeAll(async () => {
-  t = await startTestServer({ startWorker: false });
-  admin = await seed.admin(t);
-});
-afterAll(() => t.stop());
+serverWithAdmin((s) => ({ t, admin } = s), { startWorker: false });
 
 const MiB = 1024 * 1024;
 const PDF = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1');

@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { type Received, startReceiver, verifyStandardWebhook } from '../../helpers/webhook-receiver.ts';
+import { serverWithReceiver } from '../../helpers/suite.ts';
+import { type Received, verifyStandardWebhook, type startReceiver } from '../../helpers/webhook-receiver.ts';
 
 let t: TestServer;
 let receiver: ReturnType<typeof startReceiver>;
 let admin: seed.SeededLogin;
 
-beforeAll(async () => {
-  receiver = startReceiver();
-  t = await startTestServer({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
-  admin = await seed.admin(t);
-});
-afterAll(async () => {
-  await t.stop();
-  receiver.stop();
-});
+serverWithReceiver((s) => ({ t, admin, receiver } = s));
 
 async function hook(
   client: seed.SeededLogin['client'],

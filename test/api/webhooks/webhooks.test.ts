@@ -1,25 +1,20 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { folder } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { startReceiver, verifyStandardWebhook } from '../../helpers/webhook-receiver.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithReceiver } from '../../helpers/suite.ts';
+import { verifyStandardWebhook, startReceiver } from '../../helpers/webhook-receiver.ts';
 
 let t: TestServer;
 let receiver: ReturnType<typeof startReceiver>;
 let admin: seed.SeededLogin;
 let owner: seed.SeededLogin;
 
+serverWithReceiver((s) => ({ t, admin, receiver } = s));
 beforeAll(async () => {
-  receiver = startReceiver();
-  t = await startTestServer({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
-  admin = await seed.admin(t);
   owner = await seed.owner(t);
-});
-afterAll(async () => {
-  await t.stop();
-  receiver.stop();
 });
 
 async function createHook(client = owner.client, body: Record<string, unknown> = {}, base = '/api/webhooks') {
