@@ -3,7 +3,7 @@ import type { Album, AlbumLinkView } from '../../src/contract/albums.ts';
 import { api } from '../api/index.ts';
 import { formatExpiry } from '../app/format.ts';
 import { type ExpiryChoice } from '../sharing/expiry-field.tsx';
-import type { SaveStatus } from '../sharing/link-tab.tsx';
+import type { SaveStatus } from '../sharing/save-status.ts';
 import { LinkQr } from '../sharing/link-qr.tsx';
 import { LinkControls, LinkRow, NoLinkYet } from '../sharing/link-part.tsx';
 import { useLinkEditor } from '../sharing/link-editor.ts';

@@ -4,7 +4,7 @@ import { api } from '../api/index.ts';
 import { toastError } from '../app/toasts.ts';
 import { ADD_PERSON, AddAccessForm, PeopleWithAccess, useAccessList } from '../sharing/access.tsx';
 import { personChoices, pickedPerson, usePersonSuggestions } from '../sharing/person-suggestions.ts';
-import type { SaveStatus } from '../sharing/link-tab.tsx';
+import type { SaveStatus } from '../sharing/save-status.ts';
 import { type Part, PartTabs, ShareFrame } from '../sharing/share-dialog.tsx';
 import { openDialog } from '../ui/dialog.tsx';
 import { AlbumLinkPart } from './album-link.tsx';

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { LinkOptions } from '../../src/contract/sharing.ts';
 import type { ExpiryChoice } from './expiry-field.tsx';
-import type { SaveStatus } from './link-tab.tsx';
+import type { SaveStatus } from './save-status.ts';
 import { type LinkLike, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
 
 /**

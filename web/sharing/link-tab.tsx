@@ -1,3 +1,4 @@
+import type { SaveStatus } from './save-status.ts';
 import { useEffect, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import type { ShareLinkView } from '../../src/contract/sharing.ts';
@@ -10,9 +11,6 @@ import { LinkQr } from './link-qr.tsx';
 import { LinkControls, LinkRow, NoLinkYet } from './link-part.tsx';
 import { useLinkEditor } from './link-editor.ts';
 import { linkState, settingsOf } from './link-settings.tsx';
-
-/** What the dialog's status line says about the last change. */
-export type SaveStatus = { kind: 'saving' | 'saved' | 'error'; text: string };
 
 /** The share dialog's Link part: nothing public until "Create link"; then every change saves as it is made. */
 export function LinkTab(props: { items: Item[]; calls: LinkCalls; team: boolean; say: (status: SaveStatus) => void; close: () => void }) {

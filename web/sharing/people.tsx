@@ -6,7 +6,7 @@ import { loadSharedFolders } from '../app/folders.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { ADD_PERSON, AddAccessForm, PeopleWithAccess, useAccessList } from './access.tsx';
 import { GroupsWithAccess } from './groups.tsx';
-import type { SaveStatus } from './link-tab.tsx';
+import type { SaveStatus } from './save-status.ts';
 import { personChoices, pickedPerson, usePersonSuggestions } from './person-suggestions.ts';
 
 /** The share dialog's People part: who this item is shared with on this Coffer; each change saves at once. */

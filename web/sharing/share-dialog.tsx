@@ -4,7 +4,8 @@ import type { Item } from '../../src/contract/files.ts';
 import { linkCalls } from '../app/team-folders.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
-import { LinkTab, type SaveStatus } from './link-tab.tsx';
+import { LinkTab } from './link-tab.tsx';
+import type { SaveStatus } from './save-status.ts';
 import { PeopleSection } from './people.tsx';
 
 export type Part = 'people' | 'link';
