@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,9 +6,12 @@ import { seedItems } from './fixtures.ts';
 import { cpuSeconds, rssMiB } from './live-server.ts';
 import { adminToken, benchExecutable, spawnServer } from './server.ts';
 
-const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000' };
+const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
 const LISTED = 10_000;
 const PROPFINDS = 30;
+// The peers bench's small-file phase: 2,000 files of 4 KiB from 8 clients.
+const SMALL_FILES = 2000;
+const CLIENTS = 8;
 
 const fmt = (n: number) => n.toFixed(1);
 const range = (xs: number[]) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
@@ -171,10 +175,35 @@ async function propfinds(exe: string): Promise<{ peak: number; cpuMs: number }> 
   }
 }
 
+/** SMALL_FILES uploads of 4 KiB from CLIENTS clients: the peak after them and the server's CPU per upload. */
+async function smallUploads(exe: string): Promise<{ peak: number; cpuMs: number }> {
+  const s = await started(exe);
+  try {
+    const content = randomBytes(4096);
+    let next = 0;
+    const before = cpuSeconds(s.pid);
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < SMALL_FILES) {
+          const form = new FormData();
+          form.append('file', new File([content], `small-${next++}.bin`));
+          const res = await fetch(`${s.url}/api/files/upload`, { method: 'POST', headers: s.cookie, body: form });
+          if (res.status !== 200) throw new Error(`upload answered ${res.status}`);
+          await res.arrayBuffer();
+        }
+      }),
+    );
+    const after = cpuSeconds(s.pid);
+    return { peak: rssMiB(s.pid).peak, cpuMs: ((after.user + after.system - before.user - before.system) * 1000) / SMALL_FILES };
+  } finally {
+    await s.stop();
+  }
+}
+
 /**
  * `npm run bench -- memory`: the built executable's idle RSS (three starts) beside the compiled bare Bun server's
- * and the bare stack's, each split by where it is; its peak over four sign-ins at once, and its peak over 30
- * PROPFINDs of 10,000 items. With COFFER_BENCH_BEFORE_EXE=<path> the two executables alternate, so a change is
+ * and the bare stack's, each split by where it is; its peak over four sign-ins at once, over 2,000 uploads of
+ * 4 KiB (twice) and over 30 PROPFINDs of 10,000 items. With COFFER_BENCH_BEFORE_EXE=<path> the two executables alternate, so a change is
  * measured before → after in one run on a loaded machine.
  */
 export async function runMemoryBench(): Promise<void> {
@@ -227,6 +256,13 @@ export async function runMemoryBench(): Promise<void> {
       `memory.sign_in_burst_peak_MiB ${name}: 4 at once peak ${range(b.map((x) => x.peak))}, all four in ${range(b.map((x) => x.ms))} ms`,
     );
   }
+  for (let run = 0; run < 2; run++)
+    for (const [name, exe] of exes) {
+      const u = await smallUploads(exe);
+      console.log(
+        `memory.small_uploads_peak_MiB ${name}: ${fmt(u.peak)} after ${SMALL_FILES} × 4 KiB from ${CLIENTS} clients, server CPU ${u.cpuMs.toFixed(2)} ms each`,
+      );
+    }
   for (const [name, exe] of exes) {
     const p = await propfinds(exe);
     console.log(`memory.propfind_10000_peak_MiB ${name}: ${fmt(p.peak)} after ${PROPFINDS} PROPFINDs, server CPU ${fmt(p.cpuMs)} ms each`);
