@@ -55,8 +55,10 @@ async function exercise(url: string): Promise<void> {
 export async function recordBytecodeOrder(exe: string, orderFile: string): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bytecode-order-'));
   fs.rmSync(orderFile, { force: true });
-  // Below Linux's ephemeral range, as the benches pick theirs.
-  const port = 30000 + Math.floor(Math.random() * 2700);
+  // A port nothing listens on now, from the kernel: builds may run at once, each recording.
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const { port } = probe;
+  probe.stop(true);
   const proc = Bun.spawn([exe, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'warn', BUN_BYTECODE_ORDER_OUT: orderFile },
     stdout: 'ignore',
