@@ -2,11 +2,13 @@
 // Without --target it builds dist/coffer for this machine; with one, dist/coffer-<target> from the
 // runtime binary npm ships for that target (@oven/bun-linux-*), fetched with `npm pack`, never elsewhere.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BUNDLE_FILE_PREFIX, buildWebBundle, encodeWebBundle } from '../src/web/app-bundle.ts';
 import { sourceCommit } from '../src/services/admin/version.ts';
 import { BUILD_TARGETS, type BuildTarget } from './targets.ts';
+import { recordBytecodeOrder } from './bytecode-order.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -135,21 +137,37 @@ const common = [
   'src/services/maintenance/segment-worker.ts',
   path.relative(ROOT, bundleFile),
 ];
-if (targets.length === 0) {
-  run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', 'dist/coffer']);
-} else {
-  for (const name of targets) {
-    const target = BUILD_TARGETS[name as keyof typeof BUILD_TARGETS];
-    const outfile = `dist/coffer-${name}`;
-    run([
-      process.execPath,
-      ...common,
-      ...sharpFor(target.sharpPlatform),
-      `--target=${target.bunTarget}`,
-      `--compile-executable-path=${runtimeFor(target)}`,
-      '--outfile',
-      outfile,
-    ]);
-    console.log(`build: ${outfile} (${(fs.statSync(path.join(ROOT, outfile)).size / 1024 ** 2).toFixed(1)} MiB)`);
+/** Builds the executables asked for: this machine's, or each --target's. */
+function buildTargets(): void {
+  if (targets.length === 0) {
+    run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', 'dist/coffer']);
+  } else {
+    for (const name of targets) {
+      const target = BUILD_TARGETS[name as keyof typeof BUILD_TARGETS];
+      const outfile = `dist/coffer-${name}`;
+      run([
+        process.execPath,
+        ...common,
+        ...sharpFor(target.sharpPlatform),
+        `--target=${target.bunTarget}`,
+        `--compile-executable-path=${runtimeFor(target)}`,
+        '--outfile',
+        outfile,
+      ]);
+      console.log(`build: ${outfile} (${(fs.statSync(path.join(ROOT, outfile)).size / 1024 ** 2).toFixed(1)} MiB)`);
+    }
   }
+}
+
+// A first build of this machine's executable serves once to record the bytecode a server runs; every build
+// then stores that bytecode together (one profile fits every target). In a directory of its own: builds may run at once.
+const probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-build-order-'));
+const orderFile = path.join(probeDir, 'coffer.order');
+try {
+  run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', path.join(probeDir, 'coffer')]);
+  await recordBytecodeOrder(path.join(probeDir, 'coffer'), orderFile);
+  common.push(`--bytecode-order=${orderFile}`);
+  buildTargets();
+} finally {
+  fs.rmSync(probeDir, { recursive: true, force: true });
 }

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
-import { capText, extractText, htmlText, kindOf, xmlText } from '../../src/services/search/extract.ts';
+import { kindOf } from '../../src/services/search/document-kind.ts';
+import { capText, extractText, htmlText, xmlText } from '../../src/services/search/extract.ts';
 import { Extractor } from '../../src/services/search/extractor.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startedSince, workerThreads } from '../helpers/threads.ts';

@@ -17,7 +17,7 @@ import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import { AppError } from '../../errors.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 import type { LibraryFiles } from '../files/library-files.ts';
-import { kindOf, needsWholeFile } from './extract.ts';
+import { kindOf, needsWholeFile } from './document-kind.ts';
 import type { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
 import { matchExpression, snippetHtml } from './text.ts';
 

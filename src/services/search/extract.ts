@@ -1,5 +1,6 @@
 // Documents are read with fflate; archiver, which writes the downloads, cannot read (docs/development.md › ZIP).
 import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
+import { kindOf, trimPartialUtf8 } from './document-kind.ts';
 
 /** What one extraction may produce and read: text is cut at `maxTextBytes`; archives are capped entry by entry. */
 export interface ExtractLimits {
@@ -17,59 +18,6 @@ const XML_MAX_DEPTH = 256;
 const PDF_MAX_PAGES = 1000;
 
 export class HostileDocumentError extends Error {}
-
-type Kind = 'text' | 'html' | 'pdf' | 'docx' | 'xlsx' | 'pptx' | 'odf' | null;
-
-const ZIP_KINDS: Record<string, Kind> = {
-  docx: 'docx',
-  xlsx: 'xlsx',
-  pptx: 'pptx',
-  odt: 'odf',
-  ods: 'odf',
-  odp: 'odf',
-};
-
-function extensionOf(name: string): string {
-  const dot = name.lastIndexOf('.');
-  return dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
-}
-
-/** Text when the first bytes are valid UTF-8 (a cut last character allowed) without NUL: source code under any name. */
-function looksLikeText(head: Uint8Array): boolean {
-  if (head.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, trimPartialUtf8(head)));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Length of `bytes` without a trailing, incomplete UTF-8 sequence. */
-function trimPartialUtf8(bytes: Uint8Array): number {
-  const end = bytes.length;
-  for (let back = 1; back <= 3 && end - back >= 0; back++) {
-    const b = bytes[end - back]!;
-    if ((b & 0xc0) === 0x80) continue;
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return need > back ? end - back : end;
-  }
-  return end;
-}
-
-/** Which extractor reads a file: by its leading bytes first (PDF, ZIP, text), then its name. */
-export function kindOf(name: string, head: Uint8Array): Kind {
-  const ext = extensionOf(name);
-  if (head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46) return 'pdf';
-  if (head[0] === 0x50 && head[1] === 0x4b) return ZIP_KINDS[ext] ?? null;
-  if (!looksLikeText(head.subarray(0, 8192))) return null;
-  return ext === 'html' || ext === 'htm' || ext === 'xhtml' ? 'html' : 'text';
-}
-
-/** Whether `kindOf` needs the whole file; plain text needs only the bytes that become text. */
-export function needsWholeFile(kind: Kind): boolean {
-  return kind !== 'text' && kind !== 'html';
-}
 
 /** Cuts text to at most `max` UTF-8 bytes, on a character boundary. */
 export function capText(text: string, max: number): string {

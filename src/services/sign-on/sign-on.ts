@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import type { Clock } from '../../clock.ts';
 import { secretText, type IdpConfig } from '../../config.ts';
 import { EMAIL } from '../../contract/accounts.ts';
@@ -72,12 +72,16 @@ interface PendingMfa {
   expiresAt: number;
 }
 
+// Loaded at the first discovery: a server without single sign-on never holds openid-client.
+let loaded: typeof Oidc | null = null;
+const openidClient = async (): Promise<typeof Oidc> => (loaded ??= await import('openid-client'));
+
 /** The error and its causes in one line, for the log (openid-client wraps the precise check in `cause`). */
 function explain(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err; e instanceof Error && parts.length < 4; e = e.cause) {
     const extra =
-      e instanceof oidc.ResponseBodyError || e instanceof oidc.AuthorizationResponseError
+      loaded && (e instanceof loaded.ResponseBodyError || e instanceof loaded.AuthorizationResponseError)
         ? ` (${e.error}: ${e.error_description ?? ''})`
         : '';
     parts.push(`${e.message}${extra}`);
@@ -86,7 +90,7 @@ function explain(err: unknown): string {
 }
 
 /** Maps what openid-client threw during the code exchange and the ID token checks to a failure code. */
-function classify(err: unknown): IdpFailure {
+function classify(err: unknown, oidc: typeof Oidc): IdpFailure {
   const reason = explain(err);
   if (err instanceof oidc.AuthorizationResponseError)
     return new IdpFailure(err.error === 'access_denied' ? 'access_denied' : 'provider_error', reason);
@@ -135,8 +139,8 @@ export interface IdpDeps {
  * open or OIDC_AUTO_CREATE), and the second factor for accounts with MFA.
  */
 export class IdpService {
-  private client: oidc.Configuration | null = null;
-  private discovering: Promise<oidc.Configuration> | null = null;
+  private client: Oidc.Configuration | null = null;
+  private discovering: Promise<Oidc.Configuration> | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private retryDelay = RETRY_FIRST_MS;
   private secret: string | null = null;
@@ -171,7 +175,7 @@ export class IdpService {
   }
 
   /** The discovered provider; one attempt at a time, and a failed one schedules the next. */
-  private discover(): Promise<oidc.Configuration> {
+  private discover(): Promise<Oidc.Configuration> {
     if (this.client) return Promise.resolve(this.client);
     this.discovering ??= this.fetchConfiguration().then(
       (client) => {
@@ -202,9 +206,10 @@ export class IdpService {
     return this.discovering;
   }
 
-  private async fetchConfiguration(): Promise<oidc.Configuration> {
+  private async fetchConfiguration(): Promise<Oidc.Configuration> {
     const config = this.d.config!;
     const secret = this.secret ?? secretText(config.clientSecret, 'OIDC_CLIENT_SECRET_FILE');
+    const oidc = await openidClient();
     const insecure = new URL(config.issuerUrl).protocol === 'http:';
     const found = await oidc.discovery(new URL(config.issuerUrl), config.clientId, secret, undefined, {
       timeout: DISCOVERY_TIMEOUT_S,
@@ -223,7 +228,7 @@ export class IdpService {
     return client;
   }
 
-  private async ready(): Promise<oidc.Configuration> {
+  private async ready(): Promise<Oidc.Configuration> {
     if (!this.d.config) throw new IdpFailure('not_configured', 'single sign-on is not configured (OIDC_ISSUER_URL is not set)');
     try {
       return await this.discover();
@@ -239,6 +244,7 @@ export class IdpService {
   async begin(input: { origin: string; next: string | null }): Promise<{ url: string; state: string }> {
     try {
       const client = await this.ready();
+      const oidc = await openidClient();
       const config = this.d.config!;
       const s: SignInState = {
         state: oidc.randomState(),
@@ -292,9 +298,10 @@ export class IdpService {
       throw new IdpFailure(error === 'access_denied' ? 'access_denied' : 'provider_error', reason);
     }
     const client = await this.ready();
+    const oidc = await openidClient();
     const current = new URL(s.redirectUri);
     for (const [k, v] of params) current.searchParams.append(k, v);
-    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+    let tokens: Awaited<ReturnType<typeof Oidc.authorizationCodeGrant>>;
     try {
       tokens = await oidc.authorizationCodeGrant(client, current, {
         pkceCodeVerifier: s.verifier,
@@ -303,7 +310,7 @@ export class IdpService {
         idTokenExpected: true,
       });
     } catch (err) {
-      throw classify(err);
+      throw classify(err, oidc);
     }
     const claims = tokens.claims()!;
     let profile: Record<string, unknown> = claims;
@@ -314,7 +321,7 @@ export class IdpService {
       try {
         profile = { ...claims, ...(await oidc.fetchUserInfo(client, tokens.access_token, claims.sub)) };
       } catch (err) {
-        throw classify(err);
+        throw classify(err, oidc);
       }
     }
     const issuer = client.serverMetadata().issuer;
