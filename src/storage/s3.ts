@@ -515,6 +515,7 @@ export class S3Driver implements StorageDriver {
     const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
     const payloadHash =
       body === undefined ? EMPTY_SHA256 : !(body instanceof Blob) && body.byteLength < 64 * 1024 ? sha256Hex(body) : UNSIGNED_PAYLOAD;
+    const streamed = body instanceof Uint8Array && body.byteLength >= STREAMED_BODY ? body : null;
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
     const attempts = o.attempts ?? this.attempts;
     const deadline = performance.now() + timeoutMs;
@@ -536,8 +537,8 @@ export class S3Driver implements StorageDriver {
       try {
         const res = await fetch(url, {
           method,
-          headers: body instanceof Uint8Array && body.byteLength >= STREAMED_BODY ? { ...headers, 'content-length': String(body.byteLength) } : headers,
-          body: body instanceof Uint8Array && body.byteLength >= STREAMED_BODY ? streamOf(body) : body,
+          headers: streamed ? { ...headers, 'content-length': String(streamed.byteLength) } : headers,
+          body: streamed ? streamOf(streamed) : body,
           signal: o.signal ? AbortSignal.any([o.signal, timer.signal]) : timer.signal,
           redirect: 'manual',
         });
