@@ -11,16 +11,18 @@ import { cpuLine, cpuPerGiB, cpuTimes, peakRssMiB, resetPeakRss, settleDisk, tot
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
-const CHUNK = 8 * MiB;
 
-/** `--pairs N`: how many tus and multipart uploads, alternating which goes first (7 unless given). */
-function pairsWanted(): number {
-  const i = process.argv.indexOf('--pairs');
-  if (i < 0) return 7;
+/** `--<name> N`, a whole number of at least 1, or `fallback`. */
+function wholeFlag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
   const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n < 1) throw new Error('--pairs needs a whole number of at least 1');
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a whole number of at least 1`);
   return n;
 }
+
+/** The PATCH size: 8 MiB (`--chunk-mib N` for another; the web app sends 50 MiB). */
+const CHUNK = wholeFlag('chunk-mib', 8) * MiB;
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const portOf = (url: string) => Number(new URL(url).port);
@@ -49,7 +51,7 @@ async function multipartRun(url: string, token: string, file: string): Promise<n
   return GiB / MiB / seconds!;
 }
 
-/** One upload with tus-js-client in 8 MiB chunks; resolves with the created file's id. */
+/** One upload with tus-js-client in CHUNK-sized PATCHes; resolves with the created file's id. */
 export function tusUpload(
   url: string,
   token: string,
@@ -79,15 +81,16 @@ async function sha256Of(url: string, token: string, id: string): Promise<string>
 }
 
 /**
- * `npm run bench -- tus` (issue 17): 1 GiB through tus in 8 MiB chunks against the plain multipart upload
- * of the same file in the same run (the built executable, `--pairs N` pairs, alternating which goes first),
+ * `npm run bench -- tus` (issue 17): 1 GiB through tus in 8 MiB chunks (`--chunk-mib N`) against the plain
+ * multipart upload of the same file in the same run (the built executable, `--pairs N` pairs, alternating which goes first),
  * each pair's ratio of MiB/s and of server CPU per GiB and their medians (the CPU ratio is the figure the
  * machine's load moves least), the server's peak RSS during the tus uploads, and the bytes a client sends
  * in all when the server is killed (SIGKILL) at 60% of an upload and restarted, counted on the wire by a
  * proxy in front of the server. COFFER_BENCH_EXE: that executable, not rebuilt.
  */
 export async function runTusBench(): Promise<void> {
-  const pairs = pairsWanted();
+  // How many tus and multipart uploads, alternating which goes first.
+  const pairs = wholeFlag('pairs', 7);
   const binary = benchExecutable();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-tus-bench-'));
   // The client's copy lives in memory, so reading it does not compete with the server's disk writes.
@@ -144,7 +147,7 @@ export async function runTusBench(): Promise<void> {
     const paired = tus.map((x, i) => (x / multipart[i]!) * 100);
     const cpuPaired = tusCpu.map((c, i) => (100 * totalCpu(c)) / totalCpu(multipartCpu[i]!));
     console.log(
-      `tus.upload_1GiB_8MiB_chunks_pct_of_multipart median ${fmt(median(paired))} (pairs ${runs(paired)}; goal >= 95); ` +
+      `tus.upload_1GiB_${CHUNK / MiB}MiB_chunks_pct_of_multipart median ${fmt(median(paired))} (pairs ${runs(paired)}; goal >= 95); ` +
         `MiB/s tus median ${fmt(median(tus), 0)} (runs ${runs(tus)}), multipart median ${fmt(median(multipart), 0)} (runs ${runs(multipart)}); ` +
         `${dropped ? 'page cache dropped' : 'disk synced'} before each; load average ${fmt(Math.min(...load))}-${fmt(Math.max(...load))} on ${os.cpus().length} cores`,
     );
