@@ -24,6 +24,9 @@ const MiB = 1024 * 1024;
 /** Bytes per second an upload is given time for beyond the timeout: a slow uplink must not fail a part. */
 const UPLOAD_FLOOR_RATE = 256 * 1024;
 const EMPTY_SHA256 = sha256Hex('');
+/** A body this large is sent as a stream of views of it: the runtime copied a whole buffer given to fetch (8 MiB a part). */
+const STREAMED_BODY = 1024 * 1024;
+const STREAM_PIECE = 256 * 1024;
 
 export interface S3DriverOptions {
   bucket: string;
@@ -55,7 +58,8 @@ export interface S3DriverOptions {
 interface SendOptions {
   query?: Record<string, string>;
   headers?: Record<string, string>;
-  body?: Uint8Array | string;
+  /** A Blob (a slice of a file) is sent as it is read. */
+  body?: Uint8Array | string | Blob;
   signal?: AbortSignal;
   timeoutMs?: number;
   /** Keep the response body open for the caller (a GET); the silence timeout then guards each read. */
@@ -148,6 +152,8 @@ export class S3Driver implements StorageDriver {
   private readonly attempts: number;
   private readonly copyPartThreshold: number;
   private readonly copyPartSize: number;
+  /** Part buffers the puts hold now and the most held at once: at most queueSize + 1 per put. */
+  readonly partBuffers = { held: 0, peak: 0 };
   /** Until the store answers UploadPartCopy with 501: then large copies go through Coffer. */
   private partCopyImplemented = true;
 
@@ -174,10 +180,23 @@ export class S3Driver implements StorageDriver {
     this.staging = new FileStaging({ head: (key) => this.head(key), adopt: (file, key) => this.adopt(file, key) }, opts.stagingDir);
   }
 
-  /** A completed resumable upload's staged file becomes the object (a multipart put from local disk), then goes. */
+  /**
+   * A completed resumable upload's staged file becomes the object, then goes: its parts are sent from the
+   * file as they are read, so no part is held in memory (a tus upload to a bucket peaked at 266 MiB holding them).
+   */
   private async adopt(file: string, key: string): Promise<void> {
     const { size } = await fsp.stat(file);
-    await this.put(key, readAhead(file, { start: 0, end: size }));
+    if (size <= this.partSize) await this.put(key, readAhead(file, { start: 0, end: size }));
+    else {
+      assertValidStorageKey(key);
+      await this.multipart(key, undefined, async (part) => {
+        for (let start = 0, n = 1; start < size; n++) {
+          const end = Math.min(size, start + this.partSizeFor(n));
+          await part(Bun.file(file).slice(start, end));
+          start = end;
+        }
+      });
+    }
     await fsp.rm(file, { force: true });
   }
 
@@ -188,8 +207,64 @@ export class S3Driver implements StorageDriver {
 
   async put(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<{ size: number }> {
     assertValidStorageKey(key);
-    const objectKey = this.opts.prefix + key;
     const signal = opts.signal;
+    let size = 0;
+    // Part buffers are reused once sent: freed ones would pile up until a collection (300+ MiB per GiB here).
+    const spare: Buffer[] = [];
+    const take = (bytes: number) => {
+      const b = spare.pop();
+      if (b && b.length === bytes) return b;
+      if (b) this.partBuffers.held--;
+      this.partBuffers.held++;
+      this.partBuffers.peak = Math.max(this.partBuffers.peak, this.partBuffers.held);
+      return Buffer.allocUnsafe(bytes);
+    };
+    let buf = take(this.partSizeFor(1));
+    let filled = 0;
+    let partNumber = 0;
+    try {
+      await this.multipart(key, signal, async (part) => {
+        for await (const chunk of body) {
+          signal?.throwIfAborted();
+          size += chunk.byteLength;
+          let offset = 0;
+          while (offset < chunk.byteLength) {
+            const n = Math.min(buf.length - filled, chunk.byteLength - offset);
+            buf.set(chunk.subarray(offset, offset + n), filled);
+            filled += n;
+            offset += n;
+            if (filled < buf.length) continue;
+            const full = buf;
+            await part(full, () => spare.push(full));
+            buf = take(this.partSizeFor(++partNumber + 1));
+            filled = 0;
+          }
+          if (opts.release) releaseSoleView(chunk);
+        }
+        signal?.throwIfAborted();
+        if (partNumber > 0) return filled > 0 ? part(buf.subarray(0, filled)) : undefined;
+        await this.send('PUT', this.opts.prefix + key, { body: buf.subarray(0, filled), signal, timeoutMs: this.uploadTimeout(filled) });
+      });
+      // Every part is sent: their memory goes now, not at a collection (the next upload began 32 MiB higher).
+      for (const b of [buf, ...spare]) releaseSoleView(b);
+    } finally {
+      this.partBuffers.held -= 1 + spare.length;
+    }
+    return { size };
+  }
+
+  /**
+   * A multipart upload of the parts `feed` hands to `part` in order, at most queueSize sent at once: `part`
+   * waits for a free place, begins the upload at the first part, and calls `sent` once that part's bytes are
+   * no longer needed. A feed that hands no part has stored the object itself (one PUT). On failure the parts
+   * in flight are cancelled and the upload aborted.
+   */
+  private async multipart(
+    key: string,
+    signal: AbortSignal | undefined,
+    feed: (part: (bytes: Uint8Array | Blob, sent?: () => void) => Promise<void>) => Promise<void>,
+  ): Promise<void> {
+    const objectKey = this.opts.prefix + key;
     // Cancels parts in flight the moment the put fails, so the abort is not held up by them.
     const parts = new AbortController();
     const partSignal = signal ? AbortSignal.any([signal, parts.signal]) : parts.signal;
@@ -198,22 +273,18 @@ export class S3Driver implements StorageDriver {
     let failure: unknown = null;
     let uploadId: string | null = null;
     let partNumber = 0;
-    let size = 0;
-    // Part buffers are reused once sent: freed ones would pile up until a collection (300+ MiB per GiB here).
-    const spare: Buffer[] = [];
-    const take = (size: number) => {
-      const b = spare.pop();
-      return b && b.length === size ? b : Buffer.allocUnsafe(size);
-    };
-    let buf = take(this.partSizeFor(1));
-    let filled = 0;
 
-    const launch = (bytes: Buffer, n: number) => {
+    const part = async (bytes: Uint8Array | Blob, sent?: () => void) => {
+      if (failure) throw failure;
+      uploadId ??= await this.createMultipartUpload(objectKey, signal);
+      while (inFlight.size >= this.queueSize) await Promise.race(inFlight);
+      if (failure) throw failure;
+      const n = ++partNumber;
       const sending: Promise<void> = this.send('PUT', objectKey, {
-        query: { partNumber: String(n), uploadId: uploadId! },
+        query: { partNumber: String(n), uploadId },
         body: bytes,
         signal: partSignal,
-        timeoutMs: this.uploadTimeout(bytes.byteLength),
+        timeoutMs: this.uploadTimeout(bytes instanceof Blob ? bytes.size : bytes.byteLength),
       })
         .then((a) => {
           const etag = a.headers.get('etag');
@@ -225,42 +296,17 @@ export class S3Driver implements StorageDriver {
         })
         .finally(() => {
           inFlight.delete(sending);
-          if (bytes.byteOffset === 0) spare.push(bytes);
+          sent?.();
         });
       inFlight.add(sending);
     };
 
     try {
-      for await (const chunk of body) {
-        signal?.throwIfAborted();
-        if (failure) throw failure;
-        size += chunk.byteLength;
-        let offset = 0;
-        while (offset < chunk.byteLength) {
-          const n = Math.min(buf.length - filled, chunk.byteLength - offset);
-          buf.set(chunk.subarray(offset, offset + n), filled);
-          filled += n;
-          offset += n;
-          if (filled < buf.length) continue;
-          uploadId ??= await this.createMultipartUpload(objectKey, signal);
-          while (inFlight.size >= this.queueSize) await Promise.race(inFlight);
-          if (failure) throw failure;
-          launch(buf, ++partNumber);
-          buf = take(this.partSizeFor(partNumber + 1));
-          filled = 0;
-        }
-        if (opts.release) releaseSoleView(chunk);
-      }
-      signal?.throwIfAborted();
-      if (uploadId === null) {
-        await this.send('PUT', objectKey, { body: buf.subarray(0, filled), signal, timeoutMs: this.uploadTimeout(filled) });
-        return { size };
-      }
-      if (filled > 0) launch(buf.subarray(0, filled), ++partNumber);
+      await feed(part);
+      if (uploadId === null) return;
       await Promise.all([...inFlight]);
       if (failure) throw failure;
       await this.completeMultipartUpload(objectKey, uploadId, etags, signal);
-      return { size };
     } catch (err) {
       parts.abort();
       await Promise.allSettled([...inFlight]);
@@ -467,7 +513,9 @@ export class S3Driver implements StorageDriver {
       .join('&');
     const url = `${this.origin}${path}${search ? `?${search}` : ''}`;
     const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
-    const payloadHash = body === undefined ? EMPTY_SHA256 : body.byteLength < 64 * 1024 ? sha256Hex(body) : UNSIGNED_PAYLOAD;
+    const payloadHash =
+      body === undefined ? EMPTY_SHA256 : !(body instanceof Blob) && body.byteLength < 64 * 1024 ? sha256Hex(body) : UNSIGNED_PAYLOAD;
+    const streamed = body instanceof Uint8Array && body.byteLength >= STREAMED_BODY ? body : null;
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
     const attempts = o.attempts ?? this.attempts;
     const deadline = performance.now() + timeoutMs;
@@ -489,8 +537,8 @@ export class S3Driver implements StorageDriver {
       try {
         const res = await fetch(url, {
           method,
-          headers,
-          body,
+          headers: streamed ? { ...headers, 'content-length': String(streamed.byteLength) } : headers,
+          body: streamed ? streamOf(streamed) : body,
           signal: o.signal ? AbortSignal.any([o.signal, timer.signal]) : timer.signal,
           redirect: 'manual',
         });
@@ -529,6 +577,21 @@ export class S3Driver implements StorageDriver {
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** `bytes` as a body read a piece at a time when the socket takes it, with no copy; each try of a request gets its own. */
+function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (at >= bytes.byteLength) return controller.close();
+        controller.enqueue(bytes.subarray(at, at + STREAM_PIECE));
+        at += STREAM_PIECE;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
 
 /**
  * A response body that fails with StorageUnavailableError when the service goes silent for `ms`: one

@@ -33,9 +33,9 @@ function begin(r: ResumableStore, length: number): ResumableObject {
   return { key: newStorageKey(), length, offset: 0, durableOffset: 0, wrappedKey, header, tail: null };
 }
 
-/** Appends `data[obj.offset, end)` and records the result as a caller would. */
-async function appendTo(r: ResumableStore, obj: ResumableObject, data: Buffer, end: number, opts: { checkpointBytes?: number } = {}) {
-  const result = await r.append(obj, chunked(data.subarray(obj.offset, end)), opts);
+/** Appends `data[obj.offset, end)` and records the result as a caller would; each append syncs the ones before it unless told. */
+async function appendTo(r: ResumableStore, obj: ResumableObject, data: Buffer, end: number, opts: { syncLagBytes?: number } = {}) {
+  const result = await r.append(obj, chunked(data.subarray(obj.offset, end)), { syncLagBytes: 1, ...opts });
   obj.offset = result.offset;
   obj.tail = result.tail;
   obj.durableOffset = result.durableOffset;
@@ -118,6 +118,24 @@ describe('resumable sealed objects', () => {
     expect(steps).toEqual([
       [2 * S + 5, 0],
       [4 * S, 2 * S + 5],
+      [data.length, data.length],
+    ]);
+  });
+
+  test('short appends are synced once what is not yet durable reaches a checkpoint, not one by one', async () => {
+    const data = randomBytes(8 * S + 99);
+    const obj = begin(resumable, data.length);
+    const steps = [];
+    for (const end of [S, 2 * S, 3 * S, 4 * S, 5 * S, data.length]) {
+      const r = await appendTo(resumable, obj, data, end, { syncLagBytes: 3 * S });
+      steps.push([r.offset, r.durableOffset]);
+    }
+    expect(steps).toEqual([
+      [S, 0],
+      [2 * S, 0],
+      [3 * S, 0],
+      [4 * S, 3 * S],
+      [5 * S, 3 * S],
       [data.length, data.length],
     ]);
   });
