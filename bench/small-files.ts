@@ -28,15 +28,35 @@ interface Run {
   threadMs: number;
 }
 
-/** One fresh server from `source` (a checkout with node_modules): 4 KiB files from 8 clients through its API or WebDAV. */
-async function run(source: string, door: 'api' | 'dav'): Promise<Run> {
+type Door = 'api' | 'dav' | 'bare PUT' | 'bare multipart';
+
+/**
+ * One fresh server: Coffer from `source` (a checkout with node_modules) through its API or WebDAV, or the
+ * bare write-and-fsync reference (bench/bare-durable.ts, from source too) by PUT or multipart POST.
+ */
+async function run(source: string, door: Door): Promise<Run> {
   const dataDir = spreadTempDir('coffer-bench-small-');
-  const { url, proc } = await spawnServer([process.execPath, path.join(source, 'src/main.ts')], dataDir, ENV);
+  const bare = door.startsWith('bare');
+  const entry = bare ? path.join(import.meta.dir, 'bare-durable.ts') : path.join(source, 'src/main.ts');
+  const { url, proc } = await spawnServer([process.execPath, entry], dataDir, ENV);
   try {
-    const token = await adminToken(url);
-    const cookie = { Cookie: `token=${token}` };
     let put: (i: number, content: Uint8Array) => Promise<void>;
-    if (door === 'api') {
+    const cookie: Record<string, string> = bare ? {} : { Cookie: `token=${await adminToken(url)}` };
+    if (door === 'bare PUT') {
+      put = async (i, content) => {
+        const res = await fetch(`${url}/${i}`, { method: 'PUT', body: content });
+        if (res.status !== 201) throw new Error(`bare PUT: ${res.status}`);
+        await res.arrayBuffer();
+      };
+    } else if (door === 'bare multipart') {
+      put = async (i, content) => {
+        const form = new FormData();
+        form.append('file', new File([content], `small-${i}.bin`));
+        const res = await fetch(`${url}/`, { method: 'POST', body: form });
+        if (res.status !== 200) throw new Error(`bare POST: ${res.status}`);
+        await res.arrayBuffer();
+      };
+    } else if (door === 'api') {
       put = async (i, content) => {
         const form = new FormData();
         form.append('file', new File([content], `small-${i}.bin`));
@@ -86,8 +106,9 @@ async function run(source: string, door: 'api' | 'dav'): Promise<Run> {
 /**
  * `npm run bench -- small-files [--rounds N] [--files N]`: 4 KiB uploads from 8 clients through the API
  * and WebDAV, run from source; with COFFER_BENCH_BEFORE_SRC (other checkouts with node_modules, separated
- * by `:`, each named by its folder) they alternate with this one in each round. Prints files/s and the server's CPU ms per file, of the process and of its
- * JavaScript thread (the figures least moved by other load on the machine).
+ * by `:`, each named by its folder) they alternate with this one in each round, as does the bare reference
+ * (bench/bare-durable.ts) by PUT and by multipart. Prints files/s and the server's CPU ms per file, of the
+ * process and of its JavaScript thread (the figures least moved by other load on the machine).
  */
 export async function runSmallFilesBench(): Promise<void> {
   const before = (process.env.COFFER_BENCH_BEFORE_SRC ?? '').split(':').filter(Boolean);
@@ -98,15 +119,19 @@ export async function runSmallFilesBench(): Promise<void> {
   const rounds = flag('rounds', 3);
   const results = new Map<string, Run[]>();
   for (let r = 0; r < rounds; r++) {
-    for (const door of ['api', 'dav'] as const) {
-      for (const [name, source] of sources) {
-        const key = `${name} ${door === 'api' ? 'API' : 'WebDAV'}`;
-        const one = await run(source, door);
-        results.set(key, [...(results.get(key) ?? []), one]);
-        console.log(
-          `round ${r + 1} ${key}: ${one.perSec.toFixed(0)} files/s, process ${one.processMs.toFixed(2)} ms/file, JS thread ${one.threadMs.toFixed(2)} ms/file`,
-        );
-      }
+    const runs: Array<[string, string, Door]> = [
+      ...(['api', 'dav'] as const).flatMap((door) =>
+        sources.map(([name, source]): [string, string, Door] => [`${name} ${door === 'api' ? 'API' : 'WebDAV'}`, source, door]),
+      ),
+      ['bare reference, multipart', '', 'bare multipart'],
+      ['bare reference, PUT', '', 'bare PUT'],
+    ];
+    for (const [key, source, door] of runs) {
+      const one = await run(source, door);
+      results.set(key, [...(results.get(key) ?? []), one]);
+      console.log(
+        `round ${r + 1} ${key}: ${one.perSec.toFixed(0)} files/s, process ${one.processMs.toFixed(2)} ms/file, JS thread ${one.threadMs.toFixed(2)} ms/file`,
+      );
     }
   }
   console.log(
@@ -117,6 +142,16 @@ export async function runSmallFilesBench(): Promise<void> {
     const m = (pick: (r: Run) => number) => median(runs.map(pick));
     console.log(`| ${key} | ${m((r) => r.perSec).toFixed(0)} | ${m((r) => r.processMs).toFixed(2)} | ${m((r) => r.threadMs).toFixed(2)} |`);
   }
+  // Issue 49's goal: single 4 KiB uploads at 70% of the bare reference's rate, round by round (the load moves between rounds).
+  const ratio = (coffer: string, bare: string) => {
+    const c = results.get(coffer)!;
+    const b = results.get(bare)!;
+    const rates = c.map((x, i) => x.perSec / b[i]!.perSec);
+    const cpu = c.map((x, i) => x.processMs / b[i]!.processMs);
+    return `${(100 * median(rates)).toFixed(0)}% of its files/s, ${median(cpu).toFixed(2)}× its CPU per file`;
+  };
+  console.log(`this checkout API against the bare multipart reference: ${ratio('this checkout API', 'bare reference, multipart')}`);
+  console.log(`this checkout WebDAV against the bare PUT reference: ${ratio('this checkout WebDAV', 'bare reference, PUT')}`);
   console.log(
     `load average ${os
       .loadavg()
