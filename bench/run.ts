@@ -36,6 +36,7 @@ import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runActivityBench } from './activity.ts';
 import { runPeersBench } from './peers.ts';
+import { runSmallFilesBench } from './small-files.ts';
 import { runMemoryBench } from './memory.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
@@ -84,6 +85,7 @@ const benches: Record<string, () => Promise<void>> = {
   'change-log': runChangeLogBench,
   activity: runActivityBench,
   peers: runPeersBench,
+  'small-files': runSmallFilesBench,
   memory: runMemoryBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,

@@ -23,6 +23,11 @@ export interface PutOptions {
   signal?: AbortSignal;
   /** Each chunk of the body is the driver's once yielded, the only view of its memory: it may free it once stored. */
   release?: boolean;
+  /**
+   * `key` is new, nothing reads it before a row naming it commits, and an upload intent covers a crash
+   * mid-write: the local driver may write the object in place instead of to a temp name and renaming it.
+   */
+  fresh?: boolean;
 }
 
 export interface StorageDriver {

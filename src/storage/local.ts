@@ -212,7 +212,8 @@ export function readAhead(file: string, range: ByteRange): ReadableStream<Uint8A
 }
 
 /**
- * Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename.
+ * Objects live at `<root>/<k0k1>/<k2k3>/<key>`; writes go to `<root>/.tmp/` first, then fsync and rename,
+ * except a fresh key's (an upload's), written in place.
  * Staged objects are single files in `<root>/.staging/`, appended in place and renamed into their place
  * when published.
  */
@@ -238,6 +239,22 @@ export class LocalDriver implements StorageDriver {
     return path.join(this.root, TEMP_DIR, `${key}.${randomBytes(6).toString('hex')}`);
   }
 
+  /** Opens `file` in shard directory `dir` for a new object, making the directory first when needed. */
+  private async createInShard(dir: string, file: string): Promise<fsp.FileHandle> {
+    if (!this.shardDirs.has(dir)) await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, 'wx', 0o600);
+    } catch (err) {
+      // A shard directory removed behind the server's back: made again.
+      if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
+      await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+      handle = await fsp.open(file, 'wx', 0o600);
+    }
+    this.shardDirs.add(dir);
+    return handle;
+  }
+
   /** Renames a finished file (in the same file system) to the object `key`, durably. */
   async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
@@ -257,6 +274,7 @@ export class LocalDriver implements StorageDriver {
 
   async put(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<{ size: number }> {
     assertValidStorageKey(key);
+    if (opts.fresh) return this.putInPlace(key, body, opts);
     const temp = this.tempPath(key);
     const handle = await fsp.open(temp, 'wx', 0o600);
     try {
@@ -268,6 +286,28 @@ export class LocalDriver implements StorageDriver {
     } catch (err) {
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * A fresh key (PutOptions.fresh) written under its own name: no rename and no second directory changed.
+   * The file and its directory are synced before this returns, as after a rename; a partial file is
+   * removed on failure, or after a crash by the upload intents' sweep.
+   */
+  private async putInPlace(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<{ size: number }> {
+    const file = this.pathOf(key);
+    const dir = path.dirname(file);
+    const handle = await this.createInShard(dir, file);
+    try {
+      const size = await writeBody(handle, 0, body, opts);
+      await handle.sync();
+      await handle.close();
+      await fsyncDir(dir);
+      return { size };
+    } catch (err) {
+      await handle.close().catch(() => {});
+      await fsp.rm(file, { force: true });
       throw err;
     }
   }

@@ -92,6 +92,45 @@ describe('local driver', () => {
     expect((await d.head(key))!.size).toBe(2 * 1024 * 1024 + 3);
   });
 
+  test('a fresh key is written in place: no temp file, the object whole after, a failing stream leaves nothing', async () => {
+    const d = driver();
+    const key = newStorageKey();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    async function* slow() {
+      yield Buffer.alloc(2 * 1024 * 1024, 7);
+      await gate;
+      yield Buffer.from('end');
+    }
+    const writing = d.put(key, slow(), { fresh: true });
+    await eventually(() => fs.existsSync(d.pathOf(key)));
+    expect(tempFiles(d)).toEqual([]);
+    release();
+    expect(await writing).toEqual({ size: 2 * 1024 * 1024 + 3 });
+    expect((await d.head(key))!.size).toBe(2 * 1024 * 1024 + 3);
+
+    const failed = newStorageKey();
+    async function* failing() {
+      yield Buffer.alloc(2 * 1024 * 1024, 1);
+      throw new Error('client went away');
+    }
+    await expect(d.put(failed, failing(), { fresh: true })).rejects.toThrow('client went away');
+    expect(await d.head(failed)).toBeNull();
+    expect(tempFiles(d)).toEqual([]);
+  });
+
+  test('a fresh key that exists is refused and the object there kept; a removed shard directory is made again', async () => {
+    const d = driver();
+    const key = newStorageKey();
+    await d.put(key, from('kept'));
+    await expect(d.put(key, from('other'), { fresh: true })).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await text(await d.get(key))).toBe('kept');
+    fs.rmSync(path.join(d.root, key.slice(0, 2)), { recursive: true });
+    const next = `${key.slice(0, 4)}${newStorageKey().slice(4)}`;
+    expect(await d.put(next, from('two'), { fresh: true })).toEqual({ size: 3 });
+    expect(await text(await d.get(next))).toBe('two');
+  });
+
   test('an aborted signal stops the write and cleans up', async () => {
     const d = driver();
     const ac = new AbortController();

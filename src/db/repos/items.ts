@@ -691,10 +691,13 @@ export class ItemsRepo {
     return item(this.sqlite.query<Item, [number]>(`SELECT ${ITEM} FROM items WHERE seq = ? AND deleted_at IS NULL`).get(seq));
   }
 
+  // Anything trashed has its trash root trashed too; asking for a root reads items_trash_idx, not every row.
   hasTrash(accountId: string): boolean {
     return (
       this.sqlite
-        .query<{ x: number }, [string]>('SELECT 1 AS x FROM items WHERE account_id = ? AND deleted_at IS NOT NULL LIMIT 1')
+        .query<{ x: number }, [string]>(
+          'SELECT 1 AS x FROM items WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_root_id = id LIMIT 1',
+        )
         .get(accountId) !== null
     );
   }

@@ -56,8 +56,8 @@ export const items = sqliteTable(
     index('items_live_parent_modified_idx').on(t.accountId, t.parentId, t.type, t.modifiedAt, t.id).where(sql`deleted_at IS NULL`),
     index('items_live_parent_size_idx').on(t.accountId, t.parentId, t.type, t.size, t.id).where(sql`deleted_at IS NULL`),
     index('items_live_parent_accessed_idx').on(t.accountId, t.parentId, t.type, t.accessedAt, t.id).where(sql`deleted_at IS NULL`),
-    // Any parent, live or not: subtree walks for trash, restore, copy and folder info.
-    index('items_parent_id_idx').on(t.parentId),
+    // Any parent, live or not: subtree walks for trash, restore, copy and folder info (every walk names a parent, so root items stay out).
+    index('items_parent_id_idx').on(t.parentId).where(sql`parent_id IS NOT NULL`),
     index('items_account_type_idx').on(t.accountId, t.type).where(sql`deleted_at IS NULL`),
     index('items_starred_idx').on(t.accountId, t.type, t.modifiedAt, t.id).where(sql`starred = 1 AND deleted_at IS NULL`),
     // The Photos view's keyset: newest taken (else modified) first.
@@ -67,9 +67,9 @@ export const items = sqliteTable(
     index('items_recent_idx').on(t.accountId, t.accessedAt, t.id).where(sql`type = 'file' AND deleted_at IS NULL`),
     // Account-wide exact and prefix name lookups (search ranks those first).
     index('items_live_name_key_idx').on(t.accountId, t.nameKey).where(sql`deleted_at IS NULL`),
-    index('items_deleted_root_idx').on(t.deletedRootId),
+    // Trashed items only: a live insert (the upload's) skips it.
+    index('items_deleted_root_idx').on(t.deletedRootId).where(sql`deleted_root_id IS NOT NULL`),
     // Trash pages list the roots of what was trashed, folders first.
     index('items_trash_idx').on(t.accountId, t.type, t.deletedAt, t.id).where(sql`deleted_at IS NOT NULL AND deleted_root_id = id`),
-    index('items_key_id_idx').on(t.keyId),
   ],
 );

@@ -883,7 +883,7 @@ export class UploadService {
     await this.transactions.grouped(() => this.intents.record(storageKey));
     let info;
     try {
-      info = await this.d.storage.put(storageKey, counted(), { signal });
+      info = await this.d.storage.put(storageKey, counted(), { signal, fresh: true });
     } catch (err) {
       // The driver removed its temp file and published nothing; a client that hung up gets the 499.
       this.intents.forget(storageKey);

@@ -28,7 +28,9 @@ async function stalledUpload(t: TestServer, who: SeededLogin): Promise<{ socket:
   return { socket, closed };
 }
 
-const tempOpen = (t: TestServer) => openPaths().filter((p) => p.startsWith(path.join(t.dataDir, 'blobs', '.tmp'))).length;
+// An upload is written in place under its key: the objects on disk and the descriptors open under blobs/.
+const objects = (t: TestServer) => blobFiles(t.dataDir).objects.length;
+const blobsOpen = (t: TestServer) => openPaths().filter((p) => p.startsWith(path.join(t.dataDir, 'blobs'))).length;
 
 describe('stalled connections end at the idle timeout (issue 13, defect 8)', () => {
   const log = memoryLogger();
@@ -40,15 +42,18 @@ describe('stalled connections end at the idle timeout (issue 13, defect 8)', () 
   });
   afterAll(() => t.stop());
 
-  test('a stalled upload is cut after the idle timeout: its temp file and descriptor go, it is logged as a 499', async () => {
+  test('a stalled upload is cut after the idle timeout: its partial object and descriptor go, it is logged as a 499', async () => {
     const { socket, closed } = await stalledUpload(t, a);
-    await eventually(() => blobFiles(t.dataDir).temp.length === 1, { timeoutMs: 2000, intervalMs: 20 });
+    await eventually(() => objects(t) === 1, { timeoutMs: 2000, intervalMs: 20 });
     const started = Date.now();
     // At most 8 s: a wait for the close, bounded so the elapsed-time check below can fail.
     await Promise.race([closed, Bun.sleep(8000)]);
     // It used to hold both for 120 s; the runtime checks idle connections every 4 s.
     expect(Date.now() - started).toBeLessThan(7000);
-    await eventually(() => blobFiles(t.dataDir).temp.length === 0 && tempOpen(t) === 0, { timeoutMs: 2000, intervalMs: 20 });
+    await eventually(() => objects(t) === 0 && blobFiles(t.dataDir).temp.length === 0 && blobsOpen(t) === 0, {
+      timeoutMs: 2000,
+      intervalMs: 20,
+    });
     const line = await waitForLine(log, (l) => l.msg === 'request' && l.fields.path === '/api/files/upload');
     expect(line.fields.status).toBe(499);
     socket.destroy();
@@ -83,7 +88,7 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
 
   test('past the cap an address gets 429 with Retry-After and a closed connection; the count drops as requests end', async () => {
     const stalled = await Promise.all([stalledUpload(t, a), stalledUpload(t, a), stalledUpload(t, a)]);
-    await eventually(() => blobFiles(t.dataDir).temp.length === 3, { timeoutMs: 3000, intervalMs: 20 });
+    await eventually(() => objects(t) === 3, { timeoutMs: 3000, intervalMs: 20 });
     const refused = await rawRequest(
       t.url,
       `GET /api/files/stats HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\n\r\n`,
@@ -96,7 +101,7 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
     expect(refused.closed).toBe(true);
     for (const s of stalled) s.socket.destroy();
     await Promise.all(stalled.map((s) => s.closed));
-    await eventually(() => blobFiles(t.dataDir).temp.length === 0, { timeoutMs: 3000, intervalMs: 20 });
+    await eventually(() => objects(t) === 0, { timeoutMs: 3000, intervalMs: 20 });
     // A cut-off upload is counted out when the runtime reports its end, which can come just after its file goes.
     const ok = await eventually(
       async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { json } from '../../helpers/client.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
-import { uploadRaw } from '../../helpers/files.ts';
+import { blobFiles, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -63,7 +63,8 @@ describe.skipIf(noDisk)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB r
     expect(body.message).toContain('empty the trash');
     // The refusal kept the reserve: the database still has room.
     expect(free(dataDir)).toBeGreaterThan(4 * MiB);
-    expect(fs.readdirSync(path.join(dataDir, 'blobs', '.tmp'))).toEqual([]);
+    const left = blobFiles(dataDir);
+    expect({ objects: left.objects.length, temp: left.temp }).toEqual({ objects: uploaded.length, temp: [] });
     expect(log.lines.some((l) => l.level === 'warn' && l.msg.startsWith('disk space low'))).toBe(true);
   });
 

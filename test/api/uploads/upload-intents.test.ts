@@ -102,6 +102,39 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
     expect(scan.databaseOrphans.count).toBe(0);
   });
 
+  test('an upload cut by a crash mid-write, its object partly written under its own key, is removed at the next start', async () => {
+    const ctx = t.server.ctx;
+    const before = new Set(blobFiles(t.dataDir).objects);
+    const put = ctx.driver.put.bind(ctx.driver);
+    const fresh: Array<boolean | undefined> = [];
+    let endWrite!: (err: Error) => void;
+    const ended = new Promise<never>((_, reject) => (endWrite = reject));
+    // The first bytes are written; then the process "dies" with the object incomplete.
+    ctx.driver.put = (key, body, opts) => {
+      fresh.push(opts?.fresh);
+      async function* cut() {
+        for await (const chunk of body) {
+          yield chunk;
+          await ended;
+        }
+      }
+      return put(key, cut(), opts);
+    };
+    const stuck = uploadRaw(await login(t, a.email), 'partial.bin', randomBytes(300_000)).catch(() => null);
+    await eventually(() => blobFiles(t.dataDir).objects.length > before.size, { intervalMs: 20 });
+    expect(fresh).toEqual([true]);
+    expect(blobFiles(t.dataDir).temp).toEqual([]);
+    expect(intents(t)).toBe(1);
+
+    t = await crashAndRestart(t);
+    expect(intents(t)).toBe(0);
+    expect(new Set(blobFiles(t.dataDir).objects)).toEqual(before);
+    // The dead server's write ends, so its file is closed.
+    endWrite(new Error('the process died'));
+    await stuck;
+    expect((await t.server.ctx.services.orphans.scan({ graceMinutes: 0 })).storageOrphans.count).toBe(0);
+  });
+
   test('the hourly sweep removes such objects too, but never one being written now or one its row points at', async () => {
     const ctx = t.server.ctx;
     const intentsSvc = ctx.services.uploadIntents;

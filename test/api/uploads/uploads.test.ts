@@ -29,7 +29,9 @@ function setLimit(accountId: string, bytes: number | null) {
 }
 
 /** Waits until the server has finished cleaning up after a request it is still handling: no temp file left. */
-const settled = () => eventually(() => storedObjectFiles(t).temp.length === 0, { intervalMs: 20 });
+// An upload's object is written in place: it is gone once its intent is (removed, then the intent forgotten).
+const writing = () => t.server.ctx.db.$client.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM upload_intents').get()!.n;
+const settled = () => eventually(() => storedObjectFiles(t).temp.length === 0 && writing() === 0, { intervalMs: 20 });
 
 describe('POST /api/files/upload', () => {
   test('answers the created item; the MIME type is detected from content, else the client type is kept', async () => {

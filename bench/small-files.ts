@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spreadTempDir } from './fixtures.ts';
+import { median } from './streams.ts';
+import { adminToken, spawnServer } from './server.ts';
+
+const FILES = 1500;
+const WARM_UP = 100;
+const CLIENTS = 8;
+const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
+
+function flag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+/** User plus system CPU seconds of a process (`/proc/<pid>/stat`) or of one of its threads (`/proc/<pid>/task/<tid>/stat`). */
+function cpuOf(statFile: string): number {
+  const fields = fs.readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Run {
+  perSec: number;
+  processMs: number;
+  threadMs: number;
+}
+
+type Door = 'api' | 'dav' | 'bare PUT' | 'bare multipart';
+
+/**
+ * One fresh server: Coffer from `source` (a checkout with node_modules) through its API or WebDAV, or the
+ * bare write-and-fsync reference (bench/bare-durable.ts, from source too) by PUT or multipart POST.
+ */
+async function run(source: string, door: Door): Promise<Run> {
+  const dataDir = spreadTempDir('coffer-bench-small-');
+  const bare = door.startsWith('bare');
+  const entry = bare ? path.join(import.meta.dir, 'bare-durable.ts') : path.join(source, 'src/main.ts');
+  const { url, proc } = await spawnServer([process.execPath, entry], dataDir, ENV);
+  try {
+    let put: (i: number, content: Uint8Array) => Promise<void>;
+    const cookie: Record<string, string> = bare ? {} : { Cookie: `token=${await adminToken(url)}` };
+    if (door === 'bare PUT') {
+      put = async (i, content) => {
+        const res = await fetch(`${url}/${i}`, { method: 'PUT', body: content });
+        if (res.status !== 201) throw new Error(`bare PUT: ${res.status}`);
+        await res.arrayBuffer();
+      };
+    } else if (door === 'bare multipart') {
+      put = async (i, content) => {
+        const form = new FormData();
+        form.append('file', new File([content], `small-${i}.bin`));
+        const res = await fetch(`${url}/`, { method: 'POST', body: form });
+        if (res.status !== 200) throw new Error(`bare POST: ${res.status}`);
+        await res.arrayBuffer();
+      };
+    } else if (door === 'api') {
+      put = async (i, content) => {
+        const form = new FormData();
+        form.append('file', new File([content], `small-${i}.bin`));
+        const res = await fetch(`${url}/api/files/upload`, { method: 'POST', headers: cookie, body: form });
+        if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      };
+    } else {
+      const created = await fetch(`${url}/api/user/app-passwords`, {
+        method: 'POST',
+        headers: { ...cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      });
+      const { password } = (await created.json()) as { password: string };
+      const auth = { authorization: `Basic ${Buffer.from(`bench@example.test:${password}`).toString('base64')}` };
+      put = async (i, content) => {
+        const res = await fetch(`${url}/dav/small-${i}.bin`, { method: 'PUT', headers: auth, body: content });
+        if (res.status !== 201) throw new Error(`PUT: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      };
+    }
+    const content = randomBytes(4096);
+    for (let i = 0; i < WARM_UP; i++) await put(FILES + i, content);
+    const files = flag('files', FILES);
+    let next = 0;
+    const processBefore = cpuOf(`/proc/${proc.pid}/stat`);
+    const threadBefore = cpuOf(`/proc/${proc.pid}/task/${proc.pid}/stat`);
+    const t = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < files) await put(next++, content);
+      }),
+    );
+    const seconds = (performance.now() - t) / 1000;
+    return {
+      perSec: files / seconds,
+      processMs: ((cpuOf(`/proc/${proc.pid}/stat`) - processBefore) * 1000) / files,
+      threadMs: ((cpuOf(`/proc/${proc.pid}/task/${proc.pid}/stat`) - threadBefore) * 1000) / files,
+    };
+  } finally {
+    proc.kill('SIGTERM');
+    await proc.exited;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `npm run bench -- small-files [--rounds N] [--files N]`: 4 KiB uploads from 8 clients through the API
+ * and WebDAV, run from source; with COFFER_BENCH_BEFORE_SRC (other checkouts with node_modules, separated
+ * by `:`, each named by its folder) they alternate with this one in each round, as does the bare reference
+ * (bench/bare-durable.ts) by PUT and by multipart. Prints files/s and the server's CPU ms per file, of the
+ * process and of its JavaScript thread (the figures least moved by other load on the machine).
+ */
+export async function runSmallFilesBench(): Promise<void> {
+  const before = (process.env.COFFER_BENCH_BEFORE_SRC ?? '').split(':').filter(Boolean);
+  const sources: Array<[string, string]> = [
+    ...before.map((dir): [string, string] => [path.basename(dir), path.resolve(dir)]),
+    ['this checkout', path.resolve(import.meta.dir, '..')],
+  ];
+  const rounds = flag('rounds', 3);
+  const results = new Map<string, Run[]>();
+  for (let r = 0; r < rounds; r++) {
+    const runs: Array<[string, string, Door]> = [
+      ...(['api', 'dav'] as const).flatMap((door) =>
+        sources.map(([name, source]): [string, string, Door] => [`${name} ${door === 'api' ? 'API' : 'WebDAV'}`, source, door]),
+      ),
+      ['bare reference, multipart', '', 'bare multipart'],
+      ['bare reference, PUT', '', 'bare PUT'],
+    ];
+    for (const [key, source, door] of runs) {
+      const one = await run(source, door);
+      results.set(key, [...(results.get(key) ?? []), one]);
+      console.log(
+        `round ${r + 1} ${key}: ${one.perSec.toFixed(0)} files/s, process ${one.processMs.toFixed(2)} ms/file, JS thread ${one.threadMs.toFixed(2)} ms/file`,
+      );
+    }
+  }
+  console.log(
+    `\n| ${rounds} rounds, ${flag('files', FILES)} × 4 KiB from ${CLIENTS} clients (medians) | files/s | process CPU ms/file | JS thread CPU ms/file |`,
+  );
+  console.log('|---|---|---|---|');
+  for (const [key, runs] of results) {
+    const m = (pick: (r: Run) => number) => median(runs.map(pick));
+    console.log(`| ${key} | ${m((r) => r.perSec).toFixed(0)} | ${m((r) => r.processMs).toFixed(2)} | ${m((r) => r.threadMs).toFixed(2)} |`);
+  }
+  // Issue 49's goal: single 4 KiB uploads at 70% of the bare reference's rate, round by round (the load moves between rounds).
+  const ratio = (coffer: string, bare: string) => {
+    const c = results.get(coffer)!;
+    const b = results.get(bare)!;
+    const rates = c.map((x, i) => x.perSec / b[i]!.perSec);
+    const cpu = c.map((x, i) => x.processMs / b[i]!.processMs);
+    return `${(100 * median(rates)).toFixed(0)}% of its files/s, ${median(cpu).toFixed(2)}× its CPU per file`;
+  };
+  console.log(`this checkout API against the bare multipart reference: ${ratio('this checkout API', 'bare reference, multipart')}`);
+  console.log(`this checkout WebDAV against the bare PUT reference: ${ratio('this checkout WebDAV', 'bare reference, PUT')}`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+}
