@@ -22,13 +22,6 @@ function restrictDatabaseFiles(path: string): void {
   }
 }
 
-/**
- * Pages in the write-ahead log before a commit checkpoints it (SQLite's default is 1000). A checkpoint runs on
- * the committing thread and writes each page changed since the last once, however many commits changed it:
- * the index pages every upload touches are written a quarter as often, for a log of up to 16 MiB.
- */
-export const WAL_AUTO_CHECKPOINT_PAGES = 4000;
-
 /** Opens the database with the pragmas every Coffer process uses. */
 export function openDatabase(path: string): Db {
   restrictDatabaseFiles(path);
@@ -39,7 +32,6 @@ export function openDatabase(path: string): Db {
   sqlite.run('PRAGMA synchronous = NORMAL');
   sqlite.run('PRAGMA foreign_keys = ON');
   sqlite.run('PRAGMA temp_store = MEMORY');
-  sqlite.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTO_CHECKPOINT_PAGES}`);
   return drizzle({ client: sqlite, schema }) as Db;
 }
 

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { Database } from 'bun:sqlite';
-import { WAL_AUTO_CHECKPOINT_PAGES } from '../client.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -31,12 +30,12 @@ export class DatabaseRepo {
   }
 
   /**
-   * This connection's automatic checkpoints (after a commit leaves WAL_AUTO_CHECKPOINT_PAGES in the log),
+   * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
    * off while replication checkpoints itself: blocked by its hold, each commit would sort the whole log's
    * frames for a checkpoint that cannot run.
    */
   setAutoCheckpoint(on: boolean): void {
-    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on ? WAL_AUTO_CHECKPOINT_PAGES : 0}`);
+    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on ? 1000 : 0}`);
   }
 
   integrityCheck(): string[] {
