@@ -423,6 +423,8 @@ describe('a standby', () => {
         expect(h.lagSeconds).toBe(0);
       });
       await primary.server.stop();
+      const fenceNow = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
+      const original = fenceNow();
 
       const promoted = await runCli(['promote', '--port', new URL(standby.url).port]);
       expect(promoted.stderr).toBe('');
@@ -441,17 +443,21 @@ describe('a standby', () => {
       expect(await davGet.text()).toBe('written before the standby started');
       // The promoted server replicates under a new generation and holds the fence.
       await upload(client, 'after-promotion.txt', 'on the new primary');
+      // The fence moves from the old primary's generation to the new one's, which then ships its log.
       await eventually(() => {
-        const fence = JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8'));
-        expect(fs.readdirSync(dest).some((n) => n.startsWith(fence.generation) && n.includes('_wal_'))).toBe(true);
+        const fence = fenceNow();
+        expect(fence).not.toBe(original);
+        expect(fs.readdirSync(dest).some((n) => n.startsWith(fence) && n.includes('_wal_'))).toBe(true);
       });
-      const fenced = JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation;
+      const fenced = fenceNow();
 
       // The old primary comes back: it keeps serving, but ships nothing and says why.
+      // A segment being written is `.<name>.<pid>.partial` until it is renamed: the new primary's count as its own.
+      const shipped = (n: string) => n.replace(/^\.(.*)\.\d+\.partial$/, '$1');
       const others = () =>
         fs
           .readdirSync(dest)
-          .filter((n) => !n.startsWith(fenced))
+          .filter((n) => !shipped(n).startsWith(fenced))
           .sort();
       const before = others();
       primary = await startTestServer({ dataDir: primaryDir, env: primaryEnv });
@@ -462,7 +468,7 @@ describe('a standby', () => {
         expect(status.replication.generation).toBeNull();
       });
       expect(others()).toEqual(before);
-      expect(JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation).toBe(fenced);
+      expect(fenceNow()).toBe(fenced);
     } finally {
       await standby?.stop();
       await primary.stop();
