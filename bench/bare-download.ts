@@ -8,7 +8,7 @@ import path from 'node:path';
  * what serving an encrypted object cannot avoid, in Coffer's sealed format (a 16-byte header, 64 KiB
  * segments each sealed with AES-256-GCM, nonce = prefix ‖ index ‖ last flag, the header as associated data)
  * from a local file. GET reads 16 sealed segments per read into two buffers it reuses (one read ahead),
- * opens each segment and writes its plaintext to a direct stream. No auth, no database, no routes. At start
+ * opens each segment and writes its plaintext to a direct stream, freeing it once written. No auth, no database, no routes. At start
  * it seals `--mib` MiB of random bytes into `<data-dir>/object`. Run as
  * `bare-download serve --port <port> --host 127.0.0.1 --data-dir <dir> --mib <n>`, as `coffer serve` is started.
  */
@@ -80,6 +80,8 @@ function send(): ReadableStream<Uint8Array> {
             d.final();
             at += length;
             const written = controller.write(plain);
+            // Sent or copied once write returns: freed now, not at the next collection (as Coffer's releaseHandedOver).
+            plain.buffer.transfer(0);
             if (typeof written !== 'number') await written;
           }
         }
