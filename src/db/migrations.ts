@@ -34,6 +34,7 @@ import m0031 from '../../migrations/0031_libraries.sql' with { type: 'text' };
 import m0032 from '../../migrations/0032_album_links.sql' with { type: 'text' };
 import m0033 from '../../migrations/0033_library_media.sql' with { type: 'text' };
 import m0034 from '../../migrations/0034_change_actors.sql' with { type: 'text' };
+import m0035 from '../../migrations/0035_auth_generation.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -78,6 +79,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   // Generated, then the content keys of earlier entries and the triggers that follow them added by hand.
   { tag: '0033_library_media', sql: m0033 },
   { tag: '0034_change_actors', sql: m0034 },
+  // Generated, then its one row and the triggers that move it added by hand.
+  { tag: '0035_auth_generation', sql: m0035 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);
