@@ -85,7 +85,8 @@ export async function runDownloadsBench(): Promise<void> {
     for (let i = 0; i < mib; i++) fs.writeSync(fd, block);
     fs.closeSync(fd);
     servers.push(await startBare(dir, mib));
-    if (process.env.COFFER_BENCH_BEFORE_EXE) servers.push(await startCoffer('Coffer before', process.env.COFFER_BENCH_BEFORE_EXE, dir, file));
+    if (process.env.COFFER_BENCH_BEFORE_EXE)
+      servers.push(await startCoffer('Coffer before', process.env.COFFER_BENCH_BEFORE_EXE, dir, file));
     servers.push(await startCoffer(process.env.COFFER_BENCH_BEFORE_EXE ? 'Coffer after' : 'Coffer', benchExecutable(), dir, file));
     const cpu = new Map<Server, CpuTimes[]>(servers.map((s) => [s, []]));
     const rate = new Map<Server, number[]>(servers.map((s) => [s, []]));

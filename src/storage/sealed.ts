@@ -269,7 +269,12 @@ async function* openSegmentsAt(
   let turn = 0;
   const readRun = (from: number) => {
     const to = Math.min(from + perRead, lastIndex + 1) - 1;
-    const run = readAt(object, buffers[turn++ % buffers.length]!, (to - from) * SEALED_SEGMENT + sealedLength(to), HEADER_SIZE + from * SEALED_SEGMENT);
+    const run = readAt(
+      object,
+      buffers[turn++ % buffers.length]!,
+      (to - from) * SEALED_SEGMENT + sealedLength(to),
+      HEADER_SIZE + from * SEALED_SEGMENT,
+    );
     // Awaited later; a failure meanwhile is not an unhandled rejection.
     run.catch(() => {});
     return run;

@@ -338,5 +338,4 @@ export class AccountService {
       signInMethods,
     };
   }
-
 }

@@ -44,7 +44,9 @@ describe('a cached session stops working at once', () => {
     const o = await seed.owner(t);
     const other = await seed.login(t, o.email);
     await signedIn(other);
-    expect((await o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'a brand new password' })).status).toBe(200);
+    expect((await o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'a brand new password' })).status).toBe(
+      200,
+    );
     await refused(other, errors.sessionExpired);
   });
 
