@@ -305,15 +305,16 @@ export class LocalDriver implements StorageDriver {
       await close();
       throw err;
     }
+    const registration = {};
     const reader: ObjectReader = {
       size,
       read: async (into, length, position) => (await handle.read(into, 0, length, position)).bytesRead,
       close: () => {
-        abandonedReads.unregister(reader);
+        abandonedReads.unregister(registration);
         return close();
       },
     };
-    abandonedReads.register(reader, close, reader);
+    abandonedReads.register(reader, close, registration);
     return reader;
   }
 

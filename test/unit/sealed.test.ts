@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { tempDir } from '../helpers/server.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import { HEADER_SIZE, SEGMENT_SIZE, SealedStore, makeHeader, sealedSize } from '../../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../../src/storage/keyring.ts';
@@ -79,7 +80,7 @@ describe('sealed storage: round trips', () => {
     }
   });
 
-  test('a download abandoned part-way closes the object', async () => {
+  test('a download cancelled or dropped part-way closes the object', async () => {
     const size = 40 * S;
     const key = newStorageKey();
     const info = await store.put(key, chunked(randomBytes(size)));
@@ -89,6 +90,18 @@ describe('sealed storage: round trips', () => {
     await reader.read();
     expect(fds()).toBe(before + 1);
     await reader.cancel();
+    expect(fds()).toBe(before);
+    const readOnce = async () => {
+      await (await store.get(key, info)).getReader().read();
+    };
+    await readOnce();
+    await eventually(
+      () => {
+        Bun.gc(true);
+        return fds() === before;
+      },
+      { timeoutMs: 5000, intervalMs: 10 },
+    );
     expect(fds()).toBe(before);
   });
 
