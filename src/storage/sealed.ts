@@ -263,9 +263,11 @@ async function* openSegmentsAt(
   const count = segmentCount(size);
   const lastIndex = size === 0 ? 0 : Math.floor((range.end - 1) / SEGMENT_SIZE);
   const perRead = Math.min(SEGMENTS_PER_READ, lastIndex - first + 1);
-  const buffers = [Buffer.allocUnsafe(perRead * SEALED_SEGMENT)];
-  if (lastIndex - first + 1 > perRead) buffers.push(Buffer.allocUnsafe(perRead * SEALED_SEGMENT));
   const sealedLength = (i: number) => (i === count - 1 ? size - i * SEGMENT_SIZE + TAG_SIZE : SEALED_SEGMENT);
+  // A small object's one run is as long as the object, not a whole run's length.
+  const runBytes = Math.min(perRead * SEALED_SEGMENT, (lastIndex - first) * SEALED_SEGMENT + sealedLength(lastIndex));
+  const buffers = [Buffer.allocUnsafe(runBytes)];
+  if (lastIndex - first + 1 > perRead) buffers.push(Buffer.allocUnsafe(runBytes));
   let turn = 0;
   const readRun = (from: number) => {
     const to = Math.min(from + perRead, lastIndex + 1) - 1;
@@ -295,8 +297,8 @@ async function* openSegmentsAt(
         const segStart = i * SEGMENT_SIZE;
         const cut = Math.max(range.start - segStart, 0);
         const to = Math.min(range.end - segStart, length - TAG_SIZE);
-        // The cipher's fresh output, held nowhere else: a response may free it once sent (releaseHandedOver).
         if (!plain?.length) continue;
+        // The cipher's fresh output, held nowhere else: a response may free it once sent (releaseHandedOver).
         if (cut === 0 && to === length - TAG_SIZE) yield handOver(plain);
         else if (to > cut) yield plain.subarray(cut, to);
       }
