@@ -15,7 +15,7 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 
-interface Server {
+export interface Server {
   name: string;
   pid: number;
   /** One download of the whole file: curl's seconds and bytes. */
@@ -24,15 +24,14 @@ interface Server {
 }
 
 /** `bench/bare-download.ts` compiled as Coffer is, serving a sealed object of `mib` MiB. */
-async function startBare(dir: string, mib: number): Promise<Server> {
+export async function startBare(dir: string, mib: number): Promise<Server> {
   const exe = path.join(dir, 'bare-download');
   const built = Bun.spawnSync([process.execPath, 'build', '--compile', path.join(import.meta.dir, 'bare-download.ts'), '--outfile', exe], {
     stdout: 'ignore',
     stderr: 'pipe',
   });
   if (built.exitCode !== 0) throw new Error(`bun build --compile failed: ${built.stderr.toString()}`);
-  const data = path.join(dir, 'bare-data');
-  fs.mkdirSync(data);
+  const data = fs.mkdtempSync(path.join(dir, 'bare-download-'));
   const { url, proc } = await spawnServer([exe, '--mib', String(mib)], data, {});
   return {
     name: 'bare Bun (read, open, direct stream)',
