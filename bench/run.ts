@@ -41,6 +41,7 @@ import { runMemoryBench } from './memory.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
 import { runInfraBench } from './infra.ts';
+import { runDownloadsBench } from './downloads.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -90,6 +91,7 @@ const benches: Record<string, () => Promise<void>> = {
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,
   infra: runInfraBench,
+  downloads: runDownloadsBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

@@ -116,13 +116,19 @@ export function queryOf(url: string): string {
 // A DNS name, IPv4 address or bracketed IPv6 address, then an optional port (RFC 9110 7.2, RFC 3986 3.2.2).
 const HOST = /^(?:[A-Za-z0-9_~-]+(?:\.[A-Za-z0-9_~-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
+// Nearly every request names the host the one before it did: that one is not parsed again.
+let lastValidHost: string | null = null;
+
 /** Whether a Host (or X-Forwarded-Host) value names a host a URL can be built on. */
 export function isValidHost(host: string | null): host is string {
   if (!host) return false;
+  if (host === lastValidHost) return true;
   const m = HOST.exec(host);
   if (!m) return false;
   if (m[1] !== undefined && Number(m[1]) > 65535) return false;
-  return URL.canParse(`http://${host}/`);
+  if (!URL.canParse(`http://${host}/`)) return false;
+  lastValidHost = host;
+  return true;
 }
 
 /** The request's meta; one that onRequest never saw (it threw first) gets a safe stand-in. */

@@ -30,6 +30,15 @@ export interface PutOptions {
   fresh?: boolean;
 }
 
+/** One object opened for reads at any offset into the reader's own buffers (local disk). */
+export interface ObjectReader {
+  /** The object's size in bytes when it was opened. */
+  readonly size: number;
+  /** Reads up to `length` bytes at `position` into the start of `into`; 0 at the end of the object. */
+  read(into: Uint8Array, length: number, position: number): Promise<number>;
+  close(): Promise<void>;
+}
+
 export interface StorageDriver {
   /** Short name reported by orphan scans (`local`, `s3`). */
   readonly name: string;
@@ -37,6 +46,11 @@ export interface StorageDriver {
   /** Each chunk of the stream is the caller's alone (the driver keeps no view of it), so it may be released. */
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
   head(key: string): Promise<ObjectInfo | null>;
+  /**
+   * The object opened for positional reads, for a driver where a read costs a syscall, not a request: the
+   * reader fetches exact runs into buffers it reuses. StorageNotFoundError for a missing key.
+   */
+  openReader?(key: string): Promise<ObjectReader>;
   /** Returns whether an object was removed. */
   delete(key: string): Promise<boolean>;
   list(): AsyncIterable<ObjectInfo>;

@@ -8,6 +8,7 @@ import {
   ObjectIntegrityError,
   type ByteRange,
   type ObjectInfo,
+  type ObjectReader,
   type PutOptions,
   type StagingArea,
   type StorageDriver,
@@ -325,6 +326,36 @@ export class LocalDriver implements StorageDriver {
     if (want.start < 0 || want.end < want.start || want.end > size) throw new RangeNotSatisfiableError(size);
     if (want.start === want.end) return new Blob([]).stream();
     return readAhead(file, want);
+  }
+
+  async openReader(key: string): Promise<ObjectReader> {
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(this.pathOf(key), 'r');
+    } catch (err) {
+      if (isNotFound(err)) throw new StorageNotFoundError(key);
+      throw err;
+    }
+    let closing: Promise<void> | null = null;
+    const close = () => (closing ??= handle.close());
+    let size: number;
+    try {
+      size = (await handle.stat()).size;
+    } catch (err) {
+      await close();
+      throw err;
+    }
+    const registration = {};
+    const reader: ObjectReader = {
+      size,
+      read: async (into, length, position) => (await handle.read(into, 0, length, position)).bytesRead,
+      close: () => {
+        abandonedReads.unregister(registration);
+        return close();
+      },
+    };
+    abandonedReads.register(reader, close, registration);
+    return reader;
   }
 
   async head(key: string): Promise<ObjectInfo | null> {

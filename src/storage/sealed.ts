@@ -1,6 +1,13 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { handOver, releaseChunk } from '../lib/buffers.ts';
-import { ObjectIntegrityError, RangeNotSatisfiableError, type ByteRange, type PutOptions, type StorageDriver } from './driver.ts';
+import {
+  ObjectIntegrityError,
+  RangeNotSatisfiableError,
+  type ByteRange,
+  type ObjectReader,
+  type PutOptions,
+  type StorageDriver,
+} from './driver.ts';
 import { KeyIntegrityError, wrappedKeyId, type Keyring } from './keyring.ts';
 
 /**
@@ -18,6 +25,8 @@ export const HEADER_SIZE = 16;
 const TAG_SIZE = 16;
 export const SEALED_SEGMENT = SEGMENT_SIZE + TAG_SIZE;
 const MAGIC = Buffer.from('CFSE');
+// Sealed segments fetched per positional read: a syscall per MiB of plaintext instead of per 256 KiB chunk.
+const SEGMENTS_PER_READ = 16;
 const VERSION = 1;
 
 export interface SealedInfo {
@@ -231,6 +240,76 @@ async function* openSegments(
   }
 }
 
+/** Exactly `length` bytes at `position` into the start of `into`; fewer is an object shorter than its record says. */
+async function readAt(object: ObjectReader, into: Buffer, length: number, position: number): Promise<Buffer> {
+  let got = 0;
+  for (let n = -1; got < length && n !== 0; got += n) n = await object.read(into.subarray(got), length - got, position + got);
+  if (got < length) throw new ObjectIntegrityError('stored object is shorter than its recorded size');
+  return into.subarray(0, length);
+}
+
+/**
+ * openSegments over positional reads: runs of whole sealed segments read into two buffers reused in turn
+ * (the next run read while this one is opened), each segment opened from one contiguous view.
+ */
+async function* openSegmentsAt(
+  dataKey: Uint8Array,
+  object: ObjectReader,
+  size: number,
+  first: number,
+  range: ByteRange,
+  requireEnd: boolean,
+): AsyncGenerator<Uint8Array> {
+  const count = segmentCount(size);
+  const lastIndex = size === 0 ? 0 : Math.floor((range.end - 1) / SEGMENT_SIZE);
+  const perRead = Math.min(SEGMENTS_PER_READ, lastIndex - first + 1);
+  const sealedLength = (i: number) => (i === count - 1 ? size - i * SEGMENT_SIZE + TAG_SIZE : SEALED_SEGMENT);
+  // A small object's one run is as long as the object, not a whole run's length.
+  const runBytes = Math.min(perRead * SEALED_SEGMENT, (lastIndex - first) * SEALED_SEGMENT + sealedLength(lastIndex));
+  const buffers = [Buffer.allocUnsafe(runBytes)];
+  if (lastIndex - first + 1 > perRead) buffers.push(Buffer.allocUnsafe(runBytes));
+  let turn = 0;
+  const readRun = (from: number) => {
+    const to = Math.min(from + perRead, lastIndex + 1) - 1;
+    const run = readAt(
+      object,
+      buffers[turn++ % buffers.length]!,
+      (to - from) * SEALED_SEGMENT + sealedLength(to),
+      HEADER_SIZE + from * SEALED_SEGMENT,
+    );
+    // Awaited later; a failure meanwhile is not an unhandled rejection.
+    run.catch(() => {});
+    return run;
+  };
+  let next: Promise<Buffer> | null = null;
+  try {
+    if (object.size < HEADER_SIZE) throw new ObjectIntegrityError('stored object is shorter than its header');
+    if (requireEnd && object.size > sealedSize(size)) throw new ObjectIntegrityError('stored object is longer than its recorded size');
+    const header = parseHeader(await readAt(object, Buffer.allocUnsafe(HEADER_SIZE), HEADER_SIZE, 0));
+    next = readRun(first);
+    for (let from = first; from <= lastIndex; from += perRead) {
+      const sealed = await next!;
+      next = from + perRead <= lastIndex ? readRun(from + perRead) : null;
+      for (let i = from, at = 0; i <= Math.min(from + perRead - 1, lastIndex); i++) {
+        const length = sealedLength(i);
+        const plain = openSegment(dataKey, header, i, i === count - 1, [sealed.subarray(at, at + length)], length)[0];
+        at += length;
+        const segStart = i * SEGMENT_SIZE;
+        const cut = Math.max(range.start - segStart, 0);
+        const to = Math.min(range.end - segStart, length - TAG_SIZE);
+        if (!plain?.length) continue;
+        // The cipher's fresh output, held nowhere else: a response may free it once sent (releaseHandedOver).
+        if (cut === 0 && to === length - TAG_SIZE) yield handOver(plain);
+        else if (to > cut) yield plain.subarray(cut, to);
+      }
+    }
+  } finally {
+    await next?.catch(() => {});
+    for (const b of buffers) releaseChunk(b);
+    await object.close();
+  }
+}
+
 /**
  * Turns an async generator into a pull-driven ReadableStream, after producing its first chunk eagerly;
  * `onBreak` hears of a failure after that, when a response carrying the stream is already under way.
@@ -308,6 +387,8 @@ export class SealedStore {
     if (range && range.start === range.end) return new Blob([]).stream();
 
     const first = size === 0 ? 0 : Math.floor(want.start / SEGMENT_SIZE);
+    if (this.driver.openReader)
+      return toStream(openSegmentsAt(dataKey, await this.driver.openReader(key), size, first, want, !range), onBreak);
     const lastIndex = size === 0 ? 0 : Math.floor((want.end - 1) / SEGMENT_SIZE);
     const sealedEnd = Math.min(HEADER_SIZE + (lastIndex + 1) * SEALED_SEGMENT, sealedSize(size));
 

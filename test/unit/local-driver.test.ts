@@ -263,6 +263,37 @@ describe('local driver', () => {
       expect(isOpen(file)).toBe(false);
     });
 
+    test("openReader: reads at any offset into the caller's buffer, its size, the file closed by close()", async () => {
+      const { d, key, file } = await stored();
+      const reader = await d.openReader(key);
+      expect(reader.size).toBe(content.length);
+      const into = Buffer.alloc(MiB);
+      expect(await reader.read(into, 10, MiB - 3)).toBe(10);
+      expect(into.subarray(0, 10).equals(content.subarray(MiB - 3, MiB + 7))).toBe(true);
+      expect(await reader.read(into, 10, content.length)).toBe(0);
+      expect(isOpen(file)).toBe(true);
+      await reader.close();
+      expect(isOpen(file)).toBe(false);
+      await expect(d.openReader(newStorageKey())).rejects.toBeInstanceOf(StorageNotFoundError);
+    });
+
+    test('openReader: a reader dropped without close() still closes its file', async () => {
+      const { d, key, file } = await stored();
+      const readOnce = async () => {
+        const reader = await d.openReader(key);
+        await reader.read(Buffer.alloc(16), 16, 0);
+      };
+      await readOnce();
+      await eventually(
+        () => {
+          Bun.gc(true);
+          return !isOpen(file);
+        },
+        { timeoutMs: 5000, intervalMs: 10 },
+      );
+      expect(isOpen(file)).toBe(false);
+    });
+
     test('a file cut short after it was opened ends the stream at what is there', async () => {
       const { d, key, file } = await stored();
       const stream = await d.get(key);

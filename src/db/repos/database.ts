@@ -29,6 +29,11 @@ export class DatabaseRepo {
     return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
   }
 
+  /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it). */
+  authVersion(): string {
+    return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1').get()!.g;
+  }
+
   /**
    * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
    * off while replication checkpoints itself: blocked by its hold, each commit would sort the whole log's

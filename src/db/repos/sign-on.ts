@@ -30,11 +30,6 @@ export class IdpRepo {
     );
   }
 
-  /** Hot: every profile read (a raw statement on the user_id index). */
-  isLinked(userId: string): boolean {
-    return this.db.$client.query<unknown, [string]>('SELECT 1 FROM idp_identities WHERE user_id = ? LIMIT 1').get(userId) !== null;
-  }
-
   link(row: Omit<IdpIdentity, 'lastSignInAt'>): void {
     this.db
       .insert(idpIdentities)

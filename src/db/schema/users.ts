@@ -83,3 +83,13 @@ export const settings = sqliteTable('settings', {
   value: text('value').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });
+
+/**
+ * One row whose number takes a new random value, by triggers in the writing transaction, on every write that can
+ * change what authenticating a request reads: a login's identity, role, permissions, token version or state,
+ * and a session's removal. The sessions' cache of authenticated requests lives until it moves.
+ */
+export const authGeneration = sqliteTable('auth_generation', {
+  id: integer('id').primaryKey(),
+  generation: integer('generation').notNull(),
+});

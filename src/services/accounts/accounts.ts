@@ -326,16 +326,12 @@ export class AccountService {
    * it may do, and how it signs in (an account created through the provider has no password).
    */
   profile(principal: Principal): Profile {
-    const { row, signInMethods } = this.d.transactions.read(() => {
-      const row = this.findById(principal.loginId);
-      const signInMethods: SignInMethod[] = [];
-      if (!row) return { row, signInMethods };
-      if (row.passwordHash) signInMethods.push('password');
-      if (this.d.identities.isLinked(row.id)) signInMethods.push('idp');
-      if (this.d.passkeys.has(row.id)) signInMethods.push('passkey');
-      return { row, signInMethods };
-    });
+    const row = this.d.users.profile(principal.loginId);
     if (!row) throw new AppError(401, Messages.sessionRevoked);
+    const signInMethods: SignInMethod[] = [];
+    if (row.hasPassword) signInMethods.push('password');
+    if (row.idpLinked) signInMethods.push('idp');
+    if (row.hasPasskey) signInMethods.push('passkey');
     return {
       ...toPublicUser(row),
       permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)),

@@ -52,6 +52,7 @@ export function createAccountsServices(
     transactions,
     users: repos.users,
     sessions: repos.sessions,
+    database: repos.database,
     audit,
   });
   const mfa = new MfaService(repos.mfa, infra.keyring, clock, audit, sessions);

@@ -1,8 +1,9 @@
 import type { Session as SessionView } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
-import type { Session, SessionsRepo } from '../../db/repos/sessions.ts';
-import type { UsersRepo } from '../../db/repos/users.ts';
+import type { DatabaseRepo } from '../../db/repos/database.ts';
+import type { AuthSession, Session, SessionsRepo } from '../../db/repos/sessions.ts';
+import type { AuthUser, UsersRepo } from '../../db/repos/users.ts';
 import { Messages, notFound, unauthorized } from '../../errors.ts';
 import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
@@ -14,6 +15,7 @@ const ONLINE_WINDOW_MS = 3 * 60_000;
 const SESSION_LIST_CACHE_MS = 2 * 60_000;
 const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 const SESSION_MAX_AGE_MS = 30 * 24 * 3600_000;
+const AUTHENTICATED_CACHE_SIZE = 10_000;
 
 export interface RequestInfo {
   ip: string;
@@ -28,13 +30,32 @@ export interface SessionDeps {
   transactions: Transactions;
   users: UsersRepo;
   sessions: SessionsRepo;
+  database: Pick<DatabaseRepo, 'authVersion'>;
   audit: AuditService;
+}
+
+/** What authenticating a request reads: the login and its session, both found. */
+interface SignedIn {
+  row: AuthUser;
+  session: AuthSession;
 }
 
 /** Sessions and their tokens: issue at sign-in, authenticate every request, list, heartbeat, revoke. */
 export class SessionService {
   private readonly signer: TokenSigner;
   private readonly listCache = new Map<string, { at: number; rows: Session[] }>();
+  /**
+   * Sessions found by authenticate, by session id, kept while the auth generation (authGeneration's triggers) is
+   * the one they were read at: any write to a login's identity, permissions, token version or state, or a
+   * session's removal, by this process or another (the CLI), drops them all before the next request reads.
+   */
+  private readonly signedIn = new Map<string, SignedIn>();
+  private signedInVersion = '';
+  /**
+   * The auth generation as read in this turn of the event loop, forgotten at its end: requests answered in one
+   * turn arrived together and may all see the state any of them saw. A change this service makes forgets it at once.
+   */
+  private versionThisTurn: string | null = null;
 
   constructor(private readonly d: SessionDeps) {
     this.signer = new TokenSigner(d.jwtSecret);
@@ -62,7 +83,8 @@ export class SessionService {
 
   /**
    * Resolves a token to the acting principal, reading the login, its permissions and its session from
-   * the database, so a revoked session or a changed permission applies to the very next request.
+   * the database or from what an earlier request read while nothing they hold has changed since, so a revoked
+   * session or a changed permission applies to the very next request.
    * Returns a fresh token when more than half of the old one's lifetime has passed (sliding expiry).
    */
   async authenticate(
@@ -72,18 +94,17 @@ export class SessionService {
     const now = this.d.clock.now();
     const claims = this.signer.verify(token, now);
     if (!claims) throw unauthorized(Messages.invalidToken);
-    // Two primary-key lookups under one WAL read lock: the same lookups written as one LEFT JOIN cost several times more.
-    const { row, session } = this.d.transactions.read(() => {
-      const row = this.d.users.authUser(claims.sub);
-      return { row, session: row ? this.d.sessions.authSession(claims.sid, claims.sub) : null };
-    });
+    const { row, session } = this.lookup(claims.sub, claims.sid);
     if (!row || !session) throw unauthorized(row && row.tokenVersion !== claims.tv ? Messages.sessionExpired : Messages.sessionRevoked);
     // Disabling revokes every session at once; this also refuses one a sign-in started while it happened.
     if (row.disabledAt !== null) throw unauthorized(Messages.sessionRevoked);
     if (row.tokenVersion !== claims.tv) throw unauthorized(Messages.sessionExpired);
 
-    if (now - session.lastActivityAt > ACTIVITY_WRITE_INTERVAL_MS || session.ipAddress !== info.ip)
+    if (now - session.lastActivityAt > ACTIVITY_WRITE_INTERVAL_MS || session.ipAddress !== info.ip) {
       this.d.sessions.touch(claims.sid, now, info.ip);
+      session.lastActivityAt = now;
+      session.ipAddress = info.ip;
+    }
     const isOwner = row.parentUserId === null;
     const principal: Principal = {
       loginId: row.id,
@@ -106,15 +127,44 @@ export class SessionService {
 
   /** Whether the session still stands (not revoked, its login neither removed nor disabled): long-lived streams ask. */
   isSignedIn(loginId: string, sessionId: string): boolean {
-    // Both lookups under one WAL read lock, as authenticate does: every open stream asks every 30 s.
-    return this.d.transactions.read(() => {
+    const { row, session } = this.lookup(loginId, sessionId);
+    return row !== null && session !== null && row.disabledAt === null;
+  }
+
+  /** The login and its session, from the cache while the auth generation stands, else from the database. */
+  private lookup(loginId: string, sessionId: string): { row: AuthUser | null; session: AuthSession | null } {
+    const version = this.authVersion();
+    if (version !== this.signedInVersion) {
+      this.signedIn.clear();
+      this.signedInVersion = version;
+    }
+    const hit = this.signedIn.get(sessionId);
+    if (hit && hit.row.id === loginId) return hit;
+    // Two primary-key lookups under one WAL read lock: the same lookups written as one LEFT JOIN cost several times more.
+    const found = this.d.transactions.read(() => {
       const row = this.d.users.authUser(loginId);
-      return row !== null && row.disabledAt === null && this.d.sessions.authSession(sessionId, loginId) !== null;
+      return { row, session: row ? this.d.sessions.authSession(sessionId, loginId) : null };
     });
+    if (found.row && found.session) {
+      if (this.signedIn.size >= AUTHENTICATED_CACHE_SIZE) this.signedIn.delete(this.signedIn.keys().next().value!);
+      this.signedIn.set(sessionId, found as SignedIn);
+    }
+    return found;
+  }
+
+  private authVersion(): string {
+    if (this.versionThisTurn === null) {
+      this.versionThisTurn = this.d.database.authVersion();
+      setImmediate(() => {
+        this.versionThisTurn = null;
+      });
+    }
+    return this.versionThisTurn;
   }
 
   /** Removes one session row of a login (logout); the token stops working at once. */
   end(loginId: string, sessionId: string): boolean {
+    this.versionThisTurn = null;
     this.listCache.delete(loginId);
     this.d.presence.remove(sessionId);
     return this.d.sessions.delete(loginId, sessionId);
@@ -132,6 +182,7 @@ export class SessionService {
 
   /** A deleted login: its cached list and presence go (its rows went with the user row). */
   forgetLogin(loginId: string): void {
+    this.versionThisTurn = null;
     this.listCache.delete(loginId);
     this.d.presence.removeWhere((e) => e.loginId === loginId);
   }
@@ -185,6 +236,7 @@ export class SessionService {
 
   revokeOthers(principal: Principal): number {
     const n = this.d.sessions.deleteOthers(principal.loginId, principal.sessionId);
+    this.versionThisTurn = null;
     this.d.presence.removeWhere((e) => e.loginId === principal.loginId && e.sessionId !== principal.sessionId);
     this.listCache.delete(principal.loginId);
     this.d.audit.record({ action: AuditActions.sessionRevokeOthers, principal, targetType: 'session', details: { count: n } });
