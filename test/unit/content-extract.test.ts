@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { capText, extractText, htmlText, kindOf, xmlText } from '../../src/services/search/extract.ts';
-import { Extractor, ExtractorPool } from '../../src/services/search/extractor.ts';
+import { Extractor, type Extraction, ExtractorPool } from '../../src/services/search/extractor.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startedSince, workerThreads } from '../helpers/threads.ts';
 import { indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
@@ -101,8 +101,12 @@ describe('extraction pool', () => {
     const before = workerThreads();
     const order: string[] = [];
     try {
-      const large = pool.extract('large.docx', largeDocx()).then((r) => order.push('large') && r);
-      const small = pool.extract('small.txt', enc('first words')).then((r) => order.push('small') && r);
+      const settled = (name: string) => (r: Extraction) => {
+        order.push(name);
+        return r;
+      };
+      const large = pool.extract('large.docx', largeDocx()).then(settled('large'));
+      const small = pool.extract('small.txt', enc('first words')).then(settled('small'));
       expect(await small).toEqual({ text: 'first words' });
       expect(startedSince(before).size).toBeGreaterThanOrEqual(2);
       const result = await large;
