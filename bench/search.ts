@@ -78,6 +78,16 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       `search.upload ${docs} documents, ${(bytes / MiB).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (search off)`,
     );
 
+    // The uploads' own background work (thumbnails of the PDFs) done first, so the CPU measured below is indexing's.
+    const settleStart = performance.now();
+    for (let before = cpuSeconds(server.pid); performance.now() - settleStart < 5 * 60_000; ) {
+      await Bun.sleep(2000);
+      const now = cpuSeconds(server.pid);
+      if (now - before < 0.1) break;
+      before = now;
+    }
+    console.log(`search.settle ${((performance.now() - settleStart) / 1000).toFixed(1)} s until the server was idle after the uploads`);
+
     // The same probe with nothing indexing first, on the same box in the same run: what the load of the machine costs alone.
     const probe = async (until: () => boolean) => {
       const out: number[] = [];
