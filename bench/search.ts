@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { indexedText } from '../src/services/search/text.ts';
 import { makeDocument, seedIndex, type DocKind } from './search-docs.ts';
@@ -7,9 +8,10 @@ import { adminToken, type BenchServer, startBenchServer } from './server.ts';
 
 const MiB = 1024 ** 2;
 
-/** CPU seconds (user + system) the process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+/** CPU seconds (user + system) the process (or with `tid` one of its threads) has used so far, from /proc. */
+function cpuSeconds(pid: number, tid?: number): number {
+  const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -76,6 +78,16 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       `search.upload ${docs} documents, ${(bytes / MiB).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (search off)`,
     );
 
+    // The uploads' own background work (thumbnails of the PDFs) done first, so the CPU measured below is indexing's.
+    const settleStart = performance.now();
+    for (let before = cpuSeconds(server.pid); performance.now() - settleStart < 5 * 60_000; ) {
+      await Bun.sleep(2000);
+      const now = cpuSeconds(server.pid);
+      if (now - before < 0.1) break;
+      before = now;
+    }
+    console.log(`search.settle ${((performance.now() - settleStart) / 1000).toFixed(1)} s until the server was idle after the uploads`);
+
     // The same probe with nothing indexing first, on the same box in the same run: what the load of the machine costs alone.
     const probe = async (until: () => boolean) => {
       const out: number[] = [];
@@ -92,6 +104,7 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     const idle = await probe(() => performance.now() > idleUntil);
 
     const cpu0 = cpuSeconds(server.pid);
+    const mainCpu0 = cpuSeconds(server.pid, server.pid);
     const start = performance.now();
     await api(server, token, '/api/user/content-search-config', { method: 'PUT', body: JSON.stringify({ enabled: true }) });
     let done = false;
@@ -107,6 +120,7 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     const listing = await prober;
     const seconds = (performance.now() - start) / 1000;
     const cpu = cpuSeconds(server.pid) - cpu0;
+    const mainCpu = cpuSeconds(server.pid, server.pid) - mainCpu0;
     const p = await progress(server, token);
     const db = new Database(path.join(server.dataDir, 'coffer.db'), { readonly: true });
     const indexBytes = db.query<{ b: number }, []>(`SELECT sum(pgsize) AS b FROM dbstat WHERE name LIKE 'content_%'`).get()?.b ?? 0;
@@ -116,6 +130,9 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     );
     console.log(
       `search.index_server_cpu ${cpu.toFixed(1)} s CPU over ${seconds.toFixed(1)} s (${((cpu / seconds) * 100).toFixed(0)}% of one core)`,
+    );
+    console.log(
+      `search.index_cpu_per_doc ${((cpu / docs) * 1000).toFixed(1)} ms, of which the request thread ${((mainCpu / docs) * 1000).toFixed(1)} ms (the rest in the extraction workers and the index writer; load average ${os.loadavg()[0]!.toFixed(1)})`,
     );
     console.log(
       `search.index_size ${(indexBytes / MiB).toFixed(1)} MiB for ${(p.textBytes / MiB).toFixed(1)} MiB of text (${(indexBytes / Math.max(1, p.textBytes)).toFixed(2)}x; FTS5 keeps a copy of the text for snippets)`,

@@ -45,8 +45,8 @@ export interface Config {
   tusExpiryHours: number;
   /** Webhooks: hosts allowed although they resolve to a refused address (WEBHOOK_ALLOWED_HOSTS), and a delivery's time limit. */
   webhooks: { allowedHosts: string[]; timeoutMs: number };
-  /** Content search: text kept per file (SEARCH_MAX_TEXT_BYTES) and the largest file read (SEARCH_MAX_FILE_BYTES). */
-  search: { maxTextBytes: number; maxFileBytes: number };
+  /** Content search: text kept per file (SEARCH_MAX_TEXT_BYTES), the largest file read (SEARCH_MAX_FILE_BYTES), extraction threads (SEARCH_WORKERS). */
+  search: { maxTextBytes: number; maxFileBytes: number; workers: number };
   /** Thumbnails made at once (worker threads); default half the cores, at least 1. */
   thumbnailConcurrency: number;
   /** Images with more pixels than this get no thumbnail (refused from the header, before decoding). */
@@ -497,6 +497,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   const search = {
     maxTextBytes: sizeVar('SEARCH_MAX_TEXT_BYTES', env.SEARCH_MAX_TEXT_BYTES, 1024 ** 2),
     maxFileBytes: sizeVar('SEARCH_MAX_FILE_BYTES', env.SEARCH_MAX_FILE_BYTES, 100 * 1024 ** 2),
+    workers: integer('SEARCH_WORKERS', env.SEARCH_WORKERS, os.availableParallelism(), 1, 64),
   };
 
   const feed = env.UPDATE_FEED_URL?.trim() || null;

@@ -104,6 +104,13 @@ describe('loadConfig', () => {
     expect(c.maxConnectionsPerIp).toBe(0);
   });
 
+  test('SEARCH_WORKERS: one extraction thread per core by default, 1 to 64; anything else is refused by name', () => {
+    expect(loadConfig({}, {}).search.workers).toBe(os.availableParallelism());
+    expect(loadConfig({}, { SEARCH_WORKERS: '1' }).search.workers).toBe(1);
+    expect(() => loadConfig({}, { SEARCH_WORKERS: '0' })).toThrow(/SEARCH_WORKERS must be between 1 and 64/);
+    expect(() => loadConfig({}, { SEARCH_WORKERS: 'all' })).toThrow(/SEARCH_WORKERS must be a whole number/);
+  });
+
   test('the disk reserve: 512 MiB by default, any size', () => {
     expect(loadConfig({}, {}).minFreeBytes).toBe(512 * 1024 ** 2);
     expect(loadConfig({}, { COFFER_MIN_FREE_BYTES: '2G' }).minFreeBytes).toBe(2 * 1024 ** 3);

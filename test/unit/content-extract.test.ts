@@ -3,13 +3,19 @@ import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { kindOf } from '../../src/services/search/document-kind.ts';
 import { capText, extractText, htmlText, xmlText } from '../../src/services/search/extract.ts';
-import { Extractor } from '../../src/services/search/extractor.ts';
+import { Extractor, type Extraction, ExtractorPool } from '../../src/services/search/extractor.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startedSince, workerThreads } from '../helpers/threads.ts';
 import { indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
 import { hostile, searchable } from '../helpers/search-documents.ts';
 
 const limits = { maxTextBytes: 1024 ** 2 };
+// A 24 MiB part of plain XML: under every ZIP cap, yet its extraction takes a while and holds a few hundred MiB for a moment.
+const largeDocx = () =>
+  zipSync(
+    { 'word/document.xml': strToU8(`<w:document>${'<w:p><w:t>some words of text</w:t></w:p>'.repeat(680_000)}</w:document>`) },
+    { level: 0 },
+  );
 const enc = (s: string) => new TextEncoder().encode(s);
 
 describe('extraction', () => {
@@ -90,14 +96,31 @@ describe('extraction worker', () => {
   }, 30_000);
 });
 
-describe('extraction worker memory', () => {
-  // A 24 MiB part of plain XML: under every ZIP cap, yet its extraction holds a few hundred MiB for a moment.
-  const bigDocx = () =>
-    zipSync(
-      { 'word/document.xml': strToU8(`<w:document>${'<w:p><w:t>some words of text</w:t></w:p>'.repeat(680_000)}</w:document>`) },
-      { level: 0 },
-    );
+describe('extraction pool', () => {
+  test('documents given at once run in as many workers: a small one is not kept waiting behind a large one', async () => {
+    const pool = new ExtractorPool(2, { timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
+    const before = workerThreads();
+    const order: string[] = [];
+    try {
+      const settled = (name: string) => (r: Extraction) => {
+        order.push(name);
+        return r;
+      };
+      const large = pool.extract('large.docx', largeDocx()).then(settled('large'));
+      const small = pool.extract('small.txt', enc('first words')).then(settled('small'));
+      expect(await small).toEqual({ text: 'first words' });
+      expect(startedSince(before).size).toBeGreaterThanOrEqual(2);
+      const result = await large;
+      expect('text' in result && result.text.startsWith('some words of text')).toBe(true);
+      expect(order).toEqual(['small', 'large']);
+    } finally {
+      pool.kill();
+    }
+    await eventually(() => expect(startedSince(before).size).toBe(0));
+  }, 60_000);
+});
 
+describe('extraction worker memory', () => {
   test('the worker is ended after a document that left its heap large, kept after a small one', async () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
     const before = workerThreads();
@@ -106,7 +129,7 @@ describe('extraction worker memory', () => {
       await Bun.sleep(100); // a worker that is kept stays: nothing to wait for
       const [kept] = [...startedSince(before).keys()];
       expect(kept).toBeDefined();
-      const result = await extractor.extract('big.docx', bigDocx());
+      const result = await extractor.extract('big.docx', largeDocx());
       expect('text' in result && result.text.startsWith('some words of text')).toBe(true);
       await eventually(() => expect(workerThreads().has(kept!)).toBe(false));
     } finally {
@@ -133,7 +156,7 @@ describe('extraction worker memory', () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 });
     const before = workerThreads();
     try {
-      expect(await extractor.extract('big.docx', bigDocx())).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
+      expect(await extractor.extract('big.docx', largeDocx())).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
       await eventually(() => expect(startedSince(before).size).toBe(0));
       expect(await extractor.extract('small.txt', enc('still reads'))).toEqual({ text: 'still reads' });
     } finally {

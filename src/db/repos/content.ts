@@ -39,6 +39,13 @@ export interface ContentProgress {
 
 export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 
+/** What extraction made of one pending file, for recordMany. */
+export interface IndexedDoc {
+  file: PendingFile;
+  state: DocState;
+  text: string;
+}
+
 // Newest matches ranked per query: past this many, older matches are left out rather than every query slowing down.
 const RANKED_MATCHES = 1000;
 
@@ -95,6 +102,11 @@ export class ContentRepo {
         return true;
       })
       .immediate();
+  }
+
+  /** record() of several files in one transaction; returns how many were recorded. */
+  recordMany(docs: readonly IndexedDoc[], at: number): number {
+    return this.sqlite.transaction(() => docs.filter((d) => this.record(d.file, d.state, d.text, at)).length).immediate();
   }
 
   /** One bounded step of merging the index's segments (at most `pages` pages), in its own short transaction. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
-import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
+import type { ContentHit, ContentRepo, DocState, IndexedDoc, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -18,7 +18,7 @@ import { AppError } from '../../errors.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 import type { LibraryFiles } from '../files/library-files.ts';
 import { kindOf, needsWholeFile } from './document-kind.ts';
-import type { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
+import type { ExtractorPool, IndexWriter, SnippetReader } from './extractor.ts';
 import { matchExpression, snippetHtml } from './text.ts';
 
 interface ContentSearchLimits {
@@ -37,7 +37,7 @@ interface Deps {
   storage: SealedStore;
   libraries: LibrariesRepo;
   libraryFiles: Pick<LibraryFiles, 'locate' | 'open'>;
-  extractor: Extractor;
+  extractor: ExtractorPool;
   writer: IndexWriter;
   snippets: SnippetReader;
   clock: Clock;
@@ -48,14 +48,18 @@ interface Deps {
 }
 
 const BACKFILL_BATCH = 2000;
-const EXTRACT_BATCH = 8;
-// Between two documents: requests are served first, and indexing never takes a core for itself.
+const EXTRACT_BATCH = 32;
+// Between two batches, so a long backfill leaves the event loop a moment; the workers' nice value does the rest.
 const PAUSE_MS = 15;
+// Texts the index writer stores in one transaction: a few, so a request waiting for the write lock waits little.
+const WRITE_BATCH_DOCS = 8;
+const WRITE_BATCH_BYTES = 1024 ** 2;
 const SNIPPET_TOKENS = 12;
 const CONTENT_LIMIT = 20;
 // Sharing owners' matches looked at for the ones inside a share (the index ranks at most 1,000 anyway).
 const SHARED_CANDIDATES = 1000;
 const HEAD_BYTES = 8192;
+const SMALL_FILE_BYTES = 256 * 1024;
 
 /**
  * Full-text search over documents (docs/search.md): the instance switch and each account's opt-out, the
@@ -235,19 +239,45 @@ export class ContentSearchService {
     this.wasEnabled = true;
     if (this.backfillFrom !== null) this.backfillFrom = this.d.repo.queueMissing(this.backfillFrom, BACKFILL_BATCH);
     const batch = this.d.repo.nextPending(EXTRACT_BATCH);
-    for (const file of batch) {
-      if (!this.running || !this.enabled()) break;
-      await this.indexOne(file);
-      await Bun.sleep(PAUSE_MS);
-    }
+    await this.indexBatch(batch);
     return batch.length > 0 || this.backfillFrom !== null;
   }
 
-  private async indexOne(file: PendingFile): Promise<void> {
+  /**
+   * Extracts a batch with one document in each extraction worker at a time, and hands the texts to the index
+   * writer a few at a time while the workers go on with the next ones.
+   */
+  private async indexBatch(batch: PendingFile[]): Promise<void> {
+    const queue = [...batch];
+    const writes: Promise<number>[] = [];
+    let ready: IndexedDoc[] = [];
+    let readyBytes = 0;
+    const flush = () => {
+      if (ready.length > 0) writes.push(this.d.writer.record(ready, this.d.clock.now()));
+      ready = [];
+      readyBytes = 0;
+    };
+    const lane = async () => {
+      for (let file = queue.shift(); file && this.running && this.enabled(); file = queue.shift()) {
+        const doc = await this.indexOne(file);
+        if (!doc) continue;
+        ready.push(doc);
+        readyBytes += doc.text.length;
+        if (ready.length >= WRITE_BATCH_DOCS || readyBytes >= WRITE_BATCH_BYTES) flush();
+      }
+    };
+    const lanes = await Promise.allSettled(Array.from({ length: this.d.extractor.size }, lane));
+    flush();
+    const failed = [...lanes, ...(await Promise.allSettled(writes))].find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** One file's text, or null when it left the queue without any (nothing to read, a library away). */
+  private async indexOne(file: PendingFile): Promise<IndexedDoc | null> {
     const read = file.optedOut ? null : this.reader(file);
     if (!read) {
       this.d.repo.dropPending(file.seq);
-      return;
+      return null;
     }
     let state: DocState;
     let text = '';
@@ -259,14 +289,14 @@ export class ContentSearchService {
         // A library Coffer cannot read now (its disk away): the file is looked at again after the next start.
         if (file.library && err instanceof AppError && err.status === 409) {
           this.d.repo.dropPending(file.seq);
-          return;
+          return null;
         }
         // An object that cannot be read (missing, tampered) is recorded, not retried forever.
         this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
         state = 'failed';
       }
     }
-    await this.d.writer.record(file, state, text, this.d.clock.now());
+    return { file, state, text };
   }
 
   /**
@@ -291,12 +321,14 @@ export class ContentSearchService {
   }
 
   private async extract(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<{ state: DocState; text: string }> {
-    const head = await read(Math.min(file.size, HEAD_BYTES));
-    const kind = kindOf(file.name, head);
+    // A small file is read and decrypted once, whole: every kind that is read needs all of it, and one that is not costs little.
+    const small = file.size <= Math.min(SMALL_FILE_BYTES, this.d.limits.maxTextBytes);
+    const first = await read(small ? file.size : Math.min(file.size, HEAD_BYTES));
+    const kind = kindOf(file.name, first.subarray(0, HEAD_BYTES));
     if (kind === null) return { state: 'empty', text: '' };
     // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
     const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
-    const bytes = want <= head.length ? head.subarray(0, want) : await read(want);
+    const bytes = want <= first.length ? first.subarray(0, want) : await read(want);
     const result = await this.d.extractor.extract(file.name, bytes);
     if ('failed' in result) {
       this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });

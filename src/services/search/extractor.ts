@@ -1,4 +1,4 @@
-import type { DocState, PendingFile } from '../../db/repos/content.ts';
+import type { IndexedDoc } from '../../db/repos/content.ts';
 import type { ExtractReply, ExtractRequest } from './extract-worker.ts';
 import type { WriterReply, WriterRequest } from './index-writer.ts';
 import type { ReaderReply, ReaderRequest } from './snippet-reader.ts';
@@ -78,10 +78,36 @@ export class Extractor {
     });
   }
 
+  /** Documents handed to this worker and not yet answered. */
+  get busy(): number {
+    return this.running;
+  }
+
   kill(): void {
     clearTimeout(this.idleTimer);
     this.worker?.terminate();
     this.worker = null;
+  }
+}
+
+/** `size` extraction workers (SEARCH_WORKERS), each with its own caps: a document goes to the least busy. */
+export class ExtractorPool {
+  private readonly extractors: Extractor[];
+
+  constructor(
+    readonly size: number,
+    opts: ConstructorParameters<typeof Extractor>[0],
+  ) {
+    this.extractors = Array.from({ length: size }, () => new Extractor(opts));
+  }
+
+  extract(name: string, bytes: Uint8Array): Promise<Extraction> {
+    const idlest = this.extractors.reduce((best, e) => (e.busy < best.busy ? e : best));
+    return idlest.extract(name, bytes);
+  }
+
+  kill(): void {
+    for (const extractor of this.extractors) extractor.kill();
   }
 }
 
@@ -130,9 +156,9 @@ export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> {
     super('index-writer', database);
   }
 
-  /** ContentRepo.record on the writer's connection: true when the text was stored. */
-  async record(file: PendingFile, state: DocState, text: string, at: number): Promise<boolean> {
-    const reply = await this.call((id) => ({ kind: 'record', id, file, state, text, at }));
+  /** ContentRepo.recordMany on the writer's connection: how many texts were stored. */
+  async record(docs: IndexedDoc[], at: number): Promise<number> {
+    const reply = await this.call((id) => ({ kind: 'record', id, docs, at }));
     if ('error' in reply) throw new Error(reply.error);
     return reply.recorded;
   }

@@ -1,4 +1,4 @@
-import { type ContentRepo, type DocState, openContentRepo, type PendingFile } from '../../db/repos/content.ts';
+import { type ContentRepo, type IndexedDoc, openContentRepo } from '../../db/repos/content.ts';
 
 /**
  * Writes extracted text into the FTS5 index on its own connection, so tokenizing a large document
@@ -9,10 +9,10 @@ declare const self: Worker;
 
 export type WriterRequest =
   | { kind: 'open'; id: number; database: string }
-  | { kind: 'record'; id: number; file: PendingFile; state: DocState; text: string; at: number }
+  | { kind: 'record'; id: number; docs: IndexedDoc[]; at: number }
   | { kind: 'close'; id: number };
 
-export type WriterReply = { id: number; recorded: boolean } | { id: number; error: string };
+export type WriterReply = { id: number; recorded: number } | { id: number; error: string };
 
 let connection: { repo: ContentRepo; close(): void } | null = null;
 const MERGE_PAGES = 128;
@@ -22,17 +22,17 @@ self.onmessage = (event: MessageEvent<WriterRequest>) => {
   try {
     if (m.kind === 'open') {
       connection = openContentRepo(m.database);
-      self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
+      self.postMessage({ id: m.id, recorded: 0 } satisfies WriterReply);
     } else if (m.kind === 'record') {
       if (!connection) throw new Error('index writer used before it was opened');
-      const recorded = connection.repo.record(m.file, m.state, m.text, m.at);
-      // Merging a little after each document keeps queries fast without one long merge holding the write lock.
-      connection.repo.mergeSome(MERGE_PAGES);
+      const recorded = connection.repo.recordMany(m.docs, m.at);
+      // Merging a little after each batch keeps queries fast without one long merge holding the write lock.
+      connection.repo.mergeSome(MERGE_PAGES * m.docs.length);
       self.postMessage({ id: m.id, recorded } satisfies WriterReply);
     } else {
       connection?.close();
       connection = null;
-      self.postMessage({ id: m.id, recorded: false } satisfies WriterReply);
+      self.postMessage({ id: m.id, recorded: 0 } satisfies WriterReply);
     }
   } catch (err) {
     self.postMessage({ id: m.id, error: String(err) } satisfies WriterReply);

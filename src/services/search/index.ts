@@ -6,7 +6,7 @@ import type { LibraryFiles } from '../files/library-files.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { ContentSearchService } from './content-search.ts';
-import { Extractor, IndexWriter, SnippetReader } from './extractor.ts';
+import { ExtractorPool, IndexWriter, SnippetReader } from './extractor.ts';
 
 export interface SearchServices {
   contentSearch: ContentSearchService;
@@ -33,7 +33,7 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     storage: infra.storage,
     libraries: repos.libraries,
     libraryFiles: d.libraryFiles,
-    extractor: new Extractor({
+    extractor: new ExtractorPool(config.search.workers, {
       timeoutMs: EXTRACT_TIMEOUT_MS,
       maxTextBytes: config.search.maxTextBytes,
       maxMemoryBytes: EXTRACT_MAX_MEMORY_BYTES,
