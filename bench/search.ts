@@ -54,6 +54,8 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     COFFER_GENERAL_RATE_LIMIT: '1000000000',
     COFFER_UPLOAD_RATE_LIMIT: '1000000000',
     LOG_LEVEL: 'warn',
+    // The extraction threads to measure, else the server's default (one per core).
+    ...(process.env.SEARCH_WORKERS ? { SEARCH_WORKERS: process.env.SEARCH_WORKERS } : {}),
   });
   try {
     const token = await adminToken(server.url);

@@ -104,8 +104,8 @@ describe('loadConfig', () => {
     expect(c.maxConnectionsPerIp).toBe(0);
   });
 
-  test('SEARCH_WORKERS: one extraction thread per core by default, 1 to 64; anything else is refused by name', () => {
-    expect(loadConfig({}, {}).search.workers).toBe(os.availableParallelism());
+  test('SEARCH_WORKERS: one extraction thread per core but one by default (at least one), 1 to 64; anything else is refused by name', () => {
+    expect(loadConfig({}, {}).search.workers).toBe(Math.max(1, os.availableParallelism() - 1));
     expect(loadConfig({}, { SEARCH_WORKERS: '1' }).search.workers).toBe(1);
     expect(() => loadConfig({}, { SEARCH_WORKERS: '0' })).toThrow(/SEARCH_WORKERS must be between 1 and 64/);
     expect(() => loadConfig({}, { SEARCH_WORKERS: 'all' })).toThrow(/SEARCH_WORKERS must be a whole number/);
