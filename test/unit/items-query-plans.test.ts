@@ -2,46 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { closeDatabase, openDatabase, type Db } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ItemsRepo } from '../../src/db/repos/items.ts';
 import { ThumbnailsRepo } from '../../src/db/repos/thumbnails.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { THUMBNAIL_TYPES, VIDEO_TYPES } from '../../src/services/thumbnails/formats.ts';
-
-/** Runs `action` and returns the plan of every SELECT on items it ran, with the parameters it ran with. */
-function plansOf(sqlite: Database, action: () => unknown): Array<{ sql: string; plan: string[] }> {
-  const seen: Array<{ sql: string; params: SQLQueryBindings[] }> = [];
-  const original = sqlite.query.bind(sqlite);
-  (sqlite as { query: unknown }).query = (sql: string) => {
-    const stmt = original(sql);
-    if (!/\bitems\b/.test(sql) || !/^\s*(SELECT|WITH)/i.test(sql)) return stmt;
-    return new Proxy(stmt, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop === 'all' || prop === 'get') {
-          return (...params: SQLQueryBindings[]) => {
-            seen.push({ sql, params });
-            return (value as (...p: SQLQueryBindings[]) => unknown).apply(target, params);
-          };
-        }
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-  };
-  try {
-    action();
-  } finally {
-    (sqlite as { query: unknown }).query = original;
-  }
-  return seen.map(({ sql, params }) => ({
-    sql: sql.replace(/\s+/g, ' '),
-    plan: original<{ detail: string }, SQLQueryBindings[]>(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(...params)
-      .map((r) => r.detail),
-  }));
-}
+import { itemsReadPlans } from '../helpers/query-plans.ts';
 
 const fullScan = (plan: string[]) => plan.some((d) => /^SCAN (items|i)$/.test(d));
 
@@ -165,7 +132,7 @@ describe('the hot queries on items read the index meant for them (EXPLAIN QUERY 
 
   for (const c of cases) {
     test(`${c.name}: ${c.index}, no scan of items${c.merges ? '' : ', no sort'}`, () => {
-      const plans = plansOf(db.$client, c.run);
+      const plans = itemsReadPlans(db.$client, c.run);
       expect(plans.length).toBeGreaterThan(0);
       for (const p of plans) {
         expect({ sql: p.sql, plan: p.plan, full: fullScan(p.plan) }).toMatchObject({ full: false });

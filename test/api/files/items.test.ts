@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { SQLQueryBindings } from 'bun:sqlite';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { errors } from '../../helpers/errors.ts';
@@ -8,6 +7,7 @@ import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
 import { ThumbnailsRepo } from '../../../src/db/repos/thumbnails.ts';
 import { THUMBNAIL_TYPES, VIDEO_TYPES } from '../../../src/services/thumbnails/formats.ts';
+import { itemsReadPlans } from '../../helpers/query-plans.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -572,40 +572,7 @@ describe("another account's items are 404 everywhere", () => {
 });
 
 describe('hot queries stay indexed (EXPLAIN QUERY PLAN)', () => {
-  /** Runs `action` and returns the plan of every statement it prepared against the items table. */
-  function plansOf(action: () => unknown): Array<{ sql: string; plan: string[] }> {
-    const sqlite = t.server.ctx.db.$client;
-    const seen: Array<{ sql: string; params: SQLQueryBindings[] }> = [];
-    const original = sqlite.query.bind(sqlite);
-    (sqlite as { query: unknown }).query = (sql: string) => {
-      const stmt = original(sql);
-      if (!/\bitems\b/.test(sql) || /^\s*(UPDATE|INSERT|DELETE)/i.test(sql)) return stmt;
-      return new Proxy(stmt, {
-        get(target, prop) {
-          const value = Reflect.get(target, prop);
-          if (prop === 'all' || prop === 'get') {
-            return (...params: SQLQueryBindings[]) => {
-              seen.push({ sql, params });
-              return (value as (...p: SQLQueryBindings[]) => unknown).apply(target, params);
-            };
-          }
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      });
-    };
-    try {
-      action();
-    } finally {
-      (sqlite as { query: unknown }).query = original;
-    }
-    return seen.map(({ sql, params }) => ({
-      sql,
-      plan: sqlite
-        .query<{ detail: string }, SQLQueryBindings[]>(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...params)
-        .map((r) => r.detail),
-    }));
-  }
+  const plansOf = (action: () => unknown) => itemsReadPlans(t.server.ctx.db.$client, action);
 
   const fullScan = (plan: string[]) => plan.some((d) => /^SCAN items\b/.test(d));
 
