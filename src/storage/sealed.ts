@@ -204,6 +204,19 @@ export class ExactReader {
   }
 }
 
+/** The sealed length of segment `i` of an object of `size` plaintext bytes (the last one is short). */
+function sealedSegmentLength(size: number, i: number): number {
+  return i === segmentCount(size) - 1 ? size - i * SEGMENT_SIZE + TAG_SIZE : SEALED_SEGMENT;
+}
+
+/** Where `range` falls inside segment `i` (sealed `length`): the plaintext's [from, to) to yield. */
+function segmentWindow(i: number, length: number, range: ByteRange): { from: number; to: number; whole: boolean } {
+  const segStart = i * SEGMENT_SIZE;
+  const from = Math.max(range.start - segStart, 0);
+  const to = Math.min(range.end - segStart, length - TAG_SIZE);
+  return { from, to, whole: from === 0 && to === length - TAG_SIZE };
+}
+
 /** Opens segments [first, last of range] from `reader` and yields the plaintext inside `range`. */
 async function* openSegments(
   dataKey: Uint8Array,
@@ -218,15 +231,13 @@ async function* openSegments(
   const lastIndex = size === 0 ? 0 : Math.floor((range.end - 1) / SEGMENT_SIZE);
   try {
     for (let i = first; i <= lastIndex; i++) {
-      const length = i === count - 1 ? size - i * SEGMENT_SIZE + TAG_SIZE : SEALED_SEGMENT;
+      const length = sealedSegmentLength(size, i);
       const sealed = await reader.pieces(length);
       if (sealed.reduce((n, p) => n + p.length, 0) < length)
         throw new ObjectIntegrityError('stored object is shorter than its recorded size');
       const plain = openSegment(dataKey, header, i, i === count - 1, sealed, length);
-      const segStart = i * SEGMENT_SIZE;
-      const from = Math.max(range.start - segStart, 0);
-      const to = Math.min(range.end - segStart, length - TAG_SIZE);
-      if (from === 0 && to === length - TAG_SIZE) {
+      const { from, to, whole } = segmentWindow(i, length, range);
+      if (whole) {
         // The cipher's fresh output, held nowhere else: a response may free it once sent (releaseHandedOver).
         for (const p of plain) if (p.length) yield handOver(p);
       } else {
@@ -263,7 +274,7 @@ async function* openSegmentsAt(
   const count = segmentCount(size);
   const lastIndex = size === 0 ? 0 : Math.floor((range.end - 1) / SEGMENT_SIZE);
   const perRead = Math.min(SEGMENTS_PER_READ, lastIndex - first + 1);
-  const sealedLength = (i: number) => (i === count - 1 ? size - i * SEGMENT_SIZE + TAG_SIZE : SEALED_SEGMENT);
+  const sealedLength = (i: number) => sealedSegmentLength(size, i);
   // A small object's one run is as long as the object, not a whole run's length.
   const runBytes = Math.min(perRead * SEALED_SEGMENT, (lastIndex - first) * SEALED_SEGMENT + sealedLength(lastIndex));
   const buffers = [Buffer.allocUnsafe(runBytes)];
@@ -294,12 +305,10 @@ async function* openSegmentsAt(
         const length = sealedLength(i);
         const plain = openSegment(dataKey, header, i, i === count - 1, [sealed.subarray(at, at + length)], length)[0];
         at += length;
-        const segStart = i * SEGMENT_SIZE;
-        const cut = Math.max(range.start - segStart, 0);
-        const to = Math.min(range.end - segStart, length - TAG_SIZE);
+        const { from: cut, to, whole } = segmentWindow(i, length, range);
         if (!plain?.length) continue;
         // The cipher's fresh output, held nowhere else: a response may free it once sent (releaseHandedOver).
-        if (cut === 0 && to === length - TAG_SIZE) yield handOver(plain);
+        if (whole) yield handOver(plain);
         else if (to > cut) yield plain.subarray(cut, to);
       }
     }
