@@ -66,7 +66,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
   const ipResolver = new ClientIpResolver(new IpMatcher(opts.knownProxies ?? []));
   const limits = createLimits(ctx.clock, ctx.config.rateLimits);
   // The only WebSockets are desktop push's, whose client sends two short credentials and nothing else of size.
-  const app = new Elysia({ websocket: { maxPayloadLength: PUSH_MAX_MESSAGE_BYTES } });
+  // Elysia's router, not the runtime's: the runtime's kept each request's body stream a full collection past its answer.
+  const app = new Elysia({ systemRouter: false, websocket: { maxPayloadLength: PUSH_MAX_MESSAGE_BYTES } });
   return app
     .use(
       corePlugin({

@@ -75,7 +75,7 @@ export function describeTus(set: SetLike, maxBytes: number): null {
 /**
  * Resumable uploads, tus 1.0 (creation, creation-with-upload, termination, expiration) at
  * /api/files/tus. The guard has checked the session and `files.upload` before any of these runs; the
- * service checks the rest before a byte is accepted. HEAD is served by the GET route (the runtime
+ * service checks the rest before a byte is accepted. HEAD is served by the GET route (Elysia
  * routes it there): HEAD reports the offset, GET the created file.
  */
 export function tusRoutes(ctx: AppContext) {
