@@ -3,17 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { adminToken, benchExecutable, curl, spawnServer } from './server.ts';
 import { cpuPerGiB, cpuTimes, totalCpu, type CpuTimes } from './transfer-cpu.ts';
+import { flag } from './flags.ts';
 
 const MiB = 1024 ** 2;
 const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!(value > 0)) throw new Error(`--${name} needs a positive number`);
-  return value;
-}
 
 export interface Server {
   name: string;

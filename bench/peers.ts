@@ -8,6 +8,7 @@ import { cpuSeconds, rssMiB } from './live-server.ts';
 import { adminToken, buildExecutable, curl, spawnServer, writeRandomGiB } from './server.ts';
 import { median } from './streams.ts';
 import { cpuTimes, totalCpu } from './transfer-cpu.ts';
+import { flag } from './flags.ts';
 
 const MiB = 1024 ** 2;
 const SMALL_FILES = 2000;
@@ -51,14 +52,6 @@ interface Row {
   peakRss: number;
   /** The peak (VmHWM, which only grows) after each phase: where the peak was reached. */
   peakAfter: { propfind: number; small: number; big: number };
-}
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!(value > 0)) throw new Error(`--${name} needs a positive number`);
-  return value;
 }
 
 const freePort = () => 30000 + Math.floor(Math.random() * 2700);

@@ -5,16 +5,12 @@ import path from 'node:path';
 import { spreadTempDir } from './fixtures.ts';
 import { median } from './streams.ts';
 import { adminToken, spawnServer } from './server.ts';
+import { flag } from './flags.ts';
 
 const FILES = 1500;
 const WARM_UP = 100;
 const CLIENTS = 8;
 const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 /** User plus system CPU seconds of a process (`/proc/<pid>/stat`) or of one of its threads (`/proc/<pid>/task/<tid>/stat`). */
 function cpuOf(statFile: string): number {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { OrphanReport } from '../src/contract/admin.ts';
 import { adminToken } from './server.ts';
 import { cpuSeconds, openDescriptors, rssMiB, startLiveServer } from './live-server.ts';
+import { flag } from './flags.ts';
 
 /** Latency histogram in 3% buckets from 0.05 ms to about 2 minutes: per-minute aggregates stay small however long the run. */
 class Histogram {
@@ -79,14 +80,6 @@ type Op = keyof typeof WEIGHTS;
 const MIX: Op[] = [];
 for (let round = 0; round < 5; round++)
   for (const [op, weight] of Object.entries(WEIGHTS) as Array<[Op, number]>) if (round < weight) MIX.push(op);
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!(value > 0)) throw new Error(`--${name} needs a positive number`);
-  return value;
-}
 
 const fmt = (x: number) => (Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(1) : x.toFixed(0));
 

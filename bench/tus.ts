@@ -8,21 +8,14 @@ import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
 import { adminToken, benchExecutable } from './server.ts';
 import { median } from './streams.ts';
 import { cpuLine, cpuPerGiB, cpuTimes, peakRssMiB, resetPeakRss, settleDisk, totalCpu, type CpuTimes } from './transfer-cpu.ts';
+import { flag } from './flags.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
 /** `--<name> N`, a whole number of at least 1, or `fallback`. */
-function wholeFlag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a whole number of at least 1`);
-  return n;
-}
-
 /** The PATCH size: 8 MiB (`--chunk-mib N` for another; the web app sends 50 MiB). */
-const CHUNK = wholeFlag('chunk-mib', 8) * MiB;
+const CHUNK = flag('chunk-mib', 8) * MiB;
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const portOf = (url: string) => Number(new URL(url).port);
@@ -90,7 +83,7 @@ async function sha256Of(url: string, token: string, id: string): Promise<string>
  */
 export async function runTusBench(): Promise<void> {
   // How many tus and multipart uploads, alternating which goes first.
-  const pairs = wholeFlag('pairs', 7);
+  const pairs = flag('pairs', 7);
   const binary = benchExecutable();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-tus-bench-'));
   // The client's copy lives in memory, so reading it does not compete with the server's disk writes.
