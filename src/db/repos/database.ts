@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { Database } from 'bun:sqlite';
+import { Database, type Statement } from 'bun:sqlite';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -10,6 +10,8 @@ export interface SnapshotFacts {
 
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
+  private authVersionQuery: Statement<{ g: string }, []> | undefined;
+
   constructor(private readonly sqlite: Database) {}
 
   /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
@@ -31,7 +33,9 @@ export class DatabaseRepo {
 
   /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it). */
   authVersion(): string {
-    return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1').get()!.g;
+    // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
+    this.authVersionQuery ??= this.sqlite.prepare<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1');
+    return this.authVersionQuery.get()!.g;
   }
 
   /**

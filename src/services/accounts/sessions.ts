@@ -51,11 +51,6 @@ export class SessionService {
    */
   private readonly signedIn = new Map<string, SignedIn>();
   private signedInVersion = '';
-  /**
-   * The auth generation as read in this turn of the event loop, forgotten at its end: requests answered in one
-   * turn arrived together and may all see the state any of them saw. A change this service makes forgets it at once.
-   */
-  private versionThisTurn: string | null = null;
 
   constructor(private readonly d: SessionDeps) {
     this.signer = new TokenSigner(d.jwtSecret);
@@ -133,7 +128,8 @@ export class SessionService {
 
   /** The login and its session, from the cache while the auth generation stands, else from the database. */
   private lookup(loginId: string, sessionId: string): { row: AuthUser | null; session: AuthSession | null } {
-    const version = this.authVersion();
+    // Read at every request: a write by any service (a sub-user's permissions) or process must reach the next one.
+    const version = this.d.database.authVersion();
     if (version !== this.signedInVersion) {
       this.signedIn.clear();
       this.signedInVersion = version;
@@ -152,19 +148,9 @@ export class SessionService {
     return found;
   }
 
-  private authVersion(): string {
-    if (this.versionThisTurn === null) {
-      this.versionThisTurn = this.d.database.authVersion();
-      setImmediate(() => {
-        this.versionThisTurn = null;
-      });
-    }
-    return this.versionThisTurn;
-  }
 
   /** Removes one session row of a login (logout); the token stops working at once. */
   end(loginId: string, sessionId: string): boolean {
-    this.versionThisTurn = null;
     this.listCache.delete(loginId);
     this.d.presence.remove(sessionId);
     return this.d.sessions.delete(loginId, sessionId);
@@ -182,7 +168,6 @@ export class SessionService {
 
   /** A deleted login: its cached list and presence go (its rows went with the user row). */
   forgetLogin(loginId: string): void {
-    this.versionThisTurn = null;
     this.listCache.delete(loginId);
     this.d.presence.removeWhere((e) => e.loginId === loginId);
   }
@@ -236,7 +221,6 @@ export class SessionService {
 
   revokeOthers(principal: Principal): number {
     const n = this.d.sessions.deleteOthers(principal.loginId, principal.sessionId);
-    this.versionThisTurn = null;
     this.d.presence.removeWhere((e) => e.loginId === principal.loginId && e.sessionId !== principal.sessionId);
     this.listCache.delete(principal.loginId);
     this.d.audit.record({ action: AuditActions.sessionRevokeOthers, principal, targetType: 'session', details: { count: n } });
