@@ -5,10 +5,18 @@ import { IpMatcher, normalizeIp } from '../lib/ip.ts';
  * walking right to left past further known proxies.
  */
 export class ClientIpResolver {
+  // Requests come in runs from one address (a connection's): its normal form is kept, not recomputed.
+  private lastPeer: string | null = null;
+  private lastRemote = 'unknown';
+
   constructor(private readonly proxies: IpMatcher) {}
 
   resolve(peer: string | null, forwardedFor: string | null): string {
-    const remote = normalizeIp(peer ?? 'unknown');
+    if (peer !== this.lastPeer) {
+      this.lastPeer = peer;
+      this.lastRemote = normalizeIp(peer ?? 'unknown');
+    }
+    const remote = this.lastRemote;
     if (!forwardedFor || this.proxies.size === 0 || !this.proxies.matches(remote)) return remote;
     const hops = forwardedFor
       .split(',')

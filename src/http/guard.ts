@@ -14,15 +14,18 @@ import { type RequestMeta, requestMeta } from './request-meta.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The rate-limit counter a request counts against, from its route's policy. */
-async function limitKey(
+/**
+ * The rate-limit counter a request counts against, from its route's policy; a promise only where the key
+ * needs the body (sign-ins), so the other routes count without waiting a turn.
+ */
+function limitKey(
   policy: RoutePolicy,
   request: Request,
   meta: RequestMeta,
   principal: Principal | null,
   pendingEmail: (pendingId: string | null) => string | null,
   passkeyEmail: (credentialId: string) => string | null,
-): Promise<string> {
+): string | Promise<string> {
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
   if (key === 'account') return `account:${principal!.accountId}`;
@@ -35,14 +38,18 @@ async function limitKey(
     return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
   }
   if (key === 'ip+passkey') {
-    const body = (await readJson(request)) as { id?: unknown } | null;
-    const email = typeof body?.id === 'string' ? passkeyEmail(body.id) : null;
-    return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+    return readJson(request).then((json) => {
+      const body = json as { id?: unknown } | null;
+      const email = typeof body?.id === 'string' ? passkeyEmail(body.id) : null;
+      return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+    });
   }
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
   if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
-  const body = (await readJson(request)) as { email?: unknown } | null;
-  return `${meta.ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
+  return readJson(request).then((json) => {
+    const body = json as { email?: unknown } | null;
+    return `${meta.ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
+  });
 }
 
 /**
@@ -67,24 +74,24 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     }
     return err;
   };
+  const pendingEmail = (id: string | null) => ctx.services.idp.pendingEmail(id);
+  const passkeyEmail = (id: string) => ctx.services.passkeys.emailOf(id);
+  const count = (policy: RoutePolicy, meta: RequestMeta, key: string) => {
+    enforceLimit(limits[policy.limit ? policy.limit.limiter : 'general'], key, ctx.clock);
+    if (policy.hashesPassword) spendPasswordHash(limits, meta.ip, ctx.clock);
+  };
+  /** Counts the request against its route's limit; a promise only when the key needs the body. */
+  const limit = (policy: RoutePolicy, request: Request, meta: RequestMeta, principal: Principal | null): Promise<void> | undefined => {
+    if (policy.limit === false) return;
+    const key = limitKey(policy, request, meta, principal, pendingEmail, passkeyEmail);
+    if (typeof key !== 'string') return key.then((k) => count(policy, meta, k));
+    count(policy, meta, key);
+  };
   return new Elysia({ name: 'http/guard', seed: ctx.instanceId }).onBeforeHandle({ as: 'global' }, async ({ request, route, set }) => {
     const policy = policyOf(request.method, route);
     if (!policy) throw new Error(`${request.method} ${route} has no entry in http/policy.ts`);
     const meta = requestMeta(request);
-    const limit = async (principal: Principal | null) => {
-      if (policy.limit === false) return;
-      const key = await limitKey(
-        policy,
-        request,
-        meta,
-        principal,
-        (id) => ctx.services.idp.pendingEmail(id),
-        (id) => ctx.services.passkeys.emailOf(id),
-      );
-      enforceLimit(limits[policy.limit?.limiter ?? 'general'], key, ctx.clock);
-      if (policy.hashesPassword) spendPasswordHash(limits, meta.ip, ctx.clock);
-    };
-    if (policy.access === 'public') return void (await limit(null));
+    if (policy.access === 'public') return void (await limit(policy, request, meta, null));
     if (policy.access === 'dav') return void (await davAuthenticate(ctx, limits, request));
 
     const credentials = credentialsOf(request);
@@ -109,7 +116,8 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     const { principal, refreshedToken } = await ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip, requestId: meta.id });
     meta.loginId = principal.loginId;
     meta.principal = principal;
-    await limit(principal);
+    const limited = limit(policy, request, meta, principal);
+    if (limited) await limited;
     try {
       if (policy.access === 'owner') requireOwner(principal);
       else if (policy.access === 'admin') requireAdmin(principal, policy.adminMessage);

@@ -47,6 +47,20 @@ describe('ClientIpResolver', () => {
   test('no proxies configured: the peer', () => {
     expect(new ClientIpResolver(new IpMatcher([])).resolve('::ffff:127.0.0.1', '9.9.9.9')).toBe('127.0.0.1');
   });
+
+  test('each request gets its own peer, whichever peer the one before came from', () => {
+    const r = new ClientIpResolver(new IpMatcher(['10.0.0.1']));
+    const peers: [string | null, string | null, string][] = [
+      ['::ffff:127.0.0.1', null, '127.0.0.1'],
+      ['::ffff:127.0.0.1', null, '127.0.0.1'],
+      ['::1', null, '::1'],
+      [null, null, 'unknown'],
+      ['10.0.0.1', '1.2.3.4', '1.2.3.4'],
+      ['10.0.0.1', null, '10.0.0.1'],
+      ['::ffff:203.0.113.9', '1.2.3.4', '203.0.113.9'],
+    ];
+    for (const [peer, forwardedFor, client] of peers) expect(r.resolve(peer, forwardedFor)).toBe(client);
+  });
 });
 
 describe('isNeverFetchedAddress', () => {

@@ -58,4 +58,35 @@ describe('logger', () => {
         .map((l) => JSON.parse(l).msg),
     ).toEqual(['first', 'stopped']);
   });
+
+  test('a line is the JSON of time, level, msg and the fields, in that order, whatever the fields hold', async () => {
+    const writes: string[] = [];
+    const original = process.stdout.write;
+    process.stdout.write = ((chunk: string) => writes.push(chunk) > 0) as typeof process.stdout.write;
+    const cases: [string, Record<string, unknown> | undefined][] = [
+      ['request', { requestId: 'a"b', path: '/x\n\u2028', status: 200, ms: 0.25, login: undefined, nested: { a: [1, null] } }],
+      ['no fields', undefined],
+      ['all undefined', { login: undefined }],
+      ['quote " and \\ in the message', { n: 1 }],
+      ['overridden', { msg: 'instead', level: 'custom', extra: true }],
+      ['time given', { time: 'then', n: 2 }],
+    ];
+    try {
+      const log = createLogger('debug', 'journald');
+      for (const [msg, fields] of cases) log.info(msg, fields);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.stdout.write = original;
+    }
+    const lines = writes.join('').trimEnd().split('\n');
+    expect(lines).toHaveLength(cases.length);
+    lines.forEach((line, i) => {
+      expect(line.startsWith('<6>')).toBe(true);
+      const time = (JSON.parse(line.slice(3)) as { time: string }).time;
+      const [msg, fields] = cases[i]!;
+      const expected = JSON.stringify({ time: fields?.time === undefined ? time : 'unused', level: 'info', msg, ...fields });
+      expect(line.slice(3)).toBe(expected);
+      if (fields?.time === undefined) expect(Math.abs(Date.parse(time) - Date.now())).toBeLessThan(5000);
+    });
+  });
 });

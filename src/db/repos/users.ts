@@ -1,3 +1,4 @@
+import type { Statement } from 'bun:sqlite';
 import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { UserSort } from '../../contract/admin.ts';
 import type { Db } from '../client.ts';
@@ -30,6 +31,11 @@ export type ProfileUser = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'mf
 
 const PROFILE = selectList(users, ['id', 'email', 'name', 'createdAt', 'mfaEnabled']);
 const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion', 'disabledAt']);
+const PROFILE_SQL = `SELECT ${PROFILE},
+    coalesce(password_hash, '') <> '' AS hasPassword,
+    EXISTS (SELECT 1 FROM idp_identities WHERE user_id = users.id) AS idpLinked,
+    EXISTS (SELECT 1 FROM passkeys WHERE user_id = users.id) AS hasPasskey
+  FROM users WHERE id = ?`;
 const USER = selectList(users, Object.keys(getTableColumns(users)) as Array<keyof User>);
 
 function user(row: User | null): User | null {
@@ -41,6 +47,8 @@ function user(row: User | null): User | null {
 
 /** The SQL of logins (`users`): accounts, sub-users, token versions, storage counters. */
 export class UsersRepo {
+  private profileStatement?: Statement<ProfileUser, [string]>;
+
   constructor(private readonly db: Db) {}
 
   /** Hot: every profile read and sign-in (a raw statement: drizzle's row mapping costs more than the lookup). */
@@ -92,15 +100,9 @@ export class UsersRepo {
    * BEGIN and COMMIT than in the lookups.
    */
   profile(id: string): ProfileUser | null {
-    const row = this.db.$client
-      .query<ProfileUser, [string]>(
-        `SELECT ${PROFILE},
-           coalesce(password_hash, '') <> '' AS hasPassword,
-           EXISTS (SELECT 1 FROM idp_identities WHERE user_id = users.id) AS idpLinked,
-           EXISTS (SELECT 1 FROM passkeys WHERE user_id = users.id) AS hasPasskey
-         FROM users WHERE id = ?`,
-      )
-      .get(id);
+    // Held, not looked up by its text: the runtime's statement cache keeps only the last 20 texts it was given.
+    this.profileStatement ??= this.db.$client.prepare<ProfileUser, [string]>(PROFILE_SQL);
+    const row = this.profileStatement.get(id);
     if (!row) return null;
     row.mfaEnabled = toBoolean(row.mfaEnabled);
     row.hasPassword = toBoolean(row.hasPassword);

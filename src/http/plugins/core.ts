@@ -98,20 +98,22 @@ export function corePlugin(deps: {
     new Elysia({ name: 'http/core', seed: deps.seed })
       .error({ APP: AppError })
       .onRequest(({ request, set, server }) => {
+        const url = request.url;
         const incoming = request.headers.get('x-request-id');
         const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
         const peer = server?.requestIP(request)?.address ?? null;
         const trusted = ipResolver.isTrustedPeer(peer);
         const forwardedProto = trusted ? firstForwarded(request.headers.get('x-forwarded-proto'))?.toLowerCase() : null;
         const proto =
-          forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : request.url.startsWith('https:') ? 'https' : 'http';
+          forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : url.startsWith('https:') ? 'https' : 'http';
         const claimed = (trusted && firstForwarded(request.headers.get('x-forwarded-host'))) || request.headers.get('host');
         const host = isValidHost(claimed) ? claimed : null;
         const meta: RequestMeta = {
           id,
           start: performance.now(),
-          ip: ipResolver.resolve(peer, request.headers.get('x-forwarded-for')),
-          path: pathOf(request.url),
+          // The resolver believes X-Forwarded-For only from a known proxy: from anyone else it is not read.
+          ip: ipResolver.resolve(peer, trusted ? request.headers.get('x-forwarded-for') : null),
+          path: pathOf(url),
           host,
           origin: `${proto}://${host}`,
           secure: proto === 'https',
@@ -122,7 +124,7 @@ export function corePlugin(deps: {
         // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
         if (host === null) throw badRequest(Messages.invalidHost);
         // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
-        if (!/^(?:\/|https?:\/\/)/.test(request.url)) throw badRequest(Messages.invalidTarget);
+        if (!/^(?:\/|https?:\/\/)/.test(url)) throw badRequest(Messages.invalidTarget);
         if (!addressCap.acquire(meta.ip)) {
           throw new RateLimitedError({
             'RateLimit-Limit': String(addressCap.max),
