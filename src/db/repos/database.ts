@@ -34,7 +34,9 @@ export class DatabaseRepo {
   /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it). */
   authVersion(): string {
     // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
-    this.authVersionQuery ??= this.sqlite.prepare<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1');
+    this.authVersionQuery ??= this.sqlite.prepare<{ g: string }, []>(
+      'SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1',
+    );
     return this.authVersionQuery.get()!.g;
   }
 

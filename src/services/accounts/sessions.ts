@@ -148,7 +148,6 @@ export class SessionService {
     return found;
   }
 
-
   /** Removes one session row of a login (logout); the token stops working at once. */
   end(loginId: string, sessionId: string): boolean {
     this.listCache.delete(loginId);
