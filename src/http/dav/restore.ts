@@ -1,3 +1,4 @@
+// What the trashbin and versions doors share: Depth, restore destinations, OPTIONS and 405.
 import { badRequest, forbidden } from '../../errors.ts';
 import { destinationUrl } from './paths.ts';
 
@@ -16,3 +17,13 @@ export function requireRestoreDestination(request: Request, base: string, the: {
   if (!url.pathname.startsWith(into) || url.pathname.length === into.length)
     throw forbidden(`${the.what} is restored by a MOVE into ${into}<name>`);
 }
+
+/** OPTIONS on the trashbin and versions doors: class 1 DAV and the methods the door serves. */
+export const doorOptions = (methods: string) => new Response(null, { headers: { DAV: '1', Allow: methods, 'Content-Length': '0' } });
+
+/** A method the trashbin or versions door does not serve: 405 with the ones it does. */
+export const methodNotServed = (method: string, where: string, methods: string) =>
+  new Response(JSON.stringify({ message: `${method} is not served on ${where}` }), {
+    status: 405,
+    headers: { Allow: methods, 'Content-Type': 'application/json' },
+  });

@@ -7,7 +7,7 @@ import type { DavTrashbin, TrashbinEntry } from '../../services/dav/trashbin.ts'
 import { segmentsAfter } from './paths.ts';
 import { DAV, NC, OC, ocIdOf, type PropName, propRequestOf, xmlBody } from './xml.ts';
 import { collectionValue, multistatus, responseXml } from './multistatus.ts';
-import { requireRestoreDestination, shallowDepth } from './restore.ts';
+import { doorOptions, methodNotServed, requireRestoreDestination, shallowDepth } from './restore.ts';
 import { readText } from '../body.ts';
 import { requestMeta } from '../request-meta.ts';
 import { route, routes } from '../route.ts';
@@ -116,7 +116,7 @@ export function davTrashbinRoutes(ctx: AppContext) {
   const trashbin = ctx.services.davTrashbin;
   const handle = async ({ request }: { request: Request }): Promise<Response> => {
     const method = request.method.toUpperCase();
-    if (method === 'OPTIONS') return new Response(null, { headers: { DAV: '1', Allow: METHODS, 'Content-Length': '0' } });
+    if (method === 'OPTIONS') return doorOptions(METHODS);
     const meta = requestMeta(request);
     const principal = meta.principal!;
     // A member acting inside a share has no trash of its own there: the trashbin is the login's account's.
@@ -139,10 +139,7 @@ export function davTrashbinRoutes(ctx: AppContext) {
         return new Response(null, { status: 204 });
       }
       default:
-        return new Response(JSON.stringify({ message: `${method} is not served on the trashbin` }), {
-          status: 405,
-          headers: { Allow: METHODS, 'Content-Type': 'application/json' },
-        });
+        return methodNotServed(method, 'the trashbin', METHODS);
     }
   };
   return routes(ctx, 'http/dav-trashbin', [

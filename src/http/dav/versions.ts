@@ -8,7 +8,7 @@ import { readText } from '../body.ts';
 import { segmentsAfter } from './paths.ts';
 import { DAV, OC, type PropName, type PropRequest, propRequestOf, xmlBody } from './xml.ts';
 import { collectionValue, multistatus, responseXml } from './multistatus.ts';
-import { requireRestoreDestination, shallowDepth } from './restore.ts';
+import { doorOptions, methodNotServed, requireRestoreDestination, shallowDepth } from './restore.ts';
 import { fileResponse } from '../download-responses.ts';
 import { requestMeta } from '../request-meta.ts';
 import { route, routes } from '../route.ts';
@@ -120,7 +120,7 @@ export function davVersionRoutes(ctx: AppContext) {
   const { davVersions: versions, downloads } = ctx.services;
   const handle = async ({ request }: { request: Request }): Promise<Response> => {
     const method = request.method.toUpperCase();
-    if (method === 'OPTIONS') return new Response(null, { headers: { DAV: '1', Allow: METHODS, 'Content-Length': '0' } });
+    if (method === 'OPTIONS') return doorOptions(METHODS);
     const meta = requestMeta(request);
     const principal = meta.principal!;
     const { target, base } = targetOf(meta.path, principal);
@@ -142,10 +142,7 @@ export function davVersionRoutes(ctx: AppContext) {
         return new Response(null, { status: 201 });
       }
       default:
-        return new Response(JSON.stringify({ message: `${method} is not served on versions` }), {
-          status: 405,
-          headers: { Allow: METHODS, 'Content-Type': 'application/json' },
-        });
+        return methodNotServed(method, 'versions', METHODS);
     }
   };
   return routes(ctx, 'http/dav-versions', [

@@ -151,6 +151,18 @@ describe('Nextcloud clients: the trashbin', () => {
       [await a.send('GET', threeUrl), 405],
     ] as const)
       expect(res.status).toBe(status);
+    const notServed = await a.send('PUT', threeUrl);
+    expect({ status: notServed.status, allow: notServed.headers.get('allow'), body: await notServed.json() }).toEqual({
+      status: 405,
+      allow: 'OPTIONS, PROPFIND, MOVE, DELETE',
+      body: { message: 'PUT is not served on the trashbin' },
+    });
+    const options = await a.send('OPTIONS', trashUrl);
+    expect({ status: options.status, dav: options.headers.get('dav'), allow: options.headers.get('allow') }).toEqual({
+      status: 200,
+      dav: '1',
+      allow: 'OPTIONS, PROPFIND, MOVE, DELETE',
+    });
     expect(await a.trash()).toHaveLength(1);
   });
 });

@@ -201,6 +201,13 @@ describe('Nextcloud clients: file versions', () => {
       [await a.send('DELETE', entry), 405],
     ] as const)
       expect({ url: res.url, status: res.status }).toEqual({ url: res.url, status });
+    const notServed = await a.send('DELETE', entry);
+    const allow = (await a.send('OPTIONS', `${base}/versions/${fileid}`)).headers.get('allow');
+    expect({ allow: notServed.headers.get('allow'), body: await notServed.json() }).toEqual({
+      allow,
+      body: { message: 'DELETE is not served on versions' },
+    });
+    expect(allow).toContain('PROPFIND');
     expect(await a.versions(fileid)).toHaveLength(2);
   });
 });
