@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { BunPlugin } from 'bun';
 import { readStaticTokens, resolveStaticTokens } from './static-tokens.ts';
 
@@ -39,6 +38,8 @@ const TYPES: Record<string, string> = {
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f6fde"/><path fill="#fff" d="M9 11a2 2 0 0 1 2-2h4l2 2h4a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H11a2 2 0 0 1-2-2z"/></svg>`;
 
 function asset(urlPath: string, body: Uint8Array, immutable: boolean): WebAsset {
+  // Only a build compresses: the server reads what the build stored, and never loads node:zlib for it.
+  const { brotliCompressSync, constants, gzipSync } = process.getBuiltinModule('node:zlib');
   return {
     path: urlPath,
     type: TYPES[path.extname(urlPath)] ?? 'application/octet-stream',
