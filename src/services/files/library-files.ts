@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, notFound, Messages } from '../../errors.ts';
@@ -59,8 +60,7 @@ export class LibraryFiles {
       return new ReadableStream({ start: (c) => c.close() });
     }
     const stream = fs.createReadStream('', { fd, start, end: end - 1, highWaterMark: READ_CHUNK, autoClose: true });
-    // node:stream at the first library download, not at start (createReadStream needs it then anyway).
-    return process.getBuiltinModule('node:stream').Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
+    return Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
   }
 
   /** The first `length` bytes (fewer when the file is shorter). */
