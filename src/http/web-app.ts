@@ -22,7 +22,7 @@ class WebBundleSource {
   private built: { at: number; bundle: Promise<WebBundle> } | null = null;
   private readonly embeddedFile: Blob | undefined;
   // Read at the first page or asset asked for: a server used only through its API and WebDAV never holds it.
-  private embedded: Promise<WebBundle> | null = null;
+  private embedded: Promise<WebBundle<Blob>> | null = null;
 
   constructor(private readonly log: AppContext['log']) {
     this.embeddedFile = Bun.isStandaloneExecutable
@@ -30,9 +30,9 @@ class WebBundleSource {
       : undefined;
   }
 
-  get(): Promise<WebBundle> {
+  get(): Promise<WebBundle<Uint8Array | Blob>> {
     if (this.embeddedFile) {
-      this.embedded ??= this.embeddedFile.bytes().then(decodeWebBundle);
+      this.embedded ??= decodeWebBundle(this.embeddedFile);
       return this.embedded;
     }
     const changed = newestSourceChange();
@@ -45,7 +45,7 @@ class WebBundleSource {
   }
 }
 
-function serve(asset: WebAsset, request: Request): Response {
+function serve(asset: WebAsset<Uint8Array | Blob>, request: Request): Response {
   const accepts = request.headers.get('accept-encoding') ?? '';
   const [body, encoding] = /\bbr\b/.test(accepts) ? [asset.br, 'br'] : /\bgzip\b/.test(accepts) ? [asset.gzip, 'gzip'] : [asset.body, null];
   const headers: Record<string, string> = {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { BINARY, ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
 import { BACKEND_VERSION } from '../../src/services/admin/version.ts';
 import { listenNotifySocket } from '../helpers/notify-socket.ts';
@@ -46,7 +47,17 @@ describe('the built executable', () => {
     expect(js.status).toBe(200);
     expect(js.headers.get('content-encoding')).toBe('br');
     expect(js.headers.get('cache-control')).toContain('immutable');
-    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    const br = new Uint8Array(await js.arrayBuffer());
+    expect(br.byteLength).toBeGreaterThan(1000);
+    // Each form is its own slice of the embedded bundle: the three decode to the same script.
+    const gzip = await fetch(`${running.url}${script}`, { headers: { 'accept-encoding': 'gzip' }, decompress: false });
+    expect(gzip.headers.get('content-encoding')).toBe('gzip');
+    const plain = await fetch(`${running.url}${script}`, { headers: { 'accept-encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    const source = new Uint8Array(await plain.arrayBuffer());
+    expect(Bun.gunzipSync(new Uint8Array(await gzip.arrayBuffer()))).toEqual(source);
+    expect(new Uint8Array(zlib.brotliDecompressSync(br))).toEqual(source);
+    expect(new TextDecoder().decode(source)).toContain('function');
   });
 
   test('--version: version, the commit it was built from, the build date and the runtime, on one line', () => {

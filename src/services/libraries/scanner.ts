@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import { fileTypeFromBuffer } from 'file-type';
 import type { Clock } from '../../clock.ts';
 import { nameProblem } from '../../contract/names.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { newId } from '../../lib/ids.ts';
+import { detectMimeType } from '../../lib/file-type.ts';
 import type { Logger } from '../../log.ts';
 import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
@@ -585,8 +585,8 @@ export class LibraryScanner {
       head = null;
     }
     if (head && head.byteLength > 0) {
-      const sniffed = await fileTypeFromBuffer(head).catch(() => undefined);
-      if (sniffed) return sniffed.mime;
+      const sniffed = await detectMimeType(head).catch(() => null);
+      if (sniffed) return sniffed;
     }
     return typeByName(name);
   }

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { AppError } from '../../errors.ts';
 import { createCipheriv, createDecipheriv, randomBytes, scrypt } from 'node:crypto';
-import { constants as zlib, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 
 /**
  * A replica's objects, all flat names in one directory or bucket prefix:
@@ -23,6 +22,8 @@ const HEADER = 16;
 const TAG = 16;
 const RECORD = 1024 * 1024;
 const KDF = { logN: 15, r: 8, p: 1 };
+// node:zlib is loaded at the first record sealed or opened: a server that does not replicate never holds it.
+const zlib = () => process.getBuiltinModule('node:zlib');
 
 export const FENCE_NAME = 'coffer-replica-fence';
 
@@ -147,7 +148,9 @@ export class SealedObjectWriter {
   }
 
   private seal(last: boolean): void {
-    const packed = zstdCompressSync(this.buffer.subarray(0, this.used), { params: { [zlib.ZSTD_c_compressionLevel]: 1 } });
+    const packed = zlib().zstdCompressSync(this.buffer.subarray(0, this.used), {
+      params: { [zlib().constants.ZSTD_c_compressionLevel]: 1 },
+    });
     const c = createCipheriv('aes-256-gcm', this.key, nonce(this.header, this.index++, last));
     c.setAAD(this.aad);
     const body = c.update(packed);
@@ -211,7 +214,7 @@ async function* openRecords(key: Buffer, name: string, source: AsyncIterable<Uin
           : `fails its check at record ${index}: it was altered or cut short`,
       );
     }
-    yield zstdDecompressSync(packed, { maxOutputLength: RECORD });
+    yield zlib().zstdDecompressSync(packed, { maxOutputLength: RECORD });
   }
 }
 
