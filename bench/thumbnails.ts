@@ -6,6 +6,8 @@ import { closeDatabase, openDatabase } from '../src/db/client.ts';
 import { createLogger } from '../src/log.ts';
 import type { SourceKind } from '../src/services/thumbnails/formats.ts';
 import { ThumbnailPool } from '../src/services/thumbnails/pool.ts';
+import { flag } from './flags.ts';
+import { median } from './streams.ts';
 import * as img from '../test/helpers/images.ts';
 
 // Noise, as sharp makes it (its types want a background that noise does without).
@@ -23,9 +25,9 @@ async function photo12mp(): Promise<Buffer> {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 /** Images a second and CPU per image of the thumbnail workers, `concurrency` at once (the server's default on 2 cores: 1; here both). */
-async function throughput(label: string, kind: SourceKind, bytes: Uint8Array, count: number, concurrency: number) {
+async function throughput(label: string, kind: SourceKind, bytes: Uint8Array, count: number, concurrency: number, Pool = ThumbnailPool) {
   const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-thumb-'));
-  const pool = new ThumbnailPool({ cacheDir, maxPixels: 100_000_000 }, concurrency, createLogger('silent'));
+  const pool = new Pool({ cacheDir, maxPixels: 100_000_000 }, concurrency, createLogger('silent'));
   // A first one starts the workers and loads the codecs: not counted.
   await Promise.all(Array.from({ length: concurrency }, () => pool.make(kind, () => Promise.resolve(new Uint8Array(bytes)), false)));
   const cpu0 = cpuSeconds();
@@ -37,11 +39,50 @@ async function throughput(label: string, kind: SourceKind, bytes: Uint8Array, co
   const cpu = cpuSeconds() - cpu0;
   pool.stop();
   fs.rmSync(cacheDir, { recursive: true, force: true });
-  const failed = results.filter((r) => !r.ok);
-  if (failed.length) throw new Error(`${label}: ${failed.length} failed: ${JSON.stringify(failed[0])}`);
+  const made = results[0]!;
+  if (!made.ok) throw new Error(`${label}: failed: ${JSON.stringify(results.find((r) => !r.ok))}`);
+  if (results.some((r) => !r.ok)) throw new Error(`${label}: ${results.filter((r) => !r.ok).length} failed`);
+  const figures = {
+    perSec: count / seconds,
+    cpuMs: (cpu / count) * 1000,
+    largeKiB: made.large.length / 1024,
+    smallKiB: made.small.length / 1024,
+  };
   console.log(
-    `${label}: ${(count / seconds).toFixed(1)} images/s with ${concurrency} worker(s), ${((cpu / count) * 1000).toFixed(0)} ms CPU per image (both sizes), ${count} images`,
+    `${label}: ${figures.perSec.toFixed(1)} images/s with ${concurrency} worker(s), ${figures.cpuMs.toFixed(0)} ms CPU per image (both sizes), ${count} images; WebP ${figures.largeKiB.toFixed(0)} + ${figures.smallKiB.toFixed(1)} KiB (load average ${os.loadavg()[0]!.toFixed(1)})`,
   );
+  return figures;
+}
+
+/**
+ * The 12 MP JPEG through this checkout's pool and, with COFFER_BENCH_BEFORE_SRC (other checkouts with
+ * node_modules, separated by `:`, each named by its folder), through theirs, taking turns in each of
+ * `--rounds` rounds: the CPU per image is the figure other load on the machine moves least.
+ */
+async function jpegRounds(jpeg: Uint8Array): Promise<void> {
+  const before = (process.env.COFFER_BENCH_BEFORE_SRC ?? '').split(':').filter(Boolean);
+  const sources: Array<[string, typeof ThumbnailPool]> = [];
+  for (const dir of before) {
+    const mod = (await import(path.resolve(dir, 'src/services/thumbnails/pool.ts'))) as { ThumbnailPool: typeof ThumbnailPool };
+    sources.push([path.basename(dir), mod.ThumbnailPool]);
+  }
+  sources.push(['this checkout', ThumbnailPool]);
+  const rounds = flag('rounds', 1);
+  const runs = new Map<string, Array<Awaited<ReturnType<typeof throughput>>>>();
+  for (let r = 0; r < rounds; r++)
+    for (const [name, Pool] of sources) {
+      const label = `${rounds > 1 || before.length ? `round ${r + 1} ${name}: ` : ''}12 MP JPEG (EXIF orientation 6) → 1,600 + 256 px WebP`;
+      runs.set(name, [...(runs.get(name) ?? []), await throughput(label, 'image', jpeg, 16, 2, Pool)]);
+    }
+  if (rounds === 1 && !before.length) return;
+  console.log(`| 12 MP JPEG, 2 workers, ${rounds} rounds (medians) | images/s | CPU ms per image | WebP KiB (1,600 + 256) |`);
+  console.log('|---|---|---|---|');
+  for (const [name, list] of runs) {
+    const m = (pick: (f: (typeof list)[number]) => number) => median(list.map(pick));
+    console.log(
+      `| ${name} | ${m((f) => f.perSec).toFixed(1)} | ${m((f) => f.cpuMs).toFixed(0)} | ${m((f) => f.largeKiB).toFixed(0)} + ${m((f) => f.smallKiB).toFixed(1)} |`,
+    );
+  }
 }
 
 async function upload(
@@ -165,11 +206,11 @@ async function latencyUnderLoad(count: number) {
   }
 }
 
-/** `npm run bench -- thumbnails`: thumbnail speed per format, peak memory for 100 MP, request latency while making them (127.0.0.1 only). */
+/** `npm run bench -- thumbnails [--rounds N]`: thumbnail speed per format, peak memory for 100 MP, request latency while making them (127.0.0.1 only). */
 export async function runThumbnailsBench(): Promise<void> {
   console.log(`(${os.availableParallelism()} cores, load average ${os.loadavg()[0]!.toFixed(1)}: timings move with the load)`);
   const jpeg = await photo12mp();
-  await throughput('12 MP JPEG (EXIF orientation 6) → 1,600 + 256 px WebP', 'image', jpeg, 16, 2);
+  await jpegRounds(jpeg);
   await throughput('12 MP JPEG, one worker', 'image', jpeg, 8, 1);
   if (img.heifEncMissing()) console.log('HEIC: skipped (heif-enc missing: apt-get install libheif-examples)');
   else {

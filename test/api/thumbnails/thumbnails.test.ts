@@ -48,6 +48,14 @@ async function corners(bytes: Buffer): Promise<string[]> {
   return [at(2, 2), at(r, 2), at(2, b), at(r, b)];
 }
 
+/** Peak signal-to-noise ratio of two 8-bit pictures of the same size, in dB: above 35, a difference few people see. */
+function psnr(a: Buffer, b: Buffer): number {
+  expect(a.length).toBe(b.length);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i]! - b[i]!) ** 2;
+  return 10 * Math.log10((255 * 255 * a.length) / sum);
+}
+
 describe('GET /api/files/:id/thumbnail', () => {
   test('a sideways JPEG with GPS tags is served upright, 256 and 1,600 px on the long edge, with no metadata left', async () => {
     const file = await upload(owner.client, 'sideways.jpg', await img.rotatedJpegWithGps(2400, 1800), { type: 'image/jpeg' });
@@ -61,6 +69,26 @@ describe('GET /api/files/:id/thumbnail', () => {
       expect(meta.exif).toBeUndefined();
       expect(meta.xmp).toBeUndefined();
       expect(await exifr.gps(bytes).catch(() => undefined)).toBeUndefined();
+    }
+  });
+
+  test('both sizes keep the picture: a sideways 12 MP photo comes out upright and close to an exact resize of it', async () => {
+    const upright = await img.photo(3, 4000, 3000);
+    // Stored sideways: shown upright only when orientation 6 is applied (turned the other way it differs everywhere).
+    const stored = await sharp(upright).rotate(270).withMetadata({ orientation: 6 }).jpeg({ quality: 90 }).toBuffer();
+    const file = await upload(owner.client, 'IMG_0003.jpg', stored, { type: 'image/jpeg' });
+    expect(file.hasThumbnail).toBe(true);
+    const exact = sharp(upright).resize(1600, 1600, { fit: 'inside' }).raw();
+    const exactLarge = await exact.toBuffer({ resolveWithObject: true });
+    const exactSmall = await sharp(exactLarge.data, { raw: exactLarge.info }).resize(256, 256, { fit: 'inside' }).raw().toBuffer();
+    for (const [size, reference, width, height] of [
+      ['large', exactLarge.data, 1600, 1200],
+      ['small', exactSmall, 256, 192],
+    ] as const) {
+      const got = await picture(await thumb(file.id, size));
+      expect([got.width, got.height]).toEqual([width, height]);
+      const pixels = await sharp(got.bytes).removeAlpha().raw().toBuffer();
+      expect(psnr(pixels, reference)).toBeGreaterThan(35);
     }
   });
 
