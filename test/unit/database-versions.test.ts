@@ -7,8 +7,8 @@ import { migrate } from '../../src/db/migrate.ts';
 import { DatabaseRepo } from '../../src/db/repos/database.ts';
 import { tempDir } from '../helpers/server.ts';
 
-// The auth generation is kept between requests while the WAL index says nothing was committed: every commit must still reach it.
-describe('DatabaseRepo.authVersion', () => {
+// The versions are kept between requests while the WAL index says nothing was committed: every commit must still reach them.
+describe('DatabaseRepo versions', () => {
   const dir = tempDir('coffer-auth-version-');
   const file = path.join(dir, 'coffer.db');
   let db: Db;
@@ -60,6 +60,20 @@ describe('DatabaseRepo.authVersion', () => {
       })(),
     ).toThrow('roll back');
     expect(repo.authVersion()).toBe('301');
+  });
+
+  test("the access generation and the change version move with either connection's commit", () => {
+    const access = repo.accessVersion();
+    const change = repo.changeVersion();
+    expect(repo.changeVersion()).toBe(change);
+    other.run('UPDATE access_generation SET generation = 501 WHERE id = 1');
+    expect(repo.accessVersion()).toBe('501');
+    expect(repo.accessVersion()).not.toBe(access);
+    const afterOther = repo.changeVersion();
+    expect(afterOther).not.toBe(change);
+    db.$client.run('UPDATE access_generation SET generation = 502 WHERE id = 1');
+    expect(repo.accessVersion()).toBe('502');
+    expect(repo.changeVersion()).not.toBe(afterOther);
   });
 
   test('moves after a checkpoint restarts the log', () => {
