@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { Database, type Statement } from 'bun:sqlite';
 
 export interface SnapshotFacts {
@@ -12,8 +13,12 @@ export interface SnapshotFacts {
 export class DatabaseRepo {
   /** The WAL index's header (the -shm file), mapped once; null where there is none to map. */
   private walHeader: Int32Array | null | undefined;
+  // Resolved now, as SQLite resolved it on opening: a later change of directory must not name another file.
+  private readonly walIndexFile: string;
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(private readonly sqlite: Database) {
+    this.walIndexFile = `${path.resolve(sqlite.filename)}-shm`;
+  }
 
   /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
   dataVersion(): number {
@@ -72,7 +77,7 @@ export class DatabaseRepo {
     if (this.walHeader !== undefined) return this.walHeader;
     try {
       // SQLite only grows this file while a connection (this one) has it open; it never shrinks below the header.
-      const map = Bun.mmap(`${this.sqlite.filename}-shm`, { size: 48 });
+      const map = Bun.mmap(this.walIndexFile, { size: 48 });
       this.walHeader = map.byteLength >= 48 ? new Int32Array(map.buffer, map.byteOffset, 12) : null;
     } catch {
       this.walHeader = null;
