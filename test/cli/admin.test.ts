@@ -204,6 +204,8 @@ describe('coffer users, beside the running server', () => {
 describe('coffer users disable, enable and delete, beside the running server', () => {
   test('disable signs the account out at once and refuses sign-in; enable lets it back in', async () => {
     const o = await seed.owner(t);
+    // Signed in and served first, so the session is held in the server's cache when another process disables it.
+    expect((await o.client.get('/api/profile')).status).toBe(200);
     let r = await cli(['users', 'disable', o.email, '--json']);
     expect(r.code).toBe(0);
     expect(parseJson(r)).toEqual({ id: o.id, email: o.email, disabled: true });
