@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { noBytes } from '../lib/buffers.ts';
-import { ObjectIntegrityError } from './driver.ts';
+import { ObjectIntegrityError, type StagingArea } from './driver.ts';
 import { wrappedKeyId } from './keyring.ts';
 import {
   ExactReader,
@@ -53,6 +53,21 @@ const NONCE_SIZE = 12;
 const TAIL_INFO = Buffer.from('coffer-resumable-tail-v1');
 // Plaintext per recorded step of a long append (the caller records the offset; the disk is synced behind it).
 const CHECKPOINT_BYTES = 64 * 1024 * 1024;
+
+/** Starts syncing a staged object; outside `append`, so a sync still running holds none of an append's state (its body). */
+function startSync(staging: StagingArea, key: string, upTo: number): SyncBehind {
+  const b: SyncBehind = { upTo, settled: false, error: null, done: Promise.resolve() };
+  b.done = staging.sync(key).then(
+    () => {
+      b.settled = true;
+    },
+    (err: unknown) => {
+      b.settled = true;
+      b.error = err;
+    },
+  );
+  return b;
+}
 
 /** Where segment `index` starts in the stored object (segment 0 comes after the header, written with it). */
 function sealedOffsetOf(index: number): number {
@@ -133,17 +148,7 @@ export class ResumableStore {
     const syncBehind = (upTo: number, min: number) => {
       settle();
       if (behind || upTo - durableOffset < min) return;
-      const b: SyncBehind = { upTo, settled: false, error: null, done: Promise.resolve() };
-      b.done = staging.sync(obj.key).then(
-        () => {
-          b.settled = true;
-        },
-        (err: unknown) => {
-          b.settled = true;
-          b.error = err;
-        },
-      );
-      behind = b;
+      behind = startSync(staging, obj.key, upTo);
     };
     const it = body[Symbol.asyncIterator]();
     let pending: Uint8Array | null = null;
