@@ -49,8 +49,9 @@ export function tusUpload(
   url: string,
   token: string,
   data: Buffer,
-  opts: { retryDelays?: number[]; onAccepted?: (bytes: number) => void } = {},
+  opts: { retryDelays?: number[]; onAccepted?: (bytes: number) => void; patchMs?: number[] } = {},
 ): Promise<string> {
+  let last = performance.now();
   return new Promise((resolve, reject) => {
     const upload = new Upload(data, {
       endpoint: `${url}/api/files/tus`,
@@ -58,7 +59,12 @@ export function tusUpload(
       retryDelays: opts.retryDelays ?? null,
       metadata: { filename: 'one-gib.bin', filetype: 'application/octet-stream' },
       headers: { cookie: `token=${token}` },
-      onChunkComplete: (_size, accepted) => opts.onAccepted?.(accepted),
+      onChunkComplete: (_size, accepted) => {
+        const now = performance.now();
+        opts.patchMs?.push(now - last);
+        last = now;
+        opts.onAccepted?.(accepted);
+      },
       onError: reject,
       onSuccess: ({ lastResponse }) => resolve(lastResponse.getHeader('Upload-Item-Id') ?? ''),
     });
@@ -77,7 +83,8 @@ async function sha256Of(url: string, token: string, id: string): Promise<string>
  * `npm run bench -- tus` (issue 17): 1 GiB through tus in 8 MiB chunks (`--chunk-mib N`) against the plain
  * multipart upload of the same file in the same run (the built executable, `--pairs N` pairs, alternating which goes first),
  * each pair's ratio of MiB/s and of server CPU per GiB and their medians (the CPU ratio is the figure the
- * machine's load moves least), the server's peak RSS during the tus uploads, and the bytes a client sends
+ * machine's load moves least), the time tus PATCHes take over their median summed per GiB (what they waited for),
+ * the server's peak RSS during the tus uploads, and the bytes a client sends
  * in all when the server is killed (SIGKILL) at 60% of an upload and restarted, counted on the wire by a
  * proxy in front of the server. COFFER_BENCH_EXE: that executable, not rebuilt.
  */
@@ -107,6 +114,9 @@ export async function runTusBench(): Promise<void> {
     const tusPeaks: number[] = [];
     const multipartPeaks: number[] = [];
     const tusCpu: CpuTimes[] = [];
+    // Each PATCH's time from the answer before it to its own; the time over the median is what a PATCH waited.
+    const patchWaits: number[] = [];
+    const patchMedians: number[] = [];
     const multipartCpu: CpuTimes[] = [];
     let lastId = '';
     let dropped = false;
@@ -118,7 +128,11 @@ export async function runTusBench(): Promise<void> {
         resetPeakRss(pid);
         const t = performance.now();
         const before = cpuTimes(pid);
-        lastId = await tusUpload(server.url, token, data);
+        const patchMs: number[] = [];
+        lastId = await tusUpload(server.url, token, data, { patchMs });
+        const typical = median(patchMs);
+        patchMedians.push(typical);
+        patchWaits.push(patchMs.reduce((sum, ms) => sum + Math.max(0, ms - typical), 0));
         tusCpu.push(cpuPerGiB(pid, before, GiB));
         tus.push(GiB / MiB / ((performance.now() - t) / 1000));
         tusPeaks.push(peakRssMiB(pid));
@@ -147,6 +161,10 @@ export async function runTusBench(): Promise<void> {
     console.log(
       `tus.upload_1GiB_server_cpu_pct_of_multipart median ${fmt(median(cpuPaired))} (pairs ${runs(cpuPaired)}; goal <= 110); ` +
         `s/GiB tus ${runs(tusCpu.map(totalCpu), 2)}, multipart ${runs(multipartCpu.map(totalCpu), 2)}`,
+    );
+    console.log(
+      `tus.patch_ms_over_the_median_per_GiB median ${fmt(median(patchWaits), 0)} (runs ${runs(patchWaits)}); ` +
+        `a PATCH's median ${runs(patchMedians, 1)} ms; ${GiB / CHUNK} PATCHes per GiB`,
     );
     console.log(`tus.upload_1GiB_server_cpu ${cpuLine(tusCpu)}  api.multipart_upload_1GiB_server_cpu ${cpuLine(multipartCpu)}`);
     console.log(

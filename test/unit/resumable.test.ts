@@ -13,12 +13,41 @@ import { newStorageKey } from '../../src/storage/keys.ts';
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
+/** The staging area's syncs as the tests see them: counted, awaited (`drained`), or held until released one by one. */
+interface Syncs {
+  started: number;
+  hold: boolean;
+  held: Array<{ release: () => void; fail: (err: Error) => void }>;
+  drained(): Promise<void>;
+}
+
 function setup() {
   const dir = tempDir('coffer-resumable-');
   dirs.push(dir);
   const driver = new LocalDriver(dir);
   const store = new SealedStore(driver, new Keyring(masterKeyFrom(generateMasterKey())));
-  return { dir, driver, store, resumable: new ResumableStore(store) };
+  const staging = driver.staging;
+  const sync = staging.sync.bind(staging);
+  const running = new Set<Promise<void>>();
+  const syncs: Syncs = {
+    started: 0,
+    hold: false,
+    held: [],
+    drained: async () => {
+      await Promise.allSettled([...running]);
+      await Bun.sleep(0);
+    },
+  };
+  staging.sync = (key) => {
+    syncs.started++;
+    const p = syncs.hold
+      ? new Promise<void>((resolve, reject) => syncs.held.push({ release: () => void sync(key).then(resolve, reject), fail: reject }))
+      : sync(key);
+    running.add(p);
+    p.catch(() => {}).finally(() => running.delete(p));
+    return p;
+  };
+  return { dir, driver, store, syncs, resumable: new ResumableStore(store) };
 }
 
 async function* chunked(data: Uint8Array, size = 7919): AsyncGenerator<Uint8Array> {
@@ -33,17 +62,28 @@ function begin(r: ResumableStore, length: number): ResumableObject {
   return { key: newStorageKey(), length, offset: 0, durableOffset: 0, wrappedKey, header, tail: null };
 }
 
-/** Appends `data[obj.offset, end)` and records the result as a caller would; each append syncs the ones before it unless told. */
-async function appendTo(r: ResumableStore, obj: ResumableObject, data: Buffer, end: number, opts: { syncLagBytes?: number } = {}) {
-  const result = await r.append(obj, chunked(data.subarray(obj.offset, end)), { syncLagBytes: 1, ...opts });
+/**
+ * Appends `data[obj.offset, end)` and records the result as a caller would; each append starts a sync behind it
+ * unless told, and (`drain`, as the time between two requests does) the syncs running finish before it returns.
+ */
+async function appendTo(
+  r: ResumableStore,
+  obj: ResumableObject,
+  data: Buffer,
+  end: number,
+  opts: { syncLagBytes?: number; drain?: Syncs } = {},
+) {
+  const result = await r.append(obj, chunked(data.subarray(obj.offset, end)), { syncLagBytes: opts.syncLagBytes ?? 1 });
   obj.offset = result.offset;
   obj.tail = result.tail;
   obj.durableOffset = result.durableOffset;
+  await opts.drain?.drained();
   return result;
 }
 
 describe('resumable sealed objects', () => {
-  const { dir, driver, store, resumable } = setup();
+  const { dir, driver, store, syncs, resumable } = setup();
+  const drain = syncs;
 
   test.each([0, 1, S - 1, S, S + 1, 3 * S + 77])(
     '%d bytes in appends cut anywhere read back equal, in the normal sealed format',
@@ -95,24 +135,26 @@ describe('resumable sealed objects', () => {
     const data = randomBytes(5 * S + 10);
     const obj = begin(resumable, data.length);
     const seen: Array<[number, number]> = [];
+    const before = syncs.started;
     const result = await resumable.append(obj, chunked(data), {
       checkpointBytes: 2 * S,
       onCheckpoint: (p) => seen.push([p.offset, p.durableOffset]),
     });
-    expect(seen).toEqual([
-      [2 * S, 0],
-      [4 * S, 2 * S],
-    ]);
+    expect(seen.map(([offset]) => offset)).toEqual([2 * S, 4 * S]);
+    expect(seen[0]![1]).toBe(0);
+    // The first checkpoint's sync has finished by the second, or is running still (then none more starts).
+    expect([0, 2 * S]).toContain(seen[1]![1]);
+    expect(syncs.started - before).toBe(seen[1]![1] === 0 ? 2 : 3);
     expect(result.complete).toBe(true);
     expect(result.durableOffset).toBe(data.length);
   });
 
-  test('an append is synced while the next one receives: durableOffset trails by one append, the completing one is whole', async () => {
+  test('an append is synced behind its answer: durableOffset trails by one append, the completing one is whole', async () => {
     const data = randomBytes(6 * S + 99);
     const obj = begin(resumable, data.length);
     const steps = [];
     for (const end of [2 * S + 5, 4 * S, data.length]) {
-      const r = await appendTo(resumable, obj, data, end);
+      const r = await appendTo(resumable, obj, data, end, { drain });
       steps.push([r.offset, r.durableOffset]);
     }
     expect(steps).toEqual([
@@ -122,12 +164,13 @@ describe('resumable sealed objects', () => {
     ]);
   });
 
-  test('short appends are synced once what is not yet durable reaches a checkpoint, not one by one', async () => {
+  test('short appends are synced once what is not yet durable reaches the lag, not one by one', async () => {
     const data = randomBytes(8 * S + 99);
     const obj = begin(resumable, data.length);
     const steps = [];
-    for (const end of [S, 2 * S, 3 * S, 4 * S, 5 * S, data.length]) {
-      const r = await appendTo(resumable, obj, data, end, { syncLagBytes: 3 * S });
+    const before = syncs.started;
+    for (const end of [S, 2 * S, 3 * S, 4 * S, 5 * S, 6 * S, data.length]) {
+      const r = await appendTo(resumable, obj, data, end, { syncLagBytes: 3 * S, drain });
       steps.push([r.offset, r.durableOffset]);
     }
     expect(steps).toEqual([
@@ -136,8 +179,55 @@ describe('resumable sealed objects', () => {
       [3 * S, 0],
       [4 * S, 3 * S],
       [5 * S, 3 * S],
+      [6 * S, 3 * S],
       [data.length, data.length],
     ]);
+    // At 3 S and 6 S, then the completing append's own.
+    expect(syncs.started - before).toBe(3);
+  });
+
+  describe('a sync runs behind the answers', () => {
+    const settledWithin = async (p: Promise<unknown>, ms = 200) =>
+      Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+    test('no append waits for a sync, one runs at a time, and only the completing append waits for the disk', async () => {
+      const { resumable, syncs } = setup();
+      syncs.hold = true;
+      const data = randomBytes(6 * S + 99);
+      const obj = begin(resumable, data.length);
+      expect((await appendTo(resumable, obj, data, 2 * S)).durableOffset).toBe(0);
+      expect(syncs.held.length).toBe(1);
+      // Answered with the first sync held, and none more started beside it.
+      expect((await appendTo(resumable, obj, data, 4 * S)).durableOffset).toBe(0);
+      expect(syncs.held.length).toBe(1);
+      syncs.held[0]!.release();
+      await syncs.drained();
+      expect((await appendTo(resumable, obj, data, 5 * S)).durableOffset).toBe(2 * S);
+      expect(syncs.held.length).toBe(2);
+      const last = appendTo(resumable, obj, data, data.length);
+      expect(await settledWithin(last)).toBe(false);
+      syncs.held[1]!.release();
+      while (syncs.held.length < 3) await Bun.sleep(1);
+      expect(await settledWithin(last)).toBe(false);
+      syncs.held[2]!.release();
+      expect((await last).durableOffset).toBe(data.length);
+    });
+
+    test('a sync that failed behind an answer fails the append that finds it so; the one after resumes', async () => {
+      const { resumable, syncs } = setup();
+      syncs.hold = true;
+      const data = randomBytes(4 * S);
+      const obj = begin(resumable, data.length);
+      await appendTo(resumable, obj, data, S);
+      syncs.held[0]!.fail(new Error('EIO: the disk failed'));
+      await syncs.drained();
+      await expect(appendTo(resumable, obj, data, 2 * S)).rejects.toThrow('EIO');
+      expect(obj.offset).toBe(S);
+      expect((await appendTo(resumable, obj, data, 2 * S)).durableOffset).toBe(0);
+      expect(obj.offset).toBe(2 * S);
+      expect(syncs.held.length).toBe(2);
+      syncs.held[1]!.release();
+    });
   });
 
   describe('recover: after a restart, the acknowledged segments that are not known durable are authenticated', () => {
@@ -146,7 +236,7 @@ describe('resumable sealed objects', () => {
     async function threeAppends() {
       const data = randomBytes(8 * S);
       const obj = begin(resumable, data.length);
-      for (const end of [S + 7, 3 * S, 6 * S + 300]) await appendTo(resumable, obj, data, end);
+      for (const end of [S + 7, 3 * S, 6 * S + 300]) await appendTo(resumable, obj, data, end, { drain });
       expect(obj.durableOffset).toBe(3 * S);
       return { data, obj };
     }
