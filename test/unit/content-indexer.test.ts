@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { IndexedDoc, PendingFile } from '../../src/db/repos/content.ts';
 import { ContentSearchService } from '../../src/services/search/content-search.ts';
-import { eventually } from '../helpers/eventually.ts';
 
 type Deps = ConstructorParameters<typeof ContentSearchService>[0];
 
@@ -42,9 +41,7 @@ function indexer(files: PendingFile[]) {
         pending = pending.filter((f) => !docs.some((d) => d.file.seq === f.seq));
         return docs.length;
       },
-      close: async () => {},
     },
-    snippets: { close: async () => {} },
     clock: { now: () => 0 },
     log: { info: () => {}, warn: () => {}, error: () => {} },
     limits: { maxTextBytes: 1024 ** 2, maxFileBytes: 1024 ** 3 },
@@ -68,9 +65,8 @@ const file = (seq: number, size: number): PendingFile => ({
 describe('content indexer', () => {
   test('the next small file is read while the one before is extracted; a large one only after', async () => {
     const { service, events, recorded } = indexer([file(1, 100), file(2, 100), file(3, 300 * 1024), file(4, 100)]);
-    service.start();
-    await eventually(() => recorded.length === 4);
-    await service.stop();
+    (service as unknown as { running: boolean }).running = true;
+    await service.step();
     expect(recorded.map((d) => [d.file.seq, d.state, d.text])).toEqual([
       [1, 'indexed', 'text of doc1.txt'],
       [2, 'indexed', 'text of doc2.txt'],
