@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
-import type { ContentHit, ContentRepo, IndexedDoc, PendingFile } from '../../db/repos/content.ts';
+import type { ContentHit, ContentRepo, DocState, IndexedDoc, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -48,8 +48,7 @@ interface Deps {
 }
 
 const BACKFILL_BATCH = 2000;
-// Each batch ends waiting for its last texts to be written, the workers idle meanwhile: a large one seldom does.
-const EXTRACT_BATCH = 256;
+const EXTRACT_BATCH = 32;
 // Between two batches, so a long backfill leaves the event loop a moment; the workers' nice value does the rest.
 const PAUSE_MS = 15;
 // Texts the index writer stores in one transaction: a few, so a request waiting for the write lock waits little.
@@ -61,9 +60,6 @@ const CONTENT_LIMIT = 20;
 const SHARED_CANDIDATES = 1000;
 const HEAD_BYTES = 8192;
 const SMALL_FILE_BYTES = 256 * 1024;
-
-/** A file read for extraction, or what it became without (null: it left the queue with no record). */
-type Loaded = { file: PendingFile; bytes: Uint8Array } | { doc: IndexedDoc | null };
 
 /**
  * Full-text search over documents (docs/search.md): the instance switch and each account's opt-out, the
@@ -248,8 +244,8 @@ export class ContentSearchService {
   }
 
   /**
-   * Extracts a batch with one document in each extraction worker at a time, the next one read meanwhile when
-   * small, and hands the texts to the index writer a few at a time while the workers go on with the next ones.
+   * Extracts a batch with one document in each extraction worker at a time, and hands the texts to the index
+   * writer a few at a time while the workers go on with the next ones.
    */
   private async indexBatch(batch: PendingFile[]): Promise<void> {
     const queue = [...batch];
@@ -261,17 +257,9 @@ export class ContentSearchService {
       ready = [];
       readyBytes = 0;
     };
-    const going = () => this.running && this.enabled();
     const lane = async () => {
-      let loading = going() ? this.loadNext(queue) : null;
-      while (loading) {
-        const loaded = await loading;
-        if (!going()) break;
-        // The next file is read and decrypted while this one is extracted, so the worker does not wait for it.
-        const small = (queue[0]?.size ?? Infinity) <= SMALL_FILE_BYTES;
-        loading = small ? this.loadNext(queue) : null;
-        const doc = 'bytes' in loaded ? await this.extracted(loaded.file, loaded.bytes) : loaded.doc;
-        loading ??= going() ? this.loadNext(queue) : null;
+      for (let file = queue.shift(); file && this.running && this.enabled(); file = queue.shift()) {
+        const doc = await this.indexOne(file);
         if (!doc) continue;
         ready.push(doc);
         readyBytes += doc.text.length;
@@ -284,41 +272,31 @@ export class ContentSearchService {
     if (failed) throw failed.reason;
   }
 
-  /** The next file of `queue` loaded, or null when the queue is empty. */
-  private loadNext(queue: PendingFile[]): Promise<Loaded> | null {
-    const file = queue.shift();
-    if (!file) return null;
-    const loading = this.load(file);
-    // Awaited after the extraction before it: a failure is handled there, not reported as unhandled meanwhile.
-    loading.catch(() => {});
-    return loading;
-  }
-
-  /** One file read for extraction, or its record when it needs none (too large, no text kind, unreadable). */
-  private async load(file: PendingFile): Promise<Loaded> {
+  /** One file's text, or null when it left the queue without any (nothing to read, a library away). */
+  private async indexOne(file: PendingFile): Promise<IndexedDoc | null> {
     const read = file.optedOut ? null : this.reader(file);
     if (!read) {
       this.d.repo.dropPending(file.seq);
-      return { doc: null };
+      return null;
     }
-    if (file.size > this.d.limits.maxFileBytes) return { doc: { file, state: 'skipped', text: '' } };
-    try {
-      const bytes = await this.readDocument(file, read);
-      return bytes ? { file, bytes } : { doc: { file, state: 'empty', text: '' } };
-    } catch (err) {
-      // A library Coffer cannot read now (its disk away): the file is looked at again after the next start.
-      if (file.library && err instanceof AppError && err.status === 409) {
-        this.d.repo.dropPending(file.seq);
-        return { doc: null };
+    let state: DocState;
+    let text = '';
+    if (file.size > this.d.limits.maxFileBytes) state = 'skipped';
+    else {
+      try {
+        ({ state, text } = await this.extract(file, read));
+      } catch (err) {
+        // A library Coffer cannot read now (its disk away): the file is looked at again after the next start.
+        if (file.library && err instanceof AppError && err.status === 409) {
+          this.d.repo.dropPending(file.seq);
+          return null;
+        }
+        // An object that cannot be read (missing, tampered) is recorded, not retried forever.
+        this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
+        state = 'failed';
       }
-      return { doc: this.unreadable(file, err) };
     }
-  }
-
-  /** An object that cannot be read (missing, tampered) is recorded, not retried forever. */
-  private unreadable(file: PendingFile, err: unknown): IndexedDoc {
-    this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
-    return { file, state: 'failed', text: '' };
+    return { file, state, text };
   }
 
   /**
@@ -342,29 +320,20 @@ export class ContentSearchService {
     };
   }
 
-  /** The bytes of `file` that extraction reads, or null when it is of no kind that has text. */
-  private async readDocument(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<Uint8Array | null> {
+  private async extract(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<{ state: DocState; text: string }> {
     // A small file is read and decrypted once, whole: every kind that is read needs all of it, and one that is not costs little.
     const small = file.size <= Math.min(SMALL_FILE_BYTES, this.d.limits.maxTextBytes);
     const first = await read(small ? file.size : Math.min(file.size, HEAD_BYTES));
     const kind = kindOf(file.name, first.subarray(0, HEAD_BYTES));
-    if (kind === null) return null;
+    if (kind === null) return { state: 'empty', text: '' };
     // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
     const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
-    return want <= first.length ? first.subarray(0, want) : await read(want);
-  }
-
-  private async extracted(file: PendingFile, bytes: Uint8Array): Promise<IndexedDoc> {
-    let result: Awaited<ReturnType<ExtractorPool['extract']>>;
-    try {
-      result = await this.d.extractor.extract(file.name, bytes);
-    } catch (err) {
-      return this.unreadable(file, err);
-    }
+    const bytes = want <= first.length ? first.subarray(0, want) : await read(want);
+    const result = await this.d.extractor.extract(file.name, bytes);
     if ('failed' in result) {
       this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });
-      return { file, state: 'failed', text: '' };
+      return { state: 'failed', text: '' };
     }
-    return { file, state: result.text ? 'indexed' : 'empty', text: result.text };
+    return { state: result.text ? 'indexed' : 'empty', text: result.text };
   }
 }
