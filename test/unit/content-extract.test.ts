@@ -38,6 +38,12 @@ describe('extraction', () => {
     expect(htmlText('<style>a{}</style><!-- hidden --><script>x()</script><p>A &lt;b&gt;</p>').trim()).toBe('A <b>');
   });
 
+  test('blank space collapses to one space, line breaks stay single, lone spaces and line breaks as they were', async () => {
+    const text = 'a  b\t c\r\nd \n\n  e\u00a0f\u3000 g\nh i';
+    expect(await extractText('notes.txt', enc(text), limits)).toBe('a b c\nd\ne f g\nh i');
+    expect(await extractText('page.html', enc(`<p>x &amp;  y</p>\n\n<p>z</p>`), limits)).toBe('x & y\nz');
+  });
+
   test('text is cut on a character boundary', () => {
     expect(capText('ééé', 5)).toBe('éé');
   });
@@ -175,5 +181,7 @@ describe('queries and snippets', () => {
   test('snippets: the document escaped, only the match marked, the CJK separators gone', () => {
     expect(snippetHtml(`<script>\uE000boiler\uE001 & ${indexedText('東京')}`)).toBe('&lt;script&gt;<mark>boiler</mark> &amp; 東京');
     expect(indexedText('a\uE000b')).toBe('ab');
+    expect(indexedText('plain ASCII, é and \u2000')).toBe('plain ASCII, é and \u2000');
+    expect(indexedText('x\u200By 日本')).toBe('xy \u200B日\u200B\u200B本\u200B');
   });
 });

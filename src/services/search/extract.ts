@@ -31,6 +31,7 @@ export function capText(text: string, max: number): string {
 const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'", nbsp: ' ' };
 
 function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, body: string) => {
     if (body[0] === '#') {
       const code = body[1] === 'x' || body[1] === 'X' ? Number.parseInt(body.slice(2), 16) : Number(body.slice(1));
@@ -340,10 +341,10 @@ async function pdfText(bytes: Uint8Array, maxTextBytes: number): Promise<string>
 
 /** Collapses runs of blank space, keeping single line breaks, so snippets read naturally. */
 function tidy(text: string): string {
-  // A lone space, the usual case, is left alone: replacing each with itself cost more than the rest of tidy.
+  // Only what changes is matched: a lone space or a bare line break (the usual cases) is not replaced by itself.
   return text
-    .replace(/[^\S\n]{2,}|[^\S\n ]/g, ' ')
-    .replace(/ ?\n[\s]*/g, '\n')
+    .replace(/ [^\S\n]+|[^\S\n ][^\S\n]*/g, ' ')
+    .replace(/ \n\s*|\n\s+/g, '\n')
     .trim();
 }
 

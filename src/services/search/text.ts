@@ -7,6 +7,8 @@ const ZWSP = '\u200B';
 
 /** Text as it is stored in the index: CJK characters split into tokens, the snippet markers impossible. */
 export function indexedText(text: string): string {
+  // Nothing above U+2000 means neither markers nor CJK: one scan instead of two.
+  if (!/[^\0-\u2000]/.test(text)) return text;
   return text.replace(/[\u200B\uE000\uE001]/g, '').replace(CJK, `${ZWSP}$1${ZWSP}`);
 }
 
