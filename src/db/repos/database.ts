@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { Database, type Statement } from 'bun:sqlite';
 
 export interface SnapshotFacts {
@@ -11,14 +10,9 @@ export interface SnapshotFacts {
 
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
-  /** The WAL index's header (the -shm file), mapped once; null where there is none to map. */
-  private walHeader: Int32Array | null | undefined;
-  // Resolved now, as SQLite resolved it on opening: a later change of directory must not name another file.
-  private readonly walIndexFile: string;
+  private authVersionQuery: Statement<{ g: string }, []> | undefined;
 
-  constructor(private readonly sqlite: Database) {
-    this.walIndexFile = `${path.resolve(sqlite.filename)}-shm`;
-  }
+  constructor(private readonly sqlite: Database) {}
 
   /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
   dataVersion(): number {
@@ -26,63 +20,24 @@ export class DatabaseRepo {
   }
 
   /** Moves on any change, by this connection or another. */
-  readonly changeVersion = this.untilCommit(() => {
+  changeVersion(): string {
     const own = this.sqlite.query<{ c: number }, []>('SELECT total_changes() AS c').get()!.c;
     return `${this.dataVersion()}:${own}`;
-  });
+  }
 
   /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it). */
-  readonly accessVersion = this.untilCommit(
+  accessVersion(): string {
     // As text: a random 64-bit number does not fit a JavaScript number exactly.
-    () => this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g,
-  );
+    return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
+  }
 
   /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it). */
-  readonly authVersion = this.untilCommit(() => {
+  authVersion(): string {
     // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
     this.authVersionQuery ??= this.sqlite.prepare<{ g: string }, []>(
       'SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1',
     );
     return this.authVersionQuery.get()!.g;
-  });
-  private authVersionQuery: Statement<{ g: string }, []> | undefined;
-
-  /**
-   * `read`, read again only when something was committed since it last was, by any connection. Inside a
-   * transaction it is always read: this connection's uncommitted writes are not in the header yet.
-   */
-  private untilCommit(read: () => string): () => string {
-    const seen = [0, 0, 0];
-    let value: string | undefined;
-    return () => {
-      const wal = this.walIndexHeader();
-      if (wal === null || this.sqlite.inTransaction) return read();
-      if (value !== undefined && wal[2] === seen[0] && wal[10] === seen[1] && wal[11] === seen[2]) return value;
-      // Noted before the read: a commit between the two moves the header, so the next call reads again.
-      seen[0] = wal[2]!;
-      seen[1] = wal[10]!;
-      seen[2] = wal[11]!;
-      value = read();
-      return value;
-    };
-  }
-
-  /**
-   * The header of the WAL index every connection to this database shares (the -shm file; sqlite.org/walformat.html
-   * § 2.1). A commit by any connection, this one or another process's, rewrites it with its change counter
-   * (word 2) moved and a new checksum (words 10 and 11) before the commit returns: reading those three words
-   * from memory tells whether anything was committed since, where a statement costs 2 µs.
-   */
-  private walIndexHeader(): Int32Array | null {
-    if (this.walHeader !== undefined) return this.walHeader;
-    try {
-      // SQLite only grows this file while a connection (this one) has it open; it never shrinks below the header.
-      const map = Bun.mmap(this.walIndexFile, { size: 48 });
-      this.walHeader = map.byteLength >= 48 ? new Int32Array(map.buffer, map.byteOffset, 12) : null;
-    } catch {
-      this.walHeader = null;
-    }
-    return this.walHeader;
   }
 
   /**
