@@ -266,7 +266,11 @@ describe('made in the background, stored sealed, removed with the file', () => {
       expect(stored.subarray(0, 4).toString('latin1')).toBe('CFSE');
       expect(stored.includes(marker)).toBe(false);
     }
-    // Orphan review knows them: not orphans, not even "too recent to judge", while their file exists.
+    // Orphan review knows them: not orphans, not even "too recent to judge", while their file exists. Waited for:
+    // an earlier test's thumbnail written just after its file was purged is "too recent" until it is removed.
+    await eventually(async () => (await t.server.ctx.services.orphans.scan({ graceMinutes: 60 })).totals.skippedTooRecent === 0, {
+      timeoutMs: 30_000,
+    });
     const scan = await t.server.ctx.services.orphans.scan({ graceMinutes: 60 });
     expect(scan.totals.skippedTooRecent).toBe(0);
     expect(scan.storageOrphans.count).toBe(0);
