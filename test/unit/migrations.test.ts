@@ -194,12 +194,22 @@ describe('0037_content_fts_usermerge', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
-    migrate(db, embeddedMigrations.slice(0, embeddedMigrations.findIndex((m) => m.tag === '0037_content_fts_usermerge')));
+    migrate(
+      db,
+      embeddedMigrations.slice(
+        0,
+        embeddedMigrations.findIndex((m) => m.tag === '0037_content_fts_usermerge'),
+      ),
+    );
     const words = ['boiler', 'bolt', 'invoice', 'inventory', 'gutter'];
     const write = (from: number, to: number) =>
       sqlite.transaction(() => {
         for (let seq = from; seq < to; seq++)
-          sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, ?, ?)', [seq, `${words[seq % words.length]} number${seq}`, 'aowner']);
+          sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, ?, ?)', [
+            seq,
+            `${words[seq % words.length]} number${seq}`,
+            'aowner',
+          ]);
       })();
     write(1, 41);
     migrate(db);
@@ -216,7 +226,8 @@ describe('0037_content_fts_usermerge', () => {
         .query<{ seq: number }, [string]>('SELECT rowid AS seq FROM content_fts WHERE content_fts MATCH ? ORDER BY rowid')
         .all(`account : aowner AND body : (${match})`)
         .map((r) => r.seq);
-    const expected = (...indexes: number[]) => Array.from({ length: 200 }, (_, i) => i + 1).filter((seq) => indexes.includes(seq % words.length));
+    const expected = (...indexes: number[]) =>
+      Array.from({ length: 200 }, (_, i) => i + 1).filter((seq) => indexes.includes(seq % words.length));
     expect(found('"bo"*')).toEqual(expected(0, 1));
     expect(found('"inv"*')).toEqual(expected(2, 3));
     expect(found('"gutter"')).toEqual(expected(4));
