@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { ContentRepo } from '../../src/db/repos/content.ts';
 import { embeddedMigrations, journalTags } from '../../src/db/migrations.ts';
 
 describe('embedded migrations', () => {
@@ -183,6 +184,55 @@ describe('0027_access_generation', () => {
       "INSERT INTO item_members (item_id, owner_id, account_id, role, added_by, added_at) VALUES ('a', 'o', 't', 'viewer', 'o', 0)",
     );
     expect([before, undone]).not.toContain(generation());
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('0037_content_fts_usermerge', () => {
+  test('keeps the existing index searchable, prefix queries of 2 and 3 characters included, through the merges after it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    migrate(
+      db,
+      embeddedMigrations.slice(
+        0,
+        embeddedMigrations.findIndex((m) => m.tag === '0037_content_fts_usermerge'),
+      ),
+    );
+    const words = ['boiler', 'bolt', 'invoice', 'inventory', 'gutter'];
+    const write = (from: number, to: number) =>
+      sqlite.transaction(() => {
+        for (let seq = from; seq < to; seq++)
+          sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, ?, ?)', [
+            seq,
+            `${words[seq % words.length]} number${seq}`,
+            'aowner',
+          ]);
+      })();
+    write(1, 41);
+    migrate(db);
+    const config = sqlite.query<{ v: number }, []>("SELECT v FROM content_fts_config WHERE k = 'usermerge'").get();
+    expect(config?.v).toBe(16);
+    // Batches of 8 with the writer's merge step after each, as the index writer does.
+    const repo = new ContentRepo(sqlite);
+    for (let from = 41; from < 201; from += 8) {
+      write(from, from + 8);
+      repo.mergeSome(128 * 8);
+    }
+    const found = (match: string) =>
+      sqlite
+        .query<{ seq: number }, [string]>('SELECT rowid AS seq FROM content_fts WHERE content_fts MATCH ? ORDER BY rowid')
+        .all(`account : aowner AND body : (${match})`)
+        .map((r) => r.seq);
+    const expected = (...indexes: number[]) =>
+      Array.from({ length: 200 }, (_, i) => i + 1).filter((seq) => indexes.includes(seq % words.length));
+    expect(found('"bo"*')).toEqual(expected(0, 1));
+    expect(found('"inv"*')).toEqual(expected(2, 3));
+    expect(found('"gutter"')).toEqual(expected(4));
+    expect(found('"number7"')).toEqual([7]);
+    expect(found('"number199"')).toEqual([199]);
     closeDatabase(db);
     fs.rmSync(dir, { recursive: true, force: true });
   });
