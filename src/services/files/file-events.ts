@@ -58,7 +58,12 @@ export class FileEvents {
   }
 
   /** `item` without its audit record: for a change whose record was written in the transaction that committed it (`recordAudit`). */
-  announce(actor: AuditPrincipal, type: FileEventName, row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>, extra: Record<string, unknown> = {}): void {
+  announce(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    extra: Record<string, unknown> = {},
+  ): void {
     if (CONTENT_CHANGES.has(type)) {
       const mimeType = typeof extra.mimeType === 'string' ? extra.mimeType : null;
       for (const listener of this.contentListeners) listener(mimeType);
