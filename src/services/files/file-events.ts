@@ -53,6 +53,17 @@ export class FileEvents {
     extra: Record<string, unknown> = {},
     audit?: { action: AuditAction; details: Record<string, unknown> },
   ): void {
+    this.announce(actor, type, row, extra);
+    this.recordAudit(actor, type, row, extra, audit);
+  }
+
+  /** `item` without its audit record: for a change whose record was written in the transaction that committed it (`recordAudit`). */
+  announce(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    extra: Record<string, unknown> = {},
+  ): void {
     if (CONTENT_CHANGES.has(type)) {
       const mimeType = typeof extra.mimeType === 'string' ? extra.mimeType : null;
       for (const listener of this.contentListeners) listener(mimeType);
@@ -63,16 +74,25 @@ export class FileEvents {
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
     for (const accountId of this.membersReaching(actor.accountId, row.id))
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
+  }
+
+  /** The change's audit record, if its type is audited; inside the change's transaction it commits with it, in the same commit. */
+  recordAudit(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    extra: Record<string, unknown> = {},
+    audit?: { action: AuditAction; details: Record<string, unknown> },
+  ): void {
     const action = audit?.action ?? AUDITED[type];
-    if (action) {
-      this.audit.record({
-        action,
-        principal: actor,
-        targetType: row.type,
-        targetId: row.id,
-        details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
-      });
-    }
+    if (!action) return;
+    this.audit.record({
+      action,
+      principal: actor,
+      targetType: row.type,
+      targetId: row.id,
+      details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
+    });
   }
 
   /** The member accounts of `ownerId`'s shares that contain `itemId` (its own share included). */

@@ -488,6 +488,7 @@ export class UploadService {
         const inserted = this.transactions.immediate(() => {
           if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
           const rows = chunk.map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' }));
+          for (const row of rows) this.auditUpload(owner, row);
           within(rows, fields);
           return rows;
         });
@@ -761,11 +762,12 @@ export class UploadService {
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
       const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved' });
-      if (file.droppedVia)
+      if (file.droppedVia) {
         this.d.changes.record(by, ChangeKinds.dropped, row, {
           details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
         });
-      else this.recordUpload(uploader, row);
+        this.auditUpload(uploader, row);
+      } else this.recordUpload(uploader, row);
       ended(row);
       return { row, created };
     });
@@ -967,13 +969,20 @@ export class UploadService {
     return parentId;
   }
 
-  /** The change log's row of a new file, in the transaction that inserts it. */
+  /** The change log's row and the audit record of a new file, in the transaction that inserts it. */
   private recordUpload(principal: AuditPrincipal, row: Item): void {
     this.d.changes.record(principal, ChangeKinds.uploaded, row, { details: { size: row.size, mimeType: row.mimeType } });
+    this.auditUpload(principal, row);
   }
 
+  /** Queued in the transaction that inserts the row: one commit for both, and no upload without its record. */
+  private auditUpload(principal: AuditPrincipal, row: Item): void {
+    this.d.events.recordAudit(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
+  }
+
+  /** The live event of a new file, once committed; its audit record was written with the row (`auditUpload`). */
   private published(principal: AuditPrincipal, row: Item): void {
-    this.d.events.item(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
+    this.d.events.announce(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
   }
 
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */

@@ -201,3 +201,37 @@ describe('uploads cut by a crash leave no objects behind (issue 13, defect 7)', 
     expect(blobFiles(t.dataDir).objects.every((k) => referenced(t).has(k))).toBe(true);
   });
 });
+
+describe('bulk uploads and their intents', () => {
+  test('bulk uploads leave no intent: whole, with a refused file, and refused whole', async () => {
+    const t = await server();
+    const a = await admin(t);
+    const bulk = (files: Array<[string, Uint8Array | string]>) => {
+      const form = new FormData();
+      for (const [name, content] of files) form.append('files', new File([content], name));
+      return a.client.request('/api/files/upload/bulk', { method: 'POST', body: form });
+    };
+    const objects = blobFiles(t.dataDir).objects.length;
+    // More held parts than are stored at once (16).
+    const whole = await bulk(Array.from({ length: 20 }, (_, i): [string, string] => [`many-${i}.txt`, `file ${i}`]));
+    expect((await json(whole)).successful).toBe(20);
+    expect(intents(t)).toBe(0);
+    expect(blobFiles(t.dataDir).objects.length).toBe(objects + 20);
+
+    t.server.ctx.services.settings.set('maxUploadBytes', 1024);
+    const refusedOne = await json(
+      await bulk([
+        ['small.txt', 'small'],
+        ['big.bin', randomBytes(4096)],
+      ]),
+    );
+    expect({ successful: refusedOne.successful, failed: refusedOne.failedCount }).toEqual({ successful: 1, failed: 1 });
+    expect(intents(t)).toBe(0);
+    expect(blobFiles(t.dataDir).objects.length).toBe(objects + 21);
+
+    const tooMany = await bulk(Array.from({ length: 1001 }, (_, i): [string, string] => [`over-${i}.txt`, 'x']));
+    expect(tooMany.status).toBe(413);
+    expect(intents(t)).toBe(0);
+    expect(blobFiles(t.dataDir).objects.length).toBe(objects + 21);
+  });
+});
