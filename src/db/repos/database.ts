@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { Database, type Statement } from 'bun:sqlite';
+import type { Checkpointer } from '../checkpointer.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -11,6 +12,7 @@ export interface SnapshotFacts {
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
   private authVersionQuery: Statement<{ g: string }, []> | undefined;
+  private checkpointer: Checkpointer | null = null;
 
   constructor(private readonly sqlite: Database) {}
 
@@ -40,13 +42,19 @@ export class DatabaseRepo {
     return this.authVersionQuery.get()!.g;
   }
 
+  /** The server's checkpoints, done off this connection's thread; turned on and off with the automatic ones. */
+  offloadCheckpoints(checkpointer: Checkpointer): void {
+    this.checkpointer = checkpointer;
+  }
+
   /**
    * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
-   * off while replication checkpoints itself: blocked by its hold, each commit would sort the whole log's
-   * frames for a checkpoint that cannot run.
+   * and the checkpointer's, off while replication checkpoints itself: blocked by its hold, each commit would
+   * sort the whole log's frames for a checkpoint that cannot run.
    */
   setAutoCheckpoint(on: boolean): void {
     this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on ? 1000 : 0}`);
+    this.checkpointer?.setEnabled(on);
   }
 
   integrityCheck(): string[] {

@@ -1,0 +1,49 @@
+import { Database } from 'bun:sqlite';
+
+/**
+ * Checkpoints the server's write-ahead log on a thread of its own, so copying its pages into the database
+ * file and the two fsyncs are not done inside a commit on the thread that answers requests. PASSIVE never
+ * waits for a reader or a writer, and never moves a frame a reader still needs.
+ */
+declare const self: Worker;
+
+export type CheckpointRequest = { file: string } | 'checkpoint' | 'close';
+export interface CheckpointReply {
+  /** Frames in the log and frames in the database file after the last try; -1 when the log was busy. */
+  log: number;
+  checkpointed: number;
+  /** Checkpoints run for this request. */
+  runs: number;
+}
+
+// Frames that arrive during a checkpoint are few: copying them at once lets the next writer start the log over.
+const TAIL_TRIES = 3;
+
+let db: Database | null = null;
+
+self.onmessage = (event: MessageEvent<CheckpointRequest>) => {
+  const request = event.data;
+  if (request === 'close') {
+    db?.close();
+    db = null;
+    self.postMessage('closed');
+  } else if (request === 'checkpoint') {
+    let r = { busy: 1, log: -1, checkpointed: -1 };
+    let runs = 0;
+    try {
+      do {
+        r = db!.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
+        runs++;
+      } while (r.busy === 0 && r.log > r.checkpointed && runs < TAIL_TRIES);
+    } catch {
+      // An I/O error: the request thread's own automatic checkpoint is still there to keep the log bounded.
+      r = { busy: 1, log: -1, checkpointed: -1 };
+    }
+    self.postMessage({ log: r.log, checkpointed: r.checkpointed, runs } satisfies CheckpointReply);
+  } else {
+    db = new Database(request.file, { strict: true });
+    // Never waits: a checkpoint already running (replication's, the fallback's) makes this one give up.
+    db.run('PRAGMA busy_timeout = 0');
+    self.postMessage('ready');
+  }
+};
