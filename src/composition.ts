@@ -258,7 +258,7 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       throw err;
     }
     const repos = createRepos(db);
-    const checkpointer = isServer ? new Checkpointer(paths.database) : null;
+    const checkpointer = isServer ? new Checkpointer(db.$client, paths.database) : null;
     if (checkpointer) {
       repos.database.offloadCheckpoints(checkpointer);
       repos.transactions.afterCommit = () => checkpointer.poke();
@@ -288,7 +288,6 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       if (!opts.skipLocationCheck) services.storageLocation.check({ record: isServer });
     } catch (err) {
       closeDatabase(db);
-      checkpointer?.close();
       throw err;
     }
     if (isServer && driver.name === 'local') {
@@ -302,7 +301,6 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
         if (closed) return;
         closed = true;
         closeDatabase(db);
-        checkpointer?.close();
         release();
       },
     };

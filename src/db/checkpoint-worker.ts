@@ -7,8 +7,9 @@ import { Database } from 'bun:sqlite';
  */
 declare const self: Worker;
 
-export type CheckpointRequest = { file: string } | 'checkpoint' | 'close';
+export type CheckpointRequest = { file: string; working: Int32Array } | 'checkpoint' | 'close';
 export interface CheckpointReply {
+  busy: number;
   /** Frames in the log and frames in the database file after the last try; -1 when the log was busy. */
   log: number;
   checkpointed: number;
@@ -17,9 +18,29 @@ export interface CheckpointReply {
 }
 
 // Frames that arrive during a checkpoint are few: copying them at once lets the next writer start the log over.
-const TAIL_TRIES = 3;
+const TAIL_TRIES = 1;
 
 let db: Database | null = null;
+let working: Int32Array | null = null;
+
+function checkpoint(): CheckpointReply {
+  let r = { busy: 1, log: -1, checkpointed: -1 };
+  let runs = 0;
+  Atomics.store(working!, 0, 1);
+  try {
+    do {
+      r = db!.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
+      runs++;
+    } while (r.busy === 0 && r.log > r.checkpointed && runs < TAIL_TRIES);
+  } catch {
+    // An I/O error: the request thread's fallback checkpoints, and keeps the log bounded.
+    r = { busy: 1, log: -1, checkpointed: -1 };
+  } finally {
+    Atomics.store(working!, 0, 0);
+    Atomics.notify(working!, 0);
+  }
+  return { ...r, runs };
+}
 
 self.onmessage = (event: MessageEvent<CheckpointRequest>) => {
   const request = event.data;
@@ -28,19 +49,9 @@ self.onmessage = (event: MessageEvent<CheckpointRequest>) => {
     db = null;
     self.postMessage('closed');
   } else if (request === 'checkpoint') {
-    let r = { busy: 1, log: -1, checkpointed: -1 };
-    let runs = 0;
-    try {
-      do {
-        r = db!.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
-        runs++;
-      } while (r.busy === 0 && r.log > r.checkpointed && runs < TAIL_TRIES);
-    } catch {
-      // An I/O error: the request thread's own automatic checkpoint is still there to keep the log bounded.
-      r = { busy: 1, log: -1, checkpointed: -1 };
-    }
-    self.postMessage({ log: r.log, checkpointed: r.checkpointed, runs } satisfies CheckpointReply);
+    self.postMessage(checkpoint() satisfies CheckpointReply);
   } else {
+    working = request.working;
     db = new Database(request.file, { strict: true });
     // Never waits: a checkpoint already running (replication's, the fallback's) makes this one give up.
     db.run('PRAGMA busy_timeout = 0');

@@ -19,21 +19,20 @@ async function until(done: () => boolean, ms = 10_000): Promise<void> {
 }
 
 /** The server's pragmas (automatic checkpoint at 1,000 frames), a table, and a writer of ~10 frames a commit. */
-function setUp(name: string) {
+function setUp(name: string, opts: { triggerFrames?: number } = {}) {
   const file = path.join(dir, `${name}.db`);
   const db = openDatabase(file);
   const sqlite = db.$client;
   sqlite.run('CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)');
   const insert = sqlite.query('INSERT INTO t (b) VALUES (randomblob(3000))');
   const commit = () => sqlite.transaction(() => Array.from({ length: 10 }, () => insert.run()))();
-  const checkpointer = new Checkpointer(file, { idleMs: 300, pollMs: 20 });
   const repo = new DatabaseRepo(sqlite);
+  const checkpointer = new Checkpointer(sqlite, file, { idleMs: 300, pollMs: 20, ...opts });
   repo.offloadCheckpoints(checkpointer);
   checkpointer.start();
   const close = async () => {
     await checkpointer.stop();
     closeDatabase(db);
-    checkpointer.close();
   };
   return { file, sqlite, commit, checkpointer, repo, close };
 }
@@ -46,6 +45,7 @@ describe('checkpoints off the request thread (db/checkpointer.ts)', () => {
     expect(checkpointer.pendingFrames()).toBeGreaterThanOrEqual(200);
     await until(() => checkpointer.checkpoints > 0 && checkpointer.pendingFrames() === 0);
     expect(checkpointer.threadRunning).toBe(true);
+    expect(checkpointer.fallbacks).toBe(0);
     const other = new Database(file, { readonly: true });
     expect(other.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM t').get()!.n).toBe(300);
     other.close();
@@ -67,6 +67,21 @@ describe('checkpoints off the request thread (db/checkpointer.ts)', () => {
     expect(checkpointer.pendingFrames()).toBeGreaterThanOrEqual(600);
     repo.setAutoCheckpoint(true);
     await until(() => checkpointer.checkpoints > 0 && checkpointer.pendingFrames() === 0);
+    await close();
+  });
+
+  test('a worker that falls 1,000 frames behind is not waited for: the request thread checkpoints, as SQLite did', async () => {
+    const { commit, checkpointer, close } = setUp('fallback', { triggerFrames: 100_000 });
+    let most = 0;
+    for (let i = 0; i < 150; i++) {
+      commit();
+      checkpointer.poke();
+      most = Math.max(most, checkpointer.pendingFrames());
+    }
+    expect(checkpointer.fallbacks).toBeGreaterThan(0);
+    expect(checkpointer.checkpoints).toBe(0);
+    // Never more than the bound and one commit's frames waiting for a checkpoint.
+    expect(most).toBeLessThan(1000 + 15);
     await close();
   });
 

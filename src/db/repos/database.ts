@@ -42,19 +42,24 @@ export class DatabaseRepo {
     return this.authVersionQuery.get()!.g;
   }
 
-  /** The server's checkpoints, done off this connection's thread; turned on and off with the automatic ones. */
+  /** The server's checkpoints, done off this connection's thread (db/checkpointer.ts) instead of inside its commits. */
   offloadCheckpoints(checkpointer: Checkpointer): void {
     this.checkpointer = checkpointer;
+    this.setAutoCheckpoint(true);
   }
 
   /**
    * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
-   * and the checkpointer's, off while replication checkpoints itself: blocked by its hold, each commit would
-   * sort the whole log's frames for a checkpoint that cannot run.
+   * or the checkpointer's, off while replication checkpoints itself: blocked by its hold, each commit would
+   * sort the whole log's frames for a checkpoint that cannot run. With the checkpointer, the commit that
+   * starts the log over cuts its file to what it holds, so the file's size is the log's length; not while
+   * replication holds the log, whose reader follows the file as SQLite leaves it.
    */
   setAutoCheckpoint(on: boolean): void {
-    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on ? 1000 : 0}`);
-    this.checkpointer?.setEnabled(on);
+    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on && !this.checkpointer ? 1000 : 0}`);
+    if (!this.checkpointer) return;
+    this.sqlite.run(`PRAGMA journal_size_limit = ${on ? 0 : -1}`);
+    this.checkpointer.setEnabled(on);
   }
 
   integrityCheck(): string[] {
