@@ -27,7 +27,7 @@ function setUp(name: string, opts: { triggerFrames?: number } = {}) {
   const insert = sqlite.query('INSERT INTO t (b) VALUES (randomblob(3000))');
   const commit = () => sqlite.transaction(() => Array.from({ length: 10 }, () => insert.run()))();
   const repo = new DatabaseRepo(sqlite);
-  const checkpointer = new Checkpointer(sqlite, file, { idleMs: 300, pollMs: 20, ...opts });
+  const checkpointer = new Checkpointer(sqlite, file, { triggerFrames: 200, idleMs: 300, pollMs: 20, ...opts });
   repo.offloadCheckpoints(checkpointer);
   checkpointer.start();
   const close = async () => {
@@ -70,7 +70,7 @@ describe('checkpoints off the request thread (db/checkpointer.ts)', () => {
     await close();
   });
 
-  test('a worker that falls 1,000 frames behind is not waited for: the request thread checkpoints, as SQLite did', async () => {
+  test('1,000 frames not checkpointed (the worker behind) are checkpointed on the request thread, as SQLite did', async () => {
     const { commit, checkpointer, close } = setUp('fallback', { triggerFrames: 100_000 });
     let most = 0;
     for (let i = 0; i < 150; i++) {
