@@ -13,33 +13,22 @@ export interface CheckpointReply {
   /** Frames in the log and frames in the database file after the last try; -1 when the log was busy. */
   log: number;
   checkpointed: number;
-  /** Checkpoints run for this request. */
-  runs: number;
 }
-
-// Frames that arrive during a checkpoint are few: copying them at once lets the next writer start the log over.
-const TAIL_TRIES = 1;
 
 let db: Database | null = null;
 let working: Int32Array | null = null;
 
 function checkpoint(): CheckpointReply {
-  let r = { busy: 1, log: -1, checkpointed: -1 };
-  let runs = 0;
   Atomics.store(working!, 0, 1);
   try {
-    do {
-      r = db!.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
-      runs++;
-    } while (r.busy === 0 && r.log > r.checkpointed && runs < TAIL_TRIES);
+    return db!.query<CheckpointReply, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
   } catch {
     // An I/O error: the request thread's fallback checkpoints, and keeps the log bounded.
-    r = { busy: 1, log: -1, checkpointed: -1 };
+    return { busy: 1, log: -1, checkpointed: -1 };
   } finally {
     Atomics.store(working!, 0, 0);
     Atomics.notify(working!, 0);
   }
-  return { ...r, runs };
 }
 
 self.onmessage = (event: MessageEvent<CheckpointRequest>) => {

@@ -7,10 +7,11 @@ const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/db/checkpoint-worker.js'
   : new URL('./checkpoint-worker.ts', import.meta.url).href;
 /** Frames not yet checkpointed at which the worker checkpoints them. */
-const TRIGGER_FRAMES = 500;
+const TRIGGER_FRAMES = 800;
 /**
- * Frames not yet checkpointed at which the request thread checkpoints them itself (waiting for the worker's
- * checkpoint first): SQLite's own automatic checkpoint's 1,000, so a power cut takes back no more than before.
+ * Frames committed since the last checkpoint began (it syncs the log first) at which the request thread
+ * checkpoints itself, once the worker's checkpoint in flight is done: SQLite's own automatic checkpoint's
+ * 1,000, so a power cut takes back no more than before.
  */
 const FALLBACK_FRAMES = 1000;
 /**
@@ -43,9 +44,9 @@ interface CheckpointResult {
 /**
  * Keeps SQLite's checkpoints off the thread that answers requests: the request connection's automatic
  * checkpoint is off, and when the log holds TRIGGER_FRAMES frames not yet copied into the database file, a
- * worker thread with its own connection checkpoints them (PASSIVE: it never blocks a writer). When the worker
- * falls behind by FALLBACK_FRAMES, or the log passes LOG_LIMIT_FRAMES, the request thread checkpoints as
- * SQLite did, so the log stays bounded as before. Off while replication holds the log (setEnabled), whose own
+ * worker thread with its own connection checkpoints them (PASSIVE: it never blocks a writer). When
+ * FALLBACK_FRAMES have been committed since the last checkpoint began, or the log passes LOG_LIMIT_FRAMES, the
+ * request thread checkpoints as SQLite did, so what a power cut can take back stays bounded as before. Off while replication holds the log (setEnabled), whose own
  * checkpoints then run as they did. The log's length is read from its file: the request connection cuts the
  * file to what it holds when the log starts over (journal_size_limit = 0). Neither the database nor its -shm
  * file is opened here: closing a descriptor of either drops every POSIX lock the process holds on it.
@@ -59,6 +60,8 @@ export class Checkpointer {
   private salt = -1;
   /** Frames of that log known to be in the database file (or to be no news): what the file's size is measured from. */
   private baseline = 0;
+  /** Frames of that log when the last checkpoint began, which syncs the log: those after it are not yet on disk. */
+  private syncedTo = 0;
   /** 1 while the worker checkpoints: the request thread's fallback waits on it. */
   private readonly working = new Int32Array(new SharedArrayBuffer(4));
   private readonly triggerFrames: number;
@@ -117,23 +120,27 @@ export class Checkpointer {
     return this.look().pending;
   }
 
-  private look(): { frames: number; pending: number } {
+  private look(): { frames: number; pending: number; unsynced: number } {
     const { frames, salt } = this.readLog();
     if (salt !== this.salt) {
       // The log started over (and its file was cut to what it holds): none of it is checkpointed.
       this.salt = salt;
       this.baseline = 0;
+      this.syncedTo = 0;
     }
-    return { frames, pending: Math.max(0, frames - this.baseline) };
+    return { frames, pending: Math.max(0, frames - this.baseline), unsynced: Math.max(0, frames - this.syncedTo) };
   }
 
   /** Moves the baseline after a checkpoint: to what it copied, or past a file longer than the log. */
-  private checkpointed(r: CheckpointResult): void {
+  private checkpointed(r: CheckpointResult, syncedBefore: number): void {
     const { frames, salt } = this.readLog();
     if (salt !== this.salt) {
       this.salt = salt;
       this.baseline = 0;
+      this.syncedTo = 0;
     } else {
+      // A checkpoint that could not run synced nothing.
+      if (r.busy !== 0) this.syncedTo = syncedBefore;
       // A file longer than the log (left so by another process, or a busy try) counts from its end, not again and again.
       this.baseline = r.busy === 0 && r.log >= frames ? r.checkpointed : frames;
     }
@@ -142,10 +149,10 @@ export class Checkpointer {
   /** After a commit: hands the log to the worker once it holds enough frames. Cheap: an fstat and a read of 32 bytes. */
   poke(): void {
     if (!this.enabled || this.stopped) return;
-    const { frames, pending } = this.look();
-    if (pending >= FALLBACK_FRAMES || frames >= LOG_LIMIT_FRAMES) this.checkpointHere();
+    const { frames, pending, unsynced } = this.look();
+    if (unsynced >= FALLBACK_FRAMES || frames >= LOG_LIMIT_FRAMES) this.checkpointHere(frames);
     else if (pending >= this.triggerFrames && !this.running) {
-      this.running = this.checkpoint().finally(() => {
+      this.running = this.checkpoint(frames).finally(() => {
         this.running = null;
       });
     }
@@ -157,26 +164,31 @@ export class Checkpointer {
   }
 
   /** As SQLite's automatic checkpoint would, on this thread, once the worker's checkpoint in flight is done. */
-  private checkpointHere(): void {
+  private checkpointHere(frames: number): void {
     Atomics.wait(this.working, 0, 1, WAIT_FOR_WORKER_MS);
+    const syncedBefore = this.syncedTo;
+    this.syncedTo = frames;
     const r = this.sqlite.query<CheckpointResult, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
     this.fallbacks++;
-    this.checkpointed(r);
+    this.checkpointed(r, syncedBefore);
   }
 
-  private async checkpoint(): Promise<void> {
+  private async checkpoint(frames: number): Promise<void> {
     clearTimeout(this.idleTimer);
+    const syncedBefore = this.syncedTo;
     try {
       if (!this.worker) {
         this.worker = new Worker(WORKER_MODULE, { smol: true });
         this.worker.onmessage = (event) => this.reply?.(event.data);
         await this.ask({ file: this.file, working: this.working });
       }
+      this.syncedTo = frames;
       const r = (await this.ask('checkpoint')) as CheckpointReply;
-      this.checkpoints += r.runs;
-      this.checkpointed(r);
+      this.checkpoints++;
+      this.checkpointed(r, syncedBefore);
     } catch {
       // A worker that failed is replaced at the next checkpoint; meanwhile the request thread's fallback bounds the log.
+      this.syncedTo = syncedBefore;
       Atomics.store(this.working, 0, 0);
       this.worker?.terminate();
       this.worker = null;
