@@ -6,8 +6,8 @@ import type { CheckpointReply, CheckpointRequest } from './checkpoint-worker.ts'
 const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/db/checkpoint-worker.js'
   : new URL('./checkpoint-worker.ts', import.meta.url).href;
-/** Frames not yet checkpointed at which the worker checkpoints them. */
-const TRIGGER_FRAMES = 800;
+/** Frames not yet checkpointed at which the worker checkpoints them: as many as SQLite's own automatic checkpoint. */
+const TRIGGER_FRAMES = 1000;
 /**
  * Frames committed since the last checkpoint began (it syncs the log first) at which the request thread
  * checkpoints itself, once the worker's checkpoint in flight is done: SQLite's own automatic checkpoint's
@@ -96,7 +96,10 @@ export class Checkpointer {
     return this.worker !== null;
   }
 
+  /** Checkpoints what start-up left in the log (the migrations' pages) here, before requests, so no worker starts for it. */
   start(): void {
+    const { frames, pending } = this.look();
+    if (pending > 0) this.checkpointHere(frames);
     this.pollTimer = setInterval(() => this.poke(), this.pollMs);
     this.pollTimer.unref();
   }
@@ -150,8 +153,10 @@ export class Checkpointer {
   poke(): void {
     if (!this.enabled || this.stopped) return;
     const { frames, pending, unsynced } = this.look();
-    if (unsynced >= FALLBACK_FRAMES || frames >= LOG_LIMIT_FRAMES) this.checkpointHere(frames);
-    else if (pending >= this.triggerFrames && !this.running) {
+    if (unsynced >= FALLBACK_FRAMES || frames >= LOG_LIMIT_FRAMES) {
+      this.fallbacks++;
+      this.checkpointHere(frames);
+    } else if (pending >= this.triggerFrames && !this.running) {
       this.running = this.checkpoint(frames).finally(() => {
         this.running = null;
       });
@@ -169,7 +174,6 @@ export class Checkpointer {
     const syncedBefore = this.syncedTo;
     this.syncedTo = frames;
     const r = this.sqlite.query<CheckpointResult, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
-    this.fallbacks++;
     this.checkpointed(r, syncedBefore);
   }
 
