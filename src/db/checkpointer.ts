@@ -6,8 +6,8 @@ import type { CheckpointReply, CheckpointRequest } from './checkpoint-worker.ts'
 const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/db/checkpoint-worker.js'
   : new URL('./checkpoint-worker.ts', import.meta.url).href;
-/** Frames not yet checkpointed at which the worker checkpoints them: as many as SQLite's own automatic checkpoint. */
-const TRIGGER_FRAMES = 1000;
+/** Frames not yet checkpointed at which the worker checkpoints them: short of FALLBACK_FRAMES, so it has time to. */
+const TRIGGER_FRAMES = 800;
 /**
  * Frames committed since the last checkpoint began (it syncs the log first) at which the request thread
  * checkpoints itself, once the worker's checkpoint in flight is done: SQLite's own automatic checkpoint's
