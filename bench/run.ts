@@ -37,7 +37,6 @@ import { runChangeLogBench } from './change-log.ts';
 import { runActivityBench } from './activity.ts';
 import { runPeersBench } from './peers.ts';
 import { runSmallFilesBench } from './small-files.ts';
-import { runCheckpointBench } from './checkpoint.ts';
 import { runMemoryBench } from './memory.ts';
 import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
@@ -88,7 +87,6 @@ const benches: Record<string, () => Promise<void>> = {
   activity: runActivityBench,
   peers: runPeersBench,
   'small-files': runSmallFilesBench,
-  checkpoint: runCheckpointBench,
   memory: runMemoryBench,
   'dav-sync': runDavSyncBench,
   webhooks: runWebhooksBench,

@@ -135,8 +135,6 @@ const common = [
   'src/services/thumbnails/worker.ts',
   // Replication reads and seals its segments in a worker thread.
   'src/services/maintenance/segment-worker.ts',
-  // The server's WAL checkpoints run in a worker thread.
-  'src/db/checkpoint-worker.ts',
   path.relative(ROOT, bundleFile),
 ];
 /** Builds the executables asked for: this machine's, or each --target's. */

@@ -8,7 +8,6 @@ import { closeDatabase, type Db, openDatabase } from './db/client.ts';
 import { DatabaseTooNewError } from './db/migrate.ts';
 import { listUpgradeSnapshots, rollbackTo, type UpgradeSnapshot, upgradeDatabase } from './services/maintenance/upgrade.ts';
 import { createRepos } from './db/repos/index.ts';
-import { Checkpointer } from './db/checkpointer.ts';
 import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
 import { Presence } from './events/presence.ts';
@@ -228,7 +227,7 @@ export function rollbackInstance(config: Config, snapshotDir: string): ReturnTyp
 }
 
 /** The composition root: data directory, repositories, then services, then job handlers (the server adds routes). */
-function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles: DomainLifecycles; checkpointer: Checkpointer | null } {
+function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles: DomainLifecycles } {
   const paths = dataPaths(config.dataDir);
   const isServer = opts.mode === 'server';
   requireDataDirOwner(paths.root);
@@ -258,11 +257,6 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       throw err;
     }
     const repos = createRepos(db);
-    const checkpointer = isServer ? new Checkpointer(db.$client, paths.database) : null;
-    if (checkpointer) {
-      repos.database.offloadCheckpoints(checkpointer);
-      repos.transactions.afterCommit = () => checkpointer.poke();
-    }
     // The CLI has no worker, but the server's worker picks up what it enqueues.
     const queue = new JobQueue(repos.jobs, clock, { available: !isServer });
     const core: CoreContext = {
@@ -305,7 +299,7 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       },
     };
     registerJobHandlers(ctx);
-    return { ctx, lifecycles, checkpointer };
+    return { ctx, lifecycles };
   } catch (err) {
     release();
     throw err;
@@ -334,7 +328,7 @@ export interface ComposedServer {
 
 /** The server: the context, its worker and its routes, and every start and stop in one list. */
 export function composeServer(config: Config, opts: ServerOptions): ComposedServer {
-  const { ctx, lifecycles: domain, checkpointer } = open(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
+  const { ctx, lifecycles: domain } = open(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
   const worker = new Worker({
     queue: ctx.queue,
     registry: ctx.registry,
@@ -348,8 +342,6 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
   // Stopping walks back from the listener: requests finish, then the worker, the audit log, and the database last.
   const lifecycles: Lifecycle[] = [
     { name: 'data directory', stop: () => ctx.close() },
-    // Its connection closed before the database's, which then checkpoints the log as the last one.
-    { name: 'checkpoints', start: () => checkpointer?.start(), stop: () => checkpointer?.stop() },
     // Right after the database opens, and stopped just before it closes: every commit in between is shipped.
     domain.replication,
     { name: 'event streams', stop: () => ctx.hub.close() },

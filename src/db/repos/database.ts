@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { Database, type Statement } from 'bun:sqlite';
-import type { Checkpointer } from '../checkpointer.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -12,7 +11,6 @@ export interface SnapshotFacts {
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
   private authVersionQuery: Statement<{ g: string }, []> | undefined;
-  private checkpointer: Checkpointer | null = null;
 
   constructor(private readonly sqlite: Database) {}
 
@@ -42,24 +40,13 @@ export class DatabaseRepo {
     return this.authVersionQuery.get()!.g;
   }
 
-  /** The server's checkpoints, done off this connection's thread (db/checkpointer.ts) instead of inside its commits. */
-  offloadCheckpoints(checkpointer: Checkpointer): void {
-    this.checkpointer = checkpointer;
-    this.setAutoCheckpoint(true);
-  }
-
   /**
    * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
-   * or the checkpointer's, off while replication checkpoints itself: blocked by its hold, each commit would
-   * sort the whole log's frames for a checkpoint that cannot run. With the checkpointer, the commit that
-   * starts the log over cuts its file to what it holds, so the file's size is the log's length; not while
-   * replication holds the log, whose reader follows the file as SQLite leaves it.
+   * off while replication checkpoints itself: blocked by its hold, each commit would sort the whole log's
+   * frames for a checkpoint that cannot run.
    */
   setAutoCheckpoint(on: boolean): void {
-    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on && !this.checkpointer ? 1000 : 0}`);
-    if (!this.checkpointer) return;
-    this.sqlite.run(`PRAGMA journal_size_limit = ${on ? 0 : -1}`);
-    this.checkpointer.setEnabled(on);
+    this.sqlite.run(`PRAGMA wal_autocheckpoint = ${on ? 1000 : 0}`);
   }
 
   integrityCheck(): string[] {

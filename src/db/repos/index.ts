@@ -48,8 +48,6 @@ export class Transactions {
   private group: GroupedWrite[] = [];
   private expected = 0;
   private readStatements: Record<'begin' | 'commit' | 'rollback', Statement> | null = null;
-  /** Called after each write transaction commits (the server's checkpointer looks at the log). */
-  afterCommit: () => void = () => {};
 
   constructor(private readonly sqlite: Database) {}
 
@@ -107,7 +105,6 @@ export class Transactions {
       });
       return;
     }
-    this.afterCommit();
     group.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) write.resolve(outcome.value);
@@ -117,9 +114,7 @@ export class Transactions {
 
   /** BEGIN IMMEDIATE: takes the write lock up front, so checks inside hold until the commit. */
   immediate<T>(fn: () => T): T {
-    const result = this.sqlite.transaction(fn).immediate();
-    this.afterCommit();
-    return result;
+    return this.sqlite.transaction(fn).immediate();
   }
 
   /**
@@ -148,9 +143,7 @@ export class Transactions {
 
   /** A plain (deferred) transaction: many small writes committed together. */
   batch<T>(fn: () => T): T {
-    const result = this.sqlite.transaction(fn)();
-    this.afterCommit();
-    return result;
+    return this.sqlite.transaction(fn)();
   }
 }
 
