@@ -22,6 +22,9 @@ interface Run {
   perSec: number;
   processMs: number;
   threadMs: number;
+  /** Upload time as a client sees it: a commit that stalls the request thread stalls every upload in flight. */
+  p99Ms: number;
+  maxMs: number;
 }
 
 type Door = 'api' | 'dav' | 'bare PUT' | 'bare multipart';
@@ -78,16 +81,24 @@ async function run(source: string, door: Door): Promise<Run> {
     for (let i = 0; i < WARM_UP; i++) await put(FILES + i, content);
     const files = flag('files', FILES);
     let next = 0;
+    const times: number[] = [];
     const processBefore = cpuOf(`/proc/${proc.pid}/stat`);
     const threadBefore = cpuOf(`/proc/${proc.pid}/task/${proc.pid}/stat`);
     const t = performance.now();
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
-        while (next < files) await put(next++, content);
+        while (next < files) {
+          const started = performance.now();
+          await put(next++, content);
+          times.push(performance.now() - started);
+        }
       }),
     );
     const seconds = (performance.now() - t) / 1000;
+    times.sort((a, b) => a - b);
     return {
+      p99Ms: times[Math.floor(times.length * 0.99)]!,
+      maxMs: times.at(-1)!,
       perSec: files / seconds,
       processMs: ((cpuOf(`/proc/${proc.pid}/stat`) - processBefore) * 1000) / files,
       threadMs: ((cpuOf(`/proc/${proc.pid}/task/${proc.pid}/stat`) - threadBefore) * 1000) / files,
@@ -126,17 +137,19 @@ export async function runSmallFilesBench(): Promise<void> {
       const one = await run(source, door);
       results.set(key, [...(results.get(key) ?? []), one]);
       console.log(
-        `round ${r + 1} ${key}: ${one.perSec.toFixed(0)} files/s, process ${one.processMs.toFixed(2)} ms/file, JS thread ${one.threadMs.toFixed(2)} ms/file`,
+        `round ${r + 1} ${key}: ${one.perSec.toFixed(0)} files/s, process ${one.processMs.toFixed(2)} ms/file, JS thread ${one.threadMs.toFixed(2)} ms/file, upload p99 ${one.p99Ms.toFixed(1)} ms, max ${one.maxMs.toFixed(1)} ms`,
       );
     }
   }
   console.log(
-    `\n| ${rounds} rounds, ${flag('files', FILES)} × 4 KiB from ${CLIENTS} clients (medians) | files/s | process CPU ms/file | JS thread CPU ms/file |`,
+    `\n| ${rounds} rounds, ${flag('files', FILES)} × 4 KiB from ${CLIENTS} clients (medians) | files/s | process CPU ms/file | JS thread CPU ms/file | upload p99 ms | upload max ms |`,
   );
-  console.log('|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|');
   for (const [key, runs] of results) {
     const m = (pick: (r: Run) => number) => median(runs.map(pick));
-    console.log(`| ${key} | ${m((r) => r.perSec).toFixed(0)} | ${m((r) => r.processMs).toFixed(2)} | ${m((r) => r.threadMs).toFixed(2)} |`);
+    console.log(
+      `| ${key} | ${m((r) => r.perSec).toFixed(0)} | ${m((r) => r.processMs).toFixed(2)} | ${m((r) => r.threadMs).toFixed(2)} | ${m((r) => r.p99Ms).toFixed(1)} | ${m((r) => r.maxMs).toFixed(1)} |`,
+    );
   }
   // Issue 49's goal: single 4 KiB uploads at 70% of the bare reference's rate, round by round (the load moves between rounds).
   const ratio = (coffer: string, bare: string) => {

@@ -48,7 +48,8 @@ export class WalHold {
       this.release();
       const r = this.reader.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!;
       this.hold();
-      return r.log === r.checkpointed;
+      // Busy (another connection checkpointing: a `coffer` command, another program) reports -1 for both.
+      return r.busy === 0 && r.log === r.checkpointed;
     } finally {
       this.locker.run('ROLLBACK');
     }
