@@ -17,7 +17,6 @@ import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';
 import { Worker } from './jobs/worker.ts';
 import type { Lifecycle } from './lib/lifecycle.ts';
-import { heapCollector } from './lib/heap-collector.ts';
 import { httpListener, type HttpListener } from './listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createAccountsServices } from './services/accounts/index.ts';
@@ -376,7 +375,6 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     domain.contentIndexer,
     domain.libraryWatch,
     ...(background ? [domain.webhookDispatcher] : []),
-    heapCollector(),
   ];
   return { ctx, worker, http, lifecycles };
 }
