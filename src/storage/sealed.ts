@@ -116,29 +116,24 @@ async function* sealStream(
   // A copy: the driver may release what it stored, and the header seals every segment.
   yield Buffer.from(header);
   const buf = Buffer.allocUnsafe(SEGMENT_SIZE);
-  try {
-    let filled = 0;
-    let index = 0;
-    for await (const chunk of body) {
-      counter.size += chunk.byteLength;
-      let offset = 0;
-      while (offset < chunk.byteLength) {
-        // A full buffer is sealed only once more data arrives, so the final segment always carries the flag.
-        if (filled === SEGMENT_SIZE) {
-          yield* sealSegment(key, header, index++, false, buf);
-          filled = 0;
-        }
-        const n = Math.min(SEGMENT_SIZE - filled, chunk.byteLength - offset);
-        buf.set(chunk.subarray(offset, offset + n), filled);
-        filled += n;
-        offset += n;
+  let filled = 0;
+  let index = 0;
+  for await (const chunk of body) {
+    counter.size += chunk.byteLength;
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      // A full buffer is sealed only once more data arrives, so the final segment always carries the flag.
+      if (filled === SEGMENT_SIZE) {
+        yield* sealSegment(key, header, index++, false, buf);
+        filled = 0;
       }
+      const n = Math.min(SEGMENT_SIZE - filled, chunk.byteLength - offset);
+      buf.set(chunk.subarray(offset, offset + n), filled);
+      filled += n;
+      offset += n;
     }
-    yield* sealSegment(key, header, index, true, buf.subarray(0, filled));
-  } finally {
-    // The cipher copied what it sealed: freed now, not at a collection (64 KiB per upload, 4 KiB files included).
-    releaseChunk(buf);
   }
+  yield* sealSegment(key, header, index, true, buf.subarray(0, filled));
 }
 
 /**

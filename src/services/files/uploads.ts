@@ -13,7 +13,7 @@ import {
   tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
-import { collectAfterTransfer, releaseChunk } from '../../lib/buffers.ts';
+import { collectAfterTransfer } from '../../lib/buffers.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -890,18 +890,13 @@ export class UploadService {
       if (signal?.aborted) throw uploadAborted();
       throw err;
     }
-    try {
-      return {
-        storageKey,
-        size: info.size,
-        wrappedKey: info.wrappedKey,
-        keyId: info.keyId,
-        ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
-      };
-    } finally {
-      // Freed now, not at a collection: 64 KiB per upload however small the file.
-      releaseChunk(head);
-    }
+    return {
+      storageKey,
+      size: info.size,
+      wrappedKey: info.wrappedKey,
+      keyId: info.keyId,
+      ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
+    };
   }
 
   /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
