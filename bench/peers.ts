@@ -440,11 +440,13 @@ const load = () => `load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().l
 /**
  * `npm run bench -- peers [--mib N]`: Coffer (API and WebDAV), rclone serve webdav, Apache httpd with mod_dav
  * and copyparty, one at a time on loopback over the same disk, then each of issue 49's goals as a ratio
- * from this one run. `--mib` shrinks the big transfer from 1,024 MiB for a quick check.
+ * from this one run. `--mib` shrinks the big transfer from 1,024 MiB for a quick check; `--coffer-only` runs
+ * Coffer's two doors alone (their rows and peaks, no peers, bare references or goals).
  * COFFER_BENCH_EXE measures another build instead of building dist/coffer.
  */
 export async function runPeersBench(): Promise<void> {
   const bigBytes = flag('mib', 1024) * MiB;
+  const cofferOnly = process.argv.includes('--coffer-only');
   const exe = process.env.COFFER_BENCH_EXE ?? buildExecutable();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-peers-'));
   console.log(`peers: start, ${load()}`);
@@ -452,9 +454,13 @@ export async function runPeersBench(): Promise<void> {
     const bigFile = path.join(dir, 'big.bin');
     if (bigBytes === 1024 ** 3) writeRandomGiB(bigFile);
     else fs.writeFileSync(bigFile, randomBytes(bigBytes));
-    const bare = await measureBare(dir);
-    const floor = await measureBareDownload(dir, bigBytes);
-    const peers = [cofferPeer(exe, 'api'), cofferPeer(exe, 'dav'), rclonePeer, copypartyPeer(false), copypartyPeer(true), apachePeer];
+    const bare = cofferOnly ? null : await measureBare(dir);
+    const floor = cofferOnly ? null : await measureBareDownload(dir, bigBytes);
+    const peers = [
+      cofferPeer(exe, 'api'),
+      cofferPeer(exe, 'dav'),
+      ...(cofferOnly ? [] : [rclonePeer, copypartyPeer(false), copypartyPeer(true), apachePeer]),
+    ];
     const rows: Row[] = [];
     for (const peer of peers) {
       const root = fs.mkdtempSync(path.join(dir, 'server-'));
@@ -479,12 +485,14 @@ export async function runPeersBench(): Promise<void> {
         `| ${r.name} | ${fmt(r.upMiBs)} (${fmt(r.upSyncMiBs)}) | ${fmt(r.upCpu, 2)} | ${fmt(r.downMiBs)} | ${fmt(r.downCpu, 2)} | ${fmt(r.smallPerSec)} | ${fmt(r.smallCpuMs, 2)} | ${fmt(r.propfindMs, 1)} | ${fmt(r.idleRss, 1)} / ${fmt(r.peakRss, 1)} | ${r.name.startsWith('Coffer') ? '' : r.skips} |`,
       );
     }
-    console.log(
-      `| bare Bun, compiled (write, fsync, rename, fsync of the folder) | | | | | PUT ${fmt(bare.put.perSec)}, multipart ${fmt(bare.post.perSec)} | PUT ${fmt(bare.put.cpuMs, 2)}, multipart ${fmt(bare.post.cpuMs, 2)} | | ${fmt(bare.idleRss, 1)} / – | no encryption, no database |`,
-    );
-    console.log(
-      `| bare Bun, compiled (read sealed segments, open, stream: the runtime's download floor) | | | ${fmt(floor.mibs)} | ${fmt(floor.cpu, 2)} | | | | | no database |`,
-    );
+    if (bare && floor) {
+      console.log(
+        `| bare Bun, compiled (write, fsync, rename, fsync of the folder) | | | | | PUT ${fmt(bare.put.perSec)}, multipart ${fmt(bare.post.perSec)} | PUT ${fmt(bare.put.cpuMs, 2)}, multipart ${fmt(bare.post.cpuMs, 2)} | | ${fmt(bare.idleRss, 1)} / – | no encryption, no database |`,
+      );
+      console.log(
+        `| bare Bun, compiled (read sealed segments, open, stream: the runtime's download floor) | | | ${fmt(floor.mibs)} | ${fmt(floor.cpu, 2)} | | | | | no database |`,
+      );
+    }
     for (const r of rows.filter((row) => !row.missing)) {
       console.log(
         `peers.peak_rss_MiB ${r.name}: after PROPFIND ${fmt(r.peakAfter.propfind, 1)}, after the 4 KiB files ${fmt(r.peakAfter.small, 1)}, after the ${size} transfers ${fmt(r.peakAfter.big, 1)}`,
@@ -493,6 +501,7 @@ export async function runPeersBench(): Promise<void> {
     console.log(
       `(${size} transfers best of 3 with \`sync\` before each upload; ${SMALL_FILES} × 4 KiB from ${CLIENTS} clients; PROPFIND Depth 1 median of 5; ${load()})`,
     );
+    if (!bare || !floor) return;
 
     const [api, dav] = rows as [Row, Row];
     const others = rows.slice(2).filter((r) => !r.missing);
