@@ -81,6 +81,11 @@ const SWEEP_PAGE = 200;
 const LISTED = 100;
 // How long a termination waits for a PATCH still recording what it received (a client that just hung up).
 const TERMINATE_WAIT_MS = 10_000;
+// How stale the recorded progress of an upload receiving bytes may grow: its recorded expiry trails the real one by no more.
+const RECORD_EVERY_MS = 10_000;
+
+/** An upload's acknowledged progress not yet recorded in the database: this process answers from it. */
+type Unrecorded = Pick<TusUpload, 'offset' | 'durableOffset' | 'tail' | 'updatedAt' | 'expiresAt'>;
 
 /**
  * Resumable uploads (tus 1.0): creation reserves the whole length against the quota after the same
@@ -97,6 +102,12 @@ export class TusUploadService {
   /** Uploads this process has appended to or settled: their bytes beyond the durable offset are in its page cache. */
   private readonly settledHere = new Set<string>();
   private readonly unlocked = new Map<string, Array<() => void>>();
+  /**
+   * Progress acknowledged since the upload's record: a PATCH that ends at a segment boundary, with no sync
+   * finished since, is not committed (a commit per PATCH stalled some behind the disk's syncs); after a
+   * restart the staged segments past the record are authenticated instead (`settled`).
+   */
+  private readonly unrecorded = new Map<string, Unrecorded>();
 
   constructor(
     private readonly d: {
@@ -175,6 +186,8 @@ export class TusUploadService {
       this.d.quota.assertCouldFit(principal.accountId, length, mayEvict(principal) ? 'evict' : 'free');
       this.d.repo.insert(row);
     });
+    // Nothing is staged yet: there is nothing for a restart's check to find.
+    this.settledHere.add(row.id);
     // An empty file is complete at once: tus clients send no PATCH for it.
     if (body === null && length > 0) return stateOf(row);
     this.lock(row.id);
@@ -292,6 +305,8 @@ export class TusUploadService {
         skipped.add(row.id);
         if (!this.tryLock(row.id)) continue;
         try {
+          // Bytes acknowledged since its record put its expiry later.
+          if (this.withUnrecorded(row)!.expiresAt >= this.d.clock.now()) continue;
           await this.remove(row);
           if (row.state === 'completed') out.forgotten++;
           else out.expired++;
@@ -339,11 +354,18 @@ export class TusUploadService {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
     this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
+    let recorded = this.unrecorded.has(row.id) ? this.d.repo.get(row.id)! : row;
     const record = (p: AppendProgress, sealed = false) => {
       const now = this.d.clock.now();
       // Nothing received yet: the creation's short expiry stands.
       const expiresAt = p.offset > 0 ? now + this.d.expiryMs : row.expiresAt;
+      if (!sealed && !mustRecord(recorded, p, now)) {
+        this.unrecorded.set(row.id, { offset: p.offset, durableOffset: p.durableOffset, tail: p.tail, updatedAt: now, expiresAt });
+        return;
+      }
       this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt });
+      this.unrecorded.delete(row.id);
+      recorded = { ...recorded, offset: p.offset, durableOffset: p.durableOffset, updatedAt: now };
     };
     this.settledHere.add(row.id);
     let result: Awaited<ReturnType<ResumableStore['append']>>;
@@ -358,14 +380,14 @@ export class TusUploadService {
     record(result, result.complete);
     // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
     if (result.interrupted) throw result.interrupted;
-    const current = this.d.repo.get(row.id)!;
+    const current = this.current(row.id)!;
     if (current.state === 'sealed') await this.finish(current, actor, this.evictsFor(row, actor));
-    return stateOf(this.d.repo.get(row.id)!);
+    return stateOf(this.current(row.id)!);
   }
 
-  /** Written by an earlier process, and maybe not all on the disk: a power loss may have come between. */
+  /** Written by an earlier process, maybe beyond its record, and maybe not all on the disk: a power loss may have come between. */
   private unsettled(row: TusUpload): boolean {
-    return row.state === 'receiving' && row.durableOffset < row.offset && !this.settledHere.has(row.id);
+    return row.state === 'receiving' && !this.settledHere.has(row.id);
   }
 
   /** The upload where its staged bytes really stand (see ResumableStore.recover); call with its lock held. */
@@ -373,6 +395,7 @@ export class TusUploadService {
     if (!this.unsettled(row)) return row;
     const at = await this.d.resumable.recover(resumableOf(row));
     this.d.repo.progress(row.id, { ...at, durableOffset: at.offset, sealed: false, at: row.updatedAt, expiresAt: row.expiresAt });
+    this.unrecorded.delete(row.id);
     if (at.offset < row.offset) {
       this.d.log.warn('resumable upload resumes from the bytes the disk kept', {
         uploadId: row.id,
@@ -381,7 +404,7 @@ export class TusUploadService {
       });
     }
     this.settledHere.add(row.id);
-    return this.d.repo.get(row.id)!;
+    return this.current(row.id)!;
   }
 
   /** The body, refused past the upload's length, with the disk's reserve checked every few MiB. */
@@ -442,6 +465,7 @@ export class TusUploadService {
   /** Deletes an upload: an unfinished one's staged bytes (or its published object) first, then the record. */
   private async remove(row: TusUpload): Promise<void> {
     this.settledHere.delete(row.id);
+    this.unrecorded.delete(row.id);
     if (row.state !== 'completed') {
       await this.d.resumable.discard(row.storageKey);
       await this.d.sealed.delete(row.storageKey);
@@ -464,7 +488,7 @@ export class TusUploadService {
    * membership still allows it, checked each time.
    */
   private owned(principal: TusSender, id: string): TusUpload {
-    const row = this.d.repo.get(id);
+    const row = this.current(id);
     if (!row || row.shareLinkId !== (principal.drop?.linkId ?? null)) throw notFound(Messages.tusNotFound);
     if (row.accountId === principal.accountId) return row;
     if (row.loginId !== principal.loginId || !row.parentId) throw notFound(Messages.tusNotFound);
@@ -476,6 +500,16 @@ export class TusUploadService {
     }
     if (actor.accountId !== row.accountId) throw notFound(Messages.tusNotFound);
     return row;
+  }
+
+  /** The upload's record with the progress this process acknowledged since. */
+  private current(id: string): TusUpload | null {
+    return this.withUnrecorded(this.d.repo.get(id));
+  }
+
+  private withUnrecorded(row: TusUpload | null): TusUpload | null {
+    const since = row && this.unrecorded.get(row.id);
+    return since && row.state === 'receiving' ? { ...row, ...since } : row;
   }
 
   /** Whether the upload is sent by a login of its account itself (the owner or a sub-user), not a visitor or member. */
@@ -527,6 +561,20 @@ export class TusUploadService {
 /** Whether a sender's upload may count on the account's versions: a visitor's or a member's never does. */
 function mayEvict(sender: TusSender): boolean {
   return !sender.drop && roomRuleOf(sender) === 'evict';
+}
+
+/**
+ * Whether acknowledged progress must be committed now rather than kept in memory: the bytes of a partial
+ * segment (kept nowhere else), a sync finished (the record then trails by less than the sync lag), the
+ * first bytes (the creation's short expiry ends), or a record older than RECORD_EVERY_MS (its expiry).
+ */
+function mustRecord(recorded: TusUpload, p: AppendProgress, now: number): boolean {
+  return (
+    p.tail !== null ||
+    p.durableOffset > recorded.durableOffset ||
+    recorded.offset === 0 ||
+    now - recorded.updatedAt >= RECORD_EVERY_MS
+  );
 }
 
 function resumableOf(row: TusUpload): ResumableObject {
