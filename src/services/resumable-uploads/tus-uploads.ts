@@ -570,10 +570,7 @@ function mayEvict(sender: TusSender): boolean {
  */
 function mustRecord(recorded: TusUpload, p: AppendProgress, now: number): boolean {
   return (
-    p.tail !== null ||
-    p.durableOffset > recorded.durableOffset ||
-    recorded.offset === 0 ||
-    now - recorded.updatedAt >= RECORD_EVERY_MS
+    p.tail !== null || p.durableOffset > recorded.durableOffset || recorded.offset === 0 || now - recorded.updatedAt >= RECORD_EVERY_MS
   );
 }
 
