@@ -90,6 +90,8 @@ function sealedOffsetOf(index: number): number {
 export class ResumableStore {
   /** Per staged object, the sync an append left running behind its answer. */
   private readonly behind = new Map<string, SyncBehind>();
+  /** Per staged object, its size after this process's last write to it (a write cuts off what follows it). */
+  private readonly sizes = new Map<string, number>();
 
   constructor(private readonly sealed: SealedStore) {}
 
@@ -159,7 +161,9 @@ export class ResumableStore {
     try {
       for (;;) {
         const at = sealedOffsetOf(index);
-        const staged = await staging.size(obj.key);
+        // Known when this process wrote it last: a stat a request, on the request's thread, cost 0.1 ms beside a sync.
+        const staged = this.sizes.get(obj.key) ?? (await staging.size(obj.key));
+        this.sizes.delete(obj.key);
         if (staged < at) throw new ObjectIntegrityError(`staged object ${obj.key} holds ${staged} of its ${at} acknowledged bytes`);
         const guard =
           staged > at ? new OverwriteGuard(new ExactReader(await staging.read(obj.key, { start: at, end: staged })), staged - at) : null;
@@ -207,7 +211,7 @@ export class ResumableStore {
           }
         };
         try {
-          await staging.write(obj.key, at, round());
+          this.sizes.set(obj.key, await staging.write(obj.key, at, round()));
         } finally {
           await guard?.close();
         }
@@ -244,6 +248,7 @@ export class ResumableStore {
    * is missing, the staged bytes are cut off there and nothing beyond it is trusted. The result is durable.
    */
   async recover(obj: ResumableObject): Promise<Pick<ResumableObject, 'offset' | 'tail'>> {
+    this.sizes.delete(obj.key);
     const staging = this.sealed.driver.staging;
     const dataKey = this.sealed.unwrapKey(obj.wrappedKey);
     const header = Buffer.from(obj.header);
@@ -285,11 +290,13 @@ export class ResumableStore {
 
   /** Makes the whole staged object the object under its key (idempotent). */
   async publish(obj: Pick<ResumableObject, 'key' | 'length'>): Promise<void> {
+    this.sizes.delete(obj.key);
     await this.sealed.driver.staging.publish(obj.key, sealedSize(obj.length));
   }
 
   async discard(key: string): Promise<boolean> {
     this.behind.delete(key);
+    this.sizes.delete(key);
     return this.sealed.driver.staging.discard(key);
   }
 }

@@ -84,8 +84,13 @@ const TERMINATE_WAIT_MS = 10_000;
 // How stale the recorded progress of an upload receiving bytes may grow: its recorded expiry trails the real one by no more.
 const RECORD_EVERY_MS = 10_000;
 
-/** An upload's acknowledged progress not yet recorded in the database: this process answers from it. */
-type Unrecorded = Pick<TusUpload, 'offset' | 'durableOffset' | 'tail' | 'updatedAt' | 'expiresAt'>;
+/** An upload's acknowledged progress not yet recorded in the database (this process answers from it), and its record. */
+interface Unrecorded {
+  progress: Pick<TusUpload, 'offset' | 'durableOffset' | 'tail' | 'updatedAt' | 'expiresAt'>;
+  recorded: Recorded;
+}
+
+type Recorded = Pick<TusUpload, 'offset' | 'durableOffset' | 'updatedAt'>;
 
 /**
  * Resumable uploads (tus 1.0): creation reserves the whole length against the quota after the same
@@ -236,10 +241,10 @@ export class TusUploadService {
 
   /** PATCH: appends the body at `offset`, which must be where the upload stands. */
   async append(principal: TusSender, id: string, offset: number, body: TusBody): Promise<TusState> {
-    this.owned(principal, id);
+    const owned = this.owned(principal, id);
     if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
     try {
-      const row = await this.settled(this.owned(principal, id));
+      const row = await this.settled(owned);
       this.assertNotExpired(row);
       if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
       if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
@@ -354,18 +359,21 @@ export class TusUploadService {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
     this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
-    let recorded = this.unrecorded.has(row.id) ? this.d.repo.get(row.id)! : row;
-    const record = (p: AppendProgress, sealed = false) => {
+    let recorded: Recorded = this.unrecorded.get(row.id)?.recorded ?? row;
+    /** Records progress, or keeps it in memory (see `unrecorded`); returns the upload's new expiry. */
+    const record = (p: AppendProgress, sealed = false): number => {
       const now = this.d.clock.now();
       // Nothing received yet: the creation's short expiry stands.
       const expiresAt = p.offset > 0 ? now + this.d.expiryMs : row.expiresAt;
       if (!sealed && !mustRecord(recorded, p, now)) {
-        this.unrecorded.set(row.id, { offset: p.offset, durableOffset: p.durableOffset, tail: p.tail, updatedAt: now, expiresAt });
-        return;
+        const progress = { offset: p.offset, durableOffset: p.durableOffset, tail: p.tail, updatedAt: now, expiresAt };
+        this.unrecorded.set(row.id, { progress, recorded });
+        return expiresAt;
       }
       this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt });
       this.unrecorded.delete(row.id);
-      recorded = { ...recorded, offset: p.offset, durableOffset: p.durableOffset, updatedAt: now };
+      recorded = { offset: p.offset, durableOffset: p.durableOffset, updatedAt: now };
+      return expiresAt;
     };
     this.settledHere.add(row.id);
     let result: Awaited<ReturnType<ResumableStore['append']>>;
@@ -377,12 +385,14 @@ export class TusUploadService {
       if (err instanceof ResealMismatchError) throw conflict(Messages.tusResealMismatch);
       throw err;
     }
-    record(result, result.complete);
+    const expiresAt = record(result, result.complete);
     // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
     if (result.interrupted) throw result.interrupted;
-    const current = this.current(row.id)!;
+    // Still receiving, under the lock: the answer is what was just acknowledged (no read of the record a PATCH).
+    if (!result.complete) return { id: row.id, offset: result.offset, length: row.length, expiresAt, itemId: null };
+    const current = this.d.repo.get(row.id)!;
     if (current.state === 'sealed') await this.finish(current, actor, this.evictsFor(row, actor));
-    return stateOf(this.current(row.id)!);
+    return stateOf(this.d.repo.get(row.id)!);
   }
 
   /** Written by an earlier process, maybe beyond its record, and maybe not all on the disk: a power loss may have come between. */
@@ -509,7 +519,7 @@ export class TusUploadService {
 
   private withUnrecorded(row: TusUpload | null): TusUpload | null {
     const since = row && this.unrecorded.get(row.id);
-    return since && row.state === 'receiving' ? { ...row, ...since } : row;
+    return since && row.state === 'receiving' ? { ...row, ...since.progress } : row;
   }
 
   /** Whether the upload is sent by a login of its account itself (the owner or a sub-user), not a visitor or member. */
@@ -568,7 +578,7 @@ function mayEvict(sender: TusSender): boolean {
  * segment (kept nowhere else), a sync finished (the record then trails by less than the sync lag), the
  * first bytes (the creation's short expiry ends), or a record older than RECORD_EVERY_MS (its expiry).
  */
-function mustRecord(recorded: TusUpload, p: AppendProgress, now: number): boolean {
+function mustRecord(recorded: Recorded, p: AppendProgress, now: number): boolean {
   return (
     p.tail !== null || p.durableOffset > recorded.durableOffset || recorded.offset === 0 || now - recorded.updatedAt >= RECORD_EVERY_MS
   );
