@@ -239,32 +239,33 @@ export class ResumableStore {
   }
 
   /**
-   * After a restart, where an object's appends really stand: the segments staged past the durable offset
-   * were written, but a power loss may have kept them from the disk, and the caller may not have recorded
-   * the appends that wrote them (it records an offset at a segment boundary only now and then). They are
-   * authenticated (a kill -9 loses none: they are in the page cache) up to the last segment, which only a
-   * completing append writes: the upload stands after the last that does, or where it was recorded if
-   * that is further (its partial segment kept by the caller). If one below the recorded offset fails or
-   * is missing, the staged bytes are cut off there and nothing beyond it is trusted. The result is durable.
+   * After a restart, where an object's appends really stand: the segments between the durable offset and
+   * the acknowledged one were written, but a power loss may have kept them from the disk. They are
+   * authenticated (a kill -9 loses none: they are in the page cache); from the first that fails or is
+   * missing on, the staged bytes are cut off and the upload stands there, with nothing beyond it trusted.
+   * `pastOffset`: the caller records an offset at a segment boundary only now and then, so the segments
+   * staged past it are authenticated too, up to the last one (which only a completing append writes), and
+   * the object stands after the last that authenticates when that is further. The result is durable.
    */
-  async recover(obj: ResumableObject): Promise<Pick<ResumableObject, 'offset' | 'tail'>> {
+  async recover(obj: ResumableObject, opts: { pastOffset?: boolean } = {}): Promise<Pick<ResumableObject, 'offset' | 'tail'>> {
+    if (!opts.pastOffset && obj.durableOffset >= obj.offset) return { offset: obj.offset, tail: obj.tail };
     this.sizes.delete(obj.key);
     const staging = this.sealed.driver.staging;
     const dataKey = this.sealed.unwrapKey(obj.wrappedKey);
     const header = Buffer.from(obj.header);
     const first = Math.floor(obj.durableOffset / SEGMENT_SIZE);
     const end = Math.floor(obj.offset / SEGMENT_SIZE);
-    const lastIndex = segmentCount(obj.length) - 1;
+    const limit = opts.pastOffset ? segmentCount(obj.length) - 1 : end;
     const staged = await staging.size(obj.key);
     if (staged < sealedOffsetOf(first)) {
       throw new ObjectIntegrityError(`staged object ${obj.key} holds ${staged} of its ${sealedOffsetOf(first)} durable bytes`);
     }
     let good = first;
-    if (lastIndex > first && staged > sealedOffsetOf(first)) {
+    if (limit > first && staged > sealedOffsetOf(first)) {
       const reader = new ExactReader(await staging.read(obj.key, { start: sealedOffsetOf(first), end: staged }));
       try {
         if (first === 0 && !(await reader.read(HEADER_SIZE)).equals(header)) good = -1;
-        for (; good >= 0 && good < lastIndex; good++) {
+        for (; good >= 0 && good < limit; good++) {
           const pieces = await reader.pieces(SEALED_SEGMENT);
           if (pieces.reduce((n, p) => n + p.length, 0) < SEALED_SEGMENT) break;
           try {

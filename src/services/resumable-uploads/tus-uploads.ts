@@ -403,7 +403,7 @@ export class TusUploadService {
   /** The upload where its staged bytes really stand (see ResumableStore.recover); call with its lock held. */
   private async settled(row: TusUpload): Promise<TusUpload> {
     if (!this.unsettled(row)) return row;
-    const at = await this.d.resumable.recover(resumableOf(row));
+    const at = await this.d.resumable.recover(resumableOf(row), { pastOffset: true });
     this.d.repo.progress(row.id, { ...at, durableOffset: at.offset, sealed: false, at: row.updatedAt, expiresAt: row.expiresAt });
     this.unrecorded.delete(row.id);
     if (at.offset < row.offset) {
