@@ -253,6 +253,25 @@ describe('resumable sealed objects', () => {
       await finish(obj, data);
     });
 
+    test('appends the caller never recorded: the upload stands after the last staged segment that authenticates, never the last one', async () => {
+      const data = randomBytes(8 * S + 10);
+      const obj = begin(resumable, data.length);
+      await appendTo(resumable, obj, data, S + 7, { drain });
+      const recorded = { ...obj };
+      // Two more appends whose progress the caller kept in memory only, then one whose bytes a power loss cut in segment 7.
+      for (const end of [4 * S, 6 * S]) await appendTo(resumable, obj, data, end, { drain });
+      // The completing append wrote the last segment, but only its record makes the upload complete.
+      await appendTo(resumable, obj, data, 8 * S + 10);
+      expect(await resumable.recover(recorded, { pastOffset: true })).toEqual({ offset: 8 * S, tail: null });
+      // Without pastOffset (chunked uploads, which record every append) the record stands.
+      expect(await resumable.recover(recorded)).toEqual({ offset: S + 7, tail: recorded.tail });
+      fs.truncateSync(staged(obj), 16 + 7 * (S + 16) + 100);
+      const kept = await resumable.recover(recorded, { pastOffset: true });
+      expect(kept).toEqual({ offset: 7 * S, tail: null });
+      Object.assign(obj, kept, { durableOffset: kept.offset });
+      await finish(obj, data);
+    });
+
     test('a power loss zeroed segment 4: the upload stands at its start, and the bytes after it are cut off', async () => {
       const { data, obj } = await threeAppends();
       const file = staged(obj);

@@ -81,6 +81,16 @@ const SWEEP_PAGE = 200;
 const LISTED = 100;
 // How long a termination waits for a PATCH still recording what it received (a client that just hung up).
 const TERMINATE_WAIT_MS = 10_000;
+// How stale the recorded progress of an upload receiving bytes may grow: its recorded expiry trails the real one by no more.
+const RECORD_EVERY_MS = 10_000;
+
+/** An upload's acknowledged progress not yet recorded in the database (this process answers from it), and its record. */
+interface Unrecorded {
+  progress: Pick<TusUpload, 'offset' | 'durableOffset' | 'tail' | 'updatedAt' | 'expiresAt'>;
+  recorded: Recorded;
+}
+
+type Recorded = Pick<TusUpload, 'offset' | 'durableOffset' | 'updatedAt'>;
 
 /**
  * Resumable uploads (tus 1.0): creation reserves the whole length against the quota after the same
@@ -97,6 +107,12 @@ export class TusUploadService {
   /** Uploads this process has appended to or settled: their bytes beyond the durable offset are in its page cache. */
   private readonly settledHere = new Set<string>();
   private readonly unlocked = new Map<string, Array<() => void>>();
+  /**
+   * Progress acknowledged since the upload's record: a PATCH that ends at a segment boundary, with no sync
+   * finished since, is not committed (a commit per PATCH stalled some behind the disk's syncs); after a
+   * restart the staged segments past the record are authenticated instead (`settled`).
+   */
+  private readonly unrecorded = new Map<string, Unrecorded>();
 
   constructor(
     private readonly d: {
@@ -175,6 +191,8 @@ export class TusUploadService {
       this.d.quota.assertCouldFit(principal.accountId, length, mayEvict(principal) ? 'evict' : 'free');
       this.d.repo.insert(row);
     });
+    // Nothing is staged yet: there is nothing for a restart's check to find.
+    this.settledHere.add(row.id);
     // An empty file is complete at once: tus clients send no PATCH for it.
     if (body === null && length > 0) return stateOf(row);
     this.lock(row.id);
@@ -223,10 +241,10 @@ export class TusUploadService {
 
   /** PATCH: appends the body at `offset`, which must be where the upload stands. */
   async append(principal: TusSender, id: string, offset: number, body: TusBody): Promise<TusState> {
-    this.owned(principal, id);
+    const owned = this.owned(principal, id);
     if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
     try {
-      const row = await this.settled(this.owned(principal, id));
+      const row = await this.settled(owned);
       this.assertNotExpired(row);
       if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
       if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
@@ -292,6 +310,8 @@ export class TusUploadService {
         skipped.add(row.id);
         if (!this.tryLock(row.id)) continue;
         try {
+          // Bytes acknowledged since its record put its expiry later.
+          if (this.withUnrecorded(row)!.expiresAt >= this.d.clock.now()) continue;
           await this.remove(row);
           if (row.state === 'completed') out.forgotten++;
           else out.expired++;
@@ -339,11 +359,21 @@ export class TusUploadService {
     const remaining = row.length - row.offset;
     if (body.declared !== null && body.declared > remaining) throw tusPastLength(row.length);
     this.d.disk.assertRoomToStage(Math.min(body.declared ?? remaining, remaining));
-    const record = (p: AppendProgress, sealed = false) => {
+    let recorded: Recorded = this.unrecorded.get(row.id)?.recorded ?? row;
+    /** Records progress, or keeps it in memory (see `unrecorded`); returns the upload's new expiry. */
+    const record = (p: AppendProgress, sealed = false): number => {
       const now = this.d.clock.now();
       // Nothing received yet: the creation's short expiry stands.
       const expiresAt = p.offset > 0 ? now + this.d.expiryMs : row.expiresAt;
+      if (!sealed && !mustRecord(recorded, p, now)) {
+        const progress = { offset: p.offset, durableOffset: p.durableOffset, tail: p.tail, updatedAt: now, expiresAt };
+        this.unrecorded.set(row.id, { progress, recorded });
+        return expiresAt;
+      }
       this.d.repo.progress(row.id, { ...p, sealed, at: now, expiresAt });
+      this.unrecorded.delete(row.id);
+      recorded = { offset: p.offset, durableOffset: p.durableOffset, updatedAt: now };
+      return expiresAt;
     };
     this.settledHere.add(row.id);
     let result: Awaited<ReturnType<ResumableStore['append']>>;
@@ -355,24 +385,27 @@ export class TusUploadService {
       if (err instanceof ResealMismatchError) throw conflict(Messages.tusResealMismatch);
       throw err;
     }
-    record(result, result.complete);
+    const expiresAt = record(result, result.complete);
     // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
     if (result.interrupted) throw result.interrupted;
+    // Still receiving, under the lock: the answer is what was just acknowledged (no read of the record a PATCH).
+    if (!result.complete) return { id: row.id, offset: result.offset, length: row.length, expiresAt, itemId: null };
     const current = this.d.repo.get(row.id)!;
     if (current.state === 'sealed') await this.finish(current, actor, this.evictsFor(row, actor));
     return stateOf(this.d.repo.get(row.id)!);
   }
 
-  /** Written by an earlier process, and maybe not all on the disk: a power loss may have come between. */
+  /** Written by an earlier process, maybe beyond its record, and maybe not all on the disk: a power loss may have come between. */
   private unsettled(row: TusUpload): boolean {
-    return row.state === 'receiving' && row.durableOffset < row.offset && !this.settledHere.has(row.id);
+    return row.state === 'receiving' && !this.settledHere.has(row.id);
   }
 
   /** The upload where its staged bytes really stand (see ResumableStore.recover); call with its lock held. */
   private async settled(row: TusUpload): Promise<TusUpload> {
     if (!this.unsettled(row)) return row;
-    const at = await this.d.resumable.recover(resumableOf(row));
+    const at = await this.d.resumable.recover(resumableOf(row), { pastOffset: true });
     this.d.repo.progress(row.id, { ...at, durableOffset: at.offset, sealed: false, at: row.updatedAt, expiresAt: row.expiresAt });
+    this.unrecorded.delete(row.id);
     if (at.offset < row.offset) {
       this.d.log.warn('resumable upload resumes from the bytes the disk kept', {
         uploadId: row.id,
@@ -381,7 +414,7 @@ export class TusUploadService {
       });
     }
     this.settledHere.add(row.id);
-    return this.d.repo.get(row.id)!;
+    return this.current(row.id)!;
   }
 
   /** The body, refused past the upload's length, with the disk's reserve checked every few MiB. */
@@ -442,6 +475,7 @@ export class TusUploadService {
   /** Deletes an upload: an unfinished one's staged bytes (or its published object) first, then the record. */
   private async remove(row: TusUpload): Promise<void> {
     this.settledHere.delete(row.id);
+    this.unrecorded.delete(row.id);
     if (row.state !== 'completed') {
       await this.d.resumable.discard(row.storageKey);
       await this.d.sealed.delete(row.storageKey);
@@ -464,7 +498,7 @@ export class TusUploadService {
    * membership still allows it, checked each time.
    */
   private owned(principal: TusSender, id: string): TusUpload {
-    const row = this.d.repo.get(id);
+    const row = this.current(id);
     if (!row || row.shareLinkId !== (principal.drop?.linkId ?? null)) throw notFound(Messages.tusNotFound);
     if (row.accountId === principal.accountId) return row;
     if (row.loginId !== principal.loginId || !row.parentId) throw notFound(Messages.tusNotFound);
@@ -476,6 +510,16 @@ export class TusUploadService {
     }
     if (actor.accountId !== row.accountId) throw notFound(Messages.tusNotFound);
     return row;
+  }
+
+  /** The upload's record with the progress this process acknowledged since. */
+  private current(id: string): TusUpload | null {
+    return this.withUnrecorded(this.d.repo.get(id));
+  }
+
+  private withUnrecorded(row: TusUpload | null): TusUpload | null {
+    const since = row && this.unrecorded.get(row.id);
+    return since && row.state === 'receiving' ? { ...row, ...since.progress } : row;
   }
 
   /** Whether the upload is sent by a login of its account itself (the owner or a sub-user), not a visitor or member. */
@@ -527,6 +571,17 @@ export class TusUploadService {
 /** Whether a sender's upload may count on the account's versions: a visitor's or a member's never does. */
 function mayEvict(sender: TusSender): boolean {
   return !sender.drop && roomRuleOf(sender) === 'evict';
+}
+
+/**
+ * Whether acknowledged progress must be committed now rather than kept in memory: the bytes of a partial
+ * segment (kept nowhere else), a sync finished (the record then trails by less than the sync lag), the
+ * first bytes (the creation's short expiry ends), or a record older than RECORD_EVERY_MS (its expiry).
+ */
+function mustRecord(recorded: Recorded, p: AppendProgress, now: number): boolean {
+  return (
+    p.tail !== null || p.durableOffset > recorded.durableOffset || recorded.offset === 0 || now - recorded.updatedAt >= RECORD_EVERY_MS
+  );
 }
 
 function resumableOf(row: TusUpload): ResumableObject {

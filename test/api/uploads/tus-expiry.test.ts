@@ -57,4 +57,26 @@ describe('expiry (TUS_EXPIRY_HOURS)', () => {
     expect((await owner.client.get(`/api/files/${finished.itemId}/info`)).status).toBe(200);
     expect((await t.server.ctx.services.doctor.check()).uploads).toMatchObject({ unfinished: 0, expired: [], strayStaged: [] });
   }, 30_000);
+
+  test('a PATCH not recorded on its own still moves the expiry on: the sweep keeps the upload past its recorded expiry', async () => {
+    const S = 64 * 1024;
+    const data = randomBytes(3 * S);
+    const location = (await createUpload(owner.client, data.length, { filename: 'moving.bin' })).headers.get('location')!;
+    const id = location.split('/').at(-1)!;
+    expect((await patchUpload(owner.client, location, 0, data.subarray(0, S))).status).toBe(204);
+    const recorded = t.server.ctx.repos.tusUploads.get(id)!.expiresAt;
+    clock.advance(2000);
+    const second = await patchUpload(owner.client, location, S, data.subarray(S, 2 * S));
+    expect(second.status).toBe(204);
+    // It ended at a segment boundary with no sync finished: acknowledged, not recorded.
+    expect(t.server.ctx.repos.tusUploads.get(id)!).toMatchObject({ offset: S, expiresAt: recorded });
+    expect(Date.parse(second.headers.get('upload-expires')!)).toBeGreaterThan(recorded);
+    clock.advance(2000);
+    expect((await t.server.ctx.services.tusUploads.sweep()).expired).toBe(0);
+    const head = await headUpload(owner.client, location);
+    expect([head.status, head.headers.get('upload-offset')]).toEqual([200, String(2 * S)]);
+    const done = await patchUpload(owner.client, location, 2 * S, data.subarray(2 * S));
+    expect(done.status).toBe(204);
+    expect(done.headers.get('upload-item-id')).toBeTruthy();
+  });
 });

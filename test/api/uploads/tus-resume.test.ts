@@ -192,6 +192,40 @@ describe('a power loss: the database kept the offset of a PATCH whose bytes the 
     }
   });
 
+  test('PATCHes ending at a segment boundary are not each recorded; HEAD answers from memory, and after a restart from the staged segments', async () => {
+    const p = await startTestServer({ startWorker: false });
+    try {
+      const o = await seed.owner(p);
+      const data = randomBytes(5 * MiB + 123);
+      const location = (await createUpload(o.client, data.length, { filename: 'unrecorded.bin' })).headers.get('location')!;
+      const id = location.split('/').at(-1)!;
+      for (const [from, to] of [
+        [0, MiB],
+        [MiB, 2 * MiB],
+        [2 * MiB, 4 * MiB],
+      ] as const) {
+        expect((await patchUpload(o.client, location, from, data.subarray(from, to))).status).toBe(204);
+      }
+      // Only the first PATCH was committed (its bytes end the creation's short expiry); no sync has finished since.
+      const row = p.server.ctx.repos.tusUploads.get(id)!;
+      expect([row.offset, row.durableOffset]).toEqual([MiB, 0]);
+      expect(Number((await headUpload(o.client, location)).headers.get('upload-offset'))).toBe(4 * MiB);
+      // The restart (as a kill -9: nothing recorded on the way down) and a power loss that kept 3 MiB and 100 bytes of the staged segments.
+      await p.restart({
+        samePort: true,
+        whileDown: async () => fs.truncateSync(path.join(p.dataDir, 'blobs', '.staging', row.storageKey), 16 + 48 * (64 * 1024 + 16) + 100),
+      });
+      const offset = Number((await headUpload(o.client, location)).headers.get('upload-offset'));
+      expect(offset).toBe(3 * MiB);
+      expect(p.server.ctx.repos.tusUploads.get(id)!.durableOffset).toBe(3 * MiB);
+      const done = await patchUpload(o.client, location, offset, data.subarray(offset));
+      expect(done.status).toBe(204);
+      expect(await downloaded(o.client, done.headers.get('upload-item-id')!)).toEqual(data);
+    } finally {
+      await p.stop();
+    }
+  });
+
   test('after a restart with every byte there, HEAD keeps the acknowledged offset', async () => {
     const p = await startTestServer({ startWorker: false });
     try {
