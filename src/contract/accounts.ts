@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from './limits.ts';
 import { assertionBody } from './passkeys.ts';
 import { PERMISSION_CATALOG, type Permission } from './permissions.ts';
@@ -6,57 +7,75 @@ import { PERMISSION_CATALOG, type Permission } from './permissions.ts';
 /** Accounts: sign-up, sign-in, sessions, two-factor, app passwords and sub-users. */
 
 /** What an email address must look like (docs/api.md › Limits): the API's fields and the CLI check with this. */
-export const EMAIL = z.email({ message: 'Enter a valid email address' }).max(EMAIL_MAX, `Email must be at most ${EMAIL_MAX} characters`);
+export const EMAIL = lazySchema(() =>
+  z.email({ message: 'Enter a valid email address' }).max(EMAIL_MAX, `Email must be at most ${EMAIL_MAX} characters`),
+);
 
 // Shapes only: the password, name and email rules are the accounts service's.
 const password = (field: string) => z.string({ error: `${field} is required` });
-export const signupBody = z.object({
-  email: EMAIL,
-  password: password('password'),
-  name: z.string().optional(),
-  setupCode: z.string().max(SETUP_CODE_MAX, `setupCode must be at most ${SETUP_CODE_MAX} characters`).optional(),
-});
-export const loginBody = z.object({
-  email: EMAIL,
-  password: password('password'),
-  mfaCode: z.string().max(MFA_CODE_MAX).optional(),
-  // With two-factor on: a passkey's answer in place of the code.
-  passkey: assertionBody.optional(),
-});
-export const changePasswordBody = z.object({
-  oldPassword: z.string().min(1, 'Enter your current password').max(PASSWORD.max),
-  newPassword: password('newPassword'),
-  // WebDAV devices keep working after a password change unless the user asks (issue 22).
-  revokeAppPasswords: z.boolean().optional(),
-  // Passkeys sign in without the password, so a changed password leaves them working unless the user asks.
-  removePasskeys: z.boolean().optional(),
-});
-export const logoutAllBody = z.object({ revokeAppPasswords: z.boolean().optional() }).nullable();
-export const idpMfaBody = z.object({
-  code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(MFA_CODE_MAX),
-});
+export const signupBody = lazySchema(() =>
+  z.object({
+    email: built(EMAIL),
+    password: password('password'),
+    name: z.string().optional(),
+    setupCode: z.string().max(SETUP_CODE_MAX, `setupCode must be at most ${SETUP_CODE_MAX} characters`).optional(),
+  }),
+);
+export const loginBody = lazySchema(() =>
+  z.object({
+    email: built(EMAIL),
+    password: password('password'),
+    mfaCode: z.string().max(MFA_CODE_MAX).optional(),
+    // With two-factor on: a passkey's answer in place of the code.
+    passkey: assertionBody.optional(),
+  }),
+);
+export const changePasswordBody = lazySchema(() =>
+  z.object({
+    oldPassword: z.string().min(1, 'Enter your current password').max(PASSWORD.max),
+    newPassword: password('newPassword'),
+    // WebDAV devices keep working after a password change unless the user asks (issue 22).
+    revokeAppPasswords: z.boolean().optional(),
+    // Passkeys sign in without the password, so a changed password leaves them working unless the user asks.
+    removePasskeys: z.boolean().optional(),
+  }),
+);
+export const logoutAllBody = lazySchema(() => z.object({ revokeAppPasswords: z.boolean().optional() }).nullable());
+export const idpMfaBody = lazySchema(() =>
+  z.object({
+    code: z.string({ error: 'Enter the code from your authenticator app or a backup code' }).max(MFA_CODE_MAX),
+  }),
+);
 
-export const mfaVerifyBody = z.object({ code: z.string().regex(/^\d{6}$/, 'Enter the 6-digit code from your authenticator app') });
-export const mfaDisableBody = z.object({
-  code: z
-    .string()
-    .trim()
-    .regex(/^(\d{6}|[A-Za-z0-9]{4}-?[A-Za-z0-9]{4})$/, 'Enter a 6-digit code or an 8-character backup code'),
-});
+export const mfaVerifyBody = lazySchema(() =>
+  z.object({ code: z.string().regex(/^\d{6}$/, 'Enter the 6-digit code from your authenticator app') }),
+);
+export const mfaDisableBody = lazySchema(() =>
+  z.object({
+    code: z
+      .string()
+      .trim()
+      .regex(/^(\d{6}|[A-Za-z0-9]{4}-?[A-Za-z0-9]{4})$/, 'Enter a 6-digit code or an 8-character backup code'),
+  }),
+);
 
-export const appPasswordBody = z.object({ name: z.string({ error: 'name is required' }) });
+export const appPasswordBody = lazySchema(() => z.object({ name: z.string({ error: 'name is required' }) }));
 
 const permissionKeys = PERMISSION_CATALOG.map((p) => p.key) as [Permission, ...Permission[]];
-const permissionsField = z.array(z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }), {
-  message: 'permissions must be an array of permission keys',
-});
-export const subUserBody = z.object({
-  email: EMAIL,
-  password: z.string({ error: 'password is required' }),
-  name: z.string({ error: 'Name is required' }),
-  permissions: permissionsField,
-});
-export const permissionsBody = z.object({ permissions: permissionsField });
+const permissionsField = lazySchema(() =>
+  z.array(z.enum(permissionKeys, { message: `Unknown permission; valid keys: ${permissionKeys.join(', ')}` }), {
+    message: 'permissions must be an array of permission keys',
+  }),
+);
+export const subUserBody = lazySchema(() =>
+  z.object({
+    email: built(EMAIL),
+    password: z.string({ error: 'password is required' }),
+    name: z.string({ error: 'Name is required' }),
+    permissions: built(permissionsField),
+  }),
+);
+export const permissionsBody = lazySchema(() => z.object({ permissions: built(permissionsField) }));
 
 /** How a login can sign in: an account made through single sign-on has no password until an admin sets one. */
 export type SignInMethod = 'password' | 'idp' | 'passkey';

@@ -1,21 +1,24 @@
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema.ts';
 
 const id = (field: string) => z.string().min(1).max(100, `${field} is too long`).optional();
 
 /** GET /api/activity: keyset pages of the change log, newest first (docs/activity.md). */
-export const activityQuery = z.object({
-  cursor: z.string().min(1).max(1024, 'cursor is too long').optional(),
-  limit: z.coerce
-    .number()
-    .int('limit must be a whole number')
-    .min(1, 'limit must be at least 1')
-    .max(200, 'limit must be at most 200')
-    .optional(),
-  itemId: id('itemId'),
-  folderId: id('folderId'),
-  actor: id('actor'),
-  kind: z.string().min(1).max(40, 'kind is too long').optional(),
-});
+export const activityQuery = lazySchema(() =>
+  z.object({
+    cursor: z.string().min(1).max(1024, 'cursor is too long').optional(),
+    limit: z.coerce
+      .number()
+      .int('limit must be a whole number')
+      .min(1, 'limit must be at least 1')
+      .max(200, 'limit must be at most 200')
+      .optional(),
+    itemId: id('itemId'),
+    folderId: id('folderId'),
+    actor: id('actor'),
+    kind: z.string().min(1).max(40, 'kind is too long').optional(),
+  }),
+);
 /** One line of the Activity view: who did what to which item, when; paths as the reader sees them. */
 export interface ActivityLine {
   seq: number;
@@ -31,14 +34,16 @@ export interface ActivityLine {
 }
 
 /** GET /api/activity/people: the Activity view's person filter, newest first (docs/activity.md). */
-export const activityPeopleQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int('limit must be a whole number')
-    .min(1, 'limit must be at least 1')
-    .max(200, 'limit must be at most 200')
-    .optional(),
-});
+export const activityPeopleQuery = lazySchema(() =>
+  z.object({
+    limit: z.coerce
+      .number()
+      .int('limit must be a whole number')
+      .min(1, 'limit must be at least 1')
+      .max(200, 'limit must be at most 200')
+      .optional(),
+  }),
+);
 
 /** A person whose changes the reader may see: a login, or a share link's visitors. */
 export interface ActivityPerson {

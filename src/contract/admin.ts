@@ -1,23 +1,26 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL } from './accounts.ts';
 import { PASSWORD } from './limits.ts';
 
 /** The administrator's API: instance settings, accounts and their limits, desktop clients, orphan review. */
 
-export const enabledBody = z.object({ enabled: z.boolean({ message: 'enabled must be true or false' }) });
-export const optOutBody = z.object({ optOut: z.boolean({ message: 'optOut must be true or false' }) });
-export const hiddenBody = z.object({ hidden: z.boolean({ message: 'hidden must be true or false' }) });
-export const docserverBody = z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() });
-export const shareBaseUrlBody = z.object({ url: z.string().nullish() });
+export const enabledBody = lazySchema(() => z.object({ enabled: z.boolean({ message: 'enabled must be true or false' }) }));
+export const optOutBody = lazySchema(() => z.object({ optOut: z.boolean({ message: 'optOut must be true or false' }) }));
+export const hiddenBody = lazySchema(() => z.object({ hidden: z.boolean({ message: 'hidden must be true or false' }) }));
+export const docserverBody = lazySchema(() => z.object({ jwtSecret: z.string().max(1024).nullish(), url: z.string().max(2048).nullish() }));
+export const shareBaseUrlBody = lazySchema(() => z.object({ url: z.string().nullish() }));
 // These two are checked by the settings service (its rules), so the schemas only describe them.
-export const maxUploadSizeBody = z.object({ maxBytes: z.number().int().nullable() });
-export const knownProxiesBody = z.object({ knownProxies: z.array(z.string()) });
+export const maxUploadSizeBody = lazySchema(() => z.object({ maxBytes: z.number().int().nullable() }));
+export const knownProxiesBody = lazySchema(() => z.object({ knownProxies: z.array(z.string()) }));
 // Shapes only: the ranges are the settings service's rules, checked together before any is stored.
-export const versionsConfigBody = z.object({
-  enabled: z.boolean().optional(),
-  retentionDays: z.number().optional(),
-  maxPerFile: z.number().optional(),
-});
+export const versionsConfigBody = lazySchema(() =>
+  z.object({
+    enabled: z.boolean().optional(),
+    retentionDays: z.number().optional(),
+    maxPerFile: z.number().optional(),
+  }),
+);
 
 /** File versions as Admin → Instance shows them. */
 export interface VersionsConfig {
@@ -30,37 +33,43 @@ export interface VersionsConfig {
 const USER_SORTS = ['created', 'name', 'email', 'storage'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
 
-export const userListQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int('limit must be a whole number')
-    .min(1, 'limit must be at least 1')
-    .max(100, 'limit must be at most 100')
-    .default(50),
-  cursor: z.string().optional(),
-  // A widening: owners whose email or name contains `q`, each still followed by its sub-users.
-  q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
-  sort: z.enum(USER_SORTS, { message: `sort must be one of ${USER_SORTS.join(', ')}` }).optional(),
-});
-const storageLimit = z
-  .number()
-  .int('storageLimit must be a whole number of bytes')
-  .positive('storageLimit must be positive')
-  .max(Number.MAX_SAFE_INTEGER);
+export const userListQuery = lazySchema(() =>
+  z.object({
+    limit: z.coerce
+      .number()
+      .int('limit must be a whole number')
+      .min(1, 'limit must be at least 1')
+      .max(100, 'limit must be at most 100')
+      .default(50),
+    cursor: z.string().optional(),
+    // A widening: owners whose email or name contains `q`, each still followed by its sub-users.
+    q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),
+    sort: z.enum(USER_SORTS, { message: `sort must be one of ${USER_SORTS.join(', ')}` }).optional(),
+  }),
+);
+const storageLimit = lazySchema(() =>
+  z.number().int('storageLimit must be a whole number of bytes').positive('storageLimit must be positive').max(Number.MAX_SAFE_INTEGER),
+);
 /** Admin → Users → Add user: an invitation link, or (with `password`) the account at once. */
-export const addUserBody = z.object({
-  email: EMAIL,
-  name: z.string().optional(),
-  storageLimit: storageLimit.nullish(),
-  // Shape only: the password rule is the accounts service's.
-  password: z.string().max(PASSWORD.max).optional(),
-});
-export const invitationTokenBody = z.object({ token: z.string().min(1, 'token is required').max(200, 'token is too long') });
-export const acceptInvitationBody = z.object({
-  token: z.string().min(1, 'token is required').max(200, 'token is too long'),
-  password: z.string({ error: 'password is required' }),
-  name: z.string().optional(),
-});
+export const addUserBody = lazySchema(() =>
+  z.object({
+    email: built(EMAIL),
+    name: z.string().optional(),
+    storageLimit: storageLimit.nullish(),
+    // Shape only: the password rule is the accounts service's.
+    password: z.string().max(PASSWORD.max).optional(),
+  }),
+);
+export const invitationTokenBody = lazySchema(() =>
+  z.object({ token: z.string().min(1, 'token is required').max(200, 'token is too long') }),
+);
+export const acceptInvitationBody = lazySchema(() =>
+  z.object({
+    token: z.string().min(1, 'token is required').max(200, 'token is too long'),
+    password: z.string({ error: 'password is required' }),
+    name: z.string().optional(),
+  }),
+);
 
 /** An invitation as the admin sees it; `url` only in the answer that created it (the token is not kept). */
 export interface InvitationEntry {
@@ -77,16 +86,20 @@ export interface InvitationView {
   name: string;
   expiresAt: string;
 }
-export const storageLimitBody = z.object({
-  targetUserId: z.string().min(1, 'targetUserId is required'),
-  storageLimit: storageLimit.nullish(),
-});
-export const accountStateBody = z.object({ disabled: z.boolean({ message: 'disabled must be true or false' }) });
-export const clientHeartbeatBody = z.object({
-  appVersion: z.string().trim().min(1, 'appVersion is required').max(64),
-  platform: z.string().trim().max(64).optional(),
-  clientId: z.string().trim().max(128).optional(),
-});
+export const storageLimitBody = lazySchema(() =>
+  z.object({
+    targetUserId: z.string().min(1, 'targetUserId is required'),
+    storageLimit: storageLimit.nullish(),
+  }),
+);
+export const accountStateBody = lazySchema(() => z.object({ disabled: z.boolean({ message: 'disabled must be true or false' }) }));
+export const clientHeartbeatBody = lazySchema(() =>
+  z.object({
+    appVersion: z.string().trim().min(1, 'appVersion is required').max(64),
+    platform: z.string().trim().max(64).optional(),
+    clientId: z.string().trim().max(128).optional(),
+  }),
+);
 
 /** Admin → Instance → Content search: the switch and how far indexing has come. */
 export interface ContentSearchConfig {

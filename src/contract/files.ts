@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 
 /** The file API's requests (docs/api.md › API reference, Upload rules) and the answers the web app reads. */
 
@@ -19,41 +20,47 @@ const listQuery = (defaultSort: SortField) =>
     cursor: z.string().min(1).optional(),
   });
 // Built once: a zod schema costs more to build than a cached page costs to answer.
-export const folderQuery = listQuery('modified').extend({ parentId: z.string().optional() });
-export const liveListQuery = listQuery('modified');
-export const trashQuery = listQuery('deletedAt');
-export const searchQuery = z.object({
-  q: z.string().optional(),
-  query: z.string().optional(),
-  limit: z.coerce.number().int().optional().catch(undefined),
-  // Widening (docs/search.md): also match file contents, when the admin turned content search on.
-  content: z.enum(['true', 'false']).optional().catch(undefined),
-  // Also items inside what other accounts share with the caller's (widening: absent means own items only).
-  includeShared: z.enum(['true', 'false']).optional().catch(undefined),
-});
+export const folderQuery = lazySchema(() => listQuery('modified').extend({ parentId: z.string().optional() }));
+export const liveListQuery = lazySchema(() => listQuery('modified'));
+export const trashQuery = lazySchema(() => listQuery('deletedAt'));
+export const searchQuery = lazySchema(() =>
+  z.object({
+    q: z.string().optional(),
+    query: z.string().optional(),
+    limit: z.coerce.number().int().optional().catch(undefined),
+    // Widening (docs/search.md): also match file contents, when the admin turned content search on.
+    content: z.enum(['true', 'false']).optional().catch(undefined),
+    // Also items inside what other accounts share with the caller's (widening: absent means own items only).
+    includeShared: z.enum(['true', 'false']).optional().catch(undefined),
+  }),
+);
 // include=people also lists items shared with people (widening: absent means links only, as before).
-export const sharedQuery = liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) });
+export const sharedQuery = lazySchema(() => liveListQuery.extend({ include: z.enum(['people']).optional().catch(undefined) }));
 /** GET /api/files/events: `lastEventId` for a client that cannot send the `Last-Event-ID` header (a new EventSource). */
-export const eventsQuery = z.object({ lastEventId: z.string().max(32, 'lastEventId is too long').optional() });
-export const recentQuery = z.object({ limit: z.coerce.number().int().optional().catch(undefined) });
+export const eventsQuery = lazySchema(() => z.object({ lastEventId: z.string().max(32, 'lastEventId is too long').optional() }));
+export const recentQuery = lazySchema(() => z.object({ limit: z.coerce.number().int().optional().catch(undefined) }));
 
-const idsField = z
-  .array(z.string().min(1), { error: 'ids must be an array of item ids' })
-  .min(1, 'Select at least one item')
-  .max(500, 'At most 500 ids per request');
+const idsField = lazySchema(() =>
+  z
+    .array(z.string().min(1), { error: 'ids must be an array of item ids' })
+    .min(1, 'Select at least one item')
+    .max(500, 'At most 500 ids per request'),
+);
 
-export const idsBody = z.object({ ids: idsField });
+export const idsBody = lazySchema(() => z.object({ ids: built(idsField) }));
 /** A selection and the folder it goes to (move, copy): null or absent is the root. */
-export const placeBody = idsBody.extend({ parentId: z.string().min(1).nullable().optional() });
-const name = z.string({ error: 'name is required' });
-export const folderBody = z.object({ name, parentId: z.string().min(1).nullable().optional() });
-export const renameBody = z.object({ id: z.string({ error: 'id is required' }).min(1), name });
-export const starBody = idsBody.extend({ starred: z.boolean({ error: 'starred must be true or false' }) });
-export const uploadCheckBody = z.object({
-  fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0),
-  // The target folder decides whose quota is checked: a folder shared with the caller spends its owner's.
-  parentId: z.string().optional(),
-});
+export const placeBody = lazySchema(() => idsBody.extend({ parentId: z.string().min(1).nullable().optional() }));
+const name = lazySchema(() => z.string({ error: 'name is required' }));
+export const folderBody = lazySchema(() => z.object({ name: built(name), parentId: z.string().min(1).nullable().optional() }));
+export const renameBody = lazySchema(() => z.object({ id: z.string({ error: 'id is required' }).min(1), name: built(name) }));
+export const starBody = lazySchema(() => idsBody.extend({ starred: z.boolean({ error: 'starred must be true or false' }) }));
+export const uploadCheckBody = lazySchema(() =>
+  z.object({
+    fileSize: z.number({ error: 'fileSize must be a number of bytes' }).int().min(0),
+    // The target folder decides whose quota is checked: a folder shared with the caller spends its owner's.
+    parentId: z.string().optional(),
+  }),
+);
 
 export interface Item {
   id: string;
@@ -86,22 +93,26 @@ export type SearchHit = Item & { match?: 'name' | 'content'; snippet?: string | 
 /** The two thumbnail sizes by their long edge in pixels: grids and the lightbox. */
 export const THUMBNAIL_SIZES = { small: 256, large: 1600 } as const;
 export type ThumbnailSize = keyof typeof THUMBNAIL_SIZES;
-export const thumbnailQuery = z.object({
-  size: z.enum(['small', 'large'], { error: 'size must be small or large' }).default('small'),
-});
+export const thumbnailQuery = lazySchema(() =>
+  z.object({
+    size: z.enum(['small', 'large'], { error: 'size must be small or large' }).default('small'),
+  }),
+);
 
 /** GET /api/files/photos: a keyset page of the account's images and videos, newest taken first. */
-export const photosQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int('limit must be a whole number')
-    .min(1, 'limit must be at least 1')
-    .max(1000, 'limit must be at most 1000')
-    .default(200),
-  cursor: z.string().min(1).optional(),
-  // mine: the account's own; shared: what other accounts share with it (folders and albums); all: both.
-  whose: z.enum(['mine', 'shared', 'all'], { error: 'whose must be mine, shared or all' }).default('mine'),
-});
+export const photosQuery = lazySchema(() =>
+  z.object({
+    limit: z.coerce
+      .number()
+      .int('limit must be a whole number')
+      .min(1, 'limit must be at least 1')
+      .max(1000, 'limit must be at most 1000')
+      .default(200),
+    cursor: z.string().min(1).optional(),
+    // mine: the account's own; shared: what other accounts share with it (folders and albums); all: both.
+    whose: z.enum(['mine', 'shared', 'all'], { error: 'whose must be mine, shared or all' }).default('mine'),
+  }),
+);
 
 /** One image or video of the Photos view: `takenAt` is EXIF DateTimeOriginal when known, else the modification time. */
 export interface Photo {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL } from './accounts.ts';
 
 /** Groups of accounts: the admin's API, a group administrator's, and completion in the share dialog. */
@@ -6,38 +7,49 @@ import { EMAIL } from './accounts.ts';
 export const GROUP_NAME_MAX = 64;
 const GROUP_DESCRIPTION_MAX = 500;
 
-const name = z
-  .string({ error: 'name is required' })
-  .trim()
-  .min(1, 'name must be 1 to 64 characters')
-  .max(GROUP_NAME_MAX, 'name must be 1 to 64 characters');
-const description = z
-  .string({ error: 'description must be a string' })
-  .trim()
-  .max(GROUP_DESCRIPTION_MAX, 'description must be at most 500 characters');
+const name = lazySchema(() =>
+  z
+    .string({ error: 'name is required' })
+    .trim()
+    .min(1, 'name must be 1 to 64 characters')
+    .max(GROUP_NAME_MAX, 'name must be 1 to 64 characters'),
+);
+const description = lazySchema(() =>
+  z.string({ error: 'description must be a string' }).trim().max(GROUP_DESCRIPTION_MAX, 'description must be at most 500 characters'),
+);
 
-export const groupBody = z.object({
-  name,
-  description: description.optional(),
-  // `idp`: single sign-on sets its members from the groups claim (OIDC_GROUPS_CLAIM).
-  source: z.enum(['admin', 'idp'], { error: 'source must be admin or idp' }).optional(),
-});
+export const groupBody = lazySchema(() =>
+  z.object({
+    name: built(name),
+    description: description.optional(),
+    // `idp`: single sign-on sets its members from the groups claim (OIDC_GROUPS_CLAIM).
+    source: z.enum(['admin', 'idp'], { error: 'source must be admin or idp' }).optional(),
+  }),
+);
 // Bytes of quota the group's administrators may give team folders they make for it; null: they make none.
-const teamFolderBytes = z
-  .number({ error: 'teamFolderBytes must be a whole number of bytes, or null' })
-  .int('teamFolderBytes must be a whole number of bytes')
-  .positive('teamFolderBytes must be positive')
-  .max(Number.MAX_SAFE_INTEGER)
-  .nullable();
-export const groupPatchBody = z
-  .object({ name: name.optional(), description: description.optional(), teamFolderBytes: teamFolderBytes.optional() })
-  .refine(
-    (b) => b.name !== undefined || b.description !== undefined || b.teamFolderBytes !== undefined,
-    'Send name, description or teamFolderBytes',
-  );
-export const groupMemberBody = z.object({ email: EMAIL, admin: z.boolean({ error: 'admin must be true or false' }).optional() });
-export const groupAdminBody = z.object({ admin: z.boolean({ error: 'admin must be true or false' }) });
-export const groupSearchQuery = z.object({ q: z.string().max(GROUP_NAME_MAX, 'q must be at most 64 characters').optional() });
+const teamFolderBytes = lazySchema(() =>
+  z
+    .number({ error: 'teamFolderBytes must be a whole number of bytes, or null' })
+    .int('teamFolderBytes must be a whole number of bytes')
+    .positive('teamFolderBytes must be positive')
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullable(),
+);
+export const groupPatchBody = lazySchema(() =>
+  z
+    .object({ name: name.optional(), description: description.optional(), teamFolderBytes: teamFolderBytes.optional() })
+    .refine(
+      (b) => b.name !== undefined || b.description !== undefined || b.teamFolderBytes !== undefined,
+      'Send name, description or teamFolderBytes',
+    ),
+);
+export const groupMemberBody = lazySchema(() =>
+  z.object({ email: built(EMAIL), admin: z.boolean({ error: 'admin must be true or false' }).optional() }),
+);
+export const groupAdminBody = lazySchema(() => z.object({ admin: z.boolean({ error: 'admin must be true or false' }) }));
+export const groupSearchQuery = lazySchema(() =>
+  z.object({ q: z.string().max(GROUP_NAME_MAX, 'q must be at most 64 characters').optional() }),
+);
 
 /** A group as lists show it. */
 export interface GroupView {
@@ -77,35 +89,45 @@ export interface GroupChoice {
   teamFolderBytes: number | null;
 }
 
-const grants = z
-  .array(
-    z.object({
-      groupId: z.string({ error: 'groupId is required' }).min(1).max(64),
-      role: z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' }),
-    }),
-    { error: 'groups must be a list of {groupId, role}' },
-  )
-  .max(100, 'At most 100 groups');
-const quota = z
-  .number({ error: 'quota must be a whole number of bytes, or null for the instance default' })
-  .int('quota must be a whole number of bytes')
-  .positive('quota must be positive')
-  .max(Number.MAX_SAFE_INTEGER)
-  .nullable();
-export const teamFolderBody = z.object({
-  name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),
-  groups: grants.default([]),
-  quota: quota.default(null),
-});
-export const teamFolderPatchBody = z
-  .object({ name: z.string().min(1, 'name must not be empty').max(200).optional(), quota: quota.optional() })
-  .refine((b) => b.name !== undefined || b.quota !== undefined, 'Send name or quota');
-export const teamFolderGroupsBody = z.object({ groups: grants });
+const grants = lazySchema(() =>
+  z
+    .array(
+      z.object({
+        groupId: z.string({ error: 'groupId is required' }).min(1).max(64),
+        role: z.enum(['viewer', 'editor'], { error: 'role must be viewer or editor' }),
+      }),
+      { error: 'groups must be a list of {groupId, role}' },
+    )
+    .max(100, 'At most 100 groups'),
+);
+const quota = lazySchema(() =>
+  z
+    .number({ error: 'quota must be a whole number of bytes, or null for the instance default' })
+    .int('quota must be a whole number of bytes')
+    .positive('quota must be positive')
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullable(),
+);
+export const teamFolderBody = lazySchema(() =>
+  z.object({
+    name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),
+    groups: built(grants).default([]),
+    quota: quota.default(null),
+  }),
+);
+export const teamFolderPatchBody = lazySchema(() =>
+  z
+    .object({ name: z.string().min(1, 'name must not be empty').max(200).optional(), quota: quota.optional() })
+    .refine((b) => b.name !== undefined || b.quota !== undefined, 'Send name or quota'),
+);
+export const teamFolderGroupsBody = lazySchema(() => z.object({ groups: grants }));
 /** A group administrator's team folder: for its group (as editor), its quota out of the group's allowance. */
-export const groupTeamFolderBody = z.object({
-  name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),
-  quota: quota.unwrap(),
-});
+export const groupTeamFolderBody = lazySchema(() =>
+  z.object({
+    name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),
+    quota: quota.unwrap(),
+  }),
+);
 
 /** A team folder as Admin → Team folders shows it. */
 export interface TeamFolderView {

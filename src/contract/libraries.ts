@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL } from './accounts.ts';
 
 /** Libraries: host folders the admin adds, shown as they are (not encrypted) in an account's My files. */
@@ -8,13 +9,15 @@ export const LIBRARY_NOT_ENCRYPTED =
   'Files in a library stay in their host folder as they are: Coffer does not encrypt them, and anyone with access to the host can read them.';
 export const LIBRARY_READ_ONLY = 'This library is read-only';
 
-export const libraryBody = z.object({
-  path: z.string({ error: 'path is required' }).min(1, 'path is required').max(4096, 'path must be at most 4096 characters'),
-  name: z.string({ error: 'name is required' }).trim().min(1, 'name is required').max(255, 'name must be at most 255 characters'),
-  owner: EMAIL,
-  readOnly: z.boolean({ error: 'readOnly must be true or false' }).optional(),
-  group: z.string({ error: 'group must be a group name or id' }).min(1).max(64).optional(),
-});
+export const libraryBody = lazySchema(() =>
+  z.object({
+    path: z.string({ error: 'path is required' }).min(1, 'path is required').max(4096, 'path must be at most 4096 characters'),
+    name: z.string({ error: 'name is required' }).trim().min(1, 'name is required').max(255, 'name must be at most 255 characters'),
+    owner: built(EMAIL),
+    readOnly: z.boolean({ error: 'readOnly must be true or false' }).optional(),
+    group: z.string({ error: 'group must be a group name or id' }).min(1).max(64).optional(),
+  }),
+);
 
 export interface LibraryView {
   id: string;

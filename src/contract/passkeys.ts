@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 import { MFA_CODE_MAX, PASSKEY_NAME_MAX, PASSWORD } from './limits.ts';
 
 /** Passkeys (WebAuthn): the answers a browser sends and what the server shows of a login's passkeys. */
@@ -10,62 +11,72 @@ const base64url = (field: string, max = 4096) =>
     .max(max, `${field} is too long`)
     .regex(/^[A-Za-z0-9_-]*={0,2}$/, `${field} must be base64url`);
 // The extension outputs a server may read; others (prf...) are dropped.
-const extensions = z
-  .object({
-    appid: z.boolean().optional(),
-    credProps: z.object({ rk: z.boolean().optional() }).optional(),
-    hmacCreateSecret: z.boolean().optional(),
-  })
-  .default({});
+const extensions = lazySchema(() =>
+  z
+    .object({
+      appid: z.boolean().optional(),
+      credProps: z.object({ rk: z.boolean().optional() }).optional(),
+      hmacCreateSecret: z.boolean().optional(),
+    })
+    .default({}),
+);
 const TRANSPORTS = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'] as const;
 type Transport = (typeof TRANSPORTS)[number];
 // Hints only: ones this version does not know are dropped rather than refused.
-const transports = z
-  .array(z.string().max(32))
-  .max(16)
-  .optional()
-  .transform((list) => list?.filter((t): t is Transport => (TRANSPORTS as readonly string[]).includes(t)));
-const attachment = z.enum(['platform', 'cross-platform']).optional();
+const transports = lazySchema(() =>
+  z
+    .array(z.string().max(32))
+    .max(16)
+    .optional()
+    .transform((list) => list?.filter((t): t is Transport => (TRANSPORTS as readonly string[]).includes(t))),
+);
+const attachment = lazySchema(() => z.enum(['platform', 'cross-platform']).optional());
 
 /** A sign-in answer of `navigator.credentials.get()`, as @simplewebauthn/browser encodes it. */
-export const assertionBody = z.object({
-  id: base64url('id', 1024),
-  rawId: base64url('rawId', 1024),
-  type: z.literal('public-key'),
-  response: z.object({
-    clientDataJSON: base64url('clientDataJSON'),
-    authenticatorData: base64url('authenticatorData'),
-    signature: base64url('signature', 1024),
-    userHandle: base64url('userHandle', 256).optional(),
-  }),
-  clientExtensionResults: extensions,
-  authenticatorAttachment: attachment,
-});
-
-/** Starting to add a passkey: the login's password, or (without one) a code of its second factor, asked again. */
-export const registerOptionsBody = z
-  .object({
-    password: z.string().max(PASSWORD.max, `password must be at most ${PASSWORD.max} characters`).optional(),
-    code: z.string().max(MFA_CODE_MAX, `code must be at most ${MFA_CODE_MAX} characters`).optional(),
-  })
-  .nullable();
-
-/** A new passkey: the answer of `navigator.credentials.create()` and an optional name. */
-export const registerBody = z.object({
-  name: z.string().trim().max(PASSKEY_NAME_MAX, `Passkey name must be at most ${PASSKEY_NAME_MAX} characters`).optional(),
-  response: z.object({
+export const assertionBody = lazySchema(() =>
+  z.object({
     id: base64url('id', 1024),
     rawId: base64url('rawId', 1024),
     type: z.literal('public-key'),
     response: z.object({
       clientDataJSON: base64url('clientDataJSON'),
-      attestationObject: base64url('attestationObject', 65_536),
-      transports,
+      authenticatorData: base64url('authenticatorData'),
+      signature: base64url('signature', 1024),
+      userHandle: base64url('userHandle', 256).optional(),
     }),
-    clientExtensionResults: extensions,
-    authenticatorAttachment: attachment,
+    clientExtensionResults: built(extensions),
+    authenticatorAttachment: built(attachment),
   }),
-});
+);
+
+/** Starting to add a passkey: the login's password, or (without one) a code of its second factor, asked again. */
+export const registerOptionsBody = lazySchema(() =>
+  z
+    .object({
+      password: z.string().max(PASSWORD.max, `password must be at most ${PASSWORD.max} characters`).optional(),
+      code: z.string().max(MFA_CODE_MAX, `code must be at most ${MFA_CODE_MAX} characters`).optional(),
+    })
+    .nullable(),
+);
+
+/** A new passkey: the answer of `navigator.credentials.create()` and an optional name. */
+export const registerBody = lazySchema(() =>
+  z.object({
+    name: z.string().trim().max(PASSKEY_NAME_MAX, `Passkey name must be at most ${PASSKEY_NAME_MAX} characters`).optional(),
+    response: z.object({
+      id: base64url('id', 1024),
+      rawId: base64url('rawId', 1024),
+      type: z.literal('public-key'),
+      response: z.object({
+        clientDataJSON: base64url('clientDataJSON'),
+        attestationObject: base64url('attestationObject', 65_536),
+        transports: built(transports),
+      }),
+      clientExtensionResults: built(extensions),
+      authenticatorAttachment: built(attachment),
+    }),
+  }),
+);
 
 /** One of the signed-in login's passkeys: never its key or credential id. */
 export interface PasskeyEntry {

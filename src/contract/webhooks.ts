@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { built, lazySchema } from './lazy-schema.ts';
 
 /** Change-log kinds a hook may ask for (issue 43's change log). */
 export const CHANGE_EVENTS = [
@@ -35,30 +36,38 @@ export const WEBHOOKS_PER_ACCOUNT = 20;
 /** Deliveries kept per hook, newest first. */
 export const DELIVERIES_KEPT = 100;
 
-const url = z
-  .string({ error: 'url is required' })
-  .trim()
-  .min(1, 'url is required')
-  .max(WEBHOOK_URL_MAX, `url is at most ${WEBHOOK_URL_MAX} characters`);
-const events = z
-  .array(z.enum(WEBHOOK_EVENTS, { error: `events are among: ${WEBHOOK_EVENTS.join(', ')}` }))
-  .min(1, 'choose at least one event')
-  .max(WEBHOOK_EVENTS.length);
-const folderId = z.string().min(1).max(100).nullable();
+const url = lazySchema(() =>
+  z
+    .string({ error: 'url is required' })
+    .trim()
+    .min(1, 'url is required')
+    .max(WEBHOOK_URL_MAX, `url is at most ${WEBHOOK_URL_MAX} characters`),
+);
+const events = lazySchema(() =>
+  z
+    .array(z.enum(WEBHOOK_EVENTS, { error: `events are among: ${WEBHOOK_EVENTS.join(', ')}` }))
+    .min(1, 'choose at least one event')
+    .max(WEBHOOK_EVENTS.length),
+);
+const folderId = lazySchema(() => z.string().min(1).max(100).nullable());
 
-export const newWebhookBody = z.object({
-  url,
-  events,
-  folderId: folderId.optional(),
-  enabled: z.boolean().optional(),
-});
+export const newWebhookBody = lazySchema(() =>
+  z.object({
+    url: built(url),
+    events: built(events),
+    folderId: folderId.optional(),
+    enabled: z.boolean().optional(),
+  }),
+);
 
-export const webhookPatchBody = z.object({
-  url: url.optional(),
-  events: events.optional(),
-  folderId: folderId.optional(),
-  enabled: z.boolean().optional(),
-});
+export const webhookPatchBody = lazySchema(() =>
+  z.object({
+    url: url.optional(),
+    events: events.optional(),
+    folderId: folderId.optional(),
+    enabled: z.boolean().optional(),
+  }),
+);
 
 /** A hook as its owner sees it: never its secret, which is shown once (create, rotate). */
 export interface Webhook {

@@ -1,6 +1,7 @@
 import { type AnyElysia, type Context, Elysia } from 'elysia';
 import { z } from 'zod';
 import type { Api, ApiBody, ApiKey, PathParams } from '../contract/api.ts';
+import { built } from '../contract/lazy-schema.ts';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../services/identity/principal.ts';
 import { readJson } from './body.ts';
@@ -56,7 +57,7 @@ export interface Route {
 type JsonSchema = Record<string, unknown>;
 
 function jsonSchema(schema: z.ZodType): JsonSchema {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const out = z.toJSONSchema(built(schema), { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   delete out.$schema;
   return out;
 }
