@@ -113,7 +113,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
         throw forbidden(Messages.crossOrigin);
       }
     }
-    const { principal, refreshedToken } = await ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip, requestId: meta.id });
+    const { principal, renewal } = ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip, requestId: meta.id });
     meta.loginId = principal.loginId;
     meta.principal = principal;
     const limited = limit(policy, request, meta, principal);
@@ -125,7 +125,9 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     } catch (err) {
       throw deny(err, request, principal);
     }
-    if (refreshedToken && credentials.fromCookie) set.headers['set-cookie'] = tokenCookie(refreshedToken, meta.secure);
+    // Bearer clients keep the token they were given: only a cookie slides.
+    if (renewal && credentials.fromCookie)
+      set.headers['set-cookie'] = tokenCookie(await ctx.services.sessions.reissue(renewal), meta.secure);
   });
 }
 

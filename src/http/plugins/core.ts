@@ -43,6 +43,29 @@ function firstForwarded(value: string | null): string | null {
   return first ? first : null;
 }
 
+/** Whether a request target is a path or an absolute http(s) URL, not `CONNECT host:port`, `OPTIONS *` or the like. */
+function isPathTarget(url: string): boolean {
+  return url.charCodeAt(0) === 47 || url.startsWith('http://') || url.startsWith('https://');
+}
+
+/** The access log's line for one request. */
+function accessLine(log: Logger, request: Request, meta: RequestMeta, status: number, transfer: 'complete' | 'aborted' | undefined): void {
+  // Liveness probes every few seconds would drown the log: they are debug lines.
+  (meta.path === '/health' ? log.debug : log.info)('request', {
+    requestId: meta.id,
+    method: request.method,
+    path: meta.path,
+    status,
+    ms: Math.round((performance.now() - meta.start) * 100) / 100,
+    ip: meta.ip,
+    login: meta.loginId,
+    userAgent: request.headers.get('user-agent') ?? undefined,
+    bytesIn: meta.bytesIn,
+    bytesOut: meta.bytesOut,
+    transfer,
+  });
+}
+
 /** Maps an error to status and body; anything unexpected is a logged 500 with a generic message. */
 function describeError(
   error: unknown,
@@ -96,6 +119,8 @@ export function corePlugin(deps: {
   const headers = deps.mapTileOrigin ? securityHeaders([deps.mapTileOrigin]) : SECURITY_HEADERS;
   return (
     new Elysia({ name: 'http/core', seed: deps.seed })
+      // Elysia starts each request's headers as a copy of these: nothing to copy into them per request.
+      .headers(headers)
       .error({ APP: AppError })
       .onRequest(({ request, set, server }) => {
         const url = request.url;
@@ -119,12 +144,11 @@ export function corePlugin(deps: {
           secure: proto === 'https',
         };
         setRequestMeta(request, meta);
-        Object.assign(set.headers, headers);
         set.headers['X-Request-Id'] = id;
         // Links, cookies and origin checks are built on the host: a request without a usable one stops here.
         if (host === null) throw badRequest(Messages.invalidHost);
         // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
-        if (!/^(?:\/|https?:\/\/)/.test(url)) throw badRequest(Messages.invalidTarget);
+        if (!isPathTarget(url)) throw badRequest(Messages.invalidTarget);
         if (!addressCap.acquire(meta.ip)) {
           throw new RateLimitedError({
             'RateLimit-Limit': String(addressCap.max),
@@ -183,25 +207,9 @@ export function corePlugin(deps: {
           addressCap.release(meta.ip);
         }
         const status = typeof set.status === 'number' ? set.status : 200;
-        // Liveness probes every few seconds would drown the log: they are debug lines.
-        const write = meta.path === '/health' ? log.debug : log.info;
-        const line = (transfer?: 'complete' | 'aborted') =>
-          write('request', {
-            requestId: meta.id,
-            method: request.method,
-            path: meta.path,
-            status,
-            // A streamed body's line waits for its end: the figures are the whole transfer's.
-            ms: Math.round((performance.now() - meta.start) * 100) / 100,
-            ip: meta.ip,
-            login: meta.loginId,
-            userAgent: request.headers.get('user-agent') ?? undefined,
-            bytesIn: meta.bytesIn,
-            bytesOut: meta.bytesOut,
-            transfer,
-          });
-        if (meta.transfer) void meta.transfer.then(line);
-        else line();
+        // A streamed body's line waits for its end: the figures are the whole transfer's.
+        if (meta.transfer) void meta.transfer.then((transfer) => accessLine(log, request, meta, status, transfer));
+        else accessLine(log, request, meta, status, undefined);
       })
   );
 }

@@ -9,7 +9,7 @@ import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
-import { TOKEN_LIFETIME_MS, TokenSigner } from './tokens.ts';
+import { TOKEN_LIFETIME_MS, type TokenClaims, TokenSigner } from './tokens.ts';
 
 const ONLINE_WINDOW_MS = 3 * 60_000;
 const SESSION_LIST_CACHE_MS = 2 * 60_000;
@@ -80,12 +80,13 @@ export class SessionService {
    * Resolves a token to the acting principal, reading the login, its permissions and its session from
    * the database or from what an earlier request read while nothing they hold has changed since, so a revoked
    * session or a changed permission applies to the very next request.
-   * Returns a fresh token when more than half of the old one's lifetime has passed (sliding expiry).
+   * Past half of the token's lifetime it also names the claims of a fresh one (sliding expiry; `reissue` signs them).
+   * Synchronous: nearly every request has nothing to wait for here.
    */
-  async authenticate(
+  authenticate(
     token: string,
     info: { ip: string; requestId?: string },
-  ): Promise<{ principal: Principal; refreshedToken: string | null }> {
+  ): { principal: Principal; renewal: Omit<TokenClaims, 'iat'> | null } {
     const now = this.d.clock.now();
     const claims = this.signer.verify(token, now);
     if (!claims) throw unauthorized(Messages.invalidToken);
@@ -113,11 +114,13 @@ export class SessionService {
       isAdmin: row.isAdmin,
       permissions: isOwner ? new Set() : parsePermissions(row.permissions),
     };
-    const refreshedToken =
-      now - claims.iat * 1000 > TOKEN_LIFETIME_MS / 2
-        ? await this.signer.sign({ sub: row.id, sid: claims.sid, tv: row.tokenVersion }, now)
-        : null;
-    return { principal, refreshedToken };
+    const renewal = now - claims.iat * 1000 > TOKEN_LIFETIME_MS / 2 ? { sub: row.id, sid: claims.sid, tv: row.tokenVersion } : null;
+    return { principal, renewal };
+  }
+
+  /** A fresh token with the claims authenticate named for renewal. */
+  reissue(renewal: Omit<TokenClaims, 'iat'>): Promise<string> {
+    return this.signer.sign(renewal, this.d.clock.now());
   }
 
   /** Whether the session still stands (not revoked, its login neither removed nor disabled): long-lived streams ask. */

@@ -160,6 +160,10 @@ describe('tokens and sessions', () => {
     expect(later.status).toBe(200);
     expect(later.headers.get('set-cookie')).toMatch(/^token=/);
     expect(o.client.cookies.get('token')).not.toBe(before);
+    // A Bearer client keeps the token it holds: only the cookie slides.
+    const bearer = await t.client().get('/api/profile', { authorization: `Bearer ${before}` });
+    expect(bearer.status).toBe(200);
+    expect(bearer.headers.get('set-cookie')).toBeNull();
     clock.advance(8 * 24 * 3600_000);
     const stale = await t.client().get('/api/profile', { authorization: `Bearer ${before}` });
     expect(stale.status).toBe(401);

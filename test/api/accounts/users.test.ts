@@ -81,7 +81,7 @@ describe('sub-users', () => {
     const sub = await seed.subUser(t, o, []);
     const principalPerms = async () => {
       const token = sub.client.cookies.get('token')!;
-      const { principal } = await t.server.ctx.services.sessions.authenticate(token, { ip: '127.0.0.1' });
+      const { principal } = t.server.ctx.services.sessions.authenticate(token, { ip: '127.0.0.1' });
       return [...principal.permissions];
     };
     expect(await principalPerms()).toEqual([]);

@@ -217,7 +217,7 @@ describe('POST /api/files/upload', () => {
       }),
       signal: controller.signal,
     } as RequestInit);
-    const principal = (await t.server.ctx.services.sessions.authenticate(o.client.cookies.get('token')!, { ip: '127.0.0.1' })).principal;
+    const principal = t.server.ctx.services.sessions.authenticate(o.client.cookies.get('token')!, { ip: '127.0.0.1' }).principal;
     const before = storedObjectFiles(t).objects.length;
     const error = await t.server.ctx.services.uploads
       .upload(principal, { parts: readMultipart(request), signal: request.signal })
