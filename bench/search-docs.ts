@@ -99,7 +99,7 @@ export function seedIndex(dbFile: string, accountId: string, count: number, prep
           content.record(
             { seq, id, accountId, name: '', size: 1024, storageKey: null, wrappedKey: null, library: false, optedOut: false },
             'indexed',
-            prepare(text),
+            new TextEncoder().encode(prepare(text)),
             now,
           );
       }

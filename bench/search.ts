@@ -15,6 +15,20 @@ function cpuSeconds(pid: number, tid?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Each thread's CPU seconds so far and nice value, by thread id. */
+function threadCpu(pid: number): Map<number, { cpu: number; nice: number }> {
+  const out = new Map<number, { cpu: number; nice: number }>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]) });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const ms = (n: number) => n.toFixed(1);
 
@@ -107,10 +121,14 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       return out.sort((a, b) => a - b);
     };
     const idleUntil = performance.now() + 15_000;
+    const idleCpu0 = cpuSeconds(server.pid, server.pid);
     const idle = await probe(() => performance.now() > idleUntil);
+    // What one probe costs the request thread, so its share of indexing can be told from the probe's.
+    const probeCpu = (cpuSeconds(server.pid, server.pid) - idleCpu0) / idle.length;
 
     const cpu0 = cpuSeconds(server.pid);
     const mainCpu0 = cpuSeconds(server.pid, server.pid);
+    const threads0 = threadCpu(server.pid);
     const start = performance.now();
     await api(server, token, '/api/user/content-search-config', { method: 'PUT', body: JSON.stringify({ enabled: true }) });
     let done = false;
@@ -123,6 +141,8 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       await Bun.sleep(500);
     }
     done = true;
+    // Threads started by indexing, read before they are let go: the extraction workers run niced, the index writer does not.
+    const started = [...threadCpu(server.pid)].filter(([tid]) => !threads0.has(tid)).map(([, t]) => t);
     const listing = await prober;
     const seconds = (performance.now() - start) / 1000;
     const cpu = cpuSeconds(server.pid) - cpu0;
@@ -139,6 +159,11 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     );
     console.log(
       `search.index_cpu_per_doc ${((cpu / docs) * 1000).toFixed(1)} ms, of which the request thread ${((mainCpu / docs) * 1000).toFixed(1)} ms (the rest in the extraction workers and the index writer; load average ${os.loadavg()[0]!.toFixed(1)})`,
+    );
+    const perDoc = (seconds: number) => `${((seconds / docs) * 1000).toFixed(2)} ms`;
+    const sum = (nice: (n: number) => boolean) => started.filter((t) => nice(t.nice)).reduce((a, t) => a + t.cpu, 0);
+    console.log(
+      `search.index_thread_cpu_per_doc request thread ${perDoc(mainCpu - listing.length * probeCpu)} without the probe's ${listing.length} requests (${(probeCpu * 1000).toFixed(2)} ms each, measured idle), extraction workers ${perDoc(sum((n) => n > 0))}, index writer ${perDoc(sum((n) => n <= 0))}`,
     );
     console.log(
       `search.index_size ${(indexBytes / MiB).toFixed(1)} MiB for ${(p.textBytes / MiB).toFixed(1)} MiB of text (${(indexBytes / Math.max(1, p.textBytes)).toFixed(2)}x; FTS5 keeps a copy of the text for snippets)`,

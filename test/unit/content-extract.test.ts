@@ -90,12 +90,12 @@ describe('extraction worker', () => {
     const before = workerThreads();
     try {
       const page = enc(`<p>before</p>${'<script'.repeat(60_000)}`);
-      expect(await extractor.extract('page.html', page)).toEqual({ text: 'before' });
+      expect(await extractor.extract('page.html', page)).toEqual({ text: enc('before') });
       expect([...startedSince(before).values()]).toEqual([10]);
       const letters = Array.from({ length: 200_000 }, (_, i) => `<${String.fromCharCode(97 + (i % 26))}`).join('');
       const docx = zipSync({ 'word/document.xml': strToU8(`<w:document><w:t>opening</w:t>${letters}`) });
       const result = await extractor.extract('letters.docx', docx);
-      expect('text' in result && result.text.startsWith('opening<a<b<c')).toBe(true);
+      expect('text' in result && new TextDecoder().decode(result.text).startsWith('opening<a<b<c')).toBe(true);
     } finally {
       extractor.kill();
     }
@@ -114,10 +114,10 @@ describe('extraction pool', () => {
       };
       const large = pool.extract('large.docx', largeDocx()).then(settled('large'));
       const small = pool.extract('small.txt', enc('first words')).then(settled('small'));
-      expect(await small).toEqual({ text: 'first words' });
+      expect(await small).toEqual({ text: enc('first words') });
       expect(startedSince(before).size).toBeGreaterThanOrEqual(2);
       const result = await large;
-      expect('text' in result && result.text.startsWith('some words of text')).toBe(true);
+      expect('text' in result && new TextDecoder().decode(result.text).startsWith('some words of text')).toBe(true);
       expect(order).toEqual(['small', 'large']);
     } finally {
       pool.kill();
@@ -131,12 +131,12 @@ describe('extraction worker memory', () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
     const before = workerThreads();
     try {
-      expect(await extractor.extract('small.txt', enc('a few words'))).toEqual({ text: 'a few words' });
+      expect(await extractor.extract('small.txt', enc('a few words'))).toEqual({ text: enc('a few words') });
       await Bun.sleep(100); // a worker that is kept stays: nothing to wait for
       const [kept] = [...startedSince(before).keys()];
       expect(kept).toBeDefined();
       const result = await extractor.extract('big.docx', largeDocx());
-      expect('text' in result && result.text.startsWith('some words of text')).toBe(true);
+      expect('text' in result && new TextDecoder().decode(result.text).startsWith('some words of text')).toBe(true);
       await eventually(() => expect(workerThreads().has(kept!)).toBe(false));
     } finally {
       extractor.kill();
@@ -147,11 +147,11 @@ describe('extraction worker memory', () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3, idleMs: 300 });
     const before = workerThreads();
     try {
-      expect(await extractor.extract('a.txt', enc('first words'))).toEqual({ text: 'first words' });
+      expect(await extractor.extract('a.txt', enc('first words'))).toEqual({ text: enc('first words') });
       const [first] = [...startedSince(before).keys()];
       expect(first).toBeDefined();
       await eventually(() => expect(workerThreads().has(first!)).toBe(false));
-      expect(await extractor.extract('b.txt', enc('second words'))).toEqual({ text: 'second words' });
+      expect(await extractor.extract('b.txt', enc('second words'))).toEqual({ text: enc('second words') });
       expect(startedSince(before).size).toBe(1);
     } finally {
       extractor.kill();
@@ -164,7 +164,7 @@ describe('extraction worker memory', () => {
     try {
       expect(await extractor.extract('big.docx', largeDocx())).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
       await eventually(() => expect(startedSince(before).size).toBe(0));
-      expect(await extractor.extract('small.txt', enc('still reads'))).toEqual({ text: 'still reads' });
+      expect(await extractor.extract('small.txt', enc('still reads'))).toEqual({ text: enc('still reads') });
     } finally {
       extractor.kill();
     }

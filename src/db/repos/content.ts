@@ -43,7 +43,8 @@ export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 export interface IndexedDoc {
   file: PendingFile;
   state: DocState;
-  text: string;
+  /** UTF-8, as extraction transferred it. */
+  text: Uint8Array;
 }
 
 // Newest matches ranked per query: past this many, older matches are left out rather than every query slowing down.
@@ -78,7 +79,7 @@ export class ContentRepo {
   }
 
   /** Records one file's text (or its absence) and takes it off the queue; not when its object changed meanwhile (it stays queued) or it left the queue. */
-  record(file: PendingFile, state: DocState, text: string, at: number): boolean {
+  record(file: PendingFile, state: DocState, text: Uint8Array, at: number): boolean {
     return this.sqlite
       .transaction(() => {
         const current = this.sqlite
@@ -88,8 +89,9 @@ export class ContentRepo {
         // No longer queued: content search was turned off or the account opted out while the text was extracted.
         if (this.sqlite.run('DELETE FROM content_pending WHERE seq = ?', [file.seq]).changes === 0) return false;
         this.sqlite.run('DELETE FROM content_fts WHERE rowid = ?', [file.seq]);
-        if (text)
-          this.sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, ?, ?)', [
+        // The UTF-8 bytes bound as they came and read as text: no string is made of them in this thread.
+        if (text.byteLength > 0)
+          this.sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, CAST(? AS TEXT), ?)', [
             file.seq,
             text,
             accountToken(file.accountId),
@@ -97,7 +99,7 @@ export class ContentRepo {
         this.sqlite.run(
           `INSERT INTO content_docs (seq, account_id, storage_key, state, text_bytes, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
            ON CONFLICT (seq) DO UPDATE SET storage_key = ?3, state = ?4, text_bytes = ?5, indexed_at = ?6`,
-          [file.seq, file.accountId, file.storageKey, state, Buffer.byteLength(text), at],
+          [file.seq, file.accountId, file.storageKey, state, text.byteLength, at],
         );
         return true;
       })

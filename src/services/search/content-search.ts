@@ -60,6 +60,7 @@ const CONTENT_LIMIT = 20;
 const SHARED_CANDIDATES = 1000;
 const HEAD_BYTES = 8192;
 const SMALL_FILE_BYTES = 256 * 1024;
+const NO_TEXT = new Uint8Array(0);
 
 /**
  * Full-text search over documents (docs/search.md): the instance switch and each account's opt-out, the
@@ -262,7 +263,7 @@ export class ContentSearchService {
         const doc = await this.indexOne(file);
         if (!doc) continue;
         ready.push(doc);
-        readyBytes += doc.text.length;
+        readyBytes += doc.text.byteLength;
         if (ready.length >= WRITE_BATCH_DOCS || readyBytes >= WRITE_BATCH_BYTES) flush();
       }
     };
@@ -280,7 +281,7 @@ export class ContentSearchService {
       return null;
     }
     let state: DocState;
-    let text = '';
+    let text: Uint8Array = NO_TEXT;
     if (file.size > this.d.limits.maxFileBytes) state = 'skipped';
     else {
       try {
@@ -320,20 +321,20 @@ export class ContentSearchService {
     };
   }
 
-  private async extract(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<{ state: DocState; text: string }> {
+  private async extract(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<{ state: DocState; text: Uint8Array }> {
     // A small file is read and decrypted once, whole: every kind that is read needs all of it, and one that is not costs little.
     const small = file.size <= Math.min(SMALL_FILE_BYTES, this.d.limits.maxTextBytes);
     const first = await read(small ? file.size : Math.min(file.size, HEAD_BYTES));
     const kind = kindOf(file.name, first.subarray(0, HEAD_BYTES));
-    if (kind === null) return { state: 'empty', text: '' };
+    if (kind === null) return { state: 'empty', text: NO_TEXT };
     // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
     const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
     const bytes = want <= first.length ? first.subarray(0, want) : await read(want);
     const result = await this.d.extractor.extract(file.name, bytes);
     if ('failed' in result) {
       this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });
-      return { state: 'failed', text: '' };
+      return { state: 'failed', text: NO_TEXT };
     }
-    return { state: result.text ? 'indexed' : 'empty', text: result.text };
+    return { state: result.text.byteLength > 0 ? 'indexed' : 'empty', text: result.text };
   }
 }

@@ -20,15 +20,18 @@ export interface ExtractRequest {
   maxTextBytes: number;
 }
 
-/** `heapBytes`: this thread's heap once the document is done, so the server can end a thread that grew. */
-export type ExtractReply = { id: number; heapBytes: number } & ({ text: string } | { error: string; hostile: boolean });
+/**
+ * `heapBytes`: this thread's heap once the document is done, so the server can end a thread that grew.
+ * `text`: UTF-8, transferred, so neither the request thread nor the index writer copies it on the way.
+ */
+export type ExtractReply = { id: number; heapBytes: number } & ({ text: Uint8Array } | { error: string; hostile: boolean });
 
 self.onmessage = async (event: MessageEvent<ExtractRequest>) => {
   const { id, name, bytes, maxTextBytes } = event.data;
   try {
     // Prepared for the index here too, so the request thread does no work proportional to the text.
-    const text = indexedText(await extractText(name, bytes, { maxTextBytes }));
-    self.postMessage({ id, heapBytes: heapSize(), text } satisfies ExtractReply);
+    const text = new TextEncoder().encode(indexedText(await extractText(name, bytes, { maxTextBytes })));
+    self.postMessage({ id, heapBytes: heapSize(), text } satisfies ExtractReply, { transfer: [text.buffer] });
   } catch (err) {
     self.postMessage({
       id,

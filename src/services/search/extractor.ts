@@ -4,8 +4,8 @@ import type { WriterReply, WriterRequest } from './index-writer.ts';
 import type { ReaderReply, ReaderRequest } from './snippet-reader.ts';
 import { startWorker } from './workers.ts';
 
-/** The text as the index stores it (text.ts indexedText), or why there is none. */
-export type Extraction = { text: string } | { failed: string };
+/** The text as the index stores it (text.ts indexedText) in UTF-8, or why there is none. */
+export type Extraction = { text: Uint8Array } | { failed: string };
 
 // A worker whose heap is larger than this after a document is ended rather than kept idle holding it.
 const KEEP_HEAP_BYTES = 64 * 1024 ** 2;
@@ -124,7 +124,7 @@ class DatabaseThread<Request extends { id: number }, Reply extends { id: number 
     private readonly database: string,
   ) {}
 
-  protected call(request: (id: number) => Request | { kind: 'close'; id: number }): Promise<Reply> {
+  protected call(request: (id: number) => Request | { kind: 'close'; id: number }, transfer: ArrayBuffer[] = []): Promise<Reply> {
     if (!this.worker) {
       const worker = startWorker(this.name);
       worker.onmessage = (event: MessageEvent<Reply>) => {
@@ -138,7 +138,7 @@ class DatabaseThread<Request extends { id: number }, Reply extends { id: number 
     const message = request(this.nextId++);
     return new Promise((resolve) => {
       this.waiting.set(message.id, resolve);
-      worker.postMessage(message);
+      worker.postMessage(message, { transfer });
     });
   }
 
@@ -158,7 +158,9 @@ export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> {
 
   /** ContentRepo.recordMany on the writer's connection: how many texts were stored. */
   async record(docs: IndexedDoc[], at: number): Promise<number> {
-    const reply = await this.call((id) => ({ kind: 'record', id, docs, at }));
+    // The texts move to the writer rather than being copied: this thread is done with them.
+    const texts = docs.flatMap((d) => (d.text.byteLength > 0 ? [d.text.buffer as ArrayBuffer] : []));
+    const reply = await this.call((id) => ({ kind: 'record', id, docs, at }), texts);
     if ('error' in reply) throw new Error(reply.error);
     return reply.recorded;
   }

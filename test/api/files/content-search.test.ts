@@ -165,6 +165,21 @@ describe('with content search on', () => {
     expect(inText(await search(o.client, '京天'))).toEqual([]);
   });
 
+  test('the text reaches the index as text, character for character, its size counted in UTF-8 bytes', async () => {
+    const stored = (name: string) =>
+      t.server.ctx.db.$client
+        .query<{ kind: string; body: string; textBytes: number }, [string]>(
+          `SELECT typeof(f.body) AS kind, f.body, d.text_bytes AS textBytes FROM items i
+           JOIN content_fts f ON f.rowid = i.seq JOIN content_docs d ON d.seq = i.seq WHERE i.id = ?`,
+        )
+        .get(ids[name]!);
+    expect(stored('accents.txt')).toEqual({ kind: 'text', body: 'Le café est prêt à Besançon', textBytes: 31 });
+    const japanese = stored('japanese.txt')!;
+    expect(japanese.kind).toBe('text');
+    expect(japanese.body.replaceAll('\u200B', '')).toBe('東京都の天気は晴れです');
+    expect(japanese.textBytes).toBe(Buffer.byteLength(japanese.body));
+  });
+
   test('a name match that also matches in the text comes once, as a name match with its snippet', async () => {
     const hits = await search(o.client, 'invoice');
     expect(hits.filter((h) => h.id === ids['invoice.pdf'])).toHaveLength(1);
