@@ -22,9 +22,14 @@ function restrictDatabaseFiles(path: string): void {
   }
 }
 
+// SQL texts db.query() keeps prepared; the runtime's 20 is fewer than the server uses, and an evicted statement's
+// native memory waits for a collector that does not count it (docs/performance.md, what a WebDAV PUT allocates).
+const PREPARED_TEXTS = 256;
+
 /** Opens the database with the pragmas every Coffer process uses. */
 export function openDatabase(path: string): Db {
   restrictDatabaseFiles(path);
+  Database.MAX_QUERY_CACHE_SIZE = PREPARED_TEXTS;
   const sqlite = new Database(path, { create: true, strict: true });
   // busy_timeout first, so switching to WAL waits for a concurrent opener instead of failing.
   sqlite.run('PRAGMA busy_timeout = 5000');
