@@ -79,8 +79,9 @@ if(ok===files.length)location.reload();else{i.disabled=false;i.value='';s.textCo
 // pans once zoomed, a swipe steps. Focus goes to the viewer opened and back to its picture when it closes. Close
 // goes to the picture's own fragment, not the empty one: the browser applies a fragment's focus at a later frame
 // (seconds later on a loaded machine), and the empty fragment's is to drop focus on the page; the picture's is to
-// focus it. Until the next key or pointer press, focus dropped on the page goes back to the picture: a late fragment
-// focus of a viewer opened before (not focusable) drops it, as does leaving by the Back button onto the empty fragment.
+// focus it. The picture is the one the fragment names, not the viewer last seen open: a key can be handled before the
+// hashchange of the step it follows. Until the next key or pointer press, focus dropped on the page goes back to the
+// picture: a late fragment focus of a viewer opened before (not focusable) drops it, as does leaving by the Back button.
 // Zoomed past fit, a picture with data-full swaps its large thumbnail for the original once that has loaded.
 const VIEWER_SCRIPT = `(()=>{let last=null,held=0,v={s:1,x:0,y:0},img=null;const open=()=>document.querySelector('.lightbox:target');
 const apply=()=>{if(img)img.style.transform=v.s===1?'':'translate('+v.x+'px,'+v.y+'px) scale('+v.s+')'};
@@ -89,7 +90,7 @@ const s=f===0?1:Math.min(8,Math.max(1,v.s*f)),k=s/v.s;v.x=s===1?0:cx-(cx-v.x)*k;
 const full=(p)=>{const u=p.dataset.full;if(!u||p.dataset.zoomed)return;p.dataset.zoomed='1';const o=new Image();o.onload=()=>{p.src=u};o.src=u};
 const step=(d)=>{const b=open(),a=b&&b.querySelector(d>0?'a[data-step=next]':'a[data-step=prev]');if(a)a.click()};
 const sync=()=>{if(img)img.style.transform='';img=null;v={s:1,x:0,y:0};const b=open();
-if(b){last=b.id;b.querySelector('a[data-close]').focus()}else if(last){const a=document.querySelector('a[href="#'+last+'"]');last=null;if(a){a.focus();const k=++held;const back=(n)=>{if(k!==held)return;const f=document.activeElement;if(!f||f===document.body)a.focus();if(n>0)setTimeout(()=>back(n-1),50)};setTimeout(()=>back(300),0)}}};
+if(b){last=b.id;b.querySelector('a[data-close]').focus()}else{const t=document.getElementById(location.hash.slice(1)),a=t&&t.matches('a[href^="#view-"]')?t:last&&document.querySelector('a[href="#'+last+'"]');last=null;if(a){a.focus();const k=++held;const back=(n)=>{if(k!==held)return;const f=document.activeElement;if(!f||f===document.body)a.focus();if(n>0)setTimeout(()=>back(n-1),50)};setTimeout(()=>back(300),0)}}};
 for(const e of['keydown','pointerdown'])addEventListener(e,()=>{held++},true);
 addEventListener('hashchange',sync);sync();
 addEventListener('keydown',(e)=>{const b=open();if(!b||e.altKey||e.ctrlKey||e.metaKey)return;
