@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
@@ -53,6 +55,11 @@ describe('Admin → Backups: replication', () => {
     fs.rmSync(replica, { recursive: true, force: true });
     fs.writeFileSync(replica, 'not a directory');
     await upload(admin.client, 'written while the replica is unreachable.txt', 'x');
+    // The app asks for the backups' state at load and every minute: open it once the server knows.
+    await eventually(async () => {
+      const state = await json(await admin.client.get('/api/user/backups'));
+      return String(state.replication?.warning ?? '').includes('cannot be written to');
+    });
     const { context, page, errors } = await signedInContext(browser, t.url, admin);
     try {
       await page.goto('/');
