@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazySchema } from './lazy-schema.ts';
+import { pageLimit } from './paging.ts';
 
 const id = (field: string) => z.string().min(1).max(100, `${field} is too long`).optional();
 
@@ -7,12 +8,7 @@ const id = (field: string) => z.string().min(1).max(100, `${field} is too long`)
 export const activityQuery = lazySchema(() =>
   z.object({
     cursor: z.string().min(1).max(1024, 'cursor is too long').optional(),
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(200, 'limit must be at most 200')
-      .optional(),
+    limit: pageLimit(200).optional(),
     itemId: id('itemId'),
     folderId: id('folderId'),
     actor: id('actor'),
@@ -36,12 +32,7 @@ export interface ActivityLine {
 /** GET /api/activity/people: the Activity view's person filter, newest first (docs/activity.md). */
 export const activityPeopleQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(200, 'limit must be at most 200')
-      .optional(),
+    limit: pageLimit(200).optional(),
   }),
 );
 

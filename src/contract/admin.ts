@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL } from './accounts.ts';
 import { PASSWORD } from './limits.ts';
+import { pageLimit } from './paging.ts';
 
 /** The administrator's API: instance settings, accounts and their limits, desktop clients, orphan review. */
 
@@ -35,12 +36,7 @@ export type UserSort = (typeof USER_SORTS)[number];
 
 export const userListQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(100, 'limit must be at most 100')
-      .default(50),
+    limit: pageLimit(100).default(50),
     cursor: z.string().optional(),
     // A widening: owners whose email or name contains `q`, each still followed by its sub-users.
     q: z.string().trim().max(200, 'q must be at most 200 characters').optional(),

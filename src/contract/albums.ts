@@ -3,6 +3,7 @@ import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL } from './accounts.ts';
 import { linkOptionsBody } from './sharing.ts';
 import type { Photo } from './files.ts';
+import { pageLimit } from './paging.ts';
 
 /** Albums: named sets of an account's photos and videos, holding references to the files. */
 
@@ -23,12 +24,7 @@ const albumItemIds = lazySchema(() =>
 
 export const albumListQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(200, 'limit must be at most 200')
-      .default(100),
+    limit: pageLimit(200).default(100),
     cursor: z.string().min(1).optional(),
     // mine: the account's own albums; shared: albums other accounts share with it.
     whose: z.enum(['mine', 'shared'], { error: 'whose must be mine or shared' }).default('mine'),
@@ -36,12 +32,7 @@ export const albumListQuery = lazySchema(() =>
 );
 export const albumItemsQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(1000, 'limit must be at most 1000')
-      .default(200),
+    limit: pageLimit(1000).default(200),
     cursor: z.string().min(1).optional(),
   }),
 );

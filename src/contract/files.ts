@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
+import { pageLimit } from './paging.ts';
 
 /** The file API's requests (docs/api.md › API reference, Upload rules) and the answers the web app reads. */
 
@@ -11,12 +12,7 @@ const listQuery = (defaultSort: SortField) =>
   z.object({
     sortBy: z.enum(SORT_FIELDS).default(defaultSort).catch(defaultSort),
     order: z.enum(['asc', 'desc']).default('desc').catch('desc'),
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(500, 'limit must be at most 500')
-      .default(200),
+    limit: pageLimit(500).default(200),
     cursor: z.string().min(1).optional(),
   });
 // Built once: a zod schema costs more to build than a cached page costs to answer.
@@ -102,12 +98,7 @@ export const thumbnailQuery = lazySchema(() =>
 /** GET /api/files/photos: a keyset page of the account's images and videos, newest taken first. */
 export const photosQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(1000, 'limit must be at most 1000')
-      .default(200),
+    limit: pageLimit(1000).default(200),
     cursor: z.string().min(1).optional(),
     // mine: the account's own; shared: what other accounts share with it (folders and albums); all: both.
     whose: z.enum(['mine', 'shared', 'all'], { error: 'whose must be mine, shared or all' }).default('mine'),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL } from './accounts.ts';
 import { idsBody, type Item } from './files.ts';
+import { pageLimit } from './paging.ts';
 
 /** A link's options (issue 32): an absent field keeps its value, null removes it. */
 export const linkOptionsBody = lazySchema(() =>
@@ -42,12 +43,7 @@ export const shareBody = lazySchema(() =>
 /** GET /api/files/share/links: a page of the account's links, newest first; `itemId` narrows it to one item's. */
 export const linkListQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(200, 'limit must be at most 200')
-      .default(50),
+    limit: pageLimit(200).default(50),
     cursor: z.string().min(1).optional(),
     itemId: z.string().min(1).max(64).optional(),
   }),
@@ -131,12 +127,7 @@ export interface ShareLinkQr {
 export const roleBody = lazySchema(() => z.object({ role: built(role) }));
 export const peoplePageQuery = lazySchema(() =>
   z.object({
-    limit: z.coerce
-      .number()
-      .int('limit must be a whole number')
-      .min(1, 'limit must be at least 1')
-      .max(200, 'limit must be at most 200')
-      .optional(),
+    limit: pageLimit(200).optional(),
     cursor: z.string().min(1).optional(),
   }),
 );

@@ -27,14 +27,10 @@ import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
 import { thumbnailQuery } from '../contract/files.ts';
 import { unlockBody } from '../contract/sharing.ts';
+import { pageLimit } from '../contract/paging.ts';
 
 const pageQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int('limit must be a whole number')
-    .min(1, 'limit must be at least 1')
-    .max(200, 'limit must be at most 200')
-    .default(100),
+  limit: pageLimit(200).default(100),
   cursor: z.string().min(1).optional(),
 });
 
