@@ -7,12 +7,17 @@ const BUILT = Symbol('built');
 export function lazySchema<T extends object>(build: () => T): T {
   let schema: T | undefined;
   const real = () => (schema ??= build());
+  // Bound once per method: validation calls `safeParse` through the stand-in on every request.
+  const bound = new WeakMap<object, unknown>();
   return new Proxy({} as T, {
     get: (_, key) => {
       const target = real();
       if (key === BUILT) return target;
       const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      if (typeof value !== 'function') return value;
+      let method = bound.get(value);
+      if (method === undefined) bound.set(value, (method = value.bind(target)));
+      return method;
     },
     has: (_, key) => Reflect.has(real(), key),
     ownKeys: () => Reflect.ownKeys(real()),

@@ -23,6 +23,8 @@ describe('lazySchema()', () => {
     expect(schema.shape.limit).toBeDefined();
     expect(schema instanceof z.ZodObject).toBe(true);
     expect(builds).toBe(1);
+    // A method is bound once, not at every use on the request path.
+    expect(schema.safeParse).toBe(schema.safeParse);
   });
 
   test('gives the same JSON Schema and errors as the schema built at once, placed inside another through built()', () => {
