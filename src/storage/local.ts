@@ -22,8 +22,6 @@ const STAGING_DIR = '.staging';
 // Coalesce small chunks into few large writes: one syscall per MiB instead of per segment.
 const WRITE_BUFFER = 1024 * 1024;
 const SYNC_EVERY = 64 * 1024 * 1024;
-// An object this small is written with synchronous calls, its two fsyncs alone in the I/O threads.
-const SMALL_OBJECT = 64 * 1024;
 const READ_CHUNK = 256 * 1024;
 const LIST_YIELD_EVERY = 256;
 
@@ -41,10 +39,6 @@ async function unlinkIfPresent(file: string): Promise<boolean> {
     if (isNotFound(err)) return false;
     throw err;
   }
-}
-
-function fsyncFd(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -262,52 +256,6 @@ export class LocalDriver implements StorageDriver {
     return handle;
   }
 
-  /** createInShard's synchronous twin, for a small object: a file descriptor instead of a handle. */
-  private createInShardSync(dir: string, file: string): number {
-    if (!this.shardDirs.has(dir)) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'wx', 0o600);
-    } catch (err) {
-      if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      fd = fs.openSync(file, 'wx', 0o600);
-    }
-    this.shardDirs.add(dir);
-    return fd;
-  }
-
-  /**
-   * A whole small object in place: made, written and closed by synchronous calls (microseconds each, and
-   * each asynchronous call costs a round trip through the I/O threads), the file's and its directory's
-   * fsyncs in the I/O threads at once; both are done before this returns.
-   */
-  private async putSmall(dir: string, file: string, chunks: Uint8Array[], size: number): Promise<void> {
-    const fd = this.createInShardSync(dir, file);
-    let dirFd = -1;
-    try {
-      let at = 0;
-      let left = chunks.slice();
-      while (at < size) {
-        const written = fs.writevSync(fd, left, at);
-        at += written;
-        let skip = written;
-        while (left.length > 0 && skip >= left[0]!.byteLength) skip -= left.shift()!.byteLength;
-        if (skip > 0) left = [left[0]!.subarray(skip), ...left.slice(1)];
-      }
-      dirFd = fs.openSync(dir, 'r');
-      const synced = await Promise.allSettled([fsyncFd(fd), fsyncFd(dirFd)]);
-      for (const outcome of synced) if (outcome.status === 'rejected') throw outcome.reason;
-    } catch (err) {
-      fs.closeSync(fd);
-      if (dirFd >= 0) fs.closeSync(dirFd);
-      fs.rmSync(file, { force: true });
-      throw err;
-    }
-    fs.closeSync(fd);
-    fs.closeSync(dirFd);
-  }
-
   /** Renames a finished file (in the same file system) to the object `key`, durably. */
   async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
@@ -351,34 +299,9 @@ export class LocalDriver implements StorageDriver {
   private async putInPlace(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<{ size: number }> {
     const file = this.pathOf(key);
     const dir = path.dirname(file);
-    const iterator = body[Symbol.asyncIterator]();
-    const head: Uint8Array[] = [];
-    let headBytes = 0;
-    let ended = false;
-    while (headBytes <= SMALL_OBJECT) {
-      const next = await iterator.next();
-      if (next.done) {
-        ended = true;
-        break;
-      }
-      head.push(next.value);
-      headBytes += next.value.byteLength;
-    }
-    if (ended) {
-      opts.signal?.throwIfAborted();
-      await this.putSmall(dir, file, head, headBytes);
-      if (opts.release) for (const chunk of head) releaseSoleView(chunk);
-      return { size: headBytes };
-    }
-    const rest: AsyncIterable<Uint8Array> = {
-      async *[Symbol.asyncIterator]() {
-        yield* head;
-        yield* { [Symbol.asyncIterator]: () => iterator };
-      },
-    };
     const handle = await this.createInShard(dir, file);
     try {
-      const size = await writeBody(handle, 0, rest, opts);
+      const size = await writeBody(handle, 0, body, opts);
       await handle.sync();
       await handle.close();
       await fsyncDir(dir);

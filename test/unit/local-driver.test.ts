@@ -1,6 +1,5 @@
-import { afterAll, describe, expect, spyOn, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { tempDir } from '../helpers/server.ts';
 import { openPaths } from '../helpers/fds.ts';
@@ -130,50 +129,6 @@ describe('local driver', () => {
     const next = `${key.slice(0, 4)}${newStorageKey().slice(4)}`;
     expect(await d.put(next, from('two'), { fresh: true })).toEqual({ size: 3 });
     expect(await text(await d.get(next))).toBe('two');
-  });
-
-  test('a small fresh object is made, written and closed without a round trip through the I/O threads but its two fsyncs', async () => {
-    const d = driver();
-    const key = newStorageKey();
-    const opens = spyOn(fsp, 'open');
-    const fsyncs = spyOn(fs, 'fsync');
-    try {
-      expect(await d.put(key, from('small ', 'object'), { fresh: true })).toEqual({ size: 12 });
-      expect(opens).not.toHaveBeenCalled();
-      expect(fsyncs).toHaveBeenCalledTimes(2);
-    } finally {
-      opens.mockRestore();
-      fsyncs.mockRestore();
-    }
-    expect(fs.readFileSync(d.pathOf(key), 'utf8')).toBe('small object');
-    expect(openPaths().filter((p) => p.startsWith(d.root))).toEqual([]);
-    expect(tempFiles(d)).toEqual([]);
-  });
-
-  test('a small fresh object whose fsync fails is removed, its descriptors closed', async () => {
-    const d = driver();
-    const key = newStorageKey();
-    const fsyncs = spyOn(fs, 'fsync').mockImplementation(((_fd: number, done: (err: Error | null) => void) =>
-      done(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }))) as typeof fs.fsync);
-    try {
-      await expect(d.put(key, from('lost'), { fresh: true })).rejects.toMatchObject({ code: 'EIO' });
-    } finally {
-      fsyncs.mockRestore();
-    }
-    expect(fs.existsSync(d.pathOf(key))).toBe(false);
-    expect(openPaths().filter((p) => p.startsWith(d.root))).toEqual([]);
-  });
-
-  test('a small fresh object under an aborted signal is not written', async () => {
-    const d = driver();
-    const key = newStorageKey();
-    const ac = new AbortController();
-    async function* abortedAtEnd() {
-      yield Buffer.from('gone');
-      ac.abort();
-    }
-    await expect(d.put(key, abortedAtEnd(), { signal: ac.signal, fresh: true })).rejects.toThrow();
-    expect(fs.existsSync(d.pathOf(key))).toBe(false);
   });
 
   test('an aborted signal stops the write and cleans up', async () => {
