@@ -223,10 +223,17 @@ export class LocalDriver implements StorageDriver {
   readonly staging: FileStaging;
   readonly location: StorageLocation = { driver: 'local', bucket: null, prefix: '' };
 
-  /** Shard directories known to exist (at most 65,536): a publish there skips its mkdir. */
+  /**
+   * Shard directories known to exist, the latest `knownShards` made or written into: a write there skips its
+   * mkdir. A new key's directory is one of 16.7 million, so what this saves is mostly a thumbnail's beside its
+   * file's object; unbounded, it held about 130 bytes per upload for as long as the server ran.
+   */
   private readonly shardDirs = new Set<string>();
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    private readonly knownShards = 4096,
+  ) {
     fs.mkdirSync(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });
     this.staging = new FileStaging({ head: (key) => this.head(key), adopt: (file, key) => this.publish(file, key) }, stagingDirOf(root));
   }
@@ -238,6 +245,12 @@ export class LocalDriver implements StorageDriver {
 
   private tempPath(key: string): string {
     return path.join(this.root, TEMP_DIR, `${key}.${randomBytes(6).toString('hex')}`);
+  }
+
+  private rememberShard(dir: string): void {
+    this.shardDirs.delete(dir);
+    this.shardDirs.add(dir);
+    if (this.shardDirs.size > this.knownShards) this.shardDirs.delete(this.shardDirs.values().next().value!);
   }
 
   /** Opens `file` in shard directory `dir` for a new object, making the directory first when needed. */
@@ -252,7 +265,7 @@ export class LocalDriver implements StorageDriver {
       await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
       handle = await fsp.open(file, 'wx', 0o600);
     }
-    this.shardDirs.add(dir);
+    this.rememberShard(dir);
     return handle;
   }
 
@@ -269,7 +282,7 @@ export class LocalDriver implements StorageDriver {
       await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
       await fsp.rename(temp, final);
     }
-    this.shardDirs.add(dir);
+    this.rememberShard(dir);
     await fsyncDir(dir);
   }
 

@@ -1,5 +1,6 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, spyOn, test } from 'bun:test';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { tempDir } from '../helpers/server.ts';
 import { openPaths } from '../helpers/fds.ts';
@@ -10,10 +11,10 @@ import { eventually } from '../helpers/eventually.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-function driver() {
+function driver(knownShards?: number) {
   const d = tempDir('coffer-local-');
   dirs.push(d);
-  return new LocalDriver(d);
+  return new LocalDriver(d, knownShards);
 }
 async function* from(...parts: string[]) {
   for (const p of parts) yield Buffer.from(p);
@@ -59,6 +60,24 @@ describe('local driver', () => {
     expect(await d.put(second, from('two'))).toEqual({ size: 3 });
     expect(await text(await d.get(second))).toBe('two');
     expect(tempFiles(d)).toEqual([]);
+  });
+
+  test('only the latest shard directories are remembered: a write into a forgotten one makes it again, into a remembered one does not', async () => {
+    const d = driver(2);
+    const inShard = (shard: string) => `${shard}${newStorageKey().slice(4)}`;
+    const mkdirs = spyOn(fsp, 'mkdir');
+    try {
+      for (const shard of ['AAaa', 'BBbb', 'CCcc']) await d.put(inShard(shard), from('x'), { fresh: true });
+      expect(mkdirs).toHaveBeenCalledTimes(3);
+      await d.put(inShard('CCcc'), from('x'), { fresh: true });
+      await d.put(inShard('BBbb'), from('x'), { fresh: true });
+      expect(mkdirs).toHaveBeenCalledTimes(3);
+      await d.put(inShard('AAaa'), from('x'), { fresh: true });
+      expect(mkdirs).toHaveBeenCalledTimes(4);
+      expect(mkdirs.mock.calls[3]![0]).toBe(path.join(d.root, 'AA', 'aa'));
+    } finally {
+      mkdirs.mockRestore();
+    }
   });
 
   test('atomic write: a failing stream leaves no object and no temp file', async () => {
