@@ -1,5 +1,6 @@
 import { NotFoundError } from 'elysia';
 import type { AppContext } from '../context.ts';
+import { embeddedFile } from '../lib/embedded-file.ts';
 import {
   BUNDLE_FILE_PREFIX,
   buildWebBundle,
@@ -25,9 +26,7 @@ class WebBundleSource {
   private embedded: Promise<WebBundle<Blob>> | null = null;
 
   constructor(private readonly log: AppContext['log']) {
-    this.embeddedFile = Bun.isStandaloneExecutable
-      ? Bun.embeddedFiles.find((f) => (f as Blob & { name: string }).name.startsWith(BUNDLE_FILE_PREFIX))
-      : undefined;
+    this.embeddedFile = embeddedFile(BUNDLE_FILE_PREFIX)?.file;
   }
 
   get(): Promise<WebBundle<Uint8Array | Blob>> {
