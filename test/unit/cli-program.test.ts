@@ -16,7 +16,14 @@ describe('buildProgram(): the command line', () => {
     expect(every).toContain('serve');
     expect(every).toContain('thumbnails');
     expect(every.length).toBeGreaterThan(20);
-    for (const argv of [ARGV, [...ARGV, '--help'], [...ARGV, 'help', 'serve'], [...ARGV, 'sreve'], [...ARGV, 'constructor'], [...ARGV, '-v']])
+    for (const argv of [
+      ARGV,
+      [...ARGV, '--help'],
+      [...ARGV, 'help', 'serve'],
+      [...ARGV, 'sreve'],
+      [...ARGV, 'constructor'],
+      [...ARGV, '-v'],
+    ])
       expect(names(argv)).toEqual(every);
   });
 });
