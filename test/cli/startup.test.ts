@@ -48,6 +48,28 @@ describe('coffer serve start-up', () => {
     expect(fs.existsSync(path.join(d, 'coffer.lock'))).toBe(false);
   });
 
+  test('once listening, serve has the runtime let go of the code start-up compiled (Bun.shrink)', async () => {
+    const d = dir();
+    const marker = path.join(d, 'shrunk');
+    const preload = path.join(d, 'preload.ts');
+    fs.writeFileSync(
+      preload,
+      `const shrink = Bun.shrink;\nBun.shrink = () => { require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'called'); shrink(); };\n`,
+    );
+    const proc = Bun.spawn([process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'warn' },
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+    try {
+      for (let i = 0; i < 300 && !fs.existsSync(marker); i++) await Bun.sleep(50);
+      expect(fs.existsSync(marker)).toBe(true);
+    } finally {
+      proc.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+    }
+  });
+
   test('an unwritable data dir: one line on stderr, exit 1', async () => {
     const file = path.join(dir(), 'a-file');
     fs.writeFileSync(file, '');
