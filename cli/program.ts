@@ -22,6 +22,7 @@ import { registerStorage } from './storage.ts';
 import { registerSearch } from './search.ts';
 import { registerThumbnails } from './thumbnails.ts';
 import { EXIT_CODES_HELP } from './common.ts';
+import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
 
 // Each top-level command by name, with what defines it (and the commands defined beside it).
 const COMMANDS: Record<string, (program: Command) => void> = {
@@ -72,6 +73,10 @@ ${EXIT_CODES_HELP}`,
   program.on('option:version', () => {
     process.stdout.write(`${versionLine()}\n`);
     process.exit(0);
+  });
+  // Every command but serve works from its start; serve once it listens (cli/serve.ts).
+  program.hook('preAction', (_program, command) => {
+    if (command.name() !== 'serve') jitAtFullSpeed();
   });
   const name = argv[2];
   const only = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
