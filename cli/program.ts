@@ -22,9 +22,41 @@ import { registerStorage } from './storage.ts';
 import { registerSearch } from './search.ts';
 import { registerThumbnails } from './thumbnails.ts';
 import { EXIT_CODES_HELP } from './common.ts';
+import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
 
-/** The `coffer` command line: server and admin tools in one executable. */
-export function buildProgram(): Command {
+// Each top-level command by name, with what defines it (and the commands defined beside it).
+const COMMANDS: Record<string, (program: Command) => void> = {
+  serve: registerServe,
+  init: registerInit,
+  migrate: registerMigrate,
+  'setup-code': registerSetupCode,
+  users: registerUsers,
+  groups: registerGroups,
+  libraries: registerLibraries,
+  settings: registerSettings,
+  orphans: registerOrphans,
+  backup: registerBackup,
+  restore: registerBackup,
+  replica: registerReplica,
+  promote: registerReplica,
+  rollback: registerRollback,
+  export: registerExport,
+  keys: registerKeys,
+  doctor: registerDoctor,
+  audit: registerAudit,
+  shares: registerShares,
+  webhooks: registerWebhooks,
+  storage: registerStorage,
+  search: registerSearch,
+  thumbnails: registerThumbnails,
+};
+
+/**
+ * The `coffer` command line: server and admin tools in one executable. Given the arguments it will parse, and
+ * they name a command, only that command is defined: a server does not hold every admin command's options
+ * and help. Help, an unknown command and the reference (no arguments) get every command.
+ */
+export function buildProgram(argv: readonly string[] = []): Command {
   const program = new Command('coffer')
     .description('Coffer: self-hosted file storage and sharing in one executable')
     .option('-v, --version', 'print the version, commit, build date and runtime')
@@ -42,26 +74,12 @@ ${EXIT_CODES_HELP}`,
     process.stdout.write(`${versionLine()}\n`);
     process.exit(0);
   });
-  registerServe(program);
-  registerInit(program);
-  registerMigrate(program);
-  registerSetupCode(program);
-  registerUsers(program);
-  registerGroups(program);
-  registerLibraries(program);
-  registerSettings(program);
-  registerOrphans(program);
-  registerBackup(program);
-  registerReplica(program);
-  registerRollback(program);
-  registerExport(program);
-  registerKeys(program);
-  registerDoctor(program);
-  registerAudit(program);
-  registerShares(program);
-  registerWebhooks(program);
-  registerStorage(program);
-  registerSearch(program);
-  registerThumbnails(program);
+  // Every command but serve works from its start; serve once it listens (cli/serve.ts).
+  program.hook('preAction', (_program, command) => {
+    if (command.name() !== 'serve') jitAtFullSpeed();
+  });
+  const name = argv[2];
+  const only = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  for (const register of new Set(only ? [only] : Object.values(COMMANDS))) register(program);
   return program;
 }

@@ -5,6 +5,7 @@ import { createLogger } from '../src/log.ts';
 import { createStandby } from '../src/services/maintenance/standby.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { sdNotify } from '../src/lib/sd-notify.ts';
+import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
 
 export function registerServe(program: Command): void {
@@ -47,6 +48,9 @@ export function registerServe(program: Command): void {
         process.on('SIGINT', () => shutdown('SIGINT'));
         server = await startServer(configFrom(opts));
         notify(server, `READY=1\nSTATUS=listening on ${server.url}`);
+        jitAtFullSpeed();
+        // Once idle, the runtime discards compiled code (what start-up ran once, most of it) and collects: 2–3 MiB of idle memory.
+        Bun.shrink();
         if (requested) {
           signals = 0;
           shutdown(requested);
@@ -60,6 +64,7 @@ export function registerServe(program: Command): void {
  * port, replicating to the same destination under a new generation.
  */
 async function standby(config: Config, destText: string): Promise<void> {
+  jitAtFullSpeed();
   const log = createLogger(config.logLevel, config.logFormat);
   const dest = parseReplicaDestination(destText, withConfigFile(process.env), process.cwd());
   const follower = createStandby(config, dest, log);

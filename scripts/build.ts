@@ -121,6 +121,8 @@ const common = [
   '--format=esm',
   // Modules loaded by import() become chunks read at first use, not at start (idle RSS 94.9 → 83.8 MiB).
   '--splitting',
+  // Tier-up thresholds ×64 until a thread calls jitAtFullSpeed() (src/lib/jit-policy.ts): start-up code is not JIT-compiled.
+  '--compile-jit-policy=64',
   // What `coffer --version` reports; SOURCE_DATE_EPOCH (reproducible builds) fixes the date.
   '--define',
   `COFFER_BUILD_COMMIT=${JSON.stringify(sourceCommit() ?? 'unknown')}`,

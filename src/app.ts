@@ -81,7 +81,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(shareDomainPlugin(ctx))
     .use(desktopOnlyPlugin(ctx))
     .use(guardPlugin(ctx, limits))
-    .use(healthRoutes(ctx))
+    .use(healthRoutes())
     .use(metricsRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(idpRoutes(ctx))
@@ -136,6 +136,6 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
         ),
       ),
     )
-    .use(openApiRoutes(ctx, () => app.routes))
+    .use(openApiRoutes(() => app.routes))
     .use(webAppRoutes(ctx));
 }

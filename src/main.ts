@@ -1,3 +1,3 @@
 import { buildProgram } from '../cli/program.ts';
 
-await buildProgram().parseAsync(process.argv);
+await buildProgram(process.argv).parseAsync(process.argv);

@@ -13,7 +13,7 @@ export function clientInfo(request: Request) {
 /** Sign-up, invitations, sign-in, sign-out, password change and profile. */
 export function accountRoutes(ctx: AppContext) {
   const { accounts, invitations } = ctx.services;
-  return routes(ctx, 'http/accounts', [
+  return routes([
     route('POST /api/signup', {
       body: signupBody,
       handler: async ({ body, request, set }) => {

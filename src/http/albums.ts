@@ -23,7 +23,7 @@ export function albumRoutes(ctx: AppContext) {
     ...rest,
     ...(expiresAt ? { expiry: { at: Date.parse(expiresAt) } } : expiry ? { expiry } : {}),
   });
-  return routes(ctx, 'http/albums', [
+  return routes([
     route('GET /api/albums', { query: albumListQuery, handler: ({ principal, query }) => albums.list(principal, query) }),
     route('POST /api/albums', {
       body: newAlbumBody,

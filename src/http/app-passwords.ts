@@ -8,7 +8,7 @@ import { route, routes } from './route.ts';
  */
 export function appPasswordRoutes(ctx: AppContext) {
   const { appPasswords, dav } = ctx.services;
-  return routes(ctx, 'http/app-passwords', [
+  return routes([
     route('GET /api/user/app-passwords', { handler: ({ principal }) => appPasswords.list(principal) }),
     route('POST /api/user/app-passwords', {
       body: appPasswordBody,

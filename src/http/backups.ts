@@ -4,7 +4,7 @@ import { route, routes } from './route.ts';
 /** Admin → Backups: the scheduled backups' state, and "Back up now" (a job; 409 while one waits or runs). */
 export function backupRoutes(ctx: AppContext) {
   const { scheduledBackups, replication } = ctx.services;
-  return routes(ctx, 'http/backups', [
+  return routes([
     route('GET /api/user/backups', {
       summary: 'The schedule, the last and next backup run, the latest failure, and the replica',
       handler: () => ({ ...scheduledBackups.status(), replication: replication?.status() ?? null }),

@@ -29,7 +29,7 @@ export function docserverRoutes(ctx: AppContext) {
   const open = (request: Request, principal: Parameters<typeof docserver.open>[0], id: string) =>
     docserver.open(principal, id, { requestOrigin: requestMeta(request).origin, acceptLanguage: request.headers.get('accept-language') });
 
-  return routes(ctx, 'http/docserver', [
+  return routes([
     route('GET /api/docserver/config/:id', {
       handler: async ({ principal, params, request }) => {
         const { config, token, docserverJsUrl } = await open(request, principal, params.id);

@@ -7,7 +7,7 @@ import { route, routes } from './route.ts';
 /** Downloads: a file (with ranges), a folder or a selection as a streamed ZIP. */
 export function downloadRoutes(ctx: AppContext) {
   const { downloads } = ctx.services;
-  return routes(ctx, 'http/downloads', [
+  return routes([
     route('GET /api/files/:id/download', {
       handler: ({ principal, params, query, request }) => {
         const row = downloads.resolve(principal, params.id);

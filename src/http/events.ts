@@ -6,7 +6,7 @@ import type { Replay, SseStreams } from '../events/sse.ts';
 
 /** GET /api/files/events: the account's file events as Server-Sent Events (docs/compatibility.md › Events), resumed after `Last-Event-ID`. */
 export function eventRoutes(ctx: AppContext, streams: SseStreams) {
-  return routes(ctx, 'http/events', [
+  return routes([
     route('GET /api/files/events', {
       query: eventsQuery,
       handler: ({ principal, request, server, query }) => {

@@ -5,7 +5,7 @@ import { route, routes } from './route.ts';
 /** File versions: list, download (Range, ETag), restore and delete of a file's earlier contents. */
 export function fileVersionRoutes(ctx: AppContext) {
   const { versions, downloads } = ctx.services;
-  return routes(ctx, 'http/file-versions', [
+  return routes([
     route('GET /api/files/:id/versions', { handler: ({ principal, params }) => versions.list(principal, params.id) }),
     route('GET /api/files/:id/versions/:versionId/download', {
       handler: ({ principal, params, request }) => {

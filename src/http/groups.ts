@@ -6,7 +6,7 @@ import { route, routes } from './route.ts';
 /** Groups: the admin's console, a group administrator's members, completion, and items shared with a group. */
 export function groupRoutes(ctx: AppContext) {
   const { groups, members } = ctx.services;
-  return routes(ctx, 'http/groups', [
+  return routes([
     route('PATCH /api/files/:id/groups/:groupId', {
       body: roleBody,
       handler: ({ principal, params, body }) => members.setGroupRole(principal, params.id, params.groupId, body.role),

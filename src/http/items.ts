@@ -16,7 +16,7 @@ import { route, routes } from './route.ts';
 /** The file tree (docs/api.md › API reference): lists, search, details, folders, rename, move, star, copy and job polling. */
 export function itemRoutes(ctx: AppContext) {
   const { items, copy, fileJobs } = ctx.services;
-  return routes(ctx, 'http/items', [
+  return routes([
     route('GET /api/files', {
       query: folderQuery,
       handler: ({ principal, query, set }) => pageResponse(items.list(principal, query), set),

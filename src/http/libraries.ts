@@ -8,7 +8,7 @@ export function libraryRoutes(ctx: AppContext) {
   const scanInBackground = (id: string) => {
     libraries.scan(id).catch((err: unknown) => ctx.log.warn('library scan failed', { library: id, err: String(err) }));
   };
-  return routes(ctx, 'http/libraries', [
+  return routes([
     route('GET /api/admin/libraries', { handler: () => libraries.list() }),
     route('POST /api/admin/libraries', {
       body: libraryBody,

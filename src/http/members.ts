@@ -5,7 +5,7 @@ import { route, routes } from './route.ts';
 /** Sharing with people: an item's members, what is shared with the caller, and notifications. */
 export function memberRoutes(ctx: AppContext) {
   const { members, notifications } = ctx.services;
-  return routes(ctx, 'http/members', [
+  return routes([
     route('GET /api/files/shared-with-me', {
       query: peoplePageQuery,
       handler: ({ principal, query }) => members.sharedWithMe(principal, query),

@@ -10,7 +10,7 @@ import { requestMeta } from './request-meta.ts';
  */
 export function metricsRoutes(ctx: AppContext) {
   const allowed = new IpMatcher(ctx.config.metricsAllowedIps);
-  return routes(ctx, 'http/metrics', [
+  return routes([
     route('GET /metrics', {
       handler: ({ request, set }) => {
         if (!allowed.matches(requestMeta(request).ip)) {

@@ -5,7 +5,7 @@ import { route, routes } from './route.ts';
 /** Two-factor authentication: setup, verify, disable, backup codes. */
 export function mfaRoutes(ctx: AppContext) {
   const { mfa } = ctx.services;
-  return routes(ctx, 'http/mfa', [
+  return routes([
     route('GET /api/mfa/status', { handler: ({ principal }) => mfa.status(principal) }),
     route('POST /api/mfa/setup', { handler: ({ principal }) => mfa.setup(principal) }),
     route('POST /api/mfa/verify', { body: mfaVerifyBody, handler: ({ principal, body }) => mfa.enable(principal, body.code) }),

@@ -16,7 +16,7 @@ const consentPage = (origin: string, loginToken: string) => `${origin}/connect/$
  */
 export function nextcloudLoginRoutes(ctx: AppContext) {
   const { loginFlows, appPasswords } = ctx.services;
-  return routes(ctx, 'http/nextcloud-login', [
+  return routes([
     route('POST /index.php/login/v2', {
       summary: 'Login flow v2: {poll: {token, endpoint}, login}; the client opens `login` in a browser and polls `endpoint` with `token`',
       handler: ({ request }) => {

@@ -32,7 +32,7 @@ function itemIdAt(dav: DavService, caller: Principal, file: string): string {
  */
 export function nextcloudPreviewRoutes(ctx: AppContext) {
   const { thumbnails, dav } = ctx.services;
-  return routes(ctx, 'http/nextcloud-previews', [
+  return routes([
     route('GET /index.php/core/preview', {
       handler: async ({ request }) => {
         const params = new URL(request.url).searchParams;

@@ -114,7 +114,7 @@ export function nextcloudRoutes(ctx: AppContext) {
       },
     });
   };
-  return routes(ctx, 'http/nextcloud', [
+  return routes([
     route('GET /status.php', {
       handler: () => ({
         installed: true,

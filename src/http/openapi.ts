@@ -1,4 +1,3 @@
-import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../lib/html.ts';
 import { BACKEND_VERSION } from '../services/admin/version.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
@@ -138,7 +137,7 @@ ${sections}</main></body></html>`;
 }
 
 /** GET /api/openapi.json and its human page /api/docs, built from the app's routes when first asked for. */
-export function openApiRoutes(ctx: AppContext, registered: () => readonly RegisteredRoute[]) {
+export function openApiRoutes(registered: () => readonly RegisteredRoute[]) {
   let cached: { json: string; html: string } | null = null;
   const build = () => {
     if (!cached) {
@@ -147,7 +146,7 @@ export function openApiRoutes(ctx: AppContext, registered: () => readonly Regist
     }
     return cached;
   };
-  return routes(ctx, 'http/openapi', [
+  return routes([
     route('GET /api/openapi.json', {
       summary: 'This document: every route, generated from the router and the route schemas',
       handler: () => new Response(build().json, { headers: { 'content-type': 'application/json; charset=utf-8' } }),

@@ -36,7 +36,7 @@ const deleteBody = z.object({
 /** Orphan review (docs/api.md › Orphaned files): the admin only; everyone else is refused with that section's message and audited. */
 export function orphanRoutes(ctx: AppContext) {
   const { orphans } = ctx.services;
-  return routes(ctx, 'http/orphans', [
+  return routes([
     route('GET /api/user/orphans', {
       query: scanQuery,
       handler: ({ principal, query, set }) => {

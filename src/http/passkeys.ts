@@ -11,7 +11,7 @@ export function passkeyRoutes(ctx: AppContext) {
   const { passkeys, accounts } = ctx.services;
   // The relying party is the configured public URL's host, else the host the browser used.
   const rp = (request: Request) => relyingPartyOf(ctx.config.publicUrl ?? requestMeta(request).origin);
-  return routes(ctx, 'http/passkeys', [
+  return routes([
     route('GET /api/passkeys', { handler: ({ principal }) => ({ passkeys: passkeys.list(principal) }) }),
     route('POST /api/passkeys/register/options', {
       summary:

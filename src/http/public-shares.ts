@@ -183,7 +183,7 @@ export function publicShareRoutes(ctx: AppContext) {
     return '';
   };
 
-  return routes(ctx, 'http/public-shares', [
+  return routes([
     // An album's link: a gallery of the album's live photos and videos, each reached only through the album.
     route('GET /s/album/:token', {
       query: pageQuery,

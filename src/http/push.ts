@@ -1,5 +1,4 @@
 import type { ServerWebSocket } from 'bun';
-import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, badRequest } from '../errors.ts';
 import type { PushHub, PushLogin, PushSocket } from '../services/changes/desktop-push.ts';
@@ -138,31 +137,26 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
     };
   }
 
-  return routes(
-    ctx,
-    'http/push',
-    [
-      route(`GET ${PUSH_SOCKET_PATH}`, {
-        handler: ({ request, server }) => {
-          if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
-            throw badRequest('This is the desktop push WebSocket: connect with a WebSocket client');
-          const { ip } = requestMeta(request);
-          if ((pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS)
-            throw new AppError(429, 'Too many push sockets from this address are still signing in; try again shortly');
-          if (!server?.upgrade(request, { data: socketData(ip) })) throw badRequest('The WebSocket upgrade failed');
-          pending.set(ip, (pending.get(ip) ?? 0) + 1);
-          return undefined;
-        },
-      }),
-      route(`POST ${PRE_AUTH_PATH}`, {
-        handler: ({ request }) => {
-          const principal = requestMeta(request).principal!;
-          return new Response(hub.issuePreAuth({ loginId: principal.loginId, accountId: principal.accountId }), {
-            headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
-          });
-        },
-      }),
-    ],
-    new Elysia({ name: 'http/push', seed: ctx.instanceId }),
-  );
+  return routes([
+    route(`GET ${PUSH_SOCKET_PATH}`, {
+      handler: ({ request, server }) => {
+        if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
+          throw badRequest('This is the desktop push WebSocket: connect with a WebSocket client');
+        const { ip } = requestMeta(request);
+        if ((pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS)
+          throw new AppError(429, 'Too many push sockets from this address are still signing in; try again shortly');
+        if (!server?.upgrade(request, { data: socketData(ip) })) throw badRequest('The WebSocket upgrade failed');
+        pending.set(ip, (pending.get(ip) ?? 0) + 1);
+        return undefined;
+      },
+    }),
+    route(`POST ${PRE_AUTH_PATH}`, {
+      handler: ({ request }) => {
+        const principal = requestMeta(request).principal!;
+        return new Response(hub.issuePreAuth({ loginId: principal.loginId, accountId: principal.accountId }), {
+          headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+        });
+      },
+    }),
+  ]);
 }

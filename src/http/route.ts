@@ -1,8 +1,7 @@
-import { type AnyElysia, type Context, Elysia } from 'elysia';
+import type { AnyElysia, Context } from 'elysia';
 import { z } from 'zod';
 import type { Api, ApiBody, ApiKey, PathParams } from '../contract/api.ts';
 import { built } from '../contract/lazy-schema.ts';
-import type { AppContext } from '../context.ts';
 import type { Principal } from '../services/identity/principal.ts';
 import { readJson } from './body.ts';
 import { ROUTES, type RouteKey } from './policy.ts';
@@ -150,13 +149,14 @@ export function route<
   return { register: (app) => void app.route(method, path, handle as never, { detail: detail as never }) };
 }
 
-/** An area's routes as one Elysia plugin; `app` when the area adds a hook of its own first. */
-export function routes(
-  ctx: AppContext,
-  name: string,
-  declared: Route[],
-  app: AnyElysia = new Elysia({ name, seed: ctx.instanceId }),
-): AnyElysia {
-  for (const r of declared) r.register(app);
-  return app;
+/**
+ * An area's routes as a plugin function: `app.use(routes([...]))` registers them on that app itself. An Elysia
+ * instance per area held a second copy of every route (its own router and history) beside the app's; an area
+ * that adds a hook of its own applies this to its own instance.
+ */
+export function routes(declared: Route[]): (app: AnyElysia) => AnyElysia {
+  return (app) => {
+    for (const r of declared) r.register(app);
+    return app;
+  };
 }

@@ -5,7 +5,7 @@ import { route, routes } from './route.ts';
 /** Session list, presence heartbeats and revocation. */
 export function sessionRoutes(ctx: AppContext) {
   const { sessions } = ctx.services;
-  return routes(ctx, 'http/sessions', [
+  return routes([
     route('GET /api/sessions', { handler: ({ principal, query }) => sessions.list(principal, { refresh: query.refreshIp === 'true' }) }),
     route('POST /api/sessions/heartbeat', {
       handler: ({ principal, request }) => {

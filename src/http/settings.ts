@@ -16,7 +16,7 @@ import { route, routes } from './route.ts';
 /** Instance settings (docs/api.md › Instance settings); the rules live in SettingsService. */
 export function settingsRoutes(ctx: AppContext) {
   const { settings, accounts, setupCode, idp, contentSearch } = ctx.services;
-  return routes(ctx, 'http/settings', [
+  return routes([
     route('GET /api/signup-status', {
       handler: ({ request }) => ({
         signupEnabled: accounts.signupOpen(),

@@ -9,7 +9,7 @@ export function shareRoutes(ctx: AppContext) {
   const { shares } = ctx.services;
   // The shares service decides a link's origin: the share base URL, else the one the client used.
   const origin = (request: Request) => requestMeta(request).origin;
-  return routes(ctx, 'http/shares', [
+  return routes([
     route('POST /api/files/share', {
       body: shareBody,
       handler: ({ principal, body, request }) => {

@@ -23,7 +23,7 @@ const loginError = (failure: IdpFailure) => `/login?error=${failure.code}`;
 export function idpRoutes(ctx: AppContext) {
   const { idp } = ctx.services;
   const info = (request: Request) => ({ ip: requestMeta(request).ip, userAgent: request.headers.get('user-agent') ?? '' });
-  return routes(ctx, 'http/idp', [
+  return routes([
     route('GET /api/idp/enabled', { handler: () => ({ enabled: idp.enabled }) }),
     route('GET /api/idp/login', {
       handler: async ({ request, set }) => {

@@ -9,7 +9,7 @@ import { route, routes } from './route.ts';
 /** Team folders: the admin makes them, gives groups their roles, sets their limits and deletes them; their administrators keep their trash and links. */
 export function teamFolderRoutes(ctx: AppContext) {
   const { teamFolders } = ctx.services;
-  return routes(ctx, 'http/team-folders', [
+  return routes([
     route('GET /api/admin/team-folders', { handler: () => teamFolders.list() }),
     route('POST /api/admin/team-folders', {
       body: teamFolderBody,

@@ -23,7 +23,7 @@ export function thumbnailResponse(served: ServedThumbnail | 'not-modified'): Res
 /** GET /api/files/photos: the Photos view's pages; GET /api/files/:id/thumbnail: a file's picture, small (256 px) or large (1,600 px), made now if it was not yet. */
 export function thumbnailRoutes(ctx: AppContext) {
   const { thumbnails } = ctx.services;
-  return routes(ctx, 'http/thumbnails', [
+  return routes([
     route('GET /api/files/photos', {
       query: photosQuery,
       handler: ({ principal, query, set }) => {

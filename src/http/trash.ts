@@ -49,7 +49,7 @@ export function trashRoutes(ctx: AppContext) {
       { headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache' } },
     );
 
-  return routes(ctx, 'http/trash', [
+  return routes([
     route('GET /api/files/trash', {
       query: trashQuery,
       handler: ({ principal, query, set }) => pageResponse(trash.list(principal, query), set),

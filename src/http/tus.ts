@@ -81,7 +81,7 @@ export function describeTus(set: SetLike, maxBytes: number): null {
 export function tusRoutes(ctx: AppContext) {
   const { tusUploads, settings } = ctx.services;
   const tus = tusProtocol(tusUploads);
-  return routes(ctx, 'http/tus', [
+  return routes([
     route('OPTIONS /api/files/tus', { handler: ({ set }) => describeTus(set, settings.get('maxUploadBytes')) }),
     route('POST /api/files/tus', {
       handler: ({ principal, request, set }) => tus.create(principal, request, set, { base: '/api/files/tus' }),

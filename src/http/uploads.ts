@@ -12,7 +12,7 @@ export function uploadRequest(request: Request) {
 /** Uploads (docs/api.md › Upload rules): check, one file, bulk, replace and derive, streamed after the guard. */
 export function uploadRoutes(ctx: AppContext) {
   const { uploads } = ctx.services;
-  return routes(ctx, 'http/uploads', [
+  return routes([
     route('POST /api/files/upload/check', {
       body: uploadCheckBody,
       handler: ({ principal, body }) => uploads.check(principal, body.fileSize, body.parentId),

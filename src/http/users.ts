@@ -9,7 +9,7 @@ import { route, routes } from './route.ts';
 /** Sub-users, the admin's user list, invitations and storage limits, storage usage, desktop clients. */
 export function userRoutes(ctx: AppContext) {
   const { subUsers, users, quota, clients, invitations } = ctx.services;
-  return routes(ctx, 'http/users', [
+  return routes([
     route('GET /api/user/sub-users', { handler: ({ principal }) => subUsers.list(principal) }),
     route('POST /api/user/sub-users', {
       body: subUserBody,

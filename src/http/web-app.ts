@@ -65,7 +65,7 @@ function serve(asset: WebAsset<Uint8Array | Blob>, request: Request): Response {
  */
 export function webAppRoutes(ctx: AppContext) {
   const source = new WebBundleSource(ctx.log);
-  return routes(ctx, 'http/web-app', [
+  return routes([
     route('GET /assets/:name', {
       handler: async ({ params, request }) => {
         const asset = (await source.get()).assets.get(`/assets/${params.name}`);

@@ -10,7 +10,7 @@ const instance = (): HookScope => ({ accountId: null });
 /** Webhooks (issue 43): an account's under /api/webhooks (its owner), the instance's under /api/admin/webhooks (the admin). */
 export function webhookRoutes(ctx: AppContext) {
   const { webhooks } = ctx.services;
-  return routes(ctx, 'http/webhooks', [
+  return routes([
     route('GET /api/webhooks', { handler: ({ principal }) => webhooks.list(own(principal)) }),
     route('POST /api/webhooks', {
       summary: 'Creates a webhook; its secret (whsec_…) is in this answer only',

@@ -48,6 +48,35 @@ describe('coffer serve start-up', () => {
     expect(fs.existsSync(path.join(d, 'coffer.lock'))).toBe(false);
   });
 
+  test('once listening, serve sets the JIT back to its normal policy, then has the runtime let go of the code start-up compiled', async () => {
+    const d = dir();
+    const marker = path.join(d, 'shrunk');
+    const preload = path.join(d, 'preload.ts');
+    fs.writeFileSync(
+      preload,
+      [
+        `const note = (what) => require('node:fs').appendFileSync(${JSON.stringify(marker)}, what + ';');`,
+        'const setJITPolicy = Bun.unsafe.setJITPolicy;',
+        'Bun.unsafe.setJITPolicy = (scale) => { note(`policy ${scale}`); setJITPolicy(scale); };',
+        'const shrink = Bun.shrink;',
+        "Bun.shrink = () => { note('shrink'); shrink(); };",
+      ].join('\n'),
+    );
+    const proc = Bun.spawn([process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'warn' },
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+    try {
+      for (let i = 0; i < 300 && !fs.existsSync(marker); i++) await Bun.sleep(50);
+      await Bun.sleep(200);
+      expect(fs.readFileSync(marker, 'utf8')).toBe('policy 1;shrink;');
+    } finally {
+      proc.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+    }
+  });
+
   test('an unwritable data dir: one line on stderr, exit 1', async () => {
     const file = path.join(dir(), 'a-file');
     fs.writeFileSync(file, '');

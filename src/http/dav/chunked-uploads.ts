@@ -117,8 +117,5 @@ async function serveUploads(chunked: ChunkedUploadService, dav: DavService, requ
 export function nextcloudUploadRoutes(ctx: AppContext) {
   const handle = ({ request }: { request: Request }) =>
     davErrors(() => serveUploads(ctx.services.chunkedUploads, ctx.services.dav, request, ctx.instanceId));
-  return routes(ctx, 'http/nextcloud-uploads', [
-    route('GET /remote.php/dav/uploads/*', { handler: handle }),
-    route('ALL /remote.php/dav/uploads/*', { handler: handle }),
-  ]);
+  return routes([route('GET /remote.php/dav/uploads/*', { handler: handle }), route('ALL /remote.php/dav/uploads/*', { handler: handle })]);
 }

@@ -103,23 +103,18 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
     await davAuthenticate(ctx, limits, request);
     return handle({ request });
   });
-  return routes(
-    ctx,
-    'http/dav',
-    [
-      route('GET /dav', { handler: handle }),
-      route('GET /dav/*', { handler: handle }),
-      route('ALL /dav', { handler: handle }),
-      route('ALL /dav/*', { handler: handle }),
-      route('GET /remote.php/webdav', { handler: handle }),
-      route('GET /remote.php/webdav/*', { handler: handle }),
-      route('ALL /remote.php/webdav', { handler: handle }),
-      route('ALL /remote.php/webdav/*', { handler: handle }),
-      route('GET /remote.php/dav/files/*', { handler: handle }),
-      route('ALL /remote.php/dav/files/*', { handler: handle }),
-    ],
-    app,
-  );
+  return routes([
+    route('GET /dav', { handler: handle }),
+    route('GET /dav/*', { handler: handle }),
+    route('ALL /dav', { handler: handle }),
+    route('ALL /dav/*', { handler: handle }),
+    route('GET /remote.php/webdav', { handler: handle }),
+    route('GET /remote.php/webdav/*', { handler: handle }),
+    route('ALL /remote.php/webdav', { handler: handle }),
+    route('ALL /remote.php/webdav/*', { handler: handle }),
+    route('GET /remote.php/dav/files/*', { handler: handle }),
+    route('ALL /remote.php/dav/files/*', { handler: handle }),
+  ])(app);
 }
 
 async function serve(dav: DavService, sync: DavSync, request: Request, instanceId: string): Promise<Response> {

@@ -142,7 +142,7 @@ export function davTrashbinRoutes(ctx: AppContext) {
         return methodNotServed(method, 'the trashbin', METHODS);
     }
   };
-  return routes(ctx, 'http/dav-trashbin', [
+  return routes([
     route('GET /remote.php/dav/trashbin/*', { handler: handle }),
     route('ALL /remote.php/dav/trashbin/*', { handler: handle }),
   ]);

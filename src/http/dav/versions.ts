@@ -145,7 +145,7 @@ export function davVersionRoutes(ctx: AppContext) {
         return methodNotServed(method, 'versions', METHODS);
     }
   };
-  return routes(ctx, 'http/dav-versions', [
+  return routes([
     route('GET /remote.php/dav/versions/*', { handler: handle }),
     route('ALL /remote.php/dav/versions/*', { handler: handle }),
   ]);

@@ -1,10 +1,12 @@
 import { type SegmentInput, type SegmentOutput, writeSegment } from './replica-segment.ts';
+import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 /**
  * Reads, seals and writes replication's segments on a thread of its own, so the thread that answers
  * requests and commits only hands it a position and takes back the next one.
  */
 declare const self: Worker;
+jitAtFullSpeed();
 
 export type SegmentReply = { ok: true; output: SegmentOutput } | { ok: false; error: string; code?: string };
 

@@ -2,9 +2,11 @@ import { heapSize } from 'bun:jsc';
 import os from 'node:os';
 import { extractText, HostileDocumentError } from './extract.ts';
 import { indexedText } from './text.ts';
+import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 /** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
 declare const self: Worker;
+jitAtFullSpeed();
 
 // Indexing is background work: this thread yields the CPU to request handling.
 try {

@@ -1,4 +1,5 @@
 import { type ContentRepo, type IndexedDoc, openContentRepo } from '../../db/repos/content.ts';
+import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 /**
  * Writes extracted text into the FTS5 index on its own connection, so tokenizing a large document
@@ -6,6 +7,7 @@ import { type ContentRepo, type IndexedDoc, openContentRepo } from '../../db/rep
  * the server asks it to close.
  */
 declare const self: Worker;
+jitAtFullSpeed();
 
 export type WriterRequest =
   | { kind: 'open'; id: number; database: string }

@@ -1,10 +1,12 @@
 import { type ContentRepo, openContentRepo } from '../../db/repos/content.ts';
+import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 /**
  * Makes the snippets of a query's matches on its own connection: FTS5's snippet() reads each matching
  * document's whole text (20 ms for 1 MiB), which must not hold the thread that answers requests.
  */
 declare const self: Worker;
+jitAtFullSpeed();
 
 export type ReaderRequest =
   | { kind: 'open'; id: number; database: string }

@@ -8,8 +8,10 @@ import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
 import { loadPdfium, openFirstPage, type Pdfium } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
 import { loadSharp } from './sharp.ts';
+import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 declare const self: Worker;
+jitAtFullSpeed();
 
 // Below request handling: this thread (and the libvips threads it starts, which inherit it) runs niced.
 try {
