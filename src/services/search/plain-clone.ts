@@ -24,6 +24,6 @@ function copy(value: unknown, depth: number): unknown {
  * 32 levels) by the runtime's clone. Unlike it, an object reached twice is copied twice (a cycle 32 levels deep
  * before the runtime's clone keeps the rest) and an array's holes become `undefined`.
  */
-export function plainClone<T>(value: T, options?: StructuredSerializeOptions): T {
+export function plainClone<T>(value: T, options?: Parameters<typeof structuredClone>[1]): T {
   return (options?.transfer?.length ? native(value, options) : copy(value, 0)) as T;
 }
