@@ -24,6 +24,10 @@ describe('plainClone', () => {
     expect(copy.items).not.toBe(original.items);
     expect(copy.items[0]!.transform).not.toBe(original.items[0]!.transform);
     expect(copy.styles.f1).not.toBe(original.styles.f1);
+    const own = plainClone(JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>);
+    expect(Object.getPrototypeOf(own)).toBe(Object.prototype);
+    expect(Object.keys(own)).toEqual(['__proto__']);
+    expect(own.polluted).toBeUndefined();
   });
 
   test("leaves typed arrays, maps, dates, class instances, deep cycles and transfers to the runtime's clone", () => {

@@ -14,7 +14,12 @@ function copy(value: unknown, depth: number): unknown {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return native(value);
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = copy((value as Record<string, unknown>)[key], depth + 1);
+  for (const key of Object.keys(value)) {
+    const item = copy((value as Record<string, unknown>)[key], depth + 1);
+    // An own "__proto__" (from JSON, say) stays a property, as the runtime's clone keeps it, not the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
+  }
   return out;
 }
 
