@@ -80,40 +80,40 @@ export class ContentRepo {
 
   /** Records one file's text (or its absence) and takes it off the queue; not when its object changed meanwhile (it stays queued) or it left the queue. */
   record(file: PendingFile, state: DocState, text: Uint8Array, at: number): boolean {
-    return this.sqlite
-      .transaction(() => {
-        const current = this.sqlite
-          .query<{ key: string | null }, [number]>(`SELECT ${CONTENT_KEY} AS key FROM items i WHERE i.seq = ?`)
-          .get(file.seq);
-        if (!current || current.key !== file.storageKey) return false;
-        // No longer queued: content search was turned off or the account opted out while the text was extracted.
-        if (this.sqlite.run('DELETE FROM content_pending WHERE seq = ?', [file.seq]).changes === 0) return false;
-        this.sqlite.run('DELETE FROM content_fts WHERE rowid = ?', [file.seq]);
-        // The UTF-8 bytes bound as they came and read as text: no string is made of them in this thread.
-        if (text.byteLength > 0)
-          this.sqlite.run('INSERT INTO content_fts (rowid, body, account) VALUES (?, CAST(? AS TEXT), ?)', [
-            file.seq,
-            text,
-            accountToken(file.accountId),
-          ]);
-        this.sqlite.run(
-          `INSERT INTO content_docs (seq, account_id, storage_key, state, text_bytes, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-           ON CONFLICT (seq) DO UPDATE SET storage_key = ?3, state = ?4, text_bytes = ?5, indexed_at = ?6`,
-          [file.seq, file.accountId, file.storageKey, state, text.byteLength, at],
-        );
-        return true;
-      })
-      .immediate();
+    return this.sqlite.transaction(() => this.recordIn(file, state, text, at)).immediate();
   }
 
   /** record() of several files in one transaction; returns how many were recorded. */
   recordMany(docs: readonly IndexedDoc[], at: number): number {
-    return this.sqlite.transaction(() => docs.filter((d) => this.record(d.file, d.state, d.text, at)).length).immediate();
+    return this.sqlite.transaction(() => docs.filter((d) => this.recordIn(d.file, d.state, d.text, at)).length).immediate();
+  }
+
+  /** record() inside the caller's transaction: prepared once per connection, no savepoint of its own per file. */
+  private recordIn(file: PendingFile, state: DocState, text: Uint8Array, at: number): boolean {
+    const current = this.sqlite
+      .query<{ key: string | null }, [number]>(`SELECT ${CONTENT_KEY} AS key FROM items i WHERE i.seq = ?`)
+      .get(file.seq);
+    if (!current || current.key !== file.storageKey) return false;
+    // No longer queued: content search was turned off or the account opted out while the text was extracted.
+    if (this.sqlite.query('DELETE FROM content_pending WHERE seq = ?').run(file.seq).changes === 0) return false;
+    this.sqlite.query('DELETE FROM content_fts WHERE rowid = ?').run(file.seq);
+    // The UTF-8 bytes bound as they came and read as text: no string is made of them in this thread.
+    if (text.byteLength > 0)
+      this.sqlite
+        .query('INSERT INTO content_fts (rowid, body, account) VALUES (?, CAST(? AS TEXT), ?)')
+        .run(file.seq, text, accountToken(file.accountId));
+    this.sqlite
+      .query(
+        `INSERT INTO content_docs (seq, account_id, storage_key, state, text_bytes, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (seq) DO UPDATE SET storage_key = ?3, state = ?4, text_bytes = ?5, indexed_at = ?6`,
+      )
+      .run(file.seq, file.accountId, file.storageKey, state, text.byteLength, at);
+    return true;
   }
 
   /** One bounded step of merging the index's segments (at most `pages` pages), in its own short transaction. */
   mergeSome(pages: number): void {
-    this.sqlite.run(`INSERT INTO content_fts (content_fts, rank) VALUES ('merge', ?)`, [pages]);
+    this.sqlite.query(`INSERT INTO content_fts (content_fts, rank) VALUES ('merge', ?)`).run(pages);
   }
 
   dropPending(seq: number): void {

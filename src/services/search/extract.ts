@@ -65,13 +65,33 @@ class Scanner {
   }
 }
 
-type Markup = { end: number; cdata?: string; tag?: { name: string; attrs: string; closing: boolean; selfClosing: boolean } };
+type Markup = { end: number; cdata?: string };
 
 const DOCTYPE_SUBSET_END = /\]\s*>/g;
-const NOT_NAME = /[\s/>!?]/;
 
-/** The XML markup that starts at `at` (a `<`), or null when that `<` is text. */
-function xmlMarkupAt(scan: Scanner, at: number): Markup | null {
+/** Whether a UTF-16 code unit is blank space as `\s` reads it. */
+function isBlank(c: number): boolean {
+  if (c < 0xa0) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** Whether a code unit ends an element's name: blank space, `/`, `>`, `!` or `?`. */
+function endsName(c: number): boolean {
+  return c === 0x2f || c === 0x3e || c === 0x21 || c === 0x3f || isBlank(c);
+}
+
+/** The markup other than an element that starts at `at` (a `<!` or `<?`), or null when that `<` is text. */
+function xmlDeclarationAt(scan: Scanner, at: number): Markup | null {
   const xml = scan.text;
   if (xml.startsWith('<![CDATA[', at)) {
     const close = scan.find(']]>', at + 9);
@@ -87,69 +107,79 @@ function xmlMarkupAt(scan: Scanner, at: number): Markup | null {
       if (close >= 0) return { end: xml.indexOf('>', close) + 1 };
     }
   }
-  const second = xml[at + 1];
-  if (second === '!' || second === '?') {
-    const gt = scan.find('>', at);
-    return gt < 0 ? null : { end: gt + 1 };
-  }
-  const closing = second === '/';
-  const nameStart = at + (closing ? 2 : 1);
-  if (nameStart >= xml.length || NOT_NAME.test(xml[nameStart]!)) return null;
-  const gt = scan.find('>', nameStart);
-  if (gt < 0) return null;
-  let nameEnd = nameStart + 1;
-  while (nameEnd < gt && !NOT_NAME.test(xml[nameEnd]!)) nameEnd++;
-  const selfClosing = gt > nameEnd && xml[gt - 1] === '/';
-  return {
-    end: gt + 1,
-    tag: { name: xml.slice(nameStart, nameEnd), attrs: xml.slice(nameEnd, selfClosing ? gt - 1 : gt), closing, selfClosing },
-  };
+  const gt = scan.find('>', at);
+  return gt < 0 ? null : { end: gt + 1 };
 }
 
 /**
  * Text of an XML document: character data joined as written, a line break after the elements named in
  * `breaks`, a space for those in `spaces`, nothing from those in `skip`. Only the five XML entities and
  * character references are decoded (no DTD, so no entity expansion); nesting deeper than 256 is hostile.
+ * One pass over the characters, elements read in place: a spreadsheet of short cells is mostly tags.
  */
 export function xmlText(
   xml: string,
   opts: { breaks: ReadonlySet<string>; spaces?: ReadonlySet<string>; skip?: (tag: string, attrs: string) => boolean },
 ): string {
   const scan = new Scanner(xml);
+  const decode = xml.includes('&') ? decodeEntities : (text: string) => text;
   const out: string[] = [];
   let depth = 0;
   let skipDepth = -1;
   let last = 0;
+  // The last search for a '>': from where, and what it found (-1: none to the end), so `<a<b<c` is read once.
+  let gtFrom = -1;
+  let gtAt = -1;
   for (let at = xml.indexOf('<'); at >= 0; at = xml.indexOf('<', at)) {
-    const markup = xmlMarkupAt(scan, at);
-    if (!markup) {
+    const second = xml.charCodeAt(at + 1);
+    if (second === 0x21 || second === 0x3f) {
+      const markup = xmlDeclarationAt(scan, at);
+      if (!markup) {
+        at++;
+        continue;
+      }
+      if (skipDepth < 0 && at > last) out.push(decode(xml.slice(last, at)));
+      last = at = markup.end;
+      if (markup.cdata !== undefined && skipDepth < 0) out.push(markup.cdata);
+      continue;
+    }
+    const closing = second === 0x2f;
+    const nameStart = at + (closing ? 2 : 1);
+    if (nameStart >= xml.length || endsName(xml.charCodeAt(nameStart))) {
       at++;
       continue;
     }
-    if (skipDepth < 0 && at > last) out.push(decodeEntities(xml.slice(last, at)));
-    last = at = markup.end;
-    if (markup.cdata !== undefined) {
-      if (skipDepth < 0) out.push(markup.cdata);
+    if (!(gtFrom >= 0 && gtFrom <= nameStart && (gtAt < 0 || gtAt >= nameStart))) {
+      gtFrom = nameStart;
+      gtAt = xml.indexOf('>', nameStart);
+    }
+    const gt = gtAt;
+    if (gt < 0) {
+      at++;
       continue;
     }
-    const tag = markup.tag;
-    if (!tag) continue;
-    if (tag.closing) {
+    let nameEnd = nameStart + 1;
+    while (nameEnd < gt && !endsName(xml.charCodeAt(nameEnd))) nameEnd++;
+    const selfClosing = gt > nameEnd && xml.charCodeAt(gt - 1) === 0x2f;
+    if (skipDepth < 0 && at > last) out.push(decode(xml.slice(last, at)));
+    last = at = gt + 1;
+    const name = xml.slice(nameStart, nameEnd);
+    if (closing) {
       depth--;
       if (depth === skipDepth) skipDepth = -1;
-      if (skipDepth < 0 && opts.breaks.has(tag.name)) out.push('\n');
+      if (skipDepth < 0 && opts.breaks.has(name)) out.push('\n');
       continue;
     }
-    if (skipDepth < 0 && opts.spaces?.has(tag.name)) out.push(' ');
-    if (tag.selfClosing) {
-      if (skipDepth < 0 && opts.breaks.has(tag.name)) out.push('\n');
+    if (skipDepth < 0 && opts.spaces?.has(name)) out.push(' ');
+    if (selfClosing) {
+      if (skipDepth < 0 && opts.breaks.has(name)) out.push('\n');
       continue;
     }
-    if (skipDepth < 0 && opts.skip?.(tag.name, tag.attrs)) skipDepth = depth;
+    if (skipDepth < 0 && opts.skip?.(name, xml.slice(nameEnd, gt))) skipDepth = depth;
     depth++;
     if (depth > XML_MAX_DEPTH) throw new HostileDocumentError('XML nested too deeply');
   }
-  if (skipDepth < 0 && last < xml.length) out.push(decodeEntities(xml.slice(last)));
+  if (skipDepth < 0 && last < xml.length) out.push(decode(xml.slice(last)));
   return out.join('');
 }
 
@@ -341,11 +371,8 @@ async function pdfText(bytes: Uint8Array, maxTextBytes: number): Promise<string>
 
 /** Collapses runs of blank space, keeping single line breaks, so snippets read naturally. */
 function tidy(text: string): string {
-  // Only what changes is matched: a lone space or a bare line break (the usual cases) is not replaced by itself.
-  return text
-    .replace(/ [^\S\n]+|[^\S\n ][^\S\n]*/g, ' ')
-    .replace(/ \n\s*|\n\s+/g, '\n')
-    .trim();
+  // One pass, matching only what changes: a run of blanks becomes a line break when it holds one, else a space.
+  return text.replace(/\s\s+|[^\S \n]/g, (run) => (run.includes('\n') ? '\n' : ' ')).trim();
 }
 
 /** The searchable text of a document, or '' when it has none Coffer can read. Hostile input throws. */
