@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { Database, type Statement } from 'bun:sqlite';
+import { WalIndexHeader } from '../wal-index.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -11,8 +13,13 @@ export interface SnapshotFacts {
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
   private authVersionQuery: Statement<{ g: string }, []> | undefined;
+  private authVersionRead: string | undefined;
+  // Resolved now, as SQLite resolved it on opening: a later change of directory must not name another file.
+  private readonly walIndex: WalIndexHeader;
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(private readonly sqlite: Database) {
+    this.walIndex = new WalIndexHeader(`${path.resolve(sqlite.filename)}-shm`);
+  }
 
   /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
   dataVersion(): number {
@@ -33,6 +40,14 @@ export class DatabaseRepo {
 
   /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it). */
   authVersion(): string {
+    // Read again only after a commit; inside a transaction always, as this connection's own writes are not in the header yet.
+    if (this.sqlite.inTransaction) return this.readAuthVersion();
+    if (this.walIndex.unchangedSinceNoted() && this.authVersionRead !== undefined) return this.authVersionRead;
+    this.authVersionRead = this.readAuthVersion();
+    return this.authVersionRead;
+  }
+
+  private readAuthVersion(): string {
     // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
     this.authVersionQuery ??= this.sqlite.prepare<{ g: string }, []>(
       'SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1',
