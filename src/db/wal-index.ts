@@ -15,30 +15,32 @@ const HEADER = 48;
 export class WalIndexHeader {
   private fd: number | null | undefined;
   private readonly now = Buffer.alloc(2 * HEADER);
-  private readonly noted = Buffer.alloc(HEADER);
-  private hasNoted = false;
 
   constructor(private readonly file: string) {}
 
   /**
-   * Whether the header is the one last noted: false when it moved, was never noted, or cannot be read.
-   * Either way it is noted now, before the caller reads what it guards, so a commit in between moves it again.
+   * `read`, answered from what it returned last while nothing was committed since, by any connection. Read
+   * again inside a transaction (this connection's own writes are not in the header yet) and wherever the header
+   * cannot be read. The header is noted before `read` runs, so a commit in between moves it again.
    */
-  unchangedSinceNoted(): boolean {
-    const now = this.read();
-    if (now === null) {
-      this.hasNoted = false;
-      return false;
-    }
-    const same = this.hasNoted && now.compare(this.noted, 0, HEADER, 0, HEADER) === 0;
-    if (!same) {
-      now.copy(this.noted, 0, 0, HEADER);
-      this.hasNoted = true;
-    }
-    return same;
+  untilCommit(read: () => string, inTransaction: () => boolean): () => string {
+    const noted = Buffer.alloc(HEADER);
+    let value: string | undefined;
+    return () => {
+      if (inTransaction()) return read();
+      const now = this.read();
+      if (now === null) {
+        value = undefined;
+        return read();
+      }
+      if (value !== undefined && now.compare(noted, 0, HEADER, 0, HEADER) === 0) return value;
+      now.copy(noted, 0, 0, HEADER);
+      value = read();
+      return value;
+    };
   }
 
-  /** The header's first copy; null where there is no index (no file, not WAL) or a commit is writing it now. */
+  /** The header, its first copy; null where there is no index (no file, not WAL) or a commit is writing it now. */
   private read(): Buffer | null {
     if (this.fd === undefined) {
       try {

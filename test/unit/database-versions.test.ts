@@ -7,9 +7,9 @@ import { migrate } from '../../src/db/migrate.ts';
 import { DatabaseRepo } from '../../src/db/repos/database.ts';
 import { tempDir } from '../helpers/server.ts';
 
-// The auth generation is kept between requests while the WAL index's header says nothing was committed: every commit must still reach it.
-describe('DatabaseRepo.authVersion', () => {
-  const dir = tempDir('coffer-auth-version-');
+// The versions are kept between requests while the WAL index's header says nothing was committed: every commit must still reach them.
+describe('DatabaseRepo versions', () => {
+  const dir = tempDir('coffer-db-versions-');
   const file = path.join(dir, 'coffer.db');
   let db: Db;
   let repo: DatabaseRepo;
@@ -80,6 +80,25 @@ describe('DatabaseRepo.authVersion', () => {
       })(),
     ).toThrow('roll back');
     expect(repo.authVersion()).toBe('301');
+  });
+
+  test("the access generation and the change version move with any connection's commit, this process's or another's", () => {
+    const access = repo.accessVersion();
+    const change = repo.changeVersion();
+    expect(repo.accessVersion()).toBe(access);
+    expect(repo.changeVersion()).toBe(change);
+    other.run('UPDATE access_generation SET generation = 501 WHERE id = 1');
+    expect(repo.accessVersion()).toBe('501');
+    const afterOther = repo.changeVersion();
+    expect(afterOther).not.toBe(change);
+    db.$client.run('UPDATE access_generation SET generation = 502 WHERE id = 1');
+    expect(repo.accessVersion()).toBe('502');
+    const afterOwn = repo.changeVersion();
+    expect(afterOwn).not.toBe(afterOther);
+    const script = `const { Database } = require('bun:sqlite'); const db = new Database(${JSON.stringify(file)}); db.run('PRAGMA busy_timeout = 5000'); db.run('UPDATE access_generation SET generation = 503 WHERE id = 1'); db.close();`;
+    expect(Bun.spawnSync([process.execPath, '-e', script]).exitCode).toBe(0);
+    expect(repo.accessVersion()).toBe('503');
+    expect(repo.changeVersion()).not.toBe(afterOwn);
   });
 
   test('moves after a checkpoint restarts the log', () => {
