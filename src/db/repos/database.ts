@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { Database, type Statement } from 'bun:sqlite';
+import { WalIndexHeader } from '../wal-index.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -10,35 +12,42 @@ export interface SnapshotFacts {
 
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
-  private authVersionQuery: Statement<{ g: string }, []> | undefined;
+  // Resolved now, as SQLite resolved it on opening: a later change of directory must not name another file.
+  private readonly walIndex: WalIndexHeader;
+  private readonly inTransaction = () => this.sqlite.inTransaction;
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(private readonly sqlite: Database) {
+    this.walIndex = new WalIndexHeader(`${path.resolve(sqlite.filename)}-shm`);
+    this.changeVersion = this.walIndex.untilCommit(() => {
+      const own = this.sqlite.query<{ c: number }, []>('SELECT total_changes() AS c').get()!.c;
+      return `${this.dataVersion()}:${own}`;
+    }, this.inTransaction);
+    this.accessVersion = this.walIndex.untilCommit(
+      // As text: a random 64-bit number does not fit a JavaScript number exactly.
+      () => this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g,
+      this.inTransaction,
+    );
+    // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
+    let auth: Statement<{ g: string }, []> | undefined;
+    this.authVersion = this.walIndex.untilCommit(() => {
+      auth ??= this.sqlite.prepare<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1');
+      return auth.get()!.g;
+    }, this.inTransaction);
+  }
 
   /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
   dataVersion(): number {
     return this.sqlite.query<{ data_version: number }, []>('PRAGMA data_version').get()!.data_version;
   }
 
-  /** Moves on any change, by this connection or another. */
-  changeVersion(): string {
-    const own = this.sqlite.query<{ c: number }, []>('SELECT total_changes() AS c').get()!.c;
-    return `${this.dataVersion()}:${own}`;
-  }
+  /** Moves on any change, by this connection or another; read again only after a commit. */
+  readonly changeVersion: () => string;
 
-  /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it). */
-  accessVersion(): string {
-    // As text: a random 64-bit number does not fit a JavaScript number exactly.
-    return this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g;
-  }
+  /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it); read again only after a commit. */
+  readonly accessVersion: () => string;
 
-  /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it). */
-  authVersion(): string {
-    // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
-    this.authVersionQuery ??= this.sqlite.prepare<{ g: string }, []>(
-      'SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1',
-    );
-    return this.authVersionQuery.get()!.g;
-  }
+  /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it); read again only after a commit. */
+  readonly authVersion: () => string;
 
   /**
    * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
