@@ -92,6 +92,8 @@ export class ResumableStore {
   private readonly behind = new Map<string, SyncBehind>();
   /** Per staged object, its size after this process's last write to it (a write cuts off what follows it). */
   private readonly sizes = new Map<string, number>();
+  /** Per staged object, its data key unwrapped (and the wrapped form it came from), until it is published or discarded. */
+  private readonly dataKeys = new Map<string, { wrappedKey: string; dataKey: Uint8Array }>();
 
   constructor(private readonly sealed: SealedStore) {}
 
@@ -118,7 +120,7 @@ export class ResumableStore {
     opts: { checkpointBytes?: number; syncLagBytes?: number; onCheckpoint?: (p: AppendProgress) => void } = {},
   ): Promise<AppendProgress & { complete: boolean; interrupted: unknown }> {
     const staging = this.sealed.driver.staging;
-    const dataKey = this.sealed.unwrapKey(obj.wrappedKey);
+    const dataKey = this.dataKeyOf(obj);
     const header = Buffer.from(obj.header);
     const lastIndex = segmentCount(obj.length) - 1;
     const segmentLength = (i: number) => (i < lastIndex ? SEGMENT_SIZE : obj.length - lastIndex * SEGMENT_SIZE);
@@ -162,7 +164,8 @@ export class ResumableStore {
       for (;;) {
         const at = sealedOffsetOf(index);
         // Known when this process wrote it last: a stat a request, on the request's thread, cost 0.1 ms beside a sync.
-        const staged = this.sizes.get(obj.key) ?? (await staging.size(obj.key));
+        const known = this.sizes.get(obj.key);
+        const staged = known ?? (await staging.size(obj.key));
         this.sizes.delete(obj.key);
         if (staged < at) throw new ObjectIntegrityError(`staged object ${obj.key} holds ${staged} of its ${at} acknowledged bytes`);
         const guard =
@@ -211,7 +214,7 @@ export class ResumableStore {
           }
         };
         try {
-          this.sizes.set(obj.key, await staging.write(obj.key, at, round()));
+          this.sizes.set(obj.key, await staging.write(obj.key, at, round(), { staged: known }));
         } finally {
           await guard?.close();
         }
@@ -251,7 +254,7 @@ export class ResumableStore {
     if (!opts.pastOffset && obj.durableOffset >= obj.offset) return { offset: obj.offset, tail: obj.tail };
     this.sizes.delete(obj.key);
     const staging = this.sealed.driver.staging;
-    const dataKey = this.sealed.unwrapKey(obj.wrappedKey);
+    const dataKey = this.dataKeyOf(obj);
     const header = Buffer.from(obj.header);
     const first = Math.floor(obj.durableOffset / SEGMENT_SIZE);
     const end = Math.floor(obj.offset / SEGMENT_SIZE);
@@ -289,15 +292,26 @@ export class ResumableStore {
     return { offset: from * SEGMENT_SIZE, tail: null };
   }
 
+  /** The object's data key, unwrapped once for all its appends (25 µs each time on the request's thread). */
+  private dataKeyOf(obj: ResumableObject): Uint8Array {
+    const known = this.dataKeys.get(obj.key);
+    if (known?.wrappedKey === obj.wrappedKey) return known.dataKey;
+    const dataKey = this.sealed.unwrapKey(obj.wrappedKey);
+    this.dataKeys.set(obj.key, { wrappedKey: obj.wrappedKey, dataKey });
+    return dataKey;
+  }
+
   /** Makes the whole staged object the object under its key (idempotent). */
   async publish(obj: Pick<ResumableObject, 'key' | 'length'>): Promise<void> {
     this.sizes.delete(obj.key);
+    this.dataKeys.delete(obj.key);
     await this.sealed.driver.staging.publish(obj.key, sealedSize(obj.length));
   }
 
   async discard(key: string): Promise<boolean> {
     this.behind.delete(key);
     this.sizes.delete(key);
+    this.dataKeys.delete(key);
     return this.sealed.driver.staging.discard(key);
   }
 }
