@@ -354,36 +354,6 @@ describe('resumable sealed objects', () => {
     expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
   });
 
-  test("an object's data key is unwrapped once for its appends, again once rewrapped, and let go when the object is discarded", async () => {
-    const data = randomBytes(4 * S);
-    const obj = begin(resumable, data.length);
-    const unwrapKey = store.unwrapKey.bind(store);
-    let unwrapped = 0;
-    store.unwrapKey = (wrapped) => {
-      unwrapped++;
-      return unwrapKey(wrapped);
-    };
-    try {
-      await appendTo(resumable, obj, data, S, { drain });
-      await appendTo(resumable, obj, data, 2 * S + 5, { drain });
-      await appendTo(resumable, obj, data, 3 * S, { drain });
-      expect(unwrapped).toBe(1);
-      // `coffer keys rotate` rewraps the same data key under the new master key.
-      obj.wrappedKey = store.keyring.wrap(store.keyring.unwrap(obj.wrappedKey));
-      await appendTo(resumable, obj, data, 3 * S + 9, { drain });
-      expect(unwrapped).toBe(2);
-      // An expired upload's bytes are discarded: its key goes with them, and a new start unwraps it again.
-      await resumable.discard(obj.key);
-      Object.assign(obj, { offset: 0, durableOffset: 0, tail: null });
-      await appendTo(resumable, obj, data, data.length, { drain });
-      expect(unwrapped).toBe(3);
-      await resumable.publish(obj);
-      expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
-    } finally {
-      store.unwrapKey = unwrapKey;
-    }
-  });
-
   test('the staged file is not asked its size by the appends after the first: this process wrote it last', async () => {
     const data = randomBytes(4 * S);
     const obj = begin(resumable, data.length);
