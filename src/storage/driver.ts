@@ -30,6 +30,11 @@ export interface PutOptions {
   fresh?: boolean;
 }
 
+export interface StagingWriteOptions extends PutOptions {
+  /** The staged size when the caller wrote it last (nothing else writes it): not asked of the disk again. */
+  staged?: number;
+}
+
 /** One object opened for reads at any offset into the reader's own buffers (local disk). */
 export interface ObjectReader {
   /** The object's size in bytes when it was opened. */
@@ -85,7 +90,7 @@ export interface StagingArea {
    * `at` beyond the staged size is a StorageNotFoundError (the bytes are gone).
    * Each chunk of `body` is the driver's once yielded, the only view of its memory: it may free it after writing.
    */
-  write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts?: PutOptions): Promise<number>;
+  write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts?: StagingWriteOptions): Promise<number>;
   /** Makes every byte written under `key` so far durable (a power loss keeps them); none staged is a no-op. */
   sync(key: string): Promise<void>;
   /** Makes the `size` staged bytes the object `key`, durably; resolves at once if that object exists already. */

@@ -11,6 +11,7 @@ import {
   type ObjectReader,
   type PutOptions,
   type StagingArea,
+  type StagingWriteOptions,
   type StorageDriver,
   type StorageLocation,
 } from './driver.ts';
@@ -497,7 +498,7 @@ export class FileStaging implements StagingArea {
     return readAhead(this.fileOf(key), range);
   }
 
-  async write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<number> {
+  async write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts: StagingWriteOptions = {}): Promise<number> {
     const file = this.fileOf(key);
     let handle: fsp.FileHandle;
     let created = false;
@@ -510,7 +511,7 @@ export class FileStaging implements StagingArea {
       created = true;
     }
     try {
-      const staged = (await handle.stat()).size;
+      const staged = opts.staged ?? (await handle.stat()).size;
       if (at > staged) throw new StorageNotFoundError(key);
       // Not synced here: the caller syncs behind the client (syncing every MiB as it arrived cost 15%).
       const end = at + (await writeBody(handle, at, body, { ...opts, release: true }));

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { tempDir } from '../helpers/server.ts';
@@ -349,6 +350,28 @@ describe('resumable sealed objects', () => {
     );
     Object.assign(obj, acknowledged);
     await appendTo(resumable, obj, data, data.length);
+    await resumable.publish(obj);
+    expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
+  });
+
+  test('the staged file is not asked its size by the appends after the first: this process wrote it last', async () => {
+    const data = randomBytes(4 * S);
+    const obj = begin(resumable, data.length);
+    const probe = await fsp.open(path.join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { stat: (...args: unknown[]) => Promise<fs.Stats> };
+    await probe.close();
+    const stat = proto.stat;
+    let stats = 0;
+    proto.stat = function (this: unknown, ...args: unknown[]) {
+      stats++;
+      return stat.apply(this, args);
+    };
+    try {
+      for (const end of [S, 2 * S + 1, 3 * S, data.length]) await appendTo(resumable, obj, data, end, { drain });
+    } finally {
+      proto.stat = stat;
+    }
+    expect(stats).toBe(1);
     await resumable.publish(obj);
     expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
   });
