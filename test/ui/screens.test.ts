@@ -140,7 +140,8 @@ describe('every screen, light and dark, desktop and phone', () => {
       expect(errors).toEqual([]);
       await context.close();
     }
-  });
+    // Six screens at two widths in two themes with axe-core: 28–36 s quiet, past a minute on a loaded two-core box.
+  }, 180_000);
 });
 
 describe('settings and the admin console, light and dark, desktop and phone', () => {
