@@ -247,7 +247,7 @@ export class UploadService {
   /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
   async upload(caller: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
     const { principal, row } = await this.uploadRow(caller, req, source);
-    return this.d.views.one(principal.accountId, row);
+    return this.d.views.inserted(principal.accountId, row);
   }
 
   /** An upload as `upload` makes it, answered with its row (a WebDAV PUT answers from the row, not a view). */
@@ -701,7 +701,7 @@ export class UploadService {
       });
       stored.length = 0;
       this.published(principal, row);
-      return this.d.views.one(principal.accountId, row);
+      return this.d.views.inserted(principal.accountId, row);
     } finally {
       await this.discard(stored);
     }
@@ -774,7 +774,7 @@ export class UploadService {
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
     this.published(uploader, result.row);
     collectAfterTransfer(file.size);
-    return this.d.views.one(uploader.accountId, result.row);
+    return this.d.views.inserted(uploader.accountId, result.row);
   }
 
   /**
