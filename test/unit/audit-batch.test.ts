@@ -71,7 +71,10 @@ describe('the audit batch', () => {
     expect(runs.get('DELETE')).toBe(1);
     expect(runs.get('INSERT')).toBe(19);
     const left = sqlite.query<{ event: string; status: string }, []>('SELECT event, status FROM audit_queue ORDER BY seq').all();
-    expect(left).toEqual([{ event: 'bad', status: 'failed' }, ...Array.from({ length: 10 }, (_, i) => ({ event: `e${i + 20}`, status: 'pending' }))]);
+    expect(left).toEqual([
+      { event: 'bad', status: 'failed' },
+      ...Array.from({ length: 10 }, (_, i) => ({ event: `e${i + 20}`, status: 'pending' })),
+    ]);
     expect(sqlite.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM audit_log').get()!.n).toBe(19);
 
     const rest = repo.moveBatch(20, row);
