@@ -62,7 +62,7 @@ function gcmOpen(key: Uint8Array, sealed: Buffer, aad: Buffer): Buffer {
 export class Keyring {
   private readonly byId = new Map<string, MasterKey>();
   private currentKey: MasterKey;
-  private refresher: ((unknownKey: boolean) => void) | null = null;
+  private refresher: (() => void) | null = null;
 
   constructor(current: MasterKey, others: readonly MasterKey[] = []) {
     this.currentKey = current;
@@ -93,13 +93,13 @@ export class Keyring {
    * Called before wrapping and when a value names an unknown key: lets a long-running process pick up
    * a rotation that `coffer keys rotate` wrote to secrets.json beside it.
    */
-  setRefresher(refresh: ((unknownKey: boolean) => void) | null): void {
+  setRefresher(refresh: (() => void) | null): void {
     this.refresher = refresh;
   }
 
   /** Wraps a data key under the current master key. */
   wrap(dataKey: Uint8Array): string {
-    this.refresher?.(false);
+    this.refresher?.();
     return this.sealWith(this.currentKey, dataKey, WRAP_AAD);
   }
 
@@ -115,7 +115,7 @@ export class Keyring {
 
   /** Encrypts a small secret (an MFA seed) under the current master key. */
   sealSecret(plain: string): string {
-    this.refresher?.(false);
+    this.refresher?.();
     return this.sealWith(this.currentKey, Buffer.from(plain, 'utf8'), SECRET_AAD);
   }
 
@@ -132,7 +132,7 @@ export class Keyring {
     if (version !== WRAP_VERSION || !id || !body || extra !== undefined) {
       throw new KeyIntegrityError('wrapped value has an unknown format');
     }
-    if (!this.byId.has(id)) this.refresher?.(true);
+    if (!this.byId.has(id)) this.refresher?.();
     const key = this.byId.get(id);
     if (!key) throw new KeyUnavailableError(`master key ${id} is not available; restore it into secrets.json`);
     return gcmOpen(key.key, Buffer.from(body, 'base64url'), aad);

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock } from '../clock.ts';
 import { secretText, type Config } from '../config.ts';
 import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -113,22 +112,14 @@ function secretsStamp(file: string): string | null {
   }
 }
 
-/** How long a look at secrets.json stands before wrapping looks again; `coffer keys rotate` waits this long before it re-wraps. */
-export const SECRETS_RECHECK_MS = 1000;
-
 /**
  * Keeps a process's keyring in step with secrets.json, so a server running beside `coffer keys rotate`
- * wraps new files under the new key and can read what the rotation re-wrapped. Costs one stat a second
- * while keys are wrapped, and one per value naming a key not loaded.
+ * wraps new files under the new key and can read what the rotation re-wrapped. Costs one stat per use.
  */
-export function followSecretsFile(config: Config, paths: SecretsPaths, keyring: Keyring, log: Logger, clock: Clock = systemClock): void {
+export function followSecretsFile(config: Config, paths: SecretsPaths, keyring: Keyring, log: Logger): void {
   let seen = secretsStamp(paths.secrets);
   let failed: string | null = null;
-  let lookedAt = clock.now();
-  keyring.setRefresher((unknownKey) => {
-    const now = clock.now();
-    if (!unknownKey && now >= lookedAt && now - lookedAt < SECRETS_RECHECK_MS) return;
-    lookedAt = now;
+  keyring.setRefresher(() => {
     const stamp = secretsStamp(paths.secrets);
     // A version that failed is not retried until the file changes again (its owner or mode included).
     if (stamp === null || stamp === seen || stamp === failed) return;

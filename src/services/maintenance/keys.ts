@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { DataPaths } from '../../data-dir.ts';
-import { addMasterKeyToSecrets, SECRETS_RECHECK_MS } from '../../storage/secrets-file.ts';
+import { addMasterKeyToSecrets } from '../../storage/secrets-file.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
@@ -104,8 +104,6 @@ export class KeyService {
       this.d.keyring.install(fresh, previous);
       rotation = { id: newId(), toKeyId: fresh.id, startedAt: this.d.clock.now() };
       this.d.keys.startRotation(rotation);
-      // A server beside us looks at secrets.json at most this often when wrapping: after it, everything it wraps is under the new key.
-      await Bun.sleep(SECRETS_RECHECK_MS);
     }
     const keyId = rotation!.toKeyId;
     const result: RotateResult = {
