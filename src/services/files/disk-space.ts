@@ -14,8 +14,6 @@ export interface DiskSpace {
 }
 
 const WARN_EVERY_MS = 60_000;
-/** How long a reading of the free space stands in for a new one, while what was written since leaves room to spare. */
-const RECHECK_MS = 1000;
 const MiB = 1024 * 1024;
 
 /** SQLite's and the filesystem's "no space left": the write cannot succeed until space is freed. */
@@ -33,18 +31,15 @@ export function isDiskFullError(err: unknown): boolean {
  */
 export class DiskSpaceService {
   private lastWarning = 0;
-  /** The last `statfs`, and the bytes asserted since: an upper bound on what this process wrote after it. */
-  private reading: { at: number; free: number; charged: number } | null = null;
   /** What unfinished uploads (tus, chunked) announced and are yet to send, each kind's own count. */
   private readonly promisers: Array<() => number> = [];
 
-  constructor(private readonly ctx: Pick<Infrastructure, 'config' | 'paths' | 'log' | 'driver' | 'clock'>) {}
+  constructor(private readonly ctx: Pick<Infrastructure, 'config' | 'paths' | 'log' | 'driver'>) {}
 
   status(): DiskSpace {
     const s = fs.statfsSync(this.ctx.paths.root);
     const free = s.bavail * s.bsize;
     const reserve = this.ctx.config.minFreeBytes;
-    this.reading = { at: this.ctx.clock.now(), free, charged: 0 };
     return { free, total: s.blocks * s.bsize, reserve, low: free < 2 * reserve };
   }
 
@@ -75,30 +70,10 @@ export class DiskSpaceService {
   }
 
   private assertFree(bytes: number): void {
-    // A write asserts again only after checkEvery more bytes, so each assertion is charged that much beyond its own.
-    const charge = bytes + this.checkEvery;
-    if (this.roomKnown(charge)) return;
     const space = this.status();
-    if (space.free - bytes < space.reserve) {
-      this.warnLow(space);
-      throw diskFull();
-    }
-    this.reading!.charged = charge;
-  }
-
-  /**
-   * Whether the last reading, less everything asserted since and `charge`, still leaves twice the reserve
-   * free, and is under a second old: writes outside these assertions (the database, other programs) have
-   * the second reserve to use up before the next reading sees them. Charges `charge` when it does.
-   */
-  private roomKnown(charge: number): boolean {
-    const r = this.reading;
-    if (!r) return false;
-    const age = this.ctx.clock.now() - r.at;
-    if (age < 0 || age >= RECHECK_MS) return false;
-    if (r.free - r.charged - charge < 2 * this.ctx.config.minFreeBytes) return false;
-    r.charged += charge;
-    return true;
+    if (space.free - bytes >= space.reserve) return;
+    this.warnLow(space);
+    throw diskFull();
   }
 
   /** A warn log line about low space, at most once a minute. */
