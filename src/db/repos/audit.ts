@@ -55,7 +55,6 @@ export class AuditRepo {
           `INSERT INTO audit_log (at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details, request_id)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
-        const remove = this.sqlite.query('DELETE FROM audit_queue WHERE seq = ?');
         const park = this.sqlite.query(`UPDATE audit_queue SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE seq = ?`);
         for (const row of rows) {
           let e: NewAuditLogRow;
@@ -81,8 +80,11 @@ export class AuditRepo {
             e.details,
             e.requestId ?? null,
           );
-          remove.run(row.seq);
           out.written++;
+        }
+        // One statement for the batch: every pending row up to the last taken was taken, and the parked ones are no longer pending.
+        if (out.written > 0) {
+          this.sqlite.query(`DELETE FROM audit_queue WHERE seq <= ? AND status = 'pending'`).run(rows.at(-1)!.seq);
         }
       })
       .immediate();

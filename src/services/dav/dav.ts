@@ -388,8 +388,10 @@ export class DavService {
 
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
   private teamMount(principal: Principal, name: string): DavMount | null {
-    if (principal.share || this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
+    if (principal.share) return null;
+    // Whether any team folder is reached first: it is cached, and most accounts reach none, so the name is not looked up.
     if (!this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0)) return null;
+    if (this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
     const key = nameKeyOf(normalizeName(name));
     const team = this.teamFolders(principal).find((s) => nameKeyOf(s.name) === key);
     return team ? this.mounted(principal, team, [team.name]) : null;

@@ -64,6 +64,28 @@ export class FileEvents {
     row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
     extra: Record<string, unknown> = {},
   ): void {
+    this.announceWith(this.sharesOf(actor.accountId), actor, type, row, extra);
+  }
+
+  /** `announce` of each of `rows`, changes committed together: the owner's shares are read once for all of them. */
+  announceEach<R extends Pick<Item, 'id' | 'name' | 'type' | 'parentId'>>(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    rows: readonly R[],
+    extra: (row: R) => Record<string, unknown>,
+  ): void {
+    if (rows.length === 0) return;
+    const byRoot = this.sharesOf(actor.accountId);
+    for (const row of rows) this.announceWith(byRoot, actor, type, row, extra(row));
+  }
+
+  private announceWith(
+    byRoot: Map<string, string[]>,
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    extra: Record<string, unknown>,
+  ): void {
     if (CONTENT_CHANGES.has(type)) {
       const mimeType = typeof extra.mimeType === 'string' ? extra.mimeType : null;
       for (const listener of this.contentListeners) listener(mimeType);
@@ -72,7 +94,7 @@ export class FileEvents {
     const claimed = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
     const at = new Date();
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
-    for (const accountId of this.membersReaching(actor.accountId, row.id))
+    for (const accountId of this.membersReaching(byRoot, row.id))
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
   }
 
@@ -95,14 +117,18 @@ export class FileEvents {
     });
   }
 
-  /** The member accounts of `ownerId`'s shares that contain `itemId` (its own share included). */
-  private membersReaching(ownerId: string, itemId: string): Set<string> {
-    const out = new Set<string>();
-    const byRoot = this.sharesByRoot.get(ownerId, () => {
+  /** `ownerId`'s shared items, each with the member accounts it reaches. */
+  private sharesOf(ownerId: string): Map<string, string[]> {
+    return this.sharesByRoot.get(ownerId, () => {
       const byRoot = new Map<string, string[]>();
       for (const m of this.members.ofOwner(ownerId)) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);
       return byRoot;
     });
+  }
+
+  /** The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId` (its own share included). */
+  private membersReaching(byRoot: Map<string, string[]>, itemId: string): Set<string> {
+    const out = new Set<string>();
     if (byRoot.size === 0) return out;
     let current: string | null | undefined = itemId;
     for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
@@ -127,7 +153,7 @@ export class FileEvents {
   many(accountId: string, itemId: string, data: { action: string; count: number }): void {
     const payload = { userId: accountId, id: itemId, ...data };
     this.hub.publish(accountId, FileEventType.updated, payload);
-    for (const member of this.membersReaching(accountId, itemId)) this.hub.publish(member, FileEventType.updated, payload);
+    for (const member of this.membersReaching(this.sharesOf(accountId), itemId)) this.hub.publish(member, FileEventType.updated, payload);
   }
 
   /** One event per finished background job, `{userId, action, count}`: to the account, and to the starting member's. */

@@ -111,4 +111,13 @@ export class ItemViews {
   one(accountId: string, row: ListedItem): ItemView {
     return this.many(accountId, [row])[0]!;
   }
+
+  /**
+   * A file row inserted under a new id in this request: no share names it yet, and only a library's file
+   * (no storage key) or a video (its running time) can have more than its thumbnail state to look up.
+   */
+  inserted(accountId: string, row: Item): ItemView {
+    if (row.storageKey === null || row.mimeType?.startsWith('video/')) return this.one(accountId, row);
+    return toItemView(row, undefined, undefined, this.pictured([row]), undefined);
+  }
 }

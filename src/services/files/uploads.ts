@@ -247,7 +247,7 @@ export class UploadService {
   /** POST /upload: one file (the first file part), optional parentId and lastModifiedTimes. */
   async upload(caller: Principal, req: UploadRequest, source: VersionSource = 'upload'): Promise<ItemView> {
     const { principal, row } = await this.uploadRow(caller, req, source);
-    return this.d.views.one(principal.accountId, row);
+    return this.d.views.inserted(principal.accountId, row);
   }
 
   /** An upload as `upload` makes it, answered with its row (a WebDAV PUT answers from the row, not a view). */
@@ -424,7 +424,10 @@ export class UploadService {
         const committed = new Set(done.files.map((f) => incoming[f.index]!.object!.storageKey));
         toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
         for (const folder of done.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
-        for (const { row } of done.files) this.published(principal, row);
+        this.publishedEach(
+          principal,
+          done.files.map((f) => f.row),
+        );
         result.files.push(...done.files);
         result.failed.push(...done.failed);
       }
@@ -494,7 +497,7 @@ export class UploadService {
         });
         const committed = new Set(chunk.map((f) => f.object.storageKey));
         stored.splice(0, stored.length, ...stored.filter((o) => !committed.has(o.storageKey)));
-        for (const row of inserted) this.published(owner, row);
+        this.publishedEach(owner, inserted);
         rows.push(...inserted);
       }
       return rows;
@@ -701,7 +704,7 @@ export class UploadService {
       });
       stored.length = 0;
       this.published(principal, row);
-      return this.d.views.one(principal.accountId, row);
+      return this.d.views.inserted(principal.accountId, row);
     } finally {
       await this.discard(stored);
     }
@@ -774,7 +777,7 @@ export class UploadService {
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
     this.published(uploader, result.row);
     collectAfterTransfer(file.size);
-    return this.d.views.one(uploader.accountId, result.row);
+    return this.d.views.inserted(uploader.accountId, result.row);
   }
 
   /**
@@ -983,6 +986,11 @@ export class UploadService {
   /** The live event of a new file, once committed; its audit record was written with the row (`auditUpload`). */
   private published(principal: AuditPrincipal, row: Item): void {
     this.d.events.announce(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
+  }
+
+  /** `published` of new files committed together. */
+  private publishedEach(principal: AuditPrincipal, rows: readonly Item[]): void {
+    this.d.events.announceEach(principal, FileEventType.uploaded, rows, (row) => ({ size: row.size, mimeType: row.mimeType }));
   }
 
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
