@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
+import { byteCount } from './byte-count.ts';
 import { EMAIL } from './accounts.ts';
 import { PASSWORD } from './limits.ts';
 import { pageLimit } from './paging.ts';
@@ -43,9 +44,7 @@ export const userListQuery = lazySchema(() =>
     sort: z.enum(USER_SORTS, { message: `sort must be one of ${USER_SORTS.join(', ')}` }).optional(),
   }),
 );
-const storageLimit = lazySchema(() =>
-  z.number().int('storageLimit must be a whole number of bytes').positive('storageLimit must be positive').max(Number.MAX_SAFE_INTEGER),
-);
+const storageLimit = lazySchema(() => byteCount('storageLimit'));
 /** Admin → Users → Add user: an invitation link, or (with `password`) the account at once. */
 export const addUserBody = lazySchema(() =>
   z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
+import { byteCount } from './byte-count.ts';
 import { EMAIL } from './accounts.ts';
 
 /** Groups of accounts: the admin's API, a group administrator's, and completion in the share dialog. */
@@ -28,12 +29,7 @@ export const groupBody = lazySchema(() =>
 );
 // Bytes of quota the group's administrators may give team folders they make for it; null: they make none.
 const teamFolderBytes = lazySchema(() =>
-  z
-    .number({ error: 'teamFolderBytes must be a whole number of bytes, or null' })
-    .int('teamFolderBytes must be a whole number of bytes')
-    .positive('teamFolderBytes must be positive')
-    .max(Number.MAX_SAFE_INTEGER)
-    .nullable(),
+  byteCount('teamFolderBytes', 'teamFolderBytes must be a whole number of bytes, or null').nullable(),
 );
 export const groupPatchBody = lazySchema(() =>
   z
@@ -100,14 +96,7 @@ const grants = lazySchema(() =>
     )
     .max(100, 'At most 100 groups'),
 );
-const quota = lazySchema(() =>
-  z
-    .number({ error: 'quota must be a whole number of bytes, or null for the instance default' })
-    .int('quota must be a whole number of bytes')
-    .positive('quota must be positive')
-    .max(Number.MAX_SAFE_INTEGER)
-    .nullable(),
-);
+const quota = lazySchema(() => byteCount('quota', 'quota must be a whole number of bytes, or null for the instance default').nullable());
 export const teamFolderBody = lazySchema(() =>
   z.object({
     name: z.string({ error: 'name is required' }).min(1, 'name is required').max(200),

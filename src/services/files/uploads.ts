@@ -213,6 +213,11 @@ export interface ContentOrigin {
   authorId: string;
 }
 
+/** What an upload's event and audit record say of the file beyond its row's id and name. */
+function uploadedDetails(row: Item): Pick<Item, 'size' | 'mimeType'> {
+  return { size: row.size, mimeType: row.mimeType };
+}
+
 export class UploadService {
   private readonly clock: Clock;
   private readonly transactions: Transactions;
@@ -980,17 +985,17 @@ export class UploadService {
 
   /** Queued in the transaction that inserts the row: one commit for both, and no upload without its record. */
   private auditUpload(principal: AuditPrincipal, row: Item): void {
-    this.d.events.recordAudit(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
+    this.d.events.recordAudit(principal, FileEventType.uploaded, row, uploadedDetails(row));
   }
 
   /** The live event of a new file, once committed; its audit record was written with the row (`auditUpload`). */
   private published(principal: AuditPrincipal, row: Item): void {
-    this.d.events.announce(principal, FileEventType.uploaded, row, { size: row.size, mimeType: row.mimeType });
+    this.d.events.announce(principal, FileEventType.uploaded, row, uploadedDetails(row));
   }
 
   /** `published` of new files committed together. */
   private publishedEach(principal: AuditPrincipal, rows: readonly Item[]): void {
-    this.d.events.announceEach(principal, FileEventType.uploaded, rows, (row) => ({ size: row.size, mimeType: row.mimeType }));
+    this.d.events.announceEach(principal, FileEventType.uploaded, rows, uploadedDetails);
   }
 
   /** Removes objects this request stored but did not commit; one that cannot be removed is left to the intent sweep. */
