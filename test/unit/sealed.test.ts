@@ -84,8 +84,18 @@ describe('sealed storage: round trips', () => {
     const size = 40 * S;
     const key = newStorageKey();
     const info = await store.put(key, chunked(randomBytes(size)));
-    const fds = () => fs.readdirSync('/proc/self/fd').length;
+    // Descriptors open on this object only: other test files in the process open and close their own meanwhile.
+    const file = fs.realpathSync(driver.pathOf(key));
+    const fds = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false;
+        }
+      }).length;
     const before = fds();
+    expect(before).toBe(0);
     const reader = (await store.get(key, info)).getReader();
     await reader.read();
     expect(fds()).toBe(before + 1);
