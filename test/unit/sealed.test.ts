@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { tempDir } from '../helpers/server.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { openPaths } from '../helpers/fds.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import { HEADER_SIZE, SEGMENT_SIZE, SealedStore, makeHeader, sealedSize } from '../../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../../src/storage/keyring.ts';
@@ -86,14 +87,7 @@ describe('sealed storage: round trips', () => {
     const info = await store.put(key, chunked(randomBytes(size)));
     // Descriptors open on this object only: other test files in the process open and close their own meanwhile.
     const file = fs.realpathSync(driver.pathOf(key));
-    const fds = () =>
-      fs.readdirSync('/proc/self/fd').filter((fd) => {
-        try {
-          return fs.readlinkSync(`/proc/self/fd/${fd}`) === file;
-        } catch {
-          return false;
-        }
-      }).length;
+    const fds = () => openPaths().filter((p) => p === file).length;
     const before = fds();
     expect(before).toBe(0);
     const reader = (await store.get(key, info)).getReader();
