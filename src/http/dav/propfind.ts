@@ -17,7 +17,6 @@ import {
 import { can, type Principal } from '../../services/identity/principal.ts';
 import { requestMeta } from '../request-meta.ts';
 import { type Place, type Resource, SHARED_KEY, type Walked, addressOf, encodeSegment, hrefIn } from './paths.ts';
-import { ascii, XmlBytes } from './xml-bytes.ts';
 import {
   ALLPROP,
   ALLPROP_TAIL,
@@ -86,7 +85,6 @@ export function propfind(place: Walked, view: TreeView | null, asked: Propfind, 
     '<D:multistatus xmlns:D="DAV:">' +
     answer.responseXml(self, res.path.key, res.href, self ? selfDead.get(self.id) : undefined);
   const base = res.href.endsWith('/') ? res.href : `${res.href}/`;
-  const baseXml = new TextEncoder().encode(escapeXml(base));
   async function* parts(): AsyncGenerator<Parts> {
     yield new ListParts([first]);
     if (listsShares && depth === '1') {
@@ -113,10 +111,10 @@ export function propfind(place: Walked, view: TreeView | null, asked: Propfind, 
         ),
       );
     }
-    for await (const batch of tree.children ?? []) yield new ChildParts(answer, batch, res.path.key, base, baseXml);
+    for await (const batch of tree.children ?? []) yield new ChildParts(answer, batch, res.path.key, base);
     yield new ListParts(['</D:multistatus>']);
   }
-  return new Response(streamBytes(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+  return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
 
 /** What a sync-collection REPORT asks (RFC 6578 §6.1): a token (empty: the first sync), a level, a limit, properties. */
@@ -158,10 +156,7 @@ class SyncParts implements Parts {
     this.count = results.length;
     this.dead = answer.take(members);
   }
-  write(out: XmlBytes, i: number): void {
-    out.raw(this.part(i));
-  }
-  private part(i: number): string {
+  part(i: number): string {
     const r = this.results[i]!;
     const path = davPath([...this.base.segments, ...r.segments]);
     if (r.kind === 'removed')
@@ -224,7 +219,7 @@ export function report(sync: DavSync, request: Request, reported: ReportAsked, i
       yield new ListParts([`${truncated}<D:sync-token>${escapeXml(part.token)}</D:sync-token></D:multistatus>`]);
     }
   }
-  return new Response(streamBytes(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
+  return new Response(streamText(parts()), { status: 207, headers: { 'Content-Type': XML_TYPE } });
 }
 
 /** What a PROPFIND says of the tree a request acts in (the walk's view), who acts, the instance (oc:id) and the sync tokens. */
@@ -275,7 +270,7 @@ const ALL_NAMES: PropName[] = ALLPROP.map((name) => ({ ns: DAV, name }));
  */
 class PropfindAnswer {
   /** allprop without include: rows without dead properties (nearly all) take allpropXml. */
-  readonly plainAllprop: boolean;
+  private readonly plainAllprop: boolean;
   /** The files of the rows being written (a batch at a time) that nc:has-preview is true of. */
   private previews: ReadonlySet<string> = new Set();
 
@@ -381,44 +376,6 @@ class PropfindAnswer {
     return `${out}${ALLPROP_TAIL}`;
   }
 
-  /** A listed child's allpropXml written as bytes (`segment`: its encoded name; `baseXml`: the folder's escaped href). */
-  writeAllprop(out: XmlBytes, item: DavEntry, key: string, baseXml: Uint8Array, segment: string): void {
-    const file = item.type !== 'folder';
-    out.bytes(B.responseHref);
-    out.bytes(baseXml);
-    out.raw(segment);
-    out.bytes(file ? B.hrefEnd : B.folderHrefEnd);
-    out.raw(isoString(item.createdAt));
-    out.bytes(B.creationEnd);
-    if (item.name) {
-      out.bytes(B.displayname);
-      out.escaped(item.name);
-      out.bytes(B.displaynameEnd);
-    } else out.bytes(B.noDisplayname);
-    if (file) {
-      out.bytes(B.length);
-      out.number(item.size);
-      out.bytes(B.lengthEnd);
-      const type = item.mimeType ?? 'application/octet-stream';
-      if (type) {
-        out.bytes(B.type);
-        out.escaped(type);
-        out.bytes(B.typeEnd);
-      } else out.bytes(B.noType);
-    }
-    if (item.etagXml) {
-      out.bytes(B.etag);
-      out.raw(item.etagXml);
-      out.bytes(B.etagEnd);
-    } else out.bytes(B.noEtag);
-    out.raw(utcString(item.modifiedAt));
-    out.bytes(B.modifiedEnd);
-    const locks = locksCovering(this.view.locks, key);
-    if (locks.length) out.raw(`<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>`);
-    else out.bytes(B.noLocks);
-    out.bytes(file ? B.fileTail : B.folderTail);
-  }
-
   /** A resource's response element (`item` null: the account's root, or SHARED_WITH_ME with `shared`). */
   responseXml(item: Listed | null, key: string, href: string, dead: Dead = NO_DEAD, shared = this.sharedList && !item): string {
     const want = this.want;
@@ -456,33 +413,10 @@ class PropfindAnswer {
   }
 }
 
-/** allpropXml's fixed text as bytes, in its order (getlastmodified's open tag ends the ETag's element). */
-const B = {
-  responseHref: ascii('<D:response><D:href>'),
-  hrefEnd: ascii('</D:href><D:propstat><D:prop><D:creationdate>'),
-  folderHrefEnd: ascii('/</D:href><D:propstat><D:prop><D:creationdate>'),
-  creationEnd: ascii('</D:creationdate>'),
-  displayname: ascii('<D:displayname>'),
-  displaynameEnd: ascii('</D:displayname>'),
-  noDisplayname: ascii('<D:displayname/>'),
-  length: ascii('<D:getcontentlength>'),
-  lengthEnd: ascii('</D:getcontentlength>'),
-  type: ascii('<D:getcontenttype>'),
-  typeEnd: ascii('</D:getcontenttype>'),
-  noType: ascii('<D:getcontenttype/>'),
-  etag: ascii('<D:getetag>'),
-  etagEnd: ascii('</D:getetag><D:getlastmodified>'),
-  noEtag: ascii('<D:getetag/><D:getlastmodified>'),
-  modifiedEnd: ascii('</D:getlastmodified>'),
-  noLocks: ascii('<D:lockdiscovery/>'),
-  fileTail: ascii(`<D:resourcetype/>${ALLPROP_TAIL}`),
-  folderTail: ascii(`<D:resourcetype><D:collection/></D:resourcetype>${ALLPROP_TAIL}`),
-};
-
-/** A group of parts of a streamed answer, each written only when the stream asks for it. */
+/** A group of parts of a streamed answer, each built only when the stream asks for it. */
 interface Parts {
   readonly count: number;
-  write(out: XmlBytes, i: number): void;
+  part(i: number): string;
 }
 
 /** Parts already built. */
@@ -491,8 +425,8 @@ class ListParts implements Parts {
   constructor(private readonly list: readonly string[]) {
     this.count = list.length;
   }
-  write(out: XmlBytes, i: number): void {
-    out.raw(this.list[i]!);
+  part(i: number): string {
+    return this.list[i]!;
   }
 }
 
@@ -508,55 +442,56 @@ class ChildParts implements Parts {
     private readonly folderKey: string,
     /** The folder's href, ending in '/'. */
     private readonly base: string,
-    /** The same, escaped, as bytes. */
-    private readonly baseXml: Uint8Array,
   ) {
     this.rows = batch.rows;
     this.count = batch.rows.length;
     this.dead = answer.take(batch);
   }
-  write(out: XmlBytes, i: number): void {
+  part(i: number): string {
     const c = this.rows[i]!;
-    const dead = this.dead.get(c.id);
-    const key = `${this.folderKey}/${c.nameKey}`;
-    if (this.answer.plainAllprop && !dead?.size) return this.answer.writeAllprop(out, c, key, this.baseXml, encodeSegment(c.name));
     const href = this.base + encodeSegment(c.name) + (c.type === 'folder' ? '/' : '');
-    out.raw(this.answer.responseXml(c, key, href, dead));
+    return this.answer.responseXml(c, `${this.folderKey}/${c.nameKey}`, href, this.dead.get(c.id));
   }
 }
 
-/** Bytes of a streamed answer past which the garbage it left is collected when it ends. */
+/** Rows whose dead properties are read together while a listing streams. */
+/** Text is sent once this much is gathered (or the parts end). */
+const STREAM_CHUNK = 64 * 1024;
+/** Characters of a streamed answer past which the garbage it left is collected when it ends. */
 const BIG_ANSWER = 1024 * 1024;
 
 /**
- * Streams groups of parts, a part (a response element) at a time, written as UTF-8 into chunks of
- * 64 KiB: a folder of any size (or a client asking for many properties) never has its answer built whole,
- * and a listed child's allprop answer is never a string.
+ * Streams groups of parts, a part (a response element) at a time, gathered into chunks of about
+ * STREAM_CHUNK: a folder of any size (or a client asking for many properties) never has its answer built whole.
+ * Chunks go out as text: Bun's response sink writes them as UTF-8 (the bytes TextEncoder made, lone surrogates
+ * too) without the Uint8Array TextEncoder allocated for each.
  */
-function streamBytes(groups: AsyncGenerator<Parts>): ReadableStream<Uint8Array> {
-  const out = new XmlBytes();
+function streamText(groups: AsyncGenerator<Parts>): ReadableStream<string> {
   let group: Parts | null = null;
   let at = 0;
-  return new ReadableStream<Uint8Array>({
+  let sent = 0;
+  return new ReadableStream<string>({
     async pull(controller) {
-      while (!out.ready) {
+      let chunk = '';
+      while (chunk.length < STREAM_CHUNK) {
         if (!group || at === group.count) {
           const next = await groups.next();
           if (next.done) {
-            for (const chunk of out.take(true)) controller.enqueue(chunk);
+            if (chunk) controller.enqueue(chunk);
             controller.close();
             // A young-generation collection, at once, once a big answer is out: asked for later (Bun.gc(false) after
             // 10 ms), it ran into the next request's allocations and 7 PROPFINDs of 10,000 items peaked at 120-146 MiB, 110-115 at once.
-            if (out.written >= BIG_ANSWER) edenGC();
+            if (sent + chunk.length >= BIG_ANSWER) edenGC();
             return;
           }
           group = next.value;
           at = 0;
           continue;
         }
-        group.write(out, at++);
+        chunk += group.part(at++);
       }
-      for (const chunk of out.take()) controller.enqueue(chunk);
+      sent += chunk.length;
+      controller.enqueue(chunk);
     },
     async cancel() {
       await groups.return(undefined);
