@@ -58,7 +58,15 @@ export function createAccountsServices(
   const mfa = new MfaService(repos.mfa, infra.keyring, clock, audit, sessions);
   const passkeys = new PasskeyService({ clock, repo: repos.passkeys, users: repos.users, mfa, audit });
   const setupCode = new SetupCodeService(jwtSecret, config.host, () => !repos.users.hasAny());
-  const appPasswords = new AppPasswordService({ clock, repo: repos.appPasswords, users: repos.users, settings, audit, davLocks });
+  const appPasswords = new AppPasswordService({
+    clock,
+    transactions,
+    repo: repos.appPasswords,
+    users: repos.users,
+    settings,
+    audit,
+    davLocks,
+  });
   const accounts = new AccountService({
     clock,
     transactions,

@@ -138,6 +138,28 @@ describe('PROPFIND answers', () => {
     expect(actual).toBe(fs.readFileSync(EXPECTED, 'utf8'));
   });
 
+  test('a listed child answers allprop as Depth 0 on it does, a locked one (its lockdiscovery) too', async () => {
+    const folder = 'Answer%20%26%20%3CCo%3E/';
+    const locked = `${folder}%C3%9Cn%C3%AFc%C3%B8d%C3%A9%20%E5%90%8D%E5%89%8D%20%F0%9F%8E%89.jpg`;
+    const lock = await dav.request('LOCK', locked, {
+      headers: { timeout: 'Second-600' },
+      body: '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>me &amp; you</D:owner></D:lockinfo>',
+    });
+    expect(lock.status).toBe(200);
+    // The seconds left of a lock's timeout may tick between the two answers.
+    const elements = async (path: string, depth: '0' | '1') =>
+      ((await (await dav.propfind(path, depth)).text()).match(/<D:response>.*?<\/D:response>/g) ?? []).map((e) =>
+        e.replace(/Second-\d+/g, 'Second-n'),
+      );
+    const children = (await elements(folder, '1')).slice(1);
+    expect(children.length).toBe(11);
+    expect(children.filter((e) => e.includes('<D:activelock>')).length).toBe(1);
+    for (const child of children) {
+      const href = /<D:href>\/dav\/([^<]*)<\/D:href>/.exec(child)![1]!;
+      expect(await elements(href, '0')).toEqual([child]);
+    }
+  });
+
   test('a listing of many streamed chunks arrives whole as UTF-8, every non-ASCII name intact', async () => {
     const names = Array.from({ length: 400 }, (_, i) => `Ünïcødé 名前 🎉 ${String(i).padStart(3, '0')} & <x>.txt`);
     seedMany(names);

@@ -28,3 +28,29 @@ describe('a WebDAV PUT of a new file at the root, for an account that reaches no
     expect(await (await dav.request('GET', 'new.bin')).text()).toBe('five!');
   });
 });
+
+describe('a WebDAV request signed in with an app password', () => {
+  test('reads the login and the app password under one read transaction, the same snapshot', async () => {
+    const { users, appPasswords } = t.server.ctx.repos;
+    const sqlite = t.server.ctx.db.$client;
+    const seen: string[] = [];
+    const byEmailKey = users.byEmailKey;
+    const bySecretHash = appPasswords.bySecretHash;
+    users.byEmailKey = (...args) => {
+      seen.push(`login ${sqlite.inTransaction}`);
+      return byEmailKey.apply(users, args);
+    };
+    appPasswords.bySecretHash = (...args) => {
+      seen.push(`app password ${sqlite.inTransaction}`);
+      return bySecretHash.apply(appPasswords, args);
+    };
+    try {
+      expect((await dav.request('PUT', 'signed-in.bin', { body: 'four' })).status).toBe(201);
+    } finally {
+      users.byEmailKey = byEmailKey;
+      appPasswords.bySecretHash = bySecretHash;
+    }
+    expect(seen).toEqual(['login true', 'app password true']);
+    expect(sqlite.inTransaction).toBe(false);
+  });
+});
