@@ -27,9 +27,16 @@ import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';
+import { PageCache } from '../files/page-cache.ts';
 
 export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
+}
+
+/** The part of a profile its login's rows hold (the permissions come from the request's principal). */
+interface StoredProfile {
+  user: PublicUser;
+  signInMethods: SignInMethod[];
 }
 
 const MAX_PASSWORD = PASSWORD.max;
@@ -82,13 +89,19 @@ export interface AccountDeps {
   appPasswords: AppPasswordService;
   /** Single sign-on settings: with `disablePasswordLogin`, password sign-in and sign-up are refused. */
   idp: IdpConfig | null;
+  /** Moves whenever the database changes, on this connection or another (DatabaseRepo.changeVersion). */
+  changeVersion: () => string;
 }
 
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
 export class AccountService {
   private readonly signInListeners: Array<(signIn: { login: User; method: SignInMethod }) => void> = [];
+  /** What a profile shows of its login's rows, by login id, until anything is committed by any connection. */
+  private readonly profiles: PageCache<StoredProfile | null>;
 
-  constructor(private readonly d: AccountDeps) {}
+  constructor(private readonly d: AccountDeps) {
+    this.profiles = new PageCache(d.changeVersion, () => 1);
+  }
 
   /** `listener` runs after each sign-in, whichever way it was made. */
   onSignIn(listener: (signIn: { login: User; method: SignInMethod }) => void): void {
@@ -326,16 +339,20 @@ export class AccountService {
    * it may do, and how it signs in (an account created through the provider has no password).
    */
   profile(principal: Principal): Profile {
-    const row = this.d.users.profile(principal.loginId);
-    if (!row) throw new AppError(401, Messages.sessionRevoked);
+    const stored = this.profiles.get(principal.loginId, () => this.storedProfile(principal.loginId));
+    if (!stored) throw new AppError(401, Messages.sessionRevoked);
+    // From the principal, which the guard checked at this request: a cached profile never answers for it.
+    const permissions = principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p));
+    return { ...stored.user, permissions, signInMethods: stored.signInMethods };
+  }
+
+  private storedProfile(loginId: string): StoredProfile | null {
+    const row = this.d.users.profile(loginId);
+    if (!row) return null;
     const signInMethods: SignInMethod[] = [];
     if (row.hasPassword) signInMethods.push('password');
     if (row.idpLinked) signInMethods.push('idp');
     if (row.hasPasskey) signInMethods.push('passkey');
-    return {
-      ...toPublicUser(row),
-      permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)),
-      signInMethods,
-    };
+    return { user: toPublicUser(row), signInMethods };
   }
 }

@@ -72,6 +72,7 @@ export function createAccountsServices(
     idp: config.idp,
     appPasswords,
     setupCode,
+    changeVersion: () => repos.database.changeVersion(),
   });
   const services: AccountsServices = {
     sessions,
