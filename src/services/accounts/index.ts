@@ -72,7 +72,6 @@ export function createAccountsServices(
     idp: config.idp,
     appPasswords,
     setupCode,
-    changeVersion: () => repos.database.changeVersion(),
   });
   const services: AccountsServices = {
     sessions,
