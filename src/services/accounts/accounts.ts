@@ -32,6 +32,15 @@ export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabl
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
 }
 
+/** The part of a profile its login's rows hold (the permissions come from the request's principal). */
+interface StoredProfile {
+  user: PublicUser;
+  signInMethods: SignInMethod[];
+}
+
+// As many as the sessions' cache of authenticated requests holds.
+const KEPT_PROFILES = 10_000;
+
 const MAX_PASSWORD = PASSWORD.max;
 /** docs/api.md › Limits: passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
 const minPassword = (subUser: boolean) => (subUser ? PASSWORD.subUserMin : PASSWORD.min);
@@ -87,6 +96,8 @@ export interface AccountDeps {
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
 export class AccountService {
   private readonly signInListeners: Array<(signIn: { login: User; method: SignInMethod }) => void> = [];
+  /** What a profile shows of its login's rows, by login id, with the commit mark it was read after (Principal.readAt). */
+  private readonly profiles = new Map<string, { readAt: number; stored: StoredProfile | null }>();
 
   constructor(private readonly d: AccountDeps) {}
 
@@ -326,16 +337,28 @@ export class AccountService {
    * it may do, and how it signs in (an account created through the provider has no password).
    */
   profile(principal: Principal): Profile {
-    const row = this.d.users.profile(principal.loginId);
-    if (!row) throw new AppError(401, Messages.sessionRevoked);
+    const stored = this.storedProfile(principal);
+    if (!stored) throw new AppError(401, Messages.sessionRevoked);
+    // From the principal, which the guard checked at this request: a cached profile never answers for it.
+    const permissions = principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p));
+    return { ...stored.user, permissions, signInMethods: stored.signInMethods };
+  }
+
+  /** Kept while nothing is committed: a request whose principal was read at the same mark gets it unread. */
+  private storedProfile(principal: Principal): StoredProfile | null {
+    const { loginId, readAt } = principal;
+    const kept = this.profiles.get(loginId);
+    if (kept && readAt !== undefined && kept.readAt === readAt) return kept.stored;
+    const row = this.d.users.profile(loginId);
     const signInMethods: SignInMethod[] = [];
-    if (row.hasPassword) signInMethods.push('password');
-    if (row.idpLinked) signInMethods.push('idp');
-    if (row.hasPasskey) signInMethods.push('passkey');
-    return {
-      ...toPublicUser(row),
-      permissions: principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p)),
-      signInMethods,
-    };
+    if (row?.hasPassword) signInMethods.push('password');
+    if (row?.idpLinked) signInMethods.push('idp');
+    if (row?.hasPasskey) signInMethods.push('passkey');
+    const stored = row ? { user: toPublicUser(row), signInMethods } : null;
+    if (readAt === undefined) return stored;
+    this.profiles.delete(loginId);
+    if (this.profiles.size >= KEPT_PROFILES) this.profiles.delete(this.profiles.keys().next().value!);
+    this.profiles.set(loginId, { readAt, stored });
+    return stored;
   }
 }
