@@ -37,6 +37,7 @@ import m0034 from '../../migrations/0034_change_actors.sql' with { type: 'text' 
 import m0035 from '../../migrations/0035_items_indexes.sql' with { type: 'text' };
 import m0036 from '../../migrations/0036_auth_generation.sql' with { type: 'text' };
 import m0037 from '../../migrations/0037_content_fts_usermerge.sql' with { type: 'text' };
+import m0038 from '../../migrations/0038_upload_intents_without_rowid.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -86,6 +87,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0036_auth_generation', sql: m0036 },
   // Hand-written: an FTS5 setting of the content index.
   { tag: '0037_content_fts_usermerge', sql: m0037 },
+  // Hand-written: the intents table WITHOUT ROWID.
+  { tag: '0038_upload_intents_without_rowid', sql: m0038 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ContentRepo } from '../../src/db/repos/content.ts';
+import { UploadIntentsRepo } from '../../src/db/repos/upload-intents.ts';
 import { embeddedMigrations, journalTags } from '../../src/db/migrations.ts';
 
 describe('embedded migrations', () => {
@@ -233,6 +234,36 @@ describe('0037_content_fts_usermerge', () => {
     expect(found('"gutter"')).toEqual(expected(4));
     expect(found('"number7"')).toEqual([7]);
     expect(found('"number199"')).toEqual([199]);
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('0038_upload_intents_without_rowid', () => {
+  test('keeps every intent, in one b-tree keyed by the storage key, which still refuses a second row for a key', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0038_upload_intents_without_rowid');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    const repo = new UploadIntentsRepo(sqlite);
+    repo.record('key-b', 2);
+    repo.record('key-a', 1);
+    migrate(db);
+    const btrees = sqlite
+      .query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE tbl_name = 'upload_intents' AND rootpage > 0")
+      .all()
+      .map((r) => r.name);
+    expect(btrees).toEqual(['upload_intents']);
+    const table = sqlite.query<{ wr: number }, []>("SELECT wr FROM pragma_table_list WHERE name = 'upload_intents'").get();
+    expect(table?.wr).toBe(1);
+    repo.record('key-a', 3);
+    expect(sqlite.query('SELECT storage_key AS key, created_at AS at FROM upload_intents ORDER BY storage_key').all()).toEqual([
+      { key: 'key-a', at: 1 },
+      { key: 'key-b', at: 2 },
+    ]);
+    repo.clear('key-a');
+    expect(repo.page('', 10)).toEqual([{ storageKey: 'key-b', referenced: 0 }]);
     closeDatabase(db);
     fs.rmSync(dir, { recursive: true, force: true });
   });
