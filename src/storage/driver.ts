@@ -89,8 +89,9 @@ export interface StagingArea {
    * written (the process may die) but not yet durable (the machine may not) when it resolves: `sync` is.
    * `at` beyond the staged size is a StorageNotFoundError (the bytes are gone).
    * Each chunk of `body` is the driver's once yielded, the only view of its memory: it may free it after writing.
+   * A list of chunks is written as those chunks in order (one turn of the iterator for many sealed segments).
    */
-  write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts?: StagingWriteOptions): Promise<number>;
+  write(key: string, at: number, body: AsyncIterable<Uint8Array | readonly Uint8Array[]>, opts?: StagingWriteOptions): Promise<number>;
   /** Makes every byte written under `key` so far durable (a power loss keeps them); none staged is a no-op. */
   sync(key: string): Promise<void>;
   /** Makes the `size` staged bytes the object `key`, durably; resolves at once if that object exists already. */

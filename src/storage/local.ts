@@ -92,7 +92,7 @@ class BackgroundSlot {
 async function writeBody(
   handle: fsp.FileHandle,
   position: number,
-  body: AsyncIterable<Uint8Array>,
+  body: AsyncIterable<Uint8Array | readonly Uint8Array[]>,
   opts: { signal?: AbortSignal; release?: boolean } = {},
 ): Promise<number> {
   const { signal } = opts;
@@ -125,11 +125,19 @@ async function writeBody(
   const syncing = new BackgroundSlot();
   let syncedTo = 0;
   try {
-    for await (const chunk of body) {
+    for await (const item of body) {
       signal?.throwIfAborted();
-      size += chunk.byteLength;
-      pending.push(chunk);
-      pendingBytes += chunk.byteLength;
+      if (item instanceof Uint8Array) {
+        pending.push(item);
+        pendingBytes += item.byteLength;
+        size += item.byteLength;
+      } else {
+        for (const chunk of item) {
+          pending.push(chunk);
+          pendingBytes += chunk.byteLength;
+          size += chunk.byteLength;
+        }
+      }
       if (pendingBytes >= WRITE_BUFFER) {
         await writing.settle();
         writing.start(flush);
@@ -498,7 +506,12 @@ export class FileStaging implements StagingArea {
     return readAhead(this.fileOf(key), range);
   }
 
-  async write(key: string, at: number, body: AsyncIterable<Uint8Array>, opts: StagingWriteOptions = {}): Promise<number> {
+  async write(
+    key: string,
+    at: number,
+    body: AsyncIterable<Uint8Array | readonly Uint8Array[]>,
+    opts: StagingWriteOptions = {},
+  ): Promise<number> {
     const file = this.fileOf(key);
     let handle: fsp.FileHandle;
     let created = false;

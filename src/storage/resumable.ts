@@ -53,6 +53,8 @@ const NONCE_SIZE = 12;
 const TAIL_INFO = Buffer.from('coffer-resumable-tail-v1');
 // Plaintext per recorded step of a long append (the caller records the offset; the disk is synced behind it).
 const CHECKPOINT_BYTES = 64 * 1024 * 1024;
+// Sealed pieces handed to the staging area at once at most: 16 segments, the staging area's 1 MiB write.
+const BATCH_PIECES = 32;
 
 /** Starts syncing a staged object; outside `append`, so a sync still running holds none of an append's state (its body). */
 function startSync(staging: StagingArea, key: string, upTo: number): SyncBehind {
@@ -169,28 +171,37 @@ export class ResumableStore {
         const guard =
           staged > at ? new OverwriteGuard(new ExactReader(await staging.read(obj.key, { start: at, end: staged })), staged - at) : null;
         let sealedThisRound = 0;
-        const round = async function* (): AsyncGenerator<Uint8Array> {
+        // Sealed segments go to the staging area a batch at a time, each handed over before waiting for more of
+        // the body: a turn per piece split each segment's tag from its bytes, and each PATCH ended on a lone tag's write.
+        const round = async function* (): AsyncGenerator<Uint8Array[]> {
+          let batch: Uint8Array[] = [];
           if (at === 0) {
             await guard?.check(header);
             // A copy: the staging area releases what it wrote, and the header seals every segment.
-            yield Buffer.from(header);
+            batch.push(Buffer.from(header));
           }
           for (;;) {
             if (filled === segmentLength(index)) {
               const last = index === lastIndex;
               for (const piece of sealSegment(dataKey, header, index, last, buf.subarray(0, filled))) {
-                await guard?.check(piece);
-                yield piece;
+                if (guard) await guard.check(piece);
+                batch.push(piece);
               }
               index++;
               filled = 0;
-              if (last) {
-                complete = true;
-                return;
+              const roundEnds = last || ++sealedThisRound === roundSegments;
+              if (roundEnds || batch.length >= BATCH_PIECES) {
+                yield batch;
+                batch = [];
               }
-              if (++sealedThisRound === roundSegments) return;
+              if (last) complete = true;
+              if (roundEnds) return;
             }
             if (!pending || pending.byteLength === 0) {
+              if (batch.length > 0) {
+                yield batch;
+                batch = [];
+              }
               let next: IteratorResult<Uint8Array>;
               try {
                 next = await it.next();

@@ -376,6 +376,30 @@ describe('resumable sealed objects', () => {
     expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
   });
 
+  test('an append writes its sealed segments in whole batches: no write of a lone tag at the end of each append', async () => {
+    const data = randomBytes(32 * S);
+    const obj = begin(resumable, data.length);
+    const probe = await fsp.open(path.join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { writev: (...args: unknown[]) => Promise<{ bytesWritten: number }> };
+    await probe.close();
+    const writev = proto.writev;
+    const sizes: number[] = [];
+    proto.writev = function (this: unknown, ...args: unknown[]) {
+      sizes.push((args[0] as Uint8Array[]).reduce((n, c) => n + c.byteLength, 0));
+      return writev.apply(this, args);
+    };
+    try {
+      const result = await resumable.append(obj, chunked(data, 8 * S));
+      expect(result.complete).toBe(true);
+    } finally {
+      proto.writev = writev;
+    }
+    // The header and 16 segments, then 16 segments (a piece at a time: three writes, the last a lone 16-byte tag).
+    expect(sizes).toEqual([16 + 16 * (S + 16), 16 * (S + 16)]);
+    await resumable.publish(obj);
+    expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
+  });
+
   test('staged objects are not objects: neither listed nor readable until published; discard removes them', async () => {
     const data = randomBytes(2 * S);
     const obj = begin(resumable, data.length);
