@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import path from 'node:path';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { tempDir } from '../helpers/server.ts';
-import { eventually } from '../helpers/eventually.ts';
 import { openPaths } from '../helpers/fds.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import { HEADER_SIZE, SEGMENT_SIZE, SealedStore, makeHeader, sealedSize } from '../../src/storage/sealed.ts';
@@ -81,33 +81,52 @@ describe('sealed storage: round trips', () => {
     }
   });
 
-  test('a download cancelled or dropped part-way closes the object', async () => {
-    const size = 40 * S;
+  test('a download cancelled part-way closes the object', async () => {
     const key = newStorageKey();
-    const info = await store.put(key, chunked(randomBytes(size)));
+    const info = await store.put(key, chunked(randomBytes(40 * S)));
     // Descriptors open on this object only: other test files in the process open and close their own meanwhile.
     const file = fs.realpathSync(driver.pathOf(key));
     const fds = () => openPaths().filter((p) => p === file).length;
-    const before = fds();
-    expect(before).toBe(0);
+    expect(fds()).toBe(0);
     const reader = (await store.get(key, info)).getReader();
     await reader.read();
-    expect(fds()).toBe(before + 1);
+    expect(fds()).toBe(1);
     await reader.cancel();
-    expect(fds()).toBe(before);
-    const readOnce = async () => {
-      await (await store.get(key, info)).getReader().read();
-    };
-    await readOnce();
-    await eventually(
-      () => {
-        Bun.gc(true);
-        return fds() === before;
-      },
-      { timeoutMs: 5000, intervalMs: 10 },
-    );
-    expect(fds()).toBe(before);
+    expect(fds()).toBe(0);
   });
+
+  test('a download dropped part-way closes the object once collected', () => {
+    // In a process of its own: in a shard's process, after a hundred test files, the collection that finds the
+    // dropped stream came seconds late under load.
+    const module = (name: string) => JSON.stringify(path.join(import.meta.dir, name));
+    const script = `
+      const fs = require('node:fs');
+      const { LocalDriver } = await import(${module('../../src/storage/local.ts')});
+      const { SealedStore, SEGMENT_SIZE } = await import(${module('../../src/storage/sealed.ts')});
+      const { generateMasterKey, Keyring, masterKeyFrom } = await import(${module('../../src/storage/keyring.ts')});
+      const { newStorageKey } = await import(${module('../../src/storage/keys.ts')});
+      const { openPaths } = await import(${module('../helpers/fds.ts')});
+      const dir = fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'coffer-sealed-drop-'));
+      const driver = new LocalDriver(dir);
+      const store = new SealedStore(driver, new Keyring(masterKeyFrom(generateMasterKey())));
+      const key = newStorageKey();
+      const info = await store.put(key, (async function* () { yield new Uint8Array(40 * SEGMENT_SIZE); })());
+      const file = fs.realpathSync(driver.pathOf(key));
+      const open = () => openPaths().filter((p) => p === file).length;
+      const readOnce = async () => { await (await store.get(key, info)).getReader().read(); };
+      await readOnce();
+      const openAfterRead = open();
+      const started = Date.now();
+      while (open() > 0 && Date.now() - started < 20000) {
+        Bun.gc(true);
+        await Bun.sleep(10);
+      }
+      console.log(JSON.stringify({ openAfterRead, openAtEnd: open() }));
+      fs.rmSync(dir, { recursive: true, force: true });`;
+    const run = Bun.spawnSync([process.execPath, '-e', script], { stderr: 'inherit' });
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout.toString())).toEqual({ openAfterRead: 1, openAtEnd: 0 });
+  }, 60_000);
 
   /** The store over a driver that returns objects in chunks of these sizes in turn; `handed` keeps them. */
   function rechunked(pieces: number[], own: boolean) {
