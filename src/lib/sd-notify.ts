@@ -55,7 +55,9 @@ export function unixAddress(socketPath: string): { address: Uint8Array; length: 
 export function sdNotify(state: string, socketPath = process.env.NOTIFY_SOCKET): boolean {
   if (!socketPath) return false;
   const c = loadLibc();
-  if (!c) throw new Error('cannot load the C library to notify systemd');
+  // Under W^X memory (systemd's MemoryDenyWriteExecute=) the runtime cannot load a C library at all.
+  if (!c)
+    throw new Error('cannot load the C library to notify systemd (a unit with MemoryDenyWriteExecute=true forbids it: remove that line)');
   const { address, length } = unixAddress(socketPath);
   const message = new TextEncoder().encode(state);
   const fd = c.socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -72,9 +72,14 @@ describe('running under systemd', () => {
     }
   }, 30_000);
 
-  test('MemoryDenyWriteExecute: the server starts and serves uploads and downloads with W^X memory enforced', async () => {
-    const s = await serve({ launcher: [process.execPath, MDWE] });
+  test('MemoryDenyWriteExecute (why the unit leaves it off): the server still serves, and says why it cannot tell systemd it is ready', async () => {
+    const socketDir = tempDir('coffer-notify-');
+    dirs.push(socketDir);
+    const socketPath = path.join(socketDir, 'notify.sock');
+    const socket = listenNotifySocket(socketPath);
+    const s = await serve({ launcher: [process.execPath, MDWE], env: { NOTIFY_SOCKET: socketPath } });
     if (s.exited === 77) {
+      socket.close();
       skipHere('the MemoryDenyWriteExecute check', 'this kernel has no PR_SET_MDWE (Linux 6.3 or later)');
       return;
     }
@@ -90,9 +95,15 @@ describe('running under systemd', () => {
         const back = new Uint8Array(await (await client.get(`/api/files/${item.id}/download`)).arrayBuffer());
         expect(Buffer.from(back).equals(Buffer.from(content))).toBe(true);
       }
+      const heard = await Promise.race([socket.next(), Bun.sleep(500).then(() => null)]);
+      expect(heard).toBeNull();
     } finally {
+      socket.close();
       s.proc.kill('SIGTERM');
       expect(await s.proc.exited).toBe(0);
     }
-  }, 60_000);
+    const stderr = await new Response(s.proc.stderr).text();
+    expect(stderr).toContain('could not notify systemd');
+    expect(stderr).toContain('MemoryDenyWriteExecute=true forbids it: remove that line');
+  }, 90_000);
 });
