@@ -21,9 +21,13 @@ const folder = (parentId: string | null, name: string) =>
     )
     .get(owner.id, parentId ?? '', name)!;
 const filesBytes = (parentId: string) =>
-  sqlite().query<{ n: number }, [string]>('SELECT COALESCE(SUM(size), 0) AS n FROM items WHERE parent_id = ? AND deleted_at IS NULL').get(parentId)!.n;
+  sqlite()
+    .query<{ n: number }, [string]>('SELECT COALESCE(SUM(size), 0) AS n FROM items WHERE parent_id = ? AND deleted_at IS NULL')
+    .get(parentId)!.n;
 const root = () =>
-  sqlite().query<{ size: number; version: number }, [string]>('SELECT size, version FROM tree_versions WHERE account_id = ?').get(owner.id) ?? {
+  sqlite()
+    .query<{ size: number; version: number }, [string]>('SELECT size, version FROM tree_versions WHERE account_id = ?')
+    .get(owner.id) ?? {
     size: 0,
     version: 0,
   };
@@ -45,7 +49,9 @@ describe('a bulk upload marks its folders once per committed chunk', () => {
       const res = await owner.client.request('/api/files/upload/bulk', { method: 'POST', body: form });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { successful: number }).successful).toBe(150);
-      marks = query.mock.calls.map(([sql]) => String(sql)).filter((sql) => /tree_version = tree_version \+ 1|version = version \+ 1/.test(sql));
+      marks = query.mock.calls
+        .map(([sql]) => String(sql))
+        .filter((sql) => /tree_version = tree_version \+ 1|version = version \+ 1/.test(sql));
     } finally {
       query.mockRestore();
     }
