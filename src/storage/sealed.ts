@@ -21,7 +21,6 @@ import { KeyIntegrityError, wrappedKeyId, type Keyring } from './keyring.ts';
  * master key and kept by the caller (the file's database row), so rotation never rewrites an object.
  */
 export const SEGMENT_SIZE = 64 * 1024;
-const EMPTY = Buffer.alloc(0);
 export const HEADER_SIZE = 16;
 const TAG_SIZE = 16;
 export const SEALED_SEGMENT = SEGMENT_SIZE + TAG_SIZE;
@@ -116,8 +115,7 @@ async function* sealStream(
 ): AsyncGenerator<Uint8Array> {
   // A copy: the driver may release what it stored, and the header seals every segment.
   yield Buffer.from(header);
-  // Sized to the first chunk until more arrives, then a segment's: a small file (one chunk) takes what it needs.
-  let buf = EMPTY;
+  const buf = Buffer.allocUnsafe(SEGMENT_SIZE);
   let filled = 0;
   let index = 0;
   for await (const chunk of body) {
@@ -129,12 +127,7 @@ async function* sealStream(
         yield* sealSegment(key, header, index++, false, buf);
         filled = 0;
       }
-      if (filled === buf.length) {
-        const grown = Buffer.allocUnsafe(buf.length === 0 ? Math.min(SEGMENT_SIZE, chunk.byteLength - offset) : SEGMENT_SIZE);
-        buf.copy(grown, 0, 0, filled);
-        buf = grown;
-      }
-      const n = Math.min(buf.length - filled, chunk.byteLength - offset);
+      const n = Math.min(SEGMENT_SIZE - filled, chunk.byteLength - offset);
       buf.set(chunk.subarray(offset, offset + n), filled);
       filled += n;
       offset += n;

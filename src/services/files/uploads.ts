@@ -872,8 +872,8 @@ export class UploadService {
     disk.assertRoom(budget.sizeHint ?? 0);
     const checkEvery = disk.checkEvery;
     const storageKey = newStorageKey();
-    // Copies of the first bytes as they pass (a part's chunk may be reused once the next is asked for), no more than they are.
-    const head: Uint8Array[] = [];
+    // Not zero-filled: only the bytes copied in (head.subarray(0, headBytes)) are ever read.
+    const head = Buffer.allocUnsafe(SNIFF_BYTES);
     let headBytes = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
@@ -888,7 +888,7 @@ export class UploadService {
         }
         if (headBytes < SNIFF_BYTES) {
           const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
-          head.push(Buffer.from(take));
+          head.set(take, headBytes);
           headBytes += take.byteLength;
         }
         yield chunk;
@@ -910,7 +910,7 @@ export class UploadService {
       size: info.size,
       wrappedKey: info.wrappedKey,
       keyId: info.keyId,
-      ...(await detectType(head.length === 1 ? head[0]! : Buffer.concat(head, headBytes), part.mimeType)),
+      ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
     };
   }
 
