@@ -27,7 +27,10 @@ interface Run {
   maxMs: number;
 }
 
-type Door = 'api' | 'dav' | 'bare PUT' | 'bare multipart';
+type Door = 'api' | 'dav' | 'bare PUT' | 'bare multipart' | 'api bulk' | 'bare bulk';
+
+// Files per request of the bulk doors (`--bulk N`: N such requests per run), as `npm run bench -- requests` sends.
+const BULK_FILES = 1000;
 
 /**
  * One fresh server: Coffer from `source` (a checkout with node_modules) through its API or WebDAV, or the
@@ -55,6 +58,19 @@ async function run(source: string, door: Door): Promise<Run> {
         if (res.status !== 200) throw new Error(`bare POST: ${res.status}`);
         await res.arrayBuffer();
       };
+    } else if (door === 'bare bulk' || door === 'api bulk') {
+      const route = door === 'bare bulk' ? `${url}/bulk` : `${url}/api/files/upload/bulk`;
+      put = async (i, content) => {
+        const form = new FormData();
+        for (let f = 0; f < BULK_FILES; f++) {
+          form.append('relativePaths', `bulk-${i}/file-${f}.bin`);
+          form.append('files', new File([content], `file-${f}.bin`));
+        }
+        const res = await fetch(route, { method: 'POST', headers: cookie, body: form });
+        if (res.status !== 200) throw new Error(`bulk upload: ${res.status} ${await res.text()}`);
+        const body = (await res.json()) as { stored?: number; successful?: number };
+        if ((body.stored ?? body.successful) !== BULK_FILES) throw new Error(`bulk upload stored ${JSON.stringify(body).slice(0, 200)}`);
+      };
     } else if (door === 'api') {
       put = async (i, content) => {
         const form = new FormData();
@@ -78,16 +94,28 @@ async function run(source: string, door: Door): Promise<Run> {
       };
     }
     const content = randomBytes(4096);
-    for (let i = 0; i < WARM_UP; i++) await put(FILES + i, content);
-    const files = flag('files', FILES);
+    const bulk = door.endsWith('bulk');
+    if (bulk) {
+      // The server warmed as for single uploads, then its bulk path once.
+      const form = () => {
+        const f = new FormData();
+        f.append('file', new File([content], 'warm.bin'));
+        return f;
+      };
+      for (let i = 0; i < WARM_UP; i++)
+        await (await fetch(bare ? `${url}/` : `${url}/api/files/upload`, { method: 'POST', headers: cookie, body: form() })).arrayBuffer();
+      await put(-1, content);
+    } else for (let i = 0; i < WARM_UP; i++) await put(FILES + i, content);
+    const requests = bulk ? flag('bulk', 4) : flag('files', FILES);
+    const files = bulk ? requests * BULK_FILES : requests;
     let next = 0;
     const times: number[] = [];
     const processBefore = cpuOf(`/proc/${proc.pid}/stat`);
     const threadBefore = cpuOf(`/proc/${proc.pid}/task/${proc.pid}/stat`);
     const t = performance.now();
     await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (next < files) {
+      Array.from({ length: bulk ? 1 : CLIENTS }, async () => {
+        while (next < requests) {
           const started = performance.now();
           await put(next++, content);
           times.push(performance.now() - started);
@@ -111,8 +139,9 @@ async function run(source: string, door: Door): Promise<Run> {
 }
 
 /**
- * `npm run bench -- small-files [--rounds N] [--files N]`: 4 KiB uploads from 8 clients through the API
- * and WebDAV, run from source; with COFFER_BENCH_BEFORE_SRC (other checkouts with node_modules, separated
+ * `npm run bench -- small-files [--rounds N] [--files N] [--bulk N]`: 4 KiB uploads from 8 clients through the API
+ * and WebDAV, run from source (with `--bulk N`: N bulk requests of 1,000 × 4 KiB each instead, one at a time, the
+ * builds' order turned each round); with COFFER_BENCH_BEFORE_SRC (other checkouts with node_modules, separated
  * by `:`, each named by its folder) they alternate with this one in each round, as does the bare reference
  * (bench/bare-durable.ts) by PUT and by multipart. Prints files/s and the server's CPU ms per file, of the
  * process and of its JavaScript thread (the figures least moved by other load on the machine).
@@ -124,15 +153,23 @@ export async function runSmallFilesBench(): Promise<void> {
     ['this checkout', path.resolve(import.meta.dir, '..')],
   ];
   const rounds = flag('rounds', 3);
+  const bulk = process.argv.includes('--bulk');
   const results = new Map<string, Run[]>();
   for (let r = 0; r < rounds; r++) {
-    const runs: Array<[string, string, Door]> = [
-      ...(['api', 'dav'] as const).flatMap((door) =>
-        sources.map(([name, source]): [string, string, Door] => [`${name} ${door === 'api' ? 'API' : 'WebDAV'}`, source, door]),
-      ),
-      ['bare reference, multipart', '', 'bare multipart'],
-      ['bare reference, PUT', '', 'bare PUT'],
-    ];
+    const runs: Array<[string, string, Door]> = bulk
+      ? [
+          ...sources.map(([name, source]): [string, string, Door] => [`${name} API bulk`, source, 'api bulk']),
+          ['bare reference, bulk', '', 'bare bulk'],
+        ]
+      : [
+          ...(['api', 'dav'] as const).flatMap((door) =>
+            sources.map(([name, source]): [string, string, Door] => [`${name} ${door === 'api' ? 'API' : 'WebDAV'}`, source, door]),
+          ),
+          ['bare reference, multipart', '', 'bare multipart'],
+          ['bare reference, PUT', '', 'bare PUT'],
+        ];
+    // Bulk runs take turns first: a run's place in the round moved its figure by about 9% (docs/performance.md).
+    if (bulk) runs.push(...runs.splice(0, r % runs.length));
     for (const [key, source, door] of runs) {
       const one = await run(source, door);
       results.set(key, [...(results.get(key) ?? []), one]);
@@ -141,8 +178,11 @@ export async function runSmallFilesBench(): Promise<void> {
       );
     }
   }
+  const work = bulk
+    ? `${flag('bulk', 4)} requests of ${BULK_FILES} × 4 KiB, one at a time`
+    : `${flag('files', FILES)} × 4 KiB from ${CLIENTS} clients`;
   console.log(
-    `\n| ${rounds} rounds, ${flag('files', FILES)} × 4 KiB from ${CLIENTS} clients (medians) | files/s | process CPU ms/file | JS thread CPU ms/file | upload p99 ms | upload max ms |`,
+    `\n| ${rounds} rounds, ${work} (medians) | files/s | process CPU ms/file | JS thread CPU ms/file | request p99 ms | request max ms |`,
   );
   console.log('|---|---|---|---|---|---|');
   for (const [key, runs] of results) {
@@ -159,8 +199,22 @@ export async function runSmallFilesBench(): Promise<void> {
     const cpu = c.map((x, i) => x.processMs / b[i]!.processMs);
     return `${(100 * median(rates)).toFixed(0)}% of its files/s, ${median(cpu).toFixed(2)}× its CPU per file`;
   };
-  console.log(`this checkout API against the bare multipart reference: ${ratio('this checkout API', 'bare reference, multipart')}`);
-  console.log(`this checkout WebDAV against the bare PUT reference: ${ratio('this checkout WebDAV', 'bare reference, PUT')}`);
+  if (bulk) {
+    // Issue 49's goal: bulk uploads at 85% of the bare reference's bulk rate.
+    console.log(`this checkout API bulk against the bare bulk reference: ${ratio('this checkout API bulk', 'bare reference, bulk')}`);
+    for (const [name] of sources.slice(0, -1)) {
+      const c = results.get('this checkout API bulk')!;
+      const b = results.get(`${name} API bulk`)!;
+      const cpu = c.map((x, i) => x.processMs / b[i]!.processMs);
+      const lower = cpu.filter((x) => x < 1).length;
+      console.log(
+        `this checkout API bulk against ${name}: ${median(cpu).toFixed(3)}× its process CPU per file (median of the rounds), lower in ${lower} of ${cpu.length} rounds`,
+      );
+    }
+  } else {
+    console.log(`this checkout API against the bare multipart reference: ${ratio('this checkout API', 'bare reference, multipart')}`);
+    console.log(`this checkout WebDAV against the bare PUT reference: ${ratio('this checkout WebDAV', 'bare reference, PUT')}`);
+  }
   console.log(
     `load average ${os
       .loadavg()

@@ -168,6 +168,12 @@ export type ItemChange =
   | { kind: 'restore'; itemId: string; parentId: string | null; name: string }
   | { kind: 'trash' | 'purge' | 'change'; itemId: string };
 
+/** Bytes inserted under each folder (by id) and into each account (by id), not yet marked in their tree versions. */
+interface PendingTouches {
+  folders: Map<string, number>;
+  roots: Map<string, number>;
+}
+
 /** What a guard wants done inside the write's transaction, after its rows are written (a host folder made, say). */
 type AfterChange = (() => void) | undefined;
 
@@ -175,6 +181,8 @@ type AfterChange = (() => void) | undefined;
 export class ItemsRepo {
   // Refuses changes some items may not have (a library's, written only as its host folder allows); throws to refuse.
   private guard: (change: ItemChange) => AfterChange = () => undefined;
+  // The tree marks gathered by batchingTreeChanges while it runs; null outside one.
+  private pendingTouches: PendingTouches | null = null;
 
   constructor(private readonly sqlite: Database) {}
 
@@ -192,9 +200,14 @@ export class ItemsRepo {
    * Marks a change below `parentId` (null: at the root): the tree version of that folder, of each of its
    * ancestors and of the account's root goes up, so their ETags move, and their tree sizes by `bytes`.
    * Every write of the tree calls it in the write's own transaction, for the parent the changed item is
-   * under (before and after a move).
+   * under (before and after a move); inserts inside `batchingTreeChanges` mark each folder once at its end.
    */
   private touchAncestors(accountId: string, parentId: string | null, bytes = 0): void {
+    this.touchFolders(parentId, bytes);
+    this.touchRoot(accountId, bytes);
+  }
+
+  private touchFolders(parentId: string | null, bytes: number): void {
     if (parentId !== null)
       this.sqlite
         .query(
@@ -202,11 +215,33 @@ export class ItemsRepo {
            UPDATE items SET tree_version = tree_version + 1, tree_size = tree_size + ?2 WHERE id IN (SELECT id FROM up)`,
         )
         .run(parentId, bytes);
+  }
+
+  private touchRoot(accountId: string, bytes: number): void {
     this.sqlite
       .query(
         'INSERT INTO tree_versions (account_id, version, size) VALUES (?1, 1, ?2) ON CONFLICT (account_id) DO UPDATE SET version = version + 1, size = size + ?2',
       )
       .run(accountId, bytes);
+  }
+
+  /**
+   * Runs `write` (inside the caller's transaction) with its inserts' tree marks gathered: each folder they
+   * went into, its ancestors and each account's root are marked once when it ends, by the bytes of all of
+   * them, instead of once per insert. Marked when `write` throws too, so the tree always counts what was
+   * inserted, whether the caller then commits or rolls back.
+   */
+  batchingTreeChanges<T>(write: () => T): T {
+    if (this.pendingTouches) return write();
+    const pending: PendingTouches = { folders: new Map(), roots: new Map() };
+    this.pendingTouches = pending;
+    try {
+      return write();
+    } finally {
+      this.pendingTouches = null;
+      for (const [parentId, bytes] of pending.folders) this.touchFolders(parentId, bytes);
+      for (const [accountId, bytes] of pending.roots) this.touchRoot(accountId, bytes);
+    }
   }
 
   /** A write and the tree versions it moves, all or nothing (a savepoint inside the caller's transaction). */
@@ -252,6 +287,15 @@ export class ItemsRepo {
 
   insert(row: NewItem, staged?: StagedHostFile): Item {
     const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name }, staged });
+    const pending = this.pendingTouches;
+    // Gathered, the marks follow at the batch's end: the insert alone is one statement, no savepoint needed.
+    if (pending && !after) {
+      const inserted = this.insertRow(row);
+      const bytes = row.type === 'file' ? row.size : 0;
+      if (row.parentId !== null) pending.folders.set(row.parentId, (pending.folders.get(row.parentId) ?? 0) + bytes);
+      pending.roots.set(row.accountId, (pending.roots.get(row.accountId) ?? 0) + bytes);
+      return inserted;
+    }
     return this.changing(() => {
       this.touchAncestors(row.accountId, row.parentId, row.type === 'file' ? row.size : 0);
       const inserted = this.insertRow(row);
