@@ -244,6 +244,37 @@ describe('with content search on', () => {
     await eventually(async () => expect(inText(await search(o.client, 'radiator'))).toHaveLength(2), { timeoutMs: 30_000 });
   });
 
+  test('files replaced or deleted while earlier texts are being written end with their last text, or none', async () => {
+    // More than one extraction batch (32) of long texts, so the changes land while texts are on their way to the writer.
+    const filler = 'plain words to tokenize '.repeat(2500);
+    const files: any[] = [];
+    for (let i = 0; i < 40; i++) files.push(await upload(o.client, `busy-${i}.txt`, `oldword${i} ${filler}`));
+    const replaced = files.filter((_, i) => i % 3 === 0);
+    const deleted = files.filter((_, i) => i % 3 === 1 && i % 2 === 0);
+    for (const file of replaced) {
+      const i = files.indexOf(file);
+      const form = new FormData();
+      form.append('file', new File([`newword${i} ${filler}`], file.name));
+      expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    }
+    for (const file of deleted) {
+      expect((await o.client.post('/api/files/delete', { ids: [file.id] })).status).toBe(200);
+      expect([200, 202]).toContain((await o.client.post('/api/files/trash/delete', { ids: [file.id] })).status);
+    }
+    await indexed();
+    for (const [i, file] of files.entries()) {
+      const gone = deleted.includes(file);
+      const changed = replaced.includes(file);
+      expect(inText(await search(o.client, `oldword${i}`)).map((h) => h.id)).toEqual(gone || changed ? [] : [file.id]);
+      if (changed) expect(inText(await search(o.client, `newword${i}`)).map((h) => h.id)).toEqual([file.id]);
+    }
+    const docs = t.server.ctx.db.$client.query<{ n: number }, []>(
+      `SELECT count(*) AS n FROM content_docs d JOIN items i ON i.seq = d.seq WHERE i.name LIKE 'busy-%' AND d.storage_key IS i.storage_key`,
+    );
+    // Deleting for good runs in the background (202): the deleted files' rows leave with their items.
+    await eventually(() => docs.get()?.n === files.length - deleted.length, { timeoutMs: 30_000 });
+  }, 60_000);
+
   test('files above SEARCH_MAX_FILE_BYTES are skipped; text past SEARCH_MAX_TEXT_BYTES is not kept', async () => {
     const filler = 'lorem ipsum dolor sit amet '.repeat(3000);
     await upload(o.client, 'huge.txt', `gigantosaurus ${'x'.repeat(2.5 * 1024 ** 2)}`);
