@@ -39,14 +39,22 @@ interface LibraryDeps {
   scanner: LibraryScanner;
 }
 
+/** A scan running now: its progress, its end, and the one full scan asked meanwhile (`scan`). */
+interface ScanState {
+  progress: ScanProgress;
+  done: Promise<ScanResult>;
+  next?: Promise<ScanResult>;
+  counts?: LibraryCounts | undefined;
+}
+
 /**
  * The registry of libraries: the admin adds a host folder for an account (and, through a group, its
  * members), lists, rescans and removes them. Removing one forgets its items; the host folder is never touched.
  */
 export class LibraryService {
-  // One scan per library at a time in this process; a second request waits for the running one.
+  // One scan per library at a time in this process; a request meanwhile runs one more after it.
   // While a scan runs, its library's counts are read once (each count walks the whole library) and kept.
-  private readonly running = new Map<string, { progress: ScanProgress; done: Promise<ScanResult>; counts?: LibraryCounts | undefined }>();
+  private readonly running = new Map<string, ScanState>();
 
   private readonly listeners: Array<() => void> = [];
   private readonly indexedListeners: Array<() => void> = [];
@@ -166,11 +174,15 @@ export class LibraryService {
     return { message: `Removed the library ${row.name}; its files stay in ${row.path}.` };
   }
 
-  /** Scans a library (a second full scan asked meanwhile shares the one running); progress reports every batch. */
+  /**
+   * Scans a library; progress reports every batch. Asked while a scan runs, one more full scan follows it (the
+   * running one may have passed what changed before the ask), shared by every ask meanwhile.
+   */
   scan(id: string, onProgress?: (p: ScanProgress) => void): Promise<ScanResult> {
     const running = this.running.get(id);
-    if (running) return running.done;
-    return this.start(id, onProgress);
+    if (!running) return this.start(id, onProgress);
+    running.next ??= running.done.then(() => this.scan(id, onProgress));
+    return running.next;
   }
 
   /** Scans only the folders a watch saw changes in (host paths from the root), after any scan running now. */
@@ -181,7 +193,7 @@ export class LibraryService {
 
   private start(id: string, onProgress?: (p: ScanProgress) => void, folders?: ReadonlyArray<readonly string[]>): Promise<ScanResult> {
     const row = this.require(id);
-    const state: { progress: ScanProgress; done: Promise<ScanResult>; counts?: LibraryCounts } = {
+    const state: ScanState = {
       progress: { entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0 },
       done: Promise.resolve({ entries: 0, added: 0, updated: 0, moved: 0, removed: 0, skipped: 0, available: true, error: null }),
     };

@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
+import { LibraryScanner } from '../../../src/services/libraries/scanner.ts';
 import { json } from '../../helpers/client.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
@@ -80,5 +82,44 @@ describe('a full scan while Coffer writes a file', () => {
     const inBox = await json(await owner.client.get(`/api/files?parentId=${box.id}`));
     expect(inBox.map((i: { id: string; name: string }) => [i.id, i.name])).toEqual([[renamed.id, 'new-name.txt']]);
     expect(repo.indexed(library.id)).toHaveLength(4);
+  });
+});
+
+describe('a rescan asked while a scan runs', () => {
+  test('runs once more after it, and sees what changed before the ask that the running scan had passed', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'notes.txt', 'before');
+    const library = await addLibrary(admin, root, owner);
+    const notes = await childNamed(owner, library.folderId, 'notes.txt');
+    const repo = t.server.ctx.repos.libraries;
+    const keyBefore = repo.indexedItem(library.id, notes.id)!;
+    // The first scan does its whole walk, then is held as still running until released.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let scans = 0;
+    const real = LibraryScanner.prototype.scan;
+    LibraryScanner.prototype.scan = async function (this: LibraryScanner, ...args) {
+      const result = await real.apply(this, args);
+      if (++scans === 1) await held;
+      return result;
+    };
+    try {
+      const libraries = t.server.ctx.services.libraries;
+      const first = libraries.scan(library.id);
+      await eventually(() => scans === 1);
+      write(root, 'notes.txt', 'after, and longer');
+      const asked = libraries.scan(library.id);
+      release();
+      await first;
+      await asked;
+    } finally {
+      LibraryScanner.prototype.scan = real;
+    }
+    expect(scans).toBe(2);
+    expect(repo.indexedItem(library.id, notes.id)).not.toEqual(keyBefore);
+    expect(await (await owner.client.get(`/api/files/${notes.id}/download`)).text()).toBe('after, and longer');
   });
 });
