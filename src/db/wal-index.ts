@@ -15,31 +15,8 @@ const HEADER = 48;
 export class WalIndexHeader {
   private fd: number | null | undefined;
   private readonly now = Buffer.alloc(2 * HEADER);
-  private readonly noted = Buffer.alloc(HEADER);
-  private mark = 0;
-  private marked = false;
-  /** The mark the last `untilCommit` read saw; null when it read inside a transaction or the header could not tell. */
-  seen: number | null = null;
 
   constructor(private readonly file: string) {}
-
-  /**
-   * A number that stays the same while nothing is committed by any connection, moved when the header is found
-   * changed; null where the header cannot be read. Anything read after a mark was taken may be kept under it.
-   */
-  private commitMark(): number | null {
-    const now = this.read();
-    if (now === null) {
-      this.marked = false;
-      return null;
-    }
-    if (!this.marked || now.compare(this.noted, 0, HEADER, 0, HEADER) !== 0) {
-      now.copy(this.noted, 0, 0, HEADER);
-      this.marked = true;
-      this.mark++;
-    }
-    return this.mark;
-  }
 
   /**
    * `read`, answered from what it returned last while nothing was committed since, by any connection. Read
@@ -47,17 +24,18 @@ export class WalIndexHeader {
    * cannot be read. The header is noted before `read` runs, so a commit in between moves it again.
    */
   untilCommit(read: () => string, inTransaction: () => boolean): () => string {
-    let value = '';
-    let readAt: number | null = null;
+    const noted = Buffer.alloc(HEADER);
+    let value: string | undefined;
     return () => {
-      this.seen = inTransaction() ? null : this.commitMark();
-      if (this.seen === null) {
-        readAt = null;
+      if (inTransaction()) return read();
+      const now = this.read();
+      if (now === null) {
+        value = undefined;
         return read();
       }
-      if (readAt === this.seen) return value;
+      if (value !== undefined && now.compare(noted, 0, HEADER, 0, HEADER) === 0) return value;
+      now.copy(noted, 0, 0, HEADER);
       value = read();
-      readAt = this.seen;
       return value;
     };
   }

@@ -101,31 +101,6 @@ describe('DatabaseRepo versions', () => {
     expect(repo.changeVersion()).not.toBe(afterOwn);
   });
 
-  test("the commit mark a version was checked at stands while nothing is committed and moves with any connection's commit", () => {
-    const mark = () => {
-      repo.authVersion();
-      return repo.commitMarkSeen();
-    };
-    const first = mark();
-    expect(first).not.toBeNull();
-    repo.changeVersion();
-    expect(repo.commitMarkSeen()).toBe(first);
-    expect(mark()).toBe(first);
-    other.run('UPDATE access_generation SET generation = 600 WHERE id = 1');
-    const afterOther = mark();
-    expect(afterOther).not.toBe(first);
-    expect(mark()).toBe(afterOther);
-    db.$client.run('UPDATE access_generation SET generation = 601 WHERE id = 1');
-    const afterOwn = mark();
-    expect(afterOwn).not.toBe(afterOther);
-    commitElsewhere(602);
-    expect(mark()).not.toBe(afterOwn);
-    db.$client.transaction(() => {
-      repo.authVersion();
-      expect(repo.commitMarkSeen()).toBeNull();
-    })();
-  });
-
   test('moves after a checkpoint restarts the log', () => {
     repo.authVersion();
     other.run('PRAGMA wal_checkpoint(TRUNCATE)');

@@ -50,15 +50,6 @@ export class DatabaseRepo {
   readonly authVersion: () => string;
 
   /**
-   * The commit mark the last of the three versions above was checked at: the same number while nothing is
-   * committed by any connection, a new one after. Null when that check was inside a transaction or could not
-   * tell. Taken in the same turn as the version, it costs nothing more.
-   */
-  commitMarkSeen(): number | null {
-    return this.walIndex.seen;
-  }
-
-  /**
    * This connection's automatic checkpoints (SQLite's default: after a commit leaves 1000 pages in the log),
    * off while replication checkpoints itself: blocked by its hold, each commit would sort the whole log's
    * frames for a checkpoint that cannot run.

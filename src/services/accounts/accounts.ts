@@ -1,4 +1,5 @@
 import type { Profile, PublicUser, SignInMethod } from '../../contract/accounts.ts';
+import type { PageCache } from '../files/page-cache.ts';
 import type { Clock } from '../../clock.ts';
 import type { IdpConfig } from '../../config.ts';
 import type { IdpRepo } from '../../db/repos/sign-on.ts';
@@ -33,13 +34,10 @@ export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabl
 }
 
 /** The part of a profile its login's rows hold (the permissions come from the request's principal). */
-interface StoredProfile {
+export interface StoredProfile {
   user: PublicUser;
   signInMethods: SignInMethod[];
 }
-
-// As many as the sessions' cache of authenticated requests holds.
-const KEPT_PROFILES = 10_000;
 
 const MAX_PASSWORD = PASSWORD.max;
 /** docs/api.md › Limits: passwords are 6 to 128 characters; a sub-user's first one (set by its owner) 8 to 128. */
@@ -89,6 +87,8 @@ export interface AccountDeps {
   audit: AuditService;
   setupCode: SetupCodeService;
   appPasswords: AppPasswordService;
+  /** The profiles' own rows by login id, kept until anything is committed (DatabaseRepo.changeVersion). */
+  profiles: PageCache<StoredProfile | null>;
   /** Single sign-on settings: with `disablePasswordLogin`, password sign-in and sign-up are refused. */
   idp: IdpConfig | null;
 }
@@ -96,9 +96,6 @@ export interface AccountDeps {
 /** Sign-up, sign-in and the signed-in login's own password and profile. */
 export class AccountService {
   private readonly signInListeners: Array<(signIn: { login: User; method: SignInMethod }) => void> = [];
-  /** What a profile shows of its login's rows, by login id, with the commit mark it was read after (Principal.readAt). */
-  private readonly profiles = new Map<string, { readAt: number; stored: StoredProfile | null }>();
-
   constructor(private readonly d: AccountDeps) {}
 
   /** `listener` runs after each sign-in, whichever way it was made. */
@@ -344,21 +341,16 @@ export class AccountService {
     return { ...stored.user, permissions, signInMethods: stored.signInMethods };
   }
 
-  /** Kept while nothing is committed: a request whose principal was read at the same mark gets it unread. */
+  /** What the login's rows hold, kept until anything is committed (`profiles`); null when the login is gone. */
   private storedProfile(principal: Principal): StoredProfile | null {
-    const { loginId, readAt } = principal;
-    const kept = this.profiles.get(loginId);
-    if (kept && readAt !== undefined && kept.readAt === readAt) return kept.stored;
-    const row = this.d.users.profile(loginId);
-    const signInMethods: SignInMethod[] = [];
-    if (row?.hasPassword) signInMethods.push('password');
-    if (row?.idpLinked) signInMethods.push('idp');
-    if (row?.hasPasskey) signInMethods.push('passkey');
-    const stored = row ? { user: toPublicUser(row), signInMethods } : null;
-    if (readAt === undefined) return stored;
-    this.profiles.delete(loginId);
-    if (this.profiles.size >= KEPT_PROFILES) this.profiles.delete(this.profiles.keys().next().value!);
-    this.profiles.set(loginId, { readAt, stored });
-    return stored;
+    return this.d.profiles.get(principal.loginId, () => {
+      const row = this.d.users.profile(principal.loginId);
+      if (!row) return null;
+      const signInMethods: SignInMethod[] = [];
+      if (row.hasPassword) signInMethods.push('password');
+      if (row.idpLinked) signInMethods.push('idp');
+      if (row.hasPasskey) signInMethods.push('passkey');
+      return { user: toPublicUser(row), signInMethods };
+    });
   }
 }

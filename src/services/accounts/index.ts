@@ -1,3 +1,4 @@
+import { PageCache } from '../files/page-cache.ts';
 import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
@@ -80,6 +81,10 @@ export function createAccountsServices(
     idp: config.idp,
     appPasswords,
     setupCode,
+    profiles: new PageCache(
+      () => repos.database.changeVersion(),
+      () => 1,
+    ),
   });
   const services: AccountsServices = {
     sessions,

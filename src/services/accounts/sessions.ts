@@ -30,7 +30,7 @@ export interface SessionDeps {
   transactions: Transactions;
   users: UsersRepo;
   sessions: SessionsRepo;
-  database: Pick<DatabaseRepo, 'authVersion' | 'commitMarkSeen'>;
+  database: Pick<DatabaseRepo, 'authVersion'>;
   audit: AuditService;
 }
 
@@ -90,7 +90,7 @@ export class SessionService {
     const now = this.d.clock.now();
     const claims = this.signer.verify(token, now);
     if (!claims) throw unauthorized(Messages.invalidToken);
-    const { row, session, readAt } = this.lookup(claims.sub, claims.sid);
+    const { row, session } = this.lookup(claims.sub, claims.sid);
     if (!row || !session) throw unauthorized(row && row.tokenVersion !== claims.tv ? Messages.sessionExpired : Messages.sessionRevoked);
     // Disabling revokes every session at once; this also refuses one a sign-in started while it happened.
     if (row.disabledAt !== null) throw unauthorized(Messages.sessionRevoked);
@@ -114,7 +114,6 @@ export class SessionService {
       isAdmin: row.isAdmin,
       permissions: isOwner ? new Set() : parsePermissions(row.permissions),
     };
-    if (readAt !== null) principal.readAt = readAt;
     const renewal = now - claims.iat * 1000 > TOKEN_LIFETIME_MS / 2 ? { sub: row.id, sid: claims.sid, tv: row.tokenVersion } : null;
     return { principal, renewal };
   }
@@ -130,20 +129,16 @@ export class SessionService {
     return row !== null && session !== null && row.disabledAt === null;
   }
 
-  /**
-   * The login and its session, from the cache while the auth generation stands, else from the database, with
-   * the commit mark the generation was checked at (null where it cannot tell).
-   */
-  private lookup(loginId: string, sessionId: string): { row: AuthUser | null; session: AuthSession | null; readAt: number | null } {
+  /** The login and its session, from the cache while the auth generation stands, else from the database. */
+  private lookup(loginId: string, sessionId: string): { row: AuthUser | null; session: AuthSession | null } {
     // Read at every request: a write by any service (a sub-user's permissions) or process must reach the next one.
     const version = this.d.database.authVersion();
-    const readAt = this.d.database.commitMarkSeen();
     if (version !== this.signedInVersion) {
       this.signedIn.clear();
       this.signedInVersion = version;
     }
     const hit = this.signedIn.get(sessionId);
-    if (hit && hit.row.id === loginId) return { row: hit.row, session: hit.session, readAt };
+    if (hit && hit.row.id === loginId) return hit;
     // Two primary-key lookups under one WAL read lock: the same lookups written as one LEFT JOIN cost several times more.
     const found = this.d.transactions.read(() => {
       const row = this.d.users.authUser(loginId);
@@ -153,7 +148,7 @@ export class SessionService {
       if (this.signedIn.size >= AUTHENTICATED_CACHE_SIZE) this.signedIn.delete(this.signedIn.keys().next().value!);
       this.signedIn.set(sessionId, found as SignedIn);
     }
-    return { ...found, readAt };
+    return found;
   }
 
   /** Removes one session row of a login (logout); the token stops working at once. */

@@ -27,11 +27,6 @@ export interface Principal {
   isAdmin: boolean;
   permissions: ReadonlySet<Permission>;
   /**
-   * The database's commit mark when the guard read this principal (DatabaseRepo.commitMarkSeen): what the same
-   * request reads later is at least that new, so it may be kept under this mark. Absent when it cannot tell.
-   */
-  readAt?: number;
-  /**
    * Set while the login acts inside an item another account shares with its account (Tree.actor):
    * accountId is then the sharing owner's, and nothing outside `rootId` is reachable.
    */

@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
+import { beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import * as seed from '../../helpers/seed.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { serverWithAdmin } from '../../helpers/suite.ts';
 
 let t: TestServer;
 let owner: seed.SeededLogin;
 
+serverWithAdmin((s) => ({ t } = s), { startWorker: false });
 beforeAll(async () => {
-  t = await startTestServer({ startWorker: false });
-  await seed.admin(t);
   owner = await seed.owner(t);
 });
-afterAll(() => t.stop());
 
 const sqlite = () => t.server.ctx.db.$client;
 const folder = (parentId: string | null, name: string) =>
