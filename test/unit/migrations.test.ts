@@ -268,3 +268,43 @@ describe('0038_upload_intents_without_rowid', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('0039_items_taken_at_unchanged', () => {
+  test('a new file whose object has no thumbnail, or new content that leaves its date as it was, is written once, not rewritten by a trigger', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0039_items_taken_at_unchanged');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    sqlite.run("INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('u', 'u@example.test', 'u@example.test', 0, 0)");
+    // Rows written by the statement and by the triggers it fires.
+    const writes = (sql: string, params: string[]) => {
+      const before = sqlite.query<{ n: number }, []>('SELECT total_changes() AS n').get()!.n;
+      sqlite.run(sql, params);
+      return sqlite.query<{ n: number }, []>('SELECT total_changes() AS n').get()!.n - before;
+    };
+    const file = (id: string, key: string) =>
+      writes(
+        `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, mime_type, storage_key, starred, modified_at, accessed_at, created_at)
+         VALUES (?, 'u', NULL, 'file', ?, ?, 1, 'image/jpeg', ?, 0, 5000, 5000, 0)`,
+        [id, `${id}.jpg`, `${id}.jpg`, key],
+      );
+    const repoint = (id: string, key: string) => writes('UPDATE items SET storage_key = ? WHERE id = ?', [key, id]);
+    const beforeInsert = file('a', 'k1');
+    const beforeRepoint = repoint('a', 'k2');
+    migrate(db);
+    expect(file('b', 'k3')).toBe(beforeInsert - 1);
+    expect(repoint('b', 'k4')).toBe(beforeRepoint - 1);
+    sqlite.run(
+      "INSERT INTO thumbnails (storage_key, status, small_size, large_size, width, height, taken_at, created_at) VALUES ('k5', 'ready', 1, 1, 10, 10, 5000, 0)",
+    );
+    expect(file('c', 'k5')).toBe(beforeInsert);
+    expect(repoint('c', 'k6')).toBe(beforeRepoint);
+    const taken = (id: string) => sqlite.query<{ t: number | null }, [string]>('SELECT taken_at AS t FROM items WHERE id = ?').get(id)!.t;
+    expect([taken('a'), taken('b'), taken('c')]).toEqual([null, null, null]);
+    expect(repoint('b', 'k5')).toBe(beforeRepoint);
+    expect(taken('b')).toBe(5000);
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
