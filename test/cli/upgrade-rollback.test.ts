@@ -16,23 +16,31 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
 // The newest migration that adds a schema object stands for what the previous release lacked; migrations after it
-// change settings (an FTS5 option) or rebuild a table under its own name (`__new_x` renamed to x), so taking their
-// records away is enough to undo them and they apply again.
-const SCHEMA_CHANGE = /CREATE (?:VIRTUAL |UNIQUE )?(?:TABLE|INDEX|TRIGGER) `?(?!__new_)\w|ALTER TABLE `?\w+`? ADD/;
-const latestAt = embeddedMigrations.findLastIndex((m) => SCHEMA_CHANGE.test(m.sql));
+// change settings (an FTS5 option), rebuild a table under its own name (`__new_x` renamed to x) or drop and create an
+// object again under its name (a trigger's new condition), so taking their records away is enough to undo them and
+// they apply again.
+const named = (sql: string, pattern: RegExp) => [...sql.matchAll(pattern)].map((m) => m[1]!);
+/** What a migration adds, read from its SQL: tables (plain and virtual), indexes, triggers and columns it did not drop first. */
+function addedBy(sql: string) {
+  const dropped = new Set(named(sql, /DROP (?:TABLE|INDEX|TRIGGER) (?:IF EXISTS )?`?(\w+)`?/g));
+  const fresh = (names: string[]) => names.filter((name) => !name.startsWith('__new_') && !dropped.has(name));
+  return {
+    tables: fresh(named(sql, /CREATE (?:VIRTUAL )?TABLE `?(\w+)`?/g)),
+    indexes: fresh(named(sql, /CREATE (?:UNIQUE )?INDEX `?(\w+)`?/g)),
+    triggers: fresh(named(sql, /CREATE TRIGGER `?(\w+)`?/g)),
+    columns: [...sql.matchAll(/ALTER TABLE `?(\w+)`? ADD (?:COLUMN )?`?(\w+)`?/g)].map((m) => [m[1]!, m[2]!] as const),
+  };
+}
+const addsObjects = (sql: string) => Object.values(addedBy(sql)).some((objects) => objects.length > 0);
+const latestAt = embeddedMigrations.findLastIndex((m) => addsObjects(m.sql));
 const previous = embeddedMigrations.slice(0, latestAt);
 const latest = embeddedMigrations[latestAt]!;
 /** The migrations the previous release did not have, in order. */
 const since = embeddedMigrations.slice(latestAt).map((m) => m.tag);
 const forgetSince = (run: (tag: string) => void) => since.forEach(run);
 
-/** What the latest migration added, read from its SQL: tables (plain and virtual), indexes, triggers and columns. */
-const added = {
-  tables: [...latest.sql.matchAll(/CREATE (?:VIRTUAL )?TABLE `?(\w+)`?/g)].map((m) => m[1]!),
-  indexes: [...latest.sql.matchAll(/CREATE (?:UNIQUE )?INDEX `?(\w+)`?/g)].map((m) => m[1]!),
-  triggers: [...latest.sql.matchAll(/CREATE TRIGGER `?(\w+)`?/g)].map((m) => m[1]!),
-  columns: [...latest.sql.matchAll(/ALTER TABLE `?(\w+)`? ADD (?:COLUMN )?`?(\w+)`?/g)].map((m) => [m[1]!, m[2]!] as const),
-};
+/** What the latest migration added. */
+const added = addedBy(latest.sql);
 // A schema object the latest migration adds (a column as `table.column`), to tell its database from the previous release's.
 const newObject =
   added.tables[0] ?? added.indexes[0] ?? added.triggers[0] ?? added.columns.map(([table, column]) => `${table}.${column}`)[0]!;
