@@ -101,6 +101,18 @@ describe('DatabaseRepo versions', () => {
     expect(repo.changeVersion()).not.toBe(afterOwn);
   });
 
+  test('reads the header from a mapping of the index, not a read per check', () => {
+    repo.authVersion();
+    // SQLite maps the index in 32 KiB regions; the header's mapping is the one page.
+    const pages = fs
+      .readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((line) => line.endsWith(`${file}-shm`))
+      .map((line) => line.split(' ')[0]!.split('-').map((a) => Number.parseInt(a, 16)))
+      .map(([from, to]) => to! - from!);
+    expect(pages).toContain(4096);
+  });
+
   test('moves after a checkpoint restarts the log', () => {
     repo.authVersion();
     other.run('PRAGMA wal_checkpoint(TRUNCATE)');
