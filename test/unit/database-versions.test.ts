@@ -108,8 +108,10 @@ describe('DatabaseRepo versions', () => {
       .readFileSync('/proc/self/maps', 'utf8')
       .split('\n')
       .filter((line) => line.endsWith(`${file}-shm`))
-      .map((line) => line.split(' ')[0]!.split('-').map((a) => Number.parseInt(a, 16)))
-      .map(([from, to]) => to! - from!);
+      .map((line) => {
+        const [from, to] = line.split(' ')[0]!.split('-');
+        return Number.parseInt(to!, 16) - Number.parseInt(from!, 16);
+      });
     expect(pages).toContain(4096);
   });
 
