@@ -103,8 +103,8 @@ describe('DatabaseRepo versions', () => {
 
   test('reads the header from a mapping of the index, not a read per check', () => {
     repo.authVersion();
-    // SQLite maps the index in 32 KiB regions; the header's mapping is the one page.
-    const pages = fs
+    // SQLite maps the index in 32 KiB regions; the header's mapping is one page, smaller.
+    const sizes = fs
       .readFileSync('/proc/self/maps', 'utf8')
       .split('\n')
       .filter((line) => line.endsWith(`${file}-shm`))
@@ -112,7 +112,7 @@ describe('DatabaseRepo versions', () => {
         const [from, to] = line.split(' ')[0]!.split('-');
         return Number.parseInt(to!, 16) - Number.parseInt(from!, 16);
       });
-    expect(pages).toContain(4096);
+    expect(sizes.some((size) => size < 32 * 1024)).toBe(true);
   });
 
   test('moves after a checkpoint restarts the log', () => {
