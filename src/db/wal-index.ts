@@ -1,6 +1,29 @@
 import fs from 'node:fs';
+import { FFIType, toArrayBuffer } from 'bun:ffi';
+import { openLibc } from '../lib/libc.ts';
 
 const HEADER = 48;
+const PROT_READ = 1;
+const MAP_SHARED = 1;
+
+const MMAP = {
+  mmap: { args: [FFIType.ptr, FFIType.u64, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.ptr },
+} as const;
+
+let libc: ReturnType<typeof openLibc<typeof MMAP>> | undefined;
+
+/**
+ * The file's first `length` bytes mapped shared (each read sees the last write of any process), through the
+ * descriptor given; null where the C library cannot be loaded or the file is shorter. `Bun.mmap` takes a path
+ * and closes the descriptor it opens, which would drop this process's locks on the file (see below).
+ */
+function mapShared(fd: number, length: number): Uint8Array | null {
+  if (fs.fstatSync(fd).size < length) return null;
+  if (libc === undefined) libc = openLibc(MMAP);
+  // MAP_FAILED ((void *) -1) comes back as a bigint, not a number.
+  const at = libc?.mmap(null, length, PROT_READ, MAP_SHARED, fd, 0);
+  return typeof at === 'number' && at !== 0 ? new Uint8Array(toArrayBuffer(at, 0, length)) : null;
+}
 
 /**
  * The header of a WAL database's index (its `-shm` file; sqlite.org/walformat.html § 2.1), which every commit by
@@ -8,12 +31,16 @@ const HEADER = 48;
  * and checksums. Comparing it tells whether anything was committed since, where a statement costs a read
  * transaction (a statement, two `fcntl` locks and an `fstat`).
  *
- * Read with one `pread` from a descriptor held open for the life of the process, never closed: closing any
- * descriptor of the file drops every POSIX lock this process holds on it, SQLite's own included (the fifth
- * pass mapped the file with `Bun.mmap`, which opens and closes it, and a CLI commit then went unseen).
+ * Mapped from a descriptor held open for the life of the process, never closed: closing any descriptor of the
+ * file drops every POSIX lock this process holds on it, SQLite's own included (the fifth pass mapped the file
+ * with `Bun.mmap`, which opens and closes it, and a CLI commit then went unseen); read with one `pread` from
+ * it where it cannot be mapped. Reading the mapping cannot fault: SQLite truncates the file only when a
+ * connection opens it with no other holding it (never while this process's connection is open), and then to
+ * 3 bytes, inside the one page mapped here (docs/performance.md, the ninth pass: the profile route).
  */
 export class WalIndexHeader {
   private fd: number | null | undefined;
+  private mapped: Uint8Array | null = null;
   private readonly now = Buffer.alloc(2 * HEADER);
 
   constructor(private readonly file: string) {}
@@ -45,11 +72,13 @@ export class WalIndexHeader {
     if (this.fd === undefined) {
       try {
         this.fd = fs.openSync(this.file, 'r');
+        this.mapped = mapShared(this.fd, 2 * HEADER);
       } catch {
-        this.fd = null;
+        this.fd ??= null;
       }
     }
-    if (this.fd === null || fs.readSync(this.fd, this.now, 0, 2 * HEADER, 0) < 2 * HEADER) return null;
+    if (this.mapped) this.now.set(this.mapped);
+    else if (this.fd === null || fs.readSync(this.fd, this.now, 0, 2 * HEADER, 0) < 2 * HEADER) return null;
     // A commit writes the second copy, then the first: copies that differ are being written. Byte 12 is isInit.
     if (this.now[12] !== 1 || this.now.compare(this.now, HEADER, 2 * HEADER, 0, HEADER) !== 0) return null;
     return this.now;

@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import { changePasswordBody, loginBody, logoutAllBody, signupBody } from '../contract/accounts.ts';
 import { acceptInvitationBody, invitationTokenBody } from '../contract/admin.ts';
 import { clearedTokenCookie, tokenCookie } from './cookies.ts';
+import { keptJson } from './fields.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 
@@ -61,6 +62,6 @@ export function accountRoutes(ctx: AppContext) {
         return result;
       },
     }),
-    route('GET /api/profile', { handler: ({ principal }) => accounts.profile(principal) }),
+    route('GET /api/profile', { handler: ({ principal, set }) => keptJson(accounts.profile(principal), set) }),
   ]);
 }

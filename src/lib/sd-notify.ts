@@ -1,4 +1,5 @@
-import { dlopen, FFIType, ptr } from 'bun:ffi';
+import { FFIType, ptr } from 'bun:ffi';
+import { openLibc } from './libc.ts';
 
 /**
  * systemd's readiness protocol (sd_notify): one datagram such as `READY=1` to the unix socket named by
@@ -10,32 +11,13 @@ const SOCK_DGRAM = 2;
 const SOCK_CLOEXEC = 0o2000000;
 const SUN_PATH_MAX = 108;
 
-type Libc = ReturnType<typeof openLibc>;
+const SYMBOLS = {
+  socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  sendto: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i64 },
+  close: { args: [FFIType.i32], returns: FFIType.i32 },
+} as const;
 
-function openLibc(name: string) {
-  return dlopen(name, {
-    socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    sendto: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i64 },
-    close: { args: [FFIType.i32], returns: FFIType.i32 },
-  }).symbols;
-}
-
-let libc: Libc | null | undefined;
-
-function loadLibc(): Libc | null {
-  if (libc !== undefined) return libc;
-  const arch = process.arch === 'arm64' ? 'aarch64' : 'x86_64';
-  for (const name of ['libc.so.6', `libc.musl-${arch}.so.1`, `/lib/ld-musl-${arch}.so.1`]) {
-    try {
-      libc = openLibc(name);
-      return libc;
-    } catch {
-      // Try the next C library name (glibc, then musl).
-    }
-  }
-  libc = null;
-  return libc;
-}
+let libc: ReturnType<typeof openLibc<typeof SYMBOLS>> | undefined;
 
 /** The sockaddr_un for a NOTIFY_SOCKET value ('@' starts an abstract address) and its length. */
 export function unixAddress(socketPath: string): { address: Uint8Array; length: number } {
@@ -54,7 +36,8 @@ export function unixAddress(socketPath: string): { address: Uint8Array; length: 
  */
 export function sdNotify(state: string, socketPath = process.env.NOTIFY_SOCKET): boolean {
   if (!socketPath) return false;
-  const c = loadLibc();
+  if (libc === undefined) libc = openLibc(SYMBOLS);
+  const c = libc;
   // Under W^X memory (systemd's MemoryDenyWriteExecute=) the runtime cannot load a C library at all.
   if (!c)
     throw new Error('cannot load the C library to notify systemd (a unit with MemoryDenyWriteExecute=true forbids it: remove that line)');

@@ -101,6 +101,20 @@ describe('DatabaseRepo versions', () => {
     expect(repo.changeVersion()).not.toBe(afterOwn);
   });
 
+  test('reads the header from a mapping of the index, not a read per check', () => {
+    repo.authVersion();
+    // SQLite maps the index in 32 KiB regions; the header's mapping is one page, smaller.
+    const sizes = fs
+      .readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((line) => line.endsWith(`${file}-shm`))
+      .map((line) => {
+        const [from, to] = line.split(' ')[0]!.split('-');
+        return Number.parseInt(to!, 16) - Number.parseInt(from!, 16);
+      });
+    expect(sizes.some((size) => size < 32 * 1024)).toBe(true);
+  });
+
   test('moves after a checkpoint restarts the log', () => {
     repo.authVersion();
     other.run('PRAGMA wal_checkpoint(TRUNCATE)');

@@ -37,6 +37,13 @@ export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabl
 export interface StoredProfile {
   user: PublicUser;
   signInMethods: SignInMethod[];
+  /** The last answer built from it, given again while the permissions match: the same object, so HTTP encodes it once. */
+  answer?: Profile;
+}
+
+function samePermissions(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.length === b.length && a.every((p, i) => p === b[i]);
 }
 
 const MAX_PASSWORD = PASSWORD.max;
@@ -338,7 +345,9 @@ export class AccountService {
     if (!stored) throw new AppError(401, Messages.sessionRevoked);
     // From the principal, which the guard checked at this request: a cached profile never answers for it.
     const permissions = principal.isOwner ? null : ALL_PERMISSIONS.filter((p) => principal.permissions.has(p));
-    return { ...stored.user, permissions, signInMethods: stored.signInMethods };
+    if (stored.answer && samePermissions(stored.answer.permissions, permissions)) return stored.answer;
+    stored.answer = { ...stored.user, permissions, signInMethods: stored.signInMethods };
+    return stored.answer;
   }
 
   /** What the login's rows hold, kept until anything is committed (`profiles`); null when the login is gone. */

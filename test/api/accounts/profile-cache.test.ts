@@ -72,3 +72,29 @@ describe('a cached profile shows a change at the next request', () => {
     expect((await json(await o.client.get('/api/profile'))).mfaEnabled).toBe(false);
   });
 });
+
+describe('a kept profile answer', () => {
+  const answer = async (client: TestClient) => {
+    const res = await client.get('/api/profile');
+    const headers = [...res.headers].filter(([name]) => name !== 'x-request-id' && name !== 'date');
+    return { status: res.status, headers, body: await res.text() };
+  };
+
+  test('is the answer built afresh, byte for byte, with the header Response.json gives', async () => {
+    const o = await seed.owner(t, seed.uniqueEmail('bytes'), 'Bytes');
+    const sub = await seed.subUser(t, o, ['files.upload', 'files.download']);
+    for (const client of [o.client, sub.client]) {
+      // The first read after the seed's commits builds the answer; the next two are the kept one.
+      const fresh = await answer(client);
+      expect(fresh.status).toBe(200);
+      expect(fresh.headers).toContainEqual(['content-type', 'application/json;charset=utf-8']);
+      const p = JSON.parse(fresh.body);
+      const { id, email, name, createdAt, mfaEnabled, permissions, signInMethods } = p;
+      expect(fresh.body).toBe(JSON.stringify({ id, email, name, createdAt, mfaEnabled, permissions, signInMethods }));
+      expect(await answer(client)).toEqual(fresh);
+      expect(await answer(client)).toEqual(fresh);
+    }
+    expect(JSON.parse((await answer(o.client)).body).permissions).toBeNull();
+    expect(JSON.parse((await answer(sub.client)).body).permissions).toEqual(['files.download', 'files.upload']);
+  });
+});
