@@ -102,6 +102,8 @@ describe('the hot queries on items read the index meant for them (EXPLAIN QUERY 
       run: () => repo.page({ kind: 'starred', accountId: account }, { sort: 'modified', order: 'desc', limit: 50, after: null }),
       index: 'items_starred_idx',
     },
+    { name: "the account's file and folder counts", run: () => repo.liveCounts(account), index: 'items_account_type_idx' },
+    { name: "the account's starred count", run: () => repo.liveCounts(account), index: 'items_starred_idx' },
     { name: 'the recent files', run: () => repo.recentFiles(account, 50), index: 'items_recent_idx' },
     {
       name: 'the photos range',
