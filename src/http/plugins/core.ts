@@ -200,13 +200,14 @@ export function corePlugin(deps: {
         const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;
         return { message: damaged ? Messages.storedObjectDamaged : Messages.internal };
       })
-      .onAfterResponse({ as: 'global' }, ({ request, set }) => {
+      .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
         const meta = requestMeta(request);
         if (meta.counted) {
           meta.counted = false;
           addressCap.release(meta.ip);
         }
-        const status = typeof set.status === 'number' ? set.status : 200;
+        // A handler that answers with a Response of its own (WebDAV, downloads) sets its status there, not in `set`.
+        const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
         // A streamed body's line waits for its end: the figures are the whole transfer's.
         if (meta.transfer) void meta.transfer.then((transfer) => accessLine(log, request, meta, status, transfer));
         else accessLine(log, request, meta, status, undefined);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { memoryLogger, waitForLine, type LogLine } from '../../helpers/logs.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -59,6 +60,26 @@ describe('the access log', () => {
     expect(line.fields.bytesIn as number).toBeGreaterThan(300_000);
     expect(line.fields.bytesIn as number).toBeLessThan(301_000);
     expect(line.fields.bytesOut).toBeUndefined();
+  });
+
+  test('each line has the status the client was sent, whether the handler set it or answered with a response of its own', async () => {
+    const dav = await davLogin(t, o);
+    const range = { range: 'bytes=0-9' };
+    const sent: Array<[string, Response]> = [
+      ['WebDAV PUT', await dav.put('logged.txt', 'new file')],
+      ['WebDAV PROPFIND', await dav.propfind('')],
+      ['a range', await o.client.get(`/api/files/${big.id}/download`, range)],
+      ['an unknown id', await o.client.get('/api/files/nothing-here')],
+      ['a sign-in refused', await t.client().post('/api/login', { email: o.email, password: 'wrong password' })],
+    ];
+    const logged = await Promise.all(
+      sent.map(async ([what, res]) => {
+        await res.arrayBuffer();
+        return [what, (await waitForLine(log, requestLine(res.headers.get('x-request-id')!))).fields.status];
+      }),
+    );
+    expect(logged).toEqual(sent.map(([what, res]) => [what, res.status]));
+    expect(sent.map(([, res]) => res.status)).toEqual([201, 207, 206, 404, 401]);
   });
 
   test('/health is a debug line; other requests are info', async () => {
