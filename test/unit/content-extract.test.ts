@@ -6,7 +6,7 @@ import { capText, extractText, htmlText, xmlText } from '../../src/services/sear
 import { Extractor, type Extraction, ExtractorPool } from '../../src/services/search/extractor.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startedSince, workerThreads } from '../helpers/threads.ts';
-import { indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
+import { indexedBytes, indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
 import { hostile, searchable } from '../helpers/search-documents.ts';
 
 const limits = { maxTextBytes: 1024 ** 2 };
@@ -76,6 +76,23 @@ describe('extraction', () => {
   test('a DOCX whose parts say size 0 (data descriptors) is held to the ratio of the bytes read', async () => {
     await expect(extractText('streamed.docx', hostile.descriptorBomb(), limits)).rejects.toThrow('inflates past its caps');
   });
+
+  test('a DOCX part whose local header misstates its size inflates to the same text, held to the same caps', async () => {
+    const words = Array.from({ length: 20_000 }, (_, i) => `word${i % 997}`).join(' ');
+    const honest = zipSync({ 'word/document.xml': strToU8(`<w:document><w:p><w:t>${words}</w:t></w:p></w:document>`) });
+    const withSize = (size: number) => {
+      const doc = honest.slice();
+      // The first local header's uncompressed size (offset 22), which the inflate sizes its output buffer by.
+      new DataView(doc.buffer).setUint32(22, size, true);
+      return doc;
+    };
+    expect(await extractText('a.docx', honest, limits)).toBe(words);
+    expect(await extractText('small.docx', withSize(10), limits)).toBe(words);
+    expect(await extractText('large.docx', withSize(0x7fff_ffff), limits)).toBe(words);
+    const bomb = hostile.zipBomb();
+    new DataView(bomb.buffer).setUint32(22, 100, true);
+    await expect(extractText('bomb.docx', bomb, limits)).rejects.toThrow('inflates past its caps');
+  }, 30_000);
 
   test('each office format gives its words, runs joined', async () => {
     expect(await extractText('a.docx', searchable.docx('Radiator leaks'), limits)).toBe('Radiator leaks');
@@ -176,6 +193,14 @@ describe('queries and snippets', () => {
     expect(matchExpression('boiler "heat pump" inv* NOT')).toBe('"boiler" "heat pump" "inv"* "NOT"');
     expect(matchExpression('*** "" ()')).toBeNull();
     expect(matchExpression('東京')).toBe('"\u200B東\u200B\u200B京\u200B"');
+  });
+
+  test("the worker's UTF-8 is indexedText's, whether the text is ASCII or not", () => {
+    const texts = ['plain ASCII words', '', 'café', 'x\u200By 日本', 'a\uE000b\uE001c', 'lone \uD800 surrogate', 'emoji 😀 here', 'ÿ'];
+    // Random mixes of ASCII, Latin-1, CJK, the snippet markers, the CJK separator and a lone high surrogate.
+    const unit = () => [0x20 + Math.floor(Math.random() * 95), 0xe9, 0x65e5, 0xe000, 0x200b, 0xd83d][Math.floor(Math.random() * 6)]!;
+    for (let i = 0; i < 2000; i++) texts.push(String.fromCharCode(...Array.from({ length: 1 + (i % 40) }, unit)));
+    for (const text of texts) expect(indexedBytes(text)).toEqual(new TextEncoder().encode(indexedText(text)));
   });
 
   test('snippets: the document escaped, only the match marked, the CJK separators gone', () => {

@@ -2,7 +2,7 @@ import { heapSize } from 'bun:jsc';
 import os from 'node:os';
 import { extractText, HostileDocumentError } from './extract.ts';
 import { plainClone } from './plain-clone.ts';
-import { indexedText } from './text.ts';
+import { indexedBytes } from './text.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 /** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
@@ -36,7 +36,7 @@ self.onmessage = async (event: MessageEvent<ExtractRequest>) => {
   const { id, name, bytes, maxTextBytes } = event.data;
   try {
     // Prepared for the index here too, so the request thread does no work proportional to the text.
-    const text = new TextEncoder().encode(indexedText(await extractText(name, bytes, { maxTextBytes })));
+    const text = indexedBytes(await extractText(name, bytes, { maxTextBytes }));
     self.postMessage({ id, heapBytes: heapSize(), text } satisfies ExtractReply, { transfer: [text.buffer] });
   } catch (err) {
     self.postMessage({

@@ -244,7 +244,11 @@ function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<s
     private readonly chunks: Uint8Array[] = [];
     private compressed = 0;
     ondata: UnzipDecoder['ondata'] = () => {};
-    constructor(private readonly name: string) {}
+    constructor(
+      private readonly name: string,
+      _compressedSize?: number,
+      private readonly originalSize?: number,
+    ) {}
     push(chunk: Uint8Array, final: boolean): void {
       this.chunks.push(chunk.slice());
       this.compressed += chunk.length;
@@ -257,7 +261,12 @@ function unzipEntries(bytes: Uint8Array, want: (name: string) => boolean): Map<s
       );
       let out: Uint8Array<ArrayBuffer>;
       try {
-        out = inflateRawSync(Buffer.concat(this.chunks), { maxOutputLength: Math.max(1, cap) }) as Uint8Array<ArrayBuffer>;
+        // One output buffer a byte past the size the header gives, within the caps: not 16 KiB pieces joined after, nor a spare one for an exact fit.
+        const chunkSize = Math.min(Math.max(64 * 1024, (this.originalSize ?? 0) + 1), Math.max(64 * 1024, cap + 1));
+        out = inflateRawSync(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks), {
+          maxOutputLength: Math.max(1, cap),
+          chunkSize,
+        }) as Uint8Array<ArrayBuffer>;
       } catch (err) {
         failure ??= err instanceof RangeError ? new HostileDocumentError(`ZIP entry ${this.name} inflates past its caps`) : (err as Error);
         return;

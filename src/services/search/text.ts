@@ -12,6 +12,16 @@ export function indexedText(text: string): string {
   return text.replace(/[\u200B\uE000\uE001]/g, '').replace(CJK, `${ZWSP}$1${ZWSP}`);
 }
 
+const utf8 = new TextEncoder();
+
+/** indexedText(text) in UTF-8: an ASCII text (as many bytes as UTF-16 units) has nothing to prepare and is not scanned for it. */
+export function indexedBytes(text: string): Uint8Array<ArrayBuffer> {
+  const bytes = utf8.encode(text);
+  if (bytes.length === text.length) return bytes;
+  const prepared = indexedText(text);
+  return prepared === text ? bytes : utf8.encode(prepared);
+}
+
 /**
  * The FTS5 query for what a person typed: words and `"quoted phrases"`, all required; a word ending in `*`
  * matches as a prefix. Every term is quoted, so FTS5 operators in the input are plain text. Null when
