@@ -14,18 +14,31 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('a WebDAV PUT of a new file at the root, for an account that reaches no team folder', () => {
-  test('looks its name up once to find where it goes, once more under the write lock, once for a free name', async () => {
+  test('looks its name up once to find where it goes and once for a free name as the row is written', async () => {
     const byName = spyOn(t.server.ctx.repos.items, 'liveByName');
     try {
       const res = await dav.request('PUT', 'new.bin', { body: 'four' });
       expect(res.status).toBe(201);
-      expect(byName.mock.calls.filter(([, parentId, name]) => parentId === null && name === 'new.bin')).toHaveLength(3);
+      expect(byName.mock.calls.filter(([, parentId, name]) => parentId === null && name === 'new.bin')).toHaveLength(2);
     } finally {
       byName.mockRestore();
     }
     const again = await dav.request('PUT', 'new.bin', { body: 'five!' });
     expect(again.status).toBe(204);
     expect(await (await dav.request('GET', 'new.bin')).text()).toBe('five!');
+  });
+});
+
+describe('WebDAV PUTs of one new path at once', () => {
+  test('the first creates the file, each one after it waits and replaces it: one file, no numbered copy', async () => {
+    const bodies = Array.from({ length: 6 }, (_, i) => `content ${i}`);
+    const statuses = await Promise.all(bodies.map(async (body) => (await dav.request('PUT', 'raced.txt', { body })).status));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 204)).toHaveLength(bodies.length - 1);
+    const listing = await (await dav.request('PROPFIND', '', { headers: { Depth: '1' } })).text();
+    // Every resource's href names it once: another file beside it would be a second href.
+    expect(listing.match(/href>[^<]*raced[^<]*</g)).toEqual(['href>/dav/raced.txt<']);
+    expect(bodies).toContain(await (await dav.request('GET', 'raced.txt')).text());
   });
 });
 
