@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite';
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { type DavClient, davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -44,6 +45,8 @@ describe('WebDAV PUTs of one new path at once', () => {
 
 describe('a WebDAV request signed in with an app password', () => {
   test('reads the login and the app password under one read transaction, the same snapshot', async () => {
+    // A new app password: its first request reads both rows.
+    const fresh = await davLogin(t, await seed.owner(t));
     const { users, appPasswords } = t.server.ctx.repos;
     const sqlite = t.server.ctx.db.$client;
     const seen: string[] = [];
@@ -58,12 +61,43 @@ describe('a WebDAV request signed in with an app password', () => {
       return bySecretHash.apply(appPasswords, args);
     };
     try {
-      expect((await dav.request('PUT', 'signed-in.bin', { body: 'four' })).status).toBe(201);
+      expect((await fresh.request('PUT', 'signed-in.bin', { body: 'four' })).status).toBe(201);
     } finally {
       users.byEmailKey = byEmailKey;
       appPasswords.bySecretHash = bySecretHash;
     }
     expect(seen).toEqual(['login true', 'app password true']);
     expect(sqlite.inTransaction).toBe(false);
+  });
+
+  test('the next request reads neither row; an app password removed, or a login disabled, by another process is refused at the request after', async () => {
+    const owner = await seed.owner(t);
+    const [kept, removed] = [await davLogin(t, owner, 'kept'), await davLogin(t, owner, 'removed')];
+    expect((await kept.request('PUT', 'first.bin', { body: 'one' })).status).toBe(201);
+    expect((await removed.request('PUT', 'second.bin', { body: 'two' })).status).toBe(201);
+    const { users, appPasswords } = t.server.ctx.repos;
+    const byEmailKey = spyOn(users, 'byEmailKey');
+    const bySecretHash = spyOn(appPasswords, 'bySecretHash');
+    try {
+      expect((await kept.request('PUT', 'again.bin', { body: 'three' })).status).toBe(201);
+      expect((await removed.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(207);
+      expect(byEmailKey).not.toHaveBeenCalled();
+      expect(bySecretHash).not.toHaveBeenCalled();
+    } finally {
+      byEmailKey.mockRestore();
+      bySecretHash.mockRestore();
+    }
+    // The CLI beside the server: another connection to the same database.
+    const other = new Database(t.server.ctx.db.$client.filename);
+    try {
+      other.run('PRAGMA busy_timeout = 5000');
+      other.run('DELETE FROM app_passwords WHERE id = ?', [removed.id]);
+      expect((await removed.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(401);
+      expect((await kept.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(207);
+      other.run('UPDATE users SET disabled_at = ? WHERE id = ?', [Date.now(), owner.id]);
+      expect((await kept.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(401);
+    } finally {
+      other.close();
+    }
   });
 });
