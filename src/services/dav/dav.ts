@@ -690,6 +690,11 @@ export class DavService {
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {
+    // A name per segment: several under one WAL read lock (two fcntl calls each alone), one snapshot of the path.
+    return path.segments.length > 1 ? this.d.transactions.read(() => this.lookUp(principal, path)) : this.lookUp(principal, path);
+  }
+
+  private lookUp(principal: Principal, path: DavPath): DavTarget | null {
     let parentId: string | null = null;
     let row: Item | null = null;
     for (const [i, segment] of path.segments.entries()) {

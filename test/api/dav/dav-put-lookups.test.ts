@@ -30,6 +30,28 @@ describe('a WebDAV PUT of a new file at the root, for an account that reaches no
   });
 });
 
+describe('a WebDAV PUT of a new file two folders down', () => {
+  test('looks the names of its path up under one read transaction, not a WAL read lock per name', async () => {
+    for (const folder of ['deep', 'deep/er']) expect((await dav.request('MKCOL', folder)).status).toBe(201);
+    const { items } = t.server.ctx.repos;
+    const sqlite = t.server.ctx.db.$client;
+    const liveByName = items.liveByName;
+    const inTransaction: boolean[] = [];
+    items.liveByName = (...args) => {
+      inTransaction.push(sqlite.inTransaction);
+      return liveByName.apply(items, args);
+    };
+    try {
+      expect((await dav.request('PUT', 'deep/er/new.bin', { body: 'four' })).status).toBe(201);
+    } finally {
+      items.liveByName = liveByName;
+    }
+    // The walk's three names, the parent's two, the free name's probe as the row is written.
+    expect(inTransaction).toEqual([true, true, true, true, true, true]);
+    expect(await (await dav.request('GET', 'deep/er/new.bin')).text()).toBe('four');
+  });
+});
+
 describe('WebDAV PUTs of one new path at once', () => {
   test('the first creates the file, each one after it waits and replaces it: one file, no numbered copy', async () => {
     const bodies = Array.from({ length: 6 }, (_, i) => `content ${i}`);
