@@ -39,6 +39,7 @@ import m0036 from '../../migrations/0036_auth_generation.sql' with { type: 'text
 import m0037 from '../../migrations/0037_content_fts_usermerge.sql' with { type: 'text' };
 import m0038 from '../../migrations/0038_upload_intents_without_rowid.sql' with { type: 'text' };
 import m0039 from '../../migrations/0039_items_taken_at_unchanged.sql' with { type: 'text' };
+import m0040 from '../../migrations/0040_auth_generation_app_passwords.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -92,6 +93,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0038_upload_intents_without_rowid', sql: m0038 },
   // Hand-written: the taken-at triggers write only a changed value.
   { tag: '0039_items_taken_at_unchanged', sql: m0039 },
+  // Hand-written: the triggers that move the auth generation when an app password goes or changes.
+  { tag: '0040_auth_generation_app_passwords', sql: m0040 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -1,9 +1,10 @@
 import type { AppPassword } from '../../contract/accounts.ts';
 import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
-import type { AppPasswordsRepo } from '../../db/repos/app-passwords.ts';
+import type { AppPassword as AppPasswordRow, AppPasswordsRepo } from '../../db/repos/app-passwords.ts';
+import type { DatabaseRepo } from '../../db/repos/database.ts';
 import type { Transactions } from '../../db/repos/index.ts';
-import type { UsersRepo } from '../../db/repos/users.ts';
+import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { emailKey } from './email.ts';
@@ -22,6 +23,8 @@ const GROUP_LENGTH = 5;
 const TOUCH_INTERVAL_MS = 60_000;
 // An account password checked once is trusted this long (argon2 on every WebDAV request would cost 60-90 ms each).
 const ACCOUNT_PASSWORD_CACHE_MS = 5 * 60_000;
+// App-password sign-ins kept between requests (each a login row and an app password row).
+const SIGNED_IN_CACHE_SIZE = 10_000;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -56,6 +59,13 @@ export interface AppPasswordDeps {
   settings: SettingsService;
   audit: AuditService;
   davLocks: DavLockService;
+  database: Pick<DatabaseRepo, 'authVersion'>;
+}
+
+/** An app password and the login it belongs to, as one sign-in read them. */
+interface AppSignIn {
+  login: User | null;
+  app: AppPasswordRow | null;
 }
 
 /**
@@ -66,6 +76,9 @@ export interface AppPasswordDeps {
  */
 export class AppPasswordService {
   private readonly verified = new Map<string, number>();
+  /** Sign-ins with a usable app password by email key and secret hash, while the auth generation stands. */
+  private readonly signedIn = new Map<string, AppSignIn>();
+  private signedInVersion = '';
 
   constructor(private readonly d: AppPasswordDeps) {}
 
@@ -132,17 +145,17 @@ export class AppPasswordService {
   async authenticate(email: string, password: string, ip: string, beforeHash: () => void): Promise<Principal> {
     const now = this.d.clock.now();
     const secretHash = sha256(password);
-    // Both under one WAL read lock (every WebDAV request signs in): two fcntl calls fewer than two statements alone.
-    const { login, app } = this.d.transactions.read(() => ({
-      login: this.d.users.byEmailKey(emailKey(email)),
-      app: this.d.repo.bySecretHash(secretHash),
-    }));
+    const { login, app } = this.lookup(emailKey(email), secretHash);
     let via: string | null = null;
     let sessionId = '';
     if (login && app?.userId === login.id) {
       via = 'app_password';
       sessionId = credentialOf(app.id);
-      if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) this.d.repo.touch(app.id, now, ip);
+      if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) {
+        this.d.repo.touch(app.id, now, ip);
+        app.lastUsedAt = now;
+        app.lastIp = ip;
+      }
     } else if (this.d.settings.get('davAccountPasswords')) {
       // No usable hash (an unknown email, two-step verification on): the dummy check costs the same.
       const hash = login && !login.mfaEnabled ? login.passwordHash : null;
@@ -183,6 +196,32 @@ export class AppPasswordService {
       isAdmin: login.isAdmin,
       permissions: isOwner ? new Set() : parsePermissions(login.permissions),
     };
+  }
+
+  /**
+   * The login by email key and the app password by its hash: from the cache while the auth generation stands
+   * (it moves on any write to a login's row that signing in reads, and on any app password removed or changed),
+   * else both read under one WAL read lock, the same snapshot.
+   */
+  private lookup(key: string, secretHash: string): AppSignIn {
+    // Read at every request: a revocation by any service or process must reach the next one.
+    const version = this.d.database.authVersion();
+    if (version !== this.signedInVersion) {
+      this.signedIn.clear();
+      this.signedInVersion = version;
+    }
+    const cacheKey = `${key}\n${secretHash}`;
+    const hit = this.signedIn.get(cacheKey);
+    if (hit) return hit;
+    const found: AppSignIn = this.d.transactions.read(() => ({
+      login: this.d.users.byEmailKey(key),
+      app: this.d.repo.bySecretHash(secretHash),
+    }));
+    if (found.login && found.app?.userId === found.login.id && found.login.disabledAt === null) {
+      if (this.signedIn.size >= SIGNED_IN_CACHE_SIZE) this.signedIn.delete(this.signedIn.keys().next().value!);
+      this.signedIn.set(cacheKey, found);
+    }
+    return found;
   }
 
   private view(r: { id: string; name: string; createdAt: number; lastUsedAt: number | null; lastIp: string | null }): AppPassword {

@@ -67,6 +67,7 @@ export function createAccountsServices(
     settings,
     audit,
     davLocks,
+    database: repos.database,
   });
   const accounts = new AccountService({
     clock,

@@ -462,7 +462,7 @@ export class DavService {
     const tokens = this.preconditions(walk.principal, walk.path, walk.target, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
-    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } });
+    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk.target);
   }
 
   /** Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path`; returns the lock tokens the If header submitted. */
@@ -690,6 +690,11 @@ export class DavService {
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {
+    // A name per segment: several under one WAL read lock (two fcntl calls each alone), one snapshot of the path.
+    return path.segments.length > 1 ? this.d.transactions.read(() => this.lookUp(principal, path)) : this.lookUp(principal, path);
+  }
+
+  private lookUp(principal: Principal, path: DavPath): DavTarget | null {
     let parentId: string | null = null;
     let row: Item | null = null;
     for (const [i, segment] of path.segments.entries()) {
@@ -767,18 +772,39 @@ export class DavService {
     for (const lock of locks) if (!proof.tokens.has(lock.token) || lock.loginId !== principal.loginId) throw locked(href);
   }
 
-  /** PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through the upload pipeline. */
-  async put(principal: Principal, path: DavPath, input: PutInput & { lock: LockedBy }): Promise<{ created: boolean; item: DavItem }> {
+  /**
+   * PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through
+   * the upload pipeline. `walked`, when given, is what the request's walk found at `path`, in this same turn.
+   */
+  async put(
+    principal: Principal,
+    path: DavPath,
+    input: PutInput & { lock: LockedBy },
+    walked?: DavTarget | null,
+  ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
-    return this.putUnlocked(principal, path, input);
+    return this.putUnlocked(principal, path, input, walked);
   }
 
-  private async putUnlocked(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
-    return this.writes.run(`${principal.accountId}\n${path.key}`, () => this.putNow(principal, path, input));
+  /** `walked` (what is at `path`, found in the caller's turn) stands while no other write to `path` ran first; one that waited looks again. */
+  private async putUnlocked(
+    principal: Principal,
+    path: DavPath,
+    input: PutInput,
+    walked?: DavTarget | null,
+  ): Promise<{ created: boolean; item: DavItem }> {
+    return this.writes.run(`${principal.accountId}\n${path.key}`, (waited) =>
+      this.putNow(principal, path, input, waited || walked === undefined ? this.resolve(principal, path) : walked),
+    );
   }
 
-  private async putNow(principal: Principal, path: DavPath, given: PutInput): Promise<{ created: boolean; item: DavItem }> {
-    const written = await this.write(principal, path, given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given);
+  private async putNow(
+    principal: Principal,
+    path: DavPath,
+    given: PutInput,
+    target: DavTarget | null,
+  ): Promise<{ created: boolean; item: DavItem }> {
+    const written = await this.write(principal, path, given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given, target);
     if (given.sha1) {
       const row = this.d.items.getLive(principal.accountId, written.item.id);
       if (row?.storageKey) this.d.checksums.set(row.id, row.storageKey, given.sha1.toLowerCase());
@@ -786,8 +812,13 @@ export class DavService {
     return written;
   }
 
-  private async write(principal: Principal, path: DavPath, input: PutInput): Promise<{ created: boolean; item: DavItem }> {
-    const target = this.resolve(principal, path);
+  /** Writes `input` at `path`, where `target` is what is there now. */
+  private async write(
+    principal: Principal,
+    path: DavPath,
+    input: PutInput,
+    target: DavTarget | null,
+  ): Promise<{ created: boolean; item: DavItem }> {
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
     if (target?.kind === 'item') {

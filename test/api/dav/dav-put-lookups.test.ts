@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite';
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { type DavClient, davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -14,12 +15,12 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('a WebDAV PUT of a new file at the root, for an account that reaches no team folder', () => {
-  test('looks its name up once to find where it goes, once more under the write lock, once for a free name', async () => {
+  test('looks its name up once to find where it goes and once for a free name as the row is written', async () => {
     const byName = spyOn(t.server.ctx.repos.items, 'liveByName');
     try {
       const res = await dav.request('PUT', 'new.bin', { body: 'four' });
       expect(res.status).toBe(201);
-      expect(byName.mock.calls.filter(([, parentId, name]) => parentId === null && name === 'new.bin')).toHaveLength(3);
+      expect(byName.mock.calls.filter(([, parentId, name]) => parentId === null && name === 'new.bin')).toHaveLength(2);
     } finally {
       byName.mockRestore();
     }
@@ -29,8 +30,45 @@ describe('a WebDAV PUT of a new file at the root, for an account that reaches no
   });
 });
 
+describe('a WebDAV PUT of a new file two folders down', () => {
+  test('looks the names of its path up under one read transaction, not a WAL read lock per name', async () => {
+    for (const folder of ['deep', 'deep/er']) expect((await dav.request('MKCOL', folder)).status).toBe(201);
+    const { items } = t.server.ctx.repos;
+    const sqlite = t.server.ctx.db.$client;
+    const liveByName = items.liveByName;
+    const inTransaction: boolean[] = [];
+    items.liveByName = (...args) => {
+      inTransaction.push(sqlite.inTransaction);
+      return liveByName.apply(items, args);
+    };
+    try {
+      expect((await dav.request('PUT', 'deep/er/new.bin', { body: 'four' })).status).toBe(201);
+    } finally {
+      items.liveByName = liveByName;
+    }
+    // The walk's three names, the parent's two, the free name's probe as the row is written.
+    expect(inTransaction).toEqual([true, true, true, true, true, true]);
+    expect(await (await dav.request('GET', 'deep/er/new.bin')).text()).toBe('four');
+  });
+});
+
+describe('WebDAV PUTs of one new path at once', () => {
+  test('the first creates the file, each one after it waits and replaces it: one file, no numbered copy', async () => {
+    const bodies = Array.from({ length: 6 }, (_, i) => `content ${i}`);
+    const statuses = await Promise.all(bodies.map(async (body) => (await dav.request('PUT', 'raced.txt', { body })).status));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 204)).toHaveLength(bodies.length - 1);
+    const listing = await (await dav.request('PROPFIND', '', { headers: { Depth: '1' } })).text();
+    // Every resource's href names it once: another file beside it would be a second href.
+    expect(listing.match(/href>[^<]*raced[^<]*</g)).toEqual(['href>/dav/raced.txt<']);
+    expect(bodies).toContain(await (await dav.request('GET', 'raced.txt')).text());
+  });
+});
+
 describe('a WebDAV request signed in with an app password', () => {
   test('reads the login and the app password under one read transaction, the same snapshot', async () => {
+    // A new app password: its first request reads both rows.
+    const fresh = await davLogin(t, await seed.owner(t));
     const { users, appPasswords } = t.server.ctx.repos;
     const sqlite = t.server.ctx.db.$client;
     const seen: string[] = [];
@@ -45,12 +83,43 @@ describe('a WebDAV request signed in with an app password', () => {
       return bySecretHash.apply(appPasswords, args);
     };
     try {
-      expect((await dav.request('PUT', 'signed-in.bin', { body: 'four' })).status).toBe(201);
+      expect((await fresh.request('PUT', 'signed-in.bin', { body: 'four' })).status).toBe(201);
     } finally {
       users.byEmailKey = byEmailKey;
       appPasswords.bySecretHash = bySecretHash;
     }
     expect(seen).toEqual(['login true', 'app password true']);
     expect(sqlite.inTransaction).toBe(false);
+  });
+
+  test('the next request reads neither row; an app password removed, or a login disabled, by another process is refused at the request after', async () => {
+    const owner = await seed.owner(t);
+    const [kept, removed] = [await davLogin(t, owner, 'kept'), await davLogin(t, owner, 'removed')];
+    expect((await kept.request('PUT', 'first.bin', { body: 'one' })).status).toBe(201);
+    expect((await removed.request('PUT', 'second.bin', { body: 'two' })).status).toBe(201);
+    const { users, appPasswords } = t.server.ctx.repos;
+    const byEmailKey = spyOn(users, 'byEmailKey');
+    const bySecretHash = spyOn(appPasswords, 'bySecretHash');
+    try {
+      expect((await kept.request('PUT', 'again.bin', { body: 'three' })).status).toBe(201);
+      expect((await removed.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(207);
+      expect(byEmailKey).not.toHaveBeenCalled();
+      expect(bySecretHash).not.toHaveBeenCalled();
+    } finally {
+      byEmailKey.mockRestore();
+      bySecretHash.mockRestore();
+    }
+    // The CLI beside the server: another connection to the same database.
+    const other = new Database(t.server.ctx.db.$client.filename);
+    try {
+      other.run('PRAGMA busy_timeout = 5000');
+      other.run('DELETE FROM app_passwords WHERE id = ?', [removed.id]);
+      expect((await removed.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(401);
+      expect((await kept.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(207);
+      other.run('UPDATE users SET disabled_at = ? WHERE id = ?', [Date.now(), owner.id]);
+      expect((await kept.request('PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(401);
+    } finally {
+      other.close();
+    }
   });
 });
