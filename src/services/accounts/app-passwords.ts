@@ -9,6 +9,7 @@ import { AppError, forbidden, Messages, notFound, validationFailed } from '../..
 import { newId } from '../../lib/ids.ts';
 import { emailKey } from './email.ts';
 import { AuditActions, type AuditService, loginFields } from '../admin/audit.ts';
+import { PageCache } from '../files/page-cache.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { verifyAgainstDummy, verifyPassword } from '../identity/passwords.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
@@ -23,8 +24,6 @@ const GROUP_LENGTH = 5;
 const TOUCH_INTERVAL_MS = 60_000;
 // An account password checked once is trusted this long (argon2 on every WebDAV request would cost 60-90 ms each).
 const ACCOUNT_PASSWORD_CACHE_MS = 5 * 60_000;
-// App-password sign-ins kept between requests (each a login row and an app password row).
-const SIGNED_IN_CACHE_SIZE = 10_000;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -68,6 +67,9 @@ interface AppSignIn {
   app: AppPasswordRow | null;
 }
 
+/** Only a sign-in that succeeds is kept: an enabled login and its own app password. */
+const usable = ({ login, app }: AppSignIn) => login !== null && app?.userId === login.id && login.disabledAt === null;
+
 /**
  * Per-device passwords for WebDAV: made, listed and revoked by their login, and checked on every
  * WebDAV request (HTTP Basic: the login's email and the password). Usable for WebDAV only, never as
@@ -77,10 +79,12 @@ interface AppSignIn {
 export class AppPasswordService {
   private readonly verified = new Map<string, number>();
   /** Sign-ins with a usable app password by email key and secret hash, while the auth generation stands. */
-  private readonly signedIn = new Map<string, AppSignIn>();
-  private signedInVersion = '';
+  private readonly signedIn: PageCache<AppSignIn>;
 
-  constructor(private readonly d: AppPasswordDeps) {}
+  constructor(private readonly d: AppPasswordDeps) {
+    // The generation is read at every request: a revocation by any service or process reaches the next one.
+    this.signedIn = new PageCache(d.database.authVersion, () => 1, usable);
+  }
 
   create(principal: Principal, input: { name: string }): AppPassword & { password: string } {
     const name = input.name.normalize('NFC').trim();
@@ -204,24 +208,9 @@ export class AppPasswordService {
    * else both read under one WAL read lock, the same snapshot.
    */
   private lookup(key: string, secretHash: string): AppSignIn {
-    // Read at every request: a revocation by any service or process must reach the next one.
-    const version = this.d.database.authVersion();
-    if (version !== this.signedInVersion) {
-      this.signedIn.clear();
-      this.signedInVersion = version;
-    }
-    const cacheKey = `${key}\n${secretHash}`;
-    const hit = this.signedIn.get(cacheKey);
-    if (hit) return hit;
-    const found: AppSignIn = this.d.transactions.read(() => ({
-      login: this.d.users.byEmailKey(key),
-      app: this.d.repo.bySecretHash(secretHash),
-    }));
-    if (found.login && found.app?.userId === found.login.id && found.login.disabledAt === null) {
-      if (this.signedIn.size >= SIGNED_IN_CACHE_SIZE) this.signedIn.delete(this.signedIn.keys().next().value!);
-      this.signedIn.set(cacheKey, found);
-    }
-    return found;
+    return this.signedIn.get(`${key}\n${secretHash}`, () =>
+      this.d.transactions.read(() => ({ login: this.d.users.byEmailKey(key), app: this.d.repo.bySecretHash(secretHash) })),
+    );
   }
 
   private view(r: { id: string; name: string; createdAt: number; lastUsedAt: number | null; lastIp: string | null }): AppPassword {

@@ -8,6 +8,7 @@ import { Messages, notFound, unauthorized } from '../../errors.ts';
 import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
+import { PageCache } from '../files/page-cache.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
 import { TOKEN_LIFETIME_MS, type TokenClaims, TokenSigner } from './tokens.ts';
 
@@ -15,7 +16,6 @@ const ONLINE_WINDOW_MS = 3 * 60_000;
 const SESSION_LIST_CACHE_MS = 2 * 60_000;
 const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 const SESSION_MAX_AGE_MS = 30 * 24 * 3600_000;
-const AUTHENTICATED_CACHE_SIZE = 10_000;
 
 export interface RequestInfo {
   ip: string;
@@ -34,10 +34,10 @@ export interface SessionDeps {
   audit: AuditService;
 }
 
-/** What authenticating a request reads: the login and its session, both found. */
+/** What authenticating a request reads: the login and its session, null where not found. */
 interface SignedIn {
-  row: AuthUser;
-  session: AuthSession;
+  row: AuthUser | null;
+  session: AuthSession | null;
 }
 
 /** Sessions and their tokens: issue at sign-in, authenticate every request, list, heartbeat, revoke. */
@@ -45,14 +45,19 @@ export class SessionService {
   private readonly signer: TokenSigner;
   private readonly listCache = new Map<string, { at: number; rows: Session[] }>();
   /**
-   * Sessions found by authenticate, by session id, kept while the auth generation (authGeneration's triggers) is
+   * Sessions found by authenticate, by login and session id, kept while the auth generation (authGeneration's triggers) is
    * the one they were read at: any write to a login's identity, permissions, token version or state, or a
    * session's removal, by this process or another (the CLI), drops them all before the next request reads.
    */
-  private readonly signedIn = new Map<string, SignedIn>();
-  private signedInVersion = '';
+  private readonly signedIn: PageCache<SignedIn>;
 
   constructor(private readonly d: SessionDeps) {
+    // The generation is read at every request: a write by any service (a sub-user's permissions) or process reaches the next one.
+    this.signedIn = new PageCache(
+      d.database.authVersion,
+      () => 1,
+      (found) => found.row !== null && found.session !== null,
+    );
     this.signer = new TokenSigner(d.jwtSecret);
   }
 
@@ -130,25 +135,14 @@ export class SessionService {
   }
 
   /** The login and its session, from the cache while the auth generation stands, else from the database. */
-  private lookup(loginId: string, sessionId: string): { row: AuthUser | null; session: AuthSession | null } {
-    // Read at every request: a write by any service (a sub-user's permissions) or process must reach the next one.
-    const version = this.d.database.authVersion();
-    if (version !== this.signedInVersion) {
-      this.signedIn.clear();
-      this.signedInVersion = version;
-    }
-    const hit = this.signedIn.get(sessionId);
-    if (hit && hit.row.id === loginId) return hit;
+  private lookup(loginId: string, sessionId: string): SignedIn {
     // Two primary-key lookups under one WAL read lock: the same lookups written as one LEFT JOIN cost several times more.
-    const found = this.d.transactions.read(() => {
-      const row = this.d.users.authUser(loginId);
-      return { row, session: row ? this.d.sessions.authSession(sessionId, loginId) : null };
-    });
-    if (found.row && found.session) {
-      if (this.signedIn.size >= AUTHENTICATED_CACHE_SIZE) this.signedIn.delete(this.signedIn.keys().next().value!);
-      this.signedIn.set(sessionId, found as SignedIn);
-    }
-    return found;
+    return this.signedIn.get(`${loginId}\n${sessionId}`, () =>
+      this.d.transactions.read(() => {
+        const row = this.d.users.authUser(loginId);
+        return { row, session: row ? this.d.sessions.authSession(sessionId, loginId) : null };
+      }),
+    );
   }
 
   /** Removes one session row of a login (logout); the token stops working at once. */
