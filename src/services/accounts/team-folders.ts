@@ -12,7 +12,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { newId } from '../../lib/ids.ts';
+import { newId, newItemId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { MemberService } from '../sharing/members.ts';
 import type { Page } from '../files/items.ts';
@@ -68,7 +68,7 @@ export class TeamFolderService {
     const name = folderName(input.name);
     this.requireGroups(input.groups);
     const id = newId();
-    const folderId = newId();
+    const folderId = newItemId();
     const now = this.d.clock.now();
     this.d.transactions.immediate(() => {
       // Not an email address: nothing that names an account by email can reach this one.

@@ -8,7 +8,7 @@ import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
-import { newId } from '../../lib/ids.ts';
+import { newItemId } from '../../lib/ids.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { AccessTracker } from './access.ts';
 import { type FileEventName, FileEventType, type FileEvents } from './file-events.ts';
@@ -264,7 +264,7 @@ export class ItemService {
 
   /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */
   insertFolder(accountId: string, parentId: string | null, name: string): Item {
-    const folder = { id: newId(), accountId, parentId, name: this.d.tree.uniqueName(accountId, parentId, name) };
+    const folder = { id: newItemId(), accountId, parentId, name: this.d.tree.uniqueName(accountId, parentId, name) };
     return this.d.items.insertFolder(folder, this.d.clock.now());
   }
 

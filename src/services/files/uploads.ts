@@ -14,7 +14,7 @@ import {
   uploadAborted,
 } from '../../errors.ts';
 import { collectAfterTransfer } from '../../lib/buffers.ts';
-import { newId } from '../../lib/ids.ts';
+import { newItemId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
 import { type ChangeBy, type ChangeKind, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
@@ -929,7 +929,7 @@ export class UploadService {
     const now = this.clock.now();
     const row = this.d.items.insert(
       {
-        id: newId(),
+        id: newItemId(),
         accountId: principal.accountId,
         parentId,
         type: 'file',

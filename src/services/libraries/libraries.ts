@@ -7,7 +7,7 @@ import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, notFound } from '../../errors.ts';
-import { newId } from '../../lib/ids.ts';
+import { newId, newItemId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { libraryRootProblem } from '../../storage/host-paths.ts';
 import { emailKey } from '../accounts/email.ts';
@@ -110,7 +110,7 @@ export class LibraryService {
     const checked = libraryRootProblem(input.path, { dataDir: this.d.dataDir, otherRoots: this.d.libraries.all().map((l) => l.path) });
     if ('problem' in checked) throw badRequest(checked.problem);
     const id = newId();
-    const folderId = newId();
+    const folderId = newItemId();
     const now = this.d.clock.now();
     this.d.transactions.immediate(() => {
       if (this.d.libraries.all().some((l) => l.path === checked.root)) throw conflict(`${checked.root} is already a library.`);

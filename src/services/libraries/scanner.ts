@@ -4,7 +4,7 @@ import { nameProblem } from '../../contract/names.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
-import { newId } from '../../lib/ids.ts';
+import { newItemId } from '../../lib/ids.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 import type { Logger } from '../../log.ts';
 import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
@@ -336,7 +336,7 @@ export class LibraryScanner {
           }
         } else {
           progress.added++;
-          const itemId = newId();
+          const itemId = newItemId();
           const mimeType =
             type === 'file' ? (host.available ? await this.detect(library.path, names, host.name, head) : typeByName(host.name)) : null;
           const parentId = folder.item.itemId;
