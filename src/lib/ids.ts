@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Random URL-safe id: 16 bytes as base64url (22 characters), for users, sessions and every row but items'. Never one that starts with
- * `-`: the CLI takes ids as arguments, and an argument starting with `-` reads as an option (1 id in 64 did).
+ * Random URL-safe id: 16 bytes as base64url (22 characters), for users, sessions and every row but items'. Never
+ * one that starts with `-`: the CLI takes ids as arguments, and an argument starting with `-` reads as an option
+ * (1 id in 64 did).
  */
 export function newId(): string {
   for (;;) {
@@ -23,7 +24,7 @@ let random3 = 0;
  * then 80 random bits; 22 characters of base64url's alphabet in byte order. A new row then lands on the last
  * leaf of each b-tree keyed by item id instead of a random one (docs/performance.md, the ninth pass: ids in
  * insertion order). Within a process each id is greater than the one before: in the same millisecond, or if the
- * clock steps back, the random part counts up from the last. Not a secret: sessions and tokens take `newId`.
+ * clock steps back, the random part counts up from the last. Not for secrets: sessions take `newId`, tokens `newToken`.
  */
 export function newItemId(now = Date.now()): string {
   if (now > lastMs) {
