@@ -355,10 +355,15 @@ describe('local driver', () => {
     for (const [i, k] of keys.entries()) expect(seen.get(k)).toBe(i);
   });
 
-  test('cleanupTempFiles removes what a crash left in .tmp', async () => {
+  test('cleanupTempFiles removes what a crash left in .tmp, not a write still under way', async () => {
     const d = driver();
-    fs.writeFileSync(path.join(d.root, '.tmp', 'crashed.1'), 'x');
-    expect(await cleanupTempFiles(d.root, 0)).toBe(1);
-    expect(tempFiles(d)).toEqual([]);
+    const crashed = path.join(d.root, '.tmp', 'crashed.1');
+    fs.writeFileSync(crashed, 'x');
+    // A minute old: a file's time can read a fraction of a millisecond ahead of Date.now() just after it is written.
+    const minuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(crashed, minuteAgo, minuteAgo);
+    fs.writeFileSync(path.join(d.root, '.tmp', 'writing.2'), 'x');
+    expect(await cleanupTempFiles(d.root, 30_000)).toBe(1);
+    expect(tempFiles(d)).toEqual(['writing.2']);
   });
 });
