@@ -40,6 +40,7 @@ import m0037 from '../../migrations/0037_content_fts_usermerge.sql' with { type:
 import m0038 from '../../migrations/0038_upload_intents_without_rowid.sql' with { type: 'text' };
 import m0039 from '../../migrations/0039_items_taken_at_unchanged.sql' with { type: 'text' };
 import m0040 from '../../migrations/0040_auth_generation_app_passwords.sql' with { type: 'text' };
+import m0041 from '../../migrations/0041_access_generation_libraries.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -95,6 +96,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0039_items_taken_at_unchanged', sql: m0039 },
   // Hand-written: the triggers that move the auth generation when an app password goes or changes.
   { tag: '0040_auth_generation_app_passwords', sql: m0040 },
+  // Hand-written: the triggers that move the access generation when a library is added or removed.
+  { tag: '0041_access_generation_libraries', sql: m0041 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -167,6 +167,12 @@ describe('0027_access_generation', () => {
     ];
     for (const sql of changes) expect([sql, moves(sql)]).toEqual([sql, true]);
     expect(sqlite.query('SELECT COUNT(*) AS n FROM group_members').get()).toEqual({ n: 0 });
+    // 0041: a library added or removed moves it (an upload knows from memory that there is none); its scans keep it.
+    expect(
+      moves("INSERT INTO libraries (id, name, path, account_id, folder_id, created_at) VALUES ('l', 'L', '/srv/l', 'o', 'a', 0)"),
+    ).toBe(true);
+    expect(moves("UPDATE libraries SET scanned_at = 1, scan_entries = 2, available = 0 WHERE id = 'l'")).toBe(false);
+    expect(moves("DELETE FROM libraries WHERE id = 'l'")).toBe(true);
     // A rolled-back change restores the value; the next change takes a value never seen, not the one the rollback undid.
     const before = generation();
     let undone = '';

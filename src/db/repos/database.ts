@@ -43,7 +43,7 @@ export class DatabaseRepo {
   /** Moves on any change, by this connection or another; read again only after a commit. */
   readonly changeVersion: () => string;
 
-  /** Moves on any write that can change who reaches an item, by this connection or another (triggers keep it); read again only after a commit. */
+  /** Moves on any write that can change who reaches an item, or a library added or removed, by this connection or another (triggers keep it); read again only after a commit. */
   readonly accessVersion: () => string;
 
   /** Moves on any write that can change what authenticating a request reads, by this connection or another (triggers keep it); read again only after a commit. */

@@ -186,9 +186,10 @@ export interface Repos {
 
 export function createRepos(db: Db): Repos {
   const sqlite = db.$client;
+  const database = new DatabaseRepo(sqlite);
   return {
     transactions: new Transactions(sqlite),
-    database: new DatabaseRepo(sqlite),
+    database,
     users: new UsersRepo(db),
     invitations: new InvitationsRepo(sqlite),
     idp: new IdpRepo(db),
@@ -201,7 +202,7 @@ export function createRepos(db: Db): Repos {
     members: new MembersRepo(sqlite),
     groups: new GroupsRepo(sqlite),
     teamFolders: new TeamFoldersRepo(sqlite),
-    libraries: new LibrariesRepo(sqlite),
+    libraries: new LibrariesRepo(sqlite, database.accessVersion),
     jobs: new JobsRepo(sqlite),
     audit: new AuditRepo(sqlite),
     changes: new ChangesRepo(sqlite),

@@ -44,7 +44,27 @@ function library(row: LibraryRow | null): LibraryRow | null {
 
 /** The SQL of libraries and of their entries (which host file each library item is). */
 export class LibrariesRepo {
-  constructor(private readonly sqlite: Database) {}
+  // Whether no library exists, at the access generation it was read at (adding or removing a library moves it: 0041).
+  private none: { version: string; none: boolean } | undefined;
+
+  constructor(
+    private readonly sqlite: Database,
+    /** Moves on any write that adds or removes a library, by this connection or another (DatabaseRepo.accessVersion). */
+    private readonly accessVersion: () => string,
+  ) {}
+
+  /**
+   * Whether no library exists, answered from memory outside a transaction until the access generation moves
+   * (read only after a commit): an upload asks it of its folder two or three times before its write.
+   */
+  private noLibrary(): boolean {
+    if (this.sqlite.inTransaction) return false;
+    const version = this.accessVersion();
+    if (this.none?.version !== version) {
+      this.none = { version, none: this.sqlite.query<{ one: number }, []>('SELECT 1 AS one FROM libraries LIMIT 1').get() === null };
+    }
+    return this.none.none;
+  }
 
   insert(
     row: Pick<LibraryRow, 'id' | 'name' | 'path' | 'accountId' | 'folderId' | 'readOnly' | 'groupId' | 'createdBy' | 'createdAt'>,
@@ -70,6 +90,7 @@ export class LibrariesRepo {
 
   /** The library an item belongs to (its root folder or anything below it), or null for an item of the encrypted store. */
   ofItem(itemId: string): LibraryRow | null {
+    if (this.noLibrary()) return null;
     return library(
       this.sqlite
         .query<LibraryRow, [string]>(
