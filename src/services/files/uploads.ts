@@ -13,7 +13,7 @@ import {
   tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
-import { collectAfterTransfer } from '../../lib/buffers.ts';
+import { collectAfterTransfer, grownFor } from '../../lib/buffers.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -873,7 +873,7 @@ export class UploadService {
     const checkEvery = disk.checkEvery;
     const storageKey = newStorageKey();
     // Not zero-filled: only the bytes copied in (head.subarray(0, headBytes)) are ever read.
-    const head = Buffer.allocUnsafe(SNIFF_BYTES);
+    let head = null as Buffer | null;
     let headBytes = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
@@ -888,6 +888,7 @@ export class UploadService {
         }
         if (headBytes < SNIFF_BYTES) {
           const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
+          head = grownFor(head, headBytes, take.byteLength, SNIFF_BYTES);
           head.set(take, headBytes);
           headBytes += take.byteLength;
         }
@@ -910,7 +911,7 @@ export class UploadService {
       size: info.size,
       wrappedKey: info.wrappedKey,
       keyId: info.keyId,
-      ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
+      ...(await detectType(head?.subarray(0, headBytes) ?? new Uint8Array(0), part.mimeType)),
     };
   }
 
