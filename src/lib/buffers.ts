@@ -52,3 +52,15 @@ export function releaseHandedOver(chunk: Uint8Array): void {
 
 /** A body of no bytes, for the callers of an API that takes a stream. */
 export async function* noBytes(): AsyncGenerator<Uint8Array> {}
+
+/**
+ * A buffer that holds `filled` bytes of `buf` and room for `more`, at most `cap`: sized to what arrived
+ * and doubled (copied) as more does, so a 4 KiB body does not take a `cap`-sized buffer of its own.
+ */
+export function grownFor(buf: Buffer | null, filled: number, more: number, cap: number): Buffer {
+  const size = buf?.byteLength ?? 0;
+  if (buf && filled + more <= size) return buf;
+  const grown = Buffer.allocUnsafe(Math.min(cap, Math.max(filled + more, 2 * size)));
+  if (buf && filled > 0) grown.set(buf.subarray(0, filled));
+  return grown;
+}

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { handOver, releaseChunk } from '../lib/buffers.ts';
+import { grownFor, handOver, releaseChunk } from '../lib/buffers.ts';
 import {
   ObjectIntegrityError,
   RangeNotSatisfiableError,
@@ -115,7 +115,7 @@ async function* sealStream(
 ): AsyncGenerator<Uint8Array> {
   // A copy: the driver may release what it stored, and the header seals every segment.
   yield Buffer.from(header);
-  const buf = Buffer.allocUnsafe(SEGMENT_SIZE);
+  let buf: Buffer | null = null;
   let filled = 0;
   let index = 0;
   for await (const chunk of body) {
@@ -123,17 +123,18 @@ async function* sealStream(
     let offset = 0;
     while (offset < chunk.byteLength) {
       // A full buffer is sealed only once more data arrives, so the final segment always carries the flag.
-      if (filled === SEGMENT_SIZE) {
+      if (buf && filled === SEGMENT_SIZE) {
         yield* sealSegment(key, header, index++, false, buf);
         filled = 0;
       }
       const n = Math.min(SEGMENT_SIZE - filled, chunk.byteLength - offset);
+      buf = grownFor(buf, filled, n, SEGMENT_SIZE);
       buf.set(chunk.subarray(offset, offset + n), filled);
       filled += n;
       offset += n;
     }
   }
-  yield* sealSegment(key, header, index, true, buf.subarray(0, filled));
+  yield* sealSegment(key, header, index, true, buf?.subarray(0, filled) ?? new Uint8Array(0));
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import { auditLog } from '../schema/audit.ts';
 import { deleteInBatches, selectList } from '../select.ts';
+import { transactOf } from '../client.ts';
 
 export type AuditLogRow = typeof auditLog.$inferSelect;
 export type NewAuditLogRow = Omit<AuditLogRow, 'id'>;
@@ -43,51 +44,47 @@ export class AuditRepo {
    */
   moveBatch(limit: number, write: (event: string) => NewAuditLogRow): { taken: number[]; written: number; parked: number } {
     const out = { taken: [] as number[], written: 0, parked: 0 };
-    this.sqlite
-      .transaction(() => {
-        const rows = this.sqlite
-          .query<{ seq: number; event: string }, [number]>(
-            `SELECT seq, event FROM audit_queue WHERE status = 'pending' ORDER BY seq LIMIT ?`,
-          )
-          .all(limit);
-        out.taken = rows.map((r) => r.seq);
-        const insert = this.sqlite.query(
-          `INSERT INTO audit_log (at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details, request_id)
+    transactOf(this.sqlite).immediate(() => {
+      const rows = this.sqlite
+        .query<{ seq: number; event: string }, [number]>(`SELECT seq, event FROM audit_queue WHERE status = 'pending' ORDER BY seq LIMIT ?`)
+        .all(limit);
+      out.taken = rows.map((r) => r.seq);
+      const insert = this.sqlite.query(
+        `INSERT INTO audit_log (at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details, request_id)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const park = this.sqlite.query(`UPDATE audit_queue SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE seq = ?`);
+      for (const row of rows) {
+        let e: NewAuditLogRow;
+        try {
+          e = write(row.event);
+        } catch (err) {
+          park.run(err instanceof Error ? err.message : String(err), row.seq);
+          out.parked++;
+          continue;
+        }
+        // Events queued by an older version have no request id.
+        insert.run(
+          e.at,
+          e.action,
+          e.status,
+          e.actor,
+          e.loginId,
+          e.email,
+          e.accountId,
+          e.ip,
+          e.targetType,
+          e.targetId,
+          e.details,
+          e.requestId ?? null,
         );
-        const park = this.sqlite.query(`UPDATE audit_queue SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE seq = ?`);
-        for (const row of rows) {
-          let e: NewAuditLogRow;
-          try {
-            e = write(row.event);
-          } catch (err) {
-            park.run(err instanceof Error ? err.message : String(err), row.seq);
-            out.parked++;
-            continue;
-          }
-          // Events queued by an older version have no request id.
-          insert.run(
-            e.at,
-            e.action,
-            e.status,
-            e.actor,
-            e.loginId,
-            e.email,
-            e.accountId,
-            e.ip,
-            e.targetType,
-            e.targetId,
-            e.details,
-            e.requestId ?? null,
-          );
-          out.written++;
-        }
-        // One statement for the batch: every pending row up to the last taken was taken, and the parked ones are no longer pending.
-        if (out.written > 0) {
-          this.sqlite.query(`DELETE FROM audit_queue WHERE seq <= ? AND status = 'pending'`).run(rows.at(-1)!.seq);
-        }
-      })
-      .immediate();
+        out.written++;
+      }
+      // One statement for the batch: every pending row up to the last taken was taken, and the parked ones are no longer pending.
+      if (out.written > 0) {
+        this.sqlite.query(`DELETE FROM audit_queue WHERE seq <= ? AND status = 'pending'`).run(rows.at(-1)!.seq);
+      }
+    });
     return out;
   }
 

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'bun:sqlite';
-import type { Db } from '../client.ts';
+import { type Db, type Transact, transactOf } from '../client.ts';
 import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
@@ -48,8 +48,11 @@ export class Transactions {
   private group: GroupedWrite[] = [];
   private expected = 0;
   private readStatements: Record<'begin' | 'commit' | 'rollback', Statement> | null = null;
+  private readonly transact: Transact;
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(private readonly sqlite: Database) {
+    this.transact = transactOf(sqlite);
+  }
 
   /**
    * `fn` in one BEGIN IMMEDIATE with every other grouped write asked for in the same turn of the event loop
@@ -86,17 +89,15 @@ export class Transactions {
     this.group = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      this.sqlite
-        .transaction(() => {
-          for (const write of group) {
-            try {
-              outcomes.push({ ok: true, value: this.sqlite.transaction(write.fn)() });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
+      this.transact.immediate(() => {
+        for (const write of group) {
+          try {
+            outcomes.push({ ok: true, value: this.transact(write.fn) });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
           }
-        })
-        .immediate();
+        }
+      });
     } catch (error) {
       // Nothing of the group was committed: a write that failed on its own keeps its own error.
       group.forEach((write, i) => {
@@ -114,7 +115,7 @@ export class Transactions {
 
   /** BEGIN IMMEDIATE: takes the write lock up front, so checks inside hold until the commit. */
   immediate<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn).immediate();
+    return this.transact.immediate(fn);
   }
 
   /**
@@ -143,7 +144,7 @@ export class Transactions {
 
   /** A plain (deferred) transaction: many small writes committed together. */
   batch<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn)();
+    return this.transact(fn);
   }
 }
 

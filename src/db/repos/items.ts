@@ -1,6 +1,7 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
+import { transactOf } from '../client.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 
 /** A row of the file tree (a docs/api.md › Conventions item before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
@@ -246,7 +247,7 @@ export class ItemsRepo {
 
   /** A write and the tree versions it moves, all or nothing (a savepoint inside the caller's transaction). */
   private changing<T>(write: () => T): T {
-    return this.sqlite.transaction(write)();
+    return transactOf(this.sqlite)(write);
   }
 
   /** The bytes of the account's live files (the root's tree size). */

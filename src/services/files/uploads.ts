@@ -13,7 +13,7 @@ import {
   tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
-import { collectAfterTransfer } from '../../lib/buffers.ts';
+import { collectAfterTransfer, grownFor } from '../../lib/buffers.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -263,18 +263,25 @@ export class UploadService {
     const settled = this.transactions.announce();
     try {
       let name = '';
+      // The folder found before the body, when parentId came first: the commit checks it again in its transaction.
+      let before = null as { parentId: string | undefined; accountId: string; folderId: string | null } | null;
       const { fields, object } = await this.readOneFile(req, stored, (part, fields) => {
         name = uploadedFileName(part.filename);
         if (!fields.has('parentId')) return this.budgetBeforeTarget(caller, req.sizeHint);
         // A member uploading into a shared folder spends the sharing owner's quota.
         principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
-        this.d.tree.requireFolder(principal, fields.get('parentId'));
+        const folder = this.d.tree.requireFolder(principal, fields.get('parentId'));
+        before = { parentId: fields.get('parentId'), accountId: principal.accountId, folderId: folder?.id ?? null };
         return this.budget(principal.accountId, roomRuleOf(principal), 0, req.sizeHint);
       });
       // parentId may come after the file part: the target is decided from the whole form.
       principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
-      await this.toLibrary(this.d.tree.requireFolder(principal, fields.get('parentId'))?.id ?? null, object, modified);
+      const folderId =
+        before && before.parentId === fields.get('parentId') && before.accountId === principal.accountId
+          ? before.folderId
+          : (this.d.tree.requireFolder(principal, fields.get('parentId'))?.id ?? null);
+      await this.toLibrary(folderId, object, modified);
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
         const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
@@ -873,7 +880,7 @@ export class UploadService {
     const checkEvery = disk.checkEvery;
     const storageKey = newStorageKey();
     // Not zero-filled: only the bytes copied in (head.subarray(0, headBytes)) are ever read.
-    const head = Buffer.allocUnsafe(SNIFF_BYTES);
+    let head = null as Buffer | null;
     let headBytes = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
@@ -888,6 +895,7 @@ export class UploadService {
         }
         if (headBytes < SNIFF_BYTES) {
           const take = chunk.subarray(0, SNIFF_BYTES - headBytes);
+          head = grownFor(head, headBytes, take.byteLength, SNIFF_BYTES);
           head.set(take, headBytes);
           headBytes += take.byteLength;
         }
@@ -910,7 +918,7 @@ export class UploadService {
       size: info.size,
       wrappedKey: info.wrappedKey,
       keyId: info.keyId,
-      ...(await detectType(head.subarray(0, headBytes), part.mimeType)),
+      ...(await detectType(head?.subarray(0, headBytes) ?? new Uint8Array(0), part.mimeType)),
     };
   }
 
