@@ -47,10 +47,24 @@ describe("an upload's target folder (docs/performance.md, the tenth pass)", () =
     const o = await seed.owner(t);
     const box = await folder(o.client, 'Box');
     const send = (body: FormData) => o.client.request('/api/files/upload', { method: 'POST', body });
-    expect((await send(form([['parentId', box.id], ['file', new File(['warm'], 'warm.bin')]]))).status).toBe(200);
+    expect(
+      (
+        await send(
+          form([
+            ['parentId', box.id],
+            ['file', new File(['warm'], 'warm.bin')],
+          ]),
+        )
+      ).status,
+    ).toBe(200);
 
     const first = await rowReads(box.id, async () => {
-      const res = await send(form([['parentId', box.id], ['file', new File(['first'], 'first.bin')]]));
+      const res = await send(
+        form([
+          ['parentId', box.id],
+          ['file', new File(['first'], 'first.bin')],
+        ]),
+      );
       expect(res.status).toBe(200);
       expect(((await res.json()) as { parentId: string }).parentId).toBe(box.id);
     });
@@ -58,7 +72,12 @@ describe("an upload's target folder (docs/performance.md, the tenth pass)", () =
 
     // Named after the file part, the folder is found once the form is read, then in the commit.
     const after = await rowReads(box.id, async () => {
-      const res = await send(form([['file', new File(['after'], 'after.bin')], ['parentId', box.id]]));
+      const res = await send(
+        form([
+          ['file', new File(['after'], 'after.bin')],
+          ['parentId', box.id],
+        ]),
+      );
       expect(res.status).toBe(200);
       expect(((await res.json()) as { parentId: string }).parentId).toBe(box.id);
     });
