@@ -45,6 +45,9 @@ const MAX_PAGE_NODES = 100_000;
 const MAX_OPERANDS = 10_000;
 const MAX_CMAP_RANGE = 0x10000;
 
+// At most 2^26 keys, in practice the few dozen operators producers write.
+const SHORT_WORDS = new Map<number, Op | boolean | null>();
+
 class Lexer {
   pos: number;
   constructor(
@@ -131,11 +134,16 @@ class Lexer {
     if (DELIM[c]) throw new Unsupported('unexpected delimiter');
     const start = this.pos;
     while (this.pos < b.length && regular(b[this.pos]!)) this.pos++;
+    const length = this.pos - start;
+    // Operators are one to three letters: each is made once, keyed by its bytes.
+    const key =
+      length <= 3 ? length | (b[start]! << 2) | ((length > 1 ? b[start + 1]! : 0) << 10) | ((length > 2 ? b[start + 2]! : 0) << 18) : -1;
+    const known = key >= 0 ? SHORT_WORDS.get(key) : undefined;
+    if (known !== undefined) return known;
     const word = latin1(b, start, this.pos);
-    if (word === 'true') return true;
-    if (word === 'false') return false;
-    if (word === 'null') return null;
-    return new Op(word);
+    const value = word === 'true' ? true : word === 'false' ? false : word === 'null' ? null : new Op(word);
+    if (key >= 0) SHORT_WORDS.set(key, value);
+    return value;
   }
 
   private number(): number {
@@ -284,6 +292,7 @@ class Document {
   private readonly resolving = new Set<number>();
   private readonly objectStreams = new Map<number, { data: Uint8Array; offsets: Map<number, number> }>();
   private inflated = 0;
+  private readonly fonts = new Map<Dict, Font>();
   trailer: Dict = new Map();
 
   constructor(readonly bytes: Uint8Array) {
@@ -439,6 +448,16 @@ class Document {
     return value;
   }
 
+  /** The font of a font dictionary, loaded once for every page that uses it. */
+  font(dict: Dict): Font {
+    let font = this.fonts.get(dict);
+    if (!font) {
+      font = loadFont(this, dict);
+      this.fonts.set(dict, font);
+    }
+    return font;
+  }
+
   /** A stream's bytes: unfiltered or FlateDecode (with PNG predictors), within the caps. */
   decode(stream: Stream): Uint8Array {
     let filter = this.get(stream.dict.get('Filter'));
@@ -509,6 +528,7 @@ function glyphUnicode(name: string): string | undefined {
 }
 
 const cp1252 = new TextDecoder('windows-1252');
+const utf16 = new TextDecoder('utf-16le');
 
 /** The characters of a simple font's base encoding; undefined where the reader does not know pdf.js's answer. */
 function baseEncoding(name: Obj | undefined): (string | undefined)[] {
@@ -524,35 +544,37 @@ function baseEncoding(name: Obj | undefined): (string | undefined)[] {
   return table;
 }
 
-interface Glyph {
-  ch: string;
-  /** In 1/1000 of text space. */
-  width: number;
-  /** pdf.js's whitespace: a character that is not placed but leaves a gap. */
-  space: boolean;
-}
+/**
+ * A font's codes, each looked up once: its width (1/1000 of text space) and character, or unsupported when
+ * either is unknown or the character is one pdf.js treats specially.
+ */
+class Font {
+  // Per code: 0 not looked up yet, 1 a glyph that is placed, 2 a space (pdf.js places none, it leaves a gap).
+  private readonly kinds: Uint8Array;
+  readonly widths: Float64Array;
+  readonly chars: string[] = [];
 
-interface Font {
-  twoByte: boolean;
-  /** The glyph of a code, checked once; unsupported when its width or character is unknown or special to pdf.js. */
-  glyph(code: number): Glyph;
-}
+  constructor(
+    readonly twoByte: boolean,
+    private readonly widthOf: (code: number) => number | undefined,
+    private readonly unicodeOf: (code: number) => string | undefined,
+  ) {
+    this.kinds = new Uint8Array(twoByte ? 0x10000 : 0x100);
+    this.widths = new Float64Array(this.kinds.length);
+  }
 
-function fontOf(twoByte: boolean, width: (code: number) => number | undefined, unicode: (code: number) => string | undefined): Font {
-  const glyphs: (Glyph | undefined)[] = [];
-  return {
-    twoByte,
-    glyph(code) {
-      let g = glyphs[code];
-      if (g) return g;
-      const w = width(code);
-      const ch = unicode(code);
-      if (w === undefined || ch === undefined || ch === '' || SPECIAL.test(ch)) throw new Unsupported('unknown glyph');
-      g = { ch, width: w, space: LEADING_SPACE.test(ch) };
-      glyphs[code] = g;
-      return g;
-    },
-  };
+  kind(code: number): number {
+    const known = this.kinds[code]!;
+    if (known !== 0) return known;
+    const w = this.widthOf(code);
+    const ch = this.unicodeOf(code);
+    if (w === undefined || ch === undefined || ch === '' || SPECIAL.test(ch)) throw new Unsupported('unknown glyph');
+    this.widths[code] = w;
+    this.chars[code] = ch;
+    const kind = LEADING_SPACE.test(ch) ? 2 : 1;
+    this.kinds[code] = kind;
+    return kind;
+  }
 }
 
 const STANDARD_ALIASES: Record<string, string> = {
@@ -669,7 +691,7 @@ function loadFont(doc: Document, dict: Dict): Font {
       }
     }
     const dflt = typeof dw === 'number' ? dw : 1000;
-    return fontOf(
+    return new Font(
       true,
       (c) => widths.get(c) ?? dflt,
       (c) => toUnicode.get(c),
@@ -720,7 +742,7 @@ function loadFont(doc: Document, dict: Dict): Font {
     }
   } else encoding = enc !== undefined ? baseEncoding(enc) : implicit();
   if (!encoding && !toUnicode) throw new Unsupported('no encoding');
-  return fontOf(false, widthOf, (c) => toUnicode?.get(c) ?? encoding?.[c]);
+  return new Font(false, widthOf, (c) => toUnicode?.get(c) ?? encoding?.[c]);
 }
 
 type Matrix = [number, number, number, number, number, number];
@@ -740,7 +762,6 @@ function multiply(m: Matrix, n: Matrix): Matrix {
 interface State {
   ctm: Matrix;
   font: Font | null;
-  fontRef: Obj | undefined;
   fontSize: number;
   charSpacing: number;
   wordSpacing: number;
@@ -764,8 +785,11 @@ const NORMALIZE =
 
 /** One page's text, glyph by glyph as pdf.js's getTextContent places them; ' ' and '\n' where it breaks. */
 class PageText {
-  private out = '';
-  private readonly fonts = new Map<Obj, Font>();
+  // The page's text as UTF-16 code units, grown as needed.
+  private out = new Uint16Array(4096);
+  private length = 0;
+  /** Whether any character is past ASCII, which pdf.js's normalization may change. */
+  beyondAscii = false;
   // The last glyph placed: where it ended on the page (pdf.js's prevTransform), and the text item's measures.
   private prevX = Number.NaN;
   private prevY = 0;
@@ -774,10 +798,10 @@ class PageText {
   private itemHeight = 0;
   private itemFontSize = 0;
   private lastFontSize = Number.NaN;
-  private lastFontRef: Obj | undefined = undefined;
-  // pdf.js's two last characters (a ring of two), which decide whether a swallowed space comes back as a break.
-  private last0 = ' ';
-  private last1 = ' ';
+  private lastFont: Font | null = null;
+  // pdf.js's two last characters (a ring of two), of which only whether each is a space matters here.
+  private last0Space = true;
+  private last1Space = true;
   private lastIndex = 0;
   private readonly left: number;
   private readonly bottom: number;
@@ -791,36 +815,58 @@ class PageText {
     [this.left, this.bottom, this.right, this.top] = view;
   }
 
+  text(): string {
+    return utf16.decode(this.out.subarray(0, this.length));
+  }
+
+  private emit(ch: string): void {
+    if (this.length + ch.length > this.out.length) {
+      const grown = new Uint16Array(this.out.length * 2 + ch.length);
+      grown.set(this.out);
+      this.out = grown;
+    }
+    for (let k = 0; k < ch.length; k++) {
+      const code = ch.charCodeAt(k);
+      if (code > 0x7f) this.beyondAscii = true;
+      this.out[this.length++] = code;
+    }
+  }
+
+  private emitBreak(code: number): void {
+    if (this.length === this.out.length) {
+      const grown = new Uint16Array(this.out.length * 2);
+      grown.set(this.out);
+      this.out = grown;
+    }
+    this.out[this.length++] = code;
+  }
+
   /** pdf.js's shouldAddWhitepsace: the character before last was not a space and the last one was. */
   private spaceSwallowed(): boolean {
-    return this.lastIndex === 0 ? this.last0 !== ' ' && this.last1 === ' ' : this.last1 !== ' ' && this.last0 === ' ';
+    return this.lastIndex === 0 ? !this.last0Space && this.last1Space : !this.last1Space && this.last0Space;
   }
 
-  text(): string {
-    return this.out;
-  }
-
-  private saveLastChar(ch: string): boolean {
+  private saveLastChar(space: boolean): boolean {
     const ret = this.spaceSwallowed();
-    if (this.lastIndex === 0) this.last0 = ch;
-    else this.last1 = ch;
+    if (this.lastIndex === 0) this.last0Space = space;
+    else this.last1Space = space;
     this.lastIndex ^= 1;
     return ret;
   }
 
   private resetLastChars(): void {
-    this.last0 = this.last1 = ' ';
+    this.last0Space = this.last1Space = true;
     this.lastIndex = 0;
   }
 
   private eol(): void {
     this.resetLastChars();
     this.itemOpen = false;
-    this.out += '\n';
+    this.emitBreak(10);
   }
 
   /** pdf.js's compareWithLastPosition for horizontal text at 0°: false when the glyph is off the page. */
-  private place(s: State, x: number, y: number, width: number): boolean {
+  private place(x: number, y: number, width: number): boolean {
     if (x + width < this.left || x > this.right || y < this.bottom || y > this.top) return false;
     if (Number.isNaN(this.prevX) || (x === this.prevX && y === this.prevY)) return true;
     const advance = (x - this.prevX) / this.itemScale;
@@ -843,11 +889,11 @@ class PageText {
       if (this.spaceSwallowed()) {
         this.resetLastChars();
         this.itemOpen = false;
-        this.out += ' ';
+        this.emitBreak(32);
       }
     } else {
       this.resetLastChars();
-      this.out += ' ';
+      this.emitBreak(32);
     }
     if (Math.abs(dy) > this.itemHeight * 0.25) this.itemOpen = false;
     return true;
@@ -856,16 +902,9 @@ class PageText {
   private font(s: State, name: Obj | Op | undefined, resources: Dict): void {
     if (typeof name !== 'string') throw new Unsupported('bad Tf');
     const fonts = this.doc.get(resources.get('Font'));
-    const ref = fonts instanceof Map ? fonts.get(name) : undefined;
-    const dict = this.doc.get(ref);
+    const dict = this.doc.get(fonts instanceof Map ? fonts.get(name) : undefined);
     if (!(dict instanceof Map)) throw new Unsupported('missing font');
-    let font = this.fonts.get(dict);
-    if (!font) {
-      font = loadFont(this.doc, dict);
-      this.fonts.set(dict, font);
-    }
-    s.font = font;
-    s.fontRef = dict;
+    s.font = this.doc.font(dict);
   }
 
   /** pdf.js's buildTextContentItem: the glyphs of `bytes`, then `extra` (a TJ number) after the last. */
@@ -873,39 +912,39 @@ class PageText {
     const font = s.font;
     if (!font) throw new Unsupported('text without a font');
     if (s.rise !== 0) throw new Unsupported('text rise');
-    if (s.fontSize !== this.lastFontSize || s.fontRef !== this.lastFontRef) {
+    if (s.fontSize !== this.lastFontSize || font !== this.lastFont) {
       this.itemOpen = false;
       this.lastFontSize = s.fontSize;
-      this.lastFontRef = s.fontRef;
+      this.lastFont = font;
     }
     const tm = s.tm;
     const ctm = s.ctm;
     if (tm[1] !== 0 || tm[2] !== 0 || ctm[1] !== 0 || ctm[2] !== 0 || tm[0] * ctm[0] <= 0 || tm[3] * ctm[3] === 0)
       throw new Unsupported('rotated or skewed text');
+    // Advances are in text space; on the page they are scaled by the text matrix's and the page's horizontal scale.
+    const advance = s.hScale * tm[0];
     if (bytes.length === 0) {
-      tm[4] += (s.charSpacing + extra) * s.hScale * tm[0];
+      tm[4] += (s.charSpacing + extra) * advance;
       return;
     }
     const step = font.twoByte ? 2 : 1;
     if (bytes.length % step !== 0) throw new Unsupported('odd two-byte string');
     const scale = s.fontSize / 1000;
+    const y = ctm[3] * tm[5] + ctm[5];
     for (let i = 0; i < bytes.length; i += step) {
       const code = step === 2 ? (bytes[i]! << 8) | bytes[i + 1]! : bytes[i]!;
-      const { ch, width: w, space } = font.glyph(code);
+      const kind = font.kind(code);
       let spacing = s.charSpacing + (i + step >= bytes.length ? extra : 0);
-      const width = w * scale;
+      const width = font.widths[code]! * scale;
       // pdf.js adds the word spacing to code 32 of any font, one byte or two.
       if (code === 32) spacing += s.wordSpacing;
-      if (space) {
-        spacing += width;
-        tm[4] += spacing * s.hScale * tm[0];
-        this.saveLastChar(' ');
+      if (kind === 2) {
+        tm[4] += (spacing + width) * advance;
+        this.saveLastChar(true);
         continue;
       }
-      const x = ctm[0] * tm[4] + ctm[4];
-      const y = ctm[3] * tm[5] + ctm[5];
-      if (!this.place(s, x, y, width)) {
-        tm[4] += width * s.hScale * tm[0];
+      if (!this.place(ctm[0] * tm[4] + ctm[4], y, width)) {
+        tm[4] += width * advance;
         continue;
       }
       if (!this.itemOpen) {
@@ -914,14 +953,14 @@ class PageText {
         this.itemHeight = Math.abs(s.fontSize * tm[3] * ctm[3]);
         this.itemFontSize = s.fontSize;
       }
-      tm[4] += width * s.hScale * tm[0];
+      tm[4] += width * advance;
       if (width !== 0) {
         this.prevX = ctm[0] * tm[4] + ctm[4];
         this.prevY = y;
       }
-      if (this.saveLastChar(ch)) this.out += ' ';
-      this.out += ch;
-      if (spacing !== 0) tm[4] += spacing * s.hScale * tm[0];
+      if (this.saveLastChar(false)) this.emitBreak(32);
+      this.emit(font.chars[code]!);
+      if (spacing !== 0) tm[4] += spacing * advance;
     }
   }
 
@@ -932,7 +971,6 @@ class PageText {
     let s: State = {
       ctm: IDENTITY,
       font: null,
-      fontRef: undefined,
       fontSize: 0,
       charSpacing: 0,
       wordSpacing: 0,
@@ -1177,11 +1215,12 @@ export function ownPdfText(bytes: Uint8Array, maxTextBytes: number, maxPages: nu
       }
       const reader = new PageText(doc, page.view);
       reader.run(parts.length === 2 ? parts[0]! : Buffer.concat(parts), page.resources);
-      const text = reader
-        .text()
-        .replace(NORMALIZE, (_, compat: string | undefined, st: string | undefined) =>
-          compat ? compat.normalize('NFKC') : 'ſt'.repeat(st!.length),
-        );
+      const raw = reader.text();
+      const text = !reader.beyondAscii
+        ? raw
+        : raw.replace(NORMALIZE, (_, compat: string | undefined, st: string | undefined) =>
+            compat ? compat.normalize('NFKC') : 'ſt'.repeat(st!.length),
+          );
       texts.push(text);
       length += text.length;
     }
