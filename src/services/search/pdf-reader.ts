@@ -246,26 +246,26 @@ class Lexer {
 
   private hex(): Uint8Array {
     const b = this.b;
-    let p = this.pos + 1;
-    const out: number[] = [];
+    const end = b.indexOf(62, this.pos + 1);
+    if (end < 0) throw new Unsupported('unterminated hex string');
+    const out = new Uint8Array((end - this.pos) >> 1);
+    let n = 0;
     let half = -1;
-    while (p < b.length && b[p] !== 62) {
+    for (let p = this.pos + 1; p < end; p++) {
       const v = hexValue(b[p]!);
-      p++;
       if (v < 0) {
-        if (SPACE[b[p - 1]!]) continue;
+        if (SPACE[b[p]!]) continue;
         throw new Unsupported('bad hex string');
       }
       if (half < 0) half = v;
       else {
-        out.push(half * 16 + v);
+        out[n++] = half * 16 + v;
         half = -1;
       }
     }
-    if (p >= b.length) throw new Unsupported('unterminated hex string');
-    if (half >= 0) out.push(half * 16);
-    this.pos = p + 1;
-    return Uint8Array.from(out);
+    if (half >= 0) out[n++] = half * 16;
+    this.pos = end + 1;
+    return out.subarray(0, n);
   }
 }
 
