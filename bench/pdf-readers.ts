@@ -44,7 +44,7 @@ const pages: Record<string, string> = {
   rotated: '<p>Upright.</p><div style="transform:rotate(90deg);width:300px;margin:100px">sideways words</div>',
   spacing: `<p style="letter-spacing:0.3em">tracked letters</p><p style="word-spacing:2em">wide word spacing</p><p style="text-align:justify;width:200px">${'justified text that wraps across lines '.repeat(5)}</p><p>x<sup>2</sup> H<sub>2</sub>O</p>`,
   table: `<table border=1>${Array.from({ length: 40 }, (_, r) => `<tr>${Array.from({ length: 5 }, (_, c) => `<td>cell${r}x${c} ${r * c}</td>`).join('')}</tr>`).join('')}</table>`,
-  'long (40 pages)': para(400),
+  'long (20 pages)': para(400),
   ligatures: '<p style="font-family:serif">office efficient fluffy affine waffle final flight</p>',
 };
 const browser = await acquireBrowser();
