@@ -11,10 +11,7 @@ import { GLYPH_UNICODE, STANDARD_WIDTHS } from './pdf-tables.ts';
 class Unsupported extends Error {}
 
 class Ref {
-  constructor(
-    readonly num: number,
-    readonly gen: number,
-  ) {}
+  constructor(readonly num: number) {}
 }
 class Stream {
   constructor(
@@ -45,7 +42,7 @@ const MAX_PAGE_NODES = 100_000;
 const MAX_OPERANDS = 10_000;
 const MAX_CMAP_RANGE = 0x10000;
 
-// At most 2^26 keys, in practice the few dozen operators producers write.
+// The few dozen operators producers write, kept for the worker's life; a file of made-up words adds at most 1,024.
 const SHORT_WORDS = new Map<number, Op | boolean | null>();
 
 class Lexer {
@@ -120,11 +117,11 @@ class Lexer {
         this.skipSpace();
         const d = b[this.pos];
         if (d !== undefined && d >= 48 && d <= 57) {
-          const gen = this.number();
+          this.number();
           this.skipSpace();
           if (b[this.pos] === 82 && (this.pos + 1 >= b.length || !regular(b[this.pos + 1]!))) {
             this.pos++;
-            return new Ref(n, gen);
+            return new Ref(n);
           }
         }
         this.pos = save;
@@ -142,7 +139,7 @@ class Lexer {
     if (known !== undefined) return known;
     const word = latin1(b, start, this.pos);
     const value = word === 'true' ? true : word === 'false' ? false : word === 'null' ? null : new Op(word);
-    if (key >= 0) SHORT_WORDS.set(key, value);
+    if (key >= 0 && SHORT_WORDS.size < 1024) SHORT_WORDS.set(key, value);
     return value;
   }
 
@@ -424,7 +421,7 @@ class Document {
   private fromObjectStream(streamNum: number, index: number, num: number): Obj {
     let objStm = this.objectStreams.get(streamNum);
     if (!objStm) {
-      const stream = this.get(new Ref(streamNum, 0));
+      const stream = this.get(new Ref(streamNum));
       if (!(stream instanceof Stream)) throw new Unsupported('bad object stream');
       const data = this.decode(stream);
       const n = stream.dict.get('N');
