@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { changes } from '../schema/changes.ts';
 import { selectList } from '../select.ts';
 
-export type ChangeRow = typeof changes.$inferSelect;
+export type ChangeRow = Omit<typeof changes.$inferSelect, 'itemRow'>;
 export type NewChangeRow = Omit<ChangeRow, 'seq'>;
 
 const ROW = selectList(changes, [
@@ -34,8 +34,8 @@ export class ChangesRepo {
   append(row: NewChangeRow): number {
     const result = this.sqlite
       .query(
-        `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_type, name_before, parent_before, name_after, parent_after, details)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_row, item_type, name_before, parent_before, name_after, parent_after, details)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT seq FROM items WHERE id = ?6), ?7, ?8, ?9, ?10, ?11, ?12)`,
       )
       .run(
         row.at,
@@ -75,10 +75,17 @@ export class ChangesRepo {
       .all(afterSeq, limit);
   }
 
-  /** Up to `limit` rows of one item after `afterSeq`, in seq order. */
+  /**
+   * Up to `limit` rows of one item after `afterSeq`, in seq order: those of its row (by number) and those appended
+   * without a number under its id (a row that was gone, or one older than 0042), merged in seq order.
+   */
   pageOfItem(itemId: string, afterSeq: number, limit: number): ChangeRow[] {
     return this.sqlite
-      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .query<ChangeRow, [string, number, number]>(
+        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?1) AND seq > ?2
+         UNION ALL SELECT ${ROW} FROM changes WHERE item_id = ?1 AND item_row IS NULL AND seq > ?2
+         ORDER BY seq LIMIT ?3`,
+      )
       .all(itemId, afterSeq, limit);
   }
 
@@ -117,10 +124,14 @@ export class ChangesRepo {
       .map((r) => r.id);
   }
 
-  /** Up to `limit` rows of one item before `beforeSeq`, newest first. */
+  /** Up to `limit` rows of one item before `beforeSeq`, newest first (the rows pageOfItem reads). */
   pageOfItemBefore(itemId: string, beforeSeq: number, limit: number): ChangeRow[] {
     return this.sqlite
-      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+      .query<ChangeRow, [string, number, number]>(
+        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?1) AND seq < ?2
+         UNION ALL SELECT ${ROW} FROM changes WHERE item_id = ?1 AND item_row IS NULL AND seq < ?2
+         ORDER BY seq DESC LIMIT ?3`,
+      )
       .all(itemId, beforeSeq, limit);
   }
 
