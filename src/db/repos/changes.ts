@@ -75,16 +75,11 @@ export class ChangesRepo {
       .all(afterSeq, limit);
   }
 
-  /**
-   * Up to `limit` rows of one item after `afterSeq`, in seq order: those of its row (by number) and those appended
-   * without a number under its id (a row that was gone, or one older than 0042), merged in seq order.
-   */
+  /** Up to `limit` rows of one item after `afterSeq`, in seq order: those of its row, none once the row is gone. */
   pageOfItem(itemId: string, afterSeq: number, limit: number): ChangeRow[] {
     return this.sqlite
       .query<ChangeRow, [string, number, number]>(
-        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?1) AND seq > ?2
-         UNION ALL SELECT ${ROW} FROM changes WHERE item_id = ?1 AND item_row IS NULL AND seq > ?2
-         ORDER BY seq LIMIT ?3`,
+        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`,
       )
       .all(itemId, afterSeq, limit);
   }
@@ -128,9 +123,7 @@ export class ChangesRepo {
   pageOfItemBefore(itemId: string, beforeSeq: number, limit: number): ChangeRow[] {
     return this.sqlite
       .query<ChangeRow, [string, number, number]>(
-        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?1) AND seq < ?2
-         UNION ALL SELECT ${ROW} FROM changes WHERE item_id = ?1 AND item_row IS NULL AND seq < ?2
-         ORDER BY seq DESC LIMIT ?3`,
+        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?) AND seq < ? ORDER BY seq DESC LIMIT ?`,
       )
       .all(itemId, beforeSeq, limit);
   }

@@ -20,7 +20,7 @@ export const changes = sqliteTable(
     actorId: text('actor_id'),
     kind: text('kind').notNull(),
     itemId: text('item_id').notNull(),
-    // The item's row number (items.seq, never handed out again) when the row existed at the append; null otherwise.
+    // The item's row number (items.seq, never handed out again); null when its row was already gone at the append.
     itemRow: integer('item_row'),
     itemType: text('item_type', { enum: ['file', 'folder'] }).notNull(),
     nameBefore: text('name_before'),
@@ -34,8 +34,6 @@ export const changes = sqliteTable(
     index('changes_account_seq').on(t.accountId, t.seq),
     // An item's history: new items' row numbers only grow, so a new file's change appends where a random id would not.
     index('changes_item_row_seq').on(t.itemRow, t.seq).where(sql`item_row IS NOT NULL`),
-    // The rows appended without a row number (the item already gone, or written before 0042) by item id.
-    index('changes_unnumbered_item_seq').on(t.itemId, t.seq).where(sql`item_row IS NULL`),
     // The Activity view's person filter and its list of people: an actor's rows of an account, by seq.
     index('changes_account_actor_seq').on(t.accountId, t.actorId, t.seq),
   ],
