@@ -77,11 +77,16 @@ export class ChangesRepo {
 
   /** Up to `limit` rows of one item after `afterSeq`, in seq order: those of its row, none once the row is gone. */
   pageOfItem(itemId: string, afterSeq: number, limit: number): ChangeRow[] {
+    const itemRow = this.rowOf(itemId);
+    if (itemRow === null) return [];
     return this.sqlite
-      .query<ChangeRow, [string, number, number]>(
-        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`,
-      )
-      .all(itemId, afterSeq, limit);
+      .query<ChangeRow, [number, number, number]>(`SELECT ${ROW} FROM changes WHERE item_row = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .all(itemRow, afterSeq, limit);
+  }
+
+  /** The item's row number, which its changes are indexed by (a separate lookup costs fewer instructions than a subquery). */
+  private rowOf(itemId: string): number | null {
+    return this.sqlite.query<{ seq: number }, [string]>('SELECT seq FROM items WHERE id = ?').get(itemId)?.seq ?? null;
   }
 
   /** Up to `limit` rows before `beforeSeq` of any of `accountIds` (by `actorId` only, when given), newest first (the Activity view's order). */
@@ -121,11 +126,11 @@ export class ChangesRepo {
 
   /** Up to `limit` rows of one item before `beforeSeq`, newest first (the rows pageOfItem reads). */
   pageOfItemBefore(itemId: string, beforeSeq: number, limit: number): ChangeRow[] {
+    const itemRow = this.rowOf(itemId);
+    if (itemRow === null) return [];
     return this.sqlite
-      .query<ChangeRow, [string, number, number]>(
-        `SELECT ${ROW} FROM changes WHERE item_row = (SELECT seq FROM items WHERE id = ?) AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      )
-      .all(itemId, beforeSeq, limit);
+      .query<ChangeRow, [number, number, number]>(`SELECT ${ROW} FROM changes WHERE item_row = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+      .all(itemRow, beforeSeq, limit);
   }
 
   /** The oldest seq still kept; null while the log is empty. */
