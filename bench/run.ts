@@ -42,6 +42,7 @@ import { runDavSyncBench } from './dav-sync.ts';
 import { runWebhooksBench } from './webhooks.ts';
 import { runInfraBench } from './infra.ts';
 import { runDownloadsBench } from './downloads.ts';
+import { runWalPagesBench } from './wal-pages.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -92,6 +93,7 @@ const benches: Record<string, () => Promise<void>> = {
   webhooks: runWebhooksBench,
   infra: runInfraBench,
   downloads: runDownloadsBench,
+  'wal-pages': runWalPagesBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

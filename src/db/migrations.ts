@@ -41,6 +41,7 @@ import m0038 from '../../migrations/0038_upload_intents_without_rowid.sql' with 
 import m0039 from '../../migrations/0039_items_taken_at_unchanged.sql' with { type: 'text' };
 import m0040 from '../../migrations/0040_auth_generation_app_passwords.sql' with { type: 'text' };
 import m0041 from '../../migrations/0041_access_generation_libraries.sql' with { type: 'text' };
+import m0042 from '../../migrations/0042_changes_item_row.sql' with { type: 'text' };
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
 export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
@@ -98,6 +99,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0040_auth_generation_app_passwords', sql: m0040 },
   // Hand-written: the triggers that move the access generation when a library is added or removed.
   { tag: '0041_access_generation_libraries', sql: m0041 },
+  // Generated, with a hand-written backfill: the change log's item index keyed by the item's row number.
+  { tag: '0042_changes_item_row', sql: m0042 },
 ];
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -29,9 +29,16 @@ function addedBy(sql: string) {
     indexes: fresh(named(sql, /CREATE (?:UNIQUE )?INDEX `?(\w+)`?/g)),
     triggers: fresh(named(sql, /CREATE TRIGGER `?(\w+)`?/g)),
     columns: [...sql.matchAll(/ALTER TABLE `?(\w+)`? ADD (?:COLUMN )?`?(\w+)`?/g)].map((m) => [m[1]!, m[2]!] as const),
+    // Indexes it drops for good (not created again under their name): the previous release had them.
+    droppedIndexes: named(sql, /DROP INDEX (?:IF EXISTS )?`?(\w+)`?/g).filter(
+      (name) => !named(sql, /CREATE (?:UNIQUE )?INDEX `?(\w+)`?/g).includes(name),
+    ),
   };
 }
-const addsObjects = (sql: string) => Object.values(addedBy(sql)).some((objects) => objects.length > 0);
+const addsObjects = (sql: string) => {
+  const { droppedIndexes: _, ...added } = addedBy(sql);
+  return Object.values(added).some((objects) => objects.length > 0);
+};
 const latestAt = embeddedMigrations.findLastIndex((m) => addsObjects(m.sql));
 const previous = embeddedMigrations.slice(0, latestAt);
 const latest = embeddedMigrations[latestAt]!;
@@ -52,6 +59,15 @@ function revertLatest(run: (sql: string) => void): void {
   // Before the columns: an index on a column must go first.
   for (const index of added.indexes) run(`DROP INDEX IF EXISTS ${index}`);
   for (const [table, column] of added.columns) run(`ALTER TABLE ${table} DROP COLUMN ${column}`);
+  for (const index of added.droppedIndexes) run(createdBefore(index));
+}
+
+/** The statement by which the previous release's migrations last created `index`. */
+function createdBefore(index: string): string {
+  const pattern = new RegExp(`CREATE (?:UNIQUE )?INDEX \`?${index}\`? [^;]*`, 'g');
+  const created = previous.flatMap((m) => [...m.sql.matchAll(pattern)].map((match) => match[0]));
+  if (created.length === 0) throw new Error(`no earlier migration creates ${index}`);
+  return created.at(-1)!;
 }
 
 /** Turns a database back into the previous release's schema: the latest schema change's objects go, and the records since. */

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { ChangesRepo, type ChangeRow } from '../../src/db/repos/changes.ts';
 import { ContentRepo } from '../../src/db/repos/content.ts';
 import { UploadIntentsRepo } from '../../src/db/repos/upload-intents.ts';
 import { embeddedMigrations, journalTags } from '../../src/db/migrations.ts';
@@ -310,6 +311,108 @@ describe('0039_items_taken_at_unchanged', () => {
     expect([taken('a'), taken('b'), taken('c')]).toEqual([null, null, null]);
     expect(repoint('b', 'k5')).toBe(beforeRepoint);
     expect(taken('b')).toBe(5000);
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('0042_changes_item_row', () => {
+  test("an item's change rows carry its row number (backfilled, then on every append) and its history reads by it, in seq order by an index", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0042_changes_item_row');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    sqlite.run("INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('u', 'u@example.test', 'u@example.test', 0, 0)");
+    const item = (id: string) =>
+      sqlite.run(
+        `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, starred, modified_at, accessed_at, created_at)
+         VALUES (?, 'u', NULL, 'file', ?, ?, 1, 0, 0, 0, 0)`,
+        [id, `${id}.txt`, `${id}.txt`],
+      );
+    const change = (kind: string, itemId: string) => ({
+      at: 1,
+      accountId: 'u',
+      actorKind: 'login' as const,
+      actorId: 'u',
+      kind,
+      itemId,
+      itemType: 'file' as const,
+      nameBefore: null,
+      parentBefore: null,
+      nameAfter: `${itemId}.txt`,
+      parentAfter: null,
+      details: null,
+    });
+    const oldAppend = (kind: string, itemId: string) =>
+      sqlite.run(
+        `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_type, name_after) VALUES (1, 'u', 'login', 'u', ?, ?, 'file', ?)`,
+        [kind, itemId, `${itemId}.txt`],
+      );
+    item('filler');
+    item('live');
+    oldAppend('item.uploaded', 'live');
+    item('purged');
+    oldAppend('item.uploaded', 'purged');
+    oldAppend('item.renamed', 'live');
+    sqlite.run("DELETE FROM items WHERE id = 'purged'");
+    migrate(db);
+
+    const rowOf = (id: string) => sqlite.query<{ seq: number }, [string]>('SELECT seq FROM items WHERE id = ?').get(id)!.seq;
+    const numbers = () =>
+      sqlite.query<{ kind: string; itemRow: number | null }, []>('SELECT kind, item_row AS itemRow FROM changes ORDER BY seq').all();
+    expect(numbers()).toEqual([
+      { kind: 'item.uploaded', itemRow: rowOf('live') },
+      { kind: 'item.uploaded', itemRow: null },
+      { kind: 'item.renamed', itemRow: rowOf('live') },
+    ]);
+    const repo = new ChangesRepo(sqlite);
+    item('new');
+    sqlite.transaction(() => {
+      repo.append(change('item.moved', 'live'));
+      repo.append(change('item.uploaded', 'new'));
+      // An item already gone when its change is appended (a file moved onto another goes first).
+      repo.append(change('item.purged', 'purged'));
+    })();
+    expect(numbers().slice(3)).toEqual([
+      { kind: 'item.moved', itemRow: rowOf('live') },
+      { kind: 'item.uploaded', itemRow: rowOf('new') },
+      { kind: 'item.purged', itemRow: null },
+    ]);
+
+    const kinds = (rows: ChangeRow[]) => rows.map((r) => `${r.seq} ${r.kind}`);
+    expect(kinds(repo.pageOfItem('live', 0, 10))).toEqual(['1 item.uploaded', '3 item.renamed', '4 item.moved']);
+    expect(kinds(repo.pageOfItem('live', 1, 1))).toEqual(['3 item.renamed']);
+    expect(kinds(repo.pageOfItemBefore('live', Number.MAX_SAFE_INTEGER, 10))).toEqual([
+      '4 item.moved',
+      '3 item.renamed',
+      '1 item.uploaded',
+    ]);
+    expect(kinds(repo.pageOfItemBefore('live', 4, 1))).toEqual(['3 item.renamed']);
+    expect(kinds(repo.pageOfItem('new', 0, 10))).toEqual(['5 item.uploaded']);
+    // A purged item's history is not asked for (GET /api/activity answers 404 for an id without a row, as before 0042).
+    expect(repo.pageOfItem('purged', 0, 10)).toEqual([]);
+    expect(repo.pageOfItem('filler', 0, 10)).toEqual([]);
+
+    // Both reads walk the new index in seq order: no scan of the log, no sort.
+    const plans: string[][] = [];
+    const query = sqlite.query.bind(sqlite);
+    (sqlite as { query: unknown }).query = (sql: string) => {
+      if (sql.includes('FROM changes'))
+        plans.push(
+          query<{ detail: string }, [number, number, number]>(`EXPLAIN QUERY PLAN ${sql}`)
+            .all(rowOf('live'), 1, 10)
+            .map((r) => r.detail),
+        );
+      return query(sql);
+    };
+    repo.pageOfItem('live', 0, 10);
+    repo.pageOfItemBefore('live', Number.MAX_SAFE_INTEGER, 10);
+    (sqlite as { query: unknown }).query = query;
+    expect(plans).toEqual([
+      ['SEARCH changes USING INDEX changes_item_row_seq (item_row=? AND seq>?)'],
+      ['SEARCH changes USING INDEX changes_item_row_seq (item_row=? AND seq<?)'],
+    ]);
     closeDatabase(db);
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { changes } from '../schema/changes.ts';
 import { selectList } from '../select.ts';
 
-export type ChangeRow = typeof changes.$inferSelect;
+export type ChangeRow = Omit<typeof changes.$inferSelect, 'itemRow'>;
 export type NewChangeRow = Omit<ChangeRow, 'seq'>;
 
 const ROW = selectList(changes, [
@@ -34,8 +34,8 @@ export class ChangesRepo {
   append(row: NewChangeRow): number {
     const result = this.sqlite
       .query(
-        `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_type, name_before, parent_before, name_after, parent_after, details)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO changes (at, account_id, actor_kind, actor_id, kind, item_id, item_row, item_type, name_before, parent_before, name_after, parent_after, details)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT seq FROM items WHERE id = ?6), ?7, ?8, ?9, ?10, ?11, ?12)`,
       )
       .run(
         row.at,
@@ -75,11 +75,18 @@ export class ChangesRepo {
       .all(afterSeq, limit);
   }
 
-  /** Up to `limit` rows of one item after `afterSeq`, in seq order. */
+  /** Up to `limit` rows of one item after `afterSeq`, in seq order: those of its row, none once the row is gone. */
   pageOfItem(itemId: string, afterSeq: number, limit: number): ChangeRow[] {
+    const itemRow = this.rowOf(itemId);
+    if (itemRow === null) return [];
     return this.sqlite
-      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
-      .all(itemId, afterSeq, limit);
+      .query<ChangeRow, [number, number, number]>(`SELECT ${ROW} FROM changes WHERE item_row = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .all(itemRow, afterSeq, limit);
+  }
+
+  /** The item's row number, which its changes are indexed by (a separate lookup costs fewer instructions than a subquery). */
+  private rowOf(itemId: string): number | null {
+    return this.sqlite.query<{ seq: number }, [string]>('SELECT seq FROM items WHERE id = ?').get(itemId)?.seq ?? null;
   }
 
   /** Up to `limit` rows before `beforeSeq` of any of `accountIds` (by `actorId` only, when given), newest first (the Activity view's order). */
@@ -117,11 +124,13 @@ export class ChangesRepo {
       .map((r) => r.id);
   }
 
-  /** Up to `limit` rows of one item before `beforeSeq`, newest first. */
+  /** Up to `limit` rows of one item before `beforeSeq`, newest first (the rows pageOfItem reads). */
   pageOfItemBefore(itemId: string, beforeSeq: number, limit: number): ChangeRow[] {
+    const itemRow = this.rowOf(itemId);
+    if (itemRow === null) return [];
     return this.sqlite
-      .query<ChangeRow, [string, number, number]>(`SELECT ${ROW} FROM changes WHERE item_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
-      .all(itemId, beforeSeq, limit);
+      .query<ChangeRow, [number, number, number]>(`SELECT ${ROW} FROM changes WHERE item_row = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+      .all(itemRow, beforeSeq, limit);
   }
 
   /** The oldest seq still kept; null while the log is empty. */

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 export const CHANGE_ACTOR_KINDS = ['login', 'link', 'docserver', 'system'] as const;
@@ -19,6 +20,8 @@ export const changes = sqliteTable(
     actorId: text('actor_id'),
     kind: text('kind').notNull(),
     itemId: text('item_id').notNull(),
+    // The item's row number (items.seq, never handed out again); null when its row was already gone at the append.
+    itemRow: integer('item_row'),
     itemType: text('item_type', { enum: ['file', 'folder'] }).notNull(),
     nameBefore: text('name_before'),
     parentBefore: text('parent_before'),
@@ -29,7 +32,8 @@ export const changes = sqliteTable(
   },
   (t) => [
     index('changes_account_seq').on(t.accountId, t.seq),
-    index('changes_item_seq').on(t.itemId, t.seq),
+    // An item's history: new items' row numbers only grow, so a new file's change appends where a random id would not.
+    index('changes_item_row_seq').on(t.itemRow, t.seq).where(sql`item_row IS NOT NULL`),
     // The Activity view's person filter and its list of people: an actor's rows of an account, by seq.
     index('changes_account_actor_seq').on(t.accountId, t.actorId, t.seq),
   ],

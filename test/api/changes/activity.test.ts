@@ -100,6 +100,55 @@ describe('GET /api/activity', () => {
     expect((await t.client().get('/api/activity')).status).toBe(401);
   });
 
+  test("one item's history: every change to its row, through new content, rename, move, trash, restore and a version restored; none of another item's; once purged a 404", async () => {
+    const o = await seed.owner(t);
+    const dir = await folder(o.client, 'Work');
+    const file = await upload(o.client, 'draft.txt', 'one', { parentId: dir.id });
+    const other = await upload(o.client, 'other.txt', 'x', { parentId: dir.id });
+    const form = new FormData();
+    form.append('file', new File(['two'], 'draft.txt'));
+    expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    await o.client.post('/api/files/rename', { id: other.id, name: 'other2.txt' });
+    await o.client.post('/api/files/rename', { id: file.id, name: 'final.txt' });
+    await o.client.post('/api/files/move', { ids: [file.id], parentId: null });
+    await o.client.post('/api/files/delete', { ids: [file.id] });
+    await o.client.post('/api/files/trash/restore', { ids: [file.id] });
+    const [version] = (await json(await o.client.get(`/api/files/${file.id}/versions`))).versions;
+    expect((await o.client.post(`/api/files/${file.id}/versions/${version.id}/restore`)).status).toBe(200);
+
+    const history = [
+      'Owner item.version_restored final.txt',
+      'Owner item.restored final.txt',
+      'Owner item.trashed final.txt',
+      'Owner item.moved final.txt',
+      'Owner item.renamed final.txt',
+      'Owner item.replaced final.txt',
+      'Owner item.uploaded final.txt',
+    ];
+    expect(summary((await activity(o.client, `?itemId=${file.id}`)).items)).toEqual(history);
+    const paged: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: any[]; nextCursor: string | null } = await activity(
+        o.client,
+        `?itemId=${file.id}&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      paged.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(summary(paged)).toEqual(history);
+    expect(summary((await activity(o.client, `?itemId=${other.id}`)).items)).toEqual([
+      'Owner item.renamed Work/other2.txt',
+      'Owner item.uploaded Work/other2.txt',
+    ]);
+
+    await o.client.post('/api/files/delete', { ids: [file.id] });
+    expect((await o.client.post('/api/files/trash/delete', { ids: [file.id] })).status).toBeLessThan(300);
+    await t.server.worker.drain();
+    expect((await o.client.get(`/api/activity?itemId=${file.id}`)).status).toBe(404);
+    expect(summary((await activity(o.client, '?limit=2')).items)).toEqual(['Owner item.purged final.txt', 'Owner item.trashed final.txt']);
+  });
+
   test('visibility: another account nothing (404 for its ids), a member only inside the share and nothing once removed, a sub-user without permissions its account', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
