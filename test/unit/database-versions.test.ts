@@ -115,6 +115,22 @@ describe('DatabaseRepo versions', () => {
     expect(sizes.some((size) => size < 32 * 1024)).toBe(true);
   });
 
+  test('checks the header a word at a time in JavaScript, with no Buffer.compare per check', () => {
+    const compare = Buffer.prototype.compare;
+    let calls = 0;
+    Buffer.prototype.compare = function (this: Buffer, ...args: Parameters<Buffer['compare']>) {
+      calls++;
+      return compare.apply(this, args);
+    };
+    try {
+      const version = repo.authVersion();
+      for (let i = 0; i < 100; i++) expect(repo.authVersion()).toBe(version);
+    } finally {
+      Buffer.prototype.compare = compare;
+    }
+    expect(calls).toBe(0);
+  });
+
   test('moves after a checkpoint restarts the log', () => {
     repo.authVersion();
     other.run('PRAGMA wal_checkpoint(TRUNCATE)');

@@ -38,6 +38,8 @@ export const SECURITY_HEADERS = securityHeaders();
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+type Fetch = (request: Request) => Promise<Response>;
+
 function firstForwarded(value: string | null): string | null {
   const first = value?.split(',')[0]?.trim();
   return first ? first : null;
@@ -117,6 +119,36 @@ export function corePlugin(deps: {
 }) {
   const { log, ipResolver, addressCap } = deps;
   const headers = deps.mapTileOrigin ? securityHeaders([deps.mapTileOrigin]) : SECURITY_HEADERS;
+  /** The request's answer is out: counted out of its address's cap, its access line written (a stream's at its end). */
+  const finish = (request: Request, status: number) => {
+    const meta = requestMeta(request);
+    if (meta.counted) {
+      meta.counted = false;
+      addressCap.release(meta.ip);
+    }
+    if (meta.transfer) void meta.transfer.then((transfer) => accessLine(log, request, meta, status, transfer));
+    else accessLine(log, request, meta, status, undefined);
+  };
+  // Elysia asks for the wrapper on every request: it is made once per router it wraps.
+  let router: Fetch | undefined;
+  let wrapped: Fetch | undefined;
+  const answered = (fetch: Fetch): Fetch => {
+    if (fetch === router && wrapped) return wrapped;
+    router = fetch;
+    wrapped = async (request) => {
+      let response: Response;
+      try {
+        response = await fetch(request);
+      } catch (err) {
+        // Escaped every hook: the runtime's last-resort handler answers it with a 500.
+        finish(request, 500);
+        throw err;
+      }
+      finish(request, response.status);
+      return response;
+    };
+    return wrapped;
+  };
   return (
     new Elysia({ name: 'http/core', seed: deps.seed })
       // Elysia starts each request's headers as a copy of these: nothing to copy into them per request.
@@ -200,17 +232,9 @@ export function corePlugin(deps: {
         const damaged = error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError;
         return { message: damaged ? Messages.storedObjectDamaged : Messages.internal };
       })
-      .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
-        const meta = requestMeta(request);
-        if (meta.counted) {
-          meta.counted = false;
-          addressCap.release(meta.ip);
-        }
-        // A handler that answers with a Response of its own (WebDAV, downloads) sets its status there, not in `set`.
-        const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
-        // A streamed body's line waits for its end: the figures are the whole transfer's.
-        if (meta.transfer) void meta.transfer.then((transfer) => accessLine(log, request, meta, status, transfer));
-        else accessLine(log, request, meta, status, undefined);
-      })
+      // Every answer passes here, the ones an onRequest hook gives (WebDAV's HEAD, the share domain's and
+      // desktop-only refusals) included, which Elysia's after-response hook never saw; and a request is counted
+      // out as its answer goes to the runtime, where that hook's `setImmediate` left it counted a turn longer.
+      .wrap((fetch) => answered(fetch as unknown as Fetch))
   );
 }

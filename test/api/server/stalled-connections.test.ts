@@ -7,6 +7,7 @@ import { openPaths } from '../../helpers/fds.ts';
 import { blobFiles, upload } from '../../helpers/files.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { SseReader } from '../../helpers/files.ts';
@@ -130,5 +131,56 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
     expect(cap.count('10.0.0.1')).toBe(2);
     const none = new AddressCap(0);
     for (let i = 0; i < 1000; i++) expect(none.acquire('x')).toBe(true);
+  });
+});
+
+/** Statuses of `count` requests written at once on one connection (pipelined), the last closing it. */
+async function pipelined(url: string, request: (last: boolean) => string, count: number): Promise<number[]> {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  let received = '';
+  socket.on('data', (d) => {
+    received += d.toString('latin1');
+  });
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+  socket.write(Array.from({ length: count }, (_, i) => request(i === count - 1)).join(''));
+  await Promise.race([closed, Bun.sleep(5000)]);
+  socket.destroy();
+  return [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+}
+
+describe('a request is counted out of the cap per address when it is answered', () => {
+  const log = memoryLogger();
+  let t: TestServer;
+  let a: SeededLogin;
+  beforeAll(async () => {
+    t = await startTestServer({ env: { COFFER_MAX_CONNECTIONS_PER_IP: '1' }, logger: log });
+    a = await admin(t);
+  });
+  afterAll(() => t.stop());
+
+  test('requests pipelined on one connection are answered one by one, none refused by a cap of 1', async () => {
+    // One connection holds one request in progress: the next is read only once the one before is answered.
+    const health = (last: boolean) => `GET /health HTTP/1.1\r\nHost: localhost${last ? '\r\nConnection: close' : ''}\r\n\r\n`;
+    expect(await pipelined(t.url, health, 4)).toEqual([200, 200, 200, 200]);
+  });
+
+  test('WebDAV HEADs, answered before routing, are counted out and logged', async () => {
+    const dav = await davLogin(t, a);
+    for (let i = 0; i < 3; i++) expect((await dav.request('HEAD', '')).status).toBe(200);
+    expect((await a.client.get('/api/files/stats')).status).toBe(200);
+    const line = await waitForLine(log, (l) => l.msg === 'request' && l.fields.method === 'HEAD' && l.fields.path === '/dav/');
+    expect(line.fields).toMatchObject({ status: 200, login: a.id });
+  });
+
+  test('desktop-only refusals, answered before routing, are counted out and logged', async () => {
+    t.server.ctx.services.settings.set('desktopOnlyAccess', true);
+    try {
+      for (let i = 0; i < 3; i++) expect((await a.client.get('/api/files/stats')).status).toBe(403);
+    } finally {
+      t.server.ctx.services.settings.set('desktopOnlyAccess', false);
+    }
+    expect((await a.client.get('/api/files/stats')).status).toBe(200);
+    await waitForLine(log, (l) => l.msg === 'request' && l.fields.path === '/api/files/stats' && l.fields.status === 403);
   });
 });
