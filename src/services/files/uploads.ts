@@ -370,8 +370,7 @@ export class UploadService {
           })
           .finally(() => inFlight.delete(store));
         inFlight.add(store);
-        // Every slot taken: wait until half are free, so the next parts' stores start in one turn and share their intents' commit.
-        if (inFlight.size >= BULK_STORES_IN_FLIGHT) while (inFlight.size > BULK_STORES_IN_FLIGHT / 2) await Promise.race(inFlight);
+        if (inFlight.size >= BULK_STORES_IN_FLIGHT) await Promise.race(inFlight);
         if (bulkFailure) throw bulkFailure;
       }
       await Promise.all(inFlight);

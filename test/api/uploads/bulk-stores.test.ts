@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { json } from '../../helpers/client.ts';
 import { blobFiles } from '../../helpers/files.ts';
@@ -57,36 +57,6 @@ describe('bulk upload of small files', () => {
       expect(committedEarly).toBe(false);
       expect(fileCount() - before).toBe(40);
     } finally {
-      t.server.ctx.driver.put = originalPut;
-    }
-  });
-
-  test("when every store slot is taken, the next parts' stores start together once half are free: their intents share commits", async () => {
-    let running = 0;
-    let most = 0;
-    let calls = 0;
-    t.server.ctx.driver.put = async (key, body, opts) => {
-      running++;
-      most = Math.max(most, running);
-      try {
-        const info = await originalPut(key, body, opts);
-        // A disk whose syncs finish at uneven times: the stores end one by one.
-        await Bun.sleep(5 + ((calls++ * 7) % 13));
-        return info;
-      } finally {
-        running--;
-      }
-    };
-    const commits = spyOn(t.server.ctx.repos.transactions as unknown as { commitGroup(): void }, 'commitGroup');
-    try {
-      const res = await a.client.request('/api/files/upload/bulk', { method: 'POST', body: bulkForm(96) });
-      expect(res.status).toBe(200);
-      expect((await json(res)).successful).toBe(96);
-      expect(most).toBe(16);
-      // Each commit of a group records the intents of the stores started in one turn: 4 or more a commit, one before.
-      expect(commits.mock.calls.length).toBeLessThanOrEqual(96 / 4);
-    } finally {
-      commits.mockRestore();
       t.server.ctx.driver.put = originalPut;
     }
   });
