@@ -12,6 +12,10 @@ export class UploadIntentsRepo {
     this.sqlite.query('DELETE FROM upload_intents WHERE storage_key = ?').run(key);
   }
 
+  clearMany(keys: readonly string[]): void {
+    this.sqlite.query('DELETE FROM upload_intents WHERE storage_key IN (SELECT value FROM json_each(?))').run(JSON.stringify(keys));
+  }
+
   /** Intents in key order after `afterKey`, each with whether a row points at its object by now. */
   page(afterKey: string, limit: number): Array<{ storageKey: string; referenced: number }> {
     return this.sqlite

@@ -11,6 +11,14 @@ export type Usage = Omit<StorageUsage, 'versions'>;
 
 const EVICT_PAGE = 100;
 
+type StorageRow = ReturnType<UsersRepo['storage']>;
+
+/** The usage rows a batch has read, and the bytes it has added to each since (written at its end). */
+interface UsageBatch {
+  rows: Map<string, StorageRow>;
+  added: Map<string, number>;
+}
+
 /**
  * How a write finds room: `evict` may remove the account's oldest versions (a login of the account itself),
  * `free` takes only free space (a share link's visitor, a member of a shared folder: never the owner's
@@ -35,6 +43,8 @@ export function roomRuleOf(principal: { share?: unknown; memberAccountId?: strin
  * scans items.
  */
 export class QuotaService {
+  private batch: UsageBatch | null = null;
+
   constructor(
     private readonly users: UsersRepo,
     private readonly reservations: Pick<TusUploadsRepo, 'reserved'>,
@@ -44,8 +54,39 @@ export class QuotaService {
     private readonly defaultLimit: number | null,
   ) {}
 
+  /**
+   * Runs `write` (inside the caller's transaction) with each account's usage row read once and the bytes
+   * it adds written once when it ends: every check inside sees the bytes added before it, as with a write
+   * each. Written when `write` throws too, so the counter holds what was inserted, whether the caller then
+   * commits or rolls back.
+   */
+  batchingUsage<T>(write: () => T): T {
+    if (this.batch) return write();
+    const batch: UsageBatch = { rows: new Map(), added: new Map() };
+    this.batch = batch;
+    try {
+      return write();
+    } finally {
+      this.batch = null;
+      for (const [accountId, bytes] of batch.added) this.users.adjustStorageUsed(accountId, bytes);
+    }
+  }
+
+  /** The account's usage row, with what the batch has added since it was read. */
+  private storageRow(accountId: string): StorageRow {
+    const batch = this.batch;
+    if (!batch) return this.users.storage(accountId);
+    let row = batch.rows.get(accountId);
+    if (row === undefined) {
+      row = this.users.storage(accountId);
+      batch.rows.set(accountId, row);
+    }
+    const added = batch.added.get(accountId) ?? 0;
+    return row && added ? { ...row, storageUsed: row.storageUsed + added } : row;
+  }
+
   usage(accountId: string): Usage {
-    const row = this.users.storage(accountId);
+    const row = this.storageRow(accountId);
     const used = row?.storageUsed ?? 0;
     const total = row?.storageLimit ?? this.defaultLimit;
     if (total === null) return { used, total, free: null };
@@ -106,12 +147,24 @@ export class QuotaService {
   /** Adds (or with a negative delta, removes) bytes; call inside the transaction that changes the items. */
   adjust(accountId: string, delta: number): void {
     if (delta === 0) return;
+    const batch = this.batch;
+    if (batch) {
+      if (delta > 0) {
+        batch.added.set(accountId, (batch.added.get(accountId) ?? 0) + delta);
+        return;
+      }
+      // Bytes removed (versions evicted) are written in order after what was added, then the row read again.
+      const added = batch.added.get(accountId);
+      if (added) this.users.adjustStorageUsed(accountId, added);
+      batch.added.delete(accountId);
+      batch.rows.delete(accountId);
+    }
     this.users.adjustStorageUsed(accountId, delta);
   }
 
   /** The limit less usage and reservations, below zero when reservations count on versions (null: unlimited). */
   private unreserved(accountId: string): number | null {
-    const row = this.users.storage(accountId);
+    const row = this.storageRow(accountId);
     const total = row?.storageLimit ?? this.defaultLimit;
     if (total === null) return null;
     return total - (row?.storageUsed ?? 0) - this.reservations.reserved(accountId);

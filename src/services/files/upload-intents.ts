@@ -23,6 +23,8 @@ const SWEEP_PAGE = 500;
 export class UploadIntentService {
   /** Keys this process is writing now; only the server writes objects, so these are all there are. */
   private readonly writing = new Set<string>();
+  /** The keys committed inside `batchingCommits`, cleared at its end. */
+  private gathered: string[] | null = null;
 
   constructor(
     private readonly repo: UploadIntentsRepo,
@@ -44,9 +46,32 @@ export class UploadIntentService {
    * Checked again here, so no row can point at an object the migration's last pass did not see.
    */
   committed(key: string): void {
+    if (this.gathered) {
+      this.gathered.push(key);
+      return;
+    }
     this.location.assertAcceptsWrites();
     this.repo.clear(key);
     this.writing.delete(key);
+  }
+
+  /**
+   * Runs `write` (inside the transaction that commits its rows, which holds the write lock, so the location
+   * cannot change meanwhile) with the location checked once before it writes anything, and the intents of
+   * the keys it commits cleared in one statement when it ends.
+   */
+  batchingCommits<T>(write: () => T): T {
+    if (this.gathered) return write();
+    this.location.assertAcceptsWrites();
+    const keys: string[] = [];
+    this.gathered = keys;
+    try {
+      return write();
+    } finally {
+      this.gathered = null;
+      if (keys.length) this.repo.clearMany(keys);
+      for (const key of keys) this.writing.delete(key);
+    }
   }
 
   /** After the object under `key` was removed again (or never published). */

@@ -394,48 +394,56 @@ export class UploadService {
       for (let i = 0; i < incoming.length; i += INSERT_CHUNK) {
         if (i > 0) await nextTurn();
         const chunk = incoming.slice(i, i + INSERT_CHUNK);
-        // One chunk's rows mark their folders' tree versions and sizes once, at the chunk's end.
-        const done = this.transactions.immediate(() =>
-          this.d.items.batchingTreeChanges(() => {
-            const files: typeof result.files = [];
-            const failed: typeof result.failed = [];
-            const created: Item[] = [];
-            let parent: Item | null;
-            try {
-              parent = this.d.tree.requireFolder(principal, parentId);
-            } catch (err) {
-              // The target went after earlier chunks were committed: those files stay, the rest fail.
-              if (i === 0 || !(err instanceof AppError)) throw err;
-              for (const entry of chunk) failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error ?? err.message });
-              return { created, files, failed };
-            }
-            // Per chunk: a folder an earlier chunk made may have been trashed since, so names are looked up again.
-            const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
-            for (const entry of chunk) {
-              if (!entry.object) {
-                failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
-                continue;
-              }
-              try {
-                const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
-                const row = this.insertFile(
-                  principal,
-                  folderId,
-                  entry.fileName,
-                  entry.object,
-                  parseModifiedTime(lists.lastModifiedTimes[entry.index]),
-                  { room: roomRuleOf(principal) },
-                );
-                this.recordUpload(principal, row);
-                files.push({ row, index: entry.index });
-              } catch (err) {
-                if (!(err instanceof AppError)) throw err;
-                failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
-              }
-            }
+        const done = this.transactions.immediate(() => {
+          const files: typeof result.files = [];
+          const failed: typeof result.failed = [];
+          const created: Item[] = [];
+          const failAll = (err: AppError) => {
+            for (const entry of chunk) failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error ?? err.message });
             return { created, files, failed };
-          }),
-        );
+          };
+          let parent: Item | null;
+          try {
+            parent = this.d.tree.requireFolder(principal, parentId);
+          } catch (err) {
+            // The target went after earlier chunks were committed: those files stay, the rest fail.
+            if (i === 0 || !(err instanceof AppError)) throw err;
+            return failAll(err);
+          }
+          // Per chunk: a folder an earlier chunk made may have been trashed since, so names are looked up again.
+          const folders = new Map<string, string | null>([['', parent?.id ?? null]]);
+          try {
+            this.insertingChunk(() => {
+              for (const entry of chunk) {
+                if (!entry.object) {
+                  failed.push({ index: entry.index, fileName: entry.fileName, error: entry.error! });
+                  continue;
+                }
+                try {
+                  const folderId = this.ensureFolders(principal, folders, created, lists.relativePaths[entry.index]);
+                  const row = this.insertFile(
+                    principal,
+                    folderId,
+                    entry.fileName,
+                    entry.object,
+                    parseModifiedTime(lists.lastModifiedTimes[entry.index]),
+                    { room: roomRuleOf(principal) },
+                  );
+                  this.recordUpload(principal, row);
+                  files.push({ row, index: entry.index });
+                } catch (err) {
+                  if (!(err instanceof AppError)) throw err;
+                  failed.push({ index: entry.index, fileName: entry.fileName, error: err.message });
+                }
+              }
+            });
+          } catch (err) {
+            // The store refusing writes (a storage move), checked before the chunk's first row: none of its files is kept.
+            if (!(err instanceof AppError)) throw err;
+            return failAll(err);
+          }
+          return { created, files, failed };
+        });
         const committed = new Set(done.files.map((f) => incoming[f.index]!.object!.storageKey));
         toDiscard.splice(0, toDiscard.length, ...toDiscard.filter((o) => !committed.has(o.storageKey)));
         for (const folder of done.created) this.d.events.item(principal, FileEventType.folderCreated, folder);
@@ -505,7 +513,7 @@ export class UploadService {
         const chunk = incoming.slice(i, i + INSERT_CHUNK);
         const inserted = this.transactions.immediate(() => {
           if (!this.d.items.getLive(owner.accountId, folderId)) throw notFound(Messages.itemNotInShare);
-          const rows = this.d.items.batchingTreeChanges(() =>
+          const rows = this.insertingChunk(() =>
             chunk.map((f) => this.insertFile(owner, folderId, f.name, f.object, null, { room: 'free' })),
           );
           for (const row of rows) this.auditUpload(owner, row);
@@ -920,6 +928,14 @@ export class UploadService {
       keyId: info.keyId,
       ...(await detectType(head?.subarray(0, headBytes) ?? new Uint8Array(0), part.mimeType)),
     };
+  }
+
+  /**
+   * A chunk of inserts (inside its transaction) with what each would repeat done once: the store's location
+   * checked before the first row, and at the end the folders' tree marks, the usage counters and the intents' clears.
+   */
+  private insertingChunk<T>(write: () => T): T {
+    return this.intents.batchingCommits(() => this.quota.batchingUsage(() => this.d.items.batchingTreeChanges(write)));
   }
 
   /** Inserts a file row for a durable object, with a free name and the usage counter; inside a transaction. */
