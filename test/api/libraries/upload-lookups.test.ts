@@ -8,6 +8,7 @@ import { type DavClient, davLogin } from '../../helpers/dav.ts';
 import { folder, listAll } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
+import { transactionAtRuns } from '../../helpers/statements.ts';
 
 let t: TestServer;
 let owner: seed.SeededLogin;
@@ -37,21 +38,7 @@ function upload(parentId: string, name: string, content: string) {
 }
 
 /** Whether a transaction was open at each read of the library of an item, while `fn` runs. */
-async function libraryReads(fn: () => Promise<void>): Promise<boolean[]> {
-  const sqlite = t.server.ctx.db.$client;
-  const seen: boolean[] = [];
-  const query = sqlite.query;
-  sqlite.query = ((sql: string) => {
-    if (sql.includes('SELECT library_id FROM library_entries')) seen.push(sqlite.inTransaction);
-    return query.call(sqlite, sql);
-  }) as typeof sqlite.query;
-  try {
-    await fn();
-  } finally {
-    sqlite.query = query;
-  }
-  return seen;
-}
+const libraryReads = (fn: () => Promise<void>) => transactionAtRuns(t, 'SELECT library_id FROM library_entries', fn);
 
 describe('an upload into a folder while no library exists', () => {
   test('reads the library of its folder only inside its write transaction, through the API and WebDAV', async () => {

@@ -3,6 +3,7 @@ import { folder, rowCount, storedObjectFiles } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 import type { TestServer } from '../../helpers/server.ts';
+import { transactionAtRuns } from '../../helpers/statements.ts';
 
 let t: TestServer;
 serverWithAdmin((s) => ({ t } = s), { startWorker: false });
@@ -10,31 +11,7 @@ serverWithAdmin((s) => ({ t } = s), { startWorker: false });
 const LIVE_ROW = 'FROM items WHERE id = ? AND account_id = ? AND deleted_at IS NULL';
 
 /** Whether a transaction was open at each read of `id`'s live row, while `fn` runs. */
-async function rowReads(id: string, fn: () => Promise<void>): Promise<boolean[]> {
-  const sqlite = t.server.ctx.db.$client;
-  const seen: boolean[] = [];
-  const query = sqlite.query;
-  sqlite.query = ((sql: string) => {
-    const statement = query.call(sqlite, sql);
-    if (!sql.includes(LIVE_ROW)) return statement;
-    return new Proxy(statement, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop, target);
-        if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
-        return (...args: unknown[]) => {
-          if (args[0] === id) seen.push(sqlite.inTransaction);
-          return value.apply(target, args);
-        };
-      },
-    });
-  }) as typeof sqlite.query;
-  try {
-    await fn();
-  } finally {
-    sqlite.query = query;
-  }
-  return seen;
-}
+const rowReads = (id: string, fn: () => Promise<void>) => transactionAtRuns(t, LIVE_ROW, fn, id);
 
 function form(parts: Array<[string, string | File]>): FormData {
   const body = new FormData();
