@@ -121,6 +121,16 @@ describe('the PDF reader leaves to pdf.js what it does not fully understand', ()
     expect(own(new TextEncoder().encode(new TextDecoder('latin1').decode(count).replace('/Count 1', '/Count 2')))).toBeNull();
     const truncated = searchable.pdf('truncated words');
     expect(own(truncated.subarray(0, truncated.length - 40))).toBeNull();
+    // A cross-reference stream of rows 0 bytes wide: a billion rows would read no data at all.
+    const empty = '<< /Type /XRef /W [0 0 0] /Size 1000000000 /Index [0 1000000000] /Length 0 >>';
+    const zeroWidth = `%PDF-1.5\n1 0 obj\n${empty}\nstream\n\nendstream\nendobj\nstartxref\n9\n%%EOF\n`;
+    expect(own(Buffer.from(zeroWidth, 'latin1'))).toBeNull();
+    // A ToUnicode map of 2,000 ranges of 65,536 four-byte codes: 131 million entries from 70 KB.
+    const hex8 = (n: number) => n.toString(16).padStart(8, '0');
+    const ranges = Array.from({ length: 2000 }, (_, i) => `<${hex8(i * 0x10000)}> <${hex8(i * 0x10000 + 0xffff)}> <0041>`);
+    const { font, encode } = compositeFont('ab', {}, 4);
+    const huge = { dict: '', data: `begincmap 2000 beginbfrange\n${ranges.join('\n')}\nendbfrange endcmap` };
+    expect(own(pagesPdf([`BT /F1 12 Tf 72 700 Td ${encode('ab')} Tj ET`], [font], { extra: [huge] }))).toBeNull();
   }, 30_000);
 
   test('text stops at the cap a page at a time: 8,000 pages drawing one stream read as far as the cap', () => {

@@ -41,6 +41,8 @@ const MAX_INFLATED_BYTES = 256 * 1024 ** 2;
 const MAX_PAGE_NODES = 100_000;
 const MAX_OPERANDS = 10_000;
 const MAX_CMAP_RANGE = 0x10000;
+// Codes a ToUnicode map may give in all, overwrites included: two bytes' worth twice over.
+const MAX_CMAP_ENTRIES = 0x20000;
 
 // The few dozen operators producers write, kept for the worker's life; a file of made-up words adds at most 1,024.
 const SHORT_WORDS = new Map<number, Op | boolean | null>();
@@ -352,6 +354,8 @@ class Document {
     const [w0, w1, w2] = w as number[];
     const index = (stream.dict.get('Index') as Obj[] | undefined) ?? [0, size];
     const width = w0! + w1! + w2!;
+    // Rows of no bytes would let a row count of the file's choosing run without reading anything.
+    if (width === 0) throw new Unsupported('bad xref stream');
     let p = 0;
     const field = (n: number, dflt: number) => {
       if (n === 0) return dflt;
@@ -600,6 +604,7 @@ function readCMap(data: Uint8Array): Map<number, string> {
     if (bytes.length % 2 === 1) throw new Unsupported('odd CMap value');
     return s;
   };
+  let entries = 0;
   for (;;) {
     const token = lexer.read(false);
     if (token === undefined) break;
@@ -611,6 +616,7 @@ function readCMap(data: Uint8Array): Map<number, string> {
         if (src instanceof Op && src.op === 'endbfchar') break;
         const dst = lexer.read(false);
         if (!(dst instanceof Uint8Array)) throw new Unsupported('bad bfchar');
+        if (++entries > MAX_CMAP_ENTRIES) throw new Unsupported('CMap too large');
         map.set(code(src), utf16(dst));
       }
     } else if (token.op === 'beginbfrange') {
@@ -621,6 +627,8 @@ function readCMap(data: Uint8Array): Map<number, string> {
         const to = code(lexer.read(false));
         const dst = lexer.read(false);
         if (to < from || to - from >= MAX_CMAP_RANGE) throw new Unsupported('bad bfrange');
+        entries += to - from + 1;
+        if (entries > MAX_CMAP_ENTRIES) throw new Unsupported('CMap too large');
         if (Array.isArray(dst)) {
           for (let c = from; c <= to; c++) {
             const item = dst[c - from];
