@@ -131,6 +131,14 @@ describe('the PDF reader leaves to pdf.js what it does not fully understand', ()
     const { font, encode } = compositeFont('ab', {}, 4);
     const huge = { dict: '', data: `begincmap 2000 beginbfrange\n${ranges.join('\n')}\nendbfrange endcmap` };
     expect(own(pagesPdf([`BT /F1 12 Tf 72 700 Td ${encode('ab')} Tj ET`], [font], { extra: [huge] }))).toBeNull();
+    // Widths of the same shape: 2,000 ranges of 65,536 glyphs each.
+    const { font: sane, cmap } = compositeFont('ab', {}, 4);
+    const wide = sane.replace(
+      /\/W \[.*\] >>\]/,
+      `/W [${Array.from({ length: 2000 }, (_, i) => `${i * 0x10000} ${i * 0x10000 + 0xffff} 500`).join(' ')}] >>]`,
+    );
+    expect(wide).not.toBe(sane);
+    expect(own(pagesPdf([`BT /F1 12 Tf 72 700 Td ${encode('ab')} Tj ET`], [wide], { extra: [cmap] }))).toBeNull();
   }, 30_000);
 
   test('text stops at the cap a page at a time: 8,000 pages drawing one stream read as far as the cap', () => {

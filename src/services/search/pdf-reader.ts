@@ -41,7 +41,7 @@ const MAX_INFLATED_BYTES = 256 * 1024 ** 2;
 const MAX_PAGE_NODES = 100_000;
 const MAX_OPERANDS = 10_000;
 const MAX_CMAP_RANGE = 0x10000;
-// Codes a ToUnicode map may give in all, overwrites included: two bytes' worth twice over.
+// Codes a ToUnicode map or a font's widths may give in all, overwrites included: two bytes' worth twice over.
 const MAX_CMAP_ENTRIES = 0x20000;
 
 // The few dozen operators producers write, kept for the worker's life; a file of made-up words adds at most 1,024.
@@ -675,12 +675,15 @@ function loadFont(doc: Document, dict: Dict): Font {
     const dw = doc.get(cid.get('DW'));
     const widths = new Map<number, number>();
     const w = doc.get(cid.get('W'));
+    let entries = 0;
     if (Array.isArray(w)) {
       for (let i = 0; i < w.length; ) {
         const first = doc.get(w[i]);
         const next = doc.get(w[i + 1]);
         if (typeof first !== 'number') throw new Unsupported('bad W');
         if (Array.isArray(next)) {
+          entries += next.length;
+          if (entries > MAX_CMAP_ENTRIES) throw new Unsupported('W too large');
           next.forEach((x, k) => {
             const v = doc.get(x);
             if (typeof v === 'number') widths.set(first + k, v);
@@ -690,6 +693,8 @@ function loadFont(doc: Document, dict: Dict): Font {
           const last = next;
           const v = doc.get(w[i + 2]);
           if (typeof last !== 'number' || typeof v !== 'number' || last - first > MAX_CMAP_RANGE) throw new Unsupported('bad W');
+          entries += Math.max(0, last - first + 1);
+          if (entries > MAX_CMAP_ENTRIES) throw new Unsupported('W too large');
           for (let c = first; c <= last; c++) widths.set(c, v);
           i += 3;
         }
