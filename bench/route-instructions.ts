@@ -74,7 +74,7 @@ async function instructionsPerRequest(dir: string, t: Target, round: number): Pr
  * callgrind, which unlike CPU time do not move with other load on the machine: the built executable beside its
  * floors (bench/bare-read.ts in bare Bun; bench/bare-elysia.ts compiled as Coffer is, alone and with minimal forms of
  * the hooks Coffer runs on every request), each in turn in every round (order reversed every other round).
- * Needs valgrind and ab; about eight minutes a round.
+ * Needs valgrind and ab; about six minutes a round.
  */
 export async function runRouteInstructionsBench(): Promise<void> {
   const dir = spreadTempDir('coffer-bench-route-');
