@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Database } from 'bun:sqlite';
 import { newId } from '../src/lib/ids.ts';
 import { cpuSeconds, fileCreationMicros, seedItems, spreadTempDir } from './fixtures.ts';
-import { adminToken, benchExecutable, spawnServer, wrk } from './server.ts';
+import { adminToken, benchExecutable, spawnServer, type WrkResult, wrk } from './server.ts';
 import { median } from './streams.ts';
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
@@ -90,6 +91,42 @@ async function bareBunSmallUploads(dir: string, content: Uint8Array): Promise<{ 
   }
 }
 
+/** A bare server of bench/bare-read.ts or bench/bare-elysia.ts on a free loopback port, once it answers its profile route. */
+async function startBare(name: string, command: string[], accountId: string, headers: Record<string, string>, mode?: string) {
+  const port = 30000 + Math.floor(Math.random() * 2700);
+  const proc = Bun.spawn([...command, String(port), accountId, ...(mode ? [mode] : [])], { stdout: 'ignore', stderr: 'inherit' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/profile`, { headers })).ok) return { name, proc, url, headers };
+    } catch {
+      if (proc.exitCode !== null || i > 500) throw new Error(`the ${name} server did not start`);
+      await Bun.sleep(20);
+    }
+  }
+}
+
+/** bench/bare-elysia.ts compiled as Coffer is (scripts/build.ts's flags for the runtime's code), into `dir`. */
+export function compileBareElysia(dir: string): string {
+  const exe = path.join(dir, 'bare-elysia');
+  const built = Bun.spawnSync(
+    [
+      process.execPath,
+      'build',
+      '--compile',
+      '--minify',
+      '--bytecode',
+      '--format=esm',
+      path.join(import.meta.dir, 'bare-elysia.ts'),
+      '--outfile',
+      exe,
+    ],
+    { stdout: 'ignore', stderr: 'pipe' },
+  );
+  if (built.exitCode !== 0) throw new Error(`bun build --compile bare-elysia failed: ${built.stderr.toString()}`);
+  return exe;
+}
+
 /** Server CPU (user + system) spent while `work` runs, in seconds. */
 async function serverCpu<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; cpu: number }> {
   const before = cpuSeconds(pid);
@@ -127,46 +164,75 @@ export async function runRequestsBench(): Promise<void> {
       `requests.list_200_item_page_c32 ${fmt(list.result.requestsPerSec, 0)} req/s p50 ${list.result.p50} p99 ${list.result.p99} server CPU ${fmt((list.cpu / listRequests) * 1e6, 0)} µs per request (wrk -t2 -c32 -d10s, goal >= 12000 req/s and p99 < 5 ms)`,
     );
 
-    const profileUrl = `${server.url}/api/profile`;
-    const bearer = { authorization: `Bearer ${token}` };
-    wrk(profileUrl, { threads: 2, connections: 32, seconds: 2, headers: bearer });
-    const prof = await serverCpu(server.pid, async () => wrk(profileUrl, { threads: 2, connections: 32, seconds: 10, headers: bearer }));
-    if (prof.result.non2xx) throw new Error(`${prof.result.non2xx} non-2xx responses reading the profile`);
-    console.log(
-      `requests.profile_c32 ${fmt(prof.result.requestsPerSec, 0)} req/s p50 ${prof.result.p50} p99 ${prof.result.p99} server CPU ${fmt((prof.cpu / (prof.result.requestsPerSec * 10)) * 1e6, 0)} µs per request (wrk -t2 -c32 -d10s, goal >= 25000 req/s)`,
+    // The profile against its floors, each in its own process over the same database, taking turns (order reversed
+    // every other round) so that each round's figures saw the same load: bare Bun doing the same read (bench/bare-read.ts,
+    // the goal's 1.2×), and Elysia compiled as Coffer is (bench/bare-elysia.ts), alone and with minimal forms of the
+    // hooks Coffer runs on every request, which look up this run's session.
+    const readDb = new Database(dbPath, { readonly: true });
+    const session = readDb.query<{ id: string }, [string]>('SELECT id FROM sessions WHERE user_id = ?').get(profile.id)!.id;
+    readDb.close();
+    const elysia = compileBareElysia(dir);
+    const bares = await Promise.all(
+      (
+        [
+          ['bare_bun', [process.execPath, path.join(import.meta.dir, 'bare-read.ts'), dbPath], {}],
+          ['bare_elysia', [elysia, dbPath], {}, 'bare'],
+          ['elysia_with_hooks', [elysia, dbPath], { authorization: `Bearer ${session}` }, 'hooks'],
+        ] as const
+      ).map(([name, command, headers, mode]) => startBare(name, [...command], profile.id, headers, mode)),
     );
-
-    // The same reads in bare Bun, in its own process over the same database (bench/bare-read.ts): the goal's 1.2×.
-    const barePort = 30000 + Math.floor(Math.random() * 2700);
-    const bareRead = Bun.spawn([process.execPath, path.join(import.meta.dir, 'bare-read.ts'), dbPath, String(barePort), profile.id], {
-      stdout: 'ignore',
-      stderr: 'inherit',
-    });
     try {
-      const bareUrl = `http://127.0.0.1:${barePort}`;
-      for (let i = 0; ; i++) {
-        try {
-          if ((await fetch(`${bareUrl}/profile`)).ok) break;
-        } catch {
-          if (bareRead.exitCode !== null || i > 500) throw new Error('the bare read server did not start');
-          await Bun.sleep(20);
+      const targets = [
+        { name: 'coffer', pid: server.pid, url: `${server.url}/api/profile`, headers: { authorization: `Bearer ${token}` } },
+        ...bares.map((b) => ({ name: b.name, pid: b.proc.pid, url: `${b.url}/profile`, headers: b.headers })),
+      ];
+      const rounds = 3;
+      const seconds = 5;
+      const figures = new Map(targets.map((t) => [t.name, [] as Array<{ cpu: number; rps: number; wrk: WrkResult }>]));
+      for (const t of targets) wrk(t.url, { threads: 2, connections: 32, seconds: 2, headers: t.headers });
+      for (let round = 0; round < rounds; round++) {
+        for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {
+          const r = await serverCpu(t.pid, async () => wrk(t.url, { threads: 2, connections: 32, seconds, headers: t.headers }));
+          if (r.result.non2xx) throw new Error(`${r.result.non2xx} non-2xx responses from the ${t.name} profile`);
+          figures
+            .get(t.name)!
+            .push({ cpu: (r.cpu / (r.result.requestsPerSec * seconds)) * 1e6, rps: r.result.requestsPerSec, wrk: r.result });
         }
       }
-      const cpuPerRequest = (r: { result: { requestsPerSec: number }; cpu: number }) => (r.cpu / (r.result.requestsPerSec * 10)) * 1e6;
-      for (const [name, url, coffer] of [
-        ['profile', `${bareUrl}/profile`, prof],
-        ['list_200_item_page', `${bareUrl}/list?parentId=${folder}`, list],
-      ] as const) {
-        wrk(url, { threads: 2, connections: 32, seconds: 2 });
-        const b = await serverCpu(bareRead.pid, async () => wrk(url, { threads: 2, connections: 32, seconds: 10 }));
-        if (b.result.non2xx) throw new Error(`${b.result.non2xx} non-2xx responses from the bare ${name} route`);
+      const cpus = (name: string) => figures.get(name)!.map((f) => f.cpu);
+      const coffer = figures.get('coffer')!;
+      const last = coffer.at(-1)!.wrk;
+      console.log(
+        `requests.profile_c32 ${fmt(median(coffer.map((f) => f.rps)), 0)} req/s p50 ${last.p50} p99 ${last.p99} server CPU ${fmt(median(cpus('coffer')), 0)} µs per request (rounds ${cpus(
+          'coffer',
+        )
+          .map((c) => fmt(c, 0))
+          .join(', ')}; wrk -t2 -c32 -d${seconds}s, ${rounds} rounds taking turns with the floors below, goal >= 25000 req/s)`,
+      );
+      for (const b of bares) {
+        const ratios = cpus('coffer').map((c, i) => c / cpus(b.name)[i]!);
         console.log(
-          `requests.bare_bun_${name}_c32 ${fmt(b.result.requestsPerSec, 0)} req/s server CPU ${fmt(cpuPerRequest(b), 0)} µs per request; Coffer ${fmt(cpuPerRequest(coffer) / cpuPerRequest(b), 2)}× its CPU per request and ${fmt(coffer.result.requestsPerSec / b.result.requestsPerSec, 2)}× its req/s (goal: within 1.2×)`,
+          `requests.${b.name}_profile_c32 ${fmt(median(figures.get(b.name)!.map((f) => f.rps)), 0)} req/s server CPU ${fmt(median(cpus(b.name)), 0)} µs per request (rounds ${cpus(
+            b.name,
+          )
+            .map((c) => fmt(c, 0))
+            .join(
+              ', ',
+            )}); Coffer ${fmt(median(cpus('coffer')) / median(cpus(b.name)), 2)}× its CPU per request (rounds ${ratios.map((r) => fmt(r, 2)).join(', ')})${b.name === 'bare_bun' ? ' (goal: within 1.2×)' : ''}`,
         );
       }
+      const bareBun = bares[0]!;
+      const bareListUrl = `${bareBun.url}/list?parentId=${folder}`;
+      wrk(bareListUrl, { threads: 2, connections: 32, seconds: 2 });
+      const b = await serverCpu(bareBun.proc.pid, async () => wrk(bareListUrl, { threads: 2, connections: 32, seconds: 10 }));
+      if (b.result.non2xx) throw new Error(`${b.result.non2xx} non-2xx responses from the bare list route`);
+      const perRequest = (r: { result: { requestsPerSec: number }; cpu: number }) => (r.cpu / (r.result.requestsPerSec * 10)) * 1e6;
+      console.log(
+        `requests.bare_bun_list_200_item_page_c32 ${fmt(b.result.requestsPerSec, 0)} req/s server CPU ${fmt(perRequest(b), 0)} µs per request; Coffer ${fmt(perRequest(list) / perRequest(b), 2)}× its CPU per request and ${fmt(list.result.requestsPerSec / b.result.requestsPerSec, 2)}× its req/s (goal: within 1.2×)`,
+      );
     } finally {
-      bareRead.kill('SIGTERM');
-      await bareRead.exited;
+      for (const b of bares) b.proc.kill('SIGTERM');
+      await Promise.all(bares.map((b) => b.proc.exited));
     }
 
     const appPassword = await fetch(`${server.url}/api/user/app-passwords`, {

@@ -30,6 +30,7 @@ import { runGroupsBench } from './groups.ts';
 import { runEventStreamsBench } from './event-streams.ts';
 import { runSoakBench } from './soak.ts';
 import { runRequestsBench } from './requests.ts';
+import { runRouteInstructionsBench } from './route-instructions.ts';
 import { runSyncBench } from './sync.ts';
 import { runReplicationBench } from './replication.ts';
 import { runLibrariesBench } from './libraries.ts';
@@ -82,6 +83,7 @@ const benches: Record<string, () => Promise<void>> = {
   streams: runEventStreamsBench,
   soak: runSoakBench,
   requests: runRequestsBench,
+  'route-instructions': runRouteInstructionsBench,
   sync: runSyncBench,
   replication: runReplicationBench,
   'change-log': runChangeLogBench,
