@@ -51,10 +51,9 @@ const BACKFILL_BATCH = 2000;
 const EXTRACT_BATCH = 32;
 // Between two batches, so a long backfill leaves the event loop a moment; the workers' nice value does the rest.
 const PAUSE_MS = 15;
-// Texts the index writer stores in one transaction: at most 8 and 384 KiB (or one larger document), about 10 ms of
-// tokenizing, so a write on the request thread waits little for the lock (8 documents of 1 MiB held it for 50+ ms).
+// Texts the index writer stores in one transaction: a few, so a request waiting for the write lock waits little.
 const WRITE_BATCH_DOCS = 8;
-const WRITE_BATCH_BYTES = 384 * 1024;
+const WRITE_BATCH_BYTES = 1024 ** 2;
 const SNIPPET_TOKENS = 12;
 const CONTENT_LIMIT = 20;
 // Sharing owners' matches looked at for the ones inside a share (the index ranks at most 1,000 anyway).
@@ -74,8 +73,6 @@ export class ContentSearchService {
   /** Where backfill has got to (an items seq), null when done; restarted when the switch turns on. */
   private backfillFrom: number | null = null;
   private wasEnabled: boolean | null = null;
-  /** The previous batch's last write, still running while this batch is read and extracted; its files are not picked again. */
-  private lastWrite: { seqs: Set<number>; done: Promise<PromiseSettledResult<number>> } | null = null;
 
   constructor(private readonly d: Deps) {}
 
@@ -196,9 +193,6 @@ export class ContentSearchService {
     this.running = false;
     this.wake();
     await this.loop;
-    const last = await this.lastWrite?.done;
-    if (last?.status === 'rejected') this.d.log.error('content indexing failed', { err: String(last.reason) });
-    this.lastWrite = null;
     this.d.extractor.kill();
     await this.d.writer.close();
     await this.d.snippets.close();
@@ -245,13 +239,9 @@ export class ContentSearchService {
     if (this.wasEnabled !== true || (this.backfillFrom === null && this.d.repo.isEmpty())) this.backfillFrom = 0;
     this.wasEnabled = true;
     if (this.backfillFrom !== null) this.backfillFrom = this.d.repo.queueMissing(this.backfillFrom, BACKFILL_BATCH);
-    const writing = this.lastWrite?.seqs ?? new Set<number>();
-    const batch = this.d.repo
-      .nextPending(EXTRACT_BATCH + writing.size)
-      .filter((f) => !writing.has(f.seq))
-      .slice(0, EXTRACT_BATCH);
+    const batch = this.d.repo.nextPending(EXTRACT_BATCH);
     await this.indexBatch(batch);
-    return batch.length > 0 || writing.size > 0 || this.backfillFrom !== null;
+    return batch.length > 0 || this.backfillFrom !== null;
   }
 
   /**
@@ -260,16 +250,11 @@ export class ContentSearchService {
    */
   private async indexBatch(batch: PendingFile[]): Promise<void> {
     const queue = [...batch];
-    const previous = this.lastWrite;
     const writes: Promise<number>[] = [];
-    let lastSeqs = new Set<number>();
     let ready: IndexedDoc[] = [];
     let readyBytes = 0;
     const flush = () => {
-      if (ready.length > 0) {
-        writes.push(this.d.writer.record(ready, this.d.clock.now()));
-        lastSeqs = new Set(ready.map((d) => d.file.seq));
-      }
+      if (ready.length > 0) writes.push(this.d.writer.record(ready, this.d.clock.now()));
       ready = [];
       readyBytes = 0;
     };
@@ -277,7 +262,6 @@ export class ContentSearchService {
       for (let file = queue.shift(); file && this.running && this.enabled(); file = queue.shift()) {
         const doc = await this.indexOne(file);
         if (!doc) continue;
-        if (readyBytes + doc.text.byteLength > WRITE_BATCH_BYTES) flush();
         ready.push(doc);
         readyBytes += doc.text.byteLength;
         if (ready.length >= WRITE_BATCH_DOCS || readyBytes >= WRITE_BATCH_BYTES) flush();
@@ -285,11 +269,7 @@ export class ContentSearchService {
     };
     const lanes = await Promise.allSettled(Array.from({ length: this.d.extractor.size }, lane));
     flush();
-    // The last write goes on while the next batch is read and extracted, so the writer is not idle between batches.
-    const last = writes.pop();
-    this.lastWrite = last ? { seqs: lastSeqs, done: Promise.allSettled([last]).then(([r]) => r!) } : null;
-    const earlier = await Promise.allSettled(writes);
-    const failed = [...lanes, ...earlier, ...(previous ? [await previous.done] : [])].find((r) => r.status === 'rejected');
+    const failed = [...lanes, ...(await Promise.allSettled(writes))].find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
