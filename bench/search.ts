@@ -15,18 +15,27 @@ function cpuSeconds(pid: number, tid?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Each thread's CPU seconds so far and nice value, by thread id. */
-function threadCpu(pid: number): Map<number, { cpu: number; nice: number }> {
-  const out = new Map<number, { cpu: number; nice: number }>();
+/** Each thread's CPU seconds so far, nice value, name and bytes written, by thread id. */
+function threadCpu(pid: number): Map<number, { cpu: number; nice: number; name: string; written: number }> {
+  const out = new Map<number, { cpu: number; nice: number; name: string; written: number }>();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
-      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]) });
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.split(') ')[1]!.split(' ');
+      const written = Number(/^wchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/task/${tid}/io`, 'utf8'))?.[1] ?? 0);
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]), name, written });
     } catch {
       // The thread ended between the listing and the read.
     }
   }
   return out;
+}
+
+/** A thread's time on a core and waiting in the run queue for one so far, in ms (/proc/<pid>/task/<tid>/schedstat). */
+function schedMs(pid: number, tid: number): { run: number; wait: number } {
+  const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { run: run! / 1e6, wait: wait! / 1e6 };
 }
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -109,13 +118,22 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     console.log(`search.settle ${((performance.now() - settleStart) / 1000).toFixed(1)} s until the server was idle after the uploads`);
 
     // The same probe with nothing indexing first, on the same box in the same run: what the load of the machine costs alone.
+    // Each answer's time with what the request thread did meanwhile (on a core, or runnable and waiting for one), and
+    // how long this bench's own thread waited for a core (on a loaded box the client is late too).
+    const answers: Array<{ ms: number; run: number; wait: number; client: number }> = [];
     const probe = async (until: () => boolean) => {
       const out: number[] = [];
       while (!until()) {
+        const s0 = schedMs(server.pid, server.pid);
+        const c0 = schedMs(process.pid, process.pid);
         const t = performance.now();
         const res = await api(server, token, '/api/files?limit=50');
         await res.arrayBuffer();
-        out.push(performance.now() - t);
+        const took = performance.now() - t;
+        const s1 = schedMs(server.pid, server.pid);
+        const c1 = schedMs(process.pid, process.pid);
+        out.push(took);
+        answers.push({ ms: took, run: s1.run - s0.run, wait: s1.wait - s0.wait, client: c1.wait - c0.wait });
         await Bun.sleep(50);
       }
       return out.sort((a, b) => a - b);
@@ -125,6 +143,7 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     const idle = await probe(() => performance.now() > idleUntil);
     // What one probe costs the request thread, so its share of indexing can be told from the probe's.
     const probeCpu = (cpuSeconds(server.pid, server.pid) - idleCpu0) / idle.length;
+    answers.length = 0;
 
     const cpu0 = cpuSeconds(server.pid);
     const mainCpu0 = cpuSeconds(server.pid, server.pid);
@@ -141,8 +160,10 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       await Bun.sleep(500);
     }
     done = true;
-    // Threads started by indexing, read before they are let go: the extraction workers run niced, the index writer does not.
+    // Threads started by indexing, read before they are let go: the index writer is the one that wrote the most (the
+    // database), the extraction workers are the other niced ones.
     const started = [...threadCpu(server.pid)].filter(([tid]) => !threads0.has(tid)).map(([, t]) => t);
+    const writer = started.reduce<(typeof started)[number] | undefined>((w, t) => (w && w.written >= t.written ? w : t), undefined);
     const listing = await prober;
     const seconds = (performance.now() - start) / 1000;
     const cpu = cpuSeconds(server.pid) - cpu0;
@@ -161,15 +182,19 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       `search.index_cpu_per_doc ${((cpu / docs) * 1000).toFixed(1)} ms, of which the request thread ${((mainCpu / docs) * 1000).toFixed(1)} ms (the rest in the extraction workers and the index writer; load average ${os.loadavg()[0]!.toFixed(1)})`,
     );
     const perDoc = (seconds: number) => `${((seconds / docs) * 1000).toFixed(2)} ms`;
-    const sum = (nice: (n: number) => boolean) => started.filter((t) => nice(t.nice)).reduce((a, t) => a + t.cpu, 0);
+    const extractors = started.filter((t) => t !== writer && t.nice > 0).reduce((a, t) => a + t.cpu, 0);
     console.log(
-      `search.index_thread_cpu_per_doc request thread ${perDoc(mainCpu - listing.length * probeCpu)} without the probe's ${listing.length} requests (${(probeCpu * 1000).toFixed(2)} ms each, measured idle), extraction workers ${perDoc(sum((n) => n > 0))}, index writer ${perDoc(sum((n) => n <= 0))}`,
+      `search.index_thread_cpu_per_doc request thread ${perDoc(mainCpu - listing.length * probeCpu)} without the probe's ${listing.length} requests (${(probeCpu * 1000).toFixed(2)} ms each, measured idle), extraction workers ${perDoc(extractors)}, index writer ${perDoc(writer?.cpu ?? 0)} (nice ${writer?.nice ?? '-'})`,
     );
     console.log(
       `search.index_size ${(indexBytes / MiB).toFixed(1)} MiB for ${(p.textBytes / MiB).toFixed(1)} MiB of text (${(indexBytes / Math.max(1, p.textBytes)).toFixed(2)}x; FTS5 keeps a copy of the text for snippets)`,
     );
     console.log(
       `search.files_list_while_indexing p50 ${ms(quantile(listing, 0.5))} ms p99 ${ms(quantile(listing, 0.99))} ms (${listing.length} requests of GET /api/files, goal p99 < 20 ms)`,
+    );
+    const slowest = answers.sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(answers.length / 100)));
+    console.log(
+      `search.files_list_slowest ${slowest.map((a) => `${ms(a.ms)} ms (request thread on a core ${ms(a.run)}, waiting for one ${ms(a.wait)}; the bench's thread waiting for one ${ms(a.client)})`).join(', ')}`,
     );
     console.log(
       `search.files_list_idle p50 ${ms(quantile(idle, 0.5))} ms p99 ${ms(quantile(idle, 0.99))} ms (${idle.length} requests before indexing, same server, same run)`,

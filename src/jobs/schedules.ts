@@ -50,6 +50,9 @@ export class Schedules {
   /** Enqueues a job for every due schedule and moves each to its next window. Returns how many fired. */
   runDue(): number {
     const now = this.clock.now();
+    // A read first: a poll with nothing due does not wait for a write lock another thread holds (the index writer's).
+    const next = this.repo.nextDueAt();
+    if (next === null || next > now) return 0;
     return this.inTransaction(() => {
       const due = this.repo.dueSchedules(now);
       for (const s of due) {

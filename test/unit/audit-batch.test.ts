@@ -82,3 +82,22 @@ describe('the audit batch', () => {
     expect(sqlite.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM audit_queue WHERE status = 'pending'`).get()!.n).toBe(0);
   });
 });
+
+describe('the audit pump', () => {
+  test('with nothing queued takes no write lock: it neither waits for nor fails on another thread holding one', () => {
+    const repo = new AuditRepo(db.$client);
+    // Another connection (the index writer's, in the server) holds the write lock; this one would wait 100 ms, then fail.
+    const writer = openDatabase(path.join(dir, 'coffer.db'));
+    writer.$client.run('BEGIN IMMEDIATE');
+    db.$client.run('PRAGMA busy_timeout = 100');
+    try {
+      expect(repo.moveBatch(20, row)).toEqual({ taken: [], written: 0, parked: 0 });
+    } finally {
+      db.$client.run('PRAGMA busy_timeout = 5000');
+      writer.$client.run('ROLLBACK');
+      closeDatabase(writer);
+    }
+    repo.enqueue('e', 1);
+    expect(repo.moveBatch(20, row)).toMatchObject({ written: 1 });
+  });
+});

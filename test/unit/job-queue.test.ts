@@ -231,6 +231,26 @@ describe('schedules', () => {
     expect(runs.length).toBe(2);
   });
 
+  test('a poll with nothing due takes no write lock: it neither waits for nor fails on another thread holding one', () => {
+    const t = setup();
+    t.schedules.ensure('s', { job: kind('k'), intervalMs: 60_000 });
+    t.queue.enqueue(kind('k'), null, { runAt: t.clock.now() + 60_000 });
+    // Another connection (the index writer's, in the server) holds the write lock; this one would wait 100 ms, then fail.
+    const writer = openDatabase(path.join(t.dir, 'coffer.db'));
+    writer.$client.run('BEGIN IMMEDIATE');
+    t.db.$client.run('PRAGMA busy_timeout = 100');
+    try {
+      expect(t.queue.claim()).toBeNull();
+      expect(t.schedules.runDue()).toBe(0);
+    } finally {
+      writer.$client.run('ROLLBACK');
+      closeDatabase(writer);
+    }
+    t.clock.advance(60_000);
+    expect(t.schedules.runDue()).toBe(1);
+    expect(t.queue.claim()).not.toBeNull();
+  });
+
   test('ensure keeps the next run time of an existing schedule', () => {
     const t = setup();
     t.schedules.ensure('s', { job: kind('k'), intervalMs: 1000 });

@@ -44,6 +44,8 @@ export class AuditRepo {
    */
   moveBatch(limit: number, write: (event: string) => NewAuditLogRow): { taken: number[]; written: number; parked: number } {
     const out = { taken: [] as number[], written: 0, parked: 0 };
+    // A read first: the pump's tick with nothing queued does not wait for a write lock another thread holds (the index writer's).
+    if (this.sqlite.query(`SELECT 1 FROM audit_queue WHERE status = 'pending' LIMIT 1`).get() === null) return out;
     transactOf(this.sqlite).immediate(() => {
       const rows = this.sqlite
         .query<{ seq: number; event: string }, [number]>(`SELECT seq, event FROM audit_queue WHERE status = 'pending' ORDER BY seq LIMIT ?`)

@@ -63,6 +63,8 @@ export class JobsRepo {
    * earlier job of the same account is still pending or running: one account's jobs run in order.
    */
   claim(now: number): JobRow | null {
+    // A read first: a poll with no job due does not wait for a write lock another thread holds (the index writer's).
+    if (this.sqlite.query(`SELECT 1 FROM jobs WHERE status = 'created' AND run_at <= ? LIMIT 1`).get(now) === null) return null;
     return this.sqlite
       .transaction(() => {
         const row = this.sqlite
