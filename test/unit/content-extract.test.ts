@@ -55,7 +55,7 @@ describe('extraction', () => {
     const doc = zipSync({ 'word/document.xml': strToU8(`<w:document>${deep}words</w:document>`) }, { level: 0 });
     await expect(extractText('deep.docx', doc, limits)).rejects.toThrow('nested too deeply');
     await expect(extractText('bomb.docx', hostile.zipBomb(), limits)).rejects.toThrow('inflates past its caps');
-  }, 30_000);
+  }, 120_000);
 
   test('a PDF is read a page at a time, up to 1,000 pages or the text cap: 8,000 pages drawing one stream stay small', async () => {
     const pages = await extractText('pages.pdf', searchable.pdfPages(Array.from({ length: 1001 }, (_, i) => `pageword${i + 1}`)), limits);
@@ -92,7 +92,7 @@ describe('extraction', () => {
     const bomb = hostile.zipBomb();
     new DataView(bomb.buffer).setUint32(22, 100, true);
     await expect(extractText('bomb.docx', bomb, limits)).rejects.toThrow('inflates past its caps');
-  }, 30_000);
+  }, 120_000);
 
   test('each office format gives its words, runs joined', async () => {
     expect(await extractText('a.docx', searchable.docx('Radiator leaks'), limits)).toBe('Radiator leaks');
@@ -187,7 +187,7 @@ describe('extraction worker memory', () => {
     } finally {
       extractor.kill();
     }
-  }, 30_000);
+  }, 60_000);
 
   test('a document during which the process grows past maxMemoryBytes has its worker terminated', async () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 });
