@@ -211,12 +211,17 @@ async function storeObject(name: string, bytes: Uint8Array): Promise<Uploaded> {
 
 /** One upload: stored, then its row committed (alone, or with the others of its turn from `grouped`). */
 async function uploadOne(name: string, bytes: Uint8Array): Promise<void> {
+  const file = await storeObject(name, bytes);
+  if (!rows) return;
+  if (grouping) await grouped(() => insert(file));
+  else transact!.immediate(() => insert(file));
+}
+
+/** Counted as an upload in progress from before its body is read, as `Transactions.announce` is called. */
+async function announced<T>(work: () => Promise<T>): Promise<T> {
   expected++;
   try {
-    const file = await storeObject(name, bytes);
-    if (!rows) return;
-    if (grouping) await grouped(() => insert(file));
-    else transact!.immediate(() => insert(file));
+    return await work();
   } finally {
     expected--;
   }
@@ -226,29 +231,24 @@ async function uploadOne(name: string, bytes: Uint8Array): Promise<void> {
 async function uploadBulk(files: File[]): Promise<number> {
   const inFlight = new Set<Promise<void>>();
   const done: Uploaded[] = [];
-  expected++;
-  try {
-    for (const file of files) {
-      const one: Promise<void> = file
-        .arrayBuffer()
-        .then(async (bytes) => {
-          if (!grouping) return uploadOne(file.name, new Uint8Array(bytes));
-          done.push(await storeObject(file.name, new Uint8Array(bytes)));
-        })
-        .finally(() => inFlight.delete(one));
-      inFlight.add(one);
-      if (inFlight.size >= 16) await Promise.race(inFlight);
-    }
-    await Promise.all(inFlight);
-    for (let i = 0; i < done.length; i += 100) {
-      const chunk = done.slice(i, i + 100);
-      transact!.immediate(() => {
-        for (const file of chunk) insert(file);
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  } finally {
-    expected--;
+  for (const file of files) {
+    const one: Promise<void> = file
+      .arrayBuffer()
+      .then(async (bytes) => {
+        if (!grouping) return uploadOne(file.name, new Uint8Array(bytes));
+        done.push(await storeObject(file.name, new Uint8Array(bytes)));
+      })
+      .finally(() => inFlight.delete(one));
+    inFlight.add(one);
+    if (inFlight.size >= 16) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  for (let i = 0; i < done.length; i += 100) {
+    const chunk = done.slice(i, i + 100);
+    transact!.immediate(() => {
+      for (const file of chunk) insert(file);
+    });
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return files.length;
 }
@@ -260,15 +260,17 @@ Bun.serve({
     if (req.method === 'GET') return new Response('ok');
     const url = new URL(req.url);
     if (req.method === 'POST' && url.pathname === '/bulk') {
-      const stored = await uploadBulk((await req.formData()).getAll('files') as File[]);
-      return Response.json({ stored });
+      const count = await uploadBulk((await req.formData()).getAll('files') as File[]);
+      return Response.json({ stored: count });
     }
     if (req.method === 'POST') {
-      const file = (await req.formData()).get('file') as File;
-      await uploadOne(file.name, new Uint8Array(await file.arrayBuffer()));
+      await announced(async () => {
+        const file = (await req.formData()).get('file') as File;
+        await uploadOne(file.name, new Uint8Array(await file.arrayBuffer()));
+      });
       return Response.json({ stored: 1 });
     }
-    await uploadOne(path.basename(url.pathname), new Uint8Array(await req.arrayBuffer()));
+    await announced(async () => uploadOne(path.basename(url.pathname), new Uint8Array(await req.arrayBuffer())));
     return new Response(null, { status: 201 });
   },
 });
