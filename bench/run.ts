@@ -44,6 +44,7 @@ import { runWebhooksBench } from './webhooks.ts';
 import { runInfraBench } from './infra.ts';
 import { runDownloadsBench } from './downloads.ts';
 import { runWalPagesBench } from './wal-pages.ts';
+import { runFloorBench } from './floor.ts';
 
 /** `npm run bench`: every benchmark, each printing its figures; pass names to run a subset. */
 const benches: Record<string, () => Promise<void>> = {
@@ -96,6 +97,7 @@ const benches: Record<string, () => Promise<void>> = {
   infra: runInfraBench,
   downloads: runDownloadsBench,
   'wal-pages': runWalPagesBench,
+  floor: runFloorBench,
 };
 
 // Names pick benchmarks; a `--flag value` pair is the benchmark's own (soak's `--minutes`).

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
-import { fileTypeFromBuffer } from 'file-type';
+import { FileTypeParser, fileTypeFromBuffer } from 'file-type';
 import { detectMimeType } from '../../src/lib/file-type.ts';
 
 /** `head` followed by `size` bytes in all, the rest zeros. */
@@ -51,5 +51,43 @@ describe('type detection (src/lib/file-type.ts)', () => {
     const answers = await Promise.all(samples.map(([, bytes]) => detectMimeType(bytes)));
     const expected = await Promise.all(samples.map(async ([, bytes]) => (await fileTypeFromBuffer(bytes))?.mime ?? null));
     expect(answers).toEqual(expected);
+  });
+
+  test('compares bytes without the per-check copy of the options file-type makes: its own check is never reached', async () => {
+    // The library's own comparison, which copies its options object and builds an iterator at every check.
+    const proto = FileTypeParser.prototype as unknown as { check(this: unknown, ...args: unknown[]): boolean };
+    const original = proto.check;
+    let calls = 0;
+    proto.check = function (this: unknown, ...args: unknown[]) {
+      calls++;
+      return original.apply(this, args);
+    };
+    try {
+      for (const [, bytes] of samples) await detectMimeType(bytes);
+    } finally {
+      proto.check = original;
+    }
+    expect(calls).toBe(0);
+  });
+
+  test('answers what file-type answers for masked and offset signatures over random bytes', async () => {
+    // MPEG frames are checked under bit masks; the rest fill offsets past the start with random bytes.
+    const heads = [
+      [0xff],
+      [0xff, 0xe2],
+      [0xff, 0xf1],
+      [0xff, 0xfb],
+      [0x49, 0x44, 0x33],
+      [0x52, 0x49, 0x46, 0x46],
+      [0x00, 0x00, 0x00, 0x18, 0x66, 0x74, 0x79, 0x70],
+    ];
+    for (let i = 0; i < 400; i++) {
+      const bytes = randomBytes(64 + (i % 7) * 300);
+      const head = heads[i % heads.length]!;
+      bytes.set(head);
+      if (head.length === 1) bytes[1] = i & 0xff;
+      const expected = (await fileTypeFromBuffer(bytes))?.mime ?? null;
+      expect({ i, mime: await detectMimeType(bytes) }).toEqual({ i, mime: expected });
+    }
   });
 });
