@@ -47,7 +47,7 @@ const pages: Record<string, string> = {
   'long (20 pages)': para(400),
   ligatures: '<p style="font-family:serif">office efficient fluffy affine waffle final flight</p>',
 };
-const browser = await acquireBrowser();
+const browser = await acquireBrowser({ emulatedGpu: true });
 const context = await browser.newContext();
 const page = await context.newPage();
 for (const [name, body] of Object.entries(pages)) {

@@ -44,7 +44,7 @@ const BETWEEN = `((from, to) => {
 export async function runPhotoViewerBench(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-viewer-'));
   const server = await startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent' }));
-  const browser = await acquireBrowser();
+  const browser = await acquireBrowser({ emulatedGpu: true });
   try {
     console.log(`load average at the start: ${load()}`);
     const client = new TestClient(server.url);

@@ -24,7 +24,7 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 export async function runPhotosBench(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-photos-'));
   const server = await startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent' }));
-  const browser = await acquireBrowser();
+  const browser = await acquireBrowser({ emulatedGpu: true });
   try {
     const client = new TestClient(server.url);
     const signup = await client.post('/api/signup', { email: 'bench@example.test', password: 'bench password', name: 'Bench' });

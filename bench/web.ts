@@ -43,7 +43,7 @@ function executableGrowth(): { without: number; with: number } {
 export async function runWebBench(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-web-'));
   const server = await startServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir }, { LOG_LEVEL: 'silent' }));
-  const browser = await acquireBrowser();
+  const browser = await acquireBrowser({ emulatedGpu: true });
   const bigFile = path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), `coffer-bench-1g-${process.pid}`);
   try {
     const client = new TestClient(server.url);

@@ -35,14 +35,26 @@ async function chromiumPath(): Promise<string> {
 }
 
 let shared: Promise<Browser> | null = null;
+let sharedGpu = false;
 let users = 0;
 
-/** One headless Chromium (from the npm package @sparticuz/chromium) shared by the browser tests of a run. */
-export async function acquireBrowser(): Promise<Browser> {
+/** The package's flags that make Chromium composite through an emulated GPU (SwiftShader, in the browser process). */
+const EMULATED_GPU = /^--(ignore-gpu-blocklist|in-process-gpu|use-gl=|use-angle=|enable-unsafe-swiftshader)/;
+
+/**
+ * One headless Chromium (from the npm package @sparticuz/chromium) shared by the browser tests of a run.
+ * It composites in software (--disable-gpu): the package's emulated GPU (SwiftShader, in the browser process)
+ * took most of a browser test's CPU (test/ui/settings.test.ts: Chromium 23 s, 7 without it) for pages that
+ * draw only HTML and CSS. `emulatedGpu` keeps the package's flags, for the benches earlier passes measured so.
+ */
+export async function acquireBrowser({ emulatedGpu = false }: { emulatedGpu?: boolean } = {}): Promise<Browser> {
+  if (shared && sharedGpu !== emulatedGpu) throw new Error('the shared browser is already running with the other GPU setting');
   users++;
+  sharedGpu = emulatedGpu;
   // The package's serverless flags include --single-process, under which closing a context can take the
   // whole browser down; tests open and close many contexts.
-  const args = sparticuz.args.filter((a) => a !== '--single-process');
+  const flags = sparticuz.args.filter((a) => a !== '--single-process');
+  const args = emulatedGpu ? flags : [...flags.filter((a) => !EMULATED_GPU.test(a)), '--disable-gpu'];
   shared ??= (async () => chromium.launch({ executablePath: await chromiumPath(), args, headless: true }))();
   return shared;
 }

@@ -82,6 +82,7 @@ describe('without a reachable feed', () => {
     const err = await new VersionService(ctx, 200).latest().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).status).toBe(502);
-    expect(performance.now() - started).toBeLessThan(2000);
+    // The 200 ms given, not the 10 s default: half of it leaves room for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 });

@@ -117,7 +117,7 @@ describe('GET /api/files/events', () => {
     const subStream = await connect(sub.client);
     expect(t.server.ctx.hub.subscriberCount(o.id)).toBe(21);
     await streams.pop()!.close();
-    await eventually(() => t.server.ctx.hub.subscriberCount(o.id) <= 20, { timeoutMs: 2000, intervalMs: 10 });
+    await eventually(() => t.server.ctx.hub.subscriberCount(o.id) <= 20, { intervalMs: 10 });
     expect(t.server.ctx.hub.subscriberCount(o.id)).toBe(20);
     streams.push(await connect(o.client));
     await Promise.all([...streams, subStream].map((s) => s.close()));

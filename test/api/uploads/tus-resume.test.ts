@@ -84,7 +84,7 @@ describe('resumable uploads through trouble', () => {
     // Asked only after the cut: on a loaded machine two HEADs before the first chunk's answer agreed on 0.
     const location = await eventually(
       () => (cut && first.upload.url && stagedFiles(t.dataDir).length > 0 ? new URL(first.upload.url).pathname : false),
-      { timeoutMs: 4000, intervalMs: 20 },
+      { intervalMs: 20 },
     );
     const offset = await settledOffset(o.client, location);
     // The first chunk was acknowledged; what arrived of the second before the cut was kept too.

@@ -327,7 +327,7 @@ describe('PATCH', () => {
       headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
       body: slow,
     });
-    await eventually(() => stagedFiles(t.dataDir).includes(key), { timeoutMs: 2000, intervalMs: 10 });
+    await eventually(() => stagedFiles(t.dataDir).includes(key), { intervalMs: 10 });
     const second = await patchUpload(o.client, location, 0, data.subarray(0, 1000));
     expect(second.status).toBe(423);
     t.server.ctx.db.$client.exec('PRAGMA wal_checkpoint(PASSIVE)');
