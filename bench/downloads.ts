@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { adminToken, benchExecutable, curl, spawnServer } from './server.ts';
+import { compileBench } from './compile.ts';
 import { cpuPerGiB, cpuTimes, totalCpu, type CpuTimes } from './transfer-cpu.ts';
 import { flag } from './flags.ts';
 
@@ -18,12 +19,7 @@ export interface Server {
 
 /** `bench/bare-download.ts` compiled as Coffer is, serving a sealed object of `mib` MiB. */
 export async function startBare(dir: string, mib: number): Promise<Server> {
-  const exe = path.join(dir, 'bare-download');
-  const built = Bun.spawnSync([process.execPath, 'build', '--compile', path.join(import.meta.dir, 'bare-download.ts'), '--outfile', exe], {
-    stdout: 'ignore',
-    stderr: 'pipe',
-  });
-  if (built.exitCode !== 0) throw new Error(`bun build --compile failed: ${built.stderr.toString()}`);
+  const exe = compileBench('bare-download.ts', dir);
   const data = fs.mkdtempSync(path.join(dir, 'bare-download-'));
   const { url, proc } = await spawnServer([exe, '--mib', String(mib)], data, {});
   return {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { cpuSeconds, spreadTempDir } from './fixtures.ts';
+import { compileBench } from './compile.ts';
 import { flag } from './flags.ts';
 import { adminToken, benchExecutable, spawnServer } from './server.ts';
 import { median } from './streams.ts';
@@ -168,12 +169,7 @@ export async function runFloorBench(): Promise<void> {
   const rounds = flag('rounds', 3);
   const files = flag('files', 2000);
   const dir = spreadTempDir('coffer-bench-floor-');
-  const exe = path.join(dir, 'bare-floor');
-  const built = Bun.spawnSync([process.execPath, 'build', '--compile', path.join(import.meta.dir, 'bare-floor.ts'), '--outfile', exe], {
-    stdout: 'ignore',
-    stderr: 'pipe',
-  });
-  if (built.exitCode !== 0) throw new Error(`bun build --compile failed: ${built.stderr.toString()}`);
+  const exe = compileBench('bare-floor.ts', dir);
   const targets: Target[] = [];
   try {
     targets.push(await cofferTarget(dir));

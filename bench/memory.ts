@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { seedItems } from './fixtures.ts';
+import { AS_COFFER, compileBench } from './compile.ts';
 import { cpuSeconds, rssMiB } from './live-server.ts';
 import { adminToken, benchExecutable, spawnServer } from './server.ts';
 
@@ -52,25 +53,10 @@ function breakdown(pid: number): Breakdown {
  * server; bench/bare-stack.ts: Coffer's libraries and schema at start, none of its code).
  */
 function compileBares(dir: string): Array<[string, string]> {
-  return (['bare-durable', 'bare-stack'] as const).map((name) => {
-    const exe = path.join(dir, name);
-    const built = Bun.spawnSync(
-      [
-        process.execPath,
-        'build',
-        '--compile',
-        '--minify',
-        '--bytecode',
-        '--format=esm',
-        path.join(import.meta.dir, `${name}.ts`),
-        '--outfile',
-        exe,
-      ],
-      { stdout: 'ignore', stderr: 'pipe' },
-    );
-    if (built.exitCode !== 0) throw new Error(`bun build --compile ${name} failed: ${built.stderr.toString()}`);
-    return [name === 'bare-durable' ? 'bare Bun' : 'bare stack', exe];
-  });
+  return (['bare-durable', 'bare-stack'] as const).map((name) => [
+    name === 'bare-durable' ? 'bare Bun' : 'bare stack',
+    compileBench(`${name}.ts`, dir, AS_COFFER),
+  ]);
 }
 
 /** A bare server's RSS one second after start and one request (its /health), and where it is. */

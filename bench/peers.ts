@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startBare } from './downloads.ts';
+import { compileBench } from './compile.ts';
 import { seedItems } from './fixtures.ts';
 import { cpuSeconds, rssMiB } from './live-server.ts';
 import { adminToken, buildExecutable, curl, spawnServer, writeRandomGiB } from './server.ts';
@@ -376,12 +377,7 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
 async function measureBare(
   dir: string,
 ): Promise<{ idleRss: number; put: { perSec: number; cpuMs: number }; post: { perSec: number; cpuMs: number } }> {
-  const exe = path.join(dir, 'bare-durable');
-  const built = Bun.spawnSync([process.execPath, 'build', '--compile', path.join(import.meta.dir, 'bare-durable.ts'), '--outfile', exe], {
-    stdout: 'ignore',
-    stderr: 'pipe',
-  });
-  if (built.exitCode !== 0) throw new Error(`bun build --compile failed: ${built.stderr.toString()}`);
+  const exe = compileBench('bare-durable.ts', dir);
   const data = path.join(dir, 'bare-data');
   const { url, proc } = await spawnServer([exe], data, {});
   try {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
 import { newId } from '../src/lib/ids.ts';
 import { cpuSeconds, fileCreationMicros, seedItems, spreadTempDir } from './fixtures.ts';
+import { AS_COFFER, compileBench } from './compile.ts';
 import { adminToken, benchExecutable, spawnServer, type WrkResult, wrk } from './server.ts';
 import { median } from './streams.ts';
 
@@ -108,23 +109,7 @@ async function startBare(name: string, command: string[], accountId: string, hea
 
 /** bench/bare-elysia.ts compiled as Coffer is (scripts/build.ts's flags for the runtime's code), into `dir`. */
 export function compileBareElysia(dir: string): string {
-  const exe = path.join(dir, 'bare-elysia');
-  const built = Bun.spawnSync(
-    [
-      process.execPath,
-      'build',
-      '--compile',
-      '--minify',
-      '--bytecode',
-      '--format=esm',
-      path.join(import.meta.dir, 'bare-elysia.ts'),
-      '--outfile',
-      exe,
-    ],
-    { stdout: 'ignore', stderr: 'pipe' },
-  );
-  if (built.exitCode !== 0) throw new Error(`bun build --compile bare-elysia failed: ${built.stderr.toString()}`);
-  return exe;
+  return compileBench('bare-elysia.ts', dir, AS_COFFER);
 }
 
 /** Server CPU (user + system) spent while `work` runs, in seconds. */

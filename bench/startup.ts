@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { newId } from '../src/lib/ids.ts';
 import { freshInstance, seedItems } from './fixtures.ts';
+import { compileBench } from './compile.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 
@@ -68,12 +69,7 @@ export async function runStartupBench(runs = 10): Promise<void> {
       "const port = Number(process.argv[process.argv.indexOf('--port') + 1]);\n" +
         "Bun.serve({ port, hostname: '127.0.0.1', fetch: () => new Response('ok') });\n",
     );
-    const bareExe = path.join(dir, 'bare-health');
-    const compiled = Bun.spawnSync([process.execPath, 'build', '--compile', bareSource, '--outfile', bareExe], {
-      stdout: 'ignore',
-      stderr: 'pipe',
-    });
-    if (compiled.exitCode !== 0) throw new Error(`bun build --compile failed: ${compiled.stderr.toString()}`);
+    const bareExe = compileBench(bareSource, dir);
     await timeToHealth(exe, dir, dir);
     await timeToHealth(bareExe, dir, dir);
     const warm: number[] = [];

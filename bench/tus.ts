@@ -6,6 +6,7 @@ import { Upload } from 'tus-js-client';
 import { ServerProcess } from '../test/helpers/server-process.ts';
 import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
 import { adminToken, benchExecutable, spawnServer } from './server.ts';
+import { compileBench } from './compile.ts';
 import { median } from './streams.ts';
 import { cpuLine, cpuPerGiB, cpuTimes, peakRssMiB, resetPeakRss, settleDisk, totalCpu, type CpuTimes } from './transfer-cpu.ts';
 import { flag } from './flags.ts';
@@ -107,12 +108,7 @@ async function fetchTusUpload(endpoint: string, data: Buffer, patchMs: number[])
 
 /** Builds bench/bare-tus.ts as Coffer is built (`bun build --compile`) and starts it on a data dir of its own. */
 async function startBareTus(dir: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const exe = path.join(dir, 'bare-tus');
-  const built = Bun.spawnSync([process.execPath, 'build', '--compile', path.join(import.meta.dir, 'bare-tus.ts'), '--outfile', exe], {
-    stdout: 'ignore',
-    stderr: 'pipe',
-  });
-  if (built.exitCode !== 0) throw new Error(`bun build --compile failed: ${built.stderr.toString()}`);
+  const exe = compileBench('bare-tus.ts', dir);
   const { url, proc } = await spawnServer([exe], path.join(dir, 'bare-data'), {});
   return {
     url,
