@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { AuditRepo, type NewAuditLogRow } from '../../src/db/repos/audit.ts';
+import { AuditRepo } from '../../src/db/repos/audit.ts';
+import { auditRow } from '../helpers/audit-rows.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const dir = tempDir('coffer-audit-batch-');
@@ -42,21 +43,6 @@ function counting(sqlite: Database): { sqlite: Database; runs: Map<string, numbe
   return { sqlite: proxy, runs };
 }
 
-const row = (event: string): NewAuditLogRow => ({
-  at: 1,
-  action: event,
-  status: 'success',
-  actor: 'cli',
-  loginId: null,
-  email: null,
-  accountId: null,
-  ip: null,
-  targetType: null,
-  targetId: null,
-  details: null,
-  requestId: null,
-});
-
 describe('the audit batch', () => {
   test('moves a batch into the log with one DELETE, leaving parked and later events queued', () => {
     const sqlite = db.$client;
@@ -65,7 +51,7 @@ describe('the audit batch', () => {
     const { sqlite: counted, runs } = counting(sqlite);
     const out = new AuditRepo(counted).moveBatch(20, (event) => {
       if (event === 'bad') throw new Error('cannot parse');
-      return row(event);
+      return auditRow(event);
     });
     expect(out).toMatchObject({ written: 19, parked: 1 });
     expect(runs.get('DELETE')).toBe(1);
@@ -77,7 +63,7 @@ describe('the audit batch', () => {
     ]);
     expect(sqlite.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM audit_log').get()!.n).toBe(19);
 
-    const rest = repo.moveBatch(20, row);
+    const rest = repo.moveBatch(20, auditRow);
     expect(rest).toMatchObject({ written: 10, parked: 0 });
     expect(sqlite.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM audit_queue WHERE status = 'pending'`).get()!.n).toBe(0);
   });
@@ -91,13 +77,13 @@ describe('the audit pump', () => {
     writer.$client.run('BEGIN IMMEDIATE');
     db.$client.run('PRAGMA busy_timeout = 100');
     try {
-      expect(repo.moveBatch(20, row)).toEqual({ taken: [], written: 0, parked: 0 });
+      expect(repo.moveBatch(20, auditRow)).toEqual({ taken: [], written: 0, parked: 0 });
     } finally {
       db.$client.run('PRAGMA busy_timeout = 5000');
       writer.$client.run('ROLLBACK');
       closeDatabase(writer);
     }
     repo.enqueue('e', 1);
-    expect(repo.moveBatch(20, row)).toMatchObject({ written: 1 });
+    expect(repo.moveBatch(20, auditRow)).toMatchObject({ written: 1 });
   });
 });

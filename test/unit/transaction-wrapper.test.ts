@@ -7,6 +7,7 @@ import { AuditRepo } from '../../src/db/repos/audit.ts';
 import { Transactions } from '../../src/db/repos/index.ts';
 import { ItemsRepo } from '../../src/db/repos/items.ts';
 import { newId } from '../../src/lib/ids.ts';
+import { auditRow } from '../helpers/audit-rows.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const dir = tempDir('coffer-transaction-wrapper-');
@@ -47,20 +48,7 @@ test("an upload's transactions and savepoints reuse the connection's one wrapper
     await Promise.all(Array.from({ length: 5 }, (_, i) => transactions.grouped(() => items.insert(file(`f${i}.bin`)))));
     transactions.immediate(() => items.insert(file('immediate.bin')));
     transactions.batch(() => items.insert(file('batch.bin')));
-    audit.moveBatch(10, () => ({
-      at: 1,
-      action: 'file.upload',
-      status: 'success',
-      actor: 'cli',
-      loginId: null,
-      email: null,
-      accountId: null,
-      ip: null,
-      targetType: null,
-      targetId: null,
-      details: null,
-      requestId: null,
-    }));
+    audit.moveBatch(10, () => auditRow('file.upload'));
     expect(built).toHaveBeenCalledTimes(0);
   } finally {
     built.mockRestore();
