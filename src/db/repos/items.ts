@@ -1,3 +1,4 @@
+import { Gathering } from '../../lib/gathering.ts';
 import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
@@ -183,7 +184,13 @@ export class ItemsRepo {
   // Refuses changes some items may not have (a library's, written only as its host folder allows); throws to refuse.
   private guard: (change: ItemChange) => AfterChange = () => undefined;
   // The tree marks gathered by batchingTreeChanges while it runs; null outside one.
-  private pendingTouches: PendingTouches | null = null;
+  private readonly pendingTouches = new Gathering<PendingTouches>(
+    () => ({ folders: new Map(), roots: new Map() }),
+    (pending) => {
+      for (const [parentId, bytes] of pending.folders) this.touchFolders(parentId, bytes);
+      for (const [accountId, bytes] of pending.roots) this.touchRoot(accountId, bytes);
+    },
+  );
 
   constructor(private readonly sqlite: Database) {}
 
@@ -233,16 +240,7 @@ export class ItemsRepo {
    * inserted, whether the caller then commits or rolls back.
    */
   batchingTreeChanges<T>(write: () => T): T {
-    if (this.pendingTouches) return write();
-    const pending: PendingTouches = { folders: new Map(), roots: new Map() };
-    this.pendingTouches = pending;
-    try {
-      return write();
-    } finally {
-      this.pendingTouches = null;
-      for (const [parentId, bytes] of pending.folders) this.touchFolders(parentId, bytes);
-      for (const [accountId, bytes] of pending.roots) this.touchRoot(accountId, bytes);
-    }
+    return this.pendingTouches.run(write);
   }
 
   /** A write and the tree versions it moves, all or nothing (a savepoint inside the caller's transaction). */
@@ -288,7 +286,7 @@ export class ItemsRepo {
 
   insert(row: NewItem, staged?: StagedHostFile): Item {
     const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name }, staged });
-    const pending = this.pendingTouches;
+    const pending = this.pendingTouches.current;
     // Gathered, the marks follow at the batch's end: the insert alone is one statement, no savepoint needed.
     if (pending && !after) {
       const inserted = this.insertRow(row);

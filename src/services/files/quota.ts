@@ -1,3 +1,4 @@
+import { Gathering } from '../../lib/gathering.ts';
 import type { StorageUsage } from '../../contract/files.ts';
 import type { TusUploadsRepo } from '../../db/repos/tus-uploads.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
@@ -43,7 +44,12 @@ export function roomRuleOf(principal: { share?: unknown; memberAccountId?: strin
  * scans items.
  */
 export class QuotaService {
-  private batch: UsageBatch | null = null;
+  private readonly batch = new Gathering<UsageBatch>(
+    () => ({ rows: new Map(), added: new Map() }),
+    (batch) => {
+      for (const [accountId, bytes] of batch.added) this.users.adjustStorageUsed(accountId, bytes);
+    },
+  );
 
   constructor(
     private readonly users: UsersRepo,
@@ -61,20 +67,12 @@ export class QuotaService {
    * commits or rolls back.
    */
   batchingUsage<T>(write: () => T): T {
-    if (this.batch) return write();
-    const batch: UsageBatch = { rows: new Map(), added: new Map() };
-    this.batch = batch;
-    try {
-      return write();
-    } finally {
-      this.batch = null;
-      for (const [accountId, bytes] of batch.added) this.users.adjustStorageUsed(accountId, bytes);
-    }
+    return this.batch.run(write);
   }
 
   /** The account's usage row, with what the batch has added since it was read. */
   private storageRow(accountId: string): StorageRow {
-    const batch = this.batch;
+    const batch = this.batch.current;
     if (!batch) return this.users.storage(accountId);
     let row = batch.rows.get(accountId);
     if (row === undefined) {
@@ -147,7 +145,7 @@ export class QuotaService {
   /** Adds (or with a negative delta, removes) bytes; call inside the transaction that changes the items. */
   adjust(accountId: string, delta: number): void {
     if (delta === 0) return;
-    const batch = this.batch;
+    const batch = this.batch.current;
     if (batch) {
       if (delta > 0) {
         batch.added.set(accountId, (batch.added.get(accountId) ?? 0) + delta);

@@ -1,3 +1,4 @@
+import { Gathering } from '../../lib/gathering.ts';
 import type { Clock } from '../../clock.ts';
 import type { UploadIntentsRepo } from '../../db/repos/upload-intents.ts';
 import type { Logger } from '../../log.ts';
@@ -24,7 +25,16 @@ export class UploadIntentService {
   /** Keys this process is writing now; only the server writes objects, so these are all there are. */
   private readonly writing = new Set<string>();
   /** The keys committed inside `batchingCommits`, cleared at its end. */
-  private gathered: string[] | null = null;
+  private readonly gathered = new Gathering<string[]>(
+    () => {
+      this.location.assertAcceptsWrites();
+      return [];
+    },
+    (keys) => {
+      if (keys.length) this.repo.clearMany(keys);
+      for (const key of keys) this.writing.delete(key);
+    },
+  );
 
   constructor(
     private readonly repo: UploadIntentsRepo,
@@ -46,8 +56,8 @@ export class UploadIntentService {
    * Checked again here, so no row can point at an object the migration's last pass did not see.
    */
   committed(key: string): void {
-    if (this.gathered) {
-      this.gathered.push(key);
+    if (this.gathered.current) {
+      this.gathered.current.push(key);
       return;
     }
     this.location.assertAcceptsWrites();
@@ -61,17 +71,7 @@ export class UploadIntentService {
    * the keys it commits cleared in one statement when it ends.
    */
   batchingCommits<T>(write: () => T): T {
-    if (this.gathered) return write();
-    this.location.assertAcceptsWrites();
-    const keys: string[] = [];
-    this.gathered = keys;
-    try {
-      return write();
-    } finally {
-      this.gathered = null;
-      if (keys.length) this.repo.clearMany(keys);
-      for (const key of keys) this.writing.delete(key);
-    }
+    return this.gathered.run(write);
   }
 
   /** After the object under `key` was removed again (or never published). */
