@@ -74,3 +74,22 @@ test('the reused wrapper keeps savepoint semantics: a nested write that throws r
   expect(names).toEqual([{ name: 'kept.bin' }]);
   expect(sqlite.inTransaction).toBe(false);
 });
+
+test('a batch takes the write lock at its start: another connection committing between its read and its write cannot fail it', () => {
+  const transactions = new Transactions(sqlite);
+  const items = new ItemsRepo(sqlite);
+  // The index writer's connection, in the server; it gives up at once where it would wait.
+  const other = openDatabase(path.join(dir, 'coffer.db'));
+  other.$client.run('PRAGMA busy_timeout = 0');
+  try {
+    transactions.batch(() => {
+      sqlite.query('SELECT count(*) FROM items').get();
+      // A deferred batch lets this commit, then its own first write finds its snapshot stale and fails at once.
+      expect(() => other.$client.run(`UPDATE users SET updated_at = 1 WHERE id = 'acct'`)).toThrow('database is locked');
+      items.insert(file('after-read.bin'));
+    });
+  } finally {
+    closeDatabase(other);
+  }
+  expect(sqlite.query(`SELECT count(*) AS n FROM items WHERE name = 'after-read.bin'`).get()).toEqual({ n: 1 });
+});

@@ -142,9 +142,13 @@ export class Transactions {
     return result;
   }
 
-  /** A plain (deferred) transaction: many small writes committed together. */
+  /**
+   * Many small writes committed together, the write lock taken at BEGIN (waiting there for another connection's,
+   * the index writer's): a deferred transaction whose first write follows a read fails at once if that connection
+   * committed in between (its snapshot is stale; SQLite's busy handler does not wait for that).
+   */
   batch<T>(fn: () => T): T {
-    return this.transact(fn);
+    return this.transact.immediate(fn);
   }
 }
 
