@@ -51,6 +51,16 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** Makes `dir` and any parent missing, each new entry synced into its parent: a crash cannot lose the folder of a synced file. */
+async function mkdirDurable(dir: string): Promise<void> {
+  const first = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
+    await fsyncDir(parent);
+    if (parent === path.dirname(first)) return;
+  }
+}
+
 /** One operation at a time in the background; its failure is kept and thrown to whoever settles next. */
 class BackgroundSlot {
   private running: Promise<void> | null = null;
@@ -264,14 +274,14 @@ export class LocalDriver implements StorageDriver {
 
   /** Opens `file` in shard directory `dir` for a new object, making the directory first when needed. */
   private async createInShard(dir: string, file: string): Promise<fsp.FileHandle> {
-    if (!this.shardDirs.has(dir)) await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    if (!this.shardDirs.has(dir)) await mkdirDurable(dir);
     let handle: fsp.FileHandle;
     try {
       handle = await fsp.open(file, 'wx', 0o600);
     } catch (err) {
       // A shard directory removed behind the server's back: made again.
       if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+      await mkdirDurable(dir);
       handle = await fsp.open(file, 'wx', 0o600);
     }
     this.rememberShard(dir);
@@ -282,13 +292,13 @@ export class LocalDriver implements StorageDriver {
   async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
     const dir = path.dirname(final);
-    if (!this.shardDirs.has(dir)) await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    if (!this.shardDirs.has(dir)) await mkdirDurable(dir);
     try {
       await fsp.rename(temp, final);
     } catch (err) {
       // A shard directory removed behind the server's back: made again.
       if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+      await mkdirDurable(dir);
       await fsp.rename(temp, final);
     }
     this.rememberShard(dir);
@@ -519,7 +529,7 @@ export class FileStaging implements StagingArea {
       handle = await fsp.open(file, 'r+');
     } catch (err) {
       if (!isNotFound(err) || at > 0) throw isNotFound(err) ? new StorageNotFoundError(key) : err;
-      await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await mkdirDurable(this.dir);
       handle = await fsp.open(file, 'wx', 0o600);
       created = true;
     }

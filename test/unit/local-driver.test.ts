@@ -80,6 +80,32 @@ describe('local driver', () => {
     }
   });
 
+  test("a new shard or staging directory's entry is synced into each parent it was made in", async () => {
+    const d = driver();
+    const synced: string[] = [];
+    const realOpen = fsp.open;
+    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
+      const handle = await realOpen(file, flags, mode);
+      if (flags === 'r') synced.push(path.relative(d.root, String(file)) || '.');
+      return handle;
+    });
+    try {
+      await d.put('AAaa' + newStorageKey().slice(4), from('x'), { fresh: true });
+      expect(synced).toEqual(['AA', '.', path.join('AA', 'aa')]);
+      synced.length = 0;
+      await d.put('AAbb' + newStorageKey().slice(4), from('x'));
+      expect(synced).toEqual(['AA', path.join('AA', 'bb')]);
+      synced.length = 0;
+      await d.put('AAbb' + newStorageKey().slice(4), from('x'));
+      expect(synced).toEqual([path.join('AA', 'bb')]);
+      synced.length = 0;
+      await d.staging.write(newStorageKey(), 0, from('x'));
+      expect(synced).toEqual(['.', '.staging']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test('atomic write: a failing stream leaves no object and no temp file', async () => {
     const d = driver();
     const key = newStorageKey();
