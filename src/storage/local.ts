@@ -51,14 +51,21 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Makes `dir` and any parent missing, each new entry synced into its parent: a crash cannot lose the folder of a synced file. */
-async function mkdirDurable(dir: string): Promise<void> {
+/** Makes `dir` and any parent missing; returns the folders a new entry was made in, to sync with `syncFolder`. */
+async function makeFolder(dir: string): Promise<string[]> {
   const first = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
-  if (first === undefined) return;
+  const parents: string[] = [];
+  if (first === undefined) return parents;
   for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
-    await fsyncDir(parent);
-    if (parent === path.dirname(first)) return;
+    parents.push(parent);
+    if (parent === path.dirname(first)) return parents;
   }
+}
+
+/** Syncs `dir`, then the folders it was made in (so a crash cannot lose a new folder); last, when the file's sync has committed the journal. */
+async function syncFolder(dir: string, madeIn: readonly string[]): Promise<void> {
+  await fsyncDir(dir);
+  for (const parent of madeIn) await fsyncDir(parent);
 }
 
 /** One operation at a time in the background; its failure is kept and thrown to whoever settles next. */
@@ -272,37 +279,37 @@ export class LocalDriver implements StorageDriver {
     if (this.shardDirs.size > this.knownShards) this.shardDirs.delete(this.shardDirs.values().next().value!);
   }
 
-  /** Opens `file` in shard directory `dir` for a new object, making the directory first when needed. */
-  private async createInShard(dir: string, file: string): Promise<fsp.FileHandle> {
-    if (!this.shardDirs.has(dir)) await mkdirDurable(dir);
+  /** Opens `file` in shard directory `dir` for a new object, making the directory first when needed (`madeIn`: see `makeFolder`). */
+  private async createInShard(dir: string, file: string): Promise<{ handle: fsp.FileHandle; madeIn: string[] }> {
+    let madeIn = this.shardDirs.has(dir) ? [] : await makeFolder(dir);
     let handle: fsp.FileHandle;
     try {
       handle = await fsp.open(file, 'wx', 0o600);
     } catch (err) {
       // A shard directory removed behind the server's back: made again.
       if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      await mkdirDurable(dir);
+      madeIn = await makeFolder(dir);
       handle = await fsp.open(file, 'wx', 0o600);
     }
     this.rememberShard(dir);
-    return handle;
+    return { handle, madeIn };
   }
 
   /** Renames a finished file (in the same file system) to the object `key`, durably. */
   async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
     const dir = path.dirname(final);
-    if (!this.shardDirs.has(dir)) await mkdirDurable(dir);
+    let madeIn = this.shardDirs.has(dir) ? [] : await makeFolder(dir);
     try {
       await fsp.rename(temp, final);
     } catch (err) {
       // A shard directory removed behind the server's back: made again.
       if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      await mkdirDurable(dir);
+      madeIn = await makeFolder(dir);
       await fsp.rename(temp, final);
     }
     this.rememberShard(dir);
-    await fsyncDir(dir);
+    await syncFolder(dir, madeIn);
   }
 
   async put(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<{ size: number }> {
@@ -331,12 +338,12 @@ export class LocalDriver implements StorageDriver {
   private async putInPlace(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<{ size: number }> {
     const file = this.pathOf(key);
     const dir = path.dirname(file);
-    const handle = await this.createInShard(dir, file);
+    const { handle, madeIn } = await this.createInShard(dir, file);
     try {
       const size = await writeBody(handle, 0, body, opts);
       await handle.sync();
       await handle.close();
-      await fsyncDir(dir);
+      await syncFolder(dir, madeIn);
       return { size };
     } catch (err) {
       await handle.close().catch(() => {});
@@ -524,14 +531,13 @@ export class FileStaging implements StagingArea {
   ): Promise<number> {
     const file = this.fileOf(key);
     let handle: fsp.FileHandle;
-    let created = false;
+    let madeIn: string[] | null = null;
     try {
       handle = await fsp.open(file, 'r+');
     } catch (err) {
       if (!isNotFound(err) || at > 0) throw isNotFound(err) ? new StorageNotFoundError(key) : err;
-      await mkdirDurable(this.dir);
+      madeIn = await makeFolder(this.dir);
       handle = await fsp.open(file, 'wx', 0o600);
-      created = true;
     }
     try {
       const staged = opts.staged ?? (await handle.stat()).size;
@@ -542,7 +548,7 @@ export class FileStaging implements StagingArea {
       return end;
     } finally {
       await handle.close();
-      if (created) await fsyncDir(this.dir);
+      if (madeIn) await syncFolder(this.dir, madeIn);
     }
   }
 

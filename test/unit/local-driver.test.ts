@@ -91,16 +91,16 @@ describe('local driver', () => {
     });
     try {
       await d.put('AAaa' + newStorageKey().slice(4), from('x'), { fresh: true });
-      expect(synced).toEqual(['AA', '.', path.join('AA', 'aa')]);
+      expect(synced).toEqual([path.join('AA', 'aa'), 'AA', '.']);
       synced.length = 0;
       await d.put('AAbb' + newStorageKey().slice(4), from('x'));
-      expect(synced).toEqual(['AA', path.join('AA', 'bb')]);
+      expect(synced).toEqual([path.join('AA', 'bb'), 'AA']);
       synced.length = 0;
       await d.put('AAbb' + newStorageKey().slice(4), from('x'));
       expect(synced).toEqual([path.join('AA', 'bb')]);
       synced.length = 0;
       await d.staging.write(newStorageKey(), 0, from('x'));
-      expect(synced).toEqual(['.', '.staging']);
+      expect(synced).toEqual(['.staging', '.']);
     } finally {
       spy.mockRestore();
     }
