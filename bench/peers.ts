@@ -8,7 +8,7 @@ import { seedItems } from './fixtures.ts';
 import { cpuSeconds, rssMiB } from './live-server.ts';
 import { adminToken, buildExecutable, curl, spawnServer, writeRandomGiB } from './server.ts';
 import { median } from './streams.ts';
-import { cpuTimes, totalCpu } from './transfer-cpu.ts';
+import { cpuPerGiB, cpuTimes, jsThreadTimes, totalCpu, type CpuTimes } from './transfer-cpu.ts';
 import { flag } from './flags.ts';
 
 const MiB = 1024 ** 2;
@@ -33,6 +33,8 @@ interface Peer {
   name: string;
   /** What Coffer does that this server does not, printed beside its figures. */
   skips: string;
+  /** A Bun server: its JavaScript thread's CPU is printed apart from its I/O threads'. */
+  bun?: boolean;
   /** The running server, or why it cannot run here (and how to install it). */
   start(root: string, bigBytes: number): Promise<Target | string>;
 }
@@ -44,6 +46,8 @@ interface Row {
   upMiBs: number;
   upSyncMiBs: number;
   upCpu: number;
+  /** Each upload's CPU per GiB, user and system, and the JavaScript thread's total where the server is Bun's. */
+  upRuns: Array<CpuTimes & { js: number }>;
   downMiBs: number;
   downCpu: number;
   smallPerSec: number;
@@ -125,6 +129,7 @@ const COFFER_ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000',
 function cofferPeer(exe: string, door: 'api' | 'dav'): Peer {
   return {
     name: door === 'api' ? 'Coffer API' : 'Coffer WebDAV',
+    bun: true,
     skips: 'encrypts (AES-256-GCM), fsyncs file and folder before answering, a SQLite database, versions, quota',
     async start(root) {
       const { url, proc } = await spawnServer([exe], root, COFFER_ENV);
@@ -309,6 +314,7 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
     upMiBs: NaN,
     upSyncMiBs: NaN,
     upCpu: NaN,
+    upRuns: [],
     downMiBs: NaN,
     downCpu: NaN,
     smallPerSec: NaN,
@@ -333,21 +339,28 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
     const afterPropfind = rssMiB(target.pid).peak;
     const small = await smallUploads(target, 0);
     const afterSmall = rssMiB(target.pid).peak;
-    const ups: Array<{ mibs: number; withSync: number; cpu: number }> = [];
+    const ups: Array<{ mibs: number; withSync: number; cpu: number; split: CpuTimes & { js: number } }> = [];
     const downs: Array<{ mibs: number; cpu: number }> = [];
     const perGiB = (cpu: number) => (cpu * 1024 ** 3) / bigBytes;
     for (let run = 0; run < 3; run++) {
       Bun.spawnSync(['sync']);
-      let before = totalCpu(cpuTimes(target.pid));
+      const upBefore = cpuTimes(target.pid);
+      const jsBefore = peer.bun ? jsThreadTimes(target.pid) : null;
       const up = target.putBig(bigFile, run);
       if (!up.ok) throw new Error(`${peer.name}: upload ${up.body}`);
-      const upCpu = totalCpu(cpuTimes(target.pid)) - before;
+      const split = cpuPerGiB(target.pid, upBefore, bigBytes);
+      const js = jsBefore ? totalCpu(cpuPerGiB(target.pid, jsBefore, bigBytes, jsThreadTimes(target.pid))) : NaN;
       // What a peer that does not fsync leaves for the kernel to write: the same upload made durable.
       const t = performance.now();
       Bun.spawnSync(['sync']);
       const syncSeconds = (performance.now() - t) / 1000;
-      ups.push({ mibs: bigBytes / MiB / up.seconds, withSync: bigBytes / MiB / (up.seconds + syncSeconds), cpu: perGiB(upCpu) });
-      before = totalCpu(cpuTimes(target.pid));
+      ups.push({
+        mibs: bigBytes / MiB / up.seconds,
+        withSync: bigBytes / MiB / (up.seconds + syncSeconds),
+        cpu: totalCpu(split),
+        split: { ...split, js },
+      });
+      const before = totalCpu(cpuTimes(target.pid));
       const down = target.getBig(run);
       if (down.bytes !== bigBytes) throw new Error(`${peer.name}: download returned ${down.bytes} bytes`);
       downs.push({ mibs: bigBytes / MiB / down.seconds, cpu: perGiB(totalCpu(cpuTimes(target.pid)) - before) });
@@ -359,6 +372,7 @@ async function measure(peer: Peer, root: string, bigFile: string, bigBytes: numb
       upMiBs: best(ups).mibs,
       upSyncMiBs: Math.max(...ups.map((u) => u.withSync)),
       upCpu: Math.min(...ups.map((u) => u.cpu)),
+      upRuns: ups.map((u) => u.split),
       downMiBs: best(downs).mibs,
       downCpu: Math.min(...downs.map((d) => d.cpu)),
       smallPerSec: small.perSec,
@@ -493,6 +507,12 @@ export async function runPeersBench(): Promise<void> {
       console.log(
         `peers.peak_rss_MiB ${r.name}: after PROPFIND ${fmt(r.peakAfter.propfind, 1)}, after the 4 KiB files ${fmt(r.peakAfter.small, 1)}, after the ${size} transfers ${fmt(r.peakAfter.big, 1)}`,
       );
+    }
+    for (const r of rows.filter((row) => !row.missing)) {
+      const runs = r.upRuns.map(
+        (u) => `${fmt(u.user, 2)} + ${fmt(u.system, 2)}${Number.isNaN(u.js) ? '' : ` (JavaScript thread ${fmt(u.js, 2)})`}`,
+      );
+      console.log(`peers.upload_cpu_s_per_GiB ${r.name}, user + system each upload: ${runs.join(', ')}`);
     }
     console.log(
       `(${size} transfers best of 3 with \`sync\` before each upload; ${SMALL_FILES} × 4 KiB from ${CLIENTS} clients; PROPFIND Depth 1 median of 5; ${load()})`,

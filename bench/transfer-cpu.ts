@@ -9,14 +9,25 @@ export interface CpuTimes {
   system: number;
 }
 
-export function cpuTimes(pid: number | 'self'): CpuTimes {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+function statCpu(file: string): CpuTimes {
+  const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
   return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
-/** CPU seconds per GiB moved since `before`. */
-export function cpuPerGiB(pid: number | 'self', before: CpuTimes, bytes: number): CpuTimes {
-  const now = cpuTimes(pid);
+export function cpuTimes(pid: number | 'self'): CpuTimes {
+  return statCpu(`/proc/${pid}/stat`);
+}
+
+/**
+ * The CPU seconds so far of a Bun server's JavaScript thread (its first): apart from the runtime's I/O threads,
+ * whose system time copying an upload into the page cache moves 0.4-2 s per GiB with the machine, not the server.
+ */
+export function jsThreadTimes(pid: number): CpuTimes {
+  return statCpu(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/** CPU seconds per GiB moved since `before` (`now`: the process's times, or another reading such as jsThreadTimes). */
+export function cpuPerGiB(pid: number | 'self', before: CpuTimes, bytes: number, now = cpuTimes(pid)): CpuTimes {
   return { user: ((now.user - before.user) * GiB) / bytes, system: ((now.system - before.system) * GiB) / bytes };
 }
 
