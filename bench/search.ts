@@ -15,16 +15,40 @@ function cpuSeconds(pid: number, tid?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Each thread's CPU seconds so far, nice value, name and bytes written, by thread id. */
-function threadCpu(pid: number): Map<number, { cpu: number; nice: number; name: string; written: number }> {
-  const out = new Map<number, { cpu: number; nice: number; name: string; written: number }>();
+interface ThreadFacts {
+  cpu: number;
+  nice: number;
+  name: string;
+  written: number;
+  /** Seconds since boot when the thread started (/proc/<pid>/task/<tid>/stat, field 22). */
+  startedAt: number;
+  /** Times it gave up its core to wait for something (a message, a lock, the disk). */
+  sleeps: number;
+}
+
+/** Seconds since boot, the clock of a thread's start time. */
+const uptime = () => Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+
+/** Each thread's CPU seconds so far, nice value, name, bytes written, start and sleeps, by thread id. */
+function threadCpu(pid: number): Map<number, ThreadFacts> {
+  const out = new Map<number, ThreadFacts>();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const fields = stat.split(') ')[1]!.split(' ');
       const written = Number(/^wchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/task/${tid}/io`, 'utf8'))?.[1] ?? 0);
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]), name, written });
+      const sleeps = Number(
+        /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'))?.[1] ?? 0,
+      );
+      out.set(Number(tid), {
+        cpu: (Number(fields[11]) + Number(fields[12])) / 100,
+        nice: Number(fields[16]),
+        name,
+        written,
+        startedAt: Number(fields[19]) / 100,
+        sleeps,
+      });
     } catch {
       // The thread ended between the listing and the read.
     }
@@ -152,18 +176,23 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     await api(server, token, '/api/user/content-search-config', { method: 'PUT', body: JSON.stringify({ enabled: true }) });
     let done = false;
     const prober = probe(() => done);
-    // Bounded: at most 30 minutes, whatever the box.
+    // Bounded: at most 30 minutes, whatever the box. Looked at every 100 ms, so the end of indexing is known to that.
     for (;;) {
       const p = await progress(server, token);
       if (p.pending === 0 && p.indexed >= docs) break;
       if (performance.now() - start > 30 * 60_000) throw new Error(`indexing did not finish in 30 minutes (${p.indexed} of ${docs})`);
-      await Bun.sleep(500);
+      await Bun.sleep(100);
     }
     done = true;
+    const endedAt = uptime();
     // Threads started by indexing, read before they are let go: the index writer is the one that wrote the most (the
     // database), the extraction workers are the other niced ones.
-    const started = [...threadCpu(server.pid)].filter(([tid]) => !threads0.has(tid)).map(([, t]) => t);
-    const writer = started.reduce<(typeof started)[number] | undefined>((w, t) => (w && w.written >= t.written ? w : t), undefined);
+    const started = [...threadCpu(server.pid)].filter(([tid]) => !threads0.has(tid));
+    const [writerTid, writer] = started.reduce<(typeof started)[number] | [undefined, undefined]>(
+      (w, t) => (w[1] && w[1].written >= t[1].written ? w : t),
+      [undefined, undefined],
+    );
+    const writerSched = writerTid === undefined ? undefined : schedMs(server.pid, writerTid);
     const listing = await prober;
     const seconds = (performance.now() - start) / 1000;
     const cpu = cpuSeconds(server.pid) - cpu0;
@@ -182,10 +211,19 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       `search.index_cpu_per_doc ${((cpu / docs) * 1000).toFixed(1)} ms, of which the request thread ${((mainCpu / docs) * 1000).toFixed(1)} ms (the rest in the extraction workers and the index writer; load average ${os.loadavg()[0]!.toFixed(1)})`,
     );
     const perDoc = (seconds: number) => `${((seconds / docs) * 1000).toFixed(2)} ms`;
-    const extractors = started.filter((t) => t !== writer && t.nice > 0).reduce((a, t) => a + t.cpu, 0);
+    const extractors = started.filter(([, t]) => t !== writer && t.nice > 0).reduce((a, [, t]) => a + t.cpu, 0);
     console.log(
       `search.index_thread_cpu_per_doc request thread ${perDoc(mainCpu - listing.length * probeCpu)} without the probe's ${listing.length} requests (${(probeCpu * 1000).toFixed(2)} ms each, measured idle), extraction workers ${perDoc(extractors)}, index writer ${perDoc(writer?.cpu ?? 0)} (nice ${writer?.nice ?? '-'})`,
     );
+    if (writer && writerSched) {
+      // From its start (its first write) to the end of indexing: what it was not on a core nor waiting for one it was asleep,
+      // mostly waiting for the next texts (its commits do not fsync; a checkpoint's fsync is the rest).
+      const lifeMs = (endedAt - writer.startedAt) * 1000;
+      const asleep = lifeMs - writerSched.run - writerSched.wait;
+      console.log(
+        `search.index_writer_time asleep ${ms(asleep)} ms (${(asleep / docs).toFixed(2)} ms per document, ${writer.sleeps} sleeps), on a core ${ms(writerSched.run)} ms, waiting for one ${ms(writerSched.wait)} ms, of its ${ms(lifeMs)} ms from its first write to the end of indexing`,
+      );
+    }
     console.log(
       `search.index_size ${(indexBytes / MiB).toFixed(1)} MiB for ${(p.textBytes / MiB).toFixed(1)} MiB of text (${(indexBytes / Math.max(1, p.textBytes)).toFixed(2)}x; FTS5 keeps a copy of the text for snippets)`,
     );
