@@ -25,7 +25,7 @@ const LARGE_TRANSFER_BYTES = 256 * 1024 * 1024;
 
 /**
  * Heap grown by this much since the last collection around a large transfer is garbage worth collecting before
- * the next one: one young generation's allowance (8 MiB), more than a download between two uploads leaves.
+ * the next one: one young generation's allowance (8 MiB); a 1 GiB upload and download in between left 0.6 MiB.
  */
 const GARBAGE_BEFORE_TRANSFER = 8 * 1024 * 1024;
 
@@ -53,7 +53,7 @@ export function collectAfterTransfer(bytes: number): void {
  * GARBAGE_BEFORE_TRANSFER since the last one around a transfer: the upload's own rise (5-9 MiB in its first
  * moments) then reuses the memory other requests' garbage held instead of landing on top of it (WebDAV's
  * peak after 10,000-item PROPFINDs and 2,000 small PUTs; docs/performance.md, the twelfth pass). Back-to-back
- * large transfers skip it: the collection after the last one left nothing to free.
+ * large transfers skip it: the runtime's own collections during the last one left the heap within 1 MiB of it.
  */
 export function collectBeforeTransfer(declaredBytes: number | undefined): void {
   if (declaredBytes === undefined || declaredBytes < LARGE_TRANSFER_BYTES) return;
