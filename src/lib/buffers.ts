@@ -50,7 +50,7 @@ export function collectAfterTransfer(bytes: number): void {
 
 /**
  * A full garbage collection before the body of an upload declared large, when the heap has grown by
- * GARBAGE_BEFORE_TRANSFER since the last one around a transfer: the upload's own rise (5-9 MiB in its first
+ * GARBAGE_BEFORE_TRANSFER since the last one around a transfer: the upload's own rise (5-11 MiB in its first
  * moments) then reuses the memory other requests' garbage held instead of landing on top of it (WebDAV's
  * peak after 10,000-item PROPFINDs and 2,000 small PUTs; docs/performance.md, the twelfth pass). Back-to-back
  * large transfers skip it: the runtime's own collections during the last one left the heap within 1 MiB of it.
