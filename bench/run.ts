@@ -37,6 +37,7 @@ import { runLibrariesBench } from './libraries.ts';
 import { runChangeLogBench } from './change-log.ts';
 import { runActivityBench } from './activity.ts';
 import { runPeersBench } from './peers.ts';
+import { runPeakBench } from './peak.ts';
 import { runSmallFilesBench } from './small-files.ts';
 import { runMemoryBench } from './memory.ts';
 import { runDavSyncBench } from './dav-sync.ts';
@@ -90,6 +91,7 @@ const benches: Record<string, () => Promise<void>> = {
   'change-log': runChangeLogBench,
   activity: runActivityBench,
   peers: runPeersBench,
+  peak: runPeakBench,
   'small-files': runSmallFilesBench,
   memory: runMemoryBench,
   'dav-sync': runDavSyncBench,

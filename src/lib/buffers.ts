@@ -20,8 +20,22 @@ export function releaseSoleView(chunk: Uint8Array): void {
   if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
 }
 
-/** A transfer at least this large is followed by a full collection (collectAfterTransfer). */
-const COLLECT_AFTER_BYTES = 256 * 1024 * 1024;
+/** A transfer at least this large is followed by a full collection (collectAfterTransfer), and may be preceded by one. */
+const LARGE_TRANSFER_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Heap grown by this much since the last collection around a large transfer is garbage worth collecting before
+ * the next one: one young generation's allowance (8 MiB); a 1 GiB upload and download in between left 0.6 MiB.
+ */
+const GARBAGE_BEFORE_TRANSFER = 8 * 1024 * 1024;
+
+/** The heap's capacity (`process.memoryUsage().heapTotal`) right after the last collection around a large transfer. */
+let heapAfterCollection = 0;
+
+function collectNow(): void {
+  Bun.gc(true);
+  heapAfterCollection = process.memoryUsage().heapTotal;
+}
 
 /**
  * A full garbage collection once a transfer of `bytes` has ended, when it was large. What sealing it in
@@ -31,7 +45,19 @@ const COLLECT_AFTER_BYTES = 256 * 1024 * 1024;
  * (issue 42). It costs about 20 ms of CPU, once per 256 MiB or more.
  */
 export function collectAfterTransfer(bytes: number): void {
-  if (bytes >= COLLECT_AFTER_BYTES) Bun.gc(true);
+  if (bytes >= LARGE_TRANSFER_BYTES) collectNow();
+}
+
+/**
+ * A full garbage collection before the body of an upload declared large, when the heap has grown by
+ * GARBAGE_BEFORE_TRANSFER since the last one around a transfer: the upload's own rise (5-11 MiB in its first
+ * moments) then reuses the memory other requests' garbage held instead of landing on top of it (WebDAV's
+ * peak after 10,000-item PROPFINDs and 2,000 small PUTs; docs/performance.md, the twelfth pass). Back-to-back
+ * large transfers skip it: the runtime's own collections during the last one left the heap within 1 MiB of it.
+ */
+export function collectBeforeTransfer(declaredBytes: number | undefined): void {
+  if (declaredBytes === undefined || declaredBytes < LARGE_TRANSFER_BYTES) return;
+  if (process.memoryUsage().heapTotal - heapAfterCollection >= GARBAGE_BEFORE_TRANSFER) collectNow();
 }
 
 const handedOver = new WeakSet<Uint8Array>();

@@ -1,6 +1,13 @@
 import { expect, spyOn, test } from 'bun:test';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { collectAfterTransfer, handOver, releaseChunk, releaseHandedOver, releaseSoleView } from '../../src/lib/buffers.ts';
+import {
+  collectAfterTransfer,
+  collectBeforeTransfer,
+  handOver,
+  releaseChunk,
+  releaseHandedOver,
+  releaseSoleView,
+} from '../../src/lib/buffers.ts';
 
 test('releaseChunk frees a chunk that is its whole buffer, and leaves views of shared buffers alone', () => {
   const whole = new Uint8Array(256 * 1024).fill(7);
@@ -46,6 +53,28 @@ test('collectAfterTransfer runs a full collection after a transfer of 256 MiB or
     collectAfterTransfer(256 * 1024 * 1024);
     expect(gc).toHaveBeenCalledTimes(1);
     expect(gc).toHaveBeenLastCalledWith(true);
+  } finally {
+    gc.mockRestore();
+  }
+});
+
+test('collectBeforeTransfer collects before a body declared 256 MiB or more once the heap has grown 8 MiB since the last collection around a transfer', () => {
+  const MiB = 1024 * 1024;
+  collectAfterTransfer(256 * MiB);
+  const gc = spyOn(Bun, 'gc');
+  try {
+    collectBeforeTransfer(256 * MiB);
+    expect(gc).not.toHaveBeenCalled();
+    const held = Array.from({ length: 300_000 }, (_, i) => ({ i, name: `object ${i}` }));
+    collectBeforeTransfer(undefined);
+    collectBeforeTransfer(256 * MiB - 1);
+    expect(gc).not.toHaveBeenCalled();
+    collectBeforeTransfer(256 * MiB);
+    expect(gc).toHaveBeenCalledTimes(1);
+    expect(gc).toHaveBeenLastCalledWith(true);
+    collectBeforeTransfer(256 * MiB);
+    expect(gc).toHaveBeenCalledTimes(1);
+    expect(held.length).toBe(300_000);
   } finally {
     gc.mockRestore();
   }

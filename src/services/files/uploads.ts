@@ -13,7 +13,7 @@ import {
   tooManyFiles,
   uploadAborted,
 } from '../../errors.ts';
-import { collectAfterTransfer, grownFor } from '../../lib/buffers.ts';
+import { collectAfterTransfer, collectBeforeTransfer, grownFor } from '../../lib/buffers.ts';
 import { newId } from '../../lib/ids.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { FileEventType } from './file-events.ts';
@@ -828,6 +828,7 @@ export class UploadService {
     stored: StoredObject[],
     prepare: (part: UploadFilePart, fields: Map<string, string>) => Budget,
   ): Promise<{ fields: Map<string, string>; part: UploadFilePart; object: StoredObject }> {
+    collectBeforeTransfer(req.sizeHint);
     const fields = new Map<string, string>();
     let file: { part: UploadFilePart; object: StoredObject } | null = null;
     for await (const part of req.parts) {
