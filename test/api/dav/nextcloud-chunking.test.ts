@@ -6,6 +6,7 @@ import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll } from '../../helpers/files.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { hangUpMidBody } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
@@ -353,14 +354,16 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     };
     expect((await staged()).length).toBeGreaterThanOrEqual(1);
     const chunked = t.server.ctx.services.chunkedUploads;
-    const report = await t.server.ctx.services.orphans.scan({ graceMinutes: 0 });
-    expect(report.storageOrphans.count).toBe(0);
+    // Eventually: an earlier test's request cut mid-body may still hold a stored object it is about to remove.
+    const noOrphans = () =>
+      eventually(async () => expect((await t.server.ctx.services.orphans.scan({ graceMinutes: 0 })).storageOrphans.count).toBe(0));
+    await noOrphans();
     expect(await chunked.sweep()).toBe(0);
     clock.advance(25 * 3600_000);
     expect(await chunked.sweep()).toBeGreaterThanOrEqual(2);
     expect((await c.uploads('PROPFIND', 'abandoned')).status).toBe(404);
     expect((await c.uploads('PROPFIND', 'abandoned-sealed')).status).toBe(404);
     expect(await staged()).toEqual([]);
-    expect((await t.server.ctx.services.orphans.scan({ graceMinutes: 0 })).storageOrphans.count).toBe(0);
+    await noOrphans();
   });
 });
