@@ -29,23 +29,6 @@ const LOG = selectList(auditLog, [
   'requestId',
 ]);
 
-const LOG_COLUMNS = 'at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details, request_id';
-const TEXT_OR_NULL = ['loginId', 'email', 'accountId', 'ip', 'targetType', 'targetId', 'details', 'requestId'];
-
-/**
- * Whether a queued event is as AuditService.record writes it (its details already JSON text), so SQLite can copy its
- * fields into the log as they are: valid JSON, each field of the type its column takes, a time that is a safe
- * integer, no `\u` escape (JSON.stringify writes one for a control character or a lone surrogate, which the runtime
- * binds otherwise). Any other event, an older version's (details as an object) or one that cannot be a log row, goes
- * through `write`.
- */
-const PLAIN = `CASE WHEN json_valid(event) AND json_type(event) = 'object' AND instr(event, '\\u') = 0 THEN
-  json_type(event, '$.at') = 'integer' AND abs(json_extract(event, '$.at')) <= 9007199254740991
-  AND json_type(event, '$.action') = 'text' AND json_type(event, '$.actor') = 'text'
-  AND json_type(event, '$.status') = 'text' AND json_extract(event, '$.status') IN ('success', 'failure', 'denied')
-  AND ${TEXT_OR_NULL.map((f) => `ifnull(json_type(event, '$.${f}'), 'null') IN ('text', 'null')`).join(' AND ')}
-  ELSE 0 END`;
-
 /** The SQL of the audit trail: events as recorded (`audit_queue`) and the log they are moved into (`audit_log`). */
 export class AuditRepo {
   constructor(private readonly sqlite: Database) {}
@@ -56,9 +39,8 @@ export class AuditRepo {
   }
 
   /**
-   * Moves up to `limit` pending events into the log in one immediate transaction, in queue order: each run of plain
-   * events (PLAIN) with one `INSERT … SELECT`, any other through `write`, which turns it into a log row or throws to
-   * have it parked as failed. Answers how many were taken.
+   * Moves up to `limit` pending events into the log in one immediate transaction: `write` turns each
+   * event into a log row, or throws to have the event parked as failed. Answers how many were taken.
    */
   moveBatch(limit: number, write: (event: string) => NewAuditLogRow): { taken: number[]; written: number; parked: number } {
     const out = { taken: [] as number[], written: 0, parked: 0 };
@@ -66,32 +48,18 @@ export class AuditRepo {
     if (this.sqlite.query(`SELECT 1 FROM audit_queue WHERE status = 'pending' LIMIT 1`).get() === null) return out;
     transactOf(this.sqlite).immediate(() => {
       const rows = this.sqlite
-        .query<{ seq: number; plain: number }, [number]>(
-          `SELECT seq, ${PLAIN} AS plain FROM audit_queue WHERE status = 'pending' ORDER BY seq LIMIT ?`,
-        )
+        .query<{ seq: number; event: string }, [number]>(`SELECT seq, event FROM audit_queue WHERE status = 'pending' ORDER BY seq LIMIT ?`)
         .all(limit);
       out.taken = rows.map((r) => r.seq);
-      const copy = this.sqlite.query<never, [number, number]>(
-        `INSERT INTO audit_log (${LOG_COLUMNS})
-           SELECT ${['at', 'action', 'status', 'actor', ...TEXT_OR_NULL].map((f) => `json_extract(event, '$.${f}')`).join(', ')}
-           FROM audit_queue WHERE seq BETWEEN ? AND ? AND status = 'pending' ORDER BY seq`,
+      const insert = this.sqlite.query(
+        `INSERT INTO audit_log (at, action, status, actor, login_id, email, account_id, ip, target_type, target_id, details, request_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
-      const eventOf = this.sqlite.query<{ event: string }, [number]>('SELECT event FROM audit_queue WHERE seq = ?');
-      const insert = this.sqlite.query(`INSERT INTO audit_log (${LOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
       const park = this.sqlite.query(`UPDATE audit_queue SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE seq = ?`);
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i]!;
-        if (row.plain) {
-          // The batch's pending rows in queue order: those from here to the run's last are this run, no other.
-          let last = i;
-          while (rows[last + 1]?.plain) last++;
-          out.written += copy.run(row.seq, rows[last]!.seq).changes;
-          i = last;
-          continue;
-        }
+      for (const row of rows) {
         let e: NewAuditLogRow;
         try {
-          e = write(eventOf.get(row.seq)!.event);
+          e = write(row.event);
         } catch (err) {
           park.run(err instanceof Error ? err.message : String(err), row.seq);
           out.parked++;

@@ -145,11 +145,8 @@ export interface AuditEntry {
   requestId: string | null;
 }
 
-/**
- * An event as queued for the batch that writes it; `at` in epoch milliseconds, `details` as the log stores them (JSON
- * text; an older version queued them as an object).
- */
-type QueuedEvent = Omit<AuditEntry, 'id' | 'at' | 'details'> & { at: number; details: string | Record<string, unknown> | null };
+/** An event waiting in memory for the batch that writes it; `at` in epoch milliseconds. */
+type QueuedEvent = Omit<AuditEntry, 'id' | 'at'> & { at: number };
 
 const BATCH = 500;
 const MAX_ATTEMPTS = 5;
@@ -163,7 +160,7 @@ function toLogRow(text: string): NewAuditLogRow {
   if (typeof e !== 'object' || e === null || typeof e.action !== 'string' || !STATUSES.includes(e.status) || !Number.isFinite(e.at)) {
     throw new Error('event is missing its action, status or time');
   }
-  return { ...e, details: typeof e.details === 'string' ? e.details : e.details ? JSON.stringify(e.details) : null };
+  return { ...e, details: e.details ? JSON.stringify(e.details) : null };
 }
 
 export interface AuditDeps {
@@ -203,7 +200,7 @@ export class AuditService {
         ip: p?.ip ?? input.ip ?? null,
         targetType: input.targetType ?? null,
         targetId: input.targetId ?? null,
-        details: input.details ? JSON.stringify(input.details) : null,
+        details: input.details ?? null,
         requestId: p?.requestId ?? input.requestId ?? null,
       };
       this.d.repo.enqueue(JSON.stringify(event), event.at);
